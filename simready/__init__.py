@@ -1,0 +1,1 @@
+"""simready: simulation-ready scenes and structured driving scenarios."""

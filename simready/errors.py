@@ -1,0 +1,53 @@
+"""Errors a user can cause, each printed by the CLI as one line.
+
+Every error names the file and the field path it is about, so that a user
+can fix the input without reading a traceback. Bugs raise ordinary Python
+exceptions instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SimreadyError(Exception):
+    """Base of every user-facing input error.
+
+    Attributes:
+        source: the file (or logical source such as a partition key) at fault.
+        field: a dotted/bracketed field path inside it (``regions[2].polygon``),
+            or "" when the whole file is at fault.
+        reason: what is wrong, in words.
+    """
+
+    kind = "input"
+
+    def __init__(self, source: str | Path, field: str, reason: str) -> None:
+        self.source = str(source)
+        self.field = field
+        self.reason = reason
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        where = f"{self.source}: {self.field}" if self.field else self.source
+        return f"{where}: {self.reason}"
+
+
+class TemplateError(SimreadyError):
+    kind = "template"
+
+
+class CatalogError(SimreadyError):
+    kind = "catalog"
+
+
+class OntologyError(SimreadyError):
+    kind = "ontology"
+
+
+class ManifestError(SimreadyError):
+    kind = "manifest"
+
+
+class OutputExistsError(SimreadyError):
+    kind = "output"

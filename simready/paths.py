@@ -1,0 +1,24 @@
+"""Where the project's inputs and outputs live.
+
+Inputs (hand-authored, in git) are under ``data/``; generated artifacts go to
+``artifacts/`` (git-ignored) unless ``SIMREADY_ARTIFACTS`` points elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(os.environ.get("SIMREADY_DATA", PROJECT_ROOT / "data"))
+TEMPLATES_DIR = DATA_DIR / "templates"
+CATALOG_DIR = DATA_DIR / "catalog"
+CATALOG_CONTRACTS_DIR = CATALOG_DIR / "contracts"
+CATALOG_GENERATED_DIR = CATALOG_DIR / "generated"
+ONTOLOGY_FILE = DATA_DIR / "ontology.yaml"
+SCHEMAS_DIR = DATA_DIR / "schemas"
+
+
+def artifacts_dir() -> Path:
+    """Root of generated artifacts; read at call time so tests can redirect it."""
+    return Path(os.environ.get("SIMREADY_ARTIFACTS", PROJECT_ROOT / "artifacts"))

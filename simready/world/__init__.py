@@ -1,0 +1,1 @@
+"""World contract: frames, identity, ontology and world templates (no Dagster)."""
