@@ -1,0 +1,64 @@
+# simready — the two commands a newcomer needs are `make run` and `make test`.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+DVC_VENV  := .venv-dvc
+DVC_STAMP := $(DVC_VENV)/.installed-stamp
+DVC_PIN   := dvc==3.67.1
+PYTEST_WORKERS ?= 2
+
+# A project-local Dagster instance (SQLite storage) and artifacts folder.
+export DAGSTER_HOME := $(CURDIR)/.dagster_home
+export SIMREADY_ARTIFACTS ?= $(CURDIR)/artifacts
+
+.PHONY: install run test test-fast ui bench dvc-venv dvc-repro dvc-status clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+$(DAGSTER_HOME):
+	@mkdir -p $(DAGSTER_HOME)
+
+## make run: materialize the whole asset graph on the embedded default and print a summary
+run: install $(DAGSTER_HOME)
+	$(BIN)/simready run
+
+## make test: install, then run the whole suite (what CI runs)
+test: install
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider
+
+## make test-fast: unit tests only (skips tests marked slow)
+test-fast: install
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow"
+
+## make ui: the Dagster UI on this code location
+ui: install $(DAGSTER_HOME)
+	$(BIN)/dagster dev -w workspace.yaml
+
+## make bench: print the performance figures the issues ask for
+bench: install
+	$(BIN)/python -m simready.bench
+
+# DVC lives in its own venv: dvc's antlr pin breaks Dagster's asset-selection parser.
+$(DVC_STAMP):
+	@test -x $(DVC_VENV)/bin/python || $(PYTHON) -m venv $(DVC_VENV)
+	$(DVC_VENV)/bin/python -m pip install --quiet '$(DVC_PIN)'
+	@touch $(DVC_STAMP)
+
+dvc-venv: $(DVC_STAMP)
+
+## make dvc-repro: regenerate DVC-tracked outputs (procedural meshes) and update dvc.lock
+dvc-repro: install dvc-venv
+	PATH=$(CURDIR)/$(BIN):$$PATH $(DVC_VENV)/bin/dvc repro
+
+dvc-status: dvc-venv
+	PATH=$(CURDIR)/$(BIN):$$PATH $(DVC_VENV)/bin/dvc status
+
+clean:
+	rm -rf artifacts .dagster_home

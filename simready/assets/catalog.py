@@ -1,0 +1,40 @@
+"""``certified_assets``: the asset catalog entries that passed the asset contract."""
+# No `from __future__ import annotations` here: Dagster inspects the context annotation at runtime.
+
+
+import dagster as dg
+
+from simready.assets.metadata import markdown_table
+from simready.catalog.build import build_certified_catalog
+from pathlib import Path
+
+from simready.resources import ArtifactStore, SourceData
+
+CATALOG_CODE_VERSION = "catalog-1"
+
+
+@dg.asset(
+    group_name="world",
+    kinds={"python"},
+    code_version=CATALOG_CODE_VERSION,
+    description="Procedural asset catalog, generated from data/catalog/contracts and certified (SPEC §4).",
+)
+def certified_assets(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    build = build_certified_catalog(
+        store.ensure_dir("catalog"), Path(source.catalog_contracts_dir), Path(source.catalog_generated_dir)
+    )
+    rows = [
+        {"id": e["id"], "passed": "yes" if e["passed"] else "NO", "reasons": "; ".join(r["message"] for r in e["reasons"])}
+        for e in build.report["entries"]
+    ]
+    context.log.info(f"{build.report['n_passed']}/{build.report['n_entries']} catalog entries certified")
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(build.data_version),
+        metadata={
+            "entries": build.report["n_entries"],
+            "certified": build.report["n_passed"],
+            "report": dg.MetadataValue.path(str(build.report_path)),
+            "dvc_md5": build.report["dvc_md5"] or "(no dvc.lock)",
+            "certification": markdown_table(rows, ["id", "passed", "reasons"]),
+        },
+    )

@@ -1,0 +1,25 @@
+"""Small helpers turning domain results into Dagster metadata (UI display only)."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+
+def png_markdown(path: Path, title: str) -> dg.MetadataValue:
+    """Inline a PNG so the UI shows the picture itself, not just its path."""
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return dg.MetadataValue.md(f"**{title}**\n\n![{title}](data:image/png;base64,{data})")
+
+
+def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> dg.MetadataValue:
+    header = "| " + " | ".join(columns) + " |\n| " + " | ".join("---" for _ in columns) + " |\n"
+    body = "".join(
+        "| " + " | ".join(str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in columns) + " |\n"
+        for row in rows
+    )
+    return dg.MetadataValue.md(header + body)

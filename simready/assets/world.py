@@ -1,0 +1,61 @@
+"""``world_templates``: parsed, validated, content-hashed template versions (SPEC §5)."""
+
+
+import json
+
+import dagster as dg
+
+from simready.assets.catalog import certified_assets
+from simready.assets.metadata import png_markdown
+from simready.assets.partitions import template_partitions
+from simready.catalog.catalog import load_catalog
+from pathlib import Path
+
+from simready.resources import ArtifactStore, SourceData
+from simready.world.template_build import build_template_version
+
+TEMPLATES_CODE_VERSION = "templates-1"
+
+
+def read_certification(store: ArtifactStore) -> dict:
+    path = store.path("catalog", "certification.json")
+    if not path.exists():
+        raise dg.Failure(f"{path}: missing; materialize certified_assets first")
+    return json.loads(path.read_text())
+
+
+@dg.asset(
+    group_name="world",
+    kinds={"python"},
+    partitions_def=template_partitions,
+    deps=[certified_assets],
+    code_version=TEMPLATES_CODE_VERSION,
+    description="One world template version per partition: validated, canonical, hashed, plotted.",
+)
+def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    template_id = context.partition_key
+    certification = read_certification(store)
+    certified = {e["id"] for e in certification["entries"] if e["passed"]}
+    catalog = load_catalog(Path(source.catalog_generated_dir))
+    build = build_template_version(
+        source.template_file(template_id),
+        store.path("templates", template_id),
+        certified,
+        catalog.contracts(),
+        catalog.footprints(),
+    )
+    for err in build.errors:
+        context.log.error(err)
+    metadata: dict[str, object] = {
+        "valid": build.valid,
+        "template_hash": build.template_hash or "(unparsed)",
+        "validation": dg.MetadataValue.path(build.files["validation"]),
+        "errors": dg.MetadataValue.md("\n".join(f"- {e}" for e in build.errors) or "none"),
+    }
+    if build.template is not None:
+        metadata["plot"] = png_markdown(store.path("templates", template_id, "plot.png"), f"{template_id} top-down")
+        metadata["template_json"] = dg.MetadataValue.path(build.files["template"])
+        metadata["regions"] = len(build.template.regions)
+        metadata["lanes"] = len(build.template.lanes)
+        metadata["instances"] = len(build.template.instances)
+    return dg.MaterializeResult(data_version=dg.DataVersion(build.data_version), metadata=metadata)

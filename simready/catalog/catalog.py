@@ -1,0 +1,139 @@
+"""Reading the generated catalog, and keeping it in step with its contracts.
+
+:func:`ensure_catalog` is what every consumer calls first: it regenerates the
+catalog when the generated directory is missing, or when any contract's
+canonical hash or the generator version differs from what was generated —
+and costs only a YAML parse per contract when everything is up to date.
+It does not certify; :func:`simready.catalog.certify.certify_catalog` does.
+
+Poses are 4×4 transforms ``T_body_mount`` (body frame: x forward, y left,
+z up, origin at the footprint centre on the ground). No quaternions here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from simready import paths
+from pydantic import ValidationError
+
+from simready.catalog.contract import CatalogEntry, catalog_error, contract_paths, load_contract
+from simready.catalog.generate import ENTRY_FILE, entry_relpath, generate_catalog, read_index
+from simready.catalog.meshio import ObjMesh, read_obj
+from simready.catalog.procedural import GENERATOR_VERSION
+from simready.errors import CatalogError
+from simready.world.frames import Mat4, mount_transform
+
+
+def load_entry(entry_dir: str | Path) -> CatalogEntry:
+    """Parse one ``entry.json``; CatalogError naming the field when it does not parse."""
+    path = Path(entry_dir) / ENTRY_FILE
+    try:
+        return CatalogEntry.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        raise CatalogError(path, "", "missing; run python -m simready.catalog.generate") from None
+    except json.JSONDecodeError as exc:
+        raise CatalogError(path, "", f"not JSON: {exc}") from None
+    except ValidationError as exc:
+        raise catalog_error(path, exc) from None
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """A generated catalog on disk; ``entries`` keyed by asset id, sorted."""
+
+    generated_dir: Path
+    entries: dict[str, CatalogEntry]
+
+    def contracts(self) -> dict[str, CatalogEntry]:
+        """``{asset id: entry}`` — what template validation reads mounts from."""
+        return dict(self.entries)
+
+    def footprints(self) -> dict[str, tuple[float, float]]:
+        """``{asset id: (length_m, width_m)}``: declared extents along body x and y."""
+        return {i: (e.dimensions_m.length, e.dimensions_m.width) for i, e in self.entries.items()}
+
+    def entry(self, asset_id: str) -> CatalogEntry:
+        if asset_id not in self.entries:
+            raise CatalogError(self.generated_dir, "id", f"no catalog entry {asset_id!r}")
+        return self.entries[asset_id]
+
+    def entry_dir(self, asset_id: str) -> Path:
+        e = self.entry(asset_id)
+        return self.generated_dir / entry_relpath(e.family, e.variant)
+
+    def render_mesh(self, asset_id: str) -> ObjMesh:
+        """render.obj as stored (vertex/triangle order = source order; groups = parts)."""
+        return read_obj(self.entry_dir(asset_id) / self.entry(asset_id).render_geometry.file)
+
+    def collision_meshes(self, asset_id: str) -> list[ObjMesh]:
+        d = self.entry_dir(asset_id)
+        return [read_obj(d / ref.file) for ref in self.entry(asset_id).collision_geometry]
+
+    def urdf_path(self, asset_id: str) -> Path:
+        """model.urdf; load in pybullet with ``flags=p.URDF_USE_INERTIA_FROM_FILE``."""
+        return self.entry_dir(asset_id) / self.entry(asset_id).urdf.file
+
+    def mount(self, asset_id: str, name: str) -> Mat4:
+        """``T_body_mount`` of a named mount (sensor, wheel centre, lamp)."""
+        mounts = self.entry(asset_id).mounts
+        if name not in mounts:
+            raise CatalogError(self.generated_dir, f"{asset_id}.mounts", f"no mount {name!r}; has {sorted(mounts)}")
+        m = mounts[name]
+        return mount_transform(m.translation_m, m.rpy_deg)
+
+
+def load_catalog(generated_dir: str | Path = paths.CATALOG_GENERATED_DIR) -> Catalog:
+    """Every entry listed in ``catalog_index.json``."""
+    generated_dir = Path(generated_dir)
+    index = read_index(generated_dir)
+    if index is None:
+        raise CatalogError(generated_dir, "catalog_index.json", "missing; run python -m simready.catalog.generate")
+    entries = {row["id"]: load_entry(generated_dir / row["dir"]) for row in index["entries"]}
+    return Catalog(generated_dir, dict(sorted(entries.items())))
+
+
+def is_up_to_date(contracts_dir: str | Path, generated_dir: str | Path) -> bool:
+    """True when the generated catalog was made by this generator version from exactly these contracts."""
+    generated_dir = Path(generated_dir)
+    index = read_index(generated_dir)
+    if index is None or index.get("generator_version") != GENERATOR_VERSION:
+        return False
+    generated = {row["id"]: row["contract_sha256"] for row in index["entries"]}
+    wanted = {}
+    for path in contract_paths(contracts_dir):
+        contract, sha = load_contract(path)
+        wanted[contract.id] = sha
+    if wanted != generated:
+        return False
+    return all((generated_dir / row["dir"] / ENTRY_FILE).is_file() for row in index["entries"])
+
+
+@contextlib.contextmanager
+def _generation_lock(generated_dir: Path) -> Iterator[None]:
+    """Serialize regeneration between processes (Dagster runs, tests) sharing one directory."""
+    generated_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(generated_dir.parent / f".{generated_dir.name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_catalog(
+    contracts_dir: str | Path = paths.CATALOG_CONTRACTS_DIR, generated_dir: str | Path = paths.CATALOG_GENERATED_DIR
+) -> Catalog:
+    """Regenerate the catalog if it is missing or stale, then load it."""
+    generated_dir = Path(generated_dir)
+    if not is_up_to_date(contracts_dir, generated_dir):
+        with _generation_lock(generated_dir):
+            if not is_up_to_date(contracts_dir, generated_dir):
+                generate_catalog(contracts_dir, generated_dir)
+    return load_catalog(generated_dir)
+

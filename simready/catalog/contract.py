@@ -1,0 +1,198 @@
+"""The asset contract (SPEC §4): what a hand-authored catalog YAML declares,
+and what a generated ``entry.json`` adds to it.
+
+Two models, one inheriting the other, so that the generated entry *is* the
+contract plus computed facts and the two cannot drift:
+
+* :class:`AssetContract` — one hand-authored ``data/catalog/contracts/<family>__<variant>.yaml``.
+* :class:`CatalogEntry` — the generated ``entry.json``: the contract fields
+  unchanged, plus mass properties, geometry summaries and file hashes that the
+  generator computed (never typed by hand).
+
+Units: metres, kilograms, kg·m²; ``rpy_deg`` mounts are degrees (config
+boundary, converted by :func:`simready.world.frames.mount_transform`). All
+positions are in the asset body frame: x forward, y left, z up, origin at the
+centre of the footprint on the ground. No quaternions are stored here.
+
+Policy fields that certification judges (units, scale, license, split key,
+class, mass range) parse permissively on purpose: a bad value is a
+*certification rejection with a reason*, not a parse error. Structural
+problems (a missing ``mass_kg``, an unknown key, a wrong type) are a
+:class:`~simready.errors.CatalogError` naming the file and field path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from simready.errors import CatalogError
+from simready.hashing import content_hash
+
+Vec3 = tuple[float, float, float]
+BodyType = Literal["static", "kinematic", "dynamic"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Material(_Strict):
+    """Render material: linear albedo in [0, 1] per channel, scalar reflectance in [0, 1]."""
+
+    albedo_rgb: tuple[float, float, float]
+    reflectance: float = Field(ge=0.0, le=1.0)
+
+
+class Dimensions(_Strict):
+    """Declared axis-aligned bounding box extents of the body, metres (x, y, z)."""
+
+    length: float = Field(gt=0.0)
+    width: float = Field(gt=0.0)
+    height: float = Field(gt=0.0)
+
+    def as_extents(self) -> Vec3:
+        return (self.length, self.width, self.height)
+
+
+class Mount(_Strict):
+    """A named frame on the body: translation in metres, roll/pitch/yaw in degrees."""
+
+    translation_m: Vec3
+    rpy_deg: Vec3 = (0.0, 0.0, 0.0)
+
+
+class GeneratorSpec(_Strict):
+    """Procedural recipe: ``kind`` selects a generator, ``params`` are its inputs in metres."""
+
+    kind: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class AssetContract(_Strict):
+    """One hand-authored catalog entry (see module docstring for field policy)."""
+
+    id: str
+    family: str
+    variant: str
+    units: str
+    scale: Vec3
+    ontology_version: str
+    semantic_class: str
+    body_type: BodyType
+    mass_kg: float
+    friction: float = Field(ge=0.0)
+    restitution: float = Field(ge=0.0, le=1.0)
+    material: Material
+    license: str | None = None
+    split_lineage_key: str | None = None
+    dimensions_m: Dimensions
+    generator: GeneratorSpec
+    mounts: dict[str, Mount] = Field(default_factory=dict)
+
+
+class FileRef(_Strict):
+    """A file beside ``entry.json`` and the ``sha256:<hex>`` of its bytes."""
+
+    file: str
+    sha256: str
+
+
+class PartRange(_Strict):
+    """Triangles ``[first_triangle, first_triangle + triangle_count)`` of render.obj belong to ``name``."""
+
+    name: str
+    first_triangle: int = Field(ge=0)
+    triangle_count: int = Field(ge=0)
+
+
+class CatalogEntry(AssetContract):
+    """A generated catalog entry: the contract plus computed facts.
+
+    Computed fields (body frame, SI):
+        parts: render.obj triangle ranges per part, in the order of the file's ``o`` groups.
+        center_of_mass_m: centre of mass, uniform density over the render volume.
+        inertia_kg_m2: 3×3 inertia tensor about the centre of mass, body axes
+            (all zero for a static entry of mass 0).
+        render_volume_m3, render_bounds_m ([[min xyz], [max xyz]]): of render.obj.
+        collision_volume_m3: volume of the union of the convex collision pieces.
+        render_geometry, collision_geometry, urdf: files and their hashes.
+        generator_version: :data:`simready.catalog.procedural.GENERATOR_VERSION` that wrote it.
+        contract_sha256: canonical hash of the YAML mapping it was generated from.
+    """
+
+    parts: list[PartRange]
+    center_of_mass_m: Vec3
+    inertia_kg_m2: tuple[Vec3, Vec3, Vec3]
+    render_volume_m3: float
+    render_bounds_m: tuple[Vec3, Vec3]
+    collision_volume_m3: float
+    render_geometry: FileRef
+    collision_geometry: list[FileRef]
+    urdf: FileRef
+    generator_version: str
+    contract_sha256: str
+
+    def contract(self) -> AssetContract:
+        """The hand-authored part of this entry."""
+        return AssetContract.model_validate(self.model_dump(include=set(AssetContract.model_fields)))
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """Pydantic ``loc`` → ``material.albedo_rgb[1]``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def catalog_error(source: str | Path, exc: ValidationError, prefix: str = "") -> CatalogError:
+    """One-line CatalogError naming the first failing field of a pydantic error."""
+    first = exc.errors()[0]
+    path = field_path(tuple(first["loc"]))
+    path = f"{prefix}.{path}" if prefix and path else (prefix or path)
+    return CatalogError(source, path, first["msg"])
+
+
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """Parse a YAML file that must hold one mapping; CatalogError (one line) otherwise."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise CatalogError(path, "", f"YAML does not parse{where}: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(raw, dict):
+        raise CatalogError(path, "", f"expected a mapping at the top level, got {type(raw).__name__}")
+    return raw
+
+
+def contract_hash(raw: dict[str, Any]) -> str:
+    """Canonical hash of a contract mapping: key order and float spelling do not matter."""
+    return content_hash(raw)
+
+
+def load_contract(path: str | Path) -> tuple[AssetContract, str]:
+    """Read and validate one contract YAML; returns it and its canonical hash.
+
+    The file name must be ``<family>__<variant>.yaml`` so that a contract is
+    found from its id without scanning, and two files cannot claim one id.
+    """
+    path = Path(path)
+    raw = read_yaml_mapping(path)
+    try:
+        contract = AssetContract.model_validate(raw)
+    except ValidationError as exc:
+        raise catalog_error(path, exc) from None
+    expected = f"{contract.family}__{contract.variant}.yaml"
+    if path.name != expected:
+        raise CatalogError(path, "family", f"file name must be {expected!r} for family/variant of this contract")
+    return contract, contract_hash(raw)
+
+
+def contract_paths(contracts_dir: str | Path) -> list[Path]:
+    """Contract YAMLs in a directory, sorted by name (declaration order never matters)."""
+    return sorted(Path(contracts_dir).glob("*.yaml"))

@@ -1,0 +1,87 @@
+"""The ``simready`` command line.
+
+Each stage registers its subcommands here. User errors (``SimreadyError``)
+print as one line on stderr and exit 1; heavy imports happen inside the
+handlers so ``simready --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from simready.errors import SimreadyError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _catalog_certify(args: argparse.Namespace) -> int:
+    from simready.catalog.catalog import ensure_catalog
+    from simready.catalog.certify import certify_catalog
+    from simready import paths
+
+    directory = Path(args.dir) if args.dir else paths.CATALOG_GENERATED_DIR
+    if args.dir is None:
+        ensure_catalog()
+    report = certify_catalog(directory)
+    for row in report.to_table():
+        status = "PASS" if row["passed"] else "FAIL"
+        reasons = "; ".join(row.get("reasons") or []) if isinstance(row.get("reasons"), list) else row.get("reasons", "")
+        print(f"{status}  {row['id']:<40} {reasons}")
+    n_pass = sum(1 for e in report.entries if e.passed)
+    print(f"{n_pass}/{len(report.entries)} entries certified")
+    return 0 if report.all_passed else 1
+
+
+def _template_validate(args: argparse.Namespace) -> int:
+    from simready.world.template_build import validate_template_file
+
+    for file in args.files:
+        result = validate_template_file(Path(file))
+        if not result.valid:
+            print(result.errors[0], file=sys.stderr)
+            return 1
+        print(f"{result.template_id}  {result.template_hash}  ({file})")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from simready.main_job import run_main_job
+
+    return run_main_job(quiet=args.quiet)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="simready", description="simready: simulation-ready scenes and scenarios.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    catalog = sub.add_parser("catalog", help="certified asset catalog").add_subparsers(dest="action", required=True)
+    certify = catalog.add_parser("certify", help="certify catalog entries; exit 1 if any fails")
+    certify.add_argument("dir", nargs="?", default=None, help="generated catalog folder (default: data/catalog/generated)")
+    certify.set_defaults(handler=_catalog_certify)
+
+    template = sub.add_parser("template", help="world templates").add_subparsers(dest="action", required=True)
+    validate = template.add_parser("validate", help="validate template files; print each canonical hash")
+    validate.add_argument("files", nargs="+", help="template YAML files")
+    validate.set_defaults(handler=_template_validate)
+
+    run = sub.add_parser("run", help="materialize the whole asset graph on the local Dagster instance")
+    run.add_argument("--quiet", action="store_true", help="print only the summary")
+    run.set_defaults(handler=_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except SimreadyError as exc:
+        print(f"error: {exc.one_line()}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

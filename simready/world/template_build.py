@@ -1,0 +1,115 @@
+"""Build one world template version: parse, validate, hash, write, plot.
+
+Why a separate module: the Dagster asset, the CLI and tests all need the same
+"is this template file a valid, certified-asset-only template, and what is
+its content hash" answer, and a failure must be recorded as data (a report
+the asset check reads) rather than only as an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from simready.atomic import atomic_directory, write_json_atomic
+from simready.errors import TemplateError
+from simready.hashing import file_sha256
+from simready.world.template import (
+    WorldTemplate,
+    canonical_dict,
+    load_template,
+    template_hash,
+    validate_references,
+)
+
+
+@dataclass
+class TemplateBuild:
+    """Outcome of building one template.
+
+    Attributes:
+        template_id: id from the file name (the partition key).
+        valid: parsed and validated, references included.
+        template_hash: canonical content hash (``sha256:…``) when parsed, else "".
+        source_sha256: hash of the raw file bytes (used as the data version of
+            an invalid template, so a fix still changes it).
+        errors: one-line reasons, first one first.
+        reference_errors: unresolved or uncertified asset references.
+        files: artifact paths written (template.json, plot.png, validation.json).
+    """
+
+    template_id: str
+    source: Path
+    valid: bool
+    template_hash: str
+    source_sha256: str
+    errors: list[str] = field(default_factory=list)
+    reference_errors: list[str] = field(default_factory=list)
+    template: WorldTemplate | None = None
+    files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def data_version(self) -> str:
+        return self.template_hash or self.source_sha256
+
+    def report(self) -> dict:
+        return {
+            "template_id": self.template_id,
+            "source": str(self.source),
+            "valid": self.valid,
+            "parsed": self.template is not None,
+            "template_hash": self.template_hash,
+            "source_sha256": self.source_sha256,
+            "errors": self.errors,
+            "reference_errors": self.reference_errors,
+            "data_version": self.data_version,
+        }
+
+
+def validate_template_file(
+    source: Path,
+    certified_asset_ids: set[str] | None = None,
+    asset_contracts: dict | None = None,
+) -> TemplateBuild:
+    """Parse and validate; ``certified_asset_ids=None`` skips the catalog check."""
+    build = TemplateBuild(source.stem, source, False, "", file_sha256(str(source)) if source.exists() else "")
+    try:
+        template = load_template(source)
+    except TemplateError as exc:
+        build.errors.append(exc.one_line())
+        return build
+    build.template = template
+    build.template_hash = template_hash(template)
+    if template.id != source.stem:
+        build.errors.append(TemplateError(source, "id", f"id {template.id!r} must equal the file name {source.stem!r}").one_line())
+    if certified_asset_ids is not None:
+        build.reference_errors = [e.one_line() for e in validate_references(template, certified_asset_ids, asset_contracts)]
+        build.errors.extend(build.reference_errors)
+    build.valid = not build.errors
+    return build
+
+
+def build_template_version(
+    source: Path,
+    out_dir: Path,
+    certified_asset_ids: set[str],
+    asset_contracts: dict | None,
+    asset_dims: dict[str, tuple[float, float]] | None,
+) -> TemplateBuild:
+    """Validate ``source`` and write ``out_dir`` (replaced atomically as a whole).
+
+    Writes ``validation.json`` always; ``template.json`` (canonical, resolved)
+    and ``plot.png`` when the template parsed.
+    """
+    from simready.world.template_plot import plot_template
+
+    build = validate_template_file(source, certified_asset_ids, asset_contracts)
+    with atomic_directory(out_dir) as tmp:
+        if build.template is not None:
+            write_json_atomic(tmp / "template.json", canonical_dict(build.template))
+            plot_template(build.template, tmp / "plot.png", asset_dims)
+            build.files["template"] = str(out_dir / "template.json")
+            build.files["plot"] = str(out_dir / "plot.png")
+        write_json_atomic(tmp / "validation.json", build.report())
+        build.files["validation"] = str(out_dir / "validation.json")
+    return build
