@@ -1,0 +1,354 @@
+"""Directed lane graph (SPEC §5): polylines with arc length, s/t projection, derived topology.
+
+Conventions (world frame, metres, radians):
+
+* A lane is a centreline polyline; its direction of travel is the point order.
+* ``s`` is arc length along the centreline from the first point, metres.
+* ``t`` is the signed lateral offset from the centreline, metres, positive to
+  the *left* of the direction of travel (the +y side of a body driving it).
+* Yaw is counter-clockwise about +z from +x; along a polyline it is the
+  heading of the segment that contains ``s`` (piecewise constant).
+
+Successors and left/right neighbours are *derived* from geometry, never typed
+by hand, so that moving a lane end in a template cannot leave a stale
+connection behind: B succeeds A when A's end lies within
+``SUCCESSOR_GAP_TOLERANCE_M`` of B's start and the heading turns by less than
+``SUCCESSOR_MAX_HEADING_CHANGE_RAD``; B neighbours A when they run the same way
+side by side, centrelines one half-width-sum apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from shapely.geometry import LineString, Polygon
+
+from simready.world.graph_search import shortest_path
+
+#: End of lane A and start of lane B closer than this are one connection (m).
+#: Hand-authored coordinates are rounded to centimetres; 0.5 m is well below a
+#: lane width, so adjacent lanes (3+ m apart) can never be mistaken for one.
+SUCCESSOR_GAP_TOLERANCE_M = 0.5
+#: Largest heading change from A's last segment to B's first segment (rad).
+#: Connectors leave and join tangentially; a polyline arc discretised into
+#: 10° segments turns by at most 10° at a joint, a U-turn by 180°.
+SUCCESSOR_MAX_HEADING_CHANGE_RAD = math.radians(45.0)
+#: |measured centreline spacing − (w_A + w_B)/2| allowed for neighbours (m).
+NEIGHBOUR_OFFSET_TOLERANCE_M = 0.3
+#: Largest heading difference between side-by-side neighbours (rad).
+NEIGHBOUR_MAX_HEADING_DIFF_RAD = math.radians(10.0)
+#: Samples along A tested against B when deriving neighbours.
+NEIGHBOUR_SAMPLES = 9
+#: Fraction of A's samples that must lie alongside B for B to be a neighbour.
+NEIGHBOUR_MIN_OVERLAP = 0.5
+#: A dead end closer than this to the map boundary leaves the map (m).
+BOUNDARY_TOLERANCE_M = 1.0
+#: Shorter segments are authoring mistakes (repeated points) (m).
+MIN_SEGMENT_LENGTH_M = 1e-3
+
+
+class LaneLike(Protocol):
+    """What the graph needs of a lane declaration (the template's ``Lane``)."""
+
+    id: str
+    polyline: Sequence[Sequence[float]]
+    width_m: float
+    speed_limit_mps: float
+    kind: str
+
+
+def wrap_angle(angle_rad: float) -> float:
+    """Angle wrapped to [-π, π)."""
+    return (angle_rad + math.pi) % (2.0 * math.pi) - math.pi
+
+
+@dataclass(frozen=True, eq=False)
+class LaneGeometry:
+    """One lane's centreline with arc-length parametrisation.
+
+    Attributes:
+        id: lane id.
+        points: (N, 2) centreline vertices, world metres, in travel order.
+        width_m: lane width, metres.
+        speed_limit_mps: legal speed, m/s.
+        kind: ``driving`` | ``parking`` | ``turn``.
+        cum_s: (N,) arc length at each vertex, metres (``cum_s[0] == 0``).
+        seg_dir: (N-1, 2) unit direction of each segment.
+    """
+
+    id: str
+    points: NDArray[np.float64]
+    width_m: float
+    speed_limit_mps: float
+    kind: str
+    cum_s: NDArray[np.float64] = field(repr=False)
+    seg_dir: NDArray[np.float64] = field(repr=False)
+
+    @classmethod
+    def from_lane(cls, lane: LaneLike) -> LaneGeometry:
+        points = np.asarray(lane.polyline, dtype=np.float64).reshape(-1, 2)
+        if len(points) < 2:
+            raise ValueError(f"lane {lane.id!r}: a polyline needs at least 2 points")
+        delta = np.diff(points, axis=0)
+        seg_len = np.hypot(delta[:, 0], delta[:, 1])
+        if np.any(seg_len < MIN_SEGMENT_LENGTH_M):
+            raise ValueError(f"lane {lane.id!r}: repeated point (segment shorter than {MIN_SEGMENT_LENGTH_M} m)")
+        cum_s = np.concatenate([[0.0], np.cumsum(seg_len)])
+        return cls(lane.id, points, float(lane.width_m), float(lane.speed_limit_mps), lane.kind, cum_s, delta / seg_len[:, None])
+
+    # --- basic geometry ----------------------------------------------------
+
+    @property
+    def length_m(self) -> float:
+        return float(self.cum_s[-1])
+
+    @property
+    def start(self) -> NDArray[np.float64]:
+        return self.points[0]
+
+    @property
+    def end(self) -> NDArray[np.float64]:
+        return self.points[-1]
+
+    @property
+    def start_yaw_rad(self) -> float:
+        return self._segment_yaw(0)
+
+    @property
+    def end_yaw_rad(self) -> float:
+        return self._segment_yaw(len(self.seg_dir) - 1)
+
+    def _segment_yaw(self, i: int) -> float:
+        return float(math.atan2(self.seg_dir[i, 1], self.seg_dir[i, 0]))
+
+    def _segment_at(self, s_m: float) -> int:
+        """Segment holding ``s``; s beyond the ends extrapolates the end segments."""
+        i = int(np.searchsorted(self.cum_s, s_m, side="right")) - 1
+        return min(max(i, 0), len(self.seg_dir) - 1)
+
+    def point_at(self, s_m: float, t_m: float = 0.0) -> tuple[float, float]:
+        """World (x, y) at arc length ``s`` and lateral offset ``t`` (left positive)."""
+        i = self._segment_at(s_m)
+        d = self.seg_dir[i]
+        base = self.points[i] + d * (s_m - self.cum_s[i])
+        left = np.array([-d[1], d[0]])
+        x, y = base + left * t_m
+        return float(x), float(y)
+
+    def pose_at(self, s_m: float) -> tuple[float, float, float]:
+        """``(x, y, yaw_rad)`` on the centreline at ``s``; yaw of the containing segment."""
+        x, y = self.point_at(s_m)
+        return x, y, self._segment_yaw(self._segment_at(s_m))
+
+    def project(self, x_m: float, y_m: float) -> tuple[float, float]:
+        """``(s, t)`` of the closest centreline point; s < 0 or s > length beyond the ends.
+
+        The segment is chosen by true (clamped) distance; on the first and last
+        segments the foot point may run past the polyline's end, so that
+        ``point_at(*project(p))`` returns ``p`` for points before the start or
+        after the end too.
+        """
+        s, t, _ = self.project_many([[x_m, y_m]])
+        return float(s[0]), float(t[0])
+
+    def project_many(self, xy: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
+        """Vectorised :meth:`project` of (M, 2) points: ``(s, t, segment index)``, each (M,)."""
+        p = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+        seg_len = np.diff(self.cum_s)
+        rel = p[:, None, :] - self.points[None, :-1, :]
+        u = np.einsum("mnk,nk->mn", rel, self.seg_dir)
+        foot = self.points[None, :-1, :] + self.seg_dir[None] * np.clip(u, 0.0, seg_len)[..., None]
+        i = np.argmin(np.hypot(*np.moveaxis(p[:, None, :] - foot, -1, 0)), axis=1)
+        last = len(seg_len) - 1
+        lo = np.where(i == 0, -np.inf, 0.0)
+        hi = np.where(i == last, np.inf, seg_len[i])
+        along = np.clip(u[np.arange(len(p)), i], lo, hi)
+        d = self.seg_dir[i]
+        offset = p - (self.points[i] + d * along[:, None])
+        side = np.where(d[:, 0] * offset[:, 1] - d[:, 1] * offset[:, 0] >= 0.0, 1.0, -1.0)
+        return self.cum_s[i] + along, side * np.hypot(offset[:, 0], offset[:, 1]), i
+
+    def segment_yaw_rad(self, i: ArrayLike) -> NDArray[np.float64]:
+        """Heading of segment(s) ``i``, radians."""
+        d = self.seg_dir[np.asarray(i)]
+        return np.arctan2(d[..., 1], d[..., 0])
+
+    def s_window(self, polygon: Polygon) -> tuple[float, float] | None:
+        """Arc-length interval ``(s_in, s_out)`` where the centreline is inside ``polygon``.
+
+        Why: the scenario stage needs where a lane crosses a crosswalk (the
+        conflict zone) as a lane s-window, not as map geometry.
+        """
+        inside = LineString(self.points).intersection(polygon)
+        if inside.is_empty or inside.length == 0.0:
+            return None
+        parts = [g for g in getattr(inside, "geoms", [inside]) if g.length > 0.0]
+        coords = [c for part in parts for c in part.coords]
+        s_values = [self.project(x, y)[0] for x, y in coords]
+        return float(min(s_values)), float(max(s_values))
+
+
+@dataclass(frozen=True)
+class DirectionError:
+    """A lane that can only be continued against its direction of travel."""
+
+    lane: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class LaneGraph:
+    """Directed lane graph with derived successors and neighbours.
+
+    Attributes:
+        lanes: id -> geometry, sorted by id.
+        successors: id -> ids of lanes whose start continues this lane's end.
+        predecessors: the inverse of ``successors``.
+        left, right: id -> id of the same-direction neighbour on that side, or None.
+    """
+
+    lanes: dict[str, LaneGeometry]
+    successors: dict[str, tuple[str, ...]]
+    predecessors: dict[str, tuple[str, ...]]
+    left: dict[str, str | None]
+    right: dict[str, str | None]
+
+    @classmethod
+    def build(cls, lanes: Iterable[LaneLike]) -> LaneGraph:
+        geoms = {g.id: g for g in sorted((LaneGeometry.from_lane(lane) for lane in lanes), key=lambda g: g.id)}
+        succ = {a: tuple(b for b in geoms if b != a and _continues(geoms[a], geoms[b])) for a in geoms}
+        pred = {b: tuple(a for a in geoms if b in succ[a]) for b in geoms}
+        left = {a: _neighbour(geoms[a], geoms, side=+1) for a in geoms}
+        right = {a: _neighbour(geoms[a], geoms, side=-1) for a in geoms}
+        return cls(geoms, succ, pred, left, right)
+
+    def lane(self, lane_id: str) -> LaneGeometry:
+        return self.lanes[lane_id]
+
+    def project(self, lane_id: str, x_m: float, y_m: float) -> tuple[float, float]:
+        """``(s, t)`` of a world point on lane ``lane_id``."""
+        return self.lanes[lane_id].project(x_m, y_m)
+
+    def pose_at(self, lane_id: str, s_m: float) -> tuple[float, float, float]:
+        """``(x, y, yaw_rad)`` on lane ``lane_id`` at arc length ``s``."""
+        return self.lanes[lane_id].pose_at(s_m)
+
+    def nearest(
+        self, x_m: float, y_m: float, yaw_rad: float | None = None, kinds: Iterable[str] | None = None
+    ) -> tuple[str, float, float]:
+        """``(lane id, s, t)`` of the lane closest to a point (distance past a lane end counts).
+
+        With ``yaw_rad``, lanes heading more than 90° away are skipped, so a
+        vehicle is never matched to the opposing lane; ``kinds`` keeps only
+        lanes of those kinds. Ties go to the smaller id.
+        """
+        allowed = None if kinds is None else set(kinds)
+        best: tuple[float, str, float, float] | None = None
+        for lane_id, g in self.lanes.items():
+            if allowed is not None and g.kind not in allowed:
+                continue
+            s, t = g.project(x_m, y_m)
+            if yaw_rad is not None and abs(wrap_angle(g.pose_at(s)[2] - yaw_rad)) > math.pi / 2:
+                continue
+            gap = max(0.0, -s, s - g.length_m)
+            key = (math.hypot(t, gap), lane_id, s, t)
+            best = key if best is None or key < best else best
+        if best is None:
+            raise ValueError("no lane matches the point, heading and kinds")
+        return best[1], best[2], best[3]
+
+    def route(self, from_lane: str, to_lane: str) -> list[str] | None:
+        """Shortest successor-only lane sequence (by length), ``None`` if unreachable."""
+        for lane_id in (from_lane, to_lane):
+            if lane_id not in self.lanes:
+                raise KeyError(f"unknown lane {lane_id!r}")
+        return shortest_path(from_lane, to_lane, lambda a: ((b, self.lanes[b].length_m) for b in self.successors[a]))
+
+    def direction_errors(self) -> list[DirectionError]:
+        """Lanes without a successor whose end meets another lane only against its direction.
+
+        Two cases, both a polyline authored backwards: A's end touches B's
+        *end* (head to head), or B's start but turned by more than the
+        successor heading limit (a reversal).
+        """
+        out: list[DirectionError] = []
+        for a, ga in self.lanes.items():
+            if self.successors[a]:
+                continue
+            for b, gb in self.lanes.items():
+                if b == a:
+                    continue
+                if _gap(ga.end, gb.end) <= SUCCESSOR_GAP_TOLERANCE_M:
+                    out.append(DirectionError(a, f"ends where lane {b!r} ends: one of them runs against its direction"))
+                elif _gap(ga.end, gb.start) <= SUCCESSOR_GAP_TOLERANCE_M:
+                    turn = math.degrees(abs(wrap_angle(gb.start_yaw_rad - ga.end_yaw_rad)))
+                    out.append(DirectionError(a, f"meets lane {b!r} only against its direction (turn {turn:.0f} deg)"))
+        return out
+
+    def dead_ends(self, bounds: tuple[float, float, float, float]) -> list[str]:
+        """Lanes with no successor whose end is not at the map boundary ``(xmin, ymin, xmax, ymax)``."""
+        xmin, ymin, xmax, ymax = bounds
+        out = []
+        for lane_id, g in self.lanes.items():
+            x, y = g.end
+            margin = min(x - xmin, xmax - x, y - ymin, ymax - y)
+            if not self.successors[lane_id] and margin > BOUNDARY_TOLERANCE_M:
+                out.append(lane_id)
+        return out
+
+    def s_window(self, lane_id: str, polygon: Polygon) -> tuple[float, float] | None:
+        return self.lanes[lane_id].s_window(polygon)
+
+
+def _gap(p: NDArray[np.float64], q: NDArray[np.float64]) -> float:
+    return float(math.hypot(*(p - q)))
+
+
+def _continues(a: LaneGeometry, b: LaneGeometry) -> bool:
+    turn = abs(wrap_angle(b.start_yaw_rad - a.end_yaw_rad))
+    return _gap(a.end, b.start) <= SUCCESSOR_GAP_TOLERANCE_M and turn < SUCCESSOR_MAX_HEADING_CHANGE_RAD
+
+
+def _neighbour(a: LaneGeometry, lanes: dict[str, LaneGeometry], side: int) -> str | None:
+    """Closest same-direction lane alongside ``a`` on ``side`` (+1 left, −1 right)."""
+    samples = np.linspace(0.0, a.length_m, NEIGHBOUR_SAMPLES + 2)[1:-1]
+    seg = np.array([a._segment_at(float(s)) for s in samples])
+    xy = np.array([a.point_at(float(s)) for s in samples])
+    yaw = a.segment_yaw_rad(seg)
+    best: tuple[float, str] | None = None
+    for b_id, b in lanes.items():
+        if b_id == a.id:
+            continue
+        error = _side_by_side_error(xy, yaw, a.width_m, b, side)
+        if error is not None and (best is None or (error, b_id) < best):
+            best = (error, b_id)
+    return None if best is None else best[1]
+
+
+def _side_by_side_error(
+    xy: NDArray[np.float64], yaw: NDArray[np.float64], width_m: float, b: LaneGeometry, side: int
+) -> float | None:
+    """Worst spacing error (m) if ``b`` runs alongside the sampled lane on ``side``, else None.
+
+    Args:
+        xy, yaw: samples along lane A, (M, 2) metres and (M,) radians.
+        width_m: lane A's width.
+    """
+    s_b, t_b, seg_b = b.project_many(xy)
+    alongside = (s_b > 0.0) & (s_b < b.length_m)
+    if alongside.sum() < NEIGHBOUR_MIN_OVERLAP * len(xy):
+        return None
+    turn = np.abs((b.segment_yaw_rad(seg_b[alongside]) - yaw[alongside] + np.pi) % (2 * np.pi) - np.pi)
+    if np.any(turn > NEIGHBOUR_MAX_HEADING_DIFF_RAD):
+        return None
+    # A's samples lie on B's right when B is A's left neighbour, so t_b < 0 there.
+    offset = -side * t_b[alongside]
+    if np.any(offset <= 0.0):
+        return None
+    worst = float(np.max(np.abs(offset - 0.5 * (width_m + b.width_m))))
+    return worst if worst <= NEIGHBOUR_OFFSET_TOLERANCE_M else None

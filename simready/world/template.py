@@ -1,0 +1,343 @@
+"""World templates (SPEC §5): load, validate, hash.
+
+Loading is two passes, cheap before expensive: pydantic parses the structure
+into the typed models of :mod:`simready.world.template_model` (types,
+ranges, polygon validity), then the semantic checks of
+:mod:`simready.world.template_checks` run in order (ids, references, then
+geometry: lane containment, lane graph direction, relations, walkable
+graph). The first problem raises one :class:`~simready.errors.TemplateError`
+naming the file, the field path and the YAML line. :func:`validate_references`
+adds the catalog checks, and :func:`template_hash` is the content hash that
+versions a template.
+
+The model classes are re-exported here, so ``from simready.world.template
+import WorldTemplate`` is the one import callers need.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from simready import paths
+from simready.errors import TemplateError
+from simready.hashing import canonical_json, content_hash
+from simready.world.template_checks import Loc, semantic_issues
+from simready.world.template_model import *  # noqa: F403  (re-export: callers import models from here)
+from simready.world.template_model import WorldTemplate
+from simready.world.template_model import __all__ as _MODEL_NAMES
+
+__all__ = [
+    *_MODEL_NAMES,
+    "MOUNT_CONTRACT_TOLERANCE_M",
+    "canonical_dict",
+    "list_template_files",
+    "load_template",
+    "parse_template",
+    "template_hash",
+    "template_issues",
+    "validate_references",
+]
+
+#: A rig mount must sit this close to the ego contract's mount of the same name (m).
+MOUNT_CONTRACT_TOLERANCE_M = 0.05
+
+
+# --- loading ------------------------------------------------------------------
+
+
+def _format_loc(loc: Loc) -> str:
+    out = ""
+    for item in loc:
+        out += f"[{item}]" if isinstance(item, int) else (f".{item}" if out else str(item))
+    return out
+
+
+def _yaml_line(root: Any, loc: Loc) -> int | None:
+    """1-based line of the deepest YAML node on ``loc``."""
+    node, line = root, None
+    for item in loc:
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+        node = _yaml_child(node, item)
+    if node is not None:
+        line = node.start_mark.line + 1
+    return line
+
+
+def _yaml_child(node: Any, item: str | int) -> Any:
+    if isinstance(node, yaml.SequenceNode) and isinstance(item, int) and 0 <= item < len(node.value):
+        return node.value[item]
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if key.value == item:
+                return value
+    return None
+
+
+def _error(template: WorldTemplate, loc: Loc, reason: str) -> TemplateError:
+    return _located_error(template.source, template._yaml_root, loc, reason)
+
+
+def _located_error(source: str, root: Any, loc: Loc, reason: str) -> TemplateError:
+    line = _yaml_line(root, loc) if root is not None else None
+    return TemplateError(source, _format_loc(loc), f"{reason} (line {line})" if line else reason)
+
+
+def _pydantic_loc(loc: tuple[Any, ...], data: Any) -> Loc:
+    """Drop pydantic's discriminated-union tags (``relations.0.adjacent.a``) from a location."""
+    out: list[str | int] = []
+    node = data
+    for item in loc:
+        if isinstance(node, Mapping) and isinstance(item, str) and item not in node and node.get("type") == item:
+            continue
+        out.append(item)
+        if isinstance(node, Mapping):
+            node = node.get(item)
+        elif isinstance(node, list) and isinstance(item, int) and 0 <= item < len(node):
+            node = node[item]
+        else:
+            node = None
+    return tuple(out)
+
+
+_REASONS = {"missing": "required field missing", "extra_forbidden": "unknown field (not in the template schema)"}
+
+
+def _pydantic_reason(err: Mapping[str, Any]) -> str:
+    reason = _REASONS.get(err["type"], err["msg"])
+    reason = re.sub(r"^(Value|Assertion) error, ", "", reason)
+    if err["type"] in ("literal_error", "string_pattern_mismatch", "string_type", "float_type", "int_type", "float_parsing"):
+        reason += f" (got {err['input']!r})"
+    return reason
+
+
+class _TemplateLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe YAML loader: libyaml's parser when built in (10× faster on instance-heavy templates).
+
+    Also reads YAML 1.2 exponent floats without a dot (``3e-5``): YAML 1.1,
+    which PyYAML implements, would make them strings and the user would see a
+    baffling "not a number" for a number.
+    """
+
+
+_TemplateLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def _check_duplicate_keys(node: Any, loc: Loc, source: str) -> None:
+    """Refuse a mapping key given twice: PyYAML would silently keep the last one."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            if key.value in seen:
+                where = _format_loc(loc + (key.value,))
+                raise TemplateError(source, where, f"duplicate key {key.value!r} (line {key.start_mark.line + 1})")
+            seen.add(key.value)
+            _check_duplicate_keys(value, loc + (key.value,), source)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _check_duplicate_keys(item, loc + (i,), source)
+
+
+def _read_yaml(text: str, source: str) -> tuple[Any, Any]:
+    """(data, root node); malformed YAML raises a TemplateError with the line."""
+    try:
+        loader = _TemplateLoader(text)
+        try:
+            root = loader.get_single_node()
+            if root is not None:
+                _check_duplicate_keys(root, (), source)
+            data = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise TemplateError(source, "", f"malformed YAML{where}: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise TemplateError(source, "", f"malformed YAML: {exc}") from None
+    return data, root
+
+
+def template_issues(template: WorldTemplate) -> list[TemplateError]:
+    """The semantic problems of the first failing check, as one-line errors (empty when clean)."""
+    return [_error(template, loc, reason) for loc, reason in semantic_issues(template)]
+
+
+def parse_template(data: Any, source: str | Path = "<memory>", *, yaml_root: Any = None) -> WorldTemplate:
+    """Validate already-loaded data (a dict) into a :class:`WorldTemplate`.
+
+    Raises:
+        TemplateError: the first structural or semantic problem, one line.
+    """
+    source = str(source)
+    if data is None:
+        raise TemplateError(source, "", "empty file: a template is a mapping of its sections")
+    if not isinstance(data, Mapping):
+        raise TemplateError(source, "", f"a template is a mapping at the top level, got {type(data).__name__}")
+    try:
+        template = WorldTemplate.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise _located_error(source, yaml_root, _pydantic_loc(err["loc"], data), _pydantic_reason(err)) from None
+    template._source = source
+    template._yaml_root = yaml_root
+    errors = template_issues(template)
+    if errors:
+        raise errors[0]
+    return template
+
+
+def load_template(path: str | Path) -> WorldTemplate:
+    """Read, parse and validate a template file (YAML, or the JSON written by :func:`canonical_dict`).
+
+    Raises:
+        TemplateError: unreadable file, malformed YAML (with its line), or the
+            first structural or semantic problem (field path and line).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TemplateError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    data, root = _read_yaml(text, str(path))
+    return parse_template(data, path, yaml_root=root)
+
+
+# --- catalog references --------------------------------------------------------
+
+
+def _contract_get(contract: Any, key: str) -> Any:
+    return contract.get(key) if isinstance(contract, Mapping) else getattr(contract, key, None)
+
+
+def _contract_mounts(contract: Any) -> dict[str, tuple[float, float, float]]:
+    """``{mount name: (x, y, z)}`` in the asset body frame, metres.
+
+    A contract is the catalog's model or its YAML as a dict; either way
+    ``mounts`` maps a name to something with ``translation_m``.
+    """
+    mounts = _contract_get(contract, "mounts") or {}
+    out = {}
+    for name, mount in mounts.items():
+        x, y, z = _contract_get(mount, "translation_m")
+        out[str(name)] = (float(x), float(y), float(z))
+    return out
+
+
+def _asset_errors(
+    template: WorldTemplate, loc: Loc, asset: str, certified: set[str], contracts: Mapping[str, Any] | None
+) -> list[TemplateError]:
+    if asset in certified:
+        return []
+    known = contracts is not None and asset in contracts
+    reason = f"{asset} exists but is not certified" if known else f"unknown asset {asset} (not a certified catalog asset)"
+    return [_error(template, loc, reason)]
+
+
+def validate_references(
+    template: WorldTemplate,
+    certified_asset_ids: set[str],
+    asset_contracts: Mapping[str, Any] | None = None,
+) -> list[TemplateError]:
+    """Catalog checks: every instance and the ego use a certified asset; rig mounts match the ego contract.
+
+    Args:
+        certified_asset_ids: ids that passed certification.
+        asset_contracts: ``{asset id: contract}`` (dict or model with
+            ``mounts``); when given, each rig mount named like a contract
+            mount must lie within ``MOUNT_CONTRACT_TOLERANCE_M`` of it.
+
+    Returns:
+        One error per authored instance entry (a repeated entry reports
+        once), then the ego's; empty when all resolve.
+    """
+    errors: list[TemplateError] = []
+    reported: set[int] = set()
+    for inst in template.instances:
+        if inst._authored_index not in reported:
+            loc = ("instances", inst._authored_index, "asset")
+            found = _asset_errors(template, loc, inst.asset, certified_asset_ids, asset_contracts)
+            if found:
+                reported.add(inst._authored_index)
+                errors.extend(found)
+    errors.extend(_asset_errors(template, ("ego", "asset"), template.ego.asset, certified_asset_ids, asset_contracts))
+    if asset_contracts is not None:
+        errors.extend(_ontology_errors(template, asset_contracts))
+        if template.ego.asset in asset_contracts:
+            errors.extend(_mount_errors(template, asset_contracts[template.ego.asset]))
+    return errors
+
+
+def _ontology_errors(template: WorldTemplate, contracts: Mapping[str, Any]) -> list[TemplateError]:
+    """Assets certified against another ontology version would carry other class ids."""
+    used = sorted({i.asset for i in template.instances} | {template.ego.asset})
+    other = [a for a in used if a in contracts
+             and _contract_get(contracts[a], "ontology_version") not in (None, template.ontology_version)]
+    if not other:
+        return []
+    return [_error(template, ("ontology_version",),
+                   f"template uses ontology {template.ontology_version}, but {', '.join(other)} use another version")]
+
+
+def _mount_errors(template: WorldTemplate, contract: Any) -> list[TemplateError]:
+    declared = _contract_mounts(contract)
+    errors = []
+    for name, mount in sorted(template.sensor_rig.mounts.items()):
+        if name in declared:
+            gap = math.dist(mount.translation_m, declared[name])
+            if gap > MOUNT_CONTRACT_TOLERANCE_M:
+                reason = (f"mount {name!r} at {list(mount.translation_m)} is {gap:.3f} m from the "
+                          f"{template.ego.asset} contract mount {list(declared[name])} (tolerance {MOUNT_CONTRACT_TOLERANCE_M} m)")
+                errors.append(_error(template, ("sensor_rig", "mounts", name, "translation_m"), reason))
+    return errors
+
+
+# --- canonical form, hashing, discovery ---------------------------------------
+
+#: Lists whose order carries no meaning, and the key that sorts them canonically.
+_ID_SORTED_SECTIONS = {"regions": "id", "lanes": "id", "affordances": "id", "signals": "id", "instances": "name"}
+_SET_SECTIONS = ("actor_types", "behaviors_allowed")
+
+
+def canonical_dict(template: WorldTemplate) -> dict[str, Any]:
+    """The resolved template as plain JSON data, in canonical order.
+
+    Repeats are expanded; degrees stay as authored. Sections that are sets
+    (regions, lanes, instances, relations, …) are sorted, so declaration
+    order never changes the hash; order that means something (polylines,
+    routes, signal programs) is kept. The result re-loads with
+    :func:`parse_template` to an equal template.
+    """
+    data = template.model_dump(mode="json")
+    for section, key in _ID_SORTED_SECTIONS.items():
+        data[section] = sorted(data[section], key=lambda item: item[key])
+    data["relations"] = sorted(data["relations"], key=canonical_json)
+    data["walkable"]["edges"] = sorted(sorted(edge) for edge in data["walkable"]["edges"])
+    for section in _SET_SECTIONS:
+        data[section] = sorted(data[section])
+    env = data["environment_controls"]
+    for key in env:
+        env[key] = sorted(env[key])
+    return data
+
+
+def template_hash(template: WorldTemplate) -> str:
+    """``sha256:<hex>`` of the canonical dict: invariant to key order, float spelling and declaration order."""
+    return content_hash(canonical_dict(template))
+
+
+def list_template_files(directory: str | Path = paths.TEMPLATES_DIR) -> dict[str, Path]:
+    """``{template id: path}`` for every ``<id>.yaml`` in ``directory``, sorted by id."""
+    return {p.stem: p for p in sorted(Path(directory).glob("*.yaml"))}
