@@ -27,7 +27,7 @@ $(DAGSTER_HOME):
 
 ## make run: materialize the whole asset graph on the embedded default and print a summary
 run: install $(DAGSTER_HOME)
-	$(BIN)/simready run
+	$(BIN)/simready run --quiet
 
 ## make test: install, then run the whole suite (what CI runs)
 test: install

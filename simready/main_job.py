@@ -22,6 +22,9 @@ def _instance() -> dg.DagsterInstance:
     return dg.DagsterInstance.get()
 
 
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
 def run_main_job(quiet: bool = False) -> int:
     """Materialize every asset and partition; print a summary; 0 iff all runs and checks passed."""
     from simready.definitions import defs, world_templates
@@ -29,13 +32,17 @@ def run_main_job(quiet: bool = False) -> int:
     t0 = time.perf_counter()
     instance = _instance()
     ok = True
-    result = defs.resolve_job_def("catalog_job").execute_in_process(instance=instance, raise_on_error=False)
+    result = defs.resolve_job_def("catalog_job").execute_in_process(
+        instance=instance, raise_on_error=False, run_config=QUIET_LOGS if quiet else {}
+    )
     ok &= result.success
     template_ids = world_templates.partitions_def.get_partition_keys()
     if result.success:
         job = defs.resolve_job_def("templates_job")
         for template_id in template_ids:
-            r = job.execute_in_process(instance=instance, partition_key=template_id, raise_on_error=False)
+            r = job.execute_in_process(
+                instance=instance, partition_key=template_id, raise_on_error=False, run_config=QUIET_LOGS if quiet else {}
+            )
             ok &= r.success
             ok &= all(e.passed for e in r.get_asset_check_evaluations())
     _print_summary(template_ids, time.perf_counter() - t0, instance)
