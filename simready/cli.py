@@ -28,18 +28,22 @@ def _catalog_certify(args: argparse.Namespace) -> int:
     report = certify_catalog(directory)
     for row in report.to_table():
         status = "PASS" if row["passed"] else "FAIL"
-        reasons = "; ".join(row.get("reasons") or []) if isinstance(row.get("reasons"), list) else row.get("reasons", "")
-        print(f"{status}  {row['id']:<40} {reasons}")
+        print(f"{status}  {row['id']:<40} {row.get('reasons', '')}".rstrip())
     n_pass = sum(1 for e in report.entries if e.passed)
     print(f"{n_pass}/{len(report.entries)} entries certified")
     return 0 if report.all_passed else 1
 
 
 def _template_validate(args: argparse.Namespace) -> int:
+    from simready.catalog.catalog import ensure_catalog
+    from simready.catalog.certify import certify_catalog
     from simready.world.template_build import validate_template_file
+    from simready import paths
 
+    catalog = ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
+    certified = {e.id for e in certify_catalog(paths.CATALOG_GENERATED_DIR).entries if e.passed}
     for file in args.files:
-        result = validate_template_file(Path(file))
+        result = validate_template_file(Path(file), certified, catalog.contracts())
         if not result.valid:
             print(result.errors[0], file=sys.stderr)
             return 1
@@ -51,6 +55,23 @@ def _run(args: argparse.Namespace) -> int:
     from simready.main_job import run_main_job
 
     return run_main_job(quiet=args.quiet)
+
+
+STAGE_CLI_MODULES = ("simready.scenario.cli", "simready.sim.cli", "simready.sensors_hw.cli", "simready.checks.cli")
+
+
+def _register_stage_commands(sub: argparse._SubParsersAction) -> None:
+    """Each stage package may offer ``cli.register(subparsers)``; modules must import lightly."""
+    import importlib
+
+    for name in STAGE_CLI_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and name.startswith(exc.name):
+                continue
+            raise
+        module.register(sub)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     validate = template.add_parser("validate", help="validate template files; print each canonical hash")
     validate.add_argument("files", nargs="+", help="template YAML files")
     validate.set_defaults(handler=_template_validate)
+
+    _register_stage_commands(sub)
 
     run = sub.add_parser("run", help="materialize the whole asset graph on the local Dagster instance")
     run.add_argument("--quiet", action="store_true", help="print only the summary")

@@ -1,0 +1,63 @@
+"""Suites: which intents each template contributes, in batches of samples.
+
+A batch is the unit of orchestration (one Dagster partition per template ×
+batch), because Dagster's per-run cost is seconds while one sample costs
+milliseconds. Batch ``b<k>`` of a template holds, for each intent, the
+accepted samples with indices ``[k·n, (k+1)·n)`` — so batches are independent
+and a new batch never changes an old one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
+
+from simready import paths
+from simready.errors import SimreadyError
+
+SUITES_DIR = paths.DATA_DIR / "suites"
+BATCH_PREFIX = "b"
+
+
+class SuiteError(SimreadyError):
+    kind = "suite"
+
+
+class Suite(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    suite_id: str
+    batches: PositiveInt
+    templates: dict[str, dict[str, PositiveInt]] = Field(min_length=1)
+
+    def batch_keys(self) -> list[str]:
+        return [batch_key(k) for k in range(self.batches)]
+
+    def intents_for(self, template_id: str) -> dict[str, int]:
+        return dict(sorted(self.templates.get(template_id, {}).items()))
+
+
+def batch_key(index: int) -> str:
+    return f"{BATCH_PREFIX}{index:04d}"
+
+
+def batch_index(key: str) -> int:
+    if not key.startswith(BATCH_PREFIX) or not key[len(BATCH_PREFIX):].isdigit():
+        raise SuiteError(key, "batch", f"batch key {key!r} is not of the form b0000")
+    return int(key[len(BATCH_PREFIX):])
+
+
+def load_suite(path: str | Path | None = None) -> Suite:
+    path = Path(path) if path else SUITES_DIR / "default.yaml"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise SuiteError(path, "", "file not found") from None
+    except yaml.YAMLError as exc:
+        raise SuiteError(path, "", f"malformed YAML: {str(exc).splitlines()[0]}") from None
+    try:
+        return Suite.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise SuiteError(path, ".".join(str(p) for p in err["loc"]), err["msg"]) from None
