@@ -5,7 +5,8 @@ ticks (a rolling-shutter row, a LiDAR beam). ``PoseTrack`` is the one way to
 ask "where is this body at time t": position by cubic Hermite interpolation
 through the recorded positions *and velocities* (so the interpolated motion
 honours the recorded twist at every tick instead of cutting corners), and
-rotation by slerp between the recorded quaternions.
+rotation by slerp between the recorded quaternions (short way round, normalized
+lerp below 1e-6 rad where slerp's sine ratio loses precision).
 
 Frames and units: positions in metres in the world frame, velocities in m/s
 in the world frame (of the body origin), angular velocities in rad/s in the
@@ -38,6 +39,9 @@ TICK_COLUMNS = ("tick", "t", "actor_id", "x", "y", "z", "qx", "qy", "qz", "qw",
                 "vx", "vy", "vz", "wx", "wy", "wz", "present")
 
 
+_THETA, _INV_SIN, _H, _COLUMNS = 20, 21, 28, 29
+
+
 class TrackRangeError(ValueError):
     """A pose was asked for outside a track's recorded time range without ``clamp``."""
 
@@ -57,24 +61,6 @@ def _continuous_hemisphere(q: FloatArray) -> FloatArray:
         if np.dot(out[i - 1], out[i]) < 0.0:
             out[i] = -out[i]
     return out
-
-
-def slerp(q0: FloatArray, q1: FloatArray, s: FloatArray) -> FloatArray:
-    """Vectorized spherical interpolation of ``[x, y, z, w]`` quaternions, ``s`` in [0, 1].
-
-    Takes the short way round; falls back to normalized lerp when the two
-    rotations are within 1e-6 rad, where slerp's ``sin`` ratio loses precision.
-    """
-    dot = np.sum(q0 * q1, axis=-1)
-    q1 = np.where(dot[..., None] < 0.0, -q1, q1)
-    dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
-    small = theta < 1e-6
-    sin_theta = np.where(small, 1.0, np.sin(theta))
-    w0 = np.where(small, 1.0 - s, np.sin((1.0 - s) * theta) / sin_theta)
-    w1 = np.where(small, s, np.sin(s * theta) / sin_theta)
-    q = w0[..., None] * q0 + w1[..., None] * q1
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
 @dataclass(frozen=True)
@@ -123,6 +109,7 @@ class PoseTrack:
     velocity_mps: FloatArray
     angular_velocity_rps: FloatArray
     present: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]
+    _segments: FloatArray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         t = _frozen(self.t_s, np.float64, ())
@@ -153,6 +140,28 @@ class PoseTrack:
         object.__setattr__(self, "velocity_mps", _frozen(vel, np.float64, (3,)))
         object.__setattr__(self, "angular_velocity_rps", _frozen(ang, np.float64, (3,)))
         object.__setattr__(self, "present", _frozen(present, np.bool_, ()))
+        object.__setattr__(self, "_segments", self._segment_table())
+
+    def _segment_table(self) -> FloatArray:
+        """Per-interval coefficients, one row per interval, so a query gathers one row.
+
+        Columns: cubic Hermite position in s = (t − t_i)/h as c0 + c1·s + c2·s² + c3·s³
+        (0:12), slerp end quaternions (12:20), angle and 1/sin (20:22), angular
+        velocity at the start and its change (22:28), interval length h (28).
+        """
+        if len(self.t_s) < 2:
+            return np.zeros((0, _COLUMNS))
+        h = np.diff(self.t_s)[:, None]
+        p0, p1 = self.position_m[:-1], self.position_m[1:]
+        m0, m1 = self.velocity_mps[:-1] * h, self.velocity_mps[1:] * h
+        q0, q1 = self.quat_xyzw[:-1], self.quat_xyzw[1:]  # hemisphere-continuous already
+        theta = np.arccos(np.clip(np.sum(q0 * q1, axis=1), -1.0, 1.0))[:, None]
+        inv_sin = np.where(theta < 1e-6, 1.0, 1.0 / np.where(theta < 1e-6, 1.0, np.sin(theta)))
+        w0, w1 = self.angular_velocity_rps[:-1], self.angular_velocity_rps[1:]
+        table = np.concatenate([p0, m0, -3 * p0 - 2 * m0 + 3 * p1 - m1, 2 * p0 + m0 - 2 * p1 + m1,
+                                q0, q1, theta, inv_sin, w0, w1 - w0, h], axis=1)
+        table.setflags(write=False)
+        return table
 
     # --- construction -----------------------------------------------------
 
@@ -218,19 +227,22 @@ class PoseTrack:
         t = self._checked_times(t, clamp)
         ts = self.t_s
         i = np.clip(np.searchsorted(ts, t, side="right") - 1, 0, len(ts) - 2)
-        h = ts[i + 1] - ts[i]
-        s = np.clip((t - ts[i]) / h, 0.0, 1.0)
-        p0, p1 = self.position_m[i], self.position_m[i + 1]
-        m0, m1 = self.velocity_mps[i] * h[:, None], self.velocity_mps[i + 1] * h[:, None]
-        s2, s3 = s * s, s * s * s
-        pos = ((2 * s3 - 3 * s2 + 1)[:, None] * p0 + (s3 - 2 * s2 + s)[:, None] * m0
-               + (-2 * s3 + 3 * s2)[:, None] * p1 + (s3 - s2)[:, None] * m1)
-        vel = ((6 * s2 - 6 * s)[:, None] * p0 + (3 * s2 - 4 * s + 1)[:, None] * m0
-               + (-6 * s2 + 6 * s)[:, None] * p1 + (3 * s2 - 2 * s)[:, None] * m1) / h[:, None]
-        quat = slerp(self.quat_xyzw[i], self.quat_xyzw[i + 1], s)
-        ang = (1.0 - s)[:, None] * self.angular_velocity_rps[i] + s[:, None] * self.angular_velocity_rps[i + 1]
+        seg = np.take(self._segments, i, axis=0)
+        h = seg[:, _H]
+        s = np.clip((t - ts[i]) / h, 0.0, 1.0)[:, None]
+        c0, c1, c2, c3 = seg[:, 0:3], seg[:, 3:6], seg[:, 6:9], seg[:, 9:12]
+        pos = c0 + s * (c1 + s * (c2 + s * c3))
+        vel = (c1 + s * (2.0 * c2 + 3.0 * s * c3)) / h[:, None]
+        theta, inv_sin = seg[:, _THETA:_THETA + 1], seg[:, _INV_SIN:_INV_SIN + 1]
+        small = theta < 1e-6
+        w0 = np.where(small, 1.0 - s, np.sin((1.0 - s) * theta) * inv_sin)
+        w1 = np.where(small, s, np.sin(s * theta) * inv_sin)
+        quat = w0 * seg[:, 12:16] + w1 * seg[:, 16:20]
+        quat /= np.sqrt(np.sum(quat * quat, axis=1, keepdims=True))
+        ang = seg[:, 22:25] + s * seg[:, 25:28]
         pres0, pres1 = self.present[i], self.present[i + 1]
-        present = np.where(s <= 0.0, pres0, np.where(s >= 1.0, pres1, pres0 & pres1))
+        on0, on1 = t - ts[i] <= TIME_EPS_S, ts[i + 1] - t <= TIME_EPS_S
+        present = np.where(on0, pres0, np.where(on1, pres1, pres0 & pres1))
         return TrackSample(pos, quat, vel, ang, present)
 
     def _checked_times(self, t: FloatArray, clamp: bool) -> FloatArray:

@@ -1,0 +1,544 @@
+"""Camera: pinhole geometry, rolling shutter, and the depth / id / semantic / RGB passes.
+
+Conventions (SPEC §10):
+
+* Optical frame (declared in :mod:`simready.sensors_hw.frames`): x right,
+  y down, z forward.
+* Intrinsics ``fx = fy = (W/2) / tan(hfov/2)``; principal point at the image
+  centre ``cx = (W−1)/2, cy = (H−1)/2``, with pixel *centres* at integer
+  coordinates, so the image spans [−0.5, W−0.5] × [−0.5, H−0.5] and a point
+  at ±hfov/2 lands on the outer edge of the first/last column.
+* ``depth`` is float32 metres along the optical axis (z-depth, not ray
+  length), undistorted pinhole; pixels that see nothing within [near, far]
+  hold ``+inf``.
+* ``id`` holds compact entity ids (:func:`simready.world.identity.compact_ids`
+  over the scene's entities; 0 = nothing), as uint32 or 24-bit RGB via
+  :func:`encode_id_rgb`.
+* ``semantic`` is uint16 ontology class ids: 0 = nothing hit (sky),
+  65535 = unknown class (ignore).
+* Rolling shutter: row r (0 = top) is sampled at ``t0 + r·line_time_s``;
+  a global shutter samples every row at ``t0``. Each row uses the camera's
+  pose at its own time and sees the world at that time.
+* RGB: Lambertian shading in linear light (sun with one shadow ray per lit
+  pixel, ambient sky term, ego headlights as two spot lights without
+  shadows), exposure ``2**exposure_ev``, Reinhard tone map, vignette, sRGB
+  encoding, then Brown distortion (k1, k2) by remapping the pinhole image.
+  With k1 = k2 = 0 no remap happens: RGB geometry *is* the pinhole geometry.
+  Row times refer to pinhole rows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from simready.sensors_hw.models import CameraModel, Rig
+from simready.truth.geometry import Hits, SceneGeometry, box_corners
+
+PASSES = ("depth", "id", "semantic", "rgb")
+
+#: Offset of shadow-ray origins along the surface normal, metres.
+SHADOW_BIAS_M = 2e-3
+#: Length of shadow rays toward the sun, metres.
+SHADOW_RANGE_M = 2000.0
+
+
+@dataclass(frozen=True)
+class Intrinsics:
+    """Pinhole intrinsics in pixels (pixel centres at integers)."""
+
+    width_px: int
+    height_px: int
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+
+    @classmethod
+    def of(cls, model: CameraModel) -> "Intrinsics":
+        f = (model.width_px / 2.0) / math.tan(math.radians(model.hfov_deg) / 2.0)
+        return cls(model.width_px, model.height_px, f, f, (model.width_px - 1) / 2.0, (model.height_px - 1) / 2.0)
+
+    @property
+    def K(self) -> NDArray[np.float64]:
+        return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"width_px": self.width_px, "height_px": self.height_px, "fx": self.fx, "fy": self.fy,
+                "cx": self.cx, "cy": self.cy, "pixel_centres": "integer", "model": "pinhole"}
+
+
+@lru_cache(maxsize=8)
+def pixel_rays(model: CameraModel) -> NDArray[np.float64]:
+    """(H, W, 3) unit ray directions through pixel centres, optical frame (read-only, cached)."""
+    k = Intrinsics.of(model)
+    u = (np.arange(k.width_px) - k.cx) / k.fx
+    v = (np.arange(k.height_px) - k.cy) / k.fy
+    d = np.empty((k.height_px, k.width_px, 3))
+    d[..., 0] = u[None, :]
+    d[..., 1] = v[:, None]
+    d[..., 2] = 1.0
+    d /= np.linalg.norm(d, axis=2, keepdims=True)
+    d.setflags(write=False)
+    return d
+
+
+def project(model: CameraModel, points_cam: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Pinhole projection of optical-frame points (N, 3) → pixel coords (N, 2) and z-depth (N,).
+
+    Points with z ≤ 0 (behind the camera) get NaN pixel coordinates.
+    """
+    p = np.asarray(points_cam, np.float64).reshape(-1, 3)
+    k = Intrinsics.of(model)
+    z = p[:, 2]
+    safe = np.where(z > 0.0, z, np.nan)
+    uv = np.stack([k.cx + k.fx * p[:, 0] / safe, k.cy + k.fy * p[:, 1] / safe], axis=1)
+    return uv, z
+
+
+def unproject(model: CameraModel, uv: ArrayLike, depth_m: ArrayLike) -> NDArray[np.float64]:
+    """Pixel coords (N, 2) and z-depth (N,) → optical-frame points (N, 3)."""
+    uv = np.asarray(uv, np.float64).reshape(-1, 2)
+    z = np.asarray(depth_m, np.float64).reshape(-1)
+    k = Intrinsics.of(model)
+    return np.stack([(uv[:, 0] - k.cx) / k.fx * z, (uv[:, 1] - k.cy) / k.fy * z, z], axis=1)
+
+
+def row_times(model: CameraModel, t0_s: float) -> NDArray[np.float64]:
+    """(H,) sample time of each row: ``t0 + r·line_time_s`` (rolling) or ``t0`` (global)."""
+    r = np.arange(model.height_px, dtype=np.float64)
+    if model.shutter == "global":
+        return np.full(model.height_px, float(t0_s))
+    return t0_s + r * model.line_time_s
+
+
+# --- Brown distortion --------------------------------------------------------
+
+
+def distort_normalized(xy: NDArray[np.float64], k1: float, k2: float) -> NDArray[np.float64]:
+    """Brown radial model on normalized coordinates: ``x_d = x·(1 + k1 r² + k2 r⁴)``."""
+    r2 = np.sum(xy * xy, axis=-1, keepdims=True)
+    return xy * (1.0 + k1 * r2 + k2 * r2 * r2)
+
+
+def undistort_normalized(xy_d: NDArray[np.float64], k1: float, k2: float, iterations: int = 20) -> NDArray[np.float64]:
+    """Inverse of :func:`distort_normalized` by fixed-point iteration (converges for moderate k)."""
+    xy = xy_d.copy()
+    for _ in range(iterations):
+        r2 = np.sum(xy * xy, axis=-1, keepdims=True)
+        xy = xy_d / (1.0 + k1 * r2 + k2 * r2 * r2)
+    return xy
+
+
+@lru_cache(maxsize=8)
+def _distortion_taps(model: CameraModel) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """Bilinear remap for Brown distortion: (4, H·W) flat source pixel indices and weights.
+
+    Output pixel (u_d, v_d) is undistorted to find where it lies in the
+    pinhole image; weights of taps outside the pinhole image are 0.
+    """
+    k = Intrinsics.of(model)
+    w, h = k.width_px, k.height_px
+    u, v = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
+    xy_d = np.stack([(u - k.cx) / k.fx, (v - k.cy) / k.fy], axis=-1)
+    xy = undistort_normalized(xy_d, model.distortion_k1, model.distortion_k2)
+    su, sv = (k.cx + k.fx * xy[..., 0]).ravel(), (k.cy + k.fy * xy[..., 1]).ravel()
+    inside = (su >= -0.5) & (su <= w - 0.5) & (sv >= -0.5) & (sv <= h - 0.5)
+    su, sv = np.clip(su, 0.0, w - 1.0), np.clip(sv, 0.0, h - 1.0)
+    u0 = np.minimum(np.floor(su), max(w - 2, 0)).astype(np.int64)
+    v0 = np.minimum(np.floor(sv), max(h - 2, 0)).astype(np.int64)
+    fu, fv = su - u0, sv - v0
+    u1, v1 = np.minimum(u0 + 1, w - 1), np.minimum(v0 + 1, h - 1)
+    idx = np.stack([v0 * w + u0, v0 * w + u1, v1 * w + u0, v1 * w + u1])
+    wts = np.stack([(1 - fu) * (1 - fv), fu * (1 - fv), (1 - fu) * fv, fu * fv]) * inside
+    idx.setflags(write=False)
+    wts = wts.astype(np.float32)
+    wts.setflags(write=False)
+    return idx, wts
+
+
+def apply_distortion(model: CameraModel, image: NDArray[np.floating]) -> NDArray[np.floating]:
+    """Pinhole image (H, W, C) → distorted image (bilinear); the same array when k1 = k2 = 0."""
+    if model.distortion_k1 == 0.0 and model.distortion_k2 == 0.0:
+        return image
+    idx, wts = _distortion_taps(model)
+    flat = image.reshape(-1, image.shape[-1])
+    out = np.take(flat, idx[0], axis=0)
+    out *= wts[0][:, None]
+    for i in range(1, 4):
+        tap = np.take(flat, idx[i], axis=0)
+        tap *= wts[i][:, None]
+        out += tap
+    return out.reshape(image.shape)
+
+
+# --- ids ---------------------------------------------------------------------
+
+
+def encode_id_rgb(ids: ArrayLike) -> NDArray[np.uint8]:
+    """Compact ids (…,) < 2**24 → (…, 3) uint8, R = bits 16–23, G = 8–15, B = 0–7."""
+    a = np.asarray(ids, np.uint32)
+    if np.any(a >= 1 << 24):
+        raise ValueError("compact ids must fit 24 bits")
+    return np.stack([(a >> 16) & 255, (a >> 8) & 255, a & 255], axis=-1).astype(np.uint8)
+
+
+def decode_id_rgb(rgb: ArrayLike) -> NDArray[np.uint32]:
+    """Inverse of :func:`encode_id_rgb`."""
+    c = np.asarray(rgb, np.uint32)
+    return (c[..., 0] << 16) | (c[..., 1] << 8) | c[..., 2]
+
+
+# --- lighting ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lighting:
+    """Scene illumination for the RGB pass (linear RGB radiometric units, arbitrary scale).
+
+    Attributes:
+        sun_elevation_deg: above the horizon; ≤ 0 means no direct sun.
+        sun_azimuth_deg: compass bearing of the sun, clockwise from north (+y) — 90 = east (+x).
+        sun_rgb: irradiance of direct sun on a surface facing it.
+        ambient_rgb: uniform sky/bounce light, no occlusion.
+        sky_rgb: radiance of pixels that see nothing.
+        headlights: whether the ego's low beams are on.
+        headlight_positions_body_m: lamp positions in the ego body frame.
+        headlight_intensity: radiant intensity per lamp (irradiance at 1 m on axis).
+        headlight_half_angle_deg: cone half angle; light falls smoothly to 0 at the edge.
+        headlight_pitch_deg: lamp axis below the body x axis.
+    """
+
+    sun_elevation_deg: float = 50.0
+    sun_azimuth_deg: float = 135.0
+    sun_rgb: tuple[float, float, float] = (1.6, 1.55, 1.45)
+    ambient_rgb: tuple[float, float, float] = (0.30, 0.33, 0.38)
+    sky_rgb: tuple[float, float, float] = (0.45, 0.6, 0.9)
+    headlights: bool = False
+    headlight_positions_body_m: tuple[tuple[float, float, float], ...] = ((2.3, 0.75, 0.7), (2.3, -0.75, 0.7))
+    headlight_intensity: float = 60.0
+    headlight_half_angle_deg: float = 25.0
+    headlight_pitch_deg: float = 2.0
+
+    #: Sun elevation, degrees, below which the presets switch the headlights on.
+    HEADLIGHTS_BELOW_DEG = 8.0
+
+    @classmethod
+    def from_environment(cls, env: Mapping[str, Any] | None) -> "Lighting":
+        """Lighting from a manifest ``environment`` block.
+
+        Reads ``sun_elevation_deg`` / ``sun_azimuth_deg`` when given, else a
+        preset from ``illumination`` (day | dusk | night; default day), and
+        ``headlights`` (default: on when the sun is below 8°). Ambient and
+        sky scale with the sun's height so night is dark, not grey.
+        """
+        env = dict(env or {})
+        preset = {"day": 50.0, "dusk": 3.0, "night": -20.0}
+        illum = str(env.get("illumination", "day"))
+        if illum not in preset and "sun_elevation_deg" not in env:
+            raise ValueError(f"unknown illumination {illum!r}; expected one of {sorted(preset)}")
+        el = float(env.get("sun_elevation_deg", preset.get(illum, 50.0)))
+        az = float(env.get("sun_azimuth_deg", 135.0))
+        day = float(np.clip(math.sin(math.radians(el + 6.0)) / math.sin(math.radians(56.0)), 0.0, 1.0))
+        sun = max(0.0, math.sin(math.radians(el))) ** 0.5
+        warm = (1.0, 0.85 + 0.15 * day, 0.7 + 0.3 * day)
+        return cls(
+            sun_elevation_deg=el,
+            sun_azimuth_deg=az,
+            sun_rgb=tuple(1.7 * sun * c for c in warm),  # type: ignore[arg-type]
+            ambient_rgb=tuple(0.01 + 0.3 * day * c for c in (1.0, 1.1, 1.27)),  # type: ignore[arg-type]
+            sky_rgb=tuple(0.005 + day * c for c in (0.45, 0.6, 0.9)),  # type: ignore[arg-type]
+            headlights=bool(env.get("headlights", el < cls.HEADLIGHTS_BELOW_DEG)),
+        )
+
+    def sun_direction_world(self) -> NDArray[np.float64]:
+        """Unit vector toward the sun (world: x east, y north, z up)."""
+        el, az = math.radians(self.sun_elevation_deg), math.radians(self.sun_azimuth_deg)
+        return np.array([math.cos(el) * math.sin(az), math.cos(el) * math.cos(az), math.sin(el)])
+
+
+# --- frames -------------------------------------------------------------------
+
+
+@dataclass
+class FramePasses:
+    """One camera frame.
+
+    Attributes:
+        camera: sensor name.
+        t0_s: frame start time (row 0's sample time).
+        sample_times_s: (H,) each row's sample time.
+        T_world_camera: (H, 4, 4) optical-frame pose per row.
+        intrinsics: pinhole intrinsics (all passes but distorted RGB).
+        depth: (H, W) float32 z-depth, +inf where nothing is seen (or None).
+        id: (H, W) uint32 compact ids, 0 = nothing (or None).
+        semantic: (H, W) uint16 class ids, 0 = nothing, 65535 = unknown (or None).
+        rgb: (H, W, 3) uint8 sRGB (or None).
+        hits: the primary-ray hits, row-major (H·W): surface identity for labels.
+    """
+
+    camera: str
+    t0_s: float
+    sample_times_s: NDArray[np.float64]
+    T_world_camera: NDArray[np.float64]
+    intrinsics: Intrinsics
+    depth: NDArray[np.float32] | None
+    id: NDArray[np.uint32] | None
+    semantic: NDArray[np.uint16] | None
+    rgb: NDArray[np.uint8] | None
+    hits: Hits
+
+
+@lru_cache(maxsize=8)
+def _ray_tables(model: CameraModel) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]:
+    """Float32 pixel rays (H, W, 3), per-pixel optical-axis cosine, and the ray lengths of the near and far planes."""
+    d = pixel_rays(model).astype(np.float32)
+    dz = np.ascontiguousarray(d[..., 2].reshape(-1))
+    out = (d, dz, (model.near_m / dz).astype(np.float32), (model.far_m / dz).astype(np.float32))
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
+def camera_poses(rig: Rig, camera_name: str, t0_s: float) -> NDArray[np.float64]:
+    """(H, 4, 4) ``T_world_camera`` (optical frame) at each row's sample time."""
+    model = rig.sensors[camera_name]
+    if model.shutter == "global":
+        return np.repeat(rig.T_world_sensor(camera_name, t0_s)[None], model.height_px, axis=0)
+    return rig.T_world_sensor(camera_name, row_times(model, t0_s))
+
+
+def camera_rays(model: CameraModel, T_rows: NDArray[np.float64]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """World origins and unit directions (H·W, 3), float32, row-major, from per-row poses."""
+    dirs_cam = _ray_tables(model)[0]
+    R = np.transpose(T_rows[:, :3, :3], (0, 2, 1)).astype(np.float32)
+    dirs = np.matmul(dirs_cam, R)
+    origins = np.broadcast_to(T_rows[:, None, :3, 3].astype(np.float32), dirs.shape)
+    return np.ascontiguousarray(origins).reshape(-1, 3), dirs.reshape(-1, 3)
+
+
+def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> Callable[[NDArray, NDArray], NDArray[np.intp]]:
+    """Pixels whose rays can meet a world box, from projecting the box with each row's pose.
+
+    Why it is conservative: a row's pixels share one origin; a box wholly in
+    front of the camera projects inside the hull of its corners' projections
+    (perspective keeps convexity), so only pixels in that rectangle (+1 px)
+    can see it. A box straddling the camera plane keeps the whole row; a box
+    wholly nearer than the near plane keeps none.
+    """
+    k = Intrinsics.of(model)
+    h, w = k.height_px, k.width_px
+    # Optical axes in world per row (3, H) and the origin's coordinates along them.
+    axes = [np.ascontiguousarray(T_rows[:, :3, i].T) for i in range(3)]
+    offsets = [np.einsum("hi,ih->h", T_rows[:, :3, 3], a) for a in axes]
+    rows = np.arange(h)
+
+    def candidates(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
+        corners = box_corners(lo, hi)
+        x, y, z = (corners @ a - o for a, o in zip(axes, offsets))  # (8, H) in each row's optical frame
+        front = np.all(z > 1e-6, axis=0)
+        unreachable = np.all(z < model.near_m, axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = k.cx + k.fx * x / z
+            v = k.cy + k.fy * y / z
+        c0 = np.where(front, np.floor(u.min(axis=0)) - 1, 0).clip(0, w)
+        c1 = np.where(front, np.ceil(u.max(axis=0)) + 1, w - 1).clip(-1, w - 1)
+        in_rows = ~front | ((rows >= np.floor(v.min(axis=0)) - 1) & (rows <= np.ceil(v.max(axis=0)) + 1))
+        keep = np.flatnonzero(in_rows & ~unreachable & (c1 >= c0))
+        return _spans(keep * w + c0[keep].astype(np.int64), (c1[keep] - c0[keep] + 1).astype(np.int64))
+
+    return candidates
+
+
+def _spans(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.intp]:
+    """Concatenate the index ranges [start, start + count) (vectorized)."""
+    if len(starts) == 0:
+        return np.zeros(0, np.intp)
+    offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return (np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()))).astype(np.intp)
+
+
+def shadow_prefilter(model: CameraModel, T_rows: NDArray[np.float64], receivers: NDArray[np.intp],
+                     receiver_z_min_m: float, sun: NDArray[np.float64]) -> Callable[[NDArray, NDArray], NDArray[np.intp]]:
+    """Shadow rays (one per receiving pixel, toward the sun) that can meet a world box.
+
+    A point shadowed by the box lies in the box swept away from the sun
+    down to the lowest receiver, ``box − [0, L]·s`` with
+    ``L = (hi_z − z_min) / s_z``; its pixel's primary ray therefore meets
+    that volume's bounding box, which :func:`projection_prefilter` finds.
+    Returns positions in ``receivers``.
+    """
+    pixels = projection_prefilter(model, T_rows)
+    position = np.full(model.width_px * model.height_px, -1, np.int64)
+    position[receivers] = np.arange(len(receivers))
+
+    def candidates(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
+        length = max(0.0, (hi[2] - receiver_z_min_m) / sun[2])
+        lo_v, hi_v = np.minimum(lo, lo - length * sun), np.maximum(hi, hi - length * sun)
+        pos = position[pixels(lo_v, hi_v)]
+        return pos[pos >= 0]
+
+    return candidates
+
+
+def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
+                 passes: Iterable[str] = ("depth", "id", "semantic"), *, lighting: Lighting | None = None,
+                 ignore: Iterable[str] = ()) -> FramePasses:
+    """Render the requested passes of one frame starting at ``t0_s``.
+
+    ``ignore`` names entities this camera cannot see (its own carrier body).
+    """
+    wanted = set(passes)
+    unknown = wanted - set(PASSES)
+    if unknown:
+        raise ValueError(f"unknown passes {sorted(unknown)}; expected a subset of {PASSES}")
+    model = rig.sensors[camera_name]
+    if not isinstance(model, CameraModel):
+        raise TypeError(f"{camera_name} is not a camera")
+    h, w = model.height_px, model.width_px
+    times = row_times(model, t0_s)
+    T_rows = camera_poses(rig, camera_name, t0_s)
+    origins, dirs = camera_rays(model, T_rows)
+    _, _, near, far = _ray_tables(model)
+    ray_t = np.repeat(times, w)
+    hits = scene.cast(origins, dirs, ray_t, far, near, ignore=ignore, normalized=True,
+                      prefilter=projection_prefilter(model, T_rows))
+    depth = None
+    if "depth" in wanted:
+        hits.refine(barycentrics=False)
+        depth = z_depth(hits, T_rows).reshape(h, w)
+    ids = hits.compact_id.reshape(h, w) if "id" in wanted else None
+    semantic = hits.semantic.reshape(h, w) if "semantic" in wanted else None
+    rgb = None
+    if "rgb" in wanted:
+        radiance = shade(scene, rig, model, hits, lighting or Lighting(), T_rows, ignore=ignore)
+        rgb = finish_rgb(model, radiance.reshape(h, w, 3))
+    return FramePasses(camera_name, float(t0_s), times, T_rows, Intrinsics.of(model), depth, ids, semantic, rgb, hits)
+
+
+def z_depth(hits: Hits, T_rows: NDArray[np.float64]) -> NDArray[np.float32]:
+    """(H·W,) float32 depth along each row's optical axis, +inf where nothing is seen.
+
+    Computed in float64 as ``distance · (direction · optical z)`` so a wall
+    perpendicular to the axis reads its exact distance in every pixel.
+    """
+    width = len(hits) // len(T_rows)
+    d = hits.rays32[1]
+    dot = np.zeros(len(hits))
+    norm2 = np.zeros(len(hits))
+    for i in range(3):
+        c = d[:, i].astype(np.float64)
+        dot += c * np.repeat(T_rows[:, i, 2], width)
+        norm2 += c * c
+    return (hits.distance_m * dot / np.sqrt(norm2)).astype(np.float32)
+
+
+# --- shading ---------------------------------------------------------------------
+
+
+def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighting: Lighting,
+          T_rows: NDArray[np.float64], *, ignore: Iterable[str] = ()) -> NDArray[np.float32]:
+    """(H·W, 3) float32 linear radiance of a frame's primary rays (Lambertian, see module doc).
+
+    Works on whole-frame arrays with misses masked (zero normal) rather than
+    gathering the hits, and with few full-frame passes: at 1280×720 each
+    (N, 3) pass costs milliseconds, more than the arithmetic in it.
+    """
+    o, d = hits.rays32
+    n = hits.normals_or_zero()
+    facing = -np.sign(np.einsum("ij,ij->i", n, d))  # turns the geometric normal toward the viewer
+    dist = np.where(hits.hit, hits.distance_m, 0.0).astype(np.float32)
+    sun_term = np.zeros(len(hits), np.float32)
+    if lighting.sun_elevation_deg > 0.0:
+        sun = lighting.sun_direction_world()
+        ndl = (n @ sun.astype(np.float32)) * facing
+        lit = np.flatnonzero(ndl > 0.0)
+        if len(lit):
+            n_lit = np.take(n, lit, axis=0) * facing[lit, None]
+            start = np.take(o, lit, axis=0) + np.take(d, lit, axis=0) * dist[lit, None] + np.float32(SHADOW_BIAS_M) * n_lit
+            prefilter = shadow_prefilter(model, T_rows, lit, float(start[:, 2].min()), sun)
+            shadowed = scene.occluded(start, np.broadcast_to(sun.astype(np.float32), start.shape),
+                                      hits.time_s[lit], SHADOW_RANGE_M, ignore=ignore, normalized=True,
+                                      prefilter=prefilter)
+            vis = lit[~shadowed]
+            sun_term[vis] = ndl[vis]
+    light = sun_term[:, None] * np.asarray(lighting.sun_rgb, np.float32)
+    light += np.asarray(lighting.ambient_rgb, np.float32)
+    if lighting.headlights:
+        p = o + d * dist[:, None]
+        light += _headlight_irradiance(rig, lighting, p, n * facing[:, None], hits.time_s)[:, None]
+    albedo = np.append(scene.albedo_of_body, np.zeros((1, 3), np.float32), axis=0)  # row −1: misses
+    out = np.take(albedo, hits.body_index, axis=0)
+    out *= light
+    out[np.flatnonzero(~hits.hit)] = np.asarray(lighting.sky_rgb, np.float32)
+    return out
+
+
+def _headlight_irradiance(rig: Rig, lighting: Lighting, p: NDArray, n: NDArray, t: NDArray) -> NDArray[np.float32]:
+    """Irradiance (N,) from the ego's lamps at points p with normals n at times t (no shadows)."""
+    ut, inv = np.unique(t, return_inverse=True)
+    T = rig.body.poses_at(ut)
+    pitch = math.radians(lighting.headlight_pitch_deg)
+    axis = (T[:, :3, :3] @ np.array([math.cos(pitch), 0.0, -math.sin(pitch)])).astype(np.float32)[inv]
+    cos_edge = math.cos(math.radians(lighting.headlight_half_angle_deg))
+    total = np.zeros(len(p), np.float32)
+    for lamp in lighting.headlight_positions_body_m:
+        pos = (T[:, :3, :3] @ np.asarray(lamp) + T[:, :3, 3]).astype(np.float32)[inv]
+        to_lamp = pos - p
+        r2 = np.maximum(np.einsum("ij,ij->i", to_lamp, to_lamp), np.float32(1e-6))
+        l_hat = to_lamp / np.sqrt(r2)[:, None]
+        cos_off = -np.einsum("ij,ij->i", l_hat, axis)
+        cone = np.sqrt(np.clip((cos_off - cos_edge) / (1.0 - cos_edge), 0.0, 1.0))
+        total += lighting.headlight_intensity * cone * np.maximum(0.0, np.einsum("ij,ij->i", n, l_hat)) / r2
+    return total
+
+
+@lru_cache(maxsize=8)
+def _vignette(model: CameraModel) -> NDArray[np.float32]:
+    """(H, W, 1) gain: 1 at the centre, 1 − vignette at the corners, quadratic in radius."""
+    k = Intrinsics.of(model)
+    u = (np.arange(k.width_px) - k.cx) / (k.width_px / 2.0)
+    v = (np.arange(k.height_px) - k.cy) / (k.width_px / 2.0)
+    r2 = (u[None, :] ** 2 + v[:, None] ** 2) / (1.0 + (k.height_px / k.width_px) ** 2)
+    g = (1.0 - model.vignette * r2)[..., None].astype(np.float32)
+    g.setflags(write=False)
+    return g
+
+
+_SRGB_LEVELS = 4096
+
+
+def _srgb_table(levels: int) -> NDArray[np.uint8]:
+    x = np.linspace(0.0, 1.0, levels)
+    srgb = np.where(x <= 0.0031308, 12.92 * x, 1.055 * np.power(x, 1 / 2.4) - 0.055)
+    return np.clip(np.round(255.0 * srgb), 0, 255).astype(np.uint8)
+
+
+_SRGB_LUT = _srgb_table(_SRGB_LEVELS)
+
+
+def finish_rgb(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np.uint8]:
+    """Linear radiance (H, W, 3) → uint8 sRGB: exposure, tone map, vignette, distortion, encoding.
+
+    The sRGB curve is applied through a 4096-level table (nearest entry:
+    under half an 8-bit level of error everywhere).
+    """
+    x = np.array(radiance, dtype=np.float32)
+    if model.exposure_ev != 0.0:
+        x *= np.float32(2.0 ** model.exposure_ev)
+    if model.tone_map == "reinhard":
+        np.divide(x, x + np.float32(1.0), out=x)
+    else:
+        np.clip(x, 0.0, 1.0, out=x)
+    if model.vignette > 0.0:
+        x *= _vignette(model)
+    x = apply_distortion(model, x)
+    x *= np.float32(_SRGB_LEVELS - 1)
+    x += np.float32(0.5)
+    return np.take(_SRGB_LUT, x.astype(np.int32))

@@ -1,0 +1,255 @@
+"""Spinning LiDAR: every beam fires at its own time against the world at that time.
+
+Beam pattern: ``azimuth_steps`` columns per turn, ``channels`` beams per
+column fired together. Column j points at azimuth ``2π·j / azimuth_steps``
+(counter-clockwise from the sensor's +x, the head spinning
+counter-clockwise seen from above) and fires at
+``t0 + j / (azimuth_steps · rotation_hz)``. Each beam starts at the sensor's
+pose at its firing time, so ego motion during the sweep is in the data
+(the rolling-shutter analogue: no de-skewing).
+
+Points are in the sensor frame (x forward, y left, z up, declared in
+:mod:`simready.sensors_hw.frames`) *at the beam's own time*: the measured
+range along the beam's fixed sensor-frame direction.
+
+Intensity is ``reflectance · |cos(incidence)|`` in [0, 1]. Range noise
+(Gaussian, ``range_noise_m``) and dropout (:class:`DropoutModel`) come from
+the ``numpy.random.Generator`` passed in (a named stream of the caller);
+one normal and one uniform are drawn for *every* beam in beam order, hit or
+not, so two worlds that differ slightly reuse the same draws per beam.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simready.atomic import write_bytes_atomic
+from simready.sensors_hw.models import LidarModel, Rig
+from simready.truth.geometry import Hits, SceneGeometry, box_corners
+
+PLY_COLUMNS = ("x", "y", "z", "intensity", "instance_id")
+
+
+@dataclass(frozen=True)
+class BeamTable:
+    """Fixed beam geometry of a LiDAR model.
+
+    Attributes:
+        dirs_sensor: (steps, channels, 3) unit directions in the sensor frame.
+        time_offset_s: (steps,) firing time of each column after the sweep start.
+        azimuth_rad: (steps,) column azimuths.
+        elevation_rad: (channels,) channel elevations.
+        dirs_sensor32: ``dirs_sensor`` in float32 (what is cast).
+        beam_offset_s: (steps·channels,) firing time of each beam after the sweep start.
+    """
+
+    dirs_sensor: NDArray[np.float64]
+    time_offset_s: NDArray[np.float64]
+    azimuth_rad: NDArray[np.float64]
+    elevation_rad: NDArray[np.float64]
+    dirs_sensor32: NDArray[np.float32]
+    beam_offset_s: NDArray[np.float64]
+
+
+@lru_cache(maxsize=8)
+def beam_table(model: LidarModel) -> BeamTable:
+    az = 2.0 * np.pi * np.arange(model.azimuth_steps) / model.azimuth_steps
+    el = model.elevations_rad()
+    d = np.empty((model.azimuth_steps, model.channels, 3))
+    d[..., 0] = np.cos(el)[None, :] * np.cos(az)[:, None]
+    d[..., 1] = np.cos(el)[None, :] * np.sin(az)[:, None]
+    d[..., 2] = np.sin(el)[None, :]
+    dt = np.arange(model.azimuth_steps) / (model.azimuth_steps * model.rotation_hz)
+    table = BeamTable(d, dt, az, el, d.astype(np.float32), np.repeat(dt, model.channels))
+    for a in (table.dirs_sensor, table.time_offset_s, table.azimuth_rad, table.elevation_rad, table.dirs_sensor32,
+              table.beam_offset_s):
+        a.setflags(write=False)
+    return table
+
+
+def lidar_poses(rig: Rig, lidar_name: str, t0_s: float) -> NDArray[np.float64]:
+    """(steps, 4, 4) ``T_world_sensor`` at each column's firing time."""
+    return rig.T_world_sensor(lidar_name, t0_s + beam_table(rig.sensors[lidar_name]).time_offset_s)
+
+
+def lidar_rays(rig: Rig, lidar_name: str, t0_s: float,
+               T_cols: NDArray[np.float64] | None = None) -> tuple[NDArray, NDArray, NDArray]:
+    """World origins and unit directions (N, 3) float32, and firing times (N,), N = steps·channels, column-major."""
+    model = rig.sensors[lidar_name]
+    table = beam_table(model)
+    T = lidar_poses(rig, lidar_name, t0_s) if T_cols is None else T_cols
+    dirs = np.matmul(table.dirs_sensor32, np.transpose(T[:, :3, :3], (0, 2, 1)).astype(np.float32))
+    origins = np.repeat(T[:, :3, 3].astype(np.float32), model.channels, axis=0)
+    return origins, dirs.reshape(-1, 3), t0_s + table.beam_offset_s
+
+
+def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64]) -> Callable[[NDArray, NDArray], NDArray[np.intp] | None]:
+    """Beams whose column azimuth lies in the azimuth arc a world box spans from that column's pose.
+
+    Why it is conservative: every beam of column j has sensor-frame azimuth
+    az_j, and so does any point it hits; a box seen from outside its
+    footprint spans an arc < π given by its corners. Columns whose origin is
+    inside the footprint keep all beams. Near-vertical channels (no
+    azimuth) disable the filter.
+    """
+    table = beam_table(model)
+    if np.any(np.abs(table.elevation_rad) > math.radians(89.9)):
+        return lambda lo, hi: None
+    # Sensor x and y axes in world per column, and the origin's coordinates along them.
+    ax, ay = np.ascontiguousarray(T_cols[:, :3, 0].T), np.ascontiguousarray(T_cols[:, :3, 1].T)
+    px = np.einsum("si,is->s", T_cols[:, :3, 3], ax)
+    py = np.einsum("si,is->s", T_cols[:, :3, 3], ay)
+    margin = 2.0 * np.pi / model.azimuth_steps + 1e-6
+    channels = np.arange(model.channels)
+    two_pi = 2.0 * np.pi
+
+    def candidates(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
+        corners = box_corners(lo, hi)
+        cx, cy = corners @ ax - px, corners @ ay - py  # (8, steps): corners in each column's sensor frame
+        az = np.arctan2(cy, cx)
+        rel = np.mod(az - az[0] + np.pi, two_pi) - np.pi
+        rel_min, rel_max = rel.min(axis=0), rel.max(axis=0)
+        span = rel_max - rel_min
+        inside = (span >= np.pi - 1e-9) | ((cx * cx + cy * cy).min(axis=0) < 1e-12)
+        offset = np.mod(table.azimuth_rad - (az[0] + rel_min), two_pi)
+        cols = np.flatnonzero(inside | (offset <= span + margin) | (offset >= two_pi - margin))
+        return (cols[:, None] * model.channels + channels[None, :]).reshape(-1).astype(np.intp)
+
+    return candidates
+
+
+@dataclass
+class LidarScan:
+    """Returns of one sweep (M points, beam order).
+
+    Attributes:
+        sensor: sensor name; t0_s: sweep start.
+        points_sensor: (M, 3) float64 metres, sensor frame at each beam's time.
+        intensity: (M,) float32 in [0, 1].
+        instance_id: (M,) uint32 compact entity ids (as the camera id pass).
+        t_s: (M,) float64 firing time.
+        range_m: (M,) measured range (noise included).
+        channel: (M,) int32; azimuth_index: (M,) int32.
+        beam: (M,) int64 index into the sweep's N beams (row of ``hits``).
+        hits: noise-free hits of all N beams, for truth (surface identity, world points).
+    """
+
+    sensor: str
+    t0_s: float
+    points_sensor: NDArray[np.float64]
+    intensity: NDArray[np.float32]
+    instance_id: NDArray[np.uint32]
+    t_s: NDArray[np.float64]
+    range_m: NDArray[np.float64]
+    channel: NDArray[np.int32]
+    azimuth_index: NDArray[np.int32]
+    beam: NDArray[np.int64]
+    hits: Hits
+
+    def __len__(self) -> int:
+        return len(self.beam)
+
+
+def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.random.Generator,
+         *, ignore: Iterable[str] = ()) -> LidarScan:
+    """One sweep starting at ``t0_s``; ``ignore`` names the carrier body and anything else unseen."""
+    model = rig.sensors[lidar_name]
+    if not isinstance(model, LidarModel):
+        raise TypeError(f"{lidar_name} is not a LiDAR")
+    table = beam_table(model)
+    T_cols = lidar_poses(rig, lidar_name, t0_s)
+    origins, dirs, times = lidar_rays(rig, lidar_name, t0_s, T_cols)
+    n = len(times)
+    noise = rng.standard_normal(n, dtype=np.float32)
+    draw = rng.random(n, dtype=np.float32)
+    hits = scene.cast(origins, dirs, times, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
+                      prefilter=azimuth_prefilter(model, T_cols))
+    beam = hits.hit_index
+    body = hits.body_index[beam]
+    refl = scene.reflectance_of_body[body]
+    cos_inc = np.abs(np.einsum("ij,ij->i", hits.normals_of(beam), np.take(dirs, beam, axis=0)))
+    rng_m = hits.distance_m[beam] + model.range_noise_m * noise[beam]
+    keep = np.flatnonzero(_returned(model, refl, cos_inc, draw[beam]) & (rng_m > 0.0))
+    beam, rng_m = beam[keep], rng_m[keep]
+    points = np.take(table.dirs_sensor.reshape(-1, 3), beam, axis=0) * rng_m[:, None]
+    return LidarScan(lidar_name, float(t0_s), points, (refl * cos_inc)[keep].astype(np.float32),
+                     np.take(scene.compact_id_of_body, body[keep]), times[beam], rng_m,
+                     (beam % model.channels).astype(np.int32), (beam // model.channels).astype(np.int32), beam, hits)
+
+
+def _returned(model: LidarModel, reflectance: NDArray, cos_incidence: NDArray, draw: NDArray) -> NDArray[np.bool_]:
+    """Which hits return: weak ones (dark or grazing) are lost when their uniform draw < probability."""
+    drop = model.dropout
+    weak = (reflectance < drop.dark_reflectance_below) | (
+        cos_incidence < math.cos(math.radians(drop.grazing_incidence_deg_above)))
+    return ~(weak & (draw < drop.probability))
+
+
+# --- PLY -------------------------------------------------------------------------
+
+_PLY_TYPES = {"x": ("float", "<f4"), "y": ("float", "<f4"), "z": ("float", "<f4"),
+              "intensity": ("float", "<f4"), "instance_id": ("uint", "<u4"), "t": ("double", "<f8")}
+
+
+def _columns(points: LidarScan | Mapping[str, Any], with_time: bool) -> dict[str, NDArray]:
+    if isinstance(points, LidarScan):
+        p = points.points_sensor
+        cols = {"x": p[:, 0], "y": p[:, 1], "z": p[:, 2], "intensity": points.intensity,
+                "instance_id": points.instance_id, "t": points.t_s}
+    else:
+        cols = dict(points)
+    names = PLY_COLUMNS + (("t",) if with_time else ())
+    return {k: np.asarray(cols[k]) for k in names}
+
+
+def _header(fmt: str, count: int, names: Iterable[str]) -> str:
+    props = "".join(f"property {_PLY_TYPES[k][0]} {k}\n" for k in names)
+    return (f"ply\nformat {fmt} 1.0\ncomment simready lidar points: sensor frame at each beam's time, metres\n"
+            f"element vertex {count}\n{props}end_header\n")
+
+
+def write_ply_ascii(path: str | Path, points: LidarScan | Mapping[str, Any], *, with_time: bool = False) -> Path:
+    """ASCII PLY with columns exactly ``x y z intensity instance_id`` (+ ``t``), SPEC §10."""
+    cols = _columns(points, with_time)
+    n = len(cols["x"])
+    fmt = ["%.4f", "%.4f", "%.4f", "%.4f", "%d"] + (["%.6f"] if with_time else [])
+    line = " ".join(fmt) + "\n"
+    rows = zip(*(cols[k].tolist() for k in cols))
+    body = "".join(line % r for r in rows)
+    return write_bytes_atomic(path, (_header("ascii", n, cols) + body).encode("ascii"))
+
+
+def write_ply_binary(path: str | Path, points: LidarScan | Mapping[str, Any], *, with_time: bool = False) -> Path:
+    """Same columns as :func:`write_ply_ascii`, little-endian binary (much faster to write and read)."""
+    cols = _columns(points, with_time)
+    rec = np.empty(len(cols["x"]), dtype=[(k, _PLY_TYPES[k][1]) for k in cols])
+    for k, v in cols.items():
+        rec[k] = v
+    return write_bytes_atomic(path, _header("binary_little_endian", len(rec), cols).encode("ascii") + rec.tobytes())
+
+
+def read_ply(path: str | Path) -> dict[str, NDArray]:
+    """Columns of a PLY written by this module (ASCII or binary little-endian)."""
+    raw = Path(path).read_bytes()
+    end = raw.index(b"end_header\n") + len(b"end_header\n")
+    lines = raw[:end].decode("ascii").splitlines()
+    if lines[0] != "ply":
+        raise ValueError(f"{path}: not a PLY file")
+    fmt = lines[1].split()[1]
+    count = next(int(line.split()[2]) for line in lines if line.startswith("element vertex"))
+    names = [line.split()[2] for line in lines if line.startswith("property")]
+    dtype = [(k, _PLY_TYPES[k][1]) for k in names]
+    if fmt == "binary_little_endian":
+        rec = np.frombuffer(raw[end:], dtype=dtype, count=count)
+        return {k: rec[k].copy() for k in names}
+    table = np.array([r.split() for r in raw[end:].decode("ascii").splitlines() if r.strip()], dtype=object)
+    table = table.reshape(count, len(names))
+    return {k: table[:, i].astype(np.dtype(t)) for i, (k, t) in enumerate(dtype)}

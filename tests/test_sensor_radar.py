@@ -1,0 +1,86 @@
+"""Radar: radial velocity from the relative twist (positive = receding), RCS/SNR, CSV (SPEC §10)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simready.bench_sensors import box_body, linear_track
+from simready.sensors_hw.radar import CSV_HEADER, detect, write_radar_csv
+from simready.sensors_hw.models import Rig
+from simready.truth import SceneGeometry
+from simready.world import frames as F
+from simready.world.motion import PoseTrack
+
+QUIET = {"range_noise_m": 0.0, "velocity_noise_mps": 0.0, "azimuth_noise_deg": 0.0}
+
+
+def radar(**kw) -> dict:
+    return {"rate_hz": 13.0, "phase_s": 0.0, "hfov_deg": 60.0, "vfov_deg": 10.0, "max_range_m": 150.0, **QUIET, **kw}
+
+
+def rig_with(model: dict, body: PoseTrack | None = None, mount=(0.0, 0.0, 0.75)) -> Rig:
+    return Rig.from_dict({"mounts": {"radar": {"type": "radar", "translation_m": list(mount)}},
+                          "sensors": {"radar": model}}, body=body)
+
+
+def car(track: PoseTrack, name: str = "t/actor:car") -> SceneGeometry:
+    return SceneGeometry([box_body(name, (4.5, 1.9, 1.5), track, 10, (0.5, 0.5, 0.5), 0.6)])
+
+
+def test_target_moving_away_reports_plus_its_speed():
+    scene = car(linear_track((22.25, 0.0, 0.0), (5.0, 0.0, 0.0), t_end_s=1.0))
+    det = detect(scene, rig_with(radar()), "radar", 0.5, np.random.default_rng(0))
+    assert len(det) == 1 and det.instance_id[0] == scene.compact_ids["t/actor:car"]
+    assert det.radial_velocity_mps[0] == pytest.approx(5.0, abs=0.02)  # + = receding
+    assert det.range_m[0] == pytest.approx(22.5, abs=0.05)  # rear face at 20 + 2.5 m
+    assert abs(det.azimuth_rad[0]) < 1e-3 and det.hit_count[0] > 50
+    approaching = car(linear_track((22.25, 0.0, 0.0), (-5.0, 0.0, 0.0), t_end_s=1.0))
+    assert detect(approaching, rig_with(radar()), "radar", 0.5, np.random.default_rng(0)).radial_velocity_mps[0] \
+        == pytest.approx(-5.0, abs=0.02)
+
+
+def test_crossing_target_reports_about_zero():
+    scene = car(linear_track((30.0, -5.0, 0.0), (0.0, 10.0, 0.0), t_end_s=1.0))
+    det = detect(scene, rig_with(radar()), "radar", 0.5, np.random.default_rng(0))
+    assert abs(det.azimuth_rad[0]) < 0.03
+    assert abs(det.radial_velocity_mps[0]) < 0.3
+
+
+def test_rotating_ego_lever_arm_is_accounted_for():
+    """Radar 2 m left of a yawing ego's origin, looking forward at a static wall: it moves backward at 2·ω."""
+    omega = 1.0
+    t = np.arange(0, 51) * 0.02
+    ego = PoseTrack(t, np.zeros((len(t), 3)), F.quat_from_yaw(omega * t), np.zeros((len(t), 3)),
+                    np.tile([0.0, 0.0, omega], (len(t), 1)))
+    wall = SceneGeometry([box_body("t/instance:wall", (1.0, 6.0, 3.0), PoseTrack.constant(
+        F.make_transform(np.eye(3), [20.5, 2.0, 0.0])), 3, (0.5, 0.5, 0.5), 0.6)])
+    det = detect(wall, rig_with(radar(), ego, mount=(0.0, 2.0, 0.75)), "radar", 0.0, np.random.default_rng(0))
+    # Sensor velocity ω ẑ × (0, 2, 0) = (−2ω, 0, 0): away from the wall, so the wall recedes at +2ω.
+    assert det.radial_velocity_mps[0] == pytest.approx(2.0 * omega, abs=0.02)
+
+
+def test_detection_probability_falls_with_rcs_and_range():
+    near = car(linear_track((12.25, 0.0, 0.0), (0.0, 0.0, 0.0), t_end_s=1.0))
+    det = detect(near, rig_with(radar()), "radar", 0.5, np.random.default_rng(0))
+    assert det.detection_probability[0] > 0.99 and det.snr_db[0] > 20
+    tiny = SceneGeometry([box_body("t/instance:post", (0.05, 0.05, 1.5), PoseTrack.constant(
+        F.make_transform(np.eye(3), [140.0, 0.0, 0.0])), 3, (0.5, 0.5, 0.5), 0.05)])
+    rig = rig_with(radar(ray_spacing_deg=0.02, hfov_deg=2.0, vfov_deg=2.0))
+    weak = detect(tiny, rig, "radar", 0.0, np.random.default_rng(0), keep_undetected=True)
+    assert len(weak) == 1 and weak.detection_probability[0] < 1e-3
+    assert len(detect(tiny, rig, "radar", 0.0, np.random.default_rng(0))) == 0
+
+
+def test_noise_comes_from_the_stream(tmp_path):
+    scene = car(linear_track((22.25, 0.0, 0.0), (5.0, 0.0, 0.0), t_end_s=1.0))
+    rig = rig_with(radar(range_noise_m=0.2, velocity_noise_mps=0.1, azimuth_noise_deg=0.5))
+    a = detect(scene, rig, "radar", 0.5, np.random.default_rng(3))
+    b = detect(scene, rig, "radar", 0.5, np.random.default_rng(3))
+    assert a.range_m[0] == b.range_m[0] and a.range_m[0] != a.true_range_m[0]
+    path = write_radar_csv(tmp_path / "00000000.csv", a)
+    lines = path.read_text().splitlines()
+    assert lines[0] == CSV_HEADER == "range_m,azimuth_rad,elevation_rad,radial_velocity_mps,rcs_dbsm,snr_db,instance_id"
+    fields = lines[1].split(",")
+    assert len(fields) == 7 and int(fields[6]) == a.instance_id[0]
+    assert float(fields[0]) == pytest.approx(a.range_m[0], abs=1e-4)
