@@ -1,25 +1,46 @@
 """The single Dagster ``Definitions`` of this code location (``dagster dev -w workspace.yaml``)."""
 
-from __future__ import annotations
-
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
+from simready.assets.partitions import sample_partitions, template_partitions
+from simready.assets.scenario import coverage_report, rejection_log, scenario_manifests
 from simready.assets.world import world_templates
+from simready.checks.scenario_checks import manifests_schema_valid, rejection_reasons_nonempty
 from simready.checks.world_checks import catalog_certified, template_assets_certified, template_valid
 from simready.resources import resources_for_deployment
 
-ALL_ASSETS = [certified_assets, world_templates]
-ALL_CHECKS = [catalog_certified, template_valid, template_assets_certified]
+#: Jobs in the order the main job runs them; each groups the assets that share a partitioning.
+CATALOG_ASSETS = [certified_assets]
+TEMPLATE_ASSETS = [world_templates]
+SAMPLE_ASSETS = [scenario_manifests]
+TEMPLATE_ROLLUP_ASSETS = [rejection_log]
+SUITE_ASSETS = [coverage_report]
 
-catalog_job = dg.define_asset_job("catalog_job", selection=dg.AssetSelection.assets(certified_assets))
+ALL_ASSETS = CATALOG_ASSETS + TEMPLATE_ASSETS + SAMPLE_ASSETS + TEMPLATE_ROLLUP_ASSETS + SUITE_ASSETS
+ALL_CHECKS = [
+    catalog_certified,
+    template_valid,
+    template_assets_certified,
+    manifests_schema_valid,
+    rejection_reasons_nonempty,
+]
+
+catalog_job = dg.define_asset_job("catalog_job", selection=dg.AssetSelection.assets(*CATALOG_ASSETS))
 templates_job = dg.define_asset_job(
-    "templates_job", selection=dg.AssetSelection.assets(world_templates), partitions_def=world_templates.partitions_def
+    "templates_job", selection=dg.AssetSelection.assets(*TEMPLATE_ASSETS), partitions_def=template_partitions
 )
+samples_job = dg.define_asset_job(
+    "samples_job", selection=dg.AssetSelection.assets(*SAMPLE_ASSETS), partitions_def=sample_partitions
+)
+template_rollup_job = dg.define_asset_job(
+    "template_rollup_job", selection=dg.AssetSelection.assets(*TEMPLATE_ROLLUP_ASSETS), partitions_def=template_partitions
+)
+suite_job = dg.define_asset_job("suite_job", selection=dg.AssetSelection.assets(*SUITE_ASSETS))
 
 defs = dg.Definitions(
     assets=ALL_ASSETS,
     asset_checks=ALL_CHECKS,
-    jobs=[catalog_job, templates_job],
+    jobs=[catalog_job, templates_job, samples_job, template_rollup_job, suite_job],
     resources=resources_for_deployment(),
 )

@@ -2,18 +2,21 @@
 
 The instance is the project-local ``DAGSTER_HOME`` (SQLite storage), so the
 runs, materializations and check results appear in ``make ui`` afterwards.
+Many samples share one run: one run per (template, batch) partition, never
+one per sample.
 """
-
-from __future__ import annotations
 
 import json
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg
 
 from simready import paths
+
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 def _instance() -> dg.DagsterInstance:
@@ -22,37 +25,63 @@ def _instance() -> dg.DagsterInstance:
     return dg.DagsterInstance.get()
 
 
-QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+@dataclass
+class RunLog:
+    quiet: bool
+    ok: bool = True
+    stage_s: dict[str, float] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+    def execute(self, defs: dg.Definitions, instance: dg.DagsterInstance, job: str, partition=None) -> bool:
+        t0 = time.perf_counter()
+        result = defs.resolve_job_def(job).execute_in_process(
+            instance=instance,
+            partition_key=partition,
+            raise_on_error=False,
+            run_config=QUIET_LOGS if self.quiet else {},
+        )
+        self.stage_s[job] = self.stage_s.get(job, 0.0) + time.perf_counter() - t0
+        failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
+        if not result.success or failed_checks:
+            self.ok = False
+            self.failures.append(f"{job}[{partition or '-'}]: " + ("run failed" if not result.success else f"checks failed {failed_checks}"))
+        label = f"{job}[{partition}]" if partition is not None else job
+        print(f"  {'ok  ' if result.success and not failed_checks else 'FAIL'} {label:<60} {time.perf_counter() - t0:6.2f} s", flush=True)
+        return result.success
 
 
 def run_main_job(quiet: bool = False) -> int:
-    """Materialize every asset and partition; print a summary; 0 iff all runs and checks passed."""
+    """Materialize every asset and partition of the default suite; print a summary; 0 iff all passed."""
+    from simready.assets.partitions import batch_partitions
     from simready.definitions import defs, world_templates
+    from simready.scenario.suite import load_suite
 
     t0 = time.perf_counter()
     instance = _instance()
-    ok = True
-    result = defs.resolve_job_def("catalog_job").execute_in_process(
-        instance=instance, raise_on_error=False, run_config=QUIET_LOGS if quiet else {}
-    )
-    ok &= result.success
+    log = RunLog(quiet)
+    suite = load_suite()
     template_ids = world_templates.partitions_def.get_partition_keys()
-    if result.success:
-        job = defs.resolve_job_def("templates_job")
+    batches = suite.batch_keys()
+    instance.add_dynamic_partitions(batch_partitions.name, batches)
+    print(f"simready main job: suite {suite.suite_id!r}, {len(template_ids)} templates × {len(batches)} batches")
+    if log.execute(defs, instance, "catalog_job"):
         for template_id in template_ids:
-            r = job.execute_in_process(
-                instance=instance, partition_key=template_id, raise_on_error=False, run_config=QUIET_LOGS if quiet else {}
-            )
-            ok &= r.success
-            ok &= all(e.passed for e in r.get_asset_check_evaluations())
-    _print_summary(template_ids, time.perf_counter() - t0, instance)
-    return 0 if ok else 1
+            log.execute(defs, instance, "templates_job", template_id)
+        suite_templates = [t for t in template_ids if t in suite.templates]
+        for template_id in suite_templates:
+            for batch in batches:
+                log.execute(defs, instance, "samples_job", dg.MultiPartitionKey({"template": template_id, "batch": batch}))
+        for template_id in suite_templates:
+            log.execute(defs, instance, "template_rollup_job", template_id)
+        log.execute(defs, instance, "suite_job")
+    _print_summary(template_ids, batches, time.perf_counter() - t0, instance, log)
+    return 0 if log.ok else 1
 
 
-def _print_summary(template_ids: list[str], wall_s: float, instance: dg.DagsterInstance) -> None:
+def _print_summary(template_ids: list[str], batches: list[str], wall_s: float, instance, log: RunLog) -> None:
     store = paths.artifacts_dir()
-    cert_path = store / "catalog" / "certification.json"
     print("\nsimready — main job summary")
+    cert_path = store / "catalog" / "certification.json"
     if cert_path.exists():
         cert = json.loads(cert_path.read_text())
         print(f"  catalog     {cert['n_passed']}/{cert['n_entries']} entries certified   {cert_path}")
@@ -63,9 +92,27 @@ def _print_summary(template_ids: list[str], wall_s: float, instance: dg.DagsterI
             continue
         v = json.loads(vpath.read_text())
         state = "valid  " if v["valid"] else "INVALID"
-        print(f"  template    {template_id:<32} {state} {v['template_hash'][:19]}  {vpath.parent}")
+        print(f"  template    {template_id:<32} {state} {v['template_hash'][:19]}")
         for err in v["errors"][:3]:
             print(f"                {err}")
+    proposed = accepted = 0
+    for template_id in template_ids:
+        for batch in batches:
+            bpath = store / "scenarios" / template_id / batch / "batch.json"
+            if bpath.exists():
+                b = json.loads(bpath.read_text())
+                proposed += b["proposals"]
+                accepted += b["accepted"]
+    print(f"  samples     {accepted} accepted of {proposed} proposed   {store / 'scenarios'}")
+    cov = store / "coverage" / "coverage.json"
+    if cov.exists():
+        totals = json.loads(cov.read_text())["totals"]
+        print(f"  coverage    {totals['cells_with_samples']}/{totals['cells']} cells with samples, "
+              f"{totals['cells_filled']} filled to target   {cov}")
+    for job, seconds in log.stage_s.items():
+        print(f"  time        {job:<22} {seconds:6.1f} s")
+    for failure in log.failures:
+        print(f"  FAILED      {failure}")
     print(f"  artifacts   {store}")
     print(f"  dagster     {instance.root_directory} (SQLite; `make ui` to browse)")
     print(f"  wall time   {wall_s:.1f} s")

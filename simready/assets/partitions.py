@@ -17,3 +17,14 @@ def template_ids() -> list[str]:
 
 
 template_partitions = dg.StaticPartitionsDefinition(template_ids())
+
+#: Sample batches are registered at run time (by the main job, the daily
+#: schedule, or a user in the UI). One key is one batch of samples per template.
+batch_partitions = dg.DynamicPartitionsDefinition(name="sample_batch")
+
+#: Every sample-level asset shares this: template (static) × batch (dynamic), so a
+#: template's change reaches exactly its own batches.
+sample_partitions = dg.MultiPartitionsDefinition({"template": template_partitions, "batch": batch_partitions})
+
+#: How a sample-level asset maps onto a template-partitioned parent (and back).
+by_template = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="template")

@@ -43,6 +43,7 @@ class SourceData(dg.ConfigurableResource):
     templates_dir: str = str(paths.TEMPLATES_DIR)
     catalog_contracts_dir: str = str(paths.CATALOG_CONTRACTS_DIR)
     catalog_generated_dir: str = str(paths.CATALOG_GENERATED_DIR)
+    suite_file: str = str(paths.DATA_DIR / "suites" / "default.yaml")
 
     def template_file(self, template_id: str) -> Path:
         return Path(self.templates_dir) / f"{template_id}.yaml"

@@ -1,0 +1,62 @@
+"""Asset checks for the scenario stage."""
+
+import json
+
+import dagster as dg
+import pyarrow.parquet as pq
+
+from simready.assets.partitions import sample_partitions, template_partitions
+from simready.assets.scenario import batch_dir, rejection_log, scenario_manifests
+from simready.errors import ManifestError
+from simready.resources import ArtifactStore, SourceData
+from simready.scenario.batch import read_batch_manifest_paths
+from simready.scenario.manifest import load_manifest
+from simready.world.template import load_template, template_hash
+
+
+def _batch(context: dg.AssetCheckExecutionContext) -> tuple[str, str]:
+    key = context.partition_key.keys_by_dimension
+    return key["template"], key["batch"]
+
+
+@dg.asset_check(
+    asset=scenario_manifests,
+    partitions_def=sample_partitions,
+    blocking=True,
+    description="Every manifest re-parses against the schema and pins the current template hash.",
+)
+def manifests_schema_valid(
+    context: dg.AssetCheckExecutionContext, store: ArtifactStore, source: SourceData
+) -> dg.AssetCheckResult:
+    template_id, batch = _batch(context)
+    current = template_hash(load_template(source.template_file(template_id)))
+    problems = []
+    files = read_batch_manifest_paths(batch_dir(store, template_id, batch))
+    for path in files:
+        try:
+            m = load_manifest(path)
+        except ManifestError as exc:
+            problems.append(exc.one_line())
+            continue
+        if m.template_hash != current:
+            problems.append(f"{path}: template_hash: {m.template_hash} is not the current {current}")
+    return dg.AssetCheckResult(
+        passed=not problems,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={"manifests": len(files), "problems": dg.MetadataValue.json(problems[:20])},
+    )
+
+
+@dg.asset_check(
+    asset=rejection_log,
+    partitions_def=template_partitions,
+    description="Every rejection row names its stage, reason and detail.",
+)
+def rejection_reasons_nonempty(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
+    path = store.path("scenarios", context.partition_key, "rejection_log.parquet")
+    table = pq.read_table(path).to_pylist()
+    empty = [r for r in table if not (r["stage"] and r["reason"] and r["detail"])]
+    return dg.AssetCheckResult(
+        passed=not empty,
+        metadata={"rows": len(table), "empty": len(empty), "examples": dg.MetadataValue.json(empty[:5])},
+    )

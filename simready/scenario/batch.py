@@ -1,0 +1,154 @@
+"""One sample batch of one template: the manifests, rejections and cell counts it owns.
+
+Why batches are slices of one sequence: the generator steers toward
+under-filled cells, so sample *i* depends on what samples *< i* filled. Batch
+``b<k>`` of a template is defined as accepted samples ``[k·n, (k+1)·n)`` of the
+single deterministic sequence the generator produces for (template, intent,
+root) — computed by generating ``(k+1)·n`` and keeping the last ``n``. So a
+batch's content depends only on its key, coverage steering spans batches, and
+adding batch ``k+1`` never changes batch ``k``. Generation costs milliseconds a
+sample, so regenerating the prefix is cheap.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simready.atomic import atomic_directory, write_json_atomic
+from simready.catalog.catalog import Catalog
+from simready.hashing import content_hash
+from simready.scenario.generator import DEFAULT_ROOT, generate
+from simready.scenario.ladder import RejectionRow
+from simready.scenario.manifest import ScenarioManifest, canonicalize, manifest_bytes, manifest_hash
+from simready.scenario.suite import Suite, batch_index
+from simready.world.template import WorldTemplate
+
+
+@dataclass
+class IntentSlice:
+    intent: str
+    manifests: list[ScenarioManifest]
+    rejections: list[RejectionRow]
+    requested: int
+
+
+@dataclass
+class BatchResult:
+    """What one (template, batch) partition holds.
+
+    Attributes:
+        slices: per intent, the accepted manifests and the rejections of the
+            proposals made between the previous batch's last acceptance and this
+            batch's last acceptance.
+        cells: per (intent, cell) counts: proposals = accepted + rejected.
+    """
+
+    template_id: str
+    batch: str
+    slices: list[IntentSlice]
+    cells: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def manifests(self) -> list[ScenarioManifest]:
+        return [m for s in self.slices for m in s.manifests]
+
+    @property
+    def rejections(self) -> list[RejectionRow]:
+        return [r for s in self.slices for r in s.rejections]
+
+    @property
+    def data_version(self) -> str:
+        return content_hash({m.sample_id: manifest_hash(m) for m in self.manifests})
+
+    def summary(self) -> dict[str, Any]:
+        accepted = len(self.manifests)
+        rejected = len(self.rejections)
+        return {
+            "template_id": self.template_id,
+            "batch": self.batch,
+            "accepted": accepted,
+            "rejected": rejected,
+            "proposals": accepted + rejected,
+            "requested": sum(s.requested for s in self.slices),
+            "by_intent": {s.intent: {"accepted": len(s.manifests), "requested": s.requested,
+                                     "rejected": len(s.rejections)} for s in self.slices},
+            "samples": {m.sample_id: manifest_hash(m) for m in self.manifests},
+            "data_version": self.data_version,
+        }
+
+
+def _sample_index(sample_id: str) -> int:
+    return int(sample_id.rsplit("-", 1)[1])
+
+
+def _slice(manifests: list[ScenarioManifest], rejections: list[RejectionRow], k: int, n: int) -> tuple[list, list]:
+    ordered = sorted(manifests, key=lambda m: _sample_index(m.sample_id))
+    mine = ordered[k * n:(k + 1) * n]
+    if not mine:
+        return [], []
+    lo = _sample_index(ordered[k * n - 1].sample_id) + 1 if k > 0 else 0
+    hi = _sample_index(mine[-1].sample_id)
+    return mine, [r for r in rejections if lo <= r.proposal_index <= hi]
+
+
+def cell_counts(slices: list[IntentSlice]) -> dict[str, dict[str, Any]]:
+    """Per ``intent/cell``: proposals, accepted, rejected, rejected by stage and by reason."""
+    cells: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"proposals": 0, "accepted": 0, "rejected": 0, "by_stage": Counter(), "by_reason": Counter()}
+    )
+    for s in slices:
+        for m in s.manifests:
+            c = cells[f"{s.intent}/{m.coverage_cell.id}"]
+            c["accepted"] += 1
+            c["proposals"] += 1
+        for r in s.rejections:
+            c = cells[f"{s.intent}/{r.cell}"]
+            c["rejected"] += 1
+            c["proposals"] += 1
+            c["by_stage"][r.stage] += 1
+            c["by_reason"][r.reason] += 1
+    return {
+        k: {**v, "by_stage": dict(sorted(v["by_stage"].items())), "by_reason": dict(sorted(v["by_reason"].items()))}
+        for k, v in sorted(cells.items())
+    }
+
+
+def build_batch(
+    suite: Suite, template: WorldTemplate, batch: str, catalog: Catalog, root: str = DEFAULT_ROOT
+) -> BatchResult:
+    """Generate the batch's manifests for every intent the suite names for this template."""
+    k = batch_index(batch)
+    slices = []
+    for intent, n in suite.intents_for(template.id).items():
+        result = generate(template.id, intent, (k + 1) * n, root=root, catalog=catalog, template=template)
+        mine, rejections = _slice(result.manifests, result.rejections, k, n)
+        slices.append(IntentSlice(intent, mine, rejections, n))
+    out = BatchResult(template.id, batch, slices)
+    out.cells = cell_counts(slices)
+    return out
+
+
+def write_batch(result: BatchResult, out_dir: Path) -> Path:
+    """``out_dir`` (replaced atomically): manifests/<sample>.json, rejections.jsonl, cells.json, batch.json."""
+    with atomic_directory(out_dir) as tmp:
+        (tmp / "manifests").mkdir()
+        for m in result.manifests:
+            (tmp / "manifests" / f"{m.sample_id}.json").write_bytes(manifest_bytes(canonicalize(m)))
+        lines = "".join(json.dumps(r.as_dict(), sort_keys=True) + "\n" for r in result.rejections)
+        (tmp / "rejections.jsonl").write_text(lines)
+        write_json_atomic(tmp / "cells.json", result.cells)
+        write_json_atomic(tmp / "batch.json", result.summary())
+    return out_dir
+
+
+def read_batch_manifest_paths(batch_dir: Path) -> list[Path]:
+    return sorted((batch_dir / "manifests").glob("*.json"))
+
+
+def read_rejections(batch_dir: Path) -> list[dict[str, Any]]:
+    path = batch_dir / "rejections.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []

@@ -1,0 +1,102 @@
+"""``simready status``: fresh or stale for every asset partition, with the upstream reason.
+
+Why: Dagster's own stale status is not transitive — after a template changes
+only its direct children show *stale*; grandchildren look fresh until the
+children are rematerialized. Reviewers need the whole cascade, so this walks
+the graph in topological order and marks a partition stale when Dagster says
+so *or* when any partition it depends on is (transitively) stale, naming the
+root cause.
+"""
+
+import datetime as _dt
+from dataclasses import dataclass
+
+import dagster as dg
+from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+from dagster._core.definitions.events import AssetKeyPartitionKey
+
+
+@dataclass(frozen=True)
+class PartitionStatus:
+    asset: str
+    partition: str | None
+    status: str  # fresh | stale | missing
+    reason: str
+
+    def line(self) -> str:
+        part = self.partition or "-"
+        return f"{self.status:<8} {self.asset:<22} {part:<52} {self.reason}"
+
+
+def _resolver(defs: dg.Definitions, instance: dg.DagsterInstance) -> tuple[CachingStaleStatusResolver, object]:
+    asset_graph = defs.resolve_asset_graph()
+    view = AssetGraphView(
+        temporal_context=TemporalContext(effective_dt=_dt.datetime.now(_dt.timezone.utc), last_event_id=None),
+        instance=instance,
+        asset_graph=asset_graph,
+    )
+    return CachingStaleStatusResolver(instance=instance, asset_graph=asset_graph, loading_context=view), asset_graph
+
+
+def _partition_keys(asset_graph, key: dg.AssetKey, instance: dg.DagsterInstance) -> list[str | None]:
+    partitions_def = asset_graph.get(key).partitions_def
+    if partitions_def is None:
+        return [None]
+    return sorted(partitions_def.get_partition_keys(dynamic_partitions_store=instance))
+
+
+def _parents(asset_graph, key: dg.AssetKey, partition: str | None) -> list[AssetKeyPartitionKey]:
+    result = asset_graph.get_parents_partitions(key, partition)
+    return sorted(result.parent_partitions, key=lambda p: (p.asset_key.to_user_string(), p.partition_key or ""))
+
+
+def _describe_causes(resolver: CachingStaleStatusResolver, key: dg.AssetKey, partition: str | None) -> str:
+    causes = resolver.get_stale_causes(key, partition)
+    if not causes:
+        return "stale (no cause reported)"
+    c = causes[0]
+    dep = c.dependency.asset_key.to_user_string() if c.dependency else ""
+    dep_part = f"[{c.dependency.partition_key}]" if c.dependency and c.dependency.partition_key else ""
+    return f"{c.category.name.lower()}: {c.reason} {dep}{dep_part}".strip()
+
+
+def graph_status(defs: dg.Definitions, instance: dg.DagsterInstance) -> list[PartitionStatus]:
+    """Status of every asset partition in topological order (parents before children)."""
+    from dagster._core.definitions.partitions.context import partition_loading_context
+
+    resolver, asset_graph = _resolver(defs, instance)
+    out: dict[AssetKeyPartitionKey, PartitionStatus] = {}
+    with partition_loading_context(dynamic_partitions_store=instance):
+        for key in asset_graph.toposorted_asset_keys:
+            if not asset_graph.get(key).is_materializable:
+                continue
+            for partition in _partition_keys(asset_graph, key, instance):
+                out[AssetKeyPartitionKey(key, partition)] = _status_of(resolver, asset_graph, key, partition, out)
+    return list(out.values())
+
+
+def _status_of(resolver, asset_graph, key, partition, known) -> PartitionStatus:
+    name = key.to_user_string()
+    own = resolver.get_status(key, partition)
+    if own == StaleStatus.MISSING:
+        return PartitionStatus(name, partition, "missing", "never materialized")
+    for parent in _parents(asset_graph, key, partition):
+        upstream = known.get(parent)
+        if upstream is not None and upstream.status != "fresh":
+            where = parent.asset_key.to_user_string() + (f"[{parent.partition_key}]" if parent.partition_key else "")
+            root = upstream.reason if upstream.reason.startswith("upstream") else f"{where}: {upstream.reason}"
+            return PartitionStatus(name, partition, "stale", root if root.startswith("upstream") else f"upstream {root}")
+    if own == StaleStatus.STALE:
+        return PartitionStatus(name, partition, "stale", _describe_causes(resolver, key, partition))
+    return PartitionStatus(name, partition, "fresh", "")
+
+
+def print_status(defs: dg.Definitions, instance: dg.DagsterInstance, only_stale: bool = False) -> int:
+    rows = graph_status(defs, instance)
+    for row in rows:
+        if not only_stale or row.status != "fresh":
+            print(row.line())
+    counts = {s: sum(1 for r in rows if r.status == s) for s in ("fresh", "stale", "missing")}
+    print(f"{counts['fresh']} fresh, {counts['stale']} stale, {counts['missing']} missing")
+    return 0
