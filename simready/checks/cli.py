@@ -1,0 +1,64 @@
+"""``simready validate``: the validity gate on one sample folder.
+
+Exit status: 0 accepted, 2 rejected (the report is written either way), 1 on
+bad input — a missing stage output, an unreadable file — with a one-line reason.
+Imports stay inside the handler so ``simready --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+EXIT_REJECTED = 2
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from simready.atomic import write_json_atomic
+    from simready.checks.validity import evidence_from_sample_dir, validate_scenario
+
+    evidence = evidence_from_sample_dir(
+        Path(args.sample_dir),
+        baseline=args.baseline,
+        reference_pool=args.reference,
+        require_sensors=not args.trajectory_only,
+    )
+    report = validate_scenario(evidence)
+    out = Path(args.out)
+    write_json_atomic(out, report.model_dump(mode="json"))
+    if args.docs:
+        from simready.checks.expectations import build_data_docs, run_suite, trajectory_frame, validity_frame
+
+        results = [
+            run_suite("trajectories", trajectory_frame(evidence.ticks, evidence.actor_classes)),
+            run_suite("validity_reports", validity_frame([report])),
+        ]
+        print(f"data docs   {build_data_docs(results, args.docs)}")
+    verdict = "ACCEPTED" if report.accepted else "REJECTED"
+    cap = " (capped: low fidelity)" if report.capped else ""
+    print(f"{verdict}  {report.sample_id}  validity {report.validity:.2f}  fidelity {report.fidelity:.2f}  "
+          f"realism {report.realism:.2f}  weight {report.weight:.2f}{cap}  policy {report.policy_version}")
+    for c in report.checks:
+        print(f"  {'pass' if c.passed else 'FAIL'}  {c.check:<12} {c.score:.3f}  {c.detail.get('summary', '')}")
+    for reason in report.reasons:
+        print(f"  - {reason}")
+    print(f"report      {out}")
+    return 0 if report.accepted else EXIT_REJECTED
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``validate`` to the ``simready`` command line."""
+    p = sub.add_parser(
+        "validate",
+        help="run the counterfactual validity gate on a sample folder; exit 0 accepted, 2 rejected",
+        description="Score one sample folder (manifest.json, trace.parquet, observations/) with the five checks "
+        "of SPEC §12 and write the validity report as JSON.",
+    )
+    p.add_argument("sample_dir", metavar="SAMPLE_DIR", help="sample folder written by the scenario, simulation and measurement stages")
+    p.add_argument("--out", required=True, help="where to write the report (JSON)")
+    p.add_argument("--baseline", default=None, help="source trajectory (trace file or sample folder) the sample was transformed from")
+    p.add_argument("--reference", default=None, help="reference pool of distribution features (Parquet)")
+    p.add_argument("--trajectory-only", action="store_true",
+                   help="score without observations (the sensor check then scores 0: low-fidelity evidence)")
+    p.add_argument("--docs", default=None, metavar="DIR", help="also write GX Data Docs for the sample's trace and report here")
+    p.set_defaults(handler=_validate)

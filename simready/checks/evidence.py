@@ -1,0 +1,507 @@
+"""What the validity gate looks at, as plain data, and how to read it from a sample folder.
+
+The gate (:mod:`simready.checks.validity`) scores a :class:`ScenarioEvidence`
+and never imports the other stages' code, so it runs on anything that can
+produce these tables: a trace written by the simulator, a hand-made
+adversarial case in a test, a perturbed copy of a source scenario.
+
+Sample folder layout read by :func:`evidence_from_sample_dir` (one stage per
+entry; a missing entry raises :class:`MissingStageError` naming the stage):
+
+=========================== ============ ==============================================
+entry                       stage        what is read
+=========================== ============ ==============================================
+``manifest.json``           scenario     actor kinds and footprints, ego, environment
+``trace.parquet``           simulation   ticks table, header (dt), events (collisions)
+``observations/``           measurement  SPEC §10 layout (see below)
+=========================== ============ ==============================================
+
+Observations (SPEC §10), read leniently because only a few facts are needed:
+
+* ``legend.json`` ``entries[]{compact_id, entity}``: LiDAR instance ids → actors
+  (entities ``<sample>/actor:<id>``).
+* ``observed-frames.jsonl``: one camera frame a line, ``{sensor?, tick?, t | time | t_s,
+  actors: [{id, position [x, y, z], visibility | visible | detected}] | {id: {...}}}``.
+  ``visibility`` is a visible fraction, a boolean or ``{camera: fraction}``; a camera
+  detects an actor when the fraction is at least
+  :data:`~simready.checks.policy.CAMERA_MIN_VISIBLE_FRACTION`. The position is the
+  actor's body centre (extent 0).
+* ``results.json`` ``files[]{sensor, tick, path, t | t_s | time, T_world_sensor?}``: the
+  LiDAR sweeps (``.ply``). A sweep detects an actor with at least
+  :data:`~simready.checks.policy.LIDAR_MIN_POINTS` points carrying its instance id; its
+  position is the points' centroid, moved to world by ``T_world_sensor`` (4×4, the pose
+  at the sweep start) when given — a surface centroid, so its extent is half the actor's
+  footprint diagonal plus the distance the sensor travels in one sweep. At most
+  :data:`~simready.checks.policy.LIDAR_MAX_SWEEPS` sweeps, evenly spaced, are read.
+
+Frames and units: world frame x east, y north, z up, metres, seconds;
+quaternions ``[x, y, z, w]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from simready.checks import policy
+from simready.checks.features import ReferenceProfile
+from simready.errors import SimreadyError
+
+MANIFEST_FILE = "manifest.json"
+TRACE_FILE = "trace.parquet"
+OBSERVATIONS_DIR = "observations"
+OBSERVED_FRAMES_FILE = "observed-frames.jsonl"
+LEGEND_FILE = "legend.json"
+RESULTS_FILE = "results.json"
+
+#: Ticks columns the gate reads (SPEC §7); the rest are carried along untouched.
+REQUIRED_TICK_COLUMNS = ("tick", "t", "actor_id", "x", "y", "qx", "qy", "qz", "qw", "vx", "vy")
+#: Optional per-row class column names, in the order they are looked for (for the identity check).
+ROW_CLASS_COLUMNS = ("actor_class", "kind", "class")
+DETECTION_COLUMNS = ("sensor_type", "sensor", "frame", "t", "actor_id", "x", "y", "z", "extent_m", "detected")
+
+
+class EvidenceError(SimreadyError):
+    """Evidence the gate cannot read (a missing column, an unreadable file)."""
+
+    kind = "evidence"
+
+
+class MissingStageError(EvidenceError):
+    """A sample folder lacks the output of one stage."""
+
+    kind = "missing_stage"
+
+    def __init__(self, stage: str, path: str | Path, what: str) -> None:
+        self.stage = stage
+        super().__init__(path, "", f"{stage} stage output missing ({what})")
+
+
+@dataclass(frozen=True)
+class Collision:
+    """A contact the simulator recorded: time (s) and the actors involved (``b`` None: with the world)."""
+
+    t_s: float
+    a: str
+    b: str | None = None
+
+
+@dataclass(frozen=True)
+class DryReference:
+    """LiDAR figures of the same scene under dry weather, for the rain-attenuation expectation.
+
+    ``detection_rate``: share of (sweep, actor) opportunities detected;
+    ``returns_per_sweep``: mean number of points per sweep (None if unknown).
+    """
+
+    detection_rate: float | None
+    returns_per_sweep: float | None = None
+
+
+@dataclass
+class SensorEvidence:
+    """Per-frame, per-instance detections of the measurement stage.
+
+    Attributes:
+        detections: one row per (sensor frame, actor) opportunity, columns
+            :data:`DETECTION_COLUMNS`: ``sensor_type`` (camera | lidar), ``sensor`` (name),
+            ``frame`` (the sensor's own tick), ``t`` (s), ``actor_id``, ``x, y, z``
+            (world, m; NaN if unknown), ``extent_m`` (how far the stated position may
+            lie from the body centre: 0 for a centre, about half the footprint
+            diagonal for a surface centroid), ``detected`` (bool).
+        illumination: day | dusk | night.
+        weather: dry | wet | rain.
+        lidar_returns_per_sweep: mean number of LiDAR points per sweep, None if unknown.
+        dry_reference: the same scene's LiDAR under dry weather, None if unknown.
+        notes: what the loader could not read (reported in the sensor check's detail).
+    """
+
+    detections: pd.DataFrame
+    illumination: str = "day"
+    weather: str = "dry"
+    lidar_returns_per_sweep: float | None = None
+    dry_reference: DryReference | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        missing = [c for c in DETECTION_COLUMNS if c not in self.detections]
+        if missing:
+            raise EvidenceError("sensor evidence", "detections", f"missing columns {', '.join(missing)}")
+
+
+@dataclass
+class ScenarioEvidence:
+    """Everything the gate scores for one sample.
+
+    Attributes:
+        sample_id: the sample's id (reports are keyed by it).
+        ticks: the trace's ticks table (SPEC §7): one row per (tick, actor) with at
+            least :data:`REQUIRED_TICK_COLUMNS`; ``speed_mps``, ``present``, ``z``, ``vz``
+            and a per-row class column (:data:`ROW_CLASS_COLUMNS`) are used when present.
+        actor_classes: actor id → class (vehicle | cyclist | pedestrian, or an ontology
+            class such as ``van``, see :data:`~simready.checks.policy.CLASS_ALIASES`).
+        dt: the trace's tick (s).
+        actor_dims: actor id → footprint ``(length_m, width_m)``; actors without one are
+            left out of the overlap check.
+        ego_id: the ego / metric subject (features are relative to it), None if none.
+        baseline_ticks: the untransformed source trajectory, None to score the absolute.
+        baseline_actor_classes: classes of the baseline's actors (default: ``actor_classes``).
+        sensor: the measurement stage's detections, None if absent.
+        reference_pool: distribution features of the reference pool
+            (:func:`~simready.checks.features.scenario_features` rows) or its frozen
+            :class:`~simready.checks.features.ReferenceProfile`, None if absent.
+        collisions: contacts the simulator recorded.
+        source: where the evidence came from (for messages).
+    """
+
+    sample_id: str
+    ticks: pd.DataFrame
+    actor_classes: Mapping[str, str]
+    dt: float
+    actor_dims: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    ego_id: str | None = None
+    baseline_ticks: pd.DataFrame | None = None
+    baseline_actor_classes: Mapping[str, str] | None = None
+    sensor: SensorEvidence | None = None
+    reference_pool: pd.DataFrame | ReferenceProfile | None = None
+    collisions: Sequence[Collision] = ()
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        where = self.source or self.sample_id
+        for name, table in (("ticks", self.ticks), ("baseline_ticks", self.baseline_ticks)):
+            if table is None:
+                continue
+            missing = [c for c in REQUIRED_TICK_COLUMNS if c not in table]
+            if missing:
+                raise EvidenceError(where, name, f"missing columns {', '.join(missing)}")
+        if not (isinstance(self.dt, (int, float)) and math.isfinite(self.dt) and self.dt > 0):
+            raise EvidenceError(where, "dt", f"tick must be a positive number of seconds, got {self.dt!r}")
+
+
+# --- reading a sample folder ------------------------------------------------
+
+
+def local_actor_id(entity: str) -> str:
+    """``ped`` of ``<sample>/actor:ped`` (SPEC §3); other strings unchanged."""
+    return entity.rsplit("actor:", 1)[1] if "actor:" in entity else entity
+
+
+def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
+    """``(ticks, header, events)`` of a trace Parquet file (SPEC §7)."""
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as exc:
+        raise EvidenceError(path, "", f"cannot read trace: {exc}".splitlines()[0]) from None
+    meta = table.schema.metadata or {}
+
+    def _json(key: bytes, default: Any) -> Any:
+        raw = meta.get(key)
+        if raw is None:
+            return default
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise EvidenceError(path, key.decode(), "metadata is not valid JSON") from None
+
+    header = _json(b"simready.header", {})
+    events = _json(b"simready.events", [])
+    return table.to_pandas(), header if isinstance(header, dict) else {}, events if isinstance(events, list) else []
+
+
+def collisions_from_events(events: Sequence[Mapping[str, Any]]) -> list[Collision]:
+    """Collision events of a trace, whichever of the usual spellings they use."""
+    out = []
+    for e in events:
+        if not isinstance(e, Mapping) or (e.get("type") or e.get("kind") or e.get("event")) != "collision":
+            continue
+        t = next((e[k] for k in ("t", "t_s", "time") if isinstance(e.get(k), (int, float))), None)
+        actors = e.get("actors") or e.get("pair") or [e.get("a"), e.get("b")]
+        actors = [local_actor_id(str(a)) for a in actors if a is not None]
+        if t is None or not actors:
+            continue
+        out.append(Collision(float(t), actors[0], actors[1] if len(actors) > 1 else None))
+    return out
+
+
+def evidence_from_sample_dir(
+    path: str | Path,
+    *,
+    baseline: str | Path | None = None,
+    reference_pool: str | Path | pd.DataFrame | ReferenceProfile | None = None,
+    require_sensors: bool = True,
+    dry_reference: DryReference | None = None,
+) -> ScenarioEvidence:
+    """Build the gate's evidence from a sample folder (layout in the module docstring).
+
+    ``baseline``: the source trajectory (a trace file or another sample folder);
+    ``reference_pool``: feature rows (a Parquet file or a table) or a frozen profile;
+    ``require_sensors``: raise :class:`MissingStageError` when the observations are
+    missing (False: score the sample as trajectory-only evidence).
+    """
+    from simready.scenario.manifest import load_manifest
+
+    root = Path(path)
+    if not root.is_dir():
+        raise EvidenceError(root, "", "sample folder not found")
+    manifest_path = root / MANIFEST_FILE
+    if not manifest_path.is_file():
+        raise MissingStageError("scenario", root, f"no {MANIFEST_FILE}")
+    trace_path = root / TRACE_FILE
+    if not trace_path.is_file():
+        raise MissingStageError("simulation", root, f"no {TRACE_FILE}")
+    manifest = load_manifest(manifest_path)
+    ticks, header, events = read_trace(trace_path)
+
+    local = {a.id: a for a in manifest.actors}
+    trace_ids = sorted(set(ticks["actor_id"].astype(str))) if len(ticks) else []
+    by_trace_id = {tid: local[local_actor_id(tid)] for tid in trace_ids if local_actor_id(tid) in local}
+    for a in manifest.actors:
+        by_trace_id.setdefault(a.id, a)
+    actor_classes = {tid: a.kind for tid, a in by_trace_id.items()}
+    actor_dims = {tid: (a.dims.l, a.dims.w) for tid, a in by_trace_id.items()}
+    subject = header.get("metric_subject") or manifest.metric_subject
+    ego_id = next((tid for tid, a in by_trace_id.items() if a.id == local_actor_id(str(subject))), None)
+    dt = float(header.get("dt", manifest.dt))
+
+    baseline_ticks = None
+    if baseline is not None:
+        b = Path(baseline)
+        b_trace = b / TRACE_FILE if b.is_dir() else b
+        if not b_trace.is_file():
+            raise MissingStageError("simulation", b, f"baseline has no {TRACE_FILE}")
+        baseline_ticks = read_trace(b_trace)[0]
+
+    obs_dir = root / OBSERVATIONS_DIR
+    sensor = None
+    if (obs_dir / OBSERVED_FRAMES_FILE).is_file() or (obs_dir / RESULTS_FILE).is_file():
+        env = manifest.environment
+        sensor = sensor_evidence_from_observations(
+            obs_dir, actor_dims, illumination=env.illumination, weather=env.weather, dry_reference=dry_reference
+        )
+    elif require_sensors:
+        raise MissingStageError("measurement", root, f"no {OBSERVATIONS_DIR}/{OBSERVED_FRAMES_FILE}")
+
+    pool: pd.DataFrame | ReferenceProfile | None
+    if isinstance(reference_pool, (str, Path)):
+        try:
+            pool = pd.read_parquet(reference_pool)
+        except (OSError, ValueError) as exc:
+            raise EvidenceError(reference_pool, "", f"cannot read reference pool: {exc}".splitlines()[0]) from None
+    else:
+        pool = reference_pool
+
+    return ScenarioEvidence(
+        sample_id=manifest.sample_id,
+        ticks=ticks,
+        actor_classes=actor_classes,
+        dt=dt,
+        actor_dims=actor_dims,
+        ego_id=ego_id,
+        baseline_ticks=baseline_ticks,
+        sensor=sensor,
+        reference_pool=pool,
+        collisions=collisions_from_events(events),
+        source=str(root),
+    )
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise EvidenceError(path, "", f"not readable JSON: {exc}".splitlines()[0]) from None
+
+
+def _frame_time(record: Mapping[str, Any]) -> float | None:
+    for key in ("t", "t_s", "time", "sample_time_s", "t0_s"):
+        value = record.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def _visible_fraction(value: Any, camera: str) -> float | None:
+    if isinstance(value, Mapping):
+        value = value.get(camera)
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        return float(value)
+    return None
+
+
+def _camera_rows(path: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    with path.open() as f:
+        for line_no, line in enumerate(f):
+            if not line.strip():
+                continue
+            try:
+                frame = json.loads(line)
+            except ValueError:
+                raise EvidenceError(path, f"line {line_no + 1}", "not valid JSON") from None
+            t = _frame_time(frame)
+            actors = frame.get("actors", [])
+            if isinstance(actors, Mapping):
+                actors = [{"id": k, **v} for k, v in actors.items()]
+            vis_keys = ("detected", "visibility", "visible")
+            cameras = {frame["sensor"]} if "sensor" in frame else set()
+            for a in actors:
+                for k in vis_keys:
+                    if isinstance(a.get(k), Mapping):
+                        cameras.update(a[k])
+            for camera in sorted(cameras) or ["camera"]:
+                for a in actors:
+                    vis = next((_visible_fraction(a[k], camera) for k in vis_keys if k in a), None)
+                    if vis is None:
+                        continue
+                    p = a.get("position") or [math.nan] * 3
+                    rows.append(
+                        {
+                            "sensor_type": "camera",
+                            "sensor": camera,
+                            "frame": int(frame.get("tick", line_no)),
+                            "t": math.nan if t is None else t,
+                            "actor_id": local_actor_id(str(a.get("id", a.get("entity", "")))),
+                            "x": float(p[0]),
+                            "y": float(p[1]),
+                            "z": float(p[2]) if len(p) > 2 else math.nan,
+                            "extent_m": 0.0,
+                            "detected": vis >= policy.CAMERA_MIN_VISIBLE_FRACTION,
+                        }
+                    )
+    return rows
+
+
+def read_ply_points(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """``(xyz (N, 3) float64, instance_id (N,) int64)`` of a SPEC §10 PLY (ASCII or binary little-endian)."""
+    raw = path.read_bytes()
+    end = raw.find(b"end_header\n")
+    if end < 0:
+        raise EvidenceError(path, "", "not a PLY file (no end_header)")
+    header = raw[:end].decode("ascii", "replace").splitlines()
+    names, types = [], []
+    count = 0
+    for line in header:
+        parts = line.split()
+        if parts[:2] == ["element", "vertex"]:
+            count = int(parts[2])
+        elif parts and parts[0] == "property":
+            types.append(parts[1])
+            names.append(parts[2])
+    if not {"x", "y", "z", "instance_id"} <= set(names):
+        raise EvidenceError(path, "", "PLY lacks x y z instance_id")
+    body = raw[end + len(b"end_header\n"):]
+    if "format binary_little_endian" in "\n".join(header):
+        ply_types = {"float": "<f4", "double": "<f8", "uint": "<u4", "int": "<i4", "ushort": "<u2", "uchar": "u1"}
+        rec = np.frombuffer(body, dtype=[(n, ply_types.get(t, "<f4")) for n, t in zip(names, types)], count=count)
+        xyz = np.stack([rec["x"], rec["y"], rec["z"]], axis=1).astype(np.float64)
+        return xyz, rec["instance_id"].astype(np.int64)
+    if count == 0:
+        return np.empty((0, 3)), np.empty(0, np.int64)
+    import io
+
+    table = pd.read_csv(io.BytesIO(body), sep=" ", header=None, names=names, usecols=["x", "y", "z", "instance_id"],
+                        nrows=count, engine="c")
+    return table[["x", "y", "z"]].to_numpy(np.float64), table["instance_id"].to_numpy(np.int64)
+
+
+def _lidar_rows(obs_dir: Path, actor_dims: Mapping[str, tuple[float, float]], notes: list[str]) -> tuple[list[dict[str, Any]], float | None]:
+    results_path = obs_dir / RESULTS_FILE
+    legend_path = obs_dir / LEGEND_FILE
+    if not results_path.is_file():
+        notes.append(f"no {RESULTS_FILE}: LiDAR sweeps not read")
+        return [], None
+    results = _read_json(results_path)
+    files = results.get("files", []) if isinstance(results, Mapping) else []
+    sweeps = [f for f in files if isinstance(f, Mapping) and str(f.get("path", "")).endswith(".ply")]
+    if not sweeps:
+        notes.append(f"{RESULTS_FILE} lists no LiDAR sweep (.ply)")
+        return [], None
+    compact: dict[int, str] = {}
+    if legend_path.is_file():
+        legend = _read_json(legend_path)
+        for e in legend.get("entries", []) if isinstance(legend, Mapping) else []:
+            if isinstance(e, Mapping) and "actor:" in str(e.get("entity", "")):
+                compact[int(e["compact_id"])] = local_actor_id(str(e["entity"]))
+    else:
+        notes.append(f"no {LEGEND_FILE}: LiDAR instance ids cannot be matched to actors")
+        return [], None
+    sweeps.sort(key=lambda f: (str(f.get("sensor", "")), int(f.get("tick", 0))))
+    if len(sweeps) > policy.LIDAR_MAX_SWEEPS:
+        pick = np.unique(np.linspace(0, len(sweeps) - 1, policy.LIDAR_MAX_SWEEPS).round().astype(int))
+        sweeps = [sweeps[i] for i in pick]
+    half_diag = {a: 0.5 * math.hypot(l, w) for a, (l, w) in actor_dims.items()}
+    rows: list[dict[str, Any]] = []
+    returns = []
+    no_pose = 0
+    for entry in sweeps:
+        ply = obs_dir / str(entry["path"])
+        if not ply.is_file():
+            raise MissingStageError("measurement", ply, f"{RESULTS_FILE} lists {entry['path']} but it does not exist")
+        xyz, inst = read_ply_points(ply)
+        returns.append(len(inst))
+        pose = entry.get("T_world_sensor")
+        T = np.asarray(pose, float) if pose is not None else None
+        if T is None or T.shape != (4, 4):
+            T = None
+            no_pose += 1
+        t = _frame_time(entry)
+        sweep_s = entry.get("sweep_s")
+        for cid, actor in compact.items():
+            mask = inst == cid
+            n = int(mask.sum())
+            pos = [math.nan] * 3
+            if n and T is not None:
+                c = xyz[mask].mean(axis=0)
+                pos = (T[:3, :3] @ c + T[:3, 3]).tolist()
+            extent = half_diag.get(actor, 0.0) + (float(sweep_s) if isinstance(sweep_s, (int, float)) else 0.0)
+            rows.append(
+                {
+                    "sensor_type": "lidar",
+                    "sensor": str(entry.get("sensor", "lidar")),
+                    "frame": int(entry.get("tick", 0)),
+                    "t": math.nan if t is None else t,
+                    "actor_id": actor,
+                    "x": pos[0],
+                    "y": pos[1],
+                    "z": pos[2],
+                    "extent_m": extent,
+                    "detected": n >= policy.LIDAR_MIN_POINTS,
+                }
+            )
+    if no_pose:
+        notes.append(f"{no_pose} of {len(sweeps)} LiDAR sweeps carry no T_world_sensor: their positions are not compared")
+    return rows, float(np.mean(returns)) if returns else None
+
+
+def sensor_evidence_from_observations(
+    obs_dir: str | Path,
+    actor_dims: Mapping[str, tuple[float, float]],
+    *,
+    illumination: str,
+    weather: str,
+    dry_reference: DryReference | None = None,
+) -> SensorEvidence:
+    """Camera and LiDAR detections of one observations folder (layout in the module docstring)."""
+    obs_dir = Path(obs_dir)
+    notes: list[str] = []
+    frames_path = obs_dir / OBSERVED_FRAMES_FILE
+    rows = _camera_rows(frames_path) if frames_path.is_file() else []
+    if not frames_path.is_file():
+        notes.append(f"no {OBSERVED_FRAMES_FILE}: no camera detections")
+    elif not rows:
+        notes.append(f"{OBSERVED_FRAMES_FILE} gives no actor visibility: no camera detections")
+    lidar, returns = _lidar_rows(obs_dir, actor_dims, notes)
+    table = pd.DataFrame(rows + lidar, columns=list(DETECTION_COLUMNS))
+    return SensorEvidence(table, illumination, weather, returns, dry_reference, notes)

@@ -1,0 +1,129 @@
+"""Great Expectations suites on the tabular artifacts, and the reviewers' Data Docs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from simready.checks import expectations as E
+from simready.checks import policy
+from simready.checks.synthetic import street_evidence, street_manifest_dict
+from simready.checks.validity import validate_scenario
+from simready.scenario.manifest import parse_manifest
+from tests.manifest_factory import make_manifest
+
+
+@pytest.fixture(scope="module")
+def evidence():
+    return street_evidence(with_pool=False)
+
+
+@pytest.fixture(scope="module")
+def reports(evidence):
+    return [validate_scenario(evidence), validate_scenario(dataclasses.replace(evidence, sample_id="low", sensor=None))]
+
+
+def _failed(result: E.SuiteResult) -> list[str]:
+    return [r.expectation for r in result.failures()]
+
+
+def test_trajectories_suite_passes_on_a_clean_trace(evidence):
+    result = E.run_suite("trajectories", E.trajectory_frame(evidence.ticks, evidence.actor_classes))
+    assert result.success and result.evaluated == result.successful == len(result.results) > 20
+    json.dumps(result.model_dump(mode="json"))  # Dagster metadata is JSON
+
+
+def test_trajectories_suite_catches_nan_speed_time_and_duplicates(evidence):
+    t = evidence.ticks.copy()
+    t.loc[3, "x"] = np.nan
+    ped = t["actor_id"] == "ped"
+    t.loc[ped, "speed_mps"] = 6.0
+    t.loc[(t["actor_id"] == "van") & (t["tick"] == 10), "t"] = 0.0  # time runs backwards for the van
+    t = pd.concat([t, t.iloc[[0]]], ignore_index=True)
+    result = E.run_suite("trajectories", E.trajectory_frame(t, evidence.actor_classes))
+    assert not result.success
+    failed = _failed(result)
+    assert "expect_column_values_to_not_be_null(column=x)" in failed
+    speed = next(r for r in result.results if 'actor_class=="pedestrian"' in r.expectation)
+    assert not speed.success and speed.observed["unexpected_count"] == ped.sum()
+    assert speed.observed["unexpected_values"][:1] == [6.0]
+    assert any(e.startswith("expect_column_values_to_be_between(column=t_step_s") for e in failed)
+    assert any(e.startswith("expect_compound_columns_to_be_unique") for e in failed)
+    json.dumps(result.model_dump(mode="json"))
+
+
+def test_undeclared_actor_class_fails_the_trajectories_suite(evidence):
+    result = E.run_suite("trajectories", E.trajectory_frame(evidence.ticks, {"ego": "vehicle"}))
+    assert any(e.startswith("expect_column_values_to_be_in_set(column=actor_class") for e in _failed(result))
+
+
+def test_rejection_log_suite():
+    log = pd.DataFrame({"sample_id": ["a", "b"], "stage": ["geometry", "timing"], "reason": ["overlap", "no_solution"],
+                        "detail": ["van overlaps kerb by 0.3 m", "ttc 9 s unreachable"]})
+    assert E.run_suite("rejection_log", log).success
+    bad = log.assign(reason=["overlap", ""])
+    assert "expect_column_value_lengths_to_be_between(column=reason, min_value=1)" in _failed(E.run_suite("rejection_log", bad))
+    missing = E.run_suite("rejection_log", log.drop(columns=["detail"]))
+    assert "expect_column_to_exist(column=detail)" in _failed(missing)
+    assert E.run_suite("rejection_log", log.iloc[:0]).success  # an empty log is a fine log
+
+
+def test_manifests_suite():
+    frame = E.manifest_frame([make_manifest(), parse_manifest(street_manifest_dict(), "synthetic")])
+    assert len(frame) == 6
+    assert E.run_suite("manifests", frame).success
+    fast = frame.copy()
+    fast.loc[fast["kind"] == "pedestrian", "initial_speed_mps"] = 6.0
+    fast.loc[0, "length_m"] = 0.0
+    failed = _failed(E.run_suite("manifests", fast))
+    assert any('initial_speed_mps' in e and 'kind=="pedestrian"' in e for e in failed)
+    assert any(e.startswith("expect_column_values_to_be_between(column=length_m") for e in failed)
+
+
+def test_validity_reports_suite(reports):
+    assert E.run_suite("validity_reports", E.validity_frame(reports)).success
+    tampered = [reports[0], reports[1].model_copy(update={"weight": 1.0})]  # a low-fidelity sample claiming full weight
+    failed = _failed(E.run_suite("validity_reports", E.validity_frame(tampered)))
+    assert "expect_column_pair_values_to_be_equal(column_A=weight, column_B=policy_weight)" in failed
+    other = [reports[0].model_copy(update={"policy_version": "gate-0.9.0"})]
+    assert any("policy_version" in e for e in _failed(E.run_suite("validity_reports", E.validity_frame(other))))
+
+
+def test_one_context_per_process(evidence):
+    E.run_suite("rejection_log", pd.DataFrame({"stage": ["s"], "reason": ["r"], "detail": ["d"]}))
+    state = E._gx_state()
+    E.run_suite("rejection_log", pd.DataFrame({"stage": ["s"], "reason": ["r"], "detail": ["d"]}))
+    assert E._gx_state() is state and "rejection_log" in state.definitions
+
+
+def test_unknown_suite():
+    with pytest.raises(ValueError, match="unknown suite 'nope'"):
+        E.run_suite("nope", pd.DataFrame())
+
+
+@pytest.mark.slow
+def test_data_docs_site(evidence, reports, tmp_path):
+    traj = E.run_suite("trajectories", E.trajectory_frame(evidence.ticks, evidence.actor_classes))
+    valid = E.run_suite("validity_reports", E.validity_frame(reports))
+    log = ("rejection_log", pd.DataFrame({"stage": ["timing"], "reason": [""], "detail": ["d"]}))
+    index = E.build_data_docs([traj, valid, log], tmp_path / "docs")
+    assert index == (tmp_path / "docs" / "index.html").resolve() and index.is_file()
+    html = index.read_text()
+    for suite in ("trajectories", "validity_reports", "rejection_log"):
+        assert suite in html
+        assert (index.parent / "expectations" / f"{suite}.html").is_file()
+    assert len(list((index.parent / "validations").rglob("*.html"))) == 3
+    deserialized = E.SuiteResult.model_validate(traj.model_dump())
+    with pytest.raises(ValueError, match="carries no table"):
+        E.build_data_docs([deserialized], tmp_path / "docs2")
+
+
+def test_policy_limits_drive_the_speed_expectations():
+    import great_expectations.expectations as gxe
+
+    speed = [e for e in E._trajectory_expectations(gxe) if getattr(e, "column", None) == "speed_mps" and e.row_condition]
+    assert {e.max_value for e in speed} == {lim.max_speed_mps for lim in policy.CLASS_LIMITS.values()}
