@@ -49,7 +49,11 @@ def bench_templates() -> None:
 SECTIONS: dict[str, str] = {
     "catalog": "simready.bench:bench_catalog",
     "templates": "simready.bench:bench_templates",
+    "scenario": "simready.bench_scenario:run",
+    "sim": "simready.bench_sim:run",
     "sensors": "simready.bench_sensors:run",
+    "observe": "simready.bench_observe:run",
+    "gate": "simready.bench_gate:run",
 }
 
 
