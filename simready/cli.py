@@ -74,6 +74,14 @@ def _register_stage_commands(sub: argparse._SubParsersAction) -> None:
         module.register(sub)
 
 
+def _status(args: argparse.Namespace) -> int:
+    from simready.definitions import defs
+    from simready.main_job import _instance
+    from simready.status import print_status
+
+    return print_status(defs, _instance(), only_stale=args.stale)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="simready", description="simready: simulation-ready scenes and scenarios.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -93,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="materialize the whole asset graph on the local Dagster instance")
     run.add_argument("--quiet", action="store_true", help="print only the summary")
     run.set_defaults(handler=_run)
+
+    status = sub.add_parser("status", help="fresh/stale/missing for every asset partition, with the upstream cause")
+    status.add_argument("--stale", action="store_true", help="list only partitions that are not fresh")
+    status.set_defaults(handler=_status)
     return parser
 
 
