@@ -98,7 +98,7 @@ def _print_summary(template_ids: list[str], batches: list[str], wall_s: float, i
     proposed = accepted = 0
     for template_id in template_ids:
         for batch in batches:
-            bpath = store / "scenarios" / template_id / batch / "batch.json"
+            bpath = store / "samples" / template_id / batch / "batch.json"
             if bpath.exists():
                 b = json.loads(bpath.read_text())
                 proposed += b["proposals"]

@@ -59,8 +59,8 @@ def test_batches_materialize_disjoint_samples_and_counts_add_up(tmp_path):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(batch_partitions.name, ["b0000", "b0001"])
     _run_all(instance, resources, ["b0000", "b0001"])
-    root = tmp_path / "artifacts" / "scenarios" / RC
-    ids = [sorted(p.stem for p in (root / b / "manifests").glob("*.json")) for b in ("b0000", "b0001")]
+    root = tmp_path / "artifacts" / "samples" / RC
+    ids = [sorted(p.parent.name for p in (root / b).glob("*/manifest.json")) for b in ("b0000", "b0001")]
     assert len(ids[0]) == len(ids[1]) == 2
     assert not set(ids[0]) & set(ids[1])
     for b in ("b0000", "b0001"):
@@ -80,10 +80,11 @@ def test_second_batch_does_not_change_first(tmp_path):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(batch_partitions.name, ["b0000"])
     _run_all(instance, resources, ["b0000"])
-    first = {p.name: p.read_bytes() for p in (tmp_path / "artifacts" / "scenarios" / RC / "b0000" / "manifests").iterdir()}
+    batch0 = tmp_path / "artifacts" / "samples" / RC / "b0000"
+    first = {p.parent.name: p.read_bytes() for p in batch0.glob("*/manifest.json")}
     instance.add_dynamic_partitions(batch_partitions.name, ["b0001"])
     _run_all(instance, resources, ["b0000", "b0001"])
-    again = {p.name: p.read_bytes() for p in (tmp_path / "artifacts" / "scenarios" / RC / "b0000" / "manifests").iterdir()}
+    again = {p.parent.name: p.read_bytes() for p in batch0.glob("*/manifest.json")}
     assert first == again
 
 

@@ -31,7 +31,7 @@ EAGER = dg.AutomationCondition.eager()
 
 
 def batch_dir(store: ArtifactStore, template_id: str, batch: str) -> Path:
-    return store.path("scenarios", template_id, batch)
+    return store.path("samples", template_id, batch)
 
 
 def _keys(context: dg.AssetExecutionContext) -> tuple[str, str]:
@@ -101,7 +101,7 @@ def rejection_log(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg
             rows.append({**row, "batch": batch})
     columns = ["batch", *REJECTION_FIELDS]
     table = pa.table({c: [r[c] for r in rows] for c in columns}, schema=_rejection_schema(columns))
-    path = store.path("scenarios", template_id, "rejection_log.parquet")
+    path = store.path("samples", template_id, "rejection_log.parquet")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".parquet.tmp")
     pq.write_table(table, tmp, compression="zstd")

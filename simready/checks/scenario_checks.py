@@ -53,7 +53,7 @@ def manifests_schema_valid(
     description="Every rejection row names its stage, reason and detail.",
 )
 def rejection_reasons_nonempty(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    path = store.path("scenarios", context.partition_key, "rejection_log.parquet")
+    path = store.path("samples", context.partition_key, "rejection_log.parquet")
     table = pq.read_table(path).to_pylist()
     empty = [r for r in table if not (r["stage"] and r["reason"] and r["detail"])]
     return dg.AssetCheckResult(

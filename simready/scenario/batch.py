@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simready.atomic import atomic_directory, write_json_atomic
+from simready.atomic import write_bytes_atomic, write_json_atomic
 from simready.catalog.catalog import Catalog
 from simready.hashing import content_hash
 from simready.scenario.generator import DEFAULT_ROOT, generate
@@ -132,21 +132,37 @@ def build_batch(
     return out
 
 
+#: Inside a batch folder: one folder per sample (later stages add their files
+#: beside the manifest), plus the batch's rejections, cell counts and summary.
+MANIFEST_FILE = "manifest.json"
+
+
 def write_batch(result: BatchResult, out_dir: Path) -> Path:
-    """``out_dir`` (replaced atomically): manifests/<sample>.json, rejections.jsonl, cells.json, batch.json."""
-    with atomic_directory(out_dir) as tmp:
-        (tmp / "manifests").mkdir()
-        for m in result.manifests:
-            (tmp / "manifests" / f"{m.sample_id}.json").write_bytes(manifest_bytes(canonicalize(m)))
-        lines = "".join(json.dumps(r.as_dict(), sort_keys=True) + "\n" for r in result.rejections)
-        (tmp / "rejections.jsonl").write_text(lines)
-        write_json_atomic(tmp / "cells.json", result.cells)
-        write_json_atomic(tmp / "batch.json", result.summary())
+    """Write <sample>/manifest.json, rejections.jsonl, cells.json and, last, batch.json.
+
+    Each file is replaced atomically and ``batch.json`` (the batch's record)
+    goes last, so a crash leaves either the old batch or the new one. The
+    batch folder itself is not replaced: later stages keep their files in the
+    sample folders. Sample folders no longer in the batch are removed.
+    """
+    import shutil
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    keep = {m.sample_id for m in result.manifests}
+    for stale in sorted(p.parent for p in out_dir.glob(f"*/{MANIFEST_FILE}")):
+        if stale.name not in keep:
+            shutil.rmtree(stale)
+    for m in result.manifests:
+        write_bytes_atomic(out_dir / m.sample_id / MANIFEST_FILE, manifest_bytes(canonicalize(m)))
+    lines = "".join(json.dumps(r.as_dict(), sort_keys=True) + "\n" for r in result.rejections)
+    write_bytes_atomic(out_dir / "rejections.jsonl", lines.encode("utf-8"))
+    write_json_atomic(out_dir / "cells.json", result.cells)
+    write_json_atomic(out_dir / "batch.json", result.summary())
     return out_dir
 
 
 def read_batch_manifest_paths(batch_dir: Path) -> list[Path]:
-    return sorted((batch_dir / "manifests").glob("*.json"))
+    return sorted(batch_dir.glob(f"*/{MANIFEST_FILE}"))
 
 
 def read_rejections(batch_dir: Path) -> list[dict[str, Any]]:
