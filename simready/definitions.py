@@ -5,15 +5,21 @@ import dagster as dg
 from simready.assets.catalog import certified_assets
 from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import coverage_report, rejection_log, scenario_manifests
+from simready.assets.simulation import checkpoints_and_branches, trajectories
 from simready.assets.world import world_templates
 from simready.checks.scenario_checks import manifests_schema_valid, rejection_reasons_nonempty
+from simready.checks.simulation_checks import (
+    branches_share_parent_history,
+    checkpoint_restore_reproduces,
+    trajectories_accepted,
+)
 from simready.checks.world_checks import catalog_certified, template_assets_certified, template_valid
 from simready.resources import resources_for_deployment
 
 #: Jobs in the order the main job runs them; each groups the assets that share a partitioning.
 CATALOG_ASSETS = [certified_assets]
 TEMPLATE_ASSETS = [world_templates]
-SAMPLE_ASSETS = [scenario_manifests]
+SAMPLE_ASSETS = [scenario_manifests, trajectories, checkpoints_and_branches]
 TEMPLATE_ROLLUP_ASSETS = [rejection_log]
 SUITE_ASSETS = [coverage_report]
 
@@ -24,6 +30,9 @@ ALL_CHECKS = [
     template_assets_certified,
     manifests_schema_valid,
     rejection_reasons_nonempty,
+    trajectories_accepted,
+    checkpoint_restore_reproduces,
+    branches_share_parent_history,
 ]
 
 catalog_job = dg.define_asset_job("catalog_job", selection=dg.AssetSelection.assets(*CATALOG_ASSETS))

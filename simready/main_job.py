@@ -103,7 +103,7 @@ def _print_summary(template_ids: list[str], batches: list[str], wall_s: float, i
                 b = json.loads(bpath.read_text())
                 proposed += b["proposals"]
                 accepted += b["accepted"]
-    print(f"  samples     {accepted} accepted of {proposed} proposed   {store / 'scenarios'}")
+    print(f"  samples     {accepted} accepted of {proposed} proposed   {store / 'samples'}")
     cov = store / "coverage" / "coverage.json"
     if cov.exists():
         totals = json.loads(cov.read_text())["totals"]

@@ -1,0 +1,109 @@
+"""Simulation stage: ``trajectories``, ``checkpoints``, ``action_branches`` (SPEC §7–§9).
+
+Partitioned like ``scenario_manifests`` (template × batch); one step rolls out
+every sample of the batch. ``checkpoints`` and ``action_branches`` come from
+one computation (a checkpoint exists to be branched from), so they are one
+multi-asset step with two assets, each with its own data version.
+"""
+# No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
+
+from pathlib import Path
+
+import dagster as dg
+
+from simready.assets.metadata import markdown_table, png_markdown
+from simready.assets.partitions import sample_partitions
+from simready.assets.scenario import EAGER, batch_dir, scenario_manifests
+from simready.catalog.catalog import load_catalog
+from simready.resources import ArtifactStore, SourceData
+from simready.sim.batch import PLOT_FILE, batch_version, branch_sample, sample_dirs, simulate_sample
+from simready.world.template import load_template
+
+SIM_CODE_VERSION = "sim-1"
+BACKEND = "dynamic-v1"
+
+
+def _batch_inputs(context, store: ArtifactStore, source: SourceData):
+    key = context.partition_key.keys_by_dimension
+    template_id, batch = key["template"], key["batch"]
+    template = load_template(source.template_file(template_id))
+    catalog = load_catalog(Path(source.catalog_generated_dir))
+    return template, catalog, batch_dir(store, template_id, batch)
+
+
+@dg.asset(
+    group_name="simulation",
+    kinds={"pybullet", "parquet"},
+    partitions_def=sample_partitions,
+    deps=[scenario_manifests],
+    code_version=SIM_CODE_VERSION,
+    automation_condition=EAGER,
+    retry_policy=dg.RetryPolicy(max_retries=1),
+    description="Authoritative state traces (Parquet, SPEC §7) of every sample in the batch, dynamic-v1.",
+)
+def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    template, catalog, bdir = _batch_inputs(context, store, source)
+    rows = [simulate_sample(d, template, catalog, BACKEND) for d in sample_dirs(bdir)]
+    accepted = sum(1 for r in rows if r["verdict"] == "accept")
+    metadata = {
+        "samples": len(rows),
+        "accepted": accepted,
+        "rejected": len(rows) - accepted,
+        "backend": BACKEND,
+        "rollouts": markdown_table(rows, ["sample", "intent", "verdict", "min_ttc_s", "collisions"]),
+    }
+    if rows:
+        metadata["rollout_plot"] = png_markdown(bdir / rows[0]["sample"] / PLOT_FILE, f"{rows[0]['sample']} rollout")
+    return dg.MaterializeResult(data_version=dg.DataVersion(batch_version(rows, "trace_sha256")), metadata=metadata)
+
+
+@dg.multi_asset(
+    group_name="simulation",
+    partitions_def=sample_partitions,
+    specs=[
+        dg.AssetSpec(
+            "checkpoints",
+            deps=["trajectories"],
+            kinds={"pybullet"},
+            code_version=SIM_CODE_VERSION,
+            automation_condition=EAGER,
+            description="Complete, content-addressed pre-decision snapshots (SPEC §9), one per sample.",
+        ),
+        dg.AssetSpec(
+            "action_branches",
+            deps=["checkpoints"],
+            kinds={"parquet"},
+            code_version=SIM_CODE_VERSION,
+            automation_condition=EAGER,
+            description="Matched brake/coast rollouts from each checkpoint, with the branch-outcome table.",
+        ),
+    ],
+    retry_policy=dg.RetryPolicy(max_retries=1),
+)
+def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
+    template, catalog, bdir = _batch_inputs(context, store, source)
+    summaries = [branch_sample(d, template, catalog, BACKEND) for d in sample_dirs(bdir)]
+    table = [
+        {"sample": s["sample"], "decision_t_s": s["decision_t_s"], **{k: b[k] for k in ("label", "collision", "min_ttc_s", "stopping_distance_m")}}
+        for s in summaries
+        for b in s["branches"]
+    ]
+    yield dg.MaterializeResult(
+        asset_key="checkpoints",
+        data_version=dg.DataVersion(batch_version(summaries, "checkpoint")),
+        metadata={
+            "checkpoints": len(summaries),
+            "decision_sources": dg.MetadataValue.json(sorted({s["decision_source"] for s in summaries})),
+        },
+    )
+    metadata = {
+        "branches": len(table),
+        "outcomes": markdown_table(table, ["sample", "label", "decision_t_s", "collision", "min_ttc_s", "stopping_distance_m"]),
+    }
+    if summaries:
+        metadata["branch_plot"] = png_markdown(bdir / summaries[0]["sample"] / PLOT_FILE, f"{summaries[0]['sample']} brake vs coast")
+    yield dg.MaterializeResult(
+        asset_key="action_branches",
+        data_version=dg.DataVersion(batch_version(summaries, "trace_sha256")),
+        metadata=metadata,
+    )

@@ -1,0 +1,56 @@
+"""Asset checks for the simulation stage (blocking where later stages rely on them)."""
+
+import json
+from pathlib import Path
+
+import dagster as dg
+
+from simready.assets.partitions import sample_partitions
+from simready.assets.scenario import batch_dir
+from simready.catalog.catalog import load_catalog
+from simready.resources import ArtifactStore, SourceData
+from simready.sim.batch import VERDICT_FILE, branches_share_history, restore_reproduces, sample_dirs
+from simready.world.template import load_template
+
+BACKEND = "dynamic-v1"
+
+
+def _dirs(context, store: ArtifactStore) -> tuple[str, list[Path]]:
+    key = context.partition_key.keys_by_dimension
+    return key["template"], sample_dirs(batch_dir(store, key["template"], key["batch"]))
+
+
+@dg.asset_check(asset="trajectories", partitions_def=sample_partitions, blocking=True,
+                description="Every trace is finite, in bounds and accepted by evaluate_trace.")
+def trajectories_accepted(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
+    _, dirs = _dirs(context, store)
+    verdicts = {d.name: json.loads((d / VERDICT_FILE).read_text()) for d in dirs}
+    rejected = {s: [f["detail"] for f in v["findings"] if isinstance(f, dict) and not f.get("passed", True)] + v["issues"]
+                for s, v in verdicts.items() if v["verdict"] != "accept"}
+    return dg.AssetCheckResult(passed=bool(verdicts) and not rejected, severity=dg.AssetCheckSeverity.ERROR,
+                               metadata={"samples": len(verdicts), "rejected": dg.MetadataValue.json(rejected)})
+
+
+@dg.asset_check(asset="checkpoints", partitions_def=sample_partitions, blocking=True,
+                description="Restoring each checkpoint in a fresh engine reproduces the uninterrupted continuation.")
+def checkpoint_restore_reproduces(
+    context: dg.AssetCheckExecutionContext, store: ArtifactStore, source: SourceData
+) -> dg.AssetCheckResult:
+    template_id, dirs = _dirs(context, store)
+    template = load_template(source.template_file(template_id))
+    catalog = load_catalog(Path(source.catalog_generated_dir))
+    results = {d.name: restore_reproduces(d, template, catalog, BACKEND) for d in dirs}
+    failed = {s: why for s, (ok, why) in results.items() if not ok}
+    return dg.AssetCheckResult(passed=bool(results) and not failed, severity=dg.AssetCheckSeverity.ERROR,
+                               metadata={"checked": len(results), "failed": dg.MetadataValue.json(failed),
+                                         "example": next(iter(results.values()))[1] if results else ""})
+
+
+@dg.asset_check(asset="action_branches", partitions_def=sample_partitions, blocking=True,
+                description="Every branch shares its parent's pre-decision history exactly.")
+def branches_share_parent_history(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
+    _, dirs = _dirs(context, store)
+    results = {d.name: branches_share_history(d) for d in dirs}
+    failed = {s: why for s, (ok, why) in results.items() if not ok}
+    return dg.AssetCheckResult(passed=bool(results) and not failed, severity=dg.AssetCheckSeverity.ERROR,
+                               metadata={"checked": len(results), "failed": dg.MetadataValue.json(failed)})

@@ -1,0 +1,196 @@
+"""The simulation stage over one sample folder: trace, checkpoint, matched branches.
+
+Files written beside ``manifest.json`` in ``<batch>/<sample>/``::
+
+    trace.parquet                 the uninterrupted rollout (SPEC §7)
+    verdict.json                  evaluate_trace result and rollout issues
+    rollout.png                   top-down picture (with both branches once they exist)
+    checkpoint/<sha>.ckpt         the decision-time checkpoint, content-addressed (SPEC §9)
+    branches/<label>/trace.parquet  one trace per matched branch
+    branches/outcomes.json        the branch-outcome table, parent checkpoint, decision time
+
+Every file is written atomically; the stage's summary is the last write.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from simready.atomic import write_json_atomic
+from simready.hashing import content_hash, file_sha256
+from simready.scenario.manifest import ScenarioManifest, load_manifest
+from simready.sim import constants as C
+from simready.world.template import WorldTemplate
+
+MANIFEST_FILE = "manifest.json"
+TRACE_FILE = "trace.parquet"
+VERDICT_FILE = "verdict.json"
+PLOT_FILE = "rollout.png"
+CHECKPOINT_DIR = "checkpoint"
+BRANCHES_DIR = "branches"
+OUTCOMES_FILE = "outcomes.json"
+
+
+def sample_dirs(batch_dir: Path) -> list[Path]:
+    return sorted(p.parent for p in batch_dir.glob(f"*/{MANIFEST_FILE}"))
+
+
+def _roles_and_dims(manifest: ScenarioManifest) -> tuple[dict[str, str], dict[str, tuple[float, float]]]:
+    roles = {a.id: a.role for a in manifest.actors}
+    dims = {a.id: (a.dims.l, a.dims.w) for a in manifest.actors}
+    return roles, dims
+
+
+def simulate_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> dict[str, Any]:
+    """Roll out the sample's manifest; write trace, verdict and plot; return a summary row."""
+    from simready.sim.evaluate import evaluate_trace
+    from simready.sim.rollout_plot import plot_rollout
+    from simready.sim.run import run_simulation
+    from simready.sim.trace import write_trace
+
+    manifest = load_manifest(sample_dir / MANIFEST_FILE)
+    result = run_simulation(manifest, template, backend=backend, catalog=catalog)
+    trace_path = write_trace(result.trace, sample_dir / TRACE_FILE)
+    verdict = evaluate_trace(result.trace)
+    roles, dims = _roles_and_dims(manifest)
+    plot_rollout(template, result.trace, sample_dir / PLOT_FILE, roles=roles, dims=dims, title=manifest.sample_id)
+    metrics = result.trace.metrics
+    row = {
+        "sample": manifest.sample_id,
+        "intent": manifest.intent,
+        "verdict": verdict.verdict,
+        "findings": [f if isinstance(f, dict) else str(f) for f in verdict.findings],
+        "issues": result.issues,
+        "min_ttc_s": (metrics.get("min_ttc") or {}).get("value"),
+        "collisions": len(metrics.get("collisions") or []),
+        "trace_sha256": file_sha256(str(trace_path)),
+    }
+    write_json_atomic(sample_dir / VERDICT_FILE, row)
+    return row
+
+
+#: When the scenario has no reveal (nothing is hidden), the decision is taken at
+#: the onset of the causal event the intent recorded: the lead's brake onset,
+#: the cut-in's lane change start, or 1 s before the turning conflict enters the
+#: ego's path. Keys in order of preference, with the lead subtracted.
+DECISION_ONSETS = (("t_brake_s", 0.0), ("t_lane_change_s", 0.0), ("t_enter_path_s", 1.0))
+
+
+def decision_at(manifest: ScenarioManifest) -> tuple[float | None, str | None]:
+    """``(t_s, source)`` for manifests without ``t_reveal_s``; ``(None, None)`` lets the branch module use the reveal."""
+    if isinstance(manifest.realized.get("t_reveal_s"), (int, float)):
+        return None, None
+    for key, lead_s in DECISION_ONSETS:
+        value = manifest.realized.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return max(float(value) - lead_s, manifest.dt), f"realized.{key}" + (f" - {lead_s:g} s" if lead_s else "")
+    return None, None
+
+
+def branch_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> dict[str, Any]:
+    """Checkpoint at the decision time, roll out the matched branches, write them and the outcome table."""
+    from simready.sim.branch import run_branches
+    from simready.sim.rollout_plot import plot_rollout
+    from simready.sim.trace import read_trace, write_trace
+
+    manifest = load_manifest(sample_dir / MANIFEST_FILE)
+    at_s, at_source = decision_at(manifest)
+    branch_set = run_branches(manifest, template, at_s=at_s, backend=backend, catalog=catalog)
+    ckpt = branch_set.checkpoint
+    ckpt_path = ckpt.write(sample_dir / CHECKPOINT_DIR / f"{ckpt.id.split(':', 1)[1]}.ckpt")
+    traces = {}
+    for branch in branch_set.branches:
+        path = write_trace(branch.trace, sample_dir / BRANCHES_DIR / branch.label / TRACE_FILE)
+        traces[branch.label] = file_sha256(str(path))
+    summary = {
+        "sample": manifest.sample_id,
+        "checkpoint": ckpt.id,
+        "checkpoint_file": str(ckpt_path.relative_to(sample_dir)),
+        "checkpoint_tick": ckpt.tick,
+        "decision_t_s": branch_set.decision_t_s,
+        "decision_source": at_source or branch_set.decision_source,
+        "split": manifest.split,
+        "branches": branch_set.table,
+        "trace_sha256": traces,
+    }
+    base = sample_dir / TRACE_FILE
+    if base.exists():
+        roles, dims = _roles_and_dims(manifest)
+        plot_rollout(template, read_trace(base), sample_dir / PLOT_FILE, roles=roles, dims=dims,
+                     branches={b.label: b.trace for b in branch_set.branches}, title=manifest.sample_id)
+    write_json_atomic(sample_dir / BRANCHES_DIR / OUTCOMES_FILE, summary)
+    return summary
+
+
+def restore_reproduces(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> tuple[bool, str]:
+    """Restore the checkpoint in a fresh engine, continue without intervening, compare with the uninterrupted trace.
+
+    kinematic-v1 must match bit for bit. dynamic-v1 must match ids, ticks and
+    event order exactly and poses/velocities within the declared
+    ``DYNAMIC_REPLAY_TOLERANCE`` (PyBullet keeps solver warm-start state a
+    snapshot cannot carry).
+    """
+    from simready.sim.branch import shared_prefix
+    from simready.sim.checkpoint import Checkpoint
+    from simready.sim.engine import Engine
+    from simready.sim.run import finish
+    from simready.sim.scene import build_scene
+    from simready.sim.trace import read_trace
+
+    outcomes = json.loads((sample_dir / BRANCHES_DIR / OUTCOMES_FILE).read_text())
+    ckpt = Checkpoint.read(sample_dir / outcomes["checkpoint_file"])
+    manifest = load_manifest(sample_dir / MANIFEST_FILE)
+    scene = build_scene(manifest, template, backend=backend, catalog=catalog)
+    engine = Engine.restore(scene, ckpt)
+    try:
+        engine.run()
+        resumed = finish(engine)
+    finally:
+        engine.close()
+    base = read_trace(sample_dir / TRACE_FILE)
+    if backend == "kinematic-v1":
+        same = shared_prefix(base, resumed, int(max(base.column("tick"))) + 1)
+        return same, "bit-identical continuation" if same else "restored continuation differs (bit-exact backend)"
+    return within_replay_tolerance(base, resumed)
+
+
+def within_replay_tolerance(base: Any, resumed: Any) -> tuple[bool, str]:
+    import numpy as np
+
+    from simready.sim.checkpoint import DYNAMIC_REPLAY_TOLERANCE as TOL
+
+    for name in ("tick", "actor_id", "present"):
+        if not np.array_equal(base.column(name), resumed.column(name)):
+            return False, f"column {name} differs"
+    def order(trace: Any) -> list:
+        # The restored engine logs the checkpoint it came from; that marker is not a world event.
+        return [(e.get("type"), e.get("t")) for e in trace.events if e.get("type") != "checkpoint"]
+
+    if order(base) != order(resumed):
+        return False, "event order differs"
+    groups = {"position_m": ("x", "y", "z"), "velocity_mps": ("vx", "vy", "vz"), "quaternion": ("qx", "qy", "qz", "qw")}
+    worst = {}
+    for key, cols in groups.items():
+        worst[key] = max(float(np.nanmax(np.abs(base.column(c) - resumed.column(c)))) for c in cols)
+        if worst[key] > TOL[key]:
+            return False, f"{key} differs by {worst[key]:.3g} > tolerance {TOL[key]}"
+    return True, "within replay tolerance: " + ", ".join(f"{k} {v:.2g}" for k, v in worst.items())
+
+
+def branches_share_history(sample_dir: Path) -> tuple[bool, str]:
+    """Every branch has the parent's pre-decision rows bit for bit (and so do siblings)."""
+    from simready.sim.branch import shared_prefix
+    from simready.sim.trace import read_trace
+
+    outcomes = json.loads((sample_dir / BRANCHES_DIR / OUTCOMES_FILE).read_text())
+    base = read_trace(sample_dir / TRACE_FILE)
+    tick = int(outcomes["checkpoint_tick"])
+    bad = [label for label in sorted(outcomes["trace_sha256"])
+           if not shared_prefix(base, read_trace(sample_dir / BRANCHES_DIR / label / TRACE_FILE), tick)]
+    return not bad, "branches share the pre-decision history" if not bad else f"history differs before tick {tick}: {bad}"
+
+
+def batch_version(rows: list[dict[str, Any]], key: str) -> str:
+    return content_hash({r["sample"]: r[key] for r in rows})

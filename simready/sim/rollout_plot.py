@@ -1,0 +1,94 @@
+"""Top-down picture of a rollout (and its branches) over the template, for reviewers.
+
+Why: a reviewer judges a brake/coast pair faster from one picture of both ego
+paths against the parked van and the crossing pedestrian than from tables.
+Drawn with matplotlib's Agg canvas (no pyplot global state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from simready.atomic import write_bytes_atomic
+from simready.world.template import WorldTemplate
+from simready.world.template_plot import _draw_lanes, _draw_regions, footprint_corners
+
+ACTOR_COLOURS = {"ego": "#d9480f", "parked": "#495057", "agent": "#1c7ed6"}
+BRANCH_STYLES = {"brake": ("#2b8a3e", "-"), "coast": ("#c92a2a", "--")}
+
+
+def _paths(trace) -> dict[str, np.ndarray]:
+    df = trace.df
+    out = {}
+    for actor_id, group in df.groupby("actor_id", sort=True):
+        g = group[group["present"]]
+        out[str(actor_id)] = g[["x", "y", "t"]].to_numpy()
+    return out
+
+
+def plot_rollout(
+    template: WorldTemplate,
+    trace,
+    out_png: Path,
+    *,
+    roles: Mapping[str, str],
+    dims: Mapping[str, tuple[float, float]],
+    branches: Mapping[str, object] | None = None,
+    title: str = "",
+) -> Path:
+    """Actor paths (start footprint, end marker, collisions) and, if given, each branch's ego path."""
+    from io import BytesIO
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    paths = _paths(trace)
+    xy = np.concatenate([p[:, :2] for p in paths.values() if len(p)]) if paths else np.zeros((1, 2))
+    lo, hi = xy.min(axis=0) - 12.0, xy.max(axis=0) + 12.0
+    fig = Figure(figsize=(10, max(3.0, 10 * (hi[1] - lo[1]) / max(hi[0] - lo[0], 1.0))))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    _draw_regions(ax, template)
+    _draw_lanes(ax, template)
+    for actor_id, p in sorted(paths.items()):
+        if not len(p):
+            continue
+        role = roles.get(actor_id, "agent")
+        colour = ACTOR_COLOURS.get(role, "#1c7ed6")
+        ax.plot(p[:, 0], p[:, 1], color=colour, lw=1.5, label=f"{actor_id} ({role})")
+        length, width = dims.get(actor_id, (1.0, 1.0))
+        yaw = _start_yaw(trace, actor_id)
+        ax.fill(*footprint_corners(p[0, 0], p[0, 1], yaw, length, width).T, color=colour, alpha=0.35)
+        ax.plot(p[-1, 0], p[-1, 1], marker="o", color=colour, ms=4)
+    for label, branch_trace in sorted((branches or {}).items()):
+        ego = next((a for a, r in roles.items() if r == "ego"), None)
+        bp = _paths(branch_trace).get(ego) if ego else None
+        if bp is not None and len(bp):
+            colour, style = BRANCH_STYLES.get(label.split("#")[0], ("#7048e8", ":"))
+            ax.plot(bp[:, 0], bp[:, 1], color=colour, ls=style, lw=2.2, label=f"ego — {label}")
+    for ev in trace.events:
+        if ev.get("type") == "collision" or ev.get("kind") == "collision":
+            pos = ev.get("position") or ev.get("point")
+            if pos:
+                ax.plot(pos[0], pos[1], marker="x", color="k", ms=10, mew=2)
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_aspect("equal")
+    ax.set_xlabel("x east [m]")
+    ax.set_ylabel("y north [m]")
+    ax.set_title(title or trace.header.get("input_hash", "")[:19], fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    buf = BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return write_bytes_atomic(out_png, buf.getvalue())
+
+
+def _start_yaw(trace, actor_id: str) -> float:
+    df = trace.df
+    row = df[(df["actor_id"] == actor_id) & df["present"]].iloc[0]
+    qz, qw = float(row["qz"]), float(row["qw"])
+    return 2.0 * float(np.arctan2(qz, qw))
