@@ -1,0 +1,96 @@
+"""Dagster simulation stage: trajectories, checkpoints, branches, and the staleness cascade."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+
+from simready import paths
+from simready.assets.catalog import certified_assets
+from simready.assets.partitions import batch_partitions
+from simready.assets.scenario import scenario_manifests
+from simready.assets.simulation import checkpoints_and_branches, trajectories
+from simready.assets.world import world_templates
+from simready.checks.simulation_checks import (
+    branches_share_parent_history,
+    checkpoint_restore_reproduces,
+    trajectories_accepted,
+)
+from simready.resources import ArtifactStore, SourceData
+from tests.test_dagster_world import _move_first_curb
+
+pytestmark = pytest.mark.slow
+
+RC, TLA = "residential_crosswalk_v3", "two_lane_arterial"
+SAMPLE_ASSETS = [scenario_manifests, trajectories, checkpoints_and_branches,
+                 trajectories_accepted, checkpoint_restore_reproduces, branches_share_parent_history]
+
+
+def _setup(tmp_path: Path) -> tuple[dict, Path]:
+    templates = tmp_path / "templates"
+    shutil.copytree(paths.TEMPLATES_DIR, templates)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(yaml.safe_dump({"suite_id": "t", "batches": 1, "templates": {
+        RC: {"pedestrian_emerges_behind_van": 1}, TLA: {"lead_vehicle_brakes": 1}}}))
+    return {"store": ArtifactStore(root=str(tmp_path / "artifacts")),
+            "source": SourceData(templates_dir=str(templates), suite_file=str(suite))}, templates
+
+
+def _key(template_id: str) -> dg.MultiPartitionKey:
+    return dg.MultiPartitionKey({"template": template_id, "batch": "b0000"})
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sim")
+    resources, templates = _setup(tmp)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(batch_partitions.name, ["b0000"])
+    assert dg.materialize([certified_assets], instance=instance, resources=resources).success
+    results = {}
+    for tid in (RC, TLA):
+        assert dg.materialize([world_templates], partition_key=tid, instance=instance, resources=resources).success
+        results[tid] = dg.materialize(SAMPLE_ASSETS, partition_key=_key(tid), instance=instance, resources=resources,
+                                      selection=[scenario_manifests, trajectories, checkpoints_and_branches])
+    return tmp, resources, templates, instance, results
+
+
+def test_batch_rolls_out_checkpoints_and_branches(world):
+    tmp, _, _, _, results = world
+    for tid, result in results.items():
+        assert result.success, tid
+        evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+        assert evaluations == {"trajectories_accepted": True, "checkpoint_restore_reproduces": True,
+                               "branches_share_parent_history": True}, tid
+    sample = next((tmp / "artifacts" / "samples" / RC / "b0000").glob("*/manifest.json")).parent
+    outcomes = json.loads((sample / "branches" / "outcomes.json").read_text())
+    labels = {b["label"] for b in outcomes["branches"]}
+    assert labels == {"brake", "coast"}
+    assert all(b["parent_checkpoint"] == outcomes["checkpoint"] for b in outcomes["branches"])
+    assert (sample / outcomes["checkpoint_file"]).exists()
+
+
+def test_collider_edit_marks_exactly_its_templates_sim_assets_stale(world):
+    from dagster._core.definitions.data_version import StaleStatus
+
+    from simready.definitions import defs
+    from simready.status import _resolver, graph_status
+
+    _, resources, templates, instance, _ = world
+    _move_first_curb(templates / f"{RC}.yaml", 0.01)  # one curb collider in the crosswalk template
+    assert dg.materialize([world_templates], partition_key=RC, instance=instance, resources=resources).success
+    assert dg.materialize([scenario_manifests], partition_key=_key(RC), instance=instance, resources=resources).success
+
+    resolver, _ = _resolver(defs, instance)
+    assert resolver.get_status(dg.AssetKey("trajectories"), _key(RC)) == StaleStatus.STALE  # Dagster itself
+    assert resolver.get_status(dg.AssetKey("trajectories"), _key(TLA)) == StaleStatus.FRESH
+
+    rows = {(r.asset, r.partition): r.status for r in graph_status(defs, instance)}
+    for asset in ("trajectories", "checkpoints", "action_branches"):
+        assert rows[(asset, str(_key(RC)))] == "stale", asset
+        assert rows[(asset, str(_key(TLA)))] == "fresh", asset
