@@ -1,0 +1,128 @@
+"""``simready scenario …``: sample manifests, explain one, list the declared cells.
+
+Module-level imports stay light (``simready --help`` must be fast); the
+handlers import the generator when they run. User errors are
+:class:`~simready.errors.SimreadyError` subclasses that ``simready.cli``
+prints as one line with exit status 1. ``sample`` writes its folder
+atomically: it is built under a temporary sibling and moved into place only
+when complete, so an error leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def _positive_or_zero(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative")
+    return n
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    scenario = subparsers.add_parser("scenario", help="scenario programs: sample manifests, explain them")
+    actions = scenario.add_subparsers(dest="action", required=True)
+
+    sample = actions.add_parser("sample", help="sample accepted manifests of an intent on a template")
+    sample.add_argument("--template", required=True, help="template id (data/templates/<id>.yaml) or a YAML path")
+    sample.add_argument("--intent", required=True, help="intent id, e.g. pedestrian_emerges_behind_van")
+    sample.add_argument("--cell", default=None, help="cell spec: dim=value|dim=lo..hi (a subset of the declared dims)")
+    sample.add_argument("--n", required=True, type=_positive_or_zero, help="accepted manifests wanted")
+    sample.add_argument("--out", required=True, help="output folder (must be new or empty unless --force)")
+    sample.add_argument("--root", default=None, help="root id of the random streams (default: the generator's)")
+    sample.add_argument("--baseline", action="store_true",
+                        help="run the independent-sampling baseline instead, for N proposals")
+    sample.add_argument("--force", action="store_true", help="replace a non-empty output folder")
+    sample.add_argument("--quiet", action="store_true", help="no progress bar")
+    sample.set_defaults(handler=_sample)
+
+    explain = actions.add_parser("explain", help="print a manifest's causal story")
+    explain.add_argument("manifest", help="manifest JSON file")
+    explain.set_defaults(handler=_explain)
+
+    cells = actions.add_parser("cells", help="list an intent's declared coverage cells")
+    cells.add_argument("--intent", required=True)
+    cells.add_argument("--cell", default=None, help="only cells matching this spec")
+    cells.set_defaults(handler=_cells)
+
+
+def _sample(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from simready.atomic import atomic_directory
+    from simready.errors import OutputExistsError
+    from simready.scenario.baseline import run_baseline
+    from simready.scenario.generator import DEFAULT_ROOT, generate, prepare, resolve_template
+    from simready.scenario.manifest import manifest_bytes
+
+    out = Path(args.out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not args.force)):
+        raise OutputExistsError(out, "", "output folder exists and is not empty (use --force to replace it)")
+    template = resolve_template(args.template)
+    prepare(template, args.intent, None if args.baseline else args.cell)
+    root = args.root or DEFAULT_ROOT
+    bar = tqdm(total=args.n, unit="manifest" if not args.baseline else "proposal", disable=args.quiet,
+               file=sys.stderr, desc=f"{args.intent} on {template.id}")
+
+    def progress(accepted: int, proposals: int) -> None:
+        bar.n = proposals if args.baseline else accepted
+        bar.set_postfix(proposals=proposals, accepted=accepted, refresh=False)
+        bar.refresh()
+
+    t0 = time.perf_counter()
+    try:
+        if args.baseline:
+            result = run_baseline(template.id, args.intent, args.n, root=root, template=template, progress=progress)
+        else:
+            result = generate(template.id, args.intent, args.n, cell=args.cell, root=root, template=template,
+                              progress=progress)
+    finally:
+        bar.close()
+    elapsed = time.perf_counter() - t0
+    with atomic_directory(out) as tmp:
+        for m in result.manifests:
+            (tmp / f"{m.sample_id}.json").write_bytes(manifest_bytes(m))
+        with open(tmp / "rejections.jsonl", "w", encoding="utf-8") as f:
+            for row in result.rejections:
+                f.write(json.dumps(row.as_dict(), sort_keys=True) + "\n")
+        (tmp / "coverage.json").write_text(json.dumps(result.coverage.as_dict(), indent=2, sort_keys=True) + "\n",
+                                           encoding="utf-8")
+    c = result.coverage
+    rate = c.accepted / elapsed if elapsed > 0 else 0.0
+    print(f"{c.accepted} accepted of {c.proposals} proposals (yield {100 * c.accepted / max(c.proposals, 1):.1f} %) "
+          f"in {elapsed:.2f} s ({rate:.0f} manifests/s) -> {out}")
+    infeasible = c.infeasible()
+    if infeasible:
+        print(f"{len(infeasible)} cell(s) infeasible; first: {infeasible[0].cell}: "
+              f"{'; '.join(infeasible[0].dominant_reasons())}")
+    if not args.baseline and c.accepted < args.n:
+        print(f"note: every targeted cell closed before {args.n} manifests were accepted")
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from simready.scenario.explain import explain
+
+    print(explain(args.manifest))
+    return 0
+
+
+def _cells(args: argparse.Namespace) -> int:
+    from simready.scenario.coverage import load_coverage
+    from simready.scenario.programs import program
+
+    program(args.intent)
+    spec = load_coverage(args.intent)
+    cells = spec.cells if args.cell is None else spec.select(args.cell)
+    for c in cells:
+        print(f"{c.target:3d}  {c.id}")
+    print(f"{len(cells)} cell(s) of {len(spec.cells)} declared in {spec.source}")
+    return 0

@@ -1,0 +1,454 @@
+"""Coverage over causes (SPEC §13): cells declared before generation, counts kept per cell.
+
+A coverage file ``data/coverage/<intent>.yaml`` declares the dimensions
+that change the decision and the target count per cell; the cells are the
+cross product of the dimensions, in declared order. Each dimension reads one
+realized value of a sample (``key``) and is either categorical (``values``)
+or binned (``bins`` of ``[lo, hi)``; the last bin is closed, ``[lo, hi]``,
+so a threshold like "visible fraction ≤ 0.1" can be a bin edge; ``labels``
+optionally name the bins). Example::
+
+    intent: pedestrian_emerges_behind_van
+    template: residential_crosswalk_v3
+    target_per_cell: 2
+    max_proposals_per_cell: 40
+    dimensions:
+      - {name: ttc_s, key: ttc_s, bins: [[1.0, 2.0], [2.0, 3.0]]}
+      - {name: illumination, key: env.illumination, values: [day, dusk, night]}
+    targets:
+      - {where: {illumination: night}, target: 4}
+
+A cell id joins ``<dim>=<value>`` in dimension order with ``|``
+(``ttc_s=1.0..2.0|illumination=day``); a bin reads ``lo..hi`` or its label.
+A *cell spec* (the CLI's ``--cell``) is any subset of those terms and
+selects every declared cell that agrees with it.
+
+The generator keeps :class:`CellStats` per cell: proposals (ladder
+evaluations, repairs included) = accepted + rejected, rejections by stage
+and by reason, and a status once generation stops.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from simready import paths
+from simready.errors import SimreadyError
+
+COVERAGE_DIR = paths.DATA_DIR / "coverage"
+DEFAULT_TARGET_PER_CELL = 1
+DEFAULT_MAX_PROPOSALS_PER_CELL = 50
+#: Dominant rejection reasons reported for a cell that could not be filled.
+DOMINANT_REASONS = 3
+
+
+class CoverageError(SimreadyError):
+    """A coverage file or a cell spec is wrong (unknown dimension or value, empty range, …)."""
+
+    kind = "coverage"
+
+
+@dataclass(frozen=True)
+class Coord:
+    """One cell's coordinate on one dimension: a category, or a bin ``[lo, hi)`` (``[lo, hi]`` when ``closed``)."""
+
+    dim: str
+    value: str | None = None
+    lo: float | None = None
+    hi: float | None = None
+    closed: bool = False
+    label: str | None = None
+
+    @property
+    def is_bin(self) -> bool:
+        return self.lo is not None
+
+    def text(self) -> str:
+        if not self.is_bin:
+            return str(self.value)
+        return self.label if self.label is not None else f"{_num(self.lo)}..{_num(self.hi)}"
+
+    def contains(self, value: Any) -> bool:
+        if not self.is_bin:
+            return value == self.value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            return False
+        assert self.lo is not None and self.hi is not None
+        return self.lo <= value <= self.hi if self.closed else self.lo <= value < self.hi
+
+    def manifest_dims(self) -> dict[str, Any]:
+        if not self.is_bin:
+            return {self.dim: self.value}
+        out: dict[str, Any] = {f"{self.dim}.lo": self.lo, f"{self.dim}.hi": self.hi}
+        if self.label is not None:
+            out[self.dim] = self.label
+        return out
+
+
+def _num(x: float | None) -> str:
+    return repr(float(x)) if x is not None else "?"
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A declared dimension: ``name``, the realized ``key`` it reads, and its coordinates in order."""
+
+    name: str
+    key: str
+    coords: tuple[Coord, ...]
+
+    def locate(self, value: Any) -> Coord | None:
+        return next((c for c in self.coords if c.contains(value)), None)
+
+    def find(self, text: str, source: str) -> Coord:
+        """The coordinate a cell-spec term names (a value, a label or ``lo..hi``)."""
+        for c in self.coords:
+            if c.text() == text or (c.is_bin and c.label is None and _same_range(text, c)):
+                return c
+        if ".." in text:
+            _parse_range(text, self.name, source)  # an empty or malformed range is its own error
+            if not any(c.is_bin for c in self.coords):
+                raise CoverageError(source, self.name, f"{self.name} is categorical; {text!r} is a range")
+        declared = ", ".join(c.text() for c in self.coords)
+        raise CoverageError(source, self.name, f"no declared {self.name} {text!r} (declared: {declared})")
+
+
+def _parse_range(text: str, dim: str, source: str) -> tuple[float, float]:
+    lo_text, _, hi_text = text.partition("..")
+    try:
+        lo, hi = float(lo_text), float(hi_text)
+    except ValueError:
+        raise CoverageError(source, dim, f"range {text!r} is not lo..hi with numbers") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise CoverageError(source, dim, f"range {text!r} is not finite")
+    if lo >= hi:
+        raise CoverageError(source, dim, f"empty range {text!r}: lo must be below hi")
+    return lo, hi
+
+
+def _same_range(text: str, c: Coord) -> bool:
+    lo_text, sep, hi_text = text.partition("..")
+    try:
+        return bool(sep) and float(lo_text) == c.lo and float(hi_text) == c.hi
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One coverage cell: its id, coordinates by dimension name (declared order) and target count."""
+
+    id: str
+    coords: Mapping[str, Coord]
+    target: int
+
+    def value(self, dim: str) -> str | None:
+        """The category (or bin label) on ``dim``; None when the coverage does not declare ``dim``."""
+        c = self.coords.get(dim)
+        if c is None:
+            return None
+        return c.label if c.is_bin else c.value
+
+    def bin(self, dim: str) -> tuple[float, float] | None:
+        """``(lo, hi)`` on a binned ``dim``; None when not declared."""
+        c = self.coords.get(dim)
+        if c is None or not c.is_bin:
+            return None
+        assert c.lo is not None and c.hi is not None
+        return c.lo, c.hi
+
+    def manifest_dict(self) -> dict[str, Any]:
+        dims: dict[str, Any] = {}
+        for c in self.coords.values():
+            dims.update(c.manifest_dims())
+        return {"id": self.id, "dims": dims}
+
+
+def cell_id(coords: Iterable[Coord]) -> str:
+    return "|".join(f"{c.dim}={c.text()}" for c in coords)
+
+
+@dataclass(frozen=True)
+class CoverageSpec:
+    """Declared coverage of one intent: dimensions, cells (cross product, declared order), budgets."""
+
+    intent: str
+    template: str | None
+    dimensions: tuple[Dimension, ...]
+    cells: tuple[Cell, ...]
+    max_proposals_per_cell: int
+    source: str
+
+    def cell(self, cell_id_: str) -> Cell:
+        for c in self.cells:
+            if c.id == cell_id_:
+                return c
+        raise CoverageError(self.source, "cells", f"unknown cell {cell_id_!r}")
+
+    def dimension(self, name: str) -> Dimension:
+        for d in self.dimensions:
+            if d.name == name:
+                return d
+        known = ", ".join(d.name for d in self.dimensions)
+        raise CoverageError(self.source, "dimensions", f"unknown dimension {name!r} (declared: {known})")
+
+    def select(self, spec: str) -> list[Cell]:
+        """Cells matching a cell spec ``dim=value|dim=lo..hi`` (``,`` also separates terms)."""
+        terms = [t.strip() for t in spec.replace(",", "|").split("|") if t.strip()]
+        if not terms:
+            raise CoverageError(self.source, "cell", "empty cell spec")
+        wanted: dict[str, Coord] = {}
+        for term in terms:
+            name, sep, text = term.partition("=")
+            if not sep or not text:
+                raise CoverageError(self.source, "cell", f"cell term {term!r} is not dim=value")
+            dim = self.dimension(name.strip())
+            if dim.name in wanted:
+                raise CoverageError(self.source, dim.name, f"dimension {dim.name} given twice in the cell spec")
+            wanted[dim.name] = dim.find(text.strip(), self.source)
+        return [c for c in self.cells if all(c.coords[d] == coord for d, coord in wanted.items())]
+
+    def locate(self, values: Mapping[str, Any]) -> Cell | None:
+        """The declared cell that realized ``values`` fall in, or None."""
+        coords = []
+        for dim in self.dimensions:
+            c = dim.locate(values.get(dim.key))
+            if c is None:
+                return None
+            coords.append(c)
+        return self.cell(cell_id(coords))
+
+    def mismatch(self, cell: Cell, values: Mapping[str, Any]) -> tuple[str, Any] | None:
+        """First ``(dimension, value)`` where ``values`` leave ``cell``, or None."""
+        for dim in self.dimensions:
+            if not cell.coords[dim.name].contains(values.get(dim.key)):
+                return dim.name, values.get(dim.key)
+        return None
+
+
+# --- loading ------------------------------------------------------------------------
+
+
+def coverage_path(intent: str, directory: str | Path = COVERAGE_DIR) -> Path:
+    return Path(directory) / f"{intent}.yaml"
+
+
+def load_coverage(intent: str, directory: str | Path = COVERAGE_DIR) -> CoverageSpec:
+    """Read ``<directory>/<intent>.yaml``; any problem is one :class:`CoverageError`."""
+    path = coverage_path(intent, directory)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CoverageError(path, "", f"no coverage declared for intent {intent!r}") from None
+    except yaml.YAMLError as exc:
+        raise CoverageError(path, "", f"malformed YAML: {exc}".splitlines()[0]) from None
+    spec = parse_coverage(data, path)
+    if spec.intent != intent:
+        raise CoverageError(path, "intent", f"declares intent {spec.intent!r}, expected {intent!r}")
+    return spec
+
+
+def _require(cond: bool, source: str, field_: str, reason: str) -> None:
+    if not cond:
+        raise CoverageError(source, field_, reason)
+
+
+def _positive_int(value: Any, source: str, field_: str) -> int:
+    _require(isinstance(value, int) and not isinstance(value, bool) and value > 0, source, field_,
+             f"must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _parse_dimension(raw: Any, where: str, source: str) -> Dimension:
+    _require(isinstance(raw, dict), source, where, "a dimension is a mapping with name, key and values or bins")
+    unknown = sorted(set(raw) - {"name", "key", "values", "bins", "labels"})
+    _require(not unknown, source, where, f"unknown field(s) {', '.join(unknown)}")
+    name, key = raw.get("name"), raw.get("key", raw.get("name"))
+    _require(isinstance(name, str) and name.isidentifier(), source, f"{where}.name", f"must be an identifier, got {name!r}")
+    _require(isinstance(key, str) and bool(key), source, f"{where}.key", "must be a realized parameter name")
+    has_values, has_bins = "values" in raw, "bins" in raw
+    _require(has_values != has_bins, source, where, "give exactly one of values and bins")
+    if has_values:
+        values = raw["values"]
+        _require(isinstance(values, list) and values, source, f"{where}.values", "must be a non-empty list")
+        _require(all(isinstance(v, str) and v and "|" not in v and "=" not in v for v in values), source,
+                 f"{where}.values", "values are non-empty strings without '|' or '='")
+        _require(len(set(values)) == len(values), source, f"{where}.values", "values repeat")
+        _require("labels" not in raw, source, f"{where}.labels", "labels name bins, not values")
+        return Dimension(name, key, tuple(Coord(name, value=v) for v in values))
+    bins = raw["bins"]
+    _require(isinstance(bins, list) and bins, source, f"{where}.bins", "must be a non-empty list of [lo, hi]")
+    labels = raw.get("labels")
+    if labels is not None:
+        _require(isinstance(labels, list) and len(labels) == len(bins) and all(isinstance(x, str) and x for x in labels),
+                 source, f"{where}.labels", "one non-empty string per bin")
+        _require(len(set(labels)) == len(labels), source, f"{where}.labels", "labels repeat")
+    coords = []
+    for i, b in enumerate(bins):
+        at = f"{where}.bins[{i}]"
+        _require(isinstance(b, list) and len(b) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                            for v in b), source, at, f"a bin is [lo, hi], got {b!r}")
+        lo, hi = float(b[0]), float(b[1])
+        _require(math.isfinite(lo) and math.isfinite(hi), source, at, "bin edges must be finite")
+        _require(lo < hi, source, at, f"empty range [{lo}, {hi}): lo must be below hi")
+        if coords:
+            _require(lo >= coords[-1].hi, source, at, f"bins overlap or are out of order ({lo} < {coords[-1].hi})")
+        coords.append(Coord(name, lo=lo, hi=hi, closed=i == len(bins) - 1, label=labels[i] if labels else None))
+    return Dimension(name, key, tuple(coords))
+
+
+def parse_coverage(data: Any, source: str | Path = "<memory>") -> CoverageSpec:
+    """Validate a coverage mapping into a :class:`CoverageSpec`."""
+    source = str(source)
+    _require(isinstance(data, dict), source, "", "a coverage file is a mapping")
+    unknown = sorted(set(data) - {"intent", "template", "target_per_cell", "max_proposals_per_cell", "dimensions",
+                                  "targets", "notes"})
+    _require(not unknown, source, "", f"unknown field(s) {', '.join(unknown)}")
+    intent = data.get("intent")
+    _require(isinstance(intent, str) and bool(intent), source, "intent", "must name the intent")
+    template = data.get("template")
+    _require(template is None or isinstance(template, str), source, "template", "must be a template id")
+    target = _positive_int(data.get("target_per_cell", DEFAULT_TARGET_PER_CELL), source, "target_per_cell")
+    budget = _positive_int(data.get("max_proposals_per_cell", DEFAULT_MAX_PROPOSALS_PER_CELL), source,
+                           "max_proposals_per_cell")
+    raw_dims = data.get("dimensions")
+    _require(isinstance(raw_dims, list) and raw_dims, source, "dimensions", "declare at least one dimension")
+    dims = tuple(_parse_dimension(raw, f"dimensions[{i}]", source) for i, raw in enumerate(raw_dims))
+    names = [d.name for d in dims]
+    _require(len(set(names)) == len(names), source, "dimensions", "dimension names repeat")
+    overrides = []
+    for i, raw in enumerate(data.get("targets") or []):
+        where = f"targets[{i}]"
+        _require(isinstance(raw, dict) and isinstance(raw.get("where"), dict), source, where,
+                 "a target override is {where: {dim: value}, target: n}")
+        match = {}
+        for name, text in raw["where"].items():
+            dim = next((d for d in dims if d.name == name), None)
+            _require(dim is not None, source, f"{where}.where", f"unknown dimension {name!r}")
+            assert dim is not None
+            match[name] = dim.find(str(text), source)
+        overrides.append((match, _positive_int(raw.get("target"), source, f"{where}.target")))
+    cells = []
+    for combo in product(*(d.coords for d in dims)):
+        coords = {c.dim: c for c in combo}
+        n = target
+        for match, value in overrides:
+            if all(coords[d] == c for d, c in match.items()):
+                n = value
+        cells.append(Cell(cell_id(combo), coords, n))
+    return CoverageSpec(intent, template, dims, tuple(cells), budget, source)
+
+
+# --- counts -----------------------------------------------------------------------
+
+
+@dataclass
+class CellStats:
+    """Counts for one cell. ``proposals`` = ``accepted`` + ``rejected`` always."""
+
+    cell: str
+    target: int
+    proposals: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    by_stage: Counter = field(default_factory=Counter)
+    by_reason: Counter = field(default_factory=Counter)
+    status: str = "untargeted"
+
+    def record(self, accepted: bool, stage: str = "", reason: str = "") -> None:
+        self.proposals += 1
+        if accepted:
+            self.accepted += 1
+        else:
+            self.rejected += 1
+            self.by_stage[stage] += 1
+            self.by_reason[f"{stage}:{reason}"] += 1
+
+    @property
+    def yield_(self) -> float:
+        return self.accepted / self.proposals if self.proposals else 0.0
+
+    def dominant_reasons(self, k: int = DOMINANT_REASONS) -> list[str]:
+        return [f"{reason} x{n}" for reason, n in sorted(self.by_reason.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "cell": self.cell,
+            "target": self.target,
+            "proposals": self.proposals,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "yield": round(self.yield_, 6),
+            "rejected_by_stage": dict(sorted(self.by_stage.items())),
+            "rejected_by_reason": dict(sorted(self.by_reason.items())),
+            "status": self.status,
+            "dominant_reasons": self.dominant_reasons() if self.rejected else [],
+        }
+
+
+#: Bucket for proposals rejected before any cell was known (the baseline's, which pick no cell).
+UNASSIGNED = "(unassigned)"
+
+
+@dataclass
+class CoverageReport:
+    """Per-cell counts of one generation run, in declared cell order (plus the unassigned bucket)."""
+
+    intent: str
+    template_id: str
+    program: str
+    cells: dict[str, CellStats]
+
+    @classmethod
+    def start(cls, spec: CoverageSpec, template_id: str, program: str, cells: Sequence[Cell] | None = None) -> CoverageReport:
+        chosen = spec.cells if cells is None else cells
+        stats = {c.id: CellStats(c.id, c.target) for c in chosen}
+        return cls(spec.intent, template_id, program, stats)
+
+    def stats(self, cell: str) -> CellStats:
+        if cell not in self.cells:
+            self.cells[cell] = CellStats(cell, 0)
+        return self.cells[cell]
+
+    @property
+    def proposals(self) -> int:
+        return sum(s.proposals for s in self.cells.values())
+
+    @property
+    def accepted(self) -> int:
+        return sum(s.accepted for s in self.cells.values())
+
+    @property
+    def rejected(self) -> int:
+        return sum(s.rejected for s in self.cells.values())
+
+    def infeasible(self) -> list[CellStats]:
+        return [s for s in self.cells.values() if s.status == "infeasible"]
+
+    def as_dict(self) -> dict[str, Any]:
+        total_stage: Counter = Counter()
+        total_reason: Counter = Counter()
+        for s in self.cells.values():
+            total_stage.update(s.by_stage)
+            total_reason.update(s.by_reason)
+        return {
+            "intent": self.intent,
+            "template_id": self.template_id,
+            "program": self.program,
+            "proposals": self.proposals,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "yield": round(self.accepted / self.proposals, 6) if self.proposals else 0.0,
+            "rejected_by_stage": dict(sorted(total_stage.items())),
+            "rejected_by_reason": dict(sorted(total_reason.items())),
+            "infeasible_cells": [{"cell": s.cell, "dominant_reasons": s.dominant_reasons()} for s in self.infeasible()],
+            "cells": [s.as_dict() for s in self.cells.values()],
+        }

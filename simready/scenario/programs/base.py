@@ -1,0 +1,537 @@
+"""What every scenario program shares: context, causal record, repair-aware draws, manifest assembly.
+
+A program samples *causes in dependency order* (relations before
+coordinates) from named streams and writes every realized variable through
+:class:`Realization`, which records the stream it came from, the variables
+or cell coordinates it was derived from, and the rule in words — the causal
+story ``simready scenario explain`` prints. The record lives in the
+manifest's ``realized`` block: ``realized[name]`` is the value,
+``realized["cause/" + name]`` is ``"<source> | <parents> | <rule>"`` and
+``realized["causal_order"]`` lists the names in sampling order.
+
+Draws go through :class:`Draws`, grouped by the local variables a repair
+may resample (``spawn``, ``ttc_target``, …). Each draw stores its unit
+variate, so a repair that redraws only ``spawn`` (from the fresh stream
+``layout/repair<k>``) keeps every other group's draws exactly, re-mapped
+through whatever ranges the new draws imply.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import shapely
+from numpy.random import Generator
+
+from simready.catalog.catalog import Catalog
+from simready.catalog.generate import ENTRY_FILE
+from simready.errors import SimreadyError
+from simready.hashing import file_sha256
+from simready.scenario.coverage import Cell, CoverageSpec
+from simready.scenario.geometry import TemplateGeometry
+from simready.scenario.manifest import SCHEMA_VERSION
+from simready.scenario.splits import SplitConfig, SplitDecision, assign_split
+from simready.scenario.streams import StreamSet
+from simready.world.ontology import Ontology, load_ontology
+from simready.world.template import WorldTemplate, template_hash
+
+#: Placeholder cell of a proposal that targets none (the baseline): the coverage stage assigns one.
+UNASSIGNED_CELL = {"id": "(unassigned)", "dims": {}}
+CAUSE_PREFIX = "cause/"
+CAUSAL_ORDER_KEY = "causal_order"
+
+
+class ScenarioError(SimreadyError):
+    """Bad generation input: unknown intent or template, or a template lacking what the intent needs."""
+
+    kind = "scenario"
+
+
+# --- context --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ProgramContext:
+    """Everything a program and the ladder read, built once per generation run."""
+
+    template: WorldTemplate
+    template_hash: str
+    catalog: Catalog
+    geometry: TemplateGeometry
+    asset_hashes: Mapping[str, str]
+    splits: SplitConfig
+    ontology: Ontology
+    coverage: CoverageSpec
+
+    @classmethod
+    def build(cls, template: WorldTemplate, catalog: Catalog, splits: SplitConfig, coverage: CoverageSpec,
+              ontology: Ontology | None = None) -> ProgramContext:
+        key = (template_hash(template), str(catalog.generated_dir))
+        geometry = _GEOMETRY.get(key)
+        if geometry is None or geometry.template is not template:
+            geometry = TemplateGeometry.build(template, catalog)
+            _GEOMETRY[key] = geometry
+        return cls(template=template, template_hash=key[0], catalog=catalog, geometry=geometry,
+                   asset_hashes=_asset_hashes(catalog), splits=splits, coverage=coverage,
+                   ontology=ontology if ontology is not None else load_ontology())
+
+    def variants(self, family: str) -> list[str]:
+        """Catalog asset ids of a family, sorted."""
+        return self._by_family.get(family, [])
+
+    def families_of_class(self, semantic_class: str) -> list[str]:
+        return self._families_by_class.get(semantic_class, [])
+
+    @cached_property
+    def instance_assets(self) -> frozenset[str]:
+        """Asset ids of the template's static instances."""
+        return frozenset(i.asset for i in self.template.instances)
+
+    @cached_property
+    def footprints(self) -> dict[str, tuple[float, float]]:
+        """``{asset id: (length_m, width_m)}`` of the catalog."""
+        return self.catalog.footprints()
+
+    @cached_property
+    def _by_family(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for a, e in self.catalog.entries.items():
+            out.setdefault(e.family, []).append(a)
+        return out
+
+    @cached_property
+    def _families_by_class(self) -> dict[str, list[str]]:
+        out: dict[str, set[str]] = {}
+        for e in self.catalog.entries.values():
+            out.setdefault(e.semantic_class, set()).add(e.family)
+        return {k: sorted(v) for k, v in out.items()}
+
+
+_GEOMETRY: dict[tuple[str, str], TemplateGeometry] = {}
+_ASSET_HASHES: dict[str, dict[str, str]] = {}
+
+
+def _asset_hashes(catalog: Catalog) -> dict[str, str]:
+    """``{asset id: sha256 of its entry.json}`` — the asset versions a manifest pins."""
+    key = str(catalog.generated_dir)
+    if key not in _ASSET_HASHES:
+        _ASSET_HASHES[key] = {a: file_sha256(str(catalog.entry_dir(a) / ENTRY_FILE)) for a in catalog.entries}
+    return _ASSET_HASHES[key]
+
+
+# --- the causal record ------------------------------------------------------------------
+
+
+class Realization:
+    """Realized variables in sampling order, each with its source, parents and rule."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.causes: dict[str, str] = {}
+
+    def set(self, name: str, value: Any, *, source: str, parents: Sequence[str] = (), rule: str) -> Any:
+        """Record ``name = value``; ``source`` is a stream, ``cell``, ``template``, ``derived`` or ``solve``."""
+        if name in self.values:
+            raise ValueError(f"{name} realized twice")
+        self.values[name] = _plain(value)
+        self.causes[name] = f"{source} | {','.join(parents)} | {rule}"
+        return value
+
+    def realized(self) -> dict[str, Any]:
+        out = dict(self.values)
+        out.update({CAUSE_PREFIX + k: v for k, v in self.causes.items()})
+        out[CAUSAL_ORDER_KEY] = list(self.values)
+        return out
+
+
+def _plain(value: Any) -> Any:
+    """JSON scalars for the manifest: numpy numbers to Python, floats rounded by the manifest itself."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def parse_cause(text: str) -> tuple[str, list[str], str]:
+    """``(source, parents, rule)`` of a ``cause/<name>`` entry."""
+    source, _, rest = text.partition(" | ")
+    parents, _, rule = rest.partition(" | ")
+    return source, [p for p in parents.split(",") if p], rule
+
+
+# --- draws ------------------------------------------------------------------------------
+
+
+class Draws:
+    """Unit variates per variable group, drawn from named streams; a repair redraws only some groups.
+
+    ``group(name, stream)`` returns a :class:`GroupDraws`. On attempt 0 every
+    group draws from its stream. On a repair (``attempt`` k > 0) a group in
+    ``redraw`` draws from ``<stream>/repair<k>``; every other group replays
+    its previous unit variates.
+    """
+
+    def __init__(self, streams: StreamSet, *, attempt: int = 0, previous: Mapping[str, Mapping[str, Any]] | None = None,
+                 redraw: Iterable[str] = ()) -> None:
+        self.streams = streams
+        self.attempt = attempt
+        self.previous = previous or {}
+        self.redraw = frozenset(redraw)
+        self.record: dict[str, dict[str, Any]] = {}
+
+    def group(self, name: str, stream: str) -> GroupDraws:
+        fresh = self.attempt == 0 or name in self.redraw or name not in self.previous
+        stream_name = stream if self.attempt == 0 else f"{stream}/repair{self.attempt}"
+        values: dict[str, Any] = {}
+        self.record[name] = values
+        return GroupDraws(name, stream, lambda: self.streams.stream(stream_name),
+                          {} if fresh else dict(self.previous[name]), values)
+
+
+@dataclass
+class GroupDraws:
+    """Draws of one group: replayed from ``replay`` when recorded there, else fresh; every unit variate is recorded.
+
+    A replayed group that lacks a draw (its earlier attempt stopped before
+    making it) draws it fresh from the attempt's repair stream.
+    """
+
+    name: str
+    stream: str
+    rng_factory: Callable[[], Generator]
+    replay: dict[str, Any]
+    record: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rng(self) -> Generator:
+        gen = self.__dict__.get("_rng")
+        if gen is None:
+            gen = self.__dict__["_rng"] = self.rng_factory()
+        return gen
+
+    def unit(self, key: str) -> float:
+        u = float(self.replay[key]) if key in self.replay else float(self.rng.random())
+        self.record[key] = u
+        return u
+
+    def uniform(self, key: str, lo: float, hi: float) -> float:
+        return lo + (hi - lo) * self.unit(key)
+
+    def choice(self, key: str, options: Sequence[Any]) -> Any:
+        if not options:
+            raise ValueError(f"group {self.name}: nothing to choose for {key}")
+        return options[min(int(self.unit(key) * len(options)), len(options) - 1)]
+
+    def point_where(self, key: str, bounds: tuple[float, float, float, float],
+                    inside: Callable[[np.ndarray, np.ndarray], np.ndarray], tries: int = 64) -> tuple[float, float] | None:
+        """A uniform point of the region ``inside`` accepts, by rejection on ``bounds``; None if ``tries`` draws miss.
+
+        Replayed, the recorded unit pair is mapped into the new bounds as is
+        (the ladder judges whether it still fits).
+        """
+        xmin, ymin, xmax, ymax = bounds
+        if f"{key}.ux" in self.replay:
+            return xmin + (xmax - xmin) * self.unit(f"{key}.ux"), ymin + (ymax - ymin) * self.unit(f"{key}.uy")
+        u = self.rng.random((tries, 2))
+        x = xmin + (xmax - xmin) * u[:, 0]
+        y = ymin + (ymax - ymin) * u[:, 1]
+        ok = inside(x, y)
+        if not ok.any():
+            return None
+        k = int(np.argmax(ok))
+        self.record[f"{key}.ux"], self.record[f"{key}.uy"] = float(u[k, 0]), float(u[k, 1])
+        return float(x[k]), float(y[k])
+
+    def point_in(self, key: str, region: shapely.Geometry, tries: int = 64) -> tuple[float, float] | None:
+        """A uniform point in a shapely ``region`` (see :meth:`point_where`)."""
+        if region.is_empty:
+            return None
+        return self.point_where(key, region.bounds, lambda x, y: shapely.contains_xy(region, x, y), tries)
+
+
+# --- actors and the manifest -------------------------------------------------------------
+
+
+def rules(*, obey_signals: bool, yield_: bool, collision_avoidance: bool, aggression: float,
+          speed_factor: float) -> dict[str, Any]:
+    return {"obey_signals": obey_signals, "yield": yield_, "collision_avoidance": collision_avoidance,
+            "aggression": round(float(aggression), 6), "speed_factor": round(min(max(speed_factor, 0.05), 3.0), 6)}
+
+
+def dims_of(ctx: ProgramContext, asset_id: str) -> dict[str, float]:
+    d = ctx.catalog.entry(asset_id).dimensions_m
+    return {"l": d.length, "w": d.width, "h": d.height}
+
+
+def family_of(asset_id: str) -> str:
+    return asset_id.removeprefix("asset:").split("/", 1)[0]
+
+
+def actor(ctx: ProgramContext, actor_id: str, *, kind: str, role: str, asset_id: str, pose: tuple[float, float, float],
+          speed_mps: float, behavior_rules: dict[str, Any], route: Sequence[str] = (), cruise_mps: float | None = None,
+          lane_ref: dict[str, Any] | None = None, walk: dict[str, Any] | None = None, tags: Sequence[str] = (),
+          present: bool = True) -> dict[str, Any]:
+    """A manifest actor (JSON-like); dims come from the catalog entry."""
+    x, y, yaw = pose
+    return {
+        "id": actor_id,
+        "kind": kind,
+        "role": role,
+        "asset_id": asset_id,
+        "dims": dims_of(ctx, asset_id),
+        "initial": {"lane_ref": lane_ref, "pose": {"x": float(x), "y": float(y), "yaw": _wrap(float(yaw))},
+                    "speed_mps": float(speed_mps)},
+        "behavior": {"rules": behavior_rules, "route": list(route), "cruise_speed_mps": cruise_mps},
+        "walk": walk,
+        "present_at_start": present,
+        "tags": list(tags),
+    }
+
+
+def _wrap(yaw: float) -> float:
+    w = (yaw + math.pi) % (2 * math.pi) - math.pi
+    return round(w, 9)
+
+
+def wheel_points(ctx: ProgramContext, asset_id: str) -> tuple[tuple[float, float], ...]:
+    """Body-frame (x, y) of the asset's ``wheel_*`` mounts, sorted by mount name."""
+    mounts = ctx.catalog.entry(asset_id).mounts
+    return tuple((m.translation_m[0], m.translation_m[1]) for n, m in sorted(mounts.items()) if n.startswith("wheel"))
+
+
+def signal_programs(template: WorldTemplate) -> list[dict[str, Any]]:
+    """The template's fixed-time signals as manifest signal programs.
+
+    The template reads a signal at ``(t - offset) mod cycle``; a manifest
+    program cycles from scenario time ``-offset``, i.e. reads ``(t + offset)
+    mod cycle`` — so the manifest offset is ``(-offset) mod cycle``. Yellow
+    is the manifest's ``amber``.
+    """
+    out = []
+    for sig in sorted(template.signals, key=lambda s: s.id):
+        phases = [{"state": "amber" if p.state == "yellow" else p.state, "duration_s": p.duration_s} for p in sig.program]
+        out.append({"id": sig.id, "controls": list(sig.controls), "phases": phases,
+                    "offset_s": round((-sig.offset_s) % sig.cycle_s, 9)})
+    return out
+
+
+def sample_id_prefix(template_id: str, abbrev: str) -> str:
+    """``rc3-ped`` from ``residential_crosswalk_v3`` and ``ped``: each word's initial, a version word's digits."""
+    letters = ""
+    for word in template_id.split("_"):
+        digits = word.lstrip("abcdefghijklmnopqrstuvwxyz")
+        letters += digits if digits.isdigit() and len(word) - len(digits) <= 1 else word[0]
+    return f"{letters}-{abbrev}"
+
+
+def assemble(ctx: ProgramContext, *, sample_id: str, streams: StreamSet, program: IntentProgram, cell: Cell | None,
+             actors: list[dict[str, Any]], interactions: list[dict[str, Any]], occluders: list[dict[str, Any]],
+             environment: dict[str, Any], realization: Realization, clip_s: float, warmup_s: float,
+             dt_s: float = 0.02, with_signals: bool = False) -> tuple[dict[str, Any], SplitDecision]:
+    """The manifest draft (JSON-like) and the split decision behind its ``split``.
+
+    The manifest's ``intent`` is the intent id; its sentence is ``realized["intent.description"]``.
+    """
+    ego = next((a for a in actors if a["role"] == "ego"), actors[0])
+    families = sorted({family_of(a["asset_id"]) for a in actors})
+    others = sorted({family_of(a["asset_id"]) for a in actors if a is not ego})
+    decision = assign_split(ctx.splits, base_template=ctx.template.id, families=others, checkpoint_group=sample_id)
+    used_assets = {a["asset_id"] for a in actors} | ctx.instance_assets
+    realization.set("intent.description", program.description, source="program", rule="what the intent asks for")
+    draft = {
+        "schema_version": SCHEMA_VERSION,
+        "template_id": ctx.template.id,
+        "template_hash": ctx.template_hash,
+        "sample_id": sample_id,
+        "seed": streams.root_seed,
+        "streams": streams.seeds(),
+        "clip_s": clip_s,
+        "warmup_s": warmup_s,
+        "dt": dt_s,
+        "metric_subject": ego["id"],
+        "actors": actors,
+        "interactions": interactions,
+        "signal_programs": signal_programs(ctx.template) if with_signals else [],
+        "occluders": occluders,
+        "environment": environment,
+        "coverage_cell": cell.manifest_dict() if cell is not None else dict(UNASSIGNED_CELL),
+        "split": decision.split or "train",
+        "realized": realization.realized(),
+        "lineage": {"asset_families": families, "base_template": ctx.template.id, "checkpoint_group": sample_id},
+        "asset_versions": {a: ctx.asset_hashes[a] for a in sorted(used_assets) if a in ctx.asset_hashes},
+        "intent": program.name,
+    }
+    return draft, decision
+
+
+def seconds_on_grid(t_s: float, dt_s: float = 0.02) -> float:
+    """``t_s`` rounded to the tick grid (trigger times land on ticks)."""
+    return round(round(t_s / dt_s) * dt_s, 9)
+
+
+# --- the program interface ------------------------------------------------------------------
+
+
+class IntentProgram:
+    """One intent's conditional program and its independent baseline over the same variables.
+
+    Subclasses set ``name`` (the intent id), ``abbrev`` (sample-id infix),
+    ``default_template``, ``description`` (the manifest's ``intent`` text)
+    and ``local_groups`` (draw groups a repair may resample), and implement
+    :meth:`check_template`, :meth:`propose` and :meth:`baseline`.
+    """
+
+    name: str = ""
+    abbrev: str = ""
+    default_template: str = ""
+    description: str = ""
+    local_groups: frozenset[str] = frozenset()
+
+    def check_template(self, ctx: ProgramContext) -> None:
+        """Raise :class:`ScenarioError` naming what the template lacks for this intent."""
+        raise NotImplementedError
+
+    def propose(self, ctx: ProgramContext, cell: Cell | None, sample_id: str, index: int, streams: StreamSet, *,
+                attempt: int = 0, previous: Mapping[str, Mapping[str, Any]] | None = None,
+                redraw: Iterable[str] = ()) -> Any:
+        """A :class:`~simready.scenario.ladder.Proposal` for ``cell``: causes in dependency order."""
+        raise NotImplementedError
+
+    def baseline(self, ctx: ProgramContext, sample_id: str, index: int, streams: StreamSet) -> Any:
+        """A proposal from independent draws of the same variables over their full ranges (no cell, no solve)."""
+        raise NotImplementedError
+
+    def repair(self, ctx: ProgramContext, proposal: Any, failure: Any, streams: StreamSet) -> Any | None:
+        """Resample only the local groups the failure names; None when it names none of this program's."""
+        groups = self.local_groups & set(failure.repair)
+        if not groups or proposal.choice is None:
+            return None
+        return self.propose(ctx, proposal.cell, proposal.sample_id, proposal.index, streams,
+                            attempt=proposal.attempt + 1, previous=proposal.choice, redraw=groups)
+
+    def refused(self, ctx: ProgramContext, cell: Cell | None, sample_id: str, index: int, attempt: int, draws: Draws,
+                failure: Any) -> Any:
+        """A proposal the program could not complete: it carries only the defect (the sampling stage rejects it)
+        and the draws made so far (a repair replays them)."""
+        from simready.scenario.ladder import Proposal, Scene
+
+        return Proposal(sample_id, index, attempt, self.name, ctx.template, cell, {}, Scene({}, 0.0, 0.0),
+                        defects=[failure], choice=draws.record)
+
+    def memo(self, ctx: ProgramContext, key: Any, build: Callable[[], Any]) -> Any:
+        """A value computed once per (template, key): the parts of a layout every proposal shares."""
+        store = self.__dict__.setdefault("_memo", {})
+        full = (id(ctx.template), ctx.template_hash, key)
+        hit = store.get(full)
+        if hit is None or hit[0] is not ctx.template:
+            hit = (ctx.template, build())
+            store[full] = hit
+        return hit[1]
+
+    def require(self, ctx: ProgramContext, ok: bool, field_: str, reason: str) -> None:
+        if not ok:
+            raise ScenarioError(ctx.template.source, field_, f"{ctx.template.id} {reason} ({self.name} needs it)")
+
+
+# --- vehicles on lanes ------------------------------------------------------------------------
+
+
+def lwh(ctx: ProgramContext, asset_id: str) -> tuple[float, float, float]:
+    d = ctx.catalog.entry(asset_id).dimensions_m
+    return d.length, d.width, d.height
+
+
+def vehicle_on_route(ctx: ProgramContext, actor_id: str, *, role: str, asset_id: str, lanes: Sequence[str],
+                     s0_m: float, speed_mps: float, warmup_s: float, behavior_rules: dict[str, Any],
+                     tags: Sequence[str], path: Any = None, profile: Any = None,
+                     cruise_mps: float | None = None) -> tuple[dict[str, Any], Any]:
+    """A vehicle starting at route arc length ``s0_m`` (at t = -warmup_s): its manifest actor and its Body.
+
+    ``path`` defaults to the route's centreline and ``profile`` to constant
+    ``speed_mps``; both are the plan the ladder replays (arc length on
+    ``path``). The manifest route starts at the lane holding ``s0_m``.
+    """
+    from simready.scenario.geometry import VEHICLE_SURFACES, Motion, SpeedProfile
+    from simready.scenario.ladder import Body
+
+    lanes = tuple(lanes)
+    route = ctx.geometry.route_path(lanes)
+    path = path if path is not None else route
+    x, y, yaw = (float(v) for v in path.xy_yaw(s0_m))
+    lane, lane_s = ctx.geometry.route_lane_at(lanes, s0_m)
+    ahead = lanes[lanes.index(lane):]
+    motion = Motion(path, profile if profile is not None else SpeedProfile.constant(-warmup_s, s0_m, speed_mps))
+    length, width, height = lwh(ctx, asset_id)
+    manifest_actor = actor(ctx, actor_id, kind="vehicle", role=role, asset_id=asset_id, pose=(x, y, yaw),
+                           speed_mps=speed_mps, route=ahead, lane_ref={"lane": lane, "s": round(lane_s, 6), "t_frac": 0.0},
+                           cruise_mps=speed_mps if cruise_mps is None else cruise_mps, behavior_rules=behavior_rules,
+                           tags=tags)
+    body = Body(actor_id, "vehicle", role, asset_id, family_of(asset_id), length, width, height, motion,
+                VEHICLE_SURFACES, lanes=ahead)
+    return manifest_actor, body
+
+
+def ego_vehicle(ctx: ProgramContext, speed_mps: float, warmup_s: float) -> tuple[dict[str, Any], Any]:
+    """The template's ego shuttle on its route from ``ego.start_s_m`` at constant speed."""
+    t = ctx.template
+    lane0 = t.ego.route[0]
+    limit = t.lane_graph.lane(lane0).speed_limit_mps
+    return vehicle_on_route(ctx, "ego", role="ego", asset_id=t.ego.asset, lanes=t.ego.route, s0_m=t.ego.start_s_m,
+                            speed_mps=speed_mps, warmup_s=warmup_s, tags=["ego"],
+                            behavior_rules=rules(obey_signals=True, yield_=True, collision_avoidance=True,
+                                                 aggression=0.2, speed_factor=speed_mps / limit))
+
+
+def spawn_affordances(template: WorldTemplate, lane: str) -> list[Any]:
+    """Vehicle-spawn affordances on ``lane``, sorted by id."""
+    return sorted((a for a in template.affordances if a.type == "vehicle_spawn" and a.lane == lane), key=lambda a: a.id)
+
+
+def vehicle_families(ctx: ProgramContext, exclude: Iterable[str] = ()) -> list[str]:
+    """Catalog families whose class is a vehicle (ontology category), sorted, minus ``exclude``."""
+    skip = set(exclude)
+    out = set()
+    for e in ctx.catalog.entries.values():
+        cls = ctx.ontology.classes.get(e.semantic_class)
+        if cls is not None and cls.category == "vehicle" and e.family not in skip:
+            out.add(e.family)
+    return sorted(out)
+
+
+# --- draws that read the cell ------------------------------------------------------------------
+
+
+def cell_or_choice(r: Realization, group: GroupDraws, cell: Cell | None, dim: str, name: str,
+                   options: Sequence[str], what: str) -> str:
+    """The cell's value on ``dim`` when it declares one, else a uniform choice; realized as ``name``."""
+    value = cell.value(dim) if cell is not None else None
+    if value is not None:
+        return r.set(name, value, source="cell", parents=[f"cell.{dim}"], rule=f"the coverage cell's {dim}")
+    return r.set(name, group.choice(dim, list(options)), source=group.stream, rule=f"uniform over {what}")
+
+
+def in_cell_bin(r: Realization, group: GroupDraws, cell: Cell | None, dim: str, name: str,
+                default: tuple[float, float], *, inset: float = 1e-3, parents: Sequence[str] = (),
+                digits: int = 4) -> float:
+    """Uniform inside the cell's bin on ``dim`` (``default`` when the cell does not bin it), ``inset`` from
+    its edges so rounding cannot push the value out; realized as ``name``."""
+    lo, hi = (cell.bin(dim) if cell is not None else None) or default
+    value = round(group.uniform(name, lo + inset, hi - inset), digits)
+    from_cell = [f"cell.{dim}"] if cell is not None and cell.bin(dim) else []
+    return r.set(name, value, source=group.stream, parents=[*from_cell, *parents],
+                 rule=f"uniform in [{lo}, {hi}) inside the cell")
+
+
+def other_vehicle(ctx: ProgramContext, draws: Draws, r: Realization, cell: Cell | None, role: str) -> str:
+    """Family (the cell's ``<role>_family``, or any vehicle family but the ego's) and variant of a non-ego vehicle."""
+    assets = draws.group("assets", "actors")
+    family = cell_or_choice(r, assets, cell, f"{role}_family", f"{role}.family",
+                            vehicle_families(ctx, [family_of(ctx.template.ego.asset)]), "vehicle families but the ego's")
+    return r.set(f"{role}.asset", assets.choice(role, ctx.variants(family)), source="actors",
+                 parents=[f"{role}.family"], rule="uniform over the family's variants")

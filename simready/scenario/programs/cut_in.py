@@ -1,0 +1,202 @@
+"""``cut_in``: a vehicle from the neighbouring lane changes into the ego's lane just ahead of it.
+
+Causes, in dependency order (stream in brackets):
+
+1. **side and lane** [cell, layout] — the side the cutter comes from (the
+   cell's, or drawn); the lane is the ego lane's derived neighbour on that
+   side (lane-graph relation), and a vehicle-spawn affordance must exist on
+   it. A template without such a neighbour cannot realize that side.
+2. **cutter** [actors] — family (the cell's, or drawn), variant.
+3. **speeds** [behavior] — ego speed in its bin; cutter speed = ego speed +
+   the cell's relative-speed bin.
+4. **manoeuvre** [behavior, timing] — lane-change duration, start time, and
+   the time gap at completion in the cell's bin.
+5. **cutter position** [derived] — placed so the bumper gap at completion is
+   gap × ego speed; it must lie in the spawn's s-range.
+6. **environment** [environment].
+
+The plan for the ladder is the cutter's path along its lane, a sinusoidal
+blend into the ego lane over the lane-change distance, then the ego lane —
+what the manifest's ``change_lane`` with sinusoidal dynamics asks of the
+simulation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simready.scenario.coarse_rollout import CutsIn
+from simready.scenario.coverage import Cell
+from simready.scenario.geometry import Path, SpeedProfile
+from simready.scenario.ladder import Fail, Proposal, Scene
+from simready.scenario.programs.base import (
+    Draws,
+    IntentProgram,
+    ProgramContext,
+    Realization,
+    assemble,
+    cell_or_choice,
+    ego_vehicle,
+    in_cell_bin,
+    lwh,
+    other_vehicle,
+    rules,
+    seconds_on_grid,
+    spawn_affordances,
+    vehicle_on_route,
+)
+from simready.scenario.programs.environment import conditions, correlated_environment
+from simready.scenario.programs.lead_vehicle import independent_vehicle_baseline
+from simready.scenario.streams import StreamSet
+
+SIDES = ("left", "right")
+
+
+@dataclass(frozen=True)
+class CutInParams:
+    clip_s: float = 12.0
+    warmup_s: float = 2.0
+    ego_speed_mps: tuple[float, float] = (9.0, 13.9)
+    relative_speed_mps: tuple[float, float] = (-3.0, 1.0)
+    lane_change_s: tuple[float, float] = (2.5, 4.0)
+    start_s: tuple[float, float] = (1.5, 3.5)
+    gap_s: tuple[float, float] = (0.6, 2.0)
+    gap_inset_s: float = 0.02
+    #: The turn signal comes on this long before the lane change (s).
+    indicator_lead_s: float = 1.0
+
+
+class CutIn(IntentProgram):
+    name = "cut_in"
+    abbrev = "cutin"
+    default_template = "two_lane_arterial"
+    description = "a vehicle from the neighbouring lane cuts in just ahead of the ego"
+    local_groups = frozenset({"timing", "manoeuvre"})
+
+    def __init__(self, params: CutInParams | None = None) -> None:
+        self.params = params or CutInParams()
+
+    def neighbours(self, ctx: ProgramContext) -> dict[str, str | None]:
+        lane = ctx.template.ego.route[0]
+        graph = ctx.template.lane_graph
+        return {"left": graph.left[lane], "right": graph.right[lane]}
+
+    def check_template(self, ctx: ProgramContext) -> None:
+        lanes = [lane for lane in self.neighbours(ctx).values() if lane is not None]
+        self.require(ctx, bool(lanes), "lanes", f"has no lane beside the ego lane {ctx.template.ego.route[0]}")
+        self.require(ctx, any(spawn_affordances(ctx.template, lane) for lane in lanes), "affordances",
+                     "has no vehicle spawn on a lane beside the ego lane")
+
+    def propose(self, ctx: ProgramContext, cell: Cell | None, sample_id: str, index: int, streams: StreamSet, *,
+                attempt: int = 0, previous: Mapping[str, Mapping[str, Any]] | None = None,
+                redraw: Iterable[str] = ()) -> Proposal:
+        p, t = self.params, ctx.template
+        draws = Draws(streams, attempt=attempt, previous=previous, redraw=redraw)
+        r = Realization()
+        ego_lane = t.ego.route[0]
+        r.set("ego.route", list(t.ego.route), source="template", rule="the template's ego route")
+        layout = draws.group("layout", "layout")
+        side = cell_or_choice(r, layout, cell, "side", "cut_in.side",
+                             [s for s, lane in self.neighbours(ctx).items() if lane is not None], "sides with a lane")
+        lane = self.neighbours(ctx)[side]
+        if lane is None:
+            return self.refused(ctx, cell, sample_id, index, attempt, draws, Fail(
+                "sampling.no_neighbour_lane", f"{ego_lane} has no lane on its {side} in {t.id}", structural=True))
+        spawns = spawn_affordances(t, lane)
+        if not spawns:
+            return self.refused(ctx, cell, sample_id, index, attempt, draws, Fail(
+                "sampling.no_spawn", f"no vehicle spawn on {lane}, the {side} neighbour of {ego_lane}",
+                structural=True))
+        spawn = layout.choice("spawn", spawns)
+        r.set("cutter.lane", lane, source="template", parents=["cut_in.side", "ego.route"],
+              rule=f"the ego lane's derived {side} neighbour")
+        r.set("cutter.spawn", spawn.id, source="layout", parents=["cutter.lane"], rule="uniform over its spawns")
+
+        asset = other_vehicle(ctx, draws, r, cell, "cutter")
+        ego_speed = in_cell_bin(r, draws.group("ego_speed", "behavior"), cell, "ego_speed_mps", "ego.speed_mps",
+                                p.ego_speed_mps)
+        dv = in_cell_bin(r, draws.group("speed", "behavior"), cell, "relative_speed", "cutter.relative_speed_mps",
+                         p.relative_speed_mps)
+        cut_speed = r.set("cutter.speed_mps", round(max(1.0, ego_speed + dv), 4), source="derived",
+                          parents=["ego.speed_mps", "cutter.relative_speed_mps"], rule="ego speed + relative speed")
+        manoeuvre = draws.group("manoeuvre", "behavior")
+        duration = r.set("cutter.lane_change_s", round(manoeuvre.uniform("duration", *p.lane_change_s), 3),
+                         source="behavior", rule=f"uniform in {list(p.lane_change_s)} s")
+        timing = draws.group("timing", "timing")
+        t_start = r.set("t_lane_change_s", seconds_on_grid(timing.uniform("start", *p.start_s)), source="timing",
+                        rule=f"uniform in {list(p.start_s)} s, on the tick grid")
+        gap = in_cell_bin(r, timing, cell, "gap_s", "gap_target_s", p.gap_s, inset=p.gap_inset_s)
+
+        graph = t.lane_graph
+        ego_l, cut_l = ctx.footprints[t.ego.asset][0], lwh(ctx, asset)[0]
+        t_end = t_start + duration
+        s_ego_end = t.ego.start_s_m + ego_speed * (t_end + p.warmup_s)
+        ex, ey, _ = graph.pose_at(ego_lane, s_ego_end + (ego_l + cut_l) / 2 + gap * ego_speed)
+        s_cut_end = graph.project(lane, ex, ey)[0]
+        s_cut0 = s_cut_end - cut_speed * (t_end + p.warmup_s)
+        r.set("cutter.s0_m", round(s_cut0, 4), source="derived",
+              parents=["gap_target_s", "t_lane_change_s", "cutter.lane_change_s", "ego.speed_mps", "cutter.speed_mps"],
+              rule="bumper gap gap x ego speed at lane-change end, back-propagated at the cutter's speed")
+        lo, hi = spawn.s_range_m
+        if not lo <= s_cut0 <= hi:
+            return self.refused(ctx, cell, sample_id, index, attempt, draws, Fail(
+                "sampling.spawn_out_of_range", f"the cutter would start at s={s_cut0:.1f} m on {lane}, outside "
+                f"{spawn.id} [{lo}, {hi}] m", ("timing", "manoeuvre")))
+
+        illumination, weather = conditions(draws, r, t, cell)
+        env = correlated_environment(draws, r, illumination, weather)
+        ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s)
+        s_blend = s_cut0 + cut_speed * (t_start + p.warmup_s)
+        path = _lane_change_path(ctx, lane, ego_lane, s_blend, cut_speed * duration)
+        cutter, cutter_body = vehicle_on_route(
+            ctx, "cutter", role="agent", asset_id=asset, lanes=(lane,), s0_m=s_cut0, speed_mps=cut_speed,
+            warmup_s=p.warmup_s, path=path, profile=SpeedProfile.constant(-p.warmup_s, s_cut0, cut_speed),
+            tags=["cut_in"], behavior_rules=rules(obey_signals=True, yield_=False, collision_avoidance=False,
+                                                  aggression=0.8,
+                                                  speed_factor=cut_speed / graph.lane(lane).speed_limit_mps))
+        toward = "right" if side == "left" else "left"
+        interactions = [
+            {"id": "cutter_indicator", "actor_id": "cutter",
+             "trigger": {"kind": "at", "t_s": seconds_on_grid(max(0.0, t_start - p.indicator_lead_s))},
+             "set": {"key": f"lights.indicator_{toward}", "value": True}},
+            {"id": "cutter_change_lane", "actor_id": "cutter", "trigger": {"kind": "at", "t_s": t_start},
+             "change_lane": {"mode": "lane", "lane": ego_lane},
+             "dynamics": {"shape": "sinusoidal", "constraint": "time", "value": duration}},
+        ]
+        draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=self, cell=cell,
+                            actors=[ego, cutter], interactions=interactions, occluders=[], environment=env,
+                            realization=r, clip_s=p.clip_s, warmup_s=p.warmup_s)
+        half = graph.lane(ego_lane).width_m / 2
+        scene = Scene({"ego": ego_body, "cutter": cutter_body}, p.warmup_s, p.clip_s,
+                      event=CutsIn("cutter", "ego", half, t_start, t_end))
+        refs = {"cell_repairs": {"gap_s": ("timing",)}}
+        return Proposal(sample_id, index, attempt, self.name, t, cell, draft, scene, refs, [], draws.record)
+
+    def baseline(self, ctx: ProgramContext, sample_id: str, index: int, streams: StreamSet) -> Proposal:
+        half = ctx.template.lane_graph.lane(ctx.template.ego.route[0]).width_m / 2
+        return independent_vehicle_baseline(self, ctx, sample_id, index, streams, "cutter", p_clip=self.params.clip_s,
+                                            warmup_s=self.params.warmup_s, ego_speed=self.params.ego_speed_mps,
+                                            event=lambda t_action, body: CutsIn("cutter", "ego", half, t_action,
+                                                                                t_action + 3.0))
+
+
+def _lane_change_path(ctx: ProgramContext, src: str, dst: str, s_start_m: float, length_m: float) -> Path:
+    """The source lane's centreline, blended sinusoidally into the destination lane over ``length_m`` from
+    ``s_start_m`` (source-lane arc length), then the destination lane to its end."""
+    a, b = ctx.geometry.route_path((src,)), ctx.geometry.route_path((dst,))
+    s = np.unique(np.concatenate([np.arange(0.0, a.length_m, 2.0), [a.length_m],
+                                  np.linspace(s_start_m, s_start_m + length_m, 25)]))
+    s = s[(s >= 0) & (s <= a.length_m)]
+    ax, ay, _ = a.xy_yaw(s)
+    pa = np.stack([ax, ay], axis=1)
+    sb, _ = b.lateral(pa)
+    bx, by, _ = b.xy_yaw(np.clip(sb, 0.0, b.length_m))
+    pb = np.stack([bx, by], axis=1)
+    u = np.clip((s - s_start_m) / max(length_m, 1e-6), 0.0, 1.0)
+    w = 0.5 - 0.5 * np.cos(math.pi * u)
+    return Path.from_points((1 - w)[:, None] * pa + w[:, None] * pb)

@@ -1,0 +1,195 @@
+"""``lead_vehicle_brakes``: the vehicle ahead of the ego in its lane brakes hard.
+
+Causes, in dependency order (stream in brackets):
+
+1. **lead spawn** [layout] — a vehicle-spawn affordance on a lane of the
+   ego route (the lead shares the ego's path; relation before coordinates).
+2. **lead vehicle** [actors] — family (the cell's, or any vehicle family
+   but the ego's), variant.
+3. **speeds** [behavior] — ego speed in the cell's bin; lead speed = ego
+   speed + a small offset (a follower matches its leader).
+4. **braking** [behavior, timing] — deceleration in the cell's ``brake``
+   bin, brake onset time, and the time headway at onset in the cell's bin.
+5. **lead position** [derived] — placed so the bumper gap at onset is
+   headway × ego speed; it must fall inside the spawn's s-range.
+6. **environment** [environment].
+
+The ladder's rollout measures the headway at onset and the contact time
+with no reaction from the ego (the brake / coast branches are the
+simulation's).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from simready.scenario.coarse_rollout import ClosesOnLead
+from simready.scenario.coverage import Cell
+from simready.scenario.geometry import VEHICLE_SURFACES, Motion, Path, SpeedProfile
+from simready.scenario.ladder import Body, Fail, Proposal, Scene
+from simready.scenario.programs.base import (
+    Draws,
+    IntentProgram,
+    ProgramContext,
+    Realization,
+    actor,
+    assemble,
+    ego_vehicle,
+    family_of,
+    in_cell_bin,
+    lwh,
+    other_vehicle,
+    rules,
+    seconds_on_grid,
+    spawn_affordances,
+    vehicle_families,
+    vehicle_on_route,
+)
+from simready.scenario.programs.environment import conditions, correlated_environment, independent_environment
+from simready.scenario.streams import StreamSet
+
+
+@dataclass(frozen=True)
+class LeadParams:
+    clip_s: float = 12.0
+    warmup_s: float = 2.0
+    ego_speed_mps: tuple[float, float] = (9.0, 13.9)
+    lead_speed_offset_mps: tuple[float, float] = (-1.0, 0.5)
+    brake_onset_s: tuple[float, float] = (2.0, 4.0)
+    decel_mps2: tuple[float, float] = (2.0, 6.0)
+    headway_s: tuple[float, float] = (1.0, 2.5)
+    #: Headway targets are drawn this far inside the cell (s).
+    headway_inset_s: float = 0.02
+
+
+class LeadVehicleBrakes(IntentProgram):
+    name = "lead_vehicle_brakes"
+    abbrev = "lead"
+    default_template = "two_lane_arterial"
+    description = "the vehicle ahead of the ego in its lane brakes hard"
+    local_groups = frozenset({"timing", "lead_speed"})
+
+    def __init__(self, params: LeadParams | None = None) -> None:
+        self.params = params or LeadParams()
+
+    def spawns(self, ctx: ProgramContext) -> list[Any]:
+        return [a for lane in ctx.template.ego.route for a in spawn_affordances(ctx.template, lane)]
+
+    def check_template(self, ctx: ProgramContext) -> None:
+        self.require(ctx, bool(self.spawns(ctx)), "affordances", "has no vehicle spawn on the ego route")
+        self.require(ctx, bool(vehicle_families(ctx, [family_of(ctx.template.ego.asset)])), "catalog",
+                     "has no vehicle family for the lead")
+
+    def propose(self, ctx: ProgramContext, cell: Cell | None, sample_id: str, index: int, streams: StreamSet, *,
+                attempt: int = 0, previous: Mapping[str, Mapping[str, Any]] | None = None,
+                redraw: Iterable[str] = ()) -> Proposal:
+        p, t = self.params, ctx.template
+        draws = Draws(streams, attempt=attempt, previous=previous, redraw=redraw)
+        r = Realization()
+        route = tuple(t.ego.route)
+        r.set("ego.route", list(route), source="template", rule="the template's ego route")
+        layout = draws.group("layout", "layout")
+        spawn = layout.choice("spawn", self.spawns(ctx))
+        r.set("lead.spawn", spawn.id, source="layout", parents=["ego.route"],
+              rule="uniform over vehicle spawns on the ego route's lanes")
+
+        lead_asset = other_vehicle(ctx, draws, r, cell, "lead")
+        ego_speed = in_cell_bin(r, draws.group("ego_speed", "behavior"), cell, "ego_speed_mps", "ego.speed_mps",
+                                p.ego_speed_mps)
+        dv = draws.group("lead_speed", "behavior").uniform("dv", *p.lead_speed_offset_mps)
+        lead_speed = r.set("lead.speed_mps", round(max(0.5, ego_speed + dv), 4), source="behavior",
+                           parents=["ego.speed_mps"], rule=f"ego speed + uniform {list(p.lead_speed_offset_mps)} m/s")
+        decel = in_cell_bin(r, draws.group("brake", "behavior"), cell, "brake", "lead.decel_mps2", p.decel_mps2)
+        timing = draws.group("timing", "timing")
+        t_brake = r.set("t_brake_s", seconds_on_grid(timing.uniform("t_brake", *p.brake_onset_s)), source="timing",
+                        rule=f"uniform in {list(p.brake_onset_s)} s, on the tick grid")
+        headway = in_cell_bin(r, timing, cell, "headway_s", "headway_target_s", p.headway_s, inset=p.headway_inset_s)
+
+        ego_l = ctx.footprints[t.ego.asset][0]
+        lead_l = lwh(ctx, lead_asset)[0]
+        s_ego_brake = t.ego.start_s_m + ego_speed * (t_brake + p.warmup_s)
+        s_lead_brake = s_ego_brake + (ego_l + lead_l) / 2 + headway * ego_speed
+        s_lead0 = s_lead_brake - lead_speed * (t_brake + p.warmup_s)
+        offset = ctx.geometry.route_path(route[: route.index(spawn.lane)]).length_m if route.index(spawn.lane) else 0.0
+        lo, hi = (offset + spawn.s_range_m[0], offset + spawn.s_range_m[1])
+        r.set("lead.s0_m", round(s_lead0, 4), source="derived",
+              parents=["headway_target_s", "t_brake_s", "ego.speed_mps", "lead.speed_mps"],
+              rule="bumper gap headway x ego speed at brake onset, back-propagated at the lead's speed")
+        if not lo <= s_lead0 <= hi:
+            return self.refused(ctx, cell, sample_id, index, attempt, draws, Fail(
+                "sampling.spawn_out_of_range", f"the lead would start at s={s_lead0:.1f} m, outside {spawn.id} "
+                f"[{lo:.1f}, {hi:.1f}] m", ("timing", "lead_speed")))
+
+        illumination, weather = conditions(draws, r, t, cell)
+        env = correlated_environment(draws, r, illumination, weather)
+        ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s)
+        profile = SpeedProfile.from_phases(-p.warmup_s, s_lead0, lead_speed, [(t_brake + p.warmup_s, 0.0), (0.0, -decel)])
+        lead, lead_body = vehicle_on_route(
+            ctx, "lead", role="agent", asset_id=lead_asset, lanes=route, s0_m=s_lead0, speed_mps=lead_speed,
+            warmup_s=p.warmup_s, profile=profile, tags=["lead"],
+            behavior_rules=rules(obey_signals=True, yield_=False, collision_avoidance=False, aggression=0.5,
+                                 speed_factor=lead_speed / t.lane_graph.lane(spawn.lane).speed_limit_mps))
+        interactions = [
+            {"id": "lead_brake", "actor_id": "lead", "trigger": {"kind": "at", "t_s": t_brake},
+             "speed": {"mode": "stop"}, "dynamics": {"shape": "linear", "constraint": "rate", "value": decel}},
+            {"id": "lead_brake_lights", "actor_id": "lead", "trigger": {"kind": "at", "t_s": t_brake},
+             "set": {"key": "lights.brake", "value": True}},
+        ]
+        draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=self, cell=cell,
+                            actors=[ego, lead], interactions=interactions, occluders=[], environment=env,
+                            realization=r, clip_s=p.clip_s, warmup_s=p.warmup_s)
+        scene = Scene({"ego": ego_body, "lead": lead_body}, p.warmup_s, p.clip_s,
+                      event=ClosesOnLead("ego", "lead", t_brake))
+        refs = {"cell_repairs": {"headway_s": ("timing",)}}
+        return Proposal(sample_id, index, attempt, self.name, t, cell, draft, scene, refs, [], draws.record)
+
+    def baseline(self, ctx: ProgramContext, sample_id: str, index: int, streams: StreamSet) -> Proposal:
+        """Independent draws: lead anywhere on the map facing anywhere, every speed and time over its full range."""
+        return independent_vehicle_baseline(self, ctx, sample_id, index, streams, "lead", p_clip=self.params.clip_s,
+                                            warmup_s=self.params.warmup_s, ego_speed=self.params.ego_speed_mps,
+                                            event=lambda t_action, body: ClosesOnLead("ego", "lead", t_action))
+
+
+def independent_vehicle_baseline(program: IntentProgram, ctx: ProgramContext, sample_id: str, index: int,
+                                 streams: StreamSet, other: str, *, p_clip: float, warmup_s: float,
+                                 ego_speed: tuple[float, float], event: Any) -> Proposal:
+    """Shared baseline of the vehicle intents: the other vehicle's pose, heading, speed, action time and
+    magnitude, and the environment, each drawn on its own over its full range — no relation, no solve."""
+    t = ctx.template
+    draws = Draws(streams)
+    r = Realization()
+    g = draws.group("baseline", "layout")
+    a = draws.group("assets", "actors")
+    b = draws.group("behavior", "behavior")
+    xmin, ymin, xmax, ymax = t.bounds
+    family = r.set(f"{other}.family", a.choice("family", vehicle_families(ctx, [family_of(t.ego.asset)])),
+                   source="actors", rule="uniform")
+    asset = r.set(f"{other}.asset", a.choice("asset", ctx.variants(family)), source="actors", rule="uniform")
+    x, y, yaw = g.uniform("x", xmin, xmax), g.uniform("y", ymin, ymax), g.uniform("yaw", -math.pi, math.pi)
+    r.set(f"{other}.pose", [round(x, 4), round(y, 4), round(yaw, 6)], source="layout", rule="uniform over the map")
+    v_ego = r.set("ego.speed_mps", round(b.uniform("ego_speed", *ego_speed), 4), source="behavior", rule="uniform")
+    v = r.set(f"{other}.speed_mps", round(b.uniform("speed", 0.0, 14.0), 4), source="behavior", rule="uniform")
+    t_action = r.set("t_action_s", seconds_on_grid(b.uniform("t_action", 0.0, p_clip)), source="timing", rule="uniform")
+    decel = round(b.uniform("decel", 0.5, 8.0), 4)
+    env = independent_environment(draws, r, t)
+    ego, ego_body = ego_vehicle(ctx, v_ego, warmup_s)
+    lanes = (t.lane_graph.nearest(x, y)[0],)
+    far = (x + 500 * math.cos(yaw), y + 500 * math.sin(yaw))
+    length, width, height = lwh(ctx, asset)
+    motion = Motion(Path.from_points([(x, y), far]),
+                    SpeedProfile.from_phases(-warmup_s, 0.0, v, [(t_action + warmup_s, 0.0), (0.0, -decel)]))
+    other_actor = actor(ctx, other, kind="vehicle", role="agent", asset_id=asset, pose=(x, y, yaw), speed_mps=v,
+                        cruise_mps=v, route=lanes, tags=[other],
+                        behavior_rules=rules(obey_signals=True, yield_=False, collision_avoidance=False,
+                                             aggression=0.5, speed_factor=1.0))
+    body = Body(other, "vehicle", "agent", asset, family, length, width, height, motion, VEHICLE_SURFACES, lanes=lanes)
+    interactions = [{"id": f"{other}_action", "actor_id": other, "trigger": {"kind": "at", "t_s": t_action},
+                     "speed": {"mode": "stop"}, "dynamics": {"shape": "linear", "constraint": "rate", "value": decel}}]
+    draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=program, cell=None,
+                        actors=[ego, other_actor], interactions=interactions, occluders=[], environment=env,
+                        realization=r, clip_s=p_clip, warmup_s=warmup_s)
+    scene = Scene({"ego": ego_body, other: body}, warmup_s, p_clip, event=event(t_action, body))
+    return Proposal(sample_id, index, 0, program.name, t, None, draft, scene, {}, [], draws.record)
