@@ -7,7 +7,7 @@ from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import coverage_report, rejection_log, scenario_manifests
 from simready.assets.simulation import checkpoints_and_branches, trajectories
 from simready.assets.world import world_templates
-from simready.checks.scenario_checks import manifests_schema_valid, rejection_reasons_nonempty
+from simready.checks.scenario_checks import manifests_pass_ladder, manifests_schema_valid, rejection_reasons_nonempty
 from simready.checks.simulation_checks import (
     branches_share_parent_history,
     checkpoint_restore_reproduces,
@@ -29,6 +29,7 @@ ALL_CHECKS = [
     template_valid,
     template_assets_certified,
     manifests_schema_valid,
+    manifests_pass_ladder,
     rejection_reasons_nonempty,
     trajectories_accepted,
     checkpoint_restore_reproduces,

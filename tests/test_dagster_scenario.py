@@ -15,7 +15,7 @@ from simready.assets.catalog import certified_assets
 from simready.assets.partitions import batch_partitions
 from simready.assets.scenario import coverage_report, rejection_log, scenario_manifests
 from simready.assets.world import world_templates
-from simready.checks.scenario_checks import manifests_schema_valid, rejection_reasons_nonempty
+from simready.checks.scenario_checks import manifests_pass_ladder, manifests_schema_valid, rejection_reasons_nonempty
 from simready.resources import ArtifactStore, SourceData
 from tests.test_dagster_world import _move_first_curb
 
@@ -44,10 +44,11 @@ def _run_all(instance, resources, batches):
     assert dg.materialize([world_templates], partition_key=RC, instance=instance, resources=resources).success
     for b in batches:
         key = dg.MultiPartitionKey({"template": RC, "batch": b})
-        r = dg.materialize([scenario_manifests, manifests_schema_valid], partition_key=key, instance=instance,
+        r = dg.materialize([scenario_manifests, manifests_schema_valid, manifests_pass_ladder], partition_key=key, instance=instance,
                            resources=resources, selection=[scenario_manifests])
         assert r.success
-        assert all(e.passed for e in r.get_asset_check_evaluations())
+        evaluations = {e.check_name: e.passed for e in r.get_asset_check_evaluations()}
+        assert evaluations == {"manifests_schema_valid": True, "manifests_pass_ladder": True}
     r = dg.materialize([rejection_log, rejection_reasons_nonempty], partition_key=RC, instance=instance,
                        resources=resources, selection=[rejection_log])
     assert r.success

@@ -60,3 +60,33 @@ def rejection_reasons_nonempty(context: dg.AssetCheckExecutionContext, store: Ar
         passed=not empty,
         metadata={"rows": len(table), "empty": len(empty), "examples": dg.MetadataValue.json(empty[:5])},
     )
+
+
+@dg.asset_check(
+    asset=scenario_manifests,
+    partitions_def=sample_partitions,
+    blocking=True,
+    description="No accepted manifest violates a ladder stage: each replays from its stream root to the same bytes.",
+)
+def manifests_pass_ladder(
+    context: dg.AssetCheckExecutionContext, store: ArtifactStore, source: SourceData
+) -> dg.AssetCheckResult:
+    from pathlib import Path
+
+    from simready.catalog.catalog import load_catalog
+    from simready.scenario.generator import replay
+
+    template_id, batch = _batch(context)
+    template = load_template(source.template_file(template_id))
+    catalog = load_catalog(Path(source.catalog_generated_dir))
+    files = read_batch_manifest_paths(batch_dir(store, template_id, batch))
+    failures = {}
+    for path in files:
+        ok, why = replay(load_manifest(path), template=template, catalog=catalog)
+        if not ok:
+            failures[path.parent.name] = why
+    return dg.AssetCheckResult(
+        passed=not failures,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={"replayed": len(files), "violations": dg.MetadataValue.json(failures)},
+    )
