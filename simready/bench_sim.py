@@ -1,0 +1,159 @@
+"""Performance figures of the simulation stage (issue 4); printed by ``run()``, never asserted.
+
+The scenario is :func:`simready.sim.demo.bench_manifest`: ten actors on
+``residential_crosswalk_v3``, 20 s clip after a 5 s warm-up at dt = 20 ms
+(1 250 ticks; dynamic-v1 steps 5 000 substeps of 5 ms). "× real time" is
+simulated time (warm-up included) over wall time. Figures are medians on a
+shared machine: read them as orders of magnitude and compare the ratios
+printed side by side.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+from collections.abc import Callable
+from typing import Any
+
+
+def _median(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
+    """Median wall time and median CPU time (s) of ``fn`` (CPU time is steadier on a shared machine)."""
+    wall, cpu = [], []
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def _load_note() -> str:
+    import os
+
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return ""
+    return f" (load average {load:.1f} on {os.cpu_count()} cores)"
+
+
+def _setup() -> tuple[Any, Any, Any]:
+    from simready import paths
+    from simready.catalog.catalog import ensure_catalog
+    from simready.sim import demo
+    from simready.world.template import load_template
+
+    catalog = ensure_catalog()
+    template = load_template(paths.TEMPLATES_DIR / "residential_crosswalk_v3.yaml")
+    return demo.bench_manifest(template, catalog), template, catalog
+
+
+def _bare_pybullet(scene: Any, steps: int) -> float:
+    """The same PyBullet world (statics, ego, agents) stepped with no engine around it."""
+    import pybullet as p
+
+    from simready.sim.engine import Engine
+
+    engine = Engine(scene)
+    try:
+        world = engine.backend.world
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            p.stepSimulation(physicsClientId=world.client)
+        return time.perf_counter() - t0
+    finally:
+        engine.close()
+
+
+def bench_rollouts(repeats: int = 5) -> dict[str, float]:
+    from simready.sim.run import run_simulation
+    from simready.sim.scene import build_scene
+
+    manifest, template, catalog = _setup()
+    sim_s = manifest.clip_s + manifest.warmup_s
+    out: dict[str, float] = {}
+    for backend, runs in (("kinematic-v1", repeats), ("dynamic-v1", max(3, repeats // 2))):
+        run_simulation(manifest, template, backend=backend, catalog=catalog)
+        med, cpu = _median(lambda b=backend: run_simulation(manifest, template, backend=b, catalog=catalog), runs)
+        out[backend] = med
+        out[f"{backend}:cpu"] = cpu
+        ticks = manifest.warmup_ticks + manifest.clip_ticks
+        print(f"sim          {backend:<13} {len(manifest.actors)} actors × {manifest.clip_s:.0f} s (+{manifest.warmup_s:.0f} s warm-up, "
+              f"{ticks} ticks): median {med * 1e3:7.1f} ms/run wall, {cpu * 1e3:7.1f} ms CPU  = {sim_s / med:5.0f}× real time"
+              f" (target: kinematic ≤ 40 ms, dynamic ≥ 50×){_load_note()}")
+    scene = build_scene(manifest, template, backend="dynamic-v1", catalog=catalog)
+    steps = scene.total_ticks * round(manifest.dt / 0.005)
+    bare = statistics.median(_bare_pybullet(scene, steps) for _ in range(3))
+    out["bare"] = bare
+    print(f"sim          bare PyBullet {steps} steps of the same bodies: {bare * 1e3:7.1f} ms = {sim_s / bare:6.0f}× real time; "
+          f"dynamic-v1 overhead {out['dynamic-v1'] / bare:4.2f}× bare (target ≤ 1.5×)")
+    ref = np.arange(10.0)
+    c0 = time.process_time()
+    for _ in range(100_000):
+        ref * 2.0
+    op_us = (time.process_time() - c0) * 10.0
+    print(f"sim          reference: one numpy op on 10 floats costs {op_us:.2f} µs CPU here; kinematic-v1 spends "
+          f"{out['kinematic-v1:cpu'] / (manifest.warmup_ticks + manifest.clip_ticks) * 1e6 / op_us:.0f} such ops' worth per tick")
+    return out
+
+
+def bench_checkpoints(repeats: int = 20) -> dict[str, float]:
+    from simready.sim.checkpoint import Checkpoint
+    from simready.sim.engine import Engine
+    from simready.sim.scene import build_scene
+
+    manifest, template, catalog = _setup()
+    out: dict[str, float] = {}
+    for backend in ("kinematic-v1", "dynamic-v1"):
+        scene = build_scene(manifest, template, backend=backend, catalog=catalog)
+        engine = Engine(scene)
+        engine.run(until_tick=scene.warmup_ticks + 150)
+        restored: list[Any] = []
+
+        def once() -> None:
+            ckpt = engine.checkpoint()
+            e = Engine.restore(scene, Checkpoint(ckpt.data))
+            restored.append(e)
+
+        med, _ = _median(once, repeats)
+        size = len(engine.checkpoint().data)
+        for e in restored:
+            e.close()
+        engine.close()
+        out[backend] = med
+        print(f"sim          checkpoint + restore ({backend}, t = 3 s, {size / 1024:.0f} KiB): median {med * 1e3:6.2f} ms (target ≤ 5 ms)")
+    return out
+
+
+def bench_branches(repeats: int = 3) -> float:
+    from simready.sim.branch import _run_branch
+    from simready.sim.engine import Engine
+    from simready.sim.scene import build_scene
+
+    manifest, template, catalog = _setup()
+    short = manifest.model_copy(update={"clip_s": 9.0})
+    scene = build_scene(short, template, backend="dynamic-v1", catalog=catalog)
+    parent = Engine(scene)
+    parent.run(until_tick=scene.warmup_ticks + 150)
+    ckpt = parent.checkpoint()
+    parent.close()
+
+    def pair() -> None:
+        for action in ("brake", "coast"):
+            _run_branch(scene, ckpt, action, "common", None, action, 3.0)
+
+    med, _ = _median(pair, repeats)
+    print(f"sim          pair of 6 s branches (brake, coast) from one dynamic-v1 checkpoint: median {med * 1e3:7.1f} ms (target ≤ 500 ms)")
+    return med
+
+
+def run() -> None:
+    bench_rollouts()
+    bench_checkpoints()
+    bench_branches()
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,73 @@
+"""The one interface every physics backend implements (SPEC §8; Kubric's adapter, Waymax's abstract dynamics).
+
+The engine owns the world state; a backend is an adapter that advances it
+by one tick under the planner's commands. It receives the current
+:class:`~simready.sim.state.SimState`, the packed reference paths and the
+:class:`~simready.sim.controllers.planner.Plan`, and returns the next
+:class:`Bodies` and :class:`PathCoords`, the contacts, and its extra trace
+columns. A backend may keep internal simulator state (PyBullet's world),
+but it must be able to rebuild it from a state alone (:meth:`Backend.start`),
+which is what restoring a checkpoint in a fresh engine does.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simready.sim.state import Bodies, PathCoords, SimState
+
+#: Extra trace columns every backend writes, after the SPEC §7 columns.
+COMMON_EXTRAS = ("accel_mps2", "throttle", "brake", "steer_rad", "slip_rad")
+
+
+@dataclass(frozen=True, eq=False)
+class StepOutcome:
+    """What one backend step produced; ``extras`` maps column name → (N,) values."""
+
+    bodies: Bodies
+    coords: PathCoords
+    contacts: frozenset[tuple[int, int]]
+    extras: dict[str, NDArray[np.float64]]
+
+
+class Backend(ABC):
+    """A physics adapter over the engine's world state."""
+
+    name: ClassVar[str]
+    extras: ClassVar[tuple[str, ...]] = COMMON_EXTRAS
+
+    def __init__(self, scene: Any) -> None:
+        self.scene = scene
+
+    @abstractmethod
+    def start(self, state: SimState) -> StepOutcome:
+        """Place every body where ``state`` says (tick 0, or a restored checkpoint); return the state's bodies as the backend sees them."""
+
+    @abstractmethod
+    def advance(self, state: SimState, route: Any, plan: Any) -> StepOutcome:
+        """Advance one tick (``scene.dt``) under ``plan``."""
+
+    def substep_s(self) -> float:
+        """Integration step (s); the kinematic backend integrates once per tick."""
+        return float(self.scene.dt)
+
+    def close(self) -> None:
+        """Release simulator resources (no-op unless the backend holds any)."""
+
+
+def make_backend(name: str, scene: Any) -> Backend:
+    """Backend instance by name (imported lazily: the dynamic one needs PyBullet)."""
+    if name == "kinematic-v1":
+        from simready.sim.backends.kinematic import KinematicBackend
+
+        return KinematicBackend(scene)
+    if name == "dynamic-v1":
+        from simready.sim.backends.dynamic import DynamicBackend
+
+        return DynamicBackend(scene)
+    raise ValueError(f"unknown backend {name!r}")

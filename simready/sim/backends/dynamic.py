@@ -1,0 +1,595 @@
+"""``dynamic-v1``: PyBullet rigid-body dynamics for the ego, kinematic bodies for everyone else (SPEC §8).
+
+World, built once per engine in a DIRECT client, in sorted order so the
+call sequence (and so the result) is the same every time:
+
+* **static** — every template instance, from its certified collision
+  pieces (an axis-aligned box piece becomes an exact ``GEOM_BOX``, any
+  other piece a convex ``GEOM_MESH``), mass 0; plus the manifest's parked
+  vehicles, kinematic (mass 0) at their poses;
+* **ego** — one dynamic rigid body with the catalog mass, centre of mass and
+  inertia tensor (principal axes); its contact friction is 0 because the
+  tyres are modelled explicitly: a single-track (bicycle) model applies, at
+  every 5 ms substep, the longitudinal force of the actuated command and
+  the front/rear lateral tyre forces (linear in slip angle, cornering
+  stiffness ∝ axle load, saturated by the friction circle μ·F_z) as
+  external forces; PyBullet supplies gravity, support and collisions;
+* **agents** (other vehicles, cyclists, pedestrians) — controller-driven
+  kinematic bodies (mass 0) that the engine's path controllers move; the
+  body moved is the collider the ego meets and the pose reported. Agents
+  near a dynamic body are moved every substep (interpolated), others once
+  a tick. Vehicles block the ego; pedestrians and cyclists are contact
+  sensors (their contact with the ego is detected from the footprints and
+  reported, but it does not stop the ego as an immovable wall would).
+
+Steering: pure pursuit of the offset path a preview distance ahead, rate-
+and angle-limited (:class:`~simready.sim.constants.DynamicSettings`).
+Determinism: sleeping off, ``deterministicOverlappingPairs=1``, fixed call
+order; bit-identical for identical inputs in one process and across
+processes. Restoring a checkpoint rebuilds the world from the engine's
+state copy (see :mod:`simready.sim.checkpoint` for the replay tolerance).
+
+Rollout checks collected while stepping (``metrics.rollout_checks``):
+tunnelling (the ego's centre of mass crossing a non-ground collider between
+ticks, or its origin falling below the ground), energy gain without
+actuation, and angular explosion.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+import pybullet as p
+
+from simready.errors import CatalogError
+from simready.sim import constants as C
+from simready.sim.backend import COMMON_EXTRAS, Backend, StepOutcome
+from simready.sim.controllers.lateral import preview_steer
+from simready.sim.controllers.longitudinal import integrate
+from simready.sim.kinematics import footprint_contacts, path_bodies
+from simready.sim.scene import GROUND_CLASSES, Scene, substeps_per_tick
+from simready.sim.state import Bodies, PathCoords, SimState, frozen
+
+S = C.DYNAMIC_SETTINGS
+STATIC_GROUP, EGO_GROUP, AGENT_GROUP = 1, 2, 4
+#: Energy may grow by this much per tick without actuation before it counts as a gain (J, plus 0.5 %).
+ENERGY_SLACK_J = 50.0
+MAX_ANGULAR_RATE_RPS = 10.0
+
+
+def _box_piece(vertices: np.ndarray) -> tuple[list[float], list[float]] | None:
+    """``(half extents, centre)`` when an 8-vertex mesh is an axis-aligned box, else None."""
+    if len(vertices) != 8:
+        return None
+    lo, hi = vertices.min(axis=0), vertices.max(axis=0)
+    for k in range(3):
+        if not np.all(np.isclose(vertices[:, k], lo[k], atol=1e-9) | np.isclose(vertices[:, k], hi[k], atol=1e-9)):
+            return None
+    return ((hi - lo) / 2).tolist(), ((hi + lo) / 2).tolist()
+
+
+#: Collision pieces per (catalog folder, asset, contract hash): ("box", half extents, centre) or ("mesh", file).
+_PIECES: dict[tuple[str, str, str], tuple[tuple[Any, ...], ...]] = {}
+#: DIRECT clients whose worlds were reset and can be reused (connecting costs ~15 ms; a reset world is
+#: indistinguishable from a new one: the same call sequence gives bit-identical results).
+_IDLE_CLIENTS: list[int] = []
+MAX_IDLE_CLIENTS = 4
+
+
+def asset_pieces(catalog: Any, asset: str) -> tuple[tuple[Any, ...], ...]:
+    """The certified collision pieces of an asset, each an exact box or a convex mesh file (cached)."""
+    entry = catalog.entry(asset)
+    key = (str(catalog.generated_dir), asset, entry.contract_sha256)
+    hit = _PIECES.get(key)
+    if hit is None:
+        pieces = []
+        for ref, mesh in zip(entry.collision_geometry, catalog.collision_meshes(asset)):
+            box = _box_piece(np.asarray(mesh.vertices, dtype=np.float64))
+            pieces.append(("box", *box) if box is not None else ("mesh", str(catalog.entry_dir(asset) / ref.file)))
+        hit = _PIECES[key] = tuple(pieces)
+    return hit
+
+
+class _World:
+    """The PyBullet client and the ids of everything in it."""
+
+    def __init__(self) -> None:
+        self.client = _IDLE_CLIENTS.pop() if _IDLE_CLIENTS else p.connect(p.DIRECT)
+        p.resetSimulation(physicsClientId=self.client)
+        self.shapes: dict[str, int] = {}
+
+    def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(*args, physicsClientId=self.client, **kwargs)
+
+    def shape(self, catalog: Any, asset: str) -> int:
+        """One compound collision shape per asset (cached), in the asset body frame."""
+        if asset in self.shapes:
+            return self.shapes[asset]
+        types, halves, files, frames = [], [], [], []
+        for piece in asset_pieces(catalog, asset):
+            if piece[0] == "box":
+                types.append(p.GEOM_BOX)
+                halves.append(piece[1])
+                files.append("")
+                frames.append(piece[2])
+            else:
+                types.append(p.GEOM_MESH)
+                halves.append([0.0, 0.0, 0.0])
+                files.append(piece[1])
+                frames.append([0.0, 0.0, 0.0])
+        sid = self.call(p.createCollisionShapeArray, types, halfExtents=halves, fileNames=files, collisionFramePositions=frames)
+        self.shapes[asset] = sid
+        return sid
+
+    def close(self) -> None:
+        if self.client >= 0:
+            if len(_IDLE_CLIENTS) < MAX_IDLE_CLIENTS:
+                p.resetSimulation(physicsClientId=self.client)
+                _IDLE_CLIENTS.append(self.client)
+            else:
+                p.disconnect(physicsClientId=self.client)
+            self.client = -1
+
+
+#: Semantic classes whose colliders are paint: left out of the physics world (their millimetre
+#: steps would act as kerbs on wheels that, in this model, do not roll).
+DECAL_CLASSES = frozenset({"crosswalk_marking"})
+
+
+def _world_boxes(catalog: Any, inst: Any) -> list[tuple[float, ...]] | None:
+    """World-axis-aligned boxes ``(x0, x1, y0, y1, z0, z1)`` of an instance whose pieces are all boxes at a right-angle yaw."""
+    quarter = inst.pose.yaw_deg / 90.0
+    if abs(quarter - round(quarter)) > 1e-9:
+        return None
+    yaw = math.radians(90.0 * round(quarter))
+    c, s_ = round(math.cos(yaw)), round(math.sin(yaw))
+    out = []
+    for piece in asset_pieces(catalog, inst.asset):
+        if piece[0] != "box":
+            return None
+        (hx, hy, hz), (cx, cy, cz) = piece[1], piece[2]
+        wx, wy = inst.pose.x + c * cx - s_ * cy, inst.pose.y + s_ * cx + c * cy
+        ex, ey = abs(c) * hx + abs(s_) * hy, abs(s_) * hx + abs(c) * hy
+        out.append(tuple(round(v, 9) for v in (wx - ex, wx + ex, wy - ey, wy + ey, inst.pose.z + cz - hz, inst.pose.z + cz + hz)))
+    return out
+
+
+def merge_boxes(boxes: list[tuple[float, ...]]) -> list[tuple[float, ...]]:
+    """Merge axis-aligned boxes that share a full face (same z range, same extent across the face): one exact union.
+
+    Why: adjacent tiles are one flat surface, but as separate colliders their
+    seams are internal edges that catch a sliding wheel; the union has none.
+    """
+    items = sorted(set(boxes))
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(items)):
+            for j in range(i + 1, len(items)):
+                a, b = items[i], items[j]
+                if a[4:] != b[4:]:
+                    continue
+                if a[2:4] == b[2:4] and (a[1] == b[0] or b[1] == a[0]):
+                    new = (min(a[0], b[0]), max(a[1], b[1]), a[2], a[3], a[4], a[5])
+                elif a[0:2] == b[0:2] and (a[3] == b[2] or b[3] == a[2]):
+                    new = (a[0], a[1], min(a[2], b[2]), max(a[3], b[3]), a[4], a[5])
+                else:
+                    continue
+                items = sorted(set(items[:i] + items[i + 1 : j] + items[j + 1 :] + [new]))
+                merged = True
+                break
+            if merged:
+                break
+    return items
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def principal_axes(inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Principal moments and the rotation ``[x, y, z, w]`` from body to principal axes, kept next to the body axes.
+
+    A diagonal tensor keeps its order and the identity rotation; otherwise
+    each eigenvector is assigned to the body axis it is most aligned with, so
+    the inertial frame differs from the body frame by the product-of-inertia tilt.
+    """
+    off = inertia - np.diag(np.diag(inertia))
+    if np.abs(off).max() <= 1e-9 * max(float(np.abs(inertia).max()), 1.0):
+        return np.diag(inertia).copy(), np.array([0.0, 0.0, 0.0, 1.0])
+    moments, vecs = np.linalg.eigh(inertia)
+    order = [int(np.argmax(np.abs(vecs[k, :]))) for k in range(3)]
+    axes = vecs[:, order]
+    moments = moments[order]
+    for k in range(3):
+        if axes[k, k] < 0:
+            axes[:, k] = -axes[:, k]
+    if np.linalg.det(axes) < 0:
+        axes[:, 2] = -axes[:, 2]
+    from simready.world.frames import quat_from_matrix
+
+    return moments, quat_from_matrix(axes)
+
+
+def _quat_yaw(yaw: float) -> list[float]:
+    return [0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)]
+
+
+class DynamicBackend(Backend):
+    name: ClassVar[str] = "dynamic-v1"
+    extras: ClassVar[tuple[str, ...]] = COMMON_EXTRAS + ("tyre_util",)
+
+    def __init__(self, scene: Scene) -> None:
+        super().__init__(scene)
+        if scene.catalog is None:
+            raise CatalogError("<catalog>", "", "dynamic-v1 needs the asset catalog")
+        self.substeps = substeps_per_tick(scene.dt)
+        self.h = scene.dt / self.substeps
+        self.world: _World | None = None
+        self.static_contact_names: dict[tuple[int, int], str] = {}
+        self._violations: dict[str, list[str]] = {"tunnelling": [], "energy_gain": [], "explosion": []}
+        a = scene.actors
+        self.ego = a.ego
+        self.agent_idx = [i for i in range(len(a)) if i != self.ego and not a.parked[i]]
+        # Vehicles block the ego physically; pedestrians and cyclists are contact sensors: a kinematic
+        # body cannot take an impulse, so a light road user would stop a bus like a wall.
+        self.physical = a.is_vehicle.copy()
+        self._prev_com: list[float] = []
+        self._prev_tick = -1
+        self._ego_params()
+
+    # --- construction --------------------------------------------------------------
+
+    def _ego_params(self) -> None:
+        scene = self.scene
+        if self.ego is None:
+            return
+        entry = scene.catalog.entry(scene.actors.asset_ids[self.ego])
+        self.mass = float(entry.mass_kg)
+        self.com = np.asarray(entry.center_of_mass_m, dtype=np.float64)
+        inertia = np.asarray(entry.inertia_kg_m2, dtype=np.float64)
+        self.inertia_diag, self.inertial_quat = principal_axes(inertia)
+        self._inertia_list = [float(x) for x in self.inertia_diag]
+        params = entry.generator.params if entry.generator else {}
+        self.wheelbase = float(params.get("wheelbase", 0.6 * entry.dimensions_m.length))
+        self.lf = self.wheelbase / 2 - float(self.com[0])
+        self.lr = self.wheelbase / 2 + float(self.com[0])
+
+    def _build(self) -> None:
+        scene = self.scene
+        w = _World()
+        self.world = w
+        w.call(p.setGravity, 0.0, 0.0, -C.GRAVITY_MPS2)
+        w.call(p.setPhysicsEngineParameter, fixedTimeStep=self.h, numSubSteps=0, numSolverIterations=S.solver_iterations,
+               deterministicOverlappingPairs=S.deterministic_overlapping_pairs)
+        cat = scene.catalog
+        self.static_names: dict[int, str] = {}
+        self.ground_bodies: set[int] = set()
+        self.static_bodies: list[int] = []
+        ground: list[tuple[float, ...]] = []
+        for inst in sorted(scene.template.instances, key=lambda i: i.name):
+            if inst.asset not in cat.entries:
+                raise CatalogError(cat.generated_dir, "entries", f"template instance {inst.name} uses {inst.asset}, not in the catalog")
+            entry = cat.entry(inst.asset)
+            if entry.semantic_class in DECAL_CLASSES:
+                continue
+            if entry.semantic_class in GROUND_CLASSES and entry.family != "curb":
+                boxes = _world_boxes(cat, inst)
+                if boxes is not None:
+                    ground.extend(boxes)
+                    continue
+            body = w.call(p.createMultiBody, 0.0, w.shape(cat, inst.asset), -1, [inst.pose.x, inst.pose.y, inst.pose.z],
+                          _quat_yaw(inst.pose.yaw_rad), useMaximalCoordinates=True)
+            w.call(p.setCollisionFilterGroupMask, body, -1, STATIC_GROUP, EGO_GROUP)
+            self.static_names[body] = scene.template.instance_id(inst.name)
+            self.static_bodies.append(body)
+            if entry.semantic_class in GROUND_CLASSES and entry.family != "curb":
+                self.ground_bodies.add(body)
+        for k, (x0, x1, y0, y1, z0, z1) in enumerate(merge_boxes(ground)):
+            sid = w.call(p.createCollisionShape, p.GEOM_BOX, halfExtents=[(x1 - x0) / 2, (y1 - y0) / 2, (z1 - z0) / 2])
+            body = w.call(p.createMultiBody, 0.0, sid, -1, [(x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2], [0, 0, 0, 1],
+                          useMaximalCoordinates=True)
+            w.call(p.setCollisionFilterGroupMask, body, -1, STATIC_GROUP, EGO_GROUP)
+            self.static_names[body] = f"{scene.template.id}/ground:{k}"
+            self.static_bodies.append(body)
+            self.ground_bodies.add(body)
+        a = scene.actors
+        self.actor_body: dict[int, int] = {}
+        for i in range(len(a)):
+            if i == self.ego:
+                continue
+            body = w.call(p.createMultiBody, 0.0, w.shape(cat, a.asset_ids[i]), -1, [0.0, 0.0, -100.0 - i], [0, 0, 0, 1],
+                          useMaximalCoordinates=True)
+            group = STATIC_GROUP if a.parked[i] else AGENT_GROUP
+            w.call(p.setCollisionFilterGroupMask, body, -1, group, EGO_GROUP)
+            self.actor_body[i] = body
+        self.body_actor = {b: i for i, b in self.actor_body.items()}
+        if self.ego is not None:
+            entry = cat.entry(a.asset_ids[self.ego])
+            self.ego_body = w.call(p.createMultiBody, self.mass, w.shape(cat, a.asset_ids[self.ego]), -1, [0.0, 0.0, 0.0],
+                                   [0, 0, 0, 1], baseInertialFramePosition=self.com.tolist(),
+                                   baseInertialFrameOrientation=self.inertial_quat.tolist(), useMaximalCoordinates=True)
+            # Mass must be passed with the inertia: PyBullet 3.2.7 zeroes a maximal-coordinate body's mass otherwise.
+            w.call(p.changeDynamics, self.ego_body, -1, mass=self.mass, localInertiaDiagonal=self.inertia_diag.tolist(), lateralFriction=0.0,
+                   spinningFriction=0.0, rollingFriction=0.0, restitution=float(entry.restitution),
+                   linearDamping=0.0, angularDamping=0.0, activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING)
+            w.call(p.setCollisionFilterGroupMask, self.ego_body, -1, EGO_GROUP, STATIC_GROUP | AGENT_GROUP)
+            self.body_actor[self.ego_body] = self.ego
+            for i, body in sorted(self.actor_body.items()):
+                if not self.physical[i]:
+                    w.call(p.setCollisionFilterPair, self.ego_body, body, -1, -1, 0)
+
+    # --- state exchange -----------------------------------------------------------------
+
+    def _place_ego(self, bodies: Bodies) -> None:
+        """Put the ego's PyBullet body at the engine's pose and twist (origin → centre of mass)."""
+        w = self.world
+        e = self.ego
+        q = bodies.quat[e]
+        R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)
+        com_w = bodies.pos[e] + R @ self.com
+        v_com = bodies.vel[e] + _cross(bodies.omega[e], R @ self.com)
+        q_in = np.array(p.multiplyTransforms([0, 0, 0], q.tolist(), [0, 0, 0], self.inertial_quat.tolist())[1])
+        w.call(p.resetBasePositionAndOrientation, self.ego_body, com_w.tolist(), q_in.tolist())
+        w.call(p.resetBaseVelocity, self.ego_body, v_com.tolist(), bodies.omega[e].tolist())
+        # A reset moves the body without clearing its contact manifolds; re-registering it does.
+        w.call(p.setCollisionFilterGroupMask, self.ego_body, -1, EGO_GROUP, STATIC_GROUP | AGENT_GROUP)
+
+    def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Ego body origin position, quaternion [x,y,z,w], origin velocity, angular velocity (world) and rotation matrix."""
+        w = self.world
+        com_w, q_in = w.call(p.getBasePositionAndOrientation, self.ego_body)
+        lin, ang = w.call(p.getBaseVelocity, self.ego_body)
+        q = np.array(p.multiplyTransforms([0, 0, 0], q_in, [0, 0, 0], p.invertTransform([0, 0, 0], self.inertial_quat.tolist())[1])[1])
+        if q[3] < 0:
+            q = -q
+        R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)
+        r = R @ self.com
+        omega = np.asarray(ang)
+        pos = np.asarray(com_w) - r
+        vel = np.asarray(lin) - _cross(omega, r)
+        return pos, q, vel, omega, R
+
+    def _place_agents(self, bodies: Bodies, which: list[int]) -> None:
+        cid = self.world.client
+        pos, quat, present = bodies.pos.tolist(), bodies.quat.tolist(), bodies.present.tolist()
+        for i in which:
+            x, y, z = pos[i]
+            p.resetBasePositionAndOrientation(self.actor_body[i], [x, y, z if present[i] else -100.0 - i], quat[i],
+                                              physicsClientId=cid)
+
+    def start(self, state: SimState) -> StepOutcome:
+        if self.world is None:
+            self._build()
+        parked = [i for i in self.actor_body if self.scene.actors.parked[i]]
+        self._place_agents(state.bodies, parked + self.agent_idx)
+        if self.ego is not None:
+            self._place_ego(state.bodies)
+        return StepOutcome(state.bodies, state.coords, state.world.contacts, {})
+
+    # --- stepping -------------------------------------------------------------------------------
+
+    def _tyre_forces(self, steer: float, a_cmd: float, friction: float) -> float:
+        """Apply this substep's tyre forces to the ego; returns the tyre utilisation."""
+        cid = self.world.client
+        body = self.ego_body
+        com_w, q_in = p.getBasePositionAndOrientation(body, physicsClientId=cid)
+        lin, ang = p.getBaseVelocity(body, physicsClientId=cid)
+        R = p.getMatrixFromQuaternion(q_in)
+        # Body axes in world (inertial frame == body frame for principal-aligned assets; otherwise close enough
+        # for the planar tyre model, which only needs the heading).
+        xb = (R[0], R[3])
+        yb = (-R[3], R[0])
+        norm = math.hypot(*xb) or 1.0
+        xb = (xb[0] / norm, xb[1] / norm)
+        yb = (-xb[1], xb[0])
+        vx = lin[0] * xb[0] + lin[1] * xb[1]
+        vy = lin[0] * yb[0] + lin[1] * yb[1]
+        r = ang[2]
+        m, g = self.mass, C.GRAVITY_MPS2
+        lf, lr = self.lf, self.lr
+        fz_f, fz_r = m * g * lr / (lf + lr), m * g * lf / (lf + lr)
+        big_v = max(abs(vx), S.slip_min_speed_mps)
+        alpha_f = steer - math.atan2(vy + lf * r, big_v)
+        alpha_r = -math.atan2(vy - lr * r, big_v)
+        k = S.cornering_stiffness_per_load
+        fy_f = k * fz_f * alpha_f
+        fy_r = k * fz_r * alpha_r
+        if vx <= C.STANDSTILL_MPS and a_cmd <= 0.0:
+            # At rest, or pushed backwards, with no drive demand: the brakes (or rolling resistance) hold it.
+            fx = -m * vx / self.h
+            fx = max(min(fx, friction * m * g), -friction * m * g)
+        else:
+            fx = m * a_cmd
+        limit_f, limit_r = friction * fz_f, friction * fz_r
+        fx_f, fx_r = 0.5 * fx, 0.5 * fx
+        util = 0.0
+        for which in ("f", "r"):
+            fxa, fya, lim = (fx_f, fy_f, limit_f) if which == "f" else (fx_r, fy_r, limit_r)
+            total = math.hypot(fxa, fya)
+            util = max(util, total / lim if lim > 0 else 0.0)
+            if total > lim > 0:
+                s = lim / total
+                if which == "f":
+                    fx_f, fy_f = fx_f * s, fy_f * s
+                else:
+                    fx_r, fy_r = fx_r * s, fy_r * s
+        cs, sn = math.cos(steer), math.sin(steer)
+        # Front wheel frame: longitudinal rotated by the steering angle.
+        fwx, fwy = xb[0] * cs + yb[0] * sn, xb[1] * cs + yb[1] * sn
+        flx, fly = -fwy, fwx
+        front = [com_w[0] + xb[0] * lf, com_w[1] + xb[1] * lf, com_w[2]]
+        rear = [com_w[0] - xb[0] * lr, com_w[1] - xb[1] * lr, com_w[2]]
+        p.applyExternalForce(body, -1, [fwx * fx_f + flx * fy_f, fwy * fx_f + fly * fy_f, 0.0], front, p.WORLD_FRAME,
+                             physicsClientId=cid)
+        p.applyExternalForce(body, -1, [xb[0] * fx_r + yb[0] * fy_r, xb[1] * fx_r + yb[1] * fy_r, 0.0], rear, p.WORLD_FRAME,
+                             physicsClientId=cid)
+        return util
+
+    def _energy_now(self) -> float:
+        """Kinetic + potential energy of the ego (J), from PyBullet's centre-of-mass state (scalar maths)."""
+        cid = self.world.client
+        com, q = p.getBasePositionAndOrientation(self.ego_body, physicsClientId=cid)
+        lin, ang = p.getBaseVelocity(self.ego_body, physicsClientId=cid)
+        R = p.getMatrixFromQuaternion(q)
+        # Angular velocity in the principal (inertial) frame: R^T ω.
+        wx = R[0] * ang[0] + R[3] * ang[1] + R[6] * ang[2]
+        wy = R[1] * ang[0] + R[4] * ang[1] + R[7] * ang[2]
+        wz = R[2] * ang[0] + R[5] * ang[1] + R[8] * ang[2]
+        ix, iy, iz = self._inertia_list
+        kinetic = 0.5 * self.mass * (lin[0] ** 2 + lin[1] ** 2 + lin[2] ** 2) + 0.5 * (ix * wx * wx + iy * wy * wy + iz * wz * wz)
+        return kinetic + self.mass * C.GRAVITY_MPS2 * com[2]
+
+    def _steer(self, state: SimState, route: Any, plan: Any) -> float:
+        e = self.ego
+        path = route.paths.paths[e]
+        c = state.coords
+        v = float(c.v[e])
+        look = max(S.preview_min_m, S.preview_gain_s * v)
+        x, y = state.bodies.pos[e, 0], state.bodies.pos[e, 1]
+        yaw = float(c.yaw[e])
+        rear_x, rear_y = x - math.cos(yaw) * self.lr, y - math.sin(yaw) * self.lr
+        tx, ty = path.point(float(c.u[e]) + look, float(plan.d_ref[e]))
+        want = preview_steer(rear_x, rear_y, yaw, tx, ty, self.wheelbase)
+        want = max(min(want, S.max_steer_rad), -S.max_steer_rad)
+        step = S.max_steer_rate_rps * self.scene.dt
+        prev = state.control.steer_rad
+        return prev + max(min(want - prev, step), -step)
+
+    def advance(self, state: SimState, route: Any, plan: Any) -> StepOutcome:
+        scene = self.scene
+        a = scene.actors
+        c = state.coords
+        present = state.bodies.present
+        u1, v1 = integrate(c.u, c.v, plan.accel, scene.dt)
+        u1 = np.where(present, u1, c.u)
+        v1 = np.where(present, v1, c.v)
+        accel = np.where(present, plan.accel, 0.0)
+        kin, yaw, slip = path_bodies(scene, route.paths, u1, plan.d_ref, plan.d_rate, plan.d_acc, v1, accel, present)
+        e = self.ego if self.ego is not None and present[self.ego] else None
+        if self.ego is not None and e is None:
+            self.world.call(p.resetBasePositionAndOrientation, self.ego_body, [0.0, 0.0, -1000.0], [0, 0, 0, 1])
+            self.world.call(p.resetBaseVelocity, self.ego_body, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+        steer = 0.0
+        util = 0.0
+        near: list[int] = []
+        if e is not None:
+            steer = self._steer(state, route, plan)
+            if self.agent_idx:
+                ag = np.asarray(self.agent_idx)
+                reach = S.near_field_m + a.hl[ag] + a.hl[e]
+                dist = np.hypot(kin.pos[ag, 0] - state.bodies.pos[e, 0], kin.pos[ag, 1] - state.bodies.pos[e, 1])
+                near = ag[present[ag] & (dist < reach)].tolist()
+        near_set = set(near)
+        self._place_agents(kin, [i for i in self.agent_idx if i not in near_set])
+        e_before = self._energy_now() if e is not None else None
+        # Near agents move every substep, along the straight line between their tick poses.
+        moves = []
+        for i in near:
+            x0, y0 = float(state.bodies.pos[i, 0]), float(state.bodies.pos[i, 1])
+            yaw0 = float(c.yaw[i])
+            turn = (float(yaw[i]) - yaw0 + math.pi) % (2 * math.pi) - math.pi
+            moves.append((self.actor_body[i], x0, y0, float(kin.pos[i, 0]) - x0, float(kin.pos[i, 1]) - y0,
+                          float(kin.pos[i, 2]), yaw0, turn))
+        cid = self.world.client
+        reset = p.resetBasePositionAndOrientation
+        for k in range(1, self.substeps + 1):
+            f = k / self.substeps
+            for body, x0, y0, dx, dy, z, yaw0, turn in moves:
+                half = 0.5 * (yaw0 + f * turn)
+                reset(body, [x0 + f * dx, y0 + f * dy, z], [0.0, 0.0, math.sin(half), math.cos(half)], physicsClientId=cid)
+            if e is not None:
+                util = max(util, self._tyre_forces(steer, float(plan.accel[e]), state.world.friction))
+            p.stepSimulation(physicsClientId=cid)
+        pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
+        if not present.all():
+            keep = ~present
+            pos[keep], quat[keep], vel[keep], omega[keep] = state.bodies.pos[keep], state.bodies.quat[keep], 0.0, 0.0
+            yaw = np.where(keep, c.yaw, yaw)
+        u_out, d_out, v_out = np.array(u1), np.array(plan.d_ref), np.array(v1)
+        yaw = np.array(yaw)
+        contacts = set(footprint_contacts(scene, pos[:, :2], yaw, present))
+        extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
+                  "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
+        if e is not None:
+            ep, eq, ev, eo, R = self._read_ego()
+            pos[e], quat[e], vel[e], omega[e] = ep, eq, ev, eo
+            heading = math.atan2(R[1, 0], R[0, 0])
+            yaw[e] = heading
+            path = route.paths.paths[e]
+            u_out[e], d_out[e] = path.project_near(float(ep[0]), float(ep[1]), float(c.u[e]))
+            v_long = float(ev[0] * math.cos(heading) + ev[1] * math.sin(heading))
+            v_out[e] = max(v_long, 0.0)
+            extras["steer_rad"][e] = steer
+            extras["tyre_util"][e] = util
+            vdir = math.atan2(ev[1], ev[0]) if math.hypot(ev[0], ev[1]) > 0.1 else heading
+            slip = np.array(slip)
+            slip[e] = (vdir - heading + math.pi) % (2 * math.pi) - math.pi
+            extras["slip_rad"] = slip
+            contacts = {pair for pair in contacts if not (e in pair and self.physical[pair[0] + pair[1] - e])}
+            contacts |= self._ego_contacts()
+            self._check(state, ep, ev, eo, R, e_before, plan)
+        coords = PathCoords(c.path_keys, frozen(u_out), frozen(d_out), frozen(plan.d_rate), frozen(v_out), frozen(accel),
+                            frozen(yaw))
+        bodies = Bodies(frozen(pos), frozen(quat), frozen(vel), frozen(omega), present)
+        return StepOutcome(bodies, coords, frozenset(contacts), extras)
+
+    def _ego_contacts(self) -> set[tuple[int, int]]:
+        out: set[tuple[int, int]] = set()
+        e = self.ego
+        for cp in self.world.call(p.getContactPoints, bodyA=self.ego_body):
+            other = cp[2]
+            if other in self.ground_bodies:
+                continue
+            j = self.body_actor.get(other)
+            if j is not None and j != e:
+                out.add((min(e, j), max(e, j)))
+            elif other in self.static_names:
+                key = (e, -1 - self.static_bodies.index(other))
+                self.static_contact_names[key] = self.static_names[other]
+                out.add(key)
+        return out
+
+    # --- rollout checks -------------------------------------------------------------------------------
+
+    def _check(self, state: SimState, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, R: np.ndarray,
+               e_before: float | None, plan: Any) -> None:
+        scene = self.scene
+        e = self.ego
+        t = round((state.tick + 1 - scene.warmup_ticks) * scene.dt, 9)
+        ground = float(scene.ground.at(pos[None, :2])[0])
+        prev_com = self._prev_com if self._prev_tick == state.tick else (
+            state.bodies.pos[e] + np.array(p.getMatrixFromQuaternion(state.bodies.quat[e].tolist())).reshape(3, 3) @ self.com).tolist()
+        com = (pos + R @ self.com).tolist()
+        self._prev_com, self._prev_tick = com, state.tick + 1
+        hit = p.rayTest(prev_com, com, collisionFilterMask=STATIC_GROUP, physicsClientId=self.world.client)[0]
+        if hit[0] >= 0 and hit[0] != self.ego_body and hit[0] not in self.ground_bodies and hit[0] in self.static_names:
+            self._note("tunnelling", f"t={t}: ego centre of mass crossed {self.static_names[hit[0]]}")
+        if pos[2] < ground - 0.3:
+            self._note("tunnelling", f"t={t}: ego origin {pos[2]:.2f} m is below the ground ({ground:.2f} m)")
+        if float(np.abs(omega).max()) > MAX_ANGULAR_RATE_RPS:
+            self._note("explosion", f"t={t}: ego angular rate {float(np.abs(omega).max()):.1f} rad/s")
+        if e_before is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0:
+            e_after = self._energy_now()
+            if e_after > e_before * 1.005 + ENERGY_SLACK_J:
+                self._note("energy_gain", f"t={t}: ego energy rose {e_after - e_before:.0f} J without actuation")
+
+    def _note(self, check: str, detail: str) -> None:
+        if len(self._violations[check]) < 5:
+            self._violations[check].append(detail)
+        else:
+            self._violations[check][-1] = detail + " (and more)"
+
+    def rollout_checks(self) -> list[dict[str, Any]]:
+        return [{"check": name, "passed": not found, "detail": "; ".join(found) if found else "none"}
+                for name, found in sorted(self._violations.items())]
+
+    def substep_s(self) -> float:
+        return self.h
+
+    def close(self) -> None:
+        if self.world is not None:
+            self.world.close()
+            self.world = None

@@ -1,0 +1,285 @@
+"""Complete, content-addressed checkpoints (SPEC §9).
+
+A checkpoint holds everything a fresh engine needs to continue a rollout as
+if it had never stopped: body states (poses, twists, presence — the
+engine's own authoritative copy; a PyBullet world is rebuilt from them),
+path coordinates, controller and integrator memory (goals, the ego's
+actuation delay line, steering, standstill timers, pedestrian kerb
+memories), the tick index (the clock is a function of it), trigger status,
+axis owners and firing ticks (the pending event queue), verb-set world
+state and friction, current contacts, every RNG stream's state, the events
+and recorded rows so far, and the scene's identity hashes (input, template,
+physics config, backend, engine version), which a restore checks.
+
+Serialization is one byte string: ``MAGIC``, an 8-byte length, canonical
+JSON (sorted keys), then the raw little-endian array payloads the JSON
+indexes. Its sha256 is the checkpoint's id, so equal states have equal ids.
+
+Restoring is exact for ``kinematic-v1``. ``dynamic-v1`` rebuilds PyBullet
+from the copy; PyBullet keeps solver warm-start and contact-manifold
+state a snapshot cannot carry, so a restored continuation matches the
+uninterrupted one within :data:`DYNAMIC_REPLAY_TOLERANCE` (ids and event
+order exact) rather than bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simready.atomic import write_bytes_atomic
+from simready.errors import SimreadyError
+from simready.hashing import sha256_bytes
+from simready.sim import constants as C
+from simready.sim.profiles import Profile
+from simready.sim.state import (
+    Bodies,
+    ControlState,
+    GapGoal,
+    InteractionState,
+    LateralGoal,
+    PathCoords,
+    PedMemory,
+    SimState,
+    SpeedGoal,
+    WorldState,
+    frozen,
+)
+
+MAGIC = b"SRCKPT1\n"
+FORMAT_VERSION = 1
+#: Declared replay tolerance of a restored dynamic-v1 rollout vs the uninterrupted one.
+DYNAMIC_REPLAY_TOLERANCE = {"position_m": 1e-3, "velocity_mps": 1e-2, "quaternion": 1e-4}
+
+
+class CheckpointError(SimreadyError):
+    kind = "checkpoint"
+
+
+def _goal_to_json(g: Any) -> Any:
+    if g is None:
+        return None
+    if isinstance(g, SpeedGoal):
+        return {"type": "speed", "kind": g.kind, "owner": g.owner, "profile": g.profile.to_json() if g.profile else None,
+                "target": g.target, "v0": g.v0}
+    if isinstance(g, GapGoal):
+        return {"type": "gap", "owner": g.owner, "target": g.target, "unit": g.unit, "value": g.value, "profile": g.profile.to_json()}
+    if isinstance(g, LateralGoal):
+        return {"type": "lateral", "kind": g.kind, "owner": g.owner, "profile": g.profile.to_json()}
+    raise TypeError(type(g).__name__)
+
+
+def _goal_from_json(d: Any) -> Any:
+    if d is None:
+        return None
+    if d["type"] == "speed":
+        prof = Profile.from_json(d["profile"]) if d["profile"] is not None else None
+        return SpeedGoal(d["kind"], d["owner"], prof, d["target"], float(d["v0"]))
+    if d["type"] == "gap":
+        return GapGoal(d["owner"], int(d["target"]), d["unit"], float(d["value"]), Profile.from_json(d["profile"]))
+    return LateralGoal(d["kind"], d["owner"], Profile.from_json(d["profile"]))
+
+
+def _num(x: float) -> Any:
+    return x if math.isfinite(x) else repr(x)
+
+
+def _unnum(x: Any) -> float:
+    return float(x)
+
+
+class _Packer:
+    def __init__(self) -> None:
+        self.index: list[dict[str, Any]] = []
+        self.chunks: list[bytes] = []
+        self.offset = 0
+
+    def add(self, name: str, arr: np.ndarray) -> None:
+        a = np.ascontiguousarray(arr)
+        if a.dtype.byteorder == ">":
+            a = a.astype(a.dtype.newbyteorder("<"))
+        data = a.tobytes()
+        self.index.append({"name": name, "dtype": a.dtype.str, "shape": list(a.shape), "offset": self.offset, "nbytes": len(data)})
+        self.chunks.append(data)
+        self.offset += len(data)
+
+
+def state_record(state: SimState, packer: _Packer) -> dict[str, Any]:
+    """JSON part of a state; its arrays go into ``packer``."""
+    b, c, ctl = state.bodies, state.coords, state.control
+    for name in ("pos", "quat", "vel", "omega", "present"):
+        packer.add(f"bodies.{name}", getattr(b, name))
+    for name in ("u", "d", "d_rate", "v", "a", "yaw"):
+        packer.add(f"coords.{name}", getattr(c, name))
+    packer.add("control.actuation", np.array(ctl.actuation, dtype=np.float64))
+    for name, arr in sorted(state.extras.items()):
+        packer.add(f"extras.{name}", np.asarray(arr))
+    return {
+        "tick": state.tick,
+        "termination": list(state.termination) if state.termination else None,
+        "path_keys": [list(k) for k in c.path_keys],
+        "control": {
+            "longitudinal": [_goal_to_json(g) for g in ctl.longitudinal],
+            "lateral": [_goal_to_json(g) for g in ctl.lateral],
+            "steer_rad": ctl.steer_rad,
+            "standstill": list(ctl.standstill),
+            "peds": [None if p is None else {"mode": p.mode, "hazard_since": p.hazard_since, "clear_since": p.clear_since,
+                                             "kerb_u": _num(p.kerb_u), "stop_draw": p.stop_draw,
+                                             "reaction_delay_s": p.reaction_delay_s, "seen": p.seen} for p in ctl.peds],
+            "leaders": list(ctl.leaders),
+            "percepts": [list(x) for x in ctl.percepts],
+            "yields": [list(x) for x in ctl.yields],
+        },
+        "interactions": {"status": {k: list(v) for k, v in sorted(state.interactions.status.items())},
+                         "owners": dict(sorted(state.interactions.owners.items())),
+                         "fired": dict(sorted(state.interactions.fired.items()))},
+        "world": {"discrete": dict(sorted(state.world.discrete.items())), "friction": state.world.friction,
+                  "contacts": sorted([list(p) for p in state.world.contacts])},
+        "rng": state.rng,
+    }
+
+
+def state_from_record(rec: dict[str, Any], arrays: dict[str, np.ndarray]) -> SimState:
+    bodies = Bodies(*(frozen(arrays[f"bodies.{n}"], bool if n == "present" else np.float64)
+                      for n in ("pos", "quat", "vel", "omega", "present")))
+    coords = PathCoords(tuple(tuple(k) for k in rec["path_keys"]),
+                        *(frozen(arrays[f"coords.{n}"]) for n in ("u", "d", "d_rate", "v", "a", "yaw")))
+    c = rec["control"]
+    peds = tuple(None if p is None else PedMemory(p["mode"], p["hazard_since"], p["clear_since"], _unnum(p["kerb_u"]),
+                                                  float(p["stop_draw"]), float(p["reaction_delay_s"]), bool(p["seen"]))
+                 for p in c["peds"])
+    control = ControlState(tuple(_goal_from_json(g) for g in c["longitudinal"]), tuple(_goal_from_json(g) for g in c["lateral"]),
+                           tuple(float(x) for x in arrays["control.actuation"]), float(c["steer_rad"]),
+                           tuple(int(x) for x in c["standstill"]), peds, tuple(int(x) for x in c["leaders"]),
+                           tuple((int(a), int(b)) for a, b in c["percepts"]), tuple((int(a), float(b)) for a, b in c["yields"]))
+    i = rec["interactions"]
+    inter = InteractionState({k: (v[0], int(v[1])) for k, v in i["status"].items()}, dict(i["owners"]),
+                             {k: int(v) for k, v in i["fired"].items()})
+    w = rec["world"]
+    world = WorldState(dict(w["discrete"]), float(w["friction"]), frozenset(tuple(p) for p in w["contacts"]))
+    extras = {k.removeprefix("extras."): v for k, v in arrays.items() if k.startswith("extras.")}
+    term = tuple(rec["termination"]) if rec["termination"] else None
+    return SimState(int(rec["tick"]), bodies, coords, control, inter, world, rec["rng"], term, extras)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, eq=False)
+class Checkpoint:
+    """A serialized engine snapshot; ``data`` is the canonical bytes, ``id`` their sha256."""
+
+    data: bytes
+
+    @cached_property
+    def id(self) -> str:
+        return sha256_bytes(self.data)
+
+    @cached_property
+    def _parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        if not self.data.startswith(MAGIC):
+            raise CheckpointError("<checkpoint>", "", "not a simready checkpoint")
+        (n,) = struct.unpack("<Q", self.data[len(MAGIC): len(MAGIC) + 8])
+        start = len(MAGIC) + 8
+        meta = json.loads(self.data[start: start + n])
+        payload = memoryview(self.data)[start + n:]
+        arrays = {e["name"]: np.frombuffer(payload[e["offset"]: e["offset"] + e["nbytes"]], dtype=np.dtype(e["dtype"])).reshape(e["shape"])
+                  for e in meta["arrays"]}
+        return meta, arrays
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self._parts[0]
+
+    @property
+    def tick(self) -> int:
+        return int(self.meta["state"]["tick"])
+
+    def state(self) -> SimState:
+        meta, arrays = self._parts
+        return state_from_record(meta["state"], {k[len("state."):]: v for k, v in arrays.items() if k.startswith("state.")})
+
+    def history(self) -> dict[str, np.ndarray]:
+        _, arrays = self._parts
+        return {k[len("history."):]: v for k, v in arrays.items() if k.startswith("history.")}
+
+    def write(self, path: str | Path) -> Path:
+        return write_bytes_atomic(path, self.data)
+
+    @classmethod
+    def read(cls, path: str | Path) -> Checkpoint:
+        try:
+            return cls(Path(path).read_bytes())
+        except OSError as exc:
+            raise CheckpointError(path, "", f"cannot read: {exc.strerror or exc}") from None
+
+
+def capture(engine: Any) -> Checkpoint:
+    """Serialize an engine (state, recorded history, events, identity)."""
+    scene = engine.scene
+    packer = _Packer()
+
+    class _Prefixed:
+        def add(self, name: str, arr: np.ndarray) -> None:
+            packer.add(f"state.{name}", arr)
+
+    state_json = state_record(engine.state, _Prefixed())  # type: ignore[arg-type]
+    for name, arr in engine.recorder.arrays().items():
+        packer.add(f"history.{name}", arr)
+    meta = {
+        "format": FORMAT_VERSION,
+        "engine_version": C.ENGINE_VERSION,
+        "backend": scene.backend,
+        "input_hash": scene.input_hash,
+        "template_hash": scene.template_hash,
+        "config_hash": scene.config_hash,
+        "sample_id": scene.manifest.sample_id,
+        "ticks_simulated": engine.ticks_simulated,
+        "events": engine.events,
+        "state": state_json,
+        "arrays": packer.index,
+    }
+    text = json.dumps(meta, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return Checkpoint(MAGIC + struct.pack("<Q", len(text)) + text + b"".join(packer.chunks))
+
+
+def verify_continuation(ckpt: Checkpoint, scene: Any, trace: Any) -> tuple[bool, str]:
+    """Restore ``ckpt`` in a fresh engine, run to the end, compare with ``trace`` (the uninterrupted rollout).
+
+    Exact (bit for bit) for kinematic-v1; within :data:`DYNAMIC_REPLAY_TOLERANCE`
+    with identical event order for dynamic-v1. Returns ``(ok, detail)``.
+    """
+    from simready.sim.engine import Engine
+    from simready.sim.run import finish
+
+    engine = Engine.restore(scene, ckpt)
+    try:
+        engine.run()
+        again = finish(engine, branch=trace.header.get("branch"))
+    finally:
+        engine.close()
+    if scene.backend == "kinematic-v1":
+        same = again.to_bytes() == trace.to_bytes()
+        return same, "bit-identical continuation" if same else "continuation differs from the trace"
+    kinds = [(e["type"], e["tick"]) for e in again.events if e["type"] != "checkpoint"]
+    want = [(e["type"], e["tick"]) for e in trace.events if e["type"] != "checkpoint"]
+    if kinds != want or len(again.ticks) != len(trace.ticks):
+        return False, "event order or row count differs"
+    worst = {}
+    for key, cols in (("position_m", ("x", "y", "z")), ("velocity_mps", ("vx", "vy", "vz")), ("quaternion", ("qx", "qy", "qz", "qw"))):
+        worst[key] = max(float(np.abs(again.column(c) - trace.column(c)).max()) for c in cols)
+    ok = all(worst[k] <= DYNAMIC_REPLAY_TOLERANCE[k] for k in worst)
+    return ok, ", ".join(f"{k} {v:.2e} (≤ {DYNAMIC_REPLAY_TOLERANCE[k]:.0e})" for k, v in worst.items())
+
+
+def check_identity(ckpt: Checkpoint, scene: Any) -> None:
+    """A checkpoint restores only into the scene (input, template, config, backend) it came from."""
+    meta = ckpt.meta
+    for key, want in (("input_hash", scene.input_hash), ("template_hash", scene.template_hash),
+                      ("config_hash", scene.config_hash), ("backend", scene.backend)):
+        if meta.get(key) != want:
+            raise CheckpointError(meta.get("sample_id", "<checkpoint>"), key, f"checkpoint has {meta.get(key)}, this scene has {want}")

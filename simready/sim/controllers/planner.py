@@ -1,0 +1,286 @@
+"""One tick's plan for every actor, from one snapshot (SPEC §7 plan-then-apply, SPEC §8 controllers).
+
+For each actor the planner finds the nearest obstacle ahead on its path —
+a leader on its lane chain, the stop line of a red (or, when it can still
+stop comfortably, amber) signal if it obeys signals, a visible pedestrian
+in or (if it yields) about to enter its corridor, the end of a walk route,
+the kerb a waiting pedestrian stands at — and combines the IDM braking
+term for it with tracking of the reference speed its longitudinal goal
+sets; a yielding vehicle also treats the waiting point before a junction
+conflict as an obstacle while a priority vehicle is due there
+(:mod:`simready.sim.junctions`). Commanded branch actions (``brake``,
+``coast``) bypass all of it. The ego's
+command then passes through its actuation delay. Lateral references come
+from the actors' lateral goals. Nothing here reads a state other than the
+view's, so the order actors are planned in cannot matter.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simready.sim import constants as C
+from simready.sim import junctions
+from simready.sim.controllers import actuation, lateral, longitudinal, pedestrian
+from simready.sim.observe import TickView
+from simready.sim.paths import Path, PathTable
+from simready.sim.scene import Scene
+from simready.sim.state import ControlState, GapGoal
+
+F = NDArray[np.float64]
+_STOP_CODES = (2, 3)  # red, red_amber
+_AMBER = 1
+
+
+@dataclass(frozen=True, eq=False)
+class RouteTable:
+    """A :class:`PathTable` plus each path's stop lines ahead: ``stop_u`` (N, K) and ``stop_col`` (N, K), −1 padded."""
+
+    paths: PathTable
+    stop_u: F
+    stop_col: NDArray[np.int64]
+    conflicts: tuple[tuple[tuple[float, str, float], ...], ...] = ()
+
+    @classmethod
+    def build(cls, scene: Scene, paths: tuple[Path, ...]) -> RouteTable:
+        stops: list[list[tuple[float, int]]] = []
+        by_lane = junctions.lane_conflicts(scene.template.lane_graph)
+        conflicts = []
+        for p in paths:
+            row = []
+            for lane, u0 in zip(p.lanes, p.lane_u0):
+                hit = scene.signals.stop_lines.get(lane)
+                if hit is not None:
+                    row.append((u0 + hit[0], hit[1]))
+            stops.append(row)
+            conflicts.append(tuple((u0 + c.s, c.other, c.s_other) for lane, u0 in zip(p.lanes, p.lane_u0)
+                                   for c in by_lane.get(lane, ())))
+        k = max((len(r) for r in stops), default=0)
+        stop_u = np.full((len(paths), k), np.inf)
+        stop_col = np.full((len(paths), k), -1, dtype=np.int64)
+        for i, row in enumerate(stops):
+            for j, (u, col) in enumerate(row):
+                stop_u[i, j], stop_col[i, j] = u, col
+        return cls(PathTable.build(paths, scene.lane_ids, scene.actors.chord), stop_u, stop_col, tuple(conflicts))
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """Commands for the next step.
+
+    ``accel``: (N,) net acceleration the backend applies (after the ego's
+    actuation delay; coasting already resolved to the resistance). ``a_des``:
+    (N,) what the planner asked for (NaN = coast). ``throttle``/``brake``:
+    (N,) ego fractions in [0, 1] (0 for others). ``d_ref``, ``d_rate``,
+    ``d_acc``: (N,) lateral references for the next tick. ``control``: the
+    updated controller memory. ``lateral_done``: actors whose lateral
+    manoeuvre completes with this step.
+    """
+
+    accel: F
+    a_des: F
+    throttle: F
+    brake: F
+    d_ref: F
+    d_rate: F
+    d_acc: F
+    control: ControlState
+    lateral_done: list[int]
+
+
+def _take(gap: F, v_obs: F, g: F, vo: F) -> None:
+    better = g < gap
+    gap[better] = g[better]
+    v_obs[better] = vo[better]
+
+
+def perceive_pedestrians(view: TickView) -> tuple[tuple[int, int], ...]:
+    """(vehicle, pedestrian) pairs where a vehicle that avoids collisions or yields sees a pedestrian in, or
+    (if it yields) about to enter, its corridor ahead."""
+    a = view.scene.actors
+    veh = np.flatnonzero(a.lane_bound & view.present & (a.avoid | a.yield_))
+    peds = np.flatnonzero(a.is_ped & view.present)
+    if len(veh) == 0 or len(peds) == 0:
+        return ()
+    rel = view.xy[peds][None, :, :] - view.xy[veh][:, None, :]
+    v = view.v[veh][:, None]
+    reach = v * v / (2.0 * a.decel_comfort[veh][:, None]) + C.OBSTACLE_LOOKAHEAD_M + a.hl[veh][:, None]
+    near = np.einsum("ijk,ijk->ij", rel, rel) < reach * reach
+    if not near.any():
+        return ()
+    c, s = np.cos(view.yaw[veh]), np.sin(view.yaw[veh])
+    dx = rel[..., 0] * c[:, None] + rel[..., 1] * s[:, None]
+    dy = -rel[..., 0] * s[:, None] + rel[..., 1] * c[:, None]
+    vlat = -view.vel[peds][None, :, 0] * s[:, None] + view.vel[peds][None, :, 1] * c[:, None]
+    ahead = dx - a.hl[veh][:, None]
+    half = a.hw[veh][:, None] + C.CORRIDOR_MARGIN_M + C.PEDESTRIAN_RADIUS_M
+    t_arr = np.maximum(ahead, 0.0) / np.maximum(v, 0.5)
+    future = dy + vlat * t_arr
+    entering = (np.minimum(dy, future) < half) & (np.maximum(dy, future) > -half) & a.yield_[veh][:, None]
+    cand = near & (ahead > -0.5) & ((np.abs(dy) < half) | entering)
+    vi, pj = np.nonzero(cand)
+    if len(vi) == 0:
+        return ()
+    seen = view.visible(veh[vi], peds[pj])
+    return tuple((int(veh[x]), int(peds[y])) for x, y, ok in zip(vi, pj, seen) if ok)
+
+
+def _pedestrian_gaps(view: TickView, percepts: tuple[tuple[int, int], ...], gap: F, v_obs: F) -> None:
+    """Every tick: the gap from each vehicle to the pedestrians it perceived, if still ahead."""
+    a = view.scene.actors
+    for i, j in percepts:
+        if not view.present[j]:
+            continue
+        yaw = float(view.yaw[i])
+        dx = (view.xy[j, 0] - view.xy[i, 0]) * math.cos(yaw) + (view.xy[j, 1] - view.xy[i, 1]) * math.sin(yaw)
+        g = dx - float(a.hl[i]) - C.PEDESTRIAN_RADIUS_M
+        if dx > 0.0 and g < gap[i]:
+            gap[i], v_obs[i] = g, 0.0
+
+
+def perceive_leaders(view: TickView) -> tuple[int, ...]:
+    """Each actor's nearest leader on its lane chain (−1: none)."""
+    lg = view.lane_gaps
+    j = np.argmin(lg, axis=1)
+    return tuple(np.where(np.isfinite(lg[np.arange(len(j)), j]), j, -1).tolist())
+
+
+def _leader_gaps(view: TickView, leaders: tuple[int, ...], gap: F, v_obs: F) -> None:
+    lead = np.array(leaders, dtype=np.int64)
+    has = lead >= 0
+    if not has.any():
+        return
+    lane, s = view.lanes
+    a = view.scene.actors
+    j = np.where(has, lead, 0)
+    lane_j = lane[j]
+    u_j = view.table.lane_u0[np.arange(len(j)), np.maximum(lane_j, 0)] + s[j]
+    g = u_j - view.u - (a.hl + a.hl[j])
+    ok = has & (lane_j >= 0) & np.isfinite(g) & view.present[j] & (u_j > view.u)
+    _take(gap, v_obs, np.where(ok, g, np.inf), view.v[j])
+
+
+def _signal_obstacles(view: TickView, route: RouteTable, gap: F, v_obs: F) -> None:
+    if route.stop_u.shape[1] == 0:
+        return
+    a = view.scene.actors
+    states = view.scene.signals.states[min(view.tick, len(view.scene.signals.states) - 1)]
+    code = np.where(route.stop_col >= 0, states[np.maximum(route.stop_col, 0)], 0)
+    g = route.stop_u - view.u[:, None] - a.hl[:, None]
+    v2 = (view.v * view.v)[:, None]
+    stop = np.isin(code, _STOP_CODES) | ((code == _AMBER) & (v2 <= 2.0 * C.AMBER_DECEL_LIMIT * np.maximum(g, 1e-6)))
+    use = stop & (g > 0.0) & (a.obey_signals & a.lane_bound)[:, None]
+    # The IDM keeps s0 to an obstacle; a stop line should be reached to within STOP_LINE_STANDOFF_M.
+    best = np.min(np.where(use, g, np.inf), axis=1) + (a.s0 - C.STOP_LINE_STANDOFF_M)
+    _take(gap, v_obs, best, np.zeros(len(gap)))
+
+
+def _goal_references(view: TickView, control: ControlState, v_ref: F, a_ff: F, commanded: F,
+                     gap_cmd: F) -> None:
+    """Fill speed references, commanded accelerations (NaN = coast) and gap-verb commands from the goals."""
+    tick, dt = view.tick, view.scene.dt
+    for i, goal in enumerate(control.longitudinal):
+        if goal is None:
+            continue
+        if isinstance(goal, GapGoal):
+            t = goal.target
+            g_now = float(view.lane_gaps[i, t])
+            if not math.isfinite(g_now):
+                a = view.scene.actors
+                g_now = view.centre_distance(i, t) - float(a.hl[i] + a.hl[t])
+            g_goal = goal.value if goal.unit == "distance" else goal.value * float(view.v[i])
+            f = goal.profile.at(tick, dt)[0]
+            g_ref = goal.profile.q0 + (g_goal - goal.profile.q0) * f
+            gap_cmd[i] = longitudinal.gap_control(g_now, g_ref, float(view.v[i]), float(view.v[t]))
+            continue
+        kind = goal.kind
+        if kind == "brake":
+            commanded[i] = -C.BRANCH_BRAKE_DECEL
+        elif kind == "coast":
+            commanded[i] = np.nan
+        elif kind == "match":
+            w = goal.profile.at(tick, dt)[0]
+            v_ref[i] = goal.v0 + (float(view.v[goal.target]) - goal.v0) * w
+            a_ff[i] = 0.0
+        else:
+            v_ref[i], a_ff[i], _ = goal.profile.at(tick, dt)
+
+
+def plan(view: TickView, route: RouteTable, control: ControlState, friction: float, ego_mass_kg: float) -> Plan:
+    """The commands of every actor for the step from ``view.tick`` to the next."""
+    scene = view.scene
+    a = scene.actors
+    n = len(a)
+    v = view.v
+    gap = np.full(n, np.inf)
+    v_obs = np.zeros(n)
+    every = max(1, round(C.PERCEPTION_PERIOD_S / scene.dt))
+    perceive = view.tick % every == 0 or len(control.leaders) != n
+    leaders, percepts = control.leaders, control.percepts
+    yields = control.yields
+    if perceive:
+        leaders = perceive_leaders(view) if np.count_nonzero(a.lane_bound) > 1 else (-1,) * n
+        percepts = perceive_pedestrians(view)
+        yields = junctions.yield_stops(view, route.conflicts) if any(route.conflicts) else ()
+    _leader_gaps(view, leaders, gap, v_obs)
+    _signal_obstacles(view, route, gap, v_obs)
+    _pedestrian_gaps(view, percepts, gap, v_obs)
+    for i, u_wait in yields:
+        g = u_wait - float(view.u[i]) - float(a.hl[i]) + float(a.s0[i])
+        if g < gap[i]:
+            gap[i], v_obs[i] = g, 0.0
+
+    peds = list(control.peds)
+    for i in np.flatnonzero(a.is_ped & view.present).tolist():
+        path = route.paths.paths[i]
+        end_gap = path.length - float(view.u[i])
+        if end_gap < gap[i]:
+            gap[i], v_obs[i] = max(end_gap, 0.0), 0.0
+        mem = peds[i]
+        if mem is not None:
+            peds[i], kerb_gap = pedestrian.update(view, i, mem, path, perceive)
+            if kerb_gap < gap[i]:
+                gap[i], v_obs[i] = kerb_gap, 0.0
+
+    v_ref = a.cruise.copy()
+    a_ff = np.zeros(n)
+    commanded = np.full(n, np.inf)
+    gap_cmd = np.full(n, np.inf)
+    _goal_references(view, control, v_ref, a_ff, commanded, gap_cmd)
+
+    a_track = np.where(np.isfinite(gap_cmd), gap_cmd, longitudinal.track_speed(v, v_ref, a_ff))
+    a_idm = longitudinal.idm_interaction(v, v_obs, gap, a.s0, a.time_gap, a.accel_max, a.decel_comfort)
+    a_des = np.minimum(a_track, a_idm)
+    # Tracking and IDM both approach rest asymptotically; an actor meant to stop comes to rest exactly.
+    dt = scene.dt
+    closing_in = (v < 0.5) & (gap < a.s0 + 1.0) & (v_obs < 0.1)
+    # Hysteresis: a stopped actor stays put while a stationary obstacle is within s0 + 1 m.
+    a_des = np.where((v < C.STANDSTILL_MPS) & closing_in, np.minimum(a_des, 0.0), a_des)
+    resting = ((a_des < 0.0) & closing_in) | ((a_des <= 0.0) & (v < C.STANDSTILL_MPS)) | ((v_ref <= 0.0) & (v < C.STANDSTILL_MPS))
+    a_des = np.where(resting, np.minimum(a_des, -v / dt), a_des)
+    a_des = np.where((v_ref <= 0.0) & ~resting, np.minimum(a_des, np.maximum(-v / dt, -a.decel_comfort)), a_des)
+    brake_limit = np.minimum(a.decel_max, friction * C.GRAVITY_MPS2)
+    a_des = np.clip(a_des, -brake_limit, a.accel_max)
+    a_des = np.where(np.isinf(commanded), a_des, commanded)
+    a_des = np.where(a.parked | ~view.present, 0.0, a_des)
+
+    accel = np.where(np.isnan(a_des), 0.0, a_des)
+    throttle = np.zeros(n)
+    brake = np.zeros(n)
+    buffer = control.actuation
+    e = a.ego
+    if e is not None:
+        cmd, buffer = actuation.push(buffer, float(a_des[e]))
+        accel[e], throttle[e], brake[e] = actuation.net_command(cmd, float(v[e]), ego_mass_kg, friction,
+                                                                float(a.decel_max[e]), float(a.accel_max[e]))
+    # An actor at rest cannot be braked backwards.
+    accel = np.where((v <= 0.0) & (accel < 0.0), 0.0, accel)
+
+    d_ref, d_rate, d_acc, done = lateral.lateral_refs(control.lateral, view.state.coords.d, view.tick, scene.dt)
+    new_control = ControlState(control.longitudinal, control.lateral, buffer, control.steer_rad, control.standstill,
+                               tuple(peds), leaders, percepts, yields)
+    return Plan(accel, a_des, throttle, brake, d_ref, d_rate, d_acc, new_control, done)

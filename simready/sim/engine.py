@@ -1,0 +1,320 @@
+"""The rollout loop: triggers → plan → backend step → post-step bookkeeping, one tick at a time.
+
+Tick i counts from the start of the warm-up (state i is at scenario time
+``(i − warmup_ticks)·dt``, computed from the integer, never accumulated).
+Step i → i+1:
+
+1. during the clip (i ≥ warmup_ticks), :func:`simready.sim.interactions.update`
+   fires due triggers on state i;
+2. the planner computes every actor's command from one
+   :class:`~simready.sim.observe.TickView` of state i (plan);
+3. the backend advances all bodies together (apply);
+4. new contacts become ``collision`` events, finished lateral manoeuvres
+   release, an actor whose front reaches the end of a lane chain that leaves
+   the map despawns (``despawn``, reason ``left the map``), and the new state is
+   checked: a non-finite or exploding state, or a body far outside the map,
+   stops the rollout with a reason instead of being recorded;
+5. states i+1 ≥ warmup_ticks are recorded.
+
+The engine holds the only mutable things — the current state, the backend
+adapter, the event log and the recorder — so a checkpoint
+(:mod:`simready.sim.checkpoint`) captures exactly those.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from simready.scenario.streams import StreamSet
+from simready.sim import constants as C
+from simready.sim import interactions
+from simready.sim.backend import Backend, make_backend
+from simready.sim.controllers import actuation
+from simready.sim.controllers.planner import RouteTable, plan
+from simready.sim.kinematics import path_bodies
+from simready.sim.observe import TickView
+from simready.sim.paths import PathTable
+from simready.sim.scene import Scene
+from simready.sim.state import (
+    ControlState,
+    PathCoords,
+    PedMemory,
+    SimState,
+    WorldState,
+    frozen,
+    with_changes,
+)
+
+Event = dict[str, Any]
+#: Mass assumed for the ego's resistance when the catalog is not available (kg).
+DEFAULT_EGO_MASS_KG = 1500.0
+
+
+def ped_stream_name(actor_id: str) -> str:
+    return f"disturbance/{actor_id}"
+
+
+def initial_state(scene: Scene) -> SimState:
+    """Tick 0: every actor at its manifest initial pose and speed, nothing fired, disturbances drawn."""
+    m = scene.manifest
+    a = scene.actors
+    n = len(a)
+    by_id = {actor.id: actor for actor in m.actors}
+    streams = StreamSet.from_seeds(m.sample_id, m.streams)
+    peds: list[PedMemory | None] = []
+    for i, actor_id in enumerate(a.ids):
+        if a.is_ped[i]:
+            draw = float(streams.stream(ped_stream_name(actor_id)).random())
+            peds.append(PedMemory("walk", None, None, scene.kerb_u(scene.initial_paths[i]), draw, float(a.reaction_delay[i])))
+        else:
+            peds.append(None)
+    v0 = np.array([by_id[i].initial.speed_mps for i in a.ids], dtype=np.float64)
+    present = np.array([by_id[i].present_at_start for i in a.ids], dtype=bool)
+    table = PathTable.build(scene.initial_paths, scene.lane_ids, scene.actors.chord)
+    zeros = np.zeros(n)
+    bodies, yaw, _ = path_bodies(scene, table, scene.initial_u, scene.initial_d, zeros, zeros, v0, zeros, present)
+    coords = PathCoords(tuple(p.key for p in scene.initial_paths), frozen(scene.initial_u), frozen(scene.initial_d),
+                        frozen(zeros), frozen(v0), frozen(zeros), frozen(yaw))
+    control = ControlState(
+        longitudinal=(None,) * n,
+        lateral=(None,) * n,
+        actuation=(0.0,) * actuation.delay_ticks(scene.dt) if a.ego is not None else (),
+        steer_rad=0.0,
+        standstill=tuple(int(v < C.STANDSTILL_MPS) for v in v0),
+        peds=tuple(peds),
+    )
+    world = WorldState({}, float(m.environment.road_friction))
+    return SimState(0, bodies, coords, control, interactions.initial_state(scene), world, streams.state())
+
+
+class Recorder:
+    """Preallocated per-tick arrays of the recorded clip (rows = ticks warmup..warmup+clip)."""
+
+    def __init__(self, scene: Scene, extras: tuple[str, ...]) -> None:
+        r = scene.manifest.clip_ticks + 1
+        n = len(scene.actors)
+        self.rows = 0
+        self.pos = np.zeros((r, n, 3))
+        self.quat = np.zeros((r, n, 4))
+        self.vel = np.zeros((r, n, 3))
+        self.omega = np.zeros((r, n, 3))
+        self.speed = np.zeros((r, n))
+        self.lane = np.full((r, n), -1, dtype=np.int64)
+        self.s = np.full((r, n), np.nan)
+        self.present = np.zeros((r, n), dtype=bool)
+        self.extras = {name: np.zeros((r, n)) for name in extras}
+
+    def record(self, state: SimState, table: PathTable) -> None:
+        k = self.rows
+        b = state.bodies
+        self.pos[k], self.quat[k], self.vel[k], self.omega[k] = b.pos, b.quat, b.vel, b.omega
+        self.speed[k] = np.hypot(b.vel[:, 0], b.vel[:, 1])
+        self.present[k] = b.present
+        u = state.coords.u
+        lane, s = table.lanes_at(u)
+        self.lane[k] = lane
+        self.s[k] = np.where(self._walk(state.coords.path_keys), u, s)
+        for name, arr in self.extras.items():
+            if name in state.extras:
+                arr[k] = state.extras[name]
+        self.rows = k + 1
+
+    def _walk(self, keys: tuple) -> np.ndarray:
+        if keys is not getattr(self, "_walk_keys", None):
+            self._walk_keys = keys
+            self._walk_mask = np.array([key[0] == "walk" for key in keys])
+        return self._walk_mask
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The recorded rows so far (views)."""
+        k = self.rows
+        out = {"pos": self.pos[:k], "quat": self.quat[:k], "vel": self.vel[:k], "omega": self.omega[:k],
+               "speed": self.speed[:k], "lane": self.lane[:k], "s": self.s[:k], "present": self.present[:k]}
+        out.update({f"x:{name}": arr[:k] for name, arr in self.extras.items()})
+        return out
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        k = len(arrays["pos"])
+        for name in ("pos", "quat", "vel", "omega", "speed", "lane", "s", "present"):
+            getattr(self, name)[:k] = arrays[name]
+        for name, arr in self.extras.items():
+            if f"x:{name}" in arrays:
+                arr[:k] = arrays[f"x:{name}"]
+        self.rows = k
+
+
+def _divergence(scene: Scene, state: SimState, check_bounds: bool) -> str | None:
+    """Why the state cannot be continued (non-finite, exploding, far off the map), or None.
+
+    Finiteness and speed are checked every tick; bounds on perception ticks
+    (a body cannot cover the out-of-bounds margin between two of them).
+    """
+    b = state.bodies
+    total = float(b.pos.sum() + b.quat.sum() + b.vel.sum() + b.omega.sum())
+    if math.isfinite(total) and float(np.abs(b.vel).max()) * 0.70710678 <= C.EXPLOSION_SPEED_MPS and not check_bounds:
+        return None
+    for name in ("pos", "quat", "vel", "omega"):
+        arr = getattr(b, name)
+        if not np.isfinite(arr).all():
+            bad = scene.actors.ids[int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])]
+            return f"non-finite {name} of {bad}"
+    speed = np.hypot(b.vel[:, 0], b.vel[:, 1])
+    if (speed > C.EXPLOSION_SPEED_MPS).any():
+        bad = int(np.argmax(speed))
+        return f"explosion: {scene.actors.ids[bad]} at {speed[bad]:.1f} m/s"
+    xmin, ymin, xmax, ymax = scene.bounds
+    mgn = C.OUT_OF_BOUNDS_MARGIN_M
+    x, y, z = b.pos[:, 0], b.pos[:, 1], b.pos[:, 2]
+    out = b.present & ((x < xmin - mgn) | (x > xmax + mgn) | (y < ymin - mgn) | (y > ymax + mgn) | (np.abs(z) > mgn))
+    if out.any():
+        bad = int(np.flatnonzero(out)[0])
+        return f"out of bounds: {scene.actors.ids[bad]} at ({x[bad]:.1f}, {y[bad]:.1f}, {z[bad]:.1f})"
+    return None
+
+
+class Engine:
+    """A rollout in progress. ``Engine(scene)`` starts at tick 0; :meth:`restore` resumes a checkpoint."""
+
+    def __init__(self, scene: Scene, state: SimState | None = None, *, events: list[Event] | None = None,
+                 history: dict[str, np.ndarray] | None = None) -> None:
+        self.scene = scene
+        self.backend: Backend = make_backend(scene.backend, scene)
+        self.recorder = Recorder(scene, self.backend.extras)
+        self.events: list[Event] = list(events or [])
+        self.state = state if state is not None else initial_state(scene)
+        self.ticks_simulated = 0
+        self.ego_mass_kg = DEFAULT_EGO_MASS_KG
+        e = scene.actors.ego
+        if e is not None and scene.catalog is not None and scene.actors.asset_ids[e] in scene.catalog.entries:
+            self.ego_mass_kg = float(scene.catalog.entries[scene.actors.asset_ids[e]].mass_kg)
+        self._keys: tuple | None = None
+        self._perception_every = max(1, round(C.PERCEPTION_PERIOD_S / scene.dt))
+        self._route: RouteTable | None = None
+        start = self.backend.start(self.state)
+        self.state = self.state.evolve(bodies=start.bodies, coords=start.coords,
+                                       extras=start.extras or self.state.extras)
+        if history is not None:
+            self.recorder.load(history)
+        elif self.state.tick == scene.warmup_ticks:
+            self.recorder.record(self.state, self.route.paths)
+
+    @property
+    def route(self) -> RouteTable:
+        keys = self.state.coords.path_keys
+        if keys is not self._keys and keys != self._keys:
+            self._route = RouteTable.build(self.scene, tuple(self.scene.path(k) for k in keys))
+        self._keys = keys
+        assert self._route is not None
+        return self._route
+
+    @property
+    def finished(self) -> bool:
+        return self.state.termination is not None or self.state.tick >= self.scene.total_ticks
+
+    def step(self) -> bool:
+        """Advance one tick; False when the rollout was already finished."""
+        if self.finished:
+            return False
+        scene = self.scene
+        s = self.state
+        route = self.route
+        view = TickView(scene, s, route.paths)
+        events: list[Event] = []
+        if s.tick >= scene.warmup_ticks:
+            s2, fired = interactions.update(scene, s, view)
+            events.extend(fired)
+            if s2 is not s:
+                s = s2
+                self.state = s
+                route = self.route
+                view = TickView(scene, s, route.paths)
+        p = plan(view, route, s.control, s.world.friction, self.ego_mass_kg)
+        s = s.evolve(control=p.control)
+        out = self.backend.advance(s, route, p)
+        self.ticks_simulated += 1
+        v = out.coords.v
+        standstill = tuple(np.where(v < C.STANDSTILL_MPS, np.asarray(s.control.standstill) + 1, 0).tolist())
+        e = scene.actors.ego
+        steer = float(out.extras["steer_rad"][e]) if e is not None and "steer_rad" in out.extras else s.control.steer_rad
+        new = s.evolve(tick=s.tick + 1, bodies=out.bodies, coords=out.coords, extras=out.extras,
+                       control=with_changes(s.control, standstill=standstill, steer_rad=steer),
+                       world=s.world if out.contacts == s.world.contacts else with_changes(s.world, contacts=out.contacts))
+        reason = _divergence(scene, new, new.tick % self._perception_every == 0)
+        if reason is not None:
+            self.events.extend(events)
+            self.events.append({"tick": new.tick, "t": round((new.tick - scene.warmup_ticks) * scene.dt, 9),
+                                "type": "termination", "reason": reason})
+            self.state = s.evolve(termination=(new.tick, reason))
+            return False
+        post = TickView(scene, new, route.paths)
+        new = interactions.complete_lateral(new, post, p.lateral_done, events)
+        for pair in sorted(out.contacts - s.world.contacts):
+            events.append(self._collision_event(post, pair))
+        new = self._leave_map(new, route, post, events)
+        self.events.extend(events)
+        self.state = new
+        if new.tick >= scene.warmup_ticks:
+            self.recorder.record(new, self.route.paths)
+        return True
+
+    def _collision_event(self, view: TickView, pair: tuple[int, int]) -> Event:
+        ids = self.scene.actors.ids
+        i, j = pair
+        other = ids[j] if j >= 0 else self.backend_static_name(pair)
+        ev = interactions.event(view, "collision", a=ids[i], b=other)
+        if j >= 0:
+            rel = view.vel[i] - view.vel[j]
+            ev["relative_speed_mps"] = round(float(math.hypot(*rel)), 6)
+        return ev
+
+    def backend_static_name(self, pair: tuple[int, int]) -> str:
+        names = getattr(self.backend, "static_contact_names", {})
+        return names.get(pair, "static")
+
+    def _leave_map(self, state: SimState, route: RouteTable, view: TickView, events: list[Event]) -> SimState:
+        t = route.paths
+        gone = t.leaves & state.bodies.present & (state.coords.u + self.scene.actors.hl > t.lengths)
+        if not gone.any():
+            return state
+        present = np.array(state.bodies.present)
+        for i in np.flatnonzero(gone).tolist():
+            present[i] = False
+            events.append(interactions.event(view, "despawn", actor=self.scene.actors.ids[i], reason="left the map"))
+        return state.evolve(bodies=replace(state.bodies, present=frozen(present, bool)))
+
+    def checkpoint(self) -> Any:
+        """A complete snapshot of this engine (:class:`simready.sim.checkpoint.Checkpoint`); logs a ``checkpoint`` event."""
+        from simready.sim.checkpoint import capture
+
+        ckpt = capture(self)
+        self.events.append(self._checkpoint_event(ckpt.id))
+        return ckpt
+
+    def _checkpoint_event(self, ckpt_id: str) -> Event:
+        t = round((self.state.tick - self.scene.warmup_ticks) * self.scene.dt, 9)
+        return {"tick": self.state.tick, "t": t, "type": "checkpoint", "id": ckpt_id}
+
+    @classmethod
+    def restore(cls, scene: Scene, ckpt: Any) -> Engine:
+        """A fresh engine (and backend) continuing from ``ckpt``; logs the same ``checkpoint`` event the original did."""
+        from simready.sim.checkpoint import check_identity
+
+        check_identity(ckpt, scene)
+        engine = cls(scene, ckpt.state(), events=list(ckpt.meta["events"]), history=ckpt.history())
+        engine.ticks_simulated = int(ckpt.meta["ticks_simulated"])
+        engine.events.append(engine._checkpoint_event(ckpt.id))
+        return engine
+
+    def run(self, until_tick: int | None = None, progress: Any = None) -> None:
+        """Step until ``until_tick`` (default: the end of the clip) or termination."""
+        end = self.scene.total_ticks if until_tick is None else min(until_tick, self.scene.total_ticks)
+        while self.state.tick < end and self.step():
+            if progress is not None:
+                progress.update(1)
+
+    def close(self) -> None:
+        self.backend.close()

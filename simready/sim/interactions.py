@@ -1,0 +1,552 @@
+"""Triggers, conditions and verbs (SPEC §6), with one-axis-one-owner preemption and the SPEC §7 events.
+
+Each tick of the clip (t ≥ 0), before anyone plans, :func:`update` walks the
+pending interactions in id order and fires those whose trigger is due;
+it repeats the walk until nothing more fires, so an ``after(x, 0)`` fires
+in the same tick as x. Then it checks the ``until`` of every interaction
+that still holds its axis. Everything reads the same
+:class:`~simready.sim.observe.TickView`.
+
+Semantics fixed here:
+
+* ``at(t)`` fires at the first tick whose scenario time reaches t;
+  ``after(x, δ)`` δ/dt ticks (rounded) after x fired, and is skipped if x
+  was skipped; ``when`` fires on the first tick its condition holds, or at
+  ``by_latest_s`` fires or skips per ``if_never``; ``arrival`` fires once
+  ``t_sync − t_of`` falls to ``ttc_s`` (or to −``delta_t_s``), where
+  ``t_sync`` is ``sync_with``'s constant-speed time to the point and
+  ``t_of`` the time ``of`` needs at the speed its verb commands (ramp
+  included).
+* Every verb takes its axis (``<actor>|<axis>``); whoever held it is
+  preempted (event ``preemption``). Held verbs (speed, gap, lane_offset)
+  keep it until their ``until`` fires (event ``released``); a lane change
+  keeps the lateral axis until the manoeuvre completes; one-shot verbs
+  (route, exist, set) keep their axis, since their effect persists, until
+  another interaction takes it.
+* A lane change switches the actor's path to the target lane's chain at
+  once and moves the lateral offset from the actor's offset on that lane
+  to 0; it is rejected (``lane_change_rejected``) when there is no such
+  lane, or an actor occupies the target lane within the gap-acceptance
+  window. An unreachable route is skipped with a reason.
+* Conditions on an absent actor are false.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from simready.scenario.manifest import (
+    AfterTrigger,
+    AndCondition,
+    ArrivalTrigger,
+    AtTrigger,
+    Circle,
+    CollisionCondition,
+    DistanceCondition,
+    HeadwayCondition,
+    Interaction,
+    LaneWindow,
+    NotCondition,
+    OrCondition,
+    ReachesCondition,
+    SignalCondition,
+    SpeedCondition,
+    StandstillCondition,
+    TtcCondition,
+    VisibleCondition,
+    WhenTrigger,
+)
+from simready.sim import constants as C
+from simready.sim import geometry as geo
+from simready.sim.observe import TickView
+from simready.sim.profiles import Profile, duration_s
+from simready.sim.scene import SIGNAL_CODES, Scene, at_tick, lane_window_contains
+from simready.sim.state import (
+    GapGoal,
+    InteractionState,
+    LateralGoal,
+    PathCoords,
+    SimState,
+    SpeedGoal,
+    frozen,
+)
+
+Event = dict[str, Any]
+
+
+def event(view: TickView, kind: str, **fields: Any) -> Event:
+    return {"tick": view.tick, "t": round(view.t_s, 9), "type": kind, **fields}
+
+
+def initial_state(scene: Scene) -> InteractionState:
+    return InteractionState({i.id: ("pending", -1) for i in scene.manifest.interactions}, {}, {})
+
+
+# --- conditions -------------------------------------------------------------------------
+
+
+def _cmp(value: float, op: str, threshold: float) -> bool:
+    return value < threshold if op == "lt" else value > threshold
+
+
+def _along_lane(view: TickView, i: int, j: int) -> float:
+    lane, s = view.lanes
+    u0 = view.table.lane_u0
+    if lane[j] >= 0 and np.isfinite(u0[i, lane[j]]):
+        return abs(float(u0[i, lane[j]] + s[j] - view.u[i]))
+    if lane[i] >= 0 and np.isfinite(u0[j, lane[i]]):
+        return abs(float(u0[j, lane[i]] + s[i] - view.u[j]))
+    return math.inf
+
+
+def _reaches(view: TickView, i: int, region: Any) -> bool:
+    x, y = (float(c) for c in view.xy[i])
+    if isinstance(region, Circle):
+        return math.hypot(x - region.x, y - region.y) <= region.r
+    if isinstance(region, LaneWindow):
+        return lane_window_contains(view.scene, region, (x, y))
+    poly = np.array([[p.x, p.y] for p in region.points])
+    return bool(geo.point_in_polygon(np.array([x]), np.array([y]), poly)[0])
+
+
+def evaluate(cond: Any, view: TickView, state: SimState) -> bool:
+    """Truth of a (possibly composite) condition on this tick's snapshot."""
+    if isinstance(cond, NotCondition):
+        return not evaluate(cond.of, view, state)
+    if isinstance(cond, AndCondition):
+        return all(evaluate(c, view, state) for c in cond.of)
+    if isinstance(cond, OrCondition):
+        return any(evaluate(c, view, state) for c in cond.of)
+    idx = view.scene.actors.index
+    present = view.present
+    if isinstance(cond, SignalCondition):
+        col = view.scene.signals.column(cond.signal)
+        return int(view.scene.signals.states[view.tick, col]) == SIGNAL_CODES[cond.state]
+    if isinstance(cond, CollisionCondition):
+        a = idx[cond.a]
+        b = idx[cond.b] if cond.b is not None else None
+        return any((a in pair) and (b is None or b in pair) for pair in state.world.contacts)
+    if isinstance(cond, (DistanceCondition, TtcCondition, HeadwayCondition, VisibleCondition)):
+        a = idx[cond.a]
+        b = idx[cond.to] if isinstance(cond, VisibleCondition) else idx[cond.b]
+        if not (present[a] and present[b]):
+            return False
+        if isinstance(cond, VisibleCondition):
+            return view.visible_pair(b, a)
+        if isinstance(cond, DistanceCondition):
+            value = view.centre_distance(a, b) if cond.metric == "euclidean" else _along_lane(view, a, b)
+            return _cmp(value, cond.op, cond.value_m)
+        if isinstance(cond, TtcCondition):
+            return _cmp(view.ttc(a, b), cond.op, cond.value_s)
+        gap = float(view.lane_gaps[a, b])
+        v = float(view.v[a])
+        return _cmp(gap / v if v > 0 and math.isfinite(gap) else math.inf, cond.op, cond.value_s)
+    i = idx[cond.actor]
+    if not present[i]:
+        return False
+    if isinstance(cond, ReachesCondition):
+        return _reaches(view, i, cond.region)
+    if isinstance(cond, SpeedCondition):
+        return _cmp(float(view.v[i]), cond.op, cond.value_mps)
+    if isinstance(cond, StandstillCondition):
+        return state.control.standstill[i] * view.scene.dt >= cond.for_s - 1e-9
+    raise TypeError(f"unhandled condition {type(cond).__name__}")
+
+
+# --- triggers -------------------------------------------------------------------------------
+
+
+def _distance_to(view: TickView, i: int, point: tuple[float, float]) -> float:
+    """Along-path distance from actor i to ``point`` when the point lies on its path ahead, else straight-line."""
+    path = view.table.paths[i]
+    u_p, d_p = path.project(*point)
+    if abs(d_p) < 3.0 and u_p >= view.u[i]:
+        return float(u_p - view.u[i])
+    return float(math.hypot(point[0] - view.xy[i, 0], point[1] - view.xy[i, 1]))
+
+
+def _travel_time(distance_m: float, v0: float, v1: float, ramp_s: float) -> float:
+    """Time to cover a distance while the speed ramps from v0 to v1 over ``ramp_s`` (linear ramp), then holds."""
+    ramp_m = 0.5 * (v0 + v1) * ramp_s
+    if distance_m <= ramp_m and ramp_s > 0:
+        acc = (v1 - v0) / ramp_s
+        if abs(acc) < 1e-9:
+            return distance_m / max(v0, 1e-9)
+        disc = v0 * v0 + 2 * acc * distance_m
+        return (-v0 + math.sqrt(max(disc, 0.0))) / acc
+    return ramp_s + (distance_m - ramp_m) / v1 if v1 > 0 else math.inf
+
+
+def _arrival_due(trig: ArrivalTrigger, inter: Interaction, view: TickView) -> bool:
+    idx = view.scene.actors.index
+    i, j = idx[trig.of], idx[trig.sync_with]
+    point = (trig.at.x, trig.at.y) if trig.at is not None else view.scene.conflict_points[trig.conflict_point]
+    v_sync = float(view.v[j])
+    if v_sync < 0.1 or not view.present[j]:
+        return False
+    t_sync = _distance_to(view, j, point) / v_sync
+    d_of = _distance_to(view, i, point)
+    v0 = float(view.v[i])
+    if inter.speed is not None and inter.speed.mode in ("absolute", "delta", "factor"):
+        v1 = _speed_target(inter.speed, v0)
+        ramp = duration_s(inter.dynamics.shape, inter.dynamics.constraint, inter.dynamics.value, v0, v1)
+        t_of = _travel_time(d_of, v0, v1, ramp)
+    else:
+        t_of = d_of / v0 if v0 > 0.1 else math.inf
+    target = trig.ttc_s if trig.ttc_s is not None else -trig.delta_t_s
+    return math.isfinite(t_of) and t_sync - t_of <= target + 1e-9
+
+
+def _due(trig: Any, inter: Interaction, view: TickView, state: SimState, inter_state: InteractionState,
+         fired_at: dict[str, int]) -> tuple[str | None, str]:
+    """``('fire' | 'skip' | None, reason)`` for a trigger at this tick."""
+    tick = view.tick
+    if isinstance(trig, AtTrigger):
+        return ("fire", "at") if tick >= at_tick(view.scene, trig) else (None, "")
+    if isinstance(trig, AfterTrigger):
+        if trig.id in fired_at:
+            due = fired_at[trig.id] + int(round(trig.delay_s / view.scene.dt))
+            return ("fire", f"after {trig.id}") if tick >= due else (None, "")
+        status = inter_state.status[trig.id][0]
+        if status in ("skipped", "rejected"):
+            return "skip", f"{trig.id} was {status}"
+        return None, ""
+    if isinstance(trig, WhenTrigger):
+        if evaluate(trig.condition, view, state):
+            return "fire", "condition"
+        if view.t_s >= trig.by_latest_s - 1e-9:
+            return ("fire", "by_latest") if trig.if_never == "fire" else ("skip", "by_latest")
+        return None, ""
+    if isinstance(trig, ArrivalTrigger):
+        return ("fire", "arrival") if _arrival_due(trig, inter, view) else (None, "")
+    raise TypeError(type(trig).__name__)
+
+
+# --- verbs ----------------------------------------------------------------------------------------
+
+
+def _speed_target(verb: Any, v0: float) -> float:
+    if verb.mode == "absolute":
+        return float(verb.value)
+    if verb.mode == "delta":
+        return max(v0 + float(verb.value), 0.0)
+    if verb.mode == "factor":
+        return v0 * float(verb.value)
+    return 0.0
+
+
+class _Changes:
+    """Copy-on-write accumulator of what verbs change in one tick."""
+
+    def __init__(self, state: SimState) -> None:
+        self.longitudinal = list(state.control.longitudinal)
+        self.lateral = list(state.control.lateral)
+        self.peds = list(state.control.peds)
+        self.path_keys = list(state.coords.path_keys)
+        self.u = np.array(state.coords.u)
+        self.d = np.array(state.coords.d)
+        self.d_rate = np.array(state.coords.d_rate)
+        self.present = np.array(state.bodies.present)
+        self.discrete = dict(state.world.discrete)
+        self.friction = state.world.friction
+        self.status = dict(state.interactions.status)
+        self.owners = dict(state.interactions.owners)
+        self.fired_at = dict(state.interactions.fired)
+        self.changed_paths = False
+
+
+def _take_axis(ch: _Changes, view: TickView, owner_key: str, inter_id: str, actor: str | None, axis: str,
+               events: list[Event]) -> None:
+    old = ch.owners.get(owner_key)
+    if old is not None and old != inter_id:
+        events.append(event(view, "preemption", actor=actor, axis=axis, preempted=old, by=inter_id))
+        if old in ch.status and ch.status[old][0] == "fired":
+            ch.status[old] = ("preempted", view.tick)
+    ch.owners[owner_key] = inter_id
+
+
+def _lane_change(ch: _Changes, view: TickView, inter: Interaction, i: int, events: list[Event]) -> bool:
+    scene = view.scene
+    graph = scene.template.lane_graph
+    lane_idx, _ = view.lanes
+    here = scene.lane_ids[lane_idx[i]] if lane_idx[i] >= 0 else None
+    verb = inter.change_lane
+    if verb.mode == "left":
+        target = graph.left.get(here) if here else None
+    elif verb.mode == "right":
+        target = graph.right.get(here) if here else None
+    elif verb.mode == "lane":
+        target = verb.lane
+    else:
+        j = scene.actors.index[verb.actor]
+        target = scene.lane_ids[lane_idx[j]] if lane_idx[j] >= 0 else None
+    actor = scene.actors.ids[i]
+
+    def reject(reason: str) -> bool:
+        events.append(event(view, "lane_change_rejected", actor=actor, interaction=inter.id, from_lane=here,
+                            to_lane=target, reason=reason))
+        ch.status[inter.id] = ("rejected", view.tick)
+        return False
+
+    if here is None or not scene.actors.lane_bound[i]:
+        return reject("actor is not on the lane graph")
+    if target is None:
+        return reject(f"lane {here!r} has no {verb.mode} neighbour" if verb.mode in ("left", "right") else "target lane unknown")
+    if target == here:
+        return reject("already on the target lane")
+    geom = graph.lanes[target]
+    x, y = (float(c) for c in view.xy[i])
+    s_i, t_i = geom.project(x, y)
+    if abs(t_i) > 2.5 * geom.width_m:
+        return reject(f"lane {target!r} is {abs(t_i):.1f} m away")
+    heading = geom.pose_at(min(max(s_i, 0.0), geom.length_m))[2]
+    if math.cos(heading - float(view.yaw[i])) < 0.0:
+        return reject(f"lane {target!r} runs against the actor's heading")
+    a = scene.actors
+    for j in np.flatnonzero(view.present & a.lane_bound):
+        if j == i:
+            continue
+        s_j, t_j = geom.project(float(view.xy[j, 0]), float(view.xy[j, 1]))
+        if abs(t_j) > geom.width_m / 2:
+            continue
+        lo = s_i - a.hl[i] - C.LANE_CHANGE_GAP_REAR_M - a.hl[j]
+        hi = s_i + a.hl[i] + C.LANE_CHANGE_GAP_FRONT_M + a.hl[j]
+        if lo < s_j < hi:
+            return reject(f"{a.ids[j]} occupies {target!r} within the gap window")
+    path = scene.lane_path((target,))
+    u, d = path.project(x, y)
+    dyn = inter.dynamics
+    T = duration_s(dyn.shape, dyn.constraint, dyn.value, d, 0.0, speed_mps=float(view.v[i]))
+    ch.path_keys[i] = path.key
+    ch.u[i], ch.d[i], ch.d_rate[i] = u, d, 0.0
+    ch.changed_paths = True
+    ch.lateral[i] = LateralGoal("change_lane", inter.id, Profile(dyn.shape, d, 0.0, view.tick, T))
+    events.append(event(view, "lane_change", actor=actor, interaction=inter.id, from_lane=here, to_lane=target))
+    return True
+
+
+def _route(ch: _Changes, view: TickView, inter: Interaction, i: int, events: list[Event]) -> bool:
+    scene = view.scene
+    x, y = (float(c) for c in view.xy[i])
+    if inter.route.nodes is not None:
+        path = scene.walk_path((x, y), tuple(inter.route.nodes))
+        ch.path_keys[i], ch.u[i], ch.d[i] = path.key, 0.0, 0.0
+        ch.changed_paths = True
+        mem = ch.peds[i]
+        if mem is not None:
+            ch.peds[i] = replace(mem, mode="walk", hazard_since=None, clear_since=None, kerb_u=scene.kerb_u(path), seen=False)
+        return True
+    lanes = list(inter.route.lanes)
+    lane_idx, _ = view.lanes
+    here = scene.lane_ids[lane_idx[i]] if lane_idx[i] >= 0 else None
+    graph = scene.template.lane_graph
+    if here in lanes:
+        chain = lanes[lanes.index(here):]
+    else:
+        link = graph.route(here, lanes[0]) if here is not None else None
+        if link is None:
+            events.append(event(view, "trigger_skipped", interaction=inter.id, actor=scene.actors.ids[i],
+                                reason=f"route {lanes} is not reachable from lane {here!r}"))
+            ch.status[inter.id] = ("rejected", view.tick)
+            return False
+        chain = link + lanes[1:]
+    path = scene.lane_path(tuple(chain))
+    u, d = path.project(x, y)
+    ch.path_keys[i], ch.u[i], ch.d[i] = path.key, u, d
+    ch.changed_paths = True
+    return True
+
+
+def _fire(ch: _Changes, view: TickView, inter: Interaction, reason: str, events: list[Event]) -> None:
+    scene = view.scene
+    tick = view.tick
+    verb = inter.verb
+    actor = inter.actor_id
+    i = scene.actors.index[actor] if actor is not None else None
+    events.append(event(view, "trigger_fired", interaction=inter.id, actor=actor, verb=verb, axis=inter.axis, reason=reason))
+    ch.status[inter.id] = ("fired", tick)
+    ch.fired_at[inter.id] = tick
+    if verb == "lane_offset" or verb == "change_lane":
+        ok = True
+        if verb == "change_lane":
+            ok = _lane_change(ch, view, inter, i, events)
+        else:
+            lo = inter.lane_offset
+            d0 = float(ch.d[i])
+            width = _lane_width(view, i)
+            d1 = lo.value if lo.unit == "metres" else lo.value * width / 2
+            dyn = inter.dynamics
+            T = duration_s(dyn.shape, dyn.constraint, dyn.value, d0, d1, speed_mps=float(view.v[i]))
+            ch.lateral[i] = LateralGoal("offset", inter.id, Profile(dyn.shape, d0, d1, tick, T))
+        if ok:
+            _take_axis(ch, view, f"{actor}|lateral", inter.id, actor, "lateral", events)
+        return
+    if verb == "route":
+        if _route(ch, view, inter, i, events):
+            _take_axis(ch, view, f"{actor}|topology", inter.id, actor, "topology", events)
+        return
+    _take_axis(ch, view, f"{actor or 'world'}|{inter.axis}", inter.id, actor, inter.axis, events)
+    if verb == "speed":
+        sv = inter.speed
+        v0 = float(view.v[i])
+        dyn = inter.dynamics
+        if sv.mode == "match":
+            j = scene.actors.index[sv.target]
+            T = duration_s(dyn.shape, dyn.constraint, dyn.value, v0, float(view.v[j]))
+            ch.longitudinal[i] = SpeedGoal("match", inter.id, Profile(dyn.shape, 0.0, 1.0, tick, T), j, v0)
+        else:
+            v1 = _speed_target(sv, v0)
+            T = duration_s(dyn.shape, dyn.constraint, dyn.value, v0, v1)
+            ch.longitudinal[i] = SpeedGoal("profile", inter.id, Profile(dyn.shape, v0, v1, tick, T))
+    elif verb == "gap":
+        gv = inter.gap
+        j = scene.actors.index[gv.target]
+        g0 = float(view.lane_gaps[i, j])
+        if not math.isfinite(g0):
+            g0 = view.centre_distance(i, j) - float(scene.actors.hl[i] + scene.actors.hl[j])
+        g1 = gv.value if gv.unit == "distance" else gv.value * float(view.v[i])
+        dyn = inter.dynamics
+        T = duration_s(dyn.shape, dyn.constraint, dyn.value, g0, g1, speed_mps=float(view.v[i]))
+        ch.longitudinal[i] = GapGoal(inter.id, j, gv.unit, gv.value, Profile(dyn.shape, g0, 1.0, tick, T))
+    elif verb == "exist":
+        want = inter.exist.state == "present"
+        if bool(ch.present[i]) != want:
+            ch.present[i] = want
+            events.append(event(view, "spawn" if want else "despawn", actor=actor, interaction=inter.id,
+                                reason="interaction"))
+    elif verb == "set":
+        key = inter.set.key
+        value = inter.set.value
+        slot = key if actor is None else f"{actor}.{key}"
+        ch.discrete[slot] = value
+        if key == "env.road_friction":
+            ch.friction = float(value)
+        events.append(event(view, "state_set", interaction=inter.id, actor=actor, key=key, value=value))
+
+
+def _lane_width(view: TickView, i: int) -> float:
+    lane, _ = view.lanes
+    return float(view.scene.lane_widths[lane[i]]) if lane[i] >= 0 else 3.5
+
+
+def _release(ch: _Changes, view: TickView, inter: Interaction, reason: str, events: list[Event]) -> None:
+    actor = inter.actor_id
+    i = view.scene.actors.index[actor]
+    axis = inter.axis
+    key = f"{actor}|{axis}"
+    if ch.owners.get(key) == inter.id:
+        del ch.owners[key]
+    ch.status[inter.id] = ("released", view.tick)
+    if axis == "longitudinal":
+        ch.longitudinal[i] = None
+    elif axis == "lateral":
+        d0 = float(ch.d[i])
+        T = abs(d0) / C.LATERAL_RETURN_RATE_MPS
+        ch.lateral[i] = LateralGoal("return", None, Profile("linear", d0, 0.0, view.tick, T)) if d0 else None
+    events.append(event(view, "released", interaction=inter.id, actor=actor, axis=axis, reason=reason))
+
+
+def update(scene: Scene, state: SimState, view: TickView) -> tuple[SimState, list[Event]]:
+    """Fire due triggers, release due ``until``s; the new state and the events, in order.
+
+    Nothing is copied until something fires: most ticks only compare a few integers.
+    """
+    inters = scene.manifest.interactions  # canonical: sorted by id
+    status = state.interactions.status
+    pending = [i for i in inters if status[i.id][0] == "pending"]
+    holding = [i for i in inters if i.until is not None and status[i.id][0] == "fired" and status[i.id][1] != view.tick]
+    if not pending and not holding:
+        return state, []
+    ch: _Changes | None = None
+    events: list[Event] = []
+    progressed = True
+    while progressed:
+        progressed = False
+        for inter in pending:
+            current = ch.status if ch is not None else status
+            if current[inter.id][0] != "pending":
+                continue
+            snapshot = InteractionState(current, ch.owners if ch is not None else state.interactions.owners)
+            fired = ch.fired_at if ch is not None else state.interactions.fired
+            verdict, reason = _due(inter.trigger, inter, view, state, snapshot, fired)
+            if verdict is None:
+                continue
+            if ch is None:
+                ch = _Changes(state)
+            if verdict == "fire":
+                _fire(ch, view, inter, reason, events)
+            else:
+                ch.status[inter.id] = ("skipped", view.tick)
+                events.append(event(view, "trigger_skipped", interaction=inter.id, actor=inter.actor_id, reason=reason))
+            progressed = True
+    for inter in holding:
+        current = ch.status if ch is not None else status
+        if current[inter.id][0] != "fired":
+            continue
+        snapshot = InteractionState(current, ch.owners if ch is not None else state.interactions.owners)
+        verdict, reason = _due(inter.until, inter, view, state, snapshot, ch.fired_at if ch is not None else state.interactions.fired)
+        if verdict == "fire":
+            if ch is None:
+                ch = _Changes(state)
+            _release(ch, view, inter, f"until {reason}", events)
+    if ch is None:
+        return state, events
+    return _apply(state, ch), events
+
+
+def _apply(state: SimState, ch: _Changes) -> SimState:
+    c = state.coords
+    coords = PathCoords(tuple(ch.path_keys), frozen(ch.u), frozen(ch.d), frozen(ch.d_rate), c.v, c.a, c.yaw)
+    control = replace(state.control, longitudinal=tuple(ch.longitudinal), lateral=tuple(ch.lateral), peds=tuple(ch.peds))
+    bodies = replace(state.bodies, present=frozen(ch.present, bool))
+    world = replace(state.world, discrete=dict(sorted(ch.discrete.items())), friction=ch.friction)
+    inter = InteractionState(dict(ch.status), dict(sorted(ch.owners.items())), dict(sorted(ch.fired_at.items())))
+    return state.evolve(coords=coords, control=control, bodies=bodies, world=world, interactions=inter)
+
+
+def complete_lateral(state: SimState, view: TickView, done: list[int], events: list[Event]) -> SimState:
+    """Clear finished lateral manoeuvres; a lane change releases its axis (event ``released``)."""
+    if not done:
+        return state
+    lateral = list(state.control.lateral)
+    owners = dict(state.interactions.owners)
+    status = dict(state.interactions.status)
+    for i in done:
+        goal = lateral[i]
+        lateral[i] = None
+        if goal is not None and goal.kind == "change_lane" and goal.owner is not None:
+            actor = view.scene.actors.ids[i]
+            key = f"{actor}|lateral"
+            if owners.get(key) == goal.owner:
+                del owners[key]
+                status[goal.owner] = ("released", view.tick)
+                events.append(event(view, "released", interaction=goal.owner, actor=actor, axis="lateral", reason="lane change complete"))
+    return state.evolve(control=replace(state.control, lateral=tuple(lateral)),
+                        interactions=InteractionState(status, owners, state.interactions.fired))
+
+
+def take_for_branch(state: SimState, view: TickView, actor_index: int, action: str, events: list[Event]) -> SimState:
+    """A branch action takes the actor's longitudinal axis (preempting its holder)."""
+    actor = view.scene.actors.ids[actor_index]
+    owner = f"branch:{action}"
+    owners = dict(state.interactions.owners)
+    status = dict(state.interactions.status)
+    key = f"{actor}|longitudinal"
+    old = owners.get(key)
+    if old is not None:
+        events.append(event(view, "preemption", actor=actor, axis="longitudinal", preempted=old, by=owner))
+        if old in status and status[old][0] == "fired":
+            status[old] = ("preempted", view.tick)
+    owners[key] = owner
+    longitudinal = list(state.control.longitudinal)
+    if action == "maintain":
+        v = float(state.coords.v[actor_index])
+        longitudinal[actor_index] = SpeedGoal("maintain", owner, Profile("step", v, v, view.tick, 0.0))
+    else:
+        longitudinal[actor_index] = SpeedGoal(action, owner)
+    return state.evolve(control=replace(state.control, longitudinal=tuple(longitudinal)),
+                        interactions=InteractionState(status, dict(sorted(owners.items())), state.interactions.fired))

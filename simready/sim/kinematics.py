@@ -1,0 +1,102 @@
+"""Poses and twists of bodies that follow their reference paths (kinematic-v1, and dynamic-v1's agents).
+
+Given each actor's ``(u, d)`` on its path, its speed ``v`` and acceleration,
+and the lateral offset's rate and acceleration, the body's centre is at the
+offset path point and it moves along the path tangent (plus ḋ across it).
+Its heading is that of a kinematic bicycle whose axles straddle the centre:
+the direction of the chord from ``u − L/2`` to ``u + L/2`` (L the class's
+chord length, the wheelbase for a car), precomputed at the path vertices
+and interpolated linearly along each segment (so the yaw rate is
+``v·dψ/du``, piecewise constant), plus the heading change a lateral
+manoeuvre needs, ``atan2(ḋ, max(v, 1))``. In a curve the chord cuts inside
+the tangent: the difference between the velocity direction and the heading
+is the body slip angle, reported as ``slip_rad``. z follows the ground raster.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simready.sim.paths import PathTable
+from simready.sim.scene import Scene
+from simready.sim.state import Bodies, frozen, ro
+
+F = NDArray[np.float64]
+
+
+def path_bodies(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc: F, v: F, a: F,
+                present: NDArray[np.bool_]) -> tuple[Bodies, F, F]:
+    """Bodies on their paths, their headings and body slip angles (all (N,) / (N, k))."""
+    xy, tangent, k = table.evaluate(u, d)
+    yaw_c, rate = table.heading(u, k)
+    omega_c = v * rate
+    big_v = np.maximum(v, 1.0)
+    beta = np.arctan2(d_rate, big_v)
+    yaw = yaw_c + beta
+    vx = tangent[:, 0] * v - tangent[:, 1] * d_rate
+    vy = tangent[:, 1] * v + tangent[:, 0] * d_rate
+    if d_rate.any():
+        big_v_dot = np.where(v > 1.0, a, 0.0)
+        omega = omega_c + (d_acc * big_v - d_rate * big_v_dot) / (big_v * big_v + d_rate * d_rate)
+    else:
+        omega = omega_c
+    speed = np.hypot(vx, vy)
+    slip = np.where(speed > 1e-9, wrap(np.arctan2(vy, vx) - yaw), 0.0)
+    n = len(u)
+    pos = np.empty((n, 3))
+    pos[:, :2] = xy
+    pos[:, 2] = scene.ground.at(xy)
+    half = 0.5 * yaw
+    quat = np.zeros((n, 4))
+    quat[:, 2] = np.sin(half)
+    quat[:, 3] = np.cos(half)
+    vel = np.zeros((n, 3))
+    vel[:, 0] = vx
+    vel[:, 1] = vy
+    omg = np.zeros((n, 3))
+    omg[:, 2] = omega
+    return Bodies(ro(pos), ro(quat), ro(vel), ro(omg), frozen(present, bool)), yaw, slip
+
+
+def wrap(angle: F) -> F:
+    return (angle + np.pi) % (2 * np.pi) - np.pi
+
+
+def footprint_contacts(scene: Scene, xy: F, yaw: F, present: NDArray[np.bool_]) -> frozenset[tuple[int, int]]:
+    """Pairs (i < j) of present actors whose footprints overlap.
+
+    Bounding circles filter the pairs with one vectorized pass; the few that
+    survive get the four-axis separating-axis test.
+    """
+    a = scene.actors
+    idx = np.flatnonzero(present)
+    if len(idx) < 2:
+        return frozenset()
+    p = xy[idx]
+    r = a.radius[idx]
+    diff = p[None, :, :] - p[:, None, :]
+    d2 = np.einsum("ijk,ijk->ij", diff, diff)
+    ii, jj = np.nonzero(np.triu(d2 < (r[:, None] + r[None, :]) ** 2, 1))
+    if len(ii) == 0:
+        return frozenset()
+    hl, hw = a.hl, a.hw
+    out = []
+    for i, j in zip(idx[ii].tolist(), idx[jj].tolist()):
+        if _overlap(float(xy[j, 0] - xy[i, 0]), float(xy[j, 1] - xy[i, 1]), float(yaw[i]), float(hl[i]), float(hw[i]),
+                    float(yaw[j]), float(hl[j]), float(hw[j])):
+            out.append((i, j))
+    return frozenset(out)
+
+
+def _overlap(dx: float, dy: float, yaw_i: float, hl_i: float, hw_i: float, yaw_j: float, hl_j: float, hw_j: float) -> bool:
+    """Separating-axis test of two rectangles, j offset by (dx, dy) from i (scalar: the pairs here are few)."""
+    ci, si, cj, sj = math.cos(yaw_i), math.sin(yaw_i), math.cos(yaw_j), math.sin(yaw_j)
+    for ax, ay in ((ci, si), (-si, ci), (cj, sj), (-sj, cj)):
+        ri = hl_i * abs(ci * ax + si * ay) + hw_i * abs(-si * ax + ci * ay)
+        rj = hl_j * abs(cj * ax + sj * ay) + hw_j * abs(-sj * ax + cj * ay)
+        if abs(dx * ax + dy * ay) >= ri + rj:
+            return False
+    return True

@@ -1,0 +1,422 @@
+"""Reference paths that controllers track: lane chains (vehicles, cyclists) and walk routes (pedestrians).
+
+A :class:`Path` is a polyline in the world frame (metres) with arc length
+``u`` from its first point. A lane-chain path is its lanes' centrelines in
+travel order, each copied verbatim, so on lane ℓ the lane's own arc length
+is ``s = u − lane_u0[ℓ]``. A walk path is the walkable-graph nodes in order,
+starting at the pedestrian's own position. Lateral offset ``d`` is measured
+to the left of travel, as on the lane graph.
+
+:class:`PathTable` packs every actor's path into padded arrays so one tick
+evaluates all actors' positions with a handful of numpy operations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simready.world.lanes import LaneGraph
+
+F = NDArray[np.float64]
+#: Route continuation beyond the declared lanes stops after this length (m).
+MAX_CONTINUATION_M = 2000.0
+_COINCIDENT_M = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class Path:
+    """One polyline with arc length.
+
+    Attributes:
+        key: identity: ``("lanes", lane ids...)`` or ``("walk", x0, y0, node ids...)``.
+        points: (P, 2) vertices, world metres.
+        cum: (P,) arc length at each vertex (``cum[0] = 0``).
+        seg_dir: (P−1, 2) unit direction of each segment.
+        seg_lane: (P−1,) index into the scene's sorted lane list, −1 off the lane graph.
+        lanes: lane ids in path order (empty for a walk).
+        lane_u0: u at the start of each of ``lanes``.
+        ends_on_map: False when a lane chain ends at a dead end (the actor leaves the map there).
+    """
+
+    key: tuple
+    points: F
+    cum: F
+    seg_dir: F
+    seg_lane: NDArray[np.int64]
+    lanes: tuple[str, ...] = ()
+    lane_u0: tuple[float, ...] = ()
+    ends_on_map: bool = True
+    _lane_index: dict[str, int] = field(default_factory=dict, repr=False)
+
+    @property
+    def length(self) -> float:
+        return float(self.cum[-1])
+
+    def lane_offset(self, lane: str) -> float | None:
+        """u at which ``lane`` starts on this path, None if the path does not use it."""
+        i = self._lane_index.get(lane)
+        return None if i is None else self.lane_u0[i]
+
+    def segment(self, u: float) -> int:
+        i = int(np.searchsorted(self.cum, u, side="right")) - 1
+        return min(max(i, 0), len(self.seg_dir) - 1)
+
+    def point(self, u: float, d: float = 0.0) -> tuple[float, float]:
+        i = self.segment(u)
+        dx, dy = self.seg_dir[i]
+        bx = self.points[i, 0] + dx * (u - self.cum[i])
+        by = self.points[i, 1] + dy * (u - self.cum[i])
+        return float(bx - dy * d), float(by + dx * d)
+
+    @cached_property
+    def _lists(self) -> tuple[list[list[float]], list[list[float]], list[float]]:
+        return self.points.tolist(), self.seg_dir.tolist(), self.cum.tolist()
+
+    def project_near(self, x: float, y: float, u_hint: float, window: int = 6) -> tuple[float, float]:
+        """``(u, d)`` of the closest point among the segments around ``u_hint`` (scalar, for one body per tick)."""
+        pts, dirs, cum = self._lists
+        i = self.segment(u_hint)
+        last = len(dirs) - 1
+        best = None
+        for k in range(max(i - 2, 0), min(i + window, last) + 1):
+            px, py = pts[k]
+            dx, dy = dirs[k]
+            along = (x - px) * dx + (y - py) * dy
+            seg_len = cum[k + 1] - cum[k]
+            lo = -math.inf if k == 0 else 0.0
+            hi = math.inf if k == last else seg_len
+            a = min(max(along, lo), hi)
+            fx, fy = px + dx * a, py + dy * a
+            dist2 = (x - fx) ** 2 + (y - fy) ** 2
+            if best is None or dist2 < best[0]:
+                best = (dist2, cum[k] + a, dx * (y - fy) - dy * (x - fx))
+        assert best is not None
+        return best[1], best[2]
+
+    def project(self, x: float, y: float, u_hint: float | None = None) -> tuple[float, float]:
+        """``(u, d)`` of the closest point; with ``u_hint`` only segments near the hint are searched."""
+        pts, dirs, cum = self.points, self.seg_dir, self.cum
+        if u_hint is None:
+            lo, hi = 0, len(dirs)
+        else:
+            i = self.segment(u_hint)
+            lo, hi = max(i - 12, 0), min(i + 13, len(dirs))
+        rel = np.array([x, y]) - pts[lo:hi]
+        along = np.einsum("ij,ij->i", rel, dirs[lo:hi])
+        seg_len = np.diff(cum)[lo:hi]
+        first = lo == 0
+        last = hi == len(dirs)
+        lo_clip = np.zeros(hi - lo)
+        hi_clip = seg_len.copy()
+        if first:
+            lo_clip[0] = -np.inf
+        if last:
+            hi_clip[-1] = np.inf
+        a = np.clip(along, lo_clip, hi_clip)
+        foot = pts[lo:hi] + dirs[lo:hi] * a[:, None]
+        k = int(np.argmin(np.hypot(x - foot[:, 0], y - foot[:, 1])))
+        dx, dy = dirs[lo + k]
+        ox, oy = x - foot[k, 0], y - foot[k, 1]
+        return float(cum[lo + k] + a[k]), float(dx * oy - dy * ox)
+
+
+#: Corner rounding radius of lane chains and of walk routes (m): paths are G1, so a body's
+#: velocity direction turns smoothly through a polyline vertex instead of jumping.
+LANE_FILLET_M = 50.0
+WALK_FILLET_M = 0.6
+#: Largest heading change between consecutive segments of a fillet arc (rad).
+FILLET_STEP_RAD = math.radians(1.0)
+
+
+def fillet(points: list[tuple[float, float]], radius_m: float) -> tuple[list[tuple[float, float]], list[int], list[int]]:
+    """Round every interior vertex with a circular arc (tangent length capped at half the adjacent segments).
+
+    Returns the new points, for each new segment the index of the original
+    segment it came from (an arc's first half belongs to the incoming
+    segment, its second half to the outgoing one), and for each original
+    vertex the index of the new point that stands for it (the arc's middle).
+    """
+    pts = [np.asarray(p, dtype=np.float64) for p in points]
+    out: list[np.ndarray] = [pts[0]]
+    origin: list[int] = []
+    vertex: list[int] = [0]
+    for k in range(1, len(pts) - 1):
+        a, b, c = pts[k - 1], pts[k], pts[k + 1]
+        d_in, d_out = b - a, c - b
+        l_in, l_out = float(np.hypot(*d_in)), float(np.hypot(*d_out))
+        d_in, d_out = d_in / l_in, d_out / l_out
+        turn = math.atan2(d_in[0] * d_out[1] - d_in[1] * d_out[0], float(d_in @ d_out))
+        if abs(turn) < 1e-4 or radius_m <= 0.0:
+            out.append(b)
+            origin.append(k - 1)
+            vertex.append(len(out) - 1)
+            continue
+        half = math.tan(abs(turn) / 2.0)
+        tangent = min(radius_m * half, 0.5 * l_in, 0.5 * l_out)
+        r = tangent / half
+        steps = max(2, int(math.ceil(abs(turn) / FILLET_STEP_RAD)))
+        steps += steps % 2
+        p0 = b - d_in * tangent
+        normal = np.array([-d_in[1], d_in[0]]) * math.copysign(1.0, turn)
+        centre = p0 + normal * r
+        start = math.atan2(p0[1] - centre[1], p0[0] - centre[0])
+        for j in range(steps + 1):
+            ang = start + math.copysign(1.0, turn) * abs(turn) * j / steps
+            out.append(centre + r * np.array([math.cos(ang), math.sin(ang)]))
+            origin.append(k - 1 if j <= steps // 2 else k)
+            if j == steps // 2:
+                vertex.append(len(out) - 1)
+    out.append(pts[-1])
+    origin.append(len(pts) - 2)
+    vertex.append(len(out) - 1)
+    return [(float(p[0]), float(p[1])) for p in out], origin, vertex
+
+
+def _build(key: tuple, pts: list[tuple[float, float]], seg_lane: list[int], radius_m: float, *,
+           lanes: tuple[str, ...] = (), lane_vertex: tuple[int, ...] = (), ends_on_map: bool = True) -> Path:
+    """A path through ``pts`` (corners rounded); ``lane_vertex[k]`` is the raw vertex where ``lanes[k]`` starts."""
+    new_pts, origin, vertex = fillet(pts, radius_m)
+    points = np.asarray(new_pts, dtype=np.float64)
+    delta = np.diff(points, axis=0)
+    seg_len = np.hypot(delta[:, 0], delta[:, 1])
+    keep = seg_len > 1e-9
+    if not keep.all():
+        idx = np.concatenate([[0], np.flatnonzero(keep) + 1])
+        remap = np.cumsum(np.concatenate([[1], keep.astype(int)])) - 1
+        points = points[idx]
+        origin = [o for o, k in zip(origin, keep) if k]
+        vertex = [int(remap[v]) for v in vertex]
+        delta = np.diff(points, axis=0)
+        seg_len = np.hypot(delta[:, 0], delta[:, 1])
+    cum = np.concatenate([[0.0], np.cumsum(seg_len)])
+    lane_of = np.asarray([seg_lane[o] for o in origin], dtype=np.int64)
+    u0 = tuple(float(cum[vertex[v]]) for v in lane_vertex)
+    for arr in (points, cum, lane_of):
+        arr.setflags(write=False)
+    return Path(key, points, cum, delta / seg_len[:, None], lane_of, lanes, u0, ends_on_map,
+                {lane: i for i, lane in enumerate(lanes)})
+
+
+def continue_route(graph: LaneGraph, lanes: Sequence[str]) -> tuple[tuple[str, ...], bool]:
+    """``lanes`` extended through first successors (by id) up to :data:`MAX_CONTINUATION_M`.
+
+    Returns the chain and whether it ends on the map (False at a dead end).
+    """
+    chain = list(lanes)
+    length = 0.0
+    while length < MAX_CONTINUATION_M:
+        nxt = graph.successors[chain[-1]]
+        options = [n for n in nxt if n not in chain]
+        if not options:
+            return tuple(chain), bool(nxt)
+        chain.append(options[0])
+        length += graph.lanes[chain[-1]].length_m
+    return tuple(chain), True
+
+
+def lane_path(graph: LaneGraph, lanes: Sequence[str], lane_index: dict[str, int]) -> Path:
+    """The path along ``lanes`` (each must succeed the previous), continued past its end.
+
+    Consecutive lanes that meet exactly share a vertex; a small gap (within
+    the lane graph's successor tolerance) becomes a joining segment that
+    belongs to the next lane. Corners are rounded (:data:`LANE_FILLET_M`), so
+    a lane's arc length on the path differs from its own by millimetres.
+    """
+    chain, on_map = continue_route(graph, lanes)
+    pts: list[tuple[float, float]] = []
+    seg_lane: list[int] = []
+    first_vertex: list[int] = []
+    for lane in chain:
+        lp = [(float(x), float(y)) for x, y in graph.lanes[lane].points]
+        li = lane_index[lane]
+        if pts and math.dist(pts[-1], lp[0]) <= _COINCIDENT_M:
+            first_vertex.append(len(pts) - 1)
+            lp = lp[1:]
+            seg_lane.extend([li] * len(lp))
+        else:
+            if pts:
+                seg_lane.append(li)
+            first_vertex.append(len(pts))
+            seg_lane.extend([li] * (len(lp) - 1))
+        pts.extend(lp)
+    return _build(("lanes", *chain), pts, seg_lane, LANE_FILLET_M, lanes=tuple(chain),
+                  lane_vertex=tuple(first_vertex), ends_on_map=on_map)
+
+
+def walk_path(start_xy: tuple[float, float], nodes: Sequence[str], node_xy: dict[str, tuple[float, float]]) -> Path:
+    """Straight legs from ``start_xy`` through each node, corners rounded; a node on top of the start is skipped."""
+    pts = [(float(start_xy[0]), float(start_xy[1]))]
+    for n in nodes:
+        p = node_xy[n]
+        if math.dist(pts[-1], p) > 1e-3:
+            pts.append((float(p[0]), float(p[1])))
+    if len(pts) == 1:
+        # Already at the only node: a short stub keeps the heading defined.
+        pts.append((pts[0][0] + 1e-3, pts[0][1]))
+    key = ("walk", round(pts[0][0], 9), round(pts[0][1], 9), *nodes)
+    return _build(key, pts, [-1] * (len(pts) - 1), WALK_FILLET_M)
+
+
+def fixed_path(x: float, y: float, yaw: float) -> Path:
+    """A 1 mm stub at a pose: the 'path' of a parked actor, so its heading is its yaw."""
+    p1 = (x + 1e-3 * math.cos(yaw), y + 1e-3 * math.sin(yaw))
+    return _build(("fixed", round(x, 9), round(y, 9), round(yaw, 9)), [(x, y), p1], [-1], 0.0)
+
+
+_HEADINGS: dict[tuple[tuple, float], F] = {}
+
+
+def chord_headings(path: Path, chord_m: float) -> F:
+    """Unwrapped heading (rad) at every vertex of the chord from ``u − L/2`` to ``u + L/2`` (see :mod:`simready.sim.kinematics`).
+
+    Cached by (path key, chord): a path is a pure function of its key.
+    """
+    hit = _HEADINGS.get((path.key, chord_m))
+    if hit is not None:
+        return hit
+    if len(_HEADINGS) > 4096:
+        _HEADINGS.clear()
+    h = 0.5 * chord_m
+    out = np.empty(len(path.cum))
+    prev = None
+    for k, u in enumerate(path.cum.tolist()):
+        x0, y0 = path.point(u - h)
+        x1, y1 = path.point(u + h)
+        a = math.atan2(y1 - y0, x1 - x0)
+        if prev is not None:
+            a = prev + (a - prev + math.pi) % (2 * math.pi) - math.pi
+        out[k] = prev = a
+    out.setflags(write=False)
+    _HEADINGS[(path.key, chord_m)] = out
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class PathTable:
+    """Every actor's path packed into padded, flattened arrays, for vectorized evaluation.
+
+    Row i (actor i) occupies entries ``i·stride … i·stride + stride − 1`` of
+    the flat arrays, ``stride = S + 1`` for the longest path's S segments;
+    past a path's end its last vertex and direction repeat and ``cum`` is +inf.
+
+    Attributes:
+        paths: one per actor, in actor order.
+        pts: (N·stride, 2) vertices; cum: (N·stride,) arc lengths.
+        dirs: (N·stride, 2) segment directions; seg_lane: (N·stride,) lane index per segment (−1 off-graph).
+        psi: (N·stride,) the actor's chord heading at each vertex (unwrapped), and
+        dpsi: (N·stride,) its rate per metre along the segment that starts there.
+        lane_u0: (N, L) u at which each scene lane starts on the actor's path, NaN if unused.
+        nseg: (N,) real segment counts; lengths: (N,) path lengths; leaves: (N,) the path runs off the map at its end.
+
+    :meth:`locate` keeps a cursor per named query: u only grows between path
+    changes, so the segment search walks forward from the last answer
+    instead of scanning; it returns exactly what a full search would.
+    """
+
+    paths: tuple[Path, ...]
+    stride: int
+    base: NDArray[np.int64]
+    pts: F
+    cum: F
+    dirs: F
+    seg_lane: NDArray[np.int64]
+    psi: F
+    dpsi: F
+    lane_u0: F
+    nseg: NDArray[np.int64]
+    lengths: F
+    leaves: NDArray[np.bool_]
+    _cursor: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def build(cls, paths: Sequence[Path], lane_ids: Sequence[str], chords: Sequence[float] | None = None) -> PathTable:
+        n = len(paths)
+        stride = max(len(p.seg_dir) for p in paths) + 1
+        pts = np.zeros((n, stride, 2))
+        cum = np.full((n, stride), np.inf)
+        dirs = np.zeros((n, stride, 2))
+        seg_lane = np.full((n, stride), -1, dtype=np.int64)
+        psi = np.zeros((n, stride))
+        dpsi = np.zeros((n, stride))
+        lane_u0 = np.full((n, len(lane_ids)), np.nan)
+        index = {lane: i for i, lane in enumerate(lane_ids)}
+        for i, p in enumerate(paths):
+            k = len(p.seg_dir)
+            pts[i, : k + 1] = p.points
+            pts[i, k + 1 :] = p.points[-1]
+            cum[i, : k + 1] = p.cum
+            dirs[i, :k] = p.seg_dir
+            dirs[i, k:] = p.seg_dir[-1]
+            seg_lane[i, :k] = p.seg_lane
+            seg_lane[i, k:] = p.seg_lane[-1]
+            heads = chord_headings(p, chords[i] if chords is not None else 0.0)
+            psi[i, : k + 1] = heads
+            psi[i, k + 1 :] = heads[-1]
+            dpsi[i, :k] = np.diff(heads) / np.diff(p.cum)
+            for lane, u0 in zip(p.lanes, p.lane_u0):
+                if np.isnan(lane_u0[i, index[lane]]):
+                    lane_u0[i, index[lane]] = u0
+        nseg = np.array([len(p.seg_dir) for p in paths], dtype=np.int64)
+        lengths = np.array([p.length for p in paths])
+        leaves = np.array([p.key[0] == "lanes" and not p.ends_on_map for p in paths], dtype=bool)
+        base = np.arange(n, dtype=np.int64) * stride
+        return cls(tuple(paths), stride, base, pts.reshape(-1, 2), cum.reshape(-1), dirs.reshape(-1, 2),
+                   seg_lane.reshape(-1), psi.reshape(-1), dpsi.reshape(-1), lane_u0, nseg, lengths, leaves)
+
+    def segments(self, u: F) -> NDArray[np.int64]:
+        """(N,) segment holding each actor's u (the end segments extrapolate): a full search."""
+        cum = self.cum.reshape(len(self.base), self.stride)
+        seg = np.count_nonzero(cum[:, 1:] <= u[:, None], axis=1)
+        return np.minimum(seg, self.nseg - 1)
+
+    def locate(self, u: F, slot: str = "centre") -> NDArray[np.int64]:
+        """Flat indices of the segments holding ``u`` (cursor ``slot``; see the class docstring)."""
+        seg = self._cursor.get(slot)
+        if seg is None or (u < self.cum[self.base + seg]).any():
+            seg = self.segments(u)
+        else:
+            last = self.nseg - 1
+            while True:
+                fwd = (u >= self.cum[self.base + seg + 1]) & (seg < last)
+                if not fwd.any():
+                    break
+                seg = seg + fwd
+        self._cursor[slot] = seg
+        return self.base + seg
+
+    def evaluate(self, u: F, d: F, slot: str = "centre") -> tuple[F, F, NDArray[np.int64]]:
+        """World points (N, 2) at ``(u, d)``, the segment directions (N, 2) and flat segment indices (N,)."""
+        k = self.locate(u, slot)
+        dirs = self.dirs[k]
+        along = u - self.cum[k]
+        p = self.pts[k]
+        normal = dirs[:, ::-1] * np.array([-1.0, 1.0])
+        return p + dirs * along[:, None] + normal * d[:, None], dirs, k
+
+    def heading(self, u: F, k: NDArray[np.int64]) -> tuple[F, F]:
+        """Chord heading (rad) at ``u`` on segments ``k`` and its rate per metre."""
+        rate = self.dpsi[k]
+        return self.psi[k] + rate * (u - self.cum[k]), rate
+
+    def lanes_at(self, u: F) -> tuple[NDArray[np.int64], F]:
+        """Lane index (−1 off the lane graph) and s on it at ``u`` (centre cursor; the last answer is reused for the same array)."""
+        last = self._cursor.get("lanes_u")
+        if last is not None and last[0] is u:
+            return last[1], last[2]
+        k = self.locate(u, "centre")
+        lane = self.seg_lane[k]
+        u0 = self.lane_u0[self._rows, np.maximum(lane, 0)]
+        s = np.where(lane >= 0, u - u0, np.nan)
+        self._cursor["lanes_u"] = (u, lane, s)  # type: ignore[assignment]
+        return lane, s
+
+    @cached_property
+    def _rows(self) -> NDArray[np.int64]:
+        return np.arange(len(self.base))

@@ -1,0 +1,171 @@
+"""``run_simulation``: manifest + template → trace (SPEC §7), and the trace's header.
+
+The public entry point of the stage. It validates and compiles the scene
+(bad input raises :class:`~simready.errors.ManifestError` before any
+stepping), runs the rollout to the end of the clip, and assembles the trace:
+header (provenance), events (in order), metrics and the ticks table. A
+rollout that diverges stops with its reason in ``header.termination`` and in
+``issues``; :func:`~simready.sim.evaluate.evaluate_trace` then rejects it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from simready.scenario.manifest import ScenarioManifest
+from simready.sim import constants as C
+from simready.sim import metrics as M
+from simready.sim.engine import Engine
+from simready.sim.scene import Scene, build_scene
+from simready.sim.trace import TRACE_FORMAT, Trace, build_table
+from simready.world.template import WorldTemplate
+
+FRAME = ("world: x east, y north, z up, metres; body origin at the footprint centre on the ground; "
+         "quaternions [x, y, z, w] world-from-body; velocities of the body origin in world axes")
+
+
+@dataclass(frozen=True, eq=False)
+class SimResult:
+    """A finished rollout.
+
+    ``trace``: the :class:`~simready.sim.trace.Trace`. ``issues``: one line
+    per problem found (divergence, failed rollout checks); empty when clean.
+    ``arrival``: the realized timing of the conflict — the subject's and the
+    conflicting actor's arrival at the point where their tracks cross
+    (``{actor, point, subject_arrival_s, actor_arrival_s, delta_s}``), the
+    rollout's answer to the scenario's timing solve; None without a crossing.
+    """
+
+    trace: Trace
+    issues: list[str] = field(default_factory=list)
+    arrival: dict[str, Any] | None = None
+
+
+def header(scene: Scene, engine: Engine, branch: dict[str, Any] | None = None) -> dict[str, Any]:
+    m = scene.manifest
+    term = engine.state.termination
+    return {
+        "format": TRACE_FORMAT,
+        "engine_version": C.ENGINE_VERSION,
+        "backend": scene.backend,
+        "input_hash": scene.input_hash,
+        "seed": m.seed,
+        "sample_id": m.sample_id,
+        "template_id": m.template_id,
+        "template_hash": scene.template_hash,
+        "dt": m.dt,
+        "substep_s": engine.backend.substep_s(),
+        "clip_s": m.clip_s,
+        "warmup_s": m.warmup_s,
+        "clip_ticks": m.clip_ticks,
+        "warmup_ticks": m.warmup_ticks,
+        "frame": FRAME,
+        "actor_ids": list(scene.actors.ids),
+        "actor_kinds": dict(zip(scene.actors.ids, scene.actors.kinds)),
+        "actor_dims": {i: [round(2 * float(l), 9), round(2 * float(w), 9), round(float(h), 9)]
+                       for i, l, w, h in zip(scene.actors.ids, scene.actors.hl, scene.actors.hw, scene.actors.h)},
+        "metric_subject": m.metric_subject,
+        "config_hash": scene.config_hash,
+        "config": scene.config,
+        "asset_versions": dict(sorted(m.asset_versions.items())),
+        "bounds": list(scene.bounds),
+        "bounds_margin_m": C.OUT_OF_BOUNDS_MARGIN_M,
+        "extras": list(engine.backend.extras),
+        "termination": None if term is None else {"tick": term[0], "t": round((term[0] - m.warmup_ticks) * m.dt, 9), "reason": term[1]},
+        "branch": branch,
+    }
+
+
+def finish(engine: Engine, branch: dict[str, Any] | None = None) -> Trace:
+    """The trace of everything the engine has recorded so far."""
+    scene = engine.scene
+    arrays = engine.recorder.arrays()
+    table = build_table(scene.actors.ids, scene.lane_ids, scene.warmup_ticks, scene.dt, arrays, engine.backend.extras)
+    metrics = M.compute(scene, arrays, engine.events, engine.state.interactions.status, engine.ticks_simulated)
+    checks = getattr(engine.backend, "rollout_checks", None)
+    if checks is not None:
+        metrics["rollout_checks"] = checks()
+    return Trace(header(scene, engine, branch), list(engine.events), metrics, table)
+
+
+def issues_of(trace: Trace) -> list[str]:
+    out = []
+    term = trace.header.get("termination")
+    if term:
+        out.append(f"rollout stopped at t = {term['t']} s: {term['reason']}")
+    for c in trace.metrics.get("rollout_checks", []):
+        if not c.get("passed", True):
+            out.append(f"{c['check']}: {c['detail']}")
+    return out
+
+
+def arrival_of(trace: Trace) -> dict[str, Any] | None:
+    """Where and when the subject's track crosses the conflicting actor's (see :class:`SimResult`)."""
+    m = trace.metrics
+    subject = trace.header["metric_subject"]
+    other = (m.get("reveal_to_conflict") or {}).get("actor")
+    if other is None and m.get("min_ttc", {}).get("pair"):
+        other = m["min_ttc"]["pair"][1]
+    if other is None:
+        return None
+    ids = trace.header["actor_ids"]
+    n = len(ids)
+    r = len(trace.ticks) // n
+    xy = np.stack([trace.column("x"), trace.column("y")], 1).reshape(r, n, 2)
+    present = trace.column("present").astype(bool).reshape(r, n)
+    t = trace.column("t").reshape(r, n)[:, 0]
+    a, b = ids.index(subject), ids.index(other)
+    pa_, pb = xy[present[:, a], a], xy[present[:, b], b]
+    ta, tb = t[present[:, a]], t[present[:, b]]
+    if len(pa_) < 2 or len(pb) < 2:
+        return None
+    from shapely.geometry import LineString, Point
+
+    crossing = LineString(pa_).intersection(LineString(pb))
+    if crossing.is_empty:
+        return None
+    first = min((Point(c) for g in getattr(crossing, "geoms", [crossing]) for c in g.coords),
+                key=lambda q: (LineString(pa_).project(q), q.x, q.y))
+    point = np.array([first.x, first.y])
+    i = int(np.argmin(np.hypot(*(pa_ - point).T)))
+    j = int(np.argmin(np.hypot(*(pb - point).T)))
+    return {"actor": other, "point": [round(float(point[0]), 6), round(float(point[1]), 6)],
+            "subject_arrival_s": round(float(ta[i]), 9), "actor_arrival_s": round(float(tb[j]), 9),
+            "delta_s": round(float(ta[i] - tb[j]), 9)}
+
+
+def _default_catalog() -> Any:
+    from simready.catalog.catalog import ensure_catalog
+
+    return ensure_catalog()
+
+
+def run_simulation(manifest: ScenarioManifest, template: WorldTemplate, *, backend: str = C.DEFAULT_BACKEND,
+                   catalog: Any = None, progress: bool = False) -> SimResult:
+    """Roll out ``manifest`` on ``template`` with ``backend`` (``kinematic-v1`` | ``dynamic-v1``).
+
+    ``catalog`` defaults to the project's generated catalog. Raises
+    :class:`~simready.errors.ManifestError` for invalid input before stepping;
+    never raises for a diverging rollout (see ``SimResult.issues``).
+    """
+    scene = build_scene(manifest, template, backend=backend, catalog=catalog if catalog is not None else _default_catalog())
+    engine = Engine(scene)
+    try:
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=scene.total_ticks, desc=f"{backend} {manifest.sample_id}", unit="tick", leave=False)
+        engine.run(progress=bar)
+        if bar is not None:
+            bar.close()
+        trace = finish(engine)
+    finally:
+        engine.close()
+    return SimResult(trace, issues_of(trace), arrival_of(trace))
+
+
+__all__ = ["SimResult", "arrival_of", "finish", "header", "issues_of", "run_simulation"]

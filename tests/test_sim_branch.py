@@ -1,0 +1,96 @@
+"""Matched branches (SPEC §9): one checkpoint, siblings share their history exactly and differ by the action."""
+
+from __future__ import annotations
+
+import pytest
+
+from simready.errors import ManifestError
+from simready.sim import demo
+from simready.sim.branch import run_branches, shared_prefix
+from tests.test_sim_fixtures import catalog, crossing, edit, template
+
+
+@pytest.fixture(scope="module")
+def crn():  # type: ignore[no-untyped-def]
+    return run_branches(crossing(clip_s=8.0), template(), backend="kinematic-v1", catalog=catalog())
+
+
+def test_decision_one_second_before_the_reveal(crn) -> None:  # type: ignore[no-untyped-def]
+    reveal = crn.base.trace.metrics["reveal_to_conflict"]["t_reveal"]
+    assert crn.decision_source == "base rollout reveal"
+    assert crn.decision_t_s == pytest.approx(reveal - 1.0)
+    assert crn.checkpoint.tick == 250 + round(crn.decision_t_s / 0.02)
+
+
+def test_siblings_share_history_and_differ_by_action(crn) -> None:  # type: ignore[no-untyped-def]
+    brake, coast = crn.branches
+    assert (brake.label, coast.label) == ("brake", "coast")
+    assert shared_prefix(brake.trace, coast.trace, crn.checkpoint.tick)
+    assert shared_prefix(brake.trace, crn.base.trace, crn.checkpoint.tick)
+    assert not shared_prefix(brake.trace, coast.trace, crn.checkpoint.tick + 20)
+    pre = [e for e in brake.trace.events if e["tick"] < crn.checkpoint.tick]
+    assert pre == [e for e in coast.trace.events if e["tick"] < crn.checkpoint.tick]
+    for b in crn.branches:
+        h = b.trace.header["branch"]
+        assert h["parent_checkpoint"] == crn.checkpoint.id and h["disturbance"] == "common"
+        kinds = [e["type"] for e in b.trace.events if e["tick"] == crn.checkpoint.tick]
+        assert kinds[:2] == ["checkpoint", "branch"]
+    assert not brake.outcome["collision"] and coast.outcome["collision"]
+    assert brake.outcome["stopping_distance_m"] is not None and coast.outcome["stopping_distance_m"] is None
+    assert brake.outcome["min_distance_m"] > coast.outcome["min_distance_m"] == 0.0
+
+
+def test_outcome_table_side_by_side(crn) -> None:  # type: ignore[no-untyped-def]
+    rows = crn.table
+    assert [r["label"] for r in rows] == ["brake", "coast"]
+    for key in ("collision", "min_ttc_s", "stopping_distance_m", "min_distance_m", "parent_checkpoint", "disturbance"):
+        assert all(key in r for r in rows)
+
+
+def test_independent_repeats_redraw_and_are_labelled() -> None:
+    cat = catalog()
+    actors = demo.crossing_actors(cat)
+    actors[2]["walk"]["stop_tendency"] = 0.5
+    m = demo.assemble(template(), cat, "repeats", actors, demo.crossing_interactions(), clip_s=6.0,
+                      occluders=[{"id": "occ_van", "kind": "actor", "actor_id": "van"}], realized={"t_reveal_s": 1.5})
+    res = run_branches(m, template(), actions=("coast",), independent=2, backend="kinematic-v1", catalog=cat)
+    assert res.decision_source == "realized.t_reveal_s" and res.decision_t_s == pytest.approx(0.5)
+    labels = [b.label for b in res.branches]
+    assert labels == ["coast", "coast-independent-1", "coast-independent-2"]
+    draws = []
+    for b in res.branches:
+        (ev,) = [e for e in b.trace.events if e["type"] == "branch"]
+        assert ev["disturbance"] == ("common" if b.repeat is None else "independent")
+        draws.append((ev["friction"], ev["disturbances"]["ped"]["reaction_delay_s"], ev["disturbances"]["ped"]["stop_draw"]))
+        assert shared_prefix(b.trace, res.branches[0].trace, res.checkpoint.tick)
+    assert draws[0][1] == 0.4
+    assert len(set(draws)) == 3
+
+
+def test_unknown_action_and_missing_reveal_are_input_errors() -> None:
+    with pytest.raises(ManifestError, match="unknown action"):
+        run_branches(crossing(clip_s=3.0), template(), actions=("swerve",), backend="kinematic-v1", catalog=catalog())
+    hidden = edit(crossing(clip_s=3.0), lambda d: d["actors"].__setitem__(2, {**d["actors"][2], "tags": []}))
+    lonely = edit(hidden, lambda d: (d["actors"].pop(2), d["interactions"].pop(0), d["lineage"]["asset_families"].remove("pedestrian_adult"),
+                                    d["asset_versions"].pop("asset:pedestrian_adult/standard")))
+    with pytest.raises(ManifestError, match="pass --at"):
+        run_branches(lonely, template(), backend="kinematic-v1", catalog=catalog())
+
+
+@pytest.mark.slow
+def test_dynamic_branches_brake_avoids_coast_hits() -> None:
+    from simready.sim.evaluate import evaluate_trace
+
+    res = run_branches(crossing(clip_s=6.0), template(), at_s=0.5, backend="dynamic-v1", catalog=catalog())
+    brake, coast = res.branches
+    assert shared_prefix(brake.trace, coast.trace, res.checkpoint.tick)
+    assert not brake.outcome["collision"] and coast.outcome["collision"]
+    # Hand check of the brake branch: 6 m/s, 0.2 s delay, 6 m/s² → 1.2 + 3.0 = 4.2 m (tyre model, so ±2 cm).
+    assert brake.outcome["stopping_distance_m"] == pytest.approx(4.2, abs=0.02)
+    # A pedestrian is a contact sensor for the ego: the hit is recorded, the bus is not stopped like by a wall.
+    df = coast.trace.df
+    ego = df[df.actor_id == "ego"]
+    assert ego.speed_mps.iloc[-1] > 4.0
+    for b in (brake, coast):
+        assert evaluate_trace(b.trace).verdict == "accept"
+        assert all(c["passed"] for c in b.trace.metrics["rollout_checks"])
