@@ -22,11 +22,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-$(DAGSTER_HOME):
+$(DAGSTER_HOME)/dagster.yaml: deploy/dagster.yaml
 	@mkdir -p $(DAGSTER_HOME)
+	cp deploy/dagster.yaml $(DAGSTER_HOME)/dagster.yaml
 
 ## make run: materialize the whole asset graph on the embedded default and print a summary
-run: install $(DAGSTER_HOME)
+run: install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/simready run --quiet
 
 ## make test: install, then run the whole suite (what CI runs)
@@ -38,7 +39,7 @@ test-fast: install
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow"
 
 ## make ui: the Dagster UI on this code location
-ui: install $(DAGSTER_HOME)
+ui: install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/dagster dev -w workspace.yaml
 
 ## make bench: print the performance figures the issues ask for

@@ -3,6 +3,7 @@
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
+from simready.assets.orchestration import automation_sensor, daily_batch_schedule, source_files_sensor
 from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import coverage_report, rejection_log, scenario_manifests
 from simready.assets.simulation import checkpoints_and_branches, trajectories
@@ -52,5 +53,7 @@ defs = dg.Definitions(
     assets=ALL_ASSETS,
     asset_checks=ALL_CHECKS,
     jobs=[catalog_job, templates_job, samples_job, template_rollup_job, suite_job],
+    schedules=[daily_batch_schedule],
+    sensors=[automation_sensor, source_files_sensor],
     resources=resources_for_deployment(),
 )

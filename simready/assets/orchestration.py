@@ -1,0 +1,96 @@
+"""Automation: the eager cascade, the daily batch schedule, and the source-file sensor (issue 6 item 7).
+
+* ``default_automation_condition_sensor`` (on by default in this code location)
+  evaluates every asset's ``AutomationCondition.eager()``: once a parent is
+  rematerialized with a new data version, its stale children are requested,
+  and so on down the graph — the cascade Dagster's non-transitive stale status
+  alone does not give.
+* ``daily_batch_schedule`` registers the next sample batch and materializes it
+  for every template of the default suite.
+* ``source_files_sensor`` notices a new or changed template or catalog contract
+  file (content hash, not mtime) and requests the world asset it feeds; the
+  automation sensor takes it from there.
+"""
+# No `from __future__ import annotations`: Dagster inspects annotations at runtime.
+
+import json
+
+import dagster as dg
+
+from simready.assets.catalog import certified_assets
+from simready.assets.partitions import batch_partitions, template_ids
+from simready.assets.world import world_templates
+from simready.hashing import file_sha256
+from simready.resources import SourceData
+from simready.scenario.suite import batch_key, load_suite
+
+automation_sensor = dg.AutomationConditionSensorDefinition(
+    "default_automation_condition_sensor",
+    target=dg.AssetSelection.all(),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+)
+
+
+def next_batch_key(existing: list[str]) -> str:
+    return batch_key(len(existing))
+
+
+@dg.schedule(
+    cron_schedule="0 3 * * *",
+    job_name="samples_job",
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+    description="Every day at 03:00, register the next sample batch and materialize it for every suite template.",
+)
+def daily_batch_schedule(context: dg.ScheduleEvaluationContext):
+    existing = sorted(context.instance.get_dynamic_partitions(batch_partitions.name))
+    batch = next_batch_key(existing)
+    context.instance.add_dynamic_partitions(batch_partitions.name, [batch])
+    for template_id in sorted(load_suite().templates):
+        key = dg.MultiPartitionKey({"template": template_id, "batch": batch})
+        yield dg.RunRequest(run_key=f"{batch}|{template_id}", partition_key=key)
+
+
+def source_file_hashes(source: SourceData) -> dict[str, str]:
+    """``{"templates/<f>" | "catalog/<f>": sha256}`` of every hand-authored world input."""
+    from pathlib import Path
+
+    out = {f"templates/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.templates_dir).glob("*.yaml"))}
+    out.update({f"catalog/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.catalog_contracts_dir).glob("*.yaml"))})
+    return out
+
+
+def changed_requests(before: dict[str, str], now: dict[str, str]) -> list[dg.RunRequest]:
+    """A catalog contract change → ``certified_assets``; a template change → its ``world_templates`` partition."""
+    changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+    requests = []
+    if any(k.startswith("catalog/") for k in changed):
+        requests.append(dg.RunRequest(run_key=f"catalog:{now_digest(now)}", asset_selection=[certified_assets.key]))
+    known = set(template_ids())
+    for k in changed:
+        if k.startswith("templates/"):
+            template_id = k.split("/", 1)[1].removesuffix(".yaml")
+            if template_id in known and k in now:
+                requests.append(dg.RunRequest(run_key=f"{template_id}:{now[k]}", asset_selection=[world_templates.key],
+                                              partition_key=template_id))
+    return requests
+
+
+def now_digest(hashes: dict[str, str]) -> str:
+    from simready.hashing import content_hash
+
+    return content_hash(hashes)[7:23]
+
+
+@dg.sensor(
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Requests the world asset fed by a new or changed template or catalog contract file.",
+)
+def source_files_sensor(context: dg.SensorEvaluationContext, source: SourceData):
+    now = source_file_hashes(source)
+    before = json.loads(context.cursor) if context.cursor else None
+    context.update_cursor(json.dumps(now, sort_keys=True))
+    if before is None:
+        return dg.SkipReason("first evaluation: recorded the current hashes of templates and contracts")
+    requests = changed_requests(before, now)
+    return requests or dg.SkipReason("no template or contract changed")
