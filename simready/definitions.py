@@ -7,6 +7,9 @@ from simready.assets.orchestration import automation_sensor, daily_batch_schedul
 from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import coverage_report, rejection_log, scenario_manifests
 from simready.assets.simulation import checkpoints_and_branches, trajectories
+from simready.assets.validity import split_assignments, validity_reports
+from simready.checks.gx_checks import gx_manifests, gx_rejection_log, gx_trajectories, gx_validity_reports
+from simready.checks.validity_checks import no_split_leakage
 from simready.assets.world import world_templates
 from simready.checks.scenario_checks import manifests_pass_ladder, manifests_schema_valid, rejection_reasons_nonempty
 from simready.checks.simulation_checks import (
@@ -20,9 +23,9 @@ from simready.resources import resources_for_deployment
 #: Jobs in the order the main job runs them; each groups the assets that share a partitioning.
 CATALOG_ASSETS = [certified_assets]
 TEMPLATE_ASSETS = [world_templates]
-SAMPLE_ASSETS = [scenario_manifests, trajectories, checkpoints_and_branches]
+SAMPLE_ASSETS = [scenario_manifests, trajectories, checkpoints_and_branches, validity_reports]
 TEMPLATE_ROLLUP_ASSETS = [rejection_log]
-SUITE_ASSETS = [coverage_report]
+SUITE_ASSETS = [split_assignments, coverage_report]
 
 ALL_ASSETS = CATALOG_ASSETS + TEMPLATE_ASSETS + SAMPLE_ASSETS + TEMPLATE_ROLLUP_ASSETS + SUITE_ASSETS
 ALL_CHECKS = [
@@ -35,6 +38,11 @@ ALL_CHECKS = [
     trajectories_accepted,
     checkpoint_restore_reproduces,
     branches_share_parent_history,
+    no_split_leakage,
+    gx_manifests,
+    gx_trajectories,
+    gx_rejection_log,
+    gx_validity_reports,
 ]
 
 catalog_job = dg.define_asset_job("catalog_job", selection=dg.AssetSelection.assets(*CATALOG_ASSETS))

@@ -30,6 +30,7 @@ class RunLog:
     quiet: bool
     ok: bool = True
     stage_s: dict[str, float] = field(default_factory=dict)
+    step_s: float = 0.0
     failures: list[str] = field(default_factory=list)
 
     def execute(self, defs: dg.Definitions, instance: dg.DagsterInstance, job: str, partition=None) -> bool:
@@ -41,6 +42,7 @@ class RunLog:
             run_config=QUIET_LOGS if self.quiet else {},
         )
         self.stage_s[job] = self.stage_s.get(job, 0.0) + time.perf_counter() - t0
+        self.step_s += step_seconds(result)
         failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
         if not result.success or failed_checks:
             self.ok = False
@@ -48,6 +50,18 @@ class RunLog:
         label = f"{job}[{partition}]" if partition is not None else job
         print(f"  {'ok  ' if result.success and not failed_checks else 'FAIL'} {label:<60} {time.perf_counter() - t0:6.2f} s", flush=True)
         return result.success
+
+
+def step_seconds(result) -> float:
+    """Time spent inside steps (our asset and check functions), from Dagster's step start/end events."""
+    starts: dict[str, float] = {}
+    total = 0.0
+    for event in result.all_events:
+        if event.event_type_value == "STEP_START":
+            starts[event.step_key] = event.timestamp
+        elif event.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE") and event.step_key in starts:
+            total += event.timestamp - starts.pop(event.step_key)
+    return total
 
 
 def run_main_job(quiet: bool = False) -> int:
@@ -74,6 +88,9 @@ def run_main_job(quiet: bool = False) -> int:
         for template_id in suite_templates:
             log.execute(defs, instance, "template_rollup_job", template_id)
         log.execute(defs, instance, "suite_job")
+    docs = paths.artifacts_dir() / "data_docs" / "index.html"
+    if docs.exists():
+        print(f"  data docs   {docs}")
     _print_summary(template_ids, batches, time.perf_counter() - t0, instance, log)
     return 0 if log.ok else 1
 
@@ -104,6 +121,16 @@ def _print_summary(template_ids: list[str], batches: list[str], wall_s: float, i
                 proposed += b["proposals"]
                 accepted += b["accepted"]
     print(f"  samples     {accepted} accepted of {proposed} proposed   {store / 'samples'}")
+    weights = store / "coverage" / "suite_weights.json"
+    if weights.exists():
+        w = json.loads(weights.read_text())
+        share = w["policy"].get("low_fidelity_share", 0.0)
+        print(f"  validity    {w['accepted']} accepted, {w['rejected']} rejected   low-fidelity weight share {share:.2f}")
+    splits = store / "splits" / "split_assignments.json"
+    if splits.exists():
+        rows = json.loads(splits.read_text())["rows"]
+        sizes = {s: sum(1 for r in rows if r["split"] == s) for s in ("train", "val", "test")}
+        print(f"  splits      train {sizes['train']}, val {sizes['val']}, test {sizes['test']}   {splits}")
     cov = store / "coverage" / "coverage.json"
     if cov.exists():
         totals = json.loads(cov.read_text())["totals"]
@@ -111,6 +138,11 @@ def _print_summary(template_ids: list[str], batches: list[str], wall_s: float, i
               f"{totals['cells_filled']} filled to target   {cov}")
     for job, seconds in log.stage_s.items():
         print(f"  time        {job:<22} {seconds:6.1f} s")
+    total_run_s = sum(log.stage_s.values())
+    if total_run_s:
+        overhead = max(0.0, total_run_s - log.step_s)
+        print(f"  dagster     {overhead:6.1f} s of {total_run_s:.1f} s in runs is orchestration outside our steps "
+              f"({100 * overhead / total_run_s:.0f} %)")
     for failure in log.failures:
         print(f"  FAILED      {failure}")
     print(f"  artifacts   {store}")

@@ -127,10 +127,11 @@ def _rejection_schema(columns: list[str]) -> pa.Schema:
 @dg.asset(
     group_name="scenario",
     kinds={"python"},
-    deps=[scenario_manifests],
+    deps=[scenario_manifests, "validity_reports"],
     code_version=SCENARIO_CODE_VERSION,
     automation_condition=EAGER,
-    description="Proposal / rejection / acceptance counts per declared causal cell across the suite, with a heatmap.",
+    description="Suite dashboard: counts per declared causal cell with a heatmap, validity verdicts, suite weights "
+    "under the low-fidelity share cap, and the GX Data Docs.",
 )
 def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     suite = load_suite(source.suite_file)
@@ -148,6 +149,9 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     (out / "coverage.json").write_text(json.dumps({"totals": totals, "cells": rows}, indent=1, sort_keys=True))
     png = plot_coverage_heatmap(rows, out / "coverage_heatmap.png")
     under = [r for r in rows if r["under_target"] and r["proposals"] > 0]
+    suite_weights = suite_validity(store, suite, _registered_batches(context))
+    (out / "suite_weights.json").write_text(json.dumps(suite_weights, indent=1, sort_keys=True))
+    docs = build_docs(store, suite, _registered_batches(context))
     return dg.MaterializeResult(
         data_version=dg.DataVersion(file_sha256(str(out / "coverage.json"))),
         metadata={
@@ -159,5 +163,56 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
             "under_target_tried": markdown_table(under[:50], ["intent", "cell", "accepted", "target", "dominant_rejection"]),
             "by_intent": dg.MetadataValue.json(totals["by_intent"]),
             "path": dg.MetadataValue.path(str(out / "coverage.json")),
+            "validity_accepted": suite_weights["accepted"],
+            "validity_rejected": suite_weights["rejected"],
+            "low_fidelity_share": suite_weights["policy"].get("low_fidelity_share", 0.0),
+            "scaled_down": suite_weights["policy"].get("scaled_down", False),
+            "suite_weights": dg.MetadataValue.path(str(out / "suite_weights.json")),
+            "data_docs": dg.MetadataValue.path(str(docs)) if docs else "(no tables yet)",
         },
     )
+
+
+def suite_validity(store: ArtifactStore, suite, batches: list[str]) -> dict:
+    """Every base sample's validity report under the suite-level weight policy (share cap, scaling)."""
+    from simready.checks.validity import ValidityReport, apply_suite_weight_policy
+    from simready.sim.batch import sample_dirs
+
+    reports = []
+    for template_id in sorted(suite.templates):
+        for batch in batches:
+            for d in sample_dirs(batch_dir(store, template_id, batch)):
+                if (d / "validity.json").exists():
+                    reports.append(ValidityReport.model_validate(json.loads((d / "validity.json").read_text())["base"]))
+    accepted = sum(1 for r in reports if r.accepted)
+    policy = apply_suite_weight_policy(reports) if reports else {}
+    return {"accepted": accepted, "rejected": len(reports) - accepted, "policy": _jsonable(policy)}
+
+
+def _jsonable(value):
+    return json.loads(json.dumps(value, default=lambda o: o.model_dump() if hasattr(o, "model_dump") else str(o)))
+
+
+def build_docs(store: ArtifactStore, suite, batches: list[str]):
+    """GX Data Docs over the suite's manifests, trajectories and validity reports (HTML for reviewers)."""
+    import pandas as pd
+
+    from simready.checks.expectations import build_data_docs
+    from simready.checks.gx_checks import manifests_frame, trajectories_frame, validity_reports_frame
+    from simready.sim.batch import sample_dirs
+
+    dirs = [d for t in sorted(suite.templates) for b in batches for d in sample_dirs(batch_dir(store, t, b))]
+    if not dirs:
+        return None
+    tables = [("manifests", manifests_frame(dirs))]
+    with_trace = [d for d in dirs if (d / "trace.parquet").exists()]
+    if with_trace:
+        tables.append(("trajectories", trajectories_frame(with_trace)))
+    with_validity = [d for d in dirs if (d / "validity.json").exists()]
+    if with_validity:
+        tables.append(("validity_reports", validity_reports_frame(with_validity)))
+    logs = [pd.read_parquet(p) for t in sorted(suite.templates)
+            if (p := store.path("samples", t, "rejection_log.parquet")).exists()]
+    if logs and sum(len(x) for x in logs):
+        tables.append(("rejection_log", pd.concat(logs, ignore_index=True)))
+    return build_data_docs(tables, store.path("data_docs"))
