@@ -25,10 +25,24 @@ class SuiteError(SimreadyError):
     kind = "suite"
 
 
+class ObservationPlan(BaseModel):
+    """How the suite's samples are observed: a review window at reduced resolution by default.
+
+    ``until_s``: observe sensor samples ending by then (None: the whole clip);
+    ``set``: rig overrides (``--set`` syntax) recorded in each ``render.json``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    until_s: float | None = 1.0
+    set: tuple[str, ...] = ()
+    video: bool = True
+
+
 class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     suite_id: str
     batches: PositiveInt
+    observation: ObservationPlan = ObservationPlan()
     templates: dict[str, dict[str, PositiveInt]] = Field(min_length=1)
 
     def batch_keys(self) -> list[str]:
