@@ -35,6 +35,7 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
     records = validate_batch(dirs)
     rows = report_rows(records)
     accepted = sum(1 for r in rows if r["accepted"])
+    review = reviewer_markdown(dirs, records)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(content_hash(records)),
         metadata={
@@ -43,8 +44,36 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
             "rejected": len(rows) - accepted,
             "with_sensor_evidence": sum(1 for r in records if r["sensor_evidence"]),
             "gate": markdown_table(rows, ["sample", "variant", "accepted", "validity", "fidelity", "realism", "weight", "reasons"]),
+            "review": dg.MetadataValue.md(review),
         },
     )
+
+
+def reviewer_markdown(dirs: list[Path], records: list[dict]) -> str:
+    """Per sample: the top-down plot with both branches, the check table, weight, split, cell, links."""
+    import base64
+
+    parts = []
+    for d, rec in zip(dirs, records):
+        m = load_manifest(d / "manifest.json")
+        base = rec["base"]
+        lines = [f"### {m.sample_id} — {m.intent}",
+                 f"split **{m.split}** · cell `{m.coverage_cell.id}` · accepted **{base['accepted']}** · "
+                 f"validity {base['validity']:.2f} · weight {base['weight']:.2f}{' (capped)' if base['capped'] else ''}"]
+        plot = d / "rollout.png"
+        if plot.exists():
+            data = base64.b64encode(plot.read_bytes()).decode("ascii")
+            lines.append(f"![{m.sample_id}](data:image/png;base64,{data})")
+        lines.append("| check | passed | score |\n|---|---|---|")
+        lines += [f"| {c['check']} | {c['passed']} | {c['score']:.2f} |" for c in base["checks"]]
+        for label, rep in sorted(rec["branches"].items()):
+            lines.append(f"branch **{label}**: accepted {rep['accepted']}, validity {rep['validity']:.2f}, weight {rep['weight']:.2f}")
+        obs = d / "observations"
+        if obs.exists():
+            videos = ", ".join(f"`{v}`" for v in sorted(str(p) for p in (obs / "video").glob("*.mp4")))
+            lines.append(f"observations `{obs}` · videos {videos or '(none)'}")
+        parts.append("\n\n".join(lines))
+    return "\n\n---\n\n".join(parts) or "no samples"
 
 
 def _all_manifests(context, store: ArtifactStore, source: SourceData):
