@@ -35,6 +35,8 @@ CONTROLLER_VERSIONS = MappingProxyType(
         "lateral": "preview-pursuit-1",
         "pedestrian": "walk-kerb-1",
         "interactions": "verbs-1",
+        # Where a yielding vehicle waits at a junction conflict (simready.sim.junctions.waiting_point).
+        "junction_wait": "footprint-outside-lane-1",
     }
 )
 
@@ -139,6 +141,9 @@ class DynamicSettings:
     #: Preview distance of the path tracker: max(min, gain·v) metres.
     preview_min_m: float = 4.0
     preview_gain_s: float = 0.8
+    #: How the ground is built: one floor slab at the height raster's floor, raised tiles as boxes
+    #: (simready.sim.backends.dynamic, "static").
+    ground_model: str = "floor-slab-1"
 
 
 DYNAMIC_SETTINGS = DynamicSettings()

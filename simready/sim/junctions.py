@@ -7,11 +7,17 @@ two turns, the one that turns more (larger heading change from start to
 end) yields; otherwise neither does (signals separate them).
 
 A yielding vehicle (``rules.yield``) approaching a conflict point X on its
-path waits before X — a stationary obstacle :data:`STOP_BEFORE_M` ahead of
-X — while a vehicle on the priority lane would arrive at X before the
-yielding one has cleared it plus :data:`~simready.sim.constants.JUNCTION_GAP_S`.
-The decision is taken at the perception rate; once its front is past the
-waiting point, it is committed.
+path waits before X — a stationary obstacle at its *waiting point* — while a
+vehicle on the priority lane would arrive at X before the yielding one has
+cleared it plus :data:`~simready.sim.constants.JUNCTION_GAP_S`. The waiting
+point is the nearest front position before X (and at least
+:data:`STOP_BEFORE_M` before it) at which the vehicle's footprint, grown by
+:data:`WAIT_MARGIN_M`, lies outside the priority lane (its centreline
+buffered by half its width): measured along the path alone, a fixed
+distance leaves the front corner of a vehicle that crosses at a shallow
+angle (a left turn across oncoming traffic) inside the other lane, where
+the priority vehicle strikes it. The decision is taken at the perception
+rate; once its front is past the waiting point, it is committed.
 """
 
 from __future__ import annotations
@@ -20,12 +26,19 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import shapely
 from shapely.geometry import LineString, Point
 
 from simready.sim import constants as C
 
-#: A yielding vehicle waits with its front this far before the conflict point (m).
+#: A yielding vehicle waits with its front at least this far before the conflict point (m).
 STOP_BEFORE_M = 2.0
+#: ... and with its footprint, grown by this margin, outside the priority lane (m; it also covers the
+#: dynamic ego's path-tracking error, which in a turn puts its body inside the reference path).
+WAIT_MARGIN_M = 0.5
+#: The waiting point is searched this far before the conflict point (m), in steps of WAIT_STEP_M.
+WAIT_SEARCH_M = 25.0
+WAIT_STEP_M = 0.05
 #: A priority vehicle has cleared the conflict once its rear is this far past it, beyond the yielding half-width (m).
 CLEARANCE_M = 1.5
 #: Conflicts further ahead than this are not considered yet (m).
@@ -104,22 +117,78 @@ def lane_conflicts(graph) -> dict[str, tuple[Conflict, ...]]:  # type: ignore[no
     return hit[1]
 
 
+_CORRIDORS: dict[tuple[int, str], tuple[object, object]] = {}
+_WAITS: dict[tuple, tuple[object, float]] = {}
+
+
+def _corridor(graph, lane: str):  # type: ignore[no-untyped-def]
+    """The priority lane's area: its centreline buffered by half its width, flat ends (cached per graph object)."""
+    hit = _CORRIDORS.get((id(graph), lane))
+    if hit is None or hit[0] is not graph:
+        if len(_CORRIDORS) > 1024:
+            _CORRIDORS.clear()
+        g = graph.lanes[lane]
+        area = LineString(g.points).buffer(0.5 * float(g.width_m), cap_style="flat")
+        shapely.prepare(area)
+        hit = (graph, area)
+        _CORRIDORS[(id(graph), lane)] = hit
+    return hit[1]
+
+
+def waiting_point(graph, path, u_x: float, other: str, hl: float, hw: float, chord: float) -> float:  # type: ignore[no-untyped-def]
+    """u of the front of a vehicle on ``path`` waiting for the conflict at ``u_x`` with lane ``other``.
+
+    The largest front position ``u_f ≤ u_x − STOP_BEFORE_M`` (on a
+    :data:`WAIT_STEP_M` grid) whose footprint — centred on the path at
+    ``u_f − hl``, heading along the chord of length ``chord`` there, as
+    :mod:`simready.sim.kinematics` places it, half-sizes grown by
+    :data:`WAIT_MARGIN_M` — does not touch the priority lane; ``u_x −
+    STOP_BEFORE_M`` if no such position lies within :data:`WAIT_SEARCH_M`
+    (lanes that run side by side up to a merge). Cached: a path is a pure
+    function of its key.
+    """
+    key = (id(graph), path.key, round(u_x, 9), other, round(hl, 9), round(hw, 9), round(chord, 9))
+    hit = _WAITS.get(key)
+    if hit is not None and hit[0] is graph:
+        return hit[1]
+    if len(_WAITS) > 4096:
+        _WAITS.clear()
+    start = u_x - STOP_BEFORE_M
+    u_f = start - WAIT_STEP_M * np.arange(int(round(WAIT_SEARCH_M / WAIT_STEP_M)) + 1)
+    u_c = u_f - hl
+    half = 0.5 * chord
+    centre = np.array([path.point(u) for u in u_c.tolist()])
+    back = np.array([path.point(u - half) for u in u_c.tolist()])
+    ahead = np.array([path.point(u + half) for u in u_c.tolist()])
+    yaw = np.arctan2(ahead[:, 1] - back[:, 1], ahead[:, 0] - back[:, 0])
+    c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
+    lx = np.array([1.0, 1.0, -1.0, -1.0]) * (hl + WAIT_MARGIN_M)
+    ly = np.array([1.0, -1.0, -1.0, 1.0]) * (hw + WAIT_MARGIN_M)
+    corners = np.stack([centre[:, :1] + c * lx - s * ly, centre[:, 1:] + s * lx + c * ly], axis=2)
+    touching = shapely.intersects(shapely.polygons(corners), _corridor(graph, other))
+    clear = np.flatnonzero(~touching)
+    out = float(u_f[clear[0]]) if len(clear) else start
+    _WAITS[key] = (graph, out)
+    return out
+
+
 def yield_stops(view, route_conflicts) -> tuple[tuple[int, float], ...]:  # type: ignore[no-untyped-def]
     """(actor, u of its waiting point) for yielding vehicles that must give way now.
 
-    ``route_conflicts[i]``: ``(u of X on i's path, other lane, s of X on it)``.
+    ``route_conflicts[i]``: ``(u of X on i's path, other lane, s of X on it, u of the waiting point)``;
+    a vehicle due at several conflicts waits at the first of their waiting points.
     """
     scene = view.scene
     a = scene.actors
-    lane, s = view.lanes
     out = []
     for i in np.flatnonzero(a.yield_ & a.lane_bound & view.present).tolist():
         u_i = float(view.u[i])
         v_i = max(float(view.v[i]), 1.0)
-        for u_x, other, s_other in route_conflicts[i]:
-            front_to_x = u_x - u_i - float(a.hl[i])
-            if front_to_x < STOP_BEFORE_M - 0.5 or front_to_x > CONFLICT_LOOKAHEAD_M:
-                continue
+        front = u_i + float(a.hl[i])
+        wait = math.inf
+        for u_x, other, s_other, u_wait in route_conflicts[i]:
+            if front > u_wait + 0.5 or u_x - front > CONFLICT_LOOKAHEAD_M or u_wait >= wait:
+                continue  # committed, too far ahead, or behind a nearer wait
             li = scene.lane_index[other]
             t_clear = (u_x - u_i + float(a.hl[i]) + 2.0) / v_i
             for j in np.flatnonzero(view.present & a.lane_bound).tolist():
@@ -132,9 +201,8 @@ def yield_stops(view, route_conflicts) -> tuple[tuple[int, float], ...]:  # type
                 v_j = float(view.v[j])
                 in_zone = d_j < clearance
                 if in_zone or (v_j > 0.5 and d_j / v_j < t_clear + C.JUNCTION_GAP_S):
-                    out.append((i, u_x - STOP_BEFORE_M))
+                    wait = u_wait
                     break
-            else:
-                continue
-            break
+        if math.isfinite(wait):
+            out.append((i, wait))
     return tuple(out)

@@ -75,20 +75,31 @@ def footprint_contacts(scene: Scene, xy: F, yaw: F, present: NDArray[np.bool_]) 
     idx = np.flatnonzero(present)
     if len(idx) < 2:
         return frozenset()
-    p = xy[idx]
-    r = a.radius[idx]
-    diff = p[None, :, :] - p[:, None, :]
-    d2 = np.einsum("ijk,ijk->ij", diff, diff)
-    ii, jj = np.nonzero(np.triu(d2 < (r[:, None] + r[None, :]) ** 2, 1))
-    if len(ii) == 0:
+    iu, ju = _pairs(len(idx))
+    pi, pj = idx[iu], idx[ju]
+    dx = xy[pj, 0] - xy[pi, 0]
+    dy = xy[pj, 1] - xy[pi, 1]
+    near = dx * dx + dy * dy < (a.radius[pi] + a.radius[pj]) ** 2
+    if not near.any():
         return frozenset()
     hl, hw = a.hl, a.hw
     out = []
-    for i, j in zip(idx[ii].tolist(), idx[jj].tolist()):
+    for i, j in zip(pi[near].tolist(), pj[near].tolist()):
         if _overlap(float(xy[j, 0] - xy[i, 0]), float(xy[j, 1] - xy[i, 1]), float(yaw[i]), float(hl[i]), float(hw[i]),
                     float(yaw[j]), float(hl[j]), float(hw[j])):
             out.append((i, j))
     return frozenset(out)
+
+
+_PAIRS: dict[int, tuple[NDArray[np.int64], NDArray[np.int64]]] = {}
+
+
+def _pairs(n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Index pairs (i < j) of n items, in row-major order (cached per n)."""
+    hit = _PAIRS.get(n)
+    if hit is None:
+        hit = _PAIRS[n] = np.triu_indices(n, 1)
+    return hit
 
 
 def _overlap(dx: float, dy: float, yaw_i: float, hl_i: float, hw_i: float, yaw_j: float, hl_j: float, hw_j: float) -> bool:

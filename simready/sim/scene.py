@@ -131,8 +131,19 @@ class GroundModel:
     def at(self, xy: F) -> F:
         origin, top, flat = self._lookup
         cell = ((xy - origin) * (1.0 / GROUND_RASTER_M)).astype(np.int64)
-        np.clip(cell, 0, top, out=cell)
+        # Integer clamping: np.maximum/np.minimum are np.clip without its Python-level dispatch.
+        np.minimum(np.maximum(cell, 0, out=cell), top, out=cell)
         return flat[cell[:, 0] * (top[1] + 1) + cell[:, 1]]
+
+    def at_point(self, x: float, y: float) -> float:
+        """:meth:`at` for one point, in scalar arithmetic (the same operations, so the same cell)."""
+        fx, fy = (x - self.x0) * (1.0 / GROUND_RASTER_M), (y - self.y0) * (1.0 / GROUND_RASTER_M)
+        if not (math.isfinite(fx) and math.isfinite(fy)):
+            return float(self.at(np.array([[x, y]]))[0])
+        nx, ny = self.heights.shape
+        i = min(max(int(fx), 0), nx - 1)
+        j = min(max(int(fy), 0), ny - 1)
+        return float(self.heights[i, j])
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,7 +6,15 @@ call sequence (and so the result) is the same every time:
 * **static** — every template instance, from its certified collision
   pieces (an axis-aligned box piece becomes an exact ``GEOM_BOX``, any
   other piece a convex ``GEOM_MESH``), mass 0; plus the manifest's parked
-  vehicles, kinematic (mass 0) at their poses;
+  vehicles, kinematic (mass 0) at their poses. The ground floor is one slab
+  over the whole map whose top is the height raster's floor (z = 0): flat
+  road tiles at that height are part of it rather than colliders of their
+  own, because a seam between two coplanar colliders is an internal edge —
+  a tyre's faceted collider sliding across it meets the next tile's top
+  edge as a kerb of its own contact penetration and is thrown up and back
+  (the ego hopped with 11–17 m/s² spikes entering a junction slab from an
+  approach arm). Raised ground (sidewalks) stays boxes, merged where they
+  share a face;
 * **ego** — one dynamic rigid body with the catalog mass, centre of mass and
   inertia tensor (principal axes); its contact friction is 0 because the
   tyres are modelled explicitly: a single-track (bicycle) model applies, at
@@ -133,6 +141,10 @@ class _World:
             self.client = -1
 
 
+#: Top of the ground floor slab (m): the floor of the ground-height raster (:class:`~simready.sim.scene.GroundModel`).
+GROUND_FLOOR_Z = 0.0
+GROUND_SLAB_DEPTH_M = 1.0
+
 #: Semantic classes whose colliders are paint: left out of the physics world (their millimetre
 #: steps would act as kerbs on wheels that, in this model, do not roll).
 DECAL_CLASSES = frozenset({"crosswalk_marking"})
@@ -213,6 +225,9 @@ def principal_axes(inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return moments, quat_from_matrix(axes)
 
 
+_ORIGIN = (0.0, 0.0, 0.0)
+
+
 def _quat_yaw(yaw: float) -> list[float]:
     return [0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)]
 
@@ -252,6 +267,7 @@ class DynamicBackend(Backend):
         inertia = np.asarray(entry.inertia_kg_m2, dtype=np.float64)
         self.inertia_diag, self.inertial_quat = principal_axes(inertia)
         self._inertia_list = [float(x) for x in self.inertia_diag]
+        self._inertial_inv = p.invertTransform([0, 0, 0], self.inertial_quat.tolist())[1]
         params = entry.generator.params if entry.generator else {}
         self.wheelbase = float(params.get("wheelbase", 0.6 * entry.dimensions_m.length))
         self.lf = self.wheelbase / 2 - float(self.com[0])
@@ -287,7 +303,15 @@ class DynamicBackend(Backend):
             self.static_bodies.append(body)
             if entry.semantic_class in GROUND_CLASSES and entry.family != "curb":
                 self.ground_bodies.add(body)
-        for k, (x0, x1, y0, y1, z0, z1) in enumerate(merge_boxes(ground)):
+        # The ground floor: one slab whose top is the ground model's floor (z = 0, what the height raster
+        # reads wherever no tile is higher), covering the map and its out-of-bounds margin. Tiles whose
+        # top is at (or below) the floor are part of it; only raised ones (sidewalks) stay boxes.
+        xmin, ymin, xmax, ymax = scene.bounds
+        mgn = C.OUT_OF_BOUNDS_MARGIN_M
+        slab = (round(xmin - mgn, 9), round(xmax + mgn, 9), round(ymin - mgn, 9), round(ymax + mgn, 9),
+                GROUND_FLOOR_Z - GROUND_SLAB_DEPTH_M, GROUND_FLOOR_Z)
+        boxes = [slab] + [b for b in merge_boxes(ground) if b[5] > GROUND_FLOOR_Z + 1e-9]
+        for k, (x0, x1, y0, y1, z0, z1) in enumerate(boxes):
             sid = w.call(p.createCollisionShape, p.GEOM_BOX, halfExtents=[(x1 - x0) / 2, (y1 - y0) / 2, (z1 - z0) / 2])
             body = w.call(p.createMultiBody, 0.0, sid, -1, [(x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2], [0, 0, 0, 1],
                           useMaximalCoordinates=True)
@@ -342,7 +366,7 @@ class DynamicBackend(Backend):
         w = self.world
         com_w, q_in = w.call(p.getBasePositionAndOrientation, self.ego_body)
         lin, ang = w.call(p.getBaseVelocity, self.ego_body)
-        q = np.array(p.multiplyTransforms([0, 0, 0], q_in, [0, 0, 0], p.invertTransform([0, 0, 0], self.inertial_quat.tolist())[1])[1])
+        q = np.array(p.multiplyTransforms(_ORIGIN, q_in, _ORIGIN, self._inertial_inv)[1])
         if q[3] < 0:
             q = -q
         R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)
@@ -559,7 +583,7 @@ class DynamicBackend(Backend):
         scene = self.scene
         e = self.ego
         t = round((state.tick + 1 - scene.warmup_ticks) * scene.dt, 9)
-        ground = float(scene.ground.at(pos[None, :2])[0])
+        ground = scene.ground.at_point(float(pos[0]), float(pos[1]))
         prev_com = self._prev_com if self._prev_tick == state.tick else (
             state.bodies.pos[e] + np.array(p.getMatrixFromQuaternion(state.bodies.quat[e].tolist())).reshape(3, 3) @ self.com).tolist()
         com = (pos + R @ self.com).tolist()
@@ -569,8 +593,9 @@ class DynamicBackend(Backend):
             self._note("tunnelling", f"t={t}: ego centre of mass crossed {self.static_names[hit[0]]}")
         if pos[2] < ground - 0.3:
             self._note("tunnelling", f"t={t}: ego origin {pos[2]:.2f} m is below the ground ({ground:.2f} m)")
-        if float(np.abs(omega).max()) > MAX_ANGULAR_RATE_RPS:
-            self._note("explosion", f"t={t}: ego angular rate {float(np.abs(omega).max()):.1f} rad/s")
+        rate = float(np.abs(omega).max())
+        if rate > MAX_ANGULAR_RATE_RPS:
+            self._note("explosion", f"t={t}: ego angular rate {rate:.1f} rad/s")
         if e_before is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0:
             e_after = self._energy_now()
             if e_after > e_before * 1.005 + ENERGY_SLACK_J:

@@ -43,22 +43,29 @@ class RouteTable:
     paths: PathTable
     stop_u: F
     stop_col: NDArray[np.int64]
-    conflicts: tuple[tuple[tuple[float, str, float], ...], ...] = ()
+    #: Per path: ``(u of the conflict point, priority lane, s on it, u of the waiting point)`` where it yields.
+    conflicts: tuple[tuple[tuple[float, str, float, float], ...], ...] = ()
 
     @classmethod
     def build(cls, scene: Scene, paths: tuple[Path, ...]) -> RouteTable:
         stops: list[list[tuple[float, int]]] = []
-        by_lane = junctions.lane_conflicts(scene.template.lane_graph)
+        graph = scene.template.lane_graph
+        by_lane = junctions.lane_conflicts(graph)
+        a = scene.actors
         conflicts = []
-        for p in paths:
+        for i, p in enumerate(paths):
             row = []
             for lane, u0 in zip(p.lanes, p.lane_u0):
                 hit = scene.signals.stop_lines.get(lane)
                 if hit is not None:
                     row.append((u0 + hit[0], hit[1]))
             stops.append(row)
-            conflicts.append(tuple((u0 + c.s, c.other, c.s_other) for lane, u0 in zip(p.lanes, p.lane_u0)
-                                   for c in by_lane.get(lane, ())))
+            mine = [(u0 + c.s, c.other, c.s_other) for lane, u0 in zip(p.lanes, p.lane_u0) for c in by_lane.get(lane, ())]
+            # Waiting points only matter to actors that yield; others never read them.
+            conflicts.append(tuple((u_x, other, s_other,
+                                    junctions.waiting_point(graph, p, u_x, other, float(a.hl[i]), float(a.hw[i]), float(a.chord[i]))
+                                    if a.yield_[i] and a.lane_bound[i] else u_x - junctions.STOP_BEFORE_M)
+                                   for u_x, other, s_other in mine))
         k = max((len(r) for r in stops), default=0)
         stop_u = np.full((len(paths), k), np.inf)
         stop_col = np.full((len(paths), k), -1, dtype=np.int64)
