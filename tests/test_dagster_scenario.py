@@ -105,3 +105,22 @@ def test_template_edit_marks_its_manifests_stale(tmp_path):
     assert "world_templates" in manifest_row.reason or "data version" in manifest_row.reason
     # Not transitive in Dagster, but our walker propagates it to the template's rejection log.
     assert rows[("rejection_log", RC)].status == "stale"
+
+
+def test_edited_split_in_a_manifest_is_detected_and_refused(tmp_path):
+    """Hand-editing a stored manifest's split breaks its replay (hash mismatch), which the blocking
+    ``manifests_pass_ladder`` check runs on every stored manifest."""
+    from simready.scenario.generator import replay
+    from simready.scenario.manifest import load_manifest
+
+    resources, _ = _setup(tmp_path, n_per_batch=1, batches=1)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(batch_partitions.name, ["b0000"])
+    _run_all(instance, resources, ["b0000"])
+    manifest_file = next((tmp_path / "artifacts" / "samples" / RC / "b0000").glob("*/manifest.json"))
+    assert replay(load_manifest(manifest_file)) == (True, "")
+    data = json.loads(manifest_file.read_text())
+    data["split"] = "test" if data["split"] != "test" else "train"
+    manifest_file.write_text(json.dumps(data, sort_keys=True))
+    ok, why = replay(load_manifest(manifest_file))
+    assert not ok and why
