@@ -42,7 +42,7 @@ class RunLog:
             run_config=QUIET_LOGS if self.quiet else {},
         )
         self.stage_s[job] = self.stage_s.get(job, 0.0) + time.perf_counter() - t0
-        self.step_s += step_seconds(result)
+        self.step_s += step_seconds(instance, result.run_id)
         failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
         if not result.success or failed_checks:
             self.ok = False
@@ -52,15 +52,18 @@ class RunLog:
         return result.success
 
 
-def step_seconds(result) -> float:
-    """Time spent inside steps (our asset and check functions), from Dagster's step start/end events."""
+def step_seconds(instance: dg.DagsterInstance, run_id: str) -> float:
+    """Time spent inside steps (our asset and check functions), from the run's step start/end log entries."""
     starts: dict[str, float] = {}
     total = 0.0
-    for event in result.all_events:
+    for entry in instance.all_logs(run_id):
+        event = entry.dagster_event
+        if event is None:
+            continue
         if event.event_type_value == "STEP_START":
-            starts[event.step_key] = event.timestamp
+            starts[event.step_key] = entry.timestamp
         elif event.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE") and event.step_key in starts:
-            total += event.timestamp - starts.pop(event.step_key)
+            total += entry.timestamp - starts.pop(event.step_key)
     return total
 
 
