@@ -340,7 +340,17 @@ def _visible_fraction(value: Any, camera: str) -> float | None:
     return None
 
 
-def _camera_rows(path: Path) -> list[dict[str, Any]]:
+def _camera_names(obs_dir: Path) -> set[str] | None:
+    """Camera sensor names from ``results.json`` (its ``cameras`` block), None when it does not say."""
+    results = obs_dir / RESULTS_FILE
+    if not results.is_file():
+        return None
+    cams = _read_json(results).get("cameras")
+    return set(cams) if isinstance(cams, Mapping) else None
+
+
+def _camera_rows(path: Path, cameras_only: set[str] | None = None) -> list[dict[str, Any]]:
+    """Camera detections per frame; lines of other sensors (LiDAR, radar samples) are skipped when known."""
     rows: list[dict[str, Any]] = []
     with path.open() as f:
         for line_no, line in enumerate(f):
@@ -350,6 +360,8 @@ def _camera_rows(path: Path) -> list[dict[str, Any]]:
                 frame = json.loads(line)
             except ValueError:
                 raise EvidenceError(path, f"line {line_no + 1}", "not valid JSON") from None
+            if cameras_only is not None and "sensor" in frame and frame["sensor"] not in cameras_only:
+                continue
             t = _frame_time(frame)
             actors = frame.get("actors", [])
             if isinstance(actors, Mapping):
@@ -497,7 +509,7 @@ def sensor_evidence_from_observations(
     obs_dir = Path(obs_dir)
     notes: list[str] = []
     frames_path = obs_dir / OBSERVED_FRAMES_FILE
-    rows = _camera_rows(frames_path) if frames_path.is_file() else []
+    rows = _camera_rows(frames_path, _camera_names(obs_dir)) if frames_path.is_file() else []
     if not frames_path.is_file():
         notes.append(f"no {OBSERVED_FRAMES_FILE}: no camera detections")
     elif not rows:
