@@ -1,0 +1,51 @@
+"""``simready sense``: observe a trace with a rig and write the SPEC §10 layout.
+
+Registered by :mod:`simready.cli` through :func:`register`; imports stay
+inside the handler so ``simready --help`` does not load the measurement stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _sense(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from simready.sensors_hw.observe import observe_files
+
+    def bar(total: int) -> tqdm:
+        return tqdm(total=total, unit="sample", desc="sense", disable=args.quiet, file=sys.stderr)
+
+    result = observe_files(args.trace, args.manifest, args.out, rig_spec=args.rig, passes=args.passes,
+                           overrides=args.set or [], lidar_format=args.lidar_format, video=not args.no_video,
+                           until_s=args.until, progress=bar)
+    frames = ", ".join(f"{n} {k}" for n, k in sorted(result.frames.items()))
+    print(f"{result.out_dir}: {result.files} files; {frames}; {result.timings_s['total']:.1f} s, "
+          f"peak {result.peak_rss_mb:.0f} MiB")
+    for warning in result.render["warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    sense = subparsers.add_parser(
+        "sense", help="observe a trace: camera, LiDAR, radar and perception truth (SPEC §10, §11)",
+        description="Render every sensor of the rig over the trace into a new or empty folder.")
+    sense.add_argument("trace", help="trace file (Parquet, SPEC §7)")
+    sense.add_argument("--manifest", required=True, help="the sample's scenario manifest (JSON)")
+    sense.add_argument("--out", required=True, help="output folder (must be new or empty)")
+    sense.add_argument("--rig", default=None,
+                       help="template id, template file or rig file (default: the manifest's template's rig)")
+    sense.add_argument("--passes", default=None,
+                       help="comma-separated subset of rgb,depth,id,semantic,lidar,radar,truth (default: all)")
+    sense.add_argument("--set", action="append", metavar="KEY=VALUE",
+                       help="override a rig setting, e.g. lens.distortion=0 or front_camera.width_px=640 (repeatable)")
+    sense.add_argument("--lidar-format", choices=("ascii", "binary"), default="ascii",
+                       help="PLY encoding (ascii as SPEC §10; binary little-endian is faster)")
+    sense.add_argument("--until", type=float, default=None, metavar="SECONDS",
+                       help="observe only samples that end by this time")
+    sense.add_argument("--no-video", action="store_true", help="skip the review videos")
+    sense.add_argument("--quiet", action="store_true", help="no progress bar")
+    sense.set_defaults(handler=_sense)

@@ -1,0 +1,514 @@
+"""Surface identity and frame-to-frame correspondence for one camera (SPEC §11).
+
+Everything here is computed from the world state through the one geometric
+authority (:class:`~simready.truth.geometry.SceneGeometry`), never from
+images:
+
+* **Surface identity** of a visible sample (a pixel of frame A): owner
+  entity, geometry hash, element, triangle index (source order) and float64
+  barycentrics — from the camera's own primary-ray hits, refined in float64.
+* **Where that surface point is at B**: the point is fixed in its body
+  (``p_body`` = the barycentric combination of the body-frame triangle), so
+  at any time it is ``T_world_body(t) · p_body``. For a static body the pose
+  is one constant matrix, so the world point at B is bitwise the world
+  point at A and the scene displacement is exactly zero.
+* **Projection into B with a rolling shutter**: the row that sees the point
+  depends on where it projects, and the projection on the row's time (the
+  camera and the body both move). Solved by fixed-point iteration on the row
+  index (start at the middle row; project with that row's camera pose and
+  the body pose at that row's time; move to the row it lands on; repeat
+  until the row stops changing). The contraction factor is the image speed
+  times the line time (≪ 1), so 2–3 iterations settle it. A global shutter
+  needs one.
+* **Visibility at B by an exact re-cast**: a ray from B's camera origin (at
+  the point's row time) toward the point, through the same scene with the
+  same carrier ignored, refined in float64: the point is visible when
+  nothing lies nearer than ``|P − O| − VISIBILITY_TOL_M``.
+
+Pixel conventions as the camera (:mod:`simready.sensors_hw.camera`): optical
+frame x right, y down, z forward; pixel centres at integers; depth, id and
+the pinhole coordinates ``uv`` undistorted; ``uv_distorted`` are the RGB
+image's coordinates (Brown k1, k2; equal to ``uv`` with the lens off).
+Rolling-shutter row times refer to pinhole rows.
+
+Direction: :func:`correspond` maps the visible samples of a *source* frame
+into a *target* frame. The forward product is ``correspond(A → B)`` and its
+hidden flag is ``occluded``; the backward product is computed separately as
+``correspond(B → A)`` from B's own samples, and its hidden flag is named
+``disoccluded`` (visible at B, hidden at A: revealed in between). Neither is
+ever obtained by negating the other.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from simready.sensors_hw.camera import (FramePasses, Intrinsics, camera_poses, distort_normalized, pixel_rays,
+                                        projection_prefilter, row_times)
+from simready.sensors_hw.models import CameraModel, Rig
+from simready.truth.geometry import Hits, SceneGeometry
+
+#: A surface nearer than the point by less than this does not hide it (metres; float64 re-cast).
+VISIBILITY_TOL_M = 1e-6
+#: Rolling-shutter row iterations (the row settles in 2–3; the cap only bounds pathological motion).
+MAX_ROW_ITERATIONS = 8
+
+
+@dataclass(frozen=True)
+class FrameView:
+    """When and from where one camera frame samples the world.
+
+    Attributes:
+        camera: sensor name; model: its camera model; tick: the camera's own frame number.
+        t0_s: row 0's sample time.
+        row_times_s: (H,) each row's sample time.
+        T_world_camera: (H, 4, 4) optical-frame pose per row.
+    """
+
+    camera: str
+    model: CameraModel
+    tick: int
+    t0_s: float
+    row_times_s: NDArray[np.float64]
+    T_world_camera: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, rig: Rig, camera: str, t0_s: float, tick: int = 0) -> "FrameView":
+        model = rig.sensors[camera]
+        return cls(camera, model, tick, float(t0_s), row_times(model, t0_s), camera_poses(rig, camera, t0_s))
+
+    @classmethod
+    def of_frame(cls, frame: FramePasses, model: CameraModel, tick: int) -> "FrameView":
+        return cls(frame.camera, model, tick, frame.t0_s, frame.sample_times_s, frame.T_world_camera)
+
+    @property
+    def intrinsics(self) -> Intrinsics:
+        return Intrinsics.of(self.model)
+
+    @property
+    def global_shutter(self) -> bool:
+        return self.model.shutter == "global" or self.model.line_time_s == 0.0
+
+    @cached_property
+    def row_table(self) -> NDArray[np.float64]:
+        """(H, 12) per row: camera-to-world rotation row-major (0:9), optical centre (9:12) — one gather per point."""
+        return np.ascontiguousarray(pose_rows(self.T_world_camera))
+
+
+def distorted_uv(model: CameraModel, uv: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Pinhole pixel coordinates (N, 2) → the RGB image's (Brown distortion; identity with the lens off)."""
+    if model.distortion_k1 == 0.0 and model.distortion_k2 == 0.0:
+        return uv.copy()
+    k = Intrinsics.of(model)
+    xy = np.stack([(uv[:, 0] - k.cx) / k.fx, (uv[:, 1] - k.cy) / k.fy], axis=1)
+    xy_d = distort_normalized(xy, model.distortion_k1, model.distortion_k2)
+    return np.stack([k.cx + k.fx * xy_d[:, 0], k.cy + k.fy * xy_d[:, 1]], axis=1)
+
+
+# --- body points in the world -------------------------------------------------------
+
+
+_STATIC: "weakref.WeakKeyDictionary[SceneGeometry, tuple[NDArray[np.bool_], NDArray[np.float64]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def _static_tables(scene: SceneGeometry) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+    """(B,) whether each body's track never moves, and (B, 12) its constant pose (rotation row-major,
+    translation; NaN for moving bodies) — cached per scene."""
+    if scene not in _STATIC:
+        static = np.array([b.track.is_static for b in scene.bodies], bool)
+        table = np.full((len(scene.bodies), 12), np.nan)
+        for i in np.flatnonzero(static):
+            track = scene.bodies[i].track
+            table[i] = pose_rows(track.pose_at(track.t_start)[None])[0]
+        _STATIC[scene] = (static, table)
+    return _STATIC[scene]
+
+
+def static_bodies(scene: SceneGeometry) -> NDArray[np.bool_]:
+    """(B,) whether each body's track never moves (cached per scene)."""
+    return _static_tables(scene)[0]
+
+
+def pose_rows(T: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(N, 4, 4) poses → (N, 12): rotation row-major (0:9), translation (9:12)."""
+    return np.concatenate([T[:, :3, :3].reshape(-1, 9), T[:, :3, 3]], axis=1)
+
+
+def apply_pose_rows(g: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``R·p + t`` per row from gathered :func:`pose_rows` entries, elementwise only, so a row's
+    result never depends on which other rows share the batch (a BLAS kernel may sum in another
+    order): that is what makes a static point at B bitwise the point at A."""
+    out = np.empty((len(p), 3))
+    for i in range(3):
+        out[:, i] = p[:, 0] * g[:, 3 * i] + p[:, 1] * g[:, 3 * i + 1] + p[:, 2] * g[:, 3 * i + 2] + g[:, 9 + i]
+    return out
+
+
+def static_world_points(scene: SceneGeometry, body: NDArray[np.intp],
+                        p_body: NDArray[np.float64]) -> NDArray[np.float64]:
+    """World positions of body points on static bodies (one constant pose each; time plays no part)."""
+    return apply_pose_rows(np.take(_static_tables(scene)[1], body, axis=0), p_body)
+
+
+def world_points_at(scene: SceneGeometry, body: NDArray[np.intp], p_body: NDArray[np.float64],
+                    times_s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """World positions (N, 3) of body points at their own times, and whether their body is present then."""
+    out = np.empty((len(body), 3))
+    present = np.ones(len(body), bool)
+    static = static_bodies(scene)[body]
+    out[static] = static_world_points(scene, body[static], p_body[static])
+    moving = np.flatnonzero(~static)
+    for b in np.unique(body[moving]):
+        sel = moving[body[moving] == b]
+        ut, inv = np.unique(times_s[sel], return_inverse=True)
+        smp = scene.bodies[int(b)].track.sample(ut, clamp=True)
+        out[sel] = apply_pose_rows(pose_rows(smp.matrices())[inv], p_body[sel])
+        present[sel] = smp.present[inv]
+    return out, present
+
+
+# --- rolling-shutter projection --------------------------------------------------------
+
+
+@dataclass
+class Projection:
+    """Body points seen from one frame, each at the row time that samples it.
+
+    Attributes (N rows):
+        row: (N,) int64 row whose time samples the point (the settled fixed point).
+        time_s: (N,) that row's time.
+        point_world: (N, 3) float64 the point's world position at ``time_s``.
+        point_camera: (N, 3) float64 in that row's optical frame.
+        uv: (N, 2) float64 pinhole pixel coordinates (NaN behind the camera).
+        uv_distorted: (N, 2) the RGB image's coordinates.
+        depth_m: (N,) z-depth (optical axis).
+        present: body exists at ``time_s``; behind_camera: z ≤ 0;
+        out_of_frame: in front but outside [−0.5, W−0.5] × [−0.5, H−0.5];
+        beyond_range: in frame but z outside [near, far].
+    """
+
+    row: NDArray[np.int64]
+    time_s: NDArray[np.float64]
+    point_world: NDArray[np.float64]
+    point_camera: NDArray[np.float64]
+    uv: NDArray[np.float64]
+    uv_distorted: NDArray[np.float64]
+    depth_m: NDArray[np.float64]
+    present: NDArray[np.bool_]
+    behind_camera: NDArray[np.bool_]
+    out_of_frame: NDArray[np.bool_]
+    beyond_range: NDArray[np.bool_]
+
+    @property
+    def in_view(self) -> NDArray[np.bool_]:
+        """Present, in front, in frame and within [near, far]: what a re-cast decides."""
+        return self.present & ~self.behind_camera & ~self.out_of_frame & ~self.beyond_range
+
+
+def camera_coords(view: FrameView, rows: NDArray[np.int64], p: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(N, 3) optical-frame coordinates Rᵀ(p − o) of world points p, each with its row's pose."""
+    g = np.take(view.row_table, rows, axis=0)
+    d0, d1, d2 = (p[:, i] - g[:, 9 + i] for i in range(3))
+    out = np.empty((len(p), 3))
+    for i in range(3):
+        out[:, i] = d0 * g[:, i] + d1 * g[:, 3 + i] + d2 * g[:, 6 + i]
+    return out
+
+
+def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
+                        *, world_static: NDArray[np.float64] | None = None,
+                        row_guess: NDArray[np.int64] | None = None) -> Projection:
+    """Project body points into a frame, each at the time of the row that sees it (module doc).
+
+    Args:
+        body, p_body: (N,) owning bodies and (N, 3) points in their body frames (rows on static
+            bodies may be NaN when ``world_static`` is given).
+        world_static: (N, 3) the points' world positions, used for the rows on static bodies (a
+            static point is where it was: passing the source frame's world points makes the scene
+            displacement of static geometry exactly zero by construction).
+        row_guess: start of the row iteration (e.g. the source pixel's row for a neighbouring
+            frame); it only speeds up the iteration, the settled rows do not depend on it.
+    """
+    k = view.intrinsics
+    h, w = k.height_px, k.width_px
+    n = len(body)
+    body = np.asarray(body, np.intp)
+    static = static_bodies(scene)[body]
+    if world_static is None:
+        world = np.empty((n, 3))
+        world[static] = static_world_points(scene, body[static], p_body[static])
+    else:
+        world = np.array(world_static, np.float64)  # rows on moving bodies are placed below
+    present = np.ones(n, bool)
+    moving = np.flatnonzero(~static)
+    # Moving bodies: their pose at every row time of this frame, gathered per point by row.
+    body_rows: dict[int, tuple[NDArray, NDArray]] = {}
+    for b in np.unique(body[moving]):
+        smp = scene.bodies[int(b)].track.sample(view.row_times_s, clamp=True)
+        body_rows[int(b)] = (pose_rows(smp.matrices()), smp.present)
+
+    def place(idx: NDArray[np.intp], rows: NDArray[np.int64]) -> None:
+        for b, (table, pres) in body_rows.items():
+            sel = idx[body[idx] == b]
+            if len(sel):
+                r = rows[sel]
+                world[sel] = apply_pose_rows(np.take(table, r, axis=0), p_body[sel])
+                present[sel] = pres[r]
+
+    if view.global_shutter:
+        rows = np.zeros(n, np.int64)
+        place(moving, rows)
+        cam = camera_coords(view, rows, world)
+    else:
+        # Each pass keeps the coordinates it computed; a point whose row did not change is final.
+        # A point settles on a row when it projects into that row's band (|v − r| ≤ ½). Rounding can
+        # instead alternate between two adjacent rows (the shutter passes the point between two
+        # samples, so no row sees it exactly); the iteration then stops on the row it is at.
+        rows = np.full(n, h // 2, np.int64) if row_guess is None else np.clip(row_guess, 0, h - 1).astype(np.int64)
+        before = np.full(n, -1, np.int64)
+        active: NDArray[np.intp] | None = None  # None: every point (the first pass, without gathers)
+        for _ in range(MAX_ROW_ITERATIONS):
+            if active is None:
+                place(moving, rows)
+                cam = c = camera_coords(view, rows, world)
+                current = rows.copy()
+            else:
+                place(active[~static[active]], rows)
+                c = camera_coords(view, rows[active], world[active])
+                cam[active] = c
+                current = rows[active]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.rint(k.cy + k.fy * c[:, 1] / c[:, 2])
+            new = np.where(c[:, 2] > 0.0, np.clip(np.nan_to_num(v), 0, h - 1), current).astype(np.int64)
+            idx = np.arange(n) if active is None else active
+            moves = (new != current) & (new != before[idx])
+            before[idx] = current
+            rows[idx[moves]] = new[moves]
+            active = idx[moves]
+            if len(active) == 0:
+                break
+        if active is not None and len(active):  # the cap: pose and project the unsettled at the rows they reached
+            place(active[~static[active]], rows)
+            cam[active] = camera_coords(view, rows[active], world[active])
+    z = cam[:, 2]
+    front = z > 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        safe = np.where(front, z, np.nan)
+        uv = np.stack([k.cx + k.fx * cam[:, 0] / safe, k.cy + k.fy * cam[:, 1] / safe], axis=1)
+    inside = front & (uv[:, 0] >= -0.5) & (uv[:, 0] <= w - 0.5) & (uv[:, 1] >= -0.5) & (uv[:, 1] <= h - 0.5)
+    in_range = (z >= view.model.near_m) & (z <= view.model.far_m)
+    return Projection(rows, view.row_times_s[rows], world, cam, uv, distorted_uv(view.model, uv), z, present,
+                      ~front, front & ~inside, inside & ~in_range)
+
+
+def recast_visible(scene: SceneGeometry, view: FrameView, proj: Projection, *, ignore: Iterable[str] = ()
+                   ) -> NDArray[np.bool_]:
+    """Whether each point in view is visible from its row's camera origin (exact float64 re-cast).
+
+    Rays start at the near plane along their direction (as the camera's
+    own rays do) and end just past the point; the point is visible when no
+    surface lies nearer than ``|P − O| − VISIBILITY_TOL_M``. A ray from the
+    row's optical centre through P is that row's pixel ray through P's
+    projection, so the camera's own projection prefilter (boxes projected
+    row by row, ±1 px) bounds which rays can meet a moving body.
+    """
+    visible = np.zeros(len(proj.row), bool)
+    idx = np.flatnonzero(proj.in_view)
+    if len(idx) == 0:
+        return visible
+    k = view.intrinsics
+    g = np.take(view.row_table, proj.row[idx], axis=0)
+    origin = g[:, 9:12]
+    ray = proj.point_world[idx] - origin
+    dist = np.sqrt(np.einsum("ni,ni->n", ray, ray))
+    d = ray / dist[:, None]
+    cos_axis = d[:, 0] * g[:, 2] + d[:, 1] * g[:, 5] + d[:, 2] * g[:, 8]
+    # The prefilter reasons about the pixel P projects to; a point whose row has not settled there
+    # (the iteration cap) is always kept. Under a global shutter every row has the same pose.
+    u_px = np.clip(np.rint(proj.uv[idx, 0]), 0, k.width_px - 1).astype(np.int64)
+    v_px = np.clip(np.rint(proj.uv[idx, 1]), 0, k.height_px - 1).astype(np.int64)
+    pixel = v_px * k.width_px + u_px
+    unsettled = np.zeros(len(idx), bool) if view.global_shutter else v_px != proj.row[idx]
+    pixels_of_box = projection_prefilter(view.model, view.T_world_camera)
+
+    def prefilter(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
+        mask = np.zeros(k.width_px * k.height_px, bool)
+        mask[pixels_of_box(lo, hi)] = True
+        return np.flatnonzero(mask[pixel] | unsettled)
+
+    hits = scene.cast(origin, d, proj.time_s[idx], dist + 1e-3, view.model.near_m / cos_axis, ignore=ignore,
+                      normalized=True, prefilter=prefilter)
+    hits.refine(barycentrics=False)
+    visible[idx] = ~hits.hit | (hits.distance_m >= dist - VISIBILITY_TOL_M)
+    return visible
+
+
+# --- surface identity and correspondence -----------------------------------------------
+
+
+@dataclass
+class Samples:
+    """The visible samples (hit pixels) of one frame, with surface identity.
+
+    Attributes (M rows, pixel order):
+        pixel: (M,) int64 flat index v·W + u; u, v: (M,) int pixel (centre) coordinates.
+        body: (M,) int body index; triangle: (M,) int triangle in source order.
+        barycentric_uv: (M, 2) float64 weights of the triangle's 2nd and 3rd vertex.
+        point_body: (M, 3) float64 the surface point in its body frame, on moving bodies (NaN on
+            static ones, whose world point is all that is needed).
+        time_s: (M,) the pixel's row time.
+        point_world: (M, 3) the hit point at that time (float64, refined).
+        point_camera: (M, 3) in that row's optical frame (pixel ray × refined distance).
+    """
+
+    view: FrameView
+    pixel: NDArray[np.int64]
+    u: NDArray[np.int64]
+    v: NDArray[np.int64]
+    body: NDArray[np.intp]
+    triangle: NDArray[np.int64]
+    barycentric_uv: NDArray[np.float64]
+    point_body: NDArray[np.float64]
+    time_s: NDArray[np.float64]
+    point_world: NDArray[np.float64]
+    point_camera: NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return len(self.pixel)
+
+    @property
+    def depth_m(self) -> NDArray[np.float64]:
+        return self.point_camera[:, 2]
+
+    @classmethod
+    def of_hits(cls, scene: SceneGeometry, view: FrameView, hits: Hits) -> "Samples":
+        """Visible samples of a frame from its primary-ray hits (refined in float64 here)."""
+        hits.refine()
+        w = view.intrinsics.width_px
+        pix = hits.hit_index.astype(np.int64)
+        body = hits.body_index[pix].astype(np.intp)
+        moving = np.flatnonzero(~static_bodies(scene)[body])
+        p_body = np.full((len(pix), 3), np.nan)
+        p_body[moving] = hits.take(pix[moving]).point_body
+        rays = pixel_rays(view.model).reshape(-1, 3)
+        cam = np.take(rays, pix, axis=0) * hits.distance_m[pix, None]
+        return cls(view, pix, pix % w, pix // w, body, hits.triangle_index[pix].astype(np.int64),
+                   hits.barycentric_uv[pix], p_body, hits.time_s[pix], hits.point_world[pix], cam)
+
+    def table(self, scene: SceneGeometry) -> pa.Table:
+        """Surface identity per visible sample (SPEC §11), one row per hit pixel.
+
+        Columns: ``pixel`` (v·W + u), ``compact_id``, ``entity``,
+        ``geometry_hash``, ``element``, ``triangle`` (source order),
+        ``bary_u``, ``bary_v`` (float64), ``depth_m`` (float32 z-depth). The
+        sample time is the pixel row's (``t0 + v·line_time``).
+        """
+        return pa.table({
+            "pixel": self.pixel.astype(np.int32),
+            "compact_id": scene.compact_id_of_body[self.body],
+            "entity": _dictionary(self.body, scene.entity_ids_of_body),
+            "geometry_hash": _dictionary(self.body, [b.geometry_hash for b in scene.bodies]),
+            "element": _dictionary(self.body, [b.element for b in scene.bodies]),
+            "triangle": self.triangle.astype(np.int32),
+            "bary_u": self.barycentric_uv[:, 0], "bary_v": self.barycentric_uv[:, 1],
+            "depth_m": self.depth_m.astype(np.float32),
+        })
+
+
+def _dictionary(body: NDArray[np.intp], values: list[str]) -> pa.DictionaryArray:
+    """A per-body string as a dictionary column (one copy of each distinct string per file; the
+    dictionary must hold no repeats, or the Parquet bytes would depend on the writer's hashing)."""
+    distinct, index_of_body = np.unique(np.array(values, dtype=object), return_inverse=True)
+    return pa.DictionaryArray.from_arrays(pa.array(index_of_body[body].astype(np.int32)),
+                                          pa.array(distinct.tolist(), pa.string()))
+
+
+@dataclass
+class Correspondence:
+    """Where the visible samples of a source frame are in a target frame.
+
+    Attributes (M rows, one per source sample, as ``source``):
+        source: the samples; target: the target frame's view; direction: ``forward`` | ``backward``.
+        projection: the points at the target (rows, times, pixels, depth, flags).
+        visible: seen at the target (the ``valid`` flag).
+        static: the owning body is static.
+    """
+
+    source: Samples
+    target: FrameView
+    direction: str
+    projection: Projection
+    visible: NDArray[np.bool_]
+    static: NDArray[np.bool_]
+
+    @property
+    def valid(self) -> NDArray[np.bool_]:
+        return self.visible
+
+    @property
+    def hidden(self) -> NDArray[np.bool_]:
+        """In view at the target but behind another surface (``occluded`` forward, ``disoccluded`` backward)."""
+        return self.projection.in_view & ~self.visible
+
+    @property
+    def hidden_name(self) -> str:
+        return "occluded" if self.direction == "forward" else "disoccluded"
+
+    def table(self) -> pa.Table:
+        """One row per source sample (``pixel`` = v·W + u of the source frame).
+
+        Columns: ``flow_du_px, flow_dv_px`` (pinhole; the target position is
+        the pixel centre plus the flow), ``flow_distorted_du_px,
+        flow_distorted_dv_px`` (only for a camera with lens distortion),
+        ``depth_target_m`` (z at the target), ``target_row`` (whose time
+        samples the point there), ``disp_x_m, disp_y_m, disp_z_m`` (scene
+        displacement, world), flags ``valid``, ``occluded`` (forward) or
+        ``disoccluded`` (backward), ``out_of_frame``, ``behind_camera``,
+        ``beyond_range``, ``absent`` (the body does not exist at the
+        target), ``static``.
+        """
+        from simready.truth.flow import flow_px, flow_px_distorted, scene_displacement_world_m
+
+        p = self.projection
+        flow = flow_px(self).astype(np.float32)
+        disp = scene_displacement_world_m(self).astype(np.float32)
+        cols: dict[str, Any] = {"pixel": self.source.pixel.astype(np.int32),
+                                "flow_du_px": flow[:, 0], "flow_dv_px": flow[:, 1]}
+        model = self.source.view.model
+        if model.distortion_k1 != 0.0 or model.distortion_k2 != 0.0:
+            flow_d = flow_px_distorted(self).astype(np.float32)
+            cols |= {"flow_distorted_du_px": flow_d[:, 0], "flow_distorted_dv_px": flow_d[:, 1]}
+        cols |= {
+            "depth_target_m": p.depth_m.astype(np.float32), "target_row": p.row.astype(np.int16),
+            "disp_x_m": disp[:, 0], "disp_y_m": disp[:, 1], "disp_z_m": disp[:, 2],
+            "valid": self.visible, self.hidden_name: self.hidden,
+            "out_of_frame": p.out_of_frame, "behind_camera": p.behind_camera, "beyond_range": p.beyond_range,
+            "absent": ~p.present, "static": self.static,
+        }
+        return pa.table(cols)
+
+
+def correspond(scene: SceneGeometry, source: Samples, target: FrameView, direction: str, *,
+               ignore: Iterable[str] = (), row_guess: NDArray[np.int64] | None = None) -> Correspondence:
+    """Map a frame's visible samples into another frame of the same camera (module doc).
+
+    ``row_guess`` starts the rolling-shutter row iteration (default: the source rows; the motion
+    field's prediction saves a pass); it does not change the result.
+    """
+    if direction not in ("forward", "backward"):
+        raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
+    if source.view.camera != target.camera:
+        raise ValueError("correspondence is between frames of the same camera")
+    proj = project_body_points(scene, target, source.body, source.point_body, world_static=source.point_world,
+                               row_guess=source.v if row_guess is None else row_guess)
+    visible = recast_visible(scene, target, proj, ignore=ignore)
+    return Correspondence(source, target, direction, proj, visible, static_bodies(scene)[source.body])

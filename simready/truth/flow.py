@@ -1,0 +1,60 @@
+"""Optical flow and scene displacement from a correspondence (SPEC §11).
+
+Both derive from :class:`~simready.truth.correspondence.Correspondence`, never
+from images:
+
+* ``flow_px``: (du, dv) in pixels over the interval A → B (not divided by
+  time), pinhole coordinates — the geometry of the depth, id and semantic
+  passes: the target projection minus the source pixel centre.
+  ``flow_px_distorted`` is the same motion in the RGB image's (distorted)
+  coordinates; the two agree with the lens off.
+* ``scene_displacement_world_m``: how far the surface point itself moved in
+  the world between its source and target sample times. Both positions are
+  the same body point through the body's pose, so on static geometry they
+  are one constant matrix applied to one point and the displacement is
+  exactly zero, whatever the camera does.
+
+Tables store samples sparsely (one row per visible source pixel, ``pixel``
+= v·W + u); :func:`dense` scatters a column back into an (H, W) image.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from simready.truth.correspondence import distorted_uv
+
+if TYPE_CHECKING:
+    from simready.truth.correspondence import Correspondence
+
+
+def flow_px(corr: "Correspondence") -> NDArray[np.float64]:
+    """(M, 2) pinhole flow (du, dv) in pixels; NaN where the point is behind the target camera."""
+    src = corr.source
+    return corr.projection.uv - np.stack([src.u, src.v], axis=1).astype(np.float64)
+
+
+def flow_px_distorted(corr: "Correspondence") -> NDArray[np.float64]:
+    """(M, 2) flow in the RGB image's distorted coordinates (equal to :func:`flow_px` with the lens off)."""
+    src = corr.source
+    start = distorted_uv(src.view.model, np.stack([src.u, src.v], axis=1).astype(np.float64))
+    return corr.projection.uv_distorted - start
+
+
+def scene_displacement_world_m(corr: "Correspondence") -> NDArray[np.float64]:
+    """(M, 3) world motion of each surface point between its source and target times, metres."""
+    return corr.projection.point_world - corr.source.point_world
+
+
+def dense(pixel: ArrayLike, values: ArrayLike, height_px: int, width_px: int,
+          fill: float = np.nan) -> NDArray[np.float64]:
+    """Scatter per-sample values (M,) or (M, C) at flat pixels into an (H, W) or (H, W, C) array."""
+    pixel = np.asarray(pixel, np.int64)
+    values = np.asarray(values)
+    shape = (height_px * width_px,) + values.shape[1:]
+    out = np.full(shape, fill, dtype=np.result_type(values.dtype, np.float32) if np.isnan(fill) else values.dtype)
+    out[pixel] = values
+    return out.reshape((height_px, width_px) + values.shape[1:])

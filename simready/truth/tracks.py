@@ -1,0 +1,241 @@
+"""Tracks of entities through one camera's frames (SPEC §11).
+
+A track is one *life* of an entity: ``<entity id>#<life>``, life 0 from the
+first frame the entity is present, a new life each time it is present again
+after being absent (despawn / respawn). Every observation (one per frame
+while present) keeps two kinds of facts apart:
+
+* **world facts** — presence, pose (position, quaternion ``[x, y, z, w]``)
+  and twist (world velocity, world angular velocity) at the frame's start
+  time t0, from the trajectory (the world state), whatever the camera sees;
+* **camera facts** — exactly one ``status`` of ``visible`` (at least one
+  pixel of the id pass), ``occluded`` (in frame and in range but no pixel),
+  ``beyond_range`` (every part farther than the far plane), ``out_of_frame``
+  (in front but projecting outside the image), ``behind_camera`` (every part
+  behind the optical plane), with the same facts as booleans, the visible
+  pixel count, the visible box and the amodal box.
+
+Boxes are inclusive pixel bounds ``[u_min, v_min, u_max, v_max]`` with pixel
+centres at integers (a continuous extent [a, b] covers pixels
+round(a) … round(b)); −1 everywhere when there is none. The visible box is
+the bounds of the entity's pixels in the id pass; the amodal box is the
+projection of the body's bounding box (its 8 corners, each at the row time
+that sees it), clipped to the image. Camera facts other than ``visible``
+come from those corners; a body straddling the optical plane counts as in
+frame. Pixels are evidence: an entity with pixels is visible, whatever its
+corners say.
+
+Lifecycle events per track: ``born``, ``died``, ``entered_frame``,
+``exited_frame``, ``became_visible``, ``became_occluded``,
+``went_beyond_range``, ``came_into_range`` — each with the frame's tick and
+time; ``born`` carries the first status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from simready.truth.correspondence import FrameView, project_body_points, static_bodies
+from simready.truth.geometry import Hits, SceneGeometry, box_corners
+
+STATUSES = ("visible", "occluded", "beyond_range", "out_of_frame", "behind_camera")
+IN_FRAME = ("visible", "occluded", "beyond_range")
+NO_BOX = -1
+
+
+def inclusive_box(u_lo: NDArray, v_lo: NDArray, u_hi: NDArray, v_hi: NDArray, width_px: int,
+                  height_px: int) -> NDArray[np.int64]:
+    """(N, 4) inclusive pixel bounds of continuous extents, clipped to the image (pixel centres at integers)."""
+    box = np.stack([np.floor(u_lo + 0.5), np.floor(v_lo + 0.5), np.ceil(u_hi - 0.5), np.ceil(v_hi - 0.5)], axis=1)
+    box = np.clip(np.nan_to_num(box), 0, [width_px - 1, height_px - 1, width_px - 1, height_px - 1])
+    return box.astype(np.int64)
+
+
+@dataclass
+class FrameTrackFacts:
+    """Per tracked body, one frame's facts (arrays over the builder's bodies)."""
+
+    present: NDArray[np.bool_]
+    status: NDArray[np.object_]
+    visible_pixels: NDArray[np.int64]
+    visible_box: NDArray[np.int64]
+    amodal_box: NDArray[np.int64]
+    min_depth_m: NDArray[np.float64]
+
+
+@dataclass
+class TrackBuilder:
+    """Accumulates one camera's track observations frame by frame (a few arrays per frame; no images kept).
+
+    Args:
+        scene: the geometric authority; camera: sensor name.
+        ignore: entities not tracked (the camera's carrier).
+    """
+
+    scene: SceneGeometry
+    camera: str
+    ignore: Iterable[str] = ()
+    _bodies: NDArray[np.intp] = field(init=False)
+    _rows: list[dict[str, Any]] = field(init=False, default_factory=list)
+    _events: list[dict[str, Any]] = field(init=False, default_factory=list)
+    _life: NDArray[np.int64] = field(init=False)
+    _last_status: list[str | None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        skip = set(self.ignore)
+        self._bodies = np.array([i for i, e in enumerate(self.scene.entity_ids_of_body) if e not in skip], np.intp)
+        n = len(self._bodies)
+        self._life = np.full(n, -1, np.int64)
+        self._last_status = [None] * n
+        corners = [box_corners(b.mesh_vertices.min(axis=0), b.mesh_vertices.max(axis=0))
+                   for b in (self.scene.bodies[i] for i in self._bodies)]
+        self._corners = np.concatenate(corners) if corners else np.zeros((0, 3))
+        self._static = static_bodies(self.scene)[self._bodies]
+
+    def _world_facts(self, t_s: float) -> dict[str, NDArray]:
+        n = len(self._bodies)
+        pos, quat = np.zeros((n, 3)), np.zeros((n, 4))
+        vel, ang = np.zeros((n, 3)), np.zeros((n, 3))
+        present = np.zeros(n, bool)
+        for j, b in enumerate(self._bodies):
+            smp = self.scene.bodies[b].track.sample([t_s], clamp=True)
+            pos[j], quat[j], vel[j], ang[j], present[j] = (smp.position_m[0], smp.quat_xyzw[0], smp.velocity_mps[0],
+                                                          smp.angular_velocity_rps[0], smp.present[0])
+        return {"present": present, "position": pos, "quat": quat, "velocity": vel, "angular_velocity": ang}
+
+    def _camera_facts(self, view: FrameView, hits: Hits, present: NDArray[np.bool_]) -> FrameTrackFacts:
+        k = view.intrinsics
+        w, h = k.width_px, k.height_px
+        n = len(self._bodies)
+        nb = len(self.scene.bodies)
+        # Visible pixels and boxes from the id pass (the hits' owning bodies).
+        hit = hits.hit_index
+        body_of_pixel = hits.body_index[hit].astype(np.intp)
+        counts_all = np.bincount(body_of_pixel, minlength=nb)
+        u, v = hit % w, hit // w
+        lo_u, lo_v = np.full(nb, w, np.int64), np.full(nb, h, np.int64)
+        hi_u, hi_v = np.full(nb, -1, np.int64), np.full(nb, -1, np.int64)
+        np.minimum.at(lo_u, body_of_pixel, u)
+        np.minimum.at(lo_v, body_of_pixel, v)
+        np.maximum.at(hi_u, body_of_pixel, u)
+        np.maximum.at(hi_v, body_of_pixel, v)
+        counts = counts_all[self._bodies]
+        vis_box = np.stack([lo_u, lo_v, hi_u, hi_v], axis=1)[self._bodies]
+        vis_box[counts == 0] = NO_BOX
+        # Corners, each at the row time that sees it.
+        proj = project_body_points(self.scene, view, np.repeat(self._bodies, 8), self._corners)
+        z = proj.depth_m.reshape(n, 8)
+        front = z > 0.0
+        uv = proj.uv.reshape(n, 8, 2)
+        lo = np.where(front[..., None], uv, np.inf).min(axis=1)  # +inf where every corner is behind
+        hi = np.where(front[..., None], uv, -np.inf).max(axis=1)
+        u_lo, v_lo, u_hi, v_hi = lo[:, 0], lo[:, 1], hi[:, 0], hi[:, 1]
+        behind = ~front.any(axis=1)
+        straddles = front.any(axis=1) & ~front.all(axis=1)
+        overlaps = (u_hi >= -0.5) & (u_lo <= w - 0.5) & (v_hi >= -0.5) & (v_lo <= h - 0.5)
+        out_of_frame = ~behind & ~straddles & ~overlaps
+        beyond = ~behind & ~out_of_frame & (z.min(axis=1) > view.model.far_m)
+        visible = counts > 0
+        status = np.where(visible, "visible", np.where(behind, "behind_camera", np.where(
+            out_of_frame, "out_of_frame", np.where(beyond, "beyond_range", "occluded")))).astype(object)
+        amodal = np.full((n, 4), NO_BOX, np.int64)
+        framed = np.flatnonzero(present & (visible | (~behind & ~out_of_frame)))
+        if len(framed):
+            amodal[framed] = inclusive_box(u_lo[framed], v_lo[framed], u_hi[framed], v_hi[framed], w, h)
+        return FrameTrackFacts(present, status, counts, vis_box, amodal, z.min(axis=1))
+
+    def add(self, view: FrameView, hits: Hits) -> FrameTrackFacts:
+        """Observe one frame (its view and primary-ray hits); returns that frame's facts."""
+        world = self._world_facts(view.t0_s)
+        facts = self._camera_facts(view, hits, world["present"])
+        present = world["present"]
+        entity = [self.scene.entity_ids_of_body[b] for b in self._bodies]
+        for j in range(len(self._bodies)):
+            last = self._last_status[j]
+            if present[j] and last is None:
+                self._life[j] += 1
+                self._event(j, entity[j], "born", view, facts.status[j])
+            elif not present[j] and last is not None:
+                self._event(j, entity[j], "died", view, last)
+            elif present[j]:
+                for name in _transitions(last, facts.status[j]):
+                    self._event(j, entity[j], name, view, facts.status[j])
+            self._last_status[j] = facts.status[j] if present[j] else None
+        idx = np.flatnonzero(present)
+        if len(idx):
+            status = facts.status[idx]
+            self._rows.append({
+                "track_id": [f"{entity[j]}#{self._life[j]}" for j in idx],
+                "entity": [entity[j] for j in idx],
+                "life": self._life[idx].astype(np.int32),
+                "tick": np.full(len(idx), view.tick, np.int32),
+                "t_s": np.full(len(idx), view.t0_s),
+                "compact_id": self.scene.compact_id_of_body[self._bodies[idx]],
+                "class_id": self.scene.semantic_of_body[self._bodies[idx]],
+                "present": present[idx],
+                **{f"{c}": world["position"][idx, i] for i, c in enumerate("xyz")},
+                **{f"q{c}": world["quat"][idx, i] for i, c in enumerate("xyzw")},
+                **{f"v{c}": world["velocity"][idx, i] for i, c in enumerate("xyz")},
+                **{f"w{c}": world["angular_velocity"][idx, i] for i, c in enumerate("xyz")},
+                "static": self._static[idx],
+                "status": list(status),
+                **{name: status == name for name in STATUSES},
+                "visible_pixels": facts.visible_pixels[idx].astype(np.int32),
+                **{f"box_{c}": facts.visible_box[idx, i].astype(np.int16)
+                   for i, c in enumerate(("u_min", "v_min", "u_max", "v_max"))},
+                **{f"amodal_{c}": facts.amodal_box[idx, i].astype(np.int16)
+                   for i, c in enumerate(("u_min", "v_min", "u_max", "v_max"))},
+                "min_depth_m": facts.min_depth_m[idx].astype(np.float32),
+            })
+        return facts
+
+    def _event(self, j: int, entity: str, name: str, view: FrameView, status: str) -> None:
+        self._events.append({"track_id": f"{entity}#{self._life[j]}", "entity": entity, "event": name,
+                             "tick": int(view.tick), "t_s": float(view.t0_s), "status": status})
+
+    def tracks_table(self) -> pa.Table:
+        """Every observation so far, one row per (frame, present entity), frames in order."""
+        if not self._rows:
+            return pa.table({"track_id": pa.array([], pa.string())})
+        columns = {key: np.concatenate([np.asarray(r[key]) for r in self._rows]) for key in self._rows[0]}
+        table = {k: (pa.array(v.tolist(), pa.string()).dictionary_encode() if v.dtype == object else v)
+                 for k, v in columns.items()}
+        return pa.table(table)
+
+    def events_table(self) -> pa.Table:
+        """Lifecycle events in frame order (then body order)."""
+        keys = ("track_id", "entity", "event", "tick", "t_s", "status")
+        return pa.table({k: [e[k] for e in self._events] for k in keys},
+                        schema=pa.schema([("track_id", pa.string()), ("entity", pa.string()), ("event", pa.string()),
+                                          ("tick", pa.int32()), ("t_s", pa.float64()), ("status", pa.string())]))
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return list(self._events)
+
+
+def _transitions(before: str, after: str) -> list[str]:
+    """Lifecycle events between two statuses of a present entity."""
+    if before == after:
+        return []
+    out = []
+    was_in, is_in = before in IN_FRAME, after in IN_FRAME
+    if is_in and not was_in:
+        out.append("entered_frame")
+    if was_in and not is_in:
+        out.append("exited_frame")
+    if after == "beyond_range":
+        out.append("went_beyond_range")
+    elif before == "beyond_range" and is_in:
+        out.append("came_into_range")
+    if after == "visible":
+        out.append("became_visible")
+    elif after == "occluded":
+        out.append("became_occluded")
+    return out

@@ -1,0 +1,159 @@
+"""Correspondence A→B and B→A (SPEC §11): rolling-shutter projection, exact re-cast, flags, flow, displacement."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simready.bench_sensors import box_body, linear_track
+from simready.sensors_hw.camera import render_frame
+from simready.sensors_hw.models import Rig
+from simready.truth import SceneGeometry
+from simready.truth.correspondence import FrameView, Samples, correspond, project_body_points
+from simready.truth.flow import dense, flow_px, scene_displacement_world_m
+from simready.world import frames as F
+from simready.world.motion import PoseTrack
+
+W, H = 96, 64
+EGO = "t/actor:ego"
+
+
+def camera(**kw) -> dict:
+    base = {"width_px": W, "height_px": H, "hfov_deg": 90.0, "near_m": 0.1, "far_m": 200.0, "rate_hz": 20.0,
+            "phase_s": 0.0, "shutter": "global", "line_time_s": 0.0, "distortion_k1": 0.0, "vignette": 0.0}
+    return {**base, **kw}
+
+
+def rig_on(body: PoseTrack, **cam) -> Rig:
+    return Rig.from_dict({"mounts": {"cam": {"type": "camera", "translation_m": [0.0, 0.0, 1.5]}},
+                          "sensors": {"cam": camera(**cam)}}, body=body)
+
+
+def static(x, y, z=0.0, yaw=0.0) -> PoseTrack:
+    return PoseTrack.constant(F.make_transform(F.rot_z(yaw), [x, y, z]))
+
+
+def wall(distance_m: float = 20.0) -> object:
+    return box_body("t/instance:wall", (1.0, 80.0, 60.0), static(distance_m + 0.5, 0.0, -20.0), 5, (0.6, 0.6, 0.6), 0.5)
+
+
+def frames(scene: SceneGeometry, rig: Rig, t_a: float, t_b: float):
+    fa = render_frame(scene, rig, "cam", t_a, ("depth", "id"), ignore=[EGO])
+    fb = render_frame(scene, rig, "cam", t_b, ("depth", "id"), ignore=[EGO])
+    model = rig.sensors["cam"]
+    va, vb = FrameView.of_frame(fa, model, 0), FrameView.of_frame(fb, model, 1)
+    return fa, fb, va, vb, Samples.of_hits(scene, va, fa.hits), Samples.of_hits(scene, vb, fb.hits)
+
+
+def test_box_moving_across_a_static_camera_moves_by_its_velocity():
+    car = box_body("t/actor:car", (4.0, 2.0, 1.5), linear_track((8.0, -3.0, 0.0), (0.0, 6.0, 0.0), t_end_s=1.0),
+                   10, (0.5, 0.5, 0.5), 0.5)
+    scene = SceneGeometry([wall(), car])
+    rig = rig_on(PoseTrack.constant())
+    fa, fb, va, vb, sa, sb = frames(scene, rig, 0.2, 0.25)
+    fwd = correspond(scene, sa, vb, "forward")
+    car_idx = scene.body_indices(["t/actor:car"])[0]
+    on_car = sa.body == car_idx
+    disp = scene_displacement_world_m(fwd)
+    np.testing.assert_allclose(disp[on_car], np.tile([0.0, 0.3, 0.0], (on_car.sum(), 1)), atol=1e-9)
+    assert np.all(disp[~on_car] == 0.0)
+    # The car's visible points project where the car is at B: B's id pass shows the car there.
+    ok = fwd.valid & on_car
+    u = np.rint(fwd.projection.uv[ok, 0]).astype(int)
+    v = np.rint(fwd.projection.uv[ok, 1]).astype(int)
+    assert ok.sum() > 100
+    assert np.mean(fb.id[v, u] == scene.compact_ids["t/actor:car"]) > 0.97
+
+
+def test_occlusion_forward_and_disocclusion_backward_are_computed_each_from_its_own_frame():
+    """A car crosses in front of the wall: wall seen at A is hidden at B (occluded), wall seen at B was hidden at A."""
+    car = box_body("t/actor:car", (4.0, 2.0, 3.0), linear_track((10.0, -2.0, 0.0), (0.0, 20.0, 0.0), t_end_s=1.0),
+                   10, (0.5, 0.5, 0.5), 0.5)
+    scene = SceneGeometry([wall(), car])
+    rig = rig_on(PoseTrack.constant())
+    fa, fb, va, vb, sa, sb = frames(scene, rig, 0.2, 0.3)
+    fwd = correspond(scene, sa, vb, "forward")
+    bwd = correspond(scene, sb, va, "backward")
+    wall_idx = scene.body_indices(["t/instance:wall"])[0]
+    car_id = scene.compact_ids["t/actor:car"]
+    occluded = fwd.hidden & (sa.body == wall_idx)
+    disoccluded = bwd.hidden & (sb.body == wall_idx)
+    assert occluded.sum() > 50 and disoccluded.sum() > 50
+    # Wall points occluded at B lie where B sees the car; those disoccluded at B were behind the car at A.
+    u = np.rint(fwd.projection.uv[occluded, 0]).astype(int)
+    v = np.rint(fwd.projection.uv[occluded, 1]).astype(int)
+    assert np.all(fb.id[v, u] == car_id)
+    u = np.rint(bwd.projection.uv[disoccluded, 0]).astype(int)
+    v = np.rint(bwd.projection.uv[disoccluded, 1]).astype(int)
+    assert np.all(fa.id[v, u] == car_id)
+    # Different pixel sets in different frames: not one the negation of the other.
+    assert set(sa.pixel[occluded]) != set(sb.pixel[disoccluded])
+    assert fwd.table().column_names.count("occluded") == 1 and "disoccluded" in bwd.table().column_names
+    assert fwd.hidden_name == "occluded" and bwd.hidden_name == "disoccluded"
+
+
+def test_camera_turning_sends_points_out_of_frame_and_behind():
+    yaw_rate = 3.2  # rad/s
+    t = np.arange(0, 51) * 0.02
+    ego = PoseTrack(t, np.zeros((len(t), 3)), F.quat_from_yaw(yaw_rate * t), np.zeros((len(t), 3)),
+                    np.tile([0.0, 0.0, yaw_rate], (len(t), 1)))
+    scene = SceneGeometry([wall(5.0)])
+    rig = rig_on(ego)
+    _, _, va, vb, sa, _ = frames(scene, rig, 0.0, 0.2)  # turned 37° left: the right part leaves the frame
+    fwd = correspond(scene, sa, vb, "forward")
+    p = fwd.projection
+    assert p.out_of_frame.any() and fwd.valid.any()
+    assert not (fwd.valid & p.out_of_frame).any()
+    _, _, _, vc, _, _ = frames(scene, rig, 0.0, 1.0)  # turned 183°: the wall is behind the camera
+    back = correspond(scene, sa, vc, "forward").projection
+    assert back.behind_camera.all() and np.all(np.isnan(back.uv))
+
+
+def test_rolling_shutter_target_pixel_is_sampled_at_the_points_own_row_time():
+    """Fast sideways ego, rolling shutter: a projection at B's first-row pose would miss by pixels; the
+    fixed point lands on the row whose time saw the point, so B's depth pass agrees to float precision."""
+    ego = linear_track((0.0, 0.0, 0.0), (0.0, 15.0, 0.0), t_end_s=1.0)
+    scene = SceneGeometry([wall(10.0)])
+    rig = rig_on(ego, shutter="rolling", line_time_s=5e-4)  # 32 ms readout
+    fa, fb, va, vb, sa, _ = frames(scene, rig, 0.1, 0.15)
+    fwd = correspond(scene, sa, vb, "forward")
+    p = fwd.projection
+    ok = fwd.valid
+    assert ok.mean() > 0.5
+    np.testing.assert_array_equal(p.time_s[ok], vb.row_times_s[p.row[ok]])
+    assert np.all(np.abs(p.uv[ok, 1] - p.row[ok]) <= 0.5 + 1e-9)
+    u, v = np.rint(p.uv[ok, 0]).astype(int), p.row[ok]
+    np.testing.assert_allclose(p.depth_m[ok], fb.depth[v, u], rtol=1e-5)  # a wall facing the camera: depth = 10
+    # The start of the iteration changes nothing.
+    again = project_body_points(scene, vb, sa.body, sa.point_body, world_static=sa.point_world, row_guess=None)
+    np.testing.assert_array_equal(again.row[ok], p.row[ok])
+
+
+def test_static_displacement_is_exactly_zero_and_flow_is_target_minus_pixel():
+    ego = linear_track((0.0, 0.0, 0.0), (5.0, 1.0, 0.0), t_end_s=1.0)
+    scene = SceneGeometry([wall(), box_body("t/instance:box", (2, 2, 2), static(12.0, 2.0), 5, (0.5,) * 3, 0.5)])
+    rig = rig_on(ego, shutter="rolling", line_time_s=3e-4)
+    _, _, va, vb, sa, sb = frames(scene, rig, 0.0, 0.05)
+    fwd, bwd = correspond(scene, sa, vb, "forward"), correspond(scene, sb, va, "backward")
+    for corr in (fwd, bwd):
+        assert np.all(scene_displacement_world_m(corr) == 0.0)
+        np.testing.assert_array_equal(flow_px(corr), corr.projection.uv - np.stack([corr.source.u, corr.source.v], 1))
+        tab = corr.table()
+        assert set(tab.column("disp_x_m").to_numpy()) == {0.0}
+    img = dense(sa.pixel, flow_px(fwd), H, W)
+    assert img.shape == (H, W, 2) and np.isnan(img).sum() == 0  # the wall fills the frame
+
+
+def test_samples_carry_surface_identity_in_float64():
+    scene = SceneGeometry([wall()])
+    rig = rig_on(PoseTrack.constant())
+    fa, _, va, _, sa, _ = frames(scene, rig, 0.0, 0.05)
+    tab = sa.table(scene)
+    assert tab.num_rows == W * H
+    assert tab.schema.field("bary_u").type == "double" and tab.schema.field("triangle").type == "int32"
+    assert set(tab.column("entity").to_pylist()) == {"t/instance:wall"}
+    assert set(tab.column("geometry_hash").to_pylist()) == {scene.bodies[0].geometry_hash}
+    np.testing.assert_allclose(sa.depth_m, fa.depth.reshape(-1), rtol=1e-6)
+    with pytest.raises(ValueError, match="same camera"):
+        other = FrameView("other", va.model, 0, va.t0_s, va.row_times_s, va.T_world_camera)
+        correspond(scene, sa, other, "forward")
