@@ -3,6 +3,7 @@
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
+from simready.assets.measurement import observations_and_truth
 from simready.assets.orchestration import automation_sensor, daily_batch_schedule, source_files_sensor
 from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import coverage_report, rejection_log, scenario_manifests
@@ -23,7 +24,7 @@ from simready.resources import resources_for_deployment
 #: Jobs in the order the main job runs them; each groups the assets that share a partitioning.
 CATALOG_ASSETS = [certified_assets]
 TEMPLATE_ASSETS = [world_templates]
-SAMPLE_ASSETS = [scenario_manifests, trajectories, checkpoints_and_branches, validity_reports]
+SAMPLE_ASSETS = [scenario_manifests, trajectories, checkpoints_and_branches, observations_and_truth, validity_reports]
 TEMPLATE_ROLLUP_ASSETS = [rejection_log]
 SUITE_ASSETS = [split_assignments, coverage_report]
 

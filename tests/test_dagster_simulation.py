@@ -14,7 +14,9 @@ from simready import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.partitions import batch_partitions
 from simready.assets.scenario import scenario_manifests
+from simready.assets.measurement import observations_and_truth
 from simready.assets.simulation import checkpoints_and_branches, trajectories
+from simready.assets.validity import validity_reports
 from simready.assets.world import world_templates
 from simready.checks.simulation_checks import (
     branches_share_parent_history,
@@ -27,7 +29,7 @@ from tests.test_dagster_world import _move_first_curb
 pytestmark = pytest.mark.slow
 
 RC, TLA = "residential_crosswalk_v3", "two_lane_arterial"
-SAMPLE_ASSETS = [scenario_manifests, trajectories, checkpoints_and_branches,
+SAMPLE_ASSETS = [scenario_manifests, trajectories, checkpoints_and_branches, observations_and_truth, validity_reports,
                  trajectories_accepted, checkpoint_restore_reproduces, branches_share_parent_history]
 
 
@@ -36,7 +38,9 @@ def _setup(tmp_path: Path) -> tuple[dict, Path]:
     shutil.copytree(paths.TEMPLATES_DIR, templates)
     suite = tmp_path / "suite.yaml"
     suite.write_text(yaml.safe_dump({"suite_id": "t", "batches": 1, "templates": {
-        RC: {"pedestrian_emerges_behind_van": 1}, TLA: {"lead_vehicle_brakes": 1}}}))
+        RC: {"pedestrian_emerges_behind_van": 1}, TLA: {"lead_vehicle_brakes": 1}},
+        "observation": {"until_s": 0.5, "set": ["camera.width_px=320", "camera.height_px=180",
+                                                "lidar.azimuth_steps=256"], "video": False}}))
     return {"store": ArtifactStore(root=str(tmp_path / "artifacts")),
             "source": SourceData(templates_dir=str(templates), suite_file=str(suite))}, templates
 
@@ -56,7 +60,8 @@ def world(tmp_path_factory):
     for tid in (RC, TLA):
         assert dg.materialize([world_templates], partition_key=tid, instance=instance, resources=resources).success
         results[tid] = dg.materialize(SAMPLE_ASSETS, partition_key=_key(tid), instance=instance, resources=resources,
-                                      selection=[scenario_manifests, trajectories, checkpoints_and_branches])
+                                      selection=[scenario_manifests, trajectories, checkpoints_and_branches,
+                                                 observations_and_truth, validity_reports])
     return tmp, resources, templates, instance, results
 
 
@@ -73,6 +78,18 @@ def test_batch_rolls_out_checkpoints_and_branches(world):
     assert labels == {"brake", "coast"}
     assert all(b["parent_checkpoint"] == outcomes["checkpoint"] for b in outcomes["branches"])
     assert (sample / outcomes["checkpoint_file"]).exists()
+
+
+def test_observations_feed_the_gate_with_sensor_evidence(world):
+    tmp, _, _, _, _ = world
+    sample = next((tmp / "artifacts" / "samples" / RC / "b0000").glob("*/manifest.json")).parent
+    results = json.loads((sample / "observations" / "results.json").read_text())
+    assert {f["sensor"] for f in results["files"] if f.get("sensor")} >= {"front_camera", "roof_lidar", "front_radar"}
+    validity = json.loads((sample / "validity.json").read_text())
+    assert validity["sensor_evidence"] is True
+    sensor = next(c for c in validity["base"]["checks"] if c["check"] == "sensor")
+    assert sensor["detail"]["positions_compared"] > 0
+    assert set(validity["branches"]) == {"brake", "coast"}
 
 
 def test_collider_edit_marks_exactly_its_templates_sim_assets_stale(world):

@@ -199,13 +199,14 @@ def peak_rss_mb() -> float:
 class _Folder:
     """The folder being written: every file goes through here, so results.json lists each exactly once.
 
-    ``put_later`` encodes and writes on one background thread (Parquet and
-    zlib release the GIL, so encoding overlaps the next frame's casting); at
-    most ``MAX_PENDING`` files wait, which bounds the memory they hold.
-    ``drain`` waits for them and re-raises the first failure.
+    ``put_later`` / ``write_later`` encode and write on one background thread
+    (Parquet and zlib release the GIL, so encoding overlaps the next frame's
+    casting); at most ``MAX_PENDING`` files wait, which bounds the memory
+    they hold (0 writes at once). ``drain`` waits for them and re-raises the
+    first failure.
     """
 
-    MAX_PENDING = 4
+    MAX_PENDING = 2
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -228,12 +229,24 @@ class _Folder:
                   **extra: Any) -> None:
         """Like :meth:`put`, with the bytes made by ``encode()`` on the writer thread (at once when
         ``MAX_PENDING`` is 0)."""
+        self._later(lambda: self.put(rel, encode(), sensor, tick, pass_name, **extra))
+
+    def write_later(self, rel: str, write: Callable[[Path], Any], sensor: str | None, tick: int | None,
+                    pass_name: str, **extra: Any) -> None:
+        """``write(path)`` on the writer thread (a writer that streams to the file holds no copy of it)."""
+        def job() -> None:
+            write(self.path(rel))
+            self.add_written(rel, sensor, tick, pass_name, **extra)
+
+        self._later(job)
+
+    def _later(self, job: Callable[[], None]) -> None:
         if self.MAX_PENDING == 0:
-            self.put(rel, encode(), sensor, tick, pass_name, **extra)
+            job()
             return
         while len(self._pending) >= self.MAX_PENDING:
             self._pending.popleft().result()
-        self._pending.append(self._pool.submit(lambda: self.put(rel, encode(), sensor, tick, pass_name, **extra)))
+        self._pending.append(self._pool.submit(job))
 
     def drain(self) -> None:
         while self._pending:
@@ -273,7 +286,7 @@ def _png16(image: NDArray[np.uint16]) -> bytes:
     return buf.getvalue()
 
 
-def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None) -> bytes:
+def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | None = None) -> None:
     """A truth table as Parquet: zstd, floats byte-stream-split and integers delta-coded (pixel-ordered
     samples make both compress several times better than plain), strings as dictionaries."""
     if metadata:
@@ -286,9 +299,14 @@ def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None) ->
             encoding[f.name] = "BYTE_STREAM_SPLIT"
         elif pa.types.is_integer(f.type):
             encoding[f.name] = "DELTA_BINARY_PACKED"
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression=TRUTH_COMPRESSION[0], compression_level=TRUTH_COMPRESSION[1],
+    pq.write_table(table, where, compression=TRUTH_COMPRESSION[0], compression_level=TRUTH_COMPRESSION[1],
                    use_dictionary=dictionary or False, column_encoding=encoding or None)
+
+
+def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None) -> bytes:
+    """:func:`write_parquet` into memory."""
+    sink = pa.BufferOutputStream()
+    write_parquet(sink, table, metadata)
     return sink.getvalue().to_pybytes()
 
 
@@ -469,7 +487,7 @@ def parity(built: BuiltScene, trace: TraceInput, t_lo: float, t_hi: float) -> di
 def _system_arrow_pool() -> Iterator[None]:
     """Arrow allocations on the system allocator while observing. Measured on a 200-frame 1280×720
     sample: with the writer thread encoding Parquet, Arrow's default mimalloc pool kept ~500 MiB more
-    resident (1887 vs 1407 MiB peak); synchronous writing peaks at 1355 MiB either way. Buffers keep
+    resident (1887 vs 1407 MiB peak; synchronous writing: 1355 MiB). Buffers keep
     the pool they came from, so switching is safe for other Arrow users."""
     previous = pa.default_memory_pool()
     pa.set_memory_pool(pa.system_memory_pool())
@@ -508,13 +526,13 @@ class _CameraTruth:
                 "width_px": view.intrinsics.width_px, "height_px": view.intrinsics.height_px,
                 "pixel": "v * width_px + u", "row_time": "t0_s + v * line_time_s"}
         surface = samples.table(scene)
-        folder.put_later(f"{base}.surface.parquet", lambda: parquet_bytes(surface, meta), self.camera, view.tick,
-                         "truth.surface")
+        folder.write_later(f"{base}.surface.parquet", lambda p: write_parquet(p, surface, meta), self.camera,
+                           view.tick, "truth.surface")
         field = motion_field(scene, self.rig, samples)
         motion, dv_dt = field.table(), field.dv_dt_pxps
         del field
-        folder.put_later(f"{base}.motion.parquet", lambda: parquet_bytes(motion, meta), self.camera, view.tick,
-                         "truth.motion_field")
+        folder.write_later(f"{base}.motion.parquet", lambda p: write_parquet(p, motion, meta), self.camera,
+                           view.tick, "truth.motion_field")
         if self.prev is not None:
             (a, a_dv), b = self.prev, samples
             dt = b.view.t0_s - a.view.t0_s
@@ -525,9 +543,9 @@ class _CameraTruth:
                                    row_guess=_predicted_rows(src, src_dv, sign * dt)).table()
                 m = {**meta, "tick": src.view.tick, "t0_s": src.view.t0_s, "target_tick": dst.view.tick,
                      "target_t0_s": dst.view.t0_s, "direction": direction}
-                folder.put_later(f"truth/{self.camera}/{src.view.tick:08d}.{direction}.parquet",
-                                 lambda table=table, m=m: parquet_bytes(table, m), self.camera, src.view.tick,
-                                 f"truth.{direction}", target_tick=dst.view.tick)
+                folder.write_later(f"truth/{self.camera}/{src.view.tick:08d}.{direction}.parquet",
+                                   lambda p, table=table, m=m: write_parquet(p, table, m), self.camera,
+                                   src.view.tick, f"truth.{direction}", target_tick=dst.view.tick)
         self.prev = (samples, dv_dt)
 
     def finish(self, folder: _Folder) -> None:
@@ -605,7 +623,10 @@ class _Run:
             sweep = scan(self.built.scene, self.rig, s.sensor, s.t_s, sensor_rng(self.seeds[s.sensor], s.tick),
                          ignore=self.built.ignore)
         with self.timed(s.sensor, "write"):
-            _write_lidar(self.folder, s.sensor, s.tick, sweep, self.options)
+            # The sweep's pose at mid-sweep lets consumers (the validity gate) put points in world coordinates.
+            T_mid = self.rig.T_world_sensor(s.sensor, s.t_s + 0.5 * model.sweep_s)
+            _write_lidar(self.folder, s.sensor, s.tick, sweep, self.options, t=s.t_s + 0.5 * model.sweep_s,
+                         T_world_sensor=np.asarray(T_mid).round(9).tolist())
         self.sweep_records.setdefault(s.sensor, []).append(
             {"tick": s.tick, "t0_s": s.t_s, "sweep_s": model.sweep_s, "points": len(sweep)})
         self._review(s.sensor, lambda: lidar_topdown(sweep.points_sensor, model.max_range_m))
@@ -786,11 +807,12 @@ def _write_camera(folder: _Folder, camera: str, tick: int, frame: FramePasses) -
         folder.put_later(f"{base}.id.png", lambda: _png(encode_id_rgb(ids)), camera, tick, "id")
 
 
-def _write_lidar(folder: _Folder, lidar: str, tick: int, sweep: LidarScan, options: ObserveOptions) -> None:
+def _write_lidar(folder: _Folder, lidar: str, tick: int, sweep: LidarScan, options: ObserveOptions,
+                 **extra: Any) -> None:
     rel = f"{lidar}/{tick:08d}.ply"
     writer = write_ply_ascii if options.lidar_format == "ascii" else write_ply_binary
     writer(folder.path(rel), sweep, with_time=options.lidar_time_column)
-    folder.add_written(rel, lidar, tick, "lidar", points=len(sweep))
+    folder.add_written(rel, lidar, tick, "lidar", points=len(sweep), **extra)
 
 
 def _frame_line(built: BuiltScene, s: _Sample, actor_bodies: Mapping[str, int], seen: set[int]) -> str:
