@@ -9,6 +9,7 @@ from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import coverage_report, rejection_log, scenario_manifests
 from simready.assets.simulation import checkpoints_and_branches, trajectories
 from simready.assets.validity import split_assignments, validity_reports
+from simready.checks.measurement_checks import observations_complete, observations_parity
 from simready.checks.gx_checks import gx_manifests, gx_rejection_log, gx_trajectories, gx_validity_reports
 from simready.checks.validity_checks import no_split_leakage
 from simready.assets.world import world_templates
@@ -39,6 +40,8 @@ ALL_CHECKS = [
     trajectories_accepted,
     checkpoint_restore_reproduces,
     branches_share_parent_history,
+    observations_complete,
+    observations_parity,
     no_split_leakage,
     gx_manifests,
     gx_trajectories,

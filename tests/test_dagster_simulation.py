@@ -111,3 +111,18 @@ def test_collider_edit_marks_exactly_its_templates_sim_assets_stale(world):
     for asset in ("trajectories", "checkpoints", "action_branches"):
         assert rows[(asset, str(_key(RC)))] == "stale", asset
         assert rows[(asset, str(_key(TLA)))] == "fresh", asset
+
+
+def test_measurement_checks_catch_a_tampered_file(world):
+    from simready.checks.measurement_checks import incomplete_frames, missing_or_corrupt
+
+    tmp, _, _, _, _ = world
+    obs = next((tmp / "artifacts" / "samples" / RC / "b0000").glob("*/observations"))
+    assert missing_or_corrupt(obs) == [] and incomplete_frames(obs) == []
+    ply = next(obs.glob("roof_lidar/*.ply"))
+    original = ply.read_bytes()
+    try:
+        ply.write_bytes(original + b"\n")
+        assert any("sha256 differs" in p for p in missing_or_corrupt(obs))
+    finally:
+        ply.write_bytes(original)

@@ -46,11 +46,14 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
     obs_version, truth_version = results_versions(dirs)
     table = [{"sample": r["sample"], "files": r["files"], "frames": r["frames"], "peak_rss_mb": round(r["peak_rss_mb"])}
              for r in rows]
+    videos = sorted(str(p) for d in dirs for p in (d / "observations" / "video").glob("*.mp4"))
     yield dg.MaterializeResult(
         asset_key="sensor_observations",
         data_version=dg.DataVersion(obs_version),
         metadata={"samples": len(rows), "observations": markdown_table(table, ["sample", "files", "frames", "peak_rss_mb"]),
-                  "plan": dg.MetadataValue.json(plan.model_dump())},
+                  "plan": dg.MetadataValue.json(plan.model_dump()),
+                  "videos": dg.MetadataValue.md("\n".join(f"- `{v}`" for v in videos) or "none"),
+                  "first_sample": dg.MetadataValue.path(str(dirs[0] / "observations")) if dirs else ""},
     )
     yield dg.MaterializeResult(asset_key="perception_truth", data_version=dg.DataVersion(truth_version),
                                metadata={"samples": len(rows)})
