@@ -31,6 +31,7 @@ class RunLog:
     ok: bool = True
     stage_s: dict[str, float] = field(default_factory=dict)
     step_s: float = 0.0
+    by_step: dict[str, float] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
 
     def execute(self, defs: dg.Definitions, instance: dg.DagsterInstance, job: str, partition=None) -> bool:
@@ -42,7 +43,9 @@ class RunLog:
             run_config=QUIET_LOGS if self.quiet else {},
         )
         self.stage_s[job] = self.stage_s.get(job, 0.0) + time.perf_counter() - t0
-        self.step_s += step_seconds(instance, result.run_id)
+        for step, seconds in step_seconds(instance, result.run_id).items():
+            self.by_step[step] = self.by_step.get(step, 0.0) + seconds
+            self.step_s += seconds
         failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
         if not result.success or failed_checks:
             self.ok = False
@@ -52,10 +55,10 @@ class RunLog:
         return result.success
 
 
-def step_seconds(instance: dg.DagsterInstance, run_id: str) -> float:
-    """Time spent inside steps (our asset and check functions), from the run's step start/end log entries."""
+def step_seconds(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
+    """Seconds spent inside each step (our asset and check functions), from the run's step start/end log entries."""
     starts: dict[str, float] = {}
-    total = 0.0
+    total: dict[str, float] = {}
     for entry in instance.all_logs(run_id):
         event = entry.dagster_event
         if event is None:
@@ -63,7 +66,7 @@ def step_seconds(instance: dg.DagsterInstance, run_id: str) -> float:
         if event.event_type_value == "STEP_START":
             starts[event.step_key] = entry.timestamp
         elif event.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE") and event.step_key in starts:
-            total += entry.timestamp - starts.pop(event.step_key)
+            total[event.step_key] = total.get(event.step_key, 0.0) + entry.timestamp - starts.pop(event.step_key)
     return total
 
 
@@ -140,7 +143,9 @@ def _print_summary(template_ids: list[str], batches: list[str], wall_s: float, i
         print(f"  coverage    {totals['cells_with_samples']}/{totals['cells']} cells with samples, "
               f"{totals['cells_filled']} filled to target   {cov}")
     for job, seconds in log.stage_s.items():
-        print(f"  time        {job:<22} {seconds:6.1f} s")
+        print(f"  job         {job:<22} {seconds:6.1f} s")
+    for step, seconds in sorted(log.by_step.items(), key=lambda kv: -kv[1])[:12]:
+        print(f"  stage       {step:<48} {seconds:6.1f} s")
     total_run_s = sum(log.stage_s.values())
     if total_run_s:
         overhead = max(0.0, total_run_s - log.step_s)
