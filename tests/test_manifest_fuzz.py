@@ -82,13 +82,15 @@ def _at(data: Any, path: tuple[Any, ...]) -> Any:
 def _mutated(draw: st.DrawFn) -> dict[str, Any]:
     data = copy.deepcopy(_VALID)
     for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(_paths(data)))
+        # Index draws (not sampled_from over mutable nodes) keep generation replayable.
+        paths = _paths(data)
+        path = paths[draw(st.integers(0, len(paths) - 1))]
         node = _at(data, path)
         op = draw(st.sampled_from(["delete", "replace", "replace", "add_key", "duplicate"]))
         if op == "add_key" and isinstance(node, dict):
             node[draw(_KEYS)] = draw(_JSON)
         elif op == "duplicate" and isinstance(node, list) and node:
-            node.append(copy.deepcopy(draw(st.sampled_from(node))))
+            node.append(copy.deepcopy(node[draw(st.integers(0, len(node) - 1))]))
         elif not path:
             continue
         else:
