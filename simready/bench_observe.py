@@ -128,12 +128,13 @@ def street_sample(duration_s: float = 2.0, **rig_kw: Any) -> tuple[BuiltScene, R
     return built, rig_from_sensor_rig(street_rig_data(**rig_kw), source="bench_observe"), trace
 
 
-def _observe_once(duration_s: float, passes: tuple[str, ...], rig_kw: dict[str, Any], out: str) -> dict[str, Any]:
+def _observe_once(duration_s: float, passes: tuple[str, ...], rig_kw: dict[str, Any], out: str,
+                  writer_thread: bool = False) -> dict[str, Any]:
     from simready.sensors_hw.observe import ObserveOptions, observe, peak_rss_mb
 
     built, rig, trace = street_sample(duration_s, **rig_kw)
     t0 = time.perf_counter()
-    res = observe(built, rig, trace, out, options=ObserveOptions(passes=passes))
+    res = observe(built, rig, trace, out, options=ObserveOptions(passes=passes, writer_thread=writer_thread))
     return {"frames": res.frames, "timings_s": res.timings_s, "wall_s": time.perf_counter() - t0,
             "peak_rss_mb": peak_rss_mb()}
 
@@ -142,12 +143,14 @@ def _child(queue: Any, *args: Any) -> None:
     queue.put(_observe_once(*args))
 
 
-def observe_in_child(duration_s: float, passes: tuple[str, ...], rig_kw: dict[str, Any]) -> dict[str, Any]:
+def observe_in_child(duration_s: float, passes: tuple[str, ...], rig_kw: dict[str, Any],
+                     writer_thread: bool = False) -> dict[str, Any]:
     """Run one observation in a fresh process (so its peak memory is its own) and return its figures."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     with tempfile.TemporaryDirectory() as tmp:
-        proc = ctx.Process(target=_child, args=(queue, duration_s, passes, rig_kw, str(Path(tmp) / "obs")))
+        proc = ctx.Process(target=_child, args=(queue, duration_s, passes, rig_kw, str(Path(tmp) / "obs"),
+                                                writer_thread))
         proc.start()
         out = queue.get()
         proc.join()
@@ -226,11 +229,13 @@ def pass_throughput(rig_kw: dict[str, Any], frames: int = 4) -> dict[str, float]
     return out
 
 
-def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bool = False) -> dict[str, Any]:
+def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bool = False,
+        writer_thread: bool = False) -> dict[str, Any]:
     """Print frames/s per pass, throughput per stage and the peak memory of a ``frames``-camera-frame
     3-sensor sample.
 
-    ``quick`` observes 20 frames at 640×360 instead (a smoke run).
+    ``quick`` observes 20 frames at 640×360 instead (a smoke run); ``writer_thread`` as
+    :class:`~simready.sensors_hw.observe.ObserveOptions`.
     """
     if quick:
         frames, width_px, height_px = 20, 640, 360
@@ -242,9 +247,10 @@ def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bo
     for name, fps in per_pass.items():
         print(f"  {name:<9} {fps:7.2f} frames/s  ({1000 / fps:7.1f} ms/frame)")
     passes = ("rgb", "depth", "id", "semantic", "lidar", "radar", "truth")
-    fig = observe_in_child(duration, passes, rig_kw)
+    fig = observe_in_child(duration, passes, rig_kw, writer_thread)
     fig["per_pass_fps"] = per_pass
-    _report(f"{frames} camera frames {width_px}x{height_px} + LiDAR 64x1024 + radar, every pass", fig)
+    _report(f"{frames} camera frames {width_px}x{height_px} + LiDAR 64x1024 + radar, every pass"
+            f"{', writer thread' if writer_thread else ''}", fig)
     ok = "within" if fig["peak_rss_mb"] <= MEMORY_BUDGET_MB else "OVER"
     print(f"  peak memory {fig['peak_rss_mb']:.0f} MiB for {sum(fig['frames'].values())} samples "
           f"({ok} the {MEMORY_BUDGET_MB:.0f} MiB budget; whole child process)")
@@ -257,9 +263,10 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=720)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--writer-thread", action="store_true", help="encode files on a background thread")
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args()
-    fig = run(args.frames, args.width, args.height, args.quick)
+    fig = run(args.frames, args.width, args.height, args.quick, args.writer_thread)
     if args.json:
         Path(args.json).write_text(json.dumps(fig, indent=2))
 

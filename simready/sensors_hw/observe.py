@@ -141,6 +141,9 @@ class ObserveOptions:
         video: write ``video/<sensor>.mp4``.
         pairing_policy: camera-centred pairing (:data:`simready.sensors_hw.schedule.POLICIES`).
         until_s: observe only samples whose window ends by then (None: the whole clip).
+        writer_thread: encode PNG and Parquet on a background thread. Measured on a 200-frame
+            1280×720 3-sensor sample (2 cores): ~12 % less wall time, but a peak of ~1.77 GiB instead
+            of ~1.32 GiB, so it is off by default (the budget is 2 GB).
     """
 
     passes: tuple[str, ...] = PASSES
@@ -149,6 +152,7 @@ class ObserveOptions:
     video: bool = True
     pairing_policy: str = "nearest_start"
     until_s: float | None = None
+    writer_thread: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "passes", parse_passes(self.passes))
@@ -199,19 +203,19 @@ def peak_rss_mb() -> float:
 class _Folder:
     """The folder being written: every file goes through here, so results.json lists each exactly once.
 
-    ``put_later`` / ``write_later`` encode and write on one background thread
-    (Parquet and zlib release the GIL, so encoding overlaps the next frame's
-    casting); at most ``MAX_PENDING`` files wait, which bounds the memory
-    they hold (0 writes at once). ``drain`` waits for them and re-raises the
-    first failure.
+    With ``writer_thread``, ``put_later`` / ``write_later`` encode and write
+    on one background thread (Parquet and zlib release the GIL, so encoding
+    overlaps the next frame's casting) with at most ``MAX_PENDING`` files
+    waiting; without, they write at once. ``drain`` waits for them and
+    re-raises the first failure.
     """
 
     MAX_PENDING = 2
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, writer_thread: bool = False) -> None:
         self.root = root
         self.entries: list[dict[str, Any]] = []
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="observe-writer")
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="observe-writer") if writer_thread else None
         self._pending: deque[Future[None]] = deque()
 
     def _register(self, rel: str, sensor: str | None, tick: int | None, pass_name: str, size: int, digest: str,
@@ -241,7 +245,7 @@ class _Folder:
         self._later(job)
 
     def _later(self, job: Callable[[], None]) -> None:
-        if self.MAX_PENDING == 0:
+        if self._pool is None:
             job()
             return
         while len(self._pending) >= self.MAX_PENDING:
@@ -256,7 +260,8 @@ class _Folder:
         """Stop the writer (after :meth:`drain`, or on failure: queued work is dropped)."""
         for f in self._pending:
             f.cancel()
-        self._pool.shutdown(wait=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
 
     def add_written(self, rel: str, sensor: str | None, tick: int | None, pass_name: str, **extra: Any) -> None:
         """Register a file a writer of its own put at ``rel``."""
@@ -484,11 +489,13 @@ def parity(built: BuiltScene, trace: TraceInput, t_lo: float, t_hi: float) -> di
 
 
 @contextmanager
-def _system_arrow_pool() -> Iterator[None]:
-    """Arrow allocations on the system allocator while observing. Measured on a 200-frame 1280×720
-    sample: with the writer thread encoding Parquet, Arrow's default mimalloc pool kept ~500 MiB more
-    resident (1887 vs 1407 MiB peak; synchronous writing: 1355 MiB). Buffers keep
-    the pool they came from, so switching is safe for other Arrow users."""
+def _system_arrow_pool(enabled: bool) -> Iterator[None]:
+    """With the writer thread, Arrow allocations on the system allocator while observing: Arrow's default
+    mimalloc pool, used from two threads, kept ~500 MiB more resident in one measurement (1887 vs 1407 MiB
+    peak). Buffers keep the pool they came from, so switching is safe for other Arrow users."""
+    if not enabled:
+        yield
+        return
     previous = pa.default_memory_pool()
     pa.set_memory_pool(pa.system_memory_pool())
     try:
@@ -689,8 +696,8 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
     actor_bodies = {e: built.scene.body_indices([e])[0] for e in built.actor_entities.values()}
     bar = progress(len(samples)) if progress else None
     started = time.perf_counter()
-    with _system_arrow_pool(), atomic_directory(out) as tmp:
-        folder = _Folder(tmp)
+    with _system_arrow_pool(options.writer_thread), atomic_directory(out) as tmp:
+        folder = _Folder(tmp, options.writer_thread)
         videos = {n: _Video(tmp / "video" / f"{n}.mp4", float(rig.sensors[n].rate_hz)) for n in observed} \
             if options.video else {}
         run = _Run(built, rig, options, folder, sensor_seeds(built.sample_id, streams, rig.sensors), lighting,
@@ -735,6 +742,7 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             "rig": resolved["sensors"],
             "settings": {"lidar_format": options.lidar_format, "lidar_time_column": options.lidar_time_column,
                          "video": options.video, "pairing_policy": options.pairing_policy,
+                         "writer_thread": options.writer_thread,
                          "until_s": options.until_s, "png_compress_level": PNG_COMPRESS_LEVEL,
                          "truth_compression": list(TRUTH_COMPRESSION), "window_s": [t_lo, t_hi]},
             "lighting": asdict(lighting),
