@@ -193,8 +193,18 @@ def sensor_rng(seed: int, tick: int) -> np.random.Generator:
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident memory so far, MiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    """This process's peak resident memory so far, MiB.
+
+    Linux's ``VmHWM`` where there is one: ``ru_maxrss`` of a forked-then-exec'd child starts at its
+    parent's high-water mark, so it over-reports a child's own peak.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
 
 
 # --- file registry -------------------------------------------------------------------
