@@ -188,7 +188,7 @@ def test_set_overrides_are_applied_and_recorded(tmp_path):
 
 
 def test_same_inputs_give_the_same_files_with_or_without_the_writer_thread(tmp_path):
-    a, _ = run(tmp_path, "a", duration_s=0.12, options=ObserveOptions(video=False))
+    a, _ = run(tmp_path, "a", duration_s=0.12, options=ObserveOptions(video=False, writer_thread=False))
     b, _ = run(tmp_path, "b", duration_s=0.12, options=ObserveOptions(video=False, writer_thread=True))
     # render.json holds timings and both it and the render job record the options; every product is equal.
     fa = {e["path"]: e["sha256"] for e in load(a, "results.json")["files"] if e["pass"] not in ("render", "render_job")}
