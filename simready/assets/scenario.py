@@ -34,9 +34,17 @@ def batch_dir(store: ArtifactStore, template_id: str, batch: str) -> Path:
     return store.path("samples", template_id, batch)
 
 
-def _keys(context: dg.AssetExecutionContext) -> tuple[str, str]:
+def batch_of(context) -> tuple[str, str]:
+    """(template id, batch key) of a template × batch partition (asset or check context)."""
     key = context.partition_key.keys_by_dimension
     return key["template"], key["batch"]
+
+
+def batch_sample_dirs(context, store: ArtifactStore) -> list[Path]:
+    """Sample folders of the partition's batch, sorted."""
+    from simready.sim.batch import sample_dirs
+
+    return sample_dirs(batch_dir(store, *batch_of(context)))
 
 
 def _require_valid_template(store: ArtifactStore, template_id: str) -> None:
@@ -55,7 +63,7 @@ def _require_valid_template(store: ArtifactStore, template_id: str) -> None:
     description="Accepted, fully resolved scenario manifests of one template's sample batch (SPEC §6).",
 )
 def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    template_id, batch = _keys(context)
+    template_id, batch = batch_of(context)
     _require_valid_template(store, template_id)
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))

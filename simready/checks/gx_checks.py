@@ -9,15 +9,12 @@ import pandas as pd
 import dagster as dg
 
 from simready.assets.partitions import sample_partitions, template_partitions
-from simready.assets.scenario import batch_dir, rejection_log, scenario_manifests
+from simready.assets.scenario import batch_sample_dirs, rejection_log, scenario_manifests
 from simready.resources import ArtifactStore
 
 
 def _dirs(context, store: ArtifactStore):
-    from simready.sim.batch import sample_dirs
-
-    key = context.partition_key.keys_by_dimension
-    return sample_dirs(batch_dir(store, key["template"], key["batch"]))
+    return batch_sample_dirs(context, store)
 
 
 def trajectories_frame(dirs) -> pd.DataFrame:

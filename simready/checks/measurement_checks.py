@@ -7,16 +7,14 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.partitions import sample_partitions
-from simready.assets.scenario import batch_dir
+from simready.assets.scenario import batch_sample_dirs
 from simready.hashing import file_sha256
 from simready.resources import ArtifactStore
 from simready.sensors_hw.observe_batch import OBSERVATIONS_DIR
-from simready.sim.batch import sample_dirs
 
 
 def _obs_dirs(context, store: ArtifactStore) -> list[Path]:
-    key = context.partition_key.keys_by_dimension
-    return [d / OBSERVATIONS_DIR for d in sample_dirs(batch_dir(store, key["template"], key["batch"]))]
+    return [d / OBSERVATIONS_DIR for d in batch_sample_dirs(context, store)]
 
 
 def missing_or_corrupt(obs: Path) -> list[str]:

@@ -6,17 +6,12 @@ import dagster as dg
 import pyarrow.parquet as pq
 
 from simready.assets.partitions import sample_partitions, template_partitions
-from simready.assets.scenario import batch_dir, rejection_log, scenario_manifests
+from simready.assets.scenario import batch_dir, batch_of, rejection_log, scenario_manifests
 from simready.errors import ManifestError
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.batch import read_batch_manifest_paths
 from simready.scenario.manifest import load_manifest
 from simready.world.template import load_template, template_hash
-
-
-def _batch(context: dg.AssetCheckExecutionContext) -> tuple[str, str]:
-    key = context.partition_key.keys_by_dimension
-    return key["template"], key["batch"]
 
 
 @dg.asset_check(
@@ -28,7 +23,7 @@ def _batch(context: dg.AssetCheckExecutionContext) -> tuple[str, str]:
 def manifests_schema_valid(
     context: dg.AssetCheckExecutionContext, store: ArtifactStore, source: SourceData
 ) -> dg.AssetCheckResult:
-    template_id, batch = _batch(context)
+    template_id, batch = batch_of(context)
     current = template_hash(load_template(source.template_file(template_id)))
     problems = []
     files = read_batch_manifest_paths(batch_dir(store, template_id, batch))
@@ -76,7 +71,7 @@ def manifests_pass_ladder(
     from simready.catalog.catalog import load_catalog
     from simready.scenario.generator import replay
 
-    template_id, batch = _batch(context)
+    template_id, batch = batch_of(context)
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))
     files = read_batch_manifest_paths(batch_dir(store, template_id, batch))

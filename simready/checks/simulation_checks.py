@@ -6,18 +6,17 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.partitions import sample_partitions
-from simready.assets.scenario import batch_dir
+from simready.assets.scenario import batch_of, batch_sample_dirs
 from simready.catalog.catalog import load_catalog
 from simready.resources import ArtifactStore, SourceData
-from simready.sim.batch import VERDICT_FILE, branches_share_history, restore_reproduces, sample_dirs
+from simready.sim.batch import VERDICT_FILE, branches_share_history, restore_reproduces
 from simready.world.template import load_template
 
 BACKEND = "dynamic-v1"
 
 
 def _dirs(context, store: ArtifactStore) -> tuple[str, list[Path]]:
-    key = context.partition_key.keys_by_dimension
-    return key["template"], sample_dirs(batch_dir(store, key["template"], key["batch"]))
+    return batch_of(context)[0], batch_sample_dirs(context, store)
 
 
 @dg.asset_check(asset="trajectories", partitions_def=sample_partitions, blocking=True,
