@@ -12,7 +12,7 @@ from simready.assets.validity import split_assignments, validity_reports
 from simready.checks.measurement_checks import observations_complete, observations_parity
 from simready.checks.gx_checks import gx_manifests, gx_rejection_log, gx_trajectories, gx_validity_reports
 from simready.checks.validity_checks import no_split_leakage
-from simready.assets.world import world_templates
+from simready.assets.world import sensor_rigs, world_templates
 from simready.checks.scenario_checks import manifests_pass_ladder, manifests_schema_valid, rejection_reasons_nonempty
 from simready.checks.simulation_checks import (
     branches_share_parent_history,
@@ -24,7 +24,7 @@ from simready.resources import resources_for_deployment
 
 #: Jobs in the order the main job runs them; each groups the assets that share a partitioning.
 CATALOG_ASSETS = [certified_assets]
-TEMPLATE_ASSETS = [world_templates]
+TEMPLATE_ASSETS = [world_templates, sensor_rigs]
 SAMPLE_ASSETS = [scenario_manifests, trajectories, checkpoints_and_branches, observations_and_truth, validity_reports]
 TEMPLATE_ROLLUP_ASSETS = [rejection_log]
 SUITE_ASSETS = [split_assignments, coverage_report]

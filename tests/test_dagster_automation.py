@@ -16,7 +16,7 @@ from simready.assets.orchestration import daily_batch_schedule, source_files_sen
 from simready.assets.partitions import batch_partitions
 from simready.assets.scenario import scenario_manifests
 from simready.assets.simulation import trajectories
-from simready.assets.world import world_templates
+from simready.assets.world import sensor_rigs, world_templates
 from simready.resources import ArtifactStore, SourceData
 from tests.test_dagster_world import _data_version, _move_first_curb
 
@@ -62,7 +62,7 @@ def test_sensor_then_automation_rematerializes_only_dependents(tmp_path):
     _move_first_curb(templates / f"{RC}.yaml", 0.01)
     ctx = dg.build_sensor_context(instance=instance, resources={"source": source}, cursor=cursor.cursor)
     requests = source_files_sensor(ctx)
-    assert [(r.asset_selection, r.partition_key) for r in requests] == [([world_templates.key], RC)]
+    assert [(r.asset_selection, r.partition_key) for r in requests] == [([world_templates.key, sensor_rigs.key], RC)]
     assert dg.materialize([world_templates], partition_key=RC, instance=instance, resources=resources).success
 
     # Automation: each tick requests what became stale; we execute it like the daemon would.

@@ -17,14 +17,14 @@ from simready.assets.scenario import scenario_manifests
 from simready.assets.measurement import observations_and_truth
 from simready.assets.simulation import checkpoints_and_branches, trajectories
 from simready.assets.validity import validity_reports
-from simready.assets.world import world_templates
+from simready.assets.world import sensor_rigs, world_templates
 from simready.checks.simulation_checks import (
     branches_share_parent_history,
     checkpoint_restore_reproduces,
     trajectories_accepted,
 )
 from simready.resources import ArtifactStore, SourceData
-from tests.test_dagster_world import _move_first_curb
+from tests.test_dagster_world import _data_version, _move_first_curb
 
 pytestmark = pytest.mark.slow
 
@@ -58,7 +58,8 @@ def world(tmp_path_factory):
     assert dg.materialize([certified_assets], instance=instance, resources=resources).success
     results = {}
     for tid in (RC, TLA):
-        assert dg.materialize([world_templates], partition_key=tid, instance=instance, resources=resources).success
+        assert dg.materialize([world_templates, sensor_rigs], partition_key=tid, instance=instance,
+                              resources=resources).success
         results[tid] = dg.materialize(SAMPLE_ASSETS, partition_key=_key(tid), instance=instance, resources=resources,
                                       selection=[scenario_manifests, trajectories, checkpoints_and_branches,
                                                  observations_and_truth, validity_reports])
@@ -111,6 +112,37 @@ def test_collider_edit_marks_exactly_its_templates_sim_assets_stale(world):
     for asset in ("trajectories", "checkpoints", "action_branches"):
         assert rows[(asset, str(_key(RC)))] == "stale", asset
         assert rows[(asset, str(_key(TLA)))] == "fresh", asset
+
+
+def _edit_rig_only(template_file: Path) -> None:
+    """A LiDAR range, a radar range and the LiDAR mount height: settings no ladder stage reads."""
+    data = yaml.safe_load(template_file.read_text())
+    rig = data["sensor_rig"]
+    rig["sensors"]["roof_lidar"]["max_range_m"] = 100.0
+    rig["sensors"]["front_radar"]["max_range_m"] = 120.0
+    rig["mounts"]["roof_lidar"]["translation_m"][2] += 0.02
+    template_file.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_rig_edit_marks_observations_stale_but_not_trajectories(world):
+    from simready.definitions import defs
+    from simready.status import graph_status
+
+    _, resources, templates, instance, _ = world
+    world_before = _data_version(instance, "world_templates", TLA)
+    rig_before = _data_version(instance, "sensor_rigs", TLA)
+    _edit_rig_only(templates / f"{TLA}.yaml")
+    assert dg.materialize([world_templates, sensor_rigs], partition_key=TLA, instance=instance,
+                          resources=resources).success
+    assert _data_version(instance, "world_templates", TLA) == world_before  # the world did not change
+    assert _data_version(instance, "sensor_rigs", TLA) != rig_before
+
+    rows = {(r.asset, r.partition): r for r in graph_status(defs, instance)}
+    for asset in ("scenario_manifests", "trajectories", "checkpoints", "action_branches"):
+        assert rows[(asset, str(_key(TLA)))].status == "fresh", asset
+    for asset in ("sensor_observations", "perception_truth"):
+        assert rows[(asset, str(_key(TLA)))].status == "stale", asset
+    assert "sensor_rigs" in rows[("sensor_observations", str(_key(TLA)))].reason
 
 
 def test_measurement_checks_catch_a_tampered_file(world):

@@ -8,8 +8,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import pytest
 
-from simready.world.template import load_template, parse_template, template_hash
+from simready.world.template import load_template, parse_template, rig_hash, template_hash
 from tests.test_template_support import loaded, raw, write_yaml
 
 TEMPLATE = "residential_crosswalk_v3"
@@ -124,3 +125,54 @@ def test_hash_resolution_is_the_canonical_rounding():
     doc = raw(TEMPLATE)
     doc["ego"]["cruise_speed_mps"] = 8.0000000001  # below the 1e-9 rounding of canonical hashing
     assert template_hash(parse_template(doc)) == template_hash(loaded(TEMPLATE))
+
+
+# --- the rig: versioned apart from the world, except what scenario acceptance reads ---
+
+#: Rig settings no ladder stage reads: they change the rig's version only.
+RIG_ONLY_EDITS = [
+    ("sensors", "roof_lidar", "max_range_m", 90.0),
+    ("sensors", "roof_lidar", "channels", 32),
+    ("sensors", "front_radar", "hfov_deg", 45.0),
+    ("sensors", "front_camera", "distortion_k1", -0.05),
+    ("mounts", "roof_lidar", "translation_m", [0.9, 0.0, 2.6]),
+]
+#: Settings the capture and occlusion stages read: they re-version the world too.
+SCENARIO_EDITS = [
+    ("sensors", "front_camera", "hfov_deg", 70.0),
+    ("sensors", "roof_lidar", "rotation_hz", 20.0),
+    ("sensors", "front_radar", "phase_s", 0.01),
+    ("mounts", "front_camera", "translation_m", [1.8, 0.0, 1.5]),
+]
+
+
+def _rig_edited(section: str, name: str, field: str, value: Any):
+    doc = raw(TEMPLATE)
+    doc["sensor_rig"][section][name][field] = value
+    return parse_template(doc)
+
+
+@pytest.mark.parametrize("edit", RIG_ONLY_EDITS, ids=lambda e: ".".join(map(str, e[:3])))
+def test_rig_only_edit_changes_the_rig_hash_not_the_world_hash(edit):
+    base = loaded(TEMPLATE)
+    edited = _rig_edited(*edit)
+    assert rig_hash(edited) != rig_hash(base)
+    assert template_hash(edited) == template_hash(base)
+
+
+@pytest.mark.parametrize("edit", SCENARIO_EDITS, ids=lambda e: ".".join(map(str, e[:3])))
+def test_rig_edit_that_acceptance_reads_changes_both_hashes(edit):
+    base = loaded(TEMPLATE)
+    edited = _rig_edited(*edit)
+    assert rig_hash(edited) != rig_hash(base)
+    assert template_hash(edited) != template_hash(base)
+
+
+def test_same_readout_at_another_resolution_keeps_the_world_hash():
+    """Half the rows at twice the line time: same readout, same aspect, same frustum — only the rig changes."""
+    doc = raw(TEMPLATE)
+    cam = doc["sensor_rig"]["sensors"]["front_camera"]
+    cam["width_px"], cam["height_px"], cam["line_time_s"] = cam["width_px"] // 2, cam["height_px"] // 2, cam["line_time_s"] * 2
+    edited = parse_template(doc)
+    assert template_hash(edited) == template_hash(loaded(TEMPLATE))
+    assert rig_hash(edited) != rig_hash(loaded(TEMPLATE))

@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.metadata import markdown_table
-from simready.assets.partitions import sample_partitions
+from simready.assets.partitions import by_template, sample_partitions
 from simready.assets.scenario import EAGER, batch_dir
 from simready.catalog.catalog import load_catalog
 from simready.resources import ArtifactStore, SourceData
@@ -27,7 +27,8 @@ MEASUREMENT_CODE_VERSION = "measurement-1"
     group_name="measurement",
     partitions_def=sample_partitions,
     specs=[
-        dg.AssetSpec("sensor_observations", deps=["trajectories"], kinds={"embree"}, code_version=MEASUREMENT_CODE_VERSION,
+        dg.AssetSpec("sensor_observations",
+                     deps=["trajectories", dg.AssetDep("sensor_rigs", partition_mapping=by_template)], kinds={"embree"}, code_version=MEASUREMENT_CODE_VERSION,
                      automation_condition=EAGER,
                      description="Rolling-shutter camera, scanning LiDAR and radar from one geometry (SPEC §10)."),
         dg.AssetSpec("perception_truth", deps=["sensor_observations"], kinds={"parquet"},

@@ -19,7 +19,7 @@ import dagster as dg
 
 from simready.assets.catalog import certified_assets
 from simready.assets.partitions import batch_partitions, template_ids
-from simready.assets.world import world_templates
+from simready.assets.world import sensor_rigs, world_templates
 from simready.hashing import file_sha256
 from simready.resources import SourceData
 from simready.scenario.suite import batch_key, load_suite
@@ -60,7 +60,7 @@ def source_file_hashes(source: SourceData) -> dict[str, str]:
 
 
 def changed_requests(before: dict[str, str], now: dict[str, str]) -> list[dg.RunRequest]:
-    """A catalog contract change → ``certified_assets``; a template change → its ``world_templates`` partition."""
+    """A catalog contract change → ``certified_assets``; a template change → its ``world_templates`` and ``sensor_rigs`` partitions."""
     changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
     requests = []
     if any(k.startswith("catalog/") for k in changed):
@@ -70,7 +70,7 @@ def changed_requests(before: dict[str, str], now: dict[str, str]) -> list[dg.Run
         if k.startswith("templates/"):
             template_id = k.split("/", 1)[1].removesuffix(".yaml")
             if template_id in known and k in now:
-                requests.append(dg.RunRequest(run_key=f"{template_id}:{now[k]}", asset_selection=[world_templates.key],
+                requests.append(dg.RunRequest(run_key=f"{template_id}:{now[k]}", asset_selection=[world_templates.key, sensor_rigs.key],
                                               partition_key=template_id))
     return requests
 

@@ -2,19 +2,22 @@
 
 
 import json
+from pathlib import Path
 
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
-from simready.assets.metadata import png_markdown
+from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import template_partitions
+from simready.atomic import write_json_atomic
 from simready.catalog.catalog import load_catalog
-from pathlib import Path
-
 from simready.resources import ArtifactStore, SourceData
+from simready.world.rig_view import rig_record, rig_table
+from simready.world.template import load_template
 from simready.world.template_build import build_template_version
 
-TEMPLATES_CODE_VERSION = "templates-1"
+TEMPLATES_CODE_VERSION = "templates-2"
+RIG_CODE_VERSION = "rig-1"
 
 
 def read_certification(store: ArtifactStore) -> dict:
@@ -59,3 +62,25 @@ def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, sou
         metadata["lanes"] = len(build.template.lanes)
         metadata["instances"] = len(build.template.instances)
     return dg.MaterializeResult(data_version=dg.DataVersion(build.data_version), metadata=metadata)
+
+
+@dg.asset(
+    group_name="world",
+    kinds={"python"},
+    partitions_def=template_partitions,
+    deps=[world_templates],
+    code_version=RIG_CODE_VERSION,
+    description="The template's sensor rig (mounts and sensor settings), versioned apart from the world: "
+                "a rig-only edit marks observations stale, not trajectories.",
+)
+def sensor_rigs(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    template_id = context.partition_key
+    template = load_template(source.template_file(template_id))
+    record = rig_record(template)
+    path = write_json_atomic(store.path("templates", template_id, "rig.json"), record)
+    rows = rig_table(template)
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(record["rig_hash"]),
+        metadata={"rig_hash": record["rig_hash"], "sensors": len(rows), "rig_json": dg.MetadataValue.path(str(path)),
+                  "rig": markdown_table(rows, ["sensor", "type", "mount", "mount_xyz_m", "rate_hz", "phase_s", "settings"])},
+    )

@@ -19,6 +19,7 @@ import numpy as np
 
 from simready.scenario.ladder import PASS, Fail, Proposal, Verdict
 from simready.sensors_hw.schedule import SensorSchedule, make_schedule
+from simready.world.rig_view import sensor_clocks
 
 if TYPE_CHECKING:
     from simready.scenario.programs.base import ProgramContext
@@ -40,14 +41,8 @@ def rig_schedules(template: WorldTemplate, clip_s: float) -> tuple[SensorSchedul
     hit = _SCHEDULES.get(key)
     if hit is not None and hit[0] is template:
         return hit[1]
-    out = []
-    for name, sensor in sorted(template.sensor_rig.sensors.items()):
-        if sensor.type == "camera":
-            out.append(make_schedule(name, sensor.rate_hz, sensor.phase_s, clip_s, sensor.height_px * sensor.line_time_s))
-        elif sensor.type == "lidar":
-            out.append(make_schedule(name, sensor.rotation_hz, sensor.phase_s, clip_s, 1.0 / sensor.rotation_hz))
-        else:
-            out.append(make_schedule(name, sensor.rate_hz, sensor.phase_s, clip_s, 0.0))
+    # Only the rig's scenario view (the clocks) is read here: it is what the world hash covers.
+    out = [make_schedule(c.name, c.rate_hz, c.phase_s, clip_s, c.duration_s) for c in sensor_clocks(template.sensor_rig)]
     _SCHEDULES[key] = (template, tuple(out))
     return _SCHEDULES[key][1]
 

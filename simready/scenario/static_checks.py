@@ -29,6 +29,8 @@ from shapely.geometry import Polygon
 
 from simready.scenario.geometry import Box, rect_corners, rect_polygon
 from simready.scenario.ladder import PASS, Body, Fail, Proposal, Scene, Verdict
+from simready.world.frames import mount_transform
+from simready.world.rig_view import camera_frustums
 
 if TYPE_CHECKING:
     from simready.scenario.programs.base import ProgramContext
@@ -429,12 +431,12 @@ def camera_view(template, sensor: str | None = None) -> CameraView:  # type: ign
 
 
 def _camera_view(template, sensor: str | None) -> CameraView:  # type: ignore[no-untyped-def]
-    cams = {n: s for n, s in sorted(template.sensor_rig.sensors.items()) if s.type == "camera"}
+    """The camera as the rig's scenario view gives it (mount and frustum only: what the world hash covers)."""
+    cams = {c.name: c for c in camera_frustums(template.sensor_rig)}
     if not cams:
         raise ValueError(f"{template.id}: the sensor rig has no camera")
-    name = sensor if sensor is not None else next(iter(cams))
-    cam = cams[name]
+    cam = cams[sensor if sensor is not None else next(iter(cams))]
     hfov = math.radians(cam.hfov_deg)
-    vfov = 2 * math.atan(math.tan(hfov / 2) * cam.height_px / cam.width_px)
-    mount = template.sensor_rig.mounts[cam.mount].matrix()
+    vfov = 2 * math.atan(math.tan(hfov / 2) * cam.aspect_h_over_w)
+    mount = mount_transform(cam.mount_translation_m, cam.mount_rpy_deg)
     return CameraView(mount, hfov, vfov, cam.near_m, cam.far_m, cam.rate_hz, cam.phase_s)

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from simready import paths
 from simready.errors import TemplateError
 from simready.hashing import canonical_json, content_hash
+from simready.world.rig_view import rig_hash, scenario_rig_view
 from simready.world.template_checks import Loc, semantic_issues
 from simready.world.template_model import *  # noqa: F403  (re-export: callers import models from here)
 from simready.world.template_model import WorldTemplate
@@ -41,6 +42,7 @@ __all__ = [
     "load_template",
     "parse_template",
     "template_hash",
+    "rig_hash",
     "template_issues",
     "validate_references",
 ]
@@ -334,8 +336,18 @@ def canonical_dict(template: WorldTemplate) -> dict[str, Any]:
 
 
 def template_hash(template: WorldTemplate) -> str:
-    """``sha256:<hex>`` of the canonical dict: invariant to key order, float spelling and declaration order."""
-    return content_hash(canonical_dict(template))
+    """``sha256:<hex>`` of the world: the canonical dict, with the sensor rig reduced to its scenario view.
+
+    Invariant to key order, float spelling and declaration order. The rig
+    enters only through :func:`simready.world.rig_view.scenario_rig_view`
+    (sensor clocks, camera mounts and frustums — what scenario acceptance
+    reads); the rest of the rig is versioned by
+    :func:`simready.world.rig_view.rig_hash`, so a rig-only edit leaves the
+    world version, the manifests and the trajectories as they were.
+    """
+    data = canonical_dict(template)
+    data["sensor_rig"] = scenario_rig_view(template.sensor_rig)
+    return content_hash(data)
 
 
 def list_template_files(directory: str | Path = paths.TEMPLATES_DIR) -> dict[str, Path]:
