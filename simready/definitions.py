@@ -8,7 +8,7 @@ from simready.assets.orchestration import automation_sensor, daily_batch_schedul
 from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import coverage_report, rejection_log, scenario_manifests
 from simready.assets.simulation import checkpoints_and_branches, trajectories
-from simready.assets.validity import split_assignments, validity_reports
+from simready.assets.validity import reference_pools, split_assignments, validity_reports
 from simready.checks.measurement_checks import observations_complete, observations_parity
 from simready.checks.gx_checks import gx_manifests, gx_rejection_log, gx_trajectories, gx_validity_reports
 from simready.checks.validity_checks import no_split_leakage
@@ -24,7 +24,7 @@ from simready.resources import resources_for_deployment
 
 #: Jobs in the order the main job runs them; each groups the assets that share a partitioning.
 CATALOG_ASSETS = [certified_assets]
-TEMPLATE_ASSETS = [world_templates, sensor_rigs]
+TEMPLATE_ASSETS = [world_templates, sensor_rigs, reference_pools]
 SAMPLE_ASSETS = [scenario_manifests, trajectories, checkpoints_and_branches, observations_and_truth, validity_reports]
 TEMPLATE_ROLLUP_ASSETS = [rejection_log]
 SUITE_ASSETS = [split_assignments, coverage_report]

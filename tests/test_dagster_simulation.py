@@ -16,7 +16,7 @@ from simready.assets.partitions import batch_partitions
 from simready.assets.scenario import scenario_manifests
 from simready.assets.measurement import observations_and_truth
 from simready.assets.simulation import checkpoints_and_branches, trajectories
-from simready.assets.validity import validity_reports
+from simready.assets.validity import reference_pools, validity_reports
 from simready.assets.world import sensor_rigs, world_templates
 from simready.checks.simulation_checks import (
     branches_share_parent_history,
@@ -37,7 +37,7 @@ def _setup(tmp_path: Path) -> tuple[dict, Path]:
     templates = tmp_path / "templates"
     shutil.copytree(paths.TEMPLATES_DIR, templates)
     suite = tmp_path / "suite.yaml"
-    suite.write_text(yaml.safe_dump({"suite_id": "t", "batches": 1, "templates": {
+    suite.write_text(yaml.safe_dump({"suite_id": "t", "batches": 1, "reference_per_intent": 2, "templates": {
         RC: {"pedestrian_emerges_behind_van": 1}, TLA: {"lead_vehicle_brakes": 1}},
         "observation": {"until_s": 0.5, "set": ["camera.width_px=320", "camera.height_px=180",
                                                 "lidar.azimuth_steps=256"], "video": False}}))
@@ -58,7 +58,7 @@ def world(tmp_path_factory):
     assert dg.materialize([certified_assets], instance=instance, resources=resources).success
     results = {}
     for tid in (RC, TLA):
-        assert dg.materialize([world_templates, sensor_rigs], partition_key=tid, instance=instance,
+        assert dg.materialize([world_templates, sensor_rigs, reference_pools], partition_key=tid, instance=instance,
                               resources=resources).success
         results[tid] = dg.materialize(SAMPLE_ASSETS, partition_key=_key(tid), instance=instance, resources=resources,
                                       selection=[scenario_manifests, trajectories, checkpoints_and_branches,

@@ -7,8 +7,12 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.metadata import markdown_table
-from simready.assets.partitions import batch_partitions, sample_partitions
+from simready.assets.catalog import certified_assets
+from simready.assets.partitions import batch_partitions, by_template, sample_partitions, template_partitions
 from simready.assets.scenario import EAGER, batch_dir, scenario_manifests
+from simready.assets.world import world_templates
+from simready.catalog.catalog import load_catalog
+from simready.checks.reference_pool import POOL_RECORD, build_reference_pool, load_reference_pool
 from simready.checks.validity_batch import report_rows, validate_batch
 from simready.hashing import content_hash
 from simready.resources import ArtifactStore, SourceData
@@ -17,14 +21,50 @@ from simready.scenario.manifest import load_manifest
 from simready.scenario.suite import load_suite
 from simready.sim.batch import sample_dirs
 
-VALIDITY_CODE_VERSION = "validity-1"
+VALIDITY_CODE_VERSION = "validity-2"
+REFERENCE_CODE_VERSION = "reference-1"
+
+
+@dg.asset(
+    group_name="validity",
+    kinds={"pybullet", "parquet"},
+    partitions_def=template_partitions,
+    deps=[world_templates, certified_assets],
+    code_version=REFERENCE_CODE_VERSION,
+    automation_condition=EAGER,
+    description="The template's realism reference pool: independent draws (root 'reference') of the suite's "
+                "programs, rolled out with dynamic-v1, frozen into feature rows for the distribution check.",
+)
+def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    from simready.world.template import load_template
+
+    template_id = context.partition_key
+    suite = load_suite(source.suite_file)
+    intents = {name: suite.reference_per_intent for name in suite.intents_for(template_id)}
+    template = load_template(source.template_file(template_id))
+    catalog = load_catalog(Path(source.catalog_generated_dir))
+    record = build_reference_pool(template, catalog, intents, store.path("reference", template_id))
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(record["version"]),
+        metadata={"pool_samples": record["pool_samples"], "rows": record["rows"],
+                  "intents": dg.MetadataValue.json(record["intents"]),
+                  "samples": markdown_table(record["samples"], ["sample", "intent", "verdict"]),
+                  "pool": dg.MetadataValue.path(str(store.path("reference", template_id, POOL_RECORD)))},
+    )
+
+
+def _reference_profile(store: ArtifactStore, template_id: str):
+    pool_dir = store.path("reference", template_id)
+    if not (pool_dir / POOL_RECORD).exists():
+        raise dg.Failure(f"{pool_dir / POOL_RECORD}: missing; materialize reference_pools[{template_id}] first")
+    return load_reference_pool(pool_dir)
 
 
 @dg.asset(
     group_name="validity",
     kinds={"python"},
     partitions_def=sample_partitions,
-    deps=["action_branches", "sensor_observations"],
+    deps=["action_branches", "sensor_observations", dg.AssetDep(reference_pools, partition_mapping=by_template)],
     code_version=VALIDITY_CODE_VERSION,
     automation_condition=EAGER,
     description="Counterfactual validity gate (SPEC §12) on every sample and on each branch as a transformation of it.",
@@ -32,7 +72,7 @@ VALIDITY_CODE_VERSION = "validity-1"
 def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg.MaterializeResult:
     key = context.partition_key.keys_by_dimension
     dirs = sample_dirs(batch_dir(store, key["template"], key["batch"]))
-    records = validate_batch(dirs)
+    records = validate_batch(dirs, _reference_profile(store, key["template"]))
     rows = report_rows(records)
     accepted = sum(1 for r in rows if r["accepted"])
     review = reviewer_markdown(dirs, records)

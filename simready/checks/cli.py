@@ -57,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("sample_dir", metavar="SAMPLE_DIR", help="sample folder written by the scenario, simulation and measurement stages")
     p.add_argument("--out", required=True, help="where to write the report (JSON)")
     p.add_argument("--baseline", default=None, help="source trajectory (trace file or sample folder) the sample was transformed from")
-    p.add_argument("--reference", default=None, help="reference pool of distribution features (Parquet)")
+    p.add_argument("--reference", default=None, help="reference pool of distribution features (Parquet), e.g. artifacts/reference/<template>/pool.parquet")
     p.add_argument("--trajectory-only", action="store_true",
                    help="score without observations (the sensor check then scores 0: low-fidelity evidence)")
     p.add_argument("--docs", default=None, metavar="DIR", help="also write GX Data Docs for the sample's trace and report here")

@@ -3,9 +3,11 @@
 Why branches are gated against their base: a matched branch is the base
 scenario with one intervention, so "what the transformation *added*" (SPEC
 §12: introduced overlaps, distribution shift) is measured branch vs base.
-The reference pool for the distribution check is the batch's own base
-rollouts (frozen once per batch), so a branch that drives the world somewhere
-its base scenarios never go scores lower realism.
+The reference pool for the distribution check is given by the caller: in the
+DAG it is the template's pool (:mod:`simready.checks.reference_pool`,
+independent draws of the same programs, frozen per template version), so a
+branch that drives the world somewhere the template's nominal scenarios never
+go scores lower realism, and no sample sits in its own reference.
 
 Written beside each sample: ``validity.json`` = {base report, branch reports}.
 """
@@ -15,25 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from simready.atomic import write_json_atomic
 from simready.checks.evidence import evidence_from_sample_dir
-from simready.checks.features import ReferenceProfile, scenario_features
+from simready.checks.features import ReferenceProfile
 from simready.checks.validity import ValidityReport, validate_scenario
 
 VALIDITY_FILE = "validity.json"
 BRANCHES_DIR = "branches"
 TRACE_FILE = "trace.parquet"
-
-
-def _reference(sample_dirs: list[Path]) -> ReferenceProfile | None:
-    frames = []
-    for d in sample_dirs:
-        ev = evidence_from_sample_dir(d, require_sensors=False)
-        frames.append(scenario_features(ev.ticks, ev.actor_classes, ev.ego_id))
-    pool = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return ReferenceProfile.from_pool(pool) if len(pool) else None
 
 
 def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) -> dict[str, Any]:
@@ -67,8 +58,8 @@ def _with_ticks_of(evidence, trace_path: Path):
                    collisions=tuple(collisions_from_events(events)), sensor=None, source=str(trace_path))
 
 
-def validate_batch(sample_dirs: list[Path]) -> list[dict[str, Any]]:
-    reference = _reference(sample_dirs)
+def validate_batch(sample_dirs: list[Path], reference: ReferenceProfile | None) -> list[dict[str, Any]]:
+    """Gate every sample of a batch against one frozen reference (the template's pool in the DAG)."""
     return [validate_sample_dir(d, reference) for d in sample_dirs]
 
 

@@ -1,0 +1,89 @@
+"""The realism reference pool of one template: independent draws of the suite's own programs, rolled out.
+
+Why a separate pool: the distribution check (SPEC §12) scores how far a
+scenario's features (range to the ego, lateral offset, speed, class mix) lie
+from a reference, and how much of that shift a transformation *added*. A
+pool made of the very batch being judged is circular (a sample sits in its
+own reference) and changes with the batch's neighbours. This pool is drawn
+from a different root stream (``reference``) through the same conditional
+programs, ladder and dynamic-v1 backend, so it describes what the template's
+nominal scenarios look like, independently of any evaluated sample; it is
+frozen per template version and shared by every batch.
+
+Layout of ``<out_dir>`` (replaced whole, atomically)::
+
+    <sample>/manifest.json, <sample>/trace.parquet   the reference rollouts (inspectable)
+    pool.parquet                                     feature rows (simready.checks.features)
+    pool.json                                        what the pool is: template, root, intents, counts, sha256
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simready.atomic import atomic_directory
+from simready.checks.evidence import evidence_from_sample_dir
+from simready.checks.features import ReferenceProfile, scenario_features
+from simready.hashing import content_hash, file_sha256
+
+#: Root id of the reference pool's random streams (the suite's samples use the generator's default root).
+REFERENCE_ROOT = "reference"
+POOL_FILE = "pool.parquet"
+POOL_RECORD = "pool.json"
+
+
+def build_reference_pool(template: Any, catalog: Any, intents: Mapping[str, int], out_dir: Path, *,
+                         backend: str = "dynamic-v1", root: str = REFERENCE_ROOT) -> dict[str, Any]:
+    """Generate ``intents[name]`` accepted scenarios per intent, roll them out, and freeze their features.
+
+    Rollouts whose verdict is *reject* do not enter the pool (a diverged
+    trace is not a reference). Returns the ``pool.json`` record.
+    """
+    from simready.scenario.batch import MANIFEST_FILE
+    from simready.scenario.generator import generate
+    from simready.scenario.manifest import canonicalize, manifest_bytes
+    from simready.sim.batch import simulate_sample
+
+    out_dir = Path(out_dir)
+    frames: list[pd.DataFrame] = []
+    samples: list[dict[str, Any]] = []
+    with atomic_directory(out_dir) as tmp:
+        for intent, n in sorted(intents.items()):
+            result = generate(template.id, intent, n, root=root, catalog=catalog, template=template)
+            for m in result.manifests:
+                sample_dir = tmp / m.sample_id
+                sample_dir.mkdir(parents=True)
+                (sample_dir / MANIFEST_FILE).write_bytes(manifest_bytes(canonicalize(m)))
+                row = simulate_sample(sample_dir, template, catalog, backend)
+                samples.append({"sample": m.sample_id, "intent": intent, "verdict": row["verdict"]})
+                if row["verdict"] != "accept":
+                    continue
+                ev = evidence_from_sample_dir(sample_dir, require_sensors=False)
+                features = scenario_features(ev.ticks, ev.actor_classes, ev.ego_id)
+                frames.append(features.assign(sample=m.sample_id))
+        pool = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+        pool.to_parquet(tmp / POOL_FILE, index=False)
+        record = {
+            "template_id": template.id,
+            "root": root,
+            "backend": backend,
+            "intents": dict(sorted(intents.items())),
+            "samples": samples,
+            "pool_samples": sum(1 for s in samples if s["verdict"] == "accept"),
+            "rows": int(len(pool)),
+            "pool_sha256": file_sha256(str(tmp / POOL_FILE)),
+        }
+        record["version"] = content_hash(record)
+        (tmp / POOL_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    return record
+
+
+def load_reference_pool(pool_dir: Path) -> ReferenceProfile | None:
+    """The frozen profile of a built pool; None when the pool has no rows (realism then goes unmeasured)."""
+    pool = pd.read_parquet(Path(pool_dir) / POOL_FILE)
+    return ReferenceProfile.from_pool(pool) if len(pool) else None
