@@ -61,7 +61,11 @@ template_rollup_job = dg.define_asset_job(
 )
 suite_job = dg.define_asset_job("suite_job", selection=dg.AssetSelection.assets(*SUITE_ASSETS))
 
+#: Runs launched by the daemon (schedule, sensors, automation, backfills) and the UI execute their
+#: steps in the run's own process: a step subprocess re-imports the stack (seconds) and 2 cores
+#: gain nothing from running steps side by side, while one run batches many samples anyway.
 defs = dg.Definitions(
+    executor=dg.in_process_executor,
     assets=ALL_ASSETS,
     asset_checks=ALL_CHECKS,
     jobs=[catalog_job, templates_job, samples_job, template_rollup_job, suite_job],
