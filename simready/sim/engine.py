@@ -237,7 +237,7 @@ class Engine:
         out = self.backend.advance(s, route, p)
         self.ticks_simulated += 1
         v = out.coords.v
-        standstill = tuple(np.where(v < C.STANDSTILL_MPS, np.asarray(s.control.standstill) + 1, 0).tolist())
+        standstill = tuple(k + 1 if x < C.STANDSTILL_MPS else 0 for x, k in zip(v.tolist(), s.control.standstill))
         e = scene.actors.ego
         steer = float(out.extras["steer_rad"][e]) if e is not None and "steer_rad" in out.extras else s.control.steer_rad
         new = s.evolve(tick=s.tick + 1, bodies=out.bodies, coords=out.coords, extras=out.extras,

@@ -59,6 +59,32 @@ class TickView:
         return self.table.lanes_at(self.u)
 
     @cached_property
+    def lanes_py(self) -> tuple[list[int], list[float]]:
+        """:attr:`lanes` as Python lists (for the per-actor scalar loops)."""
+        lane, s = self.lanes
+        return lane.tolist(), s.tolist()
+
+    @cached_property
+    def u_py(self) -> list[float]:
+        return self.u.tolist()
+
+    @cached_property
+    def v_py(self) -> list[float]:
+        return self.v.tolist()
+
+    @cached_property
+    def present_py(self) -> list[bool]:
+        return self.present.tolist()
+
+    @cached_property
+    def xy_py(self) -> list[list[float]]:
+        return self.xy.tolist()
+
+    @cached_property
+    def yaw_py(self) -> list[float]:
+        return self.yaw.tolist()
+
+    @cached_property
     def lane_gaps(self) -> F:
         """(N, N): bumper-to-bumper gap (m) from follower i to j ahead on i's path; inf where j is not ahead."""
         lane, s = self.lanes

@@ -378,18 +378,30 @@ class PathTable:
 
     def locate(self, u: F, slot: str = "centre") -> NDArray[np.int64]:
         """Flat indices of the segments holding ``u`` (cursor ``slot``; see the class docstring)."""
+        return np.array(self.locate_py(u.tolist(), slot), dtype=np.int64)
+
+    def locate_py(self, u: list[float], slot: str = "centre") -> list[int]:
+        """:meth:`locate` on Python lists: the per-actor forward walk is a few comparisons, no numpy calls."""
         seg = self._cursor.get(slot)
-        if seg is None or (u < self.cum[self.base + seg]).any():
-            seg = self.segments(u)
+        cum, base, last = self._py["cum"], self._py["base"], self._py["last"]
+        if seg is None or any(ui < cum[b + k] for ui, b, k in zip(u, base, seg)):
+            seg = self.segments(np.asarray(u, dtype=np.float64)).tolist()
         else:
-            last = self.nseg - 1
-            while True:
-                fwd = (u >= self.cum[self.base + seg + 1]) & (seg < last)
-                if not fwd.any():
-                    break
-                seg = seg + fwd
+            seg = list(seg)
+            for i, ui in enumerate(u):
+                k, b, end = seg[i], base[i], last[i]
+                while k < end and ui >= cum[b + k + 1]:
+                    k += 1
+                seg[i] = k
         self._cursor[slot] = seg
-        return self.base + seg
+        return [b + k for b, k in zip(base, seg)]
+
+    @cached_property
+    def _py(self) -> dict[str, list]:
+        """The packed arrays as Python lists, for scalar per-actor evaluation."""
+        return {"cum": self.cum.tolist(), "base": self.base.tolist(), "last": (self.nseg - 1).tolist(),
+                "pts": self.pts.tolist(), "dirs": self.dirs.tolist(), "psi": self.psi.tolist(),
+                "dpsi": self.dpsi.tolist(), "seg_lane": self.seg_lane.tolist()}
 
     def evaluate(self, u: F, d: F, slot: str = "centre") -> tuple[F, F, NDArray[np.int64]]:
         """World points (N, 2) at ``(u, d)``, the segment directions (N, 2) and flat segment indices (N,)."""
@@ -410,12 +422,18 @@ class PathTable:
         last = self._cursor.get("lanes_u")
         if last is not None and last[0] is u:
             return last[1], last[2]
-        k = self.locate(u, "centre")
-        lane = self.seg_lane[k]
-        u0 = self.lane_u0[self._rows, np.maximum(lane, 0)]
-        s = np.where(lane >= 0, u - u0, np.nan)
+        u_py = u.tolist()
+        seg_lane, u0 = self._py["seg_lane"], self.lane_u0_py
+        lanes = [seg_lane[k] for k in self.locate_py(u_py, "centre")]
+        s_py = [ui - u0[i][li] if li >= 0 else math.nan for i, (ui, li) in enumerate(zip(u_py, lanes))]
+        lane, s = np.array(lanes, dtype=np.int64), np.array(s_py)
         self._cursor["lanes_u"] = (u, lane, s)  # type: ignore[assignment]
         return lane, s
+
+    @cached_property
+    def lane_u0_py(self) -> list[list[float]]:
+        """:attr:`lane_u0` as nested Python lists (scalar lookups)."""
+        return self.lane_u0.tolist()
 
     @cached_property
     def _rows(self) -> NDArray[np.int64]:

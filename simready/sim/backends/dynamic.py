@@ -395,8 +395,17 @@ class DynamicBackend(Backend):
 
     # --- stepping -------------------------------------------------------------------------------
 
-    def _tyre_forces(self, steer: float, a_cmd: float, friction: float) -> float:
-        """Apply this substep's tyre forces to the ego; returns the tyre utilisation."""
+    def _tyre_setup(self, steer: float, friction: float) -> tuple[float, ...]:
+        """The per-tick constants of :meth:`_tyre_forces`: axle loads (N), their friction limits, steering cos/sin."""
+        m, g = self.mass, C.GRAVITY_MPS2
+        lf, lr = self.lf, self.lr
+        fz_f, fz_r = m * g * lr / (lf + lr), m * g * lf / (lf + lr)
+        return fz_f, fz_r, friction * fz_f, friction * fz_r, math.cos(steer), math.sin(steer)
+
+    def _tyre_forces(self, steer: float, a_cmd: float, friction: float, setup: tuple[float, ...] | None = None) -> float:
+        """Apply this substep's tyre forces to the ego; returns the tyre utilisation (``setup``: :meth:`_tyre_setup`)."""
+        if setup is None:
+            setup = self._tyre_setup(steer, friction)
         cid = self.world.client
         body = self.ego_body
         com_w, q_in = p.getBasePositionAndOrientation(body, physicsClientId=cid)
@@ -404,17 +413,15 @@ class DynamicBackend(Backend):
         R = p.getMatrixFromQuaternion(q_in)
         # Body axes in world (inertial frame == body frame for principal-aligned assets; otherwise close enough
         # for the planar tyre model, which only needs the heading).
-        xb = (R[0], R[3])
-        yb = (-R[3], R[0])
-        norm = math.hypot(*xb) or 1.0
-        xb = (xb[0] / norm, xb[1] / norm)
+        norm = math.hypot(R[0], R[3]) or 1.0
+        xb = (R[0] / norm, R[3] / norm)
         yb = (-xb[1], xb[0])
         vx = lin[0] * xb[0] + lin[1] * xb[1]
         vy = lin[0] * yb[0] + lin[1] * yb[1]
         r = ang[2]
         m, g = self.mass, C.GRAVITY_MPS2
         lf, lr = self.lf, self.lr
-        fz_f, fz_r = m * g * lr / (lf + lr), m * g * lf / (lf + lr)
+        fz_f, fz_r, limit_f, limit_r, cs, sn = setup
         big_v = max(abs(vx), S.slip_min_speed_mps)
         alpha_f = steer - math.atan2(vy + lf * r, big_v)
         alpha_r = -math.atan2(vy - lr * r, big_v)
@@ -427,20 +434,18 @@ class DynamicBackend(Backend):
             fx = max(min(fx, friction * m * g), -friction * m * g)
         else:
             fx = m * a_cmd
-        limit_f, limit_r = friction * fz_f, friction * fz_r
         fx_f, fx_r = 0.5 * fx, 0.5 * fx
         util = 0.0
-        for which in ("f", "r"):
-            fxa, fya, lim = (fx_f, fy_f, limit_f) if which == "f" else (fx_r, fy_r, limit_r)
-            total = math.hypot(fxa, fya)
-            util = max(util, total / lim if lim > 0 else 0.0)
-            if total > lim > 0:
-                s = lim / total
-                if which == "f":
-                    fx_f, fy_f = fx_f * s, fy_f * s
-                else:
-                    fx_r, fy_r = fx_r * s, fy_r * s
-        cs, sn = math.cos(steer), math.sin(steer)
+        total = math.hypot(fx_f, fy_f)
+        util = max(util, total / limit_f if limit_f > 0 else 0.0)
+        if total > limit_f > 0:
+            sc = limit_f / total
+            fx_f, fy_f = fx_f * sc, fy_f * sc
+        total = math.hypot(fx_r, fy_r)
+        util = max(util, total / limit_r if limit_r > 0 else 0.0)
+        if total > limit_r > 0:
+            sc = limit_r / total
+            fx_r, fy_r = fx_r * sc, fy_r * sc
         # Front wheel frame: longitudinal rotated by the steering angle.
         fwx, fwy = xb[0] * cs + yb[0] * sn, xb[1] * cs + yb[1] * sn
         flx, fly = -fwy, fwx
@@ -488,9 +493,11 @@ class DynamicBackend(Backend):
         c = state.coords
         present = state.bodies.present
         u1, v1 = integrate(c.u, c.v, plan.accel, scene.dt)
-        u1 = np.where(present, u1, c.u)
-        v1 = np.where(present, v1, c.v)
-        accel = np.where(present, plan.accel, 0.0)
+        accel = plan.accel
+        if not present.all():
+            u1 = np.where(present, u1, c.u)
+            v1 = np.where(present, v1, c.v)
+            accel = np.where(present, accel, 0.0)
         kin, yaw, slip = path_bodies(scene, route.paths, u1, plan.d_ref, plan.d_rate, plan.d_acc, v1, accel, present)
         e = self.ego if self.ego is not None and present[self.ego] else None
         if self.ego is not None and e is None:
@@ -508,7 +515,8 @@ class DynamicBackend(Backend):
                 near = ag[present[ag] & (dist < reach)].tolist()
         near_set = set(near)
         self._place_agents(kin, [i for i in self.agent_idx if i not in near_set])
-        e_before = self._energy_now() if e is not None else None
+        # The energy check only applies to a tick without actuation; reading the energy changes nothing.
+        e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
         # Near agents move every substep, along the straight line between their tick poses.
         moves = []
         for i in near:
@@ -519,13 +527,16 @@ class DynamicBackend(Backend):
                           float(kin.pos[i, 2]), yaw0, turn))
         cid = self.world.client
         reset = p.resetBasePositionAndOrientation
+        if e is not None:
+            a_cmd, friction = float(plan.accel[e]), state.world.friction
+            setup = self._tyre_setup(steer, friction)
         for k in range(1, self.substeps + 1):
             f = k / self.substeps
             for body, x0, y0, dx, dy, z, yaw0, turn in moves:
                 half = 0.5 * (yaw0 + f * turn)
                 reset(body, [x0 + f * dx, y0 + f * dy, z], [0.0, 0.0, math.sin(half), math.cos(half)], physicsClientId=cid)
             if e is not None:
-                util = max(util, self._tyre_forces(steer, float(plan.accel[e]), state.world.friction))
+                util = max(util, self._tyre_forces(steer, a_cmd, friction, setup))
             p.stepSimulation(physicsClientId=cid)
         pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
         if not present.all():

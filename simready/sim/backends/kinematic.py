@@ -32,9 +32,11 @@ class KinematicBackend(Backend):
         c = state.coords
         present = state.bodies.present
         u1, v1 = integrate(c.u, c.v, plan.accel, scene.dt)
-        u1 = np.where(present, u1, c.u)
-        v1 = np.where(present, v1, c.v)
-        accel = np.where(present, plan.accel, 0.0)
+        accel = plan.accel
+        if not present.all():
+            u1 = np.where(present, u1, c.u)
+            v1 = np.where(present, v1, c.v)
+            accel = np.where(present, accel, 0.0)
         bodies, yaw, slip = path_bodies(scene, route.paths, u1, plan.d_ref, plan.d_rate, plan.d_acc, v1, accel, present)
         if not present.all():
             keep = ~present
@@ -43,7 +45,7 @@ class KinematicBackend(Backend):
             vel[keep], omega[keep] = 0.0, 0.0
             yaw = np.where(keep, c.yaw, yaw)
             bodies = type(bodies)(frozen(pos), frozen(quat), frozen(vel), frozen(omega), present)
-        coords = PathCoords(c.path_keys, ro(u1), frozen(plan.d_ref), frozen(plan.d_rate), ro(v1), ro(accel), ro(np.asarray(yaw)))
+        coords = PathCoords(c.path_keys, ro(u1), frozen(plan.d_ref), frozen(plan.d_rate), ro(v1), frozen(accel), ro(np.asarray(yaw)))
         contacts = footprint_contacts(scene, bodies.pos[:, :2], yaw, present)
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(u1)), "slip_rad": slip}

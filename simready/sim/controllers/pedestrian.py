@@ -22,7 +22,7 @@ from dataclasses import replace
 import numpy as np
 
 from simready.sim import constants as C
-from simready.sim.state import PedMemory
+from simready.sim.state import PedMemory, with_changes
 
 
 def hazard(view, i: int, point: tuple[float, float]) -> bool:  # type: ignore[no-untyped-def]
@@ -68,6 +68,9 @@ def update(view, i: int, mem: PedMemory, path, perceive: bool) -> tuple[PedMemor
         mode = "wait"
     elif mode == "wait" and clear_since is not None and tick - clear_since >= delay_ticks:
         mode = "walk"
-    new = replace(mem, mode=mode, hazard_since=hazard_since, clear_since=clear_since, seen=seen)
+    if (mode, hazard_since, clear_since, seen) == (mem.mode, mem.hazard_since, mem.clear_since, mem.seen):
+        new = mem  # unchanged: no copy (most ticks)
+    else:
+        new = with_changes(mem, mode=mode, hazard_since=hazard_since, clear_since=clear_since, seen=seen)
     gap = mem.kerb_u - u - 0.2 if mode == "wait" else math.inf
     return new, gap

@@ -29,7 +29,7 @@ from simready.sim.controllers import actuation, lateral, longitudinal, pedestria
 from simready.sim.observe import TickView
 from simready.sim.paths import Path, PathTable
 from simready.sim.scene import Scene
-from simready.sim.state import ControlState, GapGoal
+from simready.sim.state import ControlState, GapGoal, PedMemory
 
 F = NDArray[np.float64]
 _STOP_CODES = (2, 3)  # red, red_amber
@@ -99,12 +99,6 @@ class Plan:
     lateral_done: list[int]
 
 
-def _take(gap: F, v_obs: F, g: F, vo: F) -> None:
-    better = g < gap
-    gap[better] = g[better]
-    v_obs[better] = vo[better]
-
-
 def perceive_pedestrians(view: TickView) -> tuple[tuple[int, int], ...]:
     """(vehicle, pedestrian) pairs where a vehicle that avoids collisions or yields sees a pedestrian in, or
     (if it yields) about to enter, its corridor ahead."""
@@ -156,22 +150,24 @@ def perceive_leaders(view: TickView) -> tuple[int, ...]:
     return tuple(np.where(np.isfinite(lg[np.arange(len(j)), j]), j, -1).tolist())
 
 
-def _leader_gaps(view: TickView, leaders: tuple[int, ...], gap: F, v_obs: F) -> None:
-    lead = np.array(leaders, dtype=np.int64)
-    has = lead >= 0
-    if not has.any():
+def _leader_gaps(view: TickView, leaders: tuple[int, ...], gap: list[float], v_obs: list[float]) -> None:
+    """Gap (m) to each actor's perceived leader, from this tick's positions (scalar: a handful of actors)."""
+    if not any(j >= 0 for j in leaders):
         return
-    lane, s = view.lanes
-    a = view.scene.actors
-    j = np.where(has, lead, 0)
-    lane_j = lane[j]
-    u_j = view.table.lane_u0[np.arange(len(j)), np.maximum(lane_j, 0)] + s[j]
-    g = u_j - view.u - (a.hl + a.hl[j])
-    ok = has & (lane_j >= 0) & np.isfinite(g) & view.present[j] & (u_j > view.u)
-    _take(gap, v_obs, np.where(ok, g, np.inf), view.v[j])
+    lane, s = view.lanes_py
+    u, v, present = view.u_py, view.v_py, view.present_py
+    sum_hl = view.scene.actors.py.sum_hl
+    u0 = view.table.lane_u0_py
+    for i, j in enumerate(leaders):
+        if j < 0 or lane[j] < 0:
+            continue
+        u_j = u0[i][lane[j]] + s[j]
+        g = u_j - u[i] - sum_hl[i][j]
+        if g < gap[i] and present[j] and u_j > u[i] and math.isfinite(g):
+            gap[i], v_obs[i] = g, v[j]
 
 
-def _signal_obstacles(view: TickView, route: RouteTable, gap: F, v_obs: F) -> None:
+def _signal_obstacles(view: TickView, route: RouteTable, gap: list[float], v_obs: list[float]) -> None:
     if route.stop_u.shape[1] == 0:
         return
     a = view.scene.actors
@@ -183,11 +179,27 @@ def _signal_obstacles(view: TickView, route: RouteTable, gap: F, v_obs: F) -> No
     use = stop & (g > 0.0) & (a.obey_signals & a.lane_bound)[:, None]
     # The IDM keeps s0 to an obstacle; a stop line should be reached to within STOP_LINE_STANDOFF_M.
     best = np.min(np.where(use, g, np.inf), axis=1) + (a.s0 - C.STOP_LINE_STANDOFF_M)
-    _take(gap, v_obs, best, np.zeros(len(gap)))
+    for i, b in enumerate(best.tolist()):
+        if b < gap[i]:
+            gap[i], v_obs[i] = b, 0.0
 
 
-def _goal_references(view: TickView, control: ControlState, v_ref: F, a_ff: F, commanded: F,
-                     gap_cmd: F) -> None:
+def _pedestrian_gaps(view: TickView, percepts: tuple[tuple[int, int], ...], gap: list[float], v_obs: list[float]) -> None:
+    """Every tick: the gap from each vehicle to the pedestrians it perceived, if still ahead."""
+    hl = view.scene.actors.py.hl
+    xy, yaw_all, present = view.xy_py, view.yaw_py, view.present_py
+    for i, j in percepts:
+        if not present[j]:
+            continue
+        yaw = yaw_all[i]
+        dx = (xy[j][0] - xy[i][0]) * math.cos(yaw) + (xy[j][1] - xy[i][1]) * math.sin(yaw)
+        g = dx - hl[i] - C.PEDESTRIAN_RADIUS_M
+        if dx > 0.0 and g < gap[i]:
+            gap[i], v_obs[i] = g, 0.0
+
+
+def _goal_references(view: TickView, control: ControlState, v_ref: list[float], a_ff: list[float],
+                     commanded: list[float], gap_cmd: list[float]) -> None:
     """Fill speed references, commanded accelerations (NaN = coast) and gap-verb commands from the goals."""
     tick, dt = view.tick, view.scene.dt
     for i, goal in enumerate(control.longitudinal):
@@ -208,7 +220,7 @@ def _goal_references(view: TickView, control: ControlState, v_ref: F, a_ff: F, c
         if kind == "brake":
             commanded[i] = -C.BRANCH_BRAKE_DECEL
         elif kind == "coast":
-            commanded[i] = np.nan
+            commanded[i] = math.nan
         elif kind == "match":
             w = goal.profile.at(tick, dt)[0]
             v_ref[i] = goal.v0 + (float(view.v[goal.target]) - goal.v0) * w
@@ -217,34 +229,34 @@ def _goal_references(view: TickView, control: ControlState, v_ref: F, a_ff: F, c
             v_ref[i], a_ff[i], _ = goal.profile.at(tick, dt)
 
 
-def plan(view: TickView, route: RouteTable, control: ControlState, friction: float, ego_mass_kg: float) -> Plan:
-    """The commands of every actor for the step from ``view.tick`` to the next."""
-    scene = view.scene
-    a = scene.actors
-    n = len(a)
-    v = view.v
-    gap = np.full(n, np.inf)
-    v_obs = np.zeros(n)
-    every = max(1, round(C.PERCEPTION_PERIOD_S / scene.dt))
-    perceive = view.tick % every == 0 or len(control.leaders) != n
-    leaders, percepts = control.leaders, control.percepts
-    yields = control.yields
+def _obstacles(view: TickView, route: RouteTable, control: ControlState, perceive: bool
+               ) -> tuple[list[float], list[float], tuple[int, ...], tuple[tuple[int, int], ...],
+                          tuple[tuple[int, float], ...], list[PedMemory | None]]:
+    """Nearest obstacle gap (m) and its speed (m/s) per actor, the perception memory, and the pedestrians' memories."""
+    a = view.scene.actors
+    pa = a.py
+    n = pa.n
+    gap = [math.inf] * n
+    v_obs = [0.0] * n
+    leaders, percepts, yields = control.leaders, control.percepts, control.yields
     if perceive:
-        leaders = perceive_leaders(view) if np.count_nonzero(a.lane_bound) > 1 else (-1,) * n
+        leaders = perceive_leaders(view) if pa.lane_bound_count > 1 else (-1,) * n
         percepts = perceive_pedestrians(view)
         yields = junctions.yield_stops(view, route.conflicts) if any(route.conflicts) else ()
     _leader_gaps(view, leaders, gap, v_obs)
     _signal_obstacles(view, route, gap, v_obs)
     _pedestrian_gaps(view, percepts, gap, v_obs)
+    u, present = view.u_py, view.present_py
     for i, u_wait in yields:
-        g = u_wait - float(view.u[i]) - float(a.hl[i]) + float(a.s0[i])
+        g = u_wait - u[i] - pa.hl[i] + pa.s0[i]
         if g < gap[i]:
             gap[i], v_obs[i] = g, 0.0
-
     peds = list(control.peds)
-    for i in np.flatnonzero(a.is_ped & view.present).tolist():
+    for i in pa.peds:
+        if not present[i]:
+            continue
         path = route.paths.paths[i]
-        end_gap = path.length - float(view.u[i])
+        end_gap = path.length - u[i]
         if end_gap < gap[i]:
             gap[i], v_obs[i] = max(end_gap, 0.0), 0.0
         mem = peds[i]
@@ -252,42 +264,94 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
             peds[i], kerb_gap = pedestrian.update(view, i, mem, path, perceive)
             if kerb_gap < gap[i]:
                 gap[i], v_obs[i] = kerb_gap, 0.0
+    return gap, v_obs, leaders, percepts, yields, peds
 
-    v_ref = a.cruise.copy()
-    a_ff = np.zeros(n)
-    commanded = np.full(n, np.inf)
-    gap_cmd = np.full(n, np.inf)
+
+def _desired_accels(view: TickView, gap: list[float], v_obs: list[float], v_ref: list[float], a_ff: list[float],
+                    commanded: list[float], gap_cmd: list[float], friction: float) -> list[float]:
+    """Each actor's desired acceleration (m/s², NaN = coast): min(tracking, IDM), rest handling, limits, commands.
+
+    Scalar transcription of the vectorized rule; ``x if x < y else y`` and
+    ``x if x > y else y`` are exactly ``np.minimum(x, y)`` / ``np.maximum(x, y)``
+    for the non-NaN values here (including which zero is kept).
+    """
+    pa = view.scene.actors.py
+    dt = view.scene.dt
+    fg = friction * C.GRAVITY_MPS2
+    stand = C.STANDSTILL_MPS
+    k_track = C.SPEED_TRACK_GAIN
+    present = view.present_py
+    out = []
+    for i, v in enumerate(view.v_py):
+        gc = gap_cmd[i]
+        a_track = gc if math.isfinite(gc) else a_ff[i] + k_track * (v_ref[i] - v)
+        amax = pa.accel_max[i]
+        s0 = pa.s0[i]
+        x = v * pa.time_gap[i] + v * (v - v_obs[i]) / pa.idm_root2[i]
+        s_star = s0 + (0.0 if 0.0 > x else x)
+        g = gap[i]
+        ratio = s_star / g if g > 0.0 else 1e3
+        if not ratio < 1e3:
+            ratio = 1e3
+        a_idm = amax * (1.0 - ratio * ratio)
+        a_des = a_track if a_track < a_idm else a_idm
+        closing_in = v < 0.5 and g < s0 + 1.0 and v_obs[i] < 0.1
+        if v < stand and closing_in and not a_des < 0.0:
+            a_des = 0.0
+        vr = v_ref[i]
+        resting = (a_des < 0.0 and closing_in) or (a_des <= 0.0 and v < stand) or (vr <= 0.0 and v < stand)
+        if resting:
+            m = -v / dt
+            a_des = a_des if a_des < m else m
+        elif vr <= 0.0:
+            m = -v / dt
+            lo = -pa.decel_comfort[i]
+            m = m if m > lo else lo
+            a_des = a_des if a_des < m else m
+        dm = pa.decel_max[i]
+        lo = -(dm if dm < fg else fg)
+        a_des = a_des if a_des > lo else lo
+        a_des = a_des if a_des < amax else amax
+        c = commanded[i]
+        if c != math.inf:
+            a_des = c
+        if pa.parked[i] or not present[i]:
+            a_des = 0.0
+        out.append(a_des)
+    return out
+
+
+def plan(view: TickView, route: RouteTable, control: ControlState, friction: float, ego_mass_kg: float) -> Plan:
+    """The commands of every actor for the step from ``view.tick`` to the next."""
+    scene = view.scene
+    a = scene.actors
+    n = len(a)
+    every = max(1, round(C.PERCEPTION_PERIOD_S / scene.dt))
+    perceive = view.tick % every == 0 or len(control.leaders) != n
+    gap, v_obs, leaders, percepts, yields, peds = _obstacles(view, route, control, perceive)
+
+    v_ref = list(a.py.cruise)
+    a_ff = [0.0] * n
+    commanded = [math.inf] * n
+    gap_cmd = [math.inf] * n
     _goal_references(view, control, v_ref, a_ff, commanded, gap_cmd)
+    a_des = _desired_accels(view, gap, v_obs, v_ref, a_ff, commanded, gap_cmd, friction)
 
-    a_track = np.where(np.isfinite(gap_cmd), gap_cmd, longitudinal.track_speed(v, v_ref, a_ff))
-    a_idm = longitudinal.idm_interaction(v, v_obs, gap, a.s0, a.time_gap, a.accel_max, a.decel_comfort)
-    a_des = np.minimum(a_track, a_idm)
-    # Tracking and IDM both approach rest asymptotically; an actor meant to stop comes to rest exactly.
-    dt = scene.dt
-    closing_in = (v < 0.5) & (gap < a.s0 + 1.0) & (v_obs < 0.1)
-    # Hysteresis: a stopped actor stays put while a stationary obstacle is within s0 + 1 m.
-    a_des = np.where((v < C.STANDSTILL_MPS) & closing_in, np.minimum(a_des, 0.0), a_des)
-    resting = ((a_des < 0.0) & closing_in) | ((a_des <= 0.0) & (v < C.STANDSTILL_MPS)) | ((v_ref <= 0.0) & (v < C.STANDSTILL_MPS))
-    a_des = np.where(resting, np.minimum(a_des, -v / dt), a_des)
-    a_des = np.where((v_ref <= 0.0) & ~resting, np.minimum(a_des, np.maximum(-v / dt, -a.decel_comfort)), a_des)
-    brake_limit = np.minimum(a.decel_max, friction * C.GRAVITY_MPS2)
-    a_des = np.clip(a_des, -brake_limit, a.accel_max)
-    a_des = np.where(np.isinf(commanded), a_des, commanded)
-    a_des = np.where(a.parked | ~view.present, 0.0, a_des)
-
-    accel = np.where(np.isnan(a_des), 0.0, a_des)
-    throttle = np.zeros(n)
-    brake = np.zeros(n)
+    accel = [0.0 if math.isnan(x) else x for x in a_des]
+    throttle = [0.0] * n
+    brake = [0.0] * n
     buffer = control.actuation
     e = a.ego
+    v = view.v_py
     if e is not None:
-        cmd, buffer = actuation.push(buffer, float(a_des[e]))
-        accel[e], throttle[e], brake[e] = actuation.net_command(cmd, float(v[e]), ego_mass_kg, friction,
-                                                                float(a.decel_max[e]), float(a.accel_max[e]))
+        cmd, buffer = actuation.push(buffer, a_des[e])
+        accel[e], throttle[e], brake[e] = actuation.net_command(cmd, v[e], ego_mass_kg, friction,
+                                                                a.py.decel_max[e], a.py.accel_max[e])
     # An actor at rest cannot be braked backwards.
-    accel = np.where((v <= 0.0) & (accel < 0.0), 0.0, accel)
+    accel = [0.0 if (vi <= 0.0 and x < 0.0) else x for vi, x in zip(v, accel)]
 
     d_ref, d_rate, d_acc, done = lateral.lateral_refs(control.lateral, view.state.coords.d, view.tick, scene.dt)
     new_control = ControlState(control.longitudinal, control.lateral, buffer, control.steer_rad, control.standstill,
                                tuple(peds), leaders, percepts, yields)
-    return Plan(accel, a_des, throttle, brake, d_ref, d_rate, d_acc, new_control, done)
+    return Plan(np.array(accel), np.array(a_des), np.array(throttle), np.array(brake), d_ref, d_rate, d_acc,
+                new_control, done)
