@@ -18,6 +18,8 @@
     truth/<cam>/<tick:08d>.backward.parquet  correspondence tick -> previous frame (..., disoccluded)
     truth/<cam>/tracks.parquet, track-events.parquet
     video/<sensor>.mp4         review video; LiDAR and radar drawn top-down, sensor forward up, its right on the right
+    review/contact_sheet.png   a few camera frames, rgb | depth | id | semantic per row (simready.sensors_hw.review)
+    review/lidar_topdown.png   one LiDAR sweep top-down, forward up, the sensor's right on the right
     job/render-job.json        exact inputs: provenance, rig, seeds, schedules, pairing tables, camera poses per frame
     job/<cam>.poses.npz        every row's camera pose of every frame (rolling shutter)
 
@@ -70,6 +72,8 @@ from simready.sensors_hw.camera import FramePasses, Intrinsics, Lighting, encode
 from simready.sensors_hw.lidar import LidarScan, scan, write_ply_ascii, write_ply_binary
 from simready.sensors_hw.models import CameraModel, LidarModel, RadarModel, Rig, apply_overrides, parse_set_args
 from simready.sensors_hw.radar import RadarDetections, detect, write_radar_csv
+from simready.sensors_hw.review import (TOPDOWN_PX, TOPDOWN_RANGE_M, lidar_topdown, palette, topdown_canvas,
+                                        write_review_images)
 from simready.sensors_hw.scene_build import BuiltScene
 from simready.sensors_hw.schedule import POLICIES, pairing_table, rig_schedules
 from simready.sensors_hw.trace_input import TraceInput
@@ -89,9 +93,6 @@ TRUTH_COMPRESSION = ("zstd", 1)
 #: Parity: observed poses must match the trace this closely.
 PARITY_TOL_M = 1e-6
 PARITY_TOL_RAD = 1e-6
-#: Top-down review image size (pixels) and the largest range it shows (metres).
-TOPDOWN_PX = 512
-TOPDOWN_RANGE_M = 60.0
 
 
 class PassError(SimreadyError):
@@ -359,51 +360,11 @@ class _Video:
             self.writer = None
 
 
-def _height_colours(z: NDArray[np.float64], lo: float = -2.5, hi: float = 3.0) -> NDArray[np.uint8]:
-    """Blue (low) → green → red (high), for top-down point clouds."""
-    s = np.clip((z - lo) / (hi - lo), 0.0, 1.0)
-    r = np.clip(2.0 * s - 1.0, 0.0, 1.0)
-    g = 1.0 - np.abs(2.0 * s - 1.0)
-    b = np.clip(1.0 - 2.0 * s, 0.0, 1.0)
-    return (np.stack([r, g, b], axis=1) * 255).astype(np.uint8)
-
-
-def _topdown_canvas(range_m: float) -> tuple[NDArray[np.uint8], Callable[[NDArray, NDArray], tuple[NDArray, NDArray]]]:
-    """A black canvas with 10 m range rings, and the sensor-frame (x, y) → (row, col) map.
-
-    Sensor forward (+x) is up and the sensor's right (−y) is on the right of the image.
-    """
-    n = TOPDOWN_PX
-    scale = (n / 2) / range_m
-    img = np.zeros((n, n, 3), np.uint8)
-
-    def to_px(x: NDArray, y: NDArray) -> tuple[NDArray, NDArray]:
-        return (n / 2 - x * scale).astype(np.int64), (n / 2 - y * scale).astype(np.int64)
-
-    theta = np.linspace(0.0, 2 * np.pi, 720)
-    for r in np.arange(10.0, range_m + 1e-9, 10.0):
-        rr, cc = to_px(r * np.cos(theta), r * np.sin(theta))
-        ok = (rr >= 0) & (rr < n) & (cc >= 0) & (cc < n)
-        img[rr[ok], cc[ok]] = 45
-    img[n // 2 - 6:n // 2 + 1, n // 2 - 1:n // 2 + 2] = 255  # the sensor, pointing forward (up)
-    return img, to_px
-
-
-def lidar_topdown(points_sensor: NDArray[np.float64], max_range_m: float) -> NDArray[np.uint8]:
-    """Top-down review image of a sweep (sensor frame, forward up, right on the right), coloured by height."""
-    img, to_px = _topdown_canvas(min(max_range_m, TOPDOWN_RANGE_M))
-    if len(points_sensor):
-        rr, cc = to_px(points_sensor[:, 0], points_sensor[:, 1])
-        ok = (rr >= 0) & (rr < TOPDOWN_PX) & (cc >= 0) & (cc < TOPDOWN_PX)
-        img[rr[ok], cc[ok]] = _height_colours(points_sensor[ok, 2])
-    return img
-
-
 def radar_topdown(det: RadarDetections, model: RadarModel) -> NDArray[np.uint8]:
     """Top-down review image of a radar frame: field-of-view edges, detections coloured by radial velocity
     (red approaching, blue receding), forward up, the sensor's right on the right."""
     rng = min(model.max_range_m, TOPDOWN_RANGE_M)
-    img, to_px = _topdown_canvas(rng)
+    img, to_px = topdown_canvas(rng)
     r = np.linspace(0.0, rng, 400)
     for az in (-0.5, 0.5):
         a = math.radians(model.hfov_deg) * az
@@ -423,16 +384,6 @@ def radar_topdown(det: RadarDetections, model: RadarModel) -> NDArray[np.uint8]:
     return img
 
 
-def _palette(ids: NDArray[np.integer]) -> NDArray[np.uint8]:
-    """A stable colour per id (0 black), for id / semantic review frames."""
-    a = ids.astype(np.uint64)
-    h = (a * np.uint64(2654435761)) & np.uint64(0xFFFFFF)
-    rgb = np.stack([(h >> np.uint64(16)) & np.uint64(255), (h >> np.uint64(8)) & np.uint64(255),
-                    h & np.uint64(255)], axis=-1).astype(np.uint8) | np.uint8(64)
-    rgb[ids == 0] = 0
-    return rgb
-
-
 def camera_review(frame: FramePasses) -> NDArray[np.uint8]:
     """The camera's review frame: RGB when rendered, else depth (near bright), else semantic, else the
     primary hits' entity colours (what the id pass would show)."""
@@ -443,9 +394,9 @@ def camera_review(frame: FramePasses) -> NDArray[np.uint8]:
         g = (255.0 * np.clip(1.0 - np.log1p(d) / np.log1p(200.0), 0.0, 1.0)).astype(np.uint8)
         return np.repeat(g[..., None], 3, axis=2)
     if frame.semantic is not None:
-        return _palette(frame.semantic)
+        return palette(frame.semantic)
     ids = frame.id if frame.id is not None else frame.hits.compact_id.reshape(frame.sample_times_s.shape[0], -1)
-    return _palette(ids)
+    return palette(ids)
 
 
 # --- the run ----------------------------------------------------------------------------
@@ -744,6 +695,12 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
         folder.add_written("parity.json", None, None, "parity")
         _write_job(folder, rig, resolved, options, run.seeds, lighting, schedules, cameras, run.cam_records,
                    run.cam_poses, provenance)
+        camera_json = {n: {"projection": _projection(rig.sensors[n]), "frames": run.cam_records[n]} for n in cameras}
+        with run.timed("review", "images"):  # from the files just written, as a reviewer would read them
+            shown = write_review_images(tmp, {"cameras": camera_json, "sweeps": run.sweep_records,
+                                              "files": folder.entries})
+            for path in shown.values():
+                folder.add_written(path.relative_to(tmp).as_posix(), None, None, "review")
         render = {
             "version": OBSERVE_VERSION,
             "sample_id": built.sample_id,
@@ -770,7 +727,7 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             "passes": list(passes),
             "sensors": {n: {"type": kinds[n], "ticks": counts[n], "passes": _sensor_passes(rig, n, passes)}
                         for n in observed},
-            "cameras": {n: {"projection": _projection(rig.sensors[n]), "frames": run.cam_records[n]} for n in cameras},
+            "cameras": camera_json,
             "sweeps": run.sweep_records,
             "files": sorted(folder.entries, key=lambda e: e["path"]),
         }

@@ -221,6 +221,38 @@ class _RayBatch:
         return cls(o32, d32, np.broadcast_to(np.asarray(times, np.float64), (len(o32),)), o64, d64)
 
 
+def _start_points(o32: NDArray[np.float32], d32: NDArray[np.float32], r_min: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Where each segment starts, ``o + r_min·d`` (float32, one new array), or ``o`` itself when r_min is 0."""
+    if not np.any(r_min):
+        return o32
+    start = np.multiply(d32, r_min[:, None] if r_min.ndim else r_min)
+    start += o32
+    return start
+
+
+def _abs_cos(ng: NDArray[np.float32], d: NDArray[np.float32]) -> NDArray[np.float32]:
+    """|n·d| / |n| per row of Embree's unnormalized normals ``ng`` and unit directions ``d`` (float32).
+
+    Column by column with in-place updates: (N, 3) row reductions are several times slower in numpy.
+    Rows without a hit hold stale normals; the caller masks them.
+    """
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        dot = ng[:, 0] * d[:, 0]
+        dot += ng[:, 1] * d[:, 1]
+        dot += ng[:, 2] * d[:, 2]
+        norm2 = ng[:, 0] * ng[:, 0]
+        norm2 += ng[:, 1] * ng[:, 1]
+        norm2 += ng[:, 2] * ng[:, 2]
+        np.sqrt(norm2, out=norm2)
+        np.abs(dot, out=dot)
+        dot /= norm2
+    return dot
+
+
+#: What :meth:`SceneGeometry._mover_rays` returns when no ray can meet the body.
+_NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, 3)))
+
+
 def _slab_candidates(o: NDArray[np.float32], inv_d: NDArray[np.float32], lo: NDArray, hi: NDArray,
                      t_max: NDArray[np.float32]) -> NDArray[np.bool_]:
     """Which rays' segments [0, t_max] meet the box [lo, hi]; o, inv_d are (3, M) (vectorized slab test)."""
@@ -249,6 +281,10 @@ class Hits:
         exact: whether distances and barycentrics were re-intersected in
             float64 (``refine``); otherwise they are Embree's float32 values.
         exact_distance: whether the distances are (``refine(barycentrics=False)``).
+        cos_incidence: (N,) float32 |cos| of the angle between each ray and the
+            geometric normal of the triangle it hit (NaN where nothing was hit),
+            from Embree's own float32 normal at the ray's time; only when the
+            cast was asked for it (``cast(incidence=True)``), else None.
 
     Derived on first use (float64 unless noted): ``barycentric_uv`` (N, 2),
     ``origin_world``/``dir_world`` (the rays as given), ``point_world``,
@@ -271,6 +307,10 @@ class Hits:
     _origin64: NDArray[np.float64] | None = field(default=None, repr=False)
     _dir64: NDArray[np.float64] | None = field(default=None, repr=False)
     exact_distance: bool = False
+    #: Per moving body: (sorted ray indices whose final hit is on it, its world-from-body rotation
+    #: (k, 3, 3) at those rays' times), as the cast computed them; normals reuse them.
+    _rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = field(default_factory=dict, repr=False)
+    cos_incidence: NDArray[np.float32] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.hit)
@@ -284,6 +324,8 @@ class Hits:
                                  for f in ("_origin64", "_dir64")), self.exact_distance)
         if "barycentric_uv" in self.__dict__:
             out.__dict__["barycentric_uv"] = self.barycentric_uv[idx]
+        if self.cos_incidence is not None:
+            out.cos_incidence = np.take(self.cos_incidence, idx)
         return out
 
     @cached_property
@@ -373,10 +415,20 @@ class Hits:
         moving = np.flatnonzero(~np.take(self.scene._is_static_ext, body))
         for b in np.unique(body[moving]):
             sel = moving[body[moving] == b]
-            ut, inv = np.unique(self.time_s[idx[sel]], return_inverse=True)
-            R = self.scene.bodies[b].track.poses_at(ut)[inv, :3, :3]
+            R = self._rotations_of(int(b), idx[sel])
             out[sel] = np.matmul(self.scene._body_tris.n[rows[sel]][:, None, :], np.transpose(R, (0, 2, 1)))[:, 0]
         return out
+
+    def _rotations_of(self, b: int, rays: NDArray[np.intp]) -> NDArray[np.float64]:
+        """(k, 3, 3) world-from-body rotation of moving body b at the times of ``rays`` (which hit b):
+        the ones the cast used when it has them (no resampling of the track), else sampled."""
+        known = self._rotations.get(b)
+        if known is not None and len(known[0]):
+            pos = np.minimum(np.searchsorted(known[0], rays), len(known[0]) - 1)
+            if np.array_equal(known[0][pos], rays):
+                return known[1][pos]
+        ut, inv = np.unique(self.time_s[rays], return_inverse=True)
+        return self.scene.bodies[b].track.poses_at(ut)[inv, :3, :3]
 
     def _lookup(self, table: NDArray, fill: object) -> NDArray:
         return np.take(np.append(table, np.array([fill], dtype=table.dtype)), self.body_index)
@@ -422,7 +474,7 @@ class Hits:
         for b in np.unique(self.body_index[moving]):
             sel = moving[self.body_index[moving] == b]
             o, d = self.rays64(sel)
-            o_b, d_b, _ = self.scene._to_body(int(b), o, d, self.time_s[sel], np.arange(len(sel)))
+            o_b, d_b, _, _ = self.scene._to_body(int(b), o, d, self.time_s[sel])
             groups.append((sel, o_b, d_b, self.scene._body_tris))
         rows = self.rows
         for sel, o, d, tab in groups:
@@ -486,6 +538,9 @@ class SceneGeometry:
                               for i in self.moving}
         self._local_box = {i: (self.bodies[i].mesh_vertices.min(axis=0), self.bodies[i].mesh_vertices.max(axis=0))
                            for i in self.moving}
+        # (centre, half extents, radius of the furthest corner from the body origin) of each local box.
+        self._local_box_shape = {i: ((lo + hi) / 2, (hi - lo) / 2, float(np.linalg.norm(box_corners(lo, hi), axis=1).max()))
+                                 for i, (lo, hi) in self._local_box.items()}
 
     def _static_world_vertices(self, i: int) -> NDArray[np.float64]:
         """World vertices of a static body (NaN for moving ones: they have no single pose)."""
@@ -517,33 +572,37 @@ class SceneGeometry:
         track = self.bodies[body_index].track
         n = max(2, math.ceil((t1_s - t0_s) / SWEEP_SAMPLE_S) + 1)
         knots = track.t_s[(track.t_s > t0_s) & (track.t_s < t1_s)]
-        ts = np.unique(np.concatenate([np.linspace(t0_s, t1_s, n), knots]))
+        # Sorted, duplicates harmless: they only add zero gaps.
+        ts = np.sort(np.concatenate([np.linspace(t0_s, t1_s, n), knots])) if len(knots) else np.linspace(t0_s, t1_s, n)
         smp = track.sample(ts)
         if not np.any(smp.present):
             return None
-        corners = box_corners(*self._local_box[body_index])
+        centre, half, radius = self._local_box_shape[body_index]
         T = smp.matrices()[smp.present]
-        world = (np.einsum("kij,cj->kci", T[:, :3, :3], corners) + T[:, None, :3, 3]).reshape(-1, 3)
-        radius = float(np.linalg.norm(corners, axis=1).max())
-        gap = float(np.max(np.diff(ts))) if len(ts) > 1 else 0.0
-        speed = np.linalg.norm(smp.velocity_mps, axis=1).max()
-        spin = np.linalg.norm(smp.angular_velocity_rps, axis=1).max()
+        R = T[:, :3, :3]
+        # The world AABB of a rotated box is centre ± |R|·half (exact, no corner enumeration).
+        mid = R @ centre + T[:, :3, 3]
+        ext = np.abs(R) @ half
+        gap = float(np.max(np.diff(ts)))
+        speed = np.sqrt(np.max(np.einsum("ij,ij->i", smp.velocity_mps, smp.velocity_mps)))
+        spin = np.sqrt(np.max(np.einsum("ij,ij->i", smp.angular_velocity_rps, smp.angular_velocity_rps)))
         pad = SWEEP_PAD_FACTOR * (speed + spin * radius) * gap + SWEEP_PAD_M
-        return world.min(axis=0) - pad, world.max(axis=0) + pad
+        return (mid - ext).min(axis=0) - pad, (mid + ext).max(axis=0) + pad
 
     # --- casting ------------------------------------------------------------
 
-    def _to_body(self, b: int, o: NDArray, d: NDArray, times: NDArray,
-                 idx: NDArray[np.intp]) -> tuple[NDArray, NDArray, NDArray[np.bool_]]:
-        """Rays ``idx`` in body b's frame at their own times (float64), and whether b is present then."""
-        ut, inv = np.unique(times[idx], return_inverse=True)
+    def _to_body(self, b: int, o: NDArray, d: NDArray,
+                 times: NDArray) -> tuple[NDArray, NDArray, NDArray[np.bool_], NDArray[np.float64]]:
+        """Rays (k, 3) ``o``, ``d`` at ``times`` in body b's frame (float64), whether b is present then,
+        and b's world-from-body rotation (k, 3, 3) at each ray's time (kept for the hits' normals)."""
+        ut, inv = np.unique(times, return_inverse=True)
         smp = self.bodies[b].track.sample(ut)
         T = smp.matrices()
         R, p = T[inv, :3, :3], T[inv, :3, 3]
         # Row-vector form of R^T·x, batched: matmul is far faster than einsum here.
-        o_b = np.matmul((np.take(o, idx, axis=0).astype(np.float64) - p)[:, None, :], R)[:, 0]
-        d_b = np.matmul(np.take(d, idx, axis=0).astype(np.float64)[:, None, :], R)[:, 0]
-        return o_b, d_b, smp.present[inv]
+        o_b = np.matmul((o.astype(np.float64) - p)[:, None, :], R)[:, 0]
+        d_b = np.matmul(d.astype(np.float64)[:, None, :], R)[:, 0]
+        return o_b, d_b, smp.present[inv], R
 
     def _movers(self, ignore: Iterable[str]) -> list[int]:
         ignored = set(self.body_indices(ignore))
@@ -553,31 +612,34 @@ class SceneGeometry:
 
     def _mover_rays(self, b: int, o: NDArray[np.float32], d: NDArray[np.float32], times: NDArray,
                     t_limit: NDArray[np.float32], window: tuple[float, float],
-                    prefilter: RayPrefilter | None) -> tuple[NDArray[np.intp], NDArray, NDArray]:
-        """Rays that can meet moving body b (swept bounds, prefilter, slab test, presence), in its frame."""
-        empty = np.zeros(0, np.intp)
+                    prefilter: RayPrefilter | None) -> tuple[NDArray[np.intp], NDArray, NDArray, NDArray]:
+        """Rays that can meet moving body b (swept bounds, prefilter, slab test, presence), in its frame,
+        with b's world-from-body rotation at each one's time."""
         box = self.swept_bounds(b, *window)
         if box is None:
-            return empty, np.zeros((0, 3)), np.zeros((0, 3))
+            return _NO_RAYS
         idx = prefilter(*box) if prefilter is not None else None
         if idx is None:
             idx = np.arange(len(o))
-            o_sub, d_sub = o.T, d.T
+            o_sub, d_sub = o, d
         elif len(idx) == 0:
-            return empty, np.zeros((0, 3)), np.zeros((0, 3))
+            return _NO_RAYS
         else:
-            o_sub, d_sub = np.take(o, idx, axis=0).T, np.take(d, idx, axis=0).T
+            o_sub, d_sub = np.take(o, idx, axis=0), np.take(d, idx, axis=0)
         with np.errstate(divide="ignore"):
-            inv_d = np.float32(1.0) / np.where(d_sub == 0.0, np.float32(1e-30), d_sub)
-        idx = idx[_slab_candidates(o_sub, inv_d, box[0], box[1], np.take(t_limit, idx))]
-        if len(idx) == 0:
-            return empty, np.zeros((0, 3)), np.zeros((0, 3))
-        o_b, d_b, present = self._to_body(b, o, d, times, idx)
-        return idx[present], o_b[present], d_b[present]
+            inv_d = np.float32(1.0) / np.where(d_sub.T == 0.0, np.float32(1e-30), d_sub.T)
+        meets = np.flatnonzero(_slab_candidates(o_sub.T, inv_d, box[0], box[1], np.take(t_limit, idx)))
+        if len(meets) == 0:
+            return _NO_RAYS
+        idx = idx[meets]
+        o_b, d_b, present, R = self._to_body(b, o_sub[meets], d_sub[meets], times[idx])
+        if present.all():
+            return idx, o_b, d_b, R
+        return idx[present], o_b[present], d_b[present], R[present]
 
     def cast(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float | ArrayLike,
              min_range_m: float | ArrayLike = 0.0, *, exact: bool = False, ignore: Iterable[str] = (),
-             prefilter: RayPrefilter | None = None, normalized: bool = False) -> Hits:
+             prefilter: RayPrefilter | None = None, normalized: bool = False, incidence: bool = False) -> Hits:
         """Nearest hit of each ray against the world at that ray's time.
 
         Args:
@@ -591,18 +653,24 @@ class SceneGeometry:
             prefilter: optional sensor-specific superset of the rays that can
                 meet a world box (a camera projects it, a LiDAR takes its
                 azimuth range); the exact slab test still follows.
+            incidence: also fill ``Hits.cos_incidence`` (cheap here: Embree
+                returns the normal anyway; a LiDAR's intensity needs it).
         """
         rays = _RayBatch.of(origins, dirs, times, normalized)
         o32, d32, t, n = rays.o32, rays.d32, rays.t, len(rays.t)
         r_min = np.asarray(min_range_m, np.float32)
         r_max = np.asarray(max_range_m, np.float32)
-        o_start = o32 + d32 * (r_min[:, None] if r_min.ndim else r_min) if np.any(r_min) else o32
-        t_best = np.ascontiguousarray(np.broadcast_to(r_max - r_min, (n,)), np.float32).copy()
+        o_start = _start_points(o32, d32, r_min)
+        t_best = np.empty(n, np.float32)
+        t_best[:] = r_max - r_min
         res = self._static_scene.run(o_start, d32, dists=t_best, output=1)
-        body = np.take(self._body_of_static_geom_ext, res["geomID"])
+        body = res["geomID"]  # reused in place (no new array): geometry ids become body indices
+        np.take(self._body_of_static_geom_ext, body, out=body)
         prim, u, v = res["primID"], res["u"], res["v"]
         t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
-        for b, idx, o_b, d_b in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter):
+        cos = _abs_cos(res["Ng"], d32) if incidence else None
+        rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = {}
+        for b, idx, o_b, d_b, R in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter):
             r = self._moving_scene[b].run(o_b, d_b, dists=t_best[idx], output=1)
             closer = np.flatnonzero(r["primID"] >= 0)
             sel = idx[closer]
@@ -610,9 +678,18 @@ class SceneGeometry:
             prim[sel] = r["primID"][closer]
             u[sel], v[sel] = r["u"][closer], r["v"][closer]
             t_best[sel] = r["tfar"][closer]
+            rotations[b] = (sel, R[closer])
+            if cos is not None:  # the body-frame normal and direction give the same angle
+                cos[sel] = _abs_cos(r["Ng"][closer], d_b[closer])
         hit = body >= 0
-        dist = np.where(hit, t_best.astype(np.float64) + r_min, np.inf)
+        dist = t_best.astype(np.float64)
+        dist += r_min
+        dist[~hit] = np.inf
         hits = Hits(hit, dist, body, prim, t, self, o32, d32, u, v, False, rays.o64, rays.d64)
+        hits._rotations = rotations
+        if cos is not None:
+            cos[~hit] = np.nan
+            hits.cos_incidence = cos
         return hits.refine() if exact else hits
 
     def occluded(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float,
@@ -625,7 +702,7 @@ class SceneGeometry:
         blocked = self._static_scene.run(rays.o32, rays.d32, dists=full.copy(), query="OCCLUDED") != -1
         # Rays already blocked get a negative limit, so no moving body is tested against them.
         limit = np.where(blocked, np.float32(-1.0), full).astype(np.float32)
-        for b, idx, o_b, d_b in self._mover_batches(ignore, rays.o32, rays.d32, rays.t, limit, prefilter):
+        for b, idx, o_b, d_b, _ in self._mover_batches(ignore, rays.o32, rays.d32, rays.t, limit, prefilter):
             r = self._moving_scene[b].run(o_b, d_b, dists=full[idx], query="OCCLUDED")
             newly = idx[r != -1]
             blocked[newly] = True
@@ -634,8 +711,9 @@ class SceneGeometry:
 
     def _mover_batches(self, ignore: Iterable[str], o: NDArray[np.float32], d: NDArray[np.float32], t: NDArray,
                        limit: NDArray[np.float32], prefilter: RayPrefilter | None
-                       ) -> Iterator[tuple[int, NDArray[np.intp], NDArray[np.float32], NDArray[np.float32]]]:
-        """Per moving body: the rays that can reach it and those rays in its frame (float32, for Embree).
+                       ) -> Iterator[tuple[int, NDArray[np.intp], NDArray[np.float32], NDArray[np.float32], NDArray]]:
+        """Per moving body: the rays that can reach it, those rays in its frame (float32, for Embree), and
+        its world-from-body rotation at each ray's time.
 
         ``limit`` is read as each body comes up, so a caller that lowers it
         in between (nearest hit so far) prunes the later bodies' rays.
@@ -645,9 +723,9 @@ class SceneGeometry:
             return
         window = (float(t.min()), float(t.max()))
         for b in movers:
-            idx, o_b, d_b = self._mover_rays(b, o, d, t, limit, window, prefilter)
+            idx, o_b, d_b, R = self._mover_rays(b, o, d, t, limit, window, prefilter)
             if len(idx):
-                yield b, idx, o_b.astype(np.float32), d_b.astype(np.float32)
+                yield b, idx, o_b.astype(np.float32), d_b.astype(np.float32), R
 
     def embree_scene_at(self, t_s: float, *, ignore: Iterable[str] = ()) -> embree_scene.EmbreeScene:
         """One Embree scene of every body (but ``ignore``) posed at ``t_s``: the world frozen at one

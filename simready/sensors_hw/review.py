@@ -1,0 +1,340 @@
+"""Review images of an observations folder (SPEC §10): what a reviewer looks at before opening any file.
+
+:func:`write_review_images` reads a written folder (``results.json`` and the
+files it lists) and writes, atomically, under ``<observations>/review/``:
+
+* ``contact_sheet.png`` — a few evenly spaced frames of every camera, one row
+  each: the rgb, depth (colour-mapped, near warm), id (one colour per
+  instance) and semantic (one colour per class) passes side by side, each row
+  labelled with the sensor, tick and time. A pass that was not rendered shows
+  as a grey tile naming it.
+* ``lidar_topdown.png`` — one LiDAR sweep (the middle one) drawn from above in
+  the sensor frame at each beam's time: forward (+x) up and the sensor's right
+  (−y) on the right of the image, range rings every 10 m, points coloured by
+  height.
+
+Why numpy + PIL rather than matplotlib: the images must be cheap (they are
+made for every observed sample) and byte-identical for the same inputs
+(matplotlib's import alone costs more than drawing these). The top-down and
+palette helpers here are the ones the review videos use too.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simready.atomic import write_bytes_atomic
+
+#: Sub-folder of the observations folder that holds the review images, and their file names.
+REVIEW_DIR = "review"
+CONTACT_SHEET = "contact_sheet.png"
+LIDAR_TOPDOWN = "lidar_topdown.png"
+#: Camera passes of a contact-sheet row, left to right.
+SHEET_PASSES = ("rgb", "depth", "id", "semantic")
+#: Contact sheet: width of one pass tile, height of a row's label strip, gap between tiles (pixels).
+TILE_W = 320
+LABEL_H = 20
+GAP = 4
+#: Depth colour map: log-scaled from 0 to this range (metres); farther and nothing-seen are black.
+DEPTH_RANGE_M = 200.0
+#: Top-down review images (videos): size (pixels) and the largest range shown (metres).
+TOPDOWN_PX = 512
+TOPDOWN_RANGE_M = 60.0
+#: The review PNG of a sweep: size (pixels) and largest range shown (metres); rings every RING_M.
+REVIEW_TOPDOWN_PX = 800
+REVIEW_TOPDOWN_RANGE_M = 80.0
+RING_M = 10.0
+BACKGROUND = (24, 24, 24)
+#: zlib level of the review PNGs (3: a fraction of the default's time, a little larger).
+PNG_LEVEL = 3
+
+
+# --- shared drawing helpers (videos and review images) -------------------------------------
+
+
+def height_colours(z: NDArray[np.float64], lo: float = -2.5, hi: float = 3.0) -> NDArray[np.uint8]:
+    """Blue (low) → green → red (high), for top-down point clouds; z in metres, sensor frame."""
+    s = np.clip((z - lo) / (hi - lo), 0.0, 1.0)
+    r = np.clip(2.0 * s - 1.0, 0.0, 1.0)
+    g = 1.0 - np.abs(2.0 * s - 1.0)
+    b = np.clip(1.0 - 2.0 * s, 0.0, 1.0)
+    return (np.stack([r, g, b], axis=1) * 255).astype(np.uint8)
+
+
+def topdown_canvas(range_m: float, size_px: int = TOPDOWN_PX, ring_m: float = RING_M
+                   ) -> tuple[NDArray[np.uint8], Callable[[NDArray, NDArray], tuple[NDArray, NDArray]]]:
+    """A black canvas with range rings every ``ring_m``, and the sensor-frame (x, y) → (row, col) map.
+
+    Sensor forward (+x) is up and the sensor's right (−y) is on the right of the image.
+    """
+    n = size_px
+    scale = (n / 2) / range_m
+
+    def to_px(x: NDArray, y: NDArray) -> tuple[NDArray, NDArray]:
+        return (n / 2 - np.asarray(x) * scale).astype(np.int64), (n / 2 - np.asarray(y) * scale).astype(np.int64)
+
+    img = np.zeros((n, n, 3), np.uint8)
+    theta = np.linspace(0.0, 2 * np.pi, 720 if n <= 512 else 8 * n)  # 720: the videos' rings as before
+    for r in np.arange(ring_m, range_m + 1e-9, ring_m):
+        rr, cc = to_px(r * np.cos(theta), r * np.sin(theta))
+        ok = (rr >= 0) & (rr < n) & (cc >= 0) & (cc < n)
+        img[rr[ok], cc[ok]] = 45
+    k = max(1, n // 512)
+    img[n // 2 - 6 * k:n // 2 + 1, n // 2 - k:n // 2 + 1 + k] = 255  # the sensor, pointing forward (up)
+    return img, to_px
+
+
+def draw_points(img: NDArray[np.uint8], to_px: Callable[[NDArray, NDArray], tuple[NDArray, NDArray]],
+                points_sensor: NDArray, colours: NDArray[np.uint8], dot_px: int = 1) -> NDArray[np.uint8]:
+    """Plot sensor-frame points (M, ≥2) with their colours (M, 3) onto ``img`` in place (clipped), each as
+    a ``dot_px`` × ``dot_px`` square whose top-left pixel is the point's."""
+    if len(points_sensor):
+        n_r, n_c = img.shape[:2]
+        rr, cc = to_px(points_sensor[:, 0], points_sensor[:, 1])
+        for dr in range(dot_px):
+            for dc in range(dot_px):
+                ok = (rr + dr >= 0) & (rr + dr < n_r) & (cc + dc >= 0) & (cc + dc < n_c)
+                img[rr[ok] + dr, cc[ok] + dc] = colours[ok]
+    return img
+
+
+def lidar_topdown(points_sensor: NDArray[np.float64], max_range_m: float) -> NDArray[np.uint8]:
+    """Top-down review frame of a sweep (sensor frame, forward up, right on the right), coloured by height."""
+    img, to_px = topdown_canvas(min(max_range_m, TOPDOWN_RANGE_M))
+    if len(points_sensor):
+        draw_points(img, to_px, points_sensor, height_colours(points_sensor[:, 2]))
+    return img
+
+
+def palette(ids: NDArray[np.integer]) -> NDArray[np.uint8]:
+    """A stable colour per id (0 black), for id / semantic review images."""
+    a = ids.astype(np.uint64)
+    h = (a * np.uint64(2654435761)) & np.uint64(0xFFFFFF)
+    rgb = np.stack([(h >> np.uint64(16)) & np.uint64(255), (h >> np.uint64(8)) & np.uint64(255),
+                    h & np.uint64(255)], axis=-1).astype(np.uint8) | np.uint8(64)
+    rgb[ids == 0] = 0
+    return rgb
+
+
+def depth_colours(depth_m: NDArray[np.floating]) -> NDArray[np.uint8]:
+    """Depth (metres, +inf nothing) → RGB: log-scaled, near yellow-white through red to dark purple, far black."""
+    d = np.asarray(depth_m, np.float64)
+    with np.errstate(invalid="ignore"):
+        s = np.clip(1.0 - np.log1p(np.where(np.isfinite(d), d, np.inf)) / np.log1p(DEPTH_RANGE_M), 0.0, 1.0)
+    # A small "inferno"-like ramp: black → purple → red → orange → pale yellow.
+    stops = np.array([[0, 0, 4], [87, 16, 110], [188, 55, 84], [249, 142, 9], [252, 255, 164]], np.float64)
+    x = s * (len(stops) - 1)
+    i = np.minimum(x.astype(np.int64), len(stops) - 2)
+    f = (x - i)[..., None]
+    rgb = stops[i] * (1.0 - f) + stops[i + 1] * f
+    rgb[s <= 0.0] = 0.0
+    return rgb.astype(np.uint8)
+
+
+# --- reading a folder ----------------------------------------------------------------------
+
+
+def _load_json(obs_dir: Path, name: str) -> dict[str, Any]:
+    return json.loads((obs_dir / name).read_text(encoding="utf-8"))
+
+
+def _files_by_key(results: Mapping[str, Any]) -> dict[tuple[str | None, int | None, str], dict[str, Any]]:
+    """results.json's file entries by (sensor, tick, pass)."""
+    return {(e.get("sensor"), e.get("tick"), e["pass"]): e for e in results.get("files", [])}
+
+
+def evenly_spaced(items: Sequence[Any], count: int) -> list[Any]:
+    """``count`` items spread over ``items`` from the first to the last (all when there are fewer)."""
+    if len(items) <= count:
+        return list(items)
+    if count <= 1:
+        return [items[len(items) // 2]]
+    idx = np.round(np.linspace(0, len(items) - 1, count)).astype(int)
+    return [items[i] for i in idx]
+
+
+def _nearest(a: NDArray, size: tuple[int, int]) -> NDArray:
+    """``a`` (H, W, …) sampled at the nearest source pixel of each of ``size`` = (h, w) output pixels."""
+    h, w = a.shape[:2]
+    rows = np.minimum(((np.arange(size[0]) + 0.5) * h / size[0]).astype(np.int64), h - 1)
+    cols = np.minimum(((np.arange(size[1]) + 0.5) * w / size[1]).astype(np.int64), w - 1)
+    return a[rows[:, None], cols[None, :]]
+
+
+def _read_pass(obs_dir: Path, entry: Mapping[str, Any], size: tuple[int, int]) -> NDArray[np.uint8]:
+    """One camera pass file as an RGB review tile of ``size`` = (h, w) pixels.
+
+    Depth, id and semantic are sampled (nearest) before they are coloured, so labels stay crisp and
+    only tile-many pixels are coloured; rgb is resized bilinearly.
+    """
+    from PIL import Image
+
+    from simready.sensors_hw.camera import decode_id_rgb
+
+    path = obs_dir / entry["path"]
+    kind = entry["pass"]
+    if kind == "depth":
+        h, w = entry["shape"]
+        return depth_colours(_nearest(np.fromfile(path, "<f4").reshape(h, w), size))
+    with Image.open(path) as im:
+        if kind == "rgb":
+            return np.asarray(im.convert("RGB").resize((size[1], size[0]), Image.Resampling.BILINEAR))
+        a = np.asarray(im)
+    if kind == "id":
+        return palette(decode_id_rgb(_nearest(a, size)[..., :3]))
+    return palette(_nearest(a, size).astype(np.uint16))
+
+
+# --- contact sheet -----------------------------------------------------------------------------
+
+
+def _font(size: int = 13) -> Any:
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:  # Pillow < 10.1 has only the fixed bitmap font
+        return ImageFont.load_default()
+
+
+def _placeholder(label: str, size: tuple[int, int]) -> NDArray[np.uint8]:
+    """A grey tile naming a pass that was not rendered."""
+    from PIL import Image, ImageDraw
+
+    im = Image.new("RGB", (size[1], size[0]), (70, 70, 70))
+    ImageDraw.Draw(im).text((8, size[0] // 2 - 7), f"no {label} pass", fill=(200, 200, 200), font=_font())
+    return np.asarray(im)
+
+
+def contact_sheet(obs_dir: Path, results: Mapping[str, Any], frames_per_camera: int = 4) -> NDArray[np.uint8] | None:
+    """The contact sheet image (H, W, 3), or None when the folder has no camera frame.
+
+    Rows: for each camera (results.json order), ``frames_per_camera`` evenly
+    spaced frames; columns: :data:`SHEET_PASSES`; each row has a label strip
+    "sensor · tick · t0" above it.
+    """
+    from PIL import Image, ImageDraw
+
+    files = _files_by_key(results)
+    rows: list[NDArray[np.uint8]] = []
+    for camera, info in results.get("cameras", {}).items():
+        proj = info.get("projection", {})
+        w, h = int(proj.get("width_px", 16)), int(proj.get("height_px", 9))
+        tile_h = max(1, round(TILE_W * h / w))
+        for frame in evenly_spaced(info.get("frames", []), frames_per_camera):
+            tick = frame["tick"]
+            tiles = []
+            for p in SHEET_PASSES:
+                entry = files.get((camera, tick, p))
+                size = (tile_h, TILE_W)
+                tiles.append(_placeholder(p, size) if entry is None else _read_pass(obs_dir, entry, size))
+            width = len(SHEET_PASSES) * TILE_W + (len(SHEET_PASSES) + 1) * GAP
+            row = Image.new("RGB", (width, LABEL_H + tile_h + GAP), BACKGROUND)
+            for i, t in enumerate(tiles):
+                row.paste(Image.fromarray(t), (GAP + i * (TILE_W + GAP), LABEL_H))
+            text = f"{camera}   tick {tick}   t0 = {frame['t0_s']:.3f} s   ({' | '.join(SHEET_PASSES)})"
+            ImageDraw.Draw(row).text((GAP, 3), text, fill=(235, 235, 235), font=_font())
+            rows.append(np.asarray(row))
+    if not rows:
+        return None
+    width = max(r.shape[1] for r in rows)
+    return np.concatenate([np.pad(r, ((0, 0), (0, width - r.shape[1]), (0, 0))) for r in rows], axis=0)
+
+
+# --- LiDAR top-down ----------------------------------------------------------------------------
+
+
+def review_range_m(points_sensor: NDArray) -> float:
+    """The range a review top-down shows: the 98th-percentile horizontal range rounded up to whole rings,
+    at least 2 rings and at most :data:`REVIEW_TOPDOWN_RANGE_M` (metres)."""
+    if len(points_sensor) == 0:
+        return REVIEW_TOPDOWN_RANGE_M
+    r = np.percentile(np.hypot(points_sensor[:, 0], points_sensor[:, 1]), 98.0)
+    return float(np.clip(np.ceil(r / RING_M) * RING_M, 2 * RING_M, REVIEW_TOPDOWN_RANGE_M))
+
+
+def lidar_review(points_sensor: NDArray, label: str, range_m: float | None = None,
+                 size_px: int = REVIEW_TOPDOWN_PX) -> NDArray[np.uint8]:
+    """A sweep drawn top-down (forward up, the sensor's right on the right) with labelled range rings,
+    coloured by height; ``points_sensor`` (M, ≥3) metres in the LiDAR frame (x forward, y left, z up);
+    ``range_m`` defaults to :func:`review_range_m`."""
+    from PIL import Image, ImageDraw
+
+    pts = np.asarray(points_sensor, np.float64).reshape(len(points_sensor), -1)
+    range_m = review_range_m(pts) if range_m is None else range_m
+    img, to_px = topdown_canvas(range_m, size_px)
+    if len(pts):
+        draw_points(img, to_px, pts, height_colours(pts[:, 2]), dot_px=2)
+    im = Image.fromarray(img)
+    draw = ImageDraw.Draw(im)
+    font = _font(12)
+    for r in np.arange(2 * RING_M, range_m + 1e-9, 2 * RING_M):
+        row, col = to_px(np.array([r]), np.array([0.0]))
+        draw.text((int(col[0]) + 3, int(row[0]) + 1), f"{r:.0f} m", fill=(120, 120, 120), font=font)
+    draw.text((6, 4), label, fill=(235, 235, 235), font=_font())
+    draw.text((6, size_px - 34), "forward up, sensor's right on the right", fill=(160, 160, 160), font=font)
+    draw.text((6, size_px - 18), "colour: height z (blue -2.5 m ... red +3 m)", fill=(160, 160, 160), font=font)
+    return np.asarray(im)
+
+
+def _middle_sweep(results: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(LiDAR name, sweep record) of the first LiDAR's middle sweep that wrote a point cloud."""
+    files = _files_by_key(results)
+    for sensor, sweeps in results.get("sweeps", {}).items():
+        written = [s for s in sweeps if "t0_s" in s and (sensor, s["tick"], "lidar") in files]
+        if written:
+            return sensor, written[len(written) // 2]
+    return None
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+def _png_bytes(image: NDArray[np.uint8]) -> bytes:
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(image).save(buf, format="PNG", compress_level=PNG_LEVEL)
+    return buf.getvalue()
+
+
+def write_review_images(obs_dir: Path, results: Mapping[str, Any] | None = None, *,
+                        frames_per_camera: int = 4) -> dict[str, Path]:
+    """Write ``review/contact_sheet.png`` and ``review/lidar_topdown.png`` for an observations folder.
+
+    Args:
+        obs_dir: the folder (SPEC §10 layout).
+        results: its results.json content, when the caller has it in memory
+            (the observation writer, before it writes results.json); read from
+            the folder otherwise.
+        frames_per_camera: rows of the contact sheet per camera.
+
+    Returns:
+        ``{"contact_sheet": path, "lidar_topdown": path}``, with only the
+        images the folder has data for (no camera frame, no contact sheet;
+        no LiDAR sweep, no top-down).
+    """
+    from simready.sensors_hw.lidar import read_ply
+
+    obs_dir = Path(obs_dir)
+    results = _load_json(obs_dir, "results.json") if results is None else results
+    out: dict[str, Path] = {}
+    sheet = contact_sheet(obs_dir, results, frames_per_camera)
+    if sheet is not None:
+        out["contact_sheet"] = write_bytes_atomic(obs_dir / REVIEW_DIR / CONTACT_SHEET, _png_bytes(sheet))
+    picked = _middle_sweep(results)
+    if picked is not None:
+        sensor, sweep = picked
+        cloud = read_ply(obs_dir / _files_by_key(results)[(sensor, sweep["tick"], "lidar")]["path"])
+        pts = np.stack([cloud["x"], cloud["y"], cloud["z"]], axis=1).astype(np.float64)
+        label = f"{sensor}   tick {sweep['tick']}   t0 = {sweep['t0_s']:.3f} s   {len(pts)} points"
+        out["lidar_topdown"] = write_bytes_atomic(obs_dir / REVIEW_DIR / LIDAR_TOPDOWN,
+                                                  _png_bytes(lidar_review(pts, label)))
+    return out

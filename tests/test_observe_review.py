@@ -1,0 +1,113 @@
+"""Review images of an observations folder: contact sheet of camera passes, LiDAR top-down (orientation)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from simready.bench_observe import street_sample
+from simready.hashing import file_sha256
+from simready.sensors_hw.lidar import read_ply, write_ply_ascii
+from simready.sensors_hw.observe import ObserveOptions, observe
+from simready.sensors_hw.review import (CONTACT_SHEET, GAP, LABEL_H, LIDAR_TOPDOWN, REVIEW_DIR, REVIEW_TOPDOWN_PX,
+                                        SHEET_PASSES, TILE_W, evenly_spaced, lidar_review, palette,
+                                        write_review_images)
+
+SMALL = {"width_px": 96, "height_px": 64, "line_time_s": 2e-4, "azimuth_steps": 256, "channels": 16}
+
+
+@pytest.fixture(scope="module")
+def observed(tmp_path_factory) -> Path:
+    built, rig, trace = street_sample(0.32, **SMALL)
+    out = tmp_path_factory.mktemp("review") / "obs"
+    observe(built, rig, trace, out, options=ObserveOptions(video=False))
+    return out
+
+
+def results_of(folder: Path) -> dict:
+    return json.loads((folder / "results.json").read_text())
+
+
+def test_the_writer_leaves_both_images_listed_with_their_hashes(observed):
+    listed = {e["path"]: e for e in results_of(observed)["files"] if e["pass"] == "review"}
+    assert set(listed) == {f"{REVIEW_DIR}/{CONTACT_SHEET}", f"{REVIEW_DIR}/{LIDAR_TOPDOWN}"}
+    for rel, e in listed.items():
+        assert (observed / rel).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert e["sha256"] == file_sha256(str(observed / rel))
+    assert "review.images" in json.loads((observed / "render.json").read_text())["timings_s"]
+    assert not list((observed / REVIEW_DIR).glob(".*"))  # no temporary file left behind
+
+
+def test_contact_sheet_has_one_row_per_chosen_frame_and_the_passes_side_by_side(observed):
+    frames = results_of(observed)["cameras"]["front_camera"]["frames"]
+    rows = min(4, len(frames))
+    tile_h = round(TILE_W * SMALL["height_px"] / SMALL["width_px"])
+    sheet = np.asarray(Image.open(observed / REVIEW_DIR / CONTACT_SHEET).convert("RGB"))
+    assert sheet.shape == (rows * (LABEL_H + tile_h + GAP), len(SHEET_PASSES) * TILE_W + (len(SHEET_PASSES) + 1) * GAP, 3)
+    # The semantic tile of the first row shows only the palette colours of the classes in that frame's file.
+    first = evenly_spaced(frames, 4)[0]["tick"]
+    sem = np.asarray(Image.open(observed / f"front_camera/{first:08d}.semantic.png")).astype(np.uint16)
+    allowed = {tuple(c) for c in palette(np.unique(sem))}
+    x0 = GAP + SHEET_PASSES.index("semantic") * (TILE_W + GAP)
+    tile = sheet[LABEL_H:LABEL_H + tile_h, x0:x0 + TILE_W].reshape(-1, 3)
+    assert {tuple(c) for c in np.unique(tile, axis=0)} <= allowed
+    depth_tile = sheet[LABEL_H:LABEL_H + tile_h, GAP + TILE_W + GAP:GAP + 2 * TILE_W + GAP]
+    assert len(np.unique(depth_tile.reshape(-1, 3), axis=0)) > 10  # colour-mapped, not flat
+
+
+def test_evenly_spaced_frames_run_from_first_to_last():
+    assert evenly_spaced(list(range(7)), 4) == [0, 2, 4, 6]
+    assert evenly_spaced([1, 2], 4) == [1, 2]
+
+
+def _lit(img: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pixels of a plotted point (saturated colour; rings, labels and the sensor marker are grey)."""
+    rgb = img.astype(np.int64)
+    return np.nonzero(rgb.max(axis=2) - rgb.min(axis=2) > 100)
+
+
+def test_lidar_review_puts_the_sensors_left_on_the_left_and_forward_up():
+    n = REVIEW_TOPDOWN_PX
+    rows, cols = _lit(lidar_review(np.array([[0.0, 15.0, 0.0]]), "left", range_m=40.0))  # +y: the sensor's left
+    assert len(cols) and cols.max() < n // 2 - 10 and abs(rows.mean() - n / 2) < 3
+    rows, cols = _lit(lidar_review(np.array([[15.0, 0.0, 0.0]]), "ahead", range_m=40.0))  # +x: forward
+    assert len(rows) and rows.max() < n // 2 - 10 and abs(cols.mean() - n / 2) < 3
+
+
+def test_lidar_topdown_from_a_folder_reads_the_written_sweep(observed, tmp_path):
+    folder = tmp_path / "copy"
+    shutil.copytree(observed, folder)
+    results = results_of(folder)
+    sweeps = results["sweeps"]["roof_lidar"]
+    tick = sweeps[len(sweeps) // 2]["tick"]
+    ply = folder / f"roof_lidar/{tick:08d}.ply"
+    assert len(read_ply(ply)["x"]) > 100
+    # Replace the middle sweep by one point 10 m to the sensor's left (+y) and 1 m up: it must show on the left.
+    one = {"x": np.array([0.0]), "y": np.array([10.0]), "z": np.array([1.0]), "intensity": np.array([0.5]),
+           "instance_id": np.array([1], np.uint32)}
+    write_ply_ascii(ply, one)
+    paths = write_review_images(folder)
+    assert paths["lidar_topdown"] == folder / REVIEW_DIR / LIDAR_TOPDOWN
+    img = np.asarray(Image.open(paths["lidar_topdown"]).convert("RGB"))
+    assert img.shape == (REVIEW_TOPDOWN_PX, REVIEW_TOPDOWN_PX, 3)
+    rows, cols = _lit(img)
+    assert len(cols) and cols.max() < REVIEW_TOPDOWN_PX // 2 - 10
+
+
+def test_same_folder_same_bytes(observed, tmp_path):
+    folder = tmp_path / "again"
+    shutil.copytree(observed, folder)
+    write_review_images(folder)
+    for name in (CONTACT_SHEET, LIDAR_TOPDOWN):
+        assert (folder / REVIEW_DIR / name).read_bytes() == (observed / REVIEW_DIR / name).read_bytes()
+
+
+def test_a_folder_without_cameras_or_lidar_gets_no_images(tmp_path):
+    (tmp_path / "results.json").write_text(json.dumps({"cameras": {}, "sweeps": {}, "files": []}))
+    assert write_review_images(tmp_path) == {}
+    assert not (tmp_path / REVIEW_DIR).exists()
