@@ -19,13 +19,16 @@ class ArtifactStore(dg.ConfigurableResource):
     """Where every asset writes its files; assets address them by relative path.
 
     Attributes:
-        root: base folder of all artifacts.
+        root: base folder of all artifacts; empty (the local default) means
+            ``SIMREADY_ARTIFACTS`` or ``./artifacts``, read each time a path is
+            made — not when the code location is imported — so a run launched
+            later in the same process honours the environment it runs in.
     """
 
-    root: str
+    root: str = ""
 
     def path(self, *parts: str) -> Path:
-        return Path(self.root).joinpath(*parts)
+        return Path(self.root or paths.artifacts_dir()).joinpath(*parts)
 
     def ensure_dir(self, *parts: str) -> Path:
         p = self.path(*parts)
@@ -50,7 +53,7 @@ class SourceData(dg.ConfigurableResource):
 
 
 def local_resources() -> dict[str, object]:
-    return {"store": ArtifactStore(root=str(paths.artifacts_dir())), "source": SourceData()}
+    return {"store": ArtifactStore(), "source": SourceData()}
 
 
 def resources_for_deployment(name: str | None = None) -> dict[str, object]:
