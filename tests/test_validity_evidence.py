@@ -14,7 +14,9 @@ from simready.checks.evidence import (
     MissingStageError,
     ScenarioEvidence,
     SensorEvidence,
+    DRY_OBSERVATIONS_DIR,
     collisions_from_events,
+    dry_reference_from_observations,
     evidence_from_sample_dir,
     read_ply_points,
 )
@@ -158,3 +160,22 @@ def test_cli_missing_stage_is_one_line_and_nonzero(sample, tmp_path, capsys):
 def test_cli_nonexistent_folder(tmp_path, capsys):
     assert main(["validate", str(tmp_path / "nope"), "--out", str(tmp_path / "r.json")]) == 1
     assert "sample folder not found" in capsys.readouterr().err
+
+
+def test_rain_sample_reads_its_dry_sibling_and_flags_unattenuated_lidar(tmp_path):
+    """A dry sibling with the very same LiDAR as the rain observation: rain attenuated nothing → flagged."""
+    s = write_street_sample(tmp_path / "street-000002", "street-000002", weather="rain")
+    shutil.copytree(s / "observations", s / DRY_OBSERVATIONS_DIR)
+    dims = {"ego": (4.6, 2.1), "ped": (0.5, 0.5), "van": (5.4, 2.0)}
+    dry = dry_reference_from_observations(s / DRY_OBSERVATIONS_DIR, dims)
+    ev = evidence_from_sample_dir(s)
+    assert ev.sensor.dry_reference == dry and dry.returns_per_sweep == ev.sensor.lidar_returns_per_sweep
+    sensor = validate_scenario(ev).check("sensor")
+    assert not sensor.passed
+    assert "not below the dry reference" in json.dumps(sensor.detail)
+
+
+def test_rain_without_dry_sibling_is_noted_not_failed(tmp_path):
+    s = write_street_sample(tmp_path / "street-000003", "street-000003", weather="rain")
+    sensor = validate_scenario(evidence_from_sample_dir(s)).check("sensor")
+    assert sensor.passed and any("dry reference" in n for n in sensor.detail.get("notes", []))

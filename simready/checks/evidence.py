@@ -57,6 +57,8 @@ from simready.errors import SimreadyError
 MANIFEST_FILE = "manifest.json"
 TRACE_FILE = "trace.parquet"
 OBSERVATIONS_DIR = "observations"
+#: The same trace's LiDAR observed with the rain removed (written by the measurement stage for rain samples).
+DRY_OBSERVATIONS_DIR = "observations_dry"
 OBSERVED_FRAMES_FILE = "observed-frames.jsonl"
 LEGEND_FILE = "legend.json"
 RESULTS_FILE = "results.json"
@@ -285,6 +287,8 @@ def evidence_from_sample_dir(
     sensor = None
     if (obs_dir / OBSERVED_FRAMES_FILE).is_file() or (obs_dir / RESULTS_FILE).is_file():
         env = manifest.environment
+        if dry_reference is None and (root / DRY_OBSERVATIONS_DIR / RESULTS_FILE).is_file():
+            dry_reference = dry_reference_from_observations(root / DRY_OBSERVATIONS_DIR, actor_dims)
         sensor = sensor_evidence_from_observations(
             obs_dir, actor_dims, illumination=env.illumination, weather=env.weather, dry_reference=dry_reference
         )
@@ -495,6 +499,13 @@ def _lidar_rows(obs_dir: Path, actor_dims: Mapping[str, tuple[float, float]], no
     if no_pose:
         notes.append(f"{no_pose} of {len(sweeps)} LiDAR sweeps carry no T_world_sensor: their positions are not compared")
     return rows, float(np.mean(returns)) if returns else None
+
+
+def dry_reference_from_observations(obs_dir: str | Path, actor_dims: Mapping[str, tuple[float, float]]) -> DryReference:
+    """The LiDAR figures of a dry sibling observation: detection rate over (sweep, actor) and mean returns per sweep."""
+    rows, returns = _lidar_rows(Path(obs_dir), actor_dims, [])
+    rate = float(np.mean([bool(r["detected"]) for r in rows])) if rows else None
+    return DryReference(detection_rate=rate, returns_per_sweep=returns)
 
 
 def sensor_evidence_from_observations(
