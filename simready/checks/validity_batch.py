@@ -35,11 +35,12 @@ def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) ->
     for trace in sorted((sample_dir / BRANCHES_DIR).glob(f"*/{TRACE_FILE}")):
         ev = evidence_from_sample_dir(sample_dir, baseline=sample_dir / TRACE_FILE, reference_pool=reference,
                                       require_sensors=False)
-        ev = _with_ticks_of(ev, trace)
+        ev = _with_ticks_of(ev, trace, sample_dir)
         branches[trace.parent.name] = validate_scenario(ev)
     record = {
         "sample": sample_dir.name,
         "sensor_evidence": has_obs,
+        "branch_sensor_evidence": sorted(k for k, v in branches.items() if v.check("sensor").detail.get("evidence") != "absent"),
         "base": base.model_dump(mode="json"),
         "branches": {k: v.model_dump(mode="json") for k, v in branches.items()},
     }
@@ -47,15 +48,33 @@ def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) ->
     return record
 
 
-def _with_ticks_of(evidence, trace_path: Path):
-    """The same evidence with the branch's ticks as the transformed trajectory (base stays the baseline)."""
+def _with_ticks_of(evidence, trace_path: Path, sample_dir: Path):
+    """The same evidence with the branch's ticks as the transformed trajectory (base stays the baseline).
+
+    The branch's own observations (``branches/<label>/observations/``, the
+    window after the decision) are its sensor evidence; without them the
+    branch is gated as trajectory-only evidence.
+    """
     from dataclasses import replace
 
-    from simready.checks.evidence import collisions_from_events, read_trace
+    from simready.checks.evidence import (
+        OBSERVATIONS_DIR,
+        RESULTS_FILE,
+        collisions_from_events,
+        read_trace,
+        sensor_evidence_from_observations,
+    )
+    from simready.scenario.manifest import load_manifest
 
     ticks, _header, events = read_trace(trace_path)
+    obs = trace_path.parent / OBSERVATIONS_DIR
+    sensor = None
+    if (obs / RESULTS_FILE).is_file():
+        env = load_manifest(sample_dir / "manifest.json").environment
+        sensor = sensor_evidence_from_observations(obs, evidence.actor_dims, illumination=env.illumination,
+                                                   weather=env.weather)
     return replace(evidence, sample_id=f"{evidence.sample_id}#{trace_path.parent.name}", ticks=ticks,
-                   collisions=tuple(collisions_from_events(events)), sensor=None, source=str(trace_path))
+                   collisions=tuple(collisions_from_events(events)), sensor=sensor, source=str(trace_path))
 
 
 def validate_batch(sample_dirs: list[Path], reference: ReferenceProfile | None) -> list[dict[str, Any]]:
