@@ -20,7 +20,7 @@ def _sense(args: argparse.Namespace) -> int:
 
     result = observe_files(args.trace, args.manifest, args.out, rig_spec=args.rig, passes=args.passes,
                            overrides=args.set or [], lidar_format=args.lidar_format, video=not args.no_video,
-                           until_s=args.until, progress=bar)
+                           from_s=args.from_s, until_s=args.until, progress=bar)
     frames = ", ".join(f"{n} {k}" for n, k in sorted(result.frames.items()))
     print(f"{result.out_dir}: {result.files} files; {frames}; {result.timings_s['total']:.1f} s, "
           f"peak {result.peak_rss_mb:.0f} MiB")
@@ -44,6 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="override a rig setting, e.g. lens.distortion=0 or front_camera.width_px=640 (repeatable)")
     sense.add_argument("--lidar-format", choices=("ascii", "binary"), default="ascii",
                        help="PLY encoding (ascii as SPEC §10; binary little-endian is faster)")
+    sense.add_argument("--from", dest="from_s", type=float, default=None, metavar="SECONDS",
+                       help="observe only samples that start at or after this time (ticks keep their numbers)")
     sense.add_argument("--until", type=float, default=None, metavar="SECONDS",
                        help="observe only samples that end by this time")
     sense.add_argument("--no-video", action="store_true", help="skip the review videos")

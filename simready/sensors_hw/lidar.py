@@ -17,6 +17,13 @@ Intensity is ``reflectance · |cos(incidence)|`` in [0, 1]. Range noise
 the ``numpy.random.Generator`` passed in (a named stream of the caller);
 one normal and one uniform are drawn for *every* beam in beam order, hit or
 not, so two worlds that differ slightly reuse the same draws per beam.
+
+Weather (:class:`~simready.sensors_hw.atmosphere.Atmosphere`): in rain each
+return survives the two-way extinction ``exp(−2·α·r)`` by a third uniform
+per beam (drawn only when it rains, after the other two, so a dry sweep is
+unchanged bit for bit), its intensity is scaled by the same factor, and the
+range noise widens to ``sqrt(σ² + σ_rain²)`` on the same normal draw. More
+rain keeps a subset of the returns a lighter rain keeps.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simready.atomic import write_bytes_atomic
+from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.models import LidarModel, Rig
 from simready.truth.geometry import Hits, SceneGeometry, box_corners
 
@@ -171,8 +179,9 @@ class LidarScan:
 
 
 def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.random.Generator,
-         *, ignore: Iterable[str] = ()) -> LidarScan:
-    """One sweep starting at ``t0_s``; ``ignore`` names the carrier body and anything else unseen."""
+         *, ignore: Iterable[str] = (), atmosphere: Atmosphere | None = None) -> LidarScan:
+    """One sweep starting at ``t0_s``; ``ignore`` names the carrier body and anything else unseen;
+    ``atmosphere``: rain along the beams (None or clear: dry)."""
     model = rig.sensors[lidar_name]
     if not isinstance(model, LidarModel):
         raise TypeError(f"{lidar_name} is not a LiDAR")
@@ -185,15 +194,23 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     hits = scene.cast(origins, dirs, times, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
                       prefilter=azimuth_prefilter(model, T_cols), incidence=True)
     cos_inc = hits.cos_incidence
+    rain = atmosphere is not None and not atmosphere.clear
+    sigma = math.hypot(model.range_noise_m, atmosphere.range_spread_m) if rain else model.range_noise_m  # type: ignore[union-attr]
     # Decided over all N beams, then one gather per output (gathers cost more than whole-array steps).
-    rng_m = hits.distance_m + model.range_noise_m * noise if model.range_noise_m else hits.distance_m
-    beam = np.flatnonzero(hits.hit & _returned(model, scene, hits.body_index, cos_inc, draw) & (rng_m > 0.0))
+    rng_m = hits.distance_m + sigma * noise if sigma else hits.distance_m
+    keep = hits.hit & _returned(model, scene, hits.body_index, cos_inc, draw) & (rng_m > 0.0)
+    if rain:
+        with np.errstate(invalid="ignore", over="ignore"):
+            two_way = np.exp(-2.0 * atmosphere.extinction_per_m * hits.distance_m)  # type: ignore[union-attr]
+        keep &= rng.random(n, dtype=np.float32) < two_way
+    beam = np.flatnonzero(keep)
     body = np.take(hits.body_index, beam)
     rng_m = np.take(rng_m, beam)
     # Gathered by component, scaled in place, viewed as (M, 3): the same float64 products, one new array.
     points = np.take(table.dirs_sensor_t, beam, axis=1)
     points *= rng_m
-    intensity = (np.take(scene.reflectance_of_body, body) * np.take(cos_inc, beam)).astype(np.float32)
+    power = np.take(scene.reflectance_of_body, body) * np.take(cos_inc, beam)
+    intensity = (power * np.take(two_way, beam) if rain else power).astype(np.float32)
     return LidarScan(lidar_name, float(t0_s), points.T, intensity, np.take(scene.compact_id_of_body, body),
                      np.take(times, beam), rng_m, (beam % model.channels).astype(np.int32),
                      (beam // model.channels).astype(np.int32), beam, hits)

@@ -67,6 +67,7 @@ from numpy.typing import NDArray
 from simready.atomic import atomic_directory, write_json_atomic
 from simready.errors import OutputExistsError, SimreadyError
 from simready.hashing import file_sha256
+from simready.sensors_hw.atmosphere import Atmosphere, apply_atmosphere_overrides, split_overrides
 from simready.sensors_hw.camera import PASSES as CAMERA_PASSES
 from simready.sensors_hw.camera import FramePasses, Intrinsics, Lighting, encode_id_rgb, render_frame
 from simready.sensors_hw.lidar import LidarScan, scan, write_ply_ascii, write_ply_binary
@@ -141,10 +142,16 @@ class ObserveOptions:
         lidar_time_column: add each point's firing time ``t`` to the PLY.
         video: write ``video/<sensor>.mp4``.
         pairing_policy: camera-centred pairing (:data:`simready.sensors_hw.schedule.POLICIES`).
-        until_s: observe only samples whose window ends by then (None: the whole clip).
+        from_s: observe only samples whose window starts at or after then, seconds of scenario time
+            (None: from the clip start). Ticks keep each sensor's own numbering (tick k still starts at
+            ``phase + k/rate``), so a windowed observation's files are named as the full clip's are.
+        until_s: observe only samples whose window ends by then (None: the whole clip); with
+            ``from_s`` the observed window is [from_s, until_s].
         writer_thread: encode PNG and Parquet on a background thread. Measured on the 200-frame
             1280×720 3-sensor bench sample (2 shared cores): 287 s instead of 407 s, peak resident
             memory 1376 MiB instead of 1209 MiB (the budget is 2 GB).
+        truth_thread: compute each frame pair's backward correspondence on a second thread while the
+            forward one runs (same results bit for bit; two projections are held at once instead of one).
     """
 
     passes: tuple[str, ...] = PASSES
@@ -152,8 +159,10 @@ class ObserveOptions:
     lidar_time_column: bool = False
     video: bool = True
     pairing_policy: str = "nearest_start"
+    from_s: float | None = None
     until_s: float | None = None
     writer_thread: bool = True
+    truth_thread: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "passes", parse_passes(self.passes))
@@ -161,6 +170,12 @@ class ObserveOptions:
             raise ObservationError("options", "lidar_format", f"must be ascii or binary, got {self.lidar_format!r}")
         if self.pairing_policy not in POLICIES:
             raise ObservationError("options", "pairing_policy", f"must be one of {POLICIES}")
+        for name in ("from_s", "until_s"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value >= 0.0):
+                raise ObservationError("options", name, f"must be a finite time >= 0 s, got {value!r}")
+        if self.from_s is not None and self.until_s is not None and self.from_s > self.until_s:
+            raise ObservationError("options", "from_s", f"{self.from_s} s is after until_s {self.until_s} s")
 
     @property
     def camera_passes(self) -> tuple[str, ...]:
@@ -478,8 +493,8 @@ def _timed(timings: dict[str, float], key: str) -> Iterator[None]:
 class _CameraTruth:
     """Per camera: the previous frame's samples (for the correspondence pair) and the track builder."""
 
-    def __init__(self, built: BuiltScene, rig: Rig, camera: str) -> None:
-        self.built, self.rig, self.camera = built, rig, camera
+    def __init__(self, built: BuiltScene, rig: Rig, camera: str, pool: ThreadPoolExecutor | None = None) -> None:
+        self.built, self.rig, self.camera, self.pool = built, rig, camera, pool
         self.prev: tuple[Samples, NDArray[np.float64]] | None = None
         self.tracks = TrackBuilder(built.scene, camera, ignore=built.ignore)
 
@@ -505,11 +520,20 @@ class _CameraTruth:
         if self.prev is not None:
             (a, a_dv), b = self.prev, samples
             dt = b.view.t0_s - a.view.t0_s
-            # One direction at a time, each dropped once tabled: only one projection is ever held.
-            for src, src_dv, dst, direction, sign in ((a, a_dv, b, "forward", 1.0), (b, dv_dt, a, "backward", -1.0)):
+            pairs = ((a, a_dv, b, "forward", 1.0), (b, dv_dt, a, "backward", -1.0))
+
+            def table_of(src: Samples, src_dv: NDArray[np.float64], dst: Samples, direction: str,
+                         sign: float) -> pa.Table:
                 # Where the motion field says each row goes starts the target-row iteration (speed only).
-                table = correspond(scene, src, dst.view, direction, ignore=self.built.ignore,
-                                   row_guess=_predicted_rows(src, src_dv, sign * dt)).table()
+                return correspond(scene, src, dst.view, direction, ignore=self.built.ignore,
+                                  row_guess=_predicted_rows(src, src_dv, sign * dt)).table()
+
+            # The two directions are independent computations: with a pool the backward one runs on its
+            # thread while this one does the forward (Embree and most numpy kernels release the GIL);
+            # each projection is dropped once tabled.
+            later = self.pool.submit(table_of, *pairs[1]) if self.pool is not None else None
+            tables = [table_of(*pairs[0]), later.result() if later is not None else table_of(*pairs[1])]
+            for (src, _, dst, direction, _), table in zip(pairs, tables):
                 m = {**meta, "tick": src.view.tick, "t0_s": src.view.t0_s, "target_tick": dst.view.tick,
                      "target_t0_s": dst.view.t0_s, "direction": direction}
                 folder.write_later(f"truth/{self.camera}/{src.view.tick:08d}.{direction}.parquet",
@@ -542,15 +566,25 @@ class _Run:
     lighting: Lighting
     cameras: list[str]
     videos: dict[str, _Video]
+    atmosphere: Atmosphere = field(default_factory=Atmosphere)
     timings: dict[str, float] = field(default_factory=dict)
     truth: dict[str, _CameraTruth] = field(default_factory=dict)
     cam_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     cam_poses: dict[str, list[NDArray]] = field(default_factory=dict)
     sweep_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    truth_pool: ThreadPoolExecutor | None = None
+
+    def close(self) -> None:
+        """Stop the truth thread (idle by then: every submitted job was waited for)."""
+        if self.truth_pool is not None:
+            self.truth_pool.shutdown(wait=True)
+            self.truth_pool = None
 
     def __post_init__(self) -> None:
         if "truth" in self.options.passes:
-            self.truth = {n: _CameraTruth(self.built, self.rig, n) for n in self.cameras}
+            if self.options.truth_thread:
+                self.truth_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="observe-truth")
+            self.truth = {n: _CameraTruth(self.built, self.rig, n, self.truth_pool) for n in self.cameras}
         self.cam_records = {n: [] for n in self.cameras}
         self.cam_poses = {n: [] for n in self.cameras}
 
@@ -590,7 +624,7 @@ class _Run:
     def _lidar(self, s: _Sample, model: LidarModel) -> NDArray[np.intp]:
         with self.timed(s.sensor, "scan"):
             sweep = scan(self.built.scene, self.rig, s.sensor, s.t_s, sensor_rng(self.seeds[s.sensor], s.tick),
-                         ignore=self.built.ignore)
+                         ignore=self.built.ignore, atmosphere=self.atmosphere)
         with self.timed(s.sensor, "write"):
             # The sweep's pose at mid-sweep lets consumers (the validity gate) put points in world coordinates.
             T_mid = self.rig.T_world_sensor(s.sensor, s.t_s + 0.5 * model.sweep_s)
@@ -624,14 +658,17 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             options: ObserveOptions = ObserveOptions(), overrides: Mapping[str, Any] | Iterable[str] = (),
             lighting: Lighting | None = None, streams: Mapping[str, int] | None = None,
             provenance: Mapping[str, Any] | None = None, warnings: Iterable[str] = (),
-            progress: Callable[[int], Progress] | None = None) -> ObserveResult:
+            progress: Callable[[int], Progress] | None = None, atmosphere: Atmosphere | None = None
+            ) -> ObserveResult:
     """Observe a built world with a rig and write the SPEC §10 layout into ``out_dir`` (new or empty).
 
     Args:
         built: the world; rig: the rig (mounted on any body: it is put on the scene's ego here).
         trace: the trace the world was built from (parity, time range).
-        overrides: ``--set`` style rig overrides (recorded in render.json).
+        overrides: ``--set`` style rig overrides (recorded in render.json); ``atmosphere.<field>`` keys
+            set the atmosphere (``atmosphere.rain_rate_mmph=0``: dry).
         lighting: RGB lighting (default: :class:`Lighting` day).
+        atmosphere: weather along the LiDAR beams (default: clear air).
         streams: the manifest's recorded stream seeds (``sensor`` seeds the sensors' noise; derived
             from the sample id when absent).
         provenance: inputs for job/render-job.json (trace, manifest, template hashes …).
@@ -642,14 +679,14 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
 
     out = check_output_dir(out_dir)
     rig = rig.on_body(ego_track(built))
-    rig, resolved = apply_overrides(rig, overrides if isinstance(overrides, Mapping) else parse_set_args(overrides))
+    rig, resolved, atmosphere = _resolve_overrides(rig, atmosphere or Atmosphere(), overrides)
     lighting = lighting or Lighting()
     passes = options.passes
     kinds = {n: rig.mounts[n].type.value for n in rig.sensors}
     observed = [n for n in rig.sensors if (kinds[n] == "camera" and (options.camera_passes or "truth" in passes))
                 or kinds[n] in passes]
     cameras = [n for n in observed if kinds[n] == "camera"]
-    t_lo = max(0.0, trace.t_start_s)
+    t_lo = max(0.0, trace.t_start_s, options.from_s or 0.0)
     t_hi = min(trace.clip_s, trace.t_end_s) if options.until_s is None else min(options.until_s, trace.t_end_s)
     schedules = rig_schedules(rig, t_hi)
     samples = _samples(rig, schedules, t_lo, t_hi, observed)
@@ -663,7 +700,7 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
         videos = {n: _Video(tmp / "video" / f"{n}.mp4", float(rig.sensors[n].rate_hz)) for n in observed} \
             if options.video else {}
         run = _Run(built, rig, options, folder, sensor_seeds(built.sample_id, streams, rig.sensors), lighting,
-                   cameras, videos)
+                   cameras, videos, atmosphere)
         frames_log = open(tmp / "observed-frames.jsonl", "w", encoding="utf-8")
         try:
             for s in samples:
@@ -675,6 +712,7 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             run.finish()
             folder.drain()
         finally:
+            run.close()
             folder.close()
             frames_log.close()
             for v in videos.values():
@@ -694,7 +732,7 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
         write_json_atomic(tmp / "parity.json", par)
         folder.add_written("parity.json", None, None, "parity")
         _write_job(folder, rig, resolved, options, run.seeds, lighting, schedules, cameras, run.cam_records,
-                   run.cam_poses, provenance)
+                   run.cam_poses, provenance, atmosphere)
         camera_json = {n: {"projection": _projection(rig.sensors[n]), "frames": run.cam_records[n]} for n in cameras}
         with run.timed("review", "images"):  # from the files just written, as a reviewer would read them
             shown = write_review_images(tmp, {"cameras": camera_json, "sweeps": run.sweep_records,
@@ -710,10 +748,12 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             "rig": resolved["sensors"],
             "settings": {"lidar_format": options.lidar_format, "lidar_time_column": options.lidar_time_column,
                          "video": options.video, "pairing_policy": options.pairing_policy,
-                         "writer_thread": options.writer_thread,
-                         "until_s": options.until_s, "png_compress_level": PNG_COMPRESS_LEVEL,
+                         "writer_thread": options.writer_thread, "truth_thread": options.truth_thread,
+                         "from_s": options.from_s, "until_s": options.until_s,
+                         "png_compress_level": PNG_COMPRESS_LEVEL,
                          "truth_compression": list(TRUTH_COMPRESSION), "window_s": [t_lo, t_hi]},
             "lighting": asdict(lighting),
+            "atmosphere": atmosphere.to_json(),
             "sensors_observed": observed,
             "frames": counts,
             "timings_s": {"total": time.perf_counter() - started, **dict(sorted(run.timings.items()))},
@@ -733,6 +773,16 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
         }
         write_json_atomic(tmp / "results.json", results)
     return ObserveResult(out, len(folder.entries) + 1, counts, render["timings_s"], render["peak_rss_mb"], render)
+
+
+def _resolve_overrides(rig: Rig, atmosphere: Atmosphere, overrides: Mapping[str, Any] | Iterable[str]
+                       ) -> tuple[Rig, dict[str, Any], Atmosphere]:
+    """Rig overrides applied to the rig, ``atmosphere.*`` ones to the atmosphere; the resolved settings list
+    both (rig first, each in the order given)."""
+    rig_over, atmo_over = split_overrides(overrides if isinstance(overrides, Mapping) else parse_set_args(overrides))
+    rig, resolved = apply_overrides(rig, rig_over)
+    atmosphere, applied = apply_atmosphere_overrides(atmosphere, atmo_over)
+    return rig, {**resolved, "overrides": resolved["overrides"] + applied}, atmosphere
 
 
 def _ontology_version() -> str:
@@ -803,7 +853,7 @@ def _frame_line(built: BuiltScene, s: _Sample, actor_bodies: Mapping[str, int], 
 def _write_job(folder: _Folder, rig: Rig, resolved: Mapping[str, Any], options: ObserveOptions,
                seeds: Mapping[str, int], lighting: Lighting, schedules: Mapping[str, Any], cameras: list[str],
                cam_records: Mapping[str, list[dict[str, Any]]], cam_poses: Mapping[str, list[NDArray]],
-               provenance: Mapping[str, Any] | None) -> None:
+               provenance: Mapping[str, Any] | None, atmosphere: Atmosphere) -> None:
     pairing = {}
     for cam in cameras:
         others = {n: s for n, s in schedules.items() if n != cam and not isinstance(rig.sensors[n], CameraModel)}
@@ -830,6 +880,7 @@ def _write_job(folder: _Folder, rig: Rig, resolved: Mapping[str, Any], options: 
         "options": asdict(options),
         "seeds": {"sensor_streams": dict(seeds), "per_sample": "SeedSequence(seed, spawn_key=(tick,))"},
         "lighting": asdict(lighting),
+        "atmosphere": atmosphere.to_json(),
         "ego_body": "T_world_sensor(t) = T_world_body(t) @ T_body_mount @ T_mount_sensor",
         "schedules": {n: {"rate_hz": s.rate_hz, "phase_s": s.phase_s, "duration_s": s.duration_s,
                           "times_s": s.times_s.tolist()} for n, s in sorted(schedules.items())},
@@ -864,7 +915,8 @@ def observe_sample(template: Any, catalog: Any, manifest: Any, trace: TraceInput
     check_output_dir(out_dir)
     overrides = parse_set_args(overrides) if not isinstance(overrides, Mapping) else dict(overrides)
     rig = rig_from_sensor_rig(template_rig_data(template) if rig_data is None else rig_data, source=rig_source)
-    apply_overrides(rig, overrides)  # a bad key or value fails here, before the world is built
+    environment = manifest.environment.model_dump()
+    _resolve_overrides(rig, Atmosphere.from_environment(environment), overrides)  # fails here, before the build
     built = build_scene(template, catalog, manifest, trace)
     t_hash = template_hash(template)
     inputs = {
@@ -878,14 +930,15 @@ def observe_sample(template: Any, catalog: Any, manifest: Any, trace: TraceInput
     warnings = [] if t_hash == manifest.template_hash else [
         f"template {template.id} hashes to {t_hash}, the manifest recorded {manifest.template_hash}"]
     return observe(built, rig, trace, out_dir, options=options, overrides=overrides,
-                   lighting=Lighting.from_environment(manifest.environment.model_dump()), streams=manifest.streams,
-                   provenance=inputs, warnings=warnings, progress=progress)
+                   lighting=Lighting.from_environment(environment), streams=manifest.streams,
+                   provenance=inputs, warnings=warnings, progress=progress,
+                   atmosphere=Atmosphere.from_environment(environment))
 
 
 def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: str | Path, *,
                   rig_spec: str | Path | None = None, passes: str | Iterable[str] | None = None,
                   overrides: Iterable[str] | Mapping[str, Any] = (), lidar_format: str = "ascii",
-                  video: bool = True, until_s: float | None = None,
+                  video: bool = True, until_s: float | None = None, from_s: float | None = None,
                   progress: Callable[[int], Progress] | None = None) -> ObserveResult:
     """``simready sense``: read the trace, manifest, template, catalog and rig; observe; write ``out_dir``.
 
@@ -902,7 +955,8 @@ def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: st
     from simready.sensors_hw.trace_input import read_trace_input
     from simready.world.template import load_template
 
-    options = ObserveOptions(passes=parse_passes(passes), lidar_format=lidar_format, video=video, until_s=until_s)
+    options = ObserveOptions(passes=parse_passes(passes), lidar_format=lidar_format, video=video, from_s=from_s,
+                             until_s=until_s)
     check_output_dir(out_dir)
     overrides = parse_set_args(overrides) if not isinstance(overrides, Mapping) else dict(overrides)
     manifest = load_manifest(manifest_path)
@@ -912,7 +966,7 @@ def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: st
         rig_data, rig_source = template_rig_data(template), str(template_file)
     else:
         rig_data, rig_source = load_rig_data(rig_spec)
-    apply_overrides(rig_from_sensor_rig(rig_data, source=rig_source), overrides)  # before the trace is read
+    _resolve_overrides(rig_from_sensor_rig(rig_data, source=rig_source), Atmosphere(), overrides)  # before the trace
     trace = read_trace_input(trace_path)
     catalog = ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
     return observe_sample(template, catalog, manifest, trace, out_dir, rig_data=rig_data, rig_source=rig_source,

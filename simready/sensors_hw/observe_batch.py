@@ -1,48 +1,175 @@
-"""The measurement stage over one batch folder: each sample's base rollout observed into ``observations/``.
+"""The measurement stage over one batch folder: each sample observed around its decision, branches too.
 
-The default suite observes a review window at reduced resolution (the suite's
+Per sample folder (``simready.sim.batch`` layout)::
+
+    observations/                       the base rollout over [t_d − pre_s, t_d + post_s] (SPEC §10 layout)
+    branches/<label>/observations/      each matched branch over [t_d, t_d + post_s] (same rig, overrides, truth)
+    observations_dry/                   rain samples only: the base's LiDAR alone, same trace and window, rain
+                                        removed (``atmosphere.rain_rate_mmph=0``): the dry reference of the
+                                        validity gate's rain expectation
+
+``t_d`` is ``decision_t_s`` from ``branches/outcomes.json`` (where the
+branches leave the base trace; identical history before it). Why a window
+around the decision rather than the clip start: the matched branches differ
+only after ``t_d``, so that is where observations carry counterfactual
+information; the pre-roll gives trackers and the validity gate history.
+
+The default suite observes at reduced resolution (the suite's
 ``observation`` block), so the whole DAG fits in minutes on two cores; full
 clips at the template's resolution are one ``simready sense`` away.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from simready.hashing import content_hash
 
 OBSERVATIONS_DIR = "observations"
+DRY_OBSERVATIONS_DIR = "observations_dry"
+#: The override that removes the weather from a LiDAR (simready.sensors_hw.atmosphere).
+DRY_OVERRIDE = "atmosphere.rain_rate_mmph=0"
 TRUTH_DIR = "truth"
+BRANCHES_DIR = "branches"  # as simready.sim.batch writes them
+OUTCOMES_FILE = "outcomes.json"
+TRACE_FILE = "trace.parquet"
+MANIFEST_FILE = "manifest.json"
 
 
-def observe_sample_dir(sample_dir: Path, template: Any, catalog: Any, *, until_s: float | None,
-                       overrides: list[str], video: bool) -> dict[str, Any]:
-    """Observe the sample's base rollout into ``<sample>/observations/`` (replaced whole)."""
-    from simready.scenario.manifest import load_manifest
-    from simready.sensors_hw.observe import ObserveOptions, observe_sample
+@dataclass(frozen=True)
+class ObservationWindow:
+    """Which stretch of a sample is observed, relative to its decision time ``t_d`` (seconds).
+
+    Attributes:
+        pre_s: seconds of base-trace history before ``t_d`` (≥ 0).
+        post_s: seconds after ``t_d`` (≥ 0), for the base trace and every branch.
+        branches: also observe each matched branch over [t_d, t_d + post_s].
+    """
+
+    pre_s: float
+    post_s: float
+    branches: bool = True
+
+    def __post_init__(self) -> None:
+        if not (self.pre_s >= 0.0 and self.post_s >= 0.0):
+            raise ValueError(f"pre_s and post_s must be >= 0 s, got {self.pre_s}, {self.post_s}")
+
+    def base_span(self, decision_t_s: float | None, clip_s: float) -> tuple[float, float]:
+        """[from, until] of the base trace, clamped to [0, clip_s]; without a decision, the clip's first
+        ``pre_s + post_s`` seconds."""
+        if decision_t_s is None:
+            return 0.0, min(clip_s, self.pre_s + self.post_s)
+        return max(0.0, decision_t_s - self.pre_s), min(clip_s, decision_t_s + self.post_s)
+
+    def branch_span(self, decision_t_s: float, clip_s: float) -> tuple[float, float]:
+        """[from, until] of a branch trace: from the decision on (before it the branch is the base)."""
+        return max(0.0, decision_t_s), min(clip_s, decision_t_s + self.post_s)
+
+
+def decision_and_branches(sample_dir: Path) -> tuple[float | None, list[str]]:
+    """``(decision_t_s, branch labels with a trace)`` from ``branches/outcomes.json``; ``(None, [])`` if absent."""
+    path = sample_dir / BRANCHES_DIR / OUTCOMES_FILE
+    if not path.is_file():
+        return None, []
+    outcomes = json.loads(path.read_text())
+    rows = outcomes.get("branches") or []
+    t_d = next((r["decision_t_s"] for r in rows if r.get("decision_t_s") is not None), outcomes.get("decision_t_s"))
+    labels = [str(r["label"]) for r in rows if (sample_dir / BRANCHES_DIR / str(r["label"]) / TRACE_FILE).is_file()]
+    return (None if t_d is None else float(t_d)), labels
+
+
+def _clear_observations(sample_dir: Path) -> None:
+    """Drop every earlier observation folder of the sample (base and branches), so what remains is this run's."""
+    for out in [sample_dir / OBSERVATIONS_DIR, sample_dir / DRY_OBSERVATIONS_DIR,
+                *(sample_dir / BRANCHES_DIR).glob(f"*/{OBSERVATIONS_DIR}")]:
+        if out.is_dir():
+            shutil.rmtree(out)
+
+
+Span = tuple[float | None, float | None]
+
+
+def _observe_one(template: Any, catalog: Any, manifest: Any, trace_path: Path, out: Path, span: Span,
+                 overrides: list[str], video: bool, passes: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """One observation folder over ``span`` = (from_s, until_s) (None: that end of the clip)."""
+    from simready.sensors_hw.observe import PASSES, ObserveOptions, observe_sample
     from simready.sensors_hw.trace_input import read_trace_input
 
-    out = sample_dir / OBSERVATIONS_DIR
-    if out.exists():
-        shutil.rmtree(out)
-    manifest = load_manifest(sample_dir / "manifest.json")
-    trace = read_trace_input(sample_dir / "trace.parquet")
-    result = observe_sample(template, catalog, manifest, trace, out,
-                            options=ObserveOptions(until_s=until_s, video=video), overrides=overrides)
-    return {"sample": sample_dir.name, "files": result.files, "frames": result.frames,
+    trace = read_trace_input(trace_path)
+    options = ObserveOptions(passes=passes or PASSES, from_s=span[0], until_s=span[1], video=video)
+    result = observe_sample(template, catalog, manifest, trace, out, options=options, overrides=overrides)
+    return {"files": result.files, "frames": result.frames, "window_s": result.render["settings"]["window_s"],
             "timings_s": result.timings_s, "peak_rss_mb": result.peak_rss_mb}
 
 
-def results_versions(sample_dirs: list[Path]) -> tuple[str, str]:
-    """(observations version, truth version): hashes over results.json entries, split by truth vs sensor files."""
-    import json
+def observe_sample_dir(sample_dir: Path, template: Any, catalog: Any, *, window: ObservationWindow | None = None,
+                       overrides: list[str], video: bool, until_s: float | None = None) -> dict[str, Any]:
+    """Observe one sample folder: the base trace around its decision and, with ``window.branches``, each branch.
 
+    Every earlier observation folder of the sample is replaced. ``window`` None keeps the former behaviour
+    (the base trace over [0, ``until_s``], no branches) for callers not yet given a window.
+
+    A sample whose manifest's weather is ``rain`` also gets ``observations_dry/``: LiDAR only (no camera,
+    truth or video), the base trace over the base's window with the rain removed (``DRY_OVERRIDE`` after
+    ``overrides``).
+
+    Returns a row: ``sample``, the base's ``files`` / ``frames`` / ``window_s`` / ``timings_s`` /
+    ``peak_rss_mb``, ``decision_t_s`` (None without outcomes), ``branches``: ``{label: {files, frames,
+    window_s, timings_s, peak_rss_mb}}`` and ``dry``: the same figures of the dry sibling (None if not rain).
+    """
+    from simready.scenario.manifest import load_manifest
+    from simready.sensors_hw.trace_input import read_trace_input
+
+    _clear_observations(sample_dir)
+    manifest = load_manifest(sample_dir / MANIFEST_FILE)
+    base_trace = sample_dir / TRACE_FILE
+    t_d, labels = decision_and_branches(sample_dir)
+    span: Span
+    if window is None:
+        t_d, labels, span = None, [], (None, until_s)
+    else:
+        span = window.base_span(t_d, read_trace_input(base_trace).clip_s)
+        labels = labels if (window.branches and t_d is not None) else []
+    base = _observe_one(template, catalog, manifest, base_trace, sample_dir / OBSERVATIONS_DIR, span, overrides,
+                        video)
+    branches = {}
+    for label in labels:
+        trace_path = sample_dir / BRANCHES_DIR / label / TRACE_FILE
+        b_span = window.branch_span(t_d, read_trace_input(trace_path).clip_s)  # type: ignore[union-attr, arg-type]
+        branches[label] = _observe_one(template, catalog, manifest, trace_path,
+                                       sample_dir / BRANCHES_DIR / label / OBSERVATIONS_DIR, b_span, overrides, video)
+    dry = None
+    if manifest.environment.weather == "rain":
+        dry = _observe_one(template, catalog, manifest, base_trace, sample_dir / DRY_OBSERVATIONS_DIR, span,
+                           [*overrides, DRY_OVERRIDE], False, passes=("lidar",))
+    return {"sample": sample_dir.name, **base, "decision_t_s": t_d, "branches": branches, "dry": dry}
+
+
+def observation_dirs(sample_dir: Path) -> dict[str, Path]:
+    """Every observation folder of a sample that holds a results.json, keyed by its prefix in the versions
+    (``<sample>`` for the base, ``<sample>/branches/<label>`` for a branch, ``<sample>/observations_dry``
+    for the dry sibling)."""
+    found = {sample_dir.name: sample_dir / OBSERVATIONS_DIR,
+             f"{sample_dir.name}/{DRY_OBSERVATIONS_DIR}": sample_dir / DRY_OBSERVATIONS_DIR}
+    for d in sorted((sample_dir / BRANCHES_DIR).glob(f"*/{OBSERVATIONS_DIR}")):
+        found[f"{sample_dir.name}/{BRANCHES_DIR}/{d.parent.name}"] = d
+    return {k: d for k, d in found.items() if (d / "results.json").is_file()}
+
+
+def results_versions(sample_dirs: list[Path]) -> tuple[str, str]:
+    """(observations version, truth version): hashes over results.json entries of every observation folder
+    (base, branches, dry sibling), split by truth vs sensor files. Keys are ``<sample>/<path>`` for the base,
+    ``<sample>/branches/<label>/<path>`` for a branch and ``<sample>/observations_dry/<path>`` for the dry
+    sibling."""
     obs, truth = {}, {}
     for d in sample_dirs:
-        results = json.loads((d / OBSERVATIONS_DIR / "results.json").read_text())
-        for f in results.get("files", []):
-            target = truth if str(f.get("path", "")).startswith(TRUTH_DIR + "/") else obs
-            target[f"{d.name}/{f['path']}"] = f.get("sha256")
+        for prefix, folder in observation_dirs(d).items():
+            results = json.loads((folder / "results.json").read_text())
+            for f in results.get("files", []):
+                target = truth if str(f.get("path", "")).startswith(TRUTH_DIR + "/") else obs
+                target[f"{prefix}/{f['path']}"] = f.get("sha256")
     return content_hash(obs), content_hash(truth)

@@ -102,6 +102,12 @@ class FrameView:
         """(H, 12) per row: camera-to-world rotation row-major (0:9), optical centre (9:12) — one gather per point."""
         return np.ascontiguousarray(pose_rows(self.T_world_camera))
 
+    @cached_property
+    def row_columns(self) -> NDArray[np.float64]:
+        """(12, H) :attr:`row_table` by column: gathering one short column per entry for N points is
+        several times faster than gathering N rows of 12 (and the products then read contiguous arrays)."""
+        return np.ascontiguousarray(self.row_table.T)
+
 
 def distorted_uv(model: CameraModel, uv: NDArray[np.float64]) -> NDArray[np.float64]:
     """Pinhole pixel coordinates (N, 2) → the RGB image's (Brown distortion; identity with the lens off)."""
@@ -216,11 +222,11 @@ class Projection:
 
 def camera_coords(view: FrameView, rows: NDArray[np.int64], p: NDArray[np.float64]) -> NDArray[np.float64]:
     """(N, 3) optical-frame coordinates Rᵀ(p − o) of world points p, each with its row's pose."""
-    g = np.take(view.row_table, rows, axis=0)
-    d0, d1, d2 = (p[:, i] - g[:, 9 + i] for i in range(3))
+    cols = view.row_columns
+    d0, d1, d2 = (p[:, i] - np.take(cols[9 + i], rows) for i in range(3))
     out = np.empty((len(p), 3))
     for i in range(3):
-        out[:, i] = d0 * g[:, i] + d1 * g[:, 3 + i] + d2 * g[:, 6 + i]
+        out[:, i] = d0 * np.take(cols[i], rows) + d1 * np.take(cols[3 + i], rows) + d2 * np.take(cols[6 + i], rows)
     return out
 
 
@@ -326,12 +332,12 @@ def recast_visible(scene: SceneGeometry, view: FrameView, proj: Projection, *, i
     if len(idx) == 0:
         return visible
     k = view.intrinsics
-    g = np.take(view.row_table, proj.row[idx], axis=0)
-    origin = g[:, 9:12]
+    rows, cols = proj.row[idx], view.row_columns
+    origin = np.take(view.row_table[:, 9:12], rows, axis=0)
     ray = proj.point_world[idx] - origin
     dist = np.sqrt(np.einsum("ni,ni->n", ray, ray))
     d = ray / dist[:, None]
-    cos_axis = d[:, 0] * g[:, 2] + d[:, 1] * g[:, 5] + d[:, 2] * g[:, 8]
+    cos_axis = d[:, 0] * np.take(cols[2], rows) + d[:, 1] * np.take(cols[5], rows) + d[:, 2] * np.take(cols[8], rows)
     # The prefilter reasons about the pixel P projects to; a point whose row has not settled there
     # (the iteration cap) is always kept. Under a global shutter every row has the same pose.
     u_px = np.clip(np.rint(proj.uv[idx, 0]), 0, k.width_px - 1).astype(np.int64)
@@ -402,7 +408,7 @@ class Samples:
         rays = pixel_rays(view.model).reshape(-1, 3)
         cam = np.take(rays, pix, axis=0) * hits.distance_m[pix, None]
         return cls(view, pix, pix % w, pix // w, body, hits.triangle_index[pix].astype(np.int64),
-                   hits.barycentric_uv[pix], p_body, hits.time_s[pix], hits.point_world[pix], cam)
+                   hits.barycentric_uv[pix], p_body, hits.time_s[pix], hits.point_world_of(pix), cam)
 
     def table(self, scene: SceneGeometry) -> pa.Table:
         """Surface identity per visible sample (SPEC §11), one row per hit pixel.

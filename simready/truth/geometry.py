@@ -379,6 +379,19 @@ class Hits:
         out[h] = self.origin_world[h] + self.distance_m[h, None] * self.dir_world[h]
         return out
 
+    def point_world_of(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        """``point_world[idx]`` for hit rays ``idx``, computed for those rays only (the same float64
+        operations row by row, so bitwise the same values) rather than for all N."""
+        if "point_world" in self.__dict__:
+            return self.point_world[idx]
+        if self._origin64 is not None:
+            o, d = np.take(self._origin64, idx, axis=0), np.take(self._dir64, idx, axis=0)
+        else:
+            o = np.take(self._origin32, idx, axis=0).astype(np.float64)
+            d = np.take(self._dir32, idx, axis=0).astype(np.float64)
+            d = d / np.linalg.norm(d, axis=1, keepdims=True)
+        return o + np.take(self.distance_m, idx)[:, None] * d
+
     def point_world32(self) -> NDArray[np.float32]:
         """(N, 3) float32 hit points as Embree saw them (cheap; for shading, not for labels)."""
         return self._origin32 + self._dir32 * np.where(self.hit, self.distance_m, np.nan).astype(np.float32)[:, None]

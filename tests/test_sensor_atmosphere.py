@@ -1,0 +1,107 @@
+"""Rain in the LiDAR: two-way extinction lowers returns; the dry override restores the dry bytes exactly."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simready.bench_observe import street_sample
+from simready.errors import SimreadyError
+from simready.sensors_hw.atmosphere import Atmosphere
+from simready.sensors_hw.lidar import scan
+from simready.sensors_hw.observe import ObserveOptions, observe, sensor_rng
+from simready.sensors_hw.scene_build import ego_track
+
+SMALL = {"width_px": 32, "height_px": 24, "line_time_s": 2e-4, "azimuth_steps": 512, "channels": 32}
+
+
+@pytest.fixture(scope="module")
+def street():
+    built, rig, trace = street_sample(0.3, **SMALL)
+    return built, rig.on_body(ego_track(built)), trace
+
+
+def sweep(street, atmosphere: Atmosphere | None, tick: int = 1):
+    built, rig, _ = street
+    return scan(built.scene, rig, "roof_lidar", 0.1, sensor_rng(1234, tick), ignore=built.ignore,
+                atmosphere=atmosphere)
+
+
+def test_moderate_rain_loses_a_few_percent_at_50_m_and_more_at_120_m():
+    a = Atmosphere(10.0).extinction_per_m
+    loss = {r: 1.0 - math.exp(-2.0 * a * r) for r in (50.0, 120.0)}
+    assert 0.02 < loss[50.0] < 0.08 and loss[120.0] > loss[50.0] * 2
+    assert Atmosphere(0.0).extinction_per_m == 0.0 and Atmosphere(50.0).extinction_per_m > a
+
+
+def test_rain_keeps_a_subset_of_the_dry_returns_and_loses_more_far_away(street):
+    dry, wet = sweep(street, None), sweep(street, Atmosphere(50.0))
+    assert 0 < len(wet) < len(dry)
+    assert set(wet.beam.tolist()) <= set(dry.beam.tolist())
+    # Loss grows with range: compare the share kept of near and far dry returns.
+    kept = np.isin(dry.beam, wet.beam)
+    near, far = dry.hits.distance_m[dry.beam] < 15.0, dry.hits.distance_m[dry.beam] >= 30.0
+    assert near.any() and far.any() and kept[far].mean() < kept[near].mean()
+    # Intensity of a kept return is attenuated, never raised.
+    common = np.isin(dry.beam, wet.beam)
+    assert np.all(wet.intensity <= dry.intensity[common] + 1e-7)
+    heavier = sweep(street, Atmosphere(200.0))
+    assert set(heavier.beam.tolist()) <= set(wet.beam.tolist())
+
+
+def test_clear_air_is_bitwise_the_dry_sweep(street):
+    dry, clear = sweep(street, None), sweep(street, Atmosphere(0.0))
+    for name in ("points_sensor", "intensity", "instance_id", "t_s", "range_m", "beam"):
+        assert np.array_equal(getattr(dry, name), getattr(clear, name))
+
+
+@pytest.fixture(scope="module")
+def observed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("rain")
+    outs = {}
+    for name, atmo, overrides in (("dry", None, {}), ("rain", Atmosphere(25.0), {}),
+                                  ("off", Atmosphere(25.0), {"atmosphere.rain_rate_mmph": 0})):
+        built, rig, trace = street_sample(0.3, **SMALL)
+        outs[name] = root / name
+        observe(built, rig, trace, outs[name], options=ObserveOptions(passes=("lidar",), video=False),
+                atmosphere=atmo, overrides=overrides)
+    return outs
+
+
+def lidar_files(out: Path) -> dict[str, dict]:
+    return {e["path"]: e for e in json.loads((out / "results.json").read_text())["files"] if e["pass"] == "lidar"}
+
+
+def test_rain_lowers_returns_per_sweep_against_the_same_trace(observed):
+    dry, rain = lidar_files(observed["dry"]), lidar_files(observed["rain"])
+    assert set(dry) == set(rain)
+    assert sum(e["points"] for e in rain.values()) < sum(e["points"] for e in dry.values())
+    render = json.loads((observed["rain"] / "render.json").read_text())
+    assert render["atmosphere"]["rain_rate_mmph"] == 25.0 and render["atmosphere"]["extinction_per_m"] > 0
+
+
+def test_the_override_restores_the_dry_bytes_exactly_and_is_recorded(observed):
+    dry, off = lidar_files(observed["dry"]), lidar_files(observed["off"])
+    assert {p: e["sha256"] for p, e in dry.items()} == {p: e["sha256"] for p, e in off.items()}
+    render = json.loads((observed["off"] / "render.json").read_text())
+    assert render["atmosphere"]["rain_rate_mmph"] == 0.0
+    assert {"key": "atmosphere.rain_rate_mmph", "value": 0, "sensors": ["atmosphere"]} in render["overrides"]
+
+
+@pytest.mark.parametrize("overrides", [{"atmosphere.fog": 1}, {"atmosphere.rain_rate_mmph": -1},
+                                       {"atmosphere.rain_rate_mmph": "lots"}])
+def test_bad_atmosphere_overrides_are_refused(street, tmp_path, overrides):
+    built, rig, trace = street
+    with pytest.raises(SimreadyError):
+        observe(built, rig, trace, tmp_path / "o", options=ObserveOptions(passes=("lidar",), video=False),
+                overrides=overrides)
+    assert not (tmp_path / "o").exists()
+
+
+def test_atmosphere_from_the_manifest_environment():
+    assert Atmosphere.from_environment({"weather": "rain", "rain_rate_mmph": 12.5}).rain_rate_mmph == 12.5
+    assert Atmosphere.from_environment({"weather": "dry"}).clear and Atmosphere.from_environment(None).clear
