@@ -39,7 +39,7 @@ def _setup(tmp_path: Path) -> tuple[dict, Path]:
     suite = tmp_path / "suite.yaml"
     suite.write_text(yaml.safe_dump({"suite_id": "t", "batches": 1, "reference_per_intent": 2, "templates": {
         RC: {"pedestrian_emerges_behind_van": 1}, TLA: {"lead_vehicle_brakes": 1}},
-        "observation": {"until_s": 0.5, "set": ["camera.width_px=320", "camera.height_px=180",
+        "observation": {"pre_s": 0.2, "post_s": 0.3, "set": ["camera.width_px=320", "camera.height_px=180",
                                                 "lidar.azimuth_steps=256"], "video": False}}))
     return {"store": ArtifactStore(root=str(tmp_path / "artifacts")),
             "source": SourceData(templates_dir=str(templates), suite_file=str(suite))}, templates

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import dagster as dg
 
-from simready.assets.metadata import markdown_table
+from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import by_template, sample_partitions
 from simready.assets.scenario import EAGER, batch_dir
 from simready.catalog.catalog import load_catalog
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
-from simready.sensors_hw.observe_batch import observe_sample_dir, results_versions
+from simready.sensors_hw.observe_batch import ObservationWindow, observation_dirs, observe_sample_dir, results_versions
 from simready.sim.batch import sample_dirs
 from simready.world.template import load_template
 
-MEASUREMENT_CODE_VERSION = "measurement-1"
+MEASUREMENT_CODE_VERSION = "measurement-2"
 
 
 @dg.multi_asset(
@@ -28,9 +28,10 @@ MEASUREMENT_CODE_VERSION = "measurement-1"
     partitions_def=sample_partitions,
     specs=[
         dg.AssetSpec("sensor_observations",
-                     deps=["trajectories", dg.AssetDep("sensor_rigs", partition_mapping=by_template)], kinds={"embree"}, code_version=MEASUREMENT_CODE_VERSION,
-                     automation_condition=EAGER,
-                     description="Rolling-shutter camera, scanning LiDAR and radar from one geometry (SPEC §10)."),
+                     deps=["trajectories", "action_branches", dg.AssetDep("sensor_rigs", partition_mapping=by_template)],
+                     kinds={"embree"}, code_version=MEASUREMENT_CODE_VERSION, automation_condition=EAGER,
+                     description="Rolling-shutter camera, scanning LiDAR and radar from one geometry (SPEC §10), "
+                                 "for each sample around its decision and for each of its branches after it."),
         dg.AssetSpec("perception_truth", deps=["sensor_observations"], kinds={"parquet"},
                      code_version=MEASUREMENT_CODE_VERSION, automation_condition=EAGER,
                      description="Surface identity, correspondence, flow, motion field and tracks (SPEC §11)."),
@@ -41,20 +42,44 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
     template = load_template(source.template_file(key["template"]))
     catalog = load_catalog(Path(source.catalog_generated_dir))
     plan = load_suite(source.suite_file).observation
+    window = ObservationWindow(plan.pre_s, plan.post_s, plan.branches)
     dirs = sample_dirs(batch_dir(store, key["template"], key["batch"]))
-    rows = [observe_sample_dir(d, template, catalog, until_s=plan.until_s, overrides=list(plan.set), video=plan.video)
+    rows = [observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set), video=plan.video)
             for d in dirs]
     obs_version, truth_version = results_versions(dirs)
-    table = [{"sample": r["sample"], "files": r["files"], "frames": r["frames"], "peak_rss_mb": round(r["peak_rss_mb"])}
-             for r in rows]
-    videos = sorted(str(p) for d in dirs for p in (d / "observations" / "video").glob("*.mp4"))
-    yield dg.MaterializeResult(
-        asset_key="sensor_observations",
-        data_version=dg.DataVersion(obs_version),
-        metadata={"samples": len(rows), "observations": markdown_table(table, ["sample", "files", "frames", "peak_rss_mb"]),
-                  "plan": dg.MetadataValue.json(plan.model_dump()),
-                  "videos": dg.MetadataValue.md("\n".join(f"- `{v}`" for v in videos) or "none"),
-                  "first_sample": dg.MetadataValue.path(str(dirs[0] / "observations")) if dirs else ""},
-    )
+    yield dg.MaterializeResult(asset_key="sensor_observations", data_version=dg.DataVersion(obs_version),
+                               metadata=observation_metadata(dirs, rows, plan))
     yield dg.MaterializeResult(asset_key="perception_truth", data_version=dg.DataVersion(truth_version),
                                metadata={"samples": len(rows)})
+
+
+def observation_metadata(dirs: list[Path], rows: list[dict], plan) -> dict[str, object]:
+    """Table per observation folder, the plan, video links, and the first sample's review pictures."""
+    table = []
+    for r in rows:
+        table.append({"sample": r["sample"], "variant": "base", "window_s": r["window_s"], "files": r["files"],
+                      "frames": r["frames"], "peak_rss_mb": round(r["peak_rss_mb"])})
+        for label, b in sorted(r["branches"].items()):
+            table.append({"sample": r["sample"], "variant": label, "window_s": b["window_s"], "files": b["files"],
+                          "frames": b["frames"], "peak_rss_mb": round(b["peak_rss_mb"])})
+        if r["dry"] is not None:
+            table.append({"sample": r["sample"], "variant": "dry sibling (LiDAR)", "window_s": r["dry"]["window_s"],
+                          "files": r["dry"]["files"], "frames": r["dry"]["frames"],
+                          "peak_rss_mb": round(r["dry"]["peak_rss_mb"])})
+    folders = [obs for d in dirs for obs in observation_dirs(d).values()]
+    videos = sorted(str(p) for obs in folders for p in (obs / "video").glob("*.mp4"))
+    metadata: dict[str, object] = {
+        "samples": len(rows),
+        "observation_folders": len(folders),
+        "observations": markdown_table(table, ["sample", "variant", "window_s", "files", "frames", "peak_rss_mb"]),
+        "plan": dg.MetadataValue.json(plan.model_dump()),
+        "videos": dg.MetadataValue.md("\n".join(f"- `{v}`" for v in videos) or "none"),
+    }
+    if dirs:
+        first = dirs[0] / "observations"
+        metadata["first_sample"] = dg.MetadataValue.path(str(first))
+        for name, title in (("contact_sheet", "camera passes"), ("lidar_topdown", "LiDAR top-down")):
+            png = first / "review" / f"{name}.png"
+            if png.exists():
+                metadata[name] = png_markdown(png, f"{dirs[0].name}: {title}")
+    return metadata

@@ -10,11 +10,12 @@ from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import batch_sample_dirs
 from simready.hashing import file_sha256
 from simready.resources import ArtifactStore
-from simready.sensors_hw.observe_batch import OBSERVATIONS_DIR
+from simready.sensors_hw.observe_batch import observation_dirs
 
 
 def _obs_dirs(context, store: ArtifactStore) -> list[Path]:
-    return [d / OBSERVATIONS_DIR for d in batch_sample_dirs(context, store)]
+    """Every observation folder of the batch: each sample's base, its branches and its dry sibling."""
+    return [obs for d in batch_sample_dirs(context, store) for obs in observation_dirs(d).values()]
 
 
 def missing_or_corrupt(obs: Path) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveInt, ValidationError
 
 from simready import paths
 from simready.errors import SimreadyError
@@ -26,14 +26,19 @@ class SuiteError(SimreadyError):
 
 
 class ObservationPlan(BaseModel):
-    """How the suite's samples are observed: a review window at reduced resolution by default.
+    """How the suite's samples are observed: a review window around the decision, at reduced resolution.
 
-    ``until_s``: observe sensor samples ending by then (None: the whole clip);
-    ``set``: rig overrides (``--set`` syntax) recorded in each ``render.json``.
+    The base trace is observed over ``[t_d - pre_s, t_d + post_s]`` around the
+    decision time ``t_d`` of its matched branches (clamped to the clip), and,
+    with ``branches``, every branch over ``[t_d, t_d + post_s]`` — before
+    ``t_d`` a branch's history is the base's, byte for byte. ``set``: rig
+    overrides (``--set`` syntax) recorded in each ``render.json``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    until_s: float | None = 1.0
+    pre_s: NonNegativeFloat = 0.5
+    post_s: NonNegativeFloat = 1.0
+    branches: bool = True
     set: tuple[str, ...] = ()
     video: bool = True
 
