@@ -14,7 +14,11 @@ call sequence (and so the result) is the same every time:
   edge as a kerb of its own contact penetration and is thrown up and back
   (the ego hopped with 11–17 m/s² spikes entering a junction slab from an
   approach arm). Raised ground (sidewalks) stays boxes, merged where they
-  share a face;
+  share a face. Each static collider is its own body (a contact or ray hit
+  names its instance exactly), but bodies that share a shape and an
+  orientation are created by one batched call, and what to create (the
+  :class:`_WorldPlan`, pure data) is cached per template and catalog
+  contract, so rebuilding a world in a restore costs a few milliseconds;
 * **ego** — one dynamic rigid body with the catalog mass, centre of mass and
   inertia tensor (principal axes); its contact friction is 0 because the
   tyres are modelled explicitly: a single-track (bicycle) model applies, at
@@ -28,14 +32,17 @@ call sequence (and so the result) is the same every time:
   near a dynamic body are moved every substep (interpolated), others once
   a tick. Vehicles block the ego; pedestrians and cyclists are contact
   sensors (their contact with the ego is detected from the footprints and
-  reported, but it does not stop the ego as an immovable wall would).
+  reported, but it does not stop the ego as an immovable wall would), so
+  they have no PyBullet body.
 
 Steering: pure pursuit of the offset path a preview distance ahead, rate-
 and angle-limited (:class:`~simready.sim.constants.DynamicSettings`).
 Determinism: sleeping off, ``deterministicOverlappingPairs=1``, fixed call
 order; bit-identical for identical inputs in one process and across
-processes. Restoring a checkpoint rebuilds the world from the engine's
-state copy (see :mod:`simready.sim.checkpoint` for the replay tolerance).
+processes, whether or not the in-process caches (world plans, collision
+pieces, idle clients) were warm. Restoring a checkpoint rebuilds the world
+from the engine's state copy (see :mod:`simready.sim.checkpoint` for the
+replay tolerance).
 
 Rollout checks collected while stepping (``metrics.rollout_checks``):
 tunnelling (the ego's centre of mass crossing a non-ground collider between
@@ -46,6 +53,7 @@ actuation, and angular explosion.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -100,13 +108,28 @@ def asset_pieces(catalog: Any, asset: str) -> tuple[tuple[Any, ...], ...]:
     return hit
 
 
+def _connect() -> int:
+    """A new DIRECT client without its TinyRenderer plugin (~15–25 ms).
+
+    Why: the renderer builds display meshes for every body created (about half
+    of ``createMultiBody``'s cost); nothing renders these worlds, and physics
+    never reads them.
+    """
+    client = p.connect(p.DIRECT)
+    plugin = p.loadPlugin("tinyRendererPlugin", physicsClientId=client)
+    if plugin >= 0:
+        p.unloadPlugin(plugin, physicsClientId=client)
+    return client
+
+
 class _World:
     """The PyBullet client and the ids of everything in it."""
 
     def __init__(self) -> None:
-        self.client = _IDLE_CLIENTS.pop() if _IDLE_CLIENTS else p.connect(p.DIRECT)
-        p.resetSimulation(physicsClientId=self.client)
+        # Pooled clients were reset when they were given back; a new one starts empty.
+        self.client = _IDLE_CLIENTS.pop() if _IDLE_CLIENTS else _connect()
         self.shapes: dict[str, int] = {}
+        self.boxes: dict[tuple[float, float, float], int] = {}
 
     def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, physicsClientId=self.client, **kwargs)
@@ -130,6 +153,23 @@ class _World:
         sid = self.call(p.createCollisionShapeArray, types, halfExtents=halves, fileNames=files, collisionFramePositions=frames)
         self.shapes[asset] = sid
         return sid
+
+    def box(self, half: tuple[float, float, float]) -> int:
+        """One box shape per half-extents triple (m), cached per world."""
+        sid = self.boxes.get(half)
+        if sid is None:
+            sid = self.boxes[half] = self.call(p.createCollisionShape, p.GEOM_BOX, halfExtents=list(half))
+        return sid
+
+    def batch(self, mass: float, shape: int, positions: Any, quat: Any) -> tuple[int, ...]:
+        """Bodies of one shape and orientation at ``positions`` (m), created by one call (ids in position order).
+
+        Why batched: each ``createMultiBody`` call costs ~0.1 ms of PyBullet
+        bookkeeping; a batch pays it once. The bodies are the same as one call each.
+        """
+        ids = self.call(p.createMultiBody, mass, shape, -1, list(positions[0]), list(quat), useMaximalCoordinates=True,
+                        batchPositions=[list(x) for x in positions])
+        return tuple(ids) if isinstance(ids, (tuple, list)) else (ids,)
 
     def close(self) -> None:
         if self.client >= 0:
@@ -197,6 +237,91 @@ def merge_boxes(boxes: list[tuple[float, ...]]) -> list[tuple[float, ...]]:
     return items
 
 
+@dataclass(frozen=True)
+class _BodyGroup:
+    """Static bodies sharing one collision shape and orientation: created in one batched ``createMultiBody`` call.
+
+    ``shape`` is an asset id (its compound collider) or box half extents (m);
+    ``positions`` are body origins (m, world); ``keys`` index
+    :attr:`_WorldPlan.names` (one per body, in body order).
+    """
+
+    shape: str | tuple[float, float, float]
+    quat: tuple[float, float, float, float]
+    positions: tuple[tuple[float, float, float], ...]
+    keys: tuple[int, ...]
+    ground: bool
+
+
+@dataclass(frozen=True)
+class _WorldPlan:
+    """What a scene's static world consists of: pure data, the same for every build of the scene.
+
+    Computing it reads the catalog and merges the ground tiles (up to ~20 ms
+    on a large template), so it is cached per template and catalog contract;
+    the PyBullet calls made from it are the same whether it was cached or not.
+    ``names``: static collider names sorted by instance name, then the ground
+    boxes; a contact key is ``-1 - index`` into it.
+    """
+
+    groups: tuple[_BodyGroup, ...]
+    names: tuple[str, ...]
+
+
+#: World plans per (catalog folder, template hash, bounds, contract hashes of the assets used).
+_PLANS: dict[tuple[Any, ...], _WorldPlan] = {}
+
+
+def world_plan(scene: Scene) -> _WorldPlan:
+    """The static world of ``scene`` as batched body groups (cached: see :class:`_WorldPlan`)."""
+    cat = scene.catalog
+    insts = sorted(scene.template.instances, key=lambda i: i.name)
+    for inst in insts:
+        if inst.asset not in cat.entries:
+            raise CatalogError(cat.generated_dir, "entries", f"template instance {inst.name} uses {inst.asset}, not in the catalog")
+    contracts = tuple(sorted({(i.asset, cat.entry(i.asset).contract_sha256) for i in insts}))
+    key = (str(cat.generated_dir), scene.template_hash, scene.bounds, C.OUT_OF_BOUNDS_MARGIN_M, contracts)
+    hit = _PLANS.get(key)
+    if hit is None:
+        hit = _PLANS[key] = _make_plan(scene, insts)
+    return hit
+
+
+def _make_plan(scene: Scene, insts: list[Any]) -> _WorldPlan:
+    cat = scene.catalog
+    names: list[str] = []
+    bodies: dict[tuple[Any, ...], list[tuple[tuple[float, float, float], int]]] = {}
+    ground: list[tuple[float, ...]] = []
+    for inst in insts:
+        entry = cat.entry(inst.asset)
+        if entry.semantic_class in DECAL_CLASSES:
+            continue
+        is_ground = entry.semantic_class in GROUND_CLASSES and entry.family != "curb"
+        if is_ground:
+            boxes = _world_boxes(cat, inst)
+            if boxes is not None:
+                ground.extend(boxes)
+                continue
+        group = (inst.asset, tuple(_quat_yaw(inst.pose.yaw_rad)), is_ground)
+        bodies.setdefault(group, []).append(((inst.pose.x, inst.pose.y, inst.pose.z), len(names)))
+        names.append(scene.template.instance_id(inst.name))
+    # The ground floor: one slab whose top is the ground model's floor (z = 0, what the height raster
+    # reads wherever no tile is higher), covering the map and its out-of-bounds margin. Tiles whose
+    # top is at (or below) the floor are part of it; only raised ones (sidewalks) stay boxes.
+    xmin, ymin, xmax, ymax = scene.bounds
+    mgn = C.OUT_OF_BOUNDS_MARGIN_M
+    slab = (round(xmin - mgn, 9), round(xmax + mgn, 9), round(ymin - mgn, 9), round(ymax + mgn, 9),
+            GROUND_FLOOR_Z - GROUND_SLAB_DEPTH_M, GROUND_FLOOR_Z)
+    boxes = [slab] + [b for b in merge_boxes(ground) if b[5] > GROUND_FLOOR_Z + 1e-9]
+    for k, (x0, x1, y0, y1, z0, z1) in enumerate(boxes):
+        group = ((x1 - x0) / 2, (y1 - y0) / 2, (z1 - z0) / 2), (0.0, 0.0, 0.0, 1.0), True
+        bodies.setdefault(group, []).append((((x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2), len(names)))
+        names.append(f"{scene.template.id}/ground:{k}")
+    groups = tuple(_BodyGroup(shape, quat, tuple(pos for pos, _ in members), tuple(k for _, k in members), is_ground)
+                   for (shape, quat, is_ground), members in sorted(bodies.items(), key=lambda kv: kv[1][0][1]))
+    return _WorldPlan(groups, tuple(names))
+
+
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
@@ -228,6 +353,19 @@ def principal_axes(inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 _ORIGIN = (0.0, 0.0, 0.0)
 
 
+def _heading_xy(q: Any) -> tuple[float, float]:
+    """Entries (0, 0) and (1, 0) of the rotation matrix of quaternion ``q`` = [x, y, z, w].
+
+    The same operations in the same order as Bullet's ``btMatrix3x3::setRotation``
+    (what ``p.getMatrixFromQuaternion`` returns), so the result is bit-identical
+    without the ~1 µs call (tested).
+    """
+    x, y, z, w = q
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    ys, zs = y * s, z * s
+    return 1.0 - (y * ys + z * zs), x * ys + w * zs
+
+
 def _quat_yaw(yaw: float) -> list[float]:
     return [0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)]
 
@@ -247,11 +385,15 @@ class DynamicBackend(Backend):
         self._violations: dict[str, list[str]] = {"tunnelling": [], "energy_gain": [], "explosion": []}
         a = scene.actors
         self.ego = a.ego
-        self.agent_idx = [i for i in range(len(a)) if i != self.ego and not a.parked[i]]
         # Vehicles block the ego physically; pedestrians and cyclists are contact sensors: a kinematic
-        # body cannot take an impulse, so a light road user would stop a bus like a wall.
+        # body cannot take an impulse, so a light road user would stop a bus like a wall. Their contacts
+        # come from the footprints, so they get no PyBullet body at all (one would collide with nothing).
         self.physical = a.is_vehicle.copy()
+        self.agent_idx = [i for i in range(len(a)) if i != self.ego and not a.parked[i] and self.physical[i]]
         self._prev_com: list[float] = []
+        #: (agent, distance (m) within which it moves every substep): near field + both half-lengths.
+        ego_hl = float(a.hl[self.ego]) if self.ego is not None else 0.0
+        self._reach = [(i, S.near_field_m + float(a.hl[i]) + ego_hl) for i in self.agent_idx] if self.ego is not None else []
         self._prev_tick = -1
         self._ego_params()
 
@@ -274,76 +416,62 @@ class DynamicBackend(Backend):
         self.lr = self.wheelbase / 2 + float(self.com[0])
 
     def _build(self) -> None:
+        """Create the PyBullet world: statics from the (cached) plan, then agents, then the ego, in a fixed order."""
         scene = self.scene
         w = _World()
         self.world = w
         w.call(p.setGravity, 0.0, 0.0, -C.GRAVITY_MPS2)
         w.call(p.setPhysicsEngineParameter, fixedTimeStep=self.h, numSubSteps=0, numSolverIterations=S.solver_iterations,
                deterministicOverlappingPairs=S.deterministic_overlapping_pairs)
-        cat = scene.catalog
-        self.static_names: dict[int, str] = {}
-        self.ground_bodies: set[int] = set()
-        self.static_bodies: list[int] = []
-        ground: list[tuple[float, ...]] = []
-        for inst in sorted(scene.template.instances, key=lambda i: i.name):
-            if inst.asset not in cat.entries:
-                raise CatalogError(cat.generated_dir, "entries", f"template instance {inst.name} uses {inst.asset}, not in the catalog")
-            entry = cat.entry(inst.asset)
-            if entry.semantic_class in DECAL_CLASSES:
-                continue
-            if entry.semantic_class in GROUND_CLASSES and entry.family != "curb":
-                boxes = _world_boxes(cat, inst)
-                if boxes is not None:
-                    ground.extend(boxes)
-                    continue
-            body = w.call(p.createMultiBody, 0.0, w.shape(cat, inst.asset), -1, [inst.pose.x, inst.pose.y, inst.pose.z],
-                          _quat_yaw(inst.pose.yaw_rad), useMaximalCoordinates=True)
-            w.call(p.setCollisionFilterGroupMask, body, -1, STATIC_GROUP, EGO_GROUP)
-            self.static_names[body] = scene.template.instance_id(inst.name)
-            self.static_bodies.append(body)
-            if entry.semantic_class in GROUND_CLASSES and entry.family != "curb":
-                self.ground_bodies.add(body)
-        # The ground floor: one slab whose top is the ground model's floor (z = 0, what the height raster
-        # reads wherever no tile is higher), covering the map and its out-of-bounds margin. Tiles whose
-        # top is at (or below) the floor are part of it; only raised ones (sidewalks) stay boxes.
-        xmin, ymin, xmax, ymax = scene.bounds
-        mgn = C.OUT_OF_BOUNDS_MARGIN_M
-        slab = (round(xmin - mgn, 9), round(xmax + mgn, 9), round(ymin - mgn, 9), round(ymax + mgn, 9),
-                GROUND_FLOOR_Z - GROUND_SLAB_DEPTH_M, GROUND_FLOOR_Z)
-        boxes = [slab] + [b for b in merge_boxes(ground) if b[5] > GROUND_FLOOR_Z + 1e-9]
-        for k, (x0, x1, y0, y1, z0, z1) in enumerate(boxes):
-            sid = w.call(p.createCollisionShape, p.GEOM_BOX, halfExtents=[(x1 - x0) / 2, (y1 - y0) / 2, (z1 - z0) / 2])
-            body = w.call(p.createMultiBody, 0.0, sid, -1, [(x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2], [0, 0, 0, 1],
-                          useMaximalCoordinates=True)
-            w.call(p.setCollisionFilterGroupMask, body, -1, STATIC_GROUP, EGO_GROUP)
-            self.static_names[body] = f"{scene.template.id}/ground:{k}"
-            self.static_bodies.append(body)
-            self.ground_bodies.add(body)
-        a = scene.actors
-        self.actor_body: dict[int, int] = {}
-        for i in range(len(a)):
-            if i == self.ego:
-                continue
-            body = w.call(p.createMultiBody, 0.0, w.shape(cat, a.asset_ids[i]), -1, [0.0, 0.0, -100.0 - i], [0, 0, 0, 1],
-                          useMaximalCoordinates=True)
-            group = STATIC_GROUP if a.parked[i] else AGENT_GROUP
-            w.call(p.setCollisionFilterGroupMask, body, -1, group, EGO_GROUP)
-            self.actor_body[i] = body
-        self.body_actor = {b: i for i, b in self.actor_body.items()}
+        self._build_statics(w, world_plan(scene))
+        self._build_agents(w)
         if self.ego is not None:
-            entry = cat.entry(a.asset_ids[self.ego])
-            self.ego_body = w.call(p.createMultiBody, self.mass, w.shape(cat, a.asset_ids[self.ego]), -1, [0.0, 0.0, 0.0],
-                                   [0, 0, 0, 1], baseInertialFramePosition=self.com.tolist(),
-                                   baseInertialFrameOrientation=self.inertial_quat.tolist(), useMaximalCoordinates=True)
-            # Mass must be passed with the inertia: PyBullet 3.2.7 zeroes a maximal-coordinate body's mass otherwise.
-            w.call(p.changeDynamics, self.ego_body, -1, mass=self.mass, localInertiaDiagonal=self.inertia_diag.tolist(), lateralFriction=0.0,
-                   spinningFriction=0.0, rollingFriction=0.0, restitution=float(entry.restitution),
-                   linearDamping=0.0, angularDamping=0.0, activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING)
-            w.call(p.setCollisionFilterGroupMask, self.ego_body, -1, EGO_GROUP, STATIC_GROUP | AGENT_GROUP)
-            self.body_actor[self.ego_body] = self.ego
-            for i, body in sorted(self.actor_body.items()):
-                if not self.physical[i]:
-                    w.call(p.setCollisionFilterPair, self.ego_body, body, -1, -1, 0)
+            self._build_ego(w)
+
+    def _build_statics(self, w: _World, plan: _WorldPlan) -> None:
+        """One batched ``createMultiBody`` per group of same-shape, same-orientation statics (~0.1 ms a call)."""
+        cat = self.scene.catalog
+        self.static_names: dict[int, str] = {}
+        self.static_key: dict[int, int] = {}
+        self.ground_bodies: set[int] = set()
+        for g in plan.groups:
+            shape = w.shape(cat, g.shape) if isinstance(g.shape, str) else w.box(g.shape)
+            for body, k in zip(w.batch(0.0, shape, g.positions, g.quat), g.keys):
+                w.call(p.setCollisionFilterGroupMask, body, -1, STATIC_GROUP, EGO_GROUP)
+                self.static_names[body] = plan.names[k]
+                self.static_key[body] = k
+                if g.ground:
+                    self.ground_bodies.add(body)
+
+    def _build_agents(self, w: _World) -> None:
+        """Kinematic (mass 0) bodies of the non-ego vehicles, batched per asset, parked ones in the static group."""
+        a = self.scene.actors
+        by_asset: dict[str, list[int]] = {}
+        for i in range(len(a)):
+            if i != self.ego and self.physical[i]:
+                by_asset.setdefault(a.asset_ids[i], []).append(i)
+        self.actor_body: dict[int, int] = {}
+        for asset, members in sorted(by_asset.items()):
+            bodies = w.batch(0.0, w.shape(self.scene.catalog, asset), [(0.0, 0.0, -100.0 - i) for i in members], (0.0, 0.0, 0.0, 1.0))
+            for i, body in zip(members, bodies):
+                group = STATIC_GROUP if a.parked[i] else AGENT_GROUP
+                w.call(p.setCollisionFilterGroupMask, body, -1, group, EGO_GROUP)
+                self.actor_body[i] = body
+        self.body_actor = {b: i for i, b in self.actor_body.items()}
+
+    def _build_ego(self, w: _World) -> None:
+        """The ego: one dynamic rigid body with the catalog mass, centre of mass and principal inertia."""
+        a = self.scene.actors
+        entry = self.scene.catalog.entry(a.asset_ids[self.ego])
+        self.ego_body = w.call(p.createMultiBody, self.mass, w.shape(self.scene.catalog, a.asset_ids[self.ego]), -1, [0.0, 0.0, 0.0],
+                               [0, 0, 0, 1], baseInertialFramePosition=self.com.tolist(),
+                               baseInertialFrameOrientation=self.inertial_quat.tolist(), useMaximalCoordinates=True)
+        # Mass must be passed with the inertia: PyBullet 3.2.7 zeroes a maximal-coordinate body's mass otherwise.
+        w.call(p.changeDynamics, self.ego_body, -1, mass=self.mass, localInertiaDiagonal=self.inertia_diag.tolist(), lateralFriction=0.0,
+               spinningFriction=0.0, rollingFriction=0.0, restitution=float(entry.restitution),
+               linearDamping=0.0, angularDamping=0.0, activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING)
+        w.call(p.setCollisionFilterGroupMask, self.ego_body, -1, EGO_GROUP, STATIC_GROUP | AGENT_GROUP)
+        self.body_actor[self.ego_body] = self.ego
 
     # --- state exchange -----------------------------------------------------------------
 
@@ -403,21 +531,25 @@ class DynamicBackend(Backend):
         return fz_f, fz_r, friction * fz_f, friction * fz_r, math.cos(steer), math.sin(steer)
 
     def _tyre_forces(self, steer: float, a_cmd: float, friction: float, setup: tuple[float, ...] | None = None) -> float:
-        """Apply this substep's tyre forces to the ego; returns the tyre utilisation (``setup``: :meth:`_tyre_setup`)."""
+        """Apply this substep's tyre forces to the ego; returns the tyre utilisation (``setup``: :meth:`_tyre_setup`).
+
+        Runs every 5 ms substep, so it is scalar Python with two PyBullet reads
+        and two force calls; the heading comes from :func:`_heading_xy`
+        (PyBullet's own quaternion-to-matrix arithmetic, without the call).
+        """
         if setup is None:
             setup = self._tyre_setup(steer, friction)
         cid = self.world.client
         body = self.ego_body
         com_w, q_in = p.getBasePositionAndOrientation(body, physicsClientId=cid)
         lin, ang = p.getBaseVelocity(body, physicsClientId=cid)
-        R = p.getMatrixFromQuaternion(q_in)
         # Body axes in world (inertial frame == body frame for principal-aligned assets; otherwise close enough
-        # for the planar tyre model, which only needs the heading).
-        norm = math.hypot(R[0], R[3]) or 1.0
-        xb = (R[0] / norm, R[3] / norm)
-        yb = (-xb[1], xb[0])
-        vx = lin[0] * xb[0] + lin[1] * xb[1]
-        vy = lin[0] * yb[0] + lin[1] * yb[1]
+        # for the planar tyre model, which only needs the heading): x = (hx, hy), y = (-hy, hx).
+        r0, r3 = _heading_xy(q_in)
+        norm = math.hypot(r0, r3) or 1.0
+        hx, hy = r0 / norm, r3 / norm
+        vx = lin[0] * hx + lin[1] * hy
+        vy = lin[0] * -hy + lin[1] * hx
         r = ang[2]
         m, g = self.mass, C.GRAVITY_MPS2
         lf, lr = self.lf, self.lr
@@ -434,10 +566,9 @@ class DynamicBackend(Backend):
             fx = max(min(fx, friction * m * g), -friction * m * g)
         else:
             fx = m * a_cmd
-        fx_f, fx_r = 0.5 * fx, 0.5 * fx
-        util = 0.0
+        fx_f = fx_r = 0.5 * fx
         total = math.hypot(fx_f, fy_f)
-        util = max(util, total / limit_f if limit_f > 0 else 0.0)
+        util = max(0.0, total / limit_f if limit_f > 0 else 0.0)
         if total > limit_f > 0:
             sc = limit_f / total
             fx_f, fy_f = fx_f * sc, fy_f * sc
@@ -447,14 +578,12 @@ class DynamicBackend(Backend):
             sc = limit_r / total
             fx_r, fy_r = fx_r * sc, fy_r * sc
         # Front wheel frame: longitudinal rotated by the steering angle.
-        fwx, fwy = xb[0] * cs + yb[0] * sn, xb[1] * cs + yb[1] * sn
-        flx, fly = -fwy, fwx
-        front = [com_w[0] + xb[0] * lf, com_w[1] + xb[1] * lf, com_w[2]]
-        rear = [com_w[0] - xb[0] * lr, com_w[1] - xb[1] * lr, com_w[2]]
-        p.applyExternalForce(body, -1, [fwx * fx_f + flx * fy_f, fwy * fx_f + fly * fy_f, 0.0], front, p.WORLD_FRAME,
-                             physicsClientId=cid)
-        p.applyExternalForce(body, -1, [xb[0] * fx_r + yb[0] * fy_r, xb[1] * fx_r + yb[1] * fy_r, 0.0], rear, p.WORLD_FRAME,
-                             physicsClientId=cid)
+        fwx, fwy = hx * cs + -hy * sn, hy * cs + hx * sn
+        cx, cy, cz = com_w
+        p.applyExternalForce(body, -1, [fwx * fx_f + -fwy * fy_f, fwy * fx_f + fwx * fy_f, 0.0],
+                             [cx + hx * lf, cy + hy * lf, cz], p.WORLD_FRAME, physicsClientId=cid)
+        p.applyExternalForce(body, -1, [hx * fx_r + -hy * fy_r, hy * fx_r + hx * fy_r, 0.0],
+                             [cx - hx * lr, cy - hy * lr, cz], p.WORLD_FRAME, physicsClientId=cid)
         return util
 
     def _energy_now(self) -> float:
@@ -508,11 +637,9 @@ class DynamicBackend(Backend):
         near: list[int] = []
         if e is not None:
             steer = self._steer(state, route, plan)
-            if self.agent_idx:
-                ag = np.asarray(self.agent_idx)
-                reach = S.near_field_m + a.hl[ag] + a.hl[e]
-                dist = np.hypot(kin.pos[ag, 0] - state.bodies.pos[e, 0], kin.pos[ag, 1] - state.bodies.pos[e, 1])
-                near = ag[present[ag] & (dist < reach)].tolist()
+            if self._reach:
+                kp, ex, ey = kin.pos.tolist(), float(state.bodies.pos[e, 0]), float(state.bodies.pos[e, 1])
+                near = [i for i, reach in self._reach if present[i] and math.hypot(kp[i][0] - ex, kp[i][1] - ey) < reach]
         near_set = set(near)
         self._place_agents(kin, [i for i in self.agent_idx if i not in near_set])
         # The energy check only applies to a tick without actuation; reading the energy changes nothing.
@@ -582,7 +709,7 @@ class DynamicBackend(Backend):
             if j is not None and j != e:
                 out.add((min(e, j), max(e, j)))
             elif other in self.static_names:
-                key = (e, -1 - self.static_bodies.index(other))
+                key = (e, -1 - self.static_key[other])
                 self.static_contact_names[key] = self.static_names[other]
                 out.add(key)
         return out

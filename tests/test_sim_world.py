@@ -1,0 +1,111 @@
+"""The dynamic-v1 PyBullet world: batched static bodies named by instance, results independent of in-process caches."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pybullet as p
+import pytest
+
+from simready.sim.backends import dynamic
+from simready.sim.engine import Engine
+from simready.sim.run import run_simulation
+from simready.sim.scene import build_scene
+from tests.test_sim_fixtures import catalog, crossing, ego_only, template
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _dynamic_bytes() -> bytes:
+    return run_simulation(crossing(clip_s=2.0), template(), backend="dynamic-v1", catalog=catalog()).trace.to_bytes()
+
+
+def test_every_static_instance_is_one_named_body() -> None:
+    scene = build_scene(ego_only(clip_s=1.0), template(), backend="dynamic-v1", catalog=catalog())
+    engine = Engine(scene)
+    try:
+        b = engine.backend
+        plan = dynamic.world_plan(scene)
+        # One body per static collider (instances, then ground boxes), each named once; batching only merged calls.
+        assert sorted(b.static_key.values()) == list(range(len(plan.names)))
+        assert sorted(b.static_names.values()) == sorted(plan.names)
+        assert sum(len(g.positions) for g in plan.groups) == len(plan.names)
+        assert len(plan.groups) < len(plan.names) // 2
+        # Every body sits where its instance is (the poles, say).
+        tpl = template()
+        poles = {tpl.instance_id(i.name): i for i in tpl.instances if i.asset.startswith("asset:pole/")}
+        assert poles
+        for body, name in b.static_names.items():
+            if name in poles:
+                pos, _ = b.world.call(p.getBasePositionAndOrientation, body)
+                inst = poles[name].pose
+                assert pos == pytest.approx((inst.x, inst.y, inst.z), abs=1e-9)
+    finally:
+        engine.close()
+
+
+def test_ego_contact_with_a_static_names_that_instance() -> None:
+    """Drop the ego's body onto a pole: the contact key maps back to the pole's instance id."""
+    scene = build_scene(ego_only(clip_s=1.0), template(), backend="dynamic-v1", catalog=catalog())
+    engine = Engine(scene)
+    try:
+        b = engine.backend
+        tpl = template()
+        pole = next(i for i in sorted(tpl.instances, key=lambda i: i.name) if i.asset.startswith("asset:pole/"))
+        pos = np.array(engine.state.bodies.pos)
+        pos[b.ego] = (pole.pose.x, pole.pose.y, pole.pose.z)
+        bodies = engine.state.bodies
+        b._place_ego(type(bodies)(pos, bodies.quat, bodies.vel * 0.0, bodies.omega * 0.0, bodies.present))
+        b.world.call(p.stepSimulation)
+        contacts = b._ego_contacts()
+        names = {b.static_contact_names[k] for k in contacts if k[1] < 0}
+        assert tpl.instance_id(pole.name) in names
+        assert all(k[0] == b.ego for k in contacts)
+    finally:
+        engine.close()
+
+
+def test_trace_bytes_do_not_depend_on_warm_caches() -> None:
+    """Cold caches (world plans, collision pieces) and a new PyBullet client give the bytes a warm, pooled run gives."""
+    dynamic._PLANS.clear()
+    dynamic._PIECES.clear()
+    held = [dynamic._World() for _ in range(dynamic.MAX_IDLE_CLIENTS + 1)]  # drain the pool: the next run connects anew
+    try:
+        cold = _dynamic_bytes()
+    finally:
+        for w in held:
+            w.close()
+    assert dynamic._IDLE_CLIENTS and dynamic._PLANS
+    warm = _dynamic_bytes()
+    assert warm == cold
+
+
+_CHILD = """
+import hashlib, sys
+sys.path.insert(0, {root!r})
+from tests.test_sim_world import _dynamic_bytes
+print(hashlib.sha256(_dynamic_bytes()).hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_fresh_process_matches_warm_in_process_run() -> None:
+    _dynamic_bytes()
+    here = hashlib.sha256(_dynamic_bytes()).hexdigest()
+    out = subprocess.run([sys.executable, "-c", _CHILD.format(root=str(ROOT))], capture_output=True, text=True, check=True,
+                         cwd=str(ROOT))
+    assert out.stdout.strip().splitlines()[-1] == here
+
+
+def test_heading_matches_pybullet_matrix_bit_for_bit() -> None:
+    rng = np.random.default_rng(3)
+    for k in range(5000):
+        q = rng.normal(size=4)
+        if k % 2:
+            q = q / np.linalg.norm(q)
+        R = p.getMatrixFromQuaternion(q.tolist())
+        assert dynamic._heading_xy(q.tolist()) == (R[0], R[3])
