@@ -160,3 +160,18 @@ def test_a_rain_sample_gets_a_lidar_only_dry_sibling(sample, tmp_path):
 def test_a_dry_sample_has_no_dry_sibling(sample):
     d, row = sample
     assert row["dry"] is None and not (d / "observations_dry").exists()
+
+
+def test_branches_without_truth_keep_every_sensor_pass(sample, tmp_path):
+    d, _ = sample
+    copy = tmp_path / d.name
+    shutil.copytree(d, copy)
+    window = ObservationWindow(0.2, 0.3, branches=True, branch_truth=False)
+    row = observe_sample_dir(copy, template(TLA), catalog(), window=window, overrides=SMALL, video=False)
+    assert sorted(row["branches"]) == ["brake", "coast"]
+    base = {e["pass"] for e in json.loads((copy / "observations/results.json").read_text())["files"]}
+    assert "truth.surface" in base
+    for label in row["branches"]:
+        passes = {e["pass"] for e in json.loads((copy / "branches" / label / "observations/results.json").read_text())["files"]}
+        assert not any(p.startswith("truth") for p in passes)
+        assert {"rgb", "depth", "id", "semantic"} <= passes and (copy / "branches" / label / "observations/observed-frames.jsonl").is_file()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -179,3 +180,13 @@ def test_rain_without_dry_sibling_is_noted_not_failed(tmp_path):
     s = write_street_sample(tmp_path / "street-000003", "street-000003", weather="rain")
     sensor = validate_scenario(evidence_from_sample_dir(s)).check("sensor")
     assert sensor.passed and any("dry reference" in n for n in sensor.detail.get("notes", []))
+
+
+def test_camera_and_lidar_positions_agree_on_the_ground_plane_not_in_height(sample, tmp_path):
+    """A LiDAR centroid 0.9 m up a pedestrian's side agrees with the camera's body origin on the ground."""
+    ev = evidence_from_sample_dir(sample)
+    det = ev.sensor.detections.copy()
+    det.loc[det["sensor_type"] == "lidar", "z"] += 0.9
+    raised = validate_scenario(replace(ev, sensor=replace(ev.sensor, detections=det)))
+    assert raised.check("sensor").passed
+    assert raised.check("sensor").score == validate_scenario(ev).check("sensor").score

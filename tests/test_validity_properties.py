@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import json
 
 import numpy as np
@@ -137,7 +139,8 @@ def test_suite_share_is_capped_whenever_high_fidelity_weight_exists(items):
 
 def test_suite_mixing_policy_versions_is_refused():
     reports = [_report("a", True, 0.9), _report("b", True, 0.9, version="gate-0.9.0")]
-    with pytest.raises(PolicyVersionError, match=r"mix validity policy versions gate-0\.9\.0 \(1 report\), gate-1\.0\.0 \(1 report\)"):
+    current = re.escape(policy.POLICY_VERSION)
+    with pytest.raises(PolicyVersionError, match=rf"mix validity policy versions gate-0\.9\.0 \(1 report\), {current} \(1 report\)"):
         apply_suite_weight_policy(reports)
 
 

@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any
 
-POLICY_VERSION = "gate-1.0.0"
+#: 1.1.0: camera-vs-LiDAR positions compared on the ground plane (1.0.0 compared heights too).
+POLICY_VERSION = "gate-1.1.0"
 
 # --- score formulas and the acceptance rule (SPEC §12) ----------------------
 

@@ -25,7 +25,9 @@ The checks, each ``{check, passed, score ∈ [0, 1], detail}``:
    :data:`~simready.checks.policy.TEMPORAL_TOL_M`; time must advance by dt per
    tick. Score: headroom of the worst error / tolerance.
 3. ``sensor`` — camera vs LiDAR position agreement for the same instance
-   (camera frame and LiDAR sweep within
+   on the ground plane (the camera row carries the body origin, on the
+   ground; the LiDAR row the centroid of the returns, up the body's side, so
+   their heights are not comparable) (camera frame and LiDAR sweep within
    :data:`~simready.checks.policy.SENSOR_PAIR_MAX_DT_S`, tolerance grown by
    both positions' extents and the distance the actor moves in the time
    offset), and condition expectations over the same paired opportunities:
@@ -572,11 +574,10 @@ def _check_sensor(ev: ScenarioEvidence, rows: _Rows) -> CheckResult:
     # Position agreement of the same instance seen by both.
     both = paired[paired["detected_cam"].astype(bool) & paired["detected_lid"].astype(bool)] if len(paired) else paired
     if len(both):
-        pc = both[["x_cam", "y_cam", "z_cam"]].to_numpy(np.float64)
-        pl = both[["x_lid", "y_lid", "z_lid"]].to_numpy(np.float64)
-        use_z = np.isfinite(pc[:, 2]) & np.isfinite(pl[:, 2])
+        # Ground-plane distance: a body origin (camera row) and a surface centroid (LiDAR row) differ in height by design.
+        pc = both[["x_cam", "y_cam"]].to_numpy(np.float64)
+        pl = both[["x_lid", "y_lid"]].to_numpy(np.float64)
         diff = pc - pl
-        diff[:, 2] = np.where(use_z, diff[:, 2], 0.0)
         dist = np.sqrt((diff * diff).sum(axis=1))
         comparable = np.isfinite(dist)
     else:

@@ -31,14 +31,16 @@ class ObservationPlan(BaseModel):
     The base trace is observed over ``[t_d - pre_s, t_d + post_s]`` around the
     decision time ``t_d`` of its matched branches (clamped to the clip), and,
     with ``branches``, every branch over ``[t_d, t_d + post_s]`` — before
-    ``t_d`` a branch's history is the base's, byte for byte. ``set``: rig
-    overrides (``--set`` syntax) recorded in each ``render.json``.
+    ``t_d`` a branch's history is the base's, byte for byte; ``branch_truth``
+    adds perception truth to the branches (the base always has it). ``set``:
+    rig overrides (``--set`` syntax) recorded in each ``render.json``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     pre_s: NonNegativeFloat = 0.5
     post_s: NonNegativeFloat = 1.0
     branches: bool = True
+    branch_truth: bool = False
     set: tuple[str, ...] = ()
     video: bool = True
 

@@ -48,11 +48,15 @@ class ObservationWindow:
         pre_s: seconds of base-trace history before ``t_d`` (≥ 0).
         post_s: seconds after ``t_d`` (≥ 0), for the base trace and every branch.
         branches: also observe each matched branch over [t_d, t_d + post_s].
+        branch_truth: derive perception truth for the branches too (the base always gets it).
+            Off in the default suite: truth is about half an observation's cost, and the
+            branches' sensor evidence for the gate (observed-frames, LiDAR) does not need it.
     """
 
     pre_s: float
     post_s: float
     branches: bool = True
+    branch_truth: bool = True
 
     def __post_init__(self) -> None:
         if not (self.pre_s >= 0.0 and self.post_s >= 0.0):
@@ -91,6 +95,13 @@ def _clear_observations(sample_dir: Path) -> None:
 
 
 Span = tuple[float | None, float | None]
+
+
+def passes_without_truth() -> tuple[str, ...]:
+    """Every pass but the SPEC §11 truth (for branches when ``ObservationWindow.branch_truth`` is off)."""
+    from simready.sensors_hw.observe import PASSES
+
+    return tuple(p for p in PASSES if p != "truth")
 
 
 def _observe_one(template: Any, catalog: Any, manifest: Any, trace_path: Path, out: Path, span: Span,
@@ -141,7 +152,8 @@ def observe_sample_dir(sample_dir: Path, template: Any, catalog: Any, *, window:
         trace_path = sample_dir / BRANCHES_DIR / label / TRACE_FILE
         b_span = window.branch_span(t_d, read_trace_input(trace_path).clip_s)  # type: ignore[union-attr, arg-type]
         branches[label] = _observe_one(template, catalog, manifest, trace_path,
-                                       sample_dir / BRANCHES_DIR / label / OBSERVATIONS_DIR, b_span, overrides, video)
+                                       sample_dir / BRANCHES_DIR / label / OBSERVATIONS_DIR, b_span, overrides, video,
+                                       passes=None if window.branch_truth else passes_without_truth())
     dry = None
     if manifest.environment.weather == "rain":
         dry = _observe_one(template, catalog, manifest, base_trace, sample_dir / DRY_OBSERVATIONS_DIR, span,
