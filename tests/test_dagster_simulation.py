@@ -131,6 +131,7 @@ def test_rig_edit_marks_observations_stale_but_not_trajectories(world):
     _, resources, templates, instance, _ = world
     world_before = _data_version(instance, "world_templates", TLA)
     rig_before = _data_version(instance, "sensor_rigs", TLA)
+    tick = dg.evaluate_automation_conditions(defs=defs, instance=instance)  # sets the cursor
     _edit_rig_only(templates / f"{TLA}.yaml")
     assert dg.materialize([world_templates, sensor_rigs], partition_key=TLA, instance=instance,
                           resources=resources).success
@@ -143,6 +144,14 @@ def test_rig_edit_marks_observations_stale_but_not_trajectories(world):
     for asset in ("sensor_observations", "perception_truth"):
         assert rows[(asset, str(_key(TLA)))].status == "stale", asset
     assert "sensor_rigs" in rows[("sensor_observations", str(_key(TLA)))].reason
+
+    # Automation agrees: it requests the observations again, not the (unchanged) world's dependents.
+    tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+    requested = {k: {str(p) for p in tick.get_requested_partitions(dg.AssetKey(k))}
+                 for k in ("scenario_manifests", "trajectories", "checkpoints", "action_branches", "sensor_observations")}
+    assert str(_key(TLA)) in requested["sensor_observations"]
+    for asset in ("scenario_manifests", "trajectories", "checkpoints", "action_branches"):
+        assert str(_key(TLA)) not in requested[asset], asset
 
 
 def test_measurement_checks_catch_a_tampered_file(world):
