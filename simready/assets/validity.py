@@ -19,6 +19,7 @@ from simready.resources import ArtifactStore, SourceData
 from simready.scenario.batch import read_batch_manifest_paths
 from simready.scenario.manifest import load_manifest
 from simready.scenario.suite import load_suite
+from simready.sensors_hw.observe_batch import observation_dirs
 from simready.sim.batch import sample_dirs
 
 VALIDITY_CODE_VERSION = "validity-2"
@@ -108,10 +109,11 @@ def reviewer_markdown(dirs: list[Path], records: list[dict]) -> str:
         lines += [f"| {c['check']} | {c['passed']} | {c['score']:.2f} |" for c in base["checks"]]
         for label, rep in sorted(rec["branches"].items()):
             lines.append(f"branch **{label}**: accepted {rep['accepted']}, validity {rep['validity']:.2f}, weight {rep['weight']:.2f}")
-        obs = d / "observations"
-        if obs.exists():
+        for name, obs in observation_dirs(d).items():
             videos = ", ".join(f"`{v}`" for v in sorted(str(p) for p in (obs / "video").glob("*.mp4")))
-            lines.append(f"observations `{obs}` · videos {videos or '(none)'}")
+            pictures = ", ".join(f"`{p}`" for p in sorted((obs / "review").glob("*.png")))
+            lines.append(f"observations ({name.removeprefix(d.name).strip('/') or 'base'}) `{obs}` · "
+                         f"videos {videos or '(none)'} · review {pictures or '(none)'}")
         parts.append("\n\n".join(lines))
     return "\n\n---\n\n".join(parts) or "no samples"
 
