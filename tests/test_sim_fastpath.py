@@ -49,3 +49,95 @@ def test_scalar_idm_matches_vectorized() -> None:
             ratio = ratio if ratio < 1e3 else 1e3
             assert py.accel_max[i] * (1.0 - ratio * ratio) == want[i]
     engine.close()
+
+
+def _rollout_states(scene, every: int = 7):  # type: ignore[no-untyped-def]
+    engine = Engine(scene)
+    out = []
+    while engine.step():
+        if engine.state.tick % every == 0:
+            out.append((engine.state, engine.route.paths))
+    engine.close()
+    return out
+
+
+def test_scalar_path_bodies_match_vectorized_bits() -> None:
+    """path_bodies' per-actor loop gives the vectorized form's bits, lateral motion, rest and odd inputs included."""
+    from simready.sim.kinematics import path_bodies, path_bodies_np
+
+    scene = _scene()
+    rng = np.random.default_rng(3)
+    for state, table in _rollout_states(scene):
+        c = state.coords
+        n = len(c.u)
+        cases = [(c.d, c.d_rate, np.zeros(n), c.v, c.a),
+                 (c.d + rng.normal(0, 0.5, n), rng.normal(0, 0.8, n), rng.normal(0, 2.0, n), c.v * rng.uniform(0, 2, n),
+                  rng.normal(0, 3, n)),
+                 (c.d, np.where(np.arange(n) % 2 == 0, -0.0, 0.0), np.zeros(n), np.zeros(n), np.zeros(n))]
+        for d, d_rate, d_acc, v, a in cases:
+            want = path_bodies_np(scene, table, c.u, d, d_rate, d_acc, v, a, state.bodies.present)
+            got = path_bodies(scene, table, c.u, d, d_rate, d_acc, v, a, state.bodies.present)
+            for w, g in zip((*want[0].__dict__.values(), *want[1:]), (*got[0].__dict__.values(), *got[1:])):
+                assert np.asarray(w).tobytes() == np.asarray(g).tobytes()
+
+
+def test_contact_sweep_matches_all_pairs() -> None:
+    from simready.sim.kinematics import _overlap, footprint_contacts
+
+    scene = _scene()
+    a = scene.actors
+    rng = np.random.default_rng(5)
+    n = len(a)
+    for trial in range(300):
+        xy = rng.uniform(0.0, 12.0 if trial % 2 else 40.0, (n, 2))
+        yaw = rng.uniform(-np.pi, np.pi, n)
+        present = rng.uniform(0, 1, n) > (0.0 if trial % 3 else 0.3)
+        want = set()
+        for i in range(n):
+            for j in range(i + 1, n):
+                dx, dy = float(xy[j, 0] - xy[i, 0]), float(xy[j, 1] - xy[i, 1])
+                if (present[i] and present[j] and dx * dx + dy * dy < float((a.radius[i] + a.radius[j]) ** 2)
+                        and _overlap(dx, dy, float(yaw[i]), float(a.hl[i]), float(a.hw[i]), float(yaw[j]),
+                                     float(a.hl[j]), float(a.hw[j]))):
+                    want.add((i, j))
+        assert footprint_contacts(scene, xy, yaw, present) == frozenset(want)
+
+
+def test_divergence_fast_path_agrees_with_full_check() -> None:
+    from dataclasses import replace
+
+    from simready.sim.engine import _divergence, _divergence_full
+
+    scene = _scene()
+    for state, _ in _rollout_states(scene, every=40):
+        b = state.bodies
+        variants = [b]
+        for name, k, value in (("pos", 0, 1e6), ("vel", 1, 120.0), ("vel", 0, np.nan), ("quat", 2, np.inf), ("pos", 2, 60.0)):
+            arr = np.array(getattr(b, name))
+            arr[1, k] = value
+            variants.append(replace(b, **{name: arr}))
+        for bodies in variants:
+            s = state.evolve(bodies=bodies)
+            assert _divergence(scene, s, True) == _divergence_full(scene, s)
+            fast = bodies.pos.sum() + bodies.quat.sum() + bodies.vel.sum() + bodies.omega.sum()
+            if not (np.isfinite(fast) and np.abs(bodies.vel).max() * 0.70710678 <= 150.0):
+                assert _divergence(scene, s, False) == _divergence_full(scene, s)
+            else:
+                assert _divergence(scene, s, False) is None
+
+
+def test_first_seen_matches_visibility_series() -> None:
+    from simready.sim import metrics as M
+
+    scene = _scene()
+    engine = Engine(scene)
+    engine.run()
+    arrays = engine.recorder.arrays()
+    engine.close()
+    a = scene.actors
+    subj = a.index[scene.manifest.metric_subject]
+    targets = [j for j in range(len(a)) if j != subj]
+    seen = M.visibility_series(scene, arrays, subj, targets)
+    want = [int(np.argmax(seen[:, c])) if seen[:, c].any() else -1 for c in range(len(targets))]
+    for chunk in (1, 5, 64, 10_000):
+        assert M.first_seen(scene, arrays, subj, targets, chunk=chunk) == want

@@ -98,6 +98,8 @@ class Recorder:
         r = scene.manifest.clip_ticks + 1
         n = len(scene.actors)
         self.rows = 0
+        self._speed_rows = 0
+        self._pending: list[tuple[Any, ...]] = []
         self.pos = np.zeros((r, n, 3))
         self.quat = np.zeros((r, n, 4))
         self.vel = np.zeros((r, n, 3))
@@ -109,19 +111,12 @@ class Recorder:
         self.extras = {name: np.zeros((r, n)) for name in extras}
 
     def record(self, state: SimState, table: PathTable) -> None:
-        k = self.rows
-        b = state.bodies
-        self.pos[k], self.quat[k], self.vel[k], self.omega[k] = b.pos, b.quat, b.vel, b.omega
-        self.speed[k] = np.hypot(b.vel[:, 0], b.vel[:, 1])
-        self.present[k] = b.present
+        """Append state's row. Rows are kept as references to the state's read-only arrays and copied into
+        the preallocated arrays in one go when they are read (:meth:`arrays`)."""
         u = state.coords.u
         lane, s = table.lanes_at(u)
-        self.lane[k] = lane
-        self.s[k] = np.where(self._walk(state.coords.path_keys), u, s)
-        for name, arr in self.extras.items():
-            if name in state.extras:
-                arr[k] = state.extras[name]
-        self.rows = k + 1
+        self._pending.append((state.bodies, u, lane, s, self._walk(state.coords.path_keys), state.extras))
+        self.rows += 1
 
     def _walk(self, keys: tuple) -> np.ndarray:
         if keys is not getattr(self, "_walk_keys", None):
@@ -129,8 +124,35 @@ class Recorder:
             self._walk_mask = np.array([key[0] == "walk" for key in keys])
         return self._walk_mask
 
+    def _flush(self) -> None:
+        """Copy the pending rows in (the values :meth:`record` used to write row by row) and fill their speeds."""
+        pend = self._pending
+        if pend:
+            k = self.rows
+            lo = k - len(pend)
+            bodies = [row[0] for row in pend]
+            for name in ("pos", "quat", "vel", "omega", "present"):
+                getattr(self, name)[lo:k] = np.stack([getattr(b, name) for b in bodies])
+            self.lane[lo:k] = np.stack([row[2] for row in pend])
+            self.s[lo:k] = np.where(np.stack([row[4] for row in pend]), np.stack([row[1] for row in pend]),
+                                    np.stack([row[3] for row in pend]))
+            for name, arr in self.extras.items():
+                if all(name in row[5] for row in pend):
+                    arr[lo:k] = np.stack([row[5][name] for row in pend])
+                else:
+                    for r, row in enumerate(pend):
+                        if name in row[5]:
+                            arr[lo + r] = row[5][name]
+            pend.clear()
+        lo, k = self._speed_rows, self.rows
+        if k > lo:
+            # |(vx, vy)| elementwise, so the same values as row by row.
+            self.speed[lo:k] = np.hypot(self.vel[lo:k, :, 0], self.vel[lo:k, :, 1])
+        self._speed_rows = k
+
     def arrays(self) -> dict[str, np.ndarray]:
         """The recorded rows so far (views)."""
+        self._flush()
         k = self.rows
         out = {"pos": self.pos[:k], "quat": self.quat[:k], "vel": self.vel[:k], "omega": self.omega[:k],
                "speed": self.speed[:k], "lane": self.lane[:k], "s": self.s[:k], "present": self.present[:k]}
@@ -138,6 +160,7 @@ class Recorder:
         return out
 
     def load(self, arrays: dict[str, np.ndarray]) -> None:
+        self._pending.clear()
         k = len(arrays["pos"])
         for name in ("pos", "quat", "vel", "omega", "speed", "lane", "s", "present"):
             getattr(self, name)[:k] = arrays[name]
@@ -145,6 +168,17 @@ class Recorder:
             if f"x:{name}" in arrays:
                 arr[:k] = arrays[f"x:{name}"]
         self.rows = k
+        self._speed_rows = k
+
+
+def _sums_finite(b: Any) -> bool:
+    """``isfinite(pos.sum() + quat.sum() + vel.sum() + omega.sum())``, without the four sums when the
+    arrays share one buffer whose every value is far from overflowing (then that sum is finite)."""
+    base = b.pos.base
+    if base is not None and base is b.quat.base and base is b.vel.base and base is b.omega.base:
+        if float(np.abs(base).max()) < 1e300:
+            return True
+    return math.isfinite(float(b.pos.sum() + b.quat.sum() + b.vel.sum() + b.omega.sum()))
 
 
 def _divergence(scene: Scene, state: SimState, check_bounds: bool) -> str | None:
@@ -154,9 +188,23 @@ def _divergence(scene: Scene, state: SimState, check_bounds: bool) -> str | None
     (a body cannot cover the out-of-bounds margin between two of them).
     """
     b = state.bodies
-    total = float(b.pos.sum() + b.quat.sum() + b.vel.sum() + b.omega.sum())
-    if math.isfinite(total) and float(np.abs(b.vel).max()) * 0.70710678 <= C.EXPLOSION_SPEED_MPS and not check_bounds:
-        return None
+    if _sums_finite(b):
+        vmax = float(np.abs(b.vel).max())
+        if vmax * 0.70710678 <= C.EXPLOSION_SPEED_MPS and not check_bounds:
+            return None
+        # Every value finite and every horizontal speed ≤ √2·vmax below the limit: only the bounds can fail.
+        if vmax * 1.5 < C.EXPLOSION_SPEED_MPS:
+            xmin, ymin, xmax, ymax = scene.bounds
+            mgn = C.OUT_OF_BOUNDS_MARGIN_M
+            lo_x, hi_x, lo_y, hi_y = xmin - mgn, xmax + mgn, ymin - mgn, ymax + mgn
+            if not any(p and (x < lo_x or x > hi_x or y < lo_y or y > hi_y or abs(z) > mgn)
+                       for (x, y, z), p in zip(b.pos.tolist(), b.present.tolist())):
+                return None
+    return _divergence_full(scene, state)
+
+
+def _divergence_full(scene: Scene, state: SimState) -> str | None:
+    b = state.bodies
     for name in ("pos", "quat", "vel", "omega"):
         arr = getattr(b, name)
         if not np.isfinite(arr).all():
@@ -194,6 +242,7 @@ class Engine:
         self._keys: tuple | None = None
         self._perception_every = max(1, round(C.PERCEPTION_PERIOD_S / scene.dt))
         self._route: RouteTable | None = None
+        self._leaving: dict[int, tuple[PathTable, list[tuple[int, float, float]]]] = {}
         start = self.backend.start(self.state)
         self.state = self.state.evolve(bodies=start.bodies, coords=start.coords,
                                        extras=start.extras or self.state.extras)
@@ -237,7 +286,8 @@ class Engine:
         out = self.backend.advance(s, route, p)
         self.ticks_simulated += 1
         v = out.coords.v
-        standstill = tuple(k + 1 if x < C.STANDSTILL_MPS else 0 for x, k in zip(v.tolist(), s.control.standstill))
+        rest = C.STANDSTILL_MPS
+        standstill = tuple([k + 1 if x < rest else 0 for x, k in zip(v.tolist(), s.control.standstill)])
         e = scene.actors.ego
         steer = float(out.extras["steer_rad"][e]) if e is not None and "steer_rad" in out.extras else s.control.steer_rad
         new = s.evolve(tick=s.tick + 1, bodies=out.bodies, coords=out.coords, extras=out.extras,
@@ -277,11 +327,21 @@ class Engine:
 
     def _leave_map(self, state: SimState, route: RouteTable, view: TickView, events: list[Event]) -> SimState:
         t = route.paths
-        gone = t.leaves & state.bodies.present & (state.coords.u + self.scene.actors.hl > t.lengths)
-        if not gone.any():
+        leaving = self._leaving.get(id(t))
+        if leaving is None or leaving[0] is not t:
+            if len(self._leaving) > 16:
+                self._leaving.clear()
+            hl = self.scene.actors.hl.tolist()
+            lengths = t.lengths.tolist()
+            leaving = self._leaving[id(t)] = (t, [(i, hl[i], lengths[i]) for i in np.flatnonzero(t.leaves).tolist()])
+        if not leaving[1]:
+            return state
+        u, pres = state.coords.u.tolist(), state.bodies.present.tolist()
+        gone = [i for i, hl_i, length in leaving[1] if pres[i] and u[i] + hl_i > length]
+        if not gone:
             return state
         present = np.array(state.bodies.present)
-        for i in np.flatnonzero(gone).tolist():
+        for i in gone:
             present[i] = False
             events.append(interactions.event(view, "despawn", actor=self.scene.actors.ids[i], reason="left the map"))
         return state.evolve(bodies=replace(state.bodies, present=frozen(present, bool)))

@@ -63,19 +63,34 @@ def swept_ttc(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2: F, hl2:
 
     ``p*``, ``v*`` are (..., 2) positions (m) and velocities (m/s).
     """
+    return _swept(p1, v1, yaw1, hl1, hw1, p2, v2, yaw2, hl2, hw2, horizon_s, False)[0]
+
+
+def ttc_and_separation(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2: F, hl2: F, hw2: F,
+                       horizon_s: float) -> tuple[F, F]:
+    """:func:`swept_ttc` and :func:`separation` of the same pairs, sharing their separating-axis terms."""
+    ttc, sep = _swept(p1, v1, yaw1, hl1, hw1, p2, v2, yaw2, hl2, hw2, horizon_s, True)
+    assert sep is not None
+    return ttc, sep
+
+
+def _swept(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2: F, hl2: F, hw2: F, horizon_s: float,
+           want_sep: bool) -> tuple[F, F | None]:
     ax, r = _sat_terms(p1, yaw1, hl1, hw1, p2, yaw2, hl2, hw2)
     c0 = np.sum((p2 - p1)[..., None, :] * ax, -1)
+    abs_c0 = np.abs(c0)
+    sep = np.max(abs_c0 - r, -1) if want_sep else None
     cd = np.sum((v2 - v1)[..., None, :] * ax, -1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t_a = (-r - c0) / cd
         t_b = (r - c0) / cd
     moving = cd != 0.0
-    inside = np.abs(c0) < r
+    inside = abs_c0 < r
     lo = np.where(moving, np.minimum(t_a, t_b), np.where(inside, -np.inf, np.inf))
     hi = np.where(moving, np.maximum(t_a, t_b), np.where(inside, np.inf, -np.inf))
     start = np.maximum(np.max(lo, -1), 0.0)
     end = np.minimum(np.min(hi, -1), horizon_s)
-    return np.where(start <= end, start, np.inf)
+    return np.where(start <= end, start, np.inf), sep
 
 
 def rect_edges(x: F, y: F, yaw: F, hl: F, hw: F) -> F:

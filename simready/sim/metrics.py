@@ -41,38 +41,80 @@ def _yaw(quat: F) -> F:
 
 def visibility_series(scene: Scene, arrays: dict[str, F], observer: int, targets: list[int]) -> F:
     """(rows, len(targets)) booleans: target visible to ``observer`` at each recorded tick (SPEC sight-line rule)."""
-    a = scene.actors
-    pos, quat, present = arrays["pos"], arrays["quat"], arrays["present"]
-    r = len(pos)
+    r = len(arrays["pos"])
     if r == 0 or not targets:
         return np.zeros((r, len(targets)), dtype=bool)
-    yaw = _yaw(quat)
-    occ_ids = {o.actor_id for o in scene.manifest.occluders if o.actor_id is not None}
-    occluders = [i for i in range(len(a)) if a.is_vehicle[i] or a.ids[i] in occ_ids]
-    tgt = np.array(targets)
-    hu = np.stack([np.cos(yaw), np.sin(yaw)], -1)
-    eye = pos[:, observer, :2] + hu[:, observer] * (C.EYE_FORWARD_FRACTION * a.hl[observer])
-    offs = np.array([0.0, 0.8, -0.8])
-    pts = pos[:, tgt, None, :2] + hu[:, tgt, None, :] * (offs[None, None, :, None] * a.hl[tgt][None, :, None, None])
-    pts = pts.reshape(r, -1, 2)
-    e0s, e1s = scene.static_edges
-    blocked = np.zeros(pts.shape[:2], dtype=bool)
-    if len(e0s):
-        for k in range(pts.shape[1]):
-            blocked[:, k] = _blocked_rows(eye, pts[:, k], e0s[None], e1s[None])
-    if occluders:
-        occ = np.array(occluders)
-        edges = geo.rect_edges(pos[:, occ, 0], pos[:, occ, 1], yaw[:, occ], a.hl[occ][None], a.hw[occ][None])
-        owner = np.repeat(occ, 4)
-        e0 = edges[..., 0, :].reshape(r, -1, 2)
-        e1 = edges[..., 1, :].reshape(r, -1, 2)
-        live = np.repeat(present[:, occ], 4, axis=1)
-        for k in range(pts.shape[1]):
-            t_idx = tgt[k // 3]
-            mask = live & (owner != observer)[None] & (owner != t_idx)[None]
-            blocked[:, k] |= _blocked_rows(eye, pts[:, k], e0, e1, mask)
-    seen = ~blocked.reshape(r, len(tgt), 3).all(axis=2)
-    return seen & present[:, tgt] & present[:, observer][:, None]
+    return _Sight(scene, arrays, observer, targets).seen(0, r)
+
+
+def first_seen(scene: Scene, arrays: dict[str, F], observer: int, targets: list[int], chunk: int = 64) -> list[int]:
+    """Per target, the first row of :func:`visibility_series` that is True (−1: never).
+
+    The same per-row test, evaluated in blocks of rows until every target has
+    been seen once (the sight-line test of a row does not depend on the others).
+    """
+    r = len(arrays["pos"])
+    first = [-1] * len(targets)
+    if r == 0 or not targets:
+        return first
+    sight = _Sight(scene, arrays, observer, targets)
+    lo = 0
+    while lo < r and -1 in first:
+        hi = min(r, lo + chunk)
+        seen = sight.seen(lo, hi)
+        for c in range(len(targets)):
+            if first[c] < 0 and seen[:, c].any():
+                first[c] = lo + int(np.argmax(seen[:, c]))
+        lo = hi
+        chunk *= 2
+    return first
+
+
+class _Sight:
+    """The row-independent parts of the sight-line test, computed once over all rows."""
+
+    def __init__(self, scene: Scene, arrays: dict[str, F], observer: int, targets: list[int]) -> None:
+        a = scene.actors
+        pos, quat, present = arrays["pos"], arrays["quat"], arrays["present"]
+        r = len(pos)
+        yaw = _yaw(quat)
+        occ_ids = {o.actor_id for o in scene.manifest.occluders if o.actor_id is not None}
+        occluders = [i for i in range(len(a)) if a.is_vehicle[i] or a.ids[i] in occ_ids]
+        tgt = np.array(targets)
+        hu = np.stack([np.cos(yaw), np.sin(yaw)], -1)
+        self.eye = pos[:, observer, :2] + hu[:, observer] * (C.EYE_FORWARD_FRACTION * a.hl[observer])
+        offs = np.array([0.0, 0.8, -0.8])
+        pts = pos[:, tgt, None, :2] + hu[:, tgt, None, :] * (offs[None, None, :, None] * a.hl[tgt][None, :, None, None])
+        self.pts = pts.reshape(r, -1, 2)
+        self.statics = scene.static_edges
+        self.occ: tuple[F, F, F, F] | None = None
+        if occluders:
+            occ = np.array(occluders)
+            edges = geo.rect_edges(pos[:, occ, 0], pos[:, occ, 1], yaw[:, occ], a.hl[occ][None], a.hw[occ][None])
+            owner = np.repeat(occ, 4)
+            e0 = edges[..., 0, :].reshape(r, -1, 2)
+            e1 = edges[..., 1, :].reshape(r, -1, 2)
+            live = np.repeat(present[:, occ], 4, axis=1)
+            self.occ = (e0, e1, live, owner)
+        self.tgt, self.observer, self.present = tgt, observer, present
+
+    def seen(self, lo: int, hi: int) -> F:
+        """(hi − lo, targets) visibility of rows lo..hi."""
+        eye, pts, tgt, present = self.eye[lo:hi], self.pts[lo:hi], self.tgt, self.present[lo:hi]
+        e0s, e1s = self.statics
+        blocked = np.zeros(pts.shape[:2], dtype=bool)
+        if len(e0s):
+            for k in range(pts.shape[1]):
+                blocked[:, k] = _blocked_rows(eye, pts[:, k], e0s[None], e1s[None])
+        if self.occ is not None:
+            e0, e1, live, owner = self.occ
+            e0, e1, live = e0[lo:hi], e1[lo:hi], live[lo:hi]
+            for k in range(pts.shape[1]):
+                t_idx = tgt[k // 3]
+                mask = live & (owner != self.observer)[None] & (owner != t_idx)[None]
+                blocked[:, k] |= _blocked_rows(eye, pts[:, k], e0, e1, mask)
+        seen = ~blocked.reshape(hi - lo, len(tgt), 3).all(axis=2)
+        return seen & present[:, tgt] & present[:, self.observer][:, None]
 
 
 def _blocked_rows(a: F, b: F, e0: F, e1: F, mask: F | None = None) -> F:
@@ -120,10 +162,11 @@ def compute(scene: Scene, arrays: dict[str, F], events: list[dict[str, Any]], st
     yaw = _yaw(quat)
     both = present[:, o] & present[:, [subj]]
     ps, vs = pos[:, subj, None, :2], vel[:, subj, None, :2]
-    ttc = geo.swept_ttc(np.broadcast_to(ps, (r, len(o), 2)), np.broadcast_to(vs, (r, len(o), 2)), yaw[:, [subj]],
-                        np.full((r, len(o)), a.hl[subj]), np.full((r, len(o)), a.hw[subj]),
-                        pos[:, o, :2], vel[:, o, :2], yaw[:, o], np.broadcast_to(a.hl[o], (r, len(o))),
-                        np.broadcast_to(a.hw[o], (r, len(o))), C.TTC_HORIZON_S)
+    # One set of separating-axis terms for the swept TTC and the separation of the same pairs.
+    ttc, sep = geo.ttc_and_separation(np.broadcast_to(ps, (r, len(o), 2)), np.broadcast_to(vs, (r, len(o), 2)),
+                                      yaw[:, [subj]], np.full((r, len(o)), a.hl[subj]), np.full((r, len(o)), a.hw[subj]),
+                                      pos[:, o, :2], vel[:, o, :2], yaw[:, o], np.broadcast_to(a.hl[o], (r, len(o))),
+                                      np.broadcast_to(a.hw[o], (r, len(o))), C.TTC_HORIZON_S)
     ttc = np.where(both, ttc, np.inf)
     if np.isfinite(ttc).any():
         k = int(np.argmin(ttc))
@@ -136,9 +179,6 @@ def compute(scene: Scene, arrays: dict[str, F], events: list[dict[str, Any]], st
         row, col = divmod(k, len(o))
         if need[row, col] > 0:
             out["required_decel_max"] = {"value": _r(need[row, col]), "t": _r(row * dt), "actor": a.ids[o[col]]}
-    sep = geo.separation(np.broadcast_to(ps, (r, len(o), 2)), yaw[:, [subj]], np.full((r, len(o)), a.hl[subj]),
-                         np.full((r, len(o)), a.hw[subj]), pos[:, o, :2], yaw[:, o],
-                         np.broadcast_to(a.hl[o], (r, len(o))), np.broadcast_to(a.hw[o], (r, len(o))))
     sep = np.where(both, np.maximum(sep, 0.0), np.inf)
     for c, j in enumerate(o):
         if np.isfinite(sep[:, c]).any():
@@ -154,13 +194,13 @@ def _reveal(scene: Scene, arrays: dict[str, F], subj: int, o: F, ttc: F, collisi
     cands = [int(j) for j in o if a.kinds[j] in ("pedestrian", "cyclist") or "emerging" in tags[a.ids[j]]]
     if not cands:
         return None
-    seen = visibility_series(scene, arrays, subj, cands)
+    first = first_seen(scene, arrays, subj, cands)
     dt = scene.dt
     best: dict[str, Any] | None = None
     for c, j in enumerate(cands):
-        if seen[0, c] or not seen[:, c].any():
+        if first[c] <= 0:
             continue
-        t_reveal = int(np.argmax(seen[:, c])) * dt
+        t_reveal = first[c] * dt
         hit = [ev["t"] for ev in collisions if {ev["a"], ev["b"]} == {a.ids[subj], a.ids[j]}]
         col = int(np.flatnonzero(o == j)[0])
         if hit:

@@ -19,7 +19,7 @@ observer's and target's own edges excepted).
 from __future__ import annotations
 
 import math
-from functools import cached_property
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,6 +31,28 @@ from simready.sim.scene import Scene
 from simready.sim.state import SimState
 
 F = NDArray[np.float64]
+
+
+class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
+    """``functools.cached_property`` without its per-access lock (Python < 3.12 takes one on every first read).
+
+    A view is scratch owned by one thread; the value lands in the instance
+    ``__dict__``, so later reads never reach this descriptor.
+    """
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __set_name__(self, owner: Any, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
 
 
 class TickView:

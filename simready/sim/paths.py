@@ -382,6 +382,10 @@ class PathTable:
 
     def locate_py(self, u: list[float], slot: str = "centre") -> list[int]:
         """:meth:`locate` on Python lists: the per-actor forward walk is a few comparisons, no numpy calls."""
+        memo = self._cursor.get(("memo", slot))
+        if memo is not None and memo[0] == u:
+            # The same positions as the last call: the same segments (and the cursor is already there).
+            return list(memo[1])
         seg = self._cursor.get(slot)
         cum, base, last = self._py["cum"], self._py["base"], self._py["last"]
         if seg is None or any(ui < cum[b + k] for ui, b, k in zip(u, base, seg)):
@@ -394,7 +398,9 @@ class PathTable:
                     k += 1
                 seg[i] = k
         self._cursor[slot] = seg
-        return [b + k for b, k in zip(base, seg)]
+        out = [b + k for b, k in zip(base, seg)]
+        self._cursor[("memo", slot)] = (list(u), out)  # type: ignore[index]
+        return list(out)
 
     @cached_property
     def _py(self) -> dict[str, list]:
@@ -427,6 +433,9 @@ class PathTable:
         lanes = [seg_lane[k] for k in self.locate_py(u_py, "centre")]
         s_py = [ui - u0[i][li] if li >= 0 else math.nan for i, (ui, li) in enumerate(zip(u_py, lanes))]
         lane, s = np.array(lanes, dtype=np.int64), np.array(s_py)
+        # Shared by every reader of this tick (views, the recorder): read-only.
+        lane.flags.writeable = False
+        s.flags.writeable = False
         self._cursor["lanes_u"] = (u, lane, s)  # type: ignore[assignment]
         return lane, s
 

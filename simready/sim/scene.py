@@ -551,6 +551,32 @@ def _static_edges(m: ScenarioManifest, template: WorldTemplate) -> tuple[F, F]:
     return np.array(e0, dtype=np.float64).reshape(-1, 2), np.array(e1, dtype=np.float64).reshape(-1, 2)
 
 
+_GROUND_CACHE: dict[Any, GroundModel] = {}
+
+
+def _ground_key(template: WorldTemplate, t_hash: str, catalog: Any) -> Any:
+    """Everything the ground raster depends on: the world (by content hash) and the ground assets' catalog data."""
+    if catalog is None:
+        return (t_hash, None)
+    assets = []
+    for inst in template.instances:
+        entry = catalog.entries.get(inst.asset)
+        if entry is not None and entry.semantic_class in GROUND_CLASSES:
+            assets.append((inst.asset, repr(entry.render_bounds_m)))
+    return (t_hash, tuple(sorted(set(assets))))
+
+
+def _cached_ground_model(template: WorldTemplate, t_hash: str, catalog: Any) -> GroundModel:
+    """:func:`_ground_model`, reused across scenes of the same world (the raster is read-only)."""
+    key = _ground_key(template, t_hash, catalog)
+    hit = _GROUND_CACHE.get(key)
+    if hit is None:
+        if len(_GROUND_CACHE) > 8:
+            _GROUND_CACHE.clear()
+        hit = _GROUND_CACHE[key] = _ground_model(template, catalog)
+    return hit
+
+
 def _ground_model(template: WorldTemplate, catalog: Any) -> GroundModel:
     xmin, ymin, xmax, ymax = template.bounds
     nx = int(math.ceil((xmax - xmin) / GROUND_RASTER_M)) + 1
@@ -615,7 +641,7 @@ def build_scene(manifest: ScenarioManifest, template: WorldTemplate, *, backend:
         initial_d=np.array(ds),
         signals=_signal_table(m, template),
         static_edges=_static_edges(m, template),
-        ground=_ground_model(template, catalog),
+        ground=_cached_ground_model(template, t_hash, catalog),
         bounds=template.bounds,
         conflict_points=points,
         kerb_regions=unary_union(roads).buffer(0.01) if roads else None,

@@ -22,10 +22,21 @@ from numpy.typing import NDArray
 from simready.sim.state import LateralGoal
 
 F = NDArray[np.float64]
+_ZEROS: dict[int, F] = {}
 
 
 def lateral_refs(goals: tuple[LateralGoal | None, ...], d: F, tick: int, dt: float) -> tuple[F, F, F, list[int]]:
-    """``(d, ḋ, d̈)`` references for the next tick and the actors whose goal has completed."""
+    """``(d, ḋ, d̈)`` references for the next tick and the actors whose goal has completed.
+
+    Without any goal the offsets stay: ``d`` itself is returned when it is
+    read-only, with shared read-only zero rates.
+    """
+    if not d.flags.writeable and not any(goals):
+        z = _ZEROS.get(len(d))
+        if z is None:
+            z = _ZEROS[len(d)] = np.zeros(len(d))
+            z.flags.writeable = False
+        return d, z, z, []
     d_ref = d.copy()
     rate = np.zeros_like(d)
     acc = np.zeros_like(d)

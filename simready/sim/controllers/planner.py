@@ -29,7 +29,7 @@ from simready.sim.controllers import actuation, lateral, longitudinal, pedestria
 from simready.sim.observe import TickView
 from simready.sim.paths import Path, PathTable
 from simready.sim.scene import Scene
-from simready.sim.state import ControlState, GapGoal, PedMemory
+from simready.sim.state import ControlState, GapGoal, PedMemory, with_changes
 
 F = NDArray[np.float64]
 _STOP_CODES = (2, 3)  # red, red_amber
@@ -281,41 +281,37 @@ def _desired_accels(view: TickView, gap: list[float], v_obs: list[float], v_ref:
     stand = C.STANDSTILL_MPS
     k_track = C.SPEED_TRACK_GAIN
     present = view.present_py
+    isfinite, inf = math.isfinite, math.inf
     out = []
-    for i, v in enumerate(view.v_py):
-        gc = gap_cmd[i]
-        a_track = gc if math.isfinite(gc) else a_ff[i] + k_track * (v_ref[i] - v)
-        amax = pa.accel_max[i]
-        s0 = pa.s0[i]
-        x = v * pa.time_gap[i] + v * (v - v_obs[i]) / pa.idm_root2[i]
+    for (v, gc, aff, vr, g, vo, c, pres, amax, s0, tg, root2, dc, dm, parked) in zip(
+            view.v_py, gap_cmd, a_ff, v_ref, gap, v_obs, commanded, present, pa.accel_max, pa.s0, pa.time_gap,
+            pa.idm_root2, pa.decel_comfort, pa.decel_max, pa.parked):
+        a_track = gc if isfinite(gc) else aff + k_track * (vr - v)
+        x = v * tg + v * (v - vo) / root2
         s_star = s0 + (0.0 if 0.0 > x else x)
-        g = gap[i]
         ratio = s_star / g if g > 0.0 else 1e3
         if not ratio < 1e3:
             ratio = 1e3
         a_idm = amax * (1.0 - ratio * ratio)
         a_des = a_track if a_track < a_idm else a_idm
-        closing_in = v < 0.5 and g < s0 + 1.0 and v_obs[i] < 0.1
+        closing_in = v < 0.5 and g < s0 + 1.0 and vo < 0.1
         if v < stand and closing_in and not a_des < 0.0:
             a_des = 0.0
-        vr = v_ref[i]
         resting = (a_des < 0.0 and closing_in) or (a_des <= 0.0 and v < stand) or (vr <= 0.0 and v < stand)
         if resting:
             m = -v / dt
             a_des = a_des if a_des < m else m
         elif vr <= 0.0:
             m = -v / dt
-            lo = -pa.decel_comfort[i]
+            lo = -dc
             m = m if m > lo else lo
             a_des = a_des if a_des < m else m
-        dm = pa.decel_max[i]
         lo = -(dm if dm < fg else fg)
         a_des = a_des if a_des > lo else lo
         a_des = a_des if a_des < amax else amax
-        c = commanded[i]
-        if c != math.inf:
+        if c != inf:
             a_des = c
-        if pa.parked[i] or not present[i]:
+        if parked or not pres:
             a_des = 0.0
         out.append(a_des)
     return out
@@ -351,7 +347,7 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
     accel = [0.0 if (vi <= 0.0 and x < 0.0) else x for vi, x in zip(v, accel)]
 
     d_ref, d_rate, d_acc, done = lateral.lateral_refs(control.lateral, view.state.coords.d, view.tick, scene.dt)
-    new_control = ControlState(control.longitudinal, control.lateral, buffer, control.steer_rad, control.standstill,
-                               tuple(peds), leaders, percepts, yields)
+    # ControlState has no __post_init__: a field-level copy is what its __init__ would build.
+    new_control = with_changes(control, actuation=buffer, peds=tuple(peds), leaders=leaders, percepts=percepts, yields=yields)
     return Plan(np.array(accel), np.array(a_des), np.array(throttle), np.array(brake), d_ref, d_rate, d_acc,
                 new_control, done)
