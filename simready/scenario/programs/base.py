@@ -19,6 +19,7 @@ through whatever ranges the new draws imply.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -378,7 +379,7 @@ def seconds_on_grid(t_s: float, dt_s: float = 0.02) -> float:
 # --- the program interface ------------------------------------------------------------------
 
 
-class IntentProgram:
+class IntentProgram(ABC):
     """One intent's conditional program and its independent baseline over the same variables.
 
     Subclasses set ``name`` (the intent id), ``abbrev`` (sample-id infix),
@@ -393,19 +394,19 @@ class IntentProgram:
     description: str = ""
     local_groups: frozenset[str] = frozenset()
 
+    @abstractmethod
     def check_template(self, ctx: ProgramContext) -> None:
         """Raise :class:`ScenarioError` naming what the template lacks for this intent."""
-        raise NotImplementedError
 
+    @abstractmethod
     def propose(self, ctx: ProgramContext, cell: Cell | None, sample_id: str, index: int, streams: StreamSet, *,
                 attempt: int = 0, previous: Mapping[str, Mapping[str, Any]] | None = None,
                 redraw: Iterable[str] = ()) -> Any:
         """A :class:`~simready.scenario.ladder.Proposal` for ``cell``: causes in dependency order."""
-        raise NotImplementedError
 
+    @abstractmethod
     def baseline(self, ctx: ProgramContext, sample_id: str, index: int, streams: StreamSet) -> Any:
         """A proposal from independent draws of the same variables over their full ranges (no cell, no solve)."""
-        raise NotImplementedError
 
     def repair(self, ctx: ProgramContext, proposal: Any, failure: Any, streams: StreamSet) -> Any | None:
         """Resample only the local groups the failure names; None when it names none of this program's."""
