@@ -73,8 +73,8 @@ from simready.sensors_hw.camera import FramePasses, Intrinsics, Lighting, encode
 from simready.sensors_hw.lidar import LidarScan, scan, write_ply_ascii, write_ply_binary
 from simready.sensors_hw.models import CameraModel, LidarModel, RadarModel, Rig, apply_overrides, parse_set_args
 from simready.sensors_hw.radar import RadarDetections, detect, write_radar_csv
-from simready.sensors_hw.review import (TOPDOWN_PX, TOPDOWN_RANGE_M, lidar_topdown, palette, topdown_canvas,
-                                        write_review_images)
+from simready.sensors_hw.review import (TOPDOWN_PX, TOPDOWN_RANGE_M, lidar_topdown, palette, png_bytes,
+                                        topdown_canvas, write_review_images)
 from simready.sensors_hw.scene_build import BuiltScene
 from simready.sensors_hw.schedule import POLICIES, pairing_table, rig_schedules
 from simready.sensors_hw.trace_input import TraceInput
@@ -301,11 +301,7 @@ class _Folder:
 
 
 def _png(image: NDArray) -> bytes:
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.fromarray(image).save(buf, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-    return buf.getvalue()
+    return png_bytes(image, PNG_COMPRESS_LEVEL)
 
 
 def _png16(image: NDArray[np.uint16]) -> bytes:

@@ -297,11 +297,12 @@ def _middle_sweep(results: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | No
 # --- writing -----------------------------------------------------------------------------------
 
 
-def _png_bytes(image: NDArray[np.uint8]) -> bytes:
+def png_bytes(image: NDArray, compress_level: int = PNG_LEVEL) -> bytes:
+    """PNG bytes of an 8-bit image (zlib level: 1 for the observation passes, where speed matters)."""
     from PIL import Image
 
     buf = io.BytesIO()
-    Image.fromarray(image).save(buf, format="PNG", compress_level=PNG_LEVEL)
+    Image.fromarray(image).save(buf, format="PNG", compress_level=compress_level)
     return buf.getvalue()
 
 
@@ -328,7 +329,7 @@ def write_review_images(obs_dir: Path, results: Mapping[str, Any] | None = None,
     out: dict[str, Path] = {}
     sheet = contact_sheet(obs_dir, results, frames_per_camera)
     if sheet is not None:
-        out["contact_sheet"] = write_bytes_atomic(obs_dir / REVIEW_DIR / CONTACT_SHEET, _png_bytes(sheet))
+        out["contact_sheet"] = write_bytes_atomic(obs_dir / REVIEW_DIR / CONTACT_SHEET, png_bytes(sheet))
     picked = _middle_sweep(results)
     if picked is not None:
         sensor, sweep = picked
@@ -336,5 +337,5 @@ def write_review_images(obs_dir: Path, results: Mapping[str, Any] | None = None,
         pts = np.stack([cloud["x"], cloud["y"], cloud["z"]], axis=1).astype(np.float64)
         label = f"{sensor}   tick {sweep['tick']}   t0 = {sweep['t0_s']:.3f} s   {len(pts)} points"
         out["lidar_topdown"] = write_bytes_atomic(obs_dir / REVIEW_DIR / LIDAR_TOPDOWN,
-                                                  _png_bytes(lidar_review(pts, label)))
+                                                  png_bytes(lidar_review(pts, label)))
     return out
