@@ -21,6 +21,7 @@ from simready.atomic import write_json_atomic
 from simready.checks.evidence import evidence_from_sample_dir
 from simready.checks.features import ReferenceProfile
 from simready.checks.validity import ValidityReport, validate_scenario
+from simready.scenario.manifest import load_manifest
 
 VALIDITY_FILE = "validity.json"
 BRANCHES_DIR = "branches"
@@ -32,11 +33,14 @@ def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) ->
     has_obs = (sample_dir / "observations").is_dir()
     base = validate_scenario(evidence_from_sample_dir(sample_dir, reference_pool=reference, require_sensors=has_obs))
     branches: dict[str, ValidityReport] = {}
-    for trace in sorted((sample_dir / BRANCHES_DIR).glob(f"*/{TRACE_FILE}")):
-        ev = evidence_from_sample_dir(sample_dir, baseline=sample_dir / TRACE_FILE, reference_pool=reference,
-                                      require_sensors=False)
-        ev = _with_ticks_of(ev, trace, sample_dir)
-        branches[trace.parent.name] = validate_scenario(ev)
+    traces = sorted((sample_dir / BRANCHES_DIR).glob(f"*/{TRACE_FILE}"))
+    if traces:
+        # One read of the sample, with its base as the baseline; each branch swaps in its own ticks and sensors.
+        shared = evidence_from_sample_dir(sample_dir, baseline=sample_dir / TRACE_FILE, reference_pool=reference,
+                                          require_sensors=False)
+        environment = load_manifest(sample_dir / "manifest.json").environment
+        for trace in traces:
+            branches[trace.parent.name] = validate_scenario(_with_ticks_of(shared, trace, environment))
     record = {
         "sample": sample_dir.name,
         "sensor_evidence": has_obs,
@@ -48,7 +52,7 @@ def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) ->
     return record
 
 
-def _with_ticks_of(evidence, trace_path: Path, sample_dir: Path):
+def _with_ticks_of(evidence, trace_path: Path, environment):
     """The same evidence with the branch's ticks as the transformed trajectory (base stays the baseline).
 
     The branch's own observations (``branches/<label>/observations/``, the
@@ -64,15 +68,13 @@ def _with_ticks_of(evidence, trace_path: Path, sample_dir: Path):
         read_trace,
         sensor_evidence_from_observations,
     )
-    from simready.scenario.manifest import load_manifest
 
     ticks, _header, events = read_trace(trace_path)
     obs = trace_path.parent / OBSERVATIONS_DIR
     sensor = None
     if (obs / RESULTS_FILE).is_file():
-        env = load_manifest(sample_dir / "manifest.json").environment
-        sensor = sensor_evidence_from_observations(obs, evidence.actor_dims, illumination=env.illumination,
-                                                   weather=env.weather)
+        sensor = sensor_evidence_from_observations(obs, evidence.actor_dims, illumination=environment.illumination,
+                                                   weather=environment.weather)
     return replace(evidence, sample_id=f"{evidence.sample_id}#{trace_path.parent.name}", ticks=ticks,
                    collisions=tuple(collisions_from_events(events)), sensor=sensor, source=str(trace_path))
 
