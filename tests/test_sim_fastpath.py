@@ -1,6 +1,8 @@
-"""The per-tick fast paths (scalar loops, cursors) return exactly what the plain vectorized forms do."""
+"""The per-tick fast paths (compiled kernels, scalar loops, cursors) return exactly what the plain vectorized forms do."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -61,8 +63,8 @@ def _rollout_states(scene, every: int = 7):  # type: ignore[no-untyped-def]
     return out
 
 
-def test_scalar_path_bodies_match_vectorized_bits() -> None:
-    """path_bodies' per-actor loop gives the vectorized form's bits, lateral motion, rest and odd inputs included."""
+def test_compiled_path_bodies_match_vectorized_bits() -> None:
+    """path_bodies' compiled kernels give the vectorized form's bits, lateral motion, rest and odd inputs included."""
     from simready.sim.kinematics import path_bodies, path_bodies_np
 
     scene = _scene()
@@ -81,8 +83,19 @@ def test_scalar_path_bodies_match_vectorized_bits() -> None:
                 assert np.asarray(w).tobytes() == np.asarray(g).tobytes()
 
 
-def test_contact_sweep_matches_all_pairs() -> None:
-    from simready.sim.kinematics import _overlap, footprint_contacts
+def _overlap(dx: float, dy: float, yaw_i: float, hl_i: float, hw_i: float, yaw_j: float, hl_j: float, hw_j: float) -> bool:
+    """Reference separating-axis test of two rectangles in plain Python (j offset by (dx, dy) from i)."""
+    ci, si, cj, sj = math.cos(yaw_i), math.sin(yaw_i), math.cos(yaw_j), math.sin(yaw_j)
+    for ax, ay in ((ci, si), (-si, ci), (cj, sj), (-sj, cj)):
+        ri = hl_i * abs(ci * ax + si * ay) + hw_i * abs(-si * ax + ci * ay)
+        rj = hl_j * abs(cj * ax + sj * ay) + hw_j * abs(-sj * ax + cj * ay)
+        if abs(dx * ax + dy * ay) >= ri + rj:
+            return False
+    return True
+
+
+def test_contact_kernel_matches_all_pairs() -> None:
+    from simready.sim.kinematics import footprint_contacts
 
     scene = _scene()
     a = scene.actors
@@ -141,3 +154,40 @@ def test_first_seen_matches_visibility_series() -> None:
     want = [int(np.argmax(seen[:, c])) if seen[:, c].any() else -1 for c in range(len(targets))]
     for chunk in (1, 5, 64, 10_000):
         assert M.first_seen(scene, arrays, subj, targets, chunk=chunk) == want
+
+
+def test_kernel_integrate_matches_vectorized_bits() -> None:
+    """The compiled constant-acceleration step equals the numpy law bit for bit (stops, −0.0 and NaN included)."""
+    from simready.sim import kernels
+
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        n = 12
+        u = rng.uniform(0.0, 100.0, n)
+        v = np.abs(rng.normal(5.0, 5.0, n))
+        a = rng.normal(0.0, 6.0, n)
+        v[0], a[0] = 0.0, -0.0
+        v[1], a[1] = 0.1, -8.0
+        a[2] = np.nan
+        u1, v1 = np.empty(n), np.empty(n)
+        kernels.integrate(u, v, a, 0.02, u1, v1)
+        want_u, want_v = longitudinal.integrate(u, v, a, 0.02)
+        assert u1.tobytes() == want_u.tobytes() and v1.tobytes() == want_v.tobytes()
+
+
+def test_kernel_segment_search_matches_full_search() -> None:
+    """The kernels' binary segment search lands where the full search does: inside, past both ends, at vertices, NaN."""
+    from simready.sim import kernels
+
+    scene = _scene()
+    table = PathTable.build(scene.initial_paths, scene.lane_ids, scene.actors.chord)
+    cum, base, last = table.kernel_arrays[:3]
+    rng = np.random.default_rng(13)
+    for trial in range(200):
+        u = rng.uniform(-20.0, table.lengths.max() + 20.0, len(base))
+        if trial % 4 == 0:
+            # Exactly on vertices (where ``≤`` decides), and NaN.
+            u = np.array([cum[b + min(int(rng.integers(0, k + 1)), k)] for b, k in zip(base, last)])
+            u[0] = np.nan
+        got = [b + kernels._segment(cum, b, k, x) for b, k, x in zip(base.tolist(), last.tolist(), u.tolist())]
+        assert got == (table.base + table.segments(u)).tolist()

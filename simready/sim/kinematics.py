@@ -16,12 +16,12 @@ is the body slip angle, reported as ``slip_rad``. z follows the ground raster.
 from __future__ import annotations
 
 import math
-from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from simready.sim import kernels as K
 from simready.sim.paths import PathTable
 from simready.sim.scene import GROUND_RASTER_M, Scene
 from simready.sim.state import Bodies, frozen, ro
@@ -37,101 +37,44 @@ def path_bodies(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc: F,
                 present: NDArray[np.bool_]) -> tuple[Bodies, F, F]:
     """Bodies on their paths, their headings and body slip angles (all (N,) / (N, k)).
 
-    Per-actor scalar arithmetic (the same IEEE operations, in the same
-    order, as the vectorized form :func:`path_bodies_np`, so the same bits);
-    only the transcendental functions run as numpy calls on whole arrays.
+    The per-actor arithmetic runs in the compiled kernels of
+    :mod:`simready.sim.kernels` (the same IEEE operations, in the same order,
+    as the vectorized form :func:`path_bodies_np`, so the same bits); the two
+    arctangents run as numpy calls on whole arrays. A non-finite input (a
+    diverging rollout, which stops on this tick) takes the vectorized form.
     """
-    if len(u) == 0:
+    n = len(u)
+    if n == 0:
         return path_bodies_np(scene, table, u, d, d_rate, d_acc, v, a, present)
-    bodies, yaw, slip, _ = bodies_on_paths(scene, table, u.tolist(), d, d_rate, d_acc, v.tolist(),
-                                           a.tolist() if isinstance(a, np.ndarray) else list(a), present)
+    u, d, d_rate, v = _f64(u), _f64(d), _f64(d_rate), _f64(v)
+    cum, base, last, pts, dirs, psi, dpsi = table.kernel_arrays
+    g = scene.ground
+    placed = np.empty((8, n))
+    seg = np.empty(n, dtype=np.int64)
+    if not K.place_on_paths(cum, base, last, pts, dirs, psi, dpsi, g.heights, g.x0, g.y0, 1.0 / GROUND_RASTER_M,
+                            u, d, d_rate, v, placed, seg):
+        return path_bodies_np(scene, table, u, d, d_rate, d_acc, v, a, present)
+    lateral = bool(d_rate.any())
+    # arctan2(±0, V) is that same ±0 for a finite V ≥ 1: without lateral motion the sum needs no arctangent.
+    yaw = placed[K.YAW_C] + (np.arctan2(d_rate, placed[K.BIG_V]) if lateral else d_rate)
+    heading_v = np.arctan2(placed[K.VY], placed[K.VX])
+    big = np.empty(13 * n)
+    slip = np.empty(n)
+    K.pack_bodies(placed, yaw, heading_v, d_rate, _f64(d_acc), v, _f64(a), lateral, big, slip)
+    big.flags.writeable = False
+    n3, n7, n10 = 3 * n, 7 * n, 10 * n
+    # Bodies has no __post_init__: setting its fields directly is what its (frozen) __init__ does, cheaper.
+    bodies = object.__new__(Bodies)
+    bodies.__dict__.update(pos=big[:n3].reshape(n, 3), quat=big[n3:n7].reshape(n, 4), vel=big[n7:n10].reshape(n, 3),
+                           omega=big[n10:].reshape(n, 3), present=frozen(present, bool))
     return bodies, yaw, slip
 
 
-def bodies_on_paths(scene: Scene, table: PathTable, u: list[float], d: F, d_rate: F, d_acc: F, v: list[float],
-                    a: list[float], present: NDArray[np.bool_]) -> tuple[Bodies, F, F, tuple[list, list, list]]:
-    """:func:`path_bodies` on Python lists ``u``, ``v``, ``a`` (N ≥ 1); also returns ``(x, y, yaw)`` as lists."""
-    n = len(u)
-    ks = table.locate_py(u)
-    py = table._py
-    cum, pts, dirs, psi, dpsi = py["cum"], py["pts"], py["dirs"], py["psi"], py["dpsi"]
-    ground = scene.ground
-    g_item = ground.heights.item
-    g_nx, g_ny = ground.heights.shape[0] - 1, ground.heights.shape[1] - 1
-    g_x0, g_y0, g_inv = ground.x0, ground.y0, 1.0 / GROUND_RASTER_M
-    d_l = d.tolist()
-    dr_l = d_rate.tolist()
-    any_dr = any(dr_l)
-    xs, ys, zs, yaw_c, omega, big_v, vxs, vys = [], [], [], [], [], [], [], []
-    # hypot(vx, vy) > 1e-9 is decided by the larger component unless it is within a factor √2 of the threshold.
-    moving: list[bool] | None = []
-    for i in range(n):
-        k = ks[i]
-        tx, ty = dirs[k]
-        px, pyy = pts[k]
-        al = u[i] - cum[k]
-        di, dri, vi = d_l[i], dr_l[i], v[i]
-        x = (px + tx * al) + (-ty) * di
-        y = (pyy + ty * al) + tx * di
-        xs.append(x)
-        ys.append(y)
-        fx, fy = (x - g_x0) * g_inv, (y - g_y0) * g_inv
-        if -1e18 < fx < 1e18 and -1e18 < fy < 1e18:
-            gi, gj = int(fx), int(fy)
-            zs.append(g_item(0 if gi < 0 else g_nx if gi > g_nx else gi, 0 if gj < 0 else g_ny if gj > g_ny else gj))
-        else:
-            zs.append(float(ground.at(np.array([[x, y]]))[0]))
-        rate = dpsi[k]
-        yaw_c.append(psi[k] + rate * al)
-        omega.append(vi * rate)
-        big_v.append(vi if vi >= 1.0 else 1.0 if vi < 1.0 else vi)
-        vx = tx * vi - ty * dri
-        vy = ty * vi + tx * dri
-        vxs.append(vx)
-        vys.append(vy)
-        if moving is not None:
-            m = abs(vx) if abs(vx) > abs(vy) else abs(vy)
-            if m > 1e-9:
-                moving.append(True)
-            elif m < 7e-10:
-                moving.append(False)
-            else:
-                moving = None
-    finite = math.isfinite(sum(vxs) + sum(vys) + sum(v))
-    if any_dr or not finite:
-        yaw = (np.array(yaw_c, dtype=np.float64) + np.arctan2(d_rate, np.array(big_v, dtype=np.float64))).tolist()
-    else:
-        # arctan2(±0, big_v) is that same ±0 for a finite big_v ≥ 1.
-        yaw = [yc + dr for yc, dr in zip(yaw_c, dr_l)]
-    if any_dr:
-        da_l = d_acc.tolist()
-        for i in range(n):
-            vi, b_, dri = v[i], big_v[i], dr_l[i]
-            bvd = a[i] if vi > 1.0 else 0.0
-            omega[i] = omega[i] + (da_l[i] * b_ - dri * bvd) / (b_ * b_ + dri * dri)
-    vx_a, vy_a = np.array(vxs, dtype=np.float64), np.array(vys, dtype=np.float64)
-    two_pi, pi = 2 * np.pi, np.pi
-    slip = [((h - y) + pi) % two_pi - pi for h, y in zip(np.arctan2(vy_a, vx_a).tolist(), yaw)]
-    if moving is None or not finite:
-        moving = (np.hypot(vx_a, vy_a) > 1e-9).tolist()
-    if not all(moving):
-        slip = [s_ if mv else 0.0 for s_, mv in zip(slip, moving)]
-    yaw_a = np.array(yaw, dtype=np.float64)
-    half = 0.5 * yaw_a
-    zero = repeat(0.0)
-    # One allocation; each field is a C-contiguous block of it.
-    big = np.fromiter(chain.from_iterable(chain(zip(xs, ys, zs), zip(zero, zero, np.sin(half).tolist(), np.cos(half).tolist()),
-                                                zip(vxs, vys, zero), zip(zero, zero, omega))), np.float64, 13 * n)
-    big.flags.writeable = False
-    n3, n7, n10 = 3 * n, 7 * n, 10 * n
-    pos = big[:n3].reshape(n, 3)
-    quat = big[n3:n7].reshape(n, 4)
-    vel = big[n7:n10].reshape(n, 3)
-    omg = big[n10:].reshape(n, 3)
-    # Bodies has no __post_init__: setting its fields directly is what its (frozen) __init__ does, cheaper.
-    bodies = object.__new__(Bodies)
-    bodies.__dict__.update(pos=pos, quat=quat, vel=vel, omega=omg, present=frozen(present, bool))
-    return bodies, yaw_a, np.array(slip, dtype=np.float64), (xs, ys, yaw)
+def _f64(x: Any) -> F:
+    """``x`` as a C-contiguous float64 array (no copy when it already is one)."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous:
+        return x
+    return np.ascontiguousarray(x, dtype=np.float64)
 
 
 def path_bodies_np(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc: F, v: F, a: F,
@@ -184,76 +127,34 @@ def wrap(angle: F) -> F:
 
 
 def footprint_contacts(scene: Scene, xy: F, yaw: F, present: NDArray[np.bool_]) -> frozenset[tuple[int, int]]:
-    """Pairs (i < j) of present actors whose footprints overlap.
+    """Pairs (i < j) of present actors whose footprints overlap (``xy``: (N, ≥ 2) positions, m; ``yaw``: (N,), rad).
 
     Bounding circles filter the pairs; the few that survive get the
-    four-axis separating-axis test.
+    four-axis separating-axis test (:func:`simready.sim.kernels.contact_pairs`).
     """
-    return footprint_contacts_py(scene, xy[:, 0].tolist(), xy[:, 1].tolist(), yaw.tolist(), present)
+    n = len(yaw)
+    if n < 2:
+        return frozenset()
+    reach2, hl, hw = _reach(scene.actors)
+    out = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
+    xy = np.ascontiguousarray(xy, dtype=np.float64)
+    m = K.contact_pairs(xy, _f64(yaw), np.ascontiguousarray(present, dtype=np.bool_), reach2, hl, hw, out)
+    if m == 0:
+        return _NO_CONTACTS
+    return frozenset(zip(out[:m, 0].tolist(), out[:m, 1].tolist()))
 
 
-def footprint_contacts_py(scene: Scene, xs: list[float], ys: list[float], yaw: list[float],
-                          present: NDArray[np.bool_]) -> frozenset[tuple[int, int]]:
-    """:func:`footprint_contacts` on Python lists (the same comparisons: scalar loops, no numpy calls).
-
-    Pairs are swept in x order: a pair further apart in x than the largest
-    possible reach (plus a metre) cannot pass the bounding-circle test, so
-    the sweep stops there; every pair it reaches gets the same test.
-    """
-    a = scene.actors
-    reach2, hl, hw, span = _reach(a)
-    n = len(xs)
-    if present.all():
-        idx = list(range(n))
-    else:
-        idx = np.flatnonzero(present).tolist()
-        if len(idx) < 2:
-            return frozenset()
-    out = []
-    if math.isfinite(sum(xs)):
-        order = sorted(idx, key=xs.__getitem__)
-        for p, i in enumerate(order):
-            lim = xs[i] + span
-            for j in order[p + 1:]:
-                if xs[j] > lim:
-                    break
-                lo, hi = (i, j) if i < j else (j, i)
-                dx = xs[hi] - xs[lo]
-                dy = ys[hi] - ys[lo]
-                if dx * dx + dy * dy < reach2[lo][hi] and _overlap(dx, dy, yaw[lo], hl[lo], hw[lo], yaw[hi], hl[hi], hw[hi]):
-                    out.append((lo, hi))
-        return frozenset(out)
-    for p, i in enumerate(idx):
-        xi, yi, ri = xs[i], ys[i], reach2[i]
-        for j in idx[p + 1:]:
-            dx = xs[j] - xi
-            dy = ys[j] - yi
-            if dx * dx + dy * dy < ri[j] and _overlap(dx, dy, yaw[i], hl[i], hw[i], yaw[j], hl[j], hw[j]):
-                out.append((i, j))
-    return frozenset(out)
+_NO_CONTACTS: frozenset[tuple[int, int]] = frozenset()
+_REACH: dict[int, tuple[Any, F, F, F]] = {}
 
 
-_REACH: dict[int, tuple[Any, list[list[float]], list[float], list[float], float]] = {}
-
-
-def _reach(a: Any) -> tuple[list[list[float]], list[float], list[float], float]:
-    """Squared bounding-circle reach of every actor pair, half-lengths and half-widths, as Python lists (cached per actor table)."""
+def _reach(a: Any) -> tuple[F, F, F]:
+    """Squared bounding-circle reach of every actor pair (m²), half-lengths and half-widths (m) (cached per actor table)."""
     hit = _REACH.get(id(a))
     if hit is None or hit[0] is not a:
         if len(_REACH) > 64:
             _REACH.clear()
         r = a.radius
-        span = 2.0 * float(r.max()) + 1.0 if len(r) else 1.0
-        hit = _REACH[id(a)] = (a, ((r[:, None] + r[None, :]) ** 2).tolist(), a.hl.tolist(), a.hw.tolist(), span)
-    return hit[1], hit[2], hit[3], hit[4]
-
-
-def _overlap(dx: float, dy: float, yaw_i: float, hl_i: float, hw_i: float, yaw_j: float, hl_j: float, hw_j: float) -> bool:
-    """Separating-axis test of two rectangles, j offset by (dx, dy) from i (scalar: the pairs here are few)."""
-    ci, si, cj, sj = math.cos(yaw_i), math.sin(yaw_i), math.cos(yaw_j), math.sin(yaw_j)
-    for ax, ay in ((ci, si), (-si, ci), (cj, sj), (-sj, cj)):
-        ri = hl_i * abs(ci * ax + si * ay) + hw_i * abs(-si * ax + ci * ay)
-        rj = hl_j * abs(cj * ax + sj * ay) + hw_j * abs(-sj * ax + cj * ay)
-        if abs(dx * ax + dy * ay) >= ri + rj:
-            return False
-    return True
+        hit = _REACH[id(a)] = (a, np.ascontiguousarray((r[:, None] + r[None, :]) ** 2, dtype=np.float64),
+                               _f64(a.hl), _f64(a.hw))
+    return hit[1], hit[2], hit[3]

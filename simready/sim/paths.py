@@ -403,6 +403,12 @@ class PathTable:
         return list(out)
 
     @cached_property
+    def kernel_arrays(self) -> tuple[F, NDArray[np.int64], NDArray[np.int64], F, F, F, F]:
+        """``(cum, base, last segment, pts, dirs, psi, dpsi)`` as C-contiguous arrays, for :mod:`simready.sim.kernels`."""
+        c = np.ascontiguousarray
+        return (c(self.cum), c(self.base), c(self.nseg - 1), c(self.pts), c(self.dirs), c(self.psi), c(self.dpsi))
+
+    @cached_property
     def _py(self) -> dict[str, list]:
         """The packed arrays as Python lists, for scalar per-actor evaluation."""
         return {"cum": self.cum.tolist(), "base": self.base.tolist(), "last": (self.nseg - 1).tolist(),

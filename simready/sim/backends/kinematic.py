@@ -8,8 +8,9 @@ kinematic bicycle with a simple body-slip model). Contacts are footprint
 overlaps between actors; there is no collision response. One integration
 step per tick: ``substep_s == dt``.
 
-The step runs as per-actor scalar loops that repeat the vectorized laws'
-floating-point operations one for one (:func:`~simready.sim.controllers.longitudinal.integrate`,
+The step runs in the compiled kernels of :mod:`simready.sim.kernels`, which
+repeat the vectorized laws' floating-point operations one for one
+(:func:`~simready.sim.controllers.longitudinal.integrate`,
 :func:`~simready.sim.kinematics.path_bodies_np`), so traces are the bits the
 vectorized form gives.
 """
@@ -20,24 +21,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from simready.sim import kernels
 from simready.sim.backend import Backend, StepOutcome
-from simready.sim.kinematics import bodies_on_paths, footprint_contacts_py
+from simready.sim.kinematics import footprint_contacts, path_bodies
 from simready.sim.state import SimState, frozen, ro, with_changes
-
-
-def integrate_py(u: list[float], v: list[float], a: list[float], dt: float) -> tuple[list[float], list[float]]:
-    """:func:`simready.sim.controllers.longitudinal.integrate` on Python lists, operation for operation."""
-    u1, v1 = [], []
-    for ui, vi, ai in zip(u, v, a):
-        vn = vi + ai * dt
-        if vn < 0.0:
-            du = vi * vi / (-2.0 * ai) if ai < 0.0 else 0.0
-        else:
-            du = vi * dt + 0.5 * ai * dt * dt
-        u1.append(ui + du)
-        # np.maximum(vn, 0.0): NaN propagates, −0.0 gives the second operand's +0.0.
-        v1.append(vn if vn > 0.0 else 0.0 if vn <= 0.0 else vn)
-    return u1, v1
 
 
 class KinematicBackend(Backend):
@@ -59,18 +46,15 @@ class KinematicBackend(Backend):
         c = state.coords
         present = state.bodies.present
         accel = plan.accel
-        a_l = accel.tolist()
-        u_l, v_l = c.u.tolist(), c.v.tolist()
-        u1, v1 = integrate_py(u_l, v_l, a_l, scene.dt)
-        pres = present.tolist()
-        all_present = all(pres)
+        n = len(c.u)
+        u1, v1 = np.empty(n), np.empty(n)
+        kernels.integrate(c.u, c.v, np.ascontiguousarray(accel, dtype=np.float64), scene.dt, u1, v1)
+        all_present = bool(present.all())
         if not all_present:
-            u1 = [x if p else x0 for x, x0, p in zip(u1, u_l, pres)]
-            v1 = [x if p else x0 for x, x0, p in zip(v1, v_l, pres)]
-            a_l = [x if p else 0.0 for x, p in zip(a_l, pres)]
-            accel = np.array(a_l, dtype=np.float64)
-        bodies, yaw, slip, (xs, ys, yaw_l) = bodies_on_paths(scene, route.paths, u1, plan.d_ref, plan.d_rate, plan.d_acc,
-                                                             v1, a_l, present)
+            u1 = np.where(present, u1, c.u)
+            v1 = np.where(present, v1, c.v)
+            accel = np.where(present, accel, 0.0)
+        bodies, yaw, slip = path_bodies(scene, route.paths, u1, plan.d_ref, plan.d_rate, plan.d_acc, v1, accel, present)
         if not all_present:
             keep = ~present
             pos, quat, vel, omega = (np.array(x) for x in (bodies.pos, bodies.quat, bodies.vel, bodies.omega))
@@ -78,11 +62,10 @@ class KinematicBackend(Backend):
             vel[keep], omega[keep] = 0.0, 0.0
             yaw = np.where(keep, c.yaw, yaw)
             bodies = type(bodies)(frozen(pos), frozen(quat), frozen(vel), frozen(omega), present)
-            xs, ys, yaw_l = pos[:, 0].tolist(), pos[:, 1].tolist(), yaw.tolist()
         # PathCoords has no __post_init__: filling a copy of c's fields is what its __init__ would build.
-        coords = with_changes(c, u=ro(np.array(u1, dtype=np.float64)), d=frozen(plan.d_ref), d_rate=frozen(plan.d_rate),
-                              v=ro(np.array(v1, dtype=np.float64)), a=frozen(accel), yaw=ro(yaw))
-        contacts = footprint_contacts_py(scene, xs, ys, yaw_l, present)
+        coords = with_changes(c, u=ro(u1), d=frozen(plan.d_ref), d_rate=frozen(plan.d_rate), v=ro(v1), a=frozen(accel),
+                              yaw=ro(yaw))
+        contacts = footprint_contacts(scene, bodies.pos, yaw, present)
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
-                  "steer_rad": self._zeros(len(u1)), "slip_rad": slip}
+                  "steer_rad": self._zeros(n), "slip_rad": slip}
         return StepOutcome(bodies, coords, contacts, extras)
