@@ -47,7 +47,16 @@ replay tolerance).
 Rollout checks collected while stepping (``metrics.rollout_checks``):
 tunnelling (the ego's centre of mass crossing a non-ground collider between
 ticks, or its origin falling below the ground), energy gain without
-actuation, and angular explosion.
+actuation, and angular explosion. The energy check is skipped on a tick that
+ends with a driven agent touching the ego after moving that tick: a
+kinematic body cannot take an impulse, so when it rear-ends or shoves the
+ego the solver pushes the ego out of its way, and the ego's energy rises
+legitimately — the energy comes from the agent's prescribed motion, not
+from a solver error. Parked vehicles, agents that did not move that tick
+and static colliders excuse nothing (they supply no energy, so a gain
+against them is a solver pop); an ego spawned interpenetrating an agent is
+still caught by the physics settle stage (:mod:`simready.sim.settle`), in
+which no agent moves.
 """
 
 from __future__ import annotations
@@ -61,9 +70,9 @@ import pybullet as p
 
 from simready.errors import CatalogError
 from simready.sim import constants as C
+from simready.sim import kernels
 from simready.sim.backend import COMMON_EXTRAS, Backend, StepOutcome
 from simready.sim.controllers.lateral import preview_steer
-from simready.sim.controllers.longitudinal import integrate
 from simready.sim.kinematics import footprint_contacts, path_bodies
 from simready.sim.scene import GROUND_CLASSES, Scene, substeps_per_tick
 from simready.sim.state import Bodies, PathCoords, SimState, frozen
@@ -390,6 +399,7 @@ class DynamicBackend(Backend):
         # come from the footprints, so they get no PyBullet body at all (one would collide with nothing).
         self.physical = a.is_vehicle.copy()
         self.agent_idx = [i for i in range(len(a)) if i != self.ego and not a.parked[i] and self.physical[i]]
+        self._agent_set = frozenset(self.agent_idx)
         self._prev_com: list[float] = []
         #: (agent, distance (m) within which it moves every substep): near field + both half-lengths.
         ego_hl = float(a.hl[self.ego]) if self.ego is not None else 0.0
@@ -621,8 +631,9 @@ class DynamicBackend(Backend):
         a = scene.actors
         c = state.coords
         present = state.bodies.present
-        u1, v1 = integrate(c.u, c.v, plan.accel, scene.dt)
         accel = plan.accel
+        u1, v1 = np.empty(len(a)), np.empty(len(a))
+        kernels.integrate(c.u, c.v, np.ascontiguousarray(accel, dtype=np.float64), scene.dt, u1, v1)
         if not present.all():
             u1 = np.where(present, u1, c.u)
             v1 = np.where(present, v1, c.v)
@@ -691,8 +702,10 @@ class DynamicBackend(Backend):
             slip[e] = (vdir - heading + math.pi) % (2 * math.pi) - math.pi
             extras["slip_rad"] = slip
             contacts = {pair for pair in contacts if not (e in pair and self.physical[pair[0] + pair[1] - e])}
-            contacts |= self._ego_contacts()
-            self._check(state, ep, ev, eo, R, e_before, plan)
+            touching = self._ego_contacts()
+            contacts |= touching
+            shoved_by = self._shoving_agent(state, touching, pos, yaw) if e_before is not None else None
+            self._check(state, ep, ev, eo, R, e_before, plan, shoved_by)
         coords = PathCoords(c.path_keys, frozen(u_out), frozen(d_out), frozen(plan.d_rate), frozen(v_out), frozen(accel),
                             frozen(yaw))
         bodies = Bodies(frozen(pos), frozen(quat), frozen(vel), frozen(omega), present)
@@ -716,8 +729,31 @@ class DynamicBackend(Backend):
 
     # --- rollout checks -------------------------------------------------------------------------------
 
+    def _shoving_agent(self, state: SimState, touching: set[tuple[int, int]], pos: np.ndarray, yaw: np.ndarray) -> int | None:
+        """The lowest-index driven agent touching the ego at the end of this tick that moved during it, else None.
+
+        ``touching``: this tick's :meth:`_ego_contacts`; ``pos`` (m) and ``yaw``
+        (rad): the agents' poses at the end of the tick. Moved means its pose
+        differs from the start of the tick: a kinematic body that stood still
+        supplies no energy, however hard the ego presses against it.
+        """
+        e = self.ego
+        start_pos, start_yaw = state.bodies.pos, state.coords.yaw
+        for pair in sorted(touching):
+            j = pair[0] + pair[1] - e
+            if j in self._agent_set and (yaw[j] != start_yaw[j] or (pos[j] != start_pos[j]).any()):
+                return j
+        return None
+
     def _check(self, state: SimState, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, R: np.ndarray,
-               e_before: float | None, plan: Any) -> None:
+               e_before: float | None, plan: Any, shoved_by: int | None = None) -> None:
+        """Note this tick's tunnelling, angular explosion and energy gain without actuation (see the module docstring).
+
+        ``e_before``: the ego's energy (J) before the tick, None when it was
+        actuated; ``shoved_by``: a driven agent that moved into the ego this
+        tick (:meth:`_shoving_agent`), which skips the energy comparison — the
+        gain came from the agent's prescribed motion, not from the solver.
+        """
         scene = self.scene
         e = self.ego
         t = round((state.tick + 1 - scene.warmup_ticks) * scene.dt, 9)
@@ -734,7 +770,7 @@ class DynamicBackend(Backend):
         rate = float(np.abs(omega).max())
         if rate > MAX_ANGULAR_RATE_RPS:
             self._note("explosion", f"t={t}: ego angular rate {rate:.1f} rad/s")
-        if e_before is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0:
+        if e_before is not None and shoved_by is None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0:
             e_after = self._energy_now()
             if e_after > e_before * 1.005 + ENERGY_SLACK_J:
                 self._note("energy_gain", f"t={t}: ego energy rose {e_after - e_before:.0f} J without actuation")
