@@ -13,6 +13,7 @@ evaluates all actors' positions with a handful of numpy operations.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -65,15 +66,24 @@ class Path:
         return None if i is None else self.lane_u0[i]
 
     def segment(self, u: float) -> int:
-        i = int(np.searchsorted(self.cum, u, side="right")) - 1
+        """Segment holding ``u`` (the end segments extrapolate; NaN lands on the last).
+
+        ``bisect_right`` on the arc-length list is ``np.searchsorted(cum, u, "right")``
+        without the numpy call (NaN compares false, so both return the length).
+        """
+        i = bisect.bisect_right(self._lists[2], u) - 1
         return min(max(i, 0), len(self.seg_dir) - 1)
 
     def point(self, u: float, d: float = 0.0) -> tuple[float, float]:
+        """World point (m) at arc length ``u`` and lateral offset ``d`` (scalar arithmetic, numpy's bits)."""
+        pts, dirs, cum = self._lists
         i = self.segment(u)
-        dx, dy = self.seg_dir[i]
-        bx = self.points[i, 0] + dx * (u - self.cum[i])
-        by = self.points[i, 1] + dy * (u - self.cum[i])
-        return float(bx - dy * d), float(by + dx * d)
+        dx, dy = dirs[i]
+        along = float(u) - cum[i]
+        bx = pts[i][0] + dx * along
+        by = pts[i][1] + dy * along
+        d = float(d)
+        return bx - dy * d, by + dx * d
 
     @cached_property
     def _lists(self) -> tuple[list[list[float]], list[list[float]], list[float]]:

@@ -82,6 +82,8 @@ STATIC_GROUP, EGO_GROUP, AGENT_GROUP = 1, 2, 4
 #: Energy may grow by this much per tick without actuation before it counts as a gain (J, plus 0.5 %).
 ENERGY_SLACK_J = 50.0
 MAX_ANGULAR_RATE_RPS = 10.0
+#: The tyre model's floor on the speed that divides the lateral velocity in a slip angle (m/s).
+_SLIP_MIN_MPS = S.slip_min_speed_mps
 
 
 def _box_piece(vertices: np.ndarray) -> tuple[list[float], list[float]] | None:
@@ -360,6 +362,7 @@ def principal_axes(inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 _ORIGIN = (0.0, 0.0, 0.0)
+_IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
 
 
 def _heading_xy(q: Any) -> tuple[float, float]:
@@ -405,6 +408,8 @@ class DynamicBackend(Backend):
         ego_hl = float(a.hl[self.ego]) if self.ego is not None else 0.0
         self._reach = [(i, S.near_field_m + float(a.hl[i]) + ego_hl) for i in self.agent_idx] if self.ego is not None else []
         self._prev_tick = -1
+        #: Driven agents parked underground because they are far from the ego (:meth:`_park_far`).
+        self._parked_away: set[int] = set()
         self._ego_params()
 
     # --- construction --------------------------------------------------------------
@@ -501,18 +506,19 @@ class DynamicBackend(Backend):
 
     def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Ego body origin position, quaternion [x,y,z,w], origin velocity, angular velocity (world) and rotation matrix."""
-        w = self.world
-        com_w, q_in = w.call(p.getBasePositionAndOrientation, self.ego_body)
-        lin, ang = w.call(p.getBaseVelocity, self.ego_body)
-        q = np.array(p.multiplyTransforms(_ORIGIN, q_in, _ORIGIN, self._inertial_inv)[1])
+        cid = self.world.client
+        com_w, q_in = p.getBasePositionAndOrientation(self.ego_body, physicsClientId=cid)
+        lin, (wx, wy, wz) = p.getBaseVelocity(self.ego_body, physicsClientId=cid)
+        q = p.multiplyTransforms(_ORIGIN, q_in, _ORIGIN, self._inertial_inv)[1]
         if q[3] < 0:
-            q = -q
-        R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)
-        r = R @ self.com
-        omega = np.asarray(ang)
-        pos = np.asarray(com_w) - r
-        vel = np.asarray(lin) - _cross(omega, r)
-        return pos, q, vel, omega, R
+            q = tuple(-x for x in q)
+        R = np.array(p.getMatrixFromQuaternion(q)).reshape(3, 3)
+        # The lever arm stays a numpy product (its bits are BLAS's); the rest is the same IEEE arithmetic
+        # on Python floats that numpy would do element by element.
+        rx, ry, rz = (R @ self.com).tolist()
+        pos = np.array([com_w[0] - rx, com_w[1] - ry, com_w[2] - rz])
+        vel = np.array([lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)])
+        return pos, np.array(q), vel, np.array([wx, wy, wz]), R
 
     def _place_agents(self, bodies: Bodies, which: list[int]) -> None:
         cid = self.world.client
@@ -534,21 +540,30 @@ class DynamicBackend(Backend):
     # --- stepping -------------------------------------------------------------------------------
 
     def _tyre_setup(self, steer: float, friction: float) -> tuple[float, ...]:
-        """The per-tick constants of :meth:`_tyre_forces`: axle loads (N), their friction limits, steering cos/sin."""
+        """The per-tick constants of :meth:`_tyre_forces`, each the same expression it used to evaluate per substep.
+
+        ``(m, lf, lr, k·Fz_f, k·Fz_r, μ·Fz_f, μ·Fz_r, cos δ, sin δ, μ·m·g, h)``: mass (kg),
+        axle distances from the centre of mass (m), the axles' cornering
+        stiffness (N/rad) and friction limits (N), the steering angle's
+        cosine and sine, the holding-force limit (N) and the substep (s).
+        """
         m, g = self.mass, C.GRAVITY_MPS2
         lf, lr = self.lf, self.lr
         fz_f, fz_r = m * g * lr / (lf + lr), m * g * lf / (lf + lr)
-        return fz_f, fz_r, friction * fz_f, friction * fz_r, math.cos(steer), math.sin(steer)
+        k = S.cornering_stiffness_per_load
+        return (m, lf, lr, k * fz_f, k * fz_r, friction * fz_f, friction * fz_r, math.cos(steer), math.sin(steer),
+                friction * m * g, self.h)
 
     def _tyre_forces(self, steer: float, a_cmd: float, friction: float, setup: tuple[float, ...] | None = None) -> float:
         """Apply this substep's tyre forces to the ego; returns the tyre utilisation (``setup``: :meth:`_tyre_setup`).
 
         Runs every 5 ms substep, so it is scalar Python with two PyBullet reads
-        and two force calls; the heading comes from :func:`_heading_xy`
-        (PyBullet's own quaternion-to-matrix arithmetic, without the call).
+        and two force calls; the heading is PyBullet's own quaternion-to-matrix
+        arithmetic (:func:`_heading_xy`), without the call.
         """
         if setup is None:
             setup = self._tyre_setup(steer, friction)
+        m, lf, lr, kf, kr, limit_f, limit_r, cs, sn, hold, h = setup
         cid = self.world.client
         body = self.ego_body
         com_w, q_in = p.getBasePositionAndOrientation(body, physicsClientId=cid)
@@ -558,22 +573,16 @@ class DynamicBackend(Backend):
         r0, r3 = _heading_xy(q_in)
         norm = math.hypot(r0, r3) or 1.0
         hx, hy = r0 / norm, r3 / norm
-        vx = lin[0] * hx + lin[1] * hy
-        vy = lin[0] * -hy + lin[1] * hx
+        lx, ly = lin[0], lin[1]
+        vx = lx * hx + ly * hy
+        vy = lx * -hy + ly * hx
         r = ang[2]
-        m, g = self.mass, C.GRAVITY_MPS2
-        lf, lr = self.lf, self.lr
-        fz_f, fz_r, limit_f, limit_r, cs, sn = setup
-        big_v = max(abs(vx), S.slip_min_speed_mps)
-        alpha_f = steer - math.atan2(vy + lf * r, big_v)
-        alpha_r = -math.atan2(vy - lr * r, big_v)
-        k = S.cornering_stiffness_per_load
-        fy_f = k * fz_f * alpha_f
-        fy_r = k * fz_r * alpha_r
+        big_v = max(abs(vx), _SLIP_MIN_MPS)
+        fy_f = kf * (steer - math.atan2(vy + lf * r, big_v))
+        fy_r = kr * -math.atan2(vy - lr * r, big_v)
         if vx <= C.STANDSTILL_MPS and a_cmd <= 0.0:
             # At rest, or pushed backwards, with no drive demand: the brakes (or rolling resistance) hold it.
-            fx = -m * vx / self.h
-            fx = max(min(fx, friction * m * g), -friction * m * g)
+            fx = max(min(-m * vx / h, hold), -hold)
         else:
             fx = m * a_cmd
         fx_f = fx_r = 0.5 * fx
@@ -652,7 +661,7 @@ class DynamicBackend(Backend):
                 kp, ex, ey = kin.pos.tolist(), float(state.bodies.pos[e, 0]), float(state.bodies.pos[e, 1])
                 near = [i for i, reach in self._reach if present[i] and math.hypot(kp[i][0] - ex, kp[i][1] - ey) < reach]
         near_set = set(near)
-        self._place_agents(kin, [i for i in self.agent_idx if i not in near_set])
+        self._park_far(near_set)
         # The energy check only applies to a tick without actuation; reading the energy changes nothing.
         e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
         # Near agents move every substep, along the straight line between their tick poses.
@@ -681,7 +690,8 @@ class DynamicBackend(Backend):
             keep = ~present
             pos[keep], quat[keep], vel[keep], omega[keep] = state.bodies.pos[keep], state.bodies.quat[keep], 0.0, 0.0
             yaw = np.where(keep, c.yaw, yaw)
-        u_out, d_out, v_out = np.array(u1), np.array(plan.d_ref), np.array(v1)
+        # u1 and v1 are this step's own arrays; the lateral reference belongs to the plan.
+        u_out, d_out, v_out = u1, np.array(plan.d_ref), v1
         yaw = np.array(yaw)
         contacts = set(footprint_contacts(scene, pos[:, :2], yaw, present))
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
@@ -710,6 +720,26 @@ class DynamicBackend(Backend):
                             frozen(yaw))
         bodies = Bodies(frozen(pos), frozen(quat), frozen(vel), frozen(omega), present)
         return StepOutcome(bodies, coords, frozenset(contacts), extras)
+
+    def _park_far(self, near: set[int]) -> None:
+        """Move every driven agent that is not near the ego underground (once; it stays there until it is near).
+
+        Why: an agent further than the near field from the ego cannot touch it
+        within a tick (its reach includes a 15 m margin), and agents collide
+        with nothing but the ego, so where a far body stands changes no
+        contact; parking it once replaces a pose reset per agent per tick. It
+        must not stay at a stale pose on the road, where the ego could meet a
+        body the agent left. A near agent is placed at every substep.
+        """
+        cid = self.world.client
+        away = self._parked_away
+        for i in self.agent_idx:
+            if i in near:
+                away.discard(i)
+            elif i not in away:
+                p.resetBasePositionAndOrientation(self.actor_body[i], [0.0, 0.0, -100.0 - i], _IDENTITY_QUAT,
+                                                  physicsClientId=cid)
+                away.add(i)
 
     def _ego_contacts(self) -> set[tuple[int, int]]:
         out: set[tuple[int, int]] = set()
@@ -767,7 +797,7 @@ class DynamicBackend(Backend):
             self._note("tunnelling", f"t={t}: ego centre of mass crossed {self.static_names[hit[0]]}")
         if pos[2] < ground - 0.3:
             self._note("tunnelling", f"t={t}: ego origin {pos[2]:.2f} m is below the ground ({ground:.2f} m)")
-        rate = float(np.abs(omega).max())
+        rate = max(abs(x) for x in omega.tolist())
         if rate > MAX_ANGULAR_RATE_RPS:
             self._note("explosion", f"t={t}: ego angular rate {rate:.1f} rad/s")
         if e_before is not None and shoved_by is None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0:
@@ -776,6 +806,7 @@ class DynamicBackend(Backend):
                 self._note("energy_gain", f"t={t}: ego energy rose {e_after - e_before:.0f} J without actuation")
 
     def _note(self, check: str, detail: str) -> None:
+        """Keep the first five findings of ``check`` and the latest one (marked "and more")."""
         if len(self._violations[check]) < 5:
             self._violations[check].append(detail)
         else:
