@@ -31,7 +31,7 @@ import numpy as np
 
 from simready.scenario.streams import StreamSet
 from simready.sim import constants as C
-from simready.sim import interactions
+from simready.sim import interactions, kernels
 from simready.sim.backend import Backend, make_backend
 from simready.sim.controllers import actuation
 from simready.sim.controllers.planner import RouteTable, plan
@@ -169,35 +169,20 @@ class Recorder:
         self._speed_rows = k
 
 
-def _sums_finite(b: Any) -> bool:
-    """``isfinite(pos.sum() + quat.sum() + vel.sum() + omega.sum())``, without the four sums when the
-    arrays share one buffer whose every value is far from overflowing (then that sum is finite)."""
-    base = b.pos.base
-    if base is not None and base is b.quat.base and base is b.vel.base and base is b.omega.base:
-        if float(np.abs(base).max()) < 1e300:
-            return True
-    return math.isfinite(float(b.pos.sum() + b.quat.sum() + b.vel.sum() + b.omega.sum()))
-
-
 def _divergence(scene: Scene, state: SimState, check_bounds: bool) -> str | None:
     """Why the state cannot be continued (non-finite, exploding, far off the map), or None.
 
     Finiteness and speed are checked every tick; bounds on perception ticks
-    (a body cannot cover the out-of-bounds margin between two of them).
+    (a body cannot cover the out-of-bounds margin between two of them). The
+    compiled predicate (:func:`simready.sim.kernels.state_ok`) clears a good
+    state; only a bad one is worded, by :func:`_divergence_full`.
     """
     b = state.bodies
-    if _sums_finite(b):
-        vmax = float(np.abs(b.vel).max())
-        if vmax * 0.70710678 <= C.EXPLOSION_SPEED_MPS and not check_bounds:
-            return None
-        # Every value finite and every horizontal speed ≤ √2·vmax below the limit: only the bounds can fail.
-        if vmax * 1.5 < C.EXPLOSION_SPEED_MPS:
-            xmin, ymin, xmax, ymax = scene.bounds
-            mgn = C.OUT_OF_BOUNDS_MARGIN_M
-            lo_x, hi_x, lo_y, hi_y = xmin - mgn, xmax + mgn, ymin - mgn, ymax + mgn
-            if not any(p and (x < lo_x or x > hi_x or y < lo_y or y > hi_y or abs(z) > mgn)
-                       for (x, y, z), p in zip(b.pos.tolist(), b.present.tolist())):
-                return None
+    xmin, ymin, xmax, ymax = scene.bounds
+    mgn = C.OUT_OF_BOUNDS_MARGIN_M
+    if kernels.state_ok(b.pos, b.quat, b.vel, b.omega, b.present, C.EXPLOSION_SPEED_MPS, check_bounds,
+                        xmin - mgn, xmax + mgn, ymin - mgn, ymax + mgn, mgn):
+        return None
     return _divergence_full(scene, state)
 
 

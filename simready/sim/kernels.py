@@ -196,3 +196,30 @@ def integrate(u: np.ndarray, v: np.ndarray, a: np.ndarray, dt: float, u1: np.nda
             du = vi * dt + 0.5 * ai * dt * dt
         u1[i] = u[i] + du
         v1[i] = vn if vn > 0.0 else 0.0 if vn <= 0.0 else vn
+
+
+@numba.njit(**_JIT)
+def state_ok(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
+             max_speed: float, check_bounds: bool, lo_x: float, hi_x: float, lo_y: float, hi_y: float,
+             max_abs_z: float) -> bool:
+    """Whether a state can be continued: every value finite, every horizontal speed ≤ ``max_speed`` (m/s) and,
+    with ``check_bounds``, every present body inside the box (m; |z| ≤ ``max_abs_z``).
+
+    The predicate of :func:`simready.sim.engine._divergence_full` (which
+    words the reason when this is False); NaN fails every comparison here.
+    """
+    n = pos.shape[0]
+    for i in range(n):
+        for k in range(3):
+            if not (math.isfinite(pos[i, k]) and math.isfinite(vel[i, k]) and math.isfinite(omega[i, k])):
+                return False
+        for k in range(4):
+            if not math.isfinite(quat[i, k]):
+                return False
+        if math.hypot(vel[i, 0], vel[i, 1]) > max_speed:
+            return False
+        if check_bounds and present[i]:
+            x, y = pos[i, 0], pos[i, 1]
+            if x < lo_x or x > hi_x or y < lo_y or y > hi_y or abs(pos[i, 2]) > max_abs_z:
+                return False
+    return True
