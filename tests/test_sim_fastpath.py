@@ -17,21 +17,21 @@ def _scene():  # type: ignore[no-untyped-def]
     return build_scene(crossing(clip_s=4.0), template(), backend="kinematic-v1", catalog=catalog())
 
 
-def test_cursor_locate_matches_full_search() -> None:
+def test_lanes_at_matches_full_search() -> None:
+    """The compiled lane lookup gives the full search's lane and s = u − u0 on it, forwards and backwards."""
     scene = _scene()
     table = PathTable.build(scene.initial_paths, scene.lane_ids, scene.actors.chord)
     rng = np.random.default_rng(7)
     u = np.zeros(len(scene.actors))
-    for _ in range(200):
-        u = u + rng.uniform(0.0, 3.0, len(u))
-        want = table.base + table.segments(u)
-        assert table.locate(u).tolist() == want.tolist()
+    rows = np.arange(len(u))
+    for step in range(200):
+        u = u + rng.uniform(0.0, 3.0, len(u)) if step != 100 else u * 0.5
+        k = table.locate(u)
         lane, s = table.lanes_at(u)
-        k = want
-        assert lane.tolist() == table.seg_lane[k].tolist()
-    # Going backwards falls back to the full search.
-    u = u * 0.5
-    assert table.locate(u).tolist() == (table.base + table.segments(u)).tolist()
+        want_lane = table.seg_lane[k]
+        want_s = np.where(want_lane >= 0, u - table.lane_u0[rows, np.maximum(want_lane, 0)], np.nan)
+        assert lane.tolist() == want_lane.tolist()
+        assert s.tobytes() == want_s.tobytes()
 
 
 def test_scalar_idm_matches_vectorized() -> None:

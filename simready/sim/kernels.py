@@ -223,3 +223,14 @@ def state_ok(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarr
             if x < lo_x or x > hi_x or y < lo_y or y > hi_y or abs(pos[i, 2]) > max_abs_z:
                 return False
     return True
+
+
+@numba.njit(**_JIT)
+def lanes_at(cum: np.ndarray, base: np.ndarray, last: np.ndarray, seg_lane: np.ndarray, lane_u0: np.ndarray,
+             u: np.ndarray, lane: np.ndarray, s: np.ndarray) -> None:
+    """Each actor's lane index (−1 off the lane graph) and its arc length on that lane, ``s = u − u0`` (m, NaN off it)."""
+    for i in range(u.shape[0]):
+        b = base[i]
+        li = seg_lane[b + _segment(cum, b, last[i], u[i])]
+        lane[i] = li
+        s[i] = u[i] - lane_u0[i, li] if li >= 0 else np.nan

@@ -23,6 +23,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from simready.sim import kernels
 from simready.world.lanes import LaneGraph
 
 F = NDArray[np.float64]
@@ -325,9 +326,8 @@ class PathTable:
         lane_u0: (N, L) u at which each scene lane starts on the actor's path, NaN if unused.
         nseg: (N,) real segment counts; lengths: (N,) path lengths; leaves: (N,) the path runs off the map at its end.
 
-    :meth:`locate` keeps a cursor per named query: u only grows between path
-    changes, so the segment search walks forward from the last answer
-    instead of scanning; it returns exactly what a full search would.
+    :meth:`lanes_at` remembers its last answer: every reader of one tick
+    (the views, the recorder) passes the same ``u`` array.
     """
 
     paths: tuple[Path, ...]
@@ -343,7 +343,7 @@ class PathTable:
     nseg: NDArray[np.int64]
     lengths: F
     leaves: NDArray[np.bool_]
-    _cursor: dict[str, Any] = field(default_factory=dict, repr=False)
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, paths: Sequence[Path], lane_ids: Sequence[str], chords: Sequence[float] | None = None) -> PathTable:
@@ -386,31 +386,9 @@ class PathTable:
         seg = np.count_nonzero(cum[:, 1:] <= u[:, None], axis=1)
         return np.minimum(seg, self.nseg - 1)
 
-    def locate(self, u: F, slot: str = "centre") -> NDArray[np.int64]:
-        """Flat indices of the segments holding ``u`` (cursor ``slot``; see the class docstring)."""
-        return np.array(self.locate_py(u.tolist(), slot), dtype=np.int64)
-
-    def locate_py(self, u: list[float], slot: str = "centre") -> list[int]:
-        """:meth:`locate` on Python lists: the per-actor forward walk is a few comparisons, no numpy calls."""
-        memo = self._cursor.get(("memo", slot))
-        if memo is not None and memo[0] == u:
-            # The same positions as the last call: the same segments (and the cursor is already there).
-            return list(memo[1])
-        seg = self._cursor.get(slot)
-        cum, base, last = self._py["cum"], self._py["base"], self._py["last"]
-        if seg is None or any(ui < cum[b + k] for ui, b, k in zip(u, base, seg)):
-            seg = self.segments(np.asarray(u, dtype=np.float64)).tolist()
-        else:
-            seg = list(seg)
-            for i, ui in enumerate(u):
-                k, b, end = seg[i], base[i], last[i]
-                while k < end and ui >= cum[b + k + 1]:
-                    k += 1
-                seg[i] = k
-        self._cursor[slot] = seg
-        out = [b + k for b, k in zip(base, seg)]
-        self._cursor[("memo", slot)] = (list(u), out)  # type: ignore[index]
-        return list(out)
+    def locate(self, u: F) -> NDArray[np.int64]:
+        """Flat indices of the segments holding ``u`` (a full search; the kernels search per actor)."""
+        return self.base + self.segments(u)
 
     @cached_property
     def kernel_arrays(self) -> tuple[F, NDArray[np.int64], NDArray[np.int64], F, F, F, F]:
@@ -418,48 +396,30 @@ class PathTable:
         c = np.ascontiguousarray
         return (c(self.cum), c(self.base), c(self.nseg - 1), c(self.pts), c(self.dirs), c(self.psi), c(self.dpsi))
 
-    @cached_property
-    def _py(self) -> dict[str, list]:
-        """The packed arrays as Python lists, for scalar per-actor evaluation."""
-        return {"cum": self.cum.tolist(), "base": self.base.tolist(), "last": (self.nseg - 1).tolist(),
-                "pts": self.pts.tolist(), "dirs": self.dirs.tolist(), "psi": self.psi.tolist(),
-                "dpsi": self.dpsi.tolist(), "seg_lane": self.seg_lane.tolist()}
-
-    def evaluate(self, u: F, d: F, slot: str = "centre") -> tuple[F, F, NDArray[np.int64]]:
-        """World points (N, 2) at ``(u, d)``, the segment directions (N, 2) and flat segment indices (N,)."""
-        k = self.locate(u, slot)
-        dirs = self.dirs[k]
-        along = u - self.cum[k]
-        p = self.pts[k]
-        normal = dirs[:, ::-1] * np.array([-1.0, 1.0])
-        return p + dirs * along[:, None] + normal * d[:, None], dirs, k
-
-    def heading(self, u: F, k: NDArray[np.int64]) -> tuple[F, F]:
-        """Chord heading (rad) at ``u`` on segments ``k`` and its rate per metre."""
-        rate = self.dpsi[k]
-        return self.psi[k] + rate * (u - self.cum[k]), rate
-
     def lanes_at(self, u: F) -> tuple[NDArray[np.int64], F]:
-        """Lane index (−1 off the lane graph) and s on it at ``u`` (centre cursor; the last answer is reused for the same array)."""
-        last = self._cursor.get("lanes_u")
+        """Lane index (−1 off the lane graph) and s on it at ``u`` (the last answer is reused for the same array)."""
+        last = self._memo.get("lanes_u")
         if last is not None and last[0] is u:
             return last[1], last[2]
-        u_py = u.tolist()
-        seg_lane, u0 = self._py["seg_lane"], self.lane_u0_py
-        lanes = [seg_lane[k] for k in self.locate_py(u_py, "centre")]
-        s_py = [ui - u0[i][li] if li >= 0 else math.nan for i, (ui, li) in enumerate(zip(u_py, lanes))]
-        lane, s = np.array(lanes, dtype=np.int64), np.array(s_py)
+        cum, base, last_seg = self.kernel_arrays[:3]
+        lane, s = np.empty(len(base), dtype=np.int64), np.empty(len(base))
+        kernels.lanes_at(cum, base, last_seg, self._seg_lane_c, self._lane_u0_c, np.ascontiguousarray(u, dtype=np.float64),
+                         lane, s)
         # Shared by every reader of this tick (views, the recorder): read-only.
         lane.flags.writeable = False
         s.flags.writeable = False
-        self._cursor["lanes_u"] = (u, lane, s)  # type: ignore[assignment]
+        self._memo["lanes_u"] = (u, lane, s)
         return lane, s
+
+    @cached_property
+    def _seg_lane_c(self) -> NDArray[np.int64]:
+        return np.ascontiguousarray(self.seg_lane, dtype=np.int64)
+
+    @cached_property
+    def _lane_u0_c(self) -> F:
+        return np.ascontiguousarray(self.lane_u0, dtype=np.float64)
 
     @cached_property
     def lane_u0_py(self) -> list[list[float]]:
         """:attr:`lane_u0` as nested Python lists (scalar lookups)."""
         return self.lane_u0.tolist()
-
-    @cached_property
-    def _rows(self) -> NDArray[np.int64]:
-        return np.arange(len(self.base))
