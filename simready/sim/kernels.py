@@ -30,6 +30,8 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 #: Rows of :func:`place_on_paths`' output.
 X, Y, Z, YAW_C, OMEGA, BIG_V, VX, VY = range(8)
+#: Flags :func:`place_on_paths` returns.
+FINITE, LATERAL = 1, 2
 
 
 @numba.njit(**_JIT)
@@ -53,9 +55,10 @@ def _segment(cum: np.ndarray, b: int, last: int, u: float) -> int:
 def place_on_paths(cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray,
                    psi: np.ndarray, dpsi: np.ndarray, heights: np.ndarray, g_x0: float, g_y0: float, g_inv: float,
                    u: np.ndarray, d: np.ndarray, d_rate: np.ndarray, v: np.ndarray, out: np.ndarray,
-                   seg: np.ndarray) -> bool:
+                   seg: np.ndarray) -> int:
     """Fill ``out`` (8, N) with each body's x, y, ground z, chord heading, yaw rate, max(v, 1), vx, vy; ``seg`` (N,)
-    with the flat segment index. Returns whether every velocity (and speed) is finite.
+    with the flat segment index. Returns :data:`FINITE` when every velocity (and speed) is finite, plus
+    :data:`LATERAL` when some lateral rate ``d_rate`` is non-zero (or NaN).
 
     Units: metres, radians, m/s. The ground z is the raster cell's height
     (indices truncated, then clamped to the raster); the caller handles
@@ -65,6 +68,7 @@ def place_on_paths(cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.
     s_vx = 0.0
     s_vy = 0.0
     s_v = 0.0
+    lateral = False
     for i in range(u.shape[0]):
         b = base[i]
         k = b + _segment(cum, b, last[i], u[i])
@@ -95,7 +99,8 @@ def place_on_paths(cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.
         s_vx += vx
         s_vy += vy
         s_v += vi
-    return math.isfinite(s_vx + s_vy + s_v)
+        lateral = lateral or dri != 0.0
+    return (FINITE if math.isfinite(s_vx + s_vy + s_v) else 0) | (LATERAL if lateral else 0)
 
 
 @numba.njit(**_JIT)

@@ -42,26 +42,27 @@ def path_bodies(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc: F,
     as the vectorized form :func:`path_bodies_np`, so the same bits); the two
     arctangents run as numpy calls on whole arrays. A non-finite input (a
     diverging rollout, which stops on this tick) takes the vectorized form.
+    The (N,) inputs are float64 arrays (the kernels are compiled for them).
     """
     n = len(u)
     if n == 0:
         return path_bodies_np(scene, table, u, d, d_rate, d_acc, v, a, present)
-    u, d, d_rate, v = _f64(u), _f64(d), _f64(d_rate), _f64(v)
     cum, base, last, pts, dirs, psi, dpsi = table.kernel_arrays
     g = scene.ground
     placed = np.empty((8, n))
     seg = np.empty(n, dtype=np.int64)
-    if not K.place_on_paths(cum, base, last, pts, dirs, psi, dpsi, g.heights, g.x0, g.y0, 1.0 / GROUND_RASTER_M,
-                            u, d, d_rate, v, placed, seg):
+    flags = K.place_on_paths(cum, base, last, pts, dirs, psi, dpsi, g.heights, g.x0, g.y0, 1.0 / GROUND_RASTER_M,
+                             u, d, d_rate, v, placed, seg)
+    if not flags & K.FINITE:
         return path_bodies_np(scene, table, u, d, d_rate, d_acc, v, a, present)
-    lateral = bool(d_rate.any())
+    lateral = bool(flags & K.LATERAL)
     # arctan2(±0, V) is that same ±0 for a finite V ≥ 1: without lateral motion the sum needs no arctangent.
     yaw = placed[K.YAW_C] + (np.arctan2(d_rate, placed[K.BIG_V]) if lateral else d_rate)
     heading_v = np.arctan2(placed[K.VY], placed[K.VX])
     big = np.empty(13 * n)
     slip = np.empty(n)
-    K.pack_bodies(placed, yaw, heading_v, d_rate, _f64(d_acc), v, _f64(a), lateral, big, slip)
-    big.flags.writeable = False
+    K.pack_bodies(placed, yaw, heading_v, d_rate, d_acc, v, a, lateral, big, slip)
+    big.setflags(write=False)
     n3, n7, n10 = 3 * n, 7 * n, 10 * n
     # Bodies has no __post_init__: setting its fields directly is what its (frozen) __init__ does, cheaper.
     bodies = object.__new__(Bodies)
