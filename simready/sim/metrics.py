@@ -71,50 +71,44 @@ def first_seen(scene: Scene, arrays: dict[str, F], observer: int, targets: list[
 
 
 class _Sight:
-    """The row-independent parts of the sight-line test, computed once over all rows."""
+    """The sight-line test of rows lo..hi, computed from those rows only (:func:`first_seen` usually stops early)."""
 
     def __init__(self, scene: Scene, arrays: dict[str, F], observer: int, targets: list[int]) -> None:
         a = scene.actors
-        pos, quat, present = arrays["pos"], arrays["quat"], arrays["present"]
-        r = len(pos)
-        yaw = _yaw(quat)
         occ_ids = {o.actor_id for o in scene.manifest.occluders if o.actor_id is not None}
-        occluders = [i for i in range(len(a)) if a.is_vehicle[i] or a.ids[i] in occ_ids]
-        tgt = np.array(targets)
+        self.occluders = np.array([i for i in range(len(a)) if a.is_vehicle[i] or a.ids[i] in occ_ids], dtype=np.int64)
+        self.scene, self.arrays = scene, arrays
+        self.tgt, self.observer = np.array(targets), observer
+
+    def seen(self, lo: int, hi: int) -> F:
+        """(hi − lo, targets) visibility of rows lo..hi."""
+        a = self.scene.actors
+        pos, present = self.arrays["pos"][lo:hi], self.arrays["present"][lo:hi]
+        r = hi - lo
+        yaw = _yaw(self.arrays["quat"][lo:hi])
+        tgt, observer = self.tgt, self.observer
         hu = np.stack([np.cos(yaw), np.sin(yaw)], -1)
-        self.eye = pos[:, observer, :2] + hu[:, observer] * (C.EYE_FORWARD_FRACTION * a.hl[observer])
+        eye = pos[:, observer, :2] + hu[:, observer] * (C.EYE_FORWARD_FRACTION * a.hl[observer])
         offs = np.array([0.0, 0.8, -0.8])
-        pts = pos[:, tgt, None, :2] + hu[:, tgt, None, :] * (offs[None, None, :, None] * a.hl[tgt][None, :, None, None])
-        self.pts = pts.reshape(r, -1, 2)
-        self.statics = scene.static_edges
-        self.occ: tuple[F, F, F, F] | None = None
-        if occluders:
-            occ = np.array(occluders)
+        pts = (pos[:, tgt, None, :2] + hu[:, tgt, None, :] * (offs[None, None, :, None] * a.hl[tgt][None, :, None, None])
+               ).reshape(r, -1, 2)
+        e0s, e1s = self.scene.static_edges
+        blocked = np.zeros(pts.shape[:2], dtype=bool)
+        if len(e0s):
+            for k in range(pts.shape[1]):
+                blocked[:, k] = _blocked_rows(eye, pts[:, k], e0s[None], e1s[None])
+        occ = self.occluders
+        if len(occ):
             edges = geo.rect_edges(pos[:, occ, 0], pos[:, occ, 1], yaw[:, occ], a.hl[occ][None], a.hw[occ][None])
             owner = np.repeat(occ, 4)
             e0 = edges[..., 0, :].reshape(r, -1, 2)
             e1 = edges[..., 1, :].reshape(r, -1, 2)
             live = np.repeat(present[:, occ], 4, axis=1)
-            self.occ = (e0, e1, live, owner)
-        self.tgt, self.observer, self.present = tgt, observer, present
-
-    def seen(self, lo: int, hi: int) -> F:
-        """(hi − lo, targets) visibility of rows lo..hi."""
-        eye, pts, tgt, present = self.eye[lo:hi], self.pts[lo:hi], self.tgt, self.present[lo:hi]
-        e0s, e1s = self.statics
-        blocked = np.zeros(pts.shape[:2], dtype=bool)
-        if len(e0s):
             for k in range(pts.shape[1]):
-                blocked[:, k] = _blocked_rows(eye, pts[:, k], e0s[None], e1s[None])
-        if self.occ is not None:
-            e0, e1, live, owner = self.occ
-            e0, e1, live = e0[lo:hi], e1[lo:hi], live[lo:hi]
-            for k in range(pts.shape[1]):
-                t_idx = tgt[k // 3]
-                mask = live & (owner != self.observer)[None] & (owner != t_idx)[None]
+                mask = live & (owner != observer)[None] & (owner != tgt[k // 3])[None]
                 blocked[:, k] |= _blocked_rows(eye, pts[:, k], e0, e1, mask)
-        seen = ~blocked.reshape(hi - lo, len(tgt), 3).all(axis=2)
-        return seen & present[:, tgt] & present[:, self.observer][:, None]
+        seen = ~blocked.reshape(r, len(tgt), 3).all(axis=2)
+        return seen & present[:, tgt] & present[:, observer][:, None]
 
 
 def _blocked_rows(a: F, b: F, e0: F, e1: F, mask: F | None = None) -> F:
