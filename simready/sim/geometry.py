@@ -1,4 +1,4 @@
-"""Planar geometry of bodies: oriented footprints, separation, swept time-to-collision, lines of sight.
+"""Planar geometry of bodies: oriented footprints and their edges, separation, swept time-to-collision.
 
 Every body is an oriented rectangle on the ground: centre ``(x, y)`` (m,
 world), heading ``yaw`` (rad, CCW from +x), half-length ``hl`` along the
@@ -97,21 +97,6 @@ def rect_edges(x: F, y: F, yaw: F, hl: F, hw: F) -> F:
     """(..., 4, 2, 2) edges (start, end) of footprints."""
     c = corners(x, y, yaw, hl, hw)
     return np.stack([c, np.roll(c, -1, axis=-2)], -2)
-
-
-def segments_blocked(a: F, b: F, e0: F, e1: F, skip: NDArray[np.bool_] | None = None) -> NDArray[np.bool_]:
-    """Whether each sight line a→b (K, 2) crosses any edge e0→e1 (M, 2); ``skip`` (K, M) excludes edges per line."""
-    d = (b - a)[:, None, :]
-    e = (e1 - e0)[None, :, :]
-    w = e0[None, :, :] - a[:, None, :]
-    denom = d[..., 0] * e[..., 1] - d[..., 1] * e[..., 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = (w[..., 0] * e[..., 1] - w[..., 1] * e[..., 0]) / denom
-        s = (w[..., 0] * d[..., 1] - w[..., 1] * d[..., 0]) / denom
-    hit = (denom != 0.0) & (t > 0.0) & (t < 1.0) & (s >= 0.0) & (s <= 1.0)
-    if skip is not None:
-        hit &= ~skip
-    return hit.any(axis=1)
 
 
 def point_in_polygon(px: F, py: F, poly: F) -> NDArray[np.bool_]:

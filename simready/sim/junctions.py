@@ -176,29 +176,35 @@ def yield_stops(view, route_conflicts) -> tuple[tuple[int, float], ...]:  # type
     """(actor, u of its waiting point) for yielding vehicles that must give way now.
 
     ``route_conflicts[i]``: ``(u of X on i's path, other lane, s of X on it, u of the waiting point)``;
-    a vehicle due at several conflicts waits at the first of their waiting points.
+    a vehicle due at several conflicts waits at the first of their waiting points. Scalar Python over
+    list copies of the view (a handful of actors: numpy's per-element reads cost more than the arithmetic).
     """
     scene = view.scene
-    a = scene.actors
+    pa = scene.actors.py
+    u, v, present = view.u_py, view.v.tolist(), view.present_py
+    lane_u0 = view.table.lane_u0_py
+    movers = [j for j in range(pa.n) if present[j] and pa.lane_bound[j]]
     out = []
-    for i in np.flatnonzero(a.yield_ & a.lane_bound & view.present).tolist():
-        u_i = float(view.u[i])
-        v_i = max(float(view.v[i]), 1.0)
-        front = u_i + float(a.hl[i])
+    for i in movers:
+        if not pa.yield_[i]:
+            continue
+        u_i, hl_i = u[i], pa.hl[i]
+        v_i = max(v[i], 1.0)
+        front = u_i + hl_i
         wait = math.inf
         for u_x, other, s_other, u_wait in route_conflicts[i]:
             if front > u_wait + 0.5 or u_x - front > CONFLICT_LOOKAHEAD_M or u_wait >= wait:
                 continue  # committed, too far ahead, or behind a nearer wait
             li = scene.lane_index[other]
-            t_clear = (u_x - u_i + float(a.hl[i]) + 2.0) / v_i
-            for j in np.flatnonzero(view.present & a.lane_bound).tolist():
-                if j == i or not np.isfinite(view.table.lane_u0[j, li]):
+            t_clear = (u_x - u_i + hl_i + 2.0) / v_i
+            for j in movers:
+                if j == i or not math.isfinite(lane_u0[j][li]):
                     continue
-                d_j = float(view.table.lane_u0[j, li]) + s_other - float(view.u[j])
-                clearance = float(a.hl[j]) + float(a.hw[i]) + CLEARANCE_M
+                d_j = lane_u0[j][li] + s_other - u[j]
+                clearance = pa.hl[j] + pa.hw[i] + CLEARANCE_M
                 if d_j < -clearance:
                     continue  # already through
-                v_j = float(view.v[j])
+                v_j = v[j]
                 in_zone = d_j < clearance
                 if in_zone or (v_j > 0.5 and d_j / v_j < t_clear + C.JUNCTION_GAP_S):
                     wait = u_wait

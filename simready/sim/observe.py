@@ -19,6 +19,7 @@ observer's and target's own edges excepted).
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ from numpy.typing import NDArray
 
 from simready.sim import constants as C
 from simready.sim import geometry as geo
+from simready.sim.controllers import planner_kernels
 from simready.sim.paths import PathTable
 from simready.sim.scene import Scene
 from simready.sim.state import SimState
@@ -55,6 +57,21 @@ class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
         return value
 
 
+_OCCLUDERS: weakref.WeakKeyDictionary[Scene, NDArray[np.bool_]] = weakref.WeakKeyDictionary()
+
+
+def _occluders(scene: Scene) -> NDArray[np.bool_]:
+    """:attr:`TickView.occluders`, built once per scene (a function of its actors and manifest; read-only)."""
+    hit = _OCCLUDERS.get(scene)
+    if hit is None:
+        a = scene.actors
+        occ_ids = {o.actor_id for o in scene.manifest.occluders if o.actor_id is not None}
+        hit = a.is_vehicle | np.array([i in occ_ids for i in a.ids], dtype=bool)
+        hit.flags.writeable = False
+        _OCCLUDERS[scene] = hit
+    return hit
+
+
 class TickView:
     """Derived, cached quantities of one state (scratch; see the module docstring)."""
 
@@ -69,7 +86,6 @@ class TickView:
         self.u: F = state.coords.u
         self.v: F = state.coords.v
         self.present = state.bodies.present
-        self._vis: dict[tuple[int, int], bool] = {}
 
     @property
     def t_s(self) -> float:
@@ -81,83 +97,46 @@ class TickView:
         return self.table.lanes_at(self.u)
 
     @cached_property
-    def lanes_py(self) -> tuple[list[int], list[float]]:
-        """:attr:`lanes` as Python lists (for the per-actor scalar loops)."""
-        lane, s = self.lanes
-        return lane.tolist(), s.tolist()
-
-    @cached_property
     def u_py(self) -> list[float]:
         return self.u.tolist()
-
-    @cached_property
-    def v_py(self) -> list[float]:
-        return self.v.tolist()
 
     @cached_property
     def present_py(self) -> list[bool]:
         return self.present.tolist()
 
     @cached_property
-    def xy_py(self) -> list[list[float]]:
-        return self.xy.tolist()
-
-    @cached_property
-    def yaw_py(self) -> list[float]:
-        return self.yaw.tolist()
-
-    @cached_property
-    def lane_gaps(self) -> F:
-        """(N, N): bumper-to-bumper gap (m) from follower i to j ahead on i's path; inf where j is not ahead."""
+    def _lane_gaps_and_leaders(self) -> tuple[F, NDArray[np.int64]]:
+        """:attr:`lane_gaps` and :attr:`leaders` from one compiled pass (:func:`.planner_kernels.lane_gaps`)."""
         lane, s = self.lanes
         a = self.scene.actors
-        on = (lane >= 0) & self.present & a.lane_bound
-        big = self.table.lane_u0[:, np.maximum(lane, 0)] + s[None, :]
-        ahead = np.isfinite(big) & on[None, :] & on[:, None] & (big > self.u[:, None])
-        np.fill_diagonal(ahead, False)
-        gap = big - self.u[:, None] - (a.hl[:, None] + a.hl[None, :])
-        return np.where(ahead, gap, np.inf)
+        n = len(lane)
+        gaps, leaders = np.empty((n, n)), np.empty(n, dtype=np.int64)
+        planner_kernels.lane_gaps(lane, s, self.u, self.present, a.lane_bound, self.table.lane_u0, a.hl, gaps, leaders)
+        return gaps, leaders
 
-    @cached_property
-    def occluder_edges(self) -> tuple[F, F, NDArray[np.int64]]:
-        """Edges (M, 2) × 2 blocking sight, and the actor owning each (−1 static)."""
-        a = self.scene.actors
-        occ_ids = {o.actor_id for o in self.scene.manifest.occluders if o.actor_id is not None}
-        mask = self.present & (a.is_vehicle | np.array([i in occ_ids for i in a.ids], dtype=bool))
-        idx = np.flatnonzero(mask)
-        e0s, e1s = self.scene.static_edges
-        if len(idx) == 0:
-            return e0s, e1s, np.full(len(e0s), -1)
-        edges = geo.rect_edges(self.xy[idx, 0], self.xy[idx, 1], self.yaw[idx], a.hl[idx], a.hw[idx])
-        owners = np.concatenate([np.full(len(e0s), -1), np.repeat(idx, 4)])
-        return (np.concatenate([e0s, edges[:, :, 0].reshape(-1, 2)]),
-                np.concatenate([e1s, edges[:, :, 1].reshape(-1, 2)]), owners)
+    @property
+    def lane_gaps(self) -> F:
+        """(N, N): bumper-to-bumper gap (m) from follower i to j ahead on i's path; inf where j is not ahead."""
+        return self._lane_gaps_and_leaders[0]
+
+    @property
+    def leaders(self) -> NDArray[np.int64]:
+        """(N,): each actor's nearest actor ahead on its path (the row minimum of :attr:`lane_gaps`; −1: none)."""
+        return self._lane_gaps_and_leaders[1]
+
+    @property
+    def occluders(self) -> NDArray[np.bool_]:
+        """(N,): actors whose footprints block sight when present: vehicles and the manifest's actor occluders."""
+        return _occluders(self.scene)
 
     def visible(self, observers: NDArray[np.int64], targets: NDArray[np.int64]) -> NDArray[np.bool_]:
         """Whether each target is visible to its observer (pairs given as index arrays)."""
-        out = np.zeros(len(observers), dtype=bool)
-        todo = [k for k, pair in enumerate(zip(observers.tolist(), targets.tolist())) if pair not in self._vis]
-        if todo:
-            o = observers[todo]
-            t = targets[todo]
-            a = self.scene.actors
-            hu, _ = geo.axes(self.yaw)
-            eye = self.xy[o] + hu[o] * (C.EYE_FORWARD_FRACTION * a.hl[o])[:, None]
-            offs = np.array([0.0, 0.8, -0.8])
-            pts = self.xy[t][:, None, :] + hu[t][:, None, :] * (offs[None, :, None] * a.hl[t][:, None, None])
-            e0, e1, owner = self.occluder_edges
-            a_pts = np.repeat(eye, 3, axis=0)
-            b_pts = pts.reshape(-1, 2)
-            if len(e0):
-                skip = (owner[None, :] == np.repeat(o, 3)[:, None]) | (owner[None, :] == np.repeat(t, 3)[:, None])
-                blocked = geo.segments_blocked(a_pts, b_pts, e0, e1, skip).reshape(-1, 3)
-            else:
-                blocked = np.zeros((len(o), 3), dtype=bool)
-            seen = ~blocked.all(axis=1) & self.present[o] & self.present[t]
-            for k, ok in zip(todo, seen.tolist()):
-                self._vis[(int(observers[k]), int(targets[k]))] = ok
-        for k, pair in enumerate(zip(observers.tolist(), targets.tolist())):
-            out[k] = self._vis[pair]
+        a = self.scene.actors
+        e0, e1 = self.scene.static_edges
+        out = np.empty(len(observers), dtype=bool)
+        planner_kernels.sight_lines(self.xy, self.yaw, a.hl, a.hw, self.present, self.occluders, e0, e1,
+                                    np.asarray(observers, dtype=np.int64), np.asarray(targets, dtype=np.int64),
+                                    C.EYE_FORWARD_FRACTION, out)
         return out
 
     def visible_pair(self, observer: int, target: int) -> bool:

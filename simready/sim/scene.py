@@ -132,7 +132,6 @@ class ActorScalars:
                      "is_vehicle", "is_ped", "lane_bound", "parked", "obey_signals", "yield_", "avoid"):
             setattr(self, name, getattr(a, name).tolist())
         self.idm_root2 = (2.0 * np.sqrt(a.accel_max * a.decel_comfort)).tolist()
-        self.sum_hl = [[hi + hj for hj in self.hl] for hi in self.hl]
         self.peds = np.flatnonzero(a.is_ped).tolist()
         self.lane_bound_count = int(np.count_nonzero(a.lane_bound))
 

@@ -38,8 +38,8 @@ def lateral_refs(goals: tuple[LateralGoal | None, ...], d: F, tick: int, dt: flo
             z.flags.writeable = False
         return d, z, z, []
     d_ref = d.copy()
-    rate = np.zeros_like(d)
-    acc = np.zeros_like(d)
+    rate = np.zeros(len(d))
+    acc = np.zeros(len(d))
     done: list[int] = []
     for i, g in enumerate(goals):
         if g is None:

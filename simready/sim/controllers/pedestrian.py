@@ -48,9 +48,9 @@ def update(view, i: int, mem: PedMemory, path, perceive: bool) -> tuple[PedMemor
 
     The hazard is re-evaluated on perception ticks (``perceive``) and held in between.
     """
-    u = float(view.u[i])
     if mem.mode == "committed" or not math.isfinite(mem.kerb_u):
         return mem, math.inf
+    u = float(view.u[i])
     if u > mem.kerb_u + 0.3:
         return replace(mem, mode="committed", hazard_since=None, clear_since=None, seen=False), math.inf
     tick = view.tick

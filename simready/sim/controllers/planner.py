@@ -13,12 +13,18 @@ conflict as an obstacle while a priority vehicle is due there
 command then passes through its actuation delay. Lateral references come
 from the actors' lateral goals. Nothing here reads a state other than the
 view's, so the order actors are planned in cannot matter.
+
+The per-actor arithmetic — obstacle gaps, IDM, rest handling, limits — and
+the perception geometry run in the compiled kernels of
+:mod:`.planner_kernels` (bit for bit the vectorized and scalar forms they
+replace); what stays here is the goals, the pedestrians' kerb decisions and
+the ego's actuation.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,14 +32,13 @@ from numpy.typing import NDArray
 from simready.sim import constants as C
 from simready.sim import junctions
 from simready.sim.controllers import actuation, lateral, longitudinal, pedestrian
+from simready.sim.controllers import planner_kernels as pk
 from simready.sim.observe import TickView
 from simready.sim.paths import Path, PathTable
-from simready.sim.scene import Scene
+from simready.sim.scene import ActorTable, Scene
 from simready.sim.state import ControlState, GapGoal, PedMemory, with_changes
 
 F = NDArray[np.float64]
-_STOP_CODES = (2, 3)  # red, red_amber
-_AMBER = 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,7 +49,13 @@ class RouteTable:
     stop_u: F
     stop_col: NDArray[np.int64]
     #: Per path: ``(u of the conflict point, priority lane, s on it, u of the waiting point)`` where it yields.
-    conflicts: tuple[tuple[tuple[float, str, float, float], ...], ...] = ()
+    conflicts: tuple[tuple[tuple[float, str, float, float], ...], ...]
+    #: (9, N) per-actor constants of the planner kernel (rows :data:`.planner_kernels.HL` … ``OBEYS``).
+    consts: F
+    #: (5, N) the kernel's references before goals and stationary obstacles fill them (rows ``V_REF`` … ``FIXED_GAP``)
+    refs0: F
+    #: Perception tuples carried over between perception ticks, as arrays (see :func:`_held`).
+    memo: dict[str, tuple[tuple, NDArray[np.int64]]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, scene: Scene, paths: tuple[Path, ...]) -> RouteTable:
@@ -72,7 +83,24 @@ class RouteTable:
         for i, row in enumerate(stops):
             for j, (u, col) in enumerate(row):
                 stop_u[i, j], stop_col[i, j] = u, col
-        return cls(PathTable.build(paths, scene.lane_ids, scene.actors.chord), stop_u, stop_col, tuple(conflicts))
+        return cls(PathTable.build(paths, scene.lane_ids, scene.actors.chord), stop_u, stop_col, tuple(conflicts),
+                   _actor_consts(a), _references(a))
+
+
+def _actor_consts(a: ActorTable) -> F:
+    """The kernel's per-actor constants: half length, s0, time gap, limits, IDM denominator, parked, obeys signals."""
+    out = np.empty((9, len(a)))
+    out[pk.HL], out[pk.S0], out[pk.TIME_GAP], out[pk.ACCEL_MAX] = a.hl, a.s0, a.time_gap, a.accel_max
+    out[pk.IDM_ROOT2], out[pk.DECEL_COMFORT], out[pk.DECEL_MAX] = a.py.idm_root2, a.decel_comfort, a.decel_max
+    out[pk.PARKED], out[pk.OBEYS] = a.parked, a.obey_signals & a.lane_bound
+    return out
+
+
+def _references(a: ActorTable) -> F:
+    """The references without goals: cruise speed, no feed-forward, no command, no gap verb, no stationary obstacle."""
+    out = np.full((5, len(a)), np.inf)
+    out[pk.V_REF], out[pk.A_FF] = a.cruise, 0.0
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,104 +131,64 @@ def perceive_pedestrians(view: TickView) -> tuple[tuple[int, int], ...]:
     """(vehicle, pedestrian) pairs where a vehicle that avoids collisions or yields sees a pedestrian in, or
     (if it yields) about to enter, its corridor ahead."""
     a = view.scene.actors
-    veh = np.flatnonzero(a.lane_bound & view.present & (a.avoid | a.yield_))
-    peds = np.flatnonzero(a.is_ped & view.present)
-    if len(veh) == 0 or len(peds) == 0:
-        return ()
-    rel = view.xy[peds][None, :, :] - view.xy[veh][:, None, :]
-    v = view.v[veh][:, None]
-    reach = v * v / (2.0 * a.decel_comfort[veh][:, None]) + C.OBSTACLE_LOOKAHEAD_M + a.hl[veh][:, None]
-    near = np.einsum("ijk,ijk->ij", rel, rel) < reach * reach
-    if not near.any():
-        return ()
-    c, s = np.cos(view.yaw[veh]), np.sin(view.yaw[veh])
-    dx = rel[..., 0] * c[:, None] + rel[..., 1] * s[:, None]
-    dy = -rel[..., 0] * s[:, None] + rel[..., 1] * c[:, None]
-    vlat = -view.vel[peds][None, :, 0] * s[:, None] + view.vel[peds][None, :, 1] * c[:, None]
-    ahead = dx - a.hl[veh][:, None]
-    half = a.hw[veh][:, None] + C.CORRIDOR_MARGIN_M + C.PEDESTRIAN_RADIUS_M
-    t_arr = np.maximum(ahead, 0.0) / np.maximum(v, 0.5)
-    future = dy + vlat * t_arr
-    entering = (np.minimum(dy, future) < half) & (np.maximum(dy, future) > -half) & a.yield_[veh][:, None]
-    cand = near & (ahead > -0.5) & ((np.abs(dy) < half) | entering)
-    vi, pj = np.nonzero(cand)
-    if len(vi) == 0:
-        return ()
-    seen = view.visible(veh[vi], peds[pj])
-    return tuple((int(veh[x]), int(peds[y])) for x, y, ok in zip(vi, pj, seen) if ok)
-
-
-def _pedestrian_gaps(view: TickView, percepts: tuple[tuple[int, int], ...], gap: F, v_obs: F) -> None:
-    """Every tick: the gap from each vehicle to the pedestrians it perceived, if still ahead."""
-    a = view.scene.actors
-    for i, j in percepts:
-        if not view.present[j]:
-            continue
-        yaw = float(view.yaw[i])
-        dx = (view.xy[j, 0] - view.xy[i, 0]) * math.cos(yaw) + (view.xy[j, 1] - view.xy[i, 1]) * math.sin(yaw)
-        g = dx - float(a.hl[i]) - C.PEDESTRIAN_RADIUS_M
-        if dx > 0.0 and g < gap[i]:
-            gap[i], v_obs[i] = g, 0.0
+    n = len(a)
+    out = np.empty((n * n, 2), dtype=np.int64)
+    e0, e1 = view.scene.static_edges
+    m = pk.corridor_pedestrians(view.xy, view.vel, view.yaw, view.v, view.present, a.lane_bound, a.avoid, a.yield_,
+                                a.is_ped, a.hl, a.hw, a.decel_comfort, view.occluders, e0, e1, C.OBSTACLE_LOOKAHEAD_M,
+                                C.CORRIDOR_MARGIN_M, C.PEDESTRIAN_RADIUS_M, C.EYE_FORWARD_FRACTION, out)
+    return tuple(map(tuple, out[:m].tolist()))
 
 
 def perceive_leaders(view: TickView) -> tuple[int, ...]:
     """Each actor's nearest leader on its lane chain (−1: none)."""
-    lg = view.lane_gaps
-    j = np.argmin(lg, axis=1)
-    return tuple(np.where(np.isfinite(lg[np.arange(len(j)), j]), j, -1).tolist())
+    if view.scene.actors.py.lane_bound_count < 2:
+        return (-1,) * len(view.u)
+    return tuple(view.leaders.tolist())
 
 
-def _leader_gaps(view: TickView, leaders: tuple[int, ...], gap: list[float], v_obs: list[float]) -> None:
-    """Gap (m) to each actor's perceived leader, from this tick's positions (scalar: a handful of actors)."""
-    if not any(j >= 0 for j in leaders):
-        return
-    lane, s = view.lanes_py
-    u, v, present = view.u_py, view.v_py, view.present_py
-    sum_hl = view.scene.actors.py.sum_hl
-    u0 = view.table.lane_u0_py
-    for i, j in enumerate(leaders):
-        if j < 0 or lane[j] < 0:
+def _held(route: RouteTable, slot: str, value: tuple, width: int) -> NDArray[np.int64]:
+    """A perception tuple as an int64 array ((K,) or (K, width)), converted once while the plan carries it over."""
+    hit = route.memo.get(slot)
+    if hit is None or hit[0] is not value:
+        arr = np.array(value, dtype=np.int64)
+        hit = route.memo[slot] = (value, arr.reshape(-1, width) if width else arr)
+    return hit[1]
+
+
+def _stationary_obstacles(view: TickView, route: RouteTable, control: ControlState, perceive: bool,
+                          yields: tuple[tuple[int, float], ...], fixed: F) -> list[PedMemory | None]:
+    """Gaps (m) into ``fixed`` to the junction waiting points and the pedestrians' route ends and kerbs; the
+    pedestrians' new memories.
+
+    Pedestrians are neither lane-bound nor yielding, so no leader, stop
+    line, corridor percept or waiting point precedes these in their gap: it
+    starts at inf here, as it does in the planner's order.
+    """
+    pa = view.scene.actors.py
+    u, present = view.u_py, view.present_py
+    for i, u_wait in yields:
+        g = u_wait - u[i] - pa.hl[i] + pa.s0[i]
+        if g < fixed[i]:
+            fixed[i] = g
+    peds = list(control.peds)
+    for i in pa.peds:
+        if not present[i]:
             continue
-        u_j = u0[i][lane[j]] + s[j]
-        g = u_j - u[i] - sum_hl[i][j]
-        if g < gap[i] and present[j] and u_j > u[i] and math.isfinite(g):
-            gap[i], v_obs[i] = g, v[j]
+        path = route.paths.paths[i]
+        end_gap = path.length - u[i]
+        g = max(end_gap, 0.0) if end_gap < math.inf else math.inf
+        mem = peds[i]
+        if mem is not None:
+            peds[i], kerb_gap = pedestrian.update(view, i, mem, path, perceive)
+            if kerb_gap < g:
+                g = kerb_gap
+        fixed[i] = g
+    return peds
 
 
-def _signal_obstacles(view: TickView, route: RouteTable, gap: list[float], v_obs: list[float]) -> None:
-    if route.stop_u.shape[1] == 0:
-        return
-    a = view.scene.actors
-    states = view.scene.signals.states[min(view.tick, len(view.scene.signals.states) - 1)]
-    code = np.where(route.stop_col >= 0, states[np.maximum(route.stop_col, 0)], 0)
-    g = route.stop_u - view.u[:, None] - a.hl[:, None]
-    v2 = (view.v * view.v)[:, None]
-    stop = np.isin(code, _STOP_CODES) | ((code == _AMBER) & (v2 <= 2.0 * C.AMBER_DECEL_LIMIT * np.maximum(g, 1e-6)))
-    use = stop & (g > 0.0) & (a.obey_signals & a.lane_bound)[:, None]
-    # The IDM keeps s0 to an obstacle; a stop line should be reached to within STOP_LINE_STANDOFF_M.
-    best = np.min(np.where(use, g, np.inf), axis=1) + (a.s0 - C.STOP_LINE_STANDOFF_M)
-    for i, b in enumerate(best.tolist()):
-        if b < gap[i]:
-            gap[i], v_obs[i] = b, 0.0
-
-
-def _pedestrian_gaps(view: TickView, percepts: tuple[tuple[int, int], ...], gap: list[float], v_obs: list[float]) -> None:
-    """Every tick: the gap from each vehicle to the pedestrians it perceived, if still ahead."""
-    hl = view.scene.actors.py.hl
-    xy, yaw_all, present = view.xy_py, view.yaw_py, view.present_py
-    for i, j in percepts:
-        if not present[j]:
-            continue
-        yaw = yaw_all[i]
-        dx = (xy[j][0] - xy[i][0]) * math.cos(yaw) + (xy[j][1] - xy[i][1]) * math.sin(yaw)
-        g = dx - hl[i] - C.PEDESTRIAN_RADIUS_M
-        if dx > 0.0 and g < gap[i]:
-            gap[i], v_obs[i] = g, 0.0
-
-
-def _goal_references(view: TickView, control: ControlState, v_ref: list[float], a_ff: list[float],
-                     commanded: list[float], gap_cmd: list[float]) -> None:
-    """Fill speed references, commanded accelerations (NaN = coast) and gap-verb commands from the goals."""
+def _goal_references(view: TickView, control: ControlState, refs: F) -> None:
+    """Fill the speed references, commanded accelerations (NaN = coast) and gap-verb commands in ``refs`` (goals)."""
     tick, dt = view.tick, view.scene.dt
     for i, goal in enumerate(control.longitudinal):
         if goal is None:
@@ -214,107 +202,37 @@ def _goal_references(view: TickView, control: ControlState, v_ref: list[float], 
             g_goal = goal.value if goal.unit == "distance" else goal.value * float(view.v[i])
             f = goal.profile.at(tick, dt)[0]
             g_ref = goal.profile.q0 + (g_goal - goal.profile.q0) * f
-            gap_cmd[i] = longitudinal.gap_control(g_now, g_ref, float(view.v[i]), float(view.v[t]))
+            refs[pk.GAP_CMD, i] = longitudinal.gap_control(g_now, g_ref, float(view.v[i]), float(view.v[t]))
             continue
         kind = goal.kind
         if kind == "brake":
-            commanded[i] = -C.BRANCH_BRAKE_DECEL
+            refs[pk.COMMANDED, i] = -C.BRANCH_BRAKE_DECEL
         elif kind == "coast":
-            commanded[i] = math.nan
+            refs[pk.COMMANDED, i] = math.nan
         elif kind == "match":
             w = goal.profile.at(tick, dt)[0]
-            v_ref[i] = goal.v0 + (float(view.v[goal.target]) - goal.v0) * w
-            a_ff[i] = 0.0
+            refs[pk.V_REF, i] = goal.v0 + (float(view.v[goal.target]) - goal.v0) * w
+            refs[pk.A_FF, i] = 0.0
         else:
-            v_ref[i], a_ff[i], _ = goal.profile.at(tick, dt)
+            refs[pk.V_REF, i], refs[pk.A_FF, i], _ = goal.profile.at(tick, dt)
 
 
-def _obstacles(view: TickView, route: RouteTable, control: ControlState, perceive: bool
-               ) -> tuple[list[float], list[float], tuple[int, ...], tuple[tuple[int, int], ...],
-                          tuple[tuple[int, float], ...], list[PedMemory | None]]:
-    """Nearest obstacle gap (m) and its speed (m/s) per actor, the perception memory, and the pedestrians' memories."""
-    a = view.scene.actors
-    pa = a.py
-    n = pa.n
-    gap = [math.inf] * n
-    v_obs = [0.0] * n
-    leaders, percepts, yields = control.leaders, control.percepts, control.yields
-    if perceive:
-        leaders = perceive_leaders(view) if pa.lane_bound_count > 1 else (-1,) * n
-        percepts = perceive_pedestrians(view)
-        yields = junctions.yield_stops(view, route.conflicts) if any(route.conflicts) else ()
-    _leader_gaps(view, leaders, gap, v_obs)
-    _signal_obstacles(view, route, gap, v_obs)
-    _pedestrian_gaps(view, percepts, gap, v_obs)
-    u, present = view.u_py, view.present_py
-    for i, u_wait in yields:
-        g = u_wait - u[i] - pa.hl[i] + pa.s0[i]
-        if g < gap[i]:
-            gap[i], v_obs[i] = g, 0.0
-    peds = list(control.peds)
-    for i in pa.peds:
-        if not present[i]:
-            continue
-        path = route.paths.paths[i]
-        end_gap = path.length - u[i]
-        if end_gap < gap[i]:
-            gap[i], v_obs[i] = max(end_gap, 0.0), 0.0
-        mem = peds[i]
-        if mem is not None:
-            peds[i], kerb_gap = pedestrian.update(view, i, mem, path, perceive)
-            if kerb_gap < gap[i]:
-                gap[i], v_obs[i] = kerb_gap, 0.0
-    return gap, v_obs, leaders, percepts, yields, peds
+def _accelerations(view: TickView, route: RouteTable, leaders: tuple[int, ...], percepts: tuple[tuple[int, int], ...],
+                   refs: F, friction: float) -> tuple[F, F]:
+    """Desired accelerations (m/s², NaN = coast) and the net ones before the ego's actuation.
 
-
-def _desired_accels(view: TickView, gap: list[float], v_obs: list[float], v_ref: list[float], a_ff: list[float],
-                    commanded: list[float], gap_cmd: list[float], friction: float) -> list[float]:
-    """Each actor's desired acceleration (m/s², NaN = coast): min(tracking, IDM), rest handling, limits, commands.
-
-    Scalar transcription of the vectorized rule; ``x if x < y else y`` and
-    ``x if x > y else y`` are exactly ``np.minimum(x, y)`` / ``np.maximum(x, y)``
-    for the non-NaN values here (including which zero is kept).
+    One call of :func:`.planner_kernels.accelerations`: obstacle gaps, IDM, rest handling, limits, commands.
     """
-    pa = view.scene.actors.py
-    dt = view.scene.dt
-    fg = friction * C.GRAVITY_MPS2
-    stand = C.STANDSTILL_MPS
-    k_track = C.SPEED_TRACK_GAIN
-    present = view.present_py
-    isfinite, inf = math.isfinite, math.inf
-    out = []
-    for (v, gc, aff, vr, g, vo, c, pres, amax, s0, tg, root2, dc, dm, parked) in zip(
-            view.v_py, gap_cmd, a_ff, v_ref, gap, v_obs, commanded, present, pa.accel_max, pa.s0, pa.time_gap,
-            pa.idm_root2, pa.decel_comfort, pa.decel_max, pa.parked):
-        a_track = gc if isfinite(gc) else aff + k_track * (vr - v)
-        x = v * tg + v * (v - vo) / root2
-        s_star = s0 + (0.0 if 0.0 > x else x)
-        ratio = s_star / g if g > 0.0 else 1e3
-        if not ratio < 1e3:
-            ratio = 1e3
-        a_idm = amax * (1.0 - ratio * ratio)
-        a_des = a_track if a_track < a_idm else a_idm
-        closing_in = v < 0.5 and g < s0 + 1.0 and vo < 0.1
-        if v < stand and closing_in and not a_des < 0.0:
-            a_des = 0.0
-        resting = (a_des < 0.0 and closing_in) or (a_des <= 0.0 and v < stand) or (vr <= 0.0 and v < stand)
-        if resting:
-            m = -v / dt
-            a_des = a_des if a_des < m else m
-        elif vr <= 0.0:
-            m = -v / dt
-            lo = -dc
-            m = m if m > lo else lo
-            a_des = a_des if a_des < m else m
-        lo = -(dm if dm < fg else fg)
-        a_des = a_des if a_des > lo else lo
-        a_des = a_des if a_des < amax else amax
-        if c != inf:
-            a_des = c
-        if parked or not pres:
-            a_des = 0.0
-        out.append(a_des)
-    return out
+    n = len(view.u)
+    a_des, accel = np.empty(n), np.empty(n)
+    lane, s = view.lanes
+    states = view.scene.signals.states
+    pk.accelerations(route.consts, refs, view.u, view.v, view.present, lane, s, route.paths.lane_u0,
+                     _held(route, "leaders", leaders, 0), _held(route, "percepts", percepts, 2), view.xy, view.yaw,
+                     route.stop_u, route.stop_col, states[min(view.tick, len(states) - 1)], view.scene.dt,
+                     friction * C.GRAVITY_MPS2, C.STANDSTILL_MPS, C.SPEED_TRACK_GAIN, 2.0 * C.AMBER_DECEL_LIMIT,
+                     C.STOP_LINE_STANDOFF_M, C.PEDESTRIAN_RADIUS_M, a_des, accel)
+    return a_des, accel
 
 
 def plan(view: TickView, route: RouteTable, control: ControlState, friction: float, ego_mass_kg: float) -> Plan:
@@ -323,31 +241,28 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
     a = scene.actors
     n = len(a)
     every = max(1, round(C.PERCEPTION_PERIOD_S / scene.dt))
-    perceive = view.tick % every == 0 or len(control.leaders) != n
-    gap, v_obs, leaders, percepts, yields, peds = _obstacles(view, route, control, perceive)
+    leaders, percepts, yields = control.leaders, control.percepts, control.yields
+    perceive = view.tick % every == 0 or len(leaders) != n
+    if perceive:
+        leaders = perceive_leaders(view)
+        percepts = perceive_pedestrians(view)
+        yields = junctions.yield_stops(view, route.conflicts) if any(route.conflicts) else ()
+    refs = route.refs0.copy()
+    peds = _stationary_obstacles(view, route, control, perceive, yields, refs[pk.FIXED_GAP])
+    _goal_references(view, control, refs)
+    a_des, accel = _accelerations(view, route, leaders, percepts, refs, friction)
 
-    v_ref = list(a.py.cruise)
-    a_ff = [0.0] * n
-    commanded = [math.inf] * n
-    gap_cmd = [math.inf] * n
-    _goal_references(view, control, v_ref, a_ff, commanded, gap_cmd)
-    a_des = _desired_accels(view, gap, v_obs, v_ref, a_ff, commanded, gap_cmd, friction)
-
-    accel = [0.0 if math.isnan(x) else x for x in a_des]
-    throttle = [0.0] * n
-    brake = [0.0] * n
+    throttle, brake = np.zeros(n), np.zeros(n)
     buffer = control.actuation
     e = a.ego
-    v = view.v_py
     if e is not None:
-        cmd, buffer = actuation.push(buffer, a_des[e])
-        accel[e], throttle[e], brake[e] = actuation.net_command(cmd, v[e], ego_mass_kg, friction,
-                                                                a.py.decel_max[e], a.py.accel_max[e])
-    # An actor at rest cannot be braked backwards.
-    accel = [0.0 if (vi <= 0.0 and x < 0.0) else x for vi, x in zip(v, accel)]
+        v_e = float(view.v[e])
+        cmd, buffer = actuation.push(buffer, float(a_des[e]))
+        net, throttle[e], brake[e] = actuation.net_command(cmd, v_e, ego_mass_kg, friction, a.py.decel_max[e],
+                                                           a.py.accel_max[e])
+        accel[e] = pk.rest_clamp(v_e, net)
 
     d_ref, d_rate, d_acc, done = lateral.lateral_refs(control.lateral, view.state.coords.d, view.tick, scene.dt)
     # ControlState has no __post_init__: a field-level copy is what its __init__ would build.
     new_control = with_changes(control, actuation=buffer, peds=tuple(peds), leaders=leaders, percepts=percepts, yields=yields)
-    return Plan(np.array(accel), np.array(a_des), np.array(throttle), np.array(brake), d_ref, d_rate, d_acc,
-                new_control, done)
+    return Plan(accel, a_des, throttle, brake, d_ref, d_rate, d_acc, new_control, done)
