@@ -201,3 +201,62 @@ def test_kernel_segment_search_matches_full_search() -> None:
             u[0] = np.nan
         got = [b + kernels._segment(cum, b, k, x) for b, k, x in zip(base.tolist(), last.tolist(), u.tolist())]
         assert got == (table.base + table.segments(u)).tolist()
+
+
+def _ref_swept(p1, v1, yaw1, hl1, hw1, p2, v2, yaw2, hl2, hw2, horizon_s):  # type: ignore[no-untyped-def]
+    """The former vectorized swept test (numpy over pairs × four axes): the bit reference of the kernel."""
+    def axes(yaw):  # type: ignore[no-untyped-def]
+        c, s = np.cos(yaw), np.sin(yaw)
+        return np.stack([c, s], -1), np.stack([-s, c], -1)
+
+    u1, n1 = axes(yaw1)
+    u2, n2 = axes(yaw2)
+    ax = np.stack(np.broadcast_arrays(u1, n1, u2, n2), -2)
+    r1 = hl1[..., None] * np.abs(np.sum(ax * u1[..., None, :], -1)) + hw1[..., None] * np.abs(np.sum(ax * n1[..., None, :], -1))
+    r2 = hl2[..., None] * np.abs(np.sum(ax * u2[..., None, :], -1)) + hw2[..., None] * np.abs(np.sum(ax * n2[..., None, :], -1))
+    r = r1 + r2
+    c0 = np.sum((p2 - p1)[..., None, :] * ax, -1)
+    sep = np.max(np.abs(c0) - r, -1)
+    cd = np.sum((v2 - v1)[..., None, :] * ax, -1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_a = (-r - c0) / cd
+        t_b = (r - c0) / cd
+    moving, inside = cd != 0.0, np.abs(c0) < r
+    lo = np.where(moving, np.minimum(t_a, t_b), np.where(inside, -np.inf, np.inf))
+    hi = np.where(moving, np.maximum(t_a, t_b), np.where(inside, np.inf, -np.inf))
+    start = np.maximum(np.max(lo, -1), 0.0)
+    end = np.minimum(np.min(hi, -1), horizon_s)
+    return np.where(start <= end, start, np.inf), sep
+
+
+def test_swept_kernel_matches_vectorized_bits() -> None:
+    """TTC and separation from the compiled kernel equal the numpy form bit for bit: apart, touching, overlapping,
+    parallel and at-rest pairs, right-angle headings, NaN velocities."""
+    from simready.sim import geometry as geo
+
+    rng = np.random.default_rng(17)
+    k = 4000
+    p1, p2 = rng.uniform(-20, 20, (k, 2)), rng.uniform(-20, 20, (k, 2))
+    v1, v2 = rng.normal(0, 8, (k, 2)), rng.normal(0, 8, (k, 2))
+    yaw1, yaw2 = rng.uniform(-np.pi, np.pi, k), rng.uniform(-np.pi, np.pi, k)
+    hl1, hw1, hl2, hw2 = (rng.uniform(0.2, 3.0, k) for _ in range(4))
+    p2[:400] = p1[:400] + rng.uniform(-2, 2, (400, 2))  # overlapping or touching
+    v2[400:800] = v1[400:800]  # no relative motion
+    v1[800:1200] = 0.0
+    v2[800:1200] = 0.0  # both at rest
+    yaw1[1200:1600] = np.round(yaw1[1200:1600] / (np.pi / 2)) * (np.pi / 2)
+    yaw2[1200:1600] = 0.0
+    v1[1600:1700, 0] = np.nan
+    p2[1700:1800, 1] = np.nan
+    args = (p1, v1, yaw1, hl1, hw1, p2, v2, yaw2, hl2, hw2, 6.0)
+    ttc, sep = geo.ttc_and_separation(*args)
+    want_ttc, want_sep = _ref_swept(*args)
+    assert ttc.tobytes() == want_ttc.tobytes()
+    assert sep.tobytes() == want_sep.tobytes()
+    assert geo.swept_ttc(*args).tobytes() == want_ttc.tobytes()
+    # Broadcast shapes as the metrics pass them: one subject against (rows, others).
+    grid = [x[:600].reshape(60, 10, *x.shape[1:]) for x in args[:10]]
+    ttc_g, _ = geo.ttc_and_separation(grid[0][:, :1], *grid[1:], 6.0)
+    want_g, _ = _ref_swept(np.broadcast_to(grid[0][:, :1], grid[0].shape), *grid[1:], 6.0)
+    assert ttc_g.tobytes() == want_g.tobytes()
+    assert np.isfinite(ttc).any() and np.isinf(ttc).any() and (ttc == 0.0).any()

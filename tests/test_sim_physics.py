@@ -91,6 +91,7 @@ def test_constant_speed_time_to_conflict() -> None:
     assert ttc((30.0, -5.0), (0.0, -1.25)) == math.inf
     assert ttc((1.0, 0.5), (0.0, 0.0)) == 0.0
     # Separation along the best axis: 30 − 2 − 0.25 = 27.75 m apart.
-    sep = geo.separation(np.array([0.0, 0.0]), z, np.array(2.0), np.array(1.0), np.array([30.0, 0.0]), z,
-                         np.array(0.25), np.array(0.25))
+    rest = np.array([0.0, 0.0])
+    _, sep = geo.ttc_and_separation(np.array([0.0, 0.0]), rest, z, np.array(2.0), np.array(1.0), np.array([30.0, 0.0]),
+                                    rest, z, np.array(0.25), np.array(0.25), 10.0)
     assert float(sep) == pytest.approx(27.75)

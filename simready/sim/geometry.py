@@ -15,13 +15,17 @@ closest features are parallel faces), ≤ 0 overlapping.
 Swept overlap at constant velocities (orientations held): on each axis the
 offset is linear in time, ``c(τ) = c0 + ċ·τ``, so the overlap times form an
 interval per axis; their intersection with [0, horizon] starts at the
-time-to-collision.
+time-to-collision. Both run per pair in a compiled kernel
+(:func:`simready.sim.kernels.swept_pairs`; the metrics evaluate every pair
+of every recorded tick).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
+
+from simready.sim import kernels
 
 F = NDArray[np.float64]
 
@@ -41,23 +45,6 @@ def corners(x: F, y: F, yaw: F, hl: F, hw: F) -> F:
     return c + sl * (np.asarray(hl, float)[..., None, None] * u[..., None, :]) + sw * (np.asarray(hw, float)[..., None, None] * n[..., None, :])
 
 
-def _sat_terms(p1: F, yaw1: F, hl1: F, hw1: F, p2: F, yaw2: F, hl2: F, hw2: F) -> tuple[F, F]:
-    """Axes (..., 4, 2) and summed projected radii (..., 4) of two rectangles."""
-    u1, n1 = axes(yaw1)
-    u2, n2 = axes(yaw2)
-    ax = np.stack(np.broadcast_arrays(u1, n1, u2, n2), -2)
-    r1 = hl1[..., None] * np.abs(np.sum(ax * u1[..., None, :], -1)) + hw1[..., None] * np.abs(np.sum(ax * n1[..., None, :], -1))
-    r2 = hl2[..., None] * np.abs(np.sum(ax * u2[..., None, :], -1)) + hw2[..., None] * np.abs(np.sum(ax * n2[..., None, :], -1))
-    return ax, r1 + r2
-
-
-def separation(p1: F, yaw1: F, hl1: F, hw1: F, p2: F, yaw2: F, hl2: F, hw2: F) -> F:
-    """Separating-axis gap (m) between rectangles: > 0 apart, ≤ 0 overlapping. ``p*`` are (..., 2)."""
-    ax, r = _sat_terms(p1, yaw1, hl1, hw1, p2, yaw2, hl2, hw2)
-    c = np.sum((p2 - p1)[..., None, :] * ax, -1)
-    return np.max(np.abs(c) - r, -1)
-
-
 def swept_ttc(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2: F, hl2: F, hw2: F, horizon_s: float) -> F:
     """Constant-velocity time (s) until the footprints first overlap; 0 if they do now, inf if not within the horizon.
 
@@ -68,7 +55,7 @@ def swept_ttc(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2: F, hl2:
 
 def ttc_and_separation(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2: F, hl2: F, hw2: F,
                        horizon_s: float) -> tuple[F, F]:
-    """:func:`swept_ttc` and :func:`separation` of the same pairs, sharing their separating-axis terms."""
+    """:func:`swept_ttc` and the separating-axis gap (m) of the same pairs, sharing their separating-axis terms."""
     ttc, sep = _swept(p1, v1, yaw1, hl1, hw1, p2, v2, yaw2, hl2, hw2, horizon_s, True)
     assert sep is not None
     return ttc, sep
@@ -76,21 +63,16 @@ def ttc_and_separation(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2
 
 def _swept(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2: F, hl2: F, hw2: F, horizon_s: float,
            want_sep: bool) -> tuple[F, F | None]:
-    ax, r = _sat_terms(p1, yaw1, hl1, hw1, p2, yaw2, hl2, hw2)
-    c0 = np.sum((p2 - p1)[..., None, :] * ax, -1)
-    abs_c0 = np.abs(c0)
-    sep = np.max(abs_c0 - r, -1) if want_sep else None
-    cd = np.sum((v2 - v1)[..., None, :] * ax, -1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t_a = (-r - c0) / cd
-        t_b = (r - c0) / cd
-    moving = cd != 0.0
-    inside = abs_c0 < r
-    lo = np.where(moving, np.minimum(t_a, t_b), np.where(inside, -np.inf, np.inf))
-    hi = np.where(moving, np.maximum(t_a, t_b), np.where(inside, np.inf, -np.inf))
-    start = np.maximum(np.max(lo, -1), 0.0)
-    end = np.minimum(np.min(hi, -1), horizon_s)
-    return np.where(start <= end, start, np.inf), sep
+    """Broadcast the pairs and run the compiled test (:func:`simready.sim.kernels.swept_pairs`) over them."""
+    vectors = [np.asarray(x, dtype=np.float64) for x in (p1, v1, p2, v2)]
+    scalars = [np.asarray(x, dtype=np.float64) for x in (yaw1, hl1, hw1, yaw2, hl2, hw2)]
+    shape = np.broadcast_shapes(*(x.shape for x in scalars), *(x.shape[:-1] for x in vectors))
+    flat = [np.ascontiguousarray(np.broadcast_to(x, shape)).reshape(-1) for x in scalars]
+    pairs = [np.ascontiguousarray(np.broadcast_to(x, shape + (2,))).reshape(-1, 2) for x in vectors]
+    ttc, sep = np.empty(flat[0].shape[0]), np.empty(flat[0].shape[0])
+    kernels.swept_pairs(pairs[0], pairs[1], flat[0], flat[1], flat[2], pairs[2], pairs[3], flat[3], flat[4], flat[5],
+                        float(horizon_s), ttc, sep)
+    return ttc.reshape(shape), sep.reshape(shape) if want_sep else None
 
 
 def rect_edges(x: F, y: F, yaw: F, hl: F, hw: F) -> F:
