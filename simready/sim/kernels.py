@@ -241,6 +241,8 @@ def lanes_at(cum: np.ndarray, base: np.ndarray, last: np.ndarray, seg_lane: np.n
         s[i] = u[i] - lane_u0[i, li] if li >= 0 else np.nan
 
 
+# planner_kernels keeps its own two copies of these: numba's on-disk cache of a function is not
+# invalidated when a compiled function it calls from another module changes.
 @numba.njit(**_JIT)
 def _minimum(x: float, y: float) -> float:
     """``np.minimum`` of two floats: NaN if either is NaN."""
