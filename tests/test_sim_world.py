@@ -109,3 +109,39 @@ def test_heading_matches_pybullet_matrix_bit_for_bit() -> None:
             q = q / np.linalg.norm(q)
         R = p.getMatrixFromQuaternion(q.tolist())
         assert dynamic._heading_xy(q.tolist()) == (R[0], R[3])
+
+
+def test_reduced_hull_file_lists_each_used_vertex_once(tmp_path: Path) -> None:
+    """The reduced copy of a collision mesh keeps the vertices its faces use, once each and in file order;
+    files with anything PyBullet would split or misread are left alone (None)."""
+    cube = "\n".join(f"v {x} {y} {z}" for x in (0, 1) for y in (0, 1) for z in (0, 1))
+    faces = "\nf 1 2 4\nf 1 4 3\nf 5 6 8\nf 5 8 7\nf 1 2 6\nf 1 6 5\nf 3 4 8\nf 3 8 7\n"
+    text = dynamic._reduced_obj("# cube\n" + cube + "\nv 9 9 9" + faces)
+    assert text is not None
+    verts = [line for line in text.splitlines() if line.startswith("v ")]
+    assert verts == cube.splitlines()  # the unused ninth vertex is dropped, the order kept
+    assert dynamic._reduced_obj("o part\n" + cube + faces) is None
+    assert dynamic._reduced_obj(cube + "\nf -1 -2 -3\n") is None
+    assert dynamic._reduced_obj(cube + "\nf 1 2 x\n") is None
+
+
+def test_reduced_hulls_are_used_only_where_pybullet_builds_the_same_hull() -> None:
+    """Every catalog mesh given a reduced copy has the catalog file's hull (vertices, order, bounds) in PyBullet."""
+    cat = catalog()
+    files = sorted({piece[1] for asset in sorted(cat.entries) for piece in dynamic.asset_pieces(cat, asset)
+                    if piece[0] == "mesh"})
+    reduced = dynamic._reduced_hulls(files)
+    assert sum(r is not None for r in reduced) > len(files) // 2
+    client = p.connect(p.DIRECT)
+    try:
+        for source, copy in zip(files, reduced):
+            if copy is None:
+                continue
+            hulls = []
+            for f in (source, copy):
+                body = p.createMultiBody(0.0, p.createCollisionShape(p.GEOM_MESH, fileName=f, physicsClientId=client),
+                                         physicsClientId=client)
+                hulls.append((p.getMeshData(body, physicsClientId=client), p.getAABB(body, physicsClientId=client)))
+            assert hulls[0] == hulls[1], source
+    finally:
+        p.disconnect(client)

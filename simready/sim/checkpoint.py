@@ -96,19 +96,29 @@ def _unnum(x: Any) -> float:
 
 
 class _Packer:
+    """The array payload of a checkpoint: an index entry per array and the arrays themselves, in order.
+
+    ``prefix`` (``state.``, ``history.``) is prepended to the names added.
+    The chunks are the contiguous arrays, not copies of their bytes: the
+    one ``bytes.join`` in :func:`capture` copies each once (a history is
+    ~0.3 MB at t = 3 s; ``tobytes`` then joining copied it twice).
+    """
+
     def __init__(self) -> None:
         self.index: list[dict[str, Any]] = []
-        self.chunks: list[bytes] = []
+        self.chunks: list[np.ndarray] = []
         self.offset = 0
+        self.prefix = ""
 
     def add(self, name: str, arr: np.ndarray) -> None:
         a = np.ascontiguousarray(arr)
         if a.dtype.byteorder == ">":
             a = a.astype(a.dtype.newbyteorder("<"))
-        data = a.tobytes()
-        self.index.append({"name": name, "dtype": a.dtype.str, "shape": list(a.shape), "offset": self.offset, "nbytes": len(data)})
-        self.chunks.append(data)
-        self.offset += len(data)
+        n = a.nbytes
+        self.index.append({"name": self.prefix + name, "dtype": a.dtype.str, "shape": list(a.shape), "offset": self.offset,
+                           "nbytes": n})
+        self.chunks.append(a)
+        self.offset += n
 
 
 def state_record(state: SimState, packer: _Packer) -> dict[str, Any]:
@@ -183,12 +193,13 @@ class Checkpoint:
     def _parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         if not self.data.startswith(MAGIC):
             raise CheckpointError("<checkpoint>", "", "not a simready checkpoint")
-        (n,) = struct.unpack("<Q", self.data[len(MAGIC): len(MAGIC) + 8])
+        (n,) = struct.unpack_from("<Q", self.data, len(MAGIC))
         start = len(MAGIC) + 8
         meta = json.loads(self.data[start: start + n])
-        payload = memoryview(self.data)[start + n:]
-        arrays = {e["name"]: np.frombuffer(payload[e["offset"]: e["offset"] + e["nbytes"]], dtype=np.dtype(e["dtype"])).reshape(e["shape"])
-                  for e in meta["arrays"]}
+        # Read-only views into the payload, no copies; the ndarray constructor costs a third of
+        # frombuffer + reshape (~0.4 µs an array, ~35 arrays a checkpoint).
+        payload = start + n
+        arrays = {e["name"]: np.ndarray(e["shape"], e["dtype"], self.data, payload + e["offset"]) for e in meta["arrays"]}
         return meta, arrays
 
     @property
@@ -222,14 +233,11 @@ def capture(engine: Any) -> Checkpoint:
     """Serialize an engine (state, recorded history, events, identity)."""
     scene = engine.scene
     packer = _Packer()
-
-    class _Prefixed:
-        def add(self, name: str, arr: np.ndarray) -> None:
-            packer.add(f"state.{name}", arr)
-
-    state_json = state_record(engine.state, _Prefixed())  # type: ignore[arg-type]
+    packer.prefix = "state."
+    state_json = state_record(engine.state, packer)
+    packer.prefix = "history."
     for name, arr in engine.recorder.arrays().items():
-        packer.add(f"history.{name}", arr)
+        packer.add(name, arr)
     meta = {
         "format": FORMAT_VERSION,
         "engine_version": C.ENGINE_VERSION,
@@ -244,7 +252,7 @@ def capture(engine: Any) -> Checkpoint:
         "arrays": packer.index,
     }
     text = json.dumps(meta, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
-    return Checkpoint(MAGIC + struct.pack("<Q", len(text)) + text + b"".join(packer.chunks))
+    return Checkpoint(b"".join([MAGIC, struct.pack("<Q", len(text)), text, *packer.chunks]))
 
 
 def verify_continuation(ckpt: Checkpoint, scene: Any, trace: Any) -> tuple[bool, str]:

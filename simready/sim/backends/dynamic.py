@@ -18,7 +18,10 @@ call sequence (and so the result) is the same every time:
   names its instance exactly), but bodies that share a shape and an
   orientation are created by one batched call, and what to create (the
   :class:`_WorldPlan`, pure data) is cached per template and catalog
-  contract, so rebuilding a world in a restore costs a few milliseconds;
+  contract, and a convex mesh is read from a copy without its repeated face
+  corners wherever that gives PyBullet the very same hull
+  (:func:`_reduced_hulls`, a third of the hull's cost), so rebuilding a world
+  in a restore costs a few milliseconds;
 * **ego** — one dynamic rigid body with the catalog mass, centre of mass and
   inertia tensor (principal axes); its contact friction is 0 because the
   tyres are modelled explicitly: a single-track (bicycle) model applies, at
@@ -61,8 +64,15 @@ which no agent moves.
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import math
+import os
+import shutil
+import tempfile
+import weakref
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -97,7 +107,8 @@ def _box_piece(vertices: np.ndarray) -> tuple[list[float], list[float]] | None:
     return ((hi - lo) / 2).tolist(), ((hi + lo) / 2).tolist()
 
 
-#: Collision pieces per (catalog folder, asset, contract hash): ("box", half extents, centre) or ("mesh", file).
+#: Collision pieces per (catalog folder, asset, contract hash): ("box", half extents, centre) or
+#: ("mesh", catalog file, reduced file or None) (:func:`_reduced_hulls`).
 _PIECES: dict[tuple[str, str, str], tuple[tuple[Any, ...], ...]] = {}
 #: DIRECT clients whose worlds were reset and can be reused (connecting costs ~15 ms; a reset world is
 #: indistinguishable from a new one: the same call sequence gives bit-identical results).
@@ -111,12 +122,94 @@ def asset_pieces(catalog: Any, asset: str) -> tuple[tuple[Any, ...], ...]:
     key = (str(catalog.generated_dir), asset, entry.contract_sha256)
     hit = _PIECES.get(key)
     if hit is None:
-        pieces = []
+        pieces: list[tuple[Any, ...]] = []
+        meshes = []
         for ref, mesh in zip(entry.collision_geometry, catalog.collision_meshes(asset)):
             box = _box_piece(np.asarray(mesh.vertices, dtype=np.float64))
-            pieces.append(("box", *box) if box is not None else ("mesh", str(catalog.entry_dir(asset) / ref.file)))
-        hit = _PIECES[key] = tuple(pieces)
+            if box is not None:
+                pieces.append(("box", *box))
+            else:
+                meshes.append(str(catalog.entry_dir(asset) / ref.file))
+                pieces.append(("mesh", meshes[-1], None))
+        reduced = iter(_reduced_hulls(meshes))
+        hit = _PIECES[key] = tuple(("mesh", pc[1], next(reduced)) if pc[0] == "mesh" else pc for pc in pieces)
     return hit
+
+
+#: This process's folder of reduced hull files (:func:`_reduced_hulls`): made on first use, removed at exit.
+_HULL_DIR: Path | None = None
+
+
+def _reduced_obj(text: str) -> str | None:
+    """The vertices ``text``'s faces use, each once, in file order (their lines verbatim), covered by triangles.
+
+    PyBullet builds a mesh's convex hull from every face corner: a 96-triangle wheel lists each of its 50
+    vertices ~6 times, and the hull of the 288 points costs ~3× the hull of the 50. None for a file with
+    anything but vertices, faces and comments (objects, groups, materials: PyBullet splits a file by object)
+    or with relative or malformed face indices.
+    """
+    verts: list[str] = []
+    used: set[int] = set()
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        if words[0] == "v":
+            verts.append(line)
+        elif words[0] == "f":
+            try:
+                used.update(int(w.split("/")[0]) for w in words[1:])
+            except ValueError:
+                return None
+        else:
+            return None
+    if not used or min(used) < 1 or max(used) > len(verts) or len(used) < 4:
+        return None
+    keep = [verts[i - 1] for i in sorted(used)]
+    n = len(keep)
+    return "\n".join(keep + [f"f {k + 1} {(k + 1) % n + 1} {(k + 2) % n + 1}" for k in range(0, n, 3)]) + "\n"
+
+
+def _reduced_hulls(files: list[str]) -> list[str | None]:
+    """For each collision mesh file, a reduced copy (:func:`_reduced_obj`) that gives PyBullet the same hull, or None.
+
+    The same hull means the same vertices in the same order (the order decides ties in support queries)
+    and the same bounds, as PyBullet reports them (``getMeshData``, ``getAABB``): checked once per file
+    (per process) in a pooled client, which is reset afterwards, so the worlds built are the same either
+    way. Without the repeats, the hull of some cylinders lists its vertices in another order (6 of the
+    catalog's 61 meshes: pole, signal head, pedestrian legs); those keep their catalog file.
+    """
+    global _HULL_DIR
+    out: list[str | None] = [None] * len(files)
+    candidates = []
+    try:
+        for k, source in enumerate(files):
+            text = _reduced_obj(Path(source).read_text(encoding="utf-8"))
+            if text is not None:
+                if _HULL_DIR is None:
+                    _HULL_DIR = Path(tempfile.mkdtemp(prefix="simready-hulls-"))
+                    atexit.register(shutil.rmtree, _HULL_DIR, True)
+                reduced = _HULL_DIR / f"{hashlib.sha256(text.encode('utf-8')).hexdigest()[:32]}.obj"
+                reduced.write_text(text, encoding="utf-8")
+                candidates.append((k, source, str(reduced)))
+    except OSError:
+        return out
+    if candidates:
+        w = _World()
+        try:
+            for k, source, reduced in candidates:
+                seen = []
+                try:
+                    for f in (source, reduced):
+                        body = w.call(p.createMultiBody, 0.0, w.call(p.createCollisionShape, p.GEOM_MESH, fileName=f))
+                        seen.append((w.call(p.getMeshData, body), w.call(p.getAABB, body)))
+                except p.error:
+                    continue
+                if seen[0][0][0] > 0 and seen[0] == seen[1]:
+                    out[k] = reduced
+        finally:
+            w.close()
+    return out
 
 
 def _connect() -> int:
@@ -159,7 +252,9 @@ class _World:
             else:
                 types.append(p.GEOM_MESH)
                 halves.append([0.0, 0.0, 0.0])
-                files.append(piece[1])
+                # The reduced copy gives the catalog file's hull in a third of the time; it lives in a temporary
+                # folder, so the catalog file stands in should anything have removed it.
+                files.append(piece[2] if piece[2] is not None and os.path.exists(piece[2]) else piece[1])
                 frames.append([0.0, 0.0, 0.0])
         sid = self.call(p.createCollisionShapeArray, types, halfExtents=halves, fileNames=files, collisionFramePositions=frames)
         self.shapes[asset] = sid
@@ -173,13 +268,14 @@ class _World:
         return sid
 
     def batch(self, mass: float, shape: int, positions: Any, quat: Any) -> tuple[int, ...]:
-        """Bodies of one shape and orientation at ``positions`` (m), created by one call (ids in position order).
+        """Bodies of one shape and orientation at ``positions`` (m; a sequence of xyz sequences), created by one call
+        (ids in position order).
 
         Why batched: each ``createMultiBody`` call costs ~0.1 ms of PyBullet
         bookkeeping; a batch pays it once. The bodies are the same as one call each.
         """
-        ids = self.call(p.createMultiBody, mass, shape, -1, list(positions[0]), list(quat), useMaximalCoordinates=True,
-                        batchPositions=[list(x) for x in positions])
+        ids = p.createMultiBody(mass, shape, -1, positions[0], quat, useMaximalCoordinates=True, batchPositions=positions,
+                                physicsClientId=self.client)
         return tuple(ids) if isinstance(ids, (tuple, list)) else (ids,)
 
     def close(self) -> None:
@@ -281,10 +377,21 @@ class _WorldPlan:
 
 #: World plans per (catalog folder, template hash, bounds, contract hashes of the assets used).
 _PLANS: dict[tuple[Any, ...], _WorldPlan] = {}
+#: The plan of each live scene: a scene's template, catalog and bounds are fixed, so a rebuild of its
+#: world (every restore) skips the sorting and contract look-ups that find its :data:`_PLANS` entry (~30 µs).
+_SCENE_PLANS: weakref.WeakKeyDictionary[Scene, _WorldPlan] = weakref.WeakKeyDictionary()
 
 
 def world_plan(scene: Scene) -> _WorldPlan:
     """The static world of ``scene`` as batched body groups (cached: see :class:`_WorldPlan`)."""
+    hit = _SCENE_PLANS.get(scene)
+    if hit is None:
+        hit = _SCENE_PLANS[scene] = _cached_plan(scene)
+    return hit
+
+
+def _cached_plan(scene: Scene) -> _WorldPlan:
+    """The :data:`_PLANS` entry of ``scene``'s template, bounds and catalog contracts (made on a miss)."""
     cat = scene.catalog
     insts = sorted(scene.template.instances, key=lambda i: i.name)
     for inst in insts:
@@ -433,30 +540,39 @@ class DynamicBackend(Backend):
     def _build(self) -> None:
         """Create the PyBullet world: statics from the (cached) plan, then agents, then the ego, in a fixed order."""
         scene = self.scene
+        plan = world_plan(scene)
+        # Collision pieces before the client: an asset's first look-up checks its reduced hull files in a pooled
+        # client (:func:`_reduced_hulls`), which this world then takes instead of connecting another (~20 ms).
+        a = scene.actors
+        used = {g.shape for g in plan.groups if isinstance(g.shape, str)}
+        used.update(a.asset_ids[i] for i in range(len(a)) if self.physical[i] or i == self.ego)
+        for asset in sorted(used):
+            asset_pieces(scene.catalog, asset)
         w = _World()
         self.world = w
         w.call(p.setGravity, 0.0, 0.0, -C.GRAVITY_MPS2)
         w.call(p.setPhysicsEngineParameter, fixedTimeStep=self.h, numSubSteps=0, numSolverIterations=S.solver_iterations,
                deterministicOverlappingPairs=S.deterministic_overlapping_pairs)
-        self._build_statics(w, world_plan(scene))
+        self._build_statics(w, plan)
         self._build_agents(w)
         if self.ego is not None:
             self._build_ego(w)
 
     def _build_statics(self, w: _World, plan: _WorldPlan) -> None:
         """One batched ``createMultiBody`` per group of same-shape, same-orientation statics (~0.1 ms a call)."""
-        cat = self.scene.catalog
+        cat, cid, names = self.scene.catalog, w.client, plan.names
         self.static_names: dict[int, str] = {}
         self.static_key: dict[int, int] = {}
         self.ground_bodies: set[int] = set()
         for g in plan.groups:
             shape = w.shape(cat, g.shape) if isinstance(g.shape, str) else w.box(g.shape)
-            for body, k in zip(w.batch(0.0, shape, g.positions, g.quat), g.keys):
-                w.call(p.setCollisionFilterGroupMask, body, -1, STATIC_GROUP, EGO_GROUP)
-                self.static_names[body] = plan.names[k]
-                self.static_key[body] = k
-                if g.ground:
-                    self.ground_bodies.add(body)
+            bodies = w.batch(0.0, shape, g.positions, g.quat)
+            for body in bodies:
+                p.setCollisionFilterGroupMask(body, -1, STATIC_GROUP, EGO_GROUP, physicsClientId=cid)
+            self.static_key.update(zip(bodies, g.keys))
+            self.static_names.update((body, names[k]) for body, k in zip(bodies, g.keys))
+            if g.ground:
+                self.ground_bodies.update(bodies)
 
     def _build_agents(self, w: _World) -> None:
         """Kinematic (mass 0) bodies of the non-ego vehicles, batched per asset, parked ones in the static group."""
