@@ -145,3 +145,33 @@ def test_reduced_hulls_are_used_only_where_pybullet_builds_the_same_hull() -> No
             assert hulls[0] == hulls[1], source
     finally:
         p.disconnect(client)
+
+
+def test_tunnelling_ray_sees_the_statics_it_crosses() -> None:
+    """A centre of mass that jumps through a building between ticks is reported by name; a jump along open
+    road is not. (The ray used to see nothing: rays carry collision group 1, which the statics' mask lacked.)"""
+    scene = build_scene(ego_only(clip_s=1.0), template(), backend="dynamic-v1", catalog=catalog())
+    engine = Engine(scene)
+    try:
+        b = engine.backend
+        cid = b.world.client
+        building = next(body for body, name in sorted(b.static_names.items())
+                        if body not in b.ground_bodies and "building" in name)
+        lo, hi = p.getAABB(building, physicsClientId=cid)
+        mid_y, mid_z = (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2
+        state = engine.state
+        e = scene.actors.ego
+        plan = type("P", (), {"throttle": np.ones(len(scene.actors)), "accel": np.ones(len(scene.actors))})()
+
+        def jump(x0: float, x1: float, y: float, z: float) -> list[dict]:
+            b._prev_com, b._prev_tick = [x0, y, z], state.tick
+            pos = np.array([x1, y, z]) - b.com
+            b._check(state, pos, np.zeros(3), np.zeros(3), np.eye(3), None, plan)
+            return [c for c in b.rollout_checks() if c["check"] == "tunnelling"]
+
+        (clean,) = jump(-10.0, -9.0, scene.bounds[1] - 1.0, mid_z)
+        assert clean["passed"]
+        (crossed,) = jump(lo[0] - 1.0, hi[0] + 1.0, mid_y, mid_z)
+        assert not crossed["passed"] and b.static_names[building] in crossed["detail"]
+    finally:
+        engine.close()

@@ -88,7 +88,10 @@ from simready.sim.scene import GROUND_CLASSES, Scene, substeps_per_tick
 from simready.sim.state import Bodies, PathCoords, SimState, frozen
 
 S = C.DYNAMIC_SETTINGS
-STATIC_GROUP, EGO_GROUP, AGENT_GROUP = 1, 2, 4
+#: Collision groups (bits). A ``rayTest`` ray always carries group 1 and a body is hit only if its mask has
+#: that bit, so no body is in group 1 and the statics' mask has it: the tunnelling ray sees the statics
+#: and nothing else, and no new body pairs pass the broadphase filter.
+RAY_GROUP, EGO_GROUP, AGENT_GROUP, STATIC_GROUP = 1, 2, 4, 8
 #: Energy may grow by this much per tick without actuation before it counts as a gain (J, plus 0.5 %).
 ENERGY_SLACK_J = 50.0
 MAX_ANGULAR_RATE_RPS = 10.0
@@ -568,7 +571,7 @@ class DynamicBackend(Backend):
             shape = w.shape(cat, g.shape) if isinstance(g.shape, str) else w.box(g.shape)
             bodies = w.batch(0.0, shape, g.positions, g.quat)
             for body in bodies:
-                p.setCollisionFilterGroupMask(body, -1, STATIC_GROUP, EGO_GROUP, physicsClientId=cid)
+                p.setCollisionFilterGroupMask(body, -1, STATIC_GROUP, EGO_GROUP | RAY_GROUP, physicsClientId=cid)
             self.static_key.update(zip(bodies, g.keys))
             self.static_names.update((body, names[k]) for body, k in zip(bodies, g.keys))
             if g.ground:
