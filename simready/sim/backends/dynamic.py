@@ -812,7 +812,7 @@ class DynamicBackend(Backend):
         # u1 and v1 are this step's own arrays; the lateral reference belongs to the plan.
         u_out, d_out, v_out = u1, np.array(plan.d_ref), v1
         yaw = np.array(yaw)
-        contacts = set(footprint_contacts(scene, pos[:, :2], yaw, present))
+        contacts = set(footprint_contacts(scene, pos, yaw, present))
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
         if e is not None:
