@@ -1,13 +1,16 @@
-"""Compiled per-actor kernels of the tick (numba): bodies on their paths, footprint contacts, integration.
+"""Compiled per-actor kernels of the tick (numba): bodies on their paths, footprint contacts, integration,
+lane lookup, the divergence predicate, and the swept time-to-collision the metrics evaluate.
 
-Why compiled: these loops run every tick for every actor. As Python they
+Why compiled: these loops run every tick for every actor (the metrics: for
+every pair of every recorded tick). As Python they
 cost ~60 µs a tick for ten actors, most of it interpreter overhead on a
 few hundred float operations; compiled, a call costs ~1–2 µs, most of it
 the dispatch.
 
 Bits: each kernel repeats the reference's IEEE operations in the same
 order (:func:`simready.sim.kinematics.path_bodies_np`,
-:func:`simready.sim.controllers.longitudinal.integrate`), with
+:func:`simready.sim.controllers.longitudinal.integrate`, and the vectorized
+forms kept as bit references in ``tests/test_sim_fastpath.py``), with
 ``fastmath`` off (no reassociation, no fused multiply-add) and numpy's
 error model (division gives inf/NaN instead of raising). numba's
 ``sin``, ``cos`` and ``hypot`` return numpy's bits here (tested); its
