@@ -19,7 +19,9 @@ from simready.resources import ArtifactStore, SourceData
 from simready.sim.batch import PLOT_FILE, batch_version, branch_sample, sample_dirs, simulate_sample
 from simready.world.template import load_template
 
-SIM_CODE_VERSION = "sim-1"
+#: sim-2: the tunnelling ray sees the statics, a shove by a moving agent is no energy gain, and the
+#: divergence check clears no diagonal over-speed; trajectories of sim-1 may carry verdicts these change.
+SIM_CODE_VERSION = "sim-2"
 BACKEND = "dynamic-v1"
 
 
