@@ -30,6 +30,8 @@ import numpy as np
 
 from simready.sim import constants as C
 from simready.sim import geometry as geo
+from simready.sim.controllers import planner_kernels
+from simready.sim.observe import occluder_mask
 from simready.sim.scene import Scene
 
 F = np.ndarray
@@ -71,59 +73,26 @@ def first_seen(scene: Scene, arrays: dict[str, F], observer: int, targets: list[
 
 
 class _Sight:
-    """The sight-line test of rows lo..hi, computed from those rows only (:func:`first_seen` usually stops early)."""
+    """The sight-line test of the recorded rows lo..hi: the rule the triggers and controllers apply each tick
+    (:meth:`simready.sim.observe.TickView.visible`, compiled in :func:`.planner_kernels.sight_lines`), row by row."""
 
     def __init__(self, scene: Scene, arrays: dict[str, F], observer: int, targets: list[int]) -> None:
-        a = scene.actors
-        occ_ids = {o.actor_id for o in scene.manifest.occluders if o.actor_id is not None}
-        self.occluders = np.array([i for i in range(len(a)) if a.is_vehicle[i] or a.ids[i] in occ_ids], dtype=np.int64)
         self.scene, self.arrays = scene, arrays
-        self.tgt, self.observer = np.array(targets), observer
+        self.tgt = np.array(targets, dtype=np.int64)
+        self.obs = np.full(len(targets), observer, dtype=np.int64)
 
     def seen(self, lo: int, hi: int) -> F:
         """(hi − lo, targets) visibility of rows lo..hi."""
         a = self.scene.actors
         pos, present = self.arrays["pos"][lo:hi], self.arrays["present"][lo:hi]
-        r = hi - lo
         yaw = _yaw(self.arrays["quat"][lo:hi])
-        tgt, observer = self.tgt, self.observer
-        hu = np.stack([np.cos(yaw), np.sin(yaw)], -1)
-        eye = pos[:, observer, :2] + hu[:, observer] * (C.EYE_FORWARD_FRACTION * a.hl[observer])
-        offs = np.array([0.0, 0.8, -0.8])
-        pts = (pos[:, tgt, None, :2] + hu[:, tgt, None, :] * (offs[None, None, :, None] * a.hl[tgt][None, :, None, None])
-               ).reshape(r, -1, 2)
-        e0s, e1s = self.scene.static_edges
-        blocked = np.zeros(pts.shape[:2], dtype=bool)
-        if len(e0s):
-            for k in range(pts.shape[1]):
-                blocked[:, k] = _blocked_rows(eye, pts[:, k], e0s[None], e1s[None])
-        occ = self.occluders
-        if len(occ):
-            edges = geo.rect_edges(pos[:, occ, 0], pos[:, occ, 1], yaw[:, occ], a.hl[occ][None], a.hw[occ][None])
-            owner = np.repeat(occ, 4)
-            e0 = edges[..., 0, :].reshape(r, -1, 2)
-            e1 = edges[..., 1, :].reshape(r, -1, 2)
-            live = np.repeat(present[:, occ], 4, axis=1)
-            for k in range(pts.shape[1]):
-                mask = live & (owner != observer)[None] & (owner != tgt[k // 3])[None]
-                blocked[:, k] |= _blocked_rows(eye, pts[:, k], e0, e1, mask)
-        seen = ~blocked.reshape(r, len(tgt), 3).all(axis=2)
-        return seen & present[:, tgt] & present[:, observer][:, None]
-
-
-def _blocked_rows(a: F, b: F, e0: F, e1: F, mask: F | None = None) -> F:
-    """Per row: does segment a→b (rows, 2) cross any edge e0→e1 (rows or 1, M, 2)?"""
-    d = (b - a)[:, None, :]
-    e = e1 - e0
-    w = e0 - a[:, None, :]
-    denom = d[..., 0] * e[..., 1] - d[..., 1] * e[..., 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = (w[..., 0] * e[..., 1] - w[..., 1] * e[..., 0]) / denom
-        s = (w[..., 0] * d[..., 1] - w[..., 1] * d[..., 0]) / denom
-    hit = (denom != 0.0) & (t > 0.0) & (t < 1.0) & (s >= 0.0) & (s <= 1.0)
-    if mask is not None:
-        hit &= mask
-    return hit.any(axis=1)
+        occluders = occluder_mask(self.scene)
+        e0, e1 = self.scene.static_edges
+        out = np.empty((hi - lo, len(self.tgt)), dtype=bool)
+        for r in range(hi - lo):
+            planner_kernels.sight_lines(pos[r, :, :2], yaw[r], a.hl, a.hw, present[r], occluders, e0, e1, self.obs,
+                                        self.tgt, C.EYE_FORWARD_FRACTION, out[r])
+        return out
 
 
 def _r(x: float) -> float:

@@ -60,7 +60,7 @@ class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
 _OCCLUDERS: weakref.WeakKeyDictionary[Scene, NDArray[np.bool_]] = weakref.WeakKeyDictionary()
 
 
-def _occluders(scene: Scene) -> NDArray[np.bool_]:
+def occluder_mask(scene: Scene) -> NDArray[np.bool_]:
     """:attr:`TickView.occluders`, built once per scene (a function of its actors and manifest; read-only)."""
     hit = _OCCLUDERS.get(scene)
     if hit is None:
@@ -127,7 +127,7 @@ class TickView:
     @property
     def occluders(self) -> NDArray[np.bool_]:
         """(N,): actors whose footprints block sight when present: vehicles and the manifest's actor occluders."""
-        return _occluders(self.scene)
+        return occluder_mask(self.scene)
 
     def visible(self, observers: NDArray[np.int64], targets: NDArray[np.int64]) -> NDArray[np.bool_]:
         """Whether each target is visible to its observer (pairs given as index arrays)."""
