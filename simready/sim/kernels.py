@@ -140,19 +140,24 @@ def pack_bodies(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_ra
 
 
 @numba.njit(**_JIT)
+def _sat_axis(k: int, ci: float, si: float, cj: float, sj: float) -> tuple[float, float]:
+    """Separating axis k (0–3) of rectangles i and j with headings (cos, sin): i's x, i's y, j's x, j's y axis."""
+    if k == 0:
+        return ci, si
+    if k == 1:
+        return -si, ci
+    if k == 2:
+        return cj, sj
+    return -sj, cj
+
+
+@numba.njit(**_JIT)
 def _overlap(dx: float, dy: float, yaw_i: float, hl_i: float, hw_i: float, yaw_j: float, hl_j: float,
              hw_j: float) -> bool:
     """Separating-axis test of two rectangles (half-lengths along their headings, m), j offset by (dx, dy) from i."""
     ci, si, cj, sj = math.cos(yaw_i), math.sin(yaw_i), math.cos(yaw_j), math.sin(yaw_j)
     for k in range(4):
-        if k == 0:
-            ax, ay = ci, si
-        elif k == 1:
-            ax, ay = -si, ci
-        elif k == 2:
-            ax, ay = cj, sj
-        else:
-            ax, ay = -sj, cj
+        ax, ay = _sat_axis(k, ci, si, cj, sj)
         ri = hl_i * abs(ci * ax + si * ay) + hw_i * abs(-si * ax + ci * ay)
         rj = hl_j * abs(cj * ax + sj * ay) + hw_j * abs(-sj * ax + cj * ay)
         if abs(dx * ax + dy * ay) >= ri + rj:
@@ -277,14 +282,7 @@ def swept_pairs(p1: np.ndarray, v1: np.ndarray, yaw1: np.ndarray, hl1: np.ndarra
         lo_max = -np.inf
         hi_min = np.inf
         for j in range(4):
-            if j == 0:
-                ax, ay = c1, s1
-            elif j == 1:
-                ax, ay = -s1, c1
-            elif j == 2:
-                ax, ay = c2, s2
-            else:
-                ax, ay = -s2, c2
+            ax, ay = _sat_axis(j, c1, s1, c2, s2)
             r = (hl1[k] * abs(ax * c1 + ay * s1) + hw1[k] * abs(ax * -s1 + ay * c1)) + (
                 hl2[k] * abs(ax * c2 + ay * s2) + hw2[k] * abs(ax * -s2 + ay * c2))
             c0 = dx * ax + dy * ay

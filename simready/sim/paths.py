@@ -403,21 +403,13 @@ class PathTable:
             return last[1], last[2]
         cum, base, last_seg = self.kernel_arrays[:3]
         lane, s = np.empty(len(base), dtype=np.int64), np.empty(len(base))
-        kernels.lanes_at(cum, base, last_seg, self._seg_lane_c, self._lane_u0_c, np.ascontiguousarray(u, dtype=np.float64),
+        kernels.lanes_at(cum, base, last_seg, self.seg_lane, self.lane_u0, np.ascontiguousarray(u, dtype=np.float64),
                          lane, s)
         # Shared by every reader of this tick (views, the recorder): read-only.
         lane.flags.writeable = False
         s.flags.writeable = False
         self._memo["lanes_u"] = (u, lane, s)
         return lane, s
-
-    @cached_property
-    def _seg_lane_c(self) -> NDArray[np.int64]:
-        return np.ascontiguousarray(self.seg_lane, dtype=np.int64)
-
-    @cached_property
-    def _lane_u0_c(self) -> F:
-        return np.ascontiguousarray(self.lane_u0, dtype=np.float64)
 
     @cached_property
     def lane_u0_py(self) -> list[list[float]]:

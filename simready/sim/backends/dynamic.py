@@ -32,8 +32,8 @@ call sequence (and so the result) is the same every time:
 * **agents** (other vehicles, cyclists, pedestrians) — controller-driven
   kinematic bodies (mass 0) that the engine's path controllers move; the
   body moved is the collider the ego meets and the pose reported. Agents
-  near a dynamic body are moved every substep (interpolated), others once
-  a tick. Vehicles block the ego; pedestrians and cyclists are contact
+  near a dynamic body are moved every substep (interpolated), others wait
+  underground until they are near (:meth:`DynamicBackend._park_far`). Vehicles block the ego; pedestrians and cyclists are contact
   sensors (their contact with the ego is detected from the footprints and
   reported, but it does not stop the ego as an immovable wall would), so
   they have no PyBullet body.
@@ -70,7 +70,6 @@ import math
 import os
 import shutil
 import tempfile
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -380,21 +379,10 @@ class _WorldPlan:
 
 #: World plans per (catalog folder, template hash, bounds, contract hashes of the assets used).
 _PLANS: dict[tuple[Any, ...], _WorldPlan] = {}
-#: The plan of each live scene: a scene's template, catalog and bounds are fixed, so a rebuild of its
-#: world (every restore) skips the sorting and contract look-ups that find its :data:`_PLANS` entry (~30 µs).
-_SCENE_PLANS: weakref.WeakKeyDictionary[Scene, _WorldPlan] = weakref.WeakKeyDictionary()
 
 
 def world_plan(scene: Scene) -> _WorldPlan:
     """The static world of ``scene`` as batched body groups (cached: see :class:`_WorldPlan`)."""
-    hit = _SCENE_PLANS.get(scene)
-    if hit is None:
-        hit = _SCENE_PLANS[scene] = _cached_plan(scene)
-    return hit
-
-
-def _cached_plan(scene: Scene) -> _WorldPlan:
-    """The :data:`_PLANS` entry of ``scene``'s template, bounds and catalog contracts (made on a miss)."""
     cat = scene.catalog
     insts = sorted(scene.template.instances, key=lambda i: i.name)
     for inst in insts:
@@ -925,7 +913,7 @@ class DynamicBackend(Backend):
                 self._note("energy_gain", f"t={t}: ego energy rose {e_after - e_before:.0f} J without actuation")
 
     def _note(self, check: str, detail: str) -> None:
-        """Keep the first five findings of ``check`` and the latest one (marked "and more")."""
+        """Keep the first four findings of ``check`` and the latest one (marked "and more" once there are more)."""
         if len(self._violations[check]) < 5:
             self._violations[check].append(detail)
         else:
