@@ -57,10 +57,10 @@ def _segment(cum: np.ndarray, b: int, last: int, u: float) -> int:
 @numba.njit(**_JIT)
 def place_on_paths(cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray,
                    psi: np.ndarray, dpsi: np.ndarray, heights: np.ndarray, g_x0: float, g_y0: float, g_inv: float,
-                   u: np.ndarray, d: np.ndarray, d_rate: np.ndarray, v: np.ndarray, out: np.ndarray,
-                   seg: np.ndarray) -> int:
-    """Fill ``out`` (8, N) with each body's x, y, ground z, chord heading, yaw rate, max(v, 1), vx, vy; ``seg`` (N,)
-    with the flat segment index. Returns :data:`FINITE` when every velocity (and speed) is finite, plus
+                   u: np.ndarray, d: np.ndarray, d_rate: np.ndarray, v: np.ndarray, out: np.ndarray) -> int:
+    """Fill ``out`` (8, N) with each body's x, y, ground z, chord heading, yaw rate, max(v, 1), vx, vy.
+
+    Returns :data:`FINITE` when every velocity (and speed) is finite, plus
     :data:`LATERAL` when some lateral rate ``d_rate`` is non-zero (or NaN).
 
     Units: metres, radians, m/s. The ground z is the raster cell's height
@@ -75,7 +75,6 @@ def place_on_paths(cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.
     for i in range(u.shape[0]):
         b = base[i]
         k = b + _segment(cum, b, last[i], u[i])
-        seg[i] = k
         tx, ty = dirs[k, 0], dirs[k, 1]
         al = u[i] - cum[k]
         di, dri, vi = d[i], d_rate[i], v[i]

@@ -50,9 +50,8 @@ def path_bodies(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc: F,
     cum, base, last, pts, dirs, psi, dpsi = table.kernel_arrays
     g = scene.ground
     placed = np.empty((8, n))
-    seg = np.empty(n, dtype=np.int64)
     flags = K.place_on_paths(cum, base, last, pts, dirs, psi, dpsi, g.heights, g.x0, g.y0, 1.0 / GROUND_RASTER_M,
-                             u, d, d_rate, v, placed, seg)
+                             u, d, d_rate, v, placed)
     if not flags & K.FINITE:
         return path_bodies_np(scene, table, u, d, d_rate, d_acc, v, a, present)
     lateral = bool(flags & K.LATERAL)
