@@ -83,6 +83,51 @@ def test_compiled_path_bodies_match_vectorized_bits() -> None:
                 assert np.asarray(w).tobytes() == np.asarray(g).tobytes()
 
 
+def _step_whole_arrays(scene, table, prev, prev_yaw, u, v, accel, d, d_rate, d_acc):  # type: ignore[no-untyped-def]
+    """What the backends did before the step was fused: integrate, mask absent actors, place, restore, contacts."""
+    from simready.sim.kinematics import footprint_contacts, path_bodies_np
+
+    present = prev.present
+    u1, v1 = longitudinal.integrate(u, v, accel, scene.dt)
+    u1, v1, a1 = np.where(present, u1, u), np.where(present, v1, v), np.where(present, accel, 0.0)
+    bodies, yaw, slip = path_bodies_np(scene, table, u1, d, d_rate, d_acc, v1, a1, present)
+    pos, quat, vel, omega = (np.array(x) for x in (bodies.pos, bodies.quat, bodies.vel, bodies.omega))
+    keep = ~present
+    pos[keep], quat[keep], vel[keep], omega[keep] = prev.pos[keep], prev.quat[keep], 0.0, 0.0
+    yaw = np.where(keep, prev_yaw, yaw)
+    return (pos, quat, vel, omega, yaw, slip, u1, v1, a1), footprint_contacts(scene, pos, yaw, present)
+
+
+def test_fused_step_matches_whole_array_step() -> None:
+    """step_on_paths (two kernels) gives the bits of the whole-array step, with absent actors and lateral motion."""
+    from dataclasses import replace
+
+    from simready.sim.kinematics import step_on_paths
+
+    scene = _scene()
+    rng = np.random.default_rng(17)
+    checked = 0
+    for state, table in _rollout_states(scene, every=5):
+        c, b = state.coords, state.bodies
+        n = len(c.u)
+        for trial in range(4):
+            present = b.present if trial == 0 else rng.uniform(0, 1, n) > 0.3
+            prev = replace(b, present=np.array(present, dtype=bool))
+            lateral = trial % 2 == 1
+            d_rate = rng.normal(0, 0.6, n) if lateral else np.zeros(n)
+            d = c.d + (rng.normal(0, 0.3, n) if lateral else 0.0)
+            d_acc = rng.normal(0, 1.5, n) if lateral else np.zeros(n)
+            accel = rng.normal(0, 4.0, n) if trial else np.array(c.a)
+            want, want_contacts = _step_whole_arrays(scene, table, prev, c.yaw, c.u, c.v, accel, d, d_rate, d_acc)
+            got = step_on_paths(scene, table, prev, c.yaw, c.u, c.v, accel, d, d_rate, d_acc)
+            g = got.bodies
+            for w, x in zip(want, (g.pos, g.quat, g.vel, g.omega, got.yaw, got.slip, got.u, got.v, got.accel)):
+                assert np.asarray(w).tobytes() == np.asarray(x).tobytes()
+            assert got.contacts == want_contacts
+            checked += 1
+    assert checked > 20
+
+
 def _overlap(dx: float, dy: float, yaw_i: float, hl_i: float, hw_i: float, yaw_j: float, hl_j: float, hw_j: float) -> bool:
     """Reference separating-axis test of two rectangles in plain Python (j offset by (dx, dy) from i)."""
     ci, si, cj, sj = math.cos(yaw_i), math.sin(yaw_i), math.cos(yaw_j), math.sin(yaw_j)

@@ -200,14 +200,65 @@ def integrate(u: np.ndarray, v: np.ndarray, a: np.ndarray, dt: float, u1: np.nda
     ``np.maximum(vn, 0.0)`` does.
     """
     for i in range(u.shape[0]):
-        vi, ai = v[i], a[i]
-        vn = vi + ai * dt
-        if vn < 0.0:
-            du = vi * vi / (-2.0 * ai) if ai < 0.0 else 0.0
+        u1[i], v1[i] = _integrate_one(u[i], v[i], a[i], dt)
+
+
+@numba.njit(**_JIT)
+def _integrate_one(u: float, v: float, a: float, dt: float) -> tuple[float, float]:
+    """:func:`integrate` for one actor: the new (u, v)."""
+    vn = v + a * dt
+    if vn < 0.0:
+        du = v * v / (-2.0 * a) if a < 0.0 else 0.0
+    else:
+        du = v * dt + 0.5 * a * dt * dt
+    return u + du, (vn if vn > 0.0 else 0.0 if vn <= 0.0 else vn)
+
+
+@numba.njit(**_JIT)
+def advance_place(u: np.ndarray, v: np.ndarray, a: np.ndarray, present: np.ndarray, dt: float, cum: np.ndarray,
+                  base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, psi: np.ndarray,
+                  dpsi: np.ndarray, heights: np.ndarray, g_x0: float, g_y0: float, g_inv: float, d: np.ndarray,
+                  d_rate: np.ndarray, u1: np.ndarray, v1: np.ndarray, a1: np.ndarray, placed: np.ndarray) -> int:
+    """One tick along the paths: :func:`integrate` for present actors (absent ones keep u and v, with a = 0), then
+    :func:`place_on_paths` at the new (u, d); returns its flags.
+
+    The same values as integrating everyone and then masking with
+    ``np.where(present, new, old)``: an absent actor's integration was
+    discarded there, so it is skipped here.
+    """
+    for i in range(u.shape[0]):
+        if present[i]:
+            u1[i], v1[i] = _integrate_one(u[i], v[i], a[i], dt)
+            a1[i] = a[i]
         else:
-            du = vi * dt + 0.5 * ai * dt * dt
-        u1[i] = u[i] + du
-        v1[i] = vn if vn > 0.0 else 0.0 if vn <= 0.0 else vn
+            u1[i], v1[i], a1[i] = u[i], v[i], 0.0
+    return place_on_paths(cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, u1, d, d_rate, v1, placed)
+
+
+@numba.njit(**_JIT)
+def pack_step(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate: np.ndarray, d_acc: np.ndarray,
+              v: np.ndarray, a: np.ndarray, lateral: bool, present: np.ndarray, prev_pos: np.ndarray,
+              prev_quat: np.ndarray, prev_yaw: np.ndarray, reach2: np.ndarray, hl: np.ndarray, hw: np.ndarray,
+              big: np.ndarray, slip: np.ndarray, pairs: np.ndarray) -> int:
+    """:func:`pack_bodies`, then absent actors back at their previous pose (``prev_*``) at rest, then
+    :func:`contact_pairs` of the result into ``pairs``; returns the number of pairs.
+
+    ``yaw`` is updated in place for absent actors (their previous heading);
+    their slip angle stays what the packing computed.
+    """
+    pack_bodies(placed, yaw, heading_v, d_rate, d_acc, v, a, lateral, big, slip)
+    n = yaw.shape[0]
+    for i in range(n):
+        if not present[i]:
+            p, q, w, o = 3 * i, 3 * n + 4 * i, 7 * n + 3 * i, 10 * n + 3 * i
+            for k in range(3):
+                big[p + k] = prev_pos[i, k]
+                big[w + k] = 0.0
+                big[o + k] = 0.0
+            for k in range(4):
+                big[q + k] = prev_quat[i, k]
+            yaw[i] = prev_yaw[i]
+    return contact_pairs(big[:3 * n].reshape((n, 3)), yaw, present, reach2, hl, hw, pairs)
 
 
 @numba.njit(**_JIT)

@@ -16,7 +16,7 @@ is the body slip angle, reported as ``slip_rad``. z follows the ground raster.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -61,13 +61,92 @@ def path_bodies(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc: F,
     big = np.empty(13 * n)
     slip = np.empty(n)
     K.pack_bodies(placed, yaw, heading_v, d_rate, d_acc, v, a, lateral, big, slip)
+    return _bodies_from(big, n, present), yaw, slip
+
+
+class PathStep(NamedTuple):
+    """One tick along the paths (:func:`step_on_paths`).
+
+    ``bodies``: the new poses and twists (absent actors at their previous
+    pose, at rest); ``yaw``, ``slip``: (N,) headings and body slip angles,
+    rad; ``u``, ``v``: (N,) new arc lengths (m) and speeds (m/s);
+    ``accel``: (N,) the accelerations applied (m/s², 0 for absent actors);
+    ``contacts``: footprint overlaps (i < j) of the new bodies.
+    """
+
+    bodies: Bodies
+    yaw: F
+    slip: F
+    u: F
+    v: F
+    accel: F
+    contacts: frozenset[tuple[int, int]]
+
+
+def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: F, v: F, accel: F, d: F, d_rate: F,
+                  d_acc: F) -> PathStep:
+    """Advance every present actor one tick along its path at its commanded acceleration and place the bodies.
+
+    ``prev``, ``prev_yaw``: the bodies and headings before the tick;
+    ``u``, ``v``: (N,) arc lengths (m) and speeds (m/s) before it;
+    ``accel``: (N,) commanded accelerations (m/s²); ``d``, ``d_rate``,
+    ``d_acc``: (N,) lateral offsets for the new tick (m, m/s, m/s²).
+    Absent actors (``prev.present`` False) stay where they were, at rest.
+
+    Why fused: integration, placement, the absent actors and the contacts
+    are two compiled calls (:func:`simready.sim.kernels.advance_place`,
+    :func:`simready.sim.kernels.pack_step`) around the two numpy
+    arctangents, instead of a dozen array operations a tick. The values are
+    those of integrating, masking with ``np.where``, :func:`path_bodies` and
+    :func:`footprint_contacts` (:func:`_step_reference`, which a non-finite
+    state takes).
+    """
+    n = len(u)
+    present = prev.present
+    cum, base, last, pts, dirs, psi, dpsi = table.kernel_arrays
+    g = scene.ground
+    u1, v1, a1 = np.empty(n), np.empty(n), np.empty(n)
+    placed = np.empty((8, n))
+    flags = K.advance_place(u, v, _f64(accel), present, scene.dt, cum, base, last, pts, dirs, psi, dpsi, g.heights,
+                            g.x0, g.y0, 1.0 / GROUND_RASTER_M, d, d_rate, u1, v1, a1, placed)
+    if n == 0 or not flags & K.FINITE:
+        return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
+    lateral = bool(flags & K.LATERAL)
+    yaw = placed[K.YAW_C] + (np.arctan2(d_rate, placed[K.BIG_V]) if lateral else d_rate)
+    heading_v = np.arctan2(placed[K.VY], placed[K.VX])
+    reach2, hl, hw = _reach(scene.actors)
+    big, slip = np.empty(13 * n), np.empty(n)
+    pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
+    m = K.pack_step(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev.pos, prev.quat, prev_yaw,
+                    reach2, hl, hw, big, slip, pairs)
+    return PathStep(_bodies_from(big, n, present), yaw, slip, u1, v1, a1,
+                    frozenset(zip(pairs[:m, 0].tolist(), pairs[:m, 1].tolist())) if m else _NO_CONTACTS)
+
+
+def _bodies_from(big: F, n: int, present: NDArray[np.bool_]) -> Bodies:
+    """Read-only :class:`Bodies` over the packed 13·N array (pos, quat, vel, omega)."""
     big.setflags(write=False)
     n3, n7, n10 = 3 * n, 7 * n, 10 * n
     # Bodies has no __post_init__: setting its fields directly is what its (frozen) __init__ does, cheaper.
     bodies = object.__new__(Bodies)
     bodies.__dict__.update(pos=big[:n3].reshape(n, 3), quat=big[n3:n7].reshape(n, 4), vel=big[n7:n10].reshape(n, 3),
                            omega=big[n10:].reshape(n, 3), present=frozen(present, bool))
-    return bodies, yaw, slip
+    return bodies
+
+
+def _step_reference(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u1: F, v1: F, a1: F, d: F, d_rate: F,
+                    d_acc: F) -> PathStep:
+    """:func:`step_on_paths` after the integration, as whole-array operations (a diverging state takes this)."""
+    present = prev.present
+    bodies, yaw, slip = path_bodies_np(scene, table, u1, d, d_rate, d_acc, v1, a1, present)
+    keep = ~present
+    if keep.any():
+        pos, quat, vel, omega = (np.array(x) for x in (bodies.pos, bodies.quat, bodies.vel, bodies.omega))
+        pos[keep], quat[keep] = prev.pos[keep], prev.quat[keep]
+        vel[keep], omega[keep] = 0.0, 0.0
+        yaw = np.where(keep, prev_yaw, yaw)
+        bodies = Bodies(frozen(pos), frozen(quat), frozen(vel), frozen(omega), present)
+    return PathStep(bodies, yaw, slip, u1, v1, a1, footprint_contacts(scene, bodies.pos, yaw, present))
 
 
 def _f64(x: Any) -> F:

@@ -79,10 +79,9 @@ import pybullet as p
 
 from simready.errors import CatalogError
 from simready.sim import constants as C
-from simready.sim import kernels
 from simready.sim.backend import COMMON_EXTRAS, Backend, StepOutcome
 from simready.sim.controllers.lateral import preview_steer
-from simready.sim.kinematics import footprint_contacts, path_bodies
+from simready.sim.kinematics import step_on_paths
 from simready.sim.scene import GROUND_CLASSES, Scene, substeps_per_tick
 from simready.sim.state import Bodies, PathCoords, SimState, frozen
 
@@ -747,14 +746,9 @@ class DynamicBackend(Backend):
         a = scene.actors
         c = state.coords
         present = state.bodies.present
-        accel = plan.accel
-        u1, v1 = np.empty(len(a)), np.empty(len(a))
-        kernels.integrate(c.u, c.v, np.ascontiguousarray(accel, dtype=np.float64), scene.dt, u1, v1)
-        if not present.all():
-            u1 = np.where(present, u1, c.u)
-            v1 = np.where(present, v1, c.v)
-            accel = np.where(present, accel, 0.0)
-        kin, yaw, slip = path_bodies(scene, route.paths, u1, plan.d_ref, plan.d_rate, plan.d_acc, v1, accel, present)
+        step = step_on_paths(scene, route.paths, state.bodies, c.yaw, c.u, c.v, plan.accel, plan.d_ref, plan.d_rate,
+                             plan.d_acc)
+        kin, yaw, slip, accel = step.bodies, step.yaw, step.slip, step.accel
         e = self.ego if self.ego is not None and present[self.ego] else None
         if self.ego is not None and e is None:
             self.world.call(p.resetBasePositionAndOrientation, self.ego_body, [0.0, 0.0, -1000.0], [0, 0, 0, 1])
@@ -792,15 +786,11 @@ class DynamicBackend(Backend):
             if e is not None:
                 util = max(util, self._tyre_forces(steer, a_cmd, friction, setup))
             p.stepSimulation(physicsClientId=cid)
+        # The step's arrays are this step's own (absent actors already back at their pose); the ego's rows are
+        # overwritten below. The lateral reference belongs to the plan.
         pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
-        if not present.all():
-            keep = ~present
-            pos[keep], quat[keep], vel[keep], omega[keep] = state.bodies.pos[keep], state.bodies.quat[keep], 0.0, 0.0
-            yaw = np.where(keep, c.yaw, yaw)
-        # u1 and v1 are this step's own arrays; the lateral reference belongs to the plan.
-        u_out, d_out, v_out = u1, np.array(plan.d_ref), v1
-        yaw = np.array(yaw)
-        contacts = set(footprint_contacts(scene, pos, yaw, present))
+        u_out, d_out, v_out = step.u, np.array(plan.d_ref), step.v
+        contacts = set(step.contacts)
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
         if e is not None:
