@@ -67,6 +67,34 @@ def _bare_pybullet(scene: Any, steps: int) -> float:
         engine.close()
 
 
+def _vehicle_floor(scene: Any, steps: int) -> float:
+    """The same world stepped with only the ego's tyre model applied each substep (no planner, agents or logging).
+
+    Why a second baseline: stepping alone leaves the ego without wheels. Any
+    PyBullet vehicle loop reads the body's state and applies its tyre forces
+    every substep through the Python binding (two reads, two force calls,
+    the slip arithmetic), so this is the floor under dynamic-v1 for the same
+    model, and the gap above it is what the engine's tick costs.
+    """
+    import pybullet as p
+
+    from simready.sim.engine import Engine
+
+    engine = Engine(scene)
+    try:
+        backend = engine.backend
+        client = backend.world.client
+        friction = engine.state.world.friction
+        setup = backend._tyre_setup(0.0, friction)
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            backend._tyre_forces(0.0, 0.0, friction, setup)
+            p.stepSimulation(physicsClientId=client)
+        return time.perf_counter() - t0
+    finally:
+        engine.close()
+
+
 def bench_rollouts(repeats: int = 5) -> dict[str, float]:
     from simready.sim.run import run_simulation
     from simready.sim.scene import build_scene
@@ -89,6 +117,12 @@ def bench_rollouts(repeats: int = 5) -> dict[str, float]:
     out["bare"] = bare
     print(f"sim          bare PyBullet {steps} steps of the same bodies: {bare * 1e3:7.1f} ms = {sim_s / bare:6.0f}× real time; "
           f"dynamic-v1 overhead {out['dynamic-v1'] / bare:4.2f}× bare (target ≤ 1.5×)")
+    floor = statistics.median(_vehicle_floor(scene, steps) for _ in range(3))
+    out["vehicle_floor"] = floor
+    ticks = scene.total_ticks
+    print(f"sim          bare PyBullet + the ego's tyre model each substep (no engine): {floor * 1e3:7.1f} ms = "
+          f"{floor / bare:4.2f}× bare; dynamic-v1 is {out['dynamic-v1'] / floor:4.2f}× this floor, the engine tick "
+          f"{(out['dynamic-v1'] - floor) / ticks * 1e6:5.1f} µs of {out['dynamic-v1'] / ticks * 1e6:5.1f} µs per tick")
     ref = np.arange(10.0)
     c0 = time.process_time()
     for _ in range(100_000):
