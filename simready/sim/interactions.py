@@ -450,15 +450,33 @@ def _release(ch: _Changes, view: TickView, inter: Interaction, reason: str, even
     events.append(event(view, "released", interaction=inter.id, actor=actor, axis=axis, reason=reason))
 
 
+_WAITING: list[Any] = [None]
+
+
+def _waiting(inters: Any, status: dict[str, tuple[str, int]]) -> tuple[list[Any], list[Any]]:
+    """The pending interactions and the fired ones with an ``until``, in canonical order (by id).
+
+    A status dict is never edited once a state holds it (a change builds a
+    new one), so the answer is kept for the last ``(interactions, status)``
+    pair seen: most ticks change no status.
+    """
+    hit = _WAITING[0]
+    if hit is not None and hit[0] is inters and hit[1] is status:
+        return hit[2], hit[3]
+    pending = [i for i in inters if status[i.id][0] == "pending"]
+    fired = [i for i in inters if i.until is not None and status[i.id][0] == "fired"]
+    _WAITING[0] = (inters, status, pending, fired)
+    return pending, fired
+
+
 def update(scene: Scene, state: SimState, view: TickView) -> tuple[SimState, list[Event]]:
     """Fire due triggers, release due ``until``s; the new state and the events, in order.
 
     Nothing is copied until something fires: most ticks only compare a few integers.
     """
-    inters = scene.manifest.interactions  # canonical: sorted by id
     status = state.interactions.status
-    pending = [i for i in inters if status[i.id][0] == "pending"]
-    holding = [i for i in inters if i.until is not None and status[i.id][0] == "fired" and status[i.id][1] != view.tick]
+    pending, fired_with_until = _waiting(scene.manifest.interactions, status)
+    holding = [i for i in fired_with_until if status[i.id][1] != view.tick]
     if not pending and not holding:
         return state, []
     ch: _Changes | None = None

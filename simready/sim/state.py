@@ -58,6 +58,24 @@ def frozen(a: Any, dtype: Any = np.float64) -> NDArray:
     return out
 
 
+_SET: dict[int, tuple[tuple, list[int]]] = {}
+
+
+def set_indices(goals: tuple) -> list[int]:
+    """Indices of the entries of ``goals`` that are not None (ascending), kept per tuple.
+
+    Why: the goal tuples of :class:`ControlState` live for many ticks and
+    hold a goal for one or two actors out of ten; the per-tick loops visit
+    those only. Read-only: the list is shared.
+    """
+    hit = _SET.get(id(goals))
+    if hit is None or hit[0] is not goals:
+        if len(_SET) > 64:
+            _SET.clear()
+        hit = _SET[id(goals)] = (goals, [i for i, g in enumerate(goals) if g is not None])
+    return hit[1]
+
+
 @dataclass(frozen=True, eq=False)
 class Bodies:
     """Body state of every actor (the SPEC §7 pose and twist columns).

@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.sim.state import LateralGoal
+from simready.sim.state import LateralGoal, set_indices
 
 F = NDArray[np.float64]
 _ZEROS: dict[int, F] = {}
@@ -31,7 +31,8 @@ def lateral_refs(goals: tuple[LateralGoal | None, ...], d: F, tick: int, dt: flo
     Without any goal the offsets stay: ``d`` itself is returned when it is
     read-only, with shared read-only zero rates.
     """
-    if not d.flags.writeable and not any(goals):
+    active = set_indices(goals)
+    if not d.flags.writeable and not active:
         z = _ZEROS.get(len(d))
         if z is None:
             z = _ZEROS[len(d)] = np.zeros(len(d))
@@ -41,9 +42,8 @@ def lateral_refs(goals: tuple[LateralGoal | None, ...], d: F, tick: int, dt: flo
     rate = np.zeros(len(d))
     acc = np.zeros(len(d))
     done: list[int] = []
-    for i, g in enumerate(goals):
-        if g is None:
-            continue
+    for i in active:
+        g = goals[i]
         d_ref[i], rate[i], acc[i] = g.profile.at(tick + 1, dt)
         if g.profile.done(tick + 1, dt) and g.kind != "offset":
             done.append(i)

@@ -36,7 +36,7 @@ from simready.sim.controllers import planner_kernels as pk
 from simready.sim.observe import TickView
 from simready.sim.paths import Path, PathTable
 from simready.sim.scene import ActorTable, Scene
-from simready.sim.state import ControlState, GapGoal, PedMemory, with_changes
+from simready.sim.state import ControlState, GapGoal, PedMemory, set_indices, with_changes
 
 F = NDArray[np.float64]
 
@@ -190,9 +190,9 @@ def _stationary_obstacles(view: TickView, route: RouteTable, control: ControlSta
 def _goal_references(view: TickView, control: ControlState, refs: F) -> None:
     """Fill the speed references, commanded accelerations (NaN = coast) and gap-verb commands in ``refs`` (goals)."""
     tick, dt = view.tick, view.scene.dt
-    for i, goal in enumerate(control.longitudinal):
-        if goal is None:
-            continue
+    goals = control.longitudinal
+    for i in set_indices(goals):
+        goal = goals[i]
         if isinstance(goal, GapGoal):
             t = goal.target
             g_now = float(view.lane_gaps[i, t])
