@@ -305,3 +305,29 @@ def test_swept_kernel_matches_vectorized_bits() -> None:
     want_g, _ = _ref_swept(np.broadcast_to(grid[0][:, :1], grid[0].shape), *grid[1:], 6.0)
     assert ttc_g.tobytes() == want_g.tobytes()
     assert np.isfinite(ttc).any() and np.isinf(ttc).any() and (ttc == 0.0).any()
+
+
+def test_goal_index_memo_follows_each_tuple() -> None:
+    """set_indices answers per tuple object: a new tuple (even an equal one) is read afresh, never a stale list."""
+    from simready.sim.state import set_indices
+
+    goals = (None, "g", None, "h")
+    assert set_indices(goals) == [1, 3]
+    assert set_indices(goals) is set_indices(goals)
+    assert set_indices((None,) * 4) == []
+    assert set_indices(("x", None, None, None)) == [0]
+    assert set_indices(goals) == [1, 3]
+
+
+def test_waiting_interactions_follow_the_status_dict() -> None:
+    """The pending / fired-with-until lists are rebuilt when a state carries a new status dict."""
+    from types import SimpleNamespace
+
+    from simready.sim.interactions import _waiting
+
+    inters = (SimpleNamespace(id="a", until=None), SimpleNamespace(id="b", until="u"), SimpleNamespace(id="c", until="u"))
+    first = {"a": ("pending", -1), "b": ("fired", 3), "c": ("pending", -1)}
+    assert [[i.id for i in x] for x in _waiting(inters, first)] == [["a", "c"], ["b"]]
+    later = {"a": ("fired", 9), "b": ("released", 9), "c": ("fired", 9)}
+    assert [[i.id for i in x] for x in _waiting(inters, later)] == [[], ["c"]]
+    assert [[i.id for i in x] for x in _waiting(inters, first)] == [["a", "c"], ["b"]]
