@@ -883,7 +883,6 @@ class DynamicBackend(Backend):
         """
         scene = self.scene
         e = self.ego
-        t = round((state.tick + 1 - scene.warmup_ticks) * scene.dt, 9)
         ground = scene.ground.at_point(float(pos[0]), float(pos[1]))
         prev_com = self._prev_com if self._prev_tick == state.tick else (
             state.bodies.pos[e] + np.array(p.getMatrixFromQuaternion(state.bodies.quat[e].tolist())).reshape(3, 3) @ self.com).tolist()
@@ -891,16 +890,20 @@ class DynamicBackend(Backend):
         self._prev_com, self._prev_tick = com, state.tick + 1
         hit = p.rayTest(prev_com, com, collisionFilterMask=STATIC_GROUP, physicsClientId=self.world.client)[0]
         if hit[0] >= 0 and hit[0] != self.ego_body and hit[0] not in self.ground_bodies and hit[0] in self.static_names:
-            self._note("tunnelling", f"t={t}: ego centre of mass crossed {self.static_names[hit[0]]}")
+            self._note("tunnelling", f"t={self._t(state)}: ego centre of mass crossed {self.static_names[hit[0]]}")
         if pos[2] < ground - 0.3:
-            self._note("tunnelling", f"t={t}: ego origin {pos[2]:.2f} m is below the ground ({ground:.2f} m)")
-        rate = max(abs(x) for x in omega.tolist())
+            self._note("tunnelling", f"t={self._t(state)}: ego origin {pos[2]:.2f} m is below the ground ({ground:.2f} m)")
+        rate = max(map(abs, omega.tolist()))
         if rate > MAX_ANGULAR_RATE_RPS:
-            self._note("explosion", f"t={t}: ego angular rate {rate:.1f} rad/s")
+            self._note("explosion", f"t={self._t(state)}: ego angular rate {rate:.1f} rad/s")
         if e_before is not None and shoved_by is None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0:
             e_after = self._energy_now()
             if e_after > e_before * 1.005 + ENERGY_SLACK_J:
-                self._note("energy_gain", f"t={t}: ego energy rose {e_after - e_before:.0f} J without actuation")
+                self._note("energy_gain", f"t={self._t(state)}: ego energy rose {e_after - e_before:.0f} J without actuation")
+
+    def _t(self, state: SimState) -> float:
+        """Scenario time (s) at the end of the tick from ``state`` (what a finding is stamped with)."""
+        return round((state.tick + 1 - self.scene.warmup_ticks) * self.scene.dt, 9)
 
     def _note(self, check: str, detail: str) -> None:
         """Keep the first four findings of ``check`` and the latest one (marked "and more" once there are more)."""
