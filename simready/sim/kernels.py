@@ -192,20 +192,14 @@ def contact_pairs(xy: np.ndarray, yaw: np.ndarray, present: np.ndarray, reach2: 
 
 
 @numba.njit(**_JIT)
-def integrate(u: np.ndarray, v: np.ndarray, a: np.ndarray, dt: float, u1: np.ndarray, v1: np.ndarray) -> None:
-    """One tick of constant acceleration ``a`` (m/s²) along the path, stopping at rest rather than reversing.
+def integrate_one(u: float, v: float, a: float, dt: float) -> tuple[float, float]:
+    """One tick of constant acceleration ``a`` (m/s²) along the path, stopping at rest rather than reversing:
+    the new (u, v) (m, m/s).
 
     The operations of :func:`simready.sim.controllers.longitudinal.integrate`
     one for one; ``max(vn, 0)`` keeps NaN and turns −0.0 into +0.0 as
     ``np.maximum(vn, 0.0)`` does.
     """
-    for i in range(u.shape[0]):
-        u1[i], v1[i] = _integrate_one(u[i], v[i], a[i], dt)
-
-
-@numba.njit(**_JIT)
-def _integrate_one(u: float, v: float, a: float, dt: float) -> tuple[float, float]:
-    """:func:`integrate` for one actor: the new (u, v)."""
     vn = v + a * dt
     if vn < 0.0:
         du = v * v / (-2.0 * a) if a < 0.0 else 0.0
@@ -219,7 +213,7 @@ def advance_place(u: np.ndarray, v: np.ndarray, a: np.ndarray, present: np.ndarr
                   base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, psi: np.ndarray,
                   dpsi: np.ndarray, heights: np.ndarray, g_x0: float, g_y0: float, g_inv: float, d: np.ndarray,
                   d_rate: np.ndarray, u1: np.ndarray, v1: np.ndarray, a1: np.ndarray, placed: np.ndarray) -> int:
-    """One tick along the paths: :func:`integrate` for present actors (absent ones keep u and v, with a = 0), then
+    """One tick along the paths: :func:`integrate_one` for present actors (absent ones keep u and v, with a = 0), then
     :func:`place_on_paths` at the new (u, d); returns its flags.
 
     The same values as integrating everyone and then masking with
@@ -228,7 +222,7 @@ def advance_place(u: np.ndarray, v: np.ndarray, a: np.ndarray, present: np.ndarr
     """
     for i in range(u.shape[0]):
         if present[i]:
-            u1[i], v1[i] = _integrate_one(u[i], v[i], a[i], dt)
+            u1[i], v1[i] = integrate_one(u[i], v[i], a[i], dt)
             a1[i] = a[i]
         else:
             u1[i], v1[i], a1[i] = u[i], v[i], 0.0
