@@ -166,7 +166,7 @@ def test_tunnelling_ray_sees_the_statics_it_crosses() -> None:
         def jump(x0: float, x1: float, y: float, z: float) -> list[dict]:
             b._prev_com, b._prev_tick = [x0, y, z], state.tick
             pos = np.array([x1, y, z]) - b.com
-            b._check(state, pos, np.zeros(3), np.zeros(3), np.eye(3), None, plan)
+            b._check(state, pos, np.zeros(3), np.zeros(3), tuple(b.com.tolist()), None, plan)
             return [c for c in b.rollout_checks() if c["check"] == "tunnelling"]
 
         (clean,) = jump(-10.0, -9.0, scene.bounds[1] - 1.0, mid_z)

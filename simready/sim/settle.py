@@ -73,7 +73,7 @@ def _settle(manifest: ScenarioManifest, template: WorldTemplate, catalog: Any) -
         for _ in range(n):
             backend._tyre_forces(0.0, 0.0, engine.state.world.friction)
             backend.world.call(p.stepSimulation)
-            pos, q, vel, om, R = backend._read_ego()
+            pos, q, vel, om, R, _ = backend._read_ego()
             if not (np.isfinite(pos).all() and np.isfinite(vel).all() and np.isfinite(om).all()):
                 reasons.append(("physics.non_finite", "the ego's state became non-finite while settling"))
                 return reasons, measured

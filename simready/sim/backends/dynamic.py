@@ -610,8 +610,9 @@ class DynamicBackend(Backend):
         # A reset moves the body without clearing its contact manifolds; re-registering it does.
         w.call(p.setCollisionFilterGroupMask, self.ego_body, -1, EGO_GROUP, STATIC_GROUP | AGENT_GROUP)
 
-    def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Ego body origin position, quaternion [x,y,z,w], origin velocity, angular velocity (world) and rotation matrix."""
+    def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
+        """Ego body origin position, quaternion [x,y,z,w], origin velocity, angular velocity (world), rotation matrix,
+        and the lever arm from the origin to the centre of mass (world, m)."""
         cid = self.world.client
         com_w, q_in = p.getBasePositionAndOrientation(self.ego_body, physicsClientId=cid)
         lin, (wx, wy, wz) = p.getBaseVelocity(self.ego_body, physicsClientId=cid)
@@ -624,7 +625,7 @@ class DynamicBackend(Backend):
         rx, ry, rz = (R @ self.com).tolist()
         pos = np.array([com_w[0] - rx, com_w[1] - ry, com_w[2] - rz])
         vel = np.array([lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)])
-        return pos, np.array(q), vel, np.array([wx, wy, wz]), R
+        return pos, np.array(q), vel, np.array([wx, wy, wz]), R, (rx, ry, rz)
 
     def _place_agents(self, bodies: Bodies, which: list[int]) -> None:
         cid = self.world.client
@@ -794,7 +795,7 @@ class DynamicBackend(Backend):
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
         if e is not None:
-            ep, eq, ev, eo, R = self._read_ego()
+            ep, eq, ev, eo, R, lever = self._read_ego()
             pos[e], quat[e], vel[e], omega[e] = ep, eq, ev, eo
             heading = math.atan2(R[1, 0], R[0, 0])
             yaw[e] = heading
@@ -812,7 +813,7 @@ class DynamicBackend(Backend):
             touching = self._ego_contacts()
             contacts |= touching
             shoved_by = self._shoving_agent(state, touching, pos, yaw) if e_before is not None else None
-            self._check(state, ep, ev, eo, R, e_before, plan, shoved_by)
+            self._check(state, ep, ev, eo, lever, e_before, plan, shoved_by)
         coords = PathCoords(c.path_keys, frozen(u_out), frozen(d_out), frozen(plan.d_rate), frozen(v_out), frozen(accel),
                             frozen(yaw))
         bodies = Bodies(frozen(pos), frozen(quat), frozen(vel), frozen(omega), present)
@@ -841,7 +842,7 @@ class DynamicBackend(Backend):
     def _ego_contacts(self) -> set[tuple[int, int]]:
         out: set[tuple[int, int]] = set()
         e = self.ego
-        for cp in self.world.call(p.getContactPoints, bodyA=self.ego_body):
+        for cp in p.getContactPoints(bodyA=self.ego_body, physicsClientId=self.world.client):
             other = cp[2]
             if other in self.ground_bodies:
                 continue
@@ -872,9 +873,11 @@ class DynamicBackend(Backend):
                 return j
         return None
 
-    def _check(self, state: SimState, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, R: np.ndarray,
+    def _check(self, state: SimState, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, lever: tuple[float, float, float],
                e_before: float | None, plan: Any, shoved_by: int | None = None) -> None:
         """Note this tick's tunnelling, angular explosion and energy gain without actuation (see the module docstring).
+
+        ``lever``: the origin-to-centre-of-mass arm :meth:`_read_ego` computed (world, m).
 
         ``e_before``: the ego's energy (J) before the tick, None when it was
         actuated; ``shoved_by``: a driven agent that moved into the ego this
@@ -886,7 +889,8 @@ class DynamicBackend(Backend):
         ground = scene.ground.at_point(float(pos[0]), float(pos[1]))
         prev_com = self._prev_com if self._prev_tick == state.tick else (
             state.bodies.pos[e] + np.array(p.getMatrixFromQuaternion(state.bodies.quat[e].tolist())).reshape(3, 3) @ self.com).tolist()
-        com = (pos + R @ self.com).tolist()
+        # pos + lever, as numpy's elementwise sum would give it.
+        com = [x + r for x, r in zip(pos.tolist(), lever)]
         self._prev_com, self._prev_tick = com, state.tick + 1
         hit = p.rayTest(prev_com, com, collisionFilterMask=STATIC_GROUP, physicsClientId=self.world.client)[0]
         if hit[0] >= 0 and hit[0] != self.ego_body and hit[0] not in self.ground_bodies and hit[0] in self.static_names:
