@@ -50,31 +50,15 @@ def _setup() -> tuple[Any, Any, Any]:
     return demo.bench_manifest(template, catalog), template, catalog
 
 
-def _bare_pybullet(scene: Any, steps: int) -> float:
-    """The same PyBullet world (statics, ego, agents) stepped with no engine around it."""
-    import pybullet as p
+def _bare_pybullet(scene: Any, steps: int, tyres: bool = False) -> float:
+    """The same PyBullet world (statics, ego, agents) stepped with no engine around it.
 
-    from simready.sim.engine import Engine
-
-    engine = Engine(scene)
-    try:
-        world = engine.backend.world
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            p.stepSimulation(physicsClientId=world.client)
-        return time.perf_counter() - t0
-    finally:
-        engine.close()
-
-
-def _vehicle_floor(scene: Any, steps: int) -> float:
-    """The same world stepped with only the ego's tyre model applied each substep (no planner, agents or logging).
-
-    Why a second baseline: stepping alone leaves the ego without wheels. Any
-    PyBullet vehicle loop reads the body's state and applies its tyre forces
-    every substep through the Python binding (two reads, two force calls,
-    the slip arithmetic), so this is the floor under dynamic-v1 for the same
-    model, and the gap above it is what the engine's tick costs.
+    ``tyres``: also apply the ego's tyre model each substep (no planner, agents
+    or logging). Why a second baseline: stepping alone leaves the ego without
+    wheels. Any PyBullet vehicle loop reads the body's state and applies its
+    tyre forces every substep through the Python binding (two reads, two
+    force calls, the slip arithmetic), so that is the floor under dynamic-v1
+    for the same model, and the gap above it is what the engine's tick costs.
     """
     import pybullet as p
 
@@ -88,7 +72,8 @@ def _vehicle_floor(scene: Any, steps: int) -> float:
         setup = backend._tyre_setup(0.0, friction)
         t0 = time.perf_counter()
         for _ in range(steps):
-            backend._tyre_forces(0.0, 0.0, friction, setup)
+            if tyres:
+                backend._tyre_forces(0.0, 0.0, friction, setup)
             p.stepSimulation(physicsClientId=client)
         return time.perf_counter() - t0
     finally:
@@ -117,7 +102,7 @@ def bench_rollouts(repeats: int = 5) -> dict[str, float]:
     out["bare"] = bare
     print(f"sim          bare PyBullet {steps} steps of the same bodies: {bare * 1e3:7.1f} ms = {sim_s / bare:6.0f}× real time; "
           f"dynamic-v1 overhead {out['dynamic-v1'] / bare:4.2f}× bare (target ≤ 1.5×)")
-    floor = statistics.median(_vehicle_floor(scene, steps) for _ in range(3))
+    floor = statistics.median(_bare_pybullet(scene, steps, tyres=True) for _ in range(3))
     out["vehicle_floor"] = floor
     ticks = scene.total_ticks
     print(f"sim          bare PyBullet + the ego's tyre model each substep (no engine): {floor * 1e3:7.1f} ms = "

@@ -54,14 +54,20 @@ def path_bodies(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc: F,
                              u, d, d_rate, v, placed)
     if not flags & K.FINITE:
         return path_bodies_np(scene, table, u, d, d_rate, d_acc, v, a, present)
-    lateral = bool(flags & K.LATERAL)
-    # arctan2(±0, V) is that same ±0 for a finite V ≥ 1: without lateral motion the sum needs no arctangent.
-    yaw = placed[K.YAW_C] + (np.arctan2(d_rate, placed[K.BIG_V]) if lateral else d_rate)
-    heading_v = np.arctan2(placed[K.VY], placed[K.VX])
+    lateral, yaw, heading_v = _headings(placed, d_rate, flags)
     big = np.empty(13 * n)
     slip = np.empty(n)
     K.pack_bodies(placed, yaw, heading_v, d_rate, d_acc, v, a, lateral, big, slip)
     return _bodies_from(big, n, present), yaw, slip
+
+
+def _headings(placed: F, d_rate: F, flags: int) -> tuple[bool, F, F]:
+    """Between the placement and packing kernels: whether any actor moves laterally, the body headings and the
+    velocity directions (rad), as numpy arctangents (numba's ``atan2`` bits differ from numpy's)."""
+    lateral = bool(flags & K.LATERAL)
+    # arctan2(±0, V) is that same ±0 for a finite V ≥ 1: without lateral motion the sum needs no arctangent.
+    yaw = placed[K.YAW_C] + (np.arctan2(d_rate, placed[K.BIG_V]) if lateral else d_rate)
+    return lateral, yaw, np.arctan2(placed[K.VY], placed[K.VX])
 
 
 class PathStep(NamedTuple):
@@ -111,9 +117,7 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
                             g.x0, g.y0, 1.0 / GROUND_RASTER_M, d, d_rate, u1, v1, a1, placed)
     if n == 0 or not flags & K.FINITE:
         return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
-    lateral = bool(flags & K.LATERAL)
-    yaw = placed[K.YAW_C] + (np.arctan2(d_rate, placed[K.BIG_V]) if lateral else d_rate)
-    heading_v = np.arctan2(placed[K.VY], placed[K.VX])
+    lateral, yaw, heading_v = _headings(placed, d_rate, flags)
     reach2, hl, hw = _reach(scene.actors)
     big, slip = np.empty(13 * n), np.empty(n)
     pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
