@@ -131,7 +131,13 @@ def _print_summary(template_ids: list[str], batches: list[str], wall_s: float, i
     if weights.exists():
         w = json.loads(weights.read_text())
         share = w["policy"].get("low_fidelity_share", 0.0)
-        print(f"  validity    {w['accepted']} accepted, {w['rejected']} rejected   low-fidelity weight share {share:.2f}")
+        print(f"  validity    bases {w['accepted']} accepted, {w['rejected']} rejected   low-fidelity weight share {share:.2f}")
+        br = w.get("branches")
+        if br:
+            per = ", ".join(f"{label} {c['accepted']}/{c['accepted'] + c['rejected']}" for label, c in sorted(br["by_branch"].items()))
+            print(f"              branches accepted: {per}; matched pairs whole {br['matched_sets_whole']}/{br['matched_sets']}")
+            for row in br["rejected"][:10]:
+                print(f"              rejected {row['sample']} {row['branch']}: {row['reason'][:110]}")
     splits = store / "splits" / "split_assignments.json"
     if splits.exists():
         rows = json.loads(splits.read_text())["rows"]

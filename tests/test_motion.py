@@ -50,10 +50,68 @@ def test_hermite_follows_the_circle_between_ticks():
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 5.0, atol=1e-4)
 
 
-def test_slerp_halfway_is_half_the_rotation():
+def test_a_constant_rate_that_matches_the_quaternions_interpolates_as_slerp():
     track = PoseTrack([0.0, 1.0], np.zeros((2, 3)), [F.quat_from_yaw(0.0), F.quat_from_yaw(1.2)], np.zeros((2, 3)),
-                      np.zeros((2, 3)))
+                      np.tile([0.0, 0.0, 1.2], (2, 1)))
     np.testing.assert_allclose(track.sample([0.25, 0.5]).quat_xyzw, F.quat_from_yaw([0.3, 0.6]), atol=1e-12)
+    # Recorded rates that disagree with the step (at rest at both ends): still half way at the middle.
+    still = PoseTrack([0.0, 1.0], np.zeros((2, 3)), [F.quat_from_yaw(0.0), F.quat_from_yaw(1.2)], np.zeros((2, 3)),
+                      np.zeros((2, 3)))
+    np.testing.assert_allclose(still.sample([0.5]).quat_xyzw, F.quat_from_yaw([0.6]), atol=1e-12)
+
+
+def _random_turning_track(seed: int = 3, n: int = 12, dt: float = 0.05) -> PoseTrack:
+    """A 3D tumble: random rotation steps and recorded angular velocities near (not at) the steps' rates."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) * dt
+    q = [np.array([0.0, 0.0, 0.0, 1.0])]
+    for _ in range(n - 1):
+        phi = rng.normal(0.0, 0.08, 3)
+        a = np.linalg.norm(phi)
+        q.append(F.quat_multiply(q[-1], np.append(np.sin(a / 2) * phi / a, np.cos(a / 2))))
+    w = rng.normal(0.0, 1.5, (n, 3))
+    return PoseTrack(t, rng.normal(0.0, 1.0, (n, 3)), np.array(q), rng.normal(0.0, 1.0, (n, 3)), w)
+
+
+def test_angular_velocity_is_the_derivative_of_the_interpolated_rotation():
+    """Between ticks the twist is d/dt of the interpolated pose (so a motion field matches the rendered poses),
+    in 3D too and whatever the recorded rates; at ticks it is the recorded rate."""
+    track = _random_turning_track()
+    t = np.linspace(0.0, track.t_end, 157)[1:-1]
+    eps = 1e-6
+    R_hi, R_lo = track.poses_at(t + eps)[:, :3, :3], track.poses_at(t - eps)[:, :3, :3]
+    R = track.poses_at(t)[:, :3, :3]
+    dR = (R_hi - R_lo) / (2 * eps)
+    skew = dR @ np.transpose(R, (0, 2, 1))  # [ω]× = Ṙ Rᵀ (world frame)
+    numeric = np.stack([skew[:, 2, 1], skew[:, 0, 2], skew[:, 1, 0]], axis=1)
+    np.testing.assert_allclose(track.sample(t).angular_velocity_rps, numeric, atol=2e-6)
+    np.testing.assert_allclose(track.sample(track.t_s).angular_velocity_rps, track.angular_velocity_rps, atol=1e-12)
+    np.testing.assert_allclose(np.abs(np.sum(track.sample(track.t_s).quat_xyzw * track.quat_xyzw, axis=1)), 1.0,
+                               atol=1e-12)
+
+
+def test_recorded_yaw_rate_agrees_with_the_quaternion_steps_of_a_kinematic_trace():
+    """kinematic-v1 on the signalized left turn: every tick's quaternion step has a mean rate between the recorded
+    rates at its ends, within ANGULAR_RATE_TOLERANCE_RPS; a rate off by 2e-3 rad/s on one tick is caught."""
+    from simready.sim import demo
+    from simready.sim.run import run_simulation
+    from simready.world.motion import ANGULAR_RATE_TOLERANCE_RPS
+    from tests.test_sim_fixtures import INTERSECTION, catalog, template
+
+    tpl, cat = template(INTERSECTION), catalog()
+    ego = demo.vehicle(cat, "ego", demo.SHUTTLE, "s_in", 2.0, (1.75, -58.0, 1.5707963268), 8.0, role="ego",
+                       route=["s_in", "s_to_w", "w_out"], tags=["ego"])
+    green = [{"id": "south", "controls": ["s_in"], "offset_s": 0.0, "phases": [{"state": "green", "duration_s": 60.0}]}]
+    m = demo.assemble(tpl, cat, "left-turn", [ego], [], clip_s=12.0, warmup_s=1.0, signal_programs=green)
+    df = run_simulation(m, tpl, backend="kinematic-v1", catalog=cat).trace.df
+    track = tracks_from_ticks(df)["ego"]
+    assert np.abs(track.angular_velocity_rps[:, 2]).max() > 0.5  # it does turn
+    assert track.angular_rate_excess_rps().max() <= ANGULAR_RATE_TOLERANCE_RPS
+    w = np.array(track.angular_velocity_rps)
+    k = int(np.argmax(np.abs(w[:, 2])))
+    w[k - 1:k + 2, 2] += 2e-3  # three ticks off: the middle intervals' steps no longer fit
+    bad = PoseTrack(track.t_s, track.position_m, track.quat_xyzw, track.velocity_mps, w)
+    assert bad.angular_rate_excess_rps().max() > ANGULAR_RATE_TOLERANCE_RPS
 
 
 def test_hemisphere_flip_does_not_take_the_long_way():
@@ -113,3 +171,20 @@ def test_tracks_from_ticks_is_order_independent_and_keeps_presence():
 def test_tracks_from_ticks_names_missing_columns():
     with pytest.raises(ValueError, match="qw"):
         tracks_from_ticks(ticks_frame().drop(columns=["qw"]))
+
+
+def test_the_planar_shortcut_gives_the_general_rotation():
+    """A yaw-only track takes the yaw Hermite shortcut; forced through the 3D formulas it gives the same values."""
+    rng = np.random.default_rng(5)
+    t = np.arange(30) * 0.05
+    yaw = np.cumsum(rng.normal(0.0, 0.1, 30))
+    w = np.zeros((30, 3))
+    w[:, 2] = rng.normal(0.0, 2.0, 30)
+    track = PoseTrack(t, rng.normal(0.0, 1.0, (30, 3)), F.quat_from_yaw(yaw), rng.normal(0.0, 1.0, (30, 3)), w)
+    general = PoseTrack(t, track.position_m, track.quat_xyzw, track.velocity_mps, w)
+    object.__setattr__(general, "_planar", False)
+    assert track._planar
+    q = np.linspace(0.0, t[-1], 301)
+    a, b = track.sample(q), general.sample(q)
+    np.testing.assert_allclose(a.quat_xyzw, b.quat_xyzw, atol=1e-13)
+    np.testing.assert_allclose(a.angular_velocity_rps, b.angular_velocity_rps, atol=1e-12)

@@ -105,3 +105,41 @@ def test_bad_atmosphere_overrides_are_refused(street, tmp_path, overrides):
 def test_atmosphere_from_the_manifest_environment():
     assert Atmosphere.from_environment({"weather": "rain", "rain_rate_mmph": 12.5}).rain_rate_mmph == 12.5
     assert Atmosphere.from_environment({"weather": "dry"}).clear and Atmosphere.from_environment(None).clear
+
+
+def test_noise_off_is_one_switch_for_every_stochastic_sensor_effect(street):
+    """``--set noise=off``: no seed changes a LiDAR sweep or radar frame, rain included; rain still attenuates.
+
+    ``lidar.range_noise_m=0`` alone left the rain's range spread and the random losses in.
+    """
+    from simready.sensors_hw.models import apply_overrides
+    from simready.sensors_hw.radar import detect
+
+    built, rig, _ = street
+    quiet, resolved = apply_overrides(rig, ["noise=off"])
+    assert {n: m.noise for n, m in quiet.sensors.items()} == dict.fromkeys(rig.sensors, False)
+    assert resolved["overrides"][0]["sensors"] == sorted(rig.sensors)
+
+    def lidar(r, atmosphere, seed, tick):
+        return scan(built.scene, r, "roof_lidar", 0.1, sensor_rng(seed, tick), ignore=built.ignore, atmosphere=atmosphere)
+
+    fields = ("points_sensor", "intensity", "instance_id", "t_s", "range_m", "beam")
+    for atmo in (None, Atmosphere(50.0)):
+        a, b = lidar(quiet, atmo, 1234, 1), lidar(quiet, atmo, 99, 7)
+        assert all(np.array_equal(getattr(a, f), getattr(b, f)) for f in fields)
+        noisy = lidar(apply_overrides(rig, {"lidar.range_noise_m": 0})[0], atmo, 1234, 1)
+        if atmo is not None:  # the old partial switch: rain's range spread and random loss stay seeded
+            assert not np.array_equal(noisy.range_m, lidar(apply_overrides(rig, {"lidar.range_noise_m": 0})[0],
+                                                           atmo, 99, 7).range_m)
+    dry, wet = lidar(quiet, None, 1, 1), lidar(quiet, Atmosphere(50.0), 1, 1)
+    # Noise-free ranges are the true hit distances; rain moves no point, only scales intensity by T².
+    assert np.array_equal(dry.range_m, dry.hits.distance_m[dry.beam])
+    common = np.isin(dry.beam, wet.beam)
+    assert np.array_equal(dry.points_sensor[common], wet.points_sensor)
+    two_way = np.exp(-2.0 * Atmosphere(50.0).extinction_per_m * wet.hits.distance_m[wet.beam])
+    np.testing.assert_allclose(wet.intensity, (dry.intensity[common] * two_way).astype(np.float32), rtol=1e-6)
+    assert common.sum() == len(wet) > 0 and np.all(wet.intensity < dry.intensity[common])
+    radar = [detect(built.scene, quiet, "front_radar", 0.1, sensor_rng(s, 2), ignore=built.ignore) for s in (5, 6)]
+    assert len(radar[0]) > 0
+    assert np.array_equal(radar[0].range_m, radar[1].range_m) and np.array_equal(radar[0].range_m, radar[0].true_range_m)
+    assert np.array_equal(radar[0].radial_velocity_mps, radar[0].true_radial_velocity_mps)

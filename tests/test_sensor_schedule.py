@@ -74,3 +74,35 @@ def test_rig_schedules_use_each_models_window():
     assert s["top_lidar"].duration_s == 0.1 and s["front_radar"].duration_s == 0.0
     assert s["front_camera"].duration_s == pytest.approx(47 * 1e-5)
     assert len(s["front_radar"]) == 26  # phase 0.01: 0.01 + 25/13 = 1.933 ≤ 2 < 0.01 + 26/13
+
+
+@pytest.mark.parametrize("template_id", ["residential_crosswalk_v3", "urban_signalized_intersection", "two_lane_arterial"])
+def test_scenario_view_and_renderer_share_one_camera_readout(template_id):
+    """The world's scenario view (what acceptance counts) and the renderer's schedule time a frame alike.
+
+    The readout is (height − 1)·line_time (first row's sample to the last
+    row's). The clip ends exactly where frame 20's last row is sampled
+    (t = 1 s + 719·30 µs): both keep that frame; with height·line_time the
+    scenario view had dropped it while the renderer rendered it.
+    """
+    from simready import paths
+    from simready.scenario.capture import rig_schedules as capture_schedules
+    from simready.sensors_hw.scene_build import rig_from_sensor_rig, template_rig_data
+    from simready.world.rig_view import camera_readout_s, sensor_clocks
+    from simready.world.template import load_template
+
+    template = load_template(paths.TEMPLATES_DIR / f"{template_id}.yaml")
+    rig = rig_from_sensor_rig(template_rig_data(template))
+    cam = template.sensor_rig.sensors["front_camera"]
+    readout = camera_readout_s(cam.height_px, cam.line_time_s, cam.shutter)
+    assert readout == (cam.height_px - 1) * cam.line_time_s
+    for clock in sensor_clocks(template.sensor_rig):
+        if clock.type == "camera":
+            assert clock.duration_s == rig.sensors[clock.name].readout_s
+    clip_s = 1.0 + readout
+    rendered = rig_schedules(rig, clip_s)
+    for accepted in capture_schedules(template, clip_s):
+        want = rendered[accepted.sensor]
+        assert accepted.duration_s == want.duration_s
+        np.testing.assert_array_equal(accepted.times_s, want.times_s)
+    assert rendered["front_camera"].times_s[-1] == 1.0

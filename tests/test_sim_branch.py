@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from simready.errors import ManifestError
 from simready.sim import demo
-from simready.sim.branch import run_branches, shared_prefix
+from simready.sim.branch import outcome, run_branches, shared_prefix
 from tests.test_sim_fixtures import catalog, crossing, edit, template
 
 
@@ -36,7 +37,9 @@ def test_siblings_share_history_and_differ_by_action(crn) -> None:  # type: igno
         kinds = [e["type"] for e in b.trace.events if e["tick"] == crn.checkpoint.tick]
         assert kinds[:2] == ["checkpoint", "branch"]
     assert not brake.outcome["collision"] and coast.outcome["collision"]
-    assert brake.outcome["stopping_distance_m"] is not None and coast.outcome["stopping_distance_m"] is None
+    # Coasting into the pedestrian, the ego's driver brakes to a standstill only after the impact (post-crash).
+    assert coast.outcome["collision_relative_speed_mps"] > 1.0 and coast.outcome["collision_delta_v_mps"]
+    assert coast.outcome["stopping_distance_m"] > brake.outcome["stopping_distance_m"] > 0.0
     assert brake.outcome["min_distance_m"] > coast.outcome["min_distance_m"] == 0.0
 
 
@@ -87,10 +90,38 @@ def test_dynamic_branches_brake_avoids_coast_hits() -> None:
     assert not brake.outcome["collision"] and coast.outcome["collision"]
     # Hand check of the brake branch: 6 m/s, 0.2 s delay, 6 m/s² → 1.2 + 3.0 = 4.2 m (tyre model, so ±2 cm).
     assert brake.outcome["stopping_distance_m"] == pytest.approx(4.2, abs=0.02)
-    # A pedestrian is a contact sensor for the ego: the hit is recorded, the bus is not stopped like by a wall.
+    # The struck pedestrian is carried by the bus (never passed through) while its driver brakes to a standstill.
     df = coast.trace.df
     ego = df[df.actor_id == "ego"]
-    assert ego.speed_mps.iloc[-1] > 4.0
+    assert ego.speed_mps.iloc[-1] < 0.1
+    (hit,) = [e for e in coast.trace.events if e["type"] == "collision"]
+    assert [e["actor"] for e in coast.trace.events if e["type"] == "post_crash"] == ["ego"]
+    ped = df[(df.actor_id == hit["b"] if hit["a"] == "ego" else hit["a"]) & (df.t > hit["t"])]
+    moving = ego[ego.t > hit["t"]]
+    gap = np.hypot(ped.x.to_numpy() - moving.x.to_numpy(), ped.y.to_numpy() - moving.y.to_numpy())
+    assert gap.max() - gap.min() < 0.05  # rigidly with the bus
+    # The bus's momentum change follows the mass ratio: small against a pedestrian.
+    assert hit["delta_v_mps"]["ego"] < 0.1 * hit["relative_speed_mps"]
     for b in (brake, coast):
         assert evaluate_trace(b.trace).verdict == "accept"
         assert all(c["passed"] for c in b.trace.metrics["rollout_checks"])
+
+
+def test_stopping_distance_counts_from_the_checkpoint_tick(crn) -> None:  # type: ignore[no-untyped-def]
+    """An off-grid decision time rounds to the checkpoint tick, where braking begins: the first braking tick counts."""
+    brake = crn.branches[0]
+    t0 = (crn.checkpoint.tick - 250) * 0.02
+    off_grid = t0 + 0.009
+    assert brake.outcome["stopping_from_t_s"] == pytest.approx(t0)
+    df = brake.trace.df
+    ego = df[(df.actor_id == brake.trace.header["metric_subject"]) & (df.t >= t0 - 1e-9)]
+    stop = int(np.flatnonzero(ego.speed_mps.to_numpy() < 0.1)[0])
+    xy = ego[["x", "y"]].to_numpy()
+    while stop + 1 < len(ego) and ego.speed_mps.iloc[stop + 1] < ego.speed_mps.iloc[stop]:
+        stop += 1
+    by_hand = float(np.hypot(*np.diff(xy[: stop + 1], axis=0).T).sum())
+    assert outcome(brake.trace, off_grid, t0)["stopping_distance_m"] == pytest.approx(by_hand, abs=1e-6)
+    # Measured from the first tick at or after the off-grid time, the first braking tick would be missing.
+    first_step = float(np.hypot(*(xy[1] - xy[0])))
+    assert outcome(brake.trace, off_grid)["stopping_distance_m"] == pytest.approx(by_hand - first_step, abs=1e-6)
+    assert first_step > 0.05

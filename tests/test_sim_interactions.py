@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simready.sim import demo
+from simready.sim.profiles import Profile, taking_over
 from simready.sim.run import run_simulation
 from tests.test_sim_fixtures import INTERSECTION, catalog, edit, ego_only, template, two_lane_template
 
@@ -294,3 +299,63 @@ def test_route_verb_reroutes_a_pedestrian() -> None:
     ped = _actor(r, "ped")
     assert ped.x.iloc[-1] < 58.0 and ped.y.max() < -6.0  # walks west along the sidewalk instead of crossing
     assert [e["interaction"] for e in _events(r, "trigger_fired")][-1] == "turn_back"
+
+
+@pytest.mark.parametrize("dynamics", [
+    {"shape": "sinusoidal", "constraint": "time", "value": 2.0},
+    {"shape": "cubic", "constraint": "rate", "value": 0.6},
+    {"shape": "linear", "constraint": "rate", "value": 0.3},
+], ids=lambda d: d["shape"])
+def test_lane_offset_preempting_a_lane_change_takes_over_the_lateral_motion(dynamics: dict[str, Any]) -> None:
+    """The offset moves on from where the lane change left it, at the rate it had, under its own dynamics.
+
+    Restarting from rest stopped 1.5 m/s of sideways motion in one tick (~70 m/s² from positions).
+    Smooth shapes stay smooth; a linear shape may only add its own declared rate step.
+    """
+    tpl = two_lane_template()
+    m = ego_only(tpl, clip_s=10.0, interactions=[
+        {"id": "left", "actor_id": "ego", "trigger": {"kind": "at", "t_s": 1.0}, "change_lane": {"mode": "left"},
+         "dynamics": {"shape": "cubic", "constraint": "time", "value": 3.0}},
+        {"id": "nudge", "actor_id": "ego", "trigger": {"kind": "at", "t_s": 2.0}, "lane_offset": {"value": 0.3, "unit": "metres"},
+         "dynamics": dynamics}])
+    r = _run(m, tpl)
+    (pre,) = _events(r, "preemption")
+    assert pre == {**pre, "axis": "lateral", "preempted": "left", "by": "nudge", "t": 2.0}
+    ego = _actor(r, "ego")
+    dt = r.trace.header["dt"]
+    y = ego.y.to_numpy()  # both lanes run east: the lateral offset is y
+    vy_from_positions = np.diff(y) / dt
+    assert abs(ego.vy[ego.t == 2.0].iloc[0]) > 1.0  # the change was well under way
+    jump = np.abs(np.diff(vy_from_positions))
+    if dynamics["shape"] == "linear":
+        assert jump.max() <= dynamics["value"] + 0.1
+    else:
+        assert jump.max() / dt < 5.0
+    assert y.max() <= 1.75 + 0.3 + 1e-6  # no swing past the offset and back
+    assert y[-1] == pytest.approx(1.75 + 0.3, abs=1e-6)
+    # Positions agree with the recorded lateral speed, up to half a linear shape's own declared rate step.
+    tol = 0.5 * dynamics["value"] + 0.01 if dynamics["shape"] == "linear" else 0.01
+    assert np.allclose(vy_from_positions, 0.5 * (ego.vy.to_numpy()[1:] + ego.vy.to_numpy()[:-1]), atol=tol)
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.sampled_from(["linear", "sinusoidal", "cubic"]), constraint=st.sampled_from(["time", "rate"]),
+       q0=st.integers(-3000, 3000).map(lambda mm: mm / 1000), q1=st.integers(-3000, 3000).map(lambda mm: mm / 1000),
+       rate0=st.integers(-2000, 2000).map(lambda mm: mm / 1000))
+def test_a_taken_over_profile_starts_from_the_current_value_and_rate(shape: str, constraint: str, q0: float, q1: float,
+                                                                     rate0: float) -> None:
+    """Shared by every lateral verb: value and rate continuous at the takeover, the target reached at rest."""
+    dt, accel = 0.02, 2.0
+    p = taking_over(shape, constraint, 1.5 if constraint == "time" else 0.5, q0, rate0, q1, 10, accel)
+    assert p.at(10, dt)[:2] == pytest.approx((q0, rate0), abs=1e-12)
+    # One tick on, the offset has moved at the inherited rate plus at most the declared transition's peak rate.
+    peak_f = {"linear": 1.0, "sinusoidal": math.pi / 2, "cubic": 1.5}[shape]
+    declared_peak = abs(q1 - q0 - p.coast) * peak_f / p.duration_s if p.duration_s > 0 else math.inf
+    assert abs(p.at(11, dt)[0] - q0 - rate0 * dt) <= declared_peak * dt + accel * dt * dt + 1e-12
+    end = 10 + int(math.ceil(max(p.duration_s, p.carry_s) / dt)) + 1
+    assert p.done(end, dt) and p.at(end, dt) == pytest.approx((q1, 0.0, 0.0), abs=1e-9)
+    # The inherited rate is shed at the stated acceleration, at most.
+    carry_only = replace(p, q1=q0 + p.coast)
+    assert max(abs(carry_only.at(k, dt)[2]) for k in range(10, end)) <= accel + 1e-9
+    assert Profile.from_json(p.to_json()) == p
+    assert Profile.from_json(p.to_json()[:5]) == replace(p, rate0_per_s=0.0, carry_s=0.0)

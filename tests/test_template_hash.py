@@ -169,10 +169,13 @@ def test_rig_edit_that_acceptance_reads_changes_both_hashes(edit):
 
 
 def test_same_readout_at_another_resolution_keeps_the_world_hash():
-    """Half the rows at twice the line time: same readout, same aspect, same frustum — only the rig changes."""
+    """Half the rows, line time scaled to keep the readout (height − 1)·line_time: same readout, same aspect, same
+    frustum — only the rig changes."""
     doc = raw(TEMPLATE)
     cam = doc["sensor_rig"]["sensors"]["front_camera"]
-    cam["width_px"], cam["height_px"], cam["line_time_s"] = cam["width_px"] // 2, cam["height_px"] // 2, cam["line_time_s"] * 2
+    h = cam["height_px"]
+    cam["width_px"], cam["height_px"] = cam["width_px"] // 2, h // 2
+    cam["line_time_s"] = (h - 1) * cam["line_time_s"] / (h // 2 - 1)
     edited = parse_template(doc)
     assert template_hash(edited) == template_hash(loaded(TEMPLATE))
     assert rig_hash(edited) != rig_hash(loaded(TEMPLATE))

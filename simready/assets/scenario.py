@@ -200,6 +200,9 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
             "path": dg.MetadataValue.path(str(out / "coverage.json")),
             "validity_accepted": suite_weights["accepted"],
             "validity_rejected": suite_weights["rejected"],
+            "branches": dg.MetadataValue.json(suite_weights["branches"]["by_branch"]),
+            "matched_sets_whole": f"{suite_weights['branches']['matched_sets_whole']}/{suite_weights['branches']['matched_sets']}",
+            "rejected_branches": markdown_table(suite_weights["branches"]["rejected"][:50], ["sample", "branch", "reason"]),
             "low_fidelity_share": suite_weights["policy"].get("low_fidelity_share", 0.0),
             "scaled_down": suite_weights["policy"].get("scaled_down", False),
             "suite_weights": dg.MetadataValue.path(str(out / "suite_weights.json")),
@@ -213,15 +216,20 @@ def suite_validity(store: ArtifactStore, suite, batches: list[str]) -> dict:
     from simready.checks.validity import ValidityReport, apply_suite_weight_policy
     from simready.sim.batch import sample_dirs
 
-    reports = []
+    from simready.checks.validity_batch import branch_summary
+
+    reports, records = [], []
     for template_id in sorted(suite.templates):
         for batch in batches:
             for d in sample_dirs(batch_dir(store, template_id, batch)):
                 if (d / "validity.json").exists():
-                    reports.append(ValidityReport.model_validate(json.loads((d / "validity.json").read_text())["base"]))
+                    rec = json.loads((d / "validity.json").read_text())
+                    reports.append(ValidityReport.model_validate(rec["base"]))
+                    records.append(rec)
     accepted = sum(1 for r in reports if r.accepted)
     policy = apply_suite_weight_policy(reports) if reports else {}
-    return {"accepted": accepted, "rejected": len(reports) - accepted, "policy": _jsonable(policy)}
+    return {"accepted": accepted, "rejected": len(reports) - accepted, "policy": _jsonable(policy),
+            "branches": branch_summary(records)}
 
 
 def _jsonable(value):

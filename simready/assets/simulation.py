@@ -19,9 +19,11 @@ from simready.resources import ArtifactStore, SourceData
 from simready.sim.batch import PLOT_FILE, batch_version, branch_sample, sample_dirs, simulate_sample
 from simready.world.template import load_template
 
+#: sim-3: every vehicle a force-driven rigid body in dynamic-v1, struck road users carried, post-crash stops,
+#: collision events with duration and delta-v, lateral take-over from the current state, pedestrian kerb ramps.
 #: sim-2: the tunnelling ray sees the statics, a shove by a moving agent is no energy gain, and the
 #: divergence check clears no diagonal over-speed; trajectories of sim-1 may carry verdicts these change.
-SIM_CODE_VERSION = "sim-2"
+SIM_CODE_VERSION = "sim-3"
 BACKEND = "dynamic-v1"
 
 
@@ -82,11 +84,22 @@ def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source
     ],
     retry_policy=dg.RetryPolicy(max_retries=1),
 )
+#: The branch-outcome columns the asset's metadata table shows (``label`` first), beside the sample and decision time.
+OUTCOME_COLUMNS = ("label", "collision", "collision_with", "collision_t", "collision_relative_speed_mps", "min_ttc_s",
+                   "stopping_distance_m")
+
+
+def _delta_v_text(delta_v: dict[str, float] | None) -> str:
+    """``actor 1.23, other 4.56`` (m/s), or empty without a collision."""
+    return ", ".join(f"{k.rsplit(':', 1)[-1]} {v:.2f}" for k, v in sorted(delta_v.items())) if delta_v else ""
+
+
 def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
     template, catalog, bdir = _batch_inputs(context, store, source)
     summaries = [branch_sample(d, template, catalog, BACKEND) for d in sample_dirs(bdir)]
     table = [
-        {"sample": s["sample"], "decision_t_s": s["decision_t_s"], **{k: b[k] for k in ("label", "collision", "min_ttc_s", "stopping_distance_m")}}
+        {"sample": s["sample"], "decision_t_s": s["decision_t_s"], **{k: b.get(k) for k in OUTCOME_COLUMNS},
+         "delta_v_mps": _delta_v_text(b.get("collision_delta_v_mps"))}
         for s in summaries
         for b in s["branches"]
     ]
@@ -100,7 +113,8 @@ def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactS
     )
     metadata = {
         "branches": len(table),
-        "outcomes": markdown_table(table, ["sample", "label", "decision_t_s", "collision", "min_ttc_s", "stopping_distance_m"]),
+        "collisions": sum(1 for row in table if row["collision"]),
+        "outcomes": markdown_table(table, ["sample", "label", "decision_t_s", *OUTCOME_COLUMNS[1:], "delta_v_mps"]),
     }
     if summaries:
         metadata["branch_plot"] = png_markdown(bdir / summaries[0]["sample"] / PLOT_FILE, f"{summaries[0]['sample']} brake vs coast")

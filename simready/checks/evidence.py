@@ -88,11 +88,14 @@ class MissingStageError(EvidenceError):
 
 @dataclass(frozen=True)
 class Collision:
-    """A contact the simulator recorded: time (s) and the actors involved (``b`` None: with the world)."""
+    """A contact the simulator recorded: when it began and ended (s; the event's ``t_settled``, when its parties
+    were back on their wheels, else its ``t_end``; None when the trace says neither) and the actors involved
+    (``b`` None: with the world)."""
 
     t_s: float
     a: str
     b: str | None = None
+    t_end_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -231,7 +234,9 @@ def collisions_from_events(events: Sequence[Mapping[str, Any]]) -> list[Collisio
         actors = [local_actor_id(str(a)) for a in actors if a is not None]
         if t is None or not actors:
             continue
-        out.append(Collision(float(t), actors[0], actors[1] if len(actors) > 1 else None))
+        end = e.get("t_settled", e.get("t_end"))
+        end = float(end) if isinstance(end, (int, float)) and not isinstance(end, bool) and end >= t else None
+        out.append(Collision(float(t), actors[0], actors[1] if len(actors) > 1 else None, end))
     return out
 
 

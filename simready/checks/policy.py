@@ -22,8 +22,10 @@ from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any
 
+#: 1.2.0: a recorded contact exempts its actors' accelerations over its own window (the event's start and end, one
+#: tick either side) instead of a fixed time around its start, and grows the temporal tolerance there by |Δv|·dt/2.
 #: 1.1.0: camera-vs-LiDAR positions compared on the ground plane (1.0.0 compared heights too).
-POLICY_VERSION = "gate-1.1.0"
+POLICY_VERSION = "gate-1.2.0"
 
 # --- score formulas and the acceptance rule (SPEC §12) ----------------------
 
@@ -100,8 +102,8 @@ CLASS_LIMITS = MappingProxyType(
 CLASS_ALIASES = MappingProxyType(
     {"car": "vehicle", "van": "vehicle", "shuttle": "vehicle", "truck": "vehicle", "bus": "vehicle"}
 )
-#: Accelerations within this time of a recorded collision of the actor are contact
-#: impulses, not behaviour, and are not held to the class limit (s).
+#: A recorded collision whose end the trace does not give exempts its actors' accelerations this long after
+#: it began (s); one with an end (simready's traces) exempts its own contact window instead.
 COLLISION_EXEMPT_S = 0.10
 #: An overlap of two footprints counts only above this area (m²): touching is not overlapping.
 OVERLAP_MIN_AREA_M2 = 0.01

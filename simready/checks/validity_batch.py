@@ -84,6 +84,26 @@ def validate_batch(sample_dirs: list[Path], reference: ReferenceProfile | None) 
     return [validate_sample_dir(d, reference) for d in sample_dirs]
 
 
+def branch_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Branch verdicts across samples: accepted/rejected per branch label (the action for common branches), the
+    matched sets (samples with two or more branches) and how many of them are whole (every branch accepted),
+    and each rejected branch with its first reason."""
+    per: dict[str, dict[str, int]] = {}
+    rejected = []
+    sets = whole = 0
+    for rec in sorted(records, key=lambda r: r["sample"]):
+        branches = rec.get("branches") or {}
+        for label, rep in sorted(branches.items()):
+            row = per.setdefault(label, {"accepted": 0, "rejected": 0})
+            row["accepted" if rep["accepted"] else "rejected"] += 1
+            if not rep["accepted"]:
+                rejected.append({"sample": rec["sample"], "branch": label, "reason": (rep["reasons"] or ["?"])[0][:300]})
+        if len(branches) >= 2:
+            sets += 1
+            whole += all(rep["accepted"] for rep in branches.values())
+    return {"by_branch": per, "matched_sets": sets, "matched_sets_whole": whole, "rejected": rejected}
+
+
 def report_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Flat rows (sample, variant, accepted, validity, fidelity, weight, reasons) for tables and GX."""
     rows = []

@@ -26,7 +26,10 @@ Model (per beam that hits a surface at range r, metres):
   ``c = 1e-3`` m per mm/h (10 mm/h: 1 cm).
 
 With ``rain_rate_mmph = 0`` nothing is drawn and nothing changes: the
-LiDAR's output is bitwise its dry output.
+LiDAR's output is bitwise its dry output. With the sensors' noise off
+(``--set noise=off``, :mod:`simready.sensors_hw.models`) the extinction
+stays (intensity × T², a deterministic effect) but the range spread and
+the random loss go: a return is kept where T² > ½.
 
 Override from the command line like a rig field: ``--set
 atmosphere.rain_rate_mmph=0`` turns rain off (recorded in render.json).

@@ -41,7 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sense.add_argument("--passes", default=None,
                        help="comma-separated subset of rgb,depth,id,semantic,lidar,radar,truth (default: all)")
     sense.add_argument("--set", action="append", metavar="KEY=VALUE",
-                       help="override a rig setting, e.g. lens.distortion=0 or front_camera.width_px=640 (repeatable)")
+                       help="override a rig setting, e.g. lens.distortion=0 or front_camera.width_px=640; "
+                            "noise=off turns every stochastic sensor effect off (repeatable)")
     sense.add_argument("--lidar-format", choices=("ascii", "binary"), default="ascii",
                        help="PLY encoding (ascii as SPEC §10; binary little-endian is faster)")
     sense.add_argument("--from", dest="from_s", type=float, default=None, metavar="SECONDS",

@@ -24,6 +24,13 @@ per beam (drawn only when it rains, after the other two, so a dry sweep is
 unchanged bit for bit), its intensity is scaled by the same factor, and the
 range noise widens to ``sqrt(σ² + σ_rain²)`` on the same normal draw. More
 rain keeps a subset of the returns a lighter rain keeps.
+
+Noise off (``LidarModel.noise`` False, ``--set noise=off``): nothing is
+drawn; the normal draw is taken as 0 and every uniform as ½. So there is
+no range noise and no rain range spread, a weak return is lost only when
+``dropout.probability`` > ½, and in rain a return is kept where T² > ½ —
+the random decisions take their more likely outcome — while the
+intensity is still scaled by T² (extinction is deterministic physics).
 """
 
 from __future__ import annotations
@@ -189,20 +196,24 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     T_cols = lidar_poses(rig, lidar_name, t0_s)
     origins, dirs, times = lidar_rays(rig, lidar_name, t0_s, T_cols)
     n = len(times)
-    noise = rng.standard_normal(n, dtype=np.float32)
-    draw = rng.random(n, dtype=np.float32)
+    if model.noise:
+        noise = rng.standard_normal(n, dtype=np.float32)
+        draw = rng.random(n, dtype=np.float32)
+    else:
+        noise, draw = np.zeros(n, np.float32), np.full(n, 0.5, np.float32)
     hits = scene.cast(origins, dirs, times, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
                       prefilter=azimuth_prefilter(model, T_cols), incidence=True)
     cos_inc = hits.cos_incidence
     rain = atmosphere is not None and not atmosphere.clear
     sigma = math.hypot(model.range_noise_m, atmosphere.range_spread_m) if rain else model.range_noise_m  # type: ignore[union-attr]
+    sigma = sigma if model.noise else 0.0
     # Decided over all N beams, then one gather per output (gathers cost more than whole-array steps).
     rng_m = hits.distance_m + sigma * noise if sigma else hits.distance_m
     keep = hits.hit & _returned(model, scene, hits.body_index, cos_inc, draw) & (rng_m > 0.0)
     if rain:
         with np.errstate(invalid="ignore", over="ignore"):
             two_way = np.exp(-2.0 * atmosphere.extinction_per_m * hits.distance_m)  # type: ignore[union-attr]
-        keep &= rng.random(n, dtype=np.float32) < two_way
+        keep &= (rng.random(n, dtype=np.float32) if model.noise else draw) < two_way
     beam = np.flatnonzero(keep)
     body = np.take(hits.body_index, beam)
     rng_m = np.take(rng_m, beam)

@@ -25,6 +25,19 @@ Override keys (``--set key=value``), designed here:
 * Values given as strings are parsed as JSON when they parse (``0``, ``[1,2]``,
   ``true``) and kept as strings otherwise (``global``); the model then
   validates them, so a bad value fails with the field path.
+* ``noise=off`` (every sensor has a ``noise`` field; ``on``/``off``,
+  ``true``/``false``) is the one switch for noise-free observations
+  (SPEC §10): with it off every normal draw of a sensor is taken as 0 and
+  every uniform draw as ½, so Gaussian noise vanishes (LiDAR range noise
+  and rain range spread, radar range/velocity/azimuth noise) and each random
+  keep-or-lose decision takes its more likely outcome (LiDAR dropout of
+  weak returns, lost only if ``dropout.probability`` > ½; a return in rain
+  kept where the two-way transmittance T² > ½; a radar cluster detected
+  where its detection probability > ½, i.e. SNR above the threshold).
+  Deterministic physics stays: rain still scales LiDAR intensity by T².
+  No generator is drawn from, so the output does not depend on the seeds.
+  The camera has no stochastic effect (no sensor noise or grain): its
+  switch is accepted and recorded only. ``lidar.noise=off`` etc. select.
 """
 
 from __future__ import annotations
@@ -42,6 +55,7 @@ from simready.errors import SimreadyError
 from simready.sensors_hw.frames import SensorType, mount_to_sensor
 from simready.world.frames import Mat4, mount_transform
 from simready.world.motion import PoseTrack
+from simready.world.rig_view import camera_readout_s
 
 
 class RigError(SimreadyError):
@@ -79,6 +93,8 @@ class CameraModel(_Model):
     exposure_ev: float = 0.0
     vignette: float = Field(default=0.3, ge=0.0, le=1.0)
     tone_map: Literal["reinhard", "clip"] = "reinhard"
+    #: Stochastic effects on (see the module doc's ``noise=off``); the camera has none, so this is a record only.
+    noise: bool = True
 
     @model_validator(mode="after")
     def _ranges(self) -> "CameraModel":
@@ -88,8 +104,12 @@ class CameraModel(_Model):
 
     @property
     def readout_s(self) -> float:
-        """Time from the first to the last row's sample (0 for a global shutter)."""
-        return (self.height_px - 1) * self.line_time_s if self.shutter == "rolling" else 0.0
+        """Time from the first to the last row's sample, (height_px − 1)·line_time_s (0 for a global shutter).
+
+        :func:`simready.world.rig_view.camera_readout_s`, the definition the
+        template's scenario view uses too.
+        """
+        return camera_readout_s(self.height_px, self.line_time_s, self.shutter)
 
 
 class DropoutModel(_Model):
@@ -112,7 +132,9 @@ class LidarModel(_Model):
     ``points_per_second`` = channels × azimuth_steps × rotation_hz (a given
     value must agree within 1 %), ``min_range_m = 0.3``,
     ``range_noise_m = 0.02`` (1σ Gaussian), ``dropout`` as in
-    :class:`DropoutModel`.
+    :class:`DropoutModel`, ``noise = True`` (False: no range noise, no rain
+    range spread, and the dropout and rain-loss decisions take their more
+    likely outcome; see the module doc's ``noise=off``).
     """
 
     channels: int = Field(gt=0)
@@ -126,6 +148,7 @@ class LidarModel(_Model):
     range_noise_m: float = Field(default=0.02, ge=0.0)
     dropout: DropoutModel = DropoutModel()
     phase_s: float = Field(ge=0.0)
+    noise: bool = True
 
     @model_validator(mode="after")
     def _vertical(self) -> "LidarModel":
@@ -174,7 +197,9 @@ class RadarModel(_Model):
     50 m), ``snr_threshold_db = 12`` and ``pd_slope_db = 1.5`` (logistic
     detection probability in SNR), ``rcs_gain = 4`` (optical-to-radar gain in
     the RCS estimate), ``ray_spacing_deg = 0.25`` (ray grid pitch, both axes),
-    ``exclude_semantic_ids = ()`` (classes never reported, e.g. road clutter).
+    ``exclude_semantic_ids = ()`` (classes never reported, e.g. road clutter),
+    ``noise = True`` (False: no measurement noise, and a cluster is
+    detected iff its detection probability exceeds ½).
     """
 
     rate_hz: float = Field(gt=0.0)
@@ -195,6 +220,7 @@ class RadarModel(_Model):
     rcs_gain: float = Field(default=4.0, gt=0.0)
     ray_spacing_deg: float = Field(default=0.25, gt=0.0)
     exclude_semantic_ids: tuple[int, ...] = ()
+    noise: bool = True
 
 
 SensorModel = CameraModel | LidarModel | RadarModel

@@ -23,7 +23,11 @@ cluster, reported as one detection:
 Noise and detection draws come from the ``numpy.random.Generator`` passed in:
 a (K, 3) block of standard normals (range, velocity, azimuth noise) then K
 uniforms (detection), clusters in ascending compact-id order, so the draws
-do not depend on ray order.
+do not depend on ray order. Noise off (``RadarModel.noise`` False,
+``--set noise=off``): nothing is drawn; the normals are taken as 0 (the
+true range, azimuth and radial velocity) and the uniforms as ½ (a cluster
+is detected iff its detection probability exceeds ½, i.e. its SNR exceeds
+``snr_threshold_db``).
 """
 
 from __future__ import annotations
@@ -166,8 +170,11 @@ def detect(scene: SceneGeometry, rig: Rig, radar_name: str, t_s: float, rng: np.
     snr = (model.snr_threshold_db + rcs_dbsm - model.rcs_detect_dbsm_at_50m
            - 40.0 * np.log10(np.maximum(true_range, 1e-3) / REFERENCE_RANGE_M))
     p_d = 1.0 / (1.0 + np.exp(-(snr - model.snr_threshold_db) / model.pd_slope_db))
-    noise = rng.standard_normal((k, 3))  # range, velocity, azimuth
-    detected = rng.random(k) < p_d
+    if model.noise:
+        noise = rng.standard_normal((k, 3))  # range, velocity, azimuth
+        detected = rng.random(k) < p_d
+    else:
+        noise, detected = np.zeros((k, 3)), 0.5 < p_d
     out = RadarDetections(
         radar_name, float(t_s),
         true_range + model.range_noise_m * noise[:, 0],

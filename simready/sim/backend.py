@@ -27,12 +27,21 @@ COMMON_EXTRAS = ("accel_mps2", "throttle", "brake", "steer_rad", "slip_rad")
 
 @dataclass(frozen=True, eq=False)
 class StepOutcome:
-    """What one backend step produced; ``extras`` maps column name → (N,) values."""
+    """What one backend step produced; ``extras`` maps column name → (N,) values.
+
+    ``impacts``: the impact point (world x, y, m) of contacts that began this
+    step, where the backend knows one. ``struck``: the struck road users after
+    the step (:mod:`simready.sim.impact`), ``woken``: the parked vehicles that
+    have become dynamic bodies; None leaves the state's as they were.
+    """
 
     bodies: Bodies
     coords: PathCoords
     contacts: frozenset[tuple[int, int]]
     extras: dict[str, NDArray[np.float64]]
+    impacts: dict[tuple[int, int], tuple[float, float]] | None = None
+    struck: tuple[tuple[int, int, float, float, float, float], ...] | None = None
+    woken: frozenset[int] | None = None
 
 
 class Backend(ABC):

@@ -110,23 +110,37 @@ def decision_time(manifest: ScenarioManifest, base: Trace | None) -> tuple[float
     return max(float(found) - DECISION_LEAD_S, 0.0), "base rollout reveal"
 
 
-def outcome(trace: Trace, decision_t_s: float) -> dict[str, Any]:
-    """Side-by-side outcome metrics of one branch."""
+def outcome(trace: Trace, decision_t_s: float, from_t_s: float | None = None) -> dict[str, Any]:
+    """Side-by-side outcome metrics of one branch.
+
+    The subject's first collision at or after the decision: with whom, when,
+    the relative speed at impact and each party's delta-v (from the
+    ``collision`` event, SPEC §8). The stopping distance is measured from
+    ``from_t_s``, the checkpoint tick's time (the decision rounded to the tick
+    grid, where the action begins), defaulting to the decision time.
+    """
     m = trace.metrics
     subject = trace.header["metric_subject"]
     hits = [c for c in m.get("collisions", []) if subject in (c["a"], c["b"]) and c["t"] >= decision_t_s - 1e-9]
-    stop = stopping_distance(trace.df, subject, decision_t_s)
+    start = decision_t_s if from_t_s is None else from_t_s
+    stop = stopping_distance(trace.df, subject, start)
     conflict = (m.get("reveal_to_conflict") or {}).get("actor") or (m.get("min_ttc", {}).get("pair") or [None, None])[1]
     gap = next((d["value"] for d in m.get("min_distance", []) if d["actor"] == conflict), None)
+    first = hits[0] if hits else {}
     return {
         "collision": bool(hits),
-        "collision_t": hits[0]["t"] if hits else None,
-        "collision_with": (hits[0]["b"] if hits[0]["a"] == subject else hits[0]["a"]) if hits else None,
+        "collision_t": first.get("t"),
+        "collision_with": (first["b"] if first["a"] == subject else first["a"]) if hits else None,
+        "collision_relative_speed_mps": first.get("relative_speed_mps"),
+        "collision_delta_v_mps": first.get("delta_v_mps"),
+        "collision_duration_s": first.get("duration_s"),
+        "collisions": len(hits),
         "min_ttc_s": m.get("min_ttc", {}).get("value"),
         "min_ttc_t": m.get("min_ttc", {}).get("t"),
         "min_distance_m": gap,
         "conflict_actor": conflict,
         "stopping_distance_m": None if stop is None else round(stop, 6),
+        "stopping_from_t_s": round(start, 9),
         "required_decel_max": m.get("required_decel_max", {}).get("value"),
     }
 
@@ -202,7 +216,8 @@ def _run_branch(scene: Scene, ckpt: Checkpoint, action: str, mode: str, repeat: 
         trace = finish(engine, branch=meta)
     finally:
         engine.close()
-    return Branch(label, action, mode, repeat, trace, outcome(trace, at_s))
+    from_t = round((ckpt.tick - scene.warmup_ticks) * scene.dt, 9)
+    return Branch(label, action, mode, repeat, trace, outcome(trace, at_s, from_t))
 
 
 def shared_prefix(a: Trace, b: Trace, decision_tick: int) -> bool:

@@ -54,7 +54,7 @@ from simready.sim.state import (
 )
 
 MAGIC = b"SRCKPT1\n"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 #: Declared replay tolerance of a restored dynamic-v1 rollout vs the uninterrupted one.
 DYNAMIC_REPLAY_TOLERANCE = {"position_m": 1e-3, "velocity_mps": 1e-2, "quaternion": 1e-4}
 
@@ -146,12 +146,13 @@ def state_record(state: SimState, packer: _Packer) -> dict[str, Any]:
             "leaders": list(ctl.leaders),
             "percepts": [list(x) for x in ctl.percepts],
             "yields": [list(x) for x in ctl.yields],
+            "struck": [list(x) for x in ctl.struck],
         },
         "interactions": {"status": {k: list(v) for k, v in sorted(state.interactions.status.items())},
                          "owners": dict(sorted(state.interactions.owners.items())),
                          "fired": dict(sorted(state.interactions.fired.items()))},
         "world": {"discrete": dict(sorted(state.world.discrete.items())), "friction": state.world.friction,
-                  "contacts": sorted([list(p) for p in state.world.contacts])},
+                  "contacts": sorted([list(p) for p in state.world.contacts]), "woken": sorted(state.world.woken)},
         "rng": state.rng,
     }
 
@@ -168,12 +169,14 @@ def state_from_record(rec: dict[str, Any], arrays: dict[str, np.ndarray]) -> Sim
     control = ControlState(tuple(_goal_from_json(g) for g in c["longitudinal"]), tuple(_goal_from_json(g) for g in c["lateral"]),
                            tuple(float(x) for x in arrays["control.actuation"]), float(c["steer_rad"]),
                            tuple(int(x) for x in c["standstill"]), peds, tuple(int(x) for x in c["leaders"]),
-                           tuple((int(a), int(b)) for a, b in c["percepts"]), tuple((int(a), float(b)) for a, b in c["yields"]))
+                           tuple((int(a), int(b)) for a, b in c["percepts"]), tuple((int(a), float(b)) for a, b in c["yields"]),
+                           tuple((int(s[0]), int(s[1]), *(float(x) for x in s[2:])) for s in c["struck"]))
     i = rec["interactions"]
     inter = InteractionState({k: (v[0], int(v[1])) for k, v in i["status"].items()}, dict(i["owners"]),
                              {k: int(v) for k, v in i["fired"].items()})
     w = rec["world"]
-    world = WorldState(dict(w["discrete"]), float(w["friction"]), frozenset(tuple(p) for p in w["contacts"]))
+    world = WorldState(dict(w["discrete"]), float(w["friction"]), frozenset(tuple(p) for p in w["contacts"]),
+                       frozenset(int(i) for i in w["woken"]))
     extras = {k.removeprefix("extras."): v for k, v in arrays.items() if k.startswith("extras.")}
     term = tuple(rec["termination"]) if rec["termination"] else None
     return SimState(int(rec["tick"]), bodies, coords, control, inter, world, rec["rng"], term, extras)  # type: ignore[arg-type]

@@ -34,7 +34,8 @@ CONTROLLER_VERSIONS = MappingProxyType(
         "actuation": "delay-throttle-brake-1",
         "lateral": "preview-pursuit-1",
         "pedestrian": "walk-kerb-1",
-        "interactions": "verbs-1",
+        # verbs-2: a lateral verb takes over the offset's current rate instead of restarting from rest.
+        "interactions": "verbs-2",
         # Where a yielding vehicle waits at a junction conflict (simready.sim.junctions.waiting_point).
         "junction_wait": "footprint-outside-lane-1",
     }
@@ -101,6 +102,10 @@ EYE_FORWARD_FRACTION = 0.8
 KERB_LOOKAHEAD_M = 2.0
 #: A vehicle reaching the crossing within this many seconds is a hazard (s).
 PED_GAP_ACCEPT_S = 4.0
+#: A pedestrian walking over a change of ground height (a kerb) moves its height along a smoothstep
+#: ramp this long on its walk route, centred on the change, with vz = v·dz/du (m; simready.sim.kinematics).
+#: Twice the stopping gap before the kerb (0.2 m), so a pedestrian waiting there still stands on the kerb.
+PED_STEP_RAMP_M = 0.4
 #: A pedestrian waiting at the kerb resumes after the hazard has gone for its reaction delay.
 #: Independent-disturbance repeats redraw a pedestrian's reaction delay as nominal·exp(σ·N(0,1)).
 REACTION_DELAY_SIGMA = 0.3
@@ -113,6 +118,9 @@ LANE_CHANGE_GAP_REAR_M = 6.0
 LANE_CHANGE_GAP_FRONT_M = 4.0
 #: After a lane_offset is released the offset returns to 0 at this lateral rate (m/s).
 LATERAL_RETURN_RATE_MPS = 0.5
+#: A lateral transition that takes over a moving offset (a lane_offset fired mid lane change) sheds the
+#: inherited offset rate with at most this lateral acceleration (m/s², see simready.sim.profiles.carry_s).
+LATERAL_TAKEOVER_ACCEL_MPS2 = 2.0
 
 #: A vehicle stopping for a signal halts this far before the stop line (m).
 STOP_LINE_STANDOFF_M = 0.5
@@ -133,8 +141,9 @@ class DynamicSettings:
     cornering_stiffness_per_load: float = 10.0
     #: Slip angles use max(|v_x|, this) so a car at rest has a finite, damped lateral response (m/s).
     slip_min_speed_mps: float = 1.0
-    #: Agents within this distance of a dynamic body are moved every substep, others once a tick (m).
-    near_field_m: float = 15.0
+    #: How vehicles other than the ego are driven: "drive-1", the force and torque model of
+    #: simready.sim.backends.dynamic.DynamicBackend._drive (hashed, so a change re-versions traces).
+    agent_model: str = "drive-1"
     #: Steering limits of the ego: angle (rad) and rate (rad/s).
     max_steer_rad: float = 0.6
     max_steer_rate_rps: float = 1.2

@@ -91,6 +91,46 @@ def initial_state(scene: Scene) -> SimState:
     return SimState(0, bodies, coords, control, interactions.initial_state(scene), world, streams.state())
 
 
+def close_collision(logged: list[Event], pending: list[Event], scene: Scene, parties: tuple[str, str], state: SimState,
+                    ongoing: bool = False) -> None:
+    """Complete the open ``collision`` event between ``parties`` (the latest without ``t_end``) at ``state``'s tick.
+
+    Adds ``t_end`` (the first tick without contact, or the last recorded one
+    when ``ongoing``), ``duration_s``, and ``delta_v_mps``: each party's
+    |v_after − v_before| (m/s, world xy) across the contact.
+    """
+    for ev in reversed(pending + logged):
+        if ev["type"] == "collision" and "t_end" not in ev and {ev["a"], ev["b"]} == set(parties):
+            t_end = round((state.tick - scene.warmup_ticks) * scene.dt, 9)
+            ev["t_end"] = t_end
+            ev["duration_s"] = round(t_end - ev["t"], 9)
+            if "delta_v_mps" not in ev:
+                _delta_v(ev, scene, state)
+            if ongoing:
+                ev["ongoing"] = True
+            return
+
+
+#: A collision's delta-v is each party's velocity change from the tick before the contact to its end, or to this
+#: long after it began if it lasts longer (s): the impact, not a carried pedestrian's ride or the braking after it.
+IMPACT_WINDOW_S = 0.2
+
+
+def _delta_v(ev: Event, scene: Scene, state: SimState) -> None:
+    ids = scene.actors.ids
+    vel = state.bodies.vel
+    ev["delta_v_mps"] = {k: round(math.hypot(float(vel[ids.index(k), 0]) - v[0], float(vel[ids.index(k), 1]) - v[1]), 6)
+                         for k, v in sorted(ev.get("v_before", {}).items())}
+
+
+def impact_delta_v(logged: list[Event], pending: list[Event], scene: Scene, state: SimState) -> None:
+    """Give every open ``collision`` event whose impact window has passed at ``state``'s tick its delta-v."""
+    t = (state.tick - scene.warmup_ticks) * scene.dt
+    for ev in pending + logged:
+        if ev["type"] == "collision" and "delta_v_mps" not in ev and t - ev["t"] >= IMPACT_WINDOW_S - 1e-9:
+            _delta_v(ev, scene, state)
+
+
 class Recorder:
     """Preallocated per-tick arrays of the recorded clip (rows = ticks warmup..warmup+clip)."""
 
@@ -273,9 +313,14 @@ class Engine:
         standstill = tuple([k + 1 if x < rest else 0 for x, k in zip(v.tolist(), s.control.standstill)])
         e = scene.actors.ego
         steer = float(out.extras["steer_rad"][e]) if e is not None and "steer_rad" in out.extras else s.control.steer_rad
-        new = s.evolve(tick=s.tick + 1, bodies=out.bodies, coords=out.coords, extras=out.extras,
-                       control=with_changes(s.control, standstill=standstill, steer_rad=steer),
-                       world=s.world if out.contacts == s.world.contacts else with_changes(s.world, contacts=out.contacts))
+        control = with_changes(s.control, standstill=standstill, steer_rad=steer)
+        if out.struck is not None and out.struck != s.control.struck:
+            control = with_changes(control, struck=out.struck)
+        world = s.world if out.contacts == s.world.contacts else with_changes(s.world, contacts=out.contacts)
+        if out.woken is not None and out.woken != world.woken:
+            world = with_changes(world, woken=out.woken)
+        new = s.evolve(tick=s.tick + 1, bodies=out.bodies, coords=out.coords, extras=out.extras, control=control,
+                       world=world)
         reason = _divergence(scene, new, new.tick % self._perception_every == 0)
         if reason is not None:
             self.events.extend(events)
@@ -285,8 +330,10 @@ class Engine:
             return False
         post = TickView(scene, new, route.paths)
         new = interactions.complete_lateral(new, post, p.lateral_done, events)
-        for pair in sorted(out.contacts - s.world.contacts):
-            events.append(self._collision_event(post, pair))
+        if out.contacts != s.world.contacts:
+            new = self._contacts_changed(s, new, post, out, events)
+        if out.contacts:
+            impact_delta_v(self.events, events, scene, new)
         new = self._leave_map(new, route, post, events)
         self.events.extend(events)
         self.state = new
@@ -294,15 +341,45 @@ class Engine:
             self.recorder.record(new, self.route.paths)
         return True
 
-    def _collision_event(self, view: TickView, pair: tuple[int, int]) -> Event:
+    def _contacts_changed(self, before: SimState, new: SimState, view: TickView, out: Any, events: list[Event]) -> SimState:
+        """Contacts that began become ``collision`` events (and send the vehicles' drivers into their post-crash
+        stop); contacts that ended complete their event with its duration and each party's delta-v."""
+        a = self.scene.actors
+        began = sorted(out.contacts - before.world.contacts)
+        for pair in began:
+            events.append(self._collision_event(view, pair, before, out.impacts or {}))
+        for pair in sorted(before.world.contacts - out.contacts):
+            close_collision(self.events, events, self.scene, self.parties(pair), new)
+        crashed = sorted({k for i, j in began if j >= 0 for k in (i, j) if a.is_vehicle[k] and not a.parked[k]})
+        if crashed:
+            new = interactions.take_post_crash(new, view, crashed, events)
+        return new
+
+    def _collision_event(self, view: TickView, pair: tuple[int, int], before: SimState,
+                         impacts: dict[tuple[int, int], tuple[float, float]]) -> Event:
+        """The ``collision`` event of a contact that began this tick (SPEC §8).
+
+        ``relative_speed_mps``: |v_a − v_b| (|v_a| against a static collider)
+        at the start of the tick, before the contact's impulse; ``point``: the
+        impact point (world x, y, m) where the backend reports one;
+        ``v_before``: each party's velocity (m/s, world xy) at the start of the
+        tick, from which :func:`close_collision` measures the delta-v.
+        """
         ids = self.scene.actors.ids
         i, j = pair
-        other = ids[j] if j >= 0 else self.backend_static_name(pair)
-        ev = interactions.event(view, "collision", a=ids[i], b=other)
-        if j >= 0:
-            rel = view.vel[i] - view.vel[j]
-            ev["relative_speed_mps"] = round(float(math.hypot(*rel)), 6)
+        ev = interactions.event(view, "collision", a=ids[i], b=self.parties(pair)[1])
+        v0 = before.bodies.vel
+        rel = v0[i, :2] - v0[j, :2] if j >= 0 else v0[i, :2]
+        ev["relative_speed_mps"] = round(float(math.hypot(*rel)), 6)
+        if pair in impacts:
+            ev["point"] = [round(float(x), 6) for x in impacts[pair]]
+        ev["v_before"] = {ids[k]: [round(float(x), 6) for x in v0[k, :2]] for k in pair if k >= 0}
         return ev
+
+    def parties(self, pair: tuple[int, int]) -> tuple[str, str]:
+        """The names of a contact's parties: two actor ids, or an actor id and a static collider's name."""
+        ids = self.scene.actors.ids
+        return ids[pair[0]], ids[pair[1]] if pair[1] >= 0 else self.backend_static_name(pair)
 
     def backend_static_name(self, pair: tuple[int, int]) -> str:
         names = getattr(self.backend, "static_contact_names", {})

@@ -21,8 +21,6 @@ from simready.sim.trace import TICK_COLUMNS, Trace
 #: Largest plausible |acceleration| from velocity differences, by class (m/s²).
 PLAUSIBLE_ACCEL = {"vehicle": 15.0, "cyclist": 10.0, "pedestrian": 10.0}
 QUAT_TOLERANCE = 1e-6
-#: After a collision its actors' accelerations are not judged for this long (s).
-COLLISION_EXEMPT_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -121,11 +119,22 @@ def _plausible(tr: Trace) -> tuple[bool, str]:
     vy = tr.column("vy").reshape(r, n)
     present = tr.column("present").astype(bool).reshape(r, n)
     both = present[1:] & present[:-1]
-    # Contact impulses at a collision are expected: the actors in it are exempt for a moment.
+    # A spawn or despawn (asked for, or leaving the map) is not a stop or a start in one tick: the
+    # differences into and out of its tick are not judged, whichever side of it a backend marks absent.
+    for ev in tr.events:
+        if ev["type"] in ("spawn", "despawn") and ev.get("actor") in ids:
+            row = ev["tick"] - h["warmup_ticks"]
+            both[max(row - 1, 0):max(row + 1, 0), ids.index(ev["actor"])] = False
+    # Contact impulses are expected: the actors of a collision are exempt over its contact window — from the
+    # tick before it began to the tick after it ended and its parties landed (the event's own t_settled or
+    # t_end; the clip's end if it gives neither).
+    dt = h["dt"]
     for ev in tr.events:
         if ev["type"] == "collision":
             row = ev["tick"] - h["warmup_ticks"]
-            span = slice(max(row - 1, 0), max(row + int(round(COLLISION_EXEMPT_S / h["dt"])), 0))
+            t_end = ev.get("t_settled", ev.get("t_end"))
+            end = int(round(t_end / dt)) if t_end is not None else r - 1
+            span = slice(max(row - 1, 0), max(end + 1, 0))
             for actor in (ev["a"], ev["b"]):
                 if actor in ids:
                     both[span, ids.index(actor)] = False

@@ -22,7 +22,11 @@ Semantics fixed here:
   keep it until their ``until`` fires (event ``released``); a lane change
   keeps the lateral axis until the manoeuvre completes; one-shot verbs
   (route, exist, set) keep their axis, since their effect persists, until
-  another interaction takes it.
+  another interaction takes it. A verb takes over its axis's current state:
+  speed and gap verbs start from the current speed and gap; a lateral verb
+  (and the return after a release) from the current offset *and* offset
+  rate, shedding the inherited rate at
+  :data:`~simready.sim.constants.LATERAL_TAKEOVER_ACCEL_MPS2`.
 * A lane change switches the actor's path to the target lane's chain at
   once and moves the lateral offset from the actor's offset on that lane
   to 0; it is rejected (``lane_change_rejected``) when there is no such
@@ -61,9 +65,10 @@ from simready.scenario.manifest import (
     WhenTrigger,
 )
 from simready.sim import constants as C
+from simready.sim import impact
 from simready.sim import geometry as geo
 from simready.sim.observe import TickView
-from simready.sim.profiles import Profile, duration_s
+from simready.sim.profiles import Profile, duration_s, taking_over
 from simready.sim.scene import SIGNAL_CODES, Scene, at_tick, lane_window_contains
 from simready.sim.state import (
     GapGoal,
@@ -320,11 +325,12 @@ def _lane_change(ch: _Changes, view: TickView, inter: Interaction, i: int, event
     path = scene.lane_path((target,))
     u, d = path.project(x, y)
     dyn = inter.dynamics
-    T = duration_s(dyn.shape, dyn.constraint, dyn.value, d, 0.0, speed_mps=float(view.v[i]))
     ch.path_keys[i] = path.key
-    ch.u[i], ch.d[i], ch.d_rate[i] = u, d, 0.0
+    # The offset rate carries over: lanes on the graph run parallel where a change is accepted.
+    ch.u[i], ch.d[i] = u, d
     ch.changed_paths = True
-    ch.lateral[i] = LateralGoal("change_lane", inter.id, Profile(dyn.shape, d, 0.0, view.tick, T))
+    profile = _lateral_profile(ch, i, dyn.shape, dyn.constraint, dyn.value, 0.0, view.tick, float(view.v[i]))
+    ch.lateral[i] = LateralGoal("change_lane", inter.id, profile)
     events.append(event(view, "lane_change", actor=actor, interaction=inter.id, from_lane=here, to_lane=target))
     return True
 
@@ -376,12 +382,11 @@ def _fire(ch: _Changes, view: TickView, inter: Interaction, reason: str, events:
             ok = _lane_change(ch, view, inter, i, events)
         else:
             lo = inter.lane_offset
-            d0 = float(ch.d[i])
             width = _lane_width(view, i)
             d1 = lo.value if lo.unit == "metres" else lo.value * width / 2
             dyn = inter.dynamics
-            T = duration_s(dyn.shape, dyn.constraint, dyn.value, d0, d1, speed_mps=float(view.v[i]))
-            ch.lateral[i] = LateralGoal("offset", inter.id, Profile(dyn.shape, d0, d1, tick, T))
+            profile = _lateral_profile(ch, i, dyn.shape, dyn.constraint, dyn.value, d1, tick, float(view.v[i]))
+            ch.lateral[i] = LateralGoal("offset", inter.id, profile)
         if ok:
             _take_axis(ch, view, f"{actor}|lateral", inter.id, actor, "lateral", events)
         return
@@ -428,6 +433,20 @@ def _fire(ch: _Changes, view: TickView, inter: Interaction, reason: str, events:
         events.append(event(view, "state_set", interaction=inter.id, actor=actor, key=key, value=value))
 
 
+def _lateral_profile(ch: _Changes, i: int, shape: str, constraint: str, value: float, d1_m: float, tick: int,
+                     speed_mps: float) -> Profile:
+    """Actor i's lateral transition to offset ``d1_m``, starting from its current offset *and* offset rate.
+
+    Whatever held the lateral axis may still be moving the offset (a lane
+    change mid-manoeuvre): restarting from rest would stop the sideways
+    motion in one tick (tens of m/s² from positions). The inherited rate
+    coasts out at :data:`~simready.sim.constants.LATERAL_TAKEOVER_ACCEL_MPS2`
+    and the declared dynamics cover the rest (:func:`~simready.sim.profiles.taking_over`).
+    """
+    return taking_over(shape, constraint, value, float(ch.d[i]), float(ch.d_rate[i]), d1_m, tick,
+                       C.LATERAL_TAKEOVER_ACCEL_MPS2, speed_mps=speed_mps)
+
+
 def _lane_width(view: TickView, i: int) -> float:
     lane, _ = view.lanes
     return float(view.scene.lane_widths[lane[i]]) if lane[i] >= 0 else 3.5
@@ -445,8 +464,8 @@ def _release(ch: _Changes, view: TickView, inter: Interaction, reason: str, even
         ch.longitudinal[i] = None
     elif axis == "lateral":
         d0 = float(ch.d[i])
-        T = abs(d0) / C.LATERAL_RETURN_RATE_MPS
-        ch.lateral[i] = LateralGoal("return", None, Profile("linear", d0, 0.0, view.tick, T)) if d0 else None
+        profile = _lateral_profile(ch, i, "linear", "rate", C.LATERAL_RETURN_RATE_MPS, 0.0, view.tick, float(view.v[i]))
+        ch.lateral[i] = LateralGoal("return", None, profile) if d0 else None
     events.append(event(view, "released", interaction=inter.id, actor=actor, axis=axis, reason=reason))
 
 
@@ -495,6 +514,8 @@ def update(scene: Scene, state: SimState, view: TickView) -> tuple[SimState, lis
                 continue
             if ch is None:
                 ch = _Changes(state)
+            if verdict == "fire" and _crashed(state, scene, inter):
+                verdict, reason = "skip", "its actor crashed and is stopping (post-crash)"
             if verdict == "fire":
                 _fire(ch, view, inter, reason, events)
             else:
@@ -547,8 +568,43 @@ def complete_lateral(state: SimState, view: TickView, done: list[int], events: l
                         interactions=InteractionState(status, owners, state.interactions.fired))
 
 
+def _crashed(state: SimState, scene: Scene, inter: Interaction) -> bool:
+    """Whether ``inter`` would drive an actor that is in its post-crash stop (which keeps its axes to the horizon)."""
+    if inter.actor_id is None or inter.verb in ("exist", "set"):
+        return False
+    return impact.post_crash(state.control.longitudinal[scene.actors.index[inter.actor_id]])
+
+
+def take_post_crash(state: SimState, view: TickView, actors: list[int], events: list[Event]) -> SimState:
+    """After a collision the drivers of ``actors`` stop (:mod:`simready.sim.impact`): they take both driving axes.
+
+    Holders are preempted (event ``preemption``, by ``post-crash``); each
+    actor newly given the stop gets a ``post_crash`` event.
+    """
+    lon, lat, given = impact.post_crash_goals(state.control.longitudinal, state.control.lateral, actors)
+    if not given:
+        return state
+    owners = dict(state.interactions.owners)
+    status = dict(state.interactions.status)
+    for i in given:
+        actor = view.scene.actors.ids[i]
+        for axis in ("longitudinal", "lateral"):
+            key = f"{actor}|{axis}"
+            old = owners.get(key)
+            if old is not None and old != impact.POST_CRASH:
+                events.append(event(view, "preemption", actor=actor, axis=axis, preempted=old, by=impact.POST_CRASH))
+                if old in status and status[old][0] == "fired":
+                    status[old] = ("preempted", view.tick)
+            owners[key] = impact.POST_CRASH
+        events.append(event(view, "post_crash", actor=actor, behaviour="full braking to a standstill"))
+    return state.evolve(control=replace(state.control, longitudinal=lon, lateral=lat),
+                        interactions=InteractionState(status, dict(sorted(owners.items())), state.interactions.fired))
+
+
 def take_for_branch(state: SimState, view: TickView, actor_index: int, action: str, events: list[Event]) -> SimState:
-    """A branch action takes the actor's longitudinal axis (preempting its holder)."""
+    """A branch action takes the actor's longitudinal axis (preempting its holder); a crashed actor keeps stopping."""
+    if impact.post_crash(state.control.longitudinal[actor_index]):
+        return state
     actor = view.scene.actors.ids[actor_index]
     owner = f"branch:{action}"
     owners = dict(state.interactions.owners)

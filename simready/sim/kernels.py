@@ -139,6 +139,38 @@ def pack_bodies(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_ra
 
 
 @numba.njit(**_JIT)
+def walk_heights(rows: np.ndarray, first: np.ndarray, z_start: np.ndarray, step_u: np.ndarray, step_dh: np.ndarray,
+                 inv_ramp: float, u: np.ndarray, v: np.ndarray, present: np.ndarray, big: np.ndarray) -> None:
+    """Overwrite z and vz in ``big`` (13·N, as :func:`pack_bodies` fills it) for the walkers ``rows`` that are present.
+
+    Walker r (actor ``rows[r]``) starts its route at height ``z_start[r]``
+    (m) and meets the height changes ``step_dh[first[r]:first[r+1]]`` (m) at
+    arc lengths ``step_u[...]`` (m). Each change is a smoothstep
+    ``S(x) = x²(3 − 2x)``, ``x = (u − u_k)·inv_ramp + ½`` clamped to [0, 1]
+    (``inv_ramp``: 1 / ramp length, 1/m), so z(u) = z_start + Σ Δh·S and
+    vz = v·dz/du = v·Σ Δh·6x(1 − x)·inv_ramp (m/s): the height is C¹ in u
+    and the vertical velocity is its exact time derivative. A NaN ``u``
+    compares false in both branches and leaves z at ``z_start``.
+    """
+    n = u.shape[0]
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        if not present[i]:
+            continue
+        z = z_start[r]
+        dz = 0.0
+        for k in range(first[r], first[r + 1]):
+            x = (u[i] - step_u[k]) * inv_ramp + 0.5
+            if x >= 1.0:
+                z = z + step_dh[k]
+            elif x > 0.0:
+                z = z + step_dh[k] * (x * x * (3.0 - 2.0 * x))
+                dz = dz + step_dh[k] * (6.0 * x * (1.0 - x)) * inv_ramp
+        big[3 * i + 2] = z
+        big[7 * n + 3 * i + 2] = v[i] * dz
+
+
+@numba.njit(**_JIT)
 def _sat_axis(k: int, ci: float, si: float, cj: float, sj: float) -> tuple[float, float]:
     """Separating axis k (0–3) of rectangles i and j with headings (cos, sin): i's x, i's y, j's x, j's y axis."""
     if k == 0:

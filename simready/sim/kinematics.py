@@ -10,7 +10,18 @@ and interpolated linearly along each segment (so the yaw rate is
 ``v·dψ/du``, piecewise constant), plus the heading change a lateral
 manoeuvre needs, ``atan2(ḋ, max(v, 1))``. In a curve the chord cuts inside
 the tangent: the difference between the velocity direction and the heading
-is the body slip angle, reported as ``slip_rad``. z follows the ground raster.
+is the body slip angle, reported as ``slip_rad``.
+
+Height: z follows the ground raster and vz is 0 — except for a pedestrian
+on its walk route. Stepping off a kerb there would otherwise change z by
+the kerb height (0.15 m) within one tick at vz = 0, so positions and
+recorded velocities would disagree (SPEC §8). Instead a walker's height is
+a function of its arc length along the route: the raster sampled along the
+route's centreline (:func:`walk_profile`), every change of height spread
+over a smoothstep ramp :data:`~simready.sim.constants.PED_STEP_RAMP_M` long
+centred on it, and vz = v·dz/du is that height's time derivative
+(:func:`simready.sim.kernels.walk_heights`). Away from a change z is the
+raster's height. Vehicles and cyclists keep the raster height and vz = 0.
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from simready.sim import constants as C
 from simready.sim import kernels as K
 from simready.sim.paths import PathTable
 from simready.sim.scene import GROUND_RASTER_M, Scene
@@ -58,6 +70,9 @@ def path_bodies(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc: F,
     big = np.empty(13 * n)
     slip = np.empty(n)
     K.pack_bodies(placed, yaw, heading_v, d_rate, d_acc, v, a, lateral, big, slip)
+    walk = walk_profile(scene, table)
+    if walk is not None:
+        K.walk_heights(*walk, 1.0 / C.PED_STEP_RAMP_M, u, v, np.ones(n, dtype=np.bool_), big)
     return _bodies_from(big, n, present), yaw, slip
 
 
@@ -123,6 +138,9 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
     m = K.pack_step(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev.pos, prev.quat, prev_yaw,
                     reach2, hl, hw, big, slip, pairs)
+    walk = walk_profile(scene, table)
+    if walk is not None:
+        K.walk_heights(*walk, 1.0 / C.PED_STEP_RAMP_M, u1, v1, present, big)
     return PathStep(_bodies_from(big, n, present), yaw, slip, u1, v1, a1,
                     frozenset(zip(pairs[:m, 0].tolist(), pairs[:m, 1].tolist())) if m else _NO_CONTACTS)
 
@@ -195,9 +213,87 @@ def path_bodies_np(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc:
     vel = np.zeros((n, 3))
     vel[:, 0] = vx
     vel[:, 1] = vy
+    walk = walk_profile(scene, table)
+    if walk is not None:
+        _walk_heights_py(walk, u, v, pos, vel)
     omg = np.zeros((n, 3))
     omg[:, 2] = omega
     return Bodies(ro(pos), ro(quat), ro(vel), ro(omg), frozen(present, bool)), yaw, slip
+
+
+class WalkProfile(NamedTuple):
+    """The ground heights along the walkers' routes, for :func:`simready.sim.kernels.walk_heights`.
+
+    ``rows``: (W,) actor indices of the walkers; ``first``: (W + 1,) walker
+    r's changes are ``first[r]:first[r + 1]`` of ``step_u`` (arc length of
+    the change on the route, m) and ``step_dh`` (height change, m);
+    ``z_start``: (W,) the raster height at the route's start (m).
+    """
+
+    rows: NDArray[np.int64]
+    first: NDArray[np.int64]
+    z_start: F
+    step_u: F
+    step_dh: F
+
+
+#: Spacing of the raster samples along a walk route (m): a quarter raster cell, so every cell the centreline
+#: crosses for more than this is sampled.
+WALK_SAMPLE_M = GROUND_RASTER_M / 4
+_WALKS: dict[int, tuple[PathTable, Any, WalkProfile | None]] = {}
+
+
+def walk_profile(scene: Scene, table: PathTable) -> WalkProfile | None:
+    """The pedestrians' height changes along their walk routes (None: no walker meets one), cached per table.
+
+    The raster is sampled every :data:`WALK_SAMPLE_M` along each route's
+    centreline from u = 0 to its end; each change between neighbouring
+    samples is one step at their midpoint. A pure function of the paths and
+    the ground, so a rebuilt table gives the same profile.
+    """
+    hit = _WALKS.get(id(table))
+    if hit is not None and hit[0] is table and hit[1] is scene.ground:
+        return hit[2]
+    if len(_WALKS) > 64:
+        _WALKS.clear()
+    rows: list[int] = []
+    first, z_start, step_u, step_dh = [0], [], [], []
+    for i, path in enumerate(table.paths):
+        if not (scene.actors.is_ped[i] and path.key[0] == "walk"):
+            continue
+        us = np.linspace(0.0, path.length, int(math.ceil(path.length / WALK_SAMPLE_M)) + 1)
+        k = np.minimum(np.searchsorted(path.cum, us, "right") - 1, len(path.seg_dir) - 1)
+        h = scene.ground.at(path.points[k] + path.seg_dir[k] * (us - path.cum[k])[:, None])
+        ch = np.flatnonzero(h[1:] != h[:-1])
+        rows.append(i)
+        z_start.append(float(h[0]))
+        step_u.extend((0.5 * (us[ch] + us[ch + 1])).tolist())
+        step_dh.extend((h[ch + 1] - h[ch]).tolist())
+        first.append(len(step_u))
+    prof = None
+    if step_u:
+        prof = WalkProfile(np.array(rows, dtype=np.int64), np.array(first, dtype=np.int64), np.array(z_start),
+                           np.array(step_u), np.array(step_dh))
+    _WALKS[id(table)] = (table, scene.ground, prof)
+    return prof
+
+
+def _walk_heights_py(walk: WalkProfile, u: F, v: F, pos: F, vel: F) -> None:
+    """The reference of :func:`simready.sim.kernels.walk_heights` in Python floats (every walker; the same operations)."""
+    inv = 1.0 / C.PED_STEP_RAMP_M
+    first = walk.first.tolist()
+    for r, i in enumerate(walk.rows.tolist()):
+        z, dz = float(walk.z_start[r]), 0.0
+        for k in range(first[r], first[r + 1]):
+            uk, dh = float(walk.step_u[k]), float(walk.step_dh[k])
+            x = (float(u[i]) - uk) * inv + 0.5
+            if x >= 1.0:
+                z = z + dh
+            elif x > 0.0:
+                z = z + dh * (x * x * (3.0 - 2.0 * x))
+                dz = dz + dh * (6.0 * x * (1.0 - x)) * inv
+        pos[i, 2] = z
+        vel[i, 2] = float(v[i]) * dz
 
 
 def wrap_scalar(angle: float) -> float:

@@ -17,7 +17,8 @@ against every other actor, over recorded ticks where both are present:
   tagged ``emerging``) that later becomes visible: the time from that
   reveal to the conflict (the first collision with the subject, else the
   time of that pair's minimum TTC); null if nothing is revealed.
-* ``collisions [{tick, t, a, b, relative_speed_mps?}]``, from the events.
+* ``collisions [{tick, t, a, b, relative_speed_mps, point?, t_end, duration_s, delta_v_mps, ongoing?, t_settled}]``,
+  from the ``collision`` events (SPEC §8; :func:`simready.sim.engine.close_collision`).
 * ``trigger_never_fired [ids]`` — interactions that were skipped or still pending.
 * ``ticks_simulated`` — ticks stepped, warm-up included.
 """
@@ -35,6 +36,8 @@ from simready.sim.observe import occluder_mask
 from simready.sim.scene import Scene
 
 F = np.ndarray
+#: The fields of a ``collision`` event that the metrics keep.
+COLLISION_FIELDS = ("tick", "t", "a", "b", "relative_speed_mps", "point", "t_end", "duration_s", "delta_v_mps", "ongoing", "t_settled")
 
 
 def _yaw(quat: F) -> F:
@@ -107,7 +110,7 @@ def compute(scene: Scene, arrays: dict[str, F], events: list[dict[str, Any]], st
     pos, quat, vel, present = arrays["pos"], arrays["quat"], arrays["vel"], arrays["present"]
     r = len(pos)
     dt = scene.dt
-    collisions = [{k: ev[k] for k in ("tick", "t", "a", "b", "relative_speed_mps") if k in ev}
+    collisions = [{k: ev[k] for k in COLLISION_FIELDS if k in ev}
                   for ev in events if ev["type"] == "collision"]
     never = sorted(i for i, (st, _) in status.items() if st in ("pending", "skipped"))
     out: dict[str, Any] = {

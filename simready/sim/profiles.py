@@ -18,6 +18,22 @@ The duration follows from the constraint: ``time`` gives T directly;
 is the distance travelled during the transition, which for a speed verb is
 T·(v0 + v1)/2 for every shape above (each is symmetric about x = ½), and for
 a lateral verb T = distance / v (the actor's speed at firing).
+
+Taking over a moving quantity: a verb that preempts a transition still in
+progress (a ``lane_offset`` fired mid lane change) starts from the
+quantity's current value *and* rate q̇0, or the body would stop or jerk
+sideways in one tick. The inherited motion coasts out over a carry time
+T_c, its rate decaying as q̇0·(1 − y)² (y = τ/T_c: smooth at both ends,
+peak acceleration 2|q̇0|/T_c at the start), which covers c = q̇0·T_c/3; the
+declared transition covers the rest::
+
+    q(τ) = q0 + q̇0·T_c·g(τ/T_c) + (q1 − q0 − c)·f(τ/T),   g(y) = (1 − (1 − y)³)/3
+
+so it still ends at q1 at rest. The carry-over term is monotone, so the
+inherited motion swings past the target (and the declared transition brings
+it back) only when the target is nearer than c. :func:`carry_s` sizes T_c from an
+acceleration bound, and :func:`taking_over` sizes T for the span that
+remains. A ``step`` jumps by declaration and carries nothing.
 """
 
 from __future__ import annotations
@@ -49,7 +65,10 @@ class Profile:
     """A transition of one quantity from ``q0`` to ``q1`` starting at tick ``start_tick`` lasting ``duration_s``.
 
     ``at(tick, dt)`` returns ``(q, dq/dt, d²q/dt²)`` at that tick; before the
-    start it is q0, after the end q1.
+    start it is q0, after the end q1. ``rate0_per_s``: the quantity's rate
+    when the transition started (its unit per second), inherited from the
+    transition it preempted, shed over ``carry_s`` (see the module
+    docstring); 0 for a transition that starts from rest.
     """
 
     shape: str
@@ -57,25 +76,77 @@ class Profile:
     q1: float
     start_tick: int
     duration_s: float
+    rate0_per_s: float = 0.0
+    carry_s: float = 0.0
+
+    @property
+    def carries(self) -> bool:
+        """Whether an inherited rate coasts out (never across a declared ``step``)."""
+        return self.rate0_per_s != 0.0 and self.carry_s > 0.0 and self.shape != "step"
+
+    @property
+    def coast(self) -> float:
+        """How far the inherited rate carries the quantity, c = q̇0·T_c/3 (0 when nothing is inherited)."""
+        return coast_span(self.rate0_per_s, self.carry_s) if self.carries else 0.0
 
     def at(self, tick: int, dt: float) -> tuple[float, float, float]:
-        if self.duration_s <= 0.0 or self.shape == "step":
+        carries = self.carries
+        if self.shape == "step" or (self.duration_s <= 0.0 and not carries):
             return (self.q1, 0.0, 0.0) if tick >= self.start_tick else (self.q0, 0.0, 0.0)
-        x = (tick - self.start_tick) * dt / self.duration_s
-        f, df, ddf = shape_value(self.shape, x)
-        span = self.q1 - self.q0
-        return self.q0 + span * f, span * df / self.duration_s, span * ddf / self.duration_s**2
+        elapsed_s = (tick - self.start_tick) * dt
+        if not carries:
+            f, df, ddf = shape_value(self.shape, elapsed_s / self.duration_s)
+            span = self.q1 - self.q0
+            return self.q0 + span * f, span * df / self.duration_s, span * ddf / self.duration_s**2
+        r0, tc = self.rate0_per_s, self.carry_s
+        rest = 1.0 - min(max(elapsed_s / tc, 0.0), 1.0)
+        q, dq, ddq = self.q0 + r0 * tc * (1.0 - rest**3) / 3.0, r0 * rest * rest, -2.0 * r0 * rest / tc
+        span = self.q1 - self.q0 - self.coast
+        if self.duration_s <= 0.0:
+            return q + (span if elapsed_s >= 0.0 else 0.0), dq, ddq
+        f, df, ddf = shape_value(self.shape, elapsed_s / self.duration_s)
+        return q + span * f, dq + span * df / self.duration_s, ddq + span * ddf / self.duration_s**2
 
     def done(self, tick: int, dt: float) -> bool:
-        return self.shape == "step" or (tick - self.start_tick) * dt >= self.duration_s - 1e-9
+        end_s = max(self.duration_s, self.carry_s) if self.carries else self.duration_s
+        return self.shape == "step" or (tick - self.start_tick) * dt >= end_s - 1e-9
 
     def to_json(self) -> list:
-        return [self.shape, self.q0, self.q1, self.start_tick, self.duration_s]
+        return [self.shape, self.q0, self.q1, self.start_tick, self.duration_s, self.rate0_per_s, self.carry_s]
 
     @classmethod
     def from_json(cls, data: list) -> Profile:
-        shape, q0, q1, start, duration = data
-        return cls(str(shape), float(q0), float(q1), int(start), float(duration))
+        """Reads both forms; checkpoints written before the carry-over have five fields (nothing inherited)."""
+        shape, q0, q1, start, duration, *carry = data
+        rate0, carry_time = (float(carry[0]), float(carry[1])) if carry else (0.0, 0.0)
+        return cls(str(shape), float(q0), float(q1), int(start), float(duration), rate0, carry_time)
+
+
+def carry_s(rate0_per_s: float, shed_accel_per_s2: float) -> float:
+    """Carry time T_c over which an inherited rate coasts out, so that its peak acceleration 2|q̇0|/T_c equals
+    ``shed_accel_per_s2``; 0 when nothing is inherited."""
+    return 2.0 * abs(rate0_per_s) / shed_accel_per_s2 if rate0_per_s else 0.0
+
+
+def coast_span(rate0_per_s: float, carry_time_s: float) -> float:
+    """Distance the inherited rate covers while it coasts out over ``carry_time_s``: q̇0·T_c/3."""
+    return rate0_per_s * carry_time_s / 3.0
+
+
+def taking_over(shape: str, constraint: str, value: float, q0: float, rate0_per_s: float, q1: float, start_tick: int,
+                shed_accel_per_s2: float, *, speed_mps: float | None = None) -> Profile:
+    """The transition to ``q1`` a verb starts when it takes over a quantity at ``q0`` moving at ``rate0_per_s``.
+
+    The inherited motion coasts out at most ``shed_accel_per_s2`` (see the
+    module docstring); the declared ``dynamics{shape, constraint, value}``
+    size the transition over what remains, from q0 + c to q1, so a ``rate``
+    constraint still bounds the declared transition's own peak rate. From
+    rest (or for a ``step``) this is the plain declared transition.
+    """
+    tc = carry_s(rate0_per_s, shed_accel_per_s2) if shape != "step" else 0.0
+    start = q0 + coast_span(rate0_per_s, tc) if tc > 0.0 else q0
+    T = duration_s(shape, constraint, value, start, q1, speed_mps=speed_mps)
+    return Profile(shape, q0, q1, start_tick, T, rate0_per_s if tc > 0.0 else 0.0, tc)
 
 
 def duration_s(shape: str, constraint: str, value: float, q0: float, q1: float, *, speed_mps: float | None = None) -> float:

@@ -18,7 +18,7 @@ import numpy as np
 from simready.scenario.manifest import ScenarioManifest
 from simready.sim import constants as C
 from simready.sim import metrics as M
-from simready.sim.engine import Engine
+from simready.sim.engine import Engine, close_collision
 from simready.sim.scene import Scene, build_scene
 from simready.sim.trace import TRACE_FORMAT, Trace, build_table
 from simready.world.template import WorldTemplate
@@ -83,12 +83,46 @@ def finish(engine: Engine, branch: dict[str, Any] | None = None) -> Trace:
     """The trace of everything the engine has recorded so far."""
     scene = engine.scene
     arrays = engine.recorder.arrays()
+    # Contacts still on at the end complete their events as ongoing (copies: the engine may run on).
+    events = [dict(ev) for ev in engine.events]
+    for pair in sorted(engine.state.world.contacts):
+        close_collision(events, [], scene, engine.parties(pair), engine.state, ongoing=True)
+    settle_times(events, scene, arrays)
     table = build_table(scene.actors.ids, scene.lane_ids, scene.warmup_ticks, scene.dt, arrays, engine.backend.extras)
-    metrics = M.compute(scene, arrays, engine.events, engine.state.interactions.status, engine.ticks_simulated)
+    metrics = M.compute(scene, arrays, events, engine.state.interactions.status, engine.ticks_simulated)
     checks = getattr(engine.backend, "rollout_checks", None)
     if checks is not None:
         metrics["rollout_checks"] = checks()
-    return Trace(header(scene, engine, branch), list(engine.events), metrics, table)
+    return Trace(header(scene, engine, branch), events, metrics, table)
+
+
+#: A party of a collision is back on its wheels once its vertical speed is below this (m/s) ...
+SETTLED_VZ_MPS = 0.05
+#: ... and its roll and pitch rates below this (rad/s).
+SETTLED_TILT_RPS = 0.2
+
+
+def settle_times(events: list[dict[str, Any]], scene: Scene, arrays: dict[str, np.ndarray]) -> None:
+    """Give each completed ``collision`` event ``t_settled``: the first recorded time at or after its ``t_end`` at
+    which every party is back on its wheels (:data:`SETTLED_VZ_MPS`, :data:`SETTLED_TILT_RPS`, and not falling), the end of the clip
+    if never. An impact can throw a body off the ground for a moment (a rear-ended shuttle hops a few centimetres);
+    until it lands, its motion is the contact's consequence, which the plausibility checks exempt with the contact.
+    """
+    ids = scene.actors.ids
+    vel, omega = arrays["vel"], arrays["omega"]
+    rows = len(vel)
+    for ev in events:
+        if ev["type"] != "collision" or "t_end" not in ev:
+            continue
+        parties = [ids.index(k) for k in (ev["a"], ev["b"]) if k in ids]
+        k = int(round(ev["t_end"] / scene.dt))
+        # Supported, not in flight: over the next tick vz changes by less than half of what gravity would do.
+        fall = 0.5 * C.GRAVITY_MPS2 * scene.dt
+        while k < rows - 1 and any(abs(vel[k, j, 2]) >= SETTLED_VZ_MPS or abs(vel[k + 1, j, 2] - vel[k, j, 2]) >= fall
+                                   or abs(omega[k, j, 0]) >= SETTLED_TILT_RPS or abs(omega[k, j, 1]) >= SETTLED_TILT_RPS
+                                   for j in parties):
+            k += 1
+        ev["t_settled"] = round(k * scene.dt, 9)
 
 
 def issues_of(trace: Trace) -> list[str]:

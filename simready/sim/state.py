@@ -125,7 +125,8 @@ class SpeedGoal:
 
     ``kind``: ``profile`` (track ``profile``), ``match`` (``profile`` blends
     from the speed at firing to actor ``target``'s speed), ``brake`` (a
-    branch's commanded deceleration), ``coast`` (no throttle, no brake),
+    branch's commanded deceleration), ``stop`` (post-crash full braking to a
+    standstill, :mod:`simready.sim.impact`), ``coast`` (no throttle, no brake),
     ``maintain`` (hold ``profile.q1``). For ``match`` the profile is a
     blending weight from 0 to 1 and ``v0`` the speed at firing. ``owner``:
     the interaction (or ``branch:<action>``) that set it.
@@ -196,7 +197,9 @@ class ControlState:
     leader on its lane chain (−1: none) and the (vehicle, pedestrian) pairs
     where a vehicle sees a pedestrian in or entering its corridor, and the
     yielding vehicles' junction waiting points ``(actor, u)``; gaps to them
-    are recomputed every tick.
+    are recomputed every tick. ``struck``: pedestrians and cyclists a vehicle
+    struck, ``(actor, carrier or −1, x, y, z, yaw)`` with the pose in the
+    carrier's body frame (m, rad), sorted (:mod:`simready.sim.impact`).
     """
 
     longitudinal: tuple[SpeedGoal | GapGoal | None, ...]
@@ -208,6 +211,7 @@ class ControlState:
     leaders: tuple[int, ...] = ()
     percepts: tuple[tuple[int, int], ...] = ()
     yields: tuple[tuple[int, float], ...] = ()
+    struck: tuple[tuple[int, int, float, float, float, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -233,12 +237,14 @@ class WorldState:
     ``discrete``: ``"<actor>.<key>"`` or ``"<env key>"`` → value (lights,
     doors, env.*). ``friction``: current tyre-road coefficient μ.
     ``contacts``: actor-index pairs (i < j, or (i, −1) for a static
-    collider) touching after the last step.
+    collider) touching after the last step. ``woken``: parked vehicles that
+    have become dynamic bodies (dynamic-v1, once something came near).
     """
 
     discrete: dict[str, Any]
     friction: float
     contacts: frozenset[tuple[int, int]] = frozenset()
+    woken: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)

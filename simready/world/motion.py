@@ -5,8 +5,24 @@ ticks (a rolling-shutter row, a LiDAR beam). ``PoseTrack`` is the one way to
 ask "where is this body at time t": position by cubic Hermite interpolation
 through the recorded positions *and velocities* (so the interpolated motion
 honours the recorded twist at every tick instead of cutting corners), and
-rotation by slerp between the recorded quaternions (short way round, normalized
-lerp below 1e-6 rad where slerp's sine ratio loses precision).
+rotation by the same cubic Hermite on the rotation vector through the
+recorded quaternions *and angular velocities*: between ticks i and i+1
+(interval h, s = (t − t_i)/h), ``R(s) = R_i · Exp(φ(s))`` with φ(0) = 0,
+φ(1) = Log(R_iᵀ R_{i+1}) (the short way round), φ'(0) = h·R_iᵀ ω_i and
+φ'(1) = h·J_r(φ(1))⁻¹ R_{i+1}ᵀ ω_{i+1}.
+
+Why not slerp: slerp turns at one constant rate between two ticks, while
+the recorded angular velocity changes from ω_i to ω_{i+1}; a motion field
+computed from the interpolated twist then disagreed with the image motion
+of the rendered (slerp) poses by up to ~100 px/s at a kinematic-v1 yaw-rate
+step (1280 px wide, 90° camera). Now the twist between ticks is the exact
+derivative of the interpolated pose, ``ω(s) = R_i · J_l(φ(s)) · φ'(s) / h``
+(world frame), and at a tick it is the recorded one. With a constant
+rate consistent with the quaternions (ω_i = ω_{i+1} = Log(R_iᵀ R_{i+1})/h,
+body or world frame alike) this is exactly slerp. For planar motion (yaw
+only) it is the cubic Hermite of the yaw through the recorded yaws and yaw
+rates. How far recorded rates may stray from the quaternions' steps is
+:data:`ANGULAR_RATE_TOLERANCE_RPS` (:meth:`PoseTrack.angular_rate_excess_rps`).
 
 Frames and units: positions in metres in the world frame, velocities in m/s
 in the world frame (of the body origin), angular velocities in rad/s in the
@@ -39,7 +55,65 @@ TICK_COLUMNS = ("tick", "t", "actor_id", "x", "y", "z", "qx", "qy", "qz", "qw",
                 "vx", "vy", "vz", "wx", "wy", "wz", "present")
 
 
-_THETA, _INV_SIN, _H, _COLUMNS = 20, 21, 28, 29
+#: Columns of a segment table row: Hermite position (0:12), start quaternion (12:16), rotation-vector Hermite
+#: coefficients in the start body frame (16:25), start rotation matrix row-major (25:34), interval length h (34).
+_Q0, _PHI, _R0, _H, _COLUMNS = 12, 16, 25, 34, 35
+
+#: A trace's recorded angular velocity and its quaternion steps agree when, over every tick interval, the
+#: mean rate of the quaternion step (Log(R_iᵀ R_{i+1})/h, world frame) lies between the recorded rates at the
+#: interval's ends, up to this (rad/s, per component). Between the ends, not at their mean: a rate that is
+#: piecewise constant along the path (kinematic-v1's chord heading) jumps inside an interval, and the step's
+#: mean rate is then any value between the two. kinematic-v1 strays up to 8.4e-5 rad/s on the signalized
+#: left turn (the speed changing within a tick); an independent check found dynamic-v1's steps up to 9.6e-4 rad/s
+#: from the mean of its recorded rates.
+ANGULAR_RATE_TOLERANCE_RPS = 1e-3
+#: Below this angle (rad) the rotation series use their Taylor expansions (the closed forms lose precision).
+_SMALL_ANGLE_RAD = 1e-3
+
+
+def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Row-wise a × b of (N, 3) arrays."""
+    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
+
+
+def _qmul(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Row-wise Hamilton product a ⊗ b of (N, 4) quaternions ``[x, y, z, w]``."""
+    ax, ay, az, aw = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
+    bx, by, bz, bw = b[:, 0], b[:, 1], b[:, 2], b[:, 3]
+    return np.stack([aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz], axis=1)
+
+
+def _rotation_log(q0: FloatArray, q1: FloatArray) -> FloatArray:
+    """(N, 3) rotation vector φ with ``R0 · Exp(φ) = R1`` (body frame of q0), the short way (|φ| ≤ π).
+
+    Inputs are hemisphere-continuous, so the relative quaternion has w ≥ 0.
+    """
+    rel = _qmul(q0 * np.array([-1.0, -1.0, -1.0, 1.0]), q1)
+    n = np.sqrt(np.sum(rel[:, :3] * rel[:, :3], axis=1))
+    w = np.abs(rel[:, 3])
+    theta = 2.0 * np.arctan2(n, w)
+    # θ/n → 2/w as n → 0 (|rel| = 1, so w → 1 there).
+    ratio = np.where(n > 1e-12, theta / np.where(n > 1e-12, n, 1.0), 2.0 / np.maximum(w, 1e-300))
+    return np.where(rel[:, 3:4] < 0.0, -1.0, 1.0) * rel[:, :3] * ratio[:, None]
+
+
+def _series(theta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``(sin(θ/2)/θ, (1 − cos θ)/θ², (θ − sin θ)/θ³)`` for the exponential map and the left Jacobian."""
+    small = theta < _SMALL_ANGLE_RAD
+    t = np.where(small, 1.0, theta)
+    t2 = theta * theta
+    half = np.where(small, 0.5 - t2 / 48.0, np.sin(0.5 * t) / t)
+    a = np.where(small, 0.5 - t2 / 24.0, (1.0 - np.cos(t)) / (t * t))
+    b = np.where(small, 1.0 / 6.0 - t2 / 120.0, (t - np.sin(t)) / (t * t * t))
+    return half, a, b
+
+
+def _rotate(R_flat: FloatArray, v: FloatArray) -> FloatArray:
+    """Row-wise R @ v for (N, 9) row-major rotation matrices and (N, 3) vectors."""
+    R = R_flat.reshape(-1, 3, 3)
+    return np.einsum("nij,nj->ni", R, v)
 
 
 class TrackRangeError(ValueError):
@@ -71,7 +145,8 @@ class TrackSample:
         position_m: (M, 3) body origin position.
         quat_xyzw: (M, 4) orientation, ``[x, y, z, w]``.
         velocity_mps: (M, 3) velocity of the body origin (Hermite derivative).
-        angular_velocity_rps: (M, 3) angular velocity, linear between ticks.
+        angular_velocity_rps: (M, 3) angular velocity: the derivative of the interpolated rotation
+            (the recorded value at a tick).
         present: (M,) whether the body has geometry at that time.
     """
 
@@ -110,6 +185,7 @@ class PoseTrack:
     angular_velocity_rps: FloatArray
     present: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]
     _segments: FloatArray = field(init=False, repr=False, compare=False)
+    _planar: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         t = _frozen(self.t_s, np.float64, ())
@@ -141,13 +217,19 @@ class PoseTrack:
         object.__setattr__(self, "angular_velocity_rps", _frozen(ang, np.float64, (3,)))
         object.__setattr__(self, "present", _frozen(present, np.bool_, ()))
         object.__setattr__(self, "_segments", self._segment_table())
+        # Turning about z only (every ground body of a trace): the rotation vector stays on z, so sample()
+        # takes the yaw Hermite directly (the same values, a third of the numpy calls).
+        object.__setattr__(self, "_planar", not (np.any(self.quat_xyzw[:, :2]) or np.any(self.angular_velocity_rps[:, :2])))
 
     def _segment_table(self) -> FloatArray:
         """Per-interval coefficients, one row per interval, so a query gathers one row.
 
         Columns: cubic Hermite position in s = (t − t_i)/h as c0 + c1·s + c2·s² + c3·s³
-        (0:12), slerp end quaternions (12:20), angle and 1/sin (20:22), angular
-        velocity at the start and its change (22:28), interval length h (28).
+        (0:12), start quaternion (12:16), the rotation vector's Hermite
+        φ(s) = c1·s + c2·s² + c3·s³ in the start body frame (16:25), the
+        start rotation matrix (25:34), interval length h (34). See the module
+        doc for the end conditions; ``J_r(φ)⁻¹ v = v + ½ φ×v + c·φ×(φ×v)``
+        with ``c = 1/θ² − cot(θ/2)/(2θ)`` (1/12 + θ²/720 for small θ).
         """
         if len(self.t_s) < 2:
             return np.zeros((0, _COLUMNS))
@@ -155,11 +237,20 @@ class PoseTrack:
         p0, p1 = self.position_m[:-1], self.position_m[1:]
         m0, m1 = self.velocity_mps[:-1] * h, self.velocity_mps[1:] * h
         q0, q1 = self.quat_xyzw[:-1], self.quat_xyzw[1:]  # hemisphere-continuous already
-        theta = np.arccos(np.clip(np.sum(q0 * q1, axis=1), -1.0, 1.0))[:, None]
-        inv_sin = np.where(theta < 1e-6, 1.0, 1.0 / np.where(theta < 1e-6, 1.0, np.sin(theta)))
-        w0, w1 = self.angular_velocity_rps[:-1], self.angular_velocity_rps[1:]
+        R = batch_pose_matrices(np.zeros((len(self.t_s), 3)), self.quat_xyzw)[:, :3, :3]
+        R0, R1 = R[:-1], R[1:]
+        phi1 = _rotation_log(q0, q1)
+        w0 = np.einsum("nji,nj->ni", R0, self.angular_velocity_rps[:-1]) * h  # h·R0ᵀω0
+        w1 = np.einsum("nji,nj->ni", R1, self.angular_velocity_rps[1:]) * h  # h·R1ᵀω1
+        theta = np.sqrt(np.sum(phi1 * phi1, axis=1))
+        small = theta < _SMALL_ANGLE_RAD
+        t = np.where(small, 1.0, theta)
+        c = np.where(small, 1.0 / 12.0 + theta * theta / 720.0,
+                     1.0 / (t * t) - np.cos(0.5 * t) / (np.sin(0.5 * t) * 2.0 * t))[:, None]
+        cross = _cross(phi1, w1)
+        w1 = w1 + 0.5 * cross + c * _cross(phi1, cross)  # h·J_r(φ1)⁻¹ R1ᵀω1
         table = np.concatenate([p0, m0, -3 * p0 - 2 * m0 + 3 * p1 - m1, 2 * p0 + m0 - 2 * p1 + m1,
-                                q0, q1, theta, inv_sin, w0, w1 - w0, h], axis=1)
+                                q0, w0, 3 * phi1 - 2 * w0 - w1, -2 * phi1 + w0 + w1, R0.reshape(-1, 9), h], axis=1)
         table.setflags(write=False)
         return table
 
@@ -233,17 +324,40 @@ class PoseTrack:
         c0, c1, c2, c3 = seg[:, 0:3], seg[:, 3:6], seg[:, 6:9], seg[:, 9:12]
         pos = c0 + s * (c1 + s * (c2 + s * c3))
         vel = (c1 + s * (2.0 * c2 + 3.0 * s * c3)) / h[:, None]
-        theta, inv_sin = seg[:, _THETA:_THETA + 1], seg[:, _INV_SIN:_INV_SIN + 1]
-        small = theta < 1e-6
-        w0 = np.where(small, 1.0 - s, np.sin((1.0 - s) * theta) * inv_sin)
-        w1 = np.where(small, s, np.sin(s * theta) * inv_sin)
-        quat = w0 * seg[:, 12:16] + w1 * seg[:, 16:20]
-        quat /= np.sqrt(np.sum(quat * quat, axis=1, keepdims=True))
-        ang = seg[:, 22:25] + s * seg[:, 25:28]
+        if self._planar:
+            quat, ang = self._planar_rotation(seg, s[:, 0], h)
+        else:
+            r1, r2, r3 = seg[:, _PHI:_PHI + 3], seg[:, _PHI + 3:_PHI + 6], seg[:, _PHI + 6:_PHI + 9]
+            phi = s * (r1 + s * (r2 + s * r3))
+            dphi = r1 + s * (2.0 * r2 + 3.0 * s * r3)
+            theta = np.sqrt(np.sum(phi * phi, axis=1))
+            half, a, b = _series(theta)
+            exp_q = np.concatenate([phi * half[:, None], np.cos(0.5 * theta)[:, None]], axis=1)
+            quat = _qmul(seg[:, _Q0:_Q0 + 4], exp_q)
+            quat /= np.sqrt(np.sum(quat * quat, axis=1, keepdims=True))
+            cross = _cross(phi, dphi)
+            jl = dphi + a[:, None] * cross + b[:, None] * _cross(phi, cross)  # J_l(φ)·φ'
+            ang = _rotate(seg[:, _R0:_R0 + 9], jl) / h[:, None]
         pres0, pres1 = self.present[i], self.present[i + 1]
         on0, on1 = t - ts[i] <= TIME_EPS_S, ts[i + 1] - t <= TIME_EPS_S
         present = np.where(on0, pres0, np.where(on1, pres1, pres0 & pres1))
         return TrackSample(pos, quat, vel, ang, present)
+
+    @staticmethod
+    def _planar_rotation(seg: FloatArray, s: FloatArray, h: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """The rotation and angular velocity of a track turning about z only: the yaw Hermite
+        ψ(s) = c1·s + c2·s² + c3·s³ (the z row of the rotation-vector coefficients), q = q0 ⊗ (z, ψ), ω = ψ'/h·z."""
+        c1, c2, c3 = seg[:, _PHI + 2], seg[:, _PHI + 5], seg[:, _PHI + 8]
+        half = 0.5 * (s * (c1 + s * (c2 + s * c3)))
+        sz, cz = np.sin(half), np.cos(half)
+        qz, qw = seg[:, _Q0 + 2], seg[:, _Q0 + 3]
+        quat = np.zeros((len(s), 4))
+        quat[:, 2] = qw * sz + qz * cz
+        quat[:, 3] = qw * cz - qz * sz
+        quat /= np.sqrt(quat[:, 2:3] * quat[:, 2:3] + quat[:, 3:4] * quat[:, 3:4])
+        ang = np.zeros((len(s), 3))
+        ang[:, 2] = (c1 + s * (2.0 * c2 + 3.0 * s * c3)) / h
+        return quat, ang
 
     def _checked_times(self, t: FloatArray, clamp: bool) -> FloatArray:
         lo, hi = self.t_start, self.t_end
@@ -267,10 +381,10 @@ class PoseTrack:
     def twists_at(self, t_s: ArrayLike, *, clamp: bool = False) -> tuple[FloatArray, FloatArray]:
         """World velocity of the body origin (M, 3) m/s and world angular velocity (M, 3) rad/s.
 
-        At tick times these are exactly the recorded values; in between, the
-        velocity is the derivative of the interpolated position and the
-        angular velocity is interpolated linearly (slerp implies a constant
-        rate between ticks, so the two differ by O(angular acceleration·dt)).
+        At tick times these are the recorded values; in between, they are
+        the derivatives of the interpolated position and rotation (module
+        doc), so a motion field computed from them is the derivative of
+        what a renderer posing the body at those times sees.
         """
         smp = self.sample(t_s, clamp=clamp)
         return smp.velocity_mps, smp.angular_velocity_rps
@@ -278,6 +392,24 @@ class PoseTrack:
     def twist_at(self, t_s: float, *, clamp: bool = False) -> tuple[FloatArray, FloatArray]:
         v, w = self.twists_at([t_s], clamp=clamp)
         return v[0], w[0]
+
+    def angular_rate_excess_rps(self) -> FloatArray:
+        """(N − 1,) how far each interval's quaternion step strays from its recorded angular velocities, rad/s.
+
+        The step's mean rate (world frame) ``ω̄ = R_i · Log(R_iᵀ R_{i+1}) / h``
+        compared per component with the interval ``[min(ω_i, ω_{i+1}),
+        max(ω_i, ω_{i+1})]``: the largest distance outside it (0 inside).
+        Intervals next to an absent sample give 0. A trace is consistent
+        when every value is at most :data:`ANGULAR_RATE_TOLERANCE_RPS`.
+        """
+        if len(self.t_s) < 2:
+            return np.zeros(0)
+        h = np.diff(self.t_s)[:, None]
+        R0 = batch_pose_matrices(np.zeros((len(h), 3)), self.quat_xyzw[:-1])[:, :3, :3]
+        mean = np.einsum("nij,nj->ni", R0, _rotation_log(self.quat_xyzw[:-1], self.quat_xyzw[1:])) / h
+        w0, w1 = self.angular_velocity_rps[:-1], self.angular_velocity_rps[1:]
+        out = np.maximum(np.maximum(np.minimum(w0, w1) - mean, mean - np.maximum(w0, w1)), 0.0).max(axis=1)
+        return np.where(self.present[:-1] & self.present[1:], out, 0.0)
 
     def present_at(self, t_s: ArrayLike, *, clamp: bool = False) -> NDArray[np.bool_]:
         return self.sample(t_s, clamp=clamp).present

@@ -30,6 +30,20 @@ if TYPE_CHECKING:
     from simready.world.template_model import SensorRig, WorldTemplate
 
 
+def camera_readout_s(height_px: int, line_time_s: float, shutter: str) -> float:
+    """A camera frame's readout (s): the time from the first row's sample to the last row's.
+
+    Row r (0 at the top) of a rolling shutter is sampled at
+    ``t0 + r·line_time_s``, so the readout is ``(height_px − 1)·line_time_s``;
+    a global shutter samples every row at ``t0`` (0). The one definition of
+    the readout: the scenario view's camera clock (:func:`sensor_clocks`,
+    hashed with the world), the template's readout-fits-the-period check and
+    the renderer's schedule (:attr:`simready.sensors_hw.models.CameraModel.readout_s`)
+    all call this, so acceptance and rendering count the same frames.
+    """
+    return (height_px - 1) * line_time_s if shutter == "rolling" else 0.0
+
+
 @dataclass(frozen=True)
 class SensorClock:
     """One sensor's own clock: sample k starts at ``phase_s + k / rate_hz`` and lasts ``duration_s``."""
@@ -61,7 +75,8 @@ def sensor_clocks(rig: SensorRig) -> tuple[SensorClock, ...]:
     out = []
     for name, s in sorted(rig.sensors.items()):
         if s.type == "camera":
-            out.append(SensorClock(name, s.type, float(s.rate_hz), float(s.phase_s), float(s.height_px * s.line_time_s)))
+            readout_s = camera_readout_s(s.height_px, float(s.line_time_s), s.shutter)
+            out.append(SensorClock(name, s.type, float(s.rate_hz), float(s.phase_s), readout_s))
         elif s.type == "lidar":
             out.append(SensorClock(name, s.type, float(s.rotation_hz), float(s.phase_s), 1.0 / float(s.rotation_hz)))
         else:

@@ -27,6 +27,7 @@ from shapely.ops import unary_union
 from simready.world.frames import Mat4, make_transform, mount_transform, rot_z
 from simready.world.identity import ASSET_ID_RE, instance_id
 from simready.world.lanes import MIN_SEGMENT_LENGTH_M, LaneGraph
+from simready.world.rig_view import camera_readout_s
 from simready.world.walkable import WalkGraph
 
 __all__ = [
@@ -363,7 +364,12 @@ def _check_phase(phase_s: float, rate_hz: float) -> None:
 
 
 class CameraSettings(_Model):
-    """Pinhole camera. ``line_time_s`` is the row-to-row readout delay (rolling), 0 for global."""
+    """Pinhole camera. ``line_time_s`` is the row-to-row readout delay (rolling), 0 for global.
+
+    The readout, first row's sample to last row's, is
+    (height_px − 1)·line_time_s (:func:`simready.world.rig_view.camera_readout_s`);
+    a rolling shutter needs line_time_s > 0 and a readout within one period.
+    """
 
     type: Literal["camera"]
     mount: Name
@@ -383,11 +389,12 @@ class CameraSettings(_Model):
         if self.near_m >= self.far_m:
             raise ValueError(f"near_m {self.near_m} must be below far_m {self.far_m}")
         _check_phase(self.phase_s, self.rate_hz)
-        readout_s = self.height_px * self.line_time_s
+        readout_s = camera_readout_s(self.height_px, self.line_time_s, self.shutter)
         if self.shutter == "global" and self.line_time_s != 0.0:
             raise ValueError("a global shutter reads every row at once: line_time_s must be 0")
-        if self.shutter == "rolling" and not 0.0 < readout_s <= 1.0 / self.rate_hz:
-            raise ValueError(f"rolling readout height_px*line_time_s = {readout_s:.6g} s must be in (0, 1/rate_hz]")
+        if self.shutter == "rolling" and not (self.line_time_s > 0.0 and readout_s <= 1.0 / self.rate_hz):
+            raise ValueError(f"rolling readout (height_px - 1)*line_time_s = {readout_s:.6g} s needs line_time_s > 0 "
+                             f"and at most 1/rate_hz = {1.0 / self.rate_hz:.6g} s")
         return self
 
 

@@ -1,12 +1,11 @@
-"""``dynamic-v1``: PyBullet rigid-body dynamics for the ego, kinematic bodies for everyone else (SPEC §8).
+"""``dynamic-v1``: PyBullet rigid-body dynamics for every vehicle (SPEC §8).
 
 World, built once per engine in a DIRECT client, in sorted order so the
 call sequence (and so the result) is the same every time:
 
 * **static** — every template instance, from its certified collision
   pieces (an axis-aligned box piece becomes an exact ``GEOM_BOX``, any
-  other piece a convex ``GEOM_MESH``), mass 0; plus the manifest's parked
-  vehicles, kinematic (mass 0) at their poses. The ground floor is one slab
+  other piece a convex ``GEOM_MESH``), mass 0. The ground floor is one slab
   over the whole map whose top is the height raster's floor (z = 0): flat
   road tiles at that height are part of it rather than colliders of their
   own, because a seam between two coplanar colliders is an internal edge —
@@ -22,24 +21,44 @@ call sequence (and so the result) is the same every time:
   corners wherever that gives PyBullet the very same hull
   (:func:`_reduced_hulls`, a third of the hull's cost), so rebuilding a world
   in a restore costs a few milliseconds;
-* **ego** — one dynamic rigid body with the catalog mass, centre of mass and
-  inertia tensor (principal axes); its contact friction is 0 because the
-  tyres are modelled explicitly: a single-track (bicycle) model applies, at
-  every 5 ms substep, the longitudinal force of the actuated command and
-  the front/rear lateral tyre forces (linear in slip angle, cornering
-  stiffness ∝ axle load, saturated by the friction circle μ·F_z) as
-  external forces; PyBullet supplies gravity, support and collisions;
-* **agents** (other vehicles, cyclists, pedestrians) — controller-driven
-  kinematic bodies (mass 0) that the engine's path controllers move; the
-  body moved is the collider the ego meets and the pose reported. Agents
-  near a dynamic body are moved every substep (interpolated), others wait
-  underground until they are near (:meth:`DynamicBackend._park_far`). Vehicles block the ego; pedestrians and cyclists are contact
-  sensors (their contact with the ego is detected from the footprints and
-  reported, but it does not stop the ego as an immovable wall would), so
-  they have no PyBullet body.
+* **vehicles** — every vehicle actor is one dynamic rigid body with its
+  certified mass, centre of mass and inertia tensor (principal axes, the
+  :class:`Chassis`), contact friction 0 because the tyres are modelled
+  explicitly, driven by forces and never by setting its pose, so a contact
+  exchanges momentum:
 
-Steering: pure pursuit of the offset path a preview distance ahead, rate-
-and angle-limited (:class:`~simready.sim.constants.DynamicSettings`).
+  - the **ego**: a single-track (bicycle) model applies, at every 5 ms
+    substep, the longitudinal force of the actuated command and the
+    front/rear lateral tyre forces (linear in slip angle, cornering
+    stiffness ∝ axle load, saturated by the friction circle μ·F_z);
+    steering is pure pursuit of the offset path a preview distance ahead,
+    rate- and angle-limited (:class:`~simready.sim.constants.DynamicSettings`);
+  - the **agents** (other moving vehicles): the simpler *drive model* of
+    :meth:`DynamicBackend._drive` — once a tick (a 50 Hz controller) a
+    horizontal force and a yaw torque that bring the body to the end-of-tick
+    velocity and heading its path controller plans, with a correction of the
+    position and heading error, limited to what tyres deliver (μ·m·g, and
+    μ·m·g·wheelbase/2 of yaw torque); free of contact they follow their
+    paths to millimetres, and a harder contact pushes them;
+  - **parked vehicles**: immovable (mass 0) while no moving vehicle body is
+    within reach of them in a tick; once one is (:meth:`DynamicBackend._wake`)
+    they get their mass for the rest of the rollout and are held by their
+    parking brake (the drive model braking at μ·g), so a car that hits one
+    shoves it, and it skids to rest.
+
+  PyBullet supplies gravity, support and collisions.
+* **pedestrians and cyclists** have no rigid body: their contacts come from
+  their footprints, and a vehicle that strikes one has the inelastic impact
+  of :mod:`simready.sim.impact` (the vehicle's momentum change follows the
+  mass ratio; the road user is carried at the point of contact until the
+  vehicle is at rest, never passed through).
+
+After any contact between actors the drivers involved brake to a standstill
+(:mod:`simready.sim.impact`); here that means the ego's wheels return to
+straight and an agent's drive model brakes along the body's own motion
+rather than steering back to its path. Absent vehicles are immovable and
+collide with nothing, underground.
+
 Determinism: sleeping off, ``deterministicOverlappingPairs=1``, fixed call
 order; bit-identical for identical inputs in one process and across
 processes, whether or not the in-process caches (world plans, collision
@@ -47,19 +66,16 @@ pieces, idle clients) were warm. Restoring a checkpoint rebuilds the world
 from the engine's state copy (see :mod:`simready.sim.checkpoint` for the
 replay tolerance).
 
-Rollout checks collected while stepping (``metrics.rollout_checks``):
-tunnelling (the ego's centre of mass crossing a non-ground collider between
-ticks, or its origin falling below the ground), energy gain without
+Rollout checks collected while stepping (``metrics.rollout_checks``), for
+the ego: tunnelling (its centre of mass crossing a non-ground collider
+between ticks, or its origin falling below the ground), energy gain without
 actuation, and angular explosion. The energy check is skipped on a tick that
-ends with a driven agent touching the ego after moving that tick: a
-kinematic body cannot take an impulse, so when it rear-ends or shoves the
-ego the solver pushes the ego out of its way, and the ego's energy rises
-legitimately — the energy comes from the agent's prescribed motion, not
-from a solver error. Parked vehicles, agents that did not move that tick
-and static colliders excuse nothing (they supply no energy, so a gain
-against them is a solver pop); an ego spawned interpenetrating an agent is
-still caught by the physics settle stage (:mod:`simready.sim.settle`), in
-which no agent moves.
+ends with the ego touching another actor: momentum exchanged in a contact
+(another vehicle's kinetic energy passing to the ego) is physics, not a
+solver error. Static colliders excuse nothing (they supply no energy, so a
+gain against them is a solver pop); an ego spawned interpenetrating an
+agent is still caught by the physics settle stage
+(:mod:`simready.sim.settle`), in which no drive force acts.
 """
 
 from __future__ import annotations
@@ -81,7 +97,9 @@ from simready.errors import CatalogError
 from simready.sim import constants as C
 from simready.sim.backend import COMMON_EXTRAS, Backend, StepOutcome
 from simready.sim.controllers.lateral import preview_steer
-from simready.sim.kinematics import step_on_paths
+from simready.sim import impact
+from simready.sim.impact import post_crash
+from simready.sim.kinematics import footprint_contacts, step_on_paths
 from simready.sim.scene import GROUND_CLASSES, Scene, substeps_per_tick
 from simready.sim.state import Bodies, PathCoords, SimState, frozen
 
@@ -95,6 +113,12 @@ ENERGY_SLACK_J = 50.0
 MAX_ANGULAR_RATE_RPS = 10.0
 #: The tyre model's floor on the speed that divides the lateral velocity in a slip angle (m/s).
 _SLIP_MIN_MPS = S.slip_min_speed_mps
+#: A parked vehicle gets its mass when a moving vehicle body is this much nearer than both bounding radii plus
+#: the mover's travel in a tick (m).
+WAKE_MARGIN_M = 1.0
+#: The agent drive model corrects a position error over this time (s) and a heading error over this one (s).
+DRIVE_POSITION_TAU_S = 0.25
+DRIVE_YAW_TAU_S = 0.25
 
 
 def _box_piece(vertices: np.ndarray) -> tuple[list[float], list[float]] | None:
@@ -479,6 +503,40 @@ def _quat_yaw(yaw: float) -> list[float]:
     return [0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)]
 
 
+@dataclass(frozen=True, eq=False)
+class Chassis:
+    """Mass properties of one vehicle body, from its certified catalog entry (SI units, body frame).
+
+    ``com``: centre of mass (m) from the body origin; ``inertia_diag``: principal moments (kg·m²);
+    ``inertial_quat``: body → principal axes ``[x, y, z, w]`` (identity for a diagonal tensor), and
+    ``inertial_inv`` its inverse; ``izz``: the tensor's zz entry (yaw inertia, kg·m²); ``wheelbase``,
+    ``lf``, ``lr``: axle distances (m), the axles from the centre of mass.
+    """
+
+    mass: float
+    com: np.ndarray
+    inertia_diag: np.ndarray
+    inertial_quat: np.ndarray
+    inertial_inv: tuple[float, ...]
+    identity_inertial: bool
+    izz: float
+    wheelbase: float
+    lf: float
+    lr: float
+    restitution: float
+
+    @classmethod
+    def of(cls, entry: Any) -> Chassis:
+        com = np.asarray(entry.center_of_mass_m, dtype=np.float64)
+        inertia = np.asarray(entry.inertia_kg_m2, dtype=np.float64)
+        diag, quat = principal_axes(inertia)
+        params = entry.generator.params if entry.generator else {}
+        wheelbase = float(params.get("wheelbase", 0.6 * entry.dimensions_m.length))
+        inv = tuple(p.invertTransform([0, 0, 0], quat.tolist())[1])
+        return cls(float(entry.mass_kg), com, diag, quat, inv, bool(quat[3] == 1.0), float(inertia[2, 2]), wheelbase,
+                   wheelbase / 2 - float(com[0]), wheelbase / 2 + float(com[0]), float(entry.restitution))
+
+
 class DynamicBackend(Backend):
     name: ClassVar[str] = "dynamic-v1"
     extras: ClassVar[tuple[str, ...]] = COMMON_EXTRAS + ("tyre_util",)
@@ -494,48 +552,41 @@ class DynamicBackend(Backend):
         self._violations: dict[str, list[str]] = {"tunnelling": [], "energy_gain": [], "explosion": []}
         a = scene.actors
         self.ego = a.ego
-        # Vehicles block the ego physically; pedestrians and cyclists are contact sensors: a kinematic
-        # body cannot take an impulse, so a light road user would stop a bus like a wall. Their contacts
-        # come from the footprints, so they get no PyBullet body at all (one would collide with nothing).
+        # Vehicles are rigid bodies; pedestrians and cyclists have none (see the module docstring: a light road
+        # user meeting a vehicle is the impact model's, :mod:`simready.sim.impact`).
         self.physical = a.is_vehicle.copy()
-        self.agent_idx = [i for i in range(len(a)) if i != self.ego and not a.parked[i] and self.physical[i]]
-        self._agent_set = frozenset(self.agent_idx)
+        self.vehicles = [i for i in range(len(a)) if self.physical[i]]
+        self.agent_idx = [i for i in self.vehicles if i != self.ego and not a.parked[i]]
+        self.parked_idx = [i for i in self.vehicles if a.parked[i]]
+        self.chassis = {i: Chassis.of(scene.catalog.entry(a.asset_ids[i])) for i in self.vehicles}
         self._prev_com: list[float] = []
-        #: (agent, distance (m) within which it moves every substep): near field + both half-lengths.
-        ego_hl = float(a.hl[self.ego]) if self.ego is not None else 0.0
-        self._reach = [(i, S.near_field_m + float(a.hl[i]) + ego_hl) for i in self.agent_idx] if self.ego is not None else []
         self._prev_tick = -1
-        #: Driven agents parked underground because they are far from the ego (:meth:`_park_far`).
-        self._parked_away: set[int] = set()
+        self._hidden: set[int] = set()
+        self._woken: frozenset[int] = frozenset()
+        self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
         self._ego_params()
 
     # --- construction --------------------------------------------------------------
 
     def _ego_params(self) -> None:
-        scene = self.scene
         if self.ego is None:
             return
-        entry = scene.catalog.entry(scene.actors.asset_ids[self.ego])
-        self.mass = float(entry.mass_kg)
-        self.com = np.asarray(entry.center_of_mass_m, dtype=np.float64)
-        inertia = np.asarray(entry.inertia_kg_m2, dtype=np.float64)
-        self.inertia_diag, self.inertial_quat = principal_axes(inertia)
+        ch = self.chassis[self.ego]
+        self.mass, self.com = ch.mass, ch.com
+        self.inertia_diag, self.inertial_quat = ch.inertia_diag, ch.inertial_quat
         self._inertia_list = [float(x) for x in self.inertia_diag]
-        self._inertial_inv = p.invertTransform([0, 0, 0], self.inertial_quat.tolist())[1]
-        params = entry.generator.params if entry.generator else {}
-        self.wheelbase = float(params.get("wheelbase", 0.6 * entry.dimensions_m.length))
-        self.lf = self.wheelbase / 2 - float(self.com[0])
-        self.lr = self.wheelbase / 2 + float(self.com[0])
+        self._inertial_inv = ch.inertial_inv
+        self.wheelbase, self.lf, self.lr = ch.wheelbase, ch.lf, ch.lr
 
     def _build(self) -> None:
-        """Create the PyBullet world: statics from the (cached) plan, then agents, then the ego, in a fixed order."""
+        """Create the PyBullet world: statics from the (cached) plan, then the vehicles in actor order."""
         scene = self.scene
         plan = world_plan(scene)
         # Collision pieces before the client: an asset's first look-up checks its reduced hull files in a pooled
         # client (:func:`_reduced_hulls`), which this world then takes instead of connecting another (~20 ms).
         a = scene.actors
         used = {g.shape for g in plan.groups if isinstance(g.shape, str)}
-        used.update(a.asset_ids[i] for i in range(len(a)) if self.physical[i] or i == self.ego)
+        used.update(a.asset_ids[i] for i in self.vehicles)
         for asset in sorted(used):
             asset_pieces(scene.catalog, asset)
         w = _World()
@@ -544,9 +595,7 @@ class DynamicBackend(Backend):
         w.call(p.setPhysicsEngineParameter, fixedTimeStep=self.h, numSubSteps=0, numSolverIterations=S.solver_iterations,
                deterministicOverlappingPairs=S.deterministic_overlapping_pairs)
         self._build_statics(w, plan)
-        self._build_agents(w)
-        if self.ego is not None:
-            self._build_ego(w)
+        self._build_vehicles(w)
 
     def _build_statics(self, w: _World, plan: _WorldPlan) -> None:
         """One batched ``createMultiBody`` per group of same-shape, same-orientation statics (~0.1 ms a call)."""
@@ -558,90 +607,124 @@ class DynamicBackend(Backend):
             shape = w.shape(cat, g.shape) if isinstance(g.shape, str) else w.box(g.shape)
             bodies = w.batch(0.0, shape, g.positions, g.quat)
             for body in bodies:
-                p.setCollisionFilterGroupMask(body, -1, STATIC_GROUP, EGO_GROUP | RAY_GROUP, physicsClientId=cid)
+                p.setCollisionFilterGroupMask(body, -1, STATIC_GROUP, EGO_GROUP | AGENT_GROUP | RAY_GROUP, physicsClientId=cid)
             self.static_key.update(zip(bodies, g.keys))
             self.static_names.update((body, names[k]) for body, k in zip(bodies, g.keys))
             if g.ground:
                 self.ground_bodies.update(bodies)
 
-    def _build_agents(self, w: _World) -> None:
-        """Kinematic (mass 0) bodies of the non-ego vehicles, batched per asset, parked ones in the static group."""
-        a = self.scene.actors
-        by_asset: dict[str, list[int]] = {}
-        for i in range(len(a)):
-            if i != self.ego and self.physical[i]:
-                by_asset.setdefault(a.asset_ids[i], []).append(i)
-        self.actor_body: dict[int, int] = {}
-        for asset, members in sorted(by_asset.items()):
-            bodies = w.batch(0.0, w.shape(self.scene.catalog, asset), [(0.0, 0.0, -100.0 - i) for i in members], (0.0, 0.0, 0.0, 1.0))
-            for i, body in zip(members, bodies):
-                group = STATIC_GROUP if a.parked[i] else AGENT_GROUP
-                w.call(p.setCollisionFilterGroupMask, body, -1, group, EGO_GROUP)
-                self.actor_body[i] = body
-        self.body_actor = {b: i for i, b in self.actor_body.items()}
+    def _build_vehicles(self, w: _World) -> None:
+        """Every vehicle a rigid body with its catalog mass, centre of mass and principal inertia, in actor order.
 
-    def _build_ego(self, w: _World) -> None:
-        """The ego: one dynamic rigid body with the catalog mass, centre of mass and principal inertia."""
+        Contact friction is 0 on every vehicle: tyre forces are applied explicitly (the ego's tyre model,
+        the agents' drive model). A parked vehicle starts with mass 0 (an immovable body) until something
+        comes near (:meth:`_wake`).
+        """
         a = self.scene.actors
-        entry = self.scene.catalog.entry(a.asset_ids[self.ego])
-        self.ego_body = w.call(p.createMultiBody, self.mass, w.shape(self.scene.catalog, a.asset_ids[self.ego]), -1, [0.0, 0.0, 0.0],
-                               [0, 0, 0, 1], baseInertialFramePosition=self.com.tolist(),
-                               baseInertialFrameOrientation=self.inertial_quat.tolist(), useMaximalCoordinates=True)
-        # Mass must be passed with the inertia: PyBullet 3.2.7 zeroes a maximal-coordinate body's mass otherwise.
-        w.call(p.changeDynamics, self.ego_body, -1, mass=self.mass, localInertiaDiagonal=self.inertia_diag.tolist(), lateralFriction=0.0,
-               spinningFriction=0.0, rollingFriction=0.0, restitution=float(entry.restitution),
-               linearDamping=0.0, angularDamping=0.0, activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING)
-        w.call(p.setCollisionFilterGroupMask, self.ego_body, -1, EGO_GROUP, STATIC_GROUP | AGENT_GROUP)
-        self.body_actor[self.ego_body] = self.ego
+        self.actor_body: dict[int, int] = {}
+        for i in self.vehicles:
+            ch = self.chassis[i]
+            body = w.call(p.createMultiBody, ch.mass, w.shape(self.scene.catalog, a.asset_ids[i]), -1, [0.0, 0.0, -100.0 - i],
+                          [0, 0, 0, 1], baseInertialFramePosition=ch.com.tolist(),
+                          baseInertialFrameOrientation=ch.inertial_quat.tolist(), useMaximalCoordinates=True)
+            # Mass must be passed with the inertia: PyBullet 3.2.7 zeroes a maximal-coordinate body's mass otherwise.
+            w.call(p.changeDynamics, body, -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist(), lateralFriction=0.0,
+                   spinningFriction=0.0, rollingFriction=0.0, restitution=ch.restitution,
+                   linearDamping=0.0, angularDamping=0.0, activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING)
+            group = EGO_GROUP if i == self.ego else AGENT_GROUP
+            w.call(p.setCollisionFilterGroupMask, body, -1, group, STATIC_GROUP | EGO_GROUP | AGENT_GROUP if i != self.ego
+                   else STATIC_GROUP | AGENT_GROUP)
+            if a.parked[i]:
+                w.call(p.changeDynamics, body, -1, mass=0.0)
+            self.actor_body[i] = body
+        self.body_actor = {b: i for i, b in self.actor_body.items()}
+        if self.ego is not None:
+            self.ego_body = self.actor_body[self.ego]
 
     # --- state exchange -----------------------------------------------------------------
 
-    def _place_ego(self, bodies: Bodies) -> None:
-        """Put the ego's PyBullet body at the engine's pose and twist (origin → centre of mass)."""
-        w = self.world
-        e = self.ego
-        q = bodies.quat[e]
-        R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)
-        com_w = bodies.pos[e] + R @ self.com
-        v_com = bodies.vel[e] + _cross(bodies.omega[e], R @ self.com)
-        q_in = np.array(p.multiplyTransforms([0, 0, 0], q.tolist(), [0, 0, 0], self.inertial_quat.tolist())[1])
-        w.call(p.resetBasePositionAndOrientation, self.ego_body, com_w.tolist(), q_in.tolist())
-        w.call(p.resetBaseVelocity, self.ego_body, v_com.tolist(), bodies.omega[e].tolist())
-        # A reset moves the body without clearing its contact manifolds; re-registering it does.
-        w.call(p.setCollisionFilterGroupMask, self.ego_body, -1, EGO_GROUP, STATIC_GROUP | AGENT_GROUP)
+    def _set_mass(self, i: int, on: bool) -> None:
+        """A vehicle's body dynamic (its catalog mass) or immovable (mass 0), without moving it."""
+        ch = self.chassis[i]
+        if on:
+            self.world.call(p.changeDynamics, self.actor_body[i], -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist())
+        else:
+            self.world.call(p.changeDynamics, self.actor_body[i], -1, mass=0.0)
 
-    def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
-        """Ego body origin position, quaternion [x,y,z,w], origin velocity, angular velocity (world), rotation matrix,
-        and the lever arm from the origin to the centre of mass (world, m)."""
+    def _dynamic(self, i: int) -> bool:
+        """Whether vehicle ``i``'s body currently moves under forces (not parked-and-asleep, not absent)."""
+        return i not in self._hidden and (not self.scene.actors.parked[i] or i in self._woken)
+
+    def _place(self, i: int, bodies: Bodies) -> None:
+        """Put vehicle ``i``'s body at the engine's pose and twist (origin → centre of mass)."""
+        w = self.world
+        ch = self.chassis[i]
+        q = bodies.quat[i]
+        R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)
+        com_w = bodies.pos[i] + R @ ch.com
+        v_com = bodies.vel[i] + _cross(bodies.omega[i], R @ ch.com)
+        q_in = np.array(p.multiplyTransforms([0, 0, 0], q.tolist(), [0, 0, 0], ch.inertial_quat.tolist())[1])
+        body = self.actor_body[i]
+        w.call(p.resetBasePositionAndOrientation, body, com_w.tolist(), q_in.tolist())
+        if self._dynamic(i):
+            w.call(p.resetBaseVelocity, body, v_com.tolist(), bodies.omega[i].tolist())
+        # A reset moves the body without clearing its contact manifolds; re-registering it does.
+        group, mask = (EGO_GROUP, STATIC_GROUP | AGENT_GROUP) if i == self.ego else (AGENT_GROUP, STATIC_GROUP | EGO_GROUP | AGENT_GROUP)
+        w.call(p.setCollisionFilterGroupMask, body, -1, group, mask)
+
+    def _place_ego(self, bodies: Bodies) -> None:
+        self._place(self.ego, bodies)
+
+    def _hide(self, i: int) -> None:
+        """An absent vehicle: immovable, colliding with nothing, underground."""
+        if i in self._hidden:
+            return
+        self._hidden.add(i)
+        self._set_mass(i, False)
+        body = self.actor_body[i]
+        self.world.call(p.setCollisionFilterGroupMask, body, -1, 0, 0)
+        self.world.call(p.resetBasePositionAndOrientation, body, [0.0, 0.0, -100.0 - i], _IDENTITY_QUAT)
+
+    def _show(self, i: int, bodies: Bodies) -> None:
+        """A vehicle that (re)appears: back to its mass, at the engine's pose and twist."""
+        self._hidden.discard(i)
+        if self._dynamic(i):
+            self._set_mass(i, True)
+        self._place(i, bodies)
+
+    def _read(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
+        """Vehicle ``i``'s body origin position, quaternion [x,y,z,w], origin velocity, angular velocity (world),
+        rotation matrix, and the lever arm from the origin to the centre of mass (world, m)."""
         cid = self.world.client
-        com_w, q_in = p.getBasePositionAndOrientation(self.ego_body, physicsClientId=cid)
-        lin, (wx, wy, wz) = p.getBaseVelocity(self.ego_body, physicsClientId=cid)
-        q = p.multiplyTransforms(_ORIGIN, q_in, _ORIGIN, self._inertial_inv)[1]
+        ch = self.chassis[i]
+        body = self.actor_body[i]
+        com_w, q_in = p.getBasePositionAndOrientation(body, physicsClientId=cid)
+        lin, (wx, wy, wz) = p.getBaseVelocity(body, physicsClientId=cid)
+        q = q_in if ch.identity_inertial else p.multiplyTransforms(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1]
         if q[3] < 0:
             q = tuple(-x for x in q)
         R = np.array(p.getMatrixFromQuaternion(q)).reshape(3, 3)
         # The lever arm stays a numpy product (its bits are BLAS's); the rest is the same IEEE arithmetic
         # on Python floats that numpy would do element by element.
-        rx, ry, rz = (R @ self.com).tolist()
+        rx, ry, rz = (R @ ch.com).tolist()
         pos = np.array([com_w[0] - rx, com_w[1] - ry, com_w[2] - rz])
         vel = np.array([lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)])
         return pos, np.array(q), vel, np.array([wx, wy, wz]), R, (rx, ry, rz)
 
-    def _place_agents(self, bodies: Bodies, which: list[int]) -> None:
-        cid = self.world.client
-        pos, quat, present = bodies.pos.tolist(), bodies.quat.tolist(), bodies.present.tolist()
-        for i in which:
-            x, y, z = pos[i]
-            p.resetBasePositionAndOrientation(self.actor_body[i], [x, y, z if present[i] else -100.0 - i], quat[i],
-                                              physicsClientId=cid)
+    def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
+        return self._read(self.ego)
 
     def start(self, state: SimState) -> StepOutcome:
         if self.world is None:
             self._build()
-        parked = [i for i in self.actor_body if self.scene.actors.parked[i]]
-        self._place_agents(state.bodies, parked + self.agent_idx)
-        if self.ego is not None:
-            self._place_ego(state.bodies)
+        self._woken = frozenset(state.world.woken)
+        for i in sorted(self._woken):
+            self._set_mass(i, True)
+        for i in self.vehicles:
+            if state.bodies.present[i]:
+                self._place(i, state.bodies)
+            else:
+                self._hide(i)
         return StepOutcome(state.bodies, state.coords, state.world.contacts, {})
 
     # --- stepping -------------------------------------------------------------------------------
@@ -726,21 +809,97 @@ class DynamicBackend(Backend):
         kinetic = 0.5 * self.mass * (lin[0] ** 2 + lin[1] ** 2 + lin[2] ** 2) + 0.5 * (ix * wx * wx + iy * wy * wy + iz * wz * wz)
         return kinetic + self.mass * C.GRAVITY_MPS2 * com[2]
 
-    def _steer(self, state: SimState, route: Any, plan: Any) -> float:
+    def _steer(self, state: SimState, route: Any, plan: Any, crashed: bool) -> float:
+        """The ego's steering angle for this tick: pure pursuit of its path, or straight after a crash (rate-limited)."""
         e = self.ego
-        path = route.paths.paths[e]
-        c = state.coords
-        v = float(c.v[e])
-        look = max(S.preview_min_m, S.preview_gain_s * v)
-        x, y = state.bodies.pos[e, 0], state.bodies.pos[e, 1]
-        yaw = float(c.yaw[e])
-        rear_x, rear_y = x - math.cos(yaw) * self.lr, y - math.sin(yaw) * self.lr
-        tx, ty = path.point(float(c.u[e]) + look, float(plan.d_ref[e]))
-        want = preview_steer(rear_x, rear_y, yaw, tx, ty, self.wheelbase)
-        want = max(min(want, S.max_steer_rad), -S.max_steer_rad)
+        if crashed:
+            want = 0.0
+        else:
+            path = route.paths.paths[e]
+            c = state.coords
+            v = float(c.v[e])
+            look = max(S.preview_min_m, S.preview_gain_s * v)
+            x, y = state.bodies.pos[e, 0], state.bodies.pos[e, 1]
+            yaw = float(c.yaw[e])
+            rear_x, rear_y = x - math.cos(yaw) * self.lr, y - math.sin(yaw) * self.lr
+            tx, ty = path.point(float(c.u[e]) + look, float(plan.d_ref[e]))
+            want = preview_steer(rear_x, rear_y, yaw, tx, ty, self.wheelbase)
+            want = max(min(want, S.max_steer_rad), -S.max_steer_rad)
         step = S.max_steer_rate_rps * self.scene.dt
         prev = state.control.steer_rad
         return prev + max(min(want - prev, step), -step)
+
+    def _wake(self, state: SimState) -> None:
+        """Give a parked vehicle its mass once a moving vehicle body is near enough to touch it within a tick.
+
+        Near: centre distance below both bounding radii, the other's travel in a tick and
+        :data:`WAKE_MARGIN_M`. From then on it is a dynamic body held by its parking brake
+        (:meth:`_drive`), pushed when something pushes harder than μ·m·g.
+        """
+        a = self.scene.actors
+        b = state.bodies
+        sleeping = [i for i in self.parked_idx if i not in self._woken and b.present[i]]
+        if not sleeping:
+            return
+        movers = [j for j in self.vehicles if self._dynamic(j) and b.present[j]]
+        woken = set(self._woken)
+        for i in sleeping:
+            for j in movers:
+                reach = float(a.radius[i] + a.radius[j]) + WAKE_MARGIN_M + float(np.hypot(*b.vel[j, :2])) * self.scene.dt
+                if math.hypot(float(b.pos[i, 0] - b.pos[j, 0]), float(b.pos[i, 1] - b.pos[j, 1])) < reach:
+                    woken.add(i)
+                    self._set_mass(i, True)
+                    self.world.call(p.resetBaseVelocity, self.actor_body[i], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+                    break
+        self._woken = frozenset(woken)
+
+    def _drive(self, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Any, stop: bool) -> tuple[float, ...]:
+        """The agent drive model: this tick's horizontal force (N, world) and yaw torque (N·m) on vehicle ``i``.
+
+        Held for the tick (a 50 Hz controller) and applied at the centre of
+        mass every substep. Following its path, the body's origin velocity is
+        driven to the path controller's end-of-tick velocity plus a
+        correction of the position error over :data:`DRIVE_POSITION_TAU_S`,
+        and its yaw rate to the path's plus a heading correction over
+        :data:`DRIVE_YAW_TAU_S`. Stopping (after a crash, or a parked
+        vehicle's brake) the velocity is driven towards zero along the
+        body's own motion at the planner's braking (μ·g for a parked car) and
+        the yaw rate towards zero. Either way the force is limited to the
+        friction circle μ·m·g and the torque to μ·m·g·wheelbase/2: what tyres
+        can deliver, so a harder contact pushes the body.
+        """
+        dt = self.scene.dt
+        ch = self.chassis[i]
+        b = state.bodies
+        mu_g = state.world.friction * C.GRAVITY_MPS2
+        vx, vy = float(b.vel[i, 0]), float(b.vel[i, 1])
+        wz = float(b.omega[i, 2])
+        if stop:
+            decel = mu_g if self.scene.actors.parked[i] else min(max(-float(plan.accel[i]), 0.0), mu_g) or mu_g
+            speed = math.hypot(vx, vy)
+            keep = max(1.0 - decel * dt / speed, 0.0) if speed > 0.0 else 0.0
+            ax, ay = (keep - 1.0) * vx / dt, (keep - 1.0) * vy / dt
+            w_des = 0.0
+        else:
+            tx, ty = float(kin.vel[i, 0]), float(kin.vel[i, 1])
+            ex = float(kin.pos[i, 0]) - (float(b.pos[i, 0]) + 0.5 * (vx + tx) * dt)
+            ey = float(kin.pos[i, 1]) - (float(b.pos[i, 1]) + 0.5 * (vy + ty) * dt)
+            ax = (tx + ex / DRIVE_POSITION_TAU_S - vx) / dt
+            ay = (ty + ey / DRIVE_POSITION_TAU_S - vy) / dt
+            wt = float(kin.omega[i, 2])
+            head = (float(yaw[i]) - (float(state.coords.yaw[i]) + 0.5 * (wz + wt) * dt) + math.pi) % (2 * math.pi) - math.pi
+            w_des = wt + head / DRIVE_YAW_TAU_S
+        acc = math.hypot(ax, ay)
+        if acc > mu_g:
+            ax, ay = ax * mu_g / acc, ay * mu_g / acc
+        torque = ch.izz * (w_des - wz) / dt
+        limit = ch.mass * mu_g * 0.5 * ch.wheelbase
+        torque = max(min(torque, limit), -limit)
+        R = p.getMatrixFromQuaternion(b.quat[i].tolist())
+        cx = float(b.pos[i, 0]) + R[0] * ch.com[0] + R[1] * ch.com[1] + R[2] * ch.com[2]
+        cy = float(b.pos[i, 1]) + R[3] * ch.com[0] + R[4] * ch.com[1] + R[5] * ch.com[2]
+        cz = float(b.pos[i, 2]) + R[6] * ch.com[0] + R[7] * ch.com[1] + R[8] * ch.com[2]
+        return (self.actor_body[i], ch.mass * ax, ch.mass * ay, torque, cx, cy, cz, vx, vy)
 
     def advance(self, state: SimState, route: Any, plan: Any) -> StepOutcome:
         scene = self.scene
@@ -750,139 +909,140 @@ class DynamicBackend(Backend):
         step = step_on_paths(scene, route.paths, state.bodies, c.yaw, c.u, c.v, plan.accel, plan.d_ref, plan.d_rate,
                              plan.d_acc)
         kin, yaw, slip, accel = step.bodies, step.yaw, step.slip, step.accel
+        goals = state.control.longitudinal
+        for i in self.vehicles:
+            if not present[i]:
+                self._hide(i)
+            elif i in self._hidden:
+                self._show(i, kin)
+        self._wake(state)
         e = self.ego if self.ego is not None and present[self.ego] else None
-        if self.ego is not None and e is None:
-            self.world.call(p.resetBasePositionAndOrientation, self.ego_body, [0.0, 0.0, -1000.0], [0, 0, 0, 1])
-            self.world.call(p.resetBaseVelocity, self.ego_body, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
         steer = 0.0
         util = 0.0
-        near: list[int] = []
-        if e is not None:
-            steer = self._steer(state, route, plan)
-            if self._reach:
-                kp, ex, ey = kin.pos.tolist(), float(state.bodies.pos[e, 0]), float(state.bodies.pos[e, 1])
-                near = [i for i, reach in self._reach if present[i] and math.hypot(kp[i][0] - ex, kp[i][1] - ey) < reach]
-        near_set = set(near)
-        self._park_far(near_set)
         # The energy check only applies to a tick without actuation; reading the energy changes nothing.
         e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
-        # Near agents move every substep, along the straight line between their tick poses.
-        moves = []
-        for i in near:
-            x0, y0 = float(state.bodies.pos[i, 0]), float(state.bodies.pos[i, 1])
-            yaw0 = float(c.yaw[i])
-            turn = (float(yaw[i]) - yaw0 + math.pi) % (2 * math.pi) - math.pi
-            moves.append((self.actor_body[i], x0, y0, float(kin.pos[i, 0]) - x0, float(kin.pos[i, 1]) - y0,
-                          float(kin.pos[i, 2]), yaw0, turn))
-        cid = self.world.client
-        reset = p.resetBasePositionAndOrientation
+        drives = [self._drive(i, state, kin, yaw, plan, post_crash(goals[i]) or bool(a.parked[i]))
+                  for i in self.vehicles if i != self.ego and present[i] and self._dynamic(i)]
         if e is not None:
+            steer = self._steer(state, route, plan, post_crash(goals[e]))
             a_cmd, friction = float(plan.accel[e]), state.world.friction
             setup = self._tyre_setup(steer, friction)
-        for k in range(1, self.substeps + 1):
-            f = k / self.substeps
-            for body, x0, y0, dx, dy, z, yaw0, turn in moves:
-                half = 0.5 * (yaw0 + f * turn)
-                reset(body, [x0 + f * dx, y0 + f * dy, z], [0.0, 0.0, math.sin(half), math.cos(half)], physicsClientId=cid)
+        cid = self.world.client
+        force, torque, world = p.applyExternalForce, p.applyExternalTorque, p.WORLD_FRAME
+        h = self.h
+        for k in range(self.substeps):
+            for body, fx, fy, tz, cx, cy, cz, vx, vy in drives:
+                force(body, -1, [fx, fy, 0.0], [cx + vx * h * k, cy + vy * h * k, cz], world, physicsClientId=cid)
+                torque(body, -1, [0.0, 0.0, tz], world, physicsClientId=cid)
             if e is not None:
                 util = max(util, self._tyre_forces(steer, a_cmd, friction, setup))
             p.stepSimulation(physicsClientId=cid)
-        # The step's arrays are this step's own (absent actors already back at their pose); the ego's rows are
-        # overwritten below. The lateral reference belongs to the plan.
         pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
-        u_out, d_out, v_out = step.u, np.array(plan.d_ref), step.v
-        contacts = set(step.contacts)
+        yaw = np.array(yaw)
+        u_out, d_out, v_out = np.array(step.u), np.array(plan.d_ref), np.array(step.v)
+        slip = np.array(slip)
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
-        if e is not None:
-            ep, eq, ev, eo, R, lever = self._read_ego()
-            pos[e], quat[e], vel[e], omega[e] = ep, eq, ev, eo
+        lever = (0.0, 0.0, 0.0)
+        for i in self.vehicles:
+            if not present[i]:
+                continue
+            if not self._dynamic(i):
+                pos[i], quat[i], vel[i], omega[i] = state.bodies.pos[i], state.bodies.quat[i], 0.0, 0.0
+                yaw[i], u_out[i], d_out[i], v_out[i] = c.yaw[i], c.u[i], c.d[i], 0.0
+                continue
+            bp, bq, bv, bo, R, arm = self._read(i)
+            if i == e:
+                lever = arm
+            pos[i], quat[i], vel[i], omega[i] = bp, bq, bv, bo
             heading = math.atan2(R[1, 0], R[0, 0])
-            yaw[e] = heading
-            path = route.paths.paths[e]
-            u_out[e], d_out[e] = path.project_near(float(ep[0]), float(ep[1]), float(c.u[e]))
-            v_long = float(ev[0] * math.cos(heading) + ev[1] * math.sin(heading))
-            v_out[e] = max(v_long, 0.0)
+            yaw[i] = heading
+            u_out[i], d_out[i] = route.paths.paths[i].project_near(float(bp[0]), float(bp[1]), float(c.u[i]))
+            v_out[i] = max(float(bv[0] * math.cos(heading) + bv[1] * math.sin(heading)), 0.0)
+            vdir = math.atan2(bv[1], bv[0]) if math.hypot(bv[0], bv[1]) > 0.1 else heading
+            slip[i] = (vdir - heading + math.pi) % (2 * math.pi) - math.pi
+        if e is not None:
             extras["steer_rad"][e] = steer
             extras["tyre_util"][e] = util
-            vdir = math.atan2(ev[1], ev[0]) if math.hypot(ev[0], ev[1]) > 0.1 else heading
-            slip = np.array(slip)
-            slip[e] = (vdir - heading + math.pi) % (2 * math.pi) - math.pi
-            extras["slip_rad"] = slip
-            contacts = {pair for pair in contacts if not (e in pair and self.physical[pair[0] + pair[1] - e])}
-            touching = self._ego_contacts()
-            contacts |= touching
-            shoved_by = self._shoving_agent(state, touching, pos, yaw) if e_before is not None else None
-            self._check(state, ep, ev, eo, lever, e_before, plan, shoved_by)
+        contacts, impacts = self._contacts(state, pos, yaw, present)
+        struck, hit = self._strike(state, contacts, pos, quat, vel, omega, yaw)
+        for i in impact.struck_actors(struck):
+            u_out[i], d_out[i], v_out[i] = c.u[i], c.d[i], 0.0
+        for user, _ in hit:
+            impacts.setdefault(tuple(sorted((user, _))), (float(pos[user, 0]), float(pos[user, 1])))
+        if e is not None:
+            touching = any(e in pair and pair[0] + pair[1] - e >= 0 for pair in contacts)
+            self._check(state, pos[e], vel[e], omega[e], lever, e_before, plan, touching or any(e == v for _, v in hit))
         coords = PathCoords(c.path_keys, frozen(u_out), frozen(d_out), frozen(plan.d_rate), frozen(v_out), frozen(accel),
                             frozen(yaw))
         bodies = Bodies(frozen(pos), frozen(quat), frozen(vel), frozen(omega), present)
-        return StepOutcome(bodies, coords, frozenset(contacts), extras)
+        return StepOutcome(bodies, coords, frozenset(contacts), extras, impacts=impacts, struck=struck, woken=self._woken)
 
-    def _park_far(self, near: set[int]) -> None:
-        """Move every driven agent that is not near the ego underground (once; it stays there until it is near).
+    def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray,
+                  present: np.ndarray) -> tuple[set[tuple[int, int]], dict[tuple[int, int], tuple[float, float]]]:
+        """This tick's contacts and the impact point (world x, y) of each new one.
 
-        Why: an agent further than the near field from the ego cannot touch it
-        within a tick (its reach includes a 15 m margin), and agents collide
-        with nothing but the ego, so where a far body stands changes no
-        contact; parking it once replaces a pose reset per agent per tick. It
-        must not stay at a stale pose on the road, where the ego could meet a
-        body the agent left. A near agent is placed at every substep.
+        Between vehicles, and between a vehicle and a static collider other
+        than the ground: PyBullet's contact points. Any pair with a
+        pedestrian or cyclist (no rigid body): their footprints at the
+        tick's final poses.
         """
-        cid = self.world.client
-        away = self._parked_away
-        for i in self.agent_idx:
-            if i in near:
-                away.discard(i)
-            elif i not in away:
-                p.resetBasePositionAndOrientation(self.actor_body[i], [0.0, 0.0, -100.0 - i], _IDENTITY_QUAT,
-                                                  physicsClientId=cid)
-                away.add(i)
-
-    def _ego_contacts(self) -> set[tuple[int, int]]:
         out: set[tuple[int, int]] = set()
-        e = self.ego
-        for cp in p.getContactPoints(bodyA=self.ego_body, physicsClientId=self.world.client):
-            other = cp[2]
-            if other in self.ground_bodies:
+        points: dict[tuple[int, int], tuple[float, float]] = {}
+        body_actor, statics = self.body_actor, self.static_names
+        for cp in p.getContactPoints(physicsClientId=self.world.client):
+            ba, bb = cp[1], cp[2]
+            i, j = body_actor.get(ba), body_actor.get(bb)
+            if i is None and j is None:
                 continue
-            j = self.body_actor.get(other)
-            if j is not None and j != e:
-                out.add((min(e, j), max(e, j)))
-            elif other in self.static_names:
-                key = (e, -1 - self.static_key[other])
-                self.static_contact_names[key] = self.static_names[other]
-                out.add(key)
-        return out
+            if i is None or j is None:
+                other = bb if i is not None else ba
+                if other in self.ground_bodies or other not in statics:
+                    continue
+                actor = i if i is not None else j
+                pair = (actor, -1 - self.static_key[other])
+                self.static_contact_names[pair] = statics[other]
+            else:
+                pair = (min(i, j), max(i, j))
+            if pair not in out:
+                out.add(pair)
+                points[pair] = (round(float(cp[5][0]), 6), round(float(cp[5][1]), 6))
+        phys = self.physical
+        for pair in footprint_contacts(self.scene, pos, yaw, present):
+            if not (phys[pair[0]] and phys[pair[1]]):
+                out.add(pair)
+        before = state.world.contacts
+        return out, {k: v for k, v in points.items() if k not in before}
 
-    # --- rollout checks -------------------------------------------------------------------------------
-
-    def _shoving_agent(self, state: SimState, touching: set[tuple[int, int]], pos: np.ndarray, yaw: np.ndarray) -> int | None:
-        """The lowest-index driven agent touching the ego at the end of this tick that moved during it, else None.
-
-        ``touching``: this tick's :meth:`_ego_contacts`; ``pos`` (m) and ``yaw``
-        (rad): the agents' poses at the end of the tick. Moved means its pose
-        differs from the start of the tick: a kinematic body that stood still
-        supplies no energy, however hard the ego presses against it.
-        """
-        e = self.ego
-        start_pos, start_yaw = state.bodies.pos, state.coords.yaw
-        for pair in sorted(touching):
-            j = pair[0] + pair[1] - e
-            if j in self._agent_set and (yaw[j] != start_yaw[j] or (pos[j] != start_pos[j]).any()):
-                return j
-        return None
+    def _strike(self, state: SimState, contacts: set[tuple[int, int]], pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
+                omega: np.ndarray, yaw: np.ndarray) -> tuple[tuple[impact.Struck, ...], list[tuple[int, int]]]:
+        """Carry the struck road users and strike new ones (:mod:`simready.sim.impact`); rows are written in place."""
+        b = state.bodies
+        struck = impact.carry(state.control.struck, b.pos, b.quat, pos, quat, vel, omega, yaw)
+        hit = impact.new_strikes(self.scene, frozenset(contacts), state.world.contacts, struck, b.present)
+        if not hit:
+            return struck, hit
+        new = list(struck)
+        for user, vehicle in hit:
+            if self._dynamic(vehicle):
+                dv = impact.impact_dv(self.chassis[vehicle].mass, self._masses[user], vel[vehicle], vel[user])
+                lin, ang = self.world.call(p.getBaseVelocity, self.actor_body[vehicle])
+                self.world.call(p.resetBaseVelocity, self.actor_body[vehicle], [lin[0] + dv[0], lin[1] + dv[1], lin[2]], ang)
+                vel[vehicle, :2] += dv
+            new.append(impact.strike(user, vehicle, pos, yaw))
+        struck = impact.carry(tuple(sorted(new)), b.pos, b.quat, pos, quat, vel, omega, yaw)
+        return struck, hit
 
     def _check(self, state: SimState, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, lever: tuple[float, float, float],
-               e_before: float | None, plan: Any, shoved_by: int | None = None) -> None:
+               e_before: float | None, plan: Any, touching: bool = False) -> None:
         """Note this tick's tunnelling, angular explosion and energy gain without actuation (see the module docstring).
 
         ``lever``: the origin-to-centre-of-mass arm :meth:`_read_ego` computed (world, m).
 
         ``e_before``: the ego's energy (J) before the tick, None when it was
-        actuated; ``shoved_by``: a driven agent that moved into the ego this
-        tick (:meth:`_shoving_agent`), which skips the energy comparison — the
-        gain came from the agent's prescribed motion, not from the solver.
+        actuated; ``touching``: the ego touches another actor at the end of the
+        tick (or struck one), which skips the energy comparison — momentum
+        exchanged in a contact is not a solver error.
         """
         scene = self.scene
         e = self.ego
@@ -900,7 +1060,7 @@ class DynamicBackend(Backend):
         rate = max(map(abs, omega.tolist()))
         if rate > MAX_ANGULAR_RATE_RPS:
             self._note("explosion", f"t={self._t(state)}: ego angular rate {rate:.1f} rad/s")
-        if e_before is not None and shoved_by is None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0:
+        if e_before is not None and not touching and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0:
             e_after = self._energy_now()
             if e_after > e_before * 1.005 + ENERGY_SLACK_J:
                 self._note("energy_gain", f"t={self._t(state)}: ego energy rose {e_after - e_before:.0f} J without actuation")

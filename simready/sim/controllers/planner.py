@@ -207,6 +207,9 @@ def _goal_references(view: TickView, control: ControlState, refs: F) -> None:
         kind = goal.kind
         if kind == "brake":
             refs[pk.COMMANDED, i] = -C.BRANCH_BRAKE_DECEL
+        elif kind == "stop":
+            # Post-crash (simready.sim.impact): full braking, the actor's limit capped by μ·g.
+            refs[pk.COMMANDED, i] = -min(float(view.scene.actors.decel_max[i]), view.state.world.friction * C.GRAVITY_MPS2)
         elif kind == "coast":
             refs[pk.COMMANDED, i] = math.nan
         elif kind == "match":
