@@ -50,7 +50,7 @@ def _setup() -> tuple[Any, Any, Any]:
     return demo.bench_manifest(template, catalog), template, catalog
 
 
-def _bare_pybullet(scene: Any, steps: int, tyres: bool = False) -> float:
+def _bare_pybullet(scene: Any, steps: int, tyres: bool = False, agents_immovable: bool = False) -> float:
     """The same PyBullet world (statics, ego, agents) stepped with no engine around it.
 
     ``tyres``: also apply the ego's tyre model each substep (no planner, agents
@@ -59,6 +59,8 @@ def _bare_pybullet(scene: Any, steps: int, tyres: bool = False) -> float:
     tyre forces every substep through the Python binding (two reads, two
     force calls, the slip arithmetic), so that is the floor under dynamic-v1
     for the same model, and the gap above it is what the engine's tick costs.
+    ``agents_immovable``: the other vehicles at mass 0, as dynamic-v1 had them
+    before they were force-driven bodies (the physics cost they add).
     """
     import pybullet as p
 
@@ -70,11 +72,39 @@ def _bare_pybullet(scene: Any, steps: int, tyres: bool = False) -> float:
         client = backend.world.client
         friction = engine.state.world.friction
         setup = backend._tyre_setup(0.0, friction)
+        if agents_immovable:
+            for i in backend.agent_idx:
+                backend._set_mass(i, False)
         t0 = time.perf_counter()
         for _ in range(steps):
             if tyres:
                 backend._tyre_forces(0.0, 0.0, friction, setup)
             p.stepSimulation(physicsClientId=client)
+        return time.perf_counter() - t0
+    finally:
+        engine.close()
+
+
+def _agent_drive_cost(scene: Any) -> float:
+    """Wall time (s) of the agent drive model for a whole rollout's ticks: each tick's force and torque per moving
+    agent (:meth:`~simready.sim.backends.dynamic.DynamicBackend._drive`) and their application every substep."""
+    import pybullet as p
+
+    from simready.sim.engine import Engine
+
+    engine = Engine(scene)
+    try:
+        backend = engine.backend
+        state = engine.state
+        cid = backend.world.client
+        agents = [i for i in backend.agent_idx if state.bodies.present[i]]
+        t0 = time.perf_counter()
+        for _ in range(scene.total_ticks):
+            drives = [backend._drive(i, state, state.bodies, state.coords.yaw, None, False) for i in agents]
+            for _k in range(backend.substeps):
+                for body, fx, fy, tz, cx, cy, cz, _vx, _vy in drives:
+                    p.applyExternalForce(body, -1, [fx, fy, 0.0], [cx, cy, cz], p.WORLD_FRAME, physicsClientId=cid)
+                    p.applyExternalTorque(body, -1, [0.0, 0.0, tz], p.WORLD_FRAME, physicsClientId=cid)
         return time.perf_counter() - t0
     finally:
         engine.close()
@@ -108,6 +138,13 @@ def bench_rollouts(repeats: int = 5) -> dict[str, float]:
     print(f"sim          bare PyBullet + the ego's tyre model each substep (no engine): {floor * 1e3:7.1f} ms = "
           f"{floor / bare:4.2f}× bare; dynamic-v1 is {out['dynamic-v1'] / floor:4.2f}× this floor, the engine tick "
           f"{(out['dynamic-v1'] - floor) / ticks * 1e6:5.1f} µs of {out['dynamic-v1'] / ticks * 1e6:5.1f} µs per tick")
+    still = statistics.median(_bare_pybullet(scene, steps, agents_immovable=True) for _ in range(3))
+    drive = statistics.median(_agent_drive_cost(scene) for _ in range(3))
+    n_agents = len(scene.actors.is_vehicle.nonzero()[0]) - (scene.actors.ego is not None) - int(scene.actors.parked.sum())
+    print(f"sim          agents as force-driven bodies ({n_agents} moving vehicles besides the ego): physics "
+          f"{(bare - still) * 1e3:+6.1f} ms over the same world with them immovable ({still * 1e3:6.1f} ms, the old model), "
+          f"drive model {drive * 1e3:6.1f} ms ({drive / max(n_agents * ticks, 1) * 1e6:4.1f} µs per agent-tick); "
+          f"together {(bare - still + drive) / out['dynamic-v1']:.0%} of dynamic-v1's run")
     ref = np.arange(10.0)
     c0 = time.process_time()
     for _ in range(100_000):

@@ -282,3 +282,57 @@ def test_low_validity_rejects_even_when_physics_and_time_pass(clean):
     assert r.check("identity").score == 0.0
     assert r.validity < 0.5 and not r.accepted and r.rejection_code == "low_validity"
     _has(r.reasons, f"rejected: validity {r.validity:.2f} below 0.50")
+
+
+def _impact(clean, t0: float, dv: float):
+    """The ego's velocity drops by ``dv`` (m/s, along x) at ``t0``; positions integrate it exactly, as a body
+    whose impulse came at the very start of the tick after ``t0`` would move."""
+    t = clean.ticks.copy()
+    ego = t["actor_id"] == "ego"
+    after = ego & (t["t"] > t0 + 1e-9)
+    t.loc[after, "x"] -= dv * (t.loc[after, "t"] - t0)
+    t.loc[after, "vx"] -= dv
+    t.loc[after, "speed_mps"] = np.hypot(t.loc[after, "vx"], t.loc[after, "vy"])
+    return t
+
+
+def test_an_impact_inside_its_recorded_contact_window_is_explained(clean):
+    """A 6 m/s velocity drop in one tick at t = 4.00 s (300 m/s² from positions, and a trapezoid error of
+    0.06 m > 0.05 m): explained by a contact recorded from 4.02 s to 4.10 s, rejected without it, and rejected
+    when the contact recorded is another time (the window is the event's own, not a blanket constant)."""
+    t = _impact(clean, 4.0, 6.0)
+    without = validate_scenario(_with(clean, ticks=t))
+    _has(without.reasons, "actor ego", "acceleration 300.0 m/s² from positions")
+    _has(without.reasons, "actor ego", "|Δx − v·dt| = 0.06 m exceeds 0.05 m")
+    hit = Collision(4.02, "ego", "van", t_end_s=4.1)
+    r = validate_scenario(_with(clean, ticks=t, collisions=[hit]))
+    assert r.check("physical").passed and r.check("temporal").passed
+    elsewhere = validate_scenario(_with(clean, ticks=t, collisions=[Collision(2.0, "ego", "van", t_end_s=2.2)]))
+    assert not elsewhere.check("physical").passed and not elsewhere.check("temporal").passed
+    # The window is the contact's: a second kick 1 s after it ended is a violation again.
+    t2 = _impact(_with(clean, ticks=t), 5.2, 6.0)
+    again = validate_scenario(_with(clean, ticks=t2, collisions=[hit]))
+    _has(again.reasons, "actor ego", "from positions", "t=5.2")
+
+
+def test_a_teleport_inside_a_contact_window_still_breaks_the_temporal_check(clean):
+    """Positions jump 1 m while the stored velocity stays: |Δv| = 0, so the contact grows no tolerance."""
+    t = clean.ticks.copy()
+    jump = (t["actor_id"] == "ego") & (t["tick"] >= 203)
+    t.loc[jump, "x"] += 1.0
+    r = validate_scenario(_with(clean, ticks=t, collisions=[Collision(4.02, "ego", "van", t_end_s=4.1)]))
+    assert not r.check("temporal").passed
+    _has(r.reasons, "actor ego", "|Δx − v·dt| = 1.00 m exceeds 0.05 m")
+
+
+def test_a_carried_pedestrian_is_held_to_the_vehicle_speed_only_in_its_contact(clean):
+    t = clean.ticks.copy()
+    ped = t["actor_id"] == "ped"
+    t.loc[ped, "y"] = -12.0 + 6.0 * t.loc[ped, "t"]
+    t.loc[ped, "vy"] = 6.0
+    t.loc[ped, "speed_mps"] = 6.0
+    end = float(t["t"].max())
+    carried = validate_scenario(_with(clean, ticks=t, baseline_ticks=t, collisions=[Collision(0.0, "ped", "ego", t_end_s=end)]))
+    assert carried.check("physical").passed
+    late = validate_scenario(_with(clean, ticks=t, baseline_ticks=t, collisions=[Collision(5.0, "ped", "ego", t_end_s=end)]))
+    _has(late.reasons, "physical: actor ped: speed 6.00 m/s exceeds pedestrian limit 3.50 m/s at t=0.00 s")

@@ -61,6 +61,16 @@ def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source
     return dg.MaterializeResult(data_version=dg.DataVersion(batch_version(rows, "trace_sha256")), metadata=metadata)
 
 
+#: The branch-outcome columns the asset's metadata table shows (``label`` first), beside the sample and decision time.
+OUTCOME_COLUMNS = ("label", "collision", "collision_with", "collision_t", "collision_relative_speed_mps", "min_ttc_s",
+                   "stopping_distance_m")
+
+
+def _delta_v_text(delta_v: dict[str, float] | None) -> str:
+    """``actor 1.23, other 4.56`` (m/s), or empty without a collision."""
+    return ", ".join(f"{k.rsplit(':', 1)[-1]} {v:.2f}" for k, v in sorted(delta_v.items())) if delta_v else ""
+
+
 @dg.multi_asset(
     group_name="simulation",
     partitions_def=sample_partitions,
@@ -84,16 +94,6 @@ def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source
     ],
     retry_policy=dg.RetryPolicy(max_retries=1),
 )
-#: The branch-outcome columns the asset's metadata table shows (``label`` first), beside the sample and decision time.
-OUTCOME_COLUMNS = ("label", "collision", "collision_with", "collision_t", "collision_relative_speed_mps", "min_ttc_s",
-                   "stopping_distance_m")
-
-
-def _delta_v_text(delta_v: dict[str, float] | None) -> str:
-    """``actor 1.23, other 4.56`` (m/s), or empty without a collision."""
-    return ", ".join(f"{k.rsplit(':', 1)[-1]} {v:.2f}" for k, v in sorted(delta_v.items())) if delta_v else ""
-
-
 def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
     template, catalog, bdir = _batch_inputs(context, store, source)
     summaries = [branch_sample(d, template, catalog, BACKEND) for d in sample_dirs(bdir)]

@@ -23,7 +23,8 @@ from types import MappingProxyType
 from typing import Any
 
 #: 1.2.0: a recorded contact exempts its actors' accelerations over its own window (the event's start and end, one
-#: tick either side) instead of a fixed time around its start, and grows the temporal tolerance there by |Δv|·dt/2.
+#: tick either side) instead of a fixed time around its start, grows the temporal tolerance there by |Δv|·dt/2,
+#: and holds a road user's speed there to the vehicle limit (a struck pedestrian is carried by the vehicle).
 #: 1.1.0: camera-vs-LiDAR positions compared on the ground plane (1.0.0 compared heights too).
 POLICY_VERSION = "gate-1.2.0"
 

@@ -19,8 +19,9 @@ The checks, each ``{check, passed, score ∈ [0, 1], detail}``:
    contact the simulator recorded, and its actors' accelerations within
    that contact's window (from the tick before it began to the tick after
    it ended, as the trace's ``collision`` event records it), are explained,
-   not violations; outside any window a teleport or a velocity kick still
-   is one. Score: :func:`~simready.checks.policy.headroom_score` of the
+   not violations, and within it a struck pedestrian or cyclist, carried by
+   the vehicle, is held to the vehicle speed limit; outside any window a
+   teleport or a velocity kick still is one. Score: :func:`~simready.checks.policy.headroom_score` of the
    worst utilisation (speed / limit, acceleration / limit, and 1 + overlap
    area / smaller footprint for an introduced overlap).
 2. ``temporal`` — per actor and tick, |Δx − v̄·dt| with v̄ the mean of the
@@ -410,15 +411,17 @@ def _check_physical(ev: ScenarioEvidence, rows: _Rows, base: _Rows | None) -> Ch
         stored = np.where(np.isnan(rows.speed[r]), 0.0, rows.speed[r])  # NaN: no stored speed; inf stays a violation
         fd = np.where(np.isfinite(speed_fd[r]), speed_fd[r], 0.0)
         speed = np.maximum(np.abs(stored), fd)
-        found.see(float(speed.max()) / limit.max_speed_mps)
-        over = np.flatnonzero(speed > limit.max_speed_mps)
+        exempt = _within(rows.t[r], windows.get(actor))
+        # In a recorded contact a struck pedestrian moves with the vehicle that carries it: held to the vehicle limit.
+        cap = np.where(exempt, max(limit.max_speed_mps, policy.CLASS_LIMITS["vehicle"].max_speed_mps), limit.max_speed_mps)
+        found.see(float((speed / cap).max()))
+        over = np.flatnonzero(speed > cap)
         if len(over):
-            k = _first_worst(speed, over)
+            k = _first_worst(speed / cap, over)
             src = " (from positions)" if fd[k] > abs(stored[k]) + 1e-6 * max(abs(stored[k]), 1.0) else ""
             found.add(actor, f"actor {actor}: speed {speed[k]:.2f} m/s{src} exceeds {cls} limit "
-                             f"{limit.max_speed_mps:.2f} m/s at {_fmt_t(rows.t[r][k])}{_count(len(over))}",
-                      speed[k] / limit.max_speed_mps)
-        exempt = _within(rows.t[r], windows.get(actor))
+                             f"{cap[k]:.2f} m/s at {_fmt_t(rows.t[r][k])}{_count(len(over))}",
+                      speed[k] / cap[k])
         a = np.where(np.isfinite(accel[r]) & ~exempt, accel[r], 0.0)
         found.see(float(a.max()) / limit.max_accel_mps2)
         over = np.flatnonzero(a > limit.max_accel_mps2)

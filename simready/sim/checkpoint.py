@@ -55,8 +55,11 @@ from simready.sim.state import (
 
 MAGIC = b"SRCKPT1\n"
 FORMAT_VERSION = 2
-#: Declared replay tolerance of a restored dynamic-v1 rollout vs the uninterrupted one.
-DYNAMIC_REPLAY_TOLERANCE = {"position_m": 1e-3, "velocity_mps": 1e-2, "quaternion": 1e-4}
+#: Declared replay tolerance of a restored dynamic-v1 rollout vs the uninterrupted one. Quaternion components
+#: 5e-4 (≈ 1e-3 rad, a millimetre at a metre, in line with the position bound): since every vehicle is a rigid
+#: body on its ground contacts, the solver's warm start shows in the agents' roll and pitch (1.03e-4 measured on a
+#: cut-in sample of the default suite), where with only the ego dynamic it stayed below 1e-4.
+DYNAMIC_REPLAY_TOLERANCE = {"position_m": 1e-3, "velocity_mps": 1e-2, "quaternion": 5e-4}
 
 
 class CheckpointError(SimreadyError):

@@ -65,7 +65,9 @@ _Q0, _PHI, _R0, _H, _COLUMNS = 12, 16, 25, 34, 35
 #: piecewise constant along the path (kinematic-v1's chord heading) jumps inside an interval, and the step's
 #: mean rate is then any value between the two. kinematic-v1 strays up to 8.4e-5 rad/s on the signalized
 #: left turn (the speed changing within a tick); an independent check found dynamic-v1's steps up to 9.6e-4 rad/s
-#: from the mean of its recorded rates.
+#: from the mean of its recorded rates. dynamic-v1 holds it outside recorded contacts (6.6e-11 rad/s on that left
+#: turn); within a contact's window an impulse inside the tick can move the step's mean rate anywhere (the same
+#: shuttle's wheels striking a kerb: 0.04 rad/s outside the interval), which the contact's event explains.
 ANGULAR_RATE_TOLERANCE_RPS = 1e-3
 #: Below this angle (rad) the rotation series use their Taylor expansions (the closed forms lose precision).
 _SMALL_ANGLE_RAD = 1e-3

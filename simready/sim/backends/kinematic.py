@@ -5,8 +5,10 @@ tick, stopping at rest rather than reversing), within its class's limits and
 μ·g, along its reference path; lateral offsets follow their profiles; the
 pose and twist come from :func:`simready.sim.kinematics.step_on_paths` (a
 kinematic bicycle with a simple body-slip model). Contacts are footprint
-overlaps between actors; there is no collision response. One integration
-step per tick: ``substep_s == dt``.
+overlaps between actors; vehicles have no collision response (they pass
+through each other), but a struck pedestrian or cyclist is carried by the
+vehicle (:mod:`simready.sim.impact`, without the vehicle's impulse). One
+integration step per tick: ``substep_s == dt``.
 
 The step runs in the compiled kernels of :mod:`simready.sim.kernels`, which
 repeat the vectorized laws' floating-point operations one for one
@@ -21,9 +23,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from simready.sim import impact
 from simready.sim.backend import Backend, StepOutcome
 from simready.sim.kinematics import step_on_paths
-from simready.sim.state import SimState, frozen, ro, with_changes
+from simready.sim.state import Bodies, SimState, frozen, ro, with_changes
 
 
 class KinematicBackend(Backend):
@@ -49,4 +52,24 @@ class KinematicBackend(Backend):
                               a=ro(step.accel), yaw=ro(step.yaw))
         extras = {"accel_mps2": step.accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": self._zeros(len(c.u)), "slip_rad": step.slip}
-        return StepOutcome(step.bodies, coords, step.contacts, extras)
+        struck = state.control.struck
+        hit = impact.new_strikes(self.scene, step.contacts, state.world.contacts, struck, state.bodies.present)
+        if not struck and not hit:
+            return StepOutcome(step.bodies, coords, step.contacts, extras)
+        return self._carry(state, step, coords, extras, hit)
+
+    def _carry(self, state: SimState, step, coords, extras, hit):  # type: ignore[no-untyped-def]
+        """Struck road users ride with the vehicle that struck them (:mod:`simready.sim.impact`; no impulse here)."""
+        b = step.bodies
+        pos, quat, vel, omega, yaw = (np.array(x) for x in (b.pos, b.quat, b.vel, b.omega, step.yaw))
+        struck = impact.carry(state.control.struck, state.bodies.pos, state.bodies.quat, pos, quat, vel, omega, yaw)
+        if hit:
+            new = list(struck) + [impact.strike(user, vehicle, pos, yaw) for user, vehicle in hit]
+            struck = impact.carry(tuple(sorted(new)), state.bodies.pos, state.bodies.quat, pos, quat, vel, omega, yaw)
+        u, v = np.array(coords.u), np.array(coords.v)
+        for i in impact.struck_actors(struck):
+            u[i], v[i] = state.coords.u[i], 0.0
+        coords = with_changes(coords, u=ro(u), v=ro(v), yaw=ro(yaw))
+        bodies = Bodies(ro(pos), ro(quat), ro(vel), ro(omega), b.present)
+        impacts = {tuple(sorted(pair)): (float(pos[pair[0], 0]), float(pos[pair[0], 1])) for pair in hit}
+        return StepOutcome(bodies, coords, step.contacts, extras, impacts=impacts, struck=struck)
