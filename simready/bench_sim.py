@@ -102,9 +102,9 @@ def _agent_drive_cost(scene: Any) -> float:
         for _ in range(scene.total_ticks):
             drives = [backend._drive(i, state, state.bodies, state.coords.yaw, None, False) for i in agents]
             for _k in range(backend.substeps):
-                for body, fx, fy, tz, cx, cy, cz, _vx, _vy in drives:
-                    p.applyExternalForce(body, -1, [fx, fy, 0.0], [cx, cy, cz], p.WORLD_FRAME, physicsClientId=cid)
-                    p.applyExternalTorque(body, -1, [0.0, 0.0, tz], p.WORLD_FRAME, physicsClientId=cid)
+                for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, _vx, _vy, _vz in drives:
+                    p.applyExternalForce(body, -1, [fx, fy, fz], [cx, cy, cz], p.WORLD_FRAME, physicsClientId=cid)
+                    p.applyExternalTorque(body, -1, [tx, ty, tz], p.WORLD_FRAME, physicsClientId=cid)
         return time.perf_counter() - t0
     finally:
         engine.close()

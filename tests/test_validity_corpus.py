@@ -77,12 +77,17 @@ def test_teleport_with_lying_velocity_is_rejected(clean):
     _has(r.reasons, "actor ego", "id jumps 5.20 m in 0.02 s")
 
 
-def test_pedestrian_at_6_mps_is_rejected(clean):
+def _ped_at_6_mps(clean) -> pd.DataFrame:
     t = clean.ticks.copy()
     ped = t["actor_id"] == "ped"
     t.loc[ped, "y"] = -12.0 + 6.0 * t.loc[ped, "t"]
     t.loc[ped, "vy"] = 6.0
     t.loc[ped, "speed_mps"] = 6.0
+    return t
+
+
+def test_pedestrian_at_6_mps_is_rejected(clean):
+    t = _ped_at_6_mps(clean)
     r = validate_scenario(_with(clean, ticks=t, baseline_ticks=t))
     _assert_formulas(r)
     assert not r.accepted and r.weight == 0.0
@@ -326,11 +331,7 @@ def test_a_teleport_inside_a_contact_window_still_breaks_the_temporal_check(clea
 
 
 def test_a_carried_pedestrian_is_held_to_the_vehicle_speed_only_in_its_contact(clean):
-    t = clean.ticks.copy()
-    ped = t["actor_id"] == "ped"
-    t.loc[ped, "y"] = -12.0 + 6.0 * t.loc[ped, "t"]
-    t.loc[ped, "vy"] = 6.0
-    t.loc[ped, "speed_mps"] = 6.0
+    t = _ped_at_6_mps(clean)
     end = float(t["t"].max())
     carried = validate_scenario(_with(clean, ticks=t, baseline_ticks=t, collisions=[Collision(0.0, "ped", "ego", t_end_s=end)]))
     assert carried.check("physical").passed
