@@ -69,6 +69,16 @@ def plot_rollout(
         if bp is not None and len(bp):
             colour, style = BRANCH_STYLES.get(label.split("#")[0], ("#7048e8", ":"))
             ax.plot(bp[:, 0], bp[:, 1], color=colour, ls=style, lw=2.2, label=f"ego — {label}")
+            # Where the branch's contacts happened, and the other party's path in that branch (it may be shoved).
+            branch_paths = _paths(branch_trace)
+            for ev in branch_trace.events:
+                if ev.get("type") == "collision" and ev.get("point") and ego in (ev["a"], ev["b"]):
+                    other = ev["b"] if ev["a"] == ego else ev["a"]
+                    op = branch_paths.get(other)
+                    if op is not None and len(op):
+                        ax.plot(op[:, 0], op[:, 1], color=colour, ls=":", lw=1.0)
+                    ax.plot(*ev["point"], marker="X", color=colour, ms=11, mec="k",
+                            label=f"{label}: hits {other} at {ev['relative_speed_mps']:.1f} m/s, t={ev['t']:.2f} s")
     for ev in trace.events:
         if ev.get("type") == "collision" or ev.get("kind") == "collision":
             pos = ev.get("position") or ev.get("point")
