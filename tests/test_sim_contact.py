@@ -154,7 +154,7 @@ def test_an_ego_spawned_inside_a_vehicle_is_the_settle_stages_to_catch(other: An
 
 
 def test_settle_still_rejects_an_ego_spawned_inside_a_driven_agent() -> None:
-    """The rollout excuses a contact between vehicles, so the spawn overlap is the settle stage's to catch (no drive force there)."""
+    """The rollout excuses a contact between vehicles, so the spawn overlap is the settle stage's to catch (the other vehicles held there)."""
     m = _manifest(_follower(4.0, 8.0), clip_s=1.0)
     report = settle_check(m, template(), catalog=catalog(), rollout=False)
     assert [code for code, _ in report.reasons][:1] in (["physics.energy_gain"], ["physics.unsettled"])

@@ -96,8 +96,9 @@ def close_collision(logged: list[Event], pending: list[Event], scene: Scene, par
     """Complete the open ``collision`` event between ``parties`` (the latest without ``t_end``) at ``state``'s tick.
 
     Adds ``t_end`` (the first tick without contact, or the last recorded one
-    when ``ongoing``), ``duration_s``, and ``delta_v_mps``: each party's
-    |v_after − v_before| (m/s, world xy) across the contact.
+    when ``ongoing``), ``duration_s``, and, for a contact shorter than
+    :data:`IMPACT_WINDOW_S`, ``delta_v_mps``: each party's |v_after − v_before|
+    (m/s, world xy) across it (:func:`impact_delta_v` gives the longer ones theirs).
     """
     for ev in reversed(pending + logged):
         if ev["type"] == "collision" and "t_end" not in ev and {ev["a"], ev["b"]} == set(parties):

@@ -64,6 +64,7 @@ def _settle(manifest: ScenarioManifest, template: WorldTemplate, catalog: Any) -
         e = scene.actors.ego
         if e is None:
             return reasons, measured
+        backend.hold_agents()
         pos0 = backend._read_ego()[0]
         energy0 = backend._energy_now()
         n = int(round(SETTLE_S / backend.h))

@@ -81,7 +81,7 @@ ends with the ego touching another actor: momentum exchanged in a contact
 solver error. Static colliders excuse nothing (they supply no energy, so a
 gain against them is a solver pop); an ego spawned interpenetrating an
 agent is still caught by the physics settle stage
-(:mod:`simready.sim.settle`), in which no drive force acts.
+(:mod:`simready.sim.settle`), in which every other vehicle is held immovable.
 """
 
 from __future__ import annotations
@@ -684,6 +684,12 @@ class DynamicBackend(Backend):
             self.world.call(p.changeDynamics, self.actor_body[i], -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist())
         else:
             self.world.call(p.changeDynamics, self.actor_body[i], -1, mass=0.0)
+
+    def hold_agents(self) -> None:
+        """Every vehicle but the ego immovable where it stands (the settle stage: only the ego's spawn is in question,
+        and no drive force holds the agents up)."""
+        for i in self.agent_idx:
+            self._set_mass(i, False)
 
     def _dynamic(self, i: int) -> bool:
         """Whether vehicle ``i``'s body currently moves under forces (not parked-and-asleep, not absent)."""
