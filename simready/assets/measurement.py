@@ -20,7 +20,9 @@ from simready.sensors_hw.observe_batch import ObservationWindow, observation_dir
 from simready.sim.batch import sample_dirs
 from simready.world.template import load_template
 
-MEASUREMENT_CODE_VERSION = "measurement-2"
+#: measurement-3: one camera readout definition ((height − 1)·line time), the noise switch, and the motion
+#: field's twist the derivative of the interpolated pose (issue 12).
+MEASUREMENT_CODE_VERSION = "measurement-3"
 
 
 @dg.multi_asset(

@@ -26,7 +26,8 @@ from simready.scenario.ladder import REJECTION_FIELDS
 from simready.scenario.suite import load_suite
 from simready.world.template import load_template
 
-SCENARIO_CODE_VERSION = "scenario-1"
+#: scenario-2: coverage_report counts branches (accepted per action, matched pairs whole).
+SCENARIO_CODE_VERSION = "scenario-2"
 
 
 def _eager_on_data_version() -> dg.AutomationCondition:

@@ -22,8 +22,10 @@ from simready.scenario.suite import load_suite
 from simready.sensors_hw.observe_batch import observation_dirs
 from simready.sim.batch import sample_dirs
 
-VALIDITY_CODE_VERSION = "validity-2"
-REFERENCE_CODE_VERSION = "reference-1"
+#: validity-3: gate-1.2.0, contact windows from the trace's own collision events (issue 12).
+VALIDITY_CODE_VERSION = "validity-3"
+#: reference-2: the pool's rollouts are dynamic-v1 with every vehicle force-driven (sim-3).
+REFERENCE_CODE_VERSION = "reference-2"
 
 
 @dg.asset(

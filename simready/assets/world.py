@@ -16,8 +16,9 @@ from simready.world.rig_view import rig_record, rig_table
 from simready.world.template import load_template
 from simready.world.template_build import build_template_version
 
-TEMPLATES_CODE_VERSION = "templates-2"
-RIG_CODE_VERSION = "rig-1"
+#: templates-3 / rig-2: the scenario view's camera readout is (height − 1)·line time (issue 12).
+TEMPLATES_CODE_VERSION = "templates-3"
+RIG_CODE_VERSION = "rig-2"
 
 
 def read_certification(store: ArtifactStore) -> dict:
