@@ -61,8 +61,25 @@ def build(root: Path) -> dict[str, str]:
     for f in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = f.relative_to(root).as_posix()
         unhashed = f.suffix in UNHASHED_SUFFIXES or f.name in UNHASHED_NAMES
-        out[rel] = "present" if unhashed else hashlib.sha256(f.read_bytes()).hexdigest()
+        out[rel] = "present" if unhashed else hashlib.sha256(_comparable(f, root)).hexdigest()
     return out
+
+
+def _comparable(f: Path, root: Path) -> bytes:
+    """A file's bytes, less what differs between two identical runs: the run's folder in the render job, and in
+    ``results.json`` the entries of the unhashed files (their sizes and hashes carry the wall clock) and of the
+    render job (compared on its own, without the folder)."""
+    data = f.read_bytes()
+    if f.name == "render-job.json":
+        return data.replace(str(root).encode("utf-8"), b"<root>")
+    if f.name == "results.json":
+        doc = json.loads(data)
+        for key in ("files", "artifacts"):
+            if isinstance(doc.get(key), list):
+                doc[key] = [e for e in doc[key] if not (isinstance(e, dict) and Path(str(e.get("path", ""))).name.endswith(
+                    UNHASHED_SUFFIXES + UNHASHED_NAMES + ("render-job.json",)))]
+        return json.dumps(doc, sort_keys=True).encode("utf-8")
+    return data
 
 
 def main(argv: list[str] | None = None) -> int:
