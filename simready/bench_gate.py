@@ -1,7 +1,7 @@
 """Validity-gate benchmark (issue 6: the gate on one sample, without re-running sensors, ≤ 50 ms).
 
 ``python -m simready.bench_gate`` prints, on the synthetic street scene of
-:mod:`simready.checks.synthetic` (20 s at dt = 0.02 s: 1001 ticks per actor,
+:mod:`simready.testing.synthetic` (20 s at dt = 0.02 s: 1001 ticks per actor,
 a 20 Hz camera and a 10 Hz LiDAR):
 
 * ``validate_scenario`` on evidence in memory, with a baseline, sensor
@@ -25,9 +25,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from simready.checks import validity as gate
-from simready.checks.features import ReferenceProfile
-from simready.checks.synthetic import street_evidence, write_street_sample
+from simready.testing.synthetic import street_evidence, write_street_sample
+from simready.validity import gate
+from simready.validity.features import ReferenceProfile
 
 TARGET_MS = 50.0
 
@@ -42,16 +42,11 @@ def _median_ms(fn: Callable[[], object], repeats: int) -> float:
 
 
 def _per_check_ms(ev: gate.ScenarioEvidence, repeats: int) -> dict[str, float]:
-    rows = gate._prepare(ev.ticks)
-    base = gate._prepare(ev.baseline_ticks) if ev.baseline_ticks is not None else None
-    return {
-        "prepare": _median_ms(lambda: (gate._prepare(ev.ticks), ev.baseline_ticks is not None and gate._prepare(ev.baseline_ticks)), repeats),
-        "physical": _median_ms(lambda: gate._check_physical(ev, rows, base), repeats),
-        "temporal": _median_ms(lambda: gate._check_temporal(ev, rows), repeats),
-        "sensor": _median_ms(lambda: gate._check_sensor(ev, rows), repeats),
-        "identity": _median_ms(lambda: gate._check_identity(ev, rows), repeats),
-        "distribution": _median_ms(lambda: gate._check_distribution(ev), repeats),
-    }
+    inputs = gate.GateInput.of(ev)
+    times = {"prepare": _median_ms(lambda: gate.GateInput.of(ev), repeats)}
+    for c in gate.CHECKS:
+        times[c.name] = _median_ms(lambda c=c: c.check(inputs), repeats)
+    return times
 
 
 def run(repeats: int = 15) -> None:
@@ -76,7 +71,7 @@ def run(repeats: int = 15) -> None:
         print(f"gate         from a sample folder (read manifest + trace + observations, then gate): {both:7.1f} ms/sample"
               f"  (of which reading {load:.1f} ms)")
 
-    from simready.checks import expectations as gx_suites
+    from simready.validity import expectations as gx_suites
 
     ev = street_evidence(with_pool=False)
     t0 = time.perf_counter()

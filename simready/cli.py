@@ -18,9 +18,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _catalog_certify(args: argparse.Namespace) -> int:
+    from simready import paths
     from simready.catalog.catalog import ensure_catalog
     from simready.catalog.certify import certify_catalog
-    from simready import paths
 
     directory = Path(args.dir) if args.dir else paths.CATALOG_GENERATED_DIR
     if args.dir is None:
@@ -35,10 +35,10 @@ def _catalog_certify(args: argparse.Namespace) -> int:
 
 
 def _template_validate(args: argparse.Namespace) -> int:
+    from simready import paths
     from simready.catalog.catalog import ensure_catalog
     from simready.catalog.certify import certify_catalog
     from simready.world.template_build import validate_template_file
-    from simready import paths
 
     catalog = ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
     certified = {e.id for e in certify_catalog(paths.CATALOG_GENERATED_DIR).entries if e.passed}
@@ -57,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
     return run_main_job(quiet=args.quiet)
 
 
-STAGE_CLI_MODULES = ("simready.scenario.cli", "simready.sim.cli", "simready.sensors_hw.cli", "simready.checks.cli")
+STAGE_CLI_MODULES = ("simready.scenario.cli", "simready.sim.cli", "simready.sensors_hw.cli", "simready.validity.cli")
 
 
 def _register_stage_commands(sub: argparse._SubParsersAction) -> None:

@@ -38,11 +38,11 @@ def build(root: Path) -> dict[str, str]:
     """Run the two samples through every stage under ``root``; ``{relative path: sha256 or "present"}``."""
     from simready import paths
     from simready.catalog.catalog import ensure_catalog
-    from simready.checks.validity_batch import validate_sample_dir
     from simready.scenario.generator import generate
     from simready.scenario.manifest import canonicalize, manifest_bytes
     from simready.sensors_hw.observe_batch import ObservationWindow, observe_sample_dir
     from simready.sim.batch import branch_sample, simulate_sample
+    from simready.validity.batch import validate_sample_dir
     from simready.world.template import load_template
 
     catalog = ensure_catalog()

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simready.checks import expectations as E
-from simready.checks import policy
-from simready.checks.synthetic import street_evidence, street_manifest_dict
-from simready.checks.validity import validate_scenario
 from simready.scenario.manifest import parse_manifest
+from simready.testing.synthetic import street_evidence, street_manifest_dict
+from simready.validity import expectations as E
+from simready.validity import policy
+from simready.validity.gate import validate_scenario
 from tests.manifest_factory import make_manifest
 
 

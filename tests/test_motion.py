@@ -194,10 +194,10 @@ def test_dynamic_angular_rates_agree_with_quaternion_steps_outside_contacts():
     """dynamic-v1 on the same left turn (the shuttle's wheels strike the kerb of the west arm several times):
     outside recorded contacts every tick's quaternion step fits its recorded angular velocities within
     ANGULAR_RATE_TOLERANCE_RPS; inside a contact's window (an impulse within the tick) they need not."""
-    from simready.checks.evidence import collisions_from_events
-    from simready.checks.validity import _contact_windows, _within
     from simready.sim import demo
     from simready.sim.run import run_simulation
+    from simready.validity.evidence import collisions_from_events
+    from simready.validity.gate import _contact_windows, _within
     from simready.world.motion import ANGULAR_RATE_TOLERANCE_RPS
     from tests.test_sim_fixtures import INTERSECTION, catalog, template
 

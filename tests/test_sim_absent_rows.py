@@ -17,11 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simready.checks.validity import ScenarioEvidence, validate_scenario
 from simready.sim import demo
 from simready.sim.evaluate import evaluate_trace
 from simready.sim.run import run_simulation
 from simready.sim.trace import Trace
+from simready.validity.gate import ScenarioEvidence, validate_scenario
 from tests.test_sim_fixtures import catalog, ego_only, template
 
 CAR_SPEED_MPS = 8.0

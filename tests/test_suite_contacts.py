@@ -21,8 +21,6 @@ import shapely
 
 from simready import paths
 from simready.catalog.catalog import ensure_catalog
-from simready.checks import validity
-from simready.checks.evidence import ScenarioEvidence, collisions_from_events
 from simready.scenario.generator import generate
 from simready.scenario.suite import load_suite
 from simready.sim.batch import decision_at
@@ -30,12 +28,14 @@ from simready.sim.branch import run_branches
 from simready.sim.evaluate import evaluate_trace
 from simready.sim.run import run_simulation
 from simready.sim.trace import Trace
+from simready.validity import gate, policy
+from simready.validity.evidence import ScenarioEvidence, collisions_from_events
 from simready.world.template import load_template
 
 pytestmark = pytest.mark.slow
 
 #: Footprints overlapping by less than this (m²) touch rather than overlap (the gate's own threshold).
-MIN_AREA_M2 = validity.policy.OVERLAP_MIN_AREA_M2
+MIN_AREA_M2 = policy.OVERLAP_MIN_AREA_M2
 
 
 @functools.cache
@@ -124,7 +124,7 @@ def test_vehicle_crashes_pass_the_contact_aware_checks() -> None:
         ev = ScenarioEvidence(sample_id=m.sample_id, ticks=tr.df, dt=tr.header["dt"], actor_classes={a.id: a.kind for a in m.actors},
                               actor_dims={a.id: (a.dims.l, a.dims.w) for a in m.actors},
                               collisions=collisions_from_events(tr.events))
-        report = validity.validate_scenario(ev)
+        report = gate.validate_scenario(ev)
         failed = [c.check for c in report.checks if c.check in ("physical", "temporal") and not c.passed]
         if not verdict.accepted or failed:
             problems[label] = verdict.reasons() + [str(report.check(c).detail) for c in failed]

@@ -1,6 +1,6 @@
 """Adversarial corpus for the validity gate (SPEC §12, issue 6 item 2).
 
-Each case edits the clean street scene of :mod:`simready.checks.synthetic` in one way and
+Each case edits the clean street scene of :mod:`simready.testing.synthetic` in one way and
 asserts the exact outcome the SPEC's formulas give — rejected, or accepted with the
 weight the policy assigns — and that the reason names the actor and the number.
 """
@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simready.checks import policy
-from simready.checks.evidence import Collision, DryReference
-from simready.checks.synthetic import sort_ticks, street_evidence, street_sensor
-from simready.checks.validity import ValidityReport, apply_suite_weight_policy, validate_scenario
+from simready.testing.synthetic import sort_ticks, street_evidence, street_sensor
+from simready.validity import policy
+from simready.validity.evidence import Collision, DryReference
+from simready.validity.gate import ValidityReport, apply_suite_weight_policy, validate_scenario
 
 
 @pytest.fixture(scope="module")

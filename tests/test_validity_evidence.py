@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from simready.checks.evidence import (
+from simready.cli import main
+from simready.testing.synthetic import DT, street_pool, street_ticks, write_street_sample, write_trace
+from simready.validity.evidence import (
     EvidenceError,
     MissingStageError,
     ScenarioEvidence,
@@ -21,9 +23,7 @@ from simready.checks.evidence import (
     evidence_from_sample_dir,
     read_ply_points,
 )
-from simready.checks.synthetic import DT, street_pool, street_ticks, write_street_sample, write_trace
-from simready.checks.validity import ValidityReport, validate_scenario
-from simready.cli import main
+from simready.validity.gate import ValidityReport, validate_scenario
 
 
 @pytest.fixture(scope="module")

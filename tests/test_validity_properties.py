@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simready.checks import policy
-from simready.checks.features import ReferenceProfile
-from simready.checks.synthetic import DT, sort_ticks, street_pool, street_sensor, street_ticks
-from simready.checks.validity import (
+from simready.testing.synthetic import DT, sort_ticks, street_pool, street_sensor, street_ticks
+from simready.validity import policy
+from simready.validity.features import ReferenceProfile
+from simready.validity.gate import (
     CHECK_NAMES,
     CheckResult,
     PolicyVersionError,

@@ -7,11 +7,11 @@ import json
 import pandas as pd
 import pytest
 
-from simready.checks.evidence import evidence_from_sample_dir
-from simready.checks.reference_pool import POOL_FILE, POOL_RECORD, build_reference_pool, load_reference_pool
-from simready.checks.validity import validate_scenario
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
+from simready.validity.evidence import evidence_from_sample_dir
+from simready.validity.gate import validate_scenario
+from simready.validity.reference_pool import POOL_FILE, POOL_RECORD, build_reference_pool, load_reference_pool
 from tests.test_sim_fixtures import catalog, template
 
 TLA = "two_lane_arterial"

@@ -214,10 +214,10 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
 
 def suite_validity(store: ArtifactStore, suite, batches: list[str]) -> dict:
     """Every base sample's validity report under the suite-level weight policy (share cap, scaling)."""
-    from simready.checks.validity import ValidityReport, apply_suite_weight_policy
     from simready.sim.batch import sample_dirs
+    from simready.validity.gate import ValidityReport, apply_suite_weight_policy
 
-    from simready.checks.validity_batch import branch_summary
+    from simready.validity.batch import branch_summary
 
     reports, records = [], []
     for template_id in sorted(suite.templates):
@@ -241,9 +241,9 @@ def build_docs(store: ArtifactStore, suite, batches: list[str]):
     """GX Data Docs over the suite's manifests, trajectories and validity reports (HTML for reviewers)."""
     import pandas as pd
 
-    from simready.checks.expectations import build_data_docs
     from simready.checks.gx_checks import manifests_frame, trajectories_frame, validity_reports_frame
     from simready.sim.batch import sample_dirs
+    from simready.validity.expectations import build_data_docs
 
     dirs = [d for t in sorted(suite.templates) for b in batches for d in sample_dirs(batch_dir(store, t, b))]
     if not dirs:

@@ -6,14 +6,12 @@ from pathlib import Path
 
 import dagster as dg
 
-from simready.assets.metadata import markdown_table
 from simready.assets.catalog import certified_assets
+from simready.assets.metadata import markdown_table
 from simready.assets.partitions import batch_partitions, by_template, sample_partitions, template_partitions
 from simready.assets.scenario import EAGER, batch_dir, scenario_manifests
 from simready.assets.world import world_templates
 from simready.catalog.catalog import load_catalog
-from simready.checks.reference_pool import POOL_RECORD, build_reference_pool, load_reference_pool
-from simready.checks.validity_batch import report_rows, validate_batch
 from simready.hashing import content_hash
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.batch import read_batch_manifest_paths
@@ -21,6 +19,8 @@ from simready.scenario.manifest import load_manifest
 from simready.scenario.suite import load_suite
 from simready.sensors_hw.observe_batch import observation_dirs
 from simready.sim.batch import sample_dirs
+from simready.validity.batch import report_rows, validate_batch
+from simready.validity.reference_pool import POOL_RECORD, build_reference_pool, load_reference_pool
 
 #: validity-3: gate-1.2.0, contact windows from the trace's own collision events (issue 12).
 VALIDITY_CODE_VERSION = "validity-3"

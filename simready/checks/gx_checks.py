@@ -18,8 +18,8 @@ def _dirs(context, store: ArtifactStore):
 
 
 def trajectories_frame(dirs) -> pd.DataFrame:
-    from simready.checks.evidence import evidence_from_sample_dir
-    from simready.checks.expectations import trajectory_frame
+    from simready.validity.evidence import evidence_from_sample_dir
+    from simready.validity.expectations import trajectory_frame
 
     frames = []
     for d in dirs:
@@ -31,7 +31,7 @@ def trajectories_frame(dirs) -> pd.DataFrame:
 
 
 def manifests_frame(dirs) -> pd.DataFrame:
-    from simready.checks.expectations import manifest_frame
+    from simready.validity.expectations import manifest_frame
     from simready.scenario.manifest import load_manifest
 
     return manifest_frame(load_manifest(d / "manifest.json") for d in dirs)
@@ -40,8 +40,8 @@ def manifests_frame(dirs) -> pd.DataFrame:
 def validity_reports_frame(dirs) -> pd.DataFrame:
     import json
 
-    from simready.checks.expectations import validity_frame
-    from simready.checks.validity import ValidityReport
+    from simready.validity.expectations import validity_frame
+    from simready.validity.gate import ValidityReport
 
     reports = []
     for d in dirs:
@@ -52,7 +52,7 @@ def validity_reports_frame(dirs) -> pd.DataFrame:
 
 
 def _result(name: str, df: pd.DataFrame) -> dg.AssetCheckResult:
-    from simready.checks.expectations import run_suite
+    from simready.validity.expectations import run_suite
 
     if df.empty:
         return dg.AssetCheckResult(passed=False, metadata={"reason": "no rows to validate"})

@@ -51,7 +51,7 @@ class Suite(BaseModel):
     batches: PositiveInt
     observation: ObservationPlan = ObservationPlan()
     #: Accepted scenarios per intent in each template's realism reference pool
-    #: (drawn from the ``reference`` root, see :mod:`simready.checks.reference_pool`).
+    #: (drawn from the ``reference`` root, see :mod:`simready.validity.reference_pool`).
     reference_per_intent: PositiveInt = 4
     templates: dict[str, dict[str, PositiveInt]] = Field(min_length=1)
 

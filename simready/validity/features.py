@@ -13,10 +13,10 @@ concatenation of such rows from accepted source scenarios; a
 :class:`ReferenceProfile` freezes its bins once so that many samples are
 scored against it cheaply.
 
-Divergences: the population stability index over :data:`~simready.checks.policy.PSI_BINS`
+Divergences: the population stability index over :data:`~simready.validity.policy.PSI_BINS`
 quantile bins of the pool for the continuous features, and the Jensen–Shannon
 divergence (base 2, in [0, 1]) of the class mix. Probabilities are floored
-at :data:`~simready.checks.policy.DIVERGENCE_EPS` so that empty bins stay finite.
+at :data:`~simready.validity.policy.DIVERGENCE_EPS` so that empty bins stay finite.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from simready.checks import policy
+from simready.validity import policy
 
 CONTINUOUS_FEATURES = ("range_m", "lateral_m", "speed_mps")
 CATEGORICAL_FEATURE = "actor_class"

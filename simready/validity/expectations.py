@@ -10,7 +10,7 @@ Four suites (``SUITES``), each over a table this module can also build:
 * ``manifests`` — one row per manifest actor (:func:`manifest_frame`): speeds within
   class limits, dims in (0, 50] m, clip and tick in range, a valid split.
 * ``validity_reports`` — one row per report (:func:`validity_frame`): every score in
-  [0, 1], weights equal to :func:`~simready.checks.validity.weight_policy`, the
+  [0, 1], weights equal to :func:`~simready.validity.gate.weight_policy`, the
   acceptance rule holding, one policy version.
 
 ``run_suite(name, df) -> SuiteResult`` returns plain, JSON-ready results (for Dagster
@@ -37,11 +37,11 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from simready.checks import policy
+from simready.validity import policy
 
 if TYPE_CHECKING:
-    from simready.checks.validity import ValidityReport
     from simready.scenario.manifest import ScenarioManifest
+    from simready.validity.gate import ValidityReport
 
 SUITES = ("trajectories", "rejection_log", "manifests", "validity_reports")
 DATASOURCE_NAME = "simready"
@@ -139,7 +139,7 @@ def manifest_frame(manifests: Iterable[ScenarioManifest]) -> pd.DataFrame:
 
 def validity_frame(reports: Sequence[ValidityReport]) -> pd.DataFrame:
     """One row per report: its scores, decision and weight, and what the policy says they should be."""
-    from simready.checks.validity import weight_policy
+    from simready.validity.gate import weight_policy
 
     rows = []
     for r in reports:
@@ -222,7 +222,7 @@ def _manifest_expectations(gxe: Any) -> list[Any]:
 
 
 def _validity_expectations(gxe: Any) -> list[Any]:
-    from simready.checks.validity import CHECK_NAMES
+    from simready.validity.gate import CHECK_NAMES
 
     out = [gxe.ExpectColumnValuesToBeInSet(column="policy_version", value_set=[policy.POLICY_VERSION],
                                            description="scored under the current policy")]

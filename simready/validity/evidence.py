@@ -1,6 +1,6 @@
 """What the validity gate looks at, as plain data, and how to read it from a sample folder.
 
-The gate (:mod:`simready.checks.validity`) scores a :class:`ScenarioEvidence`
+The gate (:mod:`simready.validity.gate`) scores a :class:`ScenarioEvidence`
 and never imports the other stages' code, so it runs on anything that can
 produce these tables: a trace written by the simulator, a hand-made
 adversarial case in a test, a perturbed copy of a source scenario.
@@ -24,15 +24,15 @@ Observations (SPEC §10), read leniently because only a few facts are needed:
   actors: [{id, position [x, y, z], visibility | visible | detected}] | {id: {...}}}``.
   ``visibility`` is a visible fraction, a boolean or ``{camera: fraction}``; a camera
   detects an actor when the fraction is at least
-  :data:`~simready.checks.policy.CAMERA_MIN_VISIBLE_FRACTION`. The position is the
+  :data:`~simready.validity.policy.CAMERA_MIN_VISIBLE_FRACTION`. The position is the
   actor's body centre (extent 0).
 * ``results.json`` ``files[]{sensor, tick, path, t | t_s | time, T_world_sensor?}``: the
   LiDAR sweeps (``.ply``). A sweep detects an actor with at least
-  :data:`~simready.checks.policy.LIDAR_MIN_POINTS` points carrying its instance id; its
+  :data:`~simready.validity.policy.LIDAR_MIN_POINTS` points carrying its instance id; its
   position is the points' centroid, moved to world by ``T_world_sensor`` (4×4, the pose
   at the sweep start) when given — a surface centroid, so its extent is half the actor's
   footprint diagonal plus the distance the sensor travels in one sweep. At most
-  :data:`~simready.checks.policy.LIDAR_MAX_SWEEPS` sweeps, evenly spaced, are read.
+  :data:`~simready.validity.policy.LIDAR_MAX_SWEEPS` sweeps, evenly spaced, are read.
 
 Frames and units: world frame x east, y north, z up, metres, seconds;
 quaternions ``[x, y, z, w]``.
@@ -50,9 +50,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simready.checks import policy
-from simready.checks.features import ReferenceProfile
 from simready.errors import SimreadyError
+from simready.validity import policy
+from simready.validity.features import ReferenceProfile
 
 MANIFEST_FILE = "manifest.json"
 TRACE_FILE = "trace.parquet"
@@ -151,7 +151,7 @@ class ScenarioEvidence:
             least :data:`REQUIRED_TICK_COLUMNS`; ``speed_mps``, ``present``, ``z``, ``vz``
             and a per-row class column (:data:`ROW_CLASS_COLUMNS`) are used when present.
         actor_classes: actor id → class (vehicle | cyclist | pedestrian, or an ontology
-            class such as ``van``, see :data:`~simready.checks.policy.CLASS_ALIASES`).
+            class such as ``van``, see :data:`~simready.validity.policy.CLASS_ALIASES`).
         dt: the trace's tick (s).
         actor_dims: actor id → footprint ``(length_m, width_m)``; actors without one are
             left out of the overlap check.
@@ -160,8 +160,8 @@ class ScenarioEvidence:
         baseline_actor_classes: classes of the baseline's actors (default: ``actor_classes``).
         sensor: the measurement stage's detections, None if absent.
         reference_pool: distribution features of the reference pool
-            (:func:`~simready.checks.features.scenario_features` rows) or its frozen
-            :class:`~simready.checks.features.ReferenceProfile`, None if absent.
+            (:func:`~simready.validity.features.scenario_features` rows) or its frozen
+            :class:`~simready.validity.features.ReferenceProfile`, None if absent.
         collisions: contacts the simulator recorded.
         source: where the evidence came from (for messages).
     """

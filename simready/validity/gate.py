@@ -1,18 +1,19 @@
 """Counterfactual validity gate (SPEC §12): five deterministic checks, scores, acceptance and weights.
 
 ``validate_scenario(evidence) -> ValidityReport`` scores one sample
-(:class:`~simready.checks.evidence.ScenarioEvidence`); ``weight_policy`` and
+(:class:`~simready.validity.evidence.ScenarioEvidence`); ``weight_policy`` and
 ``apply_suite_weight_policy`` turn reports into evaluation weights. Every
-constant lives in :mod:`simready.checks.policy` and every report records
+constant lives in :mod:`simready.validity.policy` and every report records
 its ``policy_version``. No model opinions: each check is arithmetic on the
 trace, the detections and the reference pool.
 
-The checks, each ``{check, passed, score ∈ [0, 1], detail}``:
+The checks — :class:`GateCheck` objects in :data:`CHECKS`, run by one loop — each
+return ``{check, passed, score ∈ [0, 1], detail}``:
 
 1. ``physical`` — per-class speed (stored, and from position first
    differences) and acceleration (from position *second differences*, so a
    teleport is caught even when the stored velocity lies) against
-   :data:`~simready.checks.policy.CLASS_LIMITS`; non-finite poses; rotated-
+   :data:`~simready.validity.policy.CLASS_LIMITS`; non-finite poses; rotated-
    rectangle footprint overlaps (shapely) *introduced* by the transformation:
    present in the ticks but not, for that pair at that tick, in the baseline
    (every overlap counts when there is no baseline). Overlaps after a
@@ -21,19 +22,19 @@ The checks, each ``{check, passed, score ∈ [0, 1], detail}``:
    it ended, as the trace's ``collision`` event records it), are explained,
    not violations, and within it a struck pedestrian or cyclist, carried by
    the vehicle, is held to the vehicle speed limit; outside any window a
-   teleport or a velocity kick still is one. Score: :func:`~simready.checks.policy.headroom_score` of the
+   teleport or a velocity kick still is one. Score: :func:`~simready.validity.policy.headroom_score` of the
    worst utilisation (speed / limit, acceleration / limit, and 1 + overlap
    area / smaller footprint for an introduced overlap).
 2. ``temporal`` — per actor and tick, |Δx − v̄·dt| with v̄ the mean of the
    stored velocities at both ends (exact for constant acceleration), against
-   :data:`~simready.checks.policy.TEMPORAL_TOL_M` (grown by |Δv|·dt/2 inside a
+   :data:`~simready.validity.policy.TEMPORAL_TOL_M` (grown by |Δv|·dt/2 inside a
    recorded contact's window, the most an impulse anywhere in the tick can
    move the trapezoid rule); time must advance by dt per tick. Score: headroom of the worst error / tolerance.
 3. ``sensor`` — camera vs LiDAR position agreement for the same instance
    on the ground plane (the camera row carries the body origin, on the
    ground; the LiDAR row the centroid of the returns, up the body's side, so
    their heights are not comparable) (camera frame and LiDAR sweep within
-   :data:`~simready.checks.policy.SENSOR_PAIR_MAX_DT_S`, tolerance grown by
+   :data:`~simready.validity.policy.SENSOR_PAIR_MAX_DT_S`, tolerance grown by
    both positions' extents and the distance the actor moves in the time
    offset), and condition expectations over the same paired opportunities:
    at night the camera detection rate may not exceed the LiDAR rate; in rain
@@ -41,20 +42,20 @@ The checks, each ``{check, passed, score ∈ [0, 1], detail}``:
    rate) against a dry reference when one is given. Score: the minimum of
    the agreeing fraction and each expectation's score (1 met, 0 violated).
    Without sensor evidence, or without any pair to compare, the agreement
-   score is :data:`~simready.checks.policy.SENSOR_ABSENT_SCORE` (0: no
+   score is :data:`~simready.validity.policy.SENSOR_ABSENT_SCORE` (0: no
    evidence, no credit), which makes trajectory-only samples low-fidelity.
 4. ``identity`` — unique ids per frame, a stable class per id (a per-row
    class column, when the ticks have one, against itself and the declared
    class), every id declared, no id teleports (a jump beyond
-   max_speed·Δt + :data:`~simready.checks.policy.ID_JUMP_MARGIN_M` between
+   max_speed·Δt + :data:`~simready.validity.policy.ID_JUMP_MARGIN_M` between
    consecutive observations, gaps included). Score: share of ids without a
    violation.
 5. ``distribution`` — PSI / JS divergence of the features
-   (:mod:`simready.checks.features`) against the reference pool; the shift
+   (:mod:`simready.validity.features`) against the reference pool; the shift
    the transformation *added* is divergence(ticks) − divergence(baseline),
    clipped at 0 (the baseline's divergence is 0 when there is no baseline).
    Score: the mean over features of 1 − added / max; without a pool
-   :data:`~simready.checks.policy.REALISM_ABSENT_SCORE`.
+   :data:`~simready.validity.policy.REALISM_ABSENT_SCORE`.
 
 fidelity = 0.4·physical + 0.3·temporal + 0.3·sensor; realism = distribution;
 validity = 0.5·fidelity + 0.2·identity + 0.3·realism. Accepted iff physical
@@ -71,7 +72,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -80,9 +81,10 @@ import pandas as pd
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
-from simready.checks import features as feat
-from simready.checks import policy
-from simready.checks.evidence import (
+from simready.errors import SimreadyError
+from simready.validity import features as feat
+from simready.validity import policy
+from simready.validity.evidence import (
     ROW_CLASS_COLUMNS,
     Collision,
     DryReference,
@@ -93,14 +95,16 @@ from simready.checks.evidence import (
     evidence_from_sample_dir,
     local_actor_id,
 )
-from simready.errors import SimreadyError
 
 __all__ = [
+    "CHECKS",
     "CHECK_NAMES",
     "CheckResult",
     "Collision",
     "DryReference",
     "EvidenceError",
+    "GateCheck",
+    "GateInput",
     "MissingStageError",
     "PolicyVersionError",
     "ScenarioEvidence",
@@ -114,7 +118,6 @@ __all__ = [
 ]
 
 CheckName = Literal["physical", "temporal", "sensor", "identity", "distribution"]
-CHECK_NAMES: tuple[CheckName, ...] = ("physical", "temporal", "sensor", "identity", "distribution")
 F = NDArray[np.float64]
 
 
@@ -248,6 +251,20 @@ def _prepare(ticks: pd.DataFrame) -> _Rows:
                  row_class)
 
 
+@dataclass(frozen=True)
+class GateInput:
+    """What the checks read: the evidence, and its ticks (and the baseline's, None without one) prepared once."""
+
+    evidence: ScenarioEvidence
+    rows: _Rows
+    base: _Rows | None
+
+    @classmethod
+    def of(cls, evidence: ScenarioEvidence) -> GateInput:
+        base = _prepare(evidence.baseline_ticks) if evidence.baseline_ticks is not None else None
+        return cls(evidence, _prepare(evidence.ticks), base)
+
+
 def _fmt_t(t: float) -> str:
     return f"t={t:.2f} s"
 
@@ -303,7 +320,7 @@ def _limit_class(evidence_classes: Mapping[str, str], actor: str) -> tuple[str, 
 
 def _contact_windows(collisions: Iterable[Collision], dt: float) -> dict[str, F]:
     """Per actor, the (k, 2) time windows (s) of its recorded contacts: from one tick before each contact began to
-    one tick after it ended (``t_end``; without one, :data:`~simready.checks.policy.COLLISION_EXEMPT_S` after it
+    one tick after it ended (``t_end``; without one, :data:`~simready.validity.policy.COLLISION_EXEMPT_S` after it
     began), so both position differences around an impulse fall inside."""
     out: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for c in collisions:
@@ -387,7 +404,8 @@ def _finite_differences(rows: _Rows) -> tuple[F, F]:
     return speed, accel
 
 
-def _check_physical(ev: ScenarioEvidence, rows: _Rows, base: _Rows | None) -> CheckResult:
+def _check_physical(g: GateInput) -> CheckResult:
+    ev, rows, base = g.evidence, g.rows, g.base
     found = _Findings()
     if len(rows.code) == 0:
         found.add("", "no ticks: the trace is empty")
@@ -485,7 +503,8 @@ def _introduced_overlaps(ev: ScenarioEvidence, rows: _Rows, base: _Rows | None, 
 # --- 2. temporal consistency ---------------------------------------------------------
 
 
-def _check_temporal(ev: ScenarioEvidence, rows: _Rows) -> CheckResult:
+def _check_temporal(g: GateInput) -> CheckResult:
+    ev, rows = g.evidence, g.rows
     found = _Findings()
     windows = _contact_windows(ev.collisions, ev.dt)
     pairs = rows.consecutive()
@@ -569,7 +588,8 @@ def _paired_opportunities(det: pd.DataFrame) -> pd.DataFrame:
     return cam.merge(lid, on=["t_lidar", "actor_id"], suffixes=("_cam", "_lid"))
 
 
-def _check_sensor(ev: ScenarioEvidence, rows: _Rows) -> CheckResult:
+def _check_sensor(g: GateInput) -> CheckResult:
+    ev, rows = g.evidence, g.rows
     found = _Findings()
     sensor = ev.sensor
     if sensor is None:
@@ -695,7 +715,8 @@ def _rain_expectation(det: pd.DataFrame, sensor: SensorEvidence, found: _Finding
 # --- 4. identity -----------------------------------------------------------------------
 
 
-def _check_identity(ev: ScenarioEvidence, rows: _Rows) -> CheckResult:
+def _check_identity(g: GateInput) -> CheckResult:
+    ev, rows = g.evidence, g.rows
     found = _Findings()
     ticks = ev.ticks
     ids = ticks["actor_id"].astype(str)
@@ -763,7 +784,8 @@ def _same_class(row_class: str, declared: str) -> bool:
 # --- 5. distribution similarity -----------------------------------------------------------
 
 
-def _check_distribution(ev: ScenarioEvidence) -> CheckResult:
+def _check_distribution(g: GateInput) -> CheckResult:
+    ev = g.evidence
     found = _Findings()
     pool = ev.reference_pool
     if pool is None:
@@ -813,6 +835,31 @@ def _opt(value: float | None) -> float | None:
 # --- the gate ------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class GateCheck:
+    """One of the gate's checks: its ``name`` in the report, its ``order`` there (SPEC §12's numbering) and
+    ``check(inputs) -> CheckResult``. Unlike the ladder's stages every check runs (no early exit): acceptance
+    and the weights need all five scores."""
+
+    name: CheckName
+    order: int
+    check: Callable[[GateInput], CheckResult]
+
+
+#: The five checks in report order; :func:`validate_scenario` runs them in one loop.
+CHECKS: tuple[GateCheck, ...] = tuple(sorted(
+    [
+        GateCheck("physical", 1, _check_physical),
+        GateCheck("temporal", 2, _check_temporal),
+        GateCheck("sensor", 3, _check_sensor),
+        GateCheck("identity", 4, _check_identity),
+        GateCheck("distribution", 5, _check_distribution),
+    ],
+    key=lambda c: c.order,
+))
+CHECK_NAMES: tuple[CheckName, ...] = tuple(c.name for c in CHECKS)
+
+
 def _unit(x: float) -> float:
     """Clamp to [0, 1]; non-finite is 0 (a score never crashes a report)."""
     x = float(x)
@@ -832,15 +879,8 @@ def weight_policy(accepted: bool, fidelity: float) -> tuple[float, bool]:
 
 def validate_scenario(evidence: ScenarioEvidence) -> ValidityReport:
     """Run the five checks on one sample and decide acceptance and weight (SPEC §12)."""
-    rows = _prepare(evidence.ticks)
-    base = _prepare(evidence.baseline_ticks) if evidence.baseline_ticks is not None else None
-    checks = [
-        _check_physical(evidence, rows, base),
-        _check_temporal(evidence, rows),
-        _check_sensor(evidence, rows),
-        _check_identity(evidence, rows),
-        _check_distribution(evidence),
-    ]
+    inputs = GateInput.of(evidence)
+    checks = [c.check(inputs) for c in CHECKS]
     s = {c.check: c.score for c in checks}
     fidelity = _unit(sum(w * s[k] for k, w in policy.FIDELITY_WEIGHTS.items()))
     realism = s["distribution"]

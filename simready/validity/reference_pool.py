@@ -13,7 +13,7 @@ frozen per template version and shared by every batch.
 Layout of ``<out_dir>`` (replaced whole, atomically)::
 
     <sample>/manifest.json, <sample>/trace.parquet   the reference rollouts (inspectable)
-    pool.parquet                                     feature rows (simready.checks.features)
+    pool.parquet                                     feature rows (simready.validity.features)
     pool.json                                        what the pool is: template, root, intents, counts, sha256
 """
 
@@ -27,9 +27,9 @@ from typing import Any
 import pandas as pd
 
 from simready.atomic import atomic_directory
-from simready.checks.evidence import evidence_from_sample_dir
-from simready.checks.features import ReferenceProfile, scenario_features
 from simready.hashing import content_hash, file_sha256
+from simready.validity.evidence import evidence_from_sample_dir
+from simready.validity.features import ReferenceProfile, scenario_features
 
 #: Root id of the reference pool's random streams (the suite's samples use the generator's default root).
 REFERENCE_ROOT = "reference"

@@ -4,7 +4,7 @@ Why branches are gated against their base: a matched branch is the base
 scenario with one intervention, so "what the transformation *added*" (SPEC
 §12: introduced overlaps, distribution shift) is measured branch vs base.
 The reference pool for the distribution check is given by the caller: in the
-DAG it is the template's pool (:mod:`simready.checks.reference_pool`,
+DAG it is the template's pool (:mod:`simready.validity.reference_pool`,
 independent draws of the same programs, frozen per template version), so a
 branch that drives the world somewhere the template's nominal scenarios never
 go scores lower realism, and no sample sits in its own reference.
@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from simready.atomic import write_json_atomic
-from simready.checks.evidence import evidence_from_sample_dir
-from simready.checks.features import ReferenceProfile
-from simready.checks.validity import ValidityReport, validate_scenario
 from simready.scenario.manifest import load_manifest
+from simready.validity.evidence import evidence_from_sample_dir
+from simready.validity.features import ReferenceProfile
+from simready.validity.gate import ValidityReport, validate_scenario
 
 VALIDITY_FILE = "validity.json"
 BRANCHES_DIR = "branches"
@@ -61,7 +61,7 @@ def _with_ticks_of(evidence, trace_path: Path, environment):
     """
     from dataclasses import replace
 
-    from simready.checks.evidence import (
+    from simready.validity.evidence import (
         OBSERVATIONS_DIR,
         RESULTS_FILE,
         collisions_from_events,

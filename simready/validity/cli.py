@@ -15,7 +15,7 @@ EXIT_REJECTED = 2
 
 def _validate(args: argparse.Namespace) -> int:
     from simready.atomic import write_json_atomic
-    from simready.checks.validity import evidence_from_sample_dir, validate_scenario
+    from simready.validity.gate import evidence_from_sample_dir, validate_scenario
 
     evidence = evidence_from_sample_dir(
         Path(args.sample_dir),
@@ -27,7 +27,7 @@ def _validate(args: argparse.Namespace) -> int:
     out = Path(args.out)
     write_json_atomic(out, report.model_dump(mode="json"))
     if args.docs:
-        from simready.checks.expectations import build_data_docs, run_suite, trajectory_frame, validity_frame
+        from simready.validity.expectations import build_data_docs, run_suite, trajectory_frame, validity_frame
 
         results = [
             run_suite("trajectories", trajectory_frame(evidence.ticks, evidence.actor_classes)),

@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from simready.checks.evidence import DETECTION_COLUMNS, ScenarioEvidence, SensorEvidence
-from simready.checks.features import scenario_features
+from simready.validity.evidence import DETECTION_COLUMNS, ScenarioEvidence, SensorEvidence
+from simready.validity.features import scenario_features
 
 DT = 0.02
 CAMERA_PERIOD_S = 0.05

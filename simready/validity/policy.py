@@ -1,7 +1,7 @@
 """Every constant of the counterfactual validity gate (SPEC §12), in one place and versioned.
 
 Change any number here and bump :data:`POLICY_VERSION`: every
-:class:`~simready.checks.validity.ValidityReport` records the version it was
+:class:`~simready.validity.gate.ValidityReport` records the version it was
 scored under, and a suite that mixes versions is refused, because weights
 scored under different policies are not comparable.
 

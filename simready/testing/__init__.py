@@ -1,0 +1,1 @@
+"""Fixtures for tests and benchmarks: small, exactly known scenes and manifests. Not imported by the pipeline."""
