@@ -93,7 +93,7 @@ def test_dynamic_restore_within_declared_replay_tolerance() -> None:
 
 
 def test_verify_continuation_helper_and_plot() -> None:
-    from simready.sim.checkpoint import verify_continuation
+    from simready.sim.run import verify_continuation
     from simready.sim.plot import plot_rollout
 
     scene = _scene("kinematic-v1", clip_s=3.0)

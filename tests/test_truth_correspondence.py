@@ -10,7 +10,7 @@ from simready.sensors_hw.camera import render_frame
 from simready.sensors_hw.models import Rig
 from simready.truth import SceneGeometry
 from simready.truth.correspondence import FrameView, Samples, correspond, project_body_points
-from simready.truth.flow import dense, flow_px, scene_displacement_world_m
+from simready.truth.flow import dense, flow_px, flow_table, scene_displacement_world_m
 from simready.world import frames as F
 from simready.world.motion import PoseTrack
 
@@ -88,7 +88,7 @@ def test_occlusion_forward_and_disocclusion_backward_are_computed_each_from_its_
     assert np.all(fa.id[v, u] == car_id)
     # Different pixel sets in different frames: not one the negation of the other.
     assert set(sa.pixel[occluded]) != set(sb.pixel[disoccluded])
-    assert fwd.table().column_names.count("occluded") == 1 and "disoccluded" in bwd.table().column_names
+    assert flow_table(fwd).column_names.count("occluded") == 1 and "disoccluded" in flow_table(bwd).column_names
     assert fwd.hidden_name == "occluded" and bwd.hidden_name == "disoccluded"
 
 
@@ -138,7 +138,7 @@ def test_static_displacement_is_exactly_zero_and_flow_is_target_minus_pixel():
     for corr in (fwd, bwd):
         assert np.all(scene_displacement_world_m(corr) == 0.0)
         np.testing.assert_array_equal(flow_px(corr), corr.projection.uv - np.stack([corr.source.u, corr.source.v], 1))
-        tab = corr.table()
+        tab = flow_table(corr)
         assert set(tab.column("disp_x_m").to_numpy()) == {0.0}
     img = dense(sa.pixel, flow_px(fwd), H, W)
     assert img.shape == (H, W, 2) and np.isnan(img).sum() == 0  # the wall fills the frame

@@ -79,6 +79,7 @@ from simready.sensors_hw.scene_build import BuiltScene
 from simready.sensors_hw.schedule import POLICIES, pairing_table, rig_schedules
 from simready.sensors_hw.trace_input import TraceInput
 from simready.truth.correspondence import FrameView, Samples, correspond
+from simready.truth.flow import flow_table
 from simready.truth.motion_field import motion_field
 from simready.truth.tracks import TrackBuilder
 from simready.world.frames import quat_angle_between
@@ -521,8 +522,8 @@ class _CameraTruth:
             def table_of(src: Samples, src_dv: NDArray[np.float64], dst: Samples, direction: str,
                          sign: float) -> pa.Table:
                 # Where the motion field says each row goes starts the target-row iteration (speed only).
-                return correspond(scene, src, dst.view, direction, ignore=self.built.ignore,
-                                  row_guess=_predicted_rows(src, src_dv, sign * dt)).table()
+                return flow_table(correspond(scene, src, dst.view, direction, ignore=self.built.ignore,
+                                             row_guess=_predicted_rows(src, src_dv, sign * dt)))
 
             # The two directions are independent computations: with a pool the backward one runs on its
             # thread while this one does the forward (Embree and most numpy kernels release the GIL);

@@ -68,15 +68,3 @@ class Backend(ABC):
     def close(self) -> None:
         """Release simulator resources (no-op unless the backend holds any)."""
 
-
-def make_backend(name: str, scene: Any) -> Backend:
-    """Backend instance by name (imported lazily: the dynamic one needs PyBullet)."""
-    if name == "kinematic-v1":
-        from simready.sim.backends.kinematic import KinematicBackend
-
-        return KinematicBackend(scene)
-    if name == "dynamic-v1":
-        from simready.sim.backends.dynamic import DynamicBackend
-
-        return DynamicBackend(scene)
-    raise ValueError(f"unknown backend {name!r}")

@@ -18,10 +18,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from simready.atomic import write_json_atomic
 from simready.hashing import content_hash, file_sha256
 from simready.scenario.manifest import ScenarioManifest, load_manifest
 from simready.sim import constants as C
+from simready.sim.branch import run_branches, shared_prefix
+from simready.sim.checkpoint import DYNAMIC_REPLAY_TOLERANCE as TOL
+from simready.sim.checkpoint import Checkpoint
+from simready.sim.engine import Engine
+from simready.sim.evaluate import evaluate_trace
+from simready.sim.rollout_plot import plot_rollout
+from simready.sim.run import finish, run_simulation
+from simready.sim.scene import build_scene
+from simready.sim.trace import Trace, read_trace, write_trace
 from simready.world.template import WorldTemplate
 
 MANIFEST_FILE = "manifest.json"
@@ -45,11 +56,6 @@ def _roles_and_dims(manifest: ScenarioManifest) -> tuple[dict[str, str], dict[st
 
 def simulate_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> dict[str, Any]:
     """Roll out the sample's manifest; write trace, verdict and plot; return a summary row."""
-    from simready.sim.evaluate import evaluate_trace
-    from simready.sim.rollout_plot import plot_rollout
-    from simready.sim.run import run_simulation
-    from simready.sim.trace import write_trace
-
     manifest = load_manifest(sample_dir / MANIFEST_FILE)
     result = run_simulation(manifest, template, backend=backend, catalog=catalog)
     trace_path = write_trace(result.trace, sample_dir / TRACE_FILE)
@@ -91,10 +97,6 @@ def decision_at(manifest: ScenarioManifest) -> tuple[float | None, str | None]:
 
 def branch_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> dict[str, Any]:
     """Checkpoint at the decision time, roll out the matched branches, write them and the outcome table."""
-    from simready.sim.branch import run_branches
-    from simready.sim.rollout_plot import plot_rollout
-    from simready.sim.trace import read_trace, write_trace
-
     manifest = load_manifest(sample_dir / MANIFEST_FILE)
     at_s, at_source = decision_at(manifest)
     branch_set = run_branches(manifest, template, at_s=at_s, backend=backend, catalog=catalog)
@@ -132,13 +134,6 @@ def restore_reproduces(sample_dir: Path, template: WorldTemplate, catalog: Any, 
     ``DYNAMIC_REPLAY_TOLERANCE`` (PyBullet keeps solver warm-start state a
     snapshot cannot carry).
     """
-    from simready.sim.branch import shared_prefix
-    from simready.sim.checkpoint import Checkpoint
-    from simready.sim.engine import Engine
-    from simready.sim.run import finish
-    from simready.sim.scene import build_scene
-    from simready.sim.trace import read_trace
-
     outcomes = json.loads((sample_dir / BRANCHES_DIR / OUTCOMES_FILE).read_text())
     ckpt = Checkpoint.read(sample_dir / outcomes["checkpoint_file"])
     manifest = load_manifest(sample_dir / MANIFEST_FILE)
@@ -156,15 +151,11 @@ def restore_reproduces(sample_dir: Path, template: WorldTemplate, catalog: Any, 
     return within_replay_tolerance(base, resumed)
 
 
-def within_replay_tolerance(base: Any, resumed: Any) -> tuple[bool, str]:
-    import numpy as np
-
-    from simready.sim.checkpoint import DYNAMIC_REPLAY_TOLERANCE as TOL
-
+def within_replay_tolerance(base: Trace, resumed: Trace) -> tuple[bool, str]:
     for name in ("tick", "actor_id", "present"):
         if not np.array_equal(base.column(name), resumed.column(name)):
             return False, f"column {name} differs"
-    def order(trace: Any) -> list:
+    def order(trace: Trace) -> list:
         # The restored engine logs the checkpoint it came from; that marker is not a world event.
         return [(e.get("type"), e.get("t")) for e in trace.events if e.get("type") != "checkpoint"]
 
@@ -181,9 +172,6 @@ def within_replay_tolerance(base: Any, resumed: Any) -> tuple[bool, str]:
 
 def branches_share_history(sample_dir: Path) -> tuple[bool, str]:
     """Every branch has the parent's pre-decision rows bit for bit (and so do siblings)."""
-    from simready.sim.branch import shared_prefix
-    from simready.sim.trace import read_trace
-
     outcomes = json.loads((sample_dir / BRANCHES_DIR / OUTCOMES_FILE).read_text())
     base = read_trace(sample_dir / TRACE_FILE)
     tick = int(outcomes["checkpoint_tick"])

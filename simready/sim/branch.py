@@ -33,7 +33,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
+from simready.catalog.catalog import ensure_catalog
 from simready.errors import ManifestError
 from simready.scenario.manifest import ScenarioManifest
 from simready.scenario.streams import StreamSet
@@ -43,7 +45,7 @@ from simready.sim.checkpoint import Checkpoint
 from simready.sim.engine import Engine
 from simready.sim.metrics import stopping_distance
 from simready.sim.observe import TickView
-from simready.sim.run import SimResult, finish
+from simready.sim.run import SimResult, finish, run_simulation
 from simready.sim.scene import Scene, build_scene
 from simready.sim.trace import Trace
 from simready.world.template import WorldTemplate
@@ -150,8 +152,6 @@ def run_branches(manifest: ScenarioManifest, template: WorldTemplate, *, at_s: f
                  catalog: Any = None, progress: bool = False) -> BranchSet:
     """Checkpoint at the decision time and roll out every action (CRN), plus ``independent`` redrawn repeats of each."""
     if catalog is None:
-        from simready.catalog.catalog import ensure_catalog
-
         catalog = ensure_catalog()
     scene = build_scene(manifest, template, backend=backend, catalog=catalog)
     wanted = tuple(actions) if actions else tuple(manifest.realized.get("branch_actions") or DEFAULT_ACTIONS)  # type: ignore[arg-type]
@@ -163,8 +163,6 @@ def run_branches(manifest: ScenarioManifest, template: WorldTemplate, *, at_s: f
     base = None
     if at_s is None:
         if "t_reveal_s" not in manifest.realized:
-            from simready.sim.run import run_simulation
-
             base = run_simulation(manifest, template, backend=backend, catalog=catalog)
         at_s, source = decision_time(manifest, base.trace if base else None)
     else:
@@ -180,8 +178,6 @@ def run_branches(manifest: ScenarioManifest, template: WorldTemplate, *, at_s: f
     branches = []
     bar = None
     if progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=len(jobs), desc="branches", unit="branch", leave=False)
     for action, mode, k in jobs:
         label = action if mode == "common" else f"{action}-independent-{k}"

@@ -261,35 +261,6 @@ def capture(engine: Any) -> Checkpoint:
     return Checkpoint(b"".join([MAGIC, struct.pack("<Q", len(text)), text, *packer.chunks]))
 
 
-def verify_continuation(ckpt: Checkpoint, scene: Any, trace: Any) -> tuple[bool, str]:
-    """Restore ``ckpt`` in a fresh engine, run to the end, compare with ``trace`` (the uninterrupted rollout).
-
-    Exact (bit for bit) for kinematic-v1; within :data:`DYNAMIC_REPLAY_TOLERANCE`
-    with identical event order for dynamic-v1. Returns ``(ok, detail)``.
-    """
-    from simready.sim.engine import Engine
-    from simready.sim.run import finish
-
-    engine = Engine.restore(scene, ckpt)
-    try:
-        engine.run()
-        again = finish(engine, branch=trace.header.get("branch"))
-    finally:
-        engine.close()
-    if scene.backend == "kinematic-v1":
-        same = again.to_bytes() == trace.to_bytes()
-        return same, "bit-identical continuation" if same else "continuation differs from the trace"
-    kinds = [(e["type"], e["tick"]) for e in again.events if e["type"] != "checkpoint"]
-    want = [(e["type"], e["tick"]) for e in trace.events if e["type"] != "checkpoint"]
-    if kinds != want or len(again.ticks) != len(trace.ticks):
-        return False, "event order or row count differs"
-    worst = {}
-    for key, cols in (("position_m", ("x", "y", "z")), ("velocity_mps", ("vx", "vy", "vz")), ("quaternion", ("qx", "qy", "qz", "qw"))):
-        worst[key] = max(float(np.abs(again.column(c) - trace.column(c)).max()) for c in cols)
-    ok = all(worst[k] <= DYNAMIC_REPLAY_TOLERANCE[k] for k in worst)
-    return ok, ", ".join(f"{k} {v:.2e} (≤ {DYNAMIC_REPLAY_TOLERANCE[k]:.0e})" for k, v in worst.items())
-
-
 def check_identity(ckpt: Checkpoint, scene: Any) -> None:
     """A checkpoint restores only into the scene (input, template, config, backend) it came from."""
     meta = ckpt.meta

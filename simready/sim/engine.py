@@ -32,7 +32,9 @@ import numpy as np
 from simready.scenario.streams import StreamSet
 from simready.sim import constants as C
 from simready.sim import interactions, kernels
-from simready.sim.backend import Backend, make_backend
+from simready.sim.backend import Backend
+from simready.sim.backends import make_backend
+from simready.sim.checkpoint import Checkpoint, capture, check_identity
 from simready.sim.controllers import actuation
 from simready.sim.controllers.planner import RouteTable, plan
 from simready.sim.kinematics import path_bodies
@@ -407,10 +409,8 @@ class Engine:
             events.append(interactions.event(view, "despawn", actor=self.scene.actors.ids[i], reason="left the map"))
         return state.evolve(bodies=replace(state.bodies, present=frozen(present, bool)))
 
-    def checkpoint(self) -> Any:
+    def checkpoint(self) -> Checkpoint:
         """A complete snapshot of this engine (:class:`simready.sim.checkpoint.Checkpoint`); logs a ``checkpoint`` event."""
-        from simready.sim.checkpoint import capture
-
         ckpt = capture(self)
         self.events.append(self._checkpoint_event(ckpt.id))
         return ckpt
@@ -420,10 +420,8 @@ class Engine:
         return {"tick": self.state.tick, "t": t, "type": "checkpoint", "id": ckpt_id}
 
     @classmethod
-    def restore(cls, scene: Scene, ckpt: Any) -> Engine:
+    def restore(cls, scene: Scene, ckpt: Checkpoint) -> Engine:
         """A fresh engine (and backend) continuing from ``ckpt``; logs the same ``checkpoint`` event the original did."""
-        from simready.sim.checkpoint import check_identity
-
         check_identity(ckpt, scene)
         engine = cls(scene, ckpt.state(), events=list(ckpt.meta["events"]), history=ckpt.history())
         engine.ticks_simulated = int(ckpt.meta["ticks_simulated"])

@@ -8,9 +8,12 @@ Drawn with matplotlib's Agg canvas (no pyplot global state).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from io import BytesIO
 from pathlib import Path
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
 from simready.atomic import write_bytes_atomic
 from simready.world.template import WorldTemplate
@@ -40,11 +43,6 @@ def plot_rollout(
     title: str = "",
 ) -> Path:
     """Actor paths (start footprint, end marker, collisions) and, if given, each branch's ego path."""
-    from io import BytesIO
-
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     paths = _paths(trace)
     xy = np.concatenate([p[:, :2] for p in paths.values() if len(p)]) if paths else np.zeros((1, 2))
     lo, hi = xy.min(axis=0) - 12.0, xy.max(axis=0) + 12.0

@@ -14,10 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from shapely.geometry import LineString, Point
+from tqdm import tqdm
 
+from simready.catalog.catalog import ensure_catalog
 from simready.scenario.manifest import ScenarioManifest
 from simready.sim import constants as C
 from simready.sim import metrics as M
+from simready.sim.checkpoint import DYNAMIC_REPLAY_TOLERANCE, Checkpoint
 from simready.sim.engine import Engine, close_collision
 from simready.sim.scene import Scene, build_scene
 from simready.sim.trace import TRACE_FORMAT, Trace, build_table
@@ -156,8 +160,6 @@ def arrival_of(trace: Trace) -> dict[str, Any] | None:
     ta, tb = t[present[:, a]], t[present[:, b]]
     if len(pa_) < 2 or len(pb) < 2:
         return None
-    from shapely.geometry import LineString, Point
-
     crossing = LineString(pa_).intersection(LineString(pb))
     if crossing.is_empty:
         return None
@@ -171,10 +173,31 @@ def arrival_of(trace: Trace) -> dict[str, Any] | None:
             "delta_s": round(float(ta[i] - tb[j]), 9)}
 
 
-def _default_catalog() -> Any:
-    from simready.catalog.catalog import ensure_catalog
+def verify_continuation(ckpt: Checkpoint, scene: Scene, trace: Trace) -> tuple[bool, str]:
+    """Restore ``ckpt`` in a fresh engine, run to the end, compare with ``trace`` (the uninterrupted rollout).
 
-    return ensure_catalog()
+    Exact (bit for bit) for kinematic-v1; within
+    :data:`~simready.sim.checkpoint.DYNAMIC_REPLAY_TOLERANCE`
+    with identical event order for dynamic-v1. Returns ``(ok, detail)``.
+    """
+    engine = Engine.restore(scene, ckpt)
+    try:
+        engine.run()
+        again = finish(engine, branch=trace.header.get("branch"))
+    finally:
+        engine.close()
+    if scene.backend == "kinematic-v1":
+        same = again.to_bytes() == trace.to_bytes()
+        return same, "bit-identical continuation" if same else "continuation differs from the trace"
+    kinds = [(e["type"], e["tick"]) for e in again.events if e["type"] != "checkpoint"]
+    want = [(e["type"], e["tick"]) for e in trace.events if e["type"] != "checkpoint"]
+    if kinds != want or len(again.ticks) != len(trace.ticks):
+        return False, "event order or row count differs"
+    worst = {}
+    for key, cols in (("position_m", ("x", "y", "z")), ("velocity_mps", ("vx", "vy", "vz")), ("quaternion", ("qx", "qy", "qz", "qw"))):
+        worst[key] = max(float(np.abs(again.column(c) - trace.column(c)).max()) for c in cols)
+    ok = all(worst[k] <= DYNAMIC_REPLAY_TOLERANCE[k] for k in worst)
+    return ok, ", ".join(f"{k} {v:.2e} (≤ {DYNAMIC_REPLAY_TOLERANCE[k]:.0e})" for k, v in worst.items())
 
 
 def run_simulation(manifest: ScenarioManifest, template: WorldTemplate, *, backend: str = C.DEFAULT_BACKEND,
@@ -185,13 +208,11 @@ def run_simulation(manifest: ScenarioManifest, template: WorldTemplate, *, backe
     :class:`~simready.errors.ManifestError` for invalid input before stepping;
     never raises for a diverging rollout (see ``SimResult.issues``).
     """
-    scene = build_scene(manifest, template, backend=backend, catalog=catalog if catalog is not None else _default_catalog())
+    scene = build_scene(manifest, template, backend=backend, catalog=catalog if catalog is not None else ensure_catalog())
     engine = Engine(scene)
     try:
         bar = None
         if progress:
-            from tqdm import tqdm
-
             bar = tqdm(total=scene.total_ticks, desc=f"{backend} {manifest.sample_id}", unit="tick", leave=False)
         engine.run(progress=bar)
         if bar is not None:
@@ -202,4 +223,4 @@ def run_simulation(manifest: ScenarioManifest, template: WorldTemplate, *, backe
     return SimResult(trace, issues_of(trace), arrival_of(trace))
 
 
-__all__ = ["SimResult", "arrival_of", "finish", "header", "issues_of", "run_simulation"]
+__all__ = ["SimResult", "arrival_of", "finish", "header", "issues_of", "run_simulation", "verify_continuation"]

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
+import pybullet
 from numpy.typing import NDArray
 from shapely.geometry import LineString, Point
 from shapely.ops import unary_union
@@ -292,10 +293,6 @@ def physics_config(backend: str, dt: float) -> dict[str, Any]:
         "constants": C.constants_record(),
     }
     if backend == "dynamic-v1":
-        from dataclasses import asdict
-
-        import pybullet
-
         cfg["dynamic"] = asdict(C.DYNAMIC_SETTINGS)
         cfg["pybullet_api"] = int(pybullet.getAPIVersion())
         cfg["substeps_per_tick"] = substeps_per_tick(dt)

@@ -25,10 +25,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import pybullet as p
 
-from simready.scenario.manifest import ScenarioManifest
+from simready.catalog.catalog import ensure_catalog
+from simready.errors import ManifestError
+from simready.scenario.ladder import PASS, Fail
+from simready.scenario.manifest import ScenarioManifest, parse_manifest
 from simready.sim import constants as C
 from simready.sim.engine import Engine, initial_state
+from simready.sim.run import run_simulation
 from simready.sim.scene import build_scene
 from simready.world.template import WorldTemplate
 
@@ -68,8 +73,6 @@ def _settle(manifest: ScenarioManifest, template: WorldTemplate, catalog: Any) -
         pos0 = backend._read_ego()[0]
         energy0 = backend._energy_now()
         n = int(round(SETTLE_S / backend.h))
-        import pybullet as p
-
         peak = energy0
         for _ in range(n):
             backend._tyre_forces(0.0, 0.0, engine.state.world.friction)
@@ -103,14 +106,10 @@ def _settle(manifest: ScenarioManifest, template: WorldTemplate, catalog: Any) -
 def settle_check(manifest: ScenarioManifest, template: WorldTemplate, *, catalog: Any = None, rollout: bool = True) -> SettleReport:
     """Settle for :data:`SETTLE_S` and (``rollout``) roll out with ``dynamic-v1``; every failure is a reason."""
     if catalog is None:
-        from simready.catalog.catalog import ensure_catalog
-
         catalog = ensure_catalog()
     reasons, measured = _settle(manifest, template, catalog)
     if reasons or not rollout:
         return SettleReport(reasons, measured)
-    from simready.sim.run import run_simulation
-
     result = run_simulation(manifest, template, backend="dynamic-v1", catalog=catalog)
     term = result.trace.header.get("termination")
     if term:
@@ -136,10 +135,6 @@ class PhysicsSettleStage:
         self.rollout = rollout
 
     def check(self, proposal: Any) -> Any:
-        from simready.errors import ManifestError
-        from simready.scenario.ladder import PASS, Fail
-        from simready.scenario.manifest import parse_manifest
-
         try:
             manifest = proposal.manifest or parse_manifest(proposal.draft, proposal.sample_id)
             report = settle_check(manifest, proposal.template, catalog=self.catalog, rollout=self.rollout)

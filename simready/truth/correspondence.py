@@ -45,7 +45,6 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -468,39 +467,6 @@ class Correspondence:
     @property
     def hidden_name(self) -> str:
         return "occluded" if self.direction == "forward" else "disoccluded"
-
-    def table(self) -> pa.Table:
-        """One row per source sample (``pixel`` = v·W + u of the source frame).
-
-        Columns: ``flow_du_px, flow_dv_px`` (pinhole; the target position is
-        the pixel centre plus the flow), ``flow_distorted_du_px,
-        flow_distorted_dv_px`` (only for a camera with lens distortion),
-        ``depth_target_m`` (z at the target), ``target_row`` (whose time
-        samples the point there), ``disp_x_m, disp_y_m, disp_z_m`` (scene
-        displacement, world), flags ``valid``, ``occluded`` (forward) or
-        ``disoccluded`` (backward), ``out_of_frame``, ``behind_camera``,
-        ``beyond_range``, ``absent`` (the body does not exist at the
-        target), ``static``.
-        """
-        from simready.truth.flow import flow_px, flow_px_distorted, scene_displacement_world_m
-
-        p = self.projection
-        flow = flow_px(self).astype(np.float32)
-        disp = scene_displacement_world_m(self).astype(np.float32)
-        cols: dict[str, Any] = {"pixel": self.source.pixel.astype(np.int32),
-                                "flow_du_px": flow[:, 0], "flow_dv_px": flow[:, 1]}
-        model = self.source.view.model
-        if model.distortion_k1 != 0.0 or model.distortion_k2 != 0.0:
-            flow_d = flow_px_distorted(self).astype(np.float32)
-            cols |= {"flow_distorted_du_px": flow_d[:, 0], "flow_distorted_dv_px": flow_d[:, 1]}
-        cols |= {
-            "depth_target_m": p.depth_m.astype(np.float32), "target_row": p.row.astype(np.int16),
-            "disp_x_m": disp[:, 0], "disp_y_m": disp[:, 1], "disp_z_m": disp[:, 2],
-            "valid": self.visible, self.hidden_name: self.hidden,
-            "out_of_frame": p.out_of_frame, "behind_camera": p.behind_camera, "beyond_range": p.beyond_range,
-            "absent": ~p.present, "static": self.static,
-        }
-        return pa.table(cols)
 
 
 def correspond(scene: SceneGeometry, source: Samples, target: FrameView, direction: str, *,

@@ -14,39 +14,70 @@ from images:
   are one constant matrix applied to one point and the displacement is
   exactly zero, whatever the camera does.
 
-Tables store samples sparsely (one row per visible source pixel, ``pixel``
-= v·W + u); :func:`dense` scatters a column back into an (H, W) image.
+:func:`flow_table` is a correspondence's truth table, with both. Tables
+store samples sparsely (one row per visible source pixel, ``pixel`` =
+v·W + u); :func:`dense` scatters a column back into an (H, W) image.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from numpy.typing import ArrayLike, NDArray
 
-from simready.truth.correspondence import distorted_uv
-
-if TYPE_CHECKING:
-    from simready.truth.correspondence import Correspondence
+from simready.truth.correspondence import Correspondence, distorted_uv
 
 
-def flow_px(corr: "Correspondence") -> NDArray[np.float64]:
+def flow_px(corr: Correspondence) -> NDArray[np.float64]:
     """(M, 2) pinhole flow (du, dv) in pixels; NaN where the point is behind the target camera."""
     src = corr.source
     return corr.projection.uv - np.stack([src.u, src.v], axis=1).astype(np.float64)
 
 
-def flow_px_distorted(corr: "Correspondence") -> NDArray[np.float64]:
+def flow_px_distorted(corr: Correspondence) -> NDArray[np.float64]:
     """(M, 2) flow in the RGB image's distorted coordinates (equal to :func:`flow_px` with the lens off)."""
     src = corr.source
     start = distorted_uv(src.view.model, np.stack([src.u, src.v], axis=1).astype(np.float64))
     return corr.projection.uv_distorted - start
 
 
-def scene_displacement_world_m(corr: "Correspondence") -> NDArray[np.float64]:
+def scene_displacement_world_m(corr: Correspondence) -> NDArray[np.float64]:
     """(M, 3) world motion of each surface point between its source and target times, metres."""
     return corr.projection.point_world - corr.source.point_world
+
+
+def flow_table(corr: Correspondence) -> pa.Table:
+    """One row per source sample (``pixel`` = v·W + u of the source frame).
+
+    Columns: ``flow_du_px, flow_dv_px`` (pinhole; the target position is
+    the pixel centre plus the flow), ``flow_distorted_du_px,
+    flow_distorted_dv_px`` (only for a camera with lens distortion),
+    ``depth_target_m`` (z at the target), ``target_row`` (whose time
+    samples the point there), ``disp_x_m, disp_y_m, disp_z_m`` (scene
+    displacement, world), flags ``valid``, ``occluded`` (forward) or
+    ``disoccluded`` (backward), ``out_of_frame``, ``behind_camera``,
+    ``beyond_range``, ``absent`` (the body does not exist at the
+    target), ``static``.
+    """
+    p = corr.projection
+    flow = flow_px(corr).astype(np.float32)
+    disp = scene_displacement_world_m(corr).astype(np.float32)
+    cols: dict[str, Any] = {"pixel": corr.source.pixel.astype(np.int32),
+                            "flow_du_px": flow[:, 0], "flow_dv_px": flow[:, 1]}
+    model = corr.source.view.model
+    if model.distortion_k1 != 0.0 or model.distortion_k2 != 0.0:
+        flow_d = flow_px_distorted(corr).astype(np.float32)
+        cols |= {"flow_distorted_du_px": flow_d[:, 0], "flow_distorted_dv_px": flow_d[:, 1]}
+    cols |= {
+        "depth_target_m": p.depth_m.astype(np.float32), "target_row": p.row.astype(np.int16),
+        "disp_x_m": disp[:, 0], "disp_y_m": disp[:, 1], "disp_z_m": disp[:, 2],
+        "valid": corr.visible, corr.hidden_name: corr.hidden,
+        "out_of_frame": p.out_of_frame, "behind_camera": p.behind_camera, "beyond_range": p.beyond_range,
+        "absent": ~p.present, "static": corr.static,
+    }
+    return pa.table(cols)
 
 
 def dense(pixel: ArrayLike, values: ArrayLike, height_px: int, width_px: int,

@@ -108,6 +108,7 @@ from simready.sim.impact import post_crash
 from simready.sim.kinematics import footprint_contacts, step_on_paths
 from simready.sim.scene import GROUND_CLASSES, Scene, substeps_per_tick
 from simready.sim.state import Bodies, PathCoords, SimState, frozen
+from simready.world.frames import quat_from_matrix
 
 S = C.DYNAMIC_SETTINGS
 #: Collision groups (bits). A ``rayTest`` ray always carries group 1 and a body is hit only if its mask has
@@ -489,8 +490,6 @@ def principal_axes(inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             axes[:, k] = -axes[:, k]
     if np.linalg.det(axes) < 0:
         axes[:, 2] = -axes[:, 2]
-    from simready.world.frames import quat_from_matrix
-
     return moments, quat_from_matrix(axes)
 
 
