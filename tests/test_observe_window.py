@@ -11,7 +11,7 @@ import pytest
 from simready.bench_observe import street_sample
 from simready.errors import SimreadyError
 from simready.sensors_hw.observe import ObserveOptions, observe
-from simready.sensors_hw.schedule import exact
+from simready.world.rig_view import exact
 
 SMALL = {"width_px": 48, "height_px": 32, "line_time_s": 2e-4, "azimuth_steps": 128, "channels": 8}
 DURATION_S = 0.6

@@ -7,7 +7,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from simready.sensors_hw.schedule import make_schedule, pairing_table, rig_schedules
+from simready.sensors_hw.schedule import pairing_table, rig_schedules
+from simready.world.rig_view import make_schedule
 
 READOUT_S = 719 * 2e-5  # 720-row rolling shutter
 
@@ -88,7 +89,8 @@ def test_scenario_view_and_renderer_share_one_camera_readout(template_id):
     from simready import paths
     from simready.scenario.capture import rig_schedules as capture_schedules
     from simready.sensors_hw.scene_build import rig_from_sensor_rig, template_rig_data
-    from simready.world.rig_view import camera_readout_s, sensor_clocks
+    from simready.world.rig_view import sensor_clocks
+    from simready.world.template_model import camera_readout_s
     from simready.world.template import load_template
 
     template = load_template(paths.TEMPLATES_DIR / f"{template_id}.yaml")

@@ -5,7 +5,7 @@ context before the event opens (the reveal, the brake onset) and after it
 closes (the conflict): ``[t_first - pre_context_s, t_last + post_context_s]``
 must lie inside ``[0, clip_s]``, and each sensor's schedule (its own clock,
 ``phase + k / rate``, a sample counted only when its whole readout or sweep
-fits in the clip — :func:`simready.sensors_hw.schedule.make_schedule`) must
+fits in the clip — :func:`simready.world.rig_view.make_schedule`) must
 put at least ``min_samples_per_window`` samples in each context window.
 The event window comes from the rollout stage (``capture.t_first_s`` /
 ``capture.t_last_s`` in ``proposal.measured``).
@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simready.scenario.ladder import PASS, Fail, Proposal, Verdict
-from simready.sensors_hw.schedule import SensorSchedule, make_schedule
-from simready.world.rig_view import sensor_clocks
+from simready.world.rig_view import SensorSchedule, make_schedule, sensor_clocks
 
 if TYPE_CHECKING:
     from simready.scenario.programs.base import ProgramContext

@@ -55,7 +55,7 @@ from simready.errors import SimreadyError
 from simready.sensors_hw.frames import SensorType, mount_to_sensor
 from simready.world.frames import Mat4, mount_transform
 from simready.world.motion import PoseTrack
-from simready.world.rig_view import camera_readout_s
+from simready.world.template_model import camera_readout_s
 
 
 class RigError(SimreadyError):
@@ -106,7 +106,7 @@ class CameraModel(_Model):
     def readout_s(self) -> float:
         """Time from the first to the last row's sample, (height_px − 1)·line_time_s (0 for a global shutter).
 
-        :func:`simready.world.rig_view.camera_readout_s`, the definition the
+        :func:`simready.world.template_model.camera_readout_s`, the definition the
         template's scenario view uses too.
         """
         return camera_readout_s(self.height_px, self.line_time_s, self.shutter)

@@ -1,18 +1,9 @@
-"""Per-sensor sample schedules and camera-centred pairing tables.
+"""Per-sensor sample schedules of a rig and camera-centred pairing tables.
 
-Every sensor keeps its own clock: sample k of a sensor starts at
-``t_k = phase_s + k / rate_hz`` (seconds from clip start), computed from the
-integer k in exact rational arithmetic and rounded to float once, never
-accumulated. Tick numbers are the sensor's own (0, 1, 2, …), not trace ticks.
-
-A sample is scheduled only if its whole sampling window
-``[t_k, t_k + duration_s]`` (rolling-shutter readout, LiDAR sweep; 0 for an
-instantaneous radar frame) lies inside ``[0, clip_s]``, so that no sensor
-asks the trace for a pose it does not hold.
-
-Config values are read as the decimals they were written as (``0.1`` is
-1/10, via the float's shortest repr), so a 10 Hz LiDAR over 2 s has exactly
-20 sweeps rather than losing one to binary rounding.
+Every sensor keeps its own clock; :func:`simready.world.rig_view.make_schedule`
+turns a clock into exact sample times (the scenario stage's capture check
+reads the same function, so acceptance and rendering count the same samples).
+Tick numbers are the sensor's own (0, 1, 2, …), not trace ticks.
 
 Pairing *selects* one sample of each other sensor per camera frame; nothing
 is interpolated. Offsets are exact (rational, rounded once) and signed:
@@ -23,63 +14,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-import numpy as np
-from numpy.typing import NDArray
-
 from simready.sensors_hw.models import CameraModel, LidarModel, RadarModel, Rig
-
-def exact(x: float) -> Fraction:
-    """The decimal a float was written as (shortest round-trip repr), as an exact rational."""
-    return Fraction(repr(float(x)))
-
+from simready.world.rig_view import SensorSchedule, exact, make_schedule
 
 PairingPolicy = Literal["nearest_start", "latest_start_before", "nearest_center"]
 POLICIES: tuple[str, ...] = ("nearest_start", "latest_start_before", "nearest_center")
-
-
-@dataclass(frozen=True)
-class SensorSchedule:
-    """Sample times of one sensor over a clip.
-
-    Attributes:
-        sensor: sensor name in the rig.
-        rate_hz: samples per second.
-        phase_s: start time of sample 0, seconds.
-        duration_s: length of one sample's window (readout or sweep), seconds.
-        ticks: (K,) int64 sample numbers 0..K−1.
-        times_s: (K,) float64 start time of each sample.
-    """
-
-    sensor: str
-    rate_hz: float
-    phase_s: float
-    duration_s: float
-    ticks: NDArray[np.int64]
-    times_s: NDArray[np.float64]
-
-    def exact_time(self, k: int) -> Fraction:
-        """Start time of sample k as an exact rational (seconds)."""
-        return exact(self.phase_s) + Fraction(k) / exact(self.rate_hz)
-
-    def __len__(self) -> int:
-        return len(self.ticks)
-
-
-def make_schedule(sensor: str, rate_hz: float, phase_s: float, clip_s: float,
-                  duration_s: float = 0.0) -> SensorSchedule:
-    """Samples k ≥ 0 with ``phase + k/rate + duration ≤ clip_s`` (exact comparison)."""
-    if rate_hz <= 0:
-        raise ValueError(f"{sensor}: rate_hz must be positive")
-    span = exact(clip_s) - exact(duration_s) - exact(phase_s)
-    count = 0 if span < 0 else math.floor(span * exact(rate_hz)) + 1
-    phase, rate = exact(phase_s), exact(rate_hz)
-    times = np.array([float(phase + Fraction(k) / rate) for k in range(count)], np.float64)
-    return SensorSchedule(sensor, float(rate_hz), float(phase_s), float(duration_s),
-                          np.arange(count, dtype=np.int64), times)
 
 
 def sensor_schedule(name: str, model: CameraModel | LidarModel | RadarModel, clip_s: float) -> SensorSchedule:

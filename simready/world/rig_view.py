@@ -16,32 +16,32 @@ frustum. So the rig has two faces:
 * :func:`rig_hash` — the hash of the whole rig, the version of the
   ``sensor_rigs`` asset that the measurement stage depends on.
 
+Sample times (:func:`make_schedule`): sample k of a sensor starts at
+``t_k = phase_s + k / rate_hz`` (seconds from clip start), computed from the
+integer k in exact rational arithmetic and rounded to float once, never
+accumulated. A sample is scheduled only if its whole sampling window
+``[t_k, t_k + duration_s]`` (rolling-shutter readout, LiDAR sweep; 0 for an
+instantaneous radar frame) lies inside ``[0, clip_s]``, so that no sensor
+asks the trace for a pose it does not hold. Config values are read as the
+decimals they were written as (``0.1`` is 1/10, via the float's shortest
+repr), so a 10 Hz LiDAR over 2 s has exactly 20 sweeps rather than losing
+one to binary rounding.
+
 Units: seconds, hertz, metres, degrees as authored.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from simready.hashing import content_hash
-
-if TYPE_CHECKING:
-    from simready.world.template_model import SensorRig, WorldTemplate
-
-
-def camera_readout_s(height_px: int, line_time_s: float, shutter: str) -> float:
-    """A camera frame's readout (s): the time from the first row's sample to the last row's.
-
-    Row r (0 at the top) of a rolling shutter is sampled at
-    ``t0 + r·line_time_s``, so the readout is ``(height_px − 1)·line_time_s``;
-    a global shutter samples every row at ``t0`` (0). The one definition of
-    the readout: the scenario view's camera clock (:func:`sensor_clocks`,
-    hashed with the world), the template's readout-fits-the-period check and
-    the renderer's schedule (:attr:`simready.sensors_hw.models.CameraModel.readout_s`)
-    all call this, so acceptance and rendering count the same frames.
-    """
-    return (height_px - 1) * line_time_s if shutter == "rolling" else 0.0
+from simready.world.template_model import SensorRig, WorldTemplate, camera_readout_s
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,52 @@ class SensorClock:
     rate_hz: float
     phase_s: float
     duration_s: float
+
+
+def exact(x: float) -> Fraction:
+    """The decimal a float was written as (shortest round-trip repr), as an exact rational."""
+    return Fraction(repr(float(x)))
+
+
+@dataclass(frozen=True)
+class SensorSchedule:
+    """Sample times of one sensor over a clip.
+
+    Attributes:
+        sensor: sensor name in the rig.
+        rate_hz: samples per second.
+        phase_s: start time of sample 0, seconds.
+        duration_s: length of one sample's window (readout or sweep), seconds.
+        ticks: (K,) int64 sample numbers 0..K−1.
+        times_s: (K,) float64 start time of each sample.
+    """
+
+    sensor: str
+    rate_hz: float
+    phase_s: float
+    duration_s: float
+    ticks: NDArray[np.int64]
+    times_s: NDArray[np.float64]
+
+    def exact_time(self, k: int) -> Fraction:
+        """Start time of sample k as an exact rational (seconds)."""
+        return exact(self.phase_s) + Fraction(k) / exact(self.rate_hz)
+
+    def __len__(self) -> int:
+        return len(self.ticks)
+
+
+def make_schedule(sensor: str, rate_hz: float, phase_s: float, clip_s: float,
+                  duration_s: float = 0.0) -> SensorSchedule:
+    """Samples k ≥ 0 with ``phase + k/rate + duration ≤ clip_s`` (exact comparison)."""
+    if rate_hz <= 0:
+        raise ValueError(f"{sensor}: rate_hz must be positive")
+    span = exact(clip_s) - exact(duration_s) - exact(phase_s)
+    count = 0 if span < 0 else math.floor(span * exact(rate_hz)) + 1
+    phase, rate = exact(phase_s), exact(rate_hz)
+    times = np.array([float(phase + Fraction(k) / rate) for k in range(count)], np.float64)
+    return SensorSchedule(sensor, float(rate_hz), float(phase_s), float(duration_s),
+                          np.arange(count, dtype=np.int64), times)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,6 @@ from shapely.ops import unary_union
 from simready.world.frames import Mat4, make_transform, mount_transform, rot_z
 from simready.world.identity import ASSET_ID_RE, instance_id
 from simready.world.lanes import MIN_SEGMENT_LENGTH_M, LaneGraph
-from simready.world.rig_view import camera_readout_s
 from simready.world.walkable import WalkGraph
 
 __all__ = [
@@ -363,11 +362,25 @@ def _check_phase(phase_s: float, rate_hz: float) -> None:
         raise ValueError(f"phase_s {phase_s} must be below the period 1/rate = {1.0 / rate_hz:.6g} s")
 
 
+def camera_readout_s(height_px: int, line_time_s: float, shutter: str) -> float:
+    """A camera frame's readout (s): the time from the first row's sample to the last row's.
+
+    Row r (0 at the top) of a rolling shutter is sampled at
+    ``t0 + r·line_time_s``, so the readout is ``(height_px − 1)·line_time_s``;
+    a global shutter samples every row at ``t0`` (0). The one definition of
+    the readout: the scenario view's camera clock (:func:`simready.world.rig_view.sensor_clocks`,
+    hashed with the world), the template's readout-fits-the-period check and
+    the renderer's schedule (:attr:`simready.sensors_hw.models.CameraModel.readout_s`)
+    all call this, so acceptance and rendering count the same frames.
+    """
+    return (height_px - 1) * line_time_s if shutter == "rolling" else 0.0
+
+
 class CameraSettings(_Model):
     """Pinhole camera. ``line_time_s`` is the row-to-row readout delay (rolling), 0 for global.
 
     The readout, first row's sample to last row's, is
-    (height_px − 1)·line_time_s (:func:`simready.world.rig_view.camera_readout_s`);
+    (height_px − 1)·line_time_s (:func:`camera_readout_s`);
     a rolling shutter needs line_time_s > 0 and a readout within one period.
     """
 
