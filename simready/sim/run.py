@@ -10,6 +10,7 @@ rollout that diverges stops with its reason in ``header.termination`` and in
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,24 +108,34 @@ SETTLED_TILT_RPS = 0.2
 
 
 def settle_times(events: list[dict[str, Any]], scene: Scene, arrays: dict[str, np.ndarray]) -> None:
-    """Give each completed ``collision`` event ``t_settled``: the first recorded time at or after its ``t_end`` at
-    which every party is back on its wheels (:data:`SETTLED_VZ_MPS`, :data:`SETTLED_TILT_RPS`, and not falling), the end of the clip
-    if never. An impact can throw a body off the ground for a moment (a rear-ended shuttle hops a few centimetres);
-    until it lands, its motion is the contact's consequence, which the plausibility checks exempt with the contact.
+    """Give each completed ``collision`` event ``t_settled``: when its consequences are over — the first recorded
+    time, from the contact's start, at which the contact has ended or every party is at rest, and every party is
+    back on its wheels (:data:`SETTLED_VZ_MPS`, :data:`SETTLED_TILT_RPS`, not falling); the end of the clip if never.
+
+    Why not simply ``t_end``: an impact can throw a body off the ground for a moment (a rear-ended shuttle hops a
+    few centimetres), and until it lands its motion is the contact's consequence; and two cars that came to rest
+    against each other stay in contact to the horizon, though nothing happens any more. The plausibility checks
+    exempt the contact's parties up to this time.
     """
     ids = scene.actors.ids
     vel, omega = arrays["vel"], arrays["omega"]
     rows = len(vel)
+    # Supported, not in flight: over the next tick vz changes by less than half of what gravity would do.
+    fall = 0.5 * C.GRAVITY_MPS2 * scene.dt
     for ev in events:
         if ev["type"] != "collision" or "t_end" not in ev:
             continue
         parties = [ids.index(k) for k in (ev["a"], ev["b"]) if k in ids]
-        k = int(round(ev["t_end"] / scene.dt))
-        # Supported, not in flight: over the next tick vz changes by less than half of what gravity would do.
-        fall = 0.5 * C.GRAVITY_MPS2 * scene.dt
-        while k < rows - 1 and any(abs(vel[k, j, 2]) >= SETTLED_VZ_MPS or abs(vel[k + 1, j, 2] - vel[k, j, 2]) >= fall
-                                   or abs(omega[k, j, 0]) >= SETTLED_TILT_RPS or abs(omega[k, j, 1]) >= SETTLED_TILT_RPS
-                                   for j in parties):
+        k = int(round(ev["t"] / scene.dt))
+        end = int(round(ev["t_end"] / scene.dt))
+
+        def over(k: int) -> bool:
+            if k < end and any(math.hypot(vel[k, j, 0], vel[k, j, 1]) >= C.STANDSTILL_MPS for j in parties):
+                return False
+            return all(abs(vel[k, j, 2]) < SETTLED_VZ_MPS and abs(vel[k + 1, j, 2] - vel[k, j, 2]) < fall
+                       and abs(omega[k, j, 0]) < SETTLED_TILT_RPS and abs(omega[k, j, 1]) < SETTLED_TILT_RPS for j in parties)
+
+        while k < rows - 1 and not over(k):
             k += 1
         ev["t_settled"] = round(k * scene.dt, 9)
 
