@@ -6,20 +6,17 @@ from simready.assets.catalog import certified_assets
 from simready.assets.measurement import observations_and_truth
 from simready.assets.orchestration import automation_sensor, daily_batch_schedule, source_files_sensor
 from simready.assets.partitions import sample_partitions, template_partitions
-from simready.assets.scenario import coverage_report, rejection_log, scenario_manifests
+from simready.assets.scenario import rejection_log, scenario_manifests
 from simready.assets.simulation import checkpoints_and_branches, trajectories
-from simready.assets.validity import reference_pools, split_assignments, validity_reports
-from simready.checks.measurement_checks import observations_complete, observations_parity
-from simready.checks.gx_checks import gx_manifests, gx_rejection_log, gx_trajectories, gx_validity_reports
-from simready.checks.validity_checks import no_split_leakage
+from simready.assets.suite import coverage_report, split_assignments
+from simready.assets.validity import reference_pools, validity_reports
 from simready.assets.world import sensor_rigs, world_templates
-from simready.checks.scenario_checks import manifests_pass_ladder, manifests_schema_valid, rejection_reasons_nonempty
-from simready.checks.simulation_checks import (
-    branches_share_parent_history,
-    checkpoint_restore_reproduces,
-    trajectories_accepted,
-)
-from simready.checks.world_checks import catalog_certified, template_assets_certified, template_valid
+from simready.checks.expectations import gx_manifests, gx_rejection_log, gx_trajectories, gx_validity_reports
+from simready.checks.measurement import observations_complete, observations_parity
+from simready.checks.scenario import manifests_pass_ladder, manifests_schema_valid, rejection_reasons_nonempty
+from simready.checks.simulation import branches_share_parent_history, checkpoint_restore_reproduces, trajectories_accepted
+from simready.checks.suite import no_split_leakage
+from simready.checks.world import catalog_certified, template_assets_certified, template_valid
 from simready.resources import resources_for_deployment
 
 #: Jobs in the order the main job runs them; each groups the assets that share a partitioning.

@@ -13,9 +13,10 @@ import yaml
 from simready import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.partitions import batch_partitions
-from simready.assets.scenario import coverage_report, rejection_log, scenario_manifests
+from simready.assets.scenario import rejection_log, scenario_manifests
+from simready.assets.suite import coverage_report
 from simready.assets.world import world_templates
-from simready.checks.scenario_checks import manifests_pass_ladder, manifests_schema_valid, rejection_reasons_nonempty
+from simready.checks.scenario import manifests_pass_ladder, manifests_schema_valid, rejection_reasons_nonempty
 from simready.resources import ArtifactStore, SourceData
 from tests.test_dagster_world import _move_first_curb
 

@@ -18,7 +18,7 @@ from simready.assets.measurement import observations_and_truth
 from simready.assets.simulation import checkpoints_and_branches, trajectories
 from simready.assets.validity import reference_pools, validity_reports
 from simready.assets.world import sensor_rigs, world_templates
-from simready.checks.simulation_checks import (
+from simready.checks.simulation import (
     branches_share_parent_history,
     checkpoint_restore_reproduces,
     trajectories_accepted,
@@ -155,7 +155,7 @@ def test_rig_edit_marks_observations_stale_but_not_trajectories(world):
 
 
 def test_measurement_checks_catch_a_tampered_file(world):
-    from simready.checks.measurement_checks import incomplete_frames, missing_or_corrupt
+    from simready.checks.measurement import incomplete_frames, missing_or_corrupt
 
     tmp, _, _, _, _ = world
     obs = next((tmp / "artifacts" / "samples" / RC / "b0000").glob("*/observations"))

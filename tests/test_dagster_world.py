@@ -12,7 +12,7 @@ import yaml
 from simready import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.world import world_templates
-from simready.checks.world_checks import catalog_certified, template_assets_certified, template_valid
+from simready.checks.world import catalog_certified, template_assets_certified, template_valid
 from simready.resources import ArtifactStore, SourceData
 
 pytestmark = pytest.mark.slow

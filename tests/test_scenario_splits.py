@@ -8,7 +8,15 @@ import pytest
 
 from simready.catalog.catalog import ensure_catalog
 from simready.scenario.generator import generate
-from simready.scenario.splits import SplitError, assign_split, hash_split, load_splits, parse_splits
+from simready.scenario.splits import (
+    SplitError,
+    assign_split,
+    hash_split,
+    leakage,
+    load_splits,
+    parse_splits,
+    write_split_assignments,
+)
 
 CONFIG = {"ratios": {"train": 0.8, "val": 0.1, "test": 0.1}, "salt": "t:",
           "families": {"shuttle": "shared", "delivery_van": "shared", "pedestrian_adult": "shared",
@@ -69,3 +77,26 @@ def test_the_shipped_config_parses_and_lists_every_actor_family() -> None:
     with pytest.raises(SplitError):
         parse_splits({**CONFIG, "families": {"sedan": "holdout"}})
     assert dataclasses.is_dataclass(config)
+
+
+def _row(sample: str, split: str, group: str, families: list[str]) -> dict:
+    return {"sample": sample, "template": "t", "batch": "b", "split": split, "base_template": "t",
+            "checkpoint_group": group, "families": families}
+
+
+def test_the_split_table_refuses_to_move_a_written_sample(tmp_path) -> None:
+    path = tmp_path / "split_assignments.json"
+    rows = [_row("s1", "train", "s1", ["sedan"]), _row("s2", "test", "s2", ["van"])]
+    write_split_assignments(rows, path)
+    write_split_assignments([*rows, _row("s3", "val", "s3", ["sedan"])], path)  # new samples may join
+    written = path.read_bytes()
+    with pytest.raises(SplitError, match=r"split assignment is immutable; changed for \['s1'\]"):
+        write_split_assignments([_row("s1", "val", "s1", ["sedan"])], path)
+    assert path.read_bytes() == written
+
+
+def test_leakage_names_each_lineage_key_in_two_splits_except_shared_families() -> None:
+    rows = [_row("s1", "train", "g1", ["sedan", "van"]), _row("s2", "test", "g1", ["van"]),
+            _row("s3", "test", "g3", ["sedan"])]
+    assert leakage(rows, {"van"}) == {"checkpoint:g1": ["test", "train"], "family:sedan": ["test", "train"]}
+    assert leakage(rows[:1], set()) == {}

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import dagster as dg
 
+from simready.assets.automation import EAGER
 from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import by_template, sample_partitions
-from simready.assets.scenario import EAGER, batch_dir
+from simready.assets.scenario import batch_dir
 from simready.catalog.catalog import load_catalog
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite

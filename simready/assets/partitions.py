@@ -28,3 +28,8 @@ sample_partitions = dg.MultiPartitionsDefinition({"template": template_partition
 
 #: How a sample-level asset maps onto a template-partitioned parent (and back).
 by_template = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="template")
+
+
+def registered_batches(context) -> list[str]:
+    """Every batch key registered so far, sorted (asset or check context: both carry the instance)."""
+    return sorted(context.instance.get_dynamic_partitions(batch_partitions.name))

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import dagster as dg
 
+from simready.assets.automation import EAGER
 from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import sample_partitions
-from simready.assets.scenario import EAGER, batch_dir, scenario_manifests
+from simready.assets.scenario import batch_dir, scenario_manifests
 from simready.catalog.catalog import load_catalog
 from simready.resources import ArtifactStore, SourceData
 from simready.sim.batch import PLOT_FILE, batch_version, branch_sample, sample_dirs, simulate_sample

@@ -1,20 +1,19 @@
-"""Validity stage: ``validity_reports`` per batch and suite-level ``split_assignments`` (SPEC §12, §13)."""
+"""Validity stage: ``reference_pools`` per template and ``validity_reports`` per batch (SPEC §12)."""
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
-import json
 from pathlib import Path
 
 import dagster as dg
 
+from simready.assets.automation import EAGER
 from simready.assets.catalog import certified_assets
 from simready.assets.metadata import markdown_table
-from simready.assets.partitions import batch_partitions, by_template, sample_partitions, template_partitions
-from simready.assets.scenario import EAGER, batch_dir, scenario_manifests
+from simready.assets.partitions import by_template, sample_partitions, template_partitions
+from simready.assets.scenario import batch_dir
 from simready.assets.world import world_templates
 from simready.catalog.catalog import load_catalog
 from simready.hashing import content_hash
 from simready.resources import ArtifactStore, SourceData
-from simready.scenario.batch import read_batch_manifest_paths
 from simready.scenario.manifest import load_manifest
 from simready.scenario.suite import load_suite
 from simready.sensors_hw.observe_batch import observation_dirs
@@ -118,49 +117,3 @@ def reviewer_markdown(dirs: list[Path], records: list[dict]) -> str:
                          f"videos {videos or '(none)'} · review {pictures or '(none)'}")
         parts.append("\n\n".join(lines))
     return "\n\n---\n\n".join(parts) or "no samples"
-
-
-def _all_manifests(context, store: ArtifactStore, source: SourceData):
-    batches = sorted(context.instance.get_dynamic_partitions(batch_partitions.name))
-    for template_id in sorted(load_suite(source.suite_file).templates):
-        for batch in batches:
-            for path in read_batch_manifest_paths(batch_dir(store, template_id, batch)):
-                yield template_id, batch, path
-
-
-@dg.asset(
-    group_name="validity",
-    kinds={"python"},
-    deps=[scenario_manifests],
-    code_version=VALIDITY_CODE_VERSION,
-    automation_condition=EAGER,
-    description="Immutable train/val/test per sample with its lineage keys, assigned before any rendering (SPEC §13).",
-)
-def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    rows = []
-    for template_id, batch, path in _all_manifests(context, store, source):
-        m = load_manifest(path)
-        rows.append({
-            "sample": m.sample_id, "template": template_id, "batch": batch, "split": m.split,
-            "base_template": m.lineage.base_template, "checkpoint_group": m.lineage.checkpoint_group,
-            "families": sorted(m.lineage.asset_families),
-        })
-    out = store.ensure_dir("splits")
-    path = out / "split_assignments.json"
-    previous = json.loads(path.read_text()) if path.exists() else {"rows": []}
-    changed = [r["sample"] for r in rows for p in previous["rows"] if p["sample"] == r["sample"] and p["split"] != r["split"]]
-    if changed:
-        raise dg.Failure(f"{path}: split assignment is immutable; changed for {changed[:5]}")
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"rows": rows}, indent=1, sort_keys=True))
-    tmp.replace(path)
-    sizes = {s: sum(1 for r in rows if r["split"] == s) for s in ("train", "val", "test")}
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(content_hash(rows)),
-        metadata={
-            "samples": len(rows),
-            "split_sizes": dg.MetadataValue.json(sizes),
-            "realized_ratios": dg.MetadataValue.json({k: round(v / len(rows), 3) if rows else 0 for k, v in sizes.items()}),
-            "path": dg.MetadataValue.path(str(path)),
-        },
-    )

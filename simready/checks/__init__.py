@@ -1,5 +1,6 @@
-"""Checks: Dagster asset checks (``*_checks.py``) and, later, the domain validity gate.
+"""Dagster asset checks, one module per stage like ``assets/`` (``world``, ``scenario``, ``simulation``,
+``measurement``, ``suite``), plus ``expectations``: the Great Expectations suites as checks on tables of
+several stages.
 
-This package's ``__init__`` imports nothing, so the domain gate can be used
-without Dagster.
+The domain validity gate is :mod:`simready.validity`, not here.
 """

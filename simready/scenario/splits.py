@@ -21,21 +21,30 @@ two families pinned to different splits) are a conflict: the sampler refuses
 the proposal (a stage-1 rejection) instead of moving samples afterwards.
 Assignments never change once written; the leakage check of the validity
 stage reads ``split`` and ``lineage`` from every manifest.
+
+The suite's split table (``splits/split_assignments.json``: one row per sample
+with its lineage keys) is written by :func:`write_split_assignments`, which
+refuses to change a split already written, and checked by :func:`leakage`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from simready import paths
+from simready.atomic import write_text_atomic
 from simready.errors import SimreadyError
+
+if TYPE_CHECKING:
+    from simready.scenario.manifest import ScenarioManifest
 
 SPLITS_FILE = paths.DATA_DIR / "splits.yaml"
 SPLITS = ("train", "val", "test")
@@ -141,3 +150,37 @@ def load_splits(path: str | Path = SPLITS_FILE) -> SplitConfig:
     except yaml.YAMLError as exc:
         raise SplitError(path, "", f"malformed YAML: {exc}".splitlines()[0]) from None
     return parse_splits(data, path)
+
+
+def split_assignment_row(manifest: ScenarioManifest, template_id: str, batch: str) -> dict[str, Any]:
+    """One sample's row of the split table: its split and the lineage keys the leakage check compares."""
+    return {
+        "sample": manifest.sample_id, "template": template_id, "batch": batch, "split": manifest.split,
+        "base_template": manifest.lineage.base_template, "checkpoint_group": manifest.lineage.checkpoint_group,
+        "families": sorted(manifest.lineage.asset_families),
+    }
+
+
+def write_split_assignments(rows: list[dict[str, Any]], path: Path) -> None:
+    """Write the split table ``{"rows": rows}`` atomically at ``path``.
+
+    Raises :class:`SplitError` when a sample already in the table at ``path``
+    has another split now: an assignment is immutable once written (a model
+    trained on it must not see its test samples move), so the table is left as it was.
+    """
+    previous = json.loads(path.read_text()) if path.exists() else {"rows": []}
+    changed = [r["sample"] for r in rows for p in previous["rows"] if p["sample"] == r["sample"] and p["split"] != r["split"]]
+    if changed:
+        raise SplitError(path, "", f"split assignment is immutable; changed for {changed[:5]}")
+    write_text_atomic(path, json.dumps({"rows": rows}, indent=1, sort_keys=True))
+
+
+def leakage(rows: Iterable[Mapping[str, Any]], shared_families: set[str]) -> dict[str, list[str]]:
+    """Lineage keys (non-shared family, checkpoint group) of the split table's rows that cross splits."""
+    seen: dict[str, set[str]] = {}
+    for r in rows:
+        keys = [f"checkpoint:{r['checkpoint_group']}"]
+        keys += [f"family:{f}" for f in r["families"] if f not in shared_families]
+        for k in keys:
+            seen.setdefault(k, set()).add(r["split"])
+    return {k: sorted(v) for k, v in sorted(seen.items()) if len(v) > 1}

@@ -1,23 +1,12 @@
-"""Asset checks for the validity stage: leakage (blocking) and GX suites on tabular artifacts."""
+"""Asset checks for the suite stage: no lineage leaks across splits (blocking, SPEC §13)."""
 
 import json
 
 import dagster as dg
 
-from simready.assets.validity import split_assignments
+from simready.assets.suite import split_assignments
 from simready.resources import ArtifactStore
-from simready.scenario.splits import SHARED, load_splits
-
-
-def leakage(rows: list[dict], shared_families: set[str]) -> dict[str, list[str]]:
-    """Lineage keys (non-shared family, base template if pinned, checkpoint group) that cross splits."""
-    seen: dict[str, set[str]] = {}
-    for r in rows:
-        keys = [f"checkpoint:{r['checkpoint_group']}"]
-        keys += [f"family:{f}" for f in r["families"] if f not in shared_families]
-        for k in keys:
-            seen.setdefault(k, set()).add(r["split"])
-    return {k: sorted(v) for k, v in sorted(seen.items()) if len(v) > 1}
+from simready.scenario.splits import SHARED, leakage, load_splits
 
 
 @dg.asset_check(asset=split_assignments, blocking=True,

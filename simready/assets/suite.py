@@ -1,0 +1,117 @@
+"""Suite stage: ``split_assignments`` and ``coverage_report``, over every template and batch (SPEC §12, §13).
+
+Unpartitioned and downstream of the validity stage, so the lineage graph runs
+world → scenario → simulation → measurement → validity → suite without looping
+back. The split rules and the suite weights are domain code
+(:mod:`simready.scenario.splits`, :mod:`simready.validity.suite`); these assets
+gather the files and report.
+"""
+# No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
+
+import json
+
+import dagster as dg
+
+from simready.assets.automation import EAGER
+from simready.assets.metadata import markdown_table, png_markdown
+from simready.assets.partitions import registered_batches
+from simready.assets.scenario import SCENARIO_CODE_VERSION, batch_dir, scenario_manifests
+from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
+from simready.hashing import content_hash, file_sha256
+from simready.resources import ArtifactStore, SourceData
+from simready.scenario.batch import read_batch_manifest_paths
+from simready.scenario.coverage_summary import coverage_table, coverage_totals, merge_cells, plot_coverage_heatmap
+from simready.scenario.manifest import load_manifest
+from simready.scenario.splits import SplitError, split_assignment_row, write_split_assignments
+from simready.scenario.suite import load_suite
+from simready.sim.batch import sample_dirs
+from simready.validity.suite import build_docs, suite_validity
+
+
+@dg.asset(
+    group_name="suite",
+    kinds={"python"},
+    deps=[scenario_manifests],
+    code_version=VALIDITY_CODE_VERSION,
+    automation_condition=EAGER,
+    description="Immutable train/val/test per sample with its lineage keys, assigned before any rendering (SPEC §13).",
+)
+def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    batches = registered_batches(context)
+    rows = [
+        split_assignment_row(load_manifest(path), template_id, batch)
+        for template_id in sorted(load_suite(source.suite_file).templates)
+        for batch in batches
+        for path in read_batch_manifest_paths(batch_dir(store, template_id, batch))
+    ]
+    path = store.ensure_dir("splits") / "split_assignments.json"
+    try:
+        write_split_assignments(rows, path)
+    except SplitError as exc:
+        raise dg.Failure(exc.one_line()) from exc
+    sizes = {s: sum(1 for r in rows if r["split"] == s) for s in ("train", "val", "test")}
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(content_hash(rows)),
+        metadata={
+            "samples": len(rows),
+            "split_sizes": dg.MetadataValue.json(sizes),
+            "realized_ratios": dg.MetadataValue.json({k: round(v / len(rows), 3) if rows else 0 for k, v in sizes.items()}),
+            "path": dg.MetadataValue.path(str(path)),
+        },
+    )
+
+
+@dg.asset(
+    group_name="suite",
+    kinds={"python"},
+    deps=[scenario_manifests, validity_reports],
+    code_version=SCENARIO_CODE_VERSION,
+    automation_condition=EAGER,
+    description="Suite dashboard: counts per declared causal cell with a heatmap, validity verdicts, suite weights "
+    "under the low-fidelity share cap, and the GX Data Docs.",
+)
+def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    suite = load_suite(source.suite_file)
+    batches = registered_batches(context)
+    cell_files = [
+        batch_dir(store, t, b) / "cells.json"
+        for t in sorted(suite.templates)
+        for b in batches
+        if (batch_dir(store, t, b) / "cells.json").exists()
+    ]
+    merged = merge_cells(cell_files)
+    intents = [i for t in suite.templates.values() for i in t]
+    rows = coverage_table(merged, intents)
+    totals = coverage_totals(rows)
+    out = store.ensure_dir("coverage")
+    (out / "coverage.json").write_text(json.dumps({"totals": totals, "cells": rows}, indent=1, sort_keys=True))
+    png = plot_coverage_heatmap(rows, out / "coverage_heatmap.png")
+    under = [r for r in rows if r["under_target"] and r["proposals"] > 0]
+    dirs = [d for t in sorted(suite.templates) for b in batches for d in sample_dirs(batch_dir(store, t, b))]
+    suite_weights = suite_validity(dirs)
+    (out / "suite_weights.json").write_text(json.dumps(suite_weights, indent=1, sort_keys=True))
+    logs = [store.path("samples", t, "rejection_log.parquet") for t in sorted(suite.templates)]
+    docs = build_docs(dirs, logs, store.path("data_docs"))
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(file_sha256(str(out / "coverage.json"))),
+        metadata={
+            "cells": totals["cells"],
+            "cells_filled": totals["cells_filled"],
+            "cells_with_samples": totals["cells_with_samples"],
+            "fill_fraction": totals["fill_fraction"],
+            "heatmap": png_markdown(png, "coverage fill per cell"),
+            "under_target_tried": markdown_table(under[:50], ["intent", "cell", "accepted", "target", "dominant_rejection"]),
+            "by_intent": dg.MetadataValue.json(totals["by_intent"]),
+            "path": dg.MetadataValue.path(str(out / "coverage.json")),
+            "validity_accepted": suite_weights["accepted"],
+            "validity_rejected": suite_weights["rejected"],
+            "branches": dg.MetadataValue.json(suite_weights["branches"]["by_branch"]),
+            "matched_sets_whole": f"{suite_weights['branches']['matched_sets_whole']}/{suite_weights['branches']['matched_sets']}",
+            "rejected_branches": markdown_table(suite_weights["branches"]["rejected"][:50], ["sample", "branch", "reason"]),
+            "low_fidelity_share": suite_weights["policy"].get("low_fidelity_share", 0.0),
+            "scaled_down": suite_weights["policy"].get("scaled_down", False),
+            "suite_weights": dg.MetadataValue.path(str(out / "suite_weights.json")),
+            "data_docs": dg.MetadataValue.path(str(docs)) if docs else "(no tables yet)",
+        },
+    )
+

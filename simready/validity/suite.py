@@ -1,0 +1,98 @@
+"""The gate across a suite: base reports under the suite weight policy, and the tables GX checks and documents.
+
+The callers (the ``coverage_report`` asset, the GX asset checks) pass sample
+folders — ``<batch>/<sample>/`` as the simulation stage writes them, in the
+order they want them read — so this module knows files, not where a
+deployment keeps them.
+
+* :func:`suite_validity` — every base report that exists, the suite-level
+  weight policy over them (SPEC §12: the low-fidelity share cap) and the
+  branch verdicts; JSON-ready, it is ``coverage/suite_weights.json``.
+* :func:`trajectories_frame`, :func:`manifests_frame`,
+  :func:`validity_reports_frame` — the tables of the GX suites
+  (:mod:`simready.validity.expectations`) over many sample folders.
+* :func:`build_docs` — the GX Data Docs site for reviewers over all of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from simready.scenario.manifest import load_manifest
+from simready.validity.batch import TRACE_FILE, VALIDITY_FILE, branch_summary
+from simready.validity.evidence import evidence_from_sample_dir
+from simready.validity.expectations import build_data_docs, manifest_frame, trajectory_frame, validity_frame
+from simready.validity.gate import ValidityReport, apply_suite_weight_policy
+
+
+def suite_validity(sample_dirs: Iterable[Path]) -> dict[str, Any]:
+    """Every base sample's validity report under the suite-level weight policy (share cap, scaling).
+
+    Folders without ``validity.json`` (not gated yet) are left out. Returns
+    ``{accepted, rejected, policy, branches}``: counts of base reports, the
+    :func:`~simready.validity.gate.apply_suite_weight_policy` result ({} without
+    reports) and :func:`~simready.validity.batch.branch_summary`.
+    """
+    reports, records = [], []
+    for d in sample_dirs:
+        if (d / VALIDITY_FILE).exists():
+            rec = json.loads((d / VALIDITY_FILE).read_text())
+            reports.append(ValidityReport.model_validate(rec["base"]))
+            records.append(rec)
+    accepted = sum(1 for r in reports if r.accepted)
+    policy = apply_suite_weight_policy(reports) if reports else {}
+    return {"accepted": accepted, "rejected": len(reports) - accepted, "policy": _jsonable(policy),
+            "branches": branch_summary(records)}
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=lambda o: o.model_dump() if hasattr(o, "model_dump") else str(o)))
+
+
+def trajectories_frame(dirs: Iterable[Path]) -> pd.DataFrame:
+    """The ``trajectories`` table of many samples' base traces (empty without any)."""
+    frames = []
+    for d in dirs:
+        ev = evidence_from_sample_dir(d, require_sensors=False)
+        frame = trajectory_frame(ev.ticks, ev.actor_classes)
+        # Batch-wide table: actors are identified as <sample>/actor:<id> (SPEC §3), so (tick, actor) stays unique.
+        frames.append(frame.assign(sample_id=d.name, actor_id=d.name + "/actor:" + frame["actor_id"].astype(str)))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def manifests_frame(dirs: Iterable[Path]) -> pd.DataFrame:
+    """The ``manifests`` table: one row per actor of every sample's manifest."""
+    return manifest_frame(load_manifest(d / "manifest.json") for d in dirs)
+
+
+def validity_reports_frame(dirs: Iterable[Path]) -> pd.DataFrame:
+    """The ``validity_reports`` table: every sample's base report and its branches' reports."""
+    reports = []
+    for d in dirs:
+        rec = json.loads((d / VALIDITY_FILE).read_text())
+        reports.append(ValidityReport.model_validate(rec["base"]))
+        reports += [ValidityReport.model_validate(r) for r in rec["branches"].values()]
+    return validity_frame(reports)
+
+
+def build_docs(dirs: Sequence[Path], rejection_logs: Iterable[Path], out_dir: Path) -> Path | None:
+    """GX Data Docs over the samples' manifests, trajectories and validity reports and the templates' rejection
+    logs (Parquet; absent ones are skipped), written under ``out_dir`` (HTML for reviewers). None without samples."""
+    if not dirs:
+        return None
+    tables = [("manifests", manifests_frame(dirs))]
+    with_trace = [d for d in dirs if (d / TRACE_FILE).exists()]
+    if with_trace:
+        tables.append(("trajectories", trajectories_frame(with_trace)))
+    with_validity = [d for d in dirs if (d / VALIDITY_FILE).exists()]
+    if with_validity:
+        tables.append(("validity_reports", validity_reports_frame(with_validity)))
+    logs = [pd.read_parquet(p) for p in rejection_logs if p.exists()]
+    if logs and sum(len(x) for x in logs):
+        tables.append(("rejection_log", pd.concat(logs, ignore_index=True)))
+    return build_data_docs(tables, out_dir)
