@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from simready.bench_observe import SAMPLE_ID, street_sample
-from simready.bench_sensors import box_body, linear_track
+from simready.bench.observe import SAMPLE_ID, street_sample
+from simready.bench.sensors import box_body, linear_track
 from simready.sensors_hw.camera import Intrinsics, decode_id_rgb, render_frame
 from simready.sensors_hw.lidar import read_ply, scan
 from simready.sensors_hw.models import Rig, apply_overrides

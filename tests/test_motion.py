@@ -93,8 +93,8 @@ def test_angular_velocity_is_the_derivative_of_the_interpolated_rotation():
 def test_recorded_yaw_rate_agrees_with_the_quaternion_steps_of_a_kinematic_trace():
     """kinematic-v1 on the signalized left turn: every tick's quaternion step has a mean rate between the recorded
     rates at its ends, within ANGULAR_RATE_TOLERANCE_RPS; a rate off by 2e-3 rad/s on one tick is caught."""
-    from simready.sim import demo
     from simready.sim.run import run_simulation
+    from simready.testing import demo
     from simready.world.motion import ANGULAR_RATE_TOLERANCE_RPS
     from tests.test_sim_fixtures import INTERSECTION, catalog, template
 
@@ -194,8 +194,8 @@ def test_dynamic_angular_rates_agree_with_quaternion_steps_outside_contacts():
     """dynamic-v1 on the same left turn (the shuttle's wheels strike the kerb of the west arm several times):
     outside recorded contacts every tick's quaternion step fits its recorded angular velocities within
     ANGULAR_RATE_TOLERANCE_RPS; inside a contact's window (an impulse within the tick) they need not."""
-    from simready.sim import demo
     from simready.sim.run import run_simulation
+    from simready.testing import demo
     from simready.validity.evidence import collisions_from_events
     from simready.validity.gate import _contact_windows, _within
     from simready.world.motion import ANGULAR_RATE_TOLERANCE_RPS

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from simready.bench_observe import street_sample
+from simready.bench.observe import street_sample
 from simready.hashing import file_sha256
 from simready.sensors_hw.camera import decode_id_rgb
 from simready.sensors_hw.lidar import read_ply

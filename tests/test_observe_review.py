@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from simready.bench_observe import street_sample
+from simready.bench.observe import street_sample
 from simready.hashing import file_sha256
 from simready.sensors_hw.lidar import read_ply, write_ply_ascii
 from simready.sensors_hw.observe import ObserveOptions, observe

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from simready.bench_observe import street_sample
+from simready.bench.observe import street_sample
 from simready.errors import SimreadyError
 from simready.sensors_hw.observe import ObserveOptions, observe
 from simready.world.rig_view import exact

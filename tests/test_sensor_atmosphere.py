@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simready.bench_observe import street_sample
+from simready.bench.observe import street_sample
 from simready.errors import SimreadyError
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.lidar import scan

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from simready.errors import ManifestError
-from simready.sim import demo
 from simready.sim.branch import outcome, run_branches, shared_prefix
+from simready.testing import demo
 from tests.test_sim_fixtures import catalog, crossing, edit, template
 
 

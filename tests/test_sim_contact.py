@@ -22,12 +22,12 @@ import pybullet as p
 import pytest
 
 from simready.scenario.manifest import ScenarioManifest
-from simready.sim import demo
 from simready.sim.backends.dynamic import DynamicBackend
 from simready.sim.evaluate import evaluate_trace
 from simready.sim.run import SimResult, run_simulation
 from simready.sim.scene import substeps_per_tick
 from simready.sim.settle import settle_check
+from simready.testing import demo
 from tests.test_sim_fixtures import catalog, template
 
 EGO_X = 40.0

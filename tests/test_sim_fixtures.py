@@ -11,7 +11,7 @@ import yaml
 from simready import paths
 from simready.catalog.catalog import ensure_catalog
 from simready.scenario.manifest import ScenarioManifest, manifest_bytes, parse_manifest
-from simready.sim import demo
+from simready.testing import demo
 from simready.world.template import WorldTemplate, load_template, parse_template
 
 RESIDENTIAL = "residential_crosswalk_v3"

@@ -18,10 +18,11 @@ import numpy as np
 import pytest
 import shapely
 
-from simready.sim import demo, junctions
+from simready.sim import junctions
 from simready.sim.evaluate import evaluate_trace
 from simready.sim.paths import lane_path
 from simready.sim.run import run_simulation
+from simready.testing import demo
 from tests.test_sim_fixtures import INTERSECTION, catalog, template
 
 

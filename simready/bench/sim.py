@@ -1,6 +1,6 @@
 """Performance figures of the simulation stage (issue 4); printed by ``run()``, never asserted.
 
-The scenario is :func:`simready.sim.demo.bench_manifest`: ten actors on
+The scenario is :func:`simready.testing.demo.bench_manifest`: ten actors on
 ``residential_crosswalk_v3``, 20 s clip after a 5 s warm-up at dt = 20 ms
 (1 250 ticks; dynamic-v1 steps 5 000 substeps of 5 ms). "× real time" is
 simulated time (warm-up included) over wall time. Figures are medians on a
@@ -42,7 +42,7 @@ def _load_note() -> str:
 def _setup() -> tuple[Any, Any, Any]:
     from simready import paths
     from simready.catalog.catalog import ensure_catalog
-    from simready.sim import demo
+    from simready.testing import demo
     from simready.world.template import load_template
 
     catalog = ensure_catalog()

@@ -1,16 +1,8 @@
-"""``make bench``: print the performance figures each issue names.
-
-Figures are measured, never asserted: the machine is shared and noisy, so
-read them as orders of magnitude and compare ratios printed side by side.
-Each section is a function registered in ``SECTIONS``; a section whose
-dependencies are missing is reported, not silently skipped.
-"""
+"""World-stage benchmarks: catalog generation and certification, template parse + validate + hash."""
 
 from __future__ import annotations
 
-import importlib
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -44,31 +36,3 @@ def bench_templates() -> None:
     files = list_template_files()
     t, _ = timed(lambda: [template_hash(load_template(p)) for p in files.values()], repeats=5)
     print(f"templates    parse+validate+hash {len(files)} templates: {t * 1e3:8.1f} ms")
-
-
-SECTIONS: dict[str, str] = {
-    "catalog": "simready.bench:bench_catalog",
-    "templates": "simready.bench:bench_templates",
-    "scenario": "simready.bench_scenario:run",
-    "sim": "simready.bench_sim:run",
-    "sensors": "simready.bench_sensors:run",
-    "observe": "simready.bench_observe:run",
-    "gate": "simready.bench_gate:run",
-}
-
-
-def main(argv: list[str] | None = None) -> int:
-    wanted = argv if argv else list(SECTIONS)
-    for name in wanted:
-        module_name, func_name = SECTIONS[name].split(":")
-        try:
-            func = getattr(importlib.import_module(module_name), func_name)
-        except (ImportError, AttributeError) as exc:
-            print(f"{name:<12} not available: {exc}")
-            continue
-        func()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,6 @@
 """Observation-layout benchmark: frame throughput per pass and the peak memory of a long sample.
 
-``python -m simready.bench_observe`` builds a synthetic street sample (no
+``python -m simready.bench.observe`` builds a synthetic street sample (no
 catalog, no simulation: analytic trajectories written as a SPEC §7 ticks
 table, so parity and twists are real), runs :func:`~simready.sensors_hw.observe.observe`
 into a temporary folder and prints:
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from simready.bench_sensors import box_body
+from simready.bench.sensors import box_body
 from simready.sensors_hw.models import Rig
 from simready.sensors_hw.scene_build import BuiltScene, Entity, rig_from_sensor_rig
 from simready.sensors_hw.trace_input import TraceInput, trace_from_ticks

@@ -1,6 +1,6 @@
 """Validity-gate benchmark (issue 6: the gate on one sample, without re-running sensors, ≤ 50 ms).
 
-``python -m simready.bench_gate`` prints, on the synthetic street scene of
+``python -m simready.bench.gate`` prints, on the synthetic street scene of
 :mod:`simready.testing.synthetic` (20 s at dt = 0.02 s: 1001 ticks per actor,
 a 20 Hz camera and a 10 Hz LiDAR):
 

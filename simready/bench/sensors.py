@@ -1,6 +1,6 @@
 """Measurement-engine benchmark on a small procedural street (no catalog needed).
 
-``python -m simready.bench_sensors`` prints, for this machine:
+``python -m simready.bench.sensors`` prints, for this machine:
 
 * LiDAR 64 × 1800 with per-beam timing (ms per scan) beside a bare Embree
   cast of the same world rays against the same geometry posed at one time,

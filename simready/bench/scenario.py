@@ -1,6 +1,6 @@
 """Scenario-generation benchmark: conditional yield vs the independent baseline, and the rate, per intent.
 
-``python -m simready.bench_scenario`` prints, per intent on its default
+``python -m simready.bench.scenario`` prints, per intent on its default
 template: proposals and accepted manifests of a conditional run over the
 whole declared coverage (every cell to its target, full ladder), the yield
 overall and over the cells the template can realize, the baseline's yield
