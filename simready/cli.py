@@ -8,17 +8,19 @@ handlers so ``simready --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from simready import paths
 from simready.errors import SimreadyError
 
 Handler = Callable[[argparse.Namespace], int]
 
 
 def _catalog_certify(args: argparse.Namespace) -> int:
-    from simready import paths
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.catalog.catalog import ensure_catalog
     from simready.catalog.certify import certify_catalog
 
@@ -35,7 +37,7 @@ def _catalog_certify(args: argparse.Namespace) -> int:
 
 
 def _template_validate(args: argparse.Namespace) -> int:
-    from simready import paths
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.catalog.catalog import ensure_catalog
     from simready.catalog.certify import certify_catalog
     from simready.world.template_build import validate_template_file
@@ -52,6 +54,7 @@ def _template_validate(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.main_job import run_main_job
 
     return run_main_job(quiet=args.quiet)
@@ -62,8 +65,6 @@ STAGE_CLI_MODULES = ("simready.scenario.cli", "simready.sim.cli", "simready.sens
 
 def _register_stage_commands(sub: argparse._SubParsersAction) -> None:
     """Each stage package may offer ``cli.register(subparsers)``; modules must import lightly."""
-    import importlib
-
     for name in STAGE_CLI_MODULES:
         try:
             module = importlib.import_module(name)
@@ -75,6 +76,7 @@ def _register_stage_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.definitions import defs
     from simready.main_job import _instance
     from simready.status import print_status

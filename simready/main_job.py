@@ -15,6 +15,9 @@ from pathlib import Path
 import dagster as dg
 
 from simready import paths
+from simready.assets.partitions import batch_partitions
+from simready.definitions import defs, world_templates
+from simready.scenario.suite import load_suite
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -72,10 +75,6 @@ def step_seconds(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
 
 def run_main_job(quiet: bool = False) -> int:
     """Materialize every asset and partition of the default suite; print a summary; 0 iff all passed."""
-    from simready.assets.partitions import batch_partitions
-    from simready.definitions import defs, world_templates
-    from simready.scenario.suite import load_suite
-
     t0 = time.perf_counter()
     instance = _instance()
     log = RunLog(quiet)

@@ -15,6 +15,7 @@ import dagster as dg
 from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._core.definitions.events import AssetKeyPartitionKey
+from dagster._core.definitions.partitions.context import partition_loading_context
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,6 @@ def _describe_causes(resolver: CachingStaleStatusResolver, key: dg.AssetKey, par
 
 def graph_status(defs: dg.Definitions, instance: dg.DagsterInstance) -> list[PartitionStatus]:
     """Status of every asset partition in topological order (parents before children)."""
-    from dagster._core.definitions.partitions.context import partition_loading_context
-
     resolver, asset_graph = _resolver(defs, instance)
     out: dict[AssetKeyPartitionKey, PartitionStatus] = {}
     with partition_loading_context(dynamic_partitions_store=instance):

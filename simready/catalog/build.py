@@ -7,6 +7,9 @@ fixing one collider changes it and nothing else does.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,8 @@ import yaml
 
 from simready import paths
 from simready.atomic import write_json_atomic
+from simready.catalog.catalog import ensure_catalog
+from simready.catalog.certify import certify_catalog
 from simready.hashing import content_hash, file_sha256
 
 DVC_LOCK = paths.PROJECT_ROOT / "dvc.lock"
@@ -50,8 +55,6 @@ def dvc_locked_md5(stage: str = CATALOG_STAGE, lock: Path = DVC_LOCK) -> str | N
 
 def entry_hashes(generated_dir: Path) -> dict[str, str]:
     """``{entry id: sha256 of entry.json}`` for every generated entry, sorted by id."""
-    import json
-
     out: dict[str, str] = {}
     for entry_file in sorted(generated_dir.glob("*/*/entry.json")):
         entry_id = json.loads(entry_file.read_text())["id"]
@@ -65,9 +68,6 @@ def build_certified_catalog(
     generated_dir: Path = paths.CATALOG_GENERATED_DIR,
 ) -> CatalogBuild:
     """Regenerate what is missing or out of date, certify every entry, write the report."""
-    from simready.catalog.catalog import ensure_catalog
-    from simready.catalog.certify import certify_catalog
-
     ensure_catalog(contracts_dir, generated_dir)
     certification = certify_catalog(generated_dir)
     hashes = entry_hashes(generated_dir)
@@ -102,10 +102,6 @@ def dvc_dir_md5(directory: Path) -> str:
     Comparing it with ``dvc.lock`` tells whether regenerated data is exactly
     what the lock file pins.
     """
-    import hashlib
-    import json
-    import os
-
     entries = []
     for dirpath, _dirs, files in os.walk(directory):
         for name in files:

@@ -13,6 +13,7 @@ sample, so regenerating the prefix is cheap.
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,8 +146,6 @@ def write_batch(result: BatchResult, out_dir: Path) -> Path:
     batch folder itself is not replaced: later stages keep their files in the
     sample folders. Sample folders no longer in the batch are removed.
     """
-    import shutil
-
     out_dir.mkdir(parents=True, exist_ok=True)
     keep = {m.sample_id for m in result.manifests}
     for stale in sorted(p.parent for p in out_dir.glob(f"*/{MANIFEST_FILE}")):

@@ -16,6 +16,9 @@ import sys
 import time
 from pathlib import Path
 
+from simready.atomic import atomic_directory
+from simready.errors import OutputExistsError
+
 
 def _positive_or_zero(text: str) -> int:
     try:
@@ -55,10 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _sample(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from tqdm import tqdm
 
-    from simready.atomic import atomic_directory
-    from simready.errors import OutputExistsError
     from simready.scenario.baseline import run_baseline
     from simready.scenario.generator import DEFAULT_ROOT, generate, prepare, resolve_template
     from simready.scenario.manifest import manifest_bytes
@@ -109,6 +111,7 @@ def _sample(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.scenario.explain import explain
 
     print(explain(args.manifest))
@@ -116,6 +119,7 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _cells(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.scenario.coverage import load_coverage
     from simready.scenario.programs import program
 

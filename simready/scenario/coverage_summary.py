@@ -13,6 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
 from simready.scenario.coverage import load_coverage
 
 
@@ -76,10 +80,6 @@ def coverage_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def plot_coverage_heatmap(rows: list[dict[str, Any]], out_png: Path) -> Path:
     """Heatmap per intent: accepted / target over the intent's first two cell dimensions."""
-    import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     intents = sorted({r["intent"] for r in rows})
     fig = Figure(figsize=(4.2 * max(1, len(intents)), 3.6))
     FigureCanvasAgg(fig)

@@ -47,7 +47,7 @@ from simready.scenario.ladder import (
     SemanticsStage,
     Stage,
 )
-from simready.scenario.manifest import CoverageCell, ScenarioManifest, canonicalize, parse_manifest
+from simready.scenario.manifest import CoverageCell, ScenarioManifest, canonicalize, manifest_bytes, parse_manifest
 from simready.scenario.programs import program as get_program
 from simready.scenario.programs.base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, ProgramContext, ScenarioError, \
     sample_id_prefix
@@ -258,8 +258,6 @@ def replay(manifest: ScenarioManifest, *, template: WorldTemplate | None = None,
     function of (template, intent, cell, index, stream root). A template or
     catalog change, a new stage, or an edited manifest all show up here.
     """
-    from simready.scenario.manifest import manifest_bytes
-
     r = manifest.realized
     intent, stream_root = r.get("intent_id"), r.get("stream_root")
     if not isinstance(intent, str) or not isinstance(stream_root, str):

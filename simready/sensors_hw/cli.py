@@ -11,6 +11,7 @@ import sys
 
 
 def _sense(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from tqdm import tqdm
 
     from simready.sensors_hw.observe import observe_files

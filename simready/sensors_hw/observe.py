@@ -59,14 +59,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import imageio.v2 as imageio
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
+from PIL import Image
 
+from simready import paths
 from simready.atomic import atomic_directory, write_json_atomic
+from simready.catalog.catalog import ensure_catalog
 from simready.errors import OutputExistsError, SimreadyError
 from simready.hashing import file_sha256
+from simready.scenario.manifest import load_manifest, manifest_hash
+from simready.scenario.streams import StreamSet
 from simready.sensors_hw.atmosphere import Atmosphere, apply_atmosphere_overrides, split_overrides
 from simready.sensors_hw.camera import PASSES as CAMERA_PASSES
 from simready.sensors_hw.camera import FramePasses, Intrinsics, Lighting, encode_id_rgb, render_frame
@@ -75,15 +81,18 @@ from simready.sensors_hw.models import CameraModel, LidarModel, RadarModel, Rig,
 from simready.sensors_hw.radar import RadarDetections, detect, write_radar_csv
 from simready.sensors_hw.review import (TOPDOWN_PX, TOPDOWN_RANGE_M, lidar_topdown, palette, png_bytes,
                                         topdown_canvas, write_review_images)
-from simready.sensors_hw.scene_build import BuiltScene
+from simready.sensors_hw.scene_build import (BuiltScene, build_scene, ego_track, load_rig_data, rig_from_sensor_rig,
+                                             template_rig_data)
 from simready.sensors_hw.schedule import POLICIES, pairing_table, rig_schedules
-from simready.sensors_hw.trace_input import TraceInput
+from simready.sensors_hw.trace_input import TraceInput, read_trace_input
 from simready.truth.correspondence import FrameView, Samples, correspond
 from simready.truth.flow import flow_table
 from simready.truth.motion_field import motion_field
 from simready.truth.tracks import TrackBuilder
 from simready.world.frames import quat_angle_between
 from simready.world.identity import write_legend
+from simready.world.ontology import load_ontology
+from simready.world.template import load_template, template_hash
 
 OBSERVE_VERSION = "simready-observe-1"
 #: Pass names ``--passes`` accepts: the camera passes, one per other sensor type, and the SPEC §11 truth.
@@ -197,8 +206,6 @@ class ObserveResult:
 
 def sensor_seeds(sample_id: str, streams: Mapping[str, int] | None, sensors: Iterable[str]) -> dict[str, int]:
     """One seed per sensor under the sample's ``sensor`` stream (a redrawn stream seed is honoured)."""
-    from simready.scenario.streams import StreamSet
-
     base = StreamSet.from_seeds(sample_id, dict(streams or {})).seed("sensor")
     return {n: int(np.random.SeedSequence(base, spawn_key=(zlib.crc32(n.encode()),)).generate_state(1, np.uint64)[0]
                    >> np.uint64(1)) for n in sensors}
@@ -306,8 +313,6 @@ def _png(image: NDArray) -> bytes:
 
 
 def _png16(image: NDArray[np.uint16]) -> bytes:
-    from PIL import Image
-
     buf = io.BytesIO()
     # A little-endian uint16 array becomes mode "I;16" by itself; PNG stores it as 16-bit grey.
     Image.fromarray(np.ascontiguousarray(image, "<u2")).save(buf, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
@@ -357,8 +362,6 @@ class _Video:
         self.path, self.fps, self.writer, self.frames = path, fps, None, 0
 
     def add(self, image: NDArray[np.uint8]) -> None:
-        import imageio.v2 as imageio
-
         if self.writer is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.writer = imageio.get_writer(self.path, fps=self.fps, codec="libx264", macro_block_size=1,
@@ -672,8 +675,6 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
         warnings: notes of the caller for render.json.
         progress: ``progress(total)`` → an object with ``update(n)`` and ``close()`` (a tqdm bar).
     """
-    from simready.sensors_hw.scene_build import ego_track
-
     out = check_output_dir(out_dir)
     rig = rig.on_body(ego_track(built))
     rig, resolved, atmosphere = _resolve_overrides(rig, atmosphere or Atmosphere(), overrides)
@@ -783,8 +784,6 @@ def _resolve_overrides(rig: Rig, atmosphere: Atmosphere, overrides: Mapping[str,
 
 
 def _ontology_version() -> str:
-    from simready.world.ontology import load_ontology
-
     return load_ontology().ontology_version
 
 
@@ -905,10 +904,6 @@ def observe_sample(template: Any, catalog: Any, manifest: Any, trace: TraceInput
         rig_data: a template-format rig (default: the template's ``sensor_rig``).
         provenance: extra inputs for job/render-job.json (merged over the template/manifest/geometry ones).
     """
-    from simready.scenario.manifest import manifest_hash
-    from simready.sensors_hw.scene_build import build_scene, rig_from_sensor_rig, template_rig_data
-    from simready.world.template import template_hash
-
     check_output_dir(out_dir)
     overrides = parse_set_args(overrides) if not isinstance(overrides, Mapping) else dict(overrides)
     rig = rig_from_sensor_rig(template_rig_data(template) if rig_data is None else rig_data, source=rig_source)
@@ -945,13 +940,6 @@ def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: st
     an output folder that exists and is not empty, malformed overrides, a
     rig whose sensor names a missing mount, a trace without twists.
     """
-    from simready import paths
-    from simready.catalog.catalog import ensure_catalog
-    from simready.scenario.manifest import load_manifest
-    from simready.sensors_hw.scene_build import load_rig_data, rig_from_sensor_rig, template_rig_data
-    from simready.sensors_hw.trace_input import read_trace_input
-    from simready.world.template import load_template
-
     options = ObserveOptions(passes=parse_passes(passes), lidar_format=lidar_format, video=video, from_s=from_s,
                              until_s=until_s)
     check_output_dir(out_dir)

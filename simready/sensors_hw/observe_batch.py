@@ -28,6 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from simready.hashing import content_hash
+from simready.scenario.manifest import load_manifest
+from simready.sensors_hw.observe import PASSES, ObserveOptions, observe_sample
+from simready.sensors_hw.trace_input import read_trace_input
 
 OBSERVATIONS_DIR = "observations"
 DRY_OBSERVATIONS_DIR = "observations_dry"
@@ -99,17 +102,12 @@ Span = tuple[float | None, float | None]
 
 def passes_without_truth() -> tuple[str, ...]:
     """Every pass but the SPEC §11 truth (for branches when ``ObservationWindow.branch_truth`` is off)."""
-    from simready.sensors_hw.observe import PASSES
-
     return tuple(p for p in PASSES if p != "truth")
 
 
 def _observe_one(template: Any, catalog: Any, manifest: Any, trace_path: Path, out: Path, span: Span,
                  overrides: list[str], video: bool, passes: tuple[str, ...] | None = None) -> dict[str, Any]:
     """One observation folder over ``span`` = (from_s, until_s) (None: that end of the clip)."""
-    from simready.sensors_hw.observe import PASSES, ObserveOptions, observe_sample
-    from simready.sensors_hw.trace_input import read_trace_input
-
     trace = read_trace_input(trace_path)
     options = ObserveOptions(passes=passes or PASSES, from_s=span[0], until_s=span[1], video=video)
     result = observe_sample(template, catalog, manifest, trace, out, options=options, overrides=overrides)
@@ -132,9 +130,6 @@ def observe_sample_dir(sample_dir: Path, template: Any, catalog: Any, *, window:
     ``peak_rss_mb``, ``decision_t_s`` (None without outcomes), ``branches``: ``{label: {files, frames,
     window_s, timings_s, peak_rss_mb}}`` and ``dry``: the same figures of the dry sibling (None if not rain).
     """
-    from simready.scenario.manifest import load_manifest
-    from simready.sensors_hw.trace_input import read_trace_input
-
     _clear_observations(sample_dir)
     manifest = load_manifest(sample_dir / MANIFEST_FILE)
     base_trace = sample_dir / TRACE_FILE

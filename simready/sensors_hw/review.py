@@ -29,8 +29,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from PIL import Image, ImageDraw, ImageFont
 
 from simready.atomic import write_bytes_atomic
+from simready.sensors_hw.camera import decode_id_rgb
+from simready.sensors_hw.lidar import read_ply
 
 #: Sub-folder of the observations folder that holds the review images, and their file names.
 REVIEW_DIR = "review"
@@ -174,10 +177,6 @@ def _read_pass(obs_dir: Path, entry: Mapping[str, Any], size: tuple[int, int]) -
     Depth, id and semantic are sampled (nearest) before they are coloured, so labels stay crisp and
     only tile-many pixels are coloured; rgb is resized bilinearly.
     """
-    from PIL import Image
-
-    from simready.sensors_hw.camera import decode_id_rgb
-
     path = obs_dir / entry["path"]
     kind = entry["pass"]
     if kind == "depth":
@@ -196,8 +195,6 @@ def _read_pass(obs_dir: Path, entry: Mapping[str, Any], size: tuple[int, int]) -
 
 
 def _font(size: int = 13) -> Any:
-    from PIL import ImageFont
-
     try:
         return ImageFont.load_default(size=size)
     except TypeError:  # Pillow < 10.1 has only the fixed bitmap font
@@ -206,8 +203,6 @@ def _font(size: int = 13) -> Any:
 
 def _placeholder(label: str, size: tuple[int, int]) -> NDArray[np.uint8]:
     """A grey tile naming a pass that was not rendered."""
-    from PIL import Image, ImageDraw
-
     im = Image.new("RGB", (size[1], size[0]), (70, 70, 70))
     ImageDraw.Draw(im).text((8, size[0] // 2 - 7), f"no {label} pass", fill=(200, 200, 200), font=_font())
     return np.asarray(im)
@@ -220,8 +215,6 @@ def contact_sheet(obs_dir: Path, results: Mapping[str, Any], frames_per_camera: 
     spaced frames; columns: :data:`SHEET_PASSES`; each row has a label strip
     "sensor · tick · t0" above it.
     """
-    from PIL import Image, ImageDraw
-
     files = _files_by_key(results)
     rows: list[NDArray[np.uint8]] = []
     for camera, info in results.get("cameras", {}).items():
@@ -265,8 +258,6 @@ def lidar_review(points_sensor: NDArray, label: str, range_m: float | None = Non
     """A sweep drawn top-down (forward up, the sensor's right on the right) with labelled range rings,
     coloured by height; ``points_sensor`` (M, ≥3) metres in the LiDAR frame (x forward, y left, z up);
     ``range_m`` defaults to :func:`review_range_m`."""
-    from PIL import Image, ImageDraw
-
     pts = np.asarray(points_sensor, np.float64).reshape(len(points_sensor), -1)
     range_m = review_range_m(pts) if range_m is None else range_m
     img, to_px = topdown_canvas(range_m, size_px)
@@ -299,8 +290,6 @@ def _middle_sweep(results: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | No
 
 def png_bytes(image: NDArray, compress_level: int = PNG_LEVEL) -> bytes:
     """PNG bytes of an 8-bit image (zlib level: 1 for the observation passes, where speed matters)."""
-    from PIL import Image
-
     buf = io.BytesIO()
     Image.fromarray(image).save(buf, format="PNG", compress_level=compress_level)
     return buf.getvalue()
@@ -322,8 +311,6 @@ def write_review_images(obs_dir: Path, results: Mapping[str, Any] | None = None,
         images the folder has data for (no camera frame, no contact sheet;
         no LiDAR sweep, no top-down).
     """
-    from simready.sensors_hw.lidar import read_ply
-
     obs_dir = Path(obs_dir)
     results = _load_json(obs_dir, "results.json") if results is None else results
     out: dict[str, Path] = {}

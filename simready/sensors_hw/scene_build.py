@@ -23,22 +23,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import yaml
 
+from simready import paths
+from simready.catalog.catalog import Catalog
+from simready.scenario.manifest import ScenarioManifest
 from simready.sensors_hw.models import Rig, RigError
 from simready.sensors_hw.trace_input import TraceInput, TraceInputError
 from simready.truth.geometry import Body, SceneGeometry, read_obj_triangles
 from simready.world.identity import LegendEntry, actor_id, build_legend
 from simready.world.motion import PoseTrack
-
-if TYPE_CHECKING:  # heavy or foreign models, only for annotations
-    from simready.catalog.catalog import Catalog
-    from simready.scenario.manifest import ScenarioManifest
-    from simready.world.ontology import Ontology
-    from simready.world.template import WorldTemplate
+from simready.world.ontology import Ontology, load_ontology
+from simready.world.template import WorldTemplate, load_template
 
 #: Fields of a template sensor entry that belong to the rig wiring, not the sensor model.
 _WIRING_FIELDS = ("type", "mount")
@@ -139,7 +138,7 @@ def rig_from_sensor_rig(sensor_rig: Mapping[str, Any], body: PoseTrack | None = 
     return Rig.from_dict({"mounts": rig_mounts, "sensors": rig_sensors}, body=body, source=source)
 
 
-def template_rig_data(template: "WorldTemplate") -> dict[str, Any]:
+def template_rig_data(template: WorldTemplate) -> dict[str, Any]:
     """The template's ``sensor_rig`` as plain data (what :func:`rig_from_sensor_rig` reads)."""
     return template.sensor_rig.model_dump(mode="json")
 
@@ -151,9 +150,6 @@ def load_rig_data(spec: str | Path, templates_dir: str | Path | None = None) -> 
     under ``sensor_rig``. A template (by id or path) is loaded and validated
     as a template, so its rig is the validated one.
     """
-    from simready import paths
-    from simready.world.template import load_template
-
     path = Path(spec)
     if not path.suffix and not path.exists():
         path = Path(templates_dir or paths.TEMPLATES_DIR) / f"{spec}.yaml"
@@ -176,12 +172,12 @@ def load_rig_data(spec: str | Path, templates_dir: str | Path | None = None) -> 
 # --- scene ------------------------------------------------------------------------
 
 
-def _ego_actor(manifest: "ScenarioManifest") -> str | None:
+def _ego_actor(manifest: ScenarioManifest) -> str | None:
     egos = [a.id for a in manifest.actors if a.role == "ego"]
     return egos[0] if egos else None
 
 
-def build_scene(template: "WorldTemplate", catalog: "Catalog", manifest: "ScenarioManifest", trace: TraceInput,
+def build_scene(template: WorldTemplate, catalog: Catalog, manifest: ScenarioManifest, trace: TraceInput,
                 ontology: "Ontology | None" = None) -> BuiltScene:
     """Bodies for every static instance of ``template`` and every actor of ``manifest``, posed by ``trace``.
 
@@ -190,8 +186,6 @@ def build_scene(template: "WorldTemplate", catalog: "Catalog", manifest: "Scenar
             the trace is of another template.
         CatalogError: an asset missing from the catalog.
     """
-    from simready.world.ontology import load_ontology
-
     ontology = ontology or load_ontology()
     if trace.header.get("template_id") not in (None, template.id):
         raise TraceInputError(trace.source, "header.template_id",

@@ -16,6 +16,7 @@ Modules, in the order data flows: :mod:`.scene` (validate and compile) →
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 _EXPORTS = {
@@ -40,6 +41,4 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'simready.sim' has no attribute {name!r}")
-    import importlib
-
     return getattr(importlib.import_module(module), name)

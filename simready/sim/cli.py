@@ -15,16 +15,21 @@ imports happen inside the handlers so ``simready --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
+
+from simready import paths
+from simready.atomic import write_json_atomic, write_text_atomic
+from simready.errors import ManifestError, SimreadyError
 
 BACKEND_CHOICES = ("kinematic-v1", "dynamic-v1")
 
 
 def _load(manifest_path: str) -> tuple[Any, Any]:
-    from simready import paths
-    from simready.errors import ManifestError
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.scenario.manifest import load_manifest
     from simready.world.template import list_template_files, load_template, template_hash
 
@@ -41,6 +46,7 @@ def _load(manifest_path: str) -> tuple[Any, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.sim.evaluate import evaluate_trace
     from simready.sim.run import run_simulation
     from simready.sim.trace import write_trace
@@ -59,6 +65,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.sim.evaluate import evaluate_trace
     from simready.sim.trace import read_trace
 
@@ -94,8 +101,6 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _parse_repeats(text: str | None) -> int:
-    from simready.errors import SimreadyError
-
     if not text:
         return 0
     kind, _, count = text.partition(":")
@@ -105,9 +110,7 @@ def _parse_repeats(text: str | None) -> int:
 
 
 def _branch(args: argparse.Namespace) -> int:
-    import csv
-
-    from simready.atomic import write_json_atomic, write_text_atomic
+    # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.sim.branch import run_branches
     from simready.sim.trace import write_trace
 
@@ -126,8 +129,6 @@ def _branch(args: argparse.Namespace) -> int:
            "decision_t_s": result.decision_t_s, "decision_source": result.decision_source, "branches": rows}
     write_json_atomic(out / "branches.json", doc)
     columns = list(rows[0]) if rows else []
-    import io
-
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     writer.writeheader()

@@ -21,6 +21,7 @@ from simready.world.template import (
     template_hash,
     validate_references,
 )
+from simready.world.template_plot import plot_template
 
 
 @dataclass
@@ -101,8 +102,6 @@ def build_template_version(
     Writes ``validation.json`` always; ``template.json`` (canonical, resolved)
     and ``plot.png`` when the template parsed.
     """
-    from simready.world.template_plot import plot_template
-
     build = validate_template_file(source, certified_asset_ids, asset_contracts)
     with atomic_directory(out_dir) as tmp:
         if build.template is not None:

@@ -34,7 +34,8 @@ from simready.catalog.generate import ENTRY_FILE
 from simready.errors import SimreadyError
 from simready.hashing import file_sha256
 from simready.scenario.coverage import Cell, CoverageSpec
-from simready.scenario.geometry import TemplateGeometry
+from simready.scenario.geometry import VEHICLE_SURFACES, Motion, SpeedProfile, TemplateGeometry
+from simready.scenario.ladder import Body, Proposal, Scene
 from simready.scenario.manifest import SCHEMA_VERSION
 from simready.scenario.splits import SplitConfig, SplitDecision, assign_split
 from simready.scenario.streams import StreamSet
@@ -420,8 +421,6 @@ class IntentProgram(ABC):
                 failure: Any) -> Any:
         """A proposal the program could not complete: it carries only the defect (the sampling stage rejects it)
         and the draws made so far (a repair replays them)."""
-        from simready.scenario.ladder import Proposal, Scene
-
         return Proposal(sample_id, index, attempt, self.name, ctx.template, cell, {}, Scene({}, 0.0, 0.0),
                         defects=[failure], choice=draws.record)
 
@@ -458,9 +457,6 @@ def vehicle_on_route(ctx: ProgramContext, actor_id: str, *, role: str, asset_id:
     ``speed_mps``; both are the plan the ladder replays (arc length on
     ``path``). The manifest route starts at the lane holding ``s0_m``.
     """
-    from simready.scenario.geometry import VEHICLE_SURFACES, Motion, SpeedProfile
-    from simready.scenario.ladder import Body
-
     lanes = tuple(lanes)
     route = ctx.geometry.route_path(lanes)
     path = path if path is not None else route
