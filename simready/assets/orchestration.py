@@ -14,13 +14,14 @@
 # No `from __future__ import annotations`: Dagster inspects annotations at runtime.
 
 import json
+from pathlib import Path
 
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
 from simready.assets.partitions import batch_partitions, template_ids
 from simready.assets.world import sensor_rigs, world_templates
-from simready.hashing import file_sha256
+from simready.hashing import content_hash, file_sha256
 from simready.resources import SourceData
 from simready.scenario.suite import batch_key, load_suite
 
@@ -52,8 +53,6 @@ def daily_batch_schedule(context: dg.ScheduleEvaluationContext):
 
 def source_file_hashes(source: SourceData) -> dict[str, str]:
     """``{"templates/<f>" | "catalog/<f>": sha256}`` of every hand-authored world input."""
-    from pathlib import Path
-
     out = {f"templates/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.templates_dir).glob("*.yaml"))}
     out.update({f"catalog/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.catalog_contracts_dir).glob("*.yaml"))})
     return out
@@ -76,8 +75,6 @@ def changed_requests(before: dict[str, str], now: dict[str, str]) -> list[dg.Run
 
 
 def now_digest(hashes: dict[str, str]) -> str:
-    from simready.hashing import content_hash
-
     return content_hash(hashes)[7:23]
 
 

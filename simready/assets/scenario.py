@@ -13,8 +13,8 @@ import dagster as dg
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simready.assets.catalog import certified_assets
 from simready.assets.automation import EAGER
+from simready.assets.catalog import certified_assets
 from simready.assets.metadata import markdown_table
 from simready.assets.partitions import by_template, registered_batches, sample_partitions, template_partitions
 from simready.assets.world import world_templates
@@ -24,6 +24,7 @@ from simready.resources import ArtifactStore, SourceData
 from simready.scenario.batch import build_batch, read_rejections, write_batch
 from simready.scenario.ladder import REJECTION_FIELDS
 from simready.scenario.suite import load_suite
+from simready.sim.batch import sample_dirs
 from simready.world.template import load_template
 
 #: scenario-2: coverage_report (``suite.py``, same code version) counts branches (accepted per action, matched pairs whole).
@@ -42,8 +43,6 @@ def batch_of(context) -> tuple[str, str]:
 
 def batch_sample_dirs(context, store: ArtifactStore) -> list[Path]:
     """Sample folders of the partition's batch, sorted."""
-    from simready.sim.batch import sample_dirs
-
     return sample_dirs(batch_dir(store, *batch_of(context)))
 
 

@@ -1,6 +1,7 @@
 """Validity stage: ``reference_pools`` per template and ``validity_reports`` per batch (SPEC §12)."""
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
+import base64
 from pathlib import Path
 
 import dagster as dg
@@ -20,6 +21,7 @@ from simready.sensors_hw.observe_batch import observation_dirs
 from simready.sim.batch import sample_dirs
 from simready.validity.batch import report_rows, validate_batch
 from simready.validity.reference_pool import POOL_RECORD, build_reference_pool, load_reference_pool
+from simready.world.template import load_template
 
 #: validity-3: gate-1.2.0, contact windows from the trace's own collision events (issue 12).
 VALIDITY_CODE_VERSION = "validity-3"
@@ -38,8 +40,6 @@ REFERENCE_CODE_VERSION = "reference-2"
                 "programs, rolled out with dynamic-v1, frozen into feature rows for the distribution check.",
 )
 def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.world.template import load_template
-
     template_id = context.partition_key
     suite = load_suite(source.suite_file)
     intents = {name: suite.reference_per_intent for name in suite.intents_for(template_id)}
@@ -93,8 +93,6 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
 
 def reviewer_markdown(dirs: list[Path], records: list[dict]) -> str:
     """Per sample: the top-down plot with both branches, the check table, weight, split, cell, links."""
-    import base64
-
     parts = []
     for d, rec in zip(dirs, records):
         m = load_manifest(d / "manifest.json")

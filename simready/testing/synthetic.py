@@ -16,12 +16,20 @@ the half footprint diagonal). Detection flags default to True.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from simready.atomic import write_bytes_atomic, write_json_atomic, write_text_atomic
+from simready.hashing import content_hash
+from simready.scenario.manifest import SCHEMA_VERSION
+from simready.scenario.streams import StreamSet
 from simready.validity.evidence import DETECTION_COLUMNS, ScenarioEvidence, SensorEvidence
 from simready.validity.features import scenario_features
 
@@ -187,10 +195,6 @@ def street_evidence(
 
 def street_manifest_dict(sample_id: str = "street-000001", *, illumination: str = "day", weather: str = "dry") -> dict:
     """A valid manifest (SPEC §6) for the street scene: its actors, kinds and footprints match :func:`street_ticks`."""
-    from simready.hashing import content_hash
-    from simready.scenario.manifest import SCHEMA_VERSION
-    from simready.scenario.streams import StreamSet
-
     rules = {"obey_signals": True, "yield": True, "collision_avoidance": True, "aggression": 0.2, "speed_factor": 1.0}
     _, _, dims = street_ticks(1.0)
 
@@ -234,13 +238,6 @@ def street_manifest_dict(sample_id: str = "street-000001", *, illumination: str 
 
 def write_trace(path, ticks: pd.DataFrame, header: Mapping, events: list | None = None):
     """A trace Parquet file (SPEC §7): the ticks with header and events as JSON metadata."""
-    import json
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from simready.atomic import write_bytes_atomic
-
     table = pa.Table.from_pandas(ticks, preserve_index=False)
     meta = {b"simready.header": json.dumps(dict(header)).encode(), b"simready.events": json.dumps(events or []).encode(),
             b"simready.metrics": b"{}"}
@@ -258,11 +255,6 @@ def write_observations(obs_dir, sample_id: str, sensor: SensorEvidence, *, point
     ASCII PLY per sweep with ``points_per_instance`` points around each detected position (sensor
     frame = world frame shifted by the sweep's ``T_world_sensor`` translation) plus background.
     """
-    import json
-    from pathlib import Path
-
-    from simready.atomic import write_json_atomic, write_text_atomic
-
     obs = Path(obs_dir)
     obs.mkdir(parents=True, exist_ok=True)
     det = sensor.detections
@@ -308,10 +300,6 @@ def write_observations(obs_dir, sample_id: str, sensor: SensorEvidence, *, point
 def write_street_sample(root, sample_id: str = "street-000001", *, ticks: pd.DataFrame | None = None,
                         illumination: str = "day", weather: str = "dry", observations: bool = True, **sensor_kwargs):
     """A complete sample folder (``manifest.json``, ``trace.parquet``, ``observations/``) of the street scene."""
-    from pathlib import Path
-
-    from simready.atomic import write_json_atomic
-
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     clean, _, dims = street_ticks()

@@ -14,12 +14,20 @@ Written beside each sample: ``validity.json`` = {base report, branch reports}.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from simready.atomic import write_json_atomic
 from simready.scenario.manifest import load_manifest
-from simready.validity.evidence import evidence_from_sample_dir
+from simready.validity.evidence import (
+    OBSERVATIONS_DIR,
+    RESULTS_FILE,
+    collisions_from_events,
+    evidence_from_sample_dir,
+    read_trace,
+    sensor_evidence_from_observations,
+)
 from simready.validity.features import ReferenceProfile
 from simready.validity.gate import ValidityReport, validate_scenario
 
@@ -59,16 +67,6 @@ def _with_ticks_of(evidence, trace_path: Path, environment):
     window after the decision) are its sensor evidence; without them the
     branch is gated as trajectory-only evidence.
     """
-    from dataclasses import replace
-
-    from simready.validity.evidence import (
-        OBSERVATIONS_DIR,
-        RESULTS_FILE,
-        collisions_from_events,
-        read_trace,
-        sensor_evidence_from_observations,
-    )
-
     ticks, _header, events = read_trace(trace_path)
     obs = trace_path.parent / OBSERVATIONS_DIR
     sensor = None

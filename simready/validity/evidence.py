@@ -40,6 +40,7 @@ quaternions ``[x, y, z, w]``.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -49,8 +50,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from simready.errors import SimreadyError
+from simready.scenario.manifest import load_manifest
 from simready.validity import policy
 from simready.validity.features import ReferenceProfile
 
@@ -201,8 +204,6 @@ def local_actor_id(entity: str) -> str:
 
 def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
     """``(ticks, header, events)`` of a trace Parquet file (SPEC §7)."""
-    import pyarrow.parquet as pq
-
     try:
         table = pq.read_table(path)
     except (OSError, ValueError) as exc:
@@ -255,8 +256,6 @@ def evidence_from_sample_dir(
     ``require_sensors``: raise :class:`MissingStageError` when the observations are
     missing (False: score the sample as trajectory-only evidence).
     """
-    from simready.scenario.manifest import load_manifest
-
     root = Path(path)
     if not root.is_dir():
         raise EvidenceError(root, "", "sample folder not found")
@@ -430,8 +429,6 @@ def read_ply_points(path: Path) -> tuple[np.ndarray, np.ndarray]:
         return xyz, rec["instance_id"].astype(np.int64)
     if count == 0:
         return np.empty((0, 3)), np.empty(0, np.int64)
-    import io
-
     table = pd.read_csv(io.BytesIO(body), sep=" ", header=None, names=names, usecols=["x", "y", "z", "instance_id"],
                         nrows=count, engine="c")
     return table[["x", "y", "z"]].to_numpy(np.float64), table["instance_id"].to_numpy(np.int64)

@@ -38,10 +38,10 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from simready.validity import policy
+from simready.validity.gate import CHECK_NAMES, ValidityReport, weight_policy
 
 if TYPE_CHECKING:
     from simready.scenario.manifest import ScenarioManifest
-    from simready.validity.gate import ValidityReport
 
 SUITES = ("trajectories", "rejection_log", "manifests", "validity_reports")
 DATASOURCE_NAME = "simready"
@@ -139,8 +139,6 @@ def manifest_frame(manifests: Iterable[ScenarioManifest]) -> pd.DataFrame:
 
 def validity_frame(reports: Sequence[ValidityReport]) -> pd.DataFrame:
     """One row per report: its scores, decision and weight, and what the policy says they should be."""
-    from simready.validity.gate import weight_policy
-
     rows = []
     for r in reports:
         row: dict[str, Any] = {
@@ -222,8 +220,6 @@ def _manifest_expectations(gxe: Any) -> list[Any]:
 
 
 def _validity_expectations(gxe: Any) -> list[Any]:
-    from simready.validity.gate import CHECK_NAMES
-
     out = [gxe.ExpectColumnValuesToBeInSet(column="policy_version", value_set=[policy.POLICY_VERSION],
                                            description="scored under the current policy")]
     out.append(gxe.ExpectColumnValuesToBeUnique(column="sample_id", description="one report per sample"))

@@ -28,6 +28,10 @@ import pandas as pd
 
 from simready.atomic import atomic_directory
 from simready.hashing import content_hash, file_sha256
+from simready.scenario.batch import MANIFEST_FILE
+from simready.scenario.generator import generate
+from simready.scenario.manifest import canonicalize, manifest_bytes
+from simready.sim.batch import simulate_sample
 from simready.validity.evidence import evidence_from_sample_dir
 from simready.validity.features import ReferenceProfile, scenario_features
 
@@ -44,11 +48,6 @@ def build_reference_pool(template: Any, catalog: Any, intents: Mapping[str, int]
     Rollouts whose verdict is *reject* do not enter the pool (a diverged
     trace is not a reference). Returns the ``pool.json`` record.
     """
-    from simready.scenario.batch import MANIFEST_FILE
-    from simready.scenario.generator import generate
-    from simready.scenario.manifest import canonicalize, manifest_bytes
-    from simready.sim.batch import simulate_sample
-
     out_dir = Path(out_dir)
     frames: list[pd.DataFrame] = []
     samples: list[dict[str, Any]] = []
