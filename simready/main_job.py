@@ -1,9 +1,13 @@
-"""``make run``: materialize the asset graph on the embedded default instance.
+"""``simready run`` / ``make run``: materialize the asset graph on the embedded default instance.
 
 The instance is the project-local ``DAGSTER_HOME`` (SQLite storage), so the
 runs, materializations and check results appear in ``make ui`` afterwards.
 Many samples share one run: one run per (template, batch) partition, never
 one per sample.
+
+A CLI entry point that drives Dagster, so it imports it — with ``status.py``
+the only module besides ``definitions.py``, ``assets/``, ``checks/`` and
+``resources/`` that does; it decides nothing about the data.
 """
 
 import json

@@ -6,6 +6,11 @@ children are rematerialized. Reviewers need the whole cascade, so this walks
 the graph in topological order and marks a partition stale when Dagster says
 so *or* when any partition it depends on is (transitively) stale, naming the
 root cause.
+
+A CLI entry point that reads Dagster's instance and asset graph, so it
+imports Dagster (its internal stale-status API too) — with ``main_job.py`` the
+only module besides ``definitions.py``, ``assets/``, ``checks/`` and
+``resources/`` that does.
 """
 
 import datetime as _dt
