@@ -60,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
     return run_main_job(quiet=args.quiet)
 
 
-STAGE_CLI_MODULES = ("simready.scenario.cli", "simready.sim.cli", "simready.sensors_hw.cli", "simready.validity.cli")
+STAGE_CLI_MODULES = ("simready.scenario.cli", "simready.sim.cli", "simready.measurement.cli", "simready.validity.cli")
 
 
 def _register_stage_commands(sub: argparse._SubParsersAction) -> None:

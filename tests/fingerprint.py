@@ -40,7 +40,7 @@ def build(root: Path) -> dict[str, str]:
     from simready.catalog.catalog import ensure_catalog
     from simready.scenario.generator import generate
     from simready.scenario.manifest import canonicalize, manifest_bytes
-    from simready.sensors_hw.observe_batch import ObservationWindow, observe_sample_dir
+    from simready.measurement.batch import ObservationWindow, observe_sample_dir
     from simready.sim.batch import branch_sample, simulate_sample
     from simready.validity.batch import validate_sample_dir
     from simready.world.template import load_template

@@ -21,9 +21,9 @@ from simready.bench.sensors import box_body, linear_track
 from simready.sensors_hw.camera import Intrinsics, decode_id_rgb, render_frame
 from simready.sensors_hw.lidar import read_ply, scan
 from simready.sensors_hw.models import Rig, apply_overrides
-from simready.sensors_hw.observe import ObserveOptions, observe
+from simready.measurement.observe import ObserveOptions, observe
 from simready.sensors_hw.scene_build import ego_track
-from simready.truth import SceneGeometry
+from simready.raycast import SceneGeometry
 from simready.truth.correspondence import FrameView, Samples, correspond, project_body_points, static_bodies
 from simready.truth.flow import flow_px, scene_displacement_world_m
 from simready.world import frames as F

@@ -7,7 +7,7 @@ import pytest
 import trimesh
 
 from simready.bench.sensors import EGO_ID, box_body, linear_track, street_scene
-from simready.truth import Body, SceneGeometry, read_obj_triangles
+from simready.raycast import Body, SceneGeometry, read_obj_triangles
 from simready.world import frames as F
 from simready.world.motion import PoseTrack
 

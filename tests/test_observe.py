@@ -15,7 +15,7 @@ from simready.bench.observe import street_sample
 from simready.hashing import file_sha256
 from simready.sensors_hw.camera import decode_id_rgb
 from simready.sensors_hw.lidar import read_ply
-from simready.sensors_hw.observe import PASSES, ObserveOptions, observe
+from simready.measurement.observe import PASSES, ObserveOptions, observe
 from simready.truth.flow import dense
 
 SMALL = {"width_px": 96, "height_px": 64, "line_time_s": 2e-4, "azimuth_steps": 256, "channels": 16}
@@ -198,7 +198,7 @@ def test_same_inputs_give_the_same_files_with_or_without_the_writer_thread(tmp_p
 
 
 def test_top_down_reviews_put_the_sensors_right_on_the_right():
-    from simready.sensors_hw.observe import TOPDOWN_PX, lidar_topdown
+    from simready.measurement.observe import TOPDOWN_PX, lidar_topdown
 
     img = lidar_topdown(np.array([[20.0, -10.0, 0.0]]), 60.0)  # ahead and to the right (sensor −y)
     rows, cols = np.nonzero(img[..., 0] + img[..., 1] + img[..., 2] > 200)
@@ -207,7 +207,7 @@ def test_top_down_reviews_put_the_sensors_right_on_the_right():
 
 
 def test_pass_names_are_checked():
-    from simready.sensors_hw.observe import PassError, parse_passes
+    from simready.measurement.observe import PassError, parse_passes
 
     assert parse_passes("depth, rgb") == ("rgb", "depth")
     with pytest.raises(PassError, match="normals"):

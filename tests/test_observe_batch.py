@@ -10,7 +10,7 @@ import pytest
 
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
-from simready.sensors_hw.observe_batch import ObservationWindow, observe_sample_dir, results_versions
+from simready.measurement.batch import ObservationWindow, observe_sample_dir, results_versions
 from tests.test_sim_fixtures import catalog, template
 
 TLA = "two_lane_arterial"

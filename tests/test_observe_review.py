@@ -13,7 +13,7 @@ from PIL import Image
 from simready.bench.observe import street_sample
 from simready.hashing import file_sha256
 from simready.sensors_hw.lidar import read_ply, write_ply_ascii
-from simready.sensors_hw.observe import ObserveOptions, observe
+from simready.measurement.observe import ObserveOptions, observe
 from simready.sensors_hw.review import (CONTACT_SHEET, GAP, LABEL_H, LIDAR_TOPDOWN, REVIEW_DIR, REVIEW_TOPDOWN_PX,
                                         SHEET_PASSES, TILE_W, evenly_spaced, lidar_review, palette,
                                         write_review_images)

@@ -10,7 +10,7 @@ import pytest
 
 from simready.bench.observe import street_sample
 from simready.errors import SimreadyError
-from simready.sensors_hw.observe import ObserveOptions, observe
+from simready.measurement.observe import ObserveOptions, observe
 from simready.world.rig_view import exact
 
 SMALL = {"width_px": 48, "height_px": 32, "line_time_s": 2e-4, "azimuth_steps": 128, "channels": 8}
@@ -80,7 +80,7 @@ def test_bad_windows_are_refused(kw):
 def test_sense_cli_takes_from(tmp_path):
     import argparse
 
-    from simready.sensors_hw.cli import register
+    from simready.measurement.cli import register
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())

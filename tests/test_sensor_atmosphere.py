@@ -13,7 +13,7 @@ from simready.bench.observe import street_sample
 from simready.errors import SimreadyError
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.lidar import scan
-from simready.sensors_hw.observe import ObserveOptions, observe, sensor_rng
+from simready.measurement.observe import ObserveOptions, observe, sensor_rng
 from simready.sensors_hw.scene_build import ego_track
 
 SMALL = {"width_px": 32, "height_px": 24, "line_time_s": 2e-4, "azimuth_steps": 512, "channels": 32}

@@ -20,7 +20,7 @@ from simready.sensors_hw.camera import (
     unproject,
 )
 from simready.sensors_hw.models import CameraModel, Rig
-from simready.truth import SceneGeometry
+from simready.raycast import SceneGeometry
 from simready.world import frames as F
 from simready.world.motion import PoseTrack
 

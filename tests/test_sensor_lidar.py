@@ -8,7 +8,7 @@ import pytest
 from simready.bench.sensors import box_body, linear_track
 from simready.sensors_hw.lidar import beam_table, read_ply, scan, write_ply_ascii, write_ply_binary
 from simready.sensors_hw.models import Rig
-from simready.truth import SceneGeometry
+from simready.raycast import SceneGeometry
 from simready.world import frames as F
 from simready.world.motion import PoseTrack
 

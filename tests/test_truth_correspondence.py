@@ -8,7 +8,7 @@ import pytest
 from simready.bench.sensors import box_body, linear_track
 from simready.sensors_hw.camera import render_frame
 from simready.sensors_hw.models import Rig
-from simready.truth import SceneGeometry
+from simready.raycast import SceneGeometry
 from simready.truth.correspondence import FrameView, Samples, correspond, project_body_points
 from simready.truth.flow import dense, flow_px, flow_table, scene_displacement_world_m
 from simready.world import frames as F

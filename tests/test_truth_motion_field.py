@@ -7,7 +7,7 @@ import numpy as np
 from simready.bench.sensors import box_body
 from simready.sensors_hw.camera import project, render_frame
 from simready.sensors_hw.models import Rig
-from simready.truth import SceneGeometry
+from simready.raycast import SceneGeometry
 from simready.truth.correspondence import FrameView, Samples, static_bodies
 from simready.truth.motion_field import motion_field
 from simready.world import frames as F

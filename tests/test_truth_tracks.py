@@ -8,7 +8,7 @@ import pytest
 from simready.bench.sensors import box_body, linear_track
 from simready.sensors_hw.camera import render_frame
 from simready.sensors_hw.models import Rig
-from simready.truth import SceneGeometry
+from simready.raycast import SceneGeometry
 from simready.truth.correspondence import FrameView
 from simready.truth.tracks import TrackBuilder, inclusive_box
 from simready.world import frames as F

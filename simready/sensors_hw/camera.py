@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.sensors_hw.models import CameraModel, Rig
-from simready.truth.geometry import Hits, SceneGeometry, box_corners
+from simready.raycast.geometry import Hits, SceneGeometry, box_corners
 
 PASSES = ("depth", "id", "semantic", "rgb")
 

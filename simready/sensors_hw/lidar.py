@@ -48,7 +48,7 @@ from numpy.typing import NDArray
 from simready.atomic import write_bytes_atomic
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.models import LidarModel, Rig
-from simready.truth.geometry import Hits, SceneGeometry, box_corners
+from simready.raycast.geometry import Hits, SceneGeometry, box_corners
 
 PLY_COLUMNS = ("x", "y", "z", "intensity", "instance_id")
 

@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from simready.atomic import write_text_atomic
 from simready.sensors_hw.models import RadarModel, Rig
-from simready.truth.geometry import Hits, SceneGeometry
+from simready.raycast.geometry import Hits, SceneGeometry
 
 CSV_HEADER = "range_m,azimuth_rad,elevation_rad,radial_velocity_mps,rcs_dbsm,snr_db,instance_id"
 REFERENCE_RANGE_M = 50.0

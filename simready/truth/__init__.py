@@ -1,5 +1,5 @@
-"""Perception ground truth: the one geometric authority every sensor casts against (SPEC §11)."""
+"""Perception ground truth (SPEC §11): surface identity, correspondence and flow, motion field, tracks.
 
-from simready.truth.geometry import Body, Hits, SceneGeometry, read_obj_triangles
-
-__all__ = ["Body", "Hits", "SceneGeometry", "read_obj_triangles"]
+Computed per camera frame from the world through the camera's own model
+(:mod:`simready.sensors_hw`) and the scene's ray casting (:mod:`simready.raycast`), never from images.
+"""

@@ -1,7 +1,7 @@
 """Surface identity and frame-to-frame correspondence for one camera (SPEC §11).
 
 Everything here is computed from the world state through the one geometric
-authority (:class:`~simready.truth.geometry.SceneGeometry`), never from
+authority (:class:`~simready.raycast.geometry.SceneGeometry`), never from
 images:
 
 * **Surface identity** of a visible sample (a pixel of frame A): owner
@@ -53,7 +53,7 @@ from numpy.typing import NDArray
 from simready.sensors_hw.camera import (FramePasses, Intrinsics, camera_poses, distort_normalized, pixel_rays,
                                         projection_prefilter, row_times)
 from simready.sensors_hw.models import CameraModel, Rig
-from simready.truth.geometry import Hits, SceneGeometry
+from simready.raycast.geometry import Hits, SceneGeometry
 
 #: A surface nearer than the point by less than this does not hide it (metres; float64 re-cast).
 VISIBILITY_TOL_M = 1e-6

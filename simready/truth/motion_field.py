@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from simready.sensors_hw.models import Rig
 from simready.truth.correspondence import Samples, static_bodies
-from simready.truth.geometry import SceneGeometry
+from simready.raycast.geometry import SceneGeometry
 
 
 @dataclass

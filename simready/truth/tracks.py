@@ -42,7 +42,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from simready.truth.correspondence import FrameView, project_body_points, static_bodies
-from simready.truth.geometry import Hits, SceneGeometry, box_corners
+from simready.raycast.geometry import Hits, SceneGeometry, box_corners
 
 STATUSES = ("visible", "occluded", "beyond_range", "out_of_frame", "behind_camera")
 IN_FRAME = ("visible", "occluded", "beyond_range")

@@ -14,7 +14,7 @@ def _sense(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from tqdm import tqdm
 
-    from simready.sensors_hw.observe import observe_files
+    from simready.measurement.observe import observe_files
 
     def bar(total: int) -> tqdm:
         return tqdm(total=total, unit="sample", desc="sense", disable=args.quiet, file=sys.stderr)

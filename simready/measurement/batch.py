@@ -29,7 +29,7 @@ from typing import Any
 
 from simready.hashing import content_hash
 from simready.scenario.manifest import load_manifest
-from simready.sensors_hw.observe import PASSES, ObserveOptions, observe_sample
+from simready.measurement.observe import PASSES, ObserveOptions, observe_sample
 from simready.sensors_hw.trace_input import read_trace_input
 
 OBSERVATIONS_DIR = "observations"

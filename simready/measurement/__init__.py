@@ -1,0 +1,9 @@
+"""The measurement stage (SPEC §10, §11): one sample's sensor observations and perception truth, written together.
+
+:mod:`.observe` renders every sensor of the rig over a trace
+(:mod:`simready.sensors_hw`) and computes each camera frame's truth
+(:mod:`simready.truth`) in the same pass; :mod:`.batch` does it for a sample
+folder (base window and branches), :mod:`.cli` is ``simready sense``. It sits
+above both packages so that truth may read the camera models without the
+sensors importing truth back.
+"""
