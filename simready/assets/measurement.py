@@ -15,9 +15,9 @@ from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import by_template, sample_partitions
 from simready.assets.scenario import batch_dir
 from simready.catalog.catalog import load_catalog
+from simready.measurement.batch import ObservationWindow, observation_dirs, observe_sample_dir, results_versions
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
-from simready.sensors_hw.observe_batch import ObservationWindow, observation_dirs, observe_sample_dir, results_versions
 from simready.sim.batch import sample_dirs
 from simready.world.template import load_template
 

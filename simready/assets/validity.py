@@ -14,10 +14,10 @@ from simready.assets.scenario import batch_dir
 from simready.assets.world import world_templates
 from simready.catalog.catalog import load_catalog
 from simready.hashing import content_hash
+from simready.measurement.batch import observation_dirs
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.manifest import load_manifest
 from simready.scenario.suite import load_suite
-from simready.sensors_hw.observe_batch import observation_dirs
 from simready.sim.batch import sample_dirs
 from simready.validity.batch import report_rows, validate_batch
 from simready.validity.reference_pool import POOL_RECORD, build_reference_pool, load_reference_pool

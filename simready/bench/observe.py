@@ -2,7 +2,7 @@
 
 ``python -m simready.bench.observe`` builds a synthetic street sample (no
 catalog, no simulation: analytic trajectories written as a SPEC §7 ticks
-table, so parity and twists are real), runs :func:`~simready.sensors_hw.observe.observe`
+table, so parity and twists are real), runs :func:`~simready.measurement.observe.observe`
 into a temporary folder and prints:
 
 * frames per second of each pass on its own (render or scan + encoding its
@@ -30,10 +30,10 @@ import numpy as np
 import pandas as pd
 
 from simready.bench.sensors import box_body
+from simready.raycast.geometry import SceneGeometry
 from simready.sensors_hw.models import Rig
 from simready.sensors_hw.scene_build import BuiltScene, Entity, rig_from_sensor_rig
 from simready.sensors_hw.trace_input import TraceInput, trace_from_ticks
-from simready.truth.geometry import SceneGeometry
 from simready.world.frames import make_transform, quat_from_yaw
 from simready.world.identity import actor_id
 from simready.world.motion import PoseTrack
@@ -130,7 +130,7 @@ def street_sample(duration_s: float = 2.0, **rig_kw: Any) -> tuple[BuiltScene, R
 
 def _observe_once(duration_s: float, passes: tuple[str, ...], rig_kw: dict[str, Any], out: str,
                   writer_thread: bool = True) -> dict[str, Any]:
-    from simready.sensors_hw.observe import ObserveOptions, observe, peak_rss_mb
+    from simready.measurement.observe import ObserveOptions, observe, peak_rss_mb
 
     built, rig, trace = street_sample(duration_s, **rig_kw)
     t0 = time.perf_counter()
@@ -181,9 +181,9 @@ def pass_throughput(rig_kw: dict[str, Any], frames: int = 4) -> dict[str, float]
     Camera passes share one cast, so each figure includes it; ``truth`` is the per-frame cost of the
     surface table, motion field and both correspondences with the previous frame, encoded.
     """
+    from simready.measurement.observe import _CameraTruth, _Folder, _write_camera, sensor_rng
     from simready.sensors_hw.camera import render_frame
     from simready.sensors_hw.lidar import scan, write_ply_ascii
-    from simready.sensors_hw.observe import _CameraTruth, _Folder, _write_camera, sensor_rng
     from simready.sensors_hw.radar import detect, write_radar_csv
     from simready.sensors_hw.scene_build import ego_track
     from simready.truth.correspondence import FrameView
@@ -235,7 +235,7 @@ def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bo
     3-sensor sample.
 
     ``quick`` observes 20 frames at 640×360 instead (a smoke run); ``writer_thread`` as
-    :class:`~simready.sensors_hw.observe.ObserveOptions`.
+    :class:`~simready.measurement.observe.ObserveOptions`.
     """
     if quick:
         frames, width_px, height_px = 20, 640, 360

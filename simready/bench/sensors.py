@@ -20,10 +20,10 @@ from collections.abc import Callable
 import numpy as np
 import trimesh
 
+from simready.raycast.geometry import Body, SceneGeometry
 from simready.sensors_hw.camera import Lighting, render_frame
 from simready.sensors_hw.lidar import lidar_rays, scan
 from simready.sensors_hw.models import Rig
-from simready.truth.geometry import Body, SceneGeometry
 from simready.world.frames import make_transform, quat_from_yaw, rot_z
 from simready.world.motion import PoseTrack
 

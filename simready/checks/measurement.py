@@ -9,8 +9,8 @@ import dagster as dg
 from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import batch_sample_dirs
 from simready.hashing import file_sha256
+from simready.measurement.batch import observation_dirs
 from simready.resources import ArtifactStore
-from simready.sensors_hw.observe_batch import observation_dirs
 
 
 def _obs_dirs(context, store: ArtifactStore) -> list[Path]:
