@@ -152,3 +152,20 @@ def test_batch_pose_matrices_match_single():
     T = F.batch_pose_matrices(pos, q)
     for i in range(2):
         np.testing.assert_allclose(T[i], F.transform_from_pose(pos[i], q[i]), atol=1e-12)
+
+
+def test_footprint_corners_follow_yaw():
+    corners = F.footprint_corners(10.0, 5.0, np.pi / 2, 2.0, 1.0)
+    assert np.allclose(corners[0], [9.0, 7.0])  # front-left: forward is +y, left is -x
+    assert np.allclose(corners.mean(axis=0), [10.0, 5.0])
+
+
+def test_footprint_corners_are_the_transformed_body_rectangle():
+    """Counter-clockwise from front-left, the body-frame rectangle carried by the planar pose, broadcast over bodies."""
+    x, y, yaw = np.array([1.0, -3.0]), np.array([2.0, 0.5]), np.array([0.3, -2.0])
+    corners = F.footprint_corners(x, y, yaw, np.array([2.0, 0.4]), np.array([1.0, 0.3]))
+    assert corners.shape == (2, 4, 2)
+    for k, (hl, hw) in enumerate(((2.0, 1.0), (0.4, 0.3))):
+        local = np.array([[hl, hw, 0.0], [-hl, hw, 0.0], [-hl, -hw, 0.0], [hl, -hw, 0.0]])
+        want = F.transform_points(F.pose_2d(x[k], y[k], yaw[k]), local)[:, :2]
+        assert np.allclose(corners[k], want, atol=1e-12)

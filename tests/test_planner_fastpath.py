@@ -92,7 +92,7 @@ def _ref_visible(xy, yaw, hl, hw, present, occluder, e0s, e1s, o, t):  # type: i
         e1 = np.concatenate([e1s, edges[:, :, 1].reshape(-1, 2)])
     else:
         e0, e1, owner = e0s, e1s, np.full(len(e0s), -1)
-    hu, _ = geo.axes(yaw)
+    hu = np.stack([np.cos(yaw), np.sin(yaw)], -1)  # body x axes
     eye = xy[o] + hu[o] * (C.EYE_FORWARD_FRACTION * hl[o])[:, None]
     offs = np.array([0.0, 0.8, -0.8])
     pts = xy[t][:, None, :] + hu[t][:, None, :] * (offs[None, :, None] * hl[t][:, None, None])

@@ -145,15 +145,15 @@ def test_hidden_stretch_of_a_path_matches_brute_force_ray_casting() -> None:
     """The analytic wedge test (used to keep the kerb hidden) agrees with casting a ray at every path point."""
     import shapely
 
-    from simready.scenario.geometry import rect_corners
     from simready.scenario.programs.pedestrian import _last_hidden_s
+    from simready.world.frames import footprint_corners
 
     rng = np.random.default_rng(7)
     path = Path.from_points([(0.0, 0.0), (40.0, 0.0), (60.0, 8.0)])
     s = np.linspace(0.0, path.length_m, 2001)
     x, y, _ = path.xy_yaw(s)
     for _ in range(40):
-        corners = rect_corners(rng.uniform(10, 50), rng.uniform(-6, -2), rng.uniform(-0.5, 0.5), 5.9, 2.05)
+        corners = footprint_corners(rng.uniform(10, 50), rng.uniform(-6, -2), rng.uniform(-0.5, 0.5), 5.9 / 2, 2.05 / 2)
         eye = (float(rng.uniform(5, 60)), float(rng.uniform(-12, -7)))
         van = shapely.Polygon(corners)
         hidden = np.array([van.intersects(shapely.LineString([eye, (a, b)])) for a, b in zip(x, y)])

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 from matplotlib.image import imread
 
-from simready.world.template_plot import footprint_corners, plot_template
+from simready.world.template_plot import plot_template
 from tests.test_template_support import footprints, loaded
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -24,8 +23,3 @@ def test_plot_without_dimensions(tmp_path):
     out = plot_template(loaded("urban_signalized_intersection"), tmp_path / "i.png", None)
     assert out.stat().st_size > 10_000
 
-
-def test_footprint_corners_follow_yaw():
-    corners = footprint_corners(10.0, 5.0, np.pi / 2, 4.0, 2.0)
-    assert np.allclose(corners[0], [9.0, 7.0])  # front-left: forward is +y, left is -x
-    assert np.allclose(corners.mean(axis=0), [10.0, 5.0])

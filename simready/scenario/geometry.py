@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 from shapely.geometry import LineString, Polygon
 from shapely.ops import unary_union
 
+from simready.world.frames import footprint_corners
 from simready.world.lanes import LaneGeometry, wrap_angle
 
 if TYPE_CHECKING:
@@ -249,18 +250,8 @@ def stationary(x_m: float, y_m: float, yaw_rad: float, t0_s: float) -> Motion:
 # --- rectangles and boxes -------------------------------------------------------
 
 
-def rect_corners(x: ArrayLike, y: ArrayLike, yaw: ArrayLike, length_m: float, width_m: float) -> FloatArray:
-    """Corners (..., 4, 2) of oriented rectangles centred at (x, y), counter-clockwise from front-left."""
-    x, y, yaw = (np.asarray(v, dtype=np.float64) for v in (x, y, yaw))
-    c, s = np.cos(yaw)[..., None], np.sin(yaw)[..., None]
-    hl, hw = length_m / 2, width_m / 2
-    bx = np.array([hl, -hl, -hl, hl])
-    by = np.array([hw, hw, -hw, -hw])
-    return np.stack([x[..., None] + c * bx - s * by, y[..., None] + s * bx + c * by], axis=-1)
-
-
 def rect_polygon(x: float, y: float, yaw: float, length_m: float, width_m: float) -> Polygon:
-    return Polygon(rect_corners(x, y, yaw, length_m, width_m))
+    return Polygon(footprint_corners(x, y, yaw, length_m / 2, width_m / 2))
 
 
 def rects_overlap(a: FloatArray, b: FloatArray) -> NDArray[np.bool_]:

@@ -27,9 +27,9 @@ import shapely
 from numpy.typing import NDArray
 from shapely.geometry import Polygon
 
-from simready.scenario.geometry import Box, rect_corners, rect_polygon
+from simready.scenario.geometry import Box, rect_polygon
 from simready.scenario.ladder import PASS, Body, Fail, Proposal, Scene, Verdict
-from simready.world.frames import mount_transform
+from simready.world.frames import footprint_corners, mount_transform
 from simready.world.rig_view import camera_frustums
 
 if TYPE_CHECKING:
@@ -413,7 +413,7 @@ def rect_footprints(bodies: dict[str, Body], t_s: FloatArray) -> dict[str, Float
     out = {}
     for actor, body in bodies.items():
         x, y, yaw, _ = body.motion.pose(t_s)
-        out[actor] = rect_corners(x, y, yaw, body.length_m, body.width_m)
+        out[actor] = footprint_corners(x, y, yaw, body.length_m / 2, body.width_m / 2)
     return out
 
 

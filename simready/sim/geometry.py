@@ -26,23 +26,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simready.sim import kernels
+from simready.world.frames import footprint_corners
 
 F = NDArray[np.float64]
-
-
-def axes(yaw: F) -> tuple[F, F]:
-    """Body x axis ``u`` and y axis ``n`` as (..., 2) unit vectors."""
-    c, s = np.cos(yaw), np.sin(yaw)
-    return np.stack([c, s], -1), np.stack([-s, c], -1)
-
-
-def corners(x: F, y: F, yaw: F, hl: F, hw: F) -> F:
-    """(..., 4, 2) footprint corners, counter-clockwise from front-left."""
-    u, n = axes(np.asarray(yaw, float))
-    c = np.stack([x, y], -1)[..., None, :]
-    sl = np.array([1.0, -1.0, -1.0, 1.0])[:, None]
-    sw = np.array([1.0, 1.0, -1.0, -1.0])[:, None]
-    return c + sl * (np.asarray(hl, float)[..., None, None] * u[..., None, :]) + sw * (np.asarray(hw, float)[..., None, None] * n[..., None, :])
 
 
 def swept_ttc(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2: F, hl2: F, hw2: F, horizon_s: float) -> F:
@@ -77,7 +63,7 @@ def _swept(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2: F, hl2: F,
 
 def rect_edges(x: F, y: F, yaw: F, hl: F, hw: F) -> F:
     """(..., 4, 2, 2) edges (start, end) of footprints."""
-    c = corners(x, y, yaw, hl, hw)
+    c = footprint_corners(x, y, yaw, hl, hw)
     return np.stack([c, np.roll(c, -1, axis=-2)], -2)
 
 

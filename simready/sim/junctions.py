@@ -30,6 +30,7 @@ import shapely
 from shapely.geometry import LineString, Point
 
 from simready.sim import constants as C
+from simready.world.frames import footprint_corners
 
 #: A yielding vehicle waits with its front at least this far before the conflict point (m).
 STOP_BEFORE_M = 2.0
@@ -161,10 +162,7 @@ def waiting_point(graph, path, u_x: float, other: str, hl: float, hw: float, cho
     back = np.array([path.point(u - half) for u in u_c.tolist()])
     ahead = np.array([path.point(u + half) for u in u_c.tolist()])
     yaw = np.arctan2(ahead[:, 1] - back[:, 1], ahead[:, 0] - back[:, 0])
-    c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
-    lx = np.array([1.0, 1.0, -1.0, -1.0]) * (hl + WAIT_MARGIN_M)
-    ly = np.array([1.0, -1.0, -1.0, 1.0]) * (hw + WAIT_MARGIN_M)
-    corners = np.stack([centre[:, :1] + c * lx - s * ly, centre[:, 1:] + s * lx + c * ly], axis=2)
+    corners = footprint_corners(centre[:, 0], centre[:, 1], yaw, hl + WAIT_MARGIN_M, hw + WAIT_MARGIN_M)
     touching = shapely.intersects(shapely.polygons(corners), _corridor(graph, other))
     clear = np.flatnonzero(~touching)
     out = float(u_f[clear[0]]) if len(clear) else start

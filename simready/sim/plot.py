@@ -16,8 +16,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Polygon as PolygonPatch
 
-from simready.sim.geometry import corners
 from simready.sim.trace import Trace
+from simready.world.frames import footprint_corners
 from simready.world.template import WorldTemplate
 from simready.world.template_plot import REGION_COLOURS
 
@@ -67,7 +67,7 @@ def plot_rollout(trace: Trace, template: WorldTemplate, *, branches: Sequence[Tr
         ax.plot(xy[live, j, 0], xy[live, j, 1], color=colour, lw=1.6 if actor == subject else 1.0, zorder=3, label=actor)
         for k in range(0, len(t), stride):
             if live[k]:
-                c = corners(xy[k, j, 0], xy[k, j, 1], yaw[k, j], _half(trace, actor, 0), _half(trace, actor, 1))
+                c = footprint_corners(xy[k, j, 0], xy[k, j, 1], yaw[k, j], _half(trace, actor, 0), _half(trace, actor, 1))
                 ax.add_patch(PolygonPatch(c, closed=True, fill=False, edgecolor=colour, lw=0.6, alpha=0.7, zorder=4))
     for k, other in enumerate(branches):
         b_ids, b_xy, _, b_present, _ = _tracks(other)

@@ -17,7 +17,8 @@ from matplotlib.figure import Figure
 
 from simready.atomic import write_bytes_atomic
 from simready.world.template import WorldTemplate
-from simready.world.template_plot import _draw_lanes, _draw_regions, footprint_corners
+from simready.world.frames import footprint_corners
+from simready.world.template_plot import _draw_lanes, _draw_regions
 
 ACTOR_COLOURS = {"ego": "#d9480f", "parked": "#495057", "agent": "#1c7ed6"}
 BRANCH_STYLES = {"brake": ("#2b8a3e", "-"), "coast": ("#c92a2a", "--")}
@@ -59,7 +60,7 @@ def plot_rollout(
         ax.plot(p[:, 0], p[:, 1], color=colour, lw=1.5, label=f"{actor_id} ({role})")
         length, width = dims.get(actor_id, (1.0, 1.0))
         yaw = _start_yaw(trace, actor_id)
-        ax.fill(*footprint_corners(p[0, 0], p[0, 1], yaw, length, width).T, color=colour, alpha=0.35)
+        ax.fill(*footprint_corners(p[0, 0], p[0, 1], yaw, length / 2, width / 2).T, color=colour, alpha=0.35)
         ax.plot(p[-1, 0], p[-1, 1], marker="o", color=colour, ms=4)
     for label, branch_trace in sorted((branches or {}).items()):
         ego = next((a for a, r in roles.items() if r == "ego"), None)

@@ -26,6 +26,9 @@ from numpy.typing import ArrayLike, NDArray
 Mat4 = NDArray[np.float64]
 Vec3 = NDArray[np.float64]
 Quat = NDArray[np.float64]  # [x, y, z, w]
+#: Signs of the footprint corners along the body x and y axes, counter-clockwise from front-left (as (4, 1) columns).
+_CORNER_SL = np.array([1.0, -1.0, -1.0, 1.0])[:, None]
+_CORNER_SW = np.array([1.0, 1.0, -1.0, -1.0])[:, None]
 
 
 def identity() -> Mat4:
@@ -114,6 +117,27 @@ def pose_2d(x_m: float, y_m: float, yaw_rad: float, z_m: float = 0.0) -> Mat4:
 def yaw_of(T: Mat4) -> float:
     """Heading of the body x axis projected on the ground plane, radians."""
     return float(np.arctan2(T[1, 0], T[0, 0]))
+
+
+def footprint_corners(x_m: ArrayLike, y_m: ArrayLike, yaw_rad: ArrayLike, half_length_m: ArrayLike,
+                      half_width_m: ArrayLike) -> NDArray[np.float64]:
+    """(..., 4, 2) world corners of body footprints, counter-clockwise from front-left; broadcasts over ``...``.
+
+    A footprint is the oriented rectangle of the body frame on the ground:
+    corner k is ``(x, y) + sl_k·(hl·u) + sw_k·(hw·n)`` with ``u = (cos yaw,
+    sin yaw)``, ``n = (−sin yaw, cos yaw)`` and ``(sl, sw)`` = (+, +), (−, +),
+    (−, −), (+, −); edge k runs from corner k to corner k + 1 (mod 4). The one
+    definition: the planner's compiled kernels carry a numba twin with the
+    same operations in the same order
+    (:func:`simready.sim.controllers.planner_kernels._corners`).
+    """
+    yaw = np.asarray(yaw_rad, dtype=np.float64)
+    c, s = np.cos(yaw), np.sin(yaw)
+    u, n = np.stack([c, s], -1), np.stack([-s, c], -1)
+    centre = np.stack(np.broadcast_arrays(np.asarray(x_m, dtype=np.float64), np.asarray(y_m, dtype=np.float64)), -1)
+    hl = np.asarray(half_length_m, dtype=np.float64)[..., None, None]
+    hw = np.asarray(half_width_m, dtype=np.float64)[..., None, None]
+    return centre[..., None, :] + _CORNER_SL * (hl * u[..., None, :]) + _CORNER_SW * (hw * n[..., None, :])
 
 
 # --- quaternions [x, y, z, w] ---------------------------------------------

@@ -24,7 +24,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Polygon as PolygonPatch, Wedge
 
 from simready.atomic import write_bytes_atomic
-from simready.world.frames import compose, pose_2d, transform_points, yaw_of
+from simready.world.frames import compose, footprint_corners, pose_2d, yaw_of
 from simready.world.identity import parse_asset_id
 from simready.world.template import CameraSettings, WorldTemplate, template_hash
 
@@ -118,18 +118,11 @@ def _draw_regions(ax, template: WorldTemplate) -> list:
     return [Patch(facecolor=REGION_COLOURS[t], edgecolor="#555555", label=t) for t in present]
 
 
-def footprint_corners(x_m: float, y_m: float, yaw_rad: float, length_m: float, width_m: float) -> np.ndarray:
-    """(4, 2) world corners of a body-frame rectangle centred on the body origin."""
-    hl, hw = 0.5 * length_m, 0.5 * width_m
-    local = np.array([[hl, hw, 0.0], [-hl, hw, 0.0], [-hl, -hw, 0.0], [hl, -hw, 0.0]])
-    return transform_points(pose_2d(x_m, y_m, yaw_rad), local)[:, :2]
-
-
 def _draw_instances(ax, template: WorldTemplate, dims: Mapping[str, tuple[float, float]]) -> list:
     for inst in template.instances:
         family, _ = parse_asset_id(inst.asset)
         length, width = dims.get(inst.asset, UNKNOWN_FOOTPRINT_M)
-        corners = footprint_corners(inst.pose.x, inst.pose.y, inst.pose.yaw_rad, length, width)
+        corners = footprint_corners(inst.pose.x, inst.pose.y, inst.pose.yaw_rad, length / 2, width / 2)
         colour = FAMILY_COLOURS.get(family, VEHICLE_COLOUR)
         filled = family not in ("road_surface", "sidewalk", "crosswalk_marking")
         ax.add_patch(PolygonPatch(corners, closed=True, facecolor=colour if filled else "none",
@@ -174,7 +167,7 @@ def _draw_ego(ax, template: WorldTemplate, dims: Mapping[str, tuple[float, float
     x, y, yaw = template.lane_graph.pose_at(ego.route[0], ego.start_s_m)
     T_world_body = pose_2d(x, y, yaw)
     length, width = dims.get(ego.asset, DEFAULT_EGO_FOOTPRINT_M)
-    ax.add_patch(PolygonPatch(footprint_corners(x, y, yaw, length, width), closed=True,
+    ax.add_patch(PolygonPatch(footprint_corners(x, y, yaw, length / 2, width / 2), closed=True,
                               facecolor=EGO_COLOUR, edgecolor="black", linewidth=0.8, zorder=5))
     mounts = template.sensor_rig.mounts
     for mount in mounts.values():

@@ -52,7 +52,7 @@ from shapely.geometry import Polygon
 
 from simready.scenario.coarse_rollout import PathConflict
 from simready.scenario.coverage import Cell
-from simready.scenario.geometry import WALKABLE_SURFACES, Motion, Path, SpeedProfile, rect_corners, stationary
+from simready.scenario.geometry import WALKABLE_SURFACES, Motion, Path, SpeedProfile, stationary
 from simready.scenario.ladder import Body, Fail, Proposal, Scene
 from simready.scenario.programs.base import (
     Draws,
@@ -72,6 +72,7 @@ from simready.scenario.programs.environment import conditions, correlated_enviro
 from simready.scenario.static_checks import OcclusionSpec, camera_view
 from simready.scenario.streams import StreamSet
 from simready.scenario.timing import solve_emergence_timing
+from simready.world.frames import footprint_corners
 from simready.world.template_model import ParkingAffordance, PedestrianCrossing, parking_slots
 
 VAN_FAMILY = "delivery_van"
@@ -374,7 +375,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
             return None, "the crossing path never crosses the ego route"
         s_emerge = hit.s_route_m - ego_l / 2 - ped_r - ego_speed * (ttc + (hit.s_enter_m - hit.s_kerb_m) / walk_speed)
         mount = camera_view(t).T_body_mount[:2, 3]
-        corners = rect_corners(van_pose[0], van_pose[1], van_pose[2], *van_lw)
+        corners = footprint_corners(van_pose[0], van_pose[1], van_pose[2], van_lw[0] / 2, van_lw[1] / 2)
         wedges = []
         for s_view in (s_emerge, s_emerge - ego_speed * p.pre_window_s):
             x, y, yaw = (float(v) for v in route.xy_yaw(s_view))
@@ -421,7 +422,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
             return math.inf, 0.0
         s_arrival = hit.s_route_m - ego_l / 2 - ped_r
         walk_leg_s = (hit.s_enter_m - hit.s_kerb_m) / walk_speed
-        corners = rect_corners(van_pose[0], van_pose[1], van_pose[2], *van_lw)
+        corners = footprint_corners(van_pose[0], van_pose[1], van_pose[2], van_lw[0] / 2, van_lw[1] / 2)
         mount_x = float(camera_view(t).T_body_mount[0, 3])
         # A point K is hidden from camera C exactly when C lies in the van's shadow as seen from K, so the camera
         # route positions that hide the kerb are the route's overlap with those shadows (centre and both sides).

@@ -209,8 +209,9 @@ def lane_gaps(lane: np.ndarray, s: np.ndarray, u: np.ndarray, present: np.ndarra
 def _corners(xy: np.ndarray, yaw: np.ndarray, hl: np.ndarray, hw: np.ndarray, live: np.ndarray) -> np.ndarray:
     """(N, 4, 2) footprint corners of the ``live`` actors (counter-clockwise from front-left; others unset).
 
-    Corner k is ``c + sl_k·(hl·u) + sw_k·(hw·n)``, u = (cos, sin), n = (−sin, cos), as
-    :func:`simready.sim.geometry.corners`; edge k runs from corner k to corner k + 1 (mod 4).
+    The compiled twin of :func:`simready.world.frames.footprint_corners` (the definition): corner k is
+    ``c + sl_k·(hl·u) + sw_k·(hw·n)``, u = (cos, sin), n = (−sin, cos), the same operations in the same
+    order; edge k runs from corner k to corner k + 1 (mod 4).
     """
     n = xy.shape[0]
     out = np.empty((n, 4, 2))
