@@ -20,7 +20,7 @@ from simready.sim import constants as C
 from simready.sim import geometry as geo
 from simready.sim import junctions
 from simready.sim.controllers import longitudinal
-from simready.sim.controllers import planner_kernels as pk
+from simready.sim import planner_kernels as pk
 from simready.sim.controllers.planner import _goal_references
 from simready.sim.profiles import Profile
 from simready.sim.state import GapGoal, SpeedGoal

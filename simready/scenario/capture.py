@@ -13,16 +13,12 @@ The event window comes from the rollout stage (``capture.t_first_s`` /
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from simready.scenario.context import ProgramContext
 from simready.scenario.ladder import PASS, Fail, Proposal, Verdict
 from simready.world.rig_view import SensorSchedule, make_schedule, sensor_clocks
-
-if TYPE_CHECKING:
-    from simready.scenario.programs.base import ProgramContext
-    from simready.world.template import WorldTemplate
+from simready.world.template import WorldTemplate
 
 #: Context the capture must hold on each side of the event (s).
 PRE_CONTEXT_S = 1.0

@@ -24,18 +24,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 import shapely
 from numpy.typing import NDArray
 
+from simready.scenario.context import ProgramContext
 from simready.scenario.geometry import VEHICLE_SURFACES, WALKABLE_SURFACES, Path, rects_overlap
 from simready.scenario.ladder import PASS, Body, Fail, Proposal, Verdict
 from simready.scenario.static_checks import rect_footprints
-
-if TYPE_CHECKING:
-    from simready.scenario.programs.base import ProgramContext
 
 FloatArray = NDArray[np.float64]
 

@@ -35,6 +35,7 @@ from simready import paths
 from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.scenario.capture import CaptureStage
 from simready.scenario.coarse_rollout import RolloutStage
+from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import UNASSIGNED, Cell, CoverageError, CoverageReport, CoverageSpec, load_coverage
 from simready.scenario.ladder import (
     CoverageCellStage,
@@ -49,8 +50,7 @@ from simready.scenario.ladder import (
 )
 from simready.scenario.manifest import CoverageCell, ScenarioManifest, canonicalize, manifest_bytes, parse_manifest
 from simready.scenario.programs import program as get_program
-from simready.scenario.programs.base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, ProgramContext, ScenarioError, \
-    sample_id_prefix
+from simready.scenario.programs.base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, ScenarioError, sample_id_prefix
 from simready.scenario.splits import SplitConfig, load_splits
 from simready.scenario.static_checks import (
     BoundsStage,

@@ -20,20 +20,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import shapely
 from numpy.typing import NDArray
 from shapely.geometry import Polygon
 
+from simready.scenario.context import ProgramContext
 from simready.scenario.geometry import Box, rect_polygon
 from simready.scenario.ladder import PASS, Body, Fail, Proposal, Scene, Verdict
 from simready.world.frames import footprint_corners, mount_transform
 from simready.world.rig_view import camera_frustums
-
-if TYPE_CHECKING:
-    from simready.scenario.programs.base import ProgramContext
 
 FloatArray = NDArray[np.float64]
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from simready.sim import constants as C
 from simready.sim import geometry as geo
-from simready.sim.controllers import planner_kernels
+from simready.sim import planner_kernels
 from simready.sim.observe import occluder_mask
 from simready.sim.scene import Scene
 

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from simready.sim import constants as C
 from simready.sim import geometry as geo
-from simready.sim.controllers import planner_kernels
+from simready.sim import planner_kernels
 from simready.sim.paths import PathTable
 from simready.sim.scene import Scene
 from simready.sim.state import SimState

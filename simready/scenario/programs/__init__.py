@@ -7,7 +7,7 @@ unknown intent.
 
 from __future__ import annotations
 
-from simready.scenario.programs.base import IntentProgram, ProgramContext, ScenarioError
+from simready.scenario.programs.base import IntentProgram, ScenarioError
 from simready.scenario.programs.cut_in import CutIn
 from simready.scenario.programs.lead_vehicle import LeadVehicleBrakes
 from simready.scenario.programs.left_turn import SignalizedLeftTurn
@@ -30,4 +30,4 @@ def program(intent: str) -> IntentProgram:
     return PROGRAMS[intent]
 
 
-__all__ = ["PROGRAMS", "IntentProgram", "ProgramContext", "ScenarioError", "program"]
+__all__ = ["PROGRAMS", "IntentProgram", "ScenarioError", "program"]

@@ -31,13 +31,13 @@ from typing import Any
 import numpy as np
 
 from simready.scenario.coarse_rollout import CutsIn
+from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell
 from simready.scenario.geometry import Path, SpeedProfile
 from simready.scenario.ladder import Fail, Proposal, Scene
 from simready.scenario.programs.base import (
     Draws,
     IntentProgram,
-    ProgramContext,
     Realization,
     assemble,
     cell_or_choice,

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from simready.scenario.coarse_rollout import ClosesOnLead
+from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell
 from simready.scenario.geometry import VEHICLE_SURFACES, Motion, Path, SpeedProfile
 from simready.scenario.ladder import Body, Fail, Proposal, Scene
 from simready.scenario.programs.base import (
     Draws,
     IntentProgram,
-    ProgramContext,
     Realization,
     actor,
     assemble,

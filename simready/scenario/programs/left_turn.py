@@ -30,13 +30,13 @@ import numpy as np
 import shapely
 
 from simready.scenario.coarse_rollout import PathConflict
+from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell
 from simready.scenario.geometry import Path, angle_diff
 from simready.scenario.ladder import Fail, Proposal, Scene
 from simready.scenario.programs.base import (
     Draws,
     IntentProgram,
-    ProgramContext,
     Realization,
     assemble,
     ego_vehicle,

@@ -51,13 +51,13 @@ import shapely
 from shapely.geometry import Polygon
 
 from simready.scenario.coarse_rollout import PathConflict
+from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell
 from simready.scenario.geometry import WALKABLE_SURFACES, Motion, Path, SpeedProfile, stationary
 from simready.scenario.ladder import Body, Fail, Proposal, Scene
 from simready.scenario.programs.base import (
     Draws,
     IntentProgram,
-    ProgramContext,
     Realization,
     actor,
     assemble,

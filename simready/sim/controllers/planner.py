@@ -16,7 +16,7 @@ view's, so the order actors are planned in cannot matter.
 
 The per-actor arithmetic — obstacle gaps, IDM, rest handling, limits — and
 the perception geometry run in the compiled kernels of
-:mod:`.planner_kernels` (bit for bit the vectorized and scalar forms they
+:mod:`simready.sim.planner_kernels` (bit for bit the vectorized and scalar forms they
 replace); what stays here is the goals, the pedestrians' kerb decisions and
 the ego's actuation.
 """
@@ -31,8 +31,8 @@ from numpy.typing import NDArray
 
 from simready.sim import constants as C
 from simready.sim import junctions
+from simready.sim import planner_kernels as pk
 from simready.sim.controllers import actuation, lateral, longitudinal, pedestrian
-from simready.sim.controllers import planner_kernels as pk
 from simready.sim.observe import TickView
 from simready.sim.paths import Path, PathTable
 from simready.sim.scene import ActorTable, Scene
@@ -50,7 +50,7 @@ class RouteTable:
     stop_col: NDArray[np.int64]
     #: Per path: ``(u of the conflict point, priority lane, s on it, u of the waiting point)`` where it yields.
     conflicts: tuple[tuple[tuple[float, str, float, float], ...], ...]
-    #: (9, N) per-actor constants of the planner kernel (rows :data:`.planner_kernels.HL` … ``OBEYS``).
+    #: (9, N) per-actor constants of the planner kernel (rows :data:`simready.sim.planner_kernels.HL` … ``OBEYS``).
     consts: F
     #: (5, N) the kernel's references before goals and stationary obstacles fill them (rows ``V_REF`` … ``FIXED_GAP``)
     refs0: F
@@ -224,7 +224,7 @@ def _accelerations(view: TickView, route: RouteTable, leaders: tuple[int, ...], 
                    refs: F, friction: float) -> tuple[F, F]:
     """Desired accelerations (m/s², NaN = coast) and the net ones before the ego's actuation.
 
-    One call of :func:`.planner_kernels.accelerations`: obstacle gaps, IDM, rest handling, limits, commands.
+    One call of :func:`simready.sim.planner_kernels.accelerations`: obstacle gaps, IDM, rest handling, limits, commands.
     """
     n = len(view.u)
     a_des, accel = np.empty(n), np.empty(n)
