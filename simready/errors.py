@@ -51,3 +51,9 @@ class ManifestError(SimreadyError):
 
 class OutputExistsError(SimreadyError):
     kind = "output"
+
+
+class StoreKeyError(SimreadyError):
+    """An artifact key that is not a relative POSIX path inside the store (absolute, ``..``, empty parts)."""
+
+    kind = "store"

@@ -1,0 +1,218 @@
+"""The artifact store: every artifact byte is read and written through one interface (SPEC §16).
+
+Keys are relative POSIX paths (``samples/<template>/<batch>/batch.json``), the
+paths :class:`simready.layout.ArtifactLayout` spells under an empty root; a key
+never starts with ``/`` and has no ``.``, ``..`` or empty part, so no key
+reaches outside the store (:class:`~simready.errors.StoreKeyError` otherwise).
+A *prefix* is a folder key; ``""`` is the whole store.
+
+Why an interface: the local deployment keeps artifacts in a folder
+(:class:`LocalStore`); production keeps them in S3, where workers share no
+filesystem (issue 15). Stages still work on local folders — ``local_dir``
+gives the folder a stage reads and writes, ``publish`` puts a finished folder
+in place as a whole — so the domain code never knows which store it runs on.
+
+Only this module (and the deployment resources that build a store) reads
+``SIMREADY_ARTIFACTS``.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path, PurePath
+from typing import Any, BinaryIO
+
+from simready import paths
+from simready.atomic import write_bytes_atomic
+from simready.errors import StoreKeyError
+
+#: A key as text or as a relative path (what ``ArtifactLayout(Path())`` returns).
+Key = str | PurePath
+
+
+def key_parts(key: Key, *, prefix: bool = False) -> tuple[str, ...]:
+    """The parts of a valid key; a prefix may be the empty key (``""`` or ``"."``), a file key may not."""
+    text = key.as_posix() if isinstance(key, PurePath) else str(key)
+    if text in ("", "."):
+        if prefix:
+            return ()
+        raise StoreKeyError(repr(text), "", "an artifact key names a file; the empty key is the store itself")
+    if text.startswith("/") or "\\" in text:
+        raise StoreKeyError(text, "", "an artifact key is a relative POSIX path, not absolute and without backslashes")
+    parts = tuple(text.removesuffix("/").split("/") if prefix else text.split("/"))
+    if any(p in ("", ".", "..") for p in parts):
+        raise StoreKeyError(text, "", "an artifact key has no '..', '.' or empty part (it may not leave the store)")
+    return parts
+
+
+def _hidden(parts: tuple[str, ...]) -> bool:
+    """The store's own in-flight entries (atomic-write temp files, staging folders) start with a dot."""
+    return any(p.startswith(".") for p in parts)
+
+
+class Store(abc.ABC):
+    """Where artifacts live, addressed by key."""
+
+    @abc.abstractmethod
+    def open(self, key: Key) -> BinaryIO:
+        """The object's bytes as a binary file to read (close it, or use ``with``)."""
+
+    @abc.abstractmethod
+    def read_bytes(self, key: Key) -> bytes:
+        """The object's bytes; ``FileNotFoundError`` when there is none."""
+
+    @abc.abstractmethod
+    def write_bytes(self, key: Key, data: bytes) -> None:
+        """Write the object atomically: a reader sees the old bytes or the new ones, never part of them."""
+
+    @abc.abstractmethod
+    def exists(self, key: Key) -> bool:
+        """An object at ``key``, or a prefix holding at least one."""
+
+    @abc.abstractmethod
+    def list(self, prefix: Key = "") -> list[str]:
+        """Keys of every object under ``prefix`` (a folder key; ``""`` for all), sorted."""
+
+    @abc.abstractmethod
+    def url(self, key: Key) -> str:
+        """Where a person or a tool finds the object or prefix: a local path here, an S3 URL in production."""
+
+    @abc.abstractmethod
+    def remove(self, key: Key) -> None:
+        """Remove the object, or everything under a (non-empty) prefix; nothing there is not an error."""
+
+    @abc.abstractmethod
+    def local_dir(self, prefix: Key) -> Path:
+        """The local folder a stage reads and writes for ``prefix`` (it may not exist yet)."""
+
+    @abc.abstractmethod
+    def publish(self, prefix: Key, staging_dir: Path) -> None:
+        """Put the finished local folder ``staging_dir`` in place as ``prefix``, replacing what was there.
+
+        Readers see the old folder or the new one, never a mix; ``staging_dir``
+        is consumed.
+        """
+
+    @contextlib.contextmanager
+    def scratch(self) -> Iterator[Path]:
+        """A fresh empty local folder to build in (and ``publish`` from), removed afterwards."""
+        with tempfile.TemporaryDirectory(prefix="simready-", ignore_cleanup_errors=True) as tmp:
+            yield Path(tmp)
+
+    def read_json(self, key: Key) -> Any:
+        return json.loads(self.read_bytes(key))
+
+
+class LocalStore(Store):
+    """Artifacts as files under one local folder; a key is the file's path relative to it."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    @classmethod
+    def from_environment(cls) -> LocalStore:
+        """The deployment's folder: ``SIMREADY_ARTIFACTS``, else ``artifacts/`` in the project, read now."""
+        return cls(paths.artifacts_dir())
+
+    def __repr__(self) -> str:
+        return f"LocalStore({str(self.root)!r})"
+
+    def _path(self, key: Key, *, prefix: bool = False) -> Path:
+        return self.root.joinpath(*key_parts(key, prefix=prefix))
+
+    def open(self, key: Key) -> BinaryIO:
+        return self._path(key).open("rb")
+
+    def read_bytes(self, key: Key) -> bytes:
+        return self._path(key).read_bytes()
+
+    def write_bytes(self, key: Key, data: bytes) -> None:
+        write_bytes_atomic(self._path(key), data)
+
+    def exists(self, key: Key) -> bool:
+        path = self._path(key, prefix=True)
+        return path.is_file() or any(True for _ in self._files(path))
+
+    def list(self, prefix: Key = "") -> list[str]:
+        path = self._path(prefix, prefix=True)
+        if path.is_file():
+            return [path.relative_to(self.root).as_posix()]
+        return sorted(p.relative_to(self.root).as_posix() for p in self._files(path))
+
+    def _files(self, folder: Path) -> Iterator[Path]:
+        if not folder.is_dir():
+            return
+        for p in folder.rglob("*"):
+            if p.is_file() and not _hidden(p.relative_to(self.root).parts):
+                yield p
+
+    def url(self, key: Key) -> str:
+        return str(self._path(key, prefix=True).absolute())
+
+    def remove(self, key: Key) -> None:
+        path = self._path(key)
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+    def local_dir(self, prefix: Key) -> Path:
+        return self._path(prefix, prefix=True)
+
+    def publish(self, prefix: Key, staging_dir: Path) -> None:
+        """Rename ``staging_dir`` into place (copied first next to the target when it is on another filesystem).
+
+        The old folder is renamed aside, the new one renamed in, the old one
+        removed: two renames, so a reader never sees a half-copied folder (between
+        the renames, for an instant, it sees none).
+        """
+        final = self._path(prefix)
+        staging_dir = Path(staging_dir)
+        if not staging_dir.is_dir():
+            raise NotADirectoryError(f"{staging_dir}: not a folder to publish as {final}")
+        final.parent.mkdir(parents=True, exist_ok=True)
+        ready = self._beside(final, staging_dir)
+        old = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".old", dir=final.parent)) if final.exists() else None
+        try:
+            if old is not None:
+                os.replace(final, old)
+            try:
+                os.replace(ready, final)
+            except BaseException:
+                if old is not None:
+                    os.replace(old, final)
+                    old = None
+                raise
+        finally:
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
+            if ready != staging_dir:
+                shutil.rmtree(ready, ignore_errors=True)
+        if ready != staging_dir:
+            shutil.rmtree(staging_dir, ignore_errors=True)
+
+    @staticmethod
+    def _beside(final: Path, staging_dir: Path) -> Path:
+        """``staging_dir`` when a rename can move it to ``final``; else a copy of it in ``final``'s folder."""
+        if os.stat(staging_dir).st_dev == os.stat(final.parent).st_dev:
+            return staging_dir
+        copy = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+        try:
+            shutil.copytree(staging_dir, copy, dirs_exist_ok=True)
+        except BaseException:
+            shutil.rmtree(copy, ignore_errors=True)
+            raise
+        return copy
+
+    @contextlib.contextmanager
+    def scratch(self) -> Iterator[Path]:
+        """Inside the root (a hidden folder ``list`` skips), so publishing from it is a rename."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".scratch-", dir=self.root, ignore_cleanup_errors=True) as tmp:
+            yield Path(tmp)
