@@ -9,7 +9,7 @@ import pybullet as p
 import pytest
 
 from simready.sim import geometry as geo
-from simready.sim.backends.dynamic import principal_axes
+from simready.sim.backends.dynamic.chassis import principal_axes
 from simready.sim.branch import run_branches
 from simready.sim.engine import Engine
 from simready.sim.scene import build_scene

@@ -11,7 +11,9 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from simready.sim.backends import dynamic
+from simready.sim.backends.dynamic import pieces, pool
+from simready.sim.backends.dynamic import plan as static_plan
+from simready.sim.backends.dynamic.chassis import heading_xy
 from simready.sim.engine import Engine
 from simready.sim.run import run_simulation
 from simready.sim.scene import build_scene
@@ -29,7 +31,7 @@ def test_every_static_instance_is_one_named_body() -> None:
     engine = Engine(scene)
     try:
         b = engine.backend
-        plan = dynamic.world_plan(scene)
+        plan = static_plan.world_plan(scene)
         # One body per static collider (instances, then ground boxes), each named once; batching only merged calls.
         assert sorted(b.static_key.values()) == list(range(len(plan.names)))
         assert sorted(b.static_names.values()) == sorted(plan.names)
@@ -71,15 +73,15 @@ def test_ego_contact_with_a_static_names_that_instance() -> None:
 
 def test_trace_bytes_do_not_depend_on_warm_caches() -> None:
     """Cold caches (world plans, collision pieces) and a new PyBullet client give the bytes a warm, pooled run gives."""
-    dynamic._PLANS.clear()
-    dynamic._PIECES.clear()
-    held = [dynamic._World() for _ in range(dynamic.MAX_IDLE_CLIENTS + 1)]  # drain the pool: the next run connects anew
+    static_plan._PLANS.clear()
+    pieces._PIECES.clear()
+    held = [pool.World() for _ in range(pool.MAX_IDLE_CLIENTS + 1)]  # drain the pool: the next run connects anew
     try:
         cold = _dynamic_bytes()
     finally:
         for w in held:
             w.close()
-    assert dynamic._IDLE_CLIENTS and dynamic._PLANS
+    assert pool._IDLE_CLIENTS and static_plan._PLANS
     warm = _dynamic_bytes()
     assert warm == cold
 
@@ -108,7 +110,7 @@ def test_heading_matches_pybullet_matrix_bit_for_bit() -> None:
         if k % 2:
             q = q / np.linalg.norm(q)
         R = p.getMatrixFromQuaternion(q.tolist())
-        assert dynamic._heading_xy(q.tolist()) == (R[0], R[3])
+        assert heading_xy(q.tolist()) == (R[0], R[3])
 
 
 def test_reduced_hull_file_lists_each_used_vertex_once(tmp_path: Path) -> None:
@@ -116,21 +118,21 @@ def test_reduced_hull_file_lists_each_used_vertex_once(tmp_path: Path) -> None:
     files with anything PyBullet would split or misread are left alone (None)."""
     cube = "\n".join(f"v {x} {y} {z}" for x in (0, 1) for y in (0, 1) for z in (0, 1))
     faces = "\nf 1 2 4\nf 1 4 3\nf 5 6 8\nf 5 8 7\nf 1 2 6\nf 1 6 5\nf 3 4 8\nf 3 8 7\n"
-    text = dynamic._reduced_obj("# cube\n" + cube + "\nv 9 9 9" + faces)
+    text = pieces._reduced_obj("# cube\n" + cube + "\nv 9 9 9" + faces)
     assert text is not None
     verts = [line for line in text.splitlines() if line.startswith("v ")]
     assert verts == cube.splitlines()  # the unused ninth vertex is dropped, the order kept
-    assert dynamic._reduced_obj("o part\n" + cube + faces) is None
-    assert dynamic._reduced_obj(cube + "\nf -1 -2 -3\n") is None
-    assert dynamic._reduced_obj(cube + "\nf 1 2 x\n") is None
+    assert pieces._reduced_obj("o part\n" + cube + faces) is None
+    assert pieces._reduced_obj(cube + "\nf -1 -2 -3\n") is None
+    assert pieces._reduced_obj(cube + "\nf 1 2 x\n") is None
 
 
 def test_reduced_hulls_are_used_only_where_pybullet_builds_the_same_hull() -> None:
     """Every catalog mesh given a reduced copy has the catalog file's hull (vertices, order, bounds) in PyBullet."""
     cat = catalog()
-    files = sorted({piece[1] for asset in sorted(cat.entries) for piece in dynamic.asset_pieces(cat, asset)
+    files = sorted({piece[1] for asset in sorted(cat.entries) for piece in pieces.asset_pieces(cat, asset)
                     if piece[0] == "mesh"})
-    reduced = dynamic._reduced_hulls(files)
+    reduced = pieces._reduced_hulls(files)
     assert sum(r is not None for r in reduced) > len(files) // 2
     client = p.connect(p.DIRECT)
     try:

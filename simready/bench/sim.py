@@ -87,7 +87,7 @@ def _bare_pybullet(scene: Any, steps: int, tyres: bool = False, agents_immovable
 
 def _agent_drive_cost(scene: Any) -> float:
     """Wall time (s) of the agent drive model for a whole rollout's ticks: each tick's force and torque per moving
-    agent (:meth:`~simready.sim.backends.dynamic.DynamicBackend._drive`) and their application every substep."""
+    agent (:func:`~simready.sim.backends.dynamic.drive.agent_drive`) and their application every substep."""
     import pybullet as p
 
     from simready.sim.engine import Engine
@@ -163,20 +163,20 @@ def _restore_cycle(engine: Any, scene: Any, repeats: int, cold: bool = False) ->
     next restore reuses it. ``cold``: the pool is set aside during each
     restore, so it has to open a new client (what a process's first restore pays).
     """
-    from simready.sim.backends import dynamic
+    from simready.sim.backends.dynamic import pool
     from simready.sim.checkpoint import Checkpoint
     from simready.sim.engine import Engine
 
     wall, cpu = [], []
     for _ in range(repeats):
-        idle = list(dynamic._IDLE_CLIENTS) if cold else []
+        idle = list(pool._IDLE_CLIENTS) if cold else []
         if cold:
-            dynamic._IDLE_CLIENTS.clear()
+            pool._IDLE_CLIENTS.clear()
         t0, c0 = time.perf_counter(), time.process_time()
         restored = Engine.restore(scene, Checkpoint(engine.checkpoint().data))
         wall.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
-        dynamic._IDLE_CLIENTS[:0] = idle
+        pool._IDLE_CLIENTS[:0] = idle
         restored.close()
     return statistics.median(wall), statistics.median(cpu)
 

@@ -1,0 +1,514 @@
+"""The ``dynamic-v1`` backend (:class:`DynamicBackend`): the PyBullet world built from a scene, stepped a tick at a time.
+
+The world is built once per engine in a DIRECT client (:mod:`.pool`), in
+sorted order so the call sequence (and so the result) is the same every time:
+the statics from the scene's (cached) plan (:mod:`.plan`), then every vehicle
+in actor order, a rigid body with its chassis (:mod:`.chassis`).
+
+Each tick, at every 5 ms substep, the ego gets its tyre forces
+(:func:`~.chassis.tyre_forces`) under the steering angle of the tick:
+pure pursuit of the offset path a preview distance ahead, rate- and
+angle-limited (:class:`~simready.sim.constants.DynamicSettings`); the agents
+get the force and torque of their drive model (:mod:`.drive`), computed once
+a tick. PyBullet supplies gravity, support and collisions.
+
+* **Parked vehicles** are immovable (mass 0) while no moving vehicle body is
+  within reach of them in a tick; once one is (:meth:`DynamicBackend._wake`)
+  they get their mass for the rest of the rollout and are held by their
+  parking brake (the drive model braking at μ·g), so a car that hits one
+  shoves it, and it skids to rest.
+* **Pedestrians and cyclists** have no rigid body: their contacts come from
+  their footprints, and a vehicle that strikes one has the inelastic impact
+  of :mod:`simready.sim.impact` (the vehicle's momentum change follows the
+  mass ratio; the road user is carried at the point of contact until the
+  vehicle is at rest, never passed through).
+* After any contact between actors the drivers involved brake to a
+  standstill (:mod:`simready.sim.impact`); here that means the ego's wheels
+  return to straight and an agent's drive model brakes along the body's own
+  motion rather than steering back to its path.
+* **Absent vehicles** are immovable and collide with nothing, underground.
+
+The ego's rollout checks are :mod:`.checks`'.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+import pybullet as p
+
+from simready.errors import CatalogError
+from simready.sim import constants as C
+from simready.sim import impact
+from simready.sim.backend import COMMON_EXTRAS, Backend, StepOutcome
+from simready.sim.backends.dynamic.checks import RolloutChecks, body_energy, crossed_collider
+from simready.sim.backends.dynamic.chassis import Chassis, tyre_forces, tyre_setup
+from simready.sim.backends.dynamic.drive import agent_drive
+from simready.sim.backends.dynamic.pieces import asset_pieces
+from simready.sim.backends.dynamic.plan import WorldPlan, world_plan
+from simready.sim.backends.dynamic.pool import (AGENT_FILTER, AGENT_GROUP, EGO_FILTER, EGO_GROUP, GROUND_GROUP, RAY_GROUP,
+                                                STATIC_GROUP, World)
+from simready.sim.controllers.lateral import preview_steer
+from simready.sim.impact import post_crash
+from simready.sim.kinematics import footprint_contacts, step_on_paths
+from simready.sim.scene import Scene, substeps_per_tick
+from simready.sim.state import Bodies, PathCoords, SimState, frozen
+
+S = C.DYNAMIC_SETTINGS
+#: A parked vehicle gets its mass when a moving vehicle body is this much nearer than both bounding radii plus
+#: the mover's travel in a tick (m).
+WAKE_MARGIN_M = 1.0
+
+_ORIGIN = (0.0, 0.0, 0.0)
+_IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+class DynamicBackend(Backend):
+    name: ClassVar[str] = "dynamic-v1"
+    extras: ClassVar[tuple[str, ...]] = COMMON_EXTRAS + ("tyre_util",)
+
+    def __init__(self, scene: Scene) -> None:
+        super().__init__(scene)
+        if scene.catalog is None:
+            raise CatalogError("<catalog>", "", "dynamic-v1 needs the asset catalog")
+        self.substeps = substeps_per_tick(scene.dt)
+        self.h = scene.dt / self.substeps
+        self.world: World | None = None
+        self.static_contact_names: dict[tuple[int, int], str] = {}
+        self.checks = RolloutChecks(scene)
+        a = scene.actors
+        self.ego = a.ego
+        # Vehicles are rigid bodies; pedestrians and cyclists have none (see the module docstring: a light road
+        # user meeting a vehicle is the impact model's, :mod:`simready.sim.impact`).
+        self.physical = a.is_vehicle.copy()
+        self.vehicles = [i for i in range(len(a)) if self.physical[i]]
+        self.agent_idx = [i for i in self.vehicles if i != self.ego and not a.parked[i]]
+        self.parked_idx = [i for i in self.vehicles if a.parked[i]]
+        self.chassis = {i: Chassis.of(scene.catalog.entry(a.asset_ids[i])) for i in self.vehicles}
+        self._prev_com: list[float] = []
+        self._prev_tick = -1
+        self._hidden: set[int] = set()
+        self._woken: frozenset[int] = frozenset()
+        self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
+        self._ego_params()
+
+    # --- construction --------------------------------------------------------------
+
+    def _ego_params(self) -> None:
+        """The ego chassis's figures that every tick reads (its steering, its energy), as plain attributes."""
+        if self.ego is None:
+            return
+        ch = self.chassis[self.ego]
+        self.mass, self.com = ch.mass, ch.com
+        self._inertia_list = [float(x) for x in ch.inertia_diag]
+        self.wheelbase, self.lr = ch.wheelbase, ch.lr
+
+    def _build(self) -> None:
+        """Create the PyBullet world: statics from the (cached) plan, then the vehicles in actor order."""
+        scene = self.scene
+        plan = world_plan(scene)
+        # Collision pieces before the client: an asset's first look-up checks its reduced hull files in a pooled
+        # client (:mod:`.pieces`), which this world then takes instead of connecting another (~20 ms).
+        a = scene.actors
+        used = {g.shape for g in plan.groups if isinstance(g.shape, str)}
+        used.update(a.asset_ids[i] for i in self.vehicles)
+        for asset in sorted(used):
+            asset_pieces(scene.catalog, asset)
+        w = World()
+        self.world = w
+        w.call(p.setGravity, 0.0, 0.0, -C.GRAVITY_MPS2)
+        w.call(p.setPhysicsEngineParameter, fixedTimeStep=self.h, numSubSteps=0, numSolverIterations=S.solver_iterations,
+               deterministicOverlappingPairs=S.deterministic_overlapping_pairs)
+        self._build_statics(w, plan)
+        self._build_vehicles(w)
+
+    def _build_statics(self, w: World, plan: WorldPlan) -> None:
+        """One batched ``createMultiBody`` per group of same-shape, same-orientation statics (~0.1 ms a call)."""
+        cat, cid, names = self.scene.catalog, w.client, plan.names
+        self.static_names: dict[int, str] = {}
+        self.static_key: dict[int, int] = {}
+        self.ground_bodies: set[int] = set()
+        for g in plan.groups:
+            shape = w.shape(g.shape, asset_pieces(cat, g.shape)) if isinstance(g.shape, str) else w.box(g.shape)
+            bodies = w.batch(0.0, shape, g.positions, g.quat)
+            group, mask = (GROUND_GROUP, EGO_GROUP) if g.ground else (STATIC_GROUP, EGO_GROUP | AGENT_GROUP | RAY_GROUP)
+            for body in bodies:
+                p.setCollisionFilterGroupMask(body, -1, group, mask, physicsClientId=cid)
+            self.static_key.update(zip(bodies, g.keys))
+            self.static_names.update((body, names[k]) for body, k in zip(bodies, g.keys))
+            if g.ground:
+                self.ground_bodies.update(bodies)
+
+    def _build_vehicles(self, w: World) -> None:
+        """Every vehicle a rigid body with its catalog mass, centre of mass and principal inertia, in actor order.
+
+        Contact friction is 0 on every vehicle: tyre forces are applied explicitly (the ego's tyre model,
+        the agents' drive model). A parked vehicle starts as an immovable body (mass 0, which PyBullet
+        keeps out of its dynamics) until something comes near (:meth:`_wake`).
+        """
+        self.actor_body: dict[int, int] = {}
+        self.body_actor: dict[int, int] = {}
+        for i in self.vehicles:
+            self._create(i, not self.scene.actors.parked[i], [0.0, 0.0, -100.0 - i], [0.0, 0.0, 0.0, 1.0])
+        if self.ego is not None:
+            self.ego_body = self.actor_body[self.ego]
+
+    def _create(self, i: int, dynamic: bool, com_w: list[float], q_in: list[float]) -> int:
+        """Vehicle ``i``'s body, dynamic with its chassis or immovable (mass 0), its centre of mass at ``com_w`` (world,
+        m) with the inertial frame at ``q_in``."""
+        w = self.world
+        ch = self.chassis[i]
+        mass = ch.mass if dynamic else 0.0
+        asset = self.scene.actors.asset_ids[i]
+        body = w.call(p.createMultiBody, mass, w.shape(asset, asset_pieces(self.scene.catalog, asset)), -1, com_w, q_in,
+                      baseInertialFramePosition=ch.com.tolist(), baseInertialFrameOrientation=ch.inertial_quat.tolist(),
+                      useMaximalCoordinates=True)
+        if dynamic:
+            # Mass must be passed with the inertia: PyBullet 3.2.7 zeroes a maximal-coordinate body's mass otherwise.
+            w.call(p.changeDynamics, body, -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist(), lateralFriction=0.0,
+                   spinningFriction=0.0, rollingFriction=0.0, restitution=ch.restitution,
+                   linearDamping=0.0, angularDamping=0.0, activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING)
+        else:
+            w.call(p.changeDynamics, body, -1, lateralFriction=0.0, spinningFriction=0.0, rollingFriction=0.0,
+                   restitution=ch.restitution)
+        w.call(p.setCollisionFilterGroupMask, body, -1, *(EGO_FILTER if i == self.ego else AGENT_FILTER))
+        self.actor_body[i] = body
+        self.body_actor[body] = i
+        return body
+
+    def _make_dynamic(self, i: int, bodies: Bodies) -> None:
+        """A parked vehicle woken: its immovable body replaced by a dynamic one at the engine's pose and twist.
+
+        Why replaced: PyBullet cannot turn a body created with mass 0 into a dynamic one, and one created
+        dynamic costs a contact solve every substep even at mass 0.
+        """
+        old = self.actor_body[i]
+        del self.body_actor[old]
+        self.world.call(p.removeBody, old)
+        self._create(i, True, [0.0, 0.0, -100.0 - i], [0.0, 0.0, 0.0, 1.0])
+        self._place(i, bodies)
+
+    # --- state exchange -----------------------------------------------------------------
+
+    def _set_mass(self, i: int, on: bool) -> None:
+        """A vehicle's body dynamic (its catalog mass) or immovable (mass 0), without moving it."""
+        ch = self.chassis[i]
+        if on:
+            self.world.call(p.changeDynamics, self.actor_body[i], -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist())
+        else:
+            self.world.call(p.changeDynamics, self.actor_body[i], -1, mass=0.0)
+
+    def hold_agents(self) -> None:
+        """Every vehicle but the ego immovable where it stands (the settle stage: only the ego's spawn is in question,
+        and no drive force holds the agents up)."""
+        for i in self.agent_idx:
+            self._set_mass(i, False)
+
+    def _dynamic(self, i: int) -> bool:
+        """Whether vehicle ``i``'s body currently moves under forces (not parked-and-asleep, not absent)."""
+        return i not in self._hidden and (not self.scene.actors.parked[i] or i in self._woken)
+
+    def _place(self, i: int, bodies: Bodies) -> None:
+        """Put vehicle ``i``'s body at the engine's pose and twist (origin → centre of mass)."""
+        w = self.world
+        ch = self.chassis[i]
+        q = bodies.quat[i]
+        R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)
+        com_w = bodies.pos[i] + R @ ch.com
+        v_com = bodies.vel[i] + _cross(bodies.omega[i], R @ ch.com)
+        q_in = np.array(p.multiplyTransforms([0, 0, 0], q.tolist(), [0, 0, 0], ch.inertial_quat.tolist())[1])
+        body = self.actor_body[i]
+        w.call(p.resetBasePositionAndOrientation, body, com_w.tolist(), q_in.tolist())
+        if self._dynamic(i):
+            w.call(p.resetBaseVelocity, body, v_com.tolist(), bodies.omega[i].tolist())
+        # A reset moves the body without clearing its contact manifolds; re-registering it does.
+        w.call(p.setCollisionFilterGroupMask, body, -1, *(EGO_FILTER if i == self.ego else AGENT_FILTER))
+
+    def _place_ego(self, bodies: Bodies) -> None:
+        self._place(self.ego, bodies)
+
+    def _hide(self, i: int) -> None:
+        """An absent vehicle: immovable, colliding with nothing, underground."""
+        if i in self._hidden:
+            return
+        self._hidden.add(i)
+        self._set_mass(i, False)
+        body = self.actor_body[i]
+        self.world.call(p.setCollisionFilterGroupMask, body, -1, 0, 0)
+        self.world.call(p.resetBasePositionAndOrientation, body, [0.0, 0.0, -100.0 - i], _IDENTITY_QUAT)
+
+    def _show(self, i: int, bodies: Bodies) -> None:
+        """A vehicle that (re)appears: back to its mass, at the engine's pose and twist."""
+        self._hidden.discard(i)
+        if self._dynamic(i):
+            self._set_mass(i, True)
+        self._place(i, bodies)
+
+    def _read(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
+        """Vehicle ``i``'s body origin position, quaternion [x,y,z,w], origin velocity, angular velocity (world),
+        rotation matrix, and the lever arm from the origin to the centre of mass (world, m)."""
+        cid = self.world.client
+        ch = self.chassis[i]
+        body = self.actor_body[i]
+        com_w, q_in = p.getBasePositionAndOrientation(body, physicsClientId=cid)
+        lin, (wx, wy, wz) = p.getBaseVelocity(body, physicsClientId=cid)
+        q = q_in if ch.identity_inertial else p.multiplyTransforms(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1]
+        if q[3] < 0:
+            q = tuple(-x for x in q)
+        R = np.array(p.getMatrixFromQuaternion(q)).reshape(3, 3)
+        # The lever arm stays a numpy product (its bits are BLAS's); the rest is the same IEEE arithmetic
+        # on Python floats that numpy would do element by element.
+        rx, ry, rz = (R @ ch.com).tolist()
+        pos = np.array([com_w[0] - rx, com_w[1] - ry, com_w[2] - rz])
+        vel = np.array([lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)])
+        return pos, np.array(q), vel, np.array([wx, wy, wz]), R, (rx, ry, rz)
+
+    def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
+        return self._read(self.ego)
+
+    def start(self, state: SimState) -> StepOutcome:
+        if self.world is None:
+            self._build()
+        self._woken = frozenset(state.world.woken)
+        for i in sorted(self._woken):
+            self._make_dynamic(i, state.bodies)
+        for i in self.vehicles:
+            if state.bodies.present[i]:
+                self._place(i, state.bodies)
+            else:
+                self._hide(i)
+        return StepOutcome(state.bodies, state.coords, state.world.contacts, {})
+
+    # --- stepping -------------------------------------------------------------------------------
+
+    def _tyre_setup(self, steer: float, friction: float) -> tuple[float, ...]:
+        """The ego's tyre constants for this tick (:func:`~simready.sim.backends.dynamic.chassis.tyre_setup`)."""
+        return tyre_setup(self.chassis[self.ego], steer, friction, self.h)
+
+    def _tyre_forces(self, steer: float, a_cmd: float, friction: float, setup: tuple[float, ...] | None = None) -> float:
+        """Apply this substep's tyre forces to the ego (:func:`~simready.sim.backends.dynamic.chassis.tyre_forces`);
+        returns the tyre utilisation."""
+        return tyre_forces(self.world.client, self.ego_body, steer, a_cmd,
+                           self._tyre_setup(steer, friction) if setup is None else setup)
+
+    def _energy_now(self) -> float:
+        """Kinetic + potential energy of the ego (J)."""
+        return body_energy(self.world.client, self.ego_body, self.mass, self._inertia_list)
+
+    def _steer(self, state: SimState, route: Any, plan: Any, crashed: bool) -> float:
+        """The ego's steering angle for this tick: pure pursuit of its path, or straight after a crash (rate-limited)."""
+        e = self.ego
+        if crashed:
+            want = 0.0
+        else:
+            path = route.paths.paths[e]
+            c = state.coords
+            v = float(c.v[e])
+            look = max(S.preview_min_m, S.preview_gain_s * v)
+            x, y = state.bodies.pos[e, 0], state.bodies.pos[e, 1]
+            yaw = float(c.yaw[e])
+            rear_x, rear_y = x - math.cos(yaw) * self.lr, y - math.sin(yaw) * self.lr
+            tx, ty = path.point(float(c.u[e]) + look, float(plan.d_ref[e]))
+            want = preview_steer(rear_x, rear_y, yaw, tx, ty, self.wheelbase)
+            want = max(min(want, S.max_steer_rad), -S.max_steer_rad)
+        step = S.max_steer_rate_rps * self.scene.dt
+        prev = state.control.steer_rad
+        return prev + max(min(want - prev, step), -step)
+
+    def _wake(self, state: SimState) -> None:
+        """Give a parked vehicle its mass once a moving vehicle body is near enough to touch it within a tick.
+
+        Near: centre distance below both bounding radii, the other's travel in a tick and
+        :data:`WAKE_MARGIN_M`. From then on it is a dynamic body held by its parking brake
+        (:meth:`_drive`), pushed when something pushes harder than μ·m·g.
+        """
+        a = self.scene.actors
+        b = state.bodies
+        sleeping = [i for i in self.parked_idx if i not in self._woken and b.present[i]]
+        if not sleeping:
+            return
+        movers = [j for j in self.vehicles if self._dynamic(j) and b.present[j]]
+        woken = set(self._woken)
+        for i in sleeping:
+            for j in movers:
+                reach = float(a.radius[i] + a.radius[j]) + WAKE_MARGIN_M + float(np.hypot(*b.vel[j, :2])) * self.scene.dt
+                if math.hypot(float(b.pos[i, 0] - b.pos[j, 0]), float(b.pos[i, 1] - b.pos[j, 1])) < reach:
+                    woken.add(i)
+                    self._woken = frozenset(woken)
+                    self._make_dynamic(i, b)
+                    break
+        self._woken = frozenset(woken)
+
+    def _drive(self, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Any, stop: bool) -> tuple[float, ...]:
+        """This tick's force and torque on agent ``i`` (:func:`~simready.sim.backends.dynamic.drive.agent_drive`)."""
+        return agent_drive(self.scene, self.chassis[i], self.actor_body[i], i, state, kin, yaw, plan, stop)
+
+    def advance(self, state: SimState, route: Any, plan: Any) -> StepOutcome:
+        scene = self.scene
+        a = scene.actors
+        c = state.coords
+        present = state.bodies.present
+        step = step_on_paths(scene, route.paths, state.bodies, c.yaw, c.u, c.v, plan.accel, plan.d_ref, plan.d_rate,
+                             plan.d_acc)
+        kin, yaw, slip, accel = step.bodies, step.yaw, step.slip, step.accel
+        goals = state.control.longitudinal
+        for i in self.vehicles:
+            if not present[i]:
+                self._hide(i)
+            elif i in self._hidden:
+                self._show(i, kin)
+        self._wake(state)
+        e = self.ego if self.ego is not None and present[self.ego] else None
+        steer = 0.0
+        util = 0.0
+        # The energy check only applies to a tick without actuation; reading the energy changes nothing.
+        e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
+        drives = [self._drive(i, state, kin, yaw, plan, post_crash(goals[i]) or bool(a.parked[i]))
+                  for i in self.vehicles if i != self.ego and present[i] and self._dynamic(i)]
+        if e is not None:
+            steer = self._steer(state, route, plan, post_crash(goals[e]))
+            a_cmd, friction = float(plan.accel[e]), state.world.friction
+            setup = self._tyre_setup(steer, friction)
+        cid = self.world.client
+        force, torque, world = p.applyExternalForce, p.applyExternalTorque, p.WORLD_FRAME
+        h = self.h
+        for k in range(self.substeps):
+            for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives:
+                force(body, -1, [fx, fy, fz], [cx + vx * h * k, cy + vy * h * k, cz + vz * h * k], world, physicsClientId=cid)
+                torque(body, -1, [tx, ty, tz], world, physicsClientId=cid)
+            if e is not None:
+                util = max(util, self._tyre_forces(steer, a_cmd, friction, setup))
+            p.stepSimulation(physicsClientId=cid)
+        pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
+        yaw = np.array(yaw)
+        u_out, d_out, v_out = np.array(step.u), np.array(plan.d_ref), np.array(step.v)
+        slip = np.array(slip)
+        extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
+                  "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
+        lever = (0.0, 0.0, 0.0)
+        for i in self.vehicles:
+            if not present[i]:
+                continue
+            if not self._dynamic(i):
+                pos[i], quat[i], vel[i], omega[i] = state.bodies.pos[i], state.bodies.quat[i], 0.0, 0.0
+                yaw[i], u_out[i], d_out[i], v_out[i] = c.yaw[i], c.u[i], c.d[i], 0.0
+                continue
+            bp, bq, bv, bo, R, arm = self._read(i)
+            if i == e:
+                lever = arm
+            pos[i], quat[i], vel[i], omega[i] = bp, bq, bv, bo
+            heading = math.atan2(R[1, 0], R[0, 0])
+            yaw[i] = heading
+            u_out[i], d_out[i] = route.paths.paths[i].project_near(float(bp[0]), float(bp[1]), float(c.u[i]))
+            v_out[i] = max(float(bv[0] * math.cos(heading) + bv[1] * math.sin(heading)), 0.0)
+            vdir = math.atan2(bv[1], bv[0]) if math.hypot(bv[0], bv[1]) > 0.1 else heading
+            slip[i] = (vdir - heading + math.pi) % (2 * math.pi) - math.pi
+        if e is not None:
+            extras["steer_rad"][e] = steer
+            extras["tyre_util"][e] = util
+        contacts, impacts = self._contacts(state, pos, yaw, present)
+        struck, hit = self._strike(state, contacts, pos, quat, vel, omega, yaw)
+        for i in impact.struck_actors(struck):
+            u_out[i], d_out[i], v_out[i] = c.u[i], c.d[i], 0.0
+        for user, vehicle in hit:
+            impacts.setdefault((min(user, vehicle), max(user, vehicle)), (float(pos[user, 0]), float(pos[user, 1])))
+        if e is not None:
+            touching = any(e in pair and pair[0] + pair[1] - e >= 0 for pair in contacts)
+            self._check(state, pos[e], vel[e], omega[e], lever, e_before, plan, touching or any(e == v for _, v in hit))
+        coords = PathCoords(c.path_keys, frozen(u_out), frozen(d_out), frozen(plan.d_rate), frozen(v_out), frozen(accel),
+                            frozen(yaw))
+        bodies = Bodies(frozen(pos), frozen(quat), frozen(vel), frozen(omega), present)
+        return StepOutcome(bodies, coords, frozenset(contacts), extras, impacts=impacts, struck=struck, woken=self._woken)
+
+    def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray,
+                  present: np.ndarray) -> tuple[set[tuple[int, int]], dict[tuple[int, int], tuple[float, float]]]:
+        """This tick's contacts and the impact point (world x, y) of each new one.
+
+        Between vehicles, and between a vehicle and a static collider other
+        than the ground: PyBullet's contact points. Any pair with a
+        pedestrian or cyclist (no rigid body): their footprints at the
+        tick's final poses.
+        """
+        out: set[tuple[int, int]] = set()
+        points: dict[tuple[int, int], tuple[float, float]] = {}
+        body_actor, statics = self.body_actor, self.static_names
+        for cp in p.getContactPoints(physicsClientId=self.world.client):
+            ba, bb = cp[1], cp[2]
+            i, j = body_actor.get(ba), body_actor.get(bb)
+            if i is None and j is None:
+                continue
+            if i is None or j is None:
+                other = bb if i is not None else ba
+                if other in self.ground_bodies or other not in statics:
+                    continue
+                actor = i if i is not None else j
+                pair = (actor, -1 - self.static_key[other])
+                self.static_contact_names[pair] = statics[other]
+            else:
+                pair = (min(i, j), max(i, j))
+            if pair not in out:
+                out.add(pair)
+                points[pair] = (round(float(cp[5][0]), 6), round(float(cp[5][1]), 6))
+        phys = self.physical
+        for pair in footprint_contacts(self.scene, pos, yaw, present):
+            if not (phys[pair[0]] and phys[pair[1]]):
+                out.add(pair)
+        before = state.world.contacts
+        return out, {k: v for k, v in points.items() if k not in before}
+
+    def _strike(self, state: SimState, contacts: set[tuple[int, int]], pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
+                omega: np.ndarray, yaw: np.ndarray) -> tuple[tuple[impact.Struck, ...], list[tuple[int, int]]]:
+        """Carry the struck road users and strike new ones (:mod:`simready.sim.impact`); rows are written in place."""
+        b = state.bodies
+        struck = impact.carry(state.control.struck, b.pos, b.quat, pos, quat, vel, omega, yaw)
+        hit = impact.new_strikes(self.scene, frozenset(contacts), state.world.contacts, struck, b.present)
+        if not hit:
+            return struck, hit
+        new = list(struck)
+        for user, vehicle in hit:
+            if self._dynamic(vehicle):
+                dv = impact.impact_dv(self.chassis[vehicle].mass, self._masses[user], vel[vehicle], vel[user])
+                lin, ang = self.world.call(p.getBaseVelocity, self.actor_body[vehicle])
+                self.world.call(p.resetBaseVelocity, self.actor_body[vehicle], [lin[0] + dv[0], lin[1] + dv[1], lin[2]], ang)
+                vel[vehicle, :2] += dv
+            new.append(impact.strike(user, vehicle, pos, yaw))
+        struck = impact.carry(tuple(sorted(new)), b.pos, b.quat, pos, quat, vel, omega, yaw)
+        return struck, hit
+
+    def _check(self, state: SimState, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, lever: tuple[float, float, float],
+               e_before: float | None, plan: Any, touching: bool = False) -> None:
+        """This tick's rollout checks on the ego (:mod:`~simready.sim.backends.dynamic.checks`).
+
+        ``lever``: the origin-to-centre-of-mass arm :meth:`_read_ego` computed (world, m).
+
+        ``e_before``: the ego's energy (J) before the tick, None when it was
+        actuated; ``touching``: the ego touches another actor at the end of the
+        tick (or struck one), which skips the energy comparison — momentum
+        exchanged in a contact is not a solver error.
+        """
+        e = self.ego
+        prev_com = self._prev_com if self._prev_tick == state.tick else (
+            state.bodies.pos[e] + np.array(p.getMatrixFromQuaternion(state.bodies.quat[e].tolist())).reshape(3, 3) @ self.com).tolist()
+        # pos + lever, as numpy's elementwise sum would give it.
+        com = [x + r for x, r in zip(pos.tolist(), lever)]
+        self._prev_com, self._prev_tick = com, state.tick + 1
+        crossed = crossed_collider(self.world.client, prev_com, com, self.static_names, self.ground_bodies)
+        unactuated = e_before is not None and not touching and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0
+        self.checks.tick(state, pos, omega, crossed, e_before, self._energy_now() if unactuated else None)
+
+    def rollout_checks(self) -> list[dict[str, Any]]:
+        return self.checks.records()
+
+    def substep_s(self) -> float:
+        return self.h
+
+    def close(self) -> None:
+        if self.world is not None:
+            self.world.close()
+            self.world = None

@@ -1,0 +1,163 @@
+"""Vehicle bodies of ``dynamic-v1``: mass properties (:class:`Chassis`) and the ego's single-track tyre model.
+
+Every vehicle actor is one dynamic rigid body with its certified mass,
+centre of mass and inertia tensor (principal axes: :func:`principal_axes`),
+contact friction 0 because the tyres are modelled explicitly, driven by
+forces and never by setting its pose, so a contact exchanges momentum.
+
+The ego's tyres are a single-track (bicycle) model (:func:`tyre_forces`):
+at every 5 ms substep, the longitudinal force of the actuated command and
+the front/rear lateral tyre forces (linear in slip angle, cornering
+stiffness ∝ axle load, saturated by the friction circle μ·F_z). The other
+vehicles are driven by :mod:`~simready.sim.backends.dynamic.drive`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pybullet as p
+
+from simready.sim import constants as C
+from simready.world.frames import quat_from_matrix
+
+S = C.DYNAMIC_SETTINGS
+#: The tyre model's floor on the speed that divides the lateral velocity in a slip angle (m/s).
+_SLIP_MIN_MPS = S.slip_min_speed_mps
+
+
+def principal_axes(inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Principal moments and the rotation ``[x, y, z, w]`` from body to principal axes, kept next to the body axes.
+
+    A diagonal tensor keeps its order and the identity rotation; otherwise
+    each eigenvector is assigned to the body axis it is most aligned with, so
+    the inertial frame differs from the body frame by the product-of-inertia tilt.
+    """
+    off = inertia - np.diag(np.diag(inertia))
+    if np.abs(off).max() <= 1e-9 * max(float(np.abs(inertia).max()), 1.0):
+        return np.diag(inertia).copy(), np.array([0.0, 0.0, 0.0, 1.0])
+    moments, vecs = np.linalg.eigh(inertia)
+    order = [int(np.argmax(np.abs(vecs[k, :]))) for k in range(3)]
+    axes = vecs[:, order]
+    moments = moments[order]
+    for k in range(3):
+        if axes[k, k] < 0:
+            axes[:, k] = -axes[:, k]
+    if np.linalg.det(axes) < 0:
+        axes[:, 2] = -axes[:, 2]
+    return moments, quat_from_matrix(axes)
+
+
+def heading_xy(q: Any) -> tuple[float, float]:
+    """Entries (0, 0) and (1, 0) of the rotation matrix of quaternion ``q`` = [x, y, z, w].
+
+    The same operations in the same order as Bullet's ``btMatrix3x3::setRotation``
+    (what ``p.getMatrixFromQuaternion`` returns), so the result is bit-identical
+    without the ~1 µs call (tested).
+    """
+    x, y, z, w = q
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    ys, zs = y * s, z * s
+    return 1.0 - (y * ys + z * zs), x * ys + w * zs
+
+
+@dataclass(frozen=True, eq=False)
+class Chassis:
+    """Mass properties of one vehicle body, from its certified catalog entry (SI units, body frame).
+
+    ``com``: centre of mass (m) from the body origin; ``inertia``: the tensor about it (body frame, kg·m²);
+    ``inertia_diag``: principal moments (kg·m²);
+    ``inertial_quat``: body → principal axes ``[x, y, z, w]`` (identity for a diagonal tensor), and
+    ``inertial_inv`` its inverse; ``wheelbase``,
+    ``lf``, ``lr``: axle distances (m), the axles from the centre of mass.
+    """
+
+    mass: float
+    com: np.ndarray
+    inertia: tuple[tuple[float, float, float], ...]
+    inertia_diag: np.ndarray
+    inertial_quat: np.ndarray
+    inertial_inv: tuple[float, ...]
+    identity_inertial: bool
+    wheelbase: float
+    lf: float
+    lr: float
+    restitution: float
+
+    @classmethod
+    def of(cls, entry: Any) -> Chassis:
+        com = np.asarray(entry.center_of_mass_m, dtype=np.float64)
+        inertia = np.asarray(entry.inertia_kg_m2, dtype=np.float64)
+        diag, quat = principal_axes(inertia)
+        params = entry.generator.params if entry.generator else {}
+        wheelbase = float(params.get("wheelbase", 0.6 * entry.dimensions_m.length))
+        inv = tuple(p.invertTransform([0, 0, 0], quat.tolist())[1])
+        return cls(float(entry.mass_kg), com, tuple(tuple(float(v) for v in row) for row in inertia), diag, quat, inv, bool(quat[3] == 1.0), wheelbase,
+                   wheelbase / 2 - float(com[0]), wheelbase / 2 + float(com[0]), float(entry.restitution))
+
+
+def tyre_setup(ch: Chassis, steer: float, friction: float, h_s: float) -> tuple[float, ...]:
+    """The per-tick constants of :func:`tyre_forces` for chassis ``ch``, each the expression it would evaluate per substep.
+
+    ``(m, lf, lr, k·Fz_f, k·Fz_r, μ·Fz_f, μ·Fz_r, cos δ, sin δ, μ·m·g, h)``: mass (kg),
+    axle distances from the centre of mass (m), the axles' cornering
+    stiffness (N/rad) and friction limits (N), the steering angle's
+    cosine and sine, the holding-force limit (N) and the substep ``h_s`` (s).
+    """
+    m, g = ch.mass, C.GRAVITY_MPS2
+    lf, lr = ch.lf, ch.lr
+    fz_f, fz_r = m * g * lr / (lf + lr), m * g * lf / (lf + lr)
+    k = S.cornering_stiffness_per_load
+    return (m, lf, lr, k * fz_f, k * fz_r, friction * fz_f, friction * fz_r, math.cos(steer), math.sin(steer),
+            friction * m * g, h_s)
+
+
+def tyre_forces(client: int, body: int, steer: float, a_cmd: float, setup: tuple[float, ...]) -> float:
+    """Apply this substep's tyre forces to ``body``; returns the tyre utilisation (``setup``: :func:`tyre_setup`).
+
+    Runs every 5 ms substep, so it is scalar Python with two PyBullet reads
+    and two force calls; the heading is PyBullet's own quaternion-to-matrix
+    arithmetic (:func:`heading_xy`), without the call.
+    """
+    m, lf, lr, kf, kr, limit_f, limit_r, cs, sn, hold, h = setup
+    com_w, q_in = p.getBasePositionAndOrientation(body, physicsClientId=client)
+    lin, ang = p.getBaseVelocity(body, physicsClientId=client)
+    # Body axes in world (inertial frame == body frame for principal-aligned assets; otherwise close enough
+    # for the planar tyre model, which only needs the heading): x = (hx, hy), y = (-hy, hx).
+    r0, r3 = heading_xy(q_in)
+    norm = math.hypot(r0, r3) or 1.0
+    hx, hy = r0 / norm, r3 / norm
+    lx, ly = lin[0], lin[1]
+    vx = lx * hx + ly * hy
+    vy = lx * -hy + ly * hx
+    r = ang[2]
+    big_v = max(abs(vx), _SLIP_MIN_MPS)
+    fy_f = kf * (steer - math.atan2(vy + lf * r, big_v))
+    fy_r = kr * -math.atan2(vy - lr * r, big_v)
+    if vx <= C.STANDSTILL_MPS and a_cmd <= 0.0:
+        # At rest, or pushed backwards, with no drive demand: the brakes (or rolling resistance) hold it.
+        fx = max(min(-m * vx / h, hold), -hold)
+    else:
+        fx = m * a_cmd
+    fx_f = fx_r = 0.5 * fx
+    total = math.hypot(fx_f, fy_f)
+    util = max(0.0, total / limit_f if limit_f > 0 else 0.0)
+    if total > limit_f > 0:
+        sc = limit_f / total
+        fx_f, fy_f = fx_f * sc, fy_f * sc
+    total = math.hypot(fx_r, fy_r)
+    util = max(util, total / limit_r if limit_r > 0 else 0.0)
+    if total > limit_r > 0:
+        sc = limit_r / total
+        fx_r, fy_r = fx_r * sc, fy_r * sc
+    # Front wheel frame: longitudinal rotated by the steering angle.
+    fwx, fwy = hx * cs + -hy * sn, hy * cs + hx * sn
+    cx, cy, cz = com_w
+    p.applyExternalForce(body, -1, [fwx * fx_f + -fwy * fy_f, fwy * fx_f + fwx * fy_f, 0.0],
+                         [cx + hx * lf, cy + hy * lf, cz], p.WORLD_FRAME, physicsClientId=client)
+    p.applyExternalForce(body, -1, [hx * fx_r + -hy * fy_r, hy * fx_r + hx * fy_r, 0.0],
+                         [cx - hx * lr, cy - hy * lr, cz], p.WORLD_FRAME, physicsClientId=client)
+    return util

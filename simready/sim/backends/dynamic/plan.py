@@ -1,0 +1,172 @@
+"""The static world of a ``dynamic-v1`` scene: what to create, as pure data (:class:`WorldPlan`).
+
+Every template instance is built from its certified collision pieces
+(:mod:`~simready.sim.backends.dynamic.pieces`), mass 0. The ground floor is
+one slab over the whole map whose top is the height raster's floor (z = 0):
+flat road tiles at that height are part of it rather than colliders of their
+own, because a seam between two coplanar colliders is an internal edge — a
+tyre's faceted collider sliding across it meets the next tile's top edge as a
+kerb of its own contact penetration and is thrown up and back (the ego hopped
+with 11–17 m/s² spikes entering a junction slab from an approach arm). Raised
+ground (sidewalks) stays boxes, merged where they share a face. Each static
+collider is its own body (a contact or ray hit names its instance exactly),
+but bodies that share a shape and an orientation are created by one batched
+call; the plan is cached per template and catalog contract, so rebuilding a
+world in a restore costs a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from simready.errors import CatalogError
+from simready.sim import constants as C
+from simready.sim.backends.dynamic.pieces import asset_pieces
+from simready.sim.scene import GROUND_CLASSES, Scene
+
+#: Top of the ground floor slab (m): the floor of the ground-height raster (:class:`~simready.sim.scene.GroundModel`).
+GROUND_FLOOR_Z = 0.0
+GROUND_SLAB_DEPTH_M = 1.0
+
+#: Semantic classes whose colliders are paint: left out of the physics world (their millimetre
+#: steps would act as kerbs on wheels that, in this model, do not roll).
+DECAL_CLASSES = frozenset({"crosswalk_marking"})
+
+
+def _world_boxes(catalog: Any, inst: Any) -> list[tuple[float, ...]] | None:
+    """World-axis-aligned boxes ``(x0, x1, y0, y1, z0, z1)`` of an instance whose pieces are all boxes at a right-angle yaw."""
+    quarter = inst.pose.yaw_deg / 90.0
+    if abs(quarter - round(quarter)) > 1e-9:
+        return None
+    yaw = math.radians(90.0 * round(quarter))
+    c, s_ = round(math.cos(yaw)), round(math.sin(yaw))
+    out = []
+    for piece in asset_pieces(catalog, inst.asset):
+        if piece[0] != "box":
+            return None
+        (hx, hy, hz), (cx, cy, cz) = piece[1], piece[2]
+        wx, wy = inst.pose.x + c * cx - s_ * cy, inst.pose.y + s_ * cx + c * cy
+        ex, ey = abs(c) * hx + abs(s_) * hy, abs(s_) * hx + abs(c) * hy
+        out.append(tuple(round(v, 9) for v in (wx - ex, wx + ex, wy - ey, wy + ey, inst.pose.z + cz - hz, inst.pose.z + cz + hz)))
+    return out
+
+
+def merge_boxes(boxes: list[tuple[float, ...]]) -> list[tuple[float, ...]]:
+    """Merge axis-aligned boxes that share a full face (same z range, same extent across the face): one exact union.
+
+    Why: adjacent tiles are one flat surface, but as separate colliders their
+    seams are internal edges that catch a sliding wheel; the union has none.
+    """
+    items = sorted(set(boxes))
+    merged = True
+    while merged:
+        merged = False
+        for i in range(len(items)):
+            for j in range(i + 1, len(items)):
+                a, b = items[i], items[j]
+                if a[4:] != b[4:]:
+                    continue
+                if a[2:4] == b[2:4] and (a[1] == b[0] or b[1] == a[0]):
+                    new = (min(a[0], b[0]), max(a[1], b[1]), a[2], a[3], a[4], a[5])
+                elif a[0:2] == b[0:2] and (a[3] == b[2] or b[3] == a[2]):
+                    new = (a[0], a[1], min(a[2], b[2]), max(a[3], b[3]), a[4], a[5])
+                else:
+                    continue
+                items = sorted(set(items[:i] + items[i + 1 : j] + items[j + 1 :] + [new]))
+                merged = True
+                break
+            if merged:
+                break
+    return items
+
+
+@dataclass(frozen=True)
+class BodyGroup:
+    """Static bodies sharing one collision shape and orientation: created in one batched ``createMultiBody`` call.
+
+    ``shape`` is an asset id (its compound collider) or box half extents (m);
+    ``positions`` are body origins (m, world); ``keys`` index
+    :attr:`WorldPlan.names` (one per body, in body order).
+    """
+
+    shape: str | tuple[float, float, float]
+    quat: tuple[float, float, float, float]
+    positions: tuple[tuple[float, float, float], ...]
+    keys: tuple[int, ...]
+    ground: bool
+
+
+@dataclass(frozen=True)
+class WorldPlan:
+    """What a scene's static world consists of: pure data, the same for every build of the scene.
+
+    Computing it reads the catalog and merges the ground tiles (up to ~20 ms
+    on a large template), so it is cached per template and catalog contract;
+    the PyBullet calls made from it are the same whether it was cached or not.
+    ``names``: static collider names sorted by instance name, then the ground
+    boxes; a contact key is ``-1 - index`` into it.
+    """
+
+    groups: tuple[BodyGroup, ...]
+    names: tuple[str, ...]
+
+
+#: World plans per (catalog folder, template hash, bounds, contract hashes of the assets used).
+_PLANS: dict[tuple[Any, ...], WorldPlan] = {}
+
+
+def world_plan(scene: Scene) -> WorldPlan:
+    """The static world of ``scene`` as batched body groups (cached: see :class:`WorldPlan`)."""
+    cat = scene.catalog
+    insts = sorted(scene.template.instances, key=lambda i: i.name)
+    for inst in insts:
+        if inst.asset not in cat.entries:
+            raise CatalogError(cat.generated_dir, "entries", f"template instance {inst.name} uses {inst.asset}, not in the catalog")
+    contracts = tuple(sorted({(i.asset, cat.entry(i.asset).contract_sha256) for i in insts}))
+    key = (str(cat.generated_dir), scene.template_hash, scene.bounds, C.OUT_OF_BOUNDS_MARGIN_M, contracts)
+    hit = _PLANS.get(key)
+    if hit is None:
+        hit = _PLANS[key] = _make_plan(scene, insts)
+    return hit
+
+
+def _make_plan(scene: Scene, insts: list[Any]) -> WorldPlan:
+    cat = scene.catalog
+    names: list[str] = []
+    bodies: dict[tuple[Any, ...], list[tuple[tuple[float, float, float], int]]] = {}
+    ground: list[tuple[float, ...]] = []
+    for inst in insts:
+        entry = cat.entry(inst.asset)
+        if entry.semantic_class in DECAL_CLASSES:
+            continue
+        is_ground = entry.semantic_class in GROUND_CLASSES and entry.family != "curb"
+        if is_ground:
+            boxes = _world_boxes(cat, inst)
+            if boxes is not None:
+                ground.extend(boxes)
+                continue
+        group = (inst.asset, tuple(_quat_yaw(inst.pose.yaw_rad)), is_ground)
+        bodies.setdefault(group, []).append(((inst.pose.x, inst.pose.y, inst.pose.z), len(names)))
+        names.append(scene.template.instance_id(inst.name))
+    # The ground floor: one slab whose top is the ground model's floor (z = 0, what the height raster
+    # reads wherever no tile is higher), covering the map and its out-of-bounds margin. Tiles whose
+    # top is at (or below) the floor are part of it; only raised ones (sidewalks) stay boxes.
+    xmin, ymin, xmax, ymax = scene.bounds
+    mgn = C.OUT_OF_BOUNDS_MARGIN_M
+    slab = (round(xmin - mgn, 9), round(xmax + mgn, 9), round(ymin - mgn, 9), round(ymax + mgn, 9),
+            GROUND_FLOOR_Z - GROUND_SLAB_DEPTH_M, GROUND_FLOOR_Z)
+    boxes = [slab] + [b for b in merge_boxes(ground) if b[5] > GROUND_FLOOR_Z + 1e-9]
+    for k, (x0, x1, y0, y1, z0, z1) in enumerate(boxes):
+        group = ((x1 - x0) / 2, (y1 - y0) / 2, (z1 - z0) / 2), (0.0, 0.0, 0.0, 1.0), True
+        bodies.setdefault(group, []).append((((x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2), len(names)))
+        names.append(f"{scene.template.id}/ground:{k}")
+    groups = tuple(BodyGroup(shape, quat, tuple(pos for pos, _ in members), tuple(k for _, k in members), is_ground)
+                   for (shape, quat, is_ground), members in sorted(bodies.items(), key=lambda kv: kv[1][0][1]))
+    return WorldPlan(groups, tuple(names))
+
+
+def _quat_yaw(yaw: float) -> list[float]:
+    return [0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)]
+
