@@ -197,7 +197,7 @@ def test_dynamic_angular_rates_agree_with_quaternion_steps_outside_contacts():
     from simready.sim.run import run_simulation
     from simready.testing import demo
     from simready.validity.evidence import collisions_from_events
-    from simready.validity.gate import _contact_windows, _within
+    from simready.validity.gate.inputs import contact_windows, within
     from simready.world.motion import ANGULAR_RATE_TOLERANCE_RPS
     from tests.test_sim_fixtures import INTERSECTION, catalog, template
 
@@ -209,7 +209,7 @@ def test_dynamic_angular_rates_agree_with_quaternion_steps_outside_contacts():
     tr = run_simulation(m, tpl, backend="dynamic-v1", catalog=cat).trace
     track = tracks_from_ticks(tr.df)["ego"]
     excess = track.angular_rate_excess_rps()
-    windows = _contact_windows(collisions_from_events(tr.events), tr.header["dt"]).get("ego")
-    inside = _within(track.t_s[:-1], windows) | _within(track.t_s[1:], windows)
+    windows = contact_windows(collisions_from_events(tr.events), tr.header["dt"]).get("ego")
+    inside = within(track.t_s[:-1], windows) | within(track.t_s[1:], windows)
     assert inside.any() and (~inside).sum() > 300
     assert excess[~inside].max() <= ANGULAR_RATE_TOLERANCE_RPS
