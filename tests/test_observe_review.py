@@ -12,11 +12,11 @@ from PIL import Image
 
 from simready.bench.observe import street_sample
 from simready.hashing import file_sha256
+from simready.layout import CONTACT_SHEET, LIDAR_TOPDOWN, REVIEW_DIR
 from simready.sensors_hw.lidar import read_ply, write_ply_ascii
 from simready.measurement.observe import ObserveOptions, observe
-from simready.sensors_hw.review import (CONTACT_SHEET, GAP, LABEL_H, LIDAR_TOPDOWN, REVIEW_DIR, REVIEW_TOPDOWN_PX,
-                                        SHEET_PASSES, TILE_W, evenly_spaced, lidar_review, palette,
-                                        write_review_images)
+from simready.sensors_hw.review import (GAP, LABEL_H, REVIEW_TOPDOWN_PX, SHEET_PASSES, TILE_W, evenly_spaced,
+                                        lidar_review, palette, write_review_images)
 
 SMALL = {"width_px": 96, "height_px": 64, "line_time_s": 2e-4, "azimuth_steps": 256, "channels": 16}
 

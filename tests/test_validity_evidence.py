@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 
 from simready.cli import main
+from simready.layout import DRY_OBSERVATIONS_DIR
 from simready.testing.synthetic import DT, street_pool, street_ticks, write_street_sample, write_trace
 from simready.validity.evidence import (
     EvidenceError,
     MissingStageError,
     ScenarioEvidence,
     SensorEvidence,
-    DRY_OBSERVATIONS_DIR,
     collisions_from_events,
     dry_reference_from_observations,
     evidence_from_sample_dir,

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from simready import paths
+from simready import layout, paths
 from simready.atomic import write_json_atomic
 from simready.catalog.catalog import ensure_catalog
 from simready.catalog.certify import certify_catalog
@@ -90,7 +90,7 @@ def build_certified_catalog(
         "dvc_md5": dvc_locked_md5(),
         "data_version": content_hash({"entries": hashes, "passed": [e["id"] for e in entries if e["passed"]]}),
     }
-    report_path = write_json_atomic(out_dir / "certification.json", report)
+    report_path = write_json_atomic(out_dir / layout.CERTIFICATION, report)
     return CatalogBuild(report, report_path)
 
 

@@ -28,19 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from simready.hashing import content_hash
+from simready.layout import ObservationDir, SampleDir
 from simready.scenario.manifest import load_manifest
 from simready.measurement.observe import PASSES, ObserveOptions, observe_sample
 from simready.sensors_hw.trace_input import read_trace_input
 
-OBSERVATIONS_DIR = "observations"
-DRY_OBSERVATIONS_DIR = "observations_dry"
 #: The override that removes the weather from a LiDAR (simready.sensors_hw.atmosphere).
 DRY_OVERRIDE = "atmosphere.rain_rate_mmph=0"
-TRUTH_DIR = "truth"
-BRANCHES_DIR = "branches"  # as simready.sim.batch writes them
-OUTCOMES_FILE = "outcomes.json"
-TRACE_FILE = "trace.parquet"
-MANIFEST_FILE = "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -79,22 +73,21 @@ class ObservationWindow:
 
 def decision_and_branches(sample_dir: Path) -> tuple[float | None, list[str]]:
     """``(decision_t_s, branch labels with a trace)`` from ``branches/outcomes.json``; ``(None, [])`` if absent."""
-    path = sample_dir / BRANCHES_DIR / OUTCOMES_FILE
-    if not path.is_file():
+    sample = SampleDir(sample_dir)
+    if not sample.outcomes.is_file():
         return None, []
-    outcomes = json.loads(path.read_text())
+    outcomes = json.loads(sample.outcomes.read_text())
     rows = outcomes.get("branches") or []
     t_d = next((r["decision_t_s"] for r in rows if r.get("decision_t_s") is not None), outcomes.get("decision_t_s"))
-    labels = [str(r["label"]) for r in rows if (sample_dir / BRANCHES_DIR / str(r["label"]) / TRACE_FILE).is_file()]
+    labels = [str(r["label"]) for r in rows if sample.branch(str(r["label"])).trace.is_file()]
     return (None if t_d is None else float(t_d)), labels
 
 
-def _clear_observations(sample_dir: Path) -> None:
+def _clear_observations(sample: SampleDir) -> None:
     """Drop every earlier observation folder of the sample (base and branches), so what remains is this run's."""
-    for out in [sample_dir / OBSERVATIONS_DIR, sample_dir / DRY_OBSERVATIONS_DIR,
-                *(sample_dir / BRANCHES_DIR).glob(f"*/{OBSERVATIONS_DIR}")]:
-        if out.is_dir():
-            shutil.rmtree(out)
+    for out in [sample.observations, sample.dry_observations, *sample.branch_observations()]:
+        if out.root.is_dir():
+            shutil.rmtree(out.root)
 
 
 Span = tuple[float | None, float | None]
@@ -130,9 +123,10 @@ def observe_sample_dir(sample_dir: Path, template: Any, catalog: Any, *, window:
     ``peak_rss_mb``, ``decision_t_s`` (None without outcomes), ``branches``: ``{label: {files, frames,
     window_s, timings_s, peak_rss_mb}}`` and ``dry``: the same figures of the dry sibling (None if not rain).
     """
-    _clear_observations(sample_dir)
-    manifest = load_manifest(sample_dir / MANIFEST_FILE)
-    base_trace = sample_dir / TRACE_FILE
+    sample = SampleDir(sample_dir)
+    _clear_observations(sample)
+    manifest = load_manifest(sample.manifest)
+    base_trace = sample.trace
     t_d, labels = decision_and_branches(sample_dir)
     span: Span
     if window is None:
@@ -140,31 +134,31 @@ def observe_sample_dir(sample_dir: Path, template: Any, catalog: Any, *, window:
     else:
         span = window.base_span(t_d, read_trace_input(base_trace).clip_s)
         labels = labels if (window.branches and t_d is not None) else []
-    base = _observe_one(template, catalog, manifest, base_trace, sample_dir / OBSERVATIONS_DIR, span, overrides,
-                        video)
+    base = _observe_one(template, catalog, manifest, base_trace, sample.observations.root, span, overrides, video)
     branches = {}
     for label in labels:
-        trace_path = sample_dir / BRANCHES_DIR / label / TRACE_FILE
-        b_span = window.branch_span(t_d, read_trace_input(trace_path).clip_s)  # type: ignore[union-attr, arg-type]
-        branches[label] = _observe_one(template, catalog, manifest, trace_path,
-                                       sample_dir / BRANCHES_DIR / label / OBSERVATIONS_DIR, b_span, overrides, video,
-                                       passes=None if window.branch_truth else passes_without_truth())
+        branch = sample.branch(label)
+        b_span = window.branch_span(t_d, read_trace_input(branch.trace).clip_s)  # type: ignore[union-attr, arg-type]
+        branches[label] = _observe_one(template, catalog, manifest, branch.trace, branch.observations.root, b_span,
+                                       overrides, video, passes=None if window.branch_truth else passes_without_truth())
     dry = None
     if manifest.environment.weather == "rain":
-        dry = _observe_one(template, catalog, manifest, base_trace, sample_dir / DRY_OBSERVATIONS_DIR, span,
+        dry = _observe_one(template, catalog, manifest, base_trace, sample.dry_observations.root, span,
                            [*overrides, DRY_OVERRIDE], False, passes=("lidar",))
-    return {"sample": sample_dir.name, **base, "decision_t_s": t_d, "branches": branches, "dry": dry}
+    return {"sample": sample.sample_id, **base, "decision_t_s": t_d, "branches": branches, "dry": dry}
 
 
 def observation_dirs(sample_dir: Path) -> dict[str, Path]:
     """Every observation folder of a sample that holds a results.json, keyed by its prefix in the versions
     (``<sample>`` for the base, ``<sample>/branches/<label>`` for a branch, ``<sample>/observations_dry``
     for the dry sibling)."""
-    found = {sample_dir.name: sample_dir / OBSERVATIONS_DIR,
-             f"{sample_dir.name}/{DRY_OBSERVATIONS_DIR}": sample_dir / DRY_OBSERVATIONS_DIR}
-    for d in sorted((sample_dir / BRANCHES_DIR).glob(f"*/{OBSERVATIONS_DIR}")):
-        found[f"{sample_dir.name}/{BRANCHES_DIR}/{d.parent.name}"] = d
-    return {k: d for k, d in found.items() if (d / "results.json").is_file()}
+    sample = SampleDir(sample_dir)
+    batch = sample.root.parent
+    found = {sample.sample_id: sample.observations,
+             sample.dry_observations.root.relative_to(batch).as_posix(): sample.dry_observations}
+    for obs in sample.branch_observations():
+        found[obs.root.parent.relative_to(batch).as_posix()] = obs
+    return {k: obs.root for k, obs in found.items() if obs.results.is_file()}
 
 
 def results_versions(sample_dirs: list[Path]) -> tuple[str, str]:
@@ -175,8 +169,8 @@ def results_versions(sample_dirs: list[Path]) -> tuple[str, str]:
     obs, truth = {}, {}
     for d in sample_dirs:
         for prefix, folder in observation_dirs(d).items():
-            results = json.loads((folder / "results.json").read_text())
+            results = json.loads(ObservationDir(folder).results.read_text())
             for f in results.get("files", []):
-                target = truth if str(f.get("path", "")).startswith(TRUTH_DIR + "/") else obs
+                target = truth if ObservationDir.is_truth(str(f.get("path", ""))) else obs
                 target[f"{prefix}/{f['path']}"] = f.get("sha256")
     return content_hash(obs), content_hash(truth)

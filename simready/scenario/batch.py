@@ -22,6 +22,7 @@ from typing import Any
 from simready.atomic import write_bytes_atomic, write_json_atomic
 from simready.catalog.catalog import Catalog
 from simready.hashing import content_hash
+from simready.layout import BatchDir
 from simready.scenario.generator import DEFAULT_ROOT, generate
 from simready.scenario.ladder import RejectionRow
 from simready.scenario.manifest import ScenarioManifest, canonicalize, manifest_bytes, manifest_hash
@@ -133,37 +134,40 @@ def build_batch(
     return out
 
 
-#: Inside a batch folder: one folder per sample (later stages add their files
-#: beside the manifest), plus the batch's rejections, cell counts and summary.
-MANIFEST_FILE = "manifest.json"
+def rejection_lines(rows: list[RejectionRow]) -> str:
+    """The rejections as JSON lines (``rejections.jsonl``), one row a line, keys sorted."""
+    return "".join(json.dumps(r.as_dict(), sort_keys=True) + "\n" for r in rows)
 
 
 def write_batch(result: BatchResult, out_dir: Path) -> Path:
     """Write <sample>/manifest.json, rejections.jsonl, cells.json and, last, batch.json.
 
-    Each file is replaced atomically and ``batch.json`` (the batch's record)
-    goes last, so a crash leaves either the old batch or the new one. The
-    batch folder itself is not replaced: later stages keep their files in the
-    sample folders. Sample folders no longer in the batch are removed.
+    Inside the batch folder (:class:`simready.layout.BatchDir`): one folder per
+    sample (later stages add their files beside the manifest), plus the
+    batch's rejections, cell counts and summary. Each file is replaced
+    atomically and ``batch.json`` (the batch's record) goes last, so a crash
+    leaves either the old batch or the new one. The batch folder itself is not
+    replaced: later stages keep their files in the sample folders. Sample
+    folders no longer in the batch are removed.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
+    batch = BatchDir(out_dir)
     keep = {m.sample_id for m in result.manifests}
-    for stale in sorted(p.parent for p in out_dir.glob(f"*/{MANIFEST_FILE}")):
-        if stale.name not in keep:
-            shutil.rmtree(stale)
+    for stale in batch.samples():
+        if stale.sample_id not in keep:
+            shutil.rmtree(stale.root)
     for m in result.manifests:
-        write_bytes_atomic(out_dir / m.sample_id / MANIFEST_FILE, manifest_bytes(canonicalize(m)))
-    lines = "".join(json.dumps(r.as_dict(), sort_keys=True) + "\n" for r in result.rejections)
-    write_bytes_atomic(out_dir / "rejections.jsonl", lines.encode("utf-8"))
-    write_json_atomic(out_dir / "cells.json", result.cells)
-    write_json_atomic(out_dir / "batch.json", result.summary())
+        write_bytes_atomic(batch.sample(m.sample_id).manifest, manifest_bytes(canonicalize(m)))
+    write_bytes_atomic(batch.rejections, rejection_lines(result.rejections).encode("utf-8"))
+    write_json_atomic(batch.cells, result.cells)
+    write_json_atomic(batch.record, result.summary())
     return out_dir
 
 
 def read_batch_manifest_paths(batch_dir: Path) -> list[Path]:
-    return sorted(batch_dir.glob(f"*/{MANIFEST_FILE}"))
+    return [s.manifest for s in BatchDir(batch_dir).samples()]
 
 
 def read_rejections(batch_dir: Path) -> list[dict[str, Any]]:
-    path = batch_dir / "rejections.jsonl"
+    path = BatchDir(batch_dir).rejections
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from simready import layout
 from simready.atomic import atomic_directory
 from simready.errors import OutputExistsError
 
@@ -62,6 +63,7 @@ def _sample(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from simready.scenario.baseline import run_baseline
+    from simready.scenario.batch import rejection_lines
     from simready.scenario.generator import DEFAULT_ROOT, generate, prepare, resolve_template
     from simready.scenario.manifest import manifest_bytes
 
@@ -92,10 +94,8 @@ def _sample(args: argparse.Namespace) -> int:
     with atomic_directory(out) as tmp:
         for m in result.manifests:
             (tmp / f"{m.sample_id}.json").write_bytes(manifest_bytes(m))
-        with open(tmp / "rejections.jsonl", "w", encoding="utf-8") as f:
-            for row in result.rejections:
-                f.write(json.dumps(row.as_dict(), sort_keys=True) + "\n")
-        (tmp / "coverage.json").write_text(json.dumps(result.coverage.as_dict(), indent=2, sort_keys=True) + "\n",
+        (tmp / layout.REJECTIONS).write_text(rejection_lines(result.rejections), encoding="utf-8")
+        (tmp / layout.COVERAGE).write_text(json.dumps(result.coverage.as_dict(), indent=2, sort_keys=True) + "\n",
                                            encoding="utf-8")
     c = result.coverage
     rate = c.accepted / elapsed if elapsed > 0 else 0.0

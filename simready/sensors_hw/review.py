@@ -32,13 +32,10 @@ from numpy.typing import NDArray
 from PIL import Image, ImageDraw, ImageFont
 
 from simready.atomic import write_bytes_atomic
+from simready.layout import ObservationDir
 from simready.sensors_hw.camera import decode_id_rgb
 from simready.sensors_hw.lidar import read_ply
 
-#: Sub-folder of the observations folder that holds the review images, and their file names.
-REVIEW_DIR = "review"
-CONTACT_SHEET = "contact_sheet.png"
-LIDAR_TOPDOWN = "lidar_topdown.png"
 #: Camera passes of a contact-sheet row, left to right.
 SHEET_PASSES = ("rgb", "depth", "id", "semantic")
 #: Contact sheet: width of one pass tile, height of a row's label strip, gap between tiles (pixels).
@@ -142,10 +139,6 @@ def depth_colours(depth_m: NDArray[np.floating]) -> NDArray[np.uint8]:
 
 
 # --- reading a folder ----------------------------------------------------------------------
-
-
-def _load_json(obs_dir: Path, name: str) -> dict[str, Any]:
-    return json.loads((obs_dir / name).read_text(encoding="utf-8"))
 
 
 def _files_by_key(results: Mapping[str, Any]) -> dict[tuple[str | None, int | None, str], dict[str, Any]]:
@@ -311,18 +304,18 @@ def write_review_images(obs_dir: Path, results: Mapping[str, Any] | None = None,
         images the folder has data for (no camera frame, no contact sheet;
         no LiDAR sweep, no top-down).
     """
-    obs_dir = Path(obs_dir)
-    results = _load_json(obs_dir, "results.json") if results is None else results
+    folder = ObservationDir(Path(obs_dir))
+    results = json.loads(folder.results.read_text(encoding="utf-8")) if results is None else results
     out: dict[str, Path] = {}
-    sheet = contact_sheet(obs_dir, results, frames_per_camera)
+    sheet = contact_sheet(folder.root, results, frames_per_camera)
     if sheet is not None:
-        out["contact_sheet"] = write_bytes_atomic(obs_dir / REVIEW_DIR / CONTACT_SHEET, png_bytes(sheet))
+        out["contact_sheet"] = write_bytes_atomic(folder.contact_sheet, png_bytes(sheet))
     picked = _middle_sweep(results)
     if picked is not None:
         sensor, sweep = picked
-        cloud = read_ply(obs_dir / _files_by_key(results)[(sensor, sweep["tick"], "lidar")]["path"])
+        cloud = read_ply(folder.file(_files_by_key(results)[(sensor, sweep["tick"], "lidar")]["path"]))
         pts = np.stack([cloud["x"], cloud["y"], cloud["z"]], axis=1).astype(np.float64)
         label = f"{sensor}   tick {sweep['tick']}   t0 = {sweep['t0_s']:.3f} s   {len(pts)} points"
-        out["lidar_topdown"] = write_bytes_atomic(obs_dir / REVIEW_DIR / LIDAR_TOPDOWN,
+        out["lidar_topdown"] = write_bytes_atomic(folder.lidar_topdown,
                                                   png_bytes(lidar_review(pts, label)))
     return out

@@ -1,6 +1,7 @@
 """The simulation stage over one sample folder: trace, checkpoint, matched branches.
 
-Files written beside ``manifest.json`` in ``<batch>/<sample>/``::
+Files written beside ``manifest.json`` in ``<batch>/<sample>/`` (paths from
+:class:`simready.layout.SampleDir`)::
 
     trace.parquet                 the uninterrupted rollout (SPEC §7)
     verdict.json                  evaluate_trace result and rollout issues
@@ -20,8 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from simready import layout
 from simready.atomic import write_json_atomic
 from simready.hashing import content_hash, file_sha256
+from simready.layout import BatchDir, SampleDir
 from simready.scenario.manifest import ScenarioManifest, load_manifest
 from simready.sim import constants as C
 from simready.sim.branch import run_branches, shared_prefix
@@ -35,17 +38,14 @@ from simready.sim.scene import build_scene
 from simready.sim.trace import Trace, read_trace, write_trace
 from simready.world.template import WorldTemplate
 
-MANIFEST_FILE = "manifest.json"
-TRACE_FILE = "trace.parquet"
-VERDICT_FILE = "verdict.json"
-PLOT_FILE = "rollout.png"
-CHECKPOINT_DIR = "checkpoint"
-BRANCHES_DIR = "branches"
-OUTCOMES_FILE = "outcomes.json"
+# The Dagster layer's names for two of the files, until it reads simready.layout itself.
+PLOT_FILE = layout.ROLLOUT_PLOT
+VERDICT_FILE = layout.VERDICT
 
 
 def sample_dirs(batch_dir: Path) -> list[Path]:
-    return sorted(p.parent for p in batch_dir.glob(f"*/{MANIFEST_FILE}"))
+    """The batch's sample folders (those holding a manifest), sorted by sample id."""
+    return [s.root for s in BatchDir(batch_dir).samples()]
 
 
 def _roles_and_dims(manifest: ScenarioManifest) -> tuple[dict[str, str], dict[str, tuple[float, float]]]:
@@ -56,12 +56,13 @@ def _roles_and_dims(manifest: ScenarioManifest) -> tuple[dict[str, str], dict[st
 
 def simulate_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> dict[str, Any]:
     """Roll out the sample's manifest; write trace, verdict and plot; return a summary row."""
-    manifest = load_manifest(sample_dir / MANIFEST_FILE)
+    sample = SampleDir(sample_dir)
+    manifest = load_manifest(sample.manifest)
     result = run_simulation(manifest, template, backend=backend, catalog=catalog)
-    trace_path = write_trace(result.trace, sample_dir / TRACE_FILE)
+    trace_path = write_trace(result.trace, sample.trace)
     verdict = evaluate_trace(result.trace)
     roles, dims = _roles_and_dims(manifest)
-    plot_rollout(template, result.trace, sample_dir / PLOT_FILE, roles=roles, dims=dims, title=manifest.sample_id)
+    plot_rollout(template, result.trace, sample.rollout_plot, roles=roles, dims=dims, title=manifest.sample_id)
     metrics = result.trace.metrics
     row = {
         "sample": manifest.sample_id,
@@ -73,7 +74,7 @@ def simulate_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, bac
         "collisions": len(metrics.get("collisions") or []),
         "trace_sha256": file_sha256(str(trace_path)),
     }
-    write_json_atomic(sample_dir / VERDICT_FILE, row)
+    write_json_atomic(sample.verdict, row)
     return row
 
 
@@ -97,19 +98,20 @@ def decision_at(manifest: ScenarioManifest) -> tuple[float | None, str | None]:
 
 def branch_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> dict[str, Any]:
     """Checkpoint at the decision time, roll out the matched branches, write them and the outcome table."""
-    manifest = load_manifest(sample_dir / MANIFEST_FILE)
+    sample = SampleDir(sample_dir)
+    manifest = load_manifest(sample.manifest)
     at_s, at_source = decision_at(manifest)
     branch_set = run_branches(manifest, template, at_s=at_s, backend=backend, catalog=catalog)
     ckpt = branch_set.checkpoint
-    ckpt_path = ckpt.write(sample_dir / CHECKPOINT_DIR / f"{ckpt.id.split(':', 1)[1]}.ckpt")
+    ckpt_path = ckpt.write(sample.checkpoint(ckpt.id))
     traces = {}
     for branch in branch_set.branches:
-        path = write_trace(branch.trace, sample_dir / BRANCHES_DIR / branch.label / TRACE_FILE)
+        path = write_trace(branch.trace, sample.branch(branch.label).trace)
         traces[branch.label] = file_sha256(str(path))
     summary = {
         "sample": manifest.sample_id,
         "checkpoint": ckpt.id,
-        "checkpoint_file": str(ckpt_path.relative_to(sample_dir)),
+        "checkpoint_file": str(ckpt_path.relative_to(sample.root)),
         "checkpoint_tick": ckpt.tick,
         "decision_t_s": branch_set.decision_t_s,
         "decision_source": at_source or branch_set.decision_source,
@@ -117,12 +119,11 @@ def branch_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backe
         "branches": branch_set.table,
         "trace_sha256": traces,
     }
-    base = sample_dir / TRACE_FILE
-    if base.exists():
+    if sample.trace.exists():
         roles, dims = _roles_and_dims(manifest)
-        plot_rollout(template, read_trace(base), sample_dir / PLOT_FILE, roles=roles, dims=dims,
+        plot_rollout(template, read_trace(sample.trace), sample.rollout_plot, roles=roles, dims=dims,
                      branches={b.label: b.trace for b in branch_set.branches}, title=manifest.sample_id)
-    write_json_atomic(sample_dir / BRANCHES_DIR / OUTCOMES_FILE, summary)
+    write_json_atomic(sample.outcomes, summary)
     return summary
 
 
@@ -134,9 +135,10 @@ def restore_reproduces(sample_dir: Path, template: WorldTemplate, catalog: Any, 
     ``DYNAMIC_REPLAY_TOLERANCE`` (PyBullet keeps solver warm-start state a
     snapshot cannot carry).
     """
-    outcomes = json.loads((sample_dir / BRANCHES_DIR / OUTCOMES_FILE).read_text())
-    ckpt = Checkpoint.read(sample_dir / outcomes["checkpoint_file"])
-    manifest = load_manifest(sample_dir / MANIFEST_FILE)
+    sample = SampleDir(sample_dir)
+    outcomes = json.loads(sample.outcomes.read_text())
+    ckpt = Checkpoint.read(sample.checkpoint(outcomes["checkpoint"]))
+    manifest = load_manifest(sample.manifest)
     scene = build_scene(manifest, template, backend=backend, catalog=catalog)
     engine = Engine.restore(scene, ckpt)
     try:
@@ -144,7 +146,7 @@ def restore_reproduces(sample_dir: Path, template: WorldTemplate, catalog: Any, 
         resumed = finish(engine)
     finally:
         engine.close()
-    base = read_trace(sample_dir / TRACE_FILE)
+    base = read_trace(sample.trace)
     if backend == "kinematic-v1":
         same = shared_prefix(base, resumed, int(max(base.column("tick"))) + 1)
         return same, "bit-identical continuation" if same else "restored continuation differs (bit-exact backend)"
@@ -172,11 +174,12 @@ def within_replay_tolerance(base: Trace, resumed: Trace) -> tuple[bool, str]:
 
 def branches_share_history(sample_dir: Path) -> tuple[bool, str]:
     """Every branch has the parent's pre-decision rows bit for bit (and so do siblings)."""
-    outcomes = json.loads((sample_dir / BRANCHES_DIR / OUTCOMES_FILE).read_text())
-    base = read_trace(sample_dir / TRACE_FILE)
+    sample = SampleDir(sample_dir)
+    outcomes = json.loads(sample.outcomes.read_text())
+    base = read_trace(sample.trace)
     tick = int(outcomes["checkpoint_tick"])
     bad = [label for label in sorted(outcomes["trace_sha256"])
-           if not shared_prefix(base, read_trace(sample_dir / BRANCHES_DIR / label / TRACE_FILE), tick)]
+           if not shared_prefix(base, read_trace(sample.branch(label).trace), tick)]
     return not bad, "branches share the pre-decision history" if not bad else f"history differs before tick {tick}: {bad}"
 
 

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simready.atomic import write_bytes_atomic, write_json_atomic, write_text_atomic
+from simready.layout import ObservationDir, SampleDir
 from simready.hashing import content_hash
 from simready.scenario.manifest import SCHEMA_VERSION
 from simready.scenario.streams import StreamSet
@@ -255,12 +256,13 @@ def write_observations(obs_dir, sample_id: str, sensor: SensorEvidence, *, point
     ASCII PLY per sweep with ``points_per_instance`` points around each detected position (sensor
     frame = world frame shifted by the sweep's ``T_world_sensor`` translation) plus background.
     """
-    obs = Path(obs_dir)
+    folder = ObservationDir(Path(obs_dir))
+    obs = folder.root
     obs.mkdir(parents=True, exist_ok=True)
     det = sensor.detections
     actors = sorted(set(det["actor_id"]))
     compact = {a: i + 1 for i, a in enumerate(actors)}
-    write_json_atomic(obs / "legend.json", {"entries": [
+    write_json_atomic(folder.legend, {"entries": [
         {"compact_id": compact[a], "entity": f"{sample_id}/actor:{a}", "class": None, "class_id": 0, "family": None}
         for a in actors]})
     cam = det[det["sensor_type"] == "camera"]
@@ -269,7 +271,7 @@ def write_observations(obs_dir, sample_id: str, sensor: SensorEvidence, *, point
         lines.append(json.dumps({"sensor": sensor_name, "tick": int(frame), "t": float(g["t"].iloc[0]), "actors": [
             {"id": f"{sample_id}/actor:{r.actor_id}", "position": [r.x, r.y, r.z], "rotation": [0, 0, 0, 1],
              "visibility": 1.0 if r.detected else 0.0} for r in g.itertuples()]}))
-    write_text_atomic(obs / "observed-frames.jsonl", "\n".join(lines) + "\n")
+    write_text_atomic(folder.observed_frames, "\n".join(lines) + "\n")
     lid = det[det["sensor_type"] == "lidar"]
     rng = np.random.default_rng(0)
     files = []
@@ -283,31 +285,30 @@ def write_observations(obs_dir, sample_id: str, sensor: SensorEvidence, *, point
                 p -= p.mean(axis=0) - (np.array([r.x, r.y, r.z]) - origin)
                 parts.append(np.column_stack([p, np.full(points_per_instance, 0.5), np.full(points_per_instance, compact[r.actor_id])]))
         pts = np.concatenate(parts)
-        rel = f"{sensor_name}/{int(frame):08d}.ply"
-        (obs / sensor_name).mkdir(exist_ok=True)
+        rel = folder.frame_name(sensor_name, int(frame), "lidar")
         body = "".join(f"{x:.4f} {y:.4f} {z:.4f} {i:.4f} {int(k)}\n" for x, y, z, i, k in pts)
         header = (f"ply\nformat ascii 1.0\nelement vertex {len(pts)}\nproperty float x\nproperty float y\n"
                   "property float z\nproperty float intensity\nproperty uint instance_id\nend_header\n")
-        write_text_atomic(obs / rel, header + body)
+        write_text_atomic(folder.file(rel), header + body)
         T = np.eye(4)
         T[:3, 3] = origin
         files.append({"sensor": sensor_name, "tick": int(frame), "pass": "points", "path": rel, "t": float(g["t"].iloc[0]),
                       "T_world_sensor": T.tolist()})
-    write_json_atomic(obs / "results.json", {"files": files})
+    write_json_atomic(folder.results, {"files": files})
     return obs
 
 
 def write_street_sample(root, sample_id: str = "street-000001", *, ticks: pd.DataFrame | None = None,
                         illumination: str = "day", weather: str = "dry", observations: bool = True, **sensor_kwargs):
     """A complete sample folder (``manifest.json``, ``trace.parquet``, ``observations/``) of the street scene."""
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
+    sample = SampleDir(Path(root))
+    sample.root.mkdir(parents=True, exist_ok=True)
     clean, _, dims = street_ticks()
     ticks = clean if ticks is None else ticks
-    write_json_atomic(root / "manifest.json", street_manifest_dict(sample_id, illumination=illumination, weather=weather))
+    write_json_atomic(sample.manifest, street_manifest_dict(sample_id, illumination=illumination, weather=weather))
     header = {"dt": DT, "actor_ids": sorted(set(ticks["actor_id"])), "metric_subject": "ego", "sample_id": sample_id}
-    write_trace(root / "trace.parquet", ticks, header)
+    write_trace(sample.trace, ticks, header)
     if observations:
         sensor = street_sensor(ticks, dims, illumination=illumination, weather=weather, **sensor_kwargs)
-        write_observations(root / "observations", sample_id, sensor)
-    return root
+        write_observations(sample.observations.root, sample_id, sensor)
+    return sample.root

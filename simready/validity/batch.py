@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from simready.atomic import write_json_atomic
+from simready.layout import BranchDir, SampleDir
 from simready.scenario.manifest import load_manifest
 from simready.validity.evidence import (
-    OBSERVATIONS_DIR,
-    RESULTS_FILE,
     collisions_from_events,
     evidence_from_sample_dir,
     read_trace,
@@ -31,24 +30,21 @@ from simready.validity.evidence import (
 from simready.validity.features import ReferenceProfile
 from simready.validity.gate import ValidityReport, validate_scenario
 
-VALIDITY_FILE = "validity.json"
-BRANCHES_DIR = "branches"
-TRACE_FILE = "trace.parquet"
-
 
 def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) -> dict[str, Any]:
     """Gate the base rollout (with sensor evidence when its observations exist) and every branch vs the base."""
-    has_obs = (sample_dir / "observations").is_dir()
+    sample = SampleDir(sample_dir)
+    has_obs = sample.observations.root.is_dir()
     base = validate_scenario(evidence_from_sample_dir(sample_dir, reference_pool=reference, require_sensors=has_obs))
     branches: dict[str, ValidityReport] = {}
-    traces = sorted((sample_dir / BRANCHES_DIR).glob(f"*/{TRACE_FILE}"))
-    if traces:
+    found = sample.branches()
+    if found:
         # One read of the sample, with its base as the baseline; each branch swaps in its own ticks and sensors.
-        shared = evidence_from_sample_dir(sample_dir, baseline=sample_dir / TRACE_FILE, reference_pool=reference,
+        shared = evidence_from_sample_dir(sample_dir, baseline=sample.trace, reference_pool=reference,
                                           require_sensors=False)
-        environment = load_manifest(sample_dir / "manifest.json").environment
-        for trace in traces:
-            branches[trace.parent.name] = validate_scenario(_with_ticks_of(shared, trace, environment))
+        environment = load_manifest(sample.manifest).environment
+        for branch in found:
+            branches[branch.label] = validate_scenario(_with_ticks_of(shared, branch, environment))
     record = {
         "sample": sample_dir.name,
         "sensor_evidence": has_obs,
@@ -56,25 +52,25 @@ def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) ->
         "base": base.model_dump(mode="json"),
         "branches": {k: v.model_dump(mode="json") for k, v in branches.items()},
     }
-    write_json_atomic(sample_dir / VALIDITY_FILE, record)
+    write_json_atomic(sample.validity, record)
     return record
 
 
-def _with_ticks_of(evidence, trace_path: Path, environment):
+def _with_ticks_of(evidence, branch: BranchDir, environment):
     """The same evidence with the branch's ticks as the transformed trajectory (base stays the baseline).
 
     The branch's own observations (``branches/<label>/observations/``, the
     window after the decision) are its sensor evidence; without them the
     branch is gated as trajectory-only evidence.
     """
-    ticks, _header, events = read_trace(trace_path)
-    obs = trace_path.parent / OBSERVATIONS_DIR
+    ticks, _header, events = read_trace(branch.trace)
+    obs = branch.observations
     sensor = None
-    if (obs / RESULTS_FILE).is_file():
-        sensor = sensor_evidence_from_observations(obs, evidence.actor_dims, illumination=environment.illumination,
+    if obs.results.is_file():
+        sensor = sensor_evidence_from_observations(obs.root, evidence.actor_dims, illumination=environment.illumination,
                                                    weather=environment.weather)
-    return replace(evidence, sample_id=f"{evidence.sample_id}#{trace_path.parent.name}", ticks=ticks,
-                   collisions=tuple(collisions_from_events(events)), sensor=sensor, source=str(trace_path))
+    return replace(evidence, sample_id=f"{evidence.sample_id}#{branch.label}", ticks=ticks,
+                   collisions=tuple(collisions_from_events(events)), sensor=sensor, source=str(branch.trace))
 
 
 def validate_batch(sample_dirs: list[Path], reference: ReferenceProfile | None) -> list[dict[str, Any]]:

@@ -52,19 +52,12 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from simready import layout
 from simready.errors import SimreadyError
+from simready.layout import ObservationDir, SampleDir
 from simready.scenario.manifest import load_manifest
 from simready.validity import policy
 from simready.validity.features import ReferenceProfile
-
-MANIFEST_FILE = "manifest.json"
-TRACE_FILE = "trace.parquet"
-OBSERVATIONS_DIR = "observations"
-#: The same trace's LiDAR observed with the rain removed (written by the measurement stage for rain samples).
-DRY_OBSERVATIONS_DIR = "observations_dry"
-OBSERVED_FRAMES_FILE = "observed-frames.jsonl"
-LEGEND_FILE = "legend.json"
-RESULTS_FILE = "results.json"
 
 #: Ticks columns the gate reads (SPEC §7); the rest are carried along untouched.
 REQUIRED_TICK_COLUMNS = ("tick", "t", "actor_id", "x", "y", "qx", "qy", "qz", "qw", "vx", "vy")
@@ -256,17 +249,16 @@ def evidence_from_sample_dir(
     ``require_sensors``: raise :class:`MissingStageError` when the observations are
     missing (False: score the sample as trajectory-only evidence).
     """
-    root = Path(path)
+    sample = SampleDir(Path(path))
+    root = sample.root
     if not root.is_dir():
         raise EvidenceError(root, "", "sample folder not found")
-    manifest_path = root / MANIFEST_FILE
-    if not manifest_path.is_file():
-        raise MissingStageError("scenario", root, f"no {MANIFEST_FILE}")
-    trace_path = root / TRACE_FILE
-    if not trace_path.is_file():
-        raise MissingStageError("simulation", root, f"no {TRACE_FILE}")
-    manifest = load_manifest(manifest_path)
-    ticks, header, events = read_trace(trace_path)
+    if not sample.manifest.is_file():
+        raise MissingStageError("scenario", root, f"no {layout.MANIFEST}")
+    if not sample.trace.is_file():
+        raise MissingStageError("simulation", root, f"no {layout.TRACE}")
+    manifest = load_manifest(sample.manifest)
+    ticks, header, events = read_trace(sample.trace)
 
     local = {a.id: a for a in manifest.actors}
     trace_ids = sorted(set(ticks["actor_id"].astype(str))) if len(ticks) else []
@@ -282,22 +274,23 @@ def evidence_from_sample_dir(
     baseline_ticks = None
     if baseline is not None:
         b = Path(baseline)
-        b_trace = b / TRACE_FILE if b.is_dir() else b
+        b_trace = SampleDir(b).trace if b.is_dir() else b
         if not b_trace.is_file():
-            raise MissingStageError("simulation", b, f"baseline has no {TRACE_FILE}")
+            raise MissingStageError("simulation", b, f"baseline has no {layout.TRACE}")
         baseline_ticks = read_trace(b_trace)[0]
 
-    obs_dir = root / OBSERVATIONS_DIR
+    obs = sample.observations
     sensor = None
-    if (obs_dir / OBSERVED_FRAMES_FILE).is_file() or (obs_dir / RESULTS_FILE).is_file():
+    if obs.observed_frames.is_file() or obs.results.is_file():
         env = manifest.environment
-        if dry_reference is None and (root / DRY_OBSERVATIONS_DIR / RESULTS_FILE).is_file():
-            dry_reference = dry_reference_from_observations(root / DRY_OBSERVATIONS_DIR, actor_dims)
+        if dry_reference is None and sample.dry_observations.results.is_file():
+            dry_reference = dry_reference_from_observations(sample.dry_observations.root, actor_dims)
         sensor = sensor_evidence_from_observations(
-            obs_dir, actor_dims, illumination=env.illumination, weather=env.weather, dry_reference=dry_reference
+            obs.root, actor_dims, illumination=env.illumination, weather=env.weather, dry_reference=dry_reference
         )
     elif require_sensors:
-        raise MissingStageError("measurement", root, f"no {OBSERVATIONS_DIR}/{OBSERVED_FRAMES_FILE}")
+        raise MissingStageError("measurement", root,
+                                f"no {obs.observed_frames.relative_to(root).as_posix()}")
 
     pool: pd.DataFrame | ReferenceProfile | None
     if isinstance(reference_pool, (str, Path)):
@@ -350,7 +343,7 @@ def _visible_fraction(value: Any, camera: str) -> float | None:
 
 def _camera_names(obs_dir: Path) -> set[str] | None:
     """Camera sensor names from ``results.json`` (its ``cameras`` block), None when it does not say."""
-    results = obs_dir / RESULTS_FILE
+    results = ObservationDir(obs_dir).results
     if not results.is_file():
         return None
     cams = _read_json(results).get("cameras")
@@ -435,16 +428,16 @@ def read_ply_points(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _lidar_rows(obs_dir: Path, actor_dims: Mapping[str, tuple[float, float]], notes: list[str]) -> tuple[list[dict[str, Any]], float | None]:
-    results_path = obs_dir / RESULTS_FILE
-    legend_path = obs_dir / LEGEND_FILE
+    results_path = ObservationDir(obs_dir).results
+    legend_path = ObservationDir(obs_dir).legend
     if not results_path.is_file():
-        notes.append(f"no {RESULTS_FILE}: LiDAR sweeps not read")
+        notes.append(f"no {layout.RESULTS}: LiDAR sweeps not read")
         return [], None
     results = _read_json(results_path)
     files = results.get("files", []) if isinstance(results, Mapping) else []
     sweeps = [f for f in files if isinstance(f, Mapping) and str(f.get("path", "")).endswith(".ply")]
     if not sweeps:
-        notes.append(f"{RESULTS_FILE} lists no LiDAR sweep (.ply)")
+        notes.append(f"{layout.RESULTS} lists no LiDAR sweep (.ply)")
         return [], None
     compact: dict[int, str] = {}
     if legend_path.is_file():
@@ -453,7 +446,7 @@ def _lidar_rows(obs_dir: Path, actor_dims: Mapping[str, tuple[float, float]], no
             if isinstance(e, Mapping) and "actor:" in str(e.get("entity", "")):
                 compact[int(e["compact_id"])] = local_actor_id(str(e["entity"]))
     else:
-        notes.append(f"no {LEGEND_FILE}: LiDAR instance ids cannot be matched to actors")
+        notes.append(f"no {layout.LEGEND}: LiDAR instance ids cannot be matched to actors")
         return [], None
     sweeps.sort(key=lambda f: (str(f.get("sensor", "")), int(f.get("tick", 0))))
     if len(sweeps) > policy.LIDAR_MAX_SWEEPS:
@@ -466,7 +459,7 @@ def _lidar_rows(obs_dir: Path, actor_dims: Mapping[str, tuple[float, float]], no
     for entry in sweeps:
         ply = obs_dir / str(entry["path"])
         if not ply.is_file():
-            raise MissingStageError("measurement", ply, f"{RESULTS_FILE} lists {entry['path']} but it does not exist")
+            raise MissingStageError("measurement", ply, f"{layout.RESULTS} lists {entry['path']} but it does not exist")
         xyz, inst = read_ply_points(ply)
         returns.append(len(inst))
         pose = entry.get("T_world_sensor")
@@ -521,12 +514,12 @@ def sensor_evidence_from_observations(
     """Camera and LiDAR detections of one observations folder (layout in the module docstring)."""
     obs_dir = Path(obs_dir)
     notes: list[str] = []
-    frames_path = obs_dir / OBSERVED_FRAMES_FILE
+    frames_path = ObservationDir(obs_dir).observed_frames
     rows = _camera_rows(frames_path, _camera_names(obs_dir)) if frames_path.is_file() else []
     if not frames_path.is_file():
-        notes.append(f"no {OBSERVED_FRAMES_FILE}: no camera detections")
+        notes.append(f"no {layout.OBSERVED_FRAMES}: no camera detections")
     elif not rows:
-        notes.append(f"{OBSERVED_FRAMES_FILE} gives no actor visibility: no camera detections")
+        notes.append(f"{layout.OBSERVED_FRAMES} gives no actor visibility: no camera detections")
     lidar, returns = _lidar_rows(obs_dir, actor_dims, notes)
     table = pd.DataFrame(rows + lidar, columns=list(DETECTION_COLUMNS))
     return SensorEvidence(table, illumination, weather, returns, dry_reference, notes)

@@ -10,7 +10,7 @@ programs, ladder and dynamic-v1 backend, so it describes what the template's
 nominal scenarios look like, independently of any evaluated sample; it is
 frozen per template version and shared by every batch.
 
-Layout of ``<out_dir>`` (replaced whole, atomically)::
+Layout of ``<out_dir>`` (replaced whole, atomically; :class:`simready.layout.ReferencePoolDir`)::
 
     <sample>/manifest.json, <sample>/trace.parquet   the reference rollouts (inspectable)
     pool.parquet                                     feature rows (simready.validity.features)
@@ -26,9 +26,10 @@ from typing import Any
 
 import pandas as pd
 
+from simready import layout
 from simready.atomic import atomic_directory
 from simready.hashing import content_hash, file_sha256
-from simready.scenario.batch import MANIFEST_FILE
+from simready.layout import ReferencePoolDir
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
 from simready.sim.batch import simulate_sample
@@ -37,8 +38,8 @@ from simready.validity.features import ReferenceProfile, scenario_features
 
 #: Root id of the reference pool's random streams (the suite's samples use the generator's default root).
 REFERENCE_ROOT = "reference"
-POOL_FILE = "pool.parquet"
-POOL_RECORD = "pool.json"
+# The Dagster layer's name for the record, until it reads simready.layout itself.
+POOL_RECORD = layout.POOL_RECORD
 
 
 def build_reference_pool(template: Any, catalog: Any, intents: Mapping[str, int], out_dir: Path, *,
@@ -52,21 +53,22 @@ def build_reference_pool(template: Any, catalog: Any, intents: Mapping[str, int]
     frames: list[pd.DataFrame] = []
     samples: list[dict[str, Any]] = []
     with atomic_directory(out_dir) as tmp:
+        building = ReferencePoolDir(tmp)
         for intent, n in sorted(intents.items()):
             result = generate(template.id, intent, n, root=root, catalog=catalog, template=template)
             for m in result.manifests:
-                sample_dir = tmp / m.sample_id
-                sample_dir.mkdir(parents=True)
-                (sample_dir / MANIFEST_FILE).write_bytes(manifest_bytes(canonicalize(m)))
-                row = simulate_sample(sample_dir, template, catalog, backend)
+                sample = building.sample(m.sample_id)
+                sample.root.mkdir(parents=True)
+                sample.manifest.write_bytes(manifest_bytes(canonicalize(m)))
+                row = simulate_sample(sample.root, template, catalog, backend)
                 samples.append({"sample": m.sample_id, "intent": intent, "verdict": row["verdict"]})
                 if row["verdict"] != "accept":
                     continue
-                ev = evidence_from_sample_dir(sample_dir, require_sensors=False)
+                ev = evidence_from_sample_dir(sample.root, require_sensors=False)
                 features = scenario_features(ev.ticks, ev.actor_classes, ev.ego_id)
                 frames.append(features.assign(sample=m.sample_id))
         pool = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-        pool.to_parquet(tmp / POOL_FILE, index=False)
+        pool.to_parquet(building.pool, index=False)
         record = {
             "template_id": template.id,
             "root": root,
@@ -75,14 +77,14 @@ def build_reference_pool(template: Any, catalog: Any, intents: Mapping[str, int]
             "samples": samples,
             "pool_samples": sum(1 for s in samples if s["verdict"] == "accept"),
             "rows": int(len(pool)),
-            "pool_sha256": file_sha256(str(tmp / POOL_FILE)),
+            "pool_sha256": file_sha256(str(building.pool)),
         }
         record["version"] = content_hash(record)
-        (tmp / POOL_RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+        building.record.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     return record
 
 
 def load_reference_pool(pool_dir: Path) -> ReferenceProfile | None:
     """The frozen profile of a built pool; None when the pool has no rows (realism then goes unmeasured)."""
-    pool = pd.read_parquet(Path(pool_dir) / POOL_FILE)
+    pool = pd.read_parquet(ReferencePoolDir(Path(pool_dir)).pool)
     return ReferenceProfile.from_pool(pool) if len(pool) else None

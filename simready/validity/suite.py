@@ -23,8 +23,9 @@ from typing import Any
 
 import pandas as pd
 
+from simready.layout import SampleDir
 from simready.scenario.manifest import load_manifest
-from simready.validity.batch import TRACE_FILE, VALIDITY_FILE, branch_summary
+from simready.validity.batch import branch_summary
 from simready.validity.evidence import evidence_from_sample_dir
 from simready.validity.expectations import build_data_docs, manifest_frame, trajectory_frame, validity_frame
 from simready.validity.gate import ValidityReport, apply_suite_weight_policy
@@ -40,8 +41,8 @@ def suite_validity(sample_dirs: Iterable[Path]) -> dict[str, Any]:
     """
     reports, records = [], []
     for d in sample_dirs:
-        if (d / VALIDITY_FILE).exists():
-            rec = json.loads((d / VALIDITY_FILE).read_text())
+        if SampleDir(d).validity.exists():
+            rec = json.loads(SampleDir(d).validity.read_text())
             reports.append(ValidityReport.model_validate(rec["base"]))
             records.append(rec)
     accepted = sum(1 for r in reports if r.accepted)
@@ -67,14 +68,14 @@ def trajectories_frame(dirs: Iterable[Path]) -> pd.DataFrame:
 
 def manifests_frame(dirs: Iterable[Path]) -> pd.DataFrame:
     """The ``manifests`` table: one row per actor of every sample's manifest."""
-    return manifest_frame(load_manifest(d / "manifest.json") for d in dirs)
+    return manifest_frame(load_manifest(SampleDir(d).manifest) for d in dirs)
 
 
 def validity_reports_frame(dirs: Iterable[Path]) -> pd.DataFrame:
     """The ``validity_reports`` table: every sample's base report and its branches' reports."""
     reports = []
     for d in dirs:
-        rec = json.loads((d / VALIDITY_FILE).read_text())
+        rec = json.loads(SampleDir(d).validity.read_text())
         reports.append(ValidityReport.model_validate(rec["base"]))
         reports += [ValidityReport.model_validate(r) for r in rec["branches"].values()]
     return validity_frame(reports)
@@ -86,10 +87,10 @@ def build_docs(dirs: Sequence[Path], rejection_logs: Iterable[Path], out_dir: Pa
     if not dirs:
         return None
     tables = [("manifests", manifests_frame(dirs))]
-    with_trace = [d for d in dirs if (d / TRACE_FILE).exists()]
+    with_trace = [d for d in dirs if SampleDir(d).trace.exists()]
     if with_trace:
         tables.append(("trajectories", trajectories_frame(with_trace)))
-    with_validity = [d for d in dirs if (d / VALIDITY_FILE).exists()]
+    with_validity = [d for d in dirs if SampleDir(d).validity.exists()]
     if with_validity:
         tables.append(("validity_reports", validity_reports_frame(with_validity)))
     logs = [pd.read_parquet(p) for p in rejection_logs if p.exists()]

@@ -14,6 +14,7 @@ from pathlib import Path
 from simready.atomic import atomic_directory, write_json_atomic
 from simready.errors import TemplateError
 from simready.hashing import file_sha256
+from simready.layout import TemplateDir
 from simready.world.template import (
     WorldTemplate,
     canonical_dict,
@@ -103,12 +104,14 @@ def build_template_version(
     and ``plot.png`` when the template parsed.
     """
     build = validate_template_file(source, certified_asset_ids, asset_contracts)
+    final = TemplateDir(out_dir)
     with atomic_directory(out_dir) as tmp:
+        building = TemplateDir(tmp)
         if build.template is not None:
-            write_json_atomic(tmp / "template.json", canonical_dict(build.template))
-            plot_template(build.template, tmp / "plot.png", asset_dims)
-            build.files["template"] = str(out_dir / "template.json")
-            build.files["plot"] = str(out_dir / "plot.png")
-        write_json_atomic(tmp / "validation.json", build.report())
-        build.files["validation"] = str(out_dir / "validation.json")
+            write_json_atomic(building.record, canonical_dict(build.template))
+            plot_template(build.template, building.plot, asset_dims)
+            build.files["template"] = str(final.record)
+            build.files["plot"] = str(final.plot)
+        write_json_atomic(building.validation, build.report())
+        build.files["validation"] = str(final.validation)
     return build
