@@ -25,8 +25,7 @@ def check_distribution(g: GateInput) -> CheckResult:
     pool = ev.reference_pool
     if pool is None:
         found.notes.append(f"no reference pool: score {policy.REALISM_ABSENT_SCORE} (REALISM_ABSENT_SCORE)")
-        detail = found.detail("no reference pool: realism unmeasured", pool="absent")
-        detail.pop("worst_utilisation")
+        detail = found.detail("no reference pool: realism unmeasured", utilisation=False, pool="absent")
         return CheckResult(check="distribution", passed=True, score=clamp_score(policy.REALISM_ABSENT_SCORE), detail=detail)
     profile = pool if isinstance(pool, feat.ReferenceProfile) else feat.ReferenceProfile.from_pool(pool)
     current = feat.divergences(feat.scenario_features(ev.ticks, ev.actor_classes, ev.ego_id), profile)
@@ -57,9 +56,8 @@ def check_distribution(g: GateInput) -> CheckResult:
         found.notes.append(f"too few feature rows to compare (< {policy.MIN_FEATURE_ROWS}): score {policy.REALISM_ABSENT_SCORE}")
     passed = not found.texts
     detail = found.detail("shift added by the transformation within limits" if passed else f"{len(found.texts)} feature(s) shifted",
-                          pool="given", baseline="given" if ev.baseline_ticks is not None else "absent: absolute divergence",
-                          features=per_feature)
-    detail.pop("worst_utilisation")
+                          utilisation=False, pool="given",
+                          baseline="given" if ev.baseline_ticks is not None else "absent: absolute divergence", features=per_feature)
     return CheckResult(check="distribution", passed=passed, score=clamp_score(score), detail=detail)
 
 

@@ -41,12 +41,15 @@ class Findings:
             u = math.inf
         self.utilisation = max(self.utilisation, u)
 
-    def detail(self, summary: str, **figures: Any) -> dict[str, Any]:
+    def detail(self, summary: str, *, utilisation: bool = True, **figures: Any) -> dict[str, Any]:
+        """The check's ``detail``: ``summary``, the violations (the first few), their count, the worst utilisation
+        (left out for a check whose score is not one: ``utilisation`` False), the notes and ``figures``."""
+        worst = {"worst_utilisation": json_number(self.utilisation)} if utilisation else {}
         return {
             "summary": summary,
             "violations": self.texts[: policy.MAX_REASONS_PER_CHECK],
             "n_violations": len(self.texts),
-            "worst_utilisation": json_number(self.utilisation),
+            **worst,
             **({"notes": self.notes} if self.notes else {}),
             **figures,
         }

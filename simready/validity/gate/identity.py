@@ -75,8 +75,7 @@ def check_identity(g: GateInput) -> CheckResult:
     score = 1.0 - len(bad) / n_ids
     passed = not found.texts
     summary = f"{n_ids} ids unique, stable and continuous" if passed else f"{len(bad)} of {n_ids} ids with violations"
-    detail = found.detail(summary, ids=n_ids, ids_with_violations=sorted(bad))
-    detail.pop("worst_utilisation")
+    detail = found.detail(summary, utilisation=False, ids=n_ids, ids_with_violations=sorted(bad))
     return CheckResult(check="identity", passed=passed, score=clamp_score(score), detail=detail)
 
 
