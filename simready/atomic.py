@@ -37,8 +37,13 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def json_bytes(value: Any, *, indent: int | None = 2) -> bytes:
+    """The bytes of every JSON record written here: sorted keys, no NaN, a final newline."""
+    return (json.dumps(value, indent=indent, sort_keys=True, allow_nan=False) + "\n").encode("utf-8")
+
+
 def write_json_atomic(path: str | Path, value: Any, *, indent: int | None = 2) -> Path:
-    return write_text_atomic(path, json.dumps(value, indent=indent, sort_keys=True, allow_nan=False) + "\n")
+    return write_bytes_atomic(path, json_bytes(value, indent=indent))
 
 
 @contextlib.contextmanager

@@ -10,7 +10,6 @@ the only module besides ``definitions.py``, ``assets/``, ``checks/`` and
 ``resources/`` that does; it decides nothing about the data.
 """
 
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ import dagster as dg
 from simready import paths
 from simready.assets.partitions import batch_partitions
 from simready.definitions import defs, world_templates
+from simready.resources import ArtifactStore, resources_for_deployment
 from simready.scenario.suite import load_suite
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -97,26 +97,26 @@ def run_main_job(quiet: bool = False) -> int:
         for template_id in suite_templates:
             log.execute(defs, instance, "template_rollup_job", template_id)
         log.execute(defs, instance, "suite_job")
-    docs = paths.artifacts_dir() / "data_docs" / "index.html"
-    if docs.exists():
-        print(f"  data docs   {docs}")
-    _print_summary(template_ids, batches, time.perf_counter() - t0, instance, log)
+    store = resources_for_deployment()["store"]
+    if store.exists(store.layout.data_docs_index):
+        print(f"  data docs   {store.url(store.layout.data_docs_index)}")
+    _print_summary(store, template_ids, batches, time.perf_counter() - t0, instance, log)
     return 0 if log.ok else 1
 
 
-def _print_summary(template_ids: list[str], batches: list[str], wall_s: float, instance, log: RunLog) -> None:
-    store = paths.artifacts_dir()
+def _print_summary(store: ArtifactStore, template_ids: list[str], batches: list[str], wall_s: float, instance,
+                   log: RunLog) -> None:
+    layout = store.layout
     print("\nsimready — main job summary")
-    cert_path = store / "catalog" / "certification.json"
-    if cert_path.exists():
-        cert = json.loads(cert_path.read_text())
-        print(f"  catalog     {cert['n_passed']}/{cert['n_entries']} entries certified   {cert_path}")
+    if store.exists(layout.certification):
+        cert = store.read_json(layout.certification)
+        print(f"  catalog     {cert['n_passed']}/{cert['n_entries']} entries certified   {store.url(layout.certification)}")
     for template_id in template_ids:
-        vpath = store / "templates" / template_id / "validation.json"
-        if not vpath.exists():
+        validation = layout.template_validation(template_id)
+        if not store.exists(validation):
             print(f"  template    {template_id:<32} not built")
             continue
-        v = json.loads(vpath.read_text())
+        v = store.read_json(validation)
         state = "valid  " if v["valid"] else "INVALID"
         print(f"  template    {template_id:<32} {state} {v['template_hash'][:19]}")
         for err in v["errors"][:3]:
@@ -124,15 +124,14 @@ def _print_summary(template_ids: list[str], batches: list[str], wall_s: float, i
     proposed = accepted = 0
     for template_id in template_ids:
         for batch in batches:
-            bpath = store / "samples" / template_id / batch / "batch.json"
-            if bpath.exists():
-                b = json.loads(bpath.read_text())
+            record = layout.batch(template_id, batch).record
+            if store.exists(record):
+                b = store.read_json(record)
                 proposed += b["proposals"]
                 accepted += b["accepted"]
-    print(f"  samples     {accepted} accepted of {proposed} proposed   {store / 'samples'}")
-    weights = store / "coverage" / "suite_weights.json"
-    if weights.exists():
-        w = json.loads(weights.read_text())
+    print(f"  samples     {accepted} accepted of {proposed} proposed   {store.url(layout.samples_dir)}")
+    if store.exists(layout.suite_weights):
+        w = store.read_json(layout.suite_weights)
         share = w["policy"].get("low_fidelity_share", 0.0)
         print(f"  validity    bases {w['accepted']} accepted, {w['rejected']} rejected   low-fidelity weight share {share:.2f}")
         br = w.get("branches")
@@ -141,16 +140,15 @@ def _print_summary(template_ids: list[str], batches: list[str], wall_s: float, i
             print(f"              branches accepted: {per}; matched pairs whole {br['matched_sets_whole']}/{br['matched_sets']}")
             for row in br["rejected"][:10]:
                 print(f"              rejected {row['sample']} {row['branch']}: {row['reason'][:110]}")
-    splits = store / "splits" / "split_assignments.json"
-    if splits.exists():
-        rows = json.loads(splits.read_text())["rows"]
+    if store.exists(layout.split_assignments):
+        rows = store.read_json(layout.split_assignments)["rows"]
         sizes = {s: sum(1 for r in rows if r["split"] == s) for s in ("train", "val", "test")}
-        print(f"  splits      train {sizes['train']}, val {sizes['val']}, test {sizes['test']}   {splits}")
-    cov = store / "coverage" / "coverage.json"
-    if cov.exists():
-        totals = json.loads(cov.read_text())["totals"]
+        print(f"  splits      train {sizes['train']}, val {sizes['val']}, test {sizes['test']}   "
+              f"{store.url(layout.split_assignments)}")
+    if store.exists(layout.coverage):
+        totals = store.read_json(layout.coverage)["totals"]
         print(f"  coverage    {totals['cells_with_samples']}/{totals['cells']} cells with samples, "
-              f"{totals['cells_filled']} filled to target   {cov}")
+              f"{totals['cells_filled']} filled to target   {store.url(layout.coverage)}")
     for job, seconds in log.stage_s.items():
         print(f"  job         {job:<22} {seconds:6.1f} s")
     for step, seconds in sorted(log.by_step.items(), key=lambda kv: -kv[1])[:12]:
@@ -162,6 +160,6 @@ def _print_summary(template_ids: list[str], batches: list[str], wall_s: float, i
               f"({100 * overhead / total_run_s:.0f} %)")
     for failure in log.failures:
         print(f"  FAILED      {failure}")
-    print(f"  artifacts   {store}")
+    print(f"  artifacts   {store.url('')}")
     print(f"  dagster     {instance.root_directory} (SQLite; `make ui` to browse)")
     print(f"  wall time   {wall_s:.1f} s")

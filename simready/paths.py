@@ -20,5 +20,9 @@ SCHEMAS_DIR = DATA_DIR / "schemas"
 
 
 def artifacts_dir() -> Path:
-    """Root of generated artifacts; read at call time so tests can redirect it."""
+    """Root of generated artifacts; read at call time so tests can redirect it.
+
+    Only the artifact store reads it (:meth:`simready.store.LocalStore.from_environment`); everything else
+    reaches artifacts through a store.
+    """
     return Path(os.environ.get("SIMREADY_ARTIFACTS", PROJECT_ROOT / "artifacts"))

@@ -1,13 +1,12 @@
 """``certified_assets``: the asset catalog entries that passed the asset contract."""
 # No `from __future__ import annotations` here: Dagster inspects the context annotation at runtime.
 
+from pathlib import Path
 
 import dagster as dg
 
 from simready.assets.metadata import markdown_table
 from simready.catalog.build import build_certified_catalog
-from pathlib import Path
-
 from simready.resources import ArtifactStore, SourceData
 
 CATALOG_CODE_VERSION = "catalog-1"
@@ -21,7 +20,7 @@ CATALOG_CODE_VERSION = "catalog-1"
 )
 def certified_assets(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     build = build_certified_catalog(
-        store.ensure_dir("catalog"), Path(source.catalog_contracts_dir), Path(source.catalog_generated_dir)
+        store.local.catalog_dir, Path(source.catalog_contracts_dir), Path(source.catalog_generated_dir)
     )
     rows = [
         {"id": e["id"], "passed": "yes" if e["passed"] else "NO", "reasons": "; ".join(r["message"] for r in e["reasons"])}
@@ -33,7 +32,7 @@ def certified_assets(context: dg.AssetExecutionContext, store: ArtifactStore, so
         metadata={
             "entries": build.report["n_entries"],
             "certified": build.report["n_passed"],
-            "report": dg.MetadataValue.path(str(build.report_path)),
+            "report": dg.MetadataValue.path(store.url(store.layout.certification)),
             "dvc_md5": build.report["dvc_md5"] or "(no dvc.lock)",
             "certification": markdown_table(rows, ["id", "passed", "reasons"]),
         },

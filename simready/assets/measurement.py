@@ -13,12 +13,12 @@ import dagster as dg
 from simready.assets.automation import EAGER
 from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import by_template, sample_partitions
-from simready.assets.scenario import batch_dir
+from simready.assets.scenario import batch_samples
 from simready.catalog.catalog import load_catalog
+from simready.layout import ObservationDir, SampleDir
 from simready.measurement.batch import ObservationWindow, observation_dirs, observe_sample_dir, results_versions
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
-from simready.sim.batch import sample_dirs
 from simready.world.template import load_template
 
 #: measurement-3: one camera readout definition ((height − 1)·line time), the noise switch, and the motion
@@ -46,12 +46,16 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
     catalog = load_catalog(Path(source.catalog_generated_dir))
     plan = load_suite(source.suite_file).observation
     window = ObservationWindow(plan.pre_s, plan.post_s, plan.branches, plan.branch_truth)
-    dirs = sample_dirs(batch_dir(store, key["template"], key["batch"]))
+    dirs = batch_samples(store, key["template"], key["batch"])
     rows = [observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set), video=plan.video)
             for d in dirs]
     obs_version, truth_version = results_versions(dirs)
+    metadata = observation_metadata(dirs, rows, plan)
+    if dirs:
+        first = store.layout.batch(key["template"], key["batch"]).sample(dirs[0].name).observations
+        metadata["first_sample"] = dg.MetadataValue.path(store.url(first.root))
     yield dg.MaterializeResult(asset_key="sensor_observations", data_version=dg.DataVersion(obs_version),
-                               metadata=observation_metadata(dirs, rows, plan))
+                               metadata=metadata)
     yield dg.MaterializeResult(asset_key="perception_truth", data_version=dg.DataVersion(truth_version),
                                metadata={"samples": len(rows)})
 
@@ -70,7 +74,7 @@ def observation_metadata(dirs: list[Path], rows: list[dict], plan) -> dict[str, 
                           "files": r["dry"]["files"], "frames": r["dry"]["frames"],
                           "peak_rss_mb": round(r["dry"]["peak_rss_mb"])})
     folders = [obs for d in dirs for obs in observation_dirs(d).values()]
-    videos = sorted(str(p) for obs in folders for p in (obs / "video").glob("*.mp4"))
+    videos = sorted(str(p) for obs in folders for p in ObservationDir(obs).videos())
     metadata: dict[str, object] = {
         "samples": len(rows),
         "observation_folders": len(folders),
@@ -79,10 +83,9 @@ def observation_metadata(dirs: list[Path], rows: list[dict], plan) -> dict[str, 
         "videos": dg.MetadataValue.md("\n".join(f"- `{v}`" for v in videos) or "none"),
     }
     if dirs:
-        first = dirs[0] / "observations"
-        metadata["first_sample"] = dg.MetadataValue.path(str(first))
-        for name, title in (("contact_sheet", "camera passes"), ("lidar_topdown", "LiDAR top-down")):
-            png = first / "review" / f"{name}.png"
+        first = SampleDir(dirs[0]).observations
+        for name, png, title in (("contact_sheet", first.contact_sheet, "camera passes"),
+                                 ("lidar_topdown", first.lidar_topdown, "LiDAR top-down")):
             if png.exists():
-                metadata[name] = png_markdown(png, f"{dirs[0].name}: {title}")
+                metadata[name] = png_markdown(png.read_bytes(), f"{dirs[0].name}: {title}")
     return metadata

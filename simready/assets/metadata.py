@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
 
-def png_markdown(path: Path, title: str) -> dg.MetadataValue:
+def png_markdown(png: bytes, title: str) -> dg.MetadataValue:
     """Inline a PNG so the UI shows the picture itself, not just its path."""
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    data = base64.b64encode(png).decode("ascii")
     return dg.MetadataValue.md(f"**{title}**\n\n![{title}](data:image/png;base64,{data})")
 
 

@@ -6,7 +6,7 @@ Dagster's per-run cost is far above a sample's.
 """
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
-import json
+import io
 from pathlib import Path
 
 import dagster as dg
@@ -20,19 +20,20 @@ from simready.assets.partitions import by_template, registered_batches, sample_p
 from simready.assets.world import world_templates
 from simready.catalog.catalog import load_catalog
 from simready.hashing import content_hash
+from simready.layout import BatchDir
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.batch import build_batch, read_rejections, write_batch
 from simready.scenario.ladder import REJECTION_FIELDS
 from simready.scenario.suite import load_suite
-from simready.sim.batch import sample_dirs
 from simready.world.template import load_template
 
 #: scenario-2: coverage_report (``suite.py``, same code version) counts branches (accepted per action, matched pairs whole).
 SCENARIO_CODE_VERSION = "scenario-2"
 
 
-def batch_dir(store: ArtifactStore, template_id: str, batch: str) -> Path:
-    return store.path("samples", template_id, batch)
+def batch_dir(store: ArtifactStore, template_id: str, batch: str) -> BatchDir:
+    """The batch's local folder, which the stages of a template × batch partition read and write."""
+    return store.local.batch(template_id, batch)
 
 
 def batch_of(context) -> tuple[str, str]:
@@ -41,15 +42,20 @@ def batch_of(context) -> tuple[str, str]:
     return key["template"], key["batch"]
 
 
+def batch_samples(store: ArtifactStore, template_id: str, batch: str) -> list[Path]:
+    """The batch's local sample folders (those holding a manifest), sorted."""
+    return [s.root for s in batch_dir(store, template_id, batch).samples()]
+
+
 def batch_sample_dirs(context, store: ArtifactStore) -> list[Path]:
     """Sample folders of the partition's batch, sorted."""
-    return sample_dirs(batch_dir(store, *batch_of(context)))
+    return batch_samples(store, *batch_of(context))
 
 
 def _require_valid_template(store: ArtifactStore, template_id: str) -> None:
-    validation = store.path("templates", template_id, "validation.json")
-    if not validation.exists() or not json.loads(validation.read_text())["valid"]:
-        raise dg.Failure(f"{validation}: template {template_id} is not materialized as valid")
+    validation = store.layout.template_validation(template_id)
+    if not store.exists(validation) or not store.read_json(validation)["valid"]:
+        raise dg.Failure(f"{store.url(validation)}: template {template_id} is not materialized as valid")
 
 
 @dg.asset(
@@ -67,7 +73,7 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))
     result = build_batch(load_suite(source.suite_file), template, batch, catalog)
-    out = write_batch(result, batch_dir(store, template_id, batch))
+    write_batch(result, batch_dir(store, template_id, batch).root)
     summary = result.summary()
     rows = [
         {"sample": m.sample_id, "intent": m.intent, "cell": m.coverage_cell.id, "split": m.split}
@@ -81,7 +87,7 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
             "requested": summary["requested"],
             "proposals": summary["proposals"],
             "yield": round(summary["accepted"] / summary["proposals"], 4) if summary["proposals"] else 0.0,
-            "folder": dg.MetadataValue.path(str(out)),
+            "folder": dg.MetadataValue.path(store.url(store.layout.batch(template_id, batch).root)),
             "samples": markdown_table(rows, ["sample", "intent", "cell", "split"]),
         },
     )
@@ -100,15 +106,14 @@ def rejection_log(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg
     template_id = context.partition_key
     rows = []
     for batch in registered_batches(context):
-        for row in read_rejections(batch_dir(store, template_id, batch)):
+        for row in read_rejections(batch_dir(store, template_id, batch).root):
             rows.append({**row, "batch": batch})
     columns = ["batch", *REJECTION_FIELDS]
     table = pa.table({c: [r[c] for r in rows] for c in columns}, schema=_rejection_schema(columns))
-    path = store.path("samples", template_id, "rejection_log.parquet")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".parquet.tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    tmp.replace(path)
+    parquet = io.BytesIO()
+    pq.write_table(table, parquet, compression="zstd")
+    key = store.layout.rejection_log(template_id)
+    store.write_bytes(key, parquet.getvalue())
     by_stage: dict[str, int] = {}
     for r in rows:
         by_stage[r["stage"]] = by_stage.get(r["stage"], 0) + 1
@@ -116,7 +121,7 @@ def rejection_log(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg
         data_version=dg.DataVersion(content_hash([[r[c] for c in columns] for r in rows])),
         metadata={
             "rows": len(rows),
-            "path": dg.MetadataValue.path(str(path)),
+            "path": dg.MetadataValue.path(store.url(key)),
             "by_stage": dg.MetadataValue.json(dict(sorted(by_stage.items()))),
         },
     )

@@ -14,10 +14,10 @@ import dagster as dg
 from simready.assets.automation import EAGER
 from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import sample_partitions
-from simready.assets.scenario import batch_dir, scenario_manifests
+from simready.assets.scenario import batch_dir, batch_of, scenario_manifests
 from simready.catalog.catalog import load_catalog
 from simready.resources import ArtifactStore, SourceData
-from simready.sim.batch import PLOT_FILE, batch_version, branch_sample, sample_dirs, simulate_sample
+from simready.sim.batch import batch_version, branch_sample, simulate_sample
 from simready.world.template import load_template
 
 #: sim-3: every vehicle a force-driven rigid body in dynamic-v1, struck road users carried, post-crash stops,
@@ -29,8 +29,7 @@ BACKEND = "dynamic-v1"
 
 
 def _batch_inputs(context, store: ArtifactStore, source: SourceData):
-    key = context.partition_key.keys_by_dimension
-    template_id, batch = key["template"], key["batch"]
+    template_id, batch = batch_of(context)
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))
     return template, catalog, batch_dir(store, template_id, batch)
@@ -47,8 +46,8 @@ def _batch_inputs(context, store: ArtifactStore, source: SourceData):
     description="Authoritative state traces (Parquet, SPEC §7) of every sample in the batch, dynamic-v1.",
 )
 def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    template, catalog, bdir = _batch_inputs(context, store, source)
-    rows = [simulate_sample(d, template, catalog, BACKEND) for d in sample_dirs(bdir)]
+    template, catalog, batch = _batch_inputs(context, store, source)
+    rows = [simulate_sample(s.root, template, catalog, BACKEND) for s in batch.samples()]
     accepted = sum(1 for r in rows if r["verdict"] == "accept")
     metadata = {
         "samples": len(rows),
@@ -58,7 +57,8 @@ def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source
         "rollouts": markdown_table(rows, ["sample", "intent", "verdict", "min_ttc_s", "collisions"]),
     }
     if rows:
-        metadata["rollout_plot"] = png_markdown(bdir / rows[0]["sample"] / PLOT_FILE, f"{rows[0]['sample']} rollout")
+        plot = batch.sample(rows[0]["sample"]).rollout_plot
+        metadata["rollout_plot"] = png_markdown(plot.read_bytes(), f"{rows[0]['sample']} rollout")
     return dg.MaterializeResult(data_version=dg.DataVersion(batch_version(rows, "trace_sha256")), metadata=metadata)
 
 
@@ -96,8 +96,8 @@ def _delta_v_text(delta_v: dict[str, float] | None) -> str:
     retry_policy=dg.RetryPolicy(max_retries=1),
 )
 def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
-    template, catalog, bdir = _batch_inputs(context, store, source)
-    summaries = [branch_sample(d, template, catalog, BACKEND) for d in sample_dirs(bdir)]
+    template, catalog, batch = _batch_inputs(context, store, source)
+    summaries = [branch_sample(s.root, template, catalog, BACKEND) for s in batch.samples()]
     table = [
         {"sample": s["sample"], "decision_t_s": s["decision_t_s"], **{k: b.get(k) for k in OUTCOME_COLUMNS},
          "delta_v_mps": _delta_v_text(b.get("collision_delta_v_mps"))}
@@ -118,7 +118,8 @@ def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactS
         "outcomes": markdown_table(table, ["sample", "label", "decision_t_s", *OUTCOME_COLUMNS[1:], "delta_v_mps"]),
     }
     if summaries:
-        metadata["branch_plot"] = png_markdown(bdir / summaries[0]["sample"] / PLOT_FILE, f"{summaries[0]['sample']} brake vs coast")
+        plot = batch.sample(summaries[0]["sample"]).rollout_plot
+        metadata["branch_plot"] = png_markdown(plot.read_bytes(), f"{summaries[0]['sample']} brake vs coast")
     yield dg.MaterializeResult(
         asset_key="action_branches",
         data_version=dg.DataVersion(batch_version(summaries, "trace_sha256")),

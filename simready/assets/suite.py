@@ -15,16 +15,15 @@ import dagster as dg
 from simready.assets.automation import EAGER
 from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import registered_batches
-from simready.assets.scenario import SCENARIO_CODE_VERSION, batch_dir, scenario_manifests
+from simready.assets.scenario import SCENARIO_CODE_VERSION, batch_dir, batch_samples, scenario_manifests
 from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
-from simready.hashing import content_hash, file_sha256
+from simready.hashing import content_hash, sha256_bytes
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.batch import read_batch_manifest_paths
 from simready.scenario.coverage_summary import coverage_table, coverage_totals, merge_cells, plot_coverage_heatmap
 from simready.scenario.manifest import load_manifest
 from simready.scenario.splits import SplitError, split_assignment_row, write_split_assignments
 from simready.scenario.suite import load_suite
-from simready.sim.batch import sample_dirs
 from simready.validity.suite import build_docs, suite_validity
 
 
@@ -42,11 +41,10 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
         split_assignment_row(load_manifest(path), template_id, batch)
         for template_id in sorted(load_suite(source.suite_file).templates)
         for batch in batches
-        for path in read_batch_manifest_paths(batch_dir(store, template_id, batch))
+        for path in read_batch_manifest_paths(batch_dir(store, template_id, batch).root)
     ]
-    path = store.ensure_dir("splits") / "split_assignments.json"
     try:
-        write_split_assignments(rows, path)
+        write_split_assignments(rows, store.local.split_assignments)
     except SplitError as exc:
         raise dg.Failure(exc.one_line()) from exc
     sizes = {s: sum(1 for r in rows if r["split"] == s) for s in ("train", "val", "test")}
@@ -56,7 +54,7 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
             "samples": len(rows),
             "split_sizes": dg.MetadataValue.json(sizes),
             "realized_ratios": dg.MetadataValue.json({k: round(v / len(rows), 3) if rows else 0 for k, v in sizes.items()}),
-            "path": dg.MetadataValue.path(str(path)),
+            "path": dg.MetadataValue.path(store.url(store.layout.split_assignments)),
         },
     )
 
@@ -74,35 +72,36 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     suite = load_suite(source.suite_file)
     batches = registered_batches(context)
     cell_files = [
-        batch_dir(store, t, b) / "cells.json"
+        batch_dir(store, t, b).cells
         for t in sorted(suite.templates)
         for b in batches
-        if (batch_dir(store, t, b) / "cells.json").exists()
+        if batch_dir(store, t, b).cells.exists()
     ]
     merged = merge_cells(cell_files)
     intents = [i for t in suite.templates.values() for i in t]
     rows = coverage_table(merged, intents)
     totals = coverage_totals(rows)
-    out = store.ensure_dir("coverage")
-    (out / "coverage.json").write_text(json.dumps({"totals": totals, "cells": rows}, indent=1, sort_keys=True))
-    png = plot_coverage_heatmap(rows, out / "coverage_heatmap.png")
+    layout = store.layout
+    coverage = json.dumps({"totals": totals, "cells": rows}, indent=1, sort_keys=True).encode("utf-8")
+    store.write_bytes(layout.coverage, coverage)
+    png = plot_coverage_heatmap(rows, store.local.coverage_heatmap)
     under = [r for r in rows if r["under_target"] and r["proposals"] > 0]
-    dirs = [d for t in sorted(suite.templates) for b in batches for d in sample_dirs(batch_dir(store, t, b))]
+    dirs = [d for t in sorted(suite.templates) for b in batches for d in batch_samples(store, t, b)]
     suite_weights = suite_validity(dirs)
-    (out / "suite_weights.json").write_text(json.dumps(suite_weights, indent=1, sort_keys=True))
-    logs = [store.path("samples", t, "rejection_log.parquet") for t in sorted(suite.templates)]
-    docs = build_docs(dirs, logs, store.path("data_docs"))
+    store.write_bytes(layout.suite_weights, json.dumps(suite_weights, indent=1, sort_keys=True).encode("utf-8"))
+    logs = [store.local.rejection_log(t) for t in sorted(suite.templates)]
+    docs = build_docs(dirs, logs, store.local.data_docs)
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(file_sha256(str(out / "coverage.json"))),
+        data_version=dg.DataVersion(sha256_bytes(coverage)),
         metadata={
             "cells": totals["cells"],
             "cells_filled": totals["cells_filled"],
             "cells_with_samples": totals["cells_with_samples"],
             "fill_fraction": totals["fill_fraction"],
-            "heatmap": png_markdown(png, "coverage fill per cell"),
+            "heatmap": png_markdown(png.read_bytes(), "coverage fill per cell"),
             "under_target_tried": markdown_table(under[:50], ["intent", "cell", "accepted", "target", "dominant_rejection"]),
             "by_intent": dg.MetadataValue.json(totals["by_intent"]),
-            "path": dg.MetadataValue.path(str(out / "coverage.json")),
+            "path": dg.MetadataValue.path(store.url(layout.coverage)),
             "validity_accepted": suite_weights["accepted"],
             "validity_rejected": suite_weights["rejected"],
             "branches": dg.MetadataValue.json(suite_weights["branches"]["by_branch"]),
@@ -110,8 +109,8 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
             "rejected_branches": markdown_table(suite_weights["branches"]["rejected"][:50], ["sample", "branch", "reason"]),
             "low_fidelity_share": suite_weights["policy"].get("low_fidelity_share", 0.0),
             "scaled_down": suite_weights["policy"].get("scaled_down", False),
-            "suite_weights": dg.MetadataValue.path(str(out / "suite_weights.json")),
-            "data_docs": dg.MetadataValue.path(str(docs)) if docs else "(no tables yet)",
+            "suite_weights": dg.MetadataValue.path(store.url(layout.suite_weights)),
+            "data_docs": dg.MetadataValue.path(store.url(layout.data_docs_index)) if docs else "(no tables yet)",
         },
     )
 

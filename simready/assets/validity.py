@@ -10,17 +10,17 @@ from simready.assets.automation import EAGER
 from simready.assets.catalog import certified_assets
 from simready.assets.metadata import markdown_table
 from simready.assets.partitions import by_template, sample_partitions, template_partitions
-from simready.assets.scenario import batch_dir
+from simready.assets.scenario import batch_samples
 from simready.assets.world import world_templates
 from simready.catalog.catalog import load_catalog
 from simready.hashing import content_hash
+from simready.layout import ObservationDir, SampleDir
 from simready.measurement.batch import observation_dirs
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.manifest import load_manifest
 from simready.scenario.suite import load_suite
-from simready.sim.batch import sample_dirs
 from simready.validity.batch import report_rows, validate_batch
-from simready.validity.reference_pool import POOL_RECORD, build_reference_pool, load_reference_pool
+from simready.validity.reference_pool import build_reference_pool, load_reference_pool
 from simready.world.template import load_template
 
 #: validity-3: gate-1.2.0, contact windows from the trace's own collision events (issue 12).
@@ -45,21 +45,21 @@ def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     intents = {name: suite.reference_per_intent for name in suite.intents_for(template_id)}
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))
-    record = build_reference_pool(template, catalog, intents, store.path("reference", template_id))
+    record = build_reference_pool(template, catalog, intents, store.local.reference_dir(template_id))
     return dg.MaterializeResult(
         data_version=dg.DataVersion(record["version"]),
         metadata={"pool_samples": record["pool_samples"], "rows": record["rows"],
                   "intents": dg.MetadataValue.json(record["intents"]),
                   "samples": markdown_table(record["samples"], ["sample", "intent", "verdict"]),
-                  "pool": dg.MetadataValue.path(str(store.path("reference", template_id, POOL_RECORD)))},
+                  "pool": dg.MetadataValue.path(store.url(store.layout.reference(template_id).record))},
     )
 
 
 def _reference_profile(store: ArtifactStore, template_id: str):
-    pool_dir = store.path("reference", template_id)
-    if not (pool_dir / POOL_RECORD).exists():
-        raise dg.Failure(f"{pool_dir / POOL_RECORD}: missing; materialize reference_pools[{template_id}] first")
-    return load_reference_pool(pool_dir)
+    record = store.layout.reference(template_id).record
+    if not store.exists(record):
+        raise dg.Failure(f"{store.url(record)}: missing; materialize reference_pools[{template_id}] first")
+    return load_reference_pool(store.local.reference_dir(template_id))
 
 
 @dg.asset(
@@ -73,7 +73,7 @@ def _reference_profile(store: ArtifactStore, template_id: str):
 )
 def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg.MaterializeResult:
     key = context.partition_key.keys_by_dimension
-    dirs = sample_dirs(batch_dir(store, key["template"], key["batch"]))
+    dirs = batch_samples(store, key["template"], key["batch"])
     records = validate_batch(dirs, _reference_profile(store, key["template"]))
     rows = report_rows(records)
     accepted = sum(1 for r in rows if r["accepted"])
@@ -95,22 +95,22 @@ def reviewer_markdown(dirs: list[Path], records: list[dict]) -> str:
     """Per sample: the top-down plot with both branches, the check table, weight, split, cell, links."""
     parts = []
     for d, rec in zip(dirs, records):
-        m = load_manifest(d / "manifest.json")
+        sample = SampleDir(d)
+        m = load_manifest(sample.manifest)
         base = rec["base"]
         lines = [f"### {m.sample_id} — {m.intent}",
                  f"split **{m.split}** · cell `{m.coverage_cell.id}` · accepted **{base['accepted']}** · "
                  f"validity {base['validity']:.2f} · weight {base['weight']:.2f}{' (capped)' if base['capped'] else ''}"]
-        plot = d / "rollout.png"
-        if plot.exists():
-            data = base64.b64encode(plot.read_bytes()).decode("ascii")
+        if sample.rollout_plot.exists():
+            data = base64.b64encode(sample.rollout_plot.read_bytes()).decode("ascii")
             lines.append(f"![{m.sample_id}](data:image/png;base64,{data})")
         lines.append("| check | passed | score |\n|---|---|---|")
         lines += [f"| {c['check']} | {c['passed']} | {c['score']:.2f} |" for c in base["checks"]]
         for label, rep in sorted(rec["branches"].items()):
             lines.append(f"branch **{label}**: accepted {rep['accepted']}, validity {rep['validity']:.2f}, weight {rep['weight']:.2f}")
         for name, obs in observation_dirs(d).items():
-            videos = ", ".join(f"`{v}`" for v in sorted(str(p) for p in (obs / "video").glob("*.mp4")))
-            pictures = ", ".join(f"`{p}`" for p in sorted((obs / "review").glob("*.png")))
+            videos = ", ".join(f"`{v}`" for v in sorted(str(p) for p in ObservationDir(obs).videos()))
+            pictures = ", ".join(f"`{p}`" for p in ObservationDir(obs).review_pictures())
             lines.append(f"observations ({name.removeprefix(d.name).strip('/') or 'base'}) `{obs}` · "
                          f"videos {videos or '(none)'} · review {pictures or '(none)'}")
         parts.append("\n\n".join(lines))

@@ -1,7 +1,5 @@
 """``world_templates``: parsed, validated, content-hashed template versions (SPEC §5)."""
 
-
-import json
 from pathlib import Path
 
 import dagster as dg
@@ -9,7 +7,7 @@ import dagster as dg
 from simready.assets.catalog import certified_assets
 from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import template_partitions
-from simready.atomic import write_json_atomic
+from simready.atomic import json_bytes
 from simready.catalog.catalog import load_catalog
 from simready.resources import ArtifactStore, SourceData
 from simready.world.rig_view import rig_record, rig_table
@@ -22,10 +20,10 @@ RIG_CODE_VERSION = "rig-2"
 
 
 def read_certification(store: ArtifactStore) -> dict:
-    path = store.path("catalog", "certification.json")
-    if not path.exists():
-        raise dg.Failure(f"{path}: missing; materialize certified_assets first")
-    return json.loads(path.read_text())
+    key = store.layout.certification
+    if not store.exists(key):
+        raise dg.Failure(f"{store.url(key)}: missing; materialize certified_assets first")
+    return store.read_json(key)
 
 
 @dg.asset(
@@ -43,7 +41,7 @@ def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     catalog = load_catalog(Path(source.catalog_generated_dir))
     build = build_template_version(
         source.template_file(template_id),
-        store.path("templates", template_id),
+        store.local.template_dir(template_id),
         certified,
         catalog.contracts(),
         catalog.footprints(),
@@ -53,12 +51,12 @@ def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     metadata: dict[str, object] = {
         "valid": build.valid,
         "template_hash": build.template_hash or "(unparsed)",
-        "validation": dg.MetadataValue.path(build.files["validation"]),
+        "validation": dg.MetadataValue.path(store.url(store.layout.template_validation(template_id))),
         "errors": dg.MetadataValue.md("\n".join(f"- {e}" for e in build.errors) or "none"),
     }
     if build.template is not None:
-        metadata["plot"] = png_markdown(store.path("templates", template_id, "plot.png"), f"{template_id} top-down")
-        metadata["template_json"] = dg.MetadataValue.path(build.files["template"])
+        metadata["plot"] = png_markdown(store.read_bytes(store.layout.template_plot(template_id)), f"{template_id} top-down")
+        metadata["template_json"] = dg.MetadataValue.path(store.url(store.layout.template_record(template_id)))
         metadata["regions"] = len(build.template.regions)
         metadata["lanes"] = len(build.template.lanes)
         metadata["instances"] = len(build.template.instances)
@@ -78,10 +76,11 @@ def sensor_rigs(context: dg.AssetExecutionContext, store: ArtifactStore, source:
     template_id = context.partition_key
     template = load_template(source.template_file(template_id))
     record = rig_record(template)
-    path = write_json_atomic(store.path("templates", template_id, "rig.json"), record)
+    key = store.layout.rig(template_id)
+    store.write_bytes(key, json_bytes(record))
     rows = rig_table(template)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(record["rig_hash"]),
-        metadata={"rig_hash": record["rig_hash"], "sensors": len(rows), "rig_json": dg.MetadataValue.path(str(path)),
+        metadata={"rig_hash": record["rig_hash"], "sensors": len(rows), "rig_json": dg.MetadataValue.path(store.url(key)),
                   "rig": markdown_table(rows, ["sensor", "type", "mount", "mount_xyz_m", "rate_hz", "phase_s", "settings"])},
     )

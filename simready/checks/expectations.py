@@ -49,8 +49,8 @@ def gx_manifests(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -
 @dg.asset_check(asset=rejection_log, partitions_def=template_partitions,
                 description="GX: every rejection row has a stage, a reason and a detail.")
 def gx_rejection_log(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    path = store.path("samples", context.partition_key, "rejection_log.parquet")
-    df = pd.read_parquet(path)
+    with store.open(store.layout.rejection_log(context.partition_key)) as f:
+        df = pd.read_parquet(f)
     if df.empty:
         return dg.AssetCheckResult(passed=True, metadata={"rows": 0, "note": "no rejections to validate"})
     return _result("rejection_log", df)

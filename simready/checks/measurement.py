@@ -9,6 +9,7 @@ import dagster as dg
 from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import batch_sample_dirs
 from simready.hashing import file_sha256
+from simready.layout import ObservationDir
 from simready.measurement.batch import observation_dirs
 from simready.resources import ArtifactStore
 
@@ -20,10 +21,10 @@ def _obs_dirs(context, store: ArtifactStore) -> list[Path]:
 
 def missing_or_corrupt(obs: Path) -> list[str]:
     """Files listed in results.json that are absent or whose sha256 differs."""
-    results = json.loads((obs / "results.json").read_text())
+    results = json.loads(ObservationDir(obs).results.read_text())
     bad = []
     for f in results["files"]:
-        path = obs / f["path"]
+        path = ObservationDir(obs).file(f["path"])
         if not path.exists():
             bad.append(f"{path}: missing")
         elif file_sha256(str(path)) != f["sha256"]:
@@ -33,7 +34,7 @@ def missing_or_corrupt(obs: Path) -> list[str]:
 
 def incomplete_frames(obs: Path) -> list[str]:
     """Camera frames lacking one of the passes render.json says were rendered."""
-    results = json.loads((obs / "results.json").read_text())
+    results = json.loads(ObservationDir(obs).results.read_text())
     cameras = set(results.get("cameras", {}))
     wanted = set(results.get("passes", [])) & {"rgb", "depth", "id", "semantic"}
     have: dict[tuple[str, int], set[str]] = defaultdict(set)
@@ -58,7 +59,7 @@ def observations_complete(context: dg.AssetCheckExecutionContext, store: Artifac
 def observations_parity(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
     worst_m, worst_rad, failed = 0.0, 0.0, []
     for obs in _obs_dirs(context, store):
-        p = json.loads((obs / "parity.json").read_text())
+        p = json.loads(ObservationDir(obs).parity.read_text())
         worst_m, worst_rad = max(worst_m, p["max_position_error_m"]), max(worst_rad, p["max_angle_error_rad"])
         if not p["passed"]:
             failed.append(str(obs))

@@ -1,6 +1,5 @@
 """Asset checks for the scenario stage."""
 
-import json
 from pathlib import Path
 
 import dagster as dg
@@ -29,7 +28,7 @@ def manifests_schema_valid(
     template_id, batch = batch_of(context)
     current = template_hash(load_template(source.template_file(template_id)))
     problems = []
-    files = read_batch_manifest_paths(batch_dir(store, template_id, batch))
+    files = read_batch_manifest_paths(batch_dir(store, template_id, batch).root)
     for path in files:
         try:
             m = load_manifest(path)
@@ -51,8 +50,8 @@ def manifests_schema_valid(
     description="Every rejection row names its stage, reason and detail.",
 )
 def rejection_reasons_nonempty(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    path = store.path("samples", context.partition_key, "rejection_log.parquet")
-    table = pq.read_table(path).to_pylist()
+    with store.open(store.layout.rejection_log(context.partition_key)) as f:
+        table = pq.read_table(f).to_pylist()
     empty = [r for r in table if not (r["stage"] and r["reason"] and r["detail"])]
     return dg.AssetCheckResult(
         passed=not empty,
@@ -72,7 +71,7 @@ def manifests_pass_ladder(
     template_id, batch = batch_of(context)
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))
-    files = read_batch_manifest_paths(batch_dir(store, template_id, batch))
+    files = read_batch_manifest_paths(batch_dir(store, template_id, batch).root)
     failures = {}
     for path in files:
         ok, why = replay(load_manifest(path), template=template, catalog=catalog)

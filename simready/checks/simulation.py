@@ -8,8 +8,9 @@ import dagster as dg
 from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import batch_of, batch_sample_dirs
 from simready.catalog.catalog import load_catalog
+from simready.layout import SampleDir
 from simready.resources import ArtifactStore, SourceData
-from simready.sim.batch import VERDICT_FILE, branches_share_history, restore_reproduces
+from simready.sim.batch import branches_share_history, restore_reproduces
 from simready.world.template import load_template
 
 BACKEND = "dynamic-v1"
@@ -23,7 +24,7 @@ def _dirs(context, store: ArtifactStore) -> tuple[str, list[Path]]:
                 description="Every trace is finite, in bounds and accepted by evaluate_trace.")
 def trajectories_accepted(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
     _, dirs = _dirs(context, store)
-    verdicts = {d.name: json.loads((d / VERDICT_FILE).read_text()) for d in dirs}
+    verdicts = {d.name: json.loads(SampleDir(d).verdict.read_text()) for d in dirs}
     rejected = {s: [f["detail"] for f in v["findings"] if isinstance(f, dict) and not f.get("passed", True)] + v["issues"]
                 for s, v in verdicts.items() if v["verdict"] != "accept"}
     return dg.AssetCheckResult(passed=bool(verdicts) and not rejected, severity=dg.AssetCheckSeverity.ERROR,

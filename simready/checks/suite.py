@@ -1,7 +1,5 @@
 """Asset checks for the suite stage: no lineage leaks across splits (blocking, SPEC §13)."""
 
-import json
-
 import dagster as dg
 
 from simready.assets.suite import split_assignments
@@ -12,7 +10,7 @@ from simready.scenario.splits import SHARED, leakage, load_splits
 @dg.asset_check(asset=split_assignments, blocking=True,
                 description="No lineage (asset family, checkpoint group) crosses splits; shared families are listed.")
 def no_split_leakage(store: ArtifactStore) -> dg.AssetCheckResult:
-    rows = json.loads(store.path("splits", "split_assignments.json").read_text())["rows"]
+    rows = store.read_json(store.layout.split_assignments)["rows"]
     config = load_splits()
     shared = {f for f, s in config.families.items() if s == SHARED}
     leaks = leakage(rows, shared)

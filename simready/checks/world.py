@@ -1,8 +1,5 @@
 """Asset checks for the world stage; blocking, since every later stage relies on them."""
 
-
-import json
-
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
@@ -13,7 +10,7 @@ from simready.resources import ArtifactStore
 
 @dg.asset_check(asset=certified_assets, blocking=True, description="Every catalog entry passed certification.")
 def catalog_certified(store: ArtifactStore) -> dg.AssetCheckResult:
-    report = json.loads(store.path("catalog", "certification.json").read_text())
+    report = store.read_json(store.layout.certification)
     failed = [e for e in report["entries"] if not e["passed"]]
     return dg.AssetCheckResult(
         passed=not failed and report["n_entries"] > 0,
@@ -28,7 +25,7 @@ def catalog_certified(store: ArtifactStore) -> dg.AssetCheckResult:
 
 
 def _validation(store: ArtifactStore, template_id: str) -> dict:
-    return json.loads(store.path("templates", template_id, "validation.json").read_text())
+    return store.read_json(store.layout.template_validation(template_id))
 
 
 @dg.asset_check(
