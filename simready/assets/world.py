@@ -9,6 +9,7 @@ from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import template_partitions
 from simready.atomic import json_bytes
 from simready.catalog.catalog import load_catalog
+from simready.layout import ArtifactLayout
 from simready.resources import ArtifactStore, SourceData
 from simready.world.rig_view import rig_record, rig_table
 from simready.world.template import load_template
@@ -39,13 +40,12 @@ def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     certification = read_certification(store)
     certified = {e["id"] for e in certification["entries"] if e["passed"]}
     catalog = load_catalog(Path(source.catalog_generated_dir))
-    build = build_template_version(
-        source.template_file(template_id),
-        store.local.template_dir(template_id),
-        certified,
-        catalog.contracts(),
-        catalog.footprints(),
-    )
+    with store.scratch() as scratch:
+        staged = ArtifactLayout(scratch).template(template_id)
+        build = build_template_version(
+            source.template_file(template_id), staged, certified, catalog.contracts(), catalog.footprints()
+        )
+        store.publish(store.layout.template_dir(template_id), staged.root)
     for err in build.errors:
         context.log.error(err)
     metadata: dict[str, object] = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from simready.atomic import atomic_directory, write_json_atomic
+from simready.atomic import write_json_atomic
 from simready.errors import TemplateError
 from simready.hashing import file_sha256
 from simready.layout import TemplateDir
@@ -37,7 +37,6 @@ class TemplateBuild:
             an invalid template, so a fix still changes it).
         errors: one-line reasons, first one first.
         reference_errors: unresolved or uncertified asset references.
-        files: artifact paths written (template.json, plot.png, validation.json).
     """
 
     template_id: str
@@ -48,7 +47,6 @@ class TemplateBuild:
     errors: list[str] = field(default_factory=list)
     reference_errors: list[str] = field(default_factory=list)
     template: WorldTemplate | None = None
-    files: dict[str, str] = field(default_factory=dict)
 
     @property
     def data_version(self) -> str:
@@ -93,25 +91,21 @@ def validate_template_file(
 
 def build_template_version(
     source: Path,
-    out_dir: Path,
+    out: TemplateDir,
     certified_asset_ids: set[str],
     asset_contracts: dict | None,
     asset_dims: dict[str, tuple[float, float]] | None,
 ) -> TemplateBuild:
-    """Validate ``source`` and write ``out_dir`` (replaced atomically as a whole).
+    """Validate ``source`` and write the version into ``out``, a staging folder the caller puts in place as a
+    whole (:meth:`simready.store.Store.publish`), so no reader sees half a template.
 
     Writes ``validation.json`` always; ``template.json`` (canonical, resolved)
     and ``plot.png`` when the template parsed.
     """
     build = validate_template_file(source, certified_asset_ids, asset_contracts)
-    final = TemplateDir(out_dir)
-    with atomic_directory(out_dir) as tmp:
-        building = TemplateDir(tmp)
-        if build.template is not None:
-            write_json_atomic(building.record, canonical_dict(build.template))
-            plot_template(build.template, building.plot, asset_dims)
-            build.files["template"] = str(final.record)
-            build.files["plot"] = str(final.plot)
-        write_json_atomic(building.validation, build.report())
-        build.files["validation"] = str(final.validation)
+    out.root.mkdir(parents=True, exist_ok=True)
+    if build.template is not None:
+        write_json_atomic(out.record, canonical_dict(build.template))
+        plot_template(build.template, out.plot, asset_dims)
+    write_json_atomic(out.validation, build.report())
     return build
