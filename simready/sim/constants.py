@@ -142,7 +142,7 @@ class DynamicSettings:
     #: Slip angles use max(|v_x|, this) so a car at rest has a finite, damped lateral response (m/s).
     slip_min_speed_mps: float = 1.0
     #: How vehicles other than the ego are driven: "drive-1", the force and torque model of
-    #: simready.sim.backends.dynamic.DynamicBackend._drive (hashed, so a change re-versions traces).
+    #: simready.sim.backends.dynamic.drive (hashed, so a change re-versions traces).
     agent_model: str = "drive-1"
     #: Steering limits of the ego: angle (rad) and rate (rad/s).
     max_steer_rad: float = 0.6
