@@ -29,6 +29,7 @@ from typing import Any
 
 from simready.hashing import content_hash
 from simready.layout import ObservationDir, SampleDir
+from simready.records import Outcomes
 from simready.scenario.manifest import load_manifest
 from simready.measurement.observe import PASSES, ObserveOptions, observe_sample
 from simready.sensors_hw.trace_input import read_trace_input
@@ -76,11 +77,11 @@ def decision_and_branches(sample_dir: Path) -> tuple[float | None, list[str]]:
     sample = SampleDir(sample_dir)
     if not sample.outcomes.is_file():
         return None, []
-    outcomes = json.loads(sample.outcomes.read_text())
-    rows = outcomes.get("branches") or []
-    t_d = next((r["decision_t_s"] for r in rows if r.get("decision_t_s") is not None), outcomes.get("decision_t_s"))
-    labels = [str(r["label"]) for r in rows if sample.branch(str(r["label"])).trace.is_file()]
-    return (None if t_d is None else float(t_d)), labels
+    outcomes = Outcomes.read(sample.outcomes)
+    # The rows carry the decision as the branch traces record it (rounded to 1e-9 s).
+    t_d = outcomes.branches[0].decision_t_s if outcomes.branches else outcomes.decision_t_s
+    labels = [r.label for r in outcomes.branches if sample.branch(r.label).trace.is_file()]
+    return t_d, labels
 
 
 def _clear_observations(sample: SampleDir) -> None:

@@ -34,7 +34,8 @@ from simready.scenario.manifest import ScenarioManifest
 from simready.sensors_hw.models import Rig, RigError
 from simready.sensors_hw.trace_input import TraceInput, TraceInputError
 from simready.raycast.geometry import Body, SceneGeometry, read_obj_triangles
-from simready.world.identity import LegendEntry, actor_id, build_legend
+from simready.records import LegendEntry
+from simready.world.identity import actor_id, build_legend
 from simready.world.motion import PoseTrack
 from simready.world.ontology import Ontology, load_ontology
 from simready.world.template import WorldTemplate, load_template

@@ -15,7 +15,6 @@ Every file is written atomically; the stage's summary is the last write.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from simready import layout
 from simready.atomic import write_json_atomic
 from simready.hashing import content_hash, file_sha256
 from simready.layout import BatchDir, SampleDir
+from simready.records import Outcomes
 from simready.scenario.manifest import ScenarioManifest, load_manifest
 from simready.sim import constants as C
 from simready.sim.branch import run_branches, shared_prefix
@@ -97,7 +97,10 @@ def decision_at(manifest: ScenarioManifest) -> tuple[float | None, str | None]:
 
 
 def branch_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> dict[str, Any]:
-    """Checkpoint at the decision time, roll out the matched branches, write them and the outcome table."""
+    """Checkpoint at the decision time, roll out the matched branches, write them and the outcome table.
+
+    Returns ``branches/outcomes.json`` as written (:class:`simready.records.Outcomes`, dumped).
+    """
     sample = SampleDir(sample_dir)
     manifest = load_manifest(sample.manifest)
     at_s, at_source = decision_at(manifest)
@@ -108,21 +111,22 @@ def branch_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backe
     for branch in branch_set.branches:
         path = write_trace(branch.trace, sample.branch(branch.label).trace)
         traces[branch.label] = file_sha256(str(path))
-    summary = {
-        "sample": manifest.sample_id,
-        "checkpoint": ckpt.id,
-        "checkpoint_file": str(ckpt_path.relative_to(sample.root)),
-        "checkpoint_tick": ckpt.tick,
-        "decision_t_s": branch_set.decision_t_s,
-        "decision_source": at_source or branch_set.decision_source,
-        "split": manifest.split,
-        "branches": branch_set.table,
-        "trace_sha256": traces,
-    }
+    outcomes = Outcomes(
+        sample=manifest.sample_id,
+        checkpoint=ckpt.id,
+        checkpoint_file=str(ckpt_path.relative_to(sample.root)),
+        checkpoint_tick=ckpt.tick,
+        decision_t_s=branch_set.decision_t_s,
+        decision_source=at_source or branch_set.decision_source,
+        split=manifest.split,
+        branches=branch_set.table,
+        trace_sha256=traces,
+    )
     if sample.trace.exists():
         roles, dims = _roles_and_dims(manifest)
         plot_rollout(template, read_trace(sample.trace), sample.rollout_plot, roles=roles, dims=dims,
                      branches={b.label: b.trace for b in branch_set.branches}, title=manifest.sample_id)
+    summary = outcomes.dump()
     write_json_atomic(sample.outcomes, summary)
     return summary
 
@@ -136,8 +140,7 @@ def restore_reproduces(sample_dir: Path, template: WorldTemplate, catalog: Any, 
     snapshot cannot carry).
     """
     sample = SampleDir(sample_dir)
-    outcomes = json.loads(sample.outcomes.read_text())
-    ckpt = Checkpoint.read(sample.checkpoint(outcomes["checkpoint"]))
+    ckpt = Checkpoint.read(sample.checkpoint(Outcomes.read(sample.outcomes).checkpoint))
     manifest = load_manifest(sample.manifest)
     scene = build_scene(manifest, template, backend=backend, catalog=catalog)
     engine = Engine.restore(scene, ckpt)
@@ -175,10 +178,10 @@ def within_replay_tolerance(base: Trace, resumed: Trace) -> tuple[bool, str]:
 def branches_share_history(sample_dir: Path) -> tuple[bool, str]:
     """Every branch has the parent's pre-decision rows bit for bit (and so do siblings)."""
     sample = SampleDir(sample_dir)
-    outcomes = json.loads(sample.outcomes.read_text())
+    outcomes = Outcomes.read(sample.outcomes)
     base = read_trace(sample.trace)
-    tick = int(outcomes["checkpoint_tick"])
-    bad = [label for label in sorted(outcomes["trace_sha256"])
+    tick = outcomes.checkpoint_tick
+    bad = [label for label in sorted(outcomes.trace_sha256)
            if not shared_prefix(base, read_trace(sample.branch(label).trace), tick)]
     return not bad, "branches share the pre-decision history" if not bad else f"history differs before tick {tick}: {bad}"
 

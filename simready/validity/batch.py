@@ -9,17 +9,20 @@ independent draws of the same programs, frozen per template version), so a
 branch that drives the world somewhere the template's nominal scenarios never
 go scores lower realism, and no sample sits in its own reference.
 
-Written beside each sample: ``validity.json`` = {base report, branch reports}.
+Written beside each sample: ``validity.json`` (:class:`simready.records.ValidityRecord`) = {base report,
+branch reports}.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from simready.atomic import write_json_atomic
 from simready.layout import BranchDir, SampleDir
+from simready.records import ValidityRecord
 from simready.scenario.manifest import load_manifest
 from simready.validity.evidence import (
     collisions_from_events,
@@ -32,7 +35,10 @@ from simready.validity.gate import ValidityReport, validate_scenario
 
 
 def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) -> dict[str, Any]:
-    """Gate the base rollout (with sensor evidence when its observations exist) and every branch vs the base."""
+    """Gate the base rollout (with sensor evidence when its observations exist) and every branch vs the base.
+
+    Returns ``validity.json`` as written (a :class:`~simready.records.ValidityRecord`, dumped).
+    """
     sample = SampleDir(sample_dir)
     has_obs = sample.observations.root.is_dir()
     base = validate_scenario(evidence_from_sample_dir(sample_dir, reference_pool=reference, require_sensors=has_obs))
@@ -45,13 +51,13 @@ def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) ->
         environment = load_manifest(sample.manifest).environment
         for branch in found:
             branches[branch.label] = validate_scenario(_with_ticks_of(shared, branch, environment))
-    record = {
-        "sample": sample_dir.name,
-        "sensor_evidence": has_obs,
-        "branch_sensor_evidence": sorted(k for k, v in branches.items() if v.check("sensor").detail.get("evidence") != "absent"),
-        "base": base.model_dump(mode="json"),
-        "branches": {k: v.model_dump(mode="json") for k, v in branches.items()},
-    }
+    record = ValidityRecord(
+        sample=sample.sample_id,
+        sensor_evidence=has_obs,
+        branch_sensor_evidence=sorted(k for k, v in branches.items() if v.check("sensor").detail.get("evidence") != "absent"),
+        base=base.model_dump(mode="json"),
+        branches={k: v.model_dump(mode="json") for k, v in branches.items()},
+    ).dump()
     write_json_atomic(sample.validity, record)
     return record
 
@@ -74,37 +80,42 @@ def _with_ticks_of(evidence, branch: BranchDir, environment):
 
 
 def validate_batch(sample_dirs: list[Path], reference: ReferenceProfile | None) -> list[dict[str, Any]]:
-    """Gate every sample of a batch against one frozen reference (the template's pool in the DAG)."""
+    """Gate every sample of a batch against one frozen reference (the template's pool in the DAG); the
+    records as written."""
     return [validate_sample_dir(d, reference) for d in sample_dirs]
 
 
-def branch_summary(records: list[dict[str, Any]]) -> dict[str, Any]:
+def _record(rec: ValidityRecord | Mapping[str, Any]) -> ValidityRecord:
+    return rec if isinstance(rec, ValidityRecord) else ValidityRecord.model_validate(rec)
+
+
+def branch_summary(records: Iterable[ValidityRecord | Mapping[str, Any]]) -> dict[str, Any]:
     """Branch verdicts across samples: accepted/rejected per branch label (the action for common branches), the
     matched sets (samples with two or more branches) and how many of them are whole (every branch accepted),
-    and each rejected branch with its first reason."""
+    and each rejected branch with its first reason. ``records``: validity records, or their dumps."""
     per: dict[str, dict[str, int]] = {}
     rejected = []
     sets = whole = 0
-    for rec in sorted(records, key=lambda r: r["sample"]):
-        branches = rec.get("branches") or {}
-        for label, rep in sorted(branches.items()):
+    for rec in sorted(map(_record, records), key=lambda r: r.sample):
+        for label, rep in sorted(rec.branches.items()):
             row = per.setdefault(label, {"accepted": 0, "rejected": 0})
             row["accepted" if rep["accepted"] else "rejected"] += 1
             if not rep["accepted"]:
-                rejected.append({"sample": rec["sample"], "branch": label, "reason": (rep["reasons"] or ["?"])[0][:300]})
-        if len(branches) >= 2:
+                rejected.append({"sample": rec.sample, "branch": label, "reason": (rep["reasons"] or ["?"])[0][:300]})
+        if len(rec.branches) >= 2:
             sets += 1
-            whole += all(rep["accepted"] for rep in branches.values())
+            whole += all(rep["accepted"] for rep in rec.branches.values())
     return {"by_branch": per, "matched_sets": sets, "matched_sets_whole": whole, "rejected": rejected}
 
 
-def report_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Flat rows (sample, variant, accepted, validity, fidelity, weight, reasons) for tables and GX."""
+def report_rows(records: Iterable[ValidityRecord | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Flat rows (sample, variant, accepted, validity, fidelity, weight, reasons) for tables and GX.
+    ``records``: validity records, or their dumps (:func:`validate_sample_dir`'s rows)."""
     rows = []
-    for rec in records:
-        for variant, rep in [("base", rec["base"]), *sorted(rec["branches"].items())]:
+    for rec in map(_record, records):
+        for variant, rep in [("base", rec.base), *sorted(rec.branches.items())]:
             rows.append({
-                "sample": rec["sample"], "variant": variant, "accepted": rep["accepted"],
+                "sample": rec.sample, "variant": variant, "accepted": rep["accepted"],
                 "validity": rep["validity"], "fidelity": rep["fidelity"], "realism": rep["realism"],
                 "weight": rep["weight"], "capped": rep["capped"], "policy_version": rep["policy_version"],
                 "reasons": "; ".join(rep["reasons"])[:300],

@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from simready.layout import SampleDir
+from simready.records import ValidityRecord
 from simready.scenario.manifest import load_manifest
 from simready.validity.batch import branch_summary
 from simready.validity.evidence import evidence_from_sample_dir
@@ -42,8 +43,8 @@ def suite_validity(sample_dirs: Iterable[Path]) -> dict[str, Any]:
     reports, records = [], []
     for d in sample_dirs:
         if SampleDir(d).validity.exists():
-            rec = json.loads(SampleDir(d).validity.read_text())
-            reports.append(ValidityReport.model_validate(rec["base"]))
+            rec = ValidityRecord.read(SampleDir(d).validity)
+            reports.append(ValidityReport.model_validate(rec.base))
             records.append(rec)
     accepted = sum(1 for r in reports if r.accepted)
     policy = apply_suite_weight_policy(reports) if reports else {}
@@ -75,9 +76,9 @@ def validity_reports_frame(dirs: Iterable[Path]) -> pd.DataFrame:
     """The ``validity_reports`` table: every sample's base report and its branches' reports."""
     reports = []
     for d in dirs:
-        rec = json.loads(SampleDir(d).validity.read_text())
-        reports.append(ValidityReport.model_validate(rec["base"]))
-        reports += [ValidityReport.model_validate(r) for r in rec["branches"].values()]
+        rec = ValidityRecord.read(SampleDir(d).validity)
+        reports.append(ValidityReport.model_validate(rec.base))
+        reports += [ValidityReport.model_validate(r) for r in rec.branches.values()]
     return validity_frame(reports)
 
 

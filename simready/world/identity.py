@@ -12,11 +12,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from simready.atomic import write_json_atomic
+from simready.records import Legend, LegendEntry
 
 COMPACT_ID_BITS = 24  # fits an RGB8 id image
 COMPACT_ID_MAX = (1 << COMPACT_ID_BITS) - 1
@@ -85,37 +84,17 @@ def compact_ids(identifiers: Iterable[str], *, strict: bool = False) -> dict[str
     return out
 
 
-@dataclass(frozen=True)
-class LegendEntry:
-    compact_id: int
-    entity: str
-    semantic_class: str | None
-    class_id: int
-    family: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "compact_id": self.compact_id,
-            "entity": self.entity,
-            "class": self.semantic_class,
-            "class_id": self.class_id,
-            "family": self.family,
-        }
-
-
 def build_legend(entities: dict[str, tuple[str | None, int, str | None]]) -> list[LegendEntry]:
     """Legend rows from ``{entity id: (class name, class id, family)}``, sorted by compact id."""
     ids = compact_ids(entities)
-    rows = [LegendEntry(ids[e], e, c, cid, fam) for e, (c, cid, fam) in entities.items()]
+    rows = [LegendEntry(compact_id=ids[e], entity=e, semantic_class=c, class_id=cid, family=fam)
+            for e, (c, cid, fam) in entities.items()]
     return sorted(rows, key=lambda r: r.compact_id)
 
 
 def write_legend(path: str | Path, legend: list[LegendEntry], ontology_version: str) -> Path:
-    """``legend.json``: compact id → entity identifier, class, family (0 = nothing hit)."""
-    payload = {
-        "ontology_version": ontology_version,
-        "nothing_hit": NOTHING_HIT,
-        "compact_id_bits": COMPACT_ID_BITS,
-        "entries": [r.to_json() for r in legend],
-    }
-    return write_json_atomic(path, payload)
+    """``legend.json`` (:class:`simready.records.Legend`): compact id → entity identifier, class, family
+    (0 = nothing hit)."""
+    record = Legend(ontology_version=ontology_version, nothing_hit=NOTHING_HIT, compact_id_bits=COMPACT_ID_BITS,
+                    entries=legend)
+    return write_json_atomic(path, record.dump())

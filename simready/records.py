@@ -1,0 +1,312 @@
+"""Typed records of the JSON files the stages write: one pydantic model per file (SPEC §9–§12).
+
+Writers build a record and write :meth:`Record.dump` with
+:func:`simready.atomic.write_json_atomic` (indent 2, keys sorted); line files
+(``observed-frames.jsonl``) write :meth:`Record.line`. Readers get
+``Model.read(path)`` and read only the fields defined here. Where each file
+lies: :mod:`simready.layout`.
+
+Why the bytes do not change with the records: ``dump`` keeps exactly the keys
+that were set — a writer sets every field it writes, and a record read from a
+file has the keys the file had — and numbers keep their JSON spelling, because
+a field is typed ``float`` only where every writer gives a float (an ``int``
+would come back as ``1.0``). Files whose content belongs to another model (the
+gate's :class:`~simready.validity.gate.ValidityReport`, a sensor model's
+settings, the lighting) carry it as a plain mapping, typed by its owner.
+
+Frames and units: world frame x east, y north, z up; metres, seconds;
+quaternions ``[x, y, z, w]``; 4×4 poses as row lists.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: A 4×4 homogeneous transform as row lists.
+Pose = list[list[float]]
+
+
+class Record(BaseModel):
+    """A JSON file's model. Unknown keys are refused (``extra="forbid"``) unless a record says otherwise."""
+
+    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True,
+                              serialize_by_alias=True)
+
+    def dump(self) -> dict[str, Any]:
+        """The JSON-ready mapping a writer writes: the keys that were set, by their file names."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+    def line(self) -> str:
+        """One line of a JSON-lines file (keys sorted, no newline)."""
+        return json.dumps(self.dump(), sort_keys=True)
+
+    @classmethod
+    def read(cls, path: str | Path) -> Self:
+        return cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    @classmethod
+    def read_lines(cls, path: str | Path) -> Iterator[Self]:
+        """Every non-blank line of a JSON-lines file, in order."""
+        with Path(path).open(encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    yield cls.model_validate_json(line)
+
+
+# --- branches/outcomes.json (simready.sim.batch) ---------------------------------------------------------
+
+
+class BranchOutcome(Record):
+    """One matched branch's row of the outcome table (:func:`simready.sim.branch.outcome`).
+
+    ``collision_*`` describe the subject's first collision at or after the decision (None without
+    one; ``collision_delta_v_mps``: each party's |Δv|); ``stopping_distance_m`` is measured from
+    ``stopping_from_t_s``, the checkpoint tick's time.
+    """
+
+    label: str
+    action: str
+    disturbance: str
+    repeat: int | None
+    parent_checkpoint: str
+    decision_t_s: float
+    collision: bool
+    collision_t: float | None
+    collision_with: str | None
+    collision_relative_speed_mps: float | None
+    collision_delta_v_mps: dict[str, float] | None
+    collision_duration_s: float | None
+    collisions: int
+    min_ttc_s: float | None
+    min_ttc_t: float | None
+    min_distance_m: float | None
+    conflict_actor: str | None
+    stopping_distance_m: float | None
+    stopping_from_t_s: float
+    required_decel_max: float | None
+
+
+class Outcomes(Record):
+    """``branches/outcomes.json``: the decision checkpoint, the branch-outcome table and each branch trace's hash."""
+
+    sample: str
+    checkpoint: str
+    checkpoint_file: str
+    checkpoint_tick: int
+    decision_t_s: float
+    decision_source: str
+    split: str
+    branches: list[BranchOutcome]
+    trace_sha256: dict[str, str]
+
+
+# --- validity.json (simready.validity.batch) ---------------------------------------------------------------
+
+
+class ValidityRecord(Record):
+    """``validity.json``: the gate's report on the base rollout and on each branch (keyed by label).
+
+    ``base`` and ``branches[label]`` are :class:`~simready.validity.gate.ValidityReport` dumps
+    (validate them with it); ``branch_sensor_evidence``: the labels gated with their own observations.
+    """
+
+    sample: str
+    sensor_evidence: bool
+    branch_sensor_evidence: list[str]
+    base: dict[str, Any]
+    branches: dict[str, dict[str, Any]]
+
+
+# --- legend.json (simready.world.identity) -----------------------------------------------------------------
+
+
+class LegendEntry(Record):
+    """Compact id → entity identifier, semantic class (``class`` in the file), class id and family."""
+
+    model_config = ConfigDict(frozen=True)
+
+    compact_id: int
+    entity: str
+    semantic_class: str | None = Field(alias="class")
+    class_id: int
+    family: str | None
+
+
+class Legend(Record):
+    """``legend.json``: every entity of the observed scene by compact id (``nothing_hit``: the id of no hit)."""
+
+    ontology_version: str
+    nothing_hit: int
+    compact_id_bits: int
+    entries: list[LegendEntry]
+
+
+# --- observed-frames.jsonl (simready.measurement) ----------------------------------------------------------
+
+
+class ObservedActor(Record):
+    """One actor at one sensor sample: body-centre position (m), rotation, presence, whether the sample saw it."""
+
+    position: list[float]
+    rotation_xyzw: list[float]
+    present: bool
+    visible: bool
+
+
+class ObservedFrame(Record):
+    """One line of ``observed-frames.jsonl``: a sensor sample at ``t_s`` (its window start) and every actor,
+    keyed by entity id (``<sample>/actor:<id>``)."""
+
+    sensor: str
+    tick: int
+    t_s: float
+    actors: dict[str, ObservedActor]
+
+
+# --- results.json (simready.measurement) -------------------------------------------------------------------
+
+
+class FileEntry(Record):
+    """One file of an observation folder: its name relative to the folder, sensor and tick (None for the
+    folder's own files), pass, size and ``sha256:`` hash, and what its pass adds.
+
+    Per pass: ``depth`` ``shape`` [H, W] and ``dtype``; ``lidar`` ``points``, ``t`` (mid-sweep time, s)
+    and ``T_world_sensor`` (the pose at mid-sweep); ``radar`` ``detections``; ``truth.forward`` /
+    ``truth.backward`` ``target_tick``; ``video`` ``frames`` and ``fps``.
+    """
+
+    path: str
+    sensor: str | None
+    tick: int | None
+    pass_name: str = Field(alias="pass")
+    bytes: int
+    sha256: str
+    shape: list[int] | None = None
+    dtype: str | None = None
+    points: int | None = None
+    t: float | None = None
+    T_world_sensor: Pose | None = None
+    detections: int | None = None
+    target_tick: int | None = None
+    frames: int | None = None
+    fps: float | None = None
+
+
+class SensorSummary(Record):
+    """An observed sensor: its type (camera | lidar | radar), samples observed and passes written."""
+
+    type: str
+    ticks: int
+    passes: list[str]
+
+
+class SampleTimes(Record):
+    """When a camera frame's rows were sampled: row r at ``first_row + r * line_time_s`` (``rule``)."""
+
+    first_row: float
+    last_row: float
+    rows: int
+    line_time_s: float
+    rule: str
+
+
+class CameraFrame(Record):
+    """One camera frame: tick, window start ``t0_s``, row sample times and the first and last rows' poses
+    (optical frame)."""
+
+    tick: int
+    t0_s: float
+    sample_times_s: SampleTimes
+    T_world_camera_first_row: Pose
+    T_world_camera_last_row: Pose
+
+
+class CameraFrames(Record):
+    """A camera's projection (:meth:`simready.sensors_hw.camera.Intrinsics.to_json` with distortion,
+    shutter and clip range) and its frames."""
+
+    projection: dict[str, Any]
+    frames: list[CameraFrame]
+
+
+class LidarSweep(Record):
+    """One LiDAR sweep: tick, start ``t0_s``, duration ``sweep_s`` and point count."""
+
+    tick: int
+    t0_s: float
+    sweep_s: float
+    points: int
+
+
+class RadarFrame(Record):
+    """One radar frame: tick, time ``t_s`` and detection count."""
+
+    tick: int
+    t_s: float
+    detections: int
+
+
+class Results(Record):
+    """``results.json``: every file of an observation folder (sorted by path) and what the sensors sampled."""
+
+    version: str
+    passes: list[str]
+    sensors: dict[str, SensorSummary]
+    cameras: dict[str, CameraFrames]
+    sweeps: dict[str, list[LidarSweep | RadarFrame]]
+    files: list[FileEntry]
+
+
+# --- render.json (simready.measurement) --------------------------------------------------------------------
+
+
+class RigOverride(Record):
+    """One applied ``--set`` override: its key, the sensors it reached (``atmosphere`` for the weather) and
+    the value."""
+
+    key: str
+    sensors: list[str]
+    value: Any
+
+
+class RenderSettings(Record):
+    """How the folder was observed (:class:`simready.measurement.observe.ObserveOptions` and the encoders);
+    ``window_s``: the observed [from, until], seconds of scenario time."""
+
+    lidar_format: str
+    lidar_time_column: bool
+    video: bool
+    pairing_policy: str
+    writer_thread: bool
+    truth_thread: bool
+    from_s: float | None
+    until_s: float | None
+    png_compress_level: int
+    truth_compression: list[str | int]
+    window_s: list[float]
+
+
+class Render(Record):
+    """``render.json``: the rig as rendered (overrides applied), settings, lighting and atmosphere, frames per
+    sensor, timings (s), peak resident memory (MiB) and warnings. ``rig``, ``lighting`` and ``atmosphere``
+    are their owners' JSON (:mod:`simready.sensors_hw`)."""
+
+    version: str
+    sample_id: str
+    template_id: str
+    passes: list[str]
+    overrides: list[RigOverride]
+    rig: dict[str, Any]
+    settings: RenderSettings
+    lighting: dict[str, Any]
+    atmosphere: dict[str, Any]
+    sensors_observed: list[str]
+    frames: dict[str, int]
+    timings_s: dict[str, float]
+    peak_rss_mb: float
+    warnings: list[str]
