@@ -11,6 +11,7 @@ from simready.assets.scenario import batch_sample_dirs
 from simready.hashing import file_sha256
 from simready.layout import ObservationDir
 from simready.measurement.batch import observation_dirs
+from simready.records import Results
 from simready.resources import ArtifactStore
 
 
@@ -21,26 +22,26 @@ def _obs_dirs(context, store: ArtifactStore) -> list[Path]:
 
 def missing_or_corrupt(obs: Path) -> list[str]:
     """Files listed in results.json that are absent or whose sha256 differs."""
-    results = json.loads(ObservationDir(obs).results.read_text())
+    folder = ObservationDir(obs)
     bad = []
-    for f in results["files"]:
-        path = ObservationDir(obs).file(f["path"])
+    for f in Results.read(folder.results).files:
+        path = folder.file(f.path)
         if not path.exists():
             bad.append(f"{path}: missing")
-        elif file_sha256(str(path)) != f["sha256"]:
+        elif file_sha256(str(path)) != f.sha256:
             bad.append(f"{path}: sha256 differs from results.json")
     return bad
 
 
 def incomplete_frames(obs: Path) -> list[str]:
     """Camera frames lacking one of the passes render.json says were rendered."""
-    results = json.loads(ObservationDir(obs).results.read_text())
-    cameras = set(results.get("cameras", {}))
-    wanted = set(results.get("passes", [])) & {"rgb", "depth", "id", "semantic"}
+    results = Results.read(ObservationDir(obs).results)
+    cameras = set(results.cameras)
+    wanted = set(results.passes) & {"rgb", "depth", "id", "semantic"}
     have: dict[tuple[str, int], set[str]] = defaultdict(set)
-    for f in results["files"]:
-        if f.get("sensor") in cameras and f.get("tick") is not None:
-            have[(f["sensor"], int(f["tick"]))].add(f["pass"])
+    for f in results.files:
+        if f.sensor in cameras and f.tick is not None:
+            have[(f.sensor, f.tick)].add(f.pass_name)
     return [f"{obs}: {cam} tick {tick} lacks {sorted(wanted - p)}" for (cam, tick), p in sorted(have.items()) if wanted - p]
 
 
