@@ -226,11 +226,38 @@ class CameraFrame(Record):
     T_world_camera_last_row: Pose
 
 
-class CameraFrames(Record):
-    """A camera's projection (:meth:`simready.sensors_hw.camera.Intrinsics.to_json` with distortion,
-    shutter and clip range) and its frames."""
+class Distortion(Record):
+    """Radial lens distortion (``brown``: k1, k2) and the passes it applies to."""
 
-    projection: dict[str, Any]
+    model: str
+    k1: float
+    k2: float
+    applies_to: list[str]
+
+
+class Projection(Record):
+    """A camera's projection: pinhole intrinsics (pixels, pixel centres at integers), distortion, shutter
+    (rolling | global, ``line_time_s`` between rows) and clip range (m)."""
+
+    width_px: int
+    height_px: int
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    pixel_centres: str
+    model: str
+    distortion: Distortion
+    shutter: str
+    line_time_s: float
+    near_m: float
+    far_m: float
+
+
+class CameraFrames(Record):
+    """A camera's projection and its frames."""
+
+    projection: Projection
     frames: list[CameraFrame]
 
 
@@ -275,7 +302,7 @@ class RigOverride(Record):
 
 
 class RenderSettings(Record):
-    """How the folder was observed (:class:`simready.measurement.observe.ObserveOptions` and the encoders);
+    """How the folder was observed (:class:`simready.measurement.options.ObserveOptions` and the encoders);
     ``window_s``: the observed [from, until], seconds of scenario time."""
 
     lidar_format: str

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,8 @@ from PIL import Image
 
 from simready.bench.observe import SAMPLE_ID, street_sample
 from simready.bench.sensors import box_body, linear_track
+from simready.layout import ObservationDir
+from simready.records import Legend, Render, Results
 from simready.sensors_hw.camera import Intrinsics, decode_id_rgb, render_frame
 from simready.sensors_hw.lidar import read_ply, scan
 from simready.sensors_hw.models import Rig, apply_overrides
@@ -114,12 +115,14 @@ def test_lidar_range_equals_camera_depth_for_the_same_surface_point(street, nois
 
 def test_id_pass_lidar_and_radar_ids_agree_through_the_legend(observed, street):
     built, rig, _ = street
-    legend = {e["compact_id"]: e for e in json.loads((observed / "legend.json").read_text())["entries"]}
-    car = next(c for c, e in legend.items() if e["entity"] == f"{SAMPLE_ID}/actor:car_2")
-    assert legend[car]["class"] == "car" and legend[car]["class_id"] == 10
-    cam = set(np.unique(decode_id_rgb(np.array(Image.open(observed / "front_camera/00000004.id.png")))).tolist())
-    lid = set(read_ply(observed / "roof_lidar/00000002.ply")["instance_id"].tolist())
-    with open(observed / "front_radar/00000003.csv") as f:
+    obs = ObservationDir(observed)
+    legend = {e.compact_id: e for e in Legend.read(obs.legend).entries}
+    car = next(c for c, e in legend.items() if e.entity == f"{SAMPLE_ID}/actor:car_2")
+    assert legend[car].semantic_class == "car" and legend[car].class_id == 10
+    cam = set(np.unique(decode_id_rgb(np.array(Image.open(obs.file(obs.frame_name("front_camera", 4, "id"))))))
+              .tolist())
+    lid = set(read_ply(obs.file(obs.frame_name("roof_lidar", 2, "lidar")))["instance_id"].tolist())
+    with open(obs.file(obs.frame_name("front_radar", 3, "radar"))) as f:
         rad = {int(r["instance_id"]) for r in csv.DictReader(f)}
     assert car in cam and car in lid and car in rad  # the car ahead, by every sensor, under one id
     assert (cam - {0}) | lid | rad <= set(legend)
@@ -203,14 +206,15 @@ def test_static_displacement_is_exactly_zero_under_a_turning_rolling_shutter_cam
 
 def test_radar_radial_velocity_matches_the_trace_relative_velocity(observed, street):
     built, _, trace = street
-    legend = {e["compact_id"]: e["entity"] for e in json.loads((observed / "legend.json").read_text())["entries"]}
-    results = json.loads((observed / "results.json").read_text())
-    mount = np.array(json.loads((observed / "render.json").read_text())["rig"]["front_radar"]["T_body_mount"])
+    obs = ObservationDir(observed)
+    legend = {e.compact_id: e.entity for e in Legend.read(obs.legend).entries}
+    results = Results.read(obs.results)
+    mount = np.array(Render.read(obs.render).rig["front_radar"]["T_body_mount"])
     df = trace.ticks
     checked = 0
-    for frame in results["sweeps"]["front_radar"]:
-        t = frame["t_s"]
-        with open(observed / f"front_radar/{frame['tick']:08d}.csv") as f:
+    for frame in results.sweeps["front_radar"]:
+        t = frame.t_s
+        with open(obs.file(obs.frame_name("front_radar", frame.tick, "radar"))) as f:
             rows = list(csv.DictReader(f))
         ego = df[(df["actor_id"] == "ego")].set_index("t")
         # The trace's state at t (constant velocities here, so the nearest tick's twist is the twist at t).

@@ -9,6 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simready.errors import OntologyError
+from simready.layout import ObservationDir
+from simready.records import Legend
 from simready.world import identity as ident
 from simready.world.ontology import UNKNOWN_CLASS_ID, load_ontology, parse_ontology
 
@@ -89,10 +91,11 @@ def test_legend_writer(tmp_path):
         "rc/instance:curb_0": ("curb", onto.class_id("curb"), "curb"),
     }
     legend = ident.build_legend(entities)
-    path = ident.write_legend(tmp_path / "legend.json", legend, onto.ontology_version)
-    data = json.loads(path.read_text())
-    assert data["nothing_hit"] == 0
-    assert [e["compact_id"] for e in data["entries"]] == sorted(e["compact_id"] for e in data["entries"])
-    by_entity = {e["entity"]: e for e in data["entries"]}
-    assert by_entity["s1/actor:ped"]["class_id"] == 20
-    assert by_entity["s1/actor:ped"]["compact_id"] == ident.compact_ids(entities)["s1/actor:ped"]
+    path = ident.write_legend(ObservationDir(tmp_path).legend, legend, onto.ontology_version)
+    data = Legend.read(path)
+    assert data.nothing_hit == 0 and data.ontology_version == onto.ontology_version
+    assert [e.compact_id for e in data.entries] == sorted(e.compact_id for e in data.entries)
+    by_entity = {e.entity: e for e in data.entries}
+    assert by_entity["s1/actor:ped"].class_id == 20 and by_entity["s1/actor:ped"].semantic_class == "pedestrian"
+    assert by_entity["s1/actor:ped"].compact_id == ident.compact_ids(entities)["s1/actor:ped"]
+    assert json.loads(path.read_text())["entries"][0].keys() == {"compact_id", "entity", "class", "class_id", "family"}

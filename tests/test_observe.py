@@ -13,9 +13,12 @@ from PIL import Image
 
 from simready.bench.observe import street_sample
 from simready.hashing import file_sha256
+from simready.layout import RESULTS, ObservationDir
+from simready.measurement.observe import observe
+from simready.measurement.options import PASSES, ObserveOptions
+from simready.records import Legend, ObservedFrame, Render, Results
 from simready.sensors_hw.camera import decode_id_rgb
 from simready.sensors_hw.lidar import read_ply
-from simready.measurement.observe import PASSES, ObserveOptions, observe
 from simready.truth.flow import dense
 
 SMALL = {"width_px": 96, "height_px": 64, "line_time_s": 2e-4, "azimuth_steps": 256, "channels": 16}
@@ -34,71 +37,78 @@ def full(tmp_path_factory) -> Path:
     return out
 
 
-def load(out: Path, name: str) -> dict:
-    return json.loads((out / name).read_text())
+def results_of(out: Path) -> Results:
+    return Results.read(ObservationDir(out).results)
+
+
+def render_of(out: Path) -> Render:
+    return Render.read(ObservationDir(out).render)
+
+
+def job_of(out: Path) -> dict:
+    return json.loads(ObservationDir(out).render_job.read_text())
 
 
 def test_every_file_is_listed_once_with_its_size_and_hash(full):
-    results = load(full, "results.json")
-    listed = {e["path"]: e for e in results["files"]}
+    listed = {e.path: e for e in results_of(full).files}
     on_disk = {p.relative_to(full).as_posix() for p in full.rglob("*") if p.is_file()}
-    assert on_disk - set(listed) == {"results.json"}
+    assert on_disk - set(listed) == {RESULTS}
     assert set(listed) <= on_disk
     for path, e in listed.items():
-        assert e["bytes"] == (full / path).stat().st_size
-        assert e["sha256"] == file_sha256(str(full / path))
-        assert {"sensor", "tick", "pass"} <= set(e)
+        assert e.bytes == (full / path).stat().st_size
+        assert e.sha256 == file_sha256(str(full / path))
+        assert {"sensor", "tick", "pass"} <= set(e.dump())
     assert not list(full.parent.glob(".obs.*"))  # the temporary sibling is gone
 
 
 def test_layout_names_and_frames_have_all_their_passes(full):
-    results = load(full, "results.json")
-    files = results["files"]
-    cams = [e for e in files if e["sensor"] == "front_camera" and e["tick"] is not None
-            and not e["pass"].startswith("truth")]
+    results = results_of(full)
+    files = results.files
+    cams = [e for e in files if e.sensor == "front_camera" and e.tick is not None
+            and not e.pass_name.startswith("truth")]
     by_tick: dict[int, set[str]] = {}
     for e in cams:
-        by_tick.setdefault(e["tick"], set()).add(e["pass"])
-        assert re.fullmatch(r"front_camera/\d{8}\.(rgb\.png|depth\.f32\.bin|semantic\.png|id\.png)", e["path"])
+        by_tick.setdefault(e.tick, set()).add(e.pass_name)
+        assert re.fullmatch(r"front_camera/\d{8}\.(rgb\.png|depth\.f32\.bin|semantic\.png|id\.png)", e.path)
     assert by_tick and all(p == {"rgb", "depth", "id", "semantic"} for p in by_tick.values())
     assert sorted(by_tick) == list(range(len(by_tick)))
-    lidar = [e["path"] for e in files if e["pass"] == "lidar"]
-    radar = [e["path"] for e in files if e["pass"] == "radar"]
+    lidar = [e.path for e in files if e.pass_name == "lidar"]
+    radar = [e.path for e in files if e.pass_name == "radar"]
     assert lidar and all(re.fullmatch(r"roof_lidar/\d{8}\.ply", p) for p in lidar)
     assert radar and all(re.fullmatch(r"front_radar/\d{8}\.csv", p) for p in radar)
     assert (full / radar[0]).read_text().splitlines()[0].startswith("range_m,azimuth_rad,elevation_rad")
     assert (full / lidar[0]).read_text().splitlines()[:2] == ["ply", "format ascii 1.0"]
     # Own rates: camera 20 Hz, LiDAR 10 Hz, radar 13 Hz, each window inside the 0.32 s clip.
-    assert results["sensors"]["front_camera"]["ticks"] == 7
-    assert results["sensors"]["roof_lidar"]["ticks"] == 3
-    assert results["sensors"]["front_radar"]["ticks"] == 5
-    depth = np.fromfile(full / "front_camera/00000000.depth.f32.bin", "<f4").reshape(64, 96)
+    assert results.sensors["front_camera"].ticks == 7
+    assert results.sensors["roof_lidar"].ticks == 3
+    assert results.sensors["front_radar"].ticks == 5
+    obs = ObservationDir(full)
+    depth = np.fromfile(obs.file(obs.frame_name("front_camera", 0, "depth")), "<f4").reshape(64, 96)
     assert np.isfinite(depth).mean() > 0.5
-    assert np.array(Image.open(full / "front_camera/00000000.semantic.png")).dtype == np.uint16
+    assert np.array(Image.open(obs.file(obs.frame_name("front_camera", 0, "semantic")))).dtype == np.uint16
 
 
 def test_camera_frames_record_projection_and_sample_times(full):
-    cam = load(full, "results.json")["cameras"]["front_camera"]
-    proj = cam["projection"]
-    assert proj["fx"] == proj["fy"] == pytest.approx(48.0) and (proj["cx"], proj["cy"]) == (47.5, 31.5)
-    assert proj["distortion"]["k1"] == -0.05 and proj["shutter"] == "rolling"
-    f1 = cam["frames"][1]
-    assert f1["t0_s"] == pytest.approx(0.05)
-    st = f1["sample_times_s"]
-    assert st["last_row"] == pytest.approx(st["first_row"] + 63 * 2e-4) and st["rows"] == 64
-    job = load(full, "job/render-job.json")
-    poses = job["camera_poses"]["front_camera"]
-    assert [f["tick"] for f in poses["frames"]] == [f["tick"] for f in cam["frames"]]
-    every = np.load(full / poses["every_row"])
+    cam = results_of(full).cameras["front_camera"]
+    proj = cam.projection
+    assert proj.fx == proj.fy == pytest.approx(48.0) and (proj.cx, proj.cy) == (47.5, 31.5)
+    assert proj.distortion.k1 == -0.05 and proj.shutter == "rolling"
+    f1 = cam.frames[1]
+    assert f1.t0_s == pytest.approx(0.05)
+    st = f1.sample_times_s
+    assert st.last_row == pytest.approx(st.first_row + 63 * 2e-4) and st.rows == 64
+    poses = job_of(full)["camera_poses"]["front_camera"]
+    assert [f["tick"] for f in poses["frames"]] == [f.tick for f in cam.frames]
+    every = np.load(ObservationDir(full).file(poses["every_row"]))
     assert every["T_world_camera"].shape == (7, 64, 4, 4)
-    np.testing.assert_allclose(every["T_world_camera"][1, 0], f1["T_world_camera_first_row"])
+    np.testing.assert_allclose(every["T_world_camera"][1, 0], f1.T_world_camera_first_row)
     # The ego moves at 8 m/s: the last row's camera is 8·63·line_time further along x.
     dx = every["T_world_camera"][1, -1, 0, 3] - every["T_world_camera"][1, 0, 0, 3]
     assert dx == pytest.approx(8.0 * 63 * 2e-4)
 
 
 def test_pairing_table_selects_with_exact_offsets(full):
-    job = load(full, "job/render-job.json")
+    job = job_of(full)
     rows = job["pairing"]["tables"]["front_camera"]
     assert job["pairing"]["selection_only"] is True and len(rows) == 7
     r3 = rows[3]  # camera at 0.15 s: LiDAR sweep 1 (0.1 s start) or 2 (0.2 s), radar frame 2 (2/13 s)
@@ -108,39 +118,40 @@ def test_pairing_table_selects_with_exact_offsets(full):
 
 
 def test_render_json_records_passes_rig_and_timings(full):
-    render = load(full, "render.json")
-    assert render["passes"] == list(PASSES)
-    assert render["rig"]["front_camera"]["model"]["width_px"] == 96
-    assert render["rig"]["roof_lidar"]["type"] == "lidar"
-    assert render["overrides"] == [] and render["warnings"] == []
-    assert render["frames"] == {"front_camera": 7, "front_radar": 5, "roof_lidar": 3}
-    assert render["timings_s"]["total"] > 0 and render["peak_rss_mb"] > 0
+    render = render_of(full)
+    assert render.passes == list(PASSES)
+    assert render.rig["front_camera"]["model"]["width_px"] == 96
+    assert render.rig["roof_lidar"]["type"] == "lidar"
+    assert render.overrides == [] and render.warnings == []
+    assert render.frames == {"front_camera": 7, "front_radar": 5, "roof_lidar": 3}
+    assert render.timings_s["total"] > 0 and render.peak_rss_mb > 0
 
 
 def test_observed_frames_and_parity(full):
-    lines = [json.loads(x) for x in (full / "observed-frames.jsonl").read_text().splitlines()]
+    lines = list(ObservedFrame.read_lines(ObservationDir(full).observed_frames))
     assert len(lines) == 7 + 3 + 5
-    assert [x["t_s"] for x in lines] == sorted(x["t_s"] for x in lines)
-    ego = lines[0]["actors"]["bench-street/actor:ego"]
-    assert ego["present"] and len(ego["rotation_xyzw"]) == 4 and not ego["visible"]  # sensors ignore their carrier
-    car = [x["actors"]["bench-street/actor:car_2"] for x in lines if x["sensor"] == "front_camera"]
-    assert all(c["visible"] for c in car)  # the car ahead in the same lane
-    parity = load(full, "parity.json")
+    assert [x.t_s for x in lines] == sorted(x.t_s for x in lines)
+    ego = lines[0].actors["bench-street/actor:ego"]
+    assert ego.present and len(ego.rotation_xyzw) == 4 and not ego.visible  # sensors ignore their carrier
+    car = [x.actors["bench-street/actor:car_2"] for x in lines if x.sensor == "front_camera"]
+    assert all(c.visible for c in car)  # the car ahead in the same lane
+    parity = json.loads(ObservationDir(full).parity.read_text())
     assert parity["passed"] and parity["max_position_error_m"] < 1e-9 and parity["max_angle_error_rad"] < 1e-9
     assert set(parity["actors"]) == {f"bench-street/actor:{a}" for a in ("car_1", "car_2", "ego", "ped")}
 
 
 def test_truth_files_are_listed_and_readable(full):
-    results = load(full, "results.json")
-    truth = [e for e in results["files"] if e["pass"].startswith("truth")]
-    kinds = {e["pass"] for e in truth}
+    obs = ObservationDir(full)
+    truth = [e for e in results_of(full).files if e.pass_name.startswith("truth")]
+    kinds = {e.pass_name for e in truth}
     assert kinds == {"truth.surface", "truth.motion_field", "truth.forward", "truth.backward", "truth.tracks",
                      "truth.track_events"}
-    fwd = [e for e in truth if e["pass"] == "truth.forward"]
-    bwd = [e for e in truth if e["pass"] == "truth.backward"]
-    assert [e["tick"] for e in fwd] == list(range(6)) and [e["tick"] for e in bwd] == list(range(1, 7))
-    assert all(e["target_tick"] == e["tick"] + 1 for e in fwd)
-    t = pq.read_table(full / fwd[0]["path"])
+    assert all(obs.is_truth(e.path) for e in truth)
+    fwd = [e for e in truth if e.pass_name == "truth.forward"]
+    bwd = [e for e in truth if e.pass_name == "truth.backward"]
+    assert [e.tick for e in fwd] == list(range(6)) and [e.tick for e in bwd] == list(range(1, 7))
+    assert all(e.target_tick == e.tick + 1 for e in fwd)
+    t = pq.read_table(obs.file(fwd[0].path))
     meta = json.loads(t.schema.metadata[b"simready.truth"])
     assert meta["direction"] == "forward" and meta["target_tick"] == 1
     flow = dense(t.column("pixel").to_numpy(), np.stack([t.column("flow_du_px").to_numpy(),
@@ -148,57 +159,63 @@ def test_truth_files_are_listed_and_readable(full):
     assert flow.shape == (64, 96, 2) and np.isfinite(flow).any()
     static = t.column("static").to_numpy()
     assert static.any() and np.all(t.column("disp_x_m").to_numpy()[static] == 0.0)
-    assert "disoccluded" in pq.read_table(full / bwd[0]["path"]).column_names
-    tracks = pq.read_table(full / "truth/front_camera/tracks.parquet").to_pandas()
+    assert "disoccluded" in pq.read_table(obs.file(bwd[0].path)).column_names
+    tracks = pq.read_table(obs.file(obs.truth_table_name("front_camera", "truth.tracks"))).to_pandas()
     assert tracks["track_id"].str.fullmatch(r".+#\d+").all()
 
 
 def test_legend_names_every_id_the_sensors_wrote(full):
-    legend = {e["compact_id"]: e for e in load(full, "legend.json")["entries"]}
-    ids = set(np.unique(decode_id_rgb(np.array(Image.open(full / "front_camera/00000002.id.png")))).tolist()) - {0}
-    ids |= set(read_ply(full / "roof_lidar/00000001.ply")["instance_id"].tolist())
+    obs = ObservationDir(full)
+    legend = {e.compact_id: e for e in Legend.read(obs.legend).entries}
+    ids = set(np.unique(decode_id_rgb(np.array(Image.open(obs.file(obs.frame_name("front_camera", 2, "id"))))))
+              .tolist()) - {0}
+    ids |= set(read_ply(obs.file(obs.frame_name("roof_lidar", 1, "lidar")))["instance_id"].tolist())
     assert ids and ids <= set(legend)
-    assert legend[min(ids)]["entity"].startswith(("bench_street/instance:", "bench-street/actor:"))
+    assert legend[min(ids)].entity.startswith(("bench_street/instance:", "bench-street/actor:"))
 
 
 def test_videos_exist_per_sensor(full):
+    obs = ObservationDir(full)
     for name in ("front_camera", "roof_lidar", "front_radar"):
-        data = (full / "video" / f"{name}.mp4").read_bytes()
+        data = obs.file(obs.video_name(name)).read_bytes()
         assert data[4:8] == b"ftyp" and len(data) > 500
 
 
 def test_passes_select_what_is_written(tmp_path):
     out, res = run(tmp_path, options=ObserveOptions(passes=("rgb", "depth"), video=False))
-    written = {e["pass"] for e in load(out, "results.json")["files"]}
+    written = {e.pass_name for e in results_of(out).files}
     assert {"rgb", "depth"} <= written and not written & {"id", "semantic", "lidar", "radar", "truth.surface"}
-    assert not (out / "roof_lidar").exists() and not (out / "truth").exists() and not (out / "video").exists()
-    assert load(out, "render.json")["passes"] == ["rgb", "depth"]
+    obs = ObservationDir(out)
+    assert not (out / "roof_lidar").exists() and not obs.truth.exists() and not obs.video_dir.exists()
+    assert render_of(out).passes == ["rgb", "depth"]
     assert res.frames == {"front_camera": 7}
 
 
 def test_set_overrides_are_applied_and_recorded(tmp_path):
     out, _ = run(tmp_path, duration_s=0.12, overrides=["lens.distortion=0", "roof_lidar.range_noise_m=0"],
                  options=ObserveOptions(video=False, lidar_format="binary"))
-    render = load(out, "render.json")
-    assert render["rig"]["front_camera"]["model"]["distortion_k1"] == 0.0
-    assert render["rig"]["roof_lidar"]["model"]["range_noise_m"] == 0.0
-    assert [o["key"] for o in render["overrides"]] == ["lens.distortion", "roof_lidar.range_noise_m"]
-    assert render["settings"]["lidar_format"] == "binary"
-    assert (out / "roof_lidar/00000000.ply").read_bytes().startswith(b"ply\nformat binary_little_endian 1.0\n")
+    render = render_of(out)
+    assert render.rig["front_camera"]["model"]["distortion_k1"] == 0.0
+    assert render.rig["roof_lidar"]["model"]["range_noise_m"] == 0.0
+    assert [o.key for o in render.overrides] == ["lens.distortion", "roof_lidar.range_noise_m"]
+    assert render.settings.lidar_format == "binary"
+    obs = ObservationDir(out)
+    assert obs.file(obs.frame_name("roof_lidar", 0, "lidar")).read_bytes().startswith(
+        b"ply\nformat binary_little_endian 1.0\n")
 
 
 def test_same_inputs_give_the_same_files_with_or_without_the_writer_thread(tmp_path):
     a, _ = run(tmp_path, "a", duration_s=0.12, options=ObserveOptions(video=False, writer_thread=False))
     b, _ = run(tmp_path, "b", duration_s=0.12, options=ObserveOptions(video=False, writer_thread=True))
     # render.json holds timings and both it and the render job record the options; every product is equal.
-    fa = {e["path"]: e["sha256"] for e in load(a, "results.json")["files"] if e["pass"] not in ("render", "render_job")}
-    fb = {e["path"]: e["sha256"] for e in load(b, "results.json")["files"] if e["pass"] not in ("render", "render_job")}
+    fa = {e.path: e.sha256 for e in results_of(a).files if e.pass_name not in ("render", "render_job")}
+    fb = {e.path: e.sha256 for e in results_of(b).files if e.pass_name not in ("render", "render_job")}
     assert fa == fb and len(fa) > 30
-    assert load(b, "render.json")["settings"]["writer_thread"] is True
+    assert render_of(b).settings.writer_thread is True
 
 
 def test_top_down_reviews_put_the_sensors_right_on_the_right():
-    from simready.measurement.observe import TOPDOWN_PX, lidar_topdown
+    from simready.sensors_hw.review import TOPDOWN_PX, lidar_topdown
 
     img = lidar_topdown(np.array([[20.0, -10.0, 0.0]]), 60.0)  # ahead and to the right (sensor −y)
     rows, cols = np.nonzero(img[..., 0] + img[..., 1] + img[..., 2] > 200)
@@ -207,7 +224,7 @@ def test_top_down_reviews_put_the_sensors_right_on_the_right():
 
 
 def test_pass_names_are_checked():
-    from simready.measurement.observe import PassError, parse_passes
+    from simready.measurement.options import PassError, parse_passes
 
     assert parse_passes("depth, rgb") == ("rgb", "depth")
     with pytest.raises(PassError, match="normals"):

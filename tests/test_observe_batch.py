@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from simready.layout import ObservationDir, SampleDir
+from simready.measurement.batch import ObservationWindow, observe_sample_dir, results_versions
+from simready.records import ObservedFrame, Outcomes, Render, Results
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
-from simready.measurement.batch import ObservationWindow, observe_sample_dir, results_versions
 from tests.test_sim_fixtures import catalog, template
 
 TLA = "two_lane_arterial"
@@ -23,13 +25,13 @@ def make_sample(root: Path, intent: str = "lead_vehicle_brakes", branches: bool 
     from simready.sim.batch import branch_sample, simulate_sample
 
     m = generate(TLA, intent, 1, catalog=catalog(), template=template(TLA)).manifests[0]
-    d = root / m.sample_id
-    d.mkdir(parents=True)
-    (d / "manifest.json").write_bytes(manifest_bytes(canonicalize(m)))
-    simulate_sample(d, template(TLA), catalog())
+    d = SampleDir(root / m.sample_id)
+    d.root.mkdir(parents=True)
+    d.manifest.write_bytes(manifest_bytes(canonicalize(m)))
+    simulate_sample(d.root, template(TLA), catalog())
     if branches:
-        branch_sample(d, template(TLA), catalog())
-    return d
+        branch_sample(d.root, template(TLA), catalog())
+    return d.root
 
 
 @pytest.fixture(scope="module")
@@ -39,18 +41,23 @@ def sample(tmp_path_factory) -> tuple[Path, dict]:
     return d, row
 
 
-def render(folder: Path) -> dict:
-    return json.loads((folder / "render.json").read_text())
+def render(folder: ObservationDir) -> Render:
+    return Render.read(folder.render)
+
+
+def results(folder: ObservationDir) -> Results:
+    return Results.read(folder.results)
 
 
 def test_base_is_observed_around_the_decision(sample):
     d, row = sample
-    t_d = json.loads((d / "branches/outcomes.json").read_text())["decision_t_s"]
+    s = SampleDir(d)
+    t_d = Outcomes.read(s.outcomes).decision_t_s
     assert row["decision_t_s"] == t_d
-    lo, hi = render(d / "observations")["settings"]["window_s"]
+    lo, hi = render(s.observations).settings.window_s
     assert (lo, hi) == (pytest.approx(t_d - 0.2), pytest.approx(t_d + 0.3))
     assert row["window_s"] == [lo, hi]
-    ts = [json.loads(x)["t_s"] for x in (d / "observations/observed-frames.jsonl").read_text().splitlines()]
+    ts = [f.t_s for f in ObservedFrame.read_lines(s.observations.observed_frames)]
     assert ts and min(ts) >= lo - 1e-9 and max(ts) <= hi + 1e-9
 
 
@@ -58,16 +65,15 @@ def test_each_branch_is_observed_from_the_decision_with_truth(sample):
     d, row = sample
     t_d = row["decision_t_s"]
     assert sorted(row["branches"]) == ["brake", "coast"]
-    base_settings = render(d / "observations")
+    base_settings = render(SampleDir(d).observations)
     for label, b in row["branches"].items():
-        out = d / "branches" / label / "observations"
+        out = SampleDir(d).branch(label).observations
         r = render(out)
-        assert r["settings"]["window_s"] == [pytest.approx(t_d), pytest.approx(t_d + 0.3)]
-        assert r["overrides"] == base_settings["overrides"] and r["rig"] == base_settings["rig"]
-        assert b["files"] > 0 and b["frames"] == r["frames"] and all(n > 0 for n in b["frames"].values())
-        results = json.loads((out / "results.json").read_text())
-        assert any(e["pass"] == "truth.surface" for e in results["files"])
-        assert any(e["pass"] == "truth.tracks" for e in results["files"])
+        assert r.settings.window_s == [pytest.approx(t_d), pytest.approx(t_d + 0.3)]
+        assert r.overrides == base_settings.overrides and r.rig == base_settings.rig
+        assert b["files"] > 0 and b["frames"] == r.frames and all(n > 0 for n in b["frames"].values())
+        passes = {e.pass_name for e in results(out).files}
+        assert {"truth.surface", "truth.tracks"} <= passes
 
 
 def test_branch_frames_pair_with_the_base_by_tick_and_differ_between_actions(sample):
@@ -75,12 +81,12 @@ def test_branch_frames_pair_with_the_base_by_tick_and_differ_between_actions(sam
     and the brake and coast branches see different worlds after the decision."""
     d, _ = sample
 
-    def files(folder: Path) -> dict[str, str]:
-        return {e["path"]: e["sha256"] for e in json.loads((folder / "results.json").read_text())["files"]
-                if e["pass"] in ("depth", "lidar")}
+    def files(folder: ObservationDir) -> dict[str, str]:
+        return {e.path: e.sha256 for e in results(folder).files if e.pass_name in ("depth", "lidar")}
 
-    base, brake, coast = (files(d / p) for p in ("observations", "branches/brake/observations",
-                                                  "branches/coast/observations"))
+    s = SampleDir(d)
+    base, brake, coast = (files(o) for o in (s.observations, s.branch("brake").observations,
+                                             s.branch("coast").observations))
     assert set(brake) == set(coast) and set(brake) & set(base)
     last = max(p for p in brake if p.endswith(".depth.f32.bin"))
     assert brake[last] != coast[last]
@@ -92,7 +98,7 @@ def test_versions_include_branch_files_and_change_with_them(sample, tmp_path):
     copy = tmp_path / d.name
     shutil.copytree(d, copy)
     assert results_versions([copy]) == (obs, truth)
-    shutil.rmtree(copy / "branches/coast/observations")
+    shutil.rmtree(SampleDir(copy).branch("coast").observations.root)
     obs2, truth2 = results_versions([copy])
     assert obs2 != obs and truth2 != truth
 
@@ -102,7 +108,7 @@ def test_a_sample_without_branches_observes_the_clip_start(tmp_path):
     row = observe_sample_dir(d, template(TLA), catalog(), window=ObservationWindow(0.1, 0.15, True),
                              overrides=SMALL + ["camera.rate_hz=10"], video=False)
     assert row["decision_t_s"] is None and row["branches"] == {}
-    assert render(d / "observations")["settings"]["window_s"] == [0.0, pytest.approx(0.25)]
+    assert render(SampleDir(d).observations).settings.window_s == [0.0, pytest.approx(0.25)]
 
 
 def test_rerun_replaces_stale_branch_observations(sample, tmp_path):
@@ -112,7 +118,7 @@ def test_rerun_replaces_stale_branch_observations(sample, tmp_path):
     row = observe_sample_dir(copy, template(TLA), catalog(), window=ObservationWindow(0.1, 0.1, branches=False),
                              overrides=SMALL + ["camera.rate_hz=10"], video=False)
     assert row["branches"] == {}
-    assert not list((copy / "branches").glob("*/observations"))
+    assert not SampleDir(copy).branch_observations()
 
 
 def test_window_must_not_be_negative():
@@ -124,9 +130,10 @@ def make_rainy(d: Path, rain_mmph: float = 25.0) -> None:
     """The sample's manifest with rain (the rollout stays: observation reads the weather from the manifest)."""
     from simready.scenario.manifest import parse_manifest
 
-    data = json.loads((d / "manifest.json").read_text())
+    manifest = SampleDir(d).manifest
+    data = json.loads(manifest.read_text())
     data["environment"] |= {"weather": "rain", "wetness": 0.6, "rain_rate_mmph": rain_mmph}
-    (d / "manifest.json").write_bytes(manifest_bytes(parse_manifest(data, "test")))
+    manifest.write_bytes(manifest_bytes(parse_manifest(data, "test")))
 
 
 def test_a_rain_sample_gets_a_lidar_only_dry_sibling(sample, tmp_path):
@@ -136,30 +143,29 @@ def test_a_rain_sample_gets_a_lidar_only_dry_sibling(sample, tmp_path):
     make_rainy(copy)
     window = ObservationWindow(0.2, 0.3, branches=False)
     row = observe_sample_dir(copy, template(TLA), catalog(), window=window, overrides=SMALL, video=True)
-    dry_dir = copy / "observations_dry"
-    dry = json.loads((dry_dir / "results.json").read_text())
+    s = SampleDir(copy)
+    dry = results(s.dry_observations)
     assert row["dry"] is not None and row["dry"]["window_s"] == row["window_s"]
-    assert set(dry["sensors"]) == {"roof_lidar"}
-    assert not any(e["pass"] in ("rgb", "depth", "video") or e["pass"].startswith("truth") for e in dry["files"])
-    r = render(dry_dir)
-    assert r["atmosphere"]["rain_rate_mmph"] == 0.0 and r["settings"]["video"] is False
-    assert render(copy / "observations")["atmosphere"]["rain_rate_mmph"] == 25.0
-    points = {name: sum(e["points"] for e in json.loads((copy / name / "results.json").read_text())["sweeps"]
-                        .get("roof_lidar", [])) for name in ("observations", "observations_dry")}
-    assert 0 < points["observations"] < points["observations_dry"]
+    assert set(dry.sensors) == {"roof_lidar"}
+    assert not any(e.pass_name in ("rgb", "depth", "video") or e.pass_name.startswith("truth") for e in dry.files)
+    r = render(s.dry_observations)
+    assert r.atmosphere["rain_rate_mmph"] == 0.0 and r.settings.video is False
+    assert render(s.observations).atmosphere["rain_rate_mmph"] == 25.0
+    points = {o.root.name: sum(sweep.points for sweep in results(o).sweeps.get("roof_lidar", []))
+              for o in (s.observations, s.dry_observations)}
+    assert 0 < points[s.observations.root.name] < points[s.dry_observations.root.name]
     # The dry sibling is the dry scene's LiDAR, byte for byte.
-    base = {e["path"]: e["sha256"] for e in json.loads((d / "observations/results.json").read_text())["files"]
-            if e["pass"] == "lidar"}
-    dry_lidar = {e["path"]: e["sha256"] for e in dry["files"] if e["pass"] == "lidar"}
+    base = {e.path: e.sha256 for e in results(SampleDir(d).observations).files if e.pass_name == "lidar"}
+    dry_lidar = {e.path: e.sha256 for e in dry.files if e.pass_name == "lidar"}
     assert dry_lidar and dry_lidar == base  # same window as the fixture's dry base observation
     obs, _ = results_versions([copy])
-    shutil.rmtree(dry_dir)
+    shutil.rmtree(s.dry_observations.root)
     assert results_versions([copy])[0] != obs
 
 
 def test_a_dry_sample_has_no_dry_sibling(sample):
     d, row = sample
-    assert row["dry"] is None and not (d / "observations_dry").exists()
+    assert row["dry"] is None and not SampleDir(d).dry_observations.root.exists()
 
 
 def test_branches_without_truth_keep_every_sensor_pass(sample, tmp_path):
@@ -169,9 +175,10 @@ def test_branches_without_truth_keep_every_sensor_pass(sample, tmp_path):
     window = ObservationWindow(0.2, 0.3, branches=True, branch_truth=False)
     row = observe_sample_dir(copy, template(TLA), catalog(), window=window, overrides=SMALL, video=False)
     assert sorted(row["branches"]) == ["brake", "coast"]
-    base = {e["pass"] for e in json.loads((copy / "observations/results.json").read_text())["files"]}
-    assert "truth.surface" in base
+    s = SampleDir(copy)
+    assert "truth.surface" in {e.pass_name for e in results(s.observations).files}
     for label in row["branches"]:
-        passes = {e["pass"] for e in json.loads((copy / "branches" / label / "observations/results.json").read_text())["files"]}
+        obs = s.branch(label).observations
+        passes = {e.pass_name for e in results(obs).files}
         assert not any(p.startswith("truth") for p in passes)
-        assert {"rgb", "depth", "id", "semantic"} <= passes and (copy / "branches" / label / "observations/observed-frames.jsonl").is_file()
+        assert {"rgb", "depth", "id", "semantic"} <= passes and obs.observed_frames.is_file()

@@ -16,6 +16,8 @@ from simready import paths
 from simready.catalog.catalog import ensure_catalog
 from simready.cli import main
 from simready.hashing import file_sha256
+from simready.layout import ObservationDir
+from simready.records import Legend, Render, Results
 from simready.scenario.manifest import parse_manifest
 from simready.sensors_hw.scene_build import build_scene
 from simready.sensors_hw.trace_input import read_trace_input
@@ -98,19 +100,19 @@ def test_sense_writes_the_layout_and_records_the_overrides(inputs, tmp_path, cap
     args = ["sense", str(trace), "--manifest", str(manifest), "--out", str(out), "--until", "0.12", "--quiet"]
     assert main(args + sum((["--set", s] for s in SMALL + ["lens.distortion=0"]), [])) == 0
     assert capsys.readouterr().out.startswith(str(out))
-    render = json.loads((out / "render.json").read_text())
-    assert render["rig"]["front_camera"]["model"]["width_px"] == 128
-    assert render["rig"]["front_camera"]["model"]["distortion_k1"] == 0.0
-    assert [o["key"] for o in render["overrides"]][-1] == "lens.distortion"
-    job = json.loads((out / "job/render-job.json").read_text())
+    obs = ObservationDir(out)
+    render = Render.read(obs.render)
+    assert render.rig["front_camera"]["model"]["width_px"] == 128
+    assert render.rig["front_camera"]["model"]["distortion_k1"] == 0.0
+    assert [o.key for o in render.overrides][-1] == "lens.distortion"
+    job = json.loads(obs.render_job.read_text())
     assert job["inputs"]["template"]["id"] == TEMPLATE and job["inputs"]["trace"]["sha256"].startswith("sha256:")
     assert job["inputs"]["files"]["trace"] == str(trace)
     assert job["inputs"]["geometry"][f"{TEMPLATE}/instance:road_0"].startswith("sha256:")
-    legend = json.loads((out / "legend.json").read_text())
-    classes = {e["entity"]: e["class"] for e in legend["entries"]}
+    classes = {e.entity: e.semantic_class for e in Legend.read(obs.legend).entries}
     assert classes[f"{SAMPLE}/actor:ped"] == "pedestrian" and classes[f"{TEMPLATE}/instance:zebra_main"] == \
         "crosswalk_marking"
-    files = {e["pass"] for e in json.loads((out / "results.json").read_text())["files"]}
+    files = {e.pass_name for e in Results.read(obs.results).files}
     assert {"rgb", "depth", "id", "semantic", "lidar", "radar", "truth.forward", "video"} <= files
 
 
@@ -125,8 +127,8 @@ def test_a_rig_file_replaces_the_templates_rig(inputs, tmp_path):
     out = tmp_path / "obs"
     assert main(["sense", str(trace), "--manifest", str(manifest), "--out", str(out), "--rig", str(rig),
                  "--passes", "id,depth", "--no-video", "--quiet"]) == 0
-    render = json.loads((out / "render.json").read_text())
-    assert list(render["rig"]) == ["cam"] and render["frames"] == {"cam": 5}
+    render = Render.read(ObservationDir(out).render)
+    assert list(render.rig) == ["cam"] and render.frames == {"cam": 5}
 
 
 # --- bad input: one line, exit 1, nothing written -------------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -12,7 +11,8 @@ from PIL import Image
 
 from simready.bench.observe import street_sample
 from simready.hashing import file_sha256
-from simready.layout import CONTACT_SHEET, LIDAR_TOPDOWN, REVIEW_DIR
+from simready.layout import ObservationDir
+from simready.records import Render, Results
 from simready.sensors_hw.lidar import read_ply, write_ply_ascii
 from simready.measurement.observe import ObserveOptions, observe
 from simready.sensors_hw.review import (GAP, LABEL_H, REVIEW_TOPDOWN_PX, SHEET_PASSES, TILE_W, evenly_spaced,
@@ -29,29 +29,31 @@ def observed(tmp_path_factory) -> Path:
     return out
 
 
-def results_of(folder: Path) -> dict:
-    return json.loads((folder / "results.json").read_text())
+def results_of(folder: Path) -> Results:
+    return Results.read(ObservationDir(folder).results)
 
 
 def test_the_writer_leaves_both_images_listed_with_their_hashes(observed):
-    listed = {e["path"]: e for e in results_of(observed)["files"] if e["pass"] == "review"}
-    assert set(listed) == {f"{REVIEW_DIR}/{CONTACT_SHEET}", f"{REVIEW_DIR}/{LIDAR_TOPDOWN}"}
+    obs = ObservationDir(observed)
+    listed = {e.path: e for e in results_of(observed).files if e.pass_name == "review"}
+    assert {obs.file(rel) for rel in listed} == {obs.contact_sheet, obs.lidar_topdown}
     for rel, e in listed.items():
-        assert (observed / rel).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert e["sha256"] == file_sha256(str(observed / rel))
-    assert "review.images" in json.loads((observed / "render.json").read_text())["timings_s"]
-    assert not list((observed / REVIEW_DIR).glob(".*"))  # no temporary file left behind
+        assert obs.file(rel).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert e.sha256 == file_sha256(str(obs.file(rel)))
+    assert "review.images" in Render.read(obs.render).timings_s
+    assert not list(obs.review.glob(".*"))  # no temporary file left behind
 
 
 def test_contact_sheet_has_one_row_per_chosen_frame_and_the_passes_side_by_side(observed):
-    frames = results_of(observed)["cameras"]["front_camera"]["frames"]
+    frames = results_of(observed).cameras["front_camera"].frames
     rows = min(4, len(frames))
     tile_h = round(TILE_W * SMALL["height_px"] / SMALL["width_px"])
-    sheet = np.asarray(Image.open(observed / REVIEW_DIR / CONTACT_SHEET).convert("RGB"))
+    obs = ObservationDir(observed)
+    sheet = np.asarray(Image.open(obs.contact_sheet).convert("RGB"))
     assert sheet.shape == (rows * (LABEL_H + tile_h + GAP), len(SHEET_PASSES) * TILE_W + (len(SHEET_PASSES) + 1) * GAP, 3)
     # The semantic tile of the first row shows only the palette colours of the classes in that frame's file.
-    first = evenly_spaced(frames, 4)[0]["tick"]
-    sem = np.asarray(Image.open(observed / f"front_camera/{first:08d}.semantic.png")).astype(np.uint16)
+    first = evenly_spaced(frames, 4)[0].tick
+    sem = np.asarray(Image.open(obs.file(obs.frame_name("front_camera", first, "semantic")))).astype(np.uint16)
     allowed = {tuple(c) for c in palette(np.unique(sem))}
     x0 = GAP + SHEET_PASSES.index("semantic") * (TILE_W + GAP)
     tile = sheet[LABEL_H:LABEL_H + tile_h, x0:x0 + TILE_W].reshape(-1, 3)
@@ -82,17 +84,16 @@ def test_lidar_review_puts_the_sensors_left_on_the_left_and_forward_up():
 def test_lidar_topdown_from_a_folder_reads_the_written_sweep(observed, tmp_path):
     folder = tmp_path / "copy"
     shutil.copytree(observed, folder)
-    results = results_of(folder)
-    sweeps = results["sweeps"]["roof_lidar"]
-    tick = sweeps[len(sweeps) // 2]["tick"]
-    ply = folder / f"roof_lidar/{tick:08d}.ply"
+    sweeps = results_of(folder).sweeps["roof_lidar"]
+    tick = sweeps[len(sweeps) // 2].tick
+    ply = ObservationDir(folder).file(ObservationDir.frame_name("roof_lidar", tick, "lidar"))
     assert len(read_ply(ply)["x"]) > 100
     # Replace the middle sweep by one point 10 m to the sensor's left (+y) and 1 m up: it must show on the left.
     one = {"x": np.array([0.0]), "y": np.array([10.0]), "z": np.array([1.0]), "intensity": np.array([0.5]),
            "instance_id": np.array([1], np.uint32)}
     write_ply_ascii(ply, one)
     paths = write_review_images(folder)
-    assert paths["lidar_topdown"] == folder / REVIEW_DIR / LIDAR_TOPDOWN
+    assert paths["lidar_topdown"] == ObservationDir(folder).lidar_topdown
     img = np.asarray(Image.open(paths["lidar_topdown"]).convert("RGB"))
     assert img.shape == (REVIEW_TOPDOWN_PX, REVIEW_TOPDOWN_PX, 3)
     rows, cols = _lit(img)
@@ -103,11 +104,14 @@ def test_same_folder_same_bytes(observed, tmp_path):
     folder = tmp_path / "again"
     shutil.copytree(observed, folder)
     write_review_images(folder)
-    for name in (CONTACT_SHEET, LIDAR_TOPDOWN):
-        assert (folder / REVIEW_DIR / name).read_bytes() == (observed / REVIEW_DIR / name).read_bytes()
+    again, first = ObservationDir(folder), ObservationDir(observed)
+    assert again.contact_sheet.read_bytes() == first.contact_sheet.read_bytes()
+    assert again.lidar_topdown.read_bytes() == first.lidar_topdown.read_bytes()
 
 
 def test_a_folder_without_cameras_or_lidar_gets_no_images(tmp_path):
-    (tmp_path / "results.json").write_text(json.dumps({"cameras": {}, "sweeps": {}, "files": []}))
+    obs = ObservationDir(tmp_path)
+    empty = Results(version="test", passes=[], sensors={}, cameras={}, sweeps={}, files=[])
+    obs.results.write_text(empty.line())
     assert write_review_images(tmp_path) == {}
-    assert not (tmp_path / REVIEW_DIR).exists()
+    assert not obs.review.exists()

@@ -10,7 +10,9 @@ import pytest
 
 from simready.bench.observe import street_sample
 from simready.errors import SimreadyError
+from simready.layout import ObservationDir
 from simready.measurement.observe import ObserveOptions, observe
+from simready.records import ObservedFrame, Render, Results
 from simready.world.rig_view import exact
 
 SMALL = {"width_px": 48, "height_px": 32, "line_time_s": 2e-4, "azimuth_steps": 128, "channels": 8}
@@ -27,35 +29,35 @@ def windowed(tmp_path_factory) -> Path:
 
 
 def test_window_is_recorded_and_every_sample_lies_inside_it(windowed):
-    render = json.loads((windowed / "render.json").read_text())
-    assert render["settings"]["from_s"] == FROM_S and render["settings"]["until_s"] == UNTIL_S
-    assert render["settings"]["window_s"] == [FROM_S, UNTIL_S]
-    job = json.loads((windowed / "job/render-job.json").read_text())
-    results = json.loads((windowed / "results.json").read_text())
-    for line in (windowed / "observed-frames.jsonl").read_text().splitlines():
-        s = json.loads(line)
-        duration = job["schedules"][s["sensor"]]["duration_s"]
-        assert s["t_s"] >= FROM_S - 1e-12 and s["t_s"] + duration <= UNTIL_S + 1e-12
+    obs = ObservationDir(windowed)
+    render = Render.read(obs.render)
+    assert render.settings.from_s == FROM_S and render.settings.until_s == UNTIL_S
+    assert render.settings.window_s == [FROM_S, UNTIL_S]
+    job = json.loads(obs.render_job.read_text())
+    results = Results.read(obs.results)
+    for s in ObservedFrame.read_lines(obs.observed_frames):
+        duration = job["schedules"][s.sensor]["duration_s"]
+        assert s.t_s >= FROM_S - 1e-12 and s.t_s + duration <= UNTIL_S + 1e-12
         # Tick k is still phase + k / rate of the sensor's own schedule (not renumbered from 0).
-        assert s["t_s"] == job["schedules"][s["sensor"]]["times_s"][s["tick"]]
-    assert all(n > 0 for n in render["frames"].values())
-    assert sorted(results["sensors"]) == sorted(render["frames"])
+        assert s.t_s == job["schedules"][s.sensor]["times_s"][s.tick]
+    assert all(n > 0 for n in render.frames.values())
+    assert sorted(results.sensors) == sorted(render.frames)
 
 
 def test_ticks_keep_the_sensors_own_numbering(windowed):
-    results = json.loads((windowed / "results.json").read_text())
-    render = json.loads((windowed / "render.json").read_text())
-    cam = render["rig"]["front_camera"]["model"]
-    ticks = sorted({e["tick"] for e in results["files"] if e["sensor"] == "front_camera" and e["pass"] == "rgb"})
+    obs = ObservationDir(windowed)
+    results = Results.read(obs.results)
+    cam = Render.read(obs.render).rig["front_camera"]["model"]
+    ticks = sorted({e.tick for e in results.files if e.sensor == "front_camera" and e.pass_name == "rgb"})
     first = min(k for k in range(100) if exact(cam["phase_s"]) + Fraction(k) / exact(cam["rate_hz"]) >= exact(FROM_S))
     assert ticks[0] == first > 0
     assert ticks == list(range(first, first + len(ticks)))
-    assert (windowed / f"front_camera/{first:08d}.rgb.png").is_file()
-    assert not (windowed / "front_camera/00000000.rgb.png").exists()
+    assert obs.file(obs.frame_name("front_camera", first, "rgb")).is_file()
+    assert not obs.file(obs.frame_name("front_camera", 0, "rgb")).exists()
     # The first observed frame has no predecessor: its forward correspondence exists, its backward does not.
-    truth = {e["path"] for e in results["files"] if e["pass"].startswith("truth")}
-    assert f"truth/front_camera/{first:08d}.forward.parquet" in truth
-    assert f"truth/front_camera/{first:08d}.backward.parquet" not in truth
+    truth = {e.path for e in results.files if e.pass_name.startswith("truth")}
+    assert obs.frame_name("front_camera", first, "truth.forward") in truth
+    assert obs.frame_name("front_camera", first, "truth.backward") not in truth
 
 
 def test_windowed_frames_are_the_full_clips_frames(windowed, tmp_path):
@@ -63,10 +65,10 @@ def test_windowed_frames_are_the_full_clips_frames(windowed, tmp_path):
     built, rig, trace = street_sample(DURATION_S, **SMALL)
     full = tmp_path / "full"
     observe(built, rig, trace, full, options=ObserveOptions(until_s=UNTIL_S, video=False, passes=("rgb", "lidar")))
-    part = {e["path"]: e["sha256"] for e in json.loads((windowed / "results.json").read_text())["files"]
-            if e["pass"] in ("rgb", "lidar")}
-    whole = {e["path"]: e["sha256"] for e in json.loads((full / "results.json").read_text())["files"]
-             if e["pass"] in ("rgb", "lidar")}
+    part = {e.path: e.sha256 for e in Results.read(ObservationDir(windowed).results).files
+            if e.pass_name in ("rgb", "lidar")}
+    whole = {e.path: e.sha256 for e in Results.read(ObservationDir(full).results).files
+             if e.pass_name in ("rgb", "lidar")}
     assert part and set(part) < set(whole)
     assert all(whole[p] == h for p, h in part.items())
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -11,6 +10,8 @@ import pytest
 
 from simready.bench.observe import street_sample
 from simready.errors import SimreadyError
+from simready.layout import ObservationDir
+from simready.records import FileEntry, Render, Results
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.lidar import scan
 from simready.measurement.observe import ObserveOptions, observe, sensor_rng
@@ -72,24 +73,28 @@ def observed(tmp_path_factory):
     return outs
 
 
-def lidar_files(out: Path) -> dict[str, dict]:
-    return {e["path"]: e for e in json.loads((out / "results.json").read_text())["files"] if e["pass"] == "lidar"}
+def lidar_files(out: Path) -> dict[str, FileEntry]:
+    return {e.path: e for e in Results.read(ObservationDir(out).results).files if e.pass_name == "lidar"}
+
+
+def render_of(out: Path) -> Render:
+    return Render.read(ObservationDir(out).render)
 
 
 def test_rain_lowers_returns_per_sweep_against_the_same_trace(observed):
     dry, rain = lidar_files(observed["dry"]), lidar_files(observed["rain"])
     assert set(dry) == set(rain)
-    assert sum(e["points"] for e in rain.values()) < sum(e["points"] for e in dry.values())
-    render = json.loads((observed["rain"] / "render.json").read_text())
-    assert render["atmosphere"]["rain_rate_mmph"] == 25.0 and render["atmosphere"]["extinction_per_m"] > 0
+    assert sum(e.points for e in rain.values()) < sum(e.points for e in dry.values())
+    render = render_of(observed["rain"])
+    assert render.atmosphere["rain_rate_mmph"] == 25.0 and render.atmosphere["extinction_per_m"] > 0
 
 
 def test_the_override_restores_the_dry_bytes_exactly_and_is_recorded(observed):
     dry, off = lidar_files(observed["dry"]), lidar_files(observed["off"])
-    assert {p: e["sha256"] for p, e in dry.items()} == {p: e["sha256"] for p, e in off.items()}
-    render = json.loads((observed["off"] / "render.json").read_text())
-    assert render["atmosphere"]["rain_rate_mmph"] == 0.0
-    assert {"key": "atmosphere.rain_rate_mmph", "value": 0, "sensors": ["atmosphere"]} in render["overrides"]
+    assert {p: e.sha256 for p, e in dry.items()} == {p: e.sha256 for p, e in off.items()}
+    render = render_of(observed["off"])
+    assert render.atmosphere["rain_rate_mmph"] == 0.0
+    assert {"key": "atmosphere.rain_rate_mmph", "value": 0, "sensors": ["atmosphere"]} in [o.dump() for o in render.overrides]
 
 
 @pytest.mark.parametrize("overrides", [{"atmosphere.fog": 1}, {"atmosphere.rain_rate_mmph": -1},

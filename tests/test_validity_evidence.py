@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from simready.cli import main
-from simready.layout import DRY_OBSERVATIONS_DIR
+from simready.layout import MANIFEST, OBSERVATIONS_DIR, TRACE, SampleDir
+from simready.records import Results
 from simready.testing.synthetic import DT, street_pool, street_ticks, write_street_sample, write_trace
 from simready.validity.evidence import (
     EvidenceError,
@@ -52,7 +53,7 @@ def test_sample_folder_becomes_evidence(sample):
 
 @pytest.mark.parametrize(
     "remove, stage",
-    [("manifest.json", "scenario"), ("trace.parquet", "simulation"), ("observations", "measurement")],
+    [(MANIFEST, "scenario"), (TRACE, "simulation"), (OBSERVATIONS_DIR, "measurement")],
 )
 def test_missing_stage_is_named(sample, tmp_path, remove, stage):
     s = _copy(sample, tmp_path)
@@ -66,15 +67,15 @@ def test_missing_stage_is_named(sample, tmp_path, remove, stage):
 
 def test_missing_observations_allowed_as_trajectory_only(sample, tmp_path):
     s = _copy(sample, tmp_path)
-    shutil.rmtree(s / "observations")
+    shutil.rmtree(SampleDir(s).observations.root)
     r = validate_scenario(evidence_from_sample_dir(s, require_sensors=False))
     assert r.check("sensor").detail["evidence"] == "absent" and r.capped and r.weight == 0.30
 
 
 def test_listed_lidar_sweep_that_is_missing_names_the_file(sample, tmp_path):
     s = _copy(sample, tmp_path)
-    first = json.loads((s / "observations" / "results.json").read_text())["files"][0]["path"]
-    (s / "observations" / first).unlink()
+    obs = SampleDir(s).observations
+    obs.file(Results.read(obs.results).files[0].path).unlink()
     with pytest.raises(MissingStageError, match=r"measurement stage output missing \(results.json lists lidar_top/"):
         evidence_from_sample_dir(s)
 
@@ -92,7 +93,7 @@ def test_trace_with_entity_ids_maps_to_manifest_actors(sample, tmp_path):
     ticks, _, _ = street_ticks()
     ticks["actor_id"] = "street-000001/actor:" + ticks["actor_id"]
     events = [{"type": "collision", "t": 3.0, "actors": ["street-000001/actor:ego", "street-000001/actor:van"]}]
-    write_trace(s / "trace.parquet", ticks, {"dt": DT, "metric_subject": "ego"}, events)
+    write_trace(SampleDir(s).trace, ticks, {"dt": DT, "metric_subject": "ego"}, events)
     ev = evidence_from_sample_dir(s, require_sensors=False)
     assert ev.actor_classes["street-000001/actor:ped"] == "pedestrian"
     assert ev.ego_id == "street-000001/actor:ego"
@@ -149,7 +150,7 @@ def test_cli_rejected_sample_exits_2_with_reasons(tmp_path, capsys):
 
 def test_cli_missing_stage_is_one_line_and_nonzero(sample, tmp_path, capsys):
     s = _copy(sample, tmp_path)
-    shutil.rmtree(s / "observations")
+    shutil.rmtree(SampleDir(s).observations.root)
     out = tmp_path / "r.json"
     assert main(["validate", str(s), "--out", str(out)]) == 1
     err = capsys.readouterr().err
@@ -166,9 +167,10 @@ def test_cli_nonexistent_folder(tmp_path, capsys):
 def test_rain_sample_reads_its_dry_sibling_and_flags_unattenuated_lidar(tmp_path):
     """A dry sibling with the very same LiDAR as the rain observation: rain attenuated nothing → flagged."""
     s = write_street_sample(tmp_path / "street-000002", "street-000002", weather="rain")
-    shutil.copytree(s / "observations", s / DRY_OBSERVATIONS_DIR)
+    sample = SampleDir(s)
+    shutil.copytree(sample.observations.root, sample.dry_observations.root)
     dims = {"ego": (4.6, 2.1), "ped": (0.5, 0.5), "van": (5.4, 2.0)}
-    dry = dry_reference_from_observations(s / DRY_OBSERVATIONS_DIR, dims)
+    dry = dry_reference_from_observations(sample.dry_observations.root, dims)
     ev = evidence_from_sample_dir(s)
     assert ev.sensor.dry_reference == dry and dry.returns_per_sweep == ev.sensor.lidar_returns_per_sweep
     sensor = validate_scenario(ev).check("sensor")

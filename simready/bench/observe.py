@@ -130,7 +130,8 @@ def street_sample(duration_s: float = 2.0, **rig_kw: Any) -> tuple[BuiltScene, R
 
 def _observe_once(duration_s: float, passes: tuple[str, ...], rig_kw: dict[str, Any], out: str,
                   writer_thread: bool = True) -> dict[str, Any]:
-    from simready.measurement.observe import ObserveOptions, observe, peak_rss_mb
+    from simready.measurement.observe import observe, peak_rss_mb
+    from simready.measurement.options import ObserveOptions
 
     built, rig, trace = street_sample(duration_s, **rig_kw)
     t0 = time.perf_counter()
@@ -181,7 +182,9 @@ def pass_throughput(rig_kw: dict[str, Any], frames: int = 4) -> dict[str, float]
     Camera passes share one cast, so each figure includes it; ``truth`` is the per-frame cost of the
     surface table, motion field and both correspondences with the previous frame, encoded.
     """
-    from simready.measurement.observe import _CameraTruth, _Folder, _write_camera, sensor_rng
+    from simready.measurement.folder import OutputFolder
+    from simready.measurement.observe import sensor_rng
+    from simready.measurement.writers import CameraTruth, write_camera
     from simready.sensors_hw.camera import render_frame
     from simready.sensors_hw.lidar import scan, write_ply_ascii
     from simready.sensors_hw.radar import detect, write_radar_csv
@@ -193,16 +196,16 @@ def pass_throughput(rig_kw: dict[str, Any], frames: int = 4) -> dict[str, float]
     scene, ignore = built.scene, built.ignore
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        folder = _Folder(Path(tmp), writer_thread=False)  # each pass's own cost, encoding included
+        folder = OutputFolder(Path(tmp), writer_thread=False)  # each pass's own cost, encoding included
         try:
             for p in ("depth", "id", "semantic", "rgb"):
                 t0 = time.perf_counter()
                 for k in range(frames):
-                    _write_camera(folder, "front_camera", k, render_frame(scene, rig, "front_camera", k / 20.0, (p,),
-                                                                          ignore=ignore))
+                    write_camera(folder, "front_camera", k, render_frame(scene, rig, "front_camera", k / 20.0, (p,),
+                                                                         ignore=ignore))
                     folder.drain()
                 out[p] = frames / (time.perf_counter() - t0)
-            truth = _CameraTruth(built, rig, "front_camera")
+            truth = CameraTruth(built, rig, "front_camera")
             views = []
             for k in range(frames + 1):
                 f = render_frame(scene, rig, "front_camera", k / 20.0, (), ignore=ignore)
@@ -235,7 +238,7 @@ def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bo
     3-sensor sample.
 
     ``quick`` observes 20 frames at 640×360 instead (a smoke run); ``writer_thread`` as
-    :class:`~simready.measurement.observe.ObserveOptions`.
+    :class:`~simready.measurement.options.ObserveOptions`.
     """
     if quick:
         frames, width_px, height_px = 20, 640, 360

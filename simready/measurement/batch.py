@@ -21,7 +21,6 @@ clips at the template's resolution are one ``simready sense`` away.
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +28,10 @@ from typing import Any
 
 from simready.hashing import content_hash
 from simready.layout import ObservationDir, SampleDir
-from simready.records import Outcomes
+from simready.records import Outcomes, Results
 from simready.scenario.manifest import load_manifest
-from simready.measurement.observe import PASSES, ObserveOptions, observe_sample
+from simready.measurement.observe import observe_sample
+from simready.measurement.options import PASSES, ObserveOptions
 from simready.sensors_hw.trace_input import read_trace_input
 
 #: The override that removes the weather from a LiDAR (simready.sensors_hw.atmosphere).
@@ -105,7 +105,7 @@ def _observe_one(template: Any, catalog: Any, manifest: Any, trace_path: Path, o
     trace = read_trace_input(trace_path)
     options = ObserveOptions(passes=passes or PASSES, from_s=span[0], until_s=span[1], video=video)
     result = observe_sample(template, catalog, manifest, trace, out, options=options, overrides=overrides)
-    return {"files": result.files, "frames": result.frames, "window_s": result.render["settings"]["window_s"],
+    return {"files": result.files, "frames": result.frames, "window_s": result.render.settings.window_s,
             "timings_s": result.timings_s, "peak_rss_mb": result.peak_rss_mb}
 
 
@@ -170,8 +170,7 @@ def results_versions(sample_dirs: list[Path]) -> tuple[str, str]:
     obs, truth = {}, {}
     for d in sample_dirs:
         for prefix, folder in observation_dirs(d).items():
-            results = json.loads(ObservationDir(folder).results.read_text())
-            for f in results.get("files", []):
-                target = truth if ObservationDir.is_truth(str(f.get("path", ""))) else obs
-                target[f"{prefix}/{f['path']}"] = f.get("sha256")
+            for f in Results.read(ObservationDir(folder).results).files:
+                target = truth if ObservationDir.is_truth(f.path) else obs
+                target[f"{prefix}/{f.path}"] = f.sha256
     return content_hash(obs), content_hash(truth)

@@ -25,7 +25,7 @@ def _sense(args: argparse.Namespace) -> int:
     frames = ", ".join(f"{n} {k}" for n, k in sorted(result.frames.items()))
     print(f"{result.out_dir}: {result.files} files; {frames}; {result.timings_s['total']:.1f} s, "
           f"peak {result.peak_rss_mb:.0f} MiB")
-    for warning in result.render["warnings"]:
+    for warning in result.render.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
 

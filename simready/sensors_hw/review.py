@@ -22,8 +22,7 @@ palette helpers here are the ones the review videos use too.
 from __future__ import annotations
 
 import io
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from simready.atomic import write_bytes_atomic
 from simready.layout import ObservationDir
+from simready.records import FileEntry, LidarSweep, Results
 from simready.sensors_hw.camera import decode_id_rgb
 from simready.sensors_hw.lidar import read_ply
 
@@ -141,9 +141,9 @@ def depth_colours(depth_m: NDArray[np.floating]) -> NDArray[np.uint8]:
 # --- reading a folder ----------------------------------------------------------------------
 
 
-def _files_by_key(results: Mapping[str, Any]) -> dict[tuple[str | None, int | None, str], dict[str, Any]]:
+def _files_by_key(results: Results) -> dict[tuple[str | None, int | None, str], FileEntry]:
     """results.json's file entries by (sensor, tick, pass)."""
-    return {(e.get("sensor"), e.get("tick"), e["pass"]): e for e in results.get("files", [])}
+    return {(e.sensor, e.tick, e.pass_name): e for e in results.files}
 
 
 def evenly_spaced(items: Sequence[Any], count: int) -> list[Any]:
@@ -164,16 +164,16 @@ def _nearest(a: NDArray, size: tuple[int, int]) -> NDArray:
     return a[rows[:, None], cols[None, :]]
 
 
-def _read_pass(obs_dir: Path, entry: Mapping[str, Any], size: tuple[int, int]) -> NDArray[np.uint8]:
+def _read_pass(obs_dir: Path, entry: FileEntry, size: tuple[int, int]) -> NDArray[np.uint8]:
     """One camera pass file as an RGB review tile of ``size`` = (h, w) pixels.
 
     Depth, id and semantic are sampled (nearest) before they are coloured, so labels stay crisp and
     only tile-many pixels are coloured; rgb is resized bilinearly.
     """
-    path = obs_dir / entry["path"]
-    kind = entry["pass"]
+    path = ObservationDir(obs_dir).file(entry.path)
+    kind = entry.pass_name
     if kind == "depth":
-        h, w = entry["shape"]
+        h, w = entry.shape  # type: ignore[misc]
         return depth_colours(_nearest(np.fromfile(path, "<f4").reshape(h, w), size))
     with Image.open(path) as im:
         if kind == "rgb":
@@ -201,7 +201,7 @@ def _placeholder(label: str, size: tuple[int, int]) -> NDArray[np.uint8]:
     return np.asarray(im)
 
 
-def contact_sheet(obs_dir: Path, results: Mapping[str, Any], frames_per_camera: int = 4) -> NDArray[np.uint8] | None:
+def contact_sheet(obs_dir: Path, results: Results, frames_per_camera: int = 4) -> NDArray[np.uint8] | None:
     """The contact sheet image (H, W, 3), or None when the folder has no camera frame.
 
     Rows: for each camera (results.json order), ``frames_per_camera`` evenly
@@ -210,12 +210,11 @@ def contact_sheet(obs_dir: Path, results: Mapping[str, Any], frames_per_camera: 
     """
     files = _files_by_key(results)
     rows: list[NDArray[np.uint8]] = []
-    for camera, info in results.get("cameras", {}).items():
-        proj = info.get("projection", {})
-        w, h = int(proj.get("width_px", 16)), int(proj.get("height_px", 9))
+    for camera, info in results.cameras.items():
+        w, h = info.projection.width_px, info.projection.height_px
         tile_h = max(1, round(TILE_W * h / w))
-        for frame in evenly_spaced(info.get("frames", []), frames_per_camera):
-            tick = frame["tick"]
+        for frame in evenly_spaced(info.frames, frames_per_camera):
+            tick = frame.tick
             tiles = []
             for p in SHEET_PASSES:
                 entry = files.get((camera, tick, p))
@@ -225,7 +224,7 @@ def contact_sheet(obs_dir: Path, results: Mapping[str, Any], frames_per_camera: 
             row = Image.new("RGB", (width, LABEL_H + tile_h + GAP), BACKGROUND)
             for i, t in enumerate(tiles):
                 row.paste(Image.fromarray(t), (GAP + i * (TILE_W + GAP), LABEL_H))
-            text = f"{camera}   tick {tick}   t0 = {frame['t0_s']:.3f} s   ({' | '.join(SHEET_PASSES)})"
+            text = f"{camera}   tick {tick}   t0 = {frame.t0_s:.3f} s   ({' | '.join(SHEET_PASSES)})"
             ImageDraw.Draw(row).text((GAP, 3), text, fill=(235, 235, 235), font=_font())
             rows.append(np.asarray(row))
     if not rows:
@@ -268,11 +267,11 @@ def lidar_review(points_sensor: NDArray, label: str, range_m: float | None = Non
     return np.asarray(im)
 
 
-def _middle_sweep(results: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def _middle_sweep(results: Results) -> tuple[str, LidarSweep] | None:
     """(LiDAR name, sweep record) of the first LiDAR's middle sweep that wrote a point cloud."""
     files = _files_by_key(results)
-    for sensor, sweeps in results.get("sweeps", {}).items():
-        written = [s for s in sweeps if "t0_s" in s and (sensor, s["tick"], "lidar") in files]
+    for sensor, sweeps in results.sweeps.items():
+        written = [s for s in sweeps if isinstance(s, LidarSweep) and (sensor, s.tick, "lidar") in files]
         if written:
             return sensor, written[len(written) // 2]
     return None
@@ -288,13 +287,13 @@ def png_bytes(image: NDArray, compress_level: int = PNG_LEVEL) -> bytes:
     return buf.getvalue()
 
 
-def write_review_images(obs_dir: Path, results: Mapping[str, Any] | None = None, *,
+def write_review_images(obs_dir: Path, results: Results | None = None, *,
                         frames_per_camera: int = 4) -> dict[str, Path]:
     """Write ``review/contact_sheet.png`` and ``review/lidar_topdown.png`` for an observations folder.
 
     Args:
         obs_dir: the folder (SPEC §10 layout).
-        results: its results.json content, when the caller has it in memory
+        results: its results.json record, when the caller has it in memory
             (the observation writer, before it writes results.json); read from
             the folder otherwise.
         frames_per_camera: rows of the contact sheet per camera.
@@ -305,7 +304,7 @@ def write_review_images(obs_dir: Path, results: Mapping[str, Any] | None = None,
         no LiDAR sweep, no top-down).
     """
     folder = ObservationDir(Path(obs_dir))
-    results = json.loads(folder.results.read_text(encoding="utf-8")) if results is None else results
+    results = Results.read(folder.results) if results is None else results
     out: dict[str, Path] = {}
     sheet = contact_sheet(folder.root, results, frames_per_camera)
     if sheet is not None:
@@ -313,9 +312,9 @@ def write_review_images(obs_dir: Path, results: Mapping[str, Any] | None = None,
     picked = _middle_sweep(results)
     if picked is not None:
         sensor, sweep = picked
-        cloud = read_ply(folder.file(_files_by_key(results)[(sensor, sweep["tick"], "lidar")]["path"]))
+        cloud = read_ply(folder.file(_files_by_key(results)[(sensor, sweep.tick, "lidar")].path))
         pts = np.stack([cloud["x"], cloud["y"], cloud["z"]], axis=1).astype(np.float64)
-        label = f"{sensor}   tick {sweep['tick']}   t0 = {sweep['t0_s']:.3f} s   {len(pts)} points"
+        label = f"{sensor}   tick {sweep.tick}   t0 = {sweep.t0_s:.3f} s   {len(pts)} points"
         out["lidar_topdown"] = write_bytes_atomic(folder.lidar_topdown,
                                                   png_bytes(lidar_review(pts, label)))
     return out

@@ -27,12 +27,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simready.atomic import write_bytes_atomic, write_json_atomic, write_text_atomic
+from simready.hashing import content_hash, sha256_bytes
 from simready.layout import ObservationDir, SampleDir
-from simready.hashing import content_hash
+from simready.records import FileEntry, Legend, LegendEntry, ObservedActor, ObservedFrame, Results, SensorSummary
 from simready.scenario.manifest import SCHEMA_VERSION
 from simready.scenario.streams import StreamSet
 from simready.validity.evidence import DETECTION_COLUMNS, ScenarioEvidence, SensorEvidence
 from simready.validity.features import scenario_features
+from simready.world.identity import COMPACT_ID_BITS, NOTHING_HIT
+from simready.world.ontology import load_ontology
 
 DT = 0.02
 CAMERA_PERIOD_S = 0.05
@@ -252,25 +255,28 @@ def write_observations(obs_dir, sample_id: str, sensor: SensorEvidence, *, point
                        background_points: int = 2000):
     """An observations folder (SPEC §10 subset the gate reads) reproducing ``sensor``'s detections.
 
-    Camera rows become ``observed-frames.jsonl`` lines (visibility 1 or 0); LiDAR rows become one
+    Camera rows become ``observed-frames.jsonl`` lines (``visible`` as detected); LiDAR rows become one
     ASCII PLY per sweep with ``points_per_instance`` points around each detected position (sensor
-    frame = world frame shifted by the sweep's ``T_world_sensor`` translation) plus background.
+    frame = world frame shifted by the sweep's ``T_world_sensor`` translation) plus background;
+    ``results.json`` lists the sweeps and says which sensor is the camera.
     """
     folder = ObservationDir(Path(obs_dir))
-    obs = folder.root
-    obs.mkdir(parents=True, exist_ok=True)
+    folder.root.mkdir(parents=True, exist_ok=True)
     det = sensor.detections
     actors = sorted(set(det["actor_id"]))
     compact = {a: i + 1 for i, a in enumerate(actors)}
-    write_json_atomic(folder.legend, {"entries": [
-        {"compact_id": compact[a], "entity": f"{sample_id}/actor:{a}", "class": None, "class_id": 0, "family": None}
-        for a in actors]})
+    legend = Legend(ontology_version=load_ontology().ontology_version, nothing_hit=NOTHING_HIT,
+                    compact_id_bits=COMPACT_ID_BITS,
+                    entries=[LegendEntry(compact_id=compact[a], entity=f"{sample_id}/actor:{a}", semantic_class=None,
+                                         class_id=0, family=None) for a in actors])
+    write_json_atomic(folder.legend, legend.dump())
     cam = det[det["sensor_type"] == "camera"]
     lines = []
     for (sensor_name, frame), g in cam.groupby(["sensor", "frame"], sort=True):
-        lines.append(json.dumps({"sensor": sensor_name, "tick": int(frame), "t": float(g["t"].iloc[0]), "actors": [
-            {"id": f"{sample_id}/actor:{r.actor_id}", "position": [r.x, r.y, r.z], "rotation": [0, 0, 0, 1],
-             "visibility": 1.0 if r.detected else 0.0} for r in g.itertuples()]}))
+        seen = {f"{sample_id}/actor:{r.actor_id}": ObservedActor(position=[r.x, r.y, r.z], rotation_xyzw=[0.0, 0.0, 0.0, 1.0],
+                                                                present=True, visible=bool(r.detected))
+                for r in g.itertuples()}
+        lines.append(ObservedFrame(sensor=sensor_name, tick=int(frame), t_s=float(g["t"].iloc[0]), actors=seen).line())
     write_text_atomic(folder.observed_frames, "\n".join(lines) + "\n")
     lid = det[det["sensor_type"] == "lidar"]
     rng = np.random.default_rng(0)
@@ -289,13 +295,21 @@ def write_observations(obs_dir, sample_id: str, sensor: SensorEvidence, *, point
         body = "".join(f"{x:.4f} {y:.4f} {z:.4f} {i:.4f} {int(k)}\n" for x, y, z, i, k in pts)
         header = (f"ply\nformat ascii 1.0\nelement vertex {len(pts)}\nproperty float x\nproperty float y\n"
                   "property float z\nproperty float intensity\nproperty uint instance_id\nend_header\n")
-        write_text_atomic(folder.file(rel), header + body)
+        data = (header + body).encode("utf-8")
+        write_bytes_atomic(folder.file(rel), data)
         T = np.eye(4)
         T[:3, 3] = origin
-        files.append({"sensor": sensor_name, "tick": int(frame), "pass": "points", "path": rel, "t": float(g["t"].iloc[0]),
-                      "T_world_sensor": T.tolist()})
-    write_json_atomic(folder.results, {"files": files})
-    return obs
+        files.append(FileEntry(path=rel, sensor=sensor_name, tick=int(frame), pass_name="lidar", bytes=len(data),
+                               sha256=sha256_bytes(data), points=len(pts), t=float(g["t"].iloc[0]),
+                               T_world_sensor=T.tolist()))
+    sensors = {**{name: SensorSummary(type="camera", ticks=int(g["frame"].nunique()), passes=[])
+                  for name, g in cam.groupby("sensor")},
+               **{name: SensorSummary(type="lidar", ticks=int(g["frame"].nunique()), passes=["lidar"])
+                  for name, g in lid.groupby("sensor")}}
+    results = Results(version="synthetic", passes=["lidar"], sensors=sensors, cameras={}, sweeps={},
+                      files=sorted(files, key=lambda e: e.path))
+    write_json_atomic(folder.results, results.dump())
+    return folder.root
 
 
 def write_street_sample(root, sample_id: str = "street-000001", *, ticks: pd.DataFrame | None = None,

@@ -16,23 +16,21 @@ entry                       stage        what is read
 ``observations/``           measurement  SPEC §10 layout (see below)
 =========================== ============ ==============================================
 
-Observations (SPEC §10), read leniently because only a few facts are needed:
+Observations (SPEC §10), read through their records (:mod:`simready.records`):
 
-* ``legend.json`` ``entries[]{compact_id, entity}``: LiDAR instance ids → actors
-  (entities ``<sample>/actor:<id>``).
-* ``observed-frames.jsonl``: one camera frame a line, ``{sensor?, tick?, t | time | t_s,
-  actors: [{id, position [x, y, z], visibility | visible | detected}] | {id: {...}}}``.
-  ``visibility`` is a visible fraction, a boolean or ``{camera: fraction}``; a camera
-  detects an actor when the fraction is at least
-  :data:`~simready.validity.policy.CAMERA_MIN_VISIBLE_FRACTION`. The position is the
-  actor's body centre (extent 0).
-* ``results.json`` ``files[]{sensor, tick, path, t | t_s | time, T_world_sensor?}``: the
-  LiDAR sweeps (``.ply``). A sweep detects an actor with at least
-  :data:`~simready.validity.policy.LIDAR_MIN_POINTS` points carrying its instance id; its
-  position is the points' centroid, moved to world by ``T_world_sensor`` (4×4, the pose
-  at the sweep start) when given — a surface centroid, so its extent is half the actor's
-  footprint diagonal plus the distance the sensor travels in one sweep. At most
-  :data:`~simready.validity.policy.LIDAR_MAX_SWEEPS` sweeps, evenly spaced, are read.
+* ``legend.json`` (:class:`~simready.records.Legend`): the actor entries
+  (``<sample>/actor:<id>``) map LiDAR instance ids to actors.
+* ``observed-frames.jsonl`` (:class:`~simready.records.ObservedFrame`): the lines of the
+  sensors ``results.json`` lists as cameras (every line when it is absent); a camera detects an actor
+  in a frame when the line says it is ``visible``; the position is the actor's body centre
+  at ``t_s`` (extent 0).
+* ``results.json`` (:class:`~simready.records.Results`): the LiDAR sweeps (its ``lidar``
+  file entries). A sweep detects an actor with at least
+  :data:`~simready.validity.policy.LIDAR_MIN_POINTS` points carrying its instance id at
+  the entry's time ``t``; its position is the points' centroid, moved to world by
+  ``T_world_sensor`` (the pose at mid-sweep) — a surface centroid, so its extent is half
+  the actor's footprint diagonal. At most :data:`~simready.validity.policy.LIDAR_MAX_SWEEPS`
+  sweeps, evenly spaced, are read.
 
 Frames and units: world frame x east, y north, z up, metres, seconds;
 quaternions ``[x, y, z, w]``.
@@ -46,7 +44,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -55,6 +53,7 @@ import pyarrow.parquet as pq
 from simready import layout
 from simready.errors import SimreadyError
 from simready.layout import ObservationDir, SampleDir
+from simready.records import Legend, ObservedFrame, Record, Results
 from simready.scenario.manifest import load_manifest
 from simready.validity import policy
 from simready.validity.features import ReferenceProfile
@@ -64,6 +63,8 @@ REQUIRED_TICK_COLUMNS = ("tick", "t", "actor_id", "x", "y", "qx", "qy", "qz", "q
 #: Optional per-row class column names, in the order they are looked for (for the identity check).
 ROW_CLASS_COLUMNS = ("actor_class", "kind", "class")
 DETECTION_COLUMNS = ("sensor_type", "sensor", "frame", "t", "actor_id", "x", "y", "z", "extent_m", "detected")
+
+R = TypeVar("R", bound=Record)
 
 
 class EvidenceError(SimreadyError):
@@ -316,83 +317,42 @@ def evidence_from_sample_dir(
     )
 
 
-def _read_json(path: Path) -> Any:
+def _read(record: type[R], path: Path) -> R:
     try:
-        return json.loads(path.read_text())
+        return record.read(path)
+    except (OSError, ValueError) as exc:  # a pydantic ValidationError is a ValueError
+        raise EvidenceError(path, "", f"not a readable {path.name}: {exc}".splitlines()[0]) from None
+
+
+def _frames(path: Path) -> list[ObservedFrame]:
+    try:
+        return list(ObservedFrame.read_lines(path))
     except (OSError, ValueError) as exc:
-        raise EvidenceError(path, "", f"not readable JSON: {exc}".splitlines()[0]) from None
-
-
-def _frame_time(record: Mapping[str, Any]) -> float | None:
-    for key in ("t", "t_s", "time", "sample_time_s", "t0_s"):
-        value = record.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    return None
-
-
-def _visible_fraction(value: Any, camera: str) -> float | None:
-    if isinstance(value, Mapping):
-        value = value.get(camera)
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, (int, float)):
-        return float(value)
-    return None
-
-
-def _camera_names(obs_dir: Path) -> set[str] | None:
-    """Camera sensor names from ``results.json`` (its ``cameras`` block), None when it does not say."""
-    results = ObservationDir(obs_dir).results
-    if not results.is_file():
-        return None
-    cams = _read_json(results).get("cameras")
-    return set(cams) if isinstance(cams, Mapping) else None
+        raise EvidenceError(path, "", f"not a readable {path.name}: {exc}".splitlines()[0]) from None
 
 
 def _camera_rows(path: Path, cameras_only: set[str] | None = None) -> list[dict[str, Any]]:
     """Camera detections per frame; lines of other sensors (LiDAR, radar samples) are skipped when known."""
     rows: list[dict[str, Any]] = []
-    with path.open() as f:
-        for line_no, line in enumerate(f):
-            if not line.strip():
-                continue
-            try:
-                frame = json.loads(line)
-            except ValueError:
-                raise EvidenceError(path, f"line {line_no + 1}", "not valid JSON") from None
-            if cameras_only is not None and "sensor" in frame and frame["sensor"] not in cameras_only:
-                continue
-            t = _frame_time(frame)
-            actors = frame.get("actors", [])
-            if isinstance(actors, Mapping):
-                actors = [{"id": k, **v} for k, v in actors.items()]
-            vis_keys = ("detected", "visibility", "visible")
-            cameras = {frame["sensor"]} if "sensor" in frame else set()
-            for a in actors:
-                for k in vis_keys:
-                    if isinstance(a.get(k), Mapping):
-                        cameras.update(a[k])
-            for camera in sorted(cameras) or ["camera"]:
-                for a in actors:
-                    vis = next((_visible_fraction(a[k], camera) for k in vis_keys if k in a), None)
-                    if vis is None:
-                        continue
-                    p = a.get("position") or [math.nan] * 3
-                    rows.append(
-                        {
-                            "sensor_type": "camera",
-                            "sensor": camera,
-                            "frame": int(frame.get("tick", line_no)),
-                            "t": math.nan if t is None else t,
-                            "actor_id": local_actor_id(str(a.get("id", a.get("entity", "")))),
-                            "x": float(p[0]),
-                            "y": float(p[1]),
-                            "z": float(p[2]) if len(p) > 2 else math.nan,
-                            "extent_m": 0.0,
-                            "detected": vis >= policy.CAMERA_MIN_VISIBLE_FRACTION,
-                        }
-                    )
+    for frame in _frames(path):
+        if cameras_only is not None and frame.sensor not in cameras_only:
+            continue
+        for entity, a in frame.actors.items():
+            p = a.position
+            rows.append(
+                {
+                    "sensor_type": "camera",
+                    "sensor": frame.sensor,
+                    "frame": frame.tick,
+                    "t": frame.t_s,
+                    "actor_id": local_actor_id(entity),
+                    "x": float(p[0]),
+                    "y": float(p[1]),
+                    "z": float(p[2]) if len(p) > 2 else math.nan,
+                    "extent_m": 0.0,
+                    "detected": a.visible,
+                }
+            )
     return rows
 
 
@@ -427,28 +387,21 @@ def read_ply_points(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return table[["x", "y", "z"]].to_numpy(np.float64), table["instance_id"].to_numpy(np.int64)
 
 
-def _lidar_rows(obs_dir: Path, actor_dims: Mapping[str, tuple[float, float]], notes: list[str]) -> tuple[list[dict[str, Any]], float | None]:
-    results_path = ObservationDir(obs_dir).results
-    legend_path = ObservationDir(obs_dir).legend
-    if not results_path.is_file():
+def _lidar_rows(obs: ObservationDir, results: Results | None, actor_dims: Mapping[str, tuple[float, float]],
+                notes: list[str]) -> tuple[list[dict[str, Any]], float | None]:
+    if results is None:
         notes.append(f"no {layout.RESULTS}: LiDAR sweeps not read")
         return [], None
-    results = _read_json(results_path)
-    files = results.get("files", []) if isinstance(results, Mapping) else []
-    sweeps = [f for f in files if isinstance(f, Mapping) and str(f.get("path", "")).endswith(".ply")]
+    sweeps = [f for f in results.files if f.pass_name == "lidar"]
     if not sweeps:
         notes.append(f"{layout.RESULTS} lists no LiDAR sweep (.ply)")
         return [], None
-    compact: dict[int, str] = {}
-    if legend_path.is_file():
-        legend = _read_json(legend_path)
-        for e in legend.get("entries", []) if isinstance(legend, Mapping) else []:
-            if isinstance(e, Mapping) and "actor:" in str(e.get("entity", "")):
-                compact[int(e["compact_id"])] = local_actor_id(str(e["entity"]))
-    else:
+    if not obs.legend.is_file():
         notes.append(f"no {layout.LEGEND}: LiDAR instance ids cannot be matched to actors")
         return [], None
-    sweeps.sort(key=lambda f: (str(f.get("sensor", "")), int(f.get("tick", 0))))
+    compact = {e.compact_id: local_actor_id(e.entity) for e in _read(Legend, obs.legend).entries
+               if "actor:" in e.entity}
+    sweeps.sort(key=lambda f: (f.sensor or "", f.tick or 0))
     if len(sweeps) > policy.LIDAR_MAX_SWEEPS:
         pick = np.unique(np.linspace(0, len(sweeps) - 1, policy.LIDAR_MAX_SWEEPS).round().astype(int))
         sweeps = [sweeps[i] for i in pick]
@@ -457,18 +410,15 @@ def _lidar_rows(obs_dir: Path, actor_dims: Mapping[str, tuple[float, float]], no
     returns = []
     no_pose = 0
     for entry in sweeps:
-        ply = obs_dir / str(entry["path"])
+        ply = obs.file(entry.path)
         if not ply.is_file():
-            raise MissingStageError("measurement", ply, f"{layout.RESULTS} lists {entry['path']} but it does not exist")
+            raise MissingStageError("measurement", ply, f"{layout.RESULTS} lists {entry.path} but it does not exist")
         xyz, inst = read_ply_points(ply)
         returns.append(len(inst))
-        pose = entry.get("T_world_sensor")
-        T = np.asarray(pose, float) if pose is not None else None
+        T = np.asarray(entry.T_world_sensor, float) if entry.T_world_sensor is not None else None
         if T is None or T.shape != (4, 4):
             T = None
             no_pose += 1
-        t = _frame_time(entry)
-        sweep_s = entry.get("sweep_s")
         for cid, actor in compact.items():
             mask = inst == cid
             n = int(mask.sum())
@@ -476,18 +426,17 @@ def _lidar_rows(obs_dir: Path, actor_dims: Mapping[str, tuple[float, float]], no
             if n and T is not None:
                 c = xyz[mask].mean(axis=0)
                 pos = (T[:3, :3] @ c + T[:3, 3]).tolist()
-            extent = half_diag.get(actor, 0.0) + (float(sweep_s) if isinstance(sweep_s, (int, float)) else 0.0)
             rows.append(
                 {
                     "sensor_type": "lidar",
-                    "sensor": str(entry.get("sensor", "lidar")),
-                    "frame": int(entry.get("tick", 0)),
-                    "t": math.nan if t is None else t,
+                    "sensor": entry.sensor,
+                    "frame": entry.tick,
+                    "t": math.nan if entry.t is None else entry.t,
                     "actor_id": actor,
                     "x": pos[0],
                     "y": pos[1],
                     "z": pos[2],
-                    "extent_m": extent,
+                    "extent_m": half_diag.get(actor, 0.0),
                     "detected": n >= policy.LIDAR_MIN_POINTS,
                 }
             )
@@ -496,9 +445,14 @@ def _lidar_rows(obs_dir: Path, actor_dims: Mapping[str, tuple[float, float]], no
     return rows, float(np.mean(returns)) if returns else None
 
 
+def _results(obs: ObservationDir) -> Results | None:
+    return _read(Results, obs.results) if obs.results.is_file() else None
+
+
 def dry_reference_from_observations(obs_dir: str | Path, actor_dims: Mapping[str, tuple[float, float]]) -> DryReference:
     """The LiDAR figures of a dry sibling observation: detection rate over (sweep, actor) and mean returns per sweep."""
-    rows, returns = _lidar_rows(Path(obs_dir), actor_dims, [])
+    obs = ObservationDir(Path(obs_dir))
+    rows, returns = _lidar_rows(obs, _results(obs), actor_dims, [])
     rate = float(np.mean([bool(r["detected"]) for r in rows])) if rows else None
     return DryReference(detection_rate=rate, returns_per_sweep=returns)
 
@@ -512,14 +466,15 @@ def sensor_evidence_from_observations(
     dry_reference: DryReference | None = None,
 ) -> SensorEvidence:
     """Camera and LiDAR detections of one observations folder (layout in the module docstring)."""
-    obs_dir = Path(obs_dir)
+    obs = ObservationDir(Path(obs_dir))
+    results = _results(obs)
     notes: list[str] = []
-    frames_path = ObservationDir(obs_dir).observed_frames
-    rows = _camera_rows(frames_path, _camera_names(obs_dir)) if frames_path.is_file() else []
-    if not frames_path.is_file():
+    cameras = {n for n, sensor in results.sensors.items() if sensor.type == "camera"} if results is not None else None
+    rows = _camera_rows(obs.observed_frames, cameras) if obs.observed_frames.is_file() else []
+    if not obs.observed_frames.is_file():
         notes.append(f"no {layout.OBSERVED_FRAMES}: no camera detections")
     elif not rows:
         notes.append(f"{layout.OBSERVED_FRAMES} gives no actor visibility: no camera detections")
-    lidar, returns = _lidar_rows(obs_dir, actor_dims, notes)
+    lidar, returns = _lidar_rows(obs, results, actor_dims, notes)
     table = pd.DataFrame(rows + lidar, columns=list(DETECTION_COLUMNS))
     return SensorEvidence(table, illumination, weather, returns, dry_reference, notes)

@@ -1,0 +1,84 @@
+"""The review videos (``video/<sensor>.mp4``): one frame per sensor sample; LiDAR and radar drawn top-down,
+the sensor's forward up and its right on the right."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import imageio.v2 as imageio
+import numpy as np
+from numpy.typing import NDArray
+
+from simready.sensors_hw.camera import FramePasses
+from simready.sensors_hw.models import RadarModel
+from simready.sensors_hw.radar import RadarDetections
+from simready.sensors_hw.review import TOPDOWN_PX, TOPDOWN_RANGE_M, palette, topdown_canvas
+
+
+def _pad16(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """Pad to multiples of 16 (H.264 macroblocks) with black, so ffmpeg never rescales."""
+    h, w = image.shape[:2]
+    ph, pw = -h % 16, -w % 16
+    if ph == 0 and pw == 0:
+        return image
+    return np.pad(image, ((0, ph), (0, pw), (0, 0)))
+
+
+class Video:
+    """One sensor's review video, written frame by frame."""
+
+    def __init__(self, path: Path, fps: float) -> None:
+        self.path, self.fps, self.writer, self.frames = path, fps, None, 0
+
+    def add(self, image: NDArray[np.uint8]) -> None:
+        if self.writer is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.writer = imageio.get_writer(self.path, fps=self.fps, codec="libx264", macro_block_size=1,
+                                             pixelformat="yuv420p", ffmpeg_log_level="error", quality=7)
+        self.writer.append_data(_pad16(image))
+        self.frames += 1
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+def radar_topdown(det: RadarDetections, model: RadarModel) -> NDArray[np.uint8]:
+    """Top-down review image of a radar frame: field-of-view edges, detections coloured by radial velocity
+    (red approaching, blue receding), forward up, the sensor's right on the right."""
+    rng = min(model.max_range_m, TOPDOWN_RANGE_M)
+    img, to_px = topdown_canvas(rng)
+    r = np.linspace(0.0, rng, 400)
+    for az in (-0.5, 0.5):
+        a = math.radians(model.hfov_deg) * az
+        rr, cc = to_px(r * math.cos(a), r * math.sin(a))
+        ok = (rr >= 0) & (rr < TOPDOWN_PX) & (cc >= 0) & (cc < TOPDOWN_PX)
+        img[rr[ok], cc[ok]] = (90, 90, 0)
+    x = det.range_m * np.cos(det.elevation_rad) * np.cos(det.azimuth_rad)
+    y = det.range_m * np.cos(det.elevation_rad) * np.sin(det.azimuth_rad)
+    rr, cc = to_px(x, y)
+    s = np.clip(det.radial_velocity_mps / 10.0, -1.0, 1.0)
+    colour = np.stack([np.where(s < 0, 255, 255 * (1 - s)), 255 * (1 - np.abs(s)),
+                       np.where(s > 0, 255, 255 * (1 + s))], axis=1).astype(np.uint8)
+    for dr in range(-2, 3):
+        for dc in range(-2, 3):
+            ok = (rr + dr >= 0) & (rr + dr < TOPDOWN_PX) & (cc + dc >= 0) & (cc + dc < TOPDOWN_PX)
+            img[rr[ok] + dr, cc[ok] + dc] = colour[ok]
+    return img
+
+
+def camera_review(frame: FramePasses) -> NDArray[np.uint8]:
+    """The camera's review frame: RGB when rendered, else depth (near bright), else semantic, else the
+    primary hits' entity colours (what the id pass would show)."""
+    if frame.rgb is not None:
+        return frame.rgb
+    if frame.depth is not None:
+        d = np.where(np.isfinite(frame.depth), frame.depth, np.inf)
+        g = (255.0 * np.clip(1.0 - np.log1p(d) / np.log1p(200.0), 0.0, 1.0)).astype(np.uint8)
+        return np.repeat(g[..., None], 3, axis=2)
+    if frame.semantic is not None:
+        return palette(frame.semantic)
+    ids = frame.id if frame.id is not None else frame.hits.compact_id.reshape(frame.sample_times_s.shape[0], -1)
+    return palette(ids)

@@ -1,0 +1,186 @@
+"""Each sensor sample's files: the camera passes, a LiDAR sweep, a radar frame, and a camera frame's
+perception truth (SPEC §10, §11), named by :class:`simready.layout.ObservationDir`.
+
+File formats: ``depth.f32.bin`` is raw little-endian float32, H×W row-major,
+z-depth in metres, +inf where nothing is seen; ``id.png`` is 24-bit RGB
+compact ids (R = bits 16–23); ``semantic.png`` is 16-bit grayscale class
+ids (0 nothing, 65535 unknown). Truth tables are Parquet (zstd), one row
+per visible sample, ``pixel`` = v·W + u (:func:`simready.truth.flow.dense`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from numpy.typing import NDArray
+from PIL import Image
+
+from simready.layout import ObservationDir
+from simready.measurement.folder import OutputFolder
+from simready.measurement.options import ObserveOptions
+from simready.sensors_hw.camera import FramePasses, encode_id_rgb
+from simready.sensors_hw.lidar import LidarScan, write_ply_ascii, write_ply_binary
+from simready.sensors_hw.models import Rig
+from simready.sensors_hw.radar import RadarDetections, write_radar_csv
+from simready.sensors_hw.review import png_bytes
+from simready.sensors_hw.scene_build import BuiltScene
+from simready.truth.correspondence import FrameView, Samples, correspond
+from simready.truth.flow import flow_table
+from simready.truth.motion_field import motion_field
+from simready.truth.tracks import TrackBuilder
+
+#: PNG zlib level: 1 is several times faster than the default and the id/semantic images stay small.
+PNG_COMPRESS_LEVEL = 1
+#: Parquet codec for truth tables (zstd level 1: fast, and far smaller than raw).
+TRUTH_COMPRESSION = ("zstd", 1)
+
+frame_name = ObservationDir.frame_name
+
+
+# --- encoders ---------------------------------------------------------------------------------
+
+
+def _png(image: NDArray) -> bytes:
+    return png_bytes(image, PNG_COMPRESS_LEVEL)
+
+
+def _png16(image: NDArray[np.uint16]) -> bytes:
+    buf = io.BytesIO()
+    # A little-endian uint16 array becomes mode "I;16" by itself; PNG stores it as 16-bit grey.
+    Image.fromarray(np.ascontiguousarray(image, "<u2")).save(buf, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+    return buf.getvalue()
+
+
+def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | None = None) -> None:
+    """A truth table as Parquet: zstd, floats byte-stream-split and integers delta-coded (pixel-ordered
+    samples make both compress several times better than plain), strings as dictionaries."""
+    if metadata:
+        table = table.replace_schema_metadata({b"simready.truth": json.dumps(metadata, sort_keys=True).encode()})
+    encoding, dictionary = {}, []
+    for f in table.schema:
+        if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type):
+            dictionary.append(f.name)
+        elif pa.types.is_floating(f.type):
+            encoding[f.name] = "BYTE_STREAM_SPLIT"
+        elif pa.types.is_integer(f.type):
+            encoding[f.name] = "DELTA_BINARY_PACKED"
+    pq.write_table(table, where, compression=TRUTH_COMPRESSION[0], compression_level=TRUTH_COMPRESSION[1],
+                   use_dictionary=dictionary or False, column_encoding=encoding or None)
+
+
+def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None) -> bytes:
+    """:func:`write_parquet` into memory."""
+    sink = pa.BufferOutputStream()
+    write_parquet(sink, table, metadata)
+    return sink.getvalue().to_pybytes()
+
+
+# --- sensor samples ---------------------------------------------------------------------------
+
+
+def write_camera(folder: OutputFolder, camera: str, tick: int, frame: FramePasses) -> None:
+    """The camera passes of one frame that were rendered."""
+    if frame.rgb is not None:
+        rgb = frame.rgb
+        folder.put_later(frame_name(camera, tick, "rgb"), lambda: _png(rgb), camera, tick, "rgb")
+    if frame.depth is not None:
+        h, w = frame.depth.shape
+        folder.put(frame_name(camera, tick, "depth"), np.ascontiguousarray(frame.depth, "<f4").tobytes(), camera,
+                   tick, "depth", shape=[h, w], dtype="float32-le")
+    if frame.semantic is not None:
+        semantic = frame.semantic
+        folder.put_later(frame_name(camera, tick, "semantic"), lambda: _png16(semantic), camera, tick, "semantic")
+    if frame.id is not None:
+        ids = frame.id
+        folder.put_later(frame_name(camera, tick, "id"), lambda: _png(encode_id_rgb(ids)), camera, tick, "id")
+
+
+def write_lidar(folder: OutputFolder, lidar: str, tick: int, sweep: LidarScan, options: ObserveOptions,
+                **extra: Any) -> None:
+    """One sweep as PLY (``options.lidar_format``); ``extra``: its entry's time and pose."""
+    rel = frame_name(lidar, tick, "lidar")
+    writer = write_ply_ascii if options.lidar_format == "ascii" else write_ply_binary
+    writer(folder.path(rel), sweep, with_time=options.lidar_time_column)
+    folder.add_written(rel, lidar, tick, "lidar", points=len(sweep), **extra)
+
+
+def write_radar(folder: OutputFolder, radar: str, tick: int, det: RadarDetections) -> None:
+    """One radar frame's detections as CSV."""
+    rel = frame_name(radar, tick, "radar")
+    write_radar_csv(folder.path(rel), det)
+    folder.add_written(rel, radar, tick, "radar", detections=len(det))
+
+
+# --- perception truth -------------------------------------------------------------------------
+
+
+class CameraTruth:
+    """Per camera: the previous frame's samples (for the correspondence pair) and the track builder."""
+
+    def __init__(self, built: BuiltScene, rig: Rig, camera: str, pool: ThreadPoolExecutor | None = None) -> None:
+        self.built, self.rig, self.camera, self.pool = built, rig, camera, pool
+        self.prev: tuple[Samples, NDArray[np.float64]] | None = None
+        self.tracks = TrackBuilder(built.scene, camera, ignore=built.ignore)
+
+    def frame(self, folder: OutputFolder, view: FrameView, frame: FramePasses) -> None:
+        """Truth products of one frame: surface identity, motion field, both correspondences with the
+        previous frame, and the frame's track observations."""
+        scene = self.built.scene
+        self.tracks.add(view, frame.hits)
+        samples = Samples.of_hits(scene, view, frame.hits)
+        meta = {"camera": self.camera, "tick": view.tick, "t0_s": view.t0_s,
+                "line_time_s": 0.0 if view.global_shutter else view.model.line_time_s,
+                "width_px": view.intrinsics.width_px, "height_px": view.intrinsics.height_px,
+                "pixel": "v * width_px + u", "row_time": "t0_s + v * line_time_s"}
+        surface = samples.table(scene)
+        folder.write_later(frame_name(self.camera, view.tick, "truth.surface"),
+                           lambda p: write_parquet(p, surface, meta), self.camera, view.tick, "truth.surface")
+        field = motion_field(scene, self.rig, samples)
+        motion, dv_dt = field.table(), field.dv_dt_pxps
+        del field
+        folder.write_later(frame_name(self.camera, view.tick, "truth.motion_field"),
+                           lambda p: write_parquet(p, motion, meta), self.camera, view.tick, "truth.motion_field")
+        if self.prev is not None:
+            (a, a_dv), b = self.prev, samples
+            dt = b.view.t0_s - a.view.t0_s
+            pairs = ((a, a_dv, b, "forward", 1.0), (b, dv_dt, a, "backward", -1.0))
+
+            def table_of(src: Samples, src_dv: NDArray[np.float64], dst: Samples, direction: str,
+                         sign: float) -> pa.Table:
+                # Where the motion field says each row goes starts the target-row iteration (speed only).
+                return flow_table(correspond(scene, src, dst.view, direction, ignore=self.built.ignore,
+                                             row_guess=_predicted_rows(src, src_dv, sign * dt)))
+
+            # The two directions are independent computations: with a pool the backward one runs on its
+            # thread while this one does the forward (Embree and most numpy kernels release the GIL);
+            # each projection is dropped once tabled.
+            later = self.pool.submit(table_of, *pairs[1]) if self.pool is not None else None
+            tables = [table_of(*pairs[0]), later.result() if later is not None else table_of(*pairs[1])]
+            for (src, _, dst, direction, _), table in zip(pairs, tables):
+                m = {**meta, "tick": src.view.tick, "t0_s": src.view.t0_s, "target_tick": dst.view.tick,
+                     "target_t0_s": dst.view.t0_s, "direction": direction}
+                pass_name = f"truth.{direction}"
+                folder.write_later(frame_name(self.camera, src.view.tick, pass_name),
+                                   lambda p, table=table, m=m: write_parquet(p, table, m), self.camera,
+                                   src.view.tick, pass_name, target_tick=dst.view.tick)
+        self.prev = (samples, dv_dt)
+
+    def finish(self, folder: OutputFolder) -> None:
+        """The camera's whole-clip tables: tracks and track events."""
+        meta = {"camera": self.camera, "track_id": "<entity id>#<life>"}
+        folder.put(ObservationDir.truth_table_name(self.camera, "truth.tracks"),
+                   parquet_bytes(self.tracks.tracks_table(), meta), self.camera, None, "truth.tracks")
+        folder.put(ObservationDir.truth_table_name(self.camera, "truth.track_events"),
+                   parquet_bytes(self.tracks.events_table(), meta), self.camera, None, "truth.track_events")
+
+
+def _predicted_rows(samples: Samples, dv_dt_pxps: NDArray[np.float64], dt_s: float) -> NDArray[np.int64]:
+    guess = samples.v + np.nan_to_num(dv_dt_pxps * dt_s, posinf=0.0, neginf=0.0)
+    return np.rint(guess).astype(np.int64)
