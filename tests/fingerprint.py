@@ -24,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from simready import layout
+
 RECORD = Path(__file__).with_name("fingerprints.json")
 SAMPLES = (("residential_crosswalk_v3", "pedestrian_emerges_behind_van"),
            ("urban_signalized_intersection", "signalized_left_turn"))
@@ -31,7 +33,7 @@ SAMPLES = (("residential_crosswalk_v3", "pedestrian_emerges_behind_van"),
 OVERRIDES = ["camera.width_px=160", "camera.height_px=90", "camera.rate_hz=10", "lidar.azimuth_steps=128"]
 #: Files whose bytes carry wall-clock time or an encoder's choices: their presence is checked, not their bytes.
 UNHASHED_SUFFIXES = (".mp4", ".log")
-UNHASHED_NAMES = ("render.json", "batch.json")
+UNHASHED_NAMES = (layout.RENDER, layout.BATCH_RECORD)
 
 
 def build(root: Path) -> dict[str, str]:
@@ -51,7 +53,7 @@ def build(root: Path) -> dict[str, str]:
         (manifest,) = generate(template_id, intent, 1, catalog=catalog, template=template).manifests
         d = root / manifest.sample_id
         d.mkdir(parents=True)
-        (d / "manifest.json").write_bytes(manifest_bytes(canonicalize(manifest)))
+        layout.SampleDir(d).manifest.write_bytes(manifest_bytes(canonicalize(manifest)))
         simulate_sample(d, template, catalog)
         branch_sample(d, template, catalog)
         observe_sample_dir(d, template, catalog, window=ObservationWindow(0.2, 0.6, branches=True, branch_truth=False),
@@ -70,14 +72,14 @@ def _comparable(f: Path, root: Path) -> bytes:
     ``results.json`` the entries of the unhashed files (their sizes and hashes carry the wall clock) and of the
     render job (compared on its own, without the folder)."""
     data = f.read_bytes()
-    if f.name == "render-job.json":
+    if f.name == layout.RENDER_JOB:
         return data.replace(str(root).encode("utf-8"), b"<root>")
-    if f.name == "results.json":
+    if f.name == layout.RESULTS:
         doc = json.loads(data)
         for key in ("files", "artifacts"):
             if isinstance(doc.get(key), list):
                 doc[key] = [e for e in doc[key] if not (isinstance(e, dict) and Path(str(e.get("path", ""))).name.endswith(
-                    UNHASHED_SUFFIXES + UNHASHED_NAMES + ("render-job.json",)))]
+                    UNHASHED_SUFFIXES + UNHASHED_NAMES + (layout.RENDER_JOB,)))]
         return json.dumps(doc, sort_keys=True).encode("utf-8")
     return data
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from simready.cli import main
+from simready.layout import COVERAGE, REJECTIONS
 from simready.scenario.manifest import load_manifest, manifest_bytes
 
 
@@ -17,13 +18,13 @@ def test_sample_writes_manifests_rejections_and_coverage(tmp_path, capsys) -> No
     assert rc == 0
     files = sorted(p.name for p in out.iterdir())
     manifests = [f for f in files if f.startswith("rc3-ped-")]
-    assert len(manifests) == 5 and "coverage.json" in files and "rejections.jsonl" in files
+    assert len(manifests) == 5 and COVERAGE in files and REJECTIONS in files
     for name in manifests:
         m = load_manifest(out / name)
         assert (out / name).read_bytes() == manifest_bytes(m)
-    coverage = json.loads((out / "coverage.json").read_text())
+    coverage = json.loads((out / COVERAGE).read_text())
     assert coverage["accepted"] == 5 and coverage["proposals"] == coverage["accepted"] + coverage["rejected"]
-    rows = [json.loads(line) for line in (out / "rejections.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (out / REJECTIONS).read_text().splitlines()]
     assert len(rows) == coverage["rejected"] and all(r["reason"] for r in rows)
     assert "5 accepted" in capsys.readouterr().out
 
@@ -42,7 +43,7 @@ def test_sample_refuses_a_non_empty_folder_unless_forced(tmp_path, capsys) -> No
     assert main(args) == 1
     assert "not empty" in capsys.readouterr().err
     assert main(args + ["--force"]) == 0
-    assert not (out / "keep.txt").exists() and (out / "coverage.json").exists()
+    assert not (out / "keep.txt").exists() and (out / COVERAGE).exists()
 
 
 @pytest.mark.parametrize("args, message", [
