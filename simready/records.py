@@ -289,6 +289,38 @@ class Results(Record):
     files: list[FileEntry]
 
 
+# --- parity.json (simready.measurement) --------------------------------------------------------------------
+
+
+class ParityTolerance(Record):
+    """How closely observed poses must match the trace: position (m) and angle (rad)."""
+
+    position_m: float
+    angle_rad: float
+
+
+class ActorParity(Record):
+    """One actor's comparison: trace ticks compared and the largest position and angle errors."""
+
+    ticks: int
+    max_position_error_m: float
+    max_angle_error_rad: float
+
+
+class Parity(Record):
+    """``parity.json``: the geometric authority's poses at every trace tick of the observed window
+    (``window_s``) against the trace's rows, per actor (entity id) and overall; ``passed`` when within
+    ``tolerance``."""
+
+    compared: str
+    window_s: list[float]
+    tolerance: ParityTolerance
+    max_position_error_m: float
+    max_angle_error_rad: float
+    passed: bool
+    actors: dict[str, ActorParity]
+
+
 # --- render.json (simready.measurement) --------------------------------------------------------------------
 
 

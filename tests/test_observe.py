@@ -16,7 +16,7 @@ from simready.hashing import file_sha256
 from simready.layout import RESULTS, ObservationDir
 from simready.measurement.observe import observe
 from simready.measurement.options import PASSES, ObserveOptions
-from simready.records import Legend, ObservedFrame, Render, Results
+from simready.records import Legend, ObservedFrame, Parity, Render, Results
 from simready.sensors_hw.camera import decode_id_rgb
 from simready.sensors_hw.lidar import read_ply
 from simready.truth.flow import dense
@@ -135,9 +135,9 @@ def test_observed_frames_and_parity(full):
     assert ego.present and len(ego.rotation_xyzw) == 4 and not ego.visible  # sensors ignore their carrier
     car = [x.actors["bench-street/actor:car_2"] for x in lines if x.sensor == "front_camera"]
     assert all(c.visible for c in car)  # the car ahead in the same lane
-    parity = json.loads(ObservationDir(full).parity.read_text())
-    assert parity["passed"] and parity["max_position_error_m"] < 1e-9 and parity["max_angle_error_rad"] < 1e-9
-    assert set(parity["actors"]) == {f"bench-street/actor:{a}" for a in ("car_1", "car_2", "ego", "ped")}
+    parity = Parity.read(ObservationDir(full).parity)
+    assert parity.passed and parity.max_position_error_m < 1e-9 and parity.max_angle_error_rad < 1e-9
+    assert set(parity.actors) == {f"bench-street/actor:{a}" for a in ("car_1", "car_2", "ego", "ped")}
 
 
 def test_truth_files_are_listed_and_readable(full):

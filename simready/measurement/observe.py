@@ -349,10 +349,10 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
         legend = write_legend(layout.legend, built.legend(), _ontology_version())
         folder.add_written(folder.name_of(legend), None, None, "legend")
         par = parity(built, trace, t_lo, t_hi)
-        if not par["passed"]:
-            warnings.append(f"parity: observed poses differ from the trace by {par['max_position_error_m']:.3g} m, "
-                            f"{par['max_angle_error_rad']:.3g} rad")
-        write_json_atomic(layout.parity, par)
+        if not par.passed:
+            warnings.append(f"parity: observed poses differ from the trace by {par.max_position_error_m:.3g} m, "
+                            f"{par.max_angle_error_rad:.3g} rad")
+        write_json_atomic(layout.parity, par.dump())
         folder.add_written(folder.name_of(layout.parity), None, None, "parity")
         write_job(folder, rig, resolved, options, run.seeds, lighting, schedules, cameras, run.cam_records,
                   run.cam_poses, provenance, atmosphere)

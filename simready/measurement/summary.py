@@ -1,5 +1,5 @@
 """What an observation folder says about itself besides the sensor files: the records of
-``results.json`` and ``observed-frames.jsonl`` (:mod:`simready.records`), ``parity.json`` and the render
+``results.json``, ``observed-frames.jsonl`` and ``parity.json`` (:mod:`simready.records`) and the render
 job (``job/render-job.json``, ``job/<camera>.poses.npz``)."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from simready.atomic import write_json_atomic
 from simready.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
 from simready.measurement.options import ObserveOptions
-from simready.records import CameraFrame, Distortion, ObservedActor, ObservedFrame, Projection, SampleTimes
+from simready.records import (ActorParity, CameraFrame, Distortion, ObservedActor, ObservedFrame, Parity,
+                              ParityTolerance, Projection, SampleTimes)
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.camera import PASSES as CAMERA_PASSES
 from simready.sensors_hw.camera import Intrinsics, Lighting
@@ -77,10 +78,10 @@ def observed_frame(built: BuiltScene, sensor: str, tick: int, t_s: float, actor_
     return ObservedFrame(sensor=sensor, tick=tick, t_s=t_s, actors=actors)
 
 
-def parity(built: BuiltScene, trace: TraceInput, t_lo: float, t_hi: float) -> dict[str, Any]:
+def parity(built: BuiltScene, trace: TraceInput, t_lo: float, t_hi: float) -> Parity:
     """Observed poses (the geometric authority's tracks at the trace's ticks) vs the trace's rows."""
     df = trace.ticks
-    per_actor: dict[str, Any] = {}
+    per_actor: dict[str, ActorParity] = {}
     worst_m, worst_rad = 0.0, 0.0
     for actor, entity in sorted(built.actor_entities.items()):
         rows = df[(df["actor_id"] == actor) & df["present"].astype(bool) & (df["t"] >= t_lo) & (df["t"] <= t_hi)]
@@ -91,12 +92,12 @@ def parity(built: BuiltScene, trace: TraceInput, t_lo: float, t_hi: float) -> di
         pos_err = float(np.max(np.linalg.norm(smp.position_m - rows[["x", "y", "z"]].to_numpy(np.float64), axis=1)))
         quats = rows[["qx", "qy", "qz", "qw"]].to_numpy(np.float64)
         ang_err = max(quat_angle_between(a, b) for a, b in zip(smp.quat_xyzw, quats))
-        per_actor[entity] = {"ticks": int(len(rows)), "max_position_error_m": pos_err, "max_angle_error_rad": ang_err}
+        per_actor[entity] = ActorParity(ticks=int(len(rows)), max_position_error_m=pos_err, max_angle_error_rad=ang_err)
         worst_m, worst_rad = max(worst_m, pos_err), max(worst_rad, ang_err)
-    return {"compared": "geometry-authority pose at every trace tick in the observed window vs the trace row",
-            "window_s": [t_lo, t_hi], "tolerance": {"position_m": PARITY_TOL_M, "angle_rad": PARITY_TOL_RAD},
-            "max_position_error_m": worst_m, "max_angle_error_rad": worst_rad,
-            "passed": worst_m <= PARITY_TOL_M and worst_rad <= PARITY_TOL_RAD, "actors": per_actor}
+    return Parity(compared="geometry-authority pose at every trace tick in the observed window vs the trace row",
+                  window_s=[t_lo, t_hi], tolerance=ParityTolerance(position_m=PARITY_TOL_M, angle_rad=PARITY_TOL_RAD),
+                  max_position_error_m=worst_m, max_angle_error_rad=worst_rad,
+                  passed=worst_m <= PARITY_TOL_M and worst_rad <= PARITY_TOL_RAD, actors=per_actor)
 
 
 def write_job(folder: OutputFolder, rig: Rig, resolved: Mapping[str, Any], options: ObserveOptions,

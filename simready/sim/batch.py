@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from simready import layout
 from simready.atomic import write_json_atomic
 from simready.hashing import content_hash, file_sha256
 from simready.layout import BatchDir, SampleDir
@@ -37,11 +36,6 @@ from simready.sim.run import finish, run_simulation
 from simready.sim.scene import build_scene
 from simready.sim.trace import Trace, read_trace, write_trace
 from simready.world.template import WorldTemplate
-
-# The Dagster layer's names for two of the files, until it reads simready.layout itself.
-PLOT_FILE = layout.ROLLOUT_PLOT
-VERDICT_FILE = layout.VERDICT
-
 
 def sample_dirs(batch_dir: Path) -> list[Path]:
     """The batch's sample folders (those holding a manifest), sorted by sample id."""

@@ -26,7 +26,6 @@ from typing import Any
 
 import pandas as pd
 
-from simready import layout
 from simready.atomic import atomic_directory
 from simready.hashing import content_hash, file_sha256
 from simready.layout import ReferencePoolDir
@@ -38,8 +37,6 @@ from simready.validity.features import ReferenceProfile, scenario_features
 
 #: Root id of the reference pool's random streams (the suite's samples use the generator's default root).
 REFERENCE_ROOT = "reference"
-# The Dagster layer's name for the record, until it reads simready.layout itself.
-POOL_RECORD = layout.POOL_RECORD
 
 
 def build_reference_pool(template: Any, catalog: Any, intents: Mapping[str, int], out_dir: Path, *,
