@@ -15,6 +15,7 @@ import dagster as dg
 import pytest
 
 from simready.assets.partitions import batch_partitions
+from simready.layout import ArtifactLayout
 
 pytestmark = pytest.mark.slow
 
@@ -69,4 +70,4 @@ def test_backfill_over_a_batch_range_materializes_each_partition(tmp_path, monke
         versions = {p: _latest_data_version(instance, "scenario_manifests", p) for p in partitions}
         assert all(versions.values()) and len(set(versions.values())) == len(partitions)
     for b in BATCHES:
-        assert (tmp_path / "artifacts" / "samples" / RC / b / "batch.json").is_file()
+        assert ArtifactLayout(tmp_path / "artifacts").batch(RC, b).record.is_file()

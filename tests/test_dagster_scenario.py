@@ -17,6 +17,7 @@ from simready.assets.scenario import rejection_log, scenario_manifests
 from simready.assets.suite import coverage_report
 from simready.assets.world import world_templates
 from simready.checks.scenario import manifests_pass_ladder, manifests_schema_valid, rejection_reasons_nonempty
+from simready.layout import BatchDir
 from simready.resources import ArtifactStore, SourceData
 from tests.test_dagster_world import _move_first_curb
 
@@ -66,8 +67,8 @@ def test_batches_materialize_disjoint_samples_and_counts_add_up(tmp_path):
     assert len(ids[0]) == len(ids[1]) == 2
     assert not set(ids[0]) & set(ids[1])
     for b in ("b0000", "b0001"):
-        summary = json.loads((root / b / "batch.json").read_text())
-        cells = json.loads((root / b / "cells.json").read_text())
+        summary = json.loads(BatchDir(root / b).record.read_text())
+        cells = json.loads(BatchDir(root / b).cells.read_text())
         assert summary["proposals"] == summary["accepted"] + summary["rejected"]
         assert sum(c["proposals"] for c in cells.values()) == summary["proposals"]
         assert sum(c["accepted"] for c in cells.values()) == summary["accepted"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -23,6 +22,8 @@ from simready.checks.simulation import (
     checkpoint_restore_reproduces,
     trajectories_accepted,
 )
+from simready.layout import ArtifactLayout
+from simready.records import Outcomes, Results, ValidityRecord
 from simready.resources import ArtifactStore, SourceData
 from tests.test_dagster_world import _data_version, _move_first_curb
 
@@ -73,24 +74,23 @@ def test_batch_rolls_out_checkpoints_and_branches(world):
         evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
         assert evaluations == {"trajectories_accepted": True, "checkpoint_restore_reproduces": True,
                                "branches_share_parent_history": True}, tid
-    sample = next((tmp / "artifacts" / "samples" / RC / "b0000").glob("*/manifest.json")).parent
-    outcomes = json.loads((sample / "branches" / "outcomes.json").read_text())
-    labels = {b["label"] for b in outcomes["branches"]}
-    assert labels == {"brake", "coast"}
-    assert all(b["parent_checkpoint"] == outcomes["checkpoint"] for b in outcomes["branches"])
-    assert (sample / outcomes["checkpoint_file"]).exists()
+    sample = ArtifactLayout(tmp / "artifacts").batch(RC, "b0000").samples()[0]
+    outcomes = Outcomes.read(sample.outcomes)
+    assert {b.label for b in outcomes.branches} == {"brake", "coast"}
+    assert all(b.parent_checkpoint == outcomes.checkpoint for b in outcomes.branches)
+    assert sample.checkpoint(outcomes.checkpoint).exists()
 
 
 def test_observations_feed_the_gate_with_sensor_evidence(world):
     tmp, _, _, _, _ = world
-    sample = next((tmp / "artifacts" / "samples" / RC / "b0000").glob("*/manifest.json")).parent
-    results = json.loads((sample / "observations" / "results.json").read_text())
-    assert {f["sensor"] for f in results["files"] if f.get("sensor")} >= {"front_camera", "roof_lidar", "front_radar"}
-    validity = json.loads((sample / "validity.json").read_text())
-    assert validity["sensor_evidence"] is True
-    sensor = next(c for c in validity["base"]["checks"] if c["check"] == "sensor")
+    sample = ArtifactLayout(tmp / "artifacts").batch(RC, "b0000").samples()[0]
+    results = Results.read(sample.observations.results)
+    assert {f.sensor for f in results.files if f.sensor} >= {"front_camera", "roof_lidar", "front_radar"}
+    validity = ValidityRecord.read(sample.validity)
+    assert validity.sensor_evidence is True
+    sensor = next(c for c in validity.base["checks"] if c["check"] == "sensor")
     assert sensor["detail"]["positions_compared"] > 0
-    assert set(validity["branches"]) == {"brake", "coast"}
+    assert set(validity.branches) == {"brake", "coast"}
 
 
 def test_collider_edit_marks_exactly_its_templates_sim_assets_stale(world):
