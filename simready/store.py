@@ -89,7 +89,21 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def local_dir(self, prefix: Key) -> Path:
-        """The local folder a stage reads and writes for ``prefix`` (it may not exist yet)."""
+        """The local folder a stage reads and writes for ``prefix`` (it may not exist yet).
+
+        A stage that works on files (a Parquet writer, an observation folder) asks for the folder of the
+        prefix it reads and writes, works in it, and calls :meth:`save` when it has finished writing. A
+        remote store brings the prefix's objects into a local cache here; this one hands out the folder
+        under its root itself.
+        """
+
+    @abc.abstractmethod
+    def save(self, prefix: Key) -> None:
+        """The stage has finished writing in ``local_dir(prefix)``: its files are the prefix's objects from now on.
+
+        A remote store uploads the new and changed files and writes the prefix's index last (issue 15);
+        for a local folder there is nothing left to do.
+        """
 
     @abc.abstractmethod
     def publish(self, prefix: Key, staging_dir: Path) -> None:
@@ -164,6 +178,10 @@ class LocalStore(Store):
 
     def local_dir(self, prefix: Key) -> Path:
         return self._path(prefix, prefix=True)
+
+    def save(self, prefix: Key) -> None:
+        """Nothing to do: the stage wrote in place, each file atomically."""
+        key_parts(prefix, prefix=True)
 
     def publish(self, prefix: Key, staging_dir: Path) -> None:
         """Rename ``staging_dir`` into place (copied first next to the target when it is on another filesystem).

@@ -236,3 +236,14 @@ def test_absolute_path_objects_are_refused() -> None:
 def test_from_environment_reads_simready_artifacts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SIMREADY_ARTIFACTS", str(tmp_path / "elsewhere"))
     assert LocalStore.from_environment().root == tmp_path / "elsewhere"
+
+
+def test_save_after_working_in_a_local_folder(store: LocalStore) -> None:
+    """A stage writes files in ``local_dir(prefix)`` and saves the prefix: locally the files are the objects already."""
+    folder = store.local_dir("samples/t/b0000")
+    (folder / "s1").mkdir(parents=True)
+    (folder / "s1" / "manifest.json").write_bytes(b"{}")
+    store.save("samples/t/b0000")
+    assert store.list("samples/t/b0000") == ["samples/t/b0000/s1/manifest.json"]
+    with pytest.raises(StoreKeyError):
+        store.save("../outside")

@@ -20,8 +20,9 @@ CATALOG_CODE_VERSION = "catalog-1"
 )
 def certified_assets(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     build = build_certified_catalog(
-        store.local.catalog_dir, Path(source.catalog_contracts_dir), Path(source.catalog_generated_dir)
+        store.local_dir(store.layout.catalog_dir), Path(source.catalog_contracts_dir), Path(source.catalog_generated_dir)
     )
+    store.save(store.layout.catalog_dir)
     rows = [
         {"id": e["id"], "passed": "yes" if e["passed"] else "NO", "reasons": "; ".join(r["message"] for r in e["reasons"])}
         for e in build.report["entries"]

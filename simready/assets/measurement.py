@@ -13,7 +13,7 @@ import dagster as dg
 from simready.assets.automation import EAGER
 from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import by_template, sample_partitions
-from simready.assets.scenario import batch_samples
+from simready.assets.scenario import batch_samples, save_batch
 from simready.catalog.catalog import load_catalog
 from simready.layout import ObservationDir, SampleDir
 from simready.measurement.batch import ObservationWindow, observation_dirs, observe_sample_dir, results_versions
@@ -49,6 +49,7 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
     dirs = batch_samples(store, key["template"], key["batch"])
     rows = [observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set), video=plan.video)
             for d in dirs]
+    save_batch(store, key["template"], key["batch"])
     obs_version, truth_version = results_versions(dirs)
     metadata = observation_metadata(dirs, rows, plan)
     if dirs:

@@ -32,8 +32,19 @@ SCENARIO_CODE_VERSION = "scenario-2"
 
 
 def batch_dir(store: ArtifactStore, template_id: str, batch: str) -> BatchDir:
-    """The batch's local folder, which the stages of a template × batch partition read and write."""
-    return store.local.batch(template_id, batch)
+    """The batch's local folder, which the stages of a template × batch partition read and write
+    (:meth:`~simready.store.Store.local_dir`; a stage that wrote in it calls :func:`save_batch`)."""
+    return BatchDir(store.local_dir(store.layout.batch(template_id, batch).root))
+
+
+def save_batch(store: ArtifactStore, template_id: str, batch: str) -> None:
+    """A stage has written the batch's folder: its files are the batch's objects (:meth:`~simready.store.Store.save`)."""
+    store.save(store.layout.batch(template_id, batch).root)
+
+
+def local_file(store: ArtifactStore, key: Path) -> Path:
+    """The local path of one artifact, for a library that writes or reads files itself (save its folder after)."""
+    return store.local_dir(key.parent) / key.name
 
 
 def batch_of(context) -> tuple[str, str]:
@@ -74,6 +85,7 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
     catalog = load_catalog(Path(source.catalog_generated_dir))
     result = build_batch(load_suite(source.suite_file), template, batch, catalog)
     write_batch(result, batch_dir(store, template_id, batch).root)
+    save_batch(store, template_id, batch)
     summary = result.summary()
     rows = [
         {"sample": m.sample_id, "intent": m.intent, "cell": m.coverage_cell.id, "split": m.split}

@@ -14,7 +14,7 @@ import dagster as dg
 from simready.assets.automation import EAGER
 from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import sample_partitions
-from simready.assets.scenario import batch_dir, batch_of, scenario_manifests
+from simready.assets.scenario import batch_dir, batch_of, save_batch, scenario_manifests
 from simready.catalog.catalog import load_catalog
 from simready.resources import ArtifactStore, SourceData
 from simready.sim.batch import batch_version, branch_sample, simulate_sample
@@ -48,6 +48,7 @@ def _batch_inputs(context, store: ArtifactStore, source: SourceData):
 def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     template, catalog, batch = _batch_inputs(context, store, source)
     rows = [simulate_sample(s.root, template, catalog, BACKEND) for s in batch.samples()]
+    save_batch(store, *batch_of(context))
     accepted = sum(1 for r in rows if r["verdict"] == "accept")
     metadata = {
         "samples": len(rows),
@@ -98,6 +99,7 @@ def _delta_v_text(delta_v: dict[str, float] | None) -> str:
 def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
     template, catalog, batch = _batch_inputs(context, store, source)
     summaries = [branch_sample(s.root, template, catalog, BACKEND) for s in batch.samples()]
+    save_batch(store, *batch_of(context))
     table = [
         {"sample": s["sample"], "decision_t_s": s["decision_t_s"], **{k: b.get(k) for k in OUTCOME_COLUMNS},
          "delta_v_mps": _delta_v_text(b.get("collision_delta_v_mps"))}

@@ -15,7 +15,7 @@ import dagster as dg
 from simready.assets.automation import EAGER
 from simready.assets.metadata import markdown_table, png_markdown
 from simready.assets.partitions import registered_batches
-from simready.assets.scenario import SCENARIO_CODE_VERSION, batch_dir, batch_samples, scenario_manifests
+from simready.assets.scenario import SCENARIO_CODE_VERSION, batch_dir, batch_samples, local_file, scenario_manifests
 from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
 from simready.hashing import content_hash, sha256_bytes
 from simready.resources import ArtifactStore, SourceData
@@ -44,7 +44,8 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
         for path in read_batch_manifest_paths(batch_dir(store, template_id, batch).root)
     ]
     try:
-        write_split_assignments(rows, store.local.split_assignments)
+        write_split_assignments(rows, local_file(store, store.layout.split_assignments))
+        store.save(store.layout.split_assignments.parent)
     except SplitError as exc:
         raise dg.Failure(exc.one_line()) from exc
     sizes = {s: sum(1 for r in rows if r["split"] == s) for s in ("train", "val", "test")}
@@ -84,13 +85,15 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     layout = store.layout
     coverage = json.dumps({"totals": totals, "cells": rows}, indent=1, sort_keys=True).encode("utf-8")
     store.write_bytes(layout.coverage, coverage)
-    png = plot_coverage_heatmap(rows, store.local.coverage_heatmap)
+    png = plot_coverage_heatmap(rows, local_file(store, layout.coverage_heatmap))
+    store.save(layout.coverage_dir)
     under = [r for r in rows if r["under_target"] and r["proposals"] > 0]
     dirs = [d for t in sorted(suite.templates) for b in batches for d in batch_samples(store, t, b)]
     suite_weights = suite_validity(dirs)
     store.write_bytes(layout.suite_weights, json.dumps(suite_weights, indent=1, sort_keys=True).encode("utf-8"))
-    logs = [store.local.rejection_log(t) for t in sorted(suite.templates)]
-    docs = build_docs(dirs, logs, store.local.data_docs)
+    logs = [local_file(store, layout.rejection_log(t)) for t in sorted(suite.templates)]
+    docs = build_docs(dirs, logs, store.local_dir(layout.data_docs))
+    store.save(layout.data_docs)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(sha256_bytes(coverage)),
         metadata={

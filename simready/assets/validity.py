@@ -10,7 +10,7 @@ from simready.assets.automation import EAGER
 from simready.assets.catalog import certified_assets
 from simready.assets.metadata import markdown_table
 from simready.assets.partitions import by_template, sample_partitions, template_partitions
-from simready.assets.scenario import batch_samples
+from simready.assets.scenario import batch_samples, save_batch
 from simready.assets.world import world_templates
 from simready.catalog.catalog import load_catalog
 from simready.hashing import content_hash
@@ -45,7 +45,9 @@ def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     intents = {name: suite.reference_per_intent for name in suite.intents_for(template_id)}
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))
-    record = build_reference_pool(template, catalog, intents, store.local.reference_dir(template_id))
+    folder = store.layout.reference_dir(template_id)
+    record = build_reference_pool(template, catalog, intents, store.local_dir(folder))
+    store.save(folder)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(record["version"]),
         metadata={"pool_samples": record["pool_samples"], "rows": record["rows"],
@@ -59,7 +61,7 @@ def _reference_profile(store: ArtifactStore, template_id: str):
     record = store.layout.reference(template_id).record
     if not store.exists(record):
         raise dg.Failure(f"{store.url(record)}: missing; materialize reference_pools[{template_id}] first")
-    return load_reference_pool(store.local.reference_dir(template_id))
+    return load_reference_pool(store.local_dir(store.layout.reference_dir(template_id)))
 
 
 @dg.asset(
@@ -75,6 +77,7 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
     key = context.partition_key.keys_by_dimension
     dirs = batch_samples(store, key["template"], key["batch"])
     records = validate_batch(dirs, _reference_profile(store, key["template"]))
+    save_batch(store, key["template"], key["batch"])
     rows = report_rows(records)
     accepted = sum(1 for r in rows if r["accepted"])
     review = reviewer_markdown(dirs, records)

@@ -25,8 +25,8 @@ class ArtifactStore(dg.ConfigurableResource, Store):
 
     Assets name artifacts by key: ``store.layout`` is the layout under an empty
     root, so ``store.layout.batch(t, b).record`` is the key ``samples/<t>/<b>/batch.json``;
-    stages that work on files get local paths from ``store.local`` (the same
-    layout over ``local_dir("")``).
+    stages that work on files get the local folder of the prefix they work on
+    (``local_dir(prefix)``) and ``save`` it when they have written it.
 
     Attributes:
         root: base folder of all artifacts; empty (the local default) means
@@ -43,10 +43,6 @@ class ArtifactStore(dg.ConfigurableResource, Store):
     @property
     def layout(self) -> ArtifactLayout:
         return ArtifactLayout(Path())
-
-    @property
-    def local(self) -> ArtifactLayout:
-        return ArtifactLayout(self.local_dir(""))
 
     def open(self, key: Key) -> BinaryIO:
         return self._store().open(key)
@@ -71,6 +67,9 @@ class ArtifactStore(dg.ConfigurableResource, Store):
 
     def local_dir(self, prefix: Key) -> Path:
         return self._store().local_dir(prefix)
+
+    def save(self, prefix: Key) -> None:
+        self._store().save(prefix)
 
     def publish(self, prefix: Key, staging_dir: Path) -> None:
         self._store().publish(prefix, staging_dir)
