@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from simready.bench.observe import SAMPLE_ID, street_sample
-from simready.bench.sensors import box_body, linear_track
+from simready.testing.street import SAMPLE_ID, street_sample
+from simready.testing.street import box_body, linear_track
 from simready.layout import ObservationDir
 from simready.records import Legend, Render, Results
 from simready.sensors_hw.camera import Intrinsics, decode_id_rgb, render_frame

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from simready.bench.sensors import EGO_ID, box_body, linear_track, street_scene
+from simready.testing.street import EGO_ID, box_body, linear_track, street_scene
 from simready.raycast import Body, SceneGeometry, read_obj_triangles
 from simready.world import frames as F
 from simready.world.motion import PoseTrack

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from simready.bench.observe import street_sample
+from simready.testing.street import street_sample
 from simready.hashing import file_sha256
 from simready.layout import RESULTS, ObservationDir
 from simready.measurement.observe import observe

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from simready.bench.observe import street_sample
+from simready.testing.street import street_sample
 from simready.hashing import file_sha256
 from simready.layout import ObservationDir
 from simready.records import Render, Results

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from simready.bench.observe import street_sample
+from simready.testing.street import street_sample
 from simready.errors import SimreadyError
 from simready.layout import ObservationDir
 from simready.measurement.observe import ObserveOptions, observe

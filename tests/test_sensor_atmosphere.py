@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simready.bench.observe import street_sample
+from simready.testing.street import street_sample
 from simready.errors import SimreadyError
 from simready.layout import ObservationDir
 from simready.records import FileEntry, Render, Results

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from simready.bench.sensors import box_body, linear_track
+from simready.testing.street import box_body, linear_track
 from simready.sensors_hw.camera import (
     Intrinsics,
     Lighting,

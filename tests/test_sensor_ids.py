@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simready.bench.sensors import EGO_ID, street_scene
+from simready.testing.street import EGO_ID, street_scene
 from simready.sensors_hw.camera import Lighting, decode_id_rgb, encode_id_rgb, render_frame
 from simready.sensors_hw.lidar import scan
 from simready.sensors_hw.models import Rig

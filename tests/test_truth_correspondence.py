@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simready.bench.sensors import box_body, linear_track
+from simready.testing.street import box_body, linear_track
 from simready.sensors_hw.camera import render_frame
 from simready.sensors_hw.models import Rig
 from simready.raycast import SceneGeometry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simready.bench.sensors import box_body
+from simready.testing.street import box_body
 from simready.sensors_hw.camera import project, render_frame
 from simready.sensors_hw.models import Rig
 from simready.raycast import SceneGeometry

@@ -18,82 +18,12 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-import trimesh
 
-from simready.raycast.geometry import Body, SceneGeometry
 from simready.sensors_hw.camera import Lighting, render_frame
 from simready.sensors_hw.lidar import lidar_rays, scan
 from simready.sensors_hw.models import Rig
-from simready.world.frames import make_transform, quat_from_yaw, rot_z
+from simready.testing.street import EGO_ID, street_scene
 from simready.world.motion import PoseTrack
-
-EGO_ID = "bench/actor:ego"
-
-
-def linear_track(start_xyz: tuple[float, float, float], velocity_mps: tuple[float, float, float],
-                 yaw_rad: float = 0.0, t_end_s: float = 2.0, dt_s: float = 0.02) -> PoseTrack:
-    """Constant-velocity track sampled like a trace (ticks every ``dt_s``)."""
-    t = np.round(np.arange(0.0, t_end_s + dt_s / 2, dt_s), 12)
-    v = np.asarray(velocity_mps, np.float64)
-    return PoseTrack(t_s=t, position_m=np.asarray(start_xyz) + t[:, None] * v,
-                     quat_xyzw=np.tile(quat_from_yaw(yaw_rad), (len(t), 1)),
-                     velocity_mps=np.tile(v, (len(t), 1)), angular_velocity_rps=np.zeros((len(t), 3)))
-
-
-def box_body(entity_id: str, extents_m: tuple[float, float, float], track: PoseTrack,
-             semantic_class_id: int, albedo: tuple[float, float, float], reflectance: float,
-             centre_body_m: tuple[float, float, float] | None = None, subdivisions: int = 0) -> Body:
-    """A box body; by default its base sits on the body origin (the footprint convention).
-
-    ``subdivisions`` splits every triangle into four that many times (same
-    shape, 12·4^k triangles), to give the casts a realistic triangle count.
-    """
-    mesh = trimesh.creation.box(extents_m)
-    v, f = mesh.vertices, mesh.faces
-    for _ in range(subdivisions):
-        v, f = trimesh.remesh.subdivide(v, f)
-    centre = (0.0, 0.0, extents_m[2] / 2) if centre_body_m is None else centre_body_m
-    return Body(entity_id, v + np.asarray(centre), f, f"procedural:box:{extents_m}:{subdivisions}", "render.obj",
-                semantic_class_id, albedo, reflectance, track)
-
-
-def street_scene(t_end_s: float = 2.0, subdivisions: int = 0) -> tuple[SceneGeometry, dict[str, Body]]:
-    """Road slab, two sidewalks, six buildings, two cars and a pedestrian (moving), plus the ego.
-
-    The road runs along +x; the ego drives at 10 m/s along it from x = 0.
-    With ``subdivisions=2`` the street has about 2 500 triangles, like the
-    street measured in NOTES.md.
-    """
-    static = PoseTrack.constant
-    k = subdivisions
-
-    def box(*args, **kw) -> Body:
-        return box_body(*args, **kw, subdivisions=k)
-
-    bodies = [
-        box("bench/instance:road", (200.0, 14.0, 0.2), static(make_transform(np.eye(3), [40, 0, -0.2])),
-            1, (0.25, 0.25, 0.27), 0.15),
-        box("bench/instance:sidewalk_n", (200.0, 4.0, 0.15), static(make_transform(np.eye(3), [40, 9, 0])),
-            2, (0.6, 0.6, 0.58), 0.3),
-        box("bench/instance:sidewalk_s", (200.0, 4.0, 0.15), static(make_transform(np.eye(3), [40, -9, 0])),
-            2, (0.6, 0.6, 0.58), 0.3),
-    ]
-    for i, (x, side, h) in enumerate([(10, 1, 12), (35, 1, 20), (60, 1, 9), (15, -1, 15), (45, -1, 25), (75, -1, 11)]):
-        bodies.append(box(f"bench/instance:building_{i}", (18.0, 10.0, float(h)),
-                          static(make_transform(rot_z(0.0), [x, side * 17.0, 0.0])), 3, (0.55, 0.45, 0.4), 0.4))
-    bodies += [
-        box("bench/actor:car_1", (4.5, 1.9, 1.5), linear_track((25.0, -3.5, 0.0), (-8.0, 0.0, 0.0), np.pi, t_end_s),
-            10, (0.7, 0.1, 0.1), 0.6),
-        box("bench/actor:car_2", (4.5, 1.9, 1.5), linear_track((18.0, 3.5, 0.0), (12.0, 0.0, 0.0), 0.0, t_end_s),
-            10, (0.1, 0.2, 0.7), 0.6),
-        box("bench/actor:ped_1", (0.5, 0.6, 1.75), linear_track((14.0, 7.0, 0.0), (0.0, -1.4, 0.0), -np.pi / 2, t_end_s),
-            20, (0.4, 0.5, 0.3), 0.3),
-        box(EGO_ID, (4.6, 1.9, 1.5), linear_track((0.0, 0.0, 0.0), (10.0, 0.0, 0.0), 0.0, t_end_s), 10,
-            (0.8, 0.8, 0.8), 0.6),
-    ]
-    scene = SceneGeometry(bodies, separate=[EGO_ID])
-    return scene, {b.entity_id: b for b in bodies}
-
 
 def bench_rig(ego: PoseTrack) -> Rig:
     """Roof LiDAR 64 × 1800 at 10 Hz and a 1280×720 rolling-shutter front camera."""
