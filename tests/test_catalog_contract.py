@@ -59,7 +59,7 @@ def test_bad_fields_name_their_path(tmp_path: Path, mutate: Any, field: str) -> 
 def test_yaml_syntax_error(tmp_path: Path) -> None:
     path = tmp_path / "delivery_van__white.yaml"
     path.write_text("id: [unclosed\nfamily: van\n")
-    with pytest.raises(CatalogError, match="YAML does not parse at line"):
+    with pytest.raises(CatalogError, match="malformed YAML at line"):
         load_contract(path)
 
 

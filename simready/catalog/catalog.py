@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,18 +26,17 @@ from simready.catalog.generate import ENTRY_FILE, entry_relpath, generate_catalo
 from simready.catalog.meshio import ObjMesh, read_obj
 from simready.catalog.procedural import GENERATOR_VERSION
 from simready.errors import CatalogError
+from simready.loading import load_json
 from simready.world.frames import Mat4, mount_transform
 
 
 def load_entry(entry_dir: str | Path) -> CatalogEntry:
     """Parse one ``entry.json``; CatalogError naming the field when it does not parse."""
     path = Path(entry_dir) / ENTRY_FILE
+    if not path.exists():
+        raise CatalogError(path, "", "missing; run python -m simready.catalog.generate")
     try:
-        return CatalogEntry.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        raise CatalogError(path, "", "missing; run python -m simready.catalog.generate") from None
-    except json.JSONDecodeError as exc:
-        raise CatalogError(path, "", f"not JSON: {exc}") from None
+        return CatalogEntry.model_validate(load_json(path, CatalogError))
     except ValidationError as exc:
         raise catalog_error(path, exc) from None
 

@@ -49,6 +49,7 @@ from simready.catalog.meshio import (
 )
 from simready.errors import CatalogError
 from simready.hashing import file_sha256
+from simready.identifiers import confine
 from simready.world.identity import asset_id
 from simready.world.ontology import Ontology, load_ontology
 
@@ -209,13 +210,15 @@ def _hash_problems(c: _Context) -> list[str]:
     e = c.entry
     out = []
     for ref in [e.render_geometry, *e.collision_geometry, e.urdf]:
-        path = c.entry_dir / ref.file
+        path = _entry_file(c.entry_dir, ref.file, out)
+        if path is None:
+            continue
         if not path.is_file():
             out.append(f"missing file {ref.file}")
         elif (actual := file_sha256(str(path))) != ref.sha256:
             out.append(f"{ref.file} sha256 {actual[7:19]}… does not match entry.json {ref.sha256[7:19]}…")
-    urdf = c.entry_dir / e.urdf.file
-    if urdf.is_file() and urdf.read_text(encoding="utf-8") != urdf_text(urdf_spec(e)):
+    urdf = _entry_file(c.entry_dir, e.urdf.file, [])
+    if urdf is not None and urdf.is_file() and urdf.read_text(encoding="utf-8") != urdf_text(urdf_spec(e)):
         out.append(f"{e.urdf.file} does not state entry.json's mass, inertia, material or files")
     return out
 
@@ -352,9 +355,18 @@ RULES: tuple[Rule, ...] = (
 # --- driver -------------------------------------------------------------------
 
 
+def _entry_file(entry_dir: Path, file: str, problems: list[str]) -> Path | None:
+    """A file entry.json names, confined to the entry's folder; None (and a problem) when it leads out."""
+    try:
+        return confine(entry_dir, file, entry_dir / ENTRY_FILE, "file", CatalogError)
+    except CatalogError as exc:
+        problems.append(exc.reason)
+        return None
+
+
 def _load_mesh(entry_dir: Path, file: str, problems: list[str]) -> ObjMesh | None:
-    path = entry_dir / file
-    if not path.is_file():
+    path = _entry_file(entry_dir, file, [])
+    if path is None or not path.is_file():
         return None  # reported by the hash check
     try:
         mesh = read_obj(path)

@@ -26,11 +26,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simready.errors import CatalogError
 from simready.hashing import content_hash
+from simready.identifiers import Identifier
+from simready.loading import load_yaml
 
 Vec3 = tuple[float, float, float]
 BodyType = Literal["static", "kinematic", "dynamic"]
@@ -76,8 +77,8 @@ class AssetContract(_Strict):
     """One hand-authored catalog entry (see module docstring for field policy)."""
 
     id: str
-    family: str
-    variant: str
+    family: Identifier
+    variant: Identifier
     units: str
     scale: Vec3
     ontology_version: str
@@ -159,12 +160,7 @@ def catalog_error(source: str | Path, exc: ValidationError, prefix: str = "") ->
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
     """Parse a YAML file that must hold one mapping; CatalogError (one line) otherwise."""
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise CatalogError(path, "", f"YAML does not parse{where}: {getattr(exc, 'problem', exc)}") from None
+    raw = load_yaml(path, CatalogError)
     if not isinstance(raw, dict):
         raise CatalogError(path, "", f"expected a mapping at the top level, got {type(raw).__name__}")
     return raw

@@ -19,7 +19,6 @@ Run: ``python -m simready.catalog.generate [--contracts DIR] [--out DIR]``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -42,6 +41,8 @@ from simready.catalog.meshio import UrdfSpec, bounds, mass_properties, obj_text,
 from simready.catalog.procedural import GENERATOR_VERSION, ProceduralAsset, RecipeError, build
 from simready.errors import CatalogError
 from simready.hashing import file_sha256, sha256_bytes
+from simready.identifiers import confine
+from simready.loading import load_json
 
 INDEX_FILE = "catalog_index.json"
 ENTRY_FILE = "entry.json"
@@ -170,9 +171,21 @@ def write_index(out_dir: Path, entries: Sequence[CatalogEntry]) -> Path:
 def read_index(out_dir: Path) -> dict | None:
     """The index as written by :func:`write_index`, or None when there is none."""
     path = Path(out_dir) / INDEX_FILE
-    if not path.is_file():
+    if not path.exists():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    index = load_json(path, CatalogError)
+    rows = index.get("entries") if isinstance(index, dict) else None
+    if not isinstance(rows, list):
+        raise CatalogError(path, "entries", "expected a list of entry rows")
+    seen: set[str] = set()
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not isinstance(row.get("dir"), str) or not isinstance(row.get("id"), str):
+            raise CatalogError(path, f"entries[{i}]", "expected a mapping with string 'id' and 'dir'")
+        if row["dir"] in seen or row["id"] in seen:
+            raise CatalogError(path, f"entries[{i}]", f"entry {row['id']!r} ({row['dir']}) listed twice")
+        seen.update((row["dir"], row["id"]))
+        confine(out_dir, row["dir"], path, f"entries[{i}].dir", CatalogError)
+    return index
 
 
 def generate_catalog(
