@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import struct
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
-from simready.sim.checkpoint import DYNAMIC_REPLAY_TOLERANCE, Checkpoint, CheckpointError
+from simready.layout import SampleDir
+from simready.sim.checkpoint import DYNAMIC_REPLAY_TOLERANCE, MAGIC, Checkpoint, CheckpointError
 from simready.sim.engine import Engine
 from simready.sim.run import finish
 from simready.sim.scene import build_scene
@@ -106,3 +112,63 @@ def test_verify_continuation_helper_and_plot() -> None:
     assert ok, detail
     png = plot_rollout(trace, template(), branches=[trace])
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def _small_checkpoint() -> Checkpoint:
+    engine = Engine(_scene("kinematic-v1", clip_s=4.0))
+    engine.run(until_tick=260)
+    return engine.checkpoint()
+
+
+def _with_index(ckpt: Checkpoint, edit) -> bytes:  # type: ignore[no-untyped-def]
+    """The checkpoint's bytes with its JSON index edited by ``edit(meta)``, payload unchanged."""
+    start = len(MAGIC) + 8
+    (n,) = struct.unpack_from("<Q", ckpt.data, len(MAGIC))
+    meta = json.loads(ckpt.data[start: start + n])
+    edit(meta)
+    text = json.dumps(meta, sort_keys=True, separators=(",", ":")).encode()
+    return MAGIC + struct.pack("<Q", len(text)) + text + ckpt.data[start + n:]
+
+
+def _set(entry: str, value):  # type: ignore[no-untyped-def]
+    return lambda meta: meta["arrays"][0].__setitem__(entry, value)
+
+
+@pytest.mark.parametrize("edit, field", [
+    (_set("dtype", "|O"), "arrays[0].dtype"),
+    (_set("dtype", ">f8"), "arrays[0].dtype"),
+    (_set("shape", [10**6, 3]), "arrays[0].shape"),
+    (_set("shape", [-1]), "arrays[0].shape"),
+    (_set("offset", 10**9), "arrays[0].offset"),
+    (lambda meta: meta["arrays"][0].update(shape=[10**6, 3], nbytes=24 * 10**6), "arrays[0].offset"),
+])
+def test_crafted_index_is_a_one_line_error(tmp_path, edit, field) -> None:  # type: ignore[no-untyped-def]
+    data = _with_index(_small_checkpoint(), edit)
+    path = tmp_path / "crafted.ckpt"
+    path.write_bytes(data)
+    # In a subprocess: a reader that trusted the dtype would crash the interpreter, not raise.
+    code = ("import sys\nfrom simready.sim.checkpoint import Checkpoint, CheckpointError\n"
+            "try:\n    Checkpoint.read(sys.argv[1]).state()\nexcept CheckpointError as e:\n    print(e.one_line())\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{path}: {field}: "), proc.stdout
+
+
+@pytest.mark.parametrize("data", [b"", MAGIC, MAGIC + struct.pack("<Q", 10**12), MAGIC + struct.pack("<Q", 3) + b"{x}"])
+def test_truncated_or_garbled_checkpoint_is_a_one_line_error(data) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(CheckpointError) as err:
+        Checkpoint(data).state()
+    assert "\n" not in err.value.one_line()
+
+
+def test_changed_state_byte_is_a_hash_error_on_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    ckpt = _small_checkpoint()
+    path = ckpt.write(SampleDir(tmp_path).checkpoint(ckpt.id))
+    assert Checkpoint.read(path).id == ckpt.id
+    data = bytearray(ckpt.data)
+    data[-1] ^= 1  # the last byte of the last history array
+    path.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match=f"sha256: expected {ckpt.id} .*, got sha256:") as err:
+        Checkpoint.read(path)
+    assert str(path) in err.value.one_line() and "\n" not in err.value.one_line()

@@ -15,6 +15,13 @@ Serialization is one byte string: ``MAGIC``, an 8-byte length, canonical
 JSON (sorted keys), then the raw little-endian array payloads the JSON
 indexes. Its sha256 is the checkpoint's id, so equal states have equal ids.
 
+Reading trusts nothing in the file: arrays are viewed only with the numeric
+dtypes :func:`capture` writes (:data:`ARRAY_DTYPES`; never ``|O``, which would
+make raw bytes be read as object pointers), each declared shape × itemsize must
+equal its ``nbytes`` and lie inside the payload, and a file named
+``<hex>.ckpt`` must hash to its name. Anything else is a one-line
+:class:`CheckpointError`.
+
 Restoring is exact for ``kinematic-v1``. ``dynamic-v1`` rebuilds PyBullet
 from the copy; PyBullet keeps solver warm-start and contact-manifold
 state a snapshot cannot carry, so a restored continuation matches the
@@ -26,8 +33,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -36,7 +44,8 @@ import numpy as np
 
 from simready.atomic import write_bytes_atomic
 from simready.errors import SimreadyError
-from simready.hashing import sha256_bytes
+from simready.hashing import HASH_PREFIX, sha256_bytes
+from simready.layout import CHECKPOINT_SUFFIX
 from simready.sim import constants as C
 from simready.sim.profiles import Profile
 from simready.sim.state import (
@@ -54,6 +63,8 @@ from simready.sim.state import (
 )
 
 MAGIC = b"SRCKPT1\n"
+#: The only dtypes an array of a checkpoint may declare: little-endian numbers and booleans (what capture writes).
+ARRAY_DTYPES = frozenset({"<f8", "<f4", "<i8", "<i4", "<u8", "<u4", "|u1", "|i1", "|b1"})
 FORMAT_VERSION = 2
 #: Declared replay tolerance of a restored dynamic-v1 rollout vs the uninterrupted one. Quaternion components
 #: 5e-4 (≈ 1e-3 rad, a millimetre at a metre, in line with the position bound): since every vehicle is a rigid
@@ -187,9 +198,10 @@ def state_from_record(rec: dict[str, Any], arrays: dict[str, np.ndarray]) -> Sim
 
 @dataclass(frozen=True, eq=False)
 class Checkpoint:
-    """A serialized engine snapshot; ``data`` is the canonical bytes, ``id`` their sha256."""
+    """A serialized engine snapshot; ``data`` is the canonical bytes, ``id`` their sha256; ``source`` names it in errors."""
 
     data: bytes
+    source: str = field(default="<checkpoint>", compare=False)
 
     @cached_property
     def id(self) -> str:
@@ -197,15 +209,25 @@ class Checkpoint:
 
     @cached_property
     def _parts(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        if not self.data.startswith(MAGIC):
-            raise CheckpointError("<checkpoint>", "", "not a simready checkpoint")
-        (n,) = struct.unpack_from("<Q", self.data, len(MAGIC))
-        start = len(MAGIC) + 8
-        meta = json.loads(self.data[start: start + n])
+        data, start = self.data, len(MAGIC) + 8
+        if not data.startswith(MAGIC) or len(data) < start:
+            raise CheckpointError(self.source, "", "not a simready checkpoint")
+        (n,) = struct.unpack_from("<Q", data, len(MAGIC))
+        if n > len(data) - start:
+            raise CheckpointError(self.source, "", f"index of {n} bytes runs past the end of the file ({len(data)} bytes)")
+        try:
+            meta = json.loads(data[start: start + n])
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise CheckpointError(self.source, "", "index is not valid JSON") from None
+        if not isinstance(meta, dict) or not isinstance(meta.get("arrays"), list) or not isinstance(meta.get("state"), dict):
+            raise CheckpointError(self.source, "", "index lacks arrays or state")
         # Read-only views into the payload, no copies; the ndarray constructor costs a third of
         # frombuffer + reshape (~0.4 µs an array, ~35 arrays a checkpoint).
         payload = start + n
-        arrays = {e["name"]: np.ndarray(e["shape"], e["dtype"], self.data, payload + e["offset"]) for e in meta["arrays"]}
+        arrays = {}
+        for i, e in enumerate(meta["arrays"]):
+            name, dtype, shape = _array_entry(self.source, i, e, len(data) - payload)
+            arrays[name] = np.ndarray(shape, dtype, data, payload + e["offset"])
         return meta, arrays
 
     @property
@@ -229,10 +251,42 @@ class Checkpoint:
 
     @classmethod
     def read(cls, path: str | Path) -> Checkpoint:
+        """The checkpoint in ``path``; a content-addressed name (``<hex>.ckpt``) must be the sha256 of the bytes."""
+        path = Path(path)
         try:
-            return cls(Path(path).read_bytes())
+            ckpt = cls(path.read_bytes(), str(path))
         except OSError as exc:
             raise CheckpointError(path, "", f"cannot read: {exc.strerror or exc}") from None
+        stem = path.name.removesuffix(CHECKPOINT_SUFFIX)
+        if path.name.endswith(CHECKPOINT_SUFFIX) and _HEX64.fullmatch(stem) and ckpt.id != HASH_PREFIX + stem:
+            raise CheckpointError(path, "sha256", f"expected {HASH_PREFIX + stem} (the file name), got {ckpt.id}")
+        return ckpt
+
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def _array_entry(source: str, i: int, e: Any, payload_nbytes: int) -> tuple[str, str, tuple[int, ...]]:
+    """``(name, dtype, shape)`` of index entry ``i``, once it is known to view only numbers inside the payload."""
+    where = f"arrays[{i}]"
+    if not isinstance(e, dict):
+        raise CheckpointError(source, where, "not an object")
+    name, dtype, shape, offset, nbytes = (e.get(k) for k in ("name", "dtype", "shape", "offset", "nbytes"))
+    if not isinstance(name, str):
+        raise CheckpointError(source, f"{where}.name", "not a string")
+    if dtype not in ARRAY_DTYPES:
+        raise CheckpointError(source, f"{where}.dtype", f"{dtype!r} is not one of {', '.join(sorted(ARRAY_DTYPES))}")
+    if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
+        raise CheckpointError(source, f"{where}.shape", f"{shape!r} is not a list of non-negative integers")
+    for key, value in (("offset", offset), ("nbytes", nbytes)):
+        if type(value) is not int or value < 0:
+            raise CheckpointError(source, f"{where}.{key}", f"{value!r} is not a non-negative integer")
+    declared = math.prod(shape) * np.dtype(dtype).itemsize
+    if declared != nbytes:
+        raise CheckpointError(source, f"{where}.shape", f"{shape} of {dtype} is {declared} bytes, nbytes says {nbytes}")
+    if offset + nbytes > payload_nbytes:
+        raise CheckpointError(source, f"{where}.offset", f"bytes {offset}..{offset + nbytes} run past the payload ({payload_nbytes} bytes)")
+    return name, dtype, tuple(shape)
 
 
 def capture(engine: Any) -> Checkpoint:
