@@ -53,6 +53,13 @@ class OutputExistsError(SimreadyError):
     kind = "output"
 
 
+class IntegrityError(SimreadyError):
+    """A file whose bytes are not the ones recorded for it (a recorded sha256), or that disagrees with the files
+    it belongs with (a trace that is not its manifest's)."""
+
+    kind = "integrity"
+
+
 class StoreKeyError(SimreadyError):
     """An artifact key that is not a relative POSIX path inside the store (absolute, ``..``, empty parts)."""
 

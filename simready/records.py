@@ -58,6 +58,23 @@ class Record(BaseModel):
                     yield cls.model_validate_json(line)
 
 
+# --- verdict.json (simready.sim.batch) ----------------------------------------------------------------------
+
+
+class Verdict(Record):
+    """``verdict.json``: the rollout's evaluate_trace verdict, findings and issues, and the ``sha256:`` of the
+    trace it judged."""
+
+    sample: str
+    intent: str
+    verdict: str
+    findings: list[Any]
+    issues: list[str]
+    min_ttc_s: Any
+    collisions: int
+    trace_sha256: str
+
+
 # --- branches/outcomes.json (simready.sim.batch) ---------------------------------------------------------
 
 

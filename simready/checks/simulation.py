@@ -1,6 +1,5 @@
 """Asset checks for the simulation stage (blocking where later stages rely on them)."""
 
-import json
 from pathlib import Path
 
 import dagster as dg
@@ -9,8 +8,9 @@ from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import batch_of, batch_sample_dirs
 from simready.catalog.catalog import load_catalog
 from simready.layout import SampleDir
+from simready.records import Verdict
 from simready.resources import ArtifactStore, SourceData
-from simready.sim.batch import branches_share_history, restore_reproduces
+from simready.sim.batch import branches_share_history, restore_reproduces, sample_intact
 from simready.world.template import load_template
 
 BACKEND = "dynamic-v1"
@@ -21,14 +21,17 @@ def _dirs(context, store: ArtifactStore) -> tuple[str, list[Path]]:
 
 
 @dg.asset_check(asset="trajectories", partitions_def=sample_partitions, blocking=True,
-                description="Every trace is finite, in bounds and accepted by evaluate_trace.")
+                description="Every trace is finite, in bounds and accepted by evaluate_trace; every manifest and trace "
+                            "matches its recorded sha256.")
 def trajectories_accepted(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
     _, dirs = _dirs(context, store)
-    verdicts = {d.name: json.loads(SampleDir(d).verdict.read_text()) for d in dirs}
-    rejected = {s: [f["detail"] for f in v["findings"] if isinstance(f, dict) and not f.get("passed", True)] + v["issues"]
-                for s, v in verdicts.items() if v["verdict"] != "accept"}
-    return dg.AssetCheckResult(passed=bool(verdicts) and not rejected, severity=dg.AssetCheckSeverity.ERROR,
-                               metadata={"samples": len(verdicts), "rejected": dg.MetadataValue.json(rejected)})
+    verdicts = {d.name: Verdict.read(SampleDir(d).verdict) for d in dirs}
+    rejected = {s: [f["detail"] for f in v.findings if isinstance(f, dict) and not f.get("passed", True)] + v.issues
+                for s, v in verdicts.items() if v.verdict != "accept"}
+    corrupt = {d.name: why for d in dirs for ok, why in [sample_intact(d)] if not ok}
+    return dg.AssetCheckResult(passed=bool(verdicts) and not rejected and not corrupt, severity=dg.AssetCheckSeverity.ERROR,
+                               metadata={"samples": len(verdicts), "rejected": dg.MetadataValue.json(rejected),
+                                         "corrupt": dg.MetadataValue.json(corrupt)})
 
 
 @dg.asset_check(asset="checkpoints", partitions_def=sample_partitions, blocking=True,

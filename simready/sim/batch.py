@@ -11,24 +11,33 @@ Files written beside ``manifest.json`` in ``<batch>/<sample>/`` (paths from
     branches/outcomes.json        the branch-outcome table, parent checkpoint, decision time
 
 Every file is written atomically; the stage's summary is the last write.
+
+Integrity: the trace's sha256 is recorded in ``verdict.json``, each branch
+trace's in ``outcomes.json``, the manifest's (:func:`manifest_hash`) in the
+batch's ``batch.json``, and a checkpoint's is its file name. The integrity
+checks (:func:`sample_intact`, :func:`restore_reproduces`,
+:func:`branches_share_history`) compare them before trusting a byte, so a
+changed value in a finished file fails the check with the file and both hashes.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from simready.atomic import write_json_atomic
+from simready.errors import IntegrityError, SimreadyError
 from simready.hashing import content_hash, file_sha256
 from simready.layout import BatchDir, SampleDir
-from simready.records import Outcomes
-from simready.scenario.manifest import ScenarioManifest, load_manifest
+from simready.records import Outcomes, Verdict
+from simready.scenario.manifest import ScenarioManifest, load_manifest, manifest_hash
 from simready.sim import constants as C
 from simready.sim.branch import run_branches, shared_prefix
 from simready.sim.checkpoint import DYNAMIC_REPLAY_TOLERANCE as TOL
-from simready.sim.checkpoint import Checkpoint
+from simready.sim.checkpoint import Checkpoint, CheckpointError
 from simready.sim.engine import Engine
 from simready.sim.evaluate import evaluate_trace
 from simready.sim.rollout_plot import plot_rollout
@@ -125,6 +134,47 @@ def branch_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backe
     return summary
 
 
+def verify_sha256(path: Path, expected: str, recorded_in: Path) -> None:
+    """``path`` must hash to ``expected``, the sha256 ``recorded_in`` holds for it."""
+    actual = file_sha256(str(path))
+    if actual != expected:
+        raise IntegrityError(path, "sha256", f"expected {expected} (recorded in {recorded_in}), got {actual}")
+
+
+def verify_trace(sample: SampleDir) -> None:
+    """The base trace is the one ``verdict.json`` judged."""
+    verify_sha256(sample.trace, Verdict.read(sample.verdict).trace_sha256, sample.verdict)
+
+
+def verify_branch_traces(sample: SampleDir, outcomes: Outcomes) -> None:
+    """Every branch trace is the one ``outcomes.json`` recorded."""
+    for label, sha in sorted(outcomes.trace_sha256.items()):
+        verify_sha256(sample.branch(label).trace, sha, sample.outcomes)
+
+
+def verify_manifest(sample: SampleDir) -> None:
+    """The manifest is the one its batch's ``batch.json`` recorded (checked where the batch record exists)."""
+    record = BatchDir(sample.root.parent).record
+    if not record.is_file():
+        return
+    manifest = load_manifest(sample.manifest)
+    expected = json.loads(record.read_text(encoding="utf-8")).get("samples", {}).get(manifest.sample_id)
+    actual = manifest_hash(manifest)
+    if expected != actual:
+        raise IntegrityError(sample.manifest, "sha256", f"expected {expected} (recorded in {record}), got {actual}")
+
+
+def sample_intact(sample_dir: Path) -> tuple[bool, str]:
+    """The sample's manifest and trace are the ones recorded for them."""
+    sample = SampleDir(sample_dir)
+    try:
+        verify_manifest(sample)
+        verify_trace(sample)
+    except SimreadyError as exc:
+        return False, exc.one_line()
+    return True, "manifest and trace match their recorded sha256"
+
+
 def restore_reproduces(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> tuple[bool, str]:
     """Restore the checkpoint in a fresh engine, continue without intervening, compare with the uninterrupted trace.
 
@@ -134,7 +184,11 @@ def restore_reproduces(sample_dir: Path, template: WorldTemplate, catalog: Any, 
     snapshot cannot carry).
     """
     sample = SampleDir(sample_dir)
-    ckpt = Checkpoint.read(sample.checkpoint(Outcomes.read(sample.outcomes).checkpoint))
+    try:
+        verify_trace(sample)
+        ckpt = Checkpoint.read(sample.checkpoint(Outcomes.read(sample.outcomes).checkpoint))
+    except (IntegrityError, CheckpointError) as exc:
+        return False, exc.one_line()
     manifest = load_manifest(sample.manifest)
     scene = build_scene(manifest, template, backend=backend, catalog=catalog)
     engine = Engine.restore(scene, ckpt)
@@ -170,9 +224,14 @@ def within_replay_tolerance(base: Trace, resumed: Trace) -> tuple[bool, str]:
 
 
 def branches_share_history(sample_dir: Path) -> tuple[bool, str]:
-    """Every branch has the parent's pre-decision rows bit for bit (and so do siblings)."""
+    """Every branch has the parent's pre-decision rows bit for bit (and so do siblings), all traces as recorded."""
     sample = SampleDir(sample_dir)
     outcomes = Outcomes.read(sample.outcomes)
+    try:
+        verify_trace(sample)
+        verify_branch_traces(sample, outcomes)
+    except IntegrityError as exc:
+        return False, exc.one_line()
     base = read_trace(sample.trace)
     tick = outcomes.checkpoint_tick
     bad = [label for label in sorted(outcomes.trace_sha256)
