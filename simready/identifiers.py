@@ -63,7 +63,7 @@ def confine(
     return target
 
 
-def _identifier_value(value: str) -> str:
+def identifier_value(value: str) -> str:
     if not is_identifier(value):
         raise ValueError(
             f"{value!r} is not an identifier (ASCII letters, digits, '_', '-', '.', starting with a letter or digit, "
@@ -72,5 +72,5 @@ def _identifier_value(value: str) -> str:
     return value
 
 
-Identifier = Annotated[str, AfterValidator(_identifier_value)]
+Identifier = Annotated[str, AfterValidator(identifier_value)]
 """A pydantic field type for a name that becomes a path component."""

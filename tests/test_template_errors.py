@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -46,7 +47,7 @@ def _rename_lane_ref(doc: dict) -> None:
 
 
 def _duplicate_region(doc: dict) -> None:
-    doc["regions"].append(dict(doc["regions"][0]))
+    doc["regions"].append(copy.deepcopy(doc["regions"][0]))
 
 
 def _lane_index(doc: dict, lane_id: str) -> int:
@@ -163,7 +164,7 @@ def test_field_errors_carry_the_yaml_line(tmp_path):
 
 
 def test_missing_file_and_non_mapping(tmp_path):
-    with pytest.raises(TemplateError, match="cannot read"):
+    with pytest.raises(TemplateError, match="file not found"):
         load_template(tmp_path / "absent.yaml")
     (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
     with pytest.raises(TemplateError, match="mapping at the top level"):

@@ -44,7 +44,7 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
     key = context.partition_key.keys_by_dimension
     template = load_template(source.template_file(key["template"]))
     catalog = load_catalog(Path(source.catalog_generated_dir))
-    plan = load_suite(source.suite_file).observation
+    plan = load_suite(source.suite_file, source.templates_dir).observation
     window = ObservationWindow(plan.pre_s, plan.post_s, plan.branches, plan.branch_truth)
     dirs = batch_samples(store, key["template"], key["batch"])
     rows = [observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set), video=plan.video)

@@ -83,7 +83,7 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
     _require_valid_template(store, template_id)
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))
-    result = build_batch(load_suite(source.suite_file), template, batch, catalog)
+    result = build_batch(load_suite(source.suite_file, source.templates_dir), template, batch, catalog)
     write_batch(result, batch_dir(store, template_id, batch).root)
     save_batch(store, template_id, batch)
     summary = result.summary()

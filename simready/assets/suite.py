@@ -39,7 +39,7 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
     batches = registered_batches(context)
     rows = [
         split_assignment_row(load_manifest(path), template_id, batch)
-        for template_id in sorted(load_suite(source.suite_file).templates)
+        for template_id in sorted(load_suite(source.suite_file, source.templates_dir).templates)
         for batch in batches
         for path in read_batch_manifest_paths(batch_dir(store, template_id, batch).root)
     ]
@@ -70,7 +70,7 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
     "under the low-fidelity share cap, and the GX Data Docs.",
 )
 def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    suite = load_suite(source.suite_file)
+    suite = load_suite(source.suite_file, source.templates_dir)
     batches = registered_batches(context)
     cell_files = [
         batch_dir(store, t, b).cells

@@ -41,7 +41,7 @@ REFERENCE_CODE_VERSION = "reference-2"
 )
 def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     template_id = context.partition_key
-    suite = load_suite(source.suite_file)
+    suite = load_suite(source.suite_file, source.templates_dir)
     intents = {name: suite.reference_per_intent for name in suite.intents_for(template_id)}
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))

@@ -11,14 +11,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveInt, ValidationError
 
 from simready import paths
 from simready.errors import SimreadyError
+from simready.identifiers import Identifier
+from simready.loading import load_yaml
 
 SUITES_DIR = paths.DATA_DIR / "suites"
 BATCH_PREFIX = "b"
+#: Stated bounds: batches a suite registers, accepted samples per intent and batch.
+MAX_BATCHES = 10_000
+MAX_SAMPLES_PER_INTENT = 10_000
+#: Longest review window on either side of the decision (s).
+MAX_WINDOW_S = 600.0
 
 
 class SuiteError(SimreadyError):
@@ -37,8 +45,8 @@ class ObservationPlan(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    pre_s: NonNegativeFloat = 0.5
-    post_s: NonNegativeFloat = 1.0
+    pre_s: Annotated[NonNegativeFloat, Field(le=MAX_WINDOW_S)] = 0.5
+    post_s: Annotated[NonNegativeFloat, Field(le=MAX_WINDOW_S)] = 1.0
     branches: bool = True
     branch_truth: bool = False
     set: tuple[str, ...] = ()
@@ -47,13 +55,14 @@ class ObservationPlan(BaseModel):
 
 class Suite(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    suite_id: str
-    batches: PositiveInt
+    suite_id: Identifier
+    batches: Annotated[PositiveInt, Field(le=MAX_BATCHES)]
     observation: ObservationPlan = ObservationPlan()
     #: Accepted scenarios per intent in each template's realism reference pool
     #: (drawn from the ``reference`` root, see :mod:`simready.validity.reference_pool`).
-    reference_per_intent: PositiveInt = 4
-    templates: dict[str, dict[str, PositiveInt]] = Field(min_length=1)
+    reference_per_intent: Annotated[PositiveInt, Field(le=MAX_SAMPLES_PER_INTENT)] = 4
+    templates: dict[Identifier, dict[Identifier, Annotated[PositiveInt, Field(le=MAX_SAMPLES_PER_INTENT)]]] = Field(
+        min_length=1)
 
     def batch_keys(self) -> list[str]:
         return [batch_key(k) for k in range(self.batches)]
@@ -67,21 +76,26 @@ def batch_key(index: int) -> str:
 
 
 def batch_index(key: str) -> int:
-    if not key.startswith(BATCH_PREFIX) or not key[len(BATCH_PREFIX):].isdigit():
+    digits = key[len(BATCH_PREFIX):]
+    if not key.startswith(BATCH_PREFIX) or not (digits.isascii() and digits.isdigit()) or len(digits) > 8:
         raise SuiteError(key, "batch", f"batch key {key!r} is not of the form b0000")
     return int(key[len(BATCH_PREFIX):])
 
 
-def load_suite(path: str | Path | None = None) -> Suite:
+def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths.TEMPLATES_DIR) -> Suite:
+    """Read and validate a suite; every template it names must be a ``<id>.yaml`` in ``templates_dir``.
+
+    Raises:
+        SuiteError: one line naming the file and field (unknown template, bounds, malformed YAML).
+    """
     path = Path(path) if path else SUITES_DIR / "default.yaml"
+    data = load_yaml(path, SuiteError)
     try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise SuiteError(path, "", "file not found") from None
-    except yaml.YAMLError as exc:
-        raise SuiteError(path, "", f"malformed YAML: {str(exc).splitlines()[0]}") from None
-    try:
-        return Suite.model_validate(data)
+        suite = Suite.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise SuiteError(path, ".".join(str(p) for p in err["loc"]), err["msg"]) from None
+    for template_id in suite.templates:
+        if not (Path(templates_dir) / f"{template_id}.yaml").is_file():
+            raise SuiteError(path, f"templates.{template_id}", f"unknown template (no {template_id}.yaml in {templates_dir})")
+    return suite

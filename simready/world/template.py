@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from simready import paths
 from simready.errors import TemplateError
 from simready.hashing import canonical_json, content_hash
+from simready.loading import MAX_DEPTH, read_text, yaml_error_line
 from simready.world.rig_view import rig_hash, scenario_rig_view
 from simready.world.template_checks import Loc, semantic_issues
 from simready.world.template_model import *  # noqa: F403  (re-export: callers import models from here)
@@ -137,19 +138,35 @@ _TemplateLoader.add_implicit_resolver(
 )
 
 
-def _check_duplicate_keys(node: Any, loc: Loc, source: str) -> None:
-    """Refuse a mapping key given twice: PyYAML would silently keep the last one."""
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, value in node.value:
-            if key.value in seen:
-                where = _format_loc(loc + (key.value,))
-                raise TemplateError(source, where, f"duplicate key {key.value!r} (line {key.start_mark.line + 1})")
-            seen.add(key.value)
-            _check_duplicate_keys(value, loc + (key.value,), source)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _check_duplicate_keys(item, loc + (i,), source)
+def _check_node_tree(root: Any, source: str) -> None:
+    """Refuse a mapping key given twice (PyYAML would keep the last one), an alias, nesting beyond MAX_DEPTH.
+
+    The composer turns an alias into the node it names, so a node met twice
+    is an alias: refused before construction, an alias bomb costs nothing.
+    Iterative, so no input reaches Python's recursion limit.
+    """
+    seen_nodes: set[int] = set()
+    stack: list[tuple[Any, Loc]] = [(root, ())]
+    while stack:
+        node, loc = stack.pop()
+        line = f"line {node.start_mark.line + 1}"
+        if len(loc) >= MAX_DEPTH:
+            raise TemplateError(source, _format_loc(loc), f"nested deeper than {MAX_DEPTH} levels ({line})")
+        if id(node) in seen_nodes:
+            raise TemplateError(source, _format_loc(loc), f"anchors and aliases are not allowed ({line})")
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: set[Any] = set()
+            for key, value in node.value:
+                if not isinstance(key, yaml.ScalarNode):
+                    raise TemplateError(source, _format_loc(loc), f"mapping keys must be plain names ({line})")
+                if key.value in keys:
+                    where = _format_loc(loc + (key.value,))
+                    raise TemplateError(source, where, f"duplicate key {key.value!r} (line {key.start_mark.line + 1})")
+                keys.add(key.value)
+                stack.append((value, loc + (key.value,)))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, loc + (i,)) for i, item in enumerate(node.value))
 
 
 def _read_yaml(text: str, source: str) -> tuple[Any, Any]:
@@ -159,7 +176,7 @@ def _read_yaml(text: str, source: str) -> tuple[Any, Any]:
         try:
             root = loader.get_single_node()
             if root is not None:
-                _check_duplicate_keys(root, (), source)
+                _check_node_tree(root, source)
             data = loader.construct_document(root) if root is not None else None
         finally:
             loader.dispose()
@@ -168,7 +185,7 @@ def _read_yaml(text: str, source: str) -> tuple[Any, Any]:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise TemplateError(source, "", f"malformed YAML{where}: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
-        raise TemplateError(source, "", f"malformed YAML: {exc}") from None
+        raise TemplateError(source, "", yaml_error_line(exc)) from None
     return data, root
 
 
@@ -209,10 +226,7 @@ def load_template(path: str | Path) -> WorldTemplate:
             first structural or semantic problem (field path and line).
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TemplateError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    text = read_text(path, TemplateError)
     data, root = _read_yaml(text, str(path))
     return parse_template(data, path, yaml_root=root)
 

@@ -19,11 +19,12 @@ import math
 from functools import cached_property
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from shapely import is_valid_reason
 from shapely.geometry import LineString, Polygon
 from shapely.ops import unary_union
 
+from simready.identifiers import identifier_value
 from simready.world.frames import Mat4, make_transform, mount_transform, rot_z
 from simready.world.identity import ASSET_ID_RE, instance_id
 from simready.world.lanes import MIN_SEGMENT_LENGTH_M, LaneGraph
@@ -87,20 +88,41 @@ TEMPLATE_SCHEMA_VERSION = 1
 #: Regions smaller than this are degenerate (m²).
 MIN_REGION_AREA_M2 = 0.01
 
-_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
+_NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$"
+
+# Stated bounds: every number a template holds is finite and physically
+# plausible, so that nothing downstream (rasters, ray casts, expansion)
+# allocates without limit on a typo such as 1e308.
+#: Largest magnitude of any real field (its own unit).
+MAX_REAL = 1e6
+#: Largest |coordinate| (m): a template covers at most 200 km × 200 km.
+MAX_COORDINATE_M = 1e5
+#: Widest lane (m).
+MAX_LANE_WIDTH_M = 100.0
+#: Largest camera image side (px).
+MAX_IMAGE_PX = 16384
+#: Largest integer field (beams, azimuth steps, versions).
+MAX_INT = 1_000_000
+#: Most copies one ``repeat`` may make, and most instances after expansion.
+MAX_REPEAT_COUNT = 10_000
+MAX_INSTANCES = 100_000
 
 # --- field types ----------------------------------------------------------
 # Strict numbers: a quoted "3.5" or a boolean is a type error, not a number;
 # an integer is accepted where a float is expected (YAML writes 3 for 3.0).
-Real = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-PositiveReal = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0.0)]
-NonNegReal = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0.0)]
-PositiveInt = Annotated[int, Field(strict=True, gt=0)]
+Real = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_REAL, le=MAX_REAL)]
+PositiveReal = Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0.0, le=MAX_REAL)]
+NonNegReal = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0.0, le=MAX_REAL)]
+PositiveInt = Annotated[int, Field(strict=True, gt=0, le=MAX_INT)]
+Coordinate = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_COORDINATE_M, le=MAX_COORDINATE_M)]
+ImageSide = Annotated[int, Field(strict=True, gt=0, le=MAX_IMAGE_PX)]
 Text = Annotated[str, Field(strict=True)]
 Name = Annotated[str, Field(strict=True, pattern=_NAME_PATTERN)]
+#: A name that becomes a path component (template id, sensor name): see :mod:`simready.identifiers`.
+PathName = Annotated[str, Field(strict=True), AfterValidator(identifier_value)]
 AssetRef = Annotated[str, Field(strict=True, pattern=ASSET_ID_RE.pattern)]
-Point2 = tuple[Real, Real]
-Vec3 = tuple[Real, Real, Real]
+Point2 = tuple[Coordinate, Coordinate]
+Vec3 = tuple[Coordinate, Coordinate, Coordinate]
 
 RegionType = Literal["drivable", "parking", "sidewalk", "crosswalk", "building", "median", "intersection"]
 WALKABLE_REGION_TYPES = ("sidewalk", "crosswalk")
@@ -175,7 +197,7 @@ class Lane(_Model):
     id: Name
     region: Name
     polyline: tuple[Point2, ...] = Field(min_length=2)
-    width_m: PositiveReal
+    width_m: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0.0, le=MAX_LANE_WIDTH_M)]
     speed_limit_mps: PositiveReal
     kind: Literal["driving", "parking", "turn"]
 
@@ -302,9 +324,9 @@ Affordance = Annotated[
 class Pose(_Model):
     """Planar pose of an instance's body origin: metres, yaw in degrees (authored)."""
 
-    x: Real
-    y: Real
-    z: Real = 0.0
+    x: Coordinate
+    y: Coordinate
+    z: Coordinate = 0.0
     yaw_deg: Real = 0.0
 
     @property
@@ -319,7 +341,7 @@ class Pose(_Model):
 class Repeat(_Model):
     """``count`` copies, the k-th shifted by ``k * step_m`` (world dx, dy metres)."""
 
-    count: PositiveInt
+    count: Annotated[int, Field(strict=True, gt=0, le=MAX_REPEAT_COUNT)]
     step_m: Point2
 
 
@@ -386,8 +408,8 @@ class CameraSettings(_Model):
 
     type: Literal["camera"]
     mount: Name
-    width_px: PositiveInt
-    height_px: PositiveInt
+    width_px: ImageSide
+    height_px: ImageSide
     hfov_deg: Annotated[float, Field(strict=True, gt=0.0, lt=180.0)]
     near_m: PositiveReal
     far_m: PositiveReal
@@ -456,7 +478,7 @@ class SensorRig(_Model):
     """Mounts (transforms on the ego body) and the sensors that sit on them."""
 
     mounts: dict[Name, Mount]
-    sensors: dict[Name, Sensor]
+    sensors: dict[PathName, Sensor]
 
 
 # --- signals, environment --------------------------------------------------
@@ -523,7 +545,7 @@ class WorldTemplate(_Model):
     ``<template id>/instance:<name>``.
     """
 
-    id: Name
+    id: PathName
     version: PositiveInt
     schema_version: Annotated[int, Field(strict=True)]
     ontology_version: Text
@@ -534,7 +556,7 @@ class WorldTemplate(_Model):
     walkable: Walkable
     relations: tuple[Relation, ...] = ()
     affordances: tuple[Affordance, ...] = ()
-    instances: tuple[Instance, ...] = ()
+    instances: tuple[Instance, ...] = Field(default=(), max_length=MAX_INSTANCES)
     ego: Ego
     sensor_rig: SensorRig
     environment_controls: EnvironmentControls
@@ -555,6 +577,9 @@ class WorldTemplate(_Model):
     @field_validator("instances")
     @classmethod
     def _expand_repeats(cls, v: tuple[Instance, ...]) -> tuple[Instance, ...]:
+        expanded = sum(inst.repeat.count if inst.repeat else 1 for inst in v)
+        if expanded > MAX_INSTANCES:
+            raise ValueError(f"{expanded} instances after expanding repeats, more than the limit of {MAX_INSTANCES}")
         out = []
         for index, inst in enumerate(v):
             for copy in _expanded(inst):
