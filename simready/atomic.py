@@ -2,6 +2,11 @@
 
 Why: a crash or a validation error must never leave a half-written artifact
 that a later stage would read as complete.
+
+Temporary folders carry their owner's process id in the name
+(``.<final>.<pid>.<random>.tmp``), so that a later run can tell the
+leftovers of a killed process (owner gone: removed) from the work of a live
+one (left alone).
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -46,28 +52,77 @@ def write_json_atomic(path: str | Path, value: Any, *, indent: int | None = 2) -
     return write_bytes_atomic(path, json_bytes(value, indent=indent))
 
 
+_OWNED_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[^.]+\.(?:tmp|old)$")
+
+
+def temp_sibling(final: Path, suffix: str = ".tmp") -> Path:
+    """A new empty hidden folder beside ``final`` whose name records this process as its owner."""
+    return Path(tempfile.mkdtemp(prefix=f".{final.name}.{os.getpid()}.", suffix=suffix, dir=final.parent))
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one we may not signal exists too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_orphans(final: Path) -> list[Path]:
+    """Remove the temporary siblings of ``final`` whose owner process is gone; return what went.
+
+    Only names this module gives (``temp_sibling``) are considered, never one
+    of this process's own, never a symbolic link.
+    """
+    removed: list[Path] = []
+    try:
+        entries = list(final.parent.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return removed
+    for entry in entries:
+        m = _OWNED_TEMP.match(entry.name)
+        if m is None or m["name"] != final.name or entry.is_symlink() or not entry.is_dir():
+            continue
+        pid = int(m["pid"])
+        if pid == os.getpid() or pid_alive(pid):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+@contextlib.contextmanager
+def owned_temp(final: Path) -> Iterator[Path]:
+    """A temporary sibling of ``final`` for this process (removed afterwards unless moved); killed runs' go first."""
+    remove_orphans(final)
+    tmp = temp_sibling(final)
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def atomic_directory(final: str | Path) -> Iterator[Path]:
     """Build a directory under a temporary sibling name; move it into place on success.
 
     The final directory must not exist or be empty. On any exception the
-    temporary directory is removed and ``final`` is left as it was.
+    temporary directory is removed and ``final`` is left as it was; the
+    leftovers of a killed earlier build of ``final`` are removed first.
     """
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
-    try:
+    with owned_temp(final) as tmp:
         yield tmp
         if final.exists():
             if any(final.iterdir()):
-                old = final.with_name(f".{final.name}.old")
-                shutil.rmtree(old, ignore_errors=True)
+                old = temp_sibling(final, ".old")
                 os.replace(final, old)
                 os.replace(tmp, final)
                 shutil.rmtree(old, ignore_errors=True)
                 return
             final.rmdir()
         os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise

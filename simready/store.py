@@ -29,7 +29,7 @@ from pathlib import Path, PurePath
 from typing import Any, BinaryIO
 
 from simready import paths
-from simready.atomic import write_bytes_atomic
+from simready.atomic import owned_temp, remove_orphans, temp_sibling, write_bytes_atomic
 from simready.errors import StoreKeyError
 
 #: A key as text or as a relative path (what ``ArtifactLayout(Path())`` returns).
@@ -195,8 +195,9 @@ class LocalStore(Store):
         if not staging_dir.is_dir():
             raise NotADirectoryError(f"{staging_dir}: not a folder to publish as {final}")
         final.parent.mkdir(parents=True, exist_ok=True)
+        remove_orphans(final)
         ready = self._beside(final, staging_dir)
-        old = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".old", dir=final.parent)) if final.exists() else None
+        old = temp_sibling(final, ".old") if final.exists() else None
         try:
             if old is not None:
                 os.replace(final, old)
@@ -220,7 +221,7 @@ class LocalStore(Store):
         """``staging_dir`` when a rename can move it to ``final``; else a copy of it in ``final``'s folder."""
         if os.stat(staging_dir).st_dev == os.stat(final.parent).st_dev:
             return staging_dir
-        copy = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+        copy = temp_sibling(final)
         try:
             shutil.copytree(staging_dir, copy, dirs_exist_ok=True)
         except BaseException:
@@ -230,7 +231,10 @@ class LocalStore(Store):
 
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Path]:
-        """Inside the root (a hidden folder ``list`` skips), so publishing from it is a rename."""
+        """Inside the root (a hidden folder ``list`` skips), so publishing from it is a rename.
+
+        Named for this process (:func:`~simready.atomic.temp_sibling`); the scratch folders of killed runs go first.
+        """
         self.root.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix=".scratch-", dir=self.root, ignore_cleanup_errors=True) as tmp:
-            yield Path(tmp)
+        with owned_temp(self.root / "scratch") as tmp:
+            yield tmp

@@ -34,7 +34,7 @@ def test_sample_writes_manifests_rejections_and_coverage(tmp_path, capsys) -> No
     assert "Causes, in sampling order" in story and "ped.spawn" in story and "Timeline" in story
 
 
-def test_sample_refuses_a_non_empty_folder_unless_forced(tmp_path, capsys) -> None:
+def test_sample_refuses_a_non_empty_folder_and_deletes_nothing(tmp_path, capsys) -> None:
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("x")
@@ -42,8 +42,10 @@ def test_sample_refuses_a_non_empty_folder_unless_forced(tmp_path, capsys) -> No
             "--out", str(out), "--quiet"]
     assert main(args) == 1
     assert "not empty" in capsys.readouterr().err
-    assert main(args + ["--force"]) == 0
-    assert not (out / "keep.txt").exists() and (out / COVERAGE).exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and (out / "keep.txt").read_text() == "x"
+    (out / "keep.txt").unlink()
+    assert main(args) == 0
+    assert (out / COVERAGE).exists()
 
 
 @pytest.mark.parametrize("args, message", [

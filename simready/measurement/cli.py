@@ -2,12 +2,17 @@
 
 Registered by :mod:`simready.cli` through :func:`register`; imports stay
 inside the handler so ``simready --help`` does not load the measurement stack.
+``--out`` follows :mod:`simready.outdir`: checked and locked before the work,
+published by one rename when complete.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+from simready.outdir import output_folder
 
 
 def _sense(args: argparse.Namespace) -> int:
@@ -19,11 +24,13 @@ def _sense(args: argparse.Namespace) -> int:
     def bar(total: int) -> tqdm:
         return tqdm(total=total, unit="sample", desc="sense", disable=args.quiet, file=sys.stderr)
 
-    result = observe_files(args.trace, args.manifest, args.out, rig_spec=args.rig, passes=args.passes,
-                           overrides=args.set or [], lidar_format=args.lidar_format, video=not args.no_video,
-                           from_s=args.from_s, until_s=args.until, progress=bar)
+    out = Path(args.out)
+    with output_folder(out) as tmp:
+        result = observe_files(args.trace, args.manifest, tmp, rig_spec=args.rig, passes=args.passes,
+                               overrides=args.set or [], lidar_format=args.lidar_format, video=not args.no_video,
+                               from_s=args.from_s, until_s=args.until, progress=bar)
     frames = ", ".join(f"{n} {k}" for n, k in sorted(result.frames.items()))
-    print(f"{result.out_dir}: {result.files} files; {frames}; {result.timings_s['total']:.1f} s, "
+    print(f"{out}: {result.files} files; {frames}; {result.timings_s['total']:.1f} s, "
           f"peak {result.peak_rss_mb:.0f} MiB")
     for warning in result.render.warnings:
         print(f"warning: {warning}", file=sys.stderr)

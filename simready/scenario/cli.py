@@ -3,9 +3,10 @@
 Module-level imports stay light (``simready --help`` must be fast); the
 handlers import the generator when they run. User errors are
 :class:`~simready.errors.SimreadyError` subclasses that ``simready.cli``
-prints as one line with exit status 1. ``sample`` writes its folder
-atomically: it is built under a temporary sibling and moved into place only
-when complete, so an error leaves nothing behind.
+prints as one line with exit status 1. ``sample`` writes its folder by the
+rule of :mod:`simready.outdir`: checked and locked before the work, built
+under a temporary sibling and moved into place only when complete, so an
+error leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ import time
 from pathlib import Path
 
 from simready import layout
-from simready.atomic import atomic_directory
-from simready.errors import OutputExistsError
+from simready.outdir import output_folder
 
 
 def _positive_or_zero(text: str) -> int:
@@ -40,11 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--intent", required=True, help="intent id, e.g. pedestrian_emerges_behind_van")
     sample.add_argument("--cell", default=None, help="cell spec: dim=value|dim=lo..hi (a subset of the declared dims)")
     sample.add_argument("--n", required=True, type=_positive_or_zero, help="accepted manifests wanted")
-    sample.add_argument("--out", required=True, help="output folder (must be new or empty unless --force)")
+    sample.add_argument("--out", required=True, help="output folder (must be new or empty)")
     sample.add_argument("--root", default=None, help="root id of the random streams (default: the generator's)")
     sample.add_argument("--baseline", action="store_true",
                         help="run the independent-sampling baseline instead, for N proposals")
-    sample.add_argument("--force", action="store_true", help="replace a non-empty output folder")
     sample.add_argument("--quiet", action="store_true", help="no progress bar")
     sample.set_defaults(handler=_sample)
 
@@ -68,30 +67,29 @@ def _sample(args: argparse.Namespace) -> int:
     from simready.scenario.manifest import manifest_bytes
 
     out = Path(args.out)
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not args.force)):
-        raise OutputExistsError(out, "", "output folder exists and is not empty (use --force to replace it)")
-    template = resolve_template(args.template)
-    prepare(template, args.intent, None if args.baseline else args.cell)
-    root = args.root or DEFAULT_ROOT
-    bar = tqdm(total=args.n, unit="manifest" if not args.baseline else "proposal", disable=args.quiet,
-               file=sys.stderr, desc=f"{args.intent} on {template.id}")
+    with output_folder(out) as tmp:
+        template = resolve_template(args.template)
+        prepare(template, args.intent, None if args.baseline else args.cell)
+        root = args.root or DEFAULT_ROOT
+        bar = tqdm(total=args.n, unit="manifest" if not args.baseline else "proposal", disable=args.quiet,
+                   file=sys.stderr, desc=f"{args.intent} on {template.id}")
 
-    def progress(accepted: int, proposals: int) -> None:
-        bar.n = proposals if args.baseline else accepted
-        bar.set_postfix(proposals=proposals, accepted=accepted, refresh=False)
-        bar.refresh()
+        def progress(accepted: int, proposals: int) -> None:
+            bar.n = proposals if args.baseline else accepted
+            bar.set_postfix(proposals=proposals, accepted=accepted, refresh=False)
+            bar.refresh()
 
-    t0 = time.perf_counter()
-    try:
-        if args.baseline:
-            result = run_baseline(template.id, args.intent, args.n, root=root, template=template, progress=progress)
-        else:
-            result = generate(template.id, args.intent, args.n, cell=args.cell, root=root, template=template,
-                              progress=progress)
-    finally:
-        bar.close()
-    elapsed = time.perf_counter() - t0
-    with atomic_directory(out) as tmp:
+        t0 = time.perf_counter()
+        try:
+            if args.baseline:
+                result = run_baseline(template.id, args.intent, args.n, root=root, template=template,
+                                      progress=progress)
+            else:
+                result = generate(template.id, args.intent, args.n, cell=args.cell, root=root, template=template,
+                                  progress=progress)
+        finally:
+            bar.close()
+        elapsed = time.perf_counter() - t0
         for m in result.manifests:
             (tmp / f"{m.sample_id}.json").write_bytes(manifest_bytes(m))
         (tmp / layout.REJECTIONS).write_text(rejection_lines(result.rejections), encoding="utf-8")

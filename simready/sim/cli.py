@@ -24,6 +24,7 @@ from typing import Any
 from simready import paths
 from simready.atomic import write_json_atomic, write_text_atomic
 from simready.errors import ManifestError, SimreadyError
+from simready.outdir import output_file, output_folder
 
 BACKEND_CHOICES = ("kinematic-v1", "dynamic-v1")
 
@@ -51,9 +52,11 @@ def _run(args: argparse.Namespace) -> int:
     from simready.sim.run import run_simulation
     from simready.sim.trace import write_trace
 
-    manifest, template = _load(args.manifest)
-    result = run_simulation(manifest, template, backend=args.backend, progress=not args.quiet)
-    out = write_trace(result.trace, args.out)
+    out = Path(args.out)
+    with output_file(out) as staged:
+        manifest, template = _load(args.manifest)
+        result = run_simulation(manifest, template, backend=args.backend, progress=not args.quiet)
+        write_trace(result.trace, staged)
     verdict = evaluate_trace(result.trace)
     m = result.trace.metrics
     ttc = m["min_ttc"]
@@ -114,28 +117,30 @@ def _branch(args: argparse.Namespace) -> int:
     from simready.sim.branch import run_branches
     from simready.sim.trace import write_trace
 
-    manifest, template = _load(args.manifest)
-    actions = tuple(a.strip() for a in args.actions.split(",") if a.strip()) if args.actions else None
-    result = run_branches(manifest, template, at_s=args.at, actions=actions, independent=_parse_repeats(args.repeats),
-                          backend=args.backend, progress=not args.quiet)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    ckpt_path = result.checkpoint.write(out / "checkpoint.ckpt")
-    rows = []
-    for b in result.branches:
-        path = write_trace(b.trace, out / f"{b.label}.parquet")
-        rows.append({**next(r for r in result.table if r["label"] == b.label), "trace": path.name})
-    doc = {"checkpoint": {"id": result.checkpoint.id, "file": ckpt_path.name, "tick": result.checkpoint.tick},
-           "decision_t_s": result.decision_t_s, "decision_source": result.decision_source, "branches": rows}
-    write_json_atomic(out / "branches.json", doc)
-    columns = list(rows[0]) if rows else []
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in r.items()})
-    write_text_atomic(out / "branches.csv", buf.getvalue())
-    print(f"checkpoint {result.checkpoint.id} at t={result.decision_t_s} s ({result.decision_source}) -> {ckpt_path}")
+    with output_folder(out) as tmp:
+        manifest, template = _load(args.manifest)
+        actions = tuple(a.strip() for a in args.actions.split(",") if a.strip()) if args.actions else None
+        result = run_branches(manifest, template, at_s=args.at, actions=actions,
+                              independent=_parse_repeats(args.repeats), backend=args.backend,
+                              progress=not args.quiet)
+        ckpt_name = result.checkpoint.write(tmp / "checkpoint.ckpt").name
+        rows = []
+        for b in result.branches:
+            path = write_trace(b.trace, tmp / f"{b.label}.parquet")
+            rows.append({**next(r for r in result.table if r["label"] == b.label), "trace": path.name})
+        doc = {"checkpoint": {"id": result.checkpoint.id, "file": ckpt_name, "tick": result.checkpoint.tick},
+               "decision_t_s": result.decision_t_s, "decision_source": result.decision_source, "branches": rows}
+        write_json_atomic(tmp / "branches.json", doc)
+        columns = list(rows[0]) if rows else []
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        write_text_atomic(tmp / "branches.csv", buf.getvalue())
+    print(f"checkpoint {result.checkpoint.id} at t={result.decision_t_s} s ({result.decision_source}) "
+          f"-> {out / ckpt_name}")
     for r in rows:
         print(f"  {r['label']:<28} collision={r['collision']!s:<5} min_ttc={r['min_ttc_s']} "
               f"stop={r['stopping_distance_m']} -> {r['trace']}")
@@ -150,7 +155,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="roll out a manifest and write its trace (Parquet)")
     run.add_argument("manifest", help="scenario manifest JSON")
     run.add_argument("--backend", choices=BACKEND_CHOICES, default="dynamic-v1")
-    run.add_argument("--out", required=True, help="trace file to write (.parquet)")
+    run.add_argument("--out", required=True, help="trace file to write (.parquet; must be new)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)
 
@@ -165,7 +170,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     branch.add_argument("--actions", default=None, help="comma-separated actions (brake, coast, maintain); default brake,coast")
     branch.add_argument("--repeats", default=None, help="independent:N — N independent-disturbance repeats per action")
     branch.add_argument("--backend", choices=BACKEND_CHOICES, default="dynamic-v1")
-    branch.add_argument("--out", required=True, help="output folder")
+    branch.add_argument("--out", required=True, help="output folder (must be new or empty)")
     branch.add_argument("--quiet", action="store_true", help="no progress bar")
     branch.set_defaults(handler=_branch)
 

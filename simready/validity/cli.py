@@ -8,7 +8,10 @@ Imports stay inside the handler so ``simready --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
+
+from simready.outdir import output_file, output_folder
 
 EXIT_REJECTED = 2
 
@@ -17,23 +20,28 @@ def _validate(args: argparse.Namespace) -> int:
     from simready.atomic import write_json_atomic
     from simready.validity.gate import evidence_from_sample_dir, validate_scenario
 
-    evidence = evidence_from_sample_dir(
-        Path(args.sample_dir),
-        baseline=args.baseline,
-        reference_pool=args.reference,
-        require_sensors=not args.trajectory_only,
-    )
-    report = validate_scenario(evidence)
     out = Path(args.out)
-    write_json_atomic(out, report.model_dump(mode="json"))
-    if args.docs:
-        from simready.validity.expectations import build_data_docs, run_suite, trajectory_frame, validity_frame
+    with contextlib.ExitStack() as outputs:
+        staged = outputs.enter_context(output_file(out))
+        docs = outputs.enter_context(output_folder(args.docs)) if args.docs else None
+        evidence = evidence_from_sample_dir(
+            Path(args.sample_dir),
+            baseline=args.baseline,
+            reference_pool=args.reference,
+            require_sensors=not args.trajectory_only,
+        )
+        report = validate_scenario(evidence)
+        write_json_atomic(staged, report.model_dump(mode="json"))
+        if docs is not None:
+            from simready.validity.expectations import build_data_docs, run_suite, trajectory_frame, validity_frame
 
-        results = [
-            run_suite("trajectories", trajectory_frame(evidence.ticks, evidence.actor_classes)),
-            run_suite("validity_reports", validity_frame([report])),
-        ]
-        print(f"data docs   {build_data_docs(results, args.docs)}")
+            results = [
+                run_suite("trajectories", trajectory_frame(evidence.ticks, evidence.actor_classes)),
+                run_suite("validity_reports", validity_frame([report])),
+            ]
+            build_data_docs(results, docs)
+    if args.docs:
+        print(f"data docs   {Path(args.docs).resolve() / 'index.html'}")
     verdict = "ACCEPTED" if report.accepted else "REJECTED"
     cap = " (capped: low fidelity)" if report.capped else ""
     print(f"{verdict}  {report.sample_id}  validity {report.validity:.2f}  fidelity {report.fidelity:.2f}  "
@@ -55,10 +63,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "of SPEC §12 and write the validity report as JSON.",
     )
     p.add_argument("sample_dir", metavar="SAMPLE_DIR", help="sample folder written by the scenario, simulation and measurement stages")
-    p.add_argument("--out", required=True, help="where to write the report (JSON)")
+    p.add_argument("--out", required=True, help="where to write the report (JSON; must be a new file)")
     p.add_argument("--baseline", default=None, help="source trajectory (trace file or sample folder) the sample was transformed from")
     p.add_argument("--reference", default=None, help="reference pool of distribution features (Parquet), e.g. artifacts/reference/<template>/pool.parquet")
     p.add_argument("--trajectory-only", action="store_true",
                    help="score without observations (the sensor check then scores 0: low-fidelity evidence)")
-    p.add_argument("--docs", default=None, metavar="DIR", help="also write GX Data Docs for the sample's trace and report here")
+    p.add_argument("--docs", default=None, metavar="DIR", help="also write GX Data Docs for the sample's trace and report here (a new or empty folder)")
     p.set_defaults(handler=_validate)
