@@ -13,7 +13,14 @@ import pytest
 from simready.cli import main
 from simready.layout import MANIFEST, OBSERVATIONS_DIR, TRACE, SampleDir
 from simready.records import Results
-from simready.testing.synthetic import DT, street_pool, street_ticks, write_street_sample, write_trace
+from simready.testing.synthetic import (
+    DT,
+    street_header,
+    street_pool,
+    street_ticks,
+    write_street_sample,
+    write_trace,
+)
 from simready.validity.evidence import (
     EvidenceError,
     MissingStageError,
@@ -93,7 +100,7 @@ def test_trace_with_entity_ids_maps_to_manifest_actors(sample, tmp_path):
     ticks, _, _ = street_ticks()
     ticks["actor_id"] = "street-000001/actor:" + ticks["actor_id"]
     events = [{"type": "collision", "t": 3.0, "actors": ["street-000001/actor:ego", "street-000001/actor:van"]}]
-    write_trace(SampleDir(s).trace, ticks, {"dt": DT, "metric_subject": "ego"}, events)
+    write_trace(SampleDir(s).trace, ticks, street_header(s, ticks), events)
     ev = evidence_from_sample_dir(s, require_sensors=False)
     assert ev.actor_classes["street-000001/actor:ped"] == "pedestrian"
     assert ev.ego_id == "street-000001/actor:ego"

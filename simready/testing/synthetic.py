@@ -30,8 +30,9 @@ from simready.atomic import write_bytes_atomic, write_json_atomic, write_text_at
 from simready.hashing import content_hash, sha256_bytes
 from simready.layout import ObservationDir, SampleDir
 from simready.records import FileEntry, Legend, LegendEntry, ObservedActor, ObservedFrame, Results, SensorSummary
-from simready.scenario.manifest import SCHEMA_VERSION
+from simready.scenario.manifest import SCHEMA_VERSION, load_manifest
 from simready.scenario.streams import StreamSet
+from simready.validity.binding import identity
 from simready.validity.evidence import DETECTION_COLUMNS, ScenarioEvidence, SensorEvidence
 from simready.validity.features import scenario_features
 from simready.world.identity import COMPACT_ID_BITS, NOTHING_HIT
@@ -251,6 +252,12 @@ def write_trace(path, ticks: pd.DataFrame, header: Mapping, events: list | None 
     return write_bytes_atomic(path, sink.getvalue().to_pybytes())
 
 
+def street_header(sample_dir, ticks: pd.DataFrame) -> dict:
+    """A trace header for ``ticks`` bound to the sample folder's manifest (sample and template ids and hashes)."""
+    manifest = load_manifest(SampleDir(Path(sample_dir)).manifest)
+    return {"dt": DT, "actor_ids": sorted(set(ticks["actor_id"])), "metric_subject": "ego", **identity(manifest)}
+
+
 def write_observations(obs_dir, sample_id: str, sensor: SensorEvidence, *, points_per_instance: int = 40,
                        background_points: int = 2000):
     """An observations folder (SPEC §10 subset the gate reads) reproducing ``sensor``'s detections.
@@ -320,8 +327,7 @@ def write_street_sample(root, sample_id: str = "street-000001", *, ticks: pd.Dat
     clean, _, dims = street_ticks()
     ticks = clean if ticks is None else ticks
     write_json_atomic(sample.manifest, street_manifest_dict(sample_id, illumination=illumination, weather=weather))
-    header = {"dt": DT, "actor_ids": sorted(set(ticks["actor_id"])), "metric_subject": "ego", "sample_id": sample_id}
-    write_trace(sample.trace, ticks, header)
+    write_trace(sample.trace, ticks, street_header(sample.root, ticks))
     if observations:
         sensor = street_sensor(ticks, dims, illumination=illumination, weather=weather, **sensor_kwargs)
         write_observations(sample.observations.root, sample_id, sensor)

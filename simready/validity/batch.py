@@ -23,8 +23,10 @@ from typing import Any
 from simready.atomic import write_json_atomic
 from simready.layout import BranchDir, SampleDir
 from simready.records import ValidityRecord
-from simready.scenario.manifest import load_manifest
+from simready.scenario.manifest import ScenarioManifest, load_manifest
+from simready.validity.binding import check_trace
 from simready.validity.evidence import (
+    check_observations_belong,
     collisions_from_events,
     evidence_from_sample_dir,
     read_trace,
@@ -48,9 +50,9 @@ def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) ->
         # One read of the sample, with its base as the baseline; each branch swaps in its own ticks and sensors.
         shared = evidence_from_sample_dir(sample_dir, baseline=sample.trace, reference_pool=reference,
                                           require_sensors=False)
-        environment = load_manifest(sample.manifest).environment
+        manifest = load_manifest(sample.manifest)
         for branch in found:
-            branches[branch.label] = validate_scenario(_with_ticks_of(shared, branch, environment))
+            branches[branch.label] = validate_scenario(_with_ticks_of(shared, sample, branch, manifest))
     record = ValidityRecord(
         sample=sample.sample_id,
         sensor_evidence=has_obs,
@@ -62,17 +64,21 @@ def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) ->
     return record
 
 
-def _with_ticks_of(evidence, branch: BranchDir, environment):
+def _with_ticks_of(evidence, sample: SampleDir, branch: BranchDir, manifest: ScenarioManifest):
     """The same evidence with the branch's ticks as the transformed trajectory (base stays the baseline).
 
     The branch's own observations (``branches/<label>/observations/``, the
     window after the decision) are its sensor evidence; without them the
-    branch is gated as trajectory-only evidence.
+    branch is gated as trajectory-only evidence. The branch trace and its
+    observations must name the sample's manifest, as the base's do.
     """
-    ticks, _header, events = read_trace(branch.trace)
+    ticks, header, events = read_trace(branch.trace)
+    check_trace(sample, manifest, branch.trace, header)
     obs = branch.observations
+    environment = manifest.environment
     sensor = None
     if obs.results.is_file():
+        check_observations_belong(sample, manifest, obs)
         sensor = sensor_evidence_from_observations(obs.root, evidence.actor_dims, illumination=environment.illumination,
                                                    weather=environment.weather)
     return replace(evidence, sample_id=f"{evidence.sample_id}#{branch.label}", ticks=ticks,

@@ -32,6 +32,12 @@ Observations (SPEC §10), read through their records (:mod:`simready.records`):
   the actor's footprint diagonal. At most :data:`~simready.validity.policy.LIDAR_MAX_SWEEPS`
   sweeps, evenly spaced, are read.
 
+Before anything is scored the files must belong together
+(:mod:`simready.validity.binding`): the trace header and ``render.json``
+name the manifest's sample and template, and each file read matches the
+sha256 recorded for it (``verdict.json``, ``results.json``); otherwise a
+one-line :class:`~simready.errors.IntegrityError`.
+
 Frames and units: world frame x east, y north, z up, metres, seconds;
 quaternions ``[x, y, z, w]``.
 """
@@ -53,9 +59,9 @@ import pyarrow.parquet as pq
 from simready import layout
 from simready.errors import SimreadyError
 from simready.layout import ObservationDir, SampleDir
-from simready.records import Legend, ObservedFrame, Record, Results
-from simready.scenario.manifest import load_manifest
-from simready.validity import policy
+from simready.records import Legend, ObservedFrame, Record, Render, Results
+from simready.scenario.manifest import ScenarioManifest, load_manifest
+from simready.validity import binding, policy
 from simready.validity.features import ReferenceProfile
 
 #: Ticks columns the gate reads (SPEC §7); the rest are carried along untouched.
@@ -260,6 +266,7 @@ def evidence_from_sample_dir(
         raise MissingStageError("simulation", root, f"no {layout.TRACE}")
     manifest = load_manifest(sample.manifest)
     ticks, header, events = read_trace(sample.trace)
+    binding.check_trace(sample, manifest, sample.trace, header)
 
     local = {a.id: a for a in manifest.actors}
     trace_ids = sorted(set(ticks["actor_id"].astype(str))) if len(ticks) else []
@@ -283,6 +290,7 @@ def evidence_from_sample_dir(
     obs = sample.observations
     sensor = None
     if obs.observed_frames.is_file() or obs.results.is_file():
+        check_observations_belong(sample, manifest, obs)
         env = manifest.environment
         if dry_reference is None and sample.dry_observations.results.is_file():
             dry_reference = dry_reference_from_observations(sample.dry_observations.root, actor_dims)
@@ -315,6 +323,13 @@ def evidence_from_sample_dir(
         collisions=collisions_from_events(events),
         source=str(root),
     )
+
+
+def check_observations_belong(sample: SampleDir, manifest: ScenarioManifest, obs: ObservationDir) -> None:
+    """``obs``'s ``render.json`` (when there is one) names the sample's manifest and is the file results.json lists."""
+    if obs.render.is_file():
+        binding.check_listed(obs, _results(obs), obs.render)
+        binding.check_render(sample, manifest, _read(Render, obs.render), obs.render)
 
 
 def _read(record: type[R], path: Path) -> R:
@@ -399,6 +414,7 @@ def _lidar_rows(obs: ObservationDir, results: Results | None, actor_dims: Mappin
     if not obs.legend.is_file():
         notes.append(f"no {layout.LEGEND}: LiDAR instance ids cannot be matched to actors")
         return [], None
+    binding.check_listed(obs, results, obs.legend)
     compact = {e.compact_id: local_actor_id(e.entity) for e in _read(Legend, obs.legend).entries
                if "actor:" in e.entity}
     sweeps.sort(key=lambda f: (f.sensor or "", f.tick or 0))
@@ -413,6 +429,7 @@ def _lidar_rows(obs: ObservationDir, results: Results | None, actor_dims: Mappin
         ply = obs.file(entry.path)
         if not ply.is_file():
             raise MissingStageError("measurement", ply, f"{layout.RESULTS} lists {entry.path} but it does not exist")
+        binding.check_listed(obs, results, ply)
         xyz, inst = read_ply_points(ply)
         returns.append(len(inst))
         T = np.asarray(entry.T_world_sensor, float) if entry.T_world_sensor is not None else None
@@ -470,6 +487,8 @@ def sensor_evidence_from_observations(
     results = _results(obs)
     notes: list[str] = []
     cameras = {n for n, sensor in results.sensors.items() if sensor.type == "camera"} if results is not None else None
+    if obs.observed_frames.is_file():
+        binding.check_listed(obs, results, obs.observed_frames)
     rows = _camera_rows(obs.observed_frames, cameras) if obs.observed_frames.is_file() else []
     if not obs.observed_frames.is_file():
         notes.append(f"no {layout.OBSERVED_FRAMES}: no camera detections")
