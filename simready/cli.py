@@ -1,7 +1,7 @@
 """The ``simready`` command line.
 
 Each stage registers its subcommands here. User errors (``SimreadyError``)
-print as one line on stderr and exit 1; heavy imports happen inside the
+print as one line on stderr and exit 1; Ctrl-C prints one line and exits 130; heavy imports happen inside the
 handlers so ``simready --help`` stays fast.
 """
 
@@ -56,8 +56,9 @@ def _template_validate(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.main_job import run_main_job
+    from simready.status import owner_tags
 
-    return run_main_job(quiet=args.quiet)
+    return run_main_job(quiet=args.quiet, run_tags=owner_tags())
 
 
 STAGE_CLI_MODULES = ("simready.scenario.cli", "simready.sim.cli", "simready.measurement.cli", "simready.validity.cli")
@@ -110,6 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The shell's exit status for a process stopped by SIGINT (128 + 2).
+EXIT_INTERRUPTED = 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
@@ -118,6 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimreadyError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"interrupted: simready {args.command} stopped (Ctrl-C); what it had not finished was not written",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

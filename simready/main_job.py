@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg
+from dagster._core.events import RunFailureReason
+from dagster._core.storage.tags import RUN_FAILURE_REASON_TAG
 
 from simready import paths
 from simready.assets.partitions import batch_partitions
@@ -32,9 +34,16 @@ def _instance() -> dg.DagsterInstance:
     return dg.DagsterInstance.get()
 
 
+#: What Dagster records on a run whose process took a SIGINT: it fails the run and returns, so ``execute``
+#: raises the ``KeyboardInterrupt`` again to stop the whole main job rather than go on with the next.
+INTERRUPTED = RunFailureReason.UNEXPECTED_TERMINATION.value
+
+
 @dataclass
 class RunLog:
     quiet: bool
+    #: Tags on every run, e.g. its owner process (:func:`simready.status.owner_tags`).
+    tags: dict[str, str] = field(default_factory=dict)
     ok: bool = True
     stage_s: dict[str, float] = field(default_factory=dict)
     step_s: float = 0.0
@@ -48,6 +57,7 @@ class RunLog:
             partition_key=partition,
             raise_on_error=False,
             run_config=QUIET_LOGS if self.quiet else {},
+            tags=self.tags,
         )
         self.stage_s[job] = self.stage_s.get(job, 0.0) + time.perf_counter() - t0
         for step, seconds in step_seconds(instance, result.run_id).items():
@@ -59,6 +69,9 @@ class RunLog:
             self.failures.append(f"{job}[{partition or '-'}]: " + ("run failed" if not result.success else f"checks failed {failed_checks}"))
         label = f"{job}[{partition}]" if partition is not None else job
         print(f"  {'ok  ' if result.success and not failed_checks else 'FAIL'} {label:<60} {time.perf_counter() - t0:6.2f} s", flush=True)
+        run = instance.get_run_by_id(result.run_id)
+        if run is not None and run.tags.get(RUN_FAILURE_REASON_TAG) == INTERRUPTED:
+            raise KeyboardInterrupt
         return result.success
 
 
@@ -77,11 +90,14 @@ def step_seconds(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
     return total
 
 
-def run_main_job(quiet: bool = False) -> int:
-    """Materialize every asset and partition of the default suite; print a summary; 0 iff all passed."""
+def run_main_job(quiet: bool = False, run_tags: dict[str, str] | None = None) -> int:
+    """Materialize every asset and partition of the default suite; print a summary; 0 iff all passed.
+
+    A Ctrl-C stops it as a whole (``KeyboardInterrupt``), in a run or between runs.
+    """
     t0 = time.perf_counter()
     instance = _instance()
-    log = RunLog(quiet)
+    log = RunLog(quiet, dict(run_tags or {}))
     suite = load_suite()
     template_ids = world_templates.partitions_def.get_partition_keys()
     batches = suite.batch_keys()

@@ -7,6 +7,12 @@ the graph in topological order and marks a partition stale when Dagster says
 so *or* when any partition it depends on is (transitively) stale, naming the
 root cause.
 
+It also names the runs that were interrupted: a process killed hard (``kill
+-9``, a crash) leaves its runs STARTED in the instance forever. ``simready
+run`` tags each run with its owner process (:func:`owner_tags`); a run still
+STARTING, STARTED or CANCELING whose owner on this host is gone was
+interrupted.
+
 A CLI entry point that reads Dagster's instance and asset graph, so it
 imports Dagster (its internal stale-status API too) — with ``main_job.py`` the
 only module besides ``definitions.py``, ``assets/``, ``checks/`` and
@@ -14,6 +20,8 @@ only module besides ``definitions.py``, ``assets/``, ``checks/`` and
 """
 
 import datetime as _dt
+import os
+import socket
 from dataclasses import dataclass
 
 import dagster as dg
@@ -21,6 +29,13 @@ from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, Temp
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._core.definitions.events import AssetKeyPartitionKey
 from dagster._core.definitions.partitions.context import partition_loading_context
+from dagster._core.storage.tags import PARTITION_NAME_TAG
+
+from simready.atomic import pid_alive
+
+#: The run tag naming the process that executes a run in-process: ``<host>:<pid>``.
+OWNER_TAG = "simready/owner"
+_UNFINISHED = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
 
 
 @dataclass(frozen=True)
@@ -96,6 +111,39 @@ def _status_of(resolver, asset_graph, key, partition, known) -> PartitionStatus:
     return PartitionStatus(name, partition, "fresh", "")
 
 
+def owner_tags() -> dict[str, str]:
+    """Tags that name this process as the owner of the runs it executes."""
+    return {OWNER_TAG: f"{socket.gethostname()}:{os.getpid()}"}
+
+
+@dataclass(frozen=True)
+class InterruptedRun:
+    run_id: str
+    job: str
+    partition: str | None
+    status: str
+    owner: str
+
+    def line(self) -> str:
+        part = f"[{self.partition}]" if self.partition else ""
+        return (f"interrupted {self.job}{part} run {self.run_id}: left {self.status} by process {self.owner}, "
+                "which is gone")
+
+
+def interrupted_runs(instance: dg.DagsterInstance) -> list[InterruptedRun]:
+    """Runs left unfinished whose owner process (on this host) no longer exists, oldest first."""
+    host = socket.gethostname()
+    out = []
+    for record in instance.get_run_records(filters=dg.RunsFilter(statuses=_UNFINISHED), ascending=True):
+        run = record.dagster_run
+        owner_host, _, pid = run.tags.get(OWNER_TAG, "").rpartition(":")
+        if owner_host != host or not pid.isdigit() or pid_alive(int(pid)):
+            continue
+        out.append(InterruptedRun(run.run_id, run.job_name, run.tags.get(PARTITION_NAME_TAG), run.status.value,
+                                  run.tags[OWNER_TAG]))
+    return out
+
+
 def print_status(defs: dg.Definitions, instance: dg.DagsterInstance, only_stale: bool = False) -> int:
     rows = graph_status(defs, instance)
     for row in rows:
@@ -103,4 +151,9 @@ def print_status(defs: dg.Definitions, instance: dg.DagsterInstance, only_stale:
             print(row.line())
     counts = {s: sum(1 for r in rows if r.status == s) for s in ("fresh", "stale", "missing")}
     print(f"{counts['fresh']} fresh, {counts['stale']} stale, {counts['missing']} missing")
+    interrupted = interrupted_runs(instance)
+    for run in interrupted:
+        print(run.line())
+    if interrupted:
+        print(f"{len(interrupted)} run(s) interrupted: their partitions are as the run left them; rerun them")
     return 0

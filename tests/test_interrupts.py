@@ -1,0 +1,90 @@
+"""Crashes and interrupts (issue 14, deliver 6): ``simready status`` names runs a killed process left
+STARTED; Ctrl-C stops ``simready run`` as a whole with one line and exit status 130.
+
+Both with real subprocesses: one killed with SIGKILL in the middle of a run, one sent SIGINT.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+import dagster as dg
+
+from simready.status import OWNER_TAG, interrupted_runs
+
+_SLOW_JOB = """
+import sys, time
+import dagster as dg
+
+@dg.op
+def slow(context):
+    print("op started", flush=True)
+    time.sleep(60)
+
+@dg.job
+def slow_job():
+    slow()
+"""
+
+
+def _spawn(code: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(proc: subprocess.Popen, line: str) -> None:
+    for got in proc.stdout:
+        if got.strip() == line:
+            return
+    raise AssertionError(f"the child ended before {line!r}: {proc.wait()} {proc.stderr.read()[-2000:]}")
+
+
+def test_status_names_a_run_whose_process_was_killed(tmp_path) -> None:
+    child = _spawn(_SLOW_JOB + textwrap.dedent(f"""
+        from simready.status import owner_tags
+        instance = dg.DagsterInstance.local_temp(tempdir={str(tmp_path)!r})
+        slow_job.execute_in_process(instance=instance, tags=owner_tags(), raise_on_error=False)
+    """))
+    try:
+        _wait_for(child, "op started")
+        instance = dg.DagsterInstance.local_temp(tempdir=str(tmp_path))
+        assert interrupted_runs(instance) == []  # its owner is alive: running, not interrupted
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+    [run] = interrupted_runs(instance)
+    assert run.job == "slow_job" and run.status == "STARTED" and run.owner.endswith(f":{child.pid}")
+    assert run.line().startswith("interrupted slow_job run ") and "\n" not in run.line()
+    assert instance.get_run_by_id(run.run_id).tags[OWNER_TAG] == run.owner
+
+
+def test_ctrl_c_stops_simready_run_as_a_whole_with_one_line_and_130(tmp_path) -> None:
+    child = _spawn(_SLOW_JOB + textwrap.dedent(f"""
+        import simready.main_job
+        from simready.cli import main
+
+        def two_jobs(quiet, run_tags):
+            defs = dg.Definitions(jobs=[slow_job])
+            instance = dg.DagsterInstance.local_temp(tempdir={str(tmp_path)!r})
+            log = simready.main_job.RunLog(quiet, run_tags)
+            log.execute(defs, instance, "slow_job")
+            print("second job", flush=True)
+            log.execute(defs, instance, "slow_job")
+            return 0
+
+        simready.main_job.run_main_job = two_jobs
+        sys.exit(main(["run", "--quiet"]))
+    """))
+    try:
+        _wait_for(child, "op started")
+        child.send_signal(signal.SIGINT)
+        rc = child.wait(timeout=60)
+    finally:
+        child.kill()
+    out, err = child.stdout.read(), child.stderr.read()
+    assert rc == 130, err[-2000:]
+    assert "second job" not in out and "op started" not in out
+    assert err.strip().splitlines()[-1].startswith("interrupted: simready run stopped")
