@@ -155,6 +155,17 @@ def test_crafted_index_is_a_one_line_error(tmp_path, edit, field) -> None:  # ty
     assert len(lines) == 1 and lines[0].startswith(f"{path}: {field}: "), proc.stdout
 
 
+@pytest.mark.parametrize("edit", [
+    lambda meta: meta["state"].pop("control"),
+    lambda meta: meta["state"].__setitem__("path_keys", 7),
+    lambda meta: meta.__setitem__("arrays", [a for a in meta["arrays"] if a["name"] != "state.bodies.pos"]),
+])
+def test_malformed_state_record_is_a_one_line_error(edit) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(CheckpointError, match=r"^<checkpoint>: state: malformed state record \(") as err:
+        Checkpoint(_with_index(_small_checkpoint(), edit)).state()
+    assert "\n" not in err.value.one_line()
+
+
 @pytest.mark.parametrize("data", [b"", MAGIC, MAGIC + struct.pack("<Q", 10**12), MAGIC + struct.pack("<Q", 3) + b"{x}"])
 def test_truncated_or_garbled_checkpoint_is_a_one_line_error(data) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(CheckpointError) as err:

@@ -240,7 +240,11 @@ class Checkpoint:
 
     def state(self) -> SimState:
         meta, arrays = self._parts
-        return state_from_record(meta["state"], {k[len("state."):]: v for k, v in arrays.items() if k.startswith("state.")})
+        try:
+            return state_from_record(meta["state"], {k[len("state."):]: v for k, v in arrays.items() if k.startswith("state.")})
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            # The index passed its checks but its state record is not one capture writes (a crafted file).
+            raise CheckpointError(self.source, "state", f"malformed state record ({type(exc).__name__}: {exc})") from None
 
     def history(self) -> dict[str, np.ndarray]:
         _, arrays = self._parts
