@@ -19,7 +19,7 @@ import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Annotated
 
-from pydantic import AfterValidator
+from pydantic import StringConstraints
 
 from simready.errors import SimreadyError
 
@@ -63,14 +63,6 @@ def confine(
     return target
 
 
-def identifier_value(value: str) -> str:
-    if not is_identifier(value):
-        raise ValueError(
-            f"{value!r} is not an identifier (ASCII letters, digits, '_', '-', '.', starting with a letter or digit, "
-            f"at most {MAX_IDENTIFIER_CHARS} characters)"
-        )
-    return value
 
-
-Identifier = Annotated[str, AfterValidator(identifier_value)]
-"""A pydantic field type for a name that becomes a path component."""
+Identifier = Annotated[str, StringConstraints(strict=True, pattern=f"^{IDENTIFIER_PATTERN}$")]
+"""A pydantic field type for a name that becomes a path component (the pattern shows in JSON schemas)."""

@@ -38,6 +38,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from simready.identifiers import check_identifier
+
+def _part(name: str, what: str) -> str:
+    """A name that becomes one path component here; refused (one line) unless it is an identifier."""
+    return check_identifier(name, "artifact layout", what)
+
+
 # --- file and folder names (the only place they are spelled) ----------------------------------------
 
 CATALOG_DIR = "catalog"
@@ -176,13 +183,13 @@ class ObservationDir:
     def frame_name(sensor: str, tick: int, pass_name: str) -> str:
         """One sample's file of one pass: ``<sensor>/<tick:08d><suffix>``, truth passes under ``truth/``
         (e.g. ``front_camera/00000012.rgb.png``, ``truth/front_camera/00000012.forward.parquet``)."""
-        name = f"{sensor}/{tick:08d}{FRAME_SUFFIXES[pass_name]}"
+        name = f"{_part(sensor, 'sensor')}/{tick:08d}{FRAME_SUFFIXES[pass_name]}"
         return f"{TRUTH_DIR}/{name}" if pass_name.startswith(TRUTH_PASS_PREFIX) else name
 
     @staticmethod
     def truth_table_name(camera: str, pass_name: str) -> str:
         """A camera's whole-clip truth table: ``truth/<camera>/tracks.parquet`` or ``track-events.parquet``."""
-        return f"{TRUTH_DIR}/{camera}/{TRUTH_TABLES[pass_name]}"
+        return f"{TRUTH_DIR}/{_part(camera, 'sensor')}/{TRUTH_TABLES[pass_name]}"
 
     @staticmethod
     def is_truth(name: str) -> bool:
@@ -191,12 +198,12 @@ class ObservationDir:
 
     @staticmethod
     def video_name(sensor: str) -> str:
-        return f"{VIDEO_DIR}/{sensor}{VIDEO_SUFFIX}"
+        return f"{VIDEO_DIR}/{_part(sensor, 'sensor')}{VIDEO_SUFFIX}"
 
     @staticmethod
     def camera_poses_name(camera: str) -> str:
         """Every row's pose of every frame of one camera: ``job/<camera>.poses.npz``."""
-        return f"{JOB_DIR}/{camera}{CAMERA_POSES_SUFFIX}"
+        return f"{JOB_DIR}/{_part(camera, 'sensor')}{CAMERA_POSES_SUFFIX}"
 
     def videos(self) -> list[Path]:
         """The review videos that exist (``video/<sensor>.mp4``), sorted."""
@@ -273,7 +280,7 @@ class SampleDir:
         return self.branches_dir / OUTCOMES
 
     def branch(self, label: str) -> BranchDir:
-        return BranchDir(self.branches_dir / label)
+        return BranchDir(self.branches_dir / _part(label, "branch label"))
 
     def branches(self) -> list[BranchDir]:
         """The branches that have a trace, sorted by label."""
@@ -311,7 +318,7 @@ class BatchDir:
         return self.root / CELLS
 
     def sample(self, sample_id: str) -> SampleDir:
-        return SampleDir(self.root / sample_id)
+        return SampleDir(self.root / _part(sample_id, "sample id"))
 
     def samples(self) -> list[SampleDir]:
         """Sample folders holding a manifest, sorted by sample id."""
@@ -356,7 +363,7 @@ class ReferencePoolDir:
         return self.root / POOL_RECORD
 
     def sample(self, sample_id: str) -> SampleDir:
-        return SampleDir(self.root / sample_id)
+        return SampleDir(self.root / _part(sample_id, "sample id"))
 
     def samples(self) -> list[SampleDir]:
         """The reference rollouts' folders, sorted by sample id."""
@@ -378,7 +385,7 @@ class ArtifactLayout:
         return self.catalog_dir / CERTIFICATION
 
     def template(self, template_id: str) -> TemplateDir:
-        return TemplateDir(self.root / TEMPLATES_DIR / template_id)
+        return TemplateDir(self.root / TEMPLATES_DIR / _part(template_id, "template id"))
 
     def template_dir(self, template_id: str) -> Path:
         return self.template(template_id).root
@@ -396,13 +403,13 @@ class ArtifactLayout:
         return self.template(template_id).rig
 
     def rejection_log(self, template_id: str) -> Path:
-        return self.root / SAMPLES_DIR / template_id / REJECTION_LOG
+        return self.root / SAMPLES_DIR / _part(template_id, "template id") / REJECTION_LOG
 
     def batch(self, template_id: str, batch: str) -> BatchDir:
-        return BatchDir(self.root / SAMPLES_DIR / template_id / batch)
+        return BatchDir(self.root / SAMPLES_DIR / _part(template_id, "template id") / _part(batch, "batch key"))
 
     def reference(self, template_id: str) -> ReferencePoolDir:
-        return ReferencePoolDir(self.root / REFERENCE_DIR / template_id)
+        return ReferencePoolDir(self.root / REFERENCE_DIR / _part(template_id, "template id"))
 
     def reference_dir(self, template_id: str) -> Path:
         return self.reference(template_id).root

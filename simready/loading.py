@@ -139,9 +139,10 @@ def depth_exceeds(data: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def parse_json(text: str, source: str | Path, error: type[SimreadyError] = SimreadyError) -> Any:
+def parse_json(text: str, source: str | Path, error: type[SimreadyError] = SimreadyError, allow_nan: bool = False) -> Any:
+    """JSON ``text``; ``allow_nan`` leaves ``NaN``/``Infinity`` to a model that names the field they are in."""
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
+        data = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=None if allow_nan else _refuse_constant)
     except json.JSONDecodeError as exc:
         raise error(source, "", f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except ValueError as exc:
@@ -153,5 +154,5 @@ def parse_json(text: str, source: str | Path, error: type[SimreadyError] = Simre
     return data
 
 
-def load_json(path: str | Path, error: type[SimreadyError] = SimreadyError) -> Any:
-    return parse_json(read_text(path, error), path, error)
+def load_json(path: str | Path, error: type[SimreadyError] = SimreadyError, allow_nan: bool = False) -> Any:
+    return parse_json(read_text(path, error), path, error, allow_nan)

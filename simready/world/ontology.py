@@ -11,11 +11,11 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from simready import paths
 from simready.errors import OntologyError
+from simready.loading import load_yaml
 
 UNKNOWN_CLASS_ID = 65535
 
@@ -83,11 +83,7 @@ def parse_ontology(data: object, source: str) -> Ontology:
 
 @lru_cache(maxsize=8)
 def _load_cached(path: str, mtime_ns: int) -> Ontology:
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except yaml.YAMLError as exc:
-        raise OntologyError(path, "", f"malformed YAML: {exc}".splitlines()[0]) from None
-    return parse_ontology(data, path)
+    return parse_ontology(load_yaml(path, OntologyError), path)
 
 
 def load_ontology(path: str | Path = paths.ONTOLOGY_FILE) -> Ontology:

@@ -19,12 +19,12 @@ import math
 from functools import cached_property
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from shapely import is_valid_reason
 from shapely.geometry import LineString, Polygon
 from shapely.ops import unary_union
 
-from simready.identifiers import identifier_value
+from simready.identifiers import Identifier
 from simready.world.frames import Mat4, make_transform, mount_transform, rot_z
 from simready.world.identity import ASSET_ID_RE, instance_id
 from simready.world.lanes import MIN_SEGMENT_LENGTH_M, LaneGraph
@@ -119,7 +119,7 @@ ImageSide = Annotated[int, Field(strict=True, gt=0, le=MAX_IMAGE_PX)]
 Text = Annotated[str, Field(strict=True)]
 Name = Annotated[str, Field(strict=True, pattern=_NAME_PATTERN)]
 #: A name that becomes a path component (template id, sensor name): see :mod:`simready.identifiers`.
-PathName = Annotated[str, Field(strict=True), AfterValidator(identifier_value)]
+PathName = Identifier
 AssetRef = Annotated[str, Field(strict=True, pattern=ASSET_ID_RE.pattern)]
 Point2 = tuple[Coordinate, Coordinate]
 Vec3 = tuple[Coordinate, Coordinate, Coordinate]

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from simready.atomic import write_bytes_atomic
 from simready.errors import ManifestError
 from simready.hashing import canonical_json, sha256_bytes
+from simready.loading import load_json
 from simready.scenario.manifest.base import CROSS_FIELD_ERROR
 from simready.scenario.manifest.model import ScenarioManifest
 
@@ -97,30 +98,9 @@ def parse_manifest(data: Any, source: str | Path) -> ScenarioManifest:
         raise _manifest_error(exc, data, str(source)) from None
 
 
-class _DuplicateKeyError(ValueError):
-    pass
-
-
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKeyError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
-
-
 def load_manifest(path: str | Path) -> ScenarioManifest:
     """Read and validate a manifest file; unreadable, malformed or invalid input raises :class:`ManifestError`."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ManifestError(path, "", f"cannot read: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(raw.decode("utf-8"), object_pairs_hook=_reject_duplicates)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise ManifestError(path, "", f"not valid JSON: {exc}") from None
-    return parse_manifest(data, path)
+    return parse_manifest(load_json(path, ManifestError, allow_nan=True), path)
 
 
 def manifest_bytes(m: ScenarioManifest) -> bytes:

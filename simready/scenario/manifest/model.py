@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from annotated_types import Ge, Le, Len
 from pydantic import StringConstraints, model_validator
 
+from simready.identifiers import Identifier
 from simready.scenario.manifest.actors import Actor
 from simready.scenario.manifest.base import (
     MAX_CLIP_S,
@@ -68,9 +69,10 @@ class ScenarioManifest(Model):
     """A fully resolved scenario (SPEC §6). See the module docstring for conventions."""
 
     schema_version: Literal[SCHEMA_VERSION]
-    template_id: Ref
+    # Both become path components (templates/<id>/, samples/.../<sample id>/).
+    template_id: Identifier
     template_hash: ContentHash
-    sample_id: Id
+    sample_id: Identifier
     seed: Seed
     streams: dict[StreamName, Seed]
     clip_s: Annotated[Pos, Le(MAX_CLIP_S)] = 20.0
