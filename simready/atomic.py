@@ -71,11 +71,24 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_orphans(final: Path) -> list[Path]:
-    """Remove the temporary siblings of ``final`` whose owner process is gone; return what went.
+def _owners(name: str, final_name: str) -> list[int] | None:
+    """The owner pids recorded in a temporary sibling's name (a temporary sibling of a temporary sibling
+    of ``final_name`` has two), or None when the name is not one of ``final_name``'s."""
+    pids = []
+    while (m := _OWNED_TEMP.match(name)) is not None:
+        pids.append(int(m["pid"]))
+        name = m["name"]
+        if name == final_name:
+            return pids
+    return None
 
-    Only names this module gives (``temp_sibling``) are considered, never one
-    of this process's own, never a symbolic link.
+
+def remove_orphans(final: Path) -> list[Path]:
+    """Remove the temporary siblings of ``final`` whose owner processes are all gone; return what went.
+
+    Only names this module gives (``temp_sibling``, nested too: a command's
+    folder built by a stage that builds atomically itself) are considered,
+    never one of this process's own, never a symbolic link.
     """
     removed: list[Path] = []
     try:
@@ -83,11 +96,10 @@ def remove_orphans(final: Path) -> list[Path]:
     except (FileNotFoundError, NotADirectoryError):
         return removed
     for entry in entries:
-        m = _OWNED_TEMP.match(entry.name)
-        if m is None or m["name"] != final.name or entry.is_symlink() or not entry.is_dir():
+        pids = _owners(entry.name, final.name)
+        if not pids or entry.is_symlink() or not entry.is_dir():
             continue
-        pid = int(m["pid"])
-        if pid == os.getpid() or pid_alive(pid):
+        if any(pid == os.getpid() or pid_alive(pid) for pid in pids):
             continue
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)

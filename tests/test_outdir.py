@@ -195,3 +195,24 @@ def test_a_killed_commands_temporary_folder_and_lock_do_not_block_the_next(tmp_p
     assert not leftover.exists()
     assert [p.name for p in out.iterdir()] == ["whole.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_killed_commands_nested_build_goes_too(tmp_path) -> None:
+    """``sense`` builds its folder with the stage's own ``atomic_directory`` inside the command's temporary one."""
+    out = tmp_path / "out"
+    child = _spawn("-c", textwrap.dedent(f"""
+        import time
+        from simready.atomic import atomic_directory
+        from simready.outdir import output_folder
+        with output_folder({str(out)!r}) as tmp, atomic_directory(tmp) as inner:
+            (inner / "half.bin").write_bytes(b"x" * 1000)
+            print(inner, flush=True)
+            time.sleep(60)
+    """))
+    inner = Path(child.stdout.readline().strip())
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    assert inner.is_dir() and len(list(tmp_path.iterdir())) == 3  # its folder, the nested one, the lock
+    with output_folder(out) as tmp:
+        (tmp / "whole.txt").write_text("whole")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
