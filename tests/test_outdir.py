@@ -15,6 +15,7 @@ from simready.atomic import atomic_directory, remove_orphans
 from simready.cli import main
 from simready.errors import OutputExistsError
 from simready.outdir import output_file, output_folder
+from simready.store import LocalStore
 
 # A stand-in for a command's work: holds the destination for a while, writes its own marker files.
 _WRITER = textwrap.dedent("""
@@ -216,3 +217,42 @@ def test_a_killed_commands_nested_build_goes_too(tmp_path) -> None:
     with output_folder(out) as tmp:
         (tmp / "whole.txt").write_text("whole")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_killed_runs_store_scratch_goes_with_the_next_scratch(tmp_path) -> None:
+    root = tmp_path / "artifacts"
+    child = _spawn("-c", textwrap.dedent(f"""
+        import time
+        from simready.store import LocalStore
+        with LocalStore({str(root)!r}).scratch() as tmp:
+            (tmp / "half.bin").write_bytes(b"x" * 1000)
+            print(tmp, flush=True)
+            time.sleep(60)
+    """))
+    leftover = Path(child.stdout.readline().strip())
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    assert leftover.is_dir()
+    with LocalStore(root).scratch() as tmp:
+        assert tmp.is_dir() and not leftover.exists()
+    assert list(root.iterdir()) == []
+
+
+def test_two_concurrent_scenario_sample_commands_one_wins_and_files_never_mix(tmp_path) -> None:
+    out = tmp_path / "out"
+
+    def sample(root: str) -> subprocess.Popen:
+        return _spawn("-m", "simready.cli", "scenario", "sample", "--template", "two_lane_arterial",
+                      "--intent", "lead_vehicle_brakes", "--n", "6", "--root", root, "--quiet", "--out", str(out))
+
+    procs = {root: sample(root) for root in ("alpha", "beta")}
+    results = {root: (p.wait(timeout=120), p.stderr.read().strip()) for root, p in procs.items()}
+    assert sorted(rc for rc, _ in results.values()) == [0, 1], results
+    winner = next(root for root, (rc, _) in results.items() if rc == 0)
+    loser_err = next(err for rc, err in results.values() if rc == 1)
+    assert len(loser_err.splitlines()) == 1 and loser_err.startswith(f"error: {out}: "), loser_err
+    alone = tmp_path / "alone"
+    assert main(["scenario", "sample", "--template", "two_lane_arterial", "--intent", "lead_vehicle_brakes",
+                 "--n", "6", "--root", winner, "--quiet", "--out", str(alone)]) == 0
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == {p.name: p.read_bytes() for p in alone.iterdir()}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["alone", "out"]
