@@ -167,3 +167,26 @@ def test_measurement_checks_catch_a_tampered_file(world):
         assert any("sha256 differs" in p for p in missing_or_corrupt(obs))
     finally:
         ply.write_bytes(original)
+
+
+def test_simulation_checks_catch_one_changed_value_in_a_trace(world):
+    from types import SimpleNamespace
+
+    from tests.test_sim_integrity import change_one_value
+
+    tmp, resources, _, _, _ = world
+    trace = next((tmp / "artifacts" / "samples" / TLA / "b0000").glob("*/trace.parquet"))
+    # The check bodies over the finished partition; materializing would roll the trace out again first.
+    context = SimpleNamespace(partition_key=_key(TLA))
+    original = trace.read_bytes()
+    try:
+        change_one_value(trace)
+        accepted, shared = (check.node_def.compute_fn.decorated_fn(context, resources["store"])
+                            for check in (trajectories_accepted, branches_share_parent_history))
+    finally:
+        trace.write_bytes(original)
+    assert not accepted.passed and not shared.passed
+    (why,) = accepted.metadata["corrupt"].value.values()
+    assert why.startswith(f"{trace}: sha256: expected ")
+    (why,) = shared.metadata["failed"].value.values()
+    assert why.startswith(f"{trace}: sha256: expected ")
