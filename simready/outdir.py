@@ -61,7 +61,10 @@ def check_file(out: str | Path) -> Path:
 @contextlib.contextmanager
 def _locked(out: Path) -> Iterator[None]:
     """Hold an exclusive lock on ``out`` (``.<name>.lock`` beside it), or fail at once."""
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputExistsError(out.parent, "", f"cannot create the output's folder: {exc.strerror or exc}") from None
     lock = out.with_name(f".{out.name}.lock")
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)

@@ -147,6 +147,7 @@ def test_the_cli_refuses_an_existing_out_in_one_line_before_the_work(tmp_path, c
          "a folder is wanted"),
         (["scenario", "sample", "--template", "nowhere", "--intent", "cut_in", "--n", "1", "--out", str(full)],
          "not empty"),
+        (["sim", "run", missing, "--out", str(existing_file / "t.parquet")], "cannot create the output's folder"),
     ]
     for argv, message in cases:
         assert main(argv) == 1, argv
