@@ -14,7 +14,7 @@ import pytest
 from simready.cli import main
 from simready.errors import IntegrityError
 from simready.hashing import file_sha256
-from simready.layout import SampleDir
+from simready.layout import BatchDir, SampleDir
 from simready.measurement.batch import observe_sample_dir
 from simready.records import Results
 from simready.testing.synthetic import write_street_sample
@@ -70,6 +70,11 @@ def test_mutated_sample_id_is_refused(s, tmp_path, capsys) -> None:
     manifest["sample_id"] = "street-000009"
     s.manifest.write_text(json.dumps(manifest))
     _refused(s.root, tmp_path, capsys, "sample_id")
+
+
+def test_manifest_not_the_one_batch_json_recorded_is_refused(s, tmp_path, capsys) -> None:
+    BatchDir(s.root.parent).record.write_text(json.dumps({"samples": {s.sample_id: "sha256:" + "1" * 64}}))
+    _refused(s.root, tmp_path, capsys, f"{s.manifest}: sha256: expected sha256:{'1' * 64} (recorded in ")
 
 
 # --- a real sample: simulated, branched and observed ---------------------------------------------------------

@@ -6,9 +6,10 @@ carries the manifest's hash as ``input_hash`` (:func:`identity`). An
 observation folder belongs to the sample its ``render.json`` names
 (``sample_id``, ``template_id``). Each file is also the one recorded for it:
 the trace's sha256 in ``verdict.json``, an observation file's in
-``results.json``. A file that disagrees is an :class:`IntegrityError` naming
-the file, the field and both values, so a manifest beside another sample's
-trace, or a mutated template id, is refused rather than scored.
+``results.json``, the manifest's in the batch's ``batch.json``. A file that
+disagrees is an :class:`IntegrityError` naming the file, the field and both
+values, so a manifest beside another sample's trace, or a mutated template
+id, is refused rather than scored.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from simready.errors import IntegrityError
 from simready.layout import ObservationDir, SampleDir
 from simready.records import Render, Results
 from simready.scenario.manifest import ScenarioManifest, manifest_hash
-from simready.sim.batch import verify_sha256, verify_trace
+from simready.sim.batch import verify_manifest, verify_sha256, verify_trace
 
 
 def identity(manifest: ScenarioManifest) -> dict[str, str]:
@@ -31,13 +32,16 @@ def identity(manifest: ScenarioManifest) -> dict[str, str]:
 
 
 def check_trace(sample: SampleDir, manifest: ScenarioManifest, trace: Path, header: Mapping[str, Any]) -> None:
-    """``trace``'s header names ``manifest`` (the sample's); the base trace is also the one ``verdict.json`` judged."""
+    """``trace``'s header names ``manifest`` (the sample's); the base trace is also the one ``verdict.json`` judged
+    and the manifest the one ``batch.json`` recorded (where they exist)."""
     for key, want in identity(manifest).items():
         got = header.get(key)
         if got != want:
             raise IntegrityError(trace, f"header.{key}", f"is {got!r}, but {sample.manifest} gives {want!r}")
-    if trace == sample.trace and sample.verdict.is_file():
-        verify_trace(sample)
+    if trace == sample.trace:
+        verify_manifest(sample)
+        if sample.verdict.is_file():
+            verify_trace(sample)
 
 
 def check_render(sample: SampleDir, manifest: ScenarioManifest, render: Render, source: Path) -> None:
