@@ -11,7 +11,10 @@ things with the same words:
   anchors (an alias bomb expands exponentially; no input of ours needs them),
   nesting deeper than :data:`MAX_DEPTH` (Python would hit its recursion limit);
 * JSON duplicate keys, ``NaN``/``Infinity``, the same nesting bound;
-* a truncated file (the parser's error, with its line).
+* a truncated file: the parser's error, with its line; and a YAML file whose
+  last line has no newline (editors and our writers end every line, a cut
+  file almost never ends on one — YAML would otherwise fill the missing
+  fields with defaults).
 """
 
 from __future__ import annotations
@@ -110,8 +113,17 @@ def parse_yaml(text: str, source: str | Path, error: type[SimreadyError] = Simre
         raise error(source, "", f"nested deeper than {MAX_DEPTH} levels") from None
 
 
+def read_yaml_text(path: str | Path, error: type[SimreadyError] = SimreadyError) -> str:
+    """:func:`read_text` for a YAML file, refusing one whose last line is cut (see the module docstring)."""
+    text = read_text(path, error)
+    if text and not text.endswith("\n"):
+        line = text.count("\n") + 1
+        raise error(path, "", f"file ends without a newline at line {line}: truncated? (every line of a YAML file must end)")
+    return text
+
+
 def load_yaml(path: str | Path, error: type[SimreadyError] = SimreadyError) -> Any:
-    return parse_yaml(read_text(path, error), path, error)
+    return parse_yaml(read_yaml_text(path, error), path, error)
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -137,7 +137,7 @@ def test_malformed_yaml_names_the_line(tmp_path):
     text = template_path("residential_crosswalk_v3").read_text().splitlines()
     text[30] = text[30] + " ]]"
     path = tmp_path / "broken.yaml"
-    path.write_text("\n".join(text))
+    path.write_text("\n".join(text) + "\n")
     with pytest.raises(TemplateError) as info:
         load_template(path)
     line = info.value.one_line()

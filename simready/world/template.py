@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from simready import paths
 from simready.errors import TemplateError
 from simready.hashing import canonical_json, content_hash
-from simready.loading import MAX_DEPTH, read_text, yaml_error_line
+from simready.loading import MAX_DEPTH, read_yaml_text, yaml_error_line
 from simready.world.rig_view import rig_hash, scenario_rig_view
 from simready.world.template_checks import Loc, semantic_issues
 from simready.world.template_model import *  # noqa: F403  (re-export: callers import models from here)
@@ -226,7 +226,7 @@ def load_template(path: str | Path) -> WorldTemplate:
             first structural or semantic problem (field path and line).
     """
     path = Path(path)
-    text = read_text(path, TemplateError)
+    text = read_yaml_text(path, TemplateError)
     data, root = _read_yaml(text, str(path))
     return parse_template(data, path, yaml_root=root)
 
