@@ -24,7 +24,7 @@ problems (a missing ``mass_kg``, an unknown key, a wrong type) are a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -34,6 +34,11 @@ from simready.identifiers import Identifier
 from simready.loading import load_yaml
 
 Vec3 = tuple[float, float, float]
+#: Stated bound of a contract's lengths (m): no asset of ours is larger than a city block.
+MAX_ASSET_M = 1000.0
+#: A finite length or offset on the body, metres.
+BodyLength = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_ASSET_M, le=MAX_ASSET_M)]
+BodyVec3 = tuple[BodyLength, BodyLength, BodyLength]
 BodyType = Literal["static", "kinematic", "dynamic"]
 
 
@@ -51,9 +56,9 @@ class Material(_Strict):
 class Dimensions(_Strict):
     """Declared axis-aligned bounding box extents of the body, metres (x, y, z)."""
 
-    length: float = Field(gt=0.0)
-    width: float = Field(gt=0.0)
-    height: float = Field(gt=0.0)
+    length: float = Field(gt=0.0, le=MAX_ASSET_M, allow_inf_nan=False)
+    width: float = Field(gt=0.0, le=MAX_ASSET_M, allow_inf_nan=False)
+    height: float = Field(gt=0.0, le=MAX_ASSET_M, allow_inf_nan=False)
 
     def as_extents(self) -> Vec3:
         return (self.length, self.width, self.height)
@@ -62,8 +67,8 @@ class Dimensions(_Strict):
 class Mount(_Strict):
     """A named frame on the body: translation in metres, roll/pitch/yaw in degrees."""
 
-    translation_m: Vec3
-    rpy_deg: Vec3 = (0.0, 0.0, 0.0)
+    translation_m: BodyVec3
+    rpy_deg: BodyVec3 = (0.0, 0.0, 0.0)
 
 
 class GeneratorSpec(_Strict):
@@ -80,7 +85,7 @@ class AssetContract(_Strict):
     family: Identifier
     variant: Identifier
     units: str
-    scale: Vec3
+    scale: BodyVec3
     ontology_version: str
     semantic_class: str
     body_type: BodyType

@@ -38,10 +38,11 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from simready import paths
 from simready.errors import SimreadyError
+from simready.identifiers import check_identifier
+from simready.loading import load_yaml
 
 COVERAGE_DIR = paths.DATA_DIR / "coverage"
 DEFAULT_TARGET_PER_CELL = 1
@@ -243,13 +244,11 @@ def coverage_path(intent: str, directory: str | Path = COVERAGE_DIR) -> Path:
 
 def load_coverage(intent: str, directory: str | Path = COVERAGE_DIR) -> CoverageSpec:
     """Read ``<directory>/<intent>.yaml``; any problem is one :class:`CoverageError`."""
+    check_identifier(intent, directory, "intent", CoverageError)
     path = coverage_path(intent, directory)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CoverageError(path, "", f"no coverage declared for intent {intent!r}") from None
-    except yaml.YAMLError as exc:
-        raise CoverageError(path, "", f"malformed YAML: {exc}".splitlines()[0]) from None
+    if not path.exists():
+        raise CoverageError(path, "", f"no coverage declared for intent {intent!r}")
+    data = load_yaml(path, CoverageError)
     spec = parse_coverage(data, path)
     if spec.intent != intent:
         raise CoverageError(path, "intent", f"declares intent {spec.intent!r}, expected {intent!r}")

@@ -37,11 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 
 from simready import paths
 from simready.atomic import write_text_atomic
 from simready.errors import SimreadyError
+from simready.loading import load_yaml
 
 if TYPE_CHECKING:
     from simready.scenario.manifest import ScenarioManifest
@@ -143,12 +143,9 @@ def parse_splits(data: Any, source: str | Path = "<memory>") -> SplitConfig:
 
 def load_splits(path: str | Path = SPLITS_FILE) -> SplitConfig:
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SplitError(path, "", "missing split configuration") from None
-    except yaml.YAMLError as exc:
-        raise SplitError(path, "", f"malformed YAML: {exc}".splitlines()[0]) from None
+    if not path.exists():
+        raise SplitError(path, "", "missing split configuration")
+    data = load_yaml(path, SplitError)
     return parse_splits(data, path)
 
 

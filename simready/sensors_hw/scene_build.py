@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from simready import paths
 from simready.catalog.catalog import Catalog
+from simready.loading import load_yaml
 from simready.scenario.manifest import ScenarioManifest
 from simready.sensors_hw.models import Rig, RigError
 from simready.sensors_hw.trace_input import TraceInput, TraceInputError
@@ -156,10 +156,7 @@ def load_rig_data(spec: str | Path, templates_dir: str | Path | None = None) -> 
         path = Path(templates_dir or paths.TEMPLATES_DIR) / f"{spec}.yaml"
     if not path.is_file():
         raise RigError(str(spec), "", "no such rig or template file (nor a template id)")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise RigError(path, "", f"malformed YAML: {exc}".splitlines()[0]) from None
+    data = load_yaml(path, RigError)
     if not isinstance(data, Mapping):
         raise RigError(path, "", "a rig file is a mapping with mounts and sensors")
     if "lanes" in data and "sensor_rig" in data:  # a whole template
