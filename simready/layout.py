@@ -38,7 +38,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from simready.identifiers import check_identifier
+from simready.errors import SimreadyError
+from simready.identifiers import check_identifier, confine
 
 def _part(name: str, what: str) -> str:
     """A name that becomes one path component here; refused (one line) unless it is an identifier."""
@@ -174,7 +175,12 @@ class ObservationDir:
         return self.review / LIDAR_TOPDOWN
 
     def file(self, name: str) -> Path:
-        """Where a file named relative to the folder (as ``results.json`` lists it) lies."""
+        """Where a file named relative to the folder (as ``results.json`` lists it) lies.
+
+        The name is read from a file, so it must stay inside the folder (no absolute path, no ``..``,
+        no symlink out): a one-line error otherwise.
+        """
+        confine(self.root, name, self.root, "file", SimreadyError)
         return self.root / name
 
     # Names relative to the folder, as results.json lists them.

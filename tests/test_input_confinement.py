@@ -228,3 +228,32 @@ def test_manifest_ids_must_be_identifiers(tmp_path: Path, field: str, value: str
     with pytest.raises(ManifestError) as info:
         load_manifest(path)
     assert info.value.field == field
+
+
+# --- files named inside files: results.json names, catalog mesh files -----------------
+
+
+@pytest.mark.parametrize("name", ["/etc/hostname", "../../x.png", "cam/../../x.png", ""])
+def test_observation_file_names_confined(tmp_path: Path, name: str) -> None:
+    with pytest.raises(SimreadyError):
+        ObservationDir(tmp_path / "obs").file(name)
+
+
+def test_observation_file_symlink_out_refused(tmp_path: Path) -> None:
+    obs = tmp_path / "obs"
+    (obs / "cam").mkdir(parents=True)
+    (obs / "cam" / "00000000.rgb.png").symlink_to(tmp_path / "elsewhere.png")
+    with pytest.raises(SimreadyError, match="through a symlink"):
+        ObservationDir(obs).file("cam/00000000.rgb.png")
+    assert ObservationDir(obs).file("cam/00000001.rgb.png") == obs / "cam" / "00000001.rgb.png"
+
+
+def test_catalog_mesh_files_confined(generated_catalog: Path) -> None:  # noqa: F811
+    from simready.catalog.catalog import Catalog, load_entry
+
+    entry = load_entry(entry_dir_of(generated_catalog, VAN))
+    evil = entry.model_copy(update={"render_geometry": entry.render_geometry.model_copy(update={"file": "/etc/hostname"})})
+    catalog = Catalog(generated_catalog, {VAN: evil})
+    with pytest.raises(CatalogError, match="is absolute"):
+        catalog.render_mesh(VAN)
+    assert catalog.entry_file(VAN, "render.obj") == entry_dir_of(generated_catalog, VAN) / "render.obj"

@@ -26,6 +26,7 @@ from simready.catalog.generate import ENTRY_FILE, entry_relpath, generate_catalo
 from simready.catalog.meshio import ObjMesh, read_obj
 from simready.catalog.procedural import GENERATOR_VERSION
 from simready.errors import CatalogError
+from simready.identifiers import confine
 from simready.loading import load_json
 from simready.world.frames import Mat4, mount_transform
 
@@ -65,13 +66,18 @@ class Catalog:
         e = self.entry(asset_id)
         return self.generated_dir / entry_relpath(e.family, e.variant)
 
+    def entry_file(self, asset_id: str, name: str) -> Path:
+        """A file ``entry.json`` names, beside it; CatalogError when the name leads out of the entry's folder."""
+        d = self.entry_dir(asset_id)
+        confine(d, name, d / ENTRY_FILE, "file", CatalogError)
+        return d / name
+
     def render_mesh(self, asset_id: str) -> ObjMesh:
         """render.obj as stored (vertex/triangle order = source order; groups = parts)."""
-        return read_obj(self.entry_dir(asset_id) / self.entry(asset_id).render_geometry.file)
+        return read_obj(self.entry_file(asset_id, self.entry(asset_id).render_geometry.file))
 
     def collision_meshes(self, asset_id: str) -> list[ObjMesh]:
-        d = self.entry_dir(asset_id)
-        return [read_obj(d / ref.file) for ref in self.entry(asset_id).collision_geometry]
+        return [read_obj(self.entry_file(asset_id, ref.file)) for ref in self.entry(asset_id).collision_geometry]
 
     def urdf_path(self, asset_id: str) -> Path:
         """model.urdf; load in pybullet with ``flags=p.URDF_USE_INERTIA_FROM_FILE``."""

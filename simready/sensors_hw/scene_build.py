@@ -204,7 +204,7 @@ def build_scene(template: WorldTemplate, catalog: Catalog, manifest: ScenarioMan
     def mesh(asset: str) -> tuple[np.ndarray, np.ndarray]:
         if asset not in meshes:
             entry = catalog.entry(asset)
-            meshes[asset] = read_obj_triangles(catalog.entry_dir(asset) / entry.render_geometry.file)
+            meshes[asset] = read_obj_triangles(catalog.entry_file(asset, entry.render_geometry.file))
         return meshes[asset]
 
     def body_and_entity(entity: str, kind: str, asset: str, track: PoseTrack,

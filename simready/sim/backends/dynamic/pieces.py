@@ -51,7 +51,7 @@ def asset_pieces(catalog: Any, asset: str) -> tuple[tuple[Any, ...], ...]:
             if box is not None:
                 pieces.append(("box", *box))
             else:
-                meshes.append(str(catalog.entry_dir(asset) / ref.file))
+                meshes.append(str(catalog.entry_file(asset, ref.file)))
                 pieces.append(("mesh", meshes[-1], None))
         reduced = iter(_reduced_hulls(meshes))
         hit = _PIECES[key] = tuple(("mesh", pc[1], next(reduced)) if pc[0] == "mesh" else pc for pc in pieces)
