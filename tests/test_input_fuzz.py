@@ -29,9 +29,9 @@ from simready.loading import parse_json, parse_yaml
 from tests.catalog_fixtures import VAN, entry_dir_of, generated_catalog  # noqa: F401  (pytest fixture)
 from tests.test_loader_limits import LOADERS, Loader
 
-FUZZ = settings(max_examples=12, deadline=3000, derandomize=True, database=None,
+FUZZ = settings(max_examples=20, deadline=3000, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-FEW = settings(FUZZ, max_examples=5)
+FEW = settings(FUZZ, max_examples=6)
 
 _OPS = ("truncate", "flip", "insert", "delete", "dup_line")
 mutations = st.lists(
