@@ -27,6 +27,9 @@ from simready.errors import SimreadyError
 from simready.loading import MAX_DEPTH, MAX_FILE_BYTES, read_text
 from simready.scenario.manifest import load_manifest, manifest_bytes
 from simready.scenario.suite import MAX_BATCHES, load_suite
+from simready.sensors_hw.models import RigError, apply_overrides
+from simready.sensors_hw.scene_build import rig_from_sensor_rig
+from simready.testing.street import street_rig_data
 from simready.world.ontology import load_ontology
 from simready.world.template import load_template
 from simready.world.template_model import MAX_IMAGE_PX, MAX_LANE_WIDTH_M, MAX_REPEAT_COUNT
@@ -232,3 +235,15 @@ def test_suite_unknown_template_against_given_dir(tmp_path: Path) -> None:
     shutil.copy(paths.TEMPLATES_DIR / "two_lane_arterial.yaml", templates)
     with pytest.raises(SimreadyError, match="unknown template"):
         load_suite(SUITE, templates)
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["camera.width_px=1000000000000", "camera.height_px=16385", "lidar.azimuth_steps=1000000", "lidar.channels=2000000"],
+)
+def test_rig_overrides_bounded(override: str) -> None:
+    """Issue 14: camera ``width_px`` 1e12 validated; ``--set`` reaches the same sensor models."""
+    rig = rig_from_sensor_rig(street_rig_data(), source="street")
+    with pytest.raises(RigError) as info:
+        apply_overrides(rig, [override])
+    assert "\n" not in str(info.value)

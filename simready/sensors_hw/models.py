@@ -55,7 +55,10 @@ from simready.errors import SimreadyError
 from simready.sensors_hw.frames import SensorType, mount_to_sensor
 from simready.world.frames import Mat4, mount_transform
 from simready.world.motion import PoseTrack
-from simready.world.template_model import camera_readout_s
+from simready.world.template_model import MAX_IMAGE_PX, MAX_INT, camera_readout_s
+
+#: Stated bound of one LiDAR turn (rays): a typo in ``--set lidar.azimuth_steps`` must not cast 10¹² rays.
+MAX_LIDAR_RAYS_PER_TURN = 10_000_000
 
 
 class RigError(SimreadyError):
@@ -79,8 +82,8 @@ class CameraModel(_Model):
     (row 0 at the top); global samples every row at ``t0``.
     """
 
-    width_px: int = Field(gt=0)
-    height_px: int = Field(gt=0)
+    width_px: int = Field(gt=0, le=MAX_IMAGE_PX)
+    height_px: int = Field(gt=0, le=MAX_IMAGE_PX)
     hfov_deg: float = Field(gt=0.0, lt=180.0)
     near_m: float = Field(gt=0.0)
     far_m: float = Field(gt=0.0)
@@ -137,11 +140,11 @@ class LidarModel(_Model):
     likely outcome; see the module doc's ``noise=off``).
     """
 
-    channels: int = Field(gt=0)
+    channels: int = Field(gt=0, le=MAX_INT)
     vertical_fov_deg: tuple[float, float] | None = None
     vertical_angles_deg: tuple[float, ...] | None = None
     rotation_hz: float = Field(gt=0.0)
-    azimuth_steps: int = Field(gt=0)
+    azimuth_steps: int = Field(gt=0, le=MAX_INT)
     points_per_second: float | None = None
     min_range_m: float = Field(default=0.3, ge=0.0)
     max_range_m: float = Field(gt=0.0)
@@ -158,6 +161,9 @@ class LidarModel(_Model):
             raise ValueError(f"vertical_angles_deg has {len(self.vertical_angles_deg)} angles for {self.channels} channels")
         if self.vertical_fov_deg is not None and self.vertical_fov_deg[0] > self.vertical_fov_deg[1]:
             raise ValueError("vertical_fov_deg must be [lo, hi] with lo <= hi")
+        if self.channels * self.azimuth_steps > MAX_LIDAR_RAYS_PER_TURN:
+            raise ValueError(f"channels x azimuth_steps = {self.channels * self.azimuth_steps} rays per turn, "
+                             f"more than the limit of {MAX_LIDAR_RAYS_PER_TURN}")
         derived = self.channels * self.azimuth_steps * self.rotation_hz
         if self.points_per_second is None:
             object.__setattr__(self, "points_per_second", derived)
