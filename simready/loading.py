@@ -118,7 +118,8 @@ def read_yaml_text(path: str | Path, error: type[SimreadyError] = SimreadyError)
     text = read_text(path, error)
     if text and not text.endswith("\n"):
         line = text.count("\n") + 1
-        raise error(path, "", f"file ends without a newline at line {line}: truncated? (every line of a YAML file must end)")
+        raise error(path, "", f"file ends without a newline at line {line}: truncated? (if the file is complete, end its last line "
+                    f"with a newline)")
     return text
 
 
