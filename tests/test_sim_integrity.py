@@ -79,3 +79,22 @@ def test_changed_checkpoint_byte_fails_restore_check(sample) -> None:
     ckpt.write_bytes(bytes(data))
     ok, why = restore_reproduces(sample.root, template(TLA), catalog(), "kinematic-v1")
     assert not ok and why.startswith(f"{ckpt}: sha256: expected ") and "\n" not in why
+
+
+def test_sim_inspect_refuses_a_changed_trace_in_one_line(sample, capsys) -> None:
+    """``simready sim inspect`` of a sample's base or branch trace checks the sha256 recorded for it."""
+    from simready.cli import main
+
+    assert main(["sim", "inspect", str(sample.trace)]) == 0
+    capsys.readouterr()
+    change_one_value(sample.trace)
+    assert main(["sim", "inspect", str(sample.trace)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{sample.trace}: sha256: expected" in err
+    (label,) = sorted(Outcomes.read(sample.outcomes).trace_sha256)[:1]
+    branch = sample.branch(label).trace
+    assert main(["sim", "inspect", str(branch)]) == 0
+    capsys.readouterr()
+    change_one_value(branch)
+    assert main(["sim", "inspect", str(branch)]) != 0
+    assert f"{branch}: sha256: expected" in capsys.readouterr().err

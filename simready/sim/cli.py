@@ -67,11 +67,28 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if verdict.accepted else 2
 
 
+def _verify_recorded(path: Path) -> None:
+    """A trace inside a sample folder must be the one recorded for it (the base trace in ``verdict.json``, a branch's
+    in ``branches/outcomes.json``): a changed byte is an ``IntegrityError``, never a silently inspected trace."""
+    from simready.layout import SampleDir
+    from simready.records import Outcomes
+    from simready.sim.batch import verify_branch_traces, verify_trace
+
+    base = SampleDir(path.parent)
+    if path.name == base.trace.name and base.verdict.is_file():
+        verify_trace(base)
+        return
+    sample = SampleDir(path.parent.parent.parent)
+    if path.parent.parent == sample.branches_dir and sample.outcomes.is_file():
+        verify_branch_traces(sample, Outcomes.read(sample.outcomes))
+
+
 def _inspect(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.sim.evaluate import evaluate_trace
     from simready.sim.trace import read_trace
 
+    _verify_recorded(Path(args.trace))
     trace = read_trace(args.trace)
     verdict = evaluate_trace(trace)
     if args.json:
