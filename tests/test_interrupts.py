@@ -87,4 +87,5 @@ def test_ctrl_c_stops_simready_run_as_a_whole_with_one_line_and_130(tmp_path) ->
     out, err = child.stdout.read(), child.stderr.read()
     assert rc == 130, err[-2000:]
     assert "second job" not in out and "op started" not in out
-    assert err.strip().splitlines()[-1].startswith("interrupted: simready run stopped")
+    # One line of ours (Dagster's own logging may print around it, e.g. warnings at interpreter exit under load).
+    assert sum(line.startswith("interrupted: simready run stopped") for line in err.splitlines()) == 1, err[-2000:]
