@@ -64,3 +64,9 @@ class StoreKeyError(SimreadyError):
     """An artifact key that is not a relative POSIX path inside the store (absolute, ``..``, empty parts)."""
 
     kind = "store"
+
+
+def pydantic_reason(err: dict) -> str:
+    """One pydantic validation error's message as a reason: without the "Value error, " pydantic puts before the
+    message of a validator that raised ``ValueError`` (the reason says what is wrong already)."""
+    return str(err["msg"]).removeprefix("Value error, ")

@@ -19,7 +19,7 @@ import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Annotated
 
-from pydantic import StringConstraints
+from pydantic import AfterValidator, StringConstraints, WithJsonSchema
 
 from simready.errors import SimreadyError
 
@@ -64,5 +64,14 @@ def confine(
 
 
 
-Identifier = Annotated[str, StringConstraints(strict=True, pattern=f"^{IDENTIFIER_PATTERN}$")]
-"""A pydantic field type for a name that becomes a path component (the pattern shows in JSON schemas)."""
+def _identifier(value: str) -> str:
+    if not is_identifier(value):
+        raise ValueError(f"{value!r} is not an identifier (ASCII letters, digits, '_', '-', '.', starting with a "
+                         f"letter or digit, at most {MAX_IDENTIFIER_CHARS} characters)")
+    return value
+
+
+Identifier = Annotated[str, StringConstraints(strict=True), AfterValidator(_identifier),
+                       WithJsonSchema({"type": "string", "pattern": f"^{IDENTIFIER_PATTERN}$"})]
+"""A pydantic field type for a name that becomes a path component: the error says what an identifier is
+(pydantic's own pattern error only quotes the regular expression); the pattern shows in JSON schemas."""

@@ -105,7 +105,7 @@ def test_dotdot_contract_writes_nothing_outside(tmp_path: Path) -> None:
     contracts.mkdir()
     (contracts / "..__...yaml").write_text(yaml.safe_dump(raw))
     out = tmp_path / "a" / "generated"
-    with pytest.raises(CatalogError, match="family: String should match pattern"):
+    with pytest.raises(CatalogError, match="family: .*'\.\.' is not an identifier"):
         generate_catalog(contracts, out)
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["contracts", "contracts/..__...yaml"]
 

@@ -28,7 +28,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from simready.errors import CatalogError
+from simready.errors import CatalogError, pydantic_reason
 from simready.hashing import content_hash
 from simready.identifiers import Identifier
 from simready.loading import load_yaml
@@ -160,7 +160,7 @@ def catalog_error(source: str | Path, exc: ValidationError, prefix: str = "") ->
     first = exc.errors()[0]
     path = field_path(tuple(first["loc"]))
     path = f"{prefix}.{path}" if prefix and path else (prefix or path)
-    return CatalogError(source, path, first["msg"])
+    return CatalogError(source, path, pydantic_reason(first))
 
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:

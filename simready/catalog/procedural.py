@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simready.catalog.contract import GeneratorSpec, Mount, field_path
 from simready.catalog.meshio import to_manifold
+from simready.errors import pydantic_reason
 
 GENERATOR_VERSION = "1.0.0"
 #: A multiple of 4, so that a cylinder has vertices exactly at its extremes
@@ -363,5 +364,5 @@ def build(spec: GeneratorSpec) -> ProceduralAsset:
         params = recipe.params.model_validate(spec.params)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise RecipeError(f"params.{field_path(tuple(first['loc']))}", first["msg"]) from None
+        raise RecipeError(f"params.{field_path(tuple(first['loc']))}", pydantic_reason(first)) from None
     return recipe.build(params)

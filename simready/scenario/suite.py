@@ -16,7 +16,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveInt, ValidationError
 
 from simready import paths
-from simready.errors import SimreadyError
+from simready.errors import SimreadyError, pydantic_reason
 from simready.identifiers import Identifier
 from simready.loading import load_yaml
 
@@ -94,7 +94,7 @@ def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths
         suite = Suite.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise SuiteError(path, ".".join(str(p) for p in err["loc"]), err["msg"]) from None
+        raise SuiteError(path, ".".join(str(p) for p in err["loc"]), pydantic_reason(err)) from None
     for template_id in suite.templates:
         if not (Path(templates_dir) / f"{template_id}.yaml").is_file():
             raise SuiteError(path, f"templates.{template_id}", f"unknown template (no {template_id}.yaml in {templates_dir})")

@@ -51,7 +51,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from simready.errors import SimreadyError
+from simready.errors import SimreadyError, pydantic_reason
 from simready.sensors_hw.frames import SensorType, mount_to_sensor
 from simready.world.frames import Mat4, mount_transform
 from simready.world.motion import PoseTrack
@@ -349,7 +349,7 @@ def _validate(model_cls: type[_Model], fields: Any, path: str, source: str) -> A
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
-        raise RigError(source, f"{path}.{loc}" if loc else path, err["msg"]) from None
+        raise RigError(source, f"{path}.{loc}" if loc else path, pydantic_reason(err)) from None
 
 
 # --- overrides -------------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from simready import paths
-from simready.errors import OntologyError
+from simready.errors import OntologyError, pydantic_reason
 from simready.loading import load_yaml
 
 UNKNOWN_CLASS_ID = 65535
@@ -78,7 +78,7 @@ def parse_ontology(data: object, source: str) -> Ontology:
     except ValidationError as exc:
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"])
-        raise OntologyError(source, field, err["msg"]) from None
+        raise OntologyError(source, field, pydantic_reason(err)) from None
 
 
 @lru_cache(maxsize=8)

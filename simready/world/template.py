@@ -26,7 +26,7 @@ import yaml
 from pydantic import ValidationError
 
 from simready import paths
-from simready.errors import TemplateError
+from simready.errors import TemplateError, pydantic_reason
 from simready.hashing import canonical_json, content_hash
 from simready.loading import MAX_DEPTH, read_yaml_text, yaml_error_line
 from simready.world.rig_view import rig_hash, scenario_rig_view
@@ -115,7 +115,7 @@ _REASONS = {"missing": "required field missing", "extra_forbidden": "unknown fie
 
 
 def _pydantic_reason(err: Mapping[str, Any]) -> str:
-    reason = _REASONS.get(err["type"], err["msg"])
+    reason = _REASONS.get(err["type"], pydantic_reason(err))
     reason = re.sub(r"^(Value|Assertion) error, ", "", reason)
     if err["type"] in ("literal_error", "string_pattern_mismatch", "string_type", "float_type", "int_type", "float_parsing"):
         reason += f" (got {err['input']!r})"

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from simready.atomic import write_bytes_atomic
-from simready.errors import ManifestError
+from simready.errors import ManifestError, pydantic_reason
 from simready.hashing import canonical_json, sha256_bytes
 from simready.loading import load_json
 from simready.scenario.manifest.base import CROSS_FIELD_ERROR
@@ -80,7 +80,7 @@ def _manifest_error(exc: ValidationError, data: Any, source: str) -> ManifestErr
     if err["type"] == CROSS_FIELD_ERROR:
         ctx = err.get("ctx") or {}
         return ManifestError(source, _join(path, str(ctx.get("path", ""))), _one_line(str(ctx.get("reason", ""))))
-    reason = err["msg"]
+    reason = pydantic_reason(err)
     if err["loc"] and err["loc"][-1] == "[key]":
         reason = f"invalid key: {reason}"
     elif err["type"] not in ("missing", "extra_forbidden") and isinstance(err.get("input"), (bool, int, float, str)):
