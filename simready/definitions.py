@@ -17,7 +17,7 @@ from simready.checks.scenario import manifests_pass_ladder, manifests_schema_val
 from simready.checks.simulation import branches_share_parent_history, checkpoint_restore_reproduces, trajectories_accepted
 from simready.checks.suite import no_split_leakage
 from simready.checks.world import catalog_certified, template_assets_certified, template_valid
-from simready.resources import resources_for_deployment
+from simready.resources import executor_for_deployment, resources_for_deployment
 
 #: Jobs in the order the main job runs them; each groups the assets that share a partitioning.
 CATALOG_ASSETS = [certified_assets]
@@ -50,19 +50,22 @@ catalog_job = dg.define_asset_job("catalog_job", selection=dg.AssetSelection.ass
 templates_job = dg.define_asset_job(
     "templates_job", selection=dg.AssetSelection.assets(*TEMPLATE_ASSETS), partitions_def=template_partitions
 )
+#: Its tag is what the production instance's run queue limits (``deploy/production/dagster.yaml``).
 samples_job = dg.define_asset_job(
-    "samples_job", selection=dg.AssetSelection.assets(*SAMPLE_ASSETS), partitions_def=sample_partitions
+    "samples_job", selection=dg.AssetSelection.assets(*SAMPLE_ASSETS), partitions_def=sample_partitions,
+    tags={"simready/stage": "samples"},
 )
 template_rollup_job = dg.define_asset_job(
     "template_rollup_job", selection=dg.AssetSelection.assets(*TEMPLATE_ROLLUP_ASSETS), partitions_def=template_partitions
 )
 suite_job = dg.define_asset_job("suite_job", selection=dg.AssetSelection.assets(*SUITE_ASSETS))
 
-#: Runs launched by the daemon (schedule, sensors, automation, backfills) and the UI execute their
-#: steps in the run's own process: a step subprocess re-imports the stack (seconds) and 2 cores
-#: gain nothing from running steps side by side, while one run batches many samples anyway.
+#: Locally, runs launched by the daemon (schedule, sensors, automation, backfills) and the UI execute their
+#: steps in the run's own process: a step subprocess re-imports the stack (seconds) and 2 cores gain nothing
+#: from running steps side by side, while one run batches many samples anyway. In production every step goes
+#: to a Celery worker (``simready.resources``).
 defs = dg.Definitions(
-    executor=dg.in_process_executor,
+    executor=executor_for_deployment(),
     assets=ALL_ASSETS,
     asset_checks=ALL_CHECKS,
     jobs=[catalog_job, templates_job, samples_job, template_rollup_job, suite_job],

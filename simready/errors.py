@@ -66,6 +66,13 @@ class StoreKeyError(SimreadyError):
     kind = "store"
 
 
+class StoreError(SimreadyError):
+    """The artifact store cannot do what a stage asked: its endpoint does not answer, the bucket is missing, the
+    credentials are refused. The source is the object (``s3://bucket/key``) the request was about."""
+
+    kind = "store"
+
+
 def pydantic_reason(err: dict) -> str:
     """One pydantic validation error's message as a reason: without the "Value error, " pydantic puts before the
     message of a validator that raised ``ValueError`` (the reason says what is wrong already)."""

@@ -15,6 +15,8 @@ TEMPLATES_DIR = DATA_DIR / "templates"
 CATALOG_DIR = DATA_DIR / "catalog"
 CATALOG_CONTRACTS_DIR = CATALOG_DIR / "contracts"
 CATALOG_GENERATED_DIR = CATALOG_DIR / "generated"
+#: The suite the DAG materializes (``SIMREADY_SUITE`` selects another, e.g. a small one in a deployment's tests).
+SUITE_FILE = Path(os.environ.get("SIMREADY_SUITE", DATA_DIR / "suites" / "default.yaml"))
 ONTOLOGY_FILE = DATA_DIR / "ontology.yaml"
 SCHEMAS_DIR = DATA_DIR / "schemas"
 

@@ -113,6 +113,16 @@ class Store(abc.ABC):
         is consumed.
         """
 
+    def local_path(self, key: Key) -> Path:
+        """The local path of one object to read with a library that reads files (only it is brought local)."""
+        parts = key_parts(key)
+        return self.local_dir("/".join(parts[:-1])) / parts[-1]
+
+    def share_url(self, key: Key, *, folder: bool = False) -> str | None:
+        """A link to an object (or a ``folder``) that works off the server, e.g. a presigned HTTPS URL in S3;
+        ``None`` where :meth:`url` (a local path) is the link."""
+        return None
+
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Path]:
         """A fresh empty local folder to build in (and ``publish`` from), removed afterwards."""

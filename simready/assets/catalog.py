@@ -5,7 +5,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from simready.assets.metadata import markdown_table
+from simready.assets.metadata import artifact_link, markdown_table
 from simready.catalog.build import build_certified_catalog
 from simready.resources import ArtifactStore, SourceData
 
@@ -33,7 +33,7 @@ def certified_assets(context: dg.AssetExecutionContext, store: ArtifactStore, so
         metadata={
             "entries": build.report["n_entries"],
             "certified": build.report["n_passed"],
-            "report": dg.MetadataValue.path(store.url(store.layout.certification)),
+            "report": artifact_link(store, store.layout.certification),
             "dvc_md5": build.report["dvc_md5"] or "(no dvc.lock)",
             "certification": markdown_table(rows, ["id", "passed", "reasons"]),
         },

@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.automation import EAGER
-from simready.assets.metadata import markdown_table, png_markdown
+from simready.assets.metadata import artifact_link, markdown_table, png_markdown
 from simready.assets.partitions import by_template, sample_partitions
 from simready.assets.scenario import batch_samples, save_batch
 from simready.catalog.catalog import load_catalog
@@ -54,7 +54,7 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
     metadata = observation_metadata(dirs, rows, plan)
     if dirs:
         first = store.layout.batch(key["template"], key["batch"]).sample(dirs[0].name).observations
-        metadata["first_sample"] = dg.MetadataValue.path(store.url(first.root))
+        metadata["first_sample"] = artifact_link(store, first.root, folder=True)
     yield dg.MaterializeResult(asset_key="sensor_observations", data_version=dg.DataVersion(obs_version),
                                metadata=metadata)
     yield dg.MaterializeResult(asset_key="perception_truth", data_version=dg.DataVersion(truth_version),

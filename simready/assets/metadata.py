@@ -22,3 +22,10 @@ def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> dg
         for row in rows
     )
     return dg.MetadataValue.md(header + body)
+
+
+def artifact_link(store, key, *, folder: bool = False) -> dg.MetadataValue:
+    """Where a reviewer opens an artifact (or a ``folder``): its path locally, a link that works off the server
+    in production (a presigned URL or the bucket console's view)."""
+    shared = store.share_url(key, folder=folder)
+    return dg.MetadataValue.url(shared) if shared else dg.MetadataValue.path(store.url(key))

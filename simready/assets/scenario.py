@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from simready.assets.automation import EAGER
 from simready.assets.catalog import certified_assets
-from simready.assets.metadata import markdown_table
+from simready.assets.metadata import artifact_link, markdown_table
 from simready.assets.partitions import by_template, registered_batches, sample_partitions, template_partitions
 from simready.assets.world import world_templates
 from simready.catalog.catalog import load_catalog
@@ -99,7 +99,7 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
             "requested": summary["requested"],
             "proposals": summary["proposals"],
             "yield": round(summary["accepted"] / summary["proposals"], 4) if summary["proposals"] else 0.0,
-            "folder": dg.MetadataValue.path(store.url(store.layout.batch(template_id, batch).root)),
+            "folder": artifact_link(store, store.layout.batch(template_id, batch).root, folder=True),
             "samples": markdown_table(rows, ["sample", "intent", "cell", "split"]),
         },
     )
@@ -133,7 +133,7 @@ def rejection_log(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg
         data_version=dg.DataVersion(content_hash([[r[c] for c in columns] for r in rows])),
         metadata={
             "rows": len(rows),
-            "path": dg.MetadataValue.path(store.url(key)),
+            "path": artifact_link(store, key),
             "by_stage": dg.MetadataValue.json(dict(sorted(by_stage.items()))),
         },
     )

@@ -13,7 +13,7 @@ import json
 import dagster as dg
 
 from simready.assets.automation import EAGER
-from simready.assets.metadata import markdown_table, png_markdown
+from simready.assets.metadata import artifact_link, markdown_table, png_markdown
 from simready.assets.partitions import registered_batches
 from simready.assets.scenario import SCENARIO_CODE_VERSION, batch_dir, batch_samples, local_file, scenario_manifests
 from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
@@ -55,7 +55,7 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
             "samples": len(rows),
             "split_sizes": dg.MetadataValue.json(sizes),
             "realized_ratios": dg.MetadataValue.json({k: round(v / len(rows), 3) if rows else 0 for k, v in sizes.items()}),
-            "path": dg.MetadataValue.path(store.url(store.layout.split_assignments)),
+            "path": artifact_link(store, store.layout.split_assignments),
         },
     )
 
@@ -91,7 +91,7 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     dirs = [d for t in sorted(suite.templates) for b in batches for d in batch_samples(store, t, b)]
     suite_weights = suite_validity(dirs)
     store.write_bytes(layout.suite_weights, json.dumps(suite_weights, indent=1, sort_keys=True).encode("utf-8"))
-    logs = [local_file(store, layout.rejection_log(t)) for t in sorted(suite.templates)]
+    logs = [store.local_path(layout.rejection_log(t)) for t in sorted(suite.templates)]
     docs = build_docs(dirs, logs, store.local_dir(layout.data_docs))
     store.save(layout.data_docs)
     return dg.MaterializeResult(
@@ -104,7 +104,7 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
             "heatmap": png_markdown(png.read_bytes(), "coverage fill per cell"),
             "under_target_tried": markdown_table(under[:50], ["intent", "cell", "accepted", "target", "dominant_rejection"]),
             "by_intent": dg.MetadataValue.json(totals["by_intent"]),
-            "path": dg.MetadataValue.path(store.url(layout.coverage)),
+            "path": artifact_link(store, layout.coverage),
             "validity_accepted": suite_weights["accepted"],
             "validity_rejected": suite_weights["rejected"],
             "branches": dg.MetadataValue.json(suite_weights["branches"]["by_branch"]),
@@ -112,8 +112,8 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
             "rejected_branches": markdown_table(suite_weights["branches"]["rejected"][:50], ["sample", "branch", "reason"]),
             "low_fidelity_share": suite_weights["policy"].get("low_fidelity_share", 0.0),
             "scaled_down": suite_weights["policy"].get("scaled_down", False),
-            "suite_weights": dg.MetadataValue.path(store.url(layout.suite_weights)),
-            "data_docs": dg.MetadataValue.path(store.url(layout.data_docs_index)) if docs else "(no tables yet)",
+            "suite_weights": artifact_link(store, layout.suite_weights),
+            "data_docs": artifact_link(store, layout.data_docs_index) if docs else "(no tables yet)",
         },
     )
 

@@ -8,7 +8,7 @@ import dagster as dg
 
 from simready.assets.automation import EAGER
 from simready.assets.catalog import certified_assets
-from simready.assets.metadata import markdown_table
+from simready.assets.metadata import artifact_link, markdown_table
 from simready.assets.partitions import by_template, sample_partitions, template_partitions
 from simready.assets.scenario import batch_samples, save_batch
 from simready.assets.world import world_templates
@@ -53,7 +53,7 @@ def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, sou
         metadata={"pool_samples": record["pool_samples"], "rows": record["rows"],
                   "intents": dg.MetadataValue.json(record["intents"]),
                   "samples": markdown_table(record["samples"], ["sample", "intent", "verdict"]),
-                  "pool": dg.MetadataValue.path(store.url(store.layout.reference(template_id).record))},
+                  "pool": artifact_link(store, store.layout.reference(template_id).record)},
     )
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
-from simready.assets.metadata import markdown_table, png_markdown
+from simready.assets.metadata import artifact_link, markdown_table, png_markdown
 from simready.assets.partitions import template_partitions
 from simready.atomic import json_bytes
 from simready.catalog.catalog import load_catalog
@@ -51,12 +51,12 @@ def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     metadata: dict[str, object] = {
         "valid": build.valid,
         "template_hash": build.template_hash or "(unparsed)",
-        "validation": dg.MetadataValue.path(store.url(store.layout.template_validation(template_id))),
+        "validation": artifact_link(store, store.layout.template_validation(template_id)),
         "errors": dg.MetadataValue.md("\n".join(f"- {e}" for e in build.errors) or "none"),
     }
     if build.template is not None:
         metadata["plot"] = png_markdown(store.read_bytes(store.layout.template_plot(template_id)), f"{template_id} top-down")
-        metadata["template_json"] = dg.MetadataValue.path(store.url(store.layout.template_record(template_id)))
+        metadata["template_json"] = artifact_link(store, store.layout.template_record(template_id))
         metadata["regions"] = len(build.template.regions)
         metadata["lanes"] = len(build.template.lanes)
         metadata["instances"] = len(build.template.instances)
@@ -81,6 +81,6 @@ def sensor_rigs(context: dg.AssetExecutionContext, store: ArtifactStore, source:
     rows = rig_table(template)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(record["rig_hash"]),
-        metadata={"rig_hash": record["rig_hash"], "sensors": len(rows), "rig_json": dg.MetadataValue.path(store.url(key)),
+        metadata={"rig_hash": record["rig_hash"], "sensors": len(rows), "rig_json": artifact_link(store, key),
                   "rig": markdown_table(rows, ["sensor", "type", "mount", "mount_xyz_m", "rate_hz", "phase_s", "settings"])},
     )

@@ -1,8 +1,17 @@
-"""Dagster resources, chosen by deployment in one place.
+"""Dagster resources and executor, chosen by deployment in one place (``SIMREADY_DEPLOYMENT``).
 
 ``local`` (the embedded default): inputs from the project's ``data/`` folder,
 artifacts in a :class:`~simready.store.LocalStore` under ``artifacts/`` (or
-``SIMREADY_ARTIFACTS``). Other deployments plug in here.
+``SIMREADY_ARTIFACTS``), steps in the run's own process.
+
+``production`` (issue 15, ``docs/deploy.md``): artifacts in S3 through
+dagster-aws's ``S3Resource`` (:class:`~simready.s3store.S3Store`, bucket and
+prefix from ``dg.EnvVar``), step outputs through dagster-aws's S3 pickle IO
+manager, and every step on a Celery worker (dagster-celery, Redis broker) that
+shares no disk with the run; the instance (``deploy/production/dagster.yaml``)
+keeps runs, events and schedules in Postgres and compute logs in S3. What the
+deployment needs is checked when the definitions load: a missing variable or
+a server that does not answer is one line naming it and how to set it.
 """
 
 from __future__ import annotations
@@ -11,11 +20,14 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import dagster as dg
+from dagster_aws.s3 import S3PickleIOManager, S3Resource
+from pydantic import PrivateAttr
 
 from simready import paths
+from simready.errors import SimreadyError
 from simready.layout import ArtifactLayout
 from simready.store import Key, LocalStore, Store
 
@@ -68,6 +80,12 @@ class ArtifactStore(dg.ConfigurableResource, Store):
     def local_dir(self, prefix: Key) -> Path:
         return self._store().local_dir(prefix)
 
+    def local_path(self, key: Key) -> Path:
+        return self._store().local_path(key)
+
+    def share_url(self, key: Key, *, folder: bool = False) -> str | None:
+        return self._store().share_url(key, folder=folder)
+
     def save(self, prefix: Key) -> None:
         self._store().save(prefix)
 
@@ -90,19 +108,181 @@ class SourceData(dg.ConfigurableResource):
     templates_dir: str = str(paths.TEMPLATES_DIR)
     catalog_contracts_dir: str = str(paths.CATALOG_CONTRACTS_DIR)
     catalog_generated_dir: str = str(paths.CATALOG_GENERATED_DIR)
-    suite_file: str = str(paths.DATA_DIR / "suites" / "default.yaml")
+    suite_file: str = str(paths.SUITE_FILE)
 
     def template_file(self, template_id: str) -> Path:
         return Path(self.templates_dir) / f"{template_id}.yaml"
+
+
+class S3ArtifactStore(ArtifactStore):
+    """The production store: artifacts in ``s3://<bucket>/<prefix>/`` (:class:`~simready.s3store.S3Store`).
+
+    Attributes:
+        s3: dagster-aws's S3 resource (region, endpoint, credentials; unset fields fall back to boto3's
+            own environment, e.g. ``AWS_ENDPOINT_URL``).
+        bucket: the bucket (``SIMREADY_S3_BUCKET``).
+        prefix: the key prefix of this deployment's artifacts (``SIMREADY_S3_PREFIX``).
+        timeout_s: connect and read time limit of one S3 request: a stalled endpoint fails the step
+            (with the object's name) instead of hanging it.
+    """
+
+    s3: S3Resource
+    bucket: str
+    prefix: str = ""
+    timeout_s: int = 30
+    _s3store: Any = PrivateAttr(default=None)
+
+    def _store(self) -> Store:
+        if self._s3store is None:
+            from simready.s3store import S3Store, cache_dir_from_environment
+
+            self._s3store = S3Store(_s3_client(self.s3, self.timeout_s), self.bucket, self.prefix,
+                                    cache_dir_from_environment(self.bucket))
+        return self._s3store
+
+
+def _s3_client(s3, timeout_s: int):
+    """A boto3 S3 client from dagster-aws's ``S3Resource`` settings, with explicit time limits.
+
+    ``S3Resource.get_client()`` leaves botocore's 60 s read timeout, which with retries holds a step on a
+    stalled endpoint for minutes; the settings are the resource's, only the limits are ours.
+    """
+    import boto3
+    import botocore.config
+
+    session = boto3.session.Session(profile_name=s3.profile_name)
+    return session.client(
+        "s3", region_name=s3.region_name, endpoint_url=s3.endpoint_url, use_ssl=s3.use_ssl, verify=s3.verify,
+        aws_access_key_id=s3.aws_access_key_id, aws_secret_access_key=s3.aws_secret_access_key,
+        aws_session_token=s3.aws_session_token,
+        config=botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
+                                      retries={"max_attempts": s3.max_attempts, "mode": "standard"}))
+
+
+class DeploymentError(SimreadyError):
+    """The deployment cannot start: a setting is missing or a server it names does not answer.
+    The source is the environment variable to set."""
+
+    kind = "deployment"
+
+
+DEPLOYMENTS = ("local", "production")
+
+#: The production deployment's environment: variable -> what it is, for the one-line error when missing.
+PRODUCTION_ENV = {
+    "SIMREADY_S3_BUCKET": "the S3 bucket of the artifacts, e.g. export SIMREADY_S3_BUCKET=my-simready-artifacts",
+    "SIMREADY_POSTGRES_URL": "the Dagster instance's Postgres, e.g. export "
+                             "SIMREADY_POSTGRES_URL=postgresql+psycopg2://user:password@host:5432/dagster",
+    "SIMREADY_CELERY_BROKER": "the Celery broker the workers listen to, e.g. export "
+                              "SIMREADY_CELERY_BROKER=redis://host:6379/0",
+}
+
+#: Celery settings shared by the executor (the run) and the workers (``simready.resources.celery_app``): a task is
+#: acknowledged when it has finished, and given back to the broker when its worker process dies, so a step whose
+#: worker is killed runs again on a live one; one task at a time per worker process.
+CELERY_CONFIG_SOURCE = {
+    "task_acks_late": True,
+    "task_reject_on_worker_lost": True,
+    "worker_prefetch_multiplier": 1,
+    "worker_max_tasks_per_child": 50,
+    "broker_connection_retry_on_startup": True,
+}
+
+
+def deployment_name() -> str:
+    name = os.environ.get("SIMREADY_DEPLOYMENT", "local")
+    if name not in DEPLOYMENTS:
+        raise DeploymentError("SIMREADY_DEPLOYMENT", "", f"{name!r} is not a deployment (known: {', '.join(DEPLOYMENTS)})")
+    return name
 
 
 def local_resources() -> dict[str, object]:
     return {"store": ArtifactStore(), "source": SourceData()}
 
 
+def production_resources() -> dict[str, object]:
+    s3 = S3Resource(max_attempts=int(os.environ.get("SIMREADY_S3_MAX_ATTEMPTS", "3")))
+    prefix = os.environ.get("SIMREADY_S3_PREFIX", "")
+    store = S3ArtifactStore(s3=s3, bucket=dg.EnvVar("SIMREADY_S3_BUCKET"),
+                            prefix=dg.EnvVar("SIMREADY_S3_PREFIX") if prefix else "",
+                            timeout_s=int(os.environ.get("SIMREADY_S3_TIMEOUT_S", "30")))
+    io_manager = S3PickleIOManager(s3_resource=s3, s3_bucket=dg.EnvVar("SIMREADY_S3_BUCKET"),
+                                   s3_prefix=f"{prefix}/dagster-io" if prefix else "dagster-io")
+    return {"store": store, "source": SourceData(), "io_manager": io_manager}
+
+
 def resources_for_deployment(name: str | None = None) -> dict[str, object]:
     """Resources for ``SIMREADY_DEPLOYMENT`` (default ``local``)."""
-    name = name or os.environ.get("SIMREADY_DEPLOYMENT", "local")
+    name = name or deployment_name()
     if name == "local":
         return local_resources()
-    raise ValueError(f"SIMREADY_DEPLOYMENT={name!r} is not a known deployment (known: local)")
+    check_production()
+    return production_resources()
+
+
+def executor_for_deployment(name: str | None = None) -> dg.ExecutorDefinition:
+    """Where a run's steps execute: in the run's process locally; on Celery workers in production."""
+    name = name or deployment_name()
+    if name == "local":
+        return dg.in_process_executor
+    from dagster_celery import celery_executor
+
+    return celery_executor.configured(
+        {"broker": {"env": "SIMREADY_CELERY_BROKER"}, "backend": {"env": "SIMREADY_CELERY_BROKER"},
+         "config_source": CELERY_CONFIG_SOURCE, "retries": {"enabled": {}}},
+        name="simready_celery",
+    )
+
+
+def check_production(timeout_s: float = 3.0) -> None:
+    """Every setting the production deployment needs is set and every server it names answers; else one line."""
+    for var, what in PRODUCTION_ENV.items():
+        if not os.environ.get(var):
+            raise DeploymentError(var, "", f"not set; the production deployment needs {what}")
+    _check_postgres(os.environ["SIMREADY_POSTGRES_URL"], timeout_s)
+    _check_broker(os.environ["SIMREADY_CELERY_BROKER"], timeout_s)
+    _check_bucket(os.environ["SIMREADY_S3_BUCKET"], timeout_s)
+
+
+def _redacted(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        parts = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@"))
+    return parts.geturl()
+
+
+def _check_postgres(url: str, timeout_s: float) -> None:
+    import psycopg2
+
+    try:
+        # SQLAlchemy (which Dagster's storage uses) names the driver in the scheme; libpq takes the plain URL.
+        psycopg2.connect(url.replace("postgresql+psycopg2://", "postgresql://", 1),
+                         connect_timeout=max(1, round(timeout_s))).close()
+    except psycopg2.Error as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DeploymentError("SIMREADY_POSTGRES_URL", "", f"Postgres at {_redacted(url)} refused or did not answer "
+                              f"({reason}); start it or set SIMREADY_POSTGRES_URL") from exc
+
+
+def _check_broker(url: str, timeout_s: float) -> None:
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s).ping()
+    except (redis.RedisError, ValueError) as exc:
+        raise DeploymentError("SIMREADY_CELERY_BROKER", "", f"the Celery broker at {_redacted(url)} did not answer "
+                              f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); start it or set "
+                              "SIMREADY_CELERY_BROKER") from exc
+
+
+def _check_bucket(bucket: str, timeout_s: float) -> None:
+    from simready.errors import StoreError
+    from simready.s3store import S3Store, check_bucket
+
+    client = _s3_client(S3Resource(max_attempts=1), max(1, round(timeout_s)))
+    try:
+        check_bucket(S3Store(client, bucket))
+    except StoreError as exc:
+        raise DeploymentError("SIMREADY_S3_BUCKET", "", exc.one_line()) from exc

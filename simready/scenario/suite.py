@@ -88,7 +88,7 @@ def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths
     Raises:
         SuiteError: one line naming the file and field (unknown template, bounds, malformed YAML).
     """
-    path = Path(path) if path else SUITES_DIR / "default.yaml"
+    path = Path(path) if path else paths.SUITE_FILE
     data = load_yaml(path, SuiteError)
     try:
         suite = Suite.model_validate(data)

@@ -1,0 +1,236 @@
+"""The S3 artifact store (``simready.s3store``) against a real S3 endpoint over HTTP (moto's server mode).
+
+What is checked: the Store contract as LocalStore keeps it (same keys, same bytes), publication by folder index
+(readers trust only the index, a failed save leaves the previous folder), verification on read, and one-line
+errors when the endpoint or the bucket is not there.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+import boto3
+import botocore.config
+import pytest
+
+from simready.errors import IntegrityError, StoreError
+from simready.s3store import INDEX_NAME, S3Store, check_bucket
+from simready.store import LocalStore
+from simready.testing.servers import s3_server
+
+pytestmark = pytest.mark.slow
+
+BUCKET = "artifacts"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with s3_server(tmp_path_factory.mktemp("moto")) as srv:
+        yield srv
+
+
+def _client(endpoint: str, timeout_s: float = 5, attempts: int = 2):
+    return boto3.session.Session().client(
+        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
+                                      retries={"max_attempts": attempts, "mode": "standard"}))
+
+
+@pytest.fixture
+def client(server):
+    c = _client(server.endpoint_url)
+    c.create_bucket(Bucket=BUCKET)
+    yield c
+    for page in c.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
+        for obj in page.get("Contents", []):
+            c.delete_object(Bucket=BUCKET, Key=obj["Key"])
+    c.delete_bucket(Bucket=BUCKET)
+
+
+def _store(client, tmp_path: Path, name: str = "cache") -> S3Store:
+    return S3Store(client, BUCKET, "deploy/a", cache_dir=tmp_path / name)
+
+
+def _write_batch(folder: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_bytes(data)
+
+
+BATCH = "samples/t/b0000"
+FILES = {"batch.json": b'{"accepted": 2}\n', "s1/manifest.json": b"{}", "s1/trace.parquet": b"PAR1" * 100,
+         "s2/manifest.json": b'{"x": 1}'}
+
+
+def test_same_keys_and_bytes_as_the_local_store(client, tmp_path: Path) -> None:
+    s3, local = _store(client, tmp_path), LocalStore(tmp_path / "local")
+    for store in (s3, local):
+        _write_batch(store.local_dir(BATCH), FILES)
+        store.save(BATCH)
+        store.write_bytes("samples/t/rejection_log.parquet", b"rows")
+    assert s3.list("") == local.list("") == sorted(
+        [f"{BATCH}/{k}" for k in FILES] + ["samples/t/rejection_log.parquet"])
+    assert s3.list(f"{BATCH}/s1") == local.list(f"{BATCH}/s1")
+    for key in local.list(""):
+        assert s3.read_bytes(key) == local.read_bytes(key)
+        assert s3.exists(key) and local.exists(key)
+    assert s3.exists(BATCH) and s3.exists("samples") and not s3.exists("samples/t/b0001")
+    assert s3.url(f"{BATCH}/batch.json") == f"s3://{BUCKET}/deploy/a/{BATCH}/batch.json"
+    # The objects live under the store's prefix, with the folder's index beside them.
+    index = json.loads(client.get_object(Bucket=BUCKET, Key=f"deploy/a/{BATCH}/{INDEX_NAME}")["Body"].read())
+    assert sorted(index["objects"]) == sorted(FILES)
+
+
+def test_another_process_cache_gets_the_published_bytes(client, tmp_path: Path) -> None:
+    writer = _store(client, tmp_path, "writer")
+    _write_batch(writer.local_dir(BATCH), FILES)
+    writer.save(BATCH)
+    reader = _store(client, tmp_path, "reader")
+    folder = reader.local_dir(BATCH)
+    got = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert got == FILES
+    # A stage changes one file and removes another: the index, and the next reader, follow.
+    folder2 = writer.local_dir(BATCH)
+    (folder2 / "s1/manifest.json").write_bytes(b'{"changed": true}')
+    (folder2 / "s2/manifest.json").unlink()
+    writer.save(BATCH)
+    fresh = _store(client, tmp_path, "reader2")
+    assert fresh.list(BATCH) == sorted(f"{BATCH}/{k}" for k in ("batch.json", "s1/manifest.json", "s1/trace.parquet"))
+    assert fresh.read_bytes(f"{BATCH}/s1/manifest.json") == b'{"changed": true}'
+    # The old reader's cache is brought up to date by a new store on the same cache folder.
+    again = _store(client, tmp_path, "reader").local_dir(BATCH)
+    assert not (again / "s2/manifest.json").exists()
+    assert (again / "s1/manifest.json").read_bytes() == b'{"changed": true}'
+
+
+def test_readers_trust_only_the_index(client, tmp_path: Path) -> None:
+    """An object a failed step uploaded under an indexed folder, but whose index it never wrote, does not exist."""
+    store = _store(client, tmp_path)
+    _write_batch(store.local_dir(BATCH), FILES)
+    store.save(BATCH)
+    client.put_object(Bucket=BUCKET, Key=f"deploy/a/{BATCH}/s3/manifest.json", Body=b"half a step")
+    reader = _store(client, tmp_path, "reader")
+    assert f"{BATCH}/s3/manifest.json" not in reader.list(BATCH)
+    assert not reader.exists(f"{BATCH}/s3/manifest.json")
+    with pytest.raises(FileNotFoundError):
+        reader.read_bytes(f"{BATCH}/s3/manifest.json")
+    assert not (reader.local_dir(BATCH) / "s3").exists()
+
+
+def test_a_failed_save_leaves_the_previous_folder(client, tmp_path: Path) -> None:
+    store = _store(client, tmp_path)
+    _write_batch(store.local_dir(BATCH), FILES)
+    store.save(BATCH)
+    before = {k: store.read_bytes(k) for k in store.list(BATCH)}
+
+    broken = _store(client, tmp_path, "broken")
+    folder = broken.local_dir(BATCH)
+    (folder / "s1/trace.parquet").write_bytes(b"new trace")
+    (folder / "s9/manifest.json").parent.mkdir()
+    (folder / "s9/manifest.json").write_bytes(b"new sample")
+    uploads = []
+    real_upload = broken._upload
+
+    def upload_then_die(key, path):
+        if uploads:
+            raise StoreError(f"s3://{BUCKET}/{key}", "", "the worker died here")
+        uploads.append(key)
+        real_upload(key, path)
+
+    broken._upload = upload_then_die
+    with pytest.raises(StoreError):
+        broken.save(BATCH)
+    assert uploads  # one new object reached S3 ...
+    reader = _store(client, tmp_path, "reader")
+    assert {k: reader.read_bytes(k) for k in reader.list(BATCH)} == before  # ... and no reader sees it
+
+
+def test_a_changed_object_is_an_integrity_error(client, tmp_path: Path) -> None:
+    store = _store(client, tmp_path)
+    _write_batch(store.local_dir(BATCH), FILES)
+    store.save(BATCH)
+    client.put_object(Bucket=BUCKET, Key=f"deploy/a/{BATCH}/s1/manifest.json", Body=b'{"tampered": 1}')
+    reader = _store(client, tmp_path, "reader")
+    with pytest.raises(IntegrityError, match=f"s3://{BUCKET}/deploy/a/{BATCH}/s1/manifest.json"):
+        reader.read_bytes(f"{BATCH}/s1/manifest.json")
+    with pytest.raises(IntegrityError):
+        reader.local_dir(BATCH)
+
+
+def test_write_bytes_into_an_indexed_folder_extends_its_index(client, tmp_path: Path) -> None:
+    store = _store(client, tmp_path)
+    with store.scratch() as scratch:
+        _write_batch(scratch, {"template.json": b"{}", "plot.png": b"png"})
+        store.publish("templates/t", scratch)
+    store.write_bytes("templates/t/rig.json", b'{"rig": 1}')
+    reader = _store(client, tmp_path, "reader")
+    assert reader.list("templates/t") == ["templates/t/plot.png", "templates/t/rig.json", "templates/t/template.json"]
+    assert reader.read_bytes("templates/t/rig.json") == b'{"rig": 1}'
+    # Publishing again replaces the folder as a whole: what the new folder lacks is gone for readers.
+    with store.scratch() as scratch:
+        _write_batch(scratch, {"template.json": b'{"v": 2}'})
+        store.publish("templates/t", scratch)
+    assert _store(client, tmp_path, "reader3").list("templates/t") == ["templates/t/template.json"]
+
+
+def test_remove_and_local_path(client, tmp_path: Path) -> None:
+    store = _store(client, tmp_path)
+    _write_batch(store.local_dir(BATCH), FILES)
+    store.save(BATCH)
+    store.write_bytes("coverage/coverage.json", b"{}")
+    reader = _store(client, tmp_path, "reader")
+    assert reader.local_path("coverage/coverage.json").read_bytes() == b"{}"
+    assert reader.local_path(f"{BATCH}/s1/trace.parquet").read_bytes() == FILES["s1/trace.parquet"]
+    store.remove(BATCH)
+    assert not _store(client, tmp_path, "reader4").exists(BATCH)
+    assert store.list("") == ["coverage/coverage.json"]
+
+
+def test_share_url_works_off_the_server(client, tmp_path: Path) -> None:
+    store = _store(client, tmp_path)
+    store.write_bytes("coverage/coverage.json", b'{"cells": 3}')
+    url = store.share_url("coverage/coverage.json")
+    assert url.startswith("http") and "Signature" in url
+    with urllib.request.urlopen(url, timeout=5) as response:
+        assert response.read() == b'{"cells": 3}'
+    assert "prefix=deploy/a/samples/" in store.share_url("samples", folder=True)
+    assert LocalStore(tmp_path).share_url("coverage/coverage.json") is None
+
+
+def test_save_without_local_dir_is_refused(client, tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="local_dir"):
+        _store(client, tmp_path).save(BATCH)
+
+
+def test_missing_bucket_is_one_line(server, tmp_path: Path) -> None:
+    store = S3Store(_client(server.endpoint_url), "no-such-bucket", cache_dir=tmp_path)
+    with pytest.raises(StoreError) as err:
+        check_bucket(store)
+    assert "no-such-bucket" in str(err.value) and "SIMREADY_S3_BUCKET" in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_an_endpoint_that_does_not_answer_is_one_line_naming_the_object(server, client, tmp_path: Path) -> None:
+    store = S3Store(_client(server.endpoint_url, timeout_s=1, attempts=1), BUCKET, cache_dir=tmp_path)
+    server.pause()
+    try:
+        with pytest.raises(StoreError) as err:
+            store.write_bytes("samples/t/b0000/batch.json", b"{}")
+    finally:
+        server.resume()
+    message = str(err.value)
+    assert message.startswith(f"s3://{BUCKET}/samples/t/b0000/batch.json: write failed") and "did not answer" in message
+    assert "\n" not in message
+    store.write_bytes("samples/t/b0000/batch.json", b"{}")  # the same call works once the server is back
+    assert store.read_bytes("samples/t/b0000/batch.json") == b"{}"
+
+
+def test_a_closed_port_is_one_line(tmp_path: Path) -> None:
+    from simready.testing.servers import free_port
+
+    store = S3Store(_client(f"http://127.0.0.1:{free_port()}", timeout_s=1, attempts=1), BUCKET, cache_dir=tmp_path)
+    with pytest.raises(StoreError, match="did not answer"):
+        store.read_bytes("a/b.json")
