@@ -119,7 +119,7 @@ def is_up_to_date(contracts_dir: str | Path, generated_dir: str | Path) -> bool:
 
 
 @contextlib.contextmanager
-def _generation_lock(generated_dir: Path) -> Iterator[None]:
+def generation_lock(generated_dir: Path) -> Iterator[None]:
     """Serialize regeneration between processes (Dagster runs, tests) sharing one directory."""
     generated_dir.parent.mkdir(parents=True, exist_ok=True)
     with open(generated_dir.parent / f".{generated_dir.name}.lock", "w") as handle:
@@ -136,7 +136,7 @@ def ensure_catalog(
     """Regenerate the catalog if it is missing or stale, then load it."""
     generated_dir = Path(generated_dir)
     if not is_up_to_date(contracts_dir, generated_dir):
-        with _generation_lock(generated_dir):
+        with generation_lock(generated_dir):
             if not is_up_to_date(contracts_dir, generated_dir):
                 generate_catalog(contracts_dir, generated_dir)
     return load_catalog(generated_dir)

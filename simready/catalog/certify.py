@@ -17,6 +17,18 @@ Tolerances (named, versioned with :data:`CERTIFICATION_VERSION`):
 * inertia: relative Frobenius error ≤ 2 % against the tensor recomputed from
   render.obj with uniform density; centre of mass within 1 cm.
 
+Imported entries (``entry.json`` has an ``import`` block, issue 16) are judged
+by the same rules, with what an imported asset differs in: its render mesh may
+hold overlapping closed shells, so its volume is that of their union and its
+mass properties are measured on the collider's union; its family need not be
+in the ontology and its parts are the source's; its ``import`` block must
+describe a rotation and a uniform scale equal to the recorded unit
+(``import``), and a source's own ``<inertial>`` must agree with what the
+geometry implies for the same mass within :data:`SOURCE_INERTIA_REL_TOL`
+(relative Frobenius error; ``source_inertia``), centre of mass within
+:data:`SOURCE_COM_REL_TOL` of the size. Every entry's extents must lie in its
+class's ``size_m`` ranges (``plausibility``): what catches wrong units.
+
 Units: metres, kilograms, kg·m², body frame.
 
 Run: ``python -m simready.catalog.certify [GENERATED_DIR]`` prints the table
@@ -40,7 +52,9 @@ from simready.catalog.generate import ENTRY_FILE, read_index, urdf_spec
 from simready.catalog.meshio import (
     ObjMesh,
     bounds,
+    component_union,
     excess_and_deficit_m3,
+    manifold_mesh,
     mass_properties,
     read_obj,
     to_manifold,
@@ -63,6 +77,13 @@ INERTIA_REL_TOL = 0.02
 COM_TOL_M = 0.01
 #: Agreement required between entry.json summaries and the files they summarize.
 SUMMARY_REL_TOL = 1e-6
+#: A source's own inertia (URDF) against the geometry's for the same mass: loose, since an author may model
+#: a non-uniform body; what it catches is a placeholder tensor or a unit error (10 000× in cm²).
+SOURCE_INERTIA_REL_TOL = 0.5
+#: A source's own centre of mass within this fraction of the bounding-box diagonal of the geometry's.
+SOURCE_COM_REL_TOL = 0.1
+#: The recorded conversion's linear part must be a rotation times the recorded unit, to this precision.
+CONVERSION_TOL = 1e-9
 AXES = ("x", "y", "z")
 
 
@@ -183,9 +204,19 @@ def _ontology(c: _Context) -> list[str]:
     if e.semantic_class != family.class_name:
         out.append(f"semantic_class {e.semantic_class!r} is not family {e.family!r}'s class {family.class_name!r}")
     parts = [p.name for p in e.parts]
-    if parts != list(family.parts):
+    if e.import_ is None and parts != list(family.parts):
         out.append(f"parts {parts} are not family {e.family!r}'s parts {list(family.parts)}")
     return out
+
+
+def _imported_ontology(c: _Context) -> list[str]:
+    """An imported entry names its family freely (its class is what the ontology governs); its parts are the
+    source's, named uniquely."""
+    parts = [p.name for p in c.entry.parts]
+    out = [] if len(set(parts)) == len(parts) and parts else [f"parts {parts} must be non-empty and unique"]
+    if c.entry.family in c.ontology.families:
+        return out + _ontology(c)
+    return out + [m for m in _ontology(c) if not m.startswith("unknown family")]
 
 
 def _mass(c: _Context) -> list[str]:
@@ -200,6 +231,62 @@ def _mass(c: _Context) -> list[str]:
     rng = ont.classes[cls].mass_kg if cls in ont.classes else None
     if rng is not None and not rng[0] <= m <= rng[1]:
         out.append(f"mass {m:g} kg outside class {cls!r} range [{rng[0]:g}, {rng[1]:g}] kg")
+    return out
+
+
+def _plausibility(c: _Context) -> list[str]:
+    cls = c.ontology.classes.get(c.entry.semantic_class)
+    if cls is None or cls.size_m is None or c.render is None:
+        return []
+    lo, hi = bounds([c.render])
+    out = []
+    for axis, name, ext in zip(AXES, ("length", "width", "height"), hi - lo, strict=True):
+        rng = getattr(cls.size_m, name)
+        if rng is not None and not rng[0] <= ext <= rng[1]:
+            out.append(f"{name} ({axis}) {ext:.4g} m outside class {c.entry.semantic_class!r} range "
+                       f"[{rng[0]:g}, {rng[1]:g}] m (wrong units?)")
+    return out
+
+
+def _import_record(c: _Context) -> list[str]:
+    rec = c.entry.import_
+    if rec is None:
+        return []
+    m = np.asarray(rec.conversion, dtype=np.float64)
+    linear = m[:3, :3] / rec.meters_per_unit
+    out = []
+    if not np.allclose(m[3], [0.0, 0.0, 0.0, 1.0], rtol=0, atol=CONVERSION_TOL):
+        out.append(f"import.conversion bottom row {m[3].tolist()} is not [0, 0, 0, 1]")
+    if not np.allclose(linear @ linear.T, np.eye(3), rtol=0, atol=CONVERSION_TOL) or np.linalg.det(linear) <= 0:
+        out.append(f"import.conversion is not a rotation times the recorded {rec.meters_per_unit:g} m per unit "
+                   "(a hidden or non-uniform scale)")
+    if c.entry.import_ is not None and c.entry.generator.kind != "import":
+        out.append(f"generator.kind {c.entry.generator.kind!r} for an imported entry")
+    return out
+
+
+def _source_inertia(c: _Context) -> list[str]:
+    rec = c.entry.import_
+    if rec is None or rec.source_inertial is None or c.pieces is None:
+        return []
+    src = rec.source_inertial
+    props = mass_properties(mass_basis(c), src.mass_kg)
+    declared = np.asarray(src.inertia_kg_m2, dtype=np.float64)
+    expected = props.inertia_kg_m2
+    err = float(np.linalg.norm(declared - expected) / np.linalg.norm(expected))
+    out = []
+    if err > SOURCE_INERTIA_REL_TOL:
+        out.append(
+            f"source <inertial> off by {err:.0%} (Frobenius, tolerance {SOURCE_INERTIA_REL_TOL:.0%}) from its "
+            f"{src.mass_kg:g} kg over the collider: diagonal {np.round(np.diag(declared), 6).tolist()} vs "
+            f"{np.round(np.diag(expected), 6).tolist()} kg·m²")
+    lo, hi = bounds([c.render]) if c.render is not None else bounds(c.pieces)
+    size = float(np.linalg.norm(hi - lo))
+    com_err = float(np.linalg.norm(np.subtract(src.center_of_mass_m, props.center_of_mass_m)))
+    if com_err > SOURCE_COM_REL_TOL * size:
+        out.append(f"source <inertial> centre of mass {list(src.center_of_mass_m)} m is {com_err:.3f} m from the "
+                   f"geometry's {np.round(props.center_of_mass_m, 4).tolist()} m (tolerance {SOURCE_COM_REL_TOL:.0%} "
+                   f"of the {size:.3f} m diagonal)")
     return out
 
 
@@ -236,7 +323,7 @@ def _summary_problems(c: _Context) -> list[str]:
     if not (mesh.is_watertight and mesh.is_winding_consistent):
         out.append("render.obj is not watertight with consistent winding")
         return out
-    volume = mass_properties(r, 0.0).volume_m3
+    volume = render_volume(c)
     if abs(volume - e.render_volume_m3) > SUMMARY_REL_TOL * volume:
         out.append(f"entry.json render_volume_m3 {e.render_volume_m3:.6g} m³ differs from render.obj's {volume:.6g} m³")
     if not np.allclose(e.render_bounds_m, bounds([r]), rtol=0, atol=1e-6):
@@ -287,8 +374,8 @@ def _collider_mismatch(c: _Context) -> list[str]:
                     f"collider {axis}-{side} face {b:.3f} m vs render {a:.3f} m "
                     f"(off {abs(a - b) * 100:.1f} cm > {COLLIDER_FACE_TOL_M * 100:g} cm)"
                 )
-    volume = mass_properties(c.render, 0.0).volume_m3
-    excess, deficit = excess_and_deficit_m3(c.render, c.pieces)
+    volume = render_volume(c)
+    excess, deficit = excess_and_deficit_m3(c.render if e.import_ is None else component_union([c.render]), c.pieces)
     tol = f"tolerance {COLLIDER_VOLUME_REL_TOL * 100:g} %"
     if excess > COLLIDER_VOLUME_REL_TOL * volume:
         out.append(f"collider adds {excess:.3f} m³ outside the render volume ({excess / volume:.1%} of {volume:.3f} m³; {tol})")
@@ -310,11 +397,25 @@ def _tensor_shape_problems(inertia: np.ndarray) -> list[str]:
     return []
 
 
+def render_volume(c: _Context) -> float:
+    """Render volume: of render.obj (procedural), of the union of its closed shells (imported)."""
+    assert c.render is not None
+    if c.entry.import_ is None:
+        return mass_properties(c.render, 0.0).volume_m3
+    return float(component_union([c.render]).volume())
+
+
+def mass_basis(c: _Context) -> ObjMesh:
+    """What mass properties are measured on: render.obj (procedural) or the collider's union (imported)."""
+    assert c.render is not None and (c.entry.import_ is None or c.pieces is not None)
+    return c.render if c.entry.import_ is None else manifold_mesh(union(c.pieces or []))
+
+
 def _inertia(c: _Context) -> list[str]:
-    if c.render is None:
+    if c.render is None or (c.entry.import_ is not None and c.pieces is None):
         return []
     e = c.entry
-    props = mass_properties(c.render, e.mass_kg)
+    props = mass_properties(mass_basis(c), e.mass_kg)
     out = []
     com_err = float(np.linalg.norm(np.subtract(e.center_of_mass_m, props.center_of_mass_m)))
     if com_err > COM_TOL_M:
@@ -343,11 +444,14 @@ RULES: tuple[Rule, ...] = (
     Rule("non_uniform_scale", _non_uniform_scale),
     Rule("license", _license),
     Rule("split_key", _split_key),
-    Rule("ontology", _ontology),
+    Rule("ontology", lambda c: _ontology(c) if c.entry.import_ is None else _imported_ontology(c)),
+    Rule("import", _import_record),
     Rule("mass", _mass),
     Rule("geometry_hash", _geometry_hash),
     Rule("hidden_scale", _hidden_scale),
+    Rule("plausibility", _plausibility),
     Rule("inertia", _inertia),
+    Rule("source_inertia", _source_inertia),
     Rule("collider_mismatch", _collider_mismatch),
 )
 

@@ -115,6 +115,64 @@ class PartRange(_Strict):
     triangle_count: int = Field(ge=0)
 
 
+class Convention(_Strict):
+    """One convention of an imported source: what the file declares (None: nothing), what was applied, and why
+    (``file``, ``flag``, ``file+flag`` or ``default``)."""
+
+    declared: str | None
+    applied: str
+    decided_by: Literal["file", "flag", "file+flag", "default"]
+
+
+class ColliderRecord(_Strict):
+    """Where an imported entry's collider came from: the source's own collision geometry, or a decomposition
+    (``method`` is the library and version, ``settings`` its inputs, ``threshold`` among them).
+
+    volume_error: (collider union volume − render volume) / render volume; None when the render mesh is not closed.
+    """
+
+    origin: Literal["source", "decomposition"]
+    method: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    pieces: int = Field(ge=1)
+    volume_error: float | None
+
+
+class SourceInertialRecord(_Strict):
+    """A source's own mass properties (URDF ``<inertial>``, all links combined), converted into the body frame:
+    kg, m, kg·m² about the centre of mass."""
+
+    mass_kg: float = Field(gt=0.0, allow_inf_nan=False)
+    center_of_mass_m: Vec3
+    inertia_kg_m2: tuple[Vec3, Vec3, Vec3]
+
+
+class ImportRecord(_Strict):
+    """How an imported entry was made from its source file (issue 16): what the file is, what it declares,
+    what was applied, and the one 4×4 ``conversion`` (row-major, source coordinates → body frame metres,
+    ``T · R · S``) applied to every vertex. ``source_file`` is relative to the catalog folder.
+
+    geometry_sha256: canonical hash of the converted vertices (µm) and triangles in part order, part names left
+    out: two sources with the same triangles in the same order have the same one, whatever their names or format.
+    """
+
+    source_file: str
+    source_sha256: str
+    source_files: int = Field(ge=1)
+    format: str
+    declared_by: str
+    units: Convention
+    meters_per_unit: float = Field(gt=0.0, allow_inf_nan=False)
+    up_axis: Convention
+    forward_axis: Convention
+    conversion: tuple[tuple[float, float, float, float], ...] = Field(min_length=4, max_length=4)
+    geometry_sha256: str
+    degenerate_triangles_dropped: int = Field(ge=0)
+    collider: ColliderRecord
+    source_inertial: SourceInertialRecord | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
 class CatalogEntry(AssetContract):
     """A generated catalog entry: the contract plus computed facts.
 
@@ -128,7 +186,11 @@ class CatalogEntry(AssetContract):
         render_geometry, collision_geometry, urdf: files and their hashes.
         generator_version: :data:`simready.catalog.procedural.GENERATOR_VERSION` that wrote it.
         contract_sha256: canonical hash of the YAML mapping it was generated from.
+        import_ (``import`` in the file): how an imported entry was converted from its source; absent for a
+            procedural entry (so procedural entry.json bytes are what they were before importing existed).
     """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     parts: list[PartRange]
     center_of_mass_m: Vec3
@@ -141,6 +203,11 @@ class CatalogEntry(AssetContract):
     urdf: FileRef
     generator_version: str
     contract_sha256: str
+    import_: ImportRecord | None = Field(default=None, alias="import")
+
+    def json_dict(self) -> dict[str, Any]:
+        """What entry.json holds: ``import`` under its name, and no ``import`` key at all for a procedural entry."""
+        return self.model_dump(mode="json", by_alias=True, exclude=None if self.import_ is not None else {"import_"})
 
     def contract(self) -> AssetContract:
         """The hand-authored part of this entry."""

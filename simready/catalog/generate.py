@@ -37,7 +37,19 @@ from simready.catalog.contract import (
     contract_paths,
     load_contract,
 )
-from simready.catalog.meshio import UrdfSpec, bounds, mass_properties, obj_text, parse_obj, union, urdf_text
+from simready.catalog.importers.assemble import ImportedAsset
+from simready.catalog.importers.registry import IMPORT_KIND, rebuild
+from simready.catalog.meshio import (
+    UrdfSpec,
+    bounds,
+    component_union,
+    manifold_mesh,
+    mass_properties,
+    obj_text,
+    parse_obj,
+    union,
+    urdf_text,
+)
 from simready.catalog.procedural import GENERATOR_VERSION, ProceduralAsset, RecipeError, build
 from simready.errors import CatalogError
 from simready.hashing import file_sha256, sha256_bytes
@@ -91,7 +103,8 @@ def _merged_mounts(contract: AssetContract, asset: ProceduralAsset, source: str 
 
 
 def write_entry(
-    entry_dir: Path, contract: AssetContract, contract_sha256: str, asset: ProceduralAsset, source: str | Path
+    entry_dir: Path, contract: AssetContract, contract_sha256: str, asset: ProceduralAsset | ImportedAsset,
+    source: str | Path,
 ) -> CatalogEntry:
     """Write one entry's geometry, URDF and entry.json; mass properties come from the file text.
 
@@ -102,7 +115,11 @@ def write_entry(
     render_text = obj_text(asset.render.vertices, asset.render.faces, asset.part_ranges)
     render = parse_obj(render_text)
     piece_texts = [obj_text(piece.vertices, piece.faces) for piece in asset.collision]
-    props = mass_properties(render, contract.mass_kg)
+    collider = union([parse_obj(t) for t in piece_texts])
+    record = asset.record if isinstance(asset, ImportedAsset) else None
+    # An imported render mesh may hold overlapping shells: its mass comes from the collider (issue 16).
+    props = mass_properties(render if record is None else manifold_mesh(collider), contract.mass_kg)
+    render_volume = props.volume_m3 if record is None else component_union([render]).volume()
     lo, hi = bounds([render])
     fields = contract.model_dump()
     fields["mounts"] = _merged_mounts(contract, asset, source)
@@ -111,14 +128,15 @@ def write_entry(
         parts=[PartRange(name=n, first_triangle=f, triangle_count=c) for n, f, c in render.groups],
         center_of_mass_m=tuple(float(v) for v in np.round(props.center_of_mass_m, COM_DECIMALS) + 0.0),
         inertia_kg_m2=_tensor(props.inertia_kg_m2),
-        render_volume_m3=_sig(props.volume_m3),
+        render_volume_m3=_sig(render_volume),
         render_bounds_m=(tuple(float(v) for v in lo), tuple(float(v) for v in hi)),
-        collision_volume_m3=_sig(union([parse_obj(t) for t in piece_texts]).volume()),
+        collision_volume_m3=_sig(collider.volume()),
         render_geometry=_write(entry_dir, RENDER_FILE, render_text),
         collision_geometry=[_write(entry_dir, collision_file(i), t) for i, t in enumerate(piece_texts)],
         urdf=FileRef(file=URDF_FILE, sha256=""),
         generator_version=GENERATOR_VERSION,
         contract_sha256=contract_sha256,
+        import_=record,
     )
     return write_entry_metadata(entry_dir, entry)
 
@@ -141,15 +159,19 @@ def urdf_spec(entry: CatalogEntry) -> UrdfSpec:
 def write_entry_metadata(entry_dir: Path, entry: CatalogEntry) -> CatalogEntry:
     """(Re)write model.urdf from ``entry`` and then entry.json with the URDF's hash."""
     entry = entry.model_copy(update={"urdf": _write(entry_dir, URDF_FILE, urdf_text(urdf_spec(entry)))})
-    write_json_atomic(entry_dir / ENTRY_FILE, entry.model_dump(mode="json"))
+    write_json_atomic(entry_dir / ENTRY_FILE, entry.json_dict())
     return entry
 
 
 def generate_entry(out_dir: Path, source: Path, contract: AssetContract, contract_sha256: str) -> CatalogEntry:
-    try:
-        asset = build(contract.generator)
-    except RecipeError as exc:
-        raise CatalogError(source, f"generator.{exc.field}", exc.reason) from None
+    asset: ProceduralAsset | ImportedAsset
+    if contract.generator.kind == IMPORT_KIND:
+        asset = rebuild(contract, source)
+    else:
+        try:
+            asset = build(contract.generator)
+        except RecipeError as exc:
+            raise CatalogError(source, f"generator.{exc.field}", exc.reason) from None
     entry_dir = out_dir / entry_relpath(contract.family, contract.variant)
     return write_entry(entry_dir, contract, contract_sha256, asset, source)
 

@@ -149,13 +149,29 @@ def union(meshes: Sequence[ObjMesh | trimesh.Trimesh]) -> manifold3d.Manifold:
     return manifold3d.Manifold.batch_boolean([to_manifold(m) for m in meshes], manifold3d.OpType.Add)
 
 
-def excess_and_deficit_m3(render: ObjMesh, pieces: Sequence[ObjMesh]) -> tuple[float, float]:
+def component_union(meshes: Sequence[ObjMesh | trimesh.Trimesh]) -> manifold3d.Manifold:
+    """Union of every connected body of the meshes, so that closed bodies overlapping inside one mesh (an
+    imported part's shells, a VHACD hull set) count once; ValueError when a body is not closed."""
+    solids = []
+    for mesh in meshes:
+        whole = trimesh.Trimesh(vertices=mesh.vertices, faces=mesh.faces, process=False)
+        solids += [to_manifold(body) for body in whole.split(only_watertight=False)]
+    return manifold3d.Manifold.batch_boolean(solids, manifold3d.OpType.Add)
+
+
+def manifold_mesh(solid: manifold3d.Manifold) -> ObjMesh:
+    """A manifold's triangles as an :class:`ObjMesh` (what mass properties are measured on)."""
+    mesh = solid.to_mesh64()
+    return ObjMesh(np.asarray(mesh.vert_properties, dtype=np.float64)[:, :3], np.asarray(mesh.tri_verts, dtype=np.int64))
+
+
+def excess_and_deficit_m3(render: ObjMesh | manifold3d.Manifold, pieces: Sequence[ObjMesh]) -> tuple[float, float]:
     """Volume the colliders add outside the render volume, and render volume they leave uncovered.
 
     Why not just compare totals: a box through the open space under a chassis
     and a missing wheel could cancel in the total; neither cancels here.
     """
-    r = to_manifold(render)
+    r = render if isinstance(render, manifold3d.Manifold) else to_manifold(render)
     c = union(pieces)
     return float((c - r).volume()), float((r - c).volume())
 

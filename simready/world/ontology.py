@@ -20,11 +20,34 @@ from simready.loading import load_yaml
 UNKNOWN_CLASS_ID = 65535
 
 
+Range = tuple[float, float]
+
+
+class SizeRange(BaseModel):
+    """Plausible extents of a class's assets, metres, body frame: ``length`` along x (forward), ``width`` along y,
+    ``height`` along z; ``[min, max]`` each, or None where the class does not bound that axis (a road tile's
+    length). Certification rejects an entry outside them: what catches an asset imported in the wrong units."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    length: Range | None = None
+    width: Range | None = None
+    height: Range | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "SizeRange":
+        for axis in ("length", "width", "height"):
+            r = getattr(self, axis)
+            if r is not None and not 0 < r[0] <= r[1]:
+                raise ValueError(f"size_m.{axis} must be [min, max] with 0 < min <= max")
+        return self
+
+
 class ClassDef(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: int = Field(ge=1, le=65534)
     category: str
-    mass_kg: tuple[float, float] | None = None
+    mass_kg: Range | None = None
+    size_m: SizeRange | None = None
 
 
 class FamilyDef(BaseModel):

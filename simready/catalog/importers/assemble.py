@@ -1,0 +1,242 @@
+"""From a source scene to catalog geometry: one conversion, frozen into integer micrometres; parts; colliders.
+
+Steps, each deterministic:
+
+1. :func:`~simready.catalog.importers.conventions.resolve` the file's
+   declarations with the flags (a contradiction is an error).
+2. Rotate and scale every vertex (``R · S``, exact axis changes) and round to
+   the catalog's 1 µm file grid *as integers*, so that the same geometry from
+   a float32 file (glTF) and a float64 one (OBJ) lands on the same grid points.
+3. Merge vertices that share a grid point within a part (UV and normal seams
+   split vertices in most formats; the render file keeps positions only), in
+   first-use order, and drop triangles that became degenerate (recorded).
+4. Translate so that the footprint's centre is at the origin and the lowest
+   point at z = 0 (our body frame), an integer number of micrometres; the
+   record's 4×4 conversion is ``T · R · S``.
+5. Colliders: the source's own collision pieces (URDF ``<collision>``) when it
+   has them, or a convex decomposition of the render mesh; each piece is the
+   convex hull of its grid points (its vertices are grid points, so the file
+   holds exactly a convex piece).
+
+Parts are in identifier order (see :mod:`simready.catalog.importers.source`),
+so a source whose nodes are reordered gives the same files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import trimesh
+from numpy.typing import NDArray
+from scipy.spatial import QhullError
+
+from simready.catalog.contract import ColliderRecord, Convention, ImportRecord, Mount, SourceInertialRecord
+from simready.catalog.importers.conventions import Applied, Flags, conversion_matrix, resolve, rotation, unit_name
+from simready.catalog.importers.decompose import DEFAULT_THRESHOLD, decompose
+from simready.catalog.importers.source import SourceScene
+from simready.catalog.meshio import component_union, manifold_mesh
+from simready.errors import CatalogError
+from simready.hashing import content_hash, file_sha256
+
+UM_PER_M = 1_000_000
+COLLIDER_CHOICES = ("auto", "source", "decompose")
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """The user's choices for one import: conventions (None: as the file declares) and the collider."""
+
+    units: str | None = None
+    up: str | None = None
+    forward: str | None = None
+    collider: str = "auto"
+    threshold: float = DEFAULT_THRESHOLD
+
+    def params(self) -> dict[str, Any]:
+        """As recorded in the contract's ``generator.params`` (so that regeneration repeats the import)."""
+        return {"units": self.units, "up": self.up, "forward": self.forward, "collider": self.collider,
+                "threshold": self.threshold}
+
+
+@dataclass(frozen=True)
+class ImportedAsset:
+    """Converted geometry, body frame, metres on the 1 µm grid; the shape :func:`generate.write_entry` writes.
+
+    render: every part's triangles, parts in identifier order. part_ranges: ``(part, first, count)``.
+    collision: convex pieces. record: the ``import`` block of entry.json (collider volume error filled in).
+    rgba: the first part's colour, when the source gives one.
+    """
+
+    render: trimesh.Trimesh
+    part_ranges: tuple[tuple[str, int, int], ...]
+    collision: tuple[trimesh.Trimesh, ...]
+    record: ImportRecord
+    rgba: tuple[float, float, float, float] | None = None
+    mounts: dict[str, Mount] = field(default_factory=dict)
+
+
+def _to_um(vertices: NDArray[np.float64], linear: NDArray[np.float64]) -> NDArray[np.int64]:
+    return np.rint(np.asarray(vertices, dtype=np.float64) @ linear.T * UM_PER_M).astype(np.int64)
+
+
+def _merge(v_um: NDArray[np.int64], faces: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
+    """Vertices sharing a grid point merged in first-use order; degenerate triangles dropped (and counted)."""
+    if faces.size and (faces.min() < 0 or faces.max() >= len(v_um)):
+        raise ValueError("a face refers to a vertex that does not exist")
+    _, first, inverse = np.unique(v_um, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    new_faces = rank[inverse.reshape(-1)][faces]
+    keep = (new_faces[:, 0] != new_faces[:, 1]) & (new_faces[:, 1] != new_faces[:, 2]) & (new_faces[:, 0] != new_faces[:, 2])
+    new_faces = new_faces[keep]
+    used = np.unique(new_faces)
+    remap = np.full(len(order), -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    return v_um[first[order]][used], remap[new_faces], int((~keep).sum())
+
+
+def _require_closed(name: str, v_um: NDArray[np.int64], faces: NDArray[np.int64], source: Path) -> None:
+    """The asset contract measures the render volume (collider agreement, SPEC §4): every part must be closed."""
+    mesh = trimesh.Trimesh(v_um.astype(np.float64), faces, process=False)
+    if not mesh.is_watertight:
+        edges = trimesh.grouping.group_rows(mesh.edges_sorted, require_count=1)
+        raise CatalogError(source, f"parts.{name}", f"render geometry is not closed ({len(edges)} open edges); "
+                           "the asset contract measures its volume")
+    if not mesh.is_winding_consistent:
+        raise CatalogError(source, f"parts.{name}", "render geometry has inconsistent triangle winding")
+    if mesh.volume <= 0:
+        raise CatalogError(source, f"parts.{name}", "render geometry encloses no volume (its triangles face inwards)")
+
+
+def _hull(points_um: NDArray[np.int64]) -> trimesh.Trimesh | None:
+    """Convex hull of grid points (vertices are a subset of them); None for a flat or degenerate piece."""
+    pts = np.unique(points_um, axis=0).astype(np.float64) / UM_PER_M
+    if len(pts) < 4:
+        return None
+    try:
+        hull = trimesh.convex.convex_hull(pts, repair=True)
+    except QhullError:
+        return None
+    return hull if hull.volume > 0 and hull.is_watertight else None
+
+
+def _convention(declared: str | None, applied: str, decided_by: str) -> Convention:
+    return Convention(declared=declared, applied=applied, decided_by=decided_by)  # type: ignore[arg-type]
+
+
+def _units_text(meters_per_unit: float | None) -> str | None:
+    if meters_per_unit is None:
+        return None
+    return unit_name(meters_per_unit) or f"{meters_per_unit:g} m"
+
+
+def convert(scene: SourceScene, options: ImportOptions, source: Path, source_file: str, fmt: str) -> ImportedAsset:
+    """Everything of :mod:`this module's docstring <simready.catalog.importers.assemble>`, for one source."""
+    if options.collider not in COLLIDER_CHOICES:
+        raise CatalogError(source, "--collider", f"{options.collider!r} is not one of {', '.join(COLLIDER_CHOICES)}")
+    applied: Applied = resolve(scene.declared, Flags(options.units, options.up, options.forward), source)
+    linear = rotation(applied) * applied.meters_per_unit
+    merged, dropped = [], 0
+    for part in scene.parts:
+        try:
+            v_um, faces, n_dropped = _merge(_to_um(part.vertices, linear), part.faces)
+        except ValueError as exc:
+            raise CatalogError(source, f"parts.{part.name}", str(exc)) from None
+        dropped += n_dropped
+        if len(faces):
+            _require_closed(part.name, v_um, faces, source)
+            merged.append((part.name, v_um, faces))
+    if not merged:
+        raise CatalogError(source, "", "no triangle with an area remains after conversion to the 1 µm grid")
+    all_um = np.concatenate([v for _, v, _ in merged])
+    lo, hi = all_um.min(axis=0), all_um.max(axis=0)
+    shift = np.array([-((lo[0] + hi[0]) // 2), -((lo[1] + hi[1]) // 2), -lo[2]], dtype=np.int64)
+
+    vertices, faces, ranges, offset, first = [], [], [], 0, 0
+    for name, v_um, f in merged:
+        vertices.append(v_um + shift)
+        faces.append(f + offset)
+        ranges.append((name, first, len(f)))
+        offset += len(v_um)
+        first += len(f)
+    render_um = np.concatenate(vertices)
+    render_faces = np.concatenate(faces)
+    render = trimesh.Trimesh(render_um.astype(np.float64) / UM_PER_M, render_faces, process=False)
+    matrix = conversion_matrix(applied, shift.astype(np.float64) / UM_PER_M)
+
+    collider_notes: list[str] = []
+    use_source = options.collider == "source" or (options.collider == "auto" and scene.collision)
+    if use_source:
+        if not scene.collision:
+            raise CatalogError(source, "--collider", "source: the file has no collision geometry; use auto or decompose")
+        pieces_um = [_to_um(p, linear) + shift for p in scene.collision]
+        method, settings = None, {}
+    else:
+        # Decompose the union of the closed shells: overlapping shells (a table top and its legs) are not one
+        # manifold, and CoACD would remesh them coarsely.
+        solid = manifold_mesh(component_union([render]))
+        dec = decompose(solid.vertices, solid.faces, options.threshold, source)
+        pieces_um = [np.rint(p * UM_PER_M).astype(np.int64) for p in dec.pieces]
+        method, settings = dec.method, dec.settings
+    hulls = [h for h in (_hull(p) for p in pieces_um) if h is not None]
+    if len(hulls) < len(pieces_um):
+        collider_notes.append(f"{len(pieces_um) - len(hulls)} flat collider piece(s) without volume left out")
+    if not hulls:
+        raise CatalogError(source, "collider", "no collider piece has a volume")
+
+    render_volume = _closed_volume(render)
+    collider_volume = float(component_union(list(hulls)).volume())
+    volume_error = None if render_volume is None else (collider_volume - render_volume) / render_volume
+    record = ImportRecord(
+        source_file=source_file,
+        source_sha256=file_sha256(str(source)),
+        source_files=len(scene.files),
+        format=fmt,
+        declared_by=scene.declared.by or "nothing (the format declares no conventions)",
+        units=_convention(_units_text(scene.declared.meters_per_unit), _units_text(applied.meters_per_unit) or "",
+                          applied.units_from),
+        meters_per_unit=applied.meters_per_unit,
+        up_axis=_convention(scene.declared.up, applied.up, applied.up_from),
+        forward_axis=_convention(scene.declared.forward, applied.forward, applied.forward_from),
+        conversion=tuple(tuple(float(x) + 0.0 for x in row) for row in matrix),  # type: ignore[arg-type]
+        geometry_sha256=geometry_hash(render_um, render_faces),
+        degenerate_triangles_dropped=dropped,
+        collider=ColliderRecord(origin="source" if use_source else "decomposition", method=method, settings=settings,
+                                pieces=len(hulls), volume_error=None if volume_error is None else round(volume_error, 6)),
+        source_inertial=_inertial_record(scene, linear, applied.meters_per_unit, shift),
+        notes=scene.notes + collider_notes,
+    )
+    rgba = next((p.rgba for p in scene.parts if p.rgba is not None), None)
+    return ImportedAsset(render, tuple(ranges), tuple(hulls), record, rgba)
+
+
+def geometry_hash(vertices_um: NDArray[np.int64], faces: NDArray[np.int64]) -> str:
+    """Canonical hash of grid vertices and triangles (names left out)."""
+    return content_hash({"vertices_um": np.asarray(vertices_um).tolist(), "triangles": np.asarray(faces).tolist()})
+
+
+def _closed_volume(render: trimesh.Trimesh) -> float | None:
+    try:
+        return float(component_union([render]).volume())
+    except ValueError:
+        return None
+
+
+def _inertial_record(scene: SourceScene, linear: NDArray[np.float64], meters_per_unit: float,
+                     shift_um: NDArray[np.int64]) -> SourceInertialRecord | None:
+    """The source's inertial in the body frame: rotated, scaled (inertia by the square of the unit)."""
+    inertial = scene.inertial
+    if inertial is None:
+        return None
+    r = linear / meters_per_unit
+    com = linear @ inertial.center_of_mass + shift_um / UM_PER_M
+    tensor = r @ inertial.inertia @ r.T * meters_per_unit**2
+    return SourceInertialRecord(
+        mass_kg=inertial.mass_kg,
+        center_of_mass_m=tuple(float(x) for x in np.round(com, 9) + 0.0),  # type: ignore[arg-type]
+        inertia_kg_m2=tuple(tuple(float(x) for x in row) for row in np.round(tensor, 12) + 0.0),  # type: ignore[arg-type]
+    )

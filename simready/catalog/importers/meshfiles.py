@@ -1,0 +1,164 @@
+"""glTF 2.0, Wavefront OBJ (+MTL), COLLADA and STL through trimesh (and pygltflib for glTF's declarations).
+
+trimesh reads the geometry and the scene graph; what it does not check we
+check here: every file a source references (MTL, textures, glTF buffers and
+images) must exist, and be inside the source's folder (a missing one is an
+error, not a warning); a glTF must be version 2.0 and require no extension
+we do not support; COLLADA's ``<unit>`` and ``<up_axis>`` are read from its
+``<asset>`` (trimesh does not apply them; we do, once, in the conversion).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pygltflib
+import trimesh
+
+from simready.catalog.importers.conventions import Declared
+from simready.catalog.importers.source import SourcePart, SourceScene, clean_part_name, first_line, unique_names
+from simready.errors import CatalogError
+
+#: File extension → (trimesh file type, format name for messages).
+FORMATS = {
+    ".glb": ("glb", "glTF 2.0 (binary)"),
+    ".gltf": ("gltf", "glTF 2.0"),
+    ".obj": ("obj", "Wavefront OBJ"),
+    ".dae": ("dae", "COLLADA"),
+    ".stl": ("stl", "STL"),
+}
+#: glTF extensions a file may *require* and still be read correctly (they change no geometry).
+SUPPORTED_REQUIRED_GLTF_EXTENSIONS = frozenset({"KHR_materials_unlit", "KHR_materials_emissive_strength"})
+GLTF_DECLARED = Declared(meters_per_unit=1.0, up="y", forward="-y", by="the glTF 2.0 specification")
+#: COLLADA 1.4 defaults when ``<asset>`` states nothing: 1 metre, Y_UP.
+_COLLADA_UP = {"Y_UP": "y", "Z_UP": "z"}
+
+
+class _RecordingResolver(trimesh.resolvers.FilePathResolver):
+    """trimesh's file resolver, recording every file read and every name that did not resolve."""
+
+    def __init__(self, source: Path) -> None:
+        super().__init__(str(source))
+        self.read: list[Path] = []
+        self.missing: list[str] = []
+
+    def get(self, name: str) -> bytes:
+        for candidate in (name.strip(), name.strip().lstrip("/")):
+            try:
+                path = self.absolute(candidate)
+            except ValueError:
+                continue
+            if path.is_file():
+                self.read.append(path)
+                return path.read_bytes()
+        self.missing.append(name)
+        raise FileNotFoundError(name)
+
+
+def _trimesh_scene(path: Path, file_type: str, fmt: str) -> tuple[trimesh.Scene, list[Path]]:
+    resolver = _RecordingResolver(path)
+    options = {}
+    if file_type == "obj":
+        # One part per `o`/`g` name, faces in file order (trimesh's defaults merge by material and may reorder).
+        options = {"split_objects": True, "split_groups": True, "maintain_order": True, "group_material": False}
+    try:
+        with open(path, "rb") as handle:
+            scene = trimesh.load(handle, file_type=file_type, resolver=resolver, force="scene", process=False, **options)
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError, EOFError, ET.ParseError) as exc:
+        raise CatalogError(path, "", f"cannot be read as {fmt}: {first_line(exc)}") from None
+    except Exception as exc:  # third-party parsers (pycollada, trimesh) raise their own types on malformed input
+        raise CatalogError(path, "", f"cannot be read as {fmt}: {type(exc).__name__}: {first_line(exc)}") from None
+    if resolver.missing:
+        raise CatalogError(path, "referenced file", f"{resolver.missing[0]!r} is missing (or outside {path.parent.name}/)")
+    return scene, sorted(set(resolver.read))
+
+
+def _rgba(geom: trimesh.Trimesh) -> tuple[float, float, float, float] | None:
+    visual = geom.visual
+    material = getattr(visual, "material", None)
+    color = getattr(material, "main_color", None) if material is not None else None
+    if color is None and getattr(visual, "kind", None) == "face":
+        color = visual.main_color
+    if color is None:
+        return None
+    return tuple(float(c) / 255.0 for c in np.asarray(color, dtype=np.float64)[:4])  # type: ignore[return-value]
+
+
+def scene_parts(scene: trimesh.Scene, source: Path, unnamed_nodes: frozenset[str] = frozenset()) -> list[SourcePart]:
+    """One part per geometry instance, named by its node path (unnamed nodes left out of the path)."""
+    parents = scene.graph.transforms.parents
+    base = scene.graph.base_frame
+    parts = []
+    for node in sorted(scene.graph.nodes_geometry):
+        transform, geom_name = scene.graph[node]
+        geom = scene.geometry[geom_name]
+        if not isinstance(geom, trimesh.Trimesh) or len(geom.faces) == 0:
+            continue
+        path, n = [], node
+        while n is not None and n != base:
+            if n not in unnamed_nodes:
+                path.append(n)
+            n = parents.get(n)
+        faces = np.asarray(geom.faces, dtype=np.int64)
+        if np.linalg.det(np.asarray(transform)[:3, :3]) < 0:
+            faces = faces[:, ::-1]  # a mirroring node turns triangles inside out; keep them facing outwards
+        vertices = trimesh.transform_points(np.asarray(geom.vertices, dtype=np.float64), transform)
+        parts.append(SourcePart(clean_part_name("/".join(reversed(path))), vertices, faces, _rgba(geom)))
+    if not parts:
+        raise CatalogError(source, "", "holds no triangle geometry")
+    return unique_names(parts, source)
+
+
+def _gltf_checks(path: Path) -> frozenset[str]:
+    """Version and required extensions of a glTF; the trimesh node names of its unnamed nodes."""
+    try:
+        gltf = pygltflib.GLTF2().load(str(path))
+    except Exception as exc:  # pygltflib raises what its JSON/struct decoding raises
+        raise CatalogError(path, "", f"cannot be read as glTF 2.0: {type(exc).__name__}: {first_line(exc)}") from None
+    if gltf is None:
+        raise CatalogError(path, "", "cannot be read as glTF 2.0")
+    version = getattr(gltf.asset, "version", None)
+    if version != "2.0":
+        raise CatalogError(path, "asset.version", f"{version!r}; only glTF 2.0 is supported")
+    unsupported = sorted(set(gltf.extensionsRequired or ()) - SUPPORTED_REQUIRED_GLTF_EXTENSIONS)
+    if unsupported:
+        raise CatalogError(path, "extensionsRequired", f"extension {unsupported[0]} is not supported")
+    # trimesh names an unnamed node by its index: that is load order, so it never enters an identifier.
+    return frozenset(str(i) for i, node in enumerate(gltf.nodes or ()) if not node.name)
+
+
+def collada_declared(path: Path) -> Declared:
+    """COLLADA ``<asset><unit meter>`` and ``<up_axis>`` (1 m and Y_UP when absent, as the schema says)."""
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as exc:
+        raise CatalogError(path, "", f"cannot be read as COLLADA: {first_line(exc)}") from None
+    unit = root.find("{*}asset/{*}unit")
+    up_el = root.find("{*}asset/{*}up_axis")
+    meter = unit.get("meter", "1") if unit is not None else "1"
+    try:
+        mpu = float(meter)
+    except ValueError:
+        raise CatalogError(path, "asset.unit.meter", f"{meter!r} is not a number") from None
+    up_text = (up_el.text or "").strip() if up_el is not None else "Y_UP"
+    if up_text not in _COLLADA_UP:
+        raise CatalogError(path, "asset.up_axis", f"{up_text!r} is not supported (Y_UP or Z_UP)")
+    by = f'COLLADA <asset> (unit meter="{meter}", up_axis {up_text})'
+    return Declared(meters_per_unit=mpu, up=_COLLADA_UP[up_text], by=by)
+
+
+def read_mesh_file(path: Path) -> SourceScene:
+    """Read a glTF/GLB, OBJ, COLLADA or STL file into named parts with its declarations."""
+    suffix = path.suffix.lower()
+    file_type, fmt = FORMATS[suffix]
+    unnamed: frozenset[str] = frozenset()
+    declared = Declared()
+    if file_type in ("glb", "gltf"):
+        unnamed = _gltf_checks(path)
+        declared = GLTF_DECLARED
+    elif file_type == "dae":
+        declared = collada_declared(path)
+    scene, read = _trimesh_scene(path, file_type, fmt)
+    return SourceScene(parts=scene_parts(scene, path, unnamed), declared=declared, files=[path, *read])

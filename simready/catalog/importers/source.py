@@ -1,0 +1,112 @@
+"""What a reader gets out of a source file: named parts, collision pieces, declarations, mass facts.
+
+Every reader (glTF, OBJ, COLLADA, STL through trimesh; USD through usd-core;
+URDF through its XML) returns one :class:`SourceScene` in the *source's* units
+and axes, node transforms already applied (so a node's non-uniform scale is
+frozen into the vertices, never left on a node). Conversion into our frame
+happens once, afterwards (:mod:`simready.catalog.importers.assemble`).
+
+Part identifiers come from the source's names and paths (glTF node path, OBJ
+group, USD prim path, URDF link), never from load order: an unnamed node is
+named by the content hash of its geometry, and two parts that end up with
+one name are told apart by that hash too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simready.catalog.importers.conventions import Declared
+from simready.errors import CatalogError
+from simready.hashing import content_hash
+
+#: Characters kept in a part identifier; anything else becomes ``_``.
+_PART_CHARS = re.compile(r"[^A-Za-z0-9_.:/\-]")
+MAX_PART_CHARS = 200
+
+
+@dataclass(frozen=True)
+class SourcePart:
+    """One named piece of render geometry: (N, 3) float64 vertices in source units/axes, (M, 3) int faces."""
+
+    name: str
+    vertices: NDArray[np.float64]
+    faces: NDArray[np.int64]
+    rgba: tuple[float, float, float, float] | None = None
+
+
+@dataclass(frozen=True)
+class SourceInertial:
+    """A source's own mass properties (URDF ``<inertial>`` of every link, combined), source frame.
+
+    mass_kg: total. center_of_mass: (3,) source units. inertia: (3, 3) about the
+    centre of mass, source axes, kg·(source unit)².
+    """
+
+    mass_kg: float
+    center_of_mass: NDArray[np.float64]
+    inertia: NDArray[np.float64]
+
+
+@dataclass
+class SourceScene:
+    """Everything an import reads from one source file (and the files it references).
+
+    collision: the source's own collision pieces (vertex arrays; each becomes its
+    convex hull), or None when the source has none. files: every file read, the
+    source first. friction/restitution: as the source states them, or None.
+    """
+
+    parts: list[SourcePart]
+    declared: Declared
+    files: list[Path]
+    collision: list[NDArray[np.float64]] | None = None
+    inertial: SourceInertial | None = None
+    friction: float | None = None
+    restitution: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def geometry_digest(vertices: NDArray[np.float64], faces: NDArray[np.int64]) -> str:
+    """Short content hash of a piece of geometry (names an unnamed part; independent of load order)."""
+    return content_hash({"v": np.round(vertices, 6).tolist(), "f": np.asarray(faces).tolist()})[7:15]
+
+
+def clean_part_name(raw: str) -> str:
+    """A part identifier from a source name or path: safe characters, no leading ``/``, bounded length."""
+    name = _PART_CHARS.sub("_", raw.strip()).strip("/")
+    return name[:MAX_PART_CHARS]
+
+
+def unique_names(parts: list[SourcePart], source: str | Path) -> list[SourcePart]:
+    """Parts sorted by identifier; an empty or repeated identifier gets its geometry digest appended.
+
+    Sorting by name (then digest) is what makes the result independent of the
+    order in which the source lists its nodes.
+    """
+    counts: dict[str, int] = {}
+    for p in parts:
+        counts[p.name] = counts.get(p.name, 0) + 1
+    named = []
+    for p in parts:
+        if not p.name or counts[p.name] > 1:
+            digest = geometry_digest(p.vertices, p.faces)
+            name = f"{p.name}#{digest}" if p.name else f"mesh-{digest}"
+            p = SourcePart(name, p.vertices, p.faces, p.rgba)
+        named.append(p)
+    names = [p.name for p in named]
+    if len(set(names)) != len(names):
+        dup = sorted(n for n in names if names.count(n) > 1)[0]
+        raise CatalogError(source, "parts", f"two parts have identical names and geometry ({dup!r}); remove the duplicate")
+    return sorted(named, key=lambda p: p.name)
+
+
+def first_line(exc: BaseException) -> str:
+    """A third-party parser's exception as one short line."""
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]

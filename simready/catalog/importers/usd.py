@@ -1,0 +1,84 @@
+"""USD (``.usd``, ``.usda``, ``.usdc``) through usd-core: every ``Mesh`` prim is a part named by its prim path.
+
+Declarations: the stage's ``metersPerUnit`` and ``upAxis``. When a stage does
+not author them, USD's own fallbacks apply (0.01 m per unit, Y up) and the
+record says so. Points are placed with ``ComputeLocalToWorldTransform`` at the
+default time (USD's row-vector convention: ``p' = p · M``); polygons are fanned
+into triangles in the order the file lists them; a ``leftHanded`` mesh has its
+triangles reversed so that every part faces outwards counter-clockwise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from pxr import Sdf, Tf, Usd, UsdGeom
+
+from simready.catalog.importers.conventions import Declared
+from simready.catalog.importers.source import SourcePart, SourceScene, clean_part_name, first_line, unique_names
+from simready.errors import CatalogError
+
+_UP = {"Y": "y", "Z": "z"}
+
+
+def _fan(counts: np.ndarray, indices: np.ndarray, source: Path, prim: str) -> np.ndarray:
+    if counts.size == 0:
+        return np.zeros((0, 3), dtype=np.int64)
+    if counts.min() < 3 or int(counts.sum()) != indices.size:
+        raise CatalogError(source, f"{prim}.faceVertexCounts", "do not match faceVertexIndices (or a face has < 3 vertices)")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    tris = [
+        (indices[s], indices[s + k], indices[s + k + 1])
+        for s, c in zip(starts.tolist(), counts.tolist(), strict=True)
+        for k in range(1, c - 1)
+    ]
+    return np.asarray(tris, dtype=np.int64).reshape(-1, 3)
+
+
+def _declared(stage: Usd.Stage) -> Declared:
+    mpu_authored = stage.HasAuthoredMetadata(UsdGeom.Tokens.metersPerUnit)
+    up_authored = stage.HasAuthoredMetadata(UsdGeom.Tokens.upAxis)
+    mpu = float(UsdGeom.GetStageMetersPerUnit(stage))
+    up = _UP.get(str(UsdGeom.GetStageUpAxis(stage)))
+    by = "USD stage (" + ", ".join(
+        [f"metersPerUnit {mpu:g}" + ("" if mpu_authored else " by USD's fallback"),
+         f"upAxis {UsdGeom.GetStageUpAxis(stage)}" + ("" if up_authored else " by USD's fallback")]) + ")"
+    return Declared(meters_per_unit=mpu, up=up, by=by)
+
+
+def read_usd(path: Path) -> SourceScene:
+    """Every Mesh prim of the stage (instance proxies included), in prim-path order."""
+    try:
+        Sdf.Layer.FindOrOpen(str(path))
+        stage = Usd.Stage.Open(str(path))
+    except Tf.ErrorException as exc:
+        raise CatalogError(path, "", f"cannot be read as USD: {first_line(exc)}") from None
+    if stage is None:
+        raise CatalogError(path, "", "cannot be read as USD")
+    parts = []
+    for prim in stage.Traverse(Usd.TraverseInstanceProxies()):
+        if not prim.IsA(UsdGeom.Mesh):
+            continue
+        mesh = UsdGeom.Mesh(prim)
+        name = str(prim.GetPath())
+        points = np.asarray(mesh.GetPointsAttr().Get() or [], dtype=np.float64).reshape(-1, 3)
+        counts = np.asarray(mesh.GetFaceVertexCountsAttr().Get() or [], dtype=np.int64)
+        indices = np.asarray(mesh.GetFaceVertexIndicesAttr().Get() or [], dtype=np.int64)
+        faces = _fan(counts, indices, path, name)
+        if faces.size == 0:
+            continue
+        if faces.max() >= len(points) or faces.min() < 0:
+            raise CatalogError(path, f"{name}.faceVertexIndices", f"index out of range of {len(points)} points")
+        if mesh.GetOrientationAttr().Get() == UsdGeom.Tokens.leftHanded:
+            faces = faces[:, ::-1]
+        m = np.asarray(mesh.ComputeLocalToWorldTransform(Usd.TimeCode.Default()), dtype=np.float64)
+        if np.linalg.det(m[:3, :3]) < 0:
+            faces = faces[:, ::-1]
+        vertices = points @ m[:3, :3] + m[3, :3]
+        parts.append(SourcePart(clean_part_name(name), vertices, faces))
+    if not parts:
+        raise CatalogError(path, "", "holds no Mesh prim with faces")
+    files = [path] + sorted(Path(layer.realPath) for layer in stage.GetUsedLayers()
+                            if layer.realPath and Path(layer.realPath) != path.resolve())
+    return SourceScene(parts=unique_names(parts, path), declared=_declared(stage), files=files)
