@@ -33,6 +33,11 @@ MAX_DEPTH = 64
 
 def read_text(path: str | Path, error: type[SimreadyError] = SimreadyError, max_bytes: int = MAX_FILE_BYTES) -> str:
     """The file's text; ``error`` (one line) for a missing/directory/oversized/non-UTF-8 file."""
+    return decode_utf8(read_bytes(path, error, max_bytes), path, error)
+
+
+def read_bytes(path: str | Path, error: type[SimreadyError] = SimreadyError, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The file's bytes; ``error`` (one line) for a missing/directory/oversized file."""
     path = Path(path)
     try:
         with path.open("rb") as f:
@@ -45,7 +50,7 @@ def read_text(path: str | Path, error: type[SimreadyError] = SimreadyError, max_
         raise error(path, "", f"cannot read: {exc.strerror or exc}") from None
     if len(raw) > max_bytes:
         raise error(path, "", f"file is larger than the limit of {max_bytes} bytes")
-    return decode_utf8(raw, path, error)
+    return raw
 
 
 def decode_utf8(raw: bytes, source: str | Path, error: type[SimreadyError] = SimreadyError) -> str:

@@ -337,6 +337,9 @@ def canonical_dict(template: WorldTemplate) -> dict[str, Any]:
     :func:`parse_template` to an equal template.
     """
     data = template.model_dump(mode="json")
+    # Only imported templates carry provenance; leaving the key out otherwise keeps every hand-written template's hash.
+    if data["provenance"] is None:
+        del data["provenance"]
     for section, key in _ID_SORTED_SECTIONS.items():
         data[section] = sorted(data[section], key=lambda item: item[key])
     data["relations"] = sorted(data["relations"], key=canonical_json)

@@ -238,7 +238,10 @@ def _check_relation_geometry(t: WorldTemplate) -> Iterator[Issue]:
 def _check_walkable_geometry(t: WorldTemplate) -> Iterator[Issue]:
     walk_area = unary_union([r.shape for r in t.regions if r.type in WALKABLE_REGION_TYPES])
     if walk_area.is_empty:
-        yield ("walkable",), "no sidewalk or crosswalk region to walk on"
+        # A place without sidewalks (a rural road, an imported map of carriageways only) has no walkable graph;
+        # nodes without a walkable region to stand in are an error.
+        if t.walkable.nodes:
+            yield ("walkable",), "no sidewalk or crosswalk region to walk on"
         return
     area = walk_area.buffer(CONTAINMENT_TOLERANCE_M)
     for node, (x, y) in sorted(t.walkable.nodes.items()):

@@ -58,6 +58,7 @@ __all__ = [
     "Pose",
     "PositiveInt",
     "PositiveReal",
+    "Provenance",
     "RadarSettings",
     "Real",
     "Region",
@@ -534,6 +535,26 @@ class EnvironmentControls(_Model):
         return _unique(v, "values")
 
 
+# --- provenance --------------------------------------------------------------
+
+
+class Provenance(_Model):
+    """Where an imported template came from: the source file's name and sha256, and what the import left out.
+
+    Written by ``simready template import``; a hand-written template has none.
+    The source hash is part of the template hash, so editing the source map
+    versions the template even where the geometry rounds to the same numbers.
+    """
+
+    format: Text
+    format_version: Text
+    source: Text
+    source_sha256: Annotated[str, Field(strict=True, pattern=r"^[0-9a-f]{64}$")]
+    importer: Text
+    skipped: tuple[Text, ...] = ()
+    defaults: tuple[Text, ...] = ()
+
+
 # --- the template ----------------------------------------------------------
 
 
@@ -563,6 +584,7 @@ class WorldTemplate(_Model):
     actor_types: tuple[ActorType, ...] = Field(min_length=1)
     behaviors_allowed: tuple[Name, ...] = Field(min_length=1)
     signals: tuple[Signal, ...] = ()
+    provenance: Provenance | None = None
 
     _source: str = PrivateAttr("<memory>")
     _yaml_root: Any = PrivateAttr(None)

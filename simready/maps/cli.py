@@ -1,0 +1,107 @@
+"""``simready template import | export-xodr`` and ``simready scenario export-xosc``.
+
+Module-level imports stay light (``simready --help`` must be fast); handlers
+import the readers and writers when they run. Every command writes by the
+rule of :mod:`simready.outdir`: checked and locked first, built in a
+temporary sibling, published only when complete and (for a template)
+validated exactly as ``simready template validate`` would, so bad input
+leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from simready import paths
+from simready.errors import TemplateError
+from simready.maps.errors import MapError
+from simready.outdir import output_file, output_folder
+
+
+def register(template: argparse._SubParsersAction, scenario: argparse._SubParsersAction | None) -> None:
+    """Add the map commands under ``template`` and (when the scenario stage is present) ``scenario``."""
+    imp = template.add_parser("import", help="import an ASAM OpenDRIVE map as a world template")
+    imp.add_argument("map", help="OpenDRIVE file (.xodr), 1.4-1.8")
+    imp.add_argument("--id", required=True, help="template id (also the output file's name)")
+    imp.add_argument("--bounds", default=None, type=_bounds, help="xmin,ymin,xmax,ymax: import only lanes wholly inside")
+    imp.add_argument("--out", default=None, help="template file to write (default: data/templates/ID.yaml; must be new)")
+    imp.set_defaults(handler=_template_import)
+
+    exp = template.add_parser("export-xodr", help="write a world template as an ASAM OpenDRIVE map")
+    exp.add_argument("template", help="template YAML file")
+    exp.add_argument("--out", required=True, help="OpenDRIVE file to write (must be new)")
+    exp.set_defaults(handler=_template_export)
+
+    if scenario is not None:
+        xosc = scenario.add_parser("export-xosc", help="write a manifest as ASAM OpenSCENARIO 1.x (+ its road network)")
+        xosc.add_argument("manifest", help="manifest JSON file")
+        xosc.add_argument("--template", default=None, help="template file (default: data/templates/<template_id>.yaml)")
+        xosc.add_argument("--out", required=True, help="output folder (must be new or empty)")
+        xosc.set_defaults(handler=_scenario_export_xosc)
+
+
+def _bounds(text: str) -> tuple[float, float, float, float]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not four numbers xmin,ymin,xmax,ymax") from None
+    if len(values) != 4 or not (values[0] < values[2] and values[1] < values[3]):
+        raise argparse.ArgumentTypeError(f"{text!r} is not xmin,ymin,xmax,ymax with xmin < xmax and ymin < ymax")
+    return values  # type: ignore[return-value]
+
+
+def _certified() -> tuple[set[str], dict]:
+    from simready.catalog.catalog import ensure_catalog
+    from simready.catalog.certify import certify_catalog
+
+    catalog = ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
+    return {e.id for e in certify_catalog(paths.CATALOG_GENERATED_DIR).entries if e.passed}, catalog.contracts()
+
+
+def _template_import(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
+    from simready.maps.template_yaml import template_yaml
+    from simready.maps.xodr_import import import_opendrive
+    from simready.world.template_build import validate_template_file
+
+    out = Path(args.out) if args.out else paths.TEMPLATES_DIR / f"{args.id}.yaml"
+    if out.suffix != ".yaml" or out.stem != args.id:
+        raise MapError(out, "", f"a template's file is named after its id: write {args.id}.yaml")
+    with output_file(out) as staged:
+        imported = import_opendrive(args.map, args.id, args.bounds)
+        staged.write_text(template_yaml(imported.data), encoding="utf-8")
+        certified, contracts = _certified()
+        result = validate_template_file(staged, certified, contracts)
+        if not result.valid:
+            raise TemplateError(args.map, "", f"the imported template does not validate: {result.errors[0]}")
+    for line in imported.report.lines():
+        print(line)
+    print(f"{args.id}  {result.template_hash}  ({out})")
+    return 0
+
+
+def _template_export(args: argparse.Namespace) -> int:
+    from simready.maps.xodr_export import export_xodr
+    from simready.world.template import load_template
+
+    template = load_template(args.template)
+    with output_file(args.out) as staged:
+        data, report = export_xodr(template)
+        staged.write_bytes(data)
+    for line in report.lines():
+        print(line)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _scenario_export_xosc(args: argparse.Namespace) -> int:
+    from simready.maps.xosc_export import export_xosc
+
+    with output_folder(args.out) as tmp:
+        report = export_xosc(Path(args.manifest), Path(args.template) if args.template else None, tmp)
+    for line in report.lines():
+        print(line)
+    print(f"wrote {args.out}", file=sys.stdout)
+    return 0

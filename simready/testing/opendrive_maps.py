@@ -1,0 +1,231 @@
+"""OpenDRIVE test maps written by ``scenariogeneration``'s OpenDRIVE writer, not by hand (issue 17).
+
+Four maps, each a function returning the XML bytes, plus the numbers a test
+needs to compute its analytic reference independently of the importer:
+
+* :func:`straight_road`: 100 m straight road, one driving lane each way, a
+  parking lane on the right, sidewalks both sides, a crosswalk across all of
+  it at s = 50 m, a town speed record;
+* :func:`curved_road`: line, spiral, arc, spiral, line (a clothoid-arc-clothoid
+  bend) and a paramPoly3, with lane widths that change along s (cubic width
+  records) and a second lane section;
+* :func:`junction_map`: four arms (one lane each way) into a four-way junction
+  built by ``CommonJunctionCreator`` (every arm to every other), a traffic
+  light on each arm facing the junction, two controllers (east–west,
+  north–south). No sidewalks: the creator copies every lane of an arm into
+  its connecting roads, so a sidewalk would become a lane across the junction;
+* :func:`offset_road`: a straight road whose lanes sit on a cubic lane offset.
+
+The writer stamps the date in the header; :func:`_xml` removes it so that
+the same map gives the same bytes (and the same sha256) every time.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tempfile
+from pathlib import Path
+
+from scenariogeneration import xodr
+from scenariogeneration.xodr.signals_objects import _SignalObjectBase
+
+__all__ = ["CURVED", "JUNCTION_ARM_M", "OFFSET", "STRAIGHT", "curved_road", "junction_map", "offset_road",
+           "straight_road", "write_all"]
+
+#: Straight map: lane widths (m) by lane id, length, crosswalk.
+STRAIGHT = {"length": 100.0, "widths": {2: 2.0, 1: 3.5, -1: 3.5, -2: 2.5, -3: 2.0}, "crosswalk_s": 50.0,
+            "crosswalk_width": 3.0, "speed_kmh": 40.0}
+#: Curved map: plan view records (kind, params, length) and, per section, each lane's width records
+#: (sOffset, a, b, c, d): lane -1 widens by 0.5 m over 40 m of the second section, then stays 4 m wide.
+CURVED = {
+    "records": (("line", (), 20.0), ("spiral", (0.0, 0.04), 25.0), ("arc", (0.04,), 30.0),
+                ("spiral", (0.04, 0.0), 25.0), ("line", (), 10.0),
+                ("paramPoly3", (0.0, 30.0, 0.0, 0.0, 0.0, 0.0, 6.0, -4.0), None)),
+    "sections": ((0.0, {1: ((0.0, 3.5, 0.0, 0.0, 0.0),), -1: ((0.0, 3.5, 0.0, 0.0, 0.0),),
+                        -2: ((0.0, 3.0, 0.0, 0.0, 0.0),)}),
+                 (60.0, {1: ((0.0, 3.5, 0.0, 0.0, 0.0),),
+                         -1: ((0.0, 3.5, 0.0, 3.0 * 0.5 / 40.0 ** 2, -2.0 * 0.5 / 40.0 ** 3), (40.0, 4.0, 0.0, 0.0, 0.0)),
+                         -2: ((0.0, 3.0, 0.0, 0.0, 0.0),)})),
+}
+#: Offset map: road length, lane offset cubic (a, b, c, d), lane width.
+OFFSET = {"length": 80.0, "offset": (0.5, 0.0, 3.0 * 1.5 / 80.0 ** 2, -2.0 * 1.5 / 80.0 ** 3), "width": 3.25}
+#: Junction arms: length (m) of each incoming road; lanes 3.5 m, sidewalks 2 m.
+JUNCTION_ARM_M = 60.0
+
+
+def _xml(odr: xodr.OpenDrive) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "map.xodr"
+        odr.write_xml(str(path))
+        text = path.read_text(encoding="utf-8")
+    return re.sub(r' date="[^"]*"', "", text).encode("utf-8")
+
+
+def _fresh_ids() -> None:
+    """The writer keeps every signal and object id it has seen in a process-wide registry and renames a repeat
+    (``cw1`` -> ``0``); each map starts from an empty registry so that its ids do not depend on what ran before."""
+    _SignalObjectBase._usedIDs.clear()
+    _SignalObjectBase._IDCounter.clear()
+
+
+def _lane(kind: xodr.LaneType, a: float, b: float = 0.0, c: float = 0.0, d: float = 0.0) -> xodr.Lane:
+    lane = xodr.Lane(lane_type=kind, a=a, b=b, c=c, d=d)
+    lane.add_roadmark(xodr.std_roadmark_solid())
+    return lane
+
+
+def _centre() -> xodr.Lane:
+    centre = xodr.Lane(lane_type=xodr.LaneType.none)
+    centre.add_roadmark(xodr.std_roadmark_broken())
+    return centre
+
+
+def straight_road() -> bytes:
+    """The straight road with sidewalks, a parking lane and a crosswalk (see module docstring)."""
+    _fresh_ids()
+    w = STRAIGHT["widths"]
+    section = xodr.LaneSection(0, _centre())
+    section.add_left_lane(_lane(xodr.LaneType.driving, w[1]))
+    section.add_left_lane(_lane(xodr.LaneType.sidewalk, w[2]))
+    section.add_right_lane(_lane(xodr.LaneType.driving, w[-1]))
+    section.add_right_lane(_lane(xodr.LaneType.parking, w[-2]))
+    section.add_right_lane(_lane(xodr.LaneType.sidewalk, w[-3]))
+    lanes = xodr.Lanes()
+    lanes.add_lanesection(section)
+    road = xodr.Road(1, _planview([xodr.Line(STRAIGHT["length"])]), lanes)
+    road.add_type(xodr.RoadType.town, 0, speed=STRAIGHT["speed_kmh"], speed_unit="km/h")
+    right = -(w[-1] + w[-2] + w[-3])
+    left = w[1] + w[2]
+    # The crosswalk spans kerb to kerb: from the inner edge of one sidewalk to the inner edge of the other.
+    t_lo, t_hi = right + w[-3], left - w[2]
+    road.add_object(xodr.Object(s=STRAIGHT["crosswalk_s"], t=0.5 * (t_lo + t_hi), Type=xodr.ObjectType.crosswalk,
+                                id="cw1", hdg=math.pi / 2, length=t_hi - t_lo, width=STRAIGHT["crosswalk_width"]))
+    odr = xodr.OpenDrive("straight")
+    odr.add_road(road)
+    odr.adjust_roads_and_lanes()
+    return _xml(odr)
+
+
+def _planview(geoms: list, x: float = 0.0, y: float = 0.0, h: float = 0.0) -> xodr.PlanView:
+    pv = xodr.PlanView(x, y, h)
+    for g in geoms:
+        pv.add_geometry(g)
+    return pv
+
+
+def curved_road() -> bytes:
+    """The curved road: line, clothoid–arc–clothoid, line, paramPoly3; widths changing in a second section."""
+    geoms = []
+    for kind, p, length in CURVED["records"]:
+        if kind == "line":
+            geoms.append(xodr.Line(length))
+        elif kind == "spiral":
+            geoms.append(xodr.Spiral(p[0], p[1], length=length))
+        elif kind == "arc":
+            geoms.append(xodr.Arc(p[0], length=length))
+        else:
+            geoms.append(xodr.ParamPoly3(*p, prange="normalized"))
+    lanes = xodr.Lanes()
+    for k, (s, widths) in enumerate(CURVED["sections"]):
+        section = xodr.LaneSection(s, _centre())
+        new = {}
+        for lane_id in (1, -1, -2):
+            first, *more = widths[lane_id]
+            lane = _lane(xodr.LaneType.shoulder if lane_id == -2 else xodr.LaneType.driving, *first[1:])
+            for s_offset, a, b, c, d in more:
+                lane.add_lane_width(a, b, c, d, soffset=s_offset)
+            new[lane_id] = lane
+        for lane_id, lane in new.items():
+            # Lane links across the section boundary, written like any map's.
+            if k > 0:
+                lane.add_link("predecessor", lane_id)
+            if k + 1 < len(CURVED["sections"]):
+                lane.add_link("successor", lane_id)
+        section.add_left_lane(new[1])
+        section.add_right_lane(new[-1])
+        section.add_right_lane(new[-2])
+        lanes.add_lanesection(section)
+    road = xodr.Road(1, _planview(geoms), lanes)
+    odr = xodr.OpenDrive("curved")
+    odr.add_road(road)
+    odr.adjust_roads_and_lanes()
+    return _xml(odr)
+
+
+def offset_road() -> bytes:
+    """A straight road whose two lanes sit on a cubic lane offset."""
+    section = xodr.LaneSection(0, _centre())
+    section.add_left_lane(_lane(xodr.LaneType.driving, OFFSET["width"]))
+    section.add_right_lane(_lane(xodr.LaneType.driving, OFFSET["width"]))
+    lanes = xodr.Lanes()
+    lanes.add_lanesection(section)
+    lanes.add_laneoffset(xodr.LaneOffset(0, *OFFSET["offset"]))
+    road = xodr.Road(1, _planview([xodr.Line(OFFSET["length"])]), lanes)
+    odr = xodr.OpenDrive("offset")
+    odr.add_road(road)
+    odr.adjust_roads_and_lanes()
+    return _xml(odr)
+
+
+def _arm(road_id: int) -> xodr.Road:
+    section = xodr.LaneSection(0, _centre())
+    section.add_left_lane(_lane(xodr.LaneType.driving, 3.5))
+    section.add_right_lane(_lane(xodr.LaneType.driving, 3.5))
+    lanes = xodr.Lanes()
+    lanes.add_lanesection(section)
+    # No fixed start: the writer places each arm from the junction's geometry.
+    plan = xodr.PlanView()
+    plan.add_geometry(xodr.Line(JUNCTION_ARM_M))
+    road = xodr.Road(road_id, plan, lanes)
+    road.add_type(xodr.RoadType.town, 0, speed=50, speed_unit="km/h")
+    return road
+
+
+def junction_map() -> bytes:
+    """Four arms into a signalised four-way junction (see module docstring)."""
+    _fresh_ids()
+    arms = [_arm(i + 1) for i in range(4)]
+    creator = xodr.CommonJunctionCreator(id=100, name="crossing", startnum=100)
+    for i, road in enumerate(arms):
+        creator.add_incoming_road_cartesian_geometry(road, *(
+            (-14.0, 0.0, 0.0), (0.0, -14.0, math.pi / 2), (14.0, 0.0, math.pi), (0.0, 14.0, -math.pi / 2))[i],
+            road_connection="successor")
+    for i in range(4):
+        for j in range(i + 1, 4):
+            creator.add_connection(i + 1, j + 1)
+    for road in arms:
+        # A traffic light at the junction end of each arm, beside the lane driving towards it (right, along s).
+        road.add_signal(xodr.Signal(s=JUNCTION_ARM_M - 1.0, t=-4.0, country="DEU", Type="1000001", id=f"{road.id}1",
+                                    dynamic=xodr.Dynamic.yes, orientation=xodr.Orientation.positive, zOffset=0.0))
+    odr = xodr.OpenDrive("junction")
+    for road in arms:
+        odr.add_road(road)
+    odr.add_junction_creator(creator)
+    odr.adjust_roads_and_lanes()
+    return _with_controllers(_xml(odr))
+
+
+def _with_controllers(xml: bytes) -> bytes:
+    """Add the two controllers (arms 1 and 3, arms 2 and 4) the writer has no call for, and name them in the junction."""
+    text = xml.decode("utf-8")
+    controllers = ('    <controller id="c_ew" name="east_west"><control signalId="11" type="0"/>'
+                   '<control signalId="31" type="0"/></controller>\n'
+                   '    <controller id="c_ns" name="north_south"><control signalId="21" type="0"/>'
+                   '<control signalId="41" type="0"/></controller>\n')
+    text = text.replace("</OpenDRIVE>", controllers + "</OpenDRIVE>")
+    text = re.sub(r'(<junction [^>]*>)', r'\1\n        <controller id="c_ew" sequence="1"/>'
+                  r'\n        <controller id="c_ns" sequence="2"/>', text, count=1)
+    return text.encode("utf-8")
+
+
+def write_all(folder: str | Path) -> dict[str, Path]:
+    """Write the four maps into ``folder``; ``{name: path}``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name, make in (("straight", straight_road), ("curved", curved_road), ("junction", junction_map),
+                       ("offset", offset_road)):
+        out[name] = folder / f"{name}.xodr"
+        out[name].write_bytes(make())
+    return out
