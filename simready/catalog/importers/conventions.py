@@ -131,9 +131,13 @@ def resolve(declared: Declared, flags: Flags, source: str | Path) -> Applied:
     return Applied(float(mpu), unit_name(float(mpu)), str(up), str(forward), units_from, up_from, forward_from)
 
 
+def axes_rotation(up: str, forward: str) -> NDArray[np.float64]:
+    """``R_forward · R_up`` (3×3, entries exactly 0 or ±1): source axes → body axes."""
+    return _R_FORWARD[forward] @ _R_UP[up]
+
+
 def rotation(applied: Applied) -> NDArray[np.float64]:
-    """``R_forward · R_up`` (3×3, entries exactly 0 or ±1)."""
-    return _R_FORWARD[applied.forward] @ _R_UP[applied.up]
+    return axes_rotation(applied.up, applied.forward)
 
 
 def conversion_matrix(applied: Applied, translation_m: NDArray[np.float64]) -> NDArray[np.float64]:
