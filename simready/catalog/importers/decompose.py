@@ -31,6 +31,9 @@ DEFAULT_THRESHOLD = 0.05
 #: CoACD's tree search, reduced from its defaults (150 iterations, 20 nodes, depth 3): measured on the
 #: pybullet duck (4 212 triangles), 44 s → 2.6 s for 11 pieces and 1.4 % volume error.
 COACD_SEARCH = {"mcts_iterations": 30, "mcts_nodes": 10, "mcts_max_depth": 2}
+#: The input is manifold3d's union of the render shells, a closed 2-manifold already: CoACD's voxel remeshing
+#: ("auto") would only coarsen it (measured on the COLLADA duck: 6.7 % collider excess instead of 1.4 %, 6× slower).
+COACD_PREPROCESS = "off"
 COACD_SEED = 0
 MAX_PIECES = 32
 VHACD_SETTINGS = {"maxConvexHulls": MAX_PIECES, "resolution": 100_000}
@@ -54,7 +57,8 @@ def _version(package: str) -> str:
 
 def _coacd(vertices: NDArray[np.float64], faces: NDArray[np.int64], threshold: float) -> Decomposition:
     coacd.set_log_level("error")
-    settings = {"threshold": threshold, "max_convex_hull": MAX_PIECES, "seed": COACD_SEED, **COACD_SEARCH}
+    settings = {"threshold": threshold, "max_convex_hull": MAX_PIECES, "seed": COACD_SEED,
+                "preprocess_mode": COACD_PREPROCESS, **COACD_SEARCH}
     pieces = coacd.run_coacd(coacd.Mesh(np.asarray(vertices, dtype=np.float64), np.asarray(faces, dtype=np.int32)), **settings)
     return Decomposition([np.asarray(v, dtype=np.float64) for v, _ in pieces], f"coacd {_version('coacd')}", settings)
 
@@ -66,7 +70,7 @@ def _vhacd(vertices: NDArray[np.float64], faces: NDArray[np.int64], threshold: f
 
 
 def decompose(vertices: NDArray[np.float64], faces: NDArray[np.int64], threshold: float, source: str | Path) -> Decomposition:
-    """Convex pieces of a closed mesh; CatalogError (one line) when neither library can decompose it."""
+    """Convex pieces of a closed 2-manifold; CatalogError (one line) when neither library can decompose it."""
     if not 0.0 < threshold <= 1.0:
         raise CatalogError(source, "--threshold", f"{threshold:g} is not in (0, 1]")
     problems = []
