@@ -6,13 +6,17 @@ STAMP  := $(VENV)/.installed-stamp
 DVC_VENV  := .venv-dvc
 DVC_STAMP := $(DVC_VENV)/.installed-stamp
 DVC_PIN   := dvc==3.67.1
+# ASAM's OpenDRIVE checker pins numpy<2: its own venv, driven as a subprocess (simready.maps.qc).
+QC_VENV   := .venv-qc
+QC_STAMP  := $(QC_VENV)/.installed-stamp
+QC_PIN    := asam-qc-opendrive==1.0.0
 PYTEST_WORKERS ?= 2
 
 # A project-local Dagster instance (SQLite storage) and artifacts folder.
 export DAGSTER_HOME := $(CURDIR)/.dagster_home
 export SIMREADY_ARTIFACTS ?= $(CURDIR)/artifacts
 
-.PHONY: install run test test-fast ui bench dvc-venv dvc-repro dvc-status clean
+.PHONY: install run test test-fast ui bench dvc-venv dvc-repro dvc-status qc-venv clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,7 +35,7 @@ run: install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/simready run --quiet
 
 ## make test: install, then run the whole suite (what CI runs)
-test: install
+test: install qc-venv
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider
 
 ## make test-fast: unit tests only (skips tests marked slow)
@@ -53,6 +57,14 @@ $(DVC_STAMP):
 	@touch $(DVC_STAMP)
 
 dvc-venv: $(DVC_STAMP)
+
+$(QC_STAMP):
+	@test -x $(QC_VENV)/bin/python || $(PYTHON) -m venv $(QC_VENV)
+	$(QC_VENV)/bin/python -m pip install --quiet '$(QC_PIN)'
+	@touch $(QC_STAMP)
+
+## make qc-venv: ASAM's OpenDRIVE checker (asam-qc-opendrive) in its own venv, for the export tests
+qc-venv: $(QC_STAMP)
 
 ## make dvc-repro: regenerate DVC-tracked outputs (procedural meshes) and update dvc.lock
 dvc-repro: install dvc-venv

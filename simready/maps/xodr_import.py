@@ -469,8 +469,10 @@ class _Builder:
         for lane in sorted(sampled, key=lambda ln: lane_name(ln.key)):
             self._add_lane(lane)
         if not any(v["kind"] in ("driving", "turn") for v in self.lanes.values()):
-            raise MapError(self.src, "", "no drivable lane: the map has no lane of type "
-                           f"{', '.join(DRIVING_TYPES)}" + (" inside --bounds" if self.bounds is not None else ""))
+            first = self.odr.roads[0]
+            raise MapError(self.src, "OpenDRIVE.road", f"no drivable lane in {len(self.odr.roads)} road(s)"
+                           + (" inside --bounds" if self.bounds is not None else "")
+                           + f": no lane of type {', '.join(DRIVING_TYPES)} (first road {first.id} at line {first.line})")
         self._links()
         walkable, crossings, relations = self._walkable()
         signals, instances, controls = self._signals()

@@ -28,7 +28,8 @@ import tempfile
 from pathlib import Path
 
 from scenariogeneration import xodr
-from scenariogeneration.xodr.signals_objects import _SignalObjectBase
+
+from simready.maps.xodr_export import fresh_ids
 
 __all__ = ["CURVED", "JUNCTION_ARM_M", "OFFSET", "STRAIGHT", "curved_road", "junction_map", "offset_road",
            "straight_road", "write_all"]
@@ -62,13 +63,6 @@ def _xml(odr: xodr.OpenDrive) -> bytes:
     return re.sub(r' date="[^"]*"', "", text).encode("utf-8")
 
 
-def _fresh_ids() -> None:
-    """The writer keeps every signal and object id it has seen in a process-wide registry and renames a repeat
-    (``cw1`` -> ``0``); each map starts from an empty registry so that its ids do not depend on what ran before."""
-    _SignalObjectBase._usedIDs.clear()
-    _SignalObjectBase._IDCounter.clear()
-
-
 def _lane(kind: xodr.LaneType, a: float, b: float = 0.0, c: float = 0.0, d: float = 0.0) -> xodr.Lane:
     lane = xodr.Lane(lane_type=kind, a=a, b=b, c=c, d=d)
     lane.add_roadmark(xodr.std_roadmark_solid())
@@ -83,7 +77,7 @@ def _centre() -> xodr.Lane:
 
 def straight_road() -> bytes:
     """The straight road with sidewalks, a parking lane and a crosswalk (see module docstring)."""
-    _fresh_ids()
+    fresh_ids()
     w = STRAIGHT["widths"]
     section = xodr.LaneSection(0, _centre())
     section.add_left_lane(_lane(xodr.LaneType.driving, w[1]))
@@ -184,7 +178,7 @@ def _arm(road_id: int) -> xodr.Road:
 
 def junction_map() -> bytes:
     """Four arms into a signalised four-way junction (see module docstring)."""
-    _fresh_ids()
+    fresh_ids()
     arms = [_arm(i + 1) for i in range(4)]
     creator = xodr.CommonJunctionCreator(id=100, name="crossing", startnum=100)
     for i, road in enumerate(arms):
@@ -213,7 +207,8 @@ def _with_controllers(xml: bytes) -> bytes:
                    '<control signalId="31" type="0"/></controller>\n'
                    '    <controller id="c_ns" name="north_south"><control signalId="21" type="0"/>'
                    '<control signalId="41" type="0"/></controller>\n')
-    text = text.replace("</OpenDRIVE>", controllers + "</OpenDRIVE>")
+    # The schema orders a map's children: roads, then controllers, then junctions.
+    text = text.replace("    <junction ", controllers + "    <junction ", 1)
     text = re.sub(r'(<junction [^>]*>)', r'\1\n        <controller id="c_ew" sequence="1"/>'
                   r'\n        <controller id="c_ns" sequence="2"/>', text, count=1)
     return text.encode("utf-8")
