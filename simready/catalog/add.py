@@ -22,6 +22,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -31,8 +32,9 @@ from simready.catalog.catalog import generation_lock, load_entry
 from simready.catalog.certify import EntryCertification, certify_entry
 from simready.catalog.contract import CatalogEntry, load_contract
 from simready.catalog.generate import ENTRY_FILE, entry_relpath, read_index, write_entry, write_index
-from simready.catalog.importers.assemble import ImportOptions, convert
+from simready.catalog.importers.assemble import ImportedAsset, ImportOptions, convert
 from simready.catalog.importers.registry import IMPORT_KIND, read_source, source_format
+from simready.catalog.importers.source import SourceScene
 from simready.catalog.procedural import GENERATOR_VERSION
 from simready.errors import CatalogError, OutputExistsError
 from simready.hashing import file_sha256
@@ -114,9 +116,41 @@ def _contract_text(req: ImportRequest, family: str, variant: str, fields: dict) 
     return header + yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None)
 
 
+@dataclass(frozen=True)
+class PreparedImport:
+    """An import read and converted (decomposition included), not yet written: what :func:`write_import` takes."""
+
+    req: ImportRequest
+    family: str
+    variant: str
+    scene: SourceScene
+    asset: ImportedAsset
+    fields: dict[str, Any]
+    ontology: Ontology
+
+
 def import_asset(req: ImportRequest, catalog_dir: Path, allow_uncertified: bool = False,
                  ontology: Ontology | None = None) -> ImportResult:
     """Import ``req.source`` into ``catalog_dir``; CatalogError/OutputExistsError (one line) on bad input."""
+    return write_import(prepare_import(req, catalog_dir, ontology), catalog_dir, allow_uncertified)
+
+
+def _paths(catalog_dir: Path, family: str, variant: str) -> tuple[Path, Path, Path, Path]:
+    """(contract, sources folder, generated folder, entry folder) of one entry in a catalog folder."""
+    name = f"{family}__{variant}"
+    generated = catalog_dir / GENERATED_DIR
+    return (catalog_dir / CONTRACTS_DIR / f"{name}.yaml", catalog_dir / SOURCES_DIR / name, generated,
+            generated / entry_relpath(family, variant))
+
+
+def _refuse_existing(asset_id: str, *paths: Path) -> None:
+    for path in paths:
+        if path.exists():
+            raise OutputExistsError(path, "", f"{asset_id} is already in this catalog; choose another --id")
+
+
+def prepare_import(req: ImportRequest, catalog_dir: Path, ontology: Ontology | None = None) -> PreparedImport:
+    """Check the request and the destination, read the source and convert it; nothing is written."""
     source = req.source
     fmt = source_format(source)
     family, variant = _family_variant(req.asset_id, source)
@@ -124,15 +158,9 @@ def import_asset(req: ImportRequest, catalog_dir: Path, allow_uncertified: bool 
     if req.semantic_class not in ontology.classes:
         raise CatalogError(source, "--class", f"{req.semantic_class!r} is not an ontology class "
                            f"({', '.join(sorted(ontology.classes))})")
-    catalog_dir = Path(catalog_dir)
     name = f"{family}__{variant}"
-    contract_path = catalog_dir / CONTRACTS_DIR / f"{name}.yaml"
-    sources_dir = catalog_dir / SOURCES_DIR / name
-    generated = catalog_dir / GENERATED_DIR
-    entry_dir = generated / entry_relpath(family, variant)
-    for path in (contract_path, sources_dir, entry_dir):
-        if path.exists():
-            raise OutputExistsError(path, "", f"{req.asset_id} is already in this catalog; choose another --id")
+    contract_path, sources_dir, _, entry_dir = _paths(Path(catalog_dir), family, variant)
+    _refuse_existing(req.asset_id, contract_path, sources_dir, entry_dir)
     if not source.is_file():
         raise CatalogError(source, "", "no such file")
 
@@ -156,18 +184,28 @@ def import_asset(req: ImportRequest, catalog_dir: Path, allow_uncertified: bool 
         "generator": {"kind": IMPORT_KIND, "params": {"source": relative, "source_sha256": file_sha256(str(source)),
                                                       **req.options.params()}},
     }
+    return PreparedImport(req, family, variant, scene, asset, fields, ontology)
 
+
+def write_import(prep: PreparedImport, catalog_dir: Path, allow_uncertified: bool = False) -> ImportResult:
+    """Stage the sources, contract and entry; certify the entry; publish all of it (index last) if it passed
+    or ``allow_uncertified``."""
+    req, family, variant, asset, ontology = prep.req, prep.family, prep.variant, prep.asset, prep.ontology
+    name = f"{family}__{variant}"
+    catalog_dir = Path(catalog_dir)
+    contract_path, sources_dir, generated, entry_dir = _paths(catalog_dir, family, variant)
     generated.mkdir(parents=True, exist_ok=True)
     with generation_lock(generated), owned_temp(catalog_dir / f".import-{name}") as tmp:
-        _copy_sources(scene.files, source, tmp / SOURCES_DIR)
+        _copy_sources(prep.scene.files, req.source, tmp / SOURCES_DIR)
         staged_contract = tmp / f"{name}.yaml"
-        write_text_atomic(staged_contract, _contract_text(req, family, variant, fields))
+        write_text_atomic(staged_contract, _contract_text(req, family, variant, prep.fields))
         contract, sha = load_contract(staged_contract)
         staged_entry = tmp / GENERATED_DIR
         entry = write_entry(staged_entry, contract, sha, asset, contract_path)
         verdict = certify_entry(staged_entry, ontology)
         if not verdict.passed and not allow_uncertified:
             return ImportResult(entry, verdict, False, entry_dir)
+        _refuse_existing(req.asset_id, contract_path, sources_dir, entry_dir)  # another import may have won
         index = read_index(generated)
         if index is not None and index.get("generator_version") != GENERATOR_VERSION:
             raise CatalogError(generated, "catalog_index.json", "was written by another generator version; "
@@ -212,4 +250,5 @@ def summary_lines(result: ImportResult) -> list[str]:
     return lines
 
 
-__all__ = ["ENTRY_FILE", "ImportRequest", "ImportResult", "import_asset", "summary_lines"]
+__all__ = ["ENTRY_FILE", "ImportRequest", "ImportResult", "PreparedImport", "import_asset", "prepare_import",
+           "summary_lines", "write_import"]
