@@ -159,6 +159,52 @@ def test_reordered_nodes_keep_identifiers_and_bytes(tmp_path: Path, capsys: pyte
     assert ab["import"]["geometry_sha256"] == ba["import"]["geometry_sha256"]
 
 
+def _two_meshes() -> list[tuple[str, trimesh.Trimesh]]:
+    ball, cube = soccerball_mesh(), trimesh.load(PD / "cube.obj", force="mesh", process=False)
+    return [("ball", trimesh.Trimesh(ball.vertices * 0.3, ball.faces, process=False)),
+            ("lid", trimesh.Trimesh(cube.vertices * 0.4 + [0.2, 0, 0.5], cube.faces, process=False))]
+
+
+def _write_obj(path: Path, meshes: list[tuple[str, trimesh.Trimesh]]) -> Path:
+    scene = trimesh.Scene()
+    for name, mesh in meshes:
+        scene.add_geometry(mesh, node_name=name, geom_name=name)
+    path.write_text(trimesh.exchange.obj.export_obj(scene, include_normals=False, include_texture=False))
+    return path
+
+
+def _write_unnamed_glb(path: Path, meshes: list[tuple[str, trimesh.Trimesh]]) -> Path:
+    write_glb(path, [(n, trimesh.Trimesh(zup_to_gltf(m.vertices), m.faces, process=False)) for n, m in meshes])
+    g = pygltflib.GLTF2().load(str(path))
+    for item in [*g.nodes, *g.meshes]:
+        item.name = None
+    g.save(str(path))
+    return path
+
+
+@pytest.mark.parametrize(("writer", "names"), [(_write_obj, ["ball", "lid"]), (_write_unnamed_glb, None)],
+                         ids=["obj_groups", "unnamed_gltf_nodes"])
+def test_parts_are_named_by_source_names_or_content_never_load_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], writer, names: list[str] | None
+) -> None:
+    """OBJ ``o`` groups name parts; a glTF node without a name gets its geometry's hash, not its index."""
+    meshes = _two_meshes()
+    suffix = ".obj" if writer is _write_obj else ".glb"
+    cat = tmp_path / "cat"
+    common = ["--class", "road_object", "--mass-kg", "3", "--license", "Zlib", "--units", "meter", "--out", str(cat)]
+    for variant, order in (("ab", meshes), ("ba", meshes[::-1])):
+        rc, out, err = run(capsys, str(writer(tmp_path / f"{variant}{suffix}", order)), "--id", f"asset:pair/{variant}", *common)
+        assert rc == 0, err + out
+    ab, ba = entry_json(cat, "pair", "ab"), entry_json(cat, "pair", "ba")
+    part_names = [p["name"] for p in ab["parts"]]
+    assert part_names == [p["name"] for p in ba["parts"]]
+    if names is not None:
+        assert part_names == names
+    else:
+        assert all(n.startswith("mesh-") for n in part_names) and len(set(part_names)) == 2
+    assert ab["render_geometry"] == ba["render_geometry"] and ab["collision_geometry"] == ba["collision_geometry"]
+
+
 def test_usd_stage_in_centimetres_y_up_imports_to_the_same_geometry(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ball = soccerball_mesh()
     stage = Usd.Stage.CreateNew(str(tmp_path / "ball.usda"))
@@ -225,9 +271,21 @@ def _truncated_collada(tmp: Path) -> Path:
     return tmp / "chassis.dae"
 
 
+def _truncated_usdc(tmp: Path) -> Path:
+    stage = Usd.Stage.CreateNew(str(tmp / "full.usdc"))
+    mesh = UsdGeom.Mesh.Define(stage, "/Ball")
+    ball = soccerball_mesh()
+    mesh.CreatePointsAttr(Vt.Vec3fArray.FromNumpy(np.asarray(ball.vertices, dtype=np.float32)))
+    stage.GetRootLayer().Save()
+    data = (tmp / "full.usdc").read_bytes()
+    (tmp / "cut.usdc").write_bytes(data[: len(data) // 2])
+    return tmp / "cut.usdc"
+
+
 BAD_INPUTS = {
     # builder: (extra flags, what the one line must say)
     "truncated_glb": (_truncated_glb, [], "cut.glb: cannot be read as glTF 2.0"),
+    "truncated_usdc": (_truncated_usdc, [], "cut.usdc: cannot be read as USD: Sdf crate file corrupt, possibly truncated"),
     "truncated_collada": (_truncated_collada, [], "chassis.dae: cannot be read as COLLADA"),
     "unsupported_extension": (_unsupported_extension, [], "unsupported extension '.fbx'"),
     "unsupported_gltf_extension": (_draco_required, [], "extensionsRequired: extension KHR_draco_mesh_compression is not supported"),

@@ -260,7 +260,7 @@ def _import_record(c: _Context) -> list[str]:
     if not np.allclose(linear @ linear.T, np.eye(3), rtol=0, atol=CONVERSION_TOL) or np.linalg.det(linear) <= 0:
         out.append(f"import.conversion is not a rotation times the recorded {rec.meters_per_unit:g} m per unit "
                    "(a hidden or non-uniform scale)")
-    if c.entry.import_ is not None and c.entry.generator.kind != "import":
+    if c.entry.generator.kind != "import":
         out.append(f"generator.kind {c.entry.generator.kind!r} for an imported entry")
     return out
 

@@ -66,10 +66,8 @@ def _trimesh_scene(path: Path, file_type: str, fmt: str) -> tuple[trimesh.Scene,
     try:
         with open(path, "rb") as handle:
             scene = trimesh.load(handle, file_type=file_type, resolver=resolver, force="scene", process=False, **options)
-    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError, EOFError, ET.ParseError) as exc:
+    except Exception as exc:  # trimesh and pycollada raise many types (their own among them) on malformed input
         raise CatalogError(path, "", f"cannot be read as {fmt}: {first_line(exc)}") from None
-    except Exception as exc:  # third-party parsers (pycollada, trimesh) raise their own types on malformed input
-        raise CatalogError(path, "", f"cannot be read as {fmt}: {type(exc).__name__}: {first_line(exc)}") from None
     if resolver.missing:
         raise CatalogError(path, "referenced file", f"{resolver.missing[0]!r} is missing (or outside {path.parent.name}/)")
     return scene, sorted(set(resolver.read))

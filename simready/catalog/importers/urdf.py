@@ -176,32 +176,36 @@ def _inertial(links: dict[str, ET.Element], poses: dict[str, NDArray[np.float64]
     return SourceInertial(total, np.asarray(com, dtype=np.float64), inertia)
 
 
-def _materials(robot: ET.Element) -> dict[str, tuple[float, ...]]:
+RGBA = tuple[float, float, float, float]
+
+
+def _materials(robot: ET.Element, urdf: Path) -> dict[str, RGBA]:
+    """Materials the robot defines by name (a visual may refer to one by name only)."""
     out = {}
     for m in robot.findall("material"):
         color = m.find("color")
         if m.get("name") and color is not None:
-            out[m.get("name", "")] = tuple(float(c) for c in color.get("rgba", "").split())
-    return out
+            rgba = _floats(color, "rgba", 4, "", urdf, f"material[{m.get('name')}].color.rgba")
+            out[m.get("name", "")] = tuple(float(c) for c in rgba)
+    return out  # type: ignore[return-value]
 
 
-def _rgba(visual: ET.Element, named: dict[str, tuple[float, ...]]) -> tuple[float, float, float, float] | None:
+def _rgba(visual: ET.Element, named: dict[str, RGBA], urdf: Path, field: str) -> RGBA | None:
     material = visual.find("material")
     if material is None:
         return None
     color = material.find("color")
-    rgba = tuple(float(c) for c in color.get("rgba", "").split()) if color is not None else named.get(material.get("name", ""))
-    return rgba if rgba is not None and len(rgba) == 4 else None  # type: ignore[return-value]
+    if color is None:
+        return named.get(material.get("name", ""))
+    return tuple(float(c) for c in _floats(color, "rgba", 4, "", urdf, f"{field}.material.color.rgba"))  # type: ignore[return-value]
 
 
-def _contact_value(links: dict[str, ET.Element], tag: str) -> float | None:
+def _contact_value(links: dict[str, ET.Element], tag: str, urdf: Path) -> float | None:
+    """A link's ``<contact><tag value>`` (the first link by name that states it)."""
     for name in sorted(links):
         el = links[name].find(f"contact/{tag}")
         if el is not None and el.get("value") is not None:
-            try:
-                return float(el.get("value", ""))
-            except ValueError:
-                return None
+            return float(_floats(el, "value", 1, "", urdf, f"link[{name}].contact.{tag}.value")[0])
     return None
 
 
@@ -222,7 +226,7 @@ def read_urdf(urdf: Path) -> SourceScene:
     if not links:
         raise CatalogError(urdf, "link", "the robot has no links")
     poses = _link_poses(robot, links, urdf)
-    named = _materials(robot)
+    named = _materials(robot, urdf)
     files: list[Path] = [urdf]
     parts: list[SourcePart] = []
     collision: list[NDArray[np.float64]] = []
@@ -233,7 +237,7 @@ def read_urdf(urdf: Path) -> SourceScene:
         for i, visual in enumerate(link.findall("visual")):
             field = f"link[{name}].visual[{i}]"
             bodies += _place(t_link @ _origin(visual, urdf, field), _geometry(visual, urdf, field, files))
-            rgba = rgba or _rgba(visual, named)
+            rgba = rgba or _rgba(visual, named, urdf, field)
         if bodies:
             vertices = np.concatenate([v for v, _ in bodies])
             offsets = np.cumsum([0] + [len(v) for v, _ in bodies[:-1]])
@@ -253,6 +257,6 @@ def read_urdf(urdf: Path) -> SourceScene:
         files=sorted(set(files), key=lambda p: (p != urdf, str(p))),
         collision=collision or None,
         inertial=_inertial(links, poses, urdf),
-        friction=_contact_value(links, "lateral_friction"),
-        restitution=_contact_value(links, "restitution"),
+        friction=_contact_value(links, "lateral_friction", urdf),
+        restitution=_contact_value(links, "restitution", urdf),
     )

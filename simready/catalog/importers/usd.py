@@ -10,10 +10,11 @@ triangles reversed so that every part faces outwards counter-clockwise.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
-from pxr import Sdf, Tf, Usd, UsdGeom
+from pxr import Tf, Usd, UsdGeom
 
 from simready.catalog.importers.conventions import Declared
 from simready.catalog.importers.source import SourcePart, SourceScene, clean_part_name, first_line, unique_names
@@ -50,10 +51,11 @@ def _declared(stage: Usd.Stage) -> Declared:
 def read_usd(path: Path) -> SourceScene:
     """Every Mesh prim of the stage (instance proxies included), in prim-path order."""
     try:
-        Sdf.Layer.FindOrOpen(str(path))
         stage = Usd.Stage.Open(str(path))
     except Tf.ErrorException as exc:
-        raise CatalogError(path, "", f"cannot be read as USD: {first_line(exc)}") from None
+        # USD's message is "Error in '<function>' at line N in file <its source> : '<what>'": keep the what.
+        what = re.search(r" : '(.*)'", first_line(exc))
+        raise CatalogError(path, "", f"cannot be read as USD: {what.group(1) if what else first_line(exc)}") from None
     if stage is None:
         raise CatalogError(path, "", "cannot be read as USD")
     parts = []
