@@ -137,3 +137,21 @@ def test_urdf_inertial_is_checked_against_its_geometry(tmp_path: Path, factor: f
     if not passes:
         (reason,) = result.certification.reasons
         assert reason.code == "source_inertia" and "diagonal [3200.0, 5200.0, 5200.0] vs [0.32, 0.52, 0.52]" in reason.message
+
+
+@pytest.mark.parametrize(("urdf", "size", "parts"), [
+    # Five 5 cm spheres on a chain of joints 0.5 m apart along y; the link masses (1 to 2.16 kg) and their
+    # parallel-axis sum agree with the geometry within tolerance.
+    ("pendulum5.urdf", [0.1, 2.1, 0.1], ["link0", "link1", "link2", "link3", "link4"]),
+    # textured_sphere_smooth.obj at <mesh scale> 0.5: a 1 m, 10 kg ball with I = 2/5 m r² = 1 kg·m², as stated.
+    ("sphere2.urdf", [1.0, 1.0, 1.0], ["baseLink"]),
+])
+def test_urdfs_whose_inertial_agrees_with_their_geometry_certify(tmp_path: Path, urdf: str, size: list[float],
+                                                                  parts: list[str]) -> None:
+    result = import_asset(ImportRequest(PD / urdf, "asset:thing/x", "road_object", license="Zlib"), tmp_path / "cat")
+    assert result.certification.passed, result.certification.reasons
+    e = result.entry
+    assert [p.name for p in e.parts] == parts  # URDF links with visuals; the geometry-less "world" link is none
+    assert np.allclose(size_m(e.render_bounds_m), size, atol=2e-3)
+    assert e.import_ is not None and e.import_.source_inertial is not None
+    assert e.mass_kg == pytest.approx(e.import_.source_inertial.mass_kg)
