@@ -6,10 +6,10 @@ STAMP  := $(VENV)/.installed-stamp
 DVC_VENV  := .venv-dvc
 DVC_STAMP := $(DVC_VENV)/.installed-stamp
 DVC_PIN   := dvc==3.67.1
-# ASAM's OpenDRIVE checker pins numpy<2: its own venv, driven as a subprocess (simready.maps.qc).
+# ASAM's OpenDRIVE and OpenSCENARIO checkers pin numpy<2: its own venv, driven as a subprocess (simready.maps.qc).
 QC_VENV   := .venv-qc
 QC_STAMP  := $(QC_VENV)/.installed-stamp
-QC_PIN    := asam-qc-opendrive==1.0.0
+QC_PIN    := asam-qc-opendrive==1.0.0 asam-qc-openscenarioxml==1.0.0
 PYTEST_WORKERS ?= 2
 
 # A project-local Dagster instance (SQLite storage) and artifacts folder.
@@ -60,10 +60,10 @@ dvc-venv: $(DVC_STAMP)
 
 $(QC_STAMP):
 	@test -x $(QC_VENV)/bin/python || $(PYTHON) -m venv $(QC_VENV)
-	$(QC_VENV)/bin/python -m pip install --quiet '$(QC_PIN)'
+	$(QC_VENV)/bin/python -m pip install --quiet $(QC_PIN)
 	@touch $(QC_STAMP)
 
-## make qc-venv: ASAM's OpenDRIVE checker (asam-qc-opendrive) in its own venv, for the export tests
+## make qc-venv: ASAM's OpenDRIVE and OpenSCENARIO checkers in their own venv, for the export tests
 qc-venv: $(QC_STAMP)
 
 ## make dvc-repro: regenerate DVC-tracked outputs (procedural meshes) and update dvc.lock

@@ -1,8 +1,9 @@
-"""ASAM's OpenDRIVE checker (``asam-qc-opendrive``), driven as a subprocess in its own venv.
+"""ASAM's checkers (``asam-qc-opendrive``, ``asam-qc-openscenarioxml``), driven as a subprocess in their own venv.
 
-Why a subprocess: the checker pins numpy < 2, which the project cannot share
-(like DVC, it lives in a tool venv the Makefile makes: ``make qc-venv`` →
-``.venv-qc``). We write its configuration, run its ``qc_opendrive`` entry
+Why a subprocess: the checkers pin numpy < 2, which the project cannot share
+(like DVC, they live in a tool venv the Makefile makes: ``make qc-venv`` →
+``.venv-qc``). The OpenSCENARIO checker validates against the OpenSCENARIO
+XML schema it ships (1.0–1.3) before its semantic checks. We write its configuration, run its ``qc_opendrive`` entry
 point, and read the result file (``.xqar``, XML) back: each issue with its
 level (1 error, 2 warning, 3 information), rule and locations.
 """
@@ -18,17 +19,18 @@ from lxml import etree
 
 from simready import paths
 
-__all__ = ["QC_BIN", "QcIssue", "QcResult", "check_opendrive"]
+__all__ = ["QC_BIN", "QC_XOSC_BIN", "QcIssue", "QcResult", "check_opendrive", "check_openscenario"]
 
-#: The checker's entry point in the tool venv made by ``make qc-venv``.
+#: The checkers' entry points in the tool venv made by ``make qc-venv``.
 QC_BIN = paths.PROJECT_ROOT / ".venv-qc" / "bin" / "qc_opendrive"
+QC_XOSC_BIN = paths.PROJECT_ROOT / ".venv-qc" / "bin" / "qc_openscenario"
 #: Seconds the checker may take on one map.
 QC_TIMEOUT_S = 300
 
 _CONFIG = """<?xml version="1.0" encoding="UTF-8"?>
 <Config>
     <Param name="InputFile" value="{xodr}"/>
-    <CheckerBundle application="xodrBundle">
+    <CheckerBundle application="{bundle}">
         <Param name="resultFile" value="{result}"/>
     </CheckerBundle>
 </Config>
@@ -70,15 +72,24 @@ def check_opendrive(xodr: str | Path, qc_bin: Path = QC_BIN) -> QcResult:
         FileNotFoundError: the checker is not installed (run ``make qc-venv``).
         RuntimeError: the checker failed to produce a result.
     """
+    return _check(xodr, qc_bin, "xodrBundle")
+
+
+def check_openscenario(xosc: str | Path, qc_bin: Path = QC_XOSC_BIN) -> QcResult:
+    """Run ASAM's OpenSCENARIO XML checker bundle (schema and semantics) on ``xosc``; raises as :func:`check_opendrive`."""
+    return _check(xosc, qc_bin, "xoscBundle")
+
+
+def _check(source: str | Path, qc_bin: Path, bundle: str) -> QcResult:
     if not qc_bin.exists():
         raise FileNotFoundError(f"{qc_bin} is missing: run `make qc-venv`")
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "config.xml"
         result = Path(tmp) / "result.xqar"
-        config.write_text(_CONFIG.format(xodr=Path(xodr).resolve(), result=result), encoding="utf-8")
+        config.write_text(_CONFIG.format(xodr=Path(source).resolve(), result=result, bundle=bundle), encoding="utf-8")
         run = subprocess.run([str(qc_bin), "-c", str(config)], capture_output=True, text=True, timeout=QC_TIMEOUT_S)
         if run.returncode != 0 or not result.exists():
-            raise RuntimeError(f"qc_opendrive failed (exit {run.returncode}): {run.stderr.strip()[-2000:]}")
+            raise RuntimeError(f"{qc_bin.name} failed (exit {run.returncode}): {run.stderr.strip()[-2000:]}")
         root = etree.parse(str(result), etree.XMLParser(resolve_entities=False, no_network=True)).getroot()
     issues, completed, skipped = [], [], []
     for checker in root.iter("Checker"):
