@@ -18,11 +18,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from simready import paths
+import imageio.v3 as iio
+import numpy as np
 from pydantic import ValidationError
+
+from simready import paths
 
 from simready.catalog.contract import CatalogEntry, catalog_error, contract_paths, load_contract
 from simready.catalog.generate import ENTRY_FILE, entry_relpath, generate_catalog, read_index
+from simready.catalog.look import SurfaceLook, srgb_to_linear
 from simready.catalog.meshio import ObjMesh, read_obj
 from simready.catalog.procedural import GENERATOR_VERSION
 from simready.errors import CatalogError
@@ -78,6 +82,27 @@ class Catalog:
 
     def collision_meshes(self, asset_id: str) -> list[ObjMesh]:
         return [read_obj(self.entry_file(asset_id, ref.file)) for ref in self.entry(asset_id).collision_geometry]
+
+    def look(self, asset_id: str) -> SurfaceLook | None:
+        """Per-triangle base colour and textures of an imported entry (None: the entry's one ``material``)."""
+        entry = self.entry(asset_id)
+        appearance = entry.appearance
+        if appearance is None:
+            return None
+        counts = {p.name: p.triangle_count for p in entry.parts}
+        albedo = np.concatenate([np.tile(np.asarray(p.base_color_rgb, np.float32), (counts[p.part], 1))
+                                 for p in appearance.parts]).reshape(-1, 3)
+        textures, index = [], []
+        for p in appearance.parts:
+            index.append(np.full(counts[p.part], len(textures) if p.texture else -1, np.int32))
+            if p.texture:
+                textures.append(srgb_to_linear(iio.imread(self.entry_file(asset_id, p.texture.file))[..., :3]))
+        uv = (np.fromfile(self.entry_file(asset_id, appearance.uv.file), dtype="<f4").reshape(-1, 3, 2)
+              if appearance.uv else np.zeros((len(albedo), 3, 2), np.float32))
+        try:
+            return SurfaceLook(albedo, np.concatenate(index) if index else np.zeros(0, np.int32), uv, tuple(textures))
+        except ValueError as exc:
+            raise CatalogError(self.entry_dir(asset_id) / ENTRY_FILE, "appearance", str(exc)) from None
 
     def urdf_path(self, asset_id: str) -> Path:
         """model.urdf; load in pybullet with ``flags=p.URDF_USE_INERTIA_FROM_FILE``."""

@@ -296,7 +296,7 @@ def _source_inertia(c: _Context) -> list[str]:
 def _hash_problems(c: _Context) -> list[str]:
     e = c.entry
     out = []
-    for ref in [e.render_geometry, *e.collision_geometry, e.urdf]:
+    for ref in e.files():
         path = _entry_file(c.entry_dir, ref.file, out)
         if path is None:
             continue

@@ -173,6 +173,27 @@ class ImportRecord(_Strict):
     notes: list[str] = Field(default_factory=list)
 
 
+class PartLook(_Strict):
+    """What one part looks like: linear base colour (multiplies the texture where there is one) and the
+    texture image beside entry.json (sRGB PNG), if the source has one for this part."""
+
+    part: str
+    base_color_rgb: tuple[float, float, float]
+    texture: FileRef | None = None
+
+
+class Appearance(_Strict):
+    """Per-part materials of an imported entry (issue 16), in render.obj part order.
+
+    uv: ``uv.f32.bin`` beside entry.json when any part is textured: little-endian float32, one row per
+    render.obj triangle in source order, its three corners' (u, v) texture coordinates (glTF convention:
+    v = 0 is the image's top row); zeros for the triangles of untextured parts.
+    """
+
+    parts: list[PartLook]
+    uv: FileRef | None = None
+
+
 class CatalogEntry(AssetContract):
     """A generated catalog entry: the contract plus computed facts.
 
@@ -188,6 +209,8 @@ class CatalogEntry(AssetContract):
         contract_sha256: canonical hash of the YAML mapping it was generated from.
         import_ (``import`` in the file): how an imported entry was converted from its source; absent for a
             procedural entry (so procedural entry.json bytes are what they were before importing existed).
+        appearance: per-part base colours and textures of an imported entry; absent for a procedural one
+            (whose ``material`` is its one colour).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -204,10 +227,19 @@ class CatalogEntry(AssetContract):
     generator_version: str
     contract_sha256: str
     import_: ImportRecord | None = Field(default=None, alias="import")
+    appearance: Appearance | None = None
 
     def json_dict(self) -> dict[str, Any]:
-        """What entry.json holds: ``import`` under its name, and no ``import`` key at all for a procedural entry."""
-        return self.model_dump(mode="json", by_alias=True, exclude=None if self.import_ is not None else {"import_"})
+        """What entry.json holds: ``import`` under its name, and neither ``import`` nor ``appearance`` for a
+        procedural entry (so its bytes are what they were before importing existed)."""
+        absent = {name for name in ("import_", "appearance") if getattr(self, name) is None}
+        return self.model_dump(mode="json", by_alias=True, exclude=absent or None)
+
+    def files(self) -> list[FileRef]:
+        """Every file entry.json names (geometry, URDF, appearance), for hash checks."""
+        look = self.appearance
+        extra = [] if look is None else [*(p.texture for p in look.parts if p.texture), *([look.uv] if look.uv else [])]
+        return [self.render_geometry, *self.collision_geometry, self.urdf, *extra]
 
     def contract(self) -> AssetContract:
         """The hand-authored part of this entry."""

@@ -24,15 +24,18 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import imageio.v3 as iio
 import numpy as np
 
 from simready import paths
-from simready.atomic import atomic_directory, write_json_atomic, write_text_atomic
+from simready.atomic import atomic_directory, write_bytes_atomic, write_json_atomic, write_text_atomic
 from simready.catalog.contract import (
+    Appearance,
     AssetContract,
     CatalogEntry,
     FileRef,
     Mount,
+    PartLook,
     PartRange,
     contract_paths,
     load_contract,
@@ -60,6 +63,7 @@ INDEX_FILE = "catalog_index.json"
 ENTRY_FILE = "entry.json"
 RENDER_FILE = "render.obj"
 URDF_FILE = "model.urdf"
+UV_FILE = "uv.f32.bin"
 #: Significant digits kept for computed floats in entry.json. Why: the last
 #: bits of a mass-property sum may differ between BLAS builds; 12 digits are
 #: far below every certification tolerance and make the bytes portable.
@@ -93,6 +97,35 @@ def _write(entry_dir: Path, name: str, text: str) -> FileRef:
     data = text.encode("utf-8")
     write_text_atomic(entry_dir / name, text)
     return FileRef(file=name, sha256=sha256_bytes(data))
+
+
+def _write_bytes(entry_dir: Path, name: str, data: bytes) -> FileRef:
+    write_bytes_atomic(entry_dir / name, data)
+    return FileRef(file=name, sha256=sha256_bytes(data))
+
+
+def texture_file(index: int) -> str:
+    return f"texture_{index:02d}.png"
+
+
+def _write_appearance(entry_dir: Path, asset: ImportedAsset, default_rgb: Sequence[float]) -> Appearance:
+    """Per-part base colours, each textured part's image (PNG) and the triangles' corner uv (``uv.f32.bin``)."""
+    parts, uv_rows = [], []
+    for (name, _first, count), look in zip(asset.part_ranges, asset.looks, strict=True):
+        texture = None
+        if look.texture is not None and look.corner_uv is not None:
+            png = iio.imwrite("<bytes>", look.texture, extension=".png")
+            texture = _write_bytes(entry_dir, texture_file(sum(p.texture is not None for p in parts)), png)
+            uv_rows.append(look.corner_uv)
+        else:
+            uv_rows.append(np.zeros((count, 3, 2)))
+        rgb = look.rgba[:3] if look.rgba is not None else default_rgb
+        parts.append(PartLook(part=name, base_color_rgb=tuple(round(float(np.clip(c, 0, 1)), 6) for c in rgb),
+                              texture=texture))
+    uv = None
+    if any(p.texture is not None for p in parts):
+        uv = _write_bytes(entry_dir, UV_FILE, np.concatenate(uv_rows).astype("<f4").tobytes())
+    return Appearance(parts=parts, uv=uv)
 
 
 def _merged_mounts(contract: AssetContract, asset: ProceduralAsset, source: str | Path) -> dict[str, Mount]:
@@ -137,6 +170,7 @@ def write_entry(
         generator_version=GENERATOR_VERSION,
         contract_sha256=contract_sha256,
         import_=record,
+        appearance=None if record is None else _write_appearance(entry_dir, asset, contract.material.albedo_rgb),
     )
     return write_entry_metadata(entry_dir, entry)
 

@@ -52,6 +52,7 @@ import embreex.rtcore_scene as embree_scene
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from simready.catalog.look import SurfaceLook
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import PoseTrack
 
@@ -79,6 +80,8 @@ class Body:
         albedo: linear RGB diffuse reflectance in [0, 1] (camera).
         reflectance: near-infrared / radar reflectance in [0, 1].
         track: world trajectory of the body frame; constant = static.
+        look: per-triangle base colour and textures (an imported asset), which the camera samples
+            instead of ``albedo``; None: ``albedo`` everywhere.
     """
 
     entity_id: str
@@ -90,12 +93,15 @@ class Body:
     albedo: tuple[float, float, float] = (0.5, 0.5, 0.5)
     reflectance: float = 0.5
     track: PoseTrack = field(default_factory=PoseTrack.constant)
+    look: SurfaceLook | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         v = np.array(self.mesh_vertices, np.float64).reshape(-1, 3)
         f = np.array(self.faces, np.int64).reshape(-1, 3)
         if len(f) == 0:
             raise ValueError(f"{self.entity_id}: body has no triangles")
+        if self.look is not None and len(self.look.albedo) != len(f):
+            raise ValueError(f"{self.entity_id}: look describes {len(self.look.albedo)} triangles, body has {len(f)}")
         if f.min() < 0 or f.max() >= len(v):
             raise ValueError(f"{self.entity_id}: face index out of range")
         v.setflags(write=False)
@@ -531,6 +537,7 @@ class SceneGeometry:
         self.compact_id_of_body = np.array([self.compact_ids[e] for e in self.entity_ids_of_body], np.uint32)
         self.semantic_of_body = np.array([b.semantic_class_id for b in self.bodies], np.uint16)
         self.albedo_of_body = np.array([b.albedo for b in self.bodies], np.float32).reshape(-1, 3)
+        self._looks = {i: b.look for i, b in enumerate(self.bodies) if b.look is not None}
         self.reflectance_of_body = np.array([b.reflectance for b in self.bodies], np.float64)
         is_static = np.array([b.track.is_static and b.entity_id not in separate for b in self.bodies], bool)
         self._is_static = is_static
@@ -649,6 +656,17 @@ class SceneGeometry:
         if present.all():
             return idx, o_b, d_b, R
         return idx[present], o_b[present], d_b[present], R[present]
+
+    def albedo_at(self, hits: Hits) -> NDArray[np.float32]:
+        """(N, 3) float32 linear albedo where each ray hit (0 for misses): the body's ``albedo``, or its
+        ``look`` sampled at the hit's triangle and barycentrics."""
+        albedo = np.append(self.albedo_of_body, np.zeros((1, 3), np.float32), axis=0)  # row −1: misses
+        out = np.take(albedo, hits.body_index, axis=0)
+        for b, look in self._looks.items():
+            rays = np.flatnonzero(hits.body_index == b)
+            if len(rays):
+                out[rays] = look.sample(hits.triangle_index[rays], hits.take(rays).barycentric_uv)
+        return out
 
     def cast(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float | ArrayLike,
              min_range_m: float | ArrayLike = 0.0, *, exact: bool = False, ignore: Iterable[str] = (),

@@ -473,8 +473,7 @@ def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighti
     if lighting.headlights:
         p = o + d * dist[:, None]
         light += _headlight_irradiance(rig, lighting, p, n * facing[:, None], hits.time_s)[:, None]
-    albedo = np.append(scene.albedo_of_body, np.zeros((1, 3), np.float32), axis=0)  # row −1: misses
-    out = np.take(albedo, hits.body_index, axis=0)
+    out = scene.albedo_at(hits)
     out *= light
     out[np.flatnonzero(~hits.hit)] = np.asarray(lighting.sky_rgb, np.float32)
     return out

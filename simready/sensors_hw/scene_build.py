@@ -29,6 +29,7 @@ import numpy as np
 
 from simready import paths
 from simready.catalog.catalog import Catalog
+from simready.catalog.look import SurfaceLook
 from simready.loading import load_yaml
 from simready.scenario.manifest import ScenarioManifest
 from simready.sensors_hw.models import Rig, RigError
@@ -200,6 +201,7 @@ def build_scene(template: WorldTemplate, catalog: Catalog, manifest: ScenarioMan
         raise TraceInputError(trace.source, "ticks.actor_id", f"manifest actors {absent} have no rows in the trace")
 
     meshes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    looks: dict[str, SurfaceLook | None] = {}
 
     def mesh(asset: str) -> tuple[np.ndarray, np.ndarray]:
         if asset not in meshes:
@@ -215,8 +217,10 @@ def build_scene(template: WorldTemplate, catalog: Catalog, manifest: ScenarioMan
         class_id = ontology.class_id(cls)
         e = Entity(entity, kind, asset, entry.family, cls if class_id != ontology.unknown_class_id else None,
                    class_id, entry.render_geometry.sha256, actor)
+        if asset not in looks:
+            looks[asset] = catalog.look(asset)
         b = Body(entity, vertices, faces, entry.render_geometry.sha256, entry.render_geometry.file, class_id,
-                 tuple(entry.material.albedo_rgb), float(entry.material.reflectance), track)
+                 tuple(entry.material.albedo_rgb), float(entry.material.reflectance), track, looks[asset])
         return b, e
 
     bodies: list[Body] = []

@@ -62,12 +62,22 @@ class ImportOptions:
 
 
 @dataclass(frozen=True)
+class PartLook:
+    """A part's source material: rgba base colour (or None), (M, 3, 2) uv per triangle corner of its render
+    triangles (glTF convention) and its (H, W, 3) uint8 sRGB texture, both None when untextured."""
+
+    rgba: tuple[float, float, float, float] | None
+    corner_uv: NDArray[np.float64] | None
+    texture: NDArray[np.uint8] | None
+
+
+@dataclass(frozen=True)
 class ImportedAsset:
     """Converted geometry, body frame, metres on the 1 µm grid; the shape :func:`generate.write_entry` writes.
 
     render: every part's triangles, parts in identifier order. part_ranges: ``(part, first, count)``.
     collision: convex pieces. record: the ``import`` block of entry.json (collider volume error filled in).
-    rgba: the first part's colour, when the source gives one.
+    rgba: the first part's colour, when the source gives one. looks: each part's material, in part order.
     """
 
     render: trimesh.Trimesh
@@ -75,6 +85,7 @@ class ImportedAsset:
     collision: tuple[trimesh.Trimesh, ...]
     record: ImportRecord
     rgba: tuple[float, float, float, float] | None = None
+    looks: tuple[PartLook, ...] = ()
     mounts: dict[str, Mount] = field(default_factory=dict)
 
 
@@ -82,8 +93,9 @@ def _to_um(vertices: NDArray[np.float64], linear: NDArray[np.float64]) -> NDArra
     return np.rint(np.asarray(vertices, dtype=np.float64) @ linear.T * UM_PER_M).astype(np.int64)
 
 
-def _merge(v_um: NDArray[np.int64], faces: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
-    """Vertices sharing a grid point merged in first-use order; degenerate triangles dropped (and counted)."""
+def _merge(v_um: NDArray[np.int64], faces: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_]]:
+    """Vertices sharing a grid point merged in first-use order; degenerate triangles dropped (``keep`` says which
+    source triangles remain)."""
     if faces.size and (faces.min() < 0 or faces.max() >= len(v_um)):
         raise ValueError("a face refers to a vertex that does not exist")
     _, first, inverse = np.unique(v_um, axis=0, return_index=True, return_inverse=True)
@@ -96,7 +108,7 @@ def _merge(v_um: NDArray[np.int64], faces: NDArray[np.int64]) -> tuple[NDArray[n
     used = np.unique(new_faces)
     remap = np.full(len(order), -1, dtype=np.int64)
     remap[used] = np.arange(len(used))
-    return v_um[first[order]][used], remap[new_faces], int((~keep).sum())
+    return v_um[first[order]][used], remap[new_faces], keep
 
 
 def _require_closed(name: str, v_um: NDArray[np.int64], faces: NDArray[np.int64], source: Path) -> None:
@@ -140,16 +152,18 @@ def convert(scene: SourceScene, options: ImportOptions, source: Path, source_fil
         raise CatalogError(source, "--collider", f"{options.collider!r} is not one of {', '.join(COLLIDER_CHOICES)}")
     applied: Applied = resolve(scene.declared, Flags(options.units, options.up, options.forward), source)
     linear = rotation(applied) * applied.meters_per_unit
-    merged, dropped = [], 0
+    merged, looks, dropped = [], [], 0
     for part in scene.parts:
         try:
-            v_um, faces, n_dropped = _merge(_to_um(part.vertices, linear), part.faces)
+            v_um, faces, keep = _merge(_to_um(part.vertices, linear), part.faces)
         except ValueError as exc:
             raise CatalogError(source, f"parts.{part.name}", str(exc)) from None
-        dropped += n_dropped
+        dropped += int((~keep).sum())
         if len(faces):
             _require_closed(part.name, v_um, faces, source)
             merged.append((part.name, v_um, faces))
+            corner_uv = None if part.uv is None or part.texture is None else part.uv[part.faces][keep]
+            looks.append(PartLook(part.rgba, corner_uv, part.texture if corner_uv is not None else None))
     if not merged:
         raise CatalogError(source, "", "no triangle with an area remains after conversion to the 1 µm grid")
     all_um = np.concatenate([v for _, v, _ in merged])
@@ -210,8 +224,8 @@ def convert(scene: SourceScene, options: ImportOptions, source: Path, source_fil
         source_inertial=_inertial_record(scene, linear, applied.meters_per_unit, shift),
         notes=scene.notes + collider_notes,
     )
-    rgba = next((p.rgba for p in scene.parts if p.rgba is not None), None)
-    return ImportedAsset(render, tuple(ranges), tuple(hulls), record, rgba)
+    rgba = next((look.rgba for look in looks if look.rgba is not None), None)
+    return ImportedAsset(render, tuple(ranges), tuple(hulls), record, rgba, tuple(looks))
 
 
 def geometry_hash(vertices_um: NDArray[np.int64], faces: NDArray[np.int64]) -> str:

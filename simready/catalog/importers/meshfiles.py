@@ -73,15 +73,31 @@ def _trimesh_scene(path: Path, file_type: str, fmt: str) -> tuple[trimesh.Scene,
     return scene, sorted(set(resolver.read))
 
 
-def _rgba(geom: trimesh.Trimesh) -> tuple[float, float, float, float] | None:
+def _look(geom: trimesh.Trimesh) -> tuple[tuple[float, ...] | None, np.ndarray | None, np.ndarray | None]:
+    """(rgba base colour, per-vertex uv, sRGB texture) of a geometry as trimesh decoded its material.
+
+    A glTF base colour factor multiplies its texture; an MTL ``map_Kd`` replaces ``Kd`` (white base).
+    trimesh stores uv with v = 0 at the image's bottom (OBJ's convention); flipped here to glTF's.
+    """
     visual = geom.visual
     material = getattr(visual, "material", None)
+    image = None
+    if getattr(visual, "kind", None) == "texture" and material is not None:
+        image = getattr(material, "baseColorTexture", None) if hasattr(material, "baseColorTexture") else material.image
+    uv = getattr(visual, "uv", None)
+    if image is not None and uv is not None and len(uv) == len(geom.vertices):
+        texture = np.asarray(image.convert("RGB"), dtype=np.uint8)
+        st = np.asarray(uv, dtype=np.float64)
+        st = np.stack([st[:, 0], 1.0 - st[:, 1]], axis=1)
+        factor = getattr(material, "baseColorFactor", None)
+        rgba = (1.0, 1.0, 1.0, 1.0) if factor is None else tuple(float(c) / 255.0 for c in np.asarray(factor)[:4])
+        return rgba, st, texture
     color = getattr(material, "main_color", None) if material is not None else None
     if color is None and getattr(visual, "kind", None) == "face":
         color = visual.main_color
     if color is None:
-        return None
-    return tuple(float(c) / 255.0 for c in np.asarray(color, dtype=np.float64)[:4])  # type: ignore[return-value]
+        return None, None, None
+    return tuple(float(c) / 255.0 for c in np.asarray(color, dtype=np.float64)[:4]), None, None
 
 
 def scene_parts(scene: trimesh.Scene, source: Path, unnamed_nodes: frozenset[str] = frozenset()) -> list[SourcePart]:
@@ -103,7 +119,8 @@ def scene_parts(scene: trimesh.Scene, source: Path, unnamed_nodes: frozenset[str
         if np.linalg.det(np.asarray(transform)[:3, :3]) < 0:
             faces = faces[:, ::-1]  # a mirroring node turns triangles inside out; keep them facing outwards
         vertices = trimesh.transform_points(np.asarray(geom.vertices, dtype=np.float64), transform)
-        parts.append(SourcePart(clean_part_name("/".join(reversed(path))), vertices, faces, _rgba(geom)))
+        rgba, uv, texture = _look(geom)
+        parts.append(SourcePart(clean_part_name("/".join(reversed(path))), vertices, faces, rgba, uv, texture))  # type: ignore[arg-type]
     if not parts:
         raise CatalogError(source, "", "holds no triangle geometry")
     return unique_names(parts, source)

@@ -15,7 +15,7 @@ one name are told apart by that hash too.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -32,12 +32,19 @@ MAX_PART_CHARS = 200
 
 @dataclass(frozen=True)
 class SourcePart:
-    """One named piece of render geometry: (N, 3) float64 vertices in source units/axes, (M, 3) int faces."""
+    """One named piece of render geometry: (N, 3) float64 vertices in source units/axes, (M, 3) int faces.
+
+    rgba: linear base colour (a glTF baseColorFactor, an MTL Kd, a URDF colour), None when the source has none.
+    uv: (N, 2) texture coordinates per vertex (v = 0 at the image's top, glTF's convention) and texture:
+    the (H, W, 3) uint8 sRGB image, both None for an untextured part.
+    """
 
     name: str
     vertices: NDArray[np.float64]
     faces: NDArray[np.int64]
     rgba: tuple[float, float, float, float] | None = None
+    uv: NDArray[np.float64] | None = None
+    texture: NDArray[np.uint8] | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,7 @@ def unique_names(parts: list[SourcePart], source: str | Path) -> list[SourcePart
         if not p.name or counts[p.name] > 1:
             digest = geometry_digest(p.vertices, p.faces)
             name = f"{p.name}#{digest}" if p.name else f"mesh-{digest}"
-            p = SourcePart(name, p.vertices, p.faces, p.rgba)
+            p = replace(p, name=name)
         named.append(p)
     names = [p.name for p in named]
     if len(set(names)) != len(names):
