@@ -7,6 +7,7 @@ is written as glTF by trimesh and imported with ``simready catalog import``.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import imageio.v3 as iio
@@ -17,6 +18,7 @@ import trimesh
 from PIL import Image
 
 from simready.catalog.catalog import load_catalog
+from simready.catalog.certify import certify_catalog
 from simready.catalog.importers.conventions import axes_rotation
 from simready.cli import main
 from simready.raycast import SceneGeometry
@@ -110,3 +112,15 @@ def test_depth_id_and_semantic_passes_do_not_see_the_texture(catalog_dir: Path) 
     assert np.array_equal(textured.depth, plain.depth)
     assert np.array_equal(textured.id, plain.id)
     assert np.array_equal(textured.semantic, plain.semantic)
+
+
+def test_certification_checks_the_appearance_files(catalog_dir: Path, tmp_path: Path) -> None:
+    assert certify_catalog(catalog_dir / "generated").all_passed
+    copy = tmp_path / "generated"
+    shutil.copytree(catalog_dir / "generated", copy)
+    uv = copy / "board" / "checker" / "uv.f32.bin"
+    uv.write_bytes(uv.read_bytes()[:-8])
+    (report,) = certify_catalog(copy).entries
+    messages = [r.message for r in report.reasons if r.code == "geometry_hash"]
+    assert any(m.startswith("uv.f32.bin sha256") for m in messages)
+    assert any("not 288 (3 corners × (u, v) float32 per triangle)" in m for m in messages)

@@ -328,10 +328,27 @@ def _summary_problems(c: _Context) -> list[str]:
         out.append(f"entry.json render_volume_m3 {e.render_volume_m3:.6g} m³ differs from render.obj's {volume:.6g} m³")
     if not np.allclose(e.render_bounds_m, bounds([r]), rtol=0, atol=1e-6):
         out.append("entry.json render_bounds_m differ from render.obj's bounds")
+    out += _appearance_problems(c)
     if c.pieces is not None:
         cvol = union(c.pieces).volume()
         if abs(cvol - e.collision_volume_m3) > SUMMARY_REL_TOL * max(cvol, 1e-12):
             out.append(f"entry.json collision_volume_m3 {e.collision_volume_m3:.6g} m³ differs from the pieces' {cvol:.6g} m³")
+    return out
+
+
+def _appearance_problems(c: _Context) -> list[str]:
+    """An imported entry's appearance names its parts in order, and its uv file has a row per triangle."""
+    look, e = c.entry.appearance, c.entry
+    if look is None:
+        return []
+    out = []
+    if [p.part for p in look.parts] != [p.name for p in e.parts]:
+        out.append(f"appearance parts {[p.part for p in look.parts]} are not the entry's parts {[p.name for p in e.parts]}")
+    if look.uv is not None:
+        path = _entry_file(c.entry_dir, look.uv.file, [])
+        want = sum(p.triangle_count for p in e.parts) * 3 * 2 * 4
+        if path is not None and path.is_file() and path.stat().st_size != want:
+            out.append(f"{look.uv.file} holds {path.stat().st_size} bytes, not {want} (3 corners × (u, v) float32 per triangle)")
     return out
 
 
