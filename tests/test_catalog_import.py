@@ -15,7 +15,7 @@ import pybullet_data
 import pygltflib
 import pytest
 import trimesh
-from pxr import Usd, UsdGeom, Vt
+from pxr import Gf, Usd, UsdGeom, Vt
 
 from simready.catalog.importers.conventions import Declared, Flags, axes_rotation, resolve
 from simready.cli import main
@@ -215,6 +215,7 @@ def test_usd_stage_in_centimetres_y_up_imports_to_the_same_geometry(tmp_path: Pa
     mesh.CreatePointsAttr(Vt.Vec3fArray.FromNumpy(np.asarray(y_up, dtype=np.float32)))
     mesh.CreateFaceVertexCountsAttr([3] * len(ball.faces))
     mesh.CreateFaceVertexIndicesAttr(np.asarray(ball.faces).reshape(-1).tolist())
+    mesh.CreateDisplayColorAttr([Gf.Vec3f(0.9, 0.9, 0.2)])
     stage.GetRootLayer().Save()
     cat = tmp_path / "cat"
     common = ["--class", "road_object", "--mass-kg", "0.43", "--license", "Zlib", "--out", str(cat)]
@@ -224,6 +225,7 @@ def test_usd_stage_in_centimetres_y_up_imports_to_the_same_geometry(tmp_path: Pa
     usd = entry_json(cat, "ball", "usd")
     assert usd["import"]["units"] == {"declared": "centimeter", "applied": "centimeter", "decided_by": "file"}
     assert [p["name"] for p in usd["parts"]] == ["World/Icosphere_001"]
+    assert usd["appearance"]["parts"][0]["base_color_rgb"] == [0.9, 0.9, 0.2]  # primvars:displayColor
     assert usd["import"]["geometry_sha256"] == entry_json(cat, "ball", "obj")["import"]["geometry_sha256"]
     rc, _, err = run(capsys, str(tmp_path / "ball.usda"), "--id", "asset:ball/usd2", "--units", "meter", *common)
     assert rc == 1 and "--units meter contradicts the file: USD stage (metersPerUnit 0.01" in err

@@ -150,6 +150,8 @@ def convert(scene: SourceScene, options: ImportOptions, source: Path, source_fil
     """Everything of :mod:`this module's docstring <simready.catalog.importers.assemble>`, for one source."""
     if options.collider not in COLLIDER_CHOICES:
         raise CatalogError(source, "--collider", f"{options.collider!r} is not one of {', '.join(COLLIDER_CHOICES)}")
+    if not 0.0 < options.threshold <= 1.0:
+        raise CatalogError(source, "--threshold", f"{options.threshold:g} is not in (0, 1]")
     applied: Applied = resolve(scene.declared, Flags(options.units, options.up, options.forward), source)
     linear = rotation(applied) * applied.meters_per_unit
     merged, looks, dropped = [], [], 0

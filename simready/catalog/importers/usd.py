@@ -37,6 +37,16 @@ def _fan(counts: np.ndarray, indices: np.ndarray, source: Path, prim: str) -> np
     return np.asarray(tris, dtype=np.int64).reshape(-1, 3)
 
 
+def _display_color(mesh: UsdGeom.Mesh) -> tuple[float, float, float, float] | None:
+    """A constant ``primvars:displayColor`` (linear RGB, as USD specifies) as the part's base colour."""
+    primvar = UsdGeom.PrimvarsAPI(mesh).GetPrimvar("displayColor")
+    value = primvar.Get() if primvar and primvar.HasValue() else None
+    if value is None or len(value) != 1 or primvar.GetInterpolation() != UsdGeom.Tokens.constant:
+        return None
+    r, g, b = (float(c) for c in value[0])
+    return (r, g, b, 1.0)
+
+
 def _declared(stage: Usd.Stage) -> Declared:
     mpu_authored = stage.HasAuthoredMetadata(UsdGeom.Tokens.metersPerUnit)
     up_authored = stage.HasAuthoredMetadata(UsdGeom.Tokens.upAxis)
@@ -78,7 +88,7 @@ def read_usd(path: Path) -> SourceScene:
         if np.linalg.det(m[:3, :3]) < 0:
             faces = faces[:, ::-1]
         vertices = points @ m[:3, :3] + m[3, :3]
-        parts.append(SourcePart(clean_part_name(name), vertices, faces))
+        parts.append(SourcePart(clean_part_name(name), vertices, faces, _display_color(mesh)))
     if not parts:
         raise CatalogError(path, "", "holds no Mesh prim with faces")
     files = [path] + sorted(Path(layer.realPath) for layer in stage.GetUsedLayers()
