@@ -194,8 +194,10 @@ def write_import(prep: PreparedImport, catalog_dir: Path, allow_uncertified: boo
     name = f"{family}__{variant}"
     catalog_dir = Path(catalog_dir)
     contract_path, sources_dir, generated, entry_dir = _paths(catalog_dir, family, variant)
-    generated.mkdir(parents=True, exist_ok=True)
-    with generation_lock(generated), owned_temp(catalog_dir / f".import-{name}") as tmp:
+    catalog_dir.parent.mkdir(parents=True, exist_ok=True)
+    # Staged beside the catalog folder (same file system, so the moves are renames), which is not touched
+    # unless the entry is published.
+    with owned_temp(catalog_dir) as tmp:
         _copy_sources(prep.scene.files, req.source, tmp / SOURCES_DIR)
         staged_contract = tmp / f"{name}.yaml"
         write_text_atomic(staged_contract, _contract_text(req, family, variant, prep.fields))
@@ -205,19 +207,20 @@ def write_import(prep: PreparedImport, catalog_dir: Path, allow_uncertified: boo
         verdict = certify_entry(staged_entry, ontology)
         if not verdict.passed and not allow_uncertified:
             return ImportResult(entry, verdict, False, entry_dir)
-        _refuse_existing(req.asset_id, contract_path, sources_dir, entry_dir)  # another import may have won
-        index = read_index(generated)
-        if index is not None and index.get("generator_version") != GENERATOR_VERSION:
-            raise CatalogError(generated, "catalog_index.json", "was written by another generator version; "
-                               "regenerate the catalog before importing into it")
-        others = [load_entry(generated / row["dir"]) for row in (index or {"entries": []})["entries"]]
-        sources_dir.parent.mkdir(parents=True, exist_ok=True)
-        entry_dir.parent.mkdir(parents=True, exist_ok=True)
-        contract_path.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(tmp / SOURCES_DIR, sources_dir)
-        os.rename(staged_entry, entry_dir)
-        os.rename(staged_contract, contract_path)
-        write_index(generated, [*others, entry])
+        generated.mkdir(parents=True, exist_ok=True)
+        with generation_lock(generated):
+            _refuse_existing(req.asset_id, contract_path, sources_dir, entry_dir)  # another import may have won
+            index = read_index(generated)
+            if index is not None and index.get("generator_version") != GENERATOR_VERSION:
+                raise CatalogError(generated, "catalog_index.json", "was written by another generator version; "
+                                   "regenerate the catalog before importing into it")
+            others = [load_entry(generated / row["dir"]) for row in (index or {"entries": []})["entries"]]
+            for folder in (sources_dir.parent, entry_dir.parent, contract_path.parent):
+                folder.mkdir(parents=True, exist_ok=True)
+            os.rename(tmp / SOURCES_DIR, sources_dir)
+            os.rename(staged_entry, entry_dir)
+            os.rename(staged_contract, contract_path)
+            write_index(generated, [*others, entry])
     return ImportResult(entry, verdict.model_copy(update={"entry_dir": str(entry_dir)}), True, entry_dir)
 
 
