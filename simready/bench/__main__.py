@@ -12,6 +12,7 @@ import sys
 SECTIONS: dict[str, str] = {
     "catalog": "simready.bench.world:bench_catalog",
     "templates": "simready.bench.world:bench_templates",
+    "maps": "simready.bench.maps:run",
     "import": "simready.bench.catalog_import:run",
     "scenario": "simready.bench.scenario:run",
     "sim": "simready.bench.sim:run",

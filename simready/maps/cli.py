@@ -27,6 +27,8 @@ def register(template: argparse._SubParsersAction, scenario: argparse._SubParser
     imp.add_argument("--id", required=True, help="template id (also the output file's name)")
     imp.add_argument("--bounds", default=None, type=_bounds, help="xmin,ymin,xmax,ymax: import only lanes wholly inside")
     imp.add_argument("--out", default=None, help="template file to write (default: data/templates/ID.yaml; must be new)")
+    imp.add_argument("--intent", default=None,
+                     help="choose the ego route: the first candidate route this intent accepts (e.g. cut_in)")
     imp.set_defaults(handler=_template_import)
 
     exp = template.add_parser("export-xodr", help="write a world template as an ASAM OpenDRIVE map")
@@ -62,6 +64,7 @@ def _certified() -> tuple[set[str], dict]:
 
 def _template_import(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
+    from simready.maps.sites import fit_intent
     from simready.maps.template_yaml import template_yaml
     from simready.maps.xodr_import import import_opendrive
     from simready.world.template_build import validate_template_file
@@ -71,12 +74,15 @@ def _template_import(args: argparse.Namespace) -> int:
         raise MapError(out, "", f"a template's file is named after its id: write {args.id}.yaml")
     with output_file(out) as staged:
         imported = import_opendrive(args.map, args.id, args.bounds)
-        staged.write_text(template_yaml(imported.data), encoding="utf-8")
+        data, site_lines = imported.data, []
+        if args.intent is not None:
+            data, site_lines = fit_intent(data, args.intent)
+        staged.write_text(template_yaml(data), encoding="utf-8")
         certified, contracts = _certified()
         result = validate_template_file(staged, certified, contracts)
         if not result.valid:
             raise TemplateError(args.map, "", f"the imported template does not validate: {result.errors[0]}")
-    for line in imported.report.lines():
+    for line in imported.report.lines() + site_lines:
         print(line)
     print(f"{args.id}  {result.template_hash}  ({out})")
     return 0

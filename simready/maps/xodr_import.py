@@ -507,7 +507,7 @@ class _Builder:
             "regions": [self.regions[k] for k in sorted(self.regions)],
             "lanes": [self.lanes[k] for k in sorted(self.lanes)],
             "walkable": walkable,
-            "relations": relations + controls,
+            "relations": self._adjacent() + relations + controls,
             "affordances": sorted(affordances, key=lambda a: a["id"]),
             "instances": instances,
             "ego": {"asset": d["ego_asset"], "route": [ego_lane["id"]], "start_s_m": _r(min(5.0, 0.1 * ego_len)),
@@ -532,6 +532,18 @@ class _Builder:
             if derived != declared:
                 self.report.link_mismatches.append(
                     f"lane {name}: file links {sorted(declared)}, geometry joins {sorted(derived)}")
+
+    def _adjacent(self) -> list[dict[str, Any]]:
+        """``adjacent`` relations between side-by-side lane regions of one lane section (across the centre too)."""
+        out = []
+        for road in self.odr.roads:
+            for k, sec in enumerate(road.sections):
+                order = [lane.id for lane in sorted(sec.lanes, key=lambda ln: -ln.id)]
+                for a, b in zip(order, order[1:]):
+                    na, nb = lane_name((road.id, k, a)), lane_name((road.id, k, b))
+                    if na in self.regions and nb in self.regions:
+                        out.append({"type": "adjacent", "a": na, "b": nb})
+        return out
 
     # -- walkable graph and crosswalks --
 
