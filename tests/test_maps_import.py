@@ -10,6 +10,7 @@ lie within 1 cm of the reference plus offsets at the s where it projects.
 from __future__ import annotations
 
 import hashlib
+import re
 import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -283,3 +284,66 @@ def test_bounds_keep_only_lanes_inside(map_files):
     assert len(whole.data["lanes"]) == 20
     assert any("--bounds" in line for line in part.report.skipped)
     parse_template(part.data)
+
+
+def _curved_with(map_files, record: str) -> str:
+    """The curved map with its last plan-view record (the paramPoly3) replaced by ``record``."""
+    text = map_files["curved"].read_text()
+    start = text.index("<paramPoly3 ")
+    return text[:start] + record + text[text.index("/>", start) + 2:]
+
+
+@pytest.mark.parametrize("variant", ["poly3", "paramPoly3_arcLength"])
+def test_poly3_and_arclength_parampoly3_give_the_same_curve(variant, map_files, tmp_path):
+    # The curve of the normalized paramPoly3 u = 30p, v = 6p^2 - 4p^3, written two other ways: as a poly3 in u,
+    # and as a paramPoly3 over p in [0, length].
+    text = map_files["curved"].read_text()
+    length = float(re.search(r'length="([0-9.]+)">\s*<paramPoly3', text).group(1))
+    if variant == "poly3":
+        record = f'<poly3 a="0" b="0" c="{6 / 900!r}" d="{-4 / 27000!r}"/>'
+    else:
+        record = (f'<paramPoly3 aU="0" bU="{30 / length!r}" cU="0" dU="0" aV="0" bV="0" cV="{6 / length ** 2!r}" '
+                  f'dV="{-4 / length ** 3!r}" pRange="arcLength"/>')
+    path = tmp_path / "curved.xodr"
+    path.write_text(_curved_with(map_files, record))
+    t = parse_template(import_opendrive(path, "variant").data)
+    ref = _reference(list(maps.CURVED["records"]))
+    (s1a, w1) = maps.CURVED["sections"][1]
+    for lane_id in (1, -1):
+        lane = _lane(t, f"road1_sec1_lane{lane_id}")
+        tail = [p for p in lane.polyline if _project(ref, [p])[0][0] >= 110.0]
+        assert len(tail) > 10, "the last record is sampled"
+
+        def centre(s, i=lane_id):
+            s_offset, *coef = [r for r in w1[i] if r[0] <= s - s1a + 1e-9][-1]
+            return math.copysign(_cubic(coef, s - s1a - s_offset) / 2, i)
+
+        assert _check_lane(ref, tail, centre, forward=lane_id < 0) <= TOL_M
+
+
+def test_left_hand_traffic_reverses_directions(map_files, tmp_path):
+    path = tmp_path / "lht.xodr"
+    path.write_text(map_files["straight"].read_text().replace('rule="RHT"', 'rule="LHT"'))
+    t = parse_template(import_opendrive(path, "lht").data)
+    east = _lane(t, "road1_sec0_lane1").polyline
+    west = _lane(t, "road1_sec0_lane-1").polyline
+    assert east[-1][0] > east[0][0] and west[-1][0] < west[0][0]
+
+
+def test_biking_border_and_walking_lanes(map_files, tmp_path):
+    text = map_files["straight"].read_text()
+    text = text.replace('type="parking"', 'type="biking"')
+    # The outer right lane becomes a border; the left sidewalk keeps walking under its OpenDRIVE 1.8 name.
+    first, second = text.index('type="sidewalk"'), text.rindex('type="sidewalk"')
+    text = text[:first] + 'type="walking"' + text[first + len('type="sidewalk"'):second] + 'type="border"' + \
+        text[second + len('type="sidewalk"'):]
+    path = tmp_path / "types.xodr"
+    path.write_text(text)
+    result = import_opendrive(path, "types")
+    t = parse_template(result.data)
+    types = {r.id: r.type for r in t.regions}
+    assert types["road1_sec0_lane-2"] == "drivable" and types["road1_sec0_lane-3"] == "median"
+    assert types["road1_sec0_lane2"] == "sidewalk"
+    assert {lane.id for lane in t.lanes} == {"road1_sec0_lane-1", "road1_sec0_lane1"}
+    skipped = "\n".join(t.provenance.skipped)
+    assert "biking lanes: kept as drivable regions" in skipped and "border lanes: kept as median regions" in skipped

@@ -71,6 +71,8 @@ CROSSWALK_TOUCH_M = 0.15
 SIDEWALK_JOIN_M = 0.5
 
 DRIVING_TYPES = ("driving", "entry", "exit", "onRamp", "offRamp", "connectingRamp")
+#: OpenDRIVE 1.8 renamed ``sidewalk`` to ``walking``.
+SIDEWALK_TYPES = ("sidewalk", "walking")
 #: Lane types that become a region without a lane, and the region type.
 REGION_ONLY_TYPES = {"shoulder": "drivable", "biking": "drivable", "border": "median", "median": "median",
                      "curb": "median"}
@@ -454,7 +456,7 @@ class _Builder:
                                 "speed_limit_mps": self._speed(lane), "polyline": _pts(centre)}
             self.lane_by_name[name] = lane
             self.lane_key_by_name[name] = lane.key
-        elif lane.type == "sidewalk":
+        elif lane.type in SIDEWALK_TYPES:
             if self._region(name, "sidewalk", lane) is not None:
                 self.sidewalks[name] = lane
         elif lane.type in REGION_ONLY_TYPES:
