@@ -73,8 +73,9 @@ def fresh_ids() -> None:
     _SignalObjectBase._IDCounter.clear()
 
 
-def _junctions(t: WorldTemplate) -> dict[str, int]:
-    """Lane id → junction id for lanes in intersection regions; overlapping regions make one junction."""
+def _junctions(t: WorldTemplate, first_id: int) -> dict[str, int]:
+    """Lane id → junction id (from ``first_id`` on, after the road ids) for lanes in intersection regions;
+    overlapping regions make one junction."""
     regions = sorted({lane.region for lane in t.lanes if t.region_by_id[lane.region].type == "intersection"})
     parent = {r: r for r in regions}
 
@@ -90,7 +91,7 @@ def _junctions(t: WorldTemplate) -> dict[str, int]:
             if shapes[a].intersects(shapes[b]):
                 parent[find(b)] = find(a)
     roots = sorted({find(r) for r in regions})
-    number = {root: 1000 + k for k, root in enumerate(roots)}
+    number = {root: first_id + k for k, root in enumerate(roots)}
     return {lane.id: number[find(lane.region)] for lane in t.lanes if lane.region in parent}
 
 
@@ -251,7 +252,7 @@ def export_xodr(t: WorldTemplate) -> tuple[bytes, ExportReport]:
     lanes = sorted(t.lanes, key=lambda lane: lane.id)
     road_id = {lane.id: k + 1 for k, lane in enumerate(lanes)}
     report.road_of_lane = dict(road_id)
-    junction_of = _junctions(t)
+    junction_of = _junctions(t, len(lanes) + 1)
     contact = _contact_headings(t)
     shared = Counter(lane.region for lane in lanes)
     built = {lane.id: _road(lane, road_id[lane.id], junction_of.get(lane.id), contact.get((lane.id, "start")),

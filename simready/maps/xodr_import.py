@@ -563,7 +563,8 @@ class _Builder:
         relations: list[dict[str, Any]] = []
         extra_edges: list[tuple[str, str]] = []
         nodes: dict[str, list[float]] = {}
-        pending: list[tuple[str, str, tuple[float, float], str, tuple[float, float]]] = []
+        # (crosswalk, sidewalk a, foot arc length on a, crossing end on a's side, the same for b)
+        pending: list[tuple[str, str, float, tuple[float, float], str, float, tuple[float, float]]] = []
         for cw_id, _obj, poly in crosswalks:
             touching = [n for n in sorted(self.sidewalks) if Polygon(self.regions[n]["polygon"]).distance(poly) <= CROSSWALK_TOUCH_M]
             centre = poly.centroid
@@ -597,12 +598,14 @@ class _Builder:
             self.crosswalks += 1
             chains[a].append(feet[a])
             chains[b].append(feet[b])
-            pending.append((cw_id, a, ends[0], b, ends[1]))
+            pending.append((cw_id, a, feet[a][0], ends[0], b, feet[b][0], ends[1]))
         names: dict[tuple[str, float], str] = {}
         edges: set[tuple[str, str]] = set()
         for name, pts in sorted(chains.items()):
             line = LineString(_pts(self.sidewalks[name].centre))
             marks = sorted({round(d, 3) for d, _ in pts} | set(self._chain_stops(line, cover)))
+            # Marks closer than a millimetre would be one point twice: keep the first.
+            marks = [d for i, d in enumerate(marks) if i == 0 or d - marks[i - 1] >= 1e-3]
             prev = None
             for i, d in enumerate(marks):
                 node = f"{name}_n{i}"
@@ -612,9 +615,8 @@ class _Builder:
                 if prev is not None:
                     edges.add((prev, node))
                 prev = node
-        for cw_id, a, end_a, b, end_b in pending:
-            fa = self._nearest_node(nodes, a, end_a)
-            fb = self._nearest_node(nodes, b, end_b)
+        for cw_id, a, da, end_a, b, db, end_b in pending:
+            fa, fb = self._node_at(names, a, da), self._node_at(names, b, db)
             ea, eb = f"{cw_id}_a", f"{cw_id}_b"
             nodes[ea] = [_r(end_a[0]), _r(end_a[1])]
             nodes[eb] = [_r(end_b[0]), _r(end_b[1])]
@@ -645,9 +647,9 @@ class _Builder:
         return stops
 
     @staticmethod
-    def _nearest_node(nodes: dict[str, list[float]], chain: str, p: tuple[float, float]) -> str:
-        prefix = f"{chain}_n"
-        return min((n for n in nodes if n.startswith(prefix)), key=lambda n: (math.dist(nodes[n], p), n))
+    def _node_at(names: dict[tuple[str, float], str], chain: str, d: float) -> str:
+        """The node of sidewalk ``chain`` at arc length ``d`` (a crosswalk's foot, which is one of its marks)."""
+        return names[min((k for k in names if k[0] == chain), key=lambda k: (abs(k[1] - d), k[1]))]
 
     def _joins(self, nodes: dict[str, list[float]], chains: dict[str, Any], cover: Any) -> set[tuple[str, str]]:
         """Edges between sidewalk chains whose end nodes meet (sections and linked roads)."""
