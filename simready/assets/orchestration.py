@@ -9,7 +9,10 @@
   for every template of the default suite.
 * ``source_files_sensor`` notices a new or changed template or catalog contract
   file (content hash, not mtime) and requests the world asset it feeds; the
-  automation sensor takes it from there.
+  automation sensor takes it from there. It watches OpenDRIVE maps too
+  (``maps/*.xodr`` beside the templates folder): a changed map requests the
+  templates imported from it, whose build then fails with "re-import" until
+  the template is imported again (:func:`simready.world.template_build.stale_import`).
 """
 # No `from __future__ import annotations`: Dagster inspects annotations at runtime.
 
@@ -24,6 +27,7 @@ from simready.assets.world import sensor_rigs, world_templates
 from simready.hashing import content_hash, file_sha256
 from simready.resources import SourceData
 from simready.scenario.suite import batch_key, load_suite
+from simready.world.template_build import maps_dir, templates_imported_from
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "default_automation_condition_sensor",
@@ -52,14 +56,16 @@ def daily_batch_schedule(context: dg.ScheduleEvaluationContext):
 
 
 def source_file_hashes(source: SourceData) -> dict[str, str]:
-    """``{"templates/<f>" | "catalog/<f>": sha256}`` of every hand-authored world input."""
+    """``{"templates/<f>" | "catalog/<f>" | "maps/<f>": sha256}`` of every hand-authored world input."""
     out = {f"templates/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.templates_dir).glob("*.yaml"))}
     out.update({f"catalog/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.catalog_contracts_dir).glob("*.yaml"))})
+    out.update({f"maps/{p.name}": file_sha256(str(p)) for p in sorted(maps_dir(Path(source.templates_dir)).glob("*.xodr"))})
     return out
 
 
-def changed_requests(before: dict[str, str], now: dict[str, str]) -> list[dg.RunRequest]:
-    """A catalog contract change → ``certified_assets``; a template change → its ``world_templates`` and ``sensor_rigs`` partitions."""
+def changed_requests(before: dict[str, str], now: dict[str, str], templates_dir: str | None = None) -> list[dg.RunRequest]:
+    """A catalog contract change → ``certified_assets``; a template change → its ``world_templates`` and ``sensor_rigs``
+    partitions; a map change → those of every template imported from it (``templates_dir`` says where to look)."""
     changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
     requests = []
     if any(k.startswith("catalog/") for k in changed):
@@ -69,9 +75,16 @@ def changed_requests(before: dict[str, str], now: dict[str, str]) -> list[dg.Run
         if k.startswith("templates/"):
             template_id = k.split("/", 1)[1].removesuffix(".yaml")
             if template_id in known and k in now:
-                requests.append(dg.RunRequest(run_key=f"{template_id}:{now[k]}", asset_selection=[world_templates.key, sensor_rigs.key],
-                                              partition_key=template_id))
+                requests.append(_template_request(template_id, now[k]))
+        elif k.startswith("maps/") and k in now and templates_dir is not None:
+            imported = templates_imported_from(Path(templates_dir), k.split("/", 1)[1])
+            requests += [_template_request(t, now[k]) for t in imported if t in known]
     return requests
+
+
+def _template_request(template_id: str, version: str) -> dg.RunRequest:
+    return dg.RunRequest(run_key=f"{template_id}:{version}", asset_selection=[world_templates.key, sensor_rigs.key],
+                         partition_key=template_id)
 
 
 def now_digest(hashes: dict[str, str]) -> str:
@@ -89,5 +102,5 @@ def source_files_sensor(context: dg.SensorEvaluationContext, source: SourceData)
     context.update_cursor(json.dumps(now, sort_keys=True))
     if before is None:
         return dg.SkipReason("first evaluation: recorded the current hashes of templates and contracts")
-    requests = changed_requests(before, now)
+    requests = changed_requests(before, now, source.templates_dir)
     return requests or dg.SkipReason("no template or contract changed")

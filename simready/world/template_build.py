@@ -18,6 +18,7 @@ from simready.layout import TemplateDir
 from simready.world.template import (
     WorldTemplate,
     canonical_dict,
+    list_template_files,
     load_template,
     template_hash,
     validate_references,
@@ -80,6 +81,9 @@ def validate_template_file(
         return build
     build.template = template
     build.template_hash = template_hash(template)
+    stale = stale_import(template, source)
+    if stale:
+        build.errors.append(stale)
     if template.id != source.stem:
         build.errors.append(TemplateError(source, "id", f"id {template.id!r} must equal the file name {source.stem!r}").one_line())
     if certified_asset_ids is not None:
@@ -87,6 +91,51 @@ def validate_template_file(
         build.errors.extend(build.reference_errors)
     build.valid = not build.errors
     return build
+
+
+def maps_dir(templates_dir: Path) -> Path:
+    """Where the maps of imported templates live: ``maps/`` beside the templates folder (``data/maps/``)."""
+    return templates_dir.parent / "maps"
+
+
+def map_file(template_file: Path, source_name: str) -> Path:
+    """The source map of an imported template file, by the name its provenance records."""
+    return maps_dir(template_file.parent) / source_name
+
+
+def stale_import(template: WorldTemplate, source: Path) -> str:
+    """One line when ``template`` was imported from a map that has changed since, else "".
+
+    Why: an imported template is derived from its map; editing the map (one
+    lane's width) must not leave a template that silently says otherwise. A
+    map kept beside the templates (:func:`map_file`) is compared with the
+    sha256 the import recorded; a map kept elsewhere cannot be checked.
+    """
+    if template.provenance is None:
+        return ""
+    path = map_file(source, template.provenance.source)
+    if not path.is_file():
+        return ""
+    now = file_sha256(str(path)).removeprefix("sha256:")
+    recorded = template.provenance.source_sha256
+    if now == recorded:
+        return ""
+    return TemplateError(source, "provenance.source_sha256",
+                         f"imported from {path.name} with sha256 {recorded[:12]}, but {path} is now {now[:12]}: "
+                         f"run `simready template import {path} --id {template.id}` again").one_line()
+
+
+def templates_imported_from(templates_dir: Path, map_name: str) -> list[str]:
+    """Ids of the templates in ``templates_dir`` whose provenance names map file ``map_name``, sorted."""
+    out = []
+    for template_id, path in list_template_files(templates_dir).items():
+        try:
+            template = load_template(path)
+        except TemplateError:
+            continue
+        if template.provenance is not None and template.provenance.source == map_name:
+            out.append(template_id)
+    return out
 
 
 def build_template_version(

@@ -1,0 +1,141 @@
+"""Staleness of imported templates (issue 17 item 5): a map edit is noticed, the template must be re-imported, and
+the re-import marks exactly that template's dependents stale.
+
+The map is imported under the id of a shipped template (``two_lane_arterial``, in a copy of the templates
+folder), because template partitions are the shipped template ids; its suite entry samples the occluded
+crossing, which the imported straight road offers.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+
+from simready import paths
+from simready.assets.catalog import certified_assets
+from simready.assets.orchestration import changed_requests, source_file_hashes, source_files_sensor
+from simready.assets.partitions import batch_partitions
+from simready.assets.scenario import scenario_manifests
+from simready.assets.simulation import trajectories
+from simready.assets.world import sensor_rigs, world_templates
+from simready.maps.sites import fit_intent
+from simready.maps.template_yaml import template_yaml
+from simready.maps.xodr_import import import_opendrive
+from simready.resources import ArtifactStore, SourceData
+from simready.testing import opendrive_maps as maps
+from simready.world.template_build import templates_imported_from, validate_template_file
+from tests.test_dagster_world import _data_version
+
+TLA, RC = "two_lane_arterial", "residential_crosswalk_v3"
+INTENT = "pedestrian_emerges_behind_van"
+
+
+def _data(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the templates with TLA imported from ``maps/straight.xodr`` beside them."""
+    templates = tmp_path / "templates"
+    shutil.copytree(paths.TEMPLATES_DIR, templates)
+    (tmp_path / "maps").mkdir()
+    xodr = tmp_path / "maps" / "straight.xodr"
+    xodr.write_bytes(maps.straight_road())
+    _import(xodr, templates)
+    return templates, xodr
+
+
+def _import(xodr: Path, templates: Path) -> None:
+    data, _ = fit_intent(import_opendrive(xodr, TLA).data, INTENT)
+    (templates / f"{TLA}.yaml").write_text(template_yaml(data))
+
+
+def _widen_sidewalk(xodr: Path) -> None:
+    """One lane's width: the left sidewalk (lane 2, the first 2 m lane in the file), widened outwards, so the
+    crosswalk still meets it."""
+    text = xodr.read_text()
+    first = text.index('<lane id="2"')
+    at = text.index('a="2.0"', first)
+    xodr.write_text(text[:at] + 'a="2.1"' + text[at + len('a="2.0"'):])
+
+
+def test_an_edited_map_makes_its_template_stale_until_reimported(tmp_path):
+    templates, xodr = _data(tmp_path)
+    assert validate_template_file(templates / f"{TLA}.yaml").valid
+    assert templates_imported_from(templates, "straight.xodr") == [TLA]
+    before = source_file_hashes(SourceData(templates_dir=str(templates)))
+    assert "maps/straight.xodr" in before
+    _widen_sidewalk(xodr)
+    build = validate_template_file(templates / f"{TLA}.yaml")
+    assert not build.valid
+    assert "provenance.source_sha256" in build.errors[0] and "simready template import" in build.errors[0]
+    now = source_file_hashes(SourceData(templates_dir=str(templates)))
+    requests = changed_requests(before, now, str(templates))
+    assert [(r.asset_selection, r.partition_key) for r in requests] == [([world_templates.key, sensor_rigs.key], TLA)]
+    old_hash = build.template_hash
+    _import(xodr, templates)
+    again = validate_template_file(templates / f"{TLA}.yaml")
+    assert again.valid and again.template_hash != old_hash
+
+
+def _key(t: str) -> dg.MultiPartitionKey:
+    return dg.MultiPartitionKey({"template": t, "batch": "b0000"})
+
+
+@pytest.mark.slow
+def test_reimport_restales_exactly_the_imported_templates_dependents(tmp_path):
+    from simready.definitions import defs
+
+    templates, xodr = _data(tmp_path)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(yaml.safe_dump({"suite_id": "t", "batches": 1, "templates": {
+        RC: {INTENT: 1}, TLA: {INTENT: 1}}}))
+    source = SourceData(templates_dir=str(templates), suite_file=str(suite))
+    resources = {"store": ArtifactStore(root=str(tmp_path / "artifacts")), "source": source}
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(batch_partitions.name, ["b0000"])
+    assert dg.materialize([certified_assets], instance=instance, resources=resources).success
+    for t in (RC, TLA):
+        assert dg.materialize([world_templates], partition_key=t, instance=instance, resources=resources).success
+        # Manifests and trajectories of the imported map materialize like any template's.
+        assert dg.materialize([scenario_manifests, trajectories], partition_key=_key(t), instance=instance,
+                              resources=resources).success
+    before = {(a, t): _data_version(instance, a, str(_key(t))) for a in ("scenario_manifests", "trajectories")
+              for t in (RC, TLA)}
+    result = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+
+    first = dg.build_sensor_context(instance=instance, resources={"source": source})
+    assert isinstance(source_files_sensor(first), dg.SkipReason)
+    # The map edit alone: the sensor requests the imported template, whose build now says to re-import.
+    _widen_sidewalk(xodr)
+    ctx = dg.build_sensor_context(instance=instance, resources={"source": source}, cursor=first.cursor)
+    requests = source_files_sensor(ctx)
+    assert [(r.asset_selection, r.partition_key) for r in requests] == [([world_templates.key, sensor_rigs.key], TLA)]
+    # Re-import: the template file changes, the sensor requests it, and its data version moves on.
+    _import(xodr, templates)
+    ctx2 = dg.build_sensor_context(instance=instance, resources={"source": source}, cursor=ctx.cursor)
+    requests = source_files_sensor(ctx2)
+    assert [(r.asset_selection, r.partition_key) for r in requests] == [([world_templates.key, sensor_rigs.key], TLA)]
+    assert dg.materialize([world_templates], partition_key=TLA, instance=instance, resources=resources).success
+
+    requested: set[tuple[str, str]] = set()
+    assets = {"scenario_manifests": scenario_manifests, "trajectories": trajectories}
+    for _ in range(4):
+        result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+        batch = {(k, str(p)) for k in ("scenario_manifests", "trajectories", "checkpoints", "action_branches",
+                                        "rejection_log", "coverage_report")
+                 for p in result.get_requested_partitions(dg.AssetKey(k))}
+        for name, part in sorted(batch):
+            if name in assets:
+                assert dg.materialize([assets[name]], partition_key=_key(TLA) if TLA in part else part,
+                                      instance=instance, resources=resources).success
+        requested |= batch
+        if not batch:
+            break
+    sample_level = {(a, p) for a, p in requested if a in assets}
+    assert sample_level == {("scenario_manifests", str(_key(TLA))), ("trajectories", str(_key(TLA)))}
+    after = {(a, t): _data_version(instance, a, str(_key(t))) for a in ("scenario_manifests", "trajectories")
+             for t in (RC, TLA)}
+    assert after[("scenario_manifests", TLA)] != before[("scenario_manifests", TLA)]
+    assert after[("scenario_manifests", RC)] == before[("scenario_manifests", RC)]
+    assert after[("trajectories", RC)] == before[("trajectories", RC)]
