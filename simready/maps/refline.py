@@ -36,7 +36,7 @@ Array = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Pose:
-    """Sampled reference line: (N,) arrays of x, y (m), heading (rad) and curvature (1/m)."""
+    """Sampled reference line: (N,) arrays of x, y (m) and heading (rad)."""
 
     x: Array
     y: Array

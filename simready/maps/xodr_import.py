@@ -114,10 +114,19 @@ class ImportReport:
 
 @dataclass(frozen=True)
 class _SampledLane:
+    """One lane of one lane section, sampled at road arc lengths ``s`` ((N,), metres, increasing).
+
+    ``inner``, ``outer``, ``centre``: (N, 2) world points (metres) of the border
+    nearer the reference line, the far border and the centreline, in road-s
+    order (not travel order); ``width``: (N,) metres; ``forward``: the lane is
+    driven along s; ``junction``: its road lies in a junction; ``speed_mps``:
+    its speed record (−1 when the map has none).
+    """
+
     key: LaneKey
     type: str
     s: Array
-    inner: Array  # (N, 2) world points of the border nearer the reference line
+    inner: Array
     outer: Array
     centre: Array
     width: Array
@@ -215,17 +224,18 @@ def _sample_road(src: str, road: Road, report: ImportReport) -> list[_SampledLan
             report.skipped.append(f"road {road.id}, laneSection s={sec.s:g}: zero length")
             continue
         mask = (s_all >= sec.s - 1e-9) & (s_all <= end + 1e-9)
-        s = s_all[mask]
+        s, sec_ref, sec_normal = s_all[mask], ref[mask], normal[mask]
         for side in (-1, 1):
             t_inner = offset[mask].copy()
             for lane in sorted((ln for ln in sec.lanes if ln.id * side > 0), key=lambda ln: abs(ln.id)):
                 w = _lane_width(src, road, sec, lane, s)
                 t_outer = t_inner + side * w
-                pts = lambda t: ref[mask] + normal[mask] * t[:, None]  # noqa: E731
+                inner, outer, centre = (sec_ref + sec_normal * t[:, None]
+                                        for t in (t_inner, t_outer, 0.5 * (t_inner + t_outer)))
                 speed = _lane_speed(road, sec, lane)
-                out.append(_SampledLane((road.id, k, lane.id), lane.type, s, pts(t_inner), pts(t_outer),
-                                        pts(0.5 * (t_inner + t_outer)), w, (lane.id * forward_sign) > 0,
-                                        road.in_junction, speed if speed is not None else -1.0))
+                out.append(_SampledLane((road.id, k, lane.id), lane.type, s, inner, outer, centre, w,
+                                        (lane.id * forward_sign) > 0, road.in_junction,
+                                        speed if speed is not None else -1.0))
                 t_inner = t_outer
     return out
 
