@@ -347,3 +347,15 @@ def test_biking_border_and_walking_lanes(map_files, tmp_path):
     assert {lane.id for lane in t.lanes} == {"road1_sec0_lane-1", "road1_sec0_lane1"}
     skipped = "\n".join(t.provenance.skipped)
     assert "biking lanes: kept as drivable regions" in skipped and "border lanes: kept as median regions" in skipped
+
+
+def test_opendrive_1_8_namespace_and_version(map_files, tmp_path):
+    text = map_files["straight"].read_text()
+    text = text.replace("<OpenDRIVE>", '<OpenDRIVE xmlns="http://code.asam.net/simulation/standard/opendrive_schema">')
+    text = text.replace('revMinor="5"', 'revMinor="8"')
+    path = tmp_path / "v18.xodr"
+    path.write_text(text)
+    result = import_opendrive(path, "v18")
+    assert result.data["provenance"]["format_version"] == "1.8"
+    plain = import_opendrive(map_files["straight"], "v18")
+    assert result.data["lanes"] == plain.data["lanes"] and result.data["regions"] == plain.data["regions"]
