@@ -39,7 +39,7 @@ def _round_trip(template, tmp: Path):
     return out, report, back, parse_template(back.data)
 
 
-@pytest.mark.parametrize("name", ["straight", "curved", "junction", "offset"])
+@pytest.mark.parametrize("name", ["straight", "curved", "junction", "offset", "split"])
 def test_import_export_import_keeps_lanes_widths_successors_and_signals(name, map_files, tmp_path):
     first = parse_template(import_opendrive(map_files[name], name).data)
     _, report, back, again = _round_trip(first, tmp_path)

@@ -359,3 +359,17 @@ def test_opendrive_1_8_namespace_and_version(map_files, tmp_path):
     assert result.data["provenance"]["format_version"] == "1.8"
     plain = import_opendrive(map_files["straight"], "v18")
     assert result.data["lanes"] == plain.data["lanes"] and result.data["regions"] == plain.data["regions"]
+
+
+def test_a_lane_that_opens_from_zero_width(imported):
+    result, t = imported["split"]
+    ref = _reference((("line", (), maps.SPLIT["length"]),))
+    w, s0, s1 = maps.SPLIT["width"], maps.SPLIT["from"], maps.SPLIT["to"]
+    opening = _lane(t, "road1_sec1_lane-2")
+    # The writer's split is a cubic from 0 to full width with zero slope at both ends.
+    growth = lambda s: w * (3 * ((s - s0) / (s1 - s0)) ** 2 - 2 * ((s - s0) / (s1 - s0)) ** 3)  # noqa: E731
+    assert _check_lane(ref, opening.polyline, lambda s: -(w + growth(s) / 2), forward=True) <= TOL_M
+    graph = t.lane_graph
+    assert graph.successors["road1_sec1_lane-2"] == ("road1_sec2_lane-2",)
+    assert graph.successors["road1_sec0_lane-1"] == ("road1_sec1_lane-1",)
+    assert result.report.link_mismatches == []

@@ -41,6 +41,8 @@ __all__ = ["ExportReport", "export_xodr", "fresh_ids"]
 PIECE_TOLERANCE_M = 5e-4
 #: Widths at a lane's ends are measured this far inside its outline (m).
 WIDTH_PROBE_M = 0.05
+#: The length of the end piece bent to meet a contact heading (m): the rest of the lane stays on its polyline.
+BEND_PIECE_M = 2.0
 #: An end arc that leaves its polyline by more than this is reported (m).
 BEND_REPORT_M = 0.01
 #: Polyline vertices closer than this to the chord of their neighbours are dropped (m).
@@ -145,9 +147,9 @@ def _arc_from(x0: float, y0: float, heading: float, x1: float, y1: float) -> tup
 
 def _plan_view(lane, h_start: float | None,
                h_end: float | None) -> tuple[xodr.PlanView, float, list[tuple[float, float]], list[float]]:
-    """Lines along the polyline; where a contact heading is given, the first (last) piece is an arc that leaves
-    (arrives) at it. Returns the plan view, the largest gap between those arcs and their chords (m), and the
-    vertices with their s along the written reference line."""
+    """Lines along the polyline; where a contact heading is given, a short end piece (:data:`BEND_PIECE_M`) is an arc
+    that leaves (arrives) at it. Returns the plan view, the largest gap between those arcs and their chords (m),
+    and the vertices with their s along the written reference line."""
     # Collinear samples (an imported straight lane) are one line: the checker flags repeated lines as redundant.
     pts = list(LineString(lane.polyline).simplify(COLLINEAR_TOLERANCE_M).coords)
     if len(pts) >= 3:
@@ -157,13 +159,14 @@ def _plan_view(lane, h_start: float | None,
         e0, e1 = _chord(pts[-3], pts[-2]), _chord(pts[-2], pts[-1])
         h_start = c0 - _wrap(c1 - c0) / 2.0 if h_start is None else h_start
         h_end = e1 + _wrap(e1 - e0) / 2.0 if h_end is None else h_end
-    if len(pts) == 2 and h_start is not None and h_end is not None:
-        pts.insert(1, ((pts[0][0] + pts[1][0]) / 2, (pts[0][1] + pts[1][1]) / 2))
-    plan = xodr.PlanView()
-    s = 0.0
+    if h_start is not None and abs(_wrap(_chord(pts[0], pts[1]) - h_start)) > 1e-9:
+        pts.insert(1, _along(pts[0], pts[1], BEND_PIECE_M))
+    if h_end is not None and abs(_wrap(_chord(pts[-2], pts[-1]) - h_end)) > 1e-9:
+        pts.insert(len(pts) - 1, _along(pts[-1], pts[-2], BEND_PIECE_M))
+    last = len(pts) - 2
+    pieces: list[list] = []  # [x0, y0, heading, geometry, length]
     s_at = [0.0]
     bend = 0.0
-    last = len(pts) - 2
     for i, ((x0, y0), (x1, y1)) in enumerate(zip(pts, pts[1:])):
         chord = _chord((x0, y0), (x1, y1))
         heading = chord
@@ -172,11 +175,29 @@ def _plan_view(lane, h_start: float | None,
         elif i == last and h_end is not None:
             heading = 2.0 * chord - h_end
         geom, length = _arc_from(x0, y0, heading, x1, y1)
+        s_at.append(s_at[-1] + length)
         bend = max(bend, math.hypot(x1 - x0, y1 - y0) * abs(_wrap(chord - heading)) / 4.0)
+        prev = pieces[-1] if pieces else None
+        if prev is not None and isinstance(geom, xodr.Line) and isinstance(prev[3], xodr.Line) \
+                and abs(_wrap(prev[2] - heading)) < 1e-9:
+            prev[4] += length
+        else:
+            pieces.append([x0, y0, heading, geom, length])
+    plan = xodr.PlanView()
+    s = 0.0
+    for x0, y0, heading, geom, length in pieces:
+        if isinstance(geom, xodr.Line):
+            geom = xodr.Line(length)
         plan.add_fixed_geometry(geom, x0, y0, heading, s)
         s += length
-        s_at.append(s)
     return plan, bend, pts, s_at
+
+
+def _along(p: tuple[float, float], q: tuple[float, float], d_m: float) -> tuple[float, float]:
+    """The point ``min(d_m, |pq|/2)`` from ``p`` towards ``q``."""
+    d = min(d_m, 0.5 * math.dist(p, q))
+    k = d / math.dist(p, q)
+    return p[0] + k * (q[0] - p[0]), p[1] + k * (q[1] - p[1])
 
 
 def _widths(lane, region: Polygon | None, pts: list[tuple[float, float]]) -> list[float]:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from shapely import is_valid_reason
+from shapely import is_valid_reason, make_valid
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
@@ -57,6 +57,8 @@ __all__ = ["CHORD_TOLERANCE_M", "MAX_STEP_M", "ImportReport", "ImportedMap", "La
 
 #: Largest distance between samples along a road (m).
 MAX_STEP_M = 2.0
+#: Road s values closer than this are sampled once (m).
+SAMPLE_MERGE_M = 1e-4
 #: Largest gap between a chord and the arc it replaces (m).
 CHORD_TOLERANCE_M = 0.002
 #: A junction lane turning by more than this is a ``turn`` lane (deg).
@@ -67,6 +69,8 @@ DECIMALS = 4
 WALK_NODE_SPACING_M = 10.0
 #: A crosswalk joins a sidewalk it comes this close to (m); the template checks ``connects`` at 0.2 m.
 CROSSWALK_TOUCH_M = 0.15
+#: Outline pieces a repaired fold may drop, in all (m²).
+FOLD_TOLERANCE_M2 = 0.01
 #: Sidewalk chains whose ends are this close are joined (m).
 SIDEWALK_JOIN_M = 0.5
 
@@ -171,7 +175,8 @@ def _road_samples(road: Road) -> Array:
         n = max(1, math.ceil((b - a) / step))
         out.append(np.linspace(a, b, n + 1))
     s = np.unique(np.concatenate(out))
-    keep = np.concatenate([[True], np.diff(s) > 1e-6])
+    # Breakpoints from different records closer than this are one point (a sliver sample would fold an outline).
+    keep = np.concatenate([[True], np.diff(s) > SAMPLE_MERGE_M])
     return s[keep]
 
 
@@ -427,11 +432,7 @@ class _Builder:
             return None
         poly = Polygon(ring)
         if not poly.is_valid:
-            road, k, lid = lane.key
-            sec = next(sec for i, sec in enumerate(self.odr.road(road).sections) if i == k)
-            raise MapError(self.src, f"road {road}, laneSection s={sec.s:g}, lane {lid}",
-                           f"lane outline is not a valid polygon ({is_valid_reason(poly)}): the lane is wider than "
-                           f"its road's curve radius or its width polynomial folds it (line {sec.line})")
+            poly, ring = self._repaired(lane, poly)
         if self.bounds is not None:
             if not self.bounds.contains(poly):
                 self.skipped["lanes not wholly inside --bounds"] += 1
@@ -444,6 +445,26 @@ class _Builder:
             entry["speed_limit_mps"] = self._speed(lane)
         self.regions[rid] = entry
         return poly
+
+    def _repaired(self, lane: _SampledLane, poly: Polygon) -> tuple[Polygon, list[list[float]]]:
+        """A lane outline that folds over itself by a sliver, repaired; a real fold is a one-line error.
+
+        Why: where a lane of (nearly) zero width meets a heading discontinuity
+        between plan-view records, its two borders cross by a hair; OpenDRIVE
+        tools draw such lanes anyway. A fold that leaves pieces beyond
+        :data:`FOLD_TOLERANCE_M2` (a lane wider than its curve's radius, a
+        width polynomial that turns back) is refused with its location.
+        """
+        fixed = make_valid(poly)
+        parts = sorted((g for g in getattr(fixed, "geoms", [fixed]) if isinstance(g, Polygon)), key=lambda g: -g.area)
+        if parts and sum(g.area for g in parts[1:]) <= FOLD_TOLERANCE_M2 and len(parts[0].interiors) == 0:
+            self.skipped["lane outlines folded by a sliver at a plan-view kink: repaired"] += 1
+            return parts[0], _pts(np.asarray(parts[0].exterior.coords[:-1]))
+        road, k, lid = lane.key
+        sec = self.odr.road(road).sections[k]
+        raise MapError(self.src, f"road {road}, laneSection s={sec.s:g}, lane {lid}",
+                       f"lane outline is not a valid polygon ({is_valid_reason(poly)}): the lane is wider than "
+                       f"its road's curve radius or its width polynomial folds it (line {sec.line})")
 
     def _speed(self, lane: _SampledLane) -> float:
         if lane.speed_mps > 0.0:

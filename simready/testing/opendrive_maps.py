@@ -1,6 +1,6 @@
 """OpenDRIVE test maps written by ``scenariogeneration``'s OpenDRIVE writer, not by hand (issue 17).
 
-Four maps, each a function returning the XML bytes, plus the numbers a test
+The issue's four maps and a lane split, each a function returning the XML bytes, plus the numbers a test
 needs to compute its analytic reference independently of the importer:
 
 * :func:`straight_road`: 100 m straight road, one driving lane each way, a
@@ -14,7 +14,9 @@ needs to compute its analytic reference independently of the importer:
   light on each arm facing the junction, two controllers (east–west,
   north–south). No sidewalks: the creator copies every lane of an arm into
   its connecting roads, so a sidewalk would become a lane across the junction;
-* :func:`offset_road`: a straight road whose lanes sit on a cubic lane offset.
+* :func:`offset_road`: a straight road whose lanes sit on a cubic lane offset;
+* :func:`split_road`: a right lane that appears (width 0 → 3.5 m over 30 m, the
+  writer's lane split), in three lane sections with lane links.
 
 The writer stamps the date in the header; :func:`_xml` removes it so that
 the same map gives the same bytes (and the same sha256) every time.
@@ -31,8 +33,8 @@ from scenariogeneration import xodr
 
 from simready.maps.xodr_export import fresh_ids
 
-__all__ = ["CURVED", "JUNCTION_ARM_M", "OFFSET", "STRAIGHT", "curved_road", "junction_map", "offset_road",
-           "straight_road", "write_all"]
+__all__ = ["CURVED", "JUNCTION_ARM_M", "OFFSET", "SPLIT", "STRAIGHT", "curved_road", "junction_map", "offset_road",
+           "split_road", "straight_road", "write_all"]
 
 #: Straight map: lane widths (m) by lane id, length, crosswalk.
 STRAIGHT = {"length": 100.0, "widths": {2: 2.0, 1: 3.5, -1: 3.5, -2: 2.5, -3: 2.0}, "crosswalk_s": 50.0,
@@ -51,6 +53,8 @@ CURVED = {
 }
 #: Offset map: road length, lane offset cubic (a, b, c, d), lane width.
 OFFSET = {"length": 80.0, "offset": (0.5, 0.0, 3.0 * 1.5 / 80.0 ** 2, -2.0 * 1.5 / 80.0 ** 3), "width": 3.25}
+#: Split map: road length, where the new right lane starts and reaches full width (m), lane width.
+SPLIT = {"length": 120.0, "from": 30.0, "to": 60.0, "width": 3.5}
 #: Junction arms: length (m) of each incoming road; lanes 3.5 m, sidewalks 2 m.
 JUNCTION_ARM_M = 60.0
 
@@ -162,6 +166,16 @@ def offset_road() -> bytes:
     return _xml(odr)
 
 
+def split_road() -> bytes:
+    """A straight road on which a second right lane opens (see module docstring)."""
+    road = xodr.create_road(xodr.Line(SPLIT["length"]), 1, left_lanes=1,
+                            right_lanes=[xodr.LaneDef(SPLIT["from"], SPLIT["to"], 1, 2, -2)], lane_width=SPLIT["width"])
+    odr = xodr.OpenDrive("split")
+    odr.add_road(road)
+    odr.adjust_roads_and_lanes()
+    return _xml(odr)
+
+
 def _arm(road_id: int) -> xodr.Road:
     section = xodr.LaneSection(0, _centre())
     section.add_left_lane(_lane(xodr.LaneType.driving, 3.5))
@@ -215,12 +229,12 @@ def _with_controllers(xml: bytes) -> bytes:
 
 
 def write_all(folder: str | Path) -> dict[str, Path]:
-    """Write the four maps into ``folder``; ``{name: path}``."""
+    """Write the test maps into ``folder``; ``{name: path}``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     out = {}
     for name, make in (("straight", straight_road), ("curved", curved_road), ("junction", junction_map),
-                       ("offset", offset_road)):
+                       ("offset", offset_road), ("split", split_road)):
         out[name] = folder / f"{name}.xodr"
         out[name].write_bytes(make())
     return out
