@@ -47,8 +47,18 @@ def _no_drivable_lane() -> tuple[str, str]:
     return text, r"OpenDRIVE\.road: no drivable lane in 1 road\(s\): .*\(first road 1 at line \d+\)"
 
 
+def _folded_outline() -> tuple[str, str]:
+    # The curved road's arc tightened to a 5 m radius, and its left lane (the inside) widened to 12 m: the lane's
+    # far border swings round the arc's centre and crosses the near one.
+    text = maps.curved_road().decode("utf-8").replace('<arc curvature="0.04"/>', '<arc curvature="0.2"/>')
+    first = text.index('<lane id="1"')
+    at = text.index('a="3.5"', first)
+    text = text[:at] + 'a="12.0"' + text[at + len('a="3.5"'):]
+    return text, r"road 1, laneSection s=0, lane 1: lane outline is not a valid polygon .*\(line \d+\)"
+
+
 CASES = {"malformed": _malformed, "unsupported_geometry": _unsupported_geometry, "negative_width": _negative_width,
-         "missing_road": _missing_road, "no_drivable_lane": _no_drivable_lane}
+         "missing_road": _missing_road, "no_drivable_lane": _no_drivable_lane, "folded_outline": _folded_outline}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
