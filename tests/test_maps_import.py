@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scenariogeneration import xodr
 from shapely.geometry import LineString, Polygon
 
 from simready.maps.errors import MapError
@@ -392,3 +393,31 @@ def test_an_outline_folded_by_a_sliver_is_repaired_and_reported(map_files):
     bow_tie = Polygon([(0, 0), (10, 10), (10, 0), (0, 10)])
     with pytest.raises(MapError, match="not a valid polygon"):
         builder._repaired(type("Lane", (), {"key": ("1", 0, -1)})(), bow_tie)
+
+
+def test_direct_junction_links_an_exit(tmp_path):
+    # A three-lane road that splits into a two-lane road and a one-lane exit ramp (an OpenDRIVE 1.7 direct junction,
+    # whose connections name a linkedRoad), written by scenariogeneration.
+    main_road = xodr.create_road(xodr.Line(100), 1, 0, 3)
+    through = xodr.create_road(xodr.Line(100), 2, 0, 2)
+    ramp = xodr.create_road([xodr.Spiral(-0.0001, -0.02, 30), xodr.Arc(-0.02, 40)], 3, 0, 1)
+    main_road.add_successor(xodr.ElementType.junction, 100)
+    through.add_predecessor(xodr.ElementType.junction, 100)
+    ramp.add_predecessor(xodr.ElementType.junction, 100)
+    creator = xodr.DirectJunctionCreator(id=100, name="exit")
+    creator.add_connection(main_road, through, [-1, -2], [-1, -2])
+    creator.add_connection(main_road, ramp, -3, -1)
+    odr = xodr.OpenDrive("exit")
+    for road in (main_road, through, ramp):
+        odr.add_road(road)
+    odr.add_junction_creator(creator)
+    odr.adjust_roads_and_lanes()
+    path = tmp_path / "exit.xodr"
+    odr.write_xml(str(path))
+    assert "linkedRoad" in path.read_text()
+    result = import_opendrive(path, "exit")
+    graph = parse_template(result.data).lane_graph
+    assert result.report.link_mismatches == []
+    assert graph.successors["road1_sec0_lane-3"] == ("road3_sec0_lane-1",)
+    assert graph.successors["road1_sec0_lane-1"] == ("road2_sec0_lane-1",)
+    assert graph.successors["road1_sec0_lane-2"] == ("road2_sec0_lane-2",)

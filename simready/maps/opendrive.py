@@ -451,7 +451,9 @@ def _junction(rd: _Reader, el: etree._Element) -> Junction:
     for c in el.findall("connection"):
         cw = f"{where}, connection {c.get('id', '?')}"
         links = tuple((rd.integer(ll, "from", cw), rd.integer(ll, "to", cw)) for ll in c.findall("laneLink"))
-        connections.append(Connection(c.get("id", ""), rd.text(c, "incomingRoad", cw), rd.text(c, "connectingRoad", cw),
+        # A direct junction (1.7+) names the road it links to as linkedRoad; the lane links read the same.
+        target = "linkedRoad" if c.get("connectingRoad") is None and c.get("linkedRoad") is not None else "connectingRoad"
+        connections.append(Connection(c.get("id", ""), rd.text(c, "incomingRoad", cw), rd.text(c, target, cw),
                                       c.get("contactPoint", "start"), links, c.sourceline))
     controllers = tuple(rd.text(c, "id", where) for c in el.findall("controller"))
     return Junction(jid, el.get("name", ""), tuple(connections), controllers, el.sourceline)
