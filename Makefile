@@ -58,7 +58,8 @@ $(DVC_STAMP):
 
 dvc-venv: $(DVC_STAMP)
 
-$(QC_STAMP):
+# Rebuilt when the Makefile (QC_PIN) changes: a venv made before a checker was added gets it.
+$(QC_STAMP): Makefile
 	@test -x $(QC_VENV)/bin/python || $(PYTHON) -m venv $(QC_VENV)
 	$(QC_VENV)/bin/python -m pip install --quiet $(QC_PIN)
 	@touch $(QC_STAMP)
