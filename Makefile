@@ -36,7 +36,7 @@ run: install $(DAGSTER_HOME)/dagster.yaml
 
 ## make test: install, then run the whole suite (what CI runs)
 test: install qc-venv
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -p no:cacheprovider
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -p no:cacheprovider
 
 ## make test-fast: unit tests only (skips tests marked slow)
 test-fast: install

@@ -50,10 +50,14 @@ catalog_job = dg.define_asset_job("catalog_job", selection=dg.AssetSelection.ass
 templates_job = dg.define_asset_job(
     "templates_job", selection=dg.AssetSelection.assets(*TEMPLATE_ASSETS), partitions_def=template_partitions
 )
+#: A failed step of a sample batch (an asset or a check) runs again after 2 s, then 4 s: what fails once and not
+#: twice is the infrastructure (an S3 endpoint that stalled, a worker that died), not the data.
+STEP_RETRY = dg.RetryPolicy(max_retries=2, delay=2, backoff=dg.Backoff.EXPONENTIAL)
+
 #: Its tag is what the production instance's run queue limits (``deploy/production/dagster.yaml``).
 samples_job = dg.define_asset_job(
     "samples_job", selection=dg.AssetSelection.assets(*SAMPLE_ASSETS), partitions_def=sample_partitions,
-    tags={"simready/stage": "samples"},
+    tags={"simready/stage": "samples"}, op_retry_policy=STEP_RETRY,
 )
 template_rollup_job = dg.define_asset_job(
     "template_rollup_job", selection=dg.AssetSelection.assets(*TEMPLATE_ROLLUP_ASSETS), partitions_def=template_partitions

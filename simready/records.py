@@ -369,8 +369,9 @@ class RenderSettings(Record):
 
 class Render(Record):
     """``render.json``: the rig as rendered (overrides applied), settings, lighting and atmosphere, frames per
-    sensor, timings (s), peak resident memory (MiB) and warnings. ``rig``, ``lighting`` and ``atmosphere``
-    are their owners' JSON (:mod:`simready.sensors_hw`)."""
+    sensor and warnings. ``rig``, ``lighting`` and ``atmosphere`` are their owners' JSON (:mod:`simready.sensors_hw`).
+    No timings and no memory figures (SPEC §10 listed timings): they describe the run, not the observation, and would
+    make two runs of the same inputs differ (issue 15); the observe call returns them."""
 
     version: str
     sample_id: str
@@ -383,6 +384,4 @@ class Render(Record):
     atmosphere: dict[str, Any]
     sensors_observed: list[str]
     frames: dict[str, int]
-    timings_s: dict[str, float]
-    peak_rss_mb: float
     warnings: list[str]

@@ -30,10 +30,13 @@ step in seconds rather than hanging it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
 import tempfile
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -94,6 +97,23 @@ def _remember(path: Path, sha: str) -> None:
     _KNOWN[(str(path), st.st_size, st.st_mtime_ns)] = sha
 
 
+def _timed(method: Callable[..., T]) -> Callable[..., T]:
+    """Add the wall time of a public call (not of the calls it makes) to ``store.transfer["seconds"]``."""
+
+    @functools.wraps(method)
+    def timed(self: S3Store, *args: Any, **kwargs: Any) -> T:
+        self._depth += 1
+        t0 = time.perf_counter()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self.transfer["seconds"] += time.perf_counter() - t0
+
+    return timed
+
+
 def _indexed(folder: str, rel: str, meta: dict[str, Any]) -> Entry:
     at = meta.get("at")
     return Entry(_join(folder, rel), int(meta["size"]), sha256=meta["sha256"], source=_join(folder, at) if at else None)
@@ -127,6 +147,10 @@ class S3Store(Store):
         self.endpoint = endpoint or getattr(getattr(client, "meta", None), "endpoint_url", None)
         #: Folders brought into the cache by this store: a stage's writes there are not undone by another sync.
         self._synced: set[tuple[str, ...]] = set()
+        #: What this store moved and how long its calls took (wall time of the outermost call), for the figures.
+        self.transfer = {"seconds": 0.0, "bytes_up": 0, "bytes_down": 0, "requests": 0}
+        self._depth = 0
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"S3Store(s3://{self.bucket}/{self.prefix})"
@@ -141,6 +165,8 @@ class S3Store(Store):
 
     def _call(self, what: str, key: str, fn: Callable[[], T]) -> T:
         """Run one S3 request; a failure of the endpoint or the bucket is one line naming the object."""
+        with self._lock:
+            self.transfer["requests"] += 1
         try:
             return fn()
         except botocore.exceptions.ClientError as exc:
@@ -181,13 +207,20 @@ class S3Store(Store):
     # -- raw objects -------------------------------------------------------------------------------
 
     def _get(self, key: str) -> bytes:
-        return self._call("read", key, lambda: self.client.get_object(Bucket=self.bucket, Key=self._object(key))["Body"].read())
+        data = self._call("read", key, lambda: self.client.get_object(Bucket=self.bucket, Key=self._object(key))["Body"].read())
+        with self._lock:
+            self.transfer["bytes_down"] += len(data)
+        return data
 
     def _put(self, key: str, data: bytes) -> None:
         self._call("write", key, lambda: self.client.put_object(Bucket=self.bucket, Key=self._object(key), Body=data))
+        with self._lock:
+            self.transfer["bytes_up"] += len(data)
 
     def _upload(self, key: str, path: Path) -> None:
         self._call("write", key, lambda: self.client.upload_file(str(path), self.bucket, self._object(key)))
+        with self._lock:
+            self.transfer["bytes_up"] += path.stat().st_size
 
     def _copy(self, source: str, target: str) -> None:
         self._call("write", target, lambda: self.client.copy_object(
@@ -280,6 +313,7 @@ class S3Store(Store):
     def open(self, key: Key) -> BinaryIO:
         return self.local_path(key).open("rb")
 
+    @_timed
     def read_bytes(self, key: Key) -> bytes:
         parts = key_parts(key)
         text = "/".join(parts)
@@ -295,6 +329,7 @@ class S3Store(Store):
             raise IntegrityError(self._s3_url(text), "", f"its bytes do not hash to the sha256 in {folder}/{INDEX_NAME}")
         return data
 
+    @_timed
     def write_bytes(self, key: Key, data: bytes) -> None:
         """One PUT; into an indexed folder (a template's rig beside its record) through the folder's index."""
         parts = key_parts(key)
@@ -312,6 +347,7 @@ class S3Store(Store):
         write_bytes_atomic(cached, data)
         _remember(cached, sha256_bytes(data))
 
+    @_timed
     def exists(self, key: Key) -> bool:
         parts = key_parts(key, prefix=True)
         text = "/".join(parts)
@@ -330,6 +366,7 @@ class S3Store(Store):
                 pass
         return bool(self._entries(text))
 
+    @_timed
     def list(self, prefix: Key = "") -> list[str]:
         text = "/".join(key_parts(prefix, prefix=True))
         return sorted(self._entries(text))
@@ -349,6 +386,7 @@ class S3Store(Store):
         return self._call("sign", text, lambda: self.client.generate_presigned_url(
             "get_object", Params={"Bucket": self.bucket, "Key": self._object(text)}, ExpiresIn=expires_s))
 
+    @_timed
     def remove(self, key: Key) -> None:
         text = "/".join(key_parts(key))
         raw = [e.key for e in self._list_objects(text)]
@@ -360,6 +398,7 @@ class S3Store(Store):
             cached.unlink(missing_ok=True)
         self._synced = {p for p in self._synced if p[: len(key_parts(text))] != key_parts(text)}
 
+    @_timed
     def local_path(self, key: Key) -> Path:
         """One object brought into the cache (verified against its index), for a library that reads files."""
         parts = key_parts(key)
@@ -376,6 +415,7 @@ class S3Store(Store):
     def _is_synced(self, parts: tuple[str, ...]) -> bool:
         return any(parts[: len(p)] == p for p in self._synced)
 
+    @_timed
     def local_dir(self, prefix: Key) -> Path:
         """The folder in this process's cache, made equal to the published folder once per store.
 
@@ -414,6 +454,7 @@ class S3Store(Store):
         self._synced.add(parts)
         return folder
 
+    @_timed
     def save(self, prefix: Key) -> None:
         """Upload what the stage changed in ``local_dir(prefix)`` and write the folder's index last."""
         parts = key_parts(prefix, prefix=True)
@@ -463,6 +504,7 @@ class S3Store(Store):
         if stale:
             self._delete(stale)
 
+    @_timed
     def publish(self, prefix: Key, staging_dir: Path) -> None:
         """Upload the finished folder, write its index last, and make it this process's cached copy."""
         parts = key_parts(prefix)

@@ -32,8 +32,9 @@ SAMPLES = (("residential_crosswalk_v3", "pedestrian_emerges_behind_van"),
 #: The observation settings of the fingerprint (smaller than the default suite's, the same code paths).
 OVERRIDES = ["camera.width_px=160", "camera.height_px=90", "camera.rate_hz=10", "lidar.azimuth_steps=128"]
 #: Files whose bytes carry wall-clock time or an encoder's choices: their presence is checked, not their bytes.
+#: (render.json and the render job are hashed: since issue 15 they hold neither timings nor the run's folder.)
 UNHASHED_SUFFIXES = (".mp4", ".log")
-UNHASHED_NAMES = (layout.RENDER, layout.BATCH_RECORD)
+UNHASHED_NAMES = (layout.BATCH_RECORD,)
 
 
 def build(root: Path) -> dict[str, str]:
@@ -68,18 +69,15 @@ def build(root: Path) -> dict[str, str]:
 
 
 def _comparable(f: Path, root: Path) -> bytes:
-    """A file's bytes, less what differs between two identical runs: the run's folder in the render job, and in
-    ``results.json`` the entries of the unhashed files (their sizes and hashes carry the wall clock) and of the
-    render job (compared on its own, without the folder)."""
+    """A file's bytes, less what differs between two identical runs: in ``results.json`` the entries of the unhashed
+    files (their sizes and hashes may carry the wall clock or the encoder's choices)."""
     data = f.read_bytes()
-    if f.name == layout.RENDER_JOB:
-        return data.replace(str(root).encode("utf-8"), b"<root>")
     if f.name == layout.RESULTS:
         doc = json.loads(data)
         for key in ("files", "artifacts"):
             if isinstance(doc.get(key), list):
                 doc[key] = [e for e in doc[key] if not (isinstance(e, dict) and Path(str(e.get("path", ""))).name.endswith(
-                    UNHASHED_SUFFIXES + UNHASHED_NAMES + (layout.RENDER_JOB,)))]
+                    UNHASHED_SUFFIXES + UNHASHED_NAMES))]
         return json.dumps(doc, sort_keys=True).encode("utf-8")
     return data
 

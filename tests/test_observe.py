@@ -117,14 +117,15 @@ def test_pairing_table_selects_with_exact_offsets(full):
     assert r3["roof_lidar_offset_s"] == pytest.approx(r3["roof_lidar_t_s"] - 0.15)
 
 
-def test_render_json_records_passes_rig_and_timings(full):
+def test_render_json_records_passes_rig_and_no_timings(full):
     render = render_of(full)
     assert render.passes == list(PASSES)
     assert render.rig["front_camera"]["model"]["width_px"] == 96
     assert render.rig["roof_lidar"]["type"] == "lidar"
     assert render.overrides == [] and render.warnings == []
     assert render.frames == {"front_camera": 7, "front_radar": 5, "roof_lidar": 3}
-    assert render.timings_s["total"] > 0 and render.peak_rss_mb > 0
+    # How long it took is not what was observed: the same inputs give the same render.json on every machine.
+    assert "timings_s" not in json.loads(ObservationDir(full).render.read_text())
 
 
 def test_observed_frames_and_parity(full):

@@ -21,9 +21,11 @@ from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 from simready.world.template import load_template
 
+#: measurement-4: render-job.json names its trace relative to the job's folder, not by an absolute path, so the
+#: same inputs give the same bytes on every machine (issue 15).
 #: measurement-3: one camera readout definition ((height − 1)·line time), the noise switch, and the motion
 #: field's twist the derivative of the interpolated pose (issue 12).
-MEASUREMENT_CODE_VERSION = "measurement-3"
+MEASUREMENT_CODE_VERSION = "measurement-4"
 
 
 @dg.multi_asset(

@@ -66,7 +66,8 @@ def batch_sample_dirs(context, store: ArtifactStore) -> list[Path]:
 def _require_valid_template(store: ArtifactStore, template_id: str) -> None:
     validation = store.layout.template_validation(template_id)
     if not store.exists(validation) or not store.read_json(validation)["valid"]:
-        raise dg.Failure(f"{store.url(validation)}: template {template_id} is not materialized as valid")
+        raise dg.Failure(f"{store.url(validation)}: template {template_id} is not materialized as valid",
+                         allow_retries=False)
 
 
 @dg.asset(

@@ -42,7 +42,6 @@ def _batch_inputs(context, store: ArtifactStore, source: SourceData):
     deps=[scenario_manifests],
     code_version=SIM_CODE_VERSION,
     automation_condition=EAGER,
-    retry_policy=dg.RetryPolicy(max_retries=1),
     description="Authoritative state traces (Parquet, SPEC §7) of every sample in the batch, dynamic-v1.",
 )
 def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
@@ -94,7 +93,6 @@ def _delta_v_text(delta_v: dict[str, float] | None) -> str:
             description="Matched brake/coast rollouts from each checkpoint, with the branch-outcome table.",
         ),
     ],
-    retry_policy=dg.RetryPolicy(max_retries=1),
 )
 def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
     template, catalog, batch = _batch_inputs(context, store, source)

@@ -60,7 +60,7 @@ def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, sou
 def _reference_profile(store: ArtifactStore, template_id: str):
     record = store.layout.reference(template_id).record
     if not store.exists(record):
-        raise dg.Failure(f"{store.url(record)}: missing; materialize reference_pools[{template_id}] first")
+        raise dg.Failure(f"{store.url(record)}: missing; materialize reference_pools[{template_id}] first", allow_retries=False)
     return load_reference_pool(store.local_dir(store.layout.reference_dir(template_id)))
 
 

@@ -7,7 +7,7 @@ into a temporary folder and prints:
 
 * frames per second of each pass on its own (render or scan + encoding its
   file), and of each stage of a whole run (camera render, file writing,
-  truth, LiDAR scan, radar, videos) from ``render.json``'s timings;
+  truth, LiDAR scan, radar, videos) from the timings the observe call returns;
 * the peak resident memory of a 200-camera-frame, 3-sensor sample (camera,
   LiDAR, radar), measured in a fresh child process as its ``VmHWM`` (the
   child's whole-process peak, imports included; not ``ru_maxrss``, which a
@@ -41,7 +41,7 @@ def _observe_once(duration_s: float, passes: tuple[str, ...], rig_kw: dict[str, 
     t0 = time.perf_counter()
     res = observe(built, rig, trace, out, options=ObserveOptions(passes=passes, writer_thread=writer_thread))
     return {"frames": res.frames, "timings_s": res.timings_s, "wall_s": time.perf_counter() - t0,
-            "peak_rss_mb": peak_rss_mb()}
+            "peak_rss_mb": peak_rss_mb(), "bytes": sum(p.stat().st_size for p in Path(out).rglob("*") if p.is_file())}
 
 
 def _child(queue: Any, *args: Any) -> None:
@@ -69,7 +69,8 @@ STAGES = {"render": "camera render (cast + passes)", "write": "write (main-threa
 
 
 def _report(label: str, fig: dict[str, Any]) -> None:
-    print(f"[{label}] wall {fig['wall_s']:.1f} s, frames {fig['frames']}, peak RSS {fig['peak_rss_mb']:.0f} MiB")
+    print(f"[{label}] wall {fig['wall_s']:.1f} s, frames {fig['frames']}, {fig['bytes'] / 1e6:.0f} MB written, "
+          f"peak RSS {fig['peak_rss_mb']:.0f} MiB")
     for key, secs in sorted(fig["timings_s"].items()):
         if key == "total":
             continue

@@ -47,6 +47,7 @@ whatever else is rendered.
 from __future__ import annotations
 
 import resource
+import os
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -63,6 +64,7 @@ from numpy.typing import NDArray
 from simready import paths
 from simready.atomic import atomic_directory, write_json_atomic
 from simready.catalog.catalog import ensure_catalog
+from simready.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
 from simready.measurement.options import ObserveOptions, Progress, check_output_dir, parse_passes
 from simready.measurement.summary import (OBSERVE_VERSION, camera_record, observed_frame, parity, projection,
@@ -387,15 +389,16 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             atmosphere=atmosphere.to_json(),
             sensors_observed=observed,
             frames=counts,
-            timings_s={"total": time.perf_counter() - started, **dict(sorted(run.timings.items()))},
-            peak_rss_mb=peak_rss_mb(),
             warnings=warnings,
         )
         write_json_atomic(layout.render, render.dump())
         folder.add_written(folder.name_of(layout.render), None, None, "render")
         results = results.model_copy(update={"files": sorted(folder.entries, key=lambda e: e.path)})
         write_json_atomic(layout.results, results.dump())
-    return ObserveResult(out, len(folder.entries) + 1, counts, render.timings_s, render.peak_rss_mb, render)
+    # Timings and memory are how this run went, not what it observed: they are returned (the CLI prints them, the
+    # asset shows them), never written, so the same inputs give the same bytes on every machine.
+    timings = {"total": time.perf_counter() - started, **dict(sorted(run.timings.items()))}
+    return ObserveResult(out, len(folder.entries) + 1, counts, timings, peak_rss_mb(), render)
 
 
 def _resolve_overrides(rig: Rig, atmosphere: Atmosphere, overrides: Mapping[str, Any] | Iterable[str]
@@ -414,6 +417,14 @@ def _ontology_version() -> str:
 
 # --- from files ----------------------------------------------------------------------------
 
+
+
+def _relative_to_job(source: str, out_dir: str | Path) -> str:
+    """The trace's path as seen from the render job's folder: the same bytes wherever the artifacts live (a
+    local folder, a worker's cache of S3), and still the way to the trace from the job file."""
+    if not source:
+        return source
+    return Path(os.path.relpath(Path(source).absolute(), ObservationDir(Path(out_dir).absolute()).render_job.parent)).as_posix()
 
 def observe_sample(template: Any, catalog: Any, manifest: Any, trace: TraceInput, out_dir: str | Path, *,
                    rig_data: Mapping[str, Any] | None = None, rig_source: str = "template",
@@ -437,7 +448,7 @@ def observe_sample(template: Any, catalog: Any, manifest: Any, trace: TraceInput
     built = build_scene(template, catalog, manifest, trace)
     t_hash = template_hash(template)
     inputs = {
-        "trace": {"source": trace.source, "sha256": trace.sha256, "header": trace.header},
+        "trace": {"source": _relative_to_job(trace.source, out_dir), "sha256": trace.sha256, "header": trace.header},
         "manifest": {"sample_id": manifest.sample_id, "hash": manifest_hash(manifest)},
         "template": {"id": template.id, "hash": t_hash, "manifest_template_hash": manifest.template_hash},
         "rig_source": rig_source,

@@ -28,7 +28,8 @@ from simready.sensors_hw.trace_input import TraceInput
 from simready.truth.correspondence import FrameView
 from simready.world.frames import quat_angle_between
 
-OBSERVE_VERSION = "simready-observe-1"
+#: 2: render.json without timings or memory, render-job.json with its trace relative to the job (issue 15).
+OBSERVE_VERSION = "simready-observe-2"
 #: Parity: observed poses must match the trace this closely.
 PARITY_TOL_M = 1e-6
 PARITY_TOL_RAD = 1e-6

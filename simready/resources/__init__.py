@@ -17,6 +17,8 @@ a server that does not answer is one line naming it and how to set it.
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,9 +29,23 @@ from dagster_aws.s3 import S3PickleIOManager, S3Resource
 from pydantic import PrivateAttr
 
 from simready import paths
-from simready.errors import SimreadyError
+from simready.errors import SimreadyError, StoreError
 from simready.layout import ArtifactLayout
 from simready.store import Key, LocalStore, Store
+
+
+def _one_line_failures(method):
+    """A store that cannot reach its objects fails the step with the store's one line (the object and the
+    endpoint), not with a traceback from inside boto3; the step may be retried (its RetryPolicy)."""
+
+    @functools.wraps(method)
+    def reach(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except StoreError as exc:
+            raise dg.Failure(description=exc.one_line(), allow_retries=True) from None
+
+    return reach
 
 
 class ArtifactStore(dg.ConfigurableResource, Store):
@@ -56,39 +72,51 @@ class ArtifactStore(dg.ConfigurableResource, Store):
     def layout(self) -> ArtifactLayout:
         return ArtifactLayout(Path())
 
+    @_one_line_failures
     def open(self, key: Key) -> BinaryIO:
         return self._store().open(key)
 
+    @_one_line_failures
     def read_bytes(self, key: Key) -> bytes:
         return self._store().read_bytes(key)
 
+    @_one_line_failures
     def write_bytes(self, key: Key, data: bytes) -> None:
         self._store().write_bytes(key, data)
 
+    @_one_line_failures
     def exists(self, key: Key) -> bool:
         return self._store().exists(key)
 
+    @_one_line_failures
     def list(self, prefix: Key = "") -> list[str]:
         return self._store().list(prefix)
 
+    @_one_line_failures
     def url(self, key: Key) -> str:
         return self._store().url(key)
 
+    @_one_line_failures
     def remove(self, key: Key) -> None:
         self._store().remove(key)
 
+    @_one_line_failures
     def local_dir(self, prefix: Key) -> Path:
         return self._store().local_dir(prefix)
 
+    @_one_line_failures
     def local_path(self, key: Key) -> Path:
         return self._store().local_path(key)
 
+    @_one_line_failures
     def share_url(self, key: Key, *, folder: bool = False) -> str | None:
         return self._store().share_url(key, folder=folder)
 
+    @_one_line_failures
     def save(self, prefix: Key) -> None:
         self._store().save(prefix)
 
+    @_one_line_failures
     def publish(self, prefix: Key, staging_dir: Path) -> None:
         self._store().publish(prefix, staging_dir)
 
@@ -139,6 +167,11 @@ class S3ArtifactStore(ArtifactStore):
             self._s3store = S3Store(_s3_client(self.s3, self.timeout_s), self.bucket, self.prefix,
                                     cache_dir_from_environment(self.bucket))
         return self._s3store
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        """Log what the step moved to and from S3 (one JSON line, ``simready-s3 {...}``: bytes, requests, seconds)."""
+        if self._s3store is not None and context.log is not None:
+            context.log.info("simready-s3 " + json.dumps(self._s3store.transfer, sort_keys=True))
 
 
 def _s3_client(s3, timeout_s: int):
@@ -278,7 +311,6 @@ def _check_broker(url: str, timeout_s: float) -> None:
 
 
 def _check_bucket(bucket: str, timeout_s: float) -> None:
-    from simready.errors import StoreError
     from simready.s3store import S3Store, check_bucket
 
     client = _s3_client(S3Resource(max_attempts=1), max(1, round(timeout_s)))

@@ -1,0 +1,197 @@
+"""The production deployment on loopback: Postgres, Redis, S3, Celery workers and the Dagster daemon.
+
+What a team runs on several machines (``docs/deploy.md``), here as processes of one machine that share
+nothing but the network: each worker has its own working directory, home, temporary folder and artifact
+cache, and reaches the run only through Postgres (events), Redis (the step queue) and S3 (artifacts).
+Used by the end-to-end tests (``tests/test_production.py``) and the scale figures of ``make bench``.
+
+Runs are launched as a user launches them on a deployment: ``dagster job launch`` puts each run on the
+instance's queue (``QueuedRunCoordinator``), the daemon starts it under the queue's tag limits, the run
+process sends every step to the Celery workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import boto3
+import dagster as dg
+
+from simready import paths
+from simready.testing.servers import (
+    ManagedProcess,
+    PostgresServer,
+    RedisServer,
+    S3Server,
+    postgres_server,
+    redis_server,
+    s3_server,
+    sqlalchemy_url,
+)
+
+BUCKET = "simready-artifacts"
+PREFIX = "deploy"
+PRODUCTION_INSTANCE = paths.PROJECT_ROOT / "deploy" / "production" / "dagster.yaml"
+WORKSPACE = paths.PROJECT_ROOT / "workspace.yaml"
+TERMINAL = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
+
+
+def _bin(name: str) -> str:
+    return str(Path(sys.executable).with_name(name))
+
+
+@dataclass
+class ProductionStack:
+    """The servers, the environment every process of the deployment shares, and its processes."""
+
+    root: Path
+    postgres: PostgresServer
+    redis: RedisServer
+    s3: S3Server
+    env: dict[str, str]
+    workers: dict[str, ManagedProcess] = field(default_factory=dict)
+    daemon: ManagedProcess | None = None
+
+    @property
+    def dagster_home(self) -> Path:
+        return Path(self.env["DAGSTER_HOME"])
+
+    def instance(self) -> dg.DagsterInstance:
+        """The production instance (Postgres) as this process sees it; close it after use."""
+        saved = {k: os.environ.get(k) for k in self.env}
+        os.environ.update(self.env)
+        try:
+            return dg.DagsterInstance.from_config(str(self.dagster_home))
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def s3_client(self):
+        return boto3.session.Session().client(
+            "s3", endpoint_url=self.s3.endpoint_url, region_name="us-east-1",
+            aws_access_key_id=self.env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=self.env["AWS_SECRET_ACCESS_KEY"])
+
+    def store(self, cache: Path):
+        """The artifact store as a reader elsewhere sees it (its own cache folder)."""
+        from simready.s3store import S3Store
+
+        return S3Store(self.s3_client(), BUCKET, PREFIX, cache_dir=cache, endpoint=self.s3.endpoint_url)
+
+    # -- processes ----------------------------------------------------------------------------------
+
+    def start_worker(self, name: str) -> ManagedProcess:
+        """A Celery worker with nothing on disk in common with the run or the other workers (one task at a time)."""
+        home = self.root / "workers" / name
+        for sub in ("cwd", "home", "tmp", "cache", "dagster_home"):
+            (home / sub).mkdir(parents=True, exist_ok=True)
+        shutil.copy(PRODUCTION_INSTANCE, home / "dagster_home" / "dagster.yaml")
+        env = {**self.env, "HOME": str(home / "home"), "TMPDIR": str(home / "tmp"), "SIMREADY_CACHE": str(home / "cache"),
+               "DAGSTER_HOME": str(home / "dagster_home")}
+        argv = [_bin("celery"), "-A", "simready.resources.celery_app", "worker", "-Q", "dagster", "--concurrency", "1",
+                "--loglevel", "INFO", "-n", f"{name}@%h", "--without-gossip", "--without-mingle"]
+        proc = ManagedProcess(argv, log_path=home / "worker.log", env=env, cwd=home / "cwd", name=f"celery-{name}")
+        proc.wait_ready(lambda: " ready." in proc.read_log(), 90)
+        self.workers[name] = proc
+        return proc
+
+    def stop_automation(self) -> None:
+        """Turn off the code location's sensors and schedule (``dagster sensor stop`` / ``schedule stop``), as an
+        operator does, so that only the runs a test launches run: the eager cascade would otherwise launch its own
+        runs of the same partitions at times of its choosing."""
+        from simready.assets.orchestration import automation_sensor, daily_batch_schedule, source_files_sensor
+
+        commands = [["sensor", "stop", automation_sensor.name], ["sensor", "stop", source_files_sensor.name],
+                    ["schedule", "stop", daily_batch_schedule.name]]
+        procs = [subprocess.Popen([_bin("dagster"), *c, "-w", str(WORKSPACE)], env=self.env, cwd=paths.PROJECT_ROOT,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands]
+        for command, proc in zip(commands, procs):
+            out, err = proc.communicate(timeout=180)
+            if proc.returncode != 0:
+                raise RuntimeError(f"dagster {' '.join(command)} failed: {(err or out).strip().splitlines()[-1:]}")
+
+    def start_daemon(self) -> ManagedProcess:
+        """``dagster-daemon run``: drains the run queue, launches runs, retries failed ones."""
+        log = self.root / "daemon.log"
+        self.daemon = ManagedProcess([_bin("dagster-daemon"), "run", "-w", str(WORKSPACE)], log_path=log, env=self.env,
+                                     cwd=paths.PROJECT_ROOT, name="dagster-daemon")
+        self.daemon.wait_ready(lambda: "QueuedRunCoordinatorDaemon" in self.daemon.read_log(), 120)
+        return self.daemon
+
+    def launch(self, job: str, tags: dict[str, str] | None = None) -> str:
+        """Queue a run as a user does (``dagster job launch``); its id."""
+        run_id = str(uuid.uuid4())
+        result = subprocess.run(
+            [_bin("dagster"), "job", "launch", "-w", str(WORKSPACE), "-j", job, "--run-id", run_id,
+             "--tags", json.dumps(tags or {})],
+            env=self.env, cwd=paths.PROJECT_ROOT, capture_output=True, text=True, timeout=180)
+        if result.returncode != 0:
+            raise RuntimeError(f"dagster job launch {job} failed: {result.stderr.strip().splitlines()[-1:]}")
+        return run_id
+
+    def wait(self, instance: dg.DagsterInstance, run_ids: list[str], timeout_s: float = 900) -> dict[str, dg.DagsterRun]:
+        """Block until every run has ended; the runs."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            runs = {r: instance.get_run_by_id(r) for r in run_ids}
+            if all(run is not None and run.status in TERMINAL for run in runs.values()):
+                return runs
+            if time.monotonic() > deadline:
+                states = {r: (run.status.value if run else "missing") for r, run in runs.items()}
+                raise TimeoutError(f"runs still going after {timeout_s:.0f} s: {states}; daemon log: "
+                                   f"{self.daemon.log_tail() if self.daemon else '-'}")
+            time.sleep(0.5)
+
+
+def partition_tags(template_id: str, batch: str | None = None) -> dict[str, str]:
+    """The tags that make a run one partition's (what the UI sets when one launches a partition)."""
+    if batch is None:
+        return {"dagster/partition": template_id}
+    key = dg.MultiPartitionKey({"template": template_id, "batch": batch})
+    return {"dagster/partition": str(key), "dagster/partition/template": template_id, "dagster/partition/batch": batch}
+
+
+@contextlib.contextmanager
+def production_stack(root: str | Path, *, suite_file: str | Path | None = None,
+                     extra_env: dict[str, str] | None = None) -> Iterator[ProductionStack]:
+    """Start Postgres, Redis and S3 on loopback, write the production instance, create the bucket."""
+    root = Path(root).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    with postgres_server(root / "postgres") as pg, redis_server(root / "redis") as redis, s3_server(root / "s3") as s3:
+        home = root / "dagster_home"
+        home.mkdir(exist_ok=True)
+        shutil.copy(PRODUCTION_INSTANCE, home / "dagster.yaml")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SIMREADY_", "DAGSTER_", "AWS_"))}
+        env.update(s3.env())
+        env.update({
+            "DAGSTER_HOME": str(home),
+            "SIMREADY_DEPLOYMENT": "production",
+            "SIMREADY_POSTGRES_URL": sqlalchemy_url(pg.create_database("simready")),
+            "SIMREADY_CELERY_BROKER": redis.url,
+            "SIMREADY_S3_BUCKET": BUCKET,
+            "SIMREADY_S3_PREFIX": PREFIX,
+            "PYTHONUNBUFFERED": "1",
+        })
+        if suite_file is not None:
+            env["SIMREADY_SUITE"] = str(Path(suite_file).resolve())
+        env.update(extra_env or {})
+        stack = ProductionStack(root, pg, redis, s3, env)
+        stack.s3_client().create_bucket(Bucket=BUCKET)
+        try:
+            yield stack
+        finally:
+            for proc in [stack.daemon, *stack.workers.values()]:
+                if proc is not None:
+                    proc.stop(timeout_s=10)
