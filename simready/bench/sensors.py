@@ -6,7 +6,9 @@
   cast of the same world rays against the same geometry posed at one time,
   and their ratio (the cost of modelling time inside the sweep);
 * camera 1280×720 depth + id + semantic with a rolling shutter (ms per frame);
-* the same frame with RGB and one sun shadow ray per lit pixel (ms per frame).
+* the same frame with RGB and one sun shadow ray per lit pixel (ms per frame);
+* the ASCII PLY body of one 64 × 1800 sweep (with per-point time), formatted a string per point (the writer
+  before issue 18) and a column at a time (the writer now), ms per sweep, and whether the bytes agree.
 
 Figures are the median of a few repetitions; the cores are shared, so read
 them as ratios within one run.
@@ -20,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from simready.sensors_hw.camera import Lighting, render_frame
-from simready.sensors_hw.lidar import lidar_rays, scan
+from simready.sensors_hw.lidar import ascii_body, ascii_body_per_point, lidar_rays, scan
 from simready.sensors_hw.models import Rig
 from simready.testing.street import EGO_ID, street_scene
 from simready.world.motion import PoseTrack
@@ -71,6 +73,19 @@ def measure(subdivisions: int, repeats: int) -> dict[str, tuple[float, float]]:
     }, repeats)
 
 
+def measure_ply(repeats: int) -> tuple[dict[str, tuple[float, float]], int, bool]:
+    """ms per sweep of both ASCII formatters on one street sweep, its point count, and whether they agree."""
+    scene, bodies = street_scene(subdivisions=2)
+    rig = bench_rig(bodies[EGO_ID].track)
+    sweep = scan(scene, rig, "top_lidar", 0.5, np.random.default_rng(0), ignore=[EGO_ID])
+    p = sweep.points_sensor
+    cols = {"x": p[:, 0], "y": p[:, 1], "z": p[:, 2], "intensity": sweep.intensity,
+            "instance_id": sweep.instance_id, "t": sweep.t_s}
+    same = ascii_body(cols) == ascii_body_per_point(cols)
+    return _timings({"per_point": lambda: ascii_body_per_point(cols), "columns": lambda: ascii_body(cols)},
+                    repeats), len(sweep), same
+
+
 def run(repeats: int = 5) -> dict[str, dict[str, tuple[float, float]]]:
     """Measure and print (median and best of ``repeats``); returns the figures for callers that log them."""
     out = {}
@@ -86,6 +101,12 @@ def run(repeats: int = 5) -> dict[str, dict[str, tuple[float, float]]]:
         print(f"  camera 1280x720 depth+id+sem RS: {cam:6.1f} ({cam_b:5.1f}) ms/frame  [target <= 300 ms]")
         print(f"  + RGB, sun shadow ray per pixel: {rgb:6.1f} ({rgb_b:5.1f}) ms/frame, {rgb / cam:.2f}x the frame above"
               f"  [target <= 2x]")
+    ply, points, same = measure_ply(repeats)
+    (before, before_b), (after, after_b) = ply["per_point"], ply["columns"]
+    print(f"[ASCII PLY, one 64x1800 sweep of the street, {points} points with per-point time] median (best)")
+    print(f"  a string per point (before): {before:6.1f} ({before_b:5.1f}) ms/sweep; a column at a time (now): "
+          f"{after:6.1f} ({after_b:5.1f}) ms/sweep; {before / after:.1f}x; bytes {'identical' if same else 'DIFFER'}")
+    out["ply"] = ply
     return out
 
 
