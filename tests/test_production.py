@@ -22,7 +22,7 @@ import pytest
 from simready import definitions as d
 from simready.resources import ArtifactStore, SourceData
 from simready.store import LocalStore
-from simready.testing.stack import BUCKET, PREFIX, production_stack, partition_tags
+from simready.testing.stack import BUCKET, PREFIX, partition_tags, production_stack, run_failures
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("production")]
 
@@ -51,20 +51,6 @@ def _steps_by_worker(instance: dg.DagsterInstance, run_id: str) -> list[tuple[st
         worker = event.engine_event_data.metadata.get("Celery worker") if event.engine_event_data else None
         if worker is not None:
             out.append((event.step_key, worker.value))
-    return out
-
-
-def _failures(instance: dg.DagsterInstance, run_id: str) -> list[str]:
-    """What went wrong in a run, for an assertion's message."""
-    out = []
-    for entry in instance.all_logs(run_id):
-        event = entry.dagster_event
-        if event is not None and event.event_type in (dg.DagsterEventType.STEP_FAILURE, dg.DagsterEventType.RUN_FAILURE,
-                                                      dg.DagsterEventType.ENGINE_EVENT) and (
-                event.event_type != dg.DagsterEventType.ENGINE_EVENT or "rror" in (entry.message or "")):
-            data = event.event_specific_data
-            error = getattr(data, "error", None)
-            out.append(f"{event.event_type_value} {event.step_key}: {entry.message} {error.to_string() if error else ''}")
     return out
 
 
@@ -112,7 +98,7 @@ def production(stack):
     run_ids = [stack.launch("samples_job", partition_tags(TEMPLATE, b)) for b in BATCHES]
     runs = stack.wait(instance, run_ids)
     assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs.values()), [
-        _failures(instance, r) for r in run_ids]
+        run_failures(instance, r) for r in run_ids]
     return run_ids, _data_versions(instance)
 
 
@@ -184,7 +170,7 @@ def test_a_killed_worker_step_is_retried_and_equals_a_clean_run(local, productio
     assert len(pool) == 1  # --concurrency 1: the process that runs the step
     pool[0].kill()
     run = stack.wait(instance, [run_id])[run_id]
-    assert run.status == dg.DagsterRunStatus.SUCCESS, _failures(instance, run_id)
+    assert run.status == dg.DagsterRunStatus.SUCCESS, run_failures(instance, run_id)
     executions = [s for s, _ in _steps_by_worker(instance, run_id)]
     assert executions.count("observations_and_truth") == 2  # handed back by the broker, run again
     # The result equals a clean run, and every indexed object hashes to its index (a fresh reader verifies all).
@@ -244,7 +230,7 @@ def test_s3_stopped_during_a_write_fails_the_step_in_one_line_and_the_retry_comp
         finally:
             stack.s3.resume()
         run = stack.wait(instance, [run_id])[run_id]
-        assert run.status == dg.DagsterRunStatus.SUCCESS, _failures(instance, run_id)  # the retry ran once S3 was back
+        assert run.status == dg.DagsterRunStatus.SUCCESS, run_failures(instance, run_id)  # the retry ran once S3 was back
         if message is not None:
             break
     assert message is not None, "the observation step never failed while S3 was stopped"

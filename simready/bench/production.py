@@ -50,14 +50,15 @@ def _phase(stack, instance, workers: int) -> dict:
     """Launch both batches at once, wait; the phase's figures from the event log."""
     import dagster as dg
 
-    from simready.testing.stack import partition_tags
+    from simready.testing.stack import partition_tags, run_failures
 
     t0 = time.time()
     run_ids = [stack.launch("samples_job", partition_tags(TEMPLATE, b)) for b in BATCHES]
     runs = stack.wait(instance, run_ids, timeout_s=3600)
     failed = [r for r, run in runs.items() if run.status != dg.DagsterRunStatus.SUCCESS]
     if failed:
-        raise RuntimeError(f"{len(failed)} samples run(s) failed: {failed}")
+        raise RuntimeError(f"{len(failed)} samples run(s) failed: " + " | ".join(
+            line for r in failed for line in run_failures(instance, r))[:4000])
     records = instance.get_run_records(dg.RunsFilter(run_ids=run_ids))
     wall_s = max(r.end_time for r in records) - t0
     step_s = transfer_s = 0.0
@@ -97,12 +98,13 @@ def _local_floor(suite: Path) -> dict:
                               jobs=[d.catalog_job, d.templates_job, d.samples_job], executor=dg.in_process_executor)
         instance = dg.DagsterInstance.ephemeral()
         instance.add_dynamic_partitions("sample_batch", list(BATCHES))
-        defs.resolve_job_def("catalog_job").execute_in_process(instance=instance)
-        defs.resolve_job_def("templates_job").execute_in_process(instance=instance, partition_key=TEMPLATE)
+        quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+        defs.resolve_job_def("catalog_job").execute_in_process(instance=instance, run_config=quiet)
+        defs.resolve_job_def("templates_job").execute_in_process(instance=instance, partition_key=TEMPLATE, run_config=quiet)
         t0 = time.perf_counter()
         for batch in BATCHES:
             key = dg.MultiPartitionKey({"template": TEMPLATE, "batch": batch})
-            defs.resolve_job_def("samples_job").execute_in_process(instance=instance, partition_key=key)
+            defs.resolve_job_def("samples_job").execute_in_process(instance=instance, partition_key=key, run_config=quiet)
         wall_s = time.perf_counter() - t0
     samples = sum(INTENTS.values()) * len(BATCHES)
     return {"samples": samples, "wall_s": wall_s, "per_min": 60 * samples / wall_s}

@@ -239,8 +239,9 @@ def production_resources() -> dict[str, object]:
     store = S3ArtifactStore(s3=s3, bucket=dg.EnvVar("SIMREADY_S3_BUCKET"),
                             prefix=dg.EnvVar("SIMREADY_S3_PREFIX") if prefix else "",
                             timeout_s=int(os.environ.get("SIMREADY_S3_TIMEOUT_S", "30")))
+    # Step outputs (none today: assets return MaterializeResult) under a dot name, which is never an artifact key.
     io_manager = S3PickleIOManager(s3_resource=s3, s3_bucket=dg.EnvVar("SIMREADY_S3_BUCKET"),
-                                   s3_prefix=f"{prefix}/dagster-io" if prefix else "dagster-io")
+                                   s3_prefix=f"{prefix}/.dagster-io" if prefix else ".dagster-io")
     return {"store": store, "source": SourceData(), "io_manager": io_manager}
 
 

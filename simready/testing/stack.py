@@ -155,6 +155,22 @@ class ProductionStack:
             time.sleep(0.5)
 
 
+def run_failures(instance: dg.DagsterInstance, run_id: str) -> list[str]:
+    """What went wrong in a run (failed steps, retries, the run's failure, engine errors), one entry each."""
+    out = []
+    kinds = (dg.DagsterEventType.STEP_FAILURE, dg.DagsterEventType.STEP_UP_FOR_RETRY, dg.DagsterEventType.RUN_FAILURE,
+             dg.DagsterEventType.ENGINE_EVENT)
+    for entry in instance.all_logs(run_id):
+        event = entry.dagster_event
+        if event is None or event.event_type not in kinds:
+            continue
+        if event.event_type == dg.DagsterEventType.ENGINE_EVENT and "rror" not in (entry.message or ""):
+            continue
+        error = getattr(event.event_specific_data, "error", None)
+        out.append(f"{event.event_type_value} {event.step_key}: {entry.message} {error.to_string() if error else ''}")
+    return out
+
+
 def partition_tags(template_id: str, batch: str | None = None) -> dict[str, str]:
     """The tags that make a run one partition's (what the UI sets when one launches a partition)."""
     if batch is None:
