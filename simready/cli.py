@@ -103,7 +103,8 @@ def _run(args: argparse.Namespace) -> int:
     return run_main_job(quiet=args.quiet, run_tags=owner_tags())
 
 
-STAGE_CLI_MODULES = ("simready.scenario.cli", "simready.sim.cli", "simready.measurement.cli", "simready.validity.cli")
+STAGE_CLI_MODULES = ("simready.scenario.cli", "simready.sim.cli", "simready.measurement.cli", "simready.validity.cli",
+                     "simready.export.cli")
 
 
 def _register_stage_commands(sub: argparse._SubParsersAction) -> None:

@@ -19,6 +19,7 @@ SECTIONS: dict[str, str] = {
     "sensors": "simready.bench.sensors:run",
     "observe": "simready.bench.observe:run",
     "gate": "simready.bench.gate:run",
+    "export": "simready.bench.export:run",
     "production": "simready.bench.production:run",
 }
 

@@ -381,6 +381,19 @@ def write_ply_binary(path: str | Path, points: LidarScan | Mapping[str, Any], *,
     return write_bytes_atomic(path, _header("binary_little_endian", len(rec), cols).encode("ascii") + rec.tobytes())
 
 
+def firing_times(points_sensor: NDArray[np.float64], model: LidarModel, t0_s: float) -> NDArray[np.float64]:
+    """Each point's firing time from its azimuth, for a sweep written without its ``t`` column.
+
+    A point lies on its beam, and a beam's column is its azimuth: column j (at 2π·j / azimuth_steps) fires at
+    ``t0 + j / (azimuth_steps · rotation_hz)``. Exact while a point's azimuth is known to better than half a
+    column — the PLY's 0.1 mm at the 0.3 m minimum range is 0.4 mrad, a column of 1800 is 3.5 mrad.
+    """
+    steps = model.azimuth_steps
+    az = np.arctan2(points_sensor[:, 1], points_sensor[:, 0])
+    column = np.mod(np.rint(az * (steps / (2.0 * np.pi))).astype(np.int64), steps)
+    return t0_s + beam_table(model).time_offset_s[column]
+
+
 def read_ply(path: str | Path) -> dict[str, NDArray]:
     """Columns of a PLY written by this module (ASCII or binary little-endian)."""
     raw = Path(path).read_bytes()

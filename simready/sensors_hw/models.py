@@ -294,6 +294,18 @@ class Rig:
             sensors[name] = _validate(MODEL_BY_TYPE[mounts[name].type], fields, f"sensors.{name}", source)
         return cls(mounts, sensors, body if body is not None else PoseTrack.constant())
 
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any], body: PoseTrack | None = None, source: str = "rig") -> "Rig":
+        """The rig :meth:`settings` wrote (``render.json``'s ``rig``), checked as :meth:`from_dict` checks."""
+        if not isinstance(settings, Mapping) or not all(isinstance(s, Mapping) for s in settings.values()):
+            raise RigError(source, "rig", "is not a mapping of sensor name to {type, T_body_mount, model}")
+        try:
+            mounts = {n: {"type": s["type"], "T_body_mount": s["T_body_mount"]} for n, s in settings.items()}
+            sensors = {n: s["model"] for n, s in settings.items()}
+        except KeyError as exc:
+            raise RigError(source, "rig", f"a sensor lacks {exc.args[0]!r}") from None
+        return cls.from_dict({"mounts": mounts, "sensors": sensors}, body, source)
+
     def on_body(self, body: PoseTrack) -> "Rig":
         """The same rig mounted on another ego trajectory."""
         return replace(self, body=body)

@@ -194,3 +194,14 @@ def write_radar_csv(path: str | Path, detections: RadarDetections) -> Path:
                    detections.instance_id):
         lines.append("{:.4f},{:.6f},{:.6f},{:.4f},{:.2f},{:.2f},{:d}".format(*row[:6], int(row[6])))
     return write_text_atomic(path, "\n".join(lines) + "\n")
+
+
+def read_radar_csv(path: str | Path) -> dict[str, NDArray]:
+    """Columns of a radar CSV written by :func:`write_radar_csv`, by header name (``instance_id`` uint32, the
+    rest float64); a file without that header row is refused (ValueError)."""
+    lines = Path(path).read_text(encoding="ascii").splitlines()
+    if not lines or lines[0] != CSV_HEADER:
+        raise ValueError(f"{path}: the header row is not {CSV_HEADER!r}")
+    names = CSV_HEADER.split(",")
+    table = np.array([v for line in lines[1:] for v in line.split(",")], np.float64).reshape(-1, len(names))
+    return {k: table[:, i].astype(np.uint32) if k == "instance_id" else table[:, i] for i, k in enumerate(names)}

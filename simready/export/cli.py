@@ -1,0 +1,39 @@
+"""``simready export mcap``: one observed sample (or one of its branches) as an MCAP file for Foxglove.
+
+Registered by :mod:`simready.cli` through :func:`register`; the export's imports stay inside the handler so
+``simready --help`` does not load them. ``--out`` follows :mod:`simready.outdir`: checked and locked before the
+work, written to a temporary sibling and published by one hard link when complete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from simready.outdir import output_file
+
+
+def _mcap(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
+    from simready.export.mcap_file import export_mcap
+
+    started = time.perf_counter()
+    with output_file(Path(args.out)) as staged:
+        result = export_mcap(args.sample_dir, staged, branch=args.branch)
+    total = sum(result.messages.values())
+    print(f"{args.out}: {total} messages on {len(result.messages)} topics, {result.bytes / 1e6:.1f} MB, "
+          f"{(result.end_ns - result.start_ns) / 1e9:.2f} s of scenario time; {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    export = subparsers.add_parser("export", help="exports of observed samples (MCAP for Foxglove)")
+    formats = export.add_subparsers(dest="action", required=True)
+    mcap = formats.add_parser(
+        "mcap", help="one sample's observations, boxes, transforms and events as MCAP with Foxglove schemas",
+        description="Write one MCAP file of a sample folder's observations (or of one of its branches').")
+    mcap.add_argument("sample_dir", help="a sample folder (manifest.json, trace.parquet, observations/)")
+    mcap.add_argument("--branch", default=None, metavar="LABEL", help="export the branch's observations instead")
+    mcap.add_argument("--out", required=True, help="the MCAP file to write (must not exist)")
+    mcap.set_defaults(handler=_mcap)
