@@ -189,8 +189,9 @@ class ObservedFrame(Record):
 
 
 class FileEntry(Record):
-    """One file of an observation folder: its name relative to the folder, sensor and tick (None for the
-    folder's own files), pass, size and ``sha256:`` hash, and what its pass adds.
+    """One file of an observation folder (``artifacts[i]`` in the file, SPEC §10): its name relative to the
+    folder, sensor (``sensorId`` in the file) and tick (None for the folder's own files), pass, size and
+    ``sha256:`` hash, and what its pass adds.
 
     Per pass: ``depth`` ``shape`` [H, W] and ``dtype``; ``lidar`` ``points``, ``t`` (mid-sweep time, s)
     and ``T_world_sensor`` (the pose at mid-sweep); ``radar`` ``detections``; ``truth.forward`` /
@@ -198,7 +199,7 @@ class FileEntry(Record):
     """
 
     path: str
-    sensor: str | None
+    sensor: str | None = Field(alias="sensorId")
     tick: int | None
     pass_name: str = Field(alias="pass")
     bytes: int
@@ -232,12 +233,32 @@ class SampleTimes(Record):
     rule: str
 
 
+class FrameProjection(Record):
+    """A camera frame's projection as the published layout gives it (SPEC §10): ``kind``, vertical field of
+    view (``fovYDeg``), clip planes (``nearM``, ``farM``) and how ``depth.f32.bin`` is stored (``depth``)."""
+
+    kind: str
+    fov_y_deg: float = Field(alias="fovYDeg")
+    near_m: float = Field(alias="nearM")
+    far_m: float = Field(alias="farM")
+    depth: str
+
+
+class SampleTime(Record):
+    """When a camera frame was sampled (``sampleTime`` in the file): ``seconds`` from the scenario start, its
+    first row's time (the rolling shutter's rows follow at ``sample_times_s``)."""
+
+    seconds: float
+
+
 class CameraFrame(Record):
-    """One camera frame: tick, window start ``t0_s``, row sample times and the first and last rows' poses
-    (optical frame)."""
+    """One camera frame: tick, window start ``t0_s``, the published ``projection`` and ``sampleTime``, and
+    beside them simready's row sample times and the first and last rows' poses (optical frame)."""
 
     tick: int
     t0_s: float
+    projection: FrameProjection
+    sample_time: SampleTime = Field(alias="sampleTime")
     sample_times_s: SampleTimes
     T_world_camera_first_row: Pose
     T_world_camera_last_row: Pose
@@ -296,14 +317,15 @@ class RadarFrame(Record):
 
 
 class Results(Record):
-    """``results.json``: every file of an observation folder (sorted by path) and what the sensors sampled."""
+    """``results.json``: every file of an observation folder (``artifacts`` in the file, sorted by path) and
+    what the sensors sampled."""
 
     version: str
     passes: list[str]
     sensors: dict[str, SensorSummary]
     cameras: dict[str, CameraFrames]
     sweeps: dict[str, list[LidarSweep | RadarFrame]]
-    files: list[FileEntry]
+    files: list[FileEntry] = Field(alias="artifacts")
 
 
 # --- parity.json (simready.measurement) --------------------------------------------------------------------
@@ -383,5 +405,7 @@ class Render(Record):
     lighting: dict[str, Any]
     atmosphere: dict[str, Any]
     sensors_observed: list[str]
+    #: Each observed sensor's measurement frame in words (SPEC §10: other tools' LiDAR frames differ).
+    sensor_frames: dict[str, str]
     frames: dict[str, int]
     warnings: list[str]

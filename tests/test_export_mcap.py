@@ -88,6 +88,11 @@ def test_the_file_holds_every_sample_at_its_time_and_a_cloud_equal_to_its_ply(sa
     assert topics["/front_camera/image"][0][1].data == first_png
     depth = topics["/front_camera/depth"][0][1]
     assert (depth.width, depth.height, depth.encoding) == (SMALL["width_px"], SMALL["height_px"], "32FC1")
+    raw = np.fromfile(obs.file(obs.frame_name("front_camera", frames[0].tick, "depth")), "<f4")
+    metres = np.frombuffer(depth.data, "<f4")
+    near_m = frames[0].projection.near_m
+    np.testing.assert_allclose(metres[raw > 0], near_m / raw[raw > 0].astype(np.float64), rtol=1e-6)
+    assert np.all(np.isinf(metres[raw == 0])) and (raw == 0).any() and (raw > 0).any()
     assert topics["/front_camera/calibration"][0][1].K[0] == pytest.approx(results.cameras["front_camera"].projection.fx)
 
     sweeps = results.sweeps["roof_lidar"]

@@ -57,7 +57,8 @@ def test_every_file_is_listed_once_with_its_size_and_hash(full):
     for path, e in listed.items():
         assert e.bytes == (full / path).stat().st_size
         assert e.sha256 == file_sha256(str(full / path))
-        assert {"sensor", "tick", "pass"} <= set(e.dump())
+        assert {"sensorId", "tick", "pass", "path", "bytes", "sha256"} <= set(e.dump())  # SPEC §10's names
+    assert "artifacts" in json.loads((full / RESULTS).read_text())
     assert not list(full.parent.glob(".obs.*"))  # the temporary sibling is gone
 
 
@@ -83,9 +84,10 @@ def test_layout_names_and_frames_have_all_their_passes(full):
     assert results.sensors["roof_lidar"].ticks == 3
     assert results.sensors["front_radar"].ticks == 5
     obs = ObservationDir(full)
-    depth = np.fromfile(obs.file(obs.frame_name("front_camera", 0, "depth")), "<f4").reshape(64, 96)
-    assert np.isfinite(depth).mean() > 0.5
-    assert np.array(Image.open(obs.file(obs.frame_name("front_camera", 0, "semantic")))).dtype == np.uint16
+    raw = np.fromfile(obs.file(obs.frame_name("front_camera", 0, "depth")), "<f4").reshape(64, 96)
+    assert (raw > 0).mean() > 0.5 and np.all(np.isfinite(raw)) and raw.max() <= 1.0  # near_m / z, 0: no hit
+    semantic = Image.open(obs.file(obs.frame_name("front_camera", 0, "semantic")))
+    assert semantic.mode == "RGB" and not np.asarray(semantic)[..., :2].any()  # the class in the blue channel
 
 
 def test_camera_frames_record_projection_and_sample_times(full):

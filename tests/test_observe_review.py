@@ -13,6 +13,7 @@ from simready.testing.street import street_sample
 from simready.hashing import file_sha256
 from simready.layout import ObservationDir
 from simready.records import Results
+from simready.sensors_hw.camera import decode_semantic_rgb
 from simready.sensors_hw.lidar import read_ply, write_ply_ascii
 from simready.measurement.observe import ObserveOptions, observe
 from simready.sensors_hw.review import (GAP, LABEL_H, REVIEW_TOPDOWN_PX, SHEET_PASSES, TILE_W, evenly_spaced,
@@ -53,7 +54,7 @@ def test_contact_sheet_has_one_row_per_chosen_frame_and_the_passes_side_by_side(
     assert sheet.shape == (rows * (LABEL_H + tile_h + GAP), len(SHEET_PASSES) * TILE_W + (len(SHEET_PASSES) + 1) * GAP, 3)
     # The semantic tile of the first row shows only the palette colours of the classes in that frame's file.
     first = evenly_spaced(frames, 4)[0].tick
-    sem = np.asarray(Image.open(obs.file(obs.frame_name("front_camera", first, "semantic")))).astype(np.uint16)
+    sem = decode_semantic_rgb(np.asarray(Image.open(obs.file(obs.frame_name("front_camera", first, "semantic")))))
     allowed = {tuple(c) for c in palette(np.unique(sem))}
     x0 = GAP + SHEET_PASSES.index("semantic") * (TILE_W + GAP)
     tile = sheet[LABEL_H:LABEL_H + tile_h, x0:x0 + TILE_W].reshape(-1, 3)

@@ -21,11 +21,14 @@ from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 from simready.world.template import load_template
 
+#: measurement-5: the published layout exactly (issue 18): results.json ``artifacts`` with ``sensorId`` and each camera
+#: frame's ``projection`` and ``sampleTime``; depth as near_m / z (0: no hit), id = R + 256·G + 65536·B, the semantic
+#: class in the blue channel of an 8-bit RGB PNG; the sensors' frames in render.json and the PLY header.
 #: measurement-4: render-job.json names its trace relative to the job's folder, not by an absolute path, so the
 #: same inputs give the same bytes on every machine (issue 15).
 #: measurement-3: one camera readout definition ((height − 1)·line time), the noise switch, and the motion
 #: field's twist the derivative of the interpolated pose (issue 12).
-MEASUREMENT_CODE_VERSION = "measurement-4"
+MEASUREMENT_CODE_VERSION = "measurement-5"
 
 
 @dg.multi_asset(

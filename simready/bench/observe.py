@@ -107,7 +107,8 @@ def pass_throughput(rig_kw: dict[str, Any], frames: int = 4) -> dict[str, float]
                 t0 = time.perf_counter()
                 for k in range(frames):
                     write_camera(folder, "front_camera", k, render_frame(scene, rig, "front_camera", k / 20.0, (p,),
-                                                                         ignore=ignore))
+                                                                         ignore=ignore),
+                                 rig.sensors["front_camera"].near_m)
                     folder.drain()
                 out[p] = frames / (time.perf_counter() - t0)
             truth = CameraTruth(built, rig, "front_camera")

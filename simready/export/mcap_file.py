@@ -9,7 +9,8 @@ message's log time is its sample time:
 topic                      schema                      what
 =========================  ==========================  =============================================================
 ``/<camera>/image``        foxglove.CompressedImage    ``rgb.png`` as written, at the frame's first-row time
-``/<camera>/depth``        foxglove.RawImage           ``32FC1`` z-depth in metres (+inf where nothing was hit)
+``/<camera>/depth``        foxglove.RawImage           ``32FC1`` z-depth in metres (+inf where nothing was hit),
+                                                       decoded from the file's ``near_m / z``
 ``/<camera>/calibration``  foxglove.CameraCalibration  K, P, and ``plumb_bob`` D = [k1, k2, 0, 0, 0] of the RGB
 ``/<lidar>/points``        foxglove.PointCloud         x y z intensity (float32), instance_id (uint32) and t
                                                        (float64, each point's firing time) at the sweep's start
@@ -53,6 +54,7 @@ from simready.errors import SimreadyError, pydantic_reason
 from simready.layout import ObservationDir, SampleDir
 from simready.records import FileEntry, Record, Render, Results
 from simready.scenario.manifest import load_manifest
+from simready.sensors_hw.camera import decode_depth
 from simready.sensors_hw.lidar import firing_times, read_ply
 from simready.sensors_hw.models import LidarModel, Rig
 from simready.sensors_hw.radar import read_radar_csv
@@ -251,9 +253,14 @@ def _camera_messages(s: _Sample, camera: str) -> Iterator[_Message]:
                 s.obs.file(rgb.path))
         depth = s.entry(camera, frame.tick, "depth")
         if depth is not None:
-            yield _Message(t, f"/{camera}/depth", lambda stamp=stamp, depth=depth: fg.RawImage(
-                timestamp=stamp, frame_id=camera, width=w, height=h, encoding="32FC1", step=4 * w,
-                data=s.verified(depth).read_bytes()).encode(), s.obs.file(depth.path))
+            yield _Message(t, f"/{camera}/depth", lambda stamp=stamp, depth=depth, near_m=frame.projection.near_m:
+                           fg.RawImage(timestamp=stamp, frame_id=camera, width=w, height=h, encoding="32FC1", step=4 * w,
+                                       data=depth_metres(s.verified(depth), near_m)).encode(), s.obs.file(depth.path))
+
+
+def depth_metres(path: Path, near_m: float) -> bytes:
+    """A ``depth.f32.bin`` (``near_m / z``, 0: nothing hit) as Foxglove's ``32FC1``: z in metres, +inf: nothing."""
+    return decode_depth(np.fromfile(path, "<f4"), near_m).astype("<f4").tobytes()
 
 
 def lidar_columns(ply: Path, model: LidarModel, t0_s: float) -> dict[str, NDArray]:

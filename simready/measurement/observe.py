@@ -5,9 +5,10 @@
 paths from :class:`simready.layout.ObservationDir`, JSON through
 :mod:`simready.records`)::
 
-    render.json            rig settings as rendered (overrides applied), passes, timings, warnings, version
-    results.json           every file (sensor, tick, pass, path, bytes, sha256); per camera its projection and
-                           each frame's sample times; per LiDAR sweep / radar frame its times and counts
+    render.json            rig settings as rendered (overrides applied), passes, each sensor's frame, warnings, version
+    results.json           ``artifacts``: every file (sensorId, tick, pass, path, bytes, sha256); per camera frame
+                           its ``projection`` and ``sampleTime`` (and beside them the rows' sample times), per
+                           camera its intrinsics; per LiDAR sweep / radar frame its times and counts
     observed-frames.jsonl  one line per sensor sample: time, every actor's position, rotation [x,y,z,w], visibility
     legend.json            compact id -> entity, class, family
     parity.json            observed poses vs the trace (max position and angle error)
@@ -78,6 +79,7 @@ from simready.scenario.manifest import load_manifest, manifest_hash
 from simready.scenario.streams import StreamSet
 from simready.sensors_hw.atmosphere import Atmosphere, apply_atmosphere_overrides, split_overrides
 from simready.sensors_hw.camera import Lighting, render_frame
+from simready.sensors_hw.frames import frame_declaration
 from simready.sensors_hw.lidar import scan
 from simready.sensors_hw.models import CameraModel, LidarModel, RadarModel, Rig, apply_overrides, parse_set_args
 from simready.sensors_hw.radar import detect
@@ -238,7 +240,7 @@ class _Run:
             frame = render_frame(scene, self.rig, s.sensor, s.t_s, self.options.camera_passes,
                                  lighting=self.lighting, ignore=self.built.ignore)
         with self.timed(s.sensor, "write"):
-            write_camera(self.folder, s.sensor, s.tick, frame)
+            write_camera(self.folder, s.sensor, s.tick, frame, model.near_m)
         view = FrameView.of_frame(frame, model, s.tick)
         if s.sensor in self.truth:
             with self.timed(s.sensor, "truth"):
@@ -388,6 +390,7 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             lighting=asdict(lighting),
             atmosphere=atmosphere.to_json(),
             sensors_observed=observed,
+            sensor_frames={n: frame_declaration(kinds[n]) for n in observed},
             frames=counts,
             warnings=warnings,
         )

@@ -5,6 +5,7 @@ job (``job/render-job.json``, ``job/<camera>.poses.npz``)."""
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict
 from typing import Any
@@ -16,11 +17,11 @@ from simready.atomic import write_json_atomic
 from simready.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
 from simready.measurement.options import ObserveOptions
-from simready.records import (ActorParity, CameraFrame, Distortion, ObservedActor, ObservedFrame, Parity,
-                              ParityTolerance, Projection, SampleTimes)
+from simready.records import (ActorParity, CameraFrame, Distortion, FrameProjection, ObservedActor, ObservedFrame,
+                              Parity, ParityTolerance, Projection, SampleTime, SampleTimes)
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.camera import PASSES as CAMERA_PASSES
-from simready.sensors_hw.camera import Intrinsics, Lighting
+from simready.sensors_hw.camera import DEPTH_CONVENTION, Intrinsics, Lighting
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.sensors_hw.scene_build import BuiltScene
 from simready.sensors_hw.schedule import pairing_table
@@ -29,7 +30,10 @@ from simready.truth.correspondence import FrameView
 from simready.world.frames import quat_angle_between
 
 #: 2: render.json without timings or memory, render-job.json with its trace relative to the job (issue 15).
-OBSERVE_VERSION = "simready-observe-2"
+#: 3: the published layout exactly (issue 18): results.json ``artifacts`` with ``sensorId``, each camera frame's
+#: ``projection`` and ``sampleTime``; depth as near_m / z (0: no hit), id = R + 256·G + 65536·B, the semantic class
+#: in the blue channel of an 8-bit RGB PNG; the sensors' frames declared in render.json and the PLY header.
+OBSERVE_VERSION = "simready-observe-3"
 #: Parity: observed poses must match the trace this closely.
 PARITY_TOL_M = 1e-6
 PARITY_TOL_RAD = 1e-6
@@ -56,10 +60,19 @@ def _pose_json(T: NDArray[np.float64]) -> list[list[float]]:
     return [[float(x) for x in row] for row in T]
 
 
+def frame_projection(model: CameraModel) -> FrameProjection:
+    """A camera frame's projection in the published layout's terms (SPEC §10)."""
+    half_h = math.tan(math.radians(model.hfov_deg) / 2.0) * model.height_px / model.width_px
+    return FrameProjection(kind="pinhole", fov_y_deg=math.degrees(2.0 * math.atan(half_h)), near_m=model.near_m,
+                           far_m=model.far_m, depth=DEPTH_CONVENTION)
+
+
 def camera_record(view: FrameView) -> CameraFrame:
-    """A camera frame in results.json: its sample times (rule + ends) and first/last-row poses."""
+    """A camera frame in results.json: its projection and sample time as the published layout gives them, and
+    beside them its row sample times (rule + ends) and first/last-row poses."""
     rt = view.row_times_s
-    return CameraFrame(tick=view.tick, t0_s=view.t0_s,
+    return CameraFrame(tick=view.tick, t0_s=view.t0_s, projection=frame_projection(view.model),
+                       sample_time=SampleTime(seconds=float(rt[0])),
                        sample_times_s=SampleTimes(first_row=float(rt[0]), last_row=float(rt[-1]), rows=int(len(rt)),
                                                   line_time_s=0.0 if view.global_shutter else view.model.line_time_s,
                                                   rule="row r is sampled at first_row + r * line_time_s"),

@@ -1,16 +1,15 @@
 """Each sensor sample's files: the camera passes, a LiDAR sweep, a radar frame, and a camera frame's
 perception truth (SPEC §10, §11), named by :class:`simready.layout.ObservationDir`.
 
-File formats: ``depth.f32.bin`` is raw little-endian float32, H×W row-major,
-z-depth in metres, +inf where nothing is seen; ``id.png`` is 24-bit RGB
-compact ids (R = bits 16–23); ``semantic.png`` is 16-bit grayscale class
-ids (0 nothing, 65535 unknown). Truth tables are Parquet (zstd), one row
+File formats (SPEC §10, encoded by :mod:`simready.sensors_hw.camera`): ``depth.f32.bin`` is raw
+little-endian float32, H×W row-major, ``near_m / z_depth`` with 0 where nothing is seen; ``id.png`` is
+8-bit RGB compact ids, id = R + 256·G + 65536·B; ``semantic.png`` is 8-bit RGB with the class id in the
+blue channel (0 nothing, 255 the ontology's ignore class). Truth tables are Parquet (zstd), one row
 per visible sample, ``pixel`` = v·W + u (:func:`simready.truth.flow.dense`).
 """
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -20,12 +19,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
-from PIL import Image
 
 from simready.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
 from simready.measurement.options import ObserveOptions
-from simready.sensors_hw.camera import FramePasses, encode_id_rgb
+from simready.sensors_hw.camera import FramePasses, encode_depth, encode_id_rgb, encode_semantic_rgb
 from simready.sensors_hw.lidar import LidarScan, write_ply_ascii, write_ply_binary
 from simready.sensors_hw.models import Rig
 from simready.sensors_hw.radar import RadarDetections, write_radar_csv
@@ -49,13 +47,6 @@ frame_name = ObservationDir.frame_name
 
 def _png(image: NDArray) -> bytes:
     return png_bytes(image, PNG_COMPRESS_LEVEL)
-
-
-def _png16(image: NDArray[np.uint16]) -> bytes:
-    buf = io.BytesIO()
-    # A little-endian uint16 array becomes mode "I;16" by itself; PNG stores it as 16-bit grey.
-    Image.fromarray(np.ascontiguousarray(image, "<u2")).save(buf, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-    return buf.getvalue()
 
 
 def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | None = None) -> None:
@@ -85,18 +76,20 @@ def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None) ->
 # --- sensor samples ---------------------------------------------------------------------------
 
 
-def write_camera(folder: OutputFolder, camera: str, tick: int, frame: FramePasses) -> None:
-    """The camera passes of one frame that were rendered."""
+def write_camera(folder: OutputFolder, camera: str, tick: int, frame: FramePasses, near_m: float) -> None:
+    """The camera passes of one frame that were rendered (``near_m``: the camera's near plane, which the depth
+    file's encoding divides by)."""
     if frame.rgb is not None:
         rgb = frame.rgb
         folder.put_later(frame_name(camera, tick, "rgb"), lambda: _png(rgb), camera, tick, "rgb")
     if frame.depth is not None:
         h, w = frame.depth.shape
-        folder.put(frame_name(camera, tick, "depth"), np.ascontiguousarray(frame.depth, "<f4").tobytes(), camera,
-                   tick, "depth", shape=[h, w], dtype="float32-le")
+        folder.put(frame_name(camera, tick, "depth"), np.ascontiguousarray(encode_depth(frame.depth, near_m), "<f4")
+                   .tobytes(), camera, tick, "depth", shape=[h, w], dtype="float32-le")
     if frame.semantic is not None:
         semantic = frame.semantic
-        folder.put_later(frame_name(camera, tick, "semantic"), lambda: _png16(semantic), camera, tick, "semantic")
+        folder.put_later(frame_name(camera, tick, "semantic"), lambda: _png(encode_semantic_rgb(semantic)), camera,
+                         tick, "semantic")
     if frame.id is not None:
         ids = frame.id
         folder.put_later(frame_name(camera, tick, "id"), lambda: _png(encode_id_rgb(ids)), camera, tick, "id")

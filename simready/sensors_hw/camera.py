@@ -10,12 +10,14 @@ Conventions (SPEC §10):
   at ±hfov/2 lands on the outer edge of the first/last column.
 * ``depth`` is float32 metres along the optical axis (z-depth, not ray
   length), undistorted pinhole; pixels that see nothing within [near, far]
-  hold ``+inf``.
+  hold ``+inf``. On disk ``near_m / z``, 0 where nothing is hit
+  (:func:`encode_depth`).
 * ``id`` holds compact entity ids (:func:`simready.world.identity.compact_ids`
-  over the scene's entities; 0 = nothing), as uint32 or 24-bit RGB via
-  :func:`encode_id_rgb`.
+  over the scene's entities; 0 = nothing), as uint32; on disk RGB with
+  id = R + 256·G + 65536·B (:func:`encode_id_rgb`).
 * ``semantic`` is uint16 ontology class ids: 0 = nothing hit (sky),
-  65535 = unknown class (ignore).
+  65535 = unknown class (ignore); on disk the blue channel of an 8-bit RGB
+  PNG, the ignore class as 255 (:func:`encode_semantic_rgb`).
 * Rolling shutter: row r (0 = top) is sampled at ``t0 + r·line_time_s``;
   a global shutter samples every row at ``t0``. Each row uses the camera's
   pose at its own time and sees the world at that time.
@@ -178,21 +180,63 @@ def apply_distortion(model: CameraModel, image: NDArray[np.floating]) -> NDArray
     return out.reshape(image.shape)
 
 
-# --- ids ---------------------------------------------------------------------
+# --- the published file encodings (SPEC §10) -----------------------------------
+#
+# How the camera passes are stored in an observation folder, the one place that says so: every writer and
+# every reader of ``id.png``, ``semantic.png`` and ``depth.f32.bin`` goes through these functions.
+
+#: ``semantic.png``'s blue channel holds the class id; the ontology's ignore class (65535) is stored as this.
+SEMANTIC_IGNORE_8BIT = 255
+#: The ontology's ignore class id (:data:`simready.world.ontology.UNKNOWN_CLASS_ID`).
+SEMANTIC_IGNORE = 65535
+#: ``depth.f32.bin``'s convention, as ``results.json`` states it beside each camera frame.
+DEPTH_CONVENTION = "near_m / z_depth (float32, little-endian, H x W row-major); 0 where nothing was hit"
 
 
 def encode_id_rgb(ids: ArrayLike) -> NDArray[np.uint8]:
-    """Compact ids (…,) < 2**24 → (…, 3) uint8, R = bits 16–23, G = 8–15, B = 0–7."""
+    """Compact ids (…,) < 2**24 → (…, 3) uint8 with instance = R + 256·G + 65536·B (0 = nothing)."""
     a = np.asarray(ids, np.uint32)
     if np.any(a >= 1 << 24):
         raise ValueError("compact ids must fit 24 bits")
-    return np.stack([(a >> 16) & 255, (a >> 8) & 255, a & 255], axis=-1).astype(np.uint8)
+    return np.stack([a & 255, (a >> 8) & 255, (a >> 16) & 255], axis=-1).astype(np.uint8)
 
 
 def decode_id_rgb(rgb: ArrayLike) -> NDArray[np.uint32]:
-    """Inverse of :func:`encode_id_rgb`."""
+    """Inverse of :func:`encode_id_rgb`: R + 256·G + 65536·B of an RGB(A) image."""
     c = np.asarray(rgb, np.uint32)
-    return (c[..., 0] << 16) | (c[..., 1] << 8) | c[..., 2]
+    return c[..., 0] | (c[..., 1] << 8) | (c[..., 2] << 16)
+
+
+def encode_semantic_rgb(classes: ArrayLike) -> NDArray[np.uint8]:
+    """Class ids (…,) → (…, 3) uint8 with the class in the blue channel (R = G = 0); 0 is nothing hit, the
+    ignore class becomes :data:`SEMANTIC_IGNORE_8BIT`. Another class id past 254 is a bug (ValueError)."""
+    c = np.asarray(classes, np.uint16)
+    ignore = c == SEMANTIC_IGNORE
+    if np.any((c >= SEMANTIC_IGNORE_8BIT) & ~ignore):
+        raise ValueError(f"semantic class ids must be below {SEMANTIC_IGNORE_8BIT} (or the ignore class)")
+    out = np.zeros(c.shape + (3,), np.uint8)
+    out[..., 2] = np.where(ignore, SEMANTIC_IGNORE_8BIT, c)
+    return out
+
+
+def decode_semantic_rgb(rgb: ArrayLike) -> NDArray[np.uint16]:
+    """Inverse of :func:`encode_semantic_rgb` on an RGB(A) image: the ontology's class ids (ignore: 65535)."""
+    b = np.asarray(rgb)[..., 2].astype(np.uint16)
+    return np.where(b == SEMANTIC_IGNORE_8BIT, np.uint16(SEMANTIC_IGNORE), b).astype(np.uint16)
+
+
+def encode_depth(z_m: ArrayLike, near_m: float) -> NDArray[np.float32]:
+    """Z-depth (m; +inf or 0 where nothing was hit) → ``near_m / z`` as float32, 0 where nothing was hit."""
+    z = np.asarray(z_m, np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(np.isfinite(z) & (z > 0.0), near_m / z, 0.0).astype(np.float32)
+
+
+def decode_depth(raw: ArrayLike, near_m: float) -> NDArray[np.float64]:
+    """Inverse of :func:`encode_depth`: z-depth in metres, ``near_m / raw`` where raw > 0, else +inf."""
+    r = np.asarray(raw, np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(r > 0.0, near_m / r, np.inf)
 
 
 # --- lighting ------------------------------------------------------------------

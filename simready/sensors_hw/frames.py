@@ -49,6 +49,16 @@ SENSOR_AXIS_NAMES: dict[SensorType, tuple[str, str, str]] = {
 }
 
 
+def frame_declaration(sensor_type: SensorType | str) -> str:
+    """A sensor type's measurement frame in words, as ``render.json`` and the PLY header declare it (SPEC §10:
+    other tools' frames differ, so say which)."""
+    st = SensorType(sensor_type)
+    x, y, z = SENSOR_AXIS_NAMES[st]
+    when = {SensorType.camera: "each row at its own sample time", SensorType.lidar: "each point at its beam's own time",
+            SensorType.radar: "at the frame's time"}[st]
+    return f"{st.value} frame, right-handed: x {x}, y {y}, z {z}; metres; {when}"
+
+
 def mount_to_sensor(sensor_type: SensorType | str) -> Mat4:
     """``T_mount_sensor`` for a sensor type: fixed, declared once here."""
     return make_transform(SENSOR_AXES[SensorType(sensor_type)], [0.0, 0.0, 0.0])

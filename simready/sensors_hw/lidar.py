@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 
 from simready.atomic import write_bytes_atomic
 from simready.sensors_hw.atmosphere import Atmosphere
+from simready.sensors_hw.frames import SensorType, frame_declaration
 from simready.sensors_hw.models import LidarModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry, box_corners
 
@@ -260,7 +261,7 @@ def _columns(points: LidarScan | Mapping[str, Any], with_time: bool) -> dict[str
 
 def _header(fmt: str, count: int, names: Iterable[str]) -> str:
     props = "".join(f"property {_PLY_TYPES[k][0]} {k}\n" for k in names)
-    return (f"ply\nformat {fmt} 1.0\ncomment simready lidar points: sensor frame at each beam's time, metres\n"
+    return (f"ply\nformat {fmt} 1.0\ncomment simready {frame_declaration(SensorType.lidar)}\n"
             f"element vertex {count}\n{props}end_header\n")
 
 

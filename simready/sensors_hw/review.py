@@ -33,7 +33,7 @@ from PIL import Image, ImageDraw, ImageFont
 from simready.atomic import write_bytes_atomic
 from simready.layout import ObservationDir
 from simready.records import FileEntry, LidarSweep, Results
-from simready.sensors_hw.camera import decode_id_rgb
+from simready.sensors_hw.camera import decode_depth, decode_id_rgb, decode_semantic_rgb
 from simready.sensors_hw.lidar import read_ply
 
 #: Camera passes of a contact-sheet row, left to right.
@@ -164,8 +164,9 @@ def _nearest(a: NDArray, size: tuple[int, int]) -> NDArray:
     return a[rows[:, None], cols[None, :]]
 
 
-def _read_pass(obs_dir: Path, entry: FileEntry, size: tuple[int, int]) -> NDArray[np.uint8]:
-    """One camera pass file as an RGB review tile of ``size`` = (h, w) pixels.
+def _read_pass(obs_dir: Path, entry: FileEntry, size: tuple[int, int], near_m: float) -> NDArray[np.uint8]:
+    """One camera pass file as an RGB review tile of ``size`` = (h, w) pixels (``near_m``: the frame's near
+    plane, which the depth file's encoding divides by).
 
     Depth, id and semantic are sampled (nearest) before they are coloured, so labels stay crisp and
     only tile-many pixels are coloured; rgb is resized bilinearly.
@@ -174,14 +175,14 @@ def _read_pass(obs_dir: Path, entry: FileEntry, size: tuple[int, int]) -> NDArra
     kind = entry.pass_name
     if kind == "depth":
         h, w = entry.shape  # type: ignore[misc]
-        return depth_colours(_nearest(np.fromfile(path, "<f4").reshape(h, w), size))
+        return depth_colours(decode_depth(_nearest(np.fromfile(path, "<f4").reshape(h, w), size), near_m))
     with Image.open(path) as im:
         if kind == "rgb":
             return np.asarray(im.convert("RGB").resize((size[1], size[0]), Image.Resampling.BILINEAR))
         a = np.asarray(im)
     if kind == "id":
-        return palette(decode_id_rgb(_nearest(a, size)[..., :3]))
-    return palette(_nearest(a, size).astype(np.uint16))
+        return palette(decode_id_rgb(_nearest(a, size)))
+    return palette(decode_semantic_rgb(_nearest(a, size)))
 
 
 # --- contact sheet -----------------------------------------------------------------------------
@@ -219,7 +220,8 @@ def contact_sheet(obs_dir: Path, results: Results, frames_per_camera: int = 4) -
             for p in SHEET_PASSES:
                 entry = files.get((camera, tick, p))
                 size = (tile_h, TILE_W)
-                tiles.append(_placeholder(p, size) if entry is None else _read_pass(obs_dir, entry, size))
+                tiles.append(_placeholder(p, size) if entry is None
+                             else _read_pass(obs_dir, entry, size, frame.projection.near_m))
             width = len(SHEET_PASSES) * TILE_W + (len(SHEET_PASSES) + 1) * GAP
             row = Image.new("RGB", (width, LABEL_H + tile_h + GAP), BACKGROUND)
             for i, t in enumerate(tiles):
