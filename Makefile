@@ -15,8 +15,12 @@ PYTEST_WORKERS ?= 2
 # A project-local Dagster instance (SQLite storage) and artifacts folder.
 export DAGSTER_HOME := $(CURDIR)/.dagster_home
 export SIMREADY_ARTIFACTS ?= $(CURDIR)/artifacts
+# `make ui` serves the artifacts folder here beside the Dagster UI, so the asset pages' thumbnails load and
+# their links (review pages, videos, Data Docs) open in the browser; `make run` writes those links.
+ARTIFACTS_PORT ?= 3001
+run ui: export SIMREADY_ARTIFACTS_URL ?= http://127.0.0.1:$(ARTIFACTS_PORT)
 
-.PHONY: install run test test-fast ui bench dvc-venv dvc-repro dvc-status qc-venv clean
+.PHONY: install run test test-fast ui bench browser dvc-venv dvc-repro dvc-status qc-venv clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,7 +39,7 @@ run: install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/simready run --quiet
 
 ## make test: install, then run the whole suite (what CI runs)
-test: install qc-venv
+test: install qc-venv browser
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -p no:cacheprovider
 
 ## make test-fast: unit tests only (skips tests marked slow)
@@ -44,7 +48,16 @@ test-fast: install
 
 ## make ui: the Dagster UI on this code location
 ui: install $(DAGSTER_HOME)/dagster.yaml
-	$(BIN)/dagster dev -w workspace.yaml
+	@mkdir -p $(SIMREADY_ARTIFACTS)
+	$(BIN)/python -m http.server $(ARTIFACTS_PORT) --bind 127.0.0.1 -d $(SIMREADY_ARTIFACTS) >/dev/null 2>&1 & \
+	server=$$!; trap 'kill $$server' EXIT INT TERM; $(BIN)/dagster dev -w workspace.yaml
+
+## make browser: Debian's chromium for the browser tests (Playwright drives it; its own browser download is not used)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium; \
+	  else echo "make browser: chromium is missing; install Debian's chromium as root: apt-get install -y chromium" >&2; \
+	    exit 1; fi; }
 
 ## make bench: print the performance figures the issues ask for
 bench: install

@@ -11,7 +11,7 @@ same layout serves the local folder and, through the store, other backends.
 <root>/samples/<template>/rejection_log.parquet
 <root>/samples/<template>/<batch>/{batch.json, rejections.jsonl, cells.json}     BatchDir
 <root>/samples/<template>/<batch>/<sample>/            SampleDir
-    manifest.json  trace.parquet  verdict.json  rollout.png  validity.json
+    manifest.json  trace.parquet  verdict.json  rollout.png  validity.json  review.html
     checkpoint/<sha256 hex>.ckpt
     branches/outcomes.json  branches/<label>/trace.parquet  branches/<label>/observations/
     observations/  observations_dry/                    ObservationDir
@@ -19,7 +19,12 @@ same layout serves the local folder and, through the store, other backends.
 <root>/splits/split_assignments.json
 <root>/coverage/{coverage.json, coverage_heatmap.png, suite_weights.json}
 <root>/data_docs/
+<root>/review/index.html                                 the suite's review index (every sample, filters)
+<root>/thumbnails/<key of a picture>                     its thumbnail for the Dagster UI (same key under thumbnails/)
 ```
+
+Every sample folder also holds ``review.html``, its reviewer page (``simready.review``), which links the
+sample's own files by relative paths only.
 
 An observation folder (``ObservationDir``) holds ``render.json``,
 ``results.json``, ``observed-frames.jsonl``, ``legend.json``, ``parity.json``,
@@ -66,12 +71,16 @@ COVERAGE = "coverage.json"
 COVERAGE_HEATMAP = "coverage_heatmap.png"
 SUITE_WEIGHTS = "suite_weights.json"
 DATA_DOCS_DIR = "data_docs"
+REVIEW_INDEX_DIR = "review"
+REVIEW_INDEX = "index.html"
+THUMBNAILS_DIR = "thumbnails"
 
 MANIFEST = "manifest.json"
 TRACE = "trace.parquet"
 VERDICT = "verdict.json"
 ROLLOUT_PLOT = "rollout.png"
 VALIDITY = "validity.json"
+REVIEW_PAGE = "review.html"
 CHECKPOINT_DIR = "checkpoint"
 CHECKPOINT_SUFFIX = ".ckpt"
 BRANCHES_DIR = "branches"
@@ -270,6 +279,11 @@ class SampleDir:
         return self.root / VALIDITY
 
     @property
+    def review_page(self) -> Path:
+        """The sample's reviewer page (static HTML, relative links to the files beside it)."""
+        return self.root / REVIEW_PAGE
+
+    @property
     def checkpoint_dir(self) -> Path:
         return self.root / CHECKPOINT_DIR
 
@@ -448,6 +462,21 @@ class ArtifactLayout:
     def samples_dir(self) -> Path:
         """Every template's batches and rejection logs: ``samples/``."""
         return self.root / SAMPLES_DIR
+
+    @property
+    def review_dir(self) -> Path:
+        """The suite's review index folder: ``review/``."""
+        return self.root / REVIEW_INDEX_DIR
+
+    @property
+    def review_index(self) -> Path:
+        """The suite's review index page, linking every sample's ``review.html``."""
+        return self.review_dir / REVIEW_INDEX
+
+    def thumbnail(self, picture: Path) -> Path:
+        """The thumbnail of the picture at ``picture`` (a path under this root): the same path under
+        ``thumbnails/``, so no stage's folder holds a file it did not write."""
+        return self.root / THUMBNAILS_DIR / Path(picture).relative_to(self.root)
 
     @property
     def data_docs_index(self) -> Path:

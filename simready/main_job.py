@@ -165,6 +165,9 @@ def _print_summary(store: ArtifactStore, template_ids: list[str], batches: list[
         totals = store.read_json(layout.coverage)["totals"]
         print(f"  coverage    {totals['cells_with_samples']}/{totals['cells']} cells with samples, "
               f"{totals['cells_filled']} filled to target   {store.url(layout.coverage)}")
+    if store.exists(layout.review_index):
+        print(f"  review      every sample's page, by verdict   "
+              f"{store.share_url(layout.review_index) or store.url(layout.review_index)}")
     for job, seconds in log.stage_s.items():
         print(f"  job         {job:<22} {seconds:6.1f} s")
     for step, seconds in sorted(log.by_step.items(), key=lambda kv: -kv[1])[:12]:

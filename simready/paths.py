@@ -28,3 +28,9 @@ def artifacts_dir() -> Path:
     reaches artifacts through a store.
     """
     return Path(os.environ.get("SIMREADY_ARTIFACTS", PROJECT_ROOT / "artifacts"))
+
+
+def artifacts_url() -> str | None:
+    """Where a browser loads the artifacts folder from (``SIMREADY_ARTIFACTS_URL``, e.g. the server ``make ui``
+    starts beside the Dagster UI), read at call time; None when they are only files on this machine."""
+    return os.environ.get("SIMREADY_ARTIFACTS_URL") or None

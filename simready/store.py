@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path, PurePath
 from typing import Any, BinaryIO
+from urllib.parse import quote
 
 from simready import paths
 from simready.atomic import owned_temp, remove_orphans, temp_sibling, write_bytes_atomic
@@ -134,15 +135,21 @@ class Store(abc.ABC):
 
 
 class LocalStore(Store):
-    """Artifacts as files under one local folder; a key is the file's path relative to it."""
+    """Artifacts as files under one local folder; a key is the file's path relative to it.
 
-    def __init__(self, root: str | Path) -> None:
+    ``base_url``: where a browser loads that folder from (a static file server over it), so that links in
+    the Dagster UI open and pictures load; None when the artifacts are only files on this machine.
+    """
+
+    def __init__(self, root: str | Path, base_url: str | None = None) -> None:
         self.root = Path(root)
+        self.base_url = base_url.rstrip("/") if base_url else None
 
     @classmethod
     def from_environment(cls) -> LocalStore:
-        """The deployment's folder: ``SIMREADY_ARTIFACTS``, else ``artifacts/`` in the project, read now."""
-        return cls(paths.artifacts_dir())
+        """The deployment's folder: ``SIMREADY_ARTIFACTS``, else ``artifacts/`` in the project, and
+        ``SIMREADY_ARTIFACTS_URL`` if it is served, read now."""
+        return cls(paths.artifacts_dir(), paths.artifacts_url())
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
@@ -178,6 +185,13 @@ class LocalStore(Store):
 
     def url(self, key: Key) -> str:
         return str(self._path(key, prefix=True).absolute())
+
+    def share_url(self, key: Key, *, folder: bool = False) -> str | None:
+        """The object's (or ``folder``'s) address on the server over the folder, if one serves it."""
+        if self.base_url is None:
+            return None
+        parts = key_parts(key, prefix=folder)
+        return "/".join([self.base_url, *(quote(p) for p in parts)]) + ("/" if folder and parts else "")
 
     def remove(self, key: Key) -> None:
         path = self._path(key)

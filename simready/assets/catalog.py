@@ -5,7 +5,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from simready.assets.metadata import artifact_link, markdown_table
+from simready.assets.metadata import artifact_link, table
 from simready.catalog.build import build_certified_catalog
 from simready.resources import ArtifactStore, SourceData
 
@@ -24,7 +24,7 @@ def certified_assets(context: dg.AssetExecutionContext, store: ArtifactStore, so
     )
     store.save(store.layout.catalog_dir)
     rows = [
-        {"id": e["id"], "passed": "yes" if e["passed"] else "NO", "reasons": "; ".join(r["message"] for r in e["reasons"])}
+        {"id": e["id"], "passed": e["passed"], "reasons": "; ".join(r["message"] for r in e["reasons"])}
         for e in build.report["entries"]
     ]
     context.log.info(f"{build.report['n_passed']}/{build.report['n_entries']} catalog entries certified")
@@ -35,6 +35,6 @@ def certified_assets(context: dg.AssetExecutionContext, store: ArtifactStore, so
             "certified": build.report["n_passed"],
             "report": artifact_link(store, store.layout.certification),
             "dvc_md5": build.report["dvc_md5"] or "(no dvc.lock)",
-            "certification": markdown_table(rows, ["id", "passed", "reasons"]),
+            "certification": table(rows, [("id", "string"), ("passed", "bool"), ("reasons", "string")]),
         },
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.automation import EAGER
-from simready.assets.metadata import artifact_link, markdown_table, png_markdown
+from simready.assets.metadata import artifact_link, parquet_metadata, picture, table
 from simready.assets.partitions import by_template, sample_partitions
 from simready.assets.scenario import batch_samples, save_batch
 from simready.catalog.catalog import load_catalog
@@ -19,6 +19,7 @@ from simready.layout import ObservationDir, SampleDir
 from simready.measurement.batch import ObservationWindow, observation_dirs, observe_sample_dir, results_versions
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
+from simready.truth.summary import PREVIEW_COLUMNS, track_counts, tracks_files, tracks_preview
 from simready.world.template import load_template
 
 #: measurement-5: the published layout exactly (issue 18): results.json ``artifacts`` with ``sensorId`` and each camera
@@ -60,38 +61,56 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
     if dirs:
         first = store.layout.batch(key["template"], key["batch"]).sample(dirs[0].name).observations
         metadata["first_sample"] = artifact_link(store, first.root, folder=True)
+        for name, title in (("contact_sheet", "camera passes"), ("lidar_topdown", "LiDAR top-down")):
+            if getattr(SampleDir(dirs[0]).observations, name).exists():
+                metadata[name] = picture(store, getattr(first, name), f"{dirs[0].name}: {title}")
     yield dg.MaterializeResult(asset_key="sensor_observations", data_version=dg.DataVersion(obs_version),
                                metadata=metadata)
     yield dg.MaterializeResult(asset_key="perception_truth", data_version=dg.DataVersion(truth_version),
-                               metadata={"samples": len(rows)})
+                               metadata=truth_metadata(dirs))
+
+
+def truth_metadata(dirs: list[Path]) -> dict[str, object]:
+    """Tracks and observations per class over the samples' truth, the tracks tables' rows and columns, and the
+    first table's first rows."""
+    files = tracks_files(ObservationDir(obs) for d in dirs for obs in observation_dirs(d).values())
+    counts = track_counts(ObservationDir(obs) for d in dirs for obs in observation_dirs(d).values())
+    metadata: dict[str, object] = {
+        "samples": len(dirs),
+        "tracks": sum(r["tracks"] for r in counts),
+        "classes": len(counts),
+        "per_class": table(counts, [("class", "string"), ("tracks", "int"), ("observations", "int"),
+                                    ("visible", "int")]),
+        **parquet_metadata([path for _, path in files]),
+    }
+    if files:
+        metadata["preview"] = table(tracks_preview(files[0][1]), [(c, "string" if c in ("track_id", "status") else
+                                                                     "float") for c in PREVIEW_COLUMNS])
+    return metadata
 
 
 def observation_metadata(dirs: list[Path], rows: list[dict], plan) -> dict[str, object]:
-    """Table per observation folder, the plan, video links, and the first sample's review pictures."""
-    table = []
+    """Table per observation folder, the plan and the number of review videos (each sample's review page plays
+    them)."""
+    def row(sample: str, variant: str, r: dict) -> dict:
+        return {"sample": sample, "variant": variant, "window_s": "–".join(f"{t:.2f}" for t in r["window_s"]),
+                "files": r["files"], "frames": r["frames"], "peak_rss_mb": round(r["peak_rss_mb"])}
+
+    table_rows = []
     for r in rows:
-        table.append({"sample": r["sample"], "variant": "base", "window_s": r["window_s"], "files": r["files"],
-                      "frames": r["frames"], "peak_rss_mb": round(r["peak_rss_mb"])})
-        for label, b in sorted(r["branches"].items()):
-            table.append({"sample": r["sample"], "variant": label, "window_s": b["window_s"], "files": b["files"],
-                          "frames": b["frames"], "peak_rss_mb": round(b["peak_rss_mb"])})
+        table_rows.append(row(r["sample"], "base", r))
+        table_rows += [row(r["sample"], label, b) for label, b in sorted(r["branches"].items())]
         if r["dry"] is not None:
-            table.append({"sample": r["sample"], "variant": "dry sibling (LiDAR)", "window_s": r["dry"]["window_s"],
-                          "files": r["dry"]["files"], "frames": r["dry"]["frames"],
-                          "peak_rss_mb": round(r["dry"]["peak_rss_mb"])})
+            table_rows.append(row(r["sample"], "dry sibling (LiDAR)", r["dry"]))
     folders = [obs for d in dirs for obs in observation_dirs(d).values()]
-    videos = sorted(str(p) for obs in folders for p in ObservationDir(obs).videos())
+    videos = [p for obs in folders for p in ObservationDir(obs).videos()]
     metadata: dict[str, object] = {
         "samples": len(rows),
         "observation_folders": len(folders),
-        "observations": markdown_table(table, ["sample", "variant", "window_s", "files", "frames", "peak_rss_mb"]),
-        "plan": dg.MetadataValue.json(plan.model_dump()),
-        "videos": dg.MetadataValue.md("\n".join(f"- `{v}`" for v in videos) or "none"),
+        "observations": table(table_rows, [("sample", "string"), ("variant", "string"), ("window_s", "string"),
+                                           ("files", "int"), ("frames", "int"), ("peak_rss_mb", "int")]),
+        "plan": table([{"setting": k, "value": ", ".join(v) if isinstance(v, (list, tuple)) else str(v)}
+                       for k, v in plan.model_dump().items()], [("setting", "string"), ("value", "string")]),
+        "videos": len(videos),
     }
-    if dirs:
-        first = SampleDir(dirs[0]).observations
-        for name, png, title in (("contact_sheet", first.contact_sheet, "camera passes"),
-                                 ("lidar_topdown", first.lidar_topdown, "LiDAR top-down")):
-            if png.exists():
-                metadata[name] = png_markdown(png.read_bytes(), f"{dirs[0].name}: {title}")
     return metadata

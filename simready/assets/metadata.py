@@ -1,27 +1,65 @@
-"""Small helpers turning domain results into Dagster metadata (UI display only)."""
+"""Small helpers turning domain results into Dagster metadata: tables with schemas, links a reviewer can open,
+pictures as thumbnails (written to the store beside the stages' artifacts, never into the instance)."""
 
 from __future__ import annotations
 
-import base64
+import numbers
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pyarrow.parquet as pq
+
+from simready.review import write_thumbnail
 
 
-def png_markdown(png: bytes, title: str) -> dg.MetadataValue:
-    """Inline a PNG so the UI shows the picture itself, not just its path."""
-    data = base64.b64encode(png).decode("ascii")
-    return dg.MetadataValue.md(f"**{title}**\n\n![{title}](data:image/png;base64,{data})")
+#: The Dagster UI shows a markdown value inline on the asset page only below this many characters (else behind
+#: a "Show Markdown" button), so a picture is a link to its thumbnail, never the picture's bytes.
+INLINE_MARKDOWN_MAX = 1000
 
 
-def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> dg.MetadataValue:
-    header = "| " + " | ".join(columns) + " |\n| " + " | ".join("---" for _ in columns) + " |\n"
-    body = "".join(
-        "| " + " | ".join(str(row.get(c, "")).replace("|", "\\|").replace("\n", " ") for c in columns) + " |\n"
-        for row in rows
-    )
-    return dg.MetadataValue.md(header + body)
+def picture(store, key: Path, alt: str) -> dg.MetadataValue:
+    """A picture on the asset page: its thumbnail inline, linked to the full picture, where the store gives
+    addresses a browser loads (the server ``make ui`` starts over the local folder, presigned URLs in S3); else
+    the full picture's link. Writes the thumbnail (``layout.thumbnail(key)``) to the store."""
+    thumb = store.layout.thumbnail(key)
+    write_thumbnail(store.local_path(key), store.local_dir(thumb.parent) / thumb.name)
+    store.save(thumb.parent)
+    small, full = store.share_url(thumb), store.share_url(key)
+    if small:
+        for text in (f"[![{alt}]({small})]({full})", f"![{alt}]({small})"):
+            if len(text) < INLINE_MARKDOWN_MAX:
+                return dg.MetadataValue.md(text)
+    return artifact_link(store, key)
+
+
+def _cell(value: Any, digits: int) -> str | int | float | bool | None:
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return round(float(value), digits)
+    return str(value)
+
+
+def table(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], *, digits: int = 2) -> dg.MetadataValue:
+    """Rows as Dagster's sortable table with a schema (``columns``: name and type: string, int, float, bool);
+    floats rounded to ``digits``, other values as text, a missing value empty."""
+    schema = dg.TableSchema(columns=[dg.TableColumn(name, kind) for name, kind in columns])
+    records = [dg.TableRecord({name: _cell(row.get(name), digits) for name, _ in columns}) for row in rows]
+    return dg.MetadataValue.table(records=records, schema=schema)
+
+
+def parquet_metadata(files: Sequence[Path]) -> dict[str, dg.MetadataValue]:
+    """Dagster's row count (over every file) and column schema (the first file's) of Parquet files of one kind;
+    nothing without files."""
+    if not files:
+        return {}
+    columns = [dg.TableColumn(f.name, str(f.type)) for f in pq.read_schema(files[0])]
+    return {"dagster/row_count": dg.MetadataValue.int(sum(pq.read_metadata(f).num_rows for f in files)),
+            "dagster/column_schema": dg.MetadataValue.table_schema(dg.TableSchema(columns=columns))}
 
 
 def artifact_link(store, key, *, folder: bool = False) -> dg.MetadataValue:

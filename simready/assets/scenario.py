@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from simready.assets.automation import EAGER
 from simready.assets.catalog import certified_assets
-from simready.assets.metadata import artifact_link, markdown_table
+from simready.assets.metadata import artifact_link, table as table_metadata
 from simready.assets.partitions import by_template, registered_batches, sample_partitions, template_partitions
 from simready.assets.world import world_templates
 from simready.catalog.catalog import load_catalog
@@ -101,7 +101,8 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
             "proposals": summary["proposals"],
             "yield": round(summary["accepted"] / summary["proposals"], 4) if summary["proposals"] else 0.0,
             "folder": artifact_link(store, store.layout.batch(template_id, batch).root, folder=True),
-            "samples": markdown_table(rows, ["sample", "intent", "cell", "split"]),
+            "samples": table_metadata(rows, [("sample", "string"), ("intent", "string"), ("cell", "string"),
+                                             ("split", "string")]),
         },
     )
 
@@ -133,9 +134,12 @@ def rejection_log(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg
     return dg.MaterializeResult(
         data_version=dg.DataVersion(content_hash([[r[c] for c in columns] for r in rows])),
         metadata={
-            "rows": len(rows),
+            "dagster/row_count": len(rows),
+            "dagster/column_schema": dg.MetadataValue.table_schema(
+                dg.TableSchema(columns=[dg.TableColumn(f.name, str(f.type)) for f in table.schema])),
             "path": artifact_link(store, key),
-            "by_stage": dg.MetadataValue.json(dict(sorted(by_stage.items()))),
+            "by_stage": table_metadata([{"stage": k, "rejections": v} for k, v in sorted(by_stage.items())],
+                                       [("stage", "string"), ("rejections", "int")]),
         },
     )
 

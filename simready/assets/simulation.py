@@ -12,7 +12,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.automation import EAGER
-from simready.assets.metadata import markdown_table, png_markdown
+from simready.assets.metadata import parquet_metadata, picture, table
 from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import batch_dir, batch_of, save_batch, scenario_manifests
 from simready.catalog.catalog import load_catalog
@@ -54,17 +54,21 @@ def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source
         "accepted": accepted,
         "rejected": len(rows) - accepted,
         "backend": BACKEND,
-        "rollouts": markdown_table(rows, ["sample", "intent", "verdict", "min_ttc_s", "collisions"]),
+        **parquet_metadata([s.trace for s in batch.samples() if s.trace.is_file()]),
+        "rollouts": table(rows, [("sample", "string"), ("intent", "string"), ("verdict", "string"),
+                                 ("min_ttc_s", "float"), ("collisions", "int")]),
     }
     if rows:
-        plot = batch.sample(rows[0]["sample"]).rollout_plot
-        metadata["rollout_plot"] = png_markdown(plot.read_bytes(), f"{rows[0]['sample']} rollout")
+        plot = store.layout.batch(*batch_of(context)).sample(rows[0]["sample"]).rollout_plot
+        metadata["rollout_plot"] = picture(store, plot, f"{rows[0]['sample']} rollout")
     return dg.MaterializeResult(data_version=dg.DataVersion(batch_version(rows, "trace_sha256")), metadata=metadata)
 
 
 #: The branch-outcome columns the asset's metadata table shows (``label`` first), beside the sample and decision time.
 OUTCOME_COLUMNS = ("label", "collision", "collision_with", "collision_t", "collision_relative_speed_mps", "min_ttc_s",
                    "stopping_distance_m")
+#: Their types in the table, where not float.
+OUTCOME_TYPES = {"label": "string", "collision": "bool", "collision_with": "string"}
 
 
 def _delta_v_text(delta_v: dict[str, float] | None) -> str:
@@ -98,7 +102,7 @@ def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactS
     template, catalog, batch = _batch_inputs(context, store, source)
     summaries = [branch_sample(s.root, template, catalog, BACKEND) for s in batch.samples()]
     save_batch(store, *batch_of(context))
-    table = [
+    rows = [
         {"sample": s["sample"], "decision_t_s": s["decision_t_s"], **{k: b.get(k) for k in OUTCOME_COLUMNS},
          "delta_v_mps": _delta_v_text(b.get("collision_delta_v_mps"))}
         for s in summaries
@@ -109,17 +113,20 @@ def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactS
         data_version=dg.DataVersion(batch_version(summaries, "checkpoint")),
         metadata={
             "checkpoints": len(summaries),
-            "decision_sources": dg.MetadataValue.json(sorted({s["decision_source"] for s in summaries})),
+            "decision_sources": ", ".join(sorted({s["decision_source"] for s in summaries})),
         },
     )
     metadata = {
-        "branches": len(table),
-        "collisions": sum(1 for row in table if row["collision"]),
-        "outcomes": markdown_table(table, ["sample", "label", "decision_t_s", *OUTCOME_COLUMNS[1:], "delta_v_mps"]),
+        "branches": len(rows),
+        "collisions": sum(1 for row in rows if row["collision"]),
+        **parquet_metadata([b.trace for s in batch.samples() for b in s.branches()]),
+        "outcomes": table(rows, [("sample", "string"), ("label", "string"), ("decision_t_s", "float"),
+                                 *((c, OUTCOME_TYPES.get(c, "float")) for c in OUTCOME_COLUMNS[1:]),
+                                 ("delta_v_mps", "string")]),
     }
     if summaries:
-        plot = batch.sample(summaries[0]["sample"]).rollout_plot
-        metadata["branch_plot"] = png_markdown(plot.read_bytes(), f"{summaries[0]['sample']} brake vs coast")
+        plot = store.layout.batch(*batch_of(context)).sample(summaries[0]["sample"]).rollout_plot
+        metadata["branch_plot"] = picture(store, plot, f"{summaries[0]['sample']} brake vs coast")
     yield dg.MaterializeResult(
         asset_key="action_branches",
         data_version=dg.DataVersion(batch_version(summaries, "trace_sha256")),

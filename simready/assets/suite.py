@@ -13,12 +13,14 @@ import json
 import dagster as dg
 
 from simready.assets.automation import EAGER
-from simready.assets.metadata import artifact_link, markdown_table, png_markdown
+from simready.assets.metadata import artifact_link, picture, table
 from simready.assets.partitions import registered_batches
 from simready.assets.scenario import SCENARIO_CODE_VERSION, batch_dir, batch_samples, local_file, scenario_manifests
 from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
 from simready.hashing import content_hash, sha256_bytes
+from simready.layout import SampleDir
 from simready.resources import ArtifactStore, SourceData
+from simready.review import sample_summary, write_index
 from simready.scenario.batch import read_batch_manifest_paths
 from simready.scenario.coverage_summary import coverage_table, coverage_totals, merge_cells, plot_coverage_heatmap
 from simready.scenario.manifest import load_manifest
@@ -53,8 +55,8 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
         data_version=dg.DataVersion(content_hash(rows)),
         metadata={
             "samples": len(rows),
-            "split_sizes": dg.MetadataValue.json(sizes),
-            "realized_ratios": dg.MetadataValue.json({k: round(v / len(rows), 3) if rows else 0 for k, v in sizes.items()}),
+            "splits": table([{"split": k, "samples": v, "share": v / len(rows) if rows else 0.0} for k, v in sizes.items()],
+                            [("split", "string"), ("samples", "int"), ("share", "float")]),
             "path": artifact_link(store, store.layout.split_assignments),
         },
     )
@@ -85,7 +87,7 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     layout = store.layout
     coverage = json.dumps({"totals": totals, "cells": rows}, indent=1, sort_keys=True).encode("utf-8")
     store.write_bytes(layout.coverage, coverage)
-    png = plot_coverage_heatmap(rows, local_file(store, layout.coverage_heatmap))
+    plot_coverage_heatmap(rows, local_file(store, layout.coverage_heatmap))
     store.save(layout.coverage_dir)
     under = [r for r in rows if r["under_target"] and r["proposals"] > 0]
     dirs = [d for t in sorted(suite.templates) for b in batches for d in batch_samples(store, t, b)]
@@ -94,6 +96,10 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     logs = [store.local_path(layout.rejection_log(t)) for t in sorted(suite.templates)]
     docs = build_docs(dirs, logs, store.local_dir(layout.data_docs))
     store.save(layout.data_docs)
+    judged = [sample_summary(SampleDir(d), b) for t in sorted(suite.templates) for b in batches
+              for d in batch_samples(store, t, b) if SampleDir(d).validity.exists()]
+    write_index(judged, local_file(store, layout.review_index), f"{suite.suite_id}: samples for review")
+    store.save(layout.review_dir)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(sha256_bytes(coverage)),
         metadata={
@@ -101,19 +107,24 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
             "cells_filled": totals["cells_filled"],
             "cells_with_samples": totals["cells_with_samples"],
             "fill_fraction": totals["fill_fraction"],
-            "heatmap": png_markdown(png.read_bytes(), "coverage fill per cell"),
-            "under_target_tried": markdown_table(under[:50], ["intent", "cell", "accepted", "target", "dominant_rejection"]),
-            "by_intent": dg.MetadataValue.json(totals["by_intent"]),
+            "heatmap": picture(store, layout.coverage_heatmap, "coverage fill per cell"),
+            "under_target_tried": table(under[:50], [("intent", "string"), ("cell", "string"), ("accepted", "int"),
+                                                     ("target", "int"), ("dominant_rejection", "string")]),
+            "by_intent": table([{"intent": k, **v} for k, v in totals["by_intent"].items()],
+                               [("intent", "string"), ("cells", "int"), ("filled", "int"), ("accepted", "int")]),
             "path": artifact_link(store, layout.coverage),
             "validity_accepted": suite_weights["accepted"],
             "validity_rejected": suite_weights["rejected"],
-            "branches": dg.MetadataValue.json(suite_weights["branches"]["by_branch"]),
+            "branches": table([{"branch": k, **v} for k, v in sorted(suite_weights["branches"]["by_branch"].items())],
+                              [("branch", "string"), ("accepted", "int"), ("rejected", "int")]),
             "matched_sets_whole": f"{suite_weights['branches']['matched_sets_whole']}/{suite_weights['branches']['matched_sets']}",
-            "rejected_branches": markdown_table(suite_weights["branches"]["rejected"][:50], ["sample", "branch", "reason"]),
+            "rejected_branches": table(suite_weights["branches"]["rejected"][:50],
+                                       [("sample", "string"), ("branch", "string"), ("reason", "string")]),
             "low_fidelity_share": suite_weights["policy"].get("low_fidelity_share", 0.0),
             "scaled_down": suite_weights["policy"].get("scaled_down", False),
             "suite_weights": artifact_link(store, layout.suite_weights),
             "data_docs": artifact_link(store, layout.data_docs_index) if docs else "(no tables yet)",
+            "review_index": artifact_link(store, layout.review_index),
         },
     )
 

@@ -1,30 +1,32 @@
 """Validity stage: ``reference_pools`` per template and ``validity_reports`` per batch (SPEC §12)."""
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
-import base64
 from pathlib import Path
 
 import dagster as dg
 
 from simready.assets.automation import EAGER
 from simready.assets.catalog import certified_assets
-from simready.assets.metadata import artifact_link, markdown_table
+from simready.assets.metadata import artifact_link, parquet_metadata, table
 from simready.assets.partitions import by_template, sample_partitions, template_partitions
 from simready.assets.scenario import batch_samples, save_batch
 from simready.assets.world import world_templates
 from simready.catalog.catalog import load_catalog
 from simready.hashing import content_hash
-from simready.layout import ObservationDir, SampleDir
-from simready.measurement.batch import observation_dirs
+from simready.layout import SampleDir
 from simready.resources import ArtifactStore, SourceData
-from simready.scenario.manifest import load_manifest
+from simready.review import write_sample_page
 from simready.scenario.suite import load_suite
 from simready.validity.batch import report_rows, validate_batch
 from simready.validity.reference_pool import build_reference_pool, load_reference_pool
 from simready.world.template import load_template
 
+#: validity-4: a reviewer page (review.html) beside each sample (issue 19).
 #: validity-3: gate-1.2.0, contact windows from the trace's own collision events (issue 12).
-VALIDITY_CODE_VERSION = "validity-3"
+VALIDITY_CODE_VERSION = "validity-4"
+#: The gate's table in the asset's metadata: one row per sample and variant (base or branch).
+GATE_COLUMNS = [("sample", "string"), ("variant", "string"), ("accepted", "bool"), ("validity", "float"),
+                ("fidelity", "float"), ("realism", "float"), ("weight", "float"), ("reasons", "string")]
 #: reference-2: the pool's rollouts are dynamic-v1 with every vehicle force-driven (sim-3).
 REFERENCE_CODE_VERSION = "reference-2"
 
@@ -50,9 +52,12 @@ def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     store.save(folder)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(record["version"]),
-        metadata={"pool_samples": record["pool_samples"], "rows": record["rows"],
-                  "intents": dg.MetadataValue.json(record["intents"]),
-                  "samples": markdown_table(record["samples"], ["sample", "intent", "verdict"]),
+        metadata={"pool_samples": record["pool_samples"],
+                  **parquet_metadata([store.local_path(store.layout.reference(template_id).pool)]),
+                  "intents": table([{"intent": k, "draws": v} for k, v in record["intents"].items()],
+                                   [("intent", "string"), ("draws", "int")]),
+                  "samples": table(record["samples"], [("sample", "string"), ("intent", "string"),
+                                                       ("verdict", "string")]),
                   "pool": artifact_link(store, store.layout.reference(template_id).record)},
     )
 
@@ -77,10 +82,11 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
     key = context.partition_key.keys_by_dimension
     dirs = batch_samples(store, key["template"], key["batch"])
     records = validate_batch(dirs, _reference_profile(store, key["template"]))
+    pages = {d.name: write_sample_page(SampleDir(d), key["batch"]) for d in dirs}
     save_batch(store, key["template"], key["batch"])
     rows = report_rows(records)
     accepted = sum(1 for r in rows if r["accepted"])
-    review = reviewer_markdown(dirs, records)
+    batch = store.layout.batch(key["template"], key["batch"])
     return dg.MaterializeResult(
         data_version=dg.DataVersion(content_hash(records)),
         metadata={
@@ -88,33 +94,8 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
             "accepted": accepted,
             "rejected": len(rows) - accepted,
             "with_sensor_evidence": sum(1 for r in records if r["sensor_evidence"]),
-            "gate": markdown_table(rows, ["sample", "variant", "accepted", "validity", "fidelity", "realism", "weight", "reasons"]),
-            "review": dg.MetadataValue.md(review),
+            "gate": table(rows, GATE_COLUMNS),
+            # One reviewer page per sample: its videos, top-down, check table and why it is accepted or not.
+            **{f"review {sample}": artifact_link(store, batch.sample(sample).review_page) for sample in sorted(pages)},
         },
     )
-
-
-def reviewer_markdown(dirs: list[Path], records: list[dict]) -> str:
-    """Per sample: the top-down plot with both branches, the check table, weight, split, cell, links."""
-    parts = []
-    for d, rec in zip(dirs, records):
-        sample = SampleDir(d)
-        m = load_manifest(sample.manifest)
-        base = rec["base"]
-        lines = [f"### {m.sample_id} — {m.intent}",
-                 f"split **{m.split}** · cell `{m.coverage_cell.id}` · accepted **{base['accepted']}** · "
-                 f"validity {base['validity']:.2f} · weight {base['weight']:.2f}{' (capped)' if base['capped'] else ''}"]
-        if sample.rollout_plot.exists():
-            data = base64.b64encode(sample.rollout_plot.read_bytes()).decode("ascii")
-            lines.append(f"![{m.sample_id}](data:image/png;base64,{data})")
-        lines.append("| check | passed | score |\n|---|---|---|")
-        lines += [f"| {c['check']} | {c['passed']} | {c['score']:.2f} |" for c in base["checks"]]
-        for label, rep in sorted(rec["branches"].items()):
-            lines.append(f"branch **{label}**: accepted {rep['accepted']}, validity {rep['validity']:.2f}, weight {rep['weight']:.2f}")
-        for name, obs in observation_dirs(d).items():
-            videos = ", ".join(f"`{v}`" for v in sorted(str(p) for p in ObservationDir(obs).videos()))
-            pictures = ", ".join(f"`{p}`" for p in ObservationDir(obs).review_pictures())
-            lines.append(f"observations ({name.removeprefix(d.name).strip('/') or 'base'}) `{obs}` · "
-                         f"videos {videos or '(none)'} · review {pictures or '(none)'}")
-        parts.append("\n\n".join(lines))
-    return "\n\n---\n\n".join(parts) or "no samples"

@@ -5,7 +5,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
-from simready.assets.metadata import artifact_link, markdown_table, png_markdown
+from simready.assets.metadata import artifact_link, picture, table
 from simready.assets.partitions import template_partitions
 from simready.atomic import json_bytes
 from simready.catalog.catalog import load_catalog
@@ -55,11 +55,12 @@ def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, sou
         "errors": dg.MetadataValue.md("\n".join(f"- {e}" for e in build.errors) or "none"),
     }
     if build.template is not None:
-        metadata["plot"] = png_markdown(store.read_bytes(store.layout.template_plot(template_id)), f"{template_id} top-down")
+        metadata["plot"] = picture(store, store.layout.template_plot(template_id), f"{template_id} top-down")
         metadata["template_json"] = artifact_link(store, store.layout.template_record(template_id))
-        metadata["regions"] = len(build.template.regions)
-        metadata["lanes"] = len(build.template.lanes)
-        metadata["instances"] = len(build.template.instances)
+        metadata["contents"] = table([{"what": "regions", "count": len(build.template.regions)},
+                                      {"what": "lanes", "count": len(build.template.lanes)},
+                                      {"what": "instances", "count": len(build.template.instances)}],
+                                     [("what", "string"), ("count", "int")])
     return dg.MaterializeResult(data_version=dg.DataVersion(build.data_version), metadata=metadata)
 
 
@@ -82,5 +83,7 @@ def sensor_rigs(context: dg.AssetExecutionContext, store: ArtifactStore, source:
     return dg.MaterializeResult(
         data_version=dg.DataVersion(record["rig_hash"]),
         metadata={"rig_hash": record["rig_hash"], "sensors": len(rows), "rig_json": artifact_link(store, key),
-                  "rig": markdown_table(rows, ["sensor", "type", "mount", "mount_xyz_m", "rate_hz", "phase_s", "settings"])},
+                  "rig": table(rows, [("sensor", "string"), ("type", "string"), ("mount", "string"),
+                                      ("mount_xyz_m", "string"), ("rate_hz", "string"), ("phase_s", "string"),
+                                      ("settings", "string")])},
     )

@@ -1,0 +1,240 @@
+"""A sample's reviewer page: ``<sample>/review.html`` (:attr:`simready.layout.SampleDir.review_page`).
+
+One static HTML file beside the sample's files, written when the gate has judged it. Everything it shows
+comes from those files — the manifest (intent, cell, split), ``validity.json`` (the checks, scores and
+weights of the base and of each branch), ``branches/outcomes.json`` and every observation folder's
+``render.json`` (the window each video covers) — and every link is relative to the page, so the folder
+works from any copy, an archive or a static website.
+
+The sensor videos of the base and of every branch play on one scenario clock: video time 0 is the start of
+the folder's observed window (``render.json``'s ``window_s[0]``; the sensor's first sample is at most one
+of its periods later), so a video plays ``t − t0`` when the clock reads ``t`` and waits while ``t`` is
+outside its window (a branch's window starts at the decision).
+
+Output is deterministic: the same files give the same bytes (no clock, no absolute path).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from simready.atomic import write_text_atomic
+from simready.layout import ArtifactLayout, ObservationDir, SampleDir
+from simready.records import BranchOutcome, Outcomes, Render, ValidityRecord
+from simready.review.verdict import CheckRow, check_rows, explain
+from simready.scenario.manifest import load_manifest
+from simready.validity.gate import ValidityReport
+
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
+    autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+)
+
+
+def number(value: float | None, digits: int = 2, unit: str = "") -> str:
+    """A figure rounded to what it means; ``—`` for none (never "None")."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return f"{value:.{digits}f}{unit}"
+
+
+_TEMPLATES.filters["num"] = number
+
+
+def relative_href(target: Path, from_dir: Path) -> str:
+    """The link from a page in ``from_dir`` to ``target`` (both local paths or both artifact keys), with ``/``."""
+    return Path(os.path.relpath(target, from_dir)).as_posix()
+
+
+#: The artifact tree's keys: the index and the sample pages link each other by their places in it, whatever
+#: folder (or bucket) holds the tree.
+_KEYS = ArtifactLayout(Path())
+
+
+def _page_key(summary: SampleSummary) -> Path:
+    return _KEYS.batch(summary.template, summary.batch).sample(summary.sample).review_page
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One sensor's review video in one observation folder: its link and the scenario time of its first frame."""
+
+    sensor: str
+    href: str
+    t0_s: float
+    t1_s: float
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A picture beside the page: its name and link."""
+
+    name: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One observation folder of the sample (the base window or a branch's): its window, videos and pictures."""
+
+    variant: str
+    href: str
+    window_s: tuple[float, float]
+    clips: tuple[Clip, ...]
+    pictures: tuple[Picture, ...]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The gate's verdict on the base or on one branch, with the table and the sentences a reviewer reads."""
+
+    name: str
+    report: ValidityReport
+    rows: tuple[CheckRow, ...]
+    why: tuple[str, ...]
+    outcome: BranchOutcome | None
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The realism reference the distribution check compared against: the template's pool (``pool.json``).
+
+    Attributes:
+        href: the link to ``pool.json`` from the page.
+        pool_samples: accepted draws in the pool; by_intent: accepted draws per intent, sorted.
+        rows: the pool's feature rows.
+    """
+
+    href: str
+    pool_samples: int
+    by_intent: tuple[tuple[str, int], ...]
+    rows: int
+
+
+def _reference(sample: SampleDir, summary: SampleSummary) -> Reference | None:
+    href = relative_href(_KEYS.reference(summary.template).record, _page_key(summary).parent)
+    path = sample.root / href
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text())
+    accepted = [s["intent"] for s in record["samples"] if s["verdict"] == "accept"]
+    return Reference(href=href, pool_samples=int(record["pool_samples"]), rows=int(record["rows"]),
+                     by_intent=tuple((i, accepted.count(i)) for i in sorted(set(accepted))))
+
+
+@dataclass(frozen=True)
+class SampleSummary:
+    """What the suite index lists of a sample (one row).
+
+    Attributes:
+        template, batch, sample: where it lies (the batch partition key names its folder).
+        intent, cell, split: the manifest's intent, coverage cell id and split.
+        accepted, validity, weight, capped: the base report's verdict and figures (weight before the suite's
+            low-fidelity share cap).
+        branches: each branch's label and whether the gate accepted it, sorted by label.
+    """
+
+    template: str
+    batch: str
+    sample: str
+    intent: str
+    cell: str
+    split: str
+    accepted: bool
+    validity: float
+    weight: float
+    capped: bool
+    branches: tuple[tuple[str, bool], ...]
+
+    @property
+    def verdict(self) -> str:
+        """``accepted`` (base and every branch), ``branch rejected`` (base accepted) or ``rejected`` (base)."""
+        if not self.accepted:
+            return "rejected"
+        return "accepted" if all(ok for _, ok in self.branches) else "branch rejected"
+
+
+def sample_summary(sample: SampleDir, batch: str) -> SampleSummary:
+    """The index row of a judged sample (it must hold ``validity.json``)."""
+    manifest = load_manifest(sample.manifest)
+    record = ValidityRecord.read(sample.validity)
+    base = ValidityReport.model_validate(record.base)
+    return SampleSummary(
+        template=manifest.template_id, batch=batch, sample=manifest.sample_id, intent=manifest.intent,
+        cell=manifest.coverage_cell.id, split=manifest.split, accepted=base.accepted, validity=base.validity,
+        weight=base.weight, capped=base.capped,
+        branches=tuple(sorted((label, bool(rep["accepted"])) for label, rep in record.branches.items())),
+    )
+
+
+def _observed(sample: SampleDir, variant: str, obs: ObservationDir) -> Observed:
+    window = Render.read(obs.render).settings.window_s
+    t0, t1 = float(window[0]), float(window[-1])
+    return Observed(
+        variant=variant, href=relative_href(obs.root, sample.root) + "/", window_s=(t0, t1),
+        clips=tuple(Clip(v.stem, relative_href(v, sample.root), t0, t1) for v in obs.videos()),
+        pictures=tuple(Picture(p.stem.replace("_", " "), relative_href(p, sample.root)) for p in obs.review_pictures()),
+    )
+
+
+def _variant(name: str, dump: dict[str, Any], outcome: BranchOutcome | None) -> Variant:
+    report = ValidityReport.model_validate(dump)
+    return Variant(name=name, report=report, rows=tuple(check_rows(report)), why=tuple(explain(report)),
+                   outcome=outcome)
+
+
+def render_sample_page(sample: SampleDir, batch: str) -> str:
+    """The page's HTML for a judged sample (``validity.json`` present) of batch ``batch``."""
+    manifest = load_manifest(sample.manifest)
+    record = ValidityRecord.read(sample.validity)
+    outcomes = Outcomes.read(sample.outcomes) if sample.outcomes.is_file() else None
+    by_label = {b.label: b for b in outcomes.branches} if outcomes else {}
+    variants = [_variant("base", record.base, None),
+                *(_variant(label, rep, by_label.get(label)) for label, rep in sorted(record.branches.items()))]
+    folders = [("base", sample.observations), *((b.label, b.observations) for b in sample.branches())]
+    observed = [_observed(sample, name, obs) for name, obs in folders if obs.render.is_file()]
+    clips = [c for o in observed for c in o.clips]
+    files = [(name, relative_href(path, sample.root)) for name, path in (
+        ("manifest", sample.manifest), ("trace", sample.trace), ("verdict", sample.verdict),
+        ("validity", sample.validity), ("outcomes", sample.outcomes)) if path.is_file()]
+    summary = sample_summary(sample, batch)
+    return _TEMPLATES.get_template("sample.html.j2").render(
+        summary=summary, manifest=manifest, variants=variants, observed=observed,
+        clock=(min((c.t0_s for c in clips), default=0.0), max((c.t1_s for c in clips), default=0.0)),
+        decision_t_s=outcomes.decision_t_s if outcomes else None,
+        index_href=relative_href(_KEYS.review_index, _page_key(summary).parent),
+        rollout=relative_href(sample.rollout_plot, sample.root) if sample.rollout_plot.is_file() else None,
+        files=files, cell_dims=sorted(manifest.coverage_cell.dims.items()), reference=_reference(sample, summary),
+    )
+
+
+def write_sample_page(sample: SampleDir, batch: str) -> Path:
+    """Write ``review.html`` beside the sample's files (atomically); its path."""
+    return write_text_atomic(sample.review_page, render_sample_page(sample, batch))
+
+
+def render_index(samples: list[SampleSummary], title: str) -> str:
+    """The suite index's HTML: one row per sample, linked to its page; filters by template, intent, cell and
+    verdict (in the browser, no server)."""
+    def options(field: str) -> list[str]:
+        return sorted({getattr(s, field) for s in samples})
+
+    counts = {v: sum(1 for s in samples if s.verdict == v) for v in ("accepted", "branch rejected", "rejected")}
+    rows = [(s, relative_href(_page_key(s), _KEYS.review_index.parent)) for s in samples]
+    return _TEMPLATES.get_template("index.html.j2").render(
+        title=title, rows=rows, counts=counts,
+        filters=[("template", options("template")), ("intent", options("intent")), ("cell", options("cell")),
+                 ("verdict", [v for v in counts if counts[v]])],
+    )
+
+
+def write_index(samples: list[SampleSummary], index: Path, title: str) -> Path:
+    """Write the suite index at ``index`` (the local file of :attr:`ArtifactLayout.review_index`), atomically."""
+    return write_text_atomic(index, render_index(samples, title))

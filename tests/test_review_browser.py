@@ -1,0 +1,244 @@
+"""Reviewer pages and the Dagster UI in a real browser (issue 19): Debian's chromium, driven by Playwright.
+
+Two samples of one template (with their brake and coast branches, observed with review videos) are materialized
+through the DAG on a SQLite instance; the tests open its review page and the suite index from the files
+(file://, as a copy of the artifacts would be opened), and the Dagster webserver on that instance.
+`make browser` installs chromium (`make test` depends on it); Playwright's own browser download is not used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import dagster as dg
+import pytest
+import yaml
+from dagster._serdes import serialize_value
+from playwright.sync_api import sync_playwright
+
+from simready import paths
+from simready.assets.catalog import certified_assets
+from simready.assets.measurement import observations_and_truth
+from simready.assets.partitions import batch_partitions
+from simready.assets.scenario import scenario_manifests
+from simready.assets.simulation import checkpoints_and_branches, trajectories
+from simready.assets.suite import coverage_report, split_assignments
+from simready.assets.validity import reference_pools, validity_reports
+from simready.assets.world import sensor_rigs, world_templates
+from simready.layout import ArtifactLayout
+from simready.records import ValidityRecord
+from simready.resources import ArtifactStore, SourceData
+
+pytestmark = pytest.mark.slow
+
+TLA = "two_lane_arterial"
+REPO = Path(__file__).resolve().parents[1]
+#: Debian's chromium (``make browser``), or the one ``SIMREADY_CHROMIUM`` names.
+CHROMIUM = os.environ.get("SIMREADY_CHROMIUM") or shutil.which("chromium")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def _serve(folder: Path):
+    """The artifacts over HTTP, as ``make ui`` serves them next to the Dagster UI; yields the base URL."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM:
+        pytest.fail("chromium is missing: `make browser` installs Debian's chromium (as root), or set SIMREADY_CHROMIUM")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--autoplay-policy=no-user-gesture-required"])
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    """Two samples of one template through every stage on a SQLite instance; ``(tmp, home, artifacts, url)``,
+    the artifacts served at ``url`` while the module runs (metadata links are that server's URLs)."""
+    tmp = tmp_path_factory.mktemp("review")
+    home, artifacts = tmp / "dagster_home", tmp / "artifacts"
+    home.mkdir()
+    artifacts.mkdir()
+    suite_file = tmp / "suite.yaml"
+    suite_file.write_text(yaml.safe_dump({
+        "suite_id": "browser", "batches": 1, "reference_per_intent": 2, "templates": {TLA: {"lead_vehicle_brakes": 2}},
+        "observation": {"pre_s": 0.3, "post_s": 0.5, "set": ["camera.width_px=320", "camera.height_px=180",
+                                                           "lidar.azimuth_steps=256"], "video": True}}))
+    with _serve(artifacts) as url, pytest.MonkeyPatch.context() as env:
+        env.setenv("SIMREADY_ARTIFACTS", str(artifacts))
+        env.setenv("SIMREADY_ARTIFACTS_URL", url)
+        resources = {"store": ArtifactStore(), "source": SourceData(suite_file=str(suite_file))}
+        instance = dg.DagsterInstance.from_config(str(home))
+        instance.add_dynamic_partitions(batch_partitions.name, ["b0000"])
+        key = dg.MultiPartitionKey({"template": TLA, "batch": "b0000"})
+        assert dg.materialize([certified_assets], instance=instance, resources=resources).success
+        assert dg.materialize([world_templates, sensor_rigs, reference_pools], partition_key=TLA,
+                              instance=instance, resources=resources).success
+        batch_run = dg.materialize([scenario_manifests, trajectories, checkpoints_and_branches, observations_and_truth,
+                                    validity_reports], partition_key=key, instance=instance, resources=resources)
+        assert batch_run.success
+        (home / "batch_run_id").write_text(batch_run.run_id)
+        assert dg.materialize([split_assignments, coverage_report], instance=instance, resources=resources).success
+        instance.dispose()
+        yield tmp, home, artifacts, url
+
+
+def test_a_batch_run_adds_at_most_100_kb_per_sample_to_the_instance(suite):
+    """Pictures go to the artifact store as thumbnails and links, never into the event log (issue 19: the
+    instance grows by at most 100 KB per sample)."""
+    _, home, artifacts, _ = suite
+    instance = dg.DagsterInstance.from_config(str(home))
+    logs = instance.all_logs((home / "batch_run_id").read_text())
+    size = sum(len(serialize_value(e)) for e in logs)
+    samples = len(ArtifactLayout(artifacts).batch(TLA, "b0000").samples())
+    print(f"batch run: {len(logs)} events, {size / 1024:.1f} KB for {samples} sample(s)")
+    assert size <= 100 * 1024 * samples, size
+    instance.dispose()
+
+
+def _links(page) -> list[str]:
+    return page.eval_on_selector_all("a[href], img[src], video[src]",
+                                     "els => els.map(e => e.getAttribute('href') || e.getAttribute('src'))")
+
+
+def test_review_page_plays_the_videos_on_one_clock_and_shows_the_check_table(suite, browser):
+    _, _, artifacts, _ = suite
+    sample = ArtifactLayout(artifacts).batch(TLA, "b0000").samples()[0]
+    record = ValidityRecord.read(sample.validity)
+    page = browser.new_page()
+    page.goto(sample.review_page.as_uri())
+
+    # Relative links only, each to a file or folder the sample (or the suite index) has.
+    for link in _links(page):
+        assert "://" not in link and not link.startswith("/"), link
+        assert (sample.root / link).exists(), link
+
+    # The gate's check table of the base and of each branch: a real table, one row per check, reasons in cells.
+    for variant, report in [("base", record.base), *sorted(record.branches.items())]:
+        table = page.locator(f"table.checks[data-variant='{variant}']")
+        assert table.evaluate("t => t.tagName") == "TABLE"
+        rows = table.locator("tbody tr")
+        assert rows.count() == len(report["checks"]) == 5
+        for i, check in enumerate(report["checks"]):
+            cells = rows.nth(i).locator("td")
+            assert cells.nth(0).inner_text() == check["check"]
+            assert cells.nth(2).inner_text() == ("passed" if check["passed"] else "failed")
+            for reason in check["detail"]["violations"]:
+                assert reason in cells.nth(5).inner_text()
+        why = page.locator(f"#gate-{variant} + div.why").inner_text()
+        assert why.startswith("Accepted" if report["accepted"] else "Rejected")
+
+    # Base and branch videos (camera, LiDAR, radar each) play together on the scenario clock.
+    videos = page.locator("video")
+    assert videos.count() == 3 * (1 + len(record.branches))
+    page.click("#play")
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('video')).every(v => v.readyState >= 2 && v.currentTime > 0.05)",
+        timeout=15_000)
+    clock = float(page.locator("#clock").input_value())
+    times = page.eval_on_selector_all("video", "vs => vs.map(v => [parseFloat(v.dataset.t0), v.currentTime])")
+    for t0, current in times:  # each video shows the clock's moment (within the resync tolerance and a frame)
+        assert abs((t0 + current) - clock) < 0.35, (t0, current, clock)
+    page.close()
+
+
+def test_suite_index_lists_every_sample_and_filters_by_verdict(suite, browser):
+    _, _, artifacts, _ = suite
+    layout = ArtifactLayout(artifacts)
+    samples = layout.batch(TLA, "b0000").samples()
+    page = browser.new_page()
+    page.goto(layout.review_index.as_uri())
+    rows = page.locator("#samples tbody tr")
+    assert rows.count() == len(samples) >= 1
+    for link in _links(page):
+        assert "://" not in link and (layout.review_dir / link).is_file(), link
+    verdict = rows.first.get_attribute("data-verdict")
+    other = next(v for v in ("accepted", "branch rejected", "rejected") if v != verdict)
+    page.evaluate(f"() => {{ const s = document.querySelector('select[data-filter=verdict]'); "
+                  f"s.add(new Option('{other}', '{other}')); }}")
+    page.select_option("select[data-filter=verdict]", other)
+    assert page.locator("#samples tbody tr:not([hidden])").count() == 0
+    assert page.locator("#shown").inner_text() == "0"
+    page.select_option("select[data-filter=verdict]", verdict)
+    assert page.locator("#samples tbody tr:not([hidden])").count() == len(samples)
+    page.click("#samples tbody tr a")
+    assert page.url == samples[0].review_page.as_uri()
+    page.close()
+
+
+def test_dagster_ui_renders_the_lineage_and_an_asset_page_with_a_picture_and_a_table(suite, browser):
+    _, home, artifacts, _ = suite
+    port = _free_port()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "SIMREADY_ARTIFACTS": str(artifacts)}
+    log = (home / "webserver.log").open("wb")
+    server = subprocess.Popen([sys.executable, "-m", "dagster_webserver", "-h", "127.0.0.1", "-p", str(port),
+                               "-w", str(REPO / "workspace.yaml")], cwd=REPO, env=env, stdout=log, stderr=log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/server_info", timeout=2).read()
+                break
+            except OSError:
+                assert server.poll() is None, (home / "webserver.log").read_text()[-2000:]
+                assert time.monotonic() < deadline, "the webserver did not answer in 60 s"
+                time.sleep(0.5)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+
+        # The lineage graph: every stage's group drawn as a node with edges between them, and an asset's
+        # neighbours drawn around it. (Dagster's community dialog may cover the page; nothing here clicks.)
+        page.goto(f"{base}/asset-groups", wait_until="domcontentloaded")
+        for group in ("world", "scenario", "simulation", "measurement", "validity", "suite"):
+            page.locator("svg foreignObject", has_text=group).first.wait_for(timeout=30_000)
+        assert page.locator("svg path").count() >= 5
+        page.goto(f"{base}/assets/validity_reports?view=lineage", wait_until="domcontentloaded")
+        for name in ("action_branches", "sensor_observations", "reference_pools", "coverage_report"):
+            page.locator("svg foreignObject", has_text=name).first.wait_for(timeout=30_000)
+
+        # An asset page: the template's top-down picture inline (a thumbnail that loaded), a table inline.
+        page.goto(f"{base}/assets/world_templates", wait_until="domcontentloaded")
+        picture = page.locator("img[alt*='top-down']").first
+        picture.wait_for(timeout=30_000)
+        page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=picture.element_handle())
+        width = picture.evaluate("img => img.getBoundingClientRect().width")
+        assert 0 < width <= 640, width  # a thumbnail, not the full-size plot cut off at the page's edge
+        contents = page.locator("table", has=page.locator("th", has_text="count")).last
+        contents.wait_for(timeout=10_000)
+        assert contents.locator("th").all_inner_texts() == ["what", "count"]
+        assert contents.locator("td", has_text="lanes").count() == 1
+        page.close()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
