@@ -11,6 +11,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -120,12 +121,14 @@ def _register_stage_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
+    # Dagster's beta and preview warnings are about our definitions, not news to the reader of a status.
+    warnings.simplefilter("ignore")
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.definitions import defs
     from simready.main_job import _instance
     from simready.status import print_status
 
-    return print_status(defs, _instance(), only_stale=args.stale)
+    return print_status(defs, _instance(), everything=args.all)
 
 
 def _deploy_check(args: argparse.Namespace) -> int:
@@ -178,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=_deploy_check)
 
     status = sub.add_parser("status", help="fresh/stale/missing for every asset partition, with the upstream cause")
-    status.add_argument("--stale", action="store_true", help="list only partitions that are not fresh")
+    status.add_argument("--all", action="store_true", help="list every partition, the fresh ones too")
     status.set_defaults(handler=_status)
     return parser
 

@@ -144,11 +144,18 @@ def interrupted_runs(instance: dg.DagsterInstance) -> list[InterruptedRun]:
     return out
 
 
-def print_status(defs: dg.Definitions, instance: dg.DagsterInstance, only_stale: bool = False) -> int:
+def print_status(defs: dg.Definitions, instance: dg.DagsterInstance, everything: bool = False) -> int:
+    """A header, the partitions that are not fresh (every one with ``everything``), a summary line, and the
+    interrupted runs."""
     rows = graph_status(defs, instance)
-    for row in rows:
-        if not only_stale or row.status != "fresh":
-            print(row.line())
+    shown = [r for r in rows if everything or r.status != "fresh"]
+    assets = len({r.asset for r in rows})
+    print(f"simready status: {len(rows)} partitions of {assets} assets in {instance.root_directory or 'the instance'}"
+          f"{'' if everything else ' (not fresh only; --all lists every one)'}")
+    if shown:
+        print(PartitionStatus(asset="asset", partition="partition", status="status", reason="reason").line())
+    for row in shown:
+        print(row.line())
     counts = {s: sum(1 for r in rows if r.status == s) for s in ("fresh", "stale", "missing")}
     print(f"{counts['fresh']} fresh, {counts['stale']} stale, {counts['missing']} missing")
     interrupted = interrupted_runs(instance)
