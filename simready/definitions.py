@@ -4,7 +4,7 @@ import dagster as dg
 
 from simready.assets.catalog import certified_assets
 from simready.assets.measurement import observations_and_truth
-from simready.assets.orchestration import automation_sensor, daily_batch_schedule, source_files_sensor
+from simready.assets.orchestration import automation_sensor, batch_keys_sensor, daily_batch_schedule, source_files_sensor
 from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import rejection_log, scenario_manifests
 from simready.assets.simulation import checkpoints_and_branches, trajectories
@@ -74,6 +74,6 @@ defs = dg.Definitions(
     asset_checks=ALL_CHECKS,
     jobs=[catalog_job, templates_job, samples_job, template_rollup_job, suite_job],
     schedules=[daily_batch_schedule],
-    sensors=[automation_sensor, source_files_sensor],
+    sensors=[automation_sensor, source_files_sensor, batch_keys_sensor],
     resources=resources_for_deployment(),
 )

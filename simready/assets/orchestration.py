@@ -13,6 +13,8 @@
   (``maps/*.xodr`` beside the templates folder): a changed map requests the
   templates imported from it, whose build then fails with "re-import" until
   the template is imported again (:func:`simready.world.template_build.stale_import`).
+* ``batch_keys_sensor`` removes a batch key that is not ``b<digits>`` (the UI's "Add a partition"
+  accepts any text), with the one-line reason in its tick, before a run of it can start and fail.
 """
 # No `from __future__ import annotations`: Dagster inspects annotations at runtime.
 
@@ -26,7 +28,7 @@ from simready.assets.partitions import batch_partitions, template_ids
 from simready.assets.world import sensor_rigs, world_templates
 from simready.hashing import content_hash, file_sha256
 from simready.resources import SourceData
-from simready.scenario.suite import batch_key, load_suite
+from simready.scenario.suite import SuiteError, batch_index, batch_key, load_suite
 from simready.world.template_build import maps_dir, templates_imported_from
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
@@ -104,3 +106,31 @@ def source_files_sensor(context: dg.SensorEvaluationContext, source: SourceData)
         return dg.SkipReason("first evaluation: recorded the current hashes of templates and contracts")
     requests = changed_requests(before, now, source.templates_dir)
     return requests or dg.SkipReason("no template or contract changed")
+
+
+def invalid_batch_keys(keys: list[str]) -> dict[str, str]:
+    """``{key: one-line reason}`` for every registered batch key that is not ``b<digits>``."""
+    reasons = {}
+    for key in keys:
+        try:
+            batch_index(key)
+        except SuiteError as exc:
+            reasons[key] = exc.one_line()
+    return reasons
+
+
+@dg.sensor(
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Removes a sample batch key that is not of the form b0000 (added by hand in the UI), saying why.",
+)
+def batch_keys_sensor(context: dg.SensorEvaluationContext):
+    bad = invalid_batch_keys(sorted(context.instance.get_dynamic_partitions(batch_partitions.name)))
+    if not bad:
+        return dg.SkipReason("every batch key is of the form b0000")
+    for reason in bad.values():
+        context.log.error(f"{reason}; removed it")
+    return dg.SensorResult(
+        dynamic_partitions_requests=[batch_partitions.build_delete_request(sorted(bad))],
+        skip_reason=dg.SkipReason("; ".join(f"removed {reason}" for reason in bad.values())),
+    )
