@@ -85,14 +85,17 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
     pages = {d.name: write_sample_page(SampleDir(d), key["batch"]) for d in dirs}
     save_batch(store, key["template"], key["batch"])
     rows = report_rows(records)
-    accepted = sum(1 for r in rows if r["accepted"])
+    bases = sum(1 for r in rows if r["variant"] == "base" and r["accepted"])
+    branches = sum(1 for r in rows if r["variant"] != "base" and r["accepted"])
     batch = store.layout.batch(key["template"], key["batch"])
     return dg.MaterializeResult(
         data_version=dg.DataVersion(content_hash(records)),
         metadata={
-            "reports": len(rows),
-            "accepted": accepted,
-            "rejected": len(rows) - accepted,
+            # Bases and branches counted apart, as coverage_report, the run summary and the review pages count them.
+            "bases_accepted": bases,
+            "bases_rejected": len(records) - bases,
+            "branches_accepted": branches,
+            "branches_rejected": len(rows) - len(records) - branches,
             "with_sensor_evidence": sum(1 for r in records if r["sensor_evidence"]),
             "gate": table(rows, GATE_COLUMNS),
             # One reviewer page per sample: its videos, top-down, check table and why it is accepted or not.
