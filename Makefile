@@ -10,6 +10,10 @@ DVC_PIN   := dvc==3.67.1
 QC_VENV   := .venv-qc
 QC_STAMP  := $(QC_VENV)/.installed-stamp
 QC_PIN    := asam-qc-opendrive==1.0.0 asam-qc-openscenarioxml==1.0.0
+# The official nuScenes devkit pins numpy<2: its own venv, driven as a subprocess by the export's test (issue 18).
+NUSC_VENV  := .venv-nuscenes
+NUSC_STAMP := $(NUSC_VENV)/.installed-stamp
+NUSC_PIN   := nuscenes-devkit==1.2.0
 PYTEST_WORKERS ?= 2
 
 # A project-local Dagster instance (SQLite storage) and artifacts folder.
@@ -20,7 +24,7 @@ export SIMREADY_ARTIFACTS ?= $(CURDIR)/artifacts
 ARTIFACTS_PORT ?= 3001
 run ui: export SIMREADY_ARTIFACTS_URL ?= http://127.0.0.1:$(ARTIFACTS_PORT)
 
-.PHONY: install run test test-fast ui bench browser dvc-venv dvc-repro dvc-status qc-venv clean
+.PHONY: install run test test-fast ui bench browser dvc-venv dvc-repro dvc-status qc-venv nuscenes-venv clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,7 +43,7 @@ run: install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/simready run --quiet
 
 ## make test: install, then run the whole suite (what CI runs)
-test: install qc-venv browser
+test: install qc-venv nuscenes-venv browser
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -p no:cacheprovider
 
 ## make test-fast: unit tests only (skips tests marked slow)
@@ -79,6 +83,14 @@ $(QC_STAMP): Makefile
 
 ## make qc-venv: ASAM's OpenDRIVE and OpenSCENARIO checkers in their own venv, for the export tests
 qc-venv: $(QC_STAMP)
+
+$(NUSC_STAMP): Makefile
+	@test -x $(NUSC_VENV)/bin/python || $(PYTHON) -m venv $(NUSC_VENV)
+	$(NUSC_VENV)/bin/python -m pip install --quiet '$(NUSC_PIN)'
+	@touch $(NUSC_STAMP)
+
+## make nuscenes-venv: the official nuScenes devkit in its own venv, for the nuScenes export test
+nuscenes-venv: $(NUSC_STAMP)
 
 ## make dvc-repro: regenerate DVC-tracked outputs (procedural meshes) and update dvc.lock
 dvc-repro: install dvc-venv

@@ -1,4 +1,4 @@
-"""Export benchmark (issue 18): seconds and bytes per sample of ``simready export mcap``.
+"""Export benchmark (issue 18): seconds and bytes per sample of ``simready export mcap`` and ``export nuscenes``.
 
 ``python -m simready.bench export`` exports the observed samples of the artifacts folder (``make run``'s
 default suite: each base and each branch is one file) when there are any, the first ``limit`` of them;
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from simready import paths
 from simready.export.mcap_file import export_mcap
+from simready.export.nuscenes import export_nuscenes
 from simready.layout import ArtifactLayout, SampleDir
 from simready.measurement.options import ObserveOptions
 from simready.testing.observed import observed_street_sample
@@ -40,7 +41,8 @@ def _folder_bytes(folder: Path) -> int:
 
 
 def run(limit: int = 8) -> dict[str, float]:
-    """Export and print seconds and MB per exported sample (base or branch), and the observations' MB beside."""
+    """Export and print seconds and MB per exported sample (MCAP: per base or branch; nuScenes: per sample
+    folder with its branches), and the observations' MB beside."""
     with tempfile.TemporaryDirectory() as tmp:
         found = list(suite_samples(paths.artifacts_dir()))[:limit]
         label = f"{len(found)} samples of {paths.artifacts_dir()}"
@@ -57,8 +59,16 @@ def run(limit: int = 8) -> dict[str, float]:
             seconds += time.perf_counter() - t0
             written += result.bytes
             observed += _folder_bytes(obs.root)
-    n = len(found)
+        folders = sorted({sample.root for sample, _ in found})
+        t0 = time.perf_counter()
+        export_nuscenes(folders, Path(tmp) / "nuscenes")
+        nusc_seconds = time.perf_counter() - t0
+        nusc_bytes = _folder_bytes(Path(tmp) / "nuscenes")
+    n, m = len(found), len(folders)
     print(f"[MCAP export, {label}]")
     print(f"  {seconds / n:6.2f} s/sample, {written / n / 1e6:6.1f} MB/sample "
           f"(the observation folders: {observed / n / 1e6:.1f} MB/sample)")
-    return {"seconds_per_sample": seconds / n, "bytes_per_sample": written / n}
+    print(f"[nuScenes export of the same {m} sample folder(s), branches included]")
+    print(f"  {nusc_seconds / m:6.2f} s/sample, {nusc_bytes / m / 1e6:6.1f} MB/sample")
+    return {"seconds_per_sample": seconds / n, "bytes_per_sample": written / n,
+            "nuscenes_seconds_per_sample": nusc_seconds / m, "nuscenes_bytes_per_sample": nusc_bytes / m}

@@ -1,4 +1,5 @@
-"""Exports of observed samples to the formats teams train and debug with (SPEC §17): MCAP with Foxglove schemas.
+"""Exports of observed samples to the formats teams train and debug with (SPEC §17): MCAP with Foxglove schemas
+(:mod:`.mcap_file`) and nuScenes (:mod:`.nuscenes`).
 
 Exports read the published files of a sample (``SampleDir``: manifest, trace, observations) and nothing of the
 pipeline's memory, so they work on any copy of the artifacts.

@@ -1,8 +1,10 @@
-"""``simready export mcap``: one observed sample (or one of its branches) as an MCAP file for Foxglove.
+"""``simready export mcap`` (one observed sample, or one of its branches, as an MCAP file for Foxglove) and
+``simready export nuscenes`` (observed samples as a nuScenes dataset).
 
 Registered by :mod:`simready.cli` through :func:`register`; the export's imports stay inside the handler so
 ``simready --help`` does not load them. ``--out`` follows :mod:`simready.outdir`: checked and locked before the
-work, written to a temporary sibling and published by one hard link when complete.
+work, written to a temporary sibling and published by one hard link (a file) or one rename (a folder) when
+complete.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import argparse
 import time
 from pathlib import Path
 
-from simready.outdir import output_file
+from simready.outdir import output_file, output_folder
 
 
 def _mcap(args: argparse.Namespace) -> int:
@@ -27,8 +29,21 @@ def _mcap(args: argparse.Namespace) -> int:
     return 0
 
 
+def _nuscenes(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
+    from simready.export.nuscenes import VERSION, export_nuscenes
+
+    started = time.perf_counter()
+    with output_folder(Path(args.out)) as staged:
+        rows = export_nuscenes(args.sample_dirs, staged)
+    print(f"{args.out}: nuScenes {VERSION}, {rows['scene']} scenes, {rows['sample']} samples, "
+          f"{rows['sample_data']} sample_data, {rows['sample_annotation']} annotations; "
+          f"{time.perf_counter() - started:.1f} s")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    export = subparsers.add_parser("export", help="exports of observed samples (MCAP for Foxglove)")
+    export = subparsers.add_parser("export", help="exports of observed samples (MCAP for Foxglove, nuScenes)")
     formats = export.add_subparsers(dest="action", required=True)
     mcap = formats.add_parser(
         "mcap", help="one sample's observations, boxes, transforms and events as MCAP with Foxglove schemas",
@@ -37,3 +52,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mcap.add_argument("--branch", default=None, metavar="LABEL", help="export the branch's observations instead")
     mcap.add_argument("--out", required=True, help="the MCAP file to write (must not exist)")
     mcap.set_defaults(handler=_mcap)
+    nusc = formats.add_parser(
+        "nuscenes", help="observed samples (each with its branches) as a nuScenes dataset the devkit loads",
+        description="Write a nuScenes v1.0 dataset (tables, camera JPEGs, LiDAR .pcd.bin, radar .pcd) of sample "
+                    "folders into a new or empty folder.")
+    nusc.add_argument("sample_dirs", nargs="+", metavar="SAMPLE_DIR", help="sample folders")
+    nusc.add_argument("--out", required=True, help="output folder (must be new or empty)")
+    nusc.set_defaults(handler=_nuscenes)

@@ -123,7 +123,7 @@ def _read_record(cls: type[Record], path: Path) -> Any:
 
 
 @dataclass(frozen=True)
-class _Sample:
+class ObservedSample:
     """What the export reads of one observed sample or branch, checked before anything is written."""
 
     obs: ObservationDir
@@ -135,7 +135,7 @@ class _Sample:
     files: dict[tuple[str, int, str], FileEntry]
 
     @classmethod
-    def open(cls, sample_dir: str | Path, branch: str | None) -> "_Sample":
+    def open(cls, sample_dir: str | Path, branch: str | None) -> "ObservedSample":
         sample = SampleDir(Path(sample_dir))
         if not sample.root.is_dir():
             raise ExportError(sample.root, "", "no such sample folder")
@@ -232,7 +232,7 @@ def _packed(columns: dict[str, NDArray], types: dict[str, str]) -> tuple[bytes, 
     return rec.tobytes(), dtype.itemsize, fields
 
 
-def _camera_messages(s: _Sample, camera: str) -> Iterator[_Message]:
+def _camera_messages(s: ObservedSample, camera: str) -> Iterator[_Message]:
     frames = s.results.cameras[camera]
     p = frames.projection
     w, h = p.width_px, p.height_px
@@ -275,7 +275,7 @@ def lidar_columns(ply: Path, model: LidarModel, t0_s: float) -> dict[str, NDArra
 LIDAR_TYPES = {"x": "<f4", "y": "<f4", "z": "<f4", "intensity": "<f4", "instance_id": "<u4", "t": "<f8"}
 
 
-def _lidar_messages(s: _Sample, lidar: str) -> Iterator[_Message]:
+def _lidar_messages(s: ObservedSample, lidar: str) -> Iterator[_Message]:
     model = s.rig.sensors[lidar]
     if not isinstance(model, LidarModel):
         raise ExportError(s.obs.render, f"rig.{lidar}.type", "is not lidar, but results.json observed it as one")
@@ -301,7 +301,7 @@ def radar_columns(csv: Path) -> dict[str, NDArray]:
     return {**xyz, **cols}
 
 
-def _radar_messages(s: _Sample, radar: str) -> Iterator[_Message]:
+def _radar_messages(s: ObservedSample, radar: str) -> Iterator[_Message]:
     for frame in s.results.sweeps.get(radar, []):
         csv = s.entry(radar, frame.tick, "radar")
         if csv is None:
@@ -323,7 +323,7 @@ def _tick_groups(rows: pd.DataFrame) -> Iterator[tuple[float, pd.DataFrame]]:
         yield float(t), group.sort_values("actor_id", kind="stable")  # type: ignore[arg-type]
 
 
-def _world_messages(s: _Sample) -> Iterator[_Message]:
+def _world_messages(s: ObservedSample) -> Iterator[_Message]:
     """Frame transforms and boxes at every trace tick of the window, each actor's track once."""
     rows = s.window_ticks()
     dims: dict[str, list[float]] = s.trace.header["actor_dims"]
@@ -381,7 +381,7 @@ def _box(t: int, actor: str, position: Any, q: Any, dims: dict[str, list[float]]
                                 color=fg.Color(r=1.0, g=1.0, b=1.0, a=1.0), text=actor)])
 
 
-def _event_messages(s: _Sample) -> Iterator[_Message]:
+def _event_messages(s: ObservedSample) -> Iterator[_Message]:
     for event in s.trace.events:
         t = ns(float(event.get("t", 0.0)))
         level = fg.LogLevel.Warning if event.get("type") == "collision" else fg.LogLevel.Info
@@ -393,7 +393,7 @@ def _event_messages(s: _Sample) -> Iterator[_Message]:
 # --- the file -------------------------------------------------------------------------------------------------
 
 
-def _schemas(s: _Sample) -> dict[str, type]:
+def _schemas(s: ObservedSample) -> dict[str, type]:
     """Every topic of the export and its message class."""
     topics: dict[str, type] = {TF_TOPIC: fg.FrameTransforms, BOXES_TOPIC: fg.SceneUpdate,
                                TRACKS_TOPIC: fg.SceneUpdate, EVENTS_TOPIC: fg.Log}
@@ -408,7 +408,7 @@ def _schemas(s: _Sample) -> dict[str, type]:
     return topics
 
 
-def _messages(s: _Sample) -> list[_Message]:
+def _messages(s: ObservedSample) -> list[_Message]:
     out: list[_Message] = [*_world_messages(s), *_event_messages(s)]
     for camera in s.results.cameras:
         out += _camera_messages(s, camera)
@@ -423,7 +423,7 @@ def _messages(s: _Sample) -> list[_Message]:
 def export_mcap(sample_dir: str | Path, out_file: str | Path, *, branch: str | None = None) -> McapExport:
     """Write ``out_file`` (which must not exist: the CLI passes :func:`simready.outdir.output_file`'s staged
     path) from the sample folder ``sample_dir``, or from its branch ``branch``'s observations."""
-    s = _Sample.open(sample_dir, branch)
+    s = ObservedSample.open(sample_dir, branch)
     topics = _schemas(s)
     messages = sorted(_messages(s), key=lambda m: (m.log_time_ns, m.topic))
     counts = dict.fromkeys(sorted(topics), 0)
