@@ -169,7 +169,7 @@ class _Writer:
         filename = ""
         if sample.rollout_plot.is_file():
             filename = f"maps/{log_token}.png"
-            (self.root / "maps").mkdir(exist_ok=True)
+            (self.root / "maps").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(sample.rollout_plot, self.root / filename)
         self.t.add("map", {"token": token("map", sample.sample_id), "log_tokens": [log_token],
                            "category": "top-down rollout" if filename else "none", "filename": filename})
