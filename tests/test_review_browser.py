@@ -40,7 +40,8 @@ from simready.layout import ArtifactLayout
 from simready.records import ValidityRecord
 from simready.resources import ArtifactStore, SourceData
 
-pytestmark = pytest.mark.slow
+# One worker runs the module under `make test` (--dist loadgroup): the suite and the webserver are built once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("review_browser")]
 
 TLA = "two_lane_arterial"
 REPO = Path(__file__).resolve().parents[1]
