@@ -96,6 +96,87 @@ def _template_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _template_import_scene(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that ``simready --help`` stays fast.
+    from simready.catalog.scene import SceneImportRequest, import_scene
+
+    base = Path(args.template) if args.template.endswith(".yaml") else paths.TEMPLATES_DIR / f"{args.template}.yaml"
+    scene = Path(args.scene)
+    template_id = args.id or f"{base.stem}__{scene.stem}"
+    request = SceneImportRequest(
+        scene=scene, base_template=base, template_id=template_id, family=args.family or scene.stem,
+        default_class=args.semantic_class, classes=dict(args.class_of or []), density_kg_m3=args.density,
+        masses_kg=dict(args.mass_of or []), units=args.units, up=args.up,
+        root=args.root, placement=args.at, collider=args.collider, threshold=args.threshold, license=args.license,
+        split_key=args.split_key)
+    out = Path(args.out) if args.out else paths.TEMPLATES_DIR / f"{template_id}.yaml"
+    result = import_scene(request, Path(args.catalog) if args.catalog else paths.CATALOG_DIR, out)
+    print("\n".join(result.lines()))
+    return 0
+
+
+def _scene_placement(text: str) -> tuple[float, float, float, float]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 4 or not all(abs(v) < 1e5 for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r} is not x,y,z,yaw_deg (four finite numbers)")
+    return values  # type: ignore[return-value]
+
+
+def _scene_class(text: str) -> tuple[str, str]:
+    name, sep, cls = text.partition("=")
+    if not sep or not name or not cls:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=CLASS")
+    return name, cls
+
+
+def _scene_mass(text: str) -> tuple[str, float]:
+    name, sep, kg = text.partition("=")
+    try:
+        return name, float(kg) if sep and name else float("nan")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=KG") from None
+
+
+def _add_template_import_scene(template: argparse._SubParsersAction) -> None:
+    from simready.catalog.importers.conventions import UNITS_M, UP_AXES
+
+    imp = template.add_parser(
+        "import-scene", help="turn a multi-object art scene (glTF, OBJ, COLLADA, USD) into static instances of a template",
+        description="Each top-level node (glTF root node, OBJ group, child of a USD stage's root prim) becomes one "
+                    "certified catalog entry asset:FAMILY/<node name> and one static instance <id>/instance:<node "
+                    "name> at the node's footprint centre; the new template is --template with those instances. "
+                    "Node order changes nothing. Nothing is written unless every entry certifies and the template "
+                    "validates.")
+    imp.add_argument("scene", help="scene file (.glb .gltf .obj .dae .usd .usda .usdc)")
+    imp.add_argument("--template", required=True, help="base template: an id in data/templates or a .yaml file")
+    imp.add_argument("--id", default=None, help="the new template's id (default: <template>__<scene file stem>)")
+    imp.add_argument("--family", default=None, help="asset family of the scene's objects (default: the scene file stem)")
+    imp.add_argument("--class", dest="semantic_class", default=None, help="static ontology class of every object")
+    imp.add_argument("--class-of", action="append", type=_scene_class, metavar="NAME=CLASS",
+                     help="class of one object (repeatable; overrides --class)")
+    imp.add_argument("--density", type=float, default=None, metavar="KG_M3",
+                     help="mass of every object = density × its solid volume (default: 0 kg, which only classes "
+                          "without a mass range accept)")
+    imp.add_argument("--mass-of", action="append", type=_scene_mass, metavar="NAME=KG",
+                     help="mass of one object (repeatable; overrides --density)")
+    imp.add_argument("--units", choices=sorted(UNITS_M), help="scene units, when the file does not declare them")
+    imp.add_argument("--up", choices=UP_AXES, help="scene up axis (default: the file's, else z)")
+    imp.add_argument("--root", default=None, help="node whose children are the objects (default: the top level)")
+    imp.add_argument("--at", type=_scene_placement, default=(0.0, 0.0, 0.0, 0.0), metavar="X,Y,Z,YAW_DEG",
+                     help="where the scene's origin lies in the template's world frame (default 0,0,0,0)")
+    imp.add_argument("--collider", choices=("auto", "source", "decompose"), default="auto",
+                     help="collision geometry (auto: a convex decomposition per object)")
+    imp.add_argument("--threshold", type=float, default=0.05, help="CoACD concavity threshold (default 0.05)")
+    imp.add_argument("--license", help="SPDX license of the scene (must be in the ontology's licenses_allowed)")
+    imp.add_argument("--split-key", help="split lineage key (default family:<family>)")
+    imp.add_argument("--catalog", default=None, help="catalog folder (default: data/catalog)")
+    imp.add_argument("--out", default=None, help="template file to write (default: data/templates/ID.yaml; must be new)")
+    imp.set_defaults(handler=_template_import_scene)
+
+
 def _run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.main_job import run_main_job
@@ -166,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate = template.add_parser("validate", help="validate template files; print each canonical hash")
     validate.add_argument("files", nargs="+", help="template YAML files")
     validate.set_defaults(handler=_template_validate)
+    _add_template_import_scene(template)
 
     _register_stage_commands(sub)
     # Map import/export sits above the world and scenario stages, so it joins their command groups from here.

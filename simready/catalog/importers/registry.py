@@ -14,6 +14,7 @@ from pathlib import Path
 from simready.catalog.contract import AssetContract
 from simready.catalog.importers.assemble import ImportedAsset, ImportOptions, convert
 from simready.catalog.importers.meshfiles import FORMATS, read_mesh_file
+from simready.catalog.importers.scene_objects import SCENE_OBJECT_PARAM, select_object
 from simready.catalog.importers.source import SourceScene
 from simready.catalog.importers.urdf import read_urdf
 from simready.catalog.importers.usd import read_usd
@@ -58,7 +59,7 @@ def read_source(path: Path) -> SourceScene:
 def options_from(contract: AssetContract, source: Path) -> ImportOptions:
     """The import options recorded in a contract's ``generator.params``."""
     params = contract.generator.params
-    known = {"source", "source_sha256", *ImportOptions().params()}
+    known = {"source", "source_sha256", SCENE_OBJECT_PARAM, *ImportOptions().params()}
     unknown = sorted(set(params) - known)
     if unknown:
         raise CatalogError(source, f"generator.params.{unknown[0]}", "not an import option")
@@ -77,4 +78,7 @@ def rebuild(contract: AssetContract, contract_path: Path) -> ImportedAsset:
         raise CatalogError(contract_path, "generator.params.source", f"{relative!r} is missing under {catalog_dir}")
     if file_sha256(str(source)) != params.get("source_sha256"):
         raise CatalogError(contract_path, "generator.params.source_sha256", f"{relative} no longer has the recorded sha256")
-    return convert(read_source(source), options_from(contract, contract_path), source, relative, source_format(source))
+    scene = read_source(source)
+    if SCENE_OBJECT_PARAM in params:  # one object of a scene (``simready template import-scene``)
+        scene = select_object(scene, str(params[SCENE_OBJECT_PARAM]), source)
+    return convert(scene, options_from(contract, contract_path), source, relative, source_format(source))
