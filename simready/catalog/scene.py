@@ -207,6 +207,8 @@ def _template_data(base: WorldTemplate, req: SceneImportRequest, objects: list[S
     if clash:
         raise CatalogError(req.scene, "nodes", f"object {clash[0]!r} has the name of an instance of template "
                            f"{base.id}; rename the node or the instance")
+    if req.template_id == base.id:
+        data["version"] = base.version + 1  # the scene's static world is the base template's next version
     data["id"] = req.template_id
     data["description"] = (f"{base.description.rstrip()} Static world from {req.scene.name} "
                            f"({len(objects)} objects, simready template import-scene).").strip()
