@@ -52,6 +52,11 @@ def _phase(stack, instance, workers: int) -> dict:
 
     from simready.testing.stack import partition_tags, run_failures
 
+    # Both phases materialize the batches from nothing, so that they do the same work: a rematerialization would
+    # have every step bring the previous generation's files into a cache that lacks them (the second worker's).
+    wipe = stack.store(stack.root / "admin-cache")
+    for batch in BATCHES:
+        wipe.remove(f"samples/{TEMPLATE}/{batch}")
     t0 = time.time()
     run_ids = [stack.launch("samples_job", partition_tags(TEMPLATE, b)) for b in BATCHES]
     runs = stack.wait(instance, run_ids, timeout_s=3600)
