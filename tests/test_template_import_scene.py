@@ -232,6 +232,19 @@ def test_units_and_axes_are_converted_and_placement_applies(capsys, tmp_path, pr
         assert (pose.x, pose.y, pose.z, pose.yaw_deg) == pytest.approx((100 - y, 2 + x, 0.5 + z, 90.0), abs=1e-5)
 
 
+def test_root_names_the_node_whose_children_are_the_objects(capsys, tmp_path, catalog) -> None:
+    out = tmp_path / "arterial_kiosk.yaml"
+    rc, _, err = run(capsys, write_gltf(tmp_path / "src" / "plaza.glb"), catalog, out, "--root", "kiosk",
+                     "--class", "street_furniture", "--class-of", "body=building", "--density", "400")
+    assert rc == 0, err
+    added = {i.name: i.pose for i in load_template(out).instances if i.asset.startswith("asset:plaza/")}
+    assert sorted(added) == ["body", "roof"]
+    assert (added["body"].x, added["body"].y, added["body"].z) == pytest.approx((45.0, -11.0, 0.0), abs=1e-5)
+    assert (added["roof"].x, added["roof"].y, added["roof"].z) == pytest.approx((45.0, -11.0, 2.4), abs=1e-5)
+    contract, _ = load_contract(catalog / "contracts" / "plaza__roof.yaml")
+    assert contract.generator.params["scene_object"] == "kiosk/roof"
+
+
 @pytest.mark.parametrize(("extra", "field"), [
     (["--class", "car"], "--class: object 'bench_01': 'car' is not a static class"),
     (["--class", "street_furniture", "--class-of", "kiosk=building"], "is not certified: mass"),
