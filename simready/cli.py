@@ -106,7 +106,7 @@ def _template_import_scene(args: argparse.Namespace) -> int:
     request = SceneImportRequest(
         scene=scene, base_template=base, template_id=template_id, family=args.family or scene.stem,
         default_class=args.semantic_class, classes=dict(args.class_of or []), density_kg_m3=args.density,
-        masses_kg=dict(args.mass_of or []), units=args.units, up=args.up,
+        masses_kg=dict(args.mass_of or []), exclude=tuple(args.exclude or ()), units=args.units, up=args.up,
         root=args.root, placement=args.at, collider=args.collider, threshold=args.threshold, license=args.license,
         split_key=args.split_key)
     out = Path(args.out) if args.out else paths.TEMPLATES_DIR / f"{template_id}.yaml"
@@ -165,6 +165,8 @@ def _add_template_import_scene(template: argparse._SubParsersAction) -> None:
     imp.add_argument("--units", choices=sorted(UNITS_M), help="scene units, when the file does not declare them")
     imp.add_argument("--up", choices=UP_AXES, help="scene up axis (default: the file's, else z)")
     imp.add_argument("--root", default=None, help="node whose children are the objects (default: the top level)")
+    imp.add_argument("--exclude", action="append", metavar="NAME",
+                     help="leave this object out (repeatable): a ground plane, a sky dome")
     imp.add_argument("--at", type=_scene_placement, default=(0.0, 0.0, 0.0, 0.0), metavar="X,Y,Z,YAW_DEG",
                      help="where the scene's origin lies in the template's world frame (default 0,0,0,0)")
     imp.add_argument("--collider", choices=("auto", "source", "decompose"), default="auto",

@@ -245,11 +245,32 @@ def test_root_names_the_node_whose_children_are_the_objects(capsys, tmp_path, ca
     assert contract.generator.params["scene_object"] == "kiosk/roof"
 
 
+def test_an_open_ground_plane_is_refused_unless_excluded(capsys, tmp_path, catalog) -> None:
+    scene = write_obj(tmp_path / "src" / "plaza.obj")
+    n = sum(1 for line in scene.read_text().splitlines() if line.startswith("v "))
+    scene.write_text(scene.read_text() + "o ground\nv 0 -20 0\nv 100 -20 0\nv 100 20 0\nv 0 20 0\n"
+                     f"f {n + 1} {n + 2} {n + 3}\nf {n + 1} {n + 3} {n + 4}\n")
+    out = tmp_path / "arterial_plaza.yaml"
+    before = files_under(catalog)
+    rc, _, err = run(capsys, scene, catalog, out, *CLASSES, "--units", "meter")
+    assert rc == 1 and "parts.ground" in err and "not closed" in err and err.count("\n") == 1
+    assert files_under(catalog) == before and not out.exists()
+    rc, _, err = run(capsys, scene, catalog, out, *CLASSES, "--units", "meter", "--exclude", "ground")
+    assert rc == 0, err
+    added = sorted(i.name for i in load_template(out).instances if i.asset.startswith("asset:plaza/"))
+    assert added == sorted(SCENE)
+    regen = tmp_path / "regen"  # the excluded object is no obstacle to regenerating the others from the scene
+    contract_path = catalog / "contracts" / "plaza__kiosk.yaml"
+    generate_entry(regen, contract_path, *load_contract(contract_path))
+    assert files_under(regen / "plaza" / "kiosk") == files_under(catalog / "generated" / "plaza" / "kiosk")
+
+
 @pytest.mark.parametrize(("extra", "field"), [
     (["--class", "car"], "--class: object 'bench_01': 'car' is not a static class"),
     (["--class", "street_furniture", "--class-of", "kiosk=building"], "is not certified: mass"),
     (CLASSES + ["--class-of", "fountain=building"], "--class-of: the scene has no object 'fountain'"),
     (CLASSES + ["--root", "nowhere"], "--root: no mesh below node 'nowhere'"),
+    (CLASSES + ["--exclude", "bench_01", "--exclude", "kiosk", "--exclude", "bollard.001"], "--exclude: leaves no object"),
     (["--class-of", "kiosk=building"], "--class: object 'bench_01' has no class"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(capsys, tmp_path, catalog, extra, field) -> None:

@@ -71,6 +71,7 @@ class SceneImportRequest:
 
     placement: ``(x, y, z, yaw_deg)`` of the scene's origin in the template's world frame.
     classes: ``{object name: class}``; default_class for the objects it does not name.
+    exclude: object names left out (a ground plane, a sky dome: the template has its own ground).
     masses_kg: ``{object name: mass}``; the others weigh density_kg_m3 × their solid volume (0 kg without a density:
     only a class without a mass range, such as ``building``, certifies so).
     """
@@ -81,6 +82,7 @@ class SceneImportRequest:
     family: str
     default_class: str | None = None
     classes: dict[str, str] = field(default_factory=dict)
+    exclude: tuple[str, ...] = ()
     density_kg_m3: float | None = None
     masses_kg: dict[str, float] = field(default_factory=dict)
     units: str | None = None
@@ -137,13 +139,15 @@ def _check_name(value: str, what: str, source: Path) -> None:
 
 
 def _classes(req: SceneImportRequest, names: list[str], ontology: Ontology) -> dict[str, str]:
-    for flag, named in (("--class-of", req.classes), ("--mass-of", req.masses_kg)):
+    for flag, named in (("--class-of", req.classes), ("--mass-of", req.masses_kg), ("--exclude", req.exclude)):
         unknown = sorted(set(named) - set(names))
         if unknown:
             raise CatalogError(req.scene, flag, f"the scene has no object {unknown[0]!r} (its objects: "
                                + ", ".join(names[:12]) + ")")
     out = {}
     for name in names:
+        if name in req.exclude:
+            continue
         cls = req.classes.get(name, req.default_class)
         if cls is None:
             raise CatalogError(req.scene, "--class", f"object {name!r} has no class: give --class CLASS or "
@@ -264,6 +268,9 @@ def import_scene(req: SceneImportRequest, catalog_dir: Path, template_out: Path,
     split = split_objects(scene, req.root, source)
     names = [object_name(p) for p in split]
     classes = _classes(req, names, ontology)
+    split = {path: part_scene for path, part_scene in split.items() if object_name(path) not in req.exclude}
+    if not split:
+        raise CatalogError(source, "--exclude", "leaves no object of the scene")
     relative = f"{SOURCES_DIR}/{req.family}/{source.name}"
     sha = file_sha256(str(source))
     objects = []
