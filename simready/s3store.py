@@ -500,7 +500,10 @@ class S3Store(Store):
             self._parallel(lambda rel: self._copy(_join(folder, pending[rel]), _join(folder, rel)), sorted(pending))
         self._write_index(folder, index)
         stale = [_join(folder, rel) for rel in sorted(set(old) - set(index))]
-        stale += [_join(folder, at) for at in pending.values()]
+        # Every pending object goes: this commit's, and those a step killed between its two indexes left behind
+        # (the index just written points at none of them).
+        stale += sorted({_join(folder, at) for at in pending.values()}
+                        | {e.key for e in self._list_objects(_join(folder, PENDING))})
         if stale:
             self._delete(stale)
 

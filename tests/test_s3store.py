@@ -148,6 +148,21 @@ def test_a_failed_save_leaves_the_previous_folder(client, tmp_path: Path) -> Non
     assert {k: reader.read_bytes(k) for k in reader.list(BATCH)} == before  # ... and no reader sees it
 
 
+def test_a_commit_sweeps_what_a_killed_step_left_pending(client, tmp_path: Path) -> None:
+    """A step killed between its intermediate and final index leaves a ``.pending/`` object; the next save removes it."""
+    store = _store(client, tmp_path)
+    _write_batch(store.local_dir(BATCH), FILES)
+    store.save(BATCH)
+    leftover = f"deploy/a/{BATCH}/.pending/deadbeef/s1/trace.parquet"
+    client.put_object(Bucket=BUCKET, Key=leftover, Body=b"a killed step's upload")
+    folder = store.local_dir(BATCH)
+    (folder / "batch.json").write_bytes(b'{"accepted": 3}\n')
+    store.save(BATCH)
+    keys = [o["Key"] for o in client.list_objects_v2(Bucket=BUCKET, Prefix=f"deploy/a/{BATCH}/")["Contents"]]
+    assert leftover not in keys and not any("/.pending/" in k for k in keys)
+    assert _store(client, tmp_path, "reader").read_bytes(f"{BATCH}/batch.json") == b'{"accepted": 3}\n'
+
+
 def test_a_changed_object_is_an_integrity_error(client, tmp_path: Path) -> None:
     store = _store(client, tmp_path)
     _write_batch(store.local_dir(BATCH), FILES)
