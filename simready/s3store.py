@@ -334,6 +334,7 @@ class S3Store(Store):
         """One PUT; into an indexed folder (a template's rig beside its record) through the folder's index."""
         parts = key_parts(key)
         text = "/".join(parts)
+        sha = sha256_bytes(data)
         with self._about("write", text):
             above = self._index_above(parts[:-1])
             if above is None:
@@ -341,11 +342,8 @@ class S3Store(Store):
             else:
                 folder, old = above
                 rel = text[len(folder) + 1:]
-                self._commit(folder, old, {**old, rel: {"sha256": sha256_bytes(data), "size": len(data)}}, {rel: data})
-        cached = self.cache_dir / text
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(cached, data)
-        _remember(cached, sha256_bytes(data))
+                self._commit(folder, old, {**old, rel: {"sha256": sha, "size": len(data)}}, {rel: data})
+        self._keep(text, data, sha)
 
     @_timed
     def exists(self, key: Key) -> bool:
@@ -406,10 +404,14 @@ class S3Store(Store):
         path = self.cache_dir / text
         if self._is_synced(parts):
             return path
-        data = self.read_bytes(text)
+        return self._keep(text, self.read_bytes(text))
+
+    def _keep(self, key: str, data: bytes, sha: str | None = None) -> Path:
+        """Write ``data`` as the cached copy of ``key`` (atomically) and remember its sha256; its path."""
+        path = self.cache_dir / key
         path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(path, data)
-        _remember(path, sha256_bytes(data))
+        _remember(path, sha or sha256_bytes(data))
         return path
 
     def _is_synced(self, parts: tuple[str, ...]) -> bool:
@@ -439,9 +441,7 @@ class S3Store(Store):
             sha = sha256_bytes(data)
             if entry.sha256 is not None and sha != entry.sha256:
                 raise IntegrityError(self._s3_url(entry.key), "", "its bytes do not hash to the sha256 in its folder's index")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes_atomic(path, data)
-            _remember(path, sha)
+            self._keep(entry.key, data, sha)
 
         self._parallel(fetch, sorted(entries.values(), key=lambda e: e.key))
         if folder.is_dir():

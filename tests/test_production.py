@@ -19,10 +19,9 @@ import dagster as dg
 import psutil
 import pytest
 
-from simready import definitions as d
-from simready.resources import ArtifactStore, SourceData
 from simready.store import LocalStore
-from simready.testing.stack import BUCKET, PREFIX, partition_tags, production_stack, run_failures
+from simready.testing.stack import (BUCKET, PREFIX, local_definitions, partition_tags, production_stack,
+                                    run_failures)
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("production")]
 
@@ -58,9 +57,7 @@ def _steps_by_worker(instance: dg.DagsterInstance, run_id: str) -> list[tuple[st
 def local(tmp_path_factory):
     """The same jobs on the local deployment (in-process, a local folder): the reference."""
     root = tmp_path_factory.mktemp("local")
-    resources = {"store": ArtifactStore(root=str(root / "artifacts")), "source": SourceData(suite_file=str(SUITE))}
-    defs = dg.Definitions(assets=d.ALL_ASSETS, asset_checks=d.ALL_CHECKS, resources=resources,
-                          jobs=[d.catalog_job, d.templates_job, d.samples_job], executor=dg.in_process_executor)
+    defs = local_definitions(root / "artifacts", SUITE)
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("sample_batch", list(BATCHES))
     assert defs.resolve_job_def("catalog_job").execute_in_process(instance=instance).success

@@ -94,13 +94,10 @@ def _local_floor(suite: Path) -> dict:
     """The same two batches on the local deployment, in this process: the floor without Celery, S3 or Postgres."""
     import dagster as dg
 
-    from simready import definitions as d
-    from simready.resources import ArtifactStore, SourceData
+    from simready.testing.stack import local_definitions
 
     with tempfile.TemporaryDirectory(prefix="simready-bench-local-") as tmp:
-        resources = {"store": ArtifactStore(root=str(Path(tmp) / "artifacts")), "source": SourceData(suite_file=str(suite))}
-        defs = dg.Definitions(assets=d.ALL_ASSETS, asset_checks=d.ALL_CHECKS, resources=resources,
-                              jobs=[d.catalog_job, d.templates_job, d.samples_job], executor=dg.in_process_executor)
+        defs = local_definitions(Path(tmp) / "artifacts", suite)
         instance = dg.DagsterInstance.ephemeral()
         instance.add_dynamic_partitions("sample_batch", list(BATCHES))
         quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}

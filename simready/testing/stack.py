@@ -155,6 +155,17 @@ class ProductionStack:
             time.sleep(0.5)
 
 
+def local_definitions(artifacts: str | Path, suite_file: str | Path) -> dg.Definitions:
+    """The jobs a production stack runs, on the local deployment (in-process, a local folder): the reference the
+    production tests compare against and the floor the bench measures."""
+    from simready import definitions as d
+    from simready.resources import ArtifactStore, SourceData
+
+    resources = {"store": ArtifactStore(root=str(artifacts)), "source": SourceData(suite_file=str(suite_file))}
+    return dg.Definitions(assets=d.ALL_ASSETS, asset_checks=d.ALL_CHECKS, resources=resources,
+                          jobs=[d.catalog_job, d.templates_job, d.samples_job], executor=dg.in_process_executor)
+
+
 def run_failures(instance: dg.DagsterInstance, run_id: str) -> list[str]:
     """What went wrong in a run (failed steps, retries, the run's failure, engine errors), one entry each."""
     out = []
