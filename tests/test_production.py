@@ -92,7 +92,7 @@ def production(stack):
     for job, tags in (("catalog_job", {}), ("templates_job", partition_tags(TEMPLATE))):
         run_id = stack.launch(job, tags)
         assert stack.wait(instance, [run_id])[run_id].status == dg.DagsterRunStatus.SUCCESS, stack.daemon.log_tail()
-    run_ids = [stack.launch("samples_job", partition_tags(TEMPLATE, b)) for b in BATCHES]
+    run_ids = stack.launch_all("samples_job", [partition_tags(TEMPLATE, b) for b in BATCHES])
     runs = stack.wait(instance, run_ids)
     assert all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs.values()), [
         run_failures(instance, r) for r in run_ids]

@@ -58,7 +58,7 @@ def _phase(stack, instance, workers: int) -> dict:
     for batch in BATCHES:
         wipe.remove(f"samples/{TEMPLATE}/{batch}")
     t0 = time.time()
-    run_ids = [stack.launch("samples_job", partition_tags(TEMPLATE, b)) for b in BATCHES]
+    run_ids = stack.launch_all("samples_job", [partition_tags(TEMPLATE, b) for b in BATCHES])
     runs = stack.wait(instance, run_ids, timeout_s=3600)
     failed = [r for r, run in runs.items() if run.status != dg.DagsterRunStatus.SUCCESS]
     if failed:

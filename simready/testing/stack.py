@@ -132,14 +132,22 @@ class ProductionStack:
 
     def launch(self, job: str, tags: dict[str, str] | None = None) -> str:
         """Queue a run as a user does (``dagster job launch``); its id."""
-        run_id = str(uuid.uuid4())
-        result = subprocess.run(
+        return self.launch_all(job, [tags or {}])[0]
+
+    def launch_all(self, job: str, tag_sets: list[dict[str, str]]) -> list[str]:
+        """Queue one run per tag set at once (the launches run side by side: each loads the code location for
+        seconds, so one after the other the first run could end before the last is queued); their ids."""
+        run_ids = [str(uuid.uuid4()) for _ in tag_sets]
+        procs = [subprocess.Popen(
             [_bin("dagster"), "job", "launch", "-w", str(WORKSPACE), "-j", job, "--run-id", run_id,
-             "--tags", json.dumps(tags or {})],
-            env=self.env, cwd=paths.PROJECT_ROOT, capture_output=True, text=True, timeout=180)
-        if result.returncode != 0:
-            raise RuntimeError(f"dagster job launch {job} failed: {result.stderr.strip().splitlines()[-1:]}")
-        return run_id
+             "--tags", json.dumps(tags)],
+            env=self.env, cwd=paths.PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for run_id, tags in zip(run_ids, tag_sets)]
+        for proc in procs:
+            _, err = proc.communicate(timeout=180)
+            if proc.returncode != 0:
+                raise RuntimeError(f"dagster job launch {job} failed: {err.strip().splitlines()[-1:]}")
+        return run_ids
 
     def wait(self, instance: dg.DagsterInstance, run_ids: list[str], timeout_s: float = 900) -> dict[str, dg.DagsterRun]:
         """Block until every run has ended; the runs."""
