@@ -188,7 +188,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 STAGE_CLI_MODULES = ("simready.scenario.cli", "simready.sim.cli", "simready.measurement.cli", "simready.validity.cli",
-                     "simready.export.cli")
+                     "simready.export.cli", "simready.release.cli")
 
 
 def _register_stage_commands(sub: argparse._SubParsersAction) -> None:

@@ -21,6 +21,9 @@ same layout serves the local folder and, through the store, other backends.
 <root>/data_docs/
 <root>/review/index.html                                 the suite's review index (every sample, filters)
 <root>/thumbnails/<key of a picture>                     its thumbnail for the Dagster UI (same key under thumbnails/)
+<root>/releases/objects/<aa>/<sha256 hex>                a dataset release's file, stored once by content
+<root>/releases/<release hex>/{release.json, datasheet.json, datasheet.md, checklist.json}     ReleaseDir
+<root>/releases/tags/<tag>                               the release id a tag names (one line)
 ```
 
 Every sample folder also holds ``review.html``, its reviewer page (``simready.review``), which links the
@@ -74,6 +77,13 @@ DATA_DOCS_DIR = "data_docs"
 REVIEW_INDEX_DIR = "review"
 REVIEW_INDEX = "index.html"
 THUMBNAILS_DIR = "thumbnails"
+RELEASES_DIR = "releases"
+RELEASE_OBJECTS_DIR = "objects"
+RELEASE_TAGS_DIR = "tags"
+RELEASE_RECORD = "release.json"
+DATASHEET = "datasheet.json"
+DATASHEET_PAGE = "datasheet.md"
+CHECKLIST = "checklist.json"
 
 MANIFEST = "manifest.json"
 TRACE = "trace.parquet"
@@ -391,6 +401,31 @@ class ReferencePoolDir:
 
 
 @dataclass(frozen=True)
+class ReleaseDir:
+    """One dataset release's folder, ``releases/<release hex>/`` (its files point at ``releases/objects/``)."""
+
+    root: Path
+
+    @property
+    def record(self) -> Path:
+        """Every released file per split and sample, with its sha256 and size."""
+        return self.root / RELEASE_RECORD
+
+    @property
+    def datasheet(self) -> Path:
+        return self.root / DATASHEET
+
+    @property
+    def datasheet_page(self) -> Path:
+        """The datasheet and checklist for a reader (Markdown)."""
+        return self.root / DATASHEET_PAGE
+
+    @property
+    def checklist(self) -> Path:
+        return self.root / CHECKLIST
+
+
+@dataclass(frozen=True)
 class ArtifactLayout:
     """The artifact tree under one root (the store's local folder)."""
 
@@ -477,6 +512,31 @@ class ArtifactLayout:
         """The thumbnail of the picture at ``picture`` (a path under this root): the same path under
         ``thumbnails/``, so no stage's folder holds a file it did not write."""
         return self.root / THUMBNAILS_DIR / Path(picture).relative_to(self.root)
+
+    @property
+    def releases_dir(self) -> Path:
+        return self.root / RELEASES_DIR
+
+    def release(self, release_hex: str) -> ReleaseDir:
+        """A release's folder by the hex digits of its id (``sha256:<hex>``)."""
+        return ReleaseDir(self.releases_dir / _part(release_hex, "release id"))
+
+    @property
+    def release_objects_dir(self) -> Path:
+        return self.releases_dir / RELEASE_OBJECTS_DIR
+
+    def release_object(self, sha256: str) -> Path:
+        """Where the bytes hashing to ``sha256`` (``sha256:<hex>``) are stored once for every release."""
+        digest = _part(sha256.split(":", 1)[-1], "sha256")
+        return self.release_objects_dir / digest[:2] / digest
+
+    @property
+    def release_tags_dir(self) -> Path:
+        return self.releases_dir / RELEASE_TAGS_DIR
+
+    def release_tag(self, tag: str) -> Path:
+        """The file holding the id of the release a tag (``latest``, ``r1``) names."""
+        return self.release_tags_dir / _part(tag, "release tag")
 
     @property
     def data_docs_index(self) -> Path:

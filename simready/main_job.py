@@ -20,9 +20,10 @@ from dagster._core.events import RunFailureReason
 from dagster._core.storage.tags import RUN_FAILURE_REASON_TAG
 
 from simready import paths
-from simready.assets.inputs import observe_inputs
 from simready.assets.partitions import batch_partitions
 from simready.definitions import defs, world_templates
+from simready.release import load_release
+from simready.release.build import DEFAULT_TAG, SPLITS
 from simready.resources import ArtifactStore, resources_for_deployment
 from simready.scenario.suite import load_suite
 
@@ -103,8 +104,6 @@ def run_main_job(quiet: bool = False, run_tags: dict[str, str] | None = None) ->
     template_ids = world_templates.partitions_def.get_partition_keys()
     batches = suite.batch_keys()
     instance.add_dynamic_partitions(batch_partitions.name, batches)
-    # The input files' data versions first (no run), so every materialization below records what it read.
-    observe_inputs(instance, resources_for_deployment()["source"])
     print(f"simready main job: suite {suite.suite_id!r}, {len(template_ids)} templates × {len(batches)} batches")
     if log.execute(defs, instance, "catalog_job"):
         for template_id in template_ids:
@@ -171,6 +170,13 @@ def _print_summary(store: ArtifactStore, template_ids: list[str], batches: list[
     if store.exists(layout.review_index):
         print(f"  review      every sample's page, by verdict   "
               f"{store.share_url(layout.review_index) or store.url(layout.review_index)}")
+    if store.exists(layout.release_tag(DEFAULT_TAG)):
+        release = load_release(store, DEFAULT_TAG)
+        counts = release.datasheet["counts"]
+        print(f"  release     {release.release_id[:19]} ({DEFAULT_TAG}): "
+              + ", ".join(f"{s} {counts[s]['samples']}" for s in SPLITS)
+              + f"; {release.files} files, {release.bytes / 1e9:.2f} GB   "
+              f"{store.share_url(layout.release(release.hex).datasheet_page) or store.url(layout.release(release.hex).datasheet_page)}")
     for job, seconds in log.stage_s.items():
         print(f"  job         {job:<22} {seconds:6.1f} s")
     for step, seconds in sorted(log.by_step.items(), key=lambda kv: -kv[1])[:12]:

@@ -102,14 +102,15 @@ def _timed(method: Callable[..., T]) -> Callable[..., T]:
 
     @functools.wraps(method)
     def timed(self: S3Store, *args: Any, **kwargs: Any) -> T:
-        self._depth += 1
+        depth = self._calls.depth = getattr(self._calls, "depth", 0) + 1
         t0 = time.perf_counter()
         try:
             return method(self, *args, **kwargs)
         finally:
-            self._depth -= 1
-            if self._depth == 0:
-                self.transfer["seconds"] += time.perf_counter() - t0
+            self._calls.depth = depth - 1
+            if depth == 1:
+                with self._lock:
+                    self.transfer["seconds"] += time.perf_counter() - t0
 
     return timed
 
@@ -149,7 +150,8 @@ class S3Store(Store):
         self._synced: set[tuple[str, ...]] = set()
         #: What this store moved and how long its calls took (wall time of the outermost call), for the figures.
         self.transfer = {"seconds": 0.0, "bytes_up": 0, "bytes_down": 0, "requests": 0}
-        self._depth = 0
+        #: Public calls in progress on each thread (a caller may use the store from several threads).
+        self._calls = threading.local()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -344,6 +346,23 @@ class S3Store(Store):
                 rel = text[len(folder) + 1:]
                 self._commit(folder, old, {**old, rel: {"sha256": sha, "size": len(data)}}, {rel: data})
         self._keep(text, data, sha)
+
+    @_timed
+    def copy(self, source: Key, target: Key) -> None:
+        """A server-side copy of the object's bytes as its folder's index lists them (no download); the target
+        is a lone object, atomic by S3's own semantics."""
+        parts = key_parts(source)
+        text = "/".join(parts)
+        target_text = "/".join(key_parts(target))
+        above = self._index_above(parts[:-1])
+        location = text
+        if above is not None:
+            folder, index = above
+            meta = index.get(text[len(folder) + 1:])
+            if meta is None:
+                raise FileNotFoundError(f"{self._s3_url(text)} (not in the index of {folder}/)")
+            location = _indexed(folder, text[len(folder) + 1:], meta).location
+        self._copy(location, target_text)
 
     @_timed
     def exists(self, key: Key) -> bool:

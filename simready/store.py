@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -114,6 +115,14 @@ class Store(abc.ABC):
         is consumed.
         """
 
+    def copy(self, source: Key, target: Key) -> None:
+        """Make ``target`` (a key outside any published folder) hold the bytes of ``source``, atomically.
+
+        For content-addressed copies (dataset releases): a backend that can avoid moving the bytes does (a hard
+        link in a local folder, a server-side copy in S3); this default reads and writes them.
+        """
+        self.write_bytes(target, self.read_bytes(source))
+
     def local_path(self, key: Key) -> Path:
         """The local path of one object to read with a library that reads files (only it is brought local)."""
         parts = key_parts(key)
@@ -182,6 +191,24 @@ class LocalStore(Store):
         for p in folder.rglob("*"):
             if p.is_file() and not _hidden(p.relative_to(self.root).parts):
                 yield p
+
+    def copy(self, source: Key, target: Key) -> None:
+        """A hard link (the bytes are stored once), made beside the target and renamed into place; a copy where
+        the two lie on different filesystems. Every stage replaces a file rather than rewriting it in place
+        (:mod:`simready.atomic`), so a link keeps the bytes it was made with when the source is written again."""
+        src, final = self._path(source), self._path(target)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temp_sibling(final)
+        try:
+            try:
+                os.link(src, tmp / final.name)
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                shutil.copyfile(src, tmp / final.name)
+            os.replace(tmp / final.name, final)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     def url(self, key: Key) -> str:
         return str(self._path(key, prefix=True).absolute())

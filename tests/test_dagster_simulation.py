@@ -155,7 +155,7 @@ def test_rig_edit_marks_observations_stale_but_not_trajectories(world):
 
 
 def test_measurement_checks_catch_a_tampered_file(world):
-    from simready.checks.measurement import incomplete_frames, missing_or_corrupt
+    from simready.measurement.integrity import incomplete_frames, missing_or_corrupt
 
     tmp, _, _, _, _ = world
     obs = next((tmp / "artifacts" / "samples" / RC / "b0000").glob("*/observations"))

@@ -249,3 +249,18 @@ def test_a_closed_port_is_one_line(tmp_path: Path) -> None:
     store = S3Store(_client(f"http://127.0.0.1:{free_port()}", timeout_s=1, attempts=1), BUCKET, cache_dir=tmp_path)
     with pytest.raises(StoreError, match="did not answer"):
         store.read_bytes("a/b.json")
+
+
+def test_copy_is_a_server_side_copy_of_the_indexed_bytes(client, tmp_path: Path) -> None:
+    store = _store(client, tmp_path)
+    staged = tmp_path / "staged"
+    big = bytes(range(256)) * 400
+    _write_batch(staged, {**FILES, "s1/trace.parquet": big})
+    store.publish(BATCH, staged)
+    before = dict(store.transfer)
+    store.copy(f"{BATCH}/s1/trace.parquet", "releases/objects/ab/abc")
+    # Only the folder's index comes down; nothing goes up: S3 copied the bytes.
+    assert store.transfer["bytes_down"] - before["bytes_down"] < 2000 and store.transfer["bytes_up"] == before["bytes_up"]
+    assert _store(client, tmp_path, "other").read_bytes("releases/objects/ab/abc") == big
+    with pytest.raises(FileNotFoundError):
+        store.copy(f"{BATCH}/s1/missing.bin", "releases/objects/ab/abd")

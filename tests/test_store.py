@@ -247,3 +247,13 @@ def test_save_after_working_in_a_local_folder(store: LocalStore) -> None:
     assert store.list("samples/t/b0000") == ["samples/t/b0000/s1/manifest.json"]
     with pytest.raises(StoreKeyError):
         store.save("../outside")
+
+
+def test_copy_links_the_bytes_and_a_replaced_source_leaves_the_copy(store: LocalStore) -> None:
+    store.write_bytes("samples/t/b/s/trace.parquet", b"first")
+    store.copy("samples/t/b/s/trace.parquet", "releases/objects/ab/abc")
+    copy = store.root / "releases/objects/ab/abc"
+    assert copy.read_bytes() == b"first" and copy.stat().st_nlink == 2
+    store.write_bytes("samples/t/b/s/trace.parquet", b"second")  # stages replace files; the link keeps its bytes
+    assert copy.read_bytes() == b"first"
+    assert store.list("releases") == ["releases/objects/ab/abc"]

@@ -37,8 +37,7 @@ MEASUREMENT_CODE_VERSION = "measurement-5"
     partitions_def=sample_partitions,
     specs=[
         dg.AssetSpec("sensor_observations",
-                     deps=["trajectories", "action_branches", dg.AssetDep("sensor_rigs", partition_mapping=by_template),
-                           "suite_file"],
+                     deps=["trajectories", "action_branches", dg.AssetDep("sensor_rigs", partition_mapping=by_template)],
                      kinds={"embree"}, code_version=MEASUREMENT_CODE_VERSION, automation_condition=EAGER,
                      description="Rolling-shutter camera, scanning LiDAR and radar from one geometry (SPEC §10), "
                                  "for each sample around its decision and for each of its branches after it."),

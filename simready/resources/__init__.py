@@ -93,6 +93,10 @@ class ArtifactStore(dg.ConfigurableResource, Store):
         return self._store().list(prefix)
 
     @_one_line_failures
+    def copy(self, source: Key, target: Key) -> None:
+        self._store().copy(source, target)
+
+    @_one_line_failures
     def url(self, key: Key) -> str:
         return self._store().url(key)
 

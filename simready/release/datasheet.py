@@ -1,0 +1,88 @@
+"""A release's datasheet: what is in it (counts per split, intent, coverage cell and action branch), what the gate
+decided (the suite's figures and the released samples' scores) and what made it (generator, engine, stages and
+policy versions) — as JSON and as Markdown with the QA checklist, for a reader."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+SPLITS = ("train", "val", "test")
+
+
+def _by(entries: list[dict[str, Any]], key: str) -> dict[str, dict[str, int]]:
+    counts: dict[str, Counter] = {}
+    for e in entries:
+        counts.setdefault(str(e[key]), Counter())[e["split"]] += 1
+    return {k: {s: c[s] for s in SPLITS} for k, c in sorted(counts.items())}
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 3) if values else 0.0
+
+
+def datasheet(record: Mapping[str, Any], suite_weights: Mapping[str, Any], released: Mapping[str, Mapping[str, Any]],
+              versions: Mapping[str, str]) -> dict[str, Any]:
+    """The datasheet of a release record; ``released``: the validity reports of the released variants."""
+    entries = [e for s in SPLITS for e in record["splits"][s]]
+    branches: dict[str, Counter] = {}
+    for e in entries:
+        for label in e["branches"]:
+            branches.setdefault(label, Counter())[e["split"]] += 1
+    policy = suite_weights.get("policy", {})
+    by_branch = suite_weights.get("branches", {})
+    return {
+        "suite_id": record["suite_id"],
+        "counts": {s: {"samples": sum(1 for e in entries if e["split"] == s),
+                       "branches": sum(len(e["branches"]) for e in entries if e["split"] == s),
+                       "weight": round(sum(e["weight"] + sum(b["weight"] for b in e["branches"].values())
+                                           for e in entries if e["split"] == s), 3),
+                       "files": sum(len(e["files"]) for e in entries if e["split"] == s),
+                       "bytes": sum(f["bytes"] for e in entries if e["split"] == s for f in e["files"].values())}
+                   for s in SPLITS},
+        "by_intent": _by(entries, "intent"),
+        "by_cell": _by(entries, "cell"),
+        "by_branch": {k: {s: c[s] for s in SPLITS} for k, c in sorted(branches.items())},
+        "gate": {
+            "policy_version": sorted({str(r.get("policy_version")) for r in released.values()}),
+            "bases_accepted": suite_weights.get("accepted", 0), "bases_rejected": suite_weights.get("rejected", 0),
+            "branches": {k: dict(v) for k, v in sorted(by_branch.get("by_branch", {}).items())},
+            "matched_sets_whole": f"{by_branch.get('matched_sets_whole', 0)}/{by_branch.get('matched_sets', 0)}",
+            "low_fidelity_share": round(float(policy.get("low_fidelity_share", 0.0)), 3),
+            "scale_factor": round(float(policy.get("scale_factor", 1.0)), 3),
+            "released_mean": {k: _mean([float(r[k]) for r in released.values()]) for k in ("validity", "fidelity", "realism")},
+        },
+        "versions": {**dict(sorted(versions.items())), "pybullet": importlib.metadata.version("pybullet")},
+    }
+
+
+def _cell(text: str) -> str:
+    """Text inside a Markdown table cell (a coverage cell's id joins its dimensions with '|')."""
+    return text.replace("|", "\\|")
+
+
+def datasheet_markdown(release_id: str, sheet: Mapping[str, Any], items: list[Mapping[str, Any]]) -> str:
+    """The datasheet and the QA checklist as a Markdown page."""
+    lines = [f"# Dataset release {release_id}", "", f"Suite `{sheet['suite_id']}`.", "", "## Counts per split", "",
+             "| split | samples | branches | weight | files | MB |", "|---|---:|---:|---:|---:|---:|"]
+    for s, c in sheet["counts"].items():
+        lines.append(f"| {s} | {c['samples']} | {c['branches']} | {c['weight']:.2f} | {c['files']} | {c['bytes'] / 1e6:.1f} |")
+    for title, key in (("Intent", "by_intent"), ("Coverage cell", "by_cell"), ("Action branch", "by_branch")):
+        lines += ["", f"## {title}", "", f"| {title.lower()} | train | val | test |", "|---|---:|---:|---:|"]
+        lines += [f"| {_cell(k)} | {v['train']} | {v['val']} | {v['test']} |" for k, v in sheet[key].items()]
+    gate = sheet["gate"]
+    lines += ["", "## Gate", "", f"- policy {', '.join(gate['policy_version'])}; bases accepted {gate['bases_accepted']}, "
+              f"rejected {gate['bases_rejected']}; matched sets whole {gate['matched_sets_whole']}",
+              "- branches: " + ", ".join(f"{k} {v.get('accepted', 0)} accepted / {v.get('rejected', 0)} rejected"
+                                          for k, v in gate["branches"].items()),
+              f"- low-fidelity weight share {gate['low_fidelity_share']:.2f} (scale factor {gate['scale_factor']:.2f})",
+              "- released mean: " + ", ".join(f"{k} {v:.3f}" for k, v in gate["released_mean"].items()),
+              "", "## Versions", ""]
+    lines += [f"- {k}: `{v}`" for k, v in sheet["versions"].items()]
+    lines += ["", "## World-trajectory QA checklist", "", "| item | checks (result) | |", "|---|---|---|"]
+    for item in items:
+        checks = "; ".join(f"{c['check']}{'' if c['blocking'] else ' (scored)'} {c['result']}" for c in item["checks"])
+        lines.append(f"| {item['item']} | {checks} | {'pass' if item['passed'] else 'FAIL'} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,191 @@
+"""Dataset releases (issue 18 item 5, SPEC §17) over a small real suite: the fingerprint's two samples taken through
+every stage (manifest, trace, checkpoint and branches, observations with truth, the gate), with the catalog's
+certification, the templates' validation, the split table and the suite weights the stages write.
+
+What is checked: the same stored inputs give the same release id (also from another folder and from S3); a blocking
+check that fails refuses the release in one line and writes nothing; a tampered object fails verify and the export;
+a release is not changed when a later run writes its samples again; the exports read releases (one MCAP per sample
+and branch; a nuScenes dataset); a release that does not exist is one line and leaves no output behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import boto3
+import pytest
+
+from simready import paths
+from simready.atomic import write_bytes_atomic, write_json_atomic
+from simready.catalog.build import build_certified_catalog
+from simready.catalog.catalog import load_catalog
+from simready.cli import main
+from simready.layout import ArtifactLayout
+from simready.release import ReleaseError, build_release, checkout, list_releases, load_release, verify_release
+from simready.s3store import S3Store
+from simready.scenario.manifest import load_manifest
+from simready.scenario.splits import split_assignment_row, write_split_assignments
+from simready.sim.constants import DEFAULT_BACKEND
+from simready.store import LocalStore
+from simready.testing.servers import s3_server
+from simready.validity.suite import suite_validity
+from simready.world.template import load_template
+from simready.world.template_build import build_template_version
+from tests.fingerprint import SAMPLES, build
+
+pytestmark = pytest.mark.xdist_group("release")
+
+BATCH = "b0000"
+VERSIONS = {"generator": "test"}
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> Path:
+    """An artifacts folder holding the two samples as the stages leave them (never changed by a test: copy it)."""
+    root = tmp_path_factory.mktemp("suite") / "artifacts"
+    layout = ArtifactLayout(root)
+    staging = root.parent / "staging"
+    build(staging)
+    build_certified_catalog(layout.catalog_dir)
+    catalog = load_catalog(paths.CATALOG_GENERATED_DIR)
+    certified = {e["id"] for e in json.loads(layout.certification.read_text())["entries"] if e["passed"]}
+    for template_id, _ in SAMPLES:
+        build_template_version(paths.TEMPLATES_DIR / f"{template_id}.yaml", layout.template(template_id), certified,
+                               catalog.contracts(), catalog.footprints())
+    rows = []
+    for d in sorted(staging.iterdir()):
+        m = load_manifest(d / "manifest.json")
+        target = layout.batch(m.template_id, BATCH).sample(m.sample_id).root
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(d, target)
+        rows.append(split_assignment_row(m, m.template_id, BATCH))
+    layout.split_assignments.parent.mkdir(parents=True)
+    write_split_assignments(rows, layout.split_assignments)
+    write_json_atomic(layout.suite_weights, suite_validity([layout.batch(r["template"], BATCH).sample(r["sample"]).root
+                                                            for r in rows]))
+    return root
+
+
+def _copy(suite: Path, tmp_path: Path) -> LocalStore:
+    target = tmp_path / "artifacts"
+    shutil.copytree(suite, target)
+    return LocalStore(target)
+
+
+def _build(store, **kw):
+    templates = {t: load_template(paths.TEMPLATES_DIR / f"{t}.yaml") for t, _ in SAMPLES}
+    return build_release(store, suite_id="test", versions=VERSIONS, templates=templates,
+                         catalog=load_catalog(paths.CATALOG_GENERATED_DIR), backend=DEFAULT_BACKEND, **kw)
+
+
+def test_same_inputs_give_the_same_release_and_every_item_names_its_checks(suite, tmp_path):
+    a = _copy(suite, tmp_path / "a")
+    release, results = _build(a)
+    again, _ = _build(a, tag="r1")
+    other, _ = _build(_copy(suite, tmp_path / "b"))
+    assert release.release_id == again.release_id == other.release_id
+    assert list_releases(a) == {release.release_id: ["latest", "r1"]}
+    assert verify_release(a, load_release(a, "r1")) == []
+    counts = release.datasheet["counts"]
+    assert sum(c["samples"] for c in counts.values()) == 2 and sum(c["branches"] for c in counts.values()) == 4
+    items = {i["item"]: i for i in release.checklist}
+    assert len(items) == 10 and all(i["passed"] and i["checks"] for i in items.values())
+    restore = next(r for r in results if r.check == "checkpoint_restore_reproduces")
+    assert restore.result == "2/2 passed"
+    # Every file of every released sample, stored once by its sha256, as hard links of the samples' files.
+    sample = next(release.samples())
+    f = sample["files"]["trace.parquet"]
+    obj = a.root / ArtifactLayout(Path()).release_object(f["sha256"])
+    assert obj.stat().st_nlink >= 2 and obj.stat().st_size == f["bytes"]
+    page = (a.root / ArtifactLayout(Path()).release(release.hex).datasheet_page).read_text()
+    assert "coverage and leakage" in page and "checkpoint_restore_reproduces 2/2 passed" in page
+
+
+def test_a_failing_blocking_check_refuses_the_release_in_one_line(suite, tmp_path):
+    store = _copy(suite, tmp_path)
+    layout = ArtifactLayout(store.root)
+    row = json.loads(layout.split_assignments.read_text())["rows"][0]
+    parity = layout.batch(row["template"], BATCH).sample(row["sample"]).observations.parity
+    record = json.loads(parity.read_text())
+    parity.write_text(json.dumps({**record, "passed": False}))
+    with pytest.raises(ReleaseError) as err:
+        _build(store)
+    line = err.value.one_line()
+    # parity.json's bytes are no longer those results.json recorded, and its verdict failed: both checks say so.
+    assert "\n" not in line and row["sample"] in line
+    assert "blocking check observations_complete 1/2 passed" in line and "also failed: observations_parity" in line
+    assert not layout.releases_dir.exists()
+
+
+def test_a_rewritten_sample_leaves_the_release_and_a_tampered_object_fails_verify(suite, tmp_path):
+    store = _copy(suite, tmp_path)
+    release, _ = _build(store)
+    sample = next(release.samples())
+    folder = ArtifactLayout(store.root).batch(sample["template"], BATCH).sample(sample["sample"])
+    write_bytes_atomic(folder.validity, b"{}")  # a later run writes the sample again, as stages do
+    assert verify_release(store, release) == []
+    obj = store.root / ArtifactLayout(Path()).release_object(sample["files"]["trace.parquet"]["sha256"])
+    os.chmod(obj, 0o644)
+    with open(obj, "r+b") as f:
+        f.write(b"X")
+    problems = verify_release(store, release)
+    assert len(problems) == 1 and "trace.parquet" in problems[0]
+    with pytest.raises(ReleaseError, match="bytes differ"):
+        checkout(store, release, tmp_path / "out")
+
+
+def test_exports_read_the_release(suite, tmp_path, monkeypatch, capsys):
+    store = _copy(suite, tmp_path)
+    release, _ = _build(store)
+    monkeypatch.setenv("SIMREADY_ARTIFACTS", str(store.root))
+    assert main(["export", "mcap", "--release", "latest", "--out", str(tmp_path / "mcap")]) == 0
+    written = sorted(p.relative_to(tmp_path / "mcap").as_posix() for p in (tmp_path / "mcap").rglob("*.mcap"))
+    expected = sorted(f"{s['split']}/{s['sample']}{suffix}.mcap" for s in release.samples()
+                      for suffix in ["", *(f".{b}" for b in s["branches"])])
+    assert written == expected
+    assert main(["export", "nuscenes", "--release", release.release_id, "--out", str(tmp_path / "nusc")]) == 0
+    tables = next((tmp_path / "nusc").glob("v1.0-*/scene.json"))
+    scenes = json.loads(tables.read_text())
+    assert len(scenes) == 6  # two bases and their four branches
+    assert main(["release", "verify", "latest"]) == 0
+    assert "files verify" in capsys.readouterr().out
+
+
+def test_a_release_that_does_not_exist_is_one_line_and_nothing_is_written(suite, tmp_path, monkeypatch, capsys):
+    store = _copy(suite, tmp_path)
+    monkeypatch.setenv("SIMREADY_ARTIFACTS", str(store.root))
+    for argv in (["export", "nuscenes", "--release", "r9", "--out", str(tmp_path / "nusc")],
+                 ["export", "mcap", "--release", "r9", "--out", str(tmp_path / "mcap")],
+                 ["release", "show", "r9"]):
+        assert main(argv) == 1
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and "no release 'r9'" in err
+    assert not (tmp_path / "nusc").exists() and not (tmp_path / "mcap").exists()
+    assert main(["export", "mcap", "--out", str(tmp_path / "x")]) == 1
+    assert "--release" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_release_in_s3_has_the_same_id_and_verifies(suite, tmp_path):
+    local = _copy(suite, tmp_path / "local")
+    expected, _ = _build(local)
+    with s3_server(tmp_path / "moto") as server:
+        client = boto3.session.Session().client("s3", endpoint_url=server.endpoint_url, region_name="us-east-1",
+                                                aws_access_key_id="testing", aws_secret_access_key="testing")
+        client.create_bucket(Bucket="artifacts")
+        s3 = S3Store(client, "artifacts", "deploy", cache_dir=tmp_path / "cache")
+        layout = ArtifactLayout(Path())
+        for prefix in ["catalog", "splits", "coverage", *(str(layout.template_dir(t)) for t, _ in SAMPLES),
+                       *(str(layout.batch(t, BATCH).root) for t, _ in SAMPLES)]:
+            staged = tmp_path / "up" / prefix
+            shutil.copytree(suite / prefix, staged)
+            s3.publish(prefix, staged)
+        reader = S3Store(client, "artifacts", "deploy", cache_dir=tmp_path / "cache2")
+        release, _ = _build(reader)
+        assert release.release_id == expected.release_id
+        fresh = S3Store(client, "artifacts", "deploy", cache_dir=tmp_path / "cache3")
+        assert verify_release(fresh, load_release(fresh, "latest")) == []
+        assert len(checkout(fresh, release, tmp_path / "out")) == 2
