@@ -15,7 +15,8 @@ Four suites (``SUITES``), each over a table this module can also build:
 
 ``run_suite(name, df) -> SuiteResult`` returns plain, JSON-ready results (for Dagster
 check metadata); ``build_data_docs(results, out_dir)`` writes the GX Data Docs HTML
-site for reviewers and returns its ``index.html``.
+site for reviewers (one validation per suite, data asset and partition, opening offline:
+:mod:`simready.validity.docs_offline`) and returns its ``index.html``.
 
 Why lazily imported and cached: ``import great_expectations`` costs ~3 s, so nothing
 imports it until a suite runs, and one ephemeral context (with its suites and
@@ -27,17 +28,20 @@ environment says otherwise: the gate runs offline.
 
 from __future__ import annotations
 
+import datetime
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from simready.validity import policy
+from simready.validity.docs_offline import make_offline
 from simready.validity.gate import CHECK_NAMES, ValidityReport, weight_policy
 
 if TYPE_CHECKING:
@@ -367,17 +371,60 @@ def _short(observed: Mapping[str, Any]) -> str:
 
 # --- Data Docs --------------------------------------------------------------------------
 
+#: Every validation on a site carries this run time. GX puts the run time in a page's path; a fixed one makes
+#: the path a function of (suite, asset, partition) alone, so a Dagster check can link the page of its
+#: partition and a rebuild replaces it. When a partition was validated is in Dagster's run record.
+DOCS_RUN_TIME = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+UNPARTITIONED = "unpartitioned"
 
-def build_data_docs(results: Iterable[SuiteResult | tuple[str, pd.DataFrame]], out_dir: str | Path) -> Path:
-    """Write the GX Data Docs site for ``results`` under ``out_dir``; return its ``index.html``.
 
-    Each item is a :class:`SuiteResult` from :func:`run_suite` in this process (it keeps
-    its table) or a ``(suite name, table)`` pair. The tables are validated again through
-    a GX ``Checkpoint`` whose ``UpdateDataDocsAction`` renders the pages.
+class DocsBatch(NamedTuple):
+    """One validation on a Data Docs site: suite ``suite`` over ``frame``, the table of data asset ``asset``
+    (the Dagster asset it belongs to; the suite's name when None) in ``partition`` (a Dagster partition key;
+    None for a table that is not one partition's)."""
+
+    suite: str
+    frame: pd.DataFrame
+    asset: str | None = None
+    partition: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The partition as GX's run name and a path segment: ``|`` between dimensions becomes ``.``."""
+        if self.partition is None:
+            return UNPARTITIONED
+        label = self.partition.replace("|", ".")
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", label) or label in (".", ".."):
+            raise ValueError(f"partition key {self.partition!r}: only letters, digits, '_', '-', '.' and '|' name a page")
+        return label
+
+    @property
+    def data_asset(self) -> str:
+        return self.asset or self.suite
+
+
+def validation_page(suite: str, asset: str | None = None, partition: str | None = None) -> str:
+    """The path of a validation's page in a site built by :func:`build_data_docs`, relative to its root."""
+    batch = DocsBatch(suite, pd.DataFrame(), asset, partition)
+    return f"validations/{suite}/{batch.label}/{DOCS_RUN_TIME:%Y%m%dT%H%M%S.%fZ}/{batch.data_asset}.{batch.label}.html"
+
+
+def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.DataFrame]], out_dir: str | Path) -> Path:
+    """Write the GX Data Docs site for ``results`` under ``out_dir``, to open offline; return its ``index.html``.
+
+    Each item is a :class:`DocsBatch`, a :class:`SuiteResult` from :func:`run_suite` in this process (it keeps
+    its table) or a ``(suite name, table)`` pair. Each table is validated again and its result stored under its
+    data asset and partition (GX's own dataframe batches name neither, and its pages say "Data asset: None"),
+    at :func:`validation_page`; then GX renders the site and :func:`~simready.validity.docs_offline.make_offline`
+    points its pages at the vendored CSS and JS.
     """
-    gx = _import_gx()
-    from great_expectations.checkpoint import UpdateDataDocsAction
+    from great_expectations.core.run_identifier import RunIdentifier
+    from great_expectations.data_context.types.resource_identifiers import (
+        ExpectationSuiteIdentifier,
+        ValidationResultIdentifier,
+    )
 
+    gx = _import_gx()
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     context = _new_context(gx)
@@ -390,24 +437,55 @@ def build_data_docs(results: Iterable[SuiteResult | tuple[str, pd.DataFrame]], o
         },
     )
     datasource = context.data_sources.add_pandas(DATASOURCE_NAME)
+    store = context.validation_results_store
     registered: dict[str, Any] = {}
-    for item in results:
-        if isinstance(item, SuiteResult):
-            if item._frame is None:
-                raise ValueError(f"suite result {item.suite!r} carries no table (deserialized?): pass (name, table) instead")
-            name, frame = item.suite, item._frame
-        else:
-            name, frame = item
-        _check_name(name)
-        if name not in registered:
-            vd = _register(gx, context, datasource, name)
-            registered[name] = context.checkpoints.add(gx.Checkpoint(
-                name=f"{name}_docs", validation_definitions=[vd],
-                actions=[UpdateDataDocsAction(name="update_data_docs", site_names=[DOCS_SITE_NAME])]))
-        registered[name].run(batch_parameters={"dataframe": frame})
-    if not registered:
-        context.build_data_docs(site_names=[DOCS_SITE_NAME])
+    pages: dict[str, DocsBatch] = {}
+    for batch in map(_docs_batch, results):
+        _check_name(batch.suite)
+        page = validation_page(batch.suite, batch.asset, batch.partition)
+        if page in pages:
+            raise ValueError(f"two tables for one page: suite {batch.suite!r}, asset {batch.data_asset!r}, "
+                             f"partition {batch.partition!r}")
+        pages[page] = batch
+        if batch.suite not in registered:
+            registered[batch.suite] = _register(gx, context, datasource, batch.suite)
+        run_id = RunIdentifier(run_name=batch.label, run_time=DOCS_RUN_TIME)
+        result = registered[batch.suite].run(batch_parameters={"dataframe": batch.frame}, run_id=run_id)
+        for key in store.list_keys():  # GX stored it under its own batch id; keep it under ours only
+            if key.run_id == run_id and key.expectation_suite_identifier.name == batch.suite:
+                store.remove_key(key)
+        result.meta["batch_spec"] = {"data_asset_name": batch.data_asset, "partition": batch.partition or UNPARTITIONED}
+        # GX's batch markers hold its load time (wall clock); the table's fingerprint is what identifies the batch.
+        result.meta["batch_markers"] = {k: v for k, v in result.meta.get("batch_markers", {}).items() if k != "ge_load_time"}
+        store.set(ValidationResultIdentifier(ExpectationSuiteIdentifier(name=batch.suite), run_id,
+                                             f"{batch.data_asset}.{batch.label}"), result)
+    context.build_data_docs(site_names=[DOCS_SITE_NAME])
     index = out / "index.html"
     if not index.is_file():
         raise RuntimeError(f"GX wrote no Data Docs index under {out}")
+    missing = [p for p in pages if not (out / p).is_file()]
+    if missing:
+        raise RuntimeError(f"GX wrote no page at {out / missing[0]} (validation_page and GX disagree)")
+    _prune(out / "validations", {out / p for p in pages})
+    make_offline(out)
     return index
+
+
+def _prune(folder: Path, keep: set[Path]) -> None:
+    """Remove the validation pages of an earlier build that this one did not write (a partition gone, GX's
+    timestamped paths), which the index no longer lists, and the folders they leave empty."""
+    for path in sorted(folder.rglob("*"), reverse=True):
+        if path.is_file() and path not in keep:
+            path.unlink()
+        elif path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+
+
+def _docs_batch(item: SuiteResult | DocsBatch | tuple[str, pd.DataFrame]) -> DocsBatch:
+    if isinstance(item, DocsBatch):
+        return item
+    if isinstance(item, SuiteResult):
+        if item._frame is None:
+            raise ValueError(f"suite result {item.suite!r} carries no table (deserialized?): pass (name, table) instead")
+        return DocsBatch(item.suite, item._frame)
+    return DocsBatch(*item)
