@@ -93,8 +93,10 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     dirs = [d for t in sorted(suite.templates) for b in batches for d in batch_samples(store, t, b)]
     suite_weights = suite_validity(dirs)
     store.write_bytes(layout.suite_weights, json.dumps(suite_weights, indent=1, sort_keys=True).encode("utf-8"))
-    logs = [store.local_path(layout.rejection_log(t)) for t in sorted(suite.templates)]
-    docs = build_docs(dirs, logs, store.local_dir(layout.data_docs))
+    by_batch = {str(dg.MultiPartitionKey({"template": t, "batch": b})): batch_samples(store, t, b)
+                for t in sorted(suite.templates) for b in batches}
+    logs = {t: store.local_path(layout.rejection_log(t)) for t in sorted(suite.templates)}
+    docs = build_docs(by_batch, logs, store.local_dir(layout.data_docs))
     store.save(layout.data_docs)
     judged = [sample_summary(SampleDir(d), b) for t in sorted(suite.templates) for b in batches
               for d in batch_samples(store, t, b) if SampleDir(d).validity.exists()]

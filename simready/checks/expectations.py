@@ -12,6 +12,7 @@ import pandas as pd
 
 import dagster as dg
 
+from simready.assets.metadata import artifact_link
 from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import batch_sample_dirs, rejection_log, scenario_manifests
 from simready.resources import ArtifactStore
@@ -19,7 +20,8 @@ from simready.validity.expectations import run_suite
 from simready.validity.suite import manifests_frame, trajectories_frame, validity_reports_frame
 
 
-def _result(name: str, df: pd.DataFrame) -> dg.AssetCheckResult:
+def _result(name: str, df: pd.DataFrame, context: dg.AssetCheckExecutionContext,
+            store: ArtifactStore) -> dg.AssetCheckResult:
     if df.empty:
         return dg.AssetCheckResult(passed=False, metadata={"reason": "no rows to validate"})
     result = run_suite(name, df)
@@ -30,20 +32,31 @@ def _result(name: str, df: pd.DataFrame) -> dg.AssetCheckResult:
             "evaluated": result.evaluated,
             "successful": result.successful,
             "expectations": dg.MetadataValue.json(result.table()),
+            "data_docs": _docs_page(context, store, name),
         },
     )
+
+
+def _docs_page(context: dg.AssetCheckExecutionContext, store: ArtifactStore, suite: str) -> dg.MetadataValue:
+    """A link to the partition's validation page on the Data Docs site, which ``coverage_report`` (re)writes over
+    the same tables: its path is a function of suite, asset and partition (``validation_page``)."""
+    from simready.validity.expectations import validation_page
+    from simready.validity.suite import SUITE_ASSETS
+
+    page = validation_page(suite, SUITE_ASSETS[suite], str(context.partition_key))
+    return artifact_link(store, store.layout.data_docs / page)
 
 
 @dg.asset_check(asset="trajectories", partitions_def=sample_partitions,
                 description="GX: finite poses, speeds within class limits, time increasing per actor.")
 def gx_trajectories(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    return _result("trajectories", trajectories_frame(batch_sample_dirs(context, store)))
+    return _result("trajectories", trajectories_frame(batch_sample_dirs(context, store)), context, store)
 
 
 @dg.asset_check(asset=scenario_manifests, partitions_def=sample_partitions,
                 description="GX: manifest ranges (speeds, dims, clip, dt, splits).")
 def gx_manifests(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    return _result("manifests", manifests_frame(batch_sample_dirs(context, store)))
+    return _result("manifests", manifests_frame(batch_sample_dirs(context, store)), context, store)
 
 
 @dg.asset_check(asset=rejection_log, partitions_def=template_partitions,
@@ -53,10 +66,10 @@ def gx_rejection_log(context: dg.AssetCheckExecutionContext, store: ArtifactStor
         df = pd.read_parquet(f)
     if df.empty:
         return dg.AssetCheckResult(passed=True, metadata={"rows": 0, "note": "no rejections to validate"})
-    return _result("rejection_log", df)
+    return _result("rejection_log", df, context, store)
 
 
 @dg.asset_check(asset="validity_reports", partitions_def=sample_partitions,
                 description="GX: scores in [0, 1], weights and acceptance consistent with the policy.")
 def gx_validity_reports(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    return _result("validity_reports", validity_reports_frame(batch_sample_dirs(context, store)))
+    return _result("validity_reports", validity_reports_frame(batch_sample_dirs(context, store)), context, store)

@@ -33,13 +33,11 @@ def _validate(args: argparse.Namespace) -> int:
         report = validate_scenario(evidence)
         write_json_atomic(staged, report.model_dump(mode="json"))
         if docs is not None:
-            from simready.validity.expectations import build_data_docs, run_suite, trajectory_frame, validity_frame
+            from simready.validity.expectations import DocsBatch, build_data_docs, trajectory_frame, validity_frame
 
-            results = [
-                run_suite("trajectories", trajectory_frame(evidence.ticks, evidence.actor_classes)),
-                run_suite("validity_reports", validity_frame([report])),
-            ]
-            build_data_docs(results, docs)
+            build_data_docs([DocsBatch("trajectories", trajectory_frame(evidence.ticks, evidence.actor_classes),
+                                       partition=report.sample_id),
+                             DocsBatch("validity_reports", validity_frame([report]), partition=report.sample_id)], docs)
     if args.docs:
         print(f"data docs   {Path(args.docs).resolve() / 'index.html'}")
     verdict = "ACCEPTED" if report.accepted else "REJECTED"

@@ -17,7 +17,7 @@ deployment keeps them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from simready.records import ValidityRecord
 from simready.scenario.manifest import load_manifest
 from simready.validity.batch import branch_summary
 from simready.validity.evidence import evidence_from_sample_dir
-from simready.validity.expectations import build_data_docs, manifest_frame, trajectory_frame, validity_frame
+from simready.validity.expectations import DocsBatch, build_data_docs, manifest_frame, trajectory_frame, validity_frame
 from simready.validity.gate import ValidityReport, apply_suite_weight_policy
 
 
@@ -82,19 +82,31 @@ def validity_reports_frame(dirs: Iterable[Path]) -> pd.DataFrame:
     return validity_frame(reports)
 
 
-def build_docs(dirs: Sequence[Path], rejection_logs: Iterable[Path], out_dir: Path) -> Path | None:
-    """GX Data Docs over the samples' manifests, trajectories and validity reports and the templates' rejection
-    logs (Parquet; absent ones are skipped), written under ``out_dir`` (HTML for reviewers). None without samples."""
-    if not dirs:
+#: The Dagster asset whose table each GX suite checks (the ``gx_*`` asset checks), named on its Data Docs pages.
+SUITE_ASSETS = {"manifests": "scenario_manifests", "trajectories": "trajectories",
+                "validity_reports": "validity_reports", "rejection_log": "rejection_log"}
+
+
+def build_docs(batches: Mapping[str, Sequence[Path]], rejection_logs: Mapping[str, Path], out_dir: Path) -> Path | None:
+    """GX Data Docs over each sample batch's manifests, trajectories and validity reports and each template's
+    rejection log (Parquet; absent or empty ones are skipped), one validation per suite and partition (the keys:
+    Dagster partition keys, of the sample batch or the template), written under ``out_dir`` (HTML for reviewers,
+    opening offline). None without samples."""
+    if not any(batches.values()):
         return None
-    tables = [("manifests", manifests_frame(dirs))]
-    with_trace = [d for d in dirs if SampleDir(d).trace.exists()]
-    if with_trace:
-        tables.append(("trajectories", trajectories_frame(with_trace)))
-    with_validity = [d for d in dirs if SampleDir(d).validity.exists()]
-    if with_validity:
-        tables.append(("validity_reports", validity_reports_frame(with_validity)))
-    logs = [pd.read_parquet(p) for p in rejection_logs if p.exists()]
-    if logs and sum(len(x) for x in logs):
-        tables.append(("rejection_log", pd.concat(logs, ignore_index=True)))
-    return build_data_docs(tables, out_dir)
+    tables = []
+    for key, dirs in sorted(batches.items()):
+        if not dirs:
+            continue
+        tables.append(("manifests", manifests_frame(dirs), key))
+        with_trace = [d for d in dirs if SampleDir(d).trace.exists()]
+        if with_trace:
+            tables.append(("trajectories", trajectories_frame(with_trace), key))
+        with_validity = [d for d in dirs if SampleDir(d).validity.exists()]
+        if with_validity:
+            tables.append(("validity_reports", validity_reports_frame(with_validity), key))
+    for key, path in sorted(rejection_logs.items()):
+        log = pd.read_parquet(path) if path.exists() else None
+        if log is not None and len(log):
+            tables.append(("rejection_log", log, key))
+    return build_data_docs([DocsBatch(suite, frame, SUITE_ASSETS[suite], key) for suite, frame, key in tables], out_dir)
