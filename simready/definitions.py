@@ -1,8 +1,11 @@
 """The single Dagster ``Definitions`` of this code location (``dagster dev -w workspace.yaml``)."""
 
+import warnings
+
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
+from simready.assets.inputs import INPUTS
 from simready.assets.measurement import observations_and_truth
 from simready.assets.orchestration import automation_sensor, batch_keys_sensor, daily_batch_schedule, source_files_sensor
 from simready.assets.partitions import sample_partitions, template_partitions
@@ -49,6 +52,23 @@ ALL_CHECKS = [
     release_verifies,
 ]
 
+#: Who answers for each stage's assets: shown on every asset page, a filter in the asset catalog.
+OWNERS = {"inputs": ["team:authoring"], "world": ["team:world"], "scenario": ["team:scenario"],
+          "simulation": ["team:simulation"], "measurement": ["team:measurement"], "validity": ["team:validity"],
+          "suite": ["team:datasets"], "release": ["team:datasets"]}
+
+
+def reviewed(assets: list) -> list:
+    """The assets with their owners (by group) and code references (where each asset's function is; an input's
+    files), applied here once rather than on every decorator."""
+    def own(spec: dg.AssetSpec) -> dg.AssetSpec:
+        return spec.replace_attributes(owners=OWNERS.get(spec.group_name, ["team:datasets"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.BetaWarning)  # code references are beta in 1.13: chosen, not news
+        return [a.map_asset_specs(own) if isinstance(a, dg.AssetsDefinition) else own(a)
+                for a in dg.with_source_code_references(assets)]
+
+
 catalog_job = dg.define_asset_job("catalog_job", selection=dg.AssetSelection.assets(*CATALOG_ASSETS))
 templates_job = dg.define_asset_job(
     "templates_job", selection=dg.AssetSelection.assets(*TEMPLATE_ASSETS), partitions_def=template_partitions
@@ -73,7 +93,7 @@ suite_job = dg.define_asset_job("suite_job", selection=dg.AssetSelection.assets(
 #: to a Celery worker (``simready.resources``).
 defs = dg.Definitions(
     executor=executor_for_deployment(),
-    assets=ALL_ASSETS,
+    assets=reviewed(INPUTS + ALL_ASSETS),
     asset_checks=ALL_CHECKS,
     jobs=[catalog_job, templates_job, samples_job, template_rollup_job, suite_job],
     schedules=[daily_batch_schedule],

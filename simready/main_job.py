@@ -20,6 +20,7 @@ from dagster._core.events import RunFailureReason
 from dagster._core.storage.tags import RUN_FAILURE_REASON_TAG
 
 from simready import paths
+from simready.assets.inputs import observe_inputs
 from simready.assets.partitions import batch_partitions
 from simready.definitions import defs, world_templates
 from simready.release import load_release
@@ -104,6 +105,8 @@ def run_main_job(quiet: bool = False, run_tags: dict[str, str] | None = None) ->
     template_ids = world_templates.partitions_def.get_partition_keys()
     batches = suite.batch_keys()
     instance.add_dynamic_partitions(batch_partitions.name, batches)
+    # The input files' data versions first (no run), so every materialization below records what it read.
+    observe_inputs(instance, resources_for_deployment()["source"])
     print(f"simready main job: suite {suite.suite_id!r}, {len(template_ids)} templates × {len(batches)} batches")
     if log.execute(defs, instance, "catalog_job"):
         for template_id in template_ids:

@@ -56,12 +56,12 @@ def test_sensor_then_automation_rematerializes_only_dependents(tmp_path):
 
     # The sensor records hashes first, then notices exactly the edited template.
     first = source_files_sensor(dg.build_sensor_context(instance=instance, resources={"source": source}))
-    assert isinstance(first, dg.SkipReason)
+    assert first.skip_reason is not None and not first.run_requests
     cursor = dg.build_sensor_context(instance=instance, resources={"source": source})
     source_files_sensor(cursor)
     _move_first_curb(templates / f"{RC}.yaml", 0.01)
     ctx = dg.build_sensor_context(instance=instance, resources={"source": source}, cursor=cursor.cursor)
-    requests = source_files_sensor(ctx)
+    requests = source_files_sensor(ctx).run_requests
     assert [(r.asset_selection, r.partition_key) for r in requests] == [([world_templates.key, sensor_rigs.key], RC)]
     assert dg.materialize([world_templates], partition_key=RC, instance=instance, resources=resources).success
 

@@ -105,16 +105,16 @@ def test_reimport_restales_exactly_the_imported_templates_dependents(tmp_path):
     result = dg.evaluate_automation_conditions(defs=defs, instance=instance)
 
     first = dg.build_sensor_context(instance=instance, resources={"source": source})
-    assert isinstance(source_files_sensor(first), dg.SkipReason)
+    assert source_files_sensor(first).skip_reason is not None
     # The map edit alone: the sensor requests the imported template, whose build now says to re-import.
     _widen_sidewalk(xodr)
     ctx = dg.build_sensor_context(instance=instance, resources={"source": source}, cursor=first.cursor)
-    requests = source_files_sensor(ctx)
+    requests = source_files_sensor(ctx).run_requests
     assert [(r.asset_selection, r.partition_key) for r in requests] == [([world_templates.key, sensor_rigs.key], TLA)]
     # Re-import: the template file changes, the sensor requests it, and its data version moves on.
     _import(xodr, templates)
     ctx2 = dg.build_sensor_context(instance=instance, resources={"source": source}, cursor=ctx.cursor)
-    requests = source_files_sensor(ctx2)
+    requests = source_files_sensor(ctx2).run_requests
     assert [(r.asset_selection, r.partition_key) for r in requests] == [([world_templates.key, sensor_rigs.key], TLA)]
     assert dg.materialize([world_templates], partition_key=TLA, instance=instance, resources=resources).success
 

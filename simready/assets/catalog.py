@@ -5,6 +5,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from simready.assets.inputs import catalog_contracts
 from simready.assets.metadata import artifact_link, table
 from simready.catalog.build import build_certified_catalog
 from simready.resources import ArtifactStore, SourceData
@@ -15,6 +16,7 @@ CATALOG_CODE_VERSION = "catalog-1"
 @dg.asset(
     group_name="world",
     kinds={"python"},
+    deps=[catalog_contracts],
     code_version=CATALOG_CODE_VERSION,
     description="Procedural asset catalog, generated from data/catalog/contracts and certified (SPEC §4).",
 )

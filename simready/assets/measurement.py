@@ -37,7 +37,8 @@ MEASUREMENT_CODE_VERSION = "measurement-5"
     partitions_def=sample_partitions,
     specs=[
         dg.AssetSpec("sensor_observations",
-                     deps=["trajectories", "action_branches", dg.AssetDep("sensor_rigs", partition_mapping=by_template)],
+                     deps=["trajectories", "action_branches", dg.AssetDep("sensor_rigs", partition_mapping=by_template),
+                           "suite_file"],
                      kinds={"embree"}, code_version=MEASUREMENT_CODE_VERSION, automation_condition=EAGER,
                      description="Rolling-shutter camera, scanning LiDAR and radar from one geometry (SPEC §10), "
                                  "for each sample around its decision and for each of its branches after it."),

@@ -8,7 +8,8 @@
 * ``daily_batch_schedule`` registers the next sample batch and materializes it
   for every template of the default suite.
 * ``source_files_sensor`` notices a new or changed template or catalog contract
-  file (content hash, not mtime) and requests the world asset it feeds; the
+  file (content hash, not mtime), records the input assets' new data versions
+  (``inputs.py``: observations, no run) and requests the world asset it feeds; the
   automation sensor takes it from there. It watches OpenDRIVE maps too
   (``maps/*.xodr`` beside the templates folder): a changed map requests the
   templates imported from it, whose build then fails with "re-import" until
@@ -24,12 +25,13 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
+from simready.assets.inputs import input_versions, new_observations, source_file_hashes
 from simready.assets.partitions import batch_partitions, template_ids
 from simready.assets.world import sensor_rigs, world_templates
-from simready.hashing import content_hash, file_sha256
+from simready.hashing import content_hash
 from simready.resources import SourceData
 from simready.scenario.suite import SuiteError, batch_index, batch_key, load_suite
-from simready.world.template_build import maps_dir, templates_imported_from
+from simready.world.template_build import templates_imported_from
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "default_automation_condition_sensor",
@@ -55,14 +57,6 @@ def daily_batch_schedule(context: dg.ScheduleEvaluationContext):
     for template_id in sorted(load_suite().templates):
         key = dg.MultiPartitionKey({"template": template_id, "batch": batch})
         yield dg.RunRequest(run_key=f"{batch}|{template_id}", partition_key=key)
-
-
-def source_file_hashes(source: SourceData) -> dict[str, str]:
-    """``{"templates/<f>" | "catalog/<f>" | "maps/<f>": sha256}`` of every hand-authored world input."""
-    out = {f"templates/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.templates_dir).glob("*.yaml"))}
-    out.update({f"catalog/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.catalog_contracts_dir).glob("*.yaml"))})
-    out.update({f"maps/{p.name}": file_sha256(str(p)) for p in sorted(maps_dir(Path(source.templates_dir)).glob("*.xodr"))})
-    return out
 
 
 def changed_requests(before: dict[str, str], now: dict[str, str], templates_dir: str | None = None) -> list[dg.RunRequest]:
@@ -98,14 +92,18 @@ def now_digest(hashes: dict[str, str]) -> str:
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Requests the world asset fed by a new or changed template or catalog contract file.",
 )
-def source_files_sensor(context: dg.SensorEvaluationContext, source: SourceData):
+def source_files_sensor(context: dg.SensorEvaluationContext, source: SourceData) -> dg.SensorResult:
     now = source_file_hashes(source)
     before = json.loads(context.cursor) if context.cursor else None
     context.update_cursor(json.dumps(now, sort_keys=True))
+    # The input assets' observations (no run): on the first evaluation and whenever a file changed.
+    observed = new_observations(context.instance, input_versions(source, now)) if before != now else []
     if before is None:
-        return dg.SkipReason("first evaluation: recorded the current hashes of templates and contracts")
+        return dg.SensorResult(skip_reason="first evaluation: recorded the current hashes of templates and contracts",
+                               asset_events=observed)
     requests = changed_requests(before, now, source.templates_dir)
-    return requests or dg.SkipReason("no template or contract changed")
+    return dg.SensorResult(run_requests=requests, asset_events=observed,
+                           skip_reason=None if requests else "no template or contract changed")
 
 
 def invalid_batch_keys(keys: list[str]) -> dict[str, str]:

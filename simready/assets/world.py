@@ -5,6 +5,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
+from simready.assets.inputs import template_sources
 from simready.assets.metadata import artifact_link, picture, table
 from simready.assets.partitions import template_partitions
 from simready.atomic import json_bytes
@@ -31,7 +32,7 @@ def read_certification(store: ArtifactStore) -> dict:
     group_name="world",
     kinds={"python"},
     partitions_def=template_partitions,
-    deps=[certified_assets],
+    deps=[template_sources, certified_assets],
     code_version=TEMPLATES_CODE_VERSION,
     description="One world template version per partition: validated, canonical, hashed, plotted.",
 )
@@ -68,7 +69,7 @@ def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     group_name="world",
     kinds={"python"},
     partitions_def=template_partitions,
-    deps=[world_templates],
+    deps=[template_sources, world_templates],
     code_version=RIG_CODE_VERSION,
     description="The template's sensor rig (mounts and sensor settings), versioned apart from the world: "
                 "a rig-only edit marks observations stale, not trajectories.",

@@ -60,13 +60,19 @@ def coverage_table(merged: dict[str, dict[str, Any]], intents: Iterable[str]) ->
 
 
 def coverage_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    by_intent: dict[str, dict[str, int]] = defaultdict(lambda: {"cells": 0, "filled": 0, "proposals": 0, "accepted": 0})
+    """Suite-wide and per-intent counts. Cells: declared (``cells``), holding at least one accepted sample
+    (``cells_with_samples``, ``with_samples``), holding their target's worth (``cells_filled``, ``filled``);
+    samples: ``proposals``, ``accepted`` and ``target`` (the cells' targets summed)."""
+    by_intent: dict[str, dict[str, int]] = defaultdict(
+        lambda: {"cells": 0, "with_samples": 0, "filled": 0, "proposals": 0, "accepted": 0, "target": 0})
     for r in rows:
         b = by_intent[r["intent"]]
         b["cells"] += 1
+        b["with_samples"] += 1 if r["accepted"] > 0 else 0
         b["filled"] += 0 if r["under_target"] else 1
         b["proposals"] += r["proposals"]
         b["accepted"] += r["accepted"]
+        b["target"] += r["target"]
     cells = len(rows)
     touched = sum(1 for r in rows if r["accepted"] > 0)
     return {
@@ -79,10 +85,15 @@ def coverage_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def plot_coverage_heatmap(rows: list[dict[str, Any]], out_png: Path) -> Path:
-    """Heatmap per intent: accepted / target over the intent's first two cell dimensions."""
+    """Heatmap per intent over its first two cell dimensions; a square sums the cells it stands for: accepted
+    samples / target samples. The titles count cells as ``coverage_totals`` does (with a sample, filled to target),
+    so the picture, the asset's metadata and the run summary say the same numbers."""
     intents = sorted({r["intent"] for r in rows})
-    fig = Figure(figsize=(4.2 * max(1, len(intents)), 3.6))
+    totals = coverage_totals(rows)
+    fig = Figure(figsize=(4.2 * max(1, len(intents)), 4.0))
     FigureCanvasAgg(fig)
+    fig.suptitle(f"{totals['cells']} cells: {totals['cells_with_samples']} with a sample, {totals['cells_filled']} "
+                 f"filled to target.  A square: accepted samples / target samples of the cells it holds", fontsize=9)
     for i, intent in enumerate(intents):
         ax = fig.add_subplot(1, len(intents), i + 1)
         spec = load_coverage(intent)
@@ -105,8 +116,10 @@ def plot_coverage_heatmap(rows: list[dict[str, Any]], out_png: Path) -> Path:
             ax.set_xlabel(dims[1])
         for (y, x), v in np.ndenumerate(grid_acc):
             ax.text(x, y, f"{int(v)}/{int(grid_tgt[y, x])}", ha="center", va="center", fontsize=7, color="w")
-        ax.set_title(intent, fontsize=8)
-        fig.colorbar(im, ax=ax, fraction=0.046, label="fill (accepted / target)")
+        t = totals["by_intent"][intent]
+        ax.set_title(f"{intent}\n{t['cells']} cells: {t['with_samples']} with a sample, {t['filled']} filled to target",
+                     fontsize=8)
+        fig.colorbar(im, ax=ax, fraction=0.046, label="accepted samples / target samples")
     fig.tight_layout()
     out_png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out_png, dpi=110)

@@ -82,6 +82,17 @@ def batch_index(key: str) -> int:
     return int(key[len(BATCH_PREFIX):])
 
 
+def suite_plan(path: str | Path) -> dict:
+    """What a suite file decides about the samples: its parsed content less ``batches`` (adding a batch adds
+    partitions and changes no existing one), the data version of the suite as an input (SPEC §1).
+
+    Raises:
+        SuiteError: one line naming the file, when it is not YAML.
+    """
+    data = load_yaml(Path(path), SuiteError)
+    return {k: v for k, v in data.items() if k != "batches"} if isinstance(data, dict) else {"": data}
+
+
 def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths.TEMPLATES_DIR) -> Suite:
     """Read and validate a suite; every template it names must be a ``<id>.yaml`` in ``templates_dir``.
 
