@@ -13,6 +13,7 @@ import json
 import dagster as dg
 
 from simready.assets.automation import EAGER
+from simready.assets.inputs import suite_file
 from simready.assets.metadata import artifact_link, picture, table
 from simready.assets.partitions import registered_batches
 from simready.assets.scenario import SCENARIO_CODE_VERSION, batch_dir, batch_samples, local_file, scenario_manifests
@@ -32,7 +33,7 @@ from simready.validity.suite import build_docs, suite_validity
 @dg.asset(
     group_name="suite",
     kinds={"python"},
-    deps=[scenario_manifests],
+    deps=[scenario_manifests, suite_file],
     code_version=VALIDITY_CODE_VERSION,
     automation_condition=EAGER,
     description="Immutable train/val/test per sample with its lineage keys, assigned before any rendering (SPEC §13).",
@@ -65,13 +66,15 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
 @dg.asset(
     group_name="suite",
     kinds={"python"},
-    deps=[scenario_manifests, validity_reports],
+    deps=[scenario_manifests, validity_reports, suite_file],
     code_version=SCENARIO_CODE_VERSION,
     automation_condition=EAGER,
     description="Suite dashboard: counts per declared causal cell with a heatmap, validity verdicts, suite weights "
     "under the low-fidelity share cap, and the GX Data Docs.",
 )
 def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    from simready.review.rollup import ROLLUP_COLUMNS, acceptance_by_batch
+
     suite = load_suite(source.suite_file, source.templates_dir)
     batches = registered_batches(context)
     cell_files = [
@@ -101,6 +104,8 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     judged = [sample_summary(SampleDir(d), b) for t in sorted(suite.templates) for b in batches
               for d in batch_samples(store, t, b) if SampleDir(d).validity.exists()]
     write_index(judged, local_file(store, layout.review_index), f"{suite.suite_id}: samples for review")
+    ladder = {(t, b): store.read_json(layout.batch(t, b).record) for t in sorted(suite.templates) for b in batches
+              if store.exists(layout.batch(t, b).record)}
     store.save(layout.review_dir)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(sha256_bytes(coverage)),
@@ -112,8 +117,15 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
             "heatmap": picture(store, layout.coverage_heatmap, "coverage fill per cell"),
             "under_target_tried": table(under[:50], [("intent", "string"), ("cell", "string"), ("accepted", "int"),
                                                      ("target", "int"), ("dominant_rejection", "string")]),
-            "by_intent": table([{"intent": k, **v} for k, v in totals["by_intent"].items()],
-                               [("intent", "string"), ("cells", "int"), ("filled", "int"), ("accepted", "int")]),
+            # Cells and samples named apart, as the heatmap's titles and the run summary name them.
+            "by_intent": table([{"intent": k, "cells": v["cells"], "cells_with_a_sample": v["with_samples"],
+                                 "cells_filled_to_target": v["filled"], "samples_accepted": v["accepted"],
+                                 "samples_target": v["target"]} for k, v in totals["by_intent"].items()],
+                               [("intent", "string"), ("cells", "int"), ("cells_with_a_sample", "int"),
+                                ("cells_filled_to_target", "int"), ("samples_accepted", "int"),
+                                ("samples_target", "int")]),
+            # Each row what validity_reports counts on its partition; the rows sum to bases_* and the branches table.
+            "acceptance_by_template_batch": table(acceptance_by_batch(judged, ladder), ROLLUP_COLUMNS),
             "path": artifact_link(store, layout.coverage),
             "bases_accepted": suite_weights["accepted"],
             "bases_rejected": suite_weights["rejected"],
