@@ -1,1 +1,7 @@
-"""Dagster software-defined assets, one module per stage of the DAG (SPEC §1)."""
+"""Dagster software-defined assets, one module per stage of the DAG (SPEC §1).
+
+The domain modules that pull the numeric and geometry stacks (PyBullet, trimesh, SciPy, Matplotlib, Great
+Expectations, Jinja2 …) are imported inside the functions that run them, not at the top of these modules:
+loading the definitions (the webserver, the daemon, each run, ``simready status``) then costs about a second
+instead of three (issue 19 item 6; ``make bench status``). Constants the decorators need stay at the top.
+"""

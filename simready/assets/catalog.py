@@ -7,7 +7,6 @@ import dagster as dg
 
 from simready.assets.inputs import catalog_contracts
 from simready.assets.metadata import artifact_link, table
-from simready.catalog.build import build_certified_catalog
 from simready.resources import ArtifactStore, SourceData
 
 CATALOG_CODE_VERSION = "catalog-1"
@@ -21,6 +20,8 @@ CATALOG_CODE_VERSION = "catalog-1"
     description="Procedural asset catalog, generated from data/catalog/contracts and certified (SPEC §4).",
 )
 def certified_assets(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    from simready.catalog.build import build_certified_catalog
+
     build = build_certified_catalog(
         store.local_dir(store.layout.catalog_dir), Path(source.catalog_contracts_dir), Path(source.catalog_generated_dir)
     )

@@ -14,9 +14,7 @@ from simready.assets.automation import EAGER
 from simready.assets.metadata import artifact_link, parquet_metadata, picture, table
 from simready.assets.partitions import by_template, sample_partitions
 from simready.assets.scenario import batch_samples, save_batch
-from simready.catalog.catalog import load_catalog
 from simready.layout import ObservationDir, SampleDir
-from simready.measurement.batch import ObservationWindow, observation_dirs, observe_sample_dir, results_versions
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 from simready.truth.summary import PREVIEW_COLUMNS, track_counts, tracks_files, tracks_preview
@@ -48,6 +46,9 @@ MEASUREMENT_CODE_VERSION = "measurement-5"
     ],
 )
 def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
+    from simready.catalog.catalog import load_catalog
+    from simready.measurement.batch import ObservationWindow, observe_sample_dir, results_versions
+
     key = context.partition_key.keys_by_dimension
     template = load_template(source.template_file(key["template"]))
     catalog = load_catalog(Path(source.catalog_generated_dir))
@@ -74,6 +75,8 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
 def truth_metadata(dirs: list[Path]) -> dict[str, object]:
     """Tracks and observations per class over the samples' truth, the tracks tables' rows and columns, and the
     first table's first rows."""
+    from simready.measurement.batch import observation_dirs
+
     files = tracks_files(ObservationDir(obs) for d in dirs for obs in observation_dirs(d).values())
     counts = track_counts(ObservationDir(obs) for d in dirs for obs in observation_dirs(d).values())
     metadata: dict[str, object] = {
@@ -93,6 +96,8 @@ def truth_metadata(dirs: list[Path]) -> dict[str, object]:
 def observation_metadata(dirs: list[Path], rows: list[dict], plan) -> dict[str, object]:
     """Table per observation folder, the plan and the number of review videos (each sample's review page plays
     them)."""
+    from simready.measurement.batch import observation_dirs
+
     def row(sample: str, variant: str, r: dict) -> dict:
         return {"sample": sample, "variant": variant, "window_s": "–".join(f"{t:.2f}" for t in r["window_s"]),
                 "files": r["files"], "frames": r["frames"], "peak_rss_mb": round(r["peak_rss_mb"])}

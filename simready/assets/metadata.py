@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import pyarrow.parquet as pq
 
-from simready.review import write_thumbnail
 
 
 #: The Dagster UI shows a markdown value inline on the asset page only below this many characters (else behind
@@ -23,6 +21,8 @@ def picture(store, key: Path, alt: str) -> dg.MetadataValue:
     """A picture on the asset page: its thumbnail inline, linked to the full picture, where the store gives
     addresses a browser loads (the server ``make ui`` starts over the local folder, presigned URLs in S3); else
     the full picture's link. Writes the thumbnail (``layout.thumbnail(key)``) to the store."""
+    from simready.review import write_thumbnail
+
     thumb = store.layout.thumbnail(key)
     write_thumbnail(store.local_path(key), store.local_dir(thumb.parent) / thumb.name)
     store.save(thumb.parent)
@@ -55,6 +55,8 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], *,
 def parquet_metadata(files: Sequence[Path]) -> dict[str, dg.MetadataValue]:
     """Dagster's row count (over every file) and column schema (the first file's) of Parquet files of one kind;
     nothing without files."""
+    import pyarrow.parquet as pq
+
     if not files:
         return {}
     columns = [dg.TableColumn(f.name, str(f.type)) for f in pq.read_schema(files[0])]

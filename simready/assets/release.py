@@ -19,7 +19,6 @@ from simready.assets.simulation import SIM_CODE_VERSION
 from simready.assets.suite import coverage_report, split_assignments
 from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
 from simready.assets.world import TEMPLATES_CODE_VERSION
-from simready.catalog.catalog import load_catalog
 from simready.release import ReleaseError, build_release
 from simready.release.build import DEFAULT_TAG, SPLITS
 from simready.resources import ArtifactStore, SourceData
@@ -42,6 +41,8 @@ RELEASE_CODE_VERSION = "release-1"
     "world-trajectory QA checklist; refused when a blocking check fails (SPEC §17). Tagged 'latest'.",
 )
 def dataset_release(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    from simready.catalog.catalog import load_catalog
+
     suite = load_suite(source.suite_file, source.templates_dir)
     rows = store.read_json(store.layout.split_assignments)["rows"]
     templates = {t: load_template(source.template_file(t)) for t in sorted({r["template"] for r in rows})}

@@ -19,11 +19,9 @@ from simready.assets.inputs import suite_file
 from simready.assets.metadata import artifact_link, table as table_metadata
 from simready.assets.partitions import by_template, registered_batches, sample_partitions, template_partitions
 from simready.assets.world import world_templates
-from simready.catalog.catalog import load_catalog
 from simready.hashing import content_hash
 from simready.layout import BatchDir
 from simready.resources import ArtifactStore, SourceData
-from simready.scenario.batch import build_batch, read_rejections, write_batch
 from simready.scenario.ladder import REJECTION_FIELDS
 from simready.scenario.suite import load_suite
 from simready.world.template import load_template
@@ -81,6 +79,9 @@ def _require_valid_template(store: ArtifactStore, template_id: str) -> None:
     description="Accepted, fully resolved scenario manifests of one template's sample batch (SPEC §6).",
 )
 def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    from simready.catalog.catalog import load_catalog
+    from simready.scenario.batch import build_batch, write_batch
+
     template_id, batch = batch_of(context)
     _require_valid_template(store, template_id)
     template = load_template(source.template_file(template_id))
@@ -118,6 +119,8 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
     description="Every rejected proposal of a template with its ladder stage and reason (Parquet).",
 )
 def rejection_log(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg.MaterializeResult:
+    from simready.scenario.batch import read_rejections
+
     template_id = context.partition_key
     rows = []
     for batch in registered_batches(context):

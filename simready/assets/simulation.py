@@ -15,9 +15,7 @@ from simready.assets.automation import EAGER
 from simready.assets.metadata import parquet_metadata, picture, table
 from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import batch_dir, batch_of, save_batch, scenario_manifests
-from simready.catalog.catalog import load_catalog
 from simready.resources import ArtifactStore, SourceData
-from simready.sim.batch import batch_version, branch_sample, simulate_sample
 from simready.world.template import load_template
 
 #: sim-3: every vehicle a force-driven rigid body in dynamic-v1, struck road users carried, post-crash stops,
@@ -29,6 +27,8 @@ BACKEND = "dynamic-v1"
 
 
 def _batch_inputs(context, store: ArtifactStore, source: SourceData):
+    from simready.catalog.catalog import load_catalog
+
     template_id, batch = batch_of(context)
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))
@@ -45,6 +45,8 @@ def _batch_inputs(context, store: ArtifactStore, source: SourceData):
     description="Authoritative state traces (Parquet, SPEC §7) of every sample in the batch, dynamic-v1.",
 )
 def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    from simready.sim.batch import batch_version, simulate_sample
+
     template, catalog, batch = _batch_inputs(context, store, source)
     rows = [simulate_sample(s.root, template, catalog, BACKEND) for s in batch.samples()]
     save_batch(store, *batch_of(context))
@@ -99,6 +101,8 @@ def _delta_v_text(delta_v: dict[str, float] | None) -> str:
     ],
 )
 def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
+    from simready.sim.batch import batch_version, branch_sample
+
     template, catalog, batch = _batch_inputs(context, store, source)
     summaries = [branch_sample(s.root, template, catalog, BACKEND) for s in batch.samples()]
     save_batch(store, *batch_of(context))

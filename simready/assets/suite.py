@@ -21,13 +21,9 @@ from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
 from simready.hashing import content_hash, sha256_bytes
 from simready.layout import SampleDir
 from simready.resources import ArtifactStore, SourceData
-from simready.review import sample_summary, write_index
-from simready.scenario.batch import read_batch_manifest_paths
-from simready.scenario.coverage_summary import coverage_table, coverage_totals, merge_cells, plot_coverage_heatmap
 from simready.scenario.manifest import load_manifest
 from simready.scenario.splits import SplitError, split_assignment_row, write_split_assignments
 from simready.scenario.suite import load_suite
-from simready.validity.suite import build_docs, suite_validity
 
 
 @dg.asset(
@@ -39,6 +35,8 @@ from simready.validity.suite import build_docs, suite_validity
     description="Immutable train/val/test per sample with its lineage keys, assigned before any rendering (SPEC §13).",
 )
 def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    from simready.scenario.batch import read_batch_manifest_paths
+
     batches = registered_batches(context)
     rows = [
         split_assignment_row(load_manifest(path), template_id, batch)
@@ -73,6 +71,10 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
     "under the low-fidelity share cap, and the GX Data Docs.",
 )
 def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    from simready.review import sample_summary, write_index
+    from simready.scenario.coverage_summary import coverage_table, coverage_totals, merge_cells, plot_coverage_heatmap
+    from simready.validity.suite import build_docs, suite_validity
+
     from simready.review.rollup import ROLLUP_COLUMNS, acceptance_by_batch
 
     suite = load_suite(source.suite_file, source.templates_dir)

@@ -12,14 +12,10 @@ from simready.assets.metadata import artifact_link, parquet_metadata, table
 from simready.assets.partitions import by_template, sample_partitions, template_partitions
 from simready.assets.scenario import batch_samples, save_batch
 from simready.assets.world import world_templates
-from simready.catalog.catalog import load_catalog
 from simready.hashing import content_hash
 from simready.layout import SampleDir
 from simready.resources import ArtifactStore, SourceData
-from simready.review import write_sample_page
 from simready.scenario.suite import load_suite
-from simready.validity.batch import report_rows, validate_batch
-from simready.validity.reference_pool import build_reference_pool, load_reference_pool
 from simready.world.template import load_template
 
 #: validity-4: a reviewer page (review.html) beside each sample (issue 19).
@@ -43,6 +39,9 @@ REFERENCE_CODE_VERSION = "reference-2"
                 "programs, rolled out with dynamic-v1, frozen into feature rows for the distribution check.",
 )
 def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    from simready.catalog.catalog import load_catalog
+    from simready.validity.reference_pool import build_reference_pool
+
     template_id = context.partition_key
     suite = load_suite(source.suite_file, source.templates_dir)
     intents = {name: suite.reference_per_intent for name in suite.intents_for(template_id)}
@@ -64,6 +63,8 @@ def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, sou
 
 
 def _reference_profile(store: ArtifactStore, template_id: str):
+    from simready.validity.reference_pool import load_reference_pool
+
     record = store.layout.reference(template_id).record
     if not store.exists(record):
         raise dg.Failure(f"{store.url(record)}: missing; materialize reference_pools[{template_id}] first", allow_retries=False)
@@ -80,6 +81,9 @@ def _reference_profile(store: ArtifactStore, template_id: str):
     description="Counterfactual validity gate (SPEC §12) on every sample and on each branch as a transformation of it.",
 )
 def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg.MaterializeResult:
+    from simready.review import write_sample_page
+    from simready.validity.batch import report_rows, validate_batch
+
     key = context.partition_key.keys_by_dimension
     dirs = batch_samples(store, key["template"], key["batch"])
     records = validate_batch(dirs, _reference_profile(store, key["template"]))

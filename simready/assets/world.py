@@ -9,12 +9,10 @@ from simready.assets.inputs import template_sources
 from simready.assets.metadata import artifact_link, picture, table
 from simready.assets.partitions import template_partitions
 from simready.atomic import json_bytes
-from simready.catalog.catalog import load_catalog
 from simready.layout import ArtifactLayout
 from simready.resources import ArtifactStore, SourceData
 from simready.world.rig_view import rig_record, rig_table
 from simready.world.template import load_template
-from simready.world.template_build import build_template_version
 
 #: templates-3 / rig-2: the scenario view's camera readout is (height − 1)·line time (issue 12).
 TEMPLATES_CODE_VERSION = "templates-3"
@@ -37,6 +35,9 @@ def read_certification(store: ArtifactStore) -> dict:
     description="One world template version per partition: validated, canonical, hashed, plotted.",
 )
 def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
+    from simready.catalog.catalog import load_catalog
+    from simready.world.template_build import build_template_version
+
     template_id = context.partition_key
     certification = read_certification(store)
     certified = {e["id"] for e in certification["entries"] if e["passed"]}

@@ -8,7 +8,7 @@ module rather than beside each stage's checks: the four share one way of turning
 suite result into a check result.
 """
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
@@ -16,12 +16,15 @@ from simready.assets.metadata import artifact_link
 from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import batch_sample_dirs, rejection_log, scenario_manifests
 from simready.resources import ArtifactStore
-from simready.validity.expectations import run_suite
-from simready.validity.suite import manifests_frame, trajectories_frame, validity_reports_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
-def _result(name: str, df: pd.DataFrame, context: dg.AssetCheckExecutionContext,
+def _result(name: str, df: "pd.DataFrame", context: dg.AssetCheckExecutionContext,
             store: ArtifactStore) -> dg.AssetCheckResult:
+    from simready.validity.expectations import run_suite
+
     if df.empty:
         return dg.AssetCheckResult(passed=False, metadata={"reason": "no rows to validate"})
     result = run_suite(name, df)
@@ -50,18 +53,24 @@ def _docs_page(context: dg.AssetCheckExecutionContext, store: ArtifactStore, sui
 @dg.asset_check(asset="trajectories", partitions_def=sample_partitions,
                 description="GX: finite poses, speeds within class limits, time increasing per actor.")
 def gx_trajectories(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
+    from simready.validity.suite import trajectories_frame
+
     return _result("trajectories", trajectories_frame(batch_sample_dirs(context, store)), context, store)
 
 
 @dg.asset_check(asset=scenario_manifests, partitions_def=sample_partitions,
                 description="GX: manifest ranges (speeds, dims, clip, dt, splits).")
 def gx_manifests(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
+    from simready.validity.suite import manifests_frame
+
     return _result("manifests", manifests_frame(batch_sample_dirs(context, store)), context, store)
 
 
 @dg.asset_check(asset=rejection_log, partitions_def=template_partitions,
                 description="GX: every rejection row has a stage, a reason and a detail.")
 def gx_rejection_log(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
+    import pandas as pd
+
     with store.open(store.layout.rejection_log(context.partition_key)) as f:
         df = pd.read_parquet(f)
     if df.empty:
@@ -72,4 +81,6 @@ def gx_rejection_log(context: dg.AssetCheckExecutionContext, store: ArtifactStor
 @dg.asset_check(asset="validity_reports", partitions_def=sample_partitions,
                 description="GX: scores in [0, 1], weights and acceptance consistent with the policy.")
 def gx_validity_reports(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
+    from simready.validity.suite import validity_reports_frame
+
     return _result("validity_reports", validity_reports_frame(batch_sample_dirs(context, store)), context, store)

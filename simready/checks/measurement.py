@@ -10,13 +10,14 @@ from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import batch_sample_dirs
 from simready.hashing import file_sha256
 from simready.layout import ObservationDir
-from simready.measurement.batch import observation_dirs
 from simready.records import Results
 from simready.resources import ArtifactStore
 
 
 def _obs_dirs(context, store: ArtifactStore) -> list[Path]:
     """Every observation folder of the batch: each sample's base, its branches and its dry sibling."""
+    from simready.measurement.batch import observation_dirs
+
     return [obs for d in batch_sample_dirs(context, store) for obs in observation_dirs(d).values()]
 
 

@@ -7,11 +7,8 @@ import pyarrow.parquet as pq
 
 from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import batch_dir, batch_of, rejection_log, scenario_manifests
-from simready.catalog.catalog import load_catalog
 from simready.errors import ManifestError
 from simready.resources import ArtifactStore, SourceData
-from simready.scenario.batch import read_batch_manifest_paths
-from simready.scenario.generator import replay
 from simready.scenario.manifest import load_manifest
 from simready.world.template import load_template, template_hash
 
@@ -25,6 +22,8 @@ from simready.world.template import load_template, template_hash
 def manifests_schema_valid(
     context: dg.AssetCheckExecutionContext, store: ArtifactStore, source: SourceData
 ) -> dg.AssetCheckResult:
+    from simready.scenario.batch import read_batch_manifest_paths
+
     template_id, batch = batch_of(context)
     current = template_hash(load_template(source.template_file(template_id)))
     problems = []
@@ -68,6 +67,10 @@ def rejection_reasons_nonempty(context: dg.AssetCheckExecutionContext, store: Ar
 def manifests_pass_ladder(
     context: dg.AssetCheckExecutionContext, store: ArtifactStore, source: SourceData
 ) -> dg.AssetCheckResult:
+    from simready.catalog.catalog import load_catalog
+    from simready.scenario.batch import read_batch_manifest_paths
+    from simready.scenario.generator import replay
+
     template_id, batch = batch_of(context)
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))

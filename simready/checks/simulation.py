@@ -6,11 +6,9 @@ import dagster as dg
 
 from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import batch_of, batch_sample_dirs
-from simready.catalog.catalog import load_catalog
 from simready.layout import SampleDir
 from simready.records import Verdict
 from simready.resources import ArtifactStore, SourceData
-from simready.sim.batch import branches_share_history, restore_reproduces, sample_intact
 from simready.world.template import load_template
 
 BACKEND = "dynamic-v1"
@@ -24,6 +22,8 @@ def _dirs(context, store: ArtifactStore) -> tuple[str, list[Path]]:
                 description="Every trace is finite, in bounds and accepted by evaluate_trace; every manifest and trace "
                             "matches its recorded sha256.")
 def trajectories_accepted(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
+    from simready.sim.batch import sample_intact
+
     _, dirs = _dirs(context, store)
     verdicts = {d.name: Verdict.read(SampleDir(d).verdict) for d in dirs}
     rejected = {s: [f["detail"] for f in v.findings if isinstance(f, dict) and not f.get("passed", True)] + v.issues
@@ -39,6 +39,9 @@ def trajectories_accepted(context: dg.AssetCheckExecutionContext, store: Artifac
 def checkpoint_restore_reproduces(
     context: dg.AssetCheckExecutionContext, store: ArtifactStore, source: SourceData
 ) -> dg.AssetCheckResult:
+    from simready.catalog.catalog import load_catalog
+    from simready.sim.batch import restore_reproduces
+
     template_id, dirs = _dirs(context, store)
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))
@@ -52,6 +55,8 @@ def checkpoint_restore_reproduces(
 @dg.asset_check(asset="action_branches", partitions_def=sample_partitions, blocking=True,
                 description="Every branch shares its parent's pre-decision history exactly.")
 def branches_share_parent_history(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
+    from simready.sim.batch import branches_share_history
+
     _, dirs = _dirs(context, store)
     results = {d.name: branches_share_history(d) for d in dirs}
     failed = {s: why for s, (ok, why) in results.items() if not ok}

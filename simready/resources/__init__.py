@@ -18,15 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import dagster as dg
-from dagster_aws.s3 import S3PickleIOManager, S3Resource
-from pydantic import PrivateAttr
 
 from simready import paths
 from simready.errors import SimreadyError, StoreError
@@ -146,56 +143,6 @@ class SourceData(dg.ConfigurableResource):
         return Path(self.templates_dir) / f"{template_id}.yaml"
 
 
-class S3ArtifactStore(ArtifactStore):
-    """The production store: artifacts in ``s3://<bucket>/<prefix>/`` (:class:`~simready.s3store.S3Store`).
-
-    Attributes:
-        s3: dagster-aws's S3 resource (region, endpoint, credentials; unset fields fall back to boto3's
-            own environment, e.g. ``AWS_ENDPOINT_URL``).
-        bucket: the bucket (``SIMREADY_S3_BUCKET``).
-        prefix: the key prefix of this deployment's artifacts (``SIMREADY_S3_PREFIX``).
-        timeout_s: connect and read time limit of one S3 request: a stalled endpoint fails the step
-            (with the object's name) instead of hanging it.
-    """
-
-    s3: S3Resource
-    bucket: str
-    prefix: str = ""
-    timeout_s: int = 30
-    _s3store: Any = PrivateAttr(default=None)
-
-    def _store(self) -> Store:
-        if self._s3store is None:
-            from simready.s3store import S3Store, cache_dir_from_environment
-
-            self._s3store = S3Store(_s3_client(self.s3, self.timeout_s), self.bucket, self.prefix,
-                                    cache_dir_from_environment(self.bucket))
-        return self._s3store
-
-    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
-        """Log what the step moved to and from S3 (one JSON line, ``simready-s3 {...}``: bytes, requests, seconds)."""
-        if self._s3store is not None and context.log is not None:
-            context.log.info("simready-s3 " + json.dumps(self._s3store.transfer, sort_keys=True))
-
-
-def _s3_client(s3, timeout_s: int):
-    """A boto3 S3 client from dagster-aws's ``S3Resource`` settings, with explicit time limits.
-
-    ``S3Resource.get_client()`` leaves botocore's 60 s read timeout, which with retries holds a step on a
-    stalled endpoint for minutes; the settings are the resource's, only the limits are ours.
-    """
-    import boto3
-    import botocore.config
-
-    session = boto3.session.Session(profile_name=s3.profile_name)
-    return session.client(
-        "s3", region_name=s3.region_name, endpoint_url=s3.endpoint_url, use_ssl=s3.use_ssl, verify=s3.verify,
-        aws_access_key_id=s3.aws_access_key_id, aws_secret_access_key=s3.aws_secret_access_key,
-        aws_session_token=s3.aws_session_token,
-        config=botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
-                                      retries={"max_attempts": s3.max_attempts, "mode": "standard"}))
-
-
 class DeploymentError(SimreadyError):
     """The deployment cannot start: a setting is missing or a server it names does not answer.
     The source is the environment variable to set."""
@@ -238,6 +185,11 @@ def local_resources() -> dict[str, object]:
 
 
 def production_resources() -> dict[str, object]:
+    # dagster-aws takes ~1 s to import: only the production deployment pays it.
+    from dagster_aws.s3 import S3PickleIOManager, S3Resource
+
+    from simready.resources.s3 import S3ArtifactStore
+
     s3 = S3Resource(max_attempts=int(os.environ.get("SIMREADY_S3_MAX_ATTEMPTS", "3")))
     prefix = os.environ.get("SIMREADY_S3_PREFIX", "")
     store = S3ArtifactStore(s3=s3, bucket=dg.EnvVar("SIMREADY_S3_BUCKET"),
@@ -316,9 +268,12 @@ def _check_broker(url: str, timeout_s: float) -> None:
 
 
 def _check_bucket(bucket: str, timeout_s: float) -> None:
+    from dagster_aws.s3 import S3Resource
+
+    from simready.resources.s3 import s3_client
     from simready.s3store import S3Store, check_bucket
 
-    client = _s3_client(S3Resource(max_attempts=1), max(1, round(timeout_s)))
+    client = s3_client(S3Resource(max_attempts=1), max(1, round(timeout_s)))
     try:
         check_bucket(S3Store(client, bucket))
     except StoreError as exc:

@@ -23,7 +23,6 @@ from simready.world.template import (
     template_hash,
     validate_references,
 )
-from simready.world.template_plot import plot_template
 
 
 @dataclass
@@ -151,6 +150,9 @@ def build_template_version(
     Writes ``validation.json`` always; ``template.json`` (canonical, resolved)
     and ``plot.png`` when the template parsed.
     """
+    # Matplotlib only here: loading the definitions (which read map and template paths from this module) skips it.
+    from simready.world.template_plot import plot_template
+
     build = validate_template_file(source, certified_asset_ids, asset_contracts)
     out.root.mkdir(parents=True, exist_ok=True)
     if build.template is not None:
