@@ -18,14 +18,17 @@ from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 from simready.world.template import load_template
 
+#: validity-5: gate-1.3.0, the distribution check scores divergence beyond the pool's leave-one-draw-out noise
+#: level and reports the reference size and confidence; the review page shows them (issue 19 item 7).
 #: validity-4: a reviewer page (review.html) beside each sample (issue 19).
 #: validity-3: gate-1.2.0, contact windows from the trace's own collision events (issue 12).
-VALIDITY_CODE_VERSION = "validity-4"
+VALIDITY_CODE_VERSION = "validity-5"
 #: The gate's table in the asset's metadata: one row per sample and variant (base or branch).
 GATE_COLUMNS = [("sample", "string"), ("variant", "string"), ("accepted", "bool"), ("validity", "float"),
                 ("fidelity", "float"), ("realism", "float"), ("weight", "float"), ("reasons", "string")]
+#: reference-3: 32 draws per intent by default (Suite.reference_per_intent; was 4), enough to measure the noise level.
 #: reference-2: the pool's rollouts are dynamic-v1 with every vehicle force-driven (sim-3).
-REFERENCE_CODE_VERSION = "reference-2"
+REFERENCE_CODE_VERSION = "reference-3"
 
 
 @dg.asset(

@@ -30,6 +30,7 @@ from simready.layout import ArtifactLayout, ObservationDir, SampleDir
 from simready.records import BranchOutcome, Outcomes, Render, ValidityRecord
 from simready.review.verdict import CheckRow, check_rows, explain
 from simready.scenario.manifest import load_manifest
+from simready.validity import policy
 from simready.validity.gate import ValidityReport
 
 _TEMPLATES = jinja2.Environment(
@@ -110,23 +111,43 @@ class Reference:
         href: the link to ``pool.json`` from the page.
         pool_samples: accepted draws in the pool; by_intent: accepted draws per intent, sorted.
         rows: the pool's feature rows.
+        quantile: the quantile of a nominal draw's divergence the noise levels bound (None: not in the report).
+        noise: per feature, as the base's distribution check reported it: (feature, noise level, draws of its
+            leave-one-draw-out null, confidence that the level bounds the quantile, whether the level is near the
+            most PSI can reach so that no shift of the feature is detectable); empty when uncalibrated.
     """
 
     href: str
     pool_samples: int
     by_intent: tuple[tuple[str, int], ...]
     rows: int
+    quantile: float | None = None
+    noise: tuple[tuple[str, float, int, float, bool], ...] = ()
+
+    @property
+    def shared(self) -> tuple[int, float] | None:
+        """(draws, confidence) when every feature's noise level rests on the same ones (the usual case), else None."""
+        kinds = {(n, conf) for _, _, n, conf, _ in self.noise}
+        return next(iter(kinds)) if len(kinds) == 1 else None
 
 
-def _reference(sample: SampleDir, summary: SampleSummary) -> Reference | None:
+def _reference(sample: SampleDir, summary: SampleSummary, base: ValidityReport) -> Reference | None:
     href = relative_href(_KEYS.reference(summary.template).record, _page_key(summary).parent)
     path = sample.root / href
     if not path.is_file():
         return None
     record = json.loads(path.read_text())
     accepted = [s["intent"] for s in record["samples"] if s["verdict"] == "accept"]
+    detail = base.check("distribution").detail
+    ref = detail.get("reference") or {}
+    features = detail.get("features") or {}
+    noise = tuple((name, float(f["noise_level"]), int(ref["null_draws"][name]), float(ref["confidence"][name]),
+                   f.get("ceiling") is not None and f["noise_level"] >= policy.NOISE_SATURATED_SHARE * f["ceiling"])
+                  for name, f in sorted(features.items())
+                  if f.get("noise_level") is not None and name in ref.get("null_draws", {}))
     return Reference(href=href, pool_samples=int(record["pool_samples"]), rows=int(record["rows"]),
-                     by_intent=tuple((i, accepted.count(i)) for i in sorted(set(accepted))))
+                     by_intent=tuple((i, accepted.count(i)) for i in sorted(set(accepted))),
+                     quantile=ref.get("quantile"), noise=noise)
 
 
 @dataclass(frozen=True)
@@ -211,7 +232,8 @@ def render_sample_page(sample: SampleDir, batch: str) -> str:
         decision_t_s=outcomes.decision_t_s if outcomes else None,
         index_href=relative_href(_KEYS.review_index, _page_key(summary).parent),
         rollout=relative_href(sample.rollout_plot, sample.root) if sample.rollout_plot.is_file() else None,
-        files=files, cell_dims=sorted(manifest.coverage_cell.dims.items()), reference=_reference(sample, summary),
+        files=files, cell_dims=sorted(manifest.coverage_cell.dims.items()),
+        reference=_reference(sample, summary, variants[0].report),
     )
 
 

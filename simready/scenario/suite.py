@@ -25,6 +25,10 @@ BATCH_PREFIX = "b"
 #: Stated bounds: batches a suite registers, accepted samples per intent and batch.
 MAX_BATCHES = 10_000
 MAX_SAMPLES_PER_INTENT = 10_000
+#: Default draws per intent of a template's realism reference pool: enough that the distribution check's
+#: leave-one-draw-out noise level bounds the 95th percentile of a nominal scenario's divergence with 81 %
+#: confidence (see :mod:`simready.validity.policy`, docs/realism.md); a draw costs ≈ 0.4 s of rollout.
+REFERENCE_PER_INTENT = 32
 #: Longest review window on either side of the decision (s).
 MAX_WINDOW_S = 600.0
 
@@ -60,7 +64,7 @@ class Suite(BaseModel):
     observation: ObservationPlan = ObservationPlan()
     #: Accepted scenarios per intent in each template's realism reference pool
     #: (drawn from the ``reference`` root, see :mod:`simready.validity.reference_pool`).
-    reference_per_intent: Annotated[PositiveInt, Field(le=MAX_SAMPLES_PER_INTENT)] = 4
+    reference_per_intent: Annotated[PositiveInt, Field(le=MAX_SAMPLES_PER_INTENT)] = REFERENCE_PER_INTENT
     templates: dict[Identifier, dict[Identifier, Annotated[PositiveInt, Field(le=MAX_SAMPLES_PER_INTENT)]]] = Field(
         min_length=1)
 

@@ -17,13 +17,20 @@ Divergences: the population stability index over :data:`~simready.validity.polic
 quantile bins of the pool for the continuous features, and the Jensen–Shannon
 divergence (base 2, in [0, 1]) of the class mix. Probabilities are floored
 at :data:`~simready.validity.policy.DIVERGENCE_EPS` so that empty bins stay finite.
+
+Noise (:class:`NoiseLevel`): rows of one scenario are not independent, so what
+divergence a nominal scenario shows is measured, not assumed: when the pool's
+rows name their draw (column ``sample``), each draw in turn is scored against
+the profile of the others (leave-one-draw-out), and the profile keeps those
+values per feature as the null of "a scenario of the same programs"; see
+:mod:`simready.validity.policy` for the level, its confidence and the p-value.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -33,6 +40,8 @@ from simready.validity import policy
 
 CONTINUOUS_FEATURES = ("range_m", "lateral_m", "speed_mps")
 CATEGORICAL_FEATURE = "actor_class"
+#: The pool's column naming the reference draw (scenario) a row comes from: the unit of the noise null.
+DRAW_COLUMN = "sample"
 FEATURE_COLUMNS = ("tick", "actor_id") + CONTINUOUS_FEATURES + (CATEGORICAL_FEATURE,)
 
 
@@ -123,6 +132,55 @@ def js_divergence(p: NDArray[np.float64], q: NDArray[np.float64]) -> float:
 
 
 @dataclass(frozen=True)
+class NoiseLevel:
+    """The leave-one-draw-out null of one feature: the divergence of each reference draw from the others' profile.
+
+    ``level`` is the order statistic x_(k) of the ``draws`` values chosen as the upper bound of their
+    :data:`~simready.validity.policy.NOISE_QUANTILE` quantile with ``confidence`` = P(Binomial(n, q) ≤ k − 1)
+    ≥ :data:`~simready.validity.policy.NOISE_CONFIDENCE` (the largest value, with the confidence it has, when
+    the draws are too few for that).
+    """
+
+    null: tuple[float, ...]
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> "NoiseLevel":
+        return cls(tuple(sorted(float(v) for v in values)))
+
+    @property
+    def draws(self) -> int:
+        return len(self.null)
+
+    @property
+    def rank(self) -> int:
+        """k, 1-based: the smallest with P(Binomial(n, q) ≤ k − 1) ≥ NOISE_CONFIDENCE, else n."""
+        n = self.draws
+        for k in range(1, n + 1):
+            if _binom_cdf(k - 1, n, policy.NOISE_QUANTILE) >= policy.NOISE_CONFIDENCE:
+                return k
+        return n
+
+    @property
+    def level(self) -> float:
+        return self.null[self.rank - 1]
+
+    @property
+    def confidence(self) -> float:
+        """Probability that ``level`` is at least the null's true NOISE_QUANTILE quantile (continuous null)."""
+        return _binom_cdf(self.rank - 1, self.draws, policy.NOISE_QUANTILE)
+
+    def p_value(self, divergence: float) -> float:
+        """(1 + #{null ≥ divergence}) / (n + 1): how often a nominal draw is at least as far (ties count)."""
+        tol = 1e-9 * max(abs(divergence), 1.0)
+        return (1 + sum(1 for v in self.null if v >= divergence - tol)) / (self.draws + 1)
+
+
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    """P(Binomial(n, p) ≤ k), exactly (n is a pool's draw count: small)."""
+    return float(min(sum(math.comb(n, i) * p**i * (1.0 - p) ** (n - i) for i in range(0, k + 1)), 1.0))
+
+
+@dataclass(frozen=True)
 class ReferenceProfile:
     """A reference pool frozen into bins.
 
@@ -132,6 +190,8 @@ class ReferenceProfile:
         classes: the class names of the pool, sorted.
         class_mix: the pool's share of rows per class in ``classes`` order.
         n_rows: per feature, how many pool rows it was built from.
+        draws: how many reference draws (scenarios) the rows name (0: the pool names none).
+        noise: per feature, its leave-one-draw-out null (features without one are uncalibrated).
     """
 
     edges: Mapping[str, NDArray[np.float64]]
@@ -139,15 +199,59 @@ class ReferenceProfile:
     classes: tuple[str, ...]
     class_mix: NDArray[np.float64]
     n_rows: Mapping[str, int]
+    draws: int = 0
+    noise: Mapping[str, NoiseLevel] = field(default_factory=dict)
 
     @classmethod
     def from_pool(cls, pool: pd.DataFrame) -> "ReferenceProfile":
+        """Freeze ``pool``; with a :data:`DRAW_COLUMN` naming two or more draws, also their noise null."""
+        columns = _PoolColumns.of(pool)
+        profile = columns.profile(np.ones(columns.n, bool))
+        if DRAW_COLUMN not in pool:
+            return profile
+        draw_ids, draw_of_row = np.unique(pool[DRAW_COLUMN].astype(str).to_numpy(), return_inverse=True)
+        null: dict[str, list[float]] = {}
+        if len(draw_ids) >= 2:
+            for i in range(len(draw_ids)):
+                held = draw_of_row == i
+                others = columns.profile(~held)
+                for name, d in divergences(pool[held], others).items():
+                    if d is not None:
+                        null.setdefault(name, []).append(d)
+        return cls(profile.edges, profile.proportions, profile.classes, profile.class_mix, profile.n_rows,
+                   draws=len(draw_ids), noise={k: NoiseLevel.of(v) for k, v in sorted(null.items()) if len(v) >= 2})
+
+
+@dataclass(frozen=True)
+class _PoolColumns:
+    """A pool's feature columns read once (finite values and row masks), so that the profile of any subset of
+    its rows (leave-one-draw-out) costs quantiles and counts, not another pass over the table."""
+
+    n: int
+    values: Mapping[str, NDArray[np.float64]]
+    finite: Mapping[str, NDArray[np.bool_]]
+    class_names: NDArray[np.str_]
+    class_codes: NDArray[np.intp]
+
+    @classmethod
+    def of(cls, pool: pd.DataFrame) -> "_PoolColumns":
+        n = len(pool)
+        values, finite = {}, {}
+        for name in CONTINUOUS_FEATURES:
+            v = pool[name].to_numpy(np.float64) if name in pool else np.full(n, np.nan)
+            values[name], finite[name] = v, np.isfinite(v)
+        labels = pool[CATEGORICAL_FEATURE].astype(str).to_numpy() if CATEGORICAL_FEATURE in pool else np.empty(0, str)
+        names, codes = np.unique(labels, return_inverse=True)
+        if len(labels) != n:  # no class column: no class mix
+            codes = np.full(n, -1)
+        return cls(n, values, finite, names, codes)
+
+    def profile(self, rows: NDArray[np.bool_]) -> ReferenceProfile:
         edges: dict[str, NDArray[np.float64]] = {}
         props: dict[str, NDArray[np.float64]] = {}
         n_rows: dict[str, int] = {}
         for name in CONTINUOUS_FEATURES:
-            values = pool[name].to_numpy(np.float64) if name in pool else np.empty(0)
-            values = values[np.isfinite(values)]
+            values = self.values[name][rows & self.finite[name]]
             n_rows[name] = len(values)
             if len(values) == 0:
                 continue
@@ -155,11 +259,13 @@ class ReferenceProfile:
             e = np.unique(qs)
             edges[name] = e
             props[name] = _bin_shares(values, e)
-        labels = pool[CATEGORICAL_FEATURE].astype(str).to_numpy() if CATEGORICAL_FEATURE in pool else np.empty(0, str)
-        classes, counts = np.unique(labels, return_counts=True)
-        n_rows[CATEGORICAL_FEATURE] = len(labels)
-        mix = counts / counts.sum() if len(labels) else np.empty(0)
-        return cls(edges, props, tuple(str(c) for c in classes), mix, n_rows)
+        codes = self.class_codes[rows]
+        codes = codes[codes >= 0]
+        counts = np.bincount(codes, minlength=len(self.class_names))
+        present = counts > 0
+        n_rows[CATEGORICAL_FEATURE] = len(codes)
+        mix = counts[present] / counts.sum() if len(codes) else np.empty(0)
+        return ReferenceProfile(edges, props, tuple(str(c) for c in self.class_names[present]), mix, n_rows)
 
 
 def _bin_shares(values: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -186,6 +292,15 @@ def divergences(features: pd.DataFrame, profile: ReferenceProfile) -> dict[str, 
         cur = np.array([np.count_nonzero(labels == c) for c in classes], float) / len(labels)
         out[CATEGORICAL_FEATURE] = js_divergence(ref, cur)
     return out
+
+
+def psi_ceiling(profile: ReferenceProfile, name: str) -> float | None:
+    """The largest PSI a sample can reach on continuous feature ``name``: all its rows in one bin (the bins are
+    open-ended, so a sample far outside the pool reaches no more). None when the profile has no bins for it."""
+    if name not in profile.proportions:
+        return None
+    shares = profile.proportions[name]
+    return max(psi(shares, np.eye(len(shares))[j]) for j in range(len(shares)))
 
 
 def added_shift_score(added: float, feature: str) -> float:

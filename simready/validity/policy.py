@@ -13,6 +13,40 @@ tick). A score is 1 while u ≤ :data:`SCORE_KNEE`, falls linearly to 0.5 at
 the limit (u = 1) and then as 0.5 / u beyond it, so ``passed`` (no value over
 its limit) coincides with score ≥ 0.5, a sample well inside its limits
 scores 1, and one far outside scores near 0. Non-finite u scores 0.
+
+Distribution check: divergence beyond the reference's own noise (issue 19).
+A sample's feature rows are ticks of one scenario: they are not independent
+draws (an actor's speed over 1200 ticks is one curve; a vehicle's cruise
+speed is one number drawn per scenario), so the sampling unit is the
+*scenario*, and the asymptotic null PSI ≈ χ²_{B−1}·(1/n_ref + 1/n_cur) with
+n the row counts (≈ 0.01 for 1 200 rows) is off by orders of magnitude: a
+nominal scenario drawn from the very programs of the pool scores PSI ≈ 8.3 on
+speed (its one cruise speed fills one of ten quantile bins). That noise comes
+from the *sample* being one scenario and does not shrink however large the
+pool grows. So the divergence is calibrated against its own null, at the
+scenario level and without random numbers: every draw of the pool in turn is
+held out and scored against the profile of the others (leave-one-draw-out);
+the noise level a nominal scenario stays under is the smallest order
+statistic x_(k) of those n values that bounds their :data:`NOISE_QUANTILE`
+quantile from above with confidence P(Binomial(n, q) ≤ k − 1) ≥
+:data:`NOISE_CONFIDENCE` (distribution-free; a pool too small for that uses
+its largest value and states the lower confidence it has). The check scores
+what lies *beyond* the level (PSI or JS minus the level, clipped at 0), with
+:data:`PSI_ADDED_MAX` / :data:`JS_ADDED_MAX` as the bound on that excess, and
+reports the level, the draws, the confidence and the p-value
+(1 + #{null ≥ d}) / (n + 1). A branch scores its excess minus its base's
+(what the transformation added beyond noise). A level near the largest PSI a
+sample can reach (:data:`NOISE_SATURATED_SHARE`; all its rows in one bin, as
+for a speed held all scenario long) is noted: PSI cannot see a shift of that
+feature at the scenario level. A pool whose rows name fewer
+than two draws is uncalibrated: the level is 0 and the raw divergence is
+scored, as before. Pool size: ``simready.scenario.suite.REFERENCE_PER_INTENT``
+(32 draws per intent by default: the largest of 32 leave-one-out values bounds
+the 95th percentile with confidence 1 − 0.95³² = 0.81; a template with two
+intents has 64 draws, the 63rd value, 0.84; a draw costs ≈ 0.4 s). The
+distribution check is not required (SPEC §12): its failure lowers realism,
+0.3 of validity, and never rejects a sample alone. docs/realism.md has the
+measurements behind these choices.
 """
 
 from __future__ import annotations
@@ -22,11 +56,12 @@ from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any
 
+#: 1.3.0: the distribution check scores divergence beyond the pool's leave-one-draw-out noise level (issue 19).
 #: 1.2.0: a recorded contact exempts its actors' accelerations over its own window (the event's start and end, one
 #: tick either side) instead of a fixed time around its start, grows the temporal tolerance there by |Δv|·dt/2,
 #: and holds a road user's speed there to the vehicle limit (a struck pedestrian is carried by the vehicle).
 #: 1.1.0: camera-vs-LiDAR positions compared on the ground plane (1.0.0 compared heights too).
-POLICY_VERSION = "gate-1.2.0"
+POLICY_VERSION = "gate-1.3.0"
 
 # --- score formulas and the acceptance rule (SPEC §12) ----------------------
 
@@ -157,6 +192,14 @@ JS_ADDED_MAX = 0.10
 REALISM_ABSENT_SCORE = 0.5
 #: Features need at least this many rows on each side to be compared.
 MIN_FEATURE_ROWS = 20
+#: Quantile of the leave-one-draw-out null taken as a feature's noise level: a nominal scenario's divergence
+#: stays under it with this probability (a false alarm rate of 1 − q per feature for a nominal sample).
+NOISE_QUANTILE = 0.95
+#: Confidence with which the noise level bounds that quantile from above (the order statistic is chosen for it).
+NOISE_CONFIDENCE = 0.80
+#: A noise level at or above this share of the largest PSI a sample can reach (all rows in one bin) is noted as
+#: saturated: the feature is constant within a scenario, and PSI over the pool's bins cannot see its shift.
+NOISE_SATURATED_SHARE = 0.90
 
 # --- reporting ------------------------------------------------------------------
 

@@ -1,14 +1,20 @@
-"""Check 5, ``distribution``: the feature shift the transformation added against the reference pool.
+"""Check 5, ``distribution``: the feature shift beyond the reference's noise that the transformation added.
 
 PSI / JS divergence of the features (:mod:`simready.validity.features`)
-against the reference pool; the shift the transformation *added* is
-divergence(ticks) − divergence(baseline), clipped at 0 (the baseline's
-divergence is 0 when there is no baseline). Score: the mean over features of
-1 − added / max; without a pool
-:data:`~simready.validity.policy.REALISM_ABSENT_SCORE`.
+against the reference pool, minus the pool's noise level for that feature
+(the leave-one-draw-out level a nominal scenario stays under, see
+:mod:`simready.validity.policy`), clipped at 0: the divergence *beyond
+noise*. What the transformation added is the sample's beyond-noise minus its
+baseline's (a sample without a baseline: all of it). Score: the mean over
+features of 1 − added / max; without a pool
+:data:`~simready.validity.policy.REALISM_ABSENT_SCORE`. The check is not
+required: a failure lowers realism and never rejects alone, and its detail
+says so, with the reference's size and the level's confidence.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +23,10 @@ from simready.validity import policy
 from simready.validity.gate.findings import Findings, clamp_score
 from simready.validity.gate.inputs import GateInput
 from simready.validity.gate.report import CheckResult
+
+#: What a failure of this check does to the verdict (the check is not in policy.REQUIRED_CHECKS).
+NOT_REQUIRED = (f"not required: a shift lowers realism ({policy.VALIDITY_WEIGHTS['realism']:.1f} of validity), "
+                f"it does not reject the sample")
 
 
 def check_distribution(g: GateInput) -> CheckResult:
@@ -31,35 +41,79 @@ def check_distribution(g: GateInput) -> CheckResult:
     current = feat.divergences(feat.scenario_features(ev.ticks, ev.actor_classes, ev.ego_id), profile)
     if ev.baseline_ticks is not None:
         classes = ev.baseline_actor_classes if ev.baseline_actor_classes is not None else ev.actor_classes
-        before = feat.divergences(feat.scenario_features(ev.baseline_ticks, classes, ev.ego_id), profile)
+        before: dict[str, float | None] = feat.divergences(feat.scenario_features(ev.baseline_ticks, classes, ev.ego_id),
+                                                           profile)
     else:
-        before = {k: 0.0 for k in current}
-    per_feature: dict[str, dict[str, float | None]] = {}
+        before = {}
+    per_feature: dict[str, dict[str, Any]] = {}
     scores = []
     for name, d in current.items():
+        noise = profile.noise.get(name)
+        level = noise.level if noise is not None else 0.0
         b = before.get(name)
+        ceiling = feat.psi_ceiling(profile, name)
+        row: dict[str, Any] = {"divergence": _opt(d), "noise_level": _opt(level) if noise else None,
+                               "ceiling": _opt(ceiling), "p_value": None, "beyond_noise": None, "baseline": _opt(b),
+                               "baseline_beyond_noise": None, "added": None, "score": None}
+        if noise is not None and ceiling and level >= policy.NOISE_SATURATED_SHARE * ceiling:
+            found.notes.append(f"feature {name}: noise level {level:.2f} is near the most PSI can reach here "
+                               f"({ceiling:.2f}, all rows in one bin): a nominal scenario already fills about one bin, "
+                               f"so no shift of this feature is detectable")
         if d is None:
-            per_feature[name] = {"divergence": None, "baseline": _opt(b), "added": None, "score": None}
+            per_feature[name] = row
             continue
-        added = max(d - (b or 0.0), 0.0)
+        beyond = max(d - level, 0.0)
+        base_beyond = max(b - level, 0.0) if b is not None else 0.0
+        added = max(beyond - base_beyond, 0.0)
         s = feat.added_shift_score(added, name)
         scores.append(s)
-        per_feature[name] = {"divergence": round(d, 6), "baseline": _opt(b), "added": round(added, 6), "score": round(s, 6)}
+        row.update(p_value=_opt(noise.p_value(d), 3) if noise else None, beyond_noise=_opt(beyond),
+                   baseline_beyond_noise=_opt(base_beyond) if b is not None else None, added=_opt(added),
+                   score=_opt(s))
+        per_feature[name] = row
         if s <= 0.0:
-            metric, limit = ("JS", policy.JS_ADDED_MAX) if name == feat.CATEGORICAL_FEATURE else ("PSI", policy.PSI_ADDED_MAX)
-            found.add(name, f"feature {name}: {metric} {d:.3f} vs the reference pool, {added:.3f} added by the "
-                            f"transformation (max {limit:.2f})")
+            found.add(name, _violation(name, d, beyond, added, noise, profile.draws,
+                                       baseline=ev.baseline_ticks is not None))
     if scores:
         score = float(np.mean(scores))
     else:
         score = policy.REALISM_ABSENT_SCORE
         found.notes.append(f"too few feature rows to compare (< {policy.MIN_FEATURE_ROWS}): score {policy.REALISM_ABSENT_SCORE}")
     passed = not found.texts
-    detail = found.detail("shift added by the transformation within limits" if passed else f"{len(found.texts)} feature(s) shifted",
-                          utilisation=False, pool="given",
-                          baseline="given" if ev.baseline_ticks is not None else "absent: absolute divergence", features=per_feature)
+    calibrated = bool(profile.noise)
+    if not calibrated:
+        found.notes.append(f"uncalibrated: the pool names {profile.draws} draw(s) (< 2), the raw divergence is scored")
+    summary = ("shift added beyond the reference's noise within limits" if passed
+               else f"{len(found.texts)} feature(s) shifted beyond the reference's noise ({NOT_REQUIRED})")
+    detail = found.detail(summary, utilisation=False, pool="given",
+                          baseline="given" if ev.baseline_ticks is not None else "absent: all of the divergence beyond noise",
+                          reference=_reference(profile), features=per_feature)
     return CheckResult(check="distribution", passed=passed, score=clamp_score(score), detail=detail)
 
 
-def _opt(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
+def _reference(profile: feat.ReferenceProfile) -> dict[str, Any]:
+    """What the noise levels rest on: the pool's draws and rows, the quantile, and per feature its confidence."""
+    return {
+        "draws": profile.draws,
+        "rows": int(max(profile.n_rows.values(), default=0)),
+        "noise": "leave-one-draw-out" if profile.noise else "uncalibrated",
+        "quantile": policy.NOISE_QUANTILE,
+        "confidence": {name: round(n.confidence, 3) for name, n in sorted(profile.noise.items())},
+        "null_draws": {name: n.draws for name, n in sorted(profile.noise.items())},
+    }
+
+
+def _violation(name: str, d: float, beyond: float, added: float, noise: feat.NoiseLevel | None, draws: int, *,
+               baseline: bool) -> str:
+    metric, limit = ("JS", policy.JS_ADDED_MAX) if name == feat.CATEGORICAL_FEATURE else ("PSI", policy.PSI_ADDED_MAX)
+    if noise is None:
+        where = f"{metric} {d:.3f} vs the reference pool (uncalibrated: {draws} draw(s))"
+    else:
+        where = (f"{metric} {d:.3f} is {beyond:.3f} beyond noise {noise.level:.3f} (ref n={noise.draws} draws, "
+                 f"{policy.NOISE_QUANTILE:.0%} level at {noise.confidence:.0%} confidence, p={noise.p_value(d):.2f})")
+    what = f"{added:.3f} more than the base's" if baseline else f"{added:.3f} added"
+    return f"feature {name}: {where}, {what} (max {limit:.2f})"
+
+
+def _opt(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(float(value), digits)

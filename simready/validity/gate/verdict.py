@@ -64,6 +64,11 @@ def validate_scenario(evidence: ScenarioEvidence) -> ValidityReport:
     reasons: list[str] = []
     for c in checks:
         reasons.extend(f"{c.check}: {text}" for text in c.detail.get("violations", []))
+    failed_other = [c.check for c in checks if c.check not in policy.REQUIRED_CHECKS and not c.passed]
+    if accepted and failed_other:
+        # First, so that a reader of a truncated reason list sees why failures sit beside "accepted".
+        reasons.insert(0, f"accepted: {' and '.join(failed_other)} failed but not required (a failure lowers a "
+                          f"score), validity {validity:.2f} ≥ {policy.ACCEPT_MIN_VALIDITY:.2f}")
     if not required_ok:
         failed = [c.check for c in checks if c.check in policy.REQUIRED_CHECKS and not c.passed]
         reasons.append(f"rejected: {' and '.join(failed)} check failed")
