@@ -24,3 +24,87 @@ def test_the_sensor_deletes_a_bad_key_and_says_why():
         assert isinstance(request, dg.DeleteDynamicPartitionsRequest)
         assert (request.partitions_def_name, list(request.partition_keys)) == (batch_partitions.name, ["tuesday"])
         assert "tuesday" in result.skip_reason.skip_message and "b0000" in result.skip_reason.skip_message
+
+
+# ------------------------------------------------------------------ refused when added (the instance, the UI's mutation)
+
+import shutil  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from simready.assets.partitions import SimreadyInstance, check_batch_keys  # noqa: E402
+from simready.scenario.suite import SuiteError, batch_index  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_batch_key_is_b_and_four_digits_only():
+    assert [batch_index(k) for k in ("b0000", "b0012", "b9999")] == [0, 12, 9999]
+    # b12 would be batch 12 again under a second name: the same samples in two partitions.
+    for key in ("b12", "b00012", "b99999999", "b", "B0001", "b-001", "b０００１", "nightly", ""):
+        with pytest.raises(SuiteError, match="is not of the form b0000"):
+            batch_index(key)
+
+
+def _deployed_instance(home: Path) -> dg.DagsterInstance:
+    """The instance a DAGSTER_HOME holding ``deploy/dagster.yaml`` opens (what ``make ui`` / ``make run`` copy)."""
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
+    return dg.DagsterInstance.from_config(str(home))
+
+
+@pytest.mark.parametrize("deploy_file", ["dagster.yaml", "production/dagster.yaml"])
+def test_the_deployments_name_the_checking_instance(deploy_file):
+    assert "class: SimreadyInstance" in (ROOT / "deploy" / deploy_file).read_text()
+
+
+def test_the_instance_refuses_a_bad_key_in_one_line_and_adds_nothing(tmp_path):
+    instance = _deployed_instance(tmp_path / "home")
+    assert isinstance(instance, SimreadyInstance)
+    instance.add_dynamic_partitions(batch_partitions.name, ["b0000"])
+    with pytest.raises(SuiteError) as refused:
+        instance.add_dynamic_partitions(batch_partitions.name, ["b0001", "tuesday"])
+    assert refused.value.one_line() == (
+        "sample_batch: batch key 'tuesday' is not of the form b0000 (b and four digits, b0000 … b9999); "
+        "nothing was added")
+    assert instance.get_dynamic_partitions(batch_partitions.name) == ["b0000"]
+    # Other dynamic partitions (none today) keep Dagster's rules.
+    instance.add_dynamic_partitions("another", ["tuesday"])
+    assert instance.get_dynamic_partitions("another") == ["tuesday"]
+    check_batch_keys(["b0001", "b0002"])
+
+
+ADD_PARTITION = """
+mutation ($repositorySelector: RepositorySelector!, $partitionsDefName: String!, $partitionKey: String!) {
+  addDynamicPartition(repositorySelector: $repositorySelector, partitionsDefName: $partitionsDefName,
+                      partitionKey: $partitionKey) {
+    __typename
+    ... on AddDynamicPartitionSuccess { partitionKey }
+    ... on PythonError { message }
+  }
+}
+"""
+
+
+@pytest.mark.slow
+def test_the_uis_add_a_partition_is_refused_with_the_line(tmp_path, monkeypatch):
+    """The UI's "Add a partition" dialog sends this mutation (dagster-webserver's bundle: a ``PythonError`` answer is
+    shown as "Could not add partition" with its message); here against the code location ``workspace.yaml`` loads,
+    in its own gRPC server process, as the webserver does."""
+    from dagster_graphql.test.utils import define_out_of_process_context, execute_dagster_graphql, infer_repository_selector
+
+    monkeypatch.chdir(ROOT)
+    instance = _deployed_instance(tmp_path / "home")
+    with define_out_of_process_context(str(ROOT / "workspace.yaml"), None, instance) as context:
+        def add(key: str) -> dict:
+            variables = {"repositorySelector": infer_repository_selector(context),
+                         "partitionsDefName": batch_partitions.name, "partitionKey": key}
+            return execute_dagster_graphql(context, ADD_PARTITION, variables).data["addDynamicPartition"]
+
+        refused = add("tuesday")
+        assert refused["__typename"] == "PythonError"
+        assert ("sample_batch: batch key 'tuesday' is not of the form b0000 (b and four digits, b0000 … b9999); "
+                "nothing was added") in refused["message"]
+        assert add("b0003") == {"__typename": "AddDynamicPartitionSuccess", "partitionKey": "b0003"}
+    assert instance.get_dynamic_partitions(batch_partitions.name) == ["b0003"]

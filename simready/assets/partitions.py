@@ -2,13 +2,26 @@
 
 Templates are a static dimension read from ``data/templates/`` when the code
 location loads: adding a template file adds a partition.
+
+Sample batches are a dynamic dimension, and Dagster lets anyone add a key to
+it: the UI's "Add a partition" dialog takes any text. Dagster 1.13 has no
+validation hook on a ``DynamicPartitionsDefinition`` (its GraphQL
+``addDynamicPartition`` mutation only refuses a duplicate), so the check sits
+in the one place every way of adding a key goes through: the instance.
+:class:`SimreadyInstance` (``instance_class`` in ``deploy/**/dagster.yaml``)
+refuses a batch key that is not ``b0000`` … ``b9999`` with one line, before
+anything is stored — the dialog shows it under "Could not add partition".
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import dagster as dg
+from dagster._core.instance.ref import InstanceRef
 
 from simready import paths
+from simready.scenario.suite import SuiteError, batch_index
 
 
 def template_ids() -> list[str]:
@@ -33,3 +46,40 @@ by_template = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name
 def registered_batches(context) -> list[str]:
     """Every batch key registered so far, sorted (asset or check context: both carry the instance)."""
     return sorted(context.instance.get_dynamic_partitions(batch_partitions.name))
+
+
+def check_batch_keys(keys: Sequence[str]) -> None:
+    """Every key is a batch key (``b0000`` … ``b9999``, :func:`simready.scenario.suite.batch_index`).
+
+    Raises:
+        SuiteError: one line naming the partitions and the first bad key; check before adding any.
+    """
+    for key in keys:
+        try:
+            batch_index(key)
+        except SuiteError as exc:
+            raise SuiteError(batch_partitions.name, "", f"{exc.reason}; nothing was added") from None
+
+
+class SimreadyInstance(dg.DagsterInstance):
+    """Dagster's instance, except that it refuses a sample batch key that is not ``b0000`` … ``b9999``, whoever
+    adds it: the UI (GraphQL ``addDynamicPartition``), a sensor's or schedule's request, ``simready run``, code.
+
+    Named by ``instance_class`` in the deployments' ``dagster.yaml``; every process that opens the instance
+    (webserver, daemon, run workers, ``simready``) imports this module, which is why it stays light.
+    """
+
+    # What Dagster asks of an ``instance_class``: the dagster.yaml keys it adds (none) and its default storages
+    # (Dagster's own).
+    @classmethod
+    def config_schema(cls) -> dict:
+        return {}
+
+    @classmethod
+    def config_defaults(cls, base_dir: str) -> Mapping:
+        return InstanceRef.config_defaults(base_dir)
+
+    def add_dynamic_partitions(self, partitions_def_name: str, partition_keys: Sequence[str]) -> None:
+        if partitions_def_name == batch_partitions.name:
+            check_batch_keys(partition_keys)
+        super().add_dynamic_partitions(partitions_def_name, partition_keys)

@@ -80,10 +80,16 @@ def batch_key(index: int) -> str:
 
 
 def batch_index(key: str) -> int:
+    """The index of batch ``key``, one of :func:`batch_key`'s ``b0000`` … ``b9999``.
+
+    Raises:
+        SuiteError: any other key, ``b12`` too: it would be batch 12 again under a second name, with the same
+            samples in two partitions.
+    """
     digits = key[len(BATCH_PREFIX):]
-    if not key.startswith(BATCH_PREFIX) or not (digits.isascii() and digits.isdigit()) or len(digits) > 8:
-        raise SuiteError(key, "batch", f"batch key {key!r} is not of the form b0000")
-    return int(key[len(BATCH_PREFIX):])
+    if not (key.startswith(BATCH_PREFIX) and digits.isascii() and digits.isdigit() and len(digits) == 4):
+        raise SuiteError(key, "batch", f"batch key {key!r} is not of the form b0000 (b and four digits, b0000 … b9999)")
+    return int(digits)
 
 
 def suite_plan(path: str | Path) -> dict:
