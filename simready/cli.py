@@ -264,7 +264,11 @@ def build_parser() -> argparse.ArgumentParser:
         "check", help="check the deployment's settings and that its servers answer; one line per problem")
     check.set_defaults(handler=_deploy_check)
 
-    status = sub.add_parser("status", help="fresh/stale/missing for every asset partition, with the upstream cause")
+    status = sub.add_parser(
+        "status", help="fresh/stale/missing for every asset partition, with the upstream cause",
+        description="A header naming the Dagster instance (DAGSTER_HOME), the partitions that are not fresh with "
+                    "the upstream cause, a summary line, and the runs a killed process left unfinished. Exit "
+                    "status 0 whatever the partitions' status (the report itself is the result).")
     status.add_argument("--all", action="store_true", help="list every partition, the fresh ones too")
     status.set_defaults(handler=_status)
     return parser

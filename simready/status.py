@@ -79,7 +79,9 @@ def _describe_causes(resolver: CachingStaleStatusResolver, key: dg.AssetKey, par
     c = causes[0]
     dep = c.dependency.asset_key.to_user_string() if c.dependency else ""
     dep_part = f"[{c.dependency.partition_key}]" if c.dependency and c.dependency.partition_key else ""
-    return f"{c.category.name.lower()}: {c.reason} {dep}{dep_part}".strip()
+    # Some of Dagster's reasons name the dependency already ("has a new dependency on x").
+    named = dep and c.reason.endswith(f" {dep}")
+    return f"{c.category.name.lower()}: {c.reason}{dep_part if named else f' {dep}{dep_part}'}".strip()
 
 
 def graph_status(defs: dg.Definitions, instance: dg.DagsterInstance) -> list[PartitionStatus]:
@@ -144,23 +146,28 @@ def interrupted_runs(instance: dg.DagsterInstance) -> list[InterruptedRun]:
     return out
 
 
-def print_status(defs: dg.Definitions, instance: dg.DagsterInstance, everything: bool = False) -> int:
-    """A header, the partitions that are not fresh (every one with ``everything``), a summary line, and the
-    interrupted runs."""
-    rows = graph_status(defs, instance)
+def status_lines(rows: list[PartitionStatus], interrupted: list[InterruptedRun], where: str,
+                 everything: bool = False) -> list[str]:
+    """What ``simready status`` prints: a header naming the instance, the partitions that are not fresh (every one
+    with ``everything``) under column titles, a summary line, then the interrupted runs."""
     shown = [r for r in rows if everything or r.status != "fresh"]
     assets = len({r.asset for r in rows})
-    print(f"simready status: {len(rows)} partitions of {assets} assets in {instance.root_directory or 'the instance'}"
-          f"{'' if everything else ' (not fresh only; --all lists every one)'}")
+    lines = [f"simready status: {len(rows)} partitions of {assets} assets in {where}"
+             f"{'' if everything else ' (not fresh only; --all lists every one)'}"]
     if shown:
-        print(PartitionStatus(asset="asset", partition="partition", status="status", reason="reason").line())
-    for row in shown:
-        print(row.line())
+        lines.append(PartitionStatus(asset="asset", partition="partition", status="status", reason="reason").line())
+    lines += [row.line() for row in shown]
     counts = {s: sum(1 for r in rows if r.status == s) for s in ("fresh", "stale", "missing")}
-    print(f"{counts['fresh']} fresh, {counts['stale']} stale, {counts['missing']} missing")
-    interrupted = interrupted_runs(instance)
-    for run in interrupted:
-        print(run.line())
+    lines.append(f"{counts['fresh']} fresh, {counts['stale']} stale, {counts['missing']} missing")
+    lines += [run.line() for run in interrupted]
     if interrupted:
-        print(f"{len(interrupted)} run(s) interrupted: their partitions are as the run left them; rerun them")
+        lines.append(f"{len(interrupted)} run(s) interrupted: their partitions are as the run left them; rerun them")
+    return lines
+
+
+def print_status(defs: dg.Definitions, instance: dg.DagsterInstance, everything: bool = False) -> int:
+    """Print :func:`status_lines` for the instance; 0: the report is complete, whatever it says."""
+    lines = status_lines(graph_status(defs, instance), interrupted_runs(instance),
+                         instance.root_directory or "the instance", everything)
+    print("\n".join(lines))
     return 0
