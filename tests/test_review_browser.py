@@ -217,12 +217,19 @@ def test_dagster_ui_renders_the_lineage_and_an_asset_page_with_a_picture_and_a_t
         # The lineage graph: every stage's group drawn as a node with edges between them, and an asset's
         # neighbours drawn around it. (Dagster's community dialog may cover the page; nothing here clicks.)
         page.goto(f"{base}/asset-groups", wait_until="domcontentloaded")
-        for group in ("world", "scenario", "simulation", "measurement", "validity", "suite"):
+        order = ("inputs", "world", "scenario", "simulation", "measurement", "validity", "suite")
+        for group in order:
             page.locator("svg foreignObject", has_text=group).first.wait_for(timeout=30_000)
         assert page.locator("svg path").count() >= 5
+        # It reads left to right in the order data flows, the input files first.
+        x = dict(page.eval_on_selector_all("svg foreignObject", "els => els.map(e => [e.textContent.trim().split(/\\s/)[0], "
+                                                                "e.getBoundingClientRect().x])"))
+        assert [x[g] for g in order] == sorted(x[g] for g in order), x
         page.goto(f"{base}/assets/validity_reports?view=lineage", wait_until="domcontentloaded")
         for name in ("action_branches", "sensor_observations", "reference_pools", "coverage_report"):
             page.locator("svg foreignObject", has_text=name).first.wait_for(timeout=30_000)
+        page.goto(f"{base}/assets/world_templates?view=lineage", wait_until="domcontentloaded")
+        page.locator("svg foreignObject", has_text="template_sources").first.wait_for(timeout=30_000)
 
         # An asset page: the template's top-down picture inline (a thumbnail that loaded), a table inline.
         page.goto(f"{base}/assets/world_templates", wait_until="domcontentloaded")
@@ -243,3 +250,28 @@ def test_dagster_ui_renders_the_lineage_and_an_asset_page_with_a_picture_and_a_t
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
+
+
+def test_coverage_report_rolls_up_what_each_validity_partition_counts(suite):
+    """One set of numbers (issue 19 item 3): coverage_report's acceptance per template and batch holds each
+    validity_reports partition's counts, and its rows sum to the suite's bases_accepted, bases_rejected and
+    branches table (which the run summary prints from the same suite_weights.json)."""
+    _, home, artifacts, _ = suite
+    instance = dg.DagsterInstance.from_config(str(home))
+    cov = instance.get_latest_materialization_event(coverage_report.key).asset_materialization.metadata
+    rows = [r.data for r in cov["acceptance_by_template_batch"].value.records]
+    assert [(r["template"], r["batch"]) for r in rows] == [(TLA, "b0000")]
+    part = instance.get_latest_materialization_event(validity_reports.key).asset_materialization
+    assert part.partition == str(dg.MultiPartitionKey({"template": TLA, "batch": "b0000"}))
+    for name in ("bases_accepted", "bases_rejected", "branches_accepted", "branches_rejected"):
+        assert rows[0][name] == part.metadata[name].value, name
+    assert sum(r["bases_accepted"] for r in rows) == cov["bases_accepted"].value
+    assert sum(r["bases_rejected"] for r in rows) == cov["bases_rejected"].value
+    branches = [r.data for r in cov["branches"].value.records]
+    assert sum(r["branches_accepted"] for r in rows) == sum(b["accepted"] for b in branches)
+    assert sum(r["branches_rejected"] for r in rows) == sum(b["rejected"] for b in branches)
+    assert rows[0]["samples"] == rows[0]["bases_accepted"] + rows[0]["bases_rejected"] == 2
+    by_intent = [r.data for r in cov["by_intent"].value.records]
+    assert sum(r["cells_with_a_sample"] for r in by_intent) == cov["cells_with_a_sample"].value
+    assert sum(r["cells_filled_to_target"] for r in by_intent) == cov["cells_filled_to_target"].value
+    instance.dispose()
