@@ -189,3 +189,28 @@ def test_a_release_in_s3_has_the_same_id_and_verifies(suite, tmp_path):
         fresh = S3Store(client, "artifacts", "deploy", cache_dir=tmp_path / "cache3")
         assert verify_release(fresh, load_release(fresh, "latest")) == []
         assert len(checkout(fresh, release, tmp_path / "out")) == 2
+
+
+def test_the_dataset_release_asset_and_its_check(suite, tmp_path):
+    import dagster as dg
+
+    from simready.assets.release import dataset_release
+    from simready.checks.release import release_verifies
+    from simready.resources import ArtifactStore, SourceData
+
+    store = _copy(suite, tmp_path)
+    expected, _ = _build(LocalStore(_copy(suite, tmp_path / "other").root))
+    resources = {"store": ArtifactStore(root=str(store.root)), "source": SourceData()}
+    with dg.instance_for_test() as instance:
+        result = dg.materialize([dataset_release, release_verifies], instance=instance, resources=resources)
+        assert result.success
+        meta = result.asset_materializations_for_node("dataset_release")[0].metadata
+        assert meta["files"].value == expected.files and meta["release"].value.startswith("sha256:")
+        assert [e.passed for e in result.get_asset_check_evaluations()] == [True]
+        # A tampered object: the check fails, naming it.
+        release = load_release(store, "latest")
+        obj = store.root / ArtifactLayout(Path()).release_object(next(release.samples())["files"]["manifest.json"]["sha256"])
+        obj.write_bytes(b"{}")
+        check = dg.materialize([dataset_release, release_verifies], instance=instance, resources=resources,
+                               selection=dg.AssetSelection.checks(release_verifies))
+        assert [e.passed for e in check.get_asset_check_evaluations()] == [False]

@@ -31,6 +31,13 @@ from simready.world.template import load_template
 RELEASE_CODE_VERSION = "release-1"
 
 
+def stage_versions() -> dict[str, str]:
+    """The datasheet's versions: the generator's, the engine's, each stage's code version and the gate's policy."""
+    return {"generator": SCENARIO_CODE_VERSION, "simulation": SIM_CODE_VERSION, "engine": DEFAULT_BACKEND,
+            "measurement": MEASUREMENT_CODE_VERSION, "validity": VALIDITY_CODE_VERSION, "policy": POLICY_VERSION,
+            "templates": TEMPLATES_CODE_VERSION, "catalog": CATALOG_CODE_VERSION, "release": RELEASE_CODE_VERSION}
+
+
 @dg.asset(
     group_name="suite",
     kinds={"python"},
@@ -46,11 +53,8 @@ def dataset_release(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     suite = load_suite(source.suite_file, source.templates_dir)
     rows = store.read_json(store.layout.split_assignments)["rows"]
     templates = {t: load_template(source.template_file(t)) for t in sorted({r["template"] for r in rows})}
-    versions = {"generator": SCENARIO_CODE_VERSION, "simulation": SIM_CODE_VERSION, "engine": DEFAULT_BACKEND,
-                "measurement": MEASUREMENT_CODE_VERSION, "validity": VALIDITY_CODE_VERSION, "policy": POLICY_VERSION,
-                "templates": TEMPLATES_CODE_VERSION, "catalog": CATALOG_CODE_VERSION, "release": RELEASE_CODE_VERSION}
     try:
-        release, results = build_release(store, suite_id=suite.suite_id, versions=versions, templates=templates,
+        release, results = build_release(store, suite_id=suite.suite_id, versions=stage_versions(), templates=templates,
                                          catalog=load_catalog(Path(source.catalog_generated_dir)),
                                          backend=DEFAULT_BACKEND)
     except ReleaseError as exc:
