@@ -29,7 +29,9 @@ from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, Temp
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._core.definitions.events import AssetKeyPartitionKey
 from dagster._core.definitions.partitions.context import partition_loading_context
+from dagster._core.events import DagsterEventType
 from dagster._core.storage.tags import PARTITION_NAME_TAG
+from dagster._utils.caching_instance_queryer import CachingInstanceQueryer
 
 from simready.atomic import pid_alive
 
@@ -50,14 +52,46 @@ class PartitionStatus:
         return f"{self.status:<8} {self.asset:<22} {part:<52} {self.reason}"
 
 
-def _resolver(defs: dg.Definitions, instance: dg.DagsterInstance) -> tuple[CachingStaleStatusResolver, object]:
-    asset_graph = defs.resolve_asset_graph()
-    view = AssetGraphView(
+class _PartitionsReadPerAsset(CachingInstanceQueryer):
+    """Dagster's queryer, except that the latest materialization of every partition of the given assets is read
+    with two queries per asset (the latest storage id per partition, then those records) instead of one query per
+    partition: the default suite's 57 partitions cost ~150 queries, most of the status's time (issue 19 item 6)."""
+
+    def __init__(self, instance: dg.DagsterInstance, asset_graph, loading_context, asset_keys) -> None:
+        super().__init__(instance, asset_graph, loading_context)
+        self._latest: dict[dg.AssetKey, dict[str, object]] = {}
+        for key in asset_keys:
+            ids = sorted(instance.get_latest_storage_id_by_partition(key, DagsterEventType.ASSET_MATERIALIZATION).values())
+            records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=key, storage_ids=ids),
+                                                      limit=len(ids)).records if ids else []
+            self._latest[key] = {r.partition_key: r for r in records}
+
+    def _get_latest_materialization_or_observation_record(self, *, asset_partition: AssetKeyPartitionKey,
+                                                          before_cursor: int | None = None):
+        latest = self._latest.get(asset_partition.asset_key)
+        if latest is None or asset_partition.partition_key is None or before_cursor is not None:
+            return super()._get_latest_materialization_or_observation_record(asset_partition=asset_partition,
+                                                                             before_cursor=before_cursor)
+        return latest.get(asset_partition.partition_key)
+
+
+def _view(instance: dg.DagsterInstance, asset_graph) -> AssetGraphView:
+    return AssetGraphView(
         temporal_context=TemporalContext(effective_dt=_dt.datetime.now(_dt.timezone.utc), last_event_id=None),
         instance=instance,
         asset_graph=asset_graph,
     )
-    return CachingStaleStatusResolver(instance=instance, asset_graph=asset_graph, loading_context=view), asset_graph
+
+
+def _resolver(defs: dg.Definitions, instance: dg.DagsterInstance) -> tuple[CachingStaleStatusResolver, object]:
+    asset_graph = defs.resolve_asset_graph()
+    view = _view(instance, asset_graph)
+    partitioned = [key for key in asset_graph.toposorted_asset_keys
+                   if asset_graph.get(key).is_materializable and asset_graph.get(key).is_partitioned
+                   and not asset_graph.get(key).is_observable]
+    queryer = _PartitionsReadPerAsset(instance, asset_graph, view, partitioned)
+    return (CachingStaleStatusResolver(instance=instance, asset_graph=asset_graph, loading_context=view,
+                                       instance_queryer=queryer), asset_graph)
 
 
 def _partition_keys(asset_graph, key: dg.AssetKey, instance: dg.DagsterInstance) -> list[str | None]:

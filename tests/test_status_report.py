@@ -76,3 +76,48 @@ def test_the_command_on_a_new_instance(tmp_path):
         assert len(missing) == len(lines) - 3 and any("b0000|" in line for line in missing)
         assert lines[-1] == f"0 fresh, 0 stale, {len(missing)} missing"
     assert runs[()].stdout.splitlines()[1:] == runs[("--all",)].stdout.splitlines()[1:]
+
+
+def test_partitions_read_per_asset_give_what_dagster_reads_per_partition(monkeypatch):
+    """The status reads each asset's latest materialization per partition in two queries; the records, and so every
+    status and cause, are those Dagster's own queryer reads one partition at a time."""
+    import dagster as dg
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver
+    from dagster._core.definitions.events import AssetKeyPartitionKey
+    from dagster._utils.caching_instance_queryer import CachingInstanceQueryer
+
+    from simready import status
+    from simready.assets.partitions import batch_partitions
+    from simready.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    t1, t2 = sorted(graph.get(dg.AssetKey("world_templates")).partitions_def.get_partition_keys())[:2]
+    events = [("world_templates", t1, "v1"), ("world_templates", t2, "v1"), ("world_templates", t1, "v2"),
+              ("scenario_manifests", f"b0000|{t1}", "m1"), ("scenario_manifests", f"b0000|{t1}", "m2"),
+              ("scenario_manifests", f"b0001|{t2}", "m1"), ("world_templates", t1, "v3")]
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(batch_partitions.name, ["b0000", "b0001"])
+        for asset, partition, version in events:
+            instance.report_runless_asset_event(dg.AssetMaterialization(
+                asset, partition=partition, tags={"dagster/data_version": version}))
+
+        def view():
+            return status._view(instance, graph)
+
+        keys = [dg.AssetKey("world_templates"), dg.AssetKey("scenario_manifests")]
+        batched, plain = status._PartitionsReadPerAsset(instance, graph, view(), keys), CachingInstanceQueryer(
+            instance, graph, view())
+        for key in keys:
+            for partition in graph.get(key).partitions_def.get_partition_keys(dynamic_partitions_store=instance):
+                ap = AssetKeyPartitionKey(key, partition)
+                mine, theirs = (q.get_latest_materialization_or_observation_record(ap) for q in (batched, plain))
+                assert (mine and mine.storage_id) == (theirs and theirs.storage_id), ap
+        latest = batched.get_latest_materialization_or_observation_record(
+            AssetKeyPartitionKey(dg.AssetKey("world_templates"), t1))
+        assert latest.asset_materialization.tags["dagster/data_version"] == "v3"
+
+        rows = status.graph_status(defs, instance)
+        monkeypatch.setattr(status, "_resolver", lambda defs, instance: (CachingStaleStatusResolver(
+            instance=instance, asset_graph=graph, loading_context=view()), graph))
+        assert status.graph_status(defs, instance) == rows
+        assert {r.status for r in rows} >= {"stale", "missing"}
