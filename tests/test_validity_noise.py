@@ -23,7 +23,9 @@ from simready.validity import features as feat
 from simready.validity import policy
 from simready.validity.batch import validate_sample_dir
 from simready.validity.gate import validate_scenario
+from simready.validity.evidence import EvidenceError
 from simready.validity.gate.distribution import NOT_REQUIRED
+from simready.validity.reference_pool import load_intent_profiles
 
 TICKS = 200
 
@@ -173,16 +175,46 @@ def test_the_review_page_shows_the_reference_size_noise_levels_and_confidence(tm
     ref = layout.reference("street")
     ref.root.mkdir(parents=True)
     pool.to_parquet(ref.pool, index=False)
+    intent = json.loads(sample.manifest.read_text())["intent"]
     ref.record.write_text(json.dumps({"pool_samples": 32, "rows": len(pool), "samples": [
-        {"sample": s, "intent": "crossing", "verdict": "accept"} for s in sorted(set(pool["sample"]))]}))
-    validate_sample_dir(sample.root, feat.ReferenceProfile.from_pool(pool))
+        {"sample": s, "intent": intent, "verdict": "accept"} for s in sorted(set(pool["sample"]))]}))
+    validate_sample_dir(sample.root, feat.IntentProfiles.from_pool(pool, {s: intent for s in pool["sample"]}))
     html = render_sample_page(sample, "b0000")
     para = html[html.index('id="reference"'):]
     para = para[:para.index("</p>")]
-    assert "<b>32</b> accepted draws (crossing 32)" in para
+    assert f"<b>32</b> accepted draws ({intent} 32)" in para
+    assert f"scored against the 32 draws of the intent {intent}" in para
     assert "n=32 draws" in para and f"{round(100 * (1 - 0.95**32))} % confidence" in para
     assert "The check is not required" in para
     report = json.loads(sample.validity.read_text())["base"]
     level = next(c for c in report["checks"] if c["check"] == "distribution")["detail"]["features"]["speed_mps"]
     assert f"speed_mps {level['noise_level']:.2f}" in para
     assert math.isfinite(level["noise_level"])
+
+
+def test_each_sample_is_scored_against_its_own_intents_draws(tmp_path):
+    """Per intent: the null of an intent's own draws, not of a template's mixture of programs."""
+    near, far = pool_of(12, seed=3), pool_of(12, seed=4)
+    far = far.assign(range_m=far["range_m"] + 500.0, sample=far["sample"].str.replace("ref", "far"))
+    pool = pd.concat([near, far], ignore_index=True)
+    intent_of = {**{s: "near" for s in near["sample"]}, **{s: "far" for s in far["sample"]}}
+    profiles = feat.IntentProfiles.from_pool(pool, intent_of)
+    assert sorted(profiles.by_intent) == ["far", "near"] and profiles.for_intent("other") is None
+    own = profiles.for_intent("near")
+    assert (own.draws, own.scope) == (12, "intent near")
+    mixed = feat.ReferenceProfile.from_pool(pool)
+    assert own.noise["range_m"].level < mixed.noise["range_m"].level  # the mixture widens the null
+    # Written as the pool's files: pool.json lists each accepted draw's intent.
+    layout = ArtifactLayout(tmp_path).reference("t")
+    layout.root.mkdir(parents=True)
+    pool.to_parquet(layout.pool, index=False)
+    samples = [{"sample": s, "intent": i, "verdict": "accept"} for s, i in sorted(intent_of.items())]
+    layout.record.write_text(json.dumps({"samples": samples}))
+    loaded = load_intent_profiles(layout.root)
+    assert loaded.for_intent("far").noise["range_m"].null == profiles.for_intent("far").noise["range_m"].null
+    layout.record.write_text(json.dumps({"samples": samples[1:]}))
+    with pytest.raises(EvidenceError, match=r"pool.json: samples: draw 'far-000' of pool.parquet is not listed"):
+        load_intent_profiles(layout.root)
+    pool.drop(columns="sample").to_parquet(layout.pool, index=False)
+    with pytest.raises(EvidenceError, match=r"pool.parquet: sample: missing"):
+        load_intent_profiles(layout.root)

@@ -12,7 +12,7 @@ from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
 from simready.validity.evidence import evidence_from_sample_dir
 from simready.validity.gate import validate_scenario
-from simready.validity.reference_pool import build_reference_pool, load_reference_pool
+from simready.validity.reference_pool import build_reference_pool, load_intent_profiles, load_reference_pool
 from tests.test_sim_fixtures import catalog, template
 
 TLA = "two_lane_arterial"
@@ -39,6 +39,10 @@ def test_pool_is_built_from_accepted_rollouts_and_recorded(pool_dir):
         assert pool_layout.sample(s["sample"]).trace.is_file()
     profile = load_reference_pool(pool_dir)
     assert profile is not None and profile.n_rows["speed_mps"] == len(pool)
+    # What the gate scores a sample against: its intent's draws, each held out once to measure the noise.
+    (own,) = load_intent_profiles(pool_dir).by_intent.values()
+    assert own.scope == "intent lead_vehicle_brakes" and own.draws == record["pool_samples"]
+    assert own.n_rows == profile.n_rows
 
 
 def test_pool_draws_differ_from_the_suites_and_rebuild_identically(pool_dir, tmp_path):

@@ -18,11 +18,12 @@ from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 from simready.world.template import load_template
 
+#: validity-6: each sample scored against its own intent's reference draws (issue 19 item 7).
 #: validity-5: gate-1.3.0, the distribution check scores divergence beyond the pool's leave-one-draw-out noise
 #: level and reports the reference size and confidence; the review page shows them (issue 19 item 7).
 #: validity-4: a reviewer page (review.html) beside each sample (issue 19).
 #: validity-3: gate-1.2.0, contact windows from the trace's own collision events (issue 12).
-VALIDITY_CODE_VERSION = "validity-5"
+VALIDITY_CODE_VERSION = "validity-6"
 #: The gate's table in the asset's metadata: one row per sample and variant (base or branch).
 GATE_COLUMNS = [("sample", "string"), ("variant", "string"), ("accepted", "bool"), ("validity", "float"),
                 ("fidelity", "float"), ("realism", "float"), ("weight", "float"), ("reasons", "string")]
@@ -66,12 +67,12 @@ def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, sou
 
 
 def _reference_profile(store: ArtifactStore, template_id: str):
-    from simready.validity.reference_pool import load_reference_pool
+    from simready.validity.reference_pool import load_intent_profiles
 
     record = store.layout.reference(template_id).record
     if not store.exists(record):
         raise dg.Failure(f"{store.url(record)}: missing; materialize reference_pools[{template_id}] first", allow_retries=False)
-    return load_reference_pool(store.local_dir(store.layout.reference_dir(template_id)))
+    return load_intent_profiles(store.local_dir(store.layout.reference_dir(template_id)))
 
 
 @dg.asset(

@@ -111,6 +111,8 @@ class Reference:
         href: the link to ``pool.json`` from the page.
         pool_samples: accepted draws in the pool; by_intent: accepted draws per intent, sorted.
         rows: the pool's feature rows.
+        scope: which draws the base was scored against (``intent <name>`` or ``template pool``; None: not in
+            the report), and scope_draws how many.
         quantile: the quantile of a nominal draw's divergence the noise levels bound (None: not in the report).
         noise: per feature, as the base's distribution check reported it: (feature, noise level, draws of its
             leave-one-draw-out null, confidence that the level bounds the quantile, whether the level is near the
@@ -121,6 +123,8 @@ class Reference:
     pool_samples: int
     by_intent: tuple[tuple[str, int], ...]
     rows: int
+    scope: str | None = None
+    scope_draws: int = 0
     quantile: float | None = None
     noise: tuple[tuple[str, float, int, float, bool], ...] = ()
 
@@ -147,7 +151,8 @@ def _reference(sample: SampleDir, summary: SampleSummary, base: ValidityReport) 
                   if f.get("noise_level") is not None and name in ref.get("null_draws", {}))
     return Reference(href=href, pool_samples=int(record["pool_samples"]), rows=int(record["rows"]),
                      by_intent=tuple((i, accepted.count(i)) for i in sorted(set(accepted))),
-                     quantile=ref.get("quantile"), noise=noise)
+                     scope=ref.get("scope"), scope_draws=int(ref.get("draws", 0)), quantile=ref.get("quantile"),
+                     noise=noise)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ scenario with one intervention, so "what the transformation *added*" (SPEC
 §12: introduced overlaps, distribution shift) is measured branch vs base.
 The reference pool for the distribution check is given by the caller: in the
 DAG it is the template's pool (:mod:`simready.validity.reference_pool`,
-independent draws of the same programs, frozen per template version), so a
+independent draws of the same programs, frozen per template version), each
+sample scored against its own intent's draws, so a
 branch that drives the world somewhere the template's nominal scenarios never
 go scores lower realism, and no sample sits in its own reference.
 
@@ -32,16 +33,19 @@ from simready.validity.evidence import (
     read_trace,
     sensor_evidence_from_observations,
 )
-from simready.validity.features import ReferenceProfile
+from simready.validity.features import IntentProfiles, ReferenceProfile
 from simready.validity.gate import ValidityReport, validate_scenario
 
 
-def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | None) -> dict[str, Any]:
+def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | IntentProfiles | None) -> dict[str, Any]:
     """Gate the base rollout (with sensor evidence when its observations exist) and every branch vs the base.
 
+    ``reference``: one profile for every sample, or profiles per intent (the sample's manifest picks its own).
     Returns ``validity.json`` as written (a :class:`~simready.records.ValidityRecord`, dumped).
     """
     sample = SampleDir(sample_dir)
+    if isinstance(reference, IntentProfiles):
+        reference = reference.for_intent(load_manifest(sample.manifest).intent)
     has_obs = sample.observations.root.is_dir()
     base = validate_scenario(evidence_from_sample_dir(sample_dir, reference_pool=reference, require_sensors=has_obs))
     branches: dict[str, ValidityReport] = {}
@@ -85,7 +89,7 @@ def _with_ticks_of(evidence, sample: SampleDir, branch: BranchDir, manifest: Sce
                    collisions=tuple(collisions_from_events(events)), sensor=sensor, source=str(branch.trace))
 
 
-def validate_batch(sample_dirs: list[Path], reference: ReferenceProfile | None) -> list[dict[str, Any]]:
+def validate_batch(sample_dirs: list[Path], reference: ReferenceProfile | IntentProfiles | None) -> list[dict[str, Any]]:
     """Gate every sample of a batch against one frozen reference (the template's pool in the DAG); the
     records as written."""
     return [validate_sample_dir(d, reference) for d in sample_dirs]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -192,6 +192,7 @@ class ReferenceProfile:
         n_rows: per feature, how many pool rows it was built from.
         draws: how many reference draws (scenarios) the rows name (0: the pool names none).
         noise: per feature, its leave-one-draw-out null (features without one are uncalibrated).
+        scope: which draws of the pool it was frozen from, in words (``template pool`` or ``intent <name>``).
     """
 
     edges: Mapping[str, NDArray[np.float64]]
@@ -201,6 +202,7 @@ class ReferenceProfile:
     n_rows: Mapping[str, int]
     draws: int = 0
     noise: Mapping[str, NoiseLevel] = field(default_factory=dict)
+    scope: str = "template pool"
 
     @classmethod
     def from_pool(cls, pool: pd.DataFrame) -> "ReferenceProfile":
@@ -220,6 +222,29 @@ class ReferenceProfile:
                         null.setdefault(name, []).append(d)
         return cls(profile.edges, profile.proportions, profile.classes, profile.class_mix, profile.n_rows,
                    draws=len(draw_ids), noise={k: NoiseLevel.of(v) for k, v in sorted(null.items()) if len(v) >= 2})
+
+
+@dataclass(frozen=True)
+class IntentProfiles:
+    """A template's pool frozen once per intent.
+
+    A sample is one draw of its own intent's program, so the draws it is exchangeable with — the null its
+    divergence is calibrated against — are that intent's; a pool that mixes a template's intents widens the
+    null (on the arterial, lateral offset 7.69 mixed vs 4.08 for lead_vehicle_brakes alone; docs/realism.md).
+    """
+
+    by_intent: Mapping[str, ReferenceProfile]
+
+    @classmethod
+    def from_pool(cls, pool: pd.DataFrame, intent_of: Mapping[str, str]) -> "IntentProfiles":
+        """``intent_of``: each draw's intent (every draw that ``pool``'s :data:`DRAW_COLUMN` names must have one)."""
+        intents = pool[DRAW_COLUMN].astype(str).map(dict(intent_of))
+        return cls({str(intent): replace(ReferenceProfile.from_pool(rows), scope=f"intent {intent}")
+                    for intent, rows in pool.groupby(intents, sort=True)})
+
+    def for_intent(self, intent: str) -> ReferenceProfile | None:
+        """The profile of ``intent``'s draws; None when the pool has none (realism then goes unmeasured)."""
+        return self.by_intent.get(intent)
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,9 @@ nominal scenario drawn from the very programs of the pool scores PSI ≈ 8.3 on
 speed (its one cruise speed fills one of ten quantile bins). That noise comes
 from the *sample* being one scenario and does not shrink however large the
 pool grows. So the divergence is calibrated against its own null, at the
-scenario level and without random numbers: every draw of the pool in turn is
-held out and scored against the profile of the others (leave-one-draw-out);
+scenario level and without random numbers: every draw of the sample's own
+intent in the pool (``IntentProfiles``: the draws it is exchangeable with) in
+turn is held out and scored against the profile of the others (leave-one-draw-out);
 the noise level a nominal scenario stays under is the smallest order
 statistic x_(k) of those n values that bounds their :data:`NOISE_QUANTILE`
 quantile from above with confidence P(Binomial(n, q) ≤ k − 1) ≥

@@ -8,7 +8,10 @@ own reference) and changes with the batch's neighbours. This pool is drawn
 from a different root stream (``reference``) through the same conditional
 programs, ladder and dynamic-v1 backend, so it describes what the template's
 nominal scenarios look like, independently of any evaluated sample; it is
-frozen per template version and shared by every batch.
+frozen per template version and shared by every batch. The gate scores a
+sample against the draws of its own intent (:func:`load_intent_profiles`),
+each held out in turn to measure the noise a nominal scenario shows
+(:class:`~simready.validity.features.NoiseLevel`).
 
 Layout of ``<out_dir>`` (replaced whole, atomically; :class:`simready.layout.ReferencePoolDir`)::
 
@@ -32,8 +35,8 @@ from simready.layout import ReferencePoolDir
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
 from simready.sim.batch import simulate_sample
-from simready.validity.evidence import evidence_from_sample_dir
-from simready.validity.features import ReferenceProfile, scenario_features
+from simready.validity.evidence import EvidenceError, evidence_from_sample_dir
+from simready.validity.features import DRAW_COLUMN, IntentProfiles, ReferenceProfile, scenario_features
 
 #: Root id of the reference pool's random streams (the suite's samples use the generator's default root).
 REFERENCE_ROOT = "reference"
@@ -63,7 +66,7 @@ def build_reference_pool(template: Any, catalog: Any, intents: Mapping[str, int]
                     continue
                 ev = evidence_from_sample_dir(sample.root, require_sensors=False)
                 features = scenario_features(ev.ticks, ev.actor_classes, ev.ego_id)
-                frames.append(features.assign(sample=m.sample_id))
+                frames.append(features.assign(**{DRAW_COLUMN: m.sample_id}))
         pool = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         pool.to_parquet(building.pool, index=False)
         record = {
@@ -82,6 +85,29 @@ def build_reference_pool(template: Any, catalog: Any, intents: Mapping[str, int]
 
 
 def load_reference_pool(pool_dir: Path) -> ReferenceProfile | None:
-    """The frozen profile of a built pool; None when the pool has no rows (realism then goes unmeasured)."""
+    """The frozen profile of a built pool, all its intents together; None when the pool has no rows."""
     pool = pd.read_parquet(ReferencePoolDir(Path(pool_dir)).pool)
     return ReferenceProfile.from_pool(pool) if len(pool) else None
+
+
+def load_intent_profiles(pool_dir: Path) -> IntentProfiles | None:
+    """The built pool frozen per intent (what the gate scores a sample against: its own intent's draws); None
+    when the pool has no rows.
+
+    Raises:
+        EvidenceError: a draw of ``pool.parquet`` that ``pool.json`` does not list as accepted, or no
+            ``sample`` column (a pool built before draws were named).
+    """
+    layout = ReferencePoolDir(Path(pool_dir))
+    pool = pd.read_parquet(layout.pool)
+    if not len(pool):
+        return None
+    if DRAW_COLUMN not in pool:
+        raise EvidenceError(layout.pool, DRAW_COLUMN, "missing: the pool does not name its draws; rebuild it")
+    record = json.loads(layout.record.read_text())
+    intent_of = {s["sample"]: s["intent"] for s in record.get("samples", []) if s.get("verdict") == "accept"}
+    unknown = sorted(set(pool[DRAW_COLUMN].astype(str)) - set(intent_of))
+    if unknown:
+        raise EvidenceError(layout.record, "samples", f"draw {unknown[0]!r} of pool.parquet is not listed as accepted "
+                                                      f"({len(unknown)} such); rebuild the pool")
+    return IntentProfiles.from_pool(pool, intent_of)

@@ -94,6 +94,7 @@ def check_distribution(g: GateInput) -> CheckResult:
 def _reference(profile: feat.ReferenceProfile) -> dict[str, Any]:
     """What the noise levels rest on: the pool's draws and rows, the quantile, and per feature its confidence."""
     return {
+        "scope": profile.scope,
         "draws": profile.draws,
         "rows": int(max(profile.n_rows.values(), default=0)),
         "noise": "leave-one-draw-out" if profile.noise else "uncalibrated",
