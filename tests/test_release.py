@@ -214,3 +214,12 @@ def test_the_dataset_release_asset_and_its_check(suite, tmp_path):
         check = dg.materialize([dataset_release, release_verifies], instance=instance, resources=resources,
                                selection=dg.AssetSelection.checks(release_verifies))
         assert [e.passed for e in check.get_asset_check_evaluations()] == [False]
+
+
+def test_a_sample_the_gate_has_not_judged_refuses_the_release(suite, tmp_path):
+    store = _copy(suite, tmp_path)
+    layout = ArtifactLayout(store.root)
+    row = json.loads(layout.split_assignments.read_text())["rows"][1]
+    layout.batch(row["template"], BATCH).sample(row["sample"]).validity.unlink()
+    with pytest.raises(ReleaseError, match=f"blocking check suite_gated 1/2 passed \\({row['sample']}\\)"):
+        _build(store)

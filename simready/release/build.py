@@ -128,6 +128,7 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
 
     batches: dict[tuple[str, str], Path] = {}
     samples: list[SuiteSample] = []
+    ungated: list[str] = []
     released: dict[str, dict[str, Any]] = {}
     entries: list[dict[str, Any]] = []
     for row in sorted(split_rows, key=lambda r: (r["template"], r["batch"], r["sample"])):
@@ -136,6 +137,7 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
             batches[key] = store.local_dir(layout.batch(*key).root)
         sample = SampleDir(batches[key] / str(row["sample"]))
         if not sample.validity.is_file():
+            ungated.append(str(row["sample"]))
             continue
         validity = json.loads(sample.validity.read_text())
         weight = float(weights.get(row["sample"], 0.0))
@@ -162,6 +164,8 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
 
     results = evaluate_suite(samples, released, certification=certification, validations=validations,
                              templates=templates, catalog=catalog, backend=backend)
+    results.append(CheckResult("suite_gated", "every sample of the split table has the gate's report "
+                               "(validity_reports materialized)", True, len(split_rows), tuple(sorted(ungated))))
     blocking = [r for r in results if r.blocking and not r.passed]
     if blocking:
         r = blocking[0]

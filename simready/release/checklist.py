@@ -61,8 +61,9 @@ CHECKLIST: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("trajectories_accepted", "checkpoint_restore_reproduces", "release_objects")),
     ("interventions", "every branch shares its parent's pre-decision history; a branch adds no overlap and stays "
      "within class limits", ("branches_share_parent_history", "gate.physical")),
-    ("coverage and leakage", "every released sample carries its split and coverage cell; no lineage crosses splits; "
-     "realism measured against the reference pool", ("no_split_leakage", "release_labelled", "gate.distribution")),
+    ("coverage and leakage", "every sample of the suite judged by the gate; every released sample carries its split "
+     "and coverage cell; no lineage crosses splits; realism measured against the reference pool",
+     ("no_split_leakage", "suite_gated", "release_labelled", "gate.distribution")),
     ("handoff to measurement", "every observation file is there with its sha256, every camera frame has all its "
      "passes; camera and LiDAR agree", ("observations_complete", "observations_parity", "gate.sensor")),
 )
