@@ -186,7 +186,7 @@ def test_simulation_checks_catch_one_changed_value_in_a_trace(world):
     finally:
         trace.write_bytes(original)
     assert not accepted.passed and not shared.passed
-    (why,) = accepted.metadata["corrupt"].value.values()
-    assert why.startswith(f"{trace}: sha256: expected ")
-    (why,) = shared.metadata["failed"].value.values()
-    assert why.startswith(f"{trace}: sha256: expected ")
+    (row,) = accepted.metadata["corrupt"].value.records
+    assert row.data["reason"].startswith(f"{trace}: sha256: expected ")
+    (row,) = shared.metadata["failed"].value.records
+    assert row.data["reason"].startswith(f"{trace}: sha256: expected ")

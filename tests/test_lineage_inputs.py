@@ -177,3 +177,22 @@ def test_coverage_counts_cells_and_samples_apart():
                                         "target": 4}
     assert sum(v["with_samples"] for v in totals["by_intent"].values()) == totals["cells_with_samples"]
     assert sum(v["filled"] for v in totals["by_intent"].values()) == totals["cells_filled"]
+
+
+def test_check_findings_are_tables_with_a_schema():
+    from simready.checks.findings import findings
+
+    by_sample = findings({"s1": ["too fast", "off road"], "s2": "corrupt"}, column="reason")
+    assert [c.name for c in by_sample.schema.columns] == ["sample", "reason"]
+    assert [r.data for r in by_sample.records] == [{"sample": "s1", "reason": "too fast"},
+                                                   {"sample": "s1", "reason": "off road"},
+                                                   {"sample": "s2", "reason": "corrupt"}]
+    rows = findings([{"expectation": "speed", "success": False, "observed": 0.123456}, {"expectation": "ttc"}])
+    assert [(c.name, c.type) for c in rows.schema.columns] == [("expectation", "string"), ("success", "bool"),
+                                                               ("observed", "float")]
+    assert rows.records[0].data["observed"] == 0.12 and rows.records[1].data["success"] is None
+    assert findings([], column="error").records == []
+    # No check of the stages writes a JSON dump any more.
+    for stage in ("world", "scenario", "simulation", "measurement", "expectations", "suite"):
+        module = paths.PROJECT_ROOT / "simready" / "checks" / f"{stage}.py"
+        assert "MetadataValue.json" not in module.read_text(), module

@@ -15,6 +15,7 @@ import dagster as dg
 from simready.assets.metadata import artifact_link
 from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import batch_sample_dirs, rejection_log, scenario_manifests
+from simready.checks.findings import findings
 from simready.resources import ArtifactStore
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def _result(name: str, df: "pd.DataFrame", context: dg.AssetCheckExecutionContex
             "suite": name,
             "evaluated": result.evaluated,
             "successful": result.successful,
-            "expectations": dg.MetadataValue.json(result.table()),
+            "expectations": findings(result.table()),
             "data_docs": _docs_page(context, store, name),
         },
     )

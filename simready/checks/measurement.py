@@ -7,6 +7,7 @@ import dagster as dg
 
 from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import batch_sample_dirs
+from simready.checks.findings import findings
 from simready.layout import ObservationDir
 from simready.measurement.integrity import incomplete_frames, missing_or_corrupt
 from simready.resources import ArtifactStore
@@ -26,7 +27,7 @@ def observations_complete(context: dg.AssetCheckExecutionContext, store: Artifac
     for obs in _obs_dirs(context, store):
         problems += missing_or_corrupt(obs) + incomplete_frames(obs)
     return dg.AssetCheckResult(passed=not problems, severity=dg.AssetCheckSeverity.ERROR,
-                               metadata={"problems": dg.MetadataValue.json(problems[:20]), "count": len(problems)})
+                               metadata={"problems": findings(problems[:20], column="problem"), "count": len(problems)})
 
 
 @dg.asset_check(asset="sensor_observations", partitions_def=sample_partitions, blocking=True,
@@ -39,5 +40,6 @@ def observations_parity(context: dg.AssetCheckExecutionContext, store: ArtifactS
         if not p["passed"]:
             failed.append(str(obs))
     return dg.AssetCheckResult(passed=not failed, severity=dg.AssetCheckSeverity.ERROR,
-                               metadata={"max_position_error_m": worst_m, "max_angle_error_rad": worst_rad,
-                                         "failed": dg.MetadataValue.json(failed)})
+                               # Rounded to 0.1 mm and 1 µrad: finer is the float arithmetic, not the observation.
+                               metadata={"max_position_error_m": round(worst_m, 4), "max_angle_error_rad": round(worst_rad, 6),
+                                         "failed": findings(failed, column="observation")})

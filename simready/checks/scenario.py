@@ -7,6 +7,7 @@ import pyarrow.parquet as pq
 
 from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import batch_dir, batch_of, rejection_log, scenario_manifests
+from simready.checks.findings import findings
 from simready.errors import ManifestError
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.manifest import load_manifest
@@ -39,7 +40,7 @@ def manifests_schema_valid(
     return dg.AssetCheckResult(
         passed=not problems,
         severity=dg.AssetCheckSeverity.ERROR,
-        metadata={"manifests": len(files), "problems": dg.MetadataValue.json(problems[:20])},
+        metadata={"manifests": len(files), "problems": findings(problems[:20], column="problem")},
     )
 
 
@@ -54,7 +55,7 @@ def rejection_reasons_nonempty(context: dg.AssetCheckExecutionContext, store: Ar
     empty = [r for r in table if not (r["stage"] and r["reason"] and r["detail"])]
     return dg.AssetCheckResult(
         passed=not empty,
-        metadata={"rows": len(table), "empty": len(empty), "examples": dg.MetadataValue.json(empty[:5])},
+        metadata={"rows": len(table), "empty": len(empty), "examples": findings(empty[:5])},
     )
 
 
@@ -83,5 +84,5 @@ def manifests_pass_ladder(
     return dg.AssetCheckResult(
         passed=not failures,
         severity=dg.AssetCheckSeverity.ERROR,
-        metadata={"replayed": len(files), "violations": dg.MetadataValue.json(failures)},
+        metadata={"replayed": len(files), "violations": findings(failures, column="violation")},
     )

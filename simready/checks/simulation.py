@@ -6,6 +6,7 @@ import dagster as dg
 
 from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import batch_of, batch_sample_dirs
+from simready.checks.findings import findings
 from simready.layout import SampleDir
 from simready.records import Verdict
 from simready.resources import ArtifactStore, SourceData
@@ -30,8 +31,8 @@ def trajectories_accepted(context: dg.AssetCheckExecutionContext, store: Artifac
                 for s, v in verdicts.items() if v.verdict != "accept"}
     corrupt = {d.name: why for d in dirs for ok, why in [sample_intact(d)] if not ok}
     return dg.AssetCheckResult(passed=bool(verdicts) and not rejected and not corrupt, severity=dg.AssetCheckSeverity.ERROR,
-                               metadata={"samples": len(verdicts), "rejected": dg.MetadataValue.json(rejected),
-                                         "corrupt": dg.MetadataValue.json(corrupt)})
+                               metadata={"samples": len(verdicts), "rejected": findings(rejected, column="reason"),
+                                         "corrupt": findings(corrupt, column="reason")})
 
 
 @dg.asset_check(asset="checkpoints", partitions_def=sample_partitions, blocking=True,
@@ -48,7 +49,7 @@ def checkpoint_restore_reproduces(
     results = {d.name: restore_reproduces(d, template, catalog, BACKEND) for d in dirs}
     failed = {s: why for s, (ok, why) in results.items() if not ok}
     return dg.AssetCheckResult(passed=bool(results) and not failed, severity=dg.AssetCheckSeverity.ERROR,
-                               metadata={"checked": len(results), "failed": dg.MetadataValue.json(failed),
+                               metadata={"checked": len(results), "failed": findings(failed, column="reason"),
                                          "example": next(iter(results.values()))[1] if results else ""})
 
 
@@ -61,4 +62,4 @@ def branches_share_parent_history(context: dg.AssetCheckExecutionContext, store:
     results = {d.name: branches_share_history(d) for d in dirs}
     failed = {s: why for s, (ok, why) in results.items() if not ok}
     return dg.AssetCheckResult(passed=bool(results) and not failed, severity=dg.AssetCheckSeverity.ERROR,
-                               metadata={"checked": len(results), "failed": dg.MetadataValue.json(failed)})
+                               metadata={"checked": len(results), "failed": findings(failed, column="reason")})

@@ -3,6 +3,7 @@
 import dagster as dg
 
 from simready.assets.suite import split_assignments
+from simready.checks.findings import findings
 from simready.resources import ArtifactStore
 from simready.scenario.splits import SHARED, leakage, load_splits
 
@@ -17,6 +18,7 @@ def no_split_leakage(store: ArtifactStore) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
         passed=not leaks,
         severity=dg.AssetCheckSeverity.ERROR,
-        metadata={"leaks": dg.MetadataValue.json(leaks), "shared_families": dg.MetadataValue.json(sorted(shared)),
+        metadata={"leaks": findings(leaks, key="lineage", column="split"),
+                  "shared_families": findings(sorted(shared), column="family"),
                   "samples": len(rows)},
     )

@@ -5,6 +5,7 @@ import dagster as dg
 from simready.assets.catalog import certified_assets
 from simready.assets.partitions import template_partitions
 from simready.assets.world import world_templates
+from simready.checks.findings import findings
 from simready.resources import ArtifactStore
 
 
@@ -17,9 +18,8 @@ def catalog_certified(store: ArtifactStore) -> dg.AssetCheckResult:
         severity=dg.AssetCheckSeverity.ERROR,
         metadata={
             "entries": report["n_entries"],
-            "failed": dg.MetadataValue.json(
-                {e["id"]: [r["code"] + ": " + r["message"] for r in e["reasons"]] for e in failed}
-            ),
+            "failed": findings({e["id"]: [r["code"] + ": " + r["message"] for r in e["reasons"]] for e in failed},
+                               key="entry", column="reason"),
         },
     )
 
@@ -40,7 +40,7 @@ def template_valid(context: dg.AssetCheckExecutionContext, store: ArtifactStore)
     return dg.AssetCheckResult(
         passed=report["parsed"] and not structural,
         severity=dg.AssetCheckSeverity.ERROR,
-        metadata={"errors": dg.MetadataValue.json(structural), "template_hash": report["template_hash"]},
+        metadata={"errors": findings(structural, column="error"), "template_hash": report["template_hash"]},
     )
 
 
@@ -55,5 +55,5 @@ def template_assets_certified(context: dg.AssetCheckExecutionContext, store: Art
     return dg.AssetCheckResult(
         passed=report["parsed"] and not report["reference_errors"],
         severity=dg.AssetCheckSeverity.ERROR,
-        metadata={"reference_errors": dg.MetadataValue.json(report["reference_errors"])},
+        metadata={"reference_errors": findings(report["reference_errors"], column="error")},
     )
