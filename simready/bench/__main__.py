@@ -21,6 +21,7 @@ SECTIONS: dict[str, str] = {
     "gate": "simready.bench.gate:run",
     "export": "simready.bench.export:run",
     "production": "simready.bench.production:run",
+    "status": "simready.bench.status:run",
 }
 
 
