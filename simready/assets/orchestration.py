@@ -14,8 +14,10 @@
   (``maps/*.xodr`` beside the templates folder): a changed map requests the
   templates imported from it, whose build then fails with "re-import" until
   the template is imported again (:func:`simready.world.template_build.stale_import`).
-* ``batch_keys_sensor`` removes a batch key that is not ``b<digits>`` (the UI's "Add a partition"
-  accepts any text), with the one-line reason in its tick, before a run of it can start and fail.
+* ``batch_keys_sensor`` removes a batch key that is not ``b0000`` … ``b9999``, with the one-line reason in
+  its tick, before a run of it can start and fail. The local and production instances refuse such a key when
+  it is added (``partitions.SimreadyInstance``); the sensor is for an instance without that setting (the AWS
+  and Kubernetes files, a hand-made DAGSTER_HOME).
 """
 # No `from __future__ import annotations`: Dagster inspects annotations at runtime.
 
@@ -120,7 +122,8 @@ def invalid_batch_keys(keys: list[str]) -> dict[str, str]:
 @dg.sensor(
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Removes a sample batch key that is not of the form b0000 (added by hand in the UI), saying why.",
+    description="Removes a sample batch key that is not b0000 … b9999 (an instance without SimreadyInstance "
+                "stores any), saying why.",
 )
 def batch_keys_sensor(context: dg.SensorEvaluationContext):
     bad = invalid_batch_keys(sorted(context.instance.get_dynamic_partitions(batch_partitions.name)))
