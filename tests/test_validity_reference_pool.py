@@ -37,6 +37,7 @@ def test_pool_is_built_from_accepted_rollouts_and_recorded(pool_dir):
     assert set(pool["sample"]) == {s["sample"] for s in record["samples"] if s["verdict"] == "accept"}
     for s in record["samples"]:
         assert pool_layout.sample(s["sample"]).trace.is_file()
+        assert not pool_layout.sample(s["sample"]).rollout_plot.exists()  # no picture: half a draw's cost
     profile = load_reference_pool(pool_dir)
     assert profile is not None and profile.n_rows["speed_mps"] == len(pool)
     # What the gate scores a sample against: its intent's draws, each held out once to measure the noise.

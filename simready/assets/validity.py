@@ -27,7 +27,8 @@ VALIDITY_CODE_VERSION = "validity-6"
 #: The gate's table in the asset's metadata: one row per sample and variant (base or branch).
 GATE_COLUMNS = [("sample", "string"), ("variant", "string"), ("accepted", "bool"), ("validity", "float"),
                 ("fidelity", "float"), ("realism", "float"), ("weight", "float"), ("reasons", "string")]
-#: reference-3: 32 draws per intent by default (Suite.reference_per_intent; was 4), enough to measure the noise level.
+#: reference-3: 32 draws per intent by default (Suite.reference_per_intent; was 4), enough to measure the noise level;
+#: the draws are rolled out without a top-down picture (half a draw's cost).
 #: reference-2: the pool's rollouts are dynamic-v1 with every vehicle force-driven (sim-3).
 REFERENCE_CODE_VERSION = "reference-3"
 

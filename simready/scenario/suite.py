@@ -27,7 +27,7 @@ MAX_BATCHES = 10_000
 MAX_SAMPLES_PER_INTENT = 10_000
 #: Default draws per intent of a template's realism reference pool: enough that the distribution check's
 #: leave-one-draw-out noise level bounds the 95th percentile of a nominal scenario's divergence with 81 %
-#: confidence (see :mod:`simready.validity.policy`, docs/realism.md); a draw costs ≈ 0.4 s of rollout.
+#: confidence (see :mod:`simready.validity.policy`, docs/realism.md); a draw costs ≈ 0.2 s of rollout.
 REFERENCE_PER_INTENT = 32
 #: Longest review window on either side of the decision (s).
 MAX_WINDOW_S = 600.0

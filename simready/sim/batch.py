@@ -57,15 +57,18 @@ def _roles_and_dims(manifest: ScenarioManifest) -> tuple[dict[str, str], dict[st
     return roles, dims
 
 
-def simulate_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> dict[str, Any]:
-    """Roll out the sample's manifest; write trace, verdict and plot; return a summary row."""
+def simulate_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND, *,
+                    plot: bool = True) -> dict[str, Any]:
+    """Roll out the sample's manifest; write trace, verdict and (``plot``) the top-down picture; return a summary
+    row. The picture is half the cost of a rollout; the realism reference pool's draws go without it."""
     sample = SampleDir(sample_dir)
     manifest = load_manifest(sample.manifest)
     result = run_simulation(manifest, template, backend=backend, catalog=catalog)
     trace_path = write_trace(result.trace, sample.trace)
     verdict = evaluate_trace(result.trace)
     roles, dims = _roles_and_dims(manifest)
-    plot_rollout(template, result.trace, sample.rollout_plot, roles=roles, dims=dims, title=manifest.sample_id)
+    if plot:
+        plot_rollout(template, result.trace, sample.rollout_plot, roles=roles, dims=dims, title=manifest.sample_id)
     metrics = result.trace.metrics
     row = {
         "sample": manifest.sample_id,

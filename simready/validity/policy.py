@@ -44,7 +44,7 @@ than two draws is uncalibrated: the level is 0 and the raw divergence is
 scored, as before. Pool size: ``simready.scenario.suite.REFERENCE_PER_INTENT``
 (32 draws per intent by default: the largest of 32 leave-one-out values bounds
 the 95th percentile with confidence 1 − 0.95³² = 0.81; a template with two
-intents has 64 draws, the 63rd value, 0.84; a draw costs ≈ 0.4 s). The
+intents has 64 draws, the 63rd value, 0.84; a draw costs ≈ 0.2 s). The
 distribution check is not required (SPEC §12): its failure lowers realism,
 0.3 of validity, and never rejects a sample alone. docs/realism.md has the
 measurements behind these choices.

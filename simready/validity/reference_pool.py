@@ -60,7 +60,7 @@ def build_reference_pool(template: Any, catalog: Any, intents: Mapping[str, int]
                 sample = building.sample(m.sample_id)
                 sample.root.mkdir(parents=True)
                 sample.manifest.write_bytes(manifest_bytes(canonicalize(m)))
-                row = simulate_sample(sample.root, template, catalog, backend)
+                row = simulate_sample(sample.root, template, catalog, backend, plot=False)
                 samples.append({"sample": m.sample_id, "intent": intent, "verdict": row["verdict"]})
                 if row["verdict"] != "accept":
                     continue
