@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from simready.assets.metadata import table
 from simready.assets.release import dataset_release
 from simready.release import ReleaseError, load_release, verify_release
 from simready.release.build import DEFAULT_TAG
@@ -18,4 +19,4 @@ def release_verifies(store: ArtifactStore) -> dg.AssetCheckResult:
     problems = verify_release(store, release)
     return dg.AssetCheckResult(passed=not problems, severity=dg.AssetCheckSeverity.ERROR,
                                metadata={"release": release.release_id, "files": release.files,
-                                         "problems": dg.MetadataValue.json(problems[:20])})
+                                         "problems": table([{"problem": p} for p in problems[:20]], [("problem", "string")])})
