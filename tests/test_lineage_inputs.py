@@ -196,3 +196,12 @@ def test_check_findings_are_tables_with_a_schema():
     for stage in ("world", "scenario", "simulation", "measurement", "expectations", "suite"):
         module = paths.PROJECT_ROOT / "simready" / "checks" / f"{stage}.py"
         assert "MetadataValue.json" not in module.read_text(), module
+
+
+def test_gx_observations_leave_out_what_gx_could_not_compute():
+    from simready.validity.expectations import ExpectationOutcome, SuiteResult
+
+    outcome = ExpectationOutcome(expectation="speed_mps between 0 and 40", success=True,
+                                 observed={"element_count": 0, "unexpected_percent": None, "missing_percent": 1 / 3})
+    result = SuiteResult(suite="trajectories", success=True, evaluated=1, successful=1, results=[outcome])
+    assert result.table()[0]["observed"] == "element_count=0, missing_percent=0.3333"

@@ -366,7 +366,9 @@ def _observed(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _short(observed: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in observed.items())
+    """``k=v, …`` of what GX observed, floats to 4 decimals; a figure it could not compute (None: a condition
+    left no row to test) is left out rather than shown as "None"."""
+    return ", ".join(f"{k}={round(v, 4) if isinstance(v, float) else v}" for k, v in observed.items() if v is not None)
 
 
 # --- Data Docs --------------------------------------------------------------------------
