@@ -72,10 +72,9 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
 )
 def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     from simready.review import sample_summary, write_index
+    from simready.review.rollup import ROLLUP_COLUMNS, acceptance_by_batch
     from simready.scenario.coverage_summary import coverage_table, coverage_totals, merge_cells, plot_coverage_heatmap
     from simready.validity.suite import build_docs, suite_validity
-
-    from simready.review.rollup import ROLLUP_COLUMNS, acceptance_by_batch
 
     suite = load_suite(source.suite_file, source.templates_dir)
     batches = registered_batches(context)
