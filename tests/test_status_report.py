@@ -78,9 +78,12 @@ def test_the_command_on_a_new_instance(tmp_path):
     assert runs[()].stdout.splitlines()[1:] == runs[("--all",)].stdout.splitlines()[1:]
 
 
-def test_partitions_read_per_asset_give_what_dagster_reads_per_partition(monkeypatch):
-    """The status reads each asset's latest materialization per partition in two queries; the records, and so every
-    status and cause, are those Dagster's own queryer reads one partition at a time."""
+def test_read_ahead_gives_what_dagster_reads_one_partition_at_a_time(monkeypatch):
+    """The status reads each asset's latest materialization per partition in two queries and knows a partitioned
+    dependency unchanged from them; the records, and so every status and cause, are those Dagster's own queryer and
+    resolver read one query at a time. Manifests here carry provenance (code version, the template partition's
+    data version and event they were computed from), so the dependency check runs both ways: one manifest's
+    template was materialized again after it, the other's was not."""
     import dagster as dg
     from dagster._core.definitions.data_version import CachingStaleStatusResolver
     from dagster._core.definitions.events import AssetKeyPartitionKey
@@ -91,20 +94,33 @@ def test_partitions_read_per_asset_give_what_dagster_reads_per_partition(monkeyp
     from simready.definitions import defs
 
     graph = defs.resolve_asset_graph()
-    t1, t2 = sorted(graph.get(dg.AssetKey("world_templates")).partitions_def.get_partition_keys())[:2]
-    events = [("world_templates", t1, "v1"), ("world_templates", t2, "v1"), ("world_templates", t1, "v2"),
-              ("scenario_manifests", f"b0000|{t1}", "m1"), ("scenario_manifests", f"b0000|{t1}", "m2"),
-              ("scenario_manifests", f"b0001|{t2}", "m1"), ("world_templates", t1, "v3")]
+    templates, manifests = dg.AssetKey("world_templates"), dg.AssetKey("scenario_manifests")
+    t1, t2 = sorted(graph.get(templates).partitions_def.get_partition_keys())[:2]
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(batch_partitions.name, ["b0000", "b0001"])
-        for asset, partition, version in events:
-            instance.report_runless_asset_event(dg.AssetMaterialization(
-                asset, partition=partition, tags={"dagster/data_version": version}))
+
+        def report(key: dg.AssetKey, partition: str, version: str, template: str | None = None) -> None:
+            tags = {"dagster/data_version": version, "dagster/code_version": graph.get(key).code_version}
+            if template is not None:
+                (latest,) = instance.fetch_materializations(
+                    dg.AssetRecordsFilter(asset_key=templates, asset_partitions=[template]), limit=1).records
+                tags["dagster/input_data_version/world_templates"] = latest.asset_materialization.tags[
+                    "dagster/data_version"]
+                tags["dagster/input_event_pointer/world_templates"] = str(latest.storage_id)
+            instance.report_runless_asset_event(dg.AssetMaterialization(key, partition=partition, tags=tags))
+
+        report(templates, t1, "v1")
+        report(templates, t2, "v1")
+        report(templates, t1, "v2")
+        report(manifests, f"b0000|{t1}", "m1", template=t1)
+        report(manifests, f"b0001|{t2}", "m1", template=t2)
+        report(manifests, f"b0000|{t1}", "m2", template=t1)
+        report(templates, t1, "v3")  # after b0000|t1's manifests: that dependency was updated
 
         def view():
             return status._view(instance, graph)
 
-        keys = [dg.AssetKey("world_templates"), dg.AssetKey("scenario_manifests")]
+        keys = [templates, manifests]
         batched, plain = status._PartitionsReadPerAsset(instance, graph, view(), keys), CachingInstanceQueryer(
             instance, graph, view())
         for key in keys:
@@ -112,12 +128,13 @@ def test_partitions_read_per_asset_give_what_dagster_reads_per_partition(monkeyp
                 ap = AssetKeyPartitionKey(key, partition)
                 mine, theirs = (q.get_latest_materialization_or_observation_record(ap) for q in (batched, plain))
                 assert (mine and mine.storage_id) == (theirs and theirs.storage_id), ap
-        latest = batched.get_latest_materialization_or_observation_record(
-            AssetKeyPartitionKey(dg.AssetKey("world_templates"), t1))
+        latest = batched.get_latest_materialization_or_observation_record(AssetKeyPartitionKey(templates, t1))
         assert latest.asset_materialization.tags["dagster/data_version"] == "v3"
 
         rows = status.graph_status(defs, instance)
         monkeypatch.setattr(status, "_resolver", lambda defs, instance: (CachingStaleStatusResolver(
             instance=instance, asset_graph=graph, loading_context=view()), graph))
         assert status.graph_status(defs, instance) == rows
+        by_key = {(r.asset, r.partition): r for r in rows}
+        assert by_key[("scenario_manifests", f"b0000|{t1}")].status == "stale"
         assert {r.status for r in rows} >= {"stale", "missing"}
