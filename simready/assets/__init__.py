@@ -3,5 +3,6 @@
 The domain modules that pull the numeric and geometry stacks (PyBullet, trimesh, SciPy, Matplotlib, Great
 Expectations, Jinja2 …) are imported inside the functions that run them, not at the top of these modules:
 loading the definitions (the webserver, the daemon, each run, ``simready status``) then costs about a second
-instead of three (issue 19 item 6; ``make bench status``). Constants the decorators need stay at the top.
+instead of three (issue 19 item 6; ``python -m simready.bench status``). Constants the decorators need stay at
+the top.
 """
