@@ -3,6 +3,7 @@ library warnings on stderr, exit status 0."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -138,3 +139,17 @@ def test_read_ahead_gives_what_dagster_reads_one_partition_at_a_time(monkeypatch
         by_key = {(r.asset, r.partition): r for r in rows}
         assert by_key[("scenario_manifests", f"b0000|{t1}")].status == "stale"
         assert {r.status for r in rows} >= {"stale", "missing"}
+
+
+#: Stacks only the stages' computations need; loading the definitions (webserver, daemon, each run, ``simready
+#: status``) imports none of them, which is what keeps it near a second (``python -m simready.bench status``).
+HEAVY = ("pybullet", "trimesh", "scipy", "matplotlib", "great_expectations", "jinja2", "numba", "pandas", "pxr",
+         "embreex", "dagster_aws", "dagster_celery", "boto3")
+
+
+def test_loading_the_definitions_leaves_the_heavy_stacks_unloaded():
+    code = "import json, sys, simready.definitions; print(json.dumps(sorted(sys.modules)))"
+    env = {k: v for k, v in os.environ.items() if k != "SIMREADY_DEPLOYMENT"}
+    loaded = json.loads(subprocess.run([sys.executable, "-W", "ignore", "-c", code], env=env, cwd=ROOT, check=True,
+                                       capture_output=True, text=True).stdout.splitlines()[-1])
+    assert sorted(name for name in HEAVY if name in loaded) == []
