@@ -108,3 +108,75 @@ def test_the_uis_add_a_partition_is_refused_with_the_line(tmp_path, monkeypatch)
                 "nothing was added") in refused["message"]
         assert add("b0003") == {"__typename": "AddDynamicPartitionSuccess", "partitionKey": "b0003"}
     assert instance.get_dynamic_partitions(batch_partitions.name) == ["b0003"]
+
+
+@pytest.mark.slow
+def test_the_dialog_in_the_ui_shows_the_line_and_adds_nothing(tmp_path):
+    """Dagster's own UI, in Debian's chromium (``make browser``): an asset page's Materialize → "Add a partition"
+    for ``sample_batch``, the name typed and saved. A bad name: the alert shows the line, nothing is stored; a
+    good one is added."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from playwright.sync_api import TimeoutError as NotShown
+    from playwright.sync_api import sync_playwright
+
+    chromium = os.environ.get("SIMREADY_CHROMIUM") or shutil.which("chromium")
+    if not chromium:
+        pytest.fail("chromium is missing: `make browser` installs Debian's chromium (as root), or set SIMREADY_CHROMIUM")
+    home = tmp_path / "home"
+    _deployed_instance(home).add_dynamic_partitions(batch_partitions.name, ["b0000"])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "DAGSTER_HOME": str(home), "SIMREADY_ARTIFACTS": str(tmp_path / "artifacts")}
+    env.pop("SIMREADY_DEPLOYMENT", None)
+    with (home / "webserver.log").open("wb") as log:
+        server = subprocess.Popen([sys.executable, "-m", "dagster_webserver", "-h", "127.0.0.1", "-p", str(port),
+                                   "-w", str(ROOT / "workspace.yaml")], cwd=ROOT, env=env, stdout=log, stderr=log)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/server_info", timeout=2).read()
+                break
+            except OSError:
+                assert server.poll() is None, (home / "webserver.log").read_text()[-2000:]
+                assert time.monotonic() < deadline, "the webserver did not answer in 60 s"
+                time.sleep(0.5)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium)
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.goto(f"{base}/assets/scenario_manifests", wait_until="domcontentloaded")
+            materialize = page.get_by_role("button", name="Materialize")
+            materialize.first.wait_for(timeout=60_000)
+            skip = page.get_by_role("button", name="Skip")  # Dagster's community dialog, on a new instance
+            try:
+                skip.click(timeout=5_000)
+            except NotShown:
+                pass
+            materialize.first.click()
+            page.get_by_role("button", name="Confirm").click(timeout=30_000)  # "upstream not materialized yet"
+            page.get_by_text("Add a partition").click(timeout=30_000)
+            page.get_by_placeholder("name").fill("tuesday")
+            page.get_by_role("button", name="Save").click()
+            alert = page.get_by_text("sample_batch: batch key 'tuesday' is not of the form b0000 (b and four digits, "
+                                     "b0000 … b9999); nothing was added")
+            alert.wait_for(timeout=30_000)
+            page.get_by_role("button", name="OK").click()
+            page.get_by_placeholder("name").fill("b0007")
+            page.get_by_role("button", name="Save").click()
+            page.get_by_placeholder("name").wait_for(state="detached", timeout=30_000)
+            browser.close()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    assert dg.DagsterInstance.from_config(str(home)).get_dynamic_partitions(batch_partitions.name) == ["b0000", "b0007"]
