@@ -116,39 +116,20 @@ def test_the_dialog_in_the_ui_shows_the_line_and_adds_nothing(tmp_path):
     for ``sample_batch``, the name typed and saved. A bad name: the alert shows the line, nothing is stored; a
     good one is added."""
     import os
-    import socket
-    import subprocess
-    import sys
-    import time
-    import urllib.request
 
     from playwright.sync_api import TimeoutError as NotShown
     from playwright.sync_api import sync_playwright
+
+    from simready.testing.servers import dagster_webserver
 
     chromium = os.environ.get("SIMREADY_CHROMIUM") or shutil.which("chromium")
     if not chromium:
         pytest.fail("chromium is missing: `make browser` installs Debian's chromium (as root), or set SIMREADY_CHROMIUM")
     home = tmp_path / "home"
     _deployed_instance(home).add_dynamic_partitions(batch_partitions.name, ["b0000"])
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     env = {**os.environ, "DAGSTER_HOME": str(home), "SIMREADY_ARTIFACTS": str(tmp_path / "artifacts")}
     env.pop("SIMREADY_DEPLOYMENT", None)
-    with (home / "webserver.log").open("wb") as log:
-        server = subprocess.Popen([sys.executable, "-m", "dagster_webserver", "-h", "127.0.0.1", "-p", str(port),
-                                   "-w", str(ROOT / "workspace.yaml")], cwd=ROOT, env=env, stdout=log, stderr=log)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/server_info", timeout=2).read()
-                break
-            except OSError:
-                assert server.poll() is None, (home / "webserver.log").read_text()[-2000:]
-                assert time.monotonic() < deadline, "the webserver did not answer in 60 s"
-                time.sleep(0.5)
+    with dagster_webserver(ROOT / "workspace.yaml", env, home / "webserver.log") as base:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium)
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
@@ -173,10 +154,4 @@ def test_the_dialog_in_the_ui_shows_the_line_and_adds_nothing(tmp_path):
             page.get_by_role("button", name="Save").click()
             page.get_by_placeholder("name").wait_for(state="detached", timeout=30_000)
             browser.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
     assert dg.DagsterInstance.from_config(str(home)).get_dynamic_partitions(batch_partitions.name) == ["b0000", "b0007"]

@@ -13,12 +13,7 @@ import functools
 import http.server
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import threading
-import time
-import urllib.request
 from pathlib import Path
 
 import dagster as dg
@@ -38,6 +33,7 @@ from simready.assets.validity import reference_pools, validity_reports
 from simready.assets.world import sensor_rigs, world_templates
 from simready.layout import ArtifactLayout
 from simready.records import ValidityRecord
+from simready.testing.servers import dagster_webserver
 from simready.resources import ArtifactStore, SourceData
 
 # One worker runs the module under `make test` (--dist loadgroup): the suite and the webserver are built once.
@@ -47,12 +43,6 @@ TLA = "two_lane_arterial"
 REPO = Path(__file__).resolve().parents[1]
 #: Debian's chromium (``make browser``), or the one ``SIMREADY_CHROMIUM`` names.
 CHROMIUM = os.environ.get("SIMREADY_CHROMIUM") or shutil.which("chromium")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager
@@ -196,22 +186,8 @@ def test_suite_index_lists_every_sample_and_filters_by_verdict(suite, browser):
 
 def test_dagster_ui_renders_the_lineage_and_an_asset_page_with_a_picture_and_a_table(suite, browser):
     _, home, artifacts, _ = suite
-    port = _free_port()
     env = {**os.environ, "DAGSTER_HOME": str(home), "SIMREADY_ARTIFACTS": str(artifacts)}
-    log = (home / "webserver.log").open("wb")
-    server = subprocess.Popen([sys.executable, "-m", "dagster_webserver", "-h", "127.0.0.1", "-p", str(port),
-                               "-w", str(REPO / "workspace.yaml")], cwd=REPO, env=env, stdout=log, stderr=log)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/server_info", timeout=2).read()
-                break
-            except OSError:
-                assert server.poll() is None, (home / "webserver.log").read_text()[-2000:]
-                assert time.monotonic() < deadline, "the webserver did not answer in 60 s"
-                time.sleep(0.5)
+    with dagster_webserver(REPO / "workspace.yaml", env, home / "webserver.log") as base:
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
 
         # The lineage graph: every stage's group drawn as a node with edges between them, and an asset's
@@ -243,13 +219,6 @@ def test_dagster_ui_renders_the_lineage_and_an_asset_page_with_a_picture_and_a_t
         assert contents.locator("th").all_inner_texts() == ["what", "count"]
         assert contents.locator("td", has_text="lanes").count() == 1
         page.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 def test_coverage_report_rolls_up_what_each_validity_partition_counts(suite):
