@@ -82,13 +82,15 @@ def _at(data: Any, path: tuple[Any, ...]) -> Any:
 def _mutated(draw: st.DrawFn) -> dict[str, Any]:
     data = copy.deepcopy(_VALID)
     for _ in range(draw(st.integers(1, 3))):
-        # Index draws (not sampled_from over mutable nodes) keep generation replayable.
+        # Index draws (not sampled_from over mutable nodes) keep generation replayable; drawn values are copied,
+        # since _NASTY's [] and {} are shared objects that a later "add_key" or "duplicate" would otherwise grow,
+        # changing the paths of later examples (hypothesis: FlakyStrategyDefinition).
         paths = _paths(data)
         path = paths[draw(st.integers(0, len(paths) - 1))]
         node = _at(data, path)
         op = draw(st.sampled_from(["delete", "replace", "replace", "add_key", "duplicate"]))
         if op == "add_key" and isinstance(node, dict):
-            node[draw(_KEYS)] = draw(_JSON)
+            node[draw(_KEYS)] = copy.deepcopy(draw(_JSON))
         elif op == "duplicate" and isinstance(node, list) and node:
             node.append(copy.deepcopy(node[draw(st.integers(0, len(node) - 1))]))
         elif not path:
@@ -98,7 +100,7 @@ def _mutated(draw: st.DrawFn) -> dict[str, Any]:
             if op == "delete":
                 del parent[path[-1]]
             else:
-                parent[path[-1]] = draw(_JSON)
+                parent[path[-1]] = copy.deepcopy(draw(_JSON))
     return data
 
 
