@@ -181,6 +181,11 @@ def _add_template_import_scene(template: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
+    import dagster as dg
+
+    # Dagster's beta and preview warnings are about features our definitions chose, not news to the user.
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    warnings.simplefilter("ignore", dg.PreviewWarning)
     from simready.main_job import run_main_job
     from simready.status import owner_tags
 
