@@ -8,6 +8,7 @@ handlers so ``simready --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import importlib
 import os
 import sys
@@ -283,9 +284,31 @@ def build_parser() -> argparse.ArgumentParser:
 EXIT_INTERRUPTED = 130
 
 
+def _import_pybullet_quietly() -> None:
+    """Import PyBullet with the process's stderr closed: its C extension prints "pybullet build time: …" there.
+
+    C's stdio buffers are flushed before the stream is put back, whatever it buffered.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            try:
+                import pybullet  # noqa: F401
+            finally:
+                ctypes.CDLL(None).fflush(None)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
+    if args.command != "status" and "pybullet" not in sys.modules:
+        # Most commands reach the simulator; its banner is not news to the reader. `status` never does (and stays fast).
+        _import_pybullet_quietly()
     try:
         return handler(args)
     except SimreadyError as exc:
