@@ -26,11 +26,11 @@ def _source(args: argparse.Namespace, samples: object) -> None:
 
 def _release(args: argparse.Namespace, fmt: str) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
+    from simready.deployment import artifact_store
     from simready.export.release import export_release_mcap, export_release_nuscenes, load_release
-    from simready.store import LocalStore
 
     started = time.perf_counter()
-    store = LocalStore.from_environment()
+    store = artifact_store()
     release = load_release(store, args.release)
     with output_folder(Path(args.out)) as staged:
         if fmt == "mcap":

@@ -1,5 +1,6 @@
-"""``simready release list | show | verify | tag``: the dataset releases in the artifact store (local deployment:
-``SIMREADY_ARTIFACTS``). Releases are built by the Dagster asset ``dataset_release`` (``make run``)."""
+"""``simready release list | show | verify | tag``: the dataset releases in the artifact store of the active
+deployment (:func:`simready.deployment.artifact_store`: ``SIMREADY_ARTIFACTS`` locally, the S3 bucket in
+production). Releases are built by the Dagster asset ``dataset_release`` (``make run``)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from pathlib import Path
 
 def _store():
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.store import LocalStore
+    from simready.deployment import artifact_store
 
-    return LocalStore.from_environment()
+    return artifact_store()
 
 
 def _list(args: argparse.Namespace) -> int:

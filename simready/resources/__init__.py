@@ -26,7 +26,8 @@ from typing import BinaryIO
 import dagster as dg
 
 from simready import paths
-from simready.errors import SimreadyError, StoreError
+from simready.deployment import PRODUCTION_ENV, DeploymentError, deployment_name, s3_settings
+from simready.errors import StoreError
 from simready.layout import ArtifactLayout
 from simready.store import Key, LocalStore, Store
 
@@ -143,24 +144,6 @@ class SourceData(dg.ConfigurableResource):
         return Path(self.templates_dir) / f"{template_id}.yaml"
 
 
-class DeploymentError(SimreadyError):
-    """The deployment cannot start: a setting is missing or a server it names does not answer.
-    The source is the environment variable to set."""
-
-    kind = "deployment"
-
-
-DEPLOYMENTS = ("local", "production")
-
-#: The production deployment's environment: variable -> what it is, for the one-line error when missing.
-PRODUCTION_ENV = {
-    "SIMREADY_S3_BUCKET": "the S3 bucket of the artifacts, e.g. export SIMREADY_S3_BUCKET=my-simready-artifacts",
-    "SIMREADY_POSTGRES_URL": "the Dagster instance's Postgres, e.g. export "
-                             "SIMREADY_POSTGRES_URL=postgresql+psycopg2://user:password@host:5432/dagster",
-    "SIMREADY_CELERY_BROKER": "the Celery broker the workers listen to, e.g. export "
-                              "SIMREADY_CELERY_BROKER=redis://host:6379/0",
-}
-
 #: Celery settings shared by the executor (the run) and the workers (``simready.resources.celery_app``): a task is
 #: acknowledged when it has finished, and given back to the broker when its worker process dies, so a step whose
 #: worker is killed runs again on a live one; one task at a time per worker process.
@@ -173,13 +156,6 @@ CELERY_CONFIG_SOURCE = {
 }
 
 
-def deployment_name() -> str:
-    name = os.environ.get("SIMREADY_DEPLOYMENT", "local")
-    if name not in DEPLOYMENTS:
-        raise DeploymentError("SIMREADY_DEPLOYMENT", "", f"{name!r} is not a deployment (known: {', '.join(DEPLOYMENTS)})")
-    return name
-
-
 def local_resources() -> dict[str, object]:
     return {"store": ArtifactStore(), "source": SourceData()}
 
@@ -190,11 +166,11 @@ def production_resources() -> dict[str, object]:
 
     from simready.resources.s3 import S3ArtifactStore
 
-    s3 = S3Resource(max_attempts=int(os.environ.get("SIMREADY_S3_MAX_ATTEMPTS", "3")))
-    prefix = os.environ.get("SIMREADY_S3_PREFIX", "")
+    settings = s3_settings()
+    prefix = settings.prefix
+    s3 = S3Resource(max_attempts=settings.max_attempts)
     store = S3ArtifactStore(s3=s3, bucket=dg.EnvVar("SIMREADY_S3_BUCKET"),
-                            prefix=dg.EnvVar("SIMREADY_S3_PREFIX") if prefix else "",
-                            timeout_s=int(os.environ.get("SIMREADY_S3_TIMEOUT_S", "30")))
+                            prefix=dg.EnvVar("SIMREADY_S3_PREFIX") if prefix else "", timeout_s=settings.timeout_s)
     # Step outputs (none today: assets return MaterializeResult) under a dot name, which is never an artifact key.
     io_manager = S3PickleIOManager(s3_resource=s3, s3_bucket=dg.EnvVar("SIMREADY_S3_BUCKET"),
                                    s3_prefix=f"{prefix}/.dagster-io" if prefix else ".dagster-io")

@@ -13,6 +13,7 @@ import dagster as dg
 from dagster_aws.s3 import S3Resource
 from pydantic import PrivateAttr
 
+from simready.deployment import s3_client as deployment_s3_client
 from simready.resources import ArtifactStore
 from simready.store import Store
 
@@ -50,18 +51,9 @@ class S3ArtifactStore(ArtifactStore):
 
 
 def s3_client(s3, timeout_s: int):
-    """A boto3 S3 client from dagster-aws's ``S3Resource`` settings, with explicit time limits.
-
-    ``S3Resource.get_client()`` leaves botocore's 60 s read timeout, which with retries holds a step on a
-    stalled endpoint for minutes; the settings are the resource's, only the limits are ours.
-    """
-    import boto3
-    import botocore.config
-
-    session = boto3.session.Session(profile_name=s3.profile_name)
-    return session.client(
-        "s3", region_name=s3.region_name, endpoint_url=s3.endpoint_url, use_ssl=s3.use_ssl, verify=s3.verify,
-        aws_access_key_id=s3.aws_access_key_id, aws_secret_access_key=s3.aws_secret_access_key,
-        aws_session_token=s3.aws_session_token,
-        config=botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
-                                      retries={"max_attempts": s3.max_attempts, "mode": "standard"}))
+    """A boto3 S3 client from dagster-aws's ``S3Resource`` settings, with explicit time limits
+    (:func:`simready.deployment.s3_client`: ``S3Resource.get_client()`` would leave botocore's 60 s read timeout)."""
+    return deployment_s3_client(timeout_s, s3.max_attempts, profile_name=s3.profile_name, region_name=s3.region_name,
+                                endpoint_url=s3.endpoint_url, use_ssl=s3.use_ssl, verify=s3.verify,
+                                aws_access_key_id=s3.aws_access_key_id, aws_secret_access_key=s3.aws_secret_access_key,
+                                aws_session_token=s3.aws_session_token)

@@ -1,0 +1,108 @@
+"""Which deployment is active (``SIMREADY_DEPLOYMENT``) and its artifact store, without Dagster.
+
+The one place that reads the deployment's name and its S3 settings: the Dagster resources
+(:mod:`simready.resources`) build the code location's store from them, and the command line
+(``simready release``, ``simready export --release``) opens the same store from them with
+:func:`artifact_store`, without importing Dagster or dagster-aws (about 3 s).
+
+``local``: a :class:`~simready.store.LocalStore` (``SIMREADY_ARTIFACTS``, else ``artifacts/``).
+``production``: an :class:`~simready.s3store.S3Store` on ``s3://$SIMREADY_S3_BUCKET/$SIMREADY_S3_PREFIX``,
+through boto3's own environment (``AWS_ENDPOINT_URL``, ``AWS_DEFAULT_REGION``, credentials or a profile), with
+this process's cache in ``SIMREADY_CACHE``. Reading artifacts needs only the bucket; the code location also
+needs Postgres and the broker (:func:`simready.resources.check_production`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from simready.errors import SimreadyError
+from simready.store import LocalStore, Store
+
+
+class DeploymentError(SimreadyError):
+    """The deployment cannot start: a setting is missing or a server it names does not answer.
+    The source is the environment variable to set."""
+
+    kind = "deployment"
+
+
+DEPLOYMENTS = ("local", "production")
+
+#: The production deployment's environment: variable -> what it is, for the one-line error when missing.
+PRODUCTION_ENV = {
+    "SIMREADY_S3_BUCKET": "the S3 bucket of the artifacts, e.g. export SIMREADY_S3_BUCKET=my-simready-artifacts",
+    "SIMREADY_POSTGRES_URL": "the Dagster instance's Postgres, e.g. export "
+                             "SIMREADY_POSTGRES_URL=postgresql+psycopg2://user:password@host:5432/dagster",
+    "SIMREADY_CELERY_BROKER": "the Celery broker the workers listen to, e.g. export "
+                              "SIMREADY_CELERY_BROKER=redis://host:6379/0",
+}
+
+
+def deployment_name() -> str:
+    name = os.environ.get("SIMREADY_DEPLOYMENT", "local")
+    if name not in DEPLOYMENTS:
+        raise DeploymentError("SIMREADY_DEPLOYMENT", "", f"{name!r} is not a deployment (known: {', '.join(DEPLOYMENTS)})")
+    return name
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    """The production store's settings from the environment.
+
+    Attributes:
+        bucket: ``SIMREADY_S3_BUCKET``.
+        prefix: ``SIMREADY_S3_PREFIX`` ("" for the bucket's root).
+        timeout_s: ``SIMREADY_S3_TIMEOUT_S`` (default 30): connect and read limit of one request.
+        max_attempts: ``SIMREADY_S3_MAX_ATTEMPTS`` (default 3): tries of one request.
+    """
+
+    bucket: str
+    prefix: str
+    timeout_s: int
+    max_attempts: int
+
+
+def _positive_int(var: str, default: int) -> int:
+    text = os.environ.get(var, str(default))
+    if not text.isdigit() or int(text) < 1:
+        raise DeploymentError(var, "", f"{text!r} is not a positive whole number")
+    return int(text)
+
+
+def s3_settings(*, bucket_required: bool = True) -> S3Settings:
+    """The S3 settings; a missing bucket (when required) or a bad number is one line naming the variable."""
+    bucket = os.environ.get("SIMREADY_S3_BUCKET", "")
+    if bucket_required and not bucket:
+        raise DeploymentError("SIMREADY_S3_BUCKET", "", f"not set; the production deployment needs "
+                              f"{PRODUCTION_ENV['SIMREADY_S3_BUCKET']}")
+    return S3Settings(bucket, os.environ.get("SIMREADY_S3_PREFIX", ""), _positive_int("SIMREADY_S3_TIMEOUT_S", 30),
+                      _positive_int("SIMREADY_S3_MAX_ATTEMPTS", 3))
+
+
+def s3_client(timeout_s: int, max_attempts: int, **session: Any) -> Any:
+    """A boto3 S3 client with explicit time limits and tries; ``session``: dagster-aws ``S3Resource``'s fields
+    (``profile_name``, ``region_name``, ``endpoint_url``, ``use_ssl``, ``verify``, keys), each ``None`` falling
+    back to boto3's environment. botocore's own 60 s read timeout, with retries, holds a reader on a stalled
+    endpoint for minutes."""
+    import boto3
+    import botocore.config
+
+    profile = session.pop("profile_name", None)
+    session.setdefault("use_ssl", True)
+    return boto3.session.Session(profile_name=profile).client(
+        "s3", **session, config=botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
+                                                       retries={"max_attempts": max_attempts, "mode": "standard"}))
+
+
+def artifact_store(name: str | None = None) -> Store:
+    """The artifact store of the deployment ``name`` (default: ``SIMREADY_DEPLOYMENT``), as a plain store."""
+    name = name or deployment_name()
+    if name == "local":
+        return LocalStore.from_environment()
+    from simready.s3store import S3Store, cache_dir_from_environment
+
+    s = s3_settings()
+    return S3Store(s3_client(s.timeout_s, s.max_attempts), s.bucket, s.prefix, cache_dir_from_environment(s.bucket))
