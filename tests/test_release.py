@@ -33,7 +33,7 @@ from simready.scenario.manifest import load_manifest
 from simready.scenario.splits import split_assignment_row, write_split_assignments
 from simready.sim.constants import DEFAULT_BACKEND
 from simready.store import LocalStore
-from simready.testing.servers import s3_server
+from simready.testing.servers import free_port, s3_env, s3_server
 from simready.validity.suite import suite_validity
 from simready.world.template import load_template
 from simready.world.template_build import build_template_version
@@ -267,6 +267,21 @@ def test_the_release_commands_read_a_release_in_the_production_bucket(suite, tmp
                               ({"SIMREADY_S3_BUCKET": None}, "SIMREADY_S3_BUCKET: not set")):
             failed = simready("release", "show", "r9", **changes)
             assert failed.returncode == 1 and failed.stderr.count("\n") == 1 and says in failed.stderr, failed.stderr
+
+
+def test_the_release_commands_open_the_production_store_without_dagster(tmp_path):
+    """In production the commands build the S3 store from the environment alone (no Dagster, no dagster-aws: about
+    3 s of imports); an endpoint that does not answer is one line naming it."""
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SIMREADY_", "AWS_", "DAGSTER_"))}
+    env.update(s3_env(endpoint), SIMREADY_DEPLOYMENT="production", SIMREADY_S3_BUCKET=S3_BUCKET,
+               SIMREADY_S3_TIMEOUT_S="1", SIMREADY_S3_MAX_ATTEMPTS="1", SIMREADY_CACHE=str(tmp_path / "cache"))
+    code = "import sys; from simready.cli import main; rc = main(['release', 'list']); " \
+           "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dagster', 'dagster_aws'))); sys.exit(rc)"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stdout.strip() == "[]", done.stdout + done.stderr
+    assert done.stderr.strip() == f"error: s3://{S3_BUCKET}/releases/.index.json: read failed: the S3 endpoint " \
+        f"{endpoint} did not answer (EndpointConnectionError); is it up? (AWS_ENDPOINT_URL)"
 
 
 def test_the_dataset_release_asset_and_its_check(suite, tmp_path):
