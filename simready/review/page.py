@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from simready.review.verdict import CheckRow, check_rows, explain
 from simready.scenario.manifest import load_manifest
 from simready.validity import policy
 from simready.validity.gate import ValidityReport
+from simready.validity.gate.distribution import SCENARIO_STATISTIC
 
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
@@ -104,6 +106,24 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class ScoredBy:
+    """The statistic that scored a feature in the base's distribution check: its name, and for the scenario-level
+    statistic its noise level (robust z), draws and confidence (None for PSI and JS, whose level the row gives)."""
+
+    statistic: str
+    level: float | None = None
+    draws: int = 0
+    confidence: float = 0.0
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> "ScoredBy":
+        z = row.get("scenario") or {}
+        if row.get("statistic") == SCENARIO_STATISTIC and z.get("noise_level") is not None:
+            return cls(SCENARIO_STATISTIC, float(z["noise_level"]), int(z["draws"]), float(z["confidence"]))
+        return cls(str(row.get("statistic") or "PSI"))
+
+
+@dataclass(frozen=True)
 class Reference:
     """The realism reference the distribution check compared against: the template's pool (``pool.json``).
 
@@ -116,7 +136,8 @@ class Reference:
         quantile: the quantile of a nominal draw's divergence the noise levels bound (None: not in the report).
         noise: per feature, as the base's distribution check reported it: (feature, noise level, draws of its
             leave-one-draw-out null, confidence that the level bounds the quantile, whether the level is near the
-            most PSI can reach so that no shift of the feature is detectable); empty when uncalibrated.
+            most PSI can reach so that PSI cannot see a shift of the feature, and the statistic that scored it:
+            ``PSI``, ``JS``, or the scenario-level statistic with its own level); empty when uncalibrated.
     """
 
     href: str
@@ -126,12 +147,12 @@ class Reference:
     scope: str | None = None
     scope_draws: int = 0
     quantile: float | None = None
-    noise: tuple[tuple[str, float, int, float, bool], ...] = ()
+    noise: tuple[tuple[str, float, int, float, bool, ScoredBy], ...] = ()
 
     @property
     def shared(self) -> tuple[int, float] | None:
         """(draws, confidence) when every feature's noise level rests on the same ones (the usual case), else None."""
-        kinds = {(n, conf) for _, _, n, conf, _ in self.noise}
+        kinds = {(n, conf) for _, _, n, conf, _, _ in self.noise}
         return next(iter(kinds)) if len(kinds) == 1 else None
 
 
@@ -146,7 +167,8 @@ def _reference(sample: SampleDir, summary: SampleSummary, base: ValidityReport) 
     ref = detail.get("reference") or {}
     features = detail.get("features") or {}
     noise = tuple((name, float(f["noise_level"]), int(ref["null_draws"][name]), float(ref["confidence"][name]),
-                   f.get("ceiling") is not None and f["noise_level"] >= policy.NOISE_SATURATED_SHARE * f["ceiling"])
+                   f.get("ceiling") is not None and f["noise_level"] >= policy.NOISE_SATURATED_SHARE * f["ceiling"],
+                   ScoredBy.of(f))
                   for name, f in sorted(features.items())
                   if f.get("noise_level") is not None and name in ref.get("null_draws", {}))
     return Reference(href=href, pool_samples=int(record["pool_samples"]), rows=int(record["rows"]),

@@ -24,6 +24,16 @@ rows name their draw (column ``sample``), each draw in turn is scored against
 the profile of the others (leave-one-draw-out), and the profile keeps those
 values per feature as the null of "a scenario of the same programs"; see
 :mod:`simready.validity.policy` for the level, its confidence and the p-value.
+
+Scenario-level statistic (:class:`ScenarioStat`): where PSI over row bins
+saturates (a nominal scenario already puts about all its rows in one bin, as a
+held cruise speed does), each continuous feature is also summarised once per
+scenario — its mean and its standard deviation over the scenario's rows — and
+the sample's distance from the draws is the larger robust z of the two,
+|s − median| / (1.4826·MAD) over the reference draws (scale floored at
+:data:`~simready.validity.policy.SCENARIO_SCALE_FLOOR`); its null is the same
+statistic of each draw against the others, so the same level, confidence and
+p-value apply.
 """
 
 from __future__ import annotations
@@ -180,6 +190,63 @@ def _binom_cdf(k: int, n: int, p: float) -> float:
     return float(min(sum(math.comb(n, i) * p**i * (1.0 - p) ** (n - i) for i in range(0, k + 1)), 1.0))
 
 
+#: The per-scenario summaries of a continuous feature (:func:`scenario_summary`), in order.
+SCENARIO_SUMMARIES = ("mean", "sd")
+#: 1.4826·MAD estimates the standard deviation of a normal distribution.
+_MAD_TO_SD = 1.4826
+
+
+def scenario_summary(values: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """(mean, standard deviation) of one scenario's finite values of a feature; None under MIN_FEATURE_ROWS rows.
+
+    One number each per scenario, the sampling unit: where the scenario sits (a cruise speed, a typical gap) and
+    how much it moves within itself (a brake, a stop-and-go, a lane change)."""
+    v = np.asarray(values, np.float64)
+    v = v[np.isfinite(v)]
+    if len(v) < policy.MIN_FEATURE_ROWS:
+        return None
+    return np.array([float(np.mean(v)), float(np.std(v))])
+
+
+def _robust_z(s: NDArray[np.float64], draws: NDArray[np.float64]) -> float:
+    """max over summaries of |s − median| / max(1.4826·MAD, floor) against ``draws`` (rows: draws)."""
+    center = np.median(draws, axis=0)
+    scale = np.maximum(_MAD_TO_SD * np.median(np.abs(draws - center), axis=0), policy.SCENARIO_SCALE_FLOOR)
+    return float(np.max(np.abs(s - center) / scale))
+
+
+@dataclass(frozen=True)
+class ScenarioStat:
+    """One continuous feature summarised per reference draw (:func:`scenario_summary`), with the null of its distance.
+
+    ``summaries``: one row (mean, sd) per draw, in draw order; ``noise``: each draw's robust z against the others
+    (leave-one-draw-out), the null of "a scenario of these programs" for :meth:`distance`."""
+
+    summaries: NDArray[np.float64]
+    noise: NoiseLevel
+
+    @classmethod
+    def of(cls, summaries: NDArray[np.float64]) -> "ScenarioStat":
+        n = len(summaries)
+        null = [_robust_z(summaries[i], np.delete(summaries, i, axis=0)) for i in range(n)]
+        return cls(summaries, NoiseLevel.of(null))
+
+    def distance(self, values: NDArray[np.float64]) -> float | None:
+        """The robust z of a scenario's values against every draw; None when too few rows to summarise."""
+        s = scenario_summary(values)
+        return None if s is None else _robust_z(s, self.summaries)
+
+    def rank_p_value(self, values: NDArray[np.float64]) -> float | None:
+        """Two-sided empirical p of the scenario's mean among the draws' means: 2·min(#{≤}, #{≥}) + 1 over n + 1,
+        capped at 1 (how unusual its mean is, without the scale the robust z assumes)."""
+        s = scenario_summary(values)
+        if s is None:
+            return None
+        means = self.summaries[:, 0]
+        tail = min(int(np.count_nonzero(means <= s[0])), int(np.count_nonzero(means >= s[0])))
+        return min((2 * tail + 1) / (len(means) + 1), 1.0)
+
+
 @dataclass(frozen=True)
 class ReferenceProfile:
     """A reference pool frozen into bins.
@@ -193,6 +260,7 @@ class ReferenceProfile:
         draws: how many reference draws (scenarios) the rows name (0: the pool names none).
         noise: per feature, its leave-one-draw-out null (features without one are uncalibrated).
         scope: which draws of the pool it was frozen from, in words (``template pool`` or ``intent <name>``).
+        scenario: per continuous feature, its per-draw summaries and their null (pools naming two or more draws).
     """
 
     edges: Mapping[str, NDArray[np.float64]]
@@ -203,6 +271,7 @@ class ReferenceProfile:
     draws: int = 0
     noise: Mapping[str, NoiseLevel] = field(default_factory=dict)
     scope: str = "template pool"
+    scenario: Mapping[str, ScenarioStat] = field(default_factory=dict)
 
     @classmethod
     def from_pool(cls, pool: pd.DataFrame) -> "ReferenceProfile":
@@ -213,7 +282,13 @@ class ReferenceProfile:
             return profile
         draw_ids, draw_of_row = np.unique(pool[DRAW_COLUMN].astype(str).to_numpy(), return_inverse=True)
         null: dict[str, list[float]] = {}
+        scenario: dict[str, ScenarioStat] = {}
         if len(draw_ids) >= 2:
+            for name in CONTINUOUS_FEATURES:
+                per_draw = [scenario_summary(columns.values[name][draw_of_row == i]) for i in range(len(draw_ids))]
+                kept = [s for s in per_draw if s is not None]
+                if len(kept) >= 2:
+                    scenario[name] = ScenarioStat.of(np.array(kept))
             for i in range(len(draw_ids)):
                 held = draw_of_row == i
                 others = columns.profile(~held)
@@ -221,7 +296,8 @@ class ReferenceProfile:
                     if d is not None:
                         null.setdefault(name, []).append(d)
         return cls(profile.edges, profile.proportions, profile.classes, profile.class_mix, profile.n_rows,
-                   draws=len(draw_ids), noise={k: NoiseLevel.of(v) for k, v in sorted(null.items()) if len(v) >= 2})
+                   draws=len(draw_ids), noise={k: NoiseLevel.of(v) for k, v in sorted(null.items()) if len(v) >= 2},
+                   scenario=scenario)
 
 
 @dataclass(frozen=True)

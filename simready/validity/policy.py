@@ -38,8 +38,25 @@ reports the level, the draws, the confidence and the p-value
 (1 + #{null ≥ d}) / (n + 1). A branch scores its excess minus its base's
 (what the transformation added beyond noise). A level near the largest PSI a
 sample can reach (:data:`NOISE_SATURATED_SHARE`; all its rows in one bin, as
-for a speed held all scenario long) is noted: PSI cannot see a shift of that
-feature at the scenario level. A pool whose rows name fewer
+for a speed held all scenario long) means PSI cannot see a shift of that
+feature at the scenario level; such a feature is scored by a scenario-level
+statistic instead (gate-1.4.0). Each scenario — every reference draw of the
+intent and the sample — is summarised by the feature's mean and standard
+deviation over its rows (one number each per scenario, the sampling unit:
+where the scenario sits, a cruise speed or a typical gap, and how much it
+moves within itself, a brake or a lane change); the distance is the larger
+of the two robust z, |s − median| / (1.4826·MAD) over the draws (scale
+floored at :data:`SCENARIO_SCALE_FLOOR`), scale-free and insensitive to one
+odd draw. Its null is the same distance of each draw against the others
+(leave-one-draw-out), so the level, its confidence and the p-value come from
+the same :data:`NOISE_QUANTILE` / :data:`NOISE_CONFIDENCE` order statistic,
+and taking the larger z of the two summaries costs no extra false alarms
+(the null is of the maximum). The excess beyond the level is scored against
+:data:`SCENARIO_Z_ADDED_MAX` (a branch: minus its base's); the report also
+gives the two-sided rank p-value of the sample's mean among the draws' means.
+Unsaturated features stay scored by PSI (it sees the shape of the rows, which
+a mean and spread do not), and the report says per feature which statistic
+scored it. A pool whose rows name fewer
 than two draws is uncalibrated: the level is 0 and the raw divergence is
 scored, as before. Pool size: ``simready.scenario.suite.REFERENCE_PER_INTENT``
 (32 draws per intent by default: the largest of 32 leave-one-out values bounds
@@ -57,12 +74,14 @@ from dataclasses import asdict, dataclass
 from types import MappingProxyType
 from typing import Any
 
+#: 1.4.0: a feature whose PSI noise level is saturated is scored by its scenario-level statistic (the robust z of the
+#: scenario's mean and spread among the intent's draws, beyond its leave-one-draw-out level) (issue 19 item 7).
 #: 1.3.0: the distribution check scores divergence beyond the pool's leave-one-draw-out noise level (issue 19).
 #: 1.2.0: a recorded contact exempts its actors' accelerations over its own window (the event's start and end, one
 #: tick either side) instead of a fixed time around its start, grows the temporal tolerance there by |Δv|·dt/2,
 #: and holds a road user's speed there to the vehicle limit (a struck pedestrian is carried by the vehicle).
 #: 1.1.0: camera-vs-LiDAR positions compared on the ground plane (1.0.0 compared heights too).
-POLICY_VERSION = "gate-1.3.0"
+POLICY_VERSION = "gate-1.4.0"
 
 # --- score formulas and the acceptance rule (SPEC §12) ----------------------
 
@@ -201,6 +220,11 @@ NOISE_CONFIDENCE = 0.80
 #: A noise level at or above this share of the largest PSI a sample can reach (all rows in one bin) is noted as
 #: saturated: the feature is constant within a scenario, and PSI over the pool's bins cannot see its shift.
 NOISE_SATURATED_SHARE = 0.90
+#: Added robust z (in the draws' own spread, 1.4826·MAD) at which a saturated feature's score reaches 0: one
+#: standard deviation of the draws beyond the largest nominal scenario's distance.
+SCENARIO_Z_ADDED_MAX = 1.0
+#: Floor of the draws' spread of a scenario summary (m or m/s): draws agreeing closer than this do not differ.
+SCENARIO_SCALE_FLOOR = 0.01
 
 # --- reporting ------------------------------------------------------------------
 
