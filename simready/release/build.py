@@ -33,11 +33,11 @@ from simready.identifiers import is_identifier
 from simready.layout import ArtifactLayout, SampleDir
 from simready.release.checklist import CheckResult, SuiteSample, checklist
 from simready.release.datasheet import datasheet, datasheet_markdown
+from simready.scenario.splits import SPLITS
 from simready.store import Store
 
 FORMAT = "simready-release-1"
 DEFAULT_TAG = "latest"
-SPLITS = ("train", "val", "test")
 #: Threads that copy, fetch and hash objects.
 THREADS = 8
 

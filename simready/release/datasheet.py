@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-SPLITS = ("train", "val", "test")
+from simready.scenario.splits import SPLITS
 
 
 def _by(entries: list[dict[str, Any]], key: str) -> dict[str, dict[str, int]]:
