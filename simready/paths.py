@@ -34,3 +34,10 @@ def artifacts_url() -> str | None:
     """Where a browser loads the artifacts folder from (``SIMREADY_ARTIFACTS_URL``, e.g. the server ``make ui``
     starts beside the Dagster UI), read at call time; None when they are only files on this machine."""
     return os.environ.get("SIMREADY_ARTIFACTS_URL") or None
+
+
+def portable(path: str | os.PathLike[str]) -> str:
+    """``path`` as an artifact records it: relative to the project root when it lies under it (``data/…``), so a
+    record is the same bytes in every checkout and on every worker (a release's hash with it); else as given."""
+    resolved = Path(path).resolve()
+    return resolved.relative_to(PROJECT_ROOT).as_posix() if resolved.is_relative_to(PROJECT_ROOT) else str(path)

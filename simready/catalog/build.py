@@ -82,7 +82,7 @@ def build_certified_catalog(
             }
         )
     report = {
-        "generated_dir": str(generated_dir),
+        "generated_dir": paths.portable(generated_dir),
         "all_passed": certification.all_passed,
         "n_entries": len(entries),
         "n_passed": sum(1 for e in entries if e["passed"]),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from simready import paths
 from simready.atomic import write_json_atomic
 from simready.errors import TemplateError
 from simready.hashing import file_sha256
@@ -55,7 +56,7 @@ class TemplateBuild:
     def report(self) -> dict:
         return {
             "template_id": self.template_id,
-            "source": str(self.source),
+            "source": paths.portable(self.source),
             "valid": self.valid,
             "parsed": self.template is not None,
             "template_hash": self.template_hash,
