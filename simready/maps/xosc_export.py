@@ -160,6 +160,9 @@ class _Builder:
                 obj.add_property("simready.tags", " ".join(actor.tags))
             if actor.behavior.cruise_speed_mps is not None:
                 obj.add_property("simready.cruise_speed_mps", repr(actor.behavior.cruise_speed_mps))
+            for occ in self.m.occluders:
+                if occ.actor_id == actor.id:
+                    obj.add_property("simready.occluder", occ.id)
             if actor.walk is not None:
                 obj.add_property("simready.reaction_delay_s", repr(actor.walk.reaction_delay_s))
                 obj.add_property("simready.stop_tendency", repr(actor.walk.stop_tendency))

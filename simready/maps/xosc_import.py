@@ -1106,7 +1106,10 @@ class _Importer:
     def trigger(self, event: _Event) -> dict[str, Any]:
         """The manifest trigger of an event: its start trigger and its act's, combined."""
         groups = self._groups(event.el.find("StartTrigger"))
-        act_groups = self._groups(event.act.find("StartTrigger"))
+        # An act that starts at simulation time 0 (or before) adds nothing to its events' conditions.
+        act_groups = [[i for i in g if not ("time" in i and i["rule"] == "gt" and i["time"] <= -self.warmup + 1e-9)]
+                      for g in self._groups(event.act.find("StartTrigger"))]
+        act_groups = [g for g in act_groups if g]
         if act_groups and groups:
             if len(act_groups) > 1 and len(groups) > 1:
                 self.note(event.act.find("StartTrigger"), "act and event both have several condition groups: "
@@ -1295,9 +1298,9 @@ class _Importer:
             return {"kind": "at", "t_s": 0.0}
         # by_latest patterns: a group holding only "time >= T" among others is "fire at T";
         # a "time < T" in every group is "skip after T".
-        fire = [g for g in groups if len(g) == 1 and "time" in g[0] and g[0]["rule"] == "gt"]
+        fire = [g for g in groups if g and all("time" in i and i["rule"] == "gt" for i in g)]
         rest = [g for g in groups if g not in fire]
-        deadline_fire = min((g[0]["time"] for g in fire), default=None)
+        deadline_fire = min((max(i["time"] for i in g) for g in fire), default=None)
         if not rest:
             return {"kind": "at", "t_s": max(0.0, min(deadline_fire, self.clip))}
         conds: list[list[dict[str, Any]]] = []
@@ -1424,7 +1427,9 @@ class _Importer:
         if t_decision is not None:
             realized["t_decision_s"] = round(t_decision, 9)
         realized.update({f"xosc.param.{k}"[:128]: v for k, v in sorted(self.param_values().items())})
-        occluders = [{"id": e.id, "kind": "structure", "actor_id": None,
+        occluders = [{"id": _ident(e.props["simready.occluder"]), "kind": "actor", "actor_id": e.id, "pose": None,
+                      "dims": None} for e in self.entities.values() if "simready.occluder" in e.props]
+        occluders += [{"id": e.id, "kind": "structure", "actor_id": None,
                       "pose": {"x": e.pose[0], "y": e.pose[1], "yaw": e.pose[2]},
                       "dims": {"l": e.dims[0] or 1.0, "w": e.dims[1] or 1.0, "h": e.dims[2] or 1.0}}
                      for e in self.entities.values() if e.kind == "misc"]
@@ -1439,13 +1444,65 @@ class _Importer:
             "template_hash": template_hash(self.template), "sample_id": sample_id, "seed": streams.root_seed,
             "streams": streams.seeds(), "clip_s": self.clip, "warmup_s": self.warmup, "dt": self.dt,
             "metric_subject": self.header.get("metric_subject", ego), "actors": actors,
-            "interactions": interactions, "signal_programs": [], "occluders": occluders, "environment": env,
+            "interactions": interactions, "signal_programs": self.signal_programs(), "occluders": occluders, "environment": env,
             "coverage_cell": {"id": "xosc", "dims": {}}, "split": "train", "realized": realized,
             "lineage": {"asset_families": sorted({a.removeprefix("asset:").split("/")[0] for a in assets}),
                         "base_template": self.template.id, "checkpoint_group": sample_id},
             "asset_versions": {a: _asset_hash(catalog, a) for a in assets},
             "intent": f"imported from OpenSCENARIO {self.path.name}",
         }
+
+    def signal_programs(self) -> list[dict[str, Any]]:
+        """Traffic signal controllers → fixed-time programs of the template signals they drive.
+
+        A controller's phases start at simulation time 0 (manifest time ``-warmup_s``; its ``delay`` shifts them);
+        the program is the same cycle written from the rotation whose offset is smallest. A simready export
+        numbers the template's signals 1, 2, … in id order; another map's signal ``N`` is template signal
+        ``signal_N`` (the map importer's name)."""
+        from simready.scenario.manifest.base import MAX_CLIP_S
+
+        net = self.root.find("RoadNetwork/TrafficSignals")
+        if net is None:
+            return []
+        by_index = {str(k + 1): s for k, s in enumerate(sorted(self.template.signals, key=lambda s: s.id))}
+        by_id = {s.id: s for s in self.template.signals}
+        out: dict[str, dict[str, Any]] = {}
+        for ctrl in net.findall("TrafficSignalController"):
+            phases: dict[str, list[tuple[str, float]]] = {}
+            for ph in ctrl.findall("Phase"):
+                dur = self.rd.num(ph, "duration")
+                for st in ph.findall("TrafficSignalState"):
+                    phases.setdefault(self.rd.text(st, "trafficSignalId"), []).append((self.rd.text(st, "state"), dur))
+            delay = self.rd.num(ctrl, "delay", 0.0)
+            for sig_ref, seq in sorted(phases.items()):
+                sig = (by_index.get(sig_ref) if self.road_of_lane else None) or by_id.get(f"signal_{sig_ref}") or \
+                    by_id.get(sig_ref)
+                if sig is None:
+                    self.note(ctrl, f"signal {sig_ref} is in no template signal")
+                    continue
+                seq = [(state, d) for state, d in seq if d > 0]
+                start = delay
+                if len(seq) > 1 and seq[0][0] == seq[-1][0]:
+                    start -= seq[-1][1]
+                    seq = [(seq[0][0], seq[0][1] + seq[-1][1])] + seq[1:-1]
+                cycle = sum(d for _, d in seq)
+                if not seq or cycle <= 0:
+                    continue
+                best = None
+                acc = 0.0
+                for k in range(len(seq)):
+                    offset = round((start + acc - self.warmup) % cycle, 9)
+                    offset = 0.0 if abs(offset - cycle) < 1e-6 else offset
+                    best = (offset, k) if best is None or offset < best[0] else best
+                    acc += seq[k][1]
+                offset, k = best
+                rotated = seq[k:] + seq[:k]
+                if offset > MAX_CLIP_S or max(d for _, d in rotated) > MAX_CLIP_S:
+                    self.note(ctrl, f"signal {sig.id}: a phase or offset longer than {MAX_CLIP_S:g} s")
+                    continue
+                out[sig.id] = {"id": sig.id, "controls": list(sig.controls), "offset_s": offset,
+                               "phases": [{"state": st, "duration_s": d} for st, d in rotated]}
+        return [out[k] for k in sorted(out)]
 
     def param_values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
