@@ -818,12 +818,20 @@ class _Importer:
                     for man in mg.findall("Maneuver"):
                         for ev in man.findall("Event"):
                             name = self.rd.text(ev, "name")
-                            self.events[name] = _Event(name, _ident(name), ev, actors, mg, act)
+                            if name in self.events:
+                                self.note(ev, f"event name {name!r} repeats: state conditions name the first")
+                                name = f"{name}@{ev.sourceline}"
+                            ident = _ident(name)
+                            taken = {e.id for e in self.events.values()}
+                            k = 2
+                            while ident in taken:
+                                ident, k = _ident(f"{_ident(name)}_{k}"), k + 1
+                            self.events[name] = _Event(name, ident, ev, actors, mg, act)
         for story in sb.findall("Story"):
             for act in story.findall("Act"):
                 for mg in act.findall("ManeuverGroup"):
                     for ev in mg.iter("Event"):
-                        self._event(self.events[ev.get("name", "")])
+                        self._event(next(e for e in self.events.values() if e.el is ev))
 
     def _event(self, event: _Event) -> None:
         ev = event.el
@@ -837,7 +845,7 @@ class _Importer:
                 continue
             verbs = self._verbs(body, event)
             for actor, verb in verbs:
-                inter_id = event.id if k == 0 else _ident(f"{event.name}_{k}")
+                inter_id = event.id if k == 0 else _ident(f"{event.id}_{k}")
                 k += 1
                 event.interactions.append({"id": inter_id, "actor_id": actor, **verb})
 
@@ -1064,7 +1072,8 @@ class _Importer:
         return {"lane_offset": {"value": round(value, 9), "unit": "metres"}, "dynamics": dyn}
 
     def _trajectory(self, ft: etree._Element, ent: _Entity) -> dict[str, Any] | None:
-        traj = ft.find("TrajectoryRef/Trajectory") or ft.find("Trajectory")
+        traj = ft.find("TrajectoryRef/Trajectory")
+        traj = traj if traj is not None else ft.find("Trajectory")
         if traj is None:
             self.note(ft, "trajectory by catalog reference is not read")
             return None
@@ -1328,6 +1337,12 @@ class _Importer:
             afters = [i for i in g if "after" in i]
             times = [i for i in g if "time" in i]
             leaves = [i for i in g if "leaf" in i or "arrival" in i]
+            own = [i for i in afters if i["after"] == event.name]
+            if own:
+                self.note(where, "a condition on the event's own state (a repeat) is dropped", approximated=True)
+                afters = [i for i in afters if i["after"] != event.name]
+                if not afters and not leaves and not times:
+                    return {"kind": "at", "t_s": 0.0}
             if afters and not leaves:
                 a = afters[0]
                 delay = a["delay"] + (self.events[a["after"]].duration_s if a.get("end") else 0.0)
