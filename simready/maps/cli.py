@@ -43,6 +43,21 @@ def register(template: argparse._SubParsersAction, scenario: argparse._SubParser
         xosc.add_argument("--out", required=True, help="output folder (must be new or empty)")
         xosc.set_defaults(handler=_scenario_export_xosc)
 
+        imp_x = scenario.add_parser(
+            "import-xosc", help="import an ASAM OpenSCENARIO file (or a parameter distribution) as manifest(s)",
+            description="Read FILE.xosc with the road network its LogicFile names (or --map) and the catalogs it "
+                        "names; write the manifest, the import report and, when the map is not a shipped template, "
+                        "the imported template. A ParameterValueDistribution file gives one manifest per set.")
+        imp_x.add_argument("file", help="OpenSCENARIO file (.xosc), 1.0-1.3, or a ParameterValueDistribution file")
+        imp_x.add_argument("--map", default=None, help="OpenDRIVE file to use instead of the file's LogicFile")
+        imp_x.add_argument("--decision", default=None,
+                           help="decision checkpoint: an event name or seconds (default: the first event of the "
+                                "main maneuver group)")
+        imp_x.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                           help="override a declared parameter (repeatable)")
+        imp_x.add_argument("--out", default=None, help="output folder (must be new or empty; default xosc_<stem>)")
+        imp_x.set_defaults(handler=_scenario_import_xosc)
+
 
 def _bounds(text: str) -> tuple[float, float, float, float]:
     try:
@@ -110,4 +125,43 @@ def _scenario_export_xosc(args: argparse.Namespace) -> int:
     for line in report.lines():
         print(line)
     print(f"wrote {args.out}", file=sys.stdout)
+    return 0
+
+
+def _scenario_import_xosc(args: argparse.Namespace) -> int:
+    from simready.atomic import json_bytes
+    from simready.maps.template_yaml import template_yaml
+    from simready.maps.xosc_import import XoscError, import_distribution, import_xosc, is_distribution
+    from simready.scenario.manifest import manifest_bytes
+
+    src = Path(args.file)
+    overrides = {}
+    for item in args.param:
+        name, eq, value = item.partition("=")
+        if not eq or not name:
+            raise XoscError(src, "--param", f"{item!r} is not NAME=VALUE")
+        overrides[name] = value
+    out = Path(args.out) if args.out else Path(f"xosc_{src.stem}")
+    with output_folder(out) as tmp:
+        if is_distribution(src):
+            if overrides:
+                raise XoscError(src, "--param", "a distribution file draws its parameters; --param is for a scenario")
+            results = import_distribution(src, args.map, args.decision)
+        else:
+            results = [import_xosc(src, args.map, args.decision, overrides)]
+        written_templates = set()
+        for r in results:
+            (tmp / f"{r.manifest.sample_id}.json").write_bytes(manifest_bytes(r.manifest))
+            if r.template_data is not None and r.template.id not in written_templates:
+                (tmp / f"{r.template.id}.yaml").write_text(template_yaml(r.template_data), encoding="utf-8")
+                written_templates.add(r.template.id)
+        report = {"source": src.name, "manifests": [
+            {"sample_id": r.manifest.sample_id, "parameters": r.parameters, **r.report.to_json()} for r in results]}
+        (tmp / "import_report.json").write_bytes(json_bytes(report))
+    for line in results[0].report.lines():
+        print(line)
+    for r in results:
+        print(f"{r.manifest.sample_id}  {r.manifest.template_id}  {len(r.manifest.actors)} actors  "
+              f"{len(r.manifest.interactions)} interactions")
+    print(f"wrote {out}")
     return 0

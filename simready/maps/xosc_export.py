@@ -155,6 +155,17 @@ class _Builder:
                                ("collision_avoidance", rules.collision_avoidance), ("aggression", rules.aggression),
                                ("speed_factor", rules.speed_factor), ("role", actor.role), ("asset_id", actor.asset_id)):
                 obj.add_property(f"simready.{key}", str(value).lower() if isinstance(value, bool) else str(value))
+            # What the import (simready.maps.xosc_import) needs to be this export's inverse.
+            if actor.tags:
+                obj.add_property("simready.tags", " ".join(actor.tags))
+            if actor.behavior.cruise_speed_mps is not None:
+                obj.add_property("simready.cruise_speed_mps", repr(actor.behavior.cruise_speed_mps))
+            for occ in self.m.occluders:
+                if occ.actor_id == actor.id:
+                    obj.add_property("simready.occluder", occ.id)
+            if actor.walk is not None:
+                obj.add_property("simready.reaction_delay_s", repr(actor.walk.reaction_delay_s))
+                obj.add_property("simready.stop_tendency", repr(actor.walk.stop_tendency))
             entities.add_scenario_object(actor.id, obj)
         self.report.written.append("behaviour rules, role and asset id of each actor: entity properties "
                                    "(OpenSCENARIO has no action for them)")
@@ -529,6 +540,22 @@ def _group(*items: Any) -> xosc.ConditionGroup:
     return group
 
 
+def header_properties(m: ScenarioManifest) -> xosc.Properties:
+    """The manifest's clock and the environment fields OpenSCENARIO has no place for, as file header properties
+    (``simready.*``), so that the import is this export's inverse: simulation time 0 is manifest time
+    ``-warmup_s``, which the file's times alone cannot tell."""
+    props = xosc.Properties()
+    env = m.environment
+    for key, value in (("sample_id", m.sample_id), ("template_id", m.template_id), ("warmup_s", m.warmup_s),
+                       ("clip_s", m.clip_s), ("dt", m.dt), ("metric_subject", m.metric_subject),
+                       ("weather", env.weather), ("wetness", env.wetness), ("road_reflectance", env.road_reflectance),
+                       ("headlights", env.headlights), ("sun_elevation_deg", env.sun_elevation_deg),
+                       ("sun_azimuth_deg", env.sun_azimuth_deg)):
+        props.add_property(f"simready.{key}", str(value).lower() if isinstance(value, bool) else
+                           repr(value) if isinstance(value, float) else str(value))
+    return props
+
+
 def build_scenario(m: ScenarioManifest, t: WorldTemplate, road_file: str,
                    road_of_lane: dict[str, int]) -> tuple[xosc.Scenario, XoscReport]:
     """The OpenSCENARIO object of manifest ``m`` on template ``t`` (road network ``road_file``) and its report."""
@@ -542,7 +569,8 @@ def build_scenario(m: ScenarioManifest, t: WorldTemplate, road_file: str,
         if occ.kind != "actor":
             report.not_expressed.append(f"occluder {occ.id} ({occ.kind}): static world, held by the template")
     scenario = xosc.Scenario(f"{m.sample_id}", "simready", xosc.ParameterDeclarations(), b.entities(), b.storyboard(),
-                             network, xosc.Catalog(), osc_minor_version=OSC_MINOR_VERSION, creation_date=HEADER_DATE)
+                             network, xosc.Catalog(), osc_minor_version=OSC_MINOR_VERSION, creation_date=HEADER_DATE,
+                             header_properties=header_properties(m))
     return scenario, report
 
 

@@ -101,7 +101,18 @@ def _redraw(engine: Engine, label: str) -> None:
 
 
 def decision_time(manifest: ScenarioManifest, base: Trace | None) -> tuple[float, str]:
-    """``(t_s, source)``: 1 s before ``realized.t_reveal_s``, else before the base rollout's reveal."""
+    """``(t_s, source)``: ``realized.t_decision_s`` (an imported scenario's decision), else the time the base rollout
+    fires ``realized.decision_interaction``, else 1 s before ``realized.t_reveal_s``, else before the base rollout's
+    reveal."""
+    decision = manifest.realized.get("t_decision_s")
+    if isinstance(decision, (int, float)) and not isinstance(decision, bool):
+        return float(decision), "realized.t_decision_s"
+    inter = manifest.realized.get("decision_interaction")
+    if isinstance(inter, str) and inter and base is not None:
+        fired = next((e["t"] for e in base.events if e["type"] == "trigger_fired" and e.get("interaction") == inter),
+                     None)
+        if fired is not None:
+            return max(float(fired), 0.0), f"base rollout: {inter} fired"
     reveal = manifest.realized.get("t_reveal_s")
     if isinstance(reveal, (int, float)) and not isinstance(reveal, bool):
         return max(float(reveal) - DECISION_LEAD_S, 0.0), "realized.t_reveal_s"
@@ -162,7 +173,7 @@ def run_branches(manifest: ScenarioManifest, template: WorldTemplate, *, at_s: f
         raise ManifestError(manifest.sample_id, "metric_subject", "branches need a subject")
     base = None
     if at_s is None:
-        if "t_reveal_s" not in manifest.realized:
+        if "t_reveal_s" not in manifest.realized and "t_decision_s" not in manifest.realized:
             base = run_simulation(manifest, template, backend=backend, catalog=catalog)
         at_s, source = decision_time(manifest, base.trace if base else None)
     else:
