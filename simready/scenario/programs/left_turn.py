@@ -114,8 +114,8 @@ class SignalizedLeftTurn(IntentProgram):
                 points = [xy for xy in points if any(j.contains(shapely.Point(xy)) for j in junctions)]
                 if not points:
                     continue
-                xy = min(points, key=lambda q: ego_route.project(*q))
-                out.append(_Conflict(spawn, tuple(lanes), xy, ego_route.project(*xy), path.project(*xy)))
+                xy = min(points, key=lambda q: ego_route.s_of(*q))
+                out.append(_Conflict(spawn, tuple(lanes), xy, ego_route.s_of(*xy), path.s_of(*xy)))
         return out
 
     def check_template(self, ctx: ProgramContext) -> None:
@@ -215,7 +215,7 @@ class SignalizedLeftTurn(IntentProgram):
         ego_l, ego_w = ctx.footprints[ctx.template.ego.asset]
 
         def event(t_action: float, body: Any) -> PathConflict:
-            s_x = body.motion.path.project(*conflict.xy)
+            s_x = body.motion.path.s_of(*conflict.xy)
             return PathConflict("ego", "oncoming", conflict.xy, s_x, body.width_m / 2 + ego_w / 2,
                                 body.length_m / 2 + ego_w / 2, lead_m=ego_l / 2)
 
