@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
+import shapely
 from numpy.typing import NDArray
 from shapely.geometry import LineString, Polygon
 
@@ -135,10 +136,20 @@ class LaneGraph:
     @classmethod
     def build(cls, lanes: Iterable[LaneLike]) -> LaneGraph:
         geoms = {g.id: g for g in sorted((LaneGeometry.from_lane(lane) for lane in lanes), key=lambda g: g.id)}
-        succ = {a: tuple(b for b in geoms if b != a and _continues(geoms[a], geoms[b])) for a in geoms}
-        pred = {b: tuple(a for a in geoms if b in succ[a]) for b in geoms}
-        left = {a: _neighbour(geoms[a], geoms, side=+1) for a in geoms}
-        right = {a: _neighbour(geoms[a], geoms, side=-1) for a in geoms}
+        ids = list(geoms)
+        # Spatial indexes keep a city map's build near-linear; candidates come back in id order, so the
+        # result is the all-pairs one (successor order by id, neighbour ties to the smaller id).
+        starts = _PointGrid([geoms[k].start for k in ids], SUCCESSOR_GAP_TOLERANCE_M)
+        succ = {a: tuple(ids[j] for j in starts.near(geoms[a].end) if ids[j] != a and _continues(geoms[a], geoms[ids[j]]))
+                for a in ids}
+        preds: dict[str, list[str]] = {b: [] for b in ids}
+        for a in ids:
+            for b in succ[a]:
+                preds[b].append(a)
+        pred = {b: tuple(v) for b, v in preds.items()}
+        nearby = _alongside_candidates(geoms)
+        left = {a: _neighbour(geoms[a], nearby[a], side=+1) for a in ids}
+        right = {a: _neighbour(geoms[a], nearby[a], side=-1) for a in ids}
         return cls(geoms, succ, pred, left, right)
 
     def lane(self, lane_id: str) -> LaneGeometry:
@@ -226,6 +237,38 @@ def _gap(p: NDArray[np.float64], q: NDArray[np.float64]) -> float:
 def _continues(a: LaneGeometry, b: LaneGeometry) -> bool:
     turn = abs(wrap_angle(b.start_yaw_rad - a.end_yaw_rad))
     return _gap(a.end, b.start) <= SUCCESSOR_GAP_TOLERANCE_M and turn < SUCCESSOR_MAX_HEADING_CHANGE_RAD
+
+
+class _PointGrid:
+    """Points hashed into square cells of side ``radius_m``: :meth:`near` returns, in index order, every point
+    within ``radius_m`` of a query point (and a few farther ones)."""
+
+    def __init__(self, points: Sequence[NDArray[np.float64]], radius_m: float) -> None:
+        self.cell = radius_m
+        self.cells: dict[tuple[int, int], list[int]] = {}
+        for i, p in enumerate(points):
+            self.cells.setdefault(self._key(p), []).append(i)
+
+    def _key(self, p: NDArray[np.float64]) -> tuple[int, int]:
+        return int(math.floor(p[0] / self.cell)), int(math.floor(p[1] / self.cell))
+
+    def near(self, p: NDArray[np.float64]) -> list[int]:
+        cx, cy = self._key(p)
+        return sorted(i for dx in (-1, 0, 1) for dy in (-1, 0, 1) for i in self.cells.get((cx + dx, cy + dy), ()))
+
+
+def _alongside_candidates(geoms: dict[str, LaneGeometry]) -> dict[str, dict[str, LaneGeometry]]:
+    """For each lane, the lanes close enough to run alongside it (centrelines within the widest neighbour
+    spacing), in id order."""
+    ids = list(geoms)
+    tree = shapely.STRtree([LineString(geoms[k].points) for k in ids])
+    widest = max((g.width_m for g in geoms.values()), default=0.0)
+    out = {}
+    for k in ids:
+        reach = 0.5 * (geoms[k].width_m + widest) + NEIGHBOUR_OFFSET_TOLERANCE_M + 0.5
+        hits = tree.query(LineString(geoms[k].points), predicate="dwithin", distance=reach)
+        out[k] = {ids[j]: geoms[ids[j]] for j in sorted(int(h) for h in hits)}
+    return out
 
 
 def _neighbour(a: LaneGeometry, lanes: dict[str, LaneGeometry], side: int) -> str | None:

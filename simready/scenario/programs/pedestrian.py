@@ -163,6 +163,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
     abbrev = "ped"
     default_template = "residential_crosswalk_v3"
     description = "a pedestrian steps out from behind a parked delivery van into the ego's path at a crossing"
+    needs = ("kerb_parking", "crosswalk")
     local_groups = frozenset({"spawn", "ttc_target", "ego_speed", "van_pose"})
 
     def __init__(self, params: PedestrianParams | None = None) -> None:
