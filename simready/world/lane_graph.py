@@ -201,6 +201,21 @@ class LaneNetwork:
 
     # --- queries ------------------------------------------------------------------------
 
+    def route_edges(self, change_cost_m: float | None) -> dict[str, tuple[tuple[str, float], ...]]:
+        """lane -> ``(next lane, cost m)``: successors at the lane's length, then (with a ``change_cost_m``) the
+        allowed lane changes at that cost; built once per cost (the router's adjacency)."""
+        cache = self.__dict__.setdefault("_route_edges", {})
+        if change_cost_m not in cache:
+            out = {}
+            for a, g in self.graph.lanes.items():
+                edges = [(b, g.length_m) for b in self.graph.successors[a]]
+                if change_cost_m is not None:
+                    edges += [(b, change_cost_m) for b in (self.neighbour(a, "left"), self.neighbour(a, "right"))
+                              if b is not None]
+                out[a] = tuple(edges)
+            cache[change_cost_m] = out
+        return cache[change_cost_m]
+
     def speed_limit_mps(self, lane: str) -> float:
         return self.graph.lanes[lane].speed_limit_mps
 

@@ -148,9 +148,8 @@ class LaneGraph:
                 preds[b].append(a)
         pred = {b: tuple(v) for b, v in preds.items()}
         nearby = _alongside_candidates(geoms)
-        left = {a: _neighbour(geoms[a], nearby[a], side=+1) for a in ids}
-        right = {a: _neighbour(geoms[a], nearby[a], side=-1) for a in ids}
-        return cls(geoms, succ, pred, left, right)
+        sides = {a: _neighbours(geoms[a], nearby[a]) for a in ids}
+        return cls(geoms, succ, pred, {a: v[0] for a, v in sides.items()}, {a: v[1] for a, v in sides.items()})
 
     def lane(self, lane_id: str) -> LaneGeometry:
         return self.lanes[lane_id]
@@ -271,26 +270,26 @@ def _alongside_candidates(geoms: dict[str, LaneGeometry]) -> dict[str, dict[str,
     return out
 
 
-def _neighbour(a: LaneGeometry, lanes: dict[str, LaneGeometry], side: int) -> str | None:
-    """Closest same-direction lane alongside ``a`` on ``side`` (+1 left, −1 right)."""
+def _neighbours(a: LaneGeometry, lanes: dict[str, LaneGeometry]) -> tuple[str | None, str | None]:
+    """Closest same-direction lanes alongside ``a``: ``(left, right)``, ties to the smaller id."""
     samples = np.linspace(0.0, a.length_m, NEIGHBOUR_SAMPLES + 2)[1:-1]
     seg = np.array([a.segment_at(float(s)) for s in samples])
     xy = np.array([a.point_at(float(s)) for s in samples])
     yaw = a.segment_yaw_rad(seg)
-    best: tuple[float, str] | None = None
+    best: dict[int, tuple[float, str]] = {}
     for b_id, b in lanes.items():
         if b_id == a.id:
             continue
-        error = _side_by_side_error(xy, yaw, a.width_m, b, side)
-        if error is not None and (best is None or (error, b_id) < best):
-            best = (error, b_id)
-    return None if best is None else best[1]
+        for side, error in _side_by_side_errors(xy, yaw, a.width_m, b).items():
+            if side not in best or (error, b_id) < best[side]:
+                best[side] = (error, b_id)
+    return (best[+1][1] if +1 in best else None), (best[-1][1] if -1 in best else None)
 
 
-def _side_by_side_error(
-    xy: NDArray[np.float64], yaw: NDArray[np.float64], width_m: float, b: LaneGeometry, side: int
-) -> float | None:
-    """Worst spacing error (m) if ``b`` runs alongside the sampled lane on ``side``, else None.
+def _side_by_side_errors(
+    xy: NDArray[np.float64], yaw: NDArray[np.float64], width_m: float, b: LaneGeometry
+) -> dict[int, float]:
+    """Worst spacing error (m) on the side (+1 left, −1 right) where ``b`` runs alongside the sampled lane, if it does.
 
     Args:
         xy, yaw: samples along lane A, (M, 2) metres and (M,) radians.
@@ -299,13 +298,17 @@ def _side_by_side_error(
     s_b, t_b, seg_b = b.project_many(xy)
     alongside = (s_b > 0.0) & (s_b < b.length_m)
     if alongside.sum() < NEIGHBOUR_MIN_OVERLAP * len(xy):
-        return None
+        return {}
     turn = np.abs((b.segment_yaw_rad(seg_b[alongside]) - yaw[alongside] + np.pi) % (2 * np.pi) - np.pi)
     if np.any(turn > NEIGHBOUR_MAX_HEADING_DIFF_RAD):
-        return None
-    # A's samples lie on B's right when B is A's left neighbour, so t_b < 0 there.
-    offset = -side * t_b[alongside]
-    if np.any(offset <= 0.0):
-        return None
-    worst = float(np.max(np.abs(offset - 0.5 * (width_m + b.width_m))))
-    return worst if worst <= NEIGHBOUR_OFFSET_TOLERANCE_M else None
+        return {}
+    out = {}
+    for side in (+1, -1):
+        # A's samples lie on B's right when B is A's left neighbour, so t_b < 0 there.
+        offset = -side * t_b[alongside]
+        if np.any(offset <= 0.0):
+            continue
+        worst = float(np.max(np.abs(offset - 0.5 * (width_m + b.width_m))))
+        if worst <= NEIGHBOUR_OFFSET_TOLERANCE_M:
+            out[side] = worst
+    return out

@@ -66,13 +66,8 @@ def plan_route(net: LaneNetwork, start: str, goal: str, *, lane_changes: bool = 
         if lane not in graph.lanes:
             raise KeyError(f"unknown lane {lane!r}")
 
-    def steps(a: str) -> list[tuple[str, float]]:
-        out = [(b, graph.lanes[a].length_m) for b in graph.successors[a]]
-        if lane_changes:
-            out += [(b, change_cost_m) for b in (net.neighbour(a, "left"), net.neighbour(a, "right")) if b is not None]
-        return out
-
-    path = shortest_path(start, goal, steps)
+    edges = net.route_edges(change_cost_m if lane_changes else None)
+    path = shortest_path(start, goal, edges.__getitem__)
     if path is None:
         return None
     out = [RouteStep(start, "start")]
