@@ -18,14 +18,14 @@ from simready.scenario.programs import PROGRAMS
 from simready.scenario.suite import SuiteError, check_intents, load_suite
 from simready.sim.run import run_simulation
 from simready.testing import opendrive_maps as maps
-from simready.world.affordances import parking_sites
+from simready.world.affordances import AFFORDANCES, parking_sites
 from simready.world.lane_graph import lane_network
 from simready.world.template import canonical_dict, load_template, parse_template
 
 LINES = {
     "cut_in": "no same-direction lanes ≥ 60 m where a lane change is allowed",
     "lead_vehicle_brakes": "no lane chain ≥ 170 m",
-    "pedestrian_emerges_behind_van": "no crosswalk",
+    "pedestrian_emerges_behind_van": "no parking lane or parking region beside a driving lane",
     "signalized_left_turn": "no junction joining ≥ 3 roads with traffic lights",
     "unprotected_left_turn": "no junction joining ≥ 3 roads without traffic lights",
 }
@@ -92,7 +92,7 @@ def test_the_ego_route_is_drawn_when_the_templates_does_not_hold() -> None:
         assert m.realized["ego.start_s_m"] == pytest.approx(5.0)  # 45 m before the 50 m approach's end
 
 
-def test_the_kerbside_rule() -> None:
+def test_the_kerbside_rule(monkeypatch) -> None:
     # The residential street's eastbound lane has its parking strips; its westbound lane a sidewalk at the kerb.
     sites = parking_sites(_template("residential_crosswalk_v3"))
     assert [(s.lane, s.kind, s.region) for s in sites] == [("lane_eb", "parking", "parking_strip"),
@@ -101,6 +101,16 @@ def test_the_kerbside_rule() -> None:
     # Every approach of the junction has a kerb with a sidewalk; the junction lanes never do.
     junction = parking_sites(_template("urban_signalized_intersection"))
     assert {s.lane for s in junction} == {f"{arm}_{d}" for arm in "nesw" for d in ("in", "out")}
+    assert all(s.kind == "kerb" and (s.s0_m, s.s1_m) == (0.0, 50.0) for s in junction)
+    assert parking_sites(_template("urban_signalized_intersection"), kerbside=False) == []
+    assert AFFORDANCES["kerbside"][0](_template("urban_signalized_intersection"))
+    # The passable width: each street's carriageway is 7 m, so a parked car (2.2 m + 0.2 m from the kerb) leaves
+    # 4.6 m; a rule asking for 5 m finds no kerb.
+    import simready.world.affordances as A
+    monkeypatch.setattr(A, "PASSABLE_WIDTH_M", 4.5)
+    assert len(parking_sites(_template("urban_signalized_intersection"))) == 8
+    monkeypatch.setattr(A, "PASSABLE_WIDTH_M", 5.0)
+    assert parking_sites(_template("urban_signalized_intersection")) == []
 
 
 # --- suites -----------------------------------------------------------------------------------------------------
@@ -189,8 +199,7 @@ IMPORTED = {
                   "unprotected_left_turn": LINES["unprotected_left_turn"]}),
     "junction": ({"signalized_left_turn"}, {"cut_in": LINES["cut_in"], "unprotected_left_turn":
                                             LINES["unprotected_left_turn"], "pedestrian_emerges_behind_van":
-                                            "no parking lane, parking region or passable kerb with a sidewalk beside "
-                                            "a driving lane of an urban road"}),
+                                            LINES["pedestrian_emerges_behind_van"]}),
     "unsignalized": ({"unprotected_left_turn"}, {"signalized_left_turn": LINES["signalized_left_turn"]}),
     "multilane": ({"cut_in", "lead_vehicle_brakes"}, {"unprotected_left_turn": LINES["unprotected_left_turn"]}),
 }

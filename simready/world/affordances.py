@@ -94,8 +94,9 @@ def multi_lane_stretches(net: LaneNetwork) -> list[tuple[str, str, str]]:
     return out
 
 
-def parking_sites(template: WorldTemplate) -> list[ParkingSite]:
-    """Parking lanes and regions beside driving lanes, then kerb sites by the kerbside rule; sorted."""
+def parking_sites(template: WorldTemplate, *, kerbside: bool = True) -> list[ParkingSite]:
+    """Parking lanes and regions beside driving lanes, then (with ``kerbside``) kerb sites by the kerbside rule;
+    sorted by lane."""
     net = lane_network(template)
     out: list[ParkingSite] = []
     sidewalks = unary_union([r.shape for r in template.regions if r.type == "sidewalk"])
@@ -105,8 +106,9 @@ def parking_sites(template: WorldTemplate) -> list[ParkingSite]:
     drivable = unary_union([r.shape.buffer(0.01) for r in template.regions if r.type == "drivable"])
     shapely.prepare(drivable)
     for lane_id, g in sorted(net.graph.lanes.items()):
-        if g.kind != "driving" or lane_id in net.junction_of or net.graph.right[lane_id] is not None:
-            continue
+        right = net.graph.right[lane_id]
+        if g.kind != "driving" or lane_id in net.junction_of or (right is not None and net.kinds.get(right) == "driving"):
+            continue  # not the outermost driving lane (a parking lane beside it is fine)
         edge = shapely.LineString([g.point_at(float(s), -g.width_m / 2 - 0.5)
                                    for s in np.linspace(0.0, g.length_m, max(2, int(g.length_m // 2) + 1))])
         for pid, shape in sorted(parking.items()):
@@ -115,7 +117,7 @@ def parking_sites(template: WorldTemplate) -> list[ParkingSite]:
                 s_vals = [g.project(x, y)[0] for x, y in _coords(inside)]
                 out.append(ParkingSite(lane_id, "parking", round(max(0.0, min(s_vals)), 3),
                                        round(min(g.length_m, max(s_vals)), 3), pid))
-        if g.speed_limit_mps > URBAN_MAX_SPEED_MPS or sidewalks.is_empty:
+        if not kerbside or g.speed_limit_mps > URBAN_MAX_SPEED_MPS or sidewalks.is_empty:
             continue
         ok = []
         stations = np.arange(KERB_STATION_M / 2, g.length_m, KERB_STATION_M)
@@ -214,9 +216,10 @@ AFFORDANCES: dict[str, tuple[Callable[[WorldTemplate], bool], str]] = {
                               "no left turn across an oncoming straight path at a junction without traffic lights"),
     "multi_lane": (lambda t: bool(multi_lane_stretches(lane_network(t))),
                    f"no same-direction lanes ≥ {MIN_MULTI_LANE_M:g} m where a lane change is allowed"),
-    "kerb_parking": (lambda t: bool(parking_sites(t)),
-                     "no parking lane, parking region or passable kerb with a sidewalk beside a driving lane "
-                     "of an urban road"),
+    "parking": (lambda t: bool(parking_sites(t, kerbside=False)),
+                "no parking lane or parking region beside a driving lane"),
+    "kerbside": (lambda t: any(s.kind == "kerb" for s in parking_sites(t)),
+                 "no passable kerb with a sidewalk beside a driving lane of an urban road"),
     "crosswalk": (lambda t: any(r.type == "crosswalk" for r in t.regions), "no crosswalk"),
 }
 

@@ -163,7 +163,9 @@ class PedestrianEmergesBehindVan(IntentProgram):
     abbrev = "ped"
     default_template = "residential_crosswalk_v3"
     description = "a pedestrian steps out from behind a parked delivery van into the ego's path at a crossing"
-    needs = ("kerb_parking", "crosswalk")
+    #: A parking lane or region: the van's slots are laid in its polygon (the kerbside rule's sites,
+    #: ``affordances.parking_sites``, are not yet a place this program parks the van).
+    needs = ("parking", "crosswalk")
     local_groups = frozenset({"spawn", "ttc_target", "ego_speed", "van_pose"})
 
     def __init__(self, params: PedestrianParams | None = None) -> None:
