@@ -225,3 +225,20 @@ def test_an_imported_junction_is_one_junction_of_four_roads(imported) -> None:
         (junction,) = net.junctions.values()
         assert (junction.arms, junction.signalized, len(junction.approaches)) == (4, signalized, 4)
         assert sorted(net.turns.values()).count("left") == 4
+
+
+def test_make_run_refuses_such_a_suite_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    suite = _suite(tmp_path, "  two_lane_arterial:\n    unprotected_left_turn: 1\n")
+    env = {**os.environ, "SIMREADY_SUITE": str(suite), "DAGSTER_HOME": str(tmp_path / "dagster_home"),
+           "SIMREADY_ARTIFACTS": str(tmp_path / "artifacts")}
+    done = subprocess.run([sys.executable, "-m", "simready.cli", "run", "--quiet"], env=env, capture_output=True,
+                          text=True, cwd=paths.PROJECT_ROOT, timeout=300)
+    err = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(err) == 1, done.stderr
+    assert err[0].endswith("unprotected_left_turn cannot run on two_lane_arterial: "
+                           "no junction joining ≥ 3 roads without traffic lights")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["suite.yaml"]
