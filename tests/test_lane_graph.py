@@ -52,6 +52,11 @@ def test_a_left_turn_yields_to_oncoming_straight_traffic(signalized: LaneNetwork
     assert c.kind == "crossing" and c.priority == "n_to_s" and c.rule == "signal" and c.yields("s_to_w")
     # The crossing lies on the oncoming lane's centreline x = -1.75, inside the junction box.
     assert c.xy[0] == pytest.approx(-1.75, abs=1e-6) and abs(c.xy[1]) < 10.0
+    # The conflict area: where the two 3.5 m wide lanes overlap, around the crossing on each centreline.
+    lo, hi = c.window_b_m
+    assert lo < c.s_b_m < hi and 3.5 <= hi - lo <= 6.0
+    lo, hi = c.window_a_m
+    assert lo < c.s_a_m < hi
     u = _conflict(unsignalized, "s_to_w", "n_to_s")
     assert u.priority == "n_to_s" and u.rule == "default"
 

@@ -108,6 +108,8 @@ class Conflict:
         s_a_m, s_b_m: its arc length on each lane.
         priority: the lane with the right of way.
         rule: ``signal`` | ``sign`` | ``priority`` | ``default`` (see the module docstring).
+        window_a_m, window_b_m: the conflict *area* (where the two lanes' outlines overlap) as an arc-length
+            window ``(s_in, s_out)`` on each lane's centreline.
     """
 
     junction: str
@@ -119,6 +121,8 @@ class Conflict:
     s_b_m: float
     priority: str
     rule: str
+    window_a_m: tuple[float, float]
+    window_b_m: tuple[float, float]
 
     def yields(self, lane: str) -> bool:
         """Whether ``lane`` (one of the two) must give way here."""
@@ -292,27 +296,38 @@ def right_of_way(net: LaneNetwork, a: str, b: str) -> tuple[str, str]:
 
 
 def _conflicts(net: LaneNetwork) -> Iterable[Conflict]:
-    lanes = sorted(net.junction_of)
-    lines = {k: LineString(net.graph.lanes[k].points) for k in lanes}
-    for i, a in enumerate(lanes):
-        for b in lanes[i + 1:]:
-            if net.junction_of[a] != net.junction_of[b] or net.approach_of(a) == net.approach_of(b):
-                continue  # diverging from one approach: no conflict
-            ga, gb = net.graph.lanes[a], net.graph.lanes[b]
-            if float(np.hypot(*(ga.end - gb.end))) <= MERGE_TOLERANCE_M:
-                xy = (float(ga.end[0]), float(ga.end[1]))
-                kind = "merging"
-            else:
-                cross = lines[a].intersection(lines[b])
-                points = [(p.x, p.y) for p in getattr(cross, "geoms", [cross]) if isinstance(p, shapely.Point)]
-                if not points:
-                    continue
-                xy = min(points, key=lambda q: lines[a].project(shapely.Point(q)))
-                kind = "crossing"
-            priority, rule = right_of_way(net, a, b)
-            yield Conflict(net.junction_of[a], a, b, kind, (round(xy[0], 6), round(xy[1], 6)),
-                           round(float(lines[a].project(shapely.Point(xy))), 6),
-                           round(float(lines[b].project(shapely.Point(xy))), 6), priority, rule)
+    for junction in net.junctions.values():
+        lanes = junction.lanes
+        geoms = {k: net.graph.lanes[k] for k in lanes}
+        lines = {k: LineString(geoms[k].points) for k in lanes}
+        for i, a in enumerate(lanes):
+            for b in lanes[i + 1:]:
+                if net.approach_of(a) == net.approach_of(b):
+                    continue  # diverging from one approach: no conflict
+                ga, gb = geoms[a], geoms[b]
+                if float(np.hypot(*(ga.end - gb.end))) <= MERGE_TOLERANCE_M:
+                    xy = (float(ga.end[0]), float(ga.end[1]))
+                    kind = "merging"
+                else:
+                    cross = lines[a].intersection(lines[b])
+                    points = [(p.x, p.y) for p in getattr(cross, "geoms", [cross]) if isinstance(p, shapely.Point)]
+                    if not points:
+                        continue
+                    xy = min(points, key=lambda q: lines[a].project(shapely.Point(q)))
+                    kind = "crossing"
+                area = (lines[a].buffer(ga.width_m / 2, cap_style="flat")
+                        .intersection(lines[b].buffer(gb.width_m / 2, cap_style="flat")))
+                s_a = float(lines[a].project(shapely.Point(xy)))
+                s_b = float(lines[b].project(shapely.Point(xy)))
+                window_a = ga.s_window(area) or (s_a, s_a)
+                window_b = gb.s_window(area) or (s_b, s_b)
+                priority, rule = right_of_way(net, a, b)
+                yield Conflict(junction.id, a, b, kind, (round(xy[0], 6), round(xy[1], 6)), round(s_a, 6),
+                               round(s_b, 6), priority, rule, _rounded(window_a), _rounded(window_b))
+
+
+def _rounded(window: tuple[float, float]) -> tuple[float, float]:
+    return round(max(0.0, window[0]), 6), round(window[1], 6)
 
 
 _CACHE: dict[int, tuple[object, LaneNetwork]] = {}
