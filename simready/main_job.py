@@ -26,7 +26,7 @@ from simready.definitions import defs, world_templates
 from simready.release import load_release
 from simready.release.build import DEFAULT_TAG, SPLITS
 from simready.resources import ArtifactStore, resources_for_deployment
-from simready.scenario.suite import load_suite
+from simready.scenario.suite import check_intents, load_suite
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -99,9 +99,11 @@ def run_main_job(quiet: bool = False, run_tags: dict[str, str] | None = None) ->
     A Ctrl-C stops it as a whole (``KeyboardInterrupt``), in a run or between runs.
     """
     t0 = time.perf_counter()
+    # A suite naming an intent its template cannot support fails here, before anything is written.
+    suite = load_suite()
+    check_intents(suite, paths.SUITE_FILE)
     instance = _instance()
     log = RunLog(quiet, dict(run_tags or {}))
-    suite = load_suite()
     template_ids = world_templates.partitions_def.get_partition_keys()
     batches = suite.batch_keys()
     instance.add_dynamic_partitions(batch_partitions.name, batches)

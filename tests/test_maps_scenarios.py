@@ -57,14 +57,15 @@ def test_occluded_crossing_on_the_imported_straight_road(map_files):
 
 def test_signalized_left_turn_on_the_imported_junction(map_files):
     template, _, _ = _fitted(map_files["junction"], "signalized_left_turn", "imported_junction")
-    route = template.ego.route
-    assert len(route) == 3
-    turn = template.lane_graph.lane(route[1])
-    assert turn.kind == "turn" and template.region_by_id[route[1]].type == "intersection"
-    assert any(route[0] in s.controls for s in template.signals)
     result = generate(template.id, "signalized_left_turn", 2, template=template)
     assert len(result.manifests) == 2
     m = result.manifests[0]
+    # The ego route is drawn from the lane graph per sample (issue 24): the template's one lane does not turn left.
+    route = m.realized["ego.route"]
+    assert len(route) == 3 and tuple(route) != template.ego.route
+    turn = template.lane_graph.lane(route[1])
+    assert turn.kind == "turn" and template.region_by_id[route[1]].type == "intersection"
+    assert any(route[0] in s.controls for s in template.signals)
     assert {p.id for p in m.signal_programs} <= {s.id for s in template.signals}
     sim = run_simulation(m, template, backend="kinematic-v1")
     assert sim.issues == []
@@ -74,9 +75,9 @@ def test_signalized_left_turn_on_the_imported_junction(map_files):
 def test_an_intent_no_route_fits_is_one_line(map_files):
     data = import_opendrive(map_files["straight"], "imported_straight").data
     assert len(candidate_routes(data)) == 2
-    # One lane each way: no vehicle spawn beside either lane in the same direction.
-    with pytest.raises(MapError, match=r"none of 2 candidate ego routes fits intent 'cut_in' \(first reason: .*beside "
-                                       r"the ego lane"):
+    # One lane each way: no same-direction lanes to cut in from (the intent's feasibility line, issue 24).
+    with pytest.raises(MapError, match=r"none of 2 candidate ego routes fits intent 'cut_in' \(first reason: .*no "
+                                       r"same-direction lanes ≥ 60 m where a lane change is allowed"):
         fit_intent(data, "cut_in")
 
 

@@ -51,10 +51,13 @@ def test_sample_refuses_a_non_empty_folder_and_deletes_nothing(tmp_path, capsys)
 @pytest.mark.parametrize("args, message", [
     (["--template", "nowhere", "--intent", "cut_in"], "unknown template 'nowhere'"),
     (["--template", "two_lane_arterial", "--intent", "teleport"], "unknown intent 'teleport'"),
-    (["--template", "two_lane_arterial", "--intent", "pedestrian_emerges_behind_van"], "has no parking region"),
+    # The intents' feasibility lines (SPEC §18): the first map affordance the template lacks.
+    (["--template", "two_lane_arterial", "--intent", "pedestrian_emerges_behind_van"],
+     "no parking lane or parking region beside a driving lane"),
     (["--template", "two_lane_arterial", "--intent", "cut_in", "--cell", "gap_s=1.0..1.0"], "empty range"),
     (["--template", "two_lane_arterial", "--intent", "cut_in", "--cell", "side=up"], "no declared side 'up'"),
-    (["--template", "two_lane_arterial", "--intent", "signalized_left_turn"], "has no signals"),
+    (["--template", "two_lane_arterial", "--intent", "signalized_left_turn"],
+     "no junction joining ≥ 3 roads with traffic lights"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, args, message) -> None:
     out = tmp_path / "out"

@@ -68,9 +68,9 @@ def test_waiting_point_keeps_the_turning_footprint_out_of_the_oncoming_lane() ->
 
     def footprint(u_front: float, grow: float) -> shapely.Polygon:
         u_c = u_front - hl
-        (x0, y0), (x1, y1) = path.point(u_c - chord / 2), path.point(u_c + chord / 2)
+        (x0, y0), (x1, y1) = path.point_at(u_c - chord / 2), path.point_at(u_c + chord / 2)
         yaw = math.atan2(y1 - y0, x1 - x0)
-        cx, cy = path.point(u_c)
+        cx, cy = path.point_at(u_c)
         c, s = math.cos(yaw), math.sin(yaw)
         pts = [(cx + c * a * (hl + grow) - s * b * (hw + grow), cy + s * a * (hl + grow) + c * b * (hw + grow))
                for a, b in ((1, 1), (1, -1), (-1, -1), (-1, 1))]

@@ -16,6 +16,7 @@ SECTIONS: dict[str, str] = {
     "xosc": "simready.bench.xosc:run",
     "import": "simready.bench.catalog_import:run",
     "scenario": "simready.bench.scenario:run",
+    "routing": "simready.bench.routing:run",
     "sim": "simready.bench.sim:run",
     "sensors": "simready.bench.sensors:run",
     "observe": "simready.bench.observe:run",

@@ -26,7 +26,8 @@ from simready.layout import BatchDir
 from simready.scenario.generator import DEFAULT_ROOT, generate
 from simready.scenario.ladder import RejectionRow
 from simready.scenario.manifest import ScenarioManifest, canonicalize, manifest_bytes, manifest_hash
-from simready.scenario.suite import Suite, batch_index
+from simready.scenario.programs import program as get_program
+from simready.scenario.suite import Suite, SuiteError, batch_index
 from simready.world.template import WorldTemplate
 
 
@@ -124,6 +125,11 @@ def build_batch(
 ) -> BatchResult:
     """Generate the batch's manifests for every intent the suite names for this template."""
     k = batch_index(batch)
+    for intent in suite.intents_for(template.id):
+        line = get_program(intent).feasibility(template)
+        if line is not None:
+            raise SuiteError(template.source, f"templates.{template.id}.{intent}", f"{intent} cannot run on "
+                             f"{template.id}: {line}")
     slices = []
     for intent, n in suite.intents_for(template.id).items():
         result = generate(template.id, intent, (k + 1) * n, root=root, catalog=catalog, template=template)

@@ -103,6 +103,7 @@ def make_context(template: WorldTemplate, intent: str, *, catalog: Catalog | Non
     spec = coverage if coverage is not None else load_coverage(intent)
     ctx = ProgramContext.build(template, catalog if catalog is not None else ensure_catalog(), splits or load_splits(),
                                spec)
+    prog.require_affordances(ctx)
     prog.check_template(ctx)
     return ctx
 

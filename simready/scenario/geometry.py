@@ -25,7 +25,6 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,7 +34,8 @@ from shapely.geometry import LineString, Polygon
 from shapely.ops import unary_union
 
 from simready.world.frames import footprint_corners
-from simready.world.lanes import LaneGeometry, wrap_angle
+from simready.world.lanes import wrap_angle
+from simready.world.polyline import Polyline
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
@@ -57,69 +57,20 @@ UNION_TOLERANCE_M = 0.01
 
 
 @dataclass(frozen=True, eq=False)
-class Path:
-    """A polyline (N ≥ 2 points, world metres) with arc length ``cum_s`` (N,) from its first point."""
-
-    points: FloatArray
-    cum_s: FloatArray
-
-    @classmethod
-    def from_points(cls, points: ArrayLike) -> Path:
-        p = np.asarray(points, dtype=np.float64).reshape(-1, 2)
-        keep = np.concatenate([[True], np.hypot(*np.diff(p, axis=0).T) > 1e-6])
-        p = p[keep]
-        if len(p) < 2:
-            raise ValueError("a path needs two distinct points")
-        seg = np.hypot(*np.diff(p, axis=0).T)
-        return cls(p, np.concatenate([[0.0], np.cumsum(seg)]))
-
-    @property
-    def length_m(self) -> float:
-        return float(self.cum_s[-1])
+class Path(Polyline):
+    """A plan's polyline (N ≥ 2 points, world metres): the primitive plus shapely's view of it."""
 
     @cached_property
     def line(self) -> LineString:
         return LineString(self.points)
 
-    @cached_property
-    def _seg_yaw(self) -> FloatArray:
-        d = np.diff(self.points, axis=0)
-        return np.arctan2(d[:, 1], d[:, 0])
-
-    @cached_property
-    def _lists(self) -> tuple[list[float], list[float], list[float], list[float]]:
-        return self.cum_s.tolist(), self.points[:, 0].tolist(), self.points[:, 1].tolist(), self._seg_yaw.tolist()
-
-    def xy_yaw(self, s_m: ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """Position and heading at arc length(s) ``s_m``, clamped to [0, length] (a path end is a stop)."""
-        if isinstance(s_m, (float, int)) or (isinstance(s_m, np.ndarray) and s_m.ndim == 0):
-            return self._xy_yaw_scalar(float(s_m))  # type: ignore[return-value]
-        s = np.clip(np.asarray(s_m, dtype=np.float64), 0.0, self.length_m)
-        x = np.interp(s, self.cum_s, self.points[:, 0])
-        y = np.interp(s, self.cum_s, self.points[:, 1])
-        i = np.clip(np.searchsorted(self.cum_s, s, side="right") - 1, 0, len(self.points) - 2)
-        return x, y, self._seg_yaw[i]
-
-    def _xy_yaw_scalar(self, s_m: float) -> tuple[float, float, float]:
-        cum, xs, ys, yaws = self._lists
-        s = min(max(s_m, 0.0), cum[-1])
-        i = min(max(bisect_right(cum, s) - 1, 0), len(cum) - 2)
-        f = (s - cum[i]) / (cum[i + 1] - cum[i])
-        return xs[i] + f * (xs[i + 1] - xs[i]), ys[i] + f * (ys[i + 1] - ys[i]), yaws[i]
-
-    def project(self, x_m: float, y_m: float) -> float:
-        """Arc length of the path point nearest to (x, y)."""
+    def s_of(self, x_m: float, y_m: float) -> float:
+        """Arc length of the path point nearest to (x, y), clamped to [0, length] (shapely's projection)."""
         return float(self.line.project(shapely.Point(x_m, y_m)))
-
-    @cached_property
-    def _lane(self) -> LaneGeometry:
-        return LaneGeometry.from_lane(
-            SimpleNamespace(id="path", polyline=self.points, width_m=1.0, speed_limit_mps=1.0, kind="driving")
-        )
 
     def lateral(self, xy: ArrayLike) -> tuple[FloatArray, FloatArray]:
         """``(s, t)`` of (M, 2) points: arc length and signed offset (+ left of travel), metres."""
-        s, t, _ = self._lane.project_many(xy)
+        s, t, _ = self.project_many(xy)
         return s, t
 
 

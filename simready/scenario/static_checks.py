@@ -31,6 +31,7 @@ from simready.scenario.geometry import Box, rect_polygon
 from simready.scenario.ladder import PASS, Body, Fail, Proposal, Scene, Verdict
 from simready.world.frames import footprint_corners, mount_transform
 from simready.world.rig_view import camera_frustums
+from simready.world.routing import route_issue
 
 FloatArray = NDArray[np.float64]
 
@@ -172,12 +173,12 @@ class ReachabilityStage(_StaticStage):
         walk = template.walk_graph
         for body in scene.bodies.values():
             if body.lanes:
-                unknown = [lane for lane in body.lanes if lane not in graph.lanes]
-                if unknown:
-                    return Fail("reachability.unknown_lane", f"{body.actor_id} route names unknown lane {unknown[0]}", ())
-                for a, b in zip(body.lanes, body.lanes[1:]):
-                    if b not in graph.successors[a]:
-                        return Fail("reachability.lane_gap", f"{body.actor_id} route: {b} does not succeed {a}", ())
+                issue = route_issue(graph, body.lanes)
+                if issue is not None and issue.code == "unknown_lane":
+                    return Fail("reachability.unknown_lane", f"{body.actor_id} route names unknown lane {issue.lane}", ())
+                if issue is not None:
+                    return Fail("reachability.lane_gap", f"{body.actor_id} route: {issue.lane} does not succeed "
+                                f"{issue.previous}", ())
                 x, y, _ = _initial_pose(body, scene.warmup_s)
                 lane = graph.lane(body.lanes[0])
                 s, t = lane.project(x, y)

@@ -120,3 +120,29 @@ def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths
         if not (Path(templates_dir) / f"{template_id}.yaml").is_file():
             raise SuiteError(path, f"templates.{template_id}", f"unknown template (no {template_id}.yaml in {templates_dir})")
     return suite
+
+
+def check_intents(suite: Suite, path: str | Path, templates_dir: str | Path = paths.TEMPLATES_DIR) -> None:
+    """Every intent a suite names is known and its template affords it (SPEC §18).
+
+    Apart from :func:`load_suite` because it loads every template (≈ 0.1 s each) and the programs: the runners
+    that generate call it before they write anything (``make run``, a batch).
+
+    Raises:
+        SuiteError: one line naming the file and ``templates.<template>.<intent>``: an unknown intent, or the
+            intent's feasibility line (the first map affordance the template lacks).
+    """
+    # Imported here: the Dagster definitions load this module, and the programs are heavy to import.
+    from simready.scenario.programs import PROGRAMS
+    from simready.world.template import load_template
+
+    for template_id, intents in sorted(suite.templates.items()):
+        template = None
+        for intent in sorted(intents):
+            where = f"templates.{template_id}.{intent}"
+            if intent not in PROGRAMS:
+                raise SuiteError(path, where, f"unknown intent {intent!r} (known: {', '.join(sorted(PROGRAMS))})")
+            template = template or load_template(Path(templates_dir) / f"{template_id}.yaml")
+            line = PROGRAMS[intent].feasibility(template)
+            if line is not None:
+                raise SuiteError(path, where, f"{intent} cannot run on {template_id}: {line}")

@@ -261,9 +261,9 @@ def walk_profile(scene: Scene, table: PathTable) -> WalkProfile | None:
     for i, path in enumerate(table.paths):
         if not (scene.actors.is_ped[i] and path.key[0] == "walk"):
             continue
-        us = np.linspace(0.0, path.length, int(math.ceil(path.length / WALK_SAMPLE_M)) + 1)
-        k = np.minimum(np.searchsorted(path.cum, us, "right") - 1, len(path.seg_dir) - 1)
-        h = scene.ground.at(path.points[k] + path.seg_dir[k] * (us - path.cum[k])[:, None])
+        us = np.linspace(0.0, path.length_m, int(math.ceil(path.length_m / WALK_SAMPLE_M)) + 1)
+        k = np.minimum(np.searchsorted(path.cum_s, us, "right") - 1, len(path.seg_dir) - 1)
+        h = scene.ground.at(path.points[k] + path.seg_dir[k] * (us - path.cum_s[k])[:, None])
         ch = np.flatnonzero(h[1:] != h[:-1])
         rows.append(i)
         z_start.append(float(h[0]))

@@ -13,7 +13,6 @@ evaluates all actors' positions with a handful of numpy operations.
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +24,7 @@ from numpy.typing import NDArray
 
 from simready.sim import kernels
 from simready.world.lanes import LaneGraph
+from simready.world.polyline import Polyline
 
 F = NDArray[np.float64]
 #: Route continuation beyond the declared lanes stops after this length (m).
@@ -33,67 +33,34 @@ _COINCIDENT_M = 1e-6
 
 
 @dataclass(frozen=True, eq=False)
-class Path:
-    """One polyline with arc length.
+class Path(Polyline):
+    """A controller's reference path: the :class:`~simready.world.polyline.Polyline` primitive (``u`` is its arc
+    length ``s``, ``d`` its lateral offset ``t``) plus the lanes it runs on.
 
     Attributes:
         key: identity: ``("lanes", lane ids...)`` or ``("walk", x0, y0, node ids...)``.
-        points: (P, 2) vertices, world metres.
-        cum: (P,) arc length at each vertex (``cum[0] = 0``).
-        seg_dir: (P−1, 2) unit direction of each segment.
         seg_lane: (P−1,) index into the scene's sorted lane list, −1 off the lane graph.
         lanes: lane ids in path order (empty for a walk).
         lane_u0: u at the start of each of ``lanes``.
         ends_on_map: False when a lane chain ends at a dead end (the actor leaves the map there).
     """
 
-    key: tuple
-    points: F
-    cum: F
-    seg_dir: F
-    seg_lane: NDArray[np.int64]
+    key: tuple = ()
+    seg_lane: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
     lanes: tuple[str, ...] = ()
     lane_u0: tuple[float, ...] = ()
     ends_on_map: bool = True
     _lane_index: dict[str, int] = field(default_factory=dict, repr=False)
-
-    @property
-    def length(self) -> float:
-        return float(self.cum[-1])
 
     def lane_offset(self, lane: str) -> float | None:
         """u at which ``lane`` starts on this path, None if the path does not use it."""
         i = self._lane_index.get(lane)
         return None if i is None else self.lane_u0[i]
 
-    def segment(self, u: float) -> int:
-        """Segment holding ``u`` (the end segments extrapolate; NaN lands on the last).
-
-        ``bisect_right`` on the arc-length list is ``np.searchsorted(cum, u, "right")``
-        without the numpy call (NaN compares false, so both return the length).
-        """
-        i = bisect.bisect_right(self._lists[2], u) - 1
-        return min(max(i, 0), len(self.seg_dir) - 1)
-
-    def point(self, u: float, d: float = 0.0) -> tuple[float, float]:
-        """World point (m) at arc length ``u`` and lateral offset ``d`` (scalar arithmetic, numpy's bits)."""
-        pts, dirs, cum = self._lists
-        i = self.segment(u)
-        dx, dy = dirs[i]
-        along = float(u) - cum[i]
-        bx = pts[i][0] + dx * along
-        by = pts[i][1] + dy * along
-        d = float(d)
-        return bx - dy * d, by + dx * d
-
-    @cached_property
-    def _lists(self) -> tuple[list[list[float]], list[list[float]], list[float]]:
-        return self.points.tolist(), self.seg_dir.tolist(), self.cum.tolist()
-
     def project_near(self, x: float, y: float, u_hint: float, window: int = 6) -> tuple[float, float]:
         """``(u, d)`` of the closest point among the segments around ``u_hint`` (scalar, for one body per tick)."""
         pts, dirs, cum = self._lists
-        i = self.segment(u_hint)
+        i = self.segment_at(u_hint)
         last = len(dirs) - 1
         best = None
         for k in range(max(i - 2, 0), min(i + window, last) + 1):
@@ -113,11 +80,11 @@ class Path:
 
     def project(self, x: float, y: float, u_hint: float | None = None) -> tuple[float, float]:
         """``(u, d)`` of the closest point; with ``u_hint`` only segments near the hint are searched."""
-        pts, dirs, cum = self.points, self.seg_dir, self.cum
+        pts, dirs, cum = self.points, self.seg_dir, self.cum_s
         if u_hint is None:
             lo, hi = 0, len(dirs)
         else:
-            i = self.segment(u_hint)
+            i = self.segment_at(u_hint)
             lo, hi = max(i - 12, 0), min(i + 13, len(dirs))
         rel = np.array([x, y]) - pts[lo:hi]
         along = np.einsum("ij,ij->i", rel, dirs[lo:hi])
@@ -211,8 +178,8 @@ def _build(key: tuple, pts: list[tuple[float, float]], seg_lane: list[int], radi
     u0 = tuple(float(cum[vertex[v]]) for v in lane_vertex)
     for arr in (points, cum, lane_of):
         arr.setflags(write=False)
-    return Path(key, points, cum, delta / seg_len[:, None], lane_of, lanes, u0, ends_on_map,
-                {lane: i for i, lane in enumerate(lanes)})
+    return Path(points, cum, delta / seg_len[:, None], key=key, seg_lane=lane_of, lanes=lanes, lane_u0=u0,
+                ends_on_map=ends_on_map, _lane_index={lane: i for i, lane in enumerate(lanes)})
 
 
 def continue_route(graph: LaneGraph, lanes: Sequence[str]) -> tuple[tuple[str, ...], bool]:
@@ -295,11 +262,11 @@ def chord_headings(path: Path, chord_m: float) -> F:
     if len(_HEADINGS) > 4096:
         _HEADINGS.clear()
     h = 0.5 * chord_m
-    out = np.empty(len(path.cum))
+    out = np.empty(len(path.cum_s))
     prev = None
-    for k, u in enumerate(path.cum.tolist()):
-        x0, y0 = path.point(u - h)
-        x1, y1 = path.point(u + h)
+    for k, u in enumerate(path.cum_s.tolist()):
+        x0, y0 = path.point_at(u - h)
+        x1, y1 = path.point_at(u + h)
         a = math.atan2(y1 - y0, x1 - x0)
         if prev is not None:
             a = prev + (a - prev + math.pi) % (2 * math.pi) - math.pi
@@ -361,7 +328,7 @@ class PathTable:
             k = len(p.seg_dir)
             pts[i, : k + 1] = p.points
             pts[i, k + 1 :] = p.points[-1]
-            cum[i, : k + 1] = p.cum
+            cum[i, : k + 1] = p.cum_s
             dirs[i, :k] = p.seg_dir
             dirs[i, k:] = p.seg_dir[-1]
             seg_lane[i, :k] = p.seg_lane
@@ -369,12 +336,12 @@ class PathTable:
             heads = chord_headings(p, chords[i] if chords is not None else 0.0)
             psi[i, : k + 1] = heads
             psi[i, k + 1 :] = heads[-1]
-            dpsi[i, :k] = np.diff(heads) / np.diff(p.cum)
+            dpsi[i, :k] = np.diff(heads) / np.diff(p.cum_s)
             for lane, u0 in zip(p.lanes, p.lane_u0):
                 if np.isnan(lane_u0[i, index[lane]]):
                     lane_u0[i, index[lane]] = u0
         nseg = np.array([len(p.seg_dir) for p in paths], dtype=np.int64)
-        lengths = np.array([p.length for p in paths])
+        lengths = np.array([p.length_m for p in paths])
         leaves = np.array([p.key[0] == "lanes" and not p.ends_on_map for p in paths], dtype=bool)
         base = np.arange(n, dtype=np.int64) * stride
         return cls(tuple(paths), stride, base, pts.reshape(-1, 2), cum.reshape(-1), dirs.reshape(-1, 2),

@@ -46,6 +46,7 @@ from simready.scenario.manifest import (
 )
 from simready.sim import constants as C
 from simready.sim.paths import Path, fixed_path, lane_path, walk_path
+from simready.world.routing import route_issue
 from simready.world.template import WorldTemplate, template_hash
 
 F = NDArray[np.float64]
@@ -331,12 +332,12 @@ def _check_template(m: ScenarioManifest, template: WorldTemplate, t_hash: str) -
 
 
 def _check_route(m: ScenarioManifest, template: WorldTemplate, where: str, lanes: list[str]) -> None:
-    graph = template.lane_graph
-    for k, lane in enumerate(lanes):
-        if lane not in graph.lanes:
-            raise _error(m, f"{where}[{k}]", f"unknown lane {lane!r} in template {template.id}")
-        if k and lane not in graph.successors[lanes[k - 1]]:
-            raise _error(m, f"{where}[{k}]", f"lane {lane!r} does not follow {lanes[k - 1]!r} on the lane graph")
+    issue = route_issue(template.lane_graph, lanes)
+    if issue is None:
+        return
+    if issue.code == "unknown_lane":
+        raise _error(m, f"{where}[{issue.index}]", f"unknown lane {issue.lane!r} in template {template.id}")
+    raise _error(m, f"{where}[{issue.index}]", f"lane {issue.lane!r} does not follow {issue.previous!r} on the lane graph")
 
 
 def _check_nodes(m: ScenarioManifest, template: WorldTemplate, where: str, nodes: list[str]) -> None:

@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+import shapely
+from numpy.typing import NDArray
 from shapely.geometry import LineString, Polygon
 
 from simready.world.graph_search import shortest_path
+from simready.world.polyline import Polyline, PolylineError
 
 #: End of lane A and start of lane B closer than this are one connection (m).
 #: Hand-authored coordinates are rounded to centimetres; 0.5 m is well below a
@@ -68,115 +70,28 @@ def wrap_angle(angle_rad: float) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class LaneGeometry:
-    """One lane's centreline with arc-length parametrisation.
+class LaneGeometry(Polyline):
+    """One lane's centreline (a :class:`~simready.world.polyline.Polyline`) with its width, limit and kind.
 
     Attributes:
         id: lane id.
-        points: (N, 2) centreline vertices, world metres, in travel order.
         width_m: lane width, metres.
         speed_limit_mps: legal speed, m/s.
         kind: ``driving`` | ``parking`` | ``turn``.
-        cum_s: (N,) arc length at each vertex, metres (``cum_s[0] == 0``).
-        seg_dir: (N-1, 2) unit direction of each segment.
     """
 
-    id: str
-    points: NDArray[np.float64]
-    width_m: float
-    speed_limit_mps: float
-    kind: str
-    cum_s: NDArray[np.float64] = field(repr=False)
-    seg_dir: NDArray[np.float64] = field(repr=False)
+    id: str = ""
+    width_m: float = 0.0
+    speed_limit_mps: float = 0.0
+    kind: str = "driving"
 
     @classmethod
     def from_lane(cls, lane: LaneLike) -> LaneGeometry:
-        points = np.asarray(lane.polyline, dtype=np.float64).reshape(-1, 2)
-        if len(points) < 2:
-            raise ValueError(f"lane {lane.id!r}: a polyline needs at least 2 points")
-        delta = np.diff(points, axis=0)
-        seg_len = np.hypot(delta[:, 0], delta[:, 1])
-        if np.any(seg_len < MIN_SEGMENT_LENGTH_M):
-            raise ValueError(f"lane {lane.id!r}: repeated point (segment shorter than {MIN_SEGMENT_LENGTH_M} m)")
-        cum_s = np.concatenate([[0.0], np.cumsum(seg_len)])
-        return cls(lane.id, points, float(lane.width_m), float(lane.speed_limit_mps), lane.kind, cum_s, delta / seg_len[:, None])
-
-    # --- basic geometry ----------------------------------------------------
-
-    @property
-    def length_m(self) -> float:
-        return float(self.cum_s[-1])
-
-    @property
-    def start(self) -> NDArray[np.float64]:
-        return self.points[0]
-
-    @property
-    def end(self) -> NDArray[np.float64]:
-        return self.points[-1]
-
-    @property
-    def start_yaw_rad(self) -> float:
-        return self._segment_yaw(0)
-
-    @property
-    def end_yaw_rad(self) -> float:
-        return self._segment_yaw(len(self.seg_dir) - 1)
-
-    def _segment_yaw(self, i: int) -> float:
-        return float(math.atan2(self.seg_dir[i, 1], self.seg_dir[i, 0]))
-
-    def _segment_at(self, s_m: float) -> int:
-        """Segment holding ``s``; s beyond the ends extrapolates the end segments."""
-        i = int(np.searchsorted(self.cum_s, s_m, side="right")) - 1
-        return min(max(i, 0), len(self.seg_dir) - 1)
-
-    def point_at(self, s_m: float, t_m: float = 0.0) -> tuple[float, float]:
-        """World (x, y) at arc length ``s`` and lateral offset ``t`` (left positive)."""
-        i = self._segment_at(s_m)
-        d = self.seg_dir[i]
-        base = self.points[i] + d * (s_m - self.cum_s[i])
-        left = np.array([-d[1], d[0]])
-        x, y = base + left * t_m
-        return float(x), float(y)
-
-    def pose_at(self, s_m: float) -> tuple[float, float, float]:
-        """``(x, y, yaw_rad)`` on the centreline at ``s``; yaw of the containing segment."""
-        x, y = self.point_at(s_m)
-        return x, y, self._segment_yaw(self._segment_at(s_m))
-
-    def project(self, x_m: float, y_m: float) -> tuple[float, float]:
-        """``(s, t)`` of the closest centreline point; s < 0 or s > length beyond the ends.
-
-        The segment is chosen by true (clamped) distance; on the first and last
-        segments the foot point may run past the polyline's end, so that
-        ``point_at(*project(p))`` returns ``p`` for points before the start or
-        after the end too.
-        """
-        s, t, _ = self.project_many([[x_m, y_m]])
-        return float(s[0]), float(t[0])
-
-    def project_many(self, xy: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
-        """Vectorised :meth:`project` of (M, 2) points: ``(s, t, segment index)``, each (M,)."""
-        p = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
-        seg_len = np.diff(self.cum_s)
-        rel = p[:, None, :] - self.points[None, :-1, :]
-        u = np.einsum("mnk,nk->mn", rel, self.seg_dir)
-        foot = self.points[None, :-1, :] + self.seg_dir[None] * np.clip(u, 0.0, seg_len)[..., None]
-        i = np.argmin(np.hypot(*np.moveaxis(p[:, None, :] - foot, -1, 0)), axis=1)
-        last = len(seg_len) - 1
-        lo = np.where(i == 0, -np.inf, 0.0)
-        hi = np.where(i == last, np.inf, seg_len[i])
-        along = np.clip(u[np.arange(len(p)), i], lo, hi)
-        d = self.seg_dir[i]
-        offset = p - (self.points[i] + d * along[:, None])
-        side = np.where(d[:, 0] * offset[:, 1] - d[:, 1] * offset[:, 0] >= 0.0, 1.0, -1.0)
-        return self.cum_s[i] + along, side * np.hypot(offset[:, 0], offset[:, 1]), i
-
-    def segment_yaw_rad(self, i: ArrayLike) -> NDArray[np.float64]:
-        """Heading of segment(s) ``i``, radians."""
-        d = self.seg_dir[np.asarray(i)]
-        return np.arctan2(d[..., 1], d[..., 0])
+        try:
+            points, cum_s, seg_dir = Polyline.arrays(lane.polyline, min_segment_m=MIN_SEGMENT_LENGTH_M)
+        except PolylineError as exc:
+            raise ValueError(f"lane {lane.id!r}: {exc}") from None
+        return cls(points, cum_s, seg_dir, lane.id, float(lane.width_m), float(lane.speed_limit_mps), lane.kind)
 
     def s_window(self, polygon: Polygon) -> tuple[float, float] | None:
         """Arc-length interval ``(s_in, s_out)`` where the centreline is inside ``polygon``.
@@ -221,11 +136,20 @@ class LaneGraph:
     @classmethod
     def build(cls, lanes: Iterable[LaneLike]) -> LaneGraph:
         geoms = {g.id: g for g in sorted((LaneGeometry.from_lane(lane) for lane in lanes), key=lambda g: g.id)}
-        succ = {a: tuple(b for b in geoms if b != a and _continues(geoms[a], geoms[b])) for a in geoms}
-        pred = {b: tuple(a for a in geoms if b in succ[a]) for b in geoms}
-        left = {a: _neighbour(geoms[a], geoms, side=+1) for a in geoms}
-        right = {a: _neighbour(geoms[a], geoms, side=-1) for a in geoms}
-        return cls(geoms, succ, pred, left, right)
+        ids = list(geoms)
+        # Spatial indexes keep a city map's build near-linear; candidates come back in id order, so the
+        # result is the all-pairs one (successor order by id, neighbour ties to the smaller id).
+        starts = _PointGrid([geoms[k].start for k in ids], SUCCESSOR_GAP_TOLERANCE_M)
+        succ = {a: tuple(ids[j] for j in starts.near(geoms[a].end) if ids[j] != a and _continues(geoms[a], geoms[ids[j]]))
+                for a in ids}
+        preds: dict[str, list[str]] = {b: [] for b in ids}
+        for a in ids:
+            for b in succ[a]:
+                preds[b].append(a)
+        pred = {b: tuple(v) for b, v in preds.items()}
+        nearby = _alongside_candidates(geoms)
+        sides = {a: _neighbours(geoms[a], nearby[a]) for a in ids}
+        return cls(geoms, succ, pred, {a: v[0] for a, v in sides.items()}, {a: v[1] for a, v in sides.items()})
 
     def lane(self, lane_id: str) -> LaneGeometry:
         return self.lanes[lane_id]
@@ -314,26 +238,58 @@ def _continues(a: LaneGeometry, b: LaneGeometry) -> bool:
     return _gap(a.end, b.start) <= SUCCESSOR_GAP_TOLERANCE_M and turn < SUCCESSOR_MAX_HEADING_CHANGE_RAD
 
 
-def _neighbour(a: LaneGeometry, lanes: dict[str, LaneGeometry], side: int) -> str | None:
-    """Closest same-direction lane alongside ``a`` on ``side`` (+1 left, −1 right)."""
+class _PointGrid:
+    """Points hashed into square cells of side ``radius_m``: :meth:`near` returns, in index order, every point
+    within ``radius_m`` of a query point (and a few farther ones)."""
+
+    def __init__(self, points: Sequence[NDArray[np.float64]], radius_m: float) -> None:
+        self.cell = radius_m
+        self.cells: dict[tuple[int, int], list[int]] = {}
+        for i, p in enumerate(points):
+            self.cells.setdefault(self._key(p), []).append(i)
+
+    def _key(self, p: NDArray[np.float64]) -> tuple[int, int]:
+        return int(math.floor(p[0] / self.cell)), int(math.floor(p[1] / self.cell))
+
+    def near(self, p: NDArray[np.float64]) -> list[int]:
+        cx, cy = self._key(p)
+        return sorted(i for dx in (-1, 0, 1) for dy in (-1, 0, 1) for i in self.cells.get((cx + dx, cy + dy), ()))
+
+
+def _alongside_candidates(geoms: dict[str, LaneGeometry]) -> dict[str, dict[str, LaneGeometry]]:
+    """For each lane, the lanes close enough to run alongside it (centrelines within the widest neighbour
+    spacing), in id order."""
+    ids = list(geoms)
+    tree = shapely.STRtree([LineString(geoms[k].points) for k in ids])
+    widest = max((g.width_m for g in geoms.values()), default=0.0)
+    out = {}
+    for k in ids:
+        reach = 0.5 * (geoms[k].width_m + widest) + NEIGHBOUR_OFFSET_TOLERANCE_M + 0.5
+        hits = tree.query(LineString(geoms[k].points), predicate="dwithin", distance=reach)
+        out[k] = {ids[j]: geoms[ids[j]] for j in sorted(int(h) for h in hits)}
+    return out
+
+
+def _neighbours(a: LaneGeometry, lanes: dict[str, LaneGeometry]) -> tuple[str | None, str | None]:
+    """Closest same-direction lanes alongside ``a``: ``(left, right)``, ties to the smaller id."""
     samples = np.linspace(0.0, a.length_m, NEIGHBOUR_SAMPLES + 2)[1:-1]
-    seg = np.array([a._segment_at(float(s)) for s in samples])
+    seg = np.array([a.segment_at(float(s)) for s in samples])
     xy = np.array([a.point_at(float(s)) for s in samples])
     yaw = a.segment_yaw_rad(seg)
-    best: tuple[float, str] | None = None
+    best: dict[int, tuple[float, str]] = {}
     for b_id, b in lanes.items():
         if b_id == a.id:
             continue
-        error = _side_by_side_error(xy, yaw, a.width_m, b, side)
-        if error is not None and (best is None or (error, b_id) < best):
-            best = (error, b_id)
-    return None if best is None else best[1]
+        for side, error in _side_by_side_errors(xy, yaw, a.width_m, b).items():
+            if side not in best or (error, b_id) < best[side]:
+                best[side] = (error, b_id)
+    return (best[+1][1] if +1 in best else None), (best[-1][1] if -1 in best else None)
 
 
-def _side_by_side_error(
-    xy: NDArray[np.float64], yaw: NDArray[np.float64], width_m: float, b: LaneGeometry, side: int
-) -> float | None:
-    """Worst spacing error (m) if ``b`` runs alongside the sampled lane on ``side``, else None.
+def _side_by_side_errors(
+    xy: NDArray[np.float64], yaw: NDArray[np.float64], width_m: float, b: LaneGeometry
+) -> dict[int, float]:
+    """Worst spacing error (m) on the side (+1 left, −1 right) where ``b`` runs alongside the sampled lane, if it does.
 
     Args:
         xy, yaw: samples along lane A, (M, 2) metres and (M,) radians.
@@ -342,13 +298,17 @@ def _side_by_side_error(
     s_b, t_b, seg_b = b.project_many(xy)
     alongside = (s_b > 0.0) & (s_b < b.length_m)
     if alongside.sum() < NEIGHBOUR_MIN_OVERLAP * len(xy):
-        return None
+        return {}
     turn = np.abs((b.segment_yaw_rad(seg_b[alongside]) - yaw[alongside] + np.pi) % (2 * np.pi) - np.pi)
     if np.any(turn > NEIGHBOUR_MAX_HEADING_DIFF_RAD):
-        return None
-    # A's samples lie on B's right when B is A's left neighbour, so t_b < 0 there.
-    offset = -side * t_b[alongside]
-    if np.any(offset <= 0.0):
-        return None
-    worst = float(np.max(np.abs(offset - 0.5 * (width_m + b.width_m))))
-    return worst if worst <= NEIGHBOUR_OFFSET_TOLERANCE_M else None
+        return {}
+    out = {}
+    for side in (+1, -1):
+        # A's samples lie on B's right when B is A's left neighbour, so t_b < 0 there.
+        offset = -side * t_b[alongside]
+        if np.any(offset <= 0.0):
+            continue
+        worst = float(np.max(np.abs(offset - 0.5 * (width_m + b.width_m))))
+        if worst <= NEIGHBOUR_OFFSET_TOLERANCE_M:
+            out[side] = worst
+    return out

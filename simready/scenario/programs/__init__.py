@@ -10,7 +10,7 @@ from __future__ import annotations
 from simready.scenario.programs.base import IntentProgram, ScenarioError
 from simready.scenario.programs.cut_in import CutIn
 from simready.scenario.programs.lead_vehicle import LeadVehicleBrakes
-from simready.scenario.programs.left_turn import SignalizedLeftTurn
+from simready.scenario.programs.left_turn import SignalizedLeftTurn, UnprotectedLeftTurn
 from simready.scenario.programs.pedestrian import PedestrianEmergesBehindVan
 
 PROGRAMS: dict[str, IntentProgram] = {
@@ -20,6 +20,7 @@ PROGRAMS: dict[str, IntentProgram] = {
         LeadVehicleBrakes(),
         CutIn(),
         SignalizedLeftTurn(),
+        UnprotectedLeftTurn(),
     )
 }
 

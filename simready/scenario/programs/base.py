@@ -36,6 +36,7 @@ from simready.scenario.ladder import Body, Proposal, Scene
 from simready.scenario.manifest import SCHEMA_VERSION
 from simready.scenario.splits import SplitDecision, assign_split
 from simready.scenario.streams import StreamSet
+from simready.world.affordances import missing
 from simready.world.template import WorldTemplate
 
 #: Placeholder cell of a proposal that targets none (the baseline): the coverage stage assigns one.
@@ -308,16 +309,29 @@ class IntentProgram(ABC):
     """One intent's conditional program and its independent baseline over the same variables.
 
     Subclasses set ``name`` (the intent id), ``abbrev`` (sample-id infix),
-    ``default_template``, ``description`` (the manifest's ``intent`` text)
-    and ``local_groups`` (draw groups a repair may resample), and implement
-    :meth:`check_template`, :meth:`propose` and :meth:`baseline`.
+    ``default_template``, ``description`` (the manifest's ``intent`` text),
+    ``needs`` (the map affordances it samples on, names of
+    :data:`simready.world.affordances.AFFORDANCES`) and ``local_groups`` (draw
+    groups a repair may resample), and implement :meth:`check_template`,
+    :meth:`propose` and :meth:`baseline`.
     """
 
     name: str = ""
     abbrev: str = ""
     default_template: str = ""
     description: str = ""
+    needs: tuple[str, ...] = ("route",)
     local_groups: frozenset[str] = frozenset()
+
+    def feasibility(self, template: WorldTemplate) -> str | None:
+        """Why the map cannot support this intent, in one line (the first affordance it lacks); None if it can."""
+        return missing(template, self.needs)
+
+    def require_affordances(self, ctx: ProgramContext) -> None:
+        """Raise the feasibility line as a :class:`ScenarioError` when the template lacks an affordance."""
+        line = self.feasibility(ctx.template)
+        if line is not None:
+            raise ScenarioError(ctx.template.source, "affordances", f"{ctx.template.id}: {line} ({self.name} needs it)")
 
     @abstractmethod
     def check_template(self, ctx: ProgramContext) -> None:
@@ -398,15 +412,68 @@ def vehicle_on_route(ctx: ProgramContext, actor_id: str, *, role: str, asset_id:
     return manifest_actor, body
 
 
-def ego_vehicle(ctx: ProgramContext, speed_mps: float, warmup_s: float) -> tuple[dict[str, Any], Any]:
-    """The template's ego shuttle on its route from ``ego.start_s_m`` at constant speed."""
+def ego_vehicle(ctx: ProgramContext, speed_mps: float, warmup_s: float,
+                route: EgoRoute | None = None) -> tuple[dict[str, Any], Any]:
+    """The ego shuttle on its route (the template's unless a drawn one is given) at constant speed."""
     t = ctx.template
-    lane0 = t.ego.route[0]
-    limit = t.lane_graph.lane(lane0).speed_limit_mps
-    return vehicle_on_route(ctx, "ego", role="ego", asset_id=t.ego.asset, lanes=t.ego.route, s0_m=t.ego.start_s_m,
+    route = route or EgoRoute(tuple(t.ego.route), t.ego.start_s_m)
+    limit = t.lane_graph.lane(route.lanes[0]).speed_limit_mps
+    return vehicle_on_route(ctx, "ego", role="ego", asset_id=t.ego.asset, lanes=route.lanes, s0_m=route.start_s_m,
                             speed_mps=speed_mps, warmup_s=warmup_s, tags=["ego"],
                             behavior_rules=rules(obey_signals=True, yield_=True, collision_avoidance=True,
                                                  aggression=0.2, speed_factor=speed_mps / limit))
+
+
+@dataclass(frozen=True)
+class EgoRoute:
+    """The ego's lanes for one sample and where it starts on the first (m)."""
+
+    lanes: tuple[str, ...]
+    start_s_m: float
+
+
+#: A drawn ego route starts this far into its first lane, or a tenth of a shorter lane (m).
+DRAWN_START_M = 20.0
+#: The ego starts this far before the junction on a drawn route through one (m), or at its first lane's start.
+DRAWN_APPROACH_M = 45.0
+
+
+def draw_ego_route(ctx: ProgramContext, r: Realization, draws: Draws, candidates: Sequence[tuple[str, ...]],
+                   holds: Callable[[tuple[str, ...]], bool], relation: str, *, before_junction: bool = False) -> EgoRoute:
+    """The ego route of one sample (SPEC §18): the template's ``ego.route`` when the intent's relation holds on it,
+    else one of ``candidates`` (routes on which it holds) drawn from the ``route`` stream.
+
+    Realized as ``ego.route`` (and, when drawn, ``ego.start_s_m``: :data:`DRAWN_APPROACH_M` before the first
+    junction lane with ``before_junction``, else :data:`DRAWN_START_M` in).
+    """
+    t = ctx.template
+    own = tuple(t.ego.route)
+    if holds(own):
+        r.set("ego.route", list(own), source="template", rule="the template's ego route")
+        return EgoRoute(own, t.ego.start_s_m)
+    if not candidates:
+        raise ScenarioError(t.source, "ego.route", f"{t.id}: no route {relation}")
+    lanes = tuple(draws.group("route", "route").choice("ego_route", list(candidates)))
+    r.set("ego.route", list(lanes), source="route", rule=f"uniform over the lane graph's routes {relation}")
+    first = t.lane_graph.lane(lanes[0]).length_m
+    start = max(0.0, first - DRAWN_APPROACH_M) if before_junction else min(DRAWN_START_M, 0.1 * first)
+    r.set("ego.start_s_m", round(start, 4), source="derived", parents=["ego.route"],
+          rule=f"{DRAWN_APPROACH_M:g} m before the junction" if before_junction else
+          f"{DRAWN_START_M:g} m into the first lane, or a tenth of it")
+    return EgoRoute(lanes, round(start, 4))
+
+
+@dataclass(frozen=True)
+class LaneSpawn:
+    """A vehicle start range on a lane the template declares no spawn on: the whole lane (id ``<lane>/lane``)."""
+
+    id: str
+    lane: str
+    s_range_m: tuple[float, float]
+
+
+def lane_as_spawn(template: WorldTemplate, lane: str) -> LaneSpawn:
+    return LaneSpawn(f"{lane}/lane", lane, (0.0, round(template.lane_graph.lane(lane).length_m, 4)))
 
 
 def spawn_affordances(template: WorldTemplate, lane: str) -> list[Any]:

@@ -2,10 +2,14 @@
 
 Causes, in dependency order (stream in brackets):
 
+0. **ego route** [template, route] — the template's ``ego.route`` when its
+   first lane has a same-direction neighbour it may change to over at least
+   60 m, else such a lane drawn from the lane graph (SPEC §18).
 1. **side and lane** [cell, layout] — the side the cutter comes from (the
-   cell's, or drawn); the lane is the ego lane's derived neighbour on that
-   side (lane-graph relation), and a vehicle-spawn affordance must exist on
-   it. A template without such a neighbour cannot realize that side.
+   cell's, or drawn); the lane is the ego lane's neighbour on that side where
+   the lane graph allows the change. Its starts are its vehicle-spawn
+   affordances, or, on a lane without any, the whole lane. A route without
+   such a neighbour on a side cannot realize that side.
 2. **cutter** [actors] — family (the cell's, or drawn), variant.
 3. **speeds** [behavior] — ego speed in its bin; cutter speed = ego speed +
    the cell's relative-speed bin.
@@ -42,7 +46,9 @@ from simready.scenario.programs.base import (
     assemble,
     cell_or_choice,
     ego_vehicle,
+    draw_ego_route,
     in_cell_bin,
+    lane_as_spawn,
     lwh,
     other_vehicle,
     rules,
@@ -53,6 +59,8 @@ from simready.scenario.programs.base import (
 from simready.scenario.programs.environment import conditions, correlated_environment
 from simready.scenario.programs.lead_vehicle import independent_vehicle_baseline
 from simready.scenario.streams import StreamSet
+from simready.world.affordances import multi_lane_stretches
+from simready.world.lane_graph import lane_network
 
 SIDES = ("left", "right")
 
@@ -76,21 +84,23 @@ class CutIn(IntentProgram):
     abbrev = "cutin"
     default_template = "two_lane_arterial"
     description = "a vehicle from the neighbouring lane cuts in just ahead of the ego"
+    needs = ("multi_lane",)
     local_groups = frozenset({"timing", "manoeuvre"})
 
     def __init__(self, params: CutInParams | None = None) -> None:
         self.params = params or CutInParams()
 
-    def neighbours(self, ctx: ProgramContext) -> dict[str, str | None]:
-        lane = ctx.template.ego.route[0]
-        graph = ctx.template.lane_graph
-        return {"left": graph.left[lane], "right": graph.right[lane]}
+    def neighbours(self, ctx: ProgramContext, ego_lane: str) -> dict[str, str | None]:
+        """The ego lane's same-direction neighbours on each side where the lane graph allows the change."""
+        net = lane_network(ctx.template)
+        return {"left": net.neighbour(ego_lane, "left"), "right": net.neighbour(ego_lane, "right")}
+
+    def ego_lanes(self, ctx: ProgramContext) -> list[tuple[str, ...]]:
+        """Single-lane ego routes with a neighbour to cut in from (the lane graph's multi-lane stretches)."""
+        return sorted({(lane,) for lane, _, _ in multi_lane_stretches(lane_network(ctx.template))})
 
     def check_template(self, ctx: ProgramContext) -> None:
-        lanes = [lane for lane in self.neighbours(ctx).values() if lane is not None]
-        self.require(ctx, bool(lanes), "lanes", f"has no lane beside the ego lane {ctx.template.ego.route[0]}")
-        self.require(ctx, any(spawn_affordances(ctx.template, lane) for lane in lanes), "affordances",
-                     "has no vehicle spawn on a lane beside the ego lane")
+        self.require(ctx, bool(self.ego_lanes(ctx)), "lanes", "has no lane with a same-direction neighbour")
 
     def propose(self, ctx: ProgramContext, cell: Cell | None, sample_id: str, index: int, streams: StreamSet, *,
                 attempt: int = 0, previous: Mapping[str, Mapping[str, Any]] | None = None,
@@ -98,20 +108,19 @@ class CutIn(IntentProgram):
         p, t = self.params, ctx.template
         draws = Draws(streams, attempt=attempt, previous=previous, redraw=redraw)
         r = Realization()
-        ego_lane = t.ego.route[0]
-        r.set("ego.route", list(t.ego.route), source="template", rule="the template's ego route")
+        candidates = self.ego_lanes(ctx)
+        ego_route = draw_ego_route(ctx, r, draws, candidates, lambda lanes: lanes[:1] in candidates,
+                                   "along a lane with a same-direction neighbour")
+        ego_lane = ego_route.lanes[0]
         layout = draws.group("layout", "layout")
+        neighbours = self.neighbours(ctx, ego_lane)
         side = cell_or_choice(r, layout, cell, "side", "cut_in.side",
-                             [s for s, lane in self.neighbours(ctx).items() if lane is not None], "sides with a lane")
-        lane = self.neighbours(ctx)[side]
+                             [s for s, lane in neighbours.items() if lane is not None], "sides with a lane")
+        lane = neighbours[side]
         if lane is None:
             return self.refused(ctx, cell, sample_id, index, attempt, draws, Fail(
                 "sampling.no_neighbour_lane", f"{ego_lane} has no lane on its {side} in {t.id}", structural=True))
-        spawns = spawn_affordances(t, lane)
-        if not spawns:
-            return self.refused(ctx, cell, sample_id, index, attempt, draws, Fail(
-                "sampling.no_spawn", f"no vehicle spawn on {lane}, the {side} neighbour of {ego_lane}",
-                structural=True))
+        spawns = spawn_affordances(t, lane) or [lane_as_spawn(t, lane)]
         spawn = layout.choice("spawn", spawns)
         r.set("cutter.lane", lane, source="template", parents=["cut_in.side", "ego.route"],
               rule=f"the ego lane's derived {side} neighbour")
@@ -135,7 +144,7 @@ class CutIn(IntentProgram):
         graph = t.lane_graph
         ego_l, cut_l = ctx.footprints[t.ego.asset][0], lwh(ctx, asset)[0]
         t_end = t_start + duration
-        s_ego_end = t.ego.start_s_m + ego_speed * (t_end + p.warmup_s)
+        s_ego_end = ego_route.start_s_m + ego_speed * (t_end + p.warmup_s)
         ex, ey, _ = graph.pose_at(ego_lane, s_ego_end + (ego_l + cut_l) / 2 + gap * ego_speed)
         s_cut_end = graph.project(lane, ex, ey)[0]
         s_cut0 = s_cut_end - cut_speed * (t_end + p.warmup_s)
@@ -150,7 +159,7 @@ class CutIn(IntentProgram):
 
         illumination, weather = conditions(draws, r, t, cell)
         env = correlated_environment(draws, r, illumination, weather)
-        ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s)
+        ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s, ego_route)
         s_blend = s_cut0 + cut_speed * (t_start + p.warmup_s)
         path = _lane_change_path(ctx, lane, ego_lane, s_blend, cut_speed * duration)
         cutter, cutter_body = vehicle_on_route(

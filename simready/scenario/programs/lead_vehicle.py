@@ -2,8 +2,12 @@
 
 Causes, in dependency order (stream in brackets):
 
+0. **ego route** [template, route] — the template's ``ego.route`` when it is
+   at least 170 m long (the slowest ego closing on a lead over the clip),
+   else such a lane chain drawn from the lane graph (SPEC §18).
 1. **lead spawn** [layout] — a vehicle-spawn affordance on a lane of the
-   ego route (the lead shares the ego's path; relation before coordinates).
+   ego route, or on a route without any, one of its lanes whole (the lead
+   shares the ego's path; relation before coordinates).
 2. **lead vehicle** [actors] — family (the cell's, or any vehicle family
    but the ego's), variant.
 3. **speeds** [behavior] — ego speed in the cell's bin; lead speed = ego
@@ -39,7 +43,9 @@ from simready.scenario.programs.base import (
     assemble,
     ego_vehicle,
     family_of,
+    draw_ego_route,
     in_cell_bin,
+    lane_as_spawn,
     lwh,
     other_vehicle,
     rules,
@@ -50,6 +56,9 @@ from simready.scenario.programs.base import (
 )
 from simready.scenario.programs.environment import conditions, correlated_environment, independent_environment
 from simready.scenario.streams import StreamSet
+from simready.world.affordances import LONG_ROUTE_M
+from simready.world.lane_graph import lane_network
+from simready.world.routing import route_length_m, routes_of_length
 
 
 @dataclass(frozen=True)
@@ -70,16 +79,23 @@ class LeadVehicleBrakes(IntentProgram):
     abbrev = "lead"
     default_template = "two_lane_arterial"
     description = "the vehicle ahead of the ego in its lane brakes hard"
+    needs = ("long_route",)
     local_groups = frozenset({"timing", "lead_speed"})
 
     def __init__(self, params: LeadParams | None = None) -> None:
         self.params = params or LeadParams()
 
-    def spawns(self, ctx: ProgramContext) -> list[Any]:
-        return [a for lane in ctx.template.ego.route for a in spawn_affordances(ctx.template, lane)]
+    def spawns(self, ctx: ProgramContext, route: tuple[str, ...] | None = None) -> list[Any]:
+        """Vehicle spawns on the ego route's lanes; on a route without any, its lanes whole (any route will do)."""
+        route = route or tuple(ctx.template.ego.route)
+        declared = [a for lane in route for a in spawn_affordances(ctx.template, lane)]
+        return declared or [lane_as_spawn(ctx.template, lane) for lane in route]
+
+    def ego_routes(self, ctx: ProgramContext) -> list[tuple[str, ...]]:
+        """Lane chains long enough for the slowest ego to close on a lead over the clip."""
+        return self.memo(ctx, "ego_routes", lambda: routes_of_length(lane_network(ctx.template), LONG_ROUTE_M))
 
     def check_template(self, ctx: ProgramContext) -> None:
-        self.require(ctx, bool(self.spawns(ctx)), "affordances", "has no vehicle spawn on the ego route")
         self.require(ctx, bool(vehicle_families(ctx, [family_of(ctx.template.ego.asset)])), "catalog",
                      "has no vehicle family for the lead")
 
@@ -89,10 +105,12 @@ class LeadVehicleBrakes(IntentProgram):
         p, t = self.params, ctx.template
         draws = Draws(streams, attempt=attempt, previous=previous, redraw=redraw)
         r = Realization()
-        route = tuple(t.ego.route)
-        r.set("ego.route", list(route), source="template", rule="the template's ego route")
+        ego_route = draw_ego_route(ctx, r, draws, self.ego_routes(ctx),
+                                   lambda lanes: route_length_m(t.lane_graph, lanes) >= LONG_ROUTE_M,
+                                   f"at least {LONG_ROUTE_M:g} m long")
+        route = ego_route.lanes
         layout = draws.group("layout", "layout")
-        spawn = layout.choice("spawn", self.spawns(ctx))
+        spawn = layout.choice("spawn", self.spawns(ctx, route))
         r.set("lead.spawn", spawn.id, source="layout", parents=["ego.route"],
               rule="uniform over vehicle spawns on the ego route's lanes")
 
@@ -110,7 +128,7 @@ class LeadVehicleBrakes(IntentProgram):
 
         ego_l = ctx.footprints[t.ego.asset][0]
         lead_l = lwh(ctx, lead_asset)[0]
-        s_ego_brake = t.ego.start_s_m + ego_speed * (t_brake + p.warmup_s)
+        s_ego_brake = ego_route.start_s_m + ego_speed * (t_brake + p.warmup_s)
         s_lead_brake = s_ego_brake + (ego_l + lead_l) / 2 + headway * ego_speed
         s_lead0 = s_lead_brake - lead_speed * (t_brake + p.warmup_s)
         offset = ctx.geometry.route_path(route[: route.index(spawn.lane)]).length_m if route.index(spawn.lane) else 0.0
@@ -125,7 +143,7 @@ class LeadVehicleBrakes(IntentProgram):
 
         illumination, weather = conditions(draws, r, t, cell)
         env = correlated_environment(draws, r, illumination, weather)
-        ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s)
+        ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s, ego_route)
         profile = SpeedProfile.from_phases(-p.warmup_s, s_lead0, lead_speed, [(t_brake + p.warmup_s, 0.0), (0.0, -decel)])
         lead, lead_body = vehicle_on_route(
             ctx, "lead", role="agent", asset_id=lead_asset, lanes=route, s0_m=s_lead0, speed_mps=lead_speed,

@@ -1,12 +1,17 @@
-"""``signalized_left_turn``: the ego turns left on green across an oncoming vehicle going straight.
+"""Left turns across oncoming traffic: ``signalized_left_turn`` (on green, at a junction with traffic lights) and
+``unprotected_left_turn`` (no signal; the oncoming vehicle going straight has the right of way).
 
 Causes, in dependency order (stream in brackets):
 
-1. **conflict** [template, layout] — the ego route turns left through a
-   signalized junction; the oncoming approach is a vehicle spawn whose
-   straight-through route (successors of kind ``driving``) crosses the ego
-   route inside the junction heading the other way. The crossing point is
-   the conflict point.
+0. **ego route** [template, route] — the template's ``ego.route`` when it turns
+   left at a junction of the right kind (joining ≥ 3 roads, with or without
+   lights) across an oncoming straight path, else such a left turn
+   (approach, junction lane, exit) drawn from the lane graph (SPEC §18); a
+   drawn route starts 45 m before the junction.
+1. **conflict** [template, layout] — the oncoming approach is a vehicle spawn
+   (or, on an approach lane without spawns, the whole lane) whose
+   straight-through route crosses the ego route inside the junction heading
+   the other way. The crossing point is the conflict point.
 2. **oncoming vehicle** [actors] — family (the cell's, or drawn), variant.
 3. **ego speed** [behavior] — in the cell's bin, at most the turn lane's limit.
 4. **TTC target** [timing] — the oncoming vehicle's time to the conflict
@@ -15,8 +20,10 @@ Causes, in dependency order (stream in brackets):
    spawn's s-range narrowed to the positions whose solved speed (distance to
    the conflict over the time the TTC target leaves) is within
    ``oncoming_speed_mps``; the speed follows.
-6. **signals** [template] — the template's fixed-time programs, copied into
-   the manifest; both vehicles must cross their stop lines on green.
+6. **signals** [template] — signalized: the template's fixed-time programs,
+   copied into the manifest; both vehicles must cross their stop lines on
+   green. Unprotected: none; the oncoming vehicle does not yield (the lane
+   graph gives it the right of way), the ego does.
 7. **environment** [environment].
 """
 
@@ -40,7 +47,9 @@ from simready.scenario.programs.base import (
     Realization,
     assemble,
     ego_vehicle,
+    draw_ego_route,
     in_cell_bin,
+    lane_as_spawn,
     lwh,
     other_vehicle,
     rules,
@@ -50,6 +59,9 @@ from simready.scenario.programs.base import (
 from simready.scenario.programs.environment import conditions, correlated_environment
 from simready.scenario.programs.lead_vehicle import independent_vehicle_baseline
 from simready.scenario.streams import StreamSet
+from simready.world.affordances import left_turns_across_oncoming
+from simready.world.lane_graph import lane_network
+from simready.world.routing import straight_through
 
 
 @dataclass(frozen=True)
@@ -81,31 +93,37 @@ class SignalizedLeftTurn(IntentProgram):
     abbrev = "lturn"
     default_template = "urban_signalized_intersection"
     description = "the ego turns left on green across an oncoming vehicle going straight"
+    needs = ("signalized_junction", "signalized_left_turn")
     local_groups = frozenset({"timing", "layout"})
+    #: Junctions with traffic lights (True) or without (False).
+    signalized = True
 
     def __init__(self, params: LeftTurnParams | None = None) -> None:
         self.params = params or LeftTurnParams()
 
-    def conflicts(self, ctx: ProgramContext) -> list[_Conflict]:
-        return self.memo(ctx, "conflicts", lambda: self._conflicts(ctx))
+    def ego_routes(self, ctx: ProgramContext) -> list[tuple[str, ...]]:
+        """Left turns (approach, junction lane, exit) of the lane graph with at least one oncoming conflict."""
+        return self.memo(ctx, ("ego_routes", self.signalized), lambda: [
+            route for route in left_turns_across_oncoming(ctx.template, signalized=self.signalized)
+            if self.conflicts(ctx, route)])
 
-    def _conflicts(self, ctx: ProgramContext) -> list[_Conflict]:
+    def conflicts(self, ctx: ProgramContext, route: tuple[str, ...]) -> list[_Conflict]:
+        return self.memo(ctx, ("conflicts", route), lambda: self._conflicts(ctx, route))
+
+    def _conflicts(self, ctx: ProgramContext, route: tuple[str, ...]) -> list[_Conflict]:
         t = ctx.template
         graph = t.lane_graph
-        ego_route = ctx.geometry.route_path(t.ego.route)
+        net = lane_network(t)
+        ego_route = ctx.geometry.route_path(route)
         junctions = [rg.shape for rg in t.regions if rg.type == "intersection"]
         ego_yaw0 = ego_route.xy_yaw(0.0)[2]
         out = []
         for lane in sorted(graph.lanes):
-            if lane in t.ego.route:
+            if lane in route:
                 continue
-            for spawn in spawn_affordances(t, lane):
-                lanes = [lane]
-                while graph.successors[lanes[-1]] and len(lanes) < 3:
-                    straight = [n for n in graph.successors[lanes[-1]] if graph.lane(n).kind == "driving"]
-                    if not straight:
-                        break
-                    lanes.append(straight[0])
+            approach = lane not in net.junction_of and any(n in net.junction_of for n in graph.successors[lane])
+            for spawn in spawn_affordances(t, lane) or ([lane_as_spawn(t, lane)] if approach else []):
+                lanes = straight_through(net, lane)
                 path = ctx.geometry.route_path(lanes)
                 if angle_diff(path.xy_yaw(0.0)[2], ego_yaw0 + np.pi) > self.params.oncoming_tolerance_rad:
                     continue
@@ -114,16 +132,13 @@ class SignalizedLeftTurn(IntentProgram):
                 points = [xy for xy in points if any(j.contains(shapely.Point(xy)) for j in junctions)]
                 if not points:
                     continue
-                xy = min(points, key=lambda q: ego_route.project(*q))
-                out.append(_Conflict(spawn, tuple(lanes), xy, ego_route.project(*xy), path.project(*xy)))
+                xy = min(points, key=lambda q: ego_route.s_of(*q))
+                out.append(_Conflict(spawn, tuple(lanes), xy, ego_route.s_of(*xy), path.s_of(*xy)))
         return out
 
     def check_template(self, ctx: ProgramContext) -> None:
-        t = ctx.template
-        self.require(ctx, bool(t.signals), "signals", "has no signals")
-        self.require(ctx, any(rg.type == "intersection" for rg in t.regions), "regions", "has no intersection region")
-        self.require(ctx, bool(self.conflicts(ctx)), "affordances",
-                     "has no oncoming vehicle spawn whose straight route crosses the ego route in the junction")
+        self.require(ctx, bool(self.ego_routes(ctx)), "affordances",
+                     "has no left turn whose path an oncoming straight route crosses in the junction")
 
     def propose(self, ctx: ProgramContext, cell: Cell | None, sample_id: str, index: int, streams: StreamSet, *,
                 attempt: int = 0, previous: Mapping[str, Mapping[str, Any]] | None = None,
@@ -131,9 +146,12 @@ class SignalizedLeftTurn(IntentProgram):
         p, t = self.params, ctx.template
         draws = Draws(streams, attempt=attempt, previous=previous, redraw=redraw)
         r = Realization()
-        r.set("ego.route", list(t.ego.route), source="template", rule="the template's ego route")
+        candidates = self.ego_routes(ctx)
+        ego_route = draw_ego_route(ctx, r, draws, candidates, lambda lanes: lanes in candidates,
+                                   f"turning left across oncoming traffic at a junction "
+                                   f"{'with' if self.signalized else 'without'} traffic lights", before_junction=True)
         layout = draws.group("layout", "layout")
-        conflict = layout.choice("conflict", self.conflicts(ctx))
+        conflict = layout.choice("conflict", self.conflicts(ctx, ego_route.lanes))
         r.set("oncoming.spawn", conflict.spawn.id, source="layout", parents=["ego.route"],
               rule="uniform over spawns whose straight route crosses the ego route in the junction, heading toward it")
         r.set("oncoming.route", list(conflict.lanes), source="template", parents=["oncoming.spawn"],
@@ -151,8 +169,8 @@ class SignalizedLeftTurn(IntentProgram):
         on_l, on_w, _ = lwh(ctx, asset)
         other_path = ctx.geometry.route_path(conflict.lanes)
         corridor = on_w / 2 + ego_w / 2
-        s_enter = self._ego_entry_s(ctx, other_path, conflict, ego_l / 2, corridor)
-        t_enter = (s_enter - t.ego.start_s_m) / ego_speed - p.warmup_s
+        s_enter = self._ego_entry_s(ctx, ego_route.lanes, other_path, conflict, ego_l / 2, corridor)
+        t_enter = (s_enter - ego_route.start_s_m) / ego_speed - p.warmup_s
         clearance = on_l / 2 + ego_w / 2
         reach = conflict.s_other_m - clearance
         horizon = t_enter + p.warmup_s + ttc
@@ -173,7 +191,7 @@ class SignalizedLeftTurn(IntentProgram):
 
         illumination, weather = conditions(draws, r, t, cell)
         env = correlated_environment(draws, r, illumination, weather)
-        ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s)
+        ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s, ego_route)
         limit = t.lane_graph.lane(conflict.lanes[0]).speed_limit_mps
         other, other_body = vehicle_on_route(
             ctx, "oncoming", role="agent", asset_id=asset, lanes=conflict.lanes, s0_m=s0, speed_mps=v_on,
@@ -182,17 +200,17 @@ class SignalizedLeftTurn(IntentProgram):
                                  speed_factor=v_on / limit))
         draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=self, cell=cell,
                             actors=[ego, other], interactions=[], occluders=[], environment=env, realization=r,
-                            clip_s=p.clip_s, warmup_s=p.warmup_s, with_signals=True)
+                            clip_s=p.clip_s, warmup_s=p.warmup_s, with_signals=self.signalized)
         event = PathConflict("ego", "oncoming", conflict.xy, conflict.s_other_m, corridor, clearance, lead_m=ego_l / 2)
         scene = Scene({"ego": ego_body, "oncoming": other_body}, p.warmup_s, p.clip_s, event=event,
-                      stop_lines=self._stop_lines(ctx, {"ego": tuple(t.ego.route), "oncoming": conflict.lanes}))
+                      stop_lines=self._stop_lines(ctx, {"ego": ego_route.lanes, "oncoming": conflict.lanes}))
         refs = {"cell_repairs": {"ttc_s": ("timing", "layout")}}
         return Proposal(sample_id, index, attempt, self.name, t, cell, draft, scene, refs, [], draws.record)
 
-    def _ego_entry_s(self, ctx: ProgramContext, other_path: Path, conflict: _Conflict, lead_m: float,
-                     corridor_m: float) -> float:
+    def _ego_entry_s(self, ctx: ProgramContext, lanes: tuple[str, ...], other_path: Path, conflict: _Conflict,
+                     lead_m: float, corridor_m: float) -> float:
         """Ego route arc length (centre) at which its front first comes within ``corridor_m`` of the other path."""
-        route = ctx.geometry.route_path(ctx.template.ego.route)
+        route = ctx.geometry.route_path(lanes)
         s = np.arange(max(0.0, conflict.s_ego_m - 30.0), conflict.s_ego_m, self.params.step_m)
         x, y, yaw = route.xy_yaw(s)
         front = np.stack([x + lead_m * np.cos(yaw), y + lead_m * np.sin(yaw)], axis=1)
@@ -211,14 +229,26 @@ class SignalizedLeftTurn(IntentProgram):
         return out
 
     def baseline(self, ctx: ProgramContext, sample_id: str, index: int, streams: StreamSet) -> Proposal:
-        conflict = self.conflicts(ctx)[0]
+        conflict = self.conflicts(ctx, tuple(ctx.template.ego.route))[0]
         ego_l, ego_w = ctx.footprints[ctx.template.ego.asset]
 
         def event(t_action: float, body: Any) -> PathConflict:
-            s_x = body.motion.path.project(*conflict.xy)
+            s_x = body.motion.path.s_of(*conflict.xy)
             return PathConflict("ego", "oncoming", conflict.xy, s_x, body.width_m / 2 + ego_w / 2,
                                 body.length_m / 2 + ego_w / 2, lead_m=ego_l / 2)
 
         return independent_vehicle_baseline(self, ctx, sample_id, index, streams, "oncoming", p_clip=self.params.clip_s,
                                             warmup_s=self.params.warmup_s, ego_speed=self.params.ego_speed_mps,
                                             event=event)
+
+
+class UnprotectedLeftTurn(SignalizedLeftTurn):
+    """The ego turns left at a junction without traffic lights across an oncoming vehicle going straight, which has
+    the right of way (the lane graph's default rule: straight beats a left turn)."""
+
+    name = "unprotected_left_turn"
+    abbrev = "ulturn"
+    default_template = "urban_unsignalized_intersection"
+    description = "the ego turns left at a junction without signals across an oncoming vehicle that has priority"
+    needs = ("unsignalized_junction", "unprotected_left_turn")
+    signalized = False

@@ -163,6 +163,9 @@ class PedestrianEmergesBehindVan(IntentProgram):
     abbrev = "ped"
     default_template = "residential_crosswalk_v3"
     description = "a pedestrian steps out from behind a parked delivery van into the ego's path at a crossing"
+    #: A parking lane or region: the van's slots are laid in its polygon (the kerbside rule's sites,
+    #: ``affordances.parking_sites``, are not yet a place this program parks the van).
+    needs = ("parking", "crosswalk")
     local_groups = frozenset({"spawn", "ttc_target", "ego_speed", "van_pose"})
 
     def __init__(self, params: PedestrianParams | None = None) -> None:
@@ -184,13 +187,13 @@ class PedestrianEmergesBehindVan(IntentProgram):
             window = route.line.intersection(t.region_by_id[crossing.region].shape)
             if window.is_empty or crossing.region not in connects:
                 continue
-            s_in = min(route.project(x, y) for x, y in _coords(window))
+            s_in = min(route.s_of(x, y) for x, y in _coords(window))
             for parking in sorted((a for a in t.affordances if isinstance(a, ParkingAffordance)), key=lambda a: a.id):
                 for side in connects[crossing.region]:
                     if frozenset((parking.region, side)) not in adjacent:
                         continue
                     path = _oriented_path(t, crossing.path, side)
-                    slots = tuple(s for s in parking_slots(t, parking.id) if route.project(s[0], s[1]) < s_in)
+                    slots = tuple(s for s in parking_slots(t, parking.id) if route.s_of(s[0], s[1]) < s_in)
                     if path is not None and slots:
                         out.append(_Layout(parking.id, parking.region, side, crossing.id, crossing.region, path, slots,
                                            s_in))
@@ -245,7 +248,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
         route = ctx.geometry.route_path(t.ego.route)
         gap_bin = cell.bin("occlusion") if cell is not None else None
         gap_lo, gap_hi = gap_bin or (0.0, p.max_van_gap_m)
-        slot_s = self.memo(ctx, ("slot_s", layout), lambda: [route.project(x, y) for x, y, _ in layout.slots])
+        slot_s = self.memo(ctx, ("slot_s", layout), lambda: [route.s_of(x, y) for x, y, _ in layout.slots])
         slots = [slot for slot, s_slot in zip(layout.slots, slot_s)
                  if gap_lo <= layout.s_cross_in_m - (s_slot + van_l / 2) <= gap_hi]
         if not slots:
@@ -271,7 +274,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
               rule=f"uniform along ±{along_max:.3f} m and across ±{across_max:.3f} m: the footprint stays in the slot")
         r.set("van.pose", [round(v, 6) for v in van_pose], source="derived", parents=["van.slot", "van.offset_m"],
               rule="slot centre + offsets, heading of the traffic lane")
-        r.set("van.gap_to_crossing_m", round(layout.s_cross_in_m - route.project(van_pose[0], van_pose[1]) - van_l / 2, 4),
+        r.set("van.gap_to_crossing_m", round(layout.s_cross_in_m - route.s_of(van_pose[0], van_pose[1]) - van_l / 2, 4),
               source="derived", parents=["van.pose", "crossing"],
               rule="ego-route distance from the van's front bumper to the crosswalk: how deep its shadow reaches")
 

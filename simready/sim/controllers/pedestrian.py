@@ -58,7 +58,7 @@ def update(view, i: int, mem: PedMemory, path, perceive: bool) -> tuple[PedMemor
     if perceive:
         near = mem.kerb_u - u < C.KERB_LOOKAHEAD_M + 0.5 * max(view.v[i], 0.0) ** 2 / 2.0
         stops = mem.stop_draw < float(view.scene.actors.stop_tendency[i])
-        seen = bool(near and stops and hazard(view, i, path.point(mem.kerb_u)))
+        seen = bool(near and stops and hazard(view, i, path.point_at(mem.kerb_u)))
     else:
         seen = mem.seen
     hazard_since = mem.hazard_since if seen and mem.hazard_since is not None else (tick if seen else None)

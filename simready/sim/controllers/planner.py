@@ -176,7 +176,7 @@ def _stationary_obstacles(view: TickView, route: RouteTable, control: ControlSta
         if not present[i]:
             continue
         path = route.paths.paths[i]
-        end_gap = path.length - u[i]
+        end_gap = path.length_m - u[i]
         g = max(end_gap, 0.0) if end_gap < math.inf else math.inf
         mem = peds[i]
         if mem is not None:

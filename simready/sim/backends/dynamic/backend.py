@@ -314,7 +314,7 @@ class DynamicBackend(Backend):
             x, y = state.bodies.pos[e, 0], state.bodies.pos[e, 1]
             yaw = float(c.yaw[e])
             rear_x, rear_y = x - math.cos(yaw) * self.lr, y - math.sin(yaw) * self.lr
-            tx, ty = path.point(float(c.u[e]) + look, float(plan.d_ref[e]))
+            tx, ty = path.point_at(float(c.u[e]) + look, float(plan.d_ref[e]))
             want = preview_steer(rear_x, rear_y, yaw, tx, ty, self.wheelbase)
             want = max(min(want, S.max_steer_rad), -S.max_steer_rad)
         step = S.max_steer_rate_rps * self.scene.dt
