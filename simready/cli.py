@@ -181,6 +181,9 @@ def _add_template_import_scene(template: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # A bad DAGSTER_HOME or SIMREADY_ARTIFACTS is one line here, before Dagster loads (not a failed step per run).
+    paths.dagster_home()
+    paths.artifacts_dir()
     # Imported when the command runs, so that ``simready --help`` stays fast.
     import dagster as dg
 
@@ -210,6 +213,9 @@ def _register_stage_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
+    # One line when DAGSTER_HOME or SIMREADY_ARTIFACTS names no usable folder, before Dagster loads.
+    paths.dagster_home()
+    paths.artifacts_dir()
     # Dagster's beta and preview warnings are about our definitions, not news to the reader of a status.
     warnings.simplefilter("ignore")
     # Imported when the command runs, so that ``simready --help`` stays fast.
@@ -310,7 +316,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Most commands reach the simulator; its banner is not news to the reader. `status` never does (and stays fast).
         _import_pybullet_quietly()
     try:
-        return handler(args)
+        with warnings.catch_warnings():
+            if not sys.warnoptions:
+                # A library's warning (numpy's overflow, trimesh's, Dagster's) is not news to the user of a command:
+                # what matters is refused in one line or reported. `python -W default -m simready.cli` shows them.
+                warnings.simplefilter("ignore")
+            return handler(args)
     except SimreadyError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return 1
