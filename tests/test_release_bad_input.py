@@ -334,3 +334,16 @@ def test_fuzz_release_files(which: str, data: bytes, argv: list[str]) -> None:
         after = sorted(p.relative_to(tmp).as_posix() for p in Path(tmp).rglob("*"))
         if argv[:2] != ["release", "tag"] or code != 0:
             assert after == before
+
+
+def test_tagging_never_writes_through_a_symbolic_link(tmp_path: Path) -> None:
+    store = tmp_path / "artifacts"
+    release = make_release(store)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    tags = ArtifactLayout(store).release_tags_dir
+    (tags / "latest").unlink()
+    tags.rmdir()
+    tags.symlink_to(elsewhere)
+    refused(["release", "tag", release.release_id, "r2"], store, "releases/tags/r2: a symbolic link lies on the tag's path")
+    assert list(elsewhere.iterdir()) == []

@@ -325,7 +325,11 @@ def tag_release(store: Store, release_id: str, tag: str) -> None:
     """Make ``tag`` name the release (a tag moves; a release never changes)."""
     if not is_identifier(tag) or tag.startswith("sha256"):
         raise ReleaseError("tag", "", f"{tag!r} is not a tag (ASCII letters, digits, '_', '-', '.'; not a hash)")
-    store.write_bytes(_layout().release_tag(tag), f"{release_id}\n".encode())
+    key = _layout().release_tag(tag)
+    if store.is_link(key):  # the tag, or a folder above it: writing would follow the link out of the store
+        raise ReleaseError(store.url(key), "", "a symbolic link lies on the tag's path; tags are plain files in the "
+                           "store (remove the link)")
+    store.write_bytes(key, f"{release_id}\n".encode())
 
 
 def list_releases(store: Store) -> dict[str, list[str]]:
