@@ -8,12 +8,15 @@ handlers so ``simready --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import importlib
 import os
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from simready import paths
@@ -181,7 +184,13 @@ def _add_template_import_scene(template: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # A bad DAGSTER_HOME or SIMREADY_ARTIFACTS is one line here, before Dagster loads (not a failed step per run).
+    paths.dagster_home()
+    paths.artifacts_dir()
     # Imported when the command runs, so that ``simready --help`` stays fast.
+    from simready.scenario.suite_check import check_suite
+
+    check_suite()  # the suite against its templates, catalog and rigs: one line now, not a failed stage later
     import dagster as dg
 
     # Dagster's beta and preview warnings are about features our definitions chose, not news to the user.
@@ -210,9 +219,15 @@ def _register_stage_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _status(args: argparse.Namespace) -> int:
+    # One line when DAGSTER_HOME or SIMREADY_ARTIFACTS names no usable folder, before Dagster loads.
+    paths.dagster_home()
+    paths.artifacts_dir()
     # Dagster's beta and preview warnings are about our definitions, not news to the reader of a status.
     warnings.simplefilter("ignore")
     # Imported when the command runs, so that ``simready --help`` stays fast.
+    from simready.scenario.suite_check import check_suite
+
+    check_suite()  # a suite whose intents or rig overrides cannot work is one line, not a status that says fine
     from simready.definitions import defs
     from simready.main_job import _instance
     from simready.status import print_status
@@ -284,6 +299,36 @@ def build_parser() -> argparse.ArgumentParser:
 EXIT_INTERRUPTED = 130
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread like Ctrl-C's ``KeyboardInterrupt`` (and caught as one), so
+    that every ``finally`` and ``with`` of a command runs: its pid-named temporaries and its locks go, as on
+    Ctrl-C. (Python's default for these signals ends the process at once, and leaves them behind.)"""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _stop_signals_unwind() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise :class:`Terminated` while a command runs (main thread only; a handler another
+    program installed, or an ignored signal, is left as it is), then the previous handlers are put back."""
+    saved = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                saved[sig] = signal.signal(sig, _terminate)
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+
 def _import_pybullet_quietly() -> None:
     """Import PyBullet with the process's stderr closed: its C extension prints "pybullet build time: …" there.
 
@@ -310,10 +355,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Most commands reach the simulator; its banner is not news to the reader. `status` never does (and stays fast).
         _import_pybullet_quietly()
     try:
-        return handler(args)
+        with warnings.catch_warnings(), _stop_signals_unwind():
+            if not sys.warnoptions:
+                # A library's warning (numpy's overflow, trimesh's, Dagster's) is not news to the user of a command:
+                # what matters is refused in one line or reported. `python -W default -m simready.cli` shows them.
+                warnings.simplefilter("ignore")
+            return handler(args)
     except SimreadyError as exc:
         print(f"error: {exc.one_line()}", file=sys.stderr)
         return 1
+    except Terminated as exc:
+        name = signal.Signals(exc.signum).name
+        print(f"terminated: simready {args.command} stopped ({name}); what it had not finished was not written",
+              file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print(f"interrupted: simready {args.command} stopped (Ctrl-C); what it had not finished was not written",
               file=sys.stderr)

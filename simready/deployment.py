@@ -97,11 +97,12 @@ def s3_client(timeout_s: int, max_attempts: int, **session: Any) -> Any:
                                                        retries={"max_attempts": max_attempts, "mode": "standard"}))
 
 
-def artifact_store(name: str | None = None) -> Store:
-    """The artifact store of the deployment ``name`` (default: ``SIMREADY_DEPLOYMENT``), as a plain store."""
+def artifact_store(name: str | None = None, *, must_exist: bool = False) -> Store:
+    """The artifact store of the deployment ``name`` (default: ``SIMREADY_DEPLOYMENT``), as a plain store.
+    ``must_exist``: the caller only reads (a local artifacts folder that does not exist is one line)."""
     name = name or deployment_name()
     if name == "local":
-        return LocalStore.from_environment()
+        return LocalStore.from_environment(must_exist=must_exist)
     from simready.s3store import S3Store, cache_dir_from_environment
 
     s = s3_settings()

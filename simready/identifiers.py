@@ -48,18 +48,20 @@ def check_identifier(
 def confine(
     root: str | Path, relative: object, source: str | Path, field: str, error: type[SimreadyError] = SimreadyError
 ) -> Path:
-    """``root / relative`` resolved, refused unless it stays inside ``root`` (symlinks followed)."""
+    """``root / relative`` resolved, refused unless it stays inside ``root`` (symlinks followed). The refusal names
+    ``root`` as resolved (its full path: a bare folder name reads as ``/`` for a root of ``.`` or ``/``)."""
+    shown = Path(root).resolve()
     if not isinstance(relative, str) or not relative or "\x00" in relative:
         raise error(source, field, f"{relative!r} is not a relative path")
     pure = PurePosixPath(relative)
     if pure.is_absolute() or PureWindowsPath(relative).is_absolute() or PureWindowsPath(relative).drive:
-        raise error(source, field, f"{relative!r} is absolute; only paths inside {Path(root).name}/ are allowed")
+        raise error(source, field, f"{relative!r} is absolute; only paths inside {shown} are allowed")
     if ".." in pure.parts or ".." in PureWindowsPath(relative).parts:
-        raise error(source, field, f"{relative!r} has a '..' part; only paths inside {Path(root).name}/ are allowed")
+        raise error(source, field, f"{relative!r} has a '..' part; only paths inside {shown} are allowed")
     root_resolved = Path(root).resolve()
     target = (root_resolved / pure).resolve()
     if not target.is_relative_to(root_resolved):
-        raise error(source, field, f"{relative!r} leads outside {Path(root).name}/ (through a symlink)")
+        raise error(source, field, f"{relative!r} leads outside {shown} (through a symlink)")
     return target
 
 

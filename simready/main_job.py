@@ -10,10 +10,8 @@ the only module besides ``definitions.py``, ``assets/``, ``checks/`` and
 ``resources/`` that does; it decides nothing about the data.
 """
 
-import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import dagster as dg
 from dagster._core.events import RunFailureReason
@@ -32,8 +30,7 @@ QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 def _instance() -> dg.DagsterInstance:
-    home = Path(os.environ.setdefault("DAGSTER_HOME", str(paths.PROJECT_ROOT / ".dagster_home")))
-    home.mkdir(parents=True, exist_ok=True)
+    paths.dagster_home()
     return dg.DagsterInstance.get()
 
 

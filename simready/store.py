@@ -142,6 +142,16 @@ class Store(abc.ABC):
     def read_json(self, key: Key) -> Any:
         return json.loads(self.read_bytes(key))
 
+    def is_link(self, key: Key) -> bool:
+        """Whether the key reaches its bytes through a symbolic link inside the store (only a local folder has
+        them): a reader that must not follow one (a release tag) refuses it without reading the target."""
+        return False
+
+    def links(self, prefix: Key = "") -> list[str]:
+        """The keys under ``prefix`` that are symbolic links (to a file, a folder or nothing), sorted: ``list``
+        shows only those reaching a file, and a reader that refuses links must see them all."""
+        return []
+
 
 class LocalStore(Store):
     """Artifacts as files under one local folder; a key is the file's path relative to it.
@@ -155,10 +165,11 @@ class LocalStore(Store):
         self.base_url = base_url.rstrip("/") if base_url else None
 
     @classmethod
-    def from_environment(cls) -> LocalStore:
+    def from_environment(cls, *, must_exist: bool = False) -> LocalStore:
         """The deployment's folder: ``SIMREADY_ARTIFACTS``, else ``artifacts/`` in the project, and
-        ``SIMREADY_ARTIFACTS_URL`` if it is served, read now."""
-        return cls(paths.artifacts_dir(), paths.artifacts_url())
+        ``SIMREADY_ARTIFACTS_URL`` if it is served, read now (one line when the setting names no usable folder;
+        ``must_exist``: for a reader, a missing folder too)."""
+        return cls(paths.artifacts_dir(must_exist=must_exist), paths.artifacts_url())
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
@@ -168,6 +179,19 @@ class LocalStore(Store):
 
     def open(self, key: Key) -> BinaryIO:
         return self._path(key).open("rb")
+
+    def is_link(self, key: Key) -> bool:
+        parts = key_parts(key)
+        return any(self.root.joinpath(*parts[:i]).is_symlink() for i in range(1, len(parts) + 1))
+
+    def links(self, prefix: Key = "") -> list[str]:
+        path = self._path(prefix, prefix=True)
+        if path.is_symlink():
+            return [path.relative_to(self.root).as_posix()]
+        if not path.is_dir():
+            return []
+        return sorted(p.relative_to(self.root).as_posix() for p in path.rglob("*")
+                      if p.is_symlink() and not _hidden(p.relative_to(self.root).parts))
 
     def read_bytes(self, key: Key) -> bytes:
         return self._path(key).read_bytes()

@@ -285,7 +285,7 @@ def _truncated_usdc(tmp: Path) -> Path:
 
 BAD_INPUTS = {
     # builder: (extra flags, what the one line must say)
-    "truncated_glb": (_truncated_glb, [], "cut.glb: cannot be read as glTF 2.0"),
+    "truncated_glb": (_truncated_glb, [], "cut.glb: buffers[0].byteLength: declares 232240 bytes, and its data has 115450"),
     "truncated_usdc": (_truncated_usdc, [], "cut.usdc: cannot be read as USD: Sdf crate file corrupt, possibly truncated"),
     "truncated_collada": (_truncated_collada, [], "chassis.dae: cannot be read as COLLADA"),
     "unsupported_extension": (_unsupported_extension, [], "unsupported extension '.fbx'"),

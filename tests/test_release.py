@@ -234,7 +234,8 @@ def test_the_release_commands_read_a_release_in_the_production_bucket(suite, tmp
         assert client.get_object(Bucket=S3_BUCKET, Key=tag_key)["Body"].read().decode().strip() == release.release_id
         verified = simready("release", "verify", "r1")
         assert verified.returncode == 0 and verified.stdout.strip() == \
-            f"release {release.release_id}: {release.files} files verify", verified.stderr
+            f"release {release.release_id}: {release.files + 4} files verify (the records and datasheet page too)", \
+            verified.stderr
         shown = simready("release", "show", "r1")
         assert shown.returncode == 0 and f"s3://{S3_BUCKET}/{S3_PREFIX}/releases/{release.hex}/datasheet.md" in shown.stdout
         exported = simready("export", "mcap", "--release", "r1", "--out", str(tmp_path / "mcap"))
@@ -255,7 +256,7 @@ def test_the_release_commands_read_a_release_in_the_production_bucket(suite, tmp
         problems = tampered.stdout.strip().splitlines()
         assert tampered.returncode == 1 and len(problems) == 2, tampered.stdout + tampered.stderr
         assert problems[0].startswith(f"{sample['split']}/{sample['sample']}/trace.parquet: object ")
-        assert problems[1] == f"release {release.release_id}: 1 of {release.files} files FAIL"
+        assert problems[1] == f"release {release.release_id}: 1 of {release.files + 4} files FAIL"
         refused = simready("export", "mcap", "--release", "r1", "--out", str(tmp_path / "mcap2"))
         assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "bytes differ" in refused.stderr
         assert not (tmp_path / "mcap2").exists()

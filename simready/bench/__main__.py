@@ -6,6 +6,7 @@ runs; a section whose dependencies are missing is reported, not silently skipped
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import sys
 
@@ -27,8 +28,24 @@ SECTIONS: dict[str, str] = {
 }
 
 
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m simready.bench",
+        description="Print the performance figures each issue names (make bench). Sections run in the order "
+                    "given; none given: every section.")
+    parser.add_argument("sections", nargs="*", metavar="SECTION", type=_section,
+                        help=f"one of: {', '.join(SECTIONS)}")
+    return parser
+
+
+def _section(name: str) -> str:
+    if name not in SECTIONS:
+        raise argparse.ArgumentTypeError(f"{name!r} is not a section (one of: {', '.join(SECTIONS)})")
+    return name
+
+
 def main(argv: list[str] | None = None) -> int:
-    wanted = argv if argv else list(SECTIONS)
+    wanted = build_parser().parse_args(argv).sections or list(SECTIONS)
     for name in wanted:
         module_name, func_name = SECTIONS[name].split(":")
         try:

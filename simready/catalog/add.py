@@ -34,7 +34,7 @@ from simready.catalog.contract import CatalogEntry, load_contract
 from simready.catalog.generate import ENTRY_FILE, entry_relpath, read_index, write_entry, write_index
 from simready.catalog.importers.assemble import ImportedAsset, ImportOptions, convert
 from simready.catalog.importers.registry import IMPORT_KIND, read_source, source_format
-from simready.catalog.importers.source import SourceScene
+from simready.catalog.importers.source import MAX_MASS_KG, SourceScene
 from simready.catalog.procedural import GENERATOR_VERSION
 from simready.errors import CatalogError, OutputExistsError
 from simready.hashing import file_sha256
@@ -83,8 +83,11 @@ def _family_variant(asset_id: str, source: Path) -> tuple[str, str]:
 def _mass_and_body(req: ImportRequest, ontology: Ontology, declared_kg: float | None) -> tuple[float, str]:
     """Mass (``--mass-kg`` or the source's; both must agree) and body type (static classes stay static)."""
     static = ontology.classes[req.semantic_class].category == "static"
-    if req.mass_kg is not None and not (np.isfinite(req.mass_kg) and req.mass_kg >= 0):
-        raise CatalogError(req.source, "--mass-kg", f"{req.mass_kg!r} is not a mass in kg")
+    if req.mass_kg is not None and not (np.isfinite(req.mass_kg) and 0 <= req.mass_kg <= MAX_MASS_KG):
+        raise CatalogError(req.source, "--mass-kg", f"{req.mass_kg!r} is not a mass in kg (0 to {MAX_MASS_KG:g})")
+    if declared_kg is not None and not (np.isfinite(declared_kg) and 0 <= declared_kg <= MAX_MASS_KG):
+        raise CatalogError(req.source, "inertial.mass", f"the file's masses add up to {declared_kg:g} kg; the limit "
+                           f"is {MAX_MASS_KG:g} kg")
     if req.mass_kg is not None and declared_kg is not None:
         if abs(req.mass_kg - declared_kg) > MASS_MATCH_REL * declared_kg:
             raise CatalogError(req.source, "--mass-kg", f"--mass-kg {req.mass_kg:g} contradicts the file: its "
@@ -104,7 +107,7 @@ def _copy_sources(files: list[Path], source: Path, dest: Path) -> None:
     for f in files:
         real = f.resolve()
         if not real.is_relative_to(root):
-            raise CatalogError(source, "referenced file", f"{f} is outside {root.name}/; keep an asset's files together")
+            raise CatalogError(source, "referenced file", f"{f} is outside {root}; keep an asset's files together")
         target = dest / real.relative_to(root)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(real, target)

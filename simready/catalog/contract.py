@@ -89,7 +89,9 @@ class AssetContract(_Strict):
     ontology_version: str
     semantic_class: str
     body_type: BodyType
-    mass_kg: float
+    #: Bounded (MAX_MASS_KG in simready.catalog.importers.source): a larger mass is a typing error whose inertia
+    #: overflows float64 arithmetic in certification.
+    mass_kg: float = Field(ge=0.0, le=1e6, allow_inf_nan=False)
     friction: float = Field(ge=0.0)
     restitution: float = Field(ge=0.0, le=1.0)
     material: Material

@@ -49,6 +49,7 @@ from simready.catalog.generate import entry_relpath, read_index, write_entry, wr
 from simready.catalog.importers.assemble import ImportedAsset, ImportOptions, convert
 from simready.catalog.importers.registry import IMPORT_KIND, read_source, source_format
 from simready.catalog.importers.scene_objects import SCENE_OBJECT_PARAM, object_name, split_objects
+from simready.catalog.importers.source import MAX_DENSITY_KG_M3, MAX_MASS_KG
 from simready.catalog.meshio import component_union
 from simready.catalog.procedural import GENERATOR_VERSION
 from simready.errors import CatalogError, OutputExistsError
@@ -176,13 +177,14 @@ def _pose(asset: ImportedAsset, placement: tuple[float, float, float, float]) ->
 def _mass(req: SceneImportRequest, name: str, asset: ImportedAsset) -> float:
     if name in req.masses_kg:
         mass = req.masses_kg[name]
-        if not (math.isfinite(mass) and mass >= 0):
-            raise CatalogError(req.scene, "--mass-of", f"{name}={mass!r} is not a mass in kg")
+        if not (math.isfinite(mass) and 0 <= mass <= MAX_MASS_KG):
+            raise CatalogError(req.scene, "--mass-of", f"{name}={mass!r} is not a mass in kg (0 to {MAX_MASS_KG:g})")
         return float(mass)
     if req.density_kg_m3 is None:
         return 0.0
-    if not (math.isfinite(req.density_kg_m3) and req.density_kg_m3 > 0):
-        raise CatalogError(req.scene, "--density", f"{req.density_kg_m3!r} is not a density in kg/m³")
+    if not (math.isfinite(req.density_kg_m3) and 0 < req.density_kg_m3 <= MAX_DENSITY_KG_M3):
+        raise CatalogError(req.scene, "--density", f"{req.density_kg_m3!r} is not a density in kg/m³ (up to "
+                           f"{MAX_DENSITY_KG_M3:g})")
     return round(req.density_kg_m3 * float(component_union([asset.render]).volume()), 6)
 
 

@@ -30,7 +30,7 @@ def _release(args: argparse.Namespace, fmt: str) -> int:
     from simready.export.release import export_release_mcap, export_release_nuscenes, load_release
 
     started = time.perf_counter()
-    store = artifact_store()
+    store = artifact_store(must_exist=True)
     release = load_release(store, args.release)
     with output_folder(Path(args.out)) as staged:
         if fmt == "mcap":

@@ -315,9 +315,17 @@ class _Writer:
 def export_nuscenes(sample_dirs: Iterable[str | Path], out_dir: str | Path) -> dict[str, int]:
     """Write a nuScenes dataset of ``sample_dirs`` (each: its base window and every observed branch) into
     ``out_dir`` (the CLI passes :func:`simready.outdir.output_folder`'s staged folder); returns rows per table."""
+    sample_dirs = [Path(d) for d in sample_dirs]
+    seen: dict[str, Path] = {}
+    for d in sample_dirs:  # before anything is written
+        sample_id = SampleDir(d.resolve()).sample_id
+        if sample_id in seen:
+            raise ExportError(d, "", f"sample {sample_id} is given twice (also as {seen[sample_id]}); nuScenes "
+                                "tokens are named by the sample, so give each sample once")
+        seen[sample_id] = d
     writer = _Writer(Path(out_dir))
     for d in sample_dirs:
-        sample = SampleDir(Path(d))
+        sample = SampleDir(d)
         s = ObservedSample.open(sample.root, None)  # the base is checked (and must exist) before anything is written
         log_token = writer.log(sample, s.render.template_id)
         writer.scene(sample, None, log_token)

@@ -83,6 +83,94 @@ def _read_json(store: Store, key: PurePath, what: str) -> Any:
         return store.read_json(key)
     except FileNotFoundError:
         raise ReleaseError(store.url(key), "", f"missing: {what}") from None
+    except (ValueError, IsADirectoryError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        reason = f"line {exc.lineno} column {exc.colno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) \
+            else type(exc).__name__
+        raise ReleaseError(store.url(key), "", f"{what} is not JSON ({reason})") from None
+
+
+#: The most bytes a tag file may hold (``sha256:`` and 64 hex digits and a newline are 72).
+TAG_BYTES = 128
+_HEX = frozenset("0123456789abcdef")
+
+
+def _is_hex64(text: str) -> bool:
+    return len(text) == 64 and set(text) <= _HEX
+
+
+def read_tag(store: Store, key: PurePath) -> str:
+    """The release id a tag file holds. The tag must be a plain file (a symbolic link is refused and its target
+    never read) of at most :data:`TAG_BYTES` holding ``sha256:<64 hex digits>``; one line otherwise, which never
+    quotes the file's bytes."""
+    where = store.url(key)
+    if store.is_link(key):
+        raise ReleaseError(where, "", "a tag is a plain file, and this is a symbolic link (its target is not read); "
+                           "remove it and tag again (simready release tag)")
+    try:
+        with store.open(key) as f:
+            data = f.read(TAG_BYTES + 1)
+    except FileNotFoundError:
+        raise ReleaseError(where, "", "missing: the tag file") from None
+    except IsADirectoryError:
+        raise ReleaseError(where, "", "a tag is a plain file, and this is a folder") from None
+    text = data.decode("ascii", errors="replace").strip()
+    if len(data) > TAG_BYTES or not text.startswith("sha256:") or not _is_hex64(text.removeprefix("sha256:")):
+        raise ReleaseError(where, "", f"not a release id (one line sha256:<64 hex digits>, {len(data)}"
+                           f"{'+' if len(data) > TAG_BYTES else ''} bytes found); remove it or tag again "
+                           "(simready release tag)")
+    return text
+
+
+def _fail(url: str, field: str, reason: str) -> None:
+    raise ReleaseError(url, field, reason)
+
+
+def _check_file_entry(url: str, field: str, f: Any) -> None:
+    if not isinstance(f, dict) or not isinstance(f.get("sha256"), str) \
+            or not _is_hex64(f["sha256"].removeprefix("sha256:")) \
+            or not isinstance(f.get("bytes"), int) or isinstance(f["bytes"], bool) or f["bytes"] < 0:
+        _fail(url, field, "not a file entry ({sha256: sha256:<64 hex digits>, bytes: a whole number >= 0})")
+
+
+def _check_records(url: str, record: Any, sheet: Any, items: Any) -> None:
+    """The shape every reader of a release relies on; one line naming the first field that differs. (The id
+    already proves the records are the ones published; this proves they are a release's.)"""
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        _fail(url, "release.json: format", f"not {FORMAT!r}")
+    if not isinstance(record.get("suite"), dict):
+        _fail(url, "release.json: suite", "not a mapping of key to file entry")
+    for key, f in record["suite"].items():
+        _check_file_entry(url, f"release.json: suite[{key!r}]", f)
+    if not isinstance(record.get("splits"), dict):
+        _fail(url, "release.json: splits", "not a mapping of split to samples")
+    for split in SPLITS:
+        entries = record["splits"].get(split, [])
+        if not isinstance(entries, list):
+            _fail(url, f"release.json: splits.{split}", "not a list of samples")
+        for i, e in enumerate(entries):
+            field = f"release.json: splits.{split}[{i}]"
+            if not isinstance(e, dict) or any(not isinstance(e.get(k), str) or not is_identifier(e[k])
+                                               for k in ("sample", "template", "batch")) or e.get("split") != split:
+                _fail(url, field, f"not a sample entry (sample, template, batch identifiers; split {split!r})")
+            if not isinstance(e.get("files"), dict) or not isinstance(e.get("branches"), dict):
+                _fail(url, field, "not a sample entry (files and branches mappings)")
+            for rel, f in e["files"].items():
+                if not isinstance(rel, str) or not rel or rel.startswith("/") or \
+                        any(p in ("", ".", "..") for p in rel.split("/")):
+                    _fail(url, f"{field}.files", f"{rel!r} is not a relative path inside the sample folder")
+                _check_file_entry(url, f"{field}.files[{rel!r}]", f)
+    counts = sheet.get("counts") if isinstance(sheet, dict) else None
+    for split in SPLITS:
+        c = counts.get(split) if isinstance(counts, dict) else None
+        if not isinstance(c, dict) or any(not isinstance(c.get(k), int | float) or isinstance(c.get(k), bool)
+                                          for k in ("samples", "branches", "weight")):
+            _fail(url, f"datasheet.json: counts.{split}", "not the counts of a split (samples, branches, weight)")
+    if not isinstance(items, list) or any(
+            not isinstance(item, dict) or not isinstance(item.get("item"), str) or not isinstance(item.get("passed"), bool)
+            or not isinstance(item.get("checks"), list)
+            or any(not isinstance(c, dict) or "check" not in c or "result" not in c for c in item["checks"])
+            for item in items):
+        _fail(url, "checklist.json", "not a QA checklist (items with item, passed and checks of check and result)")
 
 
 def _released_variants(validity: Mapping[str, Any], weight: float) -> tuple[bool, dict[str, dict[str, Any]]]:
@@ -198,10 +286,8 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
         with store.scratch() as scratch:
             staged = ArtifactLayout(scratch).release(release.hex)
             staged.root.mkdir(parents=True)
-            staged.record.write_bytes(json_bytes(record))
-            staged.datasheet.write_bytes(json_bytes(sheet))
-            staged.checklist.write_bytes(json_bytes(items))
-            staged.datasheet_page.write_text(datasheet_markdown(release.release_id, sheet, items), encoding="utf-8")
+            for name, data in record_files(release).items():
+                (staged.root / name).write_bytes(data)
             store.publish(folder.root, staged.root)
     tag_release(store, release.release_id, tag)
     return release, results
@@ -239,7 +325,11 @@ def tag_release(store: Store, release_id: str, tag: str) -> None:
     """Make ``tag`` name the release (a tag moves; a release never changes)."""
     if not is_identifier(tag) or tag.startswith("sha256"):
         raise ReleaseError("tag", "", f"{tag!r} is not a tag (ASCII letters, digits, '_', '-', '.'; not a hash)")
-    store.write_bytes(_layout().release_tag(tag), f"{release_id}\n".encode())
+    key = _layout().release_tag(tag)
+    if store.is_link(key):  # the tag, or a folder above it: writing would follow the link out of the store
+        raise ReleaseError(store.url(key), "", "a symbolic link lies on the tag's path; tags are plain files in the "
+                           "store (remove the link)")
+    store.write_bytes(key, f"{release_id}\n".encode())
 
 
 def list_releases(store: Store) -> dict[str, list[str]]:
@@ -248,10 +338,12 @@ def list_releases(store: Store) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for key in store.list(layout.releases_dir):
         parts = PurePath(key).parts
-        if len(parts) == 3 and parts[2] == layout.release("x").record.name:
+        if len(parts) == 3 and parts[2] == layout.release("x").record.name and _is_hex64(parts[1]):
             out.setdefault(f"sha256:{parts[1]}", [])
+    for key in store.links(layout.release_tags_dir):
+        read_tag(store, PurePath(key))  # refused: a tag is a plain file
     for key in store.list(layout.release_tags_dir):
-        release_id = store.read_bytes(key).decode().strip()
+        release_id = read_tag(store, PurePath(key))
         out.setdefault(release_id, []).append(PurePath(key).name)
     return {k: sorted(v) for k, v in sorted(out.items())}
 
@@ -260,11 +352,11 @@ def resolve(store: Store, name: str) -> str:
     """The release id a tag, an id (``sha256:<hex>``) or its hex names; one line naming what is there otherwise."""
     layout = _layout()
     hex_digits = name.removeprefix("sha256:")
-    if len(hex_digits) == 64 and all(c in "0123456789abcdef" for c in hex_digits):
+    if _is_hex64(hex_digits):
         if store.exists(layout.release(hex_digits).record):
             return f"sha256:{hex_digits}"
-    elif is_identifier(name) and store.exists(layout.release_tag(name)):
-        return store.read_bytes(layout.release_tag(name)).decode().strip()
+    elif is_identifier(name) and (store.exists(layout.release_tag(name)) or store.is_link(layout.release_tag(name))):
+        return read_tag(store, layout.release_tag(name))
     known = list_releases(store)
     tags = sorted(t for ts in known.values() for t in ts)
     raise ReleaseError(store.url(layout.releases_dir), "release",
@@ -282,6 +374,7 @@ def load_release(store: Store, name: str) -> Release:
     actual = content_hash({"release": record, "datasheet": sheet, "checklist": items})
     if actual != release_id:
         raise ReleaseError(store.url(folder.root), "", f"its records hash to {actual}, not to the release id {release_id}")
+    _check_records(store.url(folder.root), record, sheet, items)
     return Release(release_id, record, sheet, items)
 
 
@@ -304,11 +397,42 @@ def verify_release(store: Store, release: Release) -> list[str]:
         return key.as_posix() in stored and file_sha256(str(store.local_path(key))) == sha
 
     seen = dict(zip(shas, _each(intact, shas)))
-    problems = []
+    problems = _record_problems(store, release)
     for name, f in entries:
         sha = f["sha256"]
         if not seen[sha]:
             problems.append(f"{name}: object {sha} missing or its bytes differ")
+    return problems
+
+
+def record_files(release: Release) -> dict[str, bytes]:
+    """The bytes of the release folder's four files as published (name -> bytes): the three records in their
+    canonical JSON and ``datasheet.md`` rendered from them. The id names the records' content; these bytes follow
+    from it, so a published file that differs from them (an edited datasheet page, a record rewritten) is found."""
+    folder = ArtifactLayout(Path()).release(release.hex)
+    return {folder.record.name: json_bytes(release.record), folder.datasheet.name: json_bytes(release.datasheet),
+            folder.checklist.name: json_bytes(release.checklist),
+            folder.datasheet_page.name: datasheet_markdown(release.release_id, json.loads(json_bytes(release.datasheet)),
+                                                           json.loads(json_bytes(release.checklist))).encode("utf-8")}
+
+
+def _record_problems(store: Store, release: Release) -> list[str]:
+    """The release folder's own files (records and datasheet page) that are missing or differ from their bytes as
+    published, or that are symbolic links."""
+    folder = _layout().release(release.hex)
+    problems = []
+    try:
+        expected_files = record_files(release)
+    except (KeyError, TypeError, ValueError, AttributeError):  # records of the right shape for readers, not for a page
+        return [f"{folder.datasheet_page.name}: the release's datasheet cannot be rendered from its records"]
+    for name, expected in expected_files.items():
+        key = folder.root / name
+        try:
+            same = not store.is_link(key) and store.read_bytes(key) == expected
+        except (FileNotFoundError, IsADirectoryError):
+            same = False
+        if not same:
+            problems.append(f"{name}: missing or its bytes differ from the release's")
     return problems
 
 

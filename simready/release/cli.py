@@ -13,7 +13,7 @@ def _store():
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.deployment import artifact_store
 
-    return artifact_store()
+    return artifact_store(must_exist=True)
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -55,14 +55,16 @@ def _show(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from simready.release import load_release, verify_release
+    from simready.release.build import record_files
 
     store = _store()
     release = load_release(store, args.release)
     problems = verify_release(store, release)
     for p in problems[:20]:
         print(p)
-    print(f"release {release.release_id}: " + (f"{len(problems)} of {release.files} files FAIL" if problems
-                                               else f"{release.files} files verify"))
+    total = release.files + len(record_files(release))
+    print(f"release {release.release_id}: " + (f"{len(problems)} of {total} files FAIL" if problems
+                                               else f"{total} files verify (the records and datasheet page too)"))
     return 1 if problems else 0
 
 

@@ -64,10 +64,12 @@ def _cell(text: str) -> str:
 
 
 def datasheet_markdown(release_id: str, sheet: Mapping[str, Any], items: list[Mapping[str, Any]]) -> str:
-    """The datasheet and the QA checklist as a Markdown page."""
+    """The datasheet and the QA checklist as a Markdown page. Render it from the records as stored (canonical JSON,
+    keys sorted): ``simready release verify`` renders the page again from them and compares the bytes."""
     lines = [f"# Dataset release {release_id}", "", f"Suite `{sheet['suite_id']}`.", "", "## Counts per split", "",
              "| split | samples | branches | weight | files | MB |", "|---|---:|---:|---:|---:|---:|"]
-    for s, c in sheet["counts"].items():
+    for s in SPLITS:
+        c = sheet["counts"][s]
         lines.append(f"| {s} | {c['samples']} | {c['branches']} | {c['weight']:.2f} | {c['files']} | {c['bytes'] / 1e6:.1f} |")
     for title, key in (("Intent", "by_intent"), ("Coverage cell", "by_cell"), ("Action branch", "by_branch")):
         lines += ["", f"## {title}", "", f"| {title.lower()} | train | val | test |", "|---|---:|---:|---:|"]

@@ -65,8 +65,8 @@ class Suite(BaseModel):
     #: Accepted scenarios per intent in each template's realism reference pool
     #: (drawn from the ``reference`` root, see :mod:`simready.validity.reference_pool`).
     reference_per_intent: Annotated[PositiveInt, Field(le=MAX_SAMPLES_PER_INTENT)] = REFERENCE_PER_INTENT
-    templates: dict[Identifier, dict[Identifier, Annotated[PositiveInt, Field(le=MAX_SAMPLES_PER_INTENT)]]] = Field(
-        min_length=1)
+    templates: dict[Identifier, Annotated[dict[Identifier, Annotated[PositiveInt, Field(le=MAX_SAMPLES_PER_INTENT)]],
+                                          Field(min_length=1)]] = Field(min_length=1)
 
     def batch_keys(self) -> list[str]:
         return [batch_key(k) for k in range(self.batches)]
@@ -107,7 +107,8 @@ def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths
     """Read and validate a suite; every template it names must be a ``<id>.yaml`` in ``templates_dir``.
 
     Raises:
-        SuiteError: one line naming the file and field (unknown template, bounds, malformed YAML).
+        SuiteError: one line naming the file and field (unknown template or intent, an empty intent map, bounds,
+            malformed YAML). :func:`simready.scenario.suite_check.check_suite` checks it against the templates too.
     """
     path = Path(path) if path else paths.SUITE_FILE
     data = load_yaml(path, SuiteError)
@@ -116,9 +117,16 @@ def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths
     except ValidationError as exc:
         err = exc.errors()[0]
         raise SuiteError(path, ".".join(str(p) for p in err["loc"]), pydantic_reason(err)) from None
-    for template_id in suite.templates:
+    # Imported here: the programs' registry is what the schema alone never needs.
+    from simready.scenario.programs import PROGRAMS
+
+    for template_id, intents in suite.templates.items():
         if not (Path(templates_dir) / f"{template_id}.yaml").is_file():
             raise SuiteError(path, f"templates.{template_id}", f"unknown template (no {template_id}.yaml in {templates_dir})")
+        for intent in intents:
+            if intent not in PROGRAMS:
+                raise SuiteError(path, f"templates.{template_id}.{intent}",
+                                 f"unknown intent (known: {', '.join(sorted(PROGRAMS))})")
     return suite
 
 

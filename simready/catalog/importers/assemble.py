@@ -89,6 +89,23 @@ class ImportedAsset:
     mounts: dict[str, Mount] = field(default_factory=dict)
 
 
+#: How far from its source's origin a vertex may lie, in metres (a scene's objects lie at their places in it).
+MAX_COORDINATE_M = 1e6
+
+
+def _check_extent(vertices_m: NDArray[np.float64], source: Path, field: str) -> None:
+    """Every vertex finite and within :data:`MAX_COORDINATE_M` of the source's origin once in metres, before the
+    1 µm grid: a coordinate far past it (1e300) overflows the grid's integers and was read as no geometry."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        reach = np.abs(vertices_m)
+        bad = ~np.isfinite(vertices_m) | (reach > MAX_COORDINATE_M)
+    if bad.any():
+        row = int(np.argwhere(bad)[0][0])
+        value = vertices_m[row][bad[row]][0]
+        raise CatalogError(source, field, f"vertex {row} lies at {value:g} m from the origin; the limit is "
+                           f"{MAX_COORDINATE_M:g} m (check the units)")
+
+
 def _to_um(vertices: NDArray[np.float64], linear: NDArray[np.float64]) -> NDArray[np.int64]:
     return np.rint(np.asarray(vertices, dtype=np.float64) @ linear.T * UM_PER_M).astype(np.int64)
 
@@ -111,12 +128,23 @@ def _merge(v_um: NDArray[np.int64], faces: NDArray[np.int64]) -> tuple[NDArray[n
     return v_um[first[order]][used], remap[new_faces], keep
 
 
+def _edge_faults(faces: NDArray[np.int64]) -> str:
+    """Why a triangle mesh is not closed, counted exactly: edges of one triangle (open) and edges of more than two
+    (non-manifold). (trimesh's row grouping hashes rows and can miss them on large meshes.)"""
+    edges = np.sort(np.asarray(faces, dtype=np.int64)[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+    _, counts = np.unique(edges[:, 0] * (int(edges.max(initial=0)) + 1) + edges[:, 1], return_counts=True)
+    open_edges, shared = int((counts == 1).sum()), int((counts > 2).sum())
+    words = [f"{open_edges} open edges"]
+    if shared:
+        words.append(f"{shared} edges shared by more than two triangles")
+    return ", ".join(words)
+
+
 def _require_closed(name: str, v_um: NDArray[np.int64], faces: NDArray[np.int64], source: Path) -> None:
     """The asset contract measures the render volume (collider agreement, SPEC §4): every part must be closed."""
     mesh = trimesh.Trimesh(v_um.astype(np.float64), faces, process=False)
     if not mesh.is_watertight:
-        edges = trimesh.grouping.group_rows(mesh.edges_sorted, require_count=1)
-        raise CatalogError(source, f"parts.{name}", f"render geometry is not closed ({len(edges)} open edges); "
+        raise CatalogError(source, f"parts.{name}", f"render geometry is not closed ({_edge_faults(faces)}); "
                            "the asset contract measures its volume")
     if not mesh.is_winding_consistent:
         raise CatalogError(source, f"parts.{name}", "render geometry has inconsistent triangle winding")
@@ -156,6 +184,7 @@ def convert(scene: SourceScene, options: ImportOptions, source: Path, source_fil
     linear = rotation(applied) * applied.meters_per_unit
     merged, looks, dropped = [], [], 0
     for part in scene.parts:
+        _check_extent(part.vertices @ linear.T if len(part.vertices) else part.vertices, source, f"parts.{part.name}")
         try:
             v_um, faces, keep = _merge(_to_um(part.vertices, linear), part.faces)
         except ValueError as exc:
@@ -189,6 +218,8 @@ def convert(scene: SourceScene, options: ImportOptions, source: Path, source_fil
     if use_source:
         if not scene.collision:
             raise CatalogError(source, "--collider", "source: the file has no collision geometry; use auto or decompose")
+        for i, p in enumerate(scene.collision):
+            _check_extent(np.asarray(p, dtype=np.float64).reshape(-1, 3) @ linear.T, source, f"collision[{i}]")
         pieces_um = [_to_um(p, linear) + shift for p in scene.collision]
         method, settings = None, {}
     else:

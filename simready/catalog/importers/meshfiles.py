@@ -10,15 +10,29 @@ we do not support; COLLADA's ``<unit>`` and ``<up_axis>`` are read from its
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
+import struct
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from urllib.parse import unquote
 
 import numpy as np
 import pygltflib
 import trimesh
 
 from simready.catalog.importers.conventions import Declared
-from simready.catalog.importers.source import SourcePart, SourceScene, clean_part_name, first_line, unique_names
+from simready.catalog.importers.source import (
+    MAX_SOURCE_BYTES,
+    SourcePart,
+    SourceScene,
+    check_file_bytes,
+    check_geometry_bounds,
+    clean_part_name,
+    first_line,
+    unique_names,
+)
 from simready.errors import CatalogError
 
 #: File extension → (trimesh file type, format name for messages).
@@ -41,6 +55,7 @@ class _RecordingResolver(trimesh.resolvers.FilePathResolver):
 
     def __init__(self, source: Path) -> None:
         super().__init__(str(source))
+        self.source = source
         self.read: list[Path] = []
         self.missing: list[str] = []
 
@@ -51,6 +66,7 @@ class _RecordingResolver(trimesh.resolvers.FilePathResolver):
             except ValueError:
                 continue
             if path.is_file():
+                check_file_bytes(self.source, path, "referenced file")
                 self.read.append(path)
                 return path.read_bytes()
         self.missing.append(name)
@@ -66,10 +82,13 @@ def _trimesh_scene(path: Path, file_type: str, fmt: str) -> tuple[trimesh.Scene,
     try:
         with open(path, "rb") as handle:
             scene = trimesh.load(handle, file_type=file_type, resolver=resolver, force="scene", process=False, **options)
+    except CatalogError:  # the resolver's: a referenced file over the bound
+        raise
     except Exception as exc:  # trimesh and pycollada raise many types (their own among them) on malformed input
         raise CatalogError(path, "", f"cannot be read as {fmt}: {first_line(exc)}") from None
     if resolver.missing:
-        raise CatalogError(path, "referenced file", f"{resolver.missing[0]!r} is missing (or outside {path.parent.name}/)")
+        raise CatalogError(path, "referenced file", f"{resolver.missing[0]!r} is missing or outside the source's folder "
+                           f"{path.resolve().parent}")
     return scene, sorted(set(resolver.read))
 
 
@@ -140,8 +159,144 @@ def _gltf_checks(path: Path) -> frozenset[str]:
     unsupported = sorted(set(gltf.extensionsRequired or ()) - SUPPORTED_REQUIRED_GLTF_EXTENSIONS)
     if unsupported:
         raise CatalogError(path, "extensionsRequired", f"extension {unsupported[0]} is not supported")
+    _gltf_sizes(gltf, path)
     # trimesh names an unnamed node by its index: that is load order, so it never enters an identifier.
     return frozenset(str(i) for i, node in enumerate(gltf.nodes or ()) if not node.name)
+
+
+_COMPONENT_BYTES = {5120: 1, 5121: 1, 5122: 2, 5123: 2, 5125: 4, 5126: 4}
+_TYPE_COMPONENTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _buffer_bytes(gltf: pygltflib.GLTF2, index: int, uri: str | None, path: Path) -> int | None:
+    """The bytes a glTF buffer actually has (GLB chunk, data URI, file beside the source); None when its file is
+    missing (the file check says so)."""
+    if uri is None:
+        blob = gltf.binary_blob() if index == 0 else None
+        return len(blob) if blob is not None else 0
+    if uri.startswith("data:"):
+        header, _, payload = uri.partition(",")
+        if not header.endswith(";base64"):
+            return len(unquote(payload).encode("utf-8", "surrogateescape"))
+        try:
+            return len(base64.b64decode(payload, validate=False))
+        except (binascii.Error, ValueError):
+            raise CatalogError(path, f"buffers[{index}].uri", "data URI is not base64") from None
+    try:
+        target = path.parent / unquote(uri)
+        return target.stat().st_size if target.is_file() else None
+    except (OSError, ValueError):  # a name no file can have (a NUL byte, too long): the resolver refuses it
+        return None
+
+
+def _gltf_sizes(gltf: pygltflib.GLTF2, path: Path) -> None:
+    """Every size a glTF declares, checked against its data before trimesh allocates by it: a buffer's
+    ``byteLength`` against the bytes it has, each buffer view inside its buffer, each accessor inside its view;
+    and the triangles and vertices its nodes instance against the bounds."""
+    buffers = []
+    for i, b in enumerate(gltf.buffers or ()):
+        declared = b.byteLength
+        if not _whole(declared) or declared > MAX_SOURCE_BYTES:
+            raise CatalogError(path, f"buffers[{i}].byteLength", f"{declared!r}; a buffer's length is a whole number "
+                               f"of bytes up to the limit {MAX_SOURCE_BYTES}")
+        actual = _buffer_bytes(gltf, i, b.uri, path)
+        if actual is not None and actual < declared:
+            raise CatalogError(path, f"buffers[{i}].byteLength", f"declares {declared} bytes, and its data has {actual}")
+        buffers.append(declared)
+    views = []
+    for i, v in enumerate(gltf.bufferViews or ()):
+        offset = v.byteOffset or 0
+        if not isinstance(v.buffer, int) or not 0 <= v.buffer < len(buffers) or not _whole(offset) \
+                or not _whole(v.byteLength) or offset + v.byteLength > buffers[v.buffer]:
+            raise CatalogError(path, f"bufferViews[{i}]", "does not lie inside its buffer (buffer, byteOffset, byteLength)")
+        views.append(v)
+    counts = []
+    for i, a in enumerate(gltf.accessors or ()):
+        size = _COMPONENT_BYTES.get(a.componentType, 0) * _TYPE_COMPONENTS.get(a.type, 0)
+        if not _whole(a.count) or a.count < 1 or not size:
+            raise CatalogError(path, f"accessors[{i}]", "count, componentType or type is not glTF 2.0's")
+        if a.bufferView is not None:
+            if not isinstance(a.bufferView, int) or not 0 <= a.bufferView < len(views):
+                raise CatalogError(path, f"accessors[{i}].bufferView", f"{a.bufferView!r} is not a buffer view")
+            view = views[a.bufferView]
+            stride = view.byteStride or size
+            end = (a.byteOffset or 0) + (a.count - 1) * stride + size
+            if not _whole(a.byteOffset or 0) or end > view.byteLength:
+                raise CatalogError(path, f"accessors[{i}]", f"{a.count} elements of {size} bytes need {end} bytes, "
+                                   f"and buffer view {a.bufferView} has {view.byteLength}")
+        counts.append(a.count)
+
+    def count(index: object, field: str) -> int:
+        if not isinstance(index, int) or not 0 <= index < len(counts):
+            raise CatalogError(path, field, f"{index!r} is not an accessor")
+        return counts[index]
+
+    per_mesh = []
+    for m, mesh in enumerate(gltf.meshes or ()):
+        tris = verts = 0
+        for p, prim in enumerate(mesh.primitives or ()):
+            field = f"meshes[{m}].primitives[{p}]"
+            position = getattr(prim.attributes, "POSITION", None)
+            n = count(position, f"{field}.attributes.POSITION") if position is not None else 0
+            k = count(prim.indices, f"{field}.indices") if prim.indices is not None else n
+            mode = 4 if prim.mode is None else prim.mode
+            tris += k // 3 if mode == 4 else max(k - 2, 0) if mode in (5, 6) else 0
+            verts += n
+        per_mesh.append((tris, verts))
+    instanced = [per_mesh[node.mesh] for node in gltf.nodes or () if isinstance(node.mesh, int)
+                 and 0 <= node.mesh < len(per_mesh)]
+    check_geometry_bounds(path, "meshes", sum(t for t, _ in instanced), sum(v for _, v in instanced))
+
+
+_OBJ_LINE = re.compile(rb"^[ \t]*(v|f)[ \t]", re.MULTILINE)
+
+
+def _declared_counts(path: Path, file_type: str) -> None:
+    """The triangles and vertices an OBJ, STL or COLLADA file holds, counted from its text or header before
+    trimesh reads it (a polygon of n corners is n - 2 triangles)."""
+    if file_type == "obj":
+        data = path.read_bytes()
+        # Each face line is at least one triangle, each vertex line one vertex: a quick floor first.
+        check_geometry_bounds(path, "", data.count(b"\nf "), data.count(b"\nv "))
+        verts = tris = 0
+        for m in _OBJ_LINE.finditer(data):
+            if m.group(1) == b"v":
+                verts += 1
+            else:
+                end = data.find(b"\n", m.end())
+                tris += max(len(data[m.end():end if end >= 0 else len(data)].split()) - 2, 1)
+        check_geometry_bounds(path, "", tris, verts)
+    elif file_type == "stl":
+        with open(path, "rb") as f:
+            head = f.read(84)
+        size = path.stat().st_size
+        if len(head) == 84 and size == 84 + 50 * struct.unpack("<I", head[80:84])[0]:
+            n = struct.unpack("<I", head[80:84])[0]
+        else:
+            n = path.read_bytes().count(b"facet")
+        check_geometry_bounds(path, "", n, 3 * n)
+    elif file_type == "dae":
+        try:
+            root = ET.parse(path).getroot()
+        except (ET.ParseError, OSError) as exc:
+            raise CatalogError(path, "", f"cannot be read as COLLADA: {first_line(exc)}") from None
+        tris = 0
+        for el in root.iter():
+            tag = el.tag.rsplit("}", 1)[-1]
+            if tag in ("triangles", "polylist", "polygons", "tristrips", "trifans"):
+                tris += _int_attr(el, "count", path)
+        check_geometry_bounds(path, "", tris, 0)  # vertices: float arrays hold normals and uvs too; bytes bound them
+
+
+def _int_attr(el: ET.Element, name: str, path: Path) -> int:
+    text = el.get(name, "0")
+    if not text.isdigit():
+        raise CatalogError(path, f"<{el.tag.rsplit('}', 1)[-1]} {name}>", f"{text[:40]!r} is not a whole number")
+    return int(text)
 
 
 def collada_declared(path: Path) -> Declared:
@@ -168,6 +323,7 @@ def read_mesh_file(path: Path) -> SourceScene:
     """Read a glTF/GLB, OBJ, COLLADA or STL file into named parts with its declarations."""
     suffix = path.suffix.lower()
     file_type, fmt = FORMATS[suffix]
+    check_file_bytes(path, path)
     unnamed: frozenset[str] = frozenset()
     declared = Declared()
     if file_type in ("glb", "gltf"):
@@ -175,5 +331,6 @@ def read_mesh_file(path: Path) -> SourceScene:
         declared = GLTF_DECLARED
     elif file_type == "dae":
         declared = collada_declared(path)
+    _declared_counts(path, file_type)
     scene, read = _trimesh_scene(path, file_type, fmt)
     return SourceScene(parts=scene_parts(scene, path, unnamed), declared=declared, files=[path, *read])

@@ -15,7 +15,7 @@ from simready.catalog.contract import AssetContract
 from simready.catalog.importers.assemble import ImportedAsset, ImportOptions, convert
 from simready.catalog.importers.meshfiles import FORMATS, read_mesh_file
 from simready.catalog.importers.scene_objects import SCENE_OBJECT_PARAM, select_object
-from simready.catalog.importers.source import SourceScene
+from simready.catalog.importers.source import SourceScene, check_file_bytes, check_geometry_bounds
 from simready.catalog.importers.urdf import read_urdf
 from simready.catalog.importers.usd import read_usd
 from simready.errors import CatalogError
@@ -49,11 +49,11 @@ def read_source(path: Path) -> SourceScene:
     fmt = source_format(path)
     if not path.is_file():
         raise CatalogError(path, "", "no such file")
-    if fmt == "URDF":
-        return read_urdf(path)
-    if fmt == "USD":
-        return read_usd(path)
-    return read_mesh_file(path)
+    check_file_bytes(path, path)
+    scene = read_urdf(path) if fmt == "URDF" else read_usd(path) if fmt == "USD" else read_mesh_file(path)
+    # Each reader checks what its format declares before reading; this bounds what they read together (URDF links).
+    check_geometry_bounds(path, "", sum(len(p.faces) for p in scene.parts), sum(len(p.vertices) for p in scene.parts))
+    return scene
 
 
 def options_from(contract: AssetContract, source: Path) -> ImportOptions:

@@ -25,6 +25,17 @@ from simready.catalog.importers.conventions import Declared
 from simready.errors import CatalogError
 from simready.hashing import content_hash
 
+#: Bounds on one imported source (SPEC §14), checked before the geometry is read where the file declares it
+#: (glTF accessors, STL's triangle count, OBJ's lines, COLLADA's counts, USD's face counts) and again on what
+#: was read: the bytes of the source and of each file it references, its triangles and its vertices.
+MAX_SOURCE_BYTES = 128 * 1024 * 1024
+MAX_TRIANGLES = 1_000_000
+MAX_VERTICES = 3_000_000
+#: The heaviest body a catalog entry may declare (a loaded lorry is ~4e4 kg) and the densest material (osmium is
+#: 22 590 kg/m³): larger values are typing errors, and their inertia overflows float64 arithmetic.
+MAX_MASS_KG = 1e6
+MAX_DENSITY_KG_M3 = 1e5
+
 #: Characters kept in a part identifier; anything else becomes ``_``.
 _PART_CHARS = re.compile(r"[^A-Za-z0-9_.:/\-]")
 MAX_PART_CHARS = 200
@@ -114,6 +125,29 @@ def unique_names(parts: list[SourcePart], source: str | Path) -> list[SourcePart
 
 
 def first_line(exc: BaseException) -> str:
-    """A third-party parser's exception as one short line."""
-    text = str(exc).strip().splitlines()
+    """A third-party parser's exception as one short line (usd-core's cannot always render its own message: it
+    quotes the file's bytes, which need not be UTF-8)."""
+    try:
+        text = str(exc).strip().splitlines()
+    except UnicodeDecodeError:
+        return f"{type(exc).__name__}: the file holds bytes that are not UTF-8 text where the format wants text"
     return (text[0] if text else type(exc).__name__)[:300]
+
+
+def check_geometry_bounds(source: str | Path, field: str, triangles: int, vertices: int) -> None:
+    """One line naming the bound and the value when a source declares or holds more triangles or vertices than
+    :data:`MAX_TRIANGLES` / :data:`MAX_VERTICES`."""
+    if triangles > MAX_TRIANGLES:
+        raise CatalogError(source, field, f"{triangles} triangles; the limit is {MAX_TRIANGLES} per source "
+                           "(decimate it first)")
+    if vertices > MAX_VERTICES:
+        raise CatalogError(source, field, f"{vertices} vertices; the limit is {MAX_VERTICES} per source "
+                           "(decimate it first)")
+
+
+def check_file_bytes(source: str | Path, path: Path, field: str = "") -> int:
+    """The size of a file a source is or references; one line when it is over :data:`MAX_SOURCE_BYTES`."""
+    size = path.stat().st_size
+    if size > MAX_SOURCE_BYTES:
+        raise CatalogError(source, field, f"{path.name} is {size} bytes; the limit is {MAX_SOURCE_BYTES} bytes")
+    return size
