@@ -50,7 +50,7 @@ def test_a_suite_naming_what_does_not_exist_does_not_load(tmp_path: Path, edit, 
 CHECK = {
     "intent of another template": (lambda d: d["templates"]["two_lane_arterial"].update(signalized_left_turn=1),
                                    "templates.two_lane_arterial.signalized_left_turn",
-                                   "two_lane_arterial has no signals (signalized_left_turn needs it)"),
+                                   "cannot run on two_lane_arterial: no junction joining ≥ 3 roads with traffic lights"),
     "set key of no sensor": (lambda d: d["observation"].update(set=["camera.no_such_field=3"]), "observation.set",
                              "camera.no_such_field: matches no sensor field"),
     "set value refused": (lambda d: d["observation"].update(set=["camera.width_px=1000000000000"]), "observation.set",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from simready import paths
 from simready.errors import SimreadyError
-from simready.scenario.suite import Suite, SuiteError, load_suite
+from simready.scenario.suite import Suite, SuiteError, check_intents, load_suite
 
 
 def check_suite(path: str | Path | None = None, templates_dir: str | Path = paths.TEMPLATES_DIR,
@@ -33,6 +33,7 @@ def check_suite(path: str | Path | None = None, templates_dir: str | Path = path
 
     path = Path(path) if path else paths.SUITE_FILE
     suite = load_suite(path, templates_dir)
+    check_intents(suite, path, templates_dir)  # the feasibility line of the first affordance a template lacks
     try:
         overrides = parse_set_args(suite.observation.set)
     except SimreadyError as exc:
