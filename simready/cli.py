@@ -184,13 +184,13 @@ def _add_template_import_scene(template: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    # A bad DAGSTER_HOME or SIMREADY_ARTIFACTS is one line here, before Dagster loads (not a failed step per run).
-    paths.dagster_home()
-    paths.artifacts_dir()
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.scenario.suite_check import check_suite
 
-    check_suite()  # the suite against its templates, catalog and rigs: one line now, not a failed stage later
+    check_suite()  # the suite against its templates, catalog and rigs: one line now, before anything is written
+    # A bad DAGSTER_HOME or SIMREADY_ARTIFACTS is one line here, before Dagster loads (not a failed step per run).
+    paths.dagster_home()
+    paths.artifacts_dir()
     import dagster as dg
 
     # Dagster's beta and preview warnings are about features our definitions chose, not news to the user.

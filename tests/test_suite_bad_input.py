@@ -74,7 +74,7 @@ def test_a_suite_that_cannot_work_on_its_templates_is_refused(tmp_path: Path, ed
 
 @pytest.mark.parametrize("edit,says", [
     (LOAD["unknown intent"][0], "templates.two_lane_arterial.no_such_intent: unknown intent"),
-    (CHECK["intent of another template"][0], "templates.two_lane_arterial.signalized_left_turn: two_lane_arterial"),
+    (CHECK["intent of another template"][0], "templates.two_lane_arterial.signalized_left_turn: signalized_left_turn cannot run on two_lane_arterial"),
     (CHECK["set key of no sensor"][0], "observation.set: "),
 ], ids=["unknown intent", "intent of another template", "bogus observation.set"])
 def test_simready_status_refuses_such_a_suite_in_one_line(tmp_path: Path, edit, says: str) -> None:
