@@ -42,6 +42,7 @@ FAMILY_COLOURS = {
     "curb": "#3d3d3d",
     "sidewalk": "#a89f8a",
     "crosswalk_marking": "#ffffff",
+    "lane_marking": "#ffffff",
     "building": "#6e4633",
     "pole": "#1f4e79",
     "traffic_light": "#c0392b",
