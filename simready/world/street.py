@@ -386,6 +386,23 @@ def _phases(borders: Sequence[_Border]) -> list[float]:
     return out
 
 
+def _neighbours(me: _Border, stations: Pt, borders: Sequence[_Border], tree: Any) -> list[_Border | None]:
+    """At each station along ``me``, the nearest border of another lane within :data:`SHARE_TOL_M` (or None)."""
+    points = shapely.line_interpolate_point(me.line, stations)
+    station, other = tree.query(points, predicate="dwithin", distance=SHARE_TOL_M)
+    keep = np.array([borders[j].lane != me.lane for j in other], dtype=bool)
+    station, other = station[keep], other[keep]
+    gaps = shapely.distance(np.asarray([borders[j].line for j in other], dtype=object), points[station]) \
+        if len(other) else np.zeros(0)
+    best: list[_Border | None] = [None] * len(stations)
+    best_gap = np.full(len(stations), SHARE_TOL_M)
+    for k in np.lexsort((other, gaps)):  # nearest first; ties to the lower border index
+        i, gap = int(station[k]), float(gaps[k])
+        if best[i] is None and gap < best_gap[i]:
+            best[i], best_gap[i] = borders[int(other[k])], gap
+    return best
+
+
 def _markings(lanes: Sequence[Lane], regions: dict[str, Region]) -> list[_Placed]:
     borders = _borders(lanes, regions)
     tree = shapely.STRtree([b.line for b in borders])
@@ -394,17 +411,7 @@ def _markings(lanes: Sequence[Lane], regions: dict[str, Region]) -> list[_Placed
     for i, me in enumerate(borders):
         length = me.line.length
         stations = np.arange(STATION_M / 2, length, STATION_M)
-        kinds: list[str | None] = []
-        for s in stations:
-            p = me.line.interpolate(float(s))
-            best, best_d = None, SHARE_TOL_M
-            for j in sorted(int(j) for j in tree.query(p, predicate="dwithin", distance=SHARE_TOL_M)):
-                if borders[j].lane == me.lane:
-                    continue
-                d = borders[j].line.distance(p)
-                if d < best_d:
-                    best, best_d = borders[j], d
-            kinds.append(_mark_kind(me, best))
+        kinds = [_mark_kind(me, other) for other in _neighbours(me, stations, borders, tree)]
         start = 0
         for k in range(1, len(kinds) + 1):
             if k < len(kinds) and kinds[k] == kinds[start]:
@@ -438,6 +445,30 @@ def _straight_enough(line: LineString, s0: float, s1: float, d: Pt) -> bool:
     return True
 
 
+class _Taken:
+    """Polygons no block may meet, bucketed on a coarse grid so that a test reads only its neighbourhood."""
+
+    CELL_M = 50.0
+
+    def __init__(self, polygons: Iterable[Polygon]) -> None:
+        self.cells: dict[tuple[int, int], list[Polygon]] = {}
+        for poly in polygons:
+            self.add(poly)
+
+    def _keys(self, poly: Polygon) -> Iterable[tuple[int, int]]:
+        x0, y0, x1, y1 = poly.bounds
+        for i in range(math.floor(x0 / self.CELL_M), math.floor(x1 / self.CELL_M) + 1):
+            for j in range(math.floor(y0 / self.CELL_M), math.floor(y1 / self.CELL_M) + 1):
+                yield i, j
+
+    def add(self, poly: Polygon) -> None:
+        for key in self._keys(poly):
+            self.cells.setdefault(key, []).append(poly)
+
+    def meets(self, poly: Polygon) -> bool:
+        return any(poly.intersects(t) for key in self._keys(poly) for t in self.cells.get(key, ()))
+
+
 def _lane_corridors(template: WorldTemplate) -> list[Polygon]:
     """Where each lane would run on past its ends: kept free, so no block walls off a road that leaves the map."""
     out = []
@@ -453,7 +484,8 @@ def _buildings(template: WorldTemplate, footprint: Any) -> list[tuple[str, Polyg
     """Blocks along the footprint's outline: ``(asset, footprint polygon, x, y, yaw_deg)``, in walking order."""
     rng = np.random.default_rng(_seed(template))
     clear = footprint.buffer(CLEARANCE_M, join_style="mitre")
-    taken = [Point(i.pose.x, i.pose.y).buffer(CLEARANCE_M) for i in template.instances] + _lane_corridors(template)
+    shapely.prepare(clear)
+    taken = _Taken([Point(i.pose.x, i.pose.y).buffer(CLEARANCE_M) for i in template.instances] + _lane_corridors(template))
     placed: list[tuple[str, Polygon, float, float, float]] = []
     polygons = sorted(getattr(footprint, "geoms", [footprint]), key=lambda g: (-g.area, g.bounds))
     rings = [r for g in polygons for r in (orient(g, 1.0).exterior, *orient(g, 1.0).interiors)]
@@ -476,11 +508,11 @@ def _buildings(template: WorldTemplate, footprint: Any) -> list[tuple[str, Polyg
             c = np.array([(p0.x + p1.x) / 2, (p0.y + p1.y) / 2]) + outward * (setback + depth / 2)
             corners = [c + sa * d * length / 2 + sb * outward * depth / 2 for sa, sb in ((1, 1), (-1, 1), (-1, -1), (1, -1))]
             block = Polygon(corners)
-            if block.intersects(clear) or any(block.intersects(t) for t in taken):
+            if block.intersects(clear) or taken.meets(block):
                 s += RETRY_STEP_M
                 continue
             placed.append((asset, block, float(c[0]), float(c[1]), _yaw_deg(d)))
-            taken.append(block.buffer(CLEARANCE_M, join_style="mitre"))
+            taken.add(block.buffer(CLEARANCE_M, join_style="mitre"))
             s += length + float(rng.uniform(*GAP_RANGE_M))
     return placed
 
