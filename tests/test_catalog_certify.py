@@ -54,6 +54,7 @@ REQUIRED_IDS = {
     "asset:building/block_12x10x12",
     "asset:building/block_16x12x15",
     "asset:building/block_24x14x21",
+    "asset:terrain/tile_20x20",
 }
 
 

@@ -52,7 +52,7 @@ ASSETS = {"ego": "asset:shuttle/standard", "van": "asset:delivery_van/white", "p
 WIDTH, HEIGHT, HFOV = 640, 360, 90.0
 EGO_X, EGO_Y = 10.0, -1.75  # eastbound lane -1's centre
 STREET_ASSETS = sorted({a for _, a in st.ROAD_TILES} | {a for _, a in st.SIDEWALK_TILES} | {a for a, *_ in st.BUILDINGS}
-                       | {st.KERB_ASSET, st.SOLID_ASSET, st.DASH_ASSET})
+                       | {st.KERB_ASSET, st.SOLID_ASSET, st.DASH_ASSET, st.TERRAIN_ASSET})
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +104,18 @@ def test_every_street_asset_is_certified_and_its_declared_size_is_what_the_modul
     tops = {a: catalog.entry(a).render_bounds_m[1][2] for a in STREET_ASSETS}
     assert {tops[a] for _, a in st.SIDEWALK_TILES} == {tops[st.KERB_ASSET]} == {st.KERB_HEIGHT_M}
     assert {tops[a] for _, a in st.ROAD_TILES} == {0.0}
+    assert tops[st.TERRAIN_ASSET] < 0.0  # under the road everywhere, never level with it
+    assert dims[st.TERRAIN_ASSET] == (st.TERRAIN_TILE_M, st.TERRAIN_TILE_M)
+
+
+def test_open_ground_lies_under_the_street_and_the_blocks(imported):
+    for name in ("straight", "junction"):
+        _, template = imported[name]
+        kinds = _by_kind(template)
+        ground = unary_union([_footprint(i, st.TERRAIN_TILE_M, st.TERRAIN_TILE_M) for i in kinds["terrain"]])
+        covered = unary_union([r.shape for r in template.regions])  # street and blocks
+        assert covered.difference(ground).area < 1e-6, name
+        assert {i.pose.yaw_deg for i in kinds["terrain"]} == {0.0}
 
 
 def test_the_road_is_covered_where_its_regions_are_and_nowhere_else(imported):
@@ -279,6 +291,7 @@ def test_the_camera_sees_road_marking_kerb_sidewalk_and_building_where_they_are(
         "curb": (25.0, 3.5 + 0.01, 0.075),  # the north kerb's face towards the road
         "sidewalk": (25.0, 4.6, st.KERB_HEIGHT_M),
         "building": (bx, by, 4.0),
+        "terrain": (25.0, 6.8, -0.02),  # the verge between the north sidewalk and the blocks
     }
     for cls, point in expected.items():
         col, row = _project(point, cam)
@@ -302,5 +315,5 @@ def test_lidar_returns_from_the_ground_and_the_buildings(observed):
     classes = [legend[int(i)].semantic_class if int(i) else None for i in cloud["instance_id"]]
     counts = pd.Series([c for c in classes if c]).value_counts()
     assert counts.get("road", 0) > 500 and counts.get("building", 0) > 100
-    assert counts.get("sidewalk", 0) > 50 and counts.get("lane_marking", 0) > 0
+    assert counts.get("sidewalk", 0) > 50 and counts.get("lane_marking", 0) > 0 and counts.get("terrain", 0) > 0
     assert set(int(i) for i in cloud["instance_id"]) - {0} <= set(legend)

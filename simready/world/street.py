@@ -28,6 +28,10 @@ geometry path:
   parking lane a solid line, beside nothing a solid edge line (none on a
   parking lane's own outer edge). Lanes inside junctions carry none. A
   shared border is drawn once, by the lane with the smaller id;
+* **open ground** (class ``terrain``) — 20 m tiles on a world-aligned grid
+  within :data:`TERRAIN_MARGIN_M` of the street, their top 2 cm below the
+  road's, so that the verge, the yards between blocks and the setbacks are
+  ground to the camera and the LiDAR rather than sky;
 * **buildings** — blocks walked along the outline of everything above
   (the street's footprint), set back :data:`SETBACK_RANGE_M` from it, with
   gaps :data:`GAP_RANGE_M` between them; sizes, setbacks and gaps are drawn
@@ -102,6 +106,10 @@ MAX_TURN_DEG = 12.0
 CORRIDOR_M = 60.0
 #: How far a rejected block is moved along the outline before the next try (m).
 RETRY_STEP_M = 2.0
+TERRAIN_ASSET = "asset:terrain/tile_20x20"
+TERRAIN_TILE_M = 20.0
+#: Open ground reaches this far beyond the street's outline (m): past the deepest block at its largest setback.
+TERRAIN_MARGIN_M = 25.0
 #: Every instance and region this module adds starts with this (so it never meets an imported name).
 STREET_PREFIX = "street_"
 #: Decimal places of poses (0.1 mm; yaw in 1e-4 degrees), as the importer rounds.
@@ -120,7 +128,7 @@ class Street:
     regions: tuple[dict[str, Any], ...]
 
     def counts(self) -> dict[str, int]:
-        """Instances per kind (the name's second word: road, sidewalk, kerb, marking, building)."""
+        """Instances per kind (the name's second word: road, sidewalk, kerb, marking, terrain, building)."""
         out: dict[str, int] = {}
         for inst in self.instances:
             kind = inst["name"][len(STREET_PREFIX):].split("_")[0]
@@ -517,6 +525,20 @@ def _buildings(template: WorldTemplate, footprint: Any) -> list[tuple[str, Polyg
     return placed
 
 
+def _terrain(footprint: Any) -> list[_Placed]:
+    """Open-ground tiles on a world-aligned grid, wherever a tile comes within :data:`TERRAIN_MARGIN_M` of the street."""
+    near = footprint.buffer(TERRAIN_MARGIN_M)
+    shapely.prepare(near)
+    x0, y0, x1, y1 = near.bounds
+    out: list[_Placed] = []
+    for i in range(math.floor(x0 / TERRAIN_TILE_M), math.ceil(x1 / TERRAIN_TILE_M)):
+        for j in range(math.floor(y0 / TERRAIN_TILE_M), math.ceil(y1 / TERRAIN_TILE_M)):
+            cell = shapely.box(i * TERRAIN_TILE_M, j * TERRAIN_TILE_M, (i + 1) * TERRAIN_TILE_M, (j + 1) * TERRAIN_TILE_M)
+            if near.intersects(cell):
+                out.append((TERRAIN_ASSET, (i + 0.5) * TERRAIN_TILE_M, (j + 0.5) * TERRAIN_TILE_M, 0.0, 0.0))
+    return out
+
+
 def _r(v: float) -> float:
     return round(float(v), DECIMALS) + 0.0
 
@@ -536,12 +558,13 @@ def street_static(template: WorldTemplate) -> Street:
         ("kerb", _kerbs(sidewalks, road)),
         ("marking", _markings(marked, template.region_by_id)),
     ]
+    footprint = unary_union([r.shape for r in regions if r.type != "building"])
+    groups.append(("terrain", _terrain(footprint)))
     instances: list[dict[str, Any]] = []
     for kind, placed in groups:
         for k, (asset, x, y, z, yaw) in enumerate(placed):
             pose = {"x": _r(x), "y": _r(y), "z": _r(z), "yaw_deg": _r(yaw)}
             instances.append({"name": f"{STREET_PREFIX}{kind}_{k:05d}", "asset": asset, "pose": pose})
-    footprint = unary_union([r.shape for r in regions if r.type != "building"])
     new_regions = []
     for k, (asset, block, x, y, yaw) in enumerate(_buildings(template, footprint)):
         name = f"{STREET_PREFIX}building_{k:04d}"
