@@ -13,6 +13,7 @@ SECTIONS: dict[str, str] = {
     "catalog": "simready.bench.world:bench_catalog",
     "templates": "simready.bench.world:bench_templates",
     "maps": "simready.bench.maps:run",
+    "street": "simready.bench.street:run",
     "import": "simready.bench.catalog_import:run",
     "scenario": "simready.bench.scenario:run",
     "sim": "simready.bench.sim:run",
