@@ -13,6 +13,7 @@ import json
 import math
 from pathlib import Path
 
+import imageio.v3 as iio
 import numpy as np
 import pandas as pd
 import pytest
@@ -30,11 +31,11 @@ from simready.maps.xodr_import import import_opendrive
 from simready.measurement.observe import observe_sample
 from simready.measurement.options import ObserveOptions
 from simready.records import Legend
+from simready.scenario.generator import generate
 from simready.scenario.manifest import parse_manifest
 from simready.sensors_hw.camera import decode_id_rgb, decode_semantic_rgb
 from simready.sensors_hw.lidar import read_ply
 from simready.sensors_hw.trace_input import trace_from_ticks
-from simready.scenario.generator import generate
 from simready.sim.backends.dynamic.plan import world_plan
 from simready.sim.run import run_simulation
 from simready.sim.scene import build_scene
@@ -44,8 +45,6 @@ from simready.world.frames import quat_from_yaw
 from simready.world.ontology import load_ontology
 from simready.world.template import load_template, parse_template, template_hash
 from tests.manifest_factory import manifest_dict
-
-import imageio.v3 as iio
 
 ASSETS = {"ego": "asset:shuttle/standard", "van": "asset:delivery_van/white", "ped": "asset:pedestrian_adult/standard"}
 #: Camera 640x360, 90° horizontal: 0.15 m lines are ~4 px wide at 13 m.
@@ -135,8 +134,12 @@ def test_the_road_is_covered_where_its_regions_are_and_nowhere_else(imported):
 
 
 def _footprint(inst, length: float, width: float) -> Polygon:
-    c, s = math.cos(inst.pose.yaw_rad), math.sin(inst.pose.yaw_rad)
-    return Polygon([(inst.pose.x + c * a * length / 2 - s * b * width / 2, inst.pose.y + s * a * length / 2 + c * b * width / 2)
+    return _rectangle(inst.pose.x, inst.pose.y, inst.pose.yaw_rad, length, width)
+
+
+def _rectangle(x: float, y: float, yaw_rad: float, length: float, width: float) -> Polygon:
+    c, s = math.cos(yaw_rad), math.sin(yaw_rad)
+    return Polygon([(x + c * a * length / 2 - s * b * width / 2, y + s * a * length / 2 + c * b * width / 2)
                     for a, b in ((1, 1), (-1, 1), (-1, -1), (1, -1))])
 
 
@@ -155,7 +158,7 @@ def test_markings_follow_the_lane_borders_with_the_right_kind(imported):
         assert max(np.diff(xs)) <= st.TILE_STEP_M + 1e-9
 
 
-def test_same_direction_neighbours_get_a_broken_line(map_files, tmp_path):
+def test_same_direction_neighbours_get_a_broken_line(map_files):
     template = parse_template(import_opendrive(map_files["split"], "split").data, "split.yaml")
     street = st.street_static(template)
     dashes = [i for i in street.instances if i["asset"] == st.DASH_ASSET]
@@ -317,3 +320,24 @@ def test_lidar_returns_from_the_ground_and_the_buildings(observed):
     assert counts.get("road", 0) > 500 and counts.get("building", 0) > 100
     assert counts.get("sidewalk", 0) > 50 and counts.get("lane_marking", 0) > 0 and counts.get("terrain", 0) > 0
     assert set(int(i) for i in cloud["instance_id"]) - {0} <= set(legend)
+
+
+def test_a_region_that_is_no_strip_is_covered_by_a_grid_of_tiles():
+    ell = Polygon([(0, 0), (30, 0), (30, 8), (8, 8), (8, 25), (0, 25)])
+    assert st.strip_borders(ell.exterior.coords) is None  # 6 points, but not two paired borders within 30 m
+    tiles = st._fill_grid(ell, st.ROAD_TILES, 0.0)
+    assert all(ell.contains(Point(x, y)) for _, x, y, _, _ in tiles)
+    width = st.ROAD_TILES[0][0]
+    cover = unary_union([_rectangle(x, y, math.radians(yaw), st.TILE_LENGTH_M, width) for _, x, y, _, yaw in tiles])
+    assert cover.intersection(ell).area / ell.area > 0.9
+
+
+def test_a_hand_written_template_gets_the_same_kinds_of_lines():
+    """The rules do not depend on the importer: on the shipped arterial (two eastbound lanes sharing one region,
+    one westbound) the eastbound lanes are split by a broken line and the directions by a solid one."""
+    template = load_template(paths.TEMPLATES_DIR / "two_lane_arterial.yaml")
+    marks = [i for i in st.street_static(template).instances if i["name"].startswith("street_marking")]
+    by_y = {}
+    for m in marks:
+        by_y.setdefault(round(m["pose"]["y"], 3), set()).add(m["asset"])
+    assert by_y == {-7.0: {st.SOLID_ASSET}, -3.5: {st.DASH_ASSET}, 0.0: {st.SOLID_ASSET}, 3.5: {st.SOLID_ASSET}}
