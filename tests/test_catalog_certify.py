@@ -55,6 +55,7 @@ REQUIRED_IDS = {
     "asset:building/block_16x12x15",
     "asset:building/block_24x14x21",
     "asset:terrain/tile_20x20",
+    "asset:crosswalk_marking/bar_3x0p5",
 }
 
 

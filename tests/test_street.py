@@ -51,7 +51,7 @@ ASSETS = {"ego": "asset:shuttle/standard", "van": "asset:delivery_van/white", "p
 WIDTH, HEIGHT, HFOV = 640, 360, 90.0
 EGO_X, EGO_Y = 10.0, -1.75  # eastbound lane -1's centre
 STREET_ASSETS = sorted({a for _, a in st.ROAD_TILES} | {a for _, a in st.SIDEWALK_TILES} | {a for a, *_ in st.BUILDINGS}
-                       | {st.KERB_ASSET, st.SOLID_ASSET, st.DASH_ASSET, st.TERRAIN_ASSET})
+                       | {st.KERB_ASSET, st.SOLID_ASSET, st.DASH_ASSET, st.TERRAIN_ASSET, st.ZEBRA_ASSET})
 
 
 @pytest.fixture(scope="module")
@@ -152,10 +152,28 @@ def test_markings_follow_the_lane_borders_with_the_right_kind(imported):
     ys = sorted({round(m.pose.y, 3) for m in marks})
     assert ys == [-3.5, 0.0, 3.5]
     assert {m.asset for m in marks} == {st.SOLID_ASSET}
+    crossing = (maps.STRAIGHT["crosswalk_s"] - 1.5, maps.STRAIGHT["crosswalk_s"] + 1.5)  # the 3 m crosswalk
     for y in ys:
-        xs = sorted(m.pose.x for m in marks if round(m.pose.y, 3) == y)
+        xs = np.array(sorted(m.pose.x for m in marks if round(m.pose.y, 3) == y))
         assert xs[0] == pytest.approx(st.TILE_LENGTH_M / 2) and xs[-1] == pytest.approx(100 - st.TILE_LENGTH_M / 2)
-        assert max(np.diff(xs)) <= st.TILE_STEP_M + 1e-9
+        # Continuous but for the crosswalk, which no line enters.
+        gaps = np.diff(xs)
+        assert sorted(gaps)[-2] <= st.TILE_STEP_M + 1e-9
+        before, after = xs[xs < crossing[0]].max(), xs[xs > crossing[1]].min()
+        assert before + st.TILE_LENGTH_M / 2 <= crossing[0] and after - st.TILE_LENGTH_M / 2 >= crossing[1]
+
+
+def test_a_crosswalk_gets_zebra_bars_over_the_carriageway(imported):
+    _, template = imported["straight"]
+    bars = _by_kind(template)["zebra"]
+    assert {b.asset for b in bars} == {st.ZEBRA_ASSET}
+    assert {round(b.pose.x, 3) for b in bars} == {maps.STRAIGHT["crosswalk_s"]}
+    assert {round(b.pose.yaw_deg % 180.0, 3) for b in bars} == {0.0}  # bars run with the traffic (east-west)
+    ys = sorted(b.pose.y for b in bars)
+    # From the south kerb (y = -6, the parking lane's edge) to the north one (y = 3.5), 0.5 m bars every metre.
+    assert np.allclose(np.diff(ys), st.ZEBRA_PITCH_M)
+    assert ys[0] - st.ZEBRA_BAR_M / 2 >= -6.0 - 1e-9 and ys[-1] + st.ZEBRA_BAR_M / 2 <= 3.5 + 1e-9
+    assert len(ys) == 10
 
 
 def test_same_direction_neighbours_get_a_broken_line(map_files):

@@ -26,8 +26,12 @@ geometry path:
   :data:`STATION_M` metres: beside a lane of the same direction a broken
   line (:data:`DASH_M` on, :data:`GAP_M` off), beside an oncoming lane or a
   parking lane a solid line, beside nothing a solid edge line (none on a
-  parking lane's own outer edge). Lanes inside junctions carry none. A
-  shared border is drawn once, by the lane with the smaller id;
+  parking lane's own outer edge). Lanes inside junctions carry none, and
+  lines stop short of a crosswalk. A shared border is drawn once, by the
+  lane with the smaller id;
+* **zebra crossings** (class ``crosswalk_marking``) — bars across every
+  ``crosswalk`` region, :data:`ZEBRA_BAR_M` wide every :data:`ZEBRA_PITCH_M`,
+  running with the traffic, over the carriageway only;
 * **open ground** (class ``terrain``) — 20 m tiles on a world-aligned grid
   within :data:`TERRAIN_MARGIN_M` of the street, their top 2 cm below the
   road's, so that the verge, the yards between blocks and the setbacks are
@@ -106,6 +110,10 @@ MAX_TURN_DEG = 12.0
 CORRIDOR_M = 60.0
 #: How far a rejected block is moved along the outline before the next try (m).
 RETRY_STEP_M = 2.0
+ZEBRA_ASSET = "asset:crosswalk_marking/bar_3x0p5"
+ZEBRA_BAR_M = 0.5
+#: Bar plus gap across a crossing (m).
+ZEBRA_PITCH_M = 1.0
 TERRAIN_ASSET = "asset:terrain/tile_20x20"
 TERRAIN_TILE_M = 20.0
 #: Open ground reaches this far beyond the street's outline (m): past the deepest block at its largest setback.
@@ -128,7 +136,7 @@ class Street:
     regions: tuple[dict[str, Any], ...]
 
     def counts(self) -> dict[str, int]:
-        """Instances per kind (the name's second word: road, sidewalk, kerb, marking, terrain, building)."""
+        """Instances per kind (the name's second word: road, sidewalk, kerb, marking, zebra, terrain, building)."""
         out: dict[str, int] = {}
         for inst in self.instances:
             kind = inst["name"][len(STREET_PREFIX):].split("_")[0]
@@ -525,6 +533,25 @@ def _buildings(template: WorldTemplate, footprint: Any) -> list[tuple[str, Polyg
     return placed
 
 
+def _zebras(crossings: Iterable[Region], road: Any) -> list[_Placed]:
+    """Zebra bars across each crosswalk region, over the carriageway only, running with the traffic."""
+    out: list[_Placed] = []
+    if road is None:
+        return out
+    for region in crossings:
+        rect = np.asarray(region.shape.minimum_rotated_rectangle.exterior.coords)[:4]
+        edges = np.diff(np.vstack([rect, rect[:1]]), axis=0)
+        k = int(np.argmax(np.hypot(*edges.T)))
+        span = float(np.hypot(*edges[k]))
+        across = edges[k] / span  # the walking direction
+        centre = rect.mean(axis=0)
+        for t in np.arange(-span / 2 + ZEBRA_BAR_M / 2, span / 2 - ZEBRA_BAR_M / 2 + 1e-9, ZEBRA_PITCH_M):
+            p = centre + t * across
+            if road.contains(Point(p)):
+                out.append((ZEBRA_ASSET, float(p[0]), float(p[1]), 0.0, _yaw_deg(np.array([-across[1], across[0]]))))
+    return out
+
+
 def _terrain(footprint: Any) -> list[_Placed]:
     """Open-ground tiles on a world-aligned grid, wherever a tile comes within :data:`TERRAIN_MARGIN_M` of the street."""
     near = footprint.buffer(TERRAIN_MARGIN_M)
@@ -552,11 +579,16 @@ def street_static(template: WorldTemplate) -> Street:
     junction = {r.id for r in regions if r.type == "intersection"}
     marked = [lane for lane in sorted(template.lanes, key=lambda lane: lane.id) if lane.region not in junction]
 
+    crossings = [r for r in regions if r.type == "crosswalk"]
+    crossing_area = unary_union([r.shape for r in crossings]).buffer(TILE_LENGTH_M / 2) if crossings else None
+    lines = [m for m in _markings(marked, template.region_by_id)
+             if crossing_area is None or not crossing_area.contains(Point(m[1], m[2]))]  # lines stop at a crossing
     groups: list[tuple[str, list[_Placed]]] = [
         ("road", _surfaces(road_regions, ROAD_TILES, 0.0)),
         ("sidewalk", _surfaces(sidewalks, SIDEWALK_TILES, 0.0)),
         ("kerb", _kerbs(sidewalks, road)),
-        ("marking", _markings(marked, template.region_by_id)),
+        ("marking", lines),
+        ("zebra", _zebras(crossings, road)),
     ]
     footprint = unary_union([r.shape for r in regions if r.type != "building"])
     groups.append(("terrain", _terrain(footprint)))
