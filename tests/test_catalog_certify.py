@@ -42,6 +42,20 @@ REQUIRED_IDS = {
     "asset:building/block_20x10x9",
     "asset:pole/street_light_6m",
     "asset:traffic_light/signal_head_5m",
+    # The street of an imported map (simready.world.street).
+    "asset:road_surface/strip_2p5x1",
+    "asset:road_surface/strip_2p5x2",
+    "asset:road_surface/strip_2p5x3",
+    "asset:sidewalk/strip_2p5x1",
+    "asset:sidewalk/strip_2p5x2",
+    "asset:curb/segment_2p5m",
+    "asset:lane_marking/dash_3m",
+    "asset:lane_marking/line_2p5m",
+    "asset:building/block_12x10x12",
+    "asset:building/block_16x12x15",
+    "asset:building/block_24x14x21",
+    "asset:terrain/tile_20x20",
+    "asset:crosswalk_marking/bar_3x0p5",
 }
 
 

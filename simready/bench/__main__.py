@@ -15,6 +15,7 @@ SECTIONS: dict[str, str] = {
     "templates": "simready.bench.world:bench_templates",
     "maps": "simready.bench.maps:run",
     "xosc": "simready.bench.xosc:run",
+    "street": "simready.bench.street:run",
     "import": "simready.bench.catalog_import:run",
     "scenario": "simready.bench.scenario:run",
     "routing": "simready.bench.routing:run",

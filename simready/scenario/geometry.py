@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 FloatArray = NDArray[np.float64]
 
 #: Semantic classes that are surfaces a body stands on, not obstacles it can hit or hide behind.
-GROUND_CLASSES = frozenset({"road", "sidewalk", "curb", "crosswalk_marking"})
+GROUND_CLASSES = frozenset({"road", "sidewalk", "curb", "crosswalk_marking", "lane_marking", "terrain"})
 #: Region types a vehicle may stand on.
 VEHICLE_SURFACES = ("drivable", "intersection", "parking")
 #: Region types a pedestrian may stand on.

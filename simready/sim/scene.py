@@ -53,7 +53,7 @@ F = NDArray[np.float64]
 B = NDArray[np.bool_]
 
 #: Catalog semantic classes that are surfaces bodies stand on (their top is the ground height).
-GROUND_CLASSES = frozenset({"road", "sidewalk", "curb", "crosswalk_marking"})
+GROUND_CLASSES = frozenset({"road", "sidewalk", "curb", "crosswalk_marking", "lane_marking", "terrain"})
 GROUND_RASTER_M = 0.1
 #: Region types a pedestrian's kerb leads into.
 ROAD_REGION_TYPES = ("drivable", "intersection")

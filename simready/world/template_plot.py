@@ -42,6 +42,8 @@ FAMILY_COLOURS = {
     "curb": "#3d3d3d",
     "sidewalk": "#a89f8a",
     "crosswalk_marking": "#ffffff",
+    "lane_marking": "#ffffff",
+    "terrain": "#8fa67a",
     "building": "#6e4633",
     "pole": "#1f4e79",
     "traffic_light": "#c0392b",
@@ -124,7 +126,7 @@ def _draw_instances(ax, template: WorldTemplate, dims: Mapping[str, tuple[float,
         length, width = dims.get(inst.asset, UNKNOWN_FOOTPRINT_M)
         corners = footprint_corners(inst.pose.x, inst.pose.y, inst.pose.yaw_rad, length / 2, width / 2)
         colour = FAMILY_COLOURS.get(family, VEHICLE_COLOUR)
-        filled = family not in ("road_surface", "sidewalk", "crosswalk_marking")
+        filled = family not in ("road_surface", "sidewalk", "crosswalk_marking", "terrain")
         ax.add_patch(PolygonPatch(corners, closed=True, facecolor=colour if filled else "none",
                                   edgecolor=colour, linewidth=0.6, alpha=0.9, zorder=2))
     return [Patch(facecolor="none", edgecolor=FAMILY_COLOURS["road_surface"], label="instance footprint")]

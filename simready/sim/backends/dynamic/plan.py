@@ -32,7 +32,7 @@ GROUND_SLAB_DEPTH_M = 1.0
 
 #: Semantic classes whose colliders are paint: left out of the physics world (their millimetre
 #: steps would act as kerbs on wheels that, in this model, do not roll).
-DECAL_CLASSES = frozenset({"crosswalk_marking"})
+DECAL_CLASSES = frozenset({"crosswalk_marking", "lane_marking"})
 
 
 def _world_boxes(catalog: Any, inst: Any) -> list[tuple[float, ...]] | None:
@@ -142,6 +142,8 @@ def _make_plan(scene: Scene, insts: list[Any]) -> WorldPlan:
         if entry.semantic_class in DECAL_CLASSES:
             continue
         is_ground = entry.semantic_class in GROUND_CLASSES and entry.family != "curb"
+        if is_ground and inst.pose.z + entry.render_bounds_m[1][2] <= GROUND_FLOOR_Z + 1e-9:
+            continue  # the floor slab is this tile's surface, at any yaw (an imported map's road strips)
         if is_ground:
             boxes = _world_boxes(cat, inst)
             if boxes is not None:
