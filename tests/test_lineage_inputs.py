@@ -12,7 +12,7 @@ import yaml
 
 from simready import paths
 from simready.assets.catalog import certified_assets
-from simready.assets.inputs import INPUTS, observe_inputs
+from simready.assets.inputs import INPUTS, observe_inputs, record_observations
 from simready.assets.orchestration import source_files_sensor
 from simready.assets.world import world_templates
 from simready.resources import ArtifactStore, SourceData
@@ -109,6 +109,21 @@ def test_observations_follow_the_files_content_and_reach_exactly_what_changed(so
     now = _observed(instance)
     changed = {k for k in now if now[k] != first[k]}
     assert changed == {("template_sources", RC), ("template_sources", TLA)}
+
+
+def test_recorded_observations_name_the_files_that_changed(source):
+    instance = dg.DagsterInstance.ephemeral()
+    first = record_observations(instance, source)
+    # The first observation of each input names all its files; TLA's includes the map it was imported from.
+    assert len(first) == 5 and any(line.startswith(f"template_sources[{TLA}]: ") and "straight.xodr" in line
+                                   for line in first)
+    contracts = sorted(Path(source.catalog_contracts_dir).glob("*.yaml"))
+    contracts[0].write_text(contracts[0].read_text() + "\n# edited\n")
+    _widen_sidewalk(Path(source.templates_dir).parent / "maps" / "straight.xodr")
+    assert record_observations(instance, source) == [
+        f"catalog_contracts: {contracts[0]}",
+        f"template_sources[{TLA}]: {Path(source.templates_dir).parent / 'maps' / 'straight.xodr'}"]
+    assert record_observations(instance, source) == []
 
 
 def test_the_sensor_records_observations_without_a_run_and_status_names_the_changed_file(source, tmp_path):
