@@ -3,7 +3,10 @@
 Dagster never materializes them. Their *observations* carry a data version equal
 to the content hash of the files, reported without a run (an event in the
 instance, no process, milliseconds): by ``source_files_sensor`` when a file
-changed and by ``simready run`` before it materializes anything. The lineage
+changed, by ``simready run`` before it materializes anything and by
+``simready status`` before it reports. Each observation also records its
+files' hashes (metadata ``files``), so the next one names the file that
+changed. The lineage
 then starts at the files, and an asset that read an older version shows
 *unsynced* in the UI and stale in ``simready status``.
 
@@ -16,8 +19,9 @@ then starts at the files, and an asset that read an older version shows
   existing one.
 
 The automation condition downstream (``automation.EAGER``) ignores this group:
-``source_files_sensor`` requests what a changed template or contract feeds, as
-before, and a never-observed input (a test's fresh instance) blocks nothing.
+``source_files_sensor`` requests what a changed template, map, contract or
+suite feeds, and a never-observed input (a test's fresh instance) blocks
+nothing.
 """
 # No `from __future__ import annotations`: Dagster inspects annotations at runtime.
 
