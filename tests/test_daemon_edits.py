@@ -186,16 +186,19 @@ def test_the_daemon_marks_what_an_edited_template_map_or_contract_feeds_stale_an
                                               (("sensor_rigs", "world_templates"), TLA)}
 
         # 3. The map back, and the curb's friction changed in its catalog contract: everything reads the catalog.
+        # RC's curb moved again as in 1: requested again, though it returns to a version requested before.
         def revert_and_edit_contract():
             xodr.write_bytes(originals[xodr])
             contract.write_text(contract.read_text().replace("friction: 0.9", "friction: 0.85"))
+            _move_first_curb(template, 0.01)
 
         tick = edit_and_wait(revert_and_edit_contract)
         assert _observed(instance, "catalog_contracts", None) != before_contracts
         assert _observed(instance, "template_sources", TLA) == before[TLA]
         stale = _stale(defs, instance)
         assert set(stale) == everything, set(stale) ^ everything
-        assert _requested(instance, tick) == {(("certified_assets",), None), (("sensor_rigs", "world_templates"), TLA)}
+        assert _requested(instance, tick) == {(("certified_assets",), None), (("sensor_rigs", "world_templates"), TLA),
+                                              (("sensor_rigs", "world_templates"), RC)}
         print(f"seconds from edit to the sensor's tick: {', '.join(f'{w:.1f}' for w in waits)}")
 
         # No tick of any sensor failed in the daemon.
@@ -207,11 +210,13 @@ def test_the_daemon_marks_what_an_edited_template_map_or_contract_feeds_stale_an
     finally:
         daemon.stop(timeout_s=20)
 
-    # 4. The contract back: `simready status` records the observation itself (the daemon is gone) and names it.
+    # 4. The contract and RC back: `simready status` records the observations itself (the daemon is gone), naming
+    # the files.
     contract.write_bytes(originals[contract])
+    template.write_bytes(originals[template])
     status = subprocess.run([sys.executable, "-m", "simready.cli", "status"], env=env, cwd=paths.PROJECT_ROOT,
                             capture_output=True, text=True, timeout=300)
     assert status.returncode == 0, status.stderr
     lines = status.stdout.splitlines()
-    assert lines[1] == f"observed catalog_contracts: {contract}", lines
+    assert lines[1:3] == [f"observed catalog_contracts: {contract}", f"observed template_sources[{RC}]: {template}"]
     assert lines[-1] == f"{len(everything)} fresh, 0 stale, {lines[-1].split(', ')[-1].split()[0]} missing", lines

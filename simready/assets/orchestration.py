@@ -21,6 +21,7 @@
 # No `from __future__ import annotations`: Dagster inspects annotations at runtime.
 
 import json
+from collections.abc import Sequence
 
 import dagster as dg
 
@@ -99,33 +100,29 @@ def _cursor_versions(cursor: str | None) -> dict[str, str] | None:
 
 
 def changed_requests(before: dict[str, str], now: dict[str, str],
-                     sample_keys: list[dg.MultiPartitionKey] = ()) -> list[dg.RunRequest]:
+                     sample_keys: Sequence[dg.MultiPartitionKey] = ()) -> list[dg.RunRequest]:
     """The runs a change of inputs asks for (``before``/``now``: :func:`source_versions`): a catalog contract →
     ``certified_assets``; a template (or the map it was imported from) → its ``world_templates`` and
     ``sensor_rigs`` partition; the suite → what reads it: ``reference_pools`` per template, ``scenario_manifests``
     and ``sensor_observations`` per sample batch (``sample_keys``), ``split_assignments`` and ``coverage_report``.
-    The automation condition takes it from there."""
+    The automation condition takes it from there.
+
+    No run keys: the cursor already requests each change once, and Dagster launches one run per run key ever, so
+    a key made of the version would skip an edit back to a version seen before (edit, revert, edit again)."""
     changed = sorted(k for k in now if before.get(k) != now[k])
     requests = []
     for k in changed:
         if k == version_key(catalog_contracts.key, None):
-            requests.append(dg.RunRequest(run_key=f"catalog:{now[k][7:23]}", asset_selection=[certified_assets.key]))
+            requests.append(dg.RunRequest(asset_selection=[certified_assets.key]))
         elif k.startswith(f"{template_sources.key.to_user_string()}["):
             template_id = k[k.index("[") + 1:-1]
-            requests.append(_template_request(template_id, now[k]))
+            requests.append(dg.RunRequest(asset_selection=[world_templates.key, sensor_rigs.key],
+                                          partition_key=template_id))
         elif k == version_key(suite_file.key, None):
-            run = f"suite:{now[k][7:23]}"
-            requests += [dg.RunRequest(run_key=f"{run}:{t}", asset_selection=SUITE_FEEDS_TEMPLATE, partition_key=t)
-                         for t in template_ids()]
-            requests += [dg.RunRequest(run_key=f"{run}:{key}", asset_selection=SUITE_FEEDS_SAMPLE, partition_key=key)
-                         for key in sample_keys]
-            requests.append(dg.RunRequest(run_key=run, asset_selection=SUITE_FEEDS_SUITE))
+            requests += [dg.RunRequest(asset_selection=SUITE_FEEDS_TEMPLATE, partition_key=t) for t in template_ids()]
+            requests += [dg.RunRequest(asset_selection=SUITE_FEEDS_SAMPLE, partition_key=key) for key in sample_keys]
+            requests.append(dg.RunRequest(asset_selection=SUITE_FEEDS_SUITE))
     return requests
-
-
-def _template_request(template_id: str, version: str) -> dg.RunRequest:
-    return dg.RunRequest(run_key=f"{template_id}:{version}", asset_selection=[world_templates.key, sensor_rigs.key],
-                         partition_key=template_id)
 
 
 def suite_sample_keys(source: SourceData, instance: dg.DagsterInstance) -> list[dg.MultiPartitionKey]:
