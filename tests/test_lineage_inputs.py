@@ -111,6 +111,22 @@ def test_observations_follow_the_files_content_and_reach_exactly_what_changed(so
     assert changed == {("template_sources", RC), ("template_sources", TLA)}
 
 
+def test_a_suite_change_requests_what_reads_the_suite_and_a_batch_more_requests_nothing(source):
+    from simready.assets.orchestration import changed_requests, source_versions
+
+    before = source_versions(source)
+    suite = Path(source.suite_file)
+    suite.write_text(suite.read_text().replace("batches: 1", "batches: 3"))
+    assert changed_requests(before, source_versions(source)) == []
+    suite.write_text(suite.read_text().replace("pedestrian_emerges_behind_van: 1", "pedestrian_emerges_behind_van: 2"))
+    key = dg.MultiPartitionKey({"template": RC, "batch": "b0000"})
+    requests = changed_requests(before, source_versions(source), [key])
+    assert sorted((tuple(k.to_user_string() for k in r.asset_selection), str(r.partition_key)) for r in requests) == [
+        (("reference_pools",), RC), (("reference_pools",), TLA), (("reference_pools",), USI),
+        (("scenario_manifests", "sensor_observations"), str(key)), (("split_assignments", "coverage_report"), "None")]
+    assert all(r.run_key is None for r in requests)
+
+
 def test_recorded_observations_name_the_files_that_changed(source):
     instance = dg.DagsterInstance.ephemeral()
     first = record_observations(instance, source)
