@@ -3,7 +3,10 @@
 Dagster never materializes them. Their *observations* carry a data version equal
 to the content hash of the files, reported without a run (an event in the
 instance, no process, milliseconds): by ``source_files_sensor`` when a file
-changed and by ``simready run`` before it materializes anything. The lineage
+changed, by ``simready run`` before it materializes anything and by
+``simready status`` before it reports. Each observation also records its
+files' hashes (metadata ``files``), so the next one names the file that
+changed. The lineage
 then starts at the files, and an asset that read an older version shows
 *unsynced* in the UI and stale in ``simready status``.
 
@@ -16,8 +19,9 @@ then starts at the files, and an asset that read an older version shows
   existing one.
 
 The automation condition downstream (``automation.EAGER``) ignores this group:
-``source_files_sensor`` requests what a changed template or contract feeds, as
-before, and a never-observed input (a test's fresh instance) blocks nothing.
+``source_files_sensor`` requests what a changed template, map, contract or
+suite feeds, and a never-observed input (a test's fresh instance) blocks
+nothing.
 """
 # No `from __future__ import annotations`: Dagster inspects annotations at runtime.
 
@@ -77,38 +81,83 @@ def source_file_hashes(source: SourceData) -> dict[str, str]:
     return out
 
 
-def input_versions(source: SourceData, hashes: dict[str, str]) -> dict[tuple[dg.AssetKey, str | None], str]:
-    """``{(input asset key, partition or None): data version}`` from the files' hashes (``source_file_hashes``)."""
+def _members(source: SourceData, hashes: dict[str, str]) -> dict[tuple[dg.AssetKey, str | None], list[str]]:
+    """``{(input asset key, partition or None): [file keys of source_file_hashes]}``: the files each input is."""
     maps_of: dict[str, list[str]] = {}
     for name in sorted(k.split("/", 1)[1] for k in hashes if k.startswith("maps/")):
         for template_id in templates_imported_from(Path(source.templates_dir), name):
             maps_of.setdefault(template_id, []).append(f"maps/{name}")
-    out: dict[tuple[dg.AssetKey, str | None], str] = {}
+    out: dict[tuple[dg.AssetKey, str | None], list[str]] = {}
     for template_id in template_ids():
         files = [f"templates/{template_id}.yaml", *maps_of.get(template_id, [])]
         if files[0] in hashes:
-            out[(template_sources.key, template_id)] = content_hash({f: hashes[f] for f in files})
-    contracts = {k: v for k, v in hashes.items() if k.startswith("catalog/")}
+            out[(template_sources.key, template_id)] = files
+    contracts = sorted(k for k in hashes if k.startswith("catalog/"))
     if contracts:
-        out[(catalog_contracts.key, None)] = content_hash(contracts)
-    if any(k.startswith("suite/") for k in hashes):
-        try:
-            out[(suite_file.key, None)] = content_hash(suite_plan(source.suite_file))
-        except (SuiteError, TypeError, ValueError):
-            # A suite that does not parse still has a version; the stages that read it fail with the reason.
-            out[(suite_file.key, None)] = file_sha256(source.suite_file)
+        out[(catalog_contracts.key, None)] = contracts
+    suite = sorted(k for k in hashes if k.startswith("suite/"))
+    if suite:
+        out[(suite_file.key, None)] = suite
     return out
 
 
-def new_observations(instance: dg.DagsterInstance, versions: dict[tuple[dg.AssetKey, str | None], str]
+def input_versions(source: SourceData, hashes: dict[str, str]) -> dict[tuple[dg.AssetKey, str | None], str]:
+    """``{(input asset key, partition or None): data version}`` from the files' hashes (``source_file_hashes``)."""
+    out: dict[tuple[dg.AssetKey, str | None], str] = {}
+    for (key, partition), files in _members(source, hashes).items():
+        if key != suite_file.key:
+            out[(key, partition)] = content_hash({f: hashes[f] for f in files})
+            continue
+        try:
+            out[(key, partition)] = content_hash(suite_plan(source.suite_file))
+        except (SuiteError, TypeError, ValueError):
+            # A suite that does not parse still has a version; the stages that read it fail with the reason.
+            out[(key, partition)] = file_sha256(source.suite_file)
+    return out
+
+
+def _path(source: SourceData, file_key: str) -> Path:
+    """Where a file of ``source_file_hashes`` lies."""
+    kind, name = file_key.split("/", 1)
+    folder = {"templates": Path(source.templates_dir), "catalog": Path(source.catalog_contracts_dir),
+              "maps": maps_dir(Path(source.templates_dir)), "suite": Path(source.suite_file).parent}[kind]
+    return folder / name
+
+
+def input_files(source: SourceData, hashes: dict[str, str]) -> dict[tuple[dg.AssetKey, str | None], dict[str, str]]:
+    """``{(input asset key, partition or None): {file path (``paths.portable``): sha256}}``: what each input's
+    observation records beside its data version, so a later one names the file that changed."""
+    return {k: {paths.portable(_path(source, f)): hashes[f] for f in files} for k, files in _members(source, hashes).items()}
+
+
+#: The observation's metadata entry that holds its files' hashes (:func:`input_files`).
+FILES_ENTRY = "files"
+
+
+def new_observations(instance: dg.DagsterInstance, versions: dict[tuple[dg.AssetKey, str | None], str],
+                     files: dict[tuple[dg.AssetKey, str | None], dict[str, str]] | None = None
                      ) -> list[dg.AssetObservation]:
-    """An observation for every input whose data version differs from the one the instance last recorded."""
+    """An observation for every input whose data version differs from the one the instance last recorded, with
+    its files' hashes (``files``: :func:`input_files`) when given."""
+    return [observation for observation, _ in _observations(instance, versions, files or {})]
+
+
+def _observations(instance, versions, files) -> list[tuple[dg.AssetObservation, list[str]]]:
+    """New observations, each with the files that changed since the last one (all its files when the last one
+    recorded none)."""
     out = []
     for (key, partition), version in sorted(versions.items(), key=lambda kv: (kv[0][0].to_user_string(), kv[0][1] or "")):
         record = instance.get_latest_data_version_record(key, is_source=True, partition_key=partition)
         last = record.asset_observation.tags.get(DATA_VERSION_TAG) if record and record.asset_observation else None
-        if last != version:
-            out.append(dg.AssetObservation(key, partition=partition, tags={DATA_VERSION_TAG: version}))
+        if last == version:
+            continue
+        now = files.get((key, partition), {})
+        entry = record.asset_observation.metadata.get(FILES_ENTRY) if record and record.asset_observation else None
+        before = entry.data if isinstance(entry, dg.JsonMetadataValue) and isinstance(entry.data, dict) else None
+        changed = sorted(f for f in set(now) | set(before or {}) if before is None or before.get(f) != now.get(f))
+        metadata = {FILES_ENTRY: dg.JsonMetadataValue(now)} if now else {}
+        out.append((dg.AssetObservation(key, partition=partition, tags={DATA_VERSION_TAG: version}, metadata=metadata),
+                    changed))
     return out
 
 
@@ -122,18 +171,31 @@ def _observer(spec: dg.AssetSpec) -> dg.AssetsDefinition:
     def observe(context) -> dg.ObserveResult:
         source = context.resources.source
         partition = context.partition_key if context.has_partition_key else None
-        version = input_versions(source, source_file_hashes(source))[(spec.key, partition)]
-        return dg.ObserveResult(asset_key=spec.key, data_version=dg.DataVersion(version))
+        hashes = source_file_hashes(source)
+        version = input_versions(source, hashes)[(spec.key, partition)]
+        files = input_files(source, hashes)[(spec.key, partition)]
+        return dg.ObserveResult(asset_key=spec.key, data_version=dg.DataVersion(version),
+                                metadata={FILES_ENTRY: dg.JsonMetadataValue(files)})
 
     return observe
 
 
+def record_observations(instance: dg.DagsterInstance, source: SourceData) -> list[str]:
+    """Record the inputs' current data versions in ``instance`` (no run, milliseconds); a line for each input
+    whose version changed, naming it and its files that changed: ``template_sources[<id>]:
+    data/templates/<id>.yaml``."""
+    hashes = source_file_hashes(source)
+    lines = []
+    for observation, changed in _observations(instance, input_versions(source, hashes), input_files(source, hashes)):
+        instance.report_runless_asset_event(observation)
+        name = observation.asset_key.to_user_string() + (f"[{observation.partition}]" if observation.partition else "")
+        lines.append(f"{name}: {', '.join(changed) or 'new version'}")
+    return lines
+
+
 def observe_inputs(instance: dg.DagsterInstance, source: SourceData) -> int:
     """Record the inputs' current data versions in ``instance`` (no run); how many changed."""
-    observations = new_observations(instance, input_versions(source, source_file_hashes(source)))
-    for observation in observations:
-        instance.report_runless_asset_event(observation)
-    return len(observations)
+    return len(record_observations(instance, source))
 
 
 #: The inputs as the definitions hold them (observable source assets, group ``inputs``).
