@@ -64,6 +64,13 @@ def _sensor(instance, code_location, name: str, cursor: str | None):
                                                    None)
 
 
+def _suite_templates() -> list[str]:
+    """The templates the default suite samples (a template file the suite does not name has no batches)."""
+    from simready.scenario.suite import load_suite
+
+    return sorted(load_suite().templates)
+
+
 def _what(request: dg.RunRequest) -> tuple[tuple[str, ...], str | None]:
     keys = tuple(sorted(k.to_user_string() for k in request.asset_selection or []))
     return keys, str(request.partition_key) if request.partition_key is not None else None
@@ -92,7 +99,7 @@ def test_source_files_sensor_requests_what_each_input_feeds_through_the_code_ser
     expected |= {(("sensor_rigs", "world_templates"), t) for t in templates}
     expected |= {(("reference_pools",), t) for t in templates}
     expected |= {(("scenario_manifests", "sensor_observations"), str(dg.MultiPartitionKey({"template": t, "batch": "b0000"})))
-                 for t in templates}  # every template of the default suite
+                 for t in _suite_templates()}  # every template of the default suite
     expected |= {(("coverage_report", "split_assignments"), None)}
     assert sorted(_what(r) for r in data.run_requests) == sorted(expected)
     assert {k.to_user_string() for k in children} == {k for keys, _ in expected for k in keys}
@@ -140,7 +147,7 @@ def test_daily_schedule_registers_and_requests_the_next_batch_through_the_code_s
         assert next(iter(code_location.get_repositories().values())).get_schedule(
             "daily_batch_schedule").job_name == "samples_job"
         assert sorted(r.tags["dagster/partition"] for r in data.run_requests) == sorted(
-            str(dg.MultiPartitionKey({"template": t, "batch": "b0001"})) for t in template_ids())
+            str(dg.MultiPartitionKey({"template": t, "batch": "b0001"})) for t in _suite_templates())
     finally:
         instance.delete_dynamic_partition(batch_partitions.name, "b0001")
 
