@@ -145,3 +145,35 @@ def test_the_simulators_heading_cache_tells_like_named_lanes_of_two_maps_apart(k
         graph = template.lane_graph
         path = lane_path(graph, ["road1_sec0_lane1"], {lane: i for i, lane in enumerate(graph.lanes)})
         assert len(chord_headings(path, 2.0)) == len(path.cum_s)
+
+
+def test_the_ladder_checks_the_van_against_its_kerb_site(kerb_street) -> None:
+    """The support stage keeps the van inside the site's strip; the semantics stage refuses a site the map lacks."""
+    import dataclasses
+
+    from simready.catalog.catalog import ensure_catalog
+    from simready.scenario.generator import make_context
+    from simready.scenario.geometry import stationary
+    from simready.scenario.ladder import SemanticsStage
+    from simready.scenario.programs import program
+    from simready.scenario.static_checks import SupportStage
+    from simready.scenario.streams import StreamSet
+
+    ctx = make_context(kerb_street, INTENT, catalog=ensure_catalog())
+    proposal = next(p for k in range(20) if not (p := program(INTENT).propose(
+        ctx, ctx.coverage.cells[0], f"ik-ped-{k:06d}", k, StreamSet(f"test/{k}"))).defects)
+    site = proposal.refs["sites"]["van"]
+    assert site.kind == "kerb" and proposal.scene.bodies["van"].site == site
+    assert SupportStage(ctx).check(proposal).ok and SemanticsStage(ctx).check(proposal).ok
+    # On the same lane but across its centre: still on the road, no longer in the kerb strip.
+    van = proposal.scene.bodies["van"]
+    lane = kerb_street.lane_graph.lane(site.lane)
+    s = site.s0_m + 20.0
+    cx, cy = lane.point_at(s, 0.0)
+    proposal.scene.bodies["van"] = dataclasses.replace(van, motion=stationary(cx, cy, lane.pose_at(s)[2], -1.0))
+    proposal.scene.cache.clear()
+    verdict = SupportStage(ctx).check(proposal)
+    assert not verdict.ok and verdict.reason == "support.outside_region" and "kerb site" in verdict.detail
+    proposal.refs["sites"]["van"] = dataclasses.replace(site, s1_m=site.s1_m - 1.0)
+    verdict = SemanticsStage(ctx).check(proposal)
+    assert not verdict.ok and verdict.reason == "semantics.site"
