@@ -239,15 +239,28 @@ class PedestrianEmergesBehindVan(IntentProgram):
                         out += self._options(ctx, place, side, crossing)
         if out:
             return out
-        sidewalks = {rg.id: rg.shape for rg in t.regions if rg.type == "sidewalk"}
+        # Kerb sites: each with the sidewalks beside it (a tree query, not every pair), then the crossings those
+        # connect; options by crossing, then site.
+        ids = sorted(rg.id for rg in t.regions if rg.type == "sidewalk")
+        tree = shapely.STRtree([t.region_by_id[i].shape for i in ids])
+        crossings_from: dict[str, list[PedestrianCrossing]] = {}
         for crossing in crossings:
-            for site in (x for x in sites if x.kind == "kerb"):
-                beside = site.shape.buffer(KERB_GAP_M + SIDEWALK_PROBE_M)
-                slots = tuple(kerb_slots(t.lane_graph.lane(site.lane), site, self.params.kerb_slot_m))
-                place = _Place(site, site.id, slots, self.params.kerb_slot_m, PARKED_WIDTH_M)
-                for side in connects.get(crossing.region, ()):
-                    if side in sidewalks and sidewalks[side].intersects(beside):
-                        out += self._options(ctx, place, side, crossing)
+            for side in connects.get(crossing.region, ()):
+                crossings_from.setdefault(side, []).append(crossing)
+        by_crossing: dict[str, list[tuple[_Place, str]]] = {}
+        for site in (x for x in sites if x.kind == "kerb"):
+            beside = {ids[k] for k in tree.query(site.shape.buffer(KERB_GAP_M + SIDEWALK_PROBE_M),
+                                                 predicate="intersects")}
+            if not beside:
+                continue
+            slots = tuple(kerb_slots(t.lane_graph.lane(site.lane), site, self.params.kerb_slot_m))
+            place = _Place(site, site.id, slots, self.params.kerb_slot_m, PARKED_WIDTH_M)
+            for side in sorted(beside):
+                for crossing in crossings_from.get(side, []):
+                    by_crossing.setdefault(crossing.id, []).append((place, side))
+        for crossing in crossings:
+            for place, side in by_crossing.get(crossing.id, []):
+                out += self._options(ctx, place, side, crossing)
         return out
 
     def _options(self, ctx: ProgramContext, place: _Place, side: str,
