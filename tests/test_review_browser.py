@@ -9,8 +9,6 @@ through the DAG on a SQLite instance; the tests open its review page and the sui
 from __future__ import annotations
 
 import contextlib
-import functools
-import http.server
 import os
 import shutil
 import threading
@@ -32,7 +30,8 @@ from simready.assets.suite import coverage_report, split_assignments
 from simready.assets.validity import reference_pools, validity_reports
 from simready.assets.world import sensor_rigs, world_templates
 from simready.layout import ArtifactLayout
-from simready.records import ValidityRecord
+from simready.records import Outcomes, Render, ValidityRecord
+from simready.review.serve import make_server
 from simready.testing.servers import dagster_webserver
 from simready.resources import ArtifactStore, SourceData
 
@@ -47,9 +46,9 @@ CHROMIUM = os.environ.get("SIMREADY_CHROMIUM") or shutil.which("chromium")
 
 @contextlib.contextmanager
 def _serve(folder: Path):
-    """The artifacts over HTTP, as ``make ui`` serves them next to the Dagster UI; yields the base URL."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    """The artifacts over HTTP, as ``make ui`` serves them next to the Dagster UI (byte ranges answered, so
+    videos seek); yields the base URL."""
+    server = make_server(folder)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -160,6 +159,61 @@ def test_review_page_plays_the_videos_on_one_clock_and_shows_the_check_table(sui
     page.close()
 
 
+def _seek_and_read(page, t: float) -> list[tuple[float, float, float]]:
+    """Move the scenario clock's slider to ``t`` as a reviewer drags it; each video's (t0, t1, currentTime) once
+    every video has finished seeking."""
+    page.eval_on_selector("#clock", "(s, t) => { s.value = t; s.dispatchEvent(new Event('input')); }", t)
+    page.wait_for_function("() => Array.from(document.querySelectorAll('video')).every(v => !v.seeking && v.readyState >= 1)",
+                           timeout=15_000)
+    return page.eval_on_selector_all(
+        "video", "vs => vs.map(v => [parseFloat(v.dataset.t0), parseFloat(v.dataset.t1), v.currentTime])")
+
+
+@pytest.mark.parametrize("how", ["file", "http"])
+def test_moving_the_clock_seeks_every_video(suite, browser, how):
+    """Issue 28: dragging the scenario clock moves every video's playhead to the clock's moment, from a copy of
+    the files and from the server ``make ui`` starts (which must answer byte ranges for a browser to seek)."""
+    _, _, artifacts, url = suite
+    sample = ArtifactLayout(artifacts).batch(TLA, "b0000").samples()[0]
+    page = browser.new_page()
+    page.goto(sample.review_page.as_uri() if how == "file" else
+              f"{url}/{sample.review_page.relative_to(artifacts).as_posix()}")
+    page.wait_for_function("() => Array.from(document.querySelectorAll('video')).every(v => v.readyState >= 1)",
+                           timeout=15_000)
+    lo, hi = float(page.eval_on_selector("#clock", "s => s.min")), float(page.eval_on_selector("#clock", "s => s.max"))
+    for t in (lo + 0.3 * (hi - lo), lo + 0.8 * (hi - lo)):
+        t = round(t, 2)
+        seen = _seek_and_read(page, t)
+        assert any(t0 <= t < t1 for t0, t1, _ in seen)
+        for t0, t1, current in seen:
+            want = min(max(t - t0, 0.0), t1 - t0)
+            assert abs(current - want) < 0.12, (how, t, t0, t1, current)
+    page.close()
+
+
+def test_the_clock_marks_the_decision_and_each_collision(suite, browser):
+    """The slider carries a mark at the decision and at each branch's collision; clicking one moves the clock
+    there. A colliding branch's clip runs past its collision (the outcome is on video)."""
+    _, _, artifacts, _ = suite
+    samples = ArtifactLayout(artifacts).batch(TLA, "b0000").samples()
+    page = browser.new_page()
+    for sample in samples:
+        outcomes = Outcomes.read(sample.outcomes)
+        page.goto(sample.review_page.as_uri())
+        marks = [tuple(m) for m in page.eval_on_selector_all(
+            "#marks .mark", "ms => ms.map(m => [m.classList[1], parseFloat(m.dataset.t)])")]
+        collided = [b for b in outcomes.branches if b.collision]
+        assert ("decision", pytest.approx(outcomes.decision_t_s, abs=1e-3)) in marks
+        assert sorted(t for kind, t in marks if kind == "collision") == \
+            pytest.approx(sorted(b.collision_t for b in collided), abs=1e-3)
+        for b in collided:
+            window = Render.read(sample.branch(b.label).observations.render).settings.window_s
+            assert window[0] <= b.collision_t < window[1], (b.label, b.collision_t, window)
+            page.click(f"#marks .mark.collision[data-t='{b.collision_t:.3f}']")
+            assert float(page.locator("#clock").input_value()) == pytest.approx(b.collision_t, abs=0.01)
+    page.close()
+
+
 def test_suite_index_lists_every_sample_and_filters_by_verdict(suite, browser):
     _, _, artifacts, _ = suite
     layout = ArtifactLayout(artifacts)
@@ -179,8 +233,51 @@ def test_suite_index_lists_every_sample_and_filters_by_verdict(suite, browser):
     assert page.locator("#shown").inner_text() == "0"
     page.select_option("select[data-filter=verdict]", verdict)
     assert page.locator("#samples tbody tr:not([hidden])").count() == len(samples)
+
+    # Outcomes at a glance (issue 28): each branch's outcome, a picture per sample, a filter on collisions.
+    outcomes = {s.sample_id: Outcomes.read(s.outcomes) for s in samples}
+    collided = {k for k, o in outcomes.items() if any(b.collision for b in o.branches)}
+    for k, o in outcomes.items():
+        row = page.locator("#samples tbody tr", has=page.locator(f"a:text-is('{k}')"))
+        assert row.get_attribute("data-collided") == ("yes" if k in collided else "no")
+        for b in o.branches:
+            if b.collision:
+                assert f"✸ {b.collision_with.rsplit('actor:', 1)[-1]} at {b.collision_t:.2f} s" in row.inner_text()
+    page.wait_for_function("() => Array.from(document.querySelectorAll('img.thumb')).every(i => i.complete && "
+                           "i.naturalWidth > 0)")
+    assert page.locator("img.thumb").count() == len(samples)
+    page.select_option("select[data-filter=collided]", "yes" if collided else "no")
+    assert page.locator("#samples tbody tr:not([hidden])").count() == (len(collided) or len(samples))
+    page.select_option("select[data-filter=collided]", "")
+    # Sorting by validity, both ways.
+    head = page.locator("#samples thead th", has_text="validity")
+    column = page.eval_on_selector_all("#samples thead th", "hs => hs.findIndex(h => h.textContent === 'validity')")
+
+    def validities() -> list[float]:
+        return [float(x) for x in page.eval_on_selector_all(
+            "#samples tbody tr", f"rs => rs.map(r => r.children[{column}].textContent.trim())")]
+    head.click()
+    assert validities() == sorted(validities())
+    head.click()
+    assert validities() == sorted(validities(), reverse=True)
+
     page.click("#samples tbody tr a")
-    assert page.url == samples[0].review_page.as_uri()
+    assert page.url in {s.review_page.as_uri() for s in samples}
+    page.close()
+
+
+def test_review_pages_fit_a_1600_px_screen(suite, browser):
+    """Issue 28: no table runs past the right edge of a 1600 px window, on the index and on a sample's page."""
+    _, _, artifacts, _ = suite
+    layout = ArtifactLayout(artifacts)
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    for target in (layout.review_index, *(s.review_page for s in layout.batch(TLA, "b0000").samples())):
+        page.goto(target.as_uri())
+        overflow = page.evaluate("() => Array.from(document.querySelectorAll('table')).map(t => "
+                                 "[t.id || t.className, Math.round(t.getBoundingClientRect().right)])"
+                                 ".filter(([_, right]) => right > window.innerWidth)")
+        assert overflow == [], (target.name, overflow)
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), target
     page.close()
 
 

@@ -143,8 +143,10 @@ def test_the_index_links_each_page_and_offers_each_filter_value(gated):
     parsed.feed(text)
     (page,) = [link for link in parsed.links if link.endswith(".html")]
     assert (index.parent / page).resolve() == gated.review_page.resolve()
-    for value in (summary.template, summary.intent, summary.cell, summary.verdict):
+    for value in (summary.template, summary.intent, summary.split, summary.verdict):
         assert f'<option value="{value}">' in text
+    assert f'<option value="{"yes" if summary.collided else "no"}">' in text  # the collided filter
+    assert summary.cell not in text.replace(f'data-cell="{summary.cell}"', "").replace(f'title="cell {summary.cell}"', "")
 
 
 def test_a_thumbnail_is_the_drawn_part_scaled_into_its_box(tmp_path):

@@ -90,10 +90,10 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
     write_batch(result, batch_dir(store, template_id, batch).root)
     save_batch(store, template_id, batch)
     summary = result.summary()
-    rows = [
-        {"sample": m.sample_id, "intent": m.intent, "cell": m.coverage_cell.id, "split": m.split}
-        for m in result.manifests
-    ]
+    # The coverage cell one column per dimension (its id string is as wide as a screen).
+    rows = [{**{k: str(v) for k, v in m.coverage_cell.dims.items()},
+             "sample": m.sample_id, "intent": m.intent, "split": m.split} for m in result.manifests]
+    dims = sorted({k for m in result.manifests for k in m.coverage_cell.dims})
     context.log.info(f"{template_id}/{batch}: {summary['accepted']} accepted of {summary['proposals']} proposals")
     return dg.MaterializeResult(
         data_version=dg.DataVersion(result.data_version),
@@ -103,8 +103,8 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
             "proposals": summary["proposals"],
             "yield": round(summary["accepted"] / summary["proposals"], 4) if summary["proposals"] else 0.0,
             "folder": artifact_link(store, store.layout.batch(template_id, batch).root, folder=True),
-            "samples": table_metadata(rows, [("sample", "string"), ("intent", "string"), ("cell", "string"),
-                                             ("split", "string")]),
+            "samples": table_metadata(rows, [("sample", "string"), ("intent", "string"), ("split", "string"),
+                                             *((d, "string") for d in dims)]),
         },
     )
 

@@ -83,6 +83,7 @@ def datasheet_markdown(release_id: str, sheet: Mapping[str, Any], items: list[Ma
     lines += [f"- {k}: `{v}`" for k, v in sheet["versions"].items()]
     lines += ["", "## World-trajectory QA checklist", "", "| item | checks (result) | |", "|---|---|---|"]
     for item in items:
-        checks = "; ".join(f"{c['check']}{'' if c['blocking'] else ' (scored)'} {c['result']}" for c in item["checks"])
+        checks = "; ".join(f"{c['check']} {c['result']}{'' if c['blocking'] else ' (scored, not required)'}"
+                           for c in item["checks"])
         lines.append(f"| {item['item']} | {checks} | {'pass' if item['passed'] else 'FAIL'} |")
     return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ Output is deterministic: the same files give the same bytes (no clock, no absolu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -29,7 +30,7 @@ import jinja2
 from simready.atomic import write_text_atomic
 from simready.layout import ArtifactLayout, ObservationDir, SampleDir
 from simready.records import BranchOutcome, Outcomes, Render, ValidityRecord
-from simready.review.verdict import CheckRow, check_rows, explain
+from simready.review.verdict import CheckRow, check_rows, explain, pass_rules
 from simready.scenario.manifest import load_manifest
 from simready.validity import policy
 from simready.validity.gate import ValidityReport
@@ -73,6 +74,36 @@ class Clip:
     href: str
     t0_s: float
     t1_s: float
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A moment the review clock marks: the decision or a branch's collision; ``at`` is its place on the
+    clock's slider in percent (None when outside the clock's range)."""
+
+    t_s: float
+    kind: str
+    label: str
+    at: float | None
+
+
+def clock_marks(outcomes: Outcomes | None, clock: tuple[float, float]) -> list[Mark]:
+    """The decision and each branch's first collision at or after it, sorted by time, placed on ``clock``."""
+    if outcomes is None:
+        return []
+    lo, hi = clock
+
+    def at(t: float) -> float | None:
+        return round(100.0 * (t - lo) / (hi - lo), 3) if hi > lo and lo - 1e-9 <= t <= hi + 1e-9 else None
+
+    marks = [Mark(outcomes.decision_t_s, "decision", f"decision {outcomes.decision_t_s:.2f} s",
+                  at(outcomes.decision_t_s))]
+    for b in sorted(outcomes.branches, key=lambda b: b.label):
+        if b.collision and b.collision_t is not None:
+            marks.append(Mark(b.collision_t, "collision",
+                              f"{b.label}: collision with {b.collision_with or 'another body'} at {b.collision_t:.2f} s",
+                              at(b.collision_t)))
+    return sorted(marks, key=lambda m: (m.t_s, m.label))
 
 
 @dataclass(frozen=True)
@@ -178,6 +209,24 @@ def _reference(sample: SampleDir, summary: SampleSummary, base: ValidityReport) 
 
 
 @dataclass(frozen=True)
+class BranchBrief:
+    """What the suite index shows of one branch: the gate's verdict and the outcome (``branches/outcomes.json``)."""
+
+    label: str
+    accepted: bool
+    collision: bool = False
+    collision_with: str | None = None
+    collision_t: float | None = None
+    min_ttc_s: float | None = None
+    stopping_distance_m: float | None = None
+
+    @property
+    def party(self) -> str:
+        """The other party of the collision as the index names it (``lead``, not ``<sample>/actor:lead``)."""
+        return (self.collision_with or "").rsplit("actor:", 1)[-1]
+
+
+@dataclass(frozen=True)
 class SampleSummary:
     """What the suite index lists of a sample (one row).
 
@@ -187,6 +236,8 @@ class SampleSummary:
         accepted, validity, weight, capped: the base report's verdict and figures (weight before the suite's
             low-fidelity share cap).
         branches: each branch's label and whether the gate accepted it, sorted by label.
+        outcomes: each branch's verdict and outcome, sorted by label (empty without ``outcomes.json``).
+        thumbnail: the key of the sample's small top-down picture under the review folder (None: none).
     """
 
     template: str
@@ -200,6 +251,13 @@ class SampleSummary:
     weight: float
     capped: bool
     branches: tuple[tuple[str, bool], ...]
+    outcomes: tuple[BranchBrief, ...] = ()
+    thumbnail: str | None = None
+
+    @property
+    def collided(self) -> bool:
+        """Whether any branch ends in a collision."""
+        return any(b.collision for b in self.outcomes)
 
     @property
     def verdict(self) -> str:
@@ -214,12 +272,37 @@ def sample_summary(sample: SampleDir, batch: str) -> SampleSummary:
     manifest = load_manifest(sample.manifest)
     record = ValidityRecord.read(sample.validity)
     base = ValidityReport.model_validate(record.base)
+    verdicts = {label: bool(rep["accepted"]) for label, rep in record.branches.items()}
+    outcomes = Outcomes.read(sample.outcomes).branches if sample.outcomes.is_file() else []
+    briefs = tuple(sorted((BranchBrief(b.label, verdicts.get(b.label, False), b.collision, b.collision_with,
+                                       b.collision_t, b.min_ttc_s, b.stopping_distance_m)
+                           for b in outcomes if b.label in verdicts), key=lambda b: b.label))
     return SampleSummary(
         template=manifest.template_id, batch=batch, sample=manifest.sample_id, intent=manifest.intent,
         cell=manifest.coverage_cell.id, split=manifest.split, accepted=base.accepted, validity=base.validity,
-        weight=base.weight, capped=base.capped,
-        branches=tuple(sorted((label, bool(rep["accepted"])) for label, rep in record.branches.items())),
+        weight=base.weight, capped=base.capped, branches=tuple(sorted(verdicts.items())), outcomes=briefs,
     )
+
+
+def thumbnail_key(summary: SampleSummary) -> Path:
+    """Where the suite index keeps a sample's small top-down picture: under the review folder."""
+    return _KEYS.review_dir / "thumbs" / summary.template / summary.batch / f"{summary.sample}.png"
+
+
+#: The box of an index row's picture (px).
+INDEX_THUMBNAIL_PX = (200, 80)
+
+
+def with_thumbnail(sample: SampleDir, summary: SampleSummary, review_dir: Path) -> SampleSummary:
+    """``summary`` with its index picture: the rollout plot, cropped and scaled into :data:`INDEX_THUMBNAIL_PX`,
+    written under the local review folder ``review_dir``; unchanged without a rollout plot."""
+    from simready.review.thumbnail import write_thumbnail
+
+    if not sample.rollout_plot.is_file():
+        return summary
+    key = thumbnail_key(summary)
+    write_thumbnail(sample.rollout_plot, review_dir / key.relative_to(_KEYS.review_dir), INDEX_THUMBNAIL_PX)
+    return dataclasses.replace(summary, thumbnail=key.as_posix())
 
 
 def _observed(sample: SampleDir, variant: str, obs: ObservationDir) -> Observed:
@@ -253,14 +336,16 @@ def render_sample_page(sample: SampleDir, batch: str) -> str:
         ("manifest", sample.manifest), ("trace", sample.trace), ("verdict", sample.verdict),
         ("validity", sample.validity), ("outcomes", sample.outcomes)) if path.is_file()]
     summary = sample_summary(sample, batch)
+    clock = (min((c.t0_s for c in clips), default=0.0), max((c.t1_s for c in clips), default=0.0))
     return _TEMPLATES.get_template("sample.html.j2").render(
-        summary=summary, manifest=manifest, variants=variants, observed=observed,
-        clock=(min((c.t0_s for c in clips), default=0.0), max((c.t1_s for c in clips), default=0.0)),
+        summary=summary, manifest=manifest, variants=variants, observed=observed, clock=clock,
+        marks=clock_marks(outcomes, clock),
         decision_t_s=outcomes.decision_t_s if outcomes else None,
         index_href=relative_href(_KEYS.review_index, _page_key(summary).parent),
         rollout=relative_href(sample.rollout_plot, sample.root) if sample.rollout_plot.is_file() else None,
         files=files, cell_dims=sorted(manifest.coverage_cell.dims.items()),
         reference=_reference(sample, summary, variants[0].report),
+        pass_rules=pass_rules(), accept_min=policy.ACCEPT_MIN_VALIDITY,
     )
 
 
@@ -276,11 +361,16 @@ def render_index(samples: list[SampleSummary], title: str) -> str:
         return sorted({getattr(s, field) for s in samples})
 
     counts = {v: sum(1 for s in samples if s.verdict == v) for v in ("accepted", "branch rejected", "rejected")}
-    rows = [(s, relative_href(_page_key(s), _KEYS.review_index.parent)) for s in samples]
+    here = _KEYS.review_index.parent
+    rows = [(s, relative_href(_page_key(s), here),
+             relative_href(Path(s.thumbnail), here) if s.thumbnail else None) for s in samples]
+    labels = sorted({b.label for s in samples for b in s.outcomes})
+    collided = sorted({"yes" if s.collided else "no" for s in samples}, reverse=True)
     return _TEMPLATES.get_template("index.html.j2").render(
-        title=title, rows=rows, counts=counts,
-        filters=[("template", options("template")), ("intent", options("intent")), ("cell", options("cell")),
-                 ("verdict", [v for v in counts if counts[v]])],
+        title=title, rows=rows, counts=counts, labels=labels,
+        collisions=sum(1 for s in samples for b in s.outcomes if b.collision),
+        filters=[("template", options("template")), ("intent", options("intent")), ("split", options("split")),
+                 ("verdict", [v for v in counts if counts[v]]), ("collided", collided)],
     )
 
 
