@@ -214,6 +214,57 @@ def test_the_clock_marks_the_decision_and_each_collision(suite, browser):
     page.close()
 
 
+def test_the_scene_is_drawn_on_the_clock(suite, browser):
+    """Issue 28 item 8: a bird's-eye view per branch with every actor's box at the clock's moment, and the subject's
+    plots, redrawn as the clock moves: boxes drawn and moved at three clock times, every plot with a line per
+    variant."""
+    _, _, artifacts, _ = suite
+    sample = ArtifactLayout(artifacts).batch(TLA, "b0000").samples()[0]
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(sample.review_page.as_uri())
+    lo, hi = float(page.eval_on_selector("#clock", "s => s.min")), float(page.eval_on_selector("#clock", "s => s.max"))
+    variants = 1 + len(list(sample.branches()))
+    pictures = []
+    for t in (lo, (lo + hi) / 2, hi):
+        page.eval_on_selector("#clock", "(s, t) => { s.value = t; s.dispatchEvent(new Event('input')); }", t)
+        bevs = page.eval_on_selector_all("canvas.bev", "cs => cs.map(c => [c.dataset.variant, +c.dataset.boxes, "
+                                                       "c.dataset.t, c.toDataURL()])")
+        assert sorted(v for v, *_ in bevs) == sorted(b.label for b in sample.branches())
+        assert all(boxes >= 2 and abs(float(at) - t) < 0.01 for _, boxes, at, _ in bevs), bevs
+        pictures.append([png for *_, png in bevs])
+        plots = page.eval_on_selector_all("canvas.plot", "cs => cs.map(c => [c.dataset.series, +c.dataset.lines])")
+        assert [k for k, _ in plots] == ["speed", "gap", "ttc", "accel"] and all(n == variants for _, n in plots)
+    assert pictures[0] != pictures[1] != pictures[2]  # the boxes moved with the clock
+    assert errors == []
+    page.close()
+
+
+def test_a_colliding_branch_clip_shows_the_collision(suite):
+    """Issue 28 item 1: the frame at a branch's collision is inside its clip, and there the other party fills the
+    camera down to the bottom row, where the ego's own front is (its id pixels meet the ego)."""
+    import numpy as np
+    from PIL import Image
+
+    from simready.records import Legend, Results
+
+    _, _, artifacts, _ = suite
+    seen = 0
+    for sample in ArtifactLayout(artifacts).batch(TLA, "b0000").samples():
+        for b in (b for b in Outcomes.read(sample.outcomes).branches if b.collision):
+            obs = sample.branch(b.label).observations
+            ids = {e.entity.rsplit("actor:", 1)[-1]: e.compact_id for e in Legend.read(obs.legend).entries}
+            (camera, frames), = Results.read(obs.results).cameras.items()
+            at = min((f for f in frames.frames if f.t0_s >= b.collision_t - 1e-9), key=lambda f: f.t0_s)
+            assert at.t0_s - b.collision_t < 0.1, (b.label, at.t0_s, b.collision_t)  # a frame at the impact
+            rgb = np.asarray(Image.open(obs.root / camera / f"{at.tick:08d}.id.png").convert("RGB")).astype(np.int64)
+            other = (rgb[..., 0] + 256 * rgb[..., 1] + 65536 * rgb[..., 2]) == ids[b.collision_with.rsplit("actor:", 1)[-1]]
+            assert other.mean() > 0.25 and other[-1].any(), (sample.sample_id, b.label, other.mean())
+            seen += 1
+    assert seen >= 1  # the suite's coast branches run into the braking lead
+
+
 def test_suite_index_lists_every_sample_and_filters_by_verdict(suite, browser):
     _, _, artifacts, _ = suite
     layout = ArtifactLayout(artifacts)

@@ -28,6 +28,7 @@ from typing import Any
 import jinja2
 
 from simready.atomic import write_text_atomic
+from simready.export.foxglove_layout import HOW_TO_OPEN
 from simready.layout import ArtifactLayout, ObservationDir, SampleDir
 from simready.records import BranchOutcome, Outcomes, Render, ValidityRecord
 from simready.review.verdict import CheckRow, check_rows, explain, pass_rules
@@ -321,6 +322,59 @@ def _variant(name: str, dump: dict[str, Any], outcome: BranchOutcome | None) -> 
                    outcome=outcome)
 
 
+#: The scene's time step on the page (s): the traces subsampled to it for the bird's-eye view and the plots.
+SCENE_STEP_S = 0.1
+
+
+def _series(trace_path: Path, span: tuple[float, float]) -> dict[str, Any]:
+    """One trace's actors over ``span`` at :data:`SCENE_STEP_S`: per actor its kind, length and width and the
+    columns t, x, y, yaw, speed, accel (rounded: the page draws them, it does not measure with them)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from simready.sim.trace import HEADER_KEY
+
+    table = pq.read_table(trace_path, columns=["t", "actor_id", "x", "y", "qx", "qy", "qz", "qw", "speed_mps",
+                                                "accel_mps2", "present"])
+    header = json.loads((table.schema.metadata or {}).get(HEADER_KEY, b"{}"))
+    t = table.column("t").to_numpy()
+    k = np.round(t / SCENE_STEP_S)
+    # One step beyond each end, so that every moment of the span has a sample at or before it.
+    keep = (np.abs(t - k * SCENE_STEP_S) < 1e-6) & (t > span[0] - SCENE_STEP_S - 1e-9) & (t < span[1] + SCENE_STEP_S + 1e-9)
+    keep &= table.column("present").to_numpy(zero_copy_only=False).astype(bool)
+    cols = {c: table.column(c).to_numpy(zero_copy_only=False)[keep] for c in table.column_names}
+    yaw = np.arctan2(2 * (cols["qw"] * cols["qz"] + cols["qx"] * cols["qy"]),
+                     1 - 2 * (cols["qy"] ** 2 + cols["qz"] ** 2))
+    actors = {}
+    dims, kinds = header.get("actor_dims", {}), header.get("actor_kinds", {})
+    for actor in sorted(set(cols["actor_id"])):
+        m = cols["actor_id"] == actor
+        d = dims.get(actor, [4.5, 1.9, 1.5])
+        actors[str(actor)] = {"kind": kinds.get(actor, ""), "length": round(float(d[0]), 2), "width": round(float(d[1]), 2),
+                              **{name: [round(float(v), r) for v in values[m]] for name, values, r in (
+                                  ("t", cols["t"], 2), ("x", cols["x"], 2), ("y", cols["y"], 2), ("yaw", yaw, 3),
+                                  ("speed", cols["speed_mps"], 2), ("accel", cols["accel_mps2"], 2))}}
+    return {"subject": header.get("metric_subject"), "actors": actors}
+
+
+def scene_data(sample: SampleDir, outcomes: Outcomes | None, clock: tuple[float, float]) -> dict[str, Any] | None:
+    """What the page draws on the scenario clock: each variant's actors over the clock's span (base, then each
+    branch with a trace), the subject and the actor it is in conflict with, the decision and the collisions.
+    None without a trace or a clock."""
+    if not sample.trace.is_file() or clock[1] <= clock[0]:
+        return None
+    variants = {"base": _series(sample.trace, clock)}
+    for b in sample.branches():
+        if b.trace.is_file():
+            variants[b.label] = _series(b.trace, clock)
+    conflict = next((b.conflict_actor for b in (outcomes.branches if outcomes else []) if b.conflict_actor), None)
+    return {"clock": [round(clock[0], 3), round(clock[1], 3)], "variants": variants,
+            "conflict": conflict.rsplit("actor:", 1)[-1] if conflict else None,
+            "decision": outcomes.decision_t_s if outcomes else None,
+            "collisions": [{"variant": b.label, "t": b.collision_t} for b in (outcomes.branches if outcomes else [])
+                           if b.collision and b.collision_t is not None]}
+
+
 def render_sample_page(sample: SampleDir, batch: str) -> str:
     """The page's HTML for a judged sample (``validity.json`` present) of batch ``batch``."""
     manifest = load_manifest(sample.manifest)
@@ -340,12 +394,13 @@ def render_sample_page(sample: SampleDir, batch: str) -> str:
     return _TEMPLATES.get_template("sample.html.j2").render(
         summary=summary, manifest=manifest, variants=variants, observed=observed, clock=clock,
         marks=clock_marks(outcomes, clock),
+        scene=json.dumps(scene_data(sample, outcomes, clock), sort_keys=True, separators=(",", ":")).replace("</", "<\\/"),
         decision_t_s=outcomes.decision_t_s if outcomes else None,
         index_href=relative_href(_KEYS.review_index, _page_key(summary).parent),
         rollout=relative_href(sample.rollout_plot, sample.root) if sample.rollout_plot.is_file() else None,
         files=files, cell_dims=sorted(manifest.coverage_cell.dims.items()),
         reference=_reference(sample, summary, variants[0].report),
-        pass_rules=pass_rules(), accept_min=policy.ACCEPT_MIN_VALIDITY,
+        pass_rules=pass_rules(), accept_min=policy.ACCEPT_MIN_VALIDITY, how_to_open=HOW_TO_OPEN,
     )
 
 
