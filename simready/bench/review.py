@@ -104,10 +104,10 @@ def run() -> None:
     print(f"review       the last make run: {wall:.0f} s of runs; review assets {review:.1f} s "
           f"({100 * review / wall:.1f} %, target ≤ {100 * TARGET_SHARE:.0f} %): "
           + ", ".join(f"{a} {s:.1f} s" for a, s in parts.items()))
-    observe_s = sum(stages.values())
+    observe_s = stages.pop("total", None) or sum(stages.values())  # the observe calls' own total, if recorded
     if stages:
         print("             observation stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(stages.items()))
-              + f" (sum {observe_s:.0f} s)")
+              + f" (observation {observe_s:.0f} s)")
     artifacts = paths.artifacts_dir()
     if (artifacts / "samples").is_dir():
         plan = load_suite().observation

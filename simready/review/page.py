@@ -20,6 +20,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,31 @@ def number(value: float | None, digits: int = 2, unit: str = "") -> str:
 
 
 _TEMPLATES.filters["num"] = number
+
+#: A robust z (in the reference draws' spread) beyond this is shown as "> this σ": past it the figure says only
+#: "far outside every draw", and its digits read as a bug.
+READABLE_Z_MAX = 10.0
+_Z = re.compile(r"scenario z (-?\d+(?:\.\d+)?)")
+_P = re.compile(r"\(ref n=(\d+) draws, ([^)]*?), p=(\d+\.\d+)\)")
+
+
+def readable(reason: str) -> str:
+    """A gate reason as a reviewer reads it: a scenario z beyond :data:`READABLE_Z_MAX` as ``> 10 σ`` (far outside
+    every nominal draw), and the smallest p-value a reference of n draws can give said to be that."""
+    def z(m: re.Match[str]) -> str:
+        value = float(m.group(1))
+        return f"scenario z > {READABLE_Z_MAX:.0f} σ ({value:.0f}: far outside every nominal draw)" \
+            if abs(value) > READABLE_Z_MAX else m.group(0)
+
+    def p(m: re.Match[str]) -> str:
+        n, floor = int(m.group(1)), 1.0 / (int(m.group(1)) + 1)
+        note = f", the least {n} draws can show: no nominal draw is as far" if abs(float(m.group(3)) - floor) < 0.005 else ""
+        return f"(ref n={n} draws, {m.group(2)}, p={m.group(3)}{note})"
+
+    return _P.sub(p, _Z.sub(z, reason))
+
+
+_TEMPLATES.filters["readable"] = readable
 
 
 def relative_href(target: Path, from_dir: Path) -> str:
