@@ -33,3 +33,11 @@ def test_the_observation_table_has_a_column_per_sensor(tmp_path):
 class _Plan:
     def model_dump(self) -> dict:
         return {"pre_s": 0.5}
+
+
+def test_a_coverage_cell_is_one_column_per_dimension_with_its_bounds():
+    from simready.assets.scenario import cell_columns
+
+    dims = {"brake": "mild", "brake.hi": 3.5, "brake.lo": 2, "ego_speed_mps.hi": 11.5, "ego_speed_mps.lo": 9,
+            "illumination": "day"}
+    assert cell_columns(dims) == {"brake": "mild (2–3.5)", "ego_speed_mps": "9–11.5", "illumination": "day"}

@@ -31,6 +31,7 @@ from simready.assets.validity import reference_pools, validity_reports
 from simready.assets.world import sensor_rigs, world_templates
 from simready.layout import ArtifactLayout
 from simready.records import Outcomes, Render, ValidityRecord
+from simready.review.page import readable
 from simready.review.serve import make_server
 from simready.testing.servers import dagster_webserver
 from simready.resources import ArtifactStore, SourceData
@@ -140,8 +141,8 @@ def test_review_page_plays_the_videos_on_one_clock_and_shows_the_check_table(sui
             cells = rows.nth(i).locator("td")
             assert cells.nth(0).inner_text() == check["check"]
             assert cells.nth(2).inner_text() == ("passed" if check["passed"] else "failed")
-            for reason in check["detail"]["violations"]:
-                assert reason in cells.nth(5).inner_text()
+            for reason in check["detail"]["violations"]:  # as a reviewer reads it (a z past 10 σ as "> 10 σ")
+                assert readable(reason) in cells.nth(5).inner_text()
         why = page.locator(f"#gate-{variant} + div.why").inner_text()
         assert why.startswith("Accepted" if report["accepted"] else "Rejected")
 
@@ -366,6 +367,26 @@ def test_dagster_ui_renders_the_lineage_and_an_asset_page_with_a_picture_and_a_t
         contents.wait_for(timeout=10_000)
         assert contents.locator("th").all_inner_texts() == ["what", "count"]
         assert contents.locator("td", has_text="lanes").count() == 1
+        page.close()
+
+
+def test_the_asset_pages_wide_tables_fit_a_1600_px_window(suite, browser):
+    """Issue 28 item 4: the tables reviewers read on the asset pages (the gate's verdicts, the branch outcomes, the
+    manifests, the observations) keep every column inside a 1600 px window, with ✓/✗ for yes/no."""
+    _, home, artifacts, _ = suite
+    env = {**os.environ, "DAGSTER_HOME": str(home), "SIMREADY_ARTIFACTS": str(artifacts)}
+    wanted = {"validity_reports": "failed", "action_branches": "impact_mps", "scenario_manifests": "split",
+              "sensor_observations": "frames front_camera"}
+    with dagster_webserver(REPO / "workspace.yaml", env, home / "webserver-tables.log") as base:
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        for asset, column in wanted.items():
+            page.goto(f"{base}/assets/{asset}", wait_until="domcontentloaded")
+            table = page.locator("table", has=page.locator("th", has_text=column)).first
+            table.wait_for(timeout=30_000)
+            right = table.evaluate("t => Math.max(...Array.from(t.querySelectorAll('th')).map(h => "
+                                   "h.getBoundingClientRect().right))")
+            assert right <= 1600, (asset, right)
+            assert "True" not in table.inner_text() and "False" not in table.inner_text(), asset
         page.close()
 
 

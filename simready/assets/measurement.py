@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.automation import EAGER
-from simready.assets.metadata import artifact_link, parquet_metadata, picture, table
+from simready.assets.metadata import NO, YES, artifact_link, parquet_metadata, picture, table
 from simready.assets.partitions import by_template, sample_partitions
 from simready.assets.scenario import batch_samples, save_batch
 from simready.layout import ObservationDir, SampleDir
@@ -130,7 +130,8 @@ def observation_metadata(dirs: list[Path], rows: list[dict], plan) -> dict[str, 
                                            ("files", "int"), *((c, "int") for c in sorted({k for r in table_rows
                                                                                     for k in r if k.startswith("frames ")})),
                                            ("peak_rss_mb", "int")]),
-        "plan": table([{"setting": k, "value": ", ".join(v) if isinstance(v, (list, tuple)) else str(v)}
+        "plan": table([{"setting": k, "value": ", ".join(v) if isinstance(v, (list, tuple)) else
+                        (YES if v else NO) if isinstance(v, bool) else "—" if v is None else str(v)}
                        for k, v in plan.model_dump().items()], [("setting", "string"), ("value", "string")]),
         "videos": len(videos),
         "seconds_by_stage": table([{"stage": k, "seconds": v} for k, v in sorted(stages.items())],

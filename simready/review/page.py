@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 
 from simready.atomic import write_text_atomic
 from simready.export.foxglove_layout import HOW_TO_OPEN
@@ -77,6 +78,15 @@ def readable(reason: str) -> str:
 
 
 _TEMPLATES.filters["readable"] = readable
+
+
+def breakable(name: str) -> markupsafe.Markup:
+    """An identifier that may wrap after its underscores (``urban_signalized_intersection`` is one word to a
+    browser, and a column of them runs a table off the screen)."""
+    return markupsafe.Markup("_<wbr>").join(markupsafe.escape(part) for part in str(name).split("_"))
+
+
+_TEMPLATES.filters["breakable"] = breakable
 
 
 def relative_href(target: Path, from_dir: Path) -> str:
