@@ -262,7 +262,7 @@ def test_the_release_commands_read_a_release_in_the_production_bucket(suite, tmp
         problems = tampered.stdout.strip().splitlines()
         assert tampered.returncode == 1 and len(problems) == 2, tampered.stdout + tampered.stderr
         assert problems[0].startswith(f"{sample['split']}/{sample['sample']}/trace.parquet: object ")
-        assert problems[1] == f"release {release.release_id}: 1 of {release.files + 4} files FAIL"
+        assert problems[1] == f"release {release.release_id}: 1 of {release.files + 5} files FAIL"
         refused = simready("export", "mcap", "--release", "r1", "--out", str(tmp_path / "mcap2"))
         assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "bytes differ" in refused.stderr
         assert not (tmp_path / "mcap2").exists()
