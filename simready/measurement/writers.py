@@ -146,19 +146,22 @@ class CameraTruth:
             pairs = ((a, a_dv, b, "forward", 1.0), (b, dv_dt, a, "backward", -1.0))
 
             def table_of(src: Samples, src_dv: NDArray[np.float64], dst: Samples, direction: str,
-                         sign: float) -> pa.Table:
-                # Where the motion field says each row goes starts the target-row iteration (speed only).
-                return flow_table(correspond(scene, src, dst.view, direction, ignore=self.built.ignore,
-                                             row_guess=_predicted_rows(src, src_dv, sign * dt)))
+                         sign: float) -> tuple[pa.Table, dict[str, int]]:
+                # Where the motion field says each row goes starts the target-row iteration (speed only);
+                # visibility is read from the target's own buffers, re-casting only what they cannot decide.
+                corr = correspond(scene, src, dst, direction, ignore=self.built.ignore,
+                                  row_guess=_predicted_rows(src, src_dv, sign * dt))
+                counts = {"in_view": int(np.count_nonzero(corr.projection.in_view)), "recast": corr.recast}
+                return flow_table(corr), counts
 
             # The two directions are independent computations: with a pool the backward one runs on its
             # thread while this one does the forward (Embree and most numpy kernels release the GIL);
             # each projection is dropped once tabled.
             later = self.pool.submit(table_of, *pairs[1]) if self.pool is not None else None
             tables = [table_of(*pairs[0]), later.result() if later is not None else table_of(*pairs[1])]
-            for (src, _, dst, direction, _), table in zip(pairs, tables):
+            for (src, _, dst, direction, _), (table, counts) in zip(pairs, tables):
                 m = {**meta, "tick": src.view.tick, "t0_s": src.view.t0_s, "target_tick": dst.view.tick,
-                     "target_t0_s": dst.view.t0_s, "direction": direction}
+                     "target_t0_s": dst.view.t0_s, "direction": direction, "visibility": counts}
                 pass_name = f"truth.{direction}"
                 folder.write_later(frame_name(self.camera, src.view.tick, pass_name),
                                    lambda p, table=table, m=m: write_parquet(p, table, m), self.camera,
