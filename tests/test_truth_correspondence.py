@@ -10,7 +10,8 @@ from simready.sensors_hw.camera import render_frame
 from simready.sensors_hw.models import Rig
 from simready.raycast import SceneGeometry
 from simready.truth.correspondence import FrameView, Samples, correspond, project_body_points
-from simready.truth.flow import dense, flow_px, flow_table, scene_displacement_world_m
+from simready.truth.flow import (dense, distorted_flow, flow_px, flow_px_distorted, flow_table,
+                                 scene_displacement_world_m)
 from simready.world import frames as F
 from simready.world.motion import PoseTrack
 
@@ -144,13 +145,16 @@ def test_static_displacement_is_exactly_zero_and_flow_is_target_minus_pixel():
     assert img.shape == (H, W, 2) and np.isnan(img).sum() == 0  # the wall fills the frame
 
 
-def test_samples_carry_surface_identity_in_float64():
+def test_samples_carry_surface_identity_in_float64_and_store_float32_barycentrics():
     scene = SceneGeometry([wall()])
     rig = rig_on(PoseTrack.constant())
     fa, _, va, _, sa, _ = frames(scene, rig, 0.0, 0.05)
     tab = sa.table(scene)
     assert tab.num_rows == W * H
-    assert tab.schema.field("bary_u").type == "double" and tab.schema.field("triangle").type == "int32"
+    assert tab.schema.field("bary_u").type == "float" and tab.schema.field("triangle").type == "int32"
+    assert sa.barycentric_uv.dtype == np.float64
+    stored = np.stack([tab.column("bary_u").to_numpy(), tab.column("bary_v").to_numpy()], axis=1)
+    assert np.abs(stored - sa.barycentric_uv).max() <= 2.0 ** -24  # the declared bound (BARYCENTRIC_DTYPE)
     assert set(tab.column("entity").to_pylist()) == {"t/instance:wall"}
     assert set(tab.column("geometry_hash").to_pylist()) == {scene.bodies[0].geometry_hash}
     np.testing.assert_allclose(sa.depth_m, fa.depth.reshape(-1), rtol=1e-6)
@@ -176,3 +180,22 @@ def test_visibility_from_the_target_buffers_equals_the_exact_recast(shutter):
         assert exact.hidden.sum() > 50
         np.testing.assert_array_equal(fast.visible, exact.visible)
         assert exact.recast == in_view.sum() and 0 < fast.recast < 0.5 * in_view.sum()
+
+
+def test_distorted_flow_is_derived_from_the_stored_pinhole_flow_and_the_lens():
+    """The RGB image's flow is not stored: from the table's float32 pinhole flow and the lens model it is the
+    correspondence's own distorted flow to well under a thousandth of a pixel."""
+    car = box_body("t/actor:car", (4.0, 2.0, 1.5), linear_track((8.0, -3.0, 0.0), (0.0, 6.0, 0.0), t_end_s=1.0),
+                   10, (0.5, 0.5, 0.5), 0.5)
+    scene = SceneGeometry([wall(), car])
+    rig = rig_on(linear_track((0.0, 0.0, 0.0), (4.0, 0.0, 0.0), t_end_s=1.0), distortion_k1=-0.2, distortion_k2=0.05)
+    _, _, _, vb, sa, _ = frames(scene, rig, 0.2, 0.3)
+    fwd = correspond(scene, sa, vb, "forward")
+    tab = flow_table(fwd)
+    assert not any("distorted" in c for c in tab.column_names)
+    derived = distorted_flow(vb.model, tab.column("pixel").to_numpy(), tab.column("flow_du_px").to_numpy(),
+                             tab.column("flow_dv_px").to_numpy())
+    exact = flow_px_distorted(fwd)
+    assert np.abs(exact - flow_px(fwd)).max() > 0.1  # the lens matters here
+    front = np.isfinite(exact[:, 0])
+    np.testing.assert_allclose(derived[front], exact[front], atol=1e-3)

@@ -73,6 +73,10 @@ VISIBILITY_TOL_M = 1e-6
 #: camera origins and times under a rolling shutter (a row is tens of microseconds).
 HIDDEN_MARGIN_M = 1e-2
 HIDDEN_MARGIN_REL = 1e-3
+#: Stored precision of the surface table's barycentrics (computed in float64): rounding to float32 moves
+#: a weight in [0, 1] by at most 2⁻²⁴ ≈ 6e-8, so the surface point by at most 6e-8·(|e1| + |e2|) — 0.6 µm
+#: on a 5 m triangle; the in-memory :class:`Samples` keep float64.
+BARYCENTRIC_DTYPE = np.float32
 #: Rolling-shutter row iterations (the row settles in 2–3; the cap only bounds pathological motion).
 MAX_ROW_ITERATIONS = 8
 
@@ -222,12 +226,17 @@ class Projection:
     point_world: NDArray[np.float64]
     point_camera: NDArray[np.float64]
     uv: NDArray[np.float64]
-    uv_distorted: NDArray[np.float64]
     depth_m: NDArray[np.float64]
     present: NDArray[np.bool_]
     behind_camera: NDArray[np.bool_]
     out_of_frame: NDArray[np.bool_]
     beyond_range: NDArray[np.bool_]
+    model: CameraModel
+
+    @cached_property
+    def uv_distorted(self) -> NDArray[np.float64]:
+        """(N, 2) the RGB image's coordinates (computed on first use: the files store pinhole ones)."""
+        return distorted_uv(self.model, self.uv)
 
     @property
     def in_view(self) -> NDArray[np.bool_]:
@@ -327,8 +336,8 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
         uv = np.stack([k.cx + k.fx * cam[:, 0] / safe, k.cy + k.fy * cam[:, 1] / safe], axis=1)
     inside = front & (uv[:, 0] >= -0.5) & (uv[:, 0] <= w - 0.5) & (uv[:, 1] >= -0.5) & (uv[:, 1] <= h - 0.5)
     in_range = (z >= view.model.near_m) & (z <= view.model.far_m)
-    return Projection(rows, view.row_times_s[rows], world, cam, uv, distorted_uv(view.model, uv), z, present,
-                      ~front, front & ~inside, inside & ~in_range)
+    return Projection(rows, view.row_times_s[rows], world, cam, uv, z, present, ~front, front & ~inside,
+                      inside & ~in_range, view.model)
 
 
 def recast_visible(scene: SceneGeometry, view: FrameView, proj: Projection, *, ignore: Iterable[str] = (),
@@ -443,8 +452,8 @@ class Samples:
 
         Columns: ``pixel`` (v·W + u), ``compact_id``, ``entity``,
         ``geometry_hash``, ``element``, ``triangle`` (source order),
-        ``bary_u``, ``bary_v`` (float64), ``depth_m`` (float32 z-depth). The
-        sample time is the pixel row's (``t0 + v·line_time``).
+        ``bary_u``, ``bary_v`` (float32, :data:`BARYCENTRIC_DTYPE`), ``depth_m``
+        (float32 z-depth). The sample time is the pixel row's (``t0 + v·line_time``).
         """
         return pa.table({
             "pixel": self.pixel.astype(np.int32),
@@ -453,7 +462,8 @@ class Samples:
             "geometry_hash": _dictionary(self.body, [b.geometry_hash for b in scene.bodies]),
             "element": _dictionary(self.body, [b.element for b in scene.bodies]),
             "triangle": self.triangle.astype(np.int32),
-            "bary_u": self.barycentric_uv[:, 0], "bary_v": self.barycentric_uv[:, 1],
+            "bary_u": self.barycentric_uv[:, 0].astype(BARYCENTRIC_DTYPE),
+            "bary_v": self.barycentric_uv[:, 1].astype(BARYCENTRIC_DTYPE),
             "depth_m": self.depth_m.astype(np.float32),
         })
 
