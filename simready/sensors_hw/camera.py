@@ -566,12 +566,29 @@ def _srgb_table(levels: int) -> NDArray[np.uint8]:
 _SRGB_LUT = _srgb_table(_SRGB_LEVELS)
 
 
+_NO_TAPS = (np.zeros((0, 0), np.int64), np.zeros((0, 0), np.float32))
+
+
 def finish_rgb(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np.uint8]:
     """Linear radiance (H, W, 3) → uint8 sRGB: exposure, tone map, vignette, distortion, encoding.
 
     The sRGB curve is applied through a 4096-level table (nearest entry:
-    under half an 8-bit level of error everywhere).
+    under half an 8-bit level of error everywhere). Compiled
+    (:mod:`simready.sensors_hw.camera_kernels`), byte for byte :func:`finish_rgb_numpy`.
     """
+    from simready.sensors_hw import camera_kernels as kern
+
+    h, w = radiance.shape[:2]
+    x = np.ascontiguousarray(radiance, np.float32).reshape(-1, 3)
+    gain = _vignette(model).reshape(-1) if model.vignette > 0.0 else np.zeros(0, np.float32)
+    x = kern.tone_map(x, np.float32(2.0 ** model.exposure_ev), model.tone_map == "reinhard", gain)
+    lens = model.distortion_k1 != 0.0 or model.distortion_k2 != 0.0
+    idx, wts = _distortion_taps(model) if lens else _NO_TAPS
+    return kern.encode_srgb(x, idx, wts, _SRGB_LUT, np.float32(_SRGB_LEVELS - 1)).reshape(h, w, 3)
+
+
+def finish_rgb_numpy(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np.uint8]:
+    """:func:`finish_rgb` as full-frame numpy passes: the bit reference of the compiled one."""
     x = np.array(radiance, dtype=np.float32)
     if model.exposure_ev != 0.0:
         x *= np.float32(2.0 ** model.exposure_ev)
