@@ -10,6 +10,7 @@ from simready.sensors_hw.camera import render_frame
 from simready.sensors_hw.models import Rig
 from simready.raycast import SceneGeometry
 from simready.truth.correspondence import FrameView, Samples, correspond, project_body_points
+from simready.truth.precision import BARYCENTRIC_STEP, FLOW_STEP_PX
 from simready.truth.flow import (dense, distorted_flow, flow_px, flow_px_distorted, flow_table,
                                  scene_displacement_world_m)
 from simready.world import frames as F
@@ -154,7 +155,7 @@ def test_samples_carry_surface_identity_in_float64_and_store_float32_barycentric
     assert tab.schema.field("bary_u").type == "float" and tab.schema.field("triangle").type == "int32"
     assert sa.barycentric_uv.dtype == np.float64
     stored = np.stack([tab.column("bary_u").to_numpy(), tab.column("bary_v").to_numpy()], axis=1)
-    assert np.abs(stored - sa.barycentric_uv).max() <= 2.0 ** -24  # the declared bound (BARYCENTRIC_DTYPE)
+    assert np.abs(stored - sa.barycentric_uv).max() <= BARYCENTRIC_STEP / 2  # the declared bound
     assert set(tab.column("entity").to_pylist()) == {"t/instance:wall"}
     assert set(tab.column("geometry_hash").to_pylist()) == {scene.bodies[0].geometry_hash}
     np.testing.assert_allclose(sa.depth_m, fa.depth.reshape(-1), rtol=1e-6)
@@ -198,4 +199,7 @@ def test_distorted_flow_is_derived_from_the_stored_pinhole_flow_and_the_lens():
     exact = flow_px_distorted(fwd)
     assert np.abs(exact - flow_px(fwd)).max() > 0.1  # the lens matters here
     front = np.isfinite(exact[:, 0])
-    np.testing.assert_allclose(derived[front], exact[front], atol=1e-3)
+    np.testing.assert_allclose(derived[front], exact[front], atol=2 * FLOW_STEP_PX)
+    # The stored pinhole flow is within half the declared step of the computed one.
+    stored = np.stack([tab.column("flow_du_px").to_numpy(), tab.column("flow_dv_px").to_numpy()], axis=1)
+    assert np.nanmax(np.abs(stored - flow_px(fwd))) <= FLOW_STEP_PX / 2

@@ -9,6 +9,7 @@ from simready.sensors_hw.camera import project, render_frame
 from simready.sensors_hw.models import Rig
 from simready.raycast import SceneGeometry
 from simready.truth.correspondence import FrameView, Samples, static_bodies
+from simready.truth.precision import MOTION_STEP_PXPS
 from simready.truth.motion_field import motion_field
 from simready.world import frames as F
 from simready.world.motion import PoseTrack
@@ -90,6 +91,12 @@ def test_a_still_camera_sees_no_motion_on_static_geometry():
     assert static.sum() > 100 and (~static).sum() > 10  # the turning car is in view too
     assert np.all(field.du_dt_pxps[static] == 0.0) and np.all(field.dv_dt_pxps[static] == 0.0)
     assert np.all(field.du_dt_pxps[~static] != 0.0)
+    # Stored at the declared precision: within half a step of the computed field, still exactly zero where it is.
+    tab = field.table()
+    stored = np.stack([tab.column("du_dt_pxps").to_numpy(), tab.column("dv_dt_pxps").to_numpy()], axis=1)
+    computed = np.stack([field.du_dt_pxps, field.dv_dt_pxps], axis=1)
+    assert stored.dtype == np.float32 and np.abs(stored - computed).max() <= MOTION_STEP_PXPS / 2
+    assert np.all(stored[static] == 0.0)
 
 
 def test_motion_field_matches_the_rendered_poses_while_the_turn_tightens():

@@ -64,6 +64,7 @@ from simready.sensors_hw.camera import (FramePasses, Intrinsics, camera_poses, d
                                         projection_prefilter, row_times)
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
+from simready.truth.precision import BARYCENTRIC_STEP, quantized
 from simready.truth.kernels import UNDECIDED, VISIBLE, buffer_visibility
 
 #: A surface nearer than the point by less than this does not hide it (metres; float64 re-cast).
@@ -73,10 +74,6 @@ VISIBILITY_TOL_M = 1e-6
 #: camera origins and times under a rolling shutter (a row is tens of microseconds).
 HIDDEN_MARGIN_M = 1e-2
 HIDDEN_MARGIN_REL = 1e-3
-#: Stored precision of the surface table's barycentrics (computed in float64): rounding to float32 moves
-#: a weight in [0, 1] by at most 2⁻²⁴ ≈ 6e-8, so the surface point by at most 6e-8·(|e1| + |e2|) — 0.6 µm
-#: on a 5 m triangle; the in-memory :class:`Samples` keep float64.
-BARYCENTRIC_DTYPE = np.float32
 #: Rolling-shutter row iterations (the row settles in 2–3; the cap only bounds pathological motion).
 MAX_ROW_ITERATIONS = 8
 
@@ -452,7 +449,7 @@ class Samples:
 
         Columns: ``pixel`` (v·W + u), ``compact_id``, ``entity``,
         ``geometry_hash``, ``element``, ``triangle`` (source order),
-        ``bary_u``, ``bary_v`` (float32, :data:`BARYCENTRIC_DTYPE`), ``depth_m``
+        ``bary_u``, ``bary_v`` (float32 at the precision :mod:`simready.truth.precision` declares), ``depth_m``
         (float32 z-depth). The sample time is the pixel row's (``t0 + v·line_time``).
         """
         return pa.table({
@@ -462,8 +459,8 @@ class Samples:
             "geometry_hash": _dictionary(self.body, [b.geometry_hash for b in scene.bodies]),
             "element": _dictionary(self.body, [b.element for b in scene.bodies]),
             "triangle": self.triangle.astype(np.int32),
-            "bary_u": self.barycentric_uv[:, 0].astype(BARYCENTRIC_DTYPE),
-            "bary_v": self.barycentric_uv[:, 1].astype(BARYCENTRIC_DTYPE),
+            "bary_u": quantized(self.barycentric_uv[:, 0], BARYCENTRIC_STEP),
+            "bary_v": quantized(self.barycentric_uv[:, 1], BARYCENTRIC_STEP),
             "depth_m": self.depth_m.astype(np.float32),
         })
 

@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from simready.sensors_hw.models import CameraModel
 from simready.truth.correspondence import Correspondence, distorted_uv
+from simready.truth.precision import FLOW_STEP_PX, quantized
 
 
 def flow_px(corr: Correspondence) -> NDArray[np.float64]:
@@ -52,7 +53,7 @@ def distorted_flow(model: CameraModel, pixel: ArrayLike, flow_du_px: ArrayLike,
     The distorted flow is not stored (it is the pinhole flow seen through the lens): the source pixel
     centre and its pinhole target ``pixel + flow`` are both distorted and subtracted, as
     :func:`flow_px_distorted` does from the correspondence. From the float32 pinhole flow the result
-    differs from that by the flow's own float32 rounding through the lens (< 1e-4 px at 1280 px).
+    differs from that by the flow's declared rounding (:mod:`simready.truth.precision`) through the lens.
     """
     pixel = np.asarray(pixel, np.int64)
     w = model.width_px
@@ -69,7 +70,8 @@ def scene_displacement_world_m(corr: Correspondence) -> NDArray[np.float64]:
 def flow_table(corr: Correspondence) -> pa.Table:
     """One row per source sample (``pixel`` = v·W + u of the source frame).
 
-    Columns: ``flow_du_px, flow_dv_px`` (pinhole; the target position is
+    Columns: ``flow_du_px, flow_dv_px`` (pinhole, at the declared step of
+    :mod:`simready.truth.precision`; the target position is
     the pixel centre plus the flow; the RGB image's flow through a lens is
     derived from it, :func:`distorted_flow`, not stored), ``depth_target_m`` (z at the target), ``target_row`` (whose time
     samples the point there), ``disp_x_m, disp_y_m, disp_z_m`` (scene
@@ -79,7 +81,7 @@ def flow_table(corr: Correspondence) -> pa.Table:
     target), ``static``.
     """
     p = corr.projection
-    flow = flow_px(corr).astype(np.float32)
+    flow = quantized(flow_px(corr), FLOW_STEP_PX)
     disp = scene_displacement_world_m(corr).astype(np.float32)
     cols: dict[str, Any] = {"pixel": corr.source.pixel.astype(np.int32),
                             "flow_du_px": flow[:, 0], "flow_dv_px": flow[:, 1]}

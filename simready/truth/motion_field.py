@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from simready.sensors_hw.models import Rig
 from simready.truth.correspondence import Samples, static_bodies
+from simready.truth.precision import MOTION_STEP_PXPS, quantized
 from simready.raycast.geometry import SceneGeometry
 
 
@@ -48,8 +49,8 @@ class MotionField:
     def table(self) -> pa.Table:
         return pa.table({
             "pixel": self.samples.pixel.astype(np.int32),
-            "du_dt_pxps": self.du_dt_pxps.astype(np.float32),
-            "dv_dt_pxps": self.dv_dt_pxps.astype(np.float32),
+            "du_dt_pxps": quantized(self.du_dt_pxps, MOTION_STEP_PXPS),  # the declared precision
+            "dv_dt_pxps": quantized(self.dv_dt_pxps, MOTION_STEP_PXPS),
             "ddepth_dt_mps": self.ddepth_dt_mps.astype(np.float32),
         })
 
