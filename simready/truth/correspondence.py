@@ -65,7 +65,7 @@ from simready.sensors_hw.camera import (FramePasses, Intrinsics, camera_poses, d
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
 from simready.truth.precision import BARYCENTRIC_STEP, quantized
-from simready.truth.kernels import UNDECIDED, VISIBLE, buffer_visibility
+from simready.truth.kernels import UNDECIDED, VISIBLE, buffer_visibility, settle_rows
 
 #: A surface nearer than the point by less than this does not hide it (metres; float64 re-cast).
 VISIBILITY_TOL_M = 1e-6
@@ -264,6 +264,50 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
             displacement of static geometry exactly zero by construction).
         row_guess: start of the row iteration (e.g. the source pixel's row for a neighbouring
             frame); it only speeds up the iteration, the settled rows do not depend on it.
+
+    The row iteration runs compiled, point by point (:func:`simready.truth.kernels.settle_rows`),
+    bitwise :func:`project_body_points_numpy`.
+    """
+    k = view.intrinsics
+    h = k.height_px
+    n = len(body)
+    body = np.asarray(body, np.intp)
+    static = static_bodies(scene)[body]
+    if world_static is None:
+        world = np.empty((n, 3))
+        world[static] = static_world_points(scene, body[static], p_body[static])
+    else:
+        world = np.array(world_static, np.float64)  # rows on moving bodies are placed by the kernel
+    moving_bodies = np.unique(body[~static])
+    slot_of_body = np.full(len(scene.bodies), -1, np.int64)
+    slot_of_body[moving_bodies] = np.arange(len(moving_bodies))
+    tables = np.zeros((len(moving_bodies), h, 12))
+    present_tab = np.zeros((len(moving_bodies), h), bool)
+    for s, b in enumerate(moving_bodies):  # each moving body's pose at every row time of this frame
+        smp = scene.bodies[int(b)].track.sample(view.row_times_s, clamp=True)
+        tables[s] = pose_rows(smp.matrices())
+        present_tab[s] = smp.present
+    present = np.ones(n, bool)
+    rows = np.full(n, h // 2, np.int64) if row_guess is None else np.clip(row_guess, 0, h - 1).astype(np.int64)
+    cam = np.empty((n, 3))
+    settle_rows(view.row_columns, slot_of_body[body], tables, present_tab, np.ascontiguousarray(p_body, np.float64),
+                world, present, rows, cam, k.cy, k.fy, h, view.global_shutter, MAX_ROW_ITERATIONS)
+    return _projection(view, rows, world, cam, present)
+
+
+def project_body_points_numpy(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
+                        *, world_static: NDArray[np.float64] | None = None,
+                        row_guess: NDArray[np.int64] | None = None) -> Projection:
+    """:func:`project_body_points` as full-array numpy passes: the bit reference of the compiled one.
+
+    Args:
+        body, p_body: (N,) owning bodies and (N, 3) points in their body frames (rows on static
+            bodies may be NaN when ``world_static`` is given).
+        world_static: (N, 3) the points' world positions, used for the rows on static bodies (a
+            static point is where it was: passing the source frame's world points makes the scene
+            displacement of static geometry exactly zero by construction).
+        row_guess: start of the row iteration (e.g. the source pixel's row for a neighbouring
+            frame); it only speeds up the iteration, the settled rows do not depend on it.
     """
     k = view.intrinsics
     h, w = k.height_px, k.width_px
@@ -326,6 +370,14 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
         if active is not None and len(active):  # the cap: pose and project the unsettled at the rows they reached
             place(active[~static[active]], rows)
             cam[active] = camera_coords(view, rows[active], world[active])
+    return _projection(view, rows, world, cam, present)
+
+
+def _projection(view: FrameView, rows: NDArray[np.int64], world: NDArray[np.float64], cam: NDArray[np.float64],
+                present: NDArray[np.bool_]) -> Projection:
+    """The projection of settled points: pixels, depth and the flags."""
+    k = view.intrinsics
+    h, w = k.height_px, k.width_px
     z = cam[:, 2]
     front = z > 0.0
     with np.errstate(divide="ignore", invalid="ignore"):

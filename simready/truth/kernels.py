@@ -76,3 +76,71 @@ def buffer_visibility(uv: np.ndarray, z: np.ndarray, in_view: np.ndarray, body: 
         if nearer:
             out[i] = HIDDEN
     return out
+
+
+@numba.njit(**_JIT)
+def _place(i: int, s: int, r: int, tables: np.ndarray, present_tab: np.ndarray, p_body: np.ndarray,
+           world: np.ndarray, present: np.ndarray) -> None:
+    """World position of moving point i on pose-table slot s at row r (``apply_pose_rows``' operation order)."""
+    g = tables[s, r]
+    for a in range(3):
+        world[i, a] = p_body[i, 0] * g[3 * a] + p_body[i, 1] * g[3 * a + 1] + p_body[i, 2] * g[3 * a + 2] + g[9 + a]
+    present[i] = present_tab[s, r]
+
+
+@numba.njit(**_JIT)
+def _coords(i: int, r: int, cols: np.ndarray, world: np.ndarray, cam: np.ndarray) -> None:
+    """Optical-frame coordinates of point i with row r's pose (``camera_coords``' operation order)."""
+    d0 = world[i, 0] - cols[9, r]
+    d1 = world[i, 1] - cols[10, r]
+    d2 = world[i, 2] - cols[11, r]
+    for a in range(3):
+        cam[i, a] = d0 * cols[a, r] + d1 * cols[3 + a, r] + d2 * cols[6 + a, r]
+
+
+@numba.njit(**_JIT)
+def settle_rows(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_tab: np.ndarray,
+                p_body: np.ndarray, world: np.ndarray, present: np.ndarray, rows: np.ndarray, cam: np.ndarray,
+                cy: float, fy: float, height: int, global_shutter: bool, max_iterations: int) -> None:
+    """The rolling-shutter row iteration of :func:`simready.truth.correspondence.project_body_points`,
+    point by point (in place: ``rows`` in as the clipped guesses, out settled; ``world`` in for static
+    points, out for moving ones; ``present``, ``cam`` out). Bitwise the numpy reference
+    (``project_body_points_numpy``): the same operations in the same order per point.
+
+    Args:
+        cols: (12, H) the frame's per-row pose columns (``FrameView.row_columns``).
+        slot: (N,) each point's moving-body slot in ``tables`` (−1: static).
+        tables: (S, H, 12) each moving body's pose per row time; present_tab: (S, H) its presence.
+    """
+    hmax = float(height - 1)
+    for i in range(len(slot)):
+        s = slot[i]
+        if global_shutter:
+            rows[i] = 0
+            if s >= 0:
+                _place(i, s, 0, tables, present_tab, p_body, world, present)
+            _coords(i, 0, cols, world, cam)
+            continue
+        r = rows[i]
+        before = -1
+        moved = False
+        for _ in range(max_iterations):
+            if s >= 0:
+                _place(i, s, r, tables, present_tab, p_body, world, present)
+            _coords(i, r, cols, world, cam)
+            new = r
+            if cam[i, 2] > 0.0:
+                v = np.rint(cy + fy * cam[i, 1] / cam[i, 2])
+                if np.isnan(v):
+                    v = 0.0
+                new = int(min(max(v, 0.0), hmax))
+            moved = new != r and new != before
+            before = r
+            if not moved:
+                break
+            r = new
+        if moved:  # the cap: pose and project at the row reached
+            if s >= 0:
+                _place(i, s, r, tables, present_tab, p_body, world, present)
+            _coords(i, r, cols, world, cam)
+        rows[i] = r
