@@ -317,6 +317,8 @@ class Hits:
     #: (k, 3, 3) at those rays' times), as the cast computed them; normals reuse them.
     _rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = field(default_factory=dict, repr=False)
     cos_incidence: NDArray[np.float32] | None = field(default=None, repr=False)
+    #: (N,) after a refinement: whether each ray's own triangle plane gave its distance (else Embree's stays).
+    _plane_ok: NDArray[np.bool_] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.hit)
@@ -332,6 +334,8 @@ class Hits:
             out.__dict__["barycentric_uv"] = self.barycentric_uv[idx]
         if self.cos_incidence is not None:
             out.cos_incidence = np.take(self.cos_incidence, idx)
+        if self._plane_ok is not None:
+            out._plane_ok = np.take(self._plane_ok, idx)
         return out
 
     @cached_property
@@ -484,6 +488,9 @@ class Hits:
         """
         if self.exact or (self.exact_distance and not barycentrics):
             return self
+        # Distances refined already (a depth pass): the barycentrics reuse them, and which planes gave one.
+        reuse = self.exact_distance and self._plane_ok is not None
+        plane_ok = self._plane_ok if reuse else np.zeros(len(self.hit), bool)
         uv = self.barycentric_uv.copy() if barycentrics else None
         dist = self.distance_m.copy()
         h = self.hit_index
@@ -498,17 +505,22 @@ class Hits:
         rows = self.rows
         for sel, o, d, tab in groups:
             r = np.take(rows, sel)
-            n = np.take(tab.n, r, axis=0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t = (np.take(tab.plane, r) - np.einsum("ij,ij->i", n, o)) / np.einsum("ij,ij->i", n, d)
-            ok = np.isfinite(t)
-            dist[sel] = np.where(ok, t, dist[sel])
+            if reuse:  # the same t as below, computed then (where ok; elsewhere uv keeps Embree's)
+                t, ok = np.take(dist, sel), np.take(plane_ok, sel)
+            else:
+                n = np.take(tab.n, r, axis=0)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    t = (np.take(tab.plane, r) - np.einsum("ij,ij->i", n, o)) / np.einsum("ij,ij->i", n, d)
+                ok = np.isfinite(t)
+                dist[sel] = np.where(ok, t, dist[sel])
+                plane_ok[sel] = ok
             if uv is not None:
                 q = o + t[:, None] * d - np.take(tab.v0, r, axis=0)
                 uv[sel, 0] = np.where(ok, np.einsum("ij,ij->i", q, np.take(tab.dual1, r, axis=0)), uv[sel, 0])
                 uv[sel, 1] = np.where(ok, np.einsum("ij,ij->i", q, np.take(tab.dual2, r, axis=0)), uv[sel, 1])
         self.distance_m = dist
         self.exact_distance = True
+        self._plane_ok = plane_ok
         for name in ("point_world", "point_body"):
             self.__dict__.pop(name, None)
         if uv is not None:
