@@ -53,6 +53,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
+from simready.raycast.kernels import refine_static
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import PoseTrack
 
@@ -478,13 +479,15 @@ class Hits:
     def element(self) -> NDArray[np.object_]:
         return self._lookup(np.array([b.element for b in self.scene.bodies], dtype=object), None)
 
-    def refine(self, *, barycentrics: bool = True) -> "Hits":
+    def refine(self, *, barycentrics: bool = True, compiled: bool = True) -> "Hits":
         """Re-intersect every hit with its own triangle's plane in float64 (in place; returns self).
 
         Distances (and with ``barycentrics`` the barycentrics, hence the
         points) then agree to ~1e-12 m; the triangle stays Embree's choice.
         ``barycentrics=False`` refines distances only, at about half the cost
-        (what an exact depth image needs).
+        (what an exact depth image needs). Hits on static geometry are refined
+        by a compiled kernel (:func:`simready.raycast.kernels.refine_static`);
+        ``compiled=False`` runs the numpy passes it repeats bit for bit.
         """
         if self.exact or (self.exact_distance and not barycentrics):
             return self
@@ -496,13 +499,21 @@ class Hits:
         h = self.hit_index
         is_static = np.take(self.scene._is_static_ext, np.take(self.body_index, h))
         static, moving = h[is_static], h[~is_static]
-        groups = [(static, *self.rays64(static), self.scene._world_tris)]
+        rows = self.rows
+        if compiled:  # static hits in one compiled pass (bitwise the numpy groups below)
+            unit = self._origin64 is not None
+            o_in, d_in = (self._origin64, self._dir64) if unit else (self._origin32, self._dir32)
+            tab = self.scene._world_tris
+            refine_static(static, rows, o_in, d_in, unit, tab.plane, tab.n, tab.v0, tab.dual1, tab.dual2, dist,
+                          uv if uv is not None else np.zeros((0, 2)), plane_ok, reuse, uv is not None)
+            groups = []
+        else:
+            groups = [(static, *self.rays64(static), self.scene._world_tris)]
         for b in np.unique(self.body_index[moving]):
             sel = moving[self.body_index[moving] == b]
             o, d = self.rays64(sel)
             o_b, d_b, _, _ = self.scene._to_body(int(b), o, d, self.time_s[sel])
             groups.append((sel, o_b, d_b, self.scene._body_tris))
-        rows = self.rows
         for sel, o, d, tab in groups:
             r = np.take(rows, sel)
             if reuse:  # the same t as below, computed then (where ok; elsewhere uv keeps Embree's)
