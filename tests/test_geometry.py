@@ -217,3 +217,16 @@ def test_compiled_refine_is_the_numpy_refine_bit_for_bit(dtype):
             ref.refine(barycentrics=bary, compiled=False)
         np.testing.assert_array_equal(fast.distance_m, ref.distance_m)
         np.testing.assert_array_equal(fast.barycentric_uv, ref.barycentric_uv)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_hit_points_are_the_numpy_ones_bit_for_bit(dtype):
+    scene, _ = street_scene(subdivisions=1)
+    rng = np.random.default_rng(8)
+    o = np.tile([0.0, 0.0, 1.6], (5000, 1)) + rng.normal(0.0, 0.5, (5000, 3))
+    d = rng.normal(0.0, 1.0, (5000, 3)) + [3.0, 0.0, -0.3]
+    if dtype == np.float64:
+        d /= np.linalg.norm(d, axis=1, keepdims=True)
+    hits = scene.cast(o.astype(dtype), d.astype(dtype), 0.5, 150.0, normalized=dtype == np.float64).refine()
+    idx = hits.hit_index[::3]
+    np.testing.assert_array_equal(hits.point_world_of(idx), hits.point_world_of(idx, compiled=False))

@@ -53,7 +53,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
-from simready.raycast.kernels import refine_static
+from simready.raycast.kernels import hit_points, refine_static
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import PoseTrack
 
@@ -390,11 +390,16 @@ class Hits:
         out[h] = self.origin_world[h] + self.distance_m[h, None] * self.dir_world[h]
         return out
 
-    def point_world_of(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
+    def point_world_of(self, idx: NDArray[np.intp], *, compiled: bool = True) -> NDArray[np.float64]:
         """``point_world[idx]`` for hit rays ``idx``, computed for those rays only (the same float64
-        operations row by row, so bitwise the same values) rather than for all N."""
+        operations row by row, so bitwise the same values) rather than for all N; in one compiled pass
+        (:func:`simready.raycast.kernels.hit_points`) unless ``compiled=False``."""
         if "point_world" in self.__dict__:
             return self.point_world[idx]
+        if compiled:
+            unit = self._origin64 is not None
+            o, d = (self._origin64, self._dir64) if unit else (self._origin32, self._dir32)
+            return hit_points(np.asarray(idx, np.int64), o, d, unit, self.distance_m)
         if self._origin64 is not None:
             o, d = np.take(self._origin64, idx, axis=0), np.take(self._dir64, idx, axis=0)
         else:

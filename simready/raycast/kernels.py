@@ -52,3 +52,21 @@ def refine_static(sel: np.ndarray, rows: np.ndarray, o_in: np.ndarray, d_in: np.
             q2 = o2 + t * d2 - v0[r, 2]
             uv[i, 0] = q0 * dual1[r, 0] + q2 * dual1[r, 2] + q1 * dual1[r, 1]
             uv[i, 1] = q0 * dual2[r, 0] + q2 * dual2[r, 2] + q1 * dual2[r, 1]
+
+
+@numba.njit(**_JIT)
+def hit_points(idx: np.ndarray, o_in: np.ndarray, d_in: np.ndarray, unit: bool, dist: np.ndarray) -> np.ndarray:
+    """(M, 3) float64 ``o + dist·d`` of rays ``idx``: :meth:`simready.raycast.geometry.Hits.point_world_of`'s
+    operations (float32 rays widened and divided by ``np.linalg.norm``, whose sum runs x0² + x1² + x2²)."""
+    out = np.empty((len(idx), 3))
+    for k in range(len(idx)):
+        i = idx[k]
+        d0, d1, d2 = np.float64(d_in[i, 0]), np.float64(d_in[i, 1]), np.float64(d_in[i, 2])
+        if not unit:
+            nrm = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            d0, d1, d2 = d0 / nrm, d1 / nrm, d2 / nrm
+        t = dist[i]
+        out[k, 0] = np.float64(o_in[i, 0]) + t * d0
+        out[k, 1] = np.float64(o_in[i, 1]) + t * d1
+        out[k, 2] = np.float64(o_in[i, 2]) + t * d2
+    return out
