@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from simready.testing.street import box_body
 from simready.sensors_hw.camera import project, render_frame
@@ -126,3 +127,14 @@ def test_motion_field_matches_the_rendered_poses_while_the_turn_tightens():
     numeric = (projected_at(scene, rig, sub, sub.time_s + eps) - projected_at(scene, rig, sub, sub.time_s - eps)) / (2 * eps)
     np.testing.assert_allclose(field.du_dt_pxps[pick], numeric[:, 0], rtol=1e-5, atol=2e-3)
     np.testing.assert_allclose(field.dv_dt_pxps[pick], numeric[:, 1], rtol=1e-5, atol=2e-3)
+
+
+@pytest.mark.parametrize("shutter", ["rolling", "global"])
+def test_compiled_motion_field_is_the_numpy_one_bit_for_bit(shutter):
+    scene, rig = scene_and_rig(shutter)
+    frame = render_frame(scene, rig, "cam", 0.4, ("id",), ignore=["t/actor:ego"])
+    samples = Samples.of_hits(scene, FrameView.of_frame(frame, rig.sensors["cam"], 0), frame.hits)
+    assert (~static_bodies(scene)[samples.body]).sum() > 50  # the turning car is in view
+    fast, ref = motion_field(scene, rig, samples), motion_field(scene, rig, samples, compiled=False)
+    for name in ("du_dt_pxps", "dv_dt_pxps", "ddepth_dt_mps"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(ref, name), err_msg=name)
