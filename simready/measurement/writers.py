@@ -23,7 +23,8 @@ from numpy.typing import NDArray
 from simready.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
 from simready.measurement.options import ObserveOptions
-from simready.sensors_hw.camera import FramePasses, encode_depth, encode_id_rgb, encode_semantic_rgb
+from simready.sensors_hw.camera import (DEPTH_ZSTD_SUFFIX, FramePasses, depth_file_bytes, encode_depth, encode_id_rgb,
+                                        encode_semantic_rgb)
 from simready.sensors_hw.lidar import LidarScan, write_ply_ascii, write_ply_binary
 from simready.sensors_hw.models import Rig
 from simready.sensors_hw.radar import RadarDetections, write_radar_csv
@@ -77,16 +78,24 @@ def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None) ->
 # --- sensor samples ---------------------------------------------------------------------------
 
 
-def write_camera(folder: OutputFolder, camera: str, tick: int, frame: FramePasses, near_m: float) -> None:
+def write_camera(folder: OutputFolder, camera: str, tick: int, frame: FramePasses, near_m: float,
+                 depth_format: str = "f32") -> None:
     """The camera passes of one frame that were rendered (``near_m``: the camera's near plane, which the depth
-    file's encoding divides by)."""
+    file's encoding divides by; ``depth_format``: the published ``f32`` or the opt-in compressed ``f32.zst``,
+    :data:`~simready.sensors_hw.camera.DEPTH_FORMATS`)."""
     if frame.rgb is not None:
         rgb = frame.rgb
         folder.put_later(frame_name(camera, tick, "rgb"), lambda: _png(rgb), camera, tick, "rgb")
     if frame.depth is not None:
         h, w = frame.depth.shape
-        folder.put(frame_name(camera, tick, "depth"), np.ascontiguousarray(encode_depth(frame.depth, near_m), "<f4")
-                   .tobytes(), camera, tick, "depth", shape=[h, w], dtype="float32-le")
+        raw = encode_depth(frame.depth, near_m)
+        if depth_format == "f32":
+            folder.put(frame_name(camera, tick, "depth"), depth_file_bytes(raw), camera, tick, "depth", shape=[h, w],
+                       dtype="float32-le")
+        else:  # compressed on the writer thread
+            folder.put_later(frame_name(camera, tick, "depth") + DEPTH_ZSTD_SUFFIX,
+                             lambda: depth_file_bytes(raw, depth_format), camera, tick, "depth", shape=[h, w],
+                             dtype="float32-le")
     if frame.semantic is not None:
         semantic = frame.semantic
         folder.put_later(frame_name(camera, tick, "semantic"), lambda: _png(encode_semantic_rgb(semantic)), camera,
