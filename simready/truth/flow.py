@@ -71,10 +71,10 @@ def flow_table(corr: Correspondence) -> pa.Table:
     """One row per source sample (``pixel`` = v·W + u of the source frame).
 
     Columns: ``flow_du_px, flow_dv_px`` (pinhole, at the declared step of
-    :mod:`simready.truth.precision`; the target position is
-    the pixel centre plus the flow; the RGB image's flow through a lens is
-    derived from it, :func:`distorted_flow`, not stored), ``depth_target_m`` (z at the target), ``target_row`` (whose time
-    samples the point there), ``disp_x_m, disp_y_m, disp_z_m`` (scene
+    :mod:`simready.truth.precision`; the target position is the pixel
+    centre plus the flow; the RGB image's flow through a lens is derived
+    from it, :func:`distorted_flow`, not stored), ``depth_target_m`` (z at
+    the target), ``target_row`` (whose time samples the point there), ``disp_x_m, disp_y_m, disp_z_m`` (scene
     displacement, world), flags ``valid``, ``occluded`` (forward) or
     ``disoccluded`` (backward), ``out_of_frame``, ``behind_camera``,
     ``beyond_range``, ``absent`` (the body does not exist at the
