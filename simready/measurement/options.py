@@ -62,7 +62,8 @@ class ObserveOptions:
         lidar_format: ``ascii`` (SPEC §10) or ``binary`` (little-endian, same columns).
         lidar_time_column: add each point's firing time ``t`` to the PLY.
         depth_format: ``f32`` (``depth.f32.bin``, SPEC §10) or the opt-in lossless ``f32.zst``
-            (``depth.f32.bin.zst``: byte planes + zstd, ~15x smaller; :func:`simready.sensors_hw.camera.read_depth_file`).
+            (``depth.f32.bin.zst``: byte planes + zstd, ~10-15x smaller; read by
+            :func:`simready.sensors_hw.camera.read_depth_file`).
         video: write ``video/<sensor>.mp4``.
         pairing_policy: camera-centred pairing (:data:`simready.sensors_hw.schedule.POLICIES`).
         from_s: observe only samples whose window starts at or after then, seconds of scenario time
