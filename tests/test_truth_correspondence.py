@@ -11,7 +11,7 @@ from simready.sensors_hw.models import Rig
 from simready.raycast import SceneGeometry
 from simready.truth.correspondence import (FrameView, Samples, correspond, project_body_points,
                                             project_body_points_numpy)
-from simready.truth.precision import BARYCENTRIC_STEP, FLOW_STEP_PX
+from simready.truth.precision import BARYCENTRIC_STEP, FLOW_STEP_PX, quantized
 from simready.truth.flow import (dense, distorted_flow, flow_px, flow_px_distorted, flow_table,
                                  scene_displacement_world_m)
 from simready.world import frames as F
@@ -226,3 +226,21 @@ def test_compiled_projection_is_the_numpy_projection_bit_for_bit(shutter):
         for name in ("row", "point_world", "point_camera", "uv", "present", "behind_camera", "out_of_frame",
                      "beyond_range"):
             np.testing.assert_array_equal(getattr(fast, name), getattr(ref, name), err_msg=name)
+
+
+def test_flow_table_columns_are_the_numpy_expressions_bit_for_bit():
+    """The compiled flow columns are ``quantized(flow_px)`` and ``scene_displacement_world_m`` as float32, exactly."""
+    car = box_body("t/actor:car", (4.0, 2.0, 1.5), linear_track((8.0, -3.0, 0.0), (0.0, 6.0, 0.0), t_end_s=1.0),
+                   10, (0.5, 0.5, 0.5), 0.5)
+    scene = SceneGeometry([wall(), car])
+    rig = rig_on(linear_track((0.0, 0.0, 0.0), (4.0, 0.3, 0.0), t_end_s=1.0), shutter="rolling", line_time_s=2e-4)
+    _, _, _, vb, sa, sb = frames(scene, rig, 0.2, 0.3)
+    fwd = correspond(scene, sa, sb, "forward")
+    tab = flow_table(fwd)
+    flow = quantized(flow_px(fwd), FLOW_STEP_PX)
+    disp = scene_displacement_world_m(fwd).astype(np.float32)
+    for i, name in enumerate(("flow_du_px", "flow_dv_px")):
+        np.testing.assert_array_equal(tab.column(name).to_numpy(), flow[:, i])
+    for i, name in enumerate(("disp_x_m", "disp_y_m", "disp_z_m")):
+        np.testing.assert_array_equal(tab.column(name).to_numpy(), disp[:, i])
+    assert (disp[:, 1] != 0).any()  # the car moved

@@ -65,7 +65,7 @@ from simready.sensors_hw.camera import (FramePasses, Intrinsics, camera_poses, d
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
 from simready.truth.precision import BARYCENTRIC_STEP, quantized
-from simready.truth.kernels import UNDECIDED, VISIBLE, buffer_visibility, settle_rows
+from simready.truth.kernels import UNDECIDED, VISIBLE, buffer_visibility, pixels_and_flags, settle_rows
 
 #: A surface nearer than the point by less than this does not hide it (metres; float64 re-cast).
 VISIBILITY_TOL_M = 1e-6
@@ -292,7 +292,10 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
     cam = np.empty((n, 3))
     settle_rows(view.row_columns, slot_of_body[body], tables, present_tab, np.ascontiguousarray(p_body, np.float64),
                 world, present, rows, cam, k.cy, k.fy, h, view.global_shutter, MAX_ROW_ITERATIONS)
-    return _projection(view, rows, world, cam, present)
+    uv, behind, out, beyond = pixels_and_flags(cam, k.cx, k.cy, k.fx, k.fy, k.width_px, h, view.model.near_m,
+                                               view.model.far_m)
+    return Projection(rows, view.row_times_s[rows], world, cam, uv, cam[:, 2], present, behind, out, beyond,
+                      view.model)
 
 
 def project_body_points_numpy(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],

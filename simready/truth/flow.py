@@ -30,7 +30,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from simready.sensors_hw.models import CameraModel
 from simready.truth.correspondence import Correspondence, distorted_uv
-from simready.truth.precision import FLOW_STEP_PX, quantized
+from simready.truth.kernels import flow_columns
+from simready.truth.precision import FLOW_STEP_PX
 
 
 def flow_px(corr: Correspondence) -> NDArray[np.float64]:
@@ -81,13 +82,13 @@ def flow_table(corr: Correspondence) -> pa.Table:
     target), ``static``.
     """
     p = corr.projection
-    flow = quantized(flow_px(corr), FLOW_STEP_PX)
-    disp = scene_displacement_world_m(corr).astype(np.float32)
-    cols: dict[str, Any] = {"pixel": corr.source.pixel.astype(np.int32),
-                            "flow_du_px": flow[:, 0], "flow_dv_px": flow[:, 1]}
+    src = corr.source
+    # One compiled pass: quantized(flow_px(corr), FLOW_STEP_PX) and scene_displacement_world_m(corr) as float32.
+    du, dv, dx, dy, dz = flow_columns(p.uv, src.u, src.v, p.point_world, src.point_world, FLOW_STEP_PX)
+    cols: dict[str, Any] = {"pixel": src.pixel.astype(np.int32), "flow_du_px": du, "flow_dv_px": dv}
     cols |= {
         "depth_target_m": p.depth_m.astype(np.float32), "target_row": p.row.astype(np.int16),
-        "disp_x_m": disp[:, 0], "disp_y_m": disp[:, 1], "disp_z_m": disp[:, 2],
+        "disp_x_m": dx, "disp_y_m": dy, "disp_z_m": dz,
         "valid": corr.visible, corr.hidden_name: corr.hidden,
         "out_of_frame": p.out_of_frame, "behind_camera": p.behind_camera, "beyond_range": p.beyond_range,
         "absent": ~p.present, "static": corr.static,

@@ -171,3 +171,48 @@ def image_velocity(rows: np.ndarray, X: np.ndarray, v_c_cam: np.ndarray, w_cam: 
         dv[i] = fy * (xd1 * x2 - x1 * xd2) / z2
         dz[i] = xd2
     return du, dv, dz
+
+
+@numba.njit(**_JIT)
+def pixels_and_flags(cam: np.ndarray, cx: float, cy: float, fx: float, fy: float, width: int, height: int,
+                     near: float, far: float) -> tuple:
+    """Pinhole pixels (N, 2; NaN behind the camera) and the behind / out-of-frame / beyond-range flags of
+    optical-frame points, with ``_projection``'s numpy operations per point."""
+    n = cam.shape[0]
+    uv = np.empty((n, 2))
+    behind = np.empty(n, np.bool_)
+    out = np.empty(n, np.bool_)
+    beyond = np.empty(n, np.bool_)
+    for i in range(n):
+        z = cam[i, 2]
+        front = z > 0.0
+        if front:
+            u = cx + fx * cam[i, 0] / z
+            v = cy + fy * cam[i, 1] / z
+        else:
+            u = np.nan
+            v = np.nan
+        uv[i, 0] = u
+        uv[i, 1] = v
+        inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
+        behind[i] = not front
+        out[i] = front and not inside
+        beyond[i] = inside and not (z >= near and z <= far)
+    return uv, behind, out, beyond
+
+
+@numba.njit(**_JIT)
+def flow_columns(uv: np.ndarray, u: np.ndarray, v: np.ndarray, target_world: np.ndarray, source_world: np.ndarray,
+                 step: float) -> tuple:
+    """A flow table's float columns in one pass: the pinhole flow ``uv − (u, v)`` rounded to ``step``
+    (``precision.quantized``' operations) and the scene displacement, float32 each."""
+    n = len(u)
+    du, dv = np.empty(n, np.float32), np.empty(n, np.float32)
+    dx, dy, dz = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    for i in range(n):
+        du[i] = np.float32(np.rint((uv[i, 0] - np.float64(u[i])) / step) * step)
+        dv[i] = np.float32(np.rint((uv[i, 1] - np.float64(v[i])) / step) * step)
+        dx[i] = np.float32(target_world[i, 0] - source_world[i, 0])
+        dy[i] = np.float32(target_world[i, 1] - source_world[i, 1])
+        dz[i] = np.float32(target_world[i, 2] - source_world[i, 2])
+    return du, dv, dx, dy, dz
