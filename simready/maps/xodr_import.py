@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from shapely import is_valid_reason, make_valid
+from shapely import is_valid_reason, make_valid, prepare
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
@@ -510,16 +510,28 @@ def _pts(points: Array) -> list[list[float]]:
 
 
 def _pts_z(points: Array, z: Array | None) -> tuple[list[list[float]], list[float] | None]:
-    """Rounded points without repeats (closer than 1 mm), and the heights of the points kept (None: flat)."""
-    out: list[list[float]] = []
-    zs: list[float] = []
-    for i, (x, y) in enumerate(points):
-        p = [_r(x), _r(y)]
-        if not out or math.dist(out[-1], p) >= 1e-3:
-            out.append(p)
-            if z is not None:
-                zs.append(_r(z[i]))
-    return out, (zs if z is not None else None)
+    """Rounded points without repeats (closer than 1 mm to the last point kept), and the heights of the points kept.
+
+    Vectorised: a point is kept when it is 1 mm from its predecessor; only
+    where some are dropped is the exact rule (distance to the last point
+    *kept*) applied point by point.
+    """
+    pts = np.round(np.asarray(points, dtype=np.float64), DECIMALS) + 0.0
+    if len(pts) == 0:
+        return [], ([] if z is not None else None)
+    far = np.hypot(*np.diff(pts, axis=0).T) >= 1e-3
+    if far.all():
+        keep = np.arange(len(pts))
+    else:
+        kept = [0]
+        for i in range(1, len(pts)):
+            if math.dist(pts[kept[-1]], pts[i]) >= 1e-3:
+                kept.append(i)
+        keep = np.asarray(kept)
+    out = pts[keep].tolist()
+    if z is None:
+        return out, None
+    return out, (np.round(np.asarray(z, dtype=np.float64)[keep], DECIMALS) + 0.0).tolist()
 
 
 def _ring(lane: _SampledLane) -> tuple[list[list[float]], list[float] | None]:
@@ -696,7 +708,7 @@ class _Builder:
         ring, z = _ring(lane)
         if len(ring) < 3:
             return None
-        poly = Polygon(ring)
+        poly = Polygon(np.asarray(ring))
         if poly.is_valid:
             return lane, poly, ring, z
         reason = is_valid_reason(poly)
@@ -705,7 +717,7 @@ class _Builder:
             finer = replace(lane, s=_densified(lane.s, 4), inner=geo["inner"], outer=geo["outer"],
                             centre=geo["centre"], width=geo["width"], z=geo["z"], resample=None)
             ring2, z2 = _ring(finer)
-            poly2 = Polygon(ring2) if len(ring2) >= 3 else poly
+            poly2 = Polygon(np.asarray(ring2)) if len(ring2) >= 3 else poly
             if poly2.is_valid:
                 self.report.repairs.append(f"{self._where(lane)}: folded outline ({reason}) repaired by sampling "
                                            "4x finer")
@@ -718,8 +730,9 @@ class _Builder:
         if not parts:
             self.report.repairs.append(f"{self._where(lane)}: left out: outline has no valid part ({reason})")
             return None
+        # The fold's loop is a hole or a separate piece: the outline is the largest piece's exterior.
         part = Polygon(parts[0].exterior)
-        dropped = fixed.area - part.area
+        dropped = sum(g.area for g in parts[1:]) + sum(Polygon(h).area for h in parts[0].interiors)
         if dropped <= FOLD_TOLERANCE_M2 and part.is_valid:
             self.skipped["lane outlines folded by a sliver at a plan-view kink: repaired"] += 1
         elif not part.is_valid or part.area < REPAIR_MIN_AREA_SHARE * expected:
@@ -728,14 +741,15 @@ class _Builder:
             return None
         else:
             self.report.repairs.append(f"{self._where(lane)}: folded outline ({reason}) cut to its valid part: "
-                                       f"{part.area:.1f} of {expected:.1f} m^2 kept")
+                                       f"{part.area:.1f} m^2 kept (width x length {expected:.1f} m^2), "
+                                       f"{dropped:.2f} m^2 of fold loop")
         ring_out = _pts(np.asarray(part.exterior.coords[:-1]))
         z_out = None
         if z is not None:
             src = np.asarray(ring)
             zs = np.asarray(z)
             z_out = [_r(zs[int(np.argmin(np.hypot(*(src - p).T)))]) for p in np.asarray(ring_out)]
-        return lane, Polygon(ring_out), ring_out, z_out
+        return lane, Polygon(np.asarray(ring_out)), ring_out, z_out
 
     def _region(self, rid: str, rtype: str, lane: _SampledLane) -> tuple[_SampledLane, Polygon] | None:
         out = self._outline(lane)
@@ -774,11 +788,11 @@ class _Builder:
         if len(pts) < 2:
             self.report.repairs.append(f"{self._where(lane)}: left out: centreline shorter than 1 mm")
             return None
-        line = LineString(pts)
+        line = LineString(np.asarray(pts))
         if not line.is_simple:
             self.report.repairs.append(f"{self._where(lane)}: left out: centreline crosses itself")
             return None
-        if not poly.buffer(CENTRE_IN_REGION_M).covers(line):
+        if not poly.buffer(CENTRE_IN_REGION_M, quad_segs=2).covers(line):
             self.report.repairs.append(f"{self._where(lane)}: left out: centreline leaves its repaired outline")
             return None
         return pts, zs
@@ -853,7 +867,7 @@ class _Builder:
             if lane["kind"] == "driving" and not self.lane_by_name[name].junction and length >= 10.0:
                 affordances.append({"id": f"spawn_{name}", "type": "vehicle_spawn", "lane": name,
                                     "s_range_m": [0.0, _r(0.9 * length)]})
-            if lane["kind"] == "parking" and _long_side(Polygon(self.regions[name]["polygon"])) >= defaults.PARKING_SLOT_M:
+            if lane["kind"] == "parking" and _long_side(Polygon(np.asarray(self.regions[name]["polygon"]))) >= defaults.PARKING_SLOT_M:
                 affordances.append({"id": f"parking_{name}", "type": "parking", "region": name,
                                     "slot_length_m": defaults.PARKING_SLOT_M})
         for rid in sorted(self.parking_spaces):
@@ -959,7 +973,7 @@ class _Builder:
                 n = max(2, math.ceil((end - sec.s) / MAX_STEP_M) + 1)
                 frame = _RoadFrame.at(road, np.linspace(sec.s, end, n))
                 pts, zs = _pts_z(frame.ref + frame.normal * frame.offset[:, None], None)
-                if len(pts) >= 2 and LineString(pts).is_simple:
+                if len(pts) >= 2 and LineString(np.asarray(pts)).is_simple:
                     out.append(_marking(f"mark_road{_safe(road.id)}_sec{k}_centre", mark, pts, zs))
         return out
 
@@ -984,14 +998,15 @@ class _Builder:
     # -- walkable graph and crosswalks --
 
     def _walkable(self) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
-        walk_area = unary_union([Polygon(self.regions[n]["polygon"]) for n in self.sidewalks])
+        walk_area = unary_union([Polygon(np.asarray(self.regions[n]["polygon"])) for n in self.sidewalks])
         crosswalks = self._crosswalk_regions()
         if crosswalks:
             walk_area = unary_union([walk_area] + [p for _, _, p in crosswalks])
         cover = walk_area.buffer(0.04)
+        prepare(cover)
         chains: dict[str, list[tuple[float, tuple[float, float]]]] = {}
         for name, lane in sorted(self.sidewalks.items()):
-            line = LineString(_pts(lane.centre))
+            line = LineString(np.asarray(_pts(lane.centre)))
             chains[name] = [(0.0, line.coords[0]), (line.length, line.coords[-1])]
         crossings: list[dict[str, Any]] = []
         relations: list[dict[str, Any]] = []
@@ -1086,17 +1101,33 @@ class _Builder:
         return names[min((k for k in names if k[0] == chain), key=lambda k: (abs(k[1] - d), k[1]))]
 
     def _joins(self, nodes: dict[str, list[float]], chains: dict[str, Any], cover: Any) -> set[tuple[str, str]]:
-        """Edges between sidewalk chains whose end nodes meet (sections and linked roads)."""
+        """Edges between sidewalk chains whose end nodes meet (sections and linked roads), found on a grid."""
+        by_chain: dict[str, list[str]] = {}
+        for n in nodes:
+            head, _, tail = n.rpartition("_n")
+            if head in chains and tail.isdigit():
+                by_chain.setdefault(head, []).append(n)
         ends = []
         for name in sorted(chains):
-            ids = sorted((n for n in nodes if n.startswith(f"{name}_n")), key=lambda n: int(n.rsplit("_n", 1)[1]))
-            ends += [ids[0], ids[-1]]
+            ids = sorted(by_chain.get(name, ()), key=lambda n: int(n.rsplit("_n", 1)[1]))
+            if ids:
+                ends += [(ids[0], name), (ids[-1], name)]
+        cell = max(SIDEWALK_JOIN_M, 1e-3)
+        grid: dict[tuple[int, int], list[int]] = {}
+        for i, (node, _) in enumerate(ends):
+            x, y = nodes[node]
+            grid.setdefault((math.floor(x / cell), math.floor(y / cell)), []).append(i)
         out = set()
-        for i, a in enumerate(ends):
-            for b in ends[i + 1:]:
-                if a.rsplit("_n", 1)[0] != b.rsplit("_n", 1)[0] and math.dist(nodes[a], nodes[b]) <= SIDEWALK_JOIN_M:
-                    if cover.covers(LineString([nodes[a], nodes[b]])):
-                        out.add((a, b))
+        for i, (a, chain_a) in enumerate(ends):
+            x, y = nodes[a]
+            gx, gy = math.floor(x / cell), math.floor(y / cell)
+            for dx in (-1, 0, 1):
+                for dy in (-1, 0, 1):
+                    for j in grid.get((gx + dx, gy + dy), ()):
+                        b, chain_b = ends[j]
+                        if j > i and chain_a != chain_b and math.dist(nodes[a], nodes[b]) <= SIDEWALK_JOIN_M \
+                                and cover.covers(LineString([nodes[a], nodes[b]])):
+                            out.add((a, b))
         return out
 
     def _crosswalk_regions(self) -> list[tuple[str, MapObject, Polygon]]:
@@ -1156,19 +1187,25 @@ class _Builder:
             for ref in road.signal_refs:
                 refs.setdefault(ref.id, []).append((road, ref))
         offset_of = self._signal_offsets()
-        junction_of = {sig: j for j in self.odr.junctions for c in j.controllers
+        junction_of = {sig: j.id for j in self.odr.junctions for c in j.controllers
                        for sig in self.odr.controllers.get(c, ())}
         cycle = sum(p["duration_s"] for p in defaults.DEFAULT_SIGNAL_PROGRAM)
         for road in self.odr.roads:
             for sig in road.signals:
-                bound = [(name, road, sig.s) for name in self._controlled(road, sig.s, sig.validity, sig.orientation)]
+                if not sig.validity and sig.orientation not in ("+", "-") and sig.id in junction_of:
+                    bound = []  # neither validity nor orientation: the junction's controller says which approach
+                else:
+                    bound = [(name, road, s) for name, s in self._controlled(road, sig.s, sig.validity,
+                                                                            sig.orientation)]
                 for ref_road, ref in refs.get(sig.id, ()):
-                    bound += [(name, ref_road, ref.s)
-                              for name in self._controlled(ref_road, ref.s, ref.validity, ref.orientation)]
+                    bound += [(name, ref_road, s)
+                              for name, s in self._controlled(ref_road, ref.s, ref.validity, ref.orientation)]
                 if not bound and sig.id in junction_of:
                     bound = [(name, road, sig.s) for name in self._into_junction(road, junction_of[sig.id])]
+                    if bound:
+                        self.skipped["traffic lights bound through their junction's controller"] += 1
                 if not sig.dynamic:
-                    self._sign(sig, [name for name, _, _ in bound])
+                    self._sign(sig, sorted({name for name, _, _ in bound}))
                     continue
                 if not bound:
                     self.skipped["traffic lights valid for no imported driving lane"] += 1
@@ -1255,21 +1292,34 @@ class _Builder:
                     out[sig] = k / len(ctrls)
         return out
 
-    def _controlled(self, road: Road, s: float, validity: tuple[tuple[int, int], ...], orientation: str) -> list[str]:
-        """Imported driving lanes (of the section at ``s``) named by ``validity``, else those ``orientation`` faces."""
-        k = max((i for i, sec in enumerate(road.sections) if sec.s <= max(s, 0.0) + 1e-9), default=0)
-        out = []
-        for lane in road.sections[k].lanes:
-            name = lane_name((road.id, k, lane.id))
-            if name not in self.lane_by_name or self.lanes[name]["kind"] not in ("driving", "turn"):
-                continue
-            if validity:
-                if not any(min(a, b) <= lane.id <= max(a, b) for a, b in validity):
+    def _controlled(self, road: Road, s: float, validity: tuple[tuple[int, int], ...],
+                    orientation: str) -> list[tuple[str, float]]:
+        """Imported driving lanes named by ``validity`` (else those ``orientation`` faces) with the road s of their
+        stop line: in the lane section at ``s``, or — where a validity names lanes that section lacks — in the
+        last earlier section holding them, the stop line clamped to that section's end (reported)."""
+        k_at = max((i for i, sec in enumerate(road.sections) if sec.s <= max(s, 0.0) + 1e-9), default=0)
+        for k in range(k_at, -1, -1):
+            out = []
+            for lane in road.sections[k].lanes:
+                name = lane_name((road.id, k, lane.id))
+                if name not in self.lane_by_name or self.lanes[name]["kind"] not in ("driving", "turn"):
                     continue
-            elif orientation in ("+", "-") and self.lane_by_name[name].forward != (orientation == "+"):
-                continue
-            out.append((abs(lane.id), name))
-        return [name for _, name in sorted(out)]
+                if validity:
+                    if not any(min(a, b) <= lane.id <= max(a, b) for a, b in validity):
+                        continue
+                elif orientation in ("+", "-") and self.lane_by_name[name].forward != (orientation == "+"):
+                    continue
+                out.append((abs(lane.id), name))
+            if out:
+                end = road.sections[k + 1].s if k + 1 < len(road.sections) else road.length
+                if k != k_at or s > end:
+                    self.report.repairs.append(f"road {road.id}: signal at s={s:g} is past the end of lane section "
+                                               f"s={road.sections[k].s:g} (its lanes {', '.join(n for _, n in sorted(out))}): "
+                                               f"stop line clamped to s={end:g}")
+                return [(name, min(s, end)) for _, name in sorted(out)]
+            if not validity:
+                return []
+        return []
 
     def _lane_s(self, name: str, road_s: float) -> float:
         """Arc length along lane ``name`` (in travel order) at road ``road_s``."""
