@@ -65,15 +65,26 @@ def _many_lanes(n: int) -> tuple[str, str]:
 def _unrepairable() -> tuple[str, str]:
     # Every lane of the straight road given a width polynomial that turns negative: repairs leave nothing drivable.
     text = re.sub(r'<width a="([0-9.]+)" b="0\.0"', r'<width a="\1" b="-1.0"', _straight())
-    return text, r"OpenDRIVE\.road: no drivable lane in 1 road\(s\): \d+ lane\(s\) left out or cut, none drivable remains " \
+    return text, r"OpenDRIVE\.road: no drivable lane in 1 road\(s\): \d+ repair\(s\) left nothing drivable " \
                  r"\(first: road 1, laneSection s=0, lane -?\d: left out: negative lane width .*\(line \d+\)\)"
+
+
+def _coordinate_1e308() -> tuple[str, str]:
+    text = _straight().replace('x="0.0"', 'x="1e308"', 1)
+    return text, r"road 1, geometry s=0: \|coordinate\| \(m\) 1e\+308 is over the limit of 100000 \(line \d+\)"
+
+
+def _curvature_1e12() -> tuple[str, str]:
+    text = _straight().replace("<line/>", '<arc curvature="1e12"/>', 1)
+    return text, r"no drivable lane in 1 road\(s\): 1 repair\(s\) left nothing drivable \(first: road 1, geometry s=0: " \
+                 r"curvature 1e\+12 1/m \(radius below 0\.05 m\) turning 1e\+14 rad is not a road"
 
 
 CASES = {"malformed": _malformed, "unsupported_geometry": _unsupported_geometry, "no_drivable_lane": _no_drivable_lane,
          "no_roads": _no_roads, "header_only": _header_only, "negative_road_length": _negative_road_length,
          "road_length_1e6": lambda: _road_length("1e6"), "road_length_1e9": lambda: _road_length("1e9"),
          "lanes_500": lambda: _many_lanes(500), "lanes_20000": lambda: _many_lanes(20000),
-         "unrepairable": _unrepairable}
+         "unrepairable": _unrepairable, "coordinate_1e308": _coordinate_1e308, "curvature_1e12": _curvature_1e12}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -72,6 +72,10 @@ __all__ = ["CHORD_TOLERANCE_M", "MAX_STEP_M", "ImportReport", "ImportedMap", "La
 MAX_STEP_M = 2.0
 #: Smallest distance between samples along a road, however tight the curve (m).
 MIN_STEP_M = 0.01
+#: A plan-view record curving tighter than this over more than a quarter turn is not a road (1/m; radius 5 cm).
+MAX_CURVATURE = 20.0
+#: Most vertices of a lane outline that a repair (``make_valid``) is tried on; a larger folded outline is left out.
+MAX_REPAIR_VERTICES = 20_000
 #: Most samples along one road (a bound on work and memory, issue 27): 100 km at 2 m is 50 000.
 MAX_SAMPLES_PER_ROAD = 200_000
 #: Most lane samples (lanes × samples) in one map: about 160 MB of border arrays.
@@ -224,6 +228,12 @@ def _road_samples(src: str, road: Road) -> Array:
         n = max(1, math.ceil((b - a) / step))
         total += n
         spans.append((a, b, n))
+    for i, k in sorted(curvature.items()):
+        g = road.geometries[i]
+        if k > MAX_CURVATURE and k * g.length > math.pi / 2:
+            raise LaneProblem(f"road {road.id}, geometry s={g.s:g}: curvature {k:g} 1/m (radius below "
+                              f"{1.0 / MAX_CURVATURE:g} m) turning {k * g.length:.3g} rad is not a road: road left out "
+                              f"(line {g.line})")
     if total > MAX_SAMPLES_PER_ROAD:
         raise MapError(src, f"road {road.id}", f"samples per road {total} is over the limit of {MAX_SAMPLES_PER_ROAD} "
                                                f"(length {road.length:g} m, curvature up to "
@@ -357,7 +367,10 @@ def _lane_geometry(frame: _RoadFrame, k: int, sec: LaneSection, lane: Lane, s: A
 
 def _sample_road(src: str, road: Road, report: ImportReport) -> tuple[list[_SampledLane], list[str]]:
     """Every lane of ``road`` sampled, and one report line per lane that cannot be (the lane is left out)."""
-    s_all = _road_samples(src, road)
+    try:
+        s_all = _road_samples(src, road)
+    except LaneProblem as exc:
+        return [], [str(exc)]
     frame = _RoadFrame.at(road, s_all)
     flat = not road.elevation and not road.superelevation and not any(ln.heights for sec in road.sections
                                                                       for ln in sec.lanes)
@@ -723,6 +736,10 @@ class _Builder:
                                            "4x finer")
                 return finer, poly2, ring2, z2
             lane, poly, ring, z = finer, poly2, ring2, z2
+        if len(ring) > MAX_REPAIR_VERTICES:
+            self.report.repairs.append(f"{self._where(lane)}: left out: folded outline ({reason}) of {len(ring)} "
+                                       f"vertices, over the {MAX_REPAIR_VERTICES} a repair is tried on")
+            return None
         fixed = make_valid(poly)
         parts = sorted((g for g in getattr(fixed, "geoms", [fixed]) if isinstance(g, Polygon) and g.area > 0.0),
                        key=lambda g: -g.area)
@@ -841,7 +858,7 @@ class _Builder:
             first = self.odr.roads[0]
             why = f"no lane of type {', '.join(DRIVING_TYPES)}"
             if self.report.repairs:
-                why = f"{len(self.report.repairs)} lane(s) left out or cut, none drivable remains (first: {self.report.repairs[0]})"
+                why = f"{len(self.report.repairs)} repair(s) left nothing drivable (first: {self.report.repairs[0]})"
             raise MapError(self.src, "OpenDRIVE.road", f"no drivable lane in {len(self.odr.roads)} road(s)"
                            + (" inside --bounds" if self.bounds is not None else "")
                            + f": {why} (first road {first.id} at line {first.line})")

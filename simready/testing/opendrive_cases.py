@@ -32,7 +32,7 @@ from scenariogeneration import xodr
 from simready.maps.xodr_export import fresh_ids
 from simready.testing.opendrive_maps import _with_controllers
 
-__all__ = ["CORNER", "CREST", "HIGHWAY", "STOP_PAST", "controller_lights", "crest_road", "grid_city",
+__all__ = ["CORNER", "CREST", "HIGHWAY", "SIGNS", "STOP_PAST", "controller_lights", "crest_road", "grid_city",
            "marked_road", "opposite_sign_highway", "stop_line_past_section", "tight_corner", "city_junction"]
 
 #: Tight corner: straight lead-in and lead-out (m), bend radius (m), lane width (m): lane 2 spans t = 3..6 m
@@ -185,8 +185,17 @@ def crest_road() -> bytes:
     return _xml(odr)
 
 
-def marked_road(mark: str) -> bytes:
-    """A 100 m road with lanes -1 and -2 (same direction) and lane 1; ``mark`` on the line between -1 and -2."""
+#: Signs on :func:`marked_road` with ``signs=True``: a stop sign at s = 95 m and a 30 km/h limit at s = 10 m (lane -1),
+#: and a 6 m × 2.5 m parking space beside lane 1 at s = 40 m.
+SIGNS = {"stop_s": 95.0, "speed_s": 10.0, "speed_kmh": 30.0, "parking_s": 40.0, "parking": (6.0, 2.5)}
+
+
+def marked_road(mark: str, signs: bool = False) -> bytes:
+    """A 100 m road with lanes -1 and -2 (same direction) and lane 1; ``mark`` on the line between -1 and -2.
+
+    With ``signs``: :data:`SIGNS` (a stop sign valid for lanes -1..-2, a speed
+    limit valid for lane -1, a ``parkingSpace`` object).
+    """
     fresh_ids()
     kinds = {"broken": xodr.RoadMarkType.broken, "solid": xodr.RoadMarkType.solid,
              "solid broken": xodr.RoadMarkType.solid_broken, "broken solid": xodr.RoadMarkType.broken_solid}
@@ -197,6 +206,17 @@ def marked_road(mark: str) -> bytes:
     lanes = xodr.Lanes()
     lanes.add_lanesection(section)
     road = xodr.Road(1, _plan([xodr.Line(100.0)]), lanes)
+    if signs:
+        stop = xodr.Signal(s=SIGNS["stop_s"], t=-8.0, country="DEU", Type="206", id="stop1", zOffset=0.0)
+        stop.add_validity(-2, -1)
+        road.add_signal(stop)
+        limit = xodr.Signal(s=SIGNS["speed_s"], t=-8.0, country="DEU", Type="274", id="limit1",
+                            value=SIGNS["speed_kmh"], unit="km/h", zOffset=0.0)
+        limit.add_validity(-1, -1)
+        road.add_signal(limit)
+        length, width = SIGNS["parking"]
+        road.add_object(xodr.Object(s=SIGNS["parking_s"], t=3.5 + width / 2, Type=xodr.ObjectType.parkingSpace,
+                                    id="p1", length=length, width=width))
     odr = xodr.OpenDrive("marked")
     odr.add_road(road)
     odr.adjust_roads_and_lanes()
