@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from simready.maps import opendrive
 from simready.maps.errors import MapError
@@ -189,3 +191,42 @@ def test_a_huge_curvature_is_bounded_work_and_one_line(tmp_path):
     with pytest.raises(MapError, match=r"no drivable lane in 1 road\(s\): 1 repair\(s\) left nothing drivable "
                                       r"\(first: road 1, geometry s=0: curvature 1e\+12 1/m .* is not a road: road left out"):
         import_opendrive(path, "arc")
+
+
+def _bend(curvature: float, left: list[float], right: list[float]) -> bytes:
+    from scenariogeneration import xodr
+
+    section = xodr.LaneSection(0, cases._centre())
+    for w in left:
+        section.add_left_lane(cases._lane(xodr.LaneType.driving, w))
+    for w in right:
+        section.add_right_lane(cases._lane(xodr.LaneType.driving, w))
+    lanes = xodr.Lanes()
+    lanes.add_lanesection(section)
+    geoms = [xodr.Line(10.0), xodr.Arc(curvature, angle=math.pi / 2) if curvature else xodr.Line(20.0), xodr.Line(10.0)]
+    odr = xodr.OpenDrive("bend")
+    odr.add_road(xodr.Road(1, cases._plan(geoms), lanes))
+    odr.adjust_roads_and_lanes()
+    return cases._xml(odr)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(curvature=st.sampled_from([0.0, 0.05, -0.05, 0.2, -0.2, 0.5, -0.5]),
+       left=st.lists(st.floats(2.0, 6.0), min_size=1, max_size=3),
+       right=st.lists(st.floats(2.0, 6.0), min_size=1, max_size=3))
+def test_no_lane_refuses_a_bend_every_lane_is_imported_or_reported(tmp_path, curvature, left, right):
+    """Any bend, however tight for its lanes: the template validates, and each lane is imported or has its line."""
+    path = tmp_path / "bend.xodr"
+    path.write_bytes(_bend(curvature, left, right))
+    result = import_opendrive(path, "bend")
+    template = parse_template(result.data)
+    imported = {lane.id for lane in template.lanes}
+    for lane_id in [k + 1 for k in range(len(left))] + [-(k + 1) for k in range(len(right))]:
+        if f"road1_sec0_lane{lane_id}" not in imported:
+            assert any(line.startswith(f"road 1, laneSection s=0, lane {lane_id} ") for line in result.report.repairs), \
+                (lane_id, result.report.repairs)
+    # Lanes on the outside of the bend (and any lane on a straight) never need a repair.
+    outside = right if curvature > 0 else left if curvature < 0 else left + right
+    sign = -1 if curvature > 0 else 1
+    for k in range(len(outside) if curvature else 0):
+        assert f"road1_sec0_lane{sign * (k + 1)}" in imported

@@ -854,6 +854,8 @@ class _Builder:
     def build(self, sampled: list[_SampledLane]) -> dict[str, Any]:
         for lane in sorted(sampled, key=lambda ln: lane_name(ln.key)):
             self._add_lane(lane)
+        self._links()
+        self._drop_reversed()
         if not any(v["kind"] in ("driving", "turn") for v in self.lanes.values()):
             first = self.odr.roads[0]
             why = f"no lane of type {', '.join(DRIVING_TYPES)}"
@@ -862,8 +864,6 @@ class _Builder:
             raise MapError(self.src, "OpenDRIVE.road", f"no drivable lane in {len(self.odr.roads)} road(s)"
                            + (" inside --bounds" if self.bounds is not None else "")
                            + f": {why} (first road {first.id} at line {first.line})")
-        self._links()
-        self._drop_reversed()
         self._lane_changes()
         walkable, crossings, relations = self._walkable()
         signals, instances, controls = self._signals()
@@ -943,10 +943,13 @@ class _Builder:
             errors = _Ends(self.lanes).direction_errors()
             if not errors:
                 return
+            dropped: set[str] = set()
             for err in errors:
-                if err.lane in self.lanes:
+                # Of two lanes that meet against each other, the first (by id) goes; the other may then be fine.
+                if err.lane in self.lanes and err.other not in dropped:
                     self.report.repairs.append(f"{self._where(self.lane_by_name[err.lane])}: left out: {err.reason}")
                     self._drop_lane(err.lane)
+                    dropped.add(err.lane)
 
     def _lane_changes(self) -> None:
         """``change_left`` / ``change_right`` of each lane with a same-direction driving neighbour, from the road mark
@@ -1402,6 +1405,7 @@ def _marking(mid: str, mark: RoadMark, pts: list[list[float]], zs: list[float] |
 class _DirectionError:
     lane: str
     reason: str
+    other: str
 
 
 class _Ends:
@@ -1447,11 +1451,13 @@ class _Ends:
                 continue
             for b in self._near(self.ends, self.end[a]):
                 if b != a and _dist(self.end[a], self.end[b]) <= SUCCESSOR_GAP_TOLERANCE_M:
-                    out.append(_DirectionError(a, f"ends where lane {b!r} ends: one of them runs against its direction"))
+                    out.append(_DirectionError(a, f"ends where lane {b!r} ends: one of them runs against its direction",
+                                               b))
             for b in self._near(self.starts, self.end[a]):
                 if b != a and _dist(self.end[a], self.start[b]) <= SUCCESSOR_GAP_TOLERANCE_M:
                     turn = math.degrees(abs(wrap_angle(self.start_yaw[b] - self.end_yaw[a])))
-                    out.append(_DirectionError(a, f"meets lane {b!r} only against its direction (turn {turn:.0f} deg)"))
+                    out.append(_DirectionError(a, f"meets lane {b!r} only against its direction (turn {turn:.0f} deg)",
+                                               b))
         return out
 
 
