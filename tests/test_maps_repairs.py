@@ -230,3 +230,51 @@ def test_no_lane_refuses_a_bend_every_lane_is_imported_or_reported(tmp_path, cur
     sign = -1 if curvature > 0 else 1
     for k in range(len(outside) if curvature else 0):
         assert f"road1_sec0_lane{sign * (k + 1)}" in imported
+
+
+def test_a_ring_road_is_imported_as_two_halves_that_follow_each_other(tmp_path):
+    from scenariogeneration import xodr
+
+    radius = 30.0
+    odr = xodr.OpenDrive("ring")
+    odr.add_road(xodr.create_road(xodr.Arc(1.0 / radius, angle=2 * math.pi), 1, left_lanes=1, right_lanes=1,
+                                  lane_width=3.5))
+    odr.adjust_roads_and_lanes()
+    result, t = _import(tmp_path, "ring", cases._xml(odr))
+    ids = {lane.id for lane in t.lanes}
+    assert ids == {"road1_sec0_lane-1_a", "road1_sec0_lane-1_b", "road1_sec0_lane1_a", "road1_sec0_lane1_b"}
+    graph = t.lane_graph
+    assert graph.successors["road1_sec0_lane-1_a"] == ("road1_sec0_lane-1_b",)
+    assert graph.successors["road1_sec0_lane-1_b"] == ("road1_sec0_lane-1_a",)
+    centre = np.array([0.0, radius])
+    for lane_id in ids:
+        pts = np.array(_lane(t, lane_id).polyline)
+        expected = radius + (1.75 if "lane-1" in lane_id else -1.75)
+        assert np.abs(np.hypot(*(pts - centre).T) - expected).max() <= TOL_M
+    assert any("close on themselves: imported as two halves" in line for line in result.report.skipped)
+
+
+def test_a_lane_that_closes_and_opens_again_is_imported_per_open_stretch(tmp_path):
+    from scenariogeneration import xodr
+
+    section = xodr.LaneSection(0, cases._centre())
+    section.add_left_lane(cases._lane(xodr.LaneType.driving, 3.5))
+    section.add_right_lane(cases._lane(xodr.LaneType.driving, 3.5))
+    # Lane -2: 3 m wide to s = 30, closed (0 m) from 40 to 60, 3 m again from 70 (cubic transitions of 10 m).
+    lane = xodr.Lane(lane_type=xodr.LaneType.driving, a=3.0)
+    lane.add_lane_width(3.0, 0.0, -3 * 3.0 / 100, 2 * 3.0 / 1000, soffset=30.0)
+    lane.add_lane_width(0.0, 0.0, 0.0, 0.0, soffset=40.0)
+    lane.add_lane_width(0.0, 0.0, 3 * 3.0 / 100, -2 * 3.0 / 1000, soffset=60.0)
+    lane.add_lane_width(3.0, 0.0, 0.0, 0.0, soffset=70.0)
+    lane.add_roadmark(xodr.std_roadmark_solid())
+    section.add_right_lane(lane)
+    lanes = xodr.Lanes()
+    lanes.add_lanesection(section)
+    odr = xodr.OpenDrive("gap")
+    odr.add_road(xodr.Road(1, cases._plan([xodr.Line(100.0)]), lanes))
+    odr.adjust_roads_and_lanes()
+    result, t = _import(tmp_path, "gap", cases._xml(odr))
+    first, second = _lane(t, "road1_sec0_lane-2_p0"), _lane(t, "road1_sec0_lane-2_p1")
+    assert first.polyline[0][0] == pytest.approx(0.0) and first.polyline[-1][0] == pytest.approx(40.0, abs=2.0)
+    assert second.polyline[0][0] == pytest.approx(60.0, abs=2.0) and second.polyline[-1][0] == pytest.approx(100.0)
+    assert result.report.repairs == []

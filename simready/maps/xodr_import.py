@@ -179,8 +179,10 @@ class _SampledLane:  # noqa: PLR0902 - one record of a sampled lane
     mark: RoadMark | None = None
     line: int = 0
     section_line: int = 0
-    #: The same lane sampled ``factor`` times finer (used to repair a folded outline).
+    #: The same lane sampled ``factor`` times finer (used to repair a folded outline), over ``s_full``.
     resample: Callable[[int], dict[str, Any]] | None = field(default=None, compare=False, repr=False)
+    #: The section's samples the lane was sampled on before any trimming (what ``resample`` refines).
+    s_full: Array | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -406,7 +408,7 @@ def _sample_road(src: str, road: Road, report: ImportReport) -> tuple[list[_Samp
             out.append(_SampledLane((road.id, k, lane.id), lane.type, s, geo["inner"], geo["outer"], geo["centre"],
                                     geo["width"], (lane.id * forward_sign) > 0, road.in_junction,
                                     speed if speed is not None else -1.0, geo["z"], _main_mark(sec, lane, end),
-                                    lane.line, sec.line, resample))
+                                    lane.line, sec.line, resample, s))
     return out, problems
 
 
@@ -545,6 +547,53 @@ def _pts_z(points: Array, z: Array | None) -> tuple[list[list[float]], list[floa
     if z is None:
         return out, None
     return out, (np.round(np.asarray(z, dtype=np.float64)[keep], DECIMALS) + 0.0).tolist()
+
+
+def _is_loop(lane: _SampledLane) -> bool:
+    """The lane's centre ends where it starts (within the endpoint tolerance) after running at least 10 m."""
+    c = lane.centre
+    return len(c) >= 5 and _dist(c[0], c[-1]) <= ENDPOINT_TOLERANCE_M and \
+        float(np.hypot(*np.diff(c, axis=0).T).sum()) > 10.0
+
+
+#: A lane narrower than this is closed at that sample (m).
+ZERO_WIDTH_M = 1e-3
+
+
+def _trimmed(lane: _SampledLane) -> _SampledLane | None:
+    """``lane`` without the zero-width runs at its ends (kept up to the sample where it opens or closes); None when
+    it has no width anywhere. A lane that opens from zero width inside its section starts where it opens."""
+    wide = np.flatnonzero(lane.width > ZERO_WIDTH_M)
+    if wide.size == 0:
+        return None
+    i0, i1 = max(0, int(wide[0]) - 1), min(len(lane.width) - 1, int(wide[-1]) + 1)
+    if i0 == 0 and i1 == len(lane.width) - 1:
+        return lane
+    cut = slice(i0, i1 + 1)
+    return replace(lane, s=lane.s[cut], inner=lane.inner[cut], outer=lane.outer[cut], centre=lane.centre[cut],
+                   width=lane.width[cut], z=None if lane.z is None else tuple(a[cut] for a in lane.z))
+
+
+def _pieces(lane: _SampledLane) -> list[_SampledLane]:
+    """The stretches of ``lane`` where its width is positive (each with the zero-width sample at either end)."""
+    wide = lane.width > ZERO_WIDTH_M
+    runs = []
+    i = 0
+    n = len(wide)
+    while i < n:
+        if wide[i]:
+            j = i
+            while j + 1 < n and wide[j + 1]:
+                j += 1
+            runs.append((max(0, i - 1), min(n - 1, j + 1)))
+            i = j + 1
+        else:
+            i += 1
+    if len(runs) <= 1:
+        return [lane]
+    return [replace(lane, s=lane.s[a:b + 1], inner=lane.inner[a:b + 1], outer=lane.outer[a:b + 1],
+                    centre=lane.centre[a:b + 1], width=lane.width[a:b + 1], resample=None,
+                    z=None if lane.z is None else tuple(x[a:b + 1] for x in lane.z)) for a, b in runs]
 
 
 def _ring(lane: _SampledLane) -> tuple[list[list[float]], list[float] | None]:
@@ -718,6 +767,13 @@ class _Builder:
         lane's centre. A lane whose valid part keeps less than
         :data:`REPAIR_MIN_AREA_SHARE` of its area is left out (reported).
         """
+        trimmed = _trimmed(lane)
+        if trimmed is None:
+            self.skipped[f"{lane.type} lanes of zero width"] += 1
+            return None
+        if trimmed is not lane:
+            self.skipped["lanes trimmed to where their width is positive (a lane opening or closing)"] += 1
+        lane = trimmed
         ring, z = _ring(lane)
         if len(ring) < 3:
             return None
@@ -727,8 +783,11 @@ class _Builder:
         reason = is_valid_reason(poly)
         if lane.resample is not None:
             geo = lane.resample(4)
-            finer = replace(lane, s=_densified(lane.s, 4), inner=geo["inner"], outer=geo["outer"],
-                            centre=geo["centre"], width=geo["width"], z=geo["z"], resample=None)
+            finer = _trimmed(replace(lane, s=_densified(lane.s_full, 4), inner=geo["inner"], outer=geo["outer"],
+                                     centre=geo["centre"], width=geo["width"], z=geo["z"], resample=None))
+        else:
+            finer = None
+        if finer is not None:
             ring2, z2 = _ring(finer)
             poly2 = Polygon(np.asarray(ring2)) if len(ring2) >= 3 else poly
             if poly2.is_valid:
@@ -752,9 +811,9 @@ class _Builder:
         dropped = sum(g.area for g in parts[1:]) + sum(Polygon(h).area for h in parts[0].interiors)
         if dropped <= FOLD_TOLERANCE_M2 and part.is_valid:
             self.skipped["lane outlines folded by a sliver at a plan-view kink: repaired"] += 1
-        elif not part.is_valid or part.area < REPAIR_MIN_AREA_SHARE * expected:
-            self.report.repairs.append(f"{self._where(lane)}: left out: folded outline ({reason}) keeps "
-                                       f"{part.area:.1f} of {expected:.1f} m^2 once cut to its valid part")
+        elif not part.is_valid or not REPAIR_MIN_AREA_SHARE * expected <= part.area <= expected / REPAIR_MIN_AREA_SHARE:
+            self.report.repairs.append(f"{self._where(lane)}: left out: folded outline ({reason}) cut to its valid "
+                                       f"part holds {part.area:.1f} m^2, not about its {expected:.1f} m^2")
             return None
         else:
             self.report.repairs.append(f"{self._where(lane)}: folded outline ({reason}) cut to its valid part: "
@@ -814,8 +873,26 @@ class _Builder:
             return None
         return pts, zs
 
-    def _add_lane(self, lane: _SampledLane) -> None:
-        name = lane_name(lane.key)
+    def _add_lane(self, lane: _SampledLane, name: str | None = None) -> None:
+        if name is None and _is_loop(lane):
+            # A lane that closes on itself (a ring road) is no simple polygon: it is imported as two halves.
+            mid = len(lane.s) // 2
+            for suffix, cut in (("_a", slice(0, mid + 1)), ("_b", slice(mid, None))):
+                half = replace(lane, s=lane.s[cut], inner=lane.inner[cut], outer=lane.outer[cut],
+                               centre=lane.centre[cut], width=lane.width[cut], resample=None,
+                               z=None if lane.z is None else tuple(a[cut] for a in lane.z))
+                self._add_lane(half, lane_name(lane.key) + suffix)
+            self.skipped["lanes that close on themselves: imported as two halves"] += 1
+            return
+        if name is None:
+            pieces = _pieces(lane)
+            if len(pieces) > 1:
+                # A lane that closes to zero width and opens again is imported as one lane per open stretch.
+                for k, piece in enumerate(pieces):
+                    self._add_lane(piece, f"{lane_name(lane.key)}_p{k}")
+                self.skipped["lanes closing to zero width and opening again: imported per open stretch"] += 1
+                return
+        name = name or lane_name(lane.key)
         if lane.type in DRIVING_TYPES or lane.type == "parking":
             rtype = "parking" if lane.type == "parking" else ("intersection" if lane.junction else "drivable")
             got = self._region(name, rtype, lane)
