@@ -278,3 +278,18 @@ def test_a_lane_that_closes_and_opens_again_is_imported_per_open_stretch(tmp_pat
     assert first.polyline[0][0] == pytest.approx(0.0) and first.polyline[-1][0] == pytest.approx(40.0, abs=2.0)
     assert second.polyline[0][0] == pytest.approx(60.0, abs=2.0) and second.polyline[-1][0] == pytest.approx(100.0)
     assert result.report.repairs == []
+
+
+def test_the_command_imports_a_repaired_map_and_prints_each_repair(tmp_path, capsys):
+    from simready.cli import main
+
+    src = tmp_path / "corner.xodr"
+    src.write_bytes(cases.tight_corner())
+    out = tmp_path / "corner.yaml"
+    rc = main(["template", "import", str(src), "--id", "corner", "--out", str(out)])
+    printed = capsys.readouterr().out.splitlines()
+    assert rc == 0
+    assert any(re.match(r"repair: road 1, laneSection s=0, lane 2 \(line \d+\): folded outline", line) for line in printed)
+    template = load_template(out)
+    assert template.provenance is not None
+    assert any(line.startswith("repair: road 1, laneSection s=0, lane 2") for line in template.provenance.skipped)
