@@ -130,6 +130,10 @@ def test_elevation_superelevation_and_kerb_give_lanes_and_regions_their_height(t
         # y is the lateral offset on this straight road: the kerb lifts the whole sidewalk.
         assert z == pytest.approx(elev(x) + y * tan + c["kerb"], abs=1e-3)
     assert -(wm1 + wm2) - TOL_M <= min(y for _x, y in sidewalk.polygon)
+    centre = next(m for m in t.markings if m.id == "mark_road1_sec0_centre")
+    assert centre.z is not None
+    for (x, _y), z in zip(centre.polyline, centre.z):
+        assert z == pytest.approx(elev(x), abs=1e-3)
     # Flat maps carry no heights at all.
     flat, _ = _import(tmp_path, "flat", cases.marked_road("broken"))
     assert all("z" not in lane for lane in flat.data["lanes"])

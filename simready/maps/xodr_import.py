@@ -153,7 +153,7 @@ class ImportReport:
 
 
 @dataclass(frozen=True)
-class _SampledLane:  # noqa: PLR0902 - one record of a sampled lane
+class _SampledLane:
     """One lane of one lane section, sampled at road arc lengths ``s`` ((N,), metres, increasing).
 
     ``inner``, ``outer``, ``centre``: (N, 2) world points (metres) of the border
@@ -335,7 +335,7 @@ class _RoadFrame:
         return cls(road, s, np.stack([pose.x, pose.y], axis=1), normal, _poly_at(road.lane_offsets, s), z, roll)
 
 
-def _lane_geometry(frame: _RoadFrame, k: int, sec: LaneSection, lane: Lane, s: Array, ids: dict[int, Lane],
+def _lane_geometry(frame: _RoadFrame, sec: LaneSection, lane: Lane, s: Array, ids: dict[int, Lane],
                    flat: bool) -> dict[str, Any]:
     """Borders, centre, width and heights of ``lane`` at road arc lengths ``s`` (a subset of, or finer than, the frame)."""
     road = frame.road
@@ -394,7 +394,7 @@ def _sample_road(src: str, road: Road, report: ImportReport) -> tuple[list[_Samp
         ids = {ln.id: ln for ln in sec.lanes}
         for lane in sorted(sec.lanes, key=lambda ln: (abs(ln.id), ln.id)):
             try:
-                geo = _lane_geometry(sub, k, sec, lane, s, ids, flat)
+                geo = _lane_geometry(sub, sec, lane, s, ids, flat)
             except LaneProblem as exc:
                 if lane.type in DRIVING_TYPES + SIDEWALK_TYPES + ("parking",) + tuple(REGION_ONLY_TYPES):
                     problems.append(f"road {road.id}, laneSection s={sec.s:g}, lane {lane.id}: left out: {exc}")
@@ -402,8 +402,8 @@ def _sample_road(src: str, road: Road, report: ImportReport) -> tuple[list[_Samp
             speed = _lane_speed(road, sec, lane)
 
             def resample(factor: int, sub: _RoadFrame = sub, sec: LaneSection = sec, lane: Lane = lane,
-                         ids: dict[int, Lane] = ids, k: int = k) -> dict[str, Any]:
-                return _lane_geometry(sub, k, sec, lane, _densified(sub.s, factor), ids, flat)
+                         ids: dict[int, Lane] = ids) -> dict[str, Any]:
+                return _lane_geometry(sub, sec, lane, _densified(sub.s, factor), ids, flat)
 
             out.append(_SampledLane((road.id, k, lane.id), lane.type, s, geo["inner"], geo["outer"], geo["centre"],
                                     geo["width"], (lane.id * forward_sign) > 0, road.in_junction,
@@ -1058,8 +1058,8 @@ class _Builder:
             if len(pts) >= 2:
                 out.append(_marking(f"mark_{name}", lane.mark, pts, zs))
         for road in self.odr.roads:
-            if road.elevation or road.superelevation or self.bounds is not None:
-                continue  # centre marks are drawn where the reference line's heights need no lane to carry them
+            if self.bounds is not None:
+                continue  # a centre mark is not clipped to --bounds
             ends = [sec.s for sec in road.sections[1:]] + [road.length]
             for k, (sec, end) in enumerate(zip(road.sections, ends)):
                 mark = _main_mark(sec, _CentreLane(sec.centre_marks), end) if sec.centre_marks else None
@@ -1069,7 +1069,11 @@ class _Builder:
                     continue
                 n = max(2, math.ceil((end - sec.s) / MAX_STEP_M) + 1)
                 frame = _RoadFrame.at(road, np.linspace(sec.s, end, n))
-                pts, zs = _pts_z(frame.ref + frame.normal * frame.offset[:, None], None)
+                z = None
+                if frame.z is not None or frame.tan_roll is not None:
+                    z = (frame.z if frame.z is not None else 0.0) + \
+                        (frame.offset * frame.tan_roll if frame.tan_roll is not None else 0.0) + np.zeros(n)
+                pts, zs = _pts_z(frame.ref + frame.normal * frame.offset[:, None], z)
                 if len(pts) >= 2 and LineString(np.asarray(pts)).is_simple:
                     out.append(_marking(f"mark_road{_safe(road.id)}_sec{k}_centre", mark, pts, zs))
         return out
