@@ -255,7 +255,7 @@ def test_a_ring_road_is_imported_as_two_halves_that_follow_each_other(tmp_path):
         pts = np.array(_lane(t, lane_id).polyline)
         expected = radius + (1.75 if "lane-1" in lane_id else -1.75)
         assert np.abs(np.hypot(*(pts - centre).T) - expected).max() <= TOL_M
-    assert any("close on themselves: imported as two halves" in line for line in result.report.skipped)
+    assert any("close on themselves (ring, cul-de-sac): imported as two halves" in line for line in result.report.skipped)
 
 
 def test_a_lane_that_closes_and_opens_again_is_imported_per_open_stretch(tmp_path):

@@ -550,10 +550,12 @@ def _pts_z(points: Array, z: Array | None) -> tuple[list[list[float]], list[floa
 
 
 def _is_loop(lane: _SampledLane) -> bool:
-    """The lane's centre ends where it starts (within the endpoint tolerance) after running at least 10 m."""
+    """The lane's centre or one of its borders ends where it starts (within the endpoint tolerance) after running at
+    least 10 m: a ring road, or a cul-de-sac whose reference line closes."""
     c = lane.centre
-    return len(c) >= 5 and _dist(c[0], c[-1]) <= ENDPOINT_TOLERANCE_M and \
-        float(np.hypot(*np.diff(c, axis=0).T).sum()) > 10.0
+    if len(c) < 5 or float(np.hypot(*np.diff(c, axis=0).T).sum()) <= 10.0:
+        return False
+    return any(_dist(b[0], b[-1]) <= ENDPOINT_TOLERANCE_M for b in (lane.centre, lane.inner, lane.outer))
 
 
 #: A lane narrower than this is closed at that sample (m).
@@ -875,14 +877,14 @@ class _Builder:
 
     def _add_lane(self, lane: _SampledLane, name: str | None = None) -> None:
         if name is None and _is_loop(lane):
-            # A lane that closes on itself (a ring road) is no simple polygon: it is imported as two halves.
+            # A lane that closes on itself (a ring road, a cul-de-sac) is no simple polygon: imported as two halves.
             mid = len(lane.s) // 2
             for suffix, cut in (("_a", slice(0, mid + 1)), ("_b", slice(mid, None))):
                 half = replace(lane, s=lane.s[cut], inner=lane.inner[cut], outer=lane.outer[cut],
                                centre=lane.centre[cut], width=lane.width[cut], resample=None,
                                z=None if lane.z is None else tuple(a[cut] for a in lane.z))
                 self._add_lane(half, lane_name(lane.key) + suffix)
-            self.skipped["lanes that close on themselves: imported as two halves"] += 1
+            self.skipped["lanes that close on themselves (ring, cul-de-sac): imported as two halves"] += 1
             return
         if name is None:
             pieces = _pieces(lane)
