@@ -297,3 +297,17 @@ def test_the_command_imports_a_repaired_map_and_prints_each_repair(tmp_path, cap
     template = load_template(out)
     assert template.provenance is not None
     assert any(line.startswith("repair: road 1, laneSection s=0, lane 2") for line in template.provenance.skipped)
+
+
+def test_a_centreline_folded_round_a_tight_corner_has_its_loop_cut_out(tmp_path):
+    # Lanes 3.5 m wide: lane 2's centre (5.25 m) lies past the 5 m bend's centre, so the centre itself folds.
+    result, t = _import(tmp_path, "corner35", cases.tight_corner(3.5))
+    lane = _lane(t, "road1_sec0_lane2")
+    assert any(re.match(r"road 1, laneSection s=0, lane 2 \(line \d+\): centreline folded back on itself: its loop "
+                        r"\([\d.]+ of [\d.]+ m\) cut out", line) for line in result.report.repairs), result.report.repairs
+    pts = np.array(lane.polyline)
+    # Travel order (lane 2 runs against s): from the end of the northward straight (x = 20 + 5 - 5.25) back to the
+    # start (y = 5.25).
+    lead, r = cases.CORNER["lead"], cases.CORNER["radius"]
+    assert pts[0] == pytest.approx([lead + r - 5.25, r + lead], abs=TOL_M)
+    assert pts[-1] == pytest.approx([0.0, 5.25], abs=TOL_M)

@@ -391,6 +391,12 @@ def _sample_road(src: str, road: Road, report: ImportReport) -> tuple[list[_Samp
         sub = _RoadFrame(road, s, frame.ref[mask], frame.normal[mask], frame.offset[mask],
                          None if frame.z is None else frame.z[mask],
                          None if frame.tan_roll is None else frame.tan_roll[mask])
+        if end < road.length and any(abs(o.s0 - end) < 1e-6 for o in road.lane_offsets):
+            # A lane offset record starting where this section ends (CARLA steps the offset there) belongs to the
+            # next section: this section's last sample is taken a micrometre before it.
+            s = s.copy()
+            s[-1] = end - 1e-6
+            sub = _RoadFrame.at(road, s)
         ids = {ln.id: ln for ln in sec.lanes}
         for lane in sorted(sec.lanes, key=lambda ln: (abs(ln.id), ln.id)):
             try:
@@ -556,6 +562,49 @@ def _is_loop(lane: _SampledLane) -> bool:
     if len(c) < 5 or float(np.hypot(*np.diff(c, axis=0).T).sum()) <= 10.0:
         return False
     return any(_dist(b[0], b[-1]) <= ENDPOINT_TOLERANCE_M for b in (lane.centre, lane.inner, lane.outer))
+
+
+#: A centreline loop cut out by a repair may hold at most this share of the lane's length.
+MAX_LOOP_SHARE = 0.2
+
+
+def _first_crossing(p: Array) -> tuple[int, int, Array] | None:
+    """The first pair of non-adjacent segments (i < j) of polyline ``p`` that cross, and where."""
+    a, b = p[:-1], p[1:]
+    d = b - a
+    for i in range(len(d) - 2):
+        q, e = a[i + 2:], d[i + 2:]
+        denom = d[i, 0] * e[:, 1] - d[i, 1] * e[:, 0]
+        w = q - a[i]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (w[:, 0] * e[:, 1] - w[:, 1] * e[:, 0]) / denom
+            u = (w[:, 0] * d[i, 1] - w[:, 1] * d[i, 0]) / denom
+        hit = np.flatnonzero((denom != 0) & (t >= 0) & (t <= 1) & (u >= 0) & (u <= 1))
+        if hit.size:
+            j = i + 2 + int(hit[0])
+            return i, j, a[i] + t[hit[0]] * d[i]
+    return None
+
+
+def _unlooped(pts: list[list[float]], zs: list[float] | None) -> tuple[list[list[float]], list[float] | None, float] | None:
+    """A centreline with each loop where it folds back on itself cut out at the crossing, and the length cut; None
+    when it does not become simple."""
+    p = np.asarray(pts, dtype=np.float64)
+    z = None if zs is None else list(zs)
+    cut = 0.0
+    for _ in range(100):
+        if LineString(p).is_simple:
+            out, zo = _pts_z(p, None if z is None else np.asarray(z))
+            return (out, zo, cut) if len(out) >= 2 and LineString(np.asarray(out)).is_simple else None
+        found = _first_crossing(p)
+        if found is None:
+            return None
+        i, j, x = found
+        cut += float(np.hypot(*np.diff(np.vstack([x, p[i + 1:j + 1], x]), axis=0).T).sum())
+        p = np.vstack([p[:i + 1], x, p[j + 1:]])
+        if z is not None:
+            z = z[:i + 1] + [z[i]] + z[j + 1:]
+    return None
 
 
 #: A lane narrower than this is closed at that sample (m).
@@ -868,8 +917,15 @@ class _Builder:
             return None
         line = LineString(np.asarray(pts))
         if not line.is_simple:
-            self.report.repairs.append(f"{self._where(lane)}: left out: centreline crosses itself")
-            return None
+            length = line.length
+            unlooped = _unlooped(pts, zs)
+            if unlooped is None or unlooped[2] > MAX_LOOP_SHARE * length:
+                self.report.repairs.append(f"{self._where(lane)}: left out: centreline crosses itself")
+                return None
+            pts, zs, cut = unlooped
+            line = LineString(np.asarray(pts))
+            self.report.repairs.append(f"{self._where(lane)}: centreline folded back on itself: its loop "
+                                       f"({cut:.2f} of {length:.1f} m) cut out")
         if not poly.buffer(CENTRE_IN_REGION_M, quad_segs=2).covers(line):
             self.report.repairs.append(f"{self._where(lane)}: left out: centreline leaves its repaired outline")
             return None

@@ -74,10 +74,10 @@ def _plan(geoms: list, x: float = 0.0, y: float = 0.0, h: float = 0.0) -> xodr.P
     return pv
 
 
-def tight_corner() -> bytes:
-    """Line, a 90° left arc of radius 5 m, line; lanes 1 and 2 (inside) and -1, 3 m each."""
+def tight_corner(width: float | None = None) -> bytes:
+    """Line, a 90° left arc of radius 5 m, line; lanes 1 and 2 (inside) and -1, 3 m each (or ``width``)."""
     fresh_ids()
-    w, r, lead = CORNER["width"], CORNER["radius"], CORNER["lead"]
+    w, r, lead = width or CORNER["width"], CORNER["radius"], CORNER["lead"]
     section = xodr.LaneSection(0, _centre())
     section.add_left_lane(_lane(xodr.LaneType.driving, w))
     section.add_left_lane(_lane(xodr.LaneType.driving, w))
