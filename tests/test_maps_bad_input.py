@@ -6,8 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from simready.cli import main
+from simready.maps.errors import MapError
+from simready.maps.xodr_import import import_opendrive
 from simready.testing import opendrive_maps as maps
 
 
@@ -121,3 +125,28 @@ def test_existing_output_is_not_replaced(tmp_path: Path, capsys) -> None:
     assert rc == 1
     assert out.read_text() == "mine\n"
     assert "exists" in capsys.readouterr().err
+
+
+_NUMBER = re.compile(r'(?<= )([A-Za-z]+)="(-?[0-9][0-9.eE+\-]*)"')
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_maps_import_or_fail_in_one_line(tmp_path, data) -> None:
+    """Numbers of a valid map replaced by hostile ones (huge, negative, zero, tiny): a template or one MapError,
+    never another exception (issue 27)."""
+    text = (maps.straight_road() if data.draw(st.booleans()) else maps.junction_map()).decode("utf-8")
+    spots = [m.span(2) for m in _NUMBER.finditer(text)]
+    picks = data.draw(st.lists(st.sampled_from(spots), min_size=1, max_size=4, unique=True))
+    values = st.sampled_from(["0", "-1", "-1e9", "1e9", "1e12", "1e-12", "1e308", "-0.5", "3.5e4", "7"])
+    # Bounded work: a probe of 500 such maps found none over a few seconds once the bounds were in (issue 27).
+    for start, end in sorted(picks, reverse=True):
+        text = text[:start] + data.draw(values) + text[end:]
+    path = tmp_path / "mutated.xodr"
+    path.write_text(text)
+    try:
+        result = import_opendrive(path, "mutated")
+    except MapError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert result.data["lanes"]

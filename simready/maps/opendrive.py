@@ -50,6 +50,9 @@ LIMITS = {
     "lane sections per road": 10_000,
     "roads per map": 50_000,
     "|coordinate| (m)": 1.0e5,
+    "|heading| (rad)": 1.0e3,
+    "|lane id|": 100,
+    "|polynomial coefficient|": 1.0e6,
 }
 
 
@@ -430,6 +433,8 @@ def _geometry(rd: _Reader, el: etree._Element, where: str) -> Geometry:
     names = {"line": (), "arc": ("curvature",), "spiral": ("curvStart", "curvEnd"), "poly3": ("a", "b", "c", "d"),
              "paramPoly3": ("aU", "bU", "cU", "dU", "aV", "bV", "cV", "dV")}[rec.tag]
     params: list[tuple[str, float | str]] = [(n, rd.num(rec, n, where)) for n in names]
+    if rec.tag in ("poly3", "paramPoly3"):
+        _check_limit(rd.source, "|polynomial coefficient|", max(abs(float(v)) for _, v in params), where, rec)
     if rec.tag == "paramPoly3":
         p_range = rec.get("pRange", "normalized")
         if p_range not in ("normalized", "arcLength"):
@@ -441,12 +446,15 @@ def _geometry(rd: _Reader, el: etree._Element, where: str) -> Geometry:
     _check_limit(rd.source, "road length (m)", length, where, el)
     x, y = rd.num(el, "x", where), rd.num(el, "y", where)
     _check_limit(rd.source, "|coordinate| (m)", max(abs(x), abs(y)), where, el)
-    return Geometry(s, x, y, rd.num(el, "hdg", where), length, rec.tag, tuple(params), el.sourceline)
+    hdg = rd.num(el, "hdg", where)
+    _check_limit(rd.source, "|heading| (rad)", hdg, where, el)
+    return Geometry(s, x, y, hdg, length, rec.tag, tuple(params), el.sourceline)
 
 
 def _poly(rd: _Reader, el: etree._Element, s_name: str, where: str) -> Poly3:
-    return Poly3(rd.num(el, s_name, where), rd.num(el, "a", where), rd.num(el, "b", where),
-                 rd.num(el, "c", where), rd.num(el, "d", where), el.sourceline)
+    coeffs = [rd.num(el, k, where) for k in "abcd"]
+    _check_limit(rd.source, "|polynomial coefficient|", max(abs(c) for c in coeffs), where, el)
+    return Poly3(rd.num(el, s_name, where), *coeffs, el.sourceline)
 
 
 def _section(rd: _Reader, el: etree._Element, where: str) -> LaneSection:
@@ -471,6 +479,7 @@ def _marks(rd: _Reader, el: etree._Element, where: str) -> tuple[RoadMark, ...]:
 
 def _lane(rd: _Reader, el: etree._Element, where: str, side: str) -> Lane:
     lane_id = rd.integer(el, "id", where + ", lane")
+    _check_limit(rd.source, "|lane id|", lane_id, where + ", lane", el)
     where = f"{where}, lane {lane_id}"
     if lane_id == 0 or (lane_id > 0) != (side == "left"):
         raise rd.error(where, f"lane id {lane_id} does not belong in <{side}>", el)
@@ -539,8 +548,10 @@ def _object(rd: _Reader, el: etree._Element, where: str) -> MapObject:
                 corners.append(Corner("local", rd.num(c, "u", where), rd.num(c, "v", where)))
             elif c.tag == "cornerRoad":
                 corners.append(Corner("road", rd.num(c, "s", where), rd.num(c, "t", where)))
+    hdg = rd.num(el, "hdg", where, 0.0)
+    _check_limit(rd.source, "|heading| (rad)", hdg, where, el)
     return MapObject(obj_id, el.get("type", ""), el.get("subtype", ""), rd.num(el, "s", where),
-                     rd.num(el, "t", where), rd.num(el, "hdg", where, 0.0), rd.num(el, "length", where, 0.0),
+                     rd.num(el, "t", where), hdg, rd.num(el, "length", where, 0.0),
                      rd.num(el, "width", where, 0.0), tuple(corners), el.sourceline)
 
 

@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from shapely import is_valid_reason, make_valid, prepare
+from shapely import get_parts, is_valid_reason, make_valid, node, prepare
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
@@ -64,6 +64,7 @@ from simready.maps.errors import MapError
 from simready.maps.opendrive import Lane, LaneSection, MapObject, OpenDriveMap, Poly3, Road, RoadMark, read_opendrive
 from simready.maps.refline import Array, max_curvature, reference_poses
 from simready.world.lanes import SUCCESSOR_GAP_TOLERANCE_M, SUCCESSOR_MAX_HEADING_CHANGE_RAD, wrap_angle
+from simready.world.template_model import MAX_LANE_WIDTH_M
 
 __all__ = ["CHORD_TOLERANCE_M", "MAX_STEP_M", "ImportReport", "ImportedMap", "LaneKey", "file_successors",
            "import_opendrive", "lane_name"]
@@ -74,6 +75,8 @@ MAX_STEP_M = 2.0
 MIN_STEP_M = 0.01
 #: A plan-view record curving tighter than this over more than a quarter turn is not a road (1/m; radius 5 cm).
 MAX_CURVATURE = 20.0
+#: Most pieces a folded outline may cross itself into (noded) for a repair to be tried (real maps: up to ~60).
+MAX_FOLD_PIECES = 200
 #: Most vertices of a lane outline that a repair (``make_valid``) is tried on; a larger folded outline is left out.
 MAX_REPAIR_VERTICES = 20_000
 #: Most samples along one road (a bound on work and memory, issue 27): 100 km at 2 m is 50 000.
@@ -284,6 +287,12 @@ def _lane_width(road: Road, sec: LaneSection, lane: Lane, s: Array) -> Array:
         reason = "lane <border> records are not supported (give <width>)" if lane.has_border else "lane has no <width>"
         raise LaneProblem(f"{reason} (line {lane.line})")
     w = _poly_at(lane.widths, s, base=sec.s)
+    wide = np.flatnonzero(w > MAX_LANE_WIDTH_M)
+    if wide.size:
+        i = int(wide[0])
+        rec = next(r for r in reversed(lane.widths) if sec.s + r.s0 <= s[i] + 1e-9)
+        raise LaneProblem(f"lane width {w[i]:.4g} m at s={s[i]:.2f} is over the {MAX_LANE_WIDTH_M:g} m a lane may be "
+                          f"(line {rec.line})")
     bad = np.flatnonzero(w < -NEGATIVE_WIDTH_TOLERANCE_M)
     if bad.size:
         i = int(bad[0])
@@ -347,9 +356,8 @@ def _lane_geometry(frame: _RoadFrame, sec: LaneSection, lane: Lane, s: Array, id
         ref, normal, offset, z_ref, roll = sub.ref, sub.normal, sub.offset, sub.z, sub.tan_roll
     side = 1 if lane.id > 0 else -1
     t_inner = offset.copy()
-    for j in range(1, abs(lane.id)):
-        inner_lane = ids.get(side * j)
-        if inner_lane is not None:
+    for j, inner_lane in sorted(ids.items()):
+        if j * side > 0 and abs(j) < abs(lane.id):
             t_inner = t_inner + side * _lane_width(road, sec, inner_lane, s)
     w = _lane_width(road, sec, lane, s)
     t_outer = t_inner + side * w
@@ -849,6 +857,13 @@ class _Builder:
         if len(ring) > MAX_REPAIR_VERTICES:
             self.report.repairs.append(f"{self._where(lane)}: left out: folded outline ({reason}) of {len(ring)} "
                                        f"vertices, over the {MAX_REPAIR_VERTICES} a repair is tried on")
+            return None
+        # A fold crosses its outline a few times (real maps: at most ~60 pieces once noded); hundreds of crossings
+        # are not a fold but a record gone wrong, and would make the repair itself quadratic.
+        pieces = len(get_parts(node(LineString(np.asarray(ring + ring[:1])))))
+        if pieces > MAX_FOLD_PIECES:
+            self.report.repairs.append(f"{self._where(lane)}: left out: outline crosses itself into {pieces} pieces "
+                                       f"(over {MAX_FOLD_PIECES}): not a fold a repair can cut")
             return None
         fixed = make_valid(poly)
         parts = sorted((g for g in getattr(fixed, "geoms", [fixed]) if isinstance(g, Polygon) and g.area > 0.0),
