@@ -10,7 +10,7 @@ Scene (``residential_crosswalk_v3``, ``lane_eb`` along y = −1.75 m): the
 ego shuttle (4.6 m) waits at rest at x = 40 m (cruise 0); a sedan (4.7 m)
 starts 10 m behind at 15 m/s. The bumpers are 5.35 m apart, but braking
 at its hardest (decel_max 8 m/s²) the sedan needs 15²/16 ≈ 14 m to stop, so
-it hits the ego at t = 0.22 s at ~11.8 m/s.
+its footprint meets the ego's at t = 0.20 s at ~11.8 m/s (the hulls at 0.22 s).
 """
 
 from __future__ import annotations
@@ -80,7 +80,9 @@ def test_rear_end_exchanges_momentum_within_the_tyre_impulse() -> None:
     r = _run(_rear_end())
     (hit,) = _collisions(r)
     assert hit["a"] == "car" and hit["b"] == "ego"
-    assert hit["t"] == pytest.approx(0.22) and hit["relative_speed_mps"] > 10.0
+    # The event starts at the first tick the footprints overlap (0.20 s), a tick before the hulls meet (the
+    # sedan's rounded hull lies inside its footprint).
+    assert hit["t"] == pytest.approx(0.20) and hit["relative_speed_mps"] > 10.0
     assert 0.0 < hit["duration_s"] < 0.5 and hit["t_end"] == pytest.approx(hit["t"] + hit["duration_s"])
     assert hit["delta_v_mps"]["car"] > 5.0 and hit["delta_v_mps"]["ego"] > 2.0 and len(hit["point"]) == 2
     cat = catalog()
