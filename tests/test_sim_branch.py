@@ -87,7 +87,7 @@ def test_unknown_action_and_missing_reveal_are_input_errors() -> None:
 def test_dynamic_branches_brake_avoids_coast_hits() -> None:
     from simready.sim.evaluate import evaluate_trace
 
-    res = run_branches(crossing(clip_s=6.0), template(), at_s=0.5, backend="dynamic-v1", catalog=catalog())
+    res = run_branches(crossing(clip_s=7.0), template(), at_s=0.5, backend="dynamic-v1", catalog=catalog())
     brake, coast = res.branches
     assert shared_prefix(brake.trace, coast.trace, res.checkpoint.tick)
     assert not brake.outcome["collision"] and coast.outcome["collision"]
@@ -103,7 +103,7 @@ def test_dynamic_branches_brake_avoids_coast_hits() -> None:
     ped_id = hit["b"] if hit["a"] == "ego" else hit["a"]
     ped = df[(df.actor_id == ped_id) & (df.t >= hit["t"] - 1e-9)]
     moving = ego[ego.t >= hit["t"] - 1e-9]
-    dims = {a.id: (a.dims.l, a.dims.w) for a in crossing(clip_s=6.0).actors}
+    dims = {a.id: (a.dims.l, a.dims.w) for a in crossing(clip_s=7.0).actors}
     depth = [_penetration(e, q, dims["ego"], dims[ped_id]) for (_, e), (_, q) in zip(moving.iterrows(), ped.iterrows())]
     assert max(depth) <= 0.01, max(depth)
     gap = np.hypot(ped.x.to_numpy() - moving.x.to_numpy(), ped.y.to_numpy() - moving.y.to_numpy())

@@ -25,9 +25,14 @@ Two documented models, shared by both backends:
     impulse: its velocity becomes the common velocity of the inelastic
     impact, applied at bumper height (:data:`BUMPER_HEIGHT_M`) below its
     centre of mass, so it also spins (legs swept forward, the upper body
-    towards the vehicle). From then on PyBullet moves it: it is thrown,
-    falls, slides on the road with friction :data:`BODY_ROAD_FRICTION` to
-    rest, and can be struck again by any vehicle. Its contact with the
+    towards the vehicle) and, where that spin would drive its sole into
+    the road, leaves the road at the speed that keeps the sole's corners
+    from sinking (the swept legs lift off). From then on PyBullet moves
+    it: it is thrown, falls, slides on the road with friction
+    :data:`BODY_ROAD_FRICTION` (rolling resistance :data:`BODY_ROLLING_M`,
+    its tumbling damped by :data:`BODY_ANGULAR_DAMPING`: limbs and soft
+    tissue dissipate what a rigid body would keep) to rest, and can be
+    struck again by any vehicle. Its contact with the
     striking vehicle lasts (one ``collision`` event) until the body is at
     rest. Limits: one rigid body, no articulation (limbs do not fold, the
     body does not wrap over the bonnet); the impact is inelastic in the
@@ -68,6 +73,11 @@ DEFAULT_ROAD_USER_MASS_KG = 75.0
 BUMPER_HEIGHT_M = 0.5
 #: Friction coefficient between a thrown road user's body and the road (or anything else it slides on).
 BODY_ROAD_FRICTION = 0.6
+#: Rolling (and spinning) resistance of a thrown body on the road: the lever of the normal force (m). A body is no wheel.
+BODY_ROLLING_M = 0.1
+#: A thrown body's angular damping (PyBullet's: the fraction of its angular velocity lost per second): a body's limbs
+#: and soft tissue dissipate the tumbling a rigid body would keep.
+BODY_ANGULAR_DAMPING = 0.9
 #: A thrown body is at rest once its speed and its angular speed are below these (m/s, rad/s).
 BODY_REST_MPS = 0.05
 BODY_REST_RPS = 0.1

@@ -527,6 +527,10 @@ class DynamicBackend(Backend):
             v_com, w = np.array([0.0, 0.0, float(v_user[2])]), np.zeros(3)
         else:
             v_com, w = impact.thrown_twist(m_v, m_r, v_vehicle, v_user, inertia_w, float(arm[2]))
+        # The spin must not drive the body's sole into the road: the sole's corners leave it (the swept legs lift off).
+        hl, hw = float(a.hl[user]), float(a.hw[user])
+        lift = max(-float(_cross(w, R @ np.array([sx * hl, sy * hw, 0.0]) - arm)[2]) for sx in (-1.0, 1.0) for sy in (-1.0, 1.0))
+        v_com[2] = max(float(v_com[2]), lift)
         omega[user] = w
         vel[user] = v_com - _cross(w, arm)
         self._create_thrown(user, Bodies(pos, quat, vel, omega, np.ones(len(a), dtype=bool)))
@@ -549,8 +553,9 @@ class DynamicBackend(Backend):
                       baseInertialFrameOrientation=ch.inertial_quat.tolist(), useMaximalCoordinates=True)
         # Combined friction is the product of the two bodies' (the road's is PyBullet's default, 0.5).
         w.call(p.changeDynamics, body, -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist(),
-               lateralFriction=impact.BODY_ROAD_FRICTION / 0.5, spinningFriction=0.0, rollingFriction=0.0,
-               restitution=ch.restitution, linearDamping=0.0, angularDamping=0.0,
+               lateralFriction=impact.BODY_ROAD_FRICTION / 0.5, spinningFriction=impact.BODY_ROLLING_M / 0.5,
+               rollingFriction=impact.BODY_ROLLING_M / 0.5,
+               restitution=ch.restitution, linearDamping=0.0, angularDamping=impact.BODY_ANGULAR_DAMPING,
                activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING)
         w.call(p.setCollisionFilterGroupMask, body, -1, *BODY_FILTER)
         self.thrown[i] = body
