@@ -156,12 +156,15 @@ def test_points_get_their_firing_times_from_their_azimuths(tmp_path):
     for sweep in results.sweeps["roof_lidar"]:
         ply = read_ply(obs.file(obs.frame_name("roof_lidar", sweep.tick, "lidar")))
         xyz = np.stack([ply["x"], ply["y"], ply["z"]], axis=1).astype(np.float64)
-        np.testing.assert_allclose(firing_times(xyz, model, sweep.t0_s), ply["t"], atol=1e-6, rtol=0)
+        # The PLY's t counts from the sweep's sampleTime, its start.
+        np.testing.assert_allclose(firing_times(xyz, model, sweep.t0_s), sweep.t0_s + ply["t"], atol=1e-6, rtol=0)
     out = tmp_path / "timed.mcap"
     assert main(["export", "mcap", str(timed), "--out", str(out)]) == 0
     topics, _ = read_back(out)
-    ply = read_ply(obs.file(obs.frame_name("roof_lidar", results.sweeps["roof_lidar"][0].tick, "lidar")))
-    np.testing.assert_array_equal(cloud_columns(topics["/roof_lidar/points"][0][1])["t"], ply["t"])
+    first = results.sweeps["roof_lidar"][0]
+    ply = read_ply(obs.file(obs.frame_name("roof_lidar", first.tick, "lidar")))
+    # The cloud's t is the scenario time: the sweep's start plus the PLY's t.
+    np.testing.assert_array_equal(cloud_columns(topics["/roof_lidar/points"][0][1])["t"], first.t0_s + ply["t"])
 
 
 def refused(args: list[str], out: Path, capsys, *needles: str) -> None:

@@ -27,8 +27,9 @@ Frames: ``world`` is the trace's (x east, y north, z up); an actor's frame is it
 footprint centre on the ground, x forward); a sensor's frame is its measurement frame
 (:mod:`simready.sensors_hw.frames`: the camera's optical frame x right, y down, z forward, which is what
 Foxglove projects with; LiDAR and radar x forward, y left, z up). LiDAR points are in the LiDAR frame at each
-beam's own time, as in the PLY; a PLY written without ``t`` gets each point's firing time from its azimuth
-(:func:`~simready.sensors_hw.lidar.firing_times`). The window is ``render.json``'s, widened to the trace
+beam's own time, as in the PLY; each point carries its firing time ``t`` (float64 seconds from the scenario
+start: the PLY's ``t``, seconds since the sweep's ``sampleTime``, plus that time), and a PLY written without
+``t`` gets it from the point's azimuth (:func:`~simready.sensors_hw.lidar.firing_times`). The window is ``render.json``'s, widened to the trace
 ticks around it.
 
 The same folder gives the same bytes: channels are registered in topic order, messages are written in
@@ -264,9 +265,12 @@ def depth_metres(path: Path, near_m: float) -> bytes:
 
 
 def lidar_columns(ply: Path, model: LidarModel, t0_s: float) -> dict[str, NDArray]:
-    """A sweep's PLY columns as the point cloud carries them: x y z intensity instance_id and t."""
+    """A sweep's PLY columns as the point cloud carries them: x y z intensity instance_id and t (s from the scenario
+    start; the PLY's ``t`` counts from the sweep's start ``t0_s``)."""
     cols = read_ply(ply)
-    if "t" not in cols:
+    if "t" in cols:
+        cols["t"] = t0_s + cols["t"].astype(np.float64)
+    else:
         xyz = np.stack([cols["x"], cols["y"], cols["z"]], axis=1).astype(np.float64)
         cols["t"] = firing_times(xyz, model, t0_s)
     return {k: cols[k] for k in ("x", "y", "z", "intensity", "instance_id", "t")}

@@ -257,7 +257,8 @@ class _Run:
         with self.timed(s.sensor, "write"):
             # The sweep's pose at mid-sweep lets consumers (the validity gate) put points in world coordinates.
             T_mid = self.rig.T_world_sensor(s.sensor, s.t_s + 0.5 * model.sweep_s)
-            write_lidar(self.folder, s.sensor, s.tick, sweep, self.options, t=s.t_s + 0.5 * model.sweep_s,
+            write_lidar(self.folder, s.sensor, s.tick, sweep, self.options, sampleTime={"seconds": s.t_s},
+                        t=s.t_s + 0.5 * model.sweep_s,
                         T_world_sensor=np.asarray(T_mid).round(9).tolist())
         self.sweep_records.setdefault(s.sensor, []).append(
             LidarSweep(tick=s.tick, t0_s=s.t_s, sweep_s=model.sweep_s, points=len(sweep)))
@@ -469,7 +470,7 @@ def observe_sample(template: Any, catalog: Any, manifest: Any, trace: TraceInput
 def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: str | Path, *,
                   rig_spec: str | Path | None = None, passes: str | Iterable[str] | None = None,
                   overrides: Iterable[str] | Mapping[str, Any] = (), lidar_format: str = "ascii",
-                  video: bool = True, until_s: float | None = None, from_s: float | None = None,
+                  lidar_time: bool = True, video: bool = True, until_s: float | None = None, from_s: float | None = None,
                   progress: Callable[[int], Progress] | None = None) -> ObserveResult:
     """``simready sense``: read the trace, manifest, template, catalog and rig; observe; write ``out_dir``.
 
@@ -479,8 +480,8 @@ def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: st
     an output folder that exists and is not empty, malformed overrides, a
     rig whose sensor names a missing mount, a trace without twists.
     """
-    options = ObserveOptions(passes=parse_passes(passes), lidar_format=lidar_format, video=video, from_s=from_s,
-                             until_s=until_s)
+    options = ObserveOptions(passes=parse_passes(passes), lidar_format=lidar_format, lidar_time_column=lidar_time,
+                             video=video, from_s=from_s, until_s=until_s)
     check_output_dir(out_dir)
     overrides = parse_set_args(overrides) if not isinstance(overrides, Mapping) else dict(overrides)
     manifest = load_manifest(manifest_path)

@@ -60,7 +60,8 @@ class ObserveOptions:
     Attributes:
         passes: subset of :data:`PASSES`.
         lidar_format: ``ascii`` (SPEC §10) or ``binary`` (little-endian, same columns).
-        lidar_time_column: add each point's firing time ``t`` to the PLY.
+        lidar_time_column: add each point's firing time ``t`` to the PLY (seconds since the sweep's
+            ``sampleTime``; on by default, as SPEC §10 lists it).
         video: write ``video/<sensor>.mp4``.
         pairing_policy: camera-centred pairing (:data:`simready.sensors_hw.schedule.POLICIES`).
         from_s: observe only samples whose window starts at or after then, seconds of scenario time
@@ -77,7 +78,7 @@ class ObserveOptions:
 
     passes: tuple[str, ...] = PASSES
     lidar_format: str = "ascii"
-    lidar_time_column: bool = False
+    lidar_time_column: bool = True
     video: bool = True
     pairing_policy: str = "nearest_start"
     from_s: float | None = None
