@@ -155,10 +155,17 @@ class LegendEntry(Record):
 
 
 class Legend(Record):
-    """``legend.json``: every entity of the observed scene by compact id (``nothing_hit``: the id of no hit)."""
+    """``legend.json``: every entity of the observed scene by compact id (``nothing_hit``: the id of no hit).
+
+    ``nothing_hit_class``: the ``semantic.png`` value where nothing was hit (sky; no ontology class, not the
+    ignore value ``semantic_ignore_8bit``); ``row_time``: the rolling shutter's row-time and target-row rule.
+    """
 
     ontology_version: str
     nothing_hit: int
+    nothing_hit_class: int = 0
+    semantic_ignore_8bit: int = 255
+    row_time: str | None = None
     compact_id_bits: int
     entries: list[LegendEntry]
 

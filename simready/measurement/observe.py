@@ -10,7 +10,7 @@ paths from :class:`simready.layout.ObservationDir`, JSON through
                            its ``projection`` and ``sampleTime`` (and beside them the rows' sample times), per
                            camera its intrinsics; per LiDAR sweep / radar frame its times and counts
     observed-frames.jsonl  one line per sensor sample: time, every actor's position, rotation [x,y,z,w], visibility
-    legend.json            compact id -> entity, class, family
+    legend.json            compact id -> entity, class, family; nothing_hit_class (semantic 0: sky), row_time rule
     parity.json            observed poses vs the trace (max position and angle error)
     <cam>/<tick:08d>.rgb.png | .depth.f32.bin | .semantic.png | .id.png
     <lidar>/<tick:08d>.ply     (ASCII by default; binary little-endian with lidar_format="binary")
@@ -78,7 +78,8 @@ from simready.records import (CameraFrame, CameraFrames, LidarSweep, RadarFrame,
 from simready.scenario.manifest import load_manifest, manifest_hash
 from simready.scenario.streams import StreamSet
 from simready.sensors_hw.atmosphere import Atmosphere, apply_atmosphere_overrides, split_overrides
-from simready.sensors_hw.camera import Lighting, render_frame
+from simready.sensors_hw.camera import (ROW_TIME_RULE, SEMANTIC_IGNORE_8BIT, SEMANTIC_NOTHING_HIT, Lighting,
+                                         render_frame)
 from simready.sensors_hw.frames import frame_declaration
 from simready.sensors_hw.lidar import scan
 from simready.sensors_hw.models import CameraModel, LidarModel, RadarModel, Rig, apply_overrides, parse_set_args
@@ -351,7 +352,8 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             if v.frames:
                 folder.add_written(layout.video_name(n), n, None, "video", frames=v.frames, fps=v.fps)
         folder.add_written(folder.name_of(layout.observed_frames), None, None, "observed_frames")
-        legend = write_legend(layout.legend, built.legend(), _ontology_version())
+        legend = write_legend(layout.legend, built.legend(), _ontology_version(), nothing_hit_class=SEMANTIC_NOTHING_HIT,
+                              semantic_ignore_8bit=SEMANTIC_IGNORE_8BIT, row_time=ROW_TIME_RULE)
         folder.add_written(folder.name_of(legend), None, None, "legend")
         par = parity(built, trace, t_lo, t_hi)
         if not par.passed:

@@ -55,7 +55,18 @@ def datasheet(record: Mapping[str, Any], suite_weights: Mapping[str, Any], relea
             "released_mean": {k: _mean([float(r[k]) for r in released.values()]) for k in ("validity", "fidelity", "realism")},
         },
         "versions": {**dict(sorted(versions.items())), "pybullet": importlib.metadata.version("pybullet")},
+        "conventions": conventions(),
     }
+
+
+def conventions() -> dict[str, Any]:
+    """The observation layout's value conventions a reader needs beside SPEC §10 (also in each ``legend.json``)."""
+    from simready.sensors_hw.camera import ROW_TIME_RULE, SEMANTIC_IGNORE_8BIT, SEMANTIC_NOTHING_HIT
+    from simready.sensors_hw.lidar import TIME_COMMENT
+
+    return {"semantic_nothing_hit_class": SEMANTIC_NOTHING_HIT, "semantic_ignore_8bit": SEMANTIC_IGNORE_8BIT,
+            "id_nothing_hit": 0, "depth_nothing_hit_raw": 0.0, "row_time": ROW_TIME_RULE,
+            "lidar_t": TIME_COMMENT.removeprefix("comment t: ")}
 
 
 def _cell(text: str) -> str:
@@ -81,6 +92,13 @@ def datasheet_markdown(release_id: str, sheet: Mapping[str, Any], items: list[Ma
               "- released mean: " + ", ".join(f"{k} {v:.3f}" for k, v in gate["released_mean"].items()),
               "", "## Versions", ""]
     lines += [f"- {k}: `{v}`" for k, v in sheet["versions"].items()]
+    conv = sheet.get("conventions")
+    if conv:
+        lines += ["", "## Observation conventions", "",
+                  f"- `semantic.png`: {conv['semantic_nothing_hit_class']} where nothing was hit (sky; no ontology class), "
+                  f"{conv['semantic_ignore_8bit']} the ontology's ignore class; `id.png` {conv['id_nothing_hit']} and "
+                  f"`depth.f32.bin` {conv['depth_nothing_hit_raw']} where nothing was hit",
+                  f"- rolling shutter: {conv['row_time']}", f"- LiDAR `t`: {conv['lidar_t']}"]
     lines += ["", "## World-trajectory QA checklist", "", "| item | checks (result) | |", "|---|---|---|"]
     for item in items:
         checks = "; ".join(f"{c['check']}{'' if c['blocking'] else ' (scored)'} {c['result']}" for c in item["checks"])
