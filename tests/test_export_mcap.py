@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from mcap.reader import make_reader
@@ -113,6 +114,18 @@ def test_the_file_holds_every_sample_at_its_time_and_a_cloud_equal_to_its_ply(sa
     got = cloud_columns(topics["/front_radar/detections"][0][1])
     np.testing.assert_array_equal(got["range_m"], det["range_m"])
     np.testing.assert_allclose(np.hypot(np.hypot(got["x"], got["y"]), got["z"]), det["range_m"], rtol=1e-6)
+    # The radar contributors (issue 26 item 7): one cloud per frame, equal to the Parquet table beside the CSV.
+    assert [t for t, _ in topics["/front_radar/contributors"]] == [ns(r.t_s) for r in radar]
+    for (_, msg), frame in zip(topics["/front_radar/contributors"], radar):
+        table = pq.read_table(obs.file(obs.frame_name("front_radar", frame.tick, "radar.contributors")))
+        cloud = cloud_columns(msg)
+        np.testing.assert_array_equal(cloud["power_share"], table.column("power_share").to_numpy())
+        np.testing.assert_array_equal(cloud["detection"], table.column("detection").to_numpy())
+        np.testing.assert_array_equal(cloud["instance_id"], table.column("instance_id").to_numpy())
+        det = read_radar_csv(obs.file(obs.frame_name("front_radar", frame.tick, "radar")))
+        shares = np.bincount(cloud["detection"].astype(np.int64), weights=cloud["power_share"], minlength=len(det["range_m"]))
+        np.testing.assert_allclose(shares, 1.0, rtol=1e-12)  # every detection's power is accounted for
+        np.testing.assert_array_equal(det["instance_id"][cloud["detection"]], cloud["instance_id"])
 
     # The world: a transform and a box message per trace tick of the window, the tracks once, every event.
     lo, hi = render.settings.window_s

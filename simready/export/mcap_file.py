@@ -16,6 +16,10 @@ topic                      schema                      what
                                                        (float64, each point's firing time) at the sweep's start
 ``/<radar>/detections``    foxglove.PointCloud         x y z (float32) from range, azimuth and elevation, then
                                                        every CSV column (float64; instance_id uint32)
+``/<radar>/contributors``  foxglove.PointCloud         per detection, each part whose surfaces returned it: x y z
+                                                       (float32, its hits' centroid), detection, instance_id,
+                                                       part, hits (uint32), power_share, radial_velocity_mps
+                                                       (float64); entity and element names in the Parquet file
 ``/tf``                    foxglove.FrameTransforms    ``world`` → ``actor:<id>`` of every present actor at every
                                                        trace tick of the window, and the ego → each sensor
 ``/boxes``                 foxglove.SceneUpdate        each present actor's box (``box:<id>``) at every tick
@@ -46,6 +50,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 from foxglove import messages as fg
 from mcap.writer import CompressionType, Writer
 from numpy.typing import NDArray
@@ -322,6 +327,31 @@ def _radar_messages(s: ObservedSample, radar: str) -> Iterator[_Message]:
         yield _Message(t, f"/{radar}/detections", encode, s.obs.file(csv.path))
 
 
+CONTRIBUTOR_FIELDS = {"x": "<f4", "y": "<f4", "z": "<f4", "detection": "<u4", "instance_id": "<u4", "part": "<u4",
+                      "hits": "<u4", "power_share": "<f8", "radial_velocity_mps": "<f8"}
+
+
+def contributor_columns(parquet: Path) -> dict[str, NDArray]:
+    """A radar frame's contributor table as its point cloud carries it (:data:`CONTRIBUTOR_FIELDS`)."""
+    table = pq.read_table(parquet, columns=list(CONTRIBUTOR_FIELDS))
+    return {k: table.column(k).to_numpy() for k in CONTRIBUTOR_FIELDS}
+
+
+def _contributor_messages(s: ObservedSample, radar: str) -> Iterator[_Message]:
+    for frame in s.results.sweeps.get(radar, []):
+        entry = s.entry(radar, frame.tick, "radar.contributors")
+        if entry is None:
+            continue
+        t = ns(frame.t_s)  # type: ignore[union-attr]
+
+        def encode(entry: FileEntry = entry, t: int = t) -> bytes:
+            data, stride, fields = _packed(contributor_columns(s.verified(entry)), CONTRIBUTOR_FIELDS)
+            return fg.PointCloud(timestamp=_stamp(t), frame_id=radar, pose=_pose((0, 0, 0), (0, 0, 0, 1)),
+                                 point_stride=stride, fields=fields, data=data).encode()
+
+        yield _Message(t, f"/{radar}/contributors", encode, s.obs.file(entry.path))
+
+
 def _tick_groups(rows: pd.DataFrame) -> Iterator[tuple[float, pd.DataFrame]]:
     for t, group in rows.groupby("t", sort=True):
         yield float(t), group.sort_values("actor_id", kind="stable")  # type: ignore[arg-type]
@@ -409,6 +439,8 @@ def _schemas(s: ObservedSample) -> dict[str, type]:
             topics[f"/{sensor}/points"] = fg.PointCloud
         elif summary.type == "radar":
             topics[f"/{sensor}/detections"] = fg.PointCloud
+            if any(f.pass_name == "radar.contributors" and f.sensor == sensor for f in s.results.files):
+                topics[f"/{sensor}/contributors"] = fg.PointCloud
     return topics
 
 
@@ -421,6 +453,7 @@ def _messages(s: ObservedSample) -> list[_Message]:
             out += _lidar_messages(s, sensor)
         elif summary.type == "radar":
             out += _radar_messages(s, sensor)
+            out += _contributor_messages(s, sensor)
     return out
 
 

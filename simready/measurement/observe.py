@@ -15,6 +15,8 @@ paths from :class:`simready.layout.ObservationDir`, JSON through
     <cam>/<tick:08d>.rgb.png | .depth.f32.bin | .semantic.png | .id.png
     <lidar>/<tick:08d>.ply     (ASCII by default; binary little-endian with lidar_format="binary")
     <radar>/<tick:08d>.csv
+    <radar>/<tick:08d>.contributors.parquet  per detection, the parts whose surfaces returned it (power share,
+                                             radial velocity; SPEC §11)
     truth/<cam>/<tick:08d>.surface.parquet   surface identity per visible sample
     truth/<cam>/<tick:08d>.motion.parquet    instantaneous motion field (px/s) from twists
     truth/<cam>/<tick:08d>.forward.parquet   correspondence tick -> next frame (flow, displacement, valid, occluded)
@@ -269,10 +271,10 @@ class _Run:
     def _radar(self, s: _Sample, model: RadarModel) -> NDArray[np.intp]:
         scene = self.built.scene
         with self.timed(s.sensor, "detect"):
-            det = detect(scene, self.rig, s.sensor, s.t_s, sensor_rng(self.seeds[s.sensor], s.tick),
-                         ignore=self.built.ignore)
+            det, contributors = detect(scene, self.rig, s.sensor, s.t_s, sensor_rng(self.seeds[s.sensor], s.tick),
+                                       ignore=self.built.ignore, contributors=True)
         with self.timed(s.sensor, "write"):
-            write_radar(self.folder, s.sensor, s.tick, det)
+            write_radar(self.folder, s.sensor, s.tick, det, contributors)
         self.sweep_records.setdefault(s.sensor, []).append(RadarFrame(tick=s.tick, t_s=s.t_s, detections=len(det)))
         self._review(s.sensor, lambda: radar_topdown(det, model))
         return np.flatnonzero(np.isin(scene.compact_id_of_body, det.instance_id))

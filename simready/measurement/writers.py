@@ -26,7 +26,7 @@ from simready.measurement.options import ObserveOptions
 from simready.sensors_hw.camera import FramePasses, encode_depth, encode_id_rgb, encode_semantic_rgb
 from simready.sensors_hw.lidar import LidarScan, write_ply_ascii, write_ply_binary
 from simready.sensors_hw.models import Rig
-from simready.sensors_hw.radar import RadarDetections, write_radar_csv
+from simready.sensors_hw.radar import RadarContributors, RadarDetections, write_contributors, write_radar_csv
 from simready.sensors_hw.review import png_bytes
 from simready.sensors_hw.scene_build import BuiltScene
 from simready.truth.correspondence import FrameView, Samples, correspond
@@ -104,11 +104,16 @@ def write_lidar(folder: OutputFolder, lidar: str, tick: int, sweep: LidarScan, o
     folder.add_written(rel, lidar, tick, "lidar", points=len(sweep), **extra)
 
 
-def write_radar(folder: OutputFolder, radar: str, tick: int, det: RadarDetections) -> None:
-    """One radar frame's detections as CSV."""
+def write_radar(folder: OutputFolder, radar: str, tick: int, det: RadarDetections,
+                contributors: RadarContributors | None = None) -> None:
+    """One radar frame's detections as CSV, and beside it the surfaces behind each (``<tick>.contributors.parquet``)."""
     rel = frame_name(radar, tick, "radar")
     write_radar_csv(folder.path(rel), det)
     folder.add_written(rel, radar, tick, "radar", detections=len(det))
+    if contributors is not None:
+        rel = frame_name(radar, tick, "radar.contributors")
+        write_contributors(folder.path(rel), contributors)
+        folder.add_written(rel, radar, tick, "radar.contributors", detections=len(det))
 
 
 # --- perception truth -------------------------------------------------------------------------
