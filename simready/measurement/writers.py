@@ -26,7 +26,7 @@ from simready.measurement.options import ObserveOptions
 from simready.sensors_hw.camera import FramePasses, encode_depth, encode_id_rgb, encode_semantic_rgb
 from simready.sensors_hw.lidar import LidarScan, write_ply_ascii, write_ply_binary
 from simready.sensors_hw.models import Rig
-from simready.sensors_hw.radar import RadarContributors, RadarDetections, write_contributors, write_radar_csv
+from simready.sensors_hw.radar import RadarContributors, RadarDetections, contributors_parquet, write_radar_csv
 from simready.sensors_hw.review import png_bytes
 from simready.sensors_hw.scene_build import BuiltScene
 from simready.truth.correspondence import FrameView, Samples, correspond
@@ -111,9 +111,9 @@ def write_radar(folder: OutputFolder, radar: str, tick: int, det: RadarDetection
     write_radar_csv(folder.path(rel), det)
     folder.add_written(rel, radar, tick, "radar", detections=len(det))
     if contributors is not None:
-        rel = frame_name(radar, tick, "radar.contributors")
-        write_contributors(folder.path(rel), contributors)
-        folder.add_written(rel, radar, tick, "radar.contributors", detections=len(det))
+        # Encoded and written on the writer thread, like the camera passes.
+        folder.put_later(frame_name(radar, tick, "radar.contributors"), lambda: contributors_parquet(contributors),
+                         radar, tick, "radar.contributors", detections=len(det))
 
 
 # --- perception truth -------------------------------------------------------------------------

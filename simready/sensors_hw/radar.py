@@ -171,6 +171,7 @@ class _Clusters:
     centroid_world: NDArray[np.float64]
     sigma_m2: NDArray[np.float64]
     body: NDArray[np.int32]
+    ray_power: NDArray[np.float64] | None = None
 
 
 def _cluster_hits(hits: Hits, model: RadarModel) -> NDArray[np.intp]:
@@ -181,18 +182,20 @@ def _cluster_hits(hits: Hits, model: RadarModel) -> NDArray[np.intp]:
     return h[np.argsort(hits.compact_id[h], kind="stable")]
 
 
-def _clusters(scene: SceneGeometry, hits: Hits, model: RadarModel, ray_solid_angle_sr: float) -> _Clusters:
-    h = _cluster_hits(hits, model)
+def _clusters(scene: SceneGeometry, hits: Hits, model: RadarModel, ray_solid_angle_sr: float,
+              h: NDArray[np.intp]) -> _Clusters:
+    """The clusters of the rays ``h`` (:func:`_cluster_hits`)."""
     ids, start, counts = np.unique(hits.compact_id[h], return_index=True, return_counts=True)
     if len(ids) == 0:
         return _Clusters(ids.astype(np.uint32), counts.astype(np.int64), np.zeros((0, 3)), np.zeros(0),
-                         np.zeros(0, np.int32))
+                         np.zeros(0, np.int32), np.zeros(0))
     r = hits.distance_m[h]
     cos_inc = np.abs(np.einsum("ij,ij->i", hits.normal_world[h], hits.dir_world[h]))
     area = scene.reflectance_of_body[hits.body_index[h]] * cos_inc * r * r * ray_solid_angle_sr
     centroid = np.add.reduceat(hits.point_world[h], start, axis=0) / counts[:, None]
+    # Each ray's returned power (∝ its patch's RCS over r⁴), for the contributor table.
     return _Clusters(ids.astype(np.uint32), counts.astype(np.int64), centroid,
-                     model.rcs_gain * np.add.reduceat(area, start), hits.body_index[h][start])
+                     model.rcs_gain * np.add.reduceat(area, start), hits.body_index[h][start], area / (r * r) ** 2)
 
 
 def _point_velocity(scene: SceneGeometry, body_index: int, point_world: NDArray, t_s: float) -> NDArray:
@@ -209,20 +212,21 @@ def _sensor_velocity(rig: Rig, radar_origin_world: NDArray, t_s: float) -> NDArr
     return v + np.cross(w, radar_origin_world - rig.body.pose_at(t_s)[:3, 3])
 
 
-def _contributors(scene: SceneGeometry, hits: Hits, model: RadarModel, ray_solid_angle_sr: float, R: NDArray,
-                  o_s: NDArray, v_s: NDArray, t_s: float, keep: NDArray[np.bool_]) -> RadarContributors:
-    """Each kept cluster's parts (bodies), by cluster then body index (``keep``: (K,) the clusters detected)."""
-    h = _cluster_hits(hits, model)
-    ids, start = np.unique(hits.compact_id[h], return_index=True)
+def _contributors(scene: SceneGeometry, hits: Hits, h: NDArray[np.intp], c: _Clusters, R: NDArray, o_s: NDArray, v_s: NDArray, v_cluster: NDArray, t_s: float,
+                  keep: NDArray[np.bool_]) -> RadarContributors:
+    """Each kept cluster's parts (bodies), by cluster then body index (``h``: the clusters' rays; ``v_cluster``:
+    (K, 3) each cluster's relative velocity at its centroid, reused for a cluster of one part; ``keep``: (K,) the
+    clusters detected)."""
+    ids = c.ids
+    start = np.concatenate([[0], np.cumsum(c.counts)[:-1]]).astype(np.int64) if len(ids) else np.zeros(0, np.int64)
     cluster = np.repeat(np.arange(len(ids)), np.diff(np.append(start, len(h))))
     body = hits.body_index[h].astype(np.int64)
     order = np.lexsort((body, cluster))
     h, body, cluster = h[order], body[order], cluster[order]
-    r = hits.distance_m[h]
-    cos_inc = np.abs(np.einsum("ij,ij->i", hits.normal_world[h], hits.dir_world[h]))
-    power = scene.reflectance_of_body[body] * cos_inc * ray_solid_angle_sr / (r * r)
+    power = c.ray_power[order]
     key = cluster * (len(scene.bodies) + 1) + body
-    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    first = np.flatnonzero(np.diff(key, prepend=-1)) if len(key) else np.zeros(0, np.int64)
+    counts = np.diff(np.append(first, len(key)))
     part_cluster, part_body = cluster[first], body[first]
     part_power = np.add.reduceat(power, first) if len(first) else np.zeros(0)
     centroid = np.add.reduceat(hits.point_world[h], first, axis=0) / counts[:, None] if len(first) else np.zeros((0, 3))
@@ -230,22 +234,39 @@ def _contributors(scene: SceneGeometry, hits: Hits, model: RadarModel, ray_solid
     rank = np.cumsum(keep) - 1
     sel = keep[part_cluster] if len(part_cluster) else np.zeros(0, bool)
     pc, pb, pp, pn, pw = part_cluster[sel], part_body[sel], part_power[sel], counts[sel], centroid[sel]
-    v_rel = np.array([_point_velocity(scene, int(b), p, t_s) for b, p in zip(pb, pw)]).reshape(-1, 3) - v_s
+    single = np.bincount(pc, minlength=len(ids))[pc] == 1 if len(pc) else np.zeros(0, bool)
+    v_rel = np.array([v_cluster[k] if one else _point_velocity(scene, int(b), p, t_s) - v_s
+                      for k, one, b, p in zip(pc.tolist(), single.tolist(), pb, pw)]).reshape(-1, 3)
     los = pw - o_s
     dist = np.linalg.norm(los, axis=1)
     vr = np.einsum("ij,ij->i", v_rel, los / np.maximum(dist, 1e-12)[:, None])
     local = los @ R
     bodies = scene.bodies
-    entity_bodies: dict[str, list[int]] = {}
-    for b in sorted(set(pb.tolist())):
-        entity_bodies.setdefault(bodies[b].entity_id, [i for i, x in enumerate(bodies) if x.entity_id == bodies[b].entity_id])
+    part_rank = _part_ranks(scene)
     return RadarContributors(
         rank[pc].astype(np.int64), ids[pc].astype(np.uint32),
-        np.array([bodies[b].entity_id for b in pb.tolist()], dtype=object),
-        np.array([entity_bodies[bodies[b].entity_id].index(b) for b in pb.tolist()], dtype=np.int64),
+        np.array([bodies[b].entity_id for b in pb.tolist()], dtype=object), part_rank[pb].astype(np.int64),
         pb.astype(np.int64), np.array([bodies[b].element for b in pb.tolist()], dtype=object),
         np.array([bodies[b].geometry_hash for b in pb.tolist()], dtype=object), pn.astype(np.int64),
         pp / total[pc], vr, local[:, 0], local[:, 1], local[:, 2])
+
+
+_PART_RANKS: dict[int, tuple[SceneGeometry, NDArray[np.int64]]] = {}
+
+
+def _part_ranks(scene: SceneGeometry) -> NDArray[np.int64]:
+    """Each body's rank among its entity's bodies in scene order (0, 1, …), cached per scene."""
+    hit = _PART_RANKS.get(id(scene))
+    if hit is None or hit[0] is not scene:
+        if len(_PART_RANKS) > 8:
+            _PART_RANKS.clear()
+        seen: dict[str, int] = {}
+        ranks = np.empty(len(scene.bodies), np.int64)
+        for i, b in enumerate(scene.bodies):
+            ranks[i] = seen.get(b.entity_id, 0)
+            seen[b.entity_id] = ranks[i] + 1
+        hit = _PART_RANKS[id(scene)] = (scene, ranks)
+    return hit[1]
 
 
 def detect(scene: SceneGeometry, rig: Rig, radar_name: str, t_s: float, rng: np.random.Generator,
@@ -260,7 +281,8 @@ def detect(scene: SceneGeometry, rig: Rig, radar_name: str, t_s: float, rng: np.
     T = rig.T_world_sensor(radar_name, t_s)
     R, o_s = T[:3, :3], T[:3, 3]
     hits = scene.cast(o_s, dirs_s @ R.T, t_s, model.max_range_m, model.min_range_m, ignore=ignore)
-    c = _clusters(scene, hits, model, omega)
+    h = _cluster_hits(hits, model)
+    c = _clusters(scene, hits, model, omega, h)
     k = len(c.ids)
     v_s = _sensor_velocity(rig, o_s, t_s)
     v_rel = np.array([_point_velocity(scene, int(b), p, t_s) for b, p in zip(c.body, c.centroid_world)]).reshape(-1, 3) - v_s
@@ -291,7 +313,7 @@ def detect(scene: SceneGeometry, rig: Rig, radar_name: str, t_s: float, rng: np.
     det = out if keep_undetected else out.select(detected)
     if not contributors:
         return det
-    return det, _contributors(scene, hits, model, omega, R, o_s, v_s, t_s, kept)
+    return det, _contributors(scene, hits, h, c, R, o_s, v_s, v_rel, t_s, kept)
 
 
 def write_radar_csv(path: str | Path, detections: RadarDetections) -> Path:
@@ -304,11 +326,16 @@ def write_radar_csv(path: str | Path, detections: RadarDetections) -> Path:
     return write_text_atomic(path, "\n".join(lines) + "\n")
 
 
-def write_contributors(path: str | Path, contributors: RadarContributors) -> Path:
-    """``<radar>/<tick>.contributors.parquet`` (zstd), columns :data:`CONTRIBUTOR_COLUMNS`."""
+def contributors_parquet(contributors: RadarContributors) -> bytes:
+    """The bytes of ``<radar>/<tick>.contributors.parquet`` (zstd), columns :data:`CONTRIBUTOR_COLUMNS`."""
     buf = io.BytesIO()
     pq.write_table(contributors.table(), buf, compression="zstd")
-    return write_bytes_atomic(path, buf.getvalue())
+    return buf.getvalue()
+
+
+def write_contributors(path: str | Path, contributors: RadarContributors) -> Path:
+    """``<radar>/<tick>.contributors.parquet`` (:func:`contributors_parquet`), written atomically."""
+    return write_bytes_atomic(path, contributors_parquet(contributors))
 
 
 def read_radar_csv(path: str | Path) -> dict[str, NDArray]:
