@@ -160,3 +160,19 @@ def test_settle_still_rejects_an_ego_spawned_inside_a_driven_agent() -> None:
     m = _manifest(_follower(4.0, 8.0), clip_s=1.0)
     report = settle_check(m, template(), catalog=catalog(), rollout=False)
     assert [code for code, _ in report.reasons][:1] in (["physics.energy_gain"], ["physics.unsettled"])
+
+
+def test_kinematic_vehicles_stop_at_contact_instead_of_passing_through() -> None:
+    """Issue 26 item 4: in kinematic-v1 the sedan of the rear-end stops where its footprint meets the shuttle's (to
+    the bisection's micrometres), at rest, with a collision event; it never enters or passes the shuttle."""
+    m = _rear_end()
+    r = run_simulation(m, template(), backend="kinematic-v1", catalog=catalog())
+    (hit,) = _collisions(r)
+    assert hit["t"] == pytest.approx(0.20) and hit["relative_speed_mps"] > 10.0
+    df = r.trace.df
+    car, ego = df[df.actor_id == "car"], df[df.actor_id == "ego"]
+    dims = {a.id: a.dims.l for a in m.actors}
+    gap = (ego.x.to_numpy() - dims["ego"] / 2) - (car.x.to_numpy() + dims["car"] / 2)
+    assert gap.min() >= 0.0 and gap[car.t.to_numpy() >= hit["t"] - 1e-9].max() < 1e-4
+    assert (car[car.t >= hit["t"] - 1e-9].speed_mps == 0.0).all()
+    assert evaluate_trace(r.trace).accepted
