@@ -127,6 +127,7 @@ FRAME_SUFFIXES = {
     "id": ".id.png",
     "lidar": ".ply",
     "radar": ".csv",
+    "radar.contributors": ".contributors.parquet",
     "truth.surface": ".surface.parquet",
     "truth.motion_field": ".motion.parquet",
     "truth.forward": ".forward.parquet",
