@@ -149,7 +149,8 @@ def test_the_datasheet_states_the_observation_conventions():
     assert conv["semantic_nothing_hit_class"] == 0 and conv["semantic_ignore_8bit"] == 255
     gate = {"policy_version": ["p"], "bases_accepted": 1, "bases_rejected": 0, "matched_sets_whole": "1/1",
             "branches": {}, "low_fidelity_share": 0.0, "scale_factor": 1.0, "released_mean": {}}
-    sheet = {"suite_id": "s", "counts": {}, "by_intent": {}, "by_cell": {}, "by_branch": {}, "gate": gate,
+    counts = {s: {"samples": 0, "branches": 0, "weight": 0.0, "files": 0, "bytes": 0} for s in ("train", "val", "test")}
+    sheet = {"suite_id": "s", "counts": counts, "by_intent": {}, "by_cell": {}, "by_branch": {}, "gate": gate,
              "versions": {}, "conventions": conv}
     page = datasheet_markdown("r", sheet, [])
     assert "## Observation conventions" in page and "`semantic.png`: 0 where nothing was hit (sky" in page
