@@ -50,7 +50,7 @@ from simready.scenario.ladder import (
 )
 from simready.scenario.manifest import CoverageCell, ScenarioManifest, canonicalize, manifest_bytes, parse_manifest
 from simready.scenario.programs import program as get_program
-from simready.scenario.programs.base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, ScenarioError, sample_id_prefix
+from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, ScenarioError, sample_id_prefix
 from simready.scenario.splits import SplitConfig, load_splits
 from simready.scenario.static_checks import (
     BoundsStage,

@@ -1,13 +1,13 @@
 """Scenario programs, one module per intent, and the registry that names them.
 
 ``PROGRAMS`` maps an intent id to its program; :func:`program` looks one up
-and raises :class:`~simready.scenario.programs.base.ScenarioError` for an
+and raises :class:`~simready.scenario.program_base.ScenarioError` for an
 unknown intent.
 """
 
 from __future__ import annotations
 
-from simready.scenario.programs.base import IntentProgram, ScenarioError
+from simready.scenario.program_base import IntentProgram, ScenarioError
 from simready.scenario.programs.cut_in import CutIn
 from simready.scenario.programs.lead_vehicle import LeadVehicleBrakes
 from simready.scenario.programs.left_turn import SignalizedLeftTurn, UnprotectedLeftTurn

@@ -34,33 +34,37 @@ from typing import Any
 
 import numpy as np
 
-from simready.scenario.coarse_rollout import CutsIn
-from simready.scenario.context import ProgramContext
-from simready.scenario.coverage import Cell
-from simready.scenario.geometry import Path, SpeedProfile
-from simready.scenario.ladder import Fail, Proposal, Scene
-from simready.scenario.programs.base import (
+from simready.scenario.api import (
+    Cell,
+    CutsIn,
     Draws,
+    Fail,
     IntentProgram,
+    Path,
+    ProgramContext,
+    Proposal,
     Realization,
+    Scene,
+    SpeedProfile,
+    StreamSet,
     assemble,
     cell_or_choice,
-    ego_vehicle,
+    conditions,
+    correlated_environment,
     draw_ego_route,
+    ego_vehicle,
     in_cell_bin,
+    independent_vehicle_baseline,
     lane_as_spawn,
+    lane_network,
     lwh,
+    multi_lane_stretches,
     other_vehicle,
     rules,
     seconds_on_grid,
     spawn_affordances,
     vehicle_on_route,
 )
-from simready.scenario.programs.environment import conditions, correlated_environment
-from simready.scenario.programs.lead_vehicle import independent_vehicle_baseline
-from simready.scenario.streams import StreamSet
-from simready.world.affordances import multi_lane_stretches
-from simready.world.lane_graph import lane_network
 
 SIDES = ("left", "right")
 

@@ -55,7 +55,7 @@ from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell
 from simready.scenario.geometry import WALKABLE_SURFACES, Motion, Path, SpeedProfile, stationary
 from simready.scenario.ladder import Body, Fail, Proposal, Scene
-from simready.scenario.programs.base import (
+from simready.scenario.program_base import (
     Draws,
     IntentProgram,
     Realization,
@@ -68,7 +68,7 @@ from simready.scenario.programs.base import (
     seconds_on_grid,
     wheel_points,
 )
-from simready.scenario.programs.environment import conditions, correlated_environment, independent_environment
+from simready.scenario.environment import conditions, correlated_environment, independent_environment
 from simready.scenario.static_checks import OcclusionSpec, camera_view
 from simready.scenario.streams import StreamSet
 from simready.scenario.timing import solve_emergence_timing
