@@ -27,9 +27,12 @@ and :meth:`IntentProgram.baseline`. ``propose`` returns a :class:`Proposal` whos
   through :class:`Realization` (each with its cause), and ``metric_subject``
   (the ego);
 * ``scene`` is the plan the ladder judges: one :class:`Body` per actor and the
-  *decision event* (:class:`ClosesOnLead`, :class:`CutsIn`, :class:`PathConflict`)
-  — the rollout stage measures it, and the simulation puts the checkpoint of the
-  matched brake/coast branches at it.
+  *event* the rollout stage measures (:class:`ClosesOnLead`, :class:`CutsIn`,
+  :class:`PathConflict`);
+* the *decision* — where the simulation checkpoints and the matched brake /
+  coast branches begin — is :func:`decide_at` (``realized.t_decision_s``); a
+  built-in's is its onset key (``t_brake_s``, ``t_lane_change_s``,
+  ``t_enter_path_s`` less 1 s, ``t_reveal_s`` less 1 s).
 
 **Helpers it composes**: route drawing on the lane graph (:func:`draw_ego_route`,
 :func:`lane_network`, :func:`routes_of_length`, :func:`straight_through`,
@@ -100,11 +103,14 @@ from simready.scenario.program_base import (
     wheel_points,
 )
 from simready.scenario.program_helpers import (
+    DECISION_KEY,
     arrival_time,
     behind,
+    decide_at,
     footprint,
     gap_for_headway,
     independent_vehicle_baseline,
+    lane_change_path,
     reachable,
     start_for_ttc,
     supported_region,
@@ -129,13 +135,13 @@ from simready.world.lane_graph import lane_network
 from simready.world.routing import plan_route, route_length_m, routes_of_length, straight_through
 
 __all__ = [
-    "AFFORDANCES", "DRAWN_APPROACH_M", "DRAWN_START_M", "LONG_ROUTE_M", "VEHICLE_SURFACES", "WALKABLE_SURFACES",
+    "AFFORDANCES", "DECISION_KEY", "DRAWN_APPROACH_M", "DRAWN_START_M", "LONG_ROUTE_M", "VEHICLE_SURFACES", "WALKABLE_SURFACES",
     "Body", "Cell", "ClosesOnLead", "CoverageSpec", "CutsIn", "Draws", "EgoRoute", "Fail", "GroupDraws",
     "IntentProgram", "LaneSpawn", "Motion", "OcclusionSpec", "Path", "PathConflict", "ProgramContext", "Proposal",
     "Realization", "ScenarioError", "Scene", "SpeedProfile", "StreamSet",
     "actor", "angle_diff", "arrival_time", "assemble", "behind", "camera_view", "cell_or_choice", "conditions",
-    "correlated_environment", "dims_of", "draw_ego_route", "ego_vehicle", "family_of", "footprint",
-    "gap_for_headway", "in_cell_bin", "independent_environment", "independent_vehicle_baseline", "lane_as_spawn",
+    "correlated_environment", "decide_at", "dims_of", "draw_ego_route", "ego_vehicle", "family_of", "footprint",
+    "gap_for_headway", "in_cell_bin", "independent_environment", "independent_vehicle_baseline", "lane_as_spawn", "lane_change_path",
     "lane_network", "left_turns_across_oncoming", "lwh", "multi_lane_stretches", "oncoming_chain", "other_vehicle",
     "parking_sites", "parse_coverage", "plan_route", "reachable", "route_length_m", "routes_of_length", "rules",
     "seconds_on_grid", "signal_programs", "solve_emergence_timing", "spawn_affordances", "start_for_ttc",

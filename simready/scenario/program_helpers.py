@@ -130,6 +130,36 @@ def supported_region(ctx: ProgramContext, region: shapely.Geometry, surfaces: Se
     return region.intersection(ctx.geometry.surface(tuple(surfaces)))
 
 
+# --- paths and the decision -------------------------------------------------------------------------
+
+
+def lane_change_path(ctx: ProgramContext, src: str, dst: str, s_start_m: float, length_m: float) -> Path:
+    """The source lane's centreline, blended sinusoidally into the destination lane over ``length_m`` from
+    ``s_start_m`` (source-lane arc length), then the destination lane to its end."""
+    a, b = ctx.geometry.route_path((src,)), ctx.geometry.route_path((dst,))
+    s = np.unique(np.concatenate([np.arange(0.0, a.length_m, 2.0), [a.length_m],
+                                  np.linspace(s_start_m, s_start_m + length_m, 25)]))
+    s = s[(s >= 0) & (s <= a.length_m)]
+    ax, ay, _ = a.xy_yaw(s)
+    pa = np.stack([ax, ay], axis=1)
+    sb, _ = b.lateral(pa)
+    bx, by, _ = b.xy_yaw(np.clip(sb, 0.0, b.length_m))
+    pb = np.stack([bx, by], axis=1)
+    u = np.clip((s - s_start_m) / max(length_m, 1e-6), 0.0, 1.0)
+    w = 0.5 - 0.5 * np.cos(math.pi * u)
+    return Path.from_points((1 - w)[:, None] * pa + w[:, None] * pb)
+
+
+#: The realized key the simulation reads the decision (the checkpoint of the matched branches) from.
+DECISION_KEY = "t_decision_s"
+
+
+def decide_at(r: Realization, t_s: float, *, parents: Sequence[str], rule: str) -> float:
+    """Declare the decision event: the scenario time (s, on the tick grid) where the simulation checkpoints and
+    the matched brake / coast branches begin; realized as ``t_decision_s``."""
+    return r.set(DECISION_KEY, seconds_on_grid(t_s), source="derived", parents=list(parents), rule=rule)
+
+
 # --- the shared baseline of vehicle intents ---------------------------------------------------------
 
 
