@@ -14,6 +14,11 @@ then starts at the files, and an asset that read an older version shows
 * ``suite_file`` — the suite: intents, counts, observation plan. Its version
   leaves ``batches`` out: adding a batch adds partitions, it changes no
   existing one.
+* ``program_sources`` — one partition per template: the content hashes of the
+  program files (SPEC §19) whose intents the suite samples on it, so editing a
+  program reaches exactly the manifests (and what follows them) of the
+  templates that sample its intents. A template sampling only built-in intents
+  has no observation (nothing to be stale against).
 
 The automation condition downstream (``automation.EAGER``) ignores this group:
 ``source_files_sensor`` requests what a changed template or contract feeds, as
@@ -30,7 +35,8 @@ from simready import paths
 from simready.assets.partitions import template_ids, template_partitions
 from simready.hashing import content_hash, file_sha256
 from simready.resources import SourceData
-from simready.scenario.suite import SuiteError, suite_plan
+from simready.scenario.program_files import ProgramError, resolve_path
+from simready.scenario.suite import SuiteError, load_suite, suite_plan
 from simready.world.template_build import maps_dir, templates_imported_from
 
 GROUP = "inputs"
@@ -64,6 +70,22 @@ suite_file = dg.AssetSpec(
     description="The suite (`data/suites/default.yaml` or `SIMREADY_SUITE`): intents and counts per template, the "
                 "observation plan; its data version leaves the batch count out.",
 )
+program_sources = dg.AssetSpec(
+    "program_sources", group_name=GROUP, kinds={"python"}, partitions_def=template_partitions,
+    metadata=_files(*sorted((paths.DATA_DIR / "programs").glob("*.py"))),
+    description="The program files (`programs:` in the suite, e.g. `data/programs/*.py`) whose intents the suite "
+                "samples on a template; observed (content hash) by source_files_sensor and simready run.",
+)
+
+
+def _suite_programs(suite_file: Path) -> list[str]:
+    """The program files a suite names (``programs:``), as written; none for a suite that does not parse."""
+    try:
+        plan = suite_plan(suite_file)
+    except SuiteError:
+        return []
+    files = plan.get("programs") or []
+    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
 
 
 def source_file_hashes(source: SourceData) -> dict[str, str]:
@@ -74,6 +96,39 @@ def source_file_hashes(source: SourceData) -> dict[str, str]:
     suite = Path(source.suite_file)
     if suite.is_file():
         out[f"suite/{suite.name}"] = file_sha256(str(suite))
+        for f in _suite_programs(suite):
+            if resolve_path(f).is_file():
+                out[f"programs/{f}"] = file_sha256(str(resolve_path(f)))
+    return out
+
+
+def _program_versions(source: SourceData, hashes: dict[str, str]) -> dict[str, str]:
+    """``{template id: version}`` over the program files whose intents the suite samples on the template.
+
+    Which file defines which intent is known by loading the files (through the suite); when that fails (a file
+    that does not load), every template naming an intent that is not built in depends on every program file, and
+    the stages that load it fail with the reason.
+    """
+    from simready.scenario.programs import PROGRAMS, provenance
+
+    programs = {k.split("/", 1)[1]: v for k, v in hashes.items() if k.startswith("programs/")}
+    if not programs:
+        return {}
+    try:
+        suite = load_suite(source.suite_file, source.templates_dir)
+    except (SuiteError, ProgramError):
+        plan = suite_plan(source.suite_file).get("templates") or {}
+        return {t: content_hash(programs) for t, intents in sorted(plan.items())
+                if isinstance(intents, dict) and set(intents) - set(PROGRAMS)}
+    out = {}
+    for template_id, intents in sorted(suite.templates.items()):
+        files = {}
+        for intent in sorted(intents):
+            origin = provenance(intent)
+            if origin is not None and origin.file in programs:
+                files[origin.file] = programs[origin.file]
+        if files:
+            out[template_id] = content_hash(files)
     return out
 
 
@@ -97,6 +152,10 @@ def input_versions(source: SourceData, hashes: dict[str, str]) -> dict[tuple[dg.
         except (SuiteError, TypeError, ValueError):
             # A suite that does not parse still has a version; the stages that read it fail with the reason.
             out[(suite_file.key, None)] = file_sha256(source.suite_file)
+    known = set(template_ids())
+    for template_id, version in _program_versions(source, hashes).items():
+        if template_id in known:
+            out[(program_sources.key, template_id)] = version
     return out
 
 
@@ -122,7 +181,8 @@ def _observer(spec: dg.AssetSpec) -> dg.AssetsDefinition:
     def observe(context) -> dg.ObserveResult:
         source = context.resources.source
         partition = context.partition_key if context.has_partition_key else None
-        version = input_versions(source, source_file_hashes(source))[(spec.key, partition)]
+        # A template that samples no program file has no program version: it observes as such.
+        version = input_versions(source, source_file_hashes(source)).get((spec.key, partition), "no-program-files")
         return dg.ObserveResult(asset_key=spec.key, data_version=dg.DataVersion(version))
 
     return observe
@@ -137,4 +197,4 @@ def observe_inputs(instance: dg.DagsterInstance, source: SourceData) -> int:
 
 
 #: The inputs as the definitions hold them (observable source assets, group ``inputs``).
-INPUTS = [_observer(spec) for spec in (template_sources, catalog_contracts, suite_file)]
+INPUTS = [_observer(spec) for spec in (template_sources, catalog_contracts, suite_file, program_sources)]

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from simready.assets.automation import EAGER
 from simready.assets.catalog import certified_assets
-from simready.assets.inputs import suite_file
+from simready.assets.inputs import program_sources, suite_file
 from simready.assets.metadata import artifact_link, table as table_metadata
 from simready.assets.partitions import by_template, registered_batches, sample_partitions, template_partitions
 from simready.assets.world import world_templates
@@ -73,7 +73,8 @@ def _require_valid_template(store: ArtifactStore, template_id: str) -> None:
     group_name="scenario",
     kinds={"python"},
     partitions_def=sample_partitions,
-    deps=[dg.AssetDep(world_templates, partition_mapping=by_template), certified_assets, suite_file],
+    deps=[dg.AssetDep(world_templates, partition_mapping=by_template), certified_assets, suite_file,
+          dg.AssetDep(program_sources, partition_mapping=by_template)],
     code_version=SCENARIO_CODE_VERSION,
     automation_condition=EAGER,
     description="Accepted, fully resolved scenario manifests of one template's sample batch (SPEC §6).",
