@@ -54,3 +54,14 @@ def test_gap_and_headway_are_inverse() -> None:
     assert api.time_headway(api.gap_for_headway(1.5, 12.0), 12.0) == pytest.approx(1.5)
     assert api.time_headway(5.0, 0.0) == float("inf")
     assert api.arrival_time(20.0, 10.0) == 2.0
+
+
+@pytest.mark.parametrize("intent", ["cut_in", "lead_vehicle_brakes", "signalized_left_turn", "unprotected_left_turn"])
+def test_every_rewritten_program_proposes_and_baselines(intent: str) -> None:
+    from simready.scenario.baseline import run_baseline
+    from simready.scenario.generator import generate
+    from simready.scenario.programs import program
+
+    template = program(intent).default_template
+    assert generate(template, intent, 1).manifests
+    assert run_baseline(template, intent, 5).coverage.proposals == 5

@@ -49,6 +49,7 @@ from simready.scenario.api import (
     ego_vehicle,
     family_of,
     in_cell_bin,
+    independent_vehicle_baseline,
     lane_as_spawn,
     lane_network,
     lwh,
