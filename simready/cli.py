@@ -228,11 +228,16 @@ def _status(args: argparse.Namespace) -> int:
     from simready.scenario.suite_check import check_suite
 
     check_suite()  # a suite whose intents or rig overrides cannot work is one line, not a status that says fine
+    from simready.assets.inputs import record_observations
     from simready.definitions import defs
     from simready.main_job import _instance
     from simready.status import print_status
 
-    return print_status(defs, _instance(), everything=args.all)
+    instance = _instance()
+    # The input files' observations first (no run, milliseconds), so an edit shows stale now, naming the file,
+    # rather than when the sensor next looks.
+    observed = record_observations(instance, defs.resources["source"])
+    return print_status(defs, instance, everything=args.all, observed=observed)
 
 
 def _deploy_check(args: argparse.Namespace) -> int:
@@ -286,10 +291,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=_deploy_check)
 
     status = sub.add_parser(
-        "status", help="fresh/stale/missing for every asset partition, with the upstream cause",
-        description="A header naming the Dagster instance (DAGSTER_HOME), the partitions that are not fresh with "
-                    "the upstream cause, a summary line, and the runs a killed process left unfinished. Exit "
-                    "status 0 whatever the partitions' status (the report itself is the result).")
+        "status", help="record the input files' observations, then fresh/stale/missing for every asset partition, "
+                       "with the upstream cause",
+        description="First records the input files' observations in the instance (templates, the maps they were "
+                    "imported from, catalog contracts, the suite: their content hashes, as the source-file sensor "
+                    "does; no run), naming each file that changed since the last one. Then a header naming the "
+                    "Dagster instance (DAGSTER_HOME), the partitions that are not fresh with the upstream cause, a "
+                    "summary line, and the runs a killed process left unfinished. Exit status 0 whatever the "
+                    "partitions' status (the report itself is the result).")
     status.add_argument("--all", action="store_true", help="list every partition, the fresh ones too")
     status.set_defaults(handler=_status)
     return parser

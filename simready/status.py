@@ -201,13 +201,16 @@ def interrupted_runs(instance: dg.DagsterInstance) -> list[InterruptedRun]:
 
 
 def status_lines(rows: list[PartitionStatus], interrupted: list[InterruptedRun], where: str,
-                 everything: bool = False) -> list[str]:
-    """What ``simready status`` prints: a header naming the instance, the partitions that are not fresh (every one
-    with ``everything``) under column titles, a summary line, then the interrupted runs."""
+                 everything: bool = False, observed: list[str] = ()) -> list[str]:
+    """What ``simready status`` prints: a header naming the instance, the inputs whose new observation it has just
+    recorded (``observed``: :func:`simready.assets.inputs.record_observations`) with the files that changed, the
+    partitions that are not fresh (every one with ``everything``) under column titles, a summary line, then the
+    interrupted runs."""
     shown = [r for r in rows if everything or r.status != "fresh"]
     assets = len({r.asset for r in rows})
     lines = [f"simready status: {len(rows)} partitions of {assets} assets in {where}"
              f"{'' if everything else ' (not fresh only; --all lists every one)'}"]
+    lines += [f"observed {line}" for line in observed]
     if shown:
         lines.append(PartitionStatus(asset="asset", partition="partition", status="status", reason="reason").line())
     lines += [row.line() for row in shown]
@@ -219,9 +222,10 @@ def status_lines(rows: list[PartitionStatus], interrupted: list[InterruptedRun],
     return lines
 
 
-def print_status(defs: dg.Definitions, instance: dg.DagsterInstance, everything: bool = False) -> int:
+def print_status(defs: dg.Definitions, instance: dg.DagsterInstance, everything: bool = False,
+                 observed: list[str] = ()) -> int:
     """Print :func:`status_lines` for the instance; 0: the report is complete, whatever it says."""
     lines = status_lines(graph_status(defs, instance), interrupted_runs(instance),
-                         instance.root_directory or "the instance", everything)
+                         instance.root_directory or "the instance", everything, observed)
     print("\n".join(lines))
     return 0

@@ -12,7 +12,7 @@ import yaml
 
 from simready import paths
 from simready.assets.catalog import certified_assets
-from simready.assets.inputs import INPUTS, observe_inputs
+from simready.assets.inputs import INPUTS, observe_inputs, record_observations
 from simready.assets.orchestration import source_files_sensor
 from simready.assets.world import world_templates
 from simready.resources import ArtifactStore, SourceData
@@ -111,6 +111,37 @@ def test_observations_follow_the_files_content_and_reach_exactly_what_changed(so
     assert changed == {("template_sources", RC), ("template_sources", TLA)}
 
 
+def test_a_suite_change_requests_what_reads_the_suite_and_a_batch_more_requests_nothing(source):
+    from simready.assets.orchestration import changed_requests, source_versions
+
+    before = source_versions(source)
+    suite = Path(source.suite_file)
+    suite.write_text(suite.read_text().replace("batches: 1", "batches: 3"))
+    assert changed_requests(before, source_versions(source)) == []
+    suite.write_text(suite.read_text().replace("pedestrian_emerges_behind_van: 1", "pedestrian_emerges_behind_van: 2"))
+    key = dg.MultiPartitionKey({"template": RC, "batch": "b0000"})
+    requests = changed_requests(before, source_versions(source), [key])
+    assert sorted((tuple(k.to_user_string() for k in r.asset_selection), str(r.partition_key)) for r in requests) == [
+        (("reference_pools",), RC), (("reference_pools",), TLA), (("reference_pools",), USI),
+        (("scenario_manifests", "sensor_observations"), str(key)), (("split_assignments", "coverage_report"), "None")]
+    assert all(r.run_key is None for r in requests)
+
+
+def test_recorded_observations_name_the_files_that_changed(source):
+    instance = dg.DagsterInstance.ephemeral()
+    first = record_observations(instance, source)
+    # The first observation of each input names all its files; TLA's includes the map it was imported from.
+    assert len(first) == 5 and any(line.startswith(f"template_sources[{TLA}]: ") and "straight.xodr" in line
+                                   for line in first)
+    contracts = sorted(Path(source.catalog_contracts_dir).glob("*.yaml"))
+    contracts[0].write_text(contracts[0].read_text() + "\n# edited\n")
+    _widen_sidewalk(Path(source.templates_dir).parent / "maps" / "straight.xodr")
+    assert record_observations(instance, source) == [
+        f"catalog_contracts: {contracts[0]}",
+        f"template_sources[{TLA}]: {Path(source.templates_dir).parent / 'maps' / 'straight.xodr'}"]
+    assert record_observations(instance, source) == []
+
+
 def test_the_sensor_records_observations_without_a_run_and_status_names_the_changed_file(source, tmp_path):
     instance = dg.DagsterInstance.ephemeral()
     resources = {"store": ArtifactStore(root=str(tmp_path / "artifacts")), "source": source}
@@ -188,9 +219,11 @@ def test_check_findings_are_tables_with_a_schema():
                                                    {"sample": "s1", "reason": "off road"},
                                                    {"sample": "s2", "reason": "corrupt"}]
     rows = findings([{"expectation": "speed", "success": False, "observed": 0.123456}, {"expectation": "ttc"}])
-    assert [(c.name, c.type) for c in rows.schema.columns] == [("expectation", "string"), ("success", "bool"),
+    # A yes/no column shows ✓/✗ (issue 28: Dagster prints a boolean as true/false).
+    assert [(c.name, c.type) for c in rows.schema.columns] == [("expectation", "string"), ("success", "string"),
                                                                ("observed", "float")]
     assert rows.records[0].data["observed"] == 0.12 and rows.records[1].data["success"] is None
+    assert rows.records[0].data["success"] == "✗"
     assert findings([], column="error").records == []
     # No check of the stages writes a JSON dump any more.
     for stage in ("world", "scenario", "simulation", "measurement", "expectations", "suite"):

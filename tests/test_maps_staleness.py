@@ -17,7 +17,7 @@ import yaml
 
 from simready import paths
 from simready.assets.catalog import certified_assets
-from simready.assets.orchestration import changed_requests, source_file_hashes, source_files_sensor
+from simready.assets.orchestration import changed_requests, source_file_hashes, source_files_sensor, source_versions
 from simready.assets.partitions import batch_partitions
 from simready.assets.scenario import scenario_manifests
 from simready.assets.simulation import trajectories
@@ -65,12 +65,15 @@ def test_an_edited_map_makes_its_template_stale_until_reimported(tmp_path):
     assert templates_imported_from(templates, "straight.xodr") == [TLA]
     before = source_file_hashes(SourceData(templates_dir=str(templates)))
     assert "maps/straight.xodr" in before
+    before_versions = source_versions(SourceData(templates_dir=str(templates)))
     _widen_sidewalk(xodr)
     build = validate_template_file(templates / f"{TLA}.yaml")
     assert not build.valid
     assert "provenance.source_sha256" in build.errors[0] and "simready template import" in build.errors[0]
     now = source_file_hashes(SourceData(templates_dir=str(templates)))
-    requests = changed_requests(before, now, str(templates))
+    assert {k for k in now if now[k] != before[k]} == {"maps/straight.xodr"}
+    # The map is part of its template's input version: the change requests exactly that template.
+    requests = changed_requests(before_versions, source_versions(SourceData(templates_dir=str(templates))))
     assert [(r.asset_selection, r.partition_key) for r in requests] == [([world_templates.key, sensor_rigs.key], TLA)]
     old_hash = build.template_hash
     _import(xodr, templates)

@@ -11,8 +11,8 @@ from shapely.geometry import box
 from simready.scenario import api
 
 PROGRAMS_DIR = Path(api.__file__).parent / "programs"
-#: Rewritten on the interface (issue 25); the pedestrian program is another engineer's, on its own base for now.
-ON_THE_INTERFACE = ("cut_in.py", "lead_vehicle.py", "left_turn.py")
+#: Every built-in program, rewritten on the interface (issue 25).
+ON_THE_INTERFACE = ("cut_in.py", "lead_vehicle.py", "left_turn.py", "pedestrian.py")
 
 
 def simready_imports(path: Path) -> list[str]:

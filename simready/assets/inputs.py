@@ -3,7 +3,10 @@
 Dagster never materializes them. Their *observations* carry a data version equal
 to the content hash of the files, reported without a run (an event in the
 instance, no process, milliseconds): by ``source_files_sensor`` when a file
-changed and by ``simready run`` before it materializes anything. The lineage
+changed, by ``simready run`` before it materializes anything and by
+``simready status`` before it reports. Each observation also records its
+files' hashes (metadata ``files``), so the next one names the file that
+changed. The lineage
 then starts at the files, and an asset that read an older version shows
 *unsynced* in the UI and stale in ``simready status``.
 
@@ -14,15 +17,16 @@ then starts at the files, and an asset that read an older version shows
 * ``suite_file`` — the suite: intents, counts, observation plan. Its version
   leaves ``batches`` out: adding a batch adds partitions, it changes no
   existing one.
-* ``program_sources`` — one partition per template: the content hashes of the
-  program files (SPEC §19) whose intents the suite samples on it, so editing a
-  program reaches exactly the manifests (and what follows them) of the
-  templates that sample its intents. A template sampling only built-in intents
-  has no observation (nothing to be stale against).
+* ``program_sources`` — one partition per template: the program files (SPEC
+  §19) whose intents the suite samples on it, so editing a program reaches
+  exactly the manifests (and what follows them) of the templates that sample
+  its intents. A template sampling only built-in intents has no observation
+  (nothing to be stale against).
 
 The automation condition downstream (``automation.EAGER``) ignores this group:
-``source_files_sensor`` requests what a changed template or contract feeds, as
-before, and a never-observed input (a test's fresh instance) blocks nothing.
+``source_files_sensor`` requests what a changed template, map, contract or
+suite feeds, and a never-observed input (a test's fresh instance) blocks
+nothing.
 """
 # No `from __future__ import annotations`: Dagster inspects annotations at runtime.
 
@@ -89,7 +93,8 @@ def _suite_programs(suite_file: Path) -> list[str]:
 
 
 def source_file_hashes(source: SourceData) -> dict[str, str]:
-    """``{"templates/<f>" | "catalog/<f>" | "maps/<f>" | "suite/<f>": sha256}`` of every hand-authored input."""
+    """``{"templates/<f>" | "catalog/<f>" | "maps/<f>" | "suite/<f>" | "programs/<path>": sha256}`` of every
+    hand-authored input (a program file under the path the suite names it by)."""
     out = {f"templates/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.templates_dir).glob("*.yaml"))}
     out.update({f"catalog/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.catalog_contracts_dir).glob("*.yaml"))})
     out.update({f"maps/{p.name}": file_sha256(str(p)) for p in sorted(maps_dir(Path(source.templates_dir)).glob("*.xodr"))})
@@ -102,8 +107,8 @@ def source_file_hashes(source: SourceData) -> dict[str, str]:
     return out
 
 
-def _program_versions(source: SourceData, hashes: dict[str, str]) -> dict[str, str]:
-    """``{template id: version}`` over the program files whose intents the suite samples on the template.
+def _program_members(source: SourceData, hashes: dict[str, str]) -> dict[str, list[str]]:
+    """``{template id: [program file keys]}``: the program files whose intents the suite samples on a template.
 
     Which file defines which intent is known by loading the files (through the suite); when that fails (a file
     that does not load), every template naming an intent that is not built in depends on every program file, and
@@ -111,63 +116,106 @@ def _program_versions(source: SourceData, hashes: dict[str, str]) -> dict[str, s
     """
     from simready.scenario.programs import PROGRAMS, provenance
 
-    programs = {k.split("/", 1)[1]: v for k, v in hashes.items() if k.startswith("programs/")}
+    programs = sorted(k for k in hashes if k.startswith("programs/"))
     if not programs:
         return {}
     try:
         suite = load_suite(source.suite_file, source.templates_dir)
     except (SuiteError, ProgramError):
         plan = suite_plan(source.suite_file).get("templates") or {}
-        return {t: content_hash(programs) for t, intents in sorted(plan.items())
+        return {t: programs for t, intents in sorted(plan.items())
                 if isinstance(intents, dict) and set(intents) - set(PROGRAMS)}
     out = {}
     for template_id, intents in sorted(suite.templates.items()):
-        files = {}
-        for intent in sorted(intents):
-            origin = provenance(intent)
-            if origin is not None and origin.file in programs:
-                files[origin.file] = programs[origin.file]
+        files = sorted({f"programs/{o.file}" for o in map(provenance, intents) if o is not None} & set(programs))
         if files:
-            out[template_id] = content_hash(files)
+            out[template_id] = files
+    return out
+
+
+def _members(source: SourceData, hashes: dict[str, str]) -> dict[tuple[dg.AssetKey, str | None], list[str]]:
+    """``{(input asset key, partition or None): [file keys of source_file_hashes]}``: the files each input is."""
+    maps_of: dict[str, list[str]] = {}
+    for name in sorted(k.split("/", 1)[1] for k in hashes if k.startswith("maps/")):
+        for template_id in templates_imported_from(Path(source.templates_dir), name):
+            maps_of.setdefault(template_id, []).append(f"maps/{name}")
+    out: dict[tuple[dg.AssetKey, str | None], list[str]] = {}
+    for template_id in template_ids():
+        files = [f"templates/{template_id}.yaml", *maps_of.get(template_id, [])]
+        if files[0] in hashes:
+            out[(template_sources.key, template_id)] = files
+    contracts = sorted(k for k in hashes if k.startswith("catalog/"))
+    if contracts:
+        out[(catalog_contracts.key, None)] = contracts
+    suite = sorted(k for k in hashes if k.startswith("suite/"))
+    if suite:
+        out[(suite_file.key, None)] = suite
+    known = set(template_ids())
+    for template_id, files in _program_members(source, hashes).items():
+        if template_id in known:
+            out[(program_sources.key, template_id)] = files
     return out
 
 
 def input_versions(source: SourceData, hashes: dict[str, str]) -> dict[tuple[dg.AssetKey, str | None], str]:
     """``{(input asset key, partition or None): data version}`` from the files' hashes (``source_file_hashes``)."""
-    maps_of: dict[str, list[str]] = {}
-    for name in sorted(k.split("/", 1)[1] for k in hashes if k.startswith("maps/")):
-        for template_id in templates_imported_from(Path(source.templates_dir), name):
-            maps_of.setdefault(template_id, []).append(f"maps/{name}")
     out: dict[tuple[dg.AssetKey, str | None], str] = {}
-    for template_id in template_ids():
-        files = [f"templates/{template_id}.yaml", *maps_of.get(template_id, [])]
-        if files[0] in hashes:
-            out[(template_sources.key, template_id)] = content_hash({f: hashes[f] for f in files})
-    contracts = {k: v for k, v in hashes.items() if k.startswith("catalog/")}
-    if contracts:
-        out[(catalog_contracts.key, None)] = content_hash(contracts)
-    if any(k.startswith("suite/") for k in hashes):
+    for (key, partition), files in _members(source, hashes).items():
+        if key != suite_file.key:
+            out[(key, partition)] = content_hash({f: hashes[f] for f in files})
+            continue
         try:
-            out[(suite_file.key, None)] = content_hash(suite_plan(source.suite_file))
+            out[(key, partition)] = content_hash(suite_plan(source.suite_file))
         except (SuiteError, TypeError, ValueError):
             # A suite that does not parse still has a version; the stages that read it fail with the reason.
-            out[(suite_file.key, None)] = file_sha256(source.suite_file)
-    known = set(template_ids())
-    for template_id, version in _program_versions(source, hashes).items():
-        if template_id in known:
-            out[(program_sources.key, template_id)] = version
+            out[(key, partition)] = file_sha256(source.suite_file)
     return out
 
 
-def new_observations(instance: dg.DagsterInstance, versions: dict[tuple[dg.AssetKey, str | None], str]
+def _path(source: SourceData, file_key: str) -> Path:
+    """Where a file of ``source_file_hashes`` lies."""
+    kind, name = file_key.split("/", 1)
+    if kind == "programs":
+        return resolve_path(name)
+    folder = {"templates": Path(source.templates_dir), "catalog": Path(source.catalog_contracts_dir),
+              "maps": maps_dir(Path(source.templates_dir)), "suite": Path(source.suite_file).parent}[kind]
+    return folder / name
+
+
+def input_files(source: SourceData, hashes: dict[str, str]) -> dict[tuple[dg.AssetKey, str | None], dict[str, str]]:
+    """``{(input asset key, partition or None): {file path (``paths.portable``): sha256}}``: what each input's
+    observation records beside its data version, so a later one names the file that changed."""
+    return {k: {paths.portable(_path(source, f)): hashes[f] for f in files} for k, files in _members(source, hashes).items()}
+
+
+#: The observation's metadata entry that holds its files' hashes (:func:`input_files`).
+FILES_ENTRY = "files"
+
+
+def new_observations(instance: dg.DagsterInstance, versions: dict[tuple[dg.AssetKey, str | None], str],
+                     files: dict[tuple[dg.AssetKey, str | None], dict[str, str]] | None = None
                      ) -> list[dg.AssetObservation]:
-    """An observation for every input whose data version differs from the one the instance last recorded."""
+    """An observation for every input whose data version differs from the one the instance last recorded, with
+    its files' hashes (``files``: :func:`input_files`) when given."""
+    return [observation for observation, _ in _observations(instance, versions, files or {})]
+
+
+def _observations(instance, versions, files) -> list[tuple[dg.AssetObservation, list[str]]]:
+    """New observations, each with the files that changed since the last one (all its files when the last one
+    recorded none)."""
     out = []
     for (key, partition), version in sorted(versions.items(), key=lambda kv: (kv[0][0].to_user_string(), kv[0][1] or "")):
         record = instance.get_latest_data_version_record(key, is_source=True, partition_key=partition)
         last = record.asset_observation.tags.get(DATA_VERSION_TAG) if record and record.asset_observation else None
-        if last != version:
-            out.append(dg.AssetObservation(key, partition=partition, tags={DATA_VERSION_TAG: version}))
+        if last == version:
+            continue
+        now = files.get((key, partition), {})
+        entry = record.asset_observation.metadata.get(FILES_ENTRY) if record and record.asset_observation else None
+        before = entry.data if isinstance(entry, dg.JsonMetadataValue) and isinstance(entry.data, dict) else None
+        changed = sorted(f for f in set(now) | set(before or {}) if before is None or before.get(f) != now.get(f))
+        metadata = {FILES_ENTRY: dg.JsonMetadataValue(now)} if now else {}
+        out.append((dg.AssetObservation(key, partition=partition, tags={DATA_VERSION_TAG: version}, metadata=metadata),
+                    changed))
     return out
 
 
@@ -181,19 +229,32 @@ def _observer(spec: dg.AssetSpec) -> dg.AssetsDefinition:
     def observe(context) -> dg.ObserveResult:
         source = context.resources.source
         partition = context.partition_key if context.has_partition_key else None
+        hashes = source_file_hashes(source)
         # A template that samples no program file has no program version: it observes as such.
-        version = input_versions(source, source_file_hashes(source)).get((spec.key, partition), "no-program-files")
-        return dg.ObserveResult(asset_key=spec.key, data_version=dg.DataVersion(version))
+        version = input_versions(source, hashes).get((spec.key, partition), "no-program-files")
+        files = input_files(source, hashes).get((spec.key, partition), {})
+        return dg.ObserveResult(asset_key=spec.key, data_version=dg.DataVersion(version),
+                                metadata={FILES_ENTRY: dg.JsonMetadataValue(files)})
 
     return observe
 
 
+def record_observations(instance: dg.DagsterInstance, source: SourceData) -> list[str]:
+    """Record the inputs' current data versions in ``instance`` (no run, milliseconds); a line for each input
+    whose version changed, naming it and its files that changed: ``template_sources[<id>]:
+    data/templates/<id>.yaml``."""
+    hashes = source_file_hashes(source)
+    lines = []
+    for observation, changed in _observations(instance, input_versions(source, hashes), input_files(source, hashes)):
+        instance.report_runless_asset_event(observation)
+        name = observation.asset_key.to_user_string() + (f"[{observation.partition}]" if observation.partition else "")
+        lines.append(f"{name}: {', '.join(changed) or 'new version'}")
+    return lines
+
+
 def observe_inputs(instance: dg.DagsterInstance, source: SourceData) -> int:
     """Record the inputs' current data versions in ``instance`` (no run); how many changed."""
-    observations = new_observations(instance, input_versions(source, source_file_hashes(source)))
-    for observation in observations:
-        instance.report_runless_asset_event(observation)
-    return len(observations)
+    return len(record_observations(instance, source))
 
 
 #: The inputs as the definitions hold them (observable source assets, group ``inputs``).

@@ -7,13 +7,12 @@
   alone does not give.
 * ``daily_batch_schedule`` registers the next sample batch and materializes it
   for every template of the default suite.
-* ``source_files_sensor`` notices a new or changed template or catalog contract
-  file (content hash, not mtime), records the input assets' new data versions
-  (``inputs.py``: observations, no run) and requests the world asset it feeds; the
-  automation sensor takes it from there. It watches OpenDRIVE maps too
-  (``maps/*.xodr`` beside the templates folder): a changed map requests the
-  templates imported from it, whose build then fails with "re-import" until
-  the template is imported again (:func:`simready.world.template_build.stale_import`).
+* ``source_files_sensor`` notices a new or changed template, OpenDRIVE map (``maps/*.xodr`` beside the
+  templates folder), catalog contract or suite (the inputs' data versions, ``inputs.py``: content hashes, not
+  mtimes), records the inputs' new observations (no run) and requests what the changed input feeds: its
+  target is the inputs' children (:data:`FED_BY_INPUTS`), so the daemon accepts its run requests. The automation
+  sensor takes it from there. A changed map requests the templates imported from it, whose build then fails with
+  "re-import" until the template is imported again (:func:`simready.world.template_build.stale_import`).
 * ``batch_keys_sensor`` removes a batch key that is not ``b0000`` … ``b9999``, with the one-line reason in
   its tick, before a run of it can start and fail. The local and production instances refuse such a key when
   it is added (``partitions.SimreadyInstance``); the sensor is for an instance without that setting (the AWS
@@ -22,18 +21,28 @@
 # No `from __future__ import annotations`: Dagster inspects annotations at runtime.
 
 import json
-from pathlib import Path
+from collections.abc import Sequence
 
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
-from simready.assets.inputs import input_versions, new_observations, source_file_hashes
+from simready.assets.inputs import (
+    INPUTS,
+    catalog_contracts,
+    input_files,
+    input_versions,
+    new_observations,
+    source_file_hashes,
+    suite_file,
+    template_sources,
+)
 from simready.assets.partitions import batch_partitions, template_ids
+from simready.assets.scenario import scenario_manifests
+from simready.assets.suite import coverage_report, split_assignments
+from simready.assets.validity import reference_pools
 from simready.assets.world import sensor_rigs, world_templates
-from simready.hashing import content_hash
 from simready.resources import SourceData
 from simready.scenario.suite import SuiteError, batch_index, batch_key, load_suite
-from simready.world.template_build import templates_imported_from
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "default_automation_condition_sensor",
@@ -61,51 +70,96 @@ def daily_batch_schedule(context: dg.ScheduleEvaluationContext):
         yield dg.RunRequest(run_key=f"{batch}|{template_id}", partition_key=key)
 
 
-def changed_requests(before: dict[str, str], now: dict[str, str], templates_dir: str | None = None) -> list[dg.RunRequest]:
-    """A catalog contract change → ``certified_assets``; a template change → its ``world_templates`` and ``sensor_rigs``
-    partitions; a map change → those of every template imported from it (``templates_dir`` says where to look)."""
-    changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+#: What the input files feed: their children in the graph, the sensor's target. Its run requests select
+#: nothing else (Dagster refuses a run request of a sensor without a target, and one outside it).
+FED_BY_INPUTS = dg.AssetSelection.assets(*INPUTS).downstream(depth=1, include_self=False)
+#: What a changed suite feeds, by partitioning: per template, per sample batch, and the suite's own assets.
+SUITE_FEEDS_TEMPLATE = [reference_pools.key]
+SUITE_FEEDS_SAMPLE = [scenario_manifests.key, dg.AssetKey("sensor_observations")]
+SUITE_FEEDS_SUITE = [split_assignments.key, coverage_report.key]
+
+
+def version_key(key: dg.AssetKey, partition: str | None) -> str:
+    """An input's name in the sensor's cursor: ``template_sources[<id>]``, ``catalog_contracts``, ``suite_file``."""
+    return key.to_user_string() + (f"[{partition}]" if partition is not None else "")
+
+
+def source_versions(source: SourceData) -> dict[str, str]:
+    """``{version_key: data version}`` of every input (``inputs.input_versions``): the sensor's cursor."""
+    versions = input_versions(source, source_file_hashes(source))
+    return {version_key(k, p): v for (k, p), v in sorted(versions.items(), key=lambda kv: version_key(*kv[0]))}
+
+
+def _cursor_versions(cursor: str | None) -> dict[str, str] | None:
+    """The versions a cursor recorded; ``None`` for no cursor or one of the file-hash form an older sensor wrote
+    (``templates/<f>.yaml`` keys): a first evaluation, which requests nothing."""
+    if not cursor:
+        return None
+    before = json.loads(cursor)
+    return None if any("/" in k for k in before) else before
+
+
+def changed_requests(before: dict[str, str], now: dict[str, str],
+                     sample_keys: Sequence[dg.MultiPartitionKey] = ()) -> list[dg.RunRequest]:
+    """The runs a change of inputs asks for (``before``/``now``: :func:`source_versions`): a catalog contract →
+    ``certified_assets``; a template (or the map it was imported from) → its ``world_templates`` and
+    ``sensor_rigs`` partition; the suite → what reads it: ``reference_pools`` per template, ``scenario_manifests``
+    and ``sensor_observations`` per sample batch (``sample_keys``), ``split_assignments`` and ``coverage_report``.
+    The automation condition takes it from there.
+
+    No run keys: the cursor already requests each change once, and Dagster launches one run per run key ever, so
+    a key made of the version would skip an edit back to a version seen before (edit, revert, edit again)."""
+    changed = sorted(k for k in now if before.get(k) != now[k])
     requests = []
-    if any(k.startswith("catalog/") for k in changed):
-        requests.append(dg.RunRequest(run_key=f"catalog:{now_digest(now)}", asset_selection=[certified_assets.key]))
-    known = set(template_ids())
     for k in changed:
-        if k.startswith("templates/"):
-            template_id = k.split("/", 1)[1].removesuffix(".yaml")
-            if template_id in known and k in now:
-                requests.append(_template_request(template_id, now[k]))
-        elif k.startswith("maps/") and k in now and templates_dir is not None:
-            imported = templates_imported_from(Path(templates_dir), k.split("/", 1)[1])
-            requests += [_template_request(t, now[k]) for t in imported if t in known]
+        if k == version_key(catalog_contracts.key, None):
+            requests.append(dg.RunRequest(asset_selection=[certified_assets.key]))
+        elif k.startswith(f"{template_sources.key.to_user_string()}["):
+            template_id = k[k.index("[") + 1:-1]
+            requests.append(dg.RunRequest(asset_selection=[world_templates.key, sensor_rigs.key],
+                                          partition_key=template_id))
+        elif k == version_key(suite_file.key, None):
+            requests += [dg.RunRequest(asset_selection=SUITE_FEEDS_TEMPLATE, partition_key=t) for t in template_ids()]
+            requests += [dg.RunRequest(asset_selection=SUITE_FEEDS_SAMPLE, partition_key=key) for key in sample_keys]
+            requests.append(dg.RunRequest(asset_selection=SUITE_FEEDS_SUITE))
     return requests
 
 
-def _template_request(template_id: str, version: str) -> dg.RunRequest:
-    return dg.RunRequest(run_key=f"{template_id}:{version}", asset_selection=[world_templates.key, sensor_rigs.key],
-                         partition_key=template_id)
-
-
-def now_digest(hashes: dict[str, str]) -> str:
-    return content_hash(hashes)[7:23]
+def suite_sample_keys(source: SourceData, instance: dg.DagsterInstance) -> list[dg.MultiPartitionKey]:
+    """Every registered batch of every template of the suite (none when the suite does not load: its stages fail
+    with the reason anyway)."""
+    try:
+        suite = load_suite(source.suite_file, source.templates_dir)
+    except SuiteError:
+        return []
+    batches = sorted(instance.get_dynamic_partitions(batch_partitions.name))
+    return [dg.MultiPartitionKey({"template": t, "batch": b}) for t in sorted(suite.templates) if t in template_ids()
+            for b in batches]
 
 
 @dg.sensor(
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Requests the world asset fed by a new or changed template or catalog contract file.",
+    asset_selection=FED_BY_INPUTS,
+    description="Records the input files' new data versions (observations, no run) and requests what a new or "
+                "changed template, map, catalog contract or suite feeds.",
 )
 def source_files_sensor(context: dg.SensorEvaluationContext, source: SourceData) -> dg.SensorResult:
-    now = source_file_hashes(source)
-    before = json.loads(context.cursor) if context.cursor else None
+    hashes = source_file_hashes(source)
+    versions = input_versions(source, hashes)
+    now = {version_key(k, p): v for (k, p), v in versions.items()}
+    before = _cursor_versions(context.cursor)
     context.update_cursor(json.dumps(now, sort_keys=True))
-    # The input assets' observations (no run): on the first evaluation and whenever a file changed.
-    observed = new_observations(context.instance, input_versions(source, now)) if before != now else []
+    # The input assets' observations (no run): on the first evaluation and whenever an input changed. `simready
+    # status` may have recorded them already; the requests follow the cursor, not the instance.
+    observed = new_observations(context.instance, versions, input_files(source, hashes)) if before != now else []
     if before is None:
-        return dg.SensorResult(skip_reason="first evaluation: recorded the current hashes of templates and contracts",
+        return dg.SensorResult(skip_reason="first evaluation: recorded the inputs' current data versions",
                                asset_events=observed)
-    requests = changed_requests(before, now, source.templates_dir)
+    suite_changed = before.get(version_key(suite_file.key, None)) != now.get(version_key(suite_file.key, None))
+    requests = changed_requests(before, now, suite_sample_keys(source, context.instance) if suite_changed else [])
     return dg.SensorResult(run_requests=requests, asset_events=observed,
-                           skip_reason=None if requests else "no template or contract changed")
+                           skip_reason=None if requests else "no template, map, contract or suite changed")
 
 
 def invalid_batch_keys(keys: list[str]) -> dict[str, str]:

@@ -26,6 +26,7 @@ SECTIONS: dict[str, str] = {
     "export": "simready.bench.export:run",
     "production": "simready.bench.production:run",
     "status": "simready.bench.status:run",
+    "review": "simready.bench.review:run",
 }
 
 

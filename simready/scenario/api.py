@@ -42,7 +42,8 @@ reachability on the walkable graph (:func:`reachable`, :func:`walk_route`);
 time to conflict (:func:`arrival_time`, :func:`start_for_ttc`,
 :func:`solve_emergence_timing`, :func:`time_to_collision`); gap and headway
 (:func:`time_headway`, :func:`gap_for_headway`); supported poses
-(:func:`supports`, :func:`supported_region`, :func:`parking_sites`); draws
+(:func:`supports`, :func:`supported_region`, :func:`parking_sites`, :func:`kerb_slots`,
+:func:`parking_slots`); draws
 that read the coverage cell (:func:`cell_or_choice`, :func:`in_cell_bin`,
 :func:`other_vehicle`) and the environment (:func:`conditions`,
 :func:`correlated_environment`).
@@ -125,25 +126,34 @@ from simready.scenario.streams import StreamSet
 from simready.scenario.timing import solve_emergence_timing
 from simready.world.affordances import (
     AFFORDANCES,
+    KERB_GAP_M,
     LONG_ROUTE_M,
+    PARKED_WIDTH_M,
+    SIDEWALK_PROBE_M,
+    ParkingSite,
+    kerb_slots,
     left_turns_across_oncoming,
     multi_lane_stretches,
     oncoming_chain,
     parking_sites,
 )
+from simready.world.frames import footprint_corners
 from simready.world.lane_graph import lane_network
 from simready.world.routing import plan_route, route_length_m, routes_of_length, straight_through
+from simready.world.template_model import ParkingAffordance, PedestrianCrossing, parking_slots
 
 __all__ = [
-    "AFFORDANCES", "DECISION_KEY", "DRAWN_APPROACH_M", "DRAWN_START_M", "LONG_ROUTE_M", "VEHICLE_SURFACES", "WALKABLE_SURFACES",
-    "Body", "Cell", "ClosesOnLead", "CoverageSpec", "CutsIn", "Draws", "EgoRoute", "Fail", "GroupDraws",
-    "IntentProgram", "LaneSpawn", "Motion", "OcclusionSpec", "Path", "PathConflict", "ProgramContext", "Proposal",
-    "Realization", "ScenarioError", "Scene", "SpeedProfile", "StreamSet",
-    "actor", "angle_diff", "arrival_time", "assemble", "behind", "camera_view", "cell_or_choice", "conditions",
+    "AFFORDANCES", "DECISION_KEY", "DRAWN_APPROACH_M", "DRAWN_START_M", "KERB_GAP_M", "LONG_ROUTE_M",
+    "PARKED_WIDTH_M", "SIDEWALK_PROBE_M", "VEHICLE_SURFACES", "WALKABLE_SURFACES", "Body", "Cell", "ClosesOnLead",
+    "CoverageSpec", "CutsIn", "Draws", "EgoRoute", "Fail", "GroupDraws", "IntentProgram", "LaneSpawn", "Motion",
+    "OcclusionSpec", "ParkingAffordance", "ParkingSite", "Path", "PathConflict", "PedestrianCrossing",
+    "ProgramContext", "Proposal", "Realization", "ScenarioError", "Scene", "SpeedProfile", "StreamSet", "actor",
+    "angle_diff", "arrival_time", "assemble", "behind", "camera_view", "cell_or_choice", "conditions",
     "correlated_environment", "decide_at", "dims_of", "draw_ego_route", "ego_vehicle", "family_of", "footprint",
-    "gap_for_headway", "in_cell_bin", "independent_environment", "independent_vehicle_baseline", "lane_as_spawn", "lane_change_path",
-    "lane_network", "left_turns_across_oncoming", "lwh", "multi_lane_stretches", "oncoming_chain", "other_vehicle",
-    "parking_sites", "parse_coverage", "plan_route", "reachable", "route_length_m", "routes_of_length", "rules",
+    "footprint_corners", "gap_for_headway", "in_cell_bin", "independent_environment",
+    "independent_vehicle_baseline", "kerb_slots", "lane_as_spawn", "lane_change_path", "lane_network",
+    "left_turns_across_oncoming", "lwh", "multi_lane_stretches", "oncoming_chain", "other_vehicle", "parking_sites",
+    "parking_slots", "parse_coverage", "plan_route", "reachable", "route_length_m", "routes_of_length", "rules",
     "seconds_on_grid", "signal_programs", "solve_emergence_timing", "spawn_affordances", "start_for_ttc",
     "stationary", "straight_through", "supported_region", "supports", "time_headway", "time_to_collision",
     "vehicle_families", "vehicle_on_route", "visible_fraction", "walk_route", "wheel_points",
