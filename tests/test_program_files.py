@@ -117,3 +117,37 @@ def test_program_lookup_after_load(scaffold: Path) -> None:
     assert load_programs([scaffold]) == ["pulls_out"]
     assert program("pulls_out").name == "pulls_out"
     assert paths.PROJECT_ROOT.is_dir()
+
+
+def test_a_suite_names_program_files_and_a_bad_one_is_one_line(scaffold: Path, tmp_path: Path) -> None:
+    import yaml
+
+    from simready.scenario.suite import SuiteError, load_suite
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(yaml.safe_dump({"suite_id": "s", "batches": 1, "programs": [str(scaffold)],
+                                     "templates": {"two_lane_arterial": {"pulls_out": 2}}}))
+    assert load_suite(suite).intents_for("two_lane_arterial") == {"pulls_out": 2}
+    broken = tmp_path / "broken.py"
+    broken.write_text("def f(:\n")
+    suite.write_text(yaml.safe_dump({"suite_id": "s", "batches": 1, "programs": [str(scaffold), str(broken)],
+                                     "templates": {"two_lane_arterial": {"pulls_out": 2}}}))
+    with pytest.raises(SuiteError) as err:
+        load_suite(suite)
+    line = err.value.one_line()
+    assert line.startswith(f"{suite}: programs[1]: {broken}: line 1: syntax error") and "\n" not in line
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text(yaml.safe_dump({"suite_id": "s", "batches": 1, "templates": {"two_lane_arterial": {"nope": 1}}}))
+    with pytest.raises(SuiteError, match="unknown intent"):
+        load_suite(unknown)
+
+
+def test_shipped_programs_sample_on_their_templates() -> None:
+    from simready.scenario.generator import generate
+
+    files = sorted((ROOT / "data" / "programs").glob("*.py"))
+    assert files
+    for intent in load_programs(files):
+        result = generate(program(intent).default_template, intent, 2)
+        assert len(result.manifests) == 2, intent
+        assert all(m.realized["program_sha256"] for m in result.manifests)
