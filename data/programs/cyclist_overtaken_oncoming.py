@@ -21,7 +21,6 @@ Causes, in dependency order (stream in brackets):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -45,6 +44,7 @@ from simready.scenario.api import (
     in_cell_bin,
     independent_vehicle_baseline,
     lwh,
+    oncoming_lane,
     other_vehicle,
     rules,
     seconds_on_grid,
@@ -65,21 +65,6 @@ class Params:
     #: An oncoming lane runs within this lateral distance of the ego lane's centre (m), heading the other way.
     oncoming_within_m: tuple[float, float] = (2.0, 8.0)
     lane_margin_m: float = 3.0
-
-
-def oncoming_lane(template: Any, lane: str, within_m: tuple[float, float]) -> str | None:
-    """The lane beside ``lane`` that runs the other way (checked at its midpoint), or None."""
-    graph = template.lane_graph
-    x, y, yaw = graph.pose_at(lane, graph.lane(lane).length_m / 2)
-    for other in sorted(graph.lanes):
-        if other == lane or graph.lane(other).kind != "driving":
-            continue
-        s, t = graph.project(other, x, y)
-        _, _, other_yaw = graph.pose_at(other, min(max(s, 0.0), graph.lane(other).length_m))
-        turned = abs((other_yaw - yaw + math.pi) % (2 * math.pi) - math.pi)
-        if 0.0 < s < graph.lane(other).length_m and within_m[0] <= abs(t) <= within_m[1] and turned > 2.6:
-            return other
-    return None
 
 
 class CyclistOvertakenOncoming(IntentProgram):
@@ -163,8 +148,8 @@ class CyclistOvertakenOncoming(IntentProgram):
               "t_overtake_s", "cyclist.s0_m"], rule="gap x speed before the cyclist at the decision")
         if not p.lane_margin_m <= s_o0 <= graph.lane(other).length_m - p.lane_margin_m - v_o * (p.clip_s + p.warmup_s):
             return self.refused(ctx, cell, sample_id, index, attempt, draws, Fail(
-                "sampling.spawn_out_of_range", f"the oncoming vehicle would start at s={s_o0:.1f} m on {other} (or leave it "
-                "before the clip ends)",
+                "sampling.spawn_out_of_range", f"the oncoming vehicle would start at s={s_o0:.1f} m on {other} "
+                "(or leave it before the clip ends)",
                 ("timing", "oncoming")))
         s_end = s_c0 + v_c * (p.clip_s + p.warmup_s)
         if s_end > graph.lane(lane).length_m - p.lane_margin_m:
@@ -185,7 +170,8 @@ class CyclistOvertakenOncoming(IntentProgram):
             warmup_s=p.warmup_s, tags=["oncoming"],
             behavior_rules=rules(obey_signals=True, yield_=False, collision_avoidance=False, aggression=0.5,
                                  speed_factor=v_o / graph.lane(other).speed_limit_mps))
-        decide_at(r, t_dec, parents=["t_overtake_s"], rule="the ego must choose: overtake into oncoming traffic, or not")
+        decide_at(r, t_dec, parents=["t_overtake_s"],
+                  rule="the ego must choose: overtake into oncoming traffic, or not")
         draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=self, cell=cell,
                             actors=[ego, cyclist, oncoming], interactions=[], occluders=[], environment=env,
                             realization=r, clip_s=p.clip_s, warmup_s=p.warmup_s)

@@ -36,7 +36,7 @@ and :meth:`IntentProgram.baseline`. ``propose`` returns a :class:`Proposal` whos
 
 **Helpers it composes**: route drawing on the lane graph (:func:`draw_ego_route`,
 :func:`lane_network`, :func:`routes_of_length`, :func:`straight_through`,
-:func:`multi_lane_stretches`, :func:`left_turns_across_oncoming`,
+:func:`multi_lane_stretches`, :func:`oncoming_lane`, :func:`left_turns_across_oncoming`,
 :func:`plan_route`); occlusion (:func:`behind`, :func:`visible_fraction`);
 reachability on the walkable graph (:func:`reachable`, :func:`walk_route`);
 time to conflict (:func:`arrival_time`, :func:`start_for_ttc`,
@@ -112,6 +112,7 @@ from simready.scenario.program_helpers import (
     gap_for_headway,
     independent_vehicle_baseline,
     lane_change_path,
+    oncoming_lane,
     reachable,
     start_for_ttc,
     supported_region,
@@ -152,9 +153,10 @@ __all__ = [
     "correlated_environment", "decide_at", "dims_of", "draw_ego_route", "ego_vehicle", "family_of", "footprint",
     "footprint_corners", "gap_for_headway", "in_cell_bin", "independent_environment",
     "independent_vehicle_baseline", "kerb_slots", "lane_as_spawn", "lane_change_path", "lane_network",
-    "left_turns_across_oncoming", "lwh", "multi_lane_stretches", "oncoming_chain", "other_vehicle", "parking_sites",
-    "parking_slots", "parse_coverage", "plan_route", "reachable", "route_length_m", "routes_of_length", "rules",
-    "seconds_on_grid", "signal_programs", "solve_emergence_timing", "spawn_affordances", "start_for_ttc",
-    "stationary", "straight_through", "supported_region", "supports", "time_headway", "time_to_collision",
-    "vehicle_families", "vehicle_on_route", "visible_fraction", "walk_route", "wheel_points",
+    "left_turns_across_oncoming", "lwh", "multi_lane_stretches", "oncoming_chain", "oncoming_lane", "other_vehicle",
+    "parking_sites", "parking_slots", "parse_coverage", "plan_route", "reachable", "route_length_m",
+    "routes_of_length", "rules", "seconds_on_grid", "signal_programs", "solve_emergence_timing",
+    "spawn_affordances", "start_for_ttc", "stationary", "straight_through", "supported_region", "supports",
+    "time_headway", "time_to_collision", "vehicle_families", "vehicle_on_route", "visible_fraction", "walk_route",
+    "wheel_points",
 ]

@@ -59,8 +59,8 @@ def behind(occluder: Polygon, target: Point | Polygon, seen_from: Point) -> bool
     return all(LineString([seen_from, p]).crosses(occluder) or occluder.contains(shapely.Point(p)) for p in points)
 
 
-def visible_fraction(ctx: ProgramContext, scene: Scene, target: str, *, seen_from: str, t_s: Sequence[float] | np.ndarray,
-                     occluders: Sequence[str] = ()) -> np.ndarray:
+def visible_fraction(ctx: ProgramContext, scene: Scene, target: str, *, seen_from: str,
+                     t_s: Sequence[float] | np.ndarray, occluders: Sequence[str] = ()) -> np.ndarray:
     """Visible fraction of actor ``target`` to the camera of actor ``seen_from`` (the rig's first camera) at each
     time in ``t_s``: the occlusion stage's ray test, against the map's static obstacles and ``occluders``' boxes."""
     t = np.asarray(t_s, dtype=np.float64)
@@ -113,6 +113,25 @@ def time_to_collision(s_a_m: float, v_a_mps: float, s_b_m: float, v_b_mps: float
                       clearance_m: float = 0.0) -> float:
     """Constant-speed time-to-collision of two actors on one path (see :func:`simready.scenario.timing.ttc`)."""
     return ttc(s_a_m, v_a_mps, s_b_m, v_b_mps, clearance_m=clearance_m)
+
+
+# --- lanes ------------------------------------------------------------------------------------------
+
+
+def oncoming_lane(template: Any, lane: str, within_m: tuple[float, float] = (2.0, 8.0)) -> str | None:
+    """The driving lane beside ``lane`` that runs the other way — its centre ``within_m`` of ``lane``'s, heading
+    more than 2.6 rad away, checked at ``lane``'s midpoint — or None (a road with one lane each way has one)."""
+    graph = template.lane_graph
+    x, y, yaw = graph.pose_at(lane, graph.lane(lane).length_m / 2)
+    for other in sorted(graph.lanes):
+        if other == lane or graph.lane(other).kind != "driving":
+            continue
+        s, t = graph.project(other, x, y)
+        _, _, other_yaw = graph.pose_at(other, min(max(s, 0.0), graph.lane(other).length_m))
+        turned = abs((other_yaw - yaw + math.pi) % (2 * math.pi) - math.pi)
+        if 0.0 < s < graph.lane(other).length_m and within_m[0] <= abs(t) <= within_m[1] and turned > 2.6:
+            return other
+    return None
 
 
 # --- supported poses ----------------------------------------------------------------------------
