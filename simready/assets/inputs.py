@@ -39,7 +39,6 @@ from simready import paths
 from simready.assets.partitions import template_ids, template_partitions
 from simready.hashing import content_hash, file_sha256
 from simready.resources import SourceData
-from simready.scenario.program_files import ProgramError, resolve_path
 from simready.scenario.suite import SuiteError, load_suite, suite_plan
 from simready.world.template_build import maps_dir, templates_imported_from
 
@@ -101,9 +100,14 @@ def source_file_hashes(source: SourceData) -> dict[str, str]:
     suite = Path(source.suite_file)
     if suite.is_file():
         out[f"suite/{suite.name}"] = file_sha256(str(suite))
-        for f in _suite_programs(suite):
-            if resolve_path(f).is_file():
-                out[f"programs/{f}"] = file_sha256(str(resolve_path(f)))
+        programs = _suite_programs(suite)
+        if programs:
+            # Imported here: the programs' modules are heavy; a suite without program files never loads them.
+            from simready.scenario.program_files import resolve_path
+
+            for f in programs:
+                if resolve_path(f).is_file():
+                    out[f"programs/{f}"] = file_sha256(str(resolve_path(f)))
     return out
 
 
@@ -114,6 +118,7 @@ def _program_members(source: SourceData, hashes: dict[str, str]) -> dict[str, li
     that does not load), every template naming an intent that is not built in depends on every program file, and
     the stages that load it fail with the reason.
     """
+    from simready.scenario.program_files import ProgramError
     from simready.scenario.programs import PROGRAMS, provenance
 
     programs = sorted(k for k in hashes if k.startswith("programs/"))
@@ -176,6 +181,8 @@ def _path(source: SourceData, file_key: str) -> Path:
     """Where a file of ``source_file_hashes`` lies."""
     kind, name = file_key.split("/", 1)
     if kind == "programs":
+        from simready.scenario.program_files import resolve_path
+
         return resolve_path(name)
     folder = {"templates": Path(source.templates_dir), "catalog": Path(source.catalog_contracts_dir),
               "maps": maps_dir(Path(source.templates_dir)), "suite": Path(source.suite_file).parent}[kind]
