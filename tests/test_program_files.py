@@ -151,3 +151,17 @@ def test_shipped_programs_sample_on_their_templates() -> None:
         result = generate(program(intent).default_template, intent, 2)
         assert len(result.manifests) == 2, intent
         assert all(m.realized["program_sha256"] for m in result.manifests)
+
+
+def test_a_program_looping_past_its_budget_is_one_line(scaffold: Path, tmp_path: Path) -> None:
+    f = tmp_path / "looping.py"
+    f.write_text(scaffold.read_text().replace('name = "pulls_out"', 'name = "looping_one"')
+                 .replace('"intent": "pulls_out"', '"intent": "looping_one"')
+                 .replace("        gap = in_cell_bin(",
+                          "        while timing.unit('spin') >= 0:\n            timing.record.clear()\n"
+                          "        gap = in_cell_bin("))
+    r = _cli("scenario", "sample", "--programs", str(f), "--intent", "looping_one", "--template", "two_lane_arterial",
+             "--n", "1", "--out", str(tmp_path / "out"), "--quiet")
+    assert r.returncode == 1
+    (line,) = r.stderr.strip().splitlines()
+    assert f"{f}: looping_one.propose: drew from its random streams more than" in line and "budget" in line

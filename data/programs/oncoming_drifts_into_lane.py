@@ -171,7 +171,8 @@ class OncomingDriftsIntoLane(IntentProgram):
                             realization=r, clip_s=p.clip_s, warmup_s=p.warmup_s)
         s_conflict = s_e_meet + ego_l / 2
         cx, cy, _ = graph.pose_at(lane, s_conflict)
-        event = PathConflict("oncoming", "ego", (cx, cy), s_conflict, corridor_half_m=(ego_w + on_w) / 2, passer_clearance_m=ego_l / 2, lead_m=on_l / 2)
+        event = PathConflict("oncoming", "ego", (cx, cy), s_conflict, corridor_half_m=(ego_w + on_w) / 2,
+                             passer_clearance_m=ego_l / 2, lead_m=on_l / 2)
         scene = Scene({"ego": ego_body, "oncoming": oncoming_body}, p.warmup_s, p.clip_s, event=event)
         return Proposal(sample_id, index, attempt, self.name, t, cell, draft, scene,
                         {"cell_repairs": {"meet_after_s": ("timing",)}}, [], draws.record)

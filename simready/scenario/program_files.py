@@ -16,10 +16,13 @@ where:
   file already holds.
 
 While sampling, :class:`GuardedProgram` stands in for a loaded program: an
-exception it raises, or a proposal that breaks the contract (not a
-``Proposal``, another intent id, no ego in the draft), becomes a
-``ProgramError`` naming the program and the stage (``check_template``,
-``propose``, ``baseline``, ``repair``).
+exception it raises, a proposal that breaks the contract (not a
+``Proposal``, another intent id, no ego in the draft), or a proposal that
+draws more than :data:`PROPOSAL_DRAW_BUDGET` times from its random streams (a
+loop past its budget) becomes a ``ProgramError`` naming the program and the
+stage (``check_template``, ``propose``, ``baseline``, ``repair``). The
+generator bounds the proposals themselves: a cell closes after
+``max_proposals_per_cell`` rejections in a row.
 
 A loaded program's ``provenance`` — the file's name and content hash — goes
 into every manifest it yields (``realized["program_file"]``,
@@ -50,6 +53,9 @@ from simready.world.affordances import AFFORDANCES
 
 INTENT_ID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 ABBREV = re.compile(r"^[a-z][a-z0-9]{0,11}$")
+#: Calls on a proposal's random generators after which it is stopped as a loop past its budget (a proposal of a
+#: built-in intent makes a few dozen; rejection sampling inside one, e.g. ``GroupDraws.point_where``, is one call).
+PROPOSAL_DRAW_BUDGET = 100_000
 #: Module names of loaded program files start with this (the rest is the file's content hash).
 MODULE_PREFIX = "simready_user_program_"
 
@@ -207,13 +213,51 @@ class GuardedProgram(IntentProgram):
 
     def propose(self, ctx: Any, cell: Any, sample_id: str, index: int, streams: Any, **kw: Any) -> Any:
         return self._proposal("propose", self._call("propose", self.inner.propose, ctx, cell, sample_id, index,
-                                                    streams, **kw))
+                                                    _Budgeted(streams, self._fail, "propose"), **kw))
 
     def baseline(self, ctx: Any, sample_id: str, index: int, streams: Any) -> Any:
-        return self._proposal("baseline", self._call("baseline", self.inner.baseline, ctx, sample_id, index, streams))
+        return self._proposal("baseline", self._call("baseline", self.inner.baseline, ctx, sample_id, index,
+                                                     _Budgeted(streams, self._fail, "baseline")))
 
     def repair(self, ctx: Any, proposal: Any, failure: Any, streams: Any) -> Any:
-        return self._proposal("repair", self._call("repair", self.inner.repair, ctx, proposal, failure, streams))
+        return self._proposal("repair", self._call("repair", self.inner.repair, ctx, proposal, failure,
+                                                   _Budgeted(streams, self._fail, "repair")))
+
+
+class _Budgeted:
+    """A proposal's streams (everything delegated), whose generators count their calls against
+    :data:`PROPOSAL_DRAW_BUDGET`; the values drawn are the streams' own."""
+
+    def __init__(self, streams: Any, fail: Any, stage: str) -> None:
+        self._streams, self._fail, self._stage, self._calls = streams, fail, stage, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._streams, name)
+
+    def stream(self, name: str) -> Any:
+        return _CountedGenerator(self._streams.stream(name), self)
+
+    def count(self) -> None:
+        self._calls += 1
+        if self._calls > PROPOSAL_DRAW_BUDGET:
+            raise self._fail(self._stage, f"drew from its random streams more than {PROPOSAL_DRAW_BUDGET} times in "
+                             "one proposal: a loop past its proposal budget")
+
+
+class _CountedGenerator:
+    def __init__(self, gen: Any, budget: _Budgeted) -> None:
+        self._gen, self._budget = gen, budget
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._gen, name)
+        if not callable(attr):
+            return attr
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self._budget.count()
+            return attr(*args, **kwargs)
+
+        return counted
 
 
 #: Programs loaded from files in this process, by intent id.
