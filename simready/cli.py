@@ -185,7 +185,7 @@ def _add_template_import_scene(template: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.scenario.suite_check import check_suite
+    from simready.suite_check import check_suite
 
     check_suite()  # the suite against its templates, catalog and rigs: one line now, before anything is written
     # A bad DAGSTER_HOME or SIMREADY_ARTIFACTS is one line here, before Dagster loads (not a failed step per run).
@@ -225,7 +225,7 @@ def _status(args: argparse.Namespace) -> int:
     # Dagster's beta and preview warnings are about our definitions, not news to the reader of a status.
     warnings.simplefilter("ignore")
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.scenario.suite_check import check_suite
+    from simready.suite_check import check_suite
 
     check_suite()  # a suite whose intents or rig overrides cannot work is one line, not a status that says fine
     from simready.assets.inputs import record_observations

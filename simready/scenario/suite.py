@@ -117,7 +117,7 @@ def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths
 
     Raises:
         SuiteError: one line naming the file and field (unknown template or intent, an empty intent map, bounds,
-            malformed YAML). :func:`simready.scenario.suite_check.check_suite` checks it against the templates too.
+            malformed YAML). :func:`simready.suite_check.check_suite` checks it against the templates too.
     """
     path = Path(path) if path else paths.SUITE_FILE
     data = load_yaml(path, SuiteError)
