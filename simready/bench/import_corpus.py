@@ -1,0 +1,107 @@
+"""Third-party files through ``simready catalog import --repair`` (issue 30): the corpus, and its table.
+
+Every file ships in the ``pybullet`` wheel's ``pybullet_data`` (zlib licence), as a new user would find it.
+Each one either imports with ``--repair`` (certified; its repairs listed) or is refused with one line naming a
+reason no repair covers. :func:`run_corpus` imports them all into a temporary catalog; ``make bench import``
+prints the table and ``tests/test_catalog_import_corpus.py`` checks each row's outcome.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pybullet_data
+
+from simready.catalog.add import ImportRequest, import_asset
+from simready.catalog.importers.assemble import ImportOptions
+from simready.errors import CatalogError
+
+PD = Path(pybullet_data.getDataPath())
+
+
+@dataclass(frozen=True)
+class CorpusFile:
+    """One third-party file: where it is under pybullet_data, what it is imported as, what is expected."""
+
+    path: str
+    semantic_class: str
+    mass_kg: float | None = None
+    units: str | None = None
+    #: "certified", or the start of the one-line refusal no repair covers.
+    expect: str = "certified"
+    #: Extra files copied beside it (a texture the file names under another folder), from → to.
+    beside: tuple[tuple[str, str], ...] = ()
+
+
+CORPUS: tuple[CorpusFile, ...] = (
+    CorpusFile("bicycle/bike.urdf", "road_object"),
+    CorpusFile("husky/husky.urdf", "road_object"),
+    CorpusFile("duck.dae", "road_object", mass_kg=3.0),
+    CorpusFile("duck_vhacd.urdf", "road_object"),
+    CorpusFile("teddy_vhacd.urdf", "road_object"),
+    CorpusFile("teddy_large.urdf", "road_object"),
+    CorpusFile("bunny.obj", "road_object", mass_kg=1.0, units="decimeter"),
+    CorpusFile("soccerball.urdf", "road_object"),
+    CorpusFile("samurai_monastry.obj", "building", units="meter"),
+    CorpusFile("racecar/racecar.urdf", "road_object"),
+    CorpusFile("table/table.urdf", "street_furniture", mass_kg=25.0),
+)
+
+
+@dataclass(frozen=True)
+class CorpusRow:
+    file: str
+    outcome: str
+    repairs: tuple[str, ...]
+    seconds: float
+
+
+def import_one(item: CorpusFile, catalog: Path, repair: bool = True) -> CorpusRow:
+    """Import one corpus file into ``catalog``; the row says what happened (CatalogError: its one line)."""
+    source = PD / item.path
+    if item.beside:
+        staged = catalog.parent / "staged" / Path(item.path).stem
+        staged.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, staged / source.name)
+        for frm, to in item.beside:
+            (staged / to).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(PD / frm, staged / to)
+        source = staged / source.name
+    variant = Path(item.path).stem.replace(".", "_").lower()
+    req = ImportRequest(source, f"asset:corpus/{variant}", item.semantic_class,
+                        ImportOptions(units=item.units, repair=repair), mass_kg=item.mass_kg, license="Zlib")
+    t0 = time.perf_counter()
+    try:
+        result = import_asset(req, catalog)
+    except CatalogError as exc:
+        return CorpusRow(item.path, f"refused: {exc.field}: {exc.reason}" if exc.field else f"refused: {exc.reason}",
+                         (), time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    rec = result.entry.import_
+    repairs = tuple(f"{r.what} ({r.where})" for r in rec.repairs) if rec else ()
+    if result.certification.passed:
+        return CorpusRow(item.path, "certified", repairs, seconds)
+    reasons = "; ".join(f"{r.code}: {r.message}" for r in result.certification.reasons)
+    return CorpusRow(item.path, f"NOT certified: {reasons}", repairs, seconds)
+
+
+def run_corpus(repair: bool = True) -> list[CorpusRow]:
+    with tempfile.TemporaryDirectory() as tmp:
+        return [import_one(item, Path(tmp) / "catalog", repair) for item in CORPUS]
+
+
+def table(rows: list[CorpusRow]) -> list[str]:
+    lines = [f"{'file':<24} {'s':>6}  outcome / repairs"]
+    for row in rows:
+        lines.append(f"{row.file:<24} {row.seconds:6.1f}  {row.outcome[:160]}")
+        lines += [f"{'':<32}- {r}" for r in row.repairs]
+    return lines
+
+
+if __name__ == "__main__":
+    for line in table(run_corpus()):
+        print(line)
