@@ -65,7 +65,10 @@ UM_PER_M = 1_000_000
 COLLIDER_CHOICES = ("auto", "source", "decompose")
 #: Decompositions after the first, each with half the previous threshold, before a collider outside the
 #: certification tolerance is left to certification to refuse.
-MAX_DECOMPOSE_RETRIES = 3
+MAX_DECOMPOSE_RETRIES = 2
+#: No retry goes below this threshold: CoACD 1.0.14 crashes the process (a segmentation fault, which no fallback
+#: can catch) at 0.00625 on the Stanford bunny's solid.
+MIN_RETRY_THRESHOLD = 0.01
 #: Volume tolerance the collider is held to (certification's COLLIDER_VOLUME_REL_TOL; a test checks they agree).
 COLLIDER_VOLUME_REL_TOL = 0.05
 
@@ -361,7 +364,7 @@ def _decomposed(whole: manifold3d.Manifold, options: ImportOptions, source: Path
         dec: Decomposition = decompose(solid.vertices, solid.faces, threshold, source)
         hulls = _hulls([np.rint(p * UM_PER_M).astype(np.int64) for p in dec.pieces], tries_notes, source)
         fault = _collider_fault(whole, hulls) if options.repair else None
-        if fault is None or attempt == MAX_DECOMPOSE_RETRIES:
+        if fault is None or attempt == MAX_DECOMPOSE_RETRIES or threshold / 2 < MIN_RETRY_THRESHOLD:
             notes += tries_notes
             if fault is not None:
                 notes.append(f"the decomposition stays outside the tolerance after {attempt} retries: {fault}")
