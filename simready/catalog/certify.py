@@ -47,7 +47,7 @@ from pydantic import BaseModel
 
 from simready import paths
 from simready.catalog.catalog import load_entry
-from simready.catalog.contract import CatalogEntry
+from simready.catalog.contract import CatalogEntry, SourceInertialRecord
 from simready.catalog.generate import ENTRY_FILE, read_index, urdf_spec
 from simready.catalog.meshio import (
     ObjMesh,
@@ -149,6 +149,8 @@ class _Context:
     ontology: Ontology
     render: ObjMesh | None = None
     pieces: list[ObjMesh] | None = None
+    #: volume.obj of an imported entry whose render mesh is open (``--repair``): what its volume is measured on.
+    volume: ObjMesh | None = None
     load_problems: list[str] = field(default_factory=list)
 
 
@@ -265,12 +267,15 @@ def _import_record(c: _Context) -> list[str]:
     return out
 
 
-def _source_inertia(c: _Context) -> list[str]:
-    rec = c.entry.import_
-    if rec is None or rec.source_inertial is None or c.pieces is None:
-        return []
-    src = rec.source_inertial
-    props = mass_properties(mass_basis(c), src.mass_kg)
+#: Appended to a refusal that ``catalog import --repair`` would repair (issue 30).
+REPAIR_HINT = "rerun the import with --repair to {}"
+
+
+def source_inertia_problems(src: SourceInertialRecord, basis: ObjMesh, size_m: float) -> list[str]:
+    """Where a source's ``<inertial>`` disagrees with its geometry filled with the same mass (``basis``: the
+    collider's union; ``size_m``: the render's bounding-box diagonal): the rule ``source_inertia``, and what
+    ``--repair`` replaces."""
+    props = mass_properties(basis, src.mass_kg)
     declared = np.asarray(src.inertia_kg_m2, dtype=np.float64)
     expected = props.inertia_kg_m2
     err = float(np.linalg.norm(declared - expected) / np.linalg.norm(expected))
@@ -280,14 +285,21 @@ def _source_inertia(c: _Context) -> list[str]:
             f"source <inertial> off by {err:.0%} (Frobenius, tolerance {SOURCE_INERTIA_REL_TOL:.0%}) from its "
             f"{src.mass_kg:g} kg over the collider: diagonal {np.round(np.diag(declared), 6).tolist()} vs "
             f"{np.round(np.diag(expected), 6).tolist()} kg·m²")
-    lo, hi = bounds([c.render]) if c.render is not None else bounds(c.pieces)
-    size = float(np.linalg.norm(hi - lo))
     com_err = float(np.linalg.norm(np.subtract(src.center_of_mass_m, props.center_of_mass_m)))
-    if com_err > SOURCE_COM_REL_TOL * size:
+    if com_err > SOURCE_COM_REL_TOL * size_m:
         out.append(f"source <inertial> centre of mass {list(src.center_of_mass_m)} m is {com_err:.3f} m from the "
                    f"geometry's {np.round(props.center_of_mass_m, 4).tolist()} m (tolerance {SOURCE_COM_REL_TOL:.0%} "
-                   f"of the {size:.3f} m diagonal)")
+                   f"of the {size_m:.3f} m diagonal)")
     return out
+
+
+def _source_inertia(c: _Context) -> list[str]:
+    rec = c.entry.import_
+    if rec is None or rec.source_inertial is None or c.pieces is None:
+        return []
+    lo, hi = bounds([c.render]) if c.render is not None else bounds(c.pieces)
+    hint = "; " + REPAIR_HINT.format("use the geometry's mass properties")
+    return [m + hint for m in source_inertia_problems(rec.source_inertial, mass_basis(c), float(np.linalg.norm(hi - lo)))]
 
 
 # --- file rules -------------------------------------------------------------
@@ -319,7 +331,7 @@ def _summary_problems(c: _Context) -> list[str]:
     groups = [(p.name, p.first_triangle, p.triangle_count) for p in e.parts]
     if list(r.groups) != groups:
         out.append(f"render.obj part groups {list(r.groups)} differ from entry.json parts {groups}")
-    mesh = r.trimesh()
+    mesh = (c.volume if c.volume is not None else r).trimesh()
     if not (mesh.is_watertight and mesh.is_winding_consistent):
         out.append("render.obj is not watertight with consistent winding")
         return out
@@ -392,12 +404,14 @@ def _collider_mismatch(c: _Context) -> list[str]:
                     f"(off {abs(a - b) * 100:.1f} cm > {COLLIDER_FACE_TOL_M * 100:g} cm)"
                 )
     volume = render_volume(c)
-    excess, deficit = excess_and_deficit_m3(c.render if e.import_ is None else component_union([c.render]), c.pieces)
+    excess, deficit = excess_and_deficit_m3(c.render if e.import_ is None else component_union([c.volume if c.volume is not None else c.render]),
+                                            c.pieces)
     tol = f"tolerance {COLLIDER_VOLUME_REL_TOL * 100:g} %"
+    hint = "" if e.import_ is None else "; " + REPAIR_HINT.format("decompose again with tighter settings")
     if excess > COLLIDER_VOLUME_REL_TOL * volume:
-        out.append(f"collider adds {excess:.3f} m³ outside the render volume ({excess / volume:.1%} of {volume:.3f} m³; {tol})")
+        out.append(f"collider adds {excess:.3f} m³ outside the render volume ({excess / volume:.1%} of {volume:.3f} m³; {tol}){hint}")
     if deficit > COLLIDER_VOLUME_REL_TOL * volume:
-        out.append(f"collider leaves {deficit:.3f} m³ of the render volume uncovered ({deficit / volume:.1%}; {tol})")
+        out.append(f"collider leaves {deficit:.3f} m³ of the render volume uncovered ({deficit / volume:.1%}; {tol}){hint}")
     return out
 
 
@@ -419,7 +433,7 @@ def render_volume(c: _Context) -> float:
     assert c.render is not None
     if c.entry.import_ is None:
         return mass_properties(c.render, 0.0).volume_m3
-    return float(component_union([c.render]).volume())
+    return float(component_union([c.volume if c.volume is not None else c.render]).volume())
 
 
 def mass_basis(c: _Context) -> ObjMesh:
@@ -485,12 +499,14 @@ def _entry_file(entry_dir: Path, file: str, problems: list[str]) -> Path | None:
         return None
 
 
-def _load_mesh(entry_dir: Path, file: str, problems: list[str]) -> ObjMesh | None:
+def _load_mesh(entry_dir: Path, file: str, problems: list[str], closed: bool = True) -> ObjMesh | None:
     path = _entry_file(entry_dir, file, [])
     if path is None or not path.is_file():
         return None  # reported by the hash check
     try:
         mesh = read_obj(path)
+        if not closed:  # an imported render mesh kept as drawn; volume.obj is measured instead
+            return mesh
         to_manifold(mesh)
         mass_properties(mesh, 0.0)  # refuses inside-out or empty meshes
     except ValueError as exc:
@@ -501,7 +517,12 @@ def _load_mesh(entry_dir: Path, file: str, problems: list[str]) -> ObjMesh | Non
 
 def _context(entry_dir: Path, entry: CatalogEntry, ontology: Ontology) -> _Context:
     ctx = _Context(entry_dir, entry, ontology)
-    ctx.render = _load_mesh(entry_dir, entry.render_geometry.file, ctx.load_problems)
+    ctx.render = _load_mesh(entry_dir, entry.render_geometry.file, ctx.load_problems,
+                            closed=entry.volume_geometry is None or entry.import_ is None)
+    if entry.volume_geometry is not None and entry.import_ is not None:
+        ctx.volume = _load_mesh(entry_dir, entry.volume_geometry.file, ctx.load_problems)
+        if ctx.volume is None:
+            ctx.render = None  # nothing to measure the volume on: the geometry rules stay silent, the load says why
     pieces = [_load_mesh(entry_dir, ref.file, ctx.load_problems) for ref in entry.collision_geometry]
     loaded = [piece for piece in pieces if piece is not None]
     ctx.pieces = loaded if loaded and len(loaded) == len(pieces) else None
