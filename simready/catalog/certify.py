@@ -24,9 +24,9 @@ mass properties are measured on the collider's union; its family need not be
 in the ontology and its parts are the source's; its ``import`` block must
 describe a rotation and a uniform scale equal to the recorded unit
 (``import``), and a source's own ``<inertial>`` must agree with what the
-geometry implies for the same mass within :data:`SOURCE_INERTIA_REL_TOL`
+geometry implies for the same mass within :data:`~simready.catalog.meshio.SOURCE_INERTIA_REL_TOL`
 (relative Frobenius error; ``source_inertia``), centre of mass within
-:data:`SOURCE_COM_REL_TOL` of the size. Every entry's extents must lie in its
+:data:`~simready.catalog.meshio.SOURCE_COM_REL_TOL` of the size. Every entry's extents must lie in its
 class's ``size_m`` ranges (``plausibility``): what catches wrong units.
 
 Units: metres, kilograms, kg·m², body frame.
@@ -47,7 +47,7 @@ from pydantic import BaseModel
 
 from simready import paths
 from simready.catalog.catalog import load_entry
-from simready.catalog.contract import CatalogEntry, SourceInertialRecord
+from simready.catalog.contract import CatalogEntry
 from simready.catalog.generate import ENTRY_FILE, read_index, urdf_spec
 from simready.catalog.meshio import (
     ObjMesh,
@@ -57,6 +57,7 @@ from simready.catalog.meshio import (
     manifold_mesh,
     mass_properties,
     read_obj,
+    source_inertia_problems,
     to_manifold,
     union,
     urdf_text,
@@ -77,11 +78,6 @@ INERTIA_REL_TOL = 0.02
 COM_TOL_M = 0.01
 #: Agreement required between entry.json summaries and the files they summarize.
 SUMMARY_REL_TOL = 1e-6
-#: A source's own inertia (URDF) against the geometry's for the same mass: loose, since an author may model
-#: a non-uniform body; what it catches is a placeholder tensor or a unit error (10 000× in cm²).
-SOURCE_INERTIA_REL_TOL = 0.5
-#: A source's own centre of mass within this fraction of the bounding-box diagonal of the geometry's.
-SOURCE_COM_REL_TOL = 0.1
 #: The recorded conversion's linear part must be a rotation times the recorded unit, to this precision.
 CONVERSION_TOL = 1e-9
 AXES = ("x", "y", "z")
@@ -269,28 +265,6 @@ def _import_record(c: _Context) -> list[str]:
 
 #: Appended to a refusal that ``catalog import --repair`` would repair (issue 30).
 REPAIR_HINT = "rerun the import with --repair to {}"
-
-
-def source_inertia_problems(src: SourceInertialRecord, basis: ObjMesh, size_m: float) -> list[str]:
-    """Where a source's ``<inertial>`` disagrees with its geometry filled with the same mass (``basis``: the
-    collider's union; ``size_m``: the render's bounding-box diagonal): the rule ``source_inertia``, and what
-    ``--repair`` replaces."""
-    props = mass_properties(basis, src.mass_kg)
-    declared = np.asarray(src.inertia_kg_m2, dtype=np.float64)
-    expected = props.inertia_kg_m2
-    err = float(np.linalg.norm(declared - expected) / np.linalg.norm(expected))
-    out = []
-    if err > SOURCE_INERTIA_REL_TOL:
-        out.append(
-            f"source <inertial> off by {err:.0%} (Frobenius, tolerance {SOURCE_INERTIA_REL_TOL:.0%}) from its "
-            f"{src.mass_kg:g} kg over the collider: diagonal {np.round(np.diag(declared), 6).tolist()} vs "
-            f"{np.round(np.diag(expected), 6).tolist()} kg·m²")
-    com_err = float(np.linalg.norm(np.subtract(src.center_of_mass_m, props.center_of_mass_m)))
-    if com_err > SOURCE_COM_REL_TOL * size_m:
-        out.append(f"source <inertial> centre of mass {list(src.center_of_mass_m)} m is {com_err:.3f} m from the "
-                   f"geometry's {np.round(props.center_of_mass_m, 4).tolist()} m (tolerance {SOURCE_COM_REL_TOL:.0%} "
-                   f"of the {size_m:.3f} m diagonal)")
-    return out
 
 
 def _source_inertia(c: _Context) -> list[str]:

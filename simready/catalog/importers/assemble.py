@@ -56,6 +56,7 @@ from simready.catalog.meshio import (
     excess_and_deficit_m3,
     manifold_mesh,
     mass_properties,
+    source_inertia_problems,
     to_manifold,
 )
 from simready.errors import CatalogError
@@ -389,8 +390,6 @@ def _checked_inertial(src: SourceInertialRecord, hulls: list[trimesh.Trimesh], r
             return None
     if not options.repair:
         return src
-    from simready.catalog.certify import source_inertia_problems  # certify imports this module (via generate)
-
     basis = manifold_mesh(component_union(hulls))
     lo, hi = render.bounds
     problems = source_inertia_problems(src, basis, float(np.linalg.norm(hi - lo)))
