@@ -22,8 +22,8 @@ geometry path:
   border that faces the road;
 * **lane markings** (ontology class ``lane_marking``) — where the template
   has ``markings`` (an imported map's road marks) exactly those, by their
-  type (see :func:`_map_markings`: solid, broken, double, at the marks'
-  heights); otherwise derived from the lanes: lane borders are
+  type (see :func:`_map_markings`: solid, broken, double; flat, as the
+  whole street still is); otherwise derived from the lanes: lane borders are
   the two borders of the lane's own strip region (an imported lane has
   one), else its centreline offset by half its width. Along each border, every
   :data:`STATION_M` metres: beside a lane of the same direction a broken
@@ -456,7 +456,9 @@ def _map_markings(markings: Iterable[Marking]) -> list[_Placed]:
     rhythm of its own), a double type (``solid broken``, ``solid solid``, ...) as two lines
     :data:`DOUBLE_OFFSET_M` either side of the polyline, the first word on its left. Other types (``none``,
     ``botts dots``, ``grass``, ...) draw nothing. Every line is white: the catalog certifies no coloured
-    marking. Each piece's z is the marking's height under it where the map gives one, else 0."""
+    marking. Drawn at z = 0 like the rest of the street, even where the map gives the mark heights: road
+    tiles, sidewalks and the dynamic backend's ground (the tiles' tops) are still flat, and a line must lie on
+    the road the sensors and the physics see, not float above it."""
     out: list[_Placed] = []
     for mark in sorted(markings, key=lambda m: m.id):
         kinds = mark.type.split()
@@ -466,7 +468,6 @@ def _map_markings(markings: Iterable[Marking]) -> list[_Placed]:
         if line.length <= 0.0:
             continue
         offsets = [0.0] if len(kinds) == 1 else [DOUBLE_OFFSET_M, -DOUBLE_OFFSET_M]
-        cum = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(np.asarray(mark.polyline), axis=0).T))])
         for kind, offset in zip(kinds, offsets):
             drawn = line if offset == 0.0 else _longest(line.offset_curve(offset))
             if drawn is None:
@@ -474,9 +475,7 @@ def _map_markings(markings: Iterable[Marking]) -> list[_Placed]:
             pieces = (_along(drawn, 0.0, drawn.length, TILE_LENGTH_M, TILE_STEP_M) if kind == "solid"
                       else _dashes(drawn, 0.0, drawn.length, 0.0))
             asset = SOLID_ASSET if kind == "solid" else DASH_ASSET
-            for p, yaw in pieces:
-                z = float(np.interp(line.project(Point(p)), cum, mark.z)) if mark.z is not None else 0.0
-                out.append((asset, float(p[0]), float(p[1]), z, yaw))
+            out.extend((asset, float(p[0]), float(p[1]), 0.0, yaw) for p, yaw in pieces)
     return out
 
 
