@@ -299,7 +299,8 @@ def _alongside_candidates(
 def _neighbours(
     a: LaneGeometry, samples: tuple[NDArray[np.float64], NDArray[np.float64]], lanes: dict[str, LaneGeometry]
 ) -> tuple[str | None, str | None]:
-    """Closest same-direction lanes alongside ``a`` (sampled at ``samples``): ``(left, right)``, ties to the smaller id."""
+    """Closest same-direction lanes alongside ``a`` (sampled at ``samples``): ``(left, right)``, ties to the
+    smaller id."""
     xy, yaw = samples
     best: dict[int, tuple[float, str]] = {}
     for b_id, b in lanes.items():
