@@ -156,3 +156,63 @@ def test_st_round_trip(which, s_frac, t_frac):
         assert (s2, t2) == pytest.approx((s, t), abs=1e-9)
     else:  # on a polyline arc, s moves at most to the neighbouring segment's foot
         assert abs(s2 - s) <= abs(t) * math.tan(math.radians(10.0)) + 1e-9
+
+
+def _brute_force(lanes: list) -> tuple[dict, dict, dict, list]:
+    """The all-pairs graph: every lane tested against every other, as before the spatial indexes."""
+    from simready.world.lanes import DirectionError, _continues, _gap, _neighbours, _samples, wrap_angle
+
+    geoms = {g.id: g for g in sorted((LaneGeometry.from_lane(lane) for lane in lanes), key=lambda g: g.id)}
+    succ = {a: tuple(b for b in geoms if b != a and _continues(geoms[a], geoms[b])) for a in geoms}
+    sides = {a: _neighbours(geoms[a], _samples(geoms[a]), geoms) for a in geoms}
+    errors = []
+    for a, ga in geoms.items():
+        if succ[a]:
+            continue
+        for b, gb in geoms.items():
+            if b == a:
+                continue
+            if _gap(ga.end, gb.end) <= SUCCESSOR_GAP_TOLERANCE_M:
+                errors.append(DirectionError(a, f"ends where lane {b!r} ends: one of them runs against its direction"))
+            elif _gap(ga.end, gb.start) <= SUCCESSOR_GAP_TOLERANCE_M:
+                turn = math.degrees(abs(wrap_angle(gb.start_yaw_rad - ga.end_yaw_rad)))
+                errors.append(DirectionError(a, f"meets lane {b!r} only against its direction (turn {turn:.0f} deg)"))
+    return succ, {a: v[0] for a, v in sides.items()}, {a: v[1] for a, v in sides.items()}, errors
+
+
+def _assert_same_as_brute_force(lanes: list) -> None:
+    graph = LaneGraph.build(lanes)
+    succ, left, right, errors = _brute_force(lanes)
+    assert graph.successors == succ
+    assert graph.left == left and graph.right == right
+    assert graph.direction_errors() == errors
+
+
+@pytest.mark.parametrize("template_id", TEMPLATE_IDS)
+def test_indexed_graph_equals_brute_force_on_templates(template_id):
+    _assert_same_as_brute_force(list(loaded(template_id).lanes))
+
+
+def test_indexed_graph_equals_brute_force_on_imported_maps(tmp_path):
+    from simready.maps.xodr_import import import_opendrive
+    from simready.testing.opendrive_cases import grid_city
+    from simready.testing.opendrive_maps import write_all
+    from simready.world.template_model import WorldTemplate
+
+    files = dict(write_all(tmp_path))
+    files["grid_city"] = tmp_path / "grid_city.xodr"
+    files["grid_city"].write_bytes(grid_city(2))
+    for name, path in sorted(files.items()):
+        template = WorldTemplate.model_validate(import_opendrive(path, f"t_{name}").data)
+        _assert_same_as_brute_force(list(template.lanes))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(-4, 4), st.integers(-4, 4), st.sampled_from((0, 90, 180, 270)),
+                          st.sampled_from((10.0, 30.0)), st.sampled_from((3.0, 3.5))), min_size=1, max_size=12))
+def test_indexed_graph_equals_brute_force_on_random_lanes(specs):
+    lanes = []
+    for i, (gx, gy, heading, length, width) in enumerate(specs):
+        x, y, h = gx * 3.25, gy * 3.25, math.radians(heading)
+        lanes.append(L(f"l{i:02d}", ((x, y), (x + length * math.cos(h), y + length * math.sin(h))), width))
+    _assert_same_as_brute_force(lanes)

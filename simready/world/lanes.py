@@ -147,8 +147,9 @@ class LaneGraph:
             for b in succ[a]:
                 preds[b].append(a)
         pred = {b: tuple(v) for b, v in preds.items()}
-        nearby = _alongside_candidates(geoms)
-        sides = {a: _neighbours(geoms[a], nearby[a]) for a in ids}
+        samples = {a: _samples(geoms[a]) for a in ids}
+        nearby = _alongside_candidates(geoms, samples)
+        sides = {a: _neighbours(geoms[a], samples[a], nearby[a]) for a in ids}
         return cls(geoms, succ, pred, {a: v[0] for a, v in sides.items()}, {a: v[1] for a, v in sides.items()})
 
     def lane(self, lane_id: str) -> LaneGeometry:
@@ -201,10 +202,16 @@ class LaneGraph:
         successor heading limit (a reversal).
         """
         out: list[DirectionError] = []
+        ids = list(self.lanes)
+        # Only lanes with an end or a start near A's end can match: a grid on both keeps a city map near-linear,
+        # and candidates come back in id order, so the errors are the all-pairs scan's, in its order.
+        ends = _PointGrid([self.lanes[k].end for k in ids], SUCCESSOR_GAP_TOLERANCE_M)
+        starts = _PointGrid([self.lanes[k].start for k in ids], SUCCESSOR_GAP_TOLERANCE_M)
         for a, ga in self.lanes.items():
             if self.successors[a]:
                 continue
-            for b, gb in self.lanes.items():
+            for j in sorted(set(ends.near(ga.end)) | set(starts.near(ga.end))):
+                b, gb = ids[j], self.lanes[ids[j]]
                 if b == a:
                     continue
                 if _gap(ga.end, gb.end) <= SUCCESSOR_GAP_TOLERANCE_M:
@@ -256,26 +263,45 @@ class _PointGrid:
         return sorted(i for dx in (-1, 0, 1) for dy in (-1, 0, 1) for i in self.cells.get((cx + dx, cy + dy), ()))
 
 
-def _alongside_candidates(geoms: dict[str, LaneGeometry]) -> dict[str, dict[str, LaneGeometry]]:
-    """For each lane, the lanes close enough to run alongside it (centrelines within the widest neighbour
-    spacing), in id order."""
+def _samples(a: LaneGeometry) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The points (M, 2) and headings (M,) where a lane's neighbours are measured: M evenly spaced inner samples."""
+    samples = np.linspace(0.0, a.length_m, NEIGHBOUR_SAMPLES + 2)[1:-1]
+    seg = np.array([a.segment_at(float(s)) for s in samples])
+    xy = np.array([a.point_at(float(s)) for s in samples])
+    return xy, a.segment_yaw_rad(seg)
+
+
+def _alongside_candidates(
+    geoms: dict[str, LaneGeometry], samples: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]
+) -> dict[str, dict[str, LaneGeometry]]:
+    """For each lane, the lanes that may run alongside it, in id order.
+
+    A neighbour lies within ``(w_a + w_b) / 2`` + tolerance of at least
+    ``NEIGHBOUR_MIN_OVERLAP`` of the lane's samples (those that project inside
+    it), so only lanes that many samples reach (with the widest lane's width
+    and half a metre of slack) are candidates: the exact test then sees every
+    lane it could accept, and a junction's crossing lanes drop out here.
+    """
     ids = list(geoms)
     tree = shapely.STRtree([LineString(geoms[k].points) for k in ids])
     widest = max((g.width_m for g in geoms.values()), default=0.0)
     out = {}
     for k in ids:
         reach = 0.5 * (geoms[k].width_m + widest) + NEIGHBOUR_OFFSET_TOLERANCE_M + 0.5
-        hits = tree.query(LineString(geoms[k].points), predicate="dwithin", distance=reach)
-        out[k] = {ids[j]: geoms[ids[j]] for j in sorted(int(h) for h in hits)}
+        xy = samples[k][0]
+        _, hits = tree.query(shapely.points(xy), predicate="dwithin", distance=reach)
+        count = np.bincount(hits, minlength=len(ids))
+        keep = np.flatnonzero(count >= NEIGHBOUR_MIN_OVERLAP * len(xy))
+        out[k] = {ids[j]: geoms[ids[j]] for j in sorted(int(h) for h in keep)}
     return out
 
 
-def _neighbours(a: LaneGeometry, lanes: dict[str, LaneGeometry]) -> tuple[str | None, str | None]:
-    """Closest same-direction lanes alongside ``a``: ``(left, right)``, ties to the smaller id."""
-    samples = np.linspace(0.0, a.length_m, NEIGHBOUR_SAMPLES + 2)[1:-1]
-    seg = np.array([a.segment_at(float(s)) for s in samples])
-    xy = np.array([a.point_at(float(s)) for s in samples])
-    yaw = a.segment_yaw_rad(seg)
+def _neighbours(
+    a: LaneGeometry, samples: tuple[NDArray[np.float64], NDArray[np.float64]], lanes: dict[str, LaneGeometry]
+) -> tuple[str | None, str | None]:
+    """Closest same-direction lanes alongside ``a`` (sampled at ``samples``): ``(left, right)``, ties to the
+    smaller id."""
+    xy, yaw = samples
     best: dict[int, tuple[float, str]] = {}
     for b_id, b in lanes.items():
         if b_id == a.id:

@@ -20,7 +20,10 @@ geometry path:
   tiles, :data:`KERB_HEIGHT_M` high (the map gives no kerb height on this
   branch; 0.15 m is the shipped templates' kerb), and a **kerb** along the
   border that faces the road;
-* **lane markings** (ontology class ``lane_marking``) — lane borders are
+* **lane markings** (ontology class ``lane_marking``) — where the template
+  has ``markings`` (an imported map's road marks) exactly those, by their
+  type (see :func:`_map_markings`: solid, broken, double; flat, as the
+  whole street still is); otherwise derived from the lanes: lane borders are
   the two borders of the lane's own strip region (an imported lane has
   one), else its centreline offset by half its width. Along each border, every
   :data:`STATION_M` metres: beside a lane of the same direction a broken
@@ -67,7 +70,7 @@ from shapely.geometry.polygon import orient
 from shapely.ops import unary_union
 
 from simready.world.template import parse_template, template_hash
-from simready.world.template_model import Lane, Region, WorldTemplate
+from simready.world.template_model import Lane, Marking, Region, WorldTemplate
 
 __all__ = ["BUILDINGS", "KERB_HEIGHT_M", "STREET_PREFIX", "Street", "street_static", "with_street"]
 
@@ -92,6 +95,8 @@ DASH_M = 3.0
 GAP_M = 6.0
 #: Spacing of the points at which a lane border is classified (m).
 STATION_M = 1.0
+#: Lateral offset of each line of a map's double road mark from the mark's polyline (m).
+DOUBLE_OFFSET_M = 0.1
 #: Two lane borders closer than this (m) are one shared border.
 SHARE_TOL_M = 0.3
 #: Widest region that is still read as a strip between two borders (m).
@@ -445,6 +450,35 @@ def _markings(lanes: Sequence[Lane], regions: dict[str, Region]) -> list[_Placed
     return out
 
 
+def _map_markings(markings: Iterable[Marking]) -> list[_Placed]:
+    """The map's own painted lines (``template.markings``): ``solid`` as line tiles, ``broken`` as dashes in the
+    documented :data:`DASH_M` on / :data:`GAP_M` off rhythm from the polyline's start (the template keeps no
+    rhythm of its own), a double type (``solid broken``, ``solid solid``, ...) as two lines
+    :data:`DOUBLE_OFFSET_M` either side of the polyline, the first word on its left. Other types (``none``,
+    ``botts dots``, ``grass``, ...) draw nothing. Every line is white: the catalog certifies no coloured
+    marking. Drawn at z = 0 like the rest of the street, even where the map gives the mark heights: road
+    tiles, sidewalks and the dynamic backend's ground (the tiles' tops) are still flat, and a line must lie on
+    the road the sensors and the physics see, not float above it."""
+    out: list[_Placed] = []
+    for mark in sorted(markings, key=lambda m: m.id):
+        kinds = mark.type.split()
+        if not 1 <= len(kinds) <= 2 or any(k not in ("solid", "broken") for k in kinds):
+            continue
+        line = LineString(mark.polyline)
+        if line.length <= 0.0:
+            continue
+        offsets = [0.0] if len(kinds) == 1 else [DOUBLE_OFFSET_M, -DOUBLE_OFFSET_M]
+        for kind, offset in zip(kinds, offsets):
+            drawn = line if offset == 0.0 else _longest(line.offset_curve(offset))
+            if drawn is None:
+                continue
+            pieces = (_along(drawn, 0.0, drawn.length, TILE_LENGTH_M, TILE_STEP_M) if kind == "solid"
+                      else _dashes(drawn, 0.0, drawn.length, 0.0))
+            asset = SOLID_ASSET if kind == "solid" else DASH_ASSET
+            out.extend((asset, float(p[0]), float(p[1]), 0.0, yaw) for p, yaw in pieces)
+    return out
+
+
 def _seed(template: WorldTemplate) -> int:
     basis = template.provenance.source_sha256 if template.provenance is not None else template_hash(template)
     return int.from_bytes(hashlib.sha256(f"simready.street.buildings:{basis}".encode()).digest()[:8], "little")
@@ -581,7 +615,8 @@ def street_static(template: WorldTemplate) -> Street:
 
     crossings = [r for r in regions if r.type == "crosswalk"]
     crossing_area = unary_union([r.shape for r in crossings]).buffer(TILE_LENGTH_M / 2) if crossings else None
-    lines = [m for m in _markings(marked, template.region_by_id)
+    placed_lines = _map_markings(template.markings) if template.markings else _markings(marked, template.region_by_id)
+    lines = [m for m in placed_lines
              if crossing_area is None or not crossing_area.contains(Point(m[1], m[2]))]  # lines stop at a crossing
     groups: list[tuple[str, list[_Placed]]] = [
         ("road", _surfaces(road_regions, ROAD_TILES, 0.0)),
