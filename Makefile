@@ -20,7 +20,9 @@ PYTEST_WORKERS ?= 2
 export DAGSTER_HOME := $(CURDIR)/.dagster_home
 export SIMREADY_ARTIFACTS ?= $(CURDIR)/artifacts
 # `make ui` serves the artifacts folder here beside the Dagster UI, so the asset pages' thumbnails load and
-# their links (review pages, videos, Data Docs) open in the browser; `make run` writes those links.
+# their links (review pages, videos, Data Docs) open in the browser; `make run` writes those links. The server
+# (simready.review.serve) answers byte ranges, so videos seek, and listens on the port the last run wrote its
+# links for unless ARTIFACTS_PORT is given (then it warns in one line when they differ).
 ARTIFACTS_PORT ?= 3001
 run ui: export SIMREADY_ARTIFACTS_URL ?= http://127.0.0.1:$(ARTIFACTS_PORT)
 
@@ -53,7 +55,7 @@ test-fast: install
 ## make ui: the Dagster UI on this code location
 ui: install $(DAGSTER_HOME)/dagster.yaml
 	@mkdir -p $(SIMREADY_ARTIFACTS)
-	$(BIN)/python -m http.server $(ARTIFACTS_PORT) --bind 127.0.0.1 -d $(SIMREADY_ARTIFACTS) >/dev/null 2>&1 & \
+	$(BIN)/python -m simready.review.serve $(SIMREADY_ARTIFACTS) $(if $(filter command line environment,$(origin ARTIFACTS_PORT)),--port $(ARTIFACTS_PORT)) & \
 	server=$$!; trap 'kill $$server' EXIT INT TERM; $(BIN)/dagster dev -w workspace.yaml
 
 ## make browser: Debian's chromium for the browser tests (Playwright drives it; its own browser download is not used)

@@ -22,7 +22,7 @@ same layout serves the local folder and, through the store, other backends.
 <root>/review/index.html                                 the suite's review index (every sample, filters)
 <root>/thumbnails/<key of a picture>                     its thumbnail for the Dagster UI (same key under thumbnails/)
 <root>/releases/objects/<aa>/<sha256 hex>                a dataset release's file, stored once by content
-<root>/releases/<release hex>/{release.json, datasheet.json, datasheet.md, checklist.json}     ReleaseDir
+<root>/releases/<release hex>/{release.json, datasheet.json, datasheet.md|.html, checklist.json}     ReleaseDir
 <root>/releases/tags/<tag>                               the release id a tag names (one line)
 ```
 
@@ -83,6 +83,7 @@ RELEASE_TAGS_DIR = "tags"
 RELEASE_RECORD = "release.json"
 DATASHEET = "datasheet.json"
 DATASHEET_PAGE = "datasheet.md"
+DATASHEET_HTML = "datasheet.html"
 CHECKLIST = "checklist.json"
 
 MANIFEST = "manifest.json"
@@ -419,6 +420,11 @@ class ReleaseDir:
     def datasheet_page(self) -> Path:
         """The datasheet and checklist for a reader (Markdown)."""
         return self.root / DATASHEET_PAGE
+
+    @property
+    def datasheet_html(self) -> Path:
+        """The same page for a browser (HTML)."""
+        return self.root / DATASHEET_HTML
 
     @property
     def checklist(self) -> Path:

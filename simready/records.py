@@ -378,6 +378,8 @@ class RenderSettings(Record):
 
     lidar_format: str
     lidar_time_column: bool
+    #: ``f32`` (published) or ``f32.zst`` (opt-in compressed); absent in folders written before it existed.
+    depth_format: str = "f32"
     video: bool
     pairing_policy: str
     writer_thread: bool

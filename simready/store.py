@@ -58,6 +58,18 @@ def _hidden(parts: tuple[str, ...]) -> bool:
     return any(p.startswith(".") for p in parts)
 
 
+#: In a local artifacts folder: the base URL its links (asset pages' pictures and links) were last written for.
+SERVED_AT_FILE = ".artifacts-url"
+
+
+def served_at(root: Path) -> str | None:
+    """The base URL the links into the local artifacts folder ``root`` were last written for; None if none."""
+    try:
+        return (Path(root) / SERVED_AT_FILE).read_text().strip() or None
+    except OSError:
+        return None
+
+
 class Store(abc.ABC):
     """Where artifacts live, addressed by key."""
 
@@ -238,9 +250,13 @@ class LocalStore(Store):
         return str(self._path(key, prefix=True).absolute())
 
     def share_url(self, key: Key, *, folder: bool = False) -> str | None:
-        """The object's (or ``folder``'s) address on the server over the folder, if one serves it."""
+        """The object's (or ``folder``'s) address on the server over the folder, if one serves it (the base is
+        recorded in the folder, :data:`SERVED_AT_FILE`, so the server can listen where the links point)."""
         if self.base_url is None:
             return None
+        if served_at(self.root) != self.base_url:
+            self.root.mkdir(parents=True, exist_ok=True)
+            write_bytes_atomic(self.root / SERVED_AT_FILE, (self.base_url + "\n").encode())
         parts = key_parts(key, prefix=folder)
         return "/".join([self.base_url, *(quote(p) for p in parts)]) + ("/" if folder and parts else "")
 

@@ -25,11 +25,14 @@ from simready.world.template import canonical_dict, load_template, parse_templat
 LINES = {
     "cut_in": "no same-direction lanes ≥ 60 m where a lane change is allowed",
     "lead_vehicle_brakes": "no lane chain ≥ 170 m",
-    "pedestrian_emerges_behind_van": "no parking lane or parking region beside a driving lane",
+    "pedestrian_emerges_behind_van": "no crosswalk",
     "signalized_left_turn": "no junction joining ≥ 3 roads with traffic lights",
     "unprotected_left_turn": "no junction joining ≥ 3 roads without traffic lights",
 }
-#: A template that lacks each intent's affordance, and one that has it.
+#: Where the map has neither a parking area nor a kerb with a sidewalk (the imported junction has no sidewalks).
+NO_VAN_SITE = "no parking lane, parking region or passable kerb with a sidewalk beside a driving lane"
+#: A template that lacks each intent's affordance, and one that has it (the arterial has kerbs and sidewalks, no
+#: crosswalk).
 LACKS = {"cut_in": "urban_signalized_intersection", "lead_vehicle_brakes": "urban_signalized_intersection",
          "pedestrian_emerges_behind_van": "two_lane_arterial", "signalized_left_turn": "urban_unsignalized_intersection",
          "unprotected_left_turn": "urban_signalized_intersection"}
@@ -199,7 +202,7 @@ IMPORTED = {
                   "unprotected_left_turn": LINES["unprotected_left_turn"]}),
     "junction": ({"signalized_left_turn"}, {"cut_in": LINES["cut_in"], "unprotected_left_turn":
                                             LINES["unprotected_left_turn"], "pedestrian_emerges_behind_van":
-                                            LINES["pedestrian_emerges_behind_van"]}),
+                                            NO_VAN_SITE}),
     "unsignalized": ({"unprotected_left_turn"}, {"signalized_left_turn": LINES["signalized_left_turn"]}),
     "multilane": ({"cut_in", "lead_vehicle_brakes"}, {"unprotected_left_turn": LINES["unprotected_left_turn"]}),
 }

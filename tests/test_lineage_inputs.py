@@ -221,9 +221,11 @@ def test_check_findings_are_tables_with_a_schema():
                                                    {"sample": "s1", "reason": "off road"},
                                                    {"sample": "s2", "reason": "corrupt"}]
     rows = findings([{"expectation": "speed", "success": False, "observed": 0.123456}, {"expectation": "ttc"}])
-    assert [(c.name, c.type) for c in rows.schema.columns] == [("expectation", "string"), ("success", "bool"),
+    # A yes/no column shows ✓/✗ (issue 28: Dagster prints a boolean as true/false).
+    assert [(c.name, c.type) for c in rows.schema.columns] == [("expectation", "string"), ("success", "string"),
                                                                ("observed", "float")]
     assert rows.records[0].data["observed"] == 0.12 and rows.records[1].data["success"] is None
+    assert rows.records[0].data["success"] == "✗"
     assert findings([], column="error").records == []
     # No check of the stages writes a JSON dump any more.
     for stage in ("world", "scenario", "simulation", "measurement", "expectations", "suite"):

@@ -182,3 +182,42 @@ def test_branches_without_truth_keep_every_sensor_pass(sample, tmp_path):
         passes = {e.pass_name for e in results(obs).files}
         assert not any(p.startswith("truth") for p in passes)
         assert {"rgb", "depth", "id", "semantic"} <= passes and obs.observed_frames.is_file()
+
+
+# --- a colliding branch is observed to its outcome (issue 28) ------------------------------------------------
+
+
+def _trace_with(tmp_path: Path, collisions: list[dict]) -> Path:
+    import pyarrow as pa
+
+    from simready.sim.trace import Trace, write_trace
+
+    ticks = pa.table({"tick": [0], "t": [0.0], "actor_id": ["ego"]})
+    return write_trace(Trace({"metric_subject": "ego"}, [], {"collisions": collisions}, ticks), tmp_path / "t.parquet")
+
+
+def test_a_colliding_branch_is_observed_until_its_collision_is_over(tmp_path):
+    from simready.measurement.batch import collision_settled_s
+
+    window = ObservationWindow(pre_s=0.5, post_s=1.5, outcome_tail_s=0.5)
+    # No collision: the review window. A late collision: until 0.5 s after it settled, clamped to the clip.
+    assert window.branch_span(4.0, 20.0) == (4.0, 5.5)
+    assert window.branch_span(4.0, 20.0, settled_s=8.0) == (4.0, 8.5)
+    assert window.branch_span(4.0, 8.2, settled_s=8.0) == (4.0, 8.2)
+    assert window.branch_span(4.0, 20.0, settled_s=4.2) == (4.0, 5.5)  # never shorter than post_s
+    assert ObservationWindow(0.5, 1.5).branch_span(4.0, 20.0, settled_s=8.0) == (4.0, 5.5)  # tail off
+    with pytest.raises(ValueError):
+        ObservationWindow(0.5, 1.5, outcome_tail_s=-1.0)
+
+    hit = {"t": 6.66, "a": "ego", "b": "ped", "t_end": 6.9, "t_settled": 7.4}
+    other = {"t": 5.0, "a": "lead", "b": "ped", "t_settled": 9.0}  # not the subject's
+    before = {"t": 3.0, "a": "ego", "b": "van", "t_settled": 3.5}  # before the decision
+    assert collision_settled_s(_trace_with(tmp_path, [before, other, hit]), 4.0) == 7.4
+    assert collision_settled_s(_trace_with(tmp_path, [{**hit, "t_settled": None}]), 4.0) == 6.9
+    assert collision_settled_s(_trace_with(tmp_path, [other]), 4.0) is None
+
+
+def test_the_default_suite_follows_colliding_branches_for_half_a_second(tmp_path):
+    from simready.scenario.suite import OUTCOME_TAIL_S, load_suite
+
+    assert load_suite().observation.outcome_tail_s == OUTCOME_TAIL_S == 0.5

@@ -106,6 +106,10 @@ def test_same_inputs_give_the_same_release_and_every_item_names_its_checks(suite
     assert obj.stat().st_nlink >= 2 and obj.stat().st_size == f["bytes"]
     page = (a.root / ArtifactLayout(Path()).release(release.hex).datasheet_page).read_text()
     assert "coverage and leakage" in page and "checkpoint_restore_reproduces 2/2 passed" in page
+    assert "(scored, not required)" in page and "## What a weight means" in page and "## Collisions" in page
+    html = (a.root / ArtifactLayout(Path()).release(release.hex).datasheet_html).read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<table>" in html and "Collisions</h2>" in html
+    assert release.datasheet["coverage_gap"] is None  # this suite has no coverage record (tests/test_datasheet_page.py)
 
 
 def test_a_failing_blocking_check_refuses_the_release_in_one_line(suite, tmp_path):
@@ -150,6 +154,8 @@ def test_exports_read_the_release(suite, tmp_path, monkeypatch, capsys):
     expected = sorted(f"{s['split']}/{s['sample']}{suffix}.mcap" for s in release.samples()
                       for suffix in ["", *(f".{b}" for b in s["branches"])])
     assert written == expected
+    layout = json.loads((tmp_path / "mcap" / "foxglove-layout.json").read_text())  # Foxglove's layout beside them
+    assert layout["configById"]["3D!scene"]["followTf"] == "actor:ego"
     assert main(["export", "nuscenes", "--release", release.release_id, "--out", str(tmp_path / "nusc")]) == 0
     tables = next((tmp_path / "nusc").glob("v1.0-*/scene.json"))
     scenes = json.loads(tables.read_text())
@@ -234,7 +240,7 @@ def test_the_release_commands_read_a_release_in_the_production_bucket(suite, tmp
         assert client.get_object(Bucket=S3_BUCKET, Key=tag_key)["Body"].read().decode().strip() == release.release_id
         verified = simready("release", "verify", "r1")
         assert verified.returncode == 0 and verified.stdout.strip() == \
-            f"release {release.release_id}: {release.files + 4} files verify (the records and datasheet page too)", \
+            f"release {release.release_id}: {release.files + 5} files verify (the records and datasheet pages too)", \
             verified.stderr
         shown = simready("release", "show", "r1")
         assert shown.returncode == 0 and f"s3://{S3_BUCKET}/{S3_PREFIX}/releases/{release.hex}/datasheet.md" in shown.stdout
@@ -256,7 +262,7 @@ def test_the_release_commands_read_a_release_in_the_production_bucket(suite, tmp
         problems = tampered.stdout.strip().splitlines()
         assert tampered.returncode == 1 and len(problems) == 2, tampered.stdout + tampered.stderr
         assert problems[0].startswith(f"{sample['split']}/{sample['sample']}/trace.parquet: object ")
-        assert problems[1] == f"release {release.release_id}: 1 of {release.files + 4} files FAIL"
+        assert problems[1] == f"release {release.release_id}: 1 of {release.files + 5} files FAIL"
         refused = simready("export", "mcap", "--release", "r1", "--out", str(tmp_path / "mcap2"))
         assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "bytes differ" in refused.stderr
         assert not (tmp_path / "mcap2").exists()

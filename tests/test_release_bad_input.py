@@ -230,7 +230,7 @@ def test_verify_covers_the_datasheet_page_and_the_records_bytes(tmp_path: Path, 
     code, out, err = cli(["release", "verify", "latest"], tmp_path)
     assert code == 1 and err == ""
     assert out.splitlines() == [f"{name}: missing or its bytes differ from the release's",
-                                f"release {release.release_id}: 1 of 4 files FAIL"]
+                                f"release {release.release_id}: 1 of 5 files FAIL"]
 
 
 def test_verify_refuses_a_datasheet_page_that_is_a_symbolic_link(tmp_path: Path) -> None:

@@ -9,8 +9,6 @@ through the DAG on a SQLite instance; the tests open its review page and the sui
 from __future__ import annotations
 
 import contextlib
-import functools
-import http.server
 import os
 import shutil
 import threading
@@ -32,7 +30,9 @@ from simready.assets.suite import coverage_report, split_assignments
 from simready.assets.validity import reference_pools, validity_reports
 from simready.assets.world import sensor_rigs, world_templates
 from simready.layout import ArtifactLayout
-from simready.records import ValidityRecord
+from simready.records import Outcomes, Render, ValidityRecord
+from simready.review.page import readable
+from simready.review.serve import make_server
 from simready.testing.servers import dagster_webserver
 from simready.resources import ArtifactStore, SourceData
 
@@ -47,9 +47,9 @@ CHROMIUM = os.environ.get("SIMREADY_CHROMIUM") or shutil.which("chromium")
 
 @contextlib.contextmanager
 def _serve(folder: Path):
-    """The artifacts over HTTP, as ``make ui`` serves them next to the Dagster UI; yields the base URL."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    """The artifacts over HTTP, as ``make ui`` serves them next to the Dagster UI (byte ranges answered, so
+    videos seek); yields the base URL."""
+    server = make_server(folder)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -141,8 +141,8 @@ def test_review_page_plays_the_videos_on_one_clock_and_shows_the_check_table(sui
             cells = rows.nth(i).locator("td")
             assert cells.nth(0).inner_text() == check["check"]
             assert cells.nth(2).inner_text() == ("passed" if check["passed"] else "failed")
-            for reason in check["detail"]["violations"]:
-                assert reason in cells.nth(5).inner_text()
+            for reason in check["detail"]["violations"]:  # as a reviewer reads it (a z past 10 σ as "> 10 σ")
+                assert readable(reason) in cells.nth(5).inner_text()
         why = page.locator(f"#gate-{variant} + div.why").inner_text()
         assert why.startswith("Accepted" if report["accepted"] else "Rejected")
 
@@ -158,6 +158,112 @@ def test_review_page_plays_the_videos_on_one_clock_and_shows_the_check_table(sui
     for t0, current in times:  # each video shows the clock's moment (within the resync tolerance and a frame)
         assert abs((t0 + current) - clock) < 0.35, (t0, current, clock)
     page.close()
+
+
+def _seek_and_read(page, t: float) -> list[tuple[float, float, float]]:
+    """Move the scenario clock's slider to ``t`` as a reviewer drags it; each video's (t0, t1, currentTime) once
+    every video has finished seeking."""
+    page.eval_on_selector("#clock", "(s, t) => { s.value = t; s.dispatchEvent(new Event('input')); }", t)
+    page.wait_for_function("() => Array.from(document.querySelectorAll('video')).every(v => !v.seeking && v.readyState >= 1)",
+                           timeout=15_000)
+    return page.eval_on_selector_all(
+        "video", "vs => vs.map(v => [parseFloat(v.dataset.t0), parseFloat(v.dataset.t1), v.currentTime])")
+
+
+@pytest.mark.parametrize("how", ["file", "http"])
+def test_moving_the_clock_seeks_every_video(suite, browser, how):
+    """Issue 28: dragging the scenario clock moves every video's playhead to the clock's moment, from a copy of
+    the files and from the server ``make ui`` starts (which must answer byte ranges for a browser to seek)."""
+    _, _, artifacts, url = suite
+    sample = ArtifactLayout(artifacts).batch(TLA, "b0000").samples()[0]
+    page = browser.new_page()
+    page.goto(sample.review_page.as_uri() if how == "file" else
+              f"{url}/{sample.review_page.relative_to(artifacts).as_posix()}")
+    page.wait_for_function("() => Array.from(document.querySelectorAll('video')).every(v => v.readyState >= 1)",
+                           timeout=15_000)
+    lo, hi = float(page.eval_on_selector("#clock", "s => s.min")), float(page.eval_on_selector("#clock", "s => s.max"))
+    for t in (lo + 0.3 * (hi - lo), lo + 0.8 * (hi - lo)):
+        t = round(t, 2)
+        seen = _seek_and_read(page, t)
+        assert any(t0 <= t < t1 for t0, t1, _ in seen)
+        for t0, t1, current in seen:
+            want = min(max(t - t0, 0.0), t1 - t0)
+            assert abs(current - want) < 0.12, (how, t, t0, t1, current)
+    page.close()
+
+
+def test_the_clock_marks_the_decision_and_each_collision(suite, browser):
+    """The slider carries a mark at the decision and at each branch's collision; clicking one moves the clock
+    there. A colliding branch's clip runs past its collision (the outcome is on video)."""
+    _, _, artifacts, _ = suite
+    samples = ArtifactLayout(artifacts).batch(TLA, "b0000").samples()
+    page = browser.new_page()
+    for sample in samples:
+        outcomes = Outcomes.read(sample.outcomes)
+        page.goto(sample.review_page.as_uri())
+        marks = [tuple(m) for m in page.eval_on_selector_all(
+            "#marks .mark", "ms => ms.map(m => [m.classList[1], parseFloat(m.dataset.t)])")]
+        collided = [b for b in outcomes.branches if b.collision]
+        assert ("decision", pytest.approx(outcomes.decision_t_s, abs=1e-3)) in marks
+        assert sorted(t for kind, t in marks if kind == "collision") == \
+            pytest.approx(sorted(b.collision_t for b in collided), abs=1e-3)
+        for b in collided:
+            window = Render.read(sample.branch(b.label).observations.render).settings.window_s
+            assert window[0] <= b.collision_t < window[1], (b.label, b.collision_t, window)
+            page.click(f"#marks .mark.collision[data-t='{b.collision_t:.3f}']")
+            assert float(page.locator("#clock").input_value()) == pytest.approx(b.collision_t, abs=0.01)
+    page.close()
+
+
+def test_the_scene_is_drawn_on_the_clock(suite, browser):
+    """Issue 28 item 8: a bird's-eye view per branch with every actor's box at the clock's moment, and the subject's
+    plots, redrawn as the clock moves: boxes drawn and moved at three clock times, every plot with a line per
+    variant."""
+    _, _, artifacts, _ = suite
+    sample = ArtifactLayout(artifacts).batch(TLA, "b0000").samples()[0]
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(sample.review_page.as_uri())
+    lo, hi = float(page.eval_on_selector("#clock", "s => s.min")), float(page.eval_on_selector("#clock", "s => s.max"))
+    variants = 1 + len(list(sample.branches()))
+    pictures = []
+    for t in (lo, (lo + hi) / 2, hi):
+        page.eval_on_selector("#clock", "(s, t) => { s.value = t; s.dispatchEvent(new Event('input')); }", t)
+        bevs = page.eval_on_selector_all("canvas.bev", "cs => cs.map(c => [c.dataset.variant, +c.dataset.boxes, "
+                                                       "c.dataset.t, c.toDataURL()])")
+        assert sorted(v for v, *_ in bevs) == sorted(b.label for b in sample.branches())
+        assert all(boxes >= 2 and abs(float(at) - t) < 0.01 for _, boxes, at, _ in bevs), bevs
+        pictures.append([png for *_, png in bevs])
+        plots = page.eval_on_selector_all("canvas.plot", "cs => cs.map(c => [c.dataset.series, +c.dataset.lines])")
+        assert [k for k, _ in plots] == ["speed", "gap", "ttc", "accel"] and all(n == variants for _, n in plots)
+    assert pictures[0] != pictures[1] != pictures[2]  # the boxes moved with the clock
+    assert errors == []
+    page.close()
+
+
+def test_a_colliding_branch_clip_shows_the_collision(suite):
+    """Issue 28 item 1: the frame at a branch's collision is inside its clip, and there the other party fills the
+    camera down to the bottom row, where the ego's own front is (its id pixels meet the ego)."""
+    import numpy as np
+    from PIL import Image
+
+    from simready.records import Legend, Results
+
+    _, _, artifacts, _ = suite
+    seen = 0
+    for sample in ArtifactLayout(artifacts).batch(TLA, "b0000").samples():
+        for b in (b for b in Outcomes.read(sample.outcomes).branches if b.collision):
+            obs = sample.branch(b.label).observations
+            ids = {e.entity.rsplit("actor:", 1)[-1]: e.compact_id for e in Legend.read(obs.legend).entries}
+            (camera, frames), = Results.read(obs.results).cameras.items()
+            at = min((f for f in frames.frames if f.t0_s >= b.collision_t - 1e-9), key=lambda f: f.t0_s)
+            assert at.t0_s - b.collision_t < 0.1, (b.label, at.t0_s, b.collision_t)  # a frame at the impact
+            rgb = np.asarray(Image.open(obs.root / camera / f"{at.tick:08d}.id.png").convert("RGB")).astype(np.int64)
+            other = (rgb[..., 0] + 256 * rgb[..., 1] + 65536 * rgb[..., 2]) == ids[b.collision_with.rsplit("actor:", 1)[-1]]
+            assert other.mean() > 0.25 and other[-1].any(), (sample.sample_id, b.label, other.mean())
+            seen += 1
+    assert seen >= 1  # the suite's coast branches run into the braking lead
 
 
 def test_suite_index_lists_every_sample_and_filters_by_verdict(suite, browser):
@@ -179,8 +285,51 @@ def test_suite_index_lists_every_sample_and_filters_by_verdict(suite, browser):
     assert page.locator("#shown").inner_text() == "0"
     page.select_option("select[data-filter=verdict]", verdict)
     assert page.locator("#samples tbody tr:not([hidden])").count() == len(samples)
+
+    # Outcomes at a glance (issue 28): each branch's outcome, a picture per sample, a filter on collisions.
+    outcomes = {s.sample_id: Outcomes.read(s.outcomes) for s in samples}
+    collided = {k for k, o in outcomes.items() if any(b.collision for b in o.branches)}
+    for k, o in outcomes.items():
+        row = page.locator("#samples tbody tr", has=page.locator(f"a:text-is('{k}')"))
+        assert row.get_attribute("data-collided") == ("yes" if k in collided else "no")
+        for b in o.branches:
+            if b.collision:
+                assert f"✸ {b.collision_with.rsplit('actor:', 1)[-1]} at {b.collision_t:.2f} s" in row.inner_text()
+    page.wait_for_function("() => Array.from(document.querySelectorAll('img.thumb')).every(i => i.complete && "
+                           "i.naturalWidth > 0)")
+    assert page.locator("img.thumb").count() == len(samples)
+    page.select_option("select[data-filter=collided]", "yes" if collided else "no")
+    assert page.locator("#samples tbody tr:not([hidden])").count() == (len(collided) or len(samples))
+    page.select_option("select[data-filter=collided]", "")
+    # Sorting by validity, both ways.
+    head = page.locator("#samples thead th", has_text="validity")
+    column = page.eval_on_selector_all("#samples thead th", "hs => hs.findIndex(h => h.textContent === 'validity')")
+
+    def validities() -> list[float]:
+        return [float(x) for x in page.eval_on_selector_all(
+            "#samples tbody tr", f"rs => rs.map(r => r.children[{column}].textContent.trim())")]
+    head.click()
+    assert validities() == sorted(validities())
+    head.click()
+    assert validities() == sorted(validities(), reverse=True)
+
     page.click("#samples tbody tr a")
-    assert page.url == samples[0].review_page.as_uri()
+    assert page.url in {s.review_page.as_uri() for s in samples}
+    page.close()
+
+
+def test_review_pages_fit_a_1600_px_screen(suite, browser):
+    """Issue 28: no table runs past the right edge of a 1600 px window, on the index and on a sample's page."""
+    _, _, artifacts, _ = suite
+    layout = ArtifactLayout(artifacts)
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    for target in (layout.review_index, *(s.review_page for s in layout.batch(TLA, "b0000").samples())):
+        page.goto(target.as_uri())
+        overflow = page.evaluate("() => Array.from(document.querySelectorAll('table')).map(t => "
+                                 "[t.id || t.className, Math.round(t.getBoundingClientRect().right)])"
+                                 ".filter(([_, right]) => right > window.innerWidth)")
+        assert overflow == [], (target.name, overflow)
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), target
     page.close()
 
 
@@ -218,6 +367,26 @@ def test_dagster_ui_renders_the_lineage_and_an_asset_page_with_a_picture_and_a_t
         contents.wait_for(timeout=10_000)
         assert contents.locator("th").all_inner_texts() == ["what", "count"]
         assert contents.locator("td", has_text="lanes").count() == 1
+        page.close()
+
+
+def test_the_asset_pages_wide_tables_fit_a_1600_px_window(suite, browser):
+    """Issue 28 item 4: the tables reviewers read on the asset pages (the gate's verdicts, the branch outcomes, the
+    manifests, the observations) keep every column inside a 1600 px window, with ✓/✗ for yes/no."""
+    _, home, artifacts, _ = suite
+    env = {**os.environ, "DAGSTER_HOME": str(home), "SIMREADY_ARTIFACTS": str(artifacts)}
+    wanted = {"validity_reports": "failed", "action_branches": "impact_mps", "scenario_manifests": "split",
+              "sensor_observations": "frames front_camera"}
+    with dagster_webserver(REPO / "workspace.yaml", env, home / "webserver-tables.log") as base:
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        for asset, column in wanted.items():
+            page.goto(f"{base}/assets/{asset}", wait_until="domcontentloaded")
+            table = page.locator("table", has=page.locator("th", has_text=column)).first
+            table.wait_for(timeout=30_000)
+            right = table.evaluate("t => Math.max(...Array.from(t.querySelectorAll('th')).map(h => "
+                                   "h.getBoundingClientRect().right))")
+            assert right <= 1600, (asset, right)
+            assert "True" not in table.inner_text() and "False" not in table.inner_text(), asset
         page.close()
 
 

@@ -143,8 +143,10 @@ def test_the_index_links_each_page_and_offers_each_filter_value(gated):
     parsed.feed(text)
     (page,) = [link for link in parsed.links if link.endswith(".html")]
     assert (index.parent / page).resolve() == gated.review_page.resolve()
-    for value in (summary.template, summary.intent, summary.cell, summary.verdict):
+    for value in (summary.template, summary.intent, summary.split, summary.verdict):
         assert f'<option value="{value}">' in text
+    assert f'<option value="{"yes" if summary.collided else "no"}">' in text  # the collided filter
+    assert summary.cell not in text.replace(f'data-cell="{summary.cell}"', "").replace(f'title="cell {summary.cell}"', "")
 
 
 def test_a_thumbnail_is_the_drawn_part_scaled_into_its_box(tmp_path):
@@ -167,3 +169,16 @@ def test_the_local_store_links_through_the_server_over_its_folder(tmp_path):
     assert served.share_url(key) == "http://127.0.0.1:3001/samples/t/b0000/s1/review.html"
     assert served.share_url("coverage", folder=True) == "http://127.0.0.1:3001/coverage/"
     assert ArtifactLayout(tmp_path).thumbnail(tmp_path / "coverage" / "x.png") == tmp_path / "thumbnails/coverage/x.png"
+
+
+def test_reasons_read_as_plain_words_beyond_a_readable_range():
+    from simready.review.page import readable
+
+    far = ("feature speed_mps: scenario z 198.88 (mean 1.00, sd 2.00) is 197.38 beyond noise 1.50 (ref n=32 draws, "
+           "95% level at 81% confidence, p=0.03), 197.00 more than the base's (max 1.00; PSI saturated)")
+    text = readable(far)
+    assert "scenario z > 10 σ (199: far outside every nominal draw)" in text and "198.88" not in text
+    assert "p=0.03, the least 32 draws can show: no nominal draw is as far)" in text
+    near = "feature range_m: PSI 0.612 is 0.388 beyond noise 0.224 (ref n=32 draws, 95% level at 81% confidence, p=0.24)"
+    assert readable(near) == near
+    assert readable("feature x: scenario z 4.20 (mean 1.00") == "feature x: scenario z 4.20 (mean 1.00"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from simready.testing.street import box_body
 from simready.sensors_hw.camera import project, render_frame
 from simready.sensors_hw.models import Rig
 from simready.raycast import SceneGeometry
 from simready.truth.correspondence import FrameView, Samples, static_bodies
+from simready.truth.precision import MOTION_STEP_PXPS
 from simready.truth.motion_field import motion_field
 from simready.world import frames as F
 from simready.world.motion import PoseTrack
@@ -90,6 +92,12 @@ def test_a_still_camera_sees_no_motion_on_static_geometry():
     assert static.sum() > 100 and (~static).sum() > 10  # the turning car is in view too
     assert np.all(field.du_dt_pxps[static] == 0.0) and np.all(field.dv_dt_pxps[static] == 0.0)
     assert np.all(field.du_dt_pxps[~static] != 0.0)
+    # Stored at the declared precision: within half a step of the computed field, still exactly zero where it is.
+    tab = field.table()
+    stored = np.stack([tab.column("du_dt_pxps").to_numpy(), tab.column("dv_dt_pxps").to_numpy()], axis=1)
+    computed = np.stack([field.du_dt_pxps, field.dv_dt_pxps], axis=1)
+    assert stored.dtype == np.float32 and np.abs(stored - computed).max() <= MOTION_STEP_PXPS / 2
+    assert np.all(stored[static] == 0.0)
 
 
 def test_motion_field_matches_the_rendered_poses_while_the_turn_tightens():
@@ -119,3 +127,14 @@ def test_motion_field_matches_the_rendered_poses_while_the_turn_tightens():
     numeric = (projected_at(scene, rig, sub, sub.time_s + eps) - projected_at(scene, rig, sub, sub.time_s - eps)) / (2 * eps)
     np.testing.assert_allclose(field.du_dt_pxps[pick], numeric[:, 0], rtol=1e-5, atol=2e-3)
     np.testing.assert_allclose(field.dv_dt_pxps[pick], numeric[:, 1], rtol=1e-5, atol=2e-3)
+
+
+@pytest.mark.parametrize("shutter", ["rolling", "global"])
+def test_compiled_motion_field_is_the_numpy_one_bit_for_bit(shutter):
+    scene, rig = scene_and_rig(shutter)
+    frame = render_frame(scene, rig, "cam", 0.4, ("id",), ignore=["t/actor:ego"])
+    samples = Samples.of_hits(scene, FrameView.of_frame(frame, rig.sensors["cam"], 0), frame.hits)
+    assert (~static_bodies(scene)[samples.body]).sum() > 50  # the turning car is in view
+    fast, ref = motion_field(scene, rig, samples), motion_field(scene, rig, samples, compiled=False)
+    for name in ("du_dt_pxps", "dv_dt_pxps", "ddepth_dt_mps"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(ref, name), err_msg=name)

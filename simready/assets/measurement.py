@@ -11,7 +11,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.automation import EAGER
-from simready.assets.metadata import artifact_link, parquet_metadata, picture, table
+from simready.assets.metadata import NO, YES, artifact_link, parquet_metadata, picture, table
 from simready.assets.partitions import by_template, sample_partitions
 from simready.assets.scenario import batch_samples, save_batch
 from simready.layout import ObservationDir, SampleDir
@@ -20,6 +20,8 @@ from simready.scenario.suite import load_suite
 from simready.truth.summary import PREVIEW_COLUMNS, track_counts, tracks_files, tracks_preview
 from simready.world.template import load_template
 
+#: measurement-6: a branch whose subject collides is observed until its collision is over + the plan's
+#: ``outcome_tail_s`` (issue 28), so its clips contain the outcome.
 #: measurement-5: the published layout exactly (issue 18): results.json ``artifacts`` with ``sensorId`` and each camera
 #: frame's ``projection`` and ``sampleTime``; depth as near_m / z (0: no hit), id = R + 256·G + 65536·B, the semantic
 #: class in the blue channel of an 8-bit RGB PNG; the sensors' frames in render.json and the PLY header.
@@ -27,7 +29,7 @@ from simready.world.template import load_template
 #: same inputs give the same bytes on every machine (issue 15).
 #: measurement-3: one camera readout definition ((height − 1)·line time), the noise switch, and the motion
 #: field's twist the derivative of the interpolated pose (issue 12).
-MEASUREMENT_CODE_VERSION = "measurement-5"
+MEASUREMENT_CODE_VERSION = "measurement-6"
 
 
 @dg.multi_asset(
@@ -53,7 +55,7 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
     template = load_template(source.template_file(key["template"]))
     catalog = load_catalog(Path(source.catalog_generated_dir))
     plan = load_suite(source.suite_file, source.templates_dir).observation
-    window = ObservationWindow(plan.pre_s, plan.post_s, plan.branches, plan.branch_truth)
+    window = ObservationWindow(plan.pre_s, plan.post_s, plan.branches, plan.branch_truth, plan.outcome_tail_s)
     dirs = batch_samples(store, key["template"], key["batch"])
     rows = [observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set), video=plan.video)
             for d in dirs]
@@ -100,7 +102,8 @@ def observation_metadata(dirs: list[Path], rows: list[dict], plan) -> dict[str, 
 
     def row(sample: str, variant: str, r: dict) -> dict:
         return {"sample": sample, "variant": variant, "window_s": "–".join(f"{t:.2f}" for t in r["window_s"]),
-                "files": r["files"], "frames": r["frames"], "peak_rss_mb": round(r["peak_rss_mb"])}
+                "files": r["files"], **{f"frames {k}": n for k, n in r["frames"].items()},
+                "peak_rss_mb": round(r["peak_rss_mb"])}
 
     table_rows = []
     for r in rows:
@@ -110,13 +113,30 @@ def observation_metadata(dirs: list[Path], rows: list[dict], plan) -> dict[str, 
             table_rows.append(row(r["sample"], "dry sibling (LiDAR)", r["dry"]))
     folders = [obs for d in dirs for obs in observation_dirs(d).values()]
     videos = [p for obs in folders for p in ObservationDir(obs).videos()]
+    # Seconds per stage over every folder (``<sensor>.<stage>`` timings summed by stage), so a reviewer and
+    # ``make bench`` see what the review videos and pictures cost beside the sensors.
+    stages: dict[str, float] = {}
+    for r in rows:
+        for folder in [r, *r["branches"].values(), *([r["dry"]] if r["dry"] is not None else [])]:
+            for key, sec in folder.get("timings_s", {}).items():
+                # ``total`` is the observe call's own wall time (every stage and what lies between them).
+                stage = "review" if key.endswith(".video") or key.startswith("review.") else key.rsplit(".", 1)[-1]
+                stages[stage] = stages.get(stage, 0.0) + sec
     metadata: dict[str, object] = {
         "samples": len(rows),
         "observation_folders": len(folders),
+        # One column per sensor's frame count (not a dict in one cell).
         "observations": table(table_rows, [("sample", "string"), ("variant", "string"), ("window_s", "string"),
-                                           ("files", "int"), ("frames", "int"), ("peak_rss_mb", "int")]),
-        "plan": table([{"setting": k, "value": ", ".join(v) if isinstance(v, (list, tuple)) else str(v)}
+                                           ("files", "int"), *((c, "int") for c in sorted({k for r in table_rows
+                                                                                    for k in r if k.startswith("frames ")})),
+                                           ("peak_rss_mb", "int")]),
+        "plan": table([{"setting": k, "value": ", ".join(v) if isinstance(v, (list, tuple)) else
+                        (YES if v else NO) if isinstance(v, bool) else "—" if v is None else str(v)}
                        for k, v in plan.model_dump().items()], [("setting", "string"), ("value", "string")]),
         "videos": len(videos),
+        "seconds_by_stage": table([{"stage": k, "seconds": v} for k, v in sorted(stages.items())],
+                                  [("stage", "string"), ("seconds", "float")]),
+        # The review videos and pictures (what `make bench`'s review section adds up).
+        "review_assets_s": round(stages.get("review", 0.0), 3),
     }
     return metadata

@@ -44,11 +44,22 @@ def _cell(value: Any, digits: int) -> str | int | float | bool | None:
     return str(value)
 
 
+#: How a table shows a yes/no cell (Dagster's table prints a boolean as ``true``/``false``, which a reader scans
+#: slower than a mark).
+YES, NO = "✓", "✗"
+
+
+def _flag(value: Any) -> str | None:
+    return None if value is None else (YES if value else NO)
+
+
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], *, digits: int = 2) -> dg.MetadataValue:
     """Rows as Dagster's sortable table with a schema (``columns``: name and type: string, int, float, bool);
-    floats rounded to ``digits``, other values as text, a missing value empty."""
-    schema = dg.TableSchema(columns=[dg.TableColumn(name, kind) for name, kind in columns])
-    records = [dg.TableRecord({name: _cell(row.get(name), digits) for name, _ in columns}) for row in rows]
+    floats rounded to ``digits``, booleans as ✓/✗, other values as text, a missing value empty."""
+    schema = dg.TableSchema(columns=[dg.TableColumn(name, "string" if kind == "bool" else kind)
+                                     for name, kind in columns])
+    records = [dg.TableRecord({name: _flag(row.get(name)) if kind == "bool" else _cell(row.get(name), digits)
+                               for name, kind in columns}) for row in rows]
     return dg.MetadataValue.table(records=records, schema=schema)
 
 

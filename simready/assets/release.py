@@ -71,11 +71,13 @@ def dataset_release(context: dg.AssetExecutionContext, store: ArtifactStore, sou
             "splits": table([{"split": s, **{k: counts[s][k] for k in ("samples", "branches", "weight")}} for s in SPLITS],
                             [("split", "string"), ("samples", "int"), ("branches", "int"), ("weight", "float")]),
             "checklist": table([{"item": i["item"], "passed": i["passed"],
-                                 "checks": "; ".join(f"{c['check']} {c['result']}" for c in i["checks"])}
+                                 "checks": "; ".join(f"{c['check']} {c['result']}"
+                                                     f"{'' if c['blocking'] else ' (scored, not required)'}"
+                                                     for c in i["checks"])}
                                 for i in release.checklist],
                                [("item", "string"), ("passed", "bool"), ("checks", "string")]),
             "checks_evaluated": len(results),
-            "datasheet": artifact_link(store, folder.datasheet_page),
+            "datasheet": artifact_link(store, folder.datasheet_html),  # the Markdown beside it: datasheet.md
             "record": artifact_link(store, folder.record),
         },
     )

@@ -69,6 +69,18 @@ def _require_valid_template(store: ArtifactStore, template_id: str) -> None:
                          allow_retries=False)
 
 
+def cell_columns(dims: dict) -> dict[str, str]:
+    """A coverage cell's coordinates as table cells, one per dimension: a binned dimension's bin and its bounds
+    (``x``, ``x.lo``, ``x.hi``) in one cell, ``mild (2–3.5)`` or ``9–11.5``."""
+    out: dict[str, str] = {}
+    for name in sorted({k.rsplit(".", 1)[0] if k.endswith((".lo", ".hi")) else k for k in dims}):
+        lo, hi = dims.get(f"{name}.lo"), dims.get(f"{name}.hi")
+        span = f"{lo:g}–{hi:g}" if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) else ""
+        value = dims.get(name)
+        out[name] = f"{value} ({span})" if value is not None and span else (str(value) if value is not None else span)
+    return out
+
+
 @dg.asset(
     group_name="scenario",
     kinds={"python"},
@@ -90,10 +102,10 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
     write_batch(result, batch_dir(store, template_id, batch).root)
     save_batch(store, template_id, batch)
     summary = result.summary()
-    rows = [
-        {"sample": m.sample_id, "intent": m.intent, "cell": m.coverage_cell.id, "split": m.split}
-        for m in result.manifests
-    ]
+    # The coverage cell one column per dimension (its id string is as wide as a screen).
+    rows = [{**cell_columns(m.coverage_cell.dims), "sample": m.sample_id, "intent": m.intent, "split": m.split}
+            for m in result.manifests]
+    dims = sorted({k for m in result.manifests for k in cell_columns(m.coverage_cell.dims)})
     context.log.info(f"{template_id}/{batch}: {summary['accepted']} accepted of {summary['proposals']} proposals")
     return dg.MaterializeResult(
         data_version=dg.DataVersion(result.data_version),
@@ -103,8 +115,8 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
             "proposals": summary["proposals"],
             "yield": round(summary["accepted"] / summary["proposals"], 4) if summary["proposals"] else 0.0,
             "folder": artifact_link(store, store.layout.batch(template_id, batch).root, folder=True),
-            "samples": table_metadata(rows, [("sample", "string"), ("intent", "string"), ("cell", "string"),
-                                             ("split", "string")]),
+            "samples": table_metadata(rows, [("sample", "string"), ("intent", "string"), ("split", "string"),
+                                             *((d, "string") for d in dims)]),
         },
     )
 

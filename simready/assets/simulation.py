@@ -71,6 +71,9 @@ OUTCOME_COLUMNS = ("label", "collision", "collision_with", "collision_t", "colli
                    "stopping_distance_m")
 #: Their types in the table, where not float.
 OUTCOME_TYPES = {"label": "string", "collision": "bool", "collision_with": "string"}
+#: Their headers in the table, where the field's name is longer than its values (so that the table fits a screen).
+OUTCOME_HEADERS = {"label": "branch", "collision_with": "with", "collision_t": "collision_t_s",
+                   "collision_relative_speed_mps": "impact_mps", "stopping_distance_m": "stop_m"}
 
 
 def _delta_v_text(delta_v: dict[str, float] | None) -> str:
@@ -124,9 +127,10 @@ def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactS
         "branches": len(rows),
         "collisions": sum(1 for row in rows if row["collision"]),
         **parquet_metadata([b.trace for s in batch.samples() for b in s.branches()]),
-        "outcomes": table(rows, [("sample", "string"), ("label", "string"), ("decision_t_s", "float"),
-                                 *((c, OUTCOME_TYPES.get(c, "float")) for c in OUTCOME_COLUMNS[1:]),
-                                 ("delta_v_mps", "string")]),
+        "outcomes": table([{OUTCOME_HEADERS.get(k, k): v for k, v in r.items()} for r in rows],
+                          [("sample", "string"), ("branch", "string"), ("decision_t_s", "float"),
+                           *((OUTCOME_HEADERS.get(c, c), OUTCOME_TYPES.get(c, "float")) for c in OUTCOME_COLUMNS[1:]),
+                           ("delta_v_mps", "string")]),
     }
     if summaries:
         plot = store.layout.batch(*batch_of(context)).sample(summaries[0]["sample"]).rollout_plot

@@ -9,6 +9,7 @@ gather the files and report.
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
 import json
+import time
 
 import dagster as dg
 
@@ -72,6 +73,7 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
 )
 def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     from simready.review import sample_summary, write_index
+    from simready.review.page import with_thumbnail
     from simready.review.rollup import ROLLUP_COLUMNS, acceptance_by_batch
     from simready.scenario.coverage_summary import coverage_table, coverage_totals, merge_cells, plot_coverage_heatmap
     from simready.validity.suite import build_docs, suite_validity
@@ -102,9 +104,13 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     logs = {t: store.local_path(layout.rejection_log(t)) for t in sorted(suite.templates)}
     docs = build_docs(by_batch, logs, store.local_dir(layout.data_docs))
     store.save(layout.data_docs)
-    judged = [sample_summary(SampleDir(d), b) for t in sorted(suite.templates) for b in batches
+    review_dir = store.local_dir(layout.review_dir)
+    started = time.perf_counter()
+    judged = [with_thumbnail(SampleDir(d), sample_summary(SampleDir(d), b), review_dir)
+              for t in sorted(suite.templates) for b in batches
               for d in batch_samples(store, t, b) if SampleDir(d).validity.exists()]
     write_index(judged, local_file(store, layout.review_index), f"{suite.suite_id}: samples for review")
+    index_s = time.perf_counter() - started
     ladder = {(t, b): store.read_json(layout.batch(t, b).record) for t in sorted(suite.templates) for b in batches
               if store.exists(layout.batch(t, b).record)}
     store.save(layout.review_dir)
@@ -128,6 +134,7 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
             # Each row what validity_reports counts on its partition; the rows sum to bases_* and the branches table.
             "acceptance_by_template_batch": table(acceptance_by_batch(judged, ladder), ROLLUP_COLUMNS),
             "path": artifact_link(store, layout.coverage),
+            "review_assets_s": round(index_s, 3),  # the review index and its pictures (`make bench`'s review section)
             "bases_accepted": suite_weights["accepted"],
             "bases_rejected": suite_weights["rejected"],
             "branches": table([{"branch": k, **v} for k, v in sorted(suite_weights["branches"]["by_branch"].items())],

@@ -1,6 +1,7 @@
 """Validity stage: ``reference_pools`` per template and ``validity_reports`` per batch (SPEC §12)."""
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
+import time
 from pathlib import Path
 
 import dagster as dg
@@ -29,7 +30,7 @@ from simready.world.template import load_template
 VALIDITY_CODE_VERSION = "validity-7"
 #: The gate's table in the asset's metadata: one row per sample and variant (base or branch).
 GATE_COLUMNS = [("sample", "string"), ("variant", "string"), ("accepted", "bool"), ("validity", "float"),
-                ("fidelity", "float"), ("realism", "float"), ("weight", "float"), ("reasons", "string")]
+                ("fidelity", "float"), ("realism", "float"), ("weight", "float"), ("failed", "string")]
 #: reference-3: 32 draws per intent by default (Suite.reference_per_intent; was 4), enough to measure the noise level;
 #: the draws are rolled out without a top-down picture (half a draw's cost).
 #: reference-2: the pool's rollouts are dynamic-v1 with every vehicle force-driven (sim-3).
@@ -95,9 +96,16 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
     key = context.partition_key.keys_by_dimension
     dirs = batch_samples(store, key["template"], key["batch"])
     records = validate_batch(dirs, _reference_profile(store, key["template"]))
+    started = time.perf_counter()
     pages = {d.name: write_sample_page(SampleDir(d), key["batch"]) for d in dirs}
+    pages_s = time.perf_counter() - started
     save_batch(store, key["template"], key["batch"])
     rows = report_rows(records)
+    # The table names the checks that failed (short, so it fits a screen); each sample's review page has the reasons.
+    failed = {(r["sample"], variant): ", ".join(c["check"] for c in rep["checks"] if not c["passed"]) or "—"
+              for r in records for variant, rep in [("base", r["base"]), *r["branches"].items()]}
+    for row in rows:
+        row["failed"] = failed[(row["sample"], row["variant"])]
     bases = sum(1 for r in rows if r["variant"] == "base" and r["accepted"])
     branches = sum(1 for r in rows if r["variant"] != "base" and r["accepted"])
     batch = store.layout.batch(key["template"], key["batch"])
@@ -110,6 +118,7 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
             "branches_accepted": branches,
             "branches_rejected": len(rows) - len(records) - branches,
             "with_sensor_evidence": sum(1 for r in records if r["sensor_evidence"]),
+            "review_assets_s": round(pages_s, 3),  # the review pages (what `make bench`'s review section adds up)
             "gate": table(rows, GATE_COLUMNS),
             # One reviewer page per sample: its videos, top-down, check table and why it is accepted or not.
             **{f"review {sample}": artifact_link(store, batch.sample(sample).review_page) for sample in sorted(pages)},

@@ -7,8 +7,11 @@ runs; a section whose dependencies are missing is reported, not silently skipped
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
+import importlib.util
 import sys
+from pathlib import Path
 
 SECTIONS: dict[str, str] = {
     "catalog": "simready.bench.world:bench_catalog",
@@ -26,27 +29,39 @@ SECTIONS: dict[str, str] = {
     "export": "simready.bench.export:run",
     "production": "simready.bench.production:run",
     "status": "simready.bench.status:run",
+    "review": "simready.bench.review:run",
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m simready.bench",
-        description="Print the performance figures each issue names (make bench). Sections run in the order "
-                    "given; none given: every section.")
-    parser.add_argument("sections", nargs="*", metavar="SECTION", type=_section,
-                        help=f"one of: {', '.join(SECTIONS)}")
-    return parser
+def describe(name: str) -> str:
+    """A section's one-line summary: its module docstring's first line, read without importing it."""
+    module_name = SECTIONS[name].split(":")[0]
+    spec = importlib.util.find_spec(module_name)
+    try:
+        doc = ast.get_docstring(ast.parse(Path(spec.origin).read_text())) if spec and spec.origin else None
+    except (OSError, SyntaxError):
+        doc = None
+    return (doc or module_name).strip().splitlines()[0]
 
 
-def _section(name: str) -> str:
-    if name not in SECTIONS:
-        raise argparse.ArgumentTypeError(f"{name!r} is not a section (one of: {', '.join(SECTIONS)})")
-    return name
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m simready.bench", description="Print the performance figures the issues name, each "
+        "beside its floor measured in the same run (make bench runs every section).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="sections:\n" + "\n".join(f"  {name:<12} {describe(name)}" for name in SECTIONS))
+    p.add_argument("sections", nargs="*", metavar="SECTION", help="sections to run (default: all, in the order below)")
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    wanted = build_parser().parse_args(argv).sections or list(SECTIONS)
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    unknown = [s for s in args.sections if s not in SECTIONS]
+    if unknown:
+        print(f"simready.bench: unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}",
+              file=sys.stderr)
+        return 2
+    wanted = args.sections or list(SECTIONS)
     for name in wanted:
         module_name, func_name = SECTIONS[name].split(":")
         try:
@@ -59,4 +74,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

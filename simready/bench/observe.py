@@ -8,6 +8,8 @@ into a temporary folder and prints:
 * frames per second of each pass on its own (render or scan + encoding its
   file), and of each stage of a whole run (camera render, file writing,
   truth, LiDAR scan, radar, videos) from the timings the observe call returns;
+* the perception truth per camera frame beside the camera render of that frame (same process,
+  interleaved), and the bytes a full-resolution sample writes;
 * the peak resident memory of a 200-camera-frame, 3-sensor sample (camera,
   LiDAR, radar), measured in a fresh child process as its ``VmHWM`` (the
   child's whole-process peak, imports included; not ``ru_maxrss``, which a
@@ -26,22 +28,32 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from simready.testing.street import street_sample
 
 #: The observe benchmark reports its peak memory against this budget (MiB).
 MEMORY_BUDGET_MB = 2048.0
+#: ... and the bytes of a full-resolution sample against this target (issue 29).
+BYTES_TARGET_GB = 1.5
 
 
 def _observe_once(duration_s: float, passes: tuple[str, ...], rig_kw: dict[str, Any], out: str,
                   writer_thread: bool = True) -> dict[str, Any]:
     from simready.measurement.observe import observe, peak_rss_mb
     from simready.measurement.options import ObserveOptions
+    from simready.sensors_hw.camera import depth_file_bytes, read_depth_file
 
     built, rig, trace = street_sample(duration_s, **rig_kw)
     t0 = time.perf_counter()
     res = observe(built, rig, trace, out, options=ObserveOptions(passes=passes, writer_thread=writer_thread))
-    return {"frames": res.frames, "timings_s": res.timings_s, "wall_s": time.perf_counter() - t0,
-            "peak_rss_mb": peak_rss_mb(), "bytes": sum(p.stat().st_size for p in Path(out).rglob("*") if p.is_file())}
+    wall = time.perf_counter() - t0
+    files = [p for p in Path(out).rglob("*") if p.is_file()]
+    depth = [p for p in files if p.name.endswith(".depth.f32.bin")]
+    return {"frames": res.frames, "timings_s": res.timings_s, "wall_s": wall, "peak_rss_mb": peak_rss_mb(),
+            "bytes": sum(p.stat().st_size for p in files), "depth_bytes": sum(p.stat().st_size for p in depth),
+            # the same depth files in the opt-in lossless variant (depth_format="f32.zst")
+            "depth_zst_bytes": sum(len(depth_file_bytes(read_depth_file(p), "f32.zst")) for p in depth)}
 
 
 def _child(queue: Any, *args: Any) -> None:
@@ -138,6 +150,40 @@ def pass_throughput(rig_kw: dict[str, Any], frames: int = 4) -> dict[str, float]
     return out
 
 
+def truth_vs_render(rig_kw: dict[str, Any], frames: int = 3) -> tuple[float, float]:
+    """ms per frame of the perception truth (surface table, motion field, both correspondences with the
+    previous frame, tables encoded) and of the camera render it sits on (every camera pass, RGB included),
+    interleaved frame by frame in this process; medians."""
+    from simready.measurement.folder import OutputFolder
+    from simready.measurement.writers import CameraTruth
+    from simready.sensors_hw.camera import render_frame
+    from simready.sensors_hw.scene_build import ego_track
+    from simready.truth.correspondence import FrameView
+
+    built, rig, _ = street_sample(frames / 20.0 + 0.2, **rig_kw)
+    rig = rig.on_body(ego_track(built))
+    model = rig.sensors["front_camera"]
+    render_ms, truth_ms = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = OutputFolder(Path(tmp), writer_thread=False)
+        try:
+            truth = CameraTruth(built, rig, "front_camera")
+            for k in range(frames + 1):
+                t0 = time.perf_counter()
+                f = render_frame(built.scene, rig, "front_camera", k / 20.0, ("depth", "id", "semantic", "rgb"),
+                                 ignore=built.ignore)
+                t1 = time.perf_counter()
+                truth.frame(folder, FrameView.of_frame(f, model, k), f)
+                folder.drain()
+                t2 = time.perf_counter()
+                if k:  # frame 0 has no pair yet (and warms the caches)
+                    render_ms.append(1000 * (t1 - t0))
+                    truth_ms.append(1000 * (t2 - t1))
+        finally:
+            folder.close()
+    return float(np.median(truth_ms)), float(np.median(render_ms))
+
+
 def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bool = False,
         writer_thread: bool = True) -> dict[str, Any]:
     """Print frames/s per pass, throughput per stage and the peak memory of a ``frames``-camera-frame
@@ -155,6 +201,11 @@ def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bo
     fig = observe_in_child(duration, passes, rig_kw, writer_thread)  # first, while this process is small
     _report(f"{frames} camera frames {width_px}x{height_px} + LiDAR 64x1024 + radar, every pass"
             f"{', writer thread' if writer_thread else ', no writer thread'}", fig)
+    if width_px * height_px >= 1280 * 720:
+        zst = fig["bytes"] - fig["depth_bytes"] + fig["depth_zst_bytes"]
+        print(f"  bytes per sample {fig['bytes'] / 1e9:.2f} GB ({fig['bytes'] / 1e6 / max(fig['frames'].values()):.1f} "
+              f"MB per camera frame); with the opt-in compressed depth (f32.zst) {zst / 1e9:.2f} GB  "
+              f"[target <= {BYTES_TARGET_GB} GB for 200 full-resolution frames]")
     ok = "within" if fig["peak_rss_mb"] <= MEMORY_BUDGET_MB else "OVER"
     print(f"  peak memory {fig['peak_rss_mb']:.0f} MiB for {sum(fig['frames'].values())} samples "
           f"({ok} the {MEMORY_BUDGET_MB:.0f} MiB budget; the child's VmHWM, imports included)")
@@ -163,6 +214,10 @@ def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bo
     for name, fps in per_pass.items():
         print(f"  {name:<9} {fps:7.2f} frames/s  ({1000 / fps:7.1f} ms/frame)")
     fig["per_pass_fps"] = per_pass
+    truth_ms, render_ms = truth_vs_render(rig_kw)
+    print(f"[truth per camera frame {width_px}x{height_px}] {truth_ms:7.1f} ms beside the camera render (every pass) "
+          f"{render_ms:7.1f} ms: {truth_ms / render_ms:.2f}x  [target <= 0.7x]")
+    fig["truth_ms"], fig["render_ms"] = truth_ms, render_ms
     return fig
 
 

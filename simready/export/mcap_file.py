@@ -54,7 +54,7 @@ from simready.errors import SimreadyError, pydantic_reason
 from simready.layout import ObservationDir, SampleDir
 from simready.records import FileEntry, Record, Render, Results
 from simready.scenario.manifest import load_manifest
-from simready.sensors_hw.camera import decode_depth
+from simready.sensors_hw.camera import decode_depth, read_depth_file
 from simready.sensors_hw.lidar import firing_times, read_ply
 from simready.sensors_hw.models import LidarModel, Rig
 from simready.sensors_hw.radar import read_radar_csv
@@ -260,7 +260,7 @@ def _camera_messages(s: ObservedSample, camera: str) -> Iterator[_Message]:
 
 def depth_metres(path: Path, near_m: float) -> bytes:
     """A ``depth.f32.bin`` (``near_m / z``, 0: nothing hit) as Foxglove's ``32FC1``: z in metres, +inf: nothing."""
-    return decode_depth(np.fromfile(path, "<f4"), near_m).astype("<f4").tobytes()
+    return decode_depth(read_depth_file(path), near_m).astype("<f4").tobytes()
 
 
 def lidar_columns(ply: Path, model: LidarModel, t0_s: float) -> dict[str, NDArray]:

@@ -2,7 +2,8 @@
 verified against its sha256 as it is read (:func:`simready.release.checkout`) — into a scratch folder beside the
 artifacts (so a checkout is hard links, not copies), and exported from there.
 
-MCAP: one file per observed sample and branch, ``<split>/<sample>.mcap`` and ``<split>/<sample>.<branch>.mcap``.
+MCAP: one file per observed sample and branch, ``<split>/<sample>.mcap`` and ``<split>/<sample>.<branch>.mcap``,
+and ``foxglove-layout.json`` for them (:mod:`simready.export.foxglove_layout`).
 nuScenes: one dataset of every released sample (each base and branch a scene).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from simready.export.foxglove_layout import LAYOUT_FILE, layout_bytes
 from simready.export.mcap_file import McapExport, export_mcap
 from simready.export.nuscenes import export_nuscenes
 from simready.release import Release, checkout, load_release
@@ -29,6 +31,8 @@ def export_release_mcap(store: Store, release: Release, out_dir: Path) -> list[M
                 if obs.results.is_file():
                     label = obs.root.parent.name
                     written.append(export_mcap(sample.root, target / f"{sample.sample_id}.{label}.mcap", branch=label))
+    # Foxglove's layout for these files beside them (3-D scene, camera with annotations, plots; issue 28).
+    (Path(out_dir) / LAYOUT_FILE).write_bytes(layout_bytes(t for w in written for t in w.messages))
     return written
 
 

@@ -3,7 +3,9 @@
 Per sample folder (``simready.sim.batch`` layout)::
 
     observations/                       the base rollout over [t_d − pre_s, t_d + post_s] (SPEC §10 layout)
-    branches/<label>/observations/      each matched branch over [t_d, t_d + post_s] (same rig, overrides, truth)
+    branches/<label>/observations/      each matched branch over [t_d, t_d + post_s] (same rig, overrides, truth);
+                                        a branch whose subject collides, until that collision is over
+                                        (its ``t_settled``) + ``outcome_tail_s``, if that is later
     observations_dry/                   rain samples only: the base's LiDAR alone, same trace and window, rain
                                         removed (``atmosphere.rain_rate_mmph=0``): the dry reference of the
                                         validity gate's rain expectation
@@ -12,7 +14,9 @@ Per sample folder (``simready.sim.batch`` layout)::
 branches leave the base trace; identical history before it). Why a window
 around the decision rather than the clip start: the matched branches differ
 only after ``t_d``, so that is where observations carry counterfactual
-information; the pre-roll gives trackers and the validity gate history.
+information; the pre-roll gives trackers and the validity gate history. A colliding
+branch is followed to its outcome: the collision is what the matched pair
+exists to show, and it often comes seconds after the review window.
 
 The default suite observes at reduced resolution (the suite's
 ``observation`` block), so the whole DAG fits in minutes on two cores; full
@@ -33,6 +37,7 @@ from simready.scenario.manifest import load_manifest
 from simready.measurement.observe import observe_sample
 from simready.measurement.options import PASSES, ObserveOptions
 from simready.sensors_hw.trace_input import read_trace_input
+from simready.sim.trace import read_trace
 
 #: The override that removes the weather from a LiDAR (simready.sensors_hw.atmosphere).
 DRY_OVERRIDE = "atmosphere.rain_rate_mmph=0"
@@ -49,16 +54,22 @@ class ObservationWindow:
         branch_truth: derive perception truth for the branches too (the base always gets it).
             Off in the default suite: truth is about half an observation's cost, and the
             branches' sensor evidence for the gate (observed-frames, LiDAR) does not need it.
+        outcome_tail_s: a branch whose subject collides is observed until that collision's ``t_settled``
+            plus this many seconds (at least ``post_s`` after the decision; clamped to the clip);
+            None: every branch stops ``post_s`` after the decision.
     """
 
     pre_s: float
     post_s: float
     branches: bool = True
     branch_truth: bool = True
+    outcome_tail_s: float | None = None
 
     def __post_init__(self) -> None:
         if not (self.pre_s >= 0.0 and self.post_s >= 0.0):
             raise ValueError(f"pre_s and post_s must be >= 0 s, got {self.pre_s}, {self.post_s}")
+        if self.outcome_tail_s is not None and not self.outcome_tail_s >= 0.0:
+            raise ValueError(f"outcome_tail_s must be >= 0 s or None, got {self.outcome_tail_s}")
 
     def base_span(self, decision_t_s: float | None, clip_s: float) -> tuple[float, float]:
         """[from, until] of the base trace, clamped to [0, clip_s]; without a decision, the clip's first
@@ -67,9 +78,28 @@ class ObservationWindow:
             return 0.0, min(clip_s, self.pre_s + self.post_s)
         return max(0.0, decision_t_s - self.pre_s), min(clip_s, decision_t_s + self.post_s)
 
-    def branch_span(self, decision_t_s: float, clip_s: float) -> tuple[float, float]:
-        """[from, until] of a branch trace: from the decision on (before it the branch is the base)."""
-        return max(0.0, decision_t_s), min(clip_s, decision_t_s + self.post_s)
+    def branch_span(self, decision_t_s: float, clip_s: float, settled_s: float | None = None) -> tuple[float, float]:
+        """[from, until] of a branch trace: from the decision on (before it the branch is the base); with
+        ``settled_s`` (when the branch's collision is over) and ``outcome_tail_s``, until ``outcome_tail_s``
+        after it if that is later."""
+        until = decision_t_s + self.post_s
+        if settled_s is not None and self.outcome_tail_s is not None:
+            until = max(until, settled_s + self.outcome_tail_s)
+        return max(0.0, decision_t_s), min(clip_s, until)
+
+
+def collision_settled_s(trace_path: Path, decision_t_s: float) -> float | None:
+    """When the first collision of the trace's subject at or after ``decision_t_s`` is over: the event's
+    ``t_settled`` (else its ``t_end``, else its start; SPEC §8); None when the subject does not collide."""
+    trace = read_trace(trace_path)
+    subject = trace.header.get("metric_subject")
+    hits = sorted((c for c in trace.metrics.get("collisions", [])
+                   if subject in (c.get("a"), c.get("b")) and c["t"] >= decision_t_s - 1e-9), key=lambda c: c["t"])
+    if not hits:
+        return None
+    first = hits[0]
+    ends = [e for e in (first.get("t_settled"), first.get("t_end")) if isinstance(e, (int, float)) and e >= first["t"]]
+    return float(ends[0]) if ends else float(first["t"])
 
 
 def decision_and_branches(sample_dir: Path) -> tuple[float | None, list[str]]:
@@ -139,7 +169,8 @@ def observe_sample_dir(sample_dir: Path, template: Any, catalog: Any, *, window:
     branches = {}
     for label in labels:
         branch = sample.branch(label)
-        b_span = window.branch_span(t_d, read_trace_input(branch.trace).clip_s)  # type: ignore[union-attr, arg-type]
+        settled = collision_settled_s(branch.trace, t_d) if window.outcome_tail_s is not None else None  # type: ignore[union-attr, arg-type]
+        b_span = window.branch_span(t_d, read_trace_input(branch.trace).clip_s, settled)  # type: ignore[union-attr, arg-type]
         branches[label] = _observe_one(template, catalog, manifest, branch.trace, branch.observations.root, b_span,
                                        overrides, video, passes=None if window.branch_truth else passes_without_truth())
     dry = None

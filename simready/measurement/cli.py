@@ -27,7 +27,8 @@ def _sense(args: argparse.Namespace) -> int:
     out = Path(args.out)
     with output_folder(out) as tmp:
         result = observe_files(args.trace, args.manifest, tmp, rig_spec=args.rig, passes=args.passes,
-                               overrides=args.set or [], lidar_format=args.lidar_format, video=not args.no_video,
+                               overrides=args.set or [], lidar_format=args.lidar_format,
+                               depth_format=args.depth_format, video=not args.no_video,
                                from_s=args.from_s, until_s=args.until, progress=bar)
     frames = ", ".join(f"{n} {k}" for n, k in sorted(result.frames.items()))
     print(f"{out}: {result.files} files; {frames}; {result.timings_s['total']:.1f} s, "
@@ -53,6 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "noise=off turns every stochastic sensor effect off (repeatable)")
     sense.add_argument("--lidar-format", choices=("ascii", "binary"), default="ascii",
                        help="PLY encoding (ascii as SPEC §10; binary little-endian is faster)")
+    sense.add_argument("--depth-format", choices=("f32", "f32.zst"), default="f32",
+                       help="depth.f32.bin as SPEC 10 publishes it (default) or the lossless compressed "
+                            "depth.f32.bin.zst (byte planes + zstd, ~15x smaller; the exports read both)")
     sense.add_argument("--from", dest="from_s", type=float, default=None, metavar="SECONDS",
                        help="observe only samples that start at or after this time (ticks keep their numbers)")
     sense.add_argument("--until", type=float, default=None, metavar="SECONDS",

@@ -240,7 +240,7 @@ class _Run:
             frame = render_frame(scene, self.rig, s.sensor, s.t_s, self.options.camera_passes,
                                  lighting=self.lighting, ignore=self.built.ignore)
         with self.timed(s.sensor, "write"):
-            write_camera(self.folder, s.sensor, s.tick, frame, model.near_m)
+            write_camera(self.folder, s.sensor, s.tick, frame, model.near_m, self.options.depth_format)
         view = FrameView.of_frame(frame, model, s.tick)
         if s.sensor in self.truth:
             with self.timed(s.sensor, "truth"):
@@ -383,7 +383,7 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             rig=resolved["sensors"],
             settings=RenderSettings(
                 lidar_format=options.lidar_format, lidar_time_column=options.lidar_time_column,
-                video=options.video, pairing_policy=options.pairing_policy,
+                depth_format=options.depth_format, video=options.video, pairing_policy=options.pairing_policy,
                 writer_thread=options.writer_thread, truth_thread=options.truth_thread,
                 from_s=options.from_s, until_s=options.until_s, png_compress_level=PNG_COMPRESS_LEVEL,
                 truth_compression=list(TRUTH_COMPRESSION), window_s=[t_lo, t_hi]),
@@ -469,7 +469,7 @@ def observe_sample(template: Any, catalog: Any, manifest: Any, trace: TraceInput
 def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: str | Path, *,
                   rig_spec: str | Path | None = None, passes: str | Iterable[str] | None = None,
                   overrides: Iterable[str] | Mapping[str, Any] = (), lidar_format: str = "ascii",
-                  video: bool = True, until_s: float | None = None, from_s: float | None = None,
+                  depth_format: str = "f32", video: bool = True, until_s: float | None = None, from_s: float | None = None,
                   progress: Callable[[int], Progress] | None = None) -> ObserveResult:
     """``simready sense``: read the trace, manifest, template, catalog and rig; observe; write ``out_dir``.
 
@@ -479,8 +479,8 @@ def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: st
     an output folder that exists and is not empty, malformed overrides, a
     rig whose sensor names a missing mount, a trace without twists.
     """
-    options = ObserveOptions(passes=parse_passes(passes), lidar_format=lidar_format, video=video, from_s=from_s,
-                             until_s=until_s)
+    options = ObserveOptions(passes=parse_passes(passes), lidar_format=lidar_format, depth_format=depth_format,
+                             video=video, from_s=from_s, until_s=until_s)
     check_output_dir(out_dir)
     overrides = parse_set_args(overrides) if not isinstance(overrides, Mapping) else dict(overrides)
     manifest = load_manifest(manifest_path)

@@ -61,6 +61,9 @@ class ObserveOptions:
         passes: subset of :data:`PASSES`.
         lidar_format: ``ascii`` (SPEC §10) or ``binary`` (little-endian, same columns).
         lidar_time_column: add each point's firing time ``t`` to the PLY.
+        depth_format: ``f32`` (``depth.f32.bin``, SPEC §10) or the opt-in lossless ``f32.zst``
+            (``depth.f32.bin.zst``: byte planes + zstd, ~10-15x smaller; read by
+            :func:`simready.sensors_hw.camera.read_depth_file`).
         video: write ``video/<sensor>.mp4``.
         pairing_policy: camera-centred pairing (:data:`simready.sensors_hw.schedule.POLICIES`).
         from_s: observe only samples whose window starts at or after then, seconds of scenario time
@@ -78,6 +81,7 @@ class ObserveOptions:
     passes: tuple[str, ...] = PASSES
     lidar_format: str = "ascii"
     lidar_time_column: bool = False
+    depth_format: str = "f32"
     video: bool = True
     pairing_policy: str = "nearest_start"
     from_s: float | None = None
@@ -89,6 +93,8 @@ class ObserveOptions:
         object.__setattr__(self, "passes", parse_passes(self.passes))
         if self.lidar_format not in ("ascii", "binary"):
             raise ObservationError("options", "lidar_format", f"must be ascii or binary, got {self.lidar_format!r}")
+        if self.depth_format not in ("f32", "f32.zst"):
+            raise ObservationError("options", "depth_format", f"must be f32 or f32.zst, got {self.depth_format!r}")
         if self.pairing_policy not in POLICIES:
             raise ObservationError("options", "pairing_policy", f"must be one of {POLICIES}")
         for name in ("from_s", "until_s"):

@@ -23,7 +23,8 @@ from numpy.typing import NDArray
 from simready.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
 from simready.measurement.options import ObserveOptions
-from simready.sensors_hw.camera import FramePasses, encode_depth, encode_id_rgb, encode_semantic_rgb
+from simready.sensors_hw.camera import (DEPTH_ZSTD_SUFFIX, FramePasses, depth_file_bytes, encode_depth, encode_id_rgb,
+                                        encode_semantic_rgb)
 from simready.sensors_hw.lidar import LidarScan, write_ply_ascii, write_ply_binary
 from simready.sensors_hw.models import Rig
 from simready.sensors_hw.radar import RadarDetections, write_radar_csv
@@ -51,7 +52,8 @@ def _png(image: NDArray) -> bytes:
 
 def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | None = None) -> None:
     """A truth table as Parquet: zstd, floats byte-stream-split and integers delta-coded (pixel-ordered
-    samples make both compress several times better than plain), strings as dictionaries."""
+    samples make both compress several times better than plain), strings as dictionaries; no column
+    statistics (readers read whole frames; computing them was a fifth of the encoding time)."""
     if metadata:
         table = table.replace_schema_metadata({b"simready.truth": json.dumps(metadata, sort_keys=True).encode()})
     encoding, dictionary = {}, []
@@ -63,7 +65,7 @@ def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | Non
         elif pa.types.is_integer(f.type):
             encoding[f.name] = "DELTA_BINARY_PACKED"
     pq.write_table(table, where, compression=TRUTH_COMPRESSION[0], compression_level=TRUTH_COMPRESSION[1],
-                   use_dictionary=dictionary or False, column_encoding=encoding or None)
+                   use_dictionary=dictionary or False, column_encoding=encoding or None, write_statistics=False)
 
 
 def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None) -> bytes:
@@ -76,16 +78,24 @@ def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None) ->
 # --- sensor samples ---------------------------------------------------------------------------
 
 
-def write_camera(folder: OutputFolder, camera: str, tick: int, frame: FramePasses, near_m: float) -> None:
+def write_camera(folder: OutputFolder, camera: str, tick: int, frame: FramePasses, near_m: float,
+                 depth_format: str = "f32") -> None:
     """The camera passes of one frame that were rendered (``near_m``: the camera's near plane, which the depth
-    file's encoding divides by)."""
+    file's encoding divides by; ``depth_format``: the published ``f32`` or the opt-in compressed ``f32.zst``,
+    :data:`~simready.sensors_hw.camera.DEPTH_FORMATS`)."""
     if frame.rgb is not None:
         rgb = frame.rgb
         folder.put_later(frame_name(camera, tick, "rgb"), lambda: _png(rgb), camera, tick, "rgb")
     if frame.depth is not None:
         h, w = frame.depth.shape
-        folder.put(frame_name(camera, tick, "depth"), np.ascontiguousarray(encode_depth(frame.depth, near_m), "<f4")
-                   .tobytes(), camera, tick, "depth", shape=[h, w], dtype="float32-le")
+        raw = encode_depth(frame.depth, near_m)
+        if depth_format == "f32":
+            folder.put(frame_name(camera, tick, "depth"), depth_file_bytes(raw), camera, tick, "depth", shape=[h, w],
+                       dtype="float32-le")
+        else:  # compressed on the writer thread
+            folder.put_later(frame_name(camera, tick, "depth") + DEPTH_ZSTD_SUFFIX,
+                             lambda: depth_file_bytes(raw, depth_format), camera, tick, "depth", shape=[h, w],
+                             dtype="float32-le")
     if frame.semantic is not None:
         semantic = frame.semantic
         folder.put_later(frame_name(camera, tick, "semantic"), lambda: _png(encode_semantic_rgb(semantic)), camera,
@@ -146,19 +156,22 @@ class CameraTruth:
             pairs = ((a, a_dv, b, "forward", 1.0), (b, dv_dt, a, "backward", -1.0))
 
             def table_of(src: Samples, src_dv: NDArray[np.float64], dst: Samples, direction: str,
-                         sign: float) -> pa.Table:
-                # Where the motion field says each row goes starts the target-row iteration (speed only).
-                return flow_table(correspond(scene, src, dst.view, direction, ignore=self.built.ignore,
-                                             row_guess=_predicted_rows(src, src_dv, sign * dt)))
+                         sign: float) -> tuple[pa.Table, dict[str, int]]:
+                # Where the motion field says each row goes starts the target-row iteration (speed only);
+                # visibility is read from the target's own buffers, re-casting only what they cannot decide.
+                corr = correspond(scene, src, dst, direction, ignore=self.built.ignore,
+                                  row_guess=_predicted_rows(src, src_dv, sign * dt))
+                counts = {"in_view": int(np.count_nonzero(corr.projection.in_view)), "recast": corr.recast}
+                return flow_table(corr), counts
 
             # The two directions are independent computations: with a pool the backward one runs on its
             # thread while this one does the forward (Embree and most numpy kernels release the GIL);
             # each projection is dropped once tabled.
             later = self.pool.submit(table_of, *pairs[1]) if self.pool is not None else None
             tables = [table_of(*pairs[0]), later.result() if later is not None else table_of(*pairs[1])]
-            for (src, _, dst, direction, _), table in zip(pairs, tables):
+            for (src, _, dst, direction, _), (table, counts) in zip(pairs, tables):
                 m = {**meta, "tick": src.view.tick, "t0_s": src.view.t0_s, "target_tick": dst.view.tick,
-                     "target_t0_s": dst.view.t0_s, "direction": direction}
+                     "target_t0_s": dst.view.t0_s, "direction": direction, "visibility": counts}
                 pass_name = f"truth.{direction}"
                 folder.write_later(frame_name(self.camera, src.view.tick, pass_name),
                                    lambda p, table=table, m=m: write_parquet(p, table, m), self.camera,

@@ -53,6 +53,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
+from simready.raycast.kernels import hit_points, refine_static
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import PoseTrack
 
@@ -317,6 +318,8 @@ class Hits:
     #: (k, 3, 3) at those rays' times), as the cast computed them; normals reuse them.
     _rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = field(default_factory=dict, repr=False)
     cos_incidence: NDArray[np.float32] | None = field(default=None, repr=False)
+    #: (N,) after a refinement: whether each ray's own triangle plane gave its distance (else Embree's stays).
+    _plane_ok: NDArray[np.bool_] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.hit)
@@ -332,6 +335,8 @@ class Hits:
             out.__dict__["barycentric_uv"] = self.barycentric_uv[idx]
         if self.cos_incidence is not None:
             out.cos_incidence = np.take(self.cos_incidence, idx)
+        if self._plane_ok is not None:
+            out._plane_ok = np.take(self._plane_ok, idx)
         return out
 
     @cached_property
@@ -385,11 +390,16 @@ class Hits:
         out[h] = self.origin_world[h] + self.distance_m[h, None] * self.dir_world[h]
         return out
 
-    def point_world_of(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
+    def point_world_of(self, idx: NDArray[np.intp], *, compiled: bool = True) -> NDArray[np.float64]:
         """``point_world[idx]`` for hit rays ``idx``, computed for those rays only (the same float64
-        operations row by row, so bitwise the same values) rather than for all N."""
+        operations row by row, so bitwise the same values) rather than for all N; in one compiled pass
+        (:func:`simready.raycast.kernels.hit_points`) unless ``compiled=False``."""
         if "point_world" in self.__dict__:
             return self.point_world[idx]
+        if compiled:
+            unit = self._origin64 is not None
+            o, d = (self._origin64, self._dir64) if unit else (self._origin32, self._dir32)
+            return hit_points(np.asarray(idx, np.int64), o, d, unit, self.distance_m)
         if self._origin64 is not None:
             o, d = np.take(self._origin64, idx, axis=0), np.take(self._dir64, idx, axis=0)
         else:
@@ -474,41 +484,59 @@ class Hits:
     def element(self) -> NDArray[np.object_]:
         return self._lookup(np.array([b.element for b in self.scene.bodies], dtype=object), None)
 
-    def refine(self, *, barycentrics: bool = True) -> "Hits":
+    def refine(self, *, barycentrics: bool = True, compiled: bool = True) -> "Hits":
         """Re-intersect every hit with its own triangle's plane in float64 (in place; returns self).
 
         Distances (and with ``barycentrics`` the barycentrics, hence the
         points) then agree to ~1e-12 m; the triangle stays Embree's choice.
         ``barycentrics=False`` refines distances only, at about half the cost
-        (what an exact depth image needs).
+        (what an exact depth image needs). Hits on static geometry are refined
+        by a compiled kernel (:func:`simready.raycast.kernels.refine_static`);
+        ``compiled=False`` runs the numpy passes it repeats bit for bit.
         """
         if self.exact or (self.exact_distance and not barycentrics):
             return self
+        # Distances refined already (a depth pass): the barycentrics reuse them, and which planes gave one.
+        reuse = self.exact_distance and self._plane_ok is not None
+        plane_ok = self._plane_ok if reuse else np.zeros(len(self.hit), bool)
         uv = self.barycentric_uv.copy() if barycentrics else None
         dist = self.distance_m.copy()
         h = self.hit_index
         is_static = np.take(self.scene._is_static_ext, np.take(self.body_index, h))
         static, moving = h[is_static], h[~is_static]
-        groups = [(static, *self.rays64(static), self.scene._world_tris)]
+        rows = self.rows
+        if compiled:  # static hits in one compiled pass (bitwise the numpy groups below)
+            unit = self._origin64 is not None
+            o_in, d_in = (self._origin64, self._dir64) if unit else (self._origin32, self._dir32)
+            tab = self.scene._world_tris
+            refine_static(static, rows, o_in, d_in, unit, tab.plane, tab.n, tab.v0, tab.dual1, tab.dual2, dist,
+                          uv if uv is not None else np.zeros((0, 2)), plane_ok, reuse, uv is not None)
+            groups = []
+        else:
+            groups = [(static, *self.rays64(static), self.scene._world_tris)]
         for b in np.unique(self.body_index[moving]):
             sel = moving[self.body_index[moving] == b]
             o, d = self.rays64(sel)
             o_b, d_b, _, _ = self.scene._to_body(int(b), o, d, self.time_s[sel])
             groups.append((sel, o_b, d_b, self.scene._body_tris))
-        rows = self.rows
         for sel, o, d, tab in groups:
             r = np.take(rows, sel)
-            n = np.take(tab.n, r, axis=0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                t = (np.take(tab.plane, r) - np.einsum("ij,ij->i", n, o)) / np.einsum("ij,ij->i", n, d)
-            ok = np.isfinite(t)
-            dist[sel] = np.where(ok, t, dist[sel])
+            if reuse:  # the same t as below, computed then (where ok; elsewhere uv keeps Embree's)
+                t, ok = np.take(dist, sel), np.take(plane_ok, sel)
+            else:
+                n = np.take(tab.n, r, axis=0)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    t = (np.take(tab.plane, r) - np.einsum("ij,ij->i", n, o)) / np.einsum("ij,ij->i", n, d)
+                ok = np.isfinite(t)
+                dist[sel] = np.where(ok, t, dist[sel])
+                plane_ok[sel] = ok
             if uv is not None:
                 q = o + t[:, None] * d - np.take(tab.v0, r, axis=0)
                 uv[sel, 0] = np.where(ok, np.einsum("ij,ij->i", q, np.take(tab.dual1, r, axis=0)), uv[sel, 0])
                 uv[sel, 1] = np.where(ok, np.einsum("ij,ij->i", q, np.take(tab.dual2, r, axis=0)), uv[sel, 1])
         self.distance_m = dist
         self.exact_distance = True
+        self._plane_ok = plane_ok
         for name in ("point_world", "point_body"):
             self.__dict__.pop(name, None)
         if uv is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from simready.hashing import content_hash, file_sha256
 from simready.identifiers import is_identifier
 from simready.layout import ArtifactLayout, SampleDir
 from simready.release.checklist import CheckResult, SuiteSample, checklist
-from simready.release.datasheet import datasheet, datasheet_markdown
+from simready.release.datasheet import datasheet, datasheet_html, datasheet_markdown
 from simready.scenario.splits import SPLITS
 from simready.store import Store
 
@@ -219,6 +220,7 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
     ungated: list[str] = []
     released: dict[str, dict[str, Any]] = {}
     entries: list[dict[str, Any]] = []
+    collisions: dict[str, Counter] = {}
     for row in sorted(split_rows, key=lambda r: (r["template"], r["batch"], r["sample"])):
         key = (str(row["template"]), str(row["batch"]))
         if key not in batches:
@@ -238,6 +240,10 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
             continue
         released[str(row["sample"])] = validity["base"]
         released.update({f"{row['sample']}#{label}": r for label, r in branches.items()})
+        for b in (json.loads(sample.outcomes.read_text())["branches"] if sample.outcomes.is_file() else []):
+            if b["label"] in branches and b.get("collision"):
+                party = str(b.get("collision_with") or "another body").rsplit("actor:", 1)[-1]
+                collisions.setdefault(b["label"], Counter())[party] += 1
         manifest = json.loads(sample.manifest.read_text())
         entries.append({
             "sample": row["sample"], "template": row["template"], "batch": row["batch"], "split": row["split"],
@@ -276,7 +282,8 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
 
     record = {"format": FORMAT, "suite": suite_files, "suite_id": suite_id,
               "splits": {s: [e for e in entries if e["split"] == s] for s in SPLITS}}
-    sheet = datasheet(record, suite_weights, released, versions)
+    coverage = store.read_json(layout.coverage) if store.exists(layout.coverage) else None
+    sheet = datasheet(record, suite_weights, released, versions, coverage=coverage, collisions=collisions)
     items = checklist(results)
     release = Release(content_hash({"release": record, "datasheet": sheet, "checklist": items}), record, sheet, items)
 
@@ -406,14 +413,15 @@ def verify_release(store: Store, release: Release) -> list[str]:
 
 
 def record_files(release: Release) -> dict[str, bytes]:
-    """The bytes of the release folder's four files as published (name -> bytes): the three records in their
-    canonical JSON and ``datasheet.md`` rendered from them. The id names the records' content; these bytes follow
+    """The bytes of the release folder's five files as published (name -> bytes): the three records in their
+    canonical JSON and ``datasheet.md`` and ``datasheet.html`` rendered from them. The id names the records' content; these bytes follow
     from it, so a published file that differs from them (an edited datasheet page, a record rewritten) is found."""
     folder = ArtifactLayout(Path()).release(release.hex)
+    sheet, items = json.loads(json_bytes(release.datasheet)), json.loads(json_bytes(release.checklist))
     return {folder.record.name: json_bytes(release.record), folder.datasheet.name: json_bytes(release.datasheet),
             folder.checklist.name: json_bytes(release.checklist),
-            folder.datasheet_page.name: datasheet_markdown(release.release_id, json.loads(json_bytes(release.datasheet)),
-                                                           json.loads(json_bytes(release.checklist))).encode("utf-8")}
+            folder.datasheet_page.name: datasheet_markdown(release.release_id, sheet, items).encode("utf-8"),
+            folder.datasheet_html.name: datasheet_html(release.release_id, sheet, items).encode("utf-8")}
 
 
 def _record_problems(store: Store, release: Release) -> list[str]:

@@ -47,7 +47,10 @@ def _show(args: argparse.Namespace) -> int:
         c = release.datasheet["counts"][split]
         print(f"  {split:<5} {c['samples']:3d} samples, {c['branches']:3d} branches, weight {c['weight']:.2f}")
     for item in release.checklist:
-        checks = "; ".join(f"{c['check']} {c['result']}" for c in item["checks"])
+        # A check the release does not require (the gate's scored checks) says so beside its count: its failures
+        # lower scores, they do not fail the item.
+        checks = "; ".join(f"{c['check']} {c['result']}{'' if c['blocking'] else ' (scored, not required)'}"
+                           for c in item["checks"])
         print(f"  {'pass' if item['passed'] else 'FAIL'} {item['item']:<24} {checks}")
     print(f"  datasheet {store.url(ArtifactLayout(Path()).release(release.hex).datasheet_page)}")
     return 0
@@ -64,7 +67,7 @@ def _verify(args: argparse.Namespace) -> int:
         print(p)
     total = release.files + len(record_files(release))
     print(f"release {release.release_id}: " + (f"{len(problems)} of {total} files FAIL" if problems
-                                               else f"{total} files verify (the records and datasheet page too)"))
+                                               else f"{total} files verify (the records and datasheet pages too)"))
     return 1 if problems else 0
 
 

@@ -1,6 +1,7 @@
 """A release's datasheet: what is in it (counts per split, intent, coverage cell and action branch), what the gate
-decided (the suite's figures and the released samples' scores) and what made it (generator, engine, stages and
-policy versions) — as JSON and as Markdown with the QA checklist, for a reader."""
+decided (the suite's figures and the released samples' scores), what it lacks (the coverage gap) and how its
+branches end (collisions), and what made it (generator, engine, stages and policy versions) — as JSON, and as
+Markdown with the QA checklist for a reader, rendered to HTML for a browser (one text, two outputs)."""
 
 from __future__ import annotations
 
@@ -23,9 +24,37 @@ def _mean(values: list[float]) -> float:
     return round(sum(values) / len(values), 3) if values else 0.0
 
 
+#: How many of the empty coverage cells the datasheet lists (the largest targets first).
+EMPTY_CELLS_LISTED = 10
+
+
+def coverage_gap(coverage: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What the suite's coverage (``coverage/coverage.json``: declared cells with their targets, proposals and
+    acceptances) leaves empty: cells with none, with some, filled to target, and the largest empty cells (by
+    target) with why — ``infeasible`` (proposed, every proposal rejected: the dominant reason) or ``not yet drawn``
+    (never proposed: more batches would reach it). None without a coverage record."""
+    if not coverage:
+        return None
+    cells = list(coverage.get("cells", []))
+    empty = sorted((c for c in cells if not c["accepted"]),
+                   key=lambda c: (-c["target"], -c["proposals"], c["intent"], c["cell"]))
+    return {
+        "cells": len(cells),
+        "with_none": len(empty),
+        "with_some": sum(1 for c in cells if c["accepted"] and c["under_target"]),
+        "filled": sum(1 for c in cells if not c["under_target"]),
+        "largest_empty": [{"intent": c["intent"], "cell": c["cell"], "target": c["target"], "proposals": c["proposals"],
+                           "why": (f"infeasible: {c['proposals']} proposed, all rejected ({c['dominant_rejection']})"
+                                   if c["proposals"] else "not yet drawn")} for c in empty[:EMPTY_CELLS_LISTED]],
+    }
+
+
 def datasheet(record: Mapping[str, Any], suite_weights: Mapping[str, Any], released: Mapping[str, Mapping[str, Any]],
-              versions: Mapping[str, str]) -> dict[str, Any]:
-    """The datasheet of a release record; ``released``: the validity reports of the released variants."""
+              versions: Mapping[str, str], *, coverage: Mapping[str, Any] | None = None,
+              collisions: Mapping[str, Mapping[str, int]] | None = None) -> dict[str, Any]:
+    """The datasheet of a release record; ``released``: the validity reports of the released variants;
+    ``coverage``: the suite's coverage record (for the gap); ``collisions``: released branches ending in a
+    collision, per branch label and the party hit."""
     entries = [e for s in SPLITS for e in record["splits"][s]]
     branches: dict[str, Counter] = {}
     for e in entries:
@@ -55,6 +84,8 @@ def datasheet(record: Mapping[str, Any], suite_weights: Mapping[str, Any], relea
             "released_mean": {k: _mean([float(r[k]) for r in released.values()]) for k in ("validity", "fidelity", "realism")},
         },
         "versions": {**dict(sorted(versions.items())), "pybullet": importlib.metadata.version("pybullet")},
+        "coverage_gap": coverage_gap(coverage),
+        "collisions": {k: dict(sorted(v.items())) for k, v in sorted((collisions or {}).items())},
     }
 
 
@@ -83,8 +114,50 @@ def datasheet_markdown(release_id: str, sheet: Mapping[str, Any], items: list[Ma
               "- released mean: " + ", ".join(f"{k} {v:.3f}" for k, v in gate["released_mean"].items()),
               "", "## Versions", ""]
     lines += [f"- {k}: `{v}`" for k, v in sheet["versions"].items()]
+    lines += ["", "## What a weight means", "",
+              "A variant's weight is its share in training: an accepted high-fidelity variant (fidelity ≥ 0.80) "
+              "counts 1.00, an accepted low-fidelity one at most 0.30 (scaled down so that low fidelity is at most "
+              "a quarter of the suite's weight), a rejected one 0. A split's weight is the sum over its samples and "
+              "their branches: weight 45.00 is worth 45 high-fidelity variants."]
+    if sheet.get("collisions") is not None:
+        lines += ["", "## Collisions", "", "Released branches that end in a collision, per branch and the party hit.", ""]
+        if sheet["collisions"]:
+            lines += ["| branch | party | branches |", "|---|---|---:|"]
+            lines += [f"| {label} | {party} | {n} |" for label, parties in sheet["collisions"].items()
+                      for party, n in parties.items()]
+        else:
+            lines.append("No released branch ends in a collision.")
+    gap = sheet.get("coverage_gap")
+    if gap:
+        lines += ["", "## Coverage gap", "",
+                  f"{gap['cells']} declared cells: {gap['with_none']} with no sample, {gap['with_some']} with some "
+                  f"(under target), {gap['filled']} filled to target.", ""]
+        if gap["largest_empty"]:
+            lines += [f"The {len(gap['largest_empty'])} largest empty cells (by target) and why they are empty:", "",
+                      "| intent | cell | target | proposals | why |", "|---|---|---:|---:|---|"]
+            lines += [f"| {c['intent']} | {_cell(c['cell'])} | {c['target']} | {c['proposals']} | {_cell(c['why'])} |"
+                      for c in gap["largest_empty"]]
     lines += ["", "## World-trajectory QA checklist", "", "| item | checks (result) | |", "|---|---|---|"]
     for item in items:
-        checks = "; ".join(f"{c['check']}{'' if c['blocking'] else ' (scored)'} {c['result']}" for c in item["checks"])
+        checks = "; ".join(f"{c['check']} {c['result']}{'' if c['blocking'] else ' (scored, not required)'}"
+                           for c in item["checks"])
         lines.append(f"| {item['item']} | {checks} | {'pass' if item['passed'] else 'FAIL'} |")
     return "\n".join(lines) + "\n"
+
+
+_PAGE_STYLE = """body { font: 14px/1.45 system-ui, sans-serif; margin: 1.2em auto; max-width: 1400px; padding: 0 1em; color: #1d2330; }
+table { border-collapse: collapse; margin: .3em 0 1em; } th, td { border: 1px solid #d8dce4; padding: .25em .55em; }
+th { background: #f1f3f7; text-align: left; } td { vertical-align: top; } h2 { border-bottom: 1px solid #d8dce4; }
+code { font-size: .95em; }"""
+
+
+def datasheet_html(release_id: str, sheet: Mapping[str, Any], items: list[Mapping[str, Any]]) -> str:
+    """The same page as :func:`datasheet_markdown`, as HTML a browser shows (the Markdown rendered, CommonMark with
+    tables; styles inline, no request off the page)."""
+    from html import escape
+
+    from markdown_it import MarkdownIt
+
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(datasheet_markdown(release_id, sheet, items))
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{escape(release_id)} · '
+            f"datasheet</title>\n<style>\n{_PAGE_STYLE}\n</style>\n</head>\n<body>\n{body}</body>\n</html>\n")

@@ -6,12 +6,25 @@
 * :func:`write_index` — the suite's index (``review/index.html``): every sample with its verdicts, filtered
   by template, intent, cell and verdict in the browser.
 * :func:`write_thumbnail` — a picture cropped to what is drawn and scaled down, for the Dagster UI's asset pages.
+* ``python -m simready.review.serve`` — the artifacts folder over HTTP with byte ranges (what ``make ui`` starts).
 
 Pages are rendered with Jinja2 templates (``templates/``), hold their styles and scripts inline and link
 only by relative paths, so a copy of the artifact tree (or an S3 static website of it) works as is.
 """
 
-from simready.review.page import SampleSummary, relative_href, sample_summary, write_index, write_sample_page
-from simready.review.thumbnail import write_thumbnail
+from __future__ import annotations
 
-__all__ = ["SampleSummary", "relative_href", "sample_summary", "write_index", "write_sample_page", "write_thumbnail"]
+import importlib
+from typing import Any
+
+# Imported on first use, so that ``python -m simready.review.serve`` (the artifacts server) loads no simulator.
+_EXPORTS = {"SampleSummary": "page", "relative_href": "page", "sample_summary": "page", "write_index": "page",
+            "write_sample_page": "page", "write_thumbnail": "thumbnail"}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'simready.review' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"simready.review.{_EXPORTS[name]}"), name)

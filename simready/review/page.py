@@ -16,20 +16,24 @@ Output is deterministic: the same files give the same bytes (no clock, no absolu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 
 from simready.atomic import write_text_atomic
+from simready.export.foxglove_layout import HOW_TO_OPEN
 from simready.layout import ArtifactLayout, ObservationDir, SampleDir
 from simready.records import BranchOutcome, Outcomes, Render, ValidityRecord
-from simready.review.verdict import CheckRow, check_rows, explain
+from simready.review.verdict import CheckRow, check_rows, explain, pass_rules
 from simready.scenario.manifest import load_manifest
 from simready.validity import policy
 from simready.validity.gate import ValidityReport
@@ -49,6 +53,40 @@ def number(value: float | None, digits: int = 2, unit: str = "") -> str:
 
 
 _TEMPLATES.filters["num"] = number
+
+#: A robust z (in the reference draws' spread) beyond this is shown as "> this σ": past it the figure says only
+#: "far outside every draw", and its digits read as a bug.
+READABLE_Z_MAX = 10.0
+_Z = re.compile(r"scenario z (-?\d+(?:\.\d+)?)")
+_P = re.compile(r"\(ref n=(\d+) draws, ([^)]*?), p=(\d+\.\d+)\)")
+
+
+def readable(reason: str) -> str:
+    """A gate reason as a reviewer reads it: a scenario z beyond :data:`READABLE_Z_MAX` as ``> 10 σ`` (far outside
+    every nominal draw), and the smallest p-value a reference of n draws can give said to be that."""
+    def z(m: re.Match[str]) -> str:
+        value = float(m.group(1))
+        return f"scenario z > {READABLE_Z_MAX:.0f} σ ({value:.0f}: far outside every nominal draw)" \
+            if abs(value) > READABLE_Z_MAX else m.group(0)
+
+    def p(m: re.Match[str]) -> str:
+        n, floor = int(m.group(1)), 1.0 / (int(m.group(1)) + 1)
+        note = f", the least {n} draws can show: no nominal draw is as far" if abs(float(m.group(3)) - floor) < 0.005 else ""
+        return f"(ref n={n} draws, {m.group(2)}, p={m.group(3)}{note})"
+
+    return _P.sub(p, _Z.sub(z, reason))
+
+
+_TEMPLATES.filters["readable"] = readable
+
+
+def breakable(name: str) -> markupsafe.Markup:
+    """An identifier that may wrap after its underscores (``urban_signalized_intersection`` is one word to a
+    browser, and a column of them runs a table off the screen)."""
+    return markupsafe.Markup("_<wbr>").join(markupsafe.escape(part) for part in str(name).split("_"))
+
+
+_TEMPLATES.filters["breakable"] = breakable
 
 
 def relative_href(target: Path, from_dir: Path) -> str:
@@ -73,6 +111,36 @@ class Clip:
     href: str
     t0_s: float
     t1_s: float
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A moment the review clock marks: the decision or a branch's collision; ``at`` is its place on the
+    clock's slider in percent (None when outside the clock's range)."""
+
+    t_s: float
+    kind: str
+    label: str
+    at: float | None
+
+
+def clock_marks(outcomes: Outcomes | None, clock: tuple[float, float]) -> list[Mark]:
+    """The decision and each branch's first collision at or after it, sorted by time, placed on ``clock``."""
+    if outcomes is None:
+        return []
+    lo, hi = clock
+
+    def at(t: float) -> float | None:
+        return round(100.0 * (t - lo) / (hi - lo), 3) if hi > lo and lo - 1e-9 <= t <= hi + 1e-9 else None
+
+    marks = [Mark(outcomes.decision_t_s, "decision", f"decision {outcomes.decision_t_s:.2f} s",
+                  at(outcomes.decision_t_s))]
+    for b in sorted(outcomes.branches, key=lambda b: b.label):
+        if b.collision and b.collision_t is not None:
+            marks.append(Mark(b.collision_t, "collision",
+                              f"{b.label}: collision with {b.collision_with or 'another body'} at {b.collision_t:.2f} s",
+                              at(b.collision_t)))
+    return sorted(marks, key=lambda m: (m.t_s, m.label))
 
 
 @dataclass(frozen=True)
@@ -178,6 +246,24 @@ def _reference(sample: SampleDir, summary: SampleSummary, base: ValidityReport) 
 
 
 @dataclass(frozen=True)
+class BranchBrief:
+    """What the suite index shows of one branch: the gate's verdict and the outcome (``branches/outcomes.json``)."""
+
+    label: str
+    accepted: bool
+    collision: bool = False
+    collision_with: str | None = None
+    collision_t: float | None = None
+    min_ttc_s: float | None = None
+    stopping_distance_m: float | None = None
+
+    @property
+    def party(self) -> str:
+        """The other party of the collision as the index names it (``lead``, not ``<sample>/actor:lead``)."""
+        return (self.collision_with or "").rsplit("actor:", 1)[-1]
+
+
+@dataclass(frozen=True)
 class SampleSummary:
     """What the suite index lists of a sample (one row).
 
@@ -187,6 +273,8 @@ class SampleSummary:
         accepted, validity, weight, capped: the base report's verdict and figures (weight before the suite's
             low-fidelity share cap).
         branches: each branch's label and whether the gate accepted it, sorted by label.
+        outcomes: each branch's verdict and outcome, sorted by label (empty without ``outcomes.json``).
+        thumbnail: the key of the sample's small top-down picture under the review folder (None: none).
     """
 
     template: str
@@ -200,6 +288,13 @@ class SampleSummary:
     weight: float
     capped: bool
     branches: tuple[tuple[str, bool], ...]
+    outcomes: tuple[BranchBrief, ...] = ()
+    thumbnail: str | None = None
+
+    @property
+    def collided(self) -> bool:
+        """Whether any branch ends in a collision."""
+        return any(b.collision for b in self.outcomes)
 
     @property
     def verdict(self) -> str:
@@ -214,12 +309,37 @@ def sample_summary(sample: SampleDir, batch: str) -> SampleSummary:
     manifest = load_manifest(sample.manifest)
     record = ValidityRecord.read(sample.validity)
     base = ValidityReport.model_validate(record.base)
+    verdicts = {label: bool(rep["accepted"]) for label, rep in record.branches.items()}
+    outcomes = Outcomes.read(sample.outcomes).branches if sample.outcomes.is_file() else []
+    briefs = tuple(sorted((BranchBrief(b.label, verdicts.get(b.label, False), b.collision, b.collision_with,
+                                       b.collision_t, b.min_ttc_s, b.stopping_distance_m)
+                           for b in outcomes if b.label in verdicts), key=lambda b: b.label))
     return SampleSummary(
         template=manifest.template_id, batch=batch, sample=manifest.sample_id, intent=manifest.intent,
         cell=manifest.coverage_cell.id, split=manifest.split, accepted=base.accepted, validity=base.validity,
-        weight=base.weight, capped=base.capped,
-        branches=tuple(sorted((label, bool(rep["accepted"])) for label, rep in record.branches.items())),
+        weight=base.weight, capped=base.capped, branches=tuple(sorted(verdicts.items())), outcomes=briefs,
     )
+
+
+def thumbnail_key(summary: SampleSummary) -> Path:
+    """Where the suite index keeps a sample's small top-down picture: under the review folder."""
+    return _KEYS.review_dir / "thumbs" / summary.template / summary.batch / f"{summary.sample}.png"
+
+
+#: The box of an index row's picture (px).
+INDEX_THUMBNAIL_PX = (200, 80)
+
+
+def with_thumbnail(sample: SampleDir, summary: SampleSummary, review_dir: Path) -> SampleSummary:
+    """``summary`` with its index picture: the rollout plot, cropped and scaled into :data:`INDEX_THUMBNAIL_PX`,
+    written under the local review folder ``review_dir``; unchanged without a rollout plot."""
+    from simready.review.thumbnail import write_thumbnail
+
+    if not sample.rollout_plot.is_file():
+        return summary
+    key = thumbnail_key(summary)
+    write_thumbnail(sample.rollout_plot, review_dir / key.relative_to(_KEYS.review_dir), INDEX_THUMBNAIL_PX)
+    return dataclasses.replace(summary, thumbnail=key.as_posix())
 
 
 def _observed(sample: SampleDir, variant: str, obs: ObservationDir) -> Observed:
@@ -238,6 +358,59 @@ def _variant(name: str, dump: dict[str, Any], outcome: BranchOutcome | None) -> 
                    outcome=outcome)
 
 
+#: The scene's time step on the page (s): the traces subsampled to it for the bird's-eye view and the plots.
+SCENE_STEP_S = 0.1
+
+
+def _series(trace_path: Path, span: tuple[float, float]) -> dict[str, Any]:
+    """One trace's actors over ``span`` at :data:`SCENE_STEP_S`: per actor its kind, length and width and the
+    columns t, x, y, yaw, speed, accel (rounded: the page draws them, it does not measure with them)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from simready.sim.trace import HEADER_KEY
+
+    table = pq.read_table(trace_path, columns=["t", "actor_id", "x", "y", "qx", "qy", "qz", "qw", "speed_mps",
+                                                "accel_mps2", "present"])
+    header = json.loads((table.schema.metadata or {}).get(HEADER_KEY, b"{}"))
+    t = table.column("t").to_numpy()
+    k = np.round(t / SCENE_STEP_S)
+    # One step beyond each end, so that every moment of the span has a sample at or before it.
+    keep = (np.abs(t - k * SCENE_STEP_S) < 1e-6) & (t > span[0] - SCENE_STEP_S - 1e-9) & (t < span[1] + SCENE_STEP_S + 1e-9)
+    keep &= table.column("present").to_numpy(zero_copy_only=False).astype(bool)
+    cols = {c: table.column(c).to_numpy(zero_copy_only=False)[keep] for c in table.column_names}
+    yaw = np.arctan2(2 * (cols["qw"] * cols["qz"] + cols["qx"] * cols["qy"]),
+                     1 - 2 * (cols["qy"] ** 2 + cols["qz"] ** 2))
+    actors = {}
+    dims, kinds = header.get("actor_dims", {}), header.get("actor_kinds", {})
+    for actor in sorted(set(cols["actor_id"])):
+        m = cols["actor_id"] == actor
+        d = dims.get(actor, [4.5, 1.9, 1.5])
+        actors[str(actor)] = {"kind": kinds.get(actor, ""), "length": round(float(d[0]), 2), "width": round(float(d[1]), 2),
+                              **{name: [round(float(v), r) for v in values[m]] for name, values, r in (
+                                  ("t", cols["t"], 2), ("x", cols["x"], 2), ("y", cols["y"], 2), ("yaw", yaw, 3),
+                                  ("speed", cols["speed_mps"], 2), ("accel", cols["accel_mps2"], 2))}}
+    return {"subject": header.get("metric_subject"), "actors": actors}
+
+
+def scene_data(sample: SampleDir, outcomes: Outcomes | None, clock: tuple[float, float]) -> dict[str, Any] | None:
+    """What the page draws on the scenario clock: each variant's actors over the clock's span (base, then each
+    branch with a trace), the subject and the actor it is in conflict with, the decision and the collisions.
+    None without a trace or a clock."""
+    if not sample.trace.is_file() or clock[1] <= clock[0]:
+        return None
+    variants = {"base": _series(sample.trace, clock)}
+    for b in sample.branches():
+        if b.trace.is_file():
+            variants[b.label] = _series(b.trace, clock)
+    conflict = next((b.conflict_actor for b in (outcomes.branches if outcomes else []) if b.conflict_actor), None)
+    return {"clock": [round(clock[0], 3), round(clock[1], 3)], "variants": variants,
+            "conflict": conflict.rsplit("actor:", 1)[-1] if conflict else None,
+            "decision": outcomes.decision_t_s if outcomes else None,
+            "collisions": [{"variant": b.label, "t": b.collision_t} for b in (outcomes.branches if outcomes else [])
+                           if b.collision and b.collision_t is not None]}
+
+
 def render_sample_page(sample: SampleDir, batch: str) -> str:
     """The page's HTML for a judged sample (``validity.json`` present) of batch ``batch``."""
     manifest = load_manifest(sample.manifest)
@@ -253,14 +426,17 @@ def render_sample_page(sample: SampleDir, batch: str) -> str:
         ("manifest", sample.manifest), ("trace", sample.trace), ("verdict", sample.verdict),
         ("validity", sample.validity), ("outcomes", sample.outcomes)) if path.is_file()]
     summary = sample_summary(sample, batch)
+    clock = (min((c.t0_s for c in clips), default=0.0), max((c.t1_s for c in clips), default=0.0))
     return _TEMPLATES.get_template("sample.html.j2").render(
-        summary=summary, manifest=manifest, variants=variants, observed=observed,
-        clock=(min((c.t0_s for c in clips), default=0.0), max((c.t1_s for c in clips), default=0.0)),
+        summary=summary, manifest=manifest, variants=variants, observed=observed, clock=clock,
+        marks=clock_marks(outcomes, clock),
+        scene=json.dumps(scene_data(sample, outcomes, clock), sort_keys=True, separators=(",", ":")).replace("</", "<\\/"),
         decision_t_s=outcomes.decision_t_s if outcomes else None,
         index_href=relative_href(_KEYS.review_index, _page_key(summary).parent),
         rollout=relative_href(sample.rollout_plot, sample.root) if sample.rollout_plot.is_file() else None,
         files=files, cell_dims=sorted(manifest.coverage_cell.dims.items()),
         reference=_reference(sample, summary, variants[0].report),
+        pass_rules=pass_rules(), accept_min=policy.ACCEPT_MIN_VALIDITY, how_to_open=HOW_TO_OPEN,
     )
 
 
@@ -276,11 +452,16 @@ def render_index(samples: list[SampleSummary], title: str) -> str:
         return sorted({getattr(s, field) for s in samples})
 
     counts = {v: sum(1 for s in samples if s.verdict == v) for v in ("accepted", "branch rejected", "rejected")}
-    rows = [(s, relative_href(_page_key(s), _KEYS.review_index.parent)) for s in samples]
+    here = _KEYS.review_index.parent
+    rows = [(s, relative_href(_page_key(s), here),
+             relative_href(Path(s.thumbnail), here) if s.thumbnail else None) for s in samples]
+    labels = sorted({b.label for s in samples for b in s.outcomes})
+    collided = sorted({"yes" if s.collided else "no" for s in samples}, reverse=True)
     return _TEMPLATES.get_template("index.html.j2").render(
-        title=title, rows=rows, counts=counts,
-        filters=[("template", options("template")), ("intent", options("intent")), ("cell", options("cell")),
-                 ("verdict", [v for v in counts if counts[v]])],
+        title=title, rows=rows, counts=counts, labels=labels,
+        collisions=sum(1 for s in samples for b in s.outcomes if b.collision),
+        filters=[("template", options("template")), ("intent", options("intent")), ("split", options("split")),
+                 ("verdict", [v for v in counts if counts[v]]), ("collided", collided)],
     )
 
 

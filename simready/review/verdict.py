@@ -49,6 +49,23 @@ def _feeds(check: str) -> str:
     return f"lowers validity (weight {policy.VALIDITY_WEIGHTS[check]:.1f})"
 
 
+def pass_rules() -> list[tuple[str, str]]:
+    """When each check passes, in report order, with the policy's own limits: a check passes when it finds no
+    violation; its score measures the headroom inside the limits, so it does not decide pass or fail."""
+    return [
+        ("physical", "no speed or acceleration beyond its class's limit and no overlap a transformation "
+                     "introduced (required)"),
+        ("temporal", f"every step's |Δx − v·dt| within {policy.TEMPORAL_TOL_M:.2f} m (required)"),
+        ("sensor", f"camera and LiDAR place each actor within {policy.SENSOR_POSITION_TOL_M:.1f} m of each other in "
+                   f"at least {100 * policy.SENSOR_AGREEMENT_MIN_FRACTION:.0f} % of pairs, and each weather or light "
+                   f"expectation holds (scored, not required)"),
+        ("identity", "ids unique in every frame, one class per id, no id jumping (scored, not required)"),
+        ("distribution", f"no feature shifted beyond its noise level against the realism reference; the score falls "
+                         f"to 0 at an added PSI of {policy.PSI_ADDED_MAX:.2f} (class mix: JS {policy.JS_ADDED_MAX:.2f}) "
+                         f"(scored, not required)"),
+    ]
+
+
 def check_rows(report: ValidityReport) -> list[CheckRow]:
     """The report's checks as table rows, with each failure's reasons and its effect on the verdict."""
     rows = []

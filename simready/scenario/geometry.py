@@ -39,6 +39,7 @@ from simready.world.polyline import Polyline
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
+    from simready.world.affordances import ParkingSite
     from simready.world.template import WorldTemplate
 
 FloatArray = NDArray[np.float64]
@@ -49,6 +50,8 @@ GROUND_CLASSES = frozenset({"road", "sidewalk", "curb", "crosswalk_marking", "la
 VEHICLE_SURFACES = ("drivable", "intersection", "parking")
 #: Region types a pedestrian may stand on.
 WALKABLE_SURFACES = ("sidewalk", "crosswalk")
+#: Sampling step of a route's offset line (m).
+OFFSET_STEP_M = 1.0
 #: Slivers between touching region polygons are closed by this buffer (m).
 UNION_TOLERANCE_M = 0.01
 
@@ -301,14 +304,33 @@ class TemplateGeometry:
         shapely.prepare(poly)
         return poly
 
-    def route_path(self, lanes: Sequence[str]) -> Path:
-        """Centreline of a lane sequence, joined end to start."""
+    def route_path(self, lanes: Sequence[str], offset_m: float = 0.0) -> Path:
+        """Centreline of a lane sequence, joined end to start; with ``offset_m`` the line that far to its left
+        (+) or right (-), sampled every :data:`OFFSET_STEP_M` (a vehicle holding a lateral offset in its lane)."""
         cache = self.__dict__.setdefault("_routes", {})
-        key = tuple(lanes)
+        key = (tuple(lanes), float(offset_m)) if offset_m else tuple(lanes)
         if key not in cache:
-            graph = self.template.lane_graph
-            pts = np.concatenate([graph.lane(lane).points for lane in key])
-            cache[key] = Path.from_points(pts)
+            if offset_m:
+                centre = self.route_path(lanes)
+                s = np.unique(np.concatenate([np.arange(0.0, centre.length_m, OFFSET_STEP_M), [centre.length_m]]))
+                x, y, yaw = centre.xy_yaw(s)
+                cache[key] = Path.from_points(np.stack([x - np.sin(yaw) * offset_m, y + np.cos(yaw) * offset_m], axis=1))
+            else:
+                graph = self.template.lane_graph
+                pts = np.concatenate([graph.lane(lane).points for lane in key])
+                cache[key] = Path.from_points(pts)
+        return cache[key]
+
+    def site_area(self, site: ParkingSite, tolerance_m: float) -> Polygon:
+        """A parking site's polygon grown by ``tolerance_m``, prepared (cached): its region's for a parking site."""
+        if site.region is not None:
+            return self.region_with_tolerance(site.region, tolerance_m)
+        cache = self.__dict__.setdefault("_sites", {})
+        key = (site.id, tolerance_m)
+        if key not in cache:
+            grown = site.shape.buffer(tolerance_m, join_style="mitre")
+            shapely.prepare(grown)
+            cache[key] = grown
         return cache[key]
 
     def route_lane_at(self, lanes: Sequence[str], s_m: float) -> tuple[str, float]:

@@ -43,6 +43,7 @@ from simready.scenario.coverage import UNASSIGNED
 from simready.scenario.geometry import Motion
 from simready.scenario.manifest import parse_manifest
 from simready.scenario.splits import assign_split
+from simready.world.affordances import ParkingSite, parking_sites
 
 if TYPE_CHECKING:
     from simready.scenario.coverage import Cell
@@ -142,11 +143,14 @@ class Body:
 
     ``motion`` gives the planned pose at any scenario time (its profile
     starts at ``-warmup_s``). ``surface`` names the region types the
-    footprint must lie on; ``region`` (optional) the one region it must lie
-    inside (a parked van's parking strip). ``wheels`` are body-frame (x, y)
+    footprint must lie on; ``site`` (optional) the parking site it must lie
+    inside (a parked van's parking strip or kerb site,
+    :class:`~simready.world.affordances.ParkingSite`). ``wheels`` are body-frame (x, y)
     contact points that must lie on ``wheel_surface``. ``lanes`` / ``walk``
     are its route on the lane graph / walkable graph (node ids), for the
-    reachability check.
+    reachability check; ``lane_offset_m`` the lateral offset from its lanes'
+    centreline it holds (+ left; the ego passing a van parked at the kerb):
+    it starts on its first lane when its centre, less that offset, does.
     """
 
     actor_id: str
@@ -159,11 +163,12 @@ class Body:
     height_m: float
     motion: Motion
     surface: tuple[str, ...]
-    region: str | None = None
+    site: ParkingSite | None = None
     wheels: tuple[tuple[float, float], ...] = ()
     wheel_surface: tuple[str, ...] = ()
     lanes: tuple[str, ...] = ()
     walk: tuple[str, ...] = ()
+    lane_offset_m: float = 0.0
 
     @property
     def radius_m(self) -> float:
@@ -305,6 +310,10 @@ class SemanticsStage:
             if region is None or region.type not in types:
                 found = "missing" if region is None else f"a {region.type}"
                 return Fail("semantics.region", f"{actor_id} needs a {'/'.join(types)} region; {region_id} is {found}", ())
+        for actor_id, site in sorted(proposal.refs.get("sites", {}).items()):
+            if site not in parking_sites(template):
+                return Fail("semantics.site", f"{actor_id} stands at {site.id}, which is no parking site of {template.id} "
+                            f"(a parking lane or region, or a kerb by the kerbside rule)", ())
         controls = template.environment_controls
         env = draft["environment"]
         if env.get("illumination") not in controls.illumination or env.get("weather") not in controls.weather:

@@ -89,7 +89,7 @@ class BoundsStage(_StaticStage):
 
 
 class SupportStage(_StaticStage):
-    """Footprints on their surfaces (and inside their region); wheel contacts on the wheel surface."""
+    """Footprints on their surfaces (and inside their parking site); wheel contacts on the wheel surface."""
 
     name = "support"
     cost_rank = 21
@@ -108,12 +108,15 @@ class SupportStage(_StaticStage):
                 outside = fp.difference(surface).area
                 return Fail("support.off_surface", f"{body.actor_id} footprint is {outside:.2f} m^2 off its "
                             f"surface ({'/'.join(body.surface)})", ("layout",))
-            if body.region is not None:
-                region = proposal.template.region_by_id.get(body.region)
-                if region is None or not geo.region_with_tolerance(body.region, SUPPORT_TOLERANCE_M).covers(fp):
-                    outside = fp.difference(region.shape).area if region is not None else fp.area
+            site = body.site
+            if site is not None:
+                region = proposal.template.region_by_id.get(site.region) if site.region is not None else None
+                lost = site.region is not None and region is None
+                if lost or not geo.site_area(site, SUPPORT_TOLERANCE_M).covers(fp):
+                    outside = fp.area if lost else fp.difference(region.shape if region is not None else site.shape).area
+                    what = f"region {site.region}" if site.region is not None else f"kerb site {site.id}"
                     return Fail("support.outside_region", f"{body.actor_id} footprint is {outside:.2f} m^2 outside "
-                                f"region {body.region}", ("layout",))
+                                f"{what}", ("layout",))
             if body.wheels:
                 x, y, yaw = _initial_pose(body, scene.warmup_s)
                 c, s = math.cos(yaw), math.sin(yaw)
@@ -182,7 +185,7 @@ class ReachabilityStage(_StaticStage):
                 x, y, _ = _initial_pose(body, scene.warmup_s)
                 lane = graph.lane(body.lanes[0])
                 s, t = lane.project(x, y)
-                if not (0.0 <= s <= lane.length_m and abs(t) <= lane.width_m / 2):
+                if not (0.0 <= s <= lane.length_m and abs(t - body.lane_offset_m) <= lane.width_m / 2):
                     return Fail("reachability.off_route", f"{body.actor_id} starts at s={s:.2f}, t={t:.2f} m, not on "
                                 f"its first lane {lane.id}", ("layout",))
             if body.walk:

@@ -31,6 +31,8 @@ MAX_SAMPLES_PER_INTENT = 10_000
 REFERENCE_PER_INTENT = 32
 #: Longest review window on either side of the decision (s).
 MAX_WINDOW_S = 600.0
+#: A colliding branch is observed until this long after its collision is over (s): the clip shows the outcome.
+OUTCOME_TAIL_S = 0.5
 
 
 class SuiteError(SimreadyError):
@@ -43,9 +45,12 @@ class ObservationPlan(BaseModel):
     The base trace is observed over ``[t_d - pre_s, t_d + post_s]`` around the
     decision time ``t_d`` of its matched branches (clamped to the clip), and,
     with ``branches``, every branch over ``[t_d, t_d + post_s]`` — before
-    ``t_d`` a branch's history is the base's, byte for byte; ``branch_truth``
-    adds perception truth to the branches (the base always has it). ``set``:
-    rig overrides (``--set`` syntax) recorded in each ``render.json``.
+    ``t_d`` a branch's history is the base's, byte for byte; a branch whose
+    subject collides is observed on until ``outcome_tail_s`` after that
+    collision is over (its ``t_settled``), so its clips show the outcome
+    (``null``: branches stop at ``post_s``). ``branch_truth`` adds perception
+    truth to the branches (the base always has it). ``set``: rig overrides
+    (``--set`` syntax) recorded in each ``render.json``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -53,6 +58,7 @@ class ObservationPlan(BaseModel):
     post_s: Annotated[NonNegativeFloat, Field(le=MAX_WINDOW_S)] = 1.0
     branches: bool = True
     branch_truth: bool = False
+    outcome_tail_s: Annotated[NonNegativeFloat, Field(le=MAX_WINDOW_S)] | None = OUTCOME_TAIL_S
     set: tuple[str, ...] = ()
     video: bool = True
 

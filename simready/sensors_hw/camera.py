@@ -35,6 +35,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -230,6 +231,41 @@ def encode_depth(z_m: ArrayLike, near_m: float) -> NDArray[np.float32]:
     z = np.asarray(z_m, np.float64)
     with np.errstate(divide="ignore"):
         return np.where(np.isfinite(z) & (z > 0.0), near_m / z, 0.0).astype(np.float32)
+
+
+#: Depth file formats: the published ``depth.f32.bin`` (SPEC §10, the default) and its opt-in compressed
+#: variant ``depth.f32.bin.zst``: the same little-endian float32 bytes, split into their four byte planes
+#: (all first bytes, then all second bytes, …) and compressed as one zstd frame. Lossless: decompressing
+#: and interleaving the planes gives the published file byte for byte (``zstd -d`` alone gives the planes).
+DEPTH_FORMATS = ("f32", "f32.zst")
+#: The compressed variant's suffix, after the published file's name.
+DEPTH_ZSTD_SUFFIX = ".zst"
+#: zstd level of the compressed depth variant (the byte planes, not the level, give most of the ratio).
+DEPTH_ZSTD_LEVEL = 3
+
+
+def depth_file_bytes(raw: NDArray[np.float32], fmt: str = "f32") -> bytes:
+    """An encoded depth image (:func:`encode_depth`) as the bytes of its file in format ``fmt``."""
+    data = np.ascontiguousarray(raw, "<f4")
+    if fmt == "f32":
+        return data.tobytes()
+    if fmt != "f32.zst":
+        raise ValueError(f"depth format must be one of {DEPTH_FORMATS}, got {fmt!r}")
+    import zstandard
+
+    planes = np.ascontiguousarray(data.reshape(-1).view(np.uint8).reshape(-1, 4).T)
+    return zstandard.ZstdCompressor(level=DEPTH_ZSTD_LEVEL).compress(planes.tobytes())
+
+
+def read_depth_file(path: str | Path) -> NDArray[np.float32]:
+    """The raw ``near_m / z`` values (flat float32) of a depth file in either format (by its suffix)."""
+    path = Path(path)
+    if path.name.endswith(DEPTH_ZSTD_SUFFIX):
+        import zstandard
+
+        planes = np.frombuffer(zstandard.ZstdDecompressor().decompress(path.read_bytes()), np.uint8)
+        return np.ascontiguousarray(planes.reshape(4, -1).T).view("<f4").reshape(-1)
+    return np.fromfile(path, "<f4")
 
 
 def decode_depth(raw: ArrayLike, near_m: float) -> NDArray[np.float64]:
@@ -566,12 +602,29 @@ def _srgb_table(levels: int) -> NDArray[np.uint8]:
 _SRGB_LUT = _srgb_table(_SRGB_LEVELS)
 
 
+_NO_TAPS = (np.zeros((0, 0), np.int64), np.zeros((0, 0), np.float32))
+
+
 def finish_rgb(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np.uint8]:
     """Linear radiance (H, W, 3) → uint8 sRGB: exposure, tone map, vignette, distortion, encoding.
 
     The sRGB curve is applied through a 4096-level table (nearest entry:
-    under half an 8-bit level of error everywhere).
+    under half an 8-bit level of error everywhere). Compiled
+    (:mod:`simready.sensors_hw.camera_kernels`), byte for byte :func:`finish_rgb_numpy`.
     """
+    from simready.sensors_hw import camera_kernels as kern
+
+    h, w = radiance.shape[:2]
+    x = np.ascontiguousarray(radiance, np.float32).reshape(-1, 3)
+    gain = _vignette(model).reshape(-1) if model.vignette > 0.0 else np.zeros(0, np.float32)
+    x = kern.tone_map(x, np.float32(2.0 ** model.exposure_ev), model.tone_map == "reinhard", gain)
+    lens = model.distortion_k1 != 0.0 or model.distortion_k2 != 0.0
+    idx, wts = _distortion_taps(model) if lens else _NO_TAPS
+    return kern.encode_srgb(x, idx, wts, _SRGB_LUT, np.float32(_SRGB_LEVELS - 1)).reshape(h, w, 3)
+
+
+def finish_rgb_numpy(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np.uint8]:
+    """:func:`finish_rgb` as full-frame numpy passes: the bit reference of the compiled one."""
     x = np.array(radiance, dtype=np.float32)
     if model.exposure_ev != 0.0:
         x *= np.float32(2.0 ** model.exposure_ev)

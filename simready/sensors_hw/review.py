@@ -33,7 +33,7 @@ from PIL import Image, ImageDraw, ImageFont
 from simready.atomic import write_bytes_atomic
 from simready.layout import ObservationDir
 from simready.records import FileEntry, LidarSweep, Results
-from simready.sensors_hw.camera import decode_depth, decode_id_rgb, decode_semantic_rgb
+from simready.sensors_hw.camera import decode_depth, decode_id_rgb, decode_semantic_rgb, read_depth_file
 from simready.sensors_hw.lidar import read_ply
 
 #: Camera passes of a contact-sheet row, left to right.
@@ -175,7 +175,7 @@ def _read_pass(obs_dir: Path, entry: FileEntry, size: tuple[int, int], near_m: f
     kind = entry.pass_name
     if kind == "depth":
         h, w = entry.shape  # type: ignore[misc]
-        return depth_colours(decode_depth(_nearest(np.fromfile(path, "<f4").reshape(h, w), size), near_m))
+        return depth_colours(decode_depth(_nearest(read_depth_file(path).reshape(h, w), size), near_m))
     with Image.open(path) as im:
         if kind == "rgb":
             return np.asarray(im.convert("RGB").resize((size[1], size[0]), Image.Resampling.BILINEAR))

@@ -13,6 +13,7 @@ evaluates all actors' positions with a handful of numpy operations.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -248,15 +249,17 @@ def fixed_path(x: float, y: float, yaw: float) -> Path:
     return _build(("fixed", round(x, 9), round(y, 9), round(yaw, 9)), [(x, y), p1], [-1], 0.0)
 
 
-_HEADINGS: dict[tuple[tuple, float], F] = {}
+_HEADINGS: dict[tuple[tuple, float, bytes], F] = {}
 
 
 def chord_headings(path: Path, chord_m: float) -> F:
     """Unwrapped heading (rad) at every vertex of the chord from ``u − L/2`` to ``u + L/2`` (see :mod:`simready.sim.kinematics`).
 
-    Cached by (path key, chord): a path is a pure function of its key.
+    Cached by (path key, chord, a digest of its points): two maps may name different lanes alike (every imported
+    map has a ``road1_sec0_lane1``), so the key alone does not fix the path.
     """
-    hit = _HEADINGS.get((path.key, chord_m))
+    key = (path.key, chord_m, hashlib.blake2b(path.points.tobytes(), digest_size=16).digest())
+    hit = _HEADINGS.get(key)
     if hit is not None:
         return hit
     if len(_HEADINGS) > 4096:
@@ -272,7 +275,7 @@ def chord_headings(path: Path, chord_m: float) -> F:
             a = prev + (a - prev + math.pi) % (2 * math.pi) - math.pi
         out[k] = prev = a
     out.setflags(write=False)
-    _HEADINGS[(path.key, chord_m)] = out
+    _HEADINGS[key] = out
     return out
 
 

@@ -15,6 +15,10 @@ needs to compute its analytic reference independently of the importer:
   north–south). No sidewalks: the creator copies every lane of an arm into
   its connecting roads, so a sidewalk would become a lane across the junction;
 * :func:`offset_road`: a straight road whose lanes sit on a cubic lane offset;
+* :func:`kerb_road`: the straight road's kerbside twin: one driving lane
+  each way and a sidewalk on each side, no parking lane (the van parks at the
+  kerb by the kerbside rule), a crosswalk at s = 70 m; ``sidewalks=False``
+  leaves the sidewalks (and with them the crosswalk's route) out;
 * :func:`split_road`: a right lane that appears (width 0 → 3.5 m over 30 m, the
   writer's lane split), in three lane sections with lane links.
 
@@ -33,12 +37,15 @@ from scenariogeneration import xodr
 
 from simready.maps.xodr_export import fresh_ids
 
-__all__ = ["CURVED", "JUNCTION_ARM_M", "OFFSET", "SPLIT", "STRAIGHT", "curved_road", "junction_map", "offset_road",
-           "split_road", "straight_road", "write_all"]
+__all__ = ["CURVED", "JUNCTION_ARM_M", "KERB", "OFFSET", "SPLIT", "STRAIGHT", "curved_road", "junction_map",
+           "kerb_road", "offset_road", "split_road", "straight_road", "write_all"]
 
 #: Straight map: lane widths (m) by lane id, length, crosswalk.
 STRAIGHT = {"length": 100.0, "widths": {2: 2.0, 1: 3.5, -1: 3.5, -2: 2.5, -3: 2.0}, "crosswalk_s": 50.0,
             "crosswalk_width": 3.0, "speed_kmh": 40.0}
+#: Kerb map: lane widths (m) by lane id, length, crosswalk.
+KERB = {"length": 120.0, "widths": {2: 2.0, 1: 3.5, -1: 3.5, -2: 2.0}, "crosswalk_s": 70.0, "crosswalk_width": 3.0,
+        "speed_kmh": 30.0}
 #: Curved map: plan view records (kind, params, length) and, per section, each lane's width records
 #: (sOffset, a, b, c, d): lane -1 widens by 0.5 m over 40 m of the second section, then stays 4 m wide.
 CURVED = {
@@ -100,6 +107,29 @@ def straight_road() -> bytes:
     road.add_object(xodr.Object(s=STRAIGHT["crosswalk_s"], t=0.5 * (t_lo + t_hi), Type=xodr.ObjectType.crosswalk,
                                 id="cw1", hdg=math.pi / 2, length=t_hi - t_lo, width=STRAIGHT["crosswalk_width"]))
     odr = xodr.OpenDrive("straight")
+    odr.add_road(road)
+    odr.adjust_roads_and_lanes()
+    return _xml(odr)
+
+
+def kerb_road(*, sidewalks: bool = True) -> bytes:
+    """A straight town road, one lane each way, sidewalks and kerbs but no parking lane (see module docstring)."""
+    fresh_ids()
+    w = KERB["widths"]
+    section = xodr.LaneSection(0, _centre())
+    section.add_left_lane(_lane(xodr.LaneType.driving, w[1]))
+    section.add_right_lane(_lane(xodr.LaneType.driving, w[-1]))
+    if sidewalks:
+        section.add_left_lane(_lane(xodr.LaneType.sidewalk, w[2]))
+        section.add_right_lane(_lane(xodr.LaneType.sidewalk, w[-2]))
+    lanes = xodr.Lanes()
+    lanes.add_lanesection(section)
+    road = xodr.Road(1, _planview([xodr.Line(KERB["length"])]), lanes)
+    road.add_type(xodr.RoadType.town, 0, speed=KERB["speed_kmh"], speed_unit="km/h")
+    # Kerb to kerb across both driving lanes.
+    road.add_object(xodr.Object(s=KERB["crosswalk_s"], t=0.5 * (w[1] - w[-1]), Type=xodr.ObjectType.crosswalk, id="cw1",
+                                hdg=math.pi / 2, length=w[1] + w[-1], width=KERB["crosswalk_width"]))
+    odr = xodr.OpenDrive("kerb")
     odr.add_road(road)
     odr.adjust_roads_and_lanes()
     return _xml(odr)

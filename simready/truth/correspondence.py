@@ -24,6 +24,16 @@ images:
   the point's row time) toward the point, through the same scene with the
   same carrier ignored, refined in float64: the point is visible when
   nothing lies nearer than ``|P − O| − VISIBILITY_TOL_M``.
+* **Or from B's own buffers** (when B's samples are given, as the observation
+  does): the four pixel centres of B around the point's projection decide
+  where they agree — all on the point's own triangle: visible; all on one
+  other triangle nearer by a margin: hidden
+  (:func:`simready.truth.kernels.buffer_visibility` says why that is the
+  re-cast's answer) — and only the rest (edges, borders: ~2 % of a
+  full-resolution frame) are re-cast. The one difference from re-casting
+  everything: an occluder that passes between four adjacent pixel rays of B
+  without meeting any of them (thinner than a pixel there) does not hide a
+  point on a triangle all four see.
 
 Pixel conventions as the camera (:mod:`simready.sensors_hw.camera`): optical
 frame x right, y down, z forward; pixel centres at integers; depth, id and
@@ -54,9 +64,16 @@ from simready.sensors_hw.camera import (FramePasses, Intrinsics, camera_poses, d
                                         projection_prefilter, row_times)
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
+from simready.truth.precision import BARYCENTRIC_STEP, quantized
+from simready.truth.kernels import UNDECIDED, VISIBLE, buffer_visibility, pixels_and_flags, settle_rows
 
 #: A surface nearer than the point by less than this does not hide it (metres; float64 re-cast).
 VISIBILITY_TOL_M = 1e-6
+#: The buffers call a point hidden only where the occluder is nearer by more than this at all four pixel
+#: centres around it (metres, plus this fraction of the depth): slack for the rows' slightly different
+#: camera origins and times under a rolling shutter (a row is tens of microseconds).
+HIDDEN_MARGIN_M = 1e-2
+HIDDEN_MARGIN_REL = 1e-3
 #: Rolling-shutter row iterations (the row settles in 2–3; the cap only bounds pathological motion).
 MAX_ROW_ITERATIONS = 8
 
@@ -206,12 +223,17 @@ class Projection:
     point_world: NDArray[np.float64]
     point_camera: NDArray[np.float64]
     uv: NDArray[np.float64]
-    uv_distorted: NDArray[np.float64]
     depth_m: NDArray[np.float64]
     present: NDArray[np.bool_]
     behind_camera: NDArray[np.bool_]
     out_of_frame: NDArray[np.bool_]
     beyond_range: NDArray[np.bool_]
+    model: CameraModel
+
+    @cached_property
+    def uv_distorted(self) -> NDArray[np.float64]:
+        """(N, 2) the RGB image's coordinates (computed on first use: the files store pinhole ones)."""
+        return distorted_uv(self.model, self.uv)
 
     @property
     def in_view(self) -> NDArray[np.bool_]:
@@ -233,6 +255,53 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
                         *, world_static: NDArray[np.float64] | None = None,
                         row_guess: NDArray[np.int64] | None = None) -> Projection:
     """Project body points into a frame, each at the time of the row that sees it (module doc).
+
+    Args:
+        body, p_body: (N,) owning bodies and (N, 3) points in their body frames (rows on static
+            bodies may be NaN when ``world_static`` is given).
+        world_static: (N, 3) the points' world positions, used for the rows on static bodies (a
+            static point is where it was: passing the source frame's world points makes the scene
+            displacement of static geometry exactly zero by construction).
+        row_guess: start of the row iteration (e.g. the source pixel's row for a neighbouring
+            frame); it only speeds up the iteration, the settled rows do not depend on it.
+
+    The row iteration runs compiled, point by point (:func:`simready.truth.kernels.settle_rows`),
+    bitwise :func:`project_body_points_numpy`.
+    """
+    k = view.intrinsics
+    h = k.height_px
+    n = len(body)
+    body = np.asarray(body, np.intp)
+    static = static_bodies(scene)[body]
+    if world_static is None:
+        world = np.empty((n, 3))
+        world[static] = static_world_points(scene, body[static], p_body[static])
+    else:
+        world = np.array(world_static, np.float64)  # rows on moving bodies are placed by the kernel
+    moving_bodies = np.unique(body[~static])
+    slot_of_body = np.full(len(scene.bodies), -1, np.int64)
+    slot_of_body[moving_bodies] = np.arange(len(moving_bodies))
+    tables = np.zeros((len(moving_bodies), h, 12))
+    present_tab = np.zeros((len(moving_bodies), h), bool)
+    for s, b in enumerate(moving_bodies):  # each moving body's pose at every row time of this frame
+        smp = scene.bodies[int(b)].track.sample(view.row_times_s, clamp=True)
+        tables[s] = pose_rows(smp.matrices())
+        present_tab[s] = smp.present
+    present = np.ones(n, bool)
+    rows = np.full(n, h // 2, np.int64) if row_guess is None else np.clip(row_guess, 0, h - 1).astype(np.int64)
+    cam = np.empty((n, 3))
+    settle_rows(view.row_columns, slot_of_body[body], tables, present_tab, np.ascontiguousarray(p_body, np.float64),
+                world, present, rows, cam, k.cy, k.fy, h, view.global_shutter, MAX_ROW_ITERATIONS)
+    uv, behind, out, beyond = pixels_and_flags(cam, k.cx, k.cy, k.fx, k.fy, k.width_px, h, view.model.near_m,
+                                               view.model.far_m)
+    return Projection(rows, view.row_times_s[rows], world, cam, uv, cam[:, 2], present, behind, out, beyond,
+                      view.model)
+
+
+def project_body_points_numpy(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
+                        *, world_static: NDArray[np.float64] | None = None,
+                        row_guess: NDArray[np.int64] | None = None) -> Projection:
+    """:func:`project_body_points` as full-array numpy passes: the bit reference of the compiled one.
 
     Args:
         body, p_body: (N,) owning bodies and (N, 3) points in their body frames (rows on static
@@ -304,6 +373,14 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
         if active is not None and len(active):  # the cap: pose and project the unsettled at the rows they reached
             place(active[~static[active]], rows)
             cam[active] = camera_coords(view, rows[active], world[active])
+    return _projection(view, rows, world, cam, present)
+
+
+def _projection(view: FrameView, rows: NDArray[np.int64], world: NDArray[np.float64], cam: NDArray[np.float64],
+                present: NDArray[np.bool_]) -> Projection:
+    """The projection of settled points: pixels, depth and the flags."""
+    k = view.intrinsics
+    h, w = k.height_px, k.width_px
     z = cam[:, 2]
     front = z > 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -311,13 +388,15 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
         uv = np.stack([k.cx + k.fx * cam[:, 0] / safe, k.cy + k.fy * cam[:, 1] / safe], axis=1)
     inside = front & (uv[:, 0] >= -0.5) & (uv[:, 0] <= w - 0.5) & (uv[:, 1] >= -0.5) & (uv[:, 1] <= h - 0.5)
     in_range = (z >= view.model.near_m) & (z <= view.model.far_m)
-    return Projection(rows, view.row_times_s[rows], world, cam, uv, distorted_uv(view.model, uv), z, present,
-                      ~front, front & ~inside, inside & ~in_range)
+    return Projection(rows, view.row_times_s[rows], world, cam, uv, z, present, ~front, front & ~inside,
+                      inside & ~in_range, view.model)
 
 
-def recast_visible(scene: SceneGeometry, view: FrameView, proj: Projection, *, ignore: Iterable[str] = ()
-                   ) -> NDArray[np.bool_]:
+def recast_visible(scene: SceneGeometry, view: FrameView, proj: Projection, *, ignore: Iterable[str] = (),
+                   only: NDArray[np.bool_] | None = None) -> NDArray[np.bool_]:
     """Whether each point in view is visible from its row's camera origin (exact float64 re-cast).
+
+    ``only`` restricts the re-cast to those points (the others read False).
 
     Rays start at the near plane along their direction (as the camera's
     own rays do) and end just past the point; the point is visible when no
@@ -327,7 +406,7 @@ def recast_visible(scene: SceneGeometry, view: FrameView, proj: Projection, *, i
     row by row, ±1 px) bounds which rays can meet a moving body.
     """
     visible = np.zeros(len(proj.row), bool)
-    idx = np.flatnonzero(proj.in_view)
+    idx = np.flatnonzero(proj.in_view if only is None else proj.in_view & only)
     if len(idx) == 0:
         return visible
     k = view.intrinsics
@@ -394,6 +473,17 @@ class Samples:
     def depth_m(self) -> NDArray[np.float64]:
         return self.point_camera[:, 2]
 
+    @cached_property
+    def buffers(self) -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.float64]]:
+        """The frame's per-pixel (H·W,) body and triangle (−1 where nothing is hit) and z-depth (+inf there)."""
+        k = self.view.intrinsics
+        n = k.width_px * k.height_px
+        body, triangle, z = np.full(n, -1, np.int32), np.full(n, -1, np.int32), np.full(n, np.inf)
+        body[self.pixel] = self.body
+        triangle[self.pixel] = self.triangle
+        z[self.pixel] = self.depth_m
+        return body, triangle, z
+
     @classmethod
     def of_hits(cls, scene: SceneGeometry, view: FrameView, hits: Hits) -> "Samples":
         """Visible samples of a frame from its primary-ray hits (refined in float64 here)."""
@@ -414,8 +504,8 @@ class Samples:
 
         Columns: ``pixel`` (v·W + u), ``compact_id``, ``entity``,
         ``geometry_hash``, ``element``, ``triangle`` (source order),
-        ``bary_u``, ``bary_v`` (float64), ``depth_m`` (float32 z-depth). The
-        sample time is the pixel row's (``t0 + v·line_time``).
+        ``bary_u``, ``bary_v`` (float32 at the precision :mod:`simready.truth.precision` declares), ``depth_m``
+        (float32 z-depth). The sample time is the pixel row's (``t0 + v·line_time``).
         """
         return pa.table({
             "pixel": self.pixel.astype(np.int32),
@@ -424,7 +514,8 @@ class Samples:
             "geometry_hash": _dictionary(self.body, [b.geometry_hash for b in scene.bodies]),
             "element": _dictionary(self.body, [b.element for b in scene.bodies]),
             "triangle": self.triangle.astype(np.int32),
-            "bary_u": self.barycentric_uv[:, 0], "bary_v": self.barycentric_uv[:, 1],
+            "bary_u": quantized(self.barycentric_uv[:, 0], BARYCENTRIC_STEP),
+            "bary_v": quantized(self.barycentric_uv[:, 1], BARYCENTRIC_STEP),
             "depth_m": self.depth_m.astype(np.float32),
         })
 
@@ -446,6 +537,7 @@ class Correspondence:
         projection: the points at the target (rows, times, pixels, depth, flags).
         visible: seen at the target (the ``valid`` flag).
         static: the owning body is static.
+        recast: how many points in view an exact re-cast decided.
     """
 
     source: Samples
@@ -454,6 +546,8 @@ class Correspondence:
     projection: Projection
     visible: NDArray[np.bool_]
     static: NDArray[np.bool_]
+    #: How many points in view were decided by an exact re-cast (all of them without the target's buffers).
+    recast: int = 0
 
     @property
     def valid(self) -> NDArray[np.bool_]:
@@ -469,18 +563,41 @@ class Correspondence:
         return "occluded" if self.direction == "forward" else "disoccluded"
 
 
-def correspond(scene: SceneGeometry, source: Samples, target: FrameView, direction: str, *,
+def buffer_visible(scene: SceneGeometry, source: "Samples", target: "Samples", proj: Projection, *,
+                   ignore: Iterable[str] = ()) -> tuple[NDArray[np.bool_], int]:
+    """Visibility at the target from the target frame's own identity and depth buffers
+    (:func:`simready.truth.kernels.buffer_visibility`), with the exact re-cast
+    (:func:`recast_visible`) only for the points the buffers cannot decide; and how many those were."""
+    k = target.view.intrinsics
+    body_img, triangle_img, z_img = target.buffers
+    state = buffer_visibility(proj.uv, proj.depth_m, proj.in_view, source.body.astype(np.int32),
+                              source.triangle.astype(np.int32), body_img, triangle_img, z_img, k.width_px,
+                              k.height_px, HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL)
+    undecided = state == UNDECIDED
+    visible = state == VISIBLE
+    visible |= recast_visible(scene, target.view, proj, ignore=ignore, only=undecided)
+    return visible, int(np.count_nonzero(undecided & proj.in_view))
+
+
+def correspond(scene: SceneGeometry, source: Samples, target: "FrameView | Samples", direction: str, *,
                ignore: Iterable[str] = (), row_guess: NDArray[np.int64] | None = None) -> Correspondence:
     """Map a frame's visible samples into another frame of the same camera (module doc).
 
-    ``row_guess`` starts the rolling-shutter row iteration (default: the source rows; the motion
-    field's prediction saves a pass); it does not change the result.
+    ``target`` is the target frame's view (visibility by an exact re-cast of every point in view) or
+    its samples (visibility from its own buffers, re-casting only what they cannot decide:
+    :func:`buffer_visible`). ``row_guess`` starts the rolling-shutter row iteration (default: the
+    source rows; the motion field's prediction saves a pass); it does not change the result.
     """
     if direction not in ("forward", "backward"):
         raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
-    if source.view.camera != target.camera:
+    view = target.view if isinstance(target, Samples) else target
+    if source.view.camera != view.camera:
         raise ValueError("correspondence is between frames of the same camera")
-    proj = project_body_points(scene, target, source.body, source.point_body, world_static=source.point_world,
+    proj = project_body_points(scene, view, source.body, source.point_body, world_static=source.point_world,
                                row_guess=source.v if row_guess is None else row_guess)
-    visible = recast_visible(scene, target, proj, ignore=ignore)
-    return Correspondence(source, target, direction, proj, visible, static_bodies(scene)[source.body])
+    if isinstance(target, Samples):
+        visible, recast = buffer_visible(scene, source, target, proj, ignore=ignore)
+    else:
+        visible = recast_visible(scene, view, proj, ignore=ignore)
+        recast = int(np.count_nonzero(proj.in_view))
+    return Correspondence(source, view, direction, proj, visible, static_bodies(scene)[source.body], recast)

@@ -26,6 +26,8 @@ from numpy.typing import NDArray
 
 from simready.sensors_hw.models import Rig
 from simready.truth.correspondence import Samples, static_bodies
+from simready.truth.kernels import image_velocity
+from simready.truth.precision import MOTION_STEP_PXPS, quantized
 from simready.raycast.geometry import SceneGeometry
 
 
@@ -48,8 +50,8 @@ class MotionField:
     def table(self) -> pa.Table:
         return pa.table({
             "pixel": self.samples.pixel.astype(np.int32),
-            "du_dt_pxps": self.du_dt_pxps.astype(np.float32),
-            "dv_dt_pxps": self.dv_dt_pxps.astype(np.float32),
+            "du_dt_pxps": quantized(self.du_dt_pxps, MOTION_STEP_PXPS),  # the declared precision
+            "dv_dt_pxps": quantized(self.dv_dt_pxps, MOTION_STEP_PXPS),
             "ddepth_dt_mps": self.ddepth_dt_mps.astype(np.float32),
         })
 
@@ -73,8 +75,11 @@ def point_velocities(scene: SceneGeometry, body: NDArray[np.intp], point_world: 
     return out
 
 
-def motion_field(scene: SceneGeometry, rig: Rig, samples: Samples) -> MotionField:
+def motion_field(scene: SceneGeometry, rig: Rig, samples: Samples, *, compiled: bool = True) -> MotionField:
     """The motion field of a frame's visible samples (module doc).
+
+    The per-sample step runs compiled (:func:`simready.truth.kernels.image_velocity`) unless
+    ``compiled=False`` (the numpy passes it repeats bit for bit).
 
     Worked in the optical frame of each row: with ``q = Rᵀ(v_P − v_c)`` and
     ``ω_cam = Rᵀ ω_e``, ``Ẋ = q − ω_cam × X``; ``v_c`` and ``ω_cam`` are per
@@ -91,11 +96,16 @@ def motion_field(scene: SceneGeometry, rig: Rig, samples: Samples) -> MotionFiel
     v_c_cam = np.einsum("hji,hj->hi", R_rows, v_c)  # Rᵀ v_c per row
     w_cam = np.einsum("hji,hj->hi", R_rows, ego.angular_velocity_rps)
     X = samples.point_camera
-    q = -np.take(v_c_cam, rows, axis=0)
     v_p = point_velocities(scene, samples.body, samples.point_world, samples.time_s)
     moving = np.flatnonzero(~static_bodies(scene)[samples.body])
+    q_moving = np.einsum("nji,nj->ni", R_rows[rows[moving]], v_p[moving]) if len(moving) else np.zeros((0, 3))
+    if compiled:  # one pass per sample, bitwise the numpy passes below
+        du, dv, dz = image_velocity(rows.astype(np.int64), np.ascontiguousarray(X), np.ascontiguousarray(v_c_cam),
+                                    np.ascontiguousarray(w_cam), moving.astype(np.int64), q_moving, k.fx, k.fy)
+        return MotionField(samples, du, dv, dz, v_p)
+    q = -np.take(v_c_cam, rows, axis=0)
     if len(moving):
-        q[moving] += np.einsum("nji,nj->ni", R_rows[rows[moving]], v_p[moving])
+        q[moving] += q_moving
     Xd = q - _cross(np.take(w_cam, rows, axis=0), X)
     z2 = X[:, 2] * X[:, 2]
     du = k.fx * (Xd[:, 0] * X[:, 2] - X[:, 0] * Xd[:, 2]) / z2

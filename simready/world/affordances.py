@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 import shapely
+from shapely.geometry import Polygon
 from shapely.ops import unary_union
 
 from simready.world.lane_graph import LaneNetwork, lane_network
+from simready.world.lanes import LaneGeometry
 from simready.world.routing import left_turn_routes, routes_of_length, straight_through
 
 if TYPE_CHECKING:
@@ -49,6 +51,8 @@ PASSABLE_WIDTH_M = 3.0
 #: Spacing of the kerb stations (m), and the shortest kerb site (m).
 KERB_STATION_M = 5.0
 MIN_KERB_STRETCH_M = 10.0
+#: Spacing of a kerb site's outline along the lane (m).
+KERB_OUTLINE_STEP_M = 1.0
 #: Longest probe across the road when measuring the carriageway (m).
 CARRIAGEWAY_PROBE_M = 30.0
 #: Shortest same-direction side-by-side stretch a cut-in needs (m).
@@ -65,13 +69,58 @@ MIN_JUNCTION_ARMS = 3
 @dataclass(frozen=True)
 class ParkingSite:
     """Where a vehicle may stand beside driving lane ``lane`` on its right: ``kind`` ``parking`` (a parking lane or
-    region: ``region``) or ``kerb`` (the kerbside rule), over lane arc lengths ``[s0_m, s1_m]``."""
+    region: ``region``) or ``kerb`` (the kerbside rule), over lane arc lengths ``[s0_m, s1_m]``.
+
+    The one description of the place that the programs park in and the ladder's support and semantics stages check
+    against: :attr:`outline` is the polygon a parked footprint must stay inside (a parking site's region; a kerb
+    site's strip, :data:`PARKED_WIDTH_M` wide and :data:`KERB_GAP_M` from the kerb, inside the lane), and
+    :attr:`surface` the region types it stands on.
+    """
 
     lane: str
     kind: str
     s0_m: float
     s1_m: float
     region: str | None = None
+    outline: tuple[tuple[float, float], ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        """The region's id for a parking site; ``kerb:<lane>:<s0>-<s1>`` for a kerb site."""
+        return self.region if self.region is not None else f"kerb:{self.lane}:{self.s0_m:g}-{self.s1_m:g}"
+
+    @property
+    def surface(self) -> tuple[str, ...]:
+        return ("parking",) if self.kind == "parking" else ("drivable",)
+
+    @property
+    def shape(self) -> Polygon:
+        return Polygon(self.outline)
+
+
+def kerb_strip(g: LaneGeometry, s0_m: float, s1_m: float) -> tuple[tuple[float, float], ...]:
+    """Outline of a kerb site on lane ``g`` over ``[s0, s1]``: the strip :data:`KERB_GAP_M` to
+    :data:`KERB_GAP_M` + :data:`PARKED_WIDTH_M` in from the lane's right edge (the kerb), rounded to 0.1 mm."""
+    t_out = -g.width_m / 2 + KERB_GAP_M
+    t_in = t_out + PARKED_WIDTH_M
+    s = np.unique(np.concatenate([np.arange(s0_m, s1_m, KERB_OUTLINE_STEP_M), [s1_m]]))
+    right = [g.point_at(float(v), t_out) for v in s]
+    left = [g.point_at(float(v), t_in) for v in s[::-1]]
+    return tuple((round(x, 4), round(y, 4)) for x, y in right + left)
+
+
+def kerb_slots(g: LaneGeometry, site: ParkingSite, slot_length_m: float) -> list[tuple[float, float, float]]:
+    """Slot centres ``(x, y, yaw_rad)`` of a kerb site on lane ``g``, in traffic order: ``slot_length_m`` slots
+    centred in the strip and along the site (the margin split between its ends), heading with the lane."""
+    count = int((site.s1_m - site.s0_m) / slot_length_m + 1e-9)
+    margin = 0.5 * (site.s1_m - site.s0_m - count * slot_length_m)
+    t_mid = -g.width_m / 2 + KERB_GAP_M + PARKED_WIDTH_M / 2
+    out = []
+    for k in range(count):
+        s = site.s0_m + margin + (k + 0.5) * slot_length_m
+        x, y = g.point_at(s, t_mid)
+        out.append((x, y, g.pose_at(s)[2]))
+    return out
 
 
 def multi_lane_stretches(net: LaneNetwork) -> list[tuple[str, str, str]]:
@@ -94,9 +143,22 @@ def multi_lane_stretches(net: LaneNetwork) -> list[tuple[str, str, str]]:
     return out
 
 
+_SITES: dict[tuple[int, bool], tuple[object, list[ParkingSite]]] = {}
+
+
 def parking_sites(template: WorldTemplate, *, kerbside: bool = True) -> list[ParkingSite]:
     """Parking lanes and regions beside driving lanes, then (with ``kerbside``) kerb sites by the kerbside rule;
-    sorted by lane."""
+    sorted by lane. Computed once per template object."""
+    hit = _SITES.get((id(template), kerbside))
+    if hit is None or hit[0] is not template:
+        if len(_SITES) > 64:
+            _SITES.clear()
+        hit = (template, _parking_sites(template, kerbside))
+        _SITES[(id(template), kerbside)] = hit
+    return list(hit[1])
+
+
+def _parking_sites(template: WorldTemplate, kerbside: bool) -> list[ParkingSite]:
     net = lane_network(template)
     out: list[ParkingSite] = []
     sidewalks = unary_union([r.shape for r in template.regions if r.type == "sidewalk"])
@@ -116,7 +178,8 @@ def parking_sites(template: WorldTemplate, *, kerbside: bool = True) -> list[Par
                 inside = edge.intersection(shape)
                 s_vals = [g.project(x, y)[0] for x, y in _coords(inside)]
                 out.append(ParkingSite(lane_id, "parking", round(max(0.0, min(s_vals)), 3),
-                                       round(min(g.length_m, max(s_vals)), 3), pid))
+                                       round(min(g.length_m, max(s_vals)), 3), pid,
+                                       tuple(tuple(c) for c in shape.exterior.coords)))
         if not kerbside or g.speed_limit_mps > URBAN_MAX_SPEED_MPS or sidewalks.is_empty:
             continue
         ok = []
@@ -127,7 +190,8 @@ def parking_sites(template: WorldTemplate, *, kerbside: bool = True) -> list[Par
                       - KERB_GAP_M >= PASSABLE_WIDTH_M)
         for s0, s1 in _runs(stations, ok):
             if s1 - s0 >= MIN_KERB_STRETCH_M:
-                out.append(ParkingSite(lane_id, "kerb", round(s0, 3), round(s1, 3)))
+                s0, s1 = round(s0, 3), round(min(s1, g.length_m), 3)
+                out.append(ParkingSite(lane_id, "kerb", s0, s1, None, kerb_strip(g, s0, s1)))
     return out
 
 
@@ -220,6 +284,8 @@ AFFORDANCES: dict[str, tuple[Callable[[WorldTemplate], bool], str]] = {
                 "no parking lane or parking region beside a driving lane"),
     "kerbside": (lambda t: any(s.kind == "kerb" for s in parking_sites(t)),
                  "no passable kerb with a sidewalk beside a driving lane of an urban road"),
+    "parking_or_kerb": (lambda t: bool(parking_sites(t)),
+                        "no parking lane, parking region or passable kerb with a sidewalk beside a driving lane"),
     "crosswalk": (lambda t: any(r.type == "crosswalk" for r in t.regions), "no crosswalk"),
 }
 

@@ -388,48 +388,56 @@ def lwh(ctx: ProgramContext, asset_id: str) -> tuple[float, float, float]:
 def vehicle_on_route(ctx: ProgramContext, actor_id: str, *, role: str, asset_id: str, lanes: Sequence[str],
                      s0_m: float, speed_mps: float, warmup_s: float, behavior_rules: dict[str, Any],
                      tags: Sequence[str], path: Any = None, profile: Any = None,
-                     cruise_mps: float | None = None) -> tuple[dict[str, Any], Any]:
+                     cruise_mps: float | None = None, offset_m: float = 0.0) -> tuple[dict[str, Any], Any]:
     """A vehicle starting at route arc length ``s0_m`` (at t = -warmup_s): its manifest actor and its Body.
 
-    ``path`` defaults to the route's centreline and ``profile`` to constant
-    ``speed_mps``; both are the plan the ladder replays (arc length on
-    ``path``). The manifest route starts at the lane holding ``s0_m``.
+    ``path`` defaults to the route's centreline (``offset_m`` to its left, +,
+    or right, -: a vehicle holding a lateral offset, which the simulator keeps
+    from the initial pose) and ``profile`` to constant ``speed_mps``; both are
+    the plan the ladder replays (arc length on ``path``). The manifest route
+    starts at the lane holding ``s0_m``; its ``t_frac`` is the offset as a
+    fraction of the lane's half-width, at most ±1 (the pose is exact).
     """
     lanes = tuple(lanes)
-    route = ctx.geometry.route_path(lanes)
+    route = ctx.geometry.route_path(lanes, offset_m)
     path = path if path is not None else route
     x, y, yaw = (float(v) for v in path.xy_yaw(s0_m))
     lane, lane_s = ctx.geometry.route_lane_at(lanes, s0_m)
     ahead = lanes[lanes.index(lane):]
     motion = Motion(path, profile if profile is not None else SpeedProfile.constant(-warmup_s, s0_m, speed_mps))
     length, width, height = lwh(ctx, asset_id)
+    half = ctx.template.lane_graph.lane(lane).width_m / 2
+    t_frac = round(max(-1.0, min(1.0, offset_m / half)), 6) if offset_m else 0.0
     manifest_actor = actor(ctx, actor_id, kind="vehicle", role=role, asset_id=asset_id, pose=(x, y, yaw),
-                           speed_mps=speed_mps, route=ahead, lane_ref={"lane": lane, "s": round(lane_s, 6), "t_frac": 0.0},
+                           speed_mps=speed_mps, route=ahead, lane_ref={"lane": lane, "s": round(lane_s, 6), "t_frac": t_frac},
                            cruise_mps=speed_mps if cruise_mps is None else cruise_mps, behavior_rules=behavior_rules,
                            tags=tags)
     body = Body(actor_id, "vehicle", role, asset_id, family_of(asset_id), length, width, height, motion,
-                VEHICLE_SURFACES, lanes=ahead)
+                VEHICLE_SURFACES, lanes=ahead, lane_offset_m=offset_m)
     return manifest_actor, body
 
 
 def ego_vehicle(ctx: ProgramContext, speed_mps: float, warmup_s: float,
                 route: EgoRoute | None = None) -> tuple[dict[str, Any], Any]:
-    """The ego shuttle on its route (the template's unless a drawn one is given) at constant speed."""
+    """The ego shuttle on its route (the template's unless a drawn one is given) at constant speed, holding the
+    route's lateral offset."""
     t = ctx.template
     route = route or EgoRoute(tuple(t.ego.route), t.ego.start_s_m)
     limit = t.lane_graph.lane(route.lanes[0]).speed_limit_mps
     return vehicle_on_route(ctx, "ego", role="ego", asset_id=t.ego.asset, lanes=route.lanes, s0_m=route.start_s_m,
-                            speed_mps=speed_mps, warmup_s=warmup_s, tags=["ego"],
+                            speed_mps=speed_mps, warmup_s=warmup_s, tags=["ego"], offset_m=route.offset_m,
                             behavior_rules=rules(obey_signals=True, yield_=True, collision_avoidance=True,
                                                  aggression=0.2, speed_factor=speed_mps / limit))
 
 
 @dataclass(frozen=True)
 class EgoRoute:
-    """The ego's lanes for one sample and where it starts on the first (m)."""
+    """The ego's lanes for one sample, where it starts on the first (m), and the lateral offset it holds from the
+    lanes' centreline (m, + left: passing a vehicle parked at the kerb)."""
 
     lanes: tuple[str, ...]
     start_s_m: float
+    offset_m: float = 0.0
 
 
 #: A drawn ego route starts this far into its first lane, or a tenth of a shorter lane (m).

@@ -2,15 +2,20 @@
 
 Causes, in dependency order (stream in brackets):
 
-1. **parking region** [layout] — a parking affordance whose region is
+0. **ego route** [template, route] — the template's ``ego.route`` when it
+   passes the chosen site and then the crossing, else one of the lane
+   graph's routes that does (drawn after step 1); past a kerb site the ego
+   holds a lateral offset that clears the van (``ego.offset_m``).
+1. **parking site** [layout] — a parking affordance whose region is
    ``adjacent`` to a sidewalk that a crosswalk ``connects``, upstream of
    that crosswalk on the ego route (the relation comes first; there may be
-   several).
+   several); on a map without one, a kerb site by the kerbside rule
+   (:func:`simready.world.affordances.parking_sites`) beside such a sidewalk.
 2. **van** [actors, layout] — a delivery-van variant, then a slot of that
-   affordance whose front bumper lies the cell's ``occlusion`` gap before the
+   site whose front bumper lies the cell's ``occlusion`` gap before the
    crossing (a near van hides the crossing deeply, a far one shallowly),
    then an along / across offset inside the slot that keeps the whole
-   footprint inside the parking polygon (the wheels then sit on it too).
+   footprint inside the site's polygon (the wheels then sit on it too).
 3. **pedestrian** [actors, behavior] — family (the cell's, or drawn), variant,
    walking speed for that family, reaction delay, stop tendency.
 4. **occlusion relative to the ego route** [derived] — the last ego position
@@ -56,7 +61,9 @@ from simready.scenario.coverage import Cell
 from simready.scenario.geometry import WALKABLE_SURFACES, Motion, Path, SpeedProfile, stationary
 from simready.scenario.ladder import Body, Fail, Proposal, Scene
 from simready.scenario.programs.base import (
+    DRAWN_APPROACH_M,
     Draws,
+    EgoRoute,
     IntentProgram,
     Realization,
     actor,
@@ -73,6 +80,16 @@ from simready.scenario.static_checks import OcclusionSpec, camera_view
 from simready.scenario.streams import StreamSet
 from simready.scenario.timing import solve_emergence_timing
 from simready.world.frames import footprint_corners
+from simready.world.affordances import (
+    KERB_GAP_M,
+    PARKED_WIDTH_M,
+    SIDEWALK_PROBE_M,
+    ParkingSite,
+    kerb_slots,
+    parking_sites,
+)
+from simready.world.lane_graph import lane_network
+from simready.world.routing import straight_through
 from simready.world.template_model import ParkingAffordance, PedestrianCrossing, parking_slots
 
 VAN_FAMILY = "delivery_van"
@@ -100,6 +117,10 @@ class PedestrianParams:
     max_van_gap_m: float = 17.0
     #: Clearance kept between the van's footprint and the parking polygon's edges (m).
     van_margin_m: float = 0.03
+    #: Slot length at a kerb site (m; a parking area's is its affordance's), and the gap the ego leaves when it
+    #: passes a van parked at the kerb of its own lane (m).
+    kerb_slot_m: float = 7.0
+    pass_clearance_m: float = 0.3
     #: Spawn: within this of the crossing's first node, and this far at most from the kerb (m).
     spawn_reach_m: float = 6.0
     spawn_kerb_band_m: float = 1.3
@@ -124,17 +145,35 @@ class PedestrianParams:
 
 
 @dataclass(frozen=True)
+class _Place:
+    """Where the van may stand: the site, its id in the realization (a parking affordance's, or the kerb site's),
+    its slots ``(x, y, yaw)``, their length and the strip's width across (m)."""
+
+    site: ParkingSite
+    parking: str
+    slots: tuple[tuple[float, float, float], ...]
+    slot_length_m: float
+    strip_m: float
+
+
+@dataclass(frozen=True)
 class _Layout:
-    """One way the template realizes the relations: parking area, its sidewalk, the crossing."""
+    """One way the template realizes the relations: where the van stands (a parking area or a kerb site), its
+    sidewalk, the crossing, and the ego route past them (the template's, or one drawn from the lane graph)."""
 
     parking: str
-    parking_region: str
+    parking_region: str | None
     sidewalk: str
     crossing: str
     crosswalk: str
     path: tuple[str, ...]
     slots: tuple[tuple[float, float, float], ...]
     s_cross_in_m: float
+    site: ParkingSite
+    slot_length_m: float
+    strip_m: float
+    route: EgoRoute
+    drawn: bool = False
 
 
 @dataclass
@@ -163,9 +202,8 @@ class PedestrianEmergesBehindVan(IntentProgram):
     abbrev = "ped"
     default_template = "residential_crosswalk_v3"
     description = "a pedestrian steps out from behind a parked delivery van into the ego's path at a crossing"
-    #: A parking lane or region: the van's slots are laid in its polygon (the kerbside rule's sites,
-    #: ``affordances.parking_sites``, are not yet a place this program parks the van).
-    needs = ("parking", "crosswalk")
+    #: A parking lane or region, else a kerb by the kerbside rule (``affordances.parking_sites``), and a crosswalk.
+    needs = ("parking_or_kerb", "crosswalk")
     local_groups = frozenset({"spawn", "ttc_target", "ego_speed", "van_pose"})
 
     def __init__(self, params: PedestrianParams | None = None) -> None:
@@ -173,40 +211,133 @@ class PedestrianEmergesBehindVan(IntentProgram):
 
     # --- the template's relations -----------------------------------------------------
 
-    def layouts(self, ctx: ProgramContext) -> list[_Layout]:
-        """Every (parking area, sidewalk, crossing) the template's relations allow, sorted by ids."""
+    def layouts(self, ctx: ProgramContext) -> list[tuple[_Layout, ...]]:
+        """Every (parking site, sidewalk, crossing) the template's relations allow, sorted by ids; each option with
+        its layouts, one per ego route (the template's alone when it passes the site)."""
         return self.memo(ctx, "layouts", lambda: self._layouts(ctx))
 
-    def _layouts(self, ctx: ProgramContext) -> list[_Layout]:
+    def _layouts(self, ctx: ProgramContext) -> list[tuple[_Layout, ...]]:
+        """The options, sorted by ids: each a (site, sidewalk, crossing) with its ego routes. Parking areas (the
+        template's parking affordances) where the map has them, else kerb sites by the kerbside rule. An option's
+        route is the template's when it passes the site and then the crossing, else every lane-graph route that does
+        (drawn per sample)."""
         t = ctx.template
-        route = ctx.geometry.route_path(t.ego.route)
+        sites = parking_sites(t)
         adjacent = {frozenset((r.a, r.b)) for r in t.relations if r.type == "adjacent"}
         connects = {r.route: (r.a, r.b) for r in t.relations if r.type == "connects"}
+        crossings = sorted((a for a in t.affordances if isinstance(a, PedestrianCrossing)), key=lambda a: a.id)
         out = []
-        for crossing in sorted((a for a in t.affordances if isinstance(a, PedestrianCrossing)), key=lambda a: a.id):
-            window = route.line.intersection(t.region_by_id[crossing.region].shape)
-            if window.is_empty or crossing.region not in connects:
-                continue
-            s_in = min(route.s_of(x, y) for x, y in _coords(window))
+        for crossing in crossings:
             for parking in sorted((a for a in t.affordances if isinstance(a, ParkingAffordance)), key=lambda a: a.id):
+                site = next((x for x in sites if x.kind == "parking" and x.region == parking.region), None)
+                if site is None or crossing.region not in connects:
+                    continue
                 for side in connects[crossing.region]:
-                    if frozenset((parking.region, side)) not in adjacent:
-                        continue
-                    path = _oriented_path(t, crossing.path, side)
-                    slots = tuple(s for s in parking_slots(t, parking.id) if route.s_of(s[0], s[1]) < s_in)
-                    if path is not None and slots:
-                        out.append(_Layout(parking.id, parking.region, side, crossing.id, crossing.region, path, slots,
-                                           s_in))
+                    if frozenset((parking.region, side)) in adjacent:
+                        place = _Place(site, parking.id, tuple(parking_slots(t, parking.id)), parking.slot_length_m,
+                                       _short_side(t.region_by_id[parking.region].shape))
+                        out += self._options(ctx, place, side, crossing)
+        if out:
+            return out
+        # Kerb sites: each with the sidewalks beside it (a tree query, not every pair), then the crossings those
+        # connect; options by crossing, then site.
+        ids = sorted(rg.id for rg in t.regions if rg.type == "sidewalk")
+        tree = shapely.STRtree([t.region_by_id[i].shape for i in ids])
+        crossings_from: dict[str, list[PedestrianCrossing]] = {}
+        for crossing in crossings:
+            for side in connects.get(crossing.region, ()):
+                crossings_from.setdefault(side, []).append(crossing)
+        by_crossing: dict[str, list[tuple[_Place, str]]] = {}
+        for site in (x for x in sites if x.kind == "kerb"):
+            beside = {ids[k] for k in tree.query(site.shape.buffer(KERB_GAP_M + SIDEWALK_PROBE_M),
+                                                 predicate="intersects")}
+            if not beside:
+                continue
+            slots = tuple(kerb_slots(t.lane_graph.lane(site.lane), site, self.params.kerb_slot_m))
+            place = _Place(site, site.id, slots, self.params.kerb_slot_m, PARKED_WIDTH_M)
+            for side in sorted(beside):
+                for crossing in crossings_from.get(side, []):
+                    by_crossing.setdefault(crossing.id, []).append((place, side))
+        for crossing in crossings:
+            for place, side in by_crossing.get(crossing.id, []):
+                out += self._options(ctx, place, side, crossing)
         return out
+
+    def _options(self, ctx: ProgramContext, place: _Place, side: str,
+                 crossing: PedestrianCrossing) -> list[tuple[_Layout, ...]]:
+        """The option of one (site, sidewalk, crossing): a layout per ego route past the site, then the crossing."""
+        t = ctx.template
+        path = _oriented_path(t, crossing.path, side)
+        if path is None:
+            return []
+        own = EgoRoute(tuple(t.ego.route), t.ego.start_s_m, self._pass_offset(ctx, place.site))
+        layout = self._on_route(ctx, place, side, crossing, path, own)
+        if layout is not None:
+            return [(layout,)]
+        drawn = []
+        for lanes in self._routes_past(ctx, place.site.lane):
+            layout = self._on_route(ctx, place, side, crossing, path, EgoRoute(lanes, 0.0, own.offset_m), drawn=True)
+            if layout is not None:
+                drawn.append(layout)
+        return [tuple(drawn)] if drawn else []
+
+    def _on_route(self, ctx: ProgramContext, place: _Place, side: str, crossing: PedestrianCrossing,
+                  path: tuple[str, ...], route: EgoRoute, *, drawn: bool = False) -> _Layout | None:
+        """The layout on one ego route, None when the route misses the crossing or has no slot before it.
+
+        A drawn route starts :data:`DRAWN_APPROACH_M` before the crossing (at least a body length into its first
+        lane). Past a kerb site the route runs through the site's lane and turns nowhere (the ego holds its
+        passing offset for the whole clip, so it goes straight through a junction), and a slot lies ahead of the
+        ego's start."""
+        site = place.site
+        t = ctx.template
+        net = lane_network(t)
+        if site.kind == "kerb" and (site.lane not in route.lanes
+                                    or any(net.turn(lane) != "straight" for lane in route.lanes)):
+            return None
+        ego_path = ctx.geometry.route_path(route.lanes, route.offset_m)
+        window = ego_path.line.intersection(t.region_by_id[crossing.region].shape)
+        if window.is_empty:
+            return None
+        s_in = min(ego_path.s_of(x, y) for x, y in _coords(window))
+        ego_l = ctx.footprints[t.ego.asset][0]
+        if drawn:
+            route = EgoRoute(route.lanes, round(max(ego_l, s_in - DRAWN_APPROACH_M), 4), route.offset_m)
+        lo = route.start_s_m + ego_l if site.kind == "kerb" else -math.inf
+        kept = tuple(x for x in place.slots if lo < ego_path.s_of(x[0], x[1]) < s_in)
+        if not kept:
+            return None
+        return _Layout(place.parking, site.region, side, crossing.id, crossing.region, path, kept, s_in, site,
+                       place.slot_length_m, place.strip_m, route, drawn)
+
+    def _routes_past(self, ctx: ProgramContext, lane: str) -> list[tuple[str, ...]]:
+        """Lane-graph routes through ``lane``: it and its straight successors (through a junction), after each
+        non-junction predecessor or from it; sorted."""
+        net = lane_network(ctx.template)
+        ahead = straight_through(net, lane)
+        before = [(p,) + ahead for p in net.graph.predecessors[lane]
+                  if p not in net.junction_of and net.kinds.get(p) == "driving" and p not in ahead]
+        return sorted({ahead, *before})
+
+    def _pass_offset(self, ctx: ProgramContext, site: ParkingSite) -> float:
+        """The lateral offset (m, + left) at which the ego passes a van at a kerb site with
+        :attr:`PedestrianParams.pass_clearance_m` to spare; 0 beside a parking area (the van is off the lane)."""
+        if site.kind != "kerb":
+            return 0.0
+        lane = ctx.template.lane_graph.lane(site.lane)
+        van_inner = -lane.width_m / 2 + KERB_GAP_M + PARKED_WIDTH_M
+        ego_w = ctx.footprints[ctx.template.ego.asset][1]
+        return round(max(0.0, van_inner + self.params.pass_clearance_m + ego_w / 2), 4)
 
     def check_template(self, ctx: ProgramContext) -> None:
         t = ctx.template
-        self.require(ctx, any(r.type == "parking" for r in t.regions), "regions", "has no parking region")
+        self.require(ctx, bool(parking_sites(t)), "regions",
+                     "has no parking region, parking lane or passable kerb with a sidewalk")
         self.require(ctx, any(isinstance(a, PedestrianCrossing) for a in t.affordances), "affordances",
                      "has no pedestrian crossing")
         self.require(ctx, bool(self.layouts(ctx)), "relations",
-                     "has no parking region adjacent to a sidewalk that a crosswalk on the ego route connects, "
-                     "upstream of that crosswalk")
+                     "has no parking area or kerb site beside a sidewalk that a crosswalk connects, upstream of that "
+                     "crosswalk on a route past it")
         self.require(ctx, bool(ctx.variants(VAN_FAMILY)), "catalog", f"catalog has no {VAN_FAMILY} asset")
         self.require(ctx, any(s.type == "camera" for s in t.sensor_rig.sensors.values()), "sensor_rig",
                      "has no camera")
@@ -220,17 +351,42 @@ class PedestrianEmergesBehindVan(IntentProgram):
         t = ctx.template
         draws = Draws(streams, attempt=attempt, previous=previous, redraw=redraw)
         r = Realization()
-        r.set("ego.route", list(t.ego.route), source="template", rule="the template's ego route")
+        options = self.layouts(ctx)
+        own_route = not any(o[0].drawn for o in options)
+        if own_route:  # every option keeps the template's route: it comes first, as it always has
+            r.set("ego.route", list(t.ego.route), source="template", rule="the template's ego route")
         layout_draws = draws.group("layout", "layout")
-        layout = layout_draws.choice("option", self.layouts(ctx))
-        r.set("parking.affordance", layout.parking, source="layout", rule="uniform over parking areas adjacent to a "
-              "sidewalk that a crosswalk on the ego route connects, upstream of the crosswalk")
-        r.set("parking.region", layout.parking_region, source="template", parents=["parking.affordance"],
-              rule="the affordance's region")
-        r.set("crossing", layout.crossing, source="template", parents=["parking.affordance"],
+        option = layout_draws.choice("option", options)
+        layout = option[0]
+        at_kerb = layout.site.kind == "kerb"
+        if at_kerb:
+            r.set("parking.site", layout.parking, source="layout", rule="uniform over kerb sites (the kerbside rule) "
+                  "beside a sidewalk that a crosswalk connects, upstream of the crosswalk; the map has no parking area")
+        else:
+            r.set("parking.affordance", layout.parking, source="layout", rule="uniform over parking areas adjacent "
+                  "to a sidewalk that a crosswalk on the ego route connects, upstream of the crosswalk")
+            r.set("parking.region", layout.parking_region, source="template", parents=["parking.affordance"],
+                  rule="the affordance's region")
+        where = "parking.site" if at_kerb else "parking.affordance"
+        r.set("crossing", layout.crossing, source="template", parents=[where],
               rule="the crossing whose crosswalk connects the adjacent sidewalk")
-        r.set("ped.sidewalk", layout.sidewalk, source="template", parents=["parking.affordance", "crossing"],
-              rule="the sidewalk adjacent to the parking region that the crosswalk connects")
+        r.set("ped.sidewalk", layout.sidewalk, source="template", parents=[where, "crossing"],
+              rule=f"the sidewalk {'beside the kerb site' if at_kerb else 'adjacent to the parking region'} that the "
+                   f"crosswalk connects")
+        if layout.drawn:
+            layout = draws.group("route", "route").choice("ego_route", list(option))
+            r.set("ego.route", list(layout.route.lanes), source="route", parents=[where, "crossing"],
+                  rule="uniform over the lane graph's routes past the site and then across the crossing (the "
+                       "template's does not pass it)")
+            r.set("ego.start_s_m", layout.route.start_s_m, source="derived", parents=["ego.route", "crossing"],
+                  rule=f"{DRAWN_APPROACH_M:g} m before the crossing, at least a body length into the first lane")
+        elif not own_route:
+            r.set("ego.route", list(t.ego.route), source="template", parents=[where],
+                  rule="the template's ego route: it passes the site, then the crossing")
+        if layout.route.offset_m:
+            r.set("ego.offset_m", layout.route.offset_m, source="derived", parents=[where, "ego.route"],
+                  rule=f"left of the lane centre so the ego passes the van at the kerb with "
+                       f"{p.pass_clearance_m:g} m to spare (the kerbside rule leaves it the width)")
 
         assets = draws.group("assets", "actors")
         van_asset = r.set("van.asset", assets.choice("van", ctx.variants(VAN_FAMILY)), source="actors",
@@ -245,7 +401,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
                           source="actors", parents=["ped.family"], rule="uniform over the family's variants")
 
         van_l, van_w = ctx.footprints[van_asset]
-        route = ctx.geometry.route_path(t.ego.route)
+        route = ctx.geometry.route_path(layout.route.lanes, layout.route.offset_m)
         gap_bin = cell.bin("occlusion") if cell is not None else None
         gap_lo, gap_hi = gap_bin or (0.0, p.max_van_gap_m)
         slot_s = self.memo(ctx, ("slot_s", layout), lambda: [route.s_of(x, y) for x, y, _ in layout.slots])
@@ -258,11 +414,10 @@ class PedestrianEmergesBehindVan(IntentProgram):
         slot_index = layout_draws.choice("slot", list(range(len(slots))))
         sx, sy, syaw = slots[slot_index]
         r.set("van.slot", [round(sx, 4), round(sy, 4)], source="layout",
-              parents=["parking.affordance", "van.asset"] + (["cell.occlusion"] if gap_bin else []),
+              parents=[where, "van.asset"] + (["cell.occlusion"] if gap_bin else []),
               rule=f"uniform over slots whose van front is {gap_lo}-{gap_hi} m before the crossing")
 
-        slot_len = t.affordance(layout.parking).slot_length_m  # type: ignore[union-attr]
-        strip = _short_side(t.region_by_id[layout.parking_region].shape)
+        slot_len, strip = layout.slot_length_m, layout.strip_m
         along_max = max(0.0, (slot_len - van_l) / 2 - p.van_margin_m)
         across_max = max(0.0, (strip - van_w) / 2 - p.van_margin_m)
         vp = draws.group("van_pose", "layout")
@@ -341,7 +496,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
                                 Fail("sampling.no_conflict", "the crossing path never crosses the ego route"))
         s_arrival = conflict.s_route_m - ego_l / 2 - ped_r
         sol = solve_emergence_timing(
-            d_ego_m=max(0.0, s_arrival - t.ego.start_s_m), v_ego_mps=ego_speed_draw,
+            d_ego_m=max(0.0, s_arrival - layout.route.start_s_m), v_ego_mps=ego_speed_draw,
             d_ped_m=conflict.s_enter_m + walk_speed * (p.warmup_s + p.walk_ramp_s / 2), v_ped_mps=walk_speed,
             ttc_cell_s=(t_lo, t_hi), ttc_target_s=ttc_target, ego_speed_bounds_mps=(v_lo, v_hi_inside),
             max_delay_s=p.clip_s - 1.0)
@@ -370,7 +525,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
         """Sidewalk near the crossing inside the van's shadow from the expected ego camera positions, or None
         and why there is none."""
         p, t = self.params, ctx.template
-        route = ctx.geometry.route_path(t.ego.route)
+        route = ctx.geometry.route_path(layout.route.lanes, layout.route.offset_m)
         ego_l, ego_w = ctx.footprints[t.ego.asset]
         hit, entry_node, entry_leg, strip_base, kerb_xy = self.memo(ctx, ("spawn_base", layout, ped_r),
                                                                     lambda: self._spawn_base(ctx, layout, ped_r))
@@ -391,7 +546,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
             return None, "the kerb where the crossing starts is in view of the ego camera at emergence"
         # Timing feasibility bounds the walk: the pedestrian must reach the corridor by the time the slowest ego
         # speed of the bin leaves the TTC target, so it waits within that walking distance of the crosswalk.
-        t_ego_max = (hit.s_route_m - ego_l / 2 - ped_r - t.ego.start_s_m) / speed_lo - p.warmup_s
+        t_ego_max = (hit.s_route_m - ego_l / 2 - ped_r - layout.route.start_s_m) / speed_lo - p.warmup_s
         reach = min(p.spawn_reach_m, walk_speed * (t_ego_max - ttc - p.walk_ramp_s / 2) - entry_leg)
         if reach <= 0:
             return None, "the timing leaves no walking distance to the crossing"
@@ -418,7 +573,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
         both sides of the body); 2D suffices because the van is taller than anyone behind it.
         """
         t = ctx.template
-        route = ctx.geometry.route_path(t.ego.route)
+        route = ctx.geometry.route_path(layout.route.lanes, layout.route.offset_m)
         ego_l, _ = ctx.footprints[t.ego.asset]
         hit, _, _, _, kerb_xy = self.memo(ctx, ("spawn_base", layout, ped_r), lambda: self._spawn_base(ctx, layout, ped_r))
         if hit is None:
@@ -441,14 +596,14 @@ class PedestrianEmergesBehindVan(IntentProgram):
             return math.inf, walk_leg_s
         # Camera at route arc length s_cam sits mount_x ahead of the ego's centre.
         last_hidden_ego_s = hi - mount_x
-        if last_hidden_ego_s <= t.ego.start_s_m:
+        if last_hidden_ego_s <= layout.route.start_s_m:
             return math.inf, walk_leg_s
         return max(0.0, s_arrival - last_hidden_ego_s), walk_leg_s
 
     def _spawn_base(self, ctx: ProgramContext, layout: _Layout, ped_r: float) -> tuple[Any, str, float, Any, Any]:
         """Per layout and body size: the crossing's conflict, kerb node and leg, kerb-side strip, kerb exit point."""
         t = ctx.template
-        route = ctx.geometry.route_path(t.ego.route)
+        route = ctx.geometry.route_path(layout.route.lanes, layout.route.offset_m)
         _, ego_w = ctx.footprints[t.ego.asset]
         crossing = _PedGeometry.of(ctx, t.walk_graph.nodes[layout.path[0]], layout.path, layout.sidewalk, ped_r)
         hit = crossing.conflict(route, ego_w / 2 + ped_r)
@@ -495,12 +650,13 @@ class PedestrianEmergesBehindVan(IntentProgram):
     def _build(self, ctx: ProgramContext, plan: _Plan, *, sample_id: str, index: int, attempt: int, streams: StreamSet,
                draws: Draws, r: Realization, cell: Cell | None) -> Proposal:
         p, t = self.params, ctx.template
-        route_lanes = tuple(t.ego.route)
-        route = ctx.geometry.route_path(route_lanes)
+        ego_route = plan.layout.route if plan.layout is not None else EgoRoute(tuple(t.ego.route), t.ego.start_s_m)
+        route_lanes = ego_route.lanes
+        route = ctx.geometry.route_path(route_lanes, ego_route.offset_m)
         ego_l, ego_w = ctx.footprints[t.ego.asset]
         ped_r = max(ctx.footprints[plan.ped_asset]) / 2 if plan.ped_asset in ctx.catalog.entries else 0.25
-        s0 = t.ego.start_s_m
-        ego, ego_body = ego_vehicle(ctx, plan.ego_speed, p.warmup_s)
+        s0 = ego_route.start_s_m
+        ego, ego_body = ego_vehicle(ctx, plan.ego_speed, p.warmup_s, route=ego_route)
         ego_motion = ego_body.motion
         van = actor(ctx, "van", kind="vehicle", role="parked", asset_id=plan.van_asset, pose=plan.van_pose, speed_mps=0.0,
                     tags=["occluder", "parked"], behavior_rules=rules(obey_signals=True, yield_=True,
@@ -567,17 +723,19 @@ class PedestrianEmergesBehindVan(IntentProgram):
                             realization=r, clip_s=p.clip_s, warmup_s=p.warmup_s)
         refs: dict[str, Any] = {"cell_repairs": {"ttc_s": ("ttc_target", "ego_speed"), "occlusion": ("van_pose",)}}
         if plan.layout is not None:
-            refs["regions"] = {"van": (plan.layout.parking_region, ("parking",)),
-                               "ped": (plan.layout.sidewalk, ("sidewalk",))}
+            refs["regions"] = {"ped": (plan.layout.sidewalk, ("sidewalk",))}
+            if plan.layout.parking_region is not None:
+                refs["regions"]["van"] = (plan.layout.parking_region, ("parking",))
+            refs["sites"] = {"van": plan.layout.site}
         scene = Scene(bodies, p.warmup_s, p.clip_s, occlusion=occlusion, event=event)
         return Proposal(sample_id, index, attempt, self.name, t, cell, draft, scene, refs, [], draws.record)
 
 
 def _van_body(ctx: ProgramContext, plan: _Plan, warmup_s: float) -> Body:
     x, y, yaw = plan.van_pose
+    site = plan.layout.site if plan.layout is not None else None
     return Body("van", "vehicle", "parked", plan.van_asset, family_of(plan.van_asset), *lwh(ctx, plan.van_asset),
-                stationary(x, y, yaw, -warmup_s), ("parking",),
-                region=plan.layout.parking_region if plan.layout is not None else None,
+                stationary(x, y, yaw, -warmup_s), site.surface if site is not None else ("parking",), site=site,
                 wheels=wheel_points(ctx, plan.van_asset), wheel_surface=("parking", "drivable"))
 
 

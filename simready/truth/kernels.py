@@ -1,0 +1,218 @@
+"""Compiled kernels of the perception truth (numba): visibility from a frame's own buffers.
+
+Why compiled: each runs once per correspondence over every visible sample of a
+full-resolution frame (~10⁶ points); as numpy each step is a full-array pass
+and a gather, and the passes, not the arithmetic, were the cost.
+
+Bits: ``fastmath`` off and numpy's error model, as :mod:`simready.sim.kernels`.
+The compiled code is cached beside this module (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+
+#: States :func:`buffer_visibility` returns per point.
+HIDDEN, VISIBLE, UNDECIDED = 0, 1, 2
+
+
+@numba.njit(**_JIT)
+def buffer_visibility(uv: np.ndarray, z: np.ndarray, in_view: np.ndarray, body: np.ndarray, triangle: np.ndarray,
+                      body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray, width: int, height: int,
+                      hidden_margin_m: float, hidden_margin_rel: float) -> np.ndarray:
+    """Per point: VISIBLE, HIDDEN or UNDECIDED from the target frame's surface-identity and depth buffers.
+
+    The four pixel centres around each point's (pinhole) projection decide it:
+
+    * all four see the point's own triangle (same body, same triangle): VISIBLE. The directions that
+      meet one triangle from one origin form a convex cone, so the point's own ray, inside the four
+      rays' hull, meets that triangle too, at the point.
+    * all four see one other triangle, nearer than the point by more than the margin at every one of
+      them: HIDDEN. The point's ray meets that triangle too, and on a plane 1/z is affine in the image
+      coordinates, so its depth there is at most the largest of the four: nearer than the point.
+    * anything else (an edge, two surfaces, nothing hit, the image border, a point not in view): UNDECIDED.
+
+    Args:
+        uv: (N, 2) pinhole pixel coordinates; z: (N,) z-depths; in_view: (N,) bool.
+        body, triangle: (N,) the points' surface identity.
+        body_img, triangle_img: (H·W,) the target frame's per-pixel identity (−1 where nothing is hit).
+        z_img: (H·W,) its z-depth (anything where nothing is hit).
+    """
+    n = len(z)
+    out = np.empty(n, np.uint8)
+    for i in range(n):
+        out[i] = UNDECIDED
+        if not in_view[i]:
+            continue
+        u, v = uv[i, 0], uv[i, 1]
+        if not (u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0):
+            continue
+        u0 = min(int(math.floor(u)), width - 2)
+        v0 = min(int(math.floor(v)), height - 2)
+        p00 = v0 * width + u0
+        corners = (p00, p00 + 1, p00 + width, p00 + width + 1)
+        b0, t0 = body_img[p00], triangle_img[p00]
+        same = True
+        for p in corners:
+            if body_img[p] != b0 or triangle_img[p] != t0:
+                same = False
+                break
+        if not same or b0 < 0:
+            continue
+        if b0 == body[i] and t0 == triangle[i]:
+            out[i] = VISIBLE
+            continue
+        limit = z[i] - hidden_margin_m - hidden_margin_rel * z[i]
+        nearer = True
+        for p in corners:
+            if not (z_img[p] < limit):
+                nearer = False
+                break
+        if nearer:
+            out[i] = HIDDEN
+    return out
+
+
+@numba.njit(**_JIT)
+def _place(i: int, s: int, r: int, tables: np.ndarray, present_tab: np.ndarray, p_body: np.ndarray,
+           world: np.ndarray, present: np.ndarray) -> None:
+    """World position of moving point i on pose-table slot s at row r (``apply_pose_rows``' operation order)."""
+    g = tables[s, r]
+    for a in range(3):
+        world[i, a] = p_body[i, 0] * g[3 * a] + p_body[i, 1] * g[3 * a + 1] + p_body[i, 2] * g[3 * a + 2] + g[9 + a]
+    present[i] = present_tab[s, r]
+
+
+@numba.njit(**_JIT)
+def _coords(i: int, r: int, cols: np.ndarray, world: np.ndarray, cam: np.ndarray) -> None:
+    """Optical-frame coordinates of point i with row r's pose (``camera_coords``' operation order)."""
+    d0 = world[i, 0] - cols[9, r]
+    d1 = world[i, 1] - cols[10, r]
+    d2 = world[i, 2] - cols[11, r]
+    for a in range(3):
+        cam[i, a] = d0 * cols[a, r] + d1 * cols[3 + a, r] + d2 * cols[6 + a, r]
+
+
+@numba.njit(**_JIT)
+def settle_rows(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_tab: np.ndarray,
+                p_body: np.ndarray, world: np.ndarray, present: np.ndarray, rows: np.ndarray, cam: np.ndarray,
+                cy: float, fy: float, height: int, global_shutter: bool, max_iterations: int) -> None:
+    """The rolling-shutter row iteration of :func:`simready.truth.correspondence.project_body_points`,
+    point by point (in place: ``rows`` in as the clipped guesses, out settled; ``world`` in for static
+    points, out for moving ones; ``present``, ``cam`` out). Bitwise the numpy reference
+    (``project_body_points_numpy``): the same operations in the same order per point.
+
+    Args:
+        cols: (12, H) the frame's per-row pose columns (``FrameView.row_columns``).
+        slot: (N,) each point's moving-body slot in ``tables`` (−1: static).
+        tables: (S, H, 12) each moving body's pose per row time; present_tab: (S, H) its presence.
+    """
+    hmax = float(height - 1)
+    for i in range(len(slot)):
+        s = slot[i]
+        if global_shutter:
+            rows[i] = 0
+            if s >= 0:
+                _place(i, s, 0, tables, present_tab, p_body, world, present)
+            _coords(i, 0, cols, world, cam)
+            continue
+        r = rows[i]
+        before = -1
+        moved = False
+        for _ in range(max_iterations):
+            if s >= 0:
+                _place(i, s, r, tables, present_tab, p_body, world, present)
+            _coords(i, r, cols, world, cam)
+            new = r
+            if cam[i, 2] > 0.0:
+                v = np.rint(cy + fy * cam[i, 1] / cam[i, 2])
+                if np.isnan(v):
+                    v = 0.0
+                new = int(min(max(v, 0.0), hmax))
+            moved = new != r and new != before
+            before = r
+            if not moved:
+                break
+            r = new
+        if moved:  # the cap: pose and project at the row reached
+            if s >= 0:
+                _place(i, s, r, tables, present_tab, p_body, world, present)
+            _coords(i, r, cols, world, cam)
+        rows[i] = r
+
+
+@numba.njit(**_JIT)
+def image_velocity(rows: np.ndarray, X: np.ndarray, v_c_cam: np.ndarray, w_cam: np.ndarray, moving: np.ndarray,
+                   q_moving: np.ndarray, fx: float, fy: float) -> tuple:
+    """The motion field's last step per sample (``motion_field``'s numpy operations in order):
+    ``Ẋ = q − ω_cam × X`` with ``q = −v_c`` (plus the rotated point velocity ``q_moving[k]`` for the k-th
+    moving sample), then ``u̇, v̇`` and ``Ż``. Returns (du, dv, dz) (N,) each."""
+    n = len(rows)
+    du, dv, dz = np.empty(n), np.empty(n), np.empty(n)
+    k = 0
+    for i in range(n):
+        r = rows[i]
+        q0, q1, q2 = -v_c_cam[r, 0], -v_c_cam[r, 1], -v_c_cam[r, 2]
+        if k < len(moving) and moving[k] == i:
+            q0, q1, q2 = q0 + q_moving[k, 0], q1 + q_moving[k, 1], q2 + q_moving[k, 2]
+            k += 1
+        w0, w1, w2 = w_cam[r, 0], w_cam[r, 1], w_cam[r, 2]
+        x0, x1, x2 = X[i, 0], X[i, 1], X[i, 2]
+        xd0 = q0 - (w1 * x2 - w2 * x1)
+        xd1 = q1 - (w2 * x0 - w0 * x2)
+        xd2 = q2 - (w0 * x1 - w1 * x0)
+        z2 = x2 * x2
+        du[i] = fx * (xd0 * x2 - x0 * xd2) / z2
+        dv[i] = fy * (xd1 * x2 - x1 * xd2) / z2
+        dz[i] = xd2
+    return du, dv, dz
+
+
+@numba.njit(**_JIT)
+def pixels_and_flags(cam: np.ndarray, cx: float, cy: float, fx: float, fy: float, width: int, height: int,
+                     near: float, far: float) -> tuple:
+    """Pinhole pixels (N, 2; NaN behind the camera) and the behind / out-of-frame / beyond-range flags of
+    optical-frame points, with ``_projection``'s numpy operations per point."""
+    n = cam.shape[0]
+    uv = np.empty((n, 2))
+    behind = np.empty(n, np.bool_)
+    out = np.empty(n, np.bool_)
+    beyond = np.empty(n, np.bool_)
+    for i in range(n):
+        z = cam[i, 2]
+        front = z > 0.0
+        if front:
+            u = cx + fx * cam[i, 0] / z
+            v = cy + fy * cam[i, 1] / z
+        else:
+            u = np.nan
+            v = np.nan
+        uv[i, 0] = u
+        uv[i, 1] = v
+        inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
+        behind[i] = not front
+        out[i] = front and not inside
+        beyond[i] = inside and not (z >= near and z <= far)
+    return uv, behind, out, beyond
+
+
+@numba.njit(**_JIT)
+def flow_columns(uv: np.ndarray, u: np.ndarray, v: np.ndarray, target_world: np.ndarray, source_world: np.ndarray,
+                 step: float) -> tuple:
+    """A flow table's float columns in one pass: the pinhole flow ``uv − (u, v)`` rounded to ``step``
+    (``precision.quantized``' operations) and the scene displacement, float32 each."""
+    n = len(u)
+    du, dv = np.empty(n, np.float32), np.empty(n, np.float32)
+    dx, dy, dz = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    for i in range(n):
+        du[i] = np.float32(np.rint((uv[i, 0] - np.float64(u[i])) / step) * step)
+        dv[i] = np.float32(np.rint((uv[i, 1] - np.float64(v[i])) / step) * step)
+        dx[i] = np.float32(target_world[i, 0] - source_world[i, 0])
+        dy[i] = np.float32(target_world[i, 1] - source_world[i, 1])
+        dz[i] = np.float32(target_world[i, 2] - source_world[i, 2])
+    return du, dv, dx, dy, dz

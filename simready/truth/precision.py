@@ -1,0 +1,39 @@
+"""The declared precision of the truth tables' float columns (SPEC §11): one place that says it.
+
+Truth is computed in float64; the tables store float32. For the columns
+below, float32's last mantissa bits are noise that no consumer needs and
+that no compressor can shrink (they were most of the bytes), so each is
+stored rounded to a multiple of a declared absolute step: the value a
+reader gets is within ``step / 2`` of the computed one (round half to
+even), still float32, still the same column. Steps are powers of two, so
+the multiples are exact in float32 for every value the tables hold (below
+2²⁴·step), and byte-stream-split + zstd then stores the zeroed low bytes
+for almost nothing.
+
+============================  ===========  ======================================================
+column                        step          error bound as stored
+============================  ===========  ======================================================
+surface ``bary_u, bary_v``    2⁻²⁰          ≤ 4.8e-7 per weight: the point moves ≤ 4.8e-7·(|e1|+|e2|)
+                                            (≤ 4.8 µm on a triangle with 5 m edges)
+flow ``flow_du_px, _dv_px``   2⁻¹⁰ px       ≤ 4.9e-4 px
+motion ``du_dt_pxps, dv_…``   2⁻⁸ px/s      ≤ 2.0e-3 px/s (≤ 1e-4 px over a 20 Hz frame interval)
+============================  ===========  ======================================================
+
+Other float columns (depths, scene displacement, depth rate) are plain
+float32: they compress well as they are (relative precision 6e-8).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+BARYCENTRIC_STEP = 2.0 ** -20
+FLOW_STEP_PX = 2.0 ** -10
+MOTION_STEP_PXPS = 2.0 ** -8
+
+
+def quantized(values: ArrayLike, step: float) -> NDArray[np.float32]:
+    """``values`` rounded to the nearest multiple of ``step`` (a power of two), as float32; NaN stays NaN."""
+    x = np.asarray(values, np.float64)
+    return (np.rint(x / step) * step).astype(np.float32)
