@@ -49,12 +49,19 @@ def _catalog_import(args: argparse.Namespace) -> int:
     from simready.catalog.importers.assemble import ImportOptions
 
     options = ImportOptions(units=args.units, up=args.up, forward=args.forward, collider=args.collider,
-                            threshold=args.threshold)
+                            threshold=args.threshold, repair=args.repair)
     request = ImportRequest(source=Path(args.source), asset_id=args.id, semantic_class=args.semantic_class,
                             options=options, mass_kg=args.mass_kg, license=args.license, split_key=args.split_key)
     result = import_asset(request, Path(args.out) if args.out else paths.CATALOG_DIR, args.allow_uncertified)
     print("\n".join(summary_lines(result)))
     return 0 if result.certification.passed else 1
+
+
+REPAIR_HELP = ("repair known quirks of third-party files, each recorded in entry.json's import.repairs: commas in "
+               "vectors, unexpanded xacro defaults, elements without geometry (kept as frames), source inertias the "
+               "geometry contradicts (and --mass-kg overriding the file's mass), missing textures (base colour), "
+               "open or non-manifold meshes (measured on a watertight solid), a collider outside tolerance "
+               "(decomposed again, tighter)")
 
 
 def _add_catalog_import(catalog: argparse._SubParsersAction) -> None:
@@ -79,6 +86,7 @@ def _add_catalog_import(catalog: argparse._SubParsersAction) -> None:
                      help="the source's collision geometry, or a convex decomposition (auto: source if it has one)")
     imp.add_argument("--threshold", type=float, default=0.05, help="CoACD concavity threshold (default 0.05)")
     imp.add_argument("--allow-uncertified", action="store_true", help="write the entry even if certification fails")
+    imp.add_argument("--repair", action="store_true", help=REPAIR_HELP)
     imp.add_argument("--out", default=None, help="catalog folder (default: data/catalog)")
     imp.set_defaults(handler=_catalog_import)
 
@@ -112,7 +120,7 @@ def _template_import_scene(args: argparse.Namespace) -> int:
         default_class=args.semantic_class, classes=dict(args.class_of or []), density_kg_m3=args.density,
         masses_kg=dict(args.mass_of or []), exclude=tuple(args.exclude or ()), units=args.units, up=args.up,
         root=args.root, placement=args.at, collider=args.collider, threshold=args.threshold, license=args.license,
-        split_key=args.split_key)
+        split_key=args.split_key, repair=args.repair)
     out = Path(args.out) if args.out else paths.TEMPLATES_DIR / f"{template_id}.yaml"
     result = import_scene(request, Path(args.catalog) if args.catalog else paths.CATALOG_DIR, out)
     print("\n".join(result.lines()))
@@ -179,13 +187,14 @@ def _add_template_import_scene(template: argparse._SubParsersAction) -> None:
     imp.add_argument("--license", help="SPDX license of the scene (must be in the ontology's licenses_allowed)")
     imp.add_argument("--split-key", help="split lineage key (default family:<family>)")
     imp.add_argument("--catalog", default=None, help="catalog folder (default: data/catalog)")
+    imp.add_argument("--repair", action="store_true", help=REPAIR_HELP)
     imp.add_argument("--out", default=None, help="template file to write (default: data/templates/ID.yaml; must be new)")
     imp.set_defaults(handler=_template_import_scene)
 
 
 def _run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.scenario.suite_check import check_suite
+    from simready.suite_check import check_suite
 
     check_suite()  # the suite against its templates, catalog and rigs: one line now, before anything is written
     # A bad DAGSTER_HOME or SIMREADY_ARTIFACTS is one line here, before Dagster loads (not a failed step per run).
@@ -225,7 +234,7 @@ def _status(args: argparse.Namespace) -> int:
     # Dagster's beta and preview warnings are about our definitions, not news to the reader of a status.
     warnings.simplefilter("ignore")
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.scenario.suite_check import check_suite
+    from simready.suite_check import check_suite
 
     check_suite()  # a suite whose intents or rig overrides cannot work is one line, not a status that says fine
     from simready.assets.inputs import record_observations

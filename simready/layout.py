@@ -66,6 +66,10 @@ RIG = "rig.json"
 SAMPLES_DIR = "samples"
 REFERENCE_DIR = "reference"
 POOL = "pool.parquet"
+#: The Foxglove layout written beside a release's MCAP exports, and the line a reviewer reads on how to use it.
+FOXGLOVE_LAYOUT = "foxglove-layout.json"
+FOXGLOVE_HOW_TO_OPEN = ("open the .mcap in Foxglove (File → Open local file), then Layouts → Import from file → "
+                        f"{FOXGLOVE_LAYOUT}: 3-D scene, camera with boxes and LiDAR, plots and events")
 POOL_RECORD = "pool.json"
 SPLITS_DIR = "splits"
 SPLIT_ASSIGNMENTS = "split_assignments.json"
@@ -127,6 +131,7 @@ FRAME_SUFFIXES = {
     "id": ".id.png",
     "lidar": ".ply",
     "radar": ".csv",
+    "radar.contributors": ".contributors.parquet",
     "truth.surface": ".surface.parquet",
     "truth.motion_field": ".motion.parquet",
     "truth.forward": ".forward.parquet",

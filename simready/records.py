@@ -155,10 +155,17 @@ class LegendEntry(Record):
 
 
 class Legend(Record):
-    """``legend.json``: every entity of the observed scene by compact id (``nothing_hit``: the id of no hit)."""
+    """``legend.json``: every entity of the observed scene by compact id (``nothing_hit``: the id of no hit).
+
+    ``nothing_hit_class``: the ``semantic.png`` value where nothing was hit (sky; no ontology class, not the
+    ignore value ``semantic_ignore_8bit``); ``row_time``: the rolling shutter's row-time and target-row rule.
+    """
 
     ontology_version: str
     nothing_hit: int
+    nothing_hit_class: int = 0
+    semantic_ignore_8bit: int = 255
+    row_time: str | None = None
     compact_id_bits: int
     entries: list[LegendEntry]
 
@@ -188,13 +195,22 @@ class ObservedFrame(Record):
 # --- results.json (simready.measurement) -------------------------------------------------------------------
 
 
+class SampleTime(Record):
+    """When a camera frame or LiDAR sweep was sampled (``sampleTime`` in the file): ``seconds`` from the scenario
+    start; a camera frame's first row's time (the rolling shutter's rows follow at ``sample_times_s``), a sweep's
+    start (its points' ``t`` count from it)."""
+
+    seconds: float
+
+
 class FileEntry(Record):
     """One file of an observation folder (``artifacts[i]`` in the file, SPEC §10): its name relative to the
     folder, sensor (``sensorId`` in the file) and tick (None for the folder's own files), pass, size and
     ``sha256:`` hash, and what its pass adds.
 
-    Per pass: ``depth`` ``shape`` [H, W] and ``dtype``; ``lidar`` ``points``, ``t`` (mid-sweep time, s)
-    and ``T_world_sensor`` (the pose at mid-sweep); ``radar`` ``detections``; ``truth.forward`` /
+    Per pass: ``depth`` ``shape`` [H, W] and ``dtype``; ``lidar`` ``points``, ``sampleTime`` (the sweep's start:
+    the PLY's per-point ``t`` counts from it), ``t`` (mid-sweep time, s) and ``T_world_sensor`` (the pose at
+    mid-sweep; a point's own pose is the sensor's at ``sampleTime + t``); ``radar`` ``detections``; ``truth.forward`` /
     ``truth.backward`` ``target_tick``; ``video`` ``frames`` and ``fps``.
     """
 
@@ -207,6 +223,7 @@ class FileEntry(Record):
     shape: list[int] | None = None
     dtype: str | None = None
     points: int | None = None
+    sample_time: SampleTime | None = Field(default=None, alias="sampleTime")
     t: float | None = None
     T_world_sensor: Pose | None = None
     detections: int | None = None
@@ -242,13 +259,6 @@ class FrameProjection(Record):
     near_m: float = Field(alias="nearM")
     far_m: float = Field(alias="farM")
     depth: str
-
-
-class SampleTime(Record):
-    """When a camera frame was sampled (``sampleTime`` in the file): ``seconds`` from the scenario start, its
-    first row's time (the rolling shutter's rows follow at ``sample_times_s``)."""
-
-    seconds: float
 
 
 class CameraFrame(Record):

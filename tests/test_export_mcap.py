@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from mcap.reader import make_reader
@@ -113,6 +114,18 @@ def test_the_file_holds_every_sample_at_its_time_and_a_cloud_equal_to_its_ply(sa
     got = cloud_columns(topics["/front_radar/detections"][0][1])
     np.testing.assert_array_equal(got["range_m"], det["range_m"])
     np.testing.assert_allclose(np.hypot(np.hypot(got["x"], got["y"]), got["z"]), det["range_m"], rtol=1e-6)
+    # The radar contributors (issue 26 item 7): one cloud per frame, equal to the Parquet table beside the CSV.
+    assert [t for t, _ in topics["/front_radar/contributors"]] == [ns(r.t_s) for r in radar]
+    for (_, msg), frame in zip(topics["/front_radar/contributors"], radar):
+        table = pq.read_table(obs.file(obs.frame_name("front_radar", frame.tick, "radar.contributors")))
+        cloud = cloud_columns(msg)
+        np.testing.assert_array_equal(cloud["power_share"], table.column("power_share").to_numpy())
+        np.testing.assert_array_equal(cloud["detection"], table.column("detection").to_numpy())
+        np.testing.assert_array_equal(cloud["instance_id"], table.column("instance_id").to_numpy())
+        det = read_radar_csv(obs.file(obs.frame_name("front_radar", frame.tick, "radar")))
+        shares = np.bincount(cloud["detection"].astype(np.int64), weights=cloud["power_share"], minlength=len(det["range_m"]))
+        np.testing.assert_allclose(shares, 1.0, rtol=1e-12)  # every detection's power is accounted for
+        np.testing.assert_array_equal(det["instance_id"][cloud["detection"]], cloud["instance_id"])
 
     # The world: a transform and a box message per trace tick of the window, the tracks once, every event.
     lo, hi = render.settings.window_s
@@ -156,12 +169,15 @@ def test_points_get_their_firing_times_from_their_azimuths(tmp_path):
     for sweep in results.sweeps["roof_lidar"]:
         ply = read_ply(obs.file(obs.frame_name("roof_lidar", sweep.tick, "lidar")))
         xyz = np.stack([ply["x"], ply["y"], ply["z"]], axis=1).astype(np.float64)
-        np.testing.assert_allclose(firing_times(xyz, model, sweep.t0_s), ply["t"], atol=1e-6, rtol=0)
+        # The PLY's t counts from the sweep's sampleTime, its start.
+        np.testing.assert_allclose(firing_times(xyz, model, sweep.t0_s), sweep.t0_s + ply["t"], atol=1e-6, rtol=0)
     out = tmp_path / "timed.mcap"
     assert main(["export", "mcap", str(timed), "--out", str(out)]) == 0
     topics, _ = read_back(out)
-    ply = read_ply(obs.file(obs.frame_name("roof_lidar", results.sweeps["roof_lidar"][0].tick, "lidar")))
-    np.testing.assert_array_equal(cloud_columns(topics["/roof_lidar/points"][0][1])["t"], ply["t"])
+    first = results.sweeps["roof_lidar"][0]
+    ply = read_ply(obs.file(obs.frame_name("roof_lidar", first.tick, "lidar")))
+    # The cloud's t is the scenario time: the sweep's start plus the PLY's t.
+    np.testing.assert_array_equal(cloud_columns(topics["/roof_lidar/points"][0][1])["t"], first.t0_s + ply["t"])
 
 
 def refused(args: list[str], out: Path, capsys, *needles: str) -> None:

@@ -14,7 +14,6 @@ from simready import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.inputs import INPUTS, observe_inputs, record_observations
 from simready.assets.orchestration import source_files_sensor
-from simready.assets.partitions import template_ids
 from simready.assets.world import world_templates
 from simready.resources import ArtifactStore, SourceData
 from simready.review import SampleSummary
@@ -84,6 +83,15 @@ def source(tmp_path) -> SourceData:
                       catalog_generated_dir=str(tmp_path / "generated"))
 
 
+def _templates(source) -> list[str]:
+    return sorted(p.stem for p in Path(source.templates_dir).glob("*.yaml"))
+
+
+def _inputs(source) -> int:
+    """How many inputs a first observation records: one per template file, the contracts, the suite."""
+    return len(list(Path(source.templates_dir).glob("*.yaml"))) + 2
+
+
 def _observed(instance) -> dict[tuple[str, str | None], str]:
     out = {}
     for observer in INPUTS:
@@ -96,11 +104,10 @@ def _observed(instance) -> dict[tuple[str, str | None], str]:
 
 def test_observations_follow_the_files_content_and_reach_exactly_what_changed(source):
     instance = dg.DagsterInstance.ephemeral()
-    inputs = len(template_ids()) + 2  # every template (partitions: the shipped file names), the contracts, the suite
-    assert observe_inputs(instance, source) == inputs
+    assert observe_inputs(instance, source) == _inputs(source)  # each template, the contracts, the suite
     assert observe_inputs(instance, source) == 0  # nothing changed: nothing recorded
     first = _observed(instance)
-    assert len(first) == inputs
+    assert len(first) == _inputs(source)
 
     suite = Path(source.suite_file)
     suite.write_text(suite.read_text().replace("batches: 1", "batches: 3"))
@@ -124,7 +131,7 @@ def test_a_suite_change_requests_what_reads_the_suite_and_a_batch_more_requests_
     key = dg.MultiPartitionKey({"template": RC, "batch": "b0000"})
     requests = changed_requests(before, source_versions(source), [key])
     assert sorted((tuple(k.to_user_string() for k in r.asset_selection), str(r.partition_key)) for r in requests) == [
-        *((("reference_pools",), t) for t in template_ids()),  # every template's partition reads the suite
+        *sorted((("reference_pools",), t) for t in _templates(source)),
         (("scenario_manifests", "sensor_observations"), str(key)), (("split_assignments", "coverage_report"), "None")]
     assert all(r.run_key is None for r in requests)
 
@@ -133,7 +140,7 @@ def test_recorded_observations_name_the_files_that_changed(source):
     instance = dg.DagsterInstance.ephemeral()
     first = record_observations(instance, source)
     # The first observation of each input names all its files; TLA's includes the map it was imported from.
-    assert len(first) == len(template_ids()) + 2 and any(line.startswith(f"template_sources[{TLA}]: ") and "straight.xodr" in line
+    assert len(first) == _inputs(source) and any(line.startswith(f"template_sources[{TLA}]: ") and "straight.xodr" in line
                                    for line in first)
     contracts = sorted(Path(source.catalog_contracts_dir).glob("*.yaml"))
     contracts[0].write_text(contracts[0].read_text() + "\n# edited\n")
@@ -149,7 +156,7 @@ def test_the_sensor_records_observations_without_a_run_and_status_names_the_chan
     resources = {"store": ArtifactStore(root=str(tmp_path / "artifacts")), "source": source}
     first = dg.build_sensor_context(instance=instance, resources={"source": source})
     result = source_files_sensor(first)
-    assert not result.run_requests and len(result.asset_events) == len(template_ids()) + 2
+    assert not result.run_requests and len(result.asset_events) == _inputs(source)
     for event in result.asset_events:
         instance.report_runless_asset_event(event)
     from simready.definitions import defs

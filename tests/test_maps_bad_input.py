@@ -6,8 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from simready.cli import main
+from simready.maps.errors import MapError
+from simready.maps.xodr_import import import_opendrive
 from simready.testing import opendrive_maps as maps
 
 
@@ -30,35 +34,61 @@ def _unsupported_geometry() -> tuple[str, str]:
     return text, rf"road 1, geometry s=0: unsupported geometry record <cubicBezier> .*\(line {_line_of(text, '<cubicBezier/>')}\)"
 
 
-def _negative_width() -> tuple[str, str]:
-    text = _straight().replace('a="2.5"', 'a="-0.5"', 1)
-    line = _line_of(text, 'a="-0.5"')
-    return text, rf"road 1, laneSection s=0, lane -2, width: negative lane width -0\.500 m at s=0\.00 \(line {line}\)"
-
-
-def _missing_road() -> tuple[str, str]:
-    text = maps.junction_map().decode("utf-8").replace('connectingRoad="101"', 'connectingRoad="999"', 1)
-    line = _line_of(text, 'connectingRoad="999"')
-    return text, rf"junction 100, connection \d+: connectingRoad '999' is not a road of the map \(line {line}\)"
-
-
 def _no_drivable_lane() -> tuple[str, str]:
     text = _straight().replace('type="driving"', 'type="sidewalk"').replace('type="parking"', 'type="sidewalk"')
     return text, r"OpenDRIVE\.road: no drivable lane in 1 road\(s\): .*\(first road 1 at line \d+\)"
 
 
-def _folded_outline() -> tuple[str, str]:
-    # The curved road's arc tightened to a 5 m radius, and its left lane (the inside) widened to 12 m: the lane's
-    # far border swings round the arc's centre and crosses the near one.
-    text = maps.curved_road().decode("utf-8").replace('<arc curvature="0.04"/>', '<arc curvature="0.2"/>')
-    first = text.index('<lane id="1"')
-    at = text.index('a="3.5"', first)
-    text = text[:at] + 'a="12.0"' + text[at + len('a="3.5"'):]
-    return text, r"road 1, laneSection s=0, lane 1: lane outline is not a valid polygon .*\(line \d+\)"
+def _no_roads() -> tuple[str, str]:
+    return '<?xml version="1.0"?>\n<OpenDRIVE/>\n', r"OpenDRIVE\.road: the map holds no <road> \(line 2\)"
 
 
-CASES = {"malformed": _malformed, "unsupported_geometry": _unsupported_geometry, "negative_width": _negative_width,
-         "missing_road": _missing_road, "no_drivable_lane": _no_drivable_lane, "folded_outline": _folded_outline}
+def _header_only() -> tuple[str, str]:
+    return ('<?xml version="1.0"?>\n<OpenDRIVE>\n<header revMajor="1" revMinor="6"/>\n</OpenDRIVE>\n',
+            r"OpenDRIVE\.road: the map holds no <road>")
+
+
+def _negative_road_length() -> tuple[str, str]:
+    text = _straight().replace('length="100.0"', 'length="-5.0"', 1)
+    return text, r"road 1: road length -5 m is not positive \(line \d+\)"
+
+
+def _road_length(value: str) -> tuple[str, str]:
+    text = _straight().replace('length="100.0"', f'length="{value}"')
+    return text, r"road length \(m\) 1e\+0[69] is over the limit of 100000 \(line \d+\)"
+
+
+def _many_lanes(n: int) -> tuple[str, str]:
+    text = _straight()
+    lane = '<lane id="{i}" type="driving" level="false"><width a="3.0" b="0" c="0" d="0" sOffset="0"/></lane>\n'
+    at = text.index("<right>") + len("<right>")
+    text = text[:at] + "".join(lane.format(i=-(10 + i)) for i in range(n)) + text[at:]
+    return text, rf"road 1, laneSection s=0: lanes per lane section {n + 5} is over the limit of 100 \(line \d+\)"
+
+
+def _unrepairable() -> tuple[str, str]:
+    # Every lane of the straight road given a width polynomial that turns negative: repairs leave nothing drivable.
+    text = re.sub(r'<width a="([0-9.]+)" b="0\.0"', r'<width a="\1" b="-1.0"', _straight())
+    return text, r"OpenDRIVE\.road: no drivable lane in 1 road\(s\): \d+ repair\(s\) left nothing drivable " \
+                 r"\(first: road 1, laneSection s=0, lane -?\d: left out: negative lane width .*\(line \d+\)\)"
+
+
+def _coordinate_1e308() -> tuple[str, str]:
+    text = _straight().replace('x="0.0"', 'x="1e308"', 1)
+    return text, r"road 1, geometry s=0: \|coordinate\| \(m\) 1e\+308 is over the limit of 100000 \(line \d+\)"
+
+
+def _curvature_1e12() -> tuple[str, str]:
+    text = _straight().replace("<line/>", '<arc curvature="1e12"/>', 1)
+    return text, r"no drivable lane in 1 road\(s\): 1 repair\(s\) left nothing drivable \(first: road 1, geometry s=0: " \
+                 r"curvature 1e\+12 1/m \(radius below 0\.05 m\) turning 1e\+14 rad is not a road"
+
+
+CASES = {"malformed": _malformed, "unsupported_geometry": _unsupported_geometry, "no_drivable_lane": _no_drivable_lane,
+         "no_roads": _no_roads, "header_only": _header_only, "negative_road_length": _negative_road_length,
+         "road_length_1e6": lambda: _road_length("1e6"), "road_length_1e9": lambda: _road_length("1e9"),
+         "lanes_500": lambda: _many_lanes(500), "lanes_20000": lambda: _many_lanes(20000),
+         "unrepairable": _unrepairable, "coordinate_1e308": _coordinate_1e308, "curvature_1e12": _curvature_1e12}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -95,3 +125,28 @@ def test_existing_output_is_not_replaced(tmp_path: Path, capsys) -> None:
     assert rc == 1
     assert out.read_text() == "mine\n"
     assert "exists" in capsys.readouterr().err
+
+
+_NUMBER = re.compile(r'(?<= )([A-Za-z]+)="(-?[0-9][0-9.eE+\-]*)"')
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_maps_import_or_fail_in_one_line(tmp_path, data) -> None:
+    """Numbers of a valid map replaced by hostile ones (huge, negative, zero, tiny): a template or one MapError,
+    never another exception (issue 27)."""
+    text = (maps.straight_road() if data.draw(st.booleans()) else maps.junction_map()).decode("utf-8")
+    spots = [m.span(2) for m in _NUMBER.finditer(text)]
+    picks = data.draw(st.lists(st.sampled_from(spots), min_size=1, max_size=4, unique=True))
+    values = st.sampled_from(["0", "-1", "-1e9", "1e9", "1e12", "1e-12", "1e308", "-0.5", "3.5e4", "7"])
+    # Bounded work: a probe of 500 such maps found none over a few seconds once the bounds were in (issue 27).
+    for start, end in sorted(picks, reverse=True):
+        text = text[:start] + data.draw(values) + text[end:]
+    path = tmp_path / "mutated.xodr"
+    path.write_text(text)
+    try:
+        result = import_opendrive(path, "mutated")
+    except MapError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert result.data["lanes"]

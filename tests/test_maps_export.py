@@ -116,7 +116,7 @@ def test_cli_import_then_validate_then_export(map_files, tmp_path, capsys):
     out = tmp_path / "imported_straight.yaml"
     assert main(["template", "import", str(map_files["straight"]), "--id", "imported_straight", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "skipped: lane <roadMark>" in printed and "imported_straight  sha256:" in printed
+    assert "3 lanes" in printed and "imported_straight  sha256:" in printed
     assert main(["template", "validate", str(out)]) == 0
     xodr = tmp_path / "straight_back.xodr"
     assert main(["template", "export-xodr", str(out), "--out", str(xodr)]) == 0

@@ -18,11 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scenariogeneration import xodr
-from shapely.geometry import LineString, Polygon
+from shapely.geometry import LineString
 
-from simready.maps.errors import MapError
-from simready.maps.opendrive import read_opendrive
-from simready.maps.xodr_import import ImportReport, _Builder, import_opendrive
+from simready.maps.xodr_import import import_opendrive
 from simready.maps.template_yaml import template_yaml
 from simready.testing import opendrive_maps as maps
 from simready.world.template import parse_template, template_hash
@@ -376,23 +374,6 @@ def test_a_lane_that_opens_from_zero_width(imported):
     assert graph.successors["road1_sec1_lane-2"] == ("road1_sec2_lane-2",)
     assert graph.successors["road1_sec0_lane-1"] == ("road1_sec1_lane-1",)
     assert result.report.link_mismatches == []
-
-
-def test_an_outline_folded_by_a_sliver_is_repaired_and_reported(map_files):
-    odr, _ = read_opendrive(map_files["straight"])
-    builder = _Builder("m.xodr", odr, ImportReport("x", "m.xodr", "0" * 64, "1.5"), None)
-    # A 10 m square lane outline whose edge twists through a loop of 0.7 mm² on its way down.
-    ring = [(0, 0), (10, 0), (10, 10), (0, 10), (0, 5.0005), (-0.001, 4.999), (-0.001, 5.001), (0, 4.9995)]
-    folded = Polygon(ring)
-    assert not folded.is_valid
-    repaired, written = builder._repaired(None, folded)
-    assert repaired.is_valid and Polygon(written).is_valid
-    assert repaired.area == pytest.approx(100.0, abs=1e-3)
-    assert any("folded by a sliver" in k for k in builder.skipped)
-    # A fold that is not a sliver stays an error (the bad-input tests check its one line).
-    bow_tie = Polygon([(0, 0), (10, 10), (10, 0), (0, 10)])
-    with pytest.raises(MapError, match="not a valid polygon"):
-        builder._repaired(type("Lane", (), {"key": ("1", 0, -1)})(), bow_tie)
 
 
 def test_direct_junction_links_an_exit(tmp_path):

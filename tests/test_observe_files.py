@@ -131,6 +131,33 @@ def test_a_rig_file_replaces_the_templates_rig(inputs, tmp_path):
     assert list(render.rig) == ["cam"] and render.frames == {"cam": 5}
 
 
+def test_sense_writes_each_points_time_by_default_and_lidar_time_off_drops_it(inputs, tmp_path):
+    """Issue 26 item 5: the PLY's ``t`` (seconds since the sweep's ``sampleTime``, its start) is on by default and
+    its header says so; ``--lidar-time off`` writes the five SPEC columns only."""
+    from simready.sensors_hw.lidar import TIME_COMMENT, read_ply
+
+    trace, manifest = inputs
+    heads = {}
+    for mode in ("on", "off"):
+        out = tmp_path / mode
+        extra = [] if mode == "on" else ["--lidar-time", "off"]
+        assert main(["sense", str(trace), "--manifest", str(manifest), "--out", str(out), "--until", "0.12",
+                     "--passes", "lidar", "--no-video", "--quiet", *extra]
+                    + sum((["--set", s] for s in SMALL), [])) == 0
+        obs = ObservationDir(out)
+        (entry, *_) = [e for e in Results.read(obs.results).files if e.pass_name == "lidar"]
+        ply = obs.file(entry.path)
+        heads[mode] = ply.read_bytes().split(b"end_header")[0].decode()
+        cols = read_ply(ply)
+        if mode == "on":
+            assert entry.sample_time is not None and entry.t is not None
+            assert 0.0 <= cols["t"].min() and entry.sample_time.seconds + cols["t"].max() < entry.t + 0.5 * 0.1
+        else:
+            assert "t" not in cols
+    assert "property double t" in heads["on"] and TIME_COMMENT in heads["on"]
+    assert "property double t" not in heads["off"] and "comment t:" not in heads["off"]
+
+
 # --- bad input: one line, exit 1, nothing written -------------------------------------------------
 
 

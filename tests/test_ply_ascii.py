@@ -73,7 +73,7 @@ def test_a_real_sweep_writes_the_bytes_of_the_per_point_writer(tmp_path, with_ti
     p = sweep.points_sensor
     cols = {"x": p[:, 0], "y": p[:, 1], "z": p[:, 2], "intensity": sweep.intensity, "instance_id": sweep.instance_id}
     if with_time:
-        cols["t"] = sweep.t_s
+        cols["t"] = sweep.t_s - sweep.t0_s  # seconds since the sweep's sampleTime (its start)
     assert body == ascii_body_per_point(cols)
     back = read_ply(path)
     assert list(back) == list(PLY_COLUMNS) + (["t"] if with_time else [])

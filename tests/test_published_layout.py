@@ -115,11 +115,43 @@ def test_lidar_and_radar_files_declare_their_frame_and_columns(folder):
         text = (folder / a["path"]).read_text()
         header, body = text.split("end_header\n")
         props = [line.split()[-1] for line in header.splitlines() if line.startswith("property")]
-        assert props[:5] == ["x", "y", "z", "intensity", "instance_id"]
+        assert props == ["x", "y", "z", "intensity", "instance_id", "t"]  # t by default (issue 26)
         assert "x forward, y left, z up" in header and "right-handed" in header
+        assert "seconds since the sweep's sampleTime" in header and "counter-clockwise" in header
+        t = np.array([float(line.split()[5]) for line in body.splitlines()])
+        sweep_s = 1.0 / r.render["rig"]["roof_lidar"]["model"]["rotation_hz"]
+        assert a["sampleTime"]["seconds"] <= a["t"] and 0.0 <= t.min() and t.max() < sweep_s
         ids = np.array([int(line.split()[4]) for line in body.splitlines()])
         assert set(ids.tolist()) <= set(r.legend)
     assert "x forward, y left, z up" in r.render["sensor_frames"]["roof_lidar"]
     for a in r.artifacts("radar"):
         header = (folder / a["path"]).read_text().splitlines()[0].split(",")
         assert header[:4] == ["range_m", "azimuth_rad", "elevation_rad", "radial_velocity_mps"]
+
+
+def test_legend_states_the_semantic_value_of_nothing_hit_and_the_row_time_rule(folder):
+    """Issue 26 item 6: semantic 0 (sky) is stated in legend.json beside the ignore value and the rolling shutter's
+    row-time rule, and it is what the semantic pass holds where the id pass holds nothing."""
+    legend = json.loads((folder / "legend.json").read_text())
+    assert legend["nothing_hit_class"] == 0 and legend["semantic_ignore_8bit"] == 255
+    assert "line_time_s" in legend["row_time"] and "target row" in legend["row_time"]
+    r = SpecReader(folder)
+    for a in r.artifacts("semantic"):
+        same = {b["pass"]: b for b in r.results["artifacts"] if b["sensorId"] == a["sensorId"] and b["tick"] == a["tick"]}
+        ids = r.instances(same["id"])
+        assert np.all(r.classes(a)[ids == 0] == legend["nothing_hit_class"])
+
+
+def test_the_datasheet_states_the_observation_conventions():
+    from simready.release.datasheet import conventions, datasheet_markdown
+
+    conv = conventions()
+    assert conv["semantic_nothing_hit_class"] == 0 and conv["semantic_ignore_8bit"] == 255
+    gate = {"policy_version": ["p"], "bases_accepted": 1, "bases_rejected": 0, "matched_sets_whole": "1/1",
+            "branches": {}, "low_fidelity_share": 0.0, "scale_factor": 1.0, "released_mean": {}}
+    counts = {s: {"samples": 0, "branches": 0, "weight": 0.0, "files": 0, "bytes": 0} for s in ("train", "val", "test")}
+    sheet = {"suite_id": "s", "counts": counts, "by_intent": {}, "by_cell": {}, "by_branch": {}, "gate": gate,
+             "versions": {}, "conventions": conv}
+    page = datasheet_markdown("r", sheet, [])
+    assert "## Observation conventions" in page and "`semantic.png`: 0 where nothing was hit (sky" in page
+    assert "sampleTime + v * line_time_s" in page and "seconds since the sweep's sampleTime" in page

@@ -53,7 +53,7 @@ def test_sample_refuses_a_non_empty_folder_and_deletes_nothing(tmp_path, capsys)
     (["--template", "two_lane_arterial", "--intent", "teleport"], "unknown intent 'teleport'"),
     # The intents' feasibility lines (SPEC §18): the first map affordance the template lacks.
     (["--template", "two_lane_arterial", "--intent", "pedestrian_emerges_behind_van"],
-     "no parking lane or parking region beside a driving lane"),
+     "no crosswalk (pedestrian_emerges_behind_van needs it)"),
     (["--template", "two_lane_arterial", "--intent", "cut_in", "--cell", "gap_s=1.0..1.0"], "empty range"),
     (["--template", "two_lane_arterial", "--intent", "cut_in", "--cell", "side=up"], "no declared side 'up'"),
     (["--template", "two_lane_arterial", "--intent", "signalized_left_turn"],

@@ -12,8 +12,8 @@ from simready.scenario.generator import make_context, resolve_template
 from simready.scenario.geometry import Motion, Path, SpeedProfile, stationary
 from simready.scenario.ladder import Body, Proposal, Scene
 from simready.scenario.manifest import Environment
-from simready.scenario.programs.base import Draws, Realization
-from simready.scenario.programs.environment import correlated_environment
+from simready.scenario.program_base import Draws, Realization
+from simready.scenario.environment import correlated_environment
 from simready.scenario.streams import StreamSet
 
 

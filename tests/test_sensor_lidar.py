@@ -111,8 +111,8 @@ def test_ply_ascii_header_and_columns_exactly_as_spec(tmp_path):
     np.testing.assert_allclose(back["intensity"], s.intensity, atol=1e-4)
     np.testing.assert_array_equal(back["instance_id"], s.instance_id)
     timed = read_ply(write_ply_ascii(tmp_path / "t.ply", s, with_time=True))
-    np.testing.assert_allclose(timed["t"], s.t_s, atol=1e-6)
+    np.testing.assert_allclose(timed["t"], s.t_s - s.t0_s, atol=1e-6)  # seconds since the sweep's start
     binary = read_ply(write_ply_binary(tmp_path / "b.ply", s, with_time=True))
     np.testing.assert_array_equal(binary["instance_id"], s.instance_id)
     np.testing.assert_allclose(binary["x"], s.points_sensor[:, 0], rtol=1e-6)
-    np.testing.assert_array_equal(binary["t"], s.t_s)
+    np.testing.assert_array_equal(binary["t"], s.t_s - s.t0_s)

@@ -84,3 +84,51 @@ def test_noise_comes_from_the_stream(tmp_path):
     fields = lines[1].split(",")
     assert len(fields) == 7 and int(fields[6]) == a.instance_id[0]
     assert float(fields[0]) == pytest.approx(a.range_m[0], abs=1e-4)
+
+
+def test_contributors_split_one_detection_between_two_reflectors_in_one_cell():
+    """Issue 26 item 7: one entity of two plates side by side (mirror images about the boresight, reflectance 0.8
+    and 0.4) is one detection; its contributor table has both parts with power shares 0.8 / 1.2 and 0.4 / 1.2
+    exactly (the same rays' geometry on each), each with its own radial velocity (the right plate recedes at 2 m/s
+    along x: v·loŝ at its centroid; the left one is still)."""
+    import dataclasses
+
+    from simready.raycast.geometry import Body
+
+    def plate(y0: float, y1: float, rho: float, track: PoseTrack, element: str) -> Body:
+        b = box_body("t/actor:rig", (0.2, y1 - y0, 1.5), track, 10, (0.5, 0.5, 0.5), rho,
+                     centre_body_m=(20.0, 0.5 * (y0 + y1), 0.75))
+        return dataclasses.replace(b, element=element)
+
+    still = PoseTrack.constant(np.eye(4))
+    moving = linear_track((0.0, 0.0, 0.0), (2.0, 0.0, 0.0), t_end_s=1.0)
+    scene = SceneGeometry([plate(0.05, 1.0, 0.8, still, "left.obj"), plate(-1.0, -0.05, 0.4, moving, "right.obj")])
+    rig = rig_with(radar())
+    det, con = detect(scene, rig, "radar", 0.0, np.random.default_rng(0), contributors=True)
+    assert len(det) == 1 and len(con) == 2
+    assert con.detection.tolist() == [0, 0] and con.entity.tolist() == ["t/actor:rig"] * 2
+    assert con.part.tolist() == [0, 1] and con.hits[0] == con.hits[1] and con.hits.sum() == det.hit_count[0]
+    assert con.power_share[0] == pytest.approx(0.8 / 1.2, rel=1e-12)
+    assert con.power_share[1] == pytest.approx(0.4 / 1.2, rel=1e-12)
+    assert con.y[0] > 0.0 > con.y[1]
+    o = rig.T_world_sensor("radar", 0.0)[:3, 3]
+    c = np.array([con.x[1], con.y[1], con.z[1]]) + o  # radar axes are the world's here
+    assert con.radial_velocity_mps[1] == pytest.approx(2.0 * (c - o)[0] / np.linalg.norm(c - o), rel=1e-9)
+    assert con.radial_velocity_mps[0] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_contributors_follow_the_detected_rows_and_are_written_as_parquet(tmp_path):
+    import pyarrow.parquet as pq
+
+    from simready.sensors_hw.radar import CONTRIBUTOR_COLUMNS, write_contributors
+
+    scene = SceneGeometry([box_body("t/actor:a", (4.5, 1.9, 1.5), linear_track((20.0, 4.0, 0.0), (0.0, 0.0, 0.0), t_end_s=1.0),
+                                    10, (0.5, 0.5, 0.5), 0.6),
+                           box_body("t/actor:b", (4.5, 1.9, 1.5), linear_track((30.0, -4.0, 0.0), (3.0, 0.0, 0.0), t_end_s=1.0),
+                                    10, (0.5, 0.5, 0.5), 0.6)])
+    det, con = detect(scene, rig_with(radar()), "radar", 0.2, np.random.default_rng(0), contributors=True)
+    assert len(det) == 2 and con.detection.tolist() == [0, 1] and con.instance_id.tolist() == det.instance_id.tolist()
+    assert con.power_share.tolist() == [1.0, 1.0]
+    np.testing.assert_allclose(con.radial_velocity_mps, det.true_radial_velocity_mps, atol=1e-9)
+    table = pq.read_table(write_contributors(tmp_path / "c.parquet", con))
+    assert tuple(table.column_names) == CONTRIBUTOR_COLUMNS and table.num_rows == 2

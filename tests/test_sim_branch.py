@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -84,27 +87,54 @@ def test_unknown_action_and_missing_reveal_are_input_errors() -> None:
 def test_dynamic_branches_brake_avoids_coast_hits() -> None:
     from simready.sim.evaluate import evaluate_trace
 
-    res = run_branches(crossing(clip_s=6.0), template(), at_s=0.5, backend="dynamic-v1", catalog=catalog())
+    res = run_branches(crossing(clip_s=7.0), template(), at_s=0.5, backend="dynamic-v1", catalog=catalog())
     brake, coast = res.branches
     assert shared_prefix(brake.trace, coast.trace, res.checkpoint.tick)
     assert not brake.outcome["collision"] and coast.outcome["collision"]
     # Hand check of the brake branch: 6 m/s, 0.2 s delay, 6 m/s² → 1.2 + 3.0 = 4.2 m (tyre model, so ±2 cm).
     assert brake.outcome["stopping_distance_m"] == pytest.approx(4.2, abs=0.02)
-    # The struck pedestrian is carried by the bus (never passed through) while its driver brakes to a standstill.
+    # The struck pedestrian is a body (issue 26): at the bus's surface, never inside its box, thrown ahead of it,
+    # falling (tilted) and sliding to rest; its contact with the bus lasts until it is at rest.
     df = coast.trace.df
     ego = df[df.actor_id == "ego"]
     assert ego.speed_mps.iloc[-1] < 0.1
     (hit,) = [e for e in coast.trace.events if e["type"] == "collision"]
     assert [e["actor"] for e in coast.trace.events if e["type"] == "post_crash"] == ["ego"]
-    ped = df[(df.actor_id == hit["b"] if hit["a"] == "ego" else hit["a"]) & (df.t > hit["t"])]
-    moving = ego[ego.t > hit["t"]]
+    ped_id = hit["b"] if hit["a"] == "ego" else hit["a"]
+    ped = df[(df.actor_id == ped_id) & (df.t >= hit["t"] - 1e-9)]
+    moving = ego[ego.t >= hit["t"] - 1e-9]
+    dims = {a.id: (a.dims.l, a.dims.w) for a in crossing(clip_s=7.0).actors}
+    depth = [_penetration(e, q, dims["ego"], dims[ped_id]) for (_, e), (_, q) in zip(moving.iterrows(), ped.iterrows())]
+    assert max(depth) <= 0.01, max(depth)
     gap = np.hypot(ped.x.to_numpy() - moving.x.to_numpy(), ped.y.to_numpy() - moving.y.to_numpy())
-    assert gap.max() - gap.min() < 0.05  # rigidly with the bus
+    assert gap[-1] > gap[0] + 1.0  # thrown ahead of the braking bus
+    assert np.hypot(ped.qx, ped.qy).max() > 0.3  # it falls: no longer upright
+    assert ped.speed_mps.iloc[-1] < 0.05 and abs(ped.vz.iloc[-1]) < 0.05  # at rest
+    rest_t = float(ped.t[ped.speed_mps.to_numpy() >= 0.05].max())
+    assert hit["t_end"] == pytest.approx(rest_t + 0.02, abs=0.1)
     # The bus's momentum change follows the mass ratio: small against a pedestrian.
     assert hit["delta_v_mps"]["ego"] < 0.1 * hit["relative_speed_mps"]
     for b in (brake, coast):
         assert evaluate_trace(b.trace).verdict == "accept"
         assert all(c["passed"] for c in b.trace.metrics["rollout_checks"])
+
+
+def _penetration(a: Any, b: Any, dims_a: tuple[float, float], dims_b: tuple[float, float]) -> float:
+    """How deep two footprint rectangles (rows with x, y, qz, qw) overlap (m): the separating-axis test's least overlap."""
+    rects = []
+    for row, (length, width) in ((a, dims_a), (b, dims_b)):
+        yaw = 2.0 * math.atan2(row.qz, row.qw)
+        c, s = math.cos(yaw), math.sin(yaw)
+        rects.append(np.array([[row.x + c * u * length / 2 - s * v * width / 2, row.y + s * u * length / 2 + c * v * width / 2]
+                               for u, v in ((1, 1), (-1, 1), (-1, -1), (1, -1))]))
+    best = math.inf
+    for r in rects:
+        for k in range(4):
+            e = r[(k + 1) % 4] - r[k]
+            n = np.array([-e[1], e[0]]) / math.hypot(*e)
+            pa, pb = rects[0] @ n, rects[1] @ n
+            best = min(best, min(pa.max(), pb.max()) - max(pa.min(), pb.min()))
+    return max(best, 0.0)
 
 
 def test_stopping_distance_counts_from_the_checkpoint_tick(crn) -> None:  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ Scene (``residential_crosswalk_v3``, ``lane_eb`` along y = −1.75 m): the
 ego shuttle (4.6 m) waits at rest at x = 40 m (cruise 0); a sedan (4.7 m)
 starts 10 m behind at 15 m/s. The bumpers are 5.35 m apart, but braking
 at its hardest (decel_max 8 m/s²) the sedan needs 15²/16 ≈ 14 m to stop, so
-it hits the ego at t = 0.22 s at ~11.8 m/s.
+its footprint meets the ego's at t = 0.20 s at ~11.8 m/s (the hulls at 0.22 s).
 """
 
 from __future__ import annotations
@@ -80,7 +80,9 @@ def test_rear_end_exchanges_momentum_within_the_tyre_impulse() -> None:
     r = _run(_rear_end())
     (hit,) = _collisions(r)
     assert hit["a"] == "car" and hit["b"] == "ego"
-    assert hit["t"] == pytest.approx(0.22) and hit["relative_speed_mps"] > 10.0
+    # The event starts at the first tick the footprints overlap (0.20 s), a tick before the hulls meet (the
+    # sedan's rounded hull lies inside its footprint).
+    assert hit["t"] == pytest.approx(0.20) and hit["relative_speed_mps"] > 10.0
     assert 0.0 < hit["duration_s"] < 0.5 and hit["t_end"] == pytest.approx(hit["t"] + hit["duration_s"])
     assert hit["delta_v_mps"]["car"] > 5.0 and hit["delta_v_mps"]["ego"] > 2.0 and len(hit["point"]) == 2
     cat = catalog()
@@ -158,3 +160,19 @@ def test_settle_still_rejects_an_ego_spawned_inside_a_driven_agent() -> None:
     m = _manifest(_follower(4.0, 8.0), clip_s=1.0)
     report = settle_check(m, template(), catalog=catalog(), rollout=False)
     assert [code for code, _ in report.reasons][:1] in (["physics.energy_gain"], ["physics.unsettled"])
+
+
+def test_kinematic_vehicles_stop_at_contact_instead_of_passing_through() -> None:
+    """Issue 26 item 4: in kinematic-v1 the sedan of the rear-end stops where its footprint meets the shuttle's (to
+    the bisection's micrometres), at rest, with a collision event; it never enters or passes the shuttle."""
+    m = _rear_end()
+    r = run_simulation(m, template(), backend="kinematic-v1", catalog=catalog())
+    (hit,) = _collisions(r)
+    assert hit["t"] == pytest.approx(0.20) and hit["relative_speed_mps"] > 10.0
+    df = r.trace.df
+    car, ego = df[df.actor_id == "car"], df[df.actor_id == "ego"]
+    dims = {a.id: a.dims.l for a in m.actors}
+    gap = (ego.x.to_numpy() - dims["ego"] / 2) - (car.x.to_numpy() + dims["car"] / 2)
+    assert gap.min() >= 0.0 and gap[car.t.to_numpy() >= hit["t"] - 1e-9].max() < 1e-4
+    assert (car[car.t >= hit["t"] - 1e-9].speed_mps == 0.0).all()
+    assert evaluate_trace(r.trace).accepted

@@ -15,7 +15,7 @@ import yaml
 
 from simready import paths
 from simready.scenario.suite import SuiteError, load_suite
-from simready.scenario.suite_check import check_suite
+from simready.suite_check import check_suite
 
 SUITE = paths.DATA_DIR / "suites" / "default.yaml"
 

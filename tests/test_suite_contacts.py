@@ -4,9 +4,14 @@ Every base rollout and every branch of the suite ``make run`` materializes
 (its templates, intents and both batches, dynamic-v1) is scanned tick by tick
 for footprints that overlap (shapely, independent of the engine's own
 footprint kernel); each overlap must lie inside a recorded ``collision`` event
-of that pair (from one tick before it began to its end). The same rollouts
-are held to the contact-aware plausibility checks: a vehicle–vehicle crash is
-accepted by ``evaluate_trace`` and by the gate's physical and temporal checks.
+of that pair (from the tick it began to its end: an event starts at the first
+overlap, issue 26). The same rollouts are held to the contact-aware
+plausibility checks: a vehicle–vehicle crash is accepted by ``evaluate_trace``
+and by the gate's physical and temporal checks; in every tick of a
+vehicle–vehicle contact the pair's horizontal momentum (centre-of-mass
+velocities) changes by no more than the ground's friction can supply
+(μ·Σm·g·dt); a struck pedestrian or cyclist is never more than 1 cm inside the
+footprint of the vehicle that struck it.
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ def _unrecorded_overlaps(manifest: Any, trace: Trace) -> tuple[list[str], int]:
     windows: dict[frozenset[str], list[tuple[float, float]]] = {}
     for ev in trace.events:
         if ev["type"] == "collision":
-            windows.setdefault(frozenset((ev["a"], ev["b"])), []).append((ev["t"] - dt, ev.get("t_end", math.inf)))
+            windows.setdefault(frozenset((ev["a"], ev["b"])), []).append((ev["t"], ev.get("t_end", math.inf)))
     found = []
     seen = 0
     for i in range(n):
@@ -105,7 +110,9 @@ def test_no_footprint_overlap_without_a_collision_event() -> None:
     rollouts = _suite_rollouts()
     assert len(rollouts) >= 80  # 32 samples, each a base and two branches
     scans = {label: _unrecorded_overlaps(m, tr) for label, m, tr in rollouts}
-    assert sum(seen for _, seen in scans.values()) > 100  # crashes overlap footprints: the scan sees them
+    # Vehicle crashes overlap footprints for a few ticks: the scan sees them (struck road users, no longer carried
+    # inside the vehicle's box, overlap none: issue 26).
+    assert sum(seen for _, seen in scans.values()) >= 5
     bad = {label: found for label, (found, _) in scans.items() if found}
     assert not bad, bad
 
@@ -130,3 +137,86 @@ def test_vehicle_crashes_pass_the_contact_aware_checks() -> None:
             problems[label] = verdict.reasons() + [str(report.check(c).detail) for c in failed]
     assert crashes >= 5, crashes
     assert not problems, problems
+
+
+def _com_velocity(trace: Trace, asset_of: dict[str, str]) -> tuple[np.ndarray, list[str]]:
+    """(rows, actors, 3) centre-of-mass velocities v + ω × R·c from a trace's origin velocities."""
+    ids = trace.header["actor_ids"]
+    n = len(ids)
+    r = len(trace.ticks) // n
+    c = {k: trace.column(k).reshape(r, n) for k in ("vx", "vy", "vz", "wx", "wy", "wz", "qx", "qy", "qz", "qw")}
+    x, y, z, w = c["qx"], c["qy"], c["qz"], c["qw"]
+    R = np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+                  np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+                  np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], -2)
+    cat = ensure_catalog()
+    com = np.array([cat.entry(asset_of[a]).center_of_mass_m for a in ids], dtype=np.float64)
+    arm = np.einsum("rnij,nj->rni", R, com)
+    omega = np.stack([c["wx"], c["wy"], c["wz"]], -1)
+    return np.stack([c["vx"], c["vy"], c["vz"]], -1) + np.cross(omega, arm), ids
+
+
+def test_vehicle_contacts_keep_momentum_tick_by_tick() -> None:
+    """Issue 26 item 1: per tick of every vehicle–vehicle contact, |ΔP| ≤ μ·Σm·g·dt (centre-of-mass velocities)."""
+    cat = ensure_catalog()
+    worst, seen, bad = 0.0, 0, {}
+    for label, m, tr in _suite_rollouts():
+        acts = {a.id: a for a in m.actors}
+        events = [ev for ev in tr.events if ev["type"] == "collision" and ev["b"] in acts
+                  and acts[ev["a"]].kind == acts[ev["b"]].kind == "vehicle"]
+        if not events:
+            continue
+        v, ids = _com_velocity(tr, {a: acts[a].asset_id for a in acts})
+        dt, t0 = tr.header["dt"], float(tr.column("t")[0])
+        for ev in events:
+            ia, ib = ids.index(ev["a"]), ids.index(ev["b"])
+            ma, mb = cat.entry(acts[ev["a"]].asset_id).mass_kg, cat.entry(acts[ev["b"]].asset_id).mass_kg
+            P = ma * v[:, ia, :2] + mb * v[:, ib, :2]
+            k0 = int(round((ev["t"] - t0) / dt))
+            k1 = int(round((ev.get("t_end", tr.header["clip_s"]) - t0) / dt))
+            ratio = np.linalg.norm(np.diff(P[k0 - 1:k1 + 1], axis=0), axis=1) / (
+                m.environment.road_friction * (ma + mb) * 9.81 * dt)
+            seen += 1
+            worst = max(worst, float(ratio.max()))
+            if ratio.max() > 1.0:
+                bad[f"{label} {ev['a']}-{ev['b']} @ {ev['t']}"] = round(float(ratio.max()), 2)
+    assert seen >= 10, seen
+    assert not bad, (bad, worst)
+
+
+def test_struck_road_users_stay_outside_the_vehicle() -> None:
+    """Issue 26 item 2: from the strike on, a struck pedestrian's or cyclist's footprint is never more than 1 cm inside
+    the striking vehicle's (least overlap of the separating-axis test), and the road user falls (it is a body)."""
+    seen, bad = 0, {}
+    for label, m, tr in _suite_rollouts():
+        acts = {a.id: a for a in m.actors}
+        for ev in tr.events:
+            if ev["type"] != "collision" or ev["b"] not in acts or {acts[ev["a"]].kind, acts[ev["b"]].kind} == {"vehicle"}:
+                continue
+            if "vehicle" not in (acts[ev["a"]].kind, acts[ev["b"]].kind):
+                continue
+            vehicle, user = (ev["a"], ev["b"]) if acts[ev["a"]].kind == "vehicle" else (ev["b"], ev["a"])
+            df = tr.df
+            rows = {a: df[(df.actor_id == a) & (df.t >= ev["t"] - 1e-9)] for a in (vehicle, user)}
+            depth = max(_depth(p, q, acts[vehicle].dims, acts[user].dims)
+                        for (_, p), (_, q) in zip(rows[vehicle].iterrows(), rows[user].iterrows()))
+            seen += 1
+            tilt = float(np.hypot(rows[user].qx, rows[user].qy).max())
+            if depth > 0.01 or tilt < 0.3:
+                bad[f"{label} {vehicle}-{user}"] = (round(depth, 3), round(tilt, 3))
+    assert seen >= 3, seen
+    assert not bad, bad
+
+
+def _depth(a: Any, b: Any, dims_a: Any, dims_b: Any) -> float:
+    rects = [_rectangles(np.array([row.x]), np.array([row.y]), np.array([2.0 * math.atan2(row.qz, row.qw)]), d.l, d.w)[0]
+             for row, d in ((a, dims_a), (b, dims_b))]
+    best = math.inf
+    for r in rects:
+        xy = np.asarray(r.exterior.coords)[:4]
+        for k in range(4):
+            e = xy[(k + 1) % 4] - xy[k]
+            n = np.array([-e[1], e[0]]) / math.hypot(*e)
+            pa, pb = np.asarray(rects[0].exterior.coords) @ n, np.asarray(rects[1].exterior.coords) @ n
+            best = min(best, min(pa.max(), pb.max()) - max(pa.min(), pb.min()))
+    return max(best, 0.0)

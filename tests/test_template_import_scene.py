@@ -295,3 +295,25 @@ def test_name_clash_with_the_base_template_and_one_asset_files_are_refused(capsy
     rc, _, err = run(capsys, urdf, catalog, tmp_path / "arterial_plaza.yaml", *CLASSES)
     assert rc == 1 and "is one asset, not a scene" in err
     assert files_under(catalog) == before and not (tmp_path / "arterial_plaza.yaml").exists()
+
+
+def test_an_open_object_is_repaired_on_request(capsys, tmp_path, catalog) -> None:
+    """A 1 × 1 × 0.5 m tray without its top (issue 30): refused with the --repair hint, then measured on its
+    hole-filled solid, the repair recorded in its entry."""
+    scene = write_obj(tmp_path / "src" / "plaza.obj")
+    n = sum(1 for line in scene.read_text().splitlines() if line.startswith("v "))
+    box = trimesh.creation.box(extents=(1.0, 1.0, 0.5))
+    box.apply_translation((60.0, 0.0, 0.25))
+    top = box.triangles_center[:, 2] > 0.49
+    lines = ["o tray"] + [f"v {x:g} {y:g} {z:g}" for x, y, z in box.vertices]
+    lines += [f"f {a + n + 1} {b + n + 1} {c + n + 1}" for a, b, c in box.faces[~top]]
+    scene.write_text(scene.read_text() + "\n".join(lines) + "\n")
+    out = tmp_path / "arterial_plaza.yaml"
+    rc, _, err = run(capsys, scene, catalog, out, *CLASSES, "--units", "meter")
+    assert rc == 1 and "parts.tray" in err and "rerun with --repair to measure a watertight solid" in err
+    rc, _, err = run(capsys, scene, catalog, out, *CLASSES, "--units", "meter", "--repair")
+    assert rc == 0, err
+    entry = json.loads((catalog / "generated" / "plaza" / "tray" / "entry.json").read_text())
+    assert entry["volume_geometry"]["file"] == "volume.obj" and entry["render_volume_m3"] == pytest.approx(0.5)
+    assert [r["what"] for r in entry["import"]["repairs"]] == ["watertight solid"]
+    assert entry["mass_kg"] == pytest.approx(400 * 0.5)

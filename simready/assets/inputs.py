@@ -17,6 +17,11 @@ then starts at the files, and an asset that read an older version shows
 * ``suite_file`` — the suite: intents, counts, observation plan. Its version
   leaves ``batches`` out: adding a batch adds partitions, it changes no
   existing one.
+* ``program_sources`` — one partition per template: the program files (SPEC
+  §19) whose intents the suite samples on it, so editing a program reaches
+  exactly the manifests (and what follows them) of the templates that sample
+  its intents. A template sampling only built-in intents has no observation
+  (nothing to be stale against).
 
 The automation condition downstream (``automation.EAGER``) ignores this group:
 ``source_files_sensor`` requests what a changed template, map, contract or
@@ -34,7 +39,7 @@ from simready import paths
 from simready.assets.partitions import template_ids, template_partitions
 from simready.hashing import content_hash, file_sha256
 from simready.resources import SourceData
-from simready.scenario.suite import SuiteError, suite_plan
+from simready.scenario.suite import SuiteError, load_suite, suite_plan
 from simready.world.template_build import maps_dir, templates_imported_from
 
 GROUP = "inputs"
@@ -68,16 +73,68 @@ suite_file = dg.AssetSpec(
     description="The suite (`data/suites/default.yaml` or `SIMREADY_SUITE`): intents and counts per template, the "
                 "observation plan; its data version leaves the batch count out.",
 )
+program_sources = dg.AssetSpec(
+    "program_sources", group_name=GROUP, kinds={"python"}, partitions_def=template_partitions,
+    metadata=_files(*sorted((paths.DATA_DIR / "programs").glob("*.py"))),
+    description="The program files (`programs:` in the suite, e.g. `data/programs/*.py`) whose intents the suite "
+                "samples on a template; observed (content hash) by source_files_sensor and simready run.",
+)
+
+
+def _suite_programs(suite_file: Path) -> list[str]:
+    """The program files a suite names (``programs:``), as written; none for a suite that does not parse."""
+    try:
+        plan = suite_plan(suite_file)
+    except SuiteError:
+        return []
+    files = plan.get("programs") or []
+    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
 
 
 def source_file_hashes(source: SourceData) -> dict[str, str]:
-    """``{"templates/<f>" | "catalog/<f>" | "maps/<f>" | "suite/<f>": sha256}`` of every hand-authored input."""
+    """``{"templates/<f>" | "catalog/<f>" | "maps/<f>" | "suite/<f>" | "programs/<path>": sha256}`` of every
+    hand-authored input (a program file under the path the suite names it by)."""
     out = {f"templates/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.templates_dir).glob("*.yaml"))}
     out.update({f"catalog/{p.name}": file_sha256(str(p)) for p in sorted(Path(source.catalog_contracts_dir).glob("*.yaml"))})
     out.update({f"maps/{p.name}": file_sha256(str(p)) for p in sorted(maps_dir(Path(source.templates_dir)).glob("*.xodr"))})
     suite = Path(source.suite_file)
     if suite.is_file():
         out[f"suite/{suite.name}"] = file_sha256(str(suite))
+        programs = _suite_programs(suite)
+        if programs:
+            # Imported here: the programs' modules are heavy; a suite without program files never loads them.
+            from simready.scenario.program_files import resolve_path
+
+            for f in programs:
+                if resolve_path(f).is_file():
+                    out[f"programs/{f}"] = file_sha256(str(resolve_path(f)))
+    return out
+
+
+def _program_members(source: SourceData, hashes: dict[str, str]) -> dict[str, list[str]]:
+    """``{template id: [program file keys]}``: the program files whose intents the suite samples on a template.
+
+    Which file defines which intent is known by loading the files (through the suite); when that fails (a file
+    that does not load), every template naming an intent that is not built in depends on every program file, and
+    the stages that load it fail with the reason.
+    """
+    from simready.scenario.program_files import ProgramError
+    from simready.scenario.programs import PROGRAMS, provenance
+
+    programs = sorted(k for k in hashes if k.startswith("programs/"))
+    if not programs:
+        return {}
+    try:
+        suite = load_suite(source.suite_file, source.templates_dir)
+    except (SuiteError, ProgramError):
+        plan = suite_plan(source.suite_file).get("templates") or {}
+        return {t: programs for t, intents in sorted(plan.items())
+                if isinstance(intents, dict) and set(intents) - set(PROGRAMS)}
+    out = {}
+    for template_id, intents in sorted(suite.templates.items()):
+        files = sorted({f"programs/{o.file}" for o in map(provenance, intents) if o is not None} & set(programs))
+        if files:
+            out[template_id] = files
     return out
 
 
@@ -98,6 +155,10 @@ def _members(source: SourceData, hashes: dict[str, str]) -> dict[tuple[dg.AssetK
     suite = sorted(k for k in hashes if k.startswith("suite/"))
     if suite:
         out[(suite_file.key, None)] = suite
+    known = set(template_ids())
+    for template_id, files in _program_members(source, hashes).items():
+        if template_id in known:
+            out[(program_sources.key, template_id)] = files
     return out
 
 
@@ -119,6 +180,10 @@ def input_versions(source: SourceData, hashes: dict[str, str]) -> dict[tuple[dg.
 def _path(source: SourceData, file_key: str) -> Path:
     """Where a file of ``source_file_hashes`` lies."""
     kind, name = file_key.split("/", 1)
+    if kind == "programs":
+        from simready.scenario.program_files import resolve_path
+
+        return resolve_path(name)
     folder = {"templates": Path(source.templates_dir), "catalog": Path(source.catalog_contracts_dir),
               "maps": maps_dir(Path(source.templates_dir)), "suite": Path(source.suite_file).parent}[kind]
     return folder / name
@@ -172,8 +237,9 @@ def _observer(spec: dg.AssetSpec) -> dg.AssetsDefinition:
         source = context.resources.source
         partition = context.partition_key if context.has_partition_key else None
         hashes = source_file_hashes(source)
-        version = input_versions(source, hashes)[(spec.key, partition)]
-        files = input_files(source, hashes)[(spec.key, partition)]
+        # A template that samples no program file has no program version: it observes as such.
+        version = input_versions(source, hashes).get((spec.key, partition), "no-program-files")
+        files = input_files(source, hashes).get((spec.key, partition), {})
         return dg.ObserveResult(asset_key=spec.key, data_version=dg.DataVersion(version),
                                 metadata={FILES_ENTRY: dg.JsonMetadataValue(files)})
 
@@ -199,4 +265,4 @@ def observe_inputs(instance: dg.DagsterInstance, source: SourceData) -> int:
 
 
 #: The inputs as the definitions hold them (observable source assets, group ``inputs``).
-INPUTS = [_observer(spec) for spec in (template_sources, catalog_contracts, suite_file)]
+INPUTS = [_observer(spec) for spec in (template_sources, catalog_contracts, suite_file, program_sources)]

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from simready.assets.automation import EAGER
 from simready.assets.catalog import certified_assets
-from simready.assets.inputs import suite_file
+from simready.assets.inputs import program_sources, suite_file
 from simready.assets.metadata import artifact_link, table as table_metadata
 from simready.assets.partitions import by_template, registered_batches, sample_partitions, template_partitions
 from simready.assets.world import world_templates
@@ -85,7 +85,8 @@ def cell_columns(dims: dict) -> dict[str, str]:
     group_name="scenario",
     kinds={"python"},
     partitions_def=sample_partitions,
-    deps=[dg.AssetDep(world_templates, partition_mapping=by_template), certified_assets, suite_file],
+    deps=[dg.AssetDep(world_templates, partition_mapping=by_template), certified_assets, suite_file,
+          dg.AssetDep(program_sources, partition_mapping=by_template)],
     code_version=SCENARIO_CODE_VERSION,
     automation_condition=EAGER,
     description="Accepted, fully resolved scenario manifests of one template's sample batch (SPEC §6).",
@@ -93,12 +94,18 @@ def cell_columns(dims: dict) -> dict[str, str]:
 def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     from simready.catalog.catalog import load_catalog
     from simready.scenario.batch import build_batch, write_batch
+    from simready.sim.settle import PhysicsSettleStage
 
     template_id, batch = batch_of(context)
     _require_valid_template(store, template_id)
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))
-    result = build_batch(load_suite(source.suite_file, source.templates_dir), template, batch, catalog)
+    # The physics settle joins the pipeline's ladder (SPEC §19): 0.5 s of PyBullet at rest per proposal, no full
+    # rollout (the trajectories stage rolls out every accepted sample; a rollout here cost 28.5 s against 0.7 s
+    # for the default suite's proposals), and its measurements stay out of the manifests.
+    settle = PhysicsSettleStage(catalog, rollout=False, record=False)
+    result = build_batch(load_suite(source.suite_file, source.templates_dir), template, batch, catalog,
+                         extra_stages=[settle])
     write_batch(result, batch_dir(store, template_id, batch).root)
     save_batch(store, template_id, batch)
     summary = result.summary()

@@ -8,7 +8,7 @@ import dagster as dg
 
 from simready.assets.automation import EAGER
 from simready.assets.catalog import certified_assets
-from simready.assets.inputs import suite_file
+from simready.assets.inputs import program_sources, suite_file
 from simready.assets.metadata import artifact_link, parquet_metadata, table
 from simready.assets.partitions import by_template, sample_partitions, template_partitions
 from simready.assets.scenario import batch_samples, save_batch
@@ -41,7 +41,7 @@ REFERENCE_CODE_VERSION = "reference-3"
     group_name="validity",
     kinds={"pybullet", "parquet"},
     partitions_def=template_partitions,
-    deps=[world_templates, certified_assets, suite_file],
+    deps=[world_templates, certified_assets, suite_file, program_sources],
     code_version=REFERENCE_CODE_VERSION,
     automation_condition=EAGER,
     description="The template's realism reference pool: independent draws (root 'reference') of the suite's "

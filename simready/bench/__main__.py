@@ -19,7 +19,7 @@ SECTIONS: dict[str, str] = {
     "maps": "simready.bench.maps:run",
     "xosc": "simready.bench.xosc:run",
     "street": "simready.bench.street:run",
-    "import": "simready.bench.catalog_import:run",
+    "import": "simready.bench.catalog_import:run_all",
     "scenario": "simready.bench.scenario:run",
     "routing": "simready.bench.routing:run",
     "sim": "simready.bench.sim:run",

@@ -1,14 +1,24 @@
-"""Map benchmarks (issue 17): OpenDRIVE import of the generated test maps, and what each imported template holds.
+"""Map benchmarks (issues 17, 24): OpenDRIVE import of the generated test maps, and of a ~3 MB city map.
 
-Target: importing the four-way junction map takes at most 1 s. Per map it
-prints the import (read, sample, build) and the template validation
-separately, and the template's lanes, regions and ground triangles (the
-regions' constrained Delaunay triangulation, what a ground mesh of the
-template would hold).
+Targets: importing the four-way junction map takes at most 1 s (issue 17);
+a 3 MB city or highway map imports in at most 10 s and 1 GB peak (issue 24).
+Per small map it prints the import (read, sample, build) and the template
+validation separately, and the template's lanes, regions and ground
+triangles. The city map (:func:`simready.testing.opendrive_cases.grid_city`:
+8 × 8 signalised four-way junctions, two lanes each way, sidewalks; 3.2 MB)
+is imported in a fresh process, so that its peak resident memory is the
+import's own; it prints lanes, junctions, repairs and link reports beside
+the wall time (the target) and the CPU time (what a shared, loaded machine
+does not inflate). Set ``SIMREADY_BENCH_MAPS`` to a ``:``-separated list of .xodr
+files (e.g. CARLA towns) to time those the same way.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,6 +31,45 @@ from simready.world.template import parse_template
 
 #: The issue's budget for importing the four-way junction map (s).
 JUNCTION_IMPORT_BUDGET_S = 1.0
+#: Issue 24's budget for a 3 MB city or highway map: seconds and peak resident memory (MB).
+CITY_IMPORT_BUDGET_S = 10.0
+CITY_IMPORT_BUDGET_MB = 1024.0
+#: Grid size of the generated city map (8 × 8 junctions: 3.2 MB).
+CITY_GRID = 8
+
+_CHILD = """
+import json, resource, sys, time
+from simready.maps.xodr_import import import_opendrive
+t0, c0 = time.perf_counter(), time.process_time()
+m = import_opendrive(sys.argv[1], "bench_city")
+dt, dc = time.perf_counter() - t0, time.process_time() - c0
+r = m.report
+print(json.dumps({"s": dt, "cpu_s": dc, "mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+                  "lanes": r.counts["lanes"], "junctions": r.counts["junctions"], "signals": r.counts["signals"],
+                  "markings": r.counts["markings"], "repairs": len(r.repairs), "links": len(r.link_mismatches)}))
+"""
+
+
+def _import_in_child(path: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, check=False,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _print_big(label: str, path: Path) -> None:
+    size_mb = path.stat().st_size / 1e6
+    got = _import_in_child(path)
+    if "error" in got:
+        print(f"maps         import {label:<20} {size_mb:4.1f} MB: {got['error']}")
+        return
+    verdict = "met" if got["s"] <= CITY_IMPORT_BUDGET_S and got["mb"] <= CITY_IMPORT_BUDGET_MB else "MISSED"
+    print(f"maps         import {label:<20} {size_mb:4.1f} MB {got['s']:6.2f} s ({got['cpu_s']:.2f} s CPU) "
+          f"{got['mb']:6.0f} MB peak   "
+          f"{got['lanes']:5d} lanes {got['junctions']:4d} junctions {got['signals']:4d} signals "
+          f"{got['markings']:5d} markings {got['repairs']:4d} repairs {got['links']:4d} link reports "
+          f"(target <= {CITY_IMPORT_BUDGET_S:g} s, <= {CITY_IMPORT_BUDGET_MB:g} MB: {verdict})")
 
 
 def run() -> None:
@@ -37,3 +86,10 @@ def run() -> None:
                 verdict = "  (target <= 1 s: " + ("met" if t_import + t_validate <= JUNCTION_IMPORT_BUDGET_S else "MISSED") + ")"
             print(f"maps         import {name:<9} {t_import * 1e3:7.1f} ms + validate {t_validate * 1e3:6.1f} ms   "
                   f"{len(template.lanes):3d} lanes {len(template.regions):3d} regions {triangles:5d} triangles{verdict}")
+        from simready.testing.opendrive_cases import grid_city
+
+        city = Path(tmp) / "grid_city.xodr"
+        city.write_bytes(grid_city(CITY_GRID))
+        _print_big(f"grid city {CITY_GRID}x{CITY_GRID}", city)
+        for extra in filter(None, os.environ.get("SIMREADY_BENCH_MAPS", "").split(":")):
+            _print_big(Path(extra).name, Path(extra))

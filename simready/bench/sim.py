@@ -227,10 +227,40 @@ def bench_branches(repeats: int = 3) -> float:
     return med
 
 
+def bench_struck(repeats: int = 3) -> dict[str, float]:
+    """The ten-actor scene's coast branch, whose ego strikes the crossing pedestrian (a thrown rigid body from then
+    on, issue 26), against its brake branch (no strike), from one checkpoint: CPU time, the two in turn."""
+    from simready.sim.branch import _run_branch
+    from simready.sim.engine import Engine
+    from simready.sim.scene import build_scene
+
+    manifest, template, catalog = _setup()
+    scene = build_scene(manifest, template, backend="dynamic-v1", catalog=catalog)
+    parent = Engine(scene)
+    parent.run(until_tick=scene.warmup_ticks + 14)  # the decision (0.28 s); the coast branch strikes at 4.04 s
+    ckpt = parent.checkpoint()
+    parent.close()
+    cpu: dict[str, list[float]] = {"brake": [], "coast": []}
+    struck = False
+    for _ in range(repeats):
+        for action in ("brake", "coast"):
+            c0 = time.process_time()
+            branch = _run_branch(scene, ckpt, action, "common", None, action, 0.28)
+            cpu[action].append(time.process_time() - c0)
+            struck |= action == "coast" and any(e["type"] == "collision" for e in branch.trace.events)
+    out = {k: statistics.median(v) for k, v in cpu.items()}
+    ratio = out["coast"] / out["brake"]
+    print(f"sim          ten actors, 20 s branch from 0.28 s, dynamic-v1: brake {out['brake'] * 1e3:7.1f} ms CPU, coast "
+          f"{'(pedestrian struck, thrown as a body) ' if struck else '(no strike!) '}{out['coast'] * 1e3:7.1f} ms CPU = "
+          f"{ratio:4.2f}× (target ≤ 1.10×){_load_note()}")
+    return {**out, "ratio": ratio}
+
+
 def run() -> None:
     bench_rollouts()
     bench_checkpoints()
     bench_branches()
+    bench_struck()
 
 
 if __name__ == "__main__":

@@ -88,10 +88,11 @@ def _mass_and_body(req: ImportRequest, ontology: Ontology, declared_kg: float | 
     if declared_kg is not None and not (np.isfinite(declared_kg) and 0 <= declared_kg <= MAX_MASS_KG):
         raise CatalogError(req.source, "inertial.mass", f"the file's masses add up to {declared_kg:g} kg; the limit "
                            f"is {MAX_MASS_KG:g} kg")
-    if req.mass_kg is not None and declared_kg is not None:
-        if abs(req.mass_kg - declared_kg) > MASS_MATCH_REL * declared_kg:
+    if req.mass_kg is not None and declared_kg is not None and not req.options.repair:
+        if abs(req.mass_kg - declared_kg) > MASS_MATCH_REL * declared_kg:  # with --repair, convert records it
             raise CatalogError(req.source, "--mass-kg", f"--mass-kg {req.mass_kg:g} contradicts the file: its "
-                               f"<inertial> masses add up to {declared_kg:g} kg")
+                               f"<inertial> masses add up to {declared_kg:g} kg; rerun with --repair to let "
+                               "--mass-kg override it")
     mass = req.mass_kg if req.mass_kg is not None else declared_kg
     if mass is None:
         if not static:
@@ -167,10 +168,10 @@ def prepare_import(req: ImportRequest, catalog_dir: Path, ontology: Ontology | N
     if not source.is_file():
         raise CatalogError(source, "", "no such file")
 
-    scene = read_source(source)
+    scene = read_source(source, req.options.repair)
     relative = f"{SOURCES_DIR}/{name}/{source.name}"
-    asset = convert(scene, req.options, source, relative, fmt)
     mass, body_type = _mass_and_body(req, ontology, scene.inertial.mass_kg if scene.inertial else None)
+    asset = convert(scene, req.options, source, relative, fmt, mass)
     lo, hi = asset.render.bounds
     ext = np.round(hi - lo, 6)
     fields = {
@@ -245,6 +246,7 @@ def summary_lines(result: ImportResult) -> list[str]:
         + (f", volume error {col.volume_error:+.2%}" if col.volume_error is not None else ""),
         f"  mass {e.mass_kg:g} kg ({e.body_type}), inertia diagonal "
         f"{[round(e.inertia_kg_m2[i][i], 6) for i in range(3)]} kg·m²",
+        *(f"  repaired {r.what} at {r.where}: {r.before} → {r.after}" for r in rec.repairs),
     ]
     verdict = result.certification
     if verdict.passed:

@@ -24,9 +24,9 @@ mass properties are measured on the collider's union; its family need not be
 in the ontology and its parts are the source's; its ``import`` block must
 describe a rotation and a uniform scale equal to the recorded unit
 (``import``), and a source's own ``<inertial>`` must agree with what the
-geometry implies for the same mass within :data:`SOURCE_INERTIA_REL_TOL`
+geometry implies for the same mass within :data:`~simready.catalog.meshio.SOURCE_INERTIA_REL_TOL`
 (relative Frobenius error; ``source_inertia``), centre of mass within
-:data:`SOURCE_COM_REL_TOL` of the size. Every entry's extents must lie in its
+:data:`~simready.catalog.meshio.SOURCE_COM_REL_TOL` of the size. Every entry's extents must lie in its
 class's ``size_m`` ranges (``plausibility``): what catches wrong units.
 
 Units: metres, kilograms, kg·m², body frame.
@@ -57,6 +57,7 @@ from simready.catalog.meshio import (
     manifold_mesh,
     mass_properties,
     read_obj,
+    source_inertia_problems,
     to_manifold,
     union,
     urdf_text,
@@ -77,11 +78,6 @@ INERTIA_REL_TOL = 0.02
 COM_TOL_M = 0.01
 #: Agreement required between entry.json summaries and the files they summarize.
 SUMMARY_REL_TOL = 1e-6
-#: A source's own inertia (URDF) against the geometry's for the same mass: loose, since an author may model
-#: a non-uniform body; what it catches is a placeholder tensor or a unit error (10 000× in cm²).
-SOURCE_INERTIA_REL_TOL = 0.5
-#: A source's own centre of mass within this fraction of the bounding-box diagonal of the geometry's.
-SOURCE_COM_REL_TOL = 0.1
 #: The recorded conversion's linear part must be a rotation times the recorded unit, to this precision.
 CONVERSION_TOL = 1e-9
 AXES = ("x", "y", "z")
@@ -149,6 +145,8 @@ class _Context:
     ontology: Ontology
     render: ObjMesh | None = None
     pieces: list[ObjMesh] | None = None
+    #: volume.obj of an imported entry whose render mesh is open (``--repair``): what its volume is measured on.
+    volume: ObjMesh | None = None
     load_problems: list[str] = field(default_factory=list)
 
 
@@ -265,29 +263,17 @@ def _import_record(c: _Context) -> list[str]:
     return out
 
 
+#: Appended to a refusal that ``catalog import --repair`` would repair (issue 30).
+REPAIR_HINT = "rerun the import with --repair to {}"
+
+
 def _source_inertia(c: _Context) -> list[str]:
     rec = c.entry.import_
     if rec is None or rec.source_inertial is None or c.pieces is None:
         return []
-    src = rec.source_inertial
-    props = mass_properties(mass_basis(c), src.mass_kg)
-    declared = np.asarray(src.inertia_kg_m2, dtype=np.float64)
-    expected = props.inertia_kg_m2
-    err = float(np.linalg.norm(declared - expected) / np.linalg.norm(expected))
-    out = []
-    if err > SOURCE_INERTIA_REL_TOL:
-        out.append(
-            f"source <inertial> off by {err:.0%} (Frobenius, tolerance {SOURCE_INERTIA_REL_TOL:.0%}) from its "
-            f"{src.mass_kg:g} kg over the collider: diagonal {np.round(np.diag(declared), 6).tolist()} vs "
-            f"{np.round(np.diag(expected), 6).tolist()} kg·m²")
     lo, hi = bounds([c.render]) if c.render is not None else bounds(c.pieces)
-    size = float(np.linalg.norm(hi - lo))
-    com_err = float(np.linalg.norm(np.subtract(src.center_of_mass_m, props.center_of_mass_m)))
-    if com_err > SOURCE_COM_REL_TOL * size:
-        out.append(f"source <inertial> centre of mass {list(src.center_of_mass_m)} m is {com_err:.3f} m from the "
-                   f"geometry's {np.round(props.center_of_mass_m, 4).tolist()} m (tolerance {SOURCE_COM_REL_TOL:.0%} "
-                   f"of the {size:.3f} m diagonal)")
-    return out
+    hint = "; " + REPAIR_HINT.format("use the geometry's mass properties")
+    return [m + hint for m in source_inertia_problems(rec.source_inertial, mass_basis(c), float(np.linalg.norm(hi - lo)))]
 
 
 # --- file rules -------------------------------------------------------------
@@ -319,7 +305,7 @@ def _summary_problems(c: _Context) -> list[str]:
     groups = [(p.name, p.first_triangle, p.triangle_count) for p in e.parts]
     if list(r.groups) != groups:
         out.append(f"render.obj part groups {list(r.groups)} differ from entry.json parts {groups}")
-    mesh = r.trimesh()
+    mesh = (c.volume if c.volume is not None else r).trimesh()
     if not (mesh.is_watertight and mesh.is_winding_consistent):
         out.append("render.obj is not watertight with consistent winding")
         return out
@@ -392,12 +378,14 @@ def _collider_mismatch(c: _Context) -> list[str]:
                     f"(off {abs(a - b) * 100:.1f} cm > {COLLIDER_FACE_TOL_M * 100:g} cm)"
                 )
     volume = render_volume(c)
-    excess, deficit = excess_and_deficit_m3(c.render if e.import_ is None else component_union([c.render]), c.pieces)
+    excess, deficit = excess_and_deficit_m3(c.render if e.import_ is None else component_union([c.volume if c.volume is not None else c.render]),
+                                            c.pieces)
     tol = f"tolerance {COLLIDER_VOLUME_REL_TOL * 100:g} %"
+    hint = "" if e.import_ is None else "; " + REPAIR_HINT.format("decompose again with tighter settings")
     if excess > COLLIDER_VOLUME_REL_TOL * volume:
-        out.append(f"collider adds {excess:.3f} m³ outside the render volume ({excess / volume:.1%} of {volume:.3f} m³; {tol})")
+        out.append(f"collider adds {excess:.3f} m³ outside the render volume ({excess / volume:.1%} of {volume:.3f} m³; {tol}){hint}")
     if deficit > COLLIDER_VOLUME_REL_TOL * volume:
-        out.append(f"collider leaves {deficit:.3f} m³ of the render volume uncovered ({deficit / volume:.1%}; {tol})")
+        out.append(f"collider leaves {deficit:.3f} m³ of the render volume uncovered ({deficit / volume:.1%}; {tol}){hint}")
     return out
 
 
@@ -419,7 +407,7 @@ def render_volume(c: _Context) -> float:
     assert c.render is not None
     if c.entry.import_ is None:
         return mass_properties(c.render, 0.0).volume_m3
-    return float(component_union([c.render]).volume())
+    return float(component_union([c.volume if c.volume is not None else c.render]).volume())
 
 
 def mass_basis(c: _Context) -> ObjMesh:
@@ -485,12 +473,14 @@ def _entry_file(entry_dir: Path, file: str, problems: list[str]) -> Path | None:
         return None
 
 
-def _load_mesh(entry_dir: Path, file: str, problems: list[str]) -> ObjMesh | None:
+def _load_mesh(entry_dir: Path, file: str, problems: list[str], closed: bool = True) -> ObjMesh | None:
     path = _entry_file(entry_dir, file, [])
     if path is None or not path.is_file():
         return None  # reported by the hash check
     try:
         mesh = read_obj(path)
+        if not closed:  # an imported render mesh kept as drawn; volume.obj is measured instead
+            return mesh
         to_manifold(mesh)
         mass_properties(mesh, 0.0)  # refuses inside-out or empty meshes
     except ValueError as exc:
@@ -501,7 +491,12 @@ def _load_mesh(entry_dir: Path, file: str, problems: list[str]) -> ObjMesh | Non
 
 def _context(entry_dir: Path, entry: CatalogEntry, ontology: Ontology) -> _Context:
     ctx = _Context(entry_dir, entry, ontology)
-    ctx.render = _load_mesh(entry_dir, entry.render_geometry.file, ctx.load_problems)
+    ctx.render = _load_mesh(entry_dir, entry.render_geometry.file, ctx.load_problems,
+                            closed=entry.volume_geometry is None or entry.import_ is None)
+    if entry.volume_geometry is not None and entry.import_ is not None:
+        ctx.volume = _load_mesh(entry_dir, entry.volume_geometry.file, ctx.load_problems)
+        if ctx.volume is None:
+            ctx.render = None  # nothing to measure the volume on: the geometry rules stay silent, the load says why
     pieces = [_load_mesh(entry_dir, ref.file, ctx.load_problems) for ref in entry.collision_geometry]
     loaded = [piece for piece in pieces if piece is not None]
     ctx.pieces = loaded if loaded and len(loaded) == len(pieces) else None

@@ -149,6 +149,16 @@ class SourceInertialRecord(_Strict):
     inertia_kg_m2: tuple[Vec3, Vec3, Vec3]
 
 
+class Repair(_Strict):
+    """One repair ``--repair`` made to an imported source (issue 30): what kind, where in the source (a field
+    path), the source's value before and what was used after, both as short text."""
+
+    what: str
+    where: str
+    before: str
+    after: str
+
+
 class ImportRecord(_Strict):
     """How an imported entry was made from its source file (issue 16): what the file is, what it declares,
     what was applied, and the one 4×4 ``conversion`` (row-major, source coordinates → body frame metres,
@@ -173,6 +183,8 @@ class ImportRecord(_Strict):
     collider: ColliderRecord
     source_inertial: SourceInertialRecord | None = None
     notes: list[str] = Field(default_factory=list)
+    #: Every repair ``--repair`` made (absent from entry.json when there is none, so earlier imports keep their bytes).
+    repairs: list[Repair] = Field(default_factory=list)
 
 
 class PartLook(_Strict):
@@ -230,18 +242,25 @@ class CatalogEntry(AssetContract):
     contract_sha256: str
     import_: ImportRecord | None = Field(default=None, alias="import")
     appearance: Appearance | None = None
+    #: An imported entry whose render mesh is open or not a 2-manifold (``--repair``): the watertight solid its
+    #: volume, collider and mass are measured on; render.obj stays as drawn. Absent otherwise.
+    volume_geometry: FileRef | None = None
 
     def json_dict(self) -> dict[str, Any]:
         """What entry.json holds: ``import`` under its name, and neither ``import`` nor ``appearance`` for a
         procedural entry (so its bytes are what they were before importing existed)."""
-        absent = {name for name in ("import_", "appearance") if getattr(self, name) is None}
-        return self.model_dump(mode="json", by_alias=True, exclude=absent or None)
+        exclude: dict[str, Any] = {name: True for name in ("import_", "appearance", "volume_geometry")
+                                   if getattr(self, name) is None}
+        if self.import_ is not None and not self.import_.repairs:
+            exclude["import_"] = {"repairs"}
+        return self.model_dump(mode="json", by_alias=True, exclude=exclude or None)
 
     def files(self) -> list[FileRef]:
         """Every file entry.json names (geometry, URDF, appearance), for hash checks."""
         look = self.appearance
         extra = [] if look is None else [*(p.texture for p in look.parts if p.texture), *([look.uv] if look.uv else [])]
-        return [self.render_geometry, *self.collision_geometry, self.urdf, *extra]
+        volume = [self.volume_geometry] if self.volume_geometry else []
+        return [self.render_geometry, *self.collision_geometry, self.urdf, *extra, *volume]
 
     def contract(self) -> AssetContract:
         """The hand-authored part of this entry."""

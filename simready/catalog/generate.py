@@ -62,6 +62,8 @@ from simready.loading import load_json
 INDEX_FILE = "catalog_index.json"
 ENTRY_FILE = "entry.json"
 RENDER_FILE = "render.obj"
+#: The watertight solid of an imported entry whose render mesh is open (``--repair``, issue 30).
+VOLUME_FILE = "volume.obj"
 URDF_FILE = "model.urdf"
 UV_FILE = "uv.f32.bin"
 #: Significant digits kept for computed floats in entry.json. Why: the last
@@ -152,7 +154,10 @@ def write_entry(
     record = asset.record if isinstance(asset, ImportedAsset) else None
     # An imported render mesh may hold overlapping shells: its mass comes from the collider (issue 16).
     props = mass_properties(render if record is None else manifold_mesh(collider), contract.mass_kg)
-    render_volume = props.volume_m3 if record is None else component_union([render]).volume()
+    volume = getattr(asset, "volume", None)
+    volume_text = None if volume is None else obj_text(volume.vertices, volume.faces)
+    measured = render if volume_text is None else parse_obj(volume_text)
+    render_volume = props.volume_m3 if record is None else component_union([measured]).volume()
     lo, hi = bounds([render])
     fields = contract.model_dump()
     fields["mounts"] = _merged_mounts(contract, asset, source)
@@ -171,6 +176,7 @@ def write_entry(
         contract_sha256=contract_sha256,
         import_=record,
         appearance=None if record is None else _write_appearance(entry_dir, asset, contract.material.albedo_rgb),
+        volume_geometry=None if volume_text is None else _write(entry_dir, VOLUME_FILE, volume_text),
     )
     return write_entry_metadata(entry_dir, entry)
 

@@ -23,11 +23,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import manifold3d
 import numpy as np
 import trimesh
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from simready.catalog.contract import SourceInertialRecord
 
 DECIMALS = 6
 _FMT = "%.6f"
@@ -247,3 +251,32 @@ def urdf_text(spec: UrdfSpec) -> str:
         ]
     lines += ["  </link>", "</robot>"]
     return "\n".join(lines) + "\n"
+
+
+#: A source's own inertia (URDF) against the geometry's for the same mass: loose, since an author may model
+#: a non-uniform body; what it catches is a placeholder tensor or a unit error (10 000× in cm²).
+SOURCE_INERTIA_REL_TOL = 0.5
+#: A source's own centre of mass within this fraction of the bounding-box diagonal of the geometry's.
+SOURCE_COM_REL_TOL = 0.1
+
+
+def source_inertia_problems(src: SourceInertialRecord, basis: ObjMesh, size_m: float) -> list[str]:
+    """Where a source's ``<inertial>`` disagrees with its geometry filled with the same mass (``basis``: the
+    collider's union; ``size_m``: the render's bounding-box diagonal): the rule ``source_inertia``, and what
+    ``--repair`` replaces."""
+    props = mass_properties(basis, src.mass_kg)
+    declared = np.asarray(src.inertia_kg_m2, dtype=np.float64)
+    expected = props.inertia_kg_m2
+    err = float(np.linalg.norm(declared - expected) / np.linalg.norm(expected))
+    out = []
+    if err > SOURCE_INERTIA_REL_TOL:
+        out.append(
+            f"source <inertial> off by {err:.0%} (Frobenius, tolerance {SOURCE_INERTIA_REL_TOL:.0%}) from its "
+            f"{src.mass_kg:g} kg over the collider: diagonal {np.round(np.diag(declared), 6).tolist()} vs "
+            f"{np.round(np.diag(expected), 6).tolist()} kg·m²")
+    com_err = float(np.linalg.norm(np.subtract(src.center_of_mass_m, props.center_of_mass_m)))
+    if com_err > SOURCE_COM_REL_TOL * size_m:
+        out.append(f"source <inertial> centre of mass {list(src.center_of_mass_m)} m is {com_err:.3f} m from the "
+                   f"geometry's {np.round(props.center_of_mass_m, 4).tolist()} m (tolerance {SOURCE_COM_REL_TOL:.0%} "
+                   f"of the {size_m:.3f} m diagonal)")
+    return out

@@ -92,11 +92,13 @@ class SceneImportRequest:
     placement: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     collider: str = "auto"
     threshold: float = 0.05
+    repair: bool = False
     license: str | None = None
     split_key: str | None = None
 
     def options(self) -> ImportOptions:
-        return ImportOptions(units=self.units, up=self.up, forward=None, collider=self.collider, threshold=self.threshold)
+        return ImportOptions(units=self.units, up=self.up, forward=None, collider=self.collider, threshold=self.threshold,
+                             repair=self.repair)
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,7 @@ def _mass(req: SceneImportRequest, name: str, asset: ImportedAsset) -> float:
     if not (math.isfinite(req.density_kg_m3) and 0 < req.density_kg_m3 <= MAX_DENSITY_KG_M3):
         raise CatalogError(req.scene, "--density", f"{req.density_kg_m3!r} is not a density in kg/m³ (up to "
                            f"{MAX_DENSITY_KG_M3:g})")
-    return round(req.density_kg_m3 * float(component_union([asset.render]).volume()), 6)
+    return round(req.density_kg_m3 * float(component_union([asset.volume if asset.volume is not None else asset.render]).volume()), 6)
 
 
 def _fields(req: SceneImportRequest, obj_path: str, name: str, cls: str, asset: ImportedAsset,
@@ -266,7 +268,7 @@ def import_scene(req: SceneImportRequest, catalog_dir: Path, template_out: Path,
         raise OutputExistsError(sources_dir, "", f"asset family {req.family} is already in this catalog; "
                                 "choose another --family")
 
-    scene = read_source(source)
+    scene = read_source(source, req.repair)
     split = split_objects(scene, req.root, source)
     names = [object_name(p) for p in split]
     classes = _classes(req, names, ontology)

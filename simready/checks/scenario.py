@@ -71,8 +71,10 @@ def manifests_pass_ladder(
     from simready.catalog.catalog import load_catalog
     from simready.scenario.batch import read_batch_manifest_paths
     from simready.scenario.generator import replay
+    from simready.scenario.suite import load_suite
 
     template_id, batch = batch_of(context)
+    load_suite(source.suite_file, source.templates_dir)  # registers the suite's program files (SPEC §19)
     template = load_template(source.template_file(template_id))
     catalog = load_catalog(Path(source.catalog_generated_dir))
     files = read_batch_manifest_paths(batch_dir(store, template_id, batch).root)

@@ -18,11 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-#: The layout file written beside a release's MCAP exports.
-LAYOUT_FILE = "foxglove-layout.json"
-#: One line a reviewer reads next to an export: how to see it.
-HOW_TO_OPEN = ("open the .mcap in Foxglove (File → Open local file), then Layouts → Import from file → "
-               f"{LAYOUT_FILE}: 3-D scene, camera with boxes and LiDAR, plots and events")
+from simready.layout import FOXGLOVE_LAYOUT as LAYOUT_FILE
 
 
 def foxglove_layout(topics: Iterable[str], subject: str = "ego", other: str | None = None) -> dict:

@@ -16,6 +16,10 @@ topic                      schema                      what
                                                        (float64, each point's firing time) at the sweep's start
 ``/<radar>/detections``    foxglove.PointCloud         x y z (float32) from range, azimuth and elevation, then
                                                        every CSV column (float64; instance_id uint32)
+``/<radar>/contributors``  foxglove.PointCloud         per detection, each part whose surfaces returned it: x y z
+                                                       (float32, its hits' centroid), detection, instance_id,
+                                                       part, hits (uint32), power_share, radial_velocity_mps
+                                                       (float64); entity and element names in the Parquet file
 ``/tf``                    foxglove.FrameTransforms    ``world`` → ``actor:<id>`` of every present actor at every
                                                        trace tick of the window, and the ego → each sensor
 ``/boxes``                 foxglove.SceneUpdate        each present actor's box (``box:<id>``) at every tick
@@ -27,8 +31,9 @@ Frames: ``world`` is the trace's (x east, y north, z up); an actor's frame is it
 footprint centre on the ground, x forward); a sensor's frame is its measurement frame
 (:mod:`simready.sensors_hw.frames`: the camera's optical frame x right, y down, z forward, which is what
 Foxglove projects with; LiDAR and radar x forward, y left, z up). LiDAR points are in the LiDAR frame at each
-beam's own time, as in the PLY; a PLY written without ``t`` gets each point's firing time from its azimuth
-(:func:`~simready.sensors_hw.lidar.firing_times`). The window is ``render.json``'s, widened to the trace
+beam's own time, as in the PLY; each point carries its firing time ``t`` (float64 seconds from the scenario
+start: the PLY's ``t``, seconds since the sweep's ``sampleTime``, plus that time), and a PLY written without
+``t`` gets it from the point's azimuth (:func:`~simready.sensors_hw.lidar.firing_times`). The window is ``render.json``'s, widened to the trace
 ticks around it.
 
 The same folder gives the same bytes: channels are registered in topic order, messages are written in
@@ -45,6 +50,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 from foxglove import messages as fg
 from mcap.writer import CompressionType, Writer
 from numpy.typing import NDArray
@@ -264,9 +270,12 @@ def depth_metres(path: Path, near_m: float) -> bytes:
 
 
 def lidar_columns(ply: Path, model: LidarModel, t0_s: float) -> dict[str, NDArray]:
-    """A sweep's PLY columns as the point cloud carries them: x y z intensity instance_id and t."""
+    """A sweep's PLY columns as the point cloud carries them: x y z intensity instance_id and t (s from the scenario
+    start; the PLY's ``t`` counts from the sweep's start ``t0_s``)."""
     cols = read_ply(ply)
-    if "t" not in cols:
+    if "t" in cols:
+        cols["t"] = t0_s + cols["t"].astype(np.float64)
+    else:
         xyz = np.stack([cols["x"], cols["y"], cols["z"]], axis=1).astype(np.float64)
         cols["t"] = firing_times(xyz, model, t0_s)
     return {k: cols[k] for k in ("x", "y", "z", "intensity", "instance_id", "t")}
@@ -316,6 +325,31 @@ def _radar_messages(s: ObservedSample, radar: str) -> Iterator[_Message]:
                                  point_stride=stride, fields=fields, data=data).encode()
 
         yield _Message(t, f"/{radar}/detections", encode, s.obs.file(csv.path))
+
+
+CONTRIBUTOR_FIELDS = {"x": "<f4", "y": "<f4", "z": "<f4", "detection": "<u4", "instance_id": "<u4", "part": "<u4",
+                      "hits": "<u4", "power_share": "<f8", "radial_velocity_mps": "<f8"}
+
+
+def contributor_columns(parquet: Path) -> dict[str, NDArray]:
+    """A radar frame's contributor table as its point cloud carries it (:data:`CONTRIBUTOR_FIELDS`)."""
+    table = pq.read_table(parquet, columns=list(CONTRIBUTOR_FIELDS))
+    return {k: table.column(k).to_numpy() for k in CONTRIBUTOR_FIELDS}
+
+
+def _contributor_messages(s: ObservedSample, radar: str) -> Iterator[_Message]:
+    for frame in s.results.sweeps.get(radar, []):
+        entry = s.entry(radar, frame.tick, "radar.contributors")
+        if entry is None:
+            continue
+        t = ns(frame.t_s)  # type: ignore[union-attr]
+
+        def encode(entry: FileEntry = entry, t: int = t) -> bytes:
+            data, stride, fields = _packed(contributor_columns(s.verified(entry)), CONTRIBUTOR_FIELDS)
+            return fg.PointCloud(timestamp=_stamp(t), frame_id=radar, pose=_pose((0, 0, 0), (0, 0, 0, 1)),
+                                 point_stride=stride, fields=fields, data=data).encode()
+
+        yield _Message(t, f"/{radar}/contributors", encode, s.obs.file(entry.path))
 
 
 def _tick_groups(rows: pd.DataFrame) -> Iterator[tuple[float, pd.DataFrame]]:
@@ -405,6 +439,8 @@ def _schemas(s: ObservedSample) -> dict[str, type]:
             topics[f"/{sensor}/points"] = fg.PointCloud
         elif summary.type == "radar":
             topics[f"/{sensor}/detections"] = fg.PointCloud
+            if any(f.pass_name == "radar.contributors" and f.sensor == sensor for f in s.results.files):
+                topics[f"/{sensor}/contributors"] = fg.PointCloud
     return topics
 
 
@@ -417,6 +453,7 @@ def _messages(s: ObservedSample) -> list[_Message]:
             out += _lidar_messages(s, sensor)
         elif summary.type == "radar":
             out += _radar_messages(s, sensor)
+            out += _contributor_messages(s, sensor)
     return out
 
 

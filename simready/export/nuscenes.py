@@ -3,7 +3,8 @@
 ``DIR/<version>/*.json`` holds the nuScenes v1.0 schema (category, attribute, visibility, instance, sensor,
 calibrated_sensor, ego_pose, log, scene, sample, sample_data, sample_annotation, map); ``DIR/samples/<channel>/``
 the key frames and ``DIR/sweeps/<channel>/`` the rest: camera JPEGs (from ``rgb.png``, quality 95), LiDAR
-``.pcd.bin`` (float32 x y z intensity ring, the ring the channel whose elevation is nearest the point's) and radar
+``.pcd.bin`` (float32 x y z intensity ring, the ring the channel whose elevation is nearest the point's;
+ego-motion compensated to the sweep's timestamp, its start, from each point's firing time) and radar
 ``.pcd`` (PCD v0.7 binary with the devkit's 18 fields; our radial velocity along the line of sight as vx, vy, the
 cluster states "valid, unambiguous, moving").
 
@@ -45,7 +46,7 @@ from simready.export.mcap_file import ExportError, ObservedSample, radar_columns
 from simready.layout import SampleDir
 from simready.records import Legend, LidarSweep
 from simready.sensors_hw.camera import decode_id_rgb
-from simready.sensors_hw.lidar import read_ply
+from simready.sensors_hw.lidar import firing_times, read_ply
 from simready.sensors_hw.models import CameraModel, LidarModel
 from simready.sensors_hw.trace_input import read_trace_input
 from simready.world.frames import matrix_from_quat, quat_from_matrix
@@ -128,11 +129,23 @@ def _radar_pcd(path: Path, csv: Path) -> None:
     path.write_bytes(header.encode("ascii") + rec.tobytes() + b"\n")
 
 
-def _lidar_bin(path: Path, ply: Path, model: LidarModel) -> dict[int, int]:
-    """A sweep as ``.pcd.bin`` (float32 x y z intensity ring); returns points per instance id."""
+def _lidar_bin(path: Path, ply: Path, model: LidarModel, ego: Any, T_body_sensor: np.ndarray, t0_s: float) -> dict[int, int]:
+    """A sweep as ``.pcd.bin`` (float32 x y z intensity ring); returns points per instance id.
+
+    Ego-motion compensated, as the devkit expects: each point (in the sensor frame at its beam's firing time,
+    the PLY's ``t`` after the sweep's start ``t0_s``, or from its azimuth without one) is moved to the sensor
+    frame at the sample_data's timestamp, the sweep's start: ``T_ws(t0)⁻¹ · T_ws(t) · p`` with ``T_ws`` the
+    ego's pose (``ego``: its track, Hermite between ticks as the sensors were posed) times ``T_body_sensor``.
+    """
     cols = read_ply(ply)
-    xyz = np.stack([cols["x"], cols["y"], cols["z"]], axis=1).astype(np.float64)
-    elevation = np.arctan2(xyz[:, 2], np.hypot(xyz[:, 0], xyz[:, 1]))
+    raw = np.stack([cols["x"], cols["y"], cols["z"]], axis=1).astype(np.float64)
+    t = t0_s + cols["t"].astype(np.float64) if "t" in cols else firing_times(raw, model, t0_s)
+    times, which = np.unique(t, return_inverse=True)
+    T_ws = ego.poses_at(np.concatenate([[t0_s], times]), clamp=True) @ T_body_sensor
+    T_rel = np.linalg.inv(T_ws[0]) @ T_ws[1:]
+    xyz = np.einsum("nij,nj->ni", T_rel[which.reshape(-1), :3, :3], raw) + T_rel[which.reshape(-1), :3, 3]
+    cols["x"], cols["y"], cols["z"] = (xyz[:, k].astype(np.float32) for k in range(3))
+    elevation = np.arctan2(raw[:, 2], np.hypot(raw[:, 0], raw[:, 1]))  # the beam's, in the sensor frame at its time
     ring = np.abs(elevation[:, None] - model.elevations_rad()[None, :]).argmin(axis=1)
     table = np.stack([cols["x"], cols["y"], cols["z"], cols["intensity"], ring.astype(np.float32)], axis=1)
     path.write_bytes(table.astype("<f4").tobytes())
@@ -249,7 +262,8 @@ class _Writer:
                             camera_ids[k] = set(np.unique(decode_id_rgb(np.asarray(im))).tolist())
             elif pass_name == "lidar":
                 path, rel = self.file(is_key, channel, stem + ".pcd.bin")
-                counts = _lidar_bin(path, src, s.rig.sensors[channel])  # type: ignore[arg-type]
+                counts = _lidar_bin(path, src, s.rig.sensors[channel], ego,  # type: ignore[arg-type]
+                                    s.rig.T_body_sensor(channel), t_s)
                 if is_key:
                     lidar_counts[k] = counts
             else:

@@ -28,8 +28,8 @@ from simready.loading import read_bytes
 from simready.maps.errors import MapError
 
 __all__ = [
-    "Connection", "Corner", "Geometry", "Junction", "Lane", "LaneSection", "MapObject", "OpenDriveMap", "Poly3",
-    "Road", "RoadLink", "Signal", "parse_opendrive", "read_opendrive",
+    "Connection", "Corner", "Geometry", "Junction", "LIMITS", "Lane", "LaneSection", "MapObject", "OpenDriveMap",
+    "Poly3", "Road", "RoadLink", "RoadMark", "Signal", "SignalRef", "parse_opendrive", "read_opendrive",
 ]
 
 #: Plan-view records the importer evaluates.
@@ -37,8 +37,23 @@ GEOMETRY_KINDS = ("line", "arc", "spiral", "poly3", "paramPoly3")
 _SPEED_UNITS = {"m/s": 1.0, "km/h": 1.0 / 3.6, "mph": 0.44704}
 #: Road children the importer reads; any other is reported once per tag.
 _ROAD_CHILDREN_READ = {"link", "planView", "lanes", "type", "signals", "objects"}
-#: Road children that hold nothing a planar template can carry (reported as such).
-_ROAD_CHILDREN_PLANAR = {"elevationProfile", "lateralProfile"}
+#: Road children read for heights (elevation and superelevation).
+_ROAD_CHILDREN_HEIGHT = {"elevationProfile", "lateralProfile"}
+
+#: Resource bounds (issue 27), checked while reading, before any allocation that scales with them. A map past
+#: one is refused in one line naming the limit and the value: each is far beyond any real road network
+#: (the largest public maps tried, 3.4 MB CARLA towns, hold ~1 300 geometries, 16 lanes per section, roads of 1.3 km).
+LIMITS = {
+    "road length (m)": 100_000.0,
+    "lanes per lane section": 100,
+    "geometries per map": 100_000,
+    "lane sections per road": 10_000,
+    "roads per map": 50_000,
+    "|coordinate| (m)": 1.0e5,
+    "|heading| (rad)": 1.0e3,
+    "|lane id|": 100,
+    "|polynomial coefficient|": 1.0e6,
+}
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,21 @@ class Lane:
     speeds_mps: tuple[tuple[float, float], ...]
     has_border: bool
     line: int
+    #: Road marks on the lane's outer border, in order of ``s_offset``.
+    road_marks: tuple[RoadMark, ...] = ()
+    #: ``(sOffset, inner, outer)`` height records (m above the road surface), e.g. a raised sidewalk.
+    heights: tuple[tuple[float, float, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class RoadMark:
+    """A ``<roadMark>``: from ``s_offset`` (relative to its lane section) on, ``type`` (solid, broken, solid solid, ...)."""
+
+    s_offset: float
+    type: str
+    color: str
+    width: float
+    lane_change: str
 
 
 @dataclass(frozen=True)
@@ -96,6 +126,8 @@ class LaneSection:
     s: float
     lanes: tuple[Lane, ...]
     line: int
+    #: Road marks of the centre lane (id 0), along the reference line shifted by the lane offset.
+    centre_marks: tuple[RoadMark, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,6 +175,20 @@ class Signal:
     validity: tuple[tuple[int, int], ...]
     references: tuple[str, ...]
     line: int
+    value: float | None = None
+    unit: str = ""
+    country: str = ""
+
+
+@dataclass(frozen=True)
+class SignalRef:
+    """A ``<signalReference>``: signal ``id`` (defined on another road) also governs this road at ``s``."""
+
+    id: str
+    s: float
+    orientation: str
+    validity: tuple[tuple[int, int], ...]
+    line: int
 
 
 @dataclass(frozen=True)
@@ -161,6 +207,10 @@ class Road:
     signals: tuple[Signal, ...]
     objects: tuple[MapObject, ...]
     line: int
+    #: ``elevationProfile`` records (z of the reference line, m) and ``lateralProfile`` superelevation (rad).
+    elevation: tuple[Poly3, ...] = ()
+    superelevation: tuple[Poly3, ...] = ()
+    signal_refs: tuple[SignalRef, ...] = ()
 
     @property
     def in_junction(self) -> bool:
@@ -269,7 +319,13 @@ def parse_opendrive(raw: bytes, source: str) -> OpenDriveMap:
     version = "?"
     if header is not None:
         version = f"{header.get('revMajor', '?')}.{header.get('revMinor', '?')}"
-    roads = tuple(_road(rd, el) for el in root.findall("road"))
+    road_els = root.findall("road")
+    if not road_els:
+        raise MapError(source, "OpenDRIVE.road", f"the map holds no <road> (line {root.sourceline})")
+    _check_limit(source, "roads per map", len(road_els), "OpenDRIVE", root)
+    n_geometries = sum(1 for _ in root.iterfind("road/planView/geometry"))
+    _check_limit(source, "geometries per map", n_geometries, "OpenDRIVE.road.planView", root)
+    roads = tuple(_road(rd, el) for el in road_els)
     junctions = tuple(_junction(rd, el) for el in root.findall("junction"))
     controllers = {
         rd.text(el, "id", "controller"): tuple(rd.text(c, "signalId", f"controller {el.get('id')}")
@@ -288,6 +344,11 @@ def parse_opendrive(raw: bytes, source: str) -> OpenDriveMap:
     return OpenDriveMap(source, version, roads, junctions, controllers, unread)
 
 
+def _check_limit(source: str, limit: str, value: float, where: str, el: etree._Element) -> None:
+    if abs(value) > LIMITS[limit]:
+        raise MapError(source, where, f"{limit} {value:g} is over the limit of {LIMITS[limit]:g} (line {el.sourceline})")
+
+
 def _strip_namespaces(root: etree._Element) -> None:
     """OpenDRIVE 1.8 files may carry a default namespace; tags are read by local name."""
     for el in root.iter():
@@ -299,10 +360,12 @@ def _road(rd: _Reader, el: etree._Element) -> Road:
     road_id = rd.text(el, "id", "road")
     where = f"road {road_id}"
     for child in el:
-        if child.tag in _ROAD_CHILDREN_PLANAR and len(child):
-            rd.unread[f"<{child.tag}> (a template is planar)"] += 1
-        elif child.tag not in _ROAD_CHILDREN_READ | _ROAD_CHILDREN_PLANAR:
+        if child.tag not in _ROAD_CHILDREN_READ | _ROAD_CHILDREN_HEIGHT:
             rd.unread[f"<{child.tag}> in a road"] += 1
+    length = rd.num(el, "length", where)
+    if length <= 0.0:
+        raise rd.error(where, f"road length {length:g} m is not positive", el)
+    _check_limit(rd.source, "road length (m)", length, where, el)
     link = el.find("link")
     predecessor = successor = None
     if link is not None:
@@ -316,7 +379,14 @@ def _road(rd: _Reader, el: etree._Element) -> Road:
     if lanes is None or not len(lanes.findall("laneSection")):
         raise rd.error(where, "road has no <lanes>/<laneSection>", el)
     offsets = tuple(_poly(rd, o, "s", where + ", laneOffset") for o in lanes.findall("laneOffset"))
-    sections = tuple(_section(rd, s, where) for s in lanes.findall("laneSection"))
+    section_els = lanes.findall("laneSection")
+    _check_limit(rd.source, "lane sections per road", len(section_els), where, lanes)
+    sections = tuple(_section(rd, s, where) for s in section_els)
+    elevation = tuple(_poly(rd, e, "s", where + ", elevation") for e in el.findall("elevationProfile/elevation"))
+    superelevation = tuple(_poly(rd, e, "s", where + ", superelevation")
+                           for e in el.findall("lateralProfile/superelevation"))
+    if el.find("lateralProfile/shape") is not None:
+        rd.unread["<lateralProfile><shape> (only superelevation is read)"] += 1
     speeds = []
     for t in el.findall("type"):
         sp = t.find("speed")
@@ -325,7 +395,7 @@ def _road(rd: _Reader, el: etree._Element) -> Road:
     return Road(
         id=road_id,
         name=el.get("name", ""),
-        length=rd.num(el, "length", where),
+        length=length,
         junction=el.get("junction", "-1"),
         rule=el.get("rule", "RHT"),
         predecessor=predecessor,
@@ -337,6 +407,9 @@ def _road(rd: _Reader, el: etree._Element) -> Road:
         signals=tuple(_signal(rd, s, where) for s in el.findall("signals/signal")),
         objects=tuple(_object(rd, o, where) for o in el.findall("objects/object")),
         line=el.sourceline,
+        elevation=elevation,
+        superelevation=superelevation,
+        signal_refs=tuple(_signal_ref(rd, r, where) for r in el.findall("signals/signalReference")),
     )
 
 
@@ -360,6 +433,8 @@ def _geometry(rd: _Reader, el: etree._Element, where: str) -> Geometry:
     names = {"line": (), "arc": ("curvature",), "spiral": ("curvStart", "curvEnd"), "poly3": ("a", "b", "c", "d"),
              "paramPoly3": ("aU", "bU", "cU", "dU", "aV", "bV", "cV", "dV")}[rec.tag]
     params: list[tuple[str, float | str]] = [(n, rd.num(rec, n, where)) for n in names]
+    if rec.tag in ("poly3", "paramPoly3"):
+        _check_limit(rd.source, "|polynomial coefficient|", max(abs(float(v)) for _, v in params), where, rec)
     if rec.tag == "paramPoly3":
         p_range = rec.get("pRange", "normalized")
         if p_range not in ("normalized", "arcLength"):
@@ -368,27 +443,43 @@ def _geometry(rd: _Reader, el: etree._Element, where: str) -> Geometry:
     length = rd.num(el, "length", where)
     if length <= 0.0:
         raise rd.error(where, f"geometry length {length:g} m is not positive", el)
-    return Geometry(s, rd.num(el, "x", where), rd.num(el, "y", where), rd.num(el, "hdg", where), length, rec.tag,
-                    tuple(params), el.sourceline)
+    _check_limit(rd.source, "road length (m)", length, where, el)
+    x, y = rd.num(el, "x", where), rd.num(el, "y", where)
+    _check_limit(rd.source, "|coordinate| (m)", max(abs(x), abs(y)), where, el)
+    hdg = rd.num(el, "hdg", where)
+    _check_limit(rd.source, "|heading| (rad)", hdg, where, el)
+    return Geometry(s, x, y, hdg, length, rec.tag, tuple(params), el.sourceline)
 
 
 def _poly(rd: _Reader, el: etree._Element, s_name: str, where: str) -> Poly3:
-    return Poly3(rd.num(el, s_name, where), rd.num(el, "a", where), rd.num(el, "b", where),
-                 rd.num(el, "c", where), rd.num(el, "d", where), el.sourceline)
+    coeffs = [rd.num(el, k, where) for k in "abcd"]
+    _check_limit(rd.source, "|polynomial coefficient|", max(abs(c) for c in coeffs), where, el)
+    return Poly3(rd.num(el, s_name, where), *coeffs, el.sourceline)
 
 
 def _section(rd: _Reader, el: etree._Element, where: str) -> LaneSection:
     s = rd.num(el, "s", where + ", laneSection")
     where = f"{where}, laneSection s={s:g}"
     lanes = []
+    _check_limit(rd.source, "lanes per lane section", len(el.findall("left/lane")) + len(el.findall("right/lane")),
+                 where, el)
     for side in ("left", "right"):
         for lane in el.findall(f"{side}/lane"):
             lanes.append(_lane(rd, lane, where, side))
-    return LaneSection(s, tuple(sorted(lanes, key=lambda lane: lane.id)), el.sourceline)
+    centre = el.find("center/lane")
+    marks = () if centre is None else _marks(rd, centre, where + ", center")
+    return LaneSection(s, tuple(sorted(lanes, key=lambda lane: lane.id)), el.sourceline, marks)
+
+
+def _marks(rd: _Reader, el: etree._Element, where: str) -> tuple[RoadMark, ...]:
+    return tuple(sorted((RoadMark(rd.num(m, "sOffset", where, 0.0), m.get("type", "none"), m.get("color", "standard"),
+                                  rd.num(m, "width", where, 0.12), m.get("laneChange", ""))
+                         for m in el.findall("roadMark")), key=lambda m: m.s_offset))
 
 
 def _lane(rd: _Reader, el: etree._Element, where: str, side: str) -> Lane:
     lane_id = rd.integer(el, "id", where + ", lane")
+    _check_limit(rd.source, "|lane id|", lane_id, where + ", lane", el)
     where = f"{where}, lane {lane_id}"
     if lane_id == 0 or (lane_id > 0) != (side == "left"):
         raise rd.error(where, f"lane id {lane_id} does not belong in <{side}>", el)
@@ -400,10 +491,13 @@ def _lane(rd: _Reader, el: etree._Element, where: str, side: str) -> Lane:
         succ = tuple(rd.integer(p, "id", where) for p in link.findall("successor"))
     speeds = tuple((rd.num(sp, "sOffset", where), _speed(rd, sp, where)) for sp in el.findall("speed"))
     for child in el:
-        if child.tag in ("roadMark", "material", "height", "access", "rule"):
+        if child.tag in ("material", "access", "rule"):
             rd.unread[f"lane <{child.tag}>"] += 1
+    marks = _marks(rd, el, where)
+    heights = tuple(sorted((rd.num(h, "sOffset", where, 0.0), rd.num(h, "inner", where, 0.0),
+                            rd.num(h, "outer", where, 0.0)) for h in el.findall("height")))
     return Lane(lane_id, el.get("type", "none"), widths, pred, succ, speeds, el.find("border") is not None,
-                el.sourceline)
+                el.sourceline, marks, heights)
 
 
 def _speed(rd: _Reader, el: etree._Element, where: str) -> float:
@@ -421,9 +515,24 @@ def _signal(rd: _Reader, el: etree._Element, where: str) -> Signal:
     where = f"{where}, signal {sig_id}"
     validity = tuple((rd.integer(v, "fromLane", where), rd.integer(v, "toLane", where)) for v in el.findall("validity"))
     refs = tuple(r.get("elementId", "") for r in el.findall("reference") if r.get("elementType") == "signal")
+    raw_value = el.get("value")
+    try:
+        value = float(raw_value) if raw_value is not None else None
+    except ValueError:
+        value = None
+    if value is not None and not math.isfinite(value):
+        value = None
     return Signal(sig_id, el.get("name", ""), rd.num(el, "s", where), rd.num(el, "t", where),
                   el.get("dynamic", "no") == "yes", el.get("orientation", "none"), el.get("type", ""),
-                  el.get("subtype", ""), rd.num(el, "hOffset", where, 0.0), validity, refs, el.sourceline)
+                  el.get("subtype", ""), rd.num(el, "hOffset", where, 0.0), validity, refs, el.sourceline,
+                  value, el.get("unit", ""), el.get("country", ""))
+
+
+def _signal_ref(rd: _Reader, el: etree._Element, where: str) -> SignalRef:
+    sig_id = rd.text(el, "id", where + ", signalReference")
+    where = f"{where}, signalReference {sig_id}"
+    validity = tuple((rd.integer(v, "fromLane", where), rd.integer(v, "toLane", where)) for v in el.findall("validity"))
+    return SignalRef(sig_id, rd.num(el, "s", where), el.get("orientation", "none"), validity, el.sourceline)
 
 
 def _object(rd: _Reader, el: etree._Element, where: str) -> MapObject:
@@ -439,8 +548,10 @@ def _object(rd: _Reader, el: etree._Element, where: str) -> MapObject:
                 corners.append(Corner("local", rd.num(c, "u", where), rd.num(c, "v", where)))
             elif c.tag == "cornerRoad":
                 corners.append(Corner("road", rd.num(c, "s", where), rd.num(c, "t", where)))
+    hdg = rd.num(el, "hdg", where, 0.0)
+    _check_limit(rd.source, "|heading| (rad)", hdg, where, el)
     return MapObject(obj_id, el.get("type", ""), el.get("subtype", ""), rd.num(el, "s", where),
-                     rd.num(el, "t", where), rd.num(el, "hdg", where, 0.0), rd.num(el, "length", where, 0.0),
+                     rd.num(el, "t", where), hdg, rd.num(el, "length", where, 0.0),
                      rd.num(el, "width", where, 0.0), tuple(corners), el.sourceline)
 
 

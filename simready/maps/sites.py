@@ -1,7 +1,7 @@
 """Sites on an imported map: the ego routes an intent can use (issue 17, scenarios on imported maps).
 
 A template names one ego route, and each intent states what it needs along
-it (:meth:`simready.scenario.programs.base.Program.check_template`: a lane
+it (:meth:`simready.scenario.program_base.Program.check_template`: a lane
 beside it for a cut-in, a parking strip before a crosswalk for the occluded
 crossing, a signalised left turn with oncoming traffic, ...). A hand-written
 template is authored for its intents; an imported map is not, so the import

@@ -28,7 +28,8 @@ def _sense(args: argparse.Namespace) -> int:
     with output_folder(out) as tmp:
         result = observe_files(args.trace, args.manifest, tmp, rig_spec=args.rig, passes=args.passes,
                                overrides=args.set or [], lidar_format=args.lidar_format,
-                               depth_format=args.depth_format, video=not args.no_video,
+                               depth_format=args.depth_format, lidar_time=args.lidar_time == "on",
+                               video=not args.no_video,
                                from_s=args.from_s, until_s=args.until, progress=bar)
     frames = ", ".join(f"{n} {k}" for n, k in sorted(result.frames.items()))
     print(f"{out}: {result.files} files; {frames}; {result.timings_s['total']:.1f} s, "
@@ -57,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sense.add_argument("--depth-format", choices=("f32", "f32.zst"), default="f32",
                        help="depth.f32.bin as SPEC 10 publishes it (default) or the lossless compressed "
                             "depth.f32.bin.zst (byte planes + zstd, ~15x smaller; the exports read both)")
+    sense.add_argument("--lidar-time", choices=("on", "off"), default="on",
+                       help="each LiDAR point's firing time t (s since the sweep's sampleTime) as a PLY column "
+                            "(default on, SPEC §10)")
     sense.add_argument("--from", dest="from_s", type=float, default=None, metavar="SECONDS",
                        help="observe only samples that start at or after this time (ticks keep their numbers)")
     sense.add_argument("--until", type=float, default=None, metavar="SECONDS",

@@ -10,11 +10,13 @@ paths from :class:`simready.layout.ObservationDir`, JSON through
                            its ``projection`` and ``sampleTime`` (and beside them the rows' sample times), per
                            camera its intrinsics; per LiDAR sweep / radar frame its times and counts
     observed-frames.jsonl  one line per sensor sample: time, every actor's position, rotation [x,y,z,w], visibility
-    legend.json            compact id -> entity, class, family
+    legend.json            compact id -> entity, class, family; nothing_hit_class (semantic 0: sky), row_time rule
     parity.json            observed poses vs the trace (max position and angle error)
     <cam>/<tick:08d>.rgb.png | .depth.f32.bin | .semantic.png | .id.png
     <lidar>/<tick:08d>.ply     (ASCII by default; binary little-endian with lidar_format="binary")
     <radar>/<tick:08d>.csv
+    <radar>/<tick:08d>.contributors.parquet  per detection, the parts whose surfaces returned it (power share,
+                                             radial velocity; SPEC §11)
     truth/<cam>/<tick:08d>.surface.parquet   surface identity per visible sample
     truth/<cam>/<tick:08d>.motion.parquet    instantaneous motion field (px/s) from twists
     truth/<cam>/<tick:08d>.forward.parquet   correspondence tick -> next frame (flow, displacement, valid, occluded)
@@ -78,7 +80,8 @@ from simready.records import (CameraFrame, CameraFrames, LidarSweep, RadarFrame,
 from simready.scenario.manifest import load_manifest, manifest_hash
 from simready.scenario.streams import StreamSet
 from simready.sensors_hw.atmosphere import Atmosphere, apply_atmosphere_overrides, split_overrides
-from simready.sensors_hw.camera import Lighting, render_frame
+from simready.sensors_hw.camera import (ROW_TIME_RULE, SEMANTIC_IGNORE_8BIT, SEMANTIC_NOTHING_HIT, Lighting,
+                                         render_frame)
 from simready.sensors_hw.frames import frame_declaration
 from simready.sensors_hw.lidar import scan
 from simready.sensors_hw.models import CameraModel, LidarModel, RadarModel, Rig, apply_overrides, parse_set_args
@@ -257,7 +260,8 @@ class _Run:
         with self.timed(s.sensor, "write"):
             # The sweep's pose at mid-sweep lets consumers (the validity gate) put points in world coordinates.
             T_mid = self.rig.T_world_sensor(s.sensor, s.t_s + 0.5 * model.sweep_s)
-            write_lidar(self.folder, s.sensor, s.tick, sweep, self.options, t=s.t_s + 0.5 * model.sweep_s,
+            write_lidar(self.folder, s.sensor, s.tick, sweep, self.options, sampleTime={"seconds": s.t_s},
+                        t=s.t_s + 0.5 * model.sweep_s,
                         T_world_sensor=np.asarray(T_mid).round(9).tolist())
         self.sweep_records.setdefault(s.sensor, []).append(
             LidarSweep(tick=s.tick, t0_s=s.t_s, sweep_s=model.sweep_s, points=len(sweep)))
@@ -267,10 +271,10 @@ class _Run:
     def _radar(self, s: _Sample, model: RadarModel) -> NDArray[np.intp]:
         scene = self.built.scene
         with self.timed(s.sensor, "detect"):
-            det = detect(scene, self.rig, s.sensor, s.t_s, sensor_rng(self.seeds[s.sensor], s.tick),
-                         ignore=self.built.ignore)
+            det, contributors = detect(scene, self.rig, s.sensor, s.t_s, sensor_rng(self.seeds[s.sensor], s.tick),
+                                       ignore=self.built.ignore, contributors=True)
         with self.timed(s.sensor, "write"):
-            write_radar(self.folder, s.sensor, s.tick, det)
+            write_radar(self.folder, s.sensor, s.tick, det, contributors)
         self.sweep_records.setdefault(s.sensor, []).append(RadarFrame(tick=s.tick, t_s=s.t_s, detections=len(det)))
         self._review(s.sensor, lambda: radar_topdown(det, model))
         return np.flatnonzero(np.isin(scene.compact_id_of_body, det.instance_id))
@@ -350,7 +354,8 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             if v.frames:
                 folder.add_written(layout.video_name(n), n, None, "video", frames=v.frames, fps=v.fps)
         folder.add_written(folder.name_of(layout.observed_frames), None, None, "observed_frames")
-        legend = write_legend(layout.legend, built.legend(), _ontology_version())
+        legend = write_legend(layout.legend, built.legend(), _ontology_version(), nothing_hit_class=SEMANTIC_NOTHING_HIT,
+                              semantic_ignore_8bit=SEMANTIC_IGNORE_8BIT, row_time=ROW_TIME_RULE)
         folder.add_written(folder.name_of(legend), None, None, "legend")
         par = parity(built, trace, t_lo, t_hi)
         if not par.passed:
@@ -469,7 +474,8 @@ def observe_sample(template: Any, catalog: Any, manifest: Any, trace: TraceInput
 def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: str | Path, *,
                   rig_spec: str | Path | None = None, passes: str | Iterable[str] | None = None,
                   overrides: Iterable[str] | Mapping[str, Any] = (), lidar_format: str = "ascii",
-                  depth_format: str = "f32", video: bool = True, until_s: float | None = None, from_s: float | None = None,
+                  depth_format: str = "f32", lidar_time: bool = True, video: bool = True,
+                  until_s: float | None = None, from_s: float | None = None,
                   progress: Callable[[int], Progress] | None = None) -> ObserveResult:
     """``simready sense``: read the trace, manifest, template, catalog and rig; observe; write ``out_dir``.
 
@@ -480,6 +486,7 @@ def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: st
     rig whose sensor names a missing mount, a trace without twists.
     """
     options = ObserveOptions(passes=parse_passes(passes), lidar_format=lidar_format, depth_format=depth_format,
+                             lidar_time_column=lidar_time,
                              video=video, from_s=from_s, until_s=until_s)
     check_output_dir(out_dir)
     overrides = parse_set_args(overrides) if not isinstance(overrides, Mapping) else dict(overrides)

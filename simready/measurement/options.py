@@ -60,7 +60,8 @@ class ObserveOptions:
     Attributes:
         passes: subset of :data:`PASSES`.
         lidar_format: ``ascii`` (SPEC §10) or ``binary`` (little-endian, same columns).
-        lidar_time_column: add each point's firing time ``t`` to the PLY.
+        lidar_time_column: add each point's firing time ``t`` to the PLY (seconds since the sweep's
+            ``sampleTime``; on by default, as SPEC §10 lists it).
         depth_format: ``f32`` (``depth.f32.bin``, SPEC §10) or the opt-in lossless ``f32.zst``
             (``depth.f32.bin.zst``: byte planes + zstd, ~10-15x smaller; read by
             :func:`simready.sensors_hw.camera.read_depth_file`).
@@ -80,7 +81,7 @@ class ObserveOptions:
 
     passes: tuple[str, ...] = PASSES
     lidar_format: str = "ascii"
-    lidar_time_column: bool = False
+    lidar_time_column: bool = True
     depth_format: str = "f32"
     video: bool = True
     pairing_policy: str = "nearest_start"

@@ -27,7 +27,7 @@ from simready.sensors_hw.camera import (DEPTH_ZSTD_SUFFIX, FramePasses, depth_fi
                                         encode_semantic_rgb)
 from simready.sensors_hw.lidar import LidarScan, write_ply_ascii, write_ply_binary
 from simready.sensors_hw.models import Rig
-from simready.sensors_hw.radar import RadarDetections, write_radar_csv
+from simready.sensors_hw.radar import RadarContributors, RadarDetections, contributors_parquet, write_radar_csv
 from simready.sensors_hw.review import png_bytes
 from simready.sensors_hw.scene_build import BuiltScene
 from simready.truth.correspondence import FrameView, Samples, correspond
@@ -114,11 +114,16 @@ def write_lidar(folder: OutputFolder, lidar: str, tick: int, sweep: LidarScan, o
     folder.add_written(rel, lidar, tick, "lidar", points=len(sweep), **extra)
 
 
-def write_radar(folder: OutputFolder, radar: str, tick: int, det: RadarDetections) -> None:
-    """One radar frame's detections as CSV."""
+def write_radar(folder: OutputFolder, radar: str, tick: int, det: RadarDetections,
+                contributors: RadarContributors | None = None) -> None:
+    """One radar frame's detections as CSV, and beside it the surfaces behind each (``<tick>.contributors.parquet``)."""
     rel = frame_name(radar, tick, "radar")
     write_radar_csv(folder.path(rel), det)
     folder.add_written(rel, radar, tick, "radar", detections=len(det))
+    if contributors is not None:
+        # Encoded and written on the writer thread, like the camera passes.
+        folder.put_later(frame_name(radar, tick, "radar.contributors"), lambda: contributors_parquet(contributors),
+                         radar, tick, "radar.contributors", detections=len(det))
 
 
 # --- perception truth -------------------------------------------------------------------------

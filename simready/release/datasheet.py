@@ -86,7 +86,18 @@ def datasheet(record: Mapping[str, Any], suite_weights: Mapping[str, Any], relea
         "versions": {**dict(sorted(versions.items())), "pybullet": importlib.metadata.version("pybullet")},
         "coverage_gap": coverage_gap(coverage),
         "collisions": {k: dict(sorted(v.items())) for k, v in sorted((collisions or {}).items())},
+        "conventions": conventions(),
     }
+
+
+def conventions() -> dict[str, Any]:
+    """The observation layout's value conventions a reader needs beside SPEC §10 (also in each ``legend.json``)."""
+    from simready.sensors_hw.camera import ROW_TIME_RULE, SEMANTIC_IGNORE_8BIT, SEMANTIC_NOTHING_HIT
+    from simready.sensors_hw.lidar import TIME_COMMENT
+
+    return {"semantic_nothing_hit_class": SEMANTIC_NOTHING_HIT, "semantic_ignore_8bit": SEMANTIC_IGNORE_8BIT,
+            "id_nothing_hit": 0, "depth_nothing_hit_raw": 0.0, "row_time": ROW_TIME_RULE,
+            "lidar_t": TIME_COMMENT.removeprefix("comment t: ")}
 
 
 def _cell(text: str) -> str:
@@ -137,6 +148,13 @@ def datasheet_markdown(release_id: str, sheet: Mapping[str, Any], items: list[Ma
                       "| intent | cell | target | proposals | why |", "|---|---|---:|---:|---|"]
             lines += [f"| {c['intent']} | {_cell(c['cell'])} | {c['target']} | {c['proposals']} | {_cell(c['why'])} |"
                       for c in gap["largest_empty"]]
+    conv = sheet.get("conventions")
+    if conv:
+        lines += ["", "## Observation conventions", "",
+                  f"- `semantic.png`: {conv['semantic_nothing_hit_class']} where nothing was hit (sky; no ontology class), "
+                  f"{conv['semantic_ignore_8bit']} the ontology's ignore class; `id.png` {conv['id_nothing_hit']} and "
+                  f"`depth.f32.bin` {conv['depth_nothing_hit_raw']} where nothing was hit",
+                  f"- rolling shutter: {conv['row_time']}", f"- LiDAR `t`: {conv['lidar_t']}"]
     lines += ["", "## World-trajectory QA checklist", "", "| item | checks (result) | |", "|---|---|---|"]
     for item in items:
         checks = "; ".join(f"{c['check']} {c['result']}{'' if c['blocking'] else ' (scored, not required)'}"

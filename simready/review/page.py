@@ -30,7 +30,7 @@ import jinja2
 import markupsafe
 
 from simready.atomic import write_text_atomic
-from simready.export.foxglove_layout import HOW_TO_OPEN
+from simready.layout import FOXGLOVE_HOW_TO_OPEN as HOW_TO_OPEN
 from simready.layout import ArtifactLayout, ObservationDir, SampleDir
 from simready.records import BranchOutcome, Outcomes, Render, ValidityRecord
 from simready.review.verdict import CheckRow, check_rows, explain, pass_rules

@@ -1,6 +1,6 @@
 """The independent-sampling baseline: the same variables, drawn from their full ranges, through the same ladder.
 
-Each program's :meth:`~simready.scenario.programs.base.IntentProgram.baseline`
+Each program's :meth:`~simready.scenario.program_base.IntentProgram.baseline`
 draws every variable on its own — the occluding van anywhere on the map
 facing anywhere, the pedestrian anywhere, the start delay uniform over the
 clip, the environment's nine values each over its range — with no
@@ -31,7 +31,7 @@ from simready.scenario.generator import (
 )
 from simready.scenario.ladder import Ladder, Stage
 from simready.scenario.programs import program as get_program
-from simready.scenario.programs.base import sample_id_prefix
+from simready.scenario.program_base import sample_id_prefix
 from simready.scenario.splits import SplitConfig
 from simready.scenario.streams import StreamSet
 from simready.world.template import WorldTemplate

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from simready.catalog.catalog import Catalog
 from simready.hashing import content_hash
 from simready.layout import BatchDir
 from simready.scenario.generator import DEFAULT_ROOT, generate
-from simready.scenario.ladder import RejectionRow
+from simready.scenario.ladder import RejectionRow, Stage
 from simready.scenario.manifest import ScenarioManifest, canonicalize, manifest_bytes, manifest_hash
 from simready.scenario.programs import program as get_program
 from simready.scenario.suite import Suite, SuiteError, batch_index
@@ -121,9 +122,11 @@ def cell_counts(slices: list[IntentSlice]) -> dict[str, dict[str, Any]]:
 
 
 def build_batch(
-    suite: Suite, template: WorldTemplate, batch: str, catalog: Catalog, root: str = DEFAULT_ROOT
+    suite: Suite, template: WorldTemplate, batch: str, catalog: Catalog, root: str = DEFAULT_ROOT,
+    extra_stages: Sequence[Stage] = (),
 ) -> BatchResult:
-    """Generate the batch's manifests for every intent the suite names for this template."""
+    """Generate the batch's manifests for every intent the suite names for this template; ``extra_stages`` join the
+    ladder (the pipeline's physics settle)."""
     k = batch_index(batch)
     for intent in suite.intents_for(template.id):
         line = get_program(intent).feasibility(template)
@@ -132,7 +135,8 @@ def build_batch(
                              f"{template.id}: {line}")
     slices = []
     for intent, n in suite.intents_for(template.id).items():
-        result = generate(template.id, intent, (k + 1) * n, root=root, catalog=catalog, template=template)
+        result = generate(template.id, intent, (k + 1) * n, root=root, catalog=catalog, template=template,
+                          extra_stages=extra_stages)
         mine, rejections = _slice(result.manifests, result.rejections, k, n)
         slices.append(IntentSlice(intent, mine, rejections, n))
     out = BatchResult(template.id, batch, slices)

@@ -45,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--baseline", action="store_true",
                         help="run the independent-sampling baseline instead, for N proposals")
     sample.add_argument("--quiet", action="store_true", help="no progress bar")
+    _programs_option(sample)
     sample.set_defaults(handler=_sample)
 
     explain = actions.add_parser("explain", help="print a manifest's causal story")
@@ -54,7 +55,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cells = actions.add_parser("cells", help="list an intent's declared coverage cells")
     cells.add_argument("--intent", required=True)
     cells.add_argument("--cell", default=None, help="only cells matching this spec")
+    _programs_option(cells)
     cells.set_defaults(handler=_cells)
+
+    new = actions.add_parser("new-intent", help="write a working, commented program file to start a new intent from")
+    new.add_argument("name", help="the new intent id ([a-z][a-z0-9_]*)")
+    new.add_argument("--out", required=True, help="the program file to write (.py; must not exist)")
+    new.set_defaults(handler=_new_intent)
+
+
+def _programs_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--programs", nargs="+", default=[], metavar="FILE.py",
+                        help="program files whose intents --intent may name beside the built-ins (SPEC §19)")
+
+
+def _load_programs(files: list[str]) -> None:
+    if files:
+        from simready.scenario.programs import load_programs
+
+        load_programs(files)
 
 
 def _sample(args: argparse.Namespace) -> int:
@@ -68,6 +87,7 @@ def _sample(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     with output_folder(out) as tmp:
+        _load_programs(args.programs)
         template = resolve_template(args.template)
         prepare(template, args.intent, None if args.baseline else args.cell)
         root = args.root or DEFAULT_ROOT
@@ -118,13 +138,22 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _cells(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.scenario.coverage import load_coverage
-    from simready.scenario.programs import program
+    from simready.scenario.programs import coverage_of, program
 
+    _load_programs(args.programs)
     program(args.intent)
-    spec = load_coverage(args.intent)
+    spec = coverage_of(args.intent)
     cells = spec.cells if args.cell is None else spec.select(args.cell)
     for c in cells:
         print(f"{c.target:3d}  {c.id}")
     print(f"{len(cells)} cell(s) of {len(spec.cells)} declared in {spec.source}")
+    return 0
+
+
+def _new_intent(args: argparse.Namespace) -> int:
+    from simready.scenario.scaffold import write_scaffold
+
+    path = write_scaffold(args.name, Path(args.out))
+    print(f"wrote {path}: intent {args.name}; try: simready scenario sample --programs {path} --intent {args.name} "
+          f"--template two_lane_arterial --n 4 --out /tmp/{args.name}")
     return 0

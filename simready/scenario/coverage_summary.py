@@ -17,7 +17,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from simready.scenario.coverage import load_coverage
+from simready.scenario.programs import coverage_of
 
 
 def merge_cells(cell_files: Iterable[Path]) -> dict[str, dict[str, Any]]:
@@ -38,7 +38,7 @@ def coverage_table(merged: dict[str, dict[str, Any]], intents: Iterable[str]) ->
     """One row per declared cell of each intent (declared before generation), filled or not."""
     rows = []
     for intent in sorted(set(intents)):
-        spec = load_coverage(intent)
+        spec = coverage_of(intent)
         for cell in spec.cells:
             c = merged.get(f"{intent}/{cell.id}")
             accepted = c["accepted"] if c else 0
@@ -96,7 +96,7 @@ def plot_coverage_heatmap(rows: list[dict[str, Any]], out_png: Path) -> Path:
                  f"filled to target.  A square: accepted samples / target samples of the cells it holds", fontsize=9)
     for i, intent in enumerate(intents):
         ax = fig.add_subplot(1, len(intents), i + 1)
-        spec = load_coverage(intent)
+        spec = coverage_of(intent)
         dims = [d.name for d in spec.dimensions][:2]
         labels = [[c.text() for c in d.coords] for d in spec.dimensions[:2]]
         grid_acc = np.zeros([len(labels[0]), len(labels[1]) if len(labels) > 1 else 1])

@@ -36,7 +36,7 @@ from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.scenario.capture import CaptureStage
 from simready.scenario.coarse_rollout import RolloutStage
 from simready.scenario.context import ProgramContext
-from simready.scenario.coverage import UNASSIGNED, Cell, CoverageError, CoverageReport, CoverageSpec, load_coverage
+from simready.scenario.coverage import UNASSIGNED, Cell, CoverageError, CoverageReport, CoverageSpec
 from simready.scenario.ladder import (
     CoverageCellStage,
     Fail,
@@ -49,8 +49,9 @@ from simready.scenario.ladder import (
     Stage,
 )
 from simready.scenario.manifest import CoverageCell, ScenarioManifest, canonicalize, manifest_bytes, parse_manifest
+from simready.scenario.programs import coverage_of, provenance
 from simready.scenario.programs import program as get_program
-from simready.scenario.programs.base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, ScenarioError, sample_id_prefix
+from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, ScenarioError, sample_id_prefix
 from simready.scenario.splits import SplitConfig, load_splits
 from simready.scenario.static_checks import (
     BoundsStage,
@@ -100,7 +101,7 @@ def resolve_template(template: str | Path, directory: str | Path = paths.TEMPLAT
 def make_context(template: WorldTemplate, intent: str, *, catalog: Catalog | None = None,
                  coverage: CoverageSpec | None = None, splits: SplitConfig | None = None) -> ProgramContext:
     prog = get_program(intent)
-    spec = coverage if coverage is not None else load_coverage(intent)
+    spec = coverage if coverage is not None else coverage_of(intent)
     ctx = ProgramContext.build(template, catalog if catalog is not None else ensure_catalog(), splits or load_splits(),
                                spec)
     prog.require_affordances(ctx)
@@ -133,6 +134,11 @@ def finalize(proposal: Proposal, stream_root: str) -> ScenarioManifest:
     extra["stream_root"] = stream_root
     extra["intent_id"] = proposal.intent
     extra["repair_attempts"] = proposal.attempt
+    origin = provenance(proposal.intent)
+    if origin is not None:
+        # A user program's file is part of the sample's provenance (SPEC §19); built-ins' manifests are unchanged.
+        extra["program_file"] = Path(origin.file).name
+        extra["program_sha256"] = origin.sha256
     for key, value in extra.items():
         stage = proposal.measured_by.get(key)
         realized[key] = value

@@ -71,6 +71,9 @@ class Suite(BaseModel):
     #: Accepted scenarios per intent in each template's realism reference pool
     #: (drawn from the ``reference`` root, see :mod:`simready.validity.reference_pool`).
     reference_per_intent: Annotated[PositiveInt, Field(le=MAX_SAMPLES_PER_INTENT)] = REFERENCE_PER_INTENT
+    #: Program files (``data/programs/x.py``, relative to the project root unless absolute) whose intents the
+    #: templates may name beside the built-ins (SPEC §19).
+    programs: tuple[Annotated[str, Field(min_length=1, max_length=512)], ...] = Field(default=(), max_length=64)
     templates: dict[Identifier, Annotated[dict[Identifier, Annotated[PositiveInt, Field(le=MAX_SAMPLES_PER_INTENT)]],
                                           Field(min_length=1)]] = Field(min_length=1)
 
@@ -114,7 +117,7 @@ def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths
 
     Raises:
         SuiteError: one line naming the file and field (unknown template or intent, an empty intent map, bounds,
-            malformed YAML). :func:`simready.scenario.suite_check.check_suite` checks it against the templates too.
+            malformed YAML). :func:`simready.suite_check.check_suite` checks it against the templates too.
     """
     path = Path(path) if path else paths.SUITE_FILE
     data = load_yaml(path, SuiteError)
@@ -124,15 +127,21 @@ def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths
         err = exc.errors()[0]
         raise SuiteError(path, ".".join(str(p) for p in err["loc"]), pydantic_reason(err)) from None
     # Imported here: the programs' registry is what the schema alone never needs.
-    from simready.scenario.programs import PROGRAMS
+    from simready.scenario.program_files import ProgramError
+    from simready.scenario.programs import known, load_programs
 
+    for k, f in enumerate(suite.programs):
+        try:
+            load_programs([f])
+        except ProgramError as exc:
+            raise SuiteError(path, f"programs[{k}]", exc.one_line()) from None
     for template_id, intents in suite.templates.items():
         if not (Path(templates_dir) / f"{template_id}.yaml").is_file():
             raise SuiteError(path, f"templates.{template_id}", f"unknown template (no {template_id}.yaml in {templates_dir})")
         for intent in intents:
-            if intent not in PROGRAMS:
+            if intent not in known():
                 raise SuiteError(path, f"templates.{template_id}.{intent}",
-                                 f"unknown intent (known: {', '.join(sorted(PROGRAMS))})")
+                                 f"unknown intent (known: {', '.join(known())})")
     return suite
 
 
@@ -147,16 +156,16 @@ def check_intents(suite: Suite, path: str | Path, templates_dir: str | Path = pa
             intent's feasibility line (the first map affordance the template lacks).
     """
     # Imported here: the Dagster definitions load this module, and the programs are heavy to import.
-    from simready.scenario.programs import PROGRAMS
+    from simready.scenario.programs import known, program
     from simready.world.template import load_template
 
     for template_id, intents in sorted(suite.templates.items()):
         template = None
         for intent in sorted(intents):
             where = f"templates.{template_id}.{intent}"
-            if intent not in PROGRAMS:
-                raise SuiteError(path, where, f"unknown intent {intent!r} (known: {', '.join(sorted(PROGRAMS))})")
+            if intent not in known():
+                raise SuiteError(path, where, f"unknown intent {intent!r} (known: {', '.join(known())})")
             template = template or load_template(Path(templates_dir) / f"{template_id}.yaml")
-            line = PROGRAMS[intent].feasibility(template)
+            line = program(intent).feasibility(template)
             if line is not None:
                 raise SuiteError(path, where, f"{intent} cannot run on {template_id}: {line}")

@@ -188,6 +188,12 @@ def apply_distortion(model: CameraModel, image: NDArray[np.floating]) -> NDArray
 
 #: ``semantic.png``'s blue channel holds the class id; the ontology's ignore class (65535) is stored as this.
 SEMANTIC_IGNORE_8BIT = 255
+#: The semantic value of a pixel that hit nothing (sky): neither an ontology class nor the ignore value.
+SEMANTIC_NOTHING_HIT = 0
+#: When each row of a camera frame was sampled, and which row a truth correspondence targets (legend.json, datasheet).
+ROW_TIME_RULE = ("row v (0 = top, pinhole rows) is sampled at sampleTime + v * line_time_s with the camera's and every "
+                 "body's pose at that time; a correspondence's target row in frame B is the row whose own time and "
+                 "pose see the point there (the fixed point of projecting with each row's time)")
 #: The ontology's ignore class id (:data:`simready.world.ontology.UNKNOWN_CLASS_ID`).
 SEMANTIC_IGNORE = 65535
 #: ``depth.f32.bin``'s convention, as ``results.json`` states it beside each camera frame.

@@ -252,16 +252,23 @@ def _columns(points: LidarScan | Mapping[str, Any], with_time: bool) -> dict[str
     if isinstance(points, LidarScan):
         p = points.points_sensor
         cols = {"x": p[:, 0], "y": p[:, 1], "z": p[:, 2], "intensity": points.intensity,
-                "instance_id": points.instance_id, "t": points.t_s}
+                "instance_id": points.instance_id, "t": points.t_s - points.t0_s}
     else:
         cols = dict(points)
     names = PLY_COLUMNS + (("t",) if with_time else ())
     return {k: np.asarray(cols[k]) for k in names}
 
 
+#: The PLY header's statement of the ``t`` column (SPEC §10).
+TIME_COMMENT = ("comment t: seconds since the sweep's sampleTime (its start, results.json); each point is in the "
+                "sensor frame at its beam's firing time; columns fire in azimuth order, counter-clockwise from +x "
+                "seen from above")
+
+
 def _header(fmt: str, count: int, names: Iterable[str]) -> str:
     props = "".join(f"property {_PLY_TYPES[k][0]} {k}\n" for k in names)
-    return (f"ply\nformat {fmt} 1.0\ncomment simready {frame_declaration(SensorType.lidar)}\n"
+    time = f"{TIME_COMMENT}\n" if "t" in names else ""
+    return (f"ply\nformat {fmt} 1.0\ncomment simready {frame_declaration(SensorType.lidar)}\n{time}"
             f"element vertex {count}\n{props}end_header\n")
 
 

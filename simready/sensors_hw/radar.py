@@ -20,6 +20,16 @@ cluster, reported as one detection:
   ``snr_db = snr_threshold_db + (rcs_dbsm − rcs_detect_dbsm_at_50m) − 40·log10(r / 50 m)``;
 * detection probability ``1 / (1 + exp(−(snr_db − snr_threshold_db) / pd_slope_db))``.
 
+Contributors (SPEC §11, :class:`RadarContributors`): for every detection,
+the parts (bodies: an entity's rigid pieces, each with its element and
+geometry hash) whose surfaces its rays hit, each with its share of the
+returned power — every ray's power ∝ ``ρ·|cos θ|·Ω / r²`` (the RCS of its
+patch over r⁴), summed per part over the cluster's — its hit count, its
+hits' centroid in the radar frame and its own noise-free radial velocity
+(the relative twist at that centroid, on its line of sight). Shares sum to
+1 per detection. Noise-free: the detection's noise and draws do not touch
+them.
+
 Noise and detection draws come from the ``numpy.random.Generator`` passed in:
 a (K, 3) block of standard normals (range, velocity, azimuth noise) then K
 uniforms (detection), clusters in ascending compact-id order, so the draws
@@ -32,6 +42,7 @@ is detected iff its detection probability exceeds ½, i.e. its SNR exceeds
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -39,9 +50,11 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
-from simready.atomic import write_text_atomic
+from simready.atomic import write_bytes_atomic, write_text_atomic
 from simready.sensors_hw.models import RadarModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
 
@@ -89,6 +102,52 @@ _ARRAY_FIELDS = ("range_m", "azimuth_rad", "elevation_rad", "radial_velocity_mps
                  "true_radial_velocity_mps")
 
 
+#: Columns of ``<radar>/<tick>.contributors.parquet``, one row per (detection, part), by detection then part.
+CONTRIBUTOR_COLUMNS = ("detection", "instance_id", "entity", "part", "body", "element", "geometry_hash", "hits",
+                       "power_share", "radial_velocity_mps", "x", "y", "z")
+
+
+@dataclass
+class RadarContributors:
+    """The surfaces behind each detection of one radar frame (M rows, by detection then body index).
+
+    Attributes:
+        detection: (M,) row of the detection in the frame's CSV.
+        instance_id: (M,) the detection's compact id; entity, element, geometry_hash: (M,) the part's.
+        part: (M,) the part's rank among its entity's bodies in the scene (0, 1, …); body: (M,) the scene's body index.
+        hits: (M,) rays of the cluster that hit the part.
+        power_share: (M,) the part's share of the detection's returned power (sums to 1 per detection).
+        radial_velocity_mps: (M,) the part's noise-free radial velocity (positive = receding).
+        x, y, z: (M,) the part's hits' centroid in the radar frame (m).
+    """
+
+    detection: NDArray[np.int64]
+    instance_id: NDArray[np.uint32]
+    entity: NDArray[np.object_]
+    part: NDArray[np.int64]
+    body: NDArray[np.int64]
+    element: NDArray[np.object_]
+    geometry_hash: NDArray[np.object_]
+    hits: NDArray[np.int64]
+    power_share: NDArray[np.float64]
+    radial_velocity_mps: NDArray[np.float64]
+    x: NDArray[np.float64]
+    y: NDArray[np.float64]
+    z: NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return len(self.detection)
+
+    def table(self) -> pa.Table:
+        return pa.table({k: pa.array(getattr(self, k).tolist(), type=CONTRIBUTOR_TYPES[k]) for k in CONTRIBUTOR_COLUMNS})
+
+
+CONTRIBUTOR_TYPES = {"detection": pa.int64(), "instance_id": pa.uint32(), "entity": pa.string(), "part": pa.int64(),
+                     "body": pa.int64(), "element": pa.string(), "geometry_hash": pa.string(), "hits": pa.int64(),
+                     "power_share": pa.float64(), "radial_velocity_mps": pa.float64(), "x": pa.float64(),
+                     "y": pa.float64(), "z": pa.float64()}
+
+
 @lru_cache(maxsize=8)
 def ray_grid(model: RadarModel) -> tuple[NDArray[np.float64], float]:
     """(R, 3) unit directions in the radar frame and the solid angle of one ray (sr)."""
@@ -112,24 +171,31 @@ class _Clusters:
     centroid_world: NDArray[np.float64]
     sigma_m2: NDArray[np.float64]
     body: NDArray[np.int32]
+    ray_power: NDArray[np.float64] | None = None
 
 
-def _clusters(scene: SceneGeometry, hits: Hits, model: RadarModel, ray_solid_angle_sr: float) -> _Clusters:
+def _cluster_hits(hits: Hits, model: RadarModel) -> NDArray[np.intp]:
+    """The rays that count (hits not of an excluded class), stably sorted by compact id: the clusters in order."""
     h = hits.hit_index
     if model.exclude_semantic_ids:
         h = h[~np.isin(hits.semantic[h], model.exclude_semantic_ids)]
-    cid = hits.compact_id[h]
-    h = h[np.argsort(cid, kind="stable")]
+    return h[np.argsort(hits.compact_id[h], kind="stable")]
+
+
+def _clusters(scene: SceneGeometry, hits: Hits, model: RadarModel, ray_solid_angle_sr: float,
+              h: NDArray[np.intp]) -> _Clusters:
+    """The clusters of the rays ``h`` (:func:`_cluster_hits`)."""
     ids, start, counts = np.unique(hits.compact_id[h], return_index=True, return_counts=True)
     if len(ids) == 0:
         return _Clusters(ids.astype(np.uint32), counts.astype(np.int64), np.zeros((0, 3)), np.zeros(0),
-                         np.zeros(0, np.int32))
+                         np.zeros(0, np.int32), np.zeros(0))
     r = hits.distance_m[h]
     cos_inc = np.abs(np.einsum("ij,ij->i", hits.normal_world[h], hits.dir_world[h]))
     area = scene.reflectance_of_body[hits.body_index[h]] * cos_inc * r * r * ray_solid_angle_sr
     centroid = np.add.reduceat(hits.point_world[h], start, axis=0) / counts[:, None]
+    # Each ray's returned power (∝ its patch's RCS over r⁴), for the contributor table.
     return _Clusters(ids.astype(np.uint32), counts.astype(np.int64), centroid,
-                     model.rcs_gain * np.add.reduceat(area, start), hits.body_index[h][start])
+                     model.rcs_gain * np.add.reduceat(area, start), hits.body_index[h][start], area / (r * r) ** 2)
 
 
 def _point_velocity(scene: SceneGeometry, body_index: int, point_world: NDArray, t_s: float) -> NDArray:
@@ -146,9 +212,68 @@ def _sensor_velocity(rig: Rig, radar_origin_world: NDArray, t_s: float) -> NDArr
     return v + np.cross(w, radar_origin_world - rig.body.pose_at(t_s)[:3, 3])
 
 
+def _contributors(scene: SceneGeometry, hits: Hits, h: NDArray[np.intp], c: _Clusters, R: NDArray, o_s: NDArray, v_s: NDArray, v_cluster: NDArray, t_s: float,
+                  keep: NDArray[np.bool_]) -> RadarContributors:
+    """Each kept cluster's parts (bodies), by cluster then body index (``h``: the clusters' rays; ``v_cluster``:
+    (K, 3) each cluster's relative velocity at its centroid, reused for a cluster of one part; ``keep``: (K,) the
+    clusters detected)."""
+    ids = c.ids
+    start = np.concatenate([[0], np.cumsum(c.counts)[:-1]]).astype(np.int64) if len(ids) else np.zeros(0, np.int64)
+    cluster = np.repeat(np.arange(len(ids)), np.diff(np.append(start, len(h))))
+    body = hits.body_index[h].astype(np.int64)
+    order = np.lexsort((body, cluster))
+    h, body, cluster = h[order], body[order], cluster[order]
+    power = c.ray_power[order]
+    key = cluster * (len(scene.bodies) + 1) + body
+    first = np.flatnonzero(np.diff(key, prepend=-1)) if len(key) else np.zeros(0, np.int64)
+    counts = np.diff(np.append(first, len(key)))
+    part_cluster, part_body = cluster[first], body[first]
+    part_power = np.add.reduceat(power, first) if len(first) else np.zeros(0)
+    centroid = np.add.reduceat(hits.point_world[h], first, axis=0) / counts[:, None] if len(first) else np.zeros((0, 3))
+    total = np.bincount(part_cluster, weights=part_power, minlength=len(ids))
+    rank = np.cumsum(keep) - 1
+    sel = keep[part_cluster] if len(part_cluster) else np.zeros(0, bool)
+    pc, pb, pp, pn, pw = part_cluster[sel], part_body[sel], part_power[sel], counts[sel], centroid[sel]
+    single = np.bincount(pc, minlength=len(ids))[pc] == 1 if len(pc) else np.zeros(0, bool)
+    v_rel = np.array([v_cluster[k] if one else _point_velocity(scene, int(b), p, t_s) - v_s
+                      for k, one, b, p in zip(pc.tolist(), single.tolist(), pb, pw)]).reshape(-1, 3)
+    los = pw - o_s
+    dist = np.linalg.norm(los, axis=1)
+    vr = np.einsum("ij,ij->i", v_rel, los / np.maximum(dist, 1e-12)[:, None])
+    local = los @ R
+    bodies = scene.bodies
+    part_rank = _part_ranks(scene)
+    return RadarContributors(
+        rank[pc].astype(np.int64), ids[pc].astype(np.uint32),
+        np.array([bodies[b].entity_id for b in pb.tolist()], dtype=object), part_rank[pb].astype(np.int64),
+        pb.astype(np.int64), np.array([bodies[b].element for b in pb.tolist()], dtype=object),
+        np.array([bodies[b].geometry_hash for b in pb.tolist()], dtype=object), pn.astype(np.int64),
+        pp / total[pc], vr, local[:, 0], local[:, 1], local[:, 2])
+
+
+_PART_RANKS: dict[int, tuple[SceneGeometry, NDArray[np.int64]]] = {}
+
+
+def _part_ranks(scene: SceneGeometry) -> NDArray[np.int64]:
+    """Each body's rank among its entity's bodies in scene order (0, 1, …), cached per scene."""
+    hit = _PART_RANKS.get(id(scene))
+    if hit is None or hit[0] is not scene:
+        if len(_PART_RANKS) > 8:
+            _PART_RANKS.clear()
+        seen: dict[str, int] = {}
+        ranks = np.empty(len(scene.bodies), np.int64)
+        for i, b in enumerate(scene.bodies):
+            ranks[i] = seen.get(b.entity_id, 0)
+            seen[b.entity_id] = ranks[i] + 1
+        hit = _PART_RANKS[id(scene)] = (scene, ranks)
+    return hit[1]
+
+
 def detect(scene: SceneGeometry, rig: Rig, radar_name: str, t_s: float, rng: np.random.Generator,
-           *, ignore: Iterable[str] = (), keep_undetected: bool = False) -> RadarDetections:
-    """One radar frame at ``t_s``: detections that pass the detection draw (all clusters if ``keep_undetected``)."""
+           *, ignore: Iterable[str] = (), keep_undetected: bool = False,
+           contributors: bool = False) -> RadarDetections | tuple[RadarDetections, RadarContributors]:
+    """One radar frame at ``t_s``: detections that pass the detection draw (all clusters if ``keep_undetected``);
+    with ``contributors``, also the parts behind each of them (:class:`RadarContributors`)."""
     model = rig.sensors[radar_name]
     if not isinstance(model, RadarModel):
         raise TypeError(f"{radar_name} is not a radar")
@@ -156,7 +281,8 @@ def detect(scene: SceneGeometry, rig: Rig, radar_name: str, t_s: float, rng: np.
     T = rig.T_world_sensor(radar_name, t_s)
     R, o_s = T[:3, :3], T[:3, 3]
     hits = scene.cast(o_s, dirs_s @ R.T, t_s, model.max_range_m, model.min_range_m, ignore=ignore)
-    c = _clusters(scene, hits, model, omega)
+    h = _cluster_hits(hits, model)
+    c = _clusters(scene, hits, model, omega, h)
     k = len(c.ids)
     v_s = _sensor_velocity(rig, o_s, t_s)
     v_rel = np.array([_point_velocity(scene, int(b), p, t_s) for b, p in zip(c.body, c.centroid_world)]).reshape(-1, 3) - v_s
@@ -183,7 +309,11 @@ def detect(scene: SceneGeometry, rig: Rig, radar_name: str, t_s: float, rng: np.
         true_vr + model.velocity_noise_mps * noise[:, 1],
         rcs_dbsm, snr, c.ids, c.counts, p_d, true_range, true_az, true_vr,
     )
-    return out if keep_undetected else out.select(detected)
+    kept = np.ones(k, bool) if keep_undetected else np.asarray(detected, bool)
+    det = out if keep_undetected else out.select(detected)
+    if not contributors:
+        return det
+    return det, _contributors(scene, hits, h, c, R, o_s, v_s, v_rel, t_s, kept)
 
 
 def write_radar_csv(path: str | Path, detections: RadarDetections) -> Path:
@@ -194,6 +324,18 @@ def write_radar_csv(path: str | Path, detections: RadarDetections) -> Path:
                    detections.instance_id):
         lines.append("{:.4f},{:.6f},{:.6f},{:.4f},{:.2f},{:.2f},{:d}".format(*row[:6], int(row[6])))
     return write_text_atomic(path, "\n".join(lines) + "\n")
+
+
+def contributors_parquet(contributors: RadarContributors) -> bytes:
+    """The bytes of ``<radar>/<tick>.contributors.parquet`` (zstd), columns :data:`CONTRIBUTOR_COLUMNS`."""
+    buf = io.BytesIO()
+    pq.write_table(contributors.table(), buf, compression="zstd")
+    return buf.getvalue()
+
+
+def write_contributors(path: str | Path, contributors: RadarContributors) -> Path:
+    """``<radar>/<tick>.contributors.parquet`` (:func:`contributors_parquet`), written atomically."""
+    return write_bytes_atomic(path, contributors_parquet(contributors))
 
 
 def read_radar_csv(path: str | Path) -> dict[str, NDArray]:

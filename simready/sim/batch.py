@@ -95,6 +95,10 @@ def decision_at(manifest: ScenarioManifest) -> tuple[float | None, str | None]:
     """``(t_s, source)`` for manifests without ``t_reveal_s``; ``(None, None)`` lets the branch module use the reveal."""
     if isinstance(manifest.realized.get("t_reveal_s"), (int, float)):
         return None, None
+    declared = manifest.realized.get("t_decision_s")
+    if isinstance(declared, (int, float)) and not isinstance(declared, bool):
+        # A program's declared decision (simready.scenario.api.decide_at) or an imported scenario's.
+        return max(float(declared), manifest.dt), "realized.t_decision_s"
     for key, lead_s in DECISION_ONSETS:
         value = manifest.realized.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -130,9 +130,11 @@ class PhysicsSettleStage:
     cost_rank = 50
     level = 5
 
-    def __init__(self, catalog: Any = None, *, rollout: bool = True) -> None:
+    def __init__(self, catalog: Any = None, *, rollout: bool = True, record: bool = True) -> None:
         self.catalog = catalog
         self.rollout = rollout
+        #: Whether the settle's measurements go into the proposal (and so into an accepted manifest's ``realized``).
+        self.record = record
 
     def check(self, proposal: Any) -> Any:
         try:
@@ -140,7 +142,8 @@ class PhysicsSettleStage:
             report = settle_check(manifest, proposal.template, catalog=self.catalog, rollout=self.rollout)
         except ManifestError as exc:
             return Fail("physics.invalid_input", exc.one_line())
-        proposal.measured.update({f"physics.{k}": v for k, v in report.measured.items()})
+        if self.record:
+            proposal.measured.update({f"physics.{k}": v for k, v in report.measured.items()})
         if report.passed:
             return PASS
         code, detail = report.reasons[0]

@@ -92,9 +92,12 @@ def build_legend(entities: dict[str, tuple[str | None, int, str | None]]) -> lis
     return sorted(rows, key=lambda r: r.compact_id)
 
 
-def write_legend(path: str | Path, legend: list[LegendEntry], ontology_version: str) -> Path:
+def write_legend(path: str | Path, legend: list[LegendEntry], ontology_version: str, *, nothing_hit_class: int = 0,
+                 semantic_ignore_8bit: int = 255, row_time: str | None = None) -> Path:
     """``legend.json`` (:class:`simready.records.Legend`): compact id → entity identifier, class, family
-    (0 = nothing hit)."""
-    record = Legend(ontology_version=ontology_version, nothing_hit=NOTHING_HIT, compact_id_bits=COMPACT_ID_BITS,
-                    entries=legend)
+    (0 = nothing hit), and the semantic pass's conventions the caller (the camera's owner) states: the value of
+    nothing hit, the 8-bit ignore value, the rolling shutter's row-time rule."""
+    record = Legend(ontology_version=ontology_version, nothing_hit=NOTHING_HIT, nothing_hit_class=nothing_hit_class,
+                    semantic_ignore_8bit=semantic_ignore_8bit, compact_id_bits=COMPACT_ID_BITS, entries=legend,
+                    **({"row_time": row_time} if row_time is not None else {}))
     return write_json_atomic(path, record.dump())

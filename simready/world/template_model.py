@@ -19,7 +19,17 @@ import math
 from functools import cached_property
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 from shapely import is_valid_reason
 from shapely.geometry import LineString, Polygon
 from shapely.ops import unary_union
@@ -133,6 +143,35 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class _OptionalFacts(_Model):
+    """A model whose optional map facts (``_OMIT``, added for imported maps) are left out of its dump while unset.
+
+    Why: the canonical form (and so the template hash) of every template
+    written before these fields existed must not change; an unset fact is
+    absent, not ``null``.
+    """
+
+    _OMIT: tuple[str, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_unset(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in self._OMIT:
+                if key in data and data[key] in (None, (), []):
+                    del data[key]
+        return data
+
+
+#: Heights (m) a map gives per vertex (z up); bounded like any real.
+Height = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_REAL, le=MAX_REAL)]
+
+
+def _heights_match(z: tuple[float, ...] | None, points: tuple[Any, ...], what: str) -> None:
+    if z is not None and len(z) != len(points):
+        raise ValueError(f"z holds {len(z)} heights for {len(points)} {what} points")
+
+
 def _unique(values: tuple[Any, ...], what: str) -> tuple[Any, ...]:
     dupes = sorted({str(v) for v in values if values.count(v) > 1})
     if dupes:
@@ -167,13 +206,25 @@ class Coordinates(_Model):
         return v
 
 
-class Region(_Model):
-    """A typed ground polygon (x, y in metres); a closing repeat of the first point is dropped."""
+class Region(_OptionalFacts):
+    """A typed ground polygon (x, y in metres); a closing repeat of the first point is dropped.
+
+    ``z``: height of each polygon vertex (m), where the map gives one
+    (elevation, superelevation, a raised sidewalk's kerb); absent = flat at 0.
+    """
+
+    _OMIT = ("z",)
 
     id: Name
     type: RegionType
     polygon: tuple[Point2, ...] = Field(min_length=3)
     speed_limit_mps: PositiveReal | None = None
+    z: tuple[Height, ...] | None = None
+
+    @model_validator(mode="after")
+    def _z_per_vertex(self) -> Region:
+        _heights_match(self.z, self.polygon, "polygon")
+        return self
 
     @field_validator("polygon")
     @classmethod
@@ -192,8 +243,17 @@ class Region(_Model):
         return Polygon(self.polygon)
 
 
-class Lane(_Model):
-    """A directed lane: centreline in travel order, width and legal speed."""
+class Lane(_OptionalFacts):
+    """A directed lane: centreline in travel order, width and legal speed.
+
+    Optional map facts (absent in hand-written templates): ``z`` the height
+    of each polyline point (m); ``change_left`` / ``change_right`` whether a
+    change to the same-direction neighbour on that side (of travel) is
+    allowed, from the road mark between them; ``right_of_way`` a stop or
+    yield sign governing the lane's end.
+    """
+
+    _OMIT = ("z", "change_left", "change_right", "right_of_way")
 
     id: Name
     region: Name
@@ -201,6 +261,15 @@ class Lane(_Model):
     width_m: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0.0, le=MAX_LANE_WIDTH_M)]
     speed_limit_mps: PositiveReal
     kind: Literal["driving", "parking", "turn"]
+    z: tuple[Height, ...] | None = None
+    change_left: bool | None = None
+    change_right: bool | None = None
+    right_of_way: Literal["stop", "yield"] | None = None
+
+    @model_validator(mode="after")
+    def _z_per_point(self) -> Lane:
+        _heights_match(self.z, self.polyline, "polyline")
+        return self
 
     @field_validator("polyline")
     @classmethod
@@ -211,6 +280,25 @@ class Lane(_Model):
         if not LineString(v).is_simple:
             raise ValueError("polyline crosses itself")
         return v
+
+
+class Marking(_OptionalFacts):
+    """A painted line from a map's road marks: its polyline (metres), type (``solid``, ``broken``, ``solid solid``,
+    ...), colour and width; ``z`` per point where the map has heights. Drawn by the street geometry."""
+
+    _OMIT = ("z",)
+
+    id: Name
+    type: Text
+    color: Text
+    width_m: PositiveReal
+    polyline: tuple[Point2, ...] = Field(min_length=2)
+    z: tuple[Height, ...] | None = None
+
+    @model_validator(mode="after")
+    def _z_per_point(self) -> Marking:
+        _heights_match(self.z, self.polyline, "polyline")
+        return self
 
 
 class Walkable(_Model):
@@ -558,7 +646,7 @@ class Provenance(_Model):
 # --- the template ----------------------------------------------------------
 
 
-class WorldTemplate(_Model):
+class WorldTemplate(_OptionalFacts):
     """A parsed world template; build with :func:`load_template` or :func:`parse_template`.
 
     ``instances`` holds the expanded list (``repeat`` resolved to
@@ -585,7 +673,9 @@ class WorldTemplate(_Model):
     behaviors_allowed: tuple[Name, ...] = Field(min_length=1)
     signals: tuple[Signal, ...] = ()
     provenance: Provenance | None = None
+    markings: tuple[Marking, ...] = ()
 
+    _OMIT = ("markings",)
     _source: str = PrivateAttr("<memory>")
     _yaml_root: Any = PrivateAttr(None)
 

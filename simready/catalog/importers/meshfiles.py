@@ -6,12 +6,18 @@ images) must exist, and be inside the source's folder (a missing one is an
 error, not a warning); a glTF must be version 2.0 and require no extension
 we do not support; COLLADA's ``<unit>`` and ``<up_axis>`` are read from its
 ``<asset>`` (trimesh does not apply them; we do, once, in the conversion).
+
+Repairs (``--repair``, each recorded; without it, a refusal that says so): a texture image that is missing
+is left out, the part keeping its material's base colour (:data:`NEUTRAL_RGBA` when it states none); COLLADA
+number lists written with commas (``<float_array>``, ``<p>``, ``<matrix>``, …) are read with the commas as
+separators. Any other missing file (an MTL, a glTF buffer) is still refused.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import io
 import re
 import struct
 import xml.etree.ElementTree as ET
@@ -31,6 +37,7 @@ from simready.catalog.importers.source import (
     check_geometry_bounds,
     clean_part_name,
     first_line,
+    repair_log,
     unique_names,
 )
 from simready.errors import CatalogError
@@ -48,6 +55,12 @@ SUPPORTED_REQUIRED_GLTF_EXTENSIONS = frozenset({"KHR_materials_unlit", "KHR_mate
 GLTF_DECLARED = Declared(meters_per_unit=1.0, up="y", forward="-y", by="the glTF 2.0 specification")
 #: COLLADA 1.4 defaults when ``<asset>`` states nothing: 1 metre, Y_UP.
 _COLLADA_UP = {"Y_UP": "y", "Z_UP": "z"}
+#: What a part whose texture is missing and whose material states no colour is drawn with (mid grey, opaque).
+NEUTRAL_RGBA = (0.5, 0.5, 0.5, 1.0)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tga", ".gif", ".tif", ".tiff", ".webp", ".ktx2", ".dds")
+#: COLLADA elements whose text is a list of numbers (separated by white space, as the schema says).
+_COLLADA_NUMBERS = re.compile(
+    rb"(<(float_array|int_array|p|v|vcount|matrix|translate|rotate|scale|lookat|skew|color|float)\b[^>]*>)([^<]*)(</\2>)")
 
 
 class _RecordingResolver(trimesh.resolvers.FilePathResolver):
@@ -73,22 +86,48 @@ class _RecordingResolver(trimesh.resolvers.FilePathResolver):
         raise FileNotFoundError(name)
 
 
+def _collada_commas(path: Path, data: bytes) -> bytes:
+    """COLLADA number lists with commas read as white space (``--repair``), each element's first one recorded."""
+    found: list[tuple[bytes, bytes]] = []
+
+    def fix(m: re.Match[bytes]) -> bytes:
+        if b"," not in m.group(3):
+            return m.group(0)
+        found.append((m.group(2), m.group(3)))
+        return m.group(1) + m.group(3).replace(b",", b" ") + m.group(4)
+
+    fixed = _COLLADA_NUMBERS.sub(fix, data)
+    if found:
+        tag, text = found[0]
+        before = text.strip()[:60].decode("utf-8", "replace")
+        repair_log().fix(path, f"<{tag.decode()}>", "vector separators", f"{before} ({len(found)} elements)",
+                         before.replace(",", " "), f"{len(found)} number lists separate their numbers with commas "
+                         f"(<{tag.decode()}> {before[:30]!r})", "read the commas as spaces")
+    return fixed
+
+
 def _trimesh_scene(path: Path, file_type: str, fmt: str) -> tuple[trimesh.Scene, list[Path]]:
     resolver = _RecordingResolver(path)
     options = {}
     if file_type == "obj":
         # One part per `o`/`g` name, faces in file order (trimesh's defaults merge by material and may reorder).
         options = {"split_objects": True, "split_groups": True, "maintain_order": True, "group_material": False}
+    data = path.read_bytes()
+    if file_type == "dae":
+        data = _collada_commas(path, data)
     try:
-        with open(path, "rb") as handle:
+        with io.BytesIO(data) as handle:
             scene = trimesh.load(handle, file_type=file_type, resolver=resolver, force="scene", process=False, **options)
     except CatalogError:  # the resolver's: a referenced file over the bound
         raise
     except Exception as exc:  # trimesh and pycollada raise many types (their own among them) on malformed input
         raise CatalogError(path, "", f"cannot be read as {fmt}: {first_line(exc)}") from None
-    if resolver.missing:
-        raise CatalogError(path, "referenced file", f"{resolver.missing[0]!r} is missing or outside the source's folder "
-                           f"{path.resolve().parent}")
+    for name in sorted(set(resolver.missing)):
+        problem = f"{name!r} is missing or outside the source's folder {path.resolve().parent}"
+        if Path(name.strip()).suffix.lower() not in IMAGE_SUFFIXES:
+            raise CatalogError(path, "referenced file", problem)
+        repair_log().fix(path, "referenced file", "missing texture", name, "the material's base colour (or neutral "
+                         f"{NEUTRAL_RGBA[:3]})", problem, "draw its parts in their material's base colour")
     return scene, sorted(set(resolver.read))
 
 

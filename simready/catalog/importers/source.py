@@ -15,12 +15,16 @@ one name are told apart by that hash too.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
+from simready.catalog.contract import Repair
 from simready.catalog.importers.conventions import Declared
 from simready.errors import CatalogError
 from simready.hashing import content_hash
@@ -88,6 +92,49 @@ class SourceScene:
     friction: float | None = None
     restitution: float | None = None
     notes: list[str] = field(default_factory=list)
+    repairs: list[Repair] = field(default_factory=list)
+    #: Frames without geometry (URDF links with neither visual nor collision): name → 4×4 pose, source frame.
+    frames: dict[str, NDArray[np.float64]] = field(default_factory=dict)
+
+
+class RepairLog:
+    """The repairs of one import (``--repair``), or the refusals that name them (without it).
+
+    Readers call :func:`fix` where a known quirk is found; with repairs on it is recorded (what, where, before →
+    after) and the reader goes on with the repaired value, otherwise the import stops with one line that ends
+    "rerun with --repair to …".
+    """
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.items: list[Repair] = []
+
+    def fix(self, source: str | Path, where: str, what: str, before: str, after: str, problem: str, remedy: str) -> None:
+        if not self.enabled:
+            raise CatalogError(source, where, f"{problem}; rerun with --repair to {remedy}")
+        self.items.append(Repair(what=what, where=where, before=_short(before), after=_short(after)))
+
+
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_LOG: ContextVar[RepairLog] = ContextVar("simready_import_repairs", default=RepairLog(False))
+
+
+@contextmanager
+def repairing(log: RepairLog) -> Iterator[RepairLog]:
+    """Make ``log`` the one :func:`repair_log` returns while a source is read (readers deep in a format call it)."""
+    token = _LOG.set(log)
+    try:
+        yield log
+    finally:
+        _LOG.reset(token)
+
+
+def repair_log() -> RepairLog:
+    """The repair log of the import being read (repairs off outside :func:`repairing`)."""
+    return _LOG.get()
 
 
 def geometry_digest(vertices: NDArray[np.float64], faces: NDArray[np.int64]) -> str:

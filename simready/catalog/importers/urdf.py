@@ -15,10 +15,17 @@ primitives become closed meshes. A collision mesh with several connected
 bodies (a VHACD output) gives one collider piece per body, as PyBullet
 loads it. A ``<visual>`` or ``<collision>`` without geometry is an error; a
 link with neither (a frame or an inertia holder) is allowed.
+
+Repairs (``--repair``, each recorded; without it, a refusal that says so): vector attributes written with
+commas (``xyz="0.07, 0, -0.69"``) are read with the commas as separators; xacro substitutions a file was
+published with unexpanded take their defaults (``$(optenv NAME default)``, ``$(arg NAME)`` with an
+``<xacro:arg default>``; any other substitution is refused naming it); a ``<visual>`` or ``<collision>``
+whose ``<geometry>`` is empty is dropped, and its link kept as a frame.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -34,6 +41,7 @@ from simready.catalog.importers.source import (
     SourceScene,
     clean_part_name,
     first_line,
+    repair_log,
     unique_names,
 )
 from simready.errors import CatalogError
@@ -50,6 +58,11 @@ Geometry = tuple[NDArray[np.float64], NDArray[np.int64]]
 
 def _floats(el: ET.Element | None, attr: str, n: int, default: str, source: Path, field: str) -> NDArray[np.float64]:
     text = el.get(attr, default) if el is not None else default
+    if "," in text:
+        fixed = " ".join(text.replace(",", " ").split())
+        repair_log().fix(source, field, "vector separators", text, fixed, f"{text!r} separates its numbers with commas",
+                         "read the commas as spaces")
+        text = fixed
     try:
         values = np.asarray([float(t) for t in text.split()], dtype=np.float64)
     except ValueError:
@@ -87,7 +100,10 @@ def _geometry(el: ET.Element, urdf: Path, field: str, files: list[Path]) -> list
     geometry = el.find("geometry")
     shape = next(iter(geometry), None) if geometry is not None else None
     if shape is None:
-        raise CatalogError(urdf, f"{field}.geometry", "missing: every <visual> and <collision> needs a geometry")
+        repair_log().fix(urdf, f"{field}.geometry", "element without geometry", f"<{el.tag}> without a geometry",
+                         "dropped; its link kept as a frame", f"missing: every <{el.tag}> needs a geometry",
+                         f"drop the <{el.tag}> and keep its link as a frame")
+        return []
     where = f"{field}.geometry.{shape.tag}"
     if shape.tag == "mesh":
         path = _mesh_path(urdf, shape.get("filename", ""), f"{where}.filename")
@@ -209,12 +225,48 @@ def _contact_value(links: dict[str, ET.Element], tag: str, urdf: Path) -> float 
     return None
 
 
+_SUBSTITUTION = re.compile(r"\$\(([^()]*)\)|\$\{([^{}]*)\}")
+
+
+def _xacro_args(robot: ET.Element) -> dict[str, str]:
+    """``<xacro:arg name default>`` declarations (namespaced or not) by name."""
+    return {el.get("name", ""): el.get("default", "") for el in robot.iter()
+            if isinstance(el.tag, str) and el.tag.rsplit("}", 1)[-1].removeprefix("xacro:") == "arg"
+            and el.get("name") and el.get("default") is not None}
+
+
+def _expand_xacro(robot: ET.Element, urdf: Path) -> None:
+    """Substitutions a xacro file leaves when published unexpanded, replaced by their defaults (``--repair``)."""
+    args = _xacro_args(robot)
+    for el in robot.iter():
+        for attr, value in sorted(el.attrib.items()):
+            if "$" not in value or not _SUBSTITUTION.search(value):
+                continue
+            field = f"<{el.tag.rsplit('}', 1)[-1]} name={el.get('name')!r}>.{attr}" if el.get("name") else \
+                f"<{el.tag.rsplit('}', 1)[-1]}>.{attr}"
+
+            def default(m: re.Match[str], value: str = value, field: str = field) -> str:
+                words = (m.group(1) or "").split()
+                if m.group(1) is not None and len(words) >= 3 and words[0] == "optenv":
+                    return " ".join(words[2:])
+                if m.group(1) is not None and len(words) == 2 and words[0] == "arg" and words[1] in args:
+                    return args[words[1]]
+                raise CatalogError(urdf, field, f"xacro substitution {m.group(0)!r} has no default to take; expand the "
+                                   "file with xacro first")
+
+            fixed = _SUBSTITUTION.sub(default, value)
+            repair_log().fix(urdf, field, "xacro substitution", value, fixed,
+                             f"{value!r} is an unexpanded xacro substitution", "take its default")
+            el.set(attr, fixed)
+
+
 def read_urdf(urdf: Path) -> SourceScene:
     """Parts (one per link with visuals), source collider, combined inertial, friction and restitution."""
     try:
         robot = ET.parse(urdf).getroot()
     except ET.ParseError as exc:
         raise CatalogError(urdf, "", f"cannot be read as URDF (XML): {first_line(exc)}") from None
+    _expand_xacro(robot, urdf)
     if robot.tag != "robot":
         raise CatalogError(urdf, "", f"root element is <{robot.tag}>, not <robot>")
     links: dict[str, ET.Element] = {}
@@ -230,6 +282,7 @@ def read_urdf(urdf: Path) -> SourceScene:
     files: list[Path] = [urdf]
     parts: list[SourcePart] = []
     collision: list[NDArray[np.float64]] = []
+    frames: dict[str, NDArray[np.float64]] = {}
     for name in sorted(links):
         link, t_link = links[name], poses[name]
         bodies: list[Geometry] = []
@@ -243,12 +296,16 @@ def read_urdf(urdf: Path) -> SourceScene:
             offsets = np.cumsum([0] + [len(v) for v, _ in bodies[:-1]])
             faces = np.concatenate([f + o for (_, f), o in zip(bodies, offsets, strict=True)])
             parts.append(SourcePart(clean_part_name(name), vertices, faces, rgba))
+        had_collision = False
         for i, col in enumerate(link.findall("collision")):
             field = f"link[{name}].collision[{i}]"
             for v, f in _place(t_link @ _origin(col, urdf, field), _geometry(col, urdf, field, files)):
+                had_collision = True
                 mesh = trimesh.Trimesh(v, f, process=False)
                 mesh.merge_vertices()  # connectivity by position: an OBJ repeats vertices per face corner
                 collision += [np.asarray(body.vertices) for body in mesh.split(only_watertight=False)]
+        if not bodies and not had_collision:
+            frames[name] = t_link
     if not parts:
         raise CatalogError(urdf, "link", "no link has a <visual>: nothing to render")
     return SourceScene(
@@ -259,4 +316,5 @@ def read_urdf(urdf: Path) -> SourceScene:
         inertial=_inertial(links, poses, urdf),
         friction=_contact_value(links, "lateral_friction", urdf),
         restitution=_contact_value(links, "restitution", urdf),
+        frames=frames,
     )

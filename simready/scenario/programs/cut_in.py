@@ -27,40 +27,41 @@ simulation.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from simready.scenario.coarse_rollout import CutsIn
-from simready.scenario.context import ProgramContext
-from simready.scenario.coverage import Cell
-from simready.scenario.geometry import Path, SpeedProfile
-from simready.scenario.ladder import Fail, Proposal, Scene
-from simready.scenario.programs.base import (
+from simready.scenario.api import (
+    Cell,
+    CutsIn,
     Draws,
+    Fail,
     IntentProgram,
+    ProgramContext,
+    Proposal,
     Realization,
+    Scene,
+    SpeedProfile,
+    StreamSet,
     assemble,
     cell_or_choice,
-    ego_vehicle,
+    conditions,
+    correlated_environment,
     draw_ego_route,
+    ego_vehicle,
     in_cell_bin,
+    independent_vehicle_baseline,
     lane_as_spawn,
+    lane_change_path,
+    lane_network,
     lwh,
+    multi_lane_stretches,
     other_vehicle,
     rules,
     seconds_on_grid,
     spawn_affordances,
     vehicle_on_route,
 )
-from simready.scenario.programs.environment import conditions, correlated_environment
-from simready.scenario.programs.lead_vehicle import independent_vehicle_baseline
-from simready.scenario.streams import StreamSet
-from simready.world.affordances import multi_lane_stretches
-from simready.world.lane_graph import lane_network
 
 SIDES = ("left", "right")
 
@@ -161,7 +162,7 @@ class CutIn(IntentProgram):
         env = correlated_environment(draws, r, illumination, weather)
         ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s, ego_route)
         s_blend = s_cut0 + cut_speed * (t_start + p.warmup_s)
-        path = _lane_change_path(ctx, lane, ego_lane, s_blend, cut_speed * duration)
+        path = lane_change_path(ctx, lane, ego_lane, s_blend, cut_speed * duration)
         cutter, cutter_body = vehicle_on_route(
             ctx, "cutter", role="agent", asset_id=asset, lanes=(lane,), s0_m=s_cut0, speed_mps=cut_speed,
             warmup_s=p.warmup_s, path=path, profile=SpeedProfile.constant(-p.warmup_s, s_cut0, cut_speed),
@@ -193,19 +194,3 @@ class CutIn(IntentProgram):
                                             event=lambda t_action, body: CutsIn("cutter", "ego", half, t_action,
                                                                                 t_action + 3.0))
 
-
-def _lane_change_path(ctx: ProgramContext, src: str, dst: str, s_start_m: float, length_m: float) -> Path:
-    """The source lane's centreline, blended sinusoidally into the destination lane over ``length_m`` from
-    ``s_start_m`` (source-lane arc length), then the destination lane to its end."""
-    a, b = ctx.geometry.route_path((src,)), ctx.geometry.route_path((dst,))
-    s = np.unique(np.concatenate([np.arange(0.0, a.length_m, 2.0), [a.length_m],
-                                  np.linspace(s_start_m, s_start_m + length_m, 25)]))
-    s = s[(s >= 0) & (s <= a.length_m)]
-    ax, ay, _ = a.xy_yaw(s)
-    pa = np.stack([ax, ay], axis=1)
-    sb, _ = b.lateral(pa)
-    bx, by, _ = b.xy_yaw(np.clip(sb, 0.0, b.length_m))
-    pb = np.stack([bx, by], axis=1)
-    u = np.clip((s - s_start_m) / max(length_m, 1e-6), 0.0, 1.0)
-    w = 0.5 - 0.5 * np.cos(math.pi * u)
-    return Path.from_points((1 - w)[:, None] * pa + w[:, None] * pb)

@@ -25,40 +25,43 @@ simulation's).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from simready.scenario.coarse_rollout import ClosesOnLead
-from simready.scenario.context import ProgramContext
-from simready.scenario.coverage import Cell
-from simready.scenario.geometry import VEHICLE_SURFACES, Motion, Path, SpeedProfile
-from simready.scenario.ladder import Body, Fail, Proposal, Scene
-from simready.scenario.programs.base import (
+from simready.scenario.api import (
+    LONG_ROUTE_M,
+    Cell,
+    ClosesOnLead,
     Draws,
+    Fail,
     IntentProgram,
+    ProgramContext,
+    Proposal,
     Realization,
-    actor,
+    Scene,
+    SpeedProfile,
+    StreamSet,
     assemble,
+    conditions,
+    correlated_environment,
+    draw_ego_route,
     ego_vehicle,
     family_of,
-    draw_ego_route,
     in_cell_bin,
+    independent_vehicle_baseline,
     lane_as_spawn,
+    lane_network,
     lwh,
     other_vehicle,
+    route_length_m,
+    routes_of_length,
     rules,
     seconds_on_grid,
     spawn_affordances,
     vehicle_families,
     vehicle_on_route,
 )
-from simready.scenario.programs.environment import conditions, correlated_environment, independent_environment
-from simready.scenario.streams import StreamSet
-from simready.world.affordances import LONG_ROUTE_M
-from simready.world.lane_graph import lane_network
-from simready.world.routing import route_length_m, routes_of_length
 
 
 @dataclass(frozen=True)
@@ -169,45 +172,3 @@ class LeadVehicleBrakes(IntentProgram):
         return independent_vehicle_baseline(self, ctx, sample_id, index, streams, "lead", p_clip=self.params.clip_s,
                                             warmup_s=self.params.warmup_s, ego_speed=self.params.ego_speed_mps,
                                             event=lambda t_action, body: ClosesOnLead("ego", "lead", t_action))
-
-
-def independent_vehicle_baseline(program: IntentProgram, ctx: ProgramContext, sample_id: str, index: int,
-                                 streams: StreamSet, other: str, *, p_clip: float, warmup_s: float,
-                                 ego_speed: tuple[float, float], event: Any) -> Proposal:
-    """Shared baseline of the vehicle intents: the other vehicle's pose, heading, speed, action time and
-    magnitude, and the environment, each drawn on its own over its full range — no relation, no solve."""
-    t = ctx.template
-    draws = Draws(streams)
-    r = Realization()
-    g = draws.group("baseline", "layout")
-    a = draws.group("assets", "actors")
-    b = draws.group("behavior", "behavior")
-    xmin, ymin, xmax, ymax = t.bounds
-    family = r.set(f"{other}.family", a.choice("family", vehicle_families(ctx, [family_of(t.ego.asset)])),
-                   source="actors", rule="uniform")
-    asset = r.set(f"{other}.asset", a.choice("asset", ctx.variants(family)), source="actors", rule="uniform")
-    x, y, yaw = g.uniform("x", xmin, xmax), g.uniform("y", ymin, ymax), g.uniform("yaw", -math.pi, math.pi)
-    r.set(f"{other}.pose", [round(x, 4), round(y, 4), round(yaw, 6)], source="layout", rule="uniform over the map")
-    v_ego = r.set("ego.speed_mps", round(b.uniform("ego_speed", *ego_speed), 4), source="behavior", rule="uniform")
-    v = r.set(f"{other}.speed_mps", round(b.uniform("speed", 0.0, 14.0), 4), source="behavior", rule="uniform")
-    t_action = r.set("t_action_s", seconds_on_grid(b.uniform("t_action", 0.0, p_clip)), source="timing", rule="uniform")
-    decel = round(b.uniform("decel", 0.5, 8.0), 4)
-    env = independent_environment(draws, r, t)
-    ego, ego_body = ego_vehicle(ctx, v_ego, warmup_s)
-    lanes = (t.lane_graph.nearest(x, y)[0],)
-    far = (x + 500 * math.cos(yaw), y + 500 * math.sin(yaw))
-    length, width, height = lwh(ctx, asset)
-    motion = Motion(Path.from_points([(x, y), far]),
-                    SpeedProfile.from_phases(-warmup_s, 0.0, v, [(t_action + warmup_s, 0.0), (0.0, -decel)]))
-    other_actor = actor(ctx, other, kind="vehicle", role="agent", asset_id=asset, pose=(x, y, yaw), speed_mps=v,
-                        cruise_mps=v, route=lanes, tags=[other],
-                        behavior_rules=rules(obey_signals=True, yield_=False, collision_avoidance=False,
-                                             aggression=0.5, speed_factor=1.0))
-    body = Body(other, "vehicle", "agent", asset, family, length, width, height, motion, VEHICLE_SURFACES, lanes=lanes)
-    interactions = [{"id": f"{other}_action", "actor_id": other, "trigger": {"kind": "at", "t_s": t_action},
-                     "speed": {"mode": "stop"}, "dynamics": {"shape": "linear", "constraint": "rate", "value": decel}}]
-    draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=program, cell=None,
-                        actors=[ego, other_actor], interactions=interactions, occluders=[], environment=env,
-                        realization=r, clip_s=p_clip, warmup_s=warmup_s)
-    scene = Scene({"ego": ego_body, other: body}, warmup_s, p_clip, event=event(t_action, body))
-    return Proposal(sample_id, index, 0, program.name, t, None, draft, scene, {}, [], draws.record)

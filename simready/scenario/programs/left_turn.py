@@ -36,32 +36,36 @@ from typing import Any
 import numpy as np
 import shapely
 
-from simready.scenario.coarse_rollout import PathConflict
-from simready.scenario.context import ProgramContext
-from simready.scenario.coverage import Cell
-from simready.scenario.geometry import Path, angle_diff
-from simready.scenario.ladder import Fail, Proposal, Scene
-from simready.scenario.programs.base import (
+from simready.scenario.api import (
+    Cell,
     Draws,
+    Fail,
     IntentProgram,
+    Path,
+    PathConflict,
+    ProgramContext,
+    Proposal,
     Realization,
+    Scene,
+    StreamSet,
+    angle_diff,
     assemble,
-    ego_vehicle,
+    conditions,
+    correlated_environment,
     draw_ego_route,
+    ego_vehicle,
     in_cell_bin,
+    independent_vehicle_baseline,
     lane_as_spawn,
+    lane_network,
+    left_turns_across_oncoming,
     lwh,
     other_vehicle,
     rules,
     spawn_affordances,
+    straight_through,
     vehicle_on_route,
 )
-from simready.scenario.programs.environment import conditions, correlated_environment
-from simready.scenario.programs.lead_vehicle import independent_vehicle_baseline
-from simready.scenario.streams import StreamSet
-from simready.world.affordances import left_turns_across_oncoming
-from simready.world.lane_graph import lane_network
-from simready.world.routing import straight_through
 
 
 @dataclass(frozen=True)

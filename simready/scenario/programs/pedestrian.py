@@ -55,42 +55,52 @@ import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
-from simready.scenario.coarse_rollout import PathConflict
-from simready.scenario.context import ProgramContext
-from simready.scenario.coverage import Cell
-from simready.scenario.geometry import WALKABLE_SURFACES, Motion, Path, SpeedProfile, stationary
-from simready.scenario.ladder import Body, Fail, Proposal, Scene
-from simready.scenario.programs.base import (
+from simready.scenario.api import (
     DRAWN_APPROACH_M,
-    Draws,
-    EgoRoute,
-    IntentProgram,
-    Realization,
-    actor,
-    assemble,
-    ego_vehicle,
-    family_of,
-    lwh,
-    rules,
-    seconds_on_grid,
-    wheel_points,
-)
-from simready.scenario.programs.environment import conditions, correlated_environment, independent_environment
-from simready.scenario.static_checks import OcclusionSpec, camera_view
-from simready.scenario.streams import StreamSet
-from simready.scenario.timing import solve_emergence_timing
-from simready.world.frames import footprint_corners
-from simready.world.affordances import (
     KERB_GAP_M,
     PARKED_WIDTH_M,
     SIDEWALK_PROBE_M,
+    WALKABLE_SURFACES,
+    Body,
+    Cell,
+    Draws,
+    EgoRoute,
+    Fail,
+    IntentProgram,
+    Motion,
+    OcclusionSpec,
+    ParkingAffordance,
     ParkingSite,
+    Path,
+    PathConflict,
+    PedestrianCrossing,
+    ProgramContext,
+    Proposal,
+    Realization,
+    Scene,
+    SpeedProfile,
+    StreamSet,
+    actor,
+    assemble,
+    camera_view,
+    conditions,
+    correlated_environment,
+    ego_vehicle,
+    family_of,
+    footprint_corners,
+    independent_environment,
     kerb_slots,
+    lane_network,
+    lwh,
     parking_sites,
+    parking_slots,
+    rules,
+    seconds_on_grid,
+    solve_emergence_timing,
+    stationary,
+    straight_through,
+    wheel_points,
 )
-from simready.world.lane_graph import lane_network
-from simready.world.routing import straight_through
-from simready.world.template_model import ParkingAffordance, PedestrianCrossing, parking_slots
 
 VAN_FAMILY = "delivery_van"
 #: Sampling step along the pedestrian's path when locating the kerb and the corridor entry (m).

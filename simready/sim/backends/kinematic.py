@@ -5,9 +5,13 @@ tick, stopping at rest rather than reversing), within its class's limits and
 μ·g, along its reference path; lateral offsets follow their profiles; the
 pose and twist come from :func:`simready.sim.kinematics.step_on_paths` (a
 kinematic bicycle with a simple body-slip model). Contacts are footprint
-overlaps between actors; vehicles have no collision response (they pass
-through each other), but a struck pedestrian or cyclist is carried by the
-vehicle (:mod:`simready.sim.impact`, without the vehicle's impulse). One
+overlaps between actors. Two vehicles whose footprints meet stop at
+contact (:meth:`KinematicBackend._stop_at_contact`): both are put back along
+their tick's step to the last pose where the footprints do not overlap
+(bisection), at rest, and the contact is a ``collision`` event (whose
+post-crash stop then holds them), so no vehicle passes through another. A
+struck pedestrian or cyclist is carried by the vehicle
+(:mod:`simready.sim.impact`, without the vehicle's impulse). One
 integration step per tick: ``substep_s == dt``.
 
 The step runs in the compiled kernels of :mod:`simready.sim.kernels`, which
@@ -52,11 +56,58 @@ class KinematicBackend(Backend):
                               a=ro(step.accel), yaw=ro(step.yaw))
         extras = {"accel_mps2": step.accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": self._zeros(len(c.u)), "slip_rad": step.slip}
+        a = self.scene.actors
+        if any(j >= 0 and a.is_vehicle[i] and a.is_vehicle[j] for i, j in step.contacts - state.world.contacts):
+            step, coords = self._stop_at_contact(state, step, coords)
         struck = state.control.struck
         hit = impact.new_strikes(self.scene, step.contacts, state.world.contacts, struck, state.bodies.present)
         if not struck and not hit:
             return StepOutcome(step.bodies, coords, step.contacts, extras)
         return self._carry(state, step, coords, extras, hit)
+
+    def _stop_at_contact(self, state: SimState, step, coords):  # type: ignore[no-untyped-def]
+        """Vehicles whose footprints began to overlap this tick, back to where they touch, at rest.
+
+        For each such pair the fraction f of the tick's step (the same for
+        both) is bisected to the largest that leaves the footprints apart; a
+        vehicle in several pairs takes the smallest. Position, height and
+        path position are interpolated by f, the heading and the quaternion
+        (normalised) likewise; velocity, angular velocity and speed are 0.
+        """
+        from simready.sim.kinematics import footprint_contacts
+
+        a = self.scene.actors
+        b0, b1 = state.bodies, step.bodies
+        y0, y1 = state.coords.yaw, step.yaw
+        turn = (np.asarray(y1) - np.asarray(y0) + np.pi) % (2.0 * np.pi) - np.pi
+        frac: dict[int, float] = {}
+        for i, j in sorted(step.contacts - state.world.contacts):
+            if j < 0 or not (a.is_vehicle[i] and a.is_vehicle[j]):
+                continue
+            only = np.zeros(len(a), dtype=bool)
+            only[[i, j]] = True
+            lo, hi = 0.0, 1.0
+            for _ in range(20):
+                mid = 0.5 * (lo + hi)
+                xy = np.asarray(b0.pos)[:, :2] + mid * (np.asarray(b1.pos)[:, :2] - np.asarray(b0.pos)[:, :2])
+                if footprint_contacts(self.scene, xy, np.asarray(y0) + mid * turn, only):
+                    hi = mid
+                else:
+                    lo = mid
+            for k in (i, j):
+                frac[k] = min(frac.get(k, 1.0), lo)
+        pos, quat, vel, omega = (np.array(x) for x in (b1.pos, b1.quat, b1.vel, b1.omega))
+        yaw, u, v = np.array(step.yaw), np.array(coords.u), np.array(coords.v)
+        for k, f in sorted(frac.items()):
+            pos[k] = b0.pos[k] + f * (b1.pos[k] - b0.pos[k])
+            q0, q1 = np.asarray(b0.quat[k]), np.asarray(b1.quat[k])
+            q = (1.0 - f) * q0 + f * (q1 if float(q0 @ q1) >= 0.0 else -q1)
+            quat[k] = q / np.linalg.norm(q)
+            yaw[k] = float(y0[k]) + f * float(turn[k])
+            u[k] = float(state.coords.u[k]) + f * (float(u[k]) - float(state.coords.u[k]))
+            vel[k], omega[k], v[k] = 0.0, 0.0, 0.0
+        bodies = Bodies(ro(pos), ro(quat), ro(vel), ro(omega), b1.present)
+        return step._replace(bodies=bodies, yaw=ro(yaw)), with_changes(coords, u=ro(u), v=ro(v), yaw=ro(yaw))
 
     def _carry(self, state: SimState, step, coords, extras, hit):  # type: ignore[no-untyped-def]
         """Struck road users ride with the vehicle that struck them (:mod:`simready.sim.impact`; no impulse here)."""

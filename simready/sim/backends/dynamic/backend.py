@@ -17,11 +17,13 @@ a tick. PyBullet supplies gravity, support and collisions.
   they get their mass for the rest of the rollout and are held by their
   parking brake (the drive model braking at μ·g), so a car that hits one
   shoves it, and it skids to rest.
-* **Pedestrians and cyclists** have no rigid body: their contacts come from
-  their footprints, and a vehicle that strikes one has the inelastic impact
-  of :mod:`simready.sim.impact` (the vehicle's momentum change follows the
-  mass ratio; the road user is carried at the point of contact until the
-  vehicle is at rest, never passed through).
+* **Pedestrians and cyclists** have no rigid body while they walk or ride:
+  their contacts come from their footprints. A vehicle that strikes one has
+  the inelastic impact of :mod:`simready.sim.impact` (the vehicle's
+  momentum change follows the mass ratio), and from that tick the road
+  user is a rigid body (:meth:`DynamicBackend._throw`: its certified mass,
+  inertia and collision pieces, moved out of the vehicle's footprint) that
+  takes the impulse, is thrown, falls and slides with friction to rest.
 * After any contact between actors the drivers involved brake to a
   standstill (:mod:`simready.sim.impact`); here that means the ego's wheels
   return to straight and an agent's drive model brakes along the body's own
@@ -48,8 +50,8 @@ from simready.sim.backends.dynamic.chassis import Chassis, tyre_forces, tyre_set
 from simready.sim.backends.dynamic.drive import agent_drive
 from simready.sim.backends.dynamic.pieces import asset_pieces
 from simready.sim.backends.dynamic.plan import WorldPlan, world_plan
-from simready.sim.backends.dynamic.pool import (AGENT_FILTER, AGENT_GROUP, EGO_FILTER, EGO_GROUP, GROUND_GROUP, RAY_GROUP,
-                                                STATIC_GROUP, World)
+from simready.sim.backends.dynamic.pool import (AGENT_FILTER, BODY_FILTER, EGO_FILTER, GROUND_GROUP, GROUND_MASK,
+                                                STATIC_GROUP, STATIC_MASK, World)
 from simready.sim.controllers.lateral import preview_steer
 from simready.sim.impact import post_crash
 from simready.sim.kinematics import footprint_contacts, step_on_paths
@@ -96,6 +98,8 @@ class DynamicBackend(Backend):
         self._hidden: set[int] = set()
         self._woken: frozenset[int] = frozenset()
         self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
+        #: Struck road users' rigid bodies, by actor (created at the strike, in the order of the strikes).
+        self.thrown: dict[int, int] = {}
         self._ego_params()
 
     # --- construction --------------------------------------------------------------
@@ -137,7 +141,7 @@ class DynamicBackend(Backend):
         for g in plan.groups:
             shape = w.shape(g.shape, asset_pieces(cat, g.shape)) if isinstance(g.shape, str) else w.box(g.shape)
             bodies = w.batch(0.0, shape, g.positions, g.quat)
-            group, mask = (GROUND_GROUP, EGO_GROUP) if g.ground else (STATIC_GROUP, EGO_GROUP | AGENT_GROUP | RAY_GROUP)
+            group, mask = (GROUND_GROUP, GROUND_MASK) if g.ground else (STATIC_GROUP, STATIC_MASK)
             for body in bodies:
                 p.setCollisionFilterGroupMask(body, -1, group, mask, physicsClientId=cid)
             self.static_key.update(zip(bodies, g.keys))
@@ -283,6 +287,9 @@ class DynamicBackend(Backend):
                 self._place(i, state.bodies)
             else:
                 self._hide(i)
+        for rec in state.control.struck:
+            if rec[0] not in self.thrown:
+                self._create_thrown(rec[0], state.bodies)
         return StepOutcome(state.bodies, state.coords, state.world.contacts, {})
 
     # --- stepping -------------------------------------------------------------------------------
@@ -412,8 +419,9 @@ class DynamicBackend(Backend):
         if e is not None:
             extras["steer_rad"][e] = steer
             extras["tyre_util"][e] = util
-        contacts, impacts = self._contacts(state, pos, yaw, present)
-        struck, hit = self._strike(state, contacts, pos, quat, vel, omega, yaw)
+        struck = self._read_thrown(state, pos, quat, vel, omega, yaw)
+        contacts, impacts = self._contacts(state, pos, yaw, present, struck)
+        struck, hit = self._strike(state, contacts, struck, pos, quat, vel, omega, yaw)
         for i in impact.struck_actors(struck):
             u_out[i], d_out[i], v_out[i] = c.u[i], c.d[i], 0.0
         for user, vehicle in hit:
@@ -426,14 +434,17 @@ class DynamicBackend(Backend):
         bodies = Bodies(frozen(pos), frozen(quat), frozen(vel), frozen(omega), present)
         return StepOutcome(bodies, coords, frozenset(contacts), extras, impacts=impacts, struck=struck, woken=self._woken)
 
-    def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray,
-                  present: np.ndarray) -> tuple[set[tuple[int, int]], dict[tuple[int, int], tuple[float, float]]]:
+    def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray, present: np.ndarray,
+                  struck: tuple[impact.Struck, ...] = ()) -> tuple[set[tuple[int, int]], dict[tuple[int, int], tuple[float, float]]]:
         """This tick's contacts and the impact point (world x, y) of each new one.
 
         Between vehicles, and between a vehicle and a static collider other
-        than the ground: PyBullet's contact points. Any pair with a
-        pedestrian or cyclist (no rigid body): their footprints at the
-        tick's final poses.
+        than the ground: PyBullet's contact points. Any pair of actors whose
+        footprints overlap at the tick's final poses is in contact too (a
+        pair with a pedestrian or cyclist, and two vehicles whose footprints
+        meet before their hulls do; two parked vehicles excepted). A thrown
+        road user stays in contact with the vehicle that struck it until its
+        body is at rest (``struck``: the records after this tick's read).
         """
         out: set[tuple[int, int]] = set()
         points: dict[tuple[int, int], tuple[float, float]] = {}
@@ -455,31 +466,124 @@ class DynamicBackend(Backend):
             if pair not in out:
                 out.add(pair)
                 points[pair] = (round(float(cp[5][0]), 6), round(float(cp[5][1]), 6))
-        phys = self.physical
+        phys, parked = self.physical, self.scene.actors.parked
         for pair in footprint_contacts(self.scene, pos, yaw, present):
-            if not (phys[pair[0]] and phys[pair[1]]):
+            # Two vehicle bodies are in contact from the first tick their footprints overlap, even where their
+            # collision hulls (inside the footprint) have not met yet, so every overlap lies inside its event.
+            if not (phys[pair[0]] and phys[pair[1]]) or not (parked[pair[0]] and parked[pair[1]]):
                 out.add(pair)
+                if pair not in points and phys[pair[0]] and phys[pair[1]]:
+                    # Footprints first: the impact point is the centre of their overlap.
+                    i, j = pair
+                    a = self.scene.actors
+                    c = impact.overlap_centre((float(pos[i, 0]), float(pos[i, 1])), float(yaw[i]), (float(a.hl[i]), float(a.hw[i])),
+                                              (float(pos[j, 0]), float(pos[j, 1])), float(yaw[j]), (float(a.hl[j]), float(a.hw[j])))
+                    if c is not None:
+                        points[pair] = (round(c[0], 6), round(c[1], 6))
+        for user, striker, *_ in struck:
+            if striker >= 0:
+                out.add((min(user, striker), max(user, striker)))
         before = state.world.contacts
         return out, {k: v for k, v in points.items() if k not in before}
 
-    def _strike(self, state: SimState, contacts: set[tuple[int, int]], pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
-                omega: np.ndarray, yaw: np.ndarray) -> tuple[tuple[impact.Struck, ...], list[tuple[int, int]]]:
-        """Carry the struck road users and strike new ones (:mod:`simready.sim.impact`); rows are written in place."""
-        b = state.bodies
-        struck = impact.carry(state.control.struck, b.pos, b.quat, pos, quat, vel, omega, yaw)
-        hit = impact.new_strikes(self.scene, frozenset(contacts), state.world.contacts, struck, b.present)
+    def _strike(self, state: SimState, contacts: set[tuple[int, int]], struck: tuple[impact.Struck, ...], pos: np.ndarray,
+                quat: np.ndarray, vel: np.ndarray, omega: np.ndarray,
+                yaw: np.ndarray) -> tuple[tuple[impact.Struck, ...], list[tuple[int, int]]]:
+        """Strike the road users newly touched by a vehicle (:mod:`simready.sim.impact`): each becomes a thrown body
+        (:meth:`_throw`); rows are written in place."""
+        hit = impact.new_strikes(self.scene, frozenset(contacts), state.world.contacts, struck, state.bodies.present)
         if not hit:
             return struck, hit
         new = list(struck)
         for user, vehicle in hit:
-            if self._dynamic(vehicle):
-                dv = impact.impact_dv(self.chassis[vehicle].mass, self._masses[user], vel[vehicle], vel[user])
-                lin, ang = self.world.call(p.getBaseVelocity, self.actor_body[vehicle])
-                self.world.call(p.resetBaseVelocity, self.actor_body[vehicle], [lin[0] + dv[0], lin[1] + dv[1], lin[2]], ang)
-                vel[vehicle, :2] += dv
-            new.append(impact.strike(user, vehicle, pos, yaw))
-        struck = impact.carry(tuple(sorted(new)), b.pos, b.quat, pos, quat, vel, omega, yaw)
-        return struck, hit
+            self._throw(user, vehicle, pos, quat, vel, omega, yaw)
+            new.append((user, vehicle, 0.0, 0.0, 0.0, 0.0))
+        return tuple(sorted(new)), hit
+
+    def _throw(self, user: int, vehicle: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray,
+               yaw: np.ndarray) -> None:
+        """Road user ``user`` struck by ``vehicle`` this tick: the vehicle's impulse, the road user out of its
+        footprint and a rigid body with the impact's twist (:func:`~simready.sim.impact.thrown_twist`)."""
+        a = self.scene.actors
+        m_v = self.chassis[vehicle].mass if self._dynamic(vehicle) else math.inf
+        m_r = self._masses[user]
+        v_user = vel[user].copy()
+        v_vehicle = vel[vehicle].copy() if self._dynamic(vehicle) else np.zeros(3)
+        if self._dynamic(vehicle):
+            dv = impact.impact_dv(m_v, m_r, vel[vehicle], v_user)
+            lin, ang = self.world.call(p.getBaseVelocity, self.actor_body[vehicle])
+            self.world.call(p.resetBaseVelocity, self.actor_body[vehicle], [lin[0] + dv[0], lin[1] + dv[1], lin[2]], ang)
+            vel[vehicle, :2] += dv
+        dx, dy = impact.push_out((float(pos[user, 0]), float(pos[user, 1])), float(yaw[user]),
+                                 (float(a.hl[user]), float(a.hw[user])), (float(pos[vehicle, 0]), float(pos[vehicle, 1])),
+                                 float(yaw[vehicle]), (float(a.hl[vehicle]), float(a.hw[vehicle])))
+        pos[user, 0] += dx
+        pos[user, 1] += dy
+        ch = self._road_user_chassis(user)
+        R = np.array(p.getMatrixFromQuaternion(quat[user].tolist())).reshape(3, 3)
+        inertia_w = R @ np.asarray(ch.inertia) @ R.T
+        arm = R @ ch.com
+        if math.isinf(m_v):
+            v_com, w = np.array([0.0, 0.0, float(v_user[2])]), np.zeros(3)
+        else:
+            v_com, w = impact.thrown_twist(m_v, m_r, v_vehicle, v_user, inertia_w, float(arm[2]))
+        # The spin must not drive the body's sole into the road: the sole's corners leave it (the swept legs lift off).
+        hl, hw = float(a.hl[user]), float(a.hw[user])
+        lift = max(-float(_cross(w, R @ np.array([sx * hl, sy * hw, 0.0]) - arm)[2]) for sx in (-1.0, 1.0) for sy in (-1.0, 1.0))
+        v_com[2] = max(float(v_com[2]), lift)
+        omega[user] = w
+        vel[user] = v_com - _cross(w, arm)
+        self._create_thrown(user, Bodies(pos, quat, vel, omega, np.ones(len(a), dtype=bool)))
+
+    def _road_user_chassis(self, i: int) -> Chassis:
+        """The mass properties of road user ``i``'s body: its catalog entry's (cached)."""
+        ch = self.chassis.get(i)
+        if ch is None:
+            ch = self.chassis[i] = Chassis.of(self.scene.catalog.entry(self.scene.actors.asset_ids[i]))
+        return ch
+
+    def _create_thrown(self, i: int, bodies: Bodies) -> None:
+        """Road user ``i``'s rigid body (its catalog collision pieces, mass, centre of mass and inertia), at the pose and
+        twist of ``bodies``, sliding with :data:`~simready.sim.impact.BODY_ROAD_FRICTION` on the road."""
+        w = self.world
+        ch = self._road_user_chassis(i)
+        asset = self.scene.actors.asset_ids[i]
+        body = w.call(p.createMultiBody, ch.mass, w.shape(asset, asset_pieces(self.scene.catalog, asset)), -1,
+                      [0.0, 0.0, -100.0 - i], [0.0, 0.0, 0.0, 1.0], baseInertialFramePosition=ch.com.tolist(),
+                      baseInertialFrameOrientation=ch.inertial_quat.tolist(), useMaximalCoordinates=True)
+        # Combined friction is the product of the two bodies' (the road's is PyBullet's default, 0.5).
+        w.call(p.changeDynamics, body, -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist(),
+               lateralFriction=impact.BODY_ROAD_FRICTION / 0.5, spinningFriction=impact.BODY_ROLLING_M / 0.5,
+               rollingFriction=impact.BODY_ROLLING_M / 0.5,
+               restitution=ch.restitution, linearDamping=0.0, angularDamping=impact.BODY_ANGULAR_DAMPING,
+               activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING)
+        w.call(p.setCollisionFilterGroupMask, body, -1, *BODY_FILTER)
+        self.thrown[i] = body
+        self.actor_body[i] = body
+        self.body_actor[body] = i
+        q = bodies.quat[i]
+        R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)
+        q_in = p.multiplyTransforms([0, 0, 0], q.tolist(), [0, 0, 0], ch.inertial_quat.tolist())[1]
+        w.call(p.resetBasePositionAndOrientation, body, (bodies.pos[i] + R @ ch.com).tolist(), list(q_in))
+        w.call(p.resetBaseVelocity, body, (bodies.vel[i] + _cross(bodies.omega[i], R @ ch.com)).tolist(),
+               bodies.omega[i].tolist())
+
+    def _read_thrown(self, state: SimState, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray,
+                     yaw: np.ndarray) -> tuple[impact.Struck, ...]:
+        """The thrown bodies' rows (written in place) and the struck records with the strikers of bodies now at rest
+        replaced by −1 (their contact with the striker ends)."""
+        out = []
+        for rec in state.control.struck:
+            i = rec[0]
+            if i not in self.thrown:
+                out.append(rec)
+                continue
+            bp, bq, bv, bo, R, _ = self._read(i)
+            pos[i], quat[i], vel[i], omega[i] = bp, bq, bv, bo
+            yaw[i] = math.atan2(R[1, 0], R[0, 0])
+            moving = math.sqrt(float(bv @ bv)) >= impact.BODY_REST_MPS or math.sqrt(float(bo @ bo)) >= impact.BODY_REST_RPS
+            out.append(rec if moving or rec[1] < 0 else (i, -1, *rec[2:]))
+        return tuple(out)
 
     def _check(self, state: SimState, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, lever: tuple[float, float, float],
                e_before: float | None, plan: Any, touching: bool = False) -> None:

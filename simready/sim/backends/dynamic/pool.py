@@ -17,10 +17,15 @@ import pybullet as p
 #: that bit, so no body is in group 1 and the (non-ground) statics' mask has it: the tunnelling ray sees them
 #: and nothing else, and no new body pairs pass the broadphase filter. The ground meets only the ego: the
 #: agents ride on their support model (:mod:`~simready.sim.backends.dynamic.drive`).
-RAY_GROUP, EGO_GROUP, AGENT_GROUP, STATIC_GROUP, GROUND_GROUP = 1, 2, 4, 8, 16
+RAY_GROUP, EGO_GROUP, AGENT_GROUP, STATIC_GROUP, GROUND_GROUP, BODY_GROUP = 1, 2, 4, 8, 16, 32
 #: Each vehicle body's collision group and mask.
-EGO_FILTER = (EGO_GROUP, STATIC_GROUP | GROUND_GROUP | AGENT_GROUP)
-AGENT_FILTER = (AGENT_GROUP, STATIC_GROUP | EGO_GROUP | AGENT_GROUP)
+EGO_FILTER = (EGO_GROUP, STATIC_GROUP | GROUND_GROUP | AGENT_GROUP | BODY_GROUP)
+AGENT_FILTER = (AGENT_GROUP, STATIC_GROUP | EGO_GROUP | AGENT_GROUP | BODY_GROUP)
+#: A struck pedestrian's or cyclist's body (:mod:`simready.sim.impact`): it meets everything, the ground included.
+BODY_FILTER = (BODY_GROUP, STATIC_GROUP | GROUND_GROUP | EGO_GROUP | AGENT_GROUP | BODY_GROUP)
+#: The masks of the statics: the ground meets the ego and thrown bodies; the other statics every body and the ray.
+GROUND_MASK = EGO_GROUP | BODY_GROUP
+STATIC_MASK = EGO_GROUP | AGENT_GROUP | RAY_GROUP | BODY_GROUP
 
 #: DIRECT clients whose worlds were reset and can be reused (connecting costs ~15 ms; a reset world is
 #: indistinguishable from a new one: the same call sequence gives bit-identical results).
