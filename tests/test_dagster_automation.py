@@ -95,4 +95,5 @@ def test_daily_schedule_registers_next_batch_and_requests_it_per_template():
         requests = list(daily_batch_schedule(dg.build_schedule_context(instance=instance)))
         assert "b0002" in instance.get_dynamic_partitions(batch_partitions.name)
     keys = sorted(str(r.partition_key) for r in requests)
-    assert keys == sorted(f"b0002|{t}" for t in ("residential_crosswalk_v3", "two_lane_arterial", "urban_signalized_intersection"))
+    assert keys == sorted(f"b0002|{t}" for t in ("city_crossing", "residential_crosswalk_v3", "two_lane_arterial",
+                                                 "urban_signalized_intersection"))

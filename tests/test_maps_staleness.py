@@ -8,6 +8,7 @@ crossing, which the imported straight road offers.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from simready.assets.partitions import batch_partitions
 from simready.assets.scenario import scenario_manifests
 from simready.assets.simulation import trajectories
 from simready.assets.world import sensor_rigs, world_templates
+from simready.cli import main
 from simready.maps.sites import fit_intent
 from simready.maps.template_yaml import template_yaml
 from simready.maps.xodr_import import import_opendrive
@@ -142,3 +144,74 @@ def test_reimport_restales_exactly_the_imported_templates_dependents(tmp_path):
     assert after[("scenario_manifests", TLA)] != before[("scenario_manifests", TLA)]
     assert after[("scenario_manifests", RC)] == before[("scenario_manifests", RC)]
     assert after[("trajectories", RC)] == before[("trajectories", RC)]
+
+
+# --- the default suite's imported map (issue 24 item 6): data/maps/city_crossing.xodr -----------------------------
+
+CITY = "city_crossing"
+CITY_INTENT = "pedestrian_emerges_behind_van"  # the --intent its template was imported with (README)
+
+
+def _city_generator():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("make_city_crossing", paths.DATA_DIR / "maps" / "make_city_crossing.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _city_data(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the shipped templates and maps: ``(templates, maps/city_crossing.xodr)``."""
+    templates = tmp_path / "data" / "templates"
+    shutil.copytree(paths.TEMPLATES_DIR, templates)
+    shutil.copytree(paths.DATA_DIR / "maps", tmp_path / "data" / "maps")
+    return templates, tmp_path / "data" / "maps" / f"{CITY}.xodr"
+
+
+def _reimport_city(xodr: Path, templates: Path) -> int:
+    """``simready template import`` as README says, over the old template (removed first: the command writes new
+    files only)."""
+    (templates / f"{CITY}.yaml").unlink()
+    return main(["template", "import", str(xodr), "--id", CITY, "--intent", CITY_INTENT,
+                 "--out", str(templates / f"{CITY}.yaml")])
+
+
+@pytest.mark.slow
+def test_the_shipped_map_is_its_generators_output_and_its_template_the_importers(tmp_path):
+    """Reproducible: the script writes the map's bytes, and the importer writes the template's bytes (the template is
+    regenerated, never hand-edited)."""
+    xodr = paths.DATA_DIR / "maps" / f"{CITY}.xodr"
+    assert _city_generator().city_crossing() == xodr.read_bytes()
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / f"{CITY}.yaml").write_text("placeholder")
+    assert _reimport_city(xodr, templates) == 0
+    assert (templates / f"{CITY}.yaml").read_text() == (paths.TEMPLATES_DIR / f"{CITY}.yaml").read_text()
+
+
+@pytest.mark.slow
+def test_a_city_crossing_map_edit_stales_exactly_its_template(tmp_path, capsys):
+    templates, xodr = _city_data(tmp_path)
+    source = SourceData(templates_dir=str(templates))
+    assert templates_imported_from(templates, xodr.name) == [CITY]
+    assert validate_template_file(templates / f"{CITY}.yaml").valid
+    before, before_versions = source_file_hashes(source), source_versions(source)
+    # Widen the south arm's right sidewalk (road 2, lane -3) by 10 cm: the crosswalk still meets it.
+    text = xodr.read_text()
+    road = text.index('<road rule="RHT" id="2" ')
+    lane = text.index('<lane id="-3"', road)
+    at = text.index('a="2.0"', lane)
+    xodr.write_text(text[:at] + 'a="2.1"' + text[at + len('a="2.0"'):])
+    now = source_file_hashes(source)
+    assert {k for k in now if now[k] != before[k]} == {f"maps/{CITY}.xodr"}
+    build = validate_template_file(templates / f"{CITY}.yaml")
+    assert not build.valid and "provenance.source_sha256" in build.errors[0]
+    requests = changed_requests(before_versions, source_versions(source))
+    assert [(r.asset_selection, r.partition_key) for r in requests] == [([world_templates.key, sensor_rigs.key], CITY)]
+    # The re-import writes a new template (a new hash); again exactly its partitions are requested.
+    old_hash, mid_versions = build.template_hash, source_versions(source)
+    assert _reimport_city(xodr, templates) == 0
+    again = validate_template_file(templates / f"{CITY}.yaml")
+    assert again.valid and again.template_hash != old_hash
+    requests = changed_requests(mid_versions, source_versions(source))
+    assert [(r.asset_selection, r.partition_key) for r in requests] == [([world_templates.key, sensor_rigs.key], CITY)]
+    assert "city_crossing" in capsys.readouterr().out
