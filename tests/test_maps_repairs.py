@@ -174,6 +174,8 @@ def test_stop_and_speed_signs_become_lane_facts_and_parking_spaces_regions(tmp_p
 def test_new_optional_fields_leave_hand_written_templates_canonical_form_alone():
     for path in sorted(Path("data/templates").glob("*.yaml")):
         data = canonical_dict(load_template(path))
+        if "source" in (data.get("provenance") or {}):
+            continue  # imported from a map: its marks and heights are the point
         assert "markings" not in data
         for lane in data["lanes"]:
             assert not {"z", "change_left", "change_right", "right_of_way"} & set(lane)

@@ -12,7 +12,7 @@ import yaml
 from simready import paths
 from simready.world.template import WorldTemplate, load_template
 
-TEMPLATE_IDS = ("residential_crosswalk_v3", "two_lane_arterial", "urban_signalized_intersection",
+TEMPLATE_IDS = ("city_crossing", "residential_crosswalk_v3", "two_lane_arterial", "urban_signalized_intersection",
                 "urban_unsignalized_intersection")
 CONTRACTS_DIR = paths.CATALOG_CONTRACTS_DIR
 
