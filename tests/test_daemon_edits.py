@@ -53,7 +53,7 @@ def _data(root: Path) -> SourceData:
     """A copy of data/ with TLA imported from maps/straight.xodr and a suite of one sample per template."""
     data = root / "data"
     shutil.copytree(paths.DATA_DIR, data, ignore=shutil.ignore_patterns("generated"))
-    (data / "maps").mkdir()
+    (data / "maps").mkdir(exist_ok=True)  # data/maps/ holds city_crossing.xodr
     (data / "maps" / "straight.xodr").write_bytes(maps.straight_road())
     _import(data / "maps" / "straight.xodr", data / "templates")
     (data / "suites" / "default.yaml").write_text(yaml.safe_dump(
