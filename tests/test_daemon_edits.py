@@ -111,8 +111,25 @@ def _observed(instance: dg.DagsterInstance, key: str, partition: str | None) -> 
     return record.asset_observation.tags["dagster/data_version"]
 
 
+def _unsampled() -> tuple[str, ...]:
+    """The template files of data/ this test does not sample (city_crossing, urban_unsignalized_intersection):
+    their partitions stay unmaterialized here, which makes the suite assets read "never materialized"."""
+    from simready.assets.partitions import template_ids
+
+    return tuple(t for t in template_ids() if t not in (RC, TLA, USI))
+
+
 def _stale(defs, instance) -> dict[tuple[str, str | None], str]:
-    return {(r.asset, r.partition): r.reason for r in graph_status(defs, instance) if r.status == "stale"}
+    out = {}
+    for r in graph_status(defs, instance):
+        if r.status != "stale":
+            continue
+        if any(t in (r.partition or "") for t in _unsampled()):
+            continue
+        if "never materialized" in r.reason and any(t in r.reason for t in _unsampled()):
+            continue
+        out[(r.asset, r.partition)] = r.reason
+    return out
 
 
 def _requested(instance: dg.DagsterInstance, tick) -> set[tuple[tuple[str, ...], str | None]]:

@@ -279,7 +279,7 @@ def register_program_files(files: Iterable[str | Path], builtin: Iterable[str]) 
             if name in taken:
                 raise ProgramError(str(f), f"{name}.name", f"intent id {name!r} is a built-in intent's")
             # One file named two ways (relative to the project, absolute) is the same file.
-            if have is not None and resolve_path(have.provenance.file) != resolve_path(f):
+            if have is not None and resolve_path(have.provenance.file).resolve() != resolve_path(f).resolve():
                 raise ProgramError(str(f), f"{name}.name", f"intent id {name!r} is already defined by "
                                    f"{have.provenance.file}")
             if have is None or have.provenance.sha256 != loaded.provenance.sha256:
