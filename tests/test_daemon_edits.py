@@ -25,7 +25,7 @@ from simready import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.inputs import INPUTS, record_observations
 from simready.assets.orchestration import source_files_sensor
-from simready.assets.partitions import batch_partitions
+from simready.assets.partitions import batch_partitions, template_ids
 from simready.assets.scenario import scenario_manifests
 from simready.assets.suite import split_assignments
 from simready.assets.world import sensor_rigs, world_templates
@@ -75,9 +75,11 @@ def _materialize(instance: dg.DagsterInstance, source: SourceData, artifacts: Pa
                               resources=resources).success
 
     run([certified_assets])
-    for t in (RC, TLA, USI):
+    # Every template file, sampled or not (the suite names three; the others' batches are empty): the split
+    # assignments read every template's manifests.
+    for t in template_ids():
         run([world_templates, sensor_rigs], t)
-    for t in (RC, TLA, USI):  # every template: the split assignments read every template's manifests
+    for t in template_ids():
         run([scenario_manifests], dg.MultiPartitionKey({"template": t, "batch": "b0000"}))
     run([split_assignments])
 
@@ -111,25 +113,8 @@ def _observed(instance: dg.DagsterInstance, key: str, partition: str | None) -> 
     return record.asset_observation.tags["dagster/data_version"]
 
 
-def _unsampled() -> tuple[str, ...]:
-    """The template files of data/ this test does not sample (city_crossing, urban_unsignalized_intersection):
-    their partitions stay unmaterialized here, which makes the suite assets read "never materialized"."""
-    from simready.assets.partitions import template_ids
-
-    return tuple(t for t in template_ids() if t not in (RC, TLA, USI))
-
-
 def _stale(defs, instance) -> dict[tuple[str, str | None], str]:
-    out = {}
-    for r in graph_status(defs, instance):
-        if r.status != "stale":
-            continue
-        if any(t in (r.partition or "") for t in _unsampled()):
-            continue
-        if "never materialized" in r.reason and any(t in r.reason for t in _unsampled()):
-            continue
-        out[(r.asset, r.partition)] = r.reason
-    return out
+    return {(r.asset, r.partition): r.reason for r in graph_status(defs, instance) if r.status == "stale"}
 
 
 def _requested(instance: dg.DagsterInstance, tick) -> set[tuple[tuple[str, ...], str | None]]:
