@@ -110,11 +110,12 @@ def run_main_job(quiet: bool = False, run_tags: dict[str, str] | None = None) ->
     if log.execute(defs, instance, "catalog_job"):
         for template_id in template_ids:
             log.execute(defs, instance, "templates_job", template_id)
-        suite_templates = [t for t in template_ids if t in suite.templates]
-        for template_id in suite_templates:
+        # Every template file, sampled or not: a template the suite does not sample gets its empty batches and
+        # roll-up, so the suite assets that read them all are fresh after the run and `simready status` says so.
+        for template_id in template_ids:
             for batch in batches:
                 log.execute(defs, instance, "samples_job", dg.MultiPartitionKey({"template": template_id, "batch": batch}))
-        for template_id in suite_templates:
+        for template_id in template_ids:
             log.execute(defs, instance, "template_rollup_job", template_id)
         log.execute(defs, instance, "suite_job")
     store = resources_for_deployment()["store"]

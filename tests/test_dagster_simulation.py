@@ -190,3 +190,33 @@ def test_simulation_checks_catch_one_changed_value_in_a_trace(world):
     assert row.data["reason"].startswith(f"{trace}: sha256: expected ")
     (row,) = shared.metadata["failed"].value.records
     assert row.data["reason"].startswith(f"{trace}: sha256: expected ")
+
+
+def test_a_template_the_suite_does_not_sample_has_complete_empty_batches(world):
+    """The main job materializes every template file's batches; one the suite does not sample is empty and its
+    checks pass (nothing was asked), while an empty batch that was asked for samples fails them."""
+    import json
+    from types import SimpleNamespace
+
+    from simready.checks.expectations import gx_manifests, gx_trajectories
+
+    tmp, resources, _, instance, _ = world
+    usi = "urban_signalized_intersection"
+    assert dg.materialize([world_templates, sensor_rigs, reference_pools], partition_key=usi, instance=instance,
+                          resources=resources).success
+    result = dg.materialize(SAMPLE_ASSETS, partition_key=_key(usi), instance=instance, resources=resources,
+                            selection=[scenario_manifests, trajectories, checkpoints_and_branches,
+                                       observations_and_truth, validity_reports])
+    assert result.success
+    assert {e.check_name: e.passed for e in result.get_asset_check_evaluations()} == {
+        "trajectories_accepted": True, "checkpoint_restore_reproduces": True, "branches_share_parent_history": True}
+    context = SimpleNamespace(partition_key=_key(usi))
+    checks = (trajectories_accepted, gx_trajectories, gx_manifests)
+    assert all(check.node_def.compute_fn.decorated_fn(context, resources["store"]).passed for check in checks)
+    record = ArtifactLayout(tmp / "artifacts").batch(usi, "b0000").record
+    original = record.read_bytes()
+    try:
+        record.write_text(json.dumps({**json.loads(original), "requested": 1}))
+        assert not any(check.node_def.compute_fn.decorated_fn(context, resources["store"]).passed for check in checks)
+    finally:
+        record.write_bytes(original)

@@ -62,6 +62,13 @@ def batch_sample_dirs(context, store: ArtifactStore) -> list[Path]:
     return batch_samples(store, *batch_of(context))
 
 
+def batch_none_asked(context, store: ArtifactStore) -> bool:
+    """The suite asks no sample of this batch (a template file it does not sample): an empty batch is complete."""
+    from simready.scenario.batch import read_batch_requested
+
+    return read_batch_requested(batch_dir(store, *batch_of(context)).root) == 0
+
+
 def _require_valid_template(store: ArtifactStore, template_id: str) -> None:
     validation = store.layout.template_validation(template_id)
     if not store.exists(validation) or not store.read_json(validation)["valid"]:

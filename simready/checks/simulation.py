@@ -5,7 +5,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.partitions import sample_partitions
-from simready.assets.scenario import batch_of, batch_sample_dirs
+from simready.assets.scenario import batch_none_asked, batch_of, batch_sample_dirs
 from simready.checks.findings import findings
 from simready.layout import SampleDir
 from simready.records import Verdict
@@ -30,7 +30,7 @@ def trajectories_accepted(context: dg.AssetCheckExecutionContext, store: Artifac
     rejected = {s: [f["detail"] for f in v.findings if isinstance(f, dict) and not f.get("passed", True)] + v.issues
                 for s, v in verdicts.items() if v.verdict != "accept"}
     corrupt = {d.name: why for d in dirs for ok, why in [sample_intact(d)] if not ok}
-    return dg.AssetCheckResult(passed=bool(verdicts) and not rejected and not corrupt, severity=dg.AssetCheckSeverity.ERROR,
+    return dg.AssetCheckResult(passed=(bool(verdicts) or batch_none_asked(context, store)) and not rejected and not corrupt, severity=dg.AssetCheckSeverity.ERROR,
                                metadata={"samples": len(verdicts), "rejected": findings(rejected, column="reason"),
                                          "corrupt": findings(corrupt, column="reason")})
 
@@ -48,7 +48,7 @@ def checkpoint_restore_reproduces(
     catalog = load_catalog(Path(source.catalog_generated_dir))
     results = {d.name: restore_reproduces(d, template, catalog, BACKEND) for d in dirs}
     failed = {s: why for s, (ok, why) in results.items() if not ok}
-    return dg.AssetCheckResult(passed=bool(results) and not failed, severity=dg.AssetCheckSeverity.ERROR,
+    return dg.AssetCheckResult(passed=(bool(results) or batch_none_asked(context, store)) and not failed, severity=dg.AssetCheckSeverity.ERROR,
                                metadata={"checked": len(results), "failed": findings(failed, column="reason"),
                                          "example": next(iter(results.values()))[1] if results else ""})
 
@@ -61,5 +61,5 @@ def branches_share_parent_history(context: dg.AssetCheckExecutionContext, store:
     _, dirs = _dirs(context, store)
     results = {d.name: branches_share_history(d) for d in dirs}
     failed = {s: why for s, (ok, why) in results.items() if not ok}
-    return dg.AssetCheckResult(passed=bool(results) and not failed, severity=dg.AssetCheckSeverity.ERROR,
+    return dg.AssetCheckResult(passed=(bool(results) or batch_none_asked(context, store)) and not failed, severity=dg.AssetCheckSeverity.ERROR,
                                metadata={"checked": len(results), "failed": findings(failed, column="reason")})

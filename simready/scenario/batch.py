@@ -178,6 +178,11 @@ def read_batch_manifest_paths(batch_dir: Path) -> list[Path]:
     return [s.manifest for s in BatchDir(batch_dir).samples()]
 
 
+def read_batch_requested(batch_dir: Path) -> int:
+    """How many samples the suite asked of this batch (0 for a template the suite does not sample)."""
+    return int(json.loads(BatchDir(batch_dir).record.read_text())["requested"])
+
+
 def read_rejections(batch_dir: Path) -> list[dict[str, Any]]:
     path = BatchDir(batch_dir).rejections
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
