@@ -155,3 +155,11 @@ def test_the_datasheet_states_the_observation_conventions():
     page = datasheet_markdown("r", sheet, [])
     assert "## Observation conventions" in page and "`semantic.png`: 0 where nothing was hit (sky" in page
     assert "sampleTime + v * line_time_s" in page and "seconds since the sweep's sampleTime" in page
+    assert "counter-clockwise from +x" in page and "target row" in page
+    from simready.sensors_hw.radar import CONTRIBUTOR_COLUMNS
+
+    (line,) = [x for x in page.splitlines() if x.startswith("- radar contributors: ")]
+    assert ", ".join(CONTRIBUTOR_COLUMNS) in line and "power_share" in line.split("(", 1)[1]
+    # A sheet stored before the contributor table still renders, without the line.
+    old = {**sheet, "conventions": {k: v for k, v in conv.items() if k != "radar_contributors"}}
+    assert "radar contributors" not in datasheet_markdown("r", old, [])

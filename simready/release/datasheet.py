@@ -94,10 +94,21 @@ def conventions() -> dict[str, Any]:
     """The observation layout's value conventions a reader needs beside SPEC §10 (also in each ``legend.json``)."""
     from simready.sensors_hw.camera import ROW_TIME_RULE, SEMANTIC_IGNORE_8BIT, SEMANTIC_NOTHING_HIT
     from simready.sensors_hw.lidar import TIME_COMMENT
+    from simready.sensors_hw.radar import CONTRIBUTOR_COLUMNS
 
     return {"semantic_nothing_hit_class": SEMANTIC_NOTHING_HIT, "semantic_ignore_8bit": SEMANTIC_IGNORE_8BIT,
             "id_nothing_hit": 0, "depth_nothing_hit_raw": 0.0, "row_time": ROW_TIME_RULE,
-            "lidar_t": TIME_COMMENT.removeprefix("comment t: ")}
+            "lidar_t": TIME_COMMENT.removeprefix("comment t: "),
+            "radar_contributors": "<radar>/<tick>.contributors.parquet, one row per (detection, part), by detection "
+                                  "then part: " + ", ".join(CONTRIBUTOR_COLUMNS) + " (" + RADAR_CONTRIBUTOR_NOTE + ")"}
+
+
+#: What the contributor table's columns mean (simready.sensors_hw.radar.RadarContributors).
+RADAR_CONTRIBUTOR_NOTE = ("detection: the row in the frame's CSV; instance_id: the detection's compact id; entity, "
+                          "element, geometry_hash: the part's; part: its rank among its entity's bodies; body: the "
+                          "scene's body index; hits: the cluster's rays on the part; power_share: its share of the "
+                          "returned power, summing to 1 per detection; radial_velocity_mps: its noise-free radial "
+                          "velocity, positive receding; x, y, z: its hits' centroid in the radar frame, m")
 
 
 def _cell(text: str) -> str:
@@ -155,6 +166,8 @@ def datasheet_markdown(release_id: str, sheet: Mapping[str, Any], items: list[Ma
                   f"{conv['semantic_ignore_8bit']} the ontology's ignore class; `id.png` {conv['id_nothing_hit']} and "
                   f"`depth.f32.bin` {conv['depth_nothing_hit_raw']} where nothing was hit",
                   f"- rolling shutter: {conv['row_time']}", f"- LiDAR `t`: {conv['lidar_t']}"]
+        if "radar_contributors" in conv:  # sheets stored before the contributor table render as they were
+            lines.append(f"- radar contributors: {conv['radar_contributors']}")
     lines += ["", "## World-trajectory QA checklist", "", "| item | checks (result) | |", "|---|---|---|"]
     for item in items:
         checks = "; ".join(f"{c['check']} {c['result']}{'' if c['blocking'] else ' (scored, not required)'}"

@@ -35,7 +35,8 @@ CONTROLLER_VERSIONS = MappingProxyType(
         "lateral": "preview-pursuit-1",
         "pedestrian": "walk-kerb-1",
         # verbs-2: a lateral verb takes over the offset's current rate instead of restarting from rest.
-        "interactions": "verbs-2",
+        # verbs-3: a linear lateral shape rounds its corners (LATERAL_CORNER_ACCEL_MPS2) instead of stepping its rate.
+        "interactions": "verbs-3",
         # Where a yielding vehicle waits at a junction conflict (simready.sim.junctions.waiting_point).
         "junction_wait": "footprint-outside-lane-1",
     }
@@ -121,6 +122,10 @@ LATERAL_RETURN_RATE_MPS = 0.5
 #: A lateral transition that takes over a moving offset (a lane_offset fired mid lane change) sheds the
 #: inherited offset rate with at most this lateral acceleration (m/s², see simready.sim.profiles.carry_s).
 LATERAL_TAKEOVER_ACCEL_MPS2 = 2.0
+#: A ``linear`` lateral transition (lane change, lane offset, the return after a release) rounds its two corners
+#: with parabolic blends at this lateral acceleration (m/s², see simready.sim.profiles.corner_blend); with the
+#: take-over's shedding the offset's acceleration stays within 4 m/s² unless a declared duration is too short.
+LATERAL_CORNER_ACCEL_MPS2 = 2.0
 
 #: A vehicle stopping for a signal halts this far before the stop line (m).
 STOP_LINE_STANDOFF_M = 0.5

@@ -26,7 +26,10 @@ Semantics fixed here:
   speed and gap verbs start from the current speed and gap; a lateral verb
   (and the return after a release) from the current offset *and* offset
   rate, shedding the inherited rate at
-  :data:`~simready.sim.constants.LATERAL_TAKEOVER_ACCEL_MPS2`.
+  :data:`~simready.sim.constants.LATERAL_TAKEOVER_ACCEL_MPS2`; a ``linear``
+  lateral shape has its corners rounded at
+  :data:`~simready.sim.constants.LATERAL_CORNER_ACCEL_MPS2`, so no lateral
+  verb steps the offset rate.
 * A lane change switches the actor's path to the target lane's chain at
   once and moves the lateral offset from the actor's offset on that lane
   to 0; it is rejected (``lane_change_rejected``) when there is no such
@@ -442,9 +445,13 @@ def _lateral_profile(ch: _Changes, i: int, shape: str, constraint: str, value: f
     motion in one tick (tens of m/s² from positions). The inherited rate
     coasts out at :data:`~simready.sim.constants.LATERAL_TAKEOVER_ACCEL_MPS2`
     and the declared dynamics cover the rest (:func:`~simready.sim.profiles.taking_over`).
+    A ``linear`` shape's corners are rounded at
+    :data:`~simready.sim.constants.LATERAL_CORNER_ACCEL_MPS2` (its rate
+    would otherwise step at both ends: rate/dt in one tick).
     """
     return taking_over(shape, constraint, value, float(ch.d[i]), float(ch.d_rate[i]), d1_m, tick,
-                       C.LATERAL_TAKEOVER_ACCEL_MPS2, speed_mps=speed_mps)
+                       C.LATERAL_TAKEOVER_ACCEL_MPS2, speed_mps=speed_mps,
+                       corner_accel_per_s2=C.LATERAL_CORNER_ACCEL_MPS2)
 
 
 def _lane_width(view: TickView, i: int) -> float:

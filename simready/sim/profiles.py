@@ -34,6 +34,27 @@ inherited motion swings past the target (and the declared transition brings
 it back) only when the target is nearer than c. :func:`carry_s` sizes T_c from an
 acceleration bound, and :func:`taking_over` sizes T for the span that
 remains. A ``step`` jumps by declaration and carries nothing.
+
+Rounded corners: a ``linear`` transition of a *position* (a lateral offset)
+steps its rate at both ends, an acceleration of rate/dt in one tick. Given a
+corner acceleration bound a, each corner becomes a parabolic blend of
+duration t_b (constant acceleration ±a; a trapezoidal rate, the classic
+"linear segment with parabolic blends"), so the transition covers the span
+D = a·t_b·(T − t_b) at rest at both ends with at most a. A ``time`` or
+``distance`` constraint keeps its duration T, the straight part running a
+little faster than D/T (t_b = 2D/(a·(T + √(T² − 4D/a)))); when T is too short
+for that (T² < 4D/a) the corners meet at T/2 (a bang-bang of 4D/T², the least
+acceleration any transition of D in T from rest to rest needs). A ``rate``
+constraint keeps its peak rate v: T = D/v + v/a (t_b = v/a), or for a span
+shorter than v²/a a triangle of peak √(a·D). In f's terms, with blend
+fraction b = t_b/T and k = 1/(1 − b)::
+
+    f(x) = k·x²/(2b)            x < b
+           k·(x − b/2)          b ≤ x ≤ 1 − b
+           1 − k·(1 − x)²/(2b)  x > 1 − b
+
+:func:`corner_blend` sizes t_b; b = 0 is the plain linear shape (speeds and
+gaps, whose rate step is an acceleration step, keep it).
 """
 
 from __future__ import annotations
@@ -45,14 +66,27 @@ SHAPES = ("step", "linear", "sinusoidal", "cubic")
 _PEAK_RATE = {"step": 0.0, "linear": 1.0, "sinusoidal": math.pi / 2, "cubic": 1.5}
 
 
-def shape_value(shape: str, x: float) -> tuple[float, float, float]:
-    """``(f(x), f'(x), f''(x))`` for x clamped to [0, 1]; derivatives are 0 outside (0, 1)."""
+def shape_value(shape: str, x: float, blend: float = 0.0) -> tuple[float, float, float]:
+    """``(f(x), f'(x), f''(x))`` for x clamped to [0, 1]; derivatives are 0 outside (0, 1).
+
+    ``blend``: for ``linear``, the fraction b ∈ [0, ½] of the transition each rounded corner takes (module
+    docstring); ignored by the other shapes.
+    """
     if shape == "step" or x >= 1.0:
         return 1.0, 0.0, 0.0
     if x <= 0.0:
         return 0.0, 0.0, 0.0
     if shape == "linear":
-        return x, 1.0, 0.0
+        if blend <= 0.0:
+            return x, 1.0, 0.0
+        b = min(blend, 0.5)
+        k = 1.0 / (1.0 - b)
+        if x < b:
+            return k * x * x / (2.0 * b), k * x / b, k / b
+        if x > 1.0 - b:
+            r = 1.0 - x
+            return 1.0 - k * r * r / (2.0 * b), k * r / b, -k / b
+        return k * (x - 0.5 * b), k, 0.0
     if shape == "sinusoidal":
         return 0.5 * (1.0 - math.cos(math.pi * x)), 0.5 * math.pi * math.sin(math.pi * x), 0.5 * math.pi**2 * math.cos(math.pi * x)
     if shape == "cubic":
@@ -68,7 +102,9 @@ class Profile:
     start it is q0, after the end q1. ``rate0_per_s``: the quantity's rate
     when the transition started (its unit per second), inherited from the
     transition it preempted, shed over ``carry_s`` (see the module
-    docstring); 0 for a transition that starts from rest.
+    docstring); 0 for a transition that starts from rest. ``blend_s``: the
+    duration of each rounded corner of a ``linear`` transition (0: sharp
+    corners).
     """
 
     shape: str
@@ -78,6 +114,7 @@ class Profile:
     duration_s: float
     rate0_per_s: float = 0.0
     carry_s: float = 0.0
+    blend_s: float = 0.0
 
     @property
     def carries(self) -> bool:
@@ -94,8 +131,9 @@ class Profile:
         if self.shape == "step" or (self.duration_s <= 0.0 and not carries):
             return (self.q1, 0.0, 0.0) if tick >= self.start_tick else (self.q0, 0.0, 0.0)
         elapsed_s = (tick - self.start_tick) * dt
+        blend = self.blend_s / self.duration_s if self.duration_s > 0.0 else 0.0
         if not carries:
-            f, df, ddf = shape_value(self.shape, elapsed_s / self.duration_s)
+            f, df, ddf = shape_value(self.shape, elapsed_s / self.duration_s, blend)
             span = self.q1 - self.q0
             return self.q0 + span * f, span * df / self.duration_s, span * ddf / self.duration_s**2
         r0, tc = self.rate0_per_s, self.carry_s
@@ -104,7 +142,7 @@ class Profile:
         span = self.q1 - self.q0 - self.coast
         if self.duration_s <= 0.0:
             return q + (span if elapsed_s >= 0.0 else 0.0), dq, ddq
-        f, df, ddf = shape_value(self.shape, elapsed_s / self.duration_s)
+        f, df, ddf = shape_value(self.shape, elapsed_s / self.duration_s, blend)
         return q + span * f, dq + span * df / self.duration_s, ddq + span * ddf / self.duration_s**2
 
     def done(self, tick: int, dt: float) -> bool:
@@ -112,14 +150,18 @@ class Profile:
         return self.shape == "step" or (tick - self.start_tick) * dt >= end_s - 1e-9
 
     def to_json(self) -> list:
-        return [self.shape, self.q0, self.q1, self.start_tick, self.duration_s, self.rate0_per_s, self.carry_s]
+        """Seven fields, and an eighth (``blend_s``) only for rounded corners, so other profiles keep their bytes."""
+        data = [self.shape, self.q0, self.q1, self.start_tick, self.duration_s, self.rate0_per_s, self.carry_s]
+        return data + [self.blend_s] if self.blend_s else data
 
     @classmethod
     def from_json(cls, data: list) -> Profile:
-        """Reads both forms; checkpoints written before the carry-over have five fields (nothing inherited)."""
-        shape, q0, q1, start, duration, *carry = data
-        rate0, carry_time = (float(carry[0]), float(carry[1])) if carry else (0.0, 0.0)
-        return cls(str(shape), float(q0), float(q1), int(start), float(duration), rate0, carry_time)
+        """Reads every form; checkpoints written before the carry-over have five fields (nothing inherited), those
+        before rounded corners seven (sharp corners)."""
+        shape, q0, q1, start, duration, *extra = data
+        rate0, carry_time = (float(extra[0]), float(extra[1])) if extra else (0.0, 0.0)
+        blend = float(extra[2]) if len(extra) > 2 else 0.0
+        return cls(str(shape), float(q0), float(q1), int(start), float(duration), rate0, carry_time, blend)
 
 
 def carry_s(rate0_per_s: float, shed_accel_per_s2: float) -> float:
@@ -133,8 +175,34 @@ def coast_span(rate0_per_s: float, carry_time_s: float) -> float:
     return rate0_per_s * carry_time_s / 3.0
 
 
+def corner_blend(constraint: str, value: float, span: float, duration: float,
+                 corner_accel_per_s2: float) -> tuple[float, float]:
+    """``(T, t_b)``: a ``linear`` transition of ``span`` with its corners rounded at ``corner_accel_per_s2``.
+
+    ``duration`` is the sharp-cornered T of :func:`duration_s`; a ``rate``
+    constraint (peak rate ``value``) lengthens it, the others keep it (module
+    docstring). t_b = 0 when there is nothing to move.
+    """
+    D, a = abs(span), corner_accel_per_s2
+    if D == 0.0 or a <= 0.0:
+        return duration, 0.0
+    if constraint == "rate":
+        v = float(value)
+        if D * a <= v * v:  # never reaches the declared rate: a triangle
+            tb = math.sqrt(D / a)
+            return 2.0 * tb, tb
+        return D / v + v / a, v / a
+    if duration <= 0.0:
+        return duration, 0.0
+    disc = duration * duration - 4.0 * D / a
+    if disc <= 0.0:
+        return duration, 0.5 * duration
+    return duration, 2.0 * D / (a * (duration + math.sqrt(disc)))
+
+
 def taking_over(shape: str, constraint: str, value: float, q0: float, rate0_per_s: float, q1: float, start_tick: int,
-                shed_accel_per_s2: float, *, speed_mps: float | None = None) -> Profile:
+                shed_accel_per_s2: float, *, speed_mps: float | None = None,
+                corner_accel_per_s2: float | None = None) -> Profile:
     """The transition to ``q1`` a verb starts when it takes over a quantity at ``q0`` moving at ``rate0_per_s``.
 
     The inherited motion coasts out at most ``shed_accel_per_s2`` (see the
@@ -142,11 +210,16 @@ def taking_over(shape: str, constraint: str, value: float, q0: float, rate0_per_
     size the transition over what remains, from q0 + c to q1, so a ``rate``
     constraint still bounds the declared transition's own peak rate. From
     rest (or for a ``step``) this is the plain declared transition.
+    ``corner_accel_per_s2``: round a ``linear`` shape's corners at this
+    acceleration (:func:`corner_blend`); None keeps them sharp.
     """
     tc = carry_s(rate0_per_s, shed_accel_per_s2) if shape != "step" else 0.0
     start = q0 + coast_span(rate0_per_s, tc) if tc > 0.0 else q0
     T = duration_s(shape, constraint, value, start, q1, speed_mps=speed_mps)
-    return Profile(shape, q0, q1, start_tick, T, rate0_per_s if tc > 0.0 else 0.0, tc)
+    tb = 0.0
+    if shape == "linear" and corner_accel_per_s2 is not None:
+        T, tb = corner_blend(constraint, value, q1 - start, T, corner_accel_per_s2)
+    return Profile(shape, q0, q1, start_tick, T, rate0_per_s if tc > 0.0 else 0.0, tc, tb)
 
 
 def duration_s(shape: str, constraint: str, value: float, q0: float, q1: float, *, speed_mps: float | None = None) -> float:
