@@ -91,13 +91,17 @@ def _reference_profile(store: ArtifactStore, template_id: str):
 )
 def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg.MaterializeResult:
     from simready.review import write_sample_page
+    from simready.review.page import write_camera_overlay
     from simready.validity.batch import report_rows, validate_batch
 
     key = context.partition_key.keys_by_dimension
     dirs = batch_samples(store, key["template"], key["batch"])
     records = validate_batch(dirs, _reference_profile(store, key["template"]))
     started = time.perf_counter()
-    pages = {d.name: write_sample_page(SampleDir(d), key["batch"]) for d in dirs}
+    for d in dirs:
+        write_camera_overlay(SampleDir(d))
+    camera_s = time.perf_counter() - started
+    pages = {d.name: write_sample_page(SampleDir(d), key["batch"], camera=False) for d in dirs}
     pages_s = time.perf_counter() - started
     save_batch(store, key["template"], key["batch"])
     rows = report_rows(records)
@@ -119,6 +123,7 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
             "branches_rejected": len(rows) - len(records) - branches,
             "with_sensor_evidence": sum(1 for r in records if r["sensor_evidence"]),
             "review_assets_s": round(pages_s, 3),  # the review pages (what `make bench`'s review section adds up)
+            "review_camera_s": round(camera_s, 3),  # of which the camera overlays (review-camera.js)
             "gate": table(rows, GATE_COLUMNS),
             # One reviewer page per sample: its videos, top-down, check table and why it is accepted or not.
             **{f"review {sample}": artifact_link(store, batch.sample(sample).review_page) for sample in sorted(pages)},

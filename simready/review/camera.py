@@ -17,8 +17,9 @@ the sensors' internals (SPEC §0):
   the camera's own carrier (the ego) is left out.
 
 A world point projects with the pose of the row that sees it (the rolling shutter): first with the middle row's
-pose, then twice more with the row it landed on. The RGB pass's lens distortion is applied, so the drawing lies
-on the video; the id, depth and semantic passes are undistorted pinhole (``results.json``).
+pose, then once more with the pose of the row it landed on (the readout moves a point by a fraction of a row).
+The RGB pass's lens distortion is applied, so the drawing lies on the video; the id, depth and semantic passes
+are undistorted pinhole (``results.json``).
 
 Per frame the page gets the points as packed little-endian arrays in base64 — ``uint16`` column, ``uint16`` row
 (pixel centres at integers), ``uint8`` depth in :data:`DEPTH_STEP_M` steps — one point per pixel (the nearest),
@@ -54,7 +55,7 @@ BOX_DECIMALS = 1
 #: The 12 edges of a box by corner index (corners: x ±, y ±, z 0/h, in :func:`box_corners` order).
 BOX_EDGES = ((0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7))
 #: Where a rolling-shutter projection starts and how often it moves to the row it landed on.
-ROW_ITERATIONS = 3
+ROW_ITERATIONS = 2
 #: Points are kept one per square of this many pixels (the nearest), drawn as that square.
 POINT_CELL_PX = 2
 #: A point the middle row's pose puts this far outside the image (a share of its size) is left out unprojected.

@@ -500,9 +500,11 @@ def render_sample_page(sample: SampleDir, batch: str) -> str:
     )
 
 
-def write_sample_page(sample: SampleDir, batch: str) -> Path:
-    """Write ``review-camera.js`` and ``review.html`` beside the sample's files (atomically); the page's path."""
-    write_camera_overlay(sample)
+def write_sample_page(sample: SampleDir, batch: str, *, camera: bool = True) -> Path:
+    """Write ``review-camera.js`` (unless ``camera`` is False: written already) and ``review.html`` beside the
+    sample's files (atomically); the page's path."""
+    if camera:
+        write_camera_overlay(sample)
     return write_text_atomic(sample.review_page, render_sample_page(sample, batch))
 
 
