@@ -208,33 +208,56 @@ def _grouped_poses(scene: _Scene, actor: str, t_s: NDArray[np.float64], then: ND
     return T[inverse, :3, :3], T[inverse, :3, 3]
 
 
+@dataclass(frozen=True)
+class SweepPoints:
+    """A sweep's points in the world where each beam found them (by the ego's pose at its firing time), with
+    their instance ids and firing times (s from the scenario start); and, per actor hit, the points on it in the
+    actor's body frame (where it was when each beam fired), to move with it."""
+
+    world: NDArray[np.float64]
+    ids: NDArray[np.uint32]
+    t_s: NDArray[np.float64]
+    on_actor: dict[str, tuple[NDArray[np.bool_], NDArray[np.float64]]]
+
+    @classmethod
+    def read(cls, ply: Path, sweep: LidarSweep, rig: Rig, lidar: str, scene: _Scene) -> "SweepPoints":
+        cols = read_ply(ply)
+        xyz = np.stack([cols["x"], cols["y"], cols["z"]], axis=1).astype(np.float64)
+        ids = cols["instance_id"].astype(np.uint32)
+        if "t" in cols:
+            t = sweep.t0_s + cols["t"].astype(np.float64)
+        else:
+            from simready.sensors_hw.lidar import firing_times
+
+            model = rig.sensors[lidar]
+            assert isinstance(model, LidarModel)
+            t = firing_times(xyz, model, sweep.t0_s)
+        R, tr = _grouped_poses(scene, scene.ego, t, rig.T_body_sensor(lidar))
+        world = rotate(R, xyz) + tr
+        on_actor = {}
+        for cid in np.unique(ids):
+            actor = scene.actor_of_id.get(int(cid))
+            if actor is not None:
+                on = ids == cid
+                R_then, t_then = _grouped_poses(scene, actor, t[on])
+                on_actor[actor] = (on, rotate(np.transpose(R_then, (0, 2, 1)), world[on] - t_then))
+        return cls(world, ids, t, on_actor)
+
+    def at(self, scene: _Scene, t_frame_s: float) -> NDArray[np.float64]:
+        """The points in the world at ``t_frame_s``: those on actors moved with them."""
+        world = self.world.copy()
+        for actor, (on, body) in self.on_actor.items():
+            now = scene.T_world(actor, np.array([t_frame_s]))[0]
+            world[on] = body @ now[:3, :3].T + now[:3, 3]
+        return world
+
+
 def lidar_world_points(ply: Path, sweep: LidarSweep, rig: Rig, lidar: str, scene: _Scene, t_frame_s: float
                        ) -> tuple[NDArray[np.float64], NDArray[np.uint32]]:
     """A sweep's points in the world at the frame's time ``t_frame_s`` and their instance ids (see the module
     docstring: placed by the ego's pose at each beam's time, points on actors moved with them to the frame)."""
-    cols = read_ply(ply)
-    xyz = np.stack([cols["x"], cols["y"], cols["z"]], axis=1).astype(np.float64)
-    ids = cols["instance_id"].astype(np.uint32)
-    if "t" in cols:
-        t = sweep.t0_s + cols["t"].astype(np.float64)
-    else:
-        from simready.sensors_hw.lidar import firing_times
-
-        model = rig.sensors[lidar]
-        assert isinstance(model, LidarModel)
-        t = firing_times(xyz, model, sweep.t0_s)
-    R, tr = _grouped_poses(scene, scene.ego, t, rig.T_body_sensor(lidar))
-    world = rotate(R, xyz) + tr
-    for cid in np.unique(ids):
-        actor = scene.actor_of_id.get(int(cid))
-        if actor is None:
-            continue
-        on = ids == cid
-        R_then, t_then = _grouped_poses(scene, actor, t[on])
-        now = scene.T_world(actor, np.array([t_frame_s]))[0]
-        body = rotate(np.transpose(R_then, (0, 2, 1)), world[on] - t_then)
-        world[on] = body @ now[:3, :3].T + now[:3, 3]
-    return world, ids
+    points = SweepPoints.read(ply, sweep, rig, lidar, scene)
+    return points.at(scene, t_frame_s), points.ids
 
 
 def _points(view: CameraView, world: NDArray[np.float64]) -> bytes:
@@ -297,6 +320,7 @@ def camera_overlay(obs: ObservationDir, trace: TraceInput | Path, ego: str, came
         if obs.observed_frames.is_file() else {}
     video = next((f for f in results.files if f.sensor == camera and f.pass_name == "video"), None)
     records, packed = [], []
+    read: tuple[int, SweepPoints] | None = None  # the last sweep read (a camera faster than the LiDAR shares it)
     for frame in frames.frames:
         if frame.tick not in pose_rows:
             continue
@@ -306,8 +330,9 @@ def camera_overlay(obs: ObservationDir, trace: TraceInput | Path, ego: str, came
         points = b""
         sweep = _sweep_for(sweeps, t_s)
         if sweep is not None and sweep.tick in plys and plys[sweep.tick].is_file():
-            world, _ = lidar_world_points(plys[sweep.tick], sweep, rig, lidar, scene, t_s)  # type: ignore[arg-type]
-            points = _points(view, world)
+            if read is None or read[0] != sweep.tick:
+                read = (sweep.tick, SweepPoints.read(plys[sweep.tick], sweep, rig, lidar, scene))  # type: ignore[arg-type]
+            points = _points(view, read[1].at(scene, t_s))
             record["sweep"], record["n"] = sweep.tick, len(points) // 5
         seen = observed.get(frame.tick)
         for entity, state in sorted(seen.actors.items()) if seen else ():
