@@ -19,6 +19,8 @@ from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 from simready.world.template import load_template
 
+#: validity-8: the review page draws each camera with the LiDAR points and truth boxes over it (review-camera.js
+#: beside it, issue 28 item 8).
 #: validity-7: gate-1.4.0, a feature whose PSI saturates is scored by its scenario-level statistic (robust z of the
 #: scenario's mean and spread among its intent's draws); the report and review page say which statistic scored each
 #: feature (issue 19 item 7).
@@ -27,7 +29,7 @@ from simready.world.template import load_template
 #: level and reports the reference size and confidence; the review page shows them (issue 19 item 7).
 #: validity-4: a reviewer page (review.html) beside each sample (issue 19).
 #: validity-3: gate-1.2.0, contact windows from the trace's own collision events (issue 12).
-VALIDITY_CODE_VERSION = "validity-7"
+VALIDITY_CODE_VERSION = "validity-8"
 #: The gate's table in the asset's metadata: one row per sample and variant (base or branch).
 GATE_COLUMNS = [("sample", "string"), ("variant", "string"), ("accepted", "bool"), ("validity", "float"),
                 ("fidelity", "float"), ("realism", "float"), ("weight", "float"), ("failed", "string")]
