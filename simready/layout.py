@@ -11,7 +11,7 @@ same layout serves the local folder and, through the store, other backends.
 <root>/samples/<template>/rejection_log.parquet
 <root>/samples/<template>/<batch>/{batch.json, rejections.jsonl, cells.json}     BatchDir
 <root>/samples/<template>/<batch>/<sample>/            SampleDir
-    manifest.json  trace.parquet  verdict.json  rollout.png  validity.json  review.html
+    manifest.json  trace.parquet  verdict.json  rollout.png  validity.json  review.html  review-camera.js
     checkpoint/<sha256 hex>.ckpt
     branches/outcomes.json  branches/<label>/trace.parquet  branches/<label>/observations/
     observations/  observations_dry/                    ObservationDir
@@ -96,6 +96,8 @@ VERDICT = "verdict.json"
 ROLLOUT_PLOT = "rollout.png"
 VALIDITY = "validity.json"
 REVIEW_PAGE = "review.html"
+#: What the reviewer page draws over the camera (LiDAR points, truth boxes), a script beside it.
+REVIEW_CAMERA = "review-camera.js"
 CHECKPOINT_DIR = "checkpoint"
 CHECKPOINT_SUFFIX = ".ckpt"
 BRANCHES_DIR = "branches"
@@ -298,6 +300,11 @@ class SampleDir:
     def review_page(self) -> Path:
         """The sample's reviewer page (static HTML, relative links to the files beside it)."""
         return self.root / REVIEW_PAGE
+
+    @property
+    def review_camera(self) -> Path:
+        """The page's camera overlay: LiDAR points and truth boxes per camera frame (``simready.review.camera``)."""
+        return self.root / REVIEW_CAMERA
 
     @property
     def checkpoint_dir(self) -> Path:

@@ -10,6 +10,7 @@ validation page must draw its tables with Bootstrap's styles and Font Awesome's 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 
 import pandas as pd
 import pytest
@@ -94,6 +95,10 @@ def _check_index(tab: Offline, batches) -> None:
     assert sorted(r["_validation_success_text"] for r in rows) == ["Failed", "Success", "Success", "Success"]
     first = tab.page.locator(f"{table} tbody tr[data-index]").first
     assert first.locator("td").count() >= 5  # run time, run name, asset, batch, suite drawn as cells
+    # Each row shows when its table was validated (issue 28), not the fixed time its page's path is stored under.
+    year = str(datetime.datetime.now(datetime.timezone.utc).year)
+    assert all(r["run_time"].startswith(year) for r in rows), [r["run_time"] for r in rows]
+    assert "1970" not in tab.page.locator(f"{table} tbody").inner_text()
     assert tab.clean(), tab.report()
 
 
@@ -101,6 +106,10 @@ def _check_validation_page(tab: Offline, batch) -> None:
     page = tab.page
     overview = page.locator(".alert-secondary").first.inner_text()
     assert f"Data asset: {batch.asset}" in " ".join(overview.split())
+    # The page is titled with when its table was validated (issue 28), not the fixed time of its path.
+    year = datetime.datetime.now(datetime.timezone.utc).year
+    text = " ".join(page.locator("body").inner_text().split())
+    assert f"/ {batch.label} / {year}-" in text and "1970" not in text, text[:300]
     assert batch.label in page.locator("body").inner_text()
     tables = page.locator("table.table")
     assert tables.count() >= 2

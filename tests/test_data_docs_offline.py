@@ -3,6 +3,7 @@ data asset and partition, linked from the GX asset checks. The browser test is t
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import posixpath
@@ -125,6 +126,13 @@ def test_site_pages_name_asset_and_partition_and_load_nothing_remote(tmp_path):
         assert O.remote_loads(path.read_text()) == [], path
     assert (site / O.SITE_VENDOR / "jquery-3.7.1" / "dist" / "jquery.min.js").is_file()
     assert "ge_load_time" not in page  # GX's wall-clock load time is not kept
+    # Pages and index show when the tables were validated (issue 28), though the paths keep the fixed time.
+    when = datetime.datetime(2026, 12, 5, 10, 30, tzinfo=datetime.timezone.utc)
+    E.build_data_docs([E.DocsBatch("rejection_log", _log("r"), "rejection_log", "two_lane_arterial")], site, when)
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", (site / pages[0]).read_text()))
+    assert "Run Time 2026-12-05T10:30:00Z" in text and "1970" not in text
+    times = re.findall(r"'run_time': '([^']*)', '_run_time_sort': ([0-9.]+)", index.read_text())
+    assert times and all(not t.startswith("1970") and float(sort) == when.timestamp() for t, sort in times), times
     # A rebuild without one partition drops its page (the index no longer lists it).
     E.build_data_docs([E.DocsBatch("rejection_log", _log("r"), "rejection_log", "two_lane_arterial")], site)
     assert sorted(p.relative_to(site).as_posix() for p in (site / "validations").rglob("*.html")) == pages[:1]

@@ -8,6 +8,7 @@ gather the files and report.
 """
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
+import datetime
 import json
 import time
 
@@ -102,7 +103,11 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     by_batch = {str(dg.MultiPartitionKey({"template": t, "batch": b})): batch_samples(store, t, b)
                 for t in sorted(suite.templates) for b in batches}
     logs = {t: store.local_path(layout.rejection_log(t)) for t in sorted(suite.templates)}
-    docs = build_docs(by_batch, logs, store.local_dir(layout.data_docs))
+    # The Data Docs show when this run validated the tables: its start as Dagster recorded it.
+    run = context.instance.get_run_record_by_id(context.run_id)
+    validated_at = datetime.datetime.fromtimestamp(run.start_time, datetime.timezone.utc) \
+        if run is not None and run.start_time else None
+    docs = build_docs(by_batch, logs, store.local_dir(layout.data_docs), validated_at)
     store.save(layout.data_docs)
     review_dir = store.local_dir(layout.review_dir)
     started = time.perf_counter()

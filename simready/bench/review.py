@@ -12,7 +12,13 @@ the artifacts folder (``SIMREADY_ARTIFACTS``, default ``artifacts/``) of the las
 * what following colliding branches to their outcome costs (issue 28 item 1): the camera frames observed after
   ``post_s`` past the decision, out of every observed frame, and that share of the observation stage's seconds.
 
-Nothing is run here; with no run recorded it says so.
+* how long a sample's review page takes to load from a local server (issue 28: ≤ 1 s): Debian's chromium (or the one
+  ``SIMREADY_CHROMIUM`` names), driven by Playwright, opens the first :data:`PAGES` review pages of the run from
+  :mod:`simready.review.serve` (as ``make ui`` serves them), each in a fresh context (nothing cached); the load
+  time is the browser's own, from navigation start to the end of the load event, and beside it when the camera
+  overlay (``review-camera.js``, loaded after the page) is drawn; and the bytes the page and its overlay weigh.
+
+Nothing is run here but the page loads; with no run recorded it says so.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ from pathlib import Path
 from simready import paths
 
 TARGET_SHARE = 0.15
+#: The review page's load target (s) and how many of the run's pages are timed.
+TARGET_LOAD_S = 1.0
+PAGES = 6
 ASSETS = ("sensor_observations", "validity_reports", "coverage_report")
 
 
@@ -75,6 +84,68 @@ def outcome_frames(artifacts: Path, post_s: float) -> tuple[int, int]:
     return extra, total
 
 
+def page_loads(artifacts: Path, pages: int = PAGES) -> list[tuple[str, float, float | None, int]] | str:
+    """(page key, load s, overlay drawn s or None, page + overlay bytes) of the first ``pages`` review pages under
+    ``artifacts``, opened from a local server in a fresh browser context each; a sentence instead when it cannot."""
+    import shutil
+    import threading
+
+    from simready.layout import ArtifactLayout
+    from simready.review.serve import make_server
+
+    found = sorted(ArtifactLayout(artifacts).samples_dir.glob("*/*/*/review.html"))[:pages]
+    if not found:
+        return f"no review page under {artifacts} (make run first)"
+    chromium = os.environ.get("SIMREADY_CHROMIUM") or shutil.which("chromium")
+    if not chromium:
+        return "chromium is missing (make browser)"
+    from playwright.sync_api import sync_playwright
+
+    server = make_server(artifacts)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    out = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium)
+            for page_file in found:
+                key = page_file.relative_to(artifacts).as_posix()
+                context = browser.new_context()
+                page = context.new_page()
+                page.goto(f"http://127.0.0.1:{server.server_address[1]}/{key}", wait_until="load")
+                load_ms = page.evaluate("() => performance.getEntriesByType('navigation')[0].loadEventEnd")
+                ready = None
+                if page.locator("#cameras").count() and page_file.with_name("review-camera.js").is_file():
+                    page.wait_for_function("() => document.getElementById('cameras').dataset.ready === '1'",
+                                           timeout=30_000)
+                    ready = page.evaluate("() => performance.now()") / 1000.0
+                size = page_file.stat().st_size + sum(f.stat().st_size for f in [page_file.with_name("review-camera.js")]
+                                                      if f.is_file())
+                out.append((key, load_ms / 1000.0, ready, size))
+                context.close()
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return out
+
+
+def print_page_loads(artifacts: Path) -> None:
+    """The ``make bench`` lines of :func:`page_loads`."""
+    import statistics
+
+    loads = page_loads(artifacts)
+    if isinstance(loads, str):
+        print(f"             review page load: {loads}")
+        return
+    times = [t for _, t, _, _ in loads]
+    ready = [r for _, _, r, _ in loads if r is not None]
+    print(f"             review page load from a local server ({len(loads)} pages, fresh cache): median "
+          f"{statistics.median(times):.2f} s, max {max(times):.2f} s (target ≤ {TARGET_LOAD_S:.0f} s)"
+          + (f"; camera overlay drawn at {statistics.median(ready):.2f} s (after the load)" if ready else "")
+          + f"; page + overlay {statistics.median(b for *_, b in loads) / 1024:.0f} KB")
+
+
 def run() -> None:
     import warnings
 
@@ -86,19 +157,23 @@ def run() -> None:
     home = os.environ.get("DAGSTER_HOME") or str(paths.PROJECT_ROOT / ".dagster_home")
     if not (Path(home) / "dagster.yaml").is_file():
         print(f"review       no run recorded in {home} (make run first)")
+        print_page_loads(paths.artifacts_dir())
         return
     instance = dg.DagsterInstance.from_config(home)
     try:
         wall = _run_seconds(instance)
         parts = {a: sum(float(m.get("review_assets_s", 0.0)) for _, m in _latest_metadata(instance, a)) for a in ASSETS}
+        camera_s = sum(float(m.get("review_camera_s", 0.0)) for _, m in _latest_metadata(instance, "validity_reports"))
         stages = {}
         for _, m in _latest_metadata(instance, "sensor_observations"):
             for row in getattr(m.get("seconds_by_stage"), "records", []):
                 stages[row.data["stage"]] = stages.get(row.data["stage"], 0.0) + float(row.data["seconds"])
     finally:
         instance.dispose()
+    artifacts = paths.artifacts_dir()
     if wall <= 0:
         print(f"review       no successful run in {home} (make run first)")
+        print_page_loads(artifacts)
         return
     review = sum(parts.values())
     print(f"review       the last make run: {wall:.0f} s of runs; review assets {review:.1f} s "
@@ -108,7 +183,13 @@ def run() -> None:
     if stages:
         print("             observation stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(stages.items()))
               + f" (observation {observe_s:.0f} s)")
-    artifacts = paths.artifacts_dir()
+    overlays = sorted((artifacts / "samples").glob("*/*/*/review-camera.js"))
+    if overlays:
+        size = sum(f.stat().st_size for f in overlays)
+        print(f"             camera overlays (review-camera.js): {len(overlays)} files, {size / 1e6:.1f} MB "
+              f"({size / len(overlays) / 1024:.0f} KB a sample), built in {camera_s:.1f} s of the review assets' "
+              f"{review:.1f} s")
+    print_page_loads(artifacts)
     if (artifacts / "samples").is_dir():
         plan = load_suite().observation
         extra, total = outcome_frames(artifacts, plan.post_s)

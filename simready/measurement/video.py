@@ -16,10 +16,20 @@ from simready.sensors_hw.radar import RadarDetections
 from simready.sensors_hw.review import TOPDOWN_PX, TOPDOWN_RANGE_M, palette, topdown_canvas
 
 
+#: H.264 macroblocks: a video's frames are padded (right and bottom, black) to multiples of this.
+MACROBLOCK_PX = 16
+
+
+def padded_size(width_px: int, height_px: int) -> tuple[int, int]:
+    """A picture's size in its review video: padded to whole macroblocks (the picture at the top left)."""
+    return -(-width_px // MACROBLOCK_PX) * MACROBLOCK_PX, -(-height_px // MACROBLOCK_PX) * MACROBLOCK_PX
+
+
 def _pad16(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
-    """Pad to multiples of 16 (H.264 macroblocks) with black, so ffmpeg never rescales."""
+    """Pad to whole macroblocks with black, so ffmpeg never rescales."""
     h, w = image.shape[:2]
-    ph, pw = -h % 16, -w % 16
+    pw, ph = padded_size(w, h)
+    ph, pw = ph - h, pw - w
     if ph == 0 and pw == 0:
         return image
     return np.pad(image, ((0, ph), (0, pw), (0, 0)))

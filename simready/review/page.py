@@ -32,7 +32,7 @@ import markupsafe
 from simready.atomic import write_text_atomic
 from simready.layout import FOXGLOVE_HOW_TO_OPEN as HOW_TO_OPEN
 from simready.layout import ArtifactLayout, ObservationDir, SampleDir
-from simready.records import BranchOutcome, Outcomes, Render, ValidityRecord
+from simready.records import BranchOutcome, Outcomes, Render, Results, ValidityRecord
 from simready.review.verdict import CheckRow, check_rows, explain, pass_rules
 from simready.scenario.manifest import load_manifest
 from simready.validity import policy
@@ -105,12 +105,29 @@ def _page_key(summary: SampleSummary) -> Path:
 
 @dataclass(frozen=True)
 class Clip:
-    """One sensor's review video in one observation folder: its link and the scenario time of its first frame."""
+    """One sensor's review video in one observation folder: its link and the scenario time of its first frame;
+    a camera's (``camera``) is shown with the LiDAR points and truth boxes drawn over it, the others in a table."""
 
     sensor: str
     href: str
     t0_s: float
     t1_s: float
+    camera: bool = False
+
+
+@dataclass(frozen=True)
+class CameraPanel:
+    """A camera's video of one variant with the overlay canvas over it: ``key`` names its drawing in
+    ``review-camera.js`` (``<variant>/<camera>``); width and height are the video's (padded to macroblocks)."""
+
+    variant: str
+    clip: Clip
+    width_px: int
+    height_px: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.variant}/{self.clip.sensor}"
 
 
 @dataclass(frozen=True)
@@ -345,9 +362,10 @@ def with_thumbnail(sample: SampleDir, summary: SampleSummary, review_dir: Path) 
 def _observed(sample: SampleDir, variant: str, obs: ObservationDir) -> Observed:
     window = Render.read(obs.render).settings.window_s
     t0, t1 = float(window[0]), float(window[-1])
+    cameras = set(Results.read(obs.results).cameras) if obs.results.is_file() else set()
     return Observed(
         variant=variant, href=relative_href(obs.root, sample.root) + "/", window_s=(t0, t1),
-        clips=tuple(Clip(v.stem, relative_href(v, sample.root), t0, t1) for v in obs.videos()),
+        clips=tuple(Clip(v.stem, relative_href(v, sample.root), t0, t1, v.stem in cameras) for v in obs.videos()),
         pictures=tuple(Picture(p.stem.replace("_", " "), relative_href(p, sample.root)) for p in obs.review_pictures()),
     )
 
@@ -411,6 +429,47 @@ def scene_data(sample: SampleDir, outcomes: Outcomes | None, clock: tuple[float,
                            if b.collision and b.collision_t is not None]}
 
 
+def _folders(sample: SampleDir) -> list[tuple[str, ObservationDir, Path]]:
+    """(variant, observation folder, the trace it observed): the base, then each branch by label."""
+    return [("base", sample.observations, sample.trace), *((b.label, b.observations, b.trace) for b in sample.branches())]
+
+
+def camera_panels(observed: list[Observed], sample: SampleDir) -> list[CameraPanel]:
+    """Every camera video of the sample with its picture's size in the video, base first, then by branch."""
+    from simready.measurement.video import padded_size
+
+    panels = []
+    for o in observed:
+        obs = dict((v, f) for v, f, _ in _folders(sample))[o.variant]
+        results = Results.read(obs.results)
+        for c in o.clips:
+            if c.camera:
+                p = results.cameras[c.sensor].projection
+                panels.append(CameraPanel(o.variant, c, *padded_size(p.width_px, p.height_px)))
+    return panels
+
+
+def write_camera_overlay(sample: SampleDir) -> Path | None:
+    """Write ``review-camera.js`` (atomically) for every camera video of the sample; its path, or None (and no
+    file) when no folder has one."""
+    from simready.review.camera import camera_overlay, cameras_of, overlay_script
+
+    manifest = load_manifest(sample.manifest)
+    egos = [a.id for a in manifest.actors if a.role == "ego"]
+    overlays = {}
+    for variant, obs, trace in _folders(sample):
+        if not (obs.render.is_file() and trace.is_file() and egos):
+            continue
+        videos = {v.stem for v in obs.videos()}
+        for camera in cameras_of(obs):
+            if camera in videos and (drawing := camera_overlay(obs, trace, egos[0], camera)) is not None:
+                overlays[f"{variant}/{camera}"] = drawing
+    if not overlays:
+        sample.review_camera.unlink(missing_ok=True)
+        return None
+    return write_text_atomic(sample.review_camera, overlay_script(overlays))
+
+
 def render_sample_page(sample: SampleDir, batch: str) -> str:
     """The page's HTML for a judged sample (``validity.json`` present) of batch ``batch``."""
     manifest = load_manifest(sample.manifest)
@@ -419,8 +478,7 @@ def render_sample_page(sample: SampleDir, batch: str) -> str:
     by_label = {b.label: b for b in outcomes.branches} if outcomes else {}
     variants = [_variant("base", record.base, None),
                 *(_variant(label, rep, by_label.get(label)) for label, rep in sorted(record.branches.items()))]
-    folders = [("base", sample.observations), *((b.label, b.observations) for b in sample.branches())]
-    observed = [_observed(sample, name, obs) for name, obs in folders if obs.render.is_file()]
+    observed = [_observed(sample, name, obs) for name, obs, _ in _folders(sample) if obs.render.is_file()]
     clips = [c for o in observed for c in o.clips]
     files = [(name, relative_href(path, sample.root)) for name, path in (
         ("manifest", sample.manifest), ("trace", sample.trace), ("verdict", sample.verdict),
@@ -429,6 +487,8 @@ def render_sample_page(sample: SampleDir, batch: str) -> str:
     clock = (min((c.t0_s for c in clips), default=0.0), max((c.t1_s for c in clips), default=0.0))
     return _TEMPLATES.get_template("sample.html.j2").render(
         summary=summary, manifest=manifest, variants=variants, observed=observed, clock=clock,
+        panels=camera_panels(observed, sample),
+        overlay=relative_href(sample.review_camera, sample.root) if sample.review_camera.is_file() else None,
         marks=clock_marks(outcomes, clock),
         scene=json.dumps(scene_data(sample, outcomes, clock), sort_keys=True, separators=(",", ":")).replace("</", "<\\/"),
         decision_t_s=outcomes.decision_t_s if outcomes else None,
@@ -440,8 +500,11 @@ def render_sample_page(sample: SampleDir, batch: str) -> str:
     )
 
 
-def write_sample_page(sample: SampleDir, batch: str) -> Path:
-    """Write ``review.html`` beside the sample's files (atomically); its path."""
+def write_sample_page(sample: SampleDir, batch: str, *, camera: bool = True) -> Path:
+    """Write ``review-camera.js`` (unless ``camera`` is False: written already) and ``review.html`` beside the
+    sample's files (atomically); the page's path."""
+    if camera:
+        write_camera_overlay(sample)
     return write_text_atomic(sample.review_page, render_sample_page(sample, batch))
 
 

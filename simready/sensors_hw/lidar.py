@@ -418,5 +418,25 @@ def read_ply(path: str | Path) -> dict[str, NDArray]:
         return {k: rec[k].copy() for k in names}
     # Every column is numeric: one C-level parse of the whole body (float64 holds uint32 ids and the
     # printed float32 values exactly; the column is then cast as a per-value parse would be).
-    table = np.array(raw[end:].split(), dtype=np.float64).reshape(count, len(names))
+    table = _ascii_table(raw[end:], count, len(names))
     return {k: table[:, i].astype(np.dtype(t)) for i, (k, t) in enumerate(dtype)}
+
+
+def _ascii_table(body: bytes, count: int, columns: int) -> NDArray[np.float64]:
+    """An ASCII PLY body as a (count, columns) float64 table. Arrow's CSV reader parses it ~3x faster than
+    splitting (both round each number correctly, so the values are the same); a body it reads otherwise
+    (extra spaces, a short line) is split instead, which fails on a wrong shape as before."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    try:
+        names = [f"c{i}" for i in range(columns)]
+        parsed = pcsv.read_csv(pa.py_buffer(body), read_options=pcsv.ReadOptions(column_names=names, use_threads=False),
+                               parse_options=pcsv.ParseOptions(delimiter=" "),
+                               convert_options=pcsv.ConvertOptions(column_types={n: pa.float64() for n in names},
+                                                                   null_values=[], strings_can_be_null=False))
+        if parsed.num_rows == count and parsed.num_columns == columns:
+            return np.stack([c.to_numpy() for c in parsed.columns], axis=1) if count else np.zeros((0, columns))
+    except (pa.ArrowInvalid, ValueError):
+        pass
+    return np.array(body.split(), dtype=np.float64).reshape(count, columns)

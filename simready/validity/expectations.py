@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from simready.atomic import write_text_atomic
 from simready.validity import policy
 from simready.validity.docs_offline import make_offline
 from simready.validity.gate import CHECK_NAMES, ValidityReport, weight_policy
@@ -373,9 +374,10 @@ def _short(observed: Mapping[str, Any]) -> str:
 
 # --- Data Docs --------------------------------------------------------------------------
 
-#: Every validation on a site carries this run time. GX puts the run time in a page's path; a fixed one makes
-#: the path a function of (suite, asset, partition) alone, so a Dagster check can link the page of its
-#: partition and a rebuild replaces it. When a partition was validated is in Dagster's run record.
+#: Every validation on a site is stored under this run time. GX puts the run time in a page's path; a fixed one
+#: makes the path a function of (suite, asset, partition) alone, so a Dagster check can link the page of its
+#: partition and a rebuild replaces it. What the pages and the index *show* is when the tables were validated
+#: (``build_data_docs``' ``validated_at``): the site is a report, kept out of every fingerprint and data version.
 DOCS_RUN_TIME = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 UNPARTITIONED = "unpartitioned"
 
@@ -411,14 +413,16 @@ def validation_page(suite: str, asset: str | None = None, partition: str | None 
     return f"validations/{suite}/{batch.label}/{DOCS_RUN_TIME:%Y%m%dT%H%M%S.%fZ}/{batch.data_asset}.{batch.label}.html"
 
 
-def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.DataFrame]], out_dir: str | Path) -> Path:
+def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.DataFrame]], out_dir: str | Path,
+                    validated_at: datetime.datetime | None = None) -> Path:
     """Write the GX Data Docs site for ``results`` under ``out_dir``, to open offline; return its ``index.html``.
 
     Each item is a :class:`DocsBatch`, a :class:`SuiteResult` from :func:`run_suite` in this process (it keeps
     its table) or a ``(suite name, table)`` pair. Each table is validated again and its result stored under its
     data asset and partition (GX's own dataframe batches name neither, and its pages say "Data asset: None"),
     at :func:`validation_page`; then GX renders the site and :func:`~simready.validity.docs_offline.make_offline`
-    points its pages at the vendored CSS and JS.
+    points its pages at the vendored CSS and JS. The pages and the index show ``validated_at`` (timezone-aware;
+    None: now) as the validations' run time.
     """
     from great_expectations.core.run_identifier import RunIdentifier
     from great_expectations.data_context.types.resource_identifiers import (
@@ -427,6 +431,9 @@ def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.Da
     )
 
     gx = _import_gx()
+    validated_at = (validated_at or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0)
+    if validated_at.tzinfo is None:
+        raise ValueError(f"validated_at {validated_at} has no timezone")
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     context = _new_context(gx)
@@ -457,6 +464,9 @@ def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.Da
             if key.run_id == run_id and key.expectation_suite_identifier.name == batch.suite:
                 store.remove_key(key)
         result.meta["batch_spec"] = {"data_asset_name": batch.data_asset, "partition": batch.partition or UNPARTITIONED}
+        # The page shows the run id its result carries: the real validation time (its path keeps DOCS_RUN_TIME).
+        result.meta["run_id"] = RunIdentifier(run_name=batch.label, run_time=validated_at)
+        result.meta["validation_time"] = validated_at.strftime("%Y%m%dT%H%M%S.%fZ")
         # GX's batch markers hold its load time (wall clock); the table's fingerprint is what identifies the batch.
         result.meta["batch_markers"] = {k: v for k, v in result.meta.get("batch_markers", {}).items() if k != "ge_load_time"}
         store.set(ValidationResultIdentifier(ExpectationSuiteIdentifier(name=batch.suite), run_id,
@@ -469,8 +479,21 @@ def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.Da
     if missing:
         raise RuntimeError(f"GX wrote no page at {out / missing[0]} (validation_page and GX disagree)")
     _prune(out / "validations", {out / p for p in pages})
+    _index_shows(index, validated_at)
     make_offline(out)
     return index
+
+
+def _index_shows(index: Path, validated_at: datetime.datetime) -> None:
+    """The index lists each validation with the run time of its key (its path's :data:`DOCS_RUN_TIME`): show
+    ``validated_at`` instead, as GX formats a run time there, and sort by it."""
+    from great_expectations.render.renderer.site_index_page_renderer import SiteIndexPageRenderer as R
+
+    html = index.read_text(encoding="utf-8")
+    fixed, real = R._get_formatted_datetime(DOCS_RUN_TIME), R._get_formatted_datetime(validated_at)
+    html = html.replace(f"'run_time': '{fixed}'", f"'run_time': '{real}'").replace(
+        f"'_run_time_sort': {DOCS_RUN_TIME.timestamp()}", f"'_run_time_sort': {validated_at.timestamp()}")
+    write_text_atomic(index, html)
 
 
 def _prune(folder: Path, keep: set[Path]) -> None:

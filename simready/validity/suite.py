@@ -16,6 +16,7 @@ deployment keeps them.
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -87,11 +88,12 @@ SUITE_ASSETS = {"manifests": "scenario_manifests", "trajectories": "trajectories
                 "validity_reports": "validity_reports", "rejection_log": "rejection_log"}
 
 
-def build_docs(batches: Mapping[str, Sequence[Path]], rejection_logs: Mapping[str, Path], out_dir: Path) -> Path | None:
+def build_docs(batches: Mapping[str, Sequence[Path]], rejection_logs: Mapping[str, Path], out_dir: Path,
+               validated_at: datetime.datetime | None = None) -> Path | None:
     """GX Data Docs over each sample batch's manifests, trajectories and validity reports and each template's
     rejection log (Parquet; absent or empty ones are skipped), one validation per suite and partition (the keys:
     Dagster partition keys, of the sample batch or the template), written under ``out_dir`` (HTML for reviewers,
-    opening offline). None without samples."""
+    opening offline), showing ``validated_at`` (None: now) as when they were validated. None without samples."""
     if not any(batches.values()):
         return None
     tables = []
@@ -109,4 +111,5 @@ def build_docs(batches: Mapping[str, Sequence[Path]], rejection_logs: Mapping[st
         log = pd.read_parquet(path) if path.exists() else None
         if log is not None and len(log):
             tables.append(("rejection_log", log, key))
-    return build_data_docs([DocsBatch(suite, frame, SUITE_ASSETS[suite], key) for suite, frame, key in tables], out_dir)
+    return build_data_docs([DocsBatch(suite, frame, SUITE_ASSETS[suite], key) for suite, frame, key in tables], out_dir,
+                           validated_at)
