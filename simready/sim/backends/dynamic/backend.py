@@ -404,15 +404,21 @@ class DynamicBackend(Backend):
             a_cmd, friction = float(plan.accel[e]), state.world.friction
             setup = self._tyre_setup(steer, friction)
         cid = self.world.client
-        force, torque, world = p.applyExternalForce, p.applyExternalTorque, p.WORLD_FRAME
+        force, torque, world, stepper = p.applyExternalForce, p.applyExternalTorque, p.WORLD_FRAME, p.stepSimulation
         h = self.h
+        # Each agent's force, torque and substep application points as the lists PyBullet reads, built once a tick
+        # (the point of substep k is cx + vx·h·k, the same arithmetic as at the substep).
+        held = [(body, [fx, fy, fz], [tx, ty, tz], [[cx + vx * h * k, cy + vy * h * k, cz + vz * h * k]
+                                                    for k in range(self.substeps)])
+                for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives]
+        tyres = self._tyre_forces
         for k in range(self.substeps):
-            for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives:
-                force(body, -1, [fx, fy, fz], [cx + vx * h * k, cy + vy * h * k, cz + vz * h * k], world, physicsClientId=cid)
-                torque(body, -1, [tx, ty, tz], world, physicsClientId=cid)
+            for body, f, tq, at in held:
+                force(body, -1, f, at[k], world, physicsClientId=cid)
+                torque(body, -1, tq, world, physicsClientId=cid)
             if e is not None:
-                util = max(util, self._tyre_forces(steer, a_cmd, friction, setup))
-            p.stepSimulation(physicsClientId=cid)
+                util = max(util, tyres(steer, a_cmd, friction, setup))
+            stepper(physicsClientId=cid)
         pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
         yaw = np.array(yaw)
         u_out, d_out, v_out = np.array(step.u), np.array(plan.d_ref), np.array(step.v)
