@@ -234,3 +234,33 @@ def test_pass_names_are_checked():
         ObserveOptions(passes=("rgb", "normals"))
     with pytest.raises(PassError, match="no pass"):
         parse_passes(" , ")
+
+
+def test_a_video_finished_in_the_background_is_whole_when_closed(tmp_path: Path) -> None:
+    """``Video.finish`` lets the encoder flush on a thread; ``close`` waits, so the file holds every frame, and an
+    encoder's failure is raised by ``close``."""
+    import imageio.v2 as imageio
+
+    from simready.measurement.video import Video
+
+    v = Video(tmp_path / "v.mp4", 10.0)
+    for k in range(12):
+        v.add(np.full((36, 64, 3), 20 * k, dtype=np.uint8))
+    v.finish()
+    v.close()
+    reader = imageio.get_reader(tmp_path / "v.mp4")
+    try:
+        assert reader.count_frames() == 12
+    finally:
+        reader.close()
+
+    class Broken:
+        def close(self) -> None:
+            raise OSError("encoder gone")
+
+    bad = Video(tmp_path / "bad.mp4", 10.0)
+    bad.writer = Broken()
+    bad.finish()
+    with pytest.raises(OSError, match="encoder gone"):
+        bad.close()
+    bad.close()  # raised once; closing again is a no-op

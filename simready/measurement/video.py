@@ -4,6 +4,7 @@ the sensor's forward up and its right on the right."""
 from __future__ import annotations
 
 import math
+import threading
 from pathlib import Path
 
 import imageio.v2 as imageio
@@ -26,10 +27,19 @@ def _pad16(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
 
 
 class Video:
-    """One sensor's review video, written frame by frame."""
+    """One sensor's review video, written frame by frame.
+
+    The encoder (an ffmpeg process fed through a pipe) holds back its last
+    frames until its input ends and then takes a while to exit: :meth:`finish`
+    ends the input and lets it finish on a thread, so the caller writes its
+    other files meanwhile and several videos finish together; :meth:`close`
+    waits for it (and raises what it raised).
+    """
 
     def __init__(self, path: Path, fps: float) -> None:
         self.path, self.fps, self.writer, self.frames = path, fps, None, 0
+        self._closing: threading.Thread | None = None
+        self._error: BaseException | None = None
 
     def add(self, image: NDArray[np.uint8]) -> None:
         if self.writer is None:
@@ -39,10 +49,29 @@ class Video:
         self.writer.append_data(_pad16(image))
         self.frames += 1
 
-    def close(self) -> None:
-        if self.writer is not None:
+    def finish(self) -> None:
+        """End the input and let the encoder finish in the background (no more :meth:`add`)."""
+        if self.writer is not None and self._closing is None:
+            self._closing = threading.Thread(target=self._close_writer, name=f"video {self.path.name}", daemon=True)
+            self._closing.start()
+
+    def _close_writer(self) -> None:
+        try:
             self.writer.close()
-            self.writer = None
+        except BaseException as exc:  # re-raised by close() on the caller's thread
+            self._error = exc
+
+    def close(self) -> None:
+        """Finish the video and wait until its file is complete."""
+        if self._closing is not None:
+            self._closing.join()
+            self._closing = None
+        elif self.writer is not None:
+            self._close_writer()
+        self.writer = None
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
 
 
 def radar_topdown(det: RadarDetections, model: RadarModel) -> NDArray[np.uint8]:
