@@ -236,31 +236,36 @@ def test_pass_names_are_checked():
         parse_passes(" , ")
 
 
-def test_a_video_finished_in_the_background_is_whole_when_closed(tmp_path: Path) -> None:
-    """``Video.finish`` lets the encoder flush on a thread; ``close`` waits, so the file holds every frame, and an
-    encoder's failure is raised by ``close``."""
+def test_a_video_encoded_in_the_background_is_whole_when_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Video`` feeds its encoder on a thread of its own and ``finish`` lets it flush there; ``close`` waits, so the
+    file holds every frame (each frame was the caller's to reuse once added), and an encoder's failure is raised."""
     import imageio.v2 as imageio
 
-    from simready.measurement.video import Video
+    from simready.measurement import video
 
-    v = Video(tmp_path / "v.mp4", 10.0)
+    v = video.Video(tmp_path / "v.mp4", 10.0)
+    frame = np.zeros((36, 64, 3), dtype=np.uint8)
     for k in range(12):
-        v.add(np.full((36, 64, 3), 20 * k, dtype=np.uint8))
+        frame[:] = 20 * k
+        v.add(frame)
     v.finish()
     v.close()
     reader = imageio.get_reader(tmp_path / "v.mp4")
     try:
         assert reader.count_frames() == 12
+        means = [float(np.asarray(f).mean()) for f in reader]
     finally:
         reader.close()
+    # Twelve different greys, in order (the encoder's colour range changes the values, not their order).
+    assert all(a + 5.0 < b for a, b in zip(means, means[1:])), means
 
-    class Broken:
-        def close(self) -> None:
-            raise OSError("encoder gone")
+    def gone(*args: object, **kwargs: object) -> None:
+        raise OSError("encoder gone")
 
-    bad = Video(tmp_path / "bad.mp4", 10.0)
-    bad.writer = Broken()
-    bad.finish()
+    monkeypatch.setattr(video.imageio, "get_writer", gone)
+    bad = video.Video(tmp_path / "bad.mp4", 10.0)
     with pytest.raises(OSError, match="encoder gone"):
+        for _ in range(3):
+            bad.add(frame)
         bad.close()
-    bad.close()  # raised once; closing again is a no-op
+    bad.close()  # raised once; closing again waits for nothing
