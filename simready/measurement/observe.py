@@ -371,8 +371,9 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             write_job(folder, rig, resolved, options, run.seeds, lighting, schedules, cameras, run.cam_records,
                       run.cam_poses, provenance, atmosphere)
         finally:
-            for v in videos.values():
-                v.close()
+            for n, v in videos.items():
+                with run.timed(n, "video_wait"):
+                    v.close()
         for n, v in videos.items():
             if v.frames:
                 folder.add_written(layout.video_name(n), n, None, "video", frames=v.frames, fps=v.fps)

@@ -184,7 +184,8 @@ _STATICS: list[tuple[WorldTemplate, Catalog, tuple[Any, ...], list[tuple[Body, E
 MAX_CACHED_STATICS = 4
 
 
-def _cached_statics(template: WorldTemplate, catalog: Catalog, facts: tuple[Any, ...]) -> list[tuple[Body, Entity]] | None:
+def _cached_statics(template: WorldTemplate, catalog: Catalog,
+                    facts: tuple[Any, ...]) -> list[tuple[Body, Entity]] | None:
     for t, c, f, pairs in _STATICS:
         if t is template and c is catalog and f == facts:
             return pairs
