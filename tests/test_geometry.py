@@ -230,3 +230,39 @@ def test_compiled_hit_points_are_the_numpy_ones_bit_for_bit(dtype):
     hits = scene.cast(o.astype(dtype), d.astype(dtype), 0.5, 150.0, normalized=dtype == np.float64).refine()
     idx = hits.hit_index[::3]
     np.testing.assert_array_equal(hits.point_world_of(idx), hits.point_world_of(idx, compiled=False))
+
+
+def test_the_scenes_of_one_template_share_its_static_bodies(tmp_path) -> None:
+    """A sample's base and branches are built from one template: its static instances' bodies (and their world
+    vertices) are built once and shared, and a scene from them casts the bits a scene built afresh casts."""
+    from simready.raycast import geometry as G
+    from simready.sensors_hw import scene_build as SB
+    from simready.sensors_hw.trace_input import read_trace_input
+    from simready.sim.run import run_simulation
+    from simready.sim.trace import write_trace
+    from tests.test_sim_fixtures import catalog, crossing, template
+
+    tpl, cat, manifest = template(), catalog(), crossing(clip_s=1.0)
+    path = write_trace(run_simulation(manifest, tpl, backend="kinematic-v1", catalog=cat).trace, tmp_path / "t.parquet")
+    trace = read_trace_input(path)
+    instances = {tpl.instance_id(i.name) for i in tpl.instances}
+
+    def statics(built: SB.BuiltScene) -> list[Body]:
+        return [b for b in built.scene.bodies if b.entity_id in instances]
+
+    a, b = SB.build_scene(tpl, cat, manifest, trace), SB.build_scene(tpl, cat, manifest, trace)
+    assert len(statics(a)) == len(instances)
+    assert all(x is y for x, y in zip(statics(a), statics(b)))
+    SB._STATICS.clear()
+    G._WORLD_VERTICES.clear()
+    fresh = SB.build_scene(tpl, cat, manifest, trace)
+    assert not any(x is y for x, y in zip(statics(a), statics(fresh)))
+    rng = np.random.default_rng(3)
+    origins = np.array([0.0, 0.0, 1.5]) + rng.normal(0.0, 15.0, (4000, 3)) * [1.0, 1.0, 0.0]
+    dirs = rng.normal(size=(4000, 3))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    times = np.full(4000, 0.5)
+    shared, new = (built.scene.cast(origins, dirs, times, 100.0, exact=True) for built in (b, fresh))
+    assert shared.hit.any()
+    for name in ("hit", "distance_m", "body_index", "triangle_index", "barycentric_uv"):
+        assert np.array_equal(getattr(shared, name), getattr(new, name), equal_nan=True), name

@@ -234,3 +234,38 @@ def test_pass_names_are_checked():
         ObserveOptions(passes=("rgb", "normals"))
     with pytest.raises(PassError, match="no pass"):
         parse_passes(" , ")
+
+
+def test_a_video_encoded_in_the_background_is_whole_when_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Video`` feeds its encoder on a thread of its own and ``finish`` lets it flush there; ``close`` waits, so the
+    file holds every frame (each frame was the caller's to reuse once added), and an encoder's failure is raised."""
+    import imageio.v2 as imageio
+
+    from simready.measurement import video
+
+    v = video.Video(tmp_path / "v.mp4", 10.0)
+    frame = np.zeros((36, 64, 3), dtype=np.uint8)
+    for k in range(12):
+        frame[:] = 20 * k
+        v.add(frame)
+    v.finish()
+    v.close()
+    reader = imageio.get_reader(tmp_path / "v.mp4")
+    try:
+        assert reader.count_frames() == 12
+        means = [float(np.asarray(f).mean()) for f in reader]
+    finally:
+        reader.close()
+    # Twelve different greys, in order (the encoder's colour range changes the values, not their order).
+    assert all(a + 5.0 < b for a, b in zip(means, means[1:])), means
+
+    def gone(*args: object, **kwargs: object) -> None:
+        raise OSError("encoder gone")
+
+    monkeypatch.setattr(video.imageio, "get_writer", gone)
+    bad = video.Video(tmp_path / "bad.mp4", 10.0)
+    with pytest.raises(OSError, match="encoder gone"):
+        for _ in range(3):
+            bad.add(frame)
+        bad.close()
+    bad.close()  # raised once; closing again waits for nothing

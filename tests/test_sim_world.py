@@ -177,3 +177,34 @@ def test_tunnelling_ray_sees_the_statics_it_crosses() -> None:
         assert not crossed["passed"] and b.static_names[building] in crossed["detail"]
     finally:
         engine.close()
+
+
+def test_a_kept_world_gives_the_bits_of_a_new_one() -> None:
+    """Branches restored into a world kept for their scene (statics standing; a thrown body and a woken parked car
+    left by the branch before) give the bytes they give in a new world."""
+    from simready import paths
+    from simready.sim.branch import _run_branch
+    from simready.testing import demo
+    from simready.world.template import load_template
+
+    tpl = load_template(paths.TEMPLATES_DIR / "residential_crosswalk_v3.yaml")
+    scene = build_scene(demo.bench_manifest(tpl, catalog(), clip_s=6.5), tpl, backend="dynamic-v1", catalog=catalog())
+    parent = Engine(scene)
+    parent.run(until_tick=scene.warmup_ticks + 14)  # the coast branch strikes the crossing pedestrian at 4.04 s
+    ckpt = parent.checkpoint()
+    parent.close()
+
+    def branch(action: str, new_world: bool) -> tuple[bytes, list[str]]:
+        if new_world:
+            pool.release_built()
+        b = _run_branch(scene, ckpt, action, "common", None, action, 0.28)
+        return b.trace.to_bytes(), [e["type"] for e in b.trace.events]
+
+    coast_new = branch("coast", True)
+    assert "collision" in coast_new[1]
+    assert pool._BUILT and pool._BUILT[-1][0]() is scene  # kept, with the thrown body and the woken car in it
+    brake_kept = branch("brake", False)
+    coast_kept = branch("coast", False)
+    brake_new = branch("brake", True)
+    assert coast_kept == coast_new
+    assert brake_kept == brake_new

@@ -120,7 +120,8 @@ def observation_metadata(dirs: list[Path], rows: list[dict], plan) -> dict[str, 
         for folder in [r, *r["branches"].values(), *([r["dry"]] if r["dry"] is not None else [])]:
             for key, sec in folder.get("timings_s", {}).items():
                 # ``total`` is the observe call's own wall time (every stage and what lies between them).
-                stage = "review" if key.endswith(".video") or key.startswith("review.") else key.rsplit(".", 1)[-1]
+                review = key.endswith((".video", ".video_wait")) or key.startswith("review.")
+                stage = "review" if review else key.rsplit(".", 1)[-1]
                 stages[stage] = stages.get(stage, 0.0) + sec
     metadata: dict[str, object] = {
         "samples": len(rows),

@@ -77,7 +77,8 @@ def observe_in_child(duration_s: float, passes: tuple[str, ...], rig_kw: dict[st
 #: Stage names of render.json's timings. PNG and Parquet encoding run on the writer thread, so "write"
 #: is what the main thread spends; the rest overlaps the next frame.
 STAGES = {"render": "camera render (cast + passes)", "write": "write (main-thread part)", "truth": "perception truth",
-          "video": "video (frames to ffmpeg)", "scan": "LiDAR scan", "detect": "radar detect"}
+          "video": "video (frames to the encoder thread)", "video_wait": "video (waiting for ffmpeg to finish)",
+          "scan": "LiDAR scan", "detect": "radar detect"}
 
 
 def _report(label: str, fig: dict[str, Any]) -> None:

@@ -332,6 +332,7 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
         run = _Run(built, rig, options, folder, sensor_seeds(built.sample_id, streams, rig.sensors), lighting,
                    cameras, videos, atmosphere)
         frames_log = open(layout.observed_frames, "w", encoding="utf-8")
+        sampled = False
         try:
             for s in samples:
                 seen = run.sample(s)
@@ -341,30 +342,41 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
                 if bar is not None:
                     bar.update(1)
             run.finish()
+            # The encoders flush their last frames and exit together, while the files below are written.
+            for v in videos.values():
+                v.finish()
             folder.drain()
+            sampled = True
         finally:
             run.close()
             folder.close()
             frames_log.close()
-            for v in videos.values():
-                v.close()
+            if not sampled:
+                for v in videos.values():
+                    v.close()
             if bar is not None:
                 bar.close()
+        try:
+            folder.add_written(folder.name_of(layout.observed_frames), None, None, "observed_frames")
+            legend = write_legend(layout.legend, built.legend(), _ontology_version(),
+                                  nothing_hit_class=SEMANTIC_NOTHING_HIT, semantic_ignore_8bit=SEMANTIC_IGNORE_8BIT,
+                                  row_time=ROW_TIME_RULE)
+            folder.add_written(folder.name_of(legend), None, None, "legend")
+            par = parity(built, trace, t_lo, t_hi)
+            if not par.passed:
+                warnings.append(f"parity: observed poses differ from the trace by {par.max_position_error_m:.3g} m, "
+                                f"{par.max_angle_error_rad:.3g} rad")
+            write_json_atomic(layout.parity, par.dump())
+            folder.add_written(folder.name_of(layout.parity), None, None, "parity")
+            write_job(folder, rig, resolved, options, run.seeds, lighting, schedules, cameras, run.cam_records,
+                      run.cam_poses, provenance, atmosphere)
+        finally:
+            for n, v in videos.items():
+                with run.timed(n, "video_wait"):
+                    v.close()
         for n, v in videos.items():
             if v.frames:
                 folder.add_written(layout.video_name(n), n, None, "video", frames=v.frames, fps=v.fps)
-        folder.add_written(folder.name_of(layout.observed_frames), None, None, "observed_frames")
-        legend = write_legend(layout.legend, built.legend(), _ontology_version(), nothing_hit_class=SEMANTIC_NOTHING_HIT,
-                              semantic_ignore_8bit=SEMANTIC_IGNORE_8BIT, row_time=ROW_TIME_RULE)
-        folder.add_written(folder.name_of(legend), None, None, "legend")
-        par = parity(built, trace, t_lo, t_hi)
-        if not par.passed:
-            warnings.append(f"parity: observed poses differ from the trace by {par.max_position_error_m:.3g} m, "
-                            f"{par.max_angle_error_rad:.3g} rad")
-        write_json_atomic(layout.parity, par.dump())
-        folder.add_written(folder.name_of(layout.parity), None, None, "parity")
-        write_job(folder, rig, resolved, options, run.seeds, lighting, schedules, cameras, run.cam_records,
-                  run.cam_poses, provenance, atmosphere)
         results = Results(
             version=OBSERVE_VERSION,
             passes=list(passes),

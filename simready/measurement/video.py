@@ -4,6 +4,8 @@ the sensor's forward up and its right on the right."""
 from __future__ import annotations
 
 import math
+import queue
+import threading
 from pathlib import Path
 
 import imageio.v2 as imageio
@@ -36,23 +38,76 @@ def _pad16(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
 
 
 class Video:
-    """One sensor's review video, written frame by frame."""
+    """One sensor's review video, written frame by frame.
+
+    The encoder is an ffmpeg process fed through a pipe: a frame written to
+    a full pipe waits until ffmpeg has taken the ones before, and at its end
+    ffmpeg holds back its last frames until its input ends and then takes a
+    while to exit. So the frames go to a thread of the video's own that feeds
+    the pipe (the caller goes on rendering while it encodes), :meth:`finish`
+    ends the input and lets ffmpeg finish on that thread (the caller writes
+    its other files meanwhile, several videos finish together), and
+    :meth:`close` waits for it. An encoder's failure is raised by the next
+    :meth:`add` or by :meth:`close`.
+    """
+
+    #: Frames queued for the encoder before :meth:`add` waits (bounds the memory they hold).
+    QUEUE_FRAMES = 8
 
     def __init__(self, path: Path, fps: float) -> None:
         self.path, self.fps, self.writer, self.frames = path, fps, None, 0
+        self._queue: queue.Queue[NDArray[np.uint8] | None] | None = None
+        self._feeder: threading.Thread | None = None
+        self._error: BaseException | None = None
 
     def add(self, image: NDArray[np.uint8]) -> None:
-        if self.writer is None:
+        self._raise()
+        if self._feeder is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.writer = imageio.get_writer(self.path, fps=self.fps, codec="libx264", macro_block_size=1,
-                                             pixelformat="yuv420p", ffmpeg_log_level="error", quality=7)
-        self.writer.append_data(_pad16(image))
+            self._queue = queue.Queue(self.QUEUE_FRAMES)
+            self._feeder = threading.Thread(target=self._feed, args=(self._queue,), name=f"video {self.path.name}",
+                                            daemon=True)
+            self._feeder.start()
+        padded = _pad16(image)
+        # The queue keeps the frame until the encoder takes it: a copy of its own, whatever the caller does next.
+        self._queue.put(padded if padded is not image else image.copy())
         self.frames += 1
 
+    def _feed(self, frames: queue.Queue[NDArray[np.uint8] | None]) -> None:
+        try:
+            self.writer = imageio.get_writer(self.path, fps=self.fps, codec="libx264", macro_block_size=1,
+                                             pixelformat="yuv420p", ffmpeg_log_level="error", quality=7)
+            while (frame := frames.get()) is not None:
+                self.writer.append_data(frame)
+        except BaseException as exc:  # raised on the caller's thread by add() or close()
+            self._error = exc
+            while frames.get() is not None:  # let the caller's puts through until its finish()
+                pass
+        finally:
+            if self.writer is not None:
+                try:
+                    self.writer.close()
+                except BaseException as exc:
+                    self._error = self._error or exc
+                self.writer = None
+
+    def finish(self) -> None:
+        """End the input: the encoder takes the frames still queued, flushes and exits in the background."""
+        if self._feeder is not None and self._queue is not None:
+            self._queue.put(None)
+            self._queue = None
+
     def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
+        """Finish the video and wait until its file is complete."""
+        self.finish()
+        if self._feeder is not None:
+            self._feeder.join()
+        self._raise()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
 
 
 def radar_topdown(det: RadarDetections, model: RadarModel) -> NDArray[np.uint8]:

@@ -42,10 +42,12 @@ counter-clockwise winding; they are not flipped toward the ray.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import embreex.mesh_construction as embree_mesh
 import embreex.rtcore_scene as embree_scene
@@ -545,6 +547,11 @@ class Hits:
         return self
 
 
+#: World vertices of static bodies by body object (a weak reference to it, the read-only vertices).
+_WORLD_VERTICES: dict[int, tuple[Any, NDArray[np.float64]]] = {}
+_MAX_WORLD_VERTICES = 100_000
+
+
 class SceneGeometry:
     """All bodies of one world, ready to cast rays at any time inside their tracks.
 
@@ -591,12 +598,24 @@ class SceneGeometry:
                                  for i, (lo, hi) in self._local_box.items()}
 
     def _static_world_vertices(self, i: int) -> NDArray[np.float64]:
-        """World vertices of a static body (NaN for moving ones: they have no single pose)."""
+        """World vertices of a static body (NaN for moving ones: they have no single pose), computed once per body
+        object (a body shared by several scenes, :func:`simready.sensors_hw.scene_build.build_scene`'s statics)."""
         b = self.bodies[i]
         if not self._is_static[i]:
             return np.full_like(b.mesh_vertices, np.nan)
+        hit = _WORLD_VERTICES.get(id(b))
+        if hit is not None and hit[0]() is b:
+            return hit[1]
         T = b.track.pose_at(b.track.t_start)
-        return b.mesh_vertices @ T[:3, :3].T + T[:3, 3]
+        v = b.mesh_vertices @ T[:3, :3].T + T[:3, 3]
+        v.setflags(write=False)
+        if len(_WORLD_VERTICES) >= _MAX_WORLD_VERTICES:
+            for key in [k for k, (ref, _) in _WORLD_VERTICES.items() if ref() is None]:
+                del _WORLD_VERTICES[key]
+            if len(_WORLD_VERTICES) >= _MAX_WORLD_VERTICES:
+                _WORLD_VERTICES.clear()
+        _WORLD_VERTICES[id(b)] = (weakref.ref(b), v)
+        return v
 
     # --- lookups ------------------------------------------------------------
 

@@ -176,6 +176,28 @@ def _ego_actor(manifest: ScenarioManifest) -> str | None:
     return egos[0] if egos else None
 
 
+#: The static instances' bodies and entities of recent templates: (template, catalog, the facts they read, the
+#: pairs). A sample's base and branches (and a batch's samples of one template) are built from one template and
+#: catalog; on a street of thousands of instances these are most of a build. Templates are frozen models and
+#: bodies and entities frozen, so sharing them changes no byte.
+_STATICS: list[tuple[WorldTemplate, Catalog, tuple[Any, ...], list[tuple[Body, Entity]]]] = []
+MAX_CACHED_STATICS = 4
+
+
+def _cached_statics(template: WorldTemplate, catalog: Catalog,
+                    facts: tuple[Any, ...]) -> list[tuple[Body, Entity]] | None:
+    for t, c, f, pairs in _STATICS:
+        if t is template and c is catalog and f == facts:
+            return pairs
+    return None
+
+
+def _keep_statics(template: WorldTemplate, catalog: Catalog, facts: tuple[Any, ...],
+                  pairs: list[tuple[Body, Entity]]) -> None:
+    _STATICS.append((template, catalog, facts, pairs))
+    del _STATICS[:-MAX_CACHED_STATICS]
+
+
 def build_scene(template: WorldTemplate, catalog: Catalog, manifest: ScenarioManifest, trace: TraceInput,
                 ontology: "Ontology | None" = None) -> BuiltScene:
     """Bodies for every static instance of ``template`` and every actor of ``manifest``, posed by ``trace``.
@@ -225,9 +247,16 @@ def build_scene(template: WorldTemplate, catalog: Catalog, manifest: ScenarioMan
 
     bodies: list[Body] = []
     entities: dict[str, Entity] = {}
-    for inst in template.instances:
-        b, e = body_and_entity(template.instance_id(inst.name), "instance", inst.asset,
-                               PoseTrack.constant(inst.pose.matrix()))
+    # What the static bodies read besides the template: each asset's geometry, look source and class id.
+    facts = tuple((asset, catalog.entry(asset).render_geometry.sha256,
+                   ontology.class_id(catalog.entry(asset).semantic_class))
+                  for asset in dict.fromkeys(inst.asset for inst in template.instances))
+    statics = _cached_statics(template, catalog, facts)
+    if statics is None:
+        statics = [body_and_entity(template.instance_id(inst.name), "instance", inst.asset,
+                                   PoseTrack.constant(inst.pose.matrix())) for inst in template.instances]
+        _keep_statics(template, catalog, facts, statics)
+    for b, e in statics:
         bodies.append(b)
         entities[e.entity_id] = e
     tracks = trace.tracks()

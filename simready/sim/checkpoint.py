@@ -22,8 +22,10 @@ equal its ``nbytes`` and lie inside the payload, and a file named
 ``<hex>.ckpt`` must hash to its name. Anything else is a one-line
 :class:`CheckpointError`.
 
-Restoring is exact for ``kinematic-v1``. ``dynamic-v1`` rebuilds PyBullet
-from the copy; PyBullet keeps solver warm-start and contact-manifold
+Restoring is exact for ``kinematic-v1``. ``dynamic-v1`` creates its
+PyBullet bodies anew from the copy (the statics of a world kept for the
+same scene are reused, :mod:`simready.sim.backends.dynamic.pool`: the same
+bits as a new world); PyBullet keeps solver warm-start and contact-manifold
 state a snapshot cannot carry, so a restored continuation matches the
 uninterrupted one within :data:`DYNAMIC_REPLAY_TOLERANCE` (ids and event
 order exact) rather than bit for bit.

@@ -50,6 +50,7 @@ from simready.sim.backends.dynamic.chassis import Chassis, tyre_forces, tyre_set
 from simready.sim.backends.dynamic.drive import agent_drive
 from simready.sim.backends.dynamic.pieces import asset_pieces
 from simready.sim.backends.dynamic.plan import WorldPlan, world_plan
+from simready.sim.backends.dynamic import pool
 from simready.sim.backends.dynamic.pool import (AGENT_FILTER, BODY_FILTER, EGO_FILTER, GROUND_GROUP, GROUND_MASK,
                                                 STATIC_GROUP, STATIC_MASK, World)
 from simready.sim.controllers.lateral import preview_steer
@@ -100,6 +101,8 @@ class DynamicBackend(Backend):
         self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
         #: Struck road users' rigid bodies, by actor (created at the strike, in the order of the strikes).
         self.thrown: dict[int, int] = {}
+        #: Whether the world's statics are complete (then :meth:`close` keeps it for this scene's next engine).
+        self._statics_built = False
         self._ego_params()
 
     # --- construction --------------------------------------------------------------
@@ -113,9 +116,26 @@ class DynamicBackend(Backend):
         self._inertia_list = [float(x) for x in ch.inertia_diag]
         self.wheelbase, self.lr = ch.wheelbase, ch.lr
 
+    #: The statics' tables a kept world carries to the next engine of its scene (:func:`.pool.keep_built`).
+    _STATIC_TABLES = ("static_names", "static_key", "ground_bodies")
+
     def _build(self) -> None:
-        """Create the PyBullet world: statics from the (cached) plan, then the vehicles in actor order."""
+        """Create the PyBullet world: statics from the (cached) plan, then the vehicles in actor order.
+
+        A world kept for this scene (:func:`.pool.take_built`) keeps its statics: its other bodies are removed
+        and the vehicles created as in a new world (see :mod:`.pool`).
+        """
         scene = self.scene
+        kept = pool.take_built(scene)
+        if kept is not None:
+            self.world, tables = kept
+            for name in self._STATIC_TABLES:
+                setattr(self, name, tables[name])
+            for body in tables["movable"]:
+                self.world.call(p.removeBody, body)
+            self._statics_built = True
+            self._build_vehicles(self.world)
+            return
         plan = world_plan(scene)
         # Collision pieces before the client: an asset's first look-up checks its reduced hull files in a pooled
         # client (:mod:`.pieces`), which this world then takes instead of connecting another (~20 ms).
@@ -130,6 +150,7 @@ class DynamicBackend(Backend):
         w.call(p.setPhysicsEngineParameter, fixedTimeStep=self.h, numSubSteps=0, numSolverIterations=S.solver_iterations,
                deterministicOverlappingPairs=S.deterministic_overlapping_pairs)
         self._build_statics(w, plan)
+        self._statics_built = True
         self._build_vehicles(w)
 
     def _build_statics(self, w: World, plan: WorldPlan) -> None:
@@ -383,15 +404,21 @@ class DynamicBackend(Backend):
             a_cmd, friction = float(plan.accel[e]), state.world.friction
             setup = self._tyre_setup(steer, friction)
         cid = self.world.client
-        force, torque, world = p.applyExternalForce, p.applyExternalTorque, p.WORLD_FRAME
+        force, torque, world, stepper = p.applyExternalForce, p.applyExternalTorque, p.WORLD_FRAME, p.stepSimulation
         h = self.h
+        # Each agent's force, torque and substep application points as the lists PyBullet reads, built once a tick
+        # (the point of substep k is cx + vx·h·k, the same arithmetic as at the substep).
+        held = [(body, [fx, fy, fz], [tx, ty, tz], [[cx + vx * h * k, cy + vy * h * k, cz + vz * h * k]
+                                                    for k in range(self.substeps)])
+                for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives]
+        tyres = self._tyre_forces
         for k in range(self.substeps):
-            for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives:
-                force(body, -1, [fx, fy, fz], [cx + vx * h * k, cy + vy * h * k, cz + vz * h * k], world, physicsClientId=cid)
-                torque(body, -1, [tx, ty, tz], world, physicsClientId=cid)
+            for body, f, tq, at in held:
+                force(body, -1, f, at[k], world, physicsClientId=cid)
+                torque(body, -1, tq, world, physicsClientId=cid)
             if e is not None:
-                util = max(util, self._tyre_forces(steer, a_cmd, friction, setup))
-            p.stepSimulation(physicsClientId=cid)
+                util = max(util, tyres(steer, a_cmd, friction, setup))
+            stepper(physicsClientId=cid)
         pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
         yaw = np.array(yaw)
         u_out, d_out, v_out = np.array(step.u), np.array(plan.d_ref), np.array(step.v)
@@ -613,6 +640,13 @@ class DynamicBackend(Backend):
         return self.h
 
     def close(self) -> None:
+        """Give the world back: kept with its statics for this scene's next engine (:func:`.pool.keep_built`), or
+        reset into the client pool if its statics are incomplete."""
         if self.world is not None:
-            self.world.close()
+            if self._statics_built:
+                tables = {name: getattr(self, name) for name in self._STATIC_TABLES}
+                tables["movable"] = sorted(getattr(self, "body_actor", {}))
+                pool.keep_built(self.scene, self.world, tables)
+            else:
+                self.world.close()
             self.world = None

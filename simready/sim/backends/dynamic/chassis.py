@@ -89,6 +89,16 @@ class Chassis:
 
     @classmethod
     def of(cls, entry: Any) -> Chassis:
+        """The chassis of a catalog entry, computed once per entry object (an engine per branch asks again)."""
+        hit = _CHASSIS.get(id(entry))
+        if hit is None or hit[0] is not entry:
+            if len(_CHASSIS) > 256:
+                _CHASSIS.clear()
+            hit = _CHASSIS[id(entry)] = (entry, cls._of(entry))
+        return hit[1]
+
+    @classmethod
+    def _of(cls, entry: Any) -> Chassis:
         com = np.asarray(entry.center_of_mass_m, dtype=np.float64)
         inertia = np.asarray(entry.inertia_kg_m2, dtype=np.float64)
         diag, quat = principal_axes(inertia)
@@ -97,6 +107,9 @@ class Chassis:
         inv = tuple(p.invertTransform([0, 0, 0], quat.tolist())[1])
         return cls(float(entry.mass_kg), com, tuple(tuple(float(v) for v in row) for row in inertia), diag, quat, inv, bool(quat[3] == 1.0), wheelbase,
                    wheelbase / 2 - float(com[0]), wheelbase / 2 + float(com[0]), float(entry.restitution))
+
+
+_CHASSIS: dict[int, tuple[Any, Chassis]] = {}
 
 
 def tyre_setup(ch: Chassis, steer: float, friction: float, h_s: float) -> tuple[float, ...]:

@@ -4,11 +4,22 @@ A client is connected without its renderer and, when a world is closed,
 reset and kept for the next one (up to :data:`MAX_IDLE_CLIENTS`): a reset
 world is indistinguishable from a new one, so results are bit-identical
 whether or not a client came from the pool.
+
+A world is also kept for the next engine of the same scene, its statics
+standing (:func:`keep_built`, :func:`take_built`, up to
+:data:`MAX_BUILT_WORLDS`): a branch loop restores one checkpoint many times,
+and creating the statics was most of a restore. The statics are never
+moved, woken or given a mass; every other body (vehicles, thrown road users)
+is removed and the vehicles are created anew, in actor order, as in a new
+world. The rollout's bits are those of a new world (tested). Why not keep
+the vehicle bodies and reset their poses and twists: a body carries solver
+state no reset clears, and its continuation differed in the last bits.
 """
 
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any
 
 import pybullet as p
@@ -109,3 +120,43 @@ class World:
                 p.disconnect(physicsClientId=self.client)
             self.client = -1
 
+
+
+#: Worlds kept with their statics for their scene: (weak reference to the scene, world, tables), oldest first.
+_BUILT: list[tuple[Any, World, dict[str, Any]]] = []
+MAX_BUILT_WORLDS = 2
+
+
+def keep_built(scene: Any, world: World, tables: dict[str, Any]) -> None:
+    """Keep ``world``, its statics built for ``scene``, for the next engine of the same scene.
+
+    ``tables``: what that engine needs to take it over: the statics' tables and ``movable``, the ids of every
+    other body (removed when it is taken).
+    """
+    _BUILT.append((weakref.ref(scene), world, tables))
+    _prune()
+
+
+def take_built(scene: Any) -> tuple[World, dict[str, Any]] | None:
+    """A world kept for this very ``scene`` object and its tables (no longer kept), or None."""
+    _prune()
+    for k, (ref, world, tables) in enumerate(_BUILT):
+        if ref() is scene:
+            del _BUILT[k]
+            return world, tables
+    return None
+
+
+def release_built() -> None:
+    """Reset every kept world into the client pool (or disconnect it)."""
+    while _BUILT:
+        _BUILT.pop()[1].close()
+
+
+def _prune() -> None:
+    """Worlds whose scene is gone, and the oldest beyond :data:`MAX_BUILT_WORLDS`, reset into the client pool."""
+    for entry in [e for e in _BUILT if e[0]() is None]:
+        _BUILT.remove(entry)
+        entry[1].close()
+    while len(_BUILT) > MAX_BUILT_WORLDS:
+        _BUILT.pop(0)[1].close()
