@@ -341,6 +341,7 @@ class _Entity:
     nodes: list[str] = field(default_factory=list)
     present: bool = True
     road: tuple[str, int, float] | None = None  # (road, lane, s) when placed by a lane position
+    controller: str = ""  # the ObjectController's name (or catalog entry), when it has one
 
 
 @dataclass
@@ -518,8 +519,12 @@ class _Importer:
             finally:
                 if pushed:
                     self.rd.params.pop()
-            if obj.find("ObjectController") is not None:
-                self.note(obj.find("ObjectController"), "controller: the simulator's behaviour model drives the actor")
+            oc = obj.find("ObjectController")
+            if oc is not None:
+                self.note(oc, "controller: the simulator's behaviour model drives the actor")
+                named = next((c for c in oc.iter("Controller", "CatalogReference")), None)
+                self.entities[name].controller = (named.get("name") or named.get("entryName") or "a controller") \
+                    if named is not None else "a controller"
 
     def _entity(self, name: str, obj: etree._Element, body: etree._Element) -> _Entity:
         rd = self.rd
@@ -623,9 +628,13 @@ class _Importer:
             ref = self.entity(p, rd.text(p, "entityRef"))
             if ref.pose is None:
                 raise rd.error(p, f"entity {ref.name!r} is placed after this position refers to it")
-            road_id, _lane, s0 = ref.road or self._road_of(p, ref.pose)
+            road_id, _lane, _s = ref.road or self._road_of(p, ref.pose)
             road = self.roads.road(rd, p, road_id)
-            x, y, h = self.roads.pose(road, s0 + rd.num(p, "ds"), rd.num(p, "dt"))
+            # ds and dt are offsets from the reference entity's own road coordinates (s0, t0).
+            s0 = self.roads.project(road, ref.pose[0], ref.pose[1])
+            rx, ry, rh = self.roads.reference(road, s0)
+            t0 = -(ref.pose[0] - rx) * math.sin(rh) + (ref.pose[1] - ry) * math.cos(rh)
+            x, y, h = self.roads.pose(road, s0 + rd.num(p, "ds"), t0 + rd.num(p, "dt"))
             return x, y, self._orient(orient, h)
         if p.tag == "RoutePosition":
             return self._route_position(p, orient)
@@ -866,8 +875,14 @@ class _Importer:
                 self.note(ft, f"{ent.name!r} has no TeleportAction: it starts where its trajectory starts",
                           approximated=True)
         self._in_init = False
-        for ent in self.entities.values():
-            if ent.pose is None:
+        for ent in list(self.entities.values()):
+            if ent.pose is None and ent.controller:
+                # A placeholder for traffic its controller spawns (a SUMO co-simulation, say): not in the story.
+                del self.entities[ent.name]
+                self.report.not_represented.append(
+                    f"Entities/ScenarioObject[{ent.name}] (line {ent.line}): no position; the traffic its controller "
+                    f"{ent.controller!r} spawns is not represented")
+            elif ent.pose is None:
                 raise XoscError(self.src, f"Entities/ScenarioObject[{ent.name}]",
                                 f"entity has no position: no TeleportAction in Init (line {ent.line})")
         for priv in privates:
