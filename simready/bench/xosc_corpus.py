@@ -51,6 +51,9 @@ def one(xosc: Path, map_path: Path | None) -> dict:
         return row
     fired = sum(1 for e in base.trace.events if e.get("type") == "trigger_fired")
     row["rollout"] = f"ok ({m.clip_s:g} s, {fired}/{len(m.interactions)} interactions fired)"
+    if "t_decision_s" not in m.realized and not m.realized.get("decision_interaction"):
+        row.update(branches="not run", reason=f"no decision point: {r.report.decision}")
+        return row
     try:
         branches = run_branches(m, r.template, backend=BACKEND)
     except SimreadyError as exc:
@@ -99,8 +102,16 @@ def run_folder(folder: Path, maps: Path) -> list[dict]:
     return rows
 
 
+def _normalised(r: dict) -> dict:
+    """A row of an older run in today's words (no decision point: branches not run)."""
+    if r.get("branches") == "failed" and str(r.get("decision", "")).startswith("none") and "no reveal" in r["reason"]:
+        return {**r, "branches": "not run", "reason": f"no decision point: {r['decision']}"}
+    return r
+
+
 def table(rows: list[dict]) -> str:
     out = ["| file | import | rollout | branches (brake / coast) | reason / notes |", "|---|---|---|---|---|"]
+    rows = [_normalised(r) for r in rows]
     for r in rows:
         why = "; ".join(x for x in (r.get("reason", ""), r.get("notes", "")) if x).replace("|", "\\|")
         out.append(f"| {r['file']} | {r['import']} | {r.get('rollout') or '-'} | {r.get('branches') or '-'} | {why} |")
@@ -116,18 +127,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("folder", nargs="?", help="folder of .xosc files (esmini: resources/xosc)")
     p.add_argument("--maps", help="folder of the maps (default: FOLDER/../xodr)")
     p.add_argument("--out", help="write the Markdown table here (and the rows as JSON beside it)")
+    p.add_argument("--table-from", help="write the table from the JSON rows a run wrote (with --out)")
     p.add_argument("--one", help=argparse.SUPPRESS)
     p.add_argument("--map", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.one:
         print(json.dumps(one(Path(args.one), Path(args.map) if args.map else None)))
         return 0
-    folder = Path(args.folder)
-    rows = run_folder(folder, Path(args.maps) if args.maps else folder.parent / "xodr")
+    if args.table_from:
+        rows = json.loads(Path(args.table_from).read_text())
+    else:
+        folder = Path(args.folder)
+        rows = run_folder(folder, Path(args.maps) if args.maps else folder.parent / "xodr")
     text = table(rows)
     if args.out:
         Path(args.out).write_text(text)
-        Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+        if not args.table_from:
+            Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
     sys.stdout.write(text)
     return 0
 

@@ -489,7 +489,7 @@ class _Importer:
                 for child in cat:
                     if child.get("name") == entry:
                         return child
-        where = ", ".join(str(d) for d in dirs) or "no CatalogLocations"
+        where = ", ".join(f"{d}{'' if d.is_dir() else ' (no such folder)'}" for d in dirs) or "no CatalogLocations"
         raise self.rd.error(ref, f"catalog reference {catalog}/{entry} resolves to nothing (searched: {where})")
 
     # -- entities --
