@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from scenariogeneration import xodr, xosc
 
-from simready.maps.xosc_import import XoscError, import_xosc
+from simready.maps.xosc_import import XoscError, _signal_state, import_xosc
 from simready.sim.run import run_simulation
 
 W = 3.5
@@ -62,7 +62,7 @@ def _forward() -> xosc.Route:
     return route
 
 
-def _write(folder: Path, name: str, positions: dict[str, object]) -> Path:
+def _write(folder: Path, name: str, positions: dict[str, object], events: list[tuple[str, object]] = ()) -> Path:
     entities = xosc.Entities()
     init = xosc.Init()
     step = xosc.TransitionDynamics(xosc.DynamicsShapes.step, xosc.DynamicsDimension.time, 0.0)
@@ -75,7 +75,15 @@ def _write(folder: Path, name: str, positions: dict[str, object]) -> Path:
     story = xosc.Story("story")
     act = xosc.Act("act", xosc.ValueTrigger("go", 0, xosc.ConditionEdge.rising,
                                             xosc.SimulationTimeCondition(0, xosc.Rule.greaterThan)))
-    act.add_maneuver_group(xosc.ManeuverGroup("none"))
+    if not events:
+        act.add_maneuver_group(xosc.ManeuverGroup("none"))
+    for actor, event in events:
+        group = xosc.ManeuverGroup(f"group_{actor}")
+        group.add_actor(actor)
+        maneuver = xosc.Maneuver(f"maneuver_{actor}")
+        maneuver.add_event(event)
+        group.add_maneuver(maneuver)
+        act.add_maneuver_group(group)
     story.add_act(act)
     board.add_story(story)
     catalog = xosc.Catalog()
@@ -142,3 +150,25 @@ def test_a_route_in_a_missing_catalog_entry_is_one_line(folder):
         "Ego": xosc.RoutePositionInLaneCoordinates(xosc.CatalogReference("RouteCatalog", "nope"), 1.0, -1, 0.0)})
     with pytest.raises(XoscError, match="catalog reference RouteCatalog/nope resolves to nothing"):
         import_xosc(path)
+
+
+def test_relative_road_positions_offset_the_reference_entitys_own_t_and_acquire_position_is_a_route(folder):
+    """RelativeRoadPosition: ds and dt from the reference's road coordinates (Ego at s 20, t -1.75: s 30, t -5.25);
+    AcquirePositionAction: a route to the lane of the position (road 3, lane -1), linked when it fires."""
+    go = xosc.Event("go", xosc.Priority.override)
+    go.add_action("acquire", xosc.AcquirePositionAction(xosc.LanePosition(50, 0, -1, 3)))
+    go.add_trigger(xosc.ValueTrigger("t1", 0, xosc.ConditionEdge.rising,
+                                     xosc.SimulationTimeCondition(1, xosc.Rule.greaterThan)))
+    path = _write(folder, "relative_road", {"Ego": xosc.LanePosition(20, 0, -1, 1),
+                                            "Other": xosc.RelativeRoadPosition(10, -3.5, "Ego")}, [("Ego", go)])
+    m = import_xosc(path).manifest
+    _assert_pose(_pose(m, "Other"), (30.0, -5.25, 0.0))
+    (acquire,) = m.interactions
+    assert acquire.verb == "route" and acquire.route.lanes[0] == "road3_sec0_lane-1"
+
+
+def test_signal_states_by_name_and_by_lamps():
+    assert [_signal_state(x) for x in ("Red", "yellow", "GREEN", "off", "on;off;off", "off;on;off", "off;off;on",
+                                       "on;on;off", "off;on", "on;off")] == \
+        ["red", "amber", "green", "off", "red", "amber", "green", "red_amber", "green", "red"]
+    assert _signal_state("blue") is None and _signal_state("on;off;off;off") is None

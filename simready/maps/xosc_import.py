@@ -54,6 +54,7 @@ What maps to what:
   neighbouring lane's centre, continuous false, is a change_lane — how the
   export writes a lane change); LongitudinalDistanceAction → gap;
   AssignRouteAction → route over the template lanes its waypoints lie on;
+  AcquirePositionAction → route to the lane of its position (linked from the actor's lane when it fires);
   FollowTrajectoryAction (polyline, clothoid, NURBS control points) → route
   over the lanes its vertices lie on (the trajectory's own path is reported
   as approximated); VisibilityAction → exist; LightStateAction,
@@ -373,6 +374,7 @@ class _Importer:
         self.catalog_dirs: dict[str, list[Path]] = {}
         self._catalogs: dict[Path, etree._Element] = {}
         self._in_init = False
+        self._signals_used: set[str] = set()
 
     # -- helpers --
 
@@ -490,7 +492,11 @@ class _Importer:
                     if child.get("name") == entry:
                         return child
         where = ", ".join(f"{d}{'' if d.is_dir() else ' (no such folder)'}" for d in dirs) or "no CatalogLocations"
-        raise self.rd.error(ref, f"catalog reference {catalog}/{entry} resolves to nothing (searched: {where})")
+        elsewhere = next((f"; an entry {entry!r} is in catalog {cat.get('name')!r} of {f.name}"
+                          for f, doc in sorted(self._catalogs.items()) for cat in [doc.find("Catalog")]
+                          if cat is not None and any(child.get("name") == entry for child in cat)), "")
+        raise self.rd.error(ref, f"catalog reference {catalog}/{entry} resolves to nothing (searched: {where})"
+                                 f"{elsewhere}")
 
     # -- entities --
 
@@ -948,7 +954,7 @@ class _Importer:
     def _route(self, assign: etree._Element, ent: _Entity) -> tuple[list[str], list[str]]:
         route, points = self.waypoints(assign)
         if ent.kind == "pedestrian":
-            return [], self._nodes(points)
+            return [], self._walk(route, ent, self._nodes(points))
         rol = {v: k for k, v in self.road_of_lane.items()}
         lanes: list[str] = []
         for wp, point in zip(route.findall("Waypoint"), points):
@@ -962,6 +968,16 @@ class _Importer:
             if lane is not None and (not lanes or lanes[-1] != lane):
                 lanes.append(lane)
         return self._lane_chain(route, lanes), []
+
+    def _walk(self, el: etree._Element, ent: _Entity, nodes: list[str]) -> list[str]:
+        """``nodes`` when the map's walkable graph joins each to the next; else one line saying where it does not
+        (a pedestrian crossing where the map has no crosswalk, say: the walk model walks the graph)."""
+        g = self.template.walk_graph
+        for a, b in zip(nodes, nodes[1:]):
+            if g.shortest_path(a, b) is None:
+                raise self.rd.error(el, f"{ent.name!r} walks from walkable node {a} to {b}, which the map's walkable "
+                                        "graph does not join (no sidewalk or crosswalk between them)")
+        return nodes
 
     def _nodes(self, points: list[tuple[float, float, float]]) -> list[str]:
         nodes = self.template.walkable.nodes
@@ -1143,6 +1159,16 @@ class _Importer:
             return {"route": {"lanes": lanes} if ent.kind != "pedestrian" else {"nodes": nodes}}
         if tag == "FollowTrajectoryAction":
             return self._trajectory(inner, ent)
+        if tag == "AcquirePositionAction":
+            # A route to one position from wherever the actor is then: the simulator links its lane to the target's.
+            x, y, h = self.position(inner.find("Position"))
+            if ent.kind == "pedestrian":
+                return {"route": {"nodes": self._nodes([(x, y, h)])}}
+            lanes = self.lanes_on([(x, y, h)])
+            if not lanes:
+                self.note(inner, "the position to acquire lies on no template lane")
+                return None
+            return {"route": {"lanes": self._lane_chain(inner, [lanes[0], *self._default_route(lanes[0])[1:]])}}
         if tag == "VisibilityAction":
             shown = rd.text(action, "graphics", "true") == "true" or rd.text(action, "traffic", "true") == "true"
             return {"exist": {"state": "present" if shown else "absent"}}
@@ -1266,7 +1292,7 @@ class _Importer:
             return None
         kind, points = got
         lanes = self._lane_chain(ft, self.lanes_on(points)) if ent.kind != "pedestrian" else []
-        nodes = self._nodes(points) if ent.kind == "pedestrian" else []
+        nodes = self._walk(ft, ent, self._nodes(points)) if ent.kind == "pedestrian" else []
         self.note(ft, f"{kind} trajectory ({len(points)} points) followed as a route over "
                       f"{', '.join(lanes or nodes) or 'nothing'}; its lateral path and timing are not kept",
                   approximated=True)
@@ -1408,8 +1434,15 @@ class _Importer:
                 return {"after": ev.name, "delay": delay, "el": body}
             if body.tag == "TrafficSignalCondition":
                 sig = rd.text(body, "name")
-                return self._leaf({"kind": "signal", "signal": _ident(sig), "state": rd.text(body, "state")}, c, edge,
-                                  delay)
+                state = _signal_state(rd.text(body, "state"))
+                if state is None:
+                    raise rd.error(body, f"signal state {rd.text(body, 'state')!r} is none of {_SIGNAL_FORMS}")
+                found = self.template_signal(sig)
+                if found is None:
+                    raise rd.error(body, f"no traffic signal {sig!r} in the map (signals: "
+                                         f"{', '.join(s.id for s in self.template.signals) or 'none'})")
+                self._signals_used.add(found.id)
+                return self._leaf({"kind": "signal", "signal": found.id, "state": state}, c, edge, delay)
             self.note(body, f"{body.tag} is not represented")
             return {"never": True, "el": body}
         ec = c.find("ByEntityCondition")
@@ -1715,21 +1748,20 @@ class _Importer:
         from simready.scenario.manifest.base import MAX_CLIP_S
 
         net = self.root.find("RoadNetwork/TrafficSignals")
-        if net is None:
-            return []
-        by_index = {str(k + 1): s for k, s in enumerate(sorted(self.template.signals, key=lambda s: s.id))}
-        by_id = {s.id: s for s in self.template.signals}
         out: dict[str, dict[str, Any]] = {}
-        for ctrl in net.findall("TrafficSignalController"):
+        for ctrl in (net.findall("TrafficSignalController") if net is not None else []):
             phases: dict[str, list[tuple[str, float]]] = {}
             for ph in ctrl.findall("Phase"):
                 dur = self.rd.num(ph, "duration")
                 for st in ph.findall("TrafficSignalState"):
-                    phases.setdefault(self.rd.text(st, "trafficSignalId"), []).append((self.rd.text(st, "state"), dur))
+                    state = _signal_state(self.rd.text(st, "state"))
+                    if state is None:
+                        raise self.rd.error(st, f"signal state {self.rd.text(st, 'state')!r} is none of "
+                                                f"{_SIGNAL_FORMS}")
+                    phases.setdefault(self.rd.text(st, "trafficSignalId"), []).append((state, dur))
             delay = self.rd.num(ctrl, "delay", 0.0)
             for sig_ref, seq in sorted(phases.items()):
-                sig = (by_index.get(sig_ref) if self.road_of_lane else None) or by_id.get(f"signal_{sig_ref}") or \
-                    by_id.get(sig_ref)
+                sig = self.template_signal(sig_ref)
                 if sig is None:
                     self.note(ctrl, f"signal {sig_ref} is in no template signal")
                     continue
@@ -1755,7 +1787,26 @@ class _Importer:
                     continue
                 out[sig.id] = {"id": sig.id, "controls": list(sig.controls), "offset_s": offset,
                                "phases": [{"state": st, "duration_s": d} for st, d in rotated]}
+        for sid in sorted(self._signals_used - set(out)):
+            # A condition on a signal no controller of the file drives: the map's own fixed-time program.
+            sig = next(s for s in self.template.signals if s.id == sid)
+            out[sid] = {"id": sid, "controls": list(sig.controls), "offset_s": round(sig.offset_s % sig.cycle_s, 9),
+                        "phases": [{"state": "amber" if p.state == "yellow" else p.state, "duration_s": p.duration_s}
+                                   for p in sig.program]}
+            self.report.approximated.append(
+                f"RoadNetwork (signal {sid}): no TrafficSignalController drives it; the map's fixed-time program "
+                f"runs it ({', '.join(f'{p.state} {p.duration_s:g} s' for p in sig.program)})")
         return [out[k] for k in sorted(out)]
+
+    def template_signal(self, ref: str) -> Any:
+        """The template signal an OpenSCENARIO signal id names: a simready export numbers them in id order; an
+        imported map's are ``signal_<OpenDRIVE id>``; None when there is none."""
+        by_id = {s.id: s for s in self.template.signals}
+        if self.road_of_lane:
+            by_index = {str(k + 1): s for k, s in enumerate(sorted(self.template.signals, key=lambda s: s.id))}
+            if ref in by_index:
+                return by_index[ref]
+        return by_id.get(f"signal_{ref}") or by_id.get(ref) or by_id.get(_ident(ref))
 
     def param_values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -1871,6 +1922,12 @@ class _Importer:
                    f"{lane_yaw:.0f}°): a vehicle drives a lane its way")
         else:
             why = f"starts {abs(t):.2f} m off the nearest lane it can drive ({lane}), more than {MAX_START_OFFSET_M:g} m"
+            if e.road is not None and e.road[0] in self.roads.roads:
+                road = self.roads.roads[e.road[0]]
+                sec = next((sec for sec in reversed(road.sections) if sec.s <= e.road[2] + 1e-9), road.sections[0])
+                kind = next((ln.type for ln in sec.lanes if ln.id == e.road[1]), "")
+                if kind and kind not in ("driving", "entry", "exit", "onRamp", "offRamp", "connectingRamp"):
+                    why += f", on road {road.id} lane {e.road[1]}, a {kind!r} lane (not driven)"
         raise XoscError(self.src, where, f"{e.name!r} {why} (line {e.line})")
 
     def _default_route(self, lane: str) -> list[str]:
@@ -1970,6 +2027,27 @@ def _flat(leaves: list[dict[str, Any]], imp: _Importer, where: etree._Element) -
     if len(out) == 1:
         out = out * 2  # the manifest's and / or need two leaves: the same leaf twice is the leaf
     return out
+
+
+_SIGNAL_FORMS = ("red, amber (yellow), green, red_amber, off, or lamps each on/off: 'red;amber;green' (a traffic "
+                 "light), 'red;green' (a pedestrian light)")
+_SIGNAL_NAMES = {"red": "red", "amber": "amber", "yellow": "amber", "green": "green", "off": "off",
+                 "red_amber": "red_amber", "redamber": "red_amber", "red-amber": "red_amber"}
+_SIGNAL_LAMPS = {(True, False, False): "red", (False, True, False): "amber", (False, False, True): "green",
+                 (True, True, False): "red_amber", (False, False, False): "off",
+                 (True, False): "red", (False, True): "green", (False, False): "off"}
+
+
+def _signal_state(text: str) -> str | None:
+    """A signal state as the manifest names it: a name (any case), or the lamp form esmini writes, ``on;off;off``
+    (red, amber, green lamps) or ``off;on`` (a pedestrian light's red, green); None for anything else."""
+    t = text.strip().lower()
+    if ";" in t:
+        lamps = [x.strip() for x in t.split(";")]
+        if len(lamps) in (2, 3) and all(x in ("on", "off", "flashing") for x in lamps):
+            return _SIGNAL_LAMPS.get(tuple(x != "off" for x in lamps))
+        return None
+    return _SIGNAL_NAMES.get(t)
 
 
 def _flip(edge: str) -> str:
