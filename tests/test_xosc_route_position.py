@@ -172,3 +172,17 @@ def test_signal_states_by_name_and_by_lamps():
                                        "on;on;off", "off;on", "on;off")] == \
         ["red", "amber", "green", "off", "red", "amber", "green", "red_amber", "green", "red"]
     assert _signal_state("blue") is None and _signal_state("on;off;off;off") is None
+
+
+def test_a_car_driving_against_its_lane_is_refused_in_one_line(folder, capsys):
+    """The left lane of road 1 runs against s; a car on it turned to face along s cannot be driven there."""
+    from simready.cli import main
+
+    wrong = xosc.LanePosition(30, 0, 1, 1, xosc.Orientation(h=math.pi, reference=xosc.ReferenceContext.relative))
+    path = _write(folder, "wrong_way", {"Ego": xosc.LanePosition(20, 0, -1, 1), "Ghost": wrong})
+    out = folder / "wrong_way_out"
+    assert main(["scenario", "import-xosc", str(path), "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Entities/ScenarioObject[Ghost]" in err[0] and \
+        "starts on lane road1_sec0_lane1 heading against its direction of travel" in err[0], err
+    assert not out.exists()
