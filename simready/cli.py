@@ -369,8 +369,9 @@ def _import_pybullet_quietly() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
-    if args.command != "status" and "pybullet" not in sys.modules:
-        # Most commands reach the simulator; its banner is not news to the reader. `status` never does (and stays fast).
+    if args.command != "status" and getattr(handler, "reaches_simulator", True) and "pybullet" not in sys.modules:
+        # Most commands reach the simulator; its banner is not news to the reader. `status` never does (and stays
+        # fast), nor does a handler marked ``reaches_simulator = False`` (the OpenSCENARIO import and export).
         _import_pybullet_quietly()
     try:
         with warnings.catch_warnings(), _stop_signals_unwind():

@@ -315,3 +315,30 @@ def test_expressions():
         with pytest.raises(ExpressionError, match=why.replace("$", r"\$").replace("(", r"\(")):
             p.resolve(bad)
     assert evaluate("2 ** 3 ** 2", lambda n: 0) == 512.0
+
+
+# --- import cost: the cold command imports what it needs ------------------------------------------------------
+
+#: Packages the cold ``scenario import-xosc`` must not import: the Dagster layer, the simulator's physics, ray
+#: casting, the mesh libraries, USD, the OpenDRIVE writer (and the scipy it pulls in).
+HEAVY = ("dagster", "pybullet", "embreex", "trimesh", "manifold3d", "pxr", "scenariogeneration", "scipy")
+
+
+def test_the_cold_command_imports_only_what_it_needs(manifests, tmp_path):
+    """A simready export carries its map's sha256 and its template's hash: the import matches the template without
+    exporting it again, and a certified catalog's verdicts are remembered, so the command never loads the writer,
+    the mesh libraries or the simulator (make bench's xosc section times it)."""
+    import subprocess
+    import sys
+
+    xosc = _export(manifests["cut_in"], tmp_path / "x")
+    code = ("import sys; from simready.cli import main; rc = main(['scenario', 'import-xosc', sys.argv[1], '--out', "
+            "sys.argv[2]]); print(sorted({m.split('.')[0] for m in sys.modules} & set(sys.argv[3].split(',')))); "
+            "sys.exit(rc)")
+    for k in range(2):  # the first run may certify the catalog (and remember it); the second must not load it
+        done = subprocess.run([sys.executable, "-c", code, str(xosc), str(tmp_path / f"out{k}"), ",".join(HEAVY)],
+                              capture_output=True, text=True, timeout=300, cwd=paths.PROJECT_ROOT)
+        assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
+    assert "as the file header says" in json.loads((tmp_path / "out1" / "import_report.json").read_text())[
+        "manifests"][0]["template"]

@@ -17,22 +17,26 @@ import fcntl
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import imageio.v3 as iio
 import numpy as np
 from pydantic import ValidationError
 
 from simready import paths
 
 from simready.catalog.contract import CatalogEntry, catalog_error, contract_paths, load_contract
-from simready.catalog.generate import ENTRY_FILE, entry_relpath, generate_catalog, read_index
+from simready.catalog.index import ENTRY_FILE, GENERATOR_VERSION, entry_relpath, read_index
 from simready.catalog.look import SurfaceLook, srgb_to_linear
-from simready.catalog.meshio import ObjMesh, read_obj
-from simready.catalog.procedural import GENERATOR_VERSION
 from simready.errors import CatalogError
 from simready.identifiers import confine
 from simready.loading import load_json
 from simready.world.frames import Mat4, mount_transform
+
+if TYPE_CHECKING:
+    from simready.catalog.meshio import ObjMesh
+
+# The mesh readers (trimesh, manifold3d), image decoding and the generators are imported where they are used:
+# looking entries up (what the commands that only read the catalog do) needs none of them.
 
 
 def load_entry(entry_dir: str | Path) -> CatalogEntry:
@@ -78,13 +82,19 @@ class Catalog:
 
     def render_mesh(self, asset_id: str) -> ObjMesh:
         """render.obj as stored (vertex/triangle order = source order; groups = parts)."""
+        from simready.catalog.meshio import read_obj
+
         return read_obj(self.entry_file(asset_id, self.entry(asset_id).render_geometry.file))
 
     def collision_meshes(self, asset_id: str) -> list[ObjMesh]:
+        from simready.catalog.meshio import read_obj
+
         return [read_obj(self.entry_file(asset_id, ref.file)) for ref in self.entry(asset_id).collision_geometry]
 
     def look(self, asset_id: str) -> SurfaceLook | None:
         """Per-triangle base colour and textures of an imported entry (None: the entry's one ``material``)."""
+        import imageio.v3 as iio
+
         entry = self.entry(asset_id)
         appearance = entry.appearance
         if appearance is None:
@@ -153,6 +163,13 @@ def generation_lock(generated_dir: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def generate_catalog(contracts_dir: str | Path, generated_dir: str | Path) -> object:
+    """:func:`simready.catalog.generate.generate_catalog`, imported when a catalog is (re)generated."""
+    from simready.catalog.generate import generate_catalog as generate
+
+    return generate(Path(contracts_dir), Path(generated_dir))
 
 
 def ensure_catalog(

@@ -41,6 +41,7 @@ from simready.catalog.contract import (
     load_contract,
 )
 from simready.catalog.importers.assemble import ImportedAsset
+from simready.catalog.index import ENTRY_FILE, INDEX_FILE, entry_relpath, read_index  # noqa: F401  (re-exported)
 from simready.catalog.importers.registry import IMPORT_KIND, rebuild
 from simready.catalog.meshio import (
     UrdfSpec,
@@ -59,8 +60,6 @@ from simready.hashing import file_sha256, sha256_bytes
 from simready.identifiers import confine
 from simready.loading import load_json
 
-INDEX_FILE = "catalog_index.json"
-ENTRY_FILE = "entry.json"
 RENDER_FILE = "render.obj"
 #: The watertight solid of an imported entry whose render mesh is open (``--repair``, issue 30).
 VOLUME_FILE = "volume.obj"
@@ -79,10 +78,6 @@ INERTIA_FLOOR_REL = 1e-9
 
 def collision_file(index: int) -> str:
     return f"collision_{index:02d}.obj"
-
-
-def entry_relpath(family: str, variant: str) -> Path:
-    return Path(family) / variant
 
 
 def _sig(x: float) -> float:
@@ -228,26 +223,6 @@ def write_index(out_dir: Path, entries: Sequence[CatalogEntry]) -> Path:
         for e in sorted(entries, key=lambda e: e.id)
     ]
     return write_json_atomic(out_dir / INDEX_FILE, {"generator_version": GENERATOR_VERSION, "entries": rows})
-
-
-def read_index(out_dir: Path) -> dict | None:
-    """The index as written by :func:`write_index`, or None when there is none."""
-    path = Path(out_dir) / INDEX_FILE
-    if not path.exists():
-        return None
-    index = load_json(path, CatalogError)
-    rows = index.get("entries") if isinstance(index, dict) else None
-    if not isinstance(rows, list):
-        raise CatalogError(path, "entries", "expected a list of entry rows")
-    seen: set[str] = set()
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict) or not isinstance(row.get("dir"), str) or not isinstance(row.get("id"), str):
-            raise CatalogError(path, f"entries[{i}]", "expected a mapping with string 'id' and 'dir'")
-        if row["dir"] in seen or row["id"] in seen:
-            raise CatalogError(path, f"entries[{i}]", f"entry {row['id']!r} ({row['dir']}) listed twice")
-        seen.update((row["dir"], row["id"]))
-        confine(out_dir, row["dir"], path, f"entries[{i}].dir", CatalogError)
-    return index
 
 
 def generate_catalog(

@@ -47,6 +47,7 @@ from scenariogeneration import xosc
 
 from simready import paths
 from simready.atomic import json_bytes
+from simready.hashing import sha256_bytes
 from simready.maps.errors import MapError
 from simready.maps.xodr_export import export_xodr
 from simready.scenario.manifest import ScenarioManifest, load_manifest
@@ -67,7 +68,7 @@ from simready.scenario.manifest.triggers import (
     TtcCondition,
     VisibleCondition,
 )
-from simready.world.template import WorldTemplate, load_template
+from simready.world.template import WorldTemplate, load_template, template_hash
 
 __all__ = ["VERBS", "XoscReport", "build_scenario", "export_xosc", "scenario_bytes"]
 
@@ -540,11 +541,16 @@ def _group(*items: Any) -> xosc.ConditionGroup:
     return group
 
 
-def header_properties(m: ScenarioManifest) -> xosc.Properties:
+def header_properties(m: ScenarioManifest, map_source: tuple[str, str] | None = None) -> xosc.Properties:
     """The manifest's clock and the environment fields OpenSCENARIO has no place for, as file header properties
     (``simready.*``), so that the import is this export's inverse: simulation time 0 is manifest time
-    ``-warmup_s``, which the file's times alone cannot tell."""
+    ``-warmup_s``, which the file's times alone cannot tell. ``map_source`` — ``(template hash, sha256 of the
+    OpenDRIVE written beside)`` — lets the import recognise the map as the template's export without exporting
+    the template again (both must still hold when it reads them)."""
     props = xosc.Properties()
+    if map_source is not None:
+        props.add_property("simready.template_hash", map_source[0])
+        props.add_property("simready.map_sha256", map_source[1])
     env = m.environment
     for key, value in (("sample_id", m.sample_id), ("template_id", m.template_id), ("warmup_s", m.warmup_s),
                        ("clip_s", m.clip_s), ("dt", m.dt), ("metric_subject", m.metric_subject),
@@ -556,9 +562,10 @@ def header_properties(m: ScenarioManifest) -> xosc.Properties:
     return props
 
 
-def build_scenario(m: ScenarioManifest, t: WorldTemplate, road_file: str,
-                   road_of_lane: dict[str, int]) -> tuple[xosc.Scenario, XoscReport]:
-    """The OpenSCENARIO object of manifest ``m`` on template ``t`` (road network ``road_file``) and its report."""
+def build_scenario(m: ScenarioManifest, t: WorldTemplate, road_file: str, road_of_lane: dict[str, int],
+                   map_sha256: str | None = None) -> tuple[xosc.Scenario, XoscReport]:
+    """The OpenSCENARIO object of manifest ``m`` on template ``t`` (road network ``road_file``, whose sha256 is
+    ``map_sha256`` when known) and its report."""
     if m.template_id != t.id:
         raise MapError(m.sample_id, "template_id", f"manifest is on template {m.template_id!r}, not {t.id!r}")
     report = XoscReport()
@@ -570,7 +577,8 @@ def build_scenario(m: ScenarioManifest, t: WorldTemplate, road_file: str,
             report.not_expressed.append(f"occluder {occ.id} ({occ.kind}): static world, held by the template")
     scenario = xosc.Scenario(f"{m.sample_id}", "simready", xosc.ParameterDeclarations(), b.entities(), b.storyboard(),
                              network, xosc.Catalog(), osc_minor_version=OSC_MINOR_VERSION, creation_date=HEADER_DATE,
-                             header_properties=header_properties(m))
+                             header_properties=header_properties(
+                                 m, None if map_sha256 is None else (template_hash(t), map_sha256)))
     return scenario, report
 
 
@@ -593,7 +601,7 @@ def export_xosc(manifest: Path, template: Path | None, out: Path) -> XoscReport:
     t = load_template(template or paths.TEMPLATES_DIR / f"{m.template_id}.yaml")
     xodr_bytes, xodr_report = export_xodr(t)
     road_file = f"{t.id}.xodr"
-    scenario, report = build_scenario(m, t, road_file, xodr_report.road_of_lane)
+    scenario, report = build_scenario(m, t, road_file, xodr_report.road_of_lane, sha256_bytes(xodr_bytes))
     (out / road_file).write_bytes(xodr_bytes)
     (out / f"{m.sample_id}.xosc").write_bytes(scenario_bytes(scenario))
     report.not_expressed += [f"road network: {line}" for line in xodr_report.not_expressed]

@@ -31,7 +31,9 @@ What maps to what:
   else the first vehicle. A ``MiscObject`` becomes a ``structure`` occluder
   (a box at its position).
 * **Init** → initial pose from a TeleportAction with a World, Lane,
-  RelativeLane, RelativeObject, RelativeWorld or Road position; initial speed
+  RelativeLane, RelativeObject, RelativeWorld, Road, RelativeRoad or Route position (``pathS`` is road s
+  driven along the route from its first waypoint; the waypoints' lanes are joined by the lane router; a
+  route inline or from a route catalog); initial speed
   from an absolute or relative (to an already placed entity) SpeedAction;
   AssignRouteAction → the behaviour route; VisibilityAction(false) → absent
   at start.
@@ -52,6 +54,7 @@ What maps to what:
   neighbouring lane's centre, continuous false, is a change_lane — how the
   export writes a lane change); LongitudinalDistanceAction → gap;
   AssignRouteAction → route over the template lanes its waypoints lie on;
+  AcquirePositionAction → route to the lane of its position (linked from the actor's lane when it fires);
   FollowTrajectoryAction (polyline, clothoid, NURBS control points) → route
   over the lanes its vertices lie on (the trajectory's own path is reported
   as approximated); VisibilityAction → exist; LightStateAction,
@@ -129,6 +132,8 @@ _DEFAULT_RULES = {"obey_signals": True, "yield": True, "collision_avoidance": Tr
                   "speed_factor": 1.0}
 _ENVIRONMENT = {"illumination": "day", "sun_elevation_deg": 45.0, "sun_azimuth_deg": 180.0, "headlights": False,
                 "weather": "dry", "wetness": 0.0, "road_friction": 0.9, "road_reflectance": 0.1, "rain_rate_mmph": 0.0}
+#: A moving vehicle may start at most this far off the lane it drives (m): the simulator's MAX_ROUTE_OFFSET_M.
+MAX_START_OFFSET_M = 3.0
 #: A LaneOffsetAction whose offset lies within this of a neighbouring lane's centre is a lane change (m).
 LANE_CENTRE_TOLERANCE_M = 0.05
 _PEAK = {"sinusoidal": math.pi ** 2 / 2.0, "cubic": 6.0, "linear": 4.0}
@@ -254,6 +259,24 @@ class _Roads:
 
     def __init__(self, odr: OpenDriveMap) -> None:
         self.roads: dict[str, Road] = {r.id: r for r in odr.roads}
+        self.by_safe_id: dict[str, Road] = {re.sub(r"[^A-Za-z0-9_.\-]", "_", r.id): r for r in odr.roads}
+        self._samples: dict[str, tuple[np.ndarray, Any]] = {}
+
+    def project(self, road: Road, x: float, y: float) -> float:
+        """Road ``s`` of the reference-line point nearest ``(x, y)`` (0.5 m samples, then the tangent step)."""
+        if road.id not in self._samples:
+            s_all = np.linspace(0.0, road.length, max(2, int(road.length / 0.5) + 1))
+            self._samples[road.id] = (s_all, reference_poses(road.geometries, s_all))
+        s_all, ref = self._samples[road.id]
+        k = int(np.argmin(np.hypot(ref.x - x, ref.y - y)))
+        s = float(s_all[k])
+        for _ in range(3):
+            rx, ry, rh = self.reference(road, s)
+            step = (x - rx) * math.cos(rh) + (y - ry) * math.sin(rh)
+            s = min(max(s + step, 0.0), road.length)
+            if abs(step) < 1e-6:
+                break
+        return s
 
     def road(self, rd: _Reader, el: etree._Element, road_id: str) -> Road:
         road = self.roads.get(road_id)
@@ -319,6 +342,7 @@ class _Entity:
     nodes: list[str] = field(default_factory=list)
     present: bool = True
     road: tuple[str, int, float] | None = None  # (road, lane, s) when placed by a lane position
+    controller: str = ""  # the ObjectController's name (or catalog entry), when it has one
 
 
 @dataclass
@@ -349,6 +373,8 @@ class _Importer:
         self.env = dict(_ENVIRONMENT)
         self.catalog_dirs: dict[str, list[Path]] = {}
         self._catalogs: dict[Path, etree._Element] = {}
+        self._in_init = False
+        self._signals_used: set[str] = set()
 
     # -- helpers --
 
@@ -379,9 +405,7 @@ class _Importer:
         return t_sim - self.warmup
 
     def load_map(self) -> None:
-        from simready.maps.xodr_export import export_xodr
-        from simready.maps.xodr_import import import_opendrive
-        from simready.world.template import list_template_files, load_template, parse_template
+        from simready.world.template import list_template_files, load_template, parse_template, template_hash
 
         if self.map_path is None:
             net = self.root.find("RoadNetwork")
@@ -400,10 +424,28 @@ class _Importer:
         self.template_data = None
         # Only a template whose lane ids are the map's road names can be the map's export: export just those.
         names = {r.name for r in odr.roads}
-        for tid, tpath in sorted(list_template_files(self.template_dir).items()):
+        files = list_template_files(self.template_dir)
+        # A simready export names its template, the template's hash and the map's sha256 in the file header: when
+        # the map's bytes and the template's content are both still what they were, the map is that template's
+        # export, without exporting the template again (what a cold command would spend most of its time on).
+        claimed = self.header.get("template_id")
+        if claimed in files and self.header.get("map_sha256") == digest and all(r.id.isdigit() for r in odr.roads):
+            t = load_template(files[claimed])
+            if template_hash(t) == self.header.get("template_hash") and set(t.lane_graph.lanes) == names:
+                self.template = t
+                self.road_of_lane = {r.name: int(r.id) for r in odr.roads}
+                self.report.template = (f"{claimed} (the map is its OpenDRIVE export, sha256 {digest[7:19]}, as the "
+                                        "file header says)")
+        for tid, tpath in sorted(files.items()) if self.template is None else ():
+            # A template that does not even mention every road name cannot be the map's export: not parsed.
+            text = tpath.read_text(errors="replace")
+            if not names or not all(n and n in text for n in names):
+                continue
             t = load_template(tpath)
             if set(t.lane_graph.lanes) != names:
                 continue
+            from simready.maps.xodr_export import export_xodr
+
             data, xreport = export_xodr(t)
             if sha256_bytes(data) == digest:
                 self.template = t
@@ -411,6 +453,8 @@ class _Importer:
                 self.report.template = f"{tid} (the map is its OpenDRIVE export, sha256 {digest[7:19]})"
                 break
         if self.template is None:
+            from simready.maps.xodr_import import import_opendrive
+
             tid = _ident(f"xosc_{self.map_path.stem}").replace(":", "_")
             imported = import_opendrive(self.map_path, tid)
             self.template_data = imported.data
@@ -447,8 +491,12 @@ class _Importer:
                 for child in cat:
                     if child.get("name") == entry:
                         return child
-        where = ", ".join(str(d) for d in dirs) or "no CatalogLocations"
-        raise self.rd.error(ref, f"catalog reference {catalog}/{entry} resolves to nothing (searched: {where})")
+        where = ", ".join(f"{d}{'' if d.is_dir() else ' (no such folder)'}" for d in dirs) or "no CatalogLocations"
+        elsewhere = next((f"; an entry {entry!r} is in catalog {cat.get('name')!r} of {f.name}"
+                          for f, doc in sorted(self._catalogs.items()) for cat in [doc.find("Catalog")]
+                          if cat is not None and any(child.get("name") == entry for child in cat)), "")
+        raise self.rd.error(ref, f"catalog reference {catalog}/{entry} resolves to nothing (searched: {where})"
+                                 f"{elsewhere}")
 
     # -- entities --
 
@@ -470,22 +518,19 @@ class _Importer:
             if body.tag == "CatalogReference":
                 ref = body
                 body = self.catalog_entry(ref)
-                scope = {}
-                decl = body.find("ParameterDeclarations")
-                for p in (decl.findall("ParameterDeclaration") if decl is not None else []):
-                    scope[p.get("name", "")] = p.get("value", "")
-                pa = ref.find("ParameterAssignments")
-                for a in (pa.findall("ParameterAssignment") if pa is not None else []):
-                    scope[a.get("parameterRef", "")] = self.rd.text(a, "value")
-                self.rd.params.push(scope)
+                self.rd.params.push(self._catalog_scope(ref, body))
                 pushed = True
             try:
                 self.entities[name] = self._entity(name, obj, body)
             finally:
                 if pushed:
                     self.rd.params.pop()
-            if obj.find("ObjectController") is not None:
-                self.note(obj.find("ObjectController"), "controller: the simulator's behaviour model drives the actor")
+            oc = obj.find("ObjectController")
+            if oc is not None:
+                self.note(oc, "controller: the simulator's behaviour model drives the actor")
+                named = next((c for c in oc.iter("Controller", "CatalogReference")), None)
+                self.entities[name].controller = (named.get("name") or named.get("entryName") or "a controller") \
+                    if named is not None else "a controller"
 
     def _entity(self, name: str, obj: etree._Element, body: etree._Element) -> _Entity:
         rd = self.rd
@@ -589,12 +634,147 @@ class _Importer:
             ref = self.entity(p, rd.text(p, "entityRef"))
             if ref.pose is None:
                 raise rd.error(p, f"entity {ref.name!r} is placed after this position refers to it")
-            road_id, _lane, s0 = ref.road or self._road_of(p, ref.pose)
+            road_id, _lane, _s = ref.road or self._road_of(p, ref.pose)
             road = self.roads.road(rd, p, road_id)
-            x, y, h = self.roads.pose(road, s0 + rd.num(p, "ds"), rd.num(p, "dt"))
+            # ds and dt are offsets from the reference entity's own road coordinates (s0, t0).
+            s0 = self.roads.project(road, ref.pose[0], ref.pose[1])
+            rx, ry, rh = self.roads.reference(road, s0)
+            t0 = -(ref.pose[0] - rx) * math.sin(rh) + (ref.pose[1] - ry) * math.cos(rh)
+            x, y, h = self.roads.pose(road, s0 + rd.num(p, "ds"), t0 + rd.num(p, "dt"))
             return x, y, self._orient(orient, h)
+        if p.tag == "RoutePosition":
+            return self._route_position(p, orient)
         raise rd.error(p, f"<{p.tag}> positions are not supported (World, Lane, RelativeLane, RelativeObject, "
-                          "RelativeWorld, Road, RelativeRoad are)")
+                          "RelativeWorld, Road, RelativeRoad, Route are)")
+
+    # -- routes --
+
+    def route_of(self, ref: etree._Element) -> etree._Element:
+        """The ``<Route>`` a ``<RouteRef>`` / ``<AssignRouteAction>`` holds inline or names in a route catalog."""
+        route = ref.find("Route")
+        if route is not None:
+            return route
+        cat = ref.find("CatalogReference")
+        if cat is None:
+            raise self.rd.error(ref, "neither a <Route> nor a <CatalogReference> to one")
+        route = self.catalog_entry(cat)
+        if route.tag != "Route":
+            raise self.rd.error(cat, f"catalog entry {cat.get('entryName')!r} is a <{route.tag}>, not a <Route>")
+        return route
+
+    def _catalog_scope(self, ref: etree._Element | None, entry: etree._Element) -> dict[str, str]:
+        """The parameters a catalog entry sees: its declarations, then the reference's assignments."""
+        scope = {}
+        decl = entry.find("ParameterDeclarations")
+        for p in (decl.findall("ParameterDeclaration") if decl is not None else []):
+            scope[p.get("name", "")] = p.get("value", "")
+        pa = ref.find("ParameterAssignments") if ref is not None else None
+        for a in (pa.findall("ParameterAssignment") if pa is not None else []):
+            scope[a.get("parameterRef", "")] = self.rd.text(a, "value")
+        return scope
+
+    def waypoints(self, holder: etree._Element) -> tuple[etree._Element, list[tuple[float, float, float]]]:
+        """The route a RouteRef / AssignRouteAction names and the world poses of its waypoints (in the catalog
+        entry's parameter scope when it comes from a catalog)."""
+        route = self.route_of(holder)
+        cat = holder.find("CatalogReference")
+        self.rd.params.push(self._catalog_scope(cat, route) if cat is not None else {})
+        try:
+            points = []
+            for wp in route.findall("Waypoint"):
+                pos = wp.find("Position")
+                if pos is None:
+                    raise self.rd.error(wp, "waypoint without a position")
+                points.append(self.position(pos))
+        finally:
+            self.rd.params.pop()
+        if not points:
+            raise self.rd.error(route, "a route without waypoints")
+        return route, points
+
+    def road_path(self, holder: etree._Element) -> list[tuple[Road, float, float]]:
+        """The route as road pieces ``(road, s_in, s_out)`` in driving order (s_out < s_in: driven against s), from
+        its first waypoint to its last: the waypoints' lanes joined by the cheapest lane route
+        (:func:`~simready.world.routing.plan_via`), each lane's road and direction read from its geometry."""
+        from simready.world.lane_graph import lane_network
+        from simready.world.routing import plan_via
+
+        route, points = self.waypoints(holder)
+        lanes = []
+        for wp, (x, y, h) in zip(route.findall("Waypoint"), points):
+            try:
+                lanes.append(self.graph.nearest(x, y, h, kinds=("driving", "turn", "parking"))[0])
+            except ValueError:
+                raise self.rd.error(wp, "no lane of the road network runs through this waypoint in its "
+                                        "direction") from None
+        planned = plan_via(lane_network(self.template), lanes)
+        if planned is None:
+            raise self.rd.error(route, f"no lane route through the waypoints' lanes {' -> '.join(lanes)}")
+        pieces: list[list[Any]] = []  # [road, s_in, s_out, direction]
+        for lane in planned.lanes:
+            road = self._road_of_lane(route, lane)
+            g = self.graph.lane(lane)
+            x, y, h = g.pose_at(g.length_m / 2.0)
+            s_mid = self.roads.project(road, x, y)
+            direction = 1.0 if math.cos(h - self.roads.reference(road, s_mid)[2]) >= 0.0 else -1.0
+            if pieces and pieces[-1][0] is road and pieces[-1][3] == direction:
+                continue  # a lane change or the next lane piece on the same road
+            s_in = 0.0 if direction > 0 else road.length
+            pieces.append([road, s_in, road.length if direction > 0 else 0.0, direction])
+        first, last = pieces[0], pieces[-1]
+        first[1] = self.roads.project(first[0], points[0][0], points[0][1])
+        last[2] = self.roads.project(last[0], points[-1][0], points[-1][1])
+        if (last[2] - last[1]) * last[3] < -1e-6:
+            raise self.rd.error(route, f"the last waypoint lies behind the route's end on road {last[0].id}")
+        return [(road, s_in, s_out) for road, s_in, s_out, _ in pieces]
+
+    def _road_of_lane(self, el: etree._Element, lane: str) -> Road:
+        if lane in self.road_of_lane:  # a simready export: one road per template lane
+            return self.roads.road(self.rd, el, str(self.road_of_lane[lane]))
+        m = re.match(r"road(.+?)_sec\d+_lane-?\d+", lane)
+        road = self.roads.by_safe_id.get(m.group(1)) if m else None
+        if road is None:
+            raise self.rd.error(el, f"lane {lane} of the route belongs to no road of the network")
+        return road
+
+    def _route_position(self, p: etree._Element, orient: etree._Element | None) -> tuple[float, float, float]:
+        """World pose of a RoutePosition: ``pathS`` is road s driven along the route from its first waypoint."""
+        rd = self.rd
+        ref = p.find("RouteRef")
+        inr = p.find("InRoutePosition")
+        which = next(iter(inr), None) if inr is not None else None
+        if ref is None or which is None:
+            raise rd.error(p, "a RoutePosition needs a <RouteRef> and an <InRoutePosition>")
+        if which.tag == "FromCurrentEntity":
+            ent = self.entity(which, rd.text(which, "entityRef"))
+            if ent.pose is None:
+                raise rd.error(which, f"entity {ent.name!r} is placed after this position refers to it")
+            if not self._in_init:
+                self.note(which, f"the position of {ent.name!r} now is taken as its initial position",
+                          approximated=True)
+            return ent.pose[0], ent.pose[1], self._orient(orient, ent.pose[2])
+        if which.tag not in ("FromLaneCoordinates", "FromRoadCoordinates"):
+            raise rd.error(which, f"<{which.tag}> is not an InRoutePosition (FromCurrentEntity, FromLaneCoordinates, "
+                                  "FromRoadCoordinates are)")
+        path_s = rd.num(which, "pathS")
+        pieces = self.road_path(ref)
+        total = sum(abs(b - a) for _, a, b in pieces)
+        if not -1e-6 <= path_s <= total + 1e-6:
+            raise rd.error(which, f"pathS {path_s:g} lies outside the route [0, {total:.3f}] m")
+        left = path_s
+        for road, s_in, s_out in pieces:
+            if left <= abs(s_out - s_in) + 1e-9 or road is pieces[-1][0]:
+                break
+            left -= abs(s_out - s_in)
+        sign = 1.0 if s_out >= s_in else -1.0
+        s = min(max(s_in + sign * left, 0.0), road.length)
+        if which.tag == "FromLaneCoordinates":
+            lane = int(float(rd.text(which, "laneId")))
+            t = self.roads.lane_t(rd, which, road, lane, s) + rd.num(which, "laneOffset", 0.0)
+        else:
+            t = rd.num(which, "t")
+        x, y, h = self.roads.pose(road, s, t)
+        return x, y, self._orient(orient, h if sign > 0 else h + math.pi)
 
     def _orient(self, orient: etree._Element | None, base: float) -> float:
         if orient is None:
@@ -661,6 +841,7 @@ class _Importer:
             else:
                 self.note(g, "global action in Init is not represented")
         privates = init.findall("Private")
+        self._in_init = True
         # Positions first (relative positions refer to entities placed before them), speeds after.
         pending = list(privates)
         for _ in range(len(pending) + 1):
@@ -688,8 +869,26 @@ class _Importer:
             pending = later
         if pending:
             self.position(pending[0].find("PrivateAction/TeleportAction/Position"))
-        for ent in self.entities.values():
-            if ent.pose is None:
+        for priv in privates:
+            # An entity with no teleport starts where the trajectory it follows from the Init starts.
+            ent = self.entities.get(priv.get("entityRef", ""))
+            ft = priv.find("PrivateAction/RoutingAction/FollowTrajectoryAction")
+            if ent is None or ent.pose is not None or ft is None:
+                continue
+            got = self._trajectory_points(ft)
+            if got is not None and got[1]:
+                ent.pose = got[1][0]
+                self.note(ft, f"{ent.name!r} has no TeleportAction: it starts where its trajectory starts",
+                          approximated=True)
+        self._in_init = False
+        for ent in list(self.entities.values()):
+            if ent.pose is None and ent.controller:
+                # A placeholder for traffic its controller spawns (a SUMO co-simulation, say): not in the story.
+                del self.entities[ent.name]
+                self.report.not_represented.append(
+                    f"Entities/ScenarioObject[{ent.name}] (line {ent.line}): no position; the traffic its controller "
+                    f"{ent.controller!r} spawns is not represented")
+            elif ent.pose is None:
                 raise XoscError(self.src, f"Entities/ScenarioObject[{ent.name}]",
                                 f"entity has no position: no TeleportAction in Init (line {ent.line})")
         for priv in privates:
@@ -704,6 +903,11 @@ class _Importer:
                     ent.speed = self._init_speed(speed)
                 elif action.tag == "RoutingAction" and action.find("AssignRouteAction") is not None:
                     ent.route, ent.nodes = self._route(action.find("AssignRouteAction"), ent)
+                elif action.tag == "RoutingAction" and action.find("FollowTrajectoryAction") is not None:
+                    got = self._trajectory(action.find("FollowTrajectoryAction"), ent)
+                    if got is not None:
+                        ent.route = got["route"].get("lanes", [])
+                        ent.nodes = got["route"].get("nodes", [])
                 elif action.tag == "VisibilityAction":
                     ent.present = self.rd.text(action, "graphics", "true") == "true" or \
                         self.rd.text(action, "traffic", "true") == "true"
@@ -748,18 +952,9 @@ class _Importer:
             self.env["sun_elevation_deg"] = 45.0 if 8 <= hour <= 17 else (0.0 if hour in (7, 18, 19) else -20.0)
 
     def _route(self, assign: etree._Element, ent: _Entity) -> tuple[list[str], list[str]]:
-        route = assign.find("Route")
-        if route is None:
-            self.note(assign, "route by catalog reference is not read")
-            return [], []
-        points = []
-        for wp in route.findall("Waypoint"):
-            pos = wp.find("Position")
-            if pos is None:
-                raise self.rd.error(wp, "waypoint without a position")
-            points.append(self.position(pos))
+        route, points = self.waypoints(assign)
         if ent.kind == "pedestrian":
-            return [], self._nodes(points)
+            return [], self._walk(route, ent, self._nodes(points))
         rol = {v: k for k, v in self.road_of_lane.items()}
         lanes: list[str] = []
         for wp, point in zip(route.findall("Waypoint"), points):
@@ -772,7 +967,17 @@ class _Importer:
                 lane = found[0] if found else None
             if lane is not None and (not lanes or lanes[-1] != lane):
                 lanes.append(lane)
-        return lanes, []
+        return self._lane_chain(route, lanes), []
+
+    def _walk(self, el: etree._Element, ent: _Entity, nodes: list[str]) -> list[str]:
+        """``nodes`` when the map's walkable graph joins each to the next; else one line saying where it does not
+        (a pedestrian crossing where the map has no crosswalk, say: the walk model walks the graph)."""
+        g = self.template.walk_graph
+        for a, b in zip(nodes, nodes[1:]):
+            if g.shortest_path(a, b) is None:
+                raise self.rd.error(el, f"{ent.name!r} walks from walkable node {a} to {b}, which the map's walkable "
+                                        "graph does not join (no sidewalk or crosswalk between them)")
+        return nodes
 
     def _nodes(self, points: list[tuple[float, float, float]]) -> list[str]:
         nodes = self.template.walkable.nodes
@@ -954,6 +1159,16 @@ class _Importer:
             return {"route": {"lanes": lanes} if ent.kind != "pedestrian" else {"nodes": nodes}}
         if tag == "FollowTrajectoryAction":
             return self._trajectory(inner, ent)
+        if tag == "AcquirePositionAction":
+            # A route to one position from wherever the actor is then: the simulator links its lane to the target's.
+            x, y, h = self.position(inner.find("Position"))
+            if ent.kind == "pedestrian":
+                return {"route": {"nodes": self._nodes([(x, y, h)])}}
+            lanes = self.lanes_on([(x, y, h)])
+            if not lanes:
+                self.note(inner, "the position to acquire lies on no template lane")
+                return None
+            return {"route": {"lanes": self._lane_chain(inner, [lanes[0], *self._default_route(lanes[0])[1:]])}}
         if tag == "VisibilityAction":
             shown = rd.text(action, "graphics", "true") == "true" or rd.text(action, "traffic", "true") == "true"
             return {"exist": {"state": "present" if shown else "absent"}}
@@ -1072,11 +1287,38 @@ class _Importer:
         return {"lane_offset": {"value": round(value, 9), "unit": "metres"}, "dynamics": dyn}
 
     def _trajectory(self, ft: etree._Element, ent: _Entity) -> dict[str, Any] | None:
+        got = self._trajectory_points(ft)
+        if got is None:
+            return None
+        kind, points = got
+        lanes = self._lane_chain(ft, self.lanes_on(points)) if ent.kind != "pedestrian" else []
+        nodes = self._walk(ft, ent, self._nodes(points)) if ent.kind == "pedestrian" else []
+        self.note(ft, f"{kind} trajectory ({len(points)} points) followed as a route over "
+                      f"{', '.join(lanes or nodes) or 'nothing'}; its lateral path and timing are not kept",
+                  approximated=True)
+        if not (lanes or nodes):
+            return None
+        return {"route": {"lanes": lanes} if lanes else {"nodes": nodes}}
+
+    def _trajectory_points(self, ft: etree._Element) -> tuple[str, list[tuple[float, float, float]]] | None:
+        """(shape, world poses along it) of a FollowTrajectoryAction's trajectory (inline, or from a catalog);
+        None (reported) for a shape that is not read."""
         traj = ft.find("TrajectoryRef/Trajectory")
         traj = traj if traj is not None else ft.find("Trajectory")
+        cat = ft.find("TrajectoryRef/CatalogReference")
+        if cat is None:
+            cat = ft.find("CatalogReference")
+        if traj is None and cat is not None:
+            traj = self.catalog_entry(cat)
         if traj is None:
-            self.note(ft, "trajectory by catalog reference is not read")
-            return None
+            raise self.rd.error(ft, "a FollowTrajectoryAction without a trajectory")
+        self.rd.params.push(self._catalog_scope(cat, traj) if cat is not None else {})
+        try:
+            return self._shape_points(traj)
+        finally:
+            self.rd.params.pop()
+
+    def _shape_points(self, traj: etree._Element) -> tuple[str, list[tuple[float, float, float]]] | None:
         shape = traj.find("Shape")
         kind = next(iter(shape)).tag if shape is not None and len(shape) else "?"
         points: list[tuple[float, float, float]] = []
@@ -1101,14 +1343,36 @@ class _Importer:
         else:
             self.note(traj, f"trajectory shape {kind} is not read")
             return None
-        lanes = self.lanes_on(points) if ent.kind != "pedestrian" else []
-        nodes = self._nodes(points) if ent.kind == "pedestrian" else []
-        self.note(ft, f"{kind} trajectory ({len(points)} points) followed as a route over "
-                      f"{', '.join(lanes or nodes) or 'nothing'}; its lateral path and timing are not kept",
-                  approximated=True)
-        if not (lanes or nodes):
-            return None
-        return {"route": {"lanes": lanes} if lanes else {"nodes": nodes}}
+        if kind == "Polyline" and len(points) >= 2 and shape.find("Polyline/Vertex/Position//Orientation") is None:
+            # A vertex without an orientation faces the next one (the last, the one before it).
+            ahead = [math.atan2(b[1] - a[1], b[0] - a[0]) for a, b in zip(points, points[1:])]
+            points = [(x, y, ahead[min(i, len(ahead) - 1)]) for i, (x, y, _) in enumerate(points)]
+        return kind, points
+
+    def _lane_chain(self, el: etree._Element, lanes: list[str]) -> list[str]:
+        """``lanes`` (in driving order) as a chain the actor can follow: lanes between two that are not successors
+        are filled in by the lane router (following lanes only); the chain ends (reported) before a lane that
+        only a lane change reaches."""
+        from simready.world.lane_graph import lane_network
+        from simready.world.routing import plan_route
+
+        if not lanes:
+            return lanes
+        out = [lanes[0]]
+        for b in lanes[1:]:
+            a = out[-1]
+            if b == a:
+                continue
+            if b in self.graph.successors.get(a, ()):
+                out.append(b)
+                continue
+            leg = plan_route(lane_network(self.template), a, b, lane_changes=False)
+            if leg is None:
+                self.note(el, f"the route ends at {a}: {b} is reached from it only by a lane change (a "
+                              "change_lane interaction, not a route step)", approximated=True)
+                break
+            out.extend(leg.lanes[1:])
+        return out
 
     # -- triggers --
 
@@ -1170,8 +1434,15 @@ class _Importer:
                 return {"after": ev.name, "delay": delay, "el": body}
             if body.tag == "TrafficSignalCondition":
                 sig = rd.text(body, "name")
-                return self._leaf({"kind": "signal", "signal": _ident(sig), "state": rd.text(body, "state")}, c, edge,
-                                  delay)
+                state = _signal_state(rd.text(body, "state"))
+                if state is None:
+                    raise rd.error(body, f"signal state {rd.text(body, 'state')!r} is none of {_SIGNAL_FORMS}")
+                found = self.template_signal(sig)
+                if found is None:
+                    raise rd.error(body, f"no traffic signal {sig!r} in the map (signals: "
+                                         f"{', '.join(s.id for s in self.template.signals) or 'none'})")
+                self._signals_used.add(found.id)
+                return self._leaf({"kind": "signal", "signal": found.id, "state": state}, c, edge, delay)
             self.note(body, f"{body.tag} is not represented")
             return {"never": True, "el": body}
         ec = c.find("ByEntityCondition")
@@ -1477,21 +1748,20 @@ class _Importer:
         from simready.scenario.manifest.base import MAX_CLIP_S
 
         net = self.root.find("RoadNetwork/TrafficSignals")
-        if net is None:
-            return []
-        by_index = {str(k + 1): s for k, s in enumerate(sorted(self.template.signals, key=lambda s: s.id))}
-        by_id = {s.id: s for s in self.template.signals}
         out: dict[str, dict[str, Any]] = {}
-        for ctrl in net.findall("TrafficSignalController"):
+        for ctrl in (net.findall("TrafficSignalController") if net is not None else []):
             phases: dict[str, list[tuple[str, float]]] = {}
             for ph in ctrl.findall("Phase"):
                 dur = self.rd.num(ph, "duration")
                 for st in ph.findall("TrafficSignalState"):
-                    phases.setdefault(self.rd.text(st, "trafficSignalId"), []).append((self.rd.text(st, "state"), dur))
+                    state = _signal_state(self.rd.text(st, "state"))
+                    if state is None:
+                        raise self.rd.error(st, f"signal state {self.rd.text(st, 'state')!r} is none of "
+                                                f"{_SIGNAL_FORMS}")
+                    phases.setdefault(self.rd.text(st, "trafficSignalId"), []).append((state, dur))
             delay = self.rd.num(ctrl, "delay", 0.0)
             for sig_ref, seq in sorted(phases.items()):
-                sig = (by_index.get(sig_ref) if self.road_of_lane else None) or by_id.get(f"signal_{sig_ref}") or \
-                    by_id.get(sig_ref)
+                sig = self.template_signal(sig_ref)
                 if sig is None:
                     self.note(ctrl, f"signal {sig_ref} is in no template signal")
                     continue
@@ -1517,7 +1787,26 @@ class _Importer:
                     continue
                 out[sig.id] = {"id": sig.id, "controls": list(sig.controls), "offset_s": offset,
                                "phases": [{"state": st, "duration_s": d} for st, d in rotated]}
+        for sid in sorted(self._signals_used - set(out)):
+            # A condition on a signal no controller of the file drives: the map's own fixed-time program.
+            sig = next(s for s in self.template.signals if s.id == sid)
+            out[sid] = {"id": sid, "controls": list(sig.controls), "offset_s": round(sig.offset_s % sig.cycle_s, 9),
+                        "phases": [{"state": "amber" if p.state == "yellow" else p.state, "duration_s": p.duration_s}
+                                   for p in sig.program]}
+            self.report.approximated.append(
+                f"RoadNetwork (signal {sid}): no TrafficSignalController drives it; the map's fixed-time program "
+                f"runs it ({', '.join(f'{p.state} {p.duration_s:g} s' for p in sig.program)})")
         return [out[k] for k in sorted(out)]
+
+    def template_signal(self, ref: str) -> Any:
+        """The template signal an OpenSCENARIO signal id names: a simready export numbers them in id order; an
+        imported map's are ``signal_<OpenDRIVE id>``; None when there is none."""
+        by_id = {s.id: s for s in self.template.signals}
+        if self.road_of_lane:
+            by_index = {str(k + 1): s for k, s in enumerate(sorted(self.template.signals, key=lambda s: s.id))}
+            if ref in by_index:
+                return by_index[ref]
+        return by_id.get(f"signal_{ref}") or by_id.get(ref) or by_id.get(_ident(ref))
 
     def param_values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -1599,6 +1888,8 @@ class _Importer:
                 lr = self.lane_ref(e.pose, e.kind)
                 if not route and lr is not None and role != "parked":
                     route = self._default_route(lr["lane"])
+                if lr is None and role != "parked":
+                    self._check_drivable(e, route)
             actors.append({
                 "id": e.id, "kind": e.kind, "role": role, "asset_id": e.asset_id,
                 "dims": {"l": d.length, "w": d.width, "h": d.height},
@@ -1608,6 +1899,36 @@ class _Importer:
                 "tags": p.get("simready.tags", "").split() if p.get("simready.tags") else [f"xosc:{_ident(e.name)}"[:64]],
             })
         return actors
+
+    def _check_drivable(self, e: _Entity, route: list[str]) -> None:
+        """A moving vehicle off every lane must still start within reach of a lane it can drive, heading its way;
+        else one line saying why (the simulator's behaviour model drives vehicles along lanes)."""
+        x, y, h = e.pose
+        where = f"Entities/ScenarioObject[{e.name}]"
+        try:
+            lane, s, t = self.graph.nearest(x, y, h, kinds=("driving", "turn"))
+        except ValueError:
+            raise XoscError(self.src, where, f"no lane of the map runs in its heading (line {e.line})") from None
+        if route:
+            lane = route[0]
+            s, t = self.graph.lane(lane).project(x, y)
+        if abs(t) <= MAX_START_OFFSET_M and s >= -MAX_START_OFFSET_M:
+            return
+        other, s2, t2 = self.graph.nearest(x, y)
+        g = self.graph.lane(other)
+        if abs(t2) <= g.width_m / 2 and 0.0 <= s2 <= g.length_m:
+            yaw, lane_yaw = (math.degrees(math.remainder(a, math.tau)) for a in (h, g.pose_at(s2)[2]))
+            why = (f"starts on lane {other} heading against its direction of travel (yaw {yaw:.0f}°, the lane "
+                   f"{lane_yaw:.0f}°): a vehicle drives a lane its way")
+        else:
+            why = f"starts {abs(t):.2f} m off the nearest lane it can drive ({lane}), more than {MAX_START_OFFSET_M:g} m"
+            if e.road is not None and e.road[0] in self.roads.roads:
+                road = self.roads.roads[e.road[0]]
+                sec = next((sec for sec in reversed(road.sections) if sec.s <= e.road[2] + 1e-9), road.sections[0])
+                kind = next((ln.type for ln in sec.lanes if ln.id == e.road[1]), "")
+                if kind and kind not in ("driving", "entry", "exit", "onRamp", "offRamp", "connectingRamp"):
+                    why += f", on road {road.id} lane {e.road[1]}, a {kind!r} lane (not driven)"
+        raise XoscError(self.src, where, f"{e.name!r} {why} (line {e.line})")
 
     def _default_route(self, lane: str) -> list[str]:
         """The lane and its successors while there is exactly one (a route the behaviour model can drive)."""
@@ -1708,6 +2029,27 @@ def _flat(leaves: list[dict[str, Any]], imp: _Importer, where: etree._Element) -
     return out
 
 
+_SIGNAL_FORMS = ("red, amber (yellow), green, red_amber, off, or lamps each on/off: 'red;amber;green' (a traffic "
+                 "light), 'red;green' (a pedestrian light)")
+_SIGNAL_NAMES = {"red": "red", "amber": "amber", "yellow": "amber", "green": "green", "off": "off",
+                 "red_amber": "red_amber", "redamber": "red_amber", "red-amber": "red_amber"}
+_SIGNAL_LAMPS = {(True, False, False): "red", (False, True, False): "amber", (False, False, True): "green",
+                 (True, True, False): "red_amber", (False, False, False): "off",
+                 (True, False): "red", (False, True): "green", (False, False): "off"}
+
+
+def _signal_state(text: str) -> str | None:
+    """A signal state as the manifest names it: a name (any case), or the lamp form esmini writes, ``on;off;off``
+    (red, amber, green lamps) or ``off;on`` (a pedestrian light's red, green); None for anything else."""
+    t = text.strip().lower()
+    if ";" in t:
+        lamps = [x.strip() for x in t.split(";")]
+        if len(lamps) in (2, 3) and all(x in ("on", "off", "flashing") for x in lamps):
+            return _SIGNAL_LAMPS.get(tuple(x != "off" for x in lamps))
+        return None
+    return _SIGNAL_NAMES.get(t)
+
+
 def _flip(edge: str) -> str:
     return {"rising": "falling", "falling": "rising"}.get(edge, edge)
 
@@ -1740,21 +2082,20 @@ def _certified_catalog() -> tuple[Any, set[str]]:
     """The generated catalog and the ids of its certified actor entries (vehicles, pedestrians, cyclists; certified
     once per process: only those can be an imported entity's asset)."""
     from simready.catalog.catalog import ensure_catalog
-    from simready.catalog.certify import certify_entry, load_ontology
+    from simready.catalog.certified import certified_ids
 
     key = str(paths.CATALOG_GENERATED_DIR)
     if key not in _CATALOG_CACHE:
         catalog = ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
         actor_classes = {c for _, classes in _VEHICLE_CLASSES.values() for c in classes} | {"pedestrian"}
-        ontology = load_ontology()
-        certified = {aid for aid, e in catalog.entries.items() if e.semantic_class in actor_classes
-                     and certify_entry(catalog.entry_dir(aid), ontology).passed}
+        certified = certified_ids(catalog, [aid for aid, e in catalog.entries.items()
+                                            if e.semantic_class in actor_classes])
         _CATALOG_CACHE[key] = (catalog, certified)
     return _CATALOG_CACHE[key]
 
 
 def _asset_hash(catalog: Any, asset_id: str) -> str:
-    from simready.catalog.generate import ENTRY_FILE
+    from simready.catalog.index import ENTRY_FILE
     from simready.hashing import file_sha256
 
     return file_sha256(str(catalog.entry_dir(asset_id) / ENTRY_FILE))

@@ -117,6 +117,10 @@ def decision_time(manifest: ScenarioManifest, base: Trace | None) -> tuple[float
     if isinstance(reveal, (int, float)) and not isinstance(reveal, bool):
         return max(float(reveal) - DECISION_LEAD_S, 0.0), "realized.t_reveal_s"
     found = (base.metrics.get("reveal_to_conflict") or {}).get("t_reveal") if base is not None else None
+    if found is None and isinstance(inter, str) and inter and base is not None:
+        raise ManifestError(manifest.sample_id, "realized.decision_interaction",
+                            f"the decision interaction {inter!r} never fires in the base rollout "
+                            f"({manifest.clip_s:g} s) and nothing becomes visible to the subject; pass --at")
     if found is None:
         raise ManifestError(manifest.sample_id, "realized.t_reveal_s",
                             "no reveal: the manifest records no t_reveal_s and nothing becomes visible to the subject; pass --at")

@@ -82,6 +82,29 @@ def plan_route(net: LaneNetwork, start: str, goal: str, *, lane_changes: bool = 
     return Route(tuple(out), cost)
 
 
+def plan_via(net: LaneNetwork, waypoints: list[str] | tuple[str, ...], *, lane_changes: bool = True,
+             change_cost_m: float = LANE_CHANGE_COST_M) -> Route | None:
+    """The cheapest route through lanes ``waypoints`` in order (each leg planned by :func:`plan_route`; a waypoint
+    on the lane the route is already on adds nothing); None when a leg is unreachable.
+
+    Raises:
+        KeyError: an unknown lane id.
+    """
+    if not waypoints:
+        return None
+    steps = [RouteStep(waypoints[0], "start")]
+    cost = 0.0
+    for a, b in zip(waypoints, waypoints[1:]):
+        if a == b:
+            continue
+        leg = plan_route(net, a, b, lane_changes=lane_changes, change_cost_m=change_cost_m)
+        if leg is None:
+            return None
+        steps.extend(leg.steps[1:])
+        cost += leg.cost_m
+    return Route(tuple(steps), cost)
+
+
 @dataclass(frozen=True)
 class RouteIssue:
     """Why a lane chain is not a route: ``index`` of the offending lane, ``code`` ``unknown_lane`` | ``gap``."""

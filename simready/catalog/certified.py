@@ -1,0 +1,75 @@
+"""Which catalog entries pass certification, remembered by content: a command that only reads the catalog (the
+OpenSCENARIO import matching entities to entries) pays the certification once, not on every start.
+
+The verdict of :func:`simready.catalog.certify.certify_entry` is a function of the entry's files, the ontology
+and the certifier's code; :func:`certified_ids` keys each verdict on the sha256 of exactly those (every file in
+the entry's folder, ``data/ontology.yaml``, the ``simready/catalog`` sources and the world modules the rules
+read) and keeps the verdicts in ``.<generated folder name>.certified.json`` beside the generated folder (not in
+it: DVC pins that folder's bytes), like its generation lock. A changed byte anywhere in a key certifies the entry
+again; an unwritable folder only means the verdicts are not kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from simready import paths
+from simready.atomic import write_json_atomic
+
+_PACKAGE = Path(__file__).resolve().parent
+_RULE_SOURCES = (_PACKAGE.parent / "world" / "ontology.py", _PACKAGE.parent / "world" / "identity.py",
+                 _PACKAGE.parent / "world" / "frames.py")
+_CODE: list[str] = []
+
+
+def _code_key() -> str:
+    """sha256 of the certifier's code and the ontology (once per process)."""
+    if not _CODE:
+        h = hashlib.sha256()
+        for path in [*sorted(_PACKAGE.rglob("*.py")), *_RULE_SOURCES, paths.ONTOLOGY_FILE]:
+            h.update(str(path.relative_to(_PACKAGE.parent.parent) if path.is_relative_to(_PACKAGE.parent.parent)
+                         else path.name).encode() + b"\0" + path.read_bytes() + b"\0")
+        _CODE.append(h.hexdigest())
+    return _CODE[0]
+
+
+def _entry_key(entry_dir: Path) -> str:
+    h = hashlib.sha256(_code_key().encode())
+    for f in sorted(p for p in entry_dir.rglob("*") if p.is_file()):
+        h.update(f.relative_to(entry_dir).as_posix().encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def certified_ids(catalog: object, ids: Iterable[str]) -> set[str]:
+    """The ids among ``ids`` whose entries of ``catalog`` (a :class:`~simready.catalog.catalog.Catalog`) pass
+    certification, from the remembered verdicts where their key still holds, certifying the others."""
+    generated = Path(catalog.generated_dir)  # type: ignore[attr-defined]
+    memo_path = generated.parent / f".{generated.name}.certified.json"
+    try:
+        memo = json.loads(memo_path.read_text())
+        memo = memo if isinstance(memo, dict) else {}
+    except (OSError, ValueError):
+        memo = {}
+    out, fresh = set(), {}
+    ontology = None
+    for aid in sorted(ids):
+        entry_dir = Path(catalog.entry_dir(aid))  # type: ignore[attr-defined]
+        key = _entry_key(entry_dir)
+        verdict = memo.get(key)
+        if not isinstance(verdict, bool):
+            from simready.catalog.certify import certify_entry, load_ontology
+
+            ontology = ontology or load_ontology()
+            verdict = certify_entry(entry_dir, ontology).passed
+        fresh[key] = verdict
+        if verdict:
+            out.add(aid)
+    if any(memo.get(k) != v for k, v in fresh.items()):
+        try:
+            write_json_atomic(memo_path, dict(sorted({**memo, **fresh}.items())))
+        except OSError:
+            pass
+    return out

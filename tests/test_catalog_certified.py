@@ -1,0 +1,36 @@
+"""Remembered certification verdicts (simready.catalog.certified): a verdict holds only while every byte it was
+reached on does; a changed entry is certified again, and the memo lives beside the DVC-pinned folder, not in it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from simready import paths
+from simready.catalog.catalog import ensure_catalog, load_catalog
+from simready.catalog.certified import certified_ids
+
+VAN = "asset:delivery_van/white"
+
+
+def test_a_changed_entry_is_certified_again(tmp_path, monkeypatch):
+    import simready.catalog.certify as certify
+
+    ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
+    copy = tmp_path / "generated"
+    shutil.copytree(paths.CATALOG_GENERATED_DIR, copy)
+    catalog = load_catalog(copy)
+    ids = [VAN, "asset:sedan/grey"]
+    assert certified_ids(catalog, ids) == set(ids)
+    memo = tmp_path / ".generated.certified.json"
+    assert memo.is_file() and not list(copy.glob(".*"))
+    calls = []
+    real = certify.certify_entry
+    monkeypatch.setattr(certify, "certify_entry", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    assert certified_ids(catalog, ids) == set(ids) and calls == []  # remembered: nothing certified again
+    entry = copy / "delivery_van" / "white" / "entry.json"
+    data = json.loads(entry.read_text())
+    data["license"] = ""
+    entry.write_text(json.dumps(data))
+    assert certified_ids(load_catalog(copy), ids) == {"asset:sedan/grey"}  # the changed entry fails now
+    assert [p.name for p in calls] == ["white"]
