@@ -27,6 +27,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
+from urllib.parse import urlsplit
 
 import dagster as dg
 from pydantic import PrivateAttr
@@ -231,8 +232,6 @@ def check_production(timeout_s: float = 3.0) -> None:
 
 
 def _redacted(url: str) -> str:
-    from urllib.parse import urlsplit
-
     parts = urlsplit(url)
     if parts.password:
         parts = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@"))
