@@ -251,7 +251,8 @@ def _status(args: argparse.Namespace) -> int:
 
 def _deploy_check(args: argparse.Namespace) -> int:
     # Imported when the command runs: the production checks need the Dagster layer and the server clients.
-    from simready.resources import check_production, deployment_name
+    from simready.resources import check_production
+    from simready.store.deployment import deployment_name
 
     name = deployment_name()
     if name == "production":

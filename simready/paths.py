@@ -27,7 +27,7 @@ SCHEMAS_DIR = DATA_DIR / "schemas"
 def artifacts_dir(*, must_exist: bool = False) -> Path:
     """Root of generated artifacts; read at call time so tests can redirect it.
 
-    Only the artifact store reads it (:meth:`simready.store.LocalStore.from_environment`); everything else
+    Only the artifact store reads it (:meth:`simready.store.local.LocalStore.from_environment`); everything else
     reaches artifacts through a store. One line (:class:`SimreadyError` on ``SIMREADY_ARTIFACTS``) when it is
     set empty, names a file, a dangling symbolic link or a link loop, or (``must_exist``: a command that only
     reads artifacts) a folder that does not exist, rather than reading an empty store or the current folder.

@@ -17,7 +17,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import boto3
 import pytest
 
 from simready import paths
@@ -28,11 +27,11 @@ from simready.cli import main
 from simready.export.release import export_release_mcap
 from simready.layout import ArtifactLayout
 from simready.release import ReleaseError, build_release, checkout, list_releases, load_release, verify_release
-from simready.s3store import S3Store
 from simready.scenario.manifest import load_manifest
 from simready.scenario.splits import split_assignment_row, write_split_assignments
 from simready.sim.constants import DEFAULT_BACKEND
 from simready.store import LocalStore
+from simready.store.s3 import S3Store, s3_client
 from simready.testing.servers import free_port, s3_env, s3_server
 from simready.validity.suite import suite_validity
 from simready.world.template import load_template
@@ -181,8 +180,8 @@ def test_a_release_that_does_not_exist_is_one_line_and_nothing_is_written(suite,
 def _suite_in_s3(suite: Path, server, tmp_path: Path):
     """The suite's folders published into the bucket ``artifacts`` under ``deploy/`` as the stages publish them;
     a client of the endpoint."""
-    client = boto3.session.Session().client("s3", endpoint_url=server.endpoint_url, region_name="us-east-1",
-                                            aws_access_key_id="testing", aws_secret_access_key="testing")
+    client = s3_client(30, 3, endpoint_url=server.endpoint_url, region_name="us-east-1",
+                       aws_access_key_id="testing", aws_secret_access_key="testing")
     client.create_bucket(Bucket=S3_BUCKET)
     s3 = S3Store(client, S3_BUCKET, S3_PREFIX, cache_dir=tmp_path / "cache")
     layout = ArtifactLayout(Path())

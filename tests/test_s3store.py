@@ -1,4 +1,4 @@
-"""The S3 artifact store (``simready.s3store``) against a real S3 endpoint over HTTP (moto's server mode).
+"""The S3 artifact store (``simready.store.s3``) against a real S3 endpoint over HTTP (moto's server mode).
 
 What is checked: the Store contract as LocalStore keeps it (same keys, same bytes), publication by folder index
 (readers trust only the index, a failed save leaves the previous folder), verification on read, and one-line
@@ -11,13 +11,11 @@ import json
 import urllib.request
 from pathlib import Path
 
-import boto3
-import botocore.config
 import pytest
 
 from simready.errors import IntegrityError, StoreError
-from simready.s3store import INDEX_NAME, S3Store, check_bucket
 from simready.store import LocalStore
+from simready.store.s3 import INDEX_NAME, S3Store, check_bucket, s3_client
 from simready.testing.servers import s3_server
 
 pytestmark = pytest.mark.slow
@@ -31,12 +29,9 @@ def server(tmp_path_factory):
         yield srv
 
 
-def _client(endpoint: str, timeout_s: float = 5, attempts: int = 2):
-    return boto3.session.Session().client(
-        "s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        config=botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
-                                      retries={"max_attempts": attempts, "mode": "standard"}))
+def _client(endpoint: str, timeout_s: int = 5, attempts: int = 2):
+    return s3_client(timeout_s, attempts, endpoint_url=endpoint, region_name="us-east-1",
+                     aws_access_key_id="testing", aws_secret_access_key="testing")
 
 
 @pytest.fixture

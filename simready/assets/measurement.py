@@ -13,12 +13,11 @@ import dagster as dg
 from simready.assets.automation import EAGER
 from simready.assets.metadata import NO, YES, artifact_link, parquet_metadata, picture, table
 from simready.assets.partitions import by_template, sample_partitions
-from simready.assets.scenario import batch_samples, save_batch
+from simready.assets.stage_io import batch_of, batch_samples, save_batch, stage_inputs
 from simready.layout import ObservationDir, SampleDir
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 from simready.truth.summary import PREVIEW_COLUMNS, track_counts, tracks_files, tracks_preview
-from simready.world.template import load_template
 
 #: measurement-6: a branch whose subject collides is observed until its collision is over + the plan's
 #: ``outcome_tail_s`` (issue 28), so its clips contain the outcome.
@@ -48,22 +47,20 @@ MEASUREMENT_CODE_VERSION = "measurement-6"
     ],
 )
 def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
-    from simready.catalog.catalog import load_catalog
     from simready.measurement.batch import ObservationWindow, observe_sample_dir, results_versions
 
-    key = context.partition_key.keys_by_dimension
-    template = load_template(source.template_file(key["template"]))
-    catalog = load_catalog(Path(source.catalog_generated_dir))
+    template_id, batch = batch_of(context)
+    template, catalog = stage_inputs(source, template_id)
     plan = load_suite(source.suite_file, source.templates_dir).observation
     window = ObservationWindow(plan.pre_s, plan.post_s, plan.branches, plan.branch_truth, plan.outcome_tail_s)
-    dirs = batch_samples(store, key["template"], key["batch"])
+    dirs = batch_samples(store, template_id, batch)
     rows = [observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set), video=plan.video)
             for d in dirs]
-    save_batch(store, key["template"], key["batch"])
+    save_batch(store, template_id, batch)
     obs_version, truth_version = results_versions(dirs)
     metadata = observation_metadata(dirs, rows, plan)
     if dirs:
-        first = store.layout.batch(key["template"], key["batch"]).sample(dirs[0].name).observations
+        first = store.layout.batch(template_id, batch).sample(dirs[0].name).observations
         metadata["first_sample"] = artifact_link(store, first.root, folder=True)
         for name, title in (("contact_sheet", "camera passes"), ("lidar_topdown", "LiDAR top-down")):
             if getattr(SampleDir(dirs[0]).observations, name).exists():

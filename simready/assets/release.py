@@ -6,8 +6,6 @@ datasheet's), the sources the replay and restore checks simulate with, and repor
 """
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
-from pathlib import Path
-
 import dagster as dg
 
 from simready.assets.automation import EAGER
@@ -16,6 +14,7 @@ from simready.assets.measurement import MEASUREMENT_CODE_VERSION
 from simready.assets.metadata import artifact_link, table
 from simready.assets.scenario import SCENARIO_CODE_VERSION, scenario_manifests
 from simready.assets.simulation import SIM_CODE_VERSION
+from simready.assets.stage_io import source_catalog, source_template
 from simready.assets.suite import coverage_report, split_assignments
 from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
 from simready.assets.world import TEMPLATES_CODE_VERSION
@@ -25,7 +24,6 @@ from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 from simready.sim.constants import DEFAULT_BACKEND
 from simready.validity.policy import POLICY_VERSION
-from simready.world.template import load_template
 
 #: release-1: issue 18 item 5 (release.json, datasheet, checklist; objects by sha256; tag latest).
 RELEASE_CODE_VERSION = "release-1"
@@ -48,14 +46,12 @@ def stage_versions() -> dict[str, str]:
     "world-trajectory QA checklist; refused when a blocking check fails (SPEC §17). Tagged 'latest'.",
 )
 def dataset_release(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.catalog.catalog import load_catalog
-
     suite = load_suite(source.suite_file, source.templates_dir)
     rows = store.read_json(store.layout.split_assignments)["rows"]
-    templates = {t: load_template(source.template_file(t)) for t in sorted({r["template"] for r in rows})}
+    templates = {t: source_template(source, t) for t in sorted({r["template"] for r in rows})}
     try:
         release, results = build_release(store, suite_id=suite.suite_id, versions=stage_versions(), templates=templates,
-                                         catalog=load_catalog(Path(source.catalog_generated_dir)),
+                                         catalog=source_catalog(source),
                                          backend=DEFAULT_BACKEND)
     except ReleaseError as exc:
         raise dg.Failure(exc.one_line()) from exc

@@ -7,7 +7,6 @@ Dagster's per-run cost is far above a sample's.
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
 import io
-from pathlib import Path
 
 import dagster as dg
 import pyarrow as pa
@@ -18,55 +17,15 @@ from simready.assets.catalog import certified_assets
 from simready.assets.inputs import program_sources, suite_file
 from simready.assets.metadata import artifact_link, table as table_metadata
 from simready.assets.partitions import by_template, registered_batches, sample_partitions, template_partitions
+from simready.assets.stage_io import batch_dir, batch_of, save_batch, stage_inputs
 from simready.assets.world import world_templates
 from simready.hashing import content_hash
-from simready.layout import BatchDir
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.ladder import REJECTION_FIELDS
 from simready.scenario.suite import load_suite
-from simready.world.template import load_template
 
 #: scenario-2: coverage_report (``suite.py``, same code version) counts branches (accepted per action, matched pairs whole).
 SCENARIO_CODE_VERSION = "scenario-2"
-
-
-def batch_dir(store: ArtifactStore, template_id: str, batch: str) -> BatchDir:
-    """The batch's local folder, which the stages of a template × batch partition read and write
-    (:meth:`~simready.store.Store.local_dir`; a stage that wrote in it calls :func:`save_batch`)."""
-    return BatchDir(store.local_dir(store.layout.batch(template_id, batch).root))
-
-
-def save_batch(store: ArtifactStore, template_id: str, batch: str) -> None:
-    """A stage has written the batch's folder: its files are the batch's objects (:meth:`~simready.store.Store.save`)."""
-    store.save(store.layout.batch(template_id, batch).root)
-
-
-def local_file(store: ArtifactStore, key: Path) -> Path:
-    """The local path of one artifact, for a library that writes or reads files itself (save its folder after)."""
-    return store.local_dir(key.parent) / key.name
-
-
-def batch_of(context) -> tuple[str, str]:
-    """(template id, batch key) of a template × batch partition (asset or check context)."""
-    key = context.partition_key.keys_by_dimension
-    return key["template"], key["batch"]
-
-
-def batch_samples(store: ArtifactStore, template_id: str, batch: str) -> list[Path]:
-    """The batch's local sample folders (those holding a manifest), sorted."""
-    return [s.root for s in batch_dir(store, template_id, batch).samples()]
-
-
-def batch_sample_dirs(context, store: ArtifactStore) -> list[Path]:
-    """Sample folders of the partition's batch, sorted."""
-    return batch_samples(store, *batch_of(context))
-
-
-def batch_none_asked(context, store: ArtifactStore) -> bool:
-    """The suite asks no sample of this batch (a template file it does not sample): an empty batch is complete."""
-    from simready.scenario.batch import read_batch_requested
-
-    return read_batch_requested(batch_dir(store, *batch_of(context)).root) == 0
 
 
 def _require_valid_template(store: ArtifactStore, template_id: str) -> None:
@@ -99,14 +58,12 @@ def cell_columns(dims: dict) -> dict[str, str]:
     description="Accepted, fully resolved scenario manifests of one template's sample batch (SPEC §6).",
 )
 def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.catalog.catalog import load_catalog
     from simready.scenario.batch import build_batch, write_batch
     from simready.sim.settle import PhysicsSettleStage
 
     template_id, batch = batch_of(context)
     _require_valid_template(store, template_id)
-    template = load_template(source.template_file(template_id))
-    catalog = load_catalog(Path(source.catalog_generated_dir))
+    template, catalog = stage_inputs(source, template_id)
     # The physics settle joins the pipeline's ladder (SPEC §19): 0.5 s of PyBullet at rest per proposal, no full
     # rollout (the trajectories stage rolls out every accepted sample; a rollout here cost 28.5 s against 0.7 s
     # for the default suite's proposals), and its measurements stay out of the manifests.

@@ -7,16 +7,14 @@ multi-asset step with two assets, each with its own data version.
 """
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
-from pathlib import Path
-
 import dagster as dg
 
 from simready.assets.automation import EAGER
 from simready.assets.metadata import parquet_metadata, picture, table
 from simready.assets.partitions import sample_partitions
-from simready.assets.scenario import batch_dir, batch_of, save_batch, scenario_manifests
+from simready.assets.scenario import scenario_manifests
+from simready.assets.stage_io import batch_dir, batch_of, save_batch, stage_inputs
 from simready.resources import ArtifactStore, SourceData
-from simready.world.template import load_template
 
 #: sim-3: every vehicle a force-driven rigid body in dynamic-v1, struck road users carried, post-crash stops,
 #: collision events with duration and delta-v, lateral take-over from the current state, pedestrian kerb ramps.
@@ -27,11 +25,8 @@ BACKEND = "dynamic-v1"
 
 
 def _batch_inputs(context, store: ArtifactStore, source: SourceData):
-    from simready.catalog.catalog import load_catalog
-
     template_id, batch = batch_of(context)
-    template = load_template(source.template_file(template_id))
-    catalog = load_catalog(Path(source.catalog_generated_dir))
+    template, catalog = stage_inputs(source, template_id)
     return template, catalog, batch_dir(store, template_id, batch)
 
 

@@ -18,7 +18,8 @@ from simready.assets.automation import EAGER
 from simready.assets.inputs import suite_file
 from simready.assets.metadata import artifact_link, picture, table
 from simready.assets.partitions import registered_batches
-from simready.assets.scenario import SCENARIO_CODE_VERSION, batch_dir, batch_samples, local_file, scenario_manifests
+from simready.assets.scenario import SCENARIO_CODE_VERSION, scenario_manifests
+from simready.assets.stage_io import batch_dir, batch_samples, local_file
 from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
 from simready.hashing import content_hash, sha256_bytes
 from simready.layout import SampleDir

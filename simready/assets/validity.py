@@ -2,7 +2,6 @@
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
 import time
-from pathlib import Path
 
 import dagster as dg
 
@@ -11,13 +10,12 @@ from simready.assets.catalog import certified_assets
 from simready.assets.inputs import program_sources, suite_file
 from simready.assets.metadata import artifact_link, parquet_metadata, table
 from simready.assets.partitions import by_template, sample_partitions, template_partitions
-from simready.assets.scenario import batch_samples, save_batch
+from simready.assets.stage_io import batch_of, batch_samples, save_batch, stage_inputs
 from simready.assets.world import world_templates
 from simready.hashing import content_hash
 from simready.layout import SampleDir
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
-from simready.world.template import load_template
 
 #: validity-8: the review page draws each camera with the LiDAR points and truth boxes over it (review-camera.js
 #: beside it, issue 28 item 8).
@@ -50,14 +48,12 @@ REFERENCE_CODE_VERSION = "reference-3"
                 "programs, rolled out with dynamic-v1, frozen into feature rows for the distribution check.",
 )
 def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.catalog.catalog import load_catalog
     from simready.validity.reference_pool import build_reference_pool
 
     template_id = context.partition_key
     suite = load_suite(source.suite_file, source.templates_dir)
     intents = {name: suite.reference_per_intent for name in suite.intents_for(template_id)}
-    template = load_template(source.template_file(template_id))
-    catalog = load_catalog(Path(source.catalog_generated_dir))
+    template, catalog = stage_inputs(source, template_id)
     folder = store.layout.reference_dir(template_id)
     record = build_reference_pool(template, catalog, intents, store.local_dir(folder))
     store.save(folder)
@@ -96,16 +92,16 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
     from simready.review.page import write_camera_overlay
     from simready.validity.batch import report_rows, validate_batch
 
-    key = context.partition_key.keys_by_dimension
-    dirs = batch_samples(store, key["template"], key["batch"])
-    records = validate_batch(dirs, _reference_profile(store, key["template"]))
+    template_id, batch = batch_of(context)
+    dirs = batch_samples(store, template_id, batch)
+    records = validate_batch(dirs, _reference_profile(store, template_id))
     started = time.perf_counter()
     for d in dirs:
         write_camera_overlay(SampleDir(d))
     camera_s = time.perf_counter() - started
-    pages = {d.name: write_sample_page(SampleDir(d), key["batch"], camera=False) for d in dirs}
+    pages = {d.name: write_sample_page(SampleDir(d), batch, camera=False) for d in dirs}
     pages_s = time.perf_counter() - started
-    save_batch(store, key["template"], key["batch"])
+    save_batch(store, template_id, batch)
     rows = report_rows(records)
     # The table names the checks that failed (short, so it fits a screen); each sample's review page has the reasons.
     failed = {(r["sample"], variant): ", ".join(c["check"] for c in rep["checks"] if not c["passed"]) or "—"
@@ -114,7 +110,7 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
         row["failed"] = failed[(row["sample"], row["variant"])]
     bases = sum(1 for r in rows if r["variant"] == "base" and r["accepted"])
     branches = sum(1 for r in rows if r["variant"] != "base" and r["accepted"])
-    batch = store.layout.batch(key["template"], key["batch"])
+    keys = store.layout.batch(template_id, batch)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(content_hash(records)),
         metadata={
@@ -128,6 +124,6 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
             "review_camera_s": round(camera_s, 3),  # of which the camera overlays (review-camera.js)
             "gate": table(rows, GATE_COLUMNS),
             # One reviewer page per sample: its videos, top-down, check table and why it is accepted or not.
-            **{f"review {sample}": artifact_link(store, batch.sample(sample).review_page) for sample in sorted(pages)},
+            **{f"review {sample}": artifact_link(store, keys.sample(sample).review_page) for sample in sorted(pages)},
         },
     )

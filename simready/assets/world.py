@@ -1,18 +1,16 @@
 """``world_templates``: parsed, validated, content-hashed template versions (SPEC §5)."""
 
-from pathlib import Path
-
 import dagster as dg
 
 from simready.assets.catalog import certified_assets
 from simready.assets.inputs import template_sources
 from simready.assets.metadata import artifact_link, picture, table
 from simready.assets.partitions import template_partitions
+from simready.assets.stage_io import source_catalog, source_template
 from simready.atomic import json_bytes
 from simready.layout import ArtifactLayout
 from simready.resources import ArtifactStore, SourceData
 from simready.world.rig_view import rig_record, rig_table
-from simready.world.template import load_template
 
 #: templates-3 / rig-2: the scenario view's camera readout is (height − 1)·line time (issue 12).
 TEMPLATES_CODE_VERSION = "templates-3"
@@ -35,13 +33,12 @@ def read_certification(store: ArtifactStore) -> dict:
     description="One world template version per partition: validated, canonical, hashed, plotted.",
 )
 def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.catalog.catalog import load_catalog
     from simready.world.template_build import build_template_version
 
     template_id = context.partition_key
     certification = read_certification(store)
     certified = {e["id"] for e in certification["entries"] if e["passed"]}
-    catalog = load_catalog(Path(source.catalog_generated_dir))
+    catalog = source_catalog(source)
     with store.scratch() as scratch:
         staged = ArtifactLayout(scratch).template(template_id)
         build = build_template_version(
@@ -77,7 +74,7 @@ def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, sou
 )
 def sensor_rigs(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     template_id = context.partition_key
-    template = load_template(source.template_file(template_id))
+    template = source_template(source, template_id)
     record = rig_record(template)
     key = store.layout.rig(template_id)
     store.write_bytes(key, json_bytes(record))

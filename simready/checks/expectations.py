@@ -14,7 +14,8 @@ import dagster as dg
 
 from simready.assets.metadata import artifact_link
 from simready.assets.partitions import sample_partitions, template_partitions
-from simready.assets.scenario import batch_none_asked, batch_sample_dirs, rejection_log, scenario_manifests
+from simready.assets.scenario import rejection_log, scenario_manifests
+from simready.assets.stage_io import batch_none_asked, batch_sample_dirs
 from simready.checks.findings import findings
 from simready.resources import ArtifactStore
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.partitions import sample_partitions
-from simready.assets.scenario import batch_sample_dirs
+from simready.assets.stage_io import batch_sample_dirs
 from simready.checks.findings import findings
 from simready.layout import ObservationDir
 from simready.measurement.integrity import incomplete_frames, missing_or_corrupt

@@ -1,17 +1,16 @@
 """Asset checks for the scenario stage."""
 
-from pathlib import Path
-
 import dagster as dg
 import pyarrow.parquet as pq
 
 from simready.assets.partitions import sample_partitions, template_partitions
-from simready.assets.scenario import batch_dir, batch_of, rejection_log, scenario_manifests
+from simready.assets.scenario import rejection_log, scenario_manifests
+from simready.assets.stage_io import batch_dir, batch_of, source_template, stage_inputs
 from simready.checks.findings import findings
 from simready.errors import ManifestError
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.manifest import load_manifest
-from simready.world.template import load_template, template_hash
+from simready.world.template import template_hash
 
 
 @dg.asset_check(
@@ -26,7 +25,7 @@ def manifests_schema_valid(
     from simready.scenario.batch import read_batch_manifest_paths
 
     template_id, batch = batch_of(context)
-    current = template_hash(load_template(source.template_file(template_id)))
+    current = template_hash(source_template(source, template_id))
     problems = []
     files = read_batch_manifest_paths(batch_dir(store, template_id, batch).root)
     for path in files:
@@ -68,15 +67,13 @@ def rejection_reasons_nonempty(context: dg.AssetCheckExecutionContext, store: Ar
 def manifests_pass_ladder(
     context: dg.AssetCheckExecutionContext, store: ArtifactStore, source: SourceData
 ) -> dg.AssetCheckResult:
-    from simready.catalog.catalog import load_catalog
     from simready.scenario.batch import read_batch_manifest_paths
     from simready.scenario.generator import replay
     from simready.scenario.suite import load_suite
 
     template_id, batch = batch_of(context)
     load_suite(source.suite_file, source.templates_dir)  # registers the suite's program files (SPEC §19)
-    template = load_template(source.template_file(template_id))
-    catalog = load_catalog(Path(source.catalog_generated_dir))
+    template, catalog = stage_inputs(source, template_id)
     files = read_batch_manifest_paths(batch_dir(store, template_id, batch).root)
     failures = {}
     for path in files:

@@ -5,12 +5,11 @@ from pathlib import Path
 import dagster as dg
 
 from simready.assets.partitions import sample_partitions
-from simready.assets.scenario import batch_none_asked, batch_of, batch_sample_dirs
+from simready.assets.stage_io import batch_none_asked, batch_of, batch_sample_dirs, stage_inputs
 from simready.checks.findings import findings
 from simready.layout import SampleDir
 from simready.records import Verdict
 from simready.resources import ArtifactStore, SourceData
-from simready.world.template import load_template
 
 BACKEND = "dynamic-v1"
 
@@ -40,12 +39,10 @@ def trajectories_accepted(context: dg.AssetCheckExecutionContext, store: Artifac
 def checkpoint_restore_reproduces(
     context: dg.AssetCheckExecutionContext, store: ArtifactStore, source: SourceData
 ) -> dg.AssetCheckResult:
-    from simready.catalog.catalog import load_catalog
     from simready.sim.batch import restore_reproduces
 
     template_id, dirs = _dirs(context, store)
-    template = load_template(source.template_file(template_id))
-    catalog = load_catalog(Path(source.catalog_generated_dir))
+    template, catalog = stage_inputs(source, template_id)
     results = {d.name: restore_reproduces(d, template, catalog, BACKEND) for d in dirs}
     failed = {s: why for s, (ok, why) in results.items() if not ok}
     return dg.AssetCheckResult(passed=(bool(results) or batch_none_asked(context, store)) and not failed, severity=dg.AssetCheckSeverity.ERROR,

@@ -26,7 +26,7 @@ def _source(args: argparse.Namespace, samples: object) -> None:
 
 def _release(args: argparse.Namespace, fmt: str) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.deployment import artifact_store
+    from simready.store.deployment import artifact_store
     from simready.export.release import export_release_mcap, export_release_nuscenes, load_release
 
     started = time.perf_counter()

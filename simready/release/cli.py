@@ -1,5 +1,5 @@
 """``simready release list | show | verify | tag``: the dataset releases in the artifact store of the active
-deployment (:func:`simready.deployment.artifact_store`: ``SIMREADY_ARTIFACTS`` locally, the S3 bucket in
+deployment (:func:`simready.store.deployment.artifact_store`: ``SIMREADY_ARTIFACTS`` locally, the S3 bucket in
 production). Releases are built by the Dagster asset ``dataset_release`` (``make run``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 def _store():
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.deployment import artifact_store
+    from simready.store.deployment import artifact_store
 
     return artifact_store(must_exist=True)
 

@@ -1,12 +1,16 @@
 """Dagster resources and executor, chosen by deployment in one place (``SIMREADY_DEPLOYMENT``).
 
+The store itself is :mod:`simready.store`'s: :func:`~simready.store.deployment.artifact_store`
+opens the deployment's store, and :class:`ArtifactStore` only wraps it for Dagster (a resource, and a
+store's failure as a step's one-line failure).
+
 ``local`` (the embedded default): inputs from the project's ``data/`` folder,
-artifacts in a :class:`~simready.store.LocalStore` under ``artifacts/`` (or
+artifacts in a :class:`~simready.store.local.LocalStore` under ``artifacts/`` (or
 ``SIMREADY_ARTIFACTS``), steps in the run's own process.
 
-``production`` (issue 15, ``docs/deploy.md``): artifacts in S3 through
-dagster-aws's ``S3Resource`` (:class:`~simready.s3store.S3Store`, bucket and
-prefix from ``dg.EnvVar``), step outputs through dagster-aws's S3 pickle IO
+``production`` (issue 15, ``docs/deploy.md``): artifacts in S3
+(:class:`~simready.store.s3.S3Store`, bucket and prefix from ``SIMREADY_S3_BUCKET`` and
+``SIMREADY_S3_PREFIX``), step outputs through dagster-aws's S3 pickle IO
 manager, and every step on a Celery worker (dagster-celery, Redis broker) that
 shares no disk with the run; the instance (``deploy/production/dagster.yaml``)
 keeps runs, events and schedules in Postgres and compute logs in S3. What the
@@ -18,18 +22,21 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
+from urllib.parse import urlsplit
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from simready import paths
-from simready.deployment import PRODUCTION_ENV, DeploymentError, deployment_name, s3_settings
 from simready.errors import StoreError
 from simready.layout import ArtifactLayout
 from simready.store import Key, LocalStore, Store
+from simready.store.deployment import PRODUCTION_ENV, DeploymentError, artifact_store, deployment_name, s3_settings
 
 
 def _one_line_failures(method):
@@ -64,7 +71,7 @@ class ArtifactStore(dg.ConfigurableResource, Store):
     root: str = ""
 
     def _store(self) -> Store:
-        return LocalStore(self.root) if self.root else LocalStore.from_environment()
+        return LocalStore(self.root) if self.root else artifact_store("local")
 
     @property
     def layout(self) -> ArtifactLayout:
@@ -128,6 +135,23 @@ class ArtifactStore(dg.ConfigurableResource, Store):
             yield tmp
 
 
+class S3ArtifactStore(ArtifactStore):
+    """The production deployment's store (:func:`~simready.store.deployment.artifact_store`), opened once per
+    step: its cache of the folders it brought local lasts the step, and the step's transfers are logged."""
+
+    _opened: Any = PrivateAttr(default=None)
+
+    def _store(self) -> Store:
+        if self._opened is None:
+            self._opened = artifact_store("production")
+        return self._opened
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        """Log what the step moved to and from S3 (one JSON line, ``simready-s3 {...}``: bytes, requests, seconds)."""
+        if self._opened is not None and context.log is not None:
+            context.log.info("simready-s3 " + json.dumps(self._opened.transfer, sort_keys=True))
+
+
 class SourceData(dg.ConfigurableResource):
     """Hand-authored inputs the DAG reads (templates) and the generated catalog.
 
@@ -164,13 +188,10 @@ def production_resources() -> dict[str, object]:
     # dagster-aws takes ~1 s to import: only the production deployment pays it.
     from dagster_aws.s3 import S3PickleIOManager, S3Resource
 
-    from simready.resources.s3 import S3ArtifactStore
-
     settings = s3_settings()
     prefix = settings.prefix
     s3 = S3Resource(max_attempts=settings.max_attempts)
-    store = S3ArtifactStore(s3=s3, bucket=dg.EnvVar("SIMREADY_S3_BUCKET"),
-                            prefix=dg.EnvVar("SIMREADY_S3_PREFIX") if prefix else "", timeout_s=settings.timeout_s)
+    store = S3ArtifactStore()
     # Step outputs (none today: assets return MaterializeResult) under a dot name, which is never an artifact key.
     io_manager = S3PickleIOManager(s3_resource=s3, s3_bucket=dg.EnvVar("SIMREADY_S3_BUCKET"),
                                    s3_prefix=f"{prefix}/.dagster-io" if prefix else ".dagster-io")
@@ -211,8 +232,6 @@ def check_production(timeout_s: float = 3.0) -> None:
 
 
 def _redacted(url: str) -> str:
-    from urllib.parse import urlsplit
-
     parts = urlsplit(url)
     if parts.password:
         parts = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@"))
@@ -244,12 +263,9 @@ def _check_broker(url: str, timeout_s: float) -> None:
 
 
 def _check_bucket(bucket: str, timeout_s: float) -> None:
-    from dagster_aws.s3 import S3Resource
+    from simready.store.s3 import S3Store, check_bucket, s3_client
 
-    from simready.resources.s3 import s3_client
-    from simready.s3store import S3Store, check_bucket
-
-    client = s3_client(S3Resource(max_attempts=1), max(1, round(timeout_s)))
+    client = s3_client(max(1, round(timeout_s)), max_attempts=1)
     try:
         check_bucket(S3Store(client, bucket))
     except StoreError as exc:

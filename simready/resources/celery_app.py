@@ -13,8 +13,9 @@ from dagster_celery.executor import CeleryExecutor
 from dagster_celery.make_app import make_app
 from dagster_celery.tasks import create_task
 
-from simready.resources import CELERY_CONFIG_SOURCE, DeploymentError
-from simready.resources import PRODUCTION_ENV as _ENV
+from simready.resources import CELERY_CONFIG_SOURCE
+from simready.store.deployment import PRODUCTION_ENV as _ENV
+from simready.store.deployment import DeploymentError
 
 _broker = os.environ.get("SIMREADY_CELERY_BROKER")
 if not _broker:

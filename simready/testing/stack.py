@@ -24,10 +24,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import boto3
 import dagster as dg
 
 from simready import paths
+from simready.store.s3 import S3Store, s3_client
 from simready.testing.servers import (
     ManagedProcess,
     PostgresServer,
@@ -80,14 +80,12 @@ class ProductionStack:
                     os.environ[k] = v
 
     def s3_client(self):
-        return boto3.session.Session().client(
-            "s3", endpoint_url=self.s3.endpoint_url, region_name="us-east-1",
-            aws_access_key_id=self.env["AWS_ACCESS_KEY_ID"], aws_secret_access_key=self.env["AWS_SECRET_ACCESS_KEY"])
+        return s3_client(30, 3, endpoint_url=self.s3.endpoint_url, region_name="us-east-1",
+                         aws_access_key_id=self.env["AWS_ACCESS_KEY_ID"],
+                         aws_secret_access_key=self.env["AWS_SECRET_ACCESS_KEY"])
 
     def store(self, cache: Path):
         """The artifact store as a reader elsewhere sees it (its own cache folder)."""
-        from simready.s3store import S3Store
-
         return S3Store(self.s3_client(), BUCKET, PREFIX, cache_dir=cache, endpoint=self.s3.endpoint_url)
 
     # -- processes ----------------------------------------------------------------------------------

@@ -1,12 +1,12 @@
 """Which deployment is active (``SIMREADY_DEPLOYMENT``) and its artifact store, without Dagster.
 
-The one place that reads the deployment's name and its S3 settings: the Dagster resources
-(:mod:`simready.resources`) build the code location's store from them, and the command line
-(``simready release``, ``simready export --release``) opens the same store from them with
-:func:`artifact_store`, without importing Dagster or dagster-aws (about 3 s).
+The one place that reads the deployment's name and its S3 settings, and the one switch from a deployment to its
+store (:func:`artifact_store`): the Dagster resources (:mod:`simready.resources`) wrap the store it opens, and
+the command line (``simready release``, ``simready export --release``) opens the same store with it, without
+importing Dagster or dagster-aws (about 3 s).
 
-``local``: a :class:`~simready.store.LocalStore` (``SIMREADY_ARTIFACTS``, else ``artifacts/``).
-``production``: an :class:`~simready.s3store.S3Store` on ``s3://$SIMREADY_S3_BUCKET/$SIMREADY_S3_PREFIX``,
+``local``: a :class:`~simready.store.local.LocalStore` (``SIMREADY_ARTIFACTS``, else ``artifacts/``).
+``production``: an :class:`~simready.store.s3.S3Store` on ``s3://$SIMREADY_S3_BUCKET/$SIMREADY_S3_PREFIX``,
 through boto3's own environment (``AWS_ENDPOINT_URL``, ``AWS_DEFAULT_REGION``, credentials or a profile), with
 this process's cache in ``SIMREADY_CACHE``. Reading artifacts needs only the bucket; the code location also
 needs Postgres and the broker (:func:`simready.resources.check_production`).
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
 
 from simready.errors import SimreadyError
-from simready.store import LocalStore, Store
+from simready.store.base import Store
+from simready.store.local import LocalStore
 
 
 class DeploymentError(SimreadyError):
@@ -82,28 +82,14 @@ def s3_settings(*, bucket_required: bool = True) -> S3Settings:
                       _positive_int("SIMREADY_S3_MAX_ATTEMPTS", 3))
 
 
-def s3_client(timeout_s: int, max_attempts: int, **session: Any) -> Any:
-    """A boto3 S3 client with explicit time limits and tries; ``session``: dagster-aws ``S3Resource``'s fields
-    (``profile_name``, ``region_name``, ``endpoint_url``, ``use_ssl``, ``verify``, keys), each ``None`` falling
-    back to boto3's environment. botocore's own 60 s read timeout, with retries, holds a reader on a stalled
-    endpoint for minutes."""
-    import boto3
-    import botocore.config
-
-    profile = session.pop("profile_name", None)
-    session.setdefault("use_ssl", True)
-    return boto3.session.Session(profile_name=profile).client(
-        "s3", **session, config=botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
-                                                       retries={"max_attempts": max_attempts, "mode": "standard"}))
-
-
 def artifact_store(name: str | None = None, *, must_exist: bool = False) -> Store:
     """The artifact store of the deployment ``name`` (default: ``SIMREADY_DEPLOYMENT``), as a plain store.
     ``must_exist``: the caller only reads (a local artifacts folder that does not exist is one line)."""
     name = name or deployment_name()
     if name == "local":
         return LocalStore.from_environment(must_exist=must_exist)
-    from simready.s3store import S3Store, cache_dir_from_environment
+    # boto3 takes about a second to import: only the production deployment pays it.
+    from simready.store.s3 import S3Store, cache_dir_from_environment, s3_client
 
     s = s3_settings()
     return S3Store(s3_client(s.timeout_s, s.max_attempts), s.bucket, s.prefix, cache_dir_from_environment(s.bucket))

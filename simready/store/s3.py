@@ -1,6 +1,6 @@
-"""Artifacts in S3: the production deployment's :class:`~simready.store.Store` (issue 15).
+"""Artifacts in S3: the production deployment's :class:`~simready.store.base.Store` (issue 15).
 
-Same keys and bytes as :class:`~simready.store.LocalStore`; an artifact key ``k``
+Same keys and bytes as :class:`~simready.store.local.LocalStore`; an artifact key ``k``
 is the object ``s3://<bucket>/<prefix>/k``.
 
 **Publication is atomic per folder.** A stage writes a folder (a batch, a
@@ -45,12 +45,14 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 from urllib.parse import quote
 
+import boto3
+import botocore.config
 import botocore.exceptions
 
 from simready.atomic import owned_temp, write_bytes_atomic
 from simready.errors import IntegrityError, StoreError
 from simready.hashing import file_sha256, sha256_bytes
-from simready.store import Key, Store, key_parts
+from simready.store.base import Key, Store, key_parts
 
 #: The index object of an indexed folder (hidden: a dot name is the store's own, never an artifact).
 INDEX_NAME = ".index.json"
@@ -132,7 +134,7 @@ class S3Store(Store):
     """Artifacts as objects of one S3 bucket under a prefix, with a local cache per process.
 
     Attributes:
-        client: a boto3 S3 client (the production resource makes it from dagster-aws's ``S3Resource``).
+        client: a boto3 S3 client (:func:`s3_client`).
         bucket: the bucket name.
         prefix: the key prefix of this deployment's artifacts inside the bucket ("" for the bucket's root).
         cache_dir: this process's local cache folder.
@@ -564,3 +566,17 @@ def cache_dir_from_environment(bucket: str) -> Path:
     """``SIMREADY_CACHE`` (a worker's private folder), else a folder under the system's temporary directory."""
     base = os.environ.get("SIMREADY_CACHE")
     return Path(base) if base else Path(tempfile.gettempdir()) / "simready-cache" / bucket
+
+
+def s3_client(timeout_s: int, max_attempts: int, **session: Any) -> Any:
+    """A boto3 S3 client with explicit time limits and tries: the one place the project makes one.
+
+    ``session``: ``profile_name`` and the client's own settings (``region_name``, ``endpoint_url``, ``use_ssl``,
+    ``verify``, keys); what is not given falls back to boto3's environment (``AWS_ENDPOINT_URL``,
+    ``AWS_DEFAULT_REGION``, credentials or a profile). botocore's own 60 s read timeout, with retries, holds a
+    reader on a stalled endpoint for minutes."""
+    profile = session.pop("profile_name", None)
+    session.setdefault("use_ssl", True)
+    return boto3.session.Session(profile_name=profile).client(
+        "s3", **session, config=botocore.config.Config(connect_timeout=timeout_s, read_timeout=timeout_s,
+                                                       retries={"max_attempts": max_attempts, "mode": "standard"}))
