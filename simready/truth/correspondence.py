@@ -60,7 +60,8 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from simready.sensors_hw.camera import (FramePasses, Intrinsics, camera_poses, distort_normalized, pixel_rays,
+from simready.records import Pinhole
+from simready.sensors_hw.camera import (FramePasses, camera_poses, distort_normalized, pinhole, pixel_rays,
                                         projection_prefilter, row_times)
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
@@ -106,8 +107,8 @@ class FrameView:
         return cls(frame.camera, model, tick, frame.t0_s, frame.sample_times_s, frame.T_world_camera)
 
     @property
-    def intrinsics(self) -> Intrinsics:
-        return Intrinsics.of(self.model)
+    def intrinsics(self) -> Pinhole:
+        return pinhole(self.model)
 
     @property
     def global_shutter(self) -> bool:
@@ -129,7 +130,7 @@ def distorted_uv(model: CameraModel, uv: NDArray[np.float64]) -> NDArray[np.floa
     """Pinhole pixel coordinates (N, 2) → the RGB image's (Brown distortion; identity with the lens off)."""
     if model.distortion_k1 == 0.0 and model.distortion_k2 == 0.0:
         return uv.copy()
-    k = Intrinsics.of(model)
+    k = pinhole(model)
     xy = np.stack([(uv[:, 0] - k.cx) / k.fx, (uv[:, 1] - k.cy) / k.fy], axis=1)
     xy_d = distort_normalized(xy, model.distortion_k1, model.distortion_k2)
     return np.stack([k.cx + k.fx * xy_d[:, 0], k.cy + k.fy * xy_d[:, 1]], axis=1)
