@@ -283,9 +283,12 @@ class Distortion(Record):
     applies_to: list[str]
 
 
-class Projection(Record):
-    """A camera's projection: pinhole intrinsics (pixels, pixel centres at integers), distortion, shutter
-    (rolling | global, ``line_time_s`` between rows) and clip range (m)."""
+class Pinhole(Record):
+    """A camera's pinhole intrinsics in pixels: image size, focal lengths, principal point, where the pixel
+    centres lie (``integer``) and the ``model`` (``pinhole``). The one pinhole model: the camera computes it
+    (:func:`simready.sensors_hw.camera.pinhole`) and ``results.json`` gives it inside :class:`Projection`."""
+
+    model_config = ConfigDict(frozen=True)
 
     width_px: int
     height_px: int
@@ -295,6 +298,12 @@ class Projection(Record):
     cy: float
     pixel_centres: str
     model: str
+
+
+class Projection(Pinhole):
+    """A camera's projection: its pinhole intrinsics (:class:`Pinhole`, flat), distortion, shutter
+    (rolling | global, ``line_time_s`` between rows) and clip range (m)."""
+
     distortion: Distortion
     shutter: str
     line_time_s: float

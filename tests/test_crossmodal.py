@@ -19,7 +19,7 @@ from simready.testing.street import SAMPLE_ID, street_sample
 from simready.testing.street import box_body, linear_track
 from simready.layout import ObservationDir
 from simready.records import Legend, Render, Results
-from simready.sensors_hw.camera import Intrinsics, decode_id_rgb, render_frame
+from simready.sensors_hw.camera import decode_id_rgb, pinhole, render_frame
 from simready.sensors_hw.lidar import read_ply, scan
 from simready.sensors_hw.models import Rig, apply_overrides
 from simready.measurement.observe import ObserveOptions, observe
@@ -79,7 +79,7 @@ def test_lidar_range_equals_camera_depth_for_the_same_surface_point(street, nois
     keep = np.flatnonzero(static_bodies(scene)[body])
     world = lidar_world_points(rig, sweep)[keep]
     proj = project_body_points(scene, view, body[keep], np.full_like(world, np.nan), world_static=world)
-    k = Intrinsics.of(view.model)
+    k = pinhole(view.model)
     u, v = proj.uv[:, 0], proj.uv[:, 1]
     ok = proj.in_view & (u >= 0) & (u < k.width_px - 1) & (v >= 0) & (v < k.height_px - 1)
     inv = 1.0 / frame.depth.astype(np.float64)  # 1/z is affine on a plane: bilinear 1/z is exact there (0 = sky)
@@ -172,7 +172,7 @@ def test_static_scene_under_a_moving_camera_has_zero_displacement_and_ego_motion
     sa, sb = Samples.of_hits(scene, va, fa.hits), Samples.of_hits(scene, vb, fb.hits)
     fwd, bwd = correspond(scene, sa, vb, "forward"), correspond(scene, sb, va, "backward")
     assert np.all(scene_displacement_world_m(fwd) == 0.0) and np.all(scene_displacement_world_m(bwd) == 0.0)
-    k = Intrinsics.of(model)
+    k = pinhole(model)
     z = fa.depth.reshape(-1)[sa.pixel].astype(np.float64)  # the depth pass, not the truth's own geometry
     d = speed * dt
     analytic = np.stack([(sa.u - k.cx) * (z / (z - d) - 1.0), (sa.v - k.cy) * (z / (z - d) - 1.0)], axis=1)

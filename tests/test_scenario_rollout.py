@@ -9,7 +9,7 @@ from simready.catalog.catalog import ensure_catalog
 from simready.scenario.capture import CaptureStage
 from simready.scenario.coarse_rollout import ClosesOnLead, PathConflict, RolloutStage
 from simready.scenario.generator import make_context, resolve_template
-from simready.scenario.geometry import Motion, Path, SpeedProfile, stationary
+from simready.scenario.geometry import CoarsePath, Motion, SpeedProfile, stationary
 from simready.scenario.ladder import Body, Proposal, Scene
 from simready.scenario.manifest import Environment
 from simready.scenario.program_base import Draws, Realization
@@ -28,7 +28,7 @@ def _proposal(ctx, bodies, event, clip_s=10.0):
 
 
 def _ego(v=10.0):
-    lane = Path.from_points([(0.0, -1.75), (120.0, -1.75)])
+    lane = CoarsePath.from_points([(0.0, -1.75), (120.0, -1.75)])
     return Body("ego", "vehicle", "ego", "asset:shuttle/standard", "shuttle", 4.6, 2.1, 2.5,
                 Motion(lane, SpeedProfile.constant(-1.0, 0.0, v)), ("drivable",))
 
@@ -41,7 +41,7 @@ def test_path_conflict_measures_ttc_with_worked_numbers(ctx) -> None:
     Ego front reaches the pedestrian's edge when its centre is at 60 - 0.25 - 2.3 = 57.45 m: t = 4.745 s.
     At entry the ego centre is at 10 + 10 * 1.6333 = 26.333 m: TTC = (57.45 - 26.333) / 10 = 3.1117 s.
     """
-    walk = Path.from_points([(60.0, -5.5), (60.0, 3.2)])
+    walk = CoarsePath.from_points([(60.0, -5.5), (60.0, 3.2)])
     # At rest until t = 0, then 1.5 m/s at once.
     profile = SpeedProfile((-1.0, 0.0), (0.0, 0.0), (0.0, 1.5), (0.0, 0.0))
     ped = Body("ped", "pedestrian", "agent", "asset:pedestrian_adult/standard", "pedestrian_adult", 0.24, 0.5, 1.75,
@@ -64,7 +64,7 @@ def test_lead_braking_contact_time_with_worked_numbers(ctx) -> None:
     """Both at 10 m/s, lead 4.7 m long centred 20 + 4.65 m ahead (bumper gap 20 m); lead brakes at t = 2 s
     at 5 m/s^2 and stops 10 m later. The ego closes 20 + 10 = 30 m at 10 m/s: contact at t = 2 + 3 = 5 s
     (after the lead stopped at t = 4 s)."""
-    lane = Path.from_points([(0.0, -1.75), (200.0, -1.75)])
+    lane = CoarsePath.from_points([(0.0, -1.75), (200.0, -1.75)])
     lead = Body("lead", "vehicle", "agent", "asset:sedan/grey", "sedan", 4.7, 1.85, 1.45,
                 Motion(lane, SpeedProfile.from_phases(-1.0, 24.65, 10.0, [(3.0, 0.0), (0.0, -5.0)])), ("drivable",))
     proposal = _proposal(ctx, {"ego": _ego(), "lead": lead}, ClosesOnLead("ego", "lead", 2.0))

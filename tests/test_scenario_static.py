@@ -9,7 +9,7 @@ import pytest
 
 from simready.catalog.catalog import ensure_catalog
 from simready.scenario.generator import make_context, resolve_template
-from simready.scenario.geometry import Box, Motion, Path, SpeedProfile, stationary
+from simready.scenario.geometry import Box, CoarsePath, Motion, SpeedProfile, stationary
 from simready.scenario.ladder import Body
 from simready.scenario.programs import program
 from simready.scenario.static_checks import (
@@ -33,7 +33,7 @@ def _standing(actor, x, y, l=0.24, w=0.5, h=1.75, kind="pedestrian"):  # noqa: E
 
 def _scene(ped_xy, van_xy=(10.0, 0.0)):
     ego = Body("ego", "vehicle", "ego", "asset:shuttle/a", "shuttle", 4.6, 2.1, 2.5,
-               Motion(Path.from_points([(0, 0), (100, 0)]), SpeedProfile.constant(-1.0, 0.0, 0.0)), ("drivable",))
+               Motion(CoarsePath.from_points([(0, 0), (100, 0)]), SpeedProfile.constant(-1.0, 0.0, 0.0)), ("drivable",))
     van = Body("van", "vehicle", "parked", "asset:van/a", "van", 5.9, 2.05, 2.6, stationary(*van_xy, 0.0, -1.0),
                ("parking",))
     return {"ego": ego, "van": van, "ped": _standing("ped", *ped_xy)}
@@ -149,7 +149,7 @@ def test_hidden_stretch_of_a_path_matches_brute_force_ray_casting() -> None:
     from simready.world.frames import footprint_corners
 
     rng = np.random.default_rng(7)
-    path = Path.from_points([(0.0, 0.0), (40.0, 0.0), (60.0, 8.0)])
+    path = CoarsePath.from_points([(0.0, 0.0), (40.0, 0.0), (60.0, 8.0)])
     s = np.linspace(0.0, path.length_m, 2001)
     x, y, _ = path.xy_yaw(s)
     for _ in range(40):

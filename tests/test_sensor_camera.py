@@ -9,10 +9,10 @@ import pytest
 
 from simready.testing.street import box_body, linear_track
 from simready.sensors_hw.camera import (
-    Intrinsics,
     Lighting,
     decode_id_rgb,
     encode_id_rgb,
+    pinhole,
     pixel_rays,
     project,
     render_frame,
@@ -47,14 +47,14 @@ def wall_scene(distance_m: float = 10.0) -> SceneGeometry:
 
 
 def test_intrinsics_follow_the_spec():
-    k = Intrinsics.of(CameraModel(**camera()))
+    k = pinhole(CameraModel(**camera()))
     assert k.fx == k.fy == pytest.approx((W / 2) / math.tan(math.radians(45.0)))
     assert (k.cx, k.cy) == ((W - 1) / 2, (H - 1) / 2)
 
 
 def test_projection_of_the_axis_and_the_field_edges():
     model = CameraModel(**camera())
-    k = Intrinsics.of(model)
+    k = pinhole(model)
     half_v = math.atan((H / 2) / k.fy)
     pts = np.array([
         [0.0, 0.0, 10.0],                       # on the optical axis
@@ -131,7 +131,7 @@ def left_edges(frame) -> np.ndarray:
 def test_rolling_shutter_shears_a_laterally_moving_box_by_the_expected_amount():
     line_time = 5e-4
     model = CameraModel(**camera(shutter="rolling", line_time_s=line_time))
-    fx = Intrinsics.of(model).fx
+    fx = pinhole(model).fx
     scene = moving_block_scene(10.0)
     rolling = render_frame(scene, rig_with(camera(shutter="rolling", line_time_s=line_time)), "cam", 0.1, ("id",))
     np.testing.assert_allclose(rolling.sample_times_s, 0.1 + np.arange(H) * line_time)

@@ -98,9 +98,9 @@ def test_dynamic_restore_within_declared_replay_tolerance() -> None:
     assert np.array_equal(a.column("x")[early], b.column("x")[early])
 
 
-def test_verify_continuation_helper_and_plot() -> None:
+def test_verify_continuation_helper_and_plot(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from simready.sim.run import verify_continuation
-    from simready.sim.plot import plot_rollout
+    from simready.sim.rollout_plot import plot_rollout
 
     scene = _scene("kinematic-v1", clip_s=3.0)
     engine = Engine(scene)
@@ -110,7 +110,11 @@ def test_verify_continuation_helper_and_plot() -> None:
     trace = finish(engine)
     ok, detail = verify_continuation(ckpt, _scene("kinematic-v1", clip_s=3.0), trace)
     assert ok, detail
-    png = plot_rollout(trace, template(), branches=[trace])
+    subject = trace.header["metric_subject"]
+    dims = {a: (float(d[0]), float(d[1])) for a, d in trace.header.get("actor_dims", {}).items()}
+    out = plot_rollout(template(), trace, tmp_path / "rollout.png", roles={subject: "ego"}, dims=dims,
+                       branches={"brake": trace}, title="continuation")
+    png = out.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 

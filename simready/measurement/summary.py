@@ -21,7 +21,7 @@ from simready.records import (ActorParity, CameraFrame, Distortion, FrameProject
                               Parity, ParityTolerance, Projection, SampleTime, SampleTimes)
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.camera import PASSES as CAMERA_PASSES
-from simready.sensors_hw.camera import DEPTH_CONVENTION, Intrinsics, Lighting
+from simready.sensors_hw.camera import DEPTH_CONVENTION, Lighting, pinhole
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.sensors_hw.scene_build import BuiltScene
 from simready.sensors_hw.schedule import pairing_table
@@ -50,7 +50,7 @@ def sensor_passes(rig: Rig, name: str, passes: tuple[str, ...]) -> list[str]:
 
 def projection(model: CameraModel) -> Projection:
     """A camera's projection as results.json gives it: intrinsics, distortion, shutter and clip range."""
-    return Projection(**Intrinsics.of(model).to_json(),
+    return Projection(**pinhole(model).dump(),
                       distortion=Distortion(model="brown", k1=model.distortion_k1, k2=model.distortion_k2,
                                             applies_to=["rgb"]),
                       shutter=model.shutter, line_time_s=model.line_time_s, near_m=model.near_m, far_m=model.far_m)

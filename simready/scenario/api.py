@@ -67,8 +67,8 @@ from simready.scenario.environment import conditions, correlated_environment, in
 from simready.scenario.geometry import (
     VEHICLE_SURFACES,
     WALKABLE_SURFACES,
+    CoarsePath,
     Motion,
-    Path,
     SpeedProfile,
     angle_diff,
     stationary,
@@ -143,11 +143,14 @@ from simready.world.lane_graph import lane_network
 from simready.world.routing import plan_route, route_length_m, routes_of_length, straight_through
 from simready.world.template_model import ParkingAffordance, PedestrianCrossing, parking_slots
 
+#: The earlier name of :class:`CoarsePath`, for program files written with it (it shadows ``pathlib.Path``).
+Path = CoarsePath
+
 __all__ = [
     "AFFORDANCES", "DECISION_KEY", "DRAWN_APPROACH_M", "DRAWN_START_M", "KERB_GAP_M", "LONG_ROUTE_M",
     "PARKED_WIDTH_M", "SIDEWALK_PROBE_M", "VEHICLE_SURFACES", "WALKABLE_SURFACES", "Body", "Cell", "ClosesOnLead",
-    "CoverageSpec", "CutsIn", "Draws", "EgoRoute", "Fail", "GroupDraws", "IntentProgram", "LaneSpawn", "Motion",
-    "OcclusionSpec", "ParkingAffordance", "ParkingSite", "Path", "PathConflict", "PedestrianCrossing",
+    "CoarsePath", "CoverageSpec", "CutsIn", "Draws", "EgoRoute", "Fail", "GroupDraws", "IntentProgram", "LaneSpawn",
+    "Motion", "OcclusionSpec", "ParkingAffordance", "ParkingSite", "Path", "PathConflict", "PedestrianCrossing",
     "ProgramContext", "Proposal", "Realization", "ScenarioError", "Scene", "SpeedProfile", "StreamSet", "actor",
     "angle_diff", "arrival_time", "assemble", "behind", "camera_view", "cell_or_choice", "conditions",
     "correlated_environment", "decide_at", "dims_of", "draw_ego_route", "ego_vehicle", "family_of", "footprint",

@@ -31,7 +31,7 @@ import shapely
 from numpy.typing import NDArray
 
 from simready.scenario.context import ProgramContext
-from simready.scenario.geometry import VEHICLE_SURFACES, WALKABLE_SURFACES, Path, rects_overlap
+from simready.scenario.geometry import VEHICLE_SURFACES, WALKABLE_SURFACES, CoarsePath, rects_overlap
 from simready.scenario.ladder import PASS, Body, Fail, Proposal, Verdict
 from simready.scenario.static_checks import rect_footprints
 
@@ -113,7 +113,7 @@ class PathConflict:
 
     def measure(self, proposal: Proposal, samples: Samples) -> EventResult | Fail:
         passer = proposal.scene.bodies[self.passer]
-        path: Path = passer.motion.path
+        path: CoarsePath = passer.motion.path
         yaw = samples.yaw[self.entrant]
         lead = np.stack([samples.x[self.entrant] + self.lead_m * np.cos(yaw),
                          samples.y[self.entrant] + self.lead_m * np.sin(yaw)], axis=1)

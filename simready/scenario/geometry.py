@@ -8,7 +8,7 @@ seconds, radians; yaw counter-clockwise about +z from +x. Scenario time
 Three things live here, because the programs, the static checks and the
 coarse rollout all need the same ones:
 
-* :class:`Path` (a polyline with arc length) and :class:`SpeedProfile`
+* :class:`CoarsePath` (a polyline with arc length) and :class:`SpeedProfile`
   (arc length over time, piecewise-constant acceleration) make a
   :class:`Motion`: where a body is at any time, the plan a program derived
   and the ladder replays. No physics: the simulation owns that.
@@ -60,8 +60,9 @@ UNION_TOLERANCE_M = 0.01
 
 
 @dataclass(frozen=True, eq=False)
-class Path(Polyline):
-    """A plan's polyline (N ≥ 2 points, world metres): the primitive plus shapely's view of it."""
+class CoarsePath(Polyline):
+    """A plan's polyline for the coarse stages (N ≥ 2 points, world metres): the primitive plus shapely's view of it
+    (the simulation's controllers follow :class:`simready.sim.paths.ReferencePath`)."""
 
     @cached_property
     def line(self) -> LineString:
@@ -177,7 +178,7 @@ class SpeedProfile:
 class Motion:
     """A body moving along ``path`` by ``profile`` (arc length measured on the path)."""
 
-    path: Path
+    path: CoarsePath
     profile: SpeedProfile
 
     def pose(self, t_s: ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
@@ -197,7 +198,7 @@ class Motion:
 
 def stationary(x_m: float, y_m: float, yaw_rad: float, t0_s: float) -> Motion:
     """A body at rest at a pose (a parked vehicle)."""
-    path = Path.from_points([[x_m, y_m], [x_m + 1e-3 * math.cos(yaw_rad), y_m + 1e-3 * math.sin(yaw_rad)]])
+    path = CoarsePath.from_points([[x_m, y_m], [x_m + 1e-3 * math.cos(yaw_rad), y_m + 1e-3 * math.sin(yaw_rad)]])
     return Motion(path, SpeedProfile.constant(t0_s, 0.0, 0.0))
 
 
@@ -304,7 +305,7 @@ class TemplateGeometry:
         shapely.prepare(poly)
         return poly
 
-    def route_path(self, lanes: Sequence[str], offset_m: float = 0.0) -> Path:
+    def route_path(self, lanes: Sequence[str], offset_m: float = 0.0) -> CoarsePath:
         """Centreline of a lane sequence, joined end to start; with ``offset_m`` the line that far to its left
         (+) or right (-), sampled every :data:`OFFSET_STEP_M` (a vehicle holding a lateral offset in its lane)."""
         cache = self.__dict__.setdefault("_routes", {})
@@ -314,11 +315,12 @@ class TemplateGeometry:
                 centre = self.route_path(lanes)
                 s = np.unique(np.concatenate([np.arange(0.0, centre.length_m, OFFSET_STEP_M), [centre.length_m]]))
                 x, y, yaw = centre.xy_yaw(s)
-                cache[key] = Path.from_points(np.stack([x - np.sin(yaw) * offset_m, y + np.cos(yaw) * offset_m], axis=1))
+                offset = np.stack([x - np.sin(yaw) * offset_m, y + np.cos(yaw) * offset_m], axis=1)
+                cache[key] = CoarsePath.from_points(offset)
             else:
                 graph = self.template.lane_graph
                 pts = np.concatenate([graph.lane(lane).points for lane in key])
-                cache[key] = Path.from_points(pts)
+                cache[key] = CoarsePath.from_points(pts)
         return cache[key]
 
     def site_area(self, site: ParkingSite, tolerance_m: float) -> Polygon:

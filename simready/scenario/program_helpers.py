@@ -19,7 +19,7 @@ from shapely.geometry import LineString, Polygon
 
 from simready.scenario.context import ProgramContext
 from simready.scenario.environment import independent_environment
-from simready.scenario.geometry import VEHICLE_SURFACES, Motion, Path, SpeedProfile, rect_polygon
+from simready.scenario.geometry import VEHICLE_SURFACES, CoarsePath, Motion, SpeedProfile, rect_polygon
 from simready.scenario.ladder import Body, Proposal, Scene
 from simready.scenario.program_base import (
     Draws,
@@ -152,7 +152,7 @@ def supported_region(ctx: ProgramContext, region: shapely.Geometry, surfaces: Se
 # --- paths and the decision -------------------------------------------------------------------------
 
 
-def lane_change_path(ctx: ProgramContext, src: str, dst: str, s_start_m: float, length_m: float) -> Path:
+def lane_change_path(ctx: ProgramContext, src: str, dst: str, s_start_m: float, length_m: float) -> CoarsePath:
     """The source lane's centreline, blended sinusoidally into the destination lane over ``length_m`` from
     ``s_start_m`` (source-lane arc length), then the destination lane to its end."""
     a, b = ctx.geometry.route_path((src,)), ctx.geometry.route_path((dst,))
@@ -166,7 +166,7 @@ def lane_change_path(ctx: ProgramContext, src: str, dst: str, s_start_m: float, 
     pb = np.stack([bx, by], axis=1)
     u = np.clip((s - s_start_m) / max(length_m, 1e-6), 0.0, 1.0)
     w = 0.5 - 0.5 * np.cos(math.pi * u)
-    return Path.from_points((1 - w)[:, None] * pa + w[:, None] * pb)
+    return CoarsePath.from_points((1 - w)[:, None] * pa + w[:, None] * pb)
 
 
 #: The realized key the simulation reads the decision (the checkpoint of the matched branches) from.
@@ -208,7 +208,7 @@ def independent_vehicle_baseline(program: IntentProgram, ctx: ProgramContext, sa
     lanes = (t.lane_graph.nearest(x, y)[0],)
     far = (x + 500 * math.cos(yaw), y + 500 * math.sin(yaw))
     length, width, height = lwh(ctx, asset)
-    motion = Motion(Path.from_points([(x, y), far]),
+    motion = Motion(CoarsePath.from_points([(x, y), far]),
                     SpeedProfile.from_phases(-warmup_s, 0.0, v, [(t_action + warmup_s, 0.0), (0.0, -decel)]))
     other_actor = actor(ctx, other, kind="vehicle", role="agent", asset_id=asset, pose=(x, y, yaw), speed_mps=v,
                         cruise_mps=v, route=lanes, tags=[other],

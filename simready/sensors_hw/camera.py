@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from simready.records import Pinhole
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry, box_corners
 
@@ -52,35 +53,18 @@ SHADOW_BIAS_M = 2e-3
 SHADOW_RANGE_M = 2000.0
 
 
-@dataclass(frozen=True)
-class Intrinsics:
-    """Pinhole intrinsics in pixels (pixel centres at integers)."""
-
-    width_px: int
-    height_px: int
-    fx: float
-    fy: float
-    cx: float
-    cy: float
-
-    @classmethod
-    def of(cls, model: CameraModel) -> "Intrinsics":
-        f = (model.width_px / 2.0) / math.tan(math.radians(model.hfov_deg) / 2.0)
-        return cls(model.width_px, model.height_px, f, f, (model.width_px - 1) / 2.0, (model.height_px - 1) / 2.0)
-
-    @property
-    def K(self) -> NDArray[np.float64]:
-        return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
-
-    def to_json(self) -> dict[str, Any]:
-        return {"width_px": self.width_px, "height_px": self.height_px, "fx": self.fx, "fy": self.fy,
-                "cx": self.cx, "cy": self.cy, "pixel_centres": "integer", "model": "pinhole"}
+@lru_cache(maxsize=8)
+def pinhole(model: CameraModel) -> Pinhole:
+    """The camera's pinhole intrinsics in pixels (pixel centres at integers; see the module's conventions)."""
+    f = (model.width_px / 2.0) / math.tan(math.radians(model.hfov_deg) / 2.0)
+    return Pinhole(width_px=model.width_px, height_px=model.height_px, fx=f, fy=f, cx=(model.width_px - 1) / 2.0,
+                   cy=(model.height_px - 1) / 2.0, pixel_centres="integer", model="pinhole")
 
 
 @lru_cache(maxsize=8)
 def pixel_rays(model: CameraModel) -> NDArray[np.float64]:
     """(H, W, 3) unit ray directions through pixel centres, optical frame (read-only, cached)."""
-    k = Intrinsics.of(model)
+    k = pinhole(model)
     u = (np.arange(k.width_px) - k.cx) / k.fx
     v = (np.arange(k.height_px) - k.cy) / k.fy
     d = np.empty((k.height_px, k.width_px, 3))
@@ -98,7 +82,7 @@ def project(model: CameraModel, points_cam: ArrayLike) -> tuple[NDArray[np.float
     Points with z ≤ 0 (behind the camera) get NaN pixel coordinates.
     """
     p = np.asarray(points_cam, np.float64).reshape(-1, 3)
-    k = Intrinsics.of(model)
+    k = pinhole(model)
     z = p[:, 2]
     safe = np.where(z > 0.0, z, np.nan)
     uv = np.stack([k.cx + k.fx * p[:, 0] / safe, k.cy + k.fy * p[:, 1] / safe], axis=1)
@@ -109,7 +93,7 @@ def unproject(model: CameraModel, uv: ArrayLike, depth_m: ArrayLike) -> NDArray[
     """Pixel coords (N, 2) and z-depth (N,) → optical-frame points (N, 3)."""
     uv = np.asarray(uv, np.float64).reshape(-1, 2)
     z = np.asarray(depth_m, np.float64).reshape(-1)
-    k = Intrinsics.of(model)
+    k = pinhole(model)
     return np.stack([(uv[:, 0] - k.cx) / k.fx * z, (uv[:, 1] - k.cy) / k.fy * z, z], axis=1)
 
 
@@ -146,7 +130,7 @@ def _distortion_taps(model: CameraModel) -> tuple[NDArray[np.int64], NDArray[np.
     Output pixel (u_d, v_d) is undistorted to find where it lies in the
     pinhole image; weights of taps outside the pinhole image are 0.
     """
-    k = Intrinsics.of(model)
+    k = pinhole(model)
     w, h = k.width_px, k.height_px
     u, v = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
     xy_d = np.stack([(u - k.cx) / k.fx, (v - k.cy) / k.fy], axis=-1)
@@ -373,7 +357,7 @@ class FramePasses:
     t0_s: float
     sample_times_s: NDArray[np.float64]
     T_world_camera: NDArray[np.float64]
-    intrinsics: Intrinsics
+    intrinsics: Pinhole
     depth: NDArray[np.float32] | None
     id: NDArray[np.uint32] | None
     semantic: NDArray[np.uint16] | None
@@ -418,7 +402,7 @@ def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> Cal
     can see it. A box straddling the camera plane keeps the whole row; a box
     wholly nearer than the near plane keeps none.
     """
-    k = Intrinsics.of(model)
+    k = pinhole(model)
     h, w = k.height_px, k.width_px
     # Optical axes in world per row (3, H) and the origin's coordinates along them.
     axes = [np.ascontiguousarray(T_rows[:, :3, i].T) for i in range(3)]
@@ -505,7 +489,7 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     if "rgb" in wanted:
         radiance = shade(scene, rig, model, hits, lighting or Lighting(), T_rows, ignore=ignore)
         rgb = finish_rgb(model, radiance.reshape(h, w, 3))
-    return FramePasses(camera_name, float(t0_s), times, T_rows, Intrinsics.of(model), depth, ids, semantic, rgb, hits)
+    return FramePasses(camera_name, float(t0_s), times, T_rows, pinhole(model), depth, ids, semantic, rgb, hits)
 
 
 def z_depth(hits: Hits, T_rows: NDArray[np.float64]) -> NDArray[np.float32]:
@@ -587,7 +571,7 @@ def _headlight_irradiance(rig: Rig, lighting: Lighting, p: NDArray, n: NDArray, 
 @lru_cache(maxsize=8)
 def _vignette(model: CameraModel) -> NDArray[np.float32]:
     """(H, W, 1) gain: 1 at the centre, 1 − vignette at the corners, quadratic in radius."""
-    k = Intrinsics.of(model)
+    k = pinhole(model)
     u = (np.arange(k.width_px) - k.cx) / (k.width_px / 2.0)
     v = (np.arange(k.height_px) - k.cy) / (k.width_px / 2.0)
     r2 = (u[None, :] ** 2 + v[:, None] ** 2) / (1.0 + (k.height_px / k.width_px) ** 2)

@@ -1,6 +1,6 @@
 """Reference paths that controllers track: lane chains (vehicles, cyclists) and walk routes (pedestrians).
 
-A :class:`Path` is a polyline in the world frame (metres) with arc length
+A :class:`ReferencePath` is a polyline in the world frame (metres) with arc length
 ``u`` from its first point. A lane-chain path is its lanes' centrelines in
 travel order, each copied verbatim, so on lane ℓ the lane's own arc length
 is ``s = u − lane_u0[ℓ]``. A walk path is the walkable-graph nodes in order,
@@ -34,7 +34,7 @@ _COINCIDENT_M = 1e-6
 
 
 @dataclass(frozen=True, eq=False)
-class Path(Polyline):
+class ReferencePath(Polyline):
     """A controller's reference path: the :class:`~simready.world.polyline.Polyline` primitive (``u`` is its arc
     length ``s``, ``d`` its lateral offset ``t``) plus the lanes it runs on.
 
@@ -159,7 +159,7 @@ def fillet(points: list[tuple[float, float]], radius_m: float) -> tuple[list[tup
 
 
 def _build(key: tuple, pts: list[tuple[float, float]], seg_lane: list[int], radius_m: float, *,
-           lanes: tuple[str, ...] = (), lane_vertex: tuple[int, ...] = (), ends_on_map: bool = True) -> Path:
+           lanes: tuple[str, ...] = (), lane_vertex: tuple[int, ...] = (), ends_on_map: bool = True) -> ReferencePath:
     """A path through ``pts`` (corners rounded); ``lane_vertex[k]`` is the raw vertex where ``lanes[k]`` starts."""
     new_pts, origin, vertex = fillet(pts, radius_m)
     points = np.asarray(new_pts, dtype=np.float64)
@@ -179,7 +179,7 @@ def _build(key: tuple, pts: list[tuple[float, float]], seg_lane: list[int], radi
     u0 = tuple(float(cum[vertex[v]]) for v in lane_vertex)
     for arr in (points, cum, lane_of):
         arr.setflags(write=False)
-    return Path(points, cum, delta / seg_len[:, None], key=key, seg_lane=lane_of, lanes=lanes, lane_u0=u0,
+    return ReferencePath(points, cum, delta / seg_len[:, None], key=key, seg_lane=lane_of, lanes=lanes, lane_u0=u0,
                 ends_on_map=ends_on_map, _lane_index={lane: i for i, lane in enumerate(lanes)})
 
 
@@ -200,7 +200,7 @@ def continue_route(graph: LaneGraph, lanes: Sequence[str]) -> tuple[tuple[str, .
     return tuple(chain), True
 
 
-def lane_path(graph: LaneGraph, lanes: Sequence[str], lane_index: dict[str, int]) -> Path:
+def lane_path(graph: LaneGraph, lanes: Sequence[str], lane_index: dict[str, int]) -> ReferencePath:
     """The path along ``lanes`` (each must succeed the previous), continued past its end.
 
     Consecutive lanes that meet exactly share a vertex; a small gap (within
@@ -229,7 +229,8 @@ def lane_path(graph: LaneGraph, lanes: Sequence[str], lane_index: dict[str, int]
                   lane_vertex=tuple(first_vertex), ends_on_map=on_map)
 
 
-def walk_path(start_xy: tuple[float, float], nodes: Sequence[str], node_xy: dict[str, tuple[float, float]]) -> Path:
+def walk_path(start_xy: tuple[float, float], nodes: Sequence[str],
+              node_xy: dict[str, tuple[float, float]]) -> ReferencePath:
     """Straight legs from ``start_xy`` through each node, corners rounded; a node on top of the start is skipped."""
     pts = [(float(start_xy[0]), float(start_xy[1]))]
     for n in nodes:
@@ -243,7 +244,7 @@ def walk_path(start_xy: tuple[float, float], nodes: Sequence[str], node_xy: dict
     return _build(key, pts, [-1] * (len(pts) - 1), WALK_FILLET_M)
 
 
-def fixed_path(x: float, y: float, yaw: float) -> Path:
+def fixed_path(x: float, y: float, yaw: float) -> ReferencePath:
     """A 1 mm stub at a pose: the 'path' of a parked actor, so its heading is its yaw."""
     p1 = (x + 1e-3 * math.cos(yaw), y + 1e-3 * math.sin(yaw))
     return _build(("fixed", round(x, 9), round(y, 9), round(yaw, 9)), [(x, y), p1], [-1], 0.0)
@@ -252,7 +253,7 @@ def fixed_path(x: float, y: float, yaw: float) -> Path:
 _HEADINGS: dict[tuple[tuple, float, bytes], F] = {}
 
 
-def chord_headings(path: Path, chord_m: float) -> F:
+def chord_headings(path: ReferencePath, chord_m: float) -> F:
     """Unwrapped heading (rad) at every vertex of the chord from ``u − L/2`` to ``u + L/2`` (see :mod:`simready.sim.kinematics`).
 
     Cached by (path key, chord, a digest of its points): two maps may name different lanes alike (every imported
@@ -300,7 +301,7 @@ class PathTable:
     (the views, the recorder) passes the same ``u`` array.
     """
 
-    paths: tuple[Path, ...]
+    paths: tuple[ReferencePath, ...]
     stride: int
     base: NDArray[np.int64]
     pts: F
@@ -316,7 +317,8 @@ class PathTable:
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def build(cls, paths: Sequence[Path], lane_ids: Sequence[str], chords: Sequence[float] | None = None) -> PathTable:
+    def build(cls, paths: Sequence[ReferencePath], lane_ids: Sequence[str],
+              chords: Sequence[float] | None = None) -> PathTable:
         n = len(paths)
         stride = max(len(p.seg_dir) for p in paths) + 1
         pts = np.zeros((n, stride, 2))

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from simready.atomic import write_bytes_atomic
 from simready.world.template import WorldTemplate
 from simready.world.frames import footprint_corners
-from simready.world.template_plot import _draw_lanes, _draw_regions
+from simready.world.template_plot import draw_lanes, draw_regions
 
 ACTOR_COLOURS = {"ego": "#d9480f", "parked": "#495057", "agent": "#1c7ed6"}
 BRANCH_STYLES = {"brake": ("#2b8a3e", "-"), "coast": ("#c92a2a", "--")}
@@ -50,8 +50,8 @@ def plot_rollout(
     fig = Figure(figsize=(10, max(3.0, 10 * (hi[1] - lo[1]) / max(hi[0] - lo[0], 1.0))))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
-    _draw_regions(ax, template)
-    _draw_lanes(ax, template)
+    draw_regions(ax, template)
+    draw_lanes(ax, template)
     for actor_id, p in sorted(paths.items()):
         if not len(p):
             continue

@@ -45,7 +45,7 @@ from simready.scenario.manifest import (
     manifest_hash,
 )
 from simready.sim import constants as C
-from simready.sim.paths import Path, fixed_path, lane_path, walk_path
+from simready.sim.paths import ReferencePath, fixed_path, lane_path, walk_path
 from simready.world.routing import route_issue
 from simready.world.template import WorldTemplate, template_hash
 
@@ -200,7 +200,7 @@ class Scene:
     actors: ActorTable
     lane_ids: tuple[str, ...]
     lane_widths: F
-    initial_paths: tuple[Path, ...]
+    initial_paths: tuple[ReferencePath, ...]
     initial_u: F
     initial_d: F
     signals: SignalTable
@@ -212,7 +212,7 @@ class Scene:
     catalog: Any
     config: dict[str, Any]
     config_hash: str
-    _paths: dict[tuple, Path] = field(default_factory=dict, repr=False)
+    _paths: dict[tuple, ReferencePath] = field(default_factory=dict, repr=False)
 
     @property
     def dt(self) -> float:
@@ -231,7 +231,7 @@ class Scene:
     def lane_index(self) -> dict[str, int]:
         return {lane: i for i, lane in enumerate(self.lane_ids)}
 
-    def path(self, key: tuple) -> Path:
+    def path(self, key: tuple) -> ReferencePath:
         """The path with this key (cached; built deterministically from the key)."""
         p = self._paths.get(key)
         if p is None:
@@ -239,15 +239,15 @@ class Scene:
             self._paths[key] = p
         return p
 
-    def lane_path(self, lanes: tuple[str, ...]) -> Path:
+    def lane_path(self, lanes: tuple[str, ...]) -> ReferencePath:
         p = lane_path(self.template.lane_graph, lanes, self.lane_index)
         return self._paths.setdefault(p.key, p)
 
-    def walk_path(self, start_xy: tuple[float, float], nodes: tuple[str, ...]) -> Path:
+    def walk_path(self, start_xy: tuple[float, float], nodes: tuple[str, ...]) -> ReferencePath:
         p = walk_path(start_xy, _expand_walk(self.template, nodes), self.template.walk_graph.nodes)
         return self._paths.setdefault(p.key, p)
 
-    def kerb_u(self, path: Path) -> float:
+    def kerb_u(self, path: ReferencePath) -> float:
         """Arc length at which a walk path first enters the roadway (inf if it never does)."""
         if self.kerb_regions is None or path.key[0] != "walk":
             return math.inf
@@ -260,7 +260,7 @@ class Scene:
         return float(min(line.project(Point(c)) for g in getattr(inside, "geoms", [inside]) for c in g.coords))
 
 
-def _path_from_key(scene: Scene, key: tuple) -> Path:
+def _path_from_key(scene: Scene, key: tuple) -> ReferencePath:
     if key[0] == "lanes":
         return lane_path(scene.template.lane_graph, key[1:], scene.lane_index)
     if key[0] == "walk":
@@ -471,7 +471,7 @@ def _actor_table(m: ScenarioManifest) -> ActorTable:
 
 
 def _initial_path(m: ScenarioManifest, template: WorldTemplate, lane_index: dict[str, int], actor: Any,
-                  where: str) -> tuple[Path, float, float]:
+                  where: str) -> tuple[ReferencePath, float, float]:
     pose = actor.initial.pose
     if actor.role == "parked":
         return fixed_path(pose.x, pose.y, pose.yaw), 0.0, 0.0

@@ -100,7 +100,7 @@ class PathCoords:
     """Each actor's place on its reference path (what controllers and lane metrics use).
 
     Attributes:
-        path_keys: the path each actor follows (see :class:`simready.sim.paths.Path`).
+        path_keys: the path each actor follows (see :class:`simready.sim.paths.ReferencePath`).
         u: (N,) arc length along the path, m. For the dynamic ego it is the
             projection of the body onto the path, never integrated separately.
         d: (N,) lateral offset, m, + left of travel.

@@ -60,7 +60,8 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from simready.sensors_hw.camera import (FramePasses, Intrinsics, camera_poses, distort_normalized, pixel_rays,
+from simready.records import Pinhole
+from simready.sensors_hw.camera import (FramePasses, camera_poses, distort_normalized, pinhole, pixel_rays,
                                         projection_prefilter, row_times)
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
@@ -106,8 +107,8 @@ class FrameView:
         return cls(frame.camera, model, tick, frame.t0_s, frame.sample_times_s, frame.T_world_camera)
 
     @property
-    def intrinsics(self) -> Intrinsics:
-        return Intrinsics.of(self.model)
+    def intrinsics(self) -> Pinhole:
+        return pinhole(self.model)
 
     @property
     def global_shutter(self) -> bool:
@@ -129,7 +130,7 @@ def distorted_uv(model: CameraModel, uv: NDArray[np.float64]) -> NDArray[np.floa
     """Pinhole pixel coordinates (N, 2) → the RGB image's (Brown distortion; identity with the lens off)."""
     if model.distortion_k1 == 0.0 and model.distortion_k2 == 0.0:
         return uv.copy()
-    k = Intrinsics.of(model)
+    k = pinhole(model)
     xy = np.stack([(uv[:, 0] - k.cx) / k.fx, (uv[:, 1] - k.cy) / k.fy], axis=1)
     xy_d = distort_normalized(xy, model.distortion_k1, model.distortion_k2)
     return np.stack([k.cx + k.fx * xy_d[:, 0], k.cy + k.fy * xy_d[:, 1]], axis=1)
@@ -251,6 +252,22 @@ def camera_coords(view: FrameView, rows: NDArray[np.int64], p: NDArray[np.float6
     return out
 
 
+def _static_placed(scene: SceneGeometry, body: NDArray[np.intp], p_body: NDArray[np.float64],
+                   world_static: NDArray[np.float64] | None
+                   ) -> tuple[NDArray[np.intp], NDArray[np.bool_], NDArray[np.float64]]:
+    """``(body, static, world)`` of points to project: the owning bodies, which of them are static, and
+    (N, 3) world positions whose rows on static bodies are final (``world_static``'s, or placed from
+    ``p_body``); the rows on moving bodies are for the row iteration to place."""
+    body = np.asarray(body, np.intp)
+    static = static_bodies(scene)[body]
+    if world_static is None:
+        world = np.empty((len(body), 3))
+        world[static] = static_world_points(scene, body[static], p_body[static])
+    else:
+        world = np.array(world_static, np.float64)
+    return body, static, world
+
+
 def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
                         *, world_static: NDArray[np.float64] | None = None,
                         row_guess: NDArray[np.int64] | None = None) -> Projection:
@@ -271,13 +288,7 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
     k = view.intrinsics
     h = k.height_px
     n = len(body)
-    body = np.asarray(body, np.intp)
-    static = static_bodies(scene)[body]
-    if world_static is None:
-        world = np.empty((n, 3))
-        world[static] = static_world_points(scene, body[static], p_body[static])
-    else:
-        world = np.array(world_static, np.float64)  # rows on moving bodies are placed by the kernel
+    body, static, world = _static_placed(scene, body, p_body, world_static)  # moving rows: placed by the kernel
     moving_bodies = np.unique(body[~static])
     slot_of_body = np.full(len(scene.bodies), -1, np.int64)
     slot_of_body[moving_bodies] = np.arange(len(moving_bodies))
@@ -301,27 +312,12 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
 def project_body_points_numpy(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
                         *, world_static: NDArray[np.float64] | None = None,
                         row_guess: NDArray[np.int64] | None = None) -> Projection:
-    """:func:`project_body_points` as full-array numpy passes: the bit reference of the compiled one.
-
-    Args:
-        body, p_body: (N,) owning bodies and (N, 3) points in their body frames (rows on static
-            bodies may be NaN when ``world_static`` is given).
-        world_static: (N, 3) the points' world positions, used for the rows on static bodies (a
-            static point is where it was: passing the source frame's world points makes the scene
-            displacement of static geometry exactly zero by construction).
-        row_guess: start of the row iteration (e.g. the source pixel's row for a neighbouring
-            frame); it only speeds up the iteration, the settled rows do not depend on it.
-    """
+    """:func:`project_body_points` (the same arguments) as full-array numpy passes: the bit reference of the
+    compiled one."""
     k = view.intrinsics
-    h, w = k.height_px, k.width_px
+    h = k.height_px
     n = len(body)
-    body = np.asarray(body, np.intp)
-    static = static_bodies(scene)[body]
-    if world_static is None:
-        world = np.empty((n, 3))
-        world[static] = static_world_points(scene, body[static], p_body[static])
-    else:
-        world = np.array(world_static, np.float64)  # rows on moving bodies are placed below
+    body, static, world = _static_placed(scene, body, p_body, world_static)  # moving rows: placed below
     present = np.ones(n, bool)
     moving = np.flatnonzero(~static)
     # Moving bodies: their pose at every row time of this frame, gathered per point by row.

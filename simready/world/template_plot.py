@@ -8,6 +8,10 @@ pose with its rig mount points and camera field-of-view wedges.
 Uses matplotlib's object API with the Agg canvas directly — no ``pyplot``,
 so no global backend or figure state is touched (safe in Dagster workers
 and tests running in parallel).
+
+The ``draw_*`` helpers draw one layer onto a matplotlib axes and return its
+legend handles; :mod:`simready.sim.rollout_plot` draws the map under a
+rollout with them.
 """
 
 from __future__ import annotations
@@ -83,11 +87,11 @@ def plot_template(
     fig = Figure(figsize=_figure_size(template.bounds))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    handles = _draw_regions(ax, template)
-    handles += _draw_instances(ax, template, dims)
-    handles += _draw_lanes(ax, template)
-    handles += _draw_walkable(ax, template)
-    handles += _draw_ego(ax, template, dims)
+    handles = draw_regions(ax, template)
+    handles += draw_instances(ax, template, dims)
+    handles += draw_lanes(ax, template)
+    handles += draw_walkable(ax, template)
+    handles += draw_ego(ax, template, dims)
     ax.set_aspect("equal")
     xmin, ymin, xmax, ymax = template.bounds
     pad = 3.0
@@ -109,7 +113,8 @@ def _figure_size(bounds: tuple[float, float, float, float]) -> tuple[float, floa
     return FIGURE_WIDTH_IN, float(np.clip(FIGURE_WIDTH_IN * aspect, 3.0, FIGURE_WIDTH_IN))
 
 
-def _draw_regions(ax, template: WorldTemplate) -> list:
+def draw_regions(ax, template: WorldTemplate) -> list:
+    """Fill the template's regions by type; legend handles for the types present."""
     present = []
     for region in template.regions:
         colour = REGION_COLOURS[region.type]
@@ -120,7 +125,8 @@ def _draw_regions(ax, template: WorldTemplate) -> list:
     return [Patch(facecolor=REGION_COLOURS[t], edgecolor="#555555", label=t) for t in present]
 
 
-def _draw_instances(ax, template: WorldTemplate, dims: Mapping[str, tuple[float, float]]) -> list:
+def draw_instances(ax, template: WorldTemplate, dims: Mapping[str, tuple[float, float]]) -> list:
+    """Outline each instance's footprint (``dims``: ``{asset id: (length_m, width_m)}``), filled for solid families."""
     for inst in template.instances:
         family, _ = parse_asset_id(inst.asset)
         length, width = dims.get(inst.asset, UNKNOWN_FOOTPRINT_M)
@@ -132,7 +138,8 @@ def _draw_instances(ax, template: WorldTemplate, dims: Mapping[str, tuple[float,
     return [Patch(facecolor="none", edgecolor=FAMILY_COLOURS["road_surface"], label="instance footprint")]
 
 
-def _draw_lanes(ax, template: WorldTemplate) -> list:
+def draw_lanes(ax, template: WorldTemplate) -> list:
+    """Lane centrelines with direction arrows, and the signals' stop lines."""
     graph = template.lane_graph
     for lane in graph.lanes.values():
         ax.plot(lane.points[:, 0], lane.points[:, 1], color=LANE_COLOUR, linewidth=1.0, zorder=3)
@@ -152,7 +159,8 @@ def _draw_lanes(ax, template: WorldTemplate) -> list:
     return handles
 
 
-def _draw_walkable(ax, template: WorldTemplate) -> list:
+def draw_walkable(ax, template: WorldTemplate) -> list:
+    """The walkable graph's edges and nodes."""
     walk = template.walk_graph
     for a, neighbours in walk.adjacency.items():
         for b in neighbours:
@@ -164,7 +172,8 @@ def _draw_walkable(ax, template: WorldTemplate) -> list:
     return [Line2D([], [], color=WALK_COLOUR, linestyle="--", marker=".", label="walkable graph")]
 
 
-def _draw_ego(ax, template: WorldTemplate, dims: Mapping[str, tuple[float, float]]) -> list:
+def draw_ego(ax, template: WorldTemplate, dims: Mapping[str, tuple[float, float]]) -> list:
+    """The ego at its start pose, its rig's mount points and each camera's field-of-view wedge."""
     ego = template.ego
     x, y, yaw = template.lane_graph.pose_at(ego.route[0], ego.start_s_m)
     T_world_body = pose_2d(x, y, yaw)

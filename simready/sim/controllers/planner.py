@@ -34,7 +34,7 @@ from simready.sim import junctions
 from simready.sim import planner_kernels as pk
 from simready.sim.controllers import actuation, lateral, longitudinal, pedestrian
 from simready.sim.observe import TickView
-from simready.sim.paths import Path, PathTable
+from simready.sim.paths import PathTable, ReferencePath
 from simready.sim.scene import ActorTable, Scene
 from simready.sim.state import ControlState, GapGoal, PedMemory, set_indices, with_changes
 
@@ -58,7 +58,7 @@ class RouteTable:
     memo: dict[str, tuple[tuple, NDArray[np.int64]]] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def build(cls, scene: Scene, paths: tuple[Path, ...]) -> RouteTable:
+    def build(cls, scene: Scene, paths: tuple[ReferencePath, ...]) -> RouteTable:
         stops: list[list[tuple[float, int]]] = []
         graph = scene.template.lane_graph
         by_lane = junctions.lane_conflicts(graph)
