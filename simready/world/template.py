@@ -205,17 +205,40 @@ def parse_template(data: Any, source: str | Path = "<memory>", *, yaml_root: Any
         raise TemplateError(source, "", "empty file: a template is a mapping of its sections")
     if not isinstance(data, Mapping):
         raise TemplateError(source, "", f"a template is a mapping at the top level, got {type(data).__name__}")
+    street = data.get("street")
+    if street is not None or "street" in data:
+        _check_street(street, source, yaml_root)
+        data = {k: v for k, v in data.items() if k != "street"}
     try:
         template = WorldTemplate.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise _located_error(source, yaml_root, _pydantic_loc(err["loc"], data), _pydantic_reason(err)) from None
+    if street is not None:
+        from simready.world.street import expand_street  # the street module reads templates: imported here
+
+        try:
+            template = expand_street(template)
+        except ValueError as exc:
+            raise _located_error(source, yaml_root, ("street",), str(exc)) from None
+        template._street = dict(street)
     template._source = source
     template._yaml_root = yaml_root
     errors = template_issues(template)
     if errors:
         raise errors[0]
     return template
+
+
+def _check_street(street: Any, source: str, yaml_root: Any) -> None:
+    """A ``street:`` section names the generator this code runs, exactly (see :mod:`simready.world.street`)."""
+    from simready.world.street import street_spec
+
+    expected = street_spec()
+    if street != expected:
+        raise _located_error(source, yaml_root, ("street",),
+                             f"a derived street is {expected} (this code's street generator), got {street!r}; "
+                             "re-import the map")
 
 
 def load_template(path: str | Path) -> WorldTemplate:
