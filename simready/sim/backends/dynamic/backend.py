@@ -161,7 +161,7 @@ class DynamicBackend(Backend):
         nx, ny = t.heights.shape
         lo, hi = float(t.heights.min()), float(t.heights.max())
         shape = w.call(p.createCollisionShape, p.GEOM_HEIGHTFIELD, meshScale=[t.cell, t.cell, 1.0],
-                       heightfieldData=t.heights.T.reshape(-1).tolist(), numHeightfieldRows=nx, numHeightfieldColumns=ny)
+                       heightfieldData=t.field, numHeightfieldRows=nx, numHeightfieldColumns=ny)
         centre = [t.x0 + 0.5 * (nx - 1) * t.cell, t.y0 + 0.5 * (ny - 1) * t.cell, 0.5 * (lo + hi)]
         body = w.call(p.createMultiBody, 0.0, shape, -1, centre, [0.0, 0.0, 0.0, 1.0])
         p.setCollisionFilterGroupMask(body, -1, GROUND_GROUP, GROUND_MASK, physicsClientId=cid)

@@ -13,12 +13,19 @@ collider is its own body (a contact or ray hit names its instance exactly),
 but bodies that share a shape and an orientation are created by one batched
 call; the plan is cached per template and catalog contract, so rebuilding a
 world in a restore costs a few milliseconds.
+
+Where the street is tilted onto a map's heights (:mod:`simready.world.street`),
+the slab gives way to one height field (:class:`Terrain`) sampled from the
+road and terrain tiles' top faces, for the same reason: one body, no seams
+between tiles; sidewalks, kerbs and blocks are bodies at their full
+orientation (yaw, pitch, roll).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -58,6 +65,11 @@ class Terrain:
     y0: float
     cell: float
     heights: Any
+
+    @cached_property
+    def field(self) -> list[float]:
+        """The heights in PyBullet's order (x fastest), built once per plan (a world is rebuilt on every restore)."""
+        return self.heights.T.reshape(-1).tolist()
 
 
 def _terrain(scene: Scene, floor: list[Any]) -> Terrain:
