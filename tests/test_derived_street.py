@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from simready import paths
 from simready.errors import TemplateError
 from simready.maps.template_yaml import template_yaml
 from simready.maps.xodr_import import import_opendrive
@@ -44,6 +45,10 @@ def test_the_derived_street_is_the_listed_one(straight, tmp_path):
     assert [i.model_dump() for i in derived.instances] == [i.model_dump() for i in listed.instances]
     assert [r.model_dump() for r in derived.regions] == [r.model_dump() for r in listed.regions]
     assert derived._street == st.street_spec()
+
+
+def paths_templates() -> list[Path]:
+    return list(paths.TEMPLATES_DIR.glob("*.yaml"))
 
 
 def test_the_street_generator_is_pinned(straight):
@@ -84,3 +89,63 @@ def test_the_fast_writer_writes_pyyamls_bytes():
     head = template_yaml(data).split("\n", 3)[3]
     assert head == _pyyaml(data)
     assert yaml.safe_load(head) == data
+
+
+# --- reading: the parser's events straight to data, the full path for anything unusual ---------------------------
+
+TRICKY = """\
+a: 1
+b: -0
+c: 007
+d: 1.5
+e: -2.0e-05
+f: 3e-5
+g: 1_000
+h: .5
+i: yes
+j: off
+k: ~
+l: null
+m: '12'
+n: "1.0"
+o: 2001-12-14
+p: 0x1F
+q: 1:30
+r: [1.0, -3, 4.0e+20, .inf, -.Inf, .nan]
+s: |
+  - [1.0, 2.0]
+  text
+t: plain text, with a comma
+u: {x: 1, y: [a, b, {c: d}]}
+v: !!str 5
+7: int key
+on: bool key
+1.5: float key
+"""
+
+
+@pytest.mark.parametrize("text", [TRICKY, *[p.read_text() for p in sorted(paths_templates())]])
+def test_the_fast_reader_reads_what_the_full_path_reads(text):
+    from simready.world import template as tm
+
+    fast = tm._fast_yaml(text)
+    loader = tm._TemplateLoader(text)
+    try:
+        full = loader.get_single_data()
+    finally:
+        loader.dispose()
+    if "!!str" in text:
+        assert fast is None  # a tag: the full path reads it
+        text = text.replace("v: !!str 5\n", "")
+        fast, full = tm._fast_yaml(text), yaml.load(text, Loader=tm._TemplateLoader)
+    assert fast is not None
+    assert json.dumps(fast, default=str, sort_keys=False) == json.dumps(full, default=str, sort_keys=False)
+    assert repr(fast) == repr(full)  # the same types (int 7 vs str '7', True vs 'on', nan) and order
+
+
+@pytest.mark.parametrize("text", ["a: 1\na: 2\n", "a: &x 1\nb: *x\n", "? [1, 2]\n: 3\n", "a: [1, 2\n", "", "---\na: 1\n---\nb: 2\n",
+                                  "a: 1\n1: 2\n'1': 3\n", "a: 1\n1: 2\n1.0: 3\n", "a: {x: 1}\n? {b: 1}\n: 2\n"])
+def test_anything_unusual_takes_the_full_path(text):
+    from simready.world import template as tm
+
+    assert tm._fast_yaml(text) is None
