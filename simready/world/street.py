@@ -876,13 +876,17 @@ def derived_street(data: dict[str, Any]) -> dict[str, Any]:
 #: Pose's fields in their declared order (a dump lists them so) with their defaults (x and y are always given).
 _POSE_DEFAULTS = {"x": None, "y": None, "z": 0.0, "yaw_deg": 0.0, "pitch_deg": None, "roll_deg": None}
 _INSTANCE_SET = frozenset({"name", "asset", "pose"})
+_PRIVATE_DEFAULTS: dict[Any, dict[str, Any]] = {}
 
 
 def _built(cls: Any, values: dict[str, Any], fields_set: Any, private: dict[str, Any] | None = None) -> Any:
     """A pydantic model from ``values`` holding every field, unvalidated: what ``model_construct`` does without
     resolving defaults per object (a quarter of loading a city's 160 000 derived instances). Private attributes
     take their defaults, then ``private``."""
-    defaults = {name: attr.get_default() for name, attr in (cls.__private_attributes__ or {}).items()}
+    defaults = _PRIVATE_DEFAULTS.get(cls)
+    if defaults is None:
+        defaults = _PRIVATE_DEFAULTS[cls] = {name: attr.get_default()
+                                             for name, attr in (cls.__private_attributes__ or {}).items()}
     obj = cls.__new__(cls)
     object.__setattr__(obj, "__dict__", values)
     object.__setattr__(obj, "__pydantic_fields_set__", set(fields_set))
