@@ -9,8 +9,9 @@ triangles. The city map (:func:`simready.testing.opendrive_cases.grid_city`:
 is imported in a fresh process, so that its peak resident memory is the
 import's own; it prints lanes, junctions, repairs and link reports beside
 the wall time (the target) and the CPU time (what a shared, loaded machine
-does not inflate), then ``simready template import`` end to end (import, street, YAML, the
-validation with its lane graph) in a child. Set ``SIMREADY_BENCH_MAPS`` to a ``:``-separated list of .xodr
+does not inflate); then, in another child, the import, the template write (its street derived at load, not
+listed: docs/scale.md) and the template load (the street built) one after the other; then ``simready template
+import`` end to end (import, YAML, the validation that loads the file back) in a child. Set ``SIMREADY_BENCH_MAPS`` to a ``:``-separated list of .xodr
 files (e.g. CARLA towns) to time those the same way.
 """
 
@@ -52,8 +53,48 @@ print(json.dumps({"s": dt, "cpu_s": dc, "mb": resource.getrusage(resource.RUSAGE
 """
 
 
-def _import_in_child(path: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, check=False,
+_TEMPLATE_CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+from simready.maps.template_yaml import template_yaml
+from simready.maps.xodr_import import import_opendrive
+from simready.world.street import derived_street
+from simready.world.template import load_template
+out = Path(sys.argv[2])
+clock = lambda: (time.perf_counter(), time.process_time())
+t0 = clock()
+data = derived_street(import_opendrive(sys.argv[1], "bench_city").data)
+t1 = clock()
+out.write_text(template_yaml(data), encoding="utf-8")
+t2 = clock()
+mb_write = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+template = load_template(out)
+t3 = clock()
+print(json.dumps({"import": [t1[0] - t0[0], t1[1] - t0[1]], "write": [t2[0] - t1[0], t2[1] - t1[1]],
+                  "load": [t3[0] - t2[0], t3[1] - t2[1]], "mb_write": mb_write,
+                  "mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+                  "file_mb": out.stat().st_size / 1e6, "instances": len(template.instances)}))
+"""
+
+
+def _print_template(label: str, path: Path, tmp: str) -> None:
+    """Import, template write (the street derived, not listed) and template load (the street built) of ``path``,
+    in a fresh child: wall (CPU) seconds each, the file's size, the instances the load gives and the peak
+    resident memory after the write and after the load. Target: import + write <= 10 s and <= 1 GB."""
+    got = _import_in_child(path, _TEMPLATE_CHILD, str(Path(tmp) / "bench_city.yaml"))
+    if "error" in got:
+        print(f"maps         template {label:<20}: {got['error']}")
+        return
+    (i_s, i_c), (w_s, w_c), (l_s, l_c) = got["import"], got["write"], got["load"]
+    ok = i_s + w_s <= CITY_IMPORT_BUDGET_S and got["mb_write"] <= CITY_IMPORT_BUDGET_MB
+    print(f"maps         template {label:<20} import {i_s:5.2f} s ({i_c:.2f} CPU) + write {w_s:5.2f} s ({w_c:.2f} CPU) "
+          f"{got['mb_write']:5.0f} MB peak (target <= {CITY_IMPORT_BUDGET_S:g} s, <= {CITY_IMPORT_BUDGET_MB:g} MB: "
+          f"{'met' if ok else 'MISSED'}); file {got['file_mb']:.1f} MB; load {l_s:5.2f} s ({l_c:.2f} CPU) "
+          f"{got['mb']:5.0f} MB peak, {got['instances']} instances")
+
+
+def _import_in_child(path: Path, child: str = _CHILD, *extra: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", child, str(path), *extra], capture_output=True, text=True, check=False,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     if out.returncode != 0:
         return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
@@ -111,6 +152,7 @@ def run() -> None:
         city = Path(tmp) / "grid_city.xodr"
         city.write_bytes(grid_city(CITY_GRID))
         _print_big(f"grid city {CITY_GRID}x{CITY_GRID}", city)
+        _print_template(f"grid city {CITY_GRID}x{CITY_GRID}", city, tmp)
         _print_end_to_end(f"grid city {CITY_GRID}x{CITY_GRID}", city, tmp)
         for extra in filter(None, os.environ.get("SIMREADY_BENCH_MAPS", "").split(":")):
             _print_big(Path(extra).name, Path(extra))

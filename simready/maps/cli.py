@@ -82,7 +82,7 @@ def _template_import(args: argparse.Namespace) -> int:
     from simready.maps.sites import fit_intent
     from simready.maps.template_yaml import template_yaml
     from simready.maps.xodr_import import import_opendrive
-    from simready.world.street import with_street
+    from simready.world.street import derived_street
     from simready.world.template_build import validate_template_file
 
     out = Path(args.out) if args.out else paths.TEMPLATES_DIR / f"{args.id}.yaml"
@@ -93,7 +93,8 @@ def _template_import(args: argparse.Namespace) -> int:
         data, site_lines = imported.data, []
         if args.intent is not None:
             data, site_lines = fit_intent(data, args.intent)
-        data = with_street(data, args.map)  # road, sidewalks, kerbs, markings, buildings: the map's static world
+        # Road, sidewalks, kerbs, markings, buildings: the map's static world, derived at load (not listed).
+        data = derived_street(data)
         staged.write_text(template_yaml(data), encoding="utf-8")
         certified, contracts = _certified()
         result = validate_template_file(staged, certified, contracts)

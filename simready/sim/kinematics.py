@@ -73,6 +73,7 @@ def path_bodies(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc: F,
     walk = walk_profile(scene, table)
     if walk is not None:
         K.walk_heights(*walk, 1.0 / C.PED_STEP_RAMP_M, u, v, np.ones(n, dtype=np.bool_), big)
+    tilt_on_ground(scene, big, n, yaw, present)
     return _bodies_from(big, n, present), yaw, slip
 
 
@@ -141,8 +142,51 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     walk = walk_profile(scene, table)
     if walk is not None:
         K.walk_heights(*walk, 1.0 / C.PED_STEP_RAMP_M, u1, v1, present, big)
+    tilt_on_ground(scene, big, n, yaw, present)
     return PathStep(_bodies_from(big, n, present), yaw, slip, u1, v1, a1,
                     frozenset(zip(pairs[:m, 0].tolist(), pairs[:m, 1].tolist())) if m else _NO_CONTACTS)
+
+
+def tilt_on_ground(scene: Scene, big: F, n: int, yaw: F, present: NDArray[np.bool_]) -> None:
+    """On a sloped ground (:attr:`~simready.sim.scene.GroundModel.sloped`), pitch and roll each vehicle with it.
+
+    The ground heights ``h`` under the body's front and back (± its
+    half-length along ``yaw``) and left and right (± its half-width) give
+    slopes ``sa`` along and ``sc`` across; the body's orientation becomes
+    ``Rz(yaw)·Ry(pitch)·Rx(roll)`` with pitch = −atan(sa) (nose up on a rise)
+    and roll = atan(sc / √(1 + sa²)) (as the street's tiles:
+    :func:`simready.world.street._tilts`), and its vertical velocity the
+    climb rate, horizontal speed × sa. Its z stays the ground under its
+    centre. Pedestrians, cyclists and absent actors stay as placed. Writes ``big`` in place
+    (pos, quat, vel, omega, 13·N).
+    """
+    g = scene.ground
+    a = scene.actors
+    if not g.sloped:
+        return
+    rows = np.flatnonzero(a.is_vehicle & np.asarray(present, dtype=bool))
+    if not g.sloped or n == 0 or len(rows) == 0:
+        return
+    pos = big[: 3 * n].reshape(n, 3)[rows]
+    quat = big[3 * n : 7 * n].reshape(n, 4)
+    vel = big[7 * n : 10 * n].reshape(n, 3)
+    psi = yaw[rows]
+    c, s = np.cos(psi), np.sin(psi)
+    hl, hw = a.hl[rows], a.hw[rows]
+    fwd = np.column_stack([c, s])
+    left = np.column_stack([-s, c])
+    xy = pos[:, :2]
+    h = g.at(np.vstack([xy + fwd * hl[:, None], xy - fwd * hl[:, None], xy + left * hw[:, None], xy - left * hw[:, None]]))
+    h = h.reshape(4, -1)
+    sa = (h[0] - h[1]) / (2.0 * hl)
+    sc = (h[2] - h[3]) / (2.0 * hw)
+    pitch, roll = -np.arctan(sa), np.arctan(sc / np.sqrt(1.0 + sa * sa))
+    sz, cz = np.sin(0.5 * psi), np.cos(0.5 * psi)
+    sp, cp = np.sin(0.5 * pitch), np.cos(0.5 * pitch)
+    sr, cr = np.sin(0.5 * roll), np.cos(0.5 * roll)
+    ax, ay, az, aw = -sz * sp, cz * sp, sz * cp, cz * cp  # Rz(yaw)·Ry(pitch)
+    quat[rows] = np.column_stack([aw * sr + ax * cr, ay * cr + az * sr, az * cr - ay * sr, aw * cr - ax * sr])
+    vel[rows, 2] = np.hypot(vel[rows, 0], vel[rows, 1]) * sa
 
 
 def _bodies_from(big: F, n: int, present: NDArray[np.bool_]) -> Bodies:

@@ -145,6 +145,9 @@ class GroundModel:
     x0: float
     y0: float
     heights: F
+    #: Whether any ground tile is tilted (a street laid on a map's heights): vehicles then pitch and roll with the
+    #: ground (:func:`simready.sim.kinematics.tilt_on_ground`); a level world's bodies stay exactly as before.
+    sloped: bool = False
 
     @cached_property
     def _lookup(self) -> tuple[F, NDArray[np.int64], F, NDArray[np.int64]]:
@@ -579,6 +582,7 @@ def _ground_model(template: WorldTemplate, catalog: Any) -> GroundModel:
     nx = int(math.ceil((xmax - xmin) / GROUND_RASTER_M)) + 1
     ny = int(math.ceil((ymax - ymin) / GROUND_RASTER_M)) + 1
     heights = np.zeros((nx, ny))
+    sloped = False
     if catalog is not None:
         gx = xmin + (np.arange(nx) + 0.5) * GROUND_RASTER_M
         gy = ymin + (np.arange(ny) + 0.5) * GROUND_RASTER_M
@@ -597,9 +601,19 @@ def _ground_model(template: WorldTemplate, catalog: Any) -> GroundModel:
             lx, ly = c * px + s * py, -s * px + c * py
             inside = (lx >= bx0) & (lx <= bx1) & (ly >= by0) & (ly <= by1)
             block = heights[ix, iy]
-            heights[ix, iy] = np.where(inside, np.maximum(block, inst.pose.z + bz1), block)
+            if inst.pose.level:
+                top = inst.pose.z + bz1
+            else:
+                sloped = True
+                # A tile tilted onto a sloped road (simready.world.street): its top face's plane at each cell
+                # (the footprint test above reads the tilt's projection as level: a second-order error).
+                R = inst.pose.rotation()
+                n = R[:, 2]
+                p0 = np.array([inst.pose.x, inst.pose.y, inst.pose.z]) + R @ np.array([0.0, 0.0, bz1])
+                top = p0[2] - (n[0] * (px + inst.pose.x - p0[0]) + n[1] * (py + inst.pose.y - p0[1])) / n[2]
+            heights[ix, iy] = np.where(inside, np.maximum(block, top), block)
     heights.setflags(write=False)
-    return GroundModel(xmin, ymin, heights)
+    return GroundModel(xmin, ymin, heights, sloped)
 
 
 def build_scene(manifest: ScenarioManifest, template: WorldTemplate, *, backend: str, catalog: Any = None) -> Scene:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,8 @@ def _format_loc(loc: Loc) -> str:
 
 def _yaml_line(root: Any, loc: Loc) -> int | None:
     """1-based line of the deepest YAML node on ``loc``."""
+    if isinstance(root, _LazyRoot):
+        root = root.node
     node, line = root, None
     for item in loc:
         if node is None:
@@ -169,8 +172,116 @@ def _check_node_tree(root: Any, source: str) -> None:
             stack.extend((item, loc + (i,)) for i, item in enumerate(node.value))
 
 
+#: Plain scalars read without PyYAML's resolver: floats as PyYAML writes them (``repr``, lower-case exponent with
+#: a sign) and decimal integers without leading zeros; both resolve exactly so in YAML 1.1.
+_PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+(?:e[-+][0-9]+)?")
+_PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+
+
+class _LazyRoot:
+    """The YAML node tree of a template read by :func:`_fast_yaml`, composed only when an error needs a line."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    @cached_property
+    def node(self) -> Any:
+        loader = _TemplateLoader(self._text)
+        try:
+            return loader.get_single_node()
+        finally:
+            loader.dispose()
+
+
+def _fast_yaml(text: str) -> Any:
+    """The data of ``text`` built straight from the parser's events, or None where anything needs the full path.
+
+    Why: composing every node (and resolving every scalar in Python) is most
+    of reading a city map's template (~13 MB: 19 s of 20). The events carry
+    what the data needs; numbers are matched by two patterns and every other
+    plain scalar resolves and constructs as the loader would. Anything the
+    full path checks or refuses — an anchor, an alias, a tag, a key given
+    twice, a key that is not a plain value, nesting at the depth limit, more
+    or less than one document, malformed YAML — returns None, and the full
+    path (:func:`_read_yaml`) reads the file and says what is wrong, as before.
+    """
+    loader = _TemplateLoader(text)
+    nokey = object()
+    scalar, map_start, map_end = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.MappingEndEvent
+    seq_start, seq_end = yaml.SequenceStartEvent, yaml.SequenceEndEvent
+    is_float, is_int = _PLAIN_FLOAT.fullmatch, _PLAIN_INT.fullmatch
+    try:
+        get = loader.get_event
+        if not isinstance(get(), yaml.StreamStartEvent) or not isinstance(get(), yaml.DocumentStartEvent):
+            return None
+        stack: list[list[Any]] = []  # [container, the key awaiting its value (nokey: none), a mapping's key texts]
+        root = None
+        while True:
+            ev = get()
+            kind = type(ev)
+            if kind is scalar:
+                if ev.anchor is not None or ev.tag is not None:
+                    return None
+                v = raw = ev.value
+                if ev.style:  # quoted or block: a string
+                    value = v
+                elif is_float(v):
+                    value = float(v)
+                elif is_int(v):
+                    value = int(v)
+                else:
+                    node = yaml.ScalarNode(loader.resolve(yaml.ScalarNode, v, ev.implicit), v, ev.start_mark,
+                                           ev.end_mark, ev.style)
+                    value = loader.construct_object(node, deep=True)
+            elif kind is map_start or kind is seq_start:
+                if ev.anchor is not None or ev.tag is not None or len(stack) + 1 >= MAX_DEPTH:
+                    return None
+                stack.append([{} if kind is map_start else [], nokey, set()])
+                continue
+            elif kind is map_end or kind is seq_end:
+                container, pending, _ = stack.pop()
+                if pending is not nokey:
+                    return None
+                value, raw = container, None
+            elif kind is yaml.DocumentEndEvent:
+                break
+            else:
+                return None  # an alias
+            if not stack:
+                root = value
+                continue
+            top = stack[-1]
+            container = top[0]
+            if type(container) is list:
+                container.append(value)
+            elif top[1] is nokey:
+                # The full path refuses a key text given twice ('1' and 1 too) and keeps the last of two keys
+                # that construct equal (1 and 1.0): both are left to it.
+                if raw is None or raw in top[2] or value is None or not isinstance(value, (str, int, float)) \
+                        or value in container:
+                    return None
+                top[2].add(raw)
+                top[1] = value
+            else:
+                container[top[1]] = value
+                top[1] = nokey
+        if root is None or not isinstance(get(), yaml.StreamEndEvent):
+            return None
+        return root
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+
+
 def _read_yaml(text: str, source: str) -> tuple[Any, Any]:
-    """(data, root node); malformed YAML raises a TemplateError with the line."""
+    """(data, root node); malformed YAML raises a TemplateError with the line.
+
+    The root may be a :class:`_LazyRoot` (the fast path, :func:`_fast_yaml`): its ``node`` composes the tree.
+    """
+    data = _fast_yaml(text)
+    if data is not None:
+        return data, _LazyRoot(text)
     try:
         loader = _TemplateLoader(text)
         try:
@@ -205,17 +316,40 @@ def parse_template(data: Any, source: str | Path = "<memory>", *, yaml_root: Any
         raise TemplateError(source, "", "empty file: a template is a mapping of its sections")
     if not isinstance(data, Mapping):
         raise TemplateError(source, "", f"a template is a mapping at the top level, got {type(data).__name__}")
+    street = data.get("street")
+    if street is not None or "street" in data:
+        _check_street(street, source, yaml_root)
+        data = {k: v for k, v in data.items() if k != "street"}
     try:
         template = WorldTemplate.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise _located_error(source, yaml_root, _pydantic_loc(err["loc"], data), _pydantic_reason(err)) from None
+    if street is not None:
+        from simready.world.street import expand_street  # the street module reads templates: imported here
+
+        try:
+            template = expand_street(template)
+        except ValueError as exc:
+            raise _located_error(source, yaml_root, ("street",), str(exc)) from None
+        template._street = dict(street)
     template._source = source
     template._yaml_root = yaml_root
     errors = template_issues(template)
     if errors:
         raise errors[0]
     return template
+
+
+def _check_street(street: Any, source: str, yaml_root: Any) -> None:
+    """A ``street:`` section names the generator this code runs, exactly (see :mod:`simready.world.street`)."""
+    from simready.world.street import street_spec
+
+    expected = street_spec()
+    if street != expected:
+        raise _located_error(source, yaml_root, ("street",),
+                             f"a derived street is {expected} (this code's street generator), got {street!r}; "
+                             "re-import the map")
 
 
 def load_template(path: str | Path) -> WorldTemplate:

@@ -35,7 +35,7 @@ from shapely.geometry import LineString, Polygon
 from shapely.ops import unary_union
 
 from simready.identifiers import Identifier
-from simready.world.frames import Mat4, make_transform, mount_transform, rot_z
+from simready.world.frames import Mat4, make_transform, mount_transform, rot_z, rotation_from_rpy
 from simready.world.identity import ASSET_ID_RE, instance_id
 from simready.world.lanes import MIN_SEGMENT_LENGTH_M, LaneGraph
 from simready.world.walkable import WalkGraph
@@ -410,21 +410,43 @@ Affordance = Annotated[
 # --- instances, ego, sensor rig --------------------------------------------
 
 
-class Pose(_Model):
-    """Planar pose of an instance's body origin: metres, yaw in degrees (authored)."""
+class Pose(_OptionalFacts):
+    """Pose of an instance's body origin: metres, yaw in degrees (authored).
+
+    ``pitch_deg`` / ``roll_deg`` (degrees, intrinsic z-y'-x'': yaw, then pitch
+    about the body's y, then roll about its x; ``R = Rz(yaw) Ry(pitch) Rx(roll)``)
+    tilt a tile onto a sloped road where a map gives heights (simready.world.street);
+    absent (level) everywhere else, and left out of the dump while unset, so a
+    level pose hashes as before they existed.
+    """
+
+    _OMIT = ("pitch_deg", "roll_deg")
 
     x: Coordinate
     y: Coordinate
     z: Coordinate = 0.0
     yaw_deg: Real = 0.0
+    pitch_deg: Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-89.0, le=89.0)] | None = None
+    roll_deg: Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-89.0, le=89.0)] | None = None
 
     @property
     def yaw_rad(self) -> float:
         return math.radians(self.yaw_deg)
 
+    @property
+    def level(self) -> bool:
+        """No pitch and no roll (every hand-written instance)."""
+        return not self.pitch_deg and not self.roll_deg
+
+    def rotation(self) -> Any:
+        """``R_world_body`` (3×3)."""
+        if self.level:
+            return rot_z(self.yaw_rad)
+        return rotation_from_rpy(math.radians(self.roll_deg or 0.0), math.radians(self.pitch_deg or 0.0), self.yaw_rad)
+
     def matrix(self) -> Mat4:
         """``T_world_body`` (4×4)."""
-        return make_transform(rot_z(self.yaw_rad), [self.x, self.y, self.z])
+        return make_transform(self.rotation(), [self.x, self.y, self.z])
 
 
 class Repeat(_Model):
@@ -677,6 +699,9 @@ class WorldTemplate(_OptionalFacts):
 
     _OMIT = ("markings",)
     _source: str = PrivateAttr("<memory>")
+    #: The file's ``street:`` section where its street is derived at load time (simready.world.street), else None:
+    #: ``instances`` and ``regions`` then hold the derived street too; the hash covers it like any instance.
+    _street: dict[str, Any] | None = PrivateAttr(None)
     _yaml_root: Any = PrivateAttr(None)
 
     @field_validator("schema_version")

@@ -169,6 +169,27 @@ class DynamicBackend(Backend):
             self.static_names.update((body, names[k]) for body, k in zip(bodies, g.keys))
             if g.ground:
                 self.ground_bodies.update(bodies)
+        if plan.terrain is not None:
+            self._build_terrain(w, plan)
+
+    def _build_terrain(self, w: World, plan: WorldPlan) -> None:
+        """The sloped ground (:class:`~simready.sim.backends.dynamic.plan.Terrain`): one height-field body.
+
+        PyBullet centres a height field on its body: rows run along x, columns
+        along y, heights about the middle of their range.
+        """
+        t, cid = plan.terrain, w.client
+        nx, ny = t.heights.shape
+        lo, hi = float(t.heights.min()), float(t.heights.max())
+        shape = w.call(p.createCollisionShape, p.GEOM_HEIGHTFIELD, meshScale=[t.cell, t.cell, 1.0],
+                       heightfieldData=t.field, numHeightfieldRows=nx, numHeightfieldColumns=ny)
+        centre = [t.x0 + 0.5 * (nx - 1) * t.cell, t.y0 + 0.5 * (ny - 1) * t.cell, 0.5 * (lo + hi)]
+        body = w.call(p.createMultiBody, 0.0, shape, -1, centre, [0.0, 0.0, 0.0, 1.0])
+        p.setCollisionFilterGroupMask(body, -1, GROUND_GROUP, GROUND_MASK, physicsClientId=cid)
+        key = len(plan.names) - 1
+        self.static_key[body] = key
+        self.static_names[body] = plan.names[key]
+        self.ground_bodies.add(body)
 
     def _build_vehicles(self, w: World) -> None:
         """Every vehicle a rigid body with its catalog mass, centre of mass and principal inertia, in actor order.

@@ -13,13 +13,22 @@ collider is its own body (a contact or ray hit names its instance exactly),
 but bodies that share a shape and an orientation are created by one batched
 call; the plan is cached per template and catalog contract, so rebuilding a
 world in a restore costs a few milliseconds.
+
+Where the street is tilted onto a map's heights (:mod:`simready.world.street`),
+the slab gives way to one height field (:class:`Terrain`) sampled from the
+road and terrain tiles' top faces, for the same reason: one body, no seams
+between tiles; sidewalks, kerbs and blocks are bodies at their full
+orientation (yaw, pitch, roll).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from simready.errors import CatalogError
 from simready.sim import constants as C
@@ -35,8 +44,75 @@ GROUND_SLAB_DEPTH_M = 1.0
 DECAL_CLASSES = frozenset({"crosswalk_marking", "lane_marking"})
 
 
+#: Cell of the sloped ground's height field (m), and the most cells it may have (coarser cells beyond).
+TERRAIN_CELL_M = 0.25
+MAX_TERRAIN_CELLS = 4_000_000
+#: Semantic classes whose tilted tiles make up the sloped ground (the road surface and the open ground).
+FLOOR_CLASSES = frozenset({"road", "terrain"})
+
+
+@dataclass(frozen=True, eq=False)
+class Terrain:
+    """The ground of a map with heights: one height field (a PyBullet ``GEOM_HEIGHTFIELD``) in place of the slab.
+
+    ``heights[i, j]`` (m) is the top of the highest road or terrain tile at
+    ``(x0 + i·cell, y0 + j·cell)``, or :data:`GROUND_SLAB_DEPTH_M` below the
+    lowest tile where none lies; one body, so a tyre meets no seam between
+    tiles (as on the slab), only the field's own triangles.
+    """
+
+    x0: float
+    y0: float
+    cell: float
+    heights: Any
+
+    @cached_property
+    def field(self) -> list[float]:
+        """The heights in PyBullet's order (x fastest), built once per plan (a world is rebuilt on every restore)."""
+        return self.heights.T.reshape(-1).tolist()
+
+
+def _terrain(scene: Scene, floor: list[Any]) -> Terrain:
+    """The height field under ``floor`` (tilted road and terrain tiles), over the map and its out-of-bounds margin."""
+    cat = scene.catalog
+    xmin, ymin, xmax, ymax = scene.bounds
+    mgn = C.OUT_OF_BOUNDS_MARGIN_M
+    x0, y0, x1, y1 = xmin - mgn, ymin - mgn, xmax + mgn, ymax + mgn
+    cell = TERRAIN_CELL_M
+    while ((x1 - x0) / cell + 1) * ((y1 - y0) / cell + 1) > MAX_TERRAIN_CELLS:
+        cell *= 2.0
+    nx, ny = int(math.ceil((x1 - x0) / cell)) + 1, int(math.ceil((y1 - y0) / cell)) + 1
+    gx, gy = x0 + np.arange(nx) * cell, y0 + np.arange(ny) * cell
+    heights = np.full((nx, ny), -np.inf)
+    for inst in floor:
+        (bx0, by0, _), (bx1, by1, bz1) = cat.entry(inst.asset).render_bounds_m
+        R = inst.pose.rotation()
+        corners = [R @ np.array([x, y, 0.0]) for x in (bx0, bx1) for y in (by0, by1)]
+        xs = [inst.pose.x + c[0] for c in corners]
+        ys = [inst.pose.y + c[1] for c in corners]
+        ix = slice(max(int((min(xs) - x0) / cell), 0), min(int((max(xs) - x0) / cell) + 2, nx))
+        iy = slice(max(int((min(ys) - y0) / cell), 0), min(int((max(ys) - y0) / cell) + 2, ny))
+        px, py = np.meshgrid(gx[ix] - inst.pose.x, gy[iy] - inst.pose.y, indexing="ij")
+        # Local coordinates of each cell's point on the tile's plane (R is orthonormal: local = Rᵀ·world).
+        n = R[:, 2]
+        top0 = R @ np.array([0.0, 0.0, bz1])
+        pz = top0[2] - (n[0] * (px - top0[0]) + n[1] * (py - top0[1])) / n[2]
+        lx = R[0, 0] * px + R[1, 0] * py + R[2, 0] * pz
+        ly = R[0, 1] * px + R[1, 1] * py + R[2, 1] * pz
+        inside = (lx >= bx0) & (lx <= bx1) & (ly >= by0) & (ly <= by1)
+        block = heights[ix, iy]
+        heights[ix, iy] = np.where(inside, np.maximum(block, inst.pose.z + pz), block)
+    known = np.isfinite(heights)
+    low = float(heights[known].min()) - GROUND_SLAB_DEPTH_M if known.any() else GROUND_FLOOR_Z
+    heights = np.where(known, heights, low)
+    heights.setflags(write=False)
+    return Terrain(float(x0), float(y0), float(cell), heights)
+
+
 def _world_boxes(catalog: Any, inst: Any) -> list[tuple[float, ...]] | None:
     """World-axis-aligned boxes ``(x0, x1, y0, y1, z0, z1)`` of an instance whose pieces are all boxes at a right-angle yaw."""
+    if not inst.pose.level:
+        return None
     quarter = inst.pose.yaw_deg / 90.0
     if abs(quarter - round(quarter)) > 1e-9:
         return None
@@ -111,6 +187,8 @@ class WorldPlan:
 
     groups: tuple[BodyGroup, ...]
     names: tuple[str, ...]
+    #: The sloped ground where the template's street is tilted (a map with heights), else None (the slab).
+    terrain: Terrain | None = None
 
 
 #: World plans per (catalog folder, template hash, bounds, contract hashes of the assets used).
@@ -137,19 +215,27 @@ def _make_plan(scene: Scene, insts: list[Any]) -> WorldPlan:
     names: list[str] = []
     bodies: dict[tuple[Any, ...], list[tuple[tuple[float, float, float], int]]] = {}
     ground: list[tuple[float, ...]] = []
+    # A street tilted onto a map's heights (simready.world.street): its road and terrain tiles become one height
+    # field instead of the flat slab; everything else is built as on a flat map, at its full orientation.
+    sloped = any(not inst.pose.level for inst in insts)
+    floor: list[Any] = []
     for inst in insts:
         entry = cat.entry(inst.asset)
         if entry.semantic_class in DECAL_CLASSES:
             continue
         is_ground = entry.semantic_class in GROUND_CLASSES and entry.family != "curb"
-        if is_ground and inst.pose.z + entry.render_bounds_m[1][2] <= GROUND_FLOOR_Z + 1e-9:
+        if sloped and entry.semantic_class in FLOOR_CLASSES:
+            floor.append(inst)
+            continue
+        if not sloped and is_ground and inst.pose.z + entry.render_bounds_m[1][2] <= GROUND_FLOOR_Z + 1e-9:
             continue  # the floor slab is this tile's surface, at any yaw (an imported map's road strips)
         if is_ground:
             boxes = _world_boxes(cat, inst)
             if boxes is not None:
                 ground.extend(boxes)
                 continue
-        group = (inst.asset, tuple(_quat_yaw(inst.pose.yaw_rad)), is_ground)
+        quat = _quat_yaw(inst.pose.yaw_rad) if inst.pose.level else _quat_pose(inst.pose)
+        group = (inst.asset, tuple(quat), is_ground)
         bodies.setdefault(group, []).append(((inst.pose.x, inst.pose.y, inst.pose.z), len(names)))
         names.append(scene.template.instance_id(inst.name))
     # The ground floor: one slab whose top is the ground model's floor (z = 0, what the height raster
@@ -160,15 +246,28 @@ def _make_plan(scene: Scene, insts: list[Any]) -> WorldPlan:
     slab = (round(xmin - mgn, 9), round(xmax + mgn, 9), round(ymin - mgn, 9), round(ymax + mgn, 9),
             GROUND_FLOOR_Z - GROUND_SLAB_DEPTH_M, GROUND_FLOOR_Z)
     boxes = [slab] + [b for b in merge_boxes(ground) if b[5] > GROUND_FLOOR_Z + 1e-9]
+    terrain = None
+    if sloped:
+        terrain = _terrain(scene, floor)
+        boxes = merge_boxes(ground)
     for k, (x0, x1, y0, y1, z0, z1) in enumerate(boxes):
         group = ((x1 - x0) / 2, (y1 - y0) / 2, (z1 - z0) / 2), (0.0, 0.0, 0.0, 1.0), True
         bodies.setdefault(group, []).append((((x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2), len(names)))
         names.append(f"{scene.template.id}/ground:{k}")
     groups = tuple(BodyGroup(shape, quat, tuple(pos for pos, _ in members), tuple(k for _, k in members), is_ground)
                    for (shape, quat, is_ground), members in sorted(bodies.items(), key=lambda kv: kv[1][0][1]))
-    return WorldPlan(groups, tuple(names))
+    if terrain is not None:
+        names.append(f"{scene.template.id}/ground:terrain")
+    return WorldPlan(groups, tuple(names), terrain)
 
 
 def _quat_yaw(yaw: float) -> list[float]:
     return [0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)]
+
+
+def _quat_pose(pose: Any) -> list[float]:
+    """``[x, y, z, w]`` of a tilted pose (yaw, pitch, roll: :meth:`~simready.world.template_model.Pose.rotation`)."""
+    from simready.world.frames import quat_from_matrix
+
+    return [float(v) for v in quat_from_matrix(pose.rotation())]
 
