@@ -102,6 +102,9 @@ class ActorTable:
     avoid: B
     reaction_delay: F
     stop_tendency: F
+    #: Background traffic (SPEC §20, tag ``background``): besides its lane chain, it also follows a vehicle that
+    #: has just turned off onto a lane diverging from its own (:data:`~simready.sim.observe.DIVERGE_WINDOW_M`).
+    background: B = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -455,11 +458,12 @@ def _actor_table(m: ScenarioManifest) -> ActorTable:
         hl=arr(lambda a: a.dims.l / 2),
         hw=arr(lambda a: a.dims.w / 2),
         h=arr(lambda a: a.dims.h),
-        accel_max=np.array([lim.accel_max for lim in limits]),
-        decel_comfort=np.array([lim.decel_comfort for lim in limits]) * (1.0 + aggression),
+        accel_max=_own(actors, "accel_max_mps2", np.array([lim.accel_max for lim in limits])),
+        decel_comfort=_own(actors, "decel_comfort_mps2",
+                           np.array([lim.decel_comfort for lim in limits]) * (1.0 + aggression)),
         decel_max=np.array([lim.decel_max for lim in limits]),
-        s0=np.array([lim.s0_m for lim in limits]),
-        time_gap=np.array([lim.time_gap_s for lim in limits]) * (1.0 - 0.5 * aggression),
+        s0=_own(actors, "s0_m", np.array([lim.s0_m for lim in limits])),
+        time_gap=_own(actors, "time_gap_s", np.array([lim.time_gap_s for lim in limits]) * (1.0 - 0.5 * aggression)),
         chord=np.array([min(lim.yaw_chord_m, 0.6 * a.dims.l) for lim, a in zip(limits, actors)]),
         cruise=np.array(cruise, dtype=np.float64),
         obey_signals=arr(lambda a: a.behavior.rules.obey_signals, bool),
@@ -467,7 +471,16 @@ def _actor_table(m: ScenarioManifest) -> ActorTable:
         avoid=arr(lambda a: a.behavior.rules.collision_avoidance, bool),
         reaction_delay=arr(lambda a: a.walk.reaction_delay_s if a.walk else math.nan),
         stop_tendency=arr(lambda a: a.walk.stop_tendency if a.walk else math.nan),
+        background=arr(lambda a: "background" in a.tags, bool),
     )
+
+
+def _own(actors: list[Any], name: str, default: NDArray) -> NDArray:
+    """``default`` with each actor's own car-following parameter ``name`` (``behavior.idm``) where it gives them."""
+    if all(a.behavior.idm is None for a in actors):
+        return default
+    return np.array([float(getattr(a.behavior.idm, name)) if a.behavior.idm is not None else float(d)
+                     for a, d in zip(actors, default.tolist())])
 
 
 def _initial_path(m: ScenarioManifest, template: WorldTemplate, lane_index: dict[str, int], actor: Any,

@@ -33,10 +33,11 @@ from simready.sim import constants as C
 from simready.sim import junctions
 from simready.sim import planner_kernels as pk
 from simready.sim.controllers import actuation, lateral, longitudinal, pedestrian
-from simready.sim.observe import TickView
+from simready.sim.observe import TickView, leader_u0
 from simready.sim.paths import Path, PathTable
 from simready.sim.scene import ActorTable, Scene
 from simready.sim.state import ControlState, GapGoal, PedMemory, set_indices, with_changes
+from simready.world.lane_graph import lane_network
 
 F = NDArray[np.float64]
 
@@ -71,7 +72,14 @@ class RouteTable:
                 if hit is not None:
                     row.append((u0 + hit[0], hit[1]))
             stops.append(row)
-            mine = [(u0 + c.s, c.other, c.s_other) for lane, u0 in zip(p.lanes, p.lane_u0) for c in by_lane.get(lane, ())]
+            if a.background[i]:
+                # Background traffic yields by the lane graph's right of way (SPEC §18): every conflict area of a
+                # junction where its lane is not the priority one (turn rank, then the vehicle from the right).
+                mine = sorted((u0 + s_mine, other, s_other) for lane, u0 in zip(p.lanes, p.lane_u0)
+                              for s_mine, other, s_other in network_yields(scene.template).get(lane, ()))
+            else:
+                mine = [(u0 + c.s, c.other, c.s_other) for lane, u0 in zip(p.lanes, p.lane_u0)
+                        for c in by_lane.get(lane, ())]
             # Waiting points only matter to actors that yield; others never read them.
             conflicts.append(tuple((u_x, other, s_other,
                                     junctions.waiting_point(graph, p, u_x, other, float(a.hl[i]), float(a.hw[i]), float(a.chord[i]))
@@ -85,6 +93,26 @@ class RouteTable:
                 stop_u[i, j], stop_col[i, j] = u, col
         return cls(PathTable.build(paths, scene.lane_ids, scene.actors.chord), stop_u, stop_col, tuple(conflicts),
                    _actor_consts(a), _references(a))
+
+
+def network_yields(template: object) -> dict[str, tuple[tuple[float, str, float], ...]]:
+    """Per junction lane, ``(s of the conflict point on it, priority lane, s on that lane)`` of each conflict of the
+    lane graph (:class:`simready.world.lane_graph.LaneNetwork`) where it gives way; cached per template object."""
+    hit = _NETWORK_YIELDS.get(id(template))
+    if hit is None or hit[0] is not template:
+        out: dict[str, list[tuple[float, str, float]]] = {}
+        for c in lane_network(template).conflicts:  # type: ignore[arg-type]
+            for lane, s_lane, other, s_other in ((c.a, c.s_a_m, c.b, c.s_b_m), (c.b, c.s_b_m, c.a, c.s_a_m)):
+                if c.yields(lane):
+                    out.setdefault(lane, []).append((s_lane, other, s_other))
+        if len(_NETWORK_YIELDS) > 32:
+            _NETWORK_YIELDS.clear()
+        hit = (template, {k: tuple(sorted(v)) for k, v in out.items()})
+        _NETWORK_YIELDS[id(template)] = hit
+    return hit[1]
+
+
+_NETWORK_YIELDS: dict[int, tuple[object, dict[str, tuple[tuple[float, str, float], ...]]]] = {}
 
 
 def _actor_consts(a: ActorTable) -> F:
@@ -230,7 +258,7 @@ def _accelerations(view: TickView, route: RouteTable, leaders: tuple[int, ...], 
     a_des, accel = np.empty(n), np.empty(n)
     lane, s = view.lanes
     states = view.scene.signals.states
-    pk.accelerations(route.consts, refs, view.u, view.v, view.present, lane, s, route.paths.lane_u0,
+    pk.accelerations(route.consts, refs, view.u, view.v, view.present, lane, s, leader_u0(route.paths, view.scene),
                      _held(route, "leaders", leaders, 0), _held(route, "percepts", percepts, 2), view.xy, view.yaw,
                      route.stop_u, route.stop_col, states[min(view.tick, len(states) - 1)], view.scene.dt,
                      friction * C.GRAVITY_MPS2, C.STANDSTILL_MPS, C.SPEED_TRACK_GAIN, 2.0 * C.AMBER_DECEL_LIMIT,
