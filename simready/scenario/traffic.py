@@ -45,10 +45,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat
 
 from simready.errors import SimreadyError
 from simready.scenario.context import ProgramContext
@@ -57,6 +56,7 @@ from simready.scenario.manifest import parse_manifest
 from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, actor, family_of, vehicle_families
 from simready.scenario.splits import SHARED
 from simready.scenario.streams import stream_seed
+from simready.scenario.traffic_spec import TrafficSpec
 from simready.world.lane_graph import lane_network
 
 #: Name of the named stream every background draw comes from.
@@ -65,8 +65,6 @@ TRAFFIC_STREAM = "traffic"
 BACKGROUND_TAG = "background"
 #: Background actor ids: ``bg_v000``, ``bg_v001``, … (vehicles).
 VEHICLE_ID = "bg_v{:03d}"
-#: Most vehicles a lane km can hold at standstill with the spacing below (a denser request is refused).
-MAX_VEHICLES_PER_LANE_KM = 120.0
 #: Extra distance between two spawned vehicles' centres beyond the longest vehicle (m).
 SPAWN_SPACING_M = 4.0
 #: Nothing spawns closer than this to a lane's ends (m) beyond the longest vehicle's half length.
@@ -92,22 +90,7 @@ class TrafficError(SimreadyError):
     kind = "traffic"
 
 
-class TrafficSpec(BaseModel):
-    """What background traffic a suite asks for on one template × intent (each a coverage dimension in SPEC §20).
-
-    ``vehicles_per_lane_km``: background vehicles per km of driving lane
-    outside junctions; ``pedestrians_per_sidewalk_100m`` and
-    ``cyclists_per_km``: not spawned yet, must be 0.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    vehicles_per_lane_km: Annotated[NonNegativeFloat, Field(le=MAX_VEHICLES_PER_LANE_KM)] = 0.0
-    pedestrians_per_sidewalk_100m: Annotated[NonNegativeFloat, Field(le=0.0)] = 0.0
-    cyclists_per_km: Annotated[NonNegativeFloat, Field(le=0.0)] = 0.0
-
-    @property
-    def empty(self) -> bool:
-        return self.vehicles_per_lane_km == 0.0
+__all__ = ["TrafficError", "TrafficSpawnStage", "TrafficSpec", "spawn_vehicles", "with_traffic"]
 
 
 def traffic_generator(stream_root: str) -> np.random.Generator:
