@@ -227,3 +227,27 @@ def test_suite_traffic_bad_input(tmp_path):
     suite = load_suite(path)
     assert suite.traffic_for("city_crossing", "lead_vehicle_brakes") == TrafficSpec(vehicles_per_lane_km=12.5)
     assert suite.traffic_for("city_crossing", "cut_in") is None
+
+
+# --- the pipeline's batch ------------------------------------------------------------------------
+
+
+def test_batch_with_traffic_through_the_pipeline_ladder(tmp_path, city):
+    """The scenario asset's ladder (physics settle, traffic rollout) with a suite that asks for traffic on one
+    intent: its samples carry the traffic and pass; the other intent's are those of a suite without traffic."""
+    from simready.catalog.catalog import ensure_catalog
+    from simready.scenario.batch import build_batch
+    from simready.sim.settle import PhysicsSettleStage
+    from simready.sim.traffic import TrafficRolloutStage
+
+    catalog = ensure_catalog()
+    body = ("suite_id: s\nbatches: 1\ntemplates:\n  city_crossing:\n    lead_vehicle_brakes: 1\n    cut_in: 1\n")
+    (tmp_path / "plain.yaml").write_text(body)
+    (tmp_path / "busy.yaml").write_text(body + "traffic:\n  city_crossing:\n    lead_vehicle_brakes: "
+                                        "{vehicles_per_lane_km: 25}\n")
+    stages = [PhysicsSettleStage(catalog, rollout=False, record=False), TrafficRolloutStage(catalog)]
+    busy = build_batch(load_suite(tmp_path / "busy.yaml"), city, "b0000", catalog, extra_stages=stages)
+    plain = build_batch(load_suite(tmp_path / "plain.yaml"), city, "b0000", catalog, extra_stages=stages[:1])
+    by_intent = {m.intent: m for m in busy.manifests}
+    assert background(by_intent["lead_vehicle_brakes"])
+    assert manifest_bytes(by_intent["cut_in"]) == manifest_bytes(next(m for m in plain.manifests if m.intent == "cut_in"))
