@@ -167,6 +167,15 @@ def test_queue_at_red_discharges_on_green(minute):
     assert len(discharged) >= 2, "no queue discharged on green"
 
 
+def test_dynamic_backend_without_background_collisions(lead, city):
+    """The same street with force-driven bodies: the traffic slows for its turns and does not crash."""
+    trace = run_simulation(lead, city, backend="dynamic-v1").trace
+    bg = {a.id for a in background(lead)}
+    assert not [e for e in trace.events if e["type"] == "termination"]
+    assert [e for e in trace.events if e["type"] == "collision" and {e["a"], e["b"]} & bg] == []
+    assert set(trace.df.actor_id) >= bg
+
+
 # --- determinism, checkpoints and branches ------------------------------------------------------
 
 

@@ -57,6 +57,9 @@ class RouteTable:
     refs0: F
     #: Perception tuples carried over between perception ticks, as arrays (see :func:`_held`).
     memo: dict[str, tuple[tuple, NDArray[np.int64]]] = field(default_factory=dict, repr=False)
+    #: Per background actor (index), the turns on its path: ``(u where the turn starts, u where it ends, speed
+    #: through it m/s)`` (:func:`curve_zones`); other actors have none.
+    curves: dict[int, tuple[tuple[float, float, float], ...]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, scene: Scene, paths: tuple[Path, ...]) -> RouteTable:
@@ -91,8 +94,10 @@ class RouteTable:
         for i, row in enumerate(stops):
             for j, (u, col) in enumerate(row):
                 stop_u[i, j], stop_col[i, j] = u, col
+        curves = {i: zones for i in np.flatnonzero(a.background).tolist()
+                  if (zones := curve_zones(scene.template, paths[i]))}
         return cls(PathTable.build(paths, scene.lane_ids, scene.actors.chord), stop_u, stop_col, tuple(conflicts),
-                   _actor_consts(a), _references(a))
+                   _actor_consts(a), _references(a), curves=curves)
 
 
 def network_yields(template: object) -> dict[str, tuple[tuple[float, str, float], ...]]:
@@ -113,6 +118,45 @@ def network_yields(template: object) -> dict[str, tuple[tuple[float, str, float]
 
 
 _NETWORK_YIELDS: dict[int, tuple[object, dict[str, tuple[tuple[float, str, float], ...]]]] = {}
+
+#: Lateral acceleration a background vehicle accepts through a junction turn (m/s²): its speed through a turn of
+#: radius R is √(a·R). Here rather than in :mod:`simready.sim.constants` (hashed into every trace's header): only
+#: background traffic reads it.
+TURN_LATERAL_ACCEL_MPS2 = 2.5
+
+
+def curve_zones(template: object, path: Path) -> tuple[tuple[float, float, float], ...]:
+    """The junction turns on ``path``: ``(u start, u end, √(a_lat·R))`` with R = the lane's length over its heading
+    change (:data:`TURN_LATERAL_ACCEL_MPS2`)."""
+    net = lane_network(template)  # type: ignore[arg-type]
+    out = []
+    for lane, u0 in zip(path.lanes, path.lane_u0):
+        if net.turn(lane) == "straight":
+            continue
+        g = net.graph.lanes[lane]
+        change = abs((g.end_yaw_rad - g.start_yaw_rad + math.pi) % (2 * math.pi) - math.pi)
+        radius = g.length_m / max(change, 1e-6)
+        out.append((u0, u0 + g.length_m, math.sqrt(TURN_LATERAL_ACCEL_MPS2 * radius)))
+    return tuple(out)
+
+
+def _curve_references(view: TickView, route: RouteTable, refs: F) -> None:
+    """Cap a background vehicle's speed reference before and through its turns: within a turn its speed there,
+    before one the speed from which it still slows to that at its comfortable deceleration."""
+    if not route.curves:
+        return
+    a = view.scene.actors.py
+    u, v_ref = view.u_py, refs[pk.V_REF]
+    for i, zones in route.curves.items():
+        front = u[i] + a.hl[i]
+        cap = math.inf
+        for u_in, u_out, v_c in zones:
+            if u[i] - a.hl[i] > u_out:
+                continue
+            ahead = u_in - front
+            cap = min(cap, v_c if ahead <= 0.0 else math.sqrt(v_c * v_c + 2.0 * a.decel_comfort[i] * ahead))
+        if cap < v_ref[i]:
+            v_ref[i] = cap
 
 
 def _actor_consts(a: ActorTable) -> F:
@@ -281,6 +325,7 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
     refs = route.refs0.copy()
     peds = _stationary_obstacles(view, route, control, perceive, yields, refs[pk.FIXED_GAP])
     _goal_references(view, control, refs)
+    _curve_references(view, route, refs)
     a_des, accel = _accelerations(view, route, leaders, percepts, refs, friction)
 
     throttle, brake = np.zeros(n), np.zeros(n)
