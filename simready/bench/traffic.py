@@ -9,6 +9,8 @@ and the floor under it: the car-following arithmetic alone (the IDM and the
 integration for as many agents and ticks, vectorized, no perception, no
 junctions, no recording). SUMO's figure for the same street (libsumo 1.28,
 measured once when choosing, see ``docs/traffic.md``) is printed beside it.
+Then dynamic-v1: the same street over a 20 s clip beside the ``sim``
+section's 10-actor scenario (issue 31: ≤ 3× it).
 Medians of CPU time on a shared machine: orders of magnitude.
 """
 
@@ -84,4 +86,17 @@ def run(repeats: int = 3) -> dict[str, float]:
           f"{marginal:6.3f} ms per background vehicle per simulated s (target ≤ {TARGET_MS:g} ms); floor: the IDM "
           f"arithmetic alone {floor:6.3f} ms; SUMO (libsumo, measured once) {SUMO_MS:g} ms")
     out.update(whole_ms=whole, marginal_ms=marginal, floor_ms=floor)
+    # dynamic-v1: the busy street over a 20 s clip beside the sim section's 10-actor scenario (issue 31: ≤ 3×).
+    from simready.bench.sim import _setup
+
+    ten, ten_template, _ = _setup()
+    long = busy.model_copy(update={"clip_s": 20.0})
+    dyn = {}
+    for name, m, t in (("busy", long, template), ("ten", ten, ten_template)):
+        run_simulation(m, t, backend="dynamic-v1", catalog=catalog)
+        dyn[name] = _cpu(lambda m=m, t=t: run_simulation(m, t, backend="dynamic-v1", catalog=catalog), 1)
+    print(f"traffic      dynamic-v1, {n_bg} background vehicles + {len(long.actors) - n_bg} scenario actors on "
+          f"city_crossing, 20 s + {long.warmup_s:g} s: {dyn['busy']:6.2f} s CPU; the sim section's {len(ten.actors)} "
+          f"actors, 20 s + {ten.warmup_s:g} s: {dyn['ten']:6.2f} s: {dyn['busy'] / dyn['ten']:4.1f}× (target ≤ 3×)")
+    out.update(dynamic_busy=dyn["busy"], dynamic_ten=dyn["ten"])
     return out
