@@ -113,6 +113,25 @@ def test_spawn_is_deterministic_and_no_traffic_is_the_old_manifest(lead, city):
     assert b'"idm"' not in manifest_bytes(plain)
 
 
+def test_mobil_decision_against_hand_values():
+    """A vehicle at 10 m/s 10 m behind one at 5 m/s, the lane beside it empty: MOBIL's incentive by hand."""
+    from types import SimpleNamespace
+
+    from simready.sim.lane_changes import THRESHOLD_MPS2, _accel
+
+    p = SimpleNamespace(time_gap=[1.5], s0=[2.0], accel_max=[1.5], decel_max=[8.0],
+                        idm_root2=[2.0 * math.sqrt(1.5 * 2.0)])
+    # Before: s* = 2 + 15 + 10·5/(2·√3) = 31.434 m, a = 1.5·(1 − (31.434/10)²) = −13.32 → the braking limit −8.
+    assert _accel(p, 0, 10.0, 10.0, 5.0, 14.0) == pytest.approx(-8.0)
+    # After, free lane: speed tracking 2·(14 − 10) = 8 capped at a_max = 1.5.
+    assert _accel(p, 0, 10.0, math.inf, 0.0, 14.0) == pytest.approx(1.5)
+    # Closing in from 40 m: a = 1.5·(1 − (31.434/40)²) = 0.5736; on the equilibrium gap (17 m at equal speeds) 0.
+    assert _accel(p, 0, 10.0, 40.0, 5.0, 14.0) == pytest.approx(1.5 * (1 - (31.43376 / 40.0) ** 2), abs=1e-5)
+    assert _accel(p, 0, 10.0, 17.0, 10.0, 14.0) == pytest.approx(0.0, abs=1e-12)
+    # The change pays: 1.5 − (−8) = 9.5 m/s² > the threshold, with no follower on either lane.
+    assert 1.5 - (-8.0) > THRESHOLD_MPS2
+
+
 # --- a minute of a living street ------------------------------------------------------------
 
 
@@ -134,6 +153,20 @@ def test_minute_without_background_collisions(minute):
     assert crashes == []
 
 
+def test_mobil_lane_changes_where_the_marks_allow(minute, city):
+    from simready.world.lane_graph import lane_network
+
+    m, scene, trace = minute
+    net = lane_network(city)
+    changes = [e for e in trace.events if e["type"] == "lane_change" and e.get("reason") == "mobil"]
+    assert changes, "no discretionary lane change in a minute of a busy two-lane street"
+    bg = {a.id for a in background(m)}
+    for e in changes:
+        assert e["actor"] in bg
+        assert e["to_lane"] in (net.neighbour(e["from_lane"], "left"), net.neighbour(e["from_lane"], "right"))
+        assert net.kinds[e["to_lane"]] == "driving" and e["incentive_mps2"] > 0.3
+
+
 def test_queue_at_red_discharges_on_green(minute):
     m, scene, trace = minute
     df = trace.df
@@ -145,7 +178,7 @@ def test_queue_at_red_discharges_on_green(minute):
     for actor in background(m):
         rows = df[df.actor_id == actor.id]
         hl = float(a.hl[a.index[actor.id]])
-        for lane, (s_stop, col) in stops.items():
+        for lane, (s_stop, col) in [*stops.items(), *scene.signals.side_stop_lines.items()]:
             on = rows[(rows.lane == lane) & rows.present.astype(bool)]
             if on.empty:
                 continue
@@ -163,8 +196,8 @@ def test_queue_at_red_discharges_on_green(minute):
                     # Green with at least 10 s of clip left: the queue moves and this vehicle crosses the line.
                     assert len(crossed) and ticks[crossed[-1] + 1] > last_wait, f"{actor.id} never leaves the queue"
                     discharged.add(actor.id)
-    assert len(queued) >= 2, "no queue formed at a red light"
-    assert len(discharged) >= 2, "no queue discharged on green"
+    assert len(queued) >= 3, "no queue formed at a red light"
+    assert len(discharged) >= 3, "no queue discharged on green"
 
 
 def test_dynamic_backend_without_background_collisions(lead, city):

@@ -186,6 +186,10 @@ class SignalTable:
     ids: tuple[str, ...]
     states: NDArray[np.int8]
     stop_lines: dict[str, tuple[float, int]]
+    #: The other lanes a template signal controls, with its stop line carried across onto each (the station of
+    #: the stop line's point on that lane): background traffic stops there too (SPEC §20); the scenario's actors
+    #: keep the one stop line they always had.
+    side_stop_lines: dict[str, tuple[float, int]] = field(default_factory=dict)
 
     def column(self, signal_id: str) -> int:
         return self.ids.index(signal_id)
@@ -512,15 +516,19 @@ def _signal_table(m: ScenarioManifest, template: WorldTemplate) -> SignalTable:
     cols: list[NDArray[np.int8]] = []
     ids: list[str] = []
     stop_lines: dict[str, tuple[float, int]] = {}
+    side_stop_lines: dict[str, tuple[float, int]] = {}
     template_stop: dict[str, float] = {}
     for sig in sorted(template.signals, key=lambda s: s.id):
         col = len(ids)
         ids.append(sig.id)
         cols.append(np.array([SIGNAL_CODES[sig.state_at(float(x))] for x in t], dtype=np.int8))
         template_stop[sig.stop_line.lane] = sig.stop_line.s_m
+        stop_xy = template.lane_graph.lanes[sig.stop_line.lane].point_at(sig.stop_line.s_m)
         for lane in sig.controls:
             if lane == sig.stop_line.lane:
                 stop_lines[lane] = (sig.stop_line.s_m, col)
+            elif lane in template.lane_graph.lanes:
+                side_stop_lines[lane] = (template.lane_graph.lanes[lane].project(*stop_xy)[0], col)
     graph = template.lane_graph
     for prog in sorted(m.signal_programs, key=lambda s: s.id):
         col = len(ids)
@@ -535,7 +543,8 @@ def _signal_table(m: ScenarioManifest, template: WorldTemplate) -> SignalTable:
             stop_lines[lane] = (s_stop, col)
     states = np.stack(cols, 1) if cols else np.zeros((ticks + 1, 0), dtype=np.int8)
     states.setflags(write=False)
-    return SignalTable(tuple(ids), states, stop_lines)
+    return SignalTable(tuple(ids), states, stop_lines,
+                       {k: v for k, v in sorted(side_stop_lines.items()) if k not in stop_lines})
 
 
 def _static_edges(m: ScenarioManifest, template: WorldTemplate) -> tuple[F, F]:

@@ -60,6 +60,14 @@ class RouteTable:
     #: Per background actor (index), the turns on its path: ``(u where the turn starts, u where it ends, speed
     #: through it m/s)`` (:func:`curve_zones`); other actors have none.
     curves: dict[int, tuple[tuple[float, float, float], ...]] = field(default_factory=dict)
+    #: Per background actor (index), where the parked vehicles that stand in its path begin (u of their rear,
+    #: sorted; :func:`parked_obstacles`): stationary obstacles it stops behind.
+    parked: dict[int, tuple[float, ...]] = field(default_factory=dict)
+    #: Per background actor (index), the conflict areas on its path: ``(u where the area begins on it, u where it
+    #: ends, other lane's index, the area's s-window on that lane)`` (:func:`conflict_boxes`), sorted.
+    boxes: dict[int, tuple[tuple[float, float, int, float, float], ...]] = field(default_factory=dict)
+    #: Whether any actor is background traffic (SPEC §20).
+    any_background: bool = False
 
     @classmethod
     def build(cls, scene: Scene, paths: tuple[Path, ...]) -> RouteTable:
@@ -70,8 +78,9 @@ class RouteTable:
         conflicts = []
         for i, p in enumerate(paths):
             row = []
+            side = scene.signals.side_stop_lines if a.background[i] else {}
             for lane, u0 in zip(p.lanes, p.lane_u0):
-                hit = scene.signals.stop_lines.get(lane)
+                hit = scene.signals.stop_lines.get(lane) or side.get(lane)
                 if hit is not None:
                     row.append((u0 + hit[0], hit[1]))
             stops.append(row)
@@ -96,8 +105,13 @@ class RouteTable:
                 stop_u[i, j], stop_col[i, j] = u, col
         curves = {i: zones for i in np.flatnonzero(a.background).tolist()
                   if (zones := curve_zones(scene.template, paths[i]))}
+        parked = {i: found for i in np.flatnonzero(a.background).tolist()
+                  if (found := parked_obstacles(scene, paths[i], i))}
+        boxes = {i: found for i in np.flatnonzero(a.background).tolist()
+                 if (found := conflict_boxes(scene, paths[i]))}
         return cls(PathTable.build(paths, scene.lane_ids, scene.actors.chord), stop_u, stop_col, tuple(conflicts),
-                   _actor_consts(a), _references(a), curves=curves)
+                   _actor_consts(a), _references(a), curves=curves, parked=parked, boxes=boxes,
+                   any_background=bool(a.background.any()))
 
 
 def network_yields(template: object) -> dict[str, tuple[tuple[float, str, float], ...]]:
@@ -138,6 +152,114 @@ def curve_zones(template: object, path: Path) -> tuple[tuple[float, float, float
         radius = g.length_m / max(change, 1e-6)
         out.append((u0, u0 + g.length_m, math.sqrt(TURN_LATERAL_ACCEL_MPS2 * radius)))
     return tuple(out)
+
+
+#: A parked vehicle is in a background vehicle's path when their footprints, side by side on it, overlap by more
+#: than this (m).
+PARKED_OVERLAP_M = 0.1
+
+
+def parked_obstacles(scene: Scene, path: Path, i: int) -> tuple[float, ...]:
+    """u of the rear of each parked vehicle standing in actor ``i``'s path (its footprint, projected on the path,
+    overlapping the actor's width), sorted; from the manifest's poses (a parked vehicle stays where it is)."""
+    a = scene.actors
+    by_id = {actor.id: actor for actor in scene.manifest.actors}
+    out = []
+    for k in np.flatnonzero(a.parked).tolist():
+        pose = by_id[a.ids[k]].initial.pose
+        u, d = path.project(pose.x, pose.y)
+        if 0.0 < u < path.length_m and abs(d) < float(a.hw[i] + a.hw[k]) - PARKED_OVERLAP_M:
+            out.append(u - float(a.hl[k]))
+    return tuple(sorted(out))
+
+
+#: A background vehicle stops this far before a conflict area another vehicle occupies (m).
+BOX_STANDOFF_M = 1.0
+
+
+def conflict_boxes(scene: Scene, path: Path) -> tuple[tuple[float, float, int, float, float], ...]:
+    """Every conflict area of the lane graph on ``path``, whoever has the right of way (see :attr:`RouteTable.boxes`)."""
+    net = lane_network(scene.template)
+    out = []
+    for lane, u0 in zip(path.lanes, path.lane_u0):
+        for c in net.conflicts_of(lane):
+            mine, theirs, other = (c.window_a_m, c.window_b_m, c.b) if lane == c.a else (c.window_b_m, c.window_a_m, c.a)
+            out.append((u0 + mine[0], u0 + mine[1], scene.lane_index[other], theirs[0], theirs[1]))
+    return tuple(sorted(out))
+
+
+def _box_gaps(view: TickView, route: RouteTable, fixed: F) -> None:
+    """Gaps (m) into ``fixed`` to the nearest conflict area ahead that another vehicle's body is in (a background
+    vehicle does not drive into a car waiting or crawling across its path, right of way or not)."""
+    a = view.scene.actors.py
+    u = view.u_py
+    lane, s = view.lanes
+    occupied: dict[int, list[tuple[float, float, int]]] = {}
+    present = view.present_py
+    for j, (lj, sj) in enumerate(zip(lane.tolist(), s.tolist())):
+        if lj >= 0 and present[j] and a.lane_bound[j]:
+            occupied.setdefault(lj, []).append((sj - a.hl[j], sj + a.hl[j], j))
+    for i, boxes in route.boxes.items():
+        front = u[i] + a.hl[i]
+        for u_in, u_out, other, lo, hi in boxes:
+            if u_out < u[i] - a.hl[i] or u_in - front > junctions.CONFLICT_LOOKAHEAD_M:
+                continue
+            if u_in < front:
+                continue  # already in the area: drive on and clear it
+            if any(j != i and rear < hi and nose > lo for rear, nose, j in occupied.get(other, ())):
+                g = u_in - front - BOX_STANDOFF_M
+                if g < fixed[i]:
+                    fixed[i] = g
+                break
+
+
+def _old_lane_gaps(view: TickView, fixed: F) -> None:
+    """Gaps (m) into ``fixed`` that keep a background vehicle in a discretionary lane change behind the traffic ahead
+    on the lane it leaves: the gap to the nearest vehicle ahead there, scaled so that the IDM term for a stationary
+    obstacle at it equals the term for that vehicle at its speed (the kernel treats ``fixed`` as stationary)."""
+    scene = view.scene
+    a = scene.actors.py
+    lateral = view.state.control.lateral
+    lane, s = view.lanes
+    v = view.v.tolist()
+    for i in scene.actors.background.nonzero()[0].tolist():
+        goal = lateral[i]
+        if goal is None or goal.kind != "change_lane" or not (goal.owner or "").startswith(_MOBIL):
+            continue
+        old = goal.owner[len(_MOBIL):]
+        col = scene.lane_index.get(old)
+        if col is None:
+            continue
+        s_i = scene.template.lane_graph.lanes[old].project(float(view.xy[i, 0]), float(view.xy[i, 1]))[0]
+        best, v_j = math.inf, 0.0
+        for j in np.flatnonzero((lane == col) & view.present).tolist():
+            g = float(s[j]) - s_i - a.hl[i] - a.hl[j]
+            if j != i and float(s[j]) > s_i and g < best:
+                best, v_j = g, v[j]
+        if not math.isfinite(best):
+            continue
+        star_0 = a.s0[i] + max(0.0, v[i] * a.time_gap[i] + v[i] * v[i] / a.idm_root2[i])
+        star_j = a.s0[i] + max(0.0, v[i] * a.time_gap[i] + v[i] * (v[i] - v_j) / a.idm_root2[i])
+        g = best * star_0 / star_j if best > 0.0 else best
+        if g < fixed[i]:
+            fixed[i] = g
+
+
+_MOBIL = "mobil:"
+
+
+def _parked_gaps(view: TickView, route: RouteTable, fixed: F) -> None:
+    """Gaps (m) into ``fixed`` to the nearest parked vehicle ahead in each background actor's path."""
+    a = view.scene.actors.py
+    u = view.u_py
+    for i, rears in route.parked.items():
+        front = u[i] + a.hl[i]
+        for rear in rears:
+            if rear > u[i]:
+                g = rear - front
+                if g < fixed[i]:
+                    fixed[i] = g
+                break
 
 
 def _curve_references(view: TickView, route: RouteTable, refs: F) -> None:
@@ -325,7 +447,14 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
     refs = route.refs0.copy()
     peds = _stationary_obstacles(view, route, control, perceive, yields, refs[pk.FIXED_GAP])
     _goal_references(view, control, refs)
-    _curve_references(view, route, refs)
+    if route.curves:
+        _curve_references(view, route, refs)
+    if route.parked:
+        _parked_gaps(view, route, refs[pk.FIXED_GAP])
+    if route.boxes:
+        _box_gaps(view, route, refs[pk.FIXED_GAP])
+    if route.any_background:
+        _old_lane_gaps(view, refs[pk.FIXED_GAP])
     a_des, accel = _accelerations(view, route, leaders, percepts, refs, friction)
 
     throttle, brake = np.zeros(n), np.zeros(n)
