@@ -293,3 +293,18 @@ def test_batch_with_traffic_through_the_pipeline_ladder(tmp_path, city):
     by_intent = {m.intent: m for m in busy.manifests}
     assert background(by_intent["lead_vehicle_brakes"])
     assert manifest_bytes(by_intent["cut_in"]) == manifest_bytes(next(m for m in plain.manifests if m.intent == "cut_in"))
+
+
+def test_cli_sample_with_traffic(tmp_path, capsys):
+    from simready.cli import main
+
+    out = tmp_path / "out"
+    assert main(["scenario", "sample", "--template", "city_crossing", "--intent", "lead_vehicle_brakes", "--n", "1",
+                 "--out", str(out), "--vehicles-per-lane-km", "20", "--quiet"]) == 0
+    (path,) = out.glob("cc-lead-*.json")
+    assert b'"background"' in path.read_bytes() and b'"idm"' in path.read_bytes()
+    with pytest.raises(SystemExit) as exc:
+        main(["scenario", "sample", "--template", "city_crossing", "--intent", "lead_vehicle_brakes", "--n", "1",
+              "--out", str(tmp_path / "bad"), "--vehicles-per-lane-km", "500"])
+    assert exc.value.code == 2 and not (tmp_path / "bad").exists()
+    assert "outside [0, 120]" in capsys.readouterr().err
