@@ -1,7 +1,7 @@
 """Discretionary lane changes of background traffic: MOBIL (Kesting, Treiber and Helbing 2007) on the lane graph.
 
-At each perception tick (:data:`~simready.sim.constants.PERCEPTION_PERIOD_S`),
-warm-up included, every background vehicle (tag ``background``) that is
+Every :data:`DECISION_PERIOD_S` (on ticks that are a multiple of it, warm-up
+included), every background vehicle (tag ``background``) that is
 present, lane-bound, not in a lateral manoeuvre, on a lane outside a junction
 with at least :data:`MIN_LANE_LEFT_M` of it left, considers the same-direction
 neighbour on each side where the road marks allow the change
@@ -42,6 +42,8 @@ from simready.sim.profiles import taking_over
 from simready.sim.state import LateralGoal, PathCoords, SimState, frozen, with_changes
 from simready.world.lane_graph import lane_network
 
+#: How often a background vehicle considers a lane change (s).
+DECISION_PERIOD_S = 0.5
 #: MOBIL's politeness factor: how much the followers' gains and losses weigh against the changer's.
 POLITENESS = 0.3
 #: MOBIL's changing threshold (m/s²): the net advantage a change must bring.
@@ -118,6 +120,8 @@ def lane_changes(view: TickView, refs_v: Any, stops: Any = None) -> tuple[SimSta
     movers = np.flatnonzero(view.present & a.lane_bound).tolist()
     # Parked vehicles count on the target lane where their footprint reaches into it (they stand still).
     parked = np.flatnonzero(view.present & a.parked).tolist()
+    pool = movers + parked
+    projected: dict[str, tuple[dict[int, float], dict[int, float]]] = {}
     keys, u_new, d_new = list(state.coords.path_keys), np.array(state.coords.u), np.array(state.coords.d)
     lateral = list(state.control.lateral)
     events: list[dict[str, Any]] = []
@@ -145,13 +149,18 @@ def lane_changes(view: TickView, refs_v: Any, stops: Any = None) -> tuple[SimSta
             if target is None or net.kinds.get(target) != "driving":
                 continue  # no change allowed there, or a parking lane
             geom = net.graph.lanes[target]
-            s_i, _ = geom.project(float(xy[i, 0]), float(xy[i, 1]))
+            if target not in projected:
+                # Everyone's (s, t) on the target lane, in one vectorized projection per lane and tick.
+                ps, pt, _ = geom.project_many(xy[pool])
+                projected[target] = (dict(zip(pool, ps.tolist())), dict(zip(pool, pt.tolist())))
+            on_s, on_t = projected[target]
+            s_i = on_s[i]
             ahead, behind = (math.inf, -1), (math.inf, -1)
             blocked = any(t == target and abs(s_t - s_i) < CHANGE_SPACING_M for t, s_t in changed)
-            for k in movers + parked:
+            for k in pool:
                 if k == i or blocked:
                     continue
-                s_k, t_k = geom.project(float(xy[k, 0]), float(xy[k, 1]))
+                s_k, t_k = on_s[k], on_t[k]
                 if abs(t_k) > geom.width_m / 2 + (pa.hw[k] if pa.parked[k] else 0.0):
                     continue
                 lo = s_i - pa.hl[i] - C.LANE_CHANGE_GAP_REAR_M - pa.hl[k]
@@ -182,7 +191,7 @@ def lane_changes(view: TickView, refs_v: Any, stops: Any = None) -> tuple[SimSta
         if best is None:
             continue
         _, target, geom = best
-        changed.append((target, float(geom.project(float(xy[i, 0]), float(xy[i, 1]))[0])))
+        changed.append((target, projected[target][0][i]))
         path = scene.lane_path((target,))
         x, y = float(xy[i, 0]), float(xy[i, 1])
         u, d = path.project(x, y)

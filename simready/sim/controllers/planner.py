@@ -230,7 +230,9 @@ def _old_lane_gaps(view: TickView, fixed: F) -> None:
         col = scene.lane_index.get(old)
         if col is None:
             continue
-        s_i = scene.template.lane_graph.lanes[old].project(float(view.xy[i, 0]), float(view.xy[i, 1]))[0]
+        # Same-direction neighbours run side by side (the lane graph's neighbour rule): s on the new lane stands
+        # for s on the old one.
+        s_i = float(s[i])
         best, v_j = math.inf, 0.0
         for j in np.flatnonzero((lane == col) & view.present).tolist():
             g = float(s[j]) - s_i - a.hl[i] - a.hl[j]
