@@ -201,11 +201,11 @@ def _box_gaps(view: TickView, route: RouteTable, fixed: F) -> None:
             occupied.setdefault(lj, []).append((sj - a.hl[j], sj + a.hl[j], j))
     for i, boxes in route.boxes.items():
         front = u[i] + a.hl[i]
-        for u_in, u_out, other, lo, hi in boxes:
-            if u_out < u[i] - a.hl[i] or u_in - front > junctions.CONFLICT_LOOKAHEAD_M:
-                continue
+        for u_in, u_out, other, lo, hi in boxes:  # sorted by u_in
+            if u_in - front > junctions.CONFLICT_LOOKAHEAD_M:
+                break
             if u_in < front:
-                continue  # already in the area: drive on and clear it
+                continue  # already in (or past) the area: drive on and clear it
             if any(j != i and rear < hi and nose > lo for rear, nose, j in occupied.get(other, ())):
                 g = u_in - front - BOX_STANDOFF_M
                 if g < fixed[i]:
