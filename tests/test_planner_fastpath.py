@@ -63,7 +63,8 @@ def test_lane_gap_kernel_matches_vectorized(seed: int) -> None:
         hl = rng.choice([0.5, 2.25, 2.5], n)
         want_g, want_l = _ref_lane_gaps(lane, s, u, present, lane_bound, lane_u0, hl)
         gaps, leaders = np.empty((n, n)), np.empty(n, dtype=np.int64)
-        pk.lane_gaps(lane, s, u, present, lane_bound, lane_u0, hl, gaps, leaders)
+        # No background follower: the sibling lanes are never read.
+        pk.lane_gaps(lane, s, u, present, lane_bound, lane_u0, hl, gaps, leaders, lane_u0, np.zeros(n, dtype=bool), 20.0)
         assert _bits(gaps) == _bits(want_g)
         assert leaders.tolist() == want_l.tolist()
 

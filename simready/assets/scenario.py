@@ -60,6 +60,7 @@ def cell_columns(dims: dict) -> dict[str, str]:
 def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     from simready.scenario.batch import build_batch, write_batch
     from simready.sim.settle import PhysicsSettleStage
+    from simready.sim.traffic import TrafficRolloutStage
 
     template_id, batch = batch_of(context)
     _require_valid_template(store, template_id)
@@ -68,8 +69,12 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
     # rollout (the trajectories stage rolls out every accepted sample; a rollout here cost 28.5 s against 0.7 s
     # for the default suite's proposals), and its measurements stay out of the manifests.
     settle = PhysicsSettleStage(catalog, rollout=False, record=False)
-    result = build_batch(load_suite(source.suite_file, source.templates_dir), template, batch, catalog,
-                         extra_stages=[settle])
+    suite = load_suite(source.suite_file, source.templates_dir)
+    extra = [settle]
+    if any(suite.traffic_for(template_id, intent) for intent in suite.intents_for(template_id)):
+        # Background traffic (SPEC §20): the street is rolled out once per proposal; a crash of the traffic rejects it.
+        extra.append(TrafficRolloutStage(catalog))
+    result = build_batch(suite, template, batch, catalog, extra_stages=extra)
     write_batch(result, batch_dir(store, template_id, batch).root)
     save_batch(store, template_id, batch)
     summary = result.summary()

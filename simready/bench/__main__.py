@@ -23,6 +23,7 @@ SECTIONS: dict[str, str] = {
     "scenario": "simready.bench.scenario:run",
     "routing": "simready.bench.routing:run",
     "sim": "simready.bench.sim:run",
+    "traffic": "simready.bench.traffic:run",
     "sensors": "simready.bench.sensors:run",
     "observe": "simready.bench.observe:run",
     "gate": "simready.bench.gate:run",

@@ -125,8 +125,9 @@ def build_batch(
     suite: Suite, template: WorldTemplate, batch: str, catalog: Catalog, root: str = DEFAULT_ROOT,
     extra_stages: Sequence[Stage] = (),
 ) -> BatchResult:
-    """Generate the batch's manifests for every intent the suite names for this template; ``extra_stages`` join the
-    ladder (the pipeline's physics settle)."""
+    """Generate the batch's manifests for every intent the suite names for this template, with the background traffic
+    it asks for; ``extra_stages`` join the ladder (the pipeline's physics settle and, with traffic, its rollout check
+    :class:`simready.sim.traffic.TrafficRolloutStage`)."""
     k = batch_index(batch)
     for intent in suite.intents_for(template.id):
         line = get_program(intent).feasibility(template)
@@ -136,7 +137,7 @@ def build_batch(
     slices = []
     for intent, n in suite.intents_for(template.id).items():
         result = generate(template.id, intent, (k + 1) * n, root=root, catalog=catalog, template=template,
-                          extra_stages=extra_stages)
+                          extra_stages=extra_stages, traffic=suite.traffic_for(template.id, intent))
         mine, rejections = _slice(result.manifests, result.rejections, k, n)
         slices.append(IntentSlice(intent, mine, rejections, n))
     out = BatchResult(template.id, batch, slices)

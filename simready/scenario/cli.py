@@ -42,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--n", required=True, type=_positive_or_zero, help="accepted manifests wanted")
     sample.add_argument("--out", required=True, help="output folder (must be new or empty)")
     sample.add_argument("--root", default=None, help="root id of the random streams (default: the generator's)")
+    sample.add_argument("--vehicles-per-lane-km", type=_density, default=0.0, metavar="N",
+                        help="background vehicles per km of driving lane (SPEC §20; 0 to 120, default 0: none); the "
+                             "pipeline's ladder also rolls each sample out to reject background crashes, this one does not")
     sample.add_argument("--baseline", action="store_true",
                         help="run the independent-sampling baseline instead, for N proposals")
     sample.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -62,6 +65,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     new.add_argument("name", help="the new intent id ([a-z][a-z0-9_]*)")
     new.add_argument("--out", required=True, help="the program file to write (.py; must not exist)")
     new.set_defaults(handler=_new_intent)
+
+
+def _density(text: str) -> float:
+    from simready.scenario.traffic_spec import MAX_VEHICLES_PER_LANE_KM
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= MAX_VEHICLES_PER_LANE_KM:
+        raise argparse.ArgumentTypeError(f"{value:g} is outside [0, {MAX_VEHICLES_PER_LANE_KM:g}] vehicles per lane km")
+    return value
 
 
 def _programs_option(parser: argparse.ArgumentParser) -> None:
@@ -105,8 +120,10 @@ def _sample(args: argparse.Namespace) -> int:
                 result = run_baseline(template.id, args.intent, args.n, root=root, template=template,
                                       progress=progress)
             else:
+                from simready.scenario.traffic_spec import TrafficSpec
+
                 result = generate(template.id, args.intent, args.n, cell=args.cell, root=root, template=template,
-                                  progress=progress)
+                                  progress=progress, traffic=TrafficSpec(vehicles_per_lane_km=args.vehicles_per_lane_km))
         finally:
             bar.close()
         elapsed = time.perf_counter() - t0

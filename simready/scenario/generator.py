@@ -61,6 +61,7 @@ from simready.scenario.static_checks import (
     SupportStage,
 )
 from simready.scenario.streams import StreamSet
+from simready.scenario.traffic import TrafficSpawnStage, TrafficSpec
 from simready.world.template import WorldTemplate, list_template_files, load_template
 
 DEFAULT_ROOT = "simready-v1"
@@ -206,7 +207,7 @@ def generate(template_id: str | Path, intent: str, n: int, *, cell: str | None =
              stages: Sequence[Stage] | None = None, extra_stages: Iterable[Stage] = (),
              coverage: CoverageSpec | None = None, splits: SplitConfig | None = None, max_repairs: int = MAX_REPAIRS,
              max_proposals_per_cell: int | None = None,
-             progress: Callable[[int, int], None] | None = None) -> GenerationResult:
+             progress: Callable[[int, int], None] | None = None, traffic: TrafficSpec | None = None) -> GenerationResult:
     """Generate up to ``n`` accepted manifests of ``intent`` on a template (see the module docstring).
 
     Args:
@@ -214,6 +215,8 @@ def generate(template_id: str | Path, intent: str, n: int, *, cell: str | None =
         cell: a cell spec (:meth:`CoverageSpec.select`) restricting the targeted cells.
         root: root id of the run's random streams.
         progress: called as ``progress(accepted, proposals)`` after every sample.
+        traffic: background traffic to add to every proposal (:class:`~simready.scenario.traffic.TrafficSpawnStage`);
+            None or an empty spec adds none, and the manifests are those of a run without it.
 
     Raises:
         ScenarioError: unknown intent or template, or a template lacking what the intent needs.
@@ -227,8 +230,10 @@ def generate(template_id: str | Path, intent: str, n: int, *, cell: str | None =
     spec = ctx.coverage
     budget = max_proposals_per_cell or spec.max_proposals_per_cell
     report = CoverageReport.start(spec, tpl.id, "conditional", cells)
-    run = RunState(ctx, Ladder(list(stages if stages is not None else default_stages(ctx)) + list(extra_stages)), report,
-               root, max_repairs)
+    chosen = list(stages if stages is not None else default_stages(ctx)) + list(extra_stages)
+    if traffic is not None and not traffic.empty:
+        chosen.append(TrafficSpawnStage(ctx, traffic, lambda sample_id: f"{root}/{sample_id}"))
+    run = RunState(ctx, Ladder(chosen), report, root, max_repairs)
     prefix = sample_id_prefix(tpl.id, prog.abbrev)
     order = {c.id: k for k, c in enumerate(cells)}
     misses = {c.id: 0 for c in cells}
@@ -272,7 +277,12 @@ def replay(manifest: ScenarioManifest, *, template: WorldTemplate | None = None,
     prog = get_program(intent)
     tpl = template if template is not None else resolve_template(manifest.template_id)
     ctx = make_context(tpl, intent, catalog=catalog, coverage=coverage, splits=splits)
-    ladder = Ladder(list(stages if stages is not None else default_stages(ctx)) + list(extra_stages))
+    chosen = list(stages if stages is not None else default_stages(ctx)) + list(extra_stages)
+    density = r.get("traffic.vehicles_per_lane_km")
+    if isinstance(density, (int, float)) and density > 0:
+        # The sample's background traffic, from the density it records and its own stream root.
+        chosen.append(TrafficSpawnStage(ctx, TrafficSpec(vehicles_per_lane_km=float(density)), lambda _: stream_root))
+    ladder = Ladder(chosen)
     run = RunState(ctx, ladder, CoverageReport.start(ctx.coverage, tpl.id, "replay", []), "", MAX_REPAIRS)
     index = int(manifest.sample_id.rsplit("-", 1)[1])
     streams = StreamSet(stream_root)

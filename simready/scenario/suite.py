@@ -19,6 +19,7 @@ from simready import paths
 from simready.errors import SimreadyError, pydantic_reason
 from simready.identifiers import Identifier
 from simready.loading import load_yaml
+from simready.scenario.traffic_spec import TrafficSpec
 
 SUITES_DIR = paths.DATA_DIR / "suites"
 BATCH_PREFIX = "b"
@@ -76,12 +77,19 @@ class Suite(BaseModel):
     programs: tuple[Annotated[str, Field(min_length=1, max_length=512)], ...] = Field(default=(), max_length=64)
     templates: dict[Identifier, Annotated[dict[Identifier, Annotated[PositiveInt, Field(le=MAX_SAMPLES_PER_INTENT)]],
                                           Field(min_length=1)]] = Field(min_length=1)
+    #: Background traffic per template and intent (SPEC §20); a template × intent not named here has none.
+    traffic: dict[Identifier, dict[Identifier, TrafficSpec]] = Field(default_factory=dict)
 
     def batch_keys(self) -> list[str]:
         return [batch_key(k) for k in range(self.batches)]
 
     def intents_for(self, template_id: str) -> dict[str, int]:
         return dict(sorted(self.templates.get(template_id, {}).items()))
+
+    def traffic_for(self, template_id: str, intent: str) -> TrafficSpec | None:
+        """The background traffic the suite asks for on ``template_id`` × ``intent``; None when it asks for none."""
+        spec = self.traffic.get(template_id, {}).get(intent)
+        return None if spec is None or spec.empty else spec
 
 
 def batch_key(index: int) -> str:
@@ -135,6 +143,11 @@ def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths
             load_programs([f])
         except ProgramError as exc:
             raise SuiteError(path, f"programs[{k}]", exc.one_line()) from None
+    for template_id, intents in suite.traffic.items():
+        for intent in intents:
+            if intent not in suite.templates.get(template_id, {}):
+                raise SuiteError(path, f"traffic.{template_id}.{intent}",
+                                 "traffic for a template × intent the suite does not sample (name it under templates)")
     for template_id, intents in suite.templates.items():
         if not (Path(templates_dir) / f"{template_id}.yaml").is_file():
             raise SuiteError(path, f"templates.{template_id}", f"unknown template (no {template_id}.yaml in {templates_dir})")

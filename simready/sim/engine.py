@@ -6,6 +6,8 @@ Step i → i+1:
 
 1. during the clip (i ≥ warmup_ticks), :func:`simready.sim.interactions.update`
    fires due triggers on state i;
+   (background traffic, every 0.5 s from the warm-up on: its
+   discretionary lane changes, :mod:`simready.sim.lane_changes`);
 2. the planner computes every actor's command from one
    :class:`~simready.sim.observe.TickView` of state i (plan);
 3. the backend advances all bodies together (apply);
@@ -38,6 +40,7 @@ from simready.sim.checkpoint import Checkpoint, capture, check_identity
 from simready.sim.controllers import actuation
 from simready.sim.controllers.planner import RouteTable, plan
 from simready.sim.kinematics import path_bodies
+from simready.sim.lane_changes import DECISION_PERIOD_S, lane_changes
 from simready.sim.observe import TickView
 from simready.sim.paths import PathTable
 from simready.sim.scene import Scene
@@ -267,6 +270,10 @@ class Engine:
             self.ego_mass_kg = float(scene.catalog.entries[scene.actors.asset_ids[e]].mass_kg)
         self._keys: tuple | None = None
         self._perception_every = max(1, round(C.PERCEPTION_PERIOD_S / scene.dt))
+        #: Background traffic makes discretionary lane changes (:mod:`simready.sim.lane_changes`) at perception ticks.
+        self._background = bool(scene.actors.background.any())
+        self._change_every = max(1, round(DECISION_PERIOD_S / scene.dt))
+        self._cruise = scene.actors.cruise.tolist()
         self._route: RouteTable | None = None
         self._leaving: dict[int, tuple[PathTable, list[tuple[int, float, float]]]] = {}
         start = self.backend.start(self.state)
@@ -303,6 +310,14 @@ class Engine:
             s2, fired = interactions.update(scene, s, view)
             events.extend(fired)
             if s2 is not s:
+                s = s2
+                self.state = s
+                route = self.route
+                view = TickView(scene, s, route.paths)
+        if self._background and s.tick % self._change_every == 0:
+            s2, changed = lane_changes(view, self._cruise, route)
+            if s2 is not s:
+                events.extend(changed)
                 s = s2
                 self.state = s
                 route = self.route

@@ -72,6 +72,45 @@ def occluder_mask(scene: Scene) -> NDArray[np.bool_]:
     return hit
 
 
+#: A background vehicle treats a vehicle this far (m) into a lane that diverges from its own path (the other
+#: successor of a lane it drives) as ahead on its path: the turning car's tail still overlaps the straight lane.
+#: Here rather than in :mod:`.constants`, whose every value is hashed into each trace's header: only traces with
+#: background traffic read it (a later engine version folds it in there).
+DIVERGE_WINDOW_M = 20.0
+
+
+def sibling_u0(table: PathTable, scene: Scene) -> F:
+    """(N, L): u at which each lane that diverges from an actor's path starts on it (the end of the lane both
+    leave), NaN elsewhere; built once per path table."""
+    hit = table._memo.get("sibling_u0")
+    if hit is None:
+        graph = scene.template.lane_graph
+        index = {lane: k for k, lane in enumerate(scene.lane_ids)}
+        hit = np.full(table.lane_u0.shape, np.nan)
+        for i, p in enumerate(table.paths):
+            for k in range(1, len(p.lanes)):
+                for other in graph.successors.get(p.lanes[k - 1], ()):
+                    col = index.get(other)
+                    if col is not None and other != p.lanes[k] and np.isnan(table.lane_u0[i, col]):
+                        hit[i, col] = p.lane_u0[k]
+        table._memo["sibling_u0"] = hit
+    return hit
+
+
+def leader_u0(table: PathTable, scene: Scene) -> F:
+    """The ``lane_u0`` the planner measures a leader's gap with: background actors' rows also hold where the
+    lanes diverging from their paths start (:func:`sibling_u0`); the table's own when there is no background."""
+    aware = scene.actors.background
+    if not aware.any():
+        return table.lane_u0
+    hit = table._memo.get("leader_u0")
+    if hit is None:
+        own = table.lane_u0
+        hit = np.where(np.isnan(own) & aware[:, None], sibling_u0(table, scene), own)
+        table._memo["leader_u0"] = hit
+    return hit
+
+
 class TickView:
     """Derived, cached quantities of one state (scratch; see the module docstring)."""
 
@@ -111,7 +150,10 @@ class TickView:
         a = self.scene.actors
         n = len(lane)
         gaps, leaders = np.empty((n, n)), np.empty(n, dtype=np.int64)
-        planner_kernels.lane_gaps(lane, s, self.u, self.present, a.lane_bound, self.table.lane_u0, a.hl, gaps, leaders)
+        aware = a.background if len(a.background) == n else np.zeros(n, dtype=bool)
+        planner_kernels.lane_gaps(lane, s, self.u, self.present, a.lane_bound, self.table.lane_u0, a.hl, gaps, leaders,
+                                  sibling_u0(self.table, self.scene) if aware.any() else self.table.lane_u0, aware,
+                                  DIVERGE_WINDOW_M)
         return gaps, leaders
 
     @property

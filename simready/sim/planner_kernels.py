@@ -180,7 +180,8 @@ def accelerations(consts: np.ndarray, refs: np.ndarray, u: np.ndarray, v: np.nda
 
 @numba.njit(**_JIT)
 def lane_gaps(lane: np.ndarray, s: np.ndarray, u: np.ndarray, present: np.ndarray, lane_bound: np.ndarray,
-              lane_u0: np.ndarray, hl: np.ndarray, gaps: np.ndarray, leaders: np.ndarray) -> None:
+              lane_u0: np.ndarray, hl: np.ndarray, gaps: np.ndarray, leaders: np.ndarray, sibling_u0: np.ndarray,
+              aware: np.ndarray, window: float) -> None:
     """``gaps`` (N, N): bumper-to-bumper gap (m) from follower i to j ahead on i's path (inf where j is not ahead);
     ``leaders`` (N,): the nearest such j per row, the first of equals (−1: none).
 
@@ -188,6 +189,11 @@ def lane_gaps(lane: np.ndarray, s: np.ndarray, u: np.ndarray, present: np.ndarra
     graph, j ≠ i, and j's position on i's path (where j's lane starts on
     it plus j's s) is finite and beyond i's u. The gap cannot be NaN
     there, so the row minimum is ``np.argmin``'s.
+
+    An ``aware`` follower i (background traffic) also has j ahead when j is
+    less than ``window`` into a lane that diverges from i's path: j's
+    position on i's path is then where that lane starts (``sibling_u0``,
+    the end of the lane both leave) plus j's s.
     """
     n = u.shape[0]
     for i in range(n):
@@ -197,6 +203,8 @@ def lane_gaps(lane: np.ndarray, s: np.ndarray, u: np.ndarray, present: np.ndarra
             g = np.inf
             if on_i and j != i and lane[j] >= 0 and present[j] and lane_bound[j]:
                 big = lane_u0[i, lane[j]] + s[j]
+                if not math.isfinite(big) and aware[i] and s[j] < window:
+                    big = sibling_u0[i, lane[j]] + s[j]
                 if math.isfinite(big) and big > u[i]:
                     g = big - u[i] - (hl[i] + hl[j])
             gaps[i, j] = g

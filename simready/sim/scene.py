@@ -102,6 +102,9 @@ class ActorTable:
     avoid: B
     reaction_delay: F
     stop_tendency: F
+    #: Background traffic (SPEC §20, tag ``background``): besides its lane chain, it also follows a vehicle that
+    #: has just turned off onto a lane diverging from its own (:data:`~simready.sim.observe.DIVERGE_WINDOW_M`).
+    background: B = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @cached_property
     def index(self) -> dict[str, int]:
@@ -186,6 +189,10 @@ class SignalTable:
     ids: tuple[str, ...]
     states: NDArray[np.int8]
     stop_lines: dict[str, tuple[float, int]]
+    #: The other lanes a template signal controls, with its stop line carried across onto each (the station of
+    #: the stop line's point on that lane): background traffic stops there too (SPEC §20); the scenario's actors
+    #: keep the one stop line they always had.
+    side_stop_lines: dict[str, tuple[float, int]] = field(default_factory=dict)
 
     def column(self, signal_id: str) -> int:
         return self.ids.index(signal_id)
@@ -458,11 +465,12 @@ def _actor_table(m: ScenarioManifest) -> ActorTable:
         hl=arr(lambda a: a.dims.l / 2),
         hw=arr(lambda a: a.dims.w / 2),
         h=arr(lambda a: a.dims.h),
-        accel_max=np.array([lim.accel_max for lim in limits]),
-        decel_comfort=np.array([lim.decel_comfort for lim in limits]) * (1.0 + aggression),
+        accel_max=_own(actors, "accel_max_mps2", np.array([lim.accel_max for lim in limits])),
+        decel_comfort=_own(actors, "decel_comfort_mps2",
+                           np.array([lim.decel_comfort for lim in limits]) * (1.0 + aggression)),
         decel_max=np.array([lim.decel_max for lim in limits]),
-        s0=np.array([lim.s0_m for lim in limits]),
-        time_gap=np.array([lim.time_gap_s for lim in limits]) * (1.0 - 0.5 * aggression),
+        s0=_own(actors, "s0_m", np.array([lim.s0_m for lim in limits])),
+        time_gap=_own(actors, "time_gap_s", np.array([lim.time_gap_s for lim in limits]) * (1.0 - 0.5 * aggression)),
         chord=np.array([min(lim.yaw_chord_m, 0.6 * a.dims.l) for lim, a in zip(limits, actors)]),
         cruise=np.array(cruise, dtype=np.float64),
         obey_signals=arr(lambda a: a.behavior.rules.obey_signals, bool),
@@ -470,7 +478,16 @@ def _actor_table(m: ScenarioManifest) -> ActorTable:
         avoid=arr(lambda a: a.behavior.rules.collision_avoidance, bool),
         reaction_delay=arr(lambda a: a.walk.reaction_delay_s if a.walk else math.nan),
         stop_tendency=arr(lambda a: a.walk.stop_tendency if a.walk else math.nan),
+        background=arr(lambda a: "background" in a.tags, bool),
     )
+
+
+def _own(actors: list[Any], name: str, default: NDArray) -> NDArray:
+    """``default`` with each actor's own car-following parameter ``name`` (``behavior.idm``) where it gives them."""
+    if all(a.behavior.idm is None for a in actors):
+        return default
+    return np.array([float(getattr(a.behavior.idm, name)) if a.behavior.idm is not None else float(d)
+                     for a, d in zip(actors, default.tolist())])
 
 
 def _initial_path(m: ScenarioManifest, template: WorldTemplate, lane_index: dict[str, int], actor: Any,
@@ -502,15 +519,19 @@ def _signal_table(m: ScenarioManifest, template: WorldTemplate) -> SignalTable:
     cols: list[NDArray[np.int8]] = []
     ids: list[str] = []
     stop_lines: dict[str, tuple[float, int]] = {}
+    side_stop_lines: dict[str, tuple[float, int]] = {}
     template_stop: dict[str, float] = {}
     for sig in sorted(template.signals, key=lambda s: s.id):
         col = len(ids)
         ids.append(sig.id)
         cols.append(np.array([SIGNAL_CODES[sig.state_at(float(x))] for x in t], dtype=np.int8))
         template_stop[sig.stop_line.lane] = sig.stop_line.s_m
+        stop_xy = template.lane_graph.lanes[sig.stop_line.lane].point_at(sig.stop_line.s_m)
         for lane in sig.controls:
             if lane == sig.stop_line.lane:
                 stop_lines[lane] = (sig.stop_line.s_m, col)
+            elif lane in template.lane_graph.lanes:
+                side_stop_lines[lane] = (template.lane_graph.lanes[lane].project(*stop_xy)[0], col)
     graph = template.lane_graph
     for prog in sorted(m.signal_programs, key=lambda s: s.id):
         col = len(ids)
@@ -525,7 +546,8 @@ def _signal_table(m: ScenarioManifest, template: WorldTemplate) -> SignalTable:
             stop_lines[lane] = (s_stop, col)
     states = np.stack(cols, 1) if cols else np.zeros((ticks + 1, 0), dtype=np.int8)
     states.setflags(write=False)
-    return SignalTable(tuple(ids), states, stop_lines)
+    return SignalTable(tuple(ids), states, stop_lines,
+                       {k: v for k, v in sorted(side_stop_lines.items()) if k not in stop_lines})
 
 
 def _static_edges(m: ScenarioManifest, template: WorldTemplate) -> tuple[F, F]:

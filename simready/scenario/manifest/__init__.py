@@ -27,7 +27,7 @@ Import from here: ``from simready.scenario.manifest import ScenarioManifest, loa
 
 from __future__ import annotations
 
-from simready.scenario.manifest.actors import Actor, Behavior, Initial, LaneRef, Rules, Walk
+from simready.scenario.manifest.actors import Actor, Behavior, Idm, Initial, LaneRef, Rules, Walk
 from simready.scenario.manifest.base import Dims, Point, Pose
 from simready.scenario.manifest.environment import Environment, Occluder, Phase, SignalProgram
 from simready.scenario.manifest.interactions import (
@@ -86,7 +86,7 @@ from simready.scenario.manifest.triggers import (
 
 __all__ = [
     "HELD_VERBS", "LEAF_CONDITIONS", "SCHEMA_VERSION", "SHAPED_VERBS", "STATE_KEYS", "VERBS",
-    "Actor", "AfterTrigger", "AndCondition", "ArrivalTrigger", "AtTrigger", "Behavior", "ChangeLaneVerb", "Circle",
+    "Actor", "AfterTrigger", "AndCondition", "ArrivalTrigger", "AtTrigger", "Behavior", "Idm", "ChangeLaneVerb", "Circle",
     "CollisionCondition", "Condition", "CoverageCell", "Dims", "DistanceCondition", "Dynamics", "Environment",
     "ExistVerb", "GapVerb", "HeadwayCondition", "Initial", "Interaction", "LaneOffsetVerb", "LaneRef", "LaneWindow",
     "LeafCondition", "Lineage", "NotCondition", "Occluder", "OrCondition", "Phase", "Point", "Polygon", "Pose",

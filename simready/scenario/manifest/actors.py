@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from annotated_types import Ge, Le, Len
-from pydantic import Field, model_validator
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from simready.scenario.manifest.base import (
     MAX_COORD_M,
@@ -75,17 +75,44 @@ class Rules(Model):
     speed_factor: Annotated[Pos, Le(3)]
 
 
+class Idm(Model):
+    """Car-following parameters of one actor (the Intelligent Driver Model, :mod:`simready.sim.controllers.longitudinal`).
+
+    ``s0_m``: standstill gap; ``time_gap_s``: desired time headway;
+    ``accel_max_mps2``: maximum acceleration; ``decel_comfort_mps2``:
+    comfortable deceleration. Given, they replace the actor class's limits
+    (and ``rules.aggression`` no longer scales them); absent, the class's
+    limits apply as before. Background traffic records them for every vehicle.
+    """
+
+    s0_m: Annotated[Pos, Le(20)]
+    time_gap_s: Annotated[Pos, Le(10)]
+    accel_max_mps2: Annotated[Pos, Le(10)]
+    decel_comfort_mps2: Annotated[Pos, Le(10)]
+
+
 class Behavior(Model):
     """Goals handed to the actor's controller (SPEC §8).
 
     ``route``: lane ids in travel order (vehicles, cyclists; empty for
     pedestrians, whose route is ``Actor.walk.route``).
     ``cruise_speed_mps``: desired free speed; null means keep the initial speed.
+    ``idm``: the actor's own car-following parameters (:class:`Idm`); absent
+    (and then left out of the manifest's bytes): the class limits.
     """
 
     rules: Rules
     route: list[Ref]
     cruise_speed_mps: Speed | None = None
+    idm: Idm | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_absent_idm(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict:
+        # A manifest without car-following parameters keeps the bytes it had before the field existed.
+        out = handler(self)
+        if out.get("idm", 0) is None:
+            del out["idm"]
+        return out
 
 
 class Walk(Model):

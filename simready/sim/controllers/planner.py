@@ -33,10 +33,11 @@ from simready.sim import constants as C
 from simready.sim import junctions
 from simready.sim import planner_kernels as pk
 from simready.sim.controllers import actuation, lateral, longitudinal, pedestrian
-from simready.sim.observe import TickView
+from simready.sim.observe import TickView, leader_u0
 from simready.sim.paths import PathTable, ReferencePath
 from simready.sim.scene import ActorTable, Scene
 from simready.sim.state import ControlState, GapGoal, PedMemory, set_indices, with_changes
+from simready.world.lane_graph import lane_network
 
 F = NDArray[np.float64]
 
@@ -56,6 +57,17 @@ class RouteTable:
     refs0: F
     #: Perception tuples carried over between perception ticks, as arrays (see :func:`_held`).
     memo: dict[str, tuple[tuple, NDArray[np.int64]]] = field(default_factory=dict, repr=False)
+    #: Per background actor (index), the turns on its path: ``(u where the turn starts, u where it ends, speed
+    #: through it m/s)`` (:func:`curve_zones`); other actors have none.
+    curves: dict[int, tuple[tuple[float, float, float], ...]] = field(default_factory=dict)
+    #: Per background actor (index), where the parked vehicles that stand in its path begin (u of their rear,
+    #: sorted; :func:`parked_obstacles`): stationary obstacles it stops behind.
+    parked: dict[int, tuple[float, ...]] = field(default_factory=dict)
+    #: Per background actor (index), the conflict areas on its path: ``(u where the area begins on it, u where it
+    #: ends, other lane's index, the area's s-window on that lane)`` (:func:`conflict_boxes`), sorted.
+    boxes: dict[int, tuple[tuple[float, float, int, float, float], ...]] = field(default_factory=dict)
+    #: Whether any actor is background traffic (SPEC §20).
+    any_background: bool = False
 
     @classmethod
     def build(cls, scene: Scene, paths: tuple[ReferencePath, ...]) -> RouteTable:
@@ -66,12 +78,20 @@ class RouteTable:
         conflicts = []
         for i, p in enumerate(paths):
             row = []
+            side = scene.signals.side_stop_lines if a.background[i] else {}
             for lane, u0 in zip(p.lanes, p.lane_u0):
-                hit = scene.signals.stop_lines.get(lane)
+                hit = scene.signals.stop_lines.get(lane) or side.get(lane)
                 if hit is not None:
                     row.append((u0 + hit[0], hit[1]))
             stops.append(row)
-            mine = [(u0 + c.s, c.other, c.s_other) for lane, u0 in zip(p.lanes, p.lane_u0) for c in by_lane.get(lane, ())]
+            if a.background[i]:
+                # Background traffic yields by the lane graph's right of way (SPEC §18): every conflict area of a
+                # junction where its lane is not the priority one (turn rank, then the vehicle from the right).
+                mine = sorted((u0 + s_mine, other, s_other) for lane, u0 in zip(p.lanes, p.lane_u0)
+                              for s_mine, other, s_other in network_yields(scene.template).get(lane, ()))
+            else:
+                mine = [(u0 + c.s, c.other, c.s_other) for lane, u0 in zip(p.lanes, p.lane_u0)
+                        for c in by_lane.get(lane, ())]
             # Waiting points only matter to actors that yield; others never read them.
             conflicts.append(tuple((u_x, other, s_other,
                                     junctions.waiting_point(graph, p, u_x, other, float(a.hl[i]), float(a.hw[i]), float(a.chord[i]))
@@ -83,8 +103,184 @@ class RouteTable:
         for i, row in enumerate(stops):
             for j, (u, col) in enumerate(row):
                 stop_u[i, j], stop_col[i, j] = u, col
+        curves = {i: zones for i in np.flatnonzero(a.background).tolist()
+                  if (zones := curve_zones(scene.template, paths[i]))}
+        parked = {i: found for i in np.flatnonzero(a.background).tolist()
+                  if (found := parked_obstacles(scene, paths[i], i))}
+        boxes = {i: found for i in np.flatnonzero(a.background).tolist()
+                 if (found := conflict_boxes(scene, paths[i]))}
         return cls(PathTable.build(paths, scene.lane_ids, scene.actors.chord), stop_u, stop_col, tuple(conflicts),
-                   _actor_consts(a), _references(a))
+                   _actor_consts(a), _references(a), curves=curves, parked=parked, boxes=boxes,
+                   any_background=bool(a.background.any()))
+
+
+def network_yields(template: object) -> dict[str, tuple[tuple[float, str, float], ...]]:
+    """Per junction lane, ``(s of the conflict point on it, priority lane, s on that lane)`` of each conflict of the
+    lane graph (:class:`simready.world.lane_graph.LaneNetwork`) where it gives way; cached per template object."""
+    hit = _NETWORK_YIELDS.get(id(template))
+    if hit is None or hit[0] is not template:
+        out: dict[str, list[tuple[float, str, float]]] = {}
+        for c in lane_network(template).conflicts:  # type: ignore[arg-type]
+            for lane, s_lane, other, s_other in ((c.a, c.s_a_m, c.b, c.s_b_m), (c.b, c.s_b_m, c.a, c.s_a_m)):
+                if c.yields(lane):
+                    out.setdefault(lane, []).append((s_lane, other, s_other))
+        if len(_NETWORK_YIELDS) > 32:
+            _NETWORK_YIELDS.clear()
+        hit = (template, {k: tuple(sorted(v)) for k, v in out.items()})
+        _NETWORK_YIELDS[id(template)] = hit
+    return hit[1]
+
+
+_NETWORK_YIELDS: dict[int, tuple[object, dict[str, tuple[tuple[float, str, float], ...]]]] = {}
+
+#: Lateral acceleration a background vehicle accepts through a junction turn (m/s²): its speed through a turn of
+#: radius R is √(a·R). Here rather than in :mod:`simready.sim.constants` (hashed into every trace's header): only
+#: background traffic reads it.
+TURN_LATERAL_ACCEL_MPS2 = 2.5
+
+
+def curve_zones(template: object, path: ReferencePath) -> tuple[tuple[float, float, float], ...]:
+    """The junction turns on ``path``: ``(u start, u end, √(a_lat·R))`` with R = the lane's length over its heading
+    change (:data:`TURN_LATERAL_ACCEL_MPS2`)."""
+    net = lane_network(template)  # type: ignore[arg-type]
+    out = []
+    for lane, u0 in zip(path.lanes, path.lane_u0):
+        if net.turn(lane) == "straight":
+            continue
+        g = net.graph.lanes[lane]
+        change = abs((g.end_yaw_rad - g.start_yaw_rad + math.pi) % (2 * math.pi) - math.pi)
+        radius = g.length_m / max(change, 1e-6)
+        out.append((u0, u0 + g.length_m, math.sqrt(TURN_LATERAL_ACCEL_MPS2 * radius)))
+    return tuple(out)
+
+
+#: A parked vehicle is in a background vehicle's path when their footprints, side by side on it, overlap by more
+#: than this (m).
+PARKED_OVERLAP_M = 0.1
+
+
+def parked_obstacles(scene: Scene, path: ReferencePath, i: int) -> tuple[float, ...]:
+    """u of the rear of each parked vehicle standing in actor ``i``'s path (its footprint, projected on the path,
+    overlapping the actor's width), sorted; from the manifest's poses (a parked vehicle stays where it is)."""
+    a = scene.actors
+    by_id = {actor.id: actor for actor in scene.manifest.actors}
+    out = []
+    for k in np.flatnonzero(a.parked).tolist():
+        pose = by_id[a.ids[k]].initial.pose
+        u, d = path.project(pose.x, pose.y)
+        if 0.0 < u < path.length_m and abs(d) < float(a.hw[i] + a.hw[k]) - PARKED_OVERLAP_M:
+            out.append(u - float(a.hl[k]))
+    return tuple(sorted(out))
+
+
+#: A background vehicle stops this far before a conflict area another vehicle occupies (m).
+BOX_STANDOFF_M = 1.0
+
+
+def conflict_boxes(scene: Scene, path: ReferencePath) -> tuple[tuple[float, float, int, float, float], ...]:
+    """Every conflict area of the lane graph on ``path``, whoever has the right of way (see :attr:`RouteTable.boxes`)."""
+    net = lane_network(scene.template)
+    out = []
+    for lane, u0 in zip(path.lanes, path.lane_u0):
+        for c in net.conflicts_of(lane):
+            mine, theirs, other = (c.window_a_m, c.window_b_m, c.b) if lane == c.a else (c.window_b_m, c.window_a_m, c.a)
+            out.append((u0 + mine[0], u0 + mine[1], scene.lane_index[other], theirs[0], theirs[1]))
+    return tuple(sorted(out))
+
+
+def _box_gaps(view: TickView, route: RouteTable, fixed: F) -> None:
+    """Gaps (m) into ``fixed`` to the nearest conflict area ahead that another vehicle's body is in (a background
+    vehicle does not drive into a car waiting or crawling across its path, right of way or not)."""
+    a = view.scene.actors.py
+    u = view.u_py
+    lane, s = view.lanes
+    occupied: dict[int, list[tuple[float, float, int]]] = {}
+    present = view.present_py
+    for j, (lj, sj) in enumerate(zip(lane.tolist(), s.tolist())):
+        if lj >= 0 and present[j] and a.lane_bound[j]:
+            occupied.setdefault(lj, []).append((sj - a.hl[j], sj + a.hl[j], j))
+    for i, boxes in route.boxes.items():
+        front = u[i] + a.hl[i]
+        for u_in, u_out, other, lo, hi in boxes:  # sorted by u_in
+            if u_in - front > junctions.CONFLICT_LOOKAHEAD_M:
+                break
+            if u_in < front:
+                continue  # already in (or past) the area: drive on and clear it
+            if any(j != i and rear < hi and nose > lo for rear, nose, j in occupied.get(other, ())):
+                g = u_in - front - BOX_STANDOFF_M
+                if g < fixed[i]:
+                    fixed[i] = g
+                break
+
+
+def _old_lane_gaps(view: TickView, fixed: F) -> None:
+    """Gaps (m) into ``fixed`` that keep a background vehicle in a discretionary lane change behind the traffic ahead
+    on the lane it leaves: the gap to the nearest vehicle ahead there, scaled so that the IDM term for a stationary
+    obstacle at it equals the term for that vehicle at its speed (the kernel treats ``fixed`` as stationary)."""
+    scene = view.scene
+    a = scene.actors.py
+    lateral = view.state.control.lateral
+    lane, s = view.lanes
+    v = view.v.tolist()
+    for i in scene.actors.background.nonzero()[0].tolist():
+        goal = lateral[i]
+        if goal is None or goal.kind != "change_lane" or not (goal.owner or "").startswith(_MOBIL):
+            continue
+        old = goal.owner[len(_MOBIL):]
+        col = scene.lane_index.get(old)
+        if col is None:
+            continue
+        # Same-direction neighbours run side by side (the lane graph's neighbour rule): s on the new lane stands
+        # for s on the old one.
+        s_i = float(s[i])
+        best, v_j = math.inf, 0.0
+        for j in np.flatnonzero((lane == col) & view.present).tolist():
+            g = float(s[j]) - s_i - a.hl[i] - a.hl[j]
+            if j != i and float(s[j]) > s_i and g < best:
+                best, v_j = g, v[j]
+        if not math.isfinite(best):
+            continue
+        star_0 = a.s0[i] + max(0.0, v[i] * a.time_gap[i] + v[i] * v[i] / a.idm_root2[i])
+        star_j = a.s0[i] + max(0.0, v[i] * a.time_gap[i] + v[i] * (v[i] - v_j) / a.idm_root2[i])
+        g = best * star_0 / star_j if best > 0.0 else best
+        if g < fixed[i]:
+            fixed[i] = g
+
+
+_MOBIL = "mobil:"
+
+
+def _parked_gaps(view: TickView, route: RouteTable, fixed: F) -> None:
+    """Gaps (m) into ``fixed`` to the nearest parked vehicle ahead in each background actor's path."""
+    a = view.scene.actors.py
+    u = view.u_py
+    for i, rears in route.parked.items():
+        front = u[i] + a.hl[i]
+        for rear in rears:
+            if rear > u[i]:
+                g = rear - front
+                if g < fixed[i]:
+                    fixed[i] = g
+                break
+
+
+def _curve_references(view: TickView, route: RouteTable, refs: F) -> None:
+    """Cap a background vehicle's speed reference before and through its turns: within a turn its speed there,
+    before one the speed from which it still slows to that at its comfortable deceleration."""
+    if not route.curves:
+        return
+    a = view.scene.actors.py
+    u, v_ref = view.u_py, refs[pk.V_REF]
+    for i, zones in route.curves.items():
+        front = u[i] + a.hl[i]
+        cap = math.inf
+        for u_in, u_out, v_c in zones:
+            if u[i] - a.hl[i] > u_out:
+                continue
+            ahead = u_in - front
+            cap = min(cap, v_c if ahead <= 0.0 else math.sqrt(v_c * v_c + 2.0 * a.decel_comfort[i] * ahead))
+        if cap < v_ref[i]:
+            v_ref[i] = cap
 
 
 def _actor_consts(a: ActorTable) -> F:
@@ -230,7 +426,7 @@ def _accelerations(view: TickView, route: RouteTable, leaders: tuple[int, ...], 
     a_des, accel = np.empty(n), np.empty(n)
     lane, s = view.lanes
     states = view.scene.signals.states
-    pk.accelerations(route.consts, refs, view.u, view.v, view.present, lane, s, route.paths.lane_u0,
+    pk.accelerations(route.consts, refs, view.u, view.v, view.present, lane, s, leader_u0(route.paths, view.scene),
                      _held(route, "leaders", leaders, 0), _held(route, "percepts", percepts, 2), view.xy, view.yaw,
                      route.stop_u, route.stop_col, states[min(view.tick, len(states) - 1)], view.scene.dt,
                      friction * C.GRAVITY_MPS2, C.STANDSTILL_MPS, C.SPEED_TRACK_GAIN, 2.0 * C.AMBER_DECEL_LIMIT,
@@ -253,6 +449,14 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
     refs = route.refs0.copy()
     peds = _stationary_obstacles(view, route, control, perceive, yields, refs[pk.FIXED_GAP])
     _goal_references(view, control, refs)
+    if route.curves:
+        _curve_references(view, route, refs)
+    if route.parked:
+        _parked_gaps(view, route, refs[pk.FIXED_GAP])
+    if route.boxes:
+        _box_gaps(view, route, refs[pk.FIXED_GAP])
+    if route.any_background:
+        _old_lane_gaps(view, refs[pk.FIXED_GAP])
     a_des, accel = _accelerations(view, route, leaders, percepts, refs, friction)
 
     throttle, brake = np.zeros(n), np.zeros(n)

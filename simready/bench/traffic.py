@@ -1,0 +1,102 @@
+"""``make bench`` section ``traffic``: background traffic in kinematic-v1 (issue 31: ≤ 1 ms per agent per simulated s).
+
+The scenario is a lead-vehicle sample on the imported ``city_crossing`` map
+with 40 background vehicles per lane km (about 50 vehicles), rolled out for
+its clip and warm-up (12 s + 2 s) at dt = 20 ms, beside the same sample without
+traffic. Printed: the whole rollout per agent per simulated second, the
+traffic's marginal cost (with minus without, over the background vehicles),
+and the floor under it: the car-following arithmetic alone (the IDM and the
+integration for as many agents and ticks, vectorized, no perception, no
+junctions, no recording). SUMO's figure for the same street (libsumo 1.28,
+measured once when choosing, see ``docs/traffic.md``) is printed beside it.
+Then dynamic-v1: the same street over a 20 s clip beside the ``sim``
+section's 10-actor scenario (issue 31: ≤ 3× it).
+Medians of CPU time on a shared machine: orders of magnitude.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+DENSITY = 40.0
+TARGET_MS = 1.0
+#: libsumo 1.28 on city_crossing.xodr through netconvert, 40 vehicles, dt 20 ms (docs/traffic.md).
+SUMO_MS = 0.23
+
+
+def _cpu(fn: Callable[[], Any], repeats: int) -> float:
+    out = []
+    for _ in range(repeats):
+        c0 = time.process_time()
+        fn()
+        out.append(time.process_time() - c0)
+    return statistics.median(out)
+
+
+def _idm_floor(n: int, ticks: int, dt: float) -> float:
+    from simready.sim.controllers import longitudinal
+
+    rng = np.random.default_rng(0)
+    u = np.sort(rng.uniform(0, 1000, n))
+    v = rng.uniform(5, 12, n)
+    ones = np.ones(n)
+    c0 = time.process_time()
+    for _ in range(ticks):
+        gap = np.append(np.diff(u), np.inf) - 4.7
+        v_lead = np.append(v[1:], 0.0)
+        a = np.minimum(longitudinal.track_speed(v, 13.0 * ones, 0.0 * ones),
+                       longitudinal.idm_interaction(v, v_lead, gap, 2.0 * ones, 1.5 * ones, 1.5 * ones, 2.0 * ones))
+        u, v = longitudinal.integrate(u, v, a, dt)
+    return time.process_time() - c0
+
+
+def run(repeats: int = 3) -> dict[str, float]:
+    from simready.catalog.catalog import ensure_catalog
+    from simready.scenario.generator import generate, resolve_template
+    from simready.scenario.traffic import BACKGROUND_TAG, TrafficSpec
+    from simready.sim.run import run_simulation
+
+    catalog = ensure_catalog()
+    template = resolve_template("city_crossing")
+    (busy,) = generate(template.id, "lead_vehicle_brakes", 1, template=template, catalog=catalog,
+                       traffic=TrafficSpec(vehicles_per_lane_km=DENSITY)).manifests
+    (plain,) = generate(template.id, "lead_vehicle_brakes", 1, template=template, catalog=catalog).manifests
+    n_bg = sum(BACKGROUND_TAG in a.tags for a in busy.actors)
+    sim_s = busy.clip_s + busy.warmup_s
+    out: dict[str, float] = {}
+    for name, m in (("traffic", busy), ("plain", plain)):
+        result = run_simulation(m, template, backend="kinematic-v1", catalog=catalog)  # warm (compiled kernels)
+        out[name] = _cpu(lambda m=m: run_simulation(m, template, backend="kinematic-v1", catalog=catalog), repeats)
+        if name == "traffic":
+            present = result.trace.df.groupby("actor_id").present.mean()
+            out["agent_s"] = float(present.sum()) * sim_s
+    whole = out["traffic"] / out["agent_s"] * 1e3
+    marginal = (out["traffic"] - out["plain"]) / (n_bg * sim_s) * 1e3
+    ticks = round(sim_s / busy.dt)
+    floor = statistics.median(_idm_floor(n_bg, ticks, busy.dt) for _ in range(3)) / (n_bg * sim_s) * 1e3
+    print(f"traffic      kinematic-v1, {n_bg} background vehicles ({DENSITY:g}/lane km) on city_crossing, "
+          f"{busy.clip_s:g} s + {busy.warmup_s:g} s warm-up: {out['traffic'] * 1e3:7.1f} ms CPU/run "
+          f"(without traffic {out['plain'] * 1e3:6.1f} ms)")
+    print(f"traffic      {whole:6.3f} ms per present agent per simulated s (whole rollout), marginal "
+          f"{marginal:6.3f} ms per background vehicle per simulated s (target ≤ {TARGET_MS:g} ms); floor: the IDM "
+          f"arithmetic alone {floor:6.3f} ms; SUMO (libsumo, measured once) {SUMO_MS:g} ms")
+    out.update(whole_ms=whole, marginal_ms=marginal, floor_ms=floor)
+    # dynamic-v1: the busy street over a 20 s clip beside the sim section's 10-actor scenario (issue 31: ≤ 3×).
+    from simready.bench.sim import _setup
+
+    ten, ten_template, _ = _setup()
+    long = busy.model_copy(update={"clip_s": 20.0})
+    dyn = {}
+    for name, m, t in (("busy", long, template), ("ten", ten, ten_template)):
+        run_simulation(m, t, backend="dynamic-v1", catalog=catalog)
+        dyn[name] = _cpu(lambda m=m, t=t: run_simulation(m, t, backend="dynamic-v1", catalog=catalog), 1)
+    print(f"traffic      dynamic-v1, {n_bg} background vehicles + {len(long.actors) - n_bg} scenario actors on "
+          f"city_crossing, 20 s + {long.warmup_s:g} s: {dyn['busy']:6.2f} s CPU; the sim section's {len(ten.actors)} "
+          f"actors, 20 s + {ten.warmup_s:g} s: {dyn['ten']:6.2f} s: {dyn['busy'] / dyn['ten']:4.1f}× (target ≤ 3×)")
+    out.update(dynamic_busy=dyn["busy"], dynamic_ten=dyn["ten"])
+    return out

@@ -1,0 +1,291 @@
+"""Background traffic (SPEC §20): vehicles spawned on the lane graph around a sample's scenario, as manifest actors.
+
+A suite asks for traffic per template × intent (:class:`TrafficSpec`); the
+:class:`TrafficSpawnStage` of the ladder adds the background vehicles to each
+proposal's draft, so the rest of the ladder, the simulator, the sensors, the
+truth and the gate see them as the actors they are. Every draw comes from the
+sample's ``traffic`` named stream (its seed is recorded in the manifest's
+``streams``), and every vehicle is written in full: spawn lane and arc length
+(``initial.lane_ref``), pose, speed, route, cruise speed and its own IDM
+parameters (``behavior.idm``). The simulator's car following (IDM, against
+every actor ahead on the vehicle's lane chain: the ego, the scenario's actors
+and other background vehicles), stop lines of red signals and yielding at the
+lane graph's conflict areas then apply to them as to any lane-bound actor.
+
+Spawning, per driving lane outside junctions, sorted by id:
+
+* the count is ``vehicles_per_lane_km · length / 1000``, its fraction rounded
+  up with that probability (one ``uniform`` draw);
+* positions are uniform on the lane's free length with at least
+  :data:`SPAWN_SPACING_M` plus the longest vehicle between centres: free is
+  the lane less :data:`LANE_END_MARGIN_M` at each end, less the stretch ahead
+  of a scenario actor on its route (a background vehicle never starts in
+  front of the scenario's own vehicles: it would change the scenario's
+  relation), less :data:`SCENARIO_CLEARANCE_M` around every scenario actor;
+  behind the ego is allowed (a follower for the brake branch to act on);
+* the asset is uniform over the vehicle families (but the ego's) whose split
+  assignment is ``shared`` or the sample's split, then over the family's
+  variants; dimensions from the catalog;
+* cruise speed is the lane's limit times a ``speed_factor`` uniform in
+  :data:`SPEED_FACTOR_RANGE`; the initial speed is the cruise speed, or the
+  IDM equilibrium speed for the gap to the vehicle ahead on the lane if less,
+  and on a lane that enters a junction no more than lets it stop comfortably
+  :data:`JUNCTION_ENTRY_MARGIN_M` before the lane's end;
+* IDM parameters uniform in :data:`IDM_RANGES`;
+* the route follows successors from the spawn lane, uniformly among them,
+  until :data:`ROUTE_LENGTH_M` ahead or a dead end (the simulator continues
+  a route that ends on the map, and despawns a vehicle that leaves it).
+
+Pedestrians and cyclists (``pedestrians_per_sidewalk_100m``,
+``cyclists_per_km``) are part of the spec's vocabulary but not spawned yet: a
+non-zero value is refused in one line rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from simready.errors import SimreadyError
+from simready.scenario.context import ProgramContext
+from simready.scenario.ladder import PASS, Proposal, Verdict
+from simready.scenario.manifest import parse_manifest
+from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, actor, family_of, vehicle_families
+from simready.scenario.splits import SHARED
+from simready.scenario.streams import stream_seed
+from simready.scenario.traffic_spec import TrafficSpec
+from simready.world.lane_graph import lane_network
+
+#: Name of the named stream every background draw comes from.
+TRAFFIC_STREAM = "traffic"
+#: Tag every background actor carries.
+BACKGROUND_TAG = "background"
+#: Background actor ids: ``bg_v000``, ``bg_v001``, … (vehicles).
+VEHICLE_ID = "bg_v{:03d}"
+#: Extra distance between two spawned vehicles' centres beyond the longest vehicle (m).
+SPAWN_SPACING_M = 4.0
+#: Nothing spawns closer than this to a lane's ends (m) beyond the longest vehicle's half length.
+LANE_END_MARGIN_M = 1.0
+#: Nothing spawns closer than this to a scenario actor's initial position (m).
+SCENARIO_CLEARANCE_M = 15.0
+#: A background vehicle's cruise speed over the lane's limit.
+SPEED_FACTOR_RANGE = (0.8, 1.05)
+#: A vehicle on a lane that enters a junction starts slow enough to stop this far before the lane's end (m).
+JUNCTION_ENTRY_MARGIN_M = 5.0
+#: IDM parameters, each uniform in its range: standstill gap (m), time gap (s), accel, comfortable decel (m/s²).
+IDM_RANGES = {"s0_m": (1.5, 2.5), "time_gap_s": (1.0, 1.8), "accel_max_mps2": (1.2, 2.5),
+              "decel_comfort_mps2": (2.0, 3.0)}
+#: A drawn route is extended along successors until it reaches this far past the spawn point (m).
+ROUTE_LENGTH_M = 400.0
+#: At most this many lanes in a drawn route.
+ROUTE_MAX_LANES = 12
+#: Digits kept of drawn values (the manifest's own rounding is coarser than none).
+DIGITS = 4
+
+
+class TrafficError(SimreadyError):
+    kind = "traffic"
+
+
+__all__ = ["TrafficError", "TrafficSpawnStage", "TrafficSpec", "spawn_vehicles", "with_traffic"]
+
+
+def traffic_generator(stream_root: str) -> np.random.Generator:
+    """The ``traffic`` stream of a sample, fresh: every attempt of a proposal draws the same traffic."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(stream_seed(stream_root, TRAFFIC_STREAM))))
+
+
+def background_families(ctx: ProgramContext, split: str) -> list[str]:
+    """Vehicle families a background vehicle of a ``split`` sample may use: every one but the ego's whose split
+    assignment is ``shared`` or ``split`` (a held-out family never leaks into another split)."""
+    ego = family_of(ctx.template.ego.asset)
+    return [f for f in vehicle_families(ctx, [ego]) if ctx.splits.families.get(f) in (SHARED, split)]
+
+
+def _blocked(ctx: ProgramContext, draft: dict[str, Any]) -> tuple[dict[str, list[tuple[float, float]]], list[tuple[float, float]]]:
+    """Per lane, the s-intervals ahead of a scenario actor on its route; and every scenario actor's position."""
+    graph = ctx.template.lane_graph
+    blocked: dict[str, list[tuple[float, float]]] = {}
+    points = []
+    for a in draft["actors"]:
+        pose = a["initial"]["pose"]
+        points.append((float(pose["x"]), float(pose["y"])))
+        route = a["behavior"]["route"]
+        ref = a["initial"].get("lane_ref")
+        if a["role"] == "parked" or a["kind"] == "pedestrian" or not route:
+            continue
+        s0 = float(ref["s"]) if ref is not None and ref["lane"] == route[0] else 0.0
+        for k, lane in enumerate(route):
+            if lane in graph.lanes:
+                blocked.setdefault(lane, []).append((s0 if k == 0 else -math.inf, math.inf))
+    return blocked, points
+
+
+def _free_intervals(length: float, margin: float, blocked: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    out = [(margin, length - margin)]
+    for lo, hi in sorted(blocked):
+        nxt = []
+        for a, b in out:
+            if hi <= a or lo >= b:
+                nxt.append((a, b))
+                continue
+            if lo > a:
+                nxt.append((a, lo))
+            if hi < b:
+                nxt.append((hi, b))
+        out = nxt
+    return [(a, b) for a, b in out if b > a]
+
+
+def _positions(rng: np.random.Generator, n: int, free: list[tuple[float, float]], spacing: float) -> list[float]:
+    """``n`` arc lengths uniform on the free intervals with ``spacing`` between neighbours (fewer if they do not fit)."""
+    total = sum(b - a for a, b in free)
+    n = min(n, int(total // spacing) + (1 if total > 0 else 0))
+    if n <= 0:
+        return []
+    slack = max(total - (n - 1) * spacing, 0.0)
+    u = np.sort(rng.uniform(0.0, slack, n))
+    along = [float(u[k]) + k * spacing for k in range(n)]
+    out = []
+    for x in along:
+        for a, b in free:
+            if x <= b - a:
+                out.append(a + x)
+                break
+            x -= b - a
+    return out
+
+
+def _route(rng: np.random.Generator, ctx: ProgramContext, lane: str, s: float) -> list[str]:
+    net = lane_network(ctx.template)
+    graph = net.graph
+    route = [lane]
+    ahead = graph.lanes[lane].length_m - s
+    while ahead < ROUTE_LENGTH_M and len(route) < ROUTE_MAX_LANES:
+        nxt = [k for k in graph.successors[route[-1]] if k not in route and net.kinds.get(k) in ("driving", "turn")]
+        if not nxt:
+            break
+        pick = nxt[int(rng.integers(len(nxt)))] if len(nxt) > 1 else nxt[0]
+        route.append(pick)
+        ahead += graph.lanes[pick].length_m
+    return route
+
+
+def _r(x: float) -> float:
+    return round(float(x), DIGITS)
+
+
+def spawn_vehicles(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, stream_root: str) -> list[dict[str, Any]]:
+    """The background vehicles of one sample (manifest actors, JSON-like), see the module docstring."""
+    if spec.vehicles_per_lane_km <= 0.0:
+        return []
+    rng = traffic_generator(stream_root)
+    families = background_families(ctx, draft["split"])
+    if not families:
+        raise TrafficError(ctx.template.source, "traffic", f"no vehicle family may appear in split {draft['split']!r}")
+    assets = {f: ctx.variants(f) for f in families}
+    longest = max(ctx.catalog.entry(a).dimensions_m.length for f in families for a in assets[f])
+    spacing = longest + SPAWN_SPACING_M
+    margin = longest / 2 + LANE_END_MARGIN_M
+    net = lane_network(ctx.template)
+    graph = net.graph
+    blocked, points = _blocked(ctx, draft)
+    out: list[dict[str, Any]] = []
+    for lane in sorted(graph.lanes):
+        g = graph.lanes[lane]
+        if g.kind != "driving" or lane in net.junction_of:
+            continue
+        expected = spec.vehicles_per_lane_km * g.length_m / 1000.0
+        whole = math.floor(expected)
+        n = whole + int(rng.uniform() < expected - whole)
+        placed = []
+        for s in _positions(rng, n, _free_intervals(g.length_m, margin, blocked.get(lane, ())), spacing):
+            x, y, _ = g.pose_at(s)
+            if all(math.hypot(x - px, y - py) >= SCENARIO_CLEARANCE_M for px, py in points):
+                placed.append(s)
+        vehicles = []
+        for s in placed:
+            family = families[int(rng.integers(len(families)))]
+            asset = assets[family][int(rng.integers(len(assets[family])))]
+            factor = _r(rng.uniform(*SPEED_FACTOR_RANGE))
+            idm = {k: _r(rng.uniform(lo, hi)) for k, (lo, hi) in IDM_RANGES.items()}
+            route = _route(rng, ctx, lane, s)
+            vehicles.append((s, asset, factor, idm, route))
+        entry = any(k in net.junction_of for k in graph.successors[lane])
+        # Initial speeds front to back: the cruise speed, or the IDM equilibrium for the gap to the one ahead.
+        ahead_s, ahead_half = math.inf, 0.0
+        speeds: dict[float, float] = {}
+        for s, asset, factor, idm, _route_ in sorted(vehicles, key=lambda v: -v[0]):
+            half = ctx.catalog.entry(asset).dimensions_m.length / 2
+            cruise = g.speed_limit_mps * factor
+            gap = ahead_s - s - ahead_half - half
+            speeds[s] = min(cruise, max(0.0, (gap - idm["s0_m"]) / idm["time_gap_s"]))
+            if entry:
+                # Able to stop at the junction's entry (its first waiting point or stop line) comfortably.
+                room = max(0.0, g.length_m - s - half - JUNCTION_ENTRY_MARGIN_M)
+                speeds[s] = min(speeds[s], math.sqrt(2.0 * idm["decel_comfort_mps2"] * room))
+            ahead_s, ahead_half = s, half
+        for s, asset, factor, idm, route in vehicles:
+            x, y, yaw = g.pose_at(s)
+            cruise = _r(g.speed_limit_mps * factor)
+            rules = {"obey_signals": True, "yield": True, "collision_avoidance": True, "aggression": 0.0,
+                     "speed_factor": factor}
+            a = actor(ctx, VEHICLE_ID.format(len(out)), kind="vehicle", role="agent", asset_id=asset,
+                      pose=(_r(x), _r(y), yaw), speed_mps=_r(min(speeds[s], cruise)), behavior_rules=rules,
+                      route=route, cruise_mps=cruise, lane_ref={"lane": lane, "s": _r(s), "t_frac": 0.0},
+                      tags=[BACKGROUND_TAG])
+            a["behavior"]["idm"] = idm
+            out.append(a)
+    return out
+
+
+def with_traffic(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, stream_root: str) -> dict[str, Any]:
+    """``draft`` with its background vehicles (any earlier ones replaced), the ``traffic`` stream's seed, the
+    lineage's families, the pinned asset versions and ``traffic.*`` realized values."""
+    own = [a for a in draft["actors"] if BACKGROUND_TAG not in a["tags"]]
+    base = {**draft, "actors": own}
+    vehicles = spawn_vehicles(ctx, base, spec, stream_root)
+    actors = own + vehicles
+    streams = dict(draft["streams"])
+    streams[TRAFFIC_STREAM] = stream_seed(stream_root, TRAFFIC_STREAM)
+    lineage = dict(draft["lineage"])
+    lineage["asset_families"] = sorted({family_of(a["asset_id"]) for a in actors})
+    versions = dict(draft["asset_versions"])
+    versions.update({a["asset_id"]: ctx.asset_hashes[a["asset_id"]] for a in vehicles if a["asset_id"] in ctx.asset_hashes})
+    realized = dict(draft["realized"])
+    order = [k for k in realized[CAUSAL_ORDER_KEY] if not k.startswith("traffic.")]
+    values = {"traffic.vehicles_per_lane_km": (spec.vehicles_per_lane_km, "suite |  | the suite's traffic density"),
+              "traffic.vehicles": (len(vehicles), f"{TRAFFIC_STREAM} | traffic.vehicles_per_lane_km | spawned on the "
+                                   "driving lanes outside junctions, clear of the scenario's actors")}
+    for key, (value, cause) in values.items():
+        realized[key] = value
+        realized[CAUSE_PREFIX + key] = cause
+        order.append(key)
+    realized[CAUSAL_ORDER_KEY] = order
+    return {**draft, "actors": actors, "streams": dict(sorted(streams.items())), "lineage": lineage,
+            "asset_versions": dict(sorted(versions.items())), "realized": realized}
+
+
+class TrafficSpawnStage:
+    """The ladder's rung that adds the background vehicles (after the program's own checks, before the physics).
+
+    The stages before it judge the scenario alone (its relation, its event);
+    this one adds the traffic the suite asks for and validates the result as a
+    manifest. :class:`simready.sim.traffic.TrafficRolloutStage` then rolls the
+    whole street out and rejects a sample whose background traffic collides.
+    """
+
+    name = "traffic_spawn"
+    cost_rank = 44
+    level = 3
+
+    def __init__(self, ctx: ProgramContext, spec: TrafficSpec, stream_root_of: Any) -> None:
+        self.ctx, self.spec, self.stream_root_of = ctx, spec, stream_root_of
+
+    def check(self, proposal: Proposal) -> Verdict:
+        proposal.draft = with_traffic(self.ctx, proposal.draft, self.spec, self.stream_root_of(proposal.sample_id))
+        proposal.manifest = parse_manifest(proposal.draft, proposal.sample_id)
+        return PASS

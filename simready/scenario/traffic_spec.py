@@ -1,0 +1,32 @@
+"""What background traffic a suite asks for (SPEC §20): the light half of :mod:`simready.scenario.traffic`.
+
+Apart from the spawner so that the suite's schema (read by the Dagster
+definitions) does not import the programs and the ladder.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat
+
+#: Most vehicles a lane km can hold at standstill with the spawner's spacing (a denser request is refused).
+MAX_VEHICLES_PER_LANE_KM = 120.0
+
+
+class TrafficSpec(BaseModel):
+    """What background traffic a suite asks for on one template × intent (each a coverage dimension in SPEC §20).
+
+    ``vehicles_per_lane_km``: background vehicles per km of driving lane
+    outside junctions; ``pedestrians_per_sidewalk_100m`` and
+    ``cyclists_per_km``: not spawned yet, must be 0.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    vehicles_per_lane_km: Annotated[NonNegativeFloat, Field(le=MAX_VEHICLES_PER_LANE_KM)] = 0.0
+    pedestrians_per_sidewalk_100m: Annotated[NonNegativeFloat, Field(le=0.0)] = 0.0
+    cyclists_per_km: Annotated[NonNegativeFloat, Field(le=0.0)] = 0.0
+
+    @property
+    def empty(self) -> bool:
+        return self.vehicles_per_lane_km == 0.0
