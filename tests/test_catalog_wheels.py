@@ -6,6 +6,7 @@ The crafted car: a 4.5 × 1.8 × 1.2 m body 0.17 m above the ground and four cyl
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 import trimesh
 
 from simready.catalog.add import ImportRequest, import_asset
+from simready.catalog.certify import certify_entry
 from simready.catalog.meshio import ObjMesh
 from simready.catalog.wheels import vehicle_record
 from simready.sim.backends.dynamic.chassis import Chassis
@@ -123,3 +125,11 @@ def test_imported_car_certifies_with_its_wheels_and_turns_on_its_own_wheelbase(t
     longer = entry.model_copy(update={"vehicle": veh.model_copy(update={"wheelbase_m": 3.4, "front_axle_x_m": 1.7,
                                                                          "rear_axle_x_m": -1.7})})
     assert steady_turn_radius(longer, steer) == pytest.approx(3.4 / math.tan(steer), rel=0.03)
+    # Certification recomputes the record from render.obj: an edited wheelbase is refused.
+    path = result.entry_dir / "entry.json"
+    data = json.loads(path.read_text())
+    data["vehicle"]["wheelbase_m"] = 3.0
+    path.write_text(json.dumps(data))
+    verdict = certify_entry(result.entry_dir)
+    assert any(r.code == "geometry_hash" and "entry.json vehicle wheelbase 3 m differs from the wheels found on "
+               "render.obj: wheelbase 2.8 m, track 1.56 m" in r.message for r in verdict.reasons), verdict.reasons
