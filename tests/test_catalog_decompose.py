@@ -86,3 +86,13 @@ def test_the_fallback_is_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert fallback.after.startswith("vhacdx")
     else:
         assert "coacd_that_crashes: crashed its process (SIGABRT): decomposed by vhacdx" in " ".join(rec.notes)
+
+
+def test_a_solid_over_coacds_triangle_budget_goes_to_vhacd(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(D, "COACD_MAX_FACES", 100)
+    ball = trimesh.creation.icosphere(subdivisions=2, radius=0.3)  # 320 triangles
+    dec = D.decompose(ball.vertices, ball.faces, 0.05, "ball.obj")
+    assert dec.failures == ("coacd: 320 triangles, over its budget of 100",)
+    assert dec.method.startswith("vhacdx") and dec.simplified is None
+    hull_volume = sum(trimesh.convex.convex_hull(p).volume for p in dec.pieces)
+    assert hull_volume == pytest.approx(ball.volume, rel=0.15)  # V-HACD voxels; its old call gave slivers of 1 %

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from simready.bench.import_corpus import CORPUS, CorpusFile, import_one
-from tests.vehicle_fixtures import steady_turn_radius
+from simready.bench.import_corpus import CORPUS, CorpusFile, import_one, steady_turn_radius
 
 pytestmark = pytest.mark.slow
 TESTED = [c for c in CORPUS if not c.bench_only]

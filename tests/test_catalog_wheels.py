@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 import trimesh
 
+from simready.bench.import_corpus import steady_turn_radius
 from simready.catalog.add import ImportRequest, import_asset
 from simready.catalog.certify import certify_entry
 from simready.catalog.meshio import ObjMesh
 from simready.catalog.wheels import vehicle_record
 from simready.sim.backends.dynamic.chassis import Chassis
-from tests.vehicle_fixtures import steady_turn_radius
 
 RADIUS, WIDTH, TRACK, CLEARANCE = 0.32, 0.22, 1.56, 0.17
 BODY = (4.5, 1.8, 1.2)

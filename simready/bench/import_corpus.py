@@ -10,18 +10,22 @@ certification's reasons, on one line). :data:`NOT_IN_TABLE` lists the files trie
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pybullet as p
 import pybullet_data
 
 from simready.catalog.add import ImportRequest, import_asset
 from simready.catalog.contract import CatalogEntry
 from simready.catalog.importers.assemble import ImportOptions
 from simready.errors import CatalogError
+from simready.sim import constants as C
+from simready.sim.backends.dynamic.chassis import Chassis, tyre_forces, tyre_setup
 
 PD = Path(pybullet_data.getDataPath())
 
@@ -78,6 +82,49 @@ CORPUS: tuple[CorpusFile, ...] = (
 NOT_IN_TABLE: dict[str, str] = {
     "samurai_monastry.obj": "10 MB scene of open parts: a world for `template import-scene`, not one asset",
 }
+
+
+#: The steady turn's lateral acceleration (m/s²): low, so the linear tyres stay far from the friction limit.
+LATERAL_MPS2 = 1.0
+
+
+def steady_turn_radius(entry: CatalogEntry, steer_rad: float, seconds: float = 12.0) -> float:
+    """The rear axle's turn radius (m) of ``entry`` at a constant steering angle, at the speed that makes the
+    kinematic turn (wheelbase / tan δ) take :data:`LATERAL_MPS2`; on a frictionless plane, so dynamic-v1's tyre
+    forces (applied every 5 ms as the backend does) are the only horizontal forces. The body is a box of the
+    entry's length and width with its mass, centre of mass and principal inertia."""
+    ch = Chassis.of(entry)
+    speed = math.sqrt(LATERAL_MPS2 * ch.wheelbase / math.tan(steer_rad))
+    h = 0.005
+    client = p.connect(p.DIRECT)
+    try:
+        p.setGravity(0, 0, -C.GRAVITY_MPS2, physicsClientId=client)
+        p.setPhysicsEngineParameter(fixedTimeStep=h, numSubSteps=0, physicsClientId=client)
+        plane = p.createMultiBody(0, p.createCollisionShape(p.GEOM_PLANE, physicsClientId=client), physicsClientId=client)
+        p.changeDynamics(plane, -1, lateralFriction=0.0, physicsClientId=client)
+        length, width, height = entry.dimensions_m.as_extents()
+        shape = p.createCollisionShape(p.GEOM_BOX, halfExtents=[length / 2, width / 2, height / 4],
+                                       collisionFramePosition=[0, 0, height / 4], physicsClientId=client)
+        body = p.createMultiBody(ch.mass, shape, -1, [0, 0, float(ch.com[2]) + 0.001], [0, 0, 0, 1],
+                                 baseInertialFramePosition=ch.com.tolist(), useMaximalCoordinates=True,
+                                 physicsClientId=client)
+        p.changeDynamics(body, -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist(), lateralFriction=0.0,
+                         linearDamping=0.0, angularDamping=0.0, activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING,
+                         physicsClientId=client)
+        setup = tyre_setup(ch, steer_rad, 0.9, h)
+        for _ in range(int(seconds / h)):
+            (vx, vy, _), _ = p.getBaseVelocity(body, physicsClientId=client)
+            tyre_forces(client, body, steer_rad, 2.0 * (speed - math.hypot(vx, vy)), setup)
+            p.stepSimulation(physicsClientId=client)
+        (vx, vy, _), (_, _, wz) = p.getBaseVelocity(body, physicsClientId=client)
+    finally:
+        p.disconnect(client)
+    r_com = math.hypot(vx, vy) / abs(wz)
+    return math.sqrt(r_com**2 - ch.lr**2)
+
+
+#: The steering angle of the steady turn a vehicle row is driven in (rad).
+TURN_STEER_RAD = 0.1
 
 
 @dataclass(frozen=True)
@@ -137,6 +184,10 @@ def table(rows: list[CorpusRow]) -> list[str]:
             wb, track, radius, clearance = row.wheels
             lines.append(f"{'':<32}wheels: wheelbase {wb:g} m, track {track:g} m, radius {radius:g} m, ground "
                          f"clearance {'-' if clearance is None else f'{clearance:g}'} m")
+            if row.entry is not None and row.outcome == "certified":
+                turn = steady_turn_radius(row.entry, TURN_STEER_RAD)
+                lines.append(f"{'':<32}dynamic-v1 steady turn at {TURN_STEER_RAD:g} rad: {turn:.3f} m (wheelbase / tan "
+                             f"δ = {wb / math.tan(TURN_STEER_RAD):.3f} m)")
     lines += [f"{name:<24} {'-':>6}  not in the table: {why}" for name, why in NOT_IN_TABLE.items()]
     return lines
 

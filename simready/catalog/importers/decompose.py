@@ -18,7 +18,8 @@ past :data:`DECOMPOSE_TIMEOUT_S`, is one line naming the library and why
 A solid of more than :data:`MAX_DECOMPOSE_FACES` triangles is simplified
 first (manifold3d's ``simplify``, deterministic, keeping the volume within
 :data:`SIMPLIFY_VOLUME_REL`; :func:`simplified`), because CoACD's time grows
-with the triangles it cuts; the record says so.
+with the triangles it cuts; the record says so. A solid still over
+:data:`COACD_MAX_FACES` goes to V-HACD directly.
 
 Every piece returned is a vertex array; the caller takes its convex hull
 after rounding to the file grid, so a piece on disk is exactly convex.
@@ -59,13 +60,18 @@ MAX_PIECES = 32
 VHACD_SETTINGS = {"maxConvexHulls": MAX_PIECES, "resolution": 100_000}
 #: Triangles above which the solid is simplified before it is decomposed (CoACD's time grows with them).
 MAX_DECOMPOSE_FACES = 20_000
+#: Triangles above which CoACD is not tried at all (after simplification): V-HACD decomposes instead, in seconds.
+#: The pybullet husky's solid keeps 55 692 of its 119 542 triangles within 1 % of its volume, and CoACD ran past
+#: :data:`DECOMPOSE_TIMEOUT_S` on it; a budget in triangles decides the same way on every machine.
+COACD_MAX_FACES = 30_000
 #: manifold3d ``simplify``'s first tolerance, a fraction of the solid's bounding-box diagonal (0.2 mm on a 2 m bike),
 #: and how much of the solid's volume the simplification may change.
 SIMPLIFY_TOLERANCE_REL = 1e-4
 SIMPLIFY_VOLUME_REL = 0.01
 #: Wall-clock bound on one library's run in its child process (s): a guard against a run that does not end, whose
 #: one line says so (the pybullet bicycle's frame simplified to 9 982 triangles ran past 240 s; at 14 824, within
-#: 1 % of its volume, CoACD crashes on it instead). No corpus file reaches it (``make bench import``).
+#: 1 % of its volume, CoACD crashes on it instead). No corpus file reaches it (``make bench import``); what
+#: decides between the libraries is :data:`COACD_MAX_FACES`, the same on every machine.
 DECOMPOSE_TIMEOUT_S = 120.0
 
 
@@ -217,6 +223,9 @@ def decompose(vertices: NDArray[np.float64], faces: NDArray[np.int64], threshold
         shrunk = (before, len(faces))
     problems: list[str] = []
     for run in RUNNERS:
+        if _name(run) == "coacd" and len(faces) > COACD_MAX_FACES:
+            problems.append(f"coacd: {len(faces)} triangles, over its budget of {COACD_MAX_FACES}")
+            continue
         try:
             result = _in_child(run, vertices, faces, threshold, max_pieces, timeout_s)
         except DecomposeFailure as exc:
