@@ -263,7 +263,7 @@ def test_collider_decomposition_retried_until_within_tolerance(tmp_path: Path) -
     result = imported(tmp_path / "ell.obj", tmp_path, repair=True, mass_kg=15.0, units="meter", threshold=1.0)
     assert result.certification.passed, result.certification.reasons
     retried = [r for r in repairs(result) if r["what"] == "decomposition retried"]
-    assert retried and retried[0]["before"].startswith("threshold 1:") and retried[0]["after"] == "threshold 0.5"
+    assert retried and retried[0]["before"].startswith("threshold 1:") and retried[0]["after"] == "threshold 0.7, up to 64 pieces"
     col = result.entry.import_.collider  # type: ignore[union-attr]
     assert abs(col.volume_error or 0) <= COLLIDER_VOLUME_REL_TOL
     # 0.375 m³ of solid: the centre of mass of the L and its inertia about it, from the two blocks.

@@ -208,6 +208,35 @@ class Appearance(_Strict):
     uv: FileRef | None = None
 
 
+class Wheel(_Strict):
+    """One wheel of an imported vehicle (:mod:`simready.catalog.wheels`): the render parts it is made of, the centre
+    of their bounding box (body frame, m), its radius (half its x–z diameter) and width (its y extent), m."""
+
+    parts: list[str] = Field(min_length=1)
+    center_m: Vec3
+    radius_m: float = Field(gt=0.0, allow_inf_nan=False)
+    width_m: float = Field(ge=0.0, allow_inf_nan=False)
+
+
+class VehicleRecord(_Strict):
+    """An imported entry's wheels and what a chassis needs from them (issue 30), found on render.obj.
+
+    found_by: ``names`` (parts named wheel/tire/tyre) or ``shape`` (four round parts at the corners).
+    front_axle_x_m, rear_axle_x_m: the axles' x in the body frame; wheelbase_m their distance; track_m the mean
+    left–right distance of the wheel centres over the axles; ground_clearance_m the lowest body point outside
+    the wheels above the ground under the wheels (None when every body point is within a wheel's circle).
+    """
+
+    found_by: Literal["names", "shape"]
+    wheels: list[Wheel] = Field(min_length=2)
+    wheel_radius_m: float = Field(gt=0.0, allow_inf_nan=False)
+    front_axle_x_m: BodyLength
+    rear_axle_x_m: BodyLength
+    wheelbase_m: float = Field(gt=0.0, le=MAX_ASSET_M, allow_inf_nan=False)
+    track_m: float = Field(ge=0.0, le=MAX_ASSET_M, allow_inf_nan=False)
+    ground_clearance_m: BodyLength | None
+
+
 class CatalogEntry(AssetContract):
     """A generated catalog entry: the contract plus computed facts.
 
@@ -221,6 +250,7 @@ class CatalogEntry(AssetContract):
         render_geometry, collision_geometry, urdf: files and their hashes.
         generator_version: :data:`simready.catalog.procedural.GENERATOR_VERSION` that wrote it.
         contract_sha256: canonical hash of the YAML mapping it was generated from.
+        vehicle: an imported entry's wheels, wheelbase, track and ground clearance (absent when none are found).
         import_ (``import`` in the file): how an imported entry was converted from its source; absent for a
             procedural entry (so procedural entry.json bytes are what they were before importing existed).
         appearance: per-part base colours and textures of an imported entry; absent for a procedural one
@@ -245,11 +275,14 @@ class CatalogEntry(AssetContract):
     #: An imported entry whose render mesh is open or not a 2-manifold (``--repair``): the watertight solid its
     #: volume, collider and mass are measured on; render.obj stays as drawn. Absent otherwise.
     volume_geometry: FileRef | None = None
+    #: An imported entry's wheels, when it has two axles of them (:mod:`simready.catalog.wheels`). Absent otherwise,
+    #: so entries without wheels keep their bytes.
+    vehicle: VehicleRecord | None = None
 
     def json_dict(self) -> dict[str, Any]:
         """What entry.json holds: ``import`` under its name, and neither ``import`` nor ``appearance`` for a
         procedural entry (so its bytes are what they were before importing existed)."""
-        exclude: dict[str, Any] = {name: True for name in ("import_", "appearance", "volume_geometry")
+        exclude: dict[str, Any] = {name: True for name in ("import_", "appearance", "volume_geometry", "vehicle")
                                    if getattr(self, name) is None}
         if self.import_ is not None and not self.import_.repairs:
             exclude["import_"] = {"repairs"}

@@ -55,6 +55,7 @@ from simready.catalog.meshio import (
     urdf_text,
 )
 from simready.catalog.procedural import GENERATOR_VERSION, ProceduralAsset, RecipeError, build
+from simready.catalog.wheels import vehicle_record
 from simready.errors import CatalogError
 from simready.hashing import file_sha256, sha256_bytes
 from simready.identifiers import confine
@@ -172,6 +173,7 @@ def write_entry(
         import_=record,
         appearance=None if record is None else _write_appearance(entry_dir, asset, contract.material.albedo_rgb),
         volume_geometry=None if volume_text is None else _write(entry_dir, VOLUME_FILE, volume_text),
+        vehicle=None if record is None else vehicle_record(render),
     )
     return write_entry_metadata(entry_dir, entry)
 

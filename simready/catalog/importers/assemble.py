@@ -48,7 +48,7 @@ from scipy.spatial import QhullError
 from simready.catalog.contract import ColliderRecord, Convention, ImportRecord, Mount, SourceInertialRecord
 from simready.catalog.importers.closing import close
 from simready.catalog.importers.conventions import Applied, Flags, conversion_matrix, resolve, rotation, unit_name
-from simready.catalog.importers.decompose import DEFAULT_THRESHOLD, Decomposition, decompose
+from simready.catalog.importers.decompose import DEFAULT_THRESHOLD, MAX_PIECES, Decomposition, decompose
 from simready.catalog.importers.source import RepairLog, SourceScene
 from simready.catalog.meshio import (
     ObjMesh,
@@ -64,11 +64,15 @@ from simready.hashing import content_hash, file_sha256
 
 UM_PER_M = 1_000_000
 COLLIDER_CHOICES = ("auto", "source", "decompose")
-#: Decompositions after the first, each with half the previous threshold, before a collider outside the
-#: certification tolerance is left to certification to refuse.
+#: Decompositions after the first, before a collider outside the certification tolerance is left to
+#: certification to refuse. Each multiplies the threshold by :data:`RETRY_THRESHOLD_FACTOR` and allows up to
+#: :data:`RETRY_MAX_PIECES` pieces: CoACD's merge down to 32 pieces is what leaves the excess (the pybullet bunny:
+#: 32 pieces 6.1 % over at 0.05 and 5.5 % at 0.035 in 43 s; 64 pieces at 0.035 within it in 29 s, where halving
+#: the threshold twice took minutes).
 MAX_DECOMPOSE_RETRIES = 2
-#: No retry goes below this threshold: CoACD 1.0.14 crashes the process (a segmentation fault, which no fallback
-#: can catch) at 0.00625 on the Stanford bunny's solid.
+RETRY_THRESHOLD_FACTOR = 0.7
+RETRY_MAX_PIECES = 64
+#: No retry goes below this threshold (CoACD 1.0.14 crashed its process at 0.00625 on the bunny's solid).
 MIN_RETRY_THRESHOLD = 0.01
 #: Volume tolerance the collider is held to (certification's COLLIDER_VOLUME_REL_TOL; a test checks they agree).
 COLLIDER_VOLUME_REL_TOL = 0.05
@@ -356,23 +360,42 @@ def _collider_fault(whole: manifold3d.Manifold, hulls: list[trimesh.Trimesh]) ->
 
 def _decomposed(whole: manifold3d.Manifold, options: ImportOptions, source: Path, log: RepairLog,
                 notes: list[str]) -> tuple[list[trimesh.Trimesh], str, dict[str, Any]]:
-    """Convex pieces of the solid; with ``--repair``, decomposed again with half the threshold while they are
-    outside the certification tolerance (at most :data:`MAX_DECOMPOSE_RETRIES` times, each try recorded)."""
+    """Convex pieces of the solid; with ``--repair``, decomposed again with a tighter threshold and more pieces while
+    they are outside the certification tolerance (at most :data:`MAX_DECOMPOSE_RETRIES` times, each try recorded).
+
+    A library that failed before the one that made the pieces (CoACD crashing its process, :mod:`.decompose`) is a
+    repair (``decomposition fallback``) with ``--repair`` and a note without it. Only CoACD takes the threshold, so
+    pieces from the fallback are not decomposed again."""
     solid = manifold_mesh(whole)
-    threshold = options.threshold
+    threshold, max_pieces = options.threshold, MAX_PIECES
     for attempt in range(MAX_DECOMPOSE_RETRIES + 1):
         tries_notes: list[str] = []
-        dec: Decomposition = decompose(solid.vertices, solid.faces, threshold, source)
+        dec: Decomposition = decompose(solid.vertices, solid.faces, threshold, source, max_pieces)
+        if dec.failures:
+            text = "; ".join(dec.failures)
+            if options.repair:
+                log.fix(source, "collider", "decomposition fallback", text, f"{dec.method} (threshold {threshold:g})",
+                        "", "")
+            else:
+                tries_notes.append(f"{text}: decomposed by {dec.method} instead")
+        settings = dec.settings
+        if dec.simplified is not None:
+            settings = {**settings, "simplified_triangles": list(dec.simplified)}
+            tries_notes.append(f"the solid's {dec.simplified[0]} triangles simplified to {dec.simplified[1]} "
+                               "(manifold3d) before decomposing")
         hulls = _hulls([np.rint(p * UM_PER_M).astype(np.int64) for p in dec.pieces], tries_notes, source)
         fault = _collider_fault(whole, hulls) if options.repair else None
-        if fault is None or attempt == MAX_DECOMPOSE_RETRIES or threshold / 2 < MIN_RETRY_THRESHOLD:
+        takes_threshold = dec.method.startswith("coacd")
+        tighter = round(threshold * RETRY_THRESHOLD_FACTOR, 6)
+        if (fault is None or attempt == MAX_DECOMPOSE_RETRIES or tighter < MIN_RETRY_THRESHOLD
+                or not takes_threshold):
             notes += tries_notes
             if fault is not None:
                 notes.append(f"the decomposition stays outside the tolerance after {attempt} retries: {fault}")
-            return hulls, dec.method, dec.settings
+            return hulls, dec.method, settings
         log.fix(source, "collider", "decomposition retried", f"threshold {threshold:g}: {len(hulls)} pieces, {fault}",
-                f"threshold {threshold / 2:g}", fault, "retry with a tighter threshold")
-        threshold /= 2
+                f"threshold {tighter:g}, up to {RETRY_MAX_PIECES} pieces", fault, "retry with a tighter threshold")
+        threshold, max_pieces = tighter, RETRY_MAX_PIECES
     raise AssertionError("unreachable")
 
 

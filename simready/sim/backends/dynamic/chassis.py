@@ -72,7 +72,8 @@ class Chassis:
     ``inertia_diag``: principal moments (kg·m²);
     ``inertial_quat``: body → principal axes ``[x, y, z, w]`` (identity for a diagonal tensor), and
     ``inertial_inv`` its inverse; ``wheelbase``,
-    ``lf``, ``lr``: axle distances (m), the axles from the centre of mass.
+    ``lf``, ``lr``: axle distances (m), the axles from the centre of mass (:func:`axles`: the asset's wheels
+    when its entry records them).
     """
 
     mass: float
@@ -102,11 +103,22 @@ class Chassis:
         com = np.asarray(entry.center_of_mass_m, dtype=np.float64)
         inertia = np.asarray(entry.inertia_kg_m2, dtype=np.float64)
         diag, quat = principal_axes(inertia)
-        params = entry.generator.params if entry.generator else {}
-        wheelbase = float(params.get("wheelbase", 0.6 * entry.dimensions_m.length))
+        wheelbase, front_x = axles(entry)
         inv = tuple(p.invertTransform([0, 0, 0], quat.tolist())[1])
         return cls(float(entry.mass_kg), com, tuple(tuple(float(v) for v in row) for row in inertia), diag, quat, inv, bool(quat[3] == 1.0), wheelbase,
-                   wheelbase / 2 - float(com[0]), wheelbase / 2 + float(com[0]), float(entry.restitution))
+                   front_x - float(com[0]), float(com[0]) - (front_x - wheelbase), float(entry.restitution))
+
+
+def axles(entry: Any) -> tuple[float, float]:
+    """(wheelbase, front axle x) of a vehicle entry, metres in its body frame: the wheels found on an imported asset
+    (``entry.vehicle``, :mod:`simready.catalog.wheels`), else the procedural recipe's ``wheelbase`` (axles at
+    ±wheelbase/2), else 0.6 × the body length about the origin (an asset without wheels)."""
+    vehicle = getattr(entry, "vehicle", None)
+    if vehicle is not None:
+        return float(vehicle.wheelbase_m), float(vehicle.front_axle_x_m)
+    params = entry.generator.params if entry.generator else {}
+    wheelbase = float(params.get("wheelbase", 0.6 * entry.dimensions_m.length))
+    return wheelbase, wheelbase / 2
 
 
 _CHASSIS: dict[int, tuple[Any, Chassis]] = {}
