@@ -218,28 +218,35 @@ def test_the_clock_marks_the_decision_and_each_collision(suite, browser):
 
 
 def test_the_scene_is_drawn_on_the_clock(suite, browser):
-    """Issue 28 item 8: a bird's-eye view per branch with every actor's box at the clock's moment, and the subject's
-    plots, redrawn as the clock moves: boxes drawn and moved at three clock times, every plot with a line per
-    variant."""
+    """Issue 28 item 8: a bird's-eye view per branch with every actor's box at the clock's moment over the LiDAR
+    points of the sweep that fires then, and the subject's plots, redrawn as the clock moves: boxes and points drawn
+    and moved at three clock times of each branch's window, every plot with a line per variant."""
     _, _, artifacts, _ = suite
     sample = ArtifactLayout(artifacts).batch(TLA, "b0000").samples()[0]
     page = browser.new_page(viewport={"width": 1600, "height": 1000})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(sample.review_page.as_uri())
-    lo, hi = float(page.eval_on_selector("#clock", "s => s.min")), float(page.eval_on_selector("#clock", "s => s.max"))
+    page.wait_for_function("() => document.getElementById('bev').dataset.ready === '1'", timeout=15_000)
     variants = 1 + len(list(sample.branches()))
-    pictures = []
-    for t in (lo, (lo + hi) / 2, hi):
-        page.eval_on_selector("#clock", "(s, t) => { s.value = t; s.dispatchEvent(new Event('input')); }", t)
-        bevs = page.eval_on_selector_all("canvas.bev", "cs => cs.map(c => [c.dataset.variant, +c.dataset.boxes, "
-                                                       "c.dataset.t, c.toDataURL()])")
-        assert sorted(v for v, *_ in bevs) == sorted(b.label for b in sample.branches())
-        assert all(boxes >= 2 and abs(float(at) - t) < 0.01 for _, boxes, at, _ in bevs), bevs
-        pictures.append([png for *_, png in bevs])
-        plots = page.eval_on_selector_all("canvas.plot", "cs => cs.map(c => [c.dataset.series, +c.dataset.lines])")
-        assert [k for k, _ in plots] == ["speed", "gap", "ttc", "accel"] and all(n == variants for _, n in plots)
-    assert pictures[0] != pictures[1] != pictures[2]  # the boxes moved with the clock
+    for branch in sample.branches():
+        w0, w1 = Render.read(branch.observations.render).settings.window_s[0], \
+            Render.read(branch.observations.render).settings.window_s[-1]
+        pictures, sweeps = [], []
+        for t in (w0 + 0.05, (w0 + w1) / 2, w1 - 0.05):
+            t = round(t, 2)
+            page.eval_on_selector("#clock", "(s, t) => { s.value = t; s.dispatchEvent(new Event('input')); }", t)
+            bevs = page.eval_on_selector_all("canvas.bev", "cs => cs.map(c => [c.dataset.variant, +c.dataset.boxes, "
+                                                           "c.dataset.t, +c.dataset.points, c.dataset.sweep, c.toDataURL()])")
+            assert sorted(v for v, *_ in bevs) == sorted(b.label for b in sample.branches())
+            ((_, boxes, at, points, sweep, png),) = [b for b in bevs if b[0] == branch.label]
+            assert boxes >= 2 and abs(float(at) - t) < 0.01 and points > 200, (branch.label, t, boxes, at, points)
+            pictures.append(png)
+            sweeps.append(int(sweep))
+            plots = page.eval_on_selector_all("canvas.plot", "cs => cs.map(c => [c.dataset.series, +c.dataset.lines])")
+            assert [k for k, _ in plots] == ["speed", "gap", "ttc", "accel"] and all(n == variants for _, n in plots)
+        assert pictures[0] != pictures[1] != pictures[2]  # the boxes and points moved with the clock
+        assert sweeps[0] < sweeps[1] < sweeps[2], sweeps  # each moment shows its own sweep
     assert errors == []
     page.close()
 

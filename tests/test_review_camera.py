@@ -17,7 +17,8 @@ from PIL import Image
 from simready.layout import ObservationDir
 from simready.measurement.observe import ObserveOptions, observe
 from simready.records import Legend, LidarSweep, Results
-from simready.review.camera import (DEPTH_STEP_M, POINT_CELL_PX, CameraView, _Scene, _sweep_for, camera_overlay,
+from simready.review.camera import (BEV_CELL_M, BEV_Z_FLOOR_M, BEV_Z_STEP_M, DEPTH_STEP_M, POINT_CELL_PX, CameraView,
+                                    SweepPoints, _Scene, _sweep_for, camera_overlay, folder_drawings,
                                     lidar_world_points, overlay_script)
 from simready.sensors_hw.camera import decode_depth, decode_id_rgb, read_depth_file
 from simready.sensors_hw.trace_input import trace_from_ticks
@@ -194,3 +195,60 @@ def test_a_folder_without_camera_frames_draws_nothing(street, tmp_path):
     obs, trace = street
     assert camera_overlay(obs, trace, EGO, "no_such_camera") is None
     assert camera_overlay(ObservationDir(Path(obs.root)), trace, EGO, LIDAR) is None
+
+
+def test_the_bev_cloud_is_the_highest_point_per_square_of_the_placed_sweep_and_lies_under_the_boxes(street):
+    """Issue 28 item 8: the bird's-eye view's LiDAR is each sweep placed by the camera overlay's code (one authority),
+    actors' points moved to the sweep's start: one square per :data:`BEV_CELL_M` inside the view's box with its
+    highest point, and every actor in the box has raised points inside its footprint there. The cameras' drawings
+    are the same with or without it."""
+    from simready.records import Render
+    from simready.sensors_hw.models import Rig
+
+    obs, trace = street
+    results = Results.read(obs.results)
+    rig = Rig.from_settings(Render.read(obs.render).rig)
+    legend = Legend.read(obs.legend)
+    scene = _Scene(trace, EGO, {e.compact_id: e.entity.rsplit("actor:", 1)[-1] for e in legend.entries
+                                if "actor:" in e.entity and e.entity.rsplit("actor:", 1)[-1] in trace.tracks()})
+    ego = trace.tracks()[EGO].pose_at(0.42, clamp=True)[:3, 3]
+    box = (float(ego[0]) - 20.0, float(ego[0]) + 45.0, float(ego[1]) - 12.0, float(ego[1]) + 12.0)
+    drawn = folder_drawings(obs, trace, EGO, [CAMERA], box)
+    assert drawn.cameras[CAMERA] == camera_overlay(obs, trace, EGO, CAMERA)
+    cloud = drawn.cloud
+    assert cloud is not None and cloud.meta["box"] == [round(v, 3) for v in box] and cloud.meta["cell_m"] == BEV_CELL_M
+    sweeps = {s.tick: s for s in results.sweeps[LIDAR] if isinstance(s, LidarSweep)}
+    plys = {f.tick: obs.file(f.path) for f in results.files if f.pass_name == "lidar"}
+    assert [r["tick"] for r in cloud.meta["sweeps"]] == sorted(sweeps)
+    n_cols = int(np.ceil((box[1] - box[0]) / BEV_CELL_M))
+    actors_seen = 0
+    for record, packed in zip(cloud.meta["sweeps"], cloud.points):
+        sweep, n = sweeps[record["tick"]], record["n"]
+        assert len(packed) == 5 * n and n > 500
+        u = np.frombuffer(packed[:2 * n], "<u2").astype(int)
+        v = np.frombuffer(packed[2 * n:4 * n], "<u2").astype(int)
+        z = BEV_Z_FLOOR_M + np.frombuffer(packed[4 * n:], np.uint8) * BEV_Z_STEP_M
+        # The squares are those of the placed points inside the box, each with its highest point.
+        world = SweepPoints.read(plys[sweep.tick], sweep, rig, LIDAR, scene).at(scene, sweep.t0_s)
+        ground = trace.tracks()[EGO].pose_at(sweep.t0_s, clamp=True)[2, 3]
+        inside = (world[:, 0] >= box[0]) & (world[:, 0] < box[1]) & (world[:, 1] >= box[2]) & (world[:, 1] < box[3])
+        cols = np.floor((world[inside, 0] - box[0]) / BEV_CELL_M).astype(int)
+        rows = np.floor((world[inside, 1] - box[2]) / BEV_CELL_M).astype(int)
+        cells = rows * n_cols + cols
+        assert np.array_equal(v * n_cols + u, np.unique(cells))  # row then column order, one per square
+        highest = {c: -np.inf for c in cells.tolist()}
+        for c, h in zip(cells.tolist(), (world[inside, 2] - ground).tolist()):
+            highest[c] = max(highest[c], h)
+        want = np.array([highest[c] for c in (v * n_cols + u).tolist()])
+        assert np.all(np.abs(np.clip(want, BEV_Z_FLOOR_M, None) - z) <= BEV_Z_STEP_M / 2 + 1e-9)
+        # Every other actor in the box at the sweep's start has raised points inside its footprint.
+        x, y = box[0] + (u + 0.5) * BEV_CELL_M, box[2] + (v + 0.5) * BEV_CELL_M
+        for name, dims in ((a[0], a[4]) for a in ACTORS):
+            T = trace.tracks()[name].pose_at(sweep.t0_s, clamp=True)
+            local = (np.stack([x, y], axis=1) - T[:2, 3]) @ T[:2, :2]
+            if name == EGO or not (box[0] + 3 < T[0, 3] < box[1] - 3 and box[2] + 3 < T[1, 3] < box[3] - 3):
+                continue
+            on = (np.abs(local[:, 0]) <= dims[0] / 2 + BEV_CELL_M) & (np.abs(local[:, 1]) <= dims[1] / 2 + BEV_CELL_M)
+            assert (on & (z > 0.3)).sum() >= 1, (record["tick"], name)
+            actors_seen += 1
+    assert actors_seen >= 3

@@ -17,6 +17,8 @@ from simready.layout import SampleDir
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 
+#: validity-9: the review page's bird's-eye view draws the LiDAR points of the sweep at the clock (review-camera.js
+#: holds every sweep's, placed in the world by the camera overlay's code; issue 28 item 8).
 #: validity-8: the review page draws each camera with the LiDAR points and truth boxes over it (review-camera.js
 #: beside it, issue 28 item 8).
 #: validity-7: gate-1.4.0, a feature whose PSI saturates is scored by its scenario-level statistic (robust z of the
@@ -27,7 +29,7 @@ from simready.scenario.suite import load_suite
 #: level and reports the reference size and confidence; the review page shows them (issue 19 item 7).
 #: validity-4: a reviewer page (review.html) beside each sample (issue 19).
 #: validity-3: gate-1.2.0, contact windows from the trace's own collision events (issue 12).
-VALIDITY_CODE_VERSION = "validity-8"
+VALIDITY_CODE_VERSION = "validity-9"
 #: The gate's table in the asset's metadata: one row per sample and variant (base or branch).
 GATE_COLUMNS = [("sample", "string"), ("variant", "string"), ("accepted", "bool"), ("validity", "float"),
                 ("fidelity", "float"), ("realism", "float"), ("weight", "float"), ("failed", "string")]
@@ -89,17 +91,19 @@ def _reference_profile(store: ArtifactStore, template_id: str):
 )
 def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg.MaterializeResult:
     from simready.review import write_sample_page
-    from simready.review.page import write_camera_overlay
+    from simready.review.page import Scene, write_camera_overlay
     from simready.validity.batch import report_rows, validate_batch
 
     template_id, batch = batch_of(context)
     dirs = batch_samples(store, template_id, batch)
     records = validate_batch(dirs, _reference_profile(store, template_id))
     started = time.perf_counter()
+    scenes = {d.name: Scene.of(SampleDir(d)) for d in dirs}  # read once for the overlays' BEV clouds and the pages
+    scenes_s = time.perf_counter() - started
     for d in dirs:
-        write_camera_overlay(SampleDir(d))
-    camera_s = time.perf_counter() - started
-    pages = {d.name: write_sample_page(SampleDir(d), batch, camera=False) for d in dirs}
+        write_camera_overlay(SampleDir(d), scenes[d.name])
+    camera_s = time.perf_counter() - started - scenes_s
+    pages = {d.name: write_sample_page(SampleDir(d), batch, camera=False, scene=scenes[d.name]) for d in dirs}
     pages_s = time.perf_counter() - started
     save_batch(store, template_id, batch)
     rows = report_rows(records)
@@ -121,7 +125,7 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
             "branches_rejected": len(rows) - len(records) - branches,
             "with_sensor_evidence": sum(1 for r in records if r["sensor_evidence"]),
             "review_assets_s": round(pages_s, 3),  # the review pages (what `make bench`'s review section adds up)
-            "review_camera_s": round(camera_s, 3),  # of which the camera overlays (review-camera.js)
+            "review_camera_s": round(camera_s, 3),  # of which the camera overlays and BEV clouds (review-camera.js)
             "gate": table(rows, GATE_COLUMNS),
             # One reviewer page per sample: its videos, top-down, check table and why it is accepted or not.
             **{f"review {sample}": artifact_link(store, keys.sample(sample).review_page) for sample in sorted(pages)},

@@ -186,7 +186,7 @@ def run() -> None:
     overlays = sorted((artifacts / "samples").glob("*/*/*/review-camera.js"))
     if overlays:
         size = sum(f.stat().st_size for f in overlays)
-        print(f"             camera overlays (review-camera.js): {len(overlays)} files, {size / 1e6:.1f} MB "
+        print(f"             camera overlays and BEV clouds (review-camera.js): {len(overlays)} files, {size / 1e6:.1f} MB "
               f"({size / len(overlays) / 1024:.0f} KB a sample), built in {camera_s:.1f} s of the review assets' "
               f"{review:.1f} s")
     print_page_loads(artifacts)

@@ -33,7 +33,9 @@ import base64
 import gzip
 import io
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,8 @@ BOX_EDGES = ((0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0,
 ROW_ITERATIONS = 2
 #: Points are kept one per square of this many pixels (the nearest), drawn as that square.
 POINT_CELL_PX = 2
+#: review-camera.js's gzip level: 6 is half the CPU of 9 for a file ~3 % larger.
+GZIP_LEVEL = 6
 #: A point the middle row's pose puts this far outside the image (a share of its size) is left out unprojected.
 NEAR_IMAGE_MARGIN = 0.1
 
@@ -95,9 +99,15 @@ class CameraView:
         return cls(p.width_px, p.height_px, p.fx, p.fy, p.cx, p.cy, p.distortion.k1 if lens else 0.0,
                    p.distortion.k2 if lens else 0.0, p.near_m, p.far_m, R, t)
 
+    @cached_property
+    def _rows_3x4(self) -> NDArray[np.float64]:
+        """Each row's ``[R | t]`` as 12 contiguous values (one gather per projection, not two strided ones)."""
+        return np.ascontiguousarray(np.concatenate([self.R, self.t[:, :, None]], axis=2).reshape(len(self.R), 12))
+
     def to_camera(self, points_world: NDArray[np.float64], rows: NDArray[np.intp]) -> NDArray[np.float64]:
         """World points in the optical frame of the given rows (one row per point)."""
-        return rotate(self.R[rows], points_world) + self.t[rows]
+        G = np.take(self._rows_3x4, rows, axis=0).reshape(-1, 3, 4)
+        return rotate(G[:, :, :3], points_world) + G[:, :, 3]
 
     def pixels(self, p_cam: NDArray[np.float64]) -> NDArray[np.float64]:
         """(u, v) of optical-frame points in front of the camera (z > 0), distorted as the RGB is."""
@@ -192,9 +202,25 @@ class _Scene:
     trace: TraceInput
     ego: str
     actor_of_id: dict[int, str]
+    #: Poses at single moments by (actor, time), filled a batch at a time by :meth:`prefetch`.
+    known: dict[tuple[str, float], NDArray[np.float64]] = field(default_factory=dict, compare=False, repr=False)
 
     def T_world(self, actor: str, t_s: NDArray[np.float64]) -> NDArray[np.float64]:
         return self.trace.tracks()[actor].poses_at(t_s, clamp=True)
+
+    def pose(self, actor: str, t_s: float) -> NDArray[np.float64]:
+        """``actor``'s pose at one moment (the same as :meth:`T_world` there)."""
+        T = self.known.get((actor, t_s))
+        return T if T is not None else self.T_world(actor, np.array([t_s]))[0]
+
+    def prefetch(self, actors: set[str], times: list[float]) -> None:
+        """Sample each actor's track once at all these moments (a sample costs about the same for one time as for
+        a hundred), for :meth:`pose`."""
+        if not times:
+            return
+        for actor in sorted(actors):
+            for t, T in zip(times, self.T_world(actor, np.array(times))):
+                self.known[(actor, t)] = T
 
 
 def _grouped_poses(scene: _Scene, actor: str, t_s: NDArray[np.float64], then: NDArray[np.float64] | None = None
@@ -205,7 +231,9 @@ def _grouped_poses(scene: _Scene, actor: str, t_s: NDArray[np.float64], then: ND
     T = scene.T_world(actor, times)
     if then is not None:
         T = T @ then
-    return T[inverse, :3, :3], T[inverse, :3, 3]
+    # One gather of each time's top 3×4 rows (contiguous), not two of strided slices: half the time, the same values.
+    G = np.take(np.ascontiguousarray(T[:, :3, :]).reshape(len(times), 12), inverse, axis=0).reshape(-1, 3, 4)
+    return G[:, :, :3], G[:, :, 3]
 
 
 @dataclass(frozen=True)
@@ -221,7 +249,7 @@ class SweepPoints:
 
     @classmethod
     def read(cls, ply: Path, sweep: LidarSweep, rig: Rig, lidar: str, scene: _Scene) -> "SweepPoints":
-        cols = read_ply(ply)
+        cols = read_ply(ply, ("x", "y", "z", "instance_id", "t"))
         xyz = np.stack([cols["x"], cols["y"], cols["z"]], axis=1).astype(np.float64)
         ids = cols["instance_id"].astype(np.uint32)
         if "t" in cols:
@@ -247,7 +275,7 @@ class SweepPoints:
         """The points in the world at ``t_frame_s``: those on actors moved with them."""
         world = self.world.copy()
         for actor, (on, body) in self.on_actor.items():
-            now = scene.T_world(actor, np.array([t_frame_s]))[0]
+            now = scene.pose(actor, t_frame_s)
             world[on] = body @ now[:3, :3].T + now[:3, 3]
         return world
 
@@ -269,14 +297,14 @@ def _points(view: CameraView, world: NDArray[np.float64]) -> bytes:
     keep = view.inside(uv) & (depth <= view.far_m)
     u = np.rint(uv[keep, 0]).astype(np.int64) // POINT_CELL_PX
     v = np.rint(uv[keep, 1]).astype(np.int64) // POINT_CELL_PX
-    d = depth[keep]
-    cell = v * (view.width_px // POINT_CELL_PX + 1) + u
-    order = np.lexsort((d, cell))
-    first = np.ones(len(order), bool)
-    first[1:] = cell[order][1:] != cell[order][:-1]
-    pick = order[first]
-    return (u[pick].astype("<u2").tobytes() + v[pick].astype("<u2").tobytes()
-            + np.minimum(np.rint(d[pick] / DEPTH_STEP_M), 255).astype(np.uint8).tobytes())
+    steps = np.minimum(np.rint(depth[keep] / DEPTH_STEP_M), 255).astype(np.int16)
+    # The nearest per square: the least depth step (rounding keeps the order), over a grid of the squares.
+    n_cols = view.width_px // POINT_CELL_PX + 1
+    grid = np.full(n_cols * (view.height_px // POINT_CELL_PX + 1), 256, np.int16)
+    np.minimum.at(grid, v * n_cols + u, steps)
+    cells = np.flatnonzero(grid < 256)
+    return ((cells % n_cols).astype("<u2").tobytes() + (cells // n_cols).astype("<u2").tobytes()
+            + grid[cells].astype(np.uint8).tobytes())
 
 
 @dataclass(frozen=True)
@@ -289,21 +317,73 @@ class CameraOverlay:
     points: tuple[bytes, ...]
 
 
-def camera_overlay(obs: ObservationDir, trace: TraceInput | Path, ego: str, camera: str) -> CameraOverlay | None:
-    """The page's drawing of one camera of one observation folder, observed from ``trace`` (its file, or read)
-    with the rig on actor ``ego`` (see the module docstring); None when the folder has no such camera frames or
-    no poses for them."""
+#: The bird's-eye view's LiDAR: the highest point per square of this side (m), the ground under an actor hidden by
+#: it as the view from above hides it.
+BEV_CELL_M = 0.4
+#: A BEV point's height above the ego's ground (its body origin at the sweep's start) on the page: in these steps
+#: (m) from :data:`BEV_Z_FLOOR_M`, 255 steps and beyond drawn alike.
+BEV_Z_STEP_M = 0.1
+BEV_Z_FLOOR_M = -2.0
+
+
+def _cloud(world: NDArray[np.float64], ground_z: float, box: tuple[float, float, float, float]) -> bytes:
+    """A sweep's world points inside ``box`` (x0, x1, y0, y1) as the BEV draws them: the highest per
+    :data:`BEV_CELL_M` square, in row then column order from the box's corner (x0, y0), packed: the squares'
+    columns (u16), their rows (u16), then the heights (u8, see :data:`BEV_Z_STEP_M`)."""
+    x0, x1, y0, y1 = box
+    cols = np.floor((world[:, 0] - x0) / BEV_CELL_M)
+    rows = np.floor((world[:, 1] - y0) / BEV_CELL_M)
+    n_cols, n_rows = int(np.ceil((x1 - x0) / BEV_CELL_M)), int(np.ceil((y1 - y0) / BEV_CELL_M))
+    keep = (cols >= 0) & (cols < n_cols) & (rows >= 0) & (rows < n_rows)
+    steps = np.clip(np.rint((world[keep, 2] - ground_z - BEV_Z_FLOOR_M) / BEV_Z_STEP_M), 0, 255).astype(np.int16)
+    # The highest per square: the greatest height step (rounding keeps the order), over a grid of the squares.
+    grid = np.full(n_cols * n_rows, -1, np.int16)
+    np.maximum.at(grid, rows[keep].astype(np.int64) * n_cols + cols[keep].astype(np.int64), steps)
+    cells = np.flatnonzero(grid >= 0)
+    return ((cells % n_cols).astype("<u2").tobytes() + (cells // n_cols).astype("<u2").tobytes()
+            + grid[cells].astype(np.uint8).tobytes())
+
+
+@dataclass(frozen=True)
+class Cloud:
+    """One observation folder's LiDAR as the bird's-eye view draws it: ``meta`` (the LiDAR, the box the squares
+    count from, the square's side, the height steps and per sweep its tick, firing window, the time its points
+    are placed at and point count) and each sweep's packed points (:func:`_cloud`)."""
+
+    meta: dict[str, Any]
+    points: tuple[bytes, ...]
+
+
+@dataclass(frozen=True)
+class FolderDrawings:
+    """What the page draws from one observation folder: each camera's overlay, and the LiDAR of every sweep for
+    the bird's-eye view (None without a LiDAR or a box to draw it in)."""
+
+    cameras: dict[str, CameraOverlay]
+    cloud: Cloud | None
+
+
+def folder_drawings(obs: ObservationDir, trace: TraceInput | Path, ego: str, cameras: list[str],
+                    box: tuple[float, float, float, float] | None = None) -> FolderDrawings:
+    """The page's drawings of one observation folder observed from ``trace`` (its file, or read) with the rig on
+    actor ``ego``: the overlay of each of ``cameras`` that has frames and poses (see the module docstring), and,
+    given the bird's-eye view's ``box`` (x0, x1, y0, y1, m), every sweep's points in it. Each sweep's PLY is read
+    and placed in the world once, for the BEV and for every camera frame it holds; the BEV's points are the same
+    world points, those on actors moved with them to the sweep's start (the BEV draws the actors' boxes at the
+    scene's steps, and a sweep starts on one)."""
     results = Results.read(obs.results)
-    if camera not in results.cameras:
-        return None
-    frames = results.cameras[camera]
-    poses_file = obs.file(ObservationDir.camera_poses_name(camera))
-    if not poses_file.is_file() or not frames.frames:
-        return None
-    with np.load(io.BytesIO(poses_file.read_bytes())) as npz:
-        pose_rows = {int(tick): T for tick, T in zip(npz["tick"], npz["T_world_camera"])}
+    poses: dict[str, dict[int, NDArray[np.float64]]] = {}
+    for camera in cameras:
+        poses_file = obs.file(ObservationDir.camera_poses_name(camera))
+        if camera in results.cameras and results.cameras[camera].frames and poses_file.is_file():
+            with np.load(io.BytesIO(poses_file.read_bytes())) as npz:
+                poses[camera] = {int(tick): T for tick, T in zip(npz["tick"], npz["T_world_camera"])}
     render = Render.read(obs.render)
     rig = Rig.from_settings(render.rig, source=str(obs.render))
+    lidars = sorted(n for n, s in results.sensors.items() if s.type == "lidar" and n in rig.sensors)
+    lidar = lidars[0] if lidars else None
+    if not poses and (box is None or lidar is None):
+        return FolderDrawings({}, None)
     trace = trace if isinstance(trace, TraceInput) else read_trace_input(trace)
     dims: dict[str, list[float]] = trace.header.get("actor_dims", {})
     kinds: dict[str, str] = trace.header.get("actor_kinds", {})
@@ -312,63 +392,105 @@ def camera_overlay(obs: ObservationDir, trace: TraceInput | Path, ego: str, came
     actor_of_id = {e.compact_id: a for e in legend.entries if "actor:" in e.entity
                    for a in [e.entity.rsplit("actor:", 1)[-1]] if a in actors}
     scene = _Scene(trace, ego, actor_of_id)
-    lidars = sorted(n for n, s in results.sensors.items() if s.type == "lidar" and n in rig.sensors)
-    lidar = lidars[0] if lidars else None
     sweeps = [s for s in results.sweeps.get(lidar, []) if isinstance(s, LidarSweep)] if lidar else []
     plys = {f.tick: obs.file(f.path) for f in results.files if f.sensor == lidar and f.pass_name == "lidar"}
-    observed = {f.tick: f for f in ObservedFrame.read_lines(obs.observed_frames) if f.sensor == camera} \
-        if obs.observed_frames.is_file() else {}
-    video = next((f for f in results.files if f.sensor == camera and f.pass_name == "video"), None)
-    records, packed = [], []
-    read: tuple[int, SweepPoints] | None = None  # the last sweep read (a camera faster than the LiDAR shares it)
-    for frame in frames.frames:
-        if frame.tick not in pose_rows:
-            continue
-        view = CameraView.of(frames, pose_rows[frame.tick])
-        t_s = frame.t0_s
-        record: dict[str, Any] = {"tick": frame.tick, "t": round(t_s, 6), "sweep": None, "n": 0, "boxes": []}
-        points = b""
-        sweep = _sweep_for(sweeps, t_s)
-        if sweep is not None and sweep.tick in plys and plys[sweep.tick].is_file():
-            if read is None or read[0] != sweep.tick:
-                read = (sweep.tick, SweepPoints.read(plys[sweep.tick], sweep, rig, lidar, scene))  # type: ignore[arg-type]
-            points = _points(view, read[1].at(scene, t_s))
-            record["sweep"], record["n"] = sweep.tick, len(points) // 5
-        seen = observed.get(frame.tick)
-        for entity, state in sorted(seen.actors.items()) if seen else ():
-            actor = entity.rsplit("actor:", 1)[-1]
-            if actor == ego or not state.present or actor not in dims:
+    sweeps = [s for s in sweeps if s.tick in plys and plys[s.tick].is_file()]
+    observed: dict[str, dict[int, ObservedFrame]] = {c: {} for c in poses}
+    if obs.observed_frames.is_file():
+        for f in ObservedFrame.read_lines(obs.observed_frames):
+            if f.sensor in observed:
+                observed[f.sensor][f.tick] = f
+
+    # Every camera frame with its view and boxes, and the sweep whose points it shows.
+    records: dict[str, list[dict[str, Any]]] = {c: [] for c in poses}
+    packed: dict[str, list[bytes]] = {c: [] for c in poses}
+    holds: dict[int, list[tuple[str, int, CameraView, float]]] = {}
+    for camera, rows in poses.items():
+        frames = results.cameras[camera]
+        for frame in frames.frames:
+            if frame.tick not in rows:
                 continue
-            box = _box(view, transform_from_pose(state.position, state.rotation_xyzw), dims[actor])
-            if box is not None:
-                record["boxes"].append({"id": actor, "kind": kinds.get(actor, ""), "visible": state.visible, **box})
-        records.append(record)
-        packed.append(points)
+            view = CameraView.of(frames, rows[frame.tick])
+            record: dict[str, Any] = {"tick": frame.tick, "t": round(frame.t0_s, 6), "sweep": None, "n": 0, "boxes": []}
+            sweep = _sweep_for(sweeps, frame.t0_s)
+            if sweep is not None:
+                holds.setdefault(sweep.tick, []).append((camera, len(records[camera]), view, frame.t0_s))
+            seen = observed[camera].get(frame.tick)
+            for entity, state in sorted(seen.actors.items()) if seen else ():
+                actor = entity.rsplit("actor:", 1)[-1]
+                if actor == ego or not state.present or actor not in dims:
+                    continue
+                box_px = _box(view, transform_from_pose(state.position, state.rotation_xyzw), dims[actor])
+                if box_px is not None:
+                    record["boxes"].append({"id": actor, "kind": kinds.get(actor, ""), "visible": state.visible, **box_px})
+            records[camera].append(record)
+            packed[camera].append(b"")
+
+    # Each sweep read and placed once: its BEV cloud, and the points of every camera frame it holds; the actors'
+    # poses at those moments sampled together.
+    moments = {t for held in holds.values() for *_, t in held}
+    scene.prefetch({ego, *actor_of_id.values()}, sorted(moments | ({s.t0_s for s in sweeps} if box is not None else set())))
+    bev_meta, bev_points = [], []
+    for sweep in sweeps:
+        if box is None and sweep.tick not in holds:
+            continue
+        points = SweepPoints.read(plys[sweep.tick], sweep, rig, lidar, scene)  # type: ignore[arg-type]
+        for camera, i, view, t in holds.get(sweep.tick, []):
+            record = records[camera][i]
+            packed[camera][i] = _points(view, points.at(scene, t))
+            record["sweep"], record["n"] = sweep.tick, len(packed[camera][i]) // 5
+        if box is not None:
+            ground = scene.pose(ego, sweep.t0_s)[2, 3]
+            cloud = _cloud(points.at(scene, sweep.t0_s), float(ground), box)
+            bev_meta.append({"tick": sweep.tick, "t0": round(sweep.t0_s, 6), "t1": round(sweep.t0_s + sweep.sweep_s, 6),
+                             "n": len(cloud) // 5})
+            bev_points.append(cloud)
+
     window = render.settings.window_s
-    meta = {"camera": camera, "lidar": lidar, "width": frames.projection.width_px,
-            "height": frames.projection.height_px, "fps": video.fps if video else None,
-            "window": [round(float(window[0]), 6), round(float(window[-1]), 6)], "cell_px": POINT_CELL_PX,
-            "depth_step_m": DEPTH_STEP_M, "frames": records}
-    return CameraOverlay(meta, tuple(packed))
+    overlays = {}
+    for camera in poses:
+        frames = results.cameras[camera]
+        video = next((f for f in results.files if f.sensor == camera and f.pass_name == "video"), None)
+        overlays[camera] = CameraOverlay(
+            {"camera": camera, "lidar": lidar, "width": frames.projection.width_px, "height": frames.projection.height_px,
+             "fps": video.fps if video else None, "window": [round(float(window[0]), 6), round(float(window[-1]), 6)],
+             "cell_px": POINT_CELL_PX, "depth_step_m": DEPTH_STEP_M, "frames": records[camera]},
+            tuple(packed[camera]))
+    cloud_drawing = None
+    if box is not None and lidar is not None:
+        cloud_drawing = Cloud({"lidar": lidar, "box": [round(float(v), 3) for v in box], "cell_m": BEV_CELL_M,
+                               "z_step_m": BEV_Z_STEP_M, "z_floor_m": BEV_Z_FLOOR_M, "sweeps": bev_meta},
+                              tuple(bev_points))
+    return FolderDrawings(overlays, cloud_drawing)
 
 
-def overlay_script(overlays: dict[str, CameraOverlay]) -> str:
-    """``review-camera.js``: the drawings by ``"<variant>/<camera>"``, as a script that sets
-    ``window.SIMREADY_CAMERA`` to the base64 of one gzip stream (a page opened from disk may run a script beside
-    it, not fetch a file). Unzipped: a little-endian u32 byte count, that many bytes of JSON (every drawing's
-    ``meta``, each frame with the byte ``offset`` of its points), then every frame's packed points."""
+def camera_overlay(obs: ObservationDir, trace: TraceInput | Path, ego: str, camera: str) -> CameraOverlay | None:
+    """The page's drawing of one camera of one observation folder, observed from ``trace`` (its file, or read)
+    with the rig on actor ``ego`` (see the module docstring); None when the folder has no such camera frames or
+    no poses for them."""
+    if not obs.results.is_file():
+        return None
+    return folder_drawings(obs, trace, ego, [camera]).cameras.get(camera)
+
+
+def overlay_script(drawings: Mapping[str, CameraOverlay | Cloud]) -> str:
+    """``review-camera.js``: the drawings by ``"<variant>/<sensor>"`` (a camera's overlay, or a LiDAR's clouds for
+    the bird's-eye view), as a script that sets ``window.SIMREADY_CAMERA`` to the base64 of one gzip stream (a page
+    opened from disk may run a script beside it, not fetch a file). Unzipped: a little-endian u32 byte count, that
+    many bytes of JSON (every drawing's ``meta``, each camera frame or sweep with the byte ``offset`` of its
+    points), then every frame's and sweep's packed points."""
     head, arrays, offset = {}, [], 0
-    for key in sorted(overlays):
-        o = overlays[key]
+    for key in sorted(drawings):
+        o = drawings[key]
         meta = json.loads(json.dumps(o.meta))
-        for record, points in zip(meta["frames"], o.points):
+        for record, points in zip(meta["frames" if isinstance(o, CameraOverlay) else "sweeps"], o.points):
             record["offset"] = offset
             arrays.append(points)
             offset += len(points)
         head[key] = meta
     header = json.dumps(head, sort_keys=True, separators=(",", ":")).encode("utf-8")
     blob = len(header).to_bytes(4, "little") + header + b"".join(arrays)
-    packed = gzip.compress(blob, compresslevel=9, mtime=0)
+    packed = gzip.compress(blob, compresslevel=GZIP_LEVEL, mtime=0)
     return f'window.SIMREADY_CAMERA = "{base64.b64encode(packed).decode("ascii")}";\n'
 
 

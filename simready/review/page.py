@@ -411,10 +411,28 @@ def _series(trace_path: Path, span: tuple[float, float]) -> dict[str, Any]:
     return {"subject": header.get("metric_subject"), "actors": actors}
 
 
+#: The bird's-eye view's canvas (px) and the margin around every actor's path in it (m).
+BEV_PX = (560, 240)
+BEV_PAD_M = 6.0
+
+
+def bev_box(variants: Mapping[str, Any]) -> tuple[float, float, float, float]:
+    """The world box (x0, x1, y0, y1, m) the bird's-eye view shows: every actor's path of every variant with
+    :data:`BEV_PAD_M` around it, widened to the canvas's shape (:data:`BEV_PX`)."""
+    xs = [x for v in variants.values() for a in v["actors"].values() for x in a["x"]] or [0.0]
+    ys = [y for v in variants.values() for a in v["actors"].values() for y in a["y"]] or [0.0]
+    x0, x1, y0, y1 = min(xs) - BEV_PAD_M, max(xs) + BEV_PAD_M, min(ys) - BEV_PAD_M, max(ys) + BEV_PAD_M
+    w, h = BEV_PX
+    grow = max(0.0, (x1 - x0) * h / w - (y1 - y0)) / 2
+    y0, y1 = y0 - grow, y1 + grow
+    grow = max(0.0, (y1 - y0) * w / h - (x1 - x0)) / 2
+    return round(x0 - grow, 3), round(x1 + grow, 3), round(y0, 3), round(y1, 3)
+
+
 def scene_data(sample: SampleDir, outcomes: Outcomes | None, clock: tuple[float, float]) -> dict[str, Any] | None:
     """What the page draws on the scenario clock: each variant's actors over the clock's span (base, then each
-    branch with a trace), the subject and the actor it is in conflict with, the decision and the collisions.
-    None without a trace or a clock."""
+    branch with a trace), the bird's-eye view's box, the subject and the actor it is in conflict with, the decision
+    and the collisions. None without a trace or a clock."""
     if not sample.trace.is_file() or clock[1] <= clock[0]:
         return None
     variants = {"base": _series(sample.trace, clock)}
@@ -422,11 +440,35 @@ def scene_data(sample: SampleDir, outcomes: Outcomes | None, clock: tuple[float,
         if b.trace.is_file():
             variants[b.label] = _series(b.trace, clock)
     conflict = next((b.conflict_actor for b in (outcomes.branches if outcomes else []) if b.conflict_actor), None)
-    return {"clock": [round(clock[0], 3), round(clock[1], 3)], "variants": variants,
+    return {"clock": [round(clock[0], 3), round(clock[1], 3)], "variants": variants, "box": list(bev_box(variants)),
             "conflict": conflict.rsplit("actor:", 1)[-1] if conflict else None,
             "decision": outcomes.decision_t_s if outcomes else None,
             "collisions": [{"variant": b.label, "t": b.collision_t} for b in (outcomes.branches if outcomes else [])
                            if b.collision and b.collision_t is not None]}
+
+
+def review_clock(sample: SampleDir) -> tuple[float, float]:
+    """The review clock's span: from the earliest to the latest observed window of the folders with videos."""
+    spans = [Render.read(obs.render).settings.window_s for _, obs, _ in _folders(sample)
+             if obs.render.is_file() and obs.videos()]
+    return min((float(w[0]) for w in spans), default=0.0), max((float(w[-1]) for w in spans), default=0.0)
+
+
+@dataclass(frozen=True)
+class Scene:
+    """The sample's scene on the review clock (:func:`scene_data`; None without one), built once for the page and
+    for the bird's-eye view's clouds in ``review-camera.js``."""
+
+    data: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, sample: SampleDir) -> "Scene":
+        outcomes = Outcomes.read(sample.outcomes) if sample.outcomes.is_file() else None
+        return cls(scene_data(sample, outcomes, review_clock(sample)))
+
+    @property
+    def box(self) -> tuple[float, float, float, float] | None:
+        return tuple(self.data["box"]) if self.data else None  # type: ignore[return-value]
 
 
 def _folders(sample: SampleDir) -> list[tuple[str, ObservationDir, Path]]:
@@ -449,29 +491,36 @@ def camera_panels(observed: list[Observed], sample: SampleDir) -> list[CameraPan
     return panels
 
 
-def write_camera_overlay(sample: SampleDir) -> Path | None:
-    """Write ``review-camera.js`` (atomically) for every camera video of the sample; its path, or None (and no
-    file) when no folder has one."""
-    from simready.review.camera import camera_overlay, cameras_of, overlay_script
+def write_camera_overlay(sample: SampleDir, scene: Scene | None = None) -> Path | None:
+    """Write ``review-camera.js`` (atomically) for every camera video of the sample and, for the bird's-eye view
+    of ``scene`` (built here when not given), every folder's LiDAR sweeps; its path, or None (and no file) when
+    there is nothing to draw."""
+    from simready.review.camera import folder_drawings, overlay_script
 
     manifest = load_manifest(sample.manifest)
     egos = [a.id for a in manifest.actors if a.role == "ego"]
-    overlays = {}
+    box = (scene or Scene.of(sample)).box
+    drawings: dict[str, Any] = {}
     for variant, obs, trace in _folders(sample):
-        if not (obs.render.is_file() and trace.is_file() and egos):
+        if not (obs.render.is_file() and obs.results.is_file() and trace.is_file() and egos):
             continue
         videos = {v.stem for v in obs.videos()}
-        for camera in cameras_of(obs):
-            if camera in videos and (drawing := camera_overlay(obs, trace, egos[0], camera)) is not None:
-                overlays[f"{variant}/{camera}"] = drawing
-    if not overlays:
+        cameras = [c for c in Results.read(obs.results).cameras if c in videos]
+        drawn = folder_drawings(obs, trace, egos[0], sorted(cameras), box if videos else None)
+        drawings.update({f"{variant}/{camera}": o for camera, o in drawn.cameras.items()})
+        if drawn.cloud is not None and drawn.cloud.meta["sweeps"]:
+            drawings[f"{variant}/{drawn.cloud.meta['lidar']}"] = drawn.cloud
+    if not drawings:
         sample.review_camera.unlink(missing_ok=True)
         return None
-    return write_text_atomic(sample.review_camera, overlay_script(overlays))
+    return write_text_atomic(sample.review_camera, overlay_script(drawings))
 
 
-def render_sample_page(sample: SampleDir, batch: str) -> str:
-    """The page's HTML for a judged sample (``validity.json`` present) of batch ``batch``."""
+def render_sample_page(sample: SampleDir, batch: str, scene: Scene | None = None) -> str:
+    """The page's HTML for a judged sample (``validity.json`` present) of batch ``batch``; ``scene`` is built here
+    when not given."""
+    from simready.review.camera import BEV_CELL_M
+
     manifest = load_manifest(sample.manifest)
     record = ValidityRecord.read(sample.validity)
     outcomes = Outcomes.read(sample.outcomes) if sample.outcomes.is_file() else None
@@ -485,27 +534,30 @@ def render_sample_page(sample: SampleDir, batch: str) -> str:
         ("validity", sample.validity), ("outcomes", sample.outcomes)) if path.is_file()]
     summary = sample_summary(sample, batch)
     clock = (min((c.t0_s for c in clips), default=0.0), max((c.t1_s for c in clips), default=0.0))
+    scene = scene or Scene(scene_data(sample, outcomes, clock))
     return _TEMPLATES.get_template("sample.html.j2").render(
         summary=summary, manifest=manifest, variants=variants, observed=observed, clock=clock,
         panels=camera_panels(observed, sample),
         overlay=relative_href(sample.review_camera, sample.root) if sample.review_camera.is_file() else None,
         marks=clock_marks(outcomes, clock),
-        scene=json.dumps(scene_data(sample, outcomes, clock), sort_keys=True, separators=(",", ":")).replace("</", "<\\/"),
+        scene=json.dumps(scene.data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/"),
         decision_t_s=outcomes.decision_t_s if outcomes else None,
         index_href=relative_href(_KEYS.review_index, _page_key(summary).parent),
         rollout=relative_href(sample.rollout_plot, sample.root) if sample.rollout_plot.is_file() else None,
         files=files, cell_dims=sorted(manifest.coverage_cell.dims.items()),
         reference=_reference(sample, summary, variants[0].report),
         pass_rules=pass_rules(), accept_min=policy.ACCEPT_MIN_VALIDITY, how_to_open=HOW_TO_OPEN,
+        bev_cell_m=BEV_CELL_M,
     )
 
 
-def write_sample_page(sample: SampleDir, batch: str, *, camera: bool = True) -> Path:
+def write_sample_page(sample: SampleDir, batch: str, *, camera: bool = True, scene: Scene | None = None) -> Path:
     """Write ``review-camera.js`` (unless ``camera`` is False: written already) and ``review.html`` beside the
-    sample's files (atomically); the page's path."""
+    sample's files (atomically); the page's path. ``scene``: the sample's (built here when not given)."""
+    scene = scene or Scene.of(sample)
     if camera:
-        write_camera_overlay(sample)
-    return write_text_atomic(sample.review_page, render_sample_page(sample, batch))
+        write_camera_overlay(sample, scene)
+    return write_text_atomic(sample.review_page, render_sample_page(sample, batch, scene))
 
 
 def render_index(samples: list[SampleSummary], title: str) -> str:
