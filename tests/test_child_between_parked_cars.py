@@ -24,6 +24,7 @@ from simready.scenario.streams import StreamSet
 from simready.sim.branch import run_branches
 from simready.sim.paths import split_walk_key, walk_path
 from simready.testing import opendrive_maps as maps
+from simready.validity.policy import CLASS_LIMITS
 from simready.world.affordances import AFFORDANCES, kerb_gap_sites
 from simready.world.frames import footprint_corners
 from simready.world.template import parse_template
@@ -125,6 +126,13 @@ def test_the_child_runs_across_the_road_and_the_branches_are_matched(rc_samples)
         on_leg = [leg.distance(Point(x, y)) for x, y in zip(child["x"], child["y"])
                   if math.dist((x, y), (sx, sy)) < leg.length - 1.0]  # the corner onto the footway is rounded
         assert on_leg and max(on_leg) < 0.02
+        # Physically plausible for a pedestrian the whole run (the gate's second differences of positions): it
+        # slows to a walk before it turns along the far footway.
+        x, y, t = child["x"].to_numpy(), child["y"].to_numpy(), child["t"].to_numpy()
+        h = t[1:] - t[:-1]
+        ax = 2 * ((x[2:] - x[1:-1]) / h[1:] - (x[1:-1] - x[:-2]) / h[:-1]) / (h[1:] + h[:-1])
+        ay = 2 * ((y[2:] - y[1:-1]) / h[1:] - (y[1:-1] - y[:-2]) / h[:-1]) / (h[1:] + h[:-1])
+        assert (ax ** 2 + ay ** 2).max() ** 0.5 < CLASS_LIMITS["pedestrian"].max_accel_mps2, m.sample_id
         sidewalks = [r.shape for r in template.regions if r.type == "sidewalk"]
         (near,) = [k for k, sh in enumerate(sidewalks) if sh.contains(Point(sx, sy))]
         end = Point(child["x"].iloc[-1], child["y"].iloc[-1])

@@ -93,8 +93,14 @@ class Params:
     ttc_s: tuple[float, float] = (1.2, 3.0)
     #: When the child starts running (s of scenario time): late enough for the pre-emergence window.
     start_s: tuple[float, float] = (1.2, 2.4)
-    #: The child's start ramp (s), modelled exactly in the plan.
-    ramp_s: float = 0.4
+    #: The child's start: a linear speed ramp at this acceleration (m/s²; the simulator's pedestrians reach 3),
+    #: modelled exactly in the plan.
+    accel_mps2: float = 2.8
+    #: Reaching the far footway it slows to a walk (m/s) at this deceleration (m/s²), done this far before the far
+    #: footway (m), so it turns along the footway at walking pace.
+    walk_on_mps: float = 1.0
+    slow_decel_mps2: float = 1.8
+    slow_done_m: float = 0.9
     #: Bumper-to-bumper gap the child runs through, and how far behind the kerb it waits (m).
     gap_m: tuple[float, float] = (0.9, 1.8)
     depth_m: tuple[float, float] = (0.35, 0.9)
@@ -237,7 +243,7 @@ class ChildBetweenParkedCars(IntentProgram):
                 "sampling.no_crossing", f"no crossing through a {width:.2f} m gap in {site.id} reaches the far "
                 "footway", ("gap",)))
         s_enter = probe
-        t_enter = t_go + s_enter / v_c + p.ramp_s / 2
+        t_enter = self._run(t_go, v_c).time_at(s_enter)
         ahead_m = v_e * (t_enter + p.warmup_s + ttc) + ego_l / 2 + child_r
         s_lo = max(site.s0_m + rear_lw[0] + width / 2 + 0.1, ego_l + ahead_m)
         # The ego stays on its route for the whole clip (the coarse rollout does not brake it).
@@ -258,7 +264,7 @@ class ChildBetweenParkedCars(IntentProgram):
                 "sampling.no_crossing", f"no crossing through the gap at s={s_gap:.1f} m of {site.lane} meets the "
                 "ego's path", ("gap",)))
         s_route, s_cross, s_in = hit
-        t_enter = t_go + s_in / v_c + p.ramp_s / 2
+        t_enter = self._run(t_go, v_c).time_at(s_in)
         s0 = s_route - ego_l / 2 - child_r - v_e * (t_enter + p.warmup_s + ttc)
         if s0 < ego_l / 2 + 0.5:
             return self.refused(ctx, cell, sample_id, index, attempt, draws, Fail(
@@ -298,6 +304,17 @@ class ChildBetweenParkedCars(IntentProgram):
                            lanes=lanes, offset=offset, s0=s0, v_e=v_e, site=site, row=row, child_asset=child_asset,
                            crossing=crossing, s_route=s_route, s_cross=s_cross, v_c=v_c, t_go=t_go)
 
+    def _run(self, t_go: float, v_c: float, s_slow: float | None = None) -> Any:
+        """The child's planned speed profile: at rest until ``t_go``, up to ``v_c`` at :attr:`Params.accel_mps2`,
+        and (from arc length ``s_slow``) down to :attr:`Params.walk_on_mps` at :attr:`Params.slow_decel_mps2`."""
+        p = self.params
+        ramp = v_c / p.accel_mps2
+        phases = [(t_go + p.warmup_s, 0.0), (ramp, p.accel_mps2)]
+        if s_slow is not None:
+            cruise = max(0.0, (s_slow - 0.5 * v_c * ramp) / v_c)
+            phases += [(cruise, 0.0), ((v_c - p.walk_on_mps) / p.slow_decel_mps2, -p.slow_decel_mps2)]
+        return SpeedProfile.from_phases(-p.warmup_s, 0.0, 0.0, phases + [(0.0, 0.0)])
+
     def _probe(self, ctx: Any, gap_site: Any, width: float, depth: float, rear_lw: Any, front_lw: Any, route: Any,
                corridor: float) -> float | None:
         """Arc length along the crossing where it enters the ego's corridor: at the site's middle, else the first
@@ -336,7 +353,9 @@ class ChildBetweenParkedCars(IntentProgram):
                                stationary(*pose, -p.warmup_s), site.surface if site is not None else ("parking",),
                                site=site, wheels=wheel_points(ctx, asset), wheel_surface=("parking", "drivable"))
             occluders.append({"id": f"occ_{pid}", "kind": "actor", "actor_id": pid})
-        profile = SpeedProfile.wait_then_go(-p.warmup_s, 0.0, t_go, v_c, p.ramp_s)
+        s_via = crossing.path.s_of(*crossing.via[-1])
+        s_slow = s_via - p.slow_done_m - (v_c ** 2 - p.walk_on_mps ** 2) / (2 * p.slow_decel_mps2)
+        profile = self._run(t_go, v_c, s_slow)
         _, _, yaw = crossing.path.xy_yaw(0.0)
         start = crossing.start
         actors.append(actor(ctx, "child", kind="pedestrian", role="agent", asset_id=child_asset,
@@ -360,7 +379,19 @@ class ChildBetweenParkedCars(IntentProgram):
                                                  "s_to": round(trig_s + width, 4)}},
                         "by_latest_s": round(min(p.clip_s, t_go + p.trigger_slack_s), 4), "if_never": "fire"},
             "speed": {"mode": "absolute", "value": round(v_c, 4)},
-            "dynamics": {"shape": "linear", "constraint": "time", "value": p.ramp_s},
+            "dynamics": {"shape": "linear", "constraint": "time", "value": round(v_c / p.accel_mps2, 4)},
+        }, {
+            # Onto the far footway at walking pace: slowing starts where the plan has it (a circle round the
+            # crossing's end), so the turn along the footway is not taken at a run.
+            "id": "child_walk_on", "actor_id": "child",
+            "trigger": {"kind": "when",
+                        "condition": {"kind": "reaches", "actor": "child",
+                                      "region": {"shape": "circle", "x": crossing.via[-1][0], "y": crossing.via[-1][1],
+                                                 "r": round(s_via - s_slow, 4)}},
+                        "by_latest_s": p.clip_s, "if_never": "skip"},
+            "speed": {"mode": "absolute", "value": p.walk_on_mps},
+            "dynamics": {"shape": "linear", "constraint": "time",
+                         "value": round((v_c - p.walk_on_mps) / p.slow_decel_mps2, 4)},
         }]
         t_emerge = profile.time_at(crossing.s_row_m - child_r - p.emerge_margin_m)
         r.set("t_emerge_s", round(min(t_emerge, 1e6), 4), source="derived", parents=["t_trigger_s", "gap.s_m"],
