@@ -13,7 +13,8 @@ the coast branch runs into it.
 
 Causes, in dependency order (stream in brackets):
 
-0. gap site [layout]: uniform over the sites whose lane is a driving lane.
+0. gap site [layout]: uniform over the parking lanes and regions beside a
+   driving lane where the map has any, else over its kerb sites.
 1. ego route [template, route]: the template's when it starts on the site's
    lane, else that lane and its straight successors; past a kerb site the ego
    holds the offset that clears the parked row.
@@ -27,8 +28,16 @@ Causes, in dependency order (stream in brackets):
    between them, until the row is ``row_m`` long or the site ends.
 6. crossing, conflict and ego start [derived]: the crossing through the gap,
    where it enters the ego's corridor, and where the ego must start so the TTC
-   at entry is the target.
+   at entry is the target. The child starts at 2.8 m/s² and, reaching the far
+   footway, slows to a walk before it turns along it (two speed interactions,
+   the plan's profile the same).
 7. environment [environment].
+
+The child is the catalog's ``pedestrian_child`` (1.2 m tall; the smallest
+pedestrian when a catalog has none). The ladder checks what was planned: the
+child hidden by the row (visible fraction ≤ 0.1) in the second before it
+emerges and seen after, the crossing's legs on footways and carriageway, the
+TTC in the cell's bin.
 """
 
 from __future__ import annotations
@@ -90,7 +99,7 @@ class Params:
     warmup_s: float = 1.0
     ego_speed_mps: tuple[float, float] = (5.0, 8.3)
     child_speed_mps: tuple[float, float] = (1.8, 3.4)
-    ttc_s: tuple[float, float] = (1.2, 3.0)
+    ttc_s: tuple[float, float] = (0.6, 1.8)
     #: When the child starts running (s of scenario time): late enough for the pre-emergence window.
     start_s: tuple[float, float] = (1.2, 2.4)
     #: The child's start: a linear speed ramp at this acceleration (m/s²; the simulator's pedestrians reach 3),
@@ -135,7 +144,9 @@ class ChildBetweenParkedCars(IntentProgram):
         "target_per_cell": 1,
         "max_proposals_per_cell": 40,
         "dimensions": [
-            {"name": "ttc_s", "key": "ttc_s", "bins": [[1.2, 2.0], [2.0, 3.0]]},
+            # The ego's time to the child's path when the child enters it; a child clears the ego's path in about
+            # 0.7-1.4 s, so "close" is mostly a collision when coasting and "near" mostly not.
+            {"name": "ttc_s", "key": "ttc_s", "bins": [[0.6, 1.1], [1.1, 1.8]], "labels": ["close", "near"]},
             {"name": "child_speed", "key": "child.speed_mps", "bins": [[1.8, 2.6], [2.6, 3.4]],
              "labels": ["trot", "run"]},
             {"name": "rear_family", "key": "rear.family", "values": ["sedan", "delivery_van"]},
@@ -146,10 +157,12 @@ class ChildBetweenParkedCars(IntentProgram):
         self.params = Params()
 
     def gap_sites(self, ctx: Any) -> list[Any]:
-        """The template's gap sites on driving lanes outside junctions (the ego drives past them)."""
+        """The template's gap sites on driving lanes outside junctions (the ego drives past them): its parking
+        lanes and regions where it has any (cars park there), else its kerb sites (the kerbside rule)."""
         net = lane_network(ctx.template)
-        return [g for g in kerb_gap_sites(ctx.template)
-                if net.kinds.get(g.site.lane) == "driving" and g.site.lane not in net.junction_of]
+        sites = [g for g in kerb_gap_sites(ctx.template)
+                 if net.kinds.get(g.site.lane) == "driving" and g.site.lane not in net.junction_of]
+        return [g for g in sites if g.site.kind == "parking"] or sites
 
     def check_template(self, ctx: Any) -> None:
         if not self.gap_sites(ctx):
@@ -186,7 +199,8 @@ class ChildBetweenParkedCars(IntentProgram):
         gap_site = draws.group("layout", "layout").choice("site", self.gap_sites(ctx))
         site = gap_site.site
         r.set("gap.site", site.id, source="layout",
-              rule="uniform over parking sites with footways on both sides, beside a driving lane")
+              rule="uniform over parking sites with footways on both sides, beside a driving lane (parking lanes and "
+                   "regions where the map has any, else kerb sites)")
         own = tuple(t.ego.route)
         if own[0] == site.lane:
             lanes = own
@@ -257,12 +271,16 @@ class ChildBetweenParkedCars(IntentProgram):
                       parents=["gap.site", "ttc_target_s", "ego.speed_mps", "child.speed_mps", "t_trigger_s"],
                       rule="uniform along the site, where the ego starts on its lane")
         gap = kerb_gap(ctx, gap_site, s_gap, width, rear_lw, front_lw)
-        crossing = None if gap is None else midblock_crossing(ctx, gap, depth)
+        if gap is None:
+            return self.refused(ctx, cell, sample_id, index, attempt, draws, Fail(
+                "sampling.no_room", f"no room for two parked vehicles around s={s_gap:.1f} m of {site.lane} (the "
+                "site's ends or width, a crosswalk, or the template's own instances)", ("gap",)))
+        crossing = midblock_crossing(ctx, gap, depth)
         hit = None if crossing is None else crossing.conflict(route, corridor)
         if hit is None:
             return self.refused(ctx, cell, sample_id, index, attempt, draws, Fail(
-                "sampling.no_crossing", f"no crossing through the gap at s={s_gap:.1f} m of {site.lane} meets the "
-                "ego's path", ("gap",)))
+                "sampling.no_crossing", f"no crossing through the gap at s={s_gap:.1f} m of {site.lane} reaches the "
+                "far footway across the ego's path", ("gap",)))
         s_route, s_cross, s_in = hit
         t_enter = self._run(t_go, v_c).time_at(s_in)
         s0 = s_route - ego_l / 2 - child_r - v_e * (t_enter + p.warmup_s + ttc)

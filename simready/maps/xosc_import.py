@@ -317,6 +317,9 @@ class _Entity:
     speed: float = 0.0
     route: list[str] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
+    #: A pedestrian's mid-block crossing (the manifest's walk.via): the route's first ``simready.via_points``
+    #: waypoints, kept as points.
+    via: list[tuple[float, float]] = field(default_factory=list)
     present: bool = True
     road: tuple[str, int, float] | None = None  # (road, lane, s) when placed by a lane position
 
@@ -759,7 +762,10 @@ class _Importer:
                 raise self.rd.error(wp, "waypoint without a position")
             points.append(self.position(pos))
         if ent.kind == "pedestrian":
-            return [], self._nodes(points)
+            k = int(ent.props.get("simready.via_points", "0") or 0) if ent.props.get(
+                "simready.via_points", "0").isdigit() else 0
+            ent.via = [(round(x, 9), round(y, 9)) for x, y, _ in points[:k]]
+            return [], self._nodes(points[k:])
         rol = {v: k for k, v in self.road_of_lane.items()}
         lanes: list[str] = []
         for wp, point in zip(route.findall("Waypoint"), points):
@@ -1594,6 +1600,8 @@ class _Importer:
                     nodes = self._walk_default(e)
                 walk = {"route": nodes, "reaction_delay_s": float(p.get("simready.reaction_delay_s", 0.4)),
                         "stop_tendency": float(p.get("simready.stop_tendency", 0.0))}
+                if e.via:
+                    walk["via"] = [{"x": x, "y": y} for x, y in e.via]
                 route = []
             else:
                 lr = self.lane_ref(e.pose, e.kind)
