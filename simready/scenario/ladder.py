@@ -153,8 +153,8 @@ class Body:
     it starts on its first lane when its centre, less that offset, does.
     ``via`` (a pedestrian's mid-block crossing, the manifest's ``walk.via``)
     are the points it walks through before ``walk``'s first node, off the
-    walkable graph; such a pedestrian may stand on every region type of
-    ``surface`` while it crosses (:data:`~simready.scenario.geometry.CROSSING_SURFACES`).
+    walkable graph; while it moves such a pedestrian may stand on the
+    carriageway too (:data:`~simready.scenario.geometry.CROSSING_SURFACES`).
     """
 
     actor_id: str
