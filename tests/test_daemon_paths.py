@@ -71,6 +71,14 @@ def _suite_templates() -> list[str]:
     return sorted(load_suite().templates)
 
 
+def _program_templates() -> list[str]:
+    """The templates of the default suite that sample an intent of a program file (their program_sources)."""
+    from simready.scenario.programs import PROGRAMS
+    from simready.scenario.suite import load_suite
+
+    return sorted(t for t, intents in load_suite().templates.items() if set(intents) - set(PROGRAMS))
+
+
 def _what(request: dg.RunRequest) -> tuple[tuple[str, ...], str | None]:
     keys = tuple(sorted(k.to_user_string() for k in request.asset_selection or []))
     return keys, str(request.partition_key) if request.partition_key is not None else None
@@ -103,8 +111,9 @@ def test_source_files_sensor_requests_what_each_input_feeds_through_the_code_ser
     expected |= {(("coverage_report", "split_assignments"), None)}
     assert sorted(_what(r) for r in data.run_requests) == sorted(expected)
     assert {k.to_user_string() for k in children} == {k for keys, _ in expected for k in keys}
-    # The observations of the five inputs travel with the result; the next evaluation requests nothing.
-    assert len(data.asset_events) == len(templates) + 2
+    # The observations of the inputs travel with the result (each template file, the contracts, the suite, and the
+    # program files of each template whose intents they define); the next evaluation requests nothing.
+    assert len(data.asset_events) == len(templates) + 2 + len(_program_templates())
     again = _sensor(instance, code_location, "source_files_sensor", data.cursor)
     assert not again.run_requests and again.skip_message == "no template, map, contract or suite changed"
 

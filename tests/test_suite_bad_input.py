@@ -34,7 +34,8 @@ def test_the_default_suite_checks() -> None:
 
 LOAD = {
     "unknown intent": (lambda d: d["templates"]["two_lane_arterial"].update(no_such_intent=1),
-                       "templates.two_lane_arterial.no_such_intent", "unknown intent (known: cut_in, "),
+                       "templates.two_lane_arterial.no_such_intent",
+                       "unknown intent (known: child_between_parked_cars, cut_in, "),
     "empty intent map": (lambda d: d["templates"].update(two_lane_arterial={}),
                          "templates.two_lane_arterial", "at least 1 item"),
 }

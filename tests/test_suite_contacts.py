@@ -108,7 +108,7 @@ def _unrecorded_overlaps(manifest: Any, trace: Trace) -> tuple[list[str], int]:
 
 def test_no_footprint_overlap_without_a_collision_event() -> None:
     rollouts = _suite_rollouts()
-    assert len(rollouts) >= 80  # 32 samples, each a base and two branches
+    assert len(rollouts) >= 80  # 36 samples, each a base and two branches
     scans = {label: _unrecorded_overlaps(m, tr) for label, m, tr in rollouts}
     # Vehicle crashes overlap footprints for a few ticks: the scan sees them (struck road users, no longer carried
     # inside the vehicle's box, overlap none: issue 26).

@@ -84,6 +84,8 @@ def assert_same_manifest(a, b, t, not_expressed=()):
         if x.walk:
             assert (x.walk.route, x.walk.reaction_delay_s, x.walk.stop_tendency) == \
                 (y.walk.route, y.walk.reaction_delay_s, y.walk.stop_tendency)
+            assert len(x.walk.via) == len(y.walk.via)
+            assert all(math.hypot(u.x - v.x, u.y - v.y) <= POS_TOL for u, v in zip(x.walk.via, y.walk.via))
     ea, eb = a.environment.model_dump(), b.environment.model_dump()
     for k in ea:
         assert ea[k] == pytest.approx(eb[k], abs=1e-6) if isinstance(ea[k], float) else ea[k] == eb[k], k

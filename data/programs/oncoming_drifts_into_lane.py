@@ -32,7 +32,7 @@ from simready.scenario.api import (
     Draws,
     Fail,
     IntentProgram,
-    Path,
+    CoarsePath,
     PathConflict,
     Proposal,
     Realization,
@@ -184,7 +184,7 @@ class OncomingDriftsIntoLane(IntentProgram):
                                             event=lambda t_action, body: ClosesOnLead("ego", "oncoming", t_action))
 
 
-def _drift_path(ctx: Any, lane: str, s_start_m: float, length_m: float, offset_m: float) -> Path:
+def _drift_path(ctx: Any, lane: str, s_start_m: float, length_m: float, offset_m: float) -> CoarsePath:
     """The lane's centreline moved left by ``offset_m`` over ``length_m`` from ``s_start_m`` (a sinusoidal blend,
     what the manifest's ``lane_offset`` with sinusoidal dynamics asks of the simulation), then held."""
     base = ctx.geometry.route_path((lane,))
@@ -194,4 +194,4 @@ def _drift_path(ctx: Any, lane: str, s_start_m: float, length_m: float, offset_m
     x, y, yaw = base.xy_yaw(s)
     u = np.clip((s - s_start_m) / max(length_m, 1e-6), 0.0, 1.0)
     d = offset_m * (0.5 - 0.5 * np.cos(np.pi * u))
-    return Path.from_points(np.stack([x - d * np.sin(yaw), y + d * np.cos(yaw)], axis=1))
+    return CoarsePath.from_points(np.stack([x - d * np.sin(yaw), y + d * np.cos(yaw)], axis=1))

@@ -167,6 +167,9 @@ class _Builder:
             if actor.walk is not None:
                 obj.add_property("simready.reaction_delay_s", repr(actor.walk.reaction_delay_s))
                 obj.add_property("simready.stop_tendency", repr(actor.walk.stop_tendency))
+                if actor.walk.via:
+                    # The route's first waypoints are the mid-block crossing's points, not walkable nodes.
+                    obj.add_property("simready.via_points", str(len(actor.walk.via)))
             entities.add_scenario_object(actor.id, obj)
         self.report.written.append("behaviour rules, role and asset id of each actor: entity properties "
                                    "(OpenSCENARIO has no action for them)")
@@ -181,7 +184,8 @@ class _Builder:
                 actor.initial.speed_mps, xosc.TransitionDynamics(xosc.DynamicsShapes.step, xosc.DynamicsDimension.time, 0.0)))
             if not actor.present_at_start:
                 init.add_init_action(actor.id, xosc.VisibilityAction(False, False, False))
-            route = self.route(f"route_{actor.id}", actor.behavior.route, actor.walk.route if actor.walk else [])
+            route = self.route(f"route_{actor.id}", actor.behavior.route, actor.walk.route if actor.walk else [],
+                               [(v.x, v.y) for v in actor.walk.via] if actor.walk else [])
             if route is not None:
                 init.add_init_action(actor.id, xosc.AssignRouteAction(route))
         init.add_global_action(xosc.EnvironmentAction(self.environment()))
@@ -199,10 +203,12 @@ class _Builder:
         return xosc.Environment("environment", xosc.TimeOfDay(False, 2000, 6, 21, hour, minute, 0), weather,
                                 xosc.RoadCondition(env.road_friction if friction is None else friction))
 
-    def route(self, name: str, lanes: list[str], nodes: list[str]) -> xosc.Route | None:
-        """A route through template lanes (their starts) or walkable nodes; None when both are empty (and one
-        waypoint cannot make a route, so a single lane or node gets its end too)."""
-        points: list[Any] = []
+    def route(self, name: str, lanes: list[str], nodes: list[str],
+              via: list[tuple[float, float]] | None = None) -> xosc.Route | None:
+        """A route through template lanes (their starts) or walkable nodes, after a pedestrian's mid-block ``via``
+        points; None when all are empty (and one waypoint cannot make a route, so a single lane or node gets its
+        end too)."""
+        points: list[Any] = [xosc.WorldPosition(x, y) for x, y in via or []]
         for lane in lanes:
             points.append(self.lane_position(lane, 0.0))
         if len(lanes) == 1:

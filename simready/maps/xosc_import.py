@@ -340,6 +340,9 @@ class _Entity:
     speed: float = 0.0
     route: list[str] = field(default_factory=list)
     nodes: list[str] = field(default_factory=list)
+    #: A pedestrian's mid-block crossing (the manifest's walk.via): the route's first ``simready.via_points``
+    #: waypoints, kept as points.
+    via: list[tuple[float, float]] = field(default_factory=list)
     present: bool = True
     road: tuple[str, int, float] | None = None  # (road, lane, s) when placed by a lane position
     controller: str = ""  # the ObjectController's name (or catalog entry), when it has one
@@ -954,7 +957,10 @@ class _Importer:
     def _route(self, assign: etree._Element, ent: _Entity) -> tuple[list[str], list[str]]:
         route, points = self.waypoints(assign)
         if ent.kind == "pedestrian":
-            return [], self._walk(route, ent, self._nodes(points))
+            raw = ent.props.get("simready.via_points", "0")
+            k = int(raw) if raw.isdigit() else 0
+            ent.via = [(round(x, 9), round(y, 9)) for x, y, _ in points[:k]]
+            return [], self._walk(route, ent, self._nodes(points[k:]))
         rol = {v: k for k, v in self.road_of_lane.items()}
         lanes: list[str] = []
         for wp, point in zip(route.findall("Waypoint"), points):
@@ -1883,6 +1889,8 @@ class _Importer:
                     nodes = self._walk_default(e)
                 walk = {"route": nodes, "reaction_delay_s": float(p.get("simready.reaction_delay_s", 0.4)),
                         "stop_tendency": float(p.get("simready.stop_tendency", 0.0))}
+                if e.via:
+                    walk["via"] = [{"x": x, "y": y} for x, y in e.via]
                 route = []
             else:
                 lr = self.lane_ref(e.pose, e.kind)

@@ -38,7 +38,10 @@ and :meth:`IntentProgram.baseline`. ``propose`` returns a :class:`Proposal` whos
 :func:`lane_network`, :func:`routes_of_length`, :func:`straight_through`,
 :func:`multi_lane_stretches`, :func:`oncoming_lane`, :func:`left_turns_across_oncoming`,
 :func:`plan_route`); occlusion (:func:`behind`, :func:`visible_fraction`);
-reachability on the walkable graph (:func:`reachable`, :func:`walk_route`);
+reachability on the walkable graph (:func:`reachable`, :func:`walk_route`); mid-block crossings off it, between
+parked vehicles (:func:`kerb_gap_sites`, :func:`kerb_gap`, :func:`site_pose`, :func:`parkable`,
+:func:`midblock_crossing`: the
+pedestrian's ``walk.via``, its :class:`Body` ``via``);
 time to conflict (:func:`arrival_time`, :func:`start_for_ttc`,
 :func:`solve_emergence_timing`, :func:`time_to_collision`); gap and headway
 (:func:`time_headway`, :func:`gap_for_headway`); supported poses
@@ -65,6 +68,7 @@ from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell, CoverageSpec, parse_coverage
 from simready.scenario.environment import conditions, correlated_environment, independent_environment
 from simready.scenario.geometry import (
+    CROSSING_SURFACES,
     VEHICLE_SURFACES,
     WALKABLE_SURFACES,
     CoarsePath,
@@ -74,6 +78,14 @@ from simready.scenario.geometry import (
     stationary,
 )
 from simready.scenario.ladder import Body, Fail, Proposal, Scene
+from simready.scenario.midblock import (
+    KerbGap,
+    MidBlockCrossing,
+    parkable,
+    kerb_gap,
+    midblock_crossing,
+    site_pose,
+)
 from simready.scenario.program_base import (
     DRAWN_APPROACH_M,
     DRAWN_START_M,
@@ -131,7 +143,9 @@ from simready.world.affordances import (
     LONG_ROUTE_M,
     PARKED_WIDTH_M,
     SIDEWALK_PROBE_M,
+    GapSite,
     ParkingSite,
+    kerb_gap_sites,
     kerb_slots,
     left_turns_across_oncoming,
     multi_lane_stretches,
@@ -143,22 +157,21 @@ from simready.world.lane_graph import lane_network
 from simready.world.routing import plan_route, route_length_m, routes_of_length, straight_through
 from simready.world.template_model import ParkingAffordance, PedestrianCrossing, parking_slots
 
-#: The earlier name of :class:`CoarsePath`, for program files written with it (it shadows ``pathlib.Path``).
-Path = CoarsePath
 
 __all__ = [
-    "AFFORDANCES", "DECISION_KEY", "DRAWN_APPROACH_M", "DRAWN_START_M", "KERB_GAP_M", "LONG_ROUTE_M",
-    "PARKED_WIDTH_M", "SIDEWALK_PROBE_M", "VEHICLE_SURFACES", "WALKABLE_SURFACES", "Body", "Cell", "ClosesOnLead",
-    "CoarsePath", "CoverageSpec", "CutsIn", "Draws", "EgoRoute", "Fail", "GroupDraws", "IntentProgram", "LaneSpawn",
-    "Motion", "OcclusionSpec", "ParkingAffordance", "ParkingSite", "Path", "PathConflict", "PedestrianCrossing",
-    "ProgramContext", "Proposal", "Realization", "ScenarioError", "Scene", "SpeedProfile", "StreamSet", "actor",
-    "angle_diff", "arrival_time", "assemble", "behind", "camera_view", "cell_or_choice", "conditions",
-    "correlated_environment", "decide_at", "dims_of", "draw_ego_route", "ego_vehicle", "family_of", "footprint",
-    "footprint_corners", "gap_for_headway", "in_cell_bin", "independent_environment",
-    "independent_vehicle_baseline", "kerb_slots", "lane_as_spawn", "lane_change_path", "lane_network",
-    "left_turns_across_oncoming", "lwh", "multi_lane_stretches", "oncoming_chain", "oncoming_lane", "other_vehicle",
+    "AFFORDANCES", "Body", "CROSSING_SURFACES", "Cell", "ClosesOnLead", "CoarsePath", "CoverageSpec", "CutsIn",
+    "DECISION_KEY", "DRAWN_APPROACH_M", "DRAWN_START_M", "Draws", "EgoRoute", "Fail", "GapSite", "GroupDraws",
+    "IntentProgram", "KERB_GAP_M", "KerbGap", "LONG_ROUTE_M", "LaneSpawn", "MidBlockCrossing", "Motion",
+    "OcclusionSpec", "PARKED_WIDTH_M", "ParkingAffordance", "ParkingSite", "PathConflict",
+    "PedestrianCrossing", "ProgramContext", "Proposal", "Realization", "SIDEWALK_PROBE_M", "ScenarioError", "Scene",
+    "SpeedProfile", "StreamSet", "VEHICLE_SURFACES", "WALKABLE_SURFACES", "actor", "angle_diff", "arrival_time",
+    "assemble", "behind", "camera_view", "cell_or_choice", "conditions", "correlated_environment", "decide_at",
+    "dims_of", "draw_ego_route", "ego_vehicle", "family_of", "footprint", "footprint_corners", "gap_for_headway",
+    "in_cell_bin", "independent_environment", "independent_vehicle_baseline", "kerb_gap", "kerb_gap_sites",
+    "kerb_slots", "lane_as_spawn", "lane_change_path", "lane_network", "left_turns_across_oncoming", "lwh",
+    "midblock_crossing", "multi_lane_stretches", "oncoming_chain", "oncoming_lane", "other_vehicle", "parkable",
     "parking_sites", "parking_slots", "parse_coverage", "plan_route", "reachable", "route_length_m",
-    "routes_of_length", "rules", "seconds_on_grid", "signal_programs", "solve_emergence_timing",
+    "routes_of_length", "rules", "seconds_on_grid", "signal_programs", "site_pose", "solve_emergence_timing",
     "spawn_affordances", "start_for_ttc", "stationary", "straight_through", "supported_region", "supports",
     "time_headway", "time_to_collision", "vehicle_families", "vehicle_on_route", "visible_fraction", "walk_route",
     "wheel_points",

@@ -31,7 +31,7 @@ import shapely
 from numpy.typing import NDArray
 
 from simready.scenario.context import ProgramContext
-from simready.scenario.geometry import VEHICLE_SURFACES, WALKABLE_SURFACES, CoarsePath, rects_overlap
+from simready.scenario.geometry import CROSSING_SURFACES, VEHICLE_SURFACES, WALKABLE_SURFACES, CoarsePath, rects_overlap
 from simready.scenario.ladder import PASS, Body, Fail, Proposal, Verdict
 from simready.scenario.static_checks import rect_footprints
 
@@ -305,8 +305,9 @@ class RolloutStage:
                 continue
             x, y = samples.x[actor], samples.y[actor]
             if body.kind == "pedestrian":
-                ok = shapely.contains_xy(geo.surface(WALKABLE_SURFACES), x, y)
-                what = "walkable surface"
+                # A mid-block crossing (via points) may cross the carriageway; any other walk keeps to the footways.
+                ok = shapely.contains_xy(geo.surface(CROSSING_SURFACES if body.via else WALKABLE_SURFACES), x, y)
+                what = "footways and carriageway" if body.via else "walkable surface"
             else:
                 c = rect_footprints({actor: body}, samples.t)[actor].reshape(-1, 2)
                 ok = shapely.contains_xy(geo.surface(VEHICLE_SURFACES), c[:, 0], c[:, 1]).reshape(len(x), 4).all(axis=1)

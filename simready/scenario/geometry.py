@@ -50,6 +50,8 @@ GROUND_CLASSES = frozenset({"road", "sidewalk", "curb", "crosswalk_marking", "la
 VEHICLE_SURFACES = ("drivable", "intersection", "parking")
 #: Region types a pedestrian may stand on.
 WALKABLE_SURFACES = ("sidewalk", "crosswalk")
+#: Region types a pedestrian crossing mid-block (off the walkable graph, between parked vehicles) may stand on.
+CROSSING_SURFACES = WALKABLE_SURFACES + VEHICLE_SURFACES
 #: Sampling step of a route's offset line (m).
 OFFSET_STEP_M = 1.0
 #: Slivers between touching region polygons are closed by this buffer (m).

@@ -151,6 +151,10 @@ class Body:
     reachability check; ``lane_offset_m`` the lateral offset from its lanes'
     centreline it holds (+ left; the ego passing a van parked at the kerb):
     it starts on its first lane when its centre, less that offset, does.
+    ``via`` (a pedestrian's mid-block crossing, the manifest's ``walk.via``)
+    are the points it walks through before ``walk``'s first node, off the
+    walkable graph; while it moves such a pedestrian may stand on the
+    carriageway too (:data:`~simready.scenario.geometry.CROSSING_SURFACES`).
     """
 
     actor_id: str
@@ -169,6 +173,7 @@ class Body:
     lanes: tuple[str, ...] = ()
     walk: tuple[str, ...] = ()
     lane_offset_m: float = 0.0
+    via: tuple[tuple[float, float], ...] = ()
 
     @property
     def radius_m(self) -> float:

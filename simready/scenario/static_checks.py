@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from shapely.geometry import Polygon
 
 from simready.scenario.context import ProgramContext
-from simready.scenario.geometry import Box, rect_polygon
+from simready.scenario.geometry import CROSSING_SURFACES, Box, rect_polygon
 from simready.scenario.ladder import PASS, Body, Fail, Proposal, Scene, Verdict
 from simready.world.frames import footprint_corners, mount_transform
 from simready.world.rig_view import camera_frustums
@@ -197,11 +197,23 @@ class ReachabilityStage(_StaticStage):
                         return Fail("reachability.walk_gap", f"{body.actor_id} walk: no walkable edge {a} - {b}", ())
                 x, y, _ = _initial_pose(body, scene.warmup_s)
                 first = walk.nodes[body.walk[0]]
-                leg = shapely.LineString([(x, y), first])
+                start = (x, y)
+                if body.via:
+                    # A mid-block crossing: straight legs through the via points over footways and carriageway
+                    # (never through a building), then the far footway to the first node.
+                    crossing = self.ctx.geometry.surface(CROSSING_SURFACES)
+                    legs = [(x, y), *body.via]
+                    for k, (a, b) in enumerate(zip(legs, legs[1:])):
+                        if not crossing.covers(shapely.LineString([a, b])):
+                            return Fail("reachability.no_crossing_path", f"{body.actor_id}'s mid-block crossing leg "
+                                        f"{k} ({a[0]:.2f}, {a[1]:.2f}) -> ({b[0]:.2f}, {b[1]:.2f}) leaves the "
+                                        "footways and carriageway", ("spawn",))
+                    start = body.via[-1]
+                leg = shapely.LineString([start, first])
                 surface = self.ctx.geometry.surface(("sidewalk", "crosswalk"))
                 if not surface.covers(leg):
-                    return Fail("reachability.no_footpath", f"{body.actor_id} at ({x:.2f}, {y:.2f}) has no walkable "
-                                f"straight path to {body.walk[0]}", ("spawn",))
+                    return Fail("reachability.no_footpath", f"{body.actor_id} at ({start[0]:.2f}, {start[1]:.2f}) has "
+                                f"no walkable straight path to {body.walk[0]}", ("spawn",))
         return PASS
 
 

@@ -39,7 +39,7 @@ class ReferencePath(Polyline):
     length ``s``, ``d`` its lateral offset ``t``) plus the lanes it runs on.
 
     Attributes:
-        key: identity: ``("lanes", lane ids...)`` or ``("walk", x0, y0, node ids...)``.
+        key: identity: ``("lanes", lane ids...)`` or ``("walk", x0, y0, via x, y..., node ids...)``.
         seg_lane: (P−1,) index into the scene's sorted lane list, −1 off the lane graph.
         lanes: lane ids in path order (empty for a walk).
         lane_u0: u at the start of each of ``lanes``.
@@ -229,10 +229,20 @@ def lane_path(graph: LaneGraph, lanes: Sequence[str], lane_index: dict[str, int]
                   lane_vertex=tuple(first_vertex), ends_on_map=on_map)
 
 
-def walk_path(start_xy: tuple[float, float], nodes: Sequence[str],
-              node_xy: dict[str, tuple[float, float]]) -> ReferencePath:
-    """Straight legs from ``start_xy`` through each node, corners rounded; a node on top of the start is skipped."""
+def walk_path(start_xy: tuple[float, float], nodes: Sequence[str], node_xy: dict[str, tuple[float, float]],
+              via: Sequence[tuple[float, float]] = ()) -> ReferencePath:
+    """Straight legs from ``start_xy`` through each ``via`` point (a mid-block crossing, off the walkable graph),
+    then each node, corners rounded; a point on top of the previous one is skipped.
+
+    The key is ``("walk", x0, y0, x1, y1, …, node ids…)``: the via points' coordinates (numbers) come before the
+    node ids (strings), so a walk without via points keeps its key.
+    """
     pts = [(float(start_xy[0]), float(start_xy[1]))]
+    flat: list[float] = []
+    for vx, vy in via:
+        flat += [round(float(vx), 9), round(float(vy), 9)]
+        if math.dist(pts[-1], (vx, vy)) > 1e-3:
+            pts.append((float(vx), float(vy)))
     for n in nodes:
         p = node_xy[n]
         if math.dist(pts[-1], p) > 1e-3:
@@ -240,8 +250,19 @@ def walk_path(start_xy: tuple[float, float], nodes: Sequence[str],
     if len(pts) == 1:
         # Already at the only node: a short stub keeps the heading defined.
         pts.append((pts[0][0] + 1e-3, pts[0][1]))
-    key = ("walk", round(pts[0][0], 9), round(pts[0][1], 9), *nodes)
+    key = ("walk", round(pts[0][0], 9), round(pts[0][1], 9), *flat, *nodes)
     return _build(key, pts, [-1] * (len(pts) - 1), WALK_FILLET_M)
+
+
+def split_walk_key(key: tuple) -> tuple[tuple[float, float], tuple[float, float], tuple[str, ...]]:
+    """``(start, via points, node ids)`` of a walk path's key (:func:`walk_path`)."""
+    rest = key[3:]
+    k = 0
+    while k < len(rest) and not isinstance(rest[k], str):
+        k += 1
+    flat = [float(v) for v in rest[:k]]
+    via = tuple(zip(flat[0::2], flat[1::2]))
+    return (float(key[1]), float(key[2])), via, tuple(rest[k:])  # type: ignore[return-value]
 
 
 def fixed_path(x: float, y: float, yaw: float) -> ReferencePath:

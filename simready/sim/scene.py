@@ -45,7 +45,7 @@ from simready.scenario.manifest import (
     manifest_hash,
 )
 from simready.sim import constants as C
-from simready.sim.paths import ReferencePath, fixed_path, lane_path, walk_path
+from simready.sim.paths import ReferencePath, fixed_path, lane_path, split_walk_key, walk_path
 from simready.world.routing import route_issue
 from simready.world.template import WorldTemplate, template_hash
 
@@ -274,7 +274,8 @@ def _path_from_key(scene: Scene, key: tuple) -> ReferencePath:
     if key[0] == "lanes":
         return lane_path(scene.template.lane_graph, key[1:], scene.lane_index)
     if key[0] == "walk":
-        return walk_path((key[1], key[2]), key[3:], scene.template.walk_graph.nodes)
+        start, via, nodes = split_walk_key(key)
+        return walk_path(start, nodes, scene.template.walk_graph.nodes, via)
     if key[0] == "fixed":
         return fixed_path(key[1], key[2], key[3])
     raise KeyError(key)
@@ -496,7 +497,8 @@ def _initial_path(m: ScenarioManifest, template: WorldTemplate, lane_index: dict
     if actor.role == "parked":
         return fixed_path(pose.x, pose.y, pose.yaw), 0.0, 0.0
     if actor.kind == "pedestrian":
-        p = walk_path((pose.x, pose.y), _expand_walk(template, tuple(actor.walk.route)), template.walk_graph.nodes)
+        p = walk_path((pose.x, pose.y), _expand_walk(template, tuple(actor.walk.route)), template.walk_graph.nodes,
+                      tuple((v.x, v.y) for v in actor.walk.via))
         return p, 0.0, 0.0
     graph = template.lane_graph
     route = list(actor.behavior.route)

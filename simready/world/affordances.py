@@ -254,6 +254,71 @@ def oncoming_chain(template: WorldTemplate, junction_lane: str) -> list[tuple[st
     return sorted(chains)
 
 
+# --- mid-block crossings: a footway beside a parking site and another across the carriageway ---------------
+
+#: A mid-block crossing looks this far across the road from the site's lane for the far footway (m).
+CROSSING_PROBE_M = 40.0
+
+
+@dataclass(frozen=True)
+class GapSite:
+    """A parking site where a pedestrian may cross mid-block between parked vehicles: the footway beside it
+    (``near_sidewalk``, the kerb the parked row stands at) and the footway across the carriageway
+    (``far_sidewalk``), both read on the perpendicular to the site's lane at its middle."""
+
+    site: ParkingSite
+    near_sidewalk: str
+    far_sidewalk: str
+
+
+def crossing_sidewalks(template: WorldTemplate, site: ParkingSite,
+                       s_m: float) -> tuple[str, str, float, float] | None:
+    """``(near, far, t_near_m, t_far_m)`` on the perpendicular to ``site.lane`` at lane arc length ``s_m``: the
+    sidewalk beside the site (right of the lane, within :data:`KERB_GAP_M` + :data:`SIDEWALK_PROBE_M` beyond the
+    site's outer edge) and the first other sidewalk left of the lane centre within :data:`CROSSING_PROBE_M`, with
+    the lateral offsets (m, + left of the lane) where the line enters each (the near one's traffic-side edge, the
+    far one's). None when either is missing."""
+    g = template.lane_graph.lane(site.lane)
+    sidewalks = sorted((r for r in template.regions if r.type == "sidewalk"), key=lambda r: r.id)
+    if not sidewalks:
+        return None
+    outer = site.shape.intersection(shapely.LineString([g.point_at(s_m, 0.0), g.point_at(s_m, -CROSSING_PROBE_M)]))
+    if outer.is_empty:
+        return None
+    t_out = min(g.project(x, y)[1] for x, y in _coords(outer))
+    near_line = shapely.LineString([g.point_at(s_m, t_out), g.point_at(s_m, t_out - KERB_GAP_M - SIDEWALK_PROBE_M)])
+    far_line = shapely.LineString([g.point_at(s_m, 0.0), g.point_at(s_m, CROSSING_PROBE_M)])
+    near = far = None
+    for r in sidewalks:
+        hit = r.shape.intersection(near_line)
+        if not hit.is_empty:
+            t = max(g.project(x, y)[1] for x, y in _coords(hit))
+            if near is None or t > near[1]:
+                near = (r.id, t)
+    for r in sidewalks:
+        if near is not None and r.id == near[0]:
+            continue
+        hit = r.shape.intersection(far_line)
+        if not hit.is_empty:
+            t = min(g.project(x, y)[1] for x, y in _coords(hit))
+            if far is None or t < far[1]:
+                far = (r.id, t)
+    if near is None or far is None:
+        return None
+    return near[0], far[0], round(near[1], 4), round(far[1], 4)
+
+
+def kerb_gap_sites(template: WorldTemplate) -> list[GapSite]:
+    """Parking sites (:func:`parking_sites`, the kerbside rule included) with a footway beside them and another
+    across the carriageway at their middle, sorted as the sites are."""
+    out = []
+    for site in parking_sites(template):
+        found = crossing_sidewalks(template, site, 0.5 * (site.s0_m + site.s1_m))
+        if found is not None:
+            out.append(GapSite(site, found[0], found[1]))
+    return out
+
+
 # --- the registry: affordance name -> (present?, the line when absent) ------------------------------------
 
 
@@ -287,6 +352,9 @@ AFFORDANCES: dict[str, tuple[Callable[[WorldTemplate], bool], str]] = {
     "parking_or_kerb": (lambda t: bool(parking_sites(t)),
                         "no parking lane, parking region or passable kerb with a sidewalk beside a driving lane"),
     "crosswalk": (lambda t: any(r.type == "crosswalk" for r in t.regions), "no crosswalk"),
+    "kerb_gap": (lambda t: bool(kerb_gap_sites(t)),
+                 "no parking lane, parking region or passable kerb with a sidewalk beside it and another across the "
+                 "carriageway (where a pedestrian could cross mid-block between parked vehicles)"),
 }
 
 

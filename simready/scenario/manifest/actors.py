@@ -4,9 +4,9 @@ Choices SPEC §6 left open, fixed here:
 
 * ``Actor.role`` (``ego`` | ``agent`` | ``parked``): at most one ego (a
   vehicle); a parked actor starts at rest with no cruise speed.
-* Pedestrians carry ``walk{route, reaction_delay_s, stop_tendency}``: the
+* Pedestrians carry ``walk{route, reaction_delay_s, stop_tendency, via?}``: the
   route is walkable-graph node ids, so ``behavior.route`` (lane ids) stays
-  empty for them. Every actor's desired free speed, pedestrians included, is
+  empty for them; ``via`` (optional) is a mid-block crossing walked first. Every actor's desired free speed, pedestrians included, is
   ``behavior.cruise_speed_mps``, or its initial speed when that is null.
 * ``Actor.initial`` is the state at t = -warmup_s (tick 0, the start of the
   warm-up), not at t = 0.
@@ -35,6 +35,7 @@ from simready.scenario.manifest.base import (
     Pos,
     Pose,
     Real,
+    Point,
     Ref,
     Speed,
     fail,
@@ -121,11 +122,22 @@ class Walk(Model):
     ``route``: walkable-graph node ids in walking order (at least two).
     ``reaction_delay_s``: delay between a stimulus and the pedestrian's response.
     ``stop_tendency`` in [0, 1]: propensity to stop at the kerb for an approaching vehicle.
+    ``via``: a mid-block crossing — world points walked in order from the initial pose before ``route``'s first
+    node, off the walkable graph (between parked vehicles, across the carriageway). Empty for a walk on the
+    graph alone, and then left out of the dump, so a manifest without one reads and hashes as before.
     """
 
     route: Annotated[list[Ref], Len(2, None)]
     reaction_delay_s: Annotated[NonNeg, Le(10)]
     stop_tendency: Fraction
+    via: Annotated[list[Point], Len(0, 16)] = []
+
+    @model_serializer(mode="wrap")
+    def _without_empty_via(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        out = handler(self)
+        if not out.get("via"):
+            out.pop("via", None)
+        return out
 
 
 class Actor(Model):

@@ -41,7 +41,7 @@ from simready.scenario.api import (
     Draws,
     Fail,
     IntentProgram,
-    Path,
+    CoarsePath,
     PathConflict,
     ProgramContext,
     Proposal,
@@ -211,7 +211,7 @@ class SignalizedLeftTurn(IntentProgram):
         refs = {"cell_repairs": {"ttc_s": ("timing", "layout")}}
         return Proposal(sample_id, index, attempt, self.name, t, cell, draft, scene, refs, [], draws.record)
 
-    def _ego_entry_s(self, ctx: ProgramContext, lanes: tuple[str, ...], other_path: Path, conflict: _Conflict,
+    def _ego_entry_s(self, ctx: ProgramContext, lanes: tuple[str, ...], other_path: CoarsePath, conflict: _Conflict,
                      lead_m: float, corridor_m: float) -> float:
         """Ego route arc length (centre) at which its front first comes within ``corridor_m`` of the other path."""
         route = ctx.geometry.route_path(lanes)

@@ -71,7 +71,7 @@ from simready.scenario.api import (
     OcclusionSpec,
     ParkingAffordance,
     ParkingSite,
-    Path,
+    CoarsePath,
     PathConflict,
     PedestrianCrossing,
     ProgramContext,
@@ -673,7 +673,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
                                                                        collision_avoidance=True, aggression=0.0,
                                                                        speed_factor=1.0))
         ped_points = np.array([plan.spawn] + [t.walk_graph.nodes[n] for n in plan.walk_nodes])
-        ped_path = Path.from_points(ped_points)
+        ped_path = CoarsePath.from_points(ped_points)
         _, _, ped_yaw = ped_path.xy_yaw(0.0)
         ped_profile = SpeedProfile.wait_then_go(-p.warmup_s, 0.0, plan.t_go, plan.walk_speed, p.walk_ramp_s)
         ped = actor(ctx, "ped", kind="pedestrian", role="agent", asset_id=plan.ped_asset,
@@ -759,7 +759,7 @@ class _NoConflict:
 class _PedGeometry:
     """The pedestrian's path sampled every :data:`PATH_STEP_M`: kerb exit and the ego-route crossing."""
 
-    path: Path
+    path: CoarsePath
     s: np.ndarray
     xy: np.ndarray
     s_kerb: float | None
@@ -768,7 +768,7 @@ class _PedGeometry:
     def of(cls, ctx: ProgramContext, spawn: tuple[float, float], nodes: Iterable[str], sidewalk: str | None,
            ped_r: float) -> _PedGeometry:
         t = ctx.template
-        path = Path.from_points([spawn] + [t.walk_graph.nodes[n] for n in nodes])
+        path = CoarsePath.from_points([spawn] + [t.walk_graph.nodes[n] for n in nodes])
         s = np.arange(0.0, path.length_m + PATH_STEP_M / 2, PATH_STEP_M)
         x, y, _ = path.xy_yaw(s)
         xy = np.stack([x, y], axis=1)
@@ -785,7 +785,7 @@ class _PedGeometry:
                 s_kerb = float(s[int(np.argmin(inside))])
         return cls(path, s, xy, s_kerb)
 
-    def conflict(self, route: Path, corridor_half_m: float) -> _Conflict | None:
+    def conflict(self, route: CoarsePath, corridor_half_m: float) -> _Conflict | None:
         """Where the path enters the ego's corridor and crosses its route; None if it never does."""
         s_route, t_lat = route.lateral(self.xy)
         inside = (np.abs(t_lat) <= corridor_half_m) & (s_route > 0) & (s_route < route.length_m)
@@ -897,7 +897,7 @@ def _in_wedge(planes: tuple[tuple[float, float, float], ...], x: np.ndarray, y: 
     return ok
 
 
-def _last_hidden_s(path: Path, eye: tuple[float, float], corners: np.ndarray) -> float:
+def _last_hidden_s(path: CoarsePath, eye: tuple[float, float], corners: np.ndarray) -> float:
     """Largest arc length of ``path`` whose point the footprint hides from ``eye`` (-inf if none).
 
     Each half-plane of :func:`_wedge_planes` is linear along a path segment, so a segment's hidden part is one
