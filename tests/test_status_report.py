@@ -70,8 +70,14 @@ def test_the_command_on_a_new_instance(tmp_path):
     # The first records the inputs' observations (the instance has none), naming each input's files; the second
     # finds nothing changed.
     observed = [line for line in runs[()].stdout.splitlines() if line.startswith("observed ")]
-    assert len(observed) == len(list((ROOT / "data" / "templates").glob("*.yaml"))) + 2 and \
-        "observed template_sources[residential_crosswalk_v3]: " \
+    by_input = {name: [line for line in observed if line.startswith(f"observed {name}")]
+                for name in ("template_sources", "catalog_contracts", "suite_file", "program_sources")}
+    assert len(observed) == sum(map(len, by_input.values()))
+    assert len(by_input["template_sources"]) == len(list((ROOT / "data" / "templates").glob("*.yaml")))
+    assert len(by_input["catalog_contracts"]) == len(by_input["suite_file"]) == 1
+    # The default suite samples program-file intents on residential_crosswalk_v3 (data/programs/).
+    assert by_input["program_sources"] and all("data/programs/" in line for line in by_input["program_sources"])
+    assert "observed template_sources[residential_crosswalk_v3]: " \
         "data/templates/residential_crosswalk_v3.yaml" in observed
     assert not any(line.startswith("observed ") for line in runs[("--all",)].stdout.splitlines())
     for flag, run in runs.items():
