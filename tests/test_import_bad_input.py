@@ -391,27 +391,42 @@ def test_bench_help_is_help() -> None:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_clean_up_like_ctrl_c(tmp_path: Path, signum: int) -> None:
     """Was: after SIGTERM the import's pid-named temporary folder and lock stayed beside its output (Ctrl-C
-    cleaned up). The signal is sent once the command has written its temporaries."""
-    out = tmp_path / "cat"
+    cleaned up). The signal is sent while the command is certainly mid-work: the process is stopped (SIGSTOP)
+    once its staging folder exists, and signalled only if it is still there and nothing is committed yet (the
+    import takes about a second after staging, so a loaded machine could otherwise signal a finished process;
+    then the attempt is made again in a fresh folder)."""
     env = {**os.environ, "PYTHONPATH": str(paths.PROJECT_ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "simready.cli", "catalog", "import", str(SOCCERBALL), "--units",
-                             "meter", "--id", "asset:ball/t", "--class", "road_object", "--mass-kg", "1", "--license",
-                             "Zlib", "--out", str(out), "--collider", "decompose"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        deadline = time.monotonic() + 120
-        while not any(p.name.startswith(".") for p in tmp_path.rglob("*")):
-            assert proc.poll() is None and time.monotonic() < deadline, "the import ended before writing"
-            time.sleep(0.05)
-        proc.send_signal(signum)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 128 + signum, err
-    assert err.strip().splitlines()[-1] == (f"terminated: simready catalog stopped ({signal.Signals(signum).name}); "
-                                            "what it had not finished was not written")
-    assert [p for p in tmp_path.rglob("*")] == [], "leftovers after the signal"
+    for attempt in range(5):
+        where = tmp_path / f"try{attempt}"
+        where.mkdir()
+        out = where / "cat"
+        proc = subprocess.Popen([sys.executable, "-m", "simready.cli", "catalog", "import", str(SOCCERBALL),
+                                 "--units", "meter", "--id", "asset:ball/t", "--class", "road_object", "--mass-kg",
+                                 "1", "--license", "Zlib", "--out", str(out), "--collider", "decompose"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            deadline = time.monotonic() + 120
+            while not list(where.glob(".cat.*.tmp")):
+                assert proc.poll() is None and time.monotonic() < deadline, "the import ended before staging"
+                time.sleep(0.02)
+            proc.send_signal(signal.SIGSTOP)
+            mid_work = bool(list(where.glob(".cat.*.tmp"))) and not out.exists()
+            if mid_work:
+                proc.send_signal(signum)
+            proc.send_signal(signal.SIGCONT)
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        if not mid_work:
+            continue
+        assert proc.returncode == 128 + signum, err
+        assert err.strip().splitlines()[-1] == (f"terminated: simready catalog stopped "
+                                                f"({signal.Signals(signum).name}); what it had not finished was "
+                                                "not written")
+        assert [p for p in where.rglob("*")] == [], "leftovers after the signal"
+        return
+    pytest.fail("the import was never caught mid-work in 5 attempts")
 
 
 def test_a_usd_layer_with_bytes_that_are_not_utf8_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
