@@ -218,7 +218,7 @@ def test_same_inputs_give_the_same_files_with_or_without_the_writer_thread(tmp_p
 
 
 def test_top_down_reviews_put_the_sensors_right_on_the_right():
-    from simready.sensors_hw.review import TOPDOWN_PX, lidar_topdown
+    from simready.measurement.review_images import TOPDOWN_PX, lidar_topdown
 
     img = lidar_topdown(np.array([[20.0, -10.0, 0.0]]), 60.0)  # ahead and to the right (sensor −y)
     rows, cols = np.nonzero(img[..., 0] + img[..., 1] + img[..., 2] > 200)

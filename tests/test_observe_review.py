@@ -16,8 +16,8 @@ from simready.records import Results
 from simready.sensors_hw.camera import decode_semantic_rgb
 from simready.sensors_hw.lidar import read_ply, write_ply_ascii
 from simready.measurement.observe import ObserveOptions, observe
-from simready.sensors_hw.review import (GAP, LABEL_H, REVIEW_TOPDOWN_PX, SHEET_PASSES, TILE_W, evenly_spaced,
-                                        lidar_review, palette, write_review_images)
+from simready.measurement.review_images import (GAP, LABEL_H, REVIEW_TOPDOWN_PX, SHEET_PASSES, TILE_W, evenly_spaced,
+                                              lidar_review, palette, write_review_images)
 
 SMALL = {"width_px": 96, "height_px": 64, "line_time_s": 2e-4, "azimuth_steps": 256, "channels": 16}
 

@@ -23,7 +23,7 @@ paths from :class:`simready.layout.ObservationDir`, JSON through
     truth/<cam>/<tick:08d>.backward.parquet  correspondence tick -> previous frame (..., disoccluded)
     truth/<cam>/tracks.parquet, track-events.parquet
     video/<sensor>.mp4         review video; LiDAR and radar drawn top-down, sensor forward up, its right on the right
-    review/contact_sheet.png   a few camera frames, rgb | depth | id | semantic per row (simready.sensors_hw.review)
+    review/contact_sheet.png   a few camera frames, rgb | depth | id | semantic per row (simready.measurement.review_images)
     review/lidar_topdown.png   one LiDAR sweep top-down, forward up, the sensor's right on the right
     job/render-job.json        exact inputs: provenance, rig, seeds, schedules, pairing tables, camera poses per frame
     job/<cam>.poses.npz        every row's camera pose of every frame (rolling shutter)
@@ -86,7 +86,7 @@ from simready.sensors_hw.frames import frame_declaration
 from simready.sensors_hw.lidar import scan
 from simready.sensors_hw.models import CameraModel, LidarModel, RadarModel, Rig, apply_overrides, parse_set_args
 from simready.sensors_hw.radar import detect
-from simready.sensors_hw.review import lidar_topdown, write_review_images
+from simready.measurement.review_images import lidar_topdown, write_review_images
 from simready.sensors_hw.scene_build import (BuiltScene, build_scene, ego_track, load_rig_data, rig_from_sensor_rig,
                                              template_rig_data)
 from simready.sensors_hw.schedule import rig_schedules

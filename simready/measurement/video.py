@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from simready.sensors_hw.camera import FramePasses
 from simready.sensors_hw.models import RadarModel
 from simready.sensors_hw.radar import RadarDetections
-from simready.sensors_hw.review import TOPDOWN_PX, TOPDOWN_RANGE_M, palette, topdown_canvas
+from simready.measurement.review_images import TOPDOWN_PX, TOPDOWN_RANGE_M, palette, topdown_canvas
 
 
 #: H.264 macroblocks: a video's frames are padded (right and bottom, black) to multiples of this.

@@ -28,7 +28,7 @@ from simready.sensors_hw.camera import (DEPTH_ZSTD_SUFFIX, FramePasses, depth_fi
 from simready.sensors_hw.lidar import LidarScan, write_ply_ascii, write_ply_binary
 from simready.sensors_hw.models import Rig
 from simready.sensors_hw.radar import RadarContributors, RadarDetections, contributors_parquet, write_radar_csv
-from simready.sensors_hw.review import png_bytes
+from simready.measurement.review_images import png_bytes
 from simready.sensors_hw.scene_build import BuiltScene
 from simready.truth.correspondence import FrameView, Samples, correspond
 from simready.truth.flow import flow_table

@@ -5,7 +5,7 @@ GX 1.x renders every page (``render/view/templates/page.j2``, ``index_page.j2``,
 absolute CDN addresses for Bootstrap, jQuery, Popper, bootstrap-table, bootstrap-datepicker, Font Awesome and a
 dark theme; offline, the index's table (drawn by bootstrap-table in JS) lists nothing and no page has styles. GX
 puts its custom template folders *after* its own in the Jinja loader, so a custom ``page.j2`` cannot replace
-them: the built pages are rewritten instead, one exact address at a time, from ``data_docs_vendor/vendor.json``
+them: the built pages are rewritten instead, one exact address at a time, from ``simready/vendor/data_docs/vendor.json``
 (which also records where each file came from and its sha256; see the README beside it).
 
 * Every address in ``vendor.json``'s ``urls`` becomes a path relative to the page, into ``static/vendor/``.
@@ -33,7 +33,7 @@ from typing import Any
 
 from simready.atomic import write_bytes_atomic
 
-VENDOR_DIR = Path(__file__).with_name("data_docs_vendor")
+VENDOR_DIR = Path(__file__).resolve().parents[1] / "vendor" / "data_docs"
 VENDOR_MANIFEST = VENDOR_DIR / "vendor.json"
 #: Where a site keeps the vendored files, relative to its root.
 SITE_VENDOR = "static/vendor"
@@ -114,7 +114,7 @@ def make_offline(site: Path) -> list[Path]:
             raise OfflineDocsError(f"{path}: draws a Vega chart, and Vega is not vendored (docs_offline.UNUSED_SCRIPTS)")
         left = remote_loads(new)
         if left:
-            raise OfflineDocsError(f"{path}: still loads {left[0]!r}; vendor it (data_docs_vendor/README.md)")
+            raise OfflineDocsError(f"{path}: still loads {left[0]!r}; vendor it (simready/vendor/data_docs/README.md)")
         if new != text:
             write_bytes_atomic(path, new.encode("utf-8"))
             changed.append(path)
