@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Polygon as PolygonPatch, Wedge
@@ -126,15 +127,22 @@ def draw_regions(ax, template: WorldTemplate) -> list:
 
 
 def draw_instances(ax, template: WorldTemplate, dims: Mapping[str, tuple[float, float]]) -> list:
-    """Outline each instance's footprint (``dims``: ``{asset id: (length_m, width_m)}``), filled for solid families."""
+    """Outline each instance's footprint (``dims``: ``{asset id: (length_m, width_m)}``), filled for solid families.
+
+    One collection for all of them: a patch each cost ~3 ms in matplotlib's bookkeeping (city_crossing's
+    5 472 instances took 26 s to add and 14 s more to draw)."""
+    polygons, faces, edges = [], [], []
     for inst in template.instances:
         family, _ = parse_asset_id(inst.asset)
         length, width = dims.get(inst.asset, UNKNOWN_FOOTPRINT_M)
-        corners = footprint_corners(inst.pose.x, inst.pose.y, inst.pose.yaw_rad, length / 2, width / 2)
+        polygons.append(footprint_corners(inst.pose.x, inst.pose.y, inst.pose.yaw_rad, length / 2, width / 2))
         colour = FAMILY_COLOURS.get(family, VEHICLE_COLOUR)
         filled = family not in ("road_surface", "sidewalk", "crosswalk_marking", "terrain")
-        ax.add_patch(PolygonPatch(corners, closed=True, facecolor=colour if filled else "none",
-                                  edgecolor=colour, linewidth=0.6, alpha=0.9, zorder=2))
+        faces.append(colour if filled else "none")
+        edges.append(colour)
+    if polygons:
+        ax.add_collection(PolyCollection(polygons, closed=True, facecolors=faces, edgecolors=edges, linewidths=0.6,
+                                         alpha=0.9, zorder=2), autolim=False)
     return [Patch(facecolor="none", edgecolor=FAMILY_COLOURS["road_surface"], label="instance footprint")]
 
 
