@@ -5,7 +5,8 @@ File formats (SPEC §10, encoded by :mod:`simready.sensors_hw.camera`): ``depth.
 little-endian float32, H×W row-major, ``near_m / z_depth`` with 0 where nothing is seen; ``id.png`` is
 8-bit RGB compact ids, id = R + 256·G + 65536·B; ``semantic.png`` is 8-bit RGB with the class id in the
 blue channel (0 nothing, 255 the ontology's ignore class). Truth tables are Parquet (zstd), one row
-per visible sample, ``pixel`` = v·W + u (:func:`simready.truth.flow.dense`).
+per visible sample, ``pixel`` = v·W + u (:func:`simready.truth.flow.dense`), their metadata stating each column's
+declared precision and the columns :class:`simready.truth.reader.TruthReader` derives instead of reading.
 """
 
 from __future__ import annotations

@@ -21,6 +21,11 @@ motion ``du_dt_pxps, dv_…``   2⁻⁸ px/s      ≤ 2.0e-3 px/s (≤ 1e-4 px o
 
 Other float columns (depths, scene displacement, depth rate) are plain
 float32: they compress well as they are (relative precision 6e-8).
+
+Each table's Parquet metadata (key ``simready.truth``) repeats its declared
+columns' ``step`` and ``max_abs_error`` under ``precision``
+(:data:`DECLARED_STEPS`), and names under ``derived`` the columns no longer
+stored because :class:`simready.truth.reader.TruthReader` computes them.
 """
 
 from __future__ import annotations
