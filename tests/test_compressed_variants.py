@@ -1,6 +1,7 @@
 """The published files' opt-in compressed variants (issue 29 item 3): ``depth.f32.bin.zst``, ``<tick>.ply.zst`` and
 PNGs at a higher zlib level hold the same data, and every reader of the layout (the exports, the review pictures,
-the gate's LiDAR evidence, the truth reader) reads a compressed folder as it reads the published one."""
+the gate's LiDAR evidence, a release's completeness checks, the truth reader) reads a compressed folder as it reads
+the published one."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from simready.errors import SimreadyError
 from simready.export.mcap_file import export_mcap
 from simready.export.nuscenes import export_nuscenes
 from simready.layout import SampleDir
+from simready.measurement.integrity import incomplete_frames, missing_or_corrupt
 from simready.measurement.options import COMPRESSED, ObserveOptions
 from simready.records import Render, Results
 from simready.sensors_hw.lidar import LIDAR_FORMATS, ply_bytes, ply_name, read_ply
@@ -91,6 +93,8 @@ def test_the_compressed_folder_holds_the_same_data_in_fewer_bytes(pair):
     # The review pictures decode the files they show: the same pictures from either folder.
     for name in ("contact_sheet", "lidar_topdown"):
         assert getattr(plain.observations, name).read_bytes() == getattr(packed.observations, name).read_bytes()
+    # A release proves a folder whole as the observation checks do: every listed file, every frame's passes.
+    assert missing_or_corrupt(packed.observations.root) == [] and incomplete_frames(packed.observations.root) == []
     # Truth is not a layout file: its tables are the same bytes.
     truth = [p for p in a.values() if p.startswith("truth/")]
     assert truth and all(plain.observations.file(p).read_bytes() == packed.observations.file(p).read_bytes()
