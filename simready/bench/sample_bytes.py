@@ -57,7 +57,7 @@ def observe_bytes(frames: int, compressed: bool) -> tuple[dict[str, float], dict
     out["results.json"] = results_bytes * per_camera_frame
     for e in entries:
         kind = _kind(e)
-        if e.tick is not None:
+        if e.tick is not None and e.sensor is not None:
             out[kind] += e.bytes * clip_s * rig.sensors[e.sensor].rate_hz / files[e.sensor, kind]
         else:
             out[kind] += e.bytes * (1.0 if e.path.startswith(REVIEW_DIR + "/") else per_camera_frame)

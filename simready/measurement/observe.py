@@ -12,7 +12,8 @@ paths from :class:`simready.layout.ObservationDir`, JSON through
     observed-frames.jsonl  one line per sensor sample: time, every actor's position, rotation [x,y,z,w], visibility
     legend.json            compact id -> entity, class, family; nothing_hit_class (semantic 0: sky), row_time rule
     parity.json            observed poses vs the trace (max position and angle error)
-    <cam>/<tick:08d>.rgb.png | .depth.f32.bin | .semantic.png | .id.png   (.depth.f32.bin.zst with depth_format="f32.zst")
+    <cam>/<tick:08d>.rgb.png | .depth.f32.bin | .semantic.png | .id.png
+                               (.depth.f32.bin.zst with depth_format="f32.zst")
     <lidar>/<tick:08d>.ply     (ASCII by default; binary little-endian with lidar_format="binary"; .ply.zst with
                                "ascii.zst" / "binary.zst": ObserveOptions.compressed() asks for each variant)
     <radar>/<tick:08d>.csv

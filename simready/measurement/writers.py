@@ -99,8 +99,8 @@ def write_camera(folder: OutputFolder, camera: str, tick: int, frame: FramePasse
                              dtype="float32-le")
     if frame.semantic is not None:
         semantic = frame.semantic
-        folder.put_later(frame_name(camera, tick, "semantic"), lambda: _png(encode_semantic_rgb(semantic), png_level), camera,
-                         tick, "semantic")
+        folder.put_later(frame_name(camera, tick, "semantic"), lambda: _png(encode_semantic_rgb(semantic), png_level),
+                         camera, tick, "semantic")
     if frame.id is not None:
         ids = frame.id
         folder.put_later(frame_name(camera, tick, "id"), lambda: _png(encode_id_rgb(ids), png_level), camera, tick,

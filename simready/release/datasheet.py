@@ -99,7 +99,8 @@ def conventions() -> dict[str, Any]:
 
     precision = {f"{kind}.{column}": {"step": step, "max_abs_error": step / 2}
                  for kind, columns in DECLARED_STEPS.items() for column, step in columns.items()}
-    return {"truth_precision": precision,"semantic_nothing_hit_class": SEMANTIC_NOTHING_HIT, "semantic_ignore_8bit": SEMANTIC_IGNORE_8BIT,
+    return {"truth_precision": precision,
+            "semantic_nothing_hit_class": SEMANTIC_NOTHING_HIT, "semantic_ignore_8bit": SEMANTIC_IGNORE_8BIT,
             "id_nothing_hit": 0, "depth_nothing_hit_raw": 0.0, "row_time": ROW_TIME_RULE,
             "lidar_t": TIME_COMMENT.removeprefix("comment t: "),
             "radar_contributors": "<radar>/<tick>.contributors.parquet, one row per (detection, part), by detection "
