@@ -127,3 +127,28 @@ def test_the_truth_reader_reads_both_folders_alike(pair):
     plain, packed = pair
     r, s = TruthReader(plain.observations), TruthReader(packed.observations)
     assert r.table("front_camera", 2, "forward").equals(s.table("front_camera", 2, "forward"))
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_suites_observation_plan_chooses_the_variant(monkeypatch, tmp_path, compressed):
+    """``observation: {compressed: true}`` in a suite reaches every folder the pipeline observes."""
+    from types import SimpleNamespace
+
+    from simready.measurement import batch
+    from simready.scenario.suite import ObservationPlan
+
+    assert ObservationPlan.model_validate({"compressed": compressed}).compressed is compressed
+    seen = []
+
+    def fake_observe(*args, options, **kw):
+        seen.append(options)
+        return SimpleNamespace(files=0, frames={}, render=SimpleNamespace(settings=SimpleNamespace(window_s=[0, 1])),
+                               timings_s={}, peak_rss_mb=0.0)
+
+    monkeypatch.setattr(batch, "observe_sample", fake_observe)
+    monkeypatch.setattr(batch, "read_trace_input", lambda path: None)
+    batch._observe_one(None, None, None, tmp_path / "trace.parquet", tmp_path / "obs", (0.5, None), [], False,
+                       passes=("depth", "lidar"), compressed=compressed)
+    (options,) = seen
+    assert options == (ObserveOptions.compressed if compressed else ObserveOptions)(
+        passes=("depth", "lidar"), from_s=0.5, until_s=None, video=False)
