@@ -139,6 +139,9 @@ FRAME_SUFFIXES = {
     "truth.forward": ".forward.parquet",
     "truth.backward": ".backward.parquet",
 }
+#: The opt-in compressed variant of a published file (``depth.f32.bin.zst``, ``<tick>.ply.zst``): its name plus
+#: this suffix, its bytes one zstd frame (:mod:`simready.sensors_hw.camera`, :mod:`simready.sensors_hw.lidar`).
+ZSTD_SUFFIX = ".zst"
 #: A camera's whole-clip truth tables: ``truth/<camera>/<name>``, by pass.
 TRUTH_TABLES = {"truth.tracks": "tracks.parquet", "truth.track_events": "track-events.parquet"}
 #: Pass names of the truth files (``truth.<kind>``).

@@ -158,6 +158,26 @@ def test_sense_writes_each_points_time_by_default_and_lidar_time_off_drops_it(in
     assert "property double t" not in heads["off"] and "comment t:" not in heads["off"]
 
 
+def test_sense_compressed_writes_each_files_compressed_variant(inputs, tmp_path):
+    """Issue 29 item 3: ``--compressed`` writes ``depth.f32.bin.zst`` and ``<tick>.ply.zst`` (PNGs keep their names, at
+    zlib level 6) and records the choice in render.json; ``--lidar-format binary`` compresses the binary PLY."""
+    from simready.records import Render
+    from simready.sensors_hw.lidar import read_ply
+
+    trace, manifest = inputs
+    out = tmp_path / "packed"
+    assert main(["sense", str(trace), "--manifest", str(manifest), "--out", str(out), "--until", "0.12",
+                 "--passes", "depth,id,lidar", "--no-video", "--quiet", "--compressed", "--lidar-format", "binary"]
+                + sum((["--set", s] for s in SMALL), [])) == 0
+    obs = ObservationDir(out)
+    paths = {e.pass_name: e.path for e in Results.read(obs.results).files if e.tick is not None}
+    assert paths["depth"].endswith(".depth.f32.bin.zst") and paths["lidar"].endswith(".ply.zst")
+    assert paths["id"].endswith(".id.png")
+    settings = Render.read(obs.render).settings
+    assert (settings.depth_format, settings.lidar_format, settings.png_compress_level) == ("f32.zst", "binary.zst", 6)
+    assert len(read_ply(obs.file(paths["lidar"]))["x"]) > 0
+
+
 # --- bad input: one line, exit 1, nothing written -------------------------------------------------
 
 

@@ -163,3 +163,5 @@ def test_the_datasheet_states_the_observation_conventions():
     # A sheet stored before the contributor table still renders, without the line.
     old = {**sheet, "conventions": {k: v for k, v in conv.items() if k != "radar_contributors"}}
     assert "radar contributors" not in datasheet_markdown("r", old, [])
+    (line,) = [x for x in page.splitlines() if x.startswith("- truth stored at a declared step")]
+    assert "`surface.bary_u` 9.54e-07 (±4.77e-07)" in line and "`forward.flow_du_px` 0.000977 (±0.000488)" in line

@@ -54,8 +54,8 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
     plan = load_suite(source.suite_file, source.templates_dir).observation
     window = ObservationWindow(plan.pre_s, plan.post_s, plan.branches, plan.branch_truth, plan.outcome_tail_s)
     dirs = batch_samples(store, template_id, batch)
-    rows = [observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set), video=plan.video)
-            for d in dirs]
+    rows = [observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set), video=plan.video,
+                               compressed=plan.compressed) for d in dirs]
     save_batch(store, template_id, batch)
     obs_version, truth_version = results_versions(dirs)
     metadata = observation_metadata(dirs, rows, plan)

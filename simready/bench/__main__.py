@@ -26,6 +26,7 @@ SECTIONS: dict[str, str] = {
     "traffic": "simready.bench.traffic:run",
     "sensors": "simready.bench.sensors:run",
     "observe": "simready.bench.observe:run",
+    "bytes": "simready.bench.sample_bytes:run",
     "gate": "simready.bench.gate:run",
     "export": "simready.bench.export:run",
     "production": "simready.bench.production:run",

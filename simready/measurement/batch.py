@@ -130,21 +130,26 @@ def passes_without_truth() -> tuple[str, ...]:
 
 
 def _observe_one(template: Any, catalog: Any, manifest: Any, trace_path: Path, out: Path, span: Span,
-                 overrides: list[str], video: bool, passes: tuple[str, ...] | None = None) -> dict[str, Any]:
-    """One observation folder over ``span`` = (from_s, until_s) (None: that end of the clip)."""
+                 overrides: list[str], video: bool, passes: tuple[str, ...] | None = None,
+                 compressed: bool = False) -> dict[str, Any]:
+    """One observation folder over ``span`` = (from_s, until_s) (None: that end of the clip); ``compressed``:
+    each published file's opt-in compressed variant (:meth:`ObserveOptions.compressed`)."""
     trace = read_trace_input(trace_path)
-    options = ObserveOptions(passes=passes or PASSES, from_s=span[0], until_s=span[1], video=video)
+    chosen = dict(passes=passes or PASSES, from_s=span[0], until_s=span[1], video=video)
+    options = ObserveOptions.compressed(**chosen) if compressed else ObserveOptions(**chosen)
     result = observe_sample(template, catalog, manifest, trace, out, options=options, overrides=overrides)
     return {"files": result.files, "frames": result.frames, "window_s": result.render.settings.window_s,
             "timings_s": result.timings_s, "peak_rss_mb": result.peak_rss_mb}
 
 
 def observe_sample_dir(sample_dir: Path, template: Any, catalog: Any, *, window: ObservationWindow | None = None,
-                       overrides: list[str], video: bool, until_s: float | None = None) -> dict[str, Any]:
+                       overrides: list[str], video: bool, until_s: float | None = None,
+                       compressed: bool = False) -> dict[str, Any]:
     """Observe one sample folder: the base trace around its decision and, with ``window.branches``, each branch.
 
     Every earlier observation folder of the sample is replaced. ``window`` None keeps the former behaviour
-    (the base trace over [0, ``until_s``], no branches) for callers not yet given a window.
+    (the base trace over [0, ``until_s``], no branches) for callers not yet given a window. ``compressed``:
+    every folder in the published files' opt-in compressed variants (the suite's ``observation.compressed``).
 
     A sample whose manifest's weather is ``rain`` also gets ``observations_dry/``: LiDAR only (no camera,
     truth or video), the base trace over the base's window with the rain removed (``DRY_OVERRIDE`` after
@@ -165,18 +170,20 @@ def observe_sample_dir(sample_dir: Path, template: Any, catalog: Any, *, window:
     else:
         span = window.base_span(t_d, read_trace_input(base_trace).clip_s)
         labels = labels if (window.branches and t_d is not None) else []
-    base = _observe_one(template, catalog, manifest, base_trace, sample.observations.root, span, overrides, video)
+    base = _observe_one(template, catalog, manifest, base_trace, sample.observations.root, span, overrides, video,
+                        compressed=compressed)
     branches = {}
     for label in labels:
         branch = sample.branch(label)
         settled = collision_settled_s(branch.trace, t_d) if window.outcome_tail_s is not None else None  # type: ignore[union-attr, arg-type]
         b_span = window.branch_span(t_d, read_trace_input(branch.trace).clip_s, settled)  # type: ignore[union-attr, arg-type]
         branches[label] = _observe_one(template, catalog, manifest, branch.trace, branch.observations.root, b_span,
-                                       overrides, video, passes=None if window.branch_truth else passes_without_truth())
+                                       overrides, video, passes=None if window.branch_truth else passes_without_truth(),
+                                       compressed=compressed)
     dry = None
     if manifest.environment.weather == "rain":
         dry = _observe_one(template, catalog, manifest, base_trace, sample.dry_observations.root, span,
-                           [*overrides, DRY_OVERRIDE], False, passes=("lidar",))
+                           [*overrides, DRY_OVERRIDE], False, passes=("lidar",), compressed=compressed)
     return {"sample": sample.sample_id, **base, "decision_t_s": t_d, "branches": branches, "dry": dry}
 
 

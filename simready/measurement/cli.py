@@ -29,7 +29,7 @@ def _sense(args: argparse.Namespace) -> int:
         result = observe_files(args.trace, args.manifest, tmp, rig_spec=args.rig, passes=args.passes,
                                overrides=args.set or [], lidar_format=args.lidar_format,
                                depth_format=args.depth_format, lidar_time=args.lidar_time == "on",
-                               video=not args.no_video,
+                               video=not args.no_video, compressed=args.compressed,
                                from_s=args.from_s, until_s=args.until, progress=bar)
     frames = ", ".join(f"{n} {k}" for n, k in sorted(result.frames.items()))
     print(f"{out}: {result.files} files; {frames}; {result.timings_s['total']:.1f} s, "
@@ -53,11 +53,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sense.add_argument("--set", action="append", metavar="KEY=VALUE",
                        help="override a rig setting, e.g. lens.distortion=0 or front_camera.width_px=640; "
                             "noise=off turns every stochastic sensor effect off (repeatable)")
-    sense.add_argument("--lidar-format", choices=("ascii", "binary"), default="ascii",
-                       help="PLY encoding (ascii as SPEC §10; binary little-endian is faster)")
+    sense.add_argument("--lidar-format", choices=("ascii", "binary", "ascii.zst", "binary.zst"), default="ascii",
+                       help="PLY encoding (ascii as SPEC §10; binary little-endian is faster; .zst: the same PLY "
+                            "as <tick>.ply.zst, one zstd frame)")
     sense.add_argument("--depth-format", choices=("f32", "f32.zst"), default="f32",
                        help="depth.f32.bin as SPEC 10 publishes it (default) or the lossless compressed "
                             "depth.f32.bin.zst (byte planes + zstd, ~15x smaller; the exports read both)")
+    sense.add_argument("--compressed", action="store_true",
+                       help="each published file's lossless compressed variant: depth.f32.bin.zst, <tick>.ply.zst "
+                            "and PNGs at zlib level 6 (the exports, review pages and releases read both)")
     sense.add_argument("--lidar-time", choices=("on", "off"), default="on",
                        help="each LiDAR point's firing time t (s since the sweep's sampleTime) as a PLY column "
                             "(default on, SPEC §10)")

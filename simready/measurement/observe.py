@@ -13,7 +13,9 @@ paths from :class:`simready.layout.ObservationDir`, JSON through
     legend.json            compact id -> entity, class, family; nothing_hit_class (semantic 0: sky), row_time rule
     parity.json            observed poses vs the trace (max position and angle error)
     <cam>/<tick:08d>.rgb.png | .depth.f32.bin | .semantic.png | .id.png
-    <lidar>/<tick:08d>.ply     (ASCII by default; binary little-endian with lidar_format="binary")
+                               (.depth.f32.bin.zst with depth_format="f32.zst")
+    <lidar>/<tick:08d>.ply     (ASCII by default; binary little-endian with lidar_format="binary"; .ply.zst with
+                               "ascii.zst" / "binary.zst": ObserveOptions.compressed() asks for each variant)
     <radar>/<tick:08d>.csv
     <radar>/<tick:08d>.contributors.parquet  per detection, the parts whose surfaces returned it (power share,
                                              radial velocity; SPEC §11)
@@ -73,7 +75,7 @@ from simready.measurement.options import ObserveOptions, Progress, check_output_
 from simready.measurement.summary import (OBSERVE_VERSION, camera_record, observed_frame, parity, projection,
                                           sensor_passes, write_job)
 from simready.measurement.video import Video, camera_review, radar_topdown
-from simready.measurement.writers import (PNG_COMPRESS_LEVEL, TRUTH_COMPRESSION, CameraTruth, write_camera,
+from simready.measurement.writers import (TRUTH_COMPRESSION, CameraTruth, write_camera,
                                           write_lidar, write_radar)
 from simready.records import (CameraFrame, CameraFrames, LidarSweep, RadarFrame, Render, RenderSettings, Results,
                               SensorSummary)
@@ -243,7 +245,8 @@ class _Run:
             frame = render_frame(scene, self.rig, s.sensor, s.t_s, self.options.camera_passes,
                                  lighting=self.lighting, ignore=self.built.ignore)
         with self.timed(s.sensor, "write"):
-            write_camera(self.folder, s.sensor, s.tick, frame, model.near_m, self.options.depth_format)
+            write_camera(self.folder, s.sensor, s.tick, frame, model.near_m, self.options.depth_format,
+                         self.options.png_compress_level)
         view = FrameView.of_frame(frame, model, s.tick)
         if s.sensor in self.truth:
             with self.timed(s.sensor, "truth"):
@@ -402,7 +405,7 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
                 lidar_format=options.lidar_format, lidar_time_column=options.lidar_time_column,
                 depth_format=options.depth_format, video=options.video, pairing_policy=options.pairing_policy,
                 writer_thread=options.writer_thread, truth_thread=options.truth_thread,
-                from_s=options.from_s, until_s=options.until_s, png_compress_level=PNG_COMPRESS_LEVEL,
+                from_s=options.from_s, until_s=options.until_s, png_compress_level=options.png_compress_level,
                 truth_compression=list(TRUTH_COMPRESSION), window_s=[t_lo, t_hi]),
             lighting=asdict(lighting),
             atmosphere=atmosphere.to_json(),
@@ -487,7 +490,7 @@ def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: st
                   rig_spec: str | Path | None = None, passes: str | Iterable[str] | None = None,
                   overrides: Iterable[str] | Mapping[str, Any] = (), lidar_format: str = "ascii",
                   depth_format: str = "f32", lidar_time: bool = True, video: bool = True,
-                  until_s: float | None = None, from_s: float | None = None,
+                  until_s: float | None = None, from_s: float | None = None, compressed: bool = False,
                   progress: Callable[[int], Progress] | None = None) -> ObserveResult:
     """``simready sense``: read the trace, manifest, template, catalog and rig; observe; write ``out_dir``.
 
@@ -495,11 +498,13 @@ def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: st
     Every input is checked before anything is written (one-line
     :class:`~simready.errors.SimreadyError` subclasses): unknown pass names,
     an output folder that exists and is not empty, malformed overrides, a
-    rig whose sensor names a missing mount, a trace without twists.
+    rig whose sensor names a missing mount, a trace without twists. ``compressed`` writes each published
+    file's opt-in compressed variant (:meth:`ObserveOptions.compressed`; the depth then as ``f32.zst``).
     """
-    options = ObserveOptions(passes=parse_passes(passes), lidar_format=lidar_format, depth_format=depth_format,
-                             lidar_time_column=lidar_time,
-                             video=video, from_s=from_s, until_s=until_s)
+    chosen = dict(passes=parse_passes(passes), lidar_format=lidar_format, depth_format=depth_format,
+                  lidar_time_column=lidar_time, video=video, from_s=from_s, until_s=until_s)
+    options = (ObserveOptions.compressed(**{**chosen, "depth_format": "f32.zst"}) if compressed
+               else ObserveOptions(**chosen))
     check_output_dir(out_dir)
     overrides = parse_set_args(overrides) if not isinstance(overrides, Mapping) else dict(overrides)
     manifest = load_manifest(manifest_path)

@@ -5,7 +5,8 @@ File formats (SPEC §10, encoded by :mod:`simready.sensors_hw.camera`): ``depth.
 little-endian float32, H×W row-major, ``near_m / z_depth`` with 0 where nothing is seen; ``id.png`` is
 8-bit RGB compact ids, id = R + 256·G + 65536·B; ``semantic.png`` is 8-bit RGB with the class id in the
 blue channel (0 nothing, 255 the ontology's ignore class). Truth tables are Parquet (zstd), one row
-per visible sample, ``pixel`` = v·W + u (:func:`simready.truth.flow.dense`).
+per visible sample, ``pixel`` = v·W + u (:func:`simready.truth.flow.dense`), their metadata stating each column's
+declared precision and the columns :class:`simready.truth.reader.TruthReader` derives instead of reading.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from numpy.typing import NDArray
 
 from simready.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
-from simready.measurement.options import ObserveOptions
+from simready.measurement.options import PNG_COMPRESS_LEVEL, ObserveOptions
 from simready.sensors_hw.camera import (DEPTH_ZSTD_SUFFIX, FramePasses, depth_file_bytes, encode_depth, encode_id_rgb,
                                         encode_semantic_rgb)
-from simready.sensors_hw.lidar import LidarScan, write_ply_ascii, write_ply_binary
+from simready.sensors_hw.lidar import LidarScan, ply_bytes, ply_name, write_ply_ascii, write_ply_binary
 from simready.sensors_hw.models import Rig
 from simready.sensors_hw.radar import RadarContributors, RadarDetections, contributors_parquet, write_radar_csv
 from simready.measurement.review_images import png_bytes
@@ -33,10 +34,10 @@ from simready.sensors_hw.scene_build import BuiltScene
 from simready.truth.correspondence import FrameView, Samples, correspond
 from simready.truth.flow import flow_table
 from simready.truth.motion_field import motion_field
+from simready.truth.precision import declared_precision
+from simready.truth.reader import DERIVED_COLUMNS
 from simready.truth.tracks import TrackBuilder
 
-#: PNG zlib level: 1 is several times faster than the default and the id/semantic images stay small.
-PNG_COMPRESS_LEVEL = 1
 #: Parquet codec for truth tables (zstd level 1: fast, and far smaller than raw).
 TRUTH_COMPRESSION = ("zstd", 1)
 
@@ -46,8 +47,8 @@ frame_name = ObservationDir.frame_name
 # --- encoders ---------------------------------------------------------------------------------
 
 
-def _png(image: NDArray) -> bytes:
-    return png_bytes(image, PNG_COMPRESS_LEVEL)
+def _png(image: NDArray, level: int = PNG_COMPRESS_LEVEL) -> bytes:
+    return png_bytes(image, level)
 
 
 def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | None = None) -> None:
@@ -79,13 +80,13 @@ def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None) ->
 
 
 def write_camera(folder: OutputFolder, camera: str, tick: int, frame: FramePasses, near_m: float,
-                 depth_format: str = "f32") -> None:
+                 depth_format: str = "f32", png_level: int = PNG_COMPRESS_LEVEL) -> None:
     """The camera passes of one frame that were rendered (``near_m``: the camera's near plane, which the depth
     file's encoding divides by; ``depth_format``: the published ``f32`` or the opt-in compressed ``f32.zst``,
-    :data:`~simready.sensors_hw.camera.DEPTH_FORMATS`)."""
+    :data:`~simready.sensors_hw.camera.DEPTH_FORMATS`; ``png_level``: the PNGs' zlib level)."""
     if frame.rgb is not None:
         rgb = frame.rgb
-        folder.put_later(frame_name(camera, tick, "rgb"), lambda: _png(rgb), camera, tick, "rgb")
+        folder.put_later(frame_name(camera, tick, "rgb"), lambda: _png(rgb, png_level), camera, tick, "rgb")
     if frame.depth is not None:
         h, w = frame.depth.shape
         raw = encode_depth(frame.depth, near_m)
@@ -98,20 +99,26 @@ def write_camera(folder: OutputFolder, camera: str, tick: int, frame: FramePasse
                              dtype="float32-le")
     if frame.semantic is not None:
         semantic = frame.semantic
-        folder.put_later(frame_name(camera, tick, "semantic"), lambda: _png(encode_semantic_rgb(semantic)), camera,
-                         tick, "semantic")
+        folder.put_later(frame_name(camera, tick, "semantic"), lambda: _png(encode_semantic_rgb(semantic), png_level),
+                         camera, tick, "semantic")
     if frame.id is not None:
         ids = frame.id
-        folder.put_later(frame_name(camera, tick, "id"), lambda: _png(encode_id_rgb(ids)), camera, tick, "id")
+        folder.put_later(frame_name(camera, tick, "id"), lambda: _png(encode_id_rgb(ids), png_level), camera, tick,
+                         "id")
 
 
 def write_lidar(folder: OutputFolder, lidar: str, tick: int, sweep: LidarScan, options: ObserveOptions,
                 **extra: Any) -> None:
-    """One sweep as PLY (``options.lidar_format``); ``extra``: its entry's time and pose."""
-    rel = frame_name(lidar, tick, "lidar")
-    writer = write_ply_ascii if options.lidar_format == "ascii" else write_ply_binary
-    writer(folder.path(rel), sweep, with_time=options.lidar_time_column)
-    folder.add_written(rel, lidar, tick, "lidar", points=len(sweep), **extra)
+    """One sweep as PLY (``options.lidar_format``; a compressed one as ``<tick>.ply.zst``, compressed on the
+    writer thread); ``extra``: its entry's time and pose."""
+    rel, fmt = frame_name(lidar, tick, "lidar"), options.lidar_format
+    if fmt in ("ascii", "binary"):
+        writer = write_ply_ascii if fmt == "ascii" else write_ply_binary
+        writer(folder.path(rel), sweep, with_time=options.lidar_time_column)
+        folder.add_written(rel, lidar, tick, "lidar", points=len(sweep), **extra)
+    else:
+        folder.put_later(ply_name(rel, fmt), lambda: ply_bytes(sweep, fmt, with_time=options.lidar_time_column),
+                         lidar, tick, "lidar", points=len(sweep), **extra)
 
 
 def write_radar(folder: OutputFolder, radar: str, tick: int, det: RadarDetections,
@@ -149,12 +156,14 @@ class CameraTruth:
                 "pixel": "v * width_px + u", "row_time": "t0_s + v * line_time_s"}
         surface = samples.table(scene)
         folder.write_later(frame_name(self.camera, view.tick, "truth.surface"),
-                           lambda p: write_parquet(p, surface, meta), self.camera, view.tick, "truth.surface")
+                           lambda p: write_parquet(p, surface, {**meta, **declared("surface", surface)}), self.camera,
+                           view.tick, "truth.surface")
         field = motion_field(scene, self.rig, samples)
         motion, dv_dt = field.table(), field.dv_dt_pxps
         del field
         folder.write_later(frame_name(self.camera, view.tick, "truth.motion_field"),
-                           lambda p: write_parquet(p, motion, meta), self.camera, view.tick, "truth.motion_field")
+                           lambda p: write_parquet(p, motion, {**meta, **declared("motion", motion)}), self.camera,
+                           view.tick, "truth.motion_field")
         if self.prev is not None:
             (a, a_dv), b = self.prev, samples
             dt = b.view.t0_s - a.view.t0_s
@@ -176,7 +185,8 @@ class CameraTruth:
             tables = [table_of(*pairs[0]), later.result() if later is not None else table_of(*pairs[1])]
             for (src, _, dst, direction, _), (table, counts) in zip(pairs, tables):
                 m = {**meta, "tick": src.view.tick, "t0_s": src.view.t0_s, "target_tick": dst.view.tick,
-                     "target_t0_s": dst.view.t0_s, "direction": direction, "visibility": counts}
+                     "target_t0_s": dst.view.t0_s, "direction": direction, "visibility": counts,
+                     **declared(direction, table)}
                 pass_name = f"truth.{direction}"
                 folder.write_later(frame_name(self.camera, src.view.tick, pass_name),
                                    lambda p, table=table, m=m: write_parquet(p, table, m), self.camera,
@@ -190,6 +200,18 @@ class CameraTruth:
                    parquet_bytes(self.tracks.tracks_table(), meta), self.camera, None, "truth.tracks")
         folder.put(ObservationDir.truth_table_name(self.camera, "truth.track_events"),
                    parquet_bytes(self.tracks.events_table(), meta), self.camera, None, "truth.track_events")
+
+
+def declared(kind: str, table: pa.Table) -> dict[str, Any]:
+    """What a truth table of ``kind`` states about its columns beside its rows: ``precision`` (the columns stored at
+    a declared step, :mod:`simready.truth.precision`) and ``derived`` (the columns not stored because
+    :class:`simready.truth.reader.TruthReader` computes them, each with what it derives from)."""
+    out: dict[str, Any] = {"precision": declared_precision(kind, table.column_names)}
+    derived = DERIVED_COLUMNS.get(kind)
+    if derived:
+        out["derived"] = {name: {"from": list(stored) + ["render.json rig lens"],
+                                 "by": "simready.truth.reader.TruthReader"} for name, stored in derived.items()}
+    return out
 
 
 def _predicted_rows(samples: Samples, dv_dt_pxps: NDArray[np.float64], dt_s: float) -> NDArray[np.int64]:

@@ -95,8 +95,12 @@ def conventions() -> dict[str, Any]:
     from simready.sensors_hw.camera import ROW_TIME_RULE, SEMANTIC_IGNORE_8BIT, SEMANTIC_NOTHING_HIT
     from simready.sensors_hw.lidar import TIME_COMMENT
     from simready.sensors_hw.radar import CONTRIBUTOR_COLUMNS
+    from simready.truth.precision import DECLARED_STEPS
 
-    return {"semantic_nothing_hit_class": SEMANTIC_NOTHING_HIT, "semantic_ignore_8bit": SEMANTIC_IGNORE_8BIT,
+    precision = {f"{kind}.{column}": {"step": step, "max_abs_error": step / 2}
+                 for kind, columns in DECLARED_STEPS.items() for column, step in columns.items()}
+    return {"truth_precision": precision,
+            "semantic_nothing_hit_class": SEMANTIC_NOTHING_HIT, "semantic_ignore_8bit": SEMANTIC_IGNORE_8BIT,
             "id_nothing_hit": 0, "depth_nothing_hit_raw": 0.0, "row_time": ROW_TIME_RULE,
             "lidar_t": TIME_COMMENT.removeprefix("comment t: "),
             "radar_contributors": "<radar>/<tick>.contributors.parquet, one row per (detection, part), by detection "
@@ -168,6 +172,10 @@ def datasheet_markdown(release_id: str, sheet: Mapping[str, Any], items: list[Ma
                   f"- rolling shutter: {conv['row_time']}", f"- LiDAR `t`: {conv['lidar_t']}"]
         if "radar_contributors" in conv:  # sheets stored before the contributor table render as they were
             lines.append(f"- radar contributors: {conv['radar_contributors']}")
+        if "truth_precision" in conv:  # likewise sheets stored before the truth's declared precision
+            lines.append("- truth stored at a declared step (float32; read back within half a step): " + ", ".join(
+                f"`{name}` {p['step']:.3g} (±{p['max_abs_error']:.3g})" for name, p in conv["truth_precision"].items())
+                + "; the RGB image's distorted flow is derived on reading (simready.truth.reader)")
     lines += ["", "## World-trajectory QA checklist", "", "| item | checks (result) | |", "|---|---|---|"]
     for item in items:
         checks = "; ".join(f"{c['check']} {c['result']}{'' if c['blocking'] else ' (scored, not required)'}"

@@ -51,7 +51,10 @@ class ObservationPlan(BaseModel):
     collision is over (its ``t_settled``), so its clips show the outcome
     (``null``: branches stop at ``post_s``). ``branch_truth`` adds perception
     truth to the branches (the base always has it). ``set``: rig overrides
-    (``--set`` syntax) recorded in each ``render.json``.
+    (``--set`` syntax) recorded in each ``render.json``. ``compressed``: write
+    each published file's lossless compressed variant (``depth.f32.bin.zst``,
+    ``<tick>.ply.zst``, PNGs at zlib level 6), which the exports, review pages
+    and releases read as they read the published files.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -62,6 +65,7 @@ class ObservationPlan(BaseModel):
     outcome_tail_s: Annotated[NonNegativeFloat, Field(le=MAX_WINDOW_S)] | None = OUTCOME_TAIL_S
     set: tuple[str, ...] = ()
     video: bool = True
+    compressed: bool = False
 
 
 class Suite(BaseModel):

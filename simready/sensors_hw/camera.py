@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from simready.layout import ZSTD_SUFFIX
 from simready.records import Pinhole
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry, box_corners
@@ -229,7 +230,7 @@ def encode_depth(z_m: ArrayLike, near_m: float) -> NDArray[np.float32]:
 #: and interleaving the planes gives the published file byte for byte (``zstd -d`` alone gives the planes).
 DEPTH_FORMATS = ("f32", "f32.zst")
 #: The compressed variant's suffix, after the published file's name.
-DEPTH_ZSTD_SUFFIX = ".zst"
+DEPTH_ZSTD_SUFFIX = ZSTD_SUFFIX
 #: zstd level of the compressed depth variant (the byte planes, not the level, give most of the ratio).
 DEPTH_ZSTD_LEVEL = 3
 

@@ -21,9 +21,17 @@ motion ``du_dt_pxps, dv_…``   2⁻⁸ px/s      ≤ 2.0e-3 px/s (≤ 1e-4 px o
 
 Other float columns (depths, scene displacement, depth rate) are plain
 float32: they compress well as they are (relative precision 6e-8).
+
+Each table's Parquet metadata (key ``simready.truth``) repeats its declared
+columns' ``step`` and ``max_abs_error`` under ``precision``
+(:data:`DECLARED_STEPS`), and names under ``derived`` the columns no longer
+stored because :class:`simready.truth.reader.TruthReader` computes them.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -31,6 +39,25 @@ from numpy.typing import ArrayLike, NDArray
 BARYCENTRIC_STEP = 2.0 ** -20
 FLOW_STEP_PX = 2.0 ** -10
 MOTION_STEP_PXPS = 2.0 ** -8
+
+
+#: Each truth table's columns stored at a declared step, by the pass's file kind (``surface``, ``motion``,
+#: ``forward``, ``backward``): column -> step. A value as stored is within ``step / 2`` of the computed one.
+DECLARED_STEPS: dict[str, dict[str, float]] = {
+    "surface": {"bary_u": BARYCENTRIC_STEP, "bary_v": BARYCENTRIC_STEP},
+    "motion": {"du_dt_pxps": MOTION_STEP_PXPS, "dv_dt_pxps": MOTION_STEP_PXPS},
+    "forward": {"flow_du_px": FLOW_STEP_PX, "flow_dv_px": FLOW_STEP_PX},
+    "backward": {"flow_du_px": FLOW_STEP_PX, "flow_dv_px": FLOW_STEP_PX},
+}
+
+
+def declared_precision(kind: str, columns: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """What a table of ``kind`` states in its Parquet metadata (``precision``) about those of ``columns`` stored at
+    a declared step: ``step`` and ``max_abs_error`` (``step / 2``) of each. Empty for a kind without any."""
+    steps = DECLARED_STEPS.get(kind)
+    if steps is None:
+        return {}
+    return {c: {"step": steps[c], "max_abs_error": steps[c] / 2} for c in columns if c in steps}
 
 
 def quantized(values: ArrayLike, step: float) -> NDArray[np.float32]:

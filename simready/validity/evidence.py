@@ -372,8 +372,13 @@ def _camera_rows(path: Path, cameras_only: set[str] | None = None) -> list[dict[
 
 
 def read_ply_points(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """``(xyz (N, 3) float64, instance_id (N,) int64)`` of a SPEC §10 PLY (ASCII or binary little-endian)."""
+    """``(xyz (N, 3) float64, instance_id (N,) int64)`` of a SPEC §10 PLY (ASCII or binary little-endian), or of
+    its opt-in compressed variant ``<tick>.ply.zst`` (one zstd frame of those bytes)."""
     raw = path.read_bytes()
+    if path.name.endswith(layout.ZSTD_SUFFIX):
+        import zstandard
+
+        raw = zstandard.ZstdDecompressor().decompress(raw)
     end = raw.find(b"end_header\n")
     if end < 0:
         raise EvidenceError(path, "", "not a PLY file (no end_header)")

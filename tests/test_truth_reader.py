@@ -1,0 +1,97 @@
+"""The truth tables' declared precision and their reader (issue 29 item 3): a column stored at a declared step reads
+back within half of it, the files say so in their metadata, and the reader computes the columns the files no longer
+store (the RGB image's distorted flow) from the stored ones and the lens that ``render.json`` records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simready.measurement.observe import observe
+from simready.measurement.options import ObserveOptions
+from simready.measurement.writers import declared, parquet_bytes
+from simready.testing.street import street_sample
+from simready.truth.flow import distorted_flow
+from simready.truth.precision import DECLARED_STEPS, FLOW_STEP_PX, quantized
+from simready.truth.reader import DERIVED_COLUMNS, TruthReader, TruthReadError
+
+SMALL = {"width_px": 96, "height_px": 48, "line_time_s": 1e-5, "azimuth_steps": 64, "channels": 4}
+STEPS = sorted({step for columns in DECLARED_STEPS.values() for step in columns.values()})
+
+
+@settings(max_examples=60, deadline=None)
+@given(step=st.sampled_from(STEPS), data=st.data())
+def test_a_declared_column_reads_back_within_half_its_step(step, data):
+    """Rounded to the step, stored as float32 in Parquet (byte-stream-split + zstd) and read back: exactly the
+    rounded value, within step / 2 of the computed float64 one, for every magnitude below 2**24 steps (the
+    range :mod:`simready.truth.precision` declares: barycentrics < 16, flow < 16 384 px, motion < 65 536 px/s)."""
+    limit = 2.0 ** 24 * step - step
+    x = np.array(data.draw(st.lists(st.floats(-limit, limit), min_size=1, max_size=50)), np.float64)
+    q = quantized(x, step)
+    back = pq.read_table(pa.BufferReader(parquet_bytes(pa.table({"v": q})))).column("v").to_numpy()
+    assert back.dtype == np.float32 and np.array_equal(back, q)
+    assert np.all(np.abs(back.astype(np.float64) - x) <= step / 2)
+    assert np.array_equal(np.isnan(quantized(np.array([np.nan, 1.0]), step)), [True, False])
+
+
+def test_each_table_states_its_precision_and_derived_columns():
+    table = pa.table({"pixel": pa.array([0], pa.int32()), "flow_du_px": pa.array([0.0], pa.float32()),
+                      "flow_dv_px": pa.array([0.0], pa.float32()), "depth_target_m": pa.array([1.0], pa.float32())})
+    said = declared("forward", table)
+    assert said["precision"] == {c: {"step": FLOW_STEP_PX, "max_abs_error": FLOW_STEP_PX / 2}
+                                 for c in ("flow_du_px", "flow_dv_px")}
+    assert set(said["derived"]) == set(DERIVED_COLUMNS["forward"])
+    assert "derived" not in declared("surface", pa.table({"bary_u": [0.5]}))
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    """The street observed with a strong lens and with none (the rig's lens set by override, as users set it)."""
+    built, rig, trace = street_sample(0.17, **SMALL)
+    out = {}
+    for k1 in (-0.2, 0.0):
+        out[k1] = tmp_path_factory.mktemp("truth") / "obs"
+        observe(built, rig, trace, out[k1], options=ObserveOptions(passes=("id", "truth"), video=False),
+                overrides={"front_camera.distortion_k1": k1, "front_camera.distortion_k2": 0.0})
+    return out
+
+
+def test_the_reader_derives_the_distorted_flow_through_the_recorded_lens(folders):
+    lens, flat = TruthReader(folders[-0.2]), TruthReader(folders[0.0])
+    assert lens.camera("front_camera").distortion_k1 == -0.2 and flat.camera("front_camera").distortion_k1 == 0.0
+    for direction in ("forward", "backward"):
+        stored = pq.read_table(lens.path("front_camera", 1, direction))
+        assert not any("distorted" in c for c in stored.column_names)  # not in the file
+        t = lens.table("front_camera", 1, direction)
+        assert t.column_names == stored.column_names + list(DERIVED_COLUMNS[direction])
+        want = distorted_flow(lens.camera("front_camera"), *(t.column(c).to_numpy()
+                                                            for c in ("pixel", "flow_du_px", "flow_dv_px")))
+        got = np.stack([t.column("flow_du_distorted_px").to_numpy(), t.column("flow_dv_distorted_px").to_numpy()], 1)
+        np.testing.assert_array_equal(got, want)
+        pinhole = np.stack([t.column("flow_du_px").to_numpy(), t.column("flow_dv_px").to_numpy()], 1)
+        assert np.nanmax(np.abs(got - pinhole)) > 0.01  # the lens matters
+        f = flat.table("front_camera", 1, direction, ["flow_du_distorted_px", "flow_du_px"])
+        np.testing.assert_array_equal(f.column(0).to_numpy(), f.column(1).to_numpy().astype(np.float64))
+        assert lens.metadata("front_camera", 1, direction)["precision"]["flow_du_px"]["step"] == FLOW_STEP_PX
+    only = lens.table("front_camera", 1, "forward", ["flow_dv_distorted_px"])
+    assert only.column_names == ["flow_dv_distorted_px"]
+    assert only.column(0).equals(lens.table("front_camera", 1, "forward").column("flow_dv_distorted_px"))
+    surface = lens.table("front_camera", 1, "surface")
+    assert lens.metadata("front_camera", 1, "surface")["precision"]["bary_u"]["max_abs_error"] == 2.0 ** -21
+    image = lens.dense("front_camera", 1, "surface", "depth_m")
+    assert image.shape == (48, 96) and np.isfinite(image).sum() == surface.num_rows
+    assert lens.clip_table("front_camera", "truth.tracks").num_rows > 0
+
+
+def test_a_missing_column_or_file_is_one_line_naming_it(folders):
+    reader = TruthReader(folders[0.0])
+    with pytest.raises(TruthReadError, match=r"forward\.parquet.*flow_du_distorted"):
+        reader.table("front_camera", 1, "forward", ["flow_du_distorted"])
+    with pytest.raises(TruthReadError, match="00000099.surface.parquet"):
+        reader.table("front_camera", 99, "surface")
+    with pytest.raises(TruthReadError, match="rig.roof_lidar"):
+        reader.camera("roof_lidar")
