@@ -66,7 +66,7 @@ from numpy.typing import NDArray
 
 from simready import paths
 from simready.atomic import atomic_directory, write_json_atomic
-from simready.catalog.catalog import ensure_catalog
+from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
 from simready.measurement.options import ObserveOptions, Progress, check_output_dir, parse_passes
@@ -446,7 +446,7 @@ def _relative_to_job(source: str, out_dir: str | Path) -> str:
         return source
     return Path(os.path.relpath(Path(source).absolute(), ObservationDir(Path(out_dir).absolute()).render_job.parent)).as_posix()
 
-def observe_sample(template: Any, catalog: Any, manifest: Any, trace: TraceInput, out_dir: str | Path, *,
+def observe_sample(template: Any, catalog: Catalog, manifest: Any, trace: TraceInput, out_dir: str | Path, *,
                    rig_data: Mapping[str, Any] | None = None, rig_source: str = "template",
                    options: ObserveOptions = ObserveOptions(), overrides: Mapping[str, Any] | Iterable[str] = (),
                    provenance: Mapping[str, Any] | None = None,

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simready.atomic import json_bytes
 from simready.errors import SimreadyError
@@ -36,6 +36,9 @@ from simready.release.checklist import CheckResult, SuiteSample, checklist
 from simready.release.datasheet import datasheet, datasheet_html, datasheet_markdown
 from simready.scenario.splits import SPLITS
 from simready.store import Store
+
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
 
 FORMAT = "simready-release-1"
 DEFAULT_TAG = "latest"
@@ -194,7 +197,7 @@ def _files(folder: Path, skip: set[str]) -> dict[str, Path]:
 
 
 def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], templates: Mapping[str, Any],
-                  catalog: Any, backend: str, tag: str = DEFAULT_TAG) -> tuple[Release, list[CheckResult]]:
+                  catalog: Catalog, backend: str, tag: str = DEFAULT_TAG) -> tuple[Release, list[CheckResult]]:
     """Snapshot the accepted samples of the stored suite as a release, tag it, and return it with the checks.
 
     ``versions``: the generator's, engine's and stages' code versions for the datasheet (the Dagster layer's
