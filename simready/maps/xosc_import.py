@@ -109,6 +109,8 @@ from simready.maps.xosc_params import ExpressionError, Parameters, distribution_
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
+    from simready.scenario.manifest import ScenarioManifest
+    from simready.world.template import WorldTemplate
 
 __all__ = ["DEFAULT_CLIP_S", "XoscError", "XoscImport", "XoscReport", "import_distribution", "import_xosc", "is_distribution",
            "manifests_for_sets", "read_distribution"]
@@ -170,8 +172,8 @@ class XoscReport:
 class XoscImport:
     """The manifest, its template (and the template's YAML data when the map was imported, not matched), the report."""
 
-    manifest: Any
-    template: Any
+    manifest: ScenarioManifest
+    template: WorldTemplate
     template_data: dict[str, Any] | None
     report: XoscReport
     parameters: dict[str, str]

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from simready.hashing import content_hash
 from simready.layout import ObservationDir, SampleDir
 from simready.records import Outcomes, Results
-from simready.scenario.manifest import load_manifest
+from simready.scenario.manifest import ScenarioManifest, load_manifest
 from simready.measurement.observe import observe_sample
 from simready.measurement.options import PASSES, ObserveOptions
 from simready.sensors_hw.trace_input import read_trace_input
@@ -41,6 +41,7 @@ from simready.sim.trace import read_trace
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
+    from simready.world.template import WorldTemplate
 
 #: The override that removes the weather from a LiDAR (simready.sensors_hw.atmosphere).
 DRY_OVERRIDE = "atmosphere.rain_rate_mmph=0"
@@ -132,7 +133,7 @@ def passes_without_truth() -> tuple[str, ...]:
     return tuple(p for p in PASSES if p != "truth")
 
 
-def _observe_one(template: Any, catalog: Catalog, manifest: Any, trace_path: Path, out: Path, span: Span,
+def _observe_one(template: WorldTemplate, catalog: Catalog, manifest: ScenarioManifest, trace_path: Path, out: Path, span: Span,
                  overrides: list[str], video: bool, passes: tuple[str, ...] | None = None) -> dict[str, Any]:
     """One observation folder over ``span`` = (from_s, until_s) (None: that end of the clip)."""
     trace = read_trace_input(trace_path)
@@ -142,7 +143,7 @@ def _observe_one(template: Any, catalog: Catalog, manifest: Any, trace_path: Pat
             "timings_s": result.timings_s, "peak_rss_mb": result.peak_rss_mb}
 
 
-def observe_sample_dir(sample_dir: Path, template: Any, catalog: Catalog, *, window: ObservationWindow | None = None,
+def observe_sample_dir(sample_dir: Path, template: WorldTemplate, catalog: Catalog, *, window: ObservationWindow | None = None,
                        overrides: list[str], video: bool, until_s: float | None = None) -> dict[str, Any]:
     """Observe one sample folder: the base trace around its decision and, with ``window.branches``, each branch.
 

@@ -40,12 +40,13 @@ from simready.validity.features import DRAW_COLUMN, IntentProfiles, ReferencePro
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
+    from simready.world.template import WorldTemplate
 
 #: Root id of the reference pool's random streams (the suite's samples use the generator's default root).
 REFERENCE_ROOT = "reference"
 
 
-def build_reference_pool(template: Any, catalog: Catalog, intents: Mapping[str, int], out_dir: Path, *,
+def build_reference_pool(template: WorldTemplate, catalog: Catalog, intents: Mapping[str, int], out_dir: Path, *,
                          backend: str = "dynamic-v1", root: str = REFERENCE_ROOT) -> dict[str, Any]:
     """Generate ``intents[name]`` accepted scenarios per intent, roll them out, and freeze their features.
 
