@@ -74,8 +74,9 @@ class Release:
 
     @property
     def bytes(self) -> int:
-        return sum(f["bytes"] for s in self.samples() for f in s["files"].values()) \
+        total: int = sum(f["bytes"] for s in self.samples() for f in s["files"].values()) \
             + sum(f["bytes"] for f in self.record["suite"].values())
+        return total
 
 
 def _layout() -> ArtifactLayout:
@@ -223,12 +224,12 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
     ungated: list[str] = []
     released: dict[str, dict[str, Any]] = {}
     entries: list[dict[str, Any]] = []
-    collisions: dict[str, Counter] = {}
+    collisions: dict[str, Counter[str]] = {}
     for row in sorted(split_rows, key=lambda r: (r["template"], r["batch"], r["sample"])):
-        key = (str(row["template"]), str(row["batch"]))
-        if key not in batches:
-            batches[key] = store.local_dir(layout.batch(*key).root)
-        sample = SampleDir(batches[key] / str(row["sample"]))
+        batch_key = (str(row["template"]), str(row["batch"]))
+        if batch_key not in batches:
+            batches[batch_key] = store.local_dir(layout.batch(*batch_key).root)
+        sample = SampleDir(batches[batch_key] / str(row["sample"]))
         if not sample.validity.is_file():
             ungated.append(str(row["sample"]))
             continue
@@ -319,7 +320,7 @@ def _store_objects(store: Store, release: Release, batches: Mapping[tuple[str, s
     _each(lambda pair: store.copy(*pair), missing)
 
 
-def _each(fn: Callable[[Any], Any], items: list) -> list:
+def _each(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
     """``fn`` over ``items`` on a few threads, results in order: a remote store's requests wait on latency, not
     bandwidth (a local folder's links and hashes lose nothing)."""
     with ThreadPoolExecutor(THREADS) as pool:

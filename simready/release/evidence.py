@@ -114,7 +114,7 @@ def evaluate_suite(samples: list[SuiteSample], released: Mapping[str, Mapping[st
         ("observations_parity", "observed poses match the trace within tolerance", _parity),
     ]
     for check, proves, test in per_sample:
-        out.append(_per_unit(check, proves, {s.name: _guarded(lambda s=s, test=test: test(s)) for s in samples}))
+        out.append(_per_unit(check, proves, {s.name: _guarded(lambda s=s, test=test: test(s)) for s in samples}))  # type: ignore[misc]
     rows = [s.row for s in samples]
     shared = {f for f, s in load_splits().families.items() if s == SHARED}
     leaks = leakage(rows, shared)
