@@ -490,7 +490,7 @@ def _index_shows(index: Path, validated_at: datetime.datetime) -> None:
     from great_expectations.render.renderer.site_index_page_renderer import SiteIndexPageRenderer as R
 
     html = index.read_text(encoding="utf-8")
-    fixed, real = R._get_formatted_datetime(DOCS_RUN_TIME), R._get_formatted_datetime(validated_at)  # type: ignore[no-untyped-call]
+    fixed, real = R._get_formatted_datetime(DOCS_RUN_TIME), R._get_formatted_datetime(validated_at)
     html = html.replace(f"'run_time': '{fixed}'", f"'run_time': '{real}'").replace(
         f"'_run_time_sort': {DOCS_RUN_TIME.timestamp()}", f"'_run_time_sort': {validated_at.timestamp()}")
     write_text_atomic(index, html)
