@@ -7,6 +7,7 @@ exceptions instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -73,7 +74,7 @@ class StoreError(SimreadyError):
     kind = "store"
 
 
-def pydantic_reason(err: dict) -> str:
+def pydantic_reason(err: Mapping[str, object]) -> str:
     """One pydantic validation error's message as a reason: without the "Value error, " pydantic puts before the
     message of a validator that raised ``ValueError`` (the reason says what is wrong already)."""
     return str(err["msg"]).removeprefix("Value error, ")

@@ -8,14 +8,18 @@ in one line before any work instead of a stage failing at materialization.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simready import paths
 from simready.errors import SimreadyError
 from simready.scenario.suite import Suite, SuiteError, check_intents, load_suite
 
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
+
 
 def check_suite(path: str | Path | None = None, templates_dir: str | Path = paths.TEMPLATES_DIR,
-                catalog: object | None = None) -> Suite:
+                catalog: Catalog | None = None) -> Suite:
     """The suite at ``path`` (default: the one the DAG materializes), loaded and checked in full.
 
     Raises:

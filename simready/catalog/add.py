@@ -31,11 +31,11 @@ from simready.atomic import owned_temp, write_text_atomic
 from simready.catalog.catalog import generation_lock, load_entry
 from simready.catalog.certify import EntryCertification, certify_entry
 from simready.catalog.contract import CatalogEntry, load_contract
-from simready.catalog.generate import ENTRY_FILE, entry_relpath, read_index, write_entry, write_index
+from simready.catalog.generate import write_entry, write_index
 from simready.catalog.importers.assemble import ImportedAsset, ImportOptions, convert
 from simready.catalog.importers.registry import IMPORT_KIND, read_source, source_format
 from simready.catalog.importers.source import MAX_MASS_KG, SourceScene
-from simready.catalog.procedural import GENERATOR_VERSION
+from simready.catalog.index import ENTRY_FILE, GENERATOR_VERSION, entry_relpath, read_index
 from simready.errors import CatalogError, OutputExistsError
 from simready.hashing import file_sha256
 from simready.world.identity import ASSET_ID_RE
@@ -114,7 +114,7 @@ def _copy_sources(files: list[Path], source: Path, dest: Path) -> None:
         shutil.copyfile(real, target)
 
 
-def _contract_text(req: ImportRequest, family: str, variant: str, fields: dict) -> str:
+def _contract_text(req: ImportRequest, family: str, variant: str, fields: dict[str, Any]) -> str:
     header = (f"# Imported by `simready catalog import` from {req.source.name}; regenerated from the copy under "
               f"{SOURCES_DIR}/{family}__{variant}/.\n")
     return header + yaml.safe_dump(fields, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None)

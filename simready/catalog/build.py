@@ -33,7 +33,8 @@ class CatalogBuild:
 
     @property
     def data_version(self) -> str:
-        return self.report["data_version"]
+        version: str = self.report["data_version"]
+        return version
 
     @property
     def all_passed(self) -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from simready import paths
@@ -102,7 +103,8 @@ class Catalog:
         counts = {p.name: p.triangle_count for p in entry.parts}
         albedo = np.concatenate([np.tile(np.asarray(p.base_color_rgb, np.float32), (counts[p.part], 1))
                                  for p in appearance.parts]).reshape(-1, 3)
-        textures, index = [], []
+        textures: list[NDArray[np.float32]] = []
+        index: list[NDArray[np.int32]] = []
         for p in appearance.parts:
             index.append(np.full(counts[p.part], len(textures) if p.texture else -1, np.int32))
             if p.texture:

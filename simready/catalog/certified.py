@@ -15,9 +15,13 @@ import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simready import paths
 from simready.atomic import write_json_atomic
+
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
 
 _PACKAGE = Path(__file__).resolve().parent
 _RULE_SOURCES = (_PACKAGE.parent / "world" / "ontology.py", _PACKAGE.parent / "world" / "identity.py",
@@ -43,10 +47,10 @@ def _entry_key(entry_dir: Path) -> str:
     return h.hexdigest()
 
 
-def certified_ids(catalog: object, ids: Iterable[str]) -> set[str]:
+def certified_ids(catalog: Catalog, ids: Iterable[str]) -> set[str]:
     """The ids among ``ids`` whose entries of ``catalog`` (a :class:`~simready.catalog.catalog.Catalog`) pass
     certification, from the remembered verdicts where their key still holds, certifying the others."""
-    generated = Path(catalog.generated_dir)  # type: ignore[attr-defined]
+    generated = Path(catalog.generated_dir)
     memo_path = generated.parent / f".{generated.name}.certified.json"
     try:
         memo = json.loads(memo_path.read_text())
@@ -56,11 +60,12 @@ def certified_ids(catalog: object, ids: Iterable[str]) -> set[str]:
     out, fresh = set(), {}
     ontology = None
     for aid in sorted(ids):
-        entry_dir = Path(catalog.entry_dir(aid))  # type: ignore[attr-defined]
+        entry_dir = Path(catalog.entry_dir(aid))
         key = _entry_key(entry_dir)
         verdict = memo.get(key)
         if not isinstance(verdict, bool):
-            from simready.catalog.certify import certify_entry, load_ontology
+            from simready.catalog.certify import certify_entry
+            from simready.world.ontology import load_ontology
 
             ontology = ontology or load_ontology()
             verdict = certify_entry(entry_dir, ontology).passed

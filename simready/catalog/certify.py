@@ -48,7 +48,8 @@ from pydantic import BaseModel
 from simready import paths
 from simready.catalog.catalog import load_entry
 from simready.catalog.contract import CatalogEntry
-from simready.catalog.generate import ENTRY_FILE, read_index, urdf_spec
+from simready.catalog.generate import urdf_spec
+from simready.catalog.index import ENTRY_FILE, read_index
 from simready.catalog.meshio import (
     ObjMesh,
     bounds,
@@ -282,7 +283,7 @@ def _source_inertia(c: _Context) -> list[str]:
 
 def _hash_problems(c: _Context) -> list[str]:
     e = c.entry
-    out = []
+    out: list[str] = []
     for ref in e.files():
         path = _entry_file(c.entry_dir, ref.file, out)
         if path is None:
@@ -300,7 +301,7 @@ def _hash_problems(c: _Context) -> list[str]:
 def _summary_problems(c: _Context) -> list[str]:
     """entry.json's geometry summaries must describe the files (they feed templates and physics)."""
     e, r = c.entry, c.render
-    out = []
+    out: list[str] = []
     if r is None:
         return out
     groups = [(p.name, p.first_triangle, p.triangle_count) for p in e.parts]
@@ -356,7 +357,7 @@ def _dimension_tolerance_m(declared_m: float) -> float:
 
 def _hidden_scale(c: _Context) -> list[str]:
     e = c.entry
-    out = []
+    out: list[str] = []
     if len(set(e.scale)) == 1 and e.scale[0] != 1.0:
         out.append(f"uniform scale {e.scale[0]:g} declared; scale must be frozen into the geometry (1, 1, 1)")
     if c.render is None:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import imageio.v3 as iio
 import numpy as np
+from numpy.typing import NDArray
 
 from simready import paths
 from simready.atomic import atomic_directory, write_bytes_atomic, write_json_atomic, write_text_atomic
@@ -41,7 +42,7 @@ from simready.catalog.contract import (
     load_contract,
 )
 from simready.catalog.importers.assemble import ImportedAsset
-from simready.catalog.index import ENTRY_FILE, INDEX_FILE, entry_relpath, read_index  # noqa: F401  (re-exported)
+from simready.catalog.index import ENTRY_FILE, GENERATOR_VERSION, INDEX_FILE, entry_relpath, read_index  # noqa: F401  (re-exported)
 from simready.catalog.importers.registry import IMPORT_KIND, rebuild
 from simready.catalog.meshio import (
     UrdfSpec,
@@ -54,7 +55,7 @@ from simready.catalog.meshio import (
     union,
     urdf_text,
 )
-from simready.catalog.procedural import GENERATOR_VERSION, ProceduralAsset, RecipeError, build
+from simready.catalog.procedural import ProceduralAsset, RecipeError, build
 from simready.catalog.wheels import vehicle_record
 from simready.errors import CatalogError
 from simready.hashing import file_sha256, sha256_bytes
@@ -88,7 +89,7 @@ def _sig(x: float) -> float:
 def _tensor(inertia: np.ndarray) -> tuple[tuple[float, float, float], ...]:
     """Inertia with round-off terms (below :data:`INERTIA_FLOOR_REL` of the largest) set to 0."""
     floor = float(np.abs(inertia).max()) * INERTIA_FLOOR_REL
-    return tuple(tuple(_sig(v) if abs(v) > floor else 0.0 for v in row) for row in inertia)  # type: ignore[return-value]
+    return tuple(tuple(_sig(v) if abs(v) > floor else 0.0 for v in row) for row in inertia)  # type: ignore[misc]
 
 
 def _write(entry_dir: Path, name: str, text: str) -> FileRef:
@@ -108,7 +109,8 @@ def texture_file(index: int) -> str:
 
 def _write_appearance(entry_dir: Path, asset: ImportedAsset, default_rgb: Sequence[float]) -> Appearance:
     """Per-part base colours, each textured part's image (PNG) and the triangles' corner uv (``uv.f32.bin``)."""
-    parts, uv_rows = [], []
+    parts: list[PartLook] = []
+    uv_rows: list[NDArray[np.float64]] = []
     for (name, _first, count), look in zip(asset.part_ranges, asset.looks, strict=True):
         texture = None
         if look.texture is not None and look.corner_uv is not None:
@@ -126,7 +128,7 @@ def _write_appearance(entry_dir: Path, asset: ImportedAsset, default_rgb: Sequen
     return Appearance(parts=parts, uv=uv)
 
 
-def _merged_mounts(contract: AssetContract, asset: ProceduralAsset, source: str | Path) -> dict[str, Mount]:
+def _merged_mounts(contract: AssetContract, asset: ProceduralAsset | ImportedAsset, source: str | Path) -> dict[str, Mount]:
     clash = sorted(set(contract.mounts) & set(asset.mounts))
     if clash:
         raise CatalogError(source, f"mounts.{clash[0]}", "name is reserved: the generator defines this mount")
@@ -171,7 +173,8 @@ def write_entry(
         generator_version=GENERATOR_VERSION,
         contract_sha256=contract_sha256,
         import_=record,
-        appearance=None if record is None else _write_appearance(entry_dir, asset, contract.material.albedo_rgb),
+        # A record is set only for an ImportedAsset.
+        appearance=None if record is None else _write_appearance(entry_dir, asset, contract.material.albedo_rgb),  # type: ignore[arg-type]
         volume_geometry=None if volume_text is None else _write(entry_dir, VOLUME_FILE, volume_text),
         vehicle=None if record is None else vehicle_record(render),
     )

@@ -9,6 +9,7 @@ does not import the mesh libraries the generators use.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from simready.errors import CatalogError
 from simready.identifiers import confine
@@ -25,12 +26,12 @@ def entry_relpath(family: str, variant: str) -> Path:
     return Path(family) / variant
 
 
-def read_index(out_dir: Path) -> dict | None:
+def read_index(out_dir: Path) -> dict[str, Any] | None:
     """The index as written by :func:`simready.catalog.generate.write_index`, or None when there is none."""
     path = Path(out_dir) / INDEX_FILE
     if not path.exists():
         return None
-    index = load_json(path, CatalogError)
+    index: dict[str, Any] = load_json(path, CatalogError)
     rows = index.get("entries") if isinstance(index, dict) else None
     if not isinstance(rows, list):
         raise CatalogError(path, "entries", "expected a list of entry rows")

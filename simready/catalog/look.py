@@ -46,7 +46,7 @@ class SurfaceLook:
 
         Nearest texel, repeating outside [0, 1) (glTF's default wrap).
         """
-        out = self.albedo[triangles].copy()
+        out: NDArray[np.float32] = self.albedo[triangles].copy()
         tex = self.texture[triangles]
         for k in np.unique(tex[tex >= 0]).tolist():
             rows = np.flatnonzero(tex == k)

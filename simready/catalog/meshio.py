@@ -53,7 +53,7 @@ class ObjMesh:
 
 def round_vertices(vertices: NDArray[np.float64]) -> NDArray[np.float64]:
     """Round to the file's 1 µm grid; ``+ 0.0`` turns −0.0 into 0.0 so it prints without a sign."""
-    return np.round(np.asarray(vertices, dtype=np.float64), DECIMALS) + 0.0
+    return np.round(np.asarray(vertices, dtype=np.float64), DECIMALS) + 0.0  # type: ignore[return-value]  # float64 + float
 
 
 def obj_text(vertices: NDArray[np.float64], faces: NDArray[np.int64], groups: Sequence[tuple[str, int, int]] = ()) -> str:

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated
+from typing import Annotated, cast
 
 import manifold3d
 import numpy as np
 import trimesh
+from numpy.typing import ArrayLike
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from simready.catalog.contract import GeneratorSpec, Mount, field_path
@@ -86,25 +87,25 @@ class ProceduralAsset:
 _Z_TO_Y = np.array([[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, -1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
 
 
-def box(lo: Sequence[float], hi: Sequence[float]) -> trimesh.Trimesh:
+def box(lo: ArrayLike, hi: ArrayLike) -> trimesh.Trimesh:
     """Axis-aligned box from its min and max corners, metres."""
     lo_a, hi_a = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
     if np.any(hi_a <= lo_a):
         raise RecipeError("params", f"empty box {lo_a.tolist()}..{hi_a.tolist()}")
-    return trimesh.creation.box(bounds=np.stack([lo_a, hi_a]))
+    return cast(trimesh.Trimesh, trimesh.creation.box(bounds=np.stack([lo_a, hi_a])))
 
 
 def cylinder_y(center: Sequence[float], radius: float, width: float) -> trimesh.Trimesh:
     """Wheel-like cylinder with its axis along y, centred at ``center``."""
     c = trimesh.creation.cylinder(radius=radius, height=width, sections=CYLINDER_SECTIONS)
     c.apply_transform(_Z_TO_Y)
-    return c.apply_translation(center)
+    return cast(trimesh.Trimesh, c.apply_translation(center))
 
 
 def cylinder_z(x: float, y: float, radius: float, z0: float, z1: float) -> trimesh.Trimesh:
     """Upright cylinder (mast, leg) from ``z0`` to ``z1``."""
     c = trimesh.creation.cylinder(radius=radius, height=z1 - z0, sections=CYLINDER_SECTIONS)
-    return c.apply_translation([x, y, 0.5 * (z0 + z1)])
+    return cast(trimesh.Trimesh, c.apply_translation([x, y, 0.5 * (z0 + z1)]))
 
 
 def _unit_sphere_top() -> float:
@@ -114,7 +115,7 @@ def _unit_sphere_top() -> float:
 def sphere_below(x: float, top_z: float, radius: float) -> trimesh.Trimesh:
     """Icosphere whose highest vertex is exactly at ``top_z`` (a head's crown at the declared height)."""
     s = trimesh.creation.icosphere(subdivisions=ICOSPHERE_SUBDIVISIONS, radius=radius)
-    return s.apply_translation([x, 0.0, top_z - radius * _unit_sphere_top()])
+    return cast(trimesh.Trimesh, s.apply_translation([x, 0.0, top_z - radius * _unit_sphere_top()]))
 
 
 # --- union with part tracking ---------------------------------------------

@@ -45,13 +45,13 @@ from simready.catalog.add import CONTRACTS_DIR, DEFAULT_ALBEDO, DEFAULT_FRICTION
 from simready.catalog.catalog import generation_lock, load_entry
 from simready.catalog.certify import EntryCertification, certify_catalog, certify_entry
 from simready.catalog.contract import CatalogEntry, load_contract
-from simready.catalog.generate import entry_relpath, read_index, write_entry, write_index
+from simready.catalog.generate import write_entry, write_index
 from simready.catalog.importers.assemble import ImportedAsset, ImportOptions, convert
 from simready.catalog.importers.registry import IMPORT_KIND, read_source, source_format
 from simready.catalog.importers.scene_objects import SCENE_OBJECT_PARAM, object_name, split_objects
 from simready.catalog.importers.source import MAX_DENSITY_KG_M3, MAX_MASS_KG
+from simready.catalog.index import GENERATOR_VERSION, entry_relpath, read_index
 from simready.catalog.meshio import component_union
-from simready.catalog.procedural import GENERATOR_VERSION
 from simready.errors import CatalogError, OutputExistsError
 from simready.hashing import file_sha256
 from simready.outdir import output_file

@@ -39,7 +39,7 @@ _NOT_WHEEL_NAME = re.compile(r"steer", re.IGNORECASE)
 _DECIMALS = 6
 
 
-def _um(x: float) -> float:
+def _um(x: float | np.floating) -> float:
     return float(round(float(x), _DECIMALS)) + 0.0
 
 
@@ -59,7 +59,7 @@ def _round_wheel(parts: list[str], points: NDArray[np.float64]) -> Wheel | None:
     if diameter <= 0 or abs(ext[0] - ext[2]) > ROUND_REL * diameter or ext[1] >= diameter:
         return None
     centre = (lo + hi) / 2
-    return Wheel(parts=sorted(parts), center_m=tuple(_um(c) for c in centre),  # type: ignore[arg-type]
+    return Wheel(parts=sorted(parts), center_m=tuple(_um(c) for c in centre),
                  radius_m=_um(diameter / 2), width_m=_um(ext[1]))
 
 
@@ -129,7 +129,7 @@ def _record(wheels: list[Wheel], found_by: str, body: NDArray[np.float64]) -> Ve
             outside &= np.hypot(body[:, 0] - w.center_m[0], body[:, 2] - w.center_m[2]) > w.radius_m
         if outside.any():
             clearance = _um(float(body[outside, 2].min()) - ground)
-    return VehicleRecord(found_by=found_by, wheels=sorted(wheels, key=lambda w: w.parts),  # type: ignore[arg-type]
+    return VehicleRecord(found_by=found_by, wheels=sorted(wheels, key=lambda w: w.parts),
                          wheel_radius_m=_um(np.mean([w.radius_m for w in wheels])), front_axle_x_m=_um(front),
                          rear_axle_x_m=_um(rear), wheelbase_m=_um(front - rear), track_m=_um(np.mean(tracks)),
                          ground_clearance_m=clearance)

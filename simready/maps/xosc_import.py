@@ -94,7 +94,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from lxml import etree
@@ -106,6 +106,11 @@ from simready.maps.errors import MapError
 from simready.maps.opendrive import OpenDriveMap, Road, read_opendrive
 from simready.maps.refline import reference_poses
 from simready.maps.xosc_params import ExpressionError, Parameters, distribution_sets
+
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
+    from simready.scenario.manifest import ScenarioManifest
+    from simready.world.template import WorldTemplate
 
 __all__ = ["DEFAULT_CLIP_S", "XoscError", "XoscImport", "XoscReport", "import_distribution", "import_xosc", "is_distribution",
            "manifests_for_sets", "read_distribution"]
@@ -167,8 +172,8 @@ class XoscReport:
 class XoscImport:
     """The manifest, its template (and the template's YAML data when the map was imported, not matched), the report."""
 
-    manifest: Any
-    template: Any
+    manifest: ScenarioManifest
+    template: WorldTemplate
     template_data: dict[str, Any] | None
     report: XoscReport
     parameters: dict[str, str]
@@ -2083,10 +2088,10 @@ def _duration(dyn: Mapping[str, Any], delta: float, speed: float) -> float:
     return delta / max(float(dyn["value"]), 1e-6)
 
 
-_CATALOG_CACHE: dict[str, tuple[Any, set[str]]] = {}
+_CATALOG_CACHE: dict[str, tuple[Catalog, set[str]]] = {}
 
 
-def _certified_catalog() -> tuple[Any, set[str]]:
+def _certified_catalog() -> tuple[Catalog, set[str]]:
     """The generated catalog and the ids of its certified actor entries (vehicles, pedestrians, cyclists; certified
     once per process: only those can be an imported entity's asset)."""
     from simready.catalog.catalog import ensure_catalog
@@ -2102,7 +2107,7 @@ def _certified_catalog() -> tuple[Any, set[str]]:
     return _CATALOG_CACHE[key]
 
 
-def _asset_hash(catalog: Any, asset_id: str) -> str:
+def _asset_hash(catalog: Catalog, asset_id: str) -> str:
     from simready.catalog.index import ENTRY_FILE
     from simready.hashing import file_sha256
 

@@ -28,16 +28,20 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simready.hashing import content_hash
 from simready.layout import ObservationDir, SampleDir
 from simready.records import Outcomes, Results
-from simready.scenario.manifest import load_manifest
+from simready.scenario.manifest import ScenarioManifest, load_manifest
 from simready.measurement.observe import observe_sample
 from simready.measurement.options import PASSES, ObserveOptions
 from simready.sensors_hw.trace_input import read_trace_input
 from simready.sim.trace import read_trace
+
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
+    from simready.world.template import WorldTemplate
 
 #: The override that removes the weather from a LiDAR (simready.sensors_hw.atmosphere).
 DRY_OVERRIDE = "atmosphere.rain_rate_mmph=0"
@@ -129,8 +133,8 @@ def passes_without_truth() -> tuple[str, ...]:
     return tuple(p for p in PASSES if p != "truth")
 
 
-def _observe_one(template: Any, catalog: Any, manifest: Any, trace_path: Path, out: Path, span: Span,
-                 overrides: list[str], video: bool, passes: tuple[str, ...] | None = None,
+def _observe_one(template: WorldTemplate, catalog: Catalog, manifest: ScenarioManifest, trace_path: Path, out: Path,
+                 span: Span, overrides: list[str], video: bool, passes: tuple[str, ...] | None = None,
                  compressed: bool = False) -> dict[str, Any]:
     """One observation folder over ``span`` = (from_s, until_s) (None: that end of the clip); ``compressed``:
     each published file's opt-in compressed variant (:meth:`ObserveOptions.compressed`)."""
@@ -142,9 +146,9 @@ def _observe_one(template: Any, catalog: Any, manifest: Any, trace_path: Path, o
             "timings_s": result.timings_s, "peak_rss_mb": result.peak_rss_mb}
 
 
-def observe_sample_dir(sample_dir: Path, template: Any, catalog: Any, *, window: ObservationWindow | None = None,
-                       overrides: list[str], video: bool, until_s: float | None = None,
-                       compressed: bool = False) -> dict[str, Any]:
+def observe_sample_dir(sample_dir: Path, template: WorldTemplate, catalog: Catalog, *,
+                       window: ObservationWindow | None = None, overrides: list[str], video: bool,
+                       until_s: float | None = None, compressed: bool = False) -> dict[str, Any]:
     """Observe one sample folder: the base trace around its decision and, with ``window.branches``, each branch.
 
     Every earlier observation folder of the sample is replaced. ``window`` None keeps the former behaviour

@@ -68,7 +68,7 @@ from numpy.typing import NDArray
 
 from simready import paths
 from simready.atomic import atomic_directory, write_json_atomic
-from simready.catalog.catalog import ensure_catalog
+from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
 from simready.measurement.options import ObserveOptions, Progress, check_output_dir, parse_passes
@@ -79,7 +79,7 @@ from simready.measurement.writers import (TRUTH_COMPRESSION, CameraTruth, write_
                                           write_lidar, write_radar)
 from simready.records import (CameraFrame, CameraFrames, LidarSweep, RadarFrame, Render, RenderSettings, Results,
                               SensorSummary)
-from simready.scenario.manifest import load_manifest, manifest_hash
+from simready.scenario.manifest import ScenarioManifest, load_manifest, manifest_hash
 from simready.scenario.streams import StreamSet
 from simready.sensors_hw.atmosphere import Atmosphere, apply_atmosphere_overrides, split_overrides
 from simready.sensors_hw.camera import (ROW_TIME_RULE, SEMANTIC_IGNORE_8BIT, SEMANTIC_NOTHING_HIT, Lighting,
@@ -96,7 +96,7 @@ from simready.sensors_hw.trace_input import TraceInput, read_trace_input
 from simready.truth.correspondence import FrameView
 from simready.world.identity import write_legend
 from simready.world.ontology import load_ontology
-from simready.world.template import load_template, template_hash
+from simready.world.template import WorldTemplate, load_template, template_hash
 
 
 @dataclass
@@ -449,7 +449,7 @@ def _relative_to_job(source: str, out_dir: str | Path) -> str:
         return source
     return Path(os.path.relpath(Path(source).absolute(), ObservationDir(Path(out_dir).absolute()).render_job.parent)).as_posix()
 
-def observe_sample(template: Any, catalog: Any, manifest: Any, trace: TraceInput, out_dir: str | Path, *,
+def observe_sample(template: WorldTemplate, catalog: Catalog, manifest: ScenarioManifest, trace: TraceInput, out_dir: str | Path, *,
                    rig_data: Mapping[str, Any] | None = None, rig_source: str = "template",
                    options: ObserveOptions = ObserveOptions(), overrides: Mapping[str, Any] | Iterable[str] = (),
                    provenance: Mapping[str, Any] | None = None,

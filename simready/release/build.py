@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simready.atomic import json_bytes
 from simready.errors import SimreadyError
@@ -36,6 +36,9 @@ from simready.release.checklist import CheckResult, SuiteSample, checklist
 from simready.release.datasheet import datasheet, datasheet_html, datasheet_markdown
 from simready.scenario.splits import SPLITS
 from simready.store import Store
+
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
 
 FORMAT = "simready-release-1"
 DEFAULT_TAG = "latest"
@@ -71,8 +74,9 @@ class Release:
 
     @property
     def bytes(self) -> int:
-        return sum(f["bytes"] for s in self.samples() for f in s["files"].values()) \
+        total: int = sum(f["bytes"] for s in self.samples() for f in s["files"].values()) \
             + sum(f["bytes"] for f in self.record["suite"].values())
+        return total
 
 
 def _layout() -> ArtifactLayout:
@@ -194,7 +198,7 @@ def _files(folder: Path, skip: set[str]) -> dict[str, Path]:
 
 
 def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], templates: Mapping[str, Any],
-                  catalog: Any, backend: str, tag: str = DEFAULT_TAG) -> tuple[Release, list[CheckResult]]:
+                  catalog: Catalog, backend: str, tag: str = DEFAULT_TAG) -> tuple[Release, list[CheckResult]]:
     """Snapshot the accepted samples of the stored suite as a release, tag it, and return it with the checks.
 
     ``versions``: the generator's, engine's and stages' code versions for the datasheet (the Dagster layer's
@@ -220,12 +224,12 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
     ungated: list[str] = []
     released: dict[str, dict[str, Any]] = {}
     entries: list[dict[str, Any]] = []
-    collisions: dict[str, Counter] = {}
+    collisions: dict[str, Counter[str]] = {}
     for row in sorted(split_rows, key=lambda r: (r["template"], r["batch"], r["sample"])):
-        key = (str(row["template"]), str(row["batch"]))
-        if key not in batches:
-            batches[key] = store.local_dir(layout.batch(*key).root)
-        sample = SampleDir(batches[key] / str(row["sample"]))
+        batch_key = (str(row["template"]), str(row["batch"]))
+        if batch_key not in batches:
+            batches[batch_key] = store.local_dir(layout.batch(*batch_key).root)
+        sample = SampleDir(batches[batch_key] / str(row["sample"]))
         if not sample.validity.is_file():
             ungated.append(str(row["sample"]))
             continue
@@ -316,7 +320,7 @@ def _store_objects(store: Store, release: Release, batches: Mapping[tuple[str, s
     _each(lambda pair: store.copy(*pair), missing)
 
 
-def _each(fn: Callable[[Any], Any], items: list) -> list:
+def _each(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
     """``fn`` over ``items`` on a few threads, results in order: a remote store's requests wait on latency, not
     bandwidth (a local folder's links and hashes lose nothing)."""
     with ThreadPoolExecutor(THREADS) as pool:

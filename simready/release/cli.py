@@ -7,9 +7,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from simready.store import Store
 
 
-def _store():
+def _store() -> Store:
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.store.deployment import artifact_store
 
@@ -18,7 +22,7 @@ def _store():
 
 def _list(args: argparse.Namespace) -> int:
     from simready.release import list_releases, load_release
-    from simready.release.build import SPLITS
+    from simready.scenario.splits import SPLITS
 
     store = _store()
     found = list_releases(store)
@@ -34,7 +38,7 @@ def _list(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     from simready.layout import ArtifactLayout
     from simready.release import load_release
-    from simready.release.build import SPLITS
+    from simready.scenario.splits import SPLITS
 
     store = _store()
     release = load_release(store, args.release)
@@ -81,7 +85,7 @@ def _tag(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     release = subparsers.add_parser(
         "release", help="dataset releases: list, show (datasheet and QA checklist), verify, tag",
         description="Dataset releases in the artifact store: immutable, content-addressed snapshots of the accepted "

@@ -14,7 +14,7 @@ from simready.scenario.splits import SPLITS
 
 
 def _by(entries: list[dict[str, Any]], key: str) -> dict[str, dict[str, int]]:
-    counts: dict[str, Counter] = {}
+    counts: dict[str, Counter[str]] = {}
     for e in entries:
         counts.setdefault(str(e[key]), Counter())[e["split"]] += 1
     return {k: {s: c[s] for s in SPLITS} for k, c in sorted(counts.items())}
@@ -56,7 +56,7 @@ def datasheet(record: Mapping[str, Any], suite_weights: Mapping[str, Any], relea
     ``coverage``: the suite's coverage record (for the gap); ``collisions``: released branches ending in a
     collision, per branch label and the party hit."""
     entries = [e for s in SPLITS for e in record["splits"][s]]
-    branches: dict[str, Counter] = {}
+    branches: dict[str, Counter[str]] = {}
     for e in entries:
         for label in e["branches"]:
             branches.setdefault(label, Counter())[e["split"]] += 1

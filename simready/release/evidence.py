@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simready.errors import SimreadyError
 from simready.layout import ObservationDir, SampleDir
@@ -26,6 +26,9 @@ from simready.scenario.generator import replay
 from simready.scenario.manifest import load_manifest
 from simready.scenario.splits import SHARED, leakage, load_splits
 from simready.sim.batch import branches_share_history, restore_reproduces, sample_intact
+
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
 
 
 def _per_unit(check: str, proves: str, units: Mapping[str, Callable[[], tuple[bool, str]]]) -> CheckResult:
@@ -71,7 +74,7 @@ def _verdict_accepted(sample: SuiteSample) -> tuple[bool, str]:
 
 
 def evaluate_suite(samples: list[SuiteSample], released: Mapping[str, Mapping[str, Any]], *, certification: Mapping[str, Any],
-                   validations: Mapping[str, Mapping[str, Any]], templates: Mapping[str, Any], catalog: Any,
+                   validations: Mapping[str, Mapping[str, Any]], templates: Mapping[str, Any], catalog: Catalog,
                    backend: str) -> list[CheckResult]:
     """Every check over the suite's samples (``released``: the validity reports of the variants released, by
     ``<sample>`` or ``<sample>#<branch>``); ``templates`` by id and ``catalog`` are the sources the replay
@@ -111,7 +114,7 @@ def evaluate_suite(samples: list[SuiteSample], released: Mapping[str, Mapping[st
         ("observations_parity", "observed poses match the trace within tolerance", _parity),
     ]
     for check, proves, test in per_sample:
-        out.append(_per_unit(check, proves, {s.name: _guarded(lambda s=s, test=test: test(s)) for s in samples}))
+        out.append(_per_unit(check, proves, {s.name: _guarded(lambda s=s, test=test: test(s)) for s in samples}))  # type: ignore[misc]
     rows = [s.row for s in samples]
     shared = {f for f, s in load_splits().families.items() if s == SHARED}
     leaks = leakage(rows, shared)

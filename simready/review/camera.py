@@ -68,7 +68,7 @@ NEAR_IMAGE_MARGIN = 0.1
 
 def rotate(R: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.float64]:
     """``R[i] @ p[i]`` for every i: (n, 3, 3) and (n, 3) → (n, 3)."""
-    return np.einsum("nij,nj->ni", R, p)
+    return np.einsum("nij,nj->ni", R, p)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ class CameraView:
             u = self.fx * p[:, 0] / z + self.cx
             v = self.fy * p[:, 1] / z + self.cy
         mu, mv = NEAR_IMAGE_MARGIN * self.width_px, NEAR_IMAGE_MARGIN * self.height_px
-        return ahead & (u > -mu) & (u < self.width_px + mu) & (v > -mv) & (v < self.height_px + mv)
+        return ahead & (u > -mu) & (u < self.width_px + mu) & (v > -mv) & (v < self.height_px + mv)  # type: ignore[no-any-return]
 
     def project(self, points_world: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(uv (n, 2), p_cam (n, 3))`` of world points, each with the pose of the row it lands on; uv is NaN

@@ -468,7 +468,7 @@ class Scene:
 
     @property
     def box(self) -> tuple[float, float, float, float] | None:
-        return tuple(self.data["box"]) if self.data else None  # type: ignore[return-value]
+        return tuple(self.data["box"]) if self.data else None
 
 
 def _folders(sample: SampleDir) -> list[tuple[str, ObservationDir, Path]]:

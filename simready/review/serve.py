@@ -23,10 +23,15 @@ import http.server
 import os
 import re
 import sys
+from io import BytesIO
 from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, cast
 from urllib.parse import urlsplit
 
 from simready.store import served_at
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRead, SupportsWrite
 DEFAULT_PORT = 3001
 HOST = "127.0.0.1"
 
@@ -67,7 +72,7 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Accept-Ranges", "bytes")
         super().end_headers()
 
-    def send_head(self):  # type: ignore[override]
+    def send_head(self) -> BinaryIO | BytesIO | None:
         path = self.translate_path(self.path)
         if os.path.isdir(path) or "Range" not in self.headers:
             return super().send_head()
@@ -88,9 +93,9 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return None
-        first, last = wanted  # type: ignore[misc]
+        first, last = cast("tuple[int, int]", wanted)  # not None, not "416"
         f.seek(first)
-        self._remaining = last - first + 1
+        self._remaining: int | None = last - first + 1
         self.send_response(206)
         self.send_header("Content-Type", self.guess_type(path))
         self.send_header("Content-Range", f"bytes {first}-{last}/{size}")
@@ -99,7 +104,7 @@ class RangeHandler(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         return f
 
-    def copyfile(self, source, outputfile) -> None:  # type: ignore[override]
+    def copyfile(self, source: SupportsRead[bytes], outputfile: SupportsWrite[bytes]) -> None:  # type: ignore[override]
         remaining = getattr(self, "_remaining", None)
         if remaining is None:
             return super().copyfile(source, outputfile)

@@ -42,7 +42,7 @@ import traceback
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simready import paths
 from simready.errors import SimreadyError
@@ -50,6 +50,9 @@ from simready.scenario.coverage import CoverageError, CoverageSpec, parse_covera
 from simready.scenario.ladder import Proposal, Scene
 from simready.scenario.program_base import IntentProgram
 from simready.world.affordances import AFFORDANCES
+
+if TYPE_CHECKING:
+    from simready.world.template import WorldTemplate
 
 INTENT_ID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 ABBREV = re.compile(r"^[a-z][a-z0-9]{0,11}$")
@@ -205,7 +208,7 @@ class GuardedProgram(IntentProgram):
             raise self._fail(stage, "its draft has no actor with role 'ego' (the metric subject)")
         return out
 
-    def feasibility(self, template: Any) -> str | None:
+    def feasibility(self, template: WorldTemplate) -> str | None:
         return self._call("feasibility", self.inner.feasibility, template)
 
     def check_template(self, ctx: Any) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import shapely
@@ -38,6 +38,9 @@ from simready.scenario.static_checks import OcclusionSpec, camera_view, occlusio
 from simready.scenario.streams import StreamSet
 from simready.scenario.timing import time_to_conflict, ttc
 from simready.world.walkable import WalkGraph
+
+if TYPE_CHECKING:
+    from simready.world.template import WorldTemplate
 
 Point = tuple[float, float]
 
@@ -118,7 +121,7 @@ def time_to_collision(s_a_m: float, v_a_mps: float, s_b_m: float, v_b_mps: float
 # --- lanes ------------------------------------------------------------------------------------------
 
 
-def oncoming_lane(template: Any, lane: str, within_m: tuple[float, float] = (2.0, 8.0)) -> str | None:
+def oncoming_lane(template: WorldTemplate, lane: str, within_m: tuple[float, float] = (2.0, 8.0)) -> str | None:
     """The driving lane beside ``lane`` that runs the other way — its centre ``within_m`` of ``lane``'s, heading
     more than 2.6 rad away, checked at ``lane``'s midpoint — or None (a road with one lane each way has one)."""
     graph = template.lane_graph

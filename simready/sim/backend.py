@@ -14,12 +14,18 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from simready.sim.state import Bodies, PathCoords, SimState
+
+if TYPE_CHECKING:
+    # Types only: the interface is imported by every adapter, and the scene and the planner import PyBullet and
+    # the compiled kernels.
+    from simready.sim.controllers.planner import Plan, RouteTable
+    from simready.sim.scene import Scene
 
 #: Extra trace columns every backend writes, after the SPEC §7 columns.
 COMMON_EXTRAS = ("accel_mps2", "throttle", "brake", "steer_rad", "slip_rad")
@@ -50,7 +56,7 @@ class Backend(ABC):
     name: ClassVar[str]
     extras: ClassVar[tuple[str, ...]] = COMMON_EXTRAS
 
-    def __init__(self, scene: Any) -> None:
+    def __init__(self, scene: Scene) -> None:
         self.scene = scene
 
     @abstractmethod
@@ -58,8 +64,8 @@ class Backend(ABC):
         """Place every body where ``state`` says (tick 0, or a restored checkpoint); return the state's bodies as the backend sees them."""
 
     @abstractmethod
-    def advance(self, state: SimState, route: Any, plan: Any) -> StepOutcome:
-        """Advance one tick (``scene.dt``) under ``plan``."""
+    def advance(self, state: SimState, route: RouteTable, plan: Plan) -> StepOutcome:
+        """Advance one tick (``scene.dt``) under ``plan``, along ``route``'s packed reference paths."""
 
     def substep_s(self) -> float:
         """Integration step (s); the kinematic backend integrates once per tick."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -46,6 +46,9 @@ from simready.sim.scene import build_scene
 from simready.sim.trace import Trace, read_trace, write_trace
 from simready.world.template import WorldTemplate
 
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
+
 def sample_dirs(batch_dir: Path) -> list[Path]:
     """The batch's sample folders (those holding a manifest), sorted by sample id."""
     return [s.root for s in BatchDir(batch_dir).samples()]
@@ -57,7 +60,7 @@ def _roles_and_dims(manifest: ScenarioManifest) -> tuple[dict[str, str], dict[st
     return roles, dims
 
 
-def simulate_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND, *,
+def simulate_sample(sample_dir: Path, template: WorldTemplate, catalog: Catalog, backend: str = C.DEFAULT_BACKEND, *,
                     plot: bool = True) -> dict[str, Any]:
     """Roll out the sample's manifest; write trace, verdict and (``plot``) the top-down picture; return a summary
     row. The picture is half the cost of a rollout; the realism reference pool's draws go without it."""
@@ -106,7 +109,7 @@ def decision_at(manifest: ScenarioManifest) -> tuple[float | None, str | None]:
     return None, None
 
 
-def branch_sample(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> dict[str, Any]:
+def branch_sample(sample_dir: Path, template: WorldTemplate, catalog: Catalog, backend: str = C.DEFAULT_BACKEND) -> dict[str, Any]:
     """Checkpoint at the decision time, roll out the matched branches, write them and the outcome table.
 
     Returns ``branches/outcomes.json`` as written (:class:`simready.records.Outcomes`, dumped).
@@ -182,7 +185,7 @@ def sample_intact(sample_dir: Path) -> tuple[bool, str]:
     return True, "manifest and trace match their recorded sha256"
 
 
-def restore_reproduces(sample_dir: Path, template: WorldTemplate, catalog: Any, backend: str = C.DEFAULT_BACKEND) -> tuple[bool, str]:
+def restore_reproduces(sample_dir: Path, template: WorldTemplate, catalog: Catalog, backend: str = C.DEFAULT_BACKEND) -> tuple[bool, str]:
     """Restore the checkpoint in a fresh engine, continue without intervening, compare with the uninterrupted trace.
 
     kinematic-v1 must match bit for bit. dynamic-v1 must match ids, ticks and

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from simready.catalog.catalog import ensure_catalog
+from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.errors import ManifestError
 from simready.scenario.manifest import ScenarioManifest
 from simready.scenario.streams import StreamSet
@@ -164,7 +164,7 @@ def outcome(trace: Trace, decision_t_s: float, from_t_s: float | None = None) ->
 
 def run_branches(manifest: ScenarioManifest, template: WorldTemplate, *, at_s: float | None = None,
                  actions: tuple[str, ...] | None = None, independent: int = 0, backend: str = C.DEFAULT_BACKEND,
-                 catalog: Any = None, progress: bool = False) -> BranchSet:
+                 catalog: Catalog | None = None, progress: bool = False) -> BranchSet:
     """Checkpoint at the decision time and roll out every action (CRN), plus ``independent`` redrawn repeats of each."""
     if catalog is None:
         catalog = ensure_catalog()

@@ -40,7 +40,7 @@ import struct
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,6 +63,9 @@ from simready.sim.state import (
     WorldState,
     frozen,
 )
+
+if TYPE_CHECKING:
+    from simready.sim.scene import Scene
 
 MAGIC = b"SRCKPT1\n"
 #: The only dtypes an array of a checkpoint may declare: little-endian numbers and booleans (what capture writes).
@@ -321,7 +324,7 @@ def capture(engine: Any) -> Checkpoint:
     return Checkpoint(b"".join([MAGIC, struct.pack("<Q", len(text)), text, *packer.chunks]))
 
 
-def check_identity(ckpt: Checkpoint, scene: Any) -> None:
+def check_identity(ckpt: Checkpoint, scene: Scene) -> None:
     """A checkpoint restores only into the scene (input, template, config, backend) it came from."""
     meta = ckpt.meta
     for key, want in (("input_hash", scene.input_hash), ("template_hash", scene.template_hash),

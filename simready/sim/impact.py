@@ -58,12 +58,15 @@ footprint centre) at the tick of first contact.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from simready.sim import constants as C
 from simready.sim.state import SpeedGoal
+
+if TYPE_CHECKING:
+    from simready.sim.scene import Scene
 
 #: Owner of the post-crash longitudinal goal.
 POST_CRASH = "post-crash"
@@ -238,7 +241,7 @@ def thrown_twist(m_vehicle_kg: float, m_road_user_kg: float, v_vehicle: np.ndarr
     return np.array([v_c[0], v_c[1], float(v_r[2]) if len(v_r) > 2 else 0.0]), omega
 
 
-def road_user_mass(scene: Any, i: int) -> float:
+def road_user_mass(scene: Scene, i: int) -> float:
     """Catalog mass of actor ``i`` (kg), or :data:`DEFAULT_ROAD_USER_MASS_KG` without a catalog entry."""
     cat = scene.catalog
     asset = scene.actors.asset_ids[i]
@@ -247,7 +250,7 @@ def road_user_mass(scene: Any, i: int) -> float:
     return DEFAULT_ROAD_USER_MASS_KG
 
 
-def new_strikes(scene: Any, contacts: frozenset[tuple[int, int]], before: frozenset[tuple[int, int]],
+def new_strikes(scene: Scene, contacts: frozenset[tuple[int, int]], before: frozenset[tuple[int, int]],
                 struck: tuple[Struck, ...], present: np.ndarray) -> list[tuple[int, int]]:
     """``(road user, vehicle)`` for each vehicle–pedestrian/cyclist pair touching for the first time, the road user not yet struck.
 

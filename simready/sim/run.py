@@ -18,7 +18,7 @@ import numpy as np
 from shapely.geometry import LineString, Point
 from tqdm import tqdm
 
-from simready.catalog.catalog import ensure_catalog
+from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.scenario.manifest import ScenarioManifest
 from simready.sim import constants as C
 from simready.sim import metrics as M
@@ -212,7 +212,7 @@ def verify_continuation(ckpt: Checkpoint, scene: Scene, trace: Trace) -> tuple[b
 
 
 def run_simulation(manifest: ScenarioManifest, template: WorldTemplate, *, backend: str = C.DEFAULT_BACKEND,
-                   catalog: Any = None, progress: bool = False) -> SimResult:
+                   catalog: Catalog | None = None, progress: bool = False) -> SimResult:
     """Roll out ``manifest`` on ``template`` with ``backend`` (``kinematic-v1`` | ``dynamic-v1``).
 
     ``catalog`` defaults to the project's generated catalog. Raises

@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pybullet
@@ -48,6 +48,9 @@ from simready.sim import constants as C
 from simready.sim.paths import ReferencePath, fixed_path, lane_path, split_walk_key, walk_path
 from simready.world.routing import route_issue
 from simready.world.template import WorldTemplate, template_hash
+
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
 
 F = NDArray[np.float64]
 B = NDArray[np.bool_]
@@ -219,7 +222,7 @@ class Scene:
     bounds: tuple[float, float, float, float]
     conflict_points: dict[str, tuple[float, float]]
     kerb_regions: Any
-    catalog: Any
+    catalog: Catalog | None
     config: dict[str, Any]
     config_hash: str
     _paths: dict[tuple, ReferencePath] = field(default_factory=dict, repr=False)
@@ -378,7 +381,7 @@ def _resolve_conflict_point(template: WorldTemplate, name: str) -> tuple[float, 
     return None
 
 
-def _validate(m: ScenarioManifest, template: WorldTemplate, catalog: Any) -> dict[str, tuple[float, float]]:
+def _validate(m: ScenarioManifest, template: WorldTemplate, catalog: Catalog | None) -> dict[str, tuple[float, float]]:
     """Every reference resolves and every trigger can be evaluated; returns the resolved conflict points."""
     _check_finite(m)
     actors = {a.id: a for a in m.actors}
@@ -578,7 +581,7 @@ def _static_edges(m: ScenarioManifest, template: WorldTemplate) -> tuple[F, F]:
 _GROUND_CACHE: dict[Any, GroundModel] = {}
 
 
-def _ground_key(template: WorldTemplate, t_hash: str, catalog: Any) -> Any:
+def _ground_key(template: WorldTemplate, t_hash: str, catalog: Catalog | None) -> Any:
     """Everything the ground raster depends on: the world (by content hash) and the ground assets' catalog data."""
     if catalog is None:
         return (t_hash, None)
@@ -590,7 +593,7 @@ def _ground_key(template: WorldTemplate, t_hash: str, catalog: Any) -> Any:
     return (t_hash, tuple(sorted(set(assets))))
 
 
-def _cached_ground_model(template: WorldTemplate, t_hash: str, catalog: Any) -> GroundModel:
+def _cached_ground_model(template: WorldTemplate, t_hash: str, catalog: Catalog | None) -> GroundModel:
     """:func:`_ground_model`, reused across scenes of the same world (the raster is read-only)."""
     key = _ground_key(template, t_hash, catalog)
     hit = _GROUND_CACHE.get(key)
@@ -601,7 +604,7 @@ def _cached_ground_model(template: WorldTemplate, t_hash: str, catalog: Any) -> 
     return hit
 
 
-def _ground_model(template: WorldTemplate, catalog: Any) -> GroundModel:
+def _ground_model(template: WorldTemplate, catalog: Catalog | None) -> GroundModel:
     xmin, ymin, xmax, ymax = template.bounds
     nx = int(math.ceil((xmax - xmin) / GROUND_RASTER_M)) + 1
     ny = int(math.ceil((ymax - ymin) / GROUND_RASTER_M)) + 1
@@ -640,7 +643,7 @@ def _ground_model(template: WorldTemplate, catalog: Any) -> GroundModel:
     return GroundModel(xmin, ymin, heights, sloped)
 
 
-def build_scene(manifest: ScenarioManifest, template: WorldTemplate, *, backend: str, catalog: Any = None) -> Scene:
+def build_scene(manifest: ScenarioManifest, template: WorldTemplate, *, backend: str, catalog: Catalog | None = None) -> Scene:
     """Validate and compile; any input problem raises :class:`ManifestError` before a single tick is stepped."""
     if backend not in C.BACKENDS:
         raise ManifestError(manifest.sample_id, "backend", f"unknown backend {backend!r}; known: {', '.join(C.BACKENDS)}")

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from simready.catalog.catalog import ensure_catalog
+from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.errors import ManifestError
 from simready.scenario.ladder import PASS, Fail
 from simready.scenario.manifest import ScenarioManifest, parse_manifest
@@ -56,7 +56,7 @@ class SettleReport:
         return not self.reasons
 
 
-def _settle(manifest: ScenarioManifest, template: WorldTemplate, catalog: Any) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+def _settle(manifest: ScenarioManifest, template: WorldTemplate, catalog: Catalog) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     scene = build_scene(manifest, template, backend="dynamic-v1", catalog=catalog)
     state0 = initial_state(scene)
     rest = state0.coords.v * 0.0
@@ -103,7 +103,7 @@ def _settle(manifest: ScenarioManifest, template: WorldTemplate, catalog: Any) -
     return reasons, measured
 
 
-def settle_check(manifest: ScenarioManifest, template: WorldTemplate, *, catalog: Any = None, rollout: bool = True) -> SettleReport:
+def settle_check(manifest: ScenarioManifest, template: WorldTemplate, *, catalog: Catalog | None = None, rollout: bool = True) -> SettleReport:
     """Settle for :data:`SETTLE_S` and (``rollout``) roll out with ``dynamic-v1``; every failure is a reason."""
     if catalog is None:
         catalog = ensure_catalog()
@@ -130,7 +130,7 @@ class PhysicsSettleStage:
     cost_rank = 50
     level = 5
 
-    def __init__(self, catalog: Any = None, *, rollout: bool = True, record: bool = True) -> None:
+    def __init__(self, catalog: Catalog | None = None, *, rollout: bool = True, record: bool = True) -> None:
         self.catalog = catalog
         self.rollout = rollout
         #: Whether the settle's measurements go into the proposal (and so into an accepted manifest's ``realized``).

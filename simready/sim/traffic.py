@@ -16,16 +16,20 @@ measurements, so an accepted manifest is the same with or without this check.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from simready.errors import ManifestError
 from simready.scenario.ladder import PASS, Fail, Proposal, Verdict
-from simready.scenario.manifest import parse_manifest
+from simready.scenario.manifest import ScenarioManifest, parse_manifest
 from simready.scenario.traffic import BACKGROUND_TAG
 from simready.sim.run import run_simulation
 
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
+    from simready.world.template import WorldTemplate
 
-def background_issue(manifest: Any, template: Any, catalog: Any = None) -> tuple[str, str] | None:
+
+def background_issue(manifest: ScenarioManifest, template: WorldTemplate, catalog: Catalog | None = None) -> tuple[str, str] | None:
     """``(reason, detail)`` of the first thing wrong with the background traffic's rollout, None when clean."""
     background = {a.id for a in manifest.actors if BACKGROUND_TAG in a.tags}
     if not background:
@@ -46,7 +50,7 @@ class TrafficRolloutStage:
     cost_rank = 46
     level = 3
 
-    def __init__(self, catalog: Any = None) -> None:
+    def __init__(self, catalog: Catalog | None = None) -> None:
         self.catalog = catalog
 
     def check(self, proposal: Proposal) -> Verdict:

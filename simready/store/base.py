@@ -17,6 +17,7 @@ as a whole — so the domain code never knows which store it runs on.
 from __future__ import annotations
 
 import abc
+import builtins
 import contextlib
 import json
 import tempfile
@@ -134,7 +135,7 @@ class Store(abc.ABC):
         them): a reader that must not follow one (a release tag) refuses it without reading the target."""
         return False
 
-    def links(self, prefix: Key = "") -> list[str]:
+    def links(self, prefix: Key = "") -> builtins.list[str]:
         """The keys under ``prefix`` that are symbolic links (to a file, a folder or nothing), sorted: ``list``
         shows only those reaching a file, and a reader that refuses links must see them all."""
         return []

@@ -38,7 +38,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,7 +211,7 @@ class S3Store(Store):
     # -- raw objects -------------------------------------------------------------------------------
 
     def _get(self, key: str) -> bytes:
-        data = self._call("read", key, lambda: self.client.get_object(Bucket=self.bucket, Key=self._object(key))["Body"].read())
+        data: bytes = self._call("read", key, lambda: self.client.get_object(Bucket=self.bucket, Key=self._object(key))["Body"].read())
         with self._lock:
             self.transfer["bytes_down"] += len(data)
         return data
@@ -242,7 +242,7 @@ class S3Store(Store):
         cut = len(self.prefix) + 1 if self.prefix else 0
         out: list[Entry] = []
 
-        def pages() -> list[dict]:
+        def pages() -> list[dict[str, Any]]:
             paginator = self.client.get_paginator("list_objects_v2")
             return list(paginator.paginate(Bucket=self.bucket, Prefix=start))
 
@@ -251,7 +251,7 @@ class S3Store(Store):
                 out.append(Entry(obj["Key"][cut:], obj["Size"], etag=obj["ETag"]))
         return out
 
-    def _parallel(self, fn: Callable[[Any], None], items: list) -> None:
+    def _parallel(self, fn: Callable[[Any], None], items: list[Any]) -> None:
         if len(items) <= 1:
             for item in items:
                 fn(item)
@@ -266,14 +266,15 @@ class S3Store(Store):
         """The folder's index (relative name -> sha256, size), or ``None`` when the folder has none."""
         key = _join(folder, INDEX_NAME)
         try:
-            record = json.loads(self._get(key))
+            record: dict[str, Any] = json.loads(self._get(key))
         except FileNotFoundError:
             return None
         except ValueError as exc:
             raise IntegrityError(self._s3_url(key), "", f"not a JSON index ({exc})") from exc
         if record.get("format") != INDEX_FORMAT or not isinstance(record.get("objects"), dict):
             raise IntegrityError(self._s3_url(key), "format", f"not a {INDEX_FORMAT} index")
-        return record["objects"]
+        objects: dict[str, dict[str, Any]] = record["objects"]
+        return objects
 
     def _write_index(self, folder: str, objects: dict[str, dict[str, Any]]) -> None:
         record = {"format": INDEX_FORMAT, "folder": folder, "objects": dict(sorted(objects.items()))}
@@ -402,8 +403,9 @@ class S3Store(Store):
             if self.endpoint is None or self.endpoint.endswith(".amazonaws.com"):
                 return f"https://s3.console.aws.amazon.com/s3/buckets/{self.bucket}?prefix={listed}"
             return f"{self.endpoint.rstrip('/')}/{self.bucket}?list-type=2&prefix={listed}"
-        return self._call("sign", text, lambda: self.client.generate_presigned_url(
+        url: str = self._call("sign", text, lambda: self.client.generate_presigned_url(
             "get_object", Params={"Bucket": self.bucket, "Key": self._object(text)}, ExpiresIn=expires_s))
+        return url
 
     @_timed
     def remove(self, key: Key) -> None:
@@ -495,7 +497,7 @@ class S3Store(Store):
         self._commit(folder, old, index, changed)
 
     def _commit(self, folder: str, old: dict[str, dict[str, Any]], index: dict[str, dict[str, Any]],
-                sources: dict[str, Path | bytes]) -> None:
+                sources: Mapping[str, Path | bytes]) -> None:
         """Make ``index`` the folder's index, uploading ``sources`` (relative name -> file or bytes) first.
 
         Readers hold the old index until the new one is written, so no object it lists may change before then:

@@ -17,12 +17,15 @@ whose ``template_hash`` and ``asset_versions`` are the real ones.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simready.hashing import file_sha256
 from simready.scenario.manifest import SCHEMA_VERSION, ScenarioManifest, parse_manifest
 from simready.scenario.streams import StreamSet
 from simready.world.template import WorldTemplate, template_hash
+
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
 
 SHUTTLE = "asset:shuttle/standard"
 VAN = "asset:delivery_van/white"
@@ -35,12 +38,12 @@ ENVIRONMENT = {"illumination": "day", "sun_elevation_deg": 35.0, "sun_azimuth_de
                "weather": "dry", "wetness": 0.0, "road_friction": 0.9, "road_reflectance": 0.1, "rain_rate_mmph": 0.0}
 
 
-def _dims(catalog: Any, asset: str) -> dict[str, float]:
+def _dims(catalog: Catalog, asset: str) -> dict[str, float]:
     d = catalog.entry(asset).dimensions_m
     return {"l": d.length, "w": d.width, "h": d.height}
 
 
-def vehicle(catalog: Any, actor_id: str, asset: str, lane: str, s: float, pose: tuple[float, float, float], speed: float,
+def vehicle(catalog: Catalog, actor_id: str, asset: str, lane: str, s: float, pose: tuple[float, float, float], speed: float,
             *, role: str = "agent", kind: str = "vehicle", cruise: float | None = None, route: list[str] | None = None,
             rules: dict[str, Any] | None = None, tags: list[str] | None = None) -> dict[str, Any]:
     return {
@@ -53,7 +56,7 @@ def vehicle(catalog: Any, actor_id: str, asset: str, lane: str, s: float, pose: 
     }
 
 
-def parked(catalog: Any, actor_id: str, asset: str, pose: tuple[float, float, float], tags: list[str] | None = None) -> dict[str, Any]:
+def parked(catalog: Catalog, actor_id: str, asset: str, pose: tuple[float, float, float], tags: list[str] | None = None) -> dict[str, Any]:
     return {
         "id": actor_id, "kind": "vehicle", "role": "parked", "asset_id": asset, "dims": _dims(catalog, asset),
         "initial": {"lane_ref": None, "pose": {"x": pose[0], "y": pose[1], "yaw": pose[2]}, "speed_mps": 0.0},
@@ -62,7 +65,7 @@ def parked(catalog: Any, actor_id: str, asset: str, pose: tuple[float, float, fl
     }
 
 
-def pedestrian(catalog: Any, actor_id: str, pose: tuple[float, float, float], route: list[str], *, speed: float = 0.0,
+def pedestrian(catalog: Catalog, actor_id: str, pose: tuple[float, float, float], route: list[str], *, speed: float = 0.0,
                cruise: float | None = None, reaction_delay_s: float = 0.4, stop_tendency: float = 0.0,
                tags: list[str] | None = None) -> dict[str, Any]:
     return {
@@ -74,7 +77,7 @@ def pedestrian(catalog: Any, actor_id: str, pose: tuple[float, float, float], ro
     }
 
 
-def assemble(template: WorldTemplate, catalog: Any, sample_id: str, actors: list[dict[str, Any]],
+def assemble(template: WorldTemplate, catalog: Catalog, sample_id: str, actors: list[dict[str, Any]],
              interactions: list[dict[str, Any]], *, clip_s: float = 20.0, warmup_s: float = 5.0, dt: float = 0.02,
              signal_programs: list[dict[str, Any]] | None = None, occluders: list[dict[str, Any]] | None = None,
              realized: dict[str, Any] | None = None, environment: dict[str, Any] | None = None,
@@ -109,7 +112,7 @@ def assemble(template: WorldTemplate, catalog: Any, sample_id: str, actors: list
     return parse_manifest(data, sample_id)
 
 
-def crossing_actors(catalog: Any, *, ego_speed: float = 6.0, ego_s: float = 2.0, ped_x: float = 58.5) -> list[dict[str, Any]]:
+def crossing_actors(catalog: Catalog, *, ego_speed: float = 6.0, ego_s: float = 2.0, ped_x: float = 58.5) -> list[dict[str, Any]]:
     return [
         vehicle(catalog, "ego", SHUTTLE, "lane_eb", ego_s, (ego_s, -1.75, 0.0), ego_speed, role="ego", tags=["ego"]),
         parked(catalog, "van", VAN, (47.0, -4.65, 0.0), tags=["occluder"]),
@@ -127,7 +130,7 @@ def crossing_interactions(ped_start_s: float = 0.0) -> list[dict[str, Any]]:
     ]
 
 
-def crossing_manifest(template: WorldTemplate, catalog: Any, *, sample_id: str = "residential_crosswalk_v3-demo",
+def crossing_manifest(template: WorldTemplate, catalog: Catalog, *, sample_id: str = "residential_crosswalk_v3-demo",
                       clip_s: float = 10.0, ego_speed: float = 6.0, ego_s: float = 2.0, ped_start_s: float = 0.0,
                       **kwargs: Any) -> ScenarioManifest:
     return assemble(template, catalog, sample_id, crossing_actors(catalog, ego_speed=ego_speed, ego_s=ego_s),
@@ -136,7 +139,7 @@ def crossing_manifest(template: WorldTemplate, catalog: Any, *, sample_id: str =
                     intent="a pedestrian hidden behind a parked van crosses at the zebra in front of the shuttle", **kwargs)
 
 
-def bench_manifest(template: WorldTemplate, catalog: Any, *, sample_id: str = "residential_crosswalk_v3-bench",
+def bench_manifest(template: WorldTemplate, catalog: Catalog, *, sample_id: str = "residential_crosswalk_v3-bench",
                    clip_s: float = 20.0) -> ScenarioManifest:
     """Ten actors on ``residential_crosswalk_v3`` (the performance scenario)."""
     west = 3.14159265
@@ -163,7 +166,7 @@ def bench_manifest(template: WorldTemplate, catalog: Any, *, sample_id: str = "r
                     intent="busy residential street with an occluded pedestrian crossing")
 
 
-def signal_manifest(template: WorldTemplate, catalog: Any, *, red_s: float = 8.0, sample_id: str = "intersection-demo",
+def signal_manifest(template: WorldTemplate, catalog: Catalog, *, red_s: float = 8.0, sample_id: str = "intersection-demo",
                     clip_s: float = 15.0) -> ScenarioManifest:
     """The ego on ``s_in`` meets a red light at the stop line (s = 44.5 m): red for t ∈ [0, red_s), then green."""
     actors = [vehicle(catalog, "ego", SHUTTLE, "s_in", 2.0, (1.75, -58.0, 1.5707963268), 8.0, role="ego",

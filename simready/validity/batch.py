@@ -27,6 +27,7 @@ from simready.records import ValidityRecord
 from simready.scenario.manifest import ScenarioManifest, load_manifest
 from simready.validity.binding import check_trace
 from simready.validity.evidence import (
+    ScenarioEvidence,
     check_observations_belong,
     collisions_from_events,
     evidence_from_sample_dir,
@@ -68,7 +69,7 @@ def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | IntentPr
     return record
 
 
-def _with_ticks_of(evidence, sample: SampleDir, branch: BranchDir, manifest: ScenarioManifest):
+def _with_ticks_of(evidence: ScenarioEvidence, sample: SampleDir, branch: BranchDir, manifest: ScenarioManifest) -> ScenarioEvidence:
     """The same evidence with the branch's ticks as the transformed trajectory (base stays the baseline).
 
     The branch's own observations (``branches/<label>/observations/``, the

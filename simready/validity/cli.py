@@ -52,7 +52,7 @@ def _validate(args: argparse.Namespace) -> int:
     return 0 if report.accepted else EXIT_REJECTED
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``validate`` to the ``simready`` command line."""
     p = sub.add_parser(
         "validate",

@@ -64,7 +64,8 @@ class OfflineDocsError(RuntimeError):
 @functools.cache
 def vendor_manifest() -> dict[str, Any]:
     """``vendor.json``: ``urls`` (CDN address → vendored file), ``packages`` (provenance), ``sha256`` (per file)."""
-    return json.loads(VENDOR_MANIFEST.read_text(encoding="utf-8"))
+    manifest: dict[str, Any] = json.loads(VENDOR_MANIFEST.read_text(encoding="utf-8"))
+    return manifest
 
 
 def install_vendor(site: Path) -> None:

@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -55,24 +56,24 @@ DRAW_COLUMN = "sample"
 FEATURE_COLUMNS = ("tick", "actor_id") + CONTINUOUS_FEATURES + (CATEGORICAL_FEATURE,)
 
 
-def yaw_from_quaternion(qx: NDArray, qy: NDArray, qz: NDArray, qw: NDArray) -> NDArray[np.float64]:
+def yaw_from_quaternion(qx: NDArray[Any], qy: NDArray[Any], qz: NDArray[Any], qw: NDArray[Any]) -> NDArray[np.float64]:
     """Yaw (rad, CCW about +z from +x) of quaternions stored ``[x, y, z, w]``."""
-    return np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+    return np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))  # type: ignore[no-any-return]
 
 
 def speed_column(ticks: pd.DataFrame) -> NDArray[np.float64]:
     """``speed_mps`` when the trace has it, else the norm of the stored world velocity."""
     if "speed_mps" in ticks:
-        return ticks["speed_mps"].to_numpy(np.float64)
+        return ticks["speed_mps"].to_numpy(np.float64)  # type: ignore[no-any-return]
     v = ticks[["vx", "vy", "vz"]].to_numpy(np.float64)
-    return np.sqrt((v * v).sum(axis=1))
+    return np.sqrt((v * v).sum(axis=1))  # type: ignore[no-any-return]
 
 
 def present_column(ticks: pd.DataFrame) -> NDArray[np.bool_]:
     """``present`` as booleans (missing values and a missing column: present)."""
     if "present" not in ticks:
         return np.ones(len(ticks), bool)
-    return ticks["present"].fillna(True).astype(bool).to_numpy()
+    return ticks["present"].fillna(True).astype(bool).to_numpy()  # type: ignore[no-any-return]
 
 
 def scenario_features(ticks: pd.DataFrame, actor_classes: Mapping[str, str], ego_id: str | None) -> pd.DataFrame:
@@ -124,7 +125,7 @@ def _feature_class(actor_class: str | None) -> str:
 
 def _floored(p: NDArray[np.float64]) -> NDArray[np.float64]:
     p = np.maximum(p, policy.DIVERGENCE_EPS)
-    return p / p.sum()
+    return p / p.sum()  # type: ignore[no-any-return]
 
 
 def psi(p_ref: NDArray[np.float64], p_cur: NDArray[np.float64]) -> float:
@@ -371,7 +372,7 @@ class _PoolColumns:
 
 def _bin_shares(values: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.float64]:
     counts = np.bincount(np.searchsorted(edges, values, side="right"), minlength=len(edges) + 1)
-    return counts / max(counts.sum(), 1)
+    return counts / max(counts.sum(), 1)  # type: ignore[no-any-return]
 
 
 def divergences(features: pd.DataFrame, profile: ReferenceProfile) -> dict[str, float | None]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -38,11 +38,15 @@ from simready.sim.batch import simulate_sample
 from simready.validity.evidence import EvidenceError, evidence_from_sample_dir
 from simready.validity.features import DRAW_COLUMN, IntentProfiles, ReferenceProfile, scenario_features
 
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
+    from simready.world.template import WorldTemplate
+
 #: Root id of the reference pool's random streams (the suite's samples use the generator's default root).
 REFERENCE_ROOT = "reference"
 
 
-def build_reference_pool(template: Any, catalog: Any, intents: Mapping[str, int], out_dir: Path, *,
+def build_reference_pool(template: WorldTemplate, catalog: Catalog, intents: Mapping[str, int], out_dir: Path, *,
                          backend: str = "dynamic-v1", root: str = REFERENCE_ROOT) -> dict[str, Any]:
     """Generate ``intents[name]`` accepted scenarios per intent, roll them out, and freeze their features.
 

@@ -209,6 +209,7 @@ def _carriageway_m(g, s_m: float, drivable) -> float:  # type: ignore[no-untyped
 def _runs(stations: np.ndarray, ok: list[bool]) -> list[tuple[float, float]]:
     """Contiguous stretches of passing stations, each ± half a station spacing."""
     out, start = [], None
+    prev: float
     for s, good in zip(stations.tolist() + [math.inf], ok + [False]):
         if good and start is None:
             start = s

@@ -137,7 +137,7 @@ def footprint_corners(x_m: ArrayLike, y_m: ArrayLike, yaw_rad: ArrayLike, half_l
     centre = np.stack(np.broadcast_arrays(np.asarray(x_m, dtype=np.float64), np.asarray(y_m, dtype=np.float64)), -1)
     hl = np.asarray(half_length_m, dtype=np.float64)[..., None, None]
     hw = np.asarray(half_width_m, dtype=np.float64)[..., None, None]
-    return centre[..., None, :] + _CORNER_SL * (hl * u[..., None, :]) + _CORNER_SW * (hw * n[..., None, :])
+    return centre[..., None, :] + _CORNER_SL * (hl * u[..., None, :]) + _CORNER_SW * (hw * n[..., None, :])  # type: ignore[no-any-return]
 
 
 # --- quaternions [x, y, z, w] ---------------------------------------------
@@ -151,7 +151,7 @@ def quat_normalize(q: ArrayLike) -> Quat:
     qn = q / n
     # Canonical sign: w >= 0, so that equal rotations hash equally.
     sign = np.where(qn[..., 3:4] < 0.0, -1.0, 1.0)
-    return qn * sign
+    return qn * sign  # type: ignore[no-any-return]
 
 
 def quat_from_matrix(R: ArrayLike) -> Quat:
@@ -227,7 +227,7 @@ Y_UP_TO_Z_UP = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 
 def convert_points_y_up_to_z_up(points: ArrayLike) -> NDArray[np.float64]:
     """Explicit importer conversion for y-up sources: ``(x, y, z) → (x, -z, y)``."""
-    return np.asarray(points, dtype=np.float64) @ Y_UP_TO_Z_UP.T
+    return np.asarray(points, dtype=np.float64) @ Y_UP_TO_Z_UP.T  # type: ignore[no-any-return]
 
 
 def source_to_world_basis(up: str, handedness: str = "right") -> NDArray[np.float64]:

@@ -187,8 +187,8 @@ class LaneNetwork:
         for lane in template.lanes:
             for side, table in (("left", graph.left), ("right", graph.right)):
                 if table[lane.id] is not None:
-                    change[(lane.id, side)] = lane.id not in junction_of and change_permission(lane, side)
-        kinds = {lane.id: lane.kind for lane in template.lanes}
+                    change[(lane.id, side)] = lane.id not in junction_of and change_permission(lane, side)  # type: ignore[arg-type]
+        kinds: dict[str, str] = {lane.id: lane.kind for lane in template.lanes}
         net = cls(graph, kinds, junction_of, junctions, turns, change, (), controlled)
         object.__setattr__(net, "conflicts", tuple(_conflicts(net)))
         return net
@@ -208,7 +208,7 @@ class LaneNetwork:
     def route_edges(self, change_cost_m: float | None) -> dict[str, tuple[tuple[str, float], ...]]:
         """lane -> ``(next lane, cost m)``: successors at the lane's length, then (with a ``change_cost_m``) the
         allowed lane changes at that cost; built once per cost (the router's adjacency)."""
-        cache = self.__dict__.setdefault("_route_edges", {})
+        cache: dict[float | None, dict[str, tuple[tuple[str, float], ...]]] = self.__dict__.setdefault("_route_edges", {})
         if change_cost_m not in cache:
             out = {}
             for a, g in self.graph.lanes.items():

@@ -55,13 +55,18 @@ MIN_SEGMENT_LENGTH_M = 1e-3
 
 
 class LaneLike(Protocol):
-    """What the graph needs of a lane declaration (the template's ``Lane``)."""
+    """What the graph needs of a lane declaration (the template's ``Lane``, a frozen model: read-only here)."""
 
-    id: str
-    polyline: Sequence[Sequence[float]]
-    width_m: float
-    speed_limit_mps: float
-    kind: str
+    @property
+    def id(self) -> str: ...
+    @property
+    def polyline(self) -> Sequence[Sequence[float]]: ...
+    @property
+    def width_m(self) -> float: ...
+    @property
+    def speed_limit_mps(self) -> float: ...
+    @property
+    def kind(self) -> str: ...
 
 
 def wrap_angle(angle_rad: float) -> float:

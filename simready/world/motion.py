@@ -36,7 +36,7 @@ appears half-way through a spawn or despawn interval.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -115,15 +115,15 @@ def _series(theta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
 def _rotate(R_flat: FloatArray, v: FloatArray) -> FloatArray:
     """Row-wise R @ v for (N, 9) row-major rotation matrices and (N, 3) vectors."""
     R = R_flat.reshape(-1, 3, 3)
-    return np.einsum("nij,nj->ni", R, v)
+    return np.einsum("nij,nj->ni", R, v)  # type: ignore[no-any-return]
 
 
 class TrackRangeError(ValueError):
     """A pose was asked for outside a track's recorded time range without ``clamp``."""
 
 
-def _frozen(a: ArrayLike, dtype: type, shape_tail: tuple[int, ...]) -> NDArray:
-    arr = np.array(a, dtype=dtype, copy=True)
+def _frozen(a: ArrayLike, dtype: type, shape_tail: tuple[int, ...]) -> NDArray[Any]:
+    arr: NDArray[Any] = np.array(a, dtype=dtype, copy=True)
     arr = arr.reshape((-1,) + shape_tail)
     arr.setflags(write=False)
     return arr
@@ -185,7 +185,7 @@ class PoseTrack:
     quat_xyzw: FloatArray
     velocity_mps: FloatArray
     angular_velocity_rps: FloatArray
-    present: NDArray[np.bool_] = field(default=None)  # type: ignore[assignment]
+    present: NDArray[np.bool_] = field(default=None)  # type: ignore[arg-type]
     _segments: FloatArray = field(init=False, repr=False, compare=False)
     _planar: bool = field(init=False, repr=False, compare=False)
 
@@ -378,7 +378,7 @@ class PoseTrack:
 
     def pose_at(self, t_s: float, *, clamp: bool = False) -> Mat4:
         """4×4 ``T_world_body`` at one time."""
-        return self.poses_at([t_s], clamp=clamp)[0]
+        return self.poses_at([t_s], clamp=clamp)[0]  # type: ignore[no-any-return]
 
     def twists_at(self, t_s: ArrayLike, *, clamp: bool = False) -> tuple[FloatArray, FloatArray]:
         """World velocity of the body origin (M, 3) m/s and world angular velocity (M, 3) rad/s.

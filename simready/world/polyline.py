@@ -83,11 +83,11 @@ class Polyline:
 
     @property
     def start(self) -> F:
-        return self.points[0]
+        return self.points[0]  # type: ignore[no-any-return]
 
     @property
     def end(self) -> F:
-        return self.points[-1]
+        return self.points[-1]  # type: ignore[no-any-return]
 
     @property
     def start_yaw_rad(self) -> float:
@@ -109,7 +109,7 @@ class Polyline:
 
     @cached_property
     def _yaw_list(self) -> list[float]:
-        return np.arctan2(self.seg_dir[:, 1], self.seg_dir[:, 0]).tolist()
+        return np.arctan2(self.seg_dir[:, 1], self.seg_dir[:, 0]).tolist()  # type: ignore[no-any-return]
 
     def segment_yaw(self, i: int) -> float:
         """Heading of segment ``i``, radians."""
@@ -136,14 +136,14 @@ class Polyline:
     def segment_yaw_rad(self, i: ArrayLike) -> F:
         """Heading of segment(s) ``i``, radians."""
         d = self.seg_dir[np.asarray(i)]
-        return np.arctan2(d[..., 1], d[..., 0])
+        return np.arctan2(d[..., 1], d[..., 0])  # type: ignore[no-any-return]
 
     def xy_yaw(self, s_m: ArrayLike) -> tuple[F, F, F]:
         """Position and heading at arc length(s) ``s_m``, clamped to [0, length] (a path's end is a stop)."""
         if isinstance(s_m, (float, int)) or (isinstance(s_m, np.ndarray) and s_m.ndim == 0):
             s = min(max(float(s_m), 0.0), self._lists[2][-1])
             return self.pose_at(s)  # type: ignore[return-value]
-        s = np.clip(np.asarray(s_m, dtype=np.float64), 0.0, self.length_m)
+        s = np.clip(np.asarray(s_m, dtype=np.float64), 0.0, self.length_m)  # type: ignore[assignment]
         i = np.clip(np.searchsorted(self.cum_s, s, side="right") - 1, 0, len(self.seg_dir) - 1)
         d = self.seg_dir[i]
         along = s - self.cum_s[i]

@@ -137,7 +137,7 @@ def camera_frustums(rig: SensorRig) -> tuple[CameraFrustum, ...]:
         if s.type != "camera":
             continue
         mount = rig.mounts[s.mount]
-        out.append(CameraFrustum(name, tuple(map(float, mount.translation_m)), tuple(map(float, mount.rpy_deg)),
+        out.append(CameraFrustum(name, tuple(map(float, mount.translation_m)), tuple(map(float, mount.rpy_deg)),  # type: ignore[arg-type]
                                  float(s.hfov_deg), s.height_px / s.width_px, float(s.near_m), float(s.far_m),
                                  float(s.rate_hz), float(s.phase_s)))
     return tuple(out)

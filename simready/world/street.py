@@ -393,7 +393,7 @@ def _side(line: LineString, centre: LineString) -> int:
 
 def _reversed(line: LineString, centre: LineString) -> bool:
     """Whether an offset curve runs against its centreline (GEOS before 3.11 reversed right-hand offsets)."""
-    return centre.project(Point(line.coords[0])) > centre.project(Point(line.coords[-1]))
+    return bool(centre.project(Point(line.coords[0])) > centre.project(Point(line.coords[-1])))
 
 
 def _mark_kind(me: _Border, other: _Border | None) -> str | None:
@@ -644,7 +644,7 @@ class Surface:
     def __init__(self, regions: Iterable[Region]) -> None:
         with_z = [r for r in regions if r.z is not None]
         self.tris = np.zeros((0, 3, 3))
-        self.tree = None
+        self.tree: Any = None  # an STRtree over the triangles, once there are any
         if not with_z:
             return
         # Each triangle corner is one of its own region's vertices (the same bits): its height is looked up by
@@ -782,7 +782,7 @@ def _lift(placed: Sequence[_Placed], kind: str, road: Surface, walk: Surface) ->
         if walk:  # a line painted on a sidewalk (a map's mark on its outer edge) lies on the sidewalk's top
             on_walk = walk.covers(xy) & ~road.covers(xy)
             if on_walk.any():
-                lifted = _lift([placed[k] for k in np.flatnonzero(on_walk)], "kerb", road, walk)
+                lifted = _lift([placed[k] for k in np.flatnonzero(on_walk)], "kerb", road, walk)  # type: ignore[call-overload]
                 z[on_walk] = [p[3] + KERB_HEIGHT_M for p in lifted]
                 pitch[on_walk] = [p[5] for p in lifted]
                 roll[on_walk] = [p[6] for p in lifted]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from simready import paths
 from simready.atomic import write_json_atomic
@@ -53,7 +54,7 @@ class TemplateBuild:
     def data_version(self) -> str:
         return self.template_hash or self.source_sha256
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         return {
             "template_id": self.template_id,
             "source": paths.portable(self.source),
@@ -70,7 +71,7 @@ class TemplateBuild:
 def validate_template_file(
     source: Path,
     certified_asset_ids: set[str] | None = None,
-    asset_contracts: dict | None = None,
+    asset_contracts: dict[str, Any] | None = None,
 ) -> TemplateBuild:
     """Parse and validate; ``certified_asset_ids=None`` skips the catalog check."""
     build = TemplateBuild(source.stem, source, False, "", file_sha256(str(source)) if source.exists() else "")
@@ -142,7 +143,7 @@ def build_template_version(
     source: Path,
     out: TemplateDir,
     certified_asset_ids: set[str],
-    asset_contracts: dict | None,
+    asset_contracts: dict[str, Any] | None,
     asset_dims: dict[str, tuple[float, float]] | None,
 ) -> TemplateBuild:
     """Validate ``source`` and write the version into ``out``, a staging folder the caller puts in place as a

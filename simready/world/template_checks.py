@@ -186,7 +186,7 @@ def _check_relation_refs(t: WorldTemplate) -> Iterator[Issue]:
         loc: Loc = ("relations", i)
         if isinstance(rel, Adjacent):
             for key in ("a", "b"):
-                yield from _check_region_ref(t, loc + (key,), getattr(rel, key), tuple(RegionType.__args__))
+                yield from _check_region_ref(t, loc + (key,), getattr(rel, key), tuple(RegionType.__args__))  # type: ignore[attr-defined]
         elif isinstance(rel, Connects):
             yield from _check_region_ref(t, loc + ("route",), rel.route, ("crosswalk",))
             for key in ("a", "b"):

@@ -200,7 +200,7 @@ class Coordinates(_Model):
     @field_validator("unit", "handedness", "up")
     @classmethod
     def _world_convention(cls, v: str, info: ValidationInfo) -> str:
-        expected, why = WORLD_CONVENTION[info.field_name]
+        expected, why = WORLD_CONVENTION[info.field_name]  # type: ignore[index]  # a field validator has a field
         if v != expected:
             raise ValueError(f"{info.field_name} {v!r} not supported: {why} ({expected!r})")
         return v
@@ -752,7 +752,7 @@ class WorldTemplate(_OptionalFacts):
     @cached_property
     def bounds(self) -> tuple[float, float, float, float]:
         """``(xmin, ymin, xmax, ymax)`` of all regions: the map boundary, metres."""
-        return tuple(unary_union([r.shape for r in self.regions]).bounds)  # type: ignore[return-value]
+        return tuple(unary_union([r.shape for r in self.regions]).bounds)
 
     def instance_id(self, name: str) -> str:
         return instance_id(self.id, name)

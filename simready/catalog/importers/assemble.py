@@ -210,7 +210,7 @@ def _hull(points_um: NDArray[np.int64]) -> trimesh.Trimesh | None:
 
 
 def _convention(declared: str | None, applied: str, decided_by: str) -> Convention:
-    return Convention(declared=declared, applied=applied, decided_by=decided_by)  # type: ignore[arg-type]
+    return Convention(declared=declared, applied=applied, decided_by=decided_by)
 
 
 def _units_text(meters_per_unit: float | None) -> str | None:
@@ -237,16 +237,16 @@ def convert(scene: SourceScene, options: ImportOptions, source: Path, source_fil
     for part in scene.parts:
         _check_extent(part.vertices @ linear.T if len(part.vertices) else part.vertices, source, f"parts.{part.name}")
         try:
-            v_um, faces, keep = _merge(_to_um(part.vertices, linear), part.faces)
+            v_um, part_faces, keep = _merge(_to_um(part.vertices, linear), part.faces)
         except ValueError as exc:
             raise CatalogError(source, f"parts.{part.name}", str(exc)) from None
         dropped += int((~keep).sum())
-        if len(faces):
-            problem = _closure_problem(v_um, faces)
+        if len(part_faces):
+            problem = _closure_problem(v_um, part_faces)
             if problem is not None and not options.repair:
                 log.fix(source, f"parts.{part.name}", "watertight solid", problem, "", f"{problem}; the asset "
                         "contract measures its volume", _CLOSE_REMEDY)
-            merged.append((part.name, v_um, faces, problem))
+            merged.append((part.name, v_um, part_faces, problem))
             corner_uv = None if part.uv is None or part.texture is None else part.uv[part.faces][keep]
             looks.append(PartLook(part.rgba, corner_uv, part.texture if corner_uv is not None else None))
     if not merged:
@@ -316,7 +316,7 @@ def convert(scene: SourceScene, options: ImportOptions, source: Path, source_fil
         meters_per_unit=applied.meters_per_unit,
         up_axis=_convention(scene.declared.up, applied.up, applied.up_from),
         forward_axis=_convention(scene.declared.forward, applied.forward, applied.forward_from),
-        conversion=tuple(tuple(float(x) + 0.0 for x in row) for row in matrix),  # type: ignore[arg-type]
+        conversion=tuple(tuple(float(x) + 0.0 for x in row) for row in matrix),
         geometry_sha256=geometry_hash(render_um, render_faces),
         degenerate_triangles_dropped=dropped,
         collider=ColliderRecord(origin="source" if use_source else "decomposition", method=method, settings=settings,
@@ -433,9 +433,10 @@ def _frames(scene: SourceScene, applied: Applied, linear: NDArray[np.float64], s
     for name in sorted(scene.frames):
         t = scene.frames[name]
         pos = linear @ t[:3, 3] + shift_um / UM_PER_M
-        rpy = np.degrees(trimesh.transformations.euler_from_matrix(r @ t[:3, :3] @ r.T, axes="sxyz"))
-        mount = Mount(translation_m=tuple(float(x) for x in np.round(pos, 6) + 0.0),  # type: ignore[arg-type]
-                      rpy_deg=tuple(float(x) for x in np.round(rpy, 6) + 0.0))  # type: ignore[arg-type]
+        rpy: NDArray[np.float64] = np.degrees(trimesh.transformations.euler_from_matrix(  # type: ignore[no-untyped-call]
+            r @ t[:3, :3] @ r.T, axes="sxyz"))
+        mount = Mount(translation_m=tuple(float(x) for x in np.round(pos, 6) + 0.0),
+                      rpy_deg=tuple(float(x) for x in np.round(rpy, 6) + 0.0))
         log.fix(source, f"link[{name}]", "frame", "a link without geometry",
                 f"mount frame_{name} at {list(mount.translation_m)} m, rpy {list(mount.rpy_deg)}°", "", "")
         out[f"frame_{name}"] = mount
@@ -458,6 +459,6 @@ def _inertial_record(scene: SourceScene, linear: NDArray[np.float64], meters_per
     tensor = r @ inertial.inertia @ r.T * meters_per_unit**2
     return SourceInertialRecord(
         mass_kg=inertial.mass_kg,
-        center_of_mass_m=tuple(float(x) for x in np.round(com, 9) + 0.0),  # type: ignore[arg-type]
-        inertia_kg_m2=tuple(tuple(float(x) for x in row) for row in np.round(tensor, 12) + 0.0),  # type: ignore[arg-type]
+        center_of_mass_m=tuple(float(x) for x in np.round(com, 9) + 0.0),
+        inertia_kg_m2=tuple(tuple(float(x) for x in row) for row in np.round(tensor, 12) + 0.0),
     )

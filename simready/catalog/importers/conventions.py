@@ -42,12 +42,12 @@ FORWARD_AXES = ("x", "-x", "y", "-y")
 UNIT_MATCH_REL = 1e-6
 
 #: y-up → z-up: (x, y, z) → (x, −z, y).
-_R_UP = {
+_R_UP: dict[str, NDArray[np.float64]] = {
     "z": np.eye(3),
     "y": np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]]),
 }
 #: Rotation about z that turns the named front axis to +x.
-_R_FORWARD = {
+_R_FORWARD: dict[str, NDArray[np.float64]] = {
     "x": np.eye(3),
     "-x": np.array([[-1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, 1.0]]),
     "y": np.array([[0.0, 1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]),

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import coacd
 import manifold3d
@@ -57,7 +57,7 @@ COACD_SEARCH = {"mcts_iterations": 30, "mcts_nodes": 10, "mcts_max_depth": 2}
 COACD_PREPROCESS = "off"
 COACD_SEED = 0
 MAX_PIECES = 32
-VHACD_SETTINGS = {"maxConvexHulls": MAX_PIECES, "resolution": 100_000}
+VHACD_SETTINGS: dict[str, Any] = {"maxConvexHulls": MAX_PIECES, "resolution": 100_000}
 #: Triangles above which the solid is simplified before it is decomposed (CoACD's time grows with them).
 MAX_DECOMPOSE_FACES = 20_000
 #: Triangles above which CoACD is not tried at all (after simplification): V-HACD decomposes instead, in seconds.
@@ -185,7 +185,7 @@ def _in_child(run: Runner, vertices: NDArray[np.float64], faces: NDArray[np.int6
     kind, value = pickle.loads(b"".join(chunks))
     if kind == "error":
         raise DecomposeFailure(value, crashed=False)
-    return value
+    return cast(Decomposition, value)
 
 
 def simplified(vertices: NDArray[np.float64], faces: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:

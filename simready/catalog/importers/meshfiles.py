@@ -22,6 +22,7 @@ import re
 import struct
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import cast
 from urllib.parse import unquote
 
 import numpy as np
@@ -128,7 +129,7 @@ def _trimesh_scene(path: Path, file_type: str, fmt: str) -> tuple[trimesh.Scene,
             raise CatalogError(path, "referenced file", problem)
         repair_log().fix(path, "referenced file", "missing texture", name, "the material's base colour (or neutral "
                          f"{NEUTRAL_RGBA[:3]})", problem, "draw its parts in their material's base colour")
-    return scene, sorted(set(resolver.read))
+    return cast(trimesh.Scene, scene), sorted(set(resolver.read))  # force="scene": always a Scene
 
 
 def _look(geom: trimesh.Trimesh) -> tuple[tuple[float, ...] | None, np.ndarray | None, np.ndarray | None]:
@@ -152,7 +153,7 @@ def _look(geom: trimesh.Trimesh) -> tuple[tuple[float, ...] | None, np.ndarray |
         return rgba, st, texture
     color = getattr(material, "main_color", None) if material is not None else None
     if color is None and getattr(visual, "kind", None) == "face":
-        color = visual.main_color
+        color = visual.main_color  # type: ignore[union-attr]  # a "face" visual is a ColorVisuals
     if color is None:
         return None, None, None
     return tuple(float(c) / 255.0 for c in np.asarray(color, dtype=np.float64)[:4]), None, None
@@ -253,7 +254,7 @@ def _gltf_sizes(gltf: pygltflib.GLTF2, path: Path) -> None:
                 or not _whole(v.byteLength) or offset + v.byteLength > buffers[v.buffer]:
             raise CatalogError(path, f"bufferViews[{i}]", "does not lie inside its buffer (buffer, byteOffset, byteLength)")
         views.append(v)
-    counts = []
+    counts: list[int] = []
     for i, a in enumerate(gltf.accessors or ()):
         size = _COMPONENT_BYTES.get(a.componentType, 0) * _TYPE_COMPONENTS.get(a.type, 0)
         if not _whole(a.count) or a.count < 1 or not size:

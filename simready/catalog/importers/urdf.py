@@ -77,7 +77,7 @@ def _origin(el: ET.Element, source: Path, field: str) -> NDArray[np.float64]:
     origin = el.find("origin")
     xyz = _floats(origin, "xyz", 3, "0 0 0", source, f"{field}.origin.xyz")
     rpy = _floats(origin, "rpy", 3, "0 0 0", source, f"{field}.origin.rpy")
-    t = trimesh.transformations.euler_matrix(*rpy, axes="sxyz")
+    t: NDArray[np.float64] = trimesh.transformations.euler_matrix(*rpy, axes="sxyz")  # type: ignore[misc, no-untyped-call]
     t[:3, 3] = xyz
     return t
 

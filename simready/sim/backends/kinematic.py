@@ -23,7 +23,7 @@ vectorized form gives.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from simready.sim import impact
 from simready.sim.backend import Backend, StepOutcome
 from simready.sim.kinematics import step_on_paths
 from simready.sim.state import Bodies, SimState, frozen, ro, with_changes
+
+if TYPE_CHECKING:
+    from simready.sim.controllers.planner import Plan, RouteTable
 
 
 class KinematicBackend(Backend):
@@ -47,7 +50,7 @@ class KinematicBackend(Backend):
     def start(self, state: SimState) -> StepOutcome:
         return StepOutcome(state.bodies, state.coords, state.world.contacts, {})
 
-    def advance(self, state: SimState, route, plan) -> StepOutcome:  # type: ignore[no-untyped-def]
+    def advance(self, state: SimState, route: RouteTable, plan: Plan) -> StepOutcome:
         c = state.coords
         step = step_on_paths(self.scene, route.paths, state.bodies, c.yaw, c.u, c.v, plan.accel, plan.d_ref,
                              plan.d_rate, plan.d_acc)

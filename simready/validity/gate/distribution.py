@@ -64,7 +64,7 @@ def check_distribution(g: GateInput) -> CheckResult:
         row: dict[str, Any] = {"statistic": metric, "divergence": _opt(d), "noise_level": _opt(level) if noise else None,
                                "ceiling": _opt(ceiling), "p_value": None, "beyond_noise": None, "baseline": _opt(b),
                                "baseline_beyond_noise": None, "added": None, "score": None, "scenario": None}
-        saturated = noise is not None and bool(ceiling) and level >= policy.NOISE_SATURATED_SHARE * ceiling
+        saturated = noise is not None and bool(ceiling) and level >= policy.NOISE_SATURATED_SHARE * ceiling  # type: ignore[operator]
         stat = profile.scenario.get(name)
         if stat is not None:
             row["scenario"] = _scenario_row(stat, rows[name].to_numpy(np.float64),
@@ -87,7 +87,7 @@ def check_distribution(g: GateInput) -> CheckResult:
             row.update(statistic=SCENARIO_STATISTIC, added=z_row["added"], score=z_row["score"])
             scores.append(z_row["score"])
             if z_row["score"] <= 0.0:
-                found.add(name, _scenario_violation(name, z_row, stat, baseline=base_rows is not None))
+                found.add(name, _scenario_violation(name, z_row, stat, baseline=base_rows is not None))  # type: ignore[arg-type]  # a scenario row has its stat
         elif d is not None:
             s = feat.added_shift_score(added, name)
             scores.append(s)

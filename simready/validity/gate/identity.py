@@ -27,10 +27,10 @@ def check_identity(g: GateInput) -> CheckResult:
     if dup_mask.any():
         dups = pd.DataFrame({"tick": ticks["tick"].to_numpy()[dup_mask], "actor_id": ids.to_numpy()[dup_mask],
                              "t": column(ticks, "t")[dup_mask]})
-        for actor, g in dups.groupby("actor_id", sort=True):
-            per_tick = g.groupby("tick", sort=True).size()
+        for actor, group in dups.groupby("actor_id", sort=True):
+            per_tick = group.groupby("tick", sort=True).size()
             k = int(per_tick.index[0])
-            t0 = float(g.loc[g["tick"] == k, "t"].iloc[0])
+            t0 = float(group.loc[group["tick"] == k, "t"].iloc[0])
             found.add(str(actor), f"actor {actor}: id appears {int(per_tick.iloc[0])} times in frame tick {k} "
                                   f"({fmt_t(t0)}){count_suffix(len(per_tick), 'frame')}")
     declared = ev.actor_classes

@@ -59,7 +59,7 @@ class Rows:
 
 def column(ticks: pd.DataFrame, name: str, default: float = math.nan) -> F:
     if name in ticks:
-        return pd.to_numeric(ticks[name], errors="coerce").to_numpy(np.float64)
+        return pd.to_numeric(ticks[name], errors="coerce").to_numpy(np.float64)  # type: ignore[no-any-return]
     return np.full(len(ticks), default)
 
 
@@ -134,4 +134,4 @@ def within(times: F, windows: F | None) -> NDArray[np.bool_]:
     """Which ``times`` fall in any of ``windows`` (inclusive, with a nanosecond of slack for the tick grid)."""
     if windows is None or len(windows) == 0:
         return np.zeros(len(times), bool)
-    return ((times[:, None] >= windows[None, :, 0] - 1e-9) & (times[:, None] <= windows[None, :, 1] + 1e-9)).any(axis=1)
+    return ((times[:, None] >= windows[None, :, 0] - 1e-9) & (times[:, None] <= windows[None, :, 1] + 1e-9)).any(axis=1)  # type: ignore[return-value]

@@ -34,14 +34,14 @@ from simready.validity.gate.report import CheckResult
 from simready.world.frames import footprint_corners
 
 
-def _footprint_overlaps(rows: Rows, dims: Mapping[str, tuple[float, float]]) -> dict[tuple[str, str], tuple[NDArray, F, F, F]]:
+def _footprint_overlaps(rows: Rows, dims: Mapping[str, tuple[float, float]]) -> dict[tuple[str, str], tuple[NDArray[Any], F, F, F]]:
     """Per actor pair with footprints, ``(ticks, t, overlap area m², area / smaller footprint)`` where they overlap."""
     import shapely
 
     per_actor = rows.actor_rows()
     idx = {a: per_actor[c][rows.valid[per_actor[c]]] for c, a in enumerate(rows.names) if c in per_actor and a in dims}
     names = sorted(idx)
-    out: dict[tuple[str, str], tuple[NDArray, F, F, F]] = {}
+    out: dict[tuple[str, str], tuple[NDArray[Any], F, F, F]] = {}
     for i, a in enumerate(names):
         la, wa = dims[a]
         for b in names[i + 1:]:

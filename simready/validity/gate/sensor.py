@@ -106,7 +106,7 @@ def check_sensor(g: GateInput) -> CheckResult:
         figures["positions_agreeing"] = int(agree.sum())
         found.see(float((dist / tol).max()))
         if frac < policy.SENSOR_AGREEMENT_MIN_FRACTION:
-            worst_by_actor = defaultdict(lambda: (-1.0, 0.0, 0.0, 0))
+            worst_by_actor: defaultdict[str, tuple[float, float, float, int]] = defaultdict(lambda: (-1.0, 0.0, 0.0, 0))
             for a, d, tl, t_c, ok in zip(b["actor_id"], dist, tol, b["t_cam"], agree):
                 if not ok:
                     w = worst_by_actor[a]
@@ -139,7 +139,7 @@ def check_sensor(g: GateInput) -> CheckResult:
     return CheckResult(check="sensor", passed=passed, score=clamp_score(score), detail=found.detail(summary, **figures))
 
 
-def _speeds_at(tracks: Mapping[str, tuple[F, F]], actors: NDArray, t: F) -> F:
+def _speeds_at(tracks: Mapping[str, tuple[F, F]], actors: NDArray[Any], t: F) -> F:
     """Each row's actor speed at the nearest tick at or after ``t`` (0 where unknown)."""
     out = np.zeros(len(t))
     for a in np.unique(actors):
@@ -152,7 +152,7 @@ def _speeds_at(tracks: Mapping[str, tuple[F, F]], actors: NDArray, t: F) -> F:
     return out
 
 
-def _night_expectation(paired: pd.DataFrame, cam_det: NDArray, lid_det: NDArray, found: Findings) -> float:
+def _night_expectation(paired: pd.DataFrame, cam_det: NDArray[np.bool_], lid_det: NDArray[np.bool_], found: Findings) -> float:
     cam_rate, lid_rate = float(cam_det.mean()), float(lid_det.mean())
     if cam_rate <= lid_rate:
         return 1.0

@@ -53,7 +53,7 @@ def validate_scenario(evidence: ScenarioEvidence) -> ValidityReport:
     """Run the five checks on one sample and decide acceptance and weight (SPEC §12)."""
     inputs = GateInput.of(evidence)
     checks = [c.check(inputs) for c in CHECKS]
-    s = {c.check: c.score for c in checks}
+    s: dict[str, float] = {c.check: c.score for c in checks}
     fidelity = clamp_score(sum(w * s[k] for k, w in policy.FIDELITY_WEIGHTS.items()))
     realism = s["distribution"]
     parts = {"fidelity": fidelity, "identity": s["identity"], "realism": realism}

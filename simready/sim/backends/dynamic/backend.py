@@ -36,7 +36,7 @@ The ego's rollout checks are :mod:`.checks`'.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pybullet as p
@@ -58,6 +58,9 @@ from simready.sim.impact import post_crash
 from simready.sim.kinematics import footprint_contacts, step_on_paths
 from simready.sim.scene import Scene, substeps_per_tick
 from simready.sim.state import Bodies, PathCoords, SimState, frozen
+
+if TYPE_CHECKING:
+    from simready.sim.controllers.planner import Plan, RouteTable
 
 S = C.DYNAMIC_SETTINGS
 #: A parked vehicle gets its mass when a moving vehicle body is this much nearer than both bounding radii plus
@@ -350,7 +353,7 @@ class DynamicBackend(Backend):
         """Kinetic + potential energy of the ego (J)."""
         return body_energy(self.world.client, self.ego_body, self.mass, self._inertia_list)
 
-    def _steer(self, state: SimState, route: Any, plan: Any, crashed: bool) -> float:
+    def _steer(self, state: SimState, route: RouteTable, plan: Plan, crashed: bool) -> float:
         """The ego's steering angle for this tick: pure pursuit of its path, or straight after a crash (rate-limited)."""
         e = self.ego
         if crashed:
@@ -394,11 +397,11 @@ class DynamicBackend(Backend):
                     break
         self._woken = frozenset(woken)
 
-    def _drive(self, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Any, stop: bool) -> tuple[float, ...]:
+    def _drive(self, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Plan, stop: bool) -> tuple[float, ...]:
         """This tick's force and torque on agent ``i`` (:func:`~simready.sim.backends.dynamic.drive.agent_drive`)."""
         return agent_drive(self.scene, self.chassis[i], self.actor_body[i], i, state, kin, yaw, plan, stop)
 
-    def advance(self, state: SimState, route: Any, plan: Any) -> StepOutcome:
+    def advance(self, state: SimState, route: RouteTable, plan: Plan) -> StepOutcome:
         scene = self.scene
         a = scene.actors
         c = state.coords
@@ -634,7 +637,7 @@ class DynamicBackend(Backend):
         return tuple(out)
 
     def _check(self, state: SimState, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, lever: tuple[float, float, float],
-               e_before: float | None, plan: Any, touching: bool = False) -> None:
+               e_before: float | None, plan: Plan, touching: bool = False) -> None:
         """This tick's rollout checks on the ego (:mod:`~simready.sim.backends.dynamic.checks`).
 
         ``lever``: the origin-to-centre-of-mass arm :meth:`_read_ego` computed (world, m).

@@ -24,7 +24,7 @@ its path.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pybullet as p
@@ -34,6 +34,9 @@ from simready.sim.backends.dynamic.chassis import Chassis
 from simready.sim.scene import Scene
 from simready.sim.state import Bodies, SimState
 
+if TYPE_CHECKING:
+    from simready.sim.controllers.planner import Plan
+
 #: The agent drive model corrects a position error over this time (s) and a heading error over this one (s).
 DRIVE_POSITION_TAU_S = 0.25
 DRIVE_YAW_TAU_S = 0.25
@@ -41,7 +44,7 @@ DRIVE_YAW_TAU_S = 0.25
 SUPPORT_TAU_S = 0.1
 
 
-def agent_drive(scene: Scene, ch: Chassis, body: int, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Any,
+def agent_drive(scene: Scene, ch: Chassis, body: int, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Plan,
                 stop: bool) -> tuple[float, ...]:
     """The agent drive model: this tick's force (N) and torque (N·m) on vehicle ``i`` (world frame).
 

@@ -14,12 +14,15 @@ import hashlib
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pybullet as p
 
 from simready.sim.backends.dynamic.pool import World
+
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
 
 
 def _box_piece(vertices: np.ndarray) -> tuple[list[float], list[float]] | None:
@@ -38,7 +41,7 @@ def _box_piece(vertices: np.ndarray) -> tuple[list[float], list[float]] | None:
 _PIECES: dict[tuple[str, str, str], tuple[tuple[Any, ...], ...]] = {}
 
 
-def asset_pieces(catalog: Any, asset: str) -> tuple[tuple[Any, ...], ...]:
+def asset_pieces(catalog: Catalog, asset: str) -> tuple[tuple[Any, ...], ...]:
     """The certified collision pieces of an asset, each an exact box or a convex mesh file (cached)."""
     entry = catalog.entry(asset)
     key = (str(catalog.generated_dir), asset, entry.contract_sha256)

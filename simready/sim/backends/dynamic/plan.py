@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from simready.errors import CatalogError
 from simready.sim import constants as C
 from simready.sim.backends.dynamic.pieces import asset_pieces
 from simready.sim.scene import GROUND_CLASSES, Scene
+
+if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
 
 #: Top of the ground floor slab (m): the floor of the ground-height raster (:class:`~simready.sim.scene.GroundModel`).
 GROUND_FLOOR_Z = 0.0
@@ -109,7 +112,7 @@ def _terrain(scene: Scene, floor: list[Any]) -> Terrain:
     return Terrain(float(x0), float(y0), float(cell), heights)
 
 
-def _world_boxes(catalog: Any, inst: Any) -> list[tuple[float, ...]] | None:
+def _world_boxes(catalog: Catalog, inst: Any) -> list[tuple[float, ...]] | None:
     """World-axis-aligned boxes ``(x0, x1, y0, y1, z0, z1)`` of an instance whose pieces are all boxes at a right-angle yaw."""
     if not inst.pose.level:
         return None

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import os
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pybullet as p
+
+if TYPE_CHECKING:
+    from simready.sim.scene import Scene
 
 #: Collision groups (bits). A ``rayTest`` ray always carries group 1 and a body is hit only if its mask has
 #: that bit, so no body is in group 1 and the (non-ground) statics' mask has it: the tunnelling ray sees them
@@ -127,7 +130,7 @@ _BUILT: list[tuple[Any, World, dict[str, Any]]] = []
 MAX_BUILT_WORLDS = 2
 
 
-def keep_built(scene: Any, world: World, tables: dict[str, Any]) -> None:
+def keep_built(scene: Scene, world: World, tables: dict[str, Any]) -> None:
     """Keep ``world``, its statics built for ``scene``, for the next engine of the same scene.
 
     ``tables``: what that engine needs to take it over: the statics' tables and ``movable``, the ids of every
@@ -137,7 +140,7 @@ def keep_built(scene: Any, world: World, tables: dict[str, Any]) -> None:
     _prune()
 
 
-def take_built(scene: Any) -> tuple[World, dict[str, Any]] | None:
+def take_built(scene: Scene) -> tuple[World, dict[str, Any]] | None:
     """A world kept for this very ``scene`` object and its tables (no longer kept), or None."""
     _prune()
     for k, (ref, world, tables) in enumerate(_BUILT):
