@@ -58,7 +58,7 @@ from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, actor
 from simready.scenario.splits import SHARED
 from simready.scenario.streams import stream_seed
 from simready.scenario.traffic_spec import TrafficSpec
-from simready.scenario.traffic_walkers import spawn_cyclists, spawn_pedestrians
+from simready.scenario.traffic_walkers import Spawning, spawn_cyclists, spawn_pedestrians
 from simready.world.lane_graph import lane_network
 
 #: Name of the named stream every background draw comes from.
@@ -254,8 +254,10 @@ def with_traffic(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, 
     rng = traffic_generator(stream_root)
     vehicles = spawn_vehicles(ctx, base, spec, stream_root, rng)
     # Pedestrians, then cyclists, from the same stream after the vehicles (none drawn when none are asked for).
-    pedestrians = spawn_pedestrians(ctx, base, spec, rng)
-    cyclists = spawn_cyclists(ctx, base, spec, rng, vehicles)
+    kit = Spawning(BACKGROUND_TAG, SCENARIO_CLEARANCE_M, LANE_END_MARGIN_M, JUNCTION_ENTRY_MARGIN_M, TrafficError,
+                   _blocked, _free_intervals, _positions, _route)
+    pedestrians = spawn_pedestrians(ctx, base, spec, rng, kit)
+    cyclists = spawn_cyclists(ctx, base, spec, rng, vehicles, kit)
     spawned = vehicles + pedestrians + cyclists
     actors = own + spawned
     streams = dict(draft["streams"])

@@ -43,12 +43,15 @@ to them as to any lane-bound actor, and vehicles follow them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from shapely.geometry import LineString, Point
 from shapely.ops import unary_union
 
+from simready.errors import SimreadyError
 from simready.scenario.context import ProgramContext
 from simready.scenario.program_base import actor
 from simready.scenario.splits import SHARED
@@ -90,6 +93,23 @@ CYCLIST_BEHIND_VEHICLE_M = 4.0
 DIGITS = 4
 
 ROAD_REGION_TYPES = ("drivable", "intersection")
+
+
+@dataclass(frozen=True)
+class Spawning:
+    """What this spawner shares with the vehicles' (:mod:`simready.scenario.traffic`, which calls it and hands these
+    over, so that neither module imports the other): the tag, the clearance around the scenario's actors, the lane
+    margins, the error class and the lane helpers (blocked stretches, free intervals, positions, routes)."""
+
+    tag: str
+    clearance_m: float
+    lane_end_margin_m: float
+    junction_entry_margin_m: float
+    error: type[SimreadyError]
+    blocked: Callable[..., Any]
+    free_intervals: Callable[..., Any]
+    positions: Callable[..., Any]
+    route: Callable[..., Any]
 
 
 def _r(x: float) -> float:
@@ -158,21 +178,19 @@ def _ped_route(rng: np.random.Generator, ctx: ProgramContext, road: Any, start: 
     return route, kerb
 
 
-def spawn_pedestrians(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec,
-                      rng: np.random.Generator) -> list[dict[str, Any]]:
+def spawn_pedestrians(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, rng: np.random.Generator,
+                      kit: Spawning) -> list[dict[str, Any]]:
     """The background pedestrians of one sample (manifest actors, JSON-like), see the module docstring."""
     density = spec.pedestrians_per_sidewalk_100m
     if density <= 0.0:
         return []
-    from simready.scenario.traffic import SCENARIO_CLEARANCE_M, BACKGROUND_TAG, TrafficError
-
     t = ctx.template
     g = t.walk_graph
     if not g.nodes:
-        raise TrafficError(t.source, "traffic.pedestrians_per_sidewalk_100m", f"{t.id} has no walkable graph")
+        raise kit.error(t.source, "traffic.pedestrians_per_sidewalk_100m", f"{t.id} has no walkable graph")
     families = _families(ctx, draft["split"], "pedestrian")
     if not families:
-        raise TrafficError(t.source, "traffic", f"no pedestrian family may appear in split {draft['split']!r}")
+        raise kit.error(t.source, "traffic", f"no pedestrian family may appear in split {draft['split']!r}")
     assets = {f: ctx.variants(f) for f in families}
     road = _road(ctx)
     points = [(float(a["initial"]["pose"]["x"]), float(a["initial"]["pose"]["y"])) for a in draft["actors"]]
@@ -211,7 +229,7 @@ def spawn_pedestrians(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficS
             target, back = (b, a) if forward else (a, b)
             to_target = length - s if forward else s
             route, kerb = _ped_route(rng, ctx, road, target, back, speed * horizon + PED_ROUTE_SLACK_M, to_target)
-            if any(math.hypot(x - px, y - py) < SCENARIO_CLEARANCE_M for px, py in points):
+            if any(math.hypot(x - px, y - py) < kit.clearance_m for px, py in points):
                 continue
             if scenario_walks is not None and scenario_walks.distance(Point(x, y)) < PED_ROUTE_CLEARANCE_M:
                 continue
@@ -225,7 +243,7 @@ def spawn_pedestrians(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficS
             walk = {"route": route, "reaction_delay_s": delay, "stop_tendency": 1.0, "keep_right_m": PED_KEEP_RIGHT_M}
             out.append(actor(ctx, PEDESTRIAN_ID.format(len(out)), kind="pedestrian", role="agent", asset_id=asset,
                              pose=(_r(px), _r(py), yaw), speed_mps=_r(v0), behavior_rules=rules, cruise_mps=speed,
-                             walk=walk, tags=[BACKGROUND_TAG]))
+                             walk=walk, tags=[kit.tag]))
     return out
 
 
@@ -258,33 +276,21 @@ def _vehicle_room(vehicle: dict[str, Any], half_cyclist: float) -> tuple[float, 
 
 
 def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, rng: np.random.Generator,
-                   vehicles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+                   vehicles: list[dict[str, Any]], kit: Spawning) -> list[dict[str, Any]]:
     """The background cyclists of one sample (manifest actors, JSON-like), see the module docstring."""
     density = spec.cyclists_per_km
     if density <= 0.0:
         return []
-    from simready.scenario.traffic import (
-        BACKGROUND_TAG,
-        JUNCTION_ENTRY_MARGIN_M,
-        LANE_END_MARGIN_M,
-        SCENARIO_CLEARANCE_M,
-        TrafficError,
-        _blocked,
-        _free_intervals,
-        _positions,
-        _route,
-    )
-
     t = ctx.template
     families = _families(ctx, draft["split"], "cyclist")
     if not families:
-        raise TrafficError(t.source, "traffic", f"no cyclist family may appear in split {draft['split']!r}")
+        raise kit.error(t.source, "traffic", f"no cyclist family may appear in split {draft['split']!r}")
     assets = {f: ctx.variants(f) for f in families}
     dims = {a: ctx.catalog.entry(a).dimensions_m for f in families for a in assets[f]}
     longest = max(d.length for d in dims.values())
     net = lane_network(t)
     graph = net.graph
-    blocked, points = _blocked(ctx, draft)
+    blocked, points = kit.blocked(ctx, draft)
     on_lane: dict[str, list[dict[str, Any]]] = {}
     for v in vehicles:
         on_lane.setdefault(v["initial"]["lane_ref"]["lane"], []).append(v)
@@ -293,11 +299,11 @@ def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
         g = graph.lanes[lane]
         n = _count(rng, density * g.length_m / 1000.0)
         keep_out = list(blocked.get(lane, ())) + [_vehicle_room(v, longest / 2) for v in on_lane.get(lane, ())]
-        free = _free_intervals(g.length_m, longest / 2 + LANE_END_MARGIN_M, keep_out)
+        free = kit.free_intervals(g.length_m, longest / 2 + kit.lane_end_margin_m, keep_out)
         placed = []
-        for s in _positions(rng, n, free, longest + CYCLIST_SPACING_M):
+        for s in kit.positions(rng, n, free, longest + CYCLIST_SPACING_M):
             x, y, _ = g.pose_at(s)
-            if all(math.hypot(x - px, y - py) >= SCENARIO_CLEARANCE_M for px, py in points):
+            if all(math.hypot(x - px, y - py) >= kit.clearance_m for px, py in points):
                 placed.append(s)
         riders = []
         for s in placed:
@@ -305,7 +311,7 @@ def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
             asset = assets[family][int(rng.integers(len(assets[family])))]
             cruise = _r(min(rng.uniform(*CYCLIST_SPEED_RANGE_MPS), g.speed_limit_mps))
             idm = {k: _r(rng.uniform(lo, hi)) for k, (lo, hi) in CYCLIST_IDM_RANGES.items()}
-            route = _route(rng, ctx, lane, s)
+            route = kit.route(rng, ctx, lane, s)
             riders.append((s, asset, cruise, idm, route))
         # Initial speeds front to back, behind whatever background actor is ahead on the lane.
         ahead = sorted([(float(v["initial"]["lane_ref"]["s"]), float(v["dims"]["l"]) / 2)
@@ -317,7 +323,7 @@ def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
             gap = nxt[0] - s - nxt[1] - half
             v0 = min(cruise, max(0.0, (gap - idm["s0_m"]) / idm["time_gap_s"]))
             if entry:
-                room = max(0.0, g.length_m - s - half - JUNCTION_ENTRY_MARGIN_M)
+                room = max(0.0, g.length_m - s - half - kit.junction_entry_margin_m)
                 v0 = min(v0, math.sqrt(2.0 * idm["decel_comfort_mps2"] * room))
             # At the kerb: the body's right side CYCLIST_KERB_GAP_M from the lane's right edge.
             offset = -max(g.width_m / 2 - dims[asset].width / 2 - CYCLIST_KERB_GAP_M, 0.0)
@@ -329,7 +335,7 @@ def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
                      "speed_factor": _r(min(max(cruise / g.speed_limit_mps, 0.05), 3.0))}
             a = actor(ctx, CYCLIST_ID.format(len(out)), kind="cyclist", role="agent", asset_id=asset,
                       pose=(_r(x), _r(y), yaw), speed_mps=_r(v0), behavior_rules=rules, route=route,
-                      cruise_mps=cruise, lane_ref={"lane": lane, "s": _r(s), "t_frac": t_frac}, tags=[BACKGROUND_TAG])
+                      cruise_mps=cruise, lane_ref={"lane": lane, "s": _r(s), "t_frac": t_frac}, tags=[kit.tag])
             a["behavior"]["idm"] = idm
             out.append(a)
     return out

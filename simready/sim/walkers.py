@@ -207,15 +207,14 @@ def walker_gaps(view, walkers: tuple[int, ...], fixed: F) -> None:  # type: igno
     close &= peds[None, :] != idx[:, None]
     if not close.any():
         return
-    paths = view.table.paths
-    u, d = view.u_py, view.state.coords.d
+    rows, cols = np.nonzero(close)
+    pi, pj = idx[rows], peds[cols]
+    u_j, d_j = _project_pairs(view.table, view.u, pi, xy[pj])
+    along = u_j - view.u[pi]
+    hit = (along > 0.0) & (along < FOLLOW_LOOKAHEAD_M) & (np.abs(d_j - view.state.coords.d[pi]) < a.hw[pi] + a.hw[pj] + FOLLOW_MARGIN_M)
     ahead: dict[int, dict[int, float]] = {}
-    for k, m in zip(*np.nonzero(close)):
-        i, j = mine[int(k)], int(peds[int(m)])
-        u_j, d_j = paths[i].project_near(float(xy[j, 0]), float(xy[j, 1]), u[i], window=16)
-        along = u_j - u[i]
-        if 0.0 < along < FOLLOW_LOOKAHEAD_M and abs(d_j - float(d[i])) < float(a.hw[i] + a.hw[j]) + FOLLOW_MARGIN_M:
-            ahead.setdefault(i, {})[j] = along
+    for i, j, g in zip(pi[hit].tolist(), pj[hit].tolist(), along[hit].tolist()):
+        ahead.setdefault(i, {})[j] = g
     for i, found in ahead.items():
         best = math.inf
         for j, along in found.items():
@@ -227,3 +226,30 @@ def walker_gaps(view, walkers: tuple[int, ...], fixed: F) -> None:  # type: igno
                 best = g
         if best < fixed[i]:
             fixed[i] = best
+
+
+#: Segments of a walk path searched around a pedestrian's own when projecting another onto it (:func:`_project_pairs`).
+PROJECT_WINDOW = 16
+
+
+def _project_pairs(table, u: F, i: NDArray[np.int64], xy: F) -> tuple[F, F]:  # type: ignore[no-untyped-def]
+    """``(u, d)`` of each point ``xy[k]`` projected onto actor ``i[k]``'s path, among the segments from two before
+    its own to :data:`PROJECT_WINDOW` after it (the closest; the end segments extend beyond the path's ends)."""
+    first = table.locate(u)[i] - table.base[i]
+    last = table.nseg[i] - 1
+    seg = np.clip(first[:, None] - 2 + np.arange(PROJECT_WINDOW + 2)[None, :], 0, last[:, None])
+    flat = table.base[i][:, None] + seg
+    p0, dr = table.pts[flat], table.dirs[flat]
+    rel = xy[:, None, :] - p0
+    along = rel[..., 0] * dr[..., 0] + rel[..., 1] * dr[..., 1]
+    length = table.cum[flat + 1] - table.cum[flat]
+    lo = np.where(seg == 0, -np.inf, 0.0)
+    hi = np.where(seg == last[:, None], np.inf, length)
+    a = np.minimum(np.maximum(along, lo), hi)
+    fx, fy = p0[..., 0] + dr[..., 0] * a, p0[..., 1] + dr[..., 1] * a
+    dist2 = (xy[:, None, 0] - fx) ** 2 + (xy[:, None, 1] - fy) ** 2
+    best = np.argmin(dist2, axis=1)
+    r = np.arange(len(i))
+    pick = flat[r, best]
+    side = dr[r, best, 0] * (xy[:, 1] - fy[r, best]) - dr[r, best, 1] * (xy[:, 0] - fx[r, best])
+    return table.cum[pick] + a[r, best], side
