@@ -203,6 +203,21 @@ def test_replay_and_checkpoint_bit_identical_with_walkers(signalized):
     assert finish(restored).to_bytes() == finish(engine).to_bytes()
 
 
+def test_matched_branches_share_the_walkers_until_the_action(signalized):
+    from simready.sim.branch import run_branches
+
+    tpl, m, _ = signalized
+    out = run_branches(m, tpl, at_s=2.0, actions=("brake", "coast"), backend="kinematic-v1")
+    t_d = out.decision_t_s
+    brake, coast = (b.trace.df for b in out.branches)
+    walkers = {a.id for a in background(m) if a.kind != "vehicle"}
+    cols = ["tick", "actor_id", "x", "y", "speed_mps"]
+    before_b = brake[(brake.t <= t_d) & brake.actor_id.isin(walkers)][cols].reset_index(drop=True)
+    before_c = coast[(coast.t <= t_d) & coast.actor_id.isin(walkers)][cols].reset_index(drop=True)
+    assert len(before_b) and before_b.equals(before_c)
+    assert set(brake.actor_id) >= walkers
+
+
 # --- bad input -----------------------------------------------------------------------------------
 
 
