@@ -10,6 +10,7 @@ walkable graph (an edge that does not enter the roadway), sorted:
 * the count is ``density · length / 100``, its fraction rounded up with that
   probability; positions uniform on the edge with :data:`PED_SPACING_M`
   between them and :data:`PED_END_MARGIN_M` off its ends, none within
+  :data:`PED_MIN_APART_M` of one placed before (on an edge meeting it), nor
   :data:`~simready.scenario.traffic.SCENARIO_CLEARANCE_M` of a scenario actor
   nor :data:`PED_ROUTE_CLEARANCE_M` of a scenario pedestrian's walk;
 * the direction along the edge is a fair coin; the asset uniform over the
@@ -64,6 +65,8 @@ CYCLIST_ID = "bg_c{:03d}"
 #: Between two spawned pedestrians' centres on an edge, and off an edge's ends (m).
 PED_SPACING_M = 1.5
 PED_END_MARGIN_M = 0.5
+#: Two background pedestrians start at least this far apart (m; on edges that meet, too).
+PED_MIN_APART_M = 1.2
 #: A background pedestrian starts no closer than this to a scenario pedestrian's walk (m).
 PED_ROUTE_CLEARANCE_M = 2.0
 #: Walking speed (m/s) and reaction delay (s), each uniform in its range.
@@ -204,6 +207,7 @@ def spawn_pedestrians(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficS
     horizon = float(draft["warmup_s"]) + float(draft["clip_s"])
     edges = sorted((a, b) for a in g.nodes for b in g.adjacency[a] if a < b)
     out: list[dict[str, Any]] = []
+    placed: list[tuple[float, float]] = []
     for a, b in edges:
         pa, pb = g.nodes[a], g.nodes[b]
         if _crosses(road, pa, pb):
@@ -237,6 +241,9 @@ def spawn_pedestrians(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficS
             yaw = math.atan2(ty - y, tx - x)
             # Kept right of the line: the pose is where the body is.
             px, py = x + PED_KEEP_RIGHT_M * math.sin(yaw), y - PED_KEEP_RIGHT_M * math.cos(yaw)
+            if any(math.hypot(px - qx, py - qy) < PED_MIN_APART_M for qx, qy in placed):
+                continue  # near a node, on the next edge: too close to one already placed
+            placed.append((px, py))
             v0 = speed if kerb is None else min(speed, math.sqrt(2.0 * PED_STOP_DECEL_MPS2 * max(kerb - PED_KERB_ROOM_M, 0.0)))
             rules = {"obey_signals": True, "yield": True, "collision_avoidance": True, "aggression": 0.0,
                      "speed_factor": 1.0}
