@@ -255,7 +255,7 @@ def test_suite_traffic_bad_input(tmp_path):
     for body, field in (
         ("traffic:\n  city_crossing:\n    lead_vehicle_brakes: {vehicles_per_lane_km: 500}\n", "vehicles_per_lane_km"),
         ("traffic:\n  city_crossing:\n    lead_vehicle_brakes: {vehicles_per_lane_kms: 5}\n", "vehicles_per_lane_kms"),
-        ("traffic:\n  city_crossing:\n    lead_vehicle_brakes: {pedestrians_per_sidewalk_100m: 2}\n",
+        ("traffic:\n  city_crossing:\n    lead_vehicle_brakes: {pedestrians_per_sidewalk_100m: 200}\n",
          "pedestrians_per_sidewalk_100m"),
         ("traffic:\n  city_crossing:\n    cut_in: {vehicles_per_lane_km: 5}\n", "traffic.city_crossing.cut_in"),
     ):

@@ -45,6 +45,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sample.add_argument("--vehicles-per-lane-km", type=_density, default=0.0, metavar="N",
                         help="background vehicles per km of driving lane (SPEC §20; 0 to 120, default 0: none); the "
                              "pipeline's ladder also rolls each sample out to reject background crashes, this one does not")
+    sample.add_argument("--pedestrians-per-sidewalk-100m", type=_density_of("pedestrians"), default=0.0,
+                        metavar="N", help="background pedestrians per 100 m of sidewalk (SPEC §20; 0 to 60, default 0: "
+                                          "none)")
+    sample.add_argument("--cyclists-per-km", type=_density_of("cyclists"), default=0.0, metavar="N",
+                        help="background cyclists per km of kerbside lane (SPEC §20; 0 to 150, default 0: none)")
     sample.add_argument("--baseline", action="store_true",
                         help="run the independent-sampling baseline instead, for N proposals")
     sample.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -77,6 +82,30 @@ def _density(text: str) -> float:
     if not 0.0 <= value <= MAX_VEHICLES_PER_LANE_KM:
         raise argparse.ArgumentTypeError(f"{value:g} is outside [0, {MAX_VEHICLES_PER_LANE_KM:g}] vehicles per lane km")
     return value
+
+
+#: The walkers' densities: their largest value in simready.scenario.traffic_spec (read when parsed) and unit.
+_WALKER_DENSITIES = {"pedestrians": ("MAX_PEDESTRIANS_PER_SIDEWALK_100M", "pedestrians per 100 m of sidewalk"),
+                     "cyclists": ("MAX_CYCLISTS_PER_KM", "cyclists per km")}
+
+
+def _density_of(kind: str):  # type: ignore[no-untyped-def]
+    """An argparse type: a density of background ``kind`` (pedestrians, cyclists) within the spec's bounds."""
+
+    def parse(text: str) -> float:
+        from simready.scenario import traffic_spec
+
+        name, unit = _WALKER_DENSITIES[kind]
+        top = float(getattr(traffic_spec, name))
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not 0.0 <= value <= top:
+            raise argparse.ArgumentTypeError(f"{value:g} is outside [0, {top:g}] {unit}")
+        return value
+
+    return parse
 
 
 def _programs_option(parser: argparse.ArgumentParser) -> None:
@@ -123,7 +152,9 @@ def _sample(args: argparse.Namespace) -> int:
                 from simready.scenario.traffic_spec import TrafficSpec
 
                 result = generate(template.id, args.intent, args.n, cell=args.cell, root=root, template=template,
-                                  progress=progress, traffic=TrafficSpec(vehicles_per_lane_km=args.vehicles_per_lane_km))
+                                  progress=progress, traffic=TrafficSpec(vehicles_per_lane_km=args.vehicles_per_lane_km,
+                                                      pedestrians_per_sidewalk_100m=args.pedestrians_per_sidewalk_100m,
+                                                      cyclists_per_km=args.cyclists_per_km))
         finally:
             bar.close()
         elapsed = time.perf_counter() - t0

@@ -278,10 +278,11 @@ def replay(manifest: ScenarioManifest, *, template: WorldTemplate | None = None,
     tpl = template if template is not None else resolve_template(manifest.template_id)
     ctx = make_context(tpl, intent, catalog=catalog, coverage=coverage, splits=splits)
     chosen = list(stages if stages is not None else default_stages(ctx)) + list(extra_stages)
-    density = r.get("traffic.vehicles_per_lane_km")
-    if isinstance(density, (int, float)) and density > 0:
-        # The sample's background traffic, from the density it records and its own stream root.
-        chosen.append(TrafficSpawnStage(ctx, TrafficSpec(vehicles_per_lane_km=float(density)), lambda _: stream_root))
+    densities = {k: float(r[f"traffic.{k}"]) for k in TrafficSpec.model_fields
+                 if isinstance(r.get(f"traffic.{k}"), (int, float))}
+    if densities and not TrafficSpec(**densities).empty:
+        # The sample's background traffic, from the densities it records and its own stream root.
+        chosen.append(TrafficSpawnStage(ctx, TrafficSpec(**densities), lambda _: stream_root))
     ladder = Ladder(chosen)
     run = RunState(ctx, ladder, CoverageReport.start(ctx.coverage, tpl.id, "replay", []), "", MAX_REPAIRS)
     index = int(manifest.sample_id.rsplit("-", 1)[1])

@@ -37,8 +37,9 @@ Spawning, per driving lane outside junctions, sorted by id:
   a route that ends on the map, and despawns a vehicle that leaves it).
 
 Pedestrians and cyclists (``pedestrians_per_sidewalk_100m``,
-``cyclists_per_km``) are part of the spec's vocabulary but not spawned yet: a
-non-zero value is refused in one line rather than silently ignored.
+``cyclists_per_km``) are drawn after the vehicles from the same stream
+(:mod:`simready.scenario.traffic_walkers`), so a sample that asks for
+vehicles alone is drawn as before.
 """
 
 from __future__ import annotations
@@ -57,13 +58,14 @@ from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, actor
 from simready.scenario.splits import SHARED
 from simready.scenario.streams import stream_seed
 from simready.scenario.traffic_spec import TrafficSpec
+from simready.scenario.traffic_walkers import Spawning, spawn_cyclists, spawn_pedestrians
 from simready.world.lane_graph import lane_network
 
 #: Name of the named stream every background draw comes from.
 TRAFFIC_STREAM = "traffic"
 #: Tag every background actor carries.
 BACKGROUND_TAG = "background"
-#: Background actor ids: ``bg_v000``, ``bg_v001``, … (vehicles).
+#: Background actor ids: ``bg_v000``, ``bg_v001``, … (vehicles; pedestrians and cyclists: ``bg_p…``, ``bg_c…``).
 VEHICLE_ID = "bg_v{:03d}"
 #: Extra distance between two spawned vehicles' centres beyond the longest vehicle (m).
 SPAWN_SPACING_M = 4.0
@@ -178,11 +180,13 @@ def _r(x: float) -> float:
     return round(float(x), DIGITS)
 
 
-def spawn_vehicles(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, stream_root: str) -> list[dict[str, Any]]:
-    """The background vehicles of one sample (manifest actors, JSON-like), see the module docstring."""
+def spawn_vehicles(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, stream_root: str,
+                   rng: np.random.Generator | None = None) -> list[dict[str, Any]]:
+    """The background vehicles of one sample (manifest actors, JSON-like), see the module docstring; ``rng``: the
+    ``traffic`` stream to draw from (default: a fresh one of ``stream_root``)."""
     if spec.vehicles_per_lane_km <= 0.0:
         return []
-    rng = traffic_generator(stream_root)
+    rng = traffic_generator(stream_root) if rng is None else rng
     families = background_families(ctx, draft["split"])
     if not families:
         raise TrafficError(ctx.template.source, "traffic", f"no vehicle family may appear in split {draft['split']!r}")
@@ -243,23 +247,39 @@ def spawn_vehicles(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
 
 
 def with_traffic(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, stream_root: str) -> dict[str, Any]:
-    """``draft`` with its background vehicles (any earlier ones replaced), the ``traffic`` stream's seed, the
+    """``draft`` with its background vehicles, pedestrians and cyclists (any earlier ones replaced), the ``traffic`` stream's seed, the
     lineage's families, the pinned asset versions and ``traffic.*`` realized values."""
     own = [a for a in draft["actors"] if BACKGROUND_TAG not in a["tags"]]
     base = {**draft, "actors": own}
-    vehicles = spawn_vehicles(ctx, base, spec, stream_root)
-    actors = own + vehicles
+    rng = traffic_generator(stream_root)
+    vehicles = spawn_vehicles(ctx, base, spec, stream_root, rng)
+    # Pedestrians, then cyclists, from the same stream after the vehicles (none drawn when none are asked for).
+    kit = Spawning(BACKGROUND_TAG, SCENARIO_CLEARANCE_M, LANE_END_MARGIN_M, JUNCTION_ENTRY_MARGIN_M, TrafficError,
+                   _blocked, _free_intervals, _positions, _route)
+    pedestrians = spawn_pedestrians(ctx, base, spec, rng, kit)
+    cyclists = spawn_cyclists(ctx, base, spec, rng, vehicles, kit)
+    spawned = vehicles + pedestrians + cyclists
+    actors = own + spawned
     streams = dict(draft["streams"])
     streams[TRAFFIC_STREAM] = stream_seed(stream_root, TRAFFIC_STREAM)
     lineage = dict(draft["lineage"])
     lineage["asset_families"] = sorted({family_of(a["asset_id"]) for a in actors})
     versions = dict(draft["asset_versions"])
-    versions.update({a["asset_id"]: ctx.asset_hashes[a["asset_id"]] for a in vehicles if a["asset_id"] in ctx.asset_hashes})
+    versions.update({a["asset_id"]: ctx.asset_hashes[a["asset_id"]] for a in spawned if a["asset_id"] in ctx.asset_hashes})
     realized = dict(draft["realized"])
     order = [k for k in realized[CAUSAL_ORDER_KEY] if not k.startswith("traffic.")]
     values = {"traffic.vehicles_per_lane_km": (spec.vehicles_per_lane_km, "suite |  | the suite's traffic density"),
               "traffic.vehicles": (len(vehicles), f"{TRAFFIC_STREAM} | traffic.vehicles_per_lane_km | spawned on the "
                                    "driving lanes outside junctions, clear of the scenario's actors")}
+    if spec.pedestrians_per_sidewalk_100m > 0.0:
+        values["traffic.pedestrians_per_sidewalk_100m"] = (spec.pedestrians_per_sidewalk_100m,
+                                                           "suite |  | the suite's pedestrian density")
+        values["traffic.pedestrians"] = (len(pedestrians), f"{TRAFFIC_STREAM} | traffic.pedestrians_per_sidewalk_100m | "
+                                         "spawned on the walkable graph's sidewalks, clear of the scenario's actors")
+    if spec.cyclists_per_km > 0.0:
+        values["traffic.cyclists_per_km"] = (spec.cyclists_per_km, "suite |  | the suite's cyclist density")
+        values["traffic.cyclists"] = (len(cyclists), f"{TRAFFIC_STREAM} | traffic.cyclists_per_km | spawned at the "
+                                      "kerb of the kerbside driving lanes, clear of the scenario's actors and vehicles")
     for key, (value, cause) in values.items():
         realized[key] = value
         realized[CAUSE_PREFIX + key] = cause

@@ -12,21 +12,28 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat
 
 #: Most vehicles a lane km can hold at standstill with the spawner's spacing (a denser request is refused).
 MAX_VEHICLES_PER_LANE_KM = 120.0
+#: Most pedestrians 100 m of sidewalk hold with the spawner's spacing (1.5 m between them; a denser request is refused).
+MAX_PEDESTRIANS_PER_SIDEWALK_100M = 60.0
+#: Most cyclists a km of kerbside lane holds with the spawner's spacing (a bicycle and 4 m; a denser one is refused).
+MAX_CYCLISTS_PER_KM = 150.0
 
 
 class TrafficSpec(BaseModel):
     """What background traffic a suite asks for on one template × intent (each a coverage dimension in SPEC §20).
 
     ``vehicles_per_lane_km``: background vehicles per km of driving lane
-    outside junctions; ``pedestrians_per_sidewalk_100m`` and
-    ``cyclists_per_km``: not spawned yet, must be 0.
+    outside junctions; ``pedestrians_per_sidewalk_100m``: background
+    pedestrians per 100 m of the walkable graph's sidewalk edges;
+    ``cyclists_per_km``: background cyclists per km of kerbside driving lane
+    (the rightmost of its direction) outside junctions
+    (:mod:`simready.scenario.traffic_walkers`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     vehicles_per_lane_km: Annotated[NonNegativeFloat, Field(le=MAX_VEHICLES_PER_LANE_KM)] = 0.0
-    pedestrians_per_sidewalk_100m: Annotated[NonNegativeFloat, Field(le=0.0)] = 0.0
-    cyclists_per_km: Annotated[NonNegativeFloat, Field(le=0.0)] = 0.0
+    pedestrians_per_sidewalk_100m: Annotated[NonNegativeFloat, Field(le=MAX_PEDESTRIANS_PER_SIDEWALK_100M)] = 0.0
+    cyclists_per_km: Annotated[NonNegativeFloat, Field(le=MAX_CYCLISTS_PER_KM)] = 0.0
 
     @property
     def empty(self) -> bool:
-        return self.vehicles_per_lane_km == 0.0
+        return self.vehicles_per_lane_km == 0.0 and self.pedestrians_per_sidewalk_100m == 0.0 and self.cyclists_per_km == 0.0

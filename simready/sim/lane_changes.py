@@ -84,7 +84,8 @@ def wants_to_change(view: TickView) -> list[int]:
     lane, s = view.lanes
     net = lane_network(scene.template)
     out = []
-    for i in np.flatnonzero(a.background & view.present & a.lane_bound).tolist():
+    # Background vehicles only: a background cyclist keeps to the kerb of its lane.
+    for i in np.flatnonzero(a.background & view.present & a.lane_bound & a.is_vehicle).tolist():
         if lateral[i] is not None or lane[i] < 0 or float(view.v[i]) < MIN_CHANGE_SPEED_MPS:
             continue
         here = scene.lane_ids[lane[i]]

@@ -500,9 +500,14 @@ def _initial_path(m: ScenarioManifest, template: WorldTemplate, lane_index: dict
     if actor.role == "parked":
         return fixed_path(pose.x, pose.y, pose.yaw), 0.0, 0.0
     if actor.kind == "pedestrian":
-        p = walk_path((pose.x, pose.y), _expand_walk(template, tuple(actor.walk.route)), template.walk_graph.nodes,
+        keep = float(actor.walk.keep_right_m)
+        # A pedestrian keeping right walks a line that far to the left of its pose (left of its heading).
+        # (Rounded as the path's key rounds it, so that a path rebuilt from its key is this one.)
+        start = (pose.x, pose.y) if not keep else (round(pose.x - keep * math.sin(pose.yaw), 9),
+                                                   round(pose.y + keep * math.cos(pose.yaw), 9))
+        p = walk_path(start, _expand_walk(template, tuple(actor.walk.route)), template.walk_graph.nodes,
                       tuple((v.x, v.y) for v in actor.walk.via))
-        return p, 0.0, 0.0
+        return p, 0.0, -keep if keep else 0.0
     graph = template.lane_graph
     route = list(actor.behavior.route)
     ref = actor.initial.lane_ref

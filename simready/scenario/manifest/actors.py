@@ -125,18 +125,24 @@ class Walk(Model):
     ``via``: a mid-block crossing — world points walked in order from the initial pose before ``route``'s first
     node, off the walkable graph (between parked vehicles, across the carriageway). Empty for a walk on the
     graph alone, and then left out of the dump, so a manifest without one reads and hashes as before.
+    ``keep_right_m``: how far to the right of its route's line the pedestrian walks (m; background pedestrians
+    keep right so that two walking towards each other pass). The initial pose is already that far right of the
+    line (to the right of its heading). 0 (the default) is on the line, and then left out of the dump.
     """
 
     route: Annotated[list[Ref], Len(2, None)]
     reaction_delay_s: Annotated[NonNeg, Le(10)]
     stop_tendency: Fraction
     via: Annotated[list[Point], Len(0, 16)] = []
+    keep_right_m: Annotated[NonNeg, Le(2)] = 0.0
 
     @model_serializer(mode="wrap")
     def _without_empty_via(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
         out = handler(self)
         if not out.get("via"):
             out.pop("via", None)
+        if not out.get("keep_right_m"):
+            out.pop("keep_right_m", None)
         return out
 
 

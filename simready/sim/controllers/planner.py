@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simready.sim import constants as C
-from simready.sim import junctions
+from simready.sim import junctions, walkers
 from simready.sim import planner_kernels as pk
 from simready.sim.controllers import actuation, lateral, longitudinal, pedestrian
 from simready.sim.observe import TickView, leader_u0
@@ -68,6 +68,9 @@ class RouteTable:
     boxes: dict[int, tuple[tuple[float, float, int, float, float], ...]] = field(default_factory=dict)
     #: Whether any actor is background traffic (SPEC §20).
     any_background: bool = False
+    #: Per background pedestrian (index), its path's crossing (:func:`simready.sim.walkers.crossing`; None: it
+    #: crosses no roadway): these take the kerb by :func:`simready.sim.walkers.update`.
+    walking: dict[int, walkers.Crossing | None] = field(default_factory=dict)
 
     @classmethod
     def build(cls, scene: Scene, paths: tuple[ReferencePath, ...]) -> RouteTable:
@@ -109,9 +112,10 @@ class RouteTable:
                   if (found := parked_obstacles(scene, paths[i], i))}
         boxes = {i: found for i in np.flatnonzero(a.background).tolist()
                  if (found := conflict_boxes(scene, paths[i]))}
+        walking = {i: walkers.crossing(scene, paths[i]) for i in np.flatnonzero(a.background & a.is_ped).tolist()}
         return cls(PathTable.build(paths, scene.lane_ids, scene.actors.chord), stop_u, stop_col, tuple(conflicts),
                    _actor_consts(a), _references(a), curves=curves, parked=parked, boxes=boxes,
-                   any_background=bool(a.background.any()))
+                   any_background=bool(a.background.any()), walking=walking)
 
 
 def network_yields(template: object) -> dict[str, tuple[tuple[float, str, float], ...]]:
@@ -376,7 +380,10 @@ def _stationary_obstacles(view: TickView, route: RouteTable, control: ControlSta
         g = max(end_gap, 0.0) if end_gap < math.inf else math.inf
         mem = peds[i]
         if mem is not None:
-            peds[i], kerb_gap = pedestrian.update(view, i, mem, path, perceive)
+            if i in route.walking:
+                peds[i], kerb_gap = walkers.update(view, i, mem, path, perceive, route.walking[i])
+            else:
+                peds[i], kerb_gap = pedestrian.update(view, i, mem, path, perceive)
             if kerb_gap < g:
                 g = kerb_gap
         fixed[i] = g
@@ -457,6 +464,8 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
         _box_gaps(view, route, refs[pk.FIXED_GAP])
     if route.any_background:
         _old_lane_gaps(view, refs[pk.FIXED_GAP])
+    if route.walking:
+        walkers.walker_gaps(view, tuple(route.walking), refs[pk.FIXED_GAP])
     a_des, accel = _accelerations(view, route, leaders, percepts, refs, friction)
 
     throttle, brake = np.zeros(n), np.zeros(n)

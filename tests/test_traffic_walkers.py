@@ -1,0 +1,272 @@
+"""Background pedestrians and cyclists (SPEC §20, issue 31): spawn, the kerb on phase or gap, following, determinism."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from shapely.geometry import LineString, Point
+
+from simready.errors import ManifestError
+from simready.scenario.generator import generate, replay, resolve_template
+from simready.scenario.manifest import manifest_bytes, parse_manifest
+from simready.scenario.suite import SuiteError, load_suite
+from simready.scenario.traffic import BACKGROUND_TAG, TrafficSpec
+from simready.scenario.traffic_walkers import PED_KEEP_RIGHT_M, PED_RANGES, kerbside_lanes
+from simready.sim.controllers.planner import RouteTable
+from simready.sim.engine import Engine
+from simready.sim.run import finish, run_simulation
+from simready.sim.scene import build_scene
+
+BUSY = TrafficSpec(vehicles_per_lane_km=30.0, pedestrians_per_sidewalk_100m=25.0, cyclists_per_km=40.0)
+
+
+def background(m, kind: str | None = None) -> list:
+    return [a for a in m.actors if BACKGROUND_TAG in a.tags and (kind is None or a.kind == kind)]
+
+
+@pytest.fixture(scope="module")
+def signalized():
+    """A left turn at the signalised crossroads (four crosswalks, signals) with vehicles, pedestrians and cyclists."""
+    tpl = resolve_template("urban_signalized_intersection")
+    (m,) = generate(tpl.id, "signalized_left_turn", 1, template=tpl, traffic=BUSY).manifests
+    return tpl, m, run_simulation(m, tpl, backend="kinematic-v1").trace
+
+
+@pytest.fixture(scope="module")
+def unsignalized():
+    tpl = resolve_template("urban_unsignalized_intersection")
+    (m,) = generate(tpl.id, "unprotected_left_turn", 1, template=tpl, traffic=BUSY).manifests
+    return tpl, m, run_simulation(m, tpl, backend="kinematic-v1").trace
+
+
+def test_walkers_recorded_in_full_after_the_vehicles(signalized):
+    tpl, m, _ = signalized
+    peds, cyclists = background(m, "pedestrian"), background(m, "cyclist")
+    assert len(peds) >= 30 and len(cyclists) >= 2
+    assert m.realized["traffic.pedestrians"] == len(peds) and m.realized["traffic.cyclists"] == len(cyclists)
+    assert m.realized["traffic.pedestrians_per_sidewalk_100m"] == 25.0 and m.realized["traffic.cyclists_per_km"] == 40.0
+    graph = tpl.walk_graph
+    for p in peds:
+        assert p.id.startswith("bg_p") and p.role == "agent" and p.asset_family.startswith("pedestrian")
+        assert p.walk.stop_tendency == 1.0 and p.walk.keep_right_m == PED_KEEP_RIGHT_M
+        assert PED_RANGES["reaction_delay_s"][0] <= p.walk.reaction_delay_s <= PED_RANGES["reaction_delay_s"][1]
+        assert PED_RANGES["speed_mps"][0] <= p.behavior.cruise_speed_mps <= PED_RANGES["speed_mps"][1]
+        route = p.walk.route
+        assert len(route) >= 2 and all(graph.has_edge(a, b) for a, b in zip(route, route[1:]))
+        assert len(set(route)) == len(route), "a route walks a node twice"
+    kerbside = set(kerbside_lanes_of(tpl, m))
+    for c in cyclists:
+        ref = c.initial.lane_ref
+        assert ref.lane in kerbside and ref.t_frac < 0 and c.behavior.route[0] == ref.lane
+        assert c.behavior.idm is not None and c.behavior.cruise_speed_mps <= 6.5
+    # The vehicles are drawn first from the stream: the same as a sample asking for vehicles alone.
+    (alone,) = generate(tpl.id, "signalized_left_turn", 1, template=tpl,
+                        traffic=TrafficSpec(vehicles_per_lane_km=BUSY.vehicles_per_lane_km)).manifests
+    assert background(alone) == background(m, "vehicle")
+    assert b'"keep_right_m"' not in manifest_bytes(alone)
+
+
+def kerbside_lanes_of(tpl, m):
+    from simready.scenario.generator import make_context
+
+    return kerbside_lanes(make_context(tpl, m.intent))
+
+
+def _crossings(tpl, m, trace):
+    """Per background pedestrian that steps into the roadway in the clip: (id, its crossing, entry tick, exit tick)."""
+    scene = build_scene(m, tpl, backend="kinematic-v1")
+    route = RouteTable.build(scene, scene.initial_paths)
+    roads = scene.kerb_regions
+    df = trace.df
+    out = []
+    for i, cross in sorted(route.walking.items()):
+        if cross is None:
+            continue
+        rows = df[df.actor_id == scene.actors.ids[i]]
+        inside = np.array([roads.contains(Point(x, y)) for x, y in zip(rows.x, rows.y)])
+        if not inside.any() or inside[0]:
+            continue  # never steps off in the clip, or already on the crossing at t = 0
+        k = int(np.argmax(inside))
+        gone = np.flatnonzero(~inside[k:])
+        out.append((scene.actors.ids[i], cross, int(rows.tick.iloc[k]),
+                    int(rows.tick.iloc[k + gone[0]]) if len(gone) else int(rows.tick.iloc[-1])))
+    return scene, out
+
+
+def _no_vehicle_on_the_crossing(scene, trace, crossings) -> None:
+    """No vehicle or cyclist comes within 1 m of a crossing's line while the pedestrian who took it is in the road."""
+    df = trace.df
+    a = scene.actors
+    lane_bound = [a.ids[j] for j in np.flatnonzero(a.lane_bound)]
+    for ped, cross, enter, leave in crossings:
+        line = LineString(cross[2])
+        during = df[(df.tick >= enter) & (df.tick <= leave) & df.actor_id.isin(lane_bound) & df.present.astype(bool)]
+        for row in during.itertuples():
+            j = a.index[row.actor_id]
+            assert line.distance(Point(row.x, row.y)) > float(a.hl[j]) - 1.0 or row.speed_mps < 0.5, (
+                f"{row.actor_id} drives over {ped}'s crossing at tick {row.tick} while it is on it")
+
+
+def test_pedestrians_cross_only_on_their_phase(signalized):
+    tpl, m, trace = signalized
+    scene, crossings = _crossings(tpl, m, trace)
+    signalised = [c for c in crossings if c[1][0]]
+    assert len(signalised) >= 2, "too few pedestrians cross a signalised crosswalk in the clip"
+    for ped, (cols, _, _), enter, _ in signalised:
+        assert (scene.signals.states[enter, list(cols)] == 2).all(), f"{ped} steps off against its phase"
+    # The north and south arms are green all clip long: their pedestrians wait, none crosses there.
+    green = {c for c in range(scene.signals.states.shape[1]) if (scene.signals.states[scene.warmup_ticks:, c] == 0).all()}
+    assert green and not [c for c in signalised if set(c[1][0]) & green]
+    _no_vehicle_on_the_crossing(scene, trace, crossings)
+
+
+def test_pedestrians_cross_only_in_a_gap(unsignalized):
+    tpl, m, trace = unsignalized
+    scene, crossings = _crossings(tpl, m, trace)
+    assert len(crossings) >= 3 and not any(c[1][0] for c in crossings)
+    _no_vehicle_on_the_crossing(scene, trace, crossings)
+    bg = {a.id for a in background(m)}
+    assert not [e for e in trace.events if e["type"] in ("collision", "termination") and
+                ({e.get("a"), e.get("b")} & bg or e["type"] == "termination")]
+
+
+def test_pedestrians_wait_at_the_kerb_and_keep_apart(signalized):
+    tpl, m, trace = signalized
+    bg = {a.id for a in background(m)}
+    assert not [e for e in trace.events if e["type"] == "collision" and {e["a"], e["b"]} & bg]
+    scene = build_scene(m, tpl, backend="kinematic-v1")
+    route = RouteTable.build(scene, scene.initial_paths)
+    df = trace.df
+    waiting = 0
+    for i, cross in route.walking.items():
+        if cross is None:
+            continue
+        rows = df[df.actor_id == scene.actors.ids[i]]
+        kerb = scene.kerb_u(route.paths.paths[i])
+        # Standing still within a metre before its kerb on a red-for-it crossing (its phase not open).
+        at_kerb = [(r.speed_mps < 0.05) and 0.0 < kerb - route.paths.paths[i].project(r.x, r.y)[0] < 1.5
+                   for r in rows.itertuples()]
+        waiting += any(at_kerb)
+    assert waiting >= 2, "no pedestrian waits at a kerb"
+    # Walking on the right: a pedestrian's body is keep_right_m to the right of its route's line.
+    p = background(m, "pedestrian")[0]
+    i = scene.actors.index[p.id]
+    row = df[df.actor_id == p.id].iloc[0]
+    u, d = scene.initial_paths[i].project(row.x, row.y)
+    assert d == pytest.approx(-PED_KEEP_RIGHT_M, abs=0.05)
+
+
+def test_vehicles_follow_cyclists():
+    tpl = resolve_template("city_crossing")
+    (m,) = generate(tpl.id, "cut_in", 1, template=tpl,
+                    traffic=TrafficSpec(vehicles_per_lane_km=30.0, cyclists_per_km=40.0)).manifests
+    scene = build_scene(m, tpl, backend="kinematic-v1")
+    engine = Engine(scene)
+    from simready.sim.observe import TickView
+
+    trace = run_simulation(m, tpl, backend="kinematic-v1").trace
+    bg = {a.id for a in background(m)}
+    assert not [e for e in trace.events if e["type"] == "collision" and {e["a"], e["b"]} & bg]
+    view = TickView(scene, engine.state, engine.route.paths)
+    a = scene.actors
+    followers = [(i, int(j)) for i, j in enumerate(view.leaders.tolist())
+                 if j >= 0 and a.is_vehicle[i] and a.background[i] and a.kinds[j] == "cyclist"]
+    assert followers, "no vehicle starts behind a cyclist"
+    df = trace.df
+    for i, j in followers:
+        v_i = df[df.actor_id == a.ids[i]].speed_mps.to_numpy()
+        assert v_i.min() < float(a.cruise[i]) - 1.0, f"{a.ids[i]} never slows behind cyclist {a.ids[j]}"
+    cyclists = [x for x in background(m, "cyclist")]
+    assert cyclists and all(e["actor"] not in {c.id for c in cyclists}
+                            for e in trace.events if e["type"] == "lane_change")
+
+
+# --- determinism, checkpoints ------------------------------------------------------------------
+
+
+def test_replay_and_checkpoint_bit_identical_with_walkers(signalized):
+    tpl, m, trace = signalized
+    assert run_simulation(m, tpl, backend="kinematic-v1").trace.to_bytes() == trace.to_bytes()
+    (again,) = generate(tpl.id, "signalized_left_turn", 1, template=tpl, traffic=BUSY).manifests
+    assert manifest_bytes(again) == manifest_bytes(m)
+    assert replay(m, template=tpl) == (True, "")
+    scene = build_scene(m, tpl, backend="kinematic-v1")
+    engine = Engine(scene)
+    engine.run(until_tick=scene.warmup_ticks + int(round(3.0 / scene.dt)))
+    ckpt = engine.checkpoint()
+    engine.run()
+    restored = Engine.restore(scene, ckpt)
+    restored.run()
+    assert finish(restored).to_bytes() == finish(engine).to_bytes()
+
+
+def test_matched_branches_share_the_walkers_until_the_action(signalized):
+    from simready.sim.branch import run_branches
+
+    tpl, m, _ = signalized
+    out = run_branches(m, tpl, at_s=2.0, actions=("brake", "coast"), backend="kinematic-v1")
+    t_d = out.decision_t_s
+    brake, coast = (b.trace.df for b in out.branches)
+    walkers = {a.id for a in background(m) if a.kind != "vehicle"}
+    cols = ["tick", "actor_id", "x", "y", "speed_mps"]
+    before_b = brake[(brake.t <= t_d) & brake.actor_id.isin(walkers)][cols].reset_index(drop=True)
+    before_c = coast[(coast.t <= t_d) & coast.actor_id.isin(walkers)][cols].reset_index(drop=True)
+    assert len(before_b) and before_b.equals(before_c)
+    assert set(brake.actor_id) >= walkers
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+
+def test_walker_bad_input(tmp_path, capsys, signalized):
+    base = "suite_id: s\nbatches: 1\ntemplates:\n  city_crossing:\n    lead_vehicle_brakes: 1\n"
+    for body, field in (
+        ("{pedestrians_per_sidewalk_100m: 61}", "pedestrians_per_sidewalk_100m"),
+        ("{cyclists_per_km: 151}", "cyclists_per_km"),
+        ("{cyclists_per_kilometre: 5}", "cyclists_per_kilometre"),
+    ):
+        path = tmp_path / "suite.yaml"
+        path.write_text(base + "traffic:\n  city_crossing:\n    lead_vehicle_brakes: " + body + "\n")
+        with pytest.raises(SuiteError) as err:
+            load_suite(path)
+        line = str(err.value)
+        assert "\n" not in line and field in line and "suite.yaml" in line
+    path.write_text(base + "traffic:\n  city_crossing:\n    lead_vehicle_brakes: {pedestrians_per_sidewalk_100m: 5, "
+                    "cyclists_per_km: 10}\n")
+    assert load_suite(path).traffic_for("city_crossing", "lead_vehicle_brakes") == TrafficSpec(
+        pedestrians_per_sidewalk_100m=5.0, cyclists_per_km=10.0)
+
+    from simready.cli import main
+
+    for flag, value, unit in (("--pedestrians-per-sidewalk-100m", "80", "[0, 60]"), ("--cyclists-per-km", "-1", "[0, 150]")):
+        with pytest.raises(SystemExit) as exc:
+            main(["scenario", "sample", "--template", "city_crossing", "--intent", "lead_vehicle_brakes", "--n", "1",
+                  "--out", str(tmp_path / "bad"), flag, value])
+        assert exc.value.code == 2 and not (tmp_path / "bad").exists()
+        assert unit in capsys.readouterr().err
+
+    # An unknown behaviour parameter in a manifest's walker: one line naming the field.
+    _, m, _ = signalized
+    data = json.loads(manifest_bytes(m))
+    k = next(n for n, a in enumerate(data["actors"]) if a["id"].startswith("bg_p"))
+    data["actors"][k]["walk"]["gap_s"] = 3.0
+    with pytest.raises(ManifestError) as err:
+        parse_manifest(data, "m.json")
+    assert "\n" not in err.value.one_line() and f"actors[{k}].walk.gap_s" in err.value.one_line()
+
+
+def test_cli_sample_with_walkers(tmp_path):
+    from simready.cli import main
+
+    out = tmp_path / "out"
+    assert main(["scenario", "sample", "--template", "urban_signalized_intersection", "--intent",
+                 "signalized_left_turn", "--n", "1", "--out", str(out), "--pedestrians-per-sidewalk-100m", "5",
+                 "--cyclists-per-km", "20", "--quiet"]) == 0
+    (path,) = out.glob("usi-*.json")
+    data = json.loads(path.read_bytes())
+    kinds = {a["kind"] for a in data["actors"] if "background" in a["tags"]}
+    assert kinds == {"pedestrian", "cyclist"} and data["realized"]["traffic.vehicles"] == 0
+    assert math.isclose(data["realized"]["traffic.pedestrians_per_sidewalk_100m"], 5.0)
