@@ -209,3 +209,22 @@ def test_default_suite_traffic_sample_passes(tmp_path):
     assert row["verdict"] == "accept", row
     v = validate_sample_dir(d, None)
     assert v["base"]["accepted"], v["base"]
+
+
+def test_run_summary_prints_the_traffic_cost(tmp_path, capsys):
+    import json
+
+    from simready.main_job import _print_traffic
+    from simready.resources import ArtifactStore
+
+    store = ArtifactStore(root=str(tmp_path / "artifacts"))
+    cost = {"vehicles_per_lane_km": 40.0, "samples": 1, "vehicles": 52, "reserves": 46, "generate_cpu_s": 5.5,
+            "rollout_cpu_s": 3.25, "rollouts": 2}
+    for batch in ("b0000", "b0001"):
+        store.write_bytes(store.layout.batch("city_crossing", batch).record,
+                          json.dumps({"traffic": {"lead_vehicle_brakes": cost}}).encode())
+    store.write_bytes(store.layout.batch("two_lane_arterial", "b0000").record, json.dumps({}).encode())
+    _print_traffic(store, ["city_crossing", "two_lane_arterial"], ["b0000", "b0001"])
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["  traffic     city_crossing × lead_vehicle_brakes: 40 vehicles/lane km, 2 samples with 52 vehicles "
+                   "(+46 reserves) each; ladder 11.0 s CPU, of it 6.5 s in 4 street rollouts"]
