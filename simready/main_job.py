@@ -125,6 +125,28 @@ def run_main_job(quiet: bool = False, run_tags: dict[str, str] | None = None) ->
     return 0 if log.ok else 1
 
 
+def _print_traffic(store: ArtifactStore, template_ids: list[str], batches: list[str]) -> None:
+    """Background traffic's cost (SPEC §20): per template × intent with traffic, the vehicles its samples carry and
+    the CPU seconds the ladder spent generating them, its street rollouts (one per proposal) included."""
+    layout = store.layout
+    for template_id in template_ids:
+        total: dict[str, dict[str, float]] = {}
+        for batch in batches:
+            record = layout.batch(template_id, batch).record
+            if not store.exists(record):
+                continue
+            for intent, t in store.read_json(record).get("traffic", {}).items():
+                acc = total.setdefault(intent, {"vehicles_per_lane_km": t["vehicles_per_lane_km"]})
+                for key in ("samples", "vehicles", "reserves", "generate_cpu_s", "rollout_cpu_s", "rollouts"):
+                    acc[key] = acc.get(key, 0) + t[key]
+        for intent, t in sorted(total.items()):
+            n = max(int(t["samples"]), 1)
+            print(f"  traffic     {template_id} × {intent}: {t['vehicles_per_lane_km']:g} vehicles/lane km, "
+                  f"{int(t['samples'])} samples with {t['vehicles'] / n:.0f} vehicles (+{t['reserves'] / n:.0f} "
+                  f"reserves) each; ladder {t['generate_cpu_s']:.1f} s CPU, of it {t['rollout_cpu_s']:.1f} s in "
+                  f"{int(t['rollouts'])} street rollouts")
+
+
 def _print_summary(store: ArtifactStore, template_ids: list[str], batches: list[str], wall_s: float, instance,
                    log: RunLog) -> None:
     layout = store.layout
@@ -151,6 +173,7 @@ def _print_summary(store: ArtifactStore, template_ids: list[str], batches: list[
                 proposed += b["proposals"]
                 accepted += b["accepted"]
     print(f"  samples     {accepted} accepted of {proposed} proposed   {store.url(layout.samples_dir)}")
+    _print_traffic(store, template_ids, batches)
     if store.exists(layout.suite_weights):
         w = store.read_json(layout.suite_weights)
         share = w["policy"].get("low_fidelity_share", 0.0)

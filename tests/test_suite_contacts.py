@@ -33,6 +33,7 @@ from simready.sim.branch import run_branches
 from simready.sim.evaluate import evaluate_trace
 from simready.sim.run import run_simulation
 from simready.sim.trace import Trace
+from simready.sim.traffic import TrafficRolloutStage
 from simready.validity import gate, policy
 from simready.validity.evidence import ScenarioEvidence, collisions_from_events
 from simready.world.template import load_template
@@ -52,7 +53,11 @@ def _suite_rollouts() -> list[tuple[str, Any, Trace]]:
     for template_id, intents in sorted(suite.templates.items()):
         template = load_template(paths.TEMPLATES_DIR / f"{template_id}.yaml")
         for intent, n in sorted(intents.items()):
-            for m in generate(template_id, intent, suite.batches * n, catalog=catalog, template=template).manifests:
+            # Background traffic as `make run` samples it: spawned, and the street rolled out by the ladder.
+            traffic = suite.traffic_for(template_id, intent)
+            extra = [TrafficRolloutStage(catalog)] if traffic else []
+            for m in generate(template_id, intent, suite.batches * n, catalog=catalog, template=template,
+                              extra_stages=extra, traffic=traffic).manifests:
                 out.append((f"{m.sample_id} base", m, run_simulation(m, template, catalog=catalog).trace))
                 for b in run_branches(m, template, at_s=decision_at(m)[0], catalog=catalog).branches:
                     out.append((f"{m.sample_id} {b.label}", m, b.trace))

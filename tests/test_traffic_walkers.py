@@ -37,8 +37,11 @@ def signalized():
 
 @pytest.fixture(scope="module")
 def unsignalized():
+    """The unsignalised crossroads with more pedestrians: the reserves keep the vehicles' density up all clip long
+    (simready.sim.respawn), so gaps long enough to cross are rarer than on a street that empties."""
     tpl = resolve_template("urban_unsignalized_intersection")
-    (m,) = generate(tpl.id, "unprotected_left_turn", 1, template=tpl, traffic=BUSY).manifests
+    spec = TrafficSpec(vehicles_per_lane_km=25.0, pedestrians_per_sidewalk_100m=25.0, cyclists_per_km=40.0)
+    (m,) = generate(tpl.id, "unprotected_left_turn", 1, template=tpl, traffic=spec).manifests
     return tpl, m, run_simulation(m, tpl, backend="kinematic-v1").trace
 
 
@@ -126,7 +129,7 @@ def test_pedestrians_cross_only_on_their_phase(signalized):
 def test_pedestrians_cross_only_in_a_gap(unsignalized):
     tpl, m, trace = unsignalized
     scene, crossings = _crossings(tpl, m, trace)
-    assert len(crossings) >= 3 and not any(c[1][0] for c in crossings)
+    assert len(crossings) >= 2 and not any(c[1][0] for c in crossings)
     _no_vehicle_on_the_crossing(scene, trace, crossings)
     bg = {a.id for a in background(m)}
     assert not [e for e in trace.events if e["type"] in ("collision", "termination") and

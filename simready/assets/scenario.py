@@ -25,7 +25,9 @@ from simready.scenario.ladder import REJECTION_FIELDS
 from simready.scenario.suite import load_suite
 
 #: scenario-2: coverage_report (``suite.py``, same code version) counts branches (accepted per action, matched pairs whole).
-SCENARIO_CODE_VERSION = "scenario-2"
+#: scenario-3: background traffic carries reserves and is judged against the scenario's relation; its density is a
+#: coverage dimension (cells ``…|traffic=<bucket>``, coverage rows name their bucket); batch records hold its cost.
+SCENARIO_CODE_VERSION = "scenario-3"
 
 
 def _require_valid_template(store: ArtifactStore, template_id: str) -> None:

@@ -90,7 +90,13 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     ]
     merged = merge_cells(cell_files)
     intents = [i for t in suite.templates.values() for i in t]
-    rows = coverage_table(merged, intents)
+    # Each density the suite asks for is a coverage dimension (SPEC §20): its bucket has its own cells.
+    densities: dict[str, list[float]] = {}
+    for t, ints in suite.templates.items():
+        for i in ints:
+            spec = suite.traffic_for(t, i)
+            densities.setdefault(i, []).append(spec.vehicles_per_lane_km if spec else 0.0)
+    rows = coverage_table(merged, intents, densities)
     totals = coverage_totals(rows)
     layout = store.layout
     coverage = json.dumps({"totals": totals, "cells": rows}, indent=1, sort_keys=True).encode("utf-8")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,30 @@ class IntentSlice:
     manifests: list[ScenarioManifest]
     rejections: list[RejectionRow]
     requested: int
+    #: Background traffic of this intent (SPEC §20): density, vehicles, reserves, the ladder's traffic CPU time.
+    traffic: dict[str, Any] | None = None
+
+
+#: The ladder stage whose CPU time is background traffic's cost (the street rolled out once per proposal).
+TRAFFIC_ROLLOUT_STAGE = "traffic_rollout"
+
+
+class ClockedStage:
+    """A ladder stage whose checks' CPU time and count add up (what the run summary prints as traffic's cost)."""
+
+    def __init__(self, stage: Stage) -> None:
+        self.stage = stage
+        self.name, self.cost_rank, self.level = stage.name, stage.cost_rank, stage.level
+        self.cpu_s = 0.0
+        self.calls = 0
+
+    def check(self, proposal: Any) -> Any:
+        t0 = time.process_time()
+        try:
+            return self.stage.check(proposal)
+        finally:
+            self.cpu_s += time.process_time() - t0
+            self.calls += 1
 
 
 @dataclass
@@ -82,6 +107,8 @@ class BatchResult:
                                      "rejected": len(s.rejections)} for s in self.slices},
             "samples": {m.sample_id: manifest_hash(m) for m in self.manifests},
             "data_version": self.data_version,
+            **({"traffic": {s.intent: s.traffic for s in self.slices if s.traffic}}
+               if any(s.traffic for s in self.slices) else {}),
         }
 
 
@@ -136,10 +163,24 @@ def build_batch(
                              f"{template.id}: {line}")
     slices = []
     for intent, n in suite.intents_for(template.id).items():
+        traffic = suite.traffic_for(template.id, intent)
+        stages = [ClockedStage(s) if s.name == TRAFFIC_ROLLOUT_STAGE and traffic else s for s in extra_stages]
+        t0 = time.process_time()
         result = generate(template.id, intent, (k + 1) * n, root=root, catalog=catalog, template=template,
-                          extra_stages=extra_stages, traffic=suite.traffic_for(template.id, intent))
+                          extra_stages=stages, traffic=traffic)
+        cpu_s = time.process_time() - t0
         mine, rejections = _slice(result.manifests, result.rejections, k, n)
-        slices.append(IntentSlice(intent, mine, rejections, n))
+        cost = None
+        if traffic:
+            clock = next((s for s in stages if isinstance(s, ClockedStage)), None)
+            cost = {"vehicles_per_lane_km": traffic.vehicles_per_lane_km,
+                    "samples": len(mine),
+                    "vehicles": sum(int(m.realized.get("traffic.vehicles", 0)) for m in mine),
+                    "reserves": sum(int(m.realized.get("traffic.reserves", 0)) for m in mine),
+                    "generate_cpu_s": round(cpu_s, 3),
+                    "rollout_cpu_s": round(clock.cpu_s, 3) if clock else 0.0,
+                    "rollouts": clock.calls if clock else 0}
+        slices.append(IntentSlice(intent, mine, rejections, n, cost))
     out = BatchResult(template.id, batch, slices)
     out.cells = cell_counts(slices)
     return out

@@ -18,6 +18,14 @@ optionally name the bins). Example::
     targets:
       - {where: {illumination: night}, target: 4}
 
+Background traffic (SPEC §20) is a coverage dimension the suite fixes, not
+the program: :meth:`CoverageSpec.with_traffic` adds ``traffic`` (key
+``traffic.vehicles_per_lane_km``, bucketed :data:`TRAFFIC_BUCKETS`: light,
+moderate, heavy) with the one bucket the suite's density falls in to every
+cell of a template × intent that asks for traffic
+(``…|traffic=moderate``); a cell without it is ``traffic=none``
+(:func:`traffic_label`), so a sample without traffic keeps its cell id.
+
 A cell id joins ``<dim>=<value>`` in dimension order with ``|``
 (``ttc_s=1.0..2.0|illumination=day``); a bin reads ``lo..hi`` or its label.
 A *cell spec* (the CLI's ``--cell``) is any subset of those terms and
@@ -49,6 +57,12 @@ DEFAULT_TARGET_PER_CELL = 1
 DEFAULT_MAX_PROPOSALS_PER_CELL = 50
 #: Dominant rejection reasons reported for a cell that could not be filled.
 DOMINANT_REASONS = 3
+#: The coverage dimension of the suite's background-traffic density (SPEC §20) and the realized value it reads.
+TRAFFIC_DIMENSION = "traffic"
+TRAFFIC_KEY = "traffic.vehicles_per_lane_km"
+#: Density buckets (vehicles per lane km, ``[lo, hi)``, the last closed); no traffic at all is ``none``.
+TRAFFIC_BUCKETS = ((0.0, 20.0, "light"), (20.0, 60.0, "moderate"), (60.0, 120.0, "heavy"))
+TRAFFIC_NONE = "none"
 
 
 class CoverageError(SimreadyError):
@@ -187,6 +201,27 @@ class CoverageSpec:
     cells: tuple[Cell, ...]
     max_proposals_per_cell: int
     source: str
+    #: Realized values the suite fixes for every sample (``(key, value)``): what :meth:`locate` and
+    #: :meth:`mismatch` read when a proposal does not carry them yet.
+    fixed: tuple[tuple[str, Any], ...] = ()
+
+    def with_traffic(self, density: float) -> CoverageSpec:
+        """This coverage with the ``traffic`` dimension of a suite asking for ``density`` vehicles per lane km: every
+        cell gains the density's bucket (its id ``…|traffic=<bucket>``, its target unchanged); ``density`` 0 is
+        ``none``, the spec itself."""
+        if density <= 0.0 or any(d.name == TRAFFIC_DIMENSION for d in self.dimensions):
+            return self
+        coord = _traffic_coord(density)
+        if coord is None:
+            raise CoverageError(self.source, TRAFFIC_DIMENSION, f"density {density} is in no bucket")
+        dim = Dimension(TRAFFIC_DIMENSION, TRAFFIC_KEY, (coord,))
+        cells = tuple(Cell(f"{c.id}|{cell_id([coord])}", {**c.coords, TRAFFIC_DIMENSION: coord}, c.target)
+                      for c in self.cells)
+        return CoverageSpec(self.intent, self.template, (*self.dimensions, dim), cells, self.max_proposals_per_cell,
+                            self.source, (*self.fixed, (TRAFFIC_KEY, float(density))))
+
+    def _values(self, values: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {**dict(self.fixed), **values} if self.fixed else values
 
     def cell(self, cell_id_: str) -> Cell:
         for c in self.cells:
@@ -219,6 +254,7 @@ class CoverageSpec:
 
     def locate(self, values: Mapping[str, Any]) -> Cell | None:
         """The declared cell that realized ``values`` fall in, or None."""
+        values = self._values(values)
         coords = []
         for dim in self.dimensions:
             c = dim.locate(values.get(dim.key))
@@ -229,10 +265,29 @@ class CoverageSpec:
 
     def mismatch(self, cell: Cell, values: Mapping[str, Any]) -> tuple[str, Any] | None:
         """First ``(dimension, value)`` where ``values`` leave ``cell``, or None."""
+        values = self._values(values)
         for dim in self.dimensions:
             if not cell.coords[dim.name].contains(values.get(dim.key)):
                 return dim.name, values.get(dim.key)
         return None
+
+
+def _traffic_coord(density: float) -> Coord | None:
+    last = len(TRAFFIC_BUCKETS) - 1
+    for k, (lo, hi, label) in enumerate(TRAFFIC_BUCKETS):
+        c = Coord(TRAFFIC_DIMENSION, lo=lo, hi=hi, closed=k == last, label=label)
+        if c.contains(density):
+            return c
+    return None
+
+
+def traffic_label(cell_id_: str) -> str:
+    """The traffic bucket of a cell id: its ``traffic=`` term, or ``none`` for a cell without one."""
+    for term in cell_id_.split("|"):
+        name, _, value = term.partition("=")
+        if name == TRAFFIC_DIMENSION:
+            return value
+    return TRAFFIC_NONE
 
 
 # --- loading ------------------------------------------------------------------------

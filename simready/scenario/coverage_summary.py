@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from simready.scenario.coverage import TRAFFIC_DIMENSION, TRAFFIC_NONE, traffic_label
 from simready.scenario.programs import coverage_of
 
 
@@ -34,12 +35,22 @@ def merge_cells(cell_files: Iterable[Path]) -> dict[str, dict[str, Any]]:
     return dict(sorted(merged.items()))
 
 
-def coverage_table(merged: dict[str, dict[str, Any]], intents: Iterable[str]) -> list[dict[str, Any]]:
-    """One row per declared cell of each intent (declared before generation), filled or not."""
+def coverage_table(merged: dict[str, dict[str, Any]], intents: Iterable[str],
+                   traffic: Mapping[str, Iterable[float]] | None = None) -> list[dict[str, Any]]:
+    """One row per declared cell of each intent (declared before generation), filled or not.
+
+    ``traffic``: per intent, the background-traffic densities the suite asks
+    for it (0: none; an intent not named has none); each is a coverage
+    dimension (SPEC §20), so each density's bucket has its own cells
+    (:meth:`~simready.scenario.coverage.CoverageSpec.with_traffic`). Each row
+    names its ``traffic`` bucket.
+    """
     rows = []
     for intent in sorted(set(intents)):
-        spec = coverage_of(intent)
-        for cell in spec.cells:
+        base = coverage_of(intent)
+        densities = sorted(set((traffic or {}).get(intent, ())) or {0.0})
+        specs = {base.with_traffic(d).cells[0].id: base.with_traffic(d) for d in densities}
+        for cell in (c for spec in specs.values() for c in spec.cells):
             c = merged.get(f"{intent}/{cell.id}")
             accepted = c["accepted"] if c else 0
             reasons = c["by_reason"].most_common(1) if c else []
@@ -47,6 +58,7 @@ def coverage_table(merged: dict[str, dict[str, Any]], intents: Iterable[str]) ->
                 {
                     "intent": intent,
                     "cell": cell.id,
+                    "traffic": traffic_label(cell.id),
                     "target": cell.target,
                     "proposals": c["proposals"] if c else 0,
                     "accepted": accepted,
@@ -75,12 +87,19 @@ def coverage_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         b["target"] += r["target"]
     cells = len(rows)
     touched = sum(1 for r in rows if r["accepted"] > 0)
+    by_traffic: dict[str, dict[str, int]] = defaultdict(lambda: {"cells": 0, "accepted": 0, "target": 0})
+    for r in rows:
+        t = by_traffic[r.get("traffic", TRAFFIC_NONE)]
+        t["cells"] += 1
+        t["accepted"] += r["accepted"]
+        t["target"] += r["target"]
     return {
         "cells": cells,
         "cells_with_samples": touched,
         "cells_filled": sum(1 for r in rows if not r["under_target"]),
         "fill_fraction": round(sum(r["fill"] for r in rows) / cells, 4) if cells else 0.0,
         "by_intent": dict(sorted(by_intent.items())),
+        "by_traffic": dict(sorted(by_traffic.items())),
     }
 
 
@@ -102,7 +121,8 @@ def plot_coverage_heatmap(rows: list[dict[str, Any]], out_png: Path) -> Path:
         grid_acc = np.zeros([len(labels[0]), len(labels[1]) if len(labels) > 1 else 1])
         grid_tgt = np.zeros_like(grid_acc)
         for r in (r for r in rows if r["intent"] == intent):
-            cell = spec.cell(r["cell"])
+            # A traffic bucket's cell squares with the declared cell it extends (SPEC §20).
+            cell = spec.cell("|".join(t for t in r["cell"].split("|") if not t.startswith(f"{TRAFFIC_DIMENSION}=")))
             a = labels[0].index(cell.coords[dims[0]].text())
             b = 0 if len(dims) < 2 else labels[1].index(cell.coords[dims[1]].text())
             grid_acc[a, b] += r["accepted"]

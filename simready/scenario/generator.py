@@ -226,6 +226,9 @@ def generate(template_id: str | Path, intent: str, n: int, *, cell: str | None =
         raise ScenarioError("n", "", f"n must be >= 0, got {n}")
     prog = get_program(intent)
     tpl = template if template is not None else resolve_template(template_id)
+    if traffic is not None and not traffic.empty:
+        # The suite's density is a coverage dimension (SPEC §20): its bucket joins every cell.
+        coverage = (coverage if coverage is not None else coverage_of(intent)).with_traffic(traffic.vehicles_per_lane_km)
     ctx, cells = prepare(tpl, intent, cell, catalog=catalog, coverage=coverage, splits=splits)
     spec = ctx.coverage
     budget = max_proposals_per_cell or spec.max_proposals_per_cell
@@ -276,6 +279,9 @@ def replay(manifest: ScenarioManifest, *, template: WorldTemplate | None = None,
         return False, "the manifest records no intent_id / stream_root to replay from"
     prog = get_program(intent)
     tpl = template if template is not None else resolve_template(manifest.template_id)
+    density = r.get("traffic.vehicles_per_lane_km")
+    if isinstance(density, (int, float)) and density > 0:
+        coverage = (coverage if coverage is not None else coverage_of(intent)).with_traffic(float(density))
     ctx = make_context(tpl, intent, catalog=catalog, coverage=coverage, splits=splits)
     chosen = list(stages if stages is not None else default_stages(ctx)) + list(extra_stages)
     densities = {k: float(r[f"traffic.{k}"]) for k in TrafficSpec.model_fields

@@ -86,6 +86,10 @@ ROUTE_LENGTH_M = 400.0
 ROUTE_MAX_LANES = 12
 #: Digits kept of drawn values (the manifest's own rounding is coarser than none).
 DIGITS = 4
+#: Tag of a background vehicle absent at start that the simulator spawns at its map entry to keep the density.
+RESERVE_TAG = "reserve"
+#: At most this many reserve vehicles per vehicle present at start.
+RESERVES_PER_VEHICLE_MAX = 2.0
 
 
 class TrafficError(SimreadyError):
@@ -176,6 +180,90 @@ def _route(rng: np.random.Generator, ctx: ProgramContext, lane: str, s: float) -
     return route
 
 
+def entry_lanes(ctx: ProgramContext) -> list[str]:
+    """Driving lanes outside junctions where traffic enters the map (no predecessor), sorted."""
+    net = lane_network(ctx.template)
+    graph = net.graph
+    return sorted(k for k, g in graph.lanes.items()
+                  if g.kind == "driving" and k not in net.junction_of and not graph.predecessors[k])
+
+
+def _shortest_crossing_m(ctx: ProgramContext, entries: list[str]) -> float:
+    """The shortest lane chain from an entry to where it leaves the map (m; inf when none leaves)."""
+    net = lane_network(ctx.template)
+    graph = net.graph
+    best = math.inf
+    for start in entries:
+        dist = {start: graph.lanes[start].length_m}
+        todo = [start]
+        while todo:
+            lane = min(todo, key=lambda k: (dist[k], k))
+            todo.remove(lane)
+            nxt = [k for k in graph.successors[lane] if net.kinds.get(k) in ("driving", "turn")]
+            if not nxt:
+                best = min(best, dist[lane])
+            for k in nxt:
+                d = dist[lane] + graph.lanes[k].length_m
+                if d < dist.get(k, math.inf):
+                    dist[k] = d
+                    todo.append(k)
+    return best
+
+
+def reserve_count(ctx: ProgramContext, present: int, horizon_s: float, entries: list[str]) -> int:
+    """How many reserve vehicles a sample with ``present`` background vehicles at start carries.
+
+    A vehicle leaves the map at most once per shortest crossing at the fastest
+    limit, so ``present · horizon · v_max / crossing`` departures can happen
+    in the rollout (``horizon_s``: warm-up and clip); capped at
+    :data:`RESERVES_PER_VEHICLE_MAX` per vehicle (each reserve is a row of
+    the actor table, absent or not).
+    """
+    if present == 0 or not entries:
+        return 0
+    crossing = _shortest_crossing_m(ctx, entries)
+    if not math.isfinite(crossing):
+        return 0
+    v_max = max(g.speed_limit_mps for g in lane_network(ctx.template).graph.lanes.values()) * SPEED_FACTOR_RANGE[1]
+    need = math.ceil(present * horizon_s * v_max / max(crossing, 1.0))
+    return min(need, math.ceil(present * RESERVES_PER_VEHICLE_MAX))
+
+
+def spawn_reserves(ctx: ProgramContext, draft: dict[str, Any], rng: np.random.Generator, families: list[str],
+                   assets: dict[str, list[str]], first: int, count: int) -> list[dict[str, Any]]:
+    """``count`` background vehicles absent at start (tag :data:`RESERVE_TAG`), each at the start of a map entry
+    lane drawn uniformly, with asset, speed factor, IDM parameters and route drawn as for the others; the
+    simulator spawns them in id order when the street has fewer background vehicles than at start."""
+    entries = entry_lanes(ctx)
+    graph = lane_network(ctx.template).graph
+    out = []
+    for k in range(count):
+        lane = entries[int(rng.integers(len(entries)))]
+        family = families[int(rng.integers(len(families)))]
+        asset = assets[family][int(rng.integers(len(assets[family])))]
+        factor = _r(rng.uniform(*SPEED_FACTOR_RANGE))
+        idm = {key: _r(rng.uniform(lo, hi)) for key, (lo, hi) in IDM_RANGES.items()}
+        g = graph.lanes[lane]
+        half = ctx.catalog.entry(asset).dimensions_m.length / 2
+        s = min(half + LANE_END_MARGIN_M, g.length_m / 2)
+        route = _route(rng, ctx, lane, s)
+        x, y, yaw = g.pose_at(s)
+        cruise = _r(g.speed_limit_mps * factor)
+        speed = cruise
+        if any(n in lane_network(ctx.template).junction_of for n in graph.successors[lane]):
+            room = max(0.0, g.length_m - s - half - JUNCTION_ENTRY_MARGIN_M)
+            speed = min(speed, math.sqrt(2.0 * idm["decel_comfort_mps2"] * room))
+        rules = {"obey_signals": True, "yield": True, "collision_avoidance": True, "aggression": 0.0,
+                 "speed_factor": factor}
+        a = actor(ctx, VEHICLE_ID.format(first + k), kind="vehicle", role="agent", asset_id=asset,
+                  pose=(_r(x), _r(y), yaw), speed_mps=_r(speed), behavior_rules=rules, route=route, cruise_mps=cruise,
+                  lane_ref={"lane": lane, "s": _r(s), "t_frac": 0.0}, tags=[BACKGROUND_TAG, RESERVE_TAG],
+                  present=False)
+        a["behavior"]["idm"] = idm
+        out.append(a)
+    return out
+
+
 def _r(x: float) -> float:
     return round(float(x), DIGITS)
 
@@ -243,7 +331,10 @@ def spawn_vehicles(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
                       tags=[BACKGROUND_TAG])
             a["behavior"]["idm"] = idm
             out.append(a)
-    return out
+    horizon = float(draft.get("warmup_s", 5.0)) + float(draft.get("clip_s", 20.0))
+    entries = entry_lanes(ctx)
+    return out + spawn_reserves(ctx, draft, rng, families, assets, len(out),
+                                reserve_count(ctx, len(out), horizon, entries))
 
 
 def with_traffic(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, stream_root: str) -> dict[str, Any]:
@@ -257,7 +348,10 @@ def with_traffic(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, 
     kit = Spawning(BACKGROUND_TAG, SCENARIO_CLEARANCE_M, LANE_END_MARGIN_M, JUNCTION_ENTRY_MARGIN_M, TrafficError,
                    _blocked, _free_intervals, _positions, _route)
     pedestrians = spawn_pedestrians(ctx, base, spec, rng, kit)
-    cyclists = spawn_cyclists(ctx, base, spec, rng, vehicles, kit)
+    # Cyclists keep clear of the vehicles present at start; a reserve waits off the map and enters only where its
+    # entry is clear (simready.sim.respawn), so it does not block a cyclist's place.
+    present = [a for a in vehicles if RESERVE_TAG not in a["tags"]]
+    cyclists = spawn_cyclists(ctx, base, spec, rng, present, kit)
     spawned = vehicles + pedestrians + cyclists
     actors = own + spawned
     streams = dict(draft["streams"])
@@ -268,9 +362,12 @@ def with_traffic(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, 
     versions.update({a["asset_id"]: ctx.asset_hashes[a["asset_id"]] for a in spawned if a["asset_id"] in ctx.asset_hashes})
     realized = dict(draft["realized"])
     order = [k for k in realized[CAUSAL_ORDER_KEY] if not k.startswith("traffic.")]
+    reserves = sum(RESERVE_TAG in a["tags"] for a in vehicles)
     values = {"traffic.vehicles_per_lane_km": (spec.vehicles_per_lane_km, "suite |  | the suite's traffic density"),
-              "traffic.vehicles": (len(vehicles), f"{TRAFFIC_STREAM} | traffic.vehicles_per_lane_km | spawned on the "
-                                   "driving lanes outside junctions, clear of the scenario's actors")}
+              "traffic.vehicles": (len(vehicles) - reserves, f"{TRAFFIC_STREAM} | traffic.vehicles_per_lane_km | spawned "
+                                   "on the driving lanes outside junctions, clear of the scenario's actors"),
+              "traffic.reserves": (reserves, f"{TRAFFIC_STREAM} | traffic.vehicles | absent at start, spawned at the "
+                                   "map's entries to keep the density")}
     if spec.pedestrians_per_sidewalk_100m > 0.0:
         values["traffic.pedestrians_per_sidewalk_100m"] = (spec.pedestrians_per_sidewalk_100m,
                                                            "suite |  | the suite's pedestrian density")

@@ -150,6 +150,11 @@ def state_record(state: SimState, packer: _Packer) -> dict[str, Any]:
     packer.add("control.actuation", np.array(ctl.actuation, dtype=np.float64))
     for name, arr in sorted(state.extras.items()):
         packer.add(f"extras.{name}", np.asarray(arr))
+    world = {"discrete": dict(sorted(state.world.discrete.items())), "friction": state.world.friction,
+             "contacts": sorted([list(p) for p in state.world.contacts]), "woken": sorted(state.world.woken)}
+    if state.world.spawned:
+        # Only when there are any: a checkpoint without background reserves keeps its bytes.
+        world["spawned"] = sorted(state.world.spawned)
     return {
         "tick": state.tick,
         "termination": list(state.termination) if state.termination else None,
@@ -170,8 +175,7 @@ def state_record(state: SimState, packer: _Packer) -> dict[str, Any]:
         "interactions": {"status": {k: list(v) for k, v in sorted(state.interactions.status.items())},
                          "owners": dict(sorted(state.interactions.owners.items())),
                          "fired": dict(sorted(state.interactions.fired.items()))},
-        "world": {"discrete": dict(sorted(state.world.discrete.items())), "friction": state.world.friction,
-                  "contacts": sorted([list(p) for p in state.world.contacts]), "woken": sorted(state.world.woken)},
+        "world": world,
         "rng": state.rng,
     }
 
@@ -195,7 +199,7 @@ def state_from_record(rec: dict[str, Any], arrays: dict[str, np.ndarray]) -> Sim
                              {k: int(v) for k, v in i["fired"].items()})
     w = rec["world"]
     world = WorldState(dict(w["discrete"]), float(w["friction"]), frozenset(tuple(p) for p in w["contacts"]),
-                       frozenset(int(i) for i in w["woken"]))
+                       frozenset(int(i) for i in w["woken"]), frozenset(int(i) for i in w.get("spawned", ())))
     extras = {k.removeprefix("extras."): v for k, v in arrays.items() if k.startswith("extras.")}
     term = tuple(rec["termination"]) if rec["termination"] else None
     return SimState(int(rec["tick"]), bodies, coords, control, inter, world, rec["rng"], term, extras)  # type: ignore[arg-type]

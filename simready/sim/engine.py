@@ -13,7 +13,9 @@ Step i → i+1:
 3. the backend advances all bodies together (apply);
 4. new contacts become ``collision`` events, finished lateral manoeuvres
    release, an actor whose front reaches the end of a lane chain that leaves
-   the map despawns (``despawn``, reason ``left the map``), and the new state is
+   the map despawns (``despawn``, reason ``left the map``; background
+   reserves spawn at the map's entries to keep the density,
+   :mod:`simready.sim.respawn`, at step 1), and the new state is
    checked: a non-finite or exploding state, or a body far outside the map,
    stops the rollout with a reason instead of being recorded;
 5. states i+1 ≥ warmup_ticks are recorded.
@@ -43,6 +45,7 @@ from simready.sim.kinematics import path_bodies
 from simready.sim.lane_changes import DECISION_PERIOD_S, lane_changes
 from simready.sim.observe import TickView
 from simready.sim.paths import PathTable
+from simready.sim.respawn import Respawner
 from simready.sim.scene import Scene
 from simready.sim.state import (
     ControlState,
@@ -274,6 +277,8 @@ class Engine:
         self._background = bool(scene.actors.background.any())
         self._change_every = max(1, round(DECISION_PERIOD_S / scene.dt))
         self._cruise = scene.actors.cruise.tolist()
+        #: Background reserves spawned at the map's entries to keep the density (:mod:`simready.sim.respawn`).
+        self._respawn = Respawner(scene)
         self._route: RouteTable | None = None
         self._leaving: dict[int, tuple[PathTable, list[tuple[int, float, float]]]] = {}
         start = self.backend.start(self.state)
@@ -313,6 +318,12 @@ class Engine:
                 s = s2
                 self.state = s
                 route = self.route
+                view = TickView(scene, s, route.paths)
+        if self._respawn.active:
+            s2 = self._respawn.step(scene, s, view, events)
+            if s2 is not s:
+                s = s2
+                self.state = s
                 view = TickView(scene, s, route.paths)
         if self._background and s.tick % self._change_every == 0:
             s2, changed = lane_changes(view, self._cruise, route)

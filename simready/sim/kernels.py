@@ -325,6 +325,52 @@ def lanes_at(cum: np.ndarray, base: np.ndarray, last: np.ndarray, seg_lane: np.n
         s[i] = u[i] - lane_u0[i, li] if li >= 0 else np.nan
 
 
+@numba.njit(**_JIT)
+def project_near(cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray,
+                 rows: np.ndarray, xs: np.ndarray, ys: np.ndarray, hints: np.ndarray, window: int,
+                 out_u: np.ndarray, out_d: np.ndarray) -> None:
+    """``(u, d)`` of points ``(xs[n], ys[n])`` on the paths of actors ``rows[n]``, each searched near ``hints[n]``:
+    :meth:`simready.sim.paths.ReferencePath.project_near` for many bodies in one call, the same operations
+    (its ``bisect_right`` over the path's arc lengths, its ``min``/``max`` clamps, strict ``<`` between candidates)."""
+    for n in range(rows.shape[0]):
+        r = rows[n]
+        b = base[r]
+        L = last[r]
+        x, y, h = xs[n], ys[n], hints[n]
+        lo, hi = 0, L + 2
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if h < cum[b + mid]:
+                hi = mid
+            else:
+                lo = mid + 1
+        i = lo - 1
+        if i < 0:
+            i = 0
+        if i > L:
+            i = L
+        found = False
+        best_d2, best_u, best_d = 0.0, 0.0, 0.0
+        k0 = i - 2 if i - 2 > 0 else 0
+        k1 = i + window if i + window < L else L
+        for k in range(k0, k1 + 1):
+            px, py = pts[b + k, 0], pts[b + k, 1]
+            dx, dy = dirs[b + k, 0], dirs[b + k, 1]
+            along = (x - px) * dx + (y - py) * dy
+            seg_len = cum[b + k + 1] - cum[b + k]
+            lo_c = -np.inf if k == 0 else 0.0
+            hi_c = np.inf if k == L else seg_len
+            m = lo_c if lo_c > along else along
+            a = hi_c if hi_c < m else m
+            fx, fy = px + dx * a, py + dy * a
+            d2 = (x - fx) * (x - fx) + (y - fy) * (y - fy)
+            if not found or d2 < best_d2:
+                found = True
+                best_d2, best_u, best_d = d2, cum[b + k] + a, dx * (y - fy) - dy * (x - fx)
+        out_u[n] = best_u
+        out_d[n] = best_d
+
+
 # planner_kernels keeps its own two copies of these: numba's on-disk cache of a function is not
 # invalidated when a compiled function it calls from another module changes.
 @numba.njit(**_JIT)

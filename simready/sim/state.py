@@ -239,12 +239,15 @@ class WorldState:
     ``contacts``: actor-index pairs (i < j, or (i, −1) for a static
     collider) touching after the last step. ``woken``: parked vehicles that
     have become dynamic bodies (dynamic-v1, once something came near).
+    ``spawned``: background reserves the simulator has spawned to keep the
+    density (:mod:`simready.sim.respawn`).
     """
 
     discrete: dict[str, Any]
     friction: float
     contacts: frozenset[tuple[int, int]] = frozenset()
     woken: frozenset[int] = frozenset()
+    spawned: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)

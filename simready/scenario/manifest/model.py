@@ -192,9 +192,11 @@ class ScenarioManifest(Model):
         self._check_after_cycles()
         spawned = {i.actor_id for i in self.interactions if i.exist is not None and i.exist.state == "present"}
         for n, a in enumerate(self.actors):
-            if not a.present_at_start and a.id not in spawned:
+            # A background reserve (tags background + reserve) is spawned by the simulator to keep the density.
+            if not a.present_at_start and a.id not in spawned and not {"background", "reserve"} <= set(a.tags):
                 raise fail(
-                    f"actors[{n}].present_at_start", "absent at start and never spawned by an exist interaction"
+                    f"actors[{n}].present_at_start",
+                    "absent at start and never spawned by an exist interaction (nor a background reserve)",
                 )
         return self
 

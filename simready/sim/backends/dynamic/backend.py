@@ -43,7 +43,7 @@ import pybullet as p
 
 from simready.errors import CatalogError
 from simready.sim import constants as C
-from simready.sim import impact
+from simready.sim import impact, kernels
 from simready.sim.backend import COMMON_EXTRAS, Backend, StepOutcome
 from simready.sim.backends.dynamic.checks import RolloutChecks, body_energy, crossed_collider
 from simready.sim.backends.dynamic.chassis import Chassis, tyre_forces, tyre_setup
@@ -61,6 +61,10 @@ from simready.sim.state import Bodies, PathCoords, SimState, frozen
 
 if TYPE_CHECKING:
     from simready.sim.controllers.planner import Plan, RouteTable
+
+#: Segments searched around a body's previous arc length when it is projected back onto its path
+#: (:meth:`simready.sim.paths.ReferencePath.project_near`'s default, :func:`simready.sim.kernels.project_near`).
+PROJECT_WINDOW = 6
 
 S = C.DYNAMIC_SETTINGS
 #: A parked vehicle gets its mass when a moving vehicle body is this much nearer than both bounding radii plus
@@ -450,6 +454,7 @@ class DynamicBackend(Backend):
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
         lever = (0.0, 0.0, 0.0)
+        moved = []
         for i in self.vehicles:
             if not present[i]:
                 continue
@@ -463,10 +468,19 @@ class DynamicBackend(Backend):
             pos[i], quat[i], vel[i], omega[i] = bp, bq, bv, bo
             heading = math.atan2(R[1, 0], R[0, 0])
             yaw[i] = heading
-            u_out[i], d_out[i] = route.paths.paths[i].project_near(float(bp[0]), float(bp[1]), float(c.u[i]))
+            moved.append(i)
             v_out[i] = max(float(bv[0] * math.cos(heading) + bv[1] * math.sin(heading)), 0.0)
             vdir = math.atan2(bv[1], bv[0]) if math.hypot(bv[0], bv[1]) > 0.1 else heading
             slip[i] = (vdir - heading + math.pi) % (2 * math.pi) - math.pi
+        if moved:
+            # Every body back onto its path in one compiled call (ReferencePath.project_near's operations, its bits).
+            rows = np.array(moved, dtype=np.int64)
+            cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
+            pu, pd = np.empty(len(rows)), np.empty(len(rows))
+            kernels.project_near(cum, base, last, pts, dirs, rows, np.ascontiguousarray(pos[rows, 0]),
+                                 np.ascontiguousarray(pos[rows, 1]), np.ascontiguousarray(c.u[rows], dtype=np.float64),
+                                 PROJECT_WINDOW, pu, pd)
+            u_out[rows], d_out[rows] = pu, pd
         if e is not None:
             extras["steer_rad"][e] = steer
             extras["tyre_util"][e] = util
