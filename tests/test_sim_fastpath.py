@@ -331,3 +331,27 @@ def test_waiting_interactions_follow_the_status_dict() -> None:
     later = {"a": ("fired", 9), "b": ("released", 9), "c": ("fired", 9)}
     assert [[i.id for i in x] for x in _waiting(inters, later)] == [[], ["c"]]
     assert [[i.id for i in x] for x in _waiting(inters, first)] == [["a", "c"], ["b"]]
+
+
+def test_recorded_rows_are_the_states_bits() -> None:
+    """The recorder's compiled row copy (kernels.record_row) holds each recorded state's bodies, presence, lane and
+    s (a walker's s: its u along the walk route) bit for bit, as whole-array copies would."""
+    scene = _scene()
+    engine = Engine(scene)
+    states = []
+    while engine.step():
+        if engine.state.tick >= scene.warmup_ticks:
+            states.append((engine.state, engine.route.paths))
+    arrays = engine.recorder.arrays()
+    walk = np.array([key[0] == "walk" for key in engine.state.coords.path_keys])
+    assert walk.any()
+    assert len(arrays["pos"]) == len(states)
+    for state, table in states:
+        k = state.tick - scene.warmup_ticks
+        b = state.bodies
+        for name in ("pos", "quat", "vel", "omega", "present"):
+            assert arrays[name][k].tobytes() == np.asarray(getattr(b, name)).tobytes()
+        lane, s = table.lanes_at(state.coords.u)
+        assert arrays["lane"][k].tolist() == lane.tolist()
+        assert arrays["s"][k].tobytes() == np.where(walk, state.coords.u, s).tobytes()
+    engine.close()

@@ -161,22 +161,18 @@ class Recorder:
     def record(self, state: SimState, table: PathTable) -> None:
         """Copy state's row into the preallocated arrays (speeds are filled in bulk when read, :meth:`arrays`).
 
-        Why row by row: a row is a dozen small copies (~0.5 µs each); keeping
-        references and stacking them at the end cost ~30 µs a row.
+        Why row by row: keeping references and stacking them at the end cost
+        ~30 µs a row; the bodies, presence, lane and s go in one compiled
+        copy (:func:`simready.sim.kernels.record_row`), the extras as numpy rows.
         """
         k = self.rows
         b = state.bodies
-        self.pos[k] = b.pos
-        self.quat[k] = b.quat
-        self.vel[k] = b.vel
-        self.omega[k] = b.omega
-        self.present[k] = b.present
         u = state.coords.u
         lane, s = table.lanes_at(u)
-        self.lane[k] = lane
         walk = self._walk(state.coords.path_keys)
-        # A walk route has no lane: its s is the arc length along the route.
-        self.s[k] = np.where(walk, u, s) if self._any_walk else s
+        # One compiled copy of the row. A walk route has no lane: its s is the arc length along the route.
+        kernels.record_row(k, b.pos, b.quat, b.vel, b.omega, b.present, lane, s, u, walk, self.pos, self.quat, self.vel,
+                           self.omega, self.present, self.lane, self.s)
         extras = state.extras
         for name, arr in self.extras.items():
             if name in extras:
@@ -186,8 +182,7 @@ class Recorder:
     def _walk(self, keys: tuple) -> np.ndarray:
         if keys is not getattr(self, "_walk_keys", None):
             self._walk_keys = keys
-            self._walk_mask = np.array([key[0] == "walk" for key in keys])
-            self._any_walk = bool(self._walk_mask.any())
+            self._walk_mask = np.array([key[0] == "walk" for key in keys], dtype=bool)
         return self._walk_mask
 
     def _flush(self) -> None:
@@ -357,9 +352,13 @@ class Engine:
                                 "type": "termination", "reason": reason})
             self.state = s.evolve(termination=(new.tick, reason))
             return False
-        post = TickView(scene, new, route.paths)
-        new = interactions.complete_lateral(new, post, p.lateral_done, events)
+        # The view of the new state is only read when something happens (most ticks: nothing).
+        post = None
+        if p.lateral_done:
+            post = TickView(scene, new, route.paths)
+            new = interactions.complete_lateral(new, post, p.lateral_done, events)
         if out.contacts != s.world.contacts:
+            post = post or TickView(scene, new, route.paths)
             new = self._contacts_changed(s, new, post, out, events)
         if out.contacts:
             impact_delta_v(self.events, events, scene, new)
@@ -414,7 +413,7 @@ class Engine:
         names = getattr(self.backend, "static_contact_names", {})
         return names.get(pair, "static")
 
-    def _leave_map(self, state: SimState, route: RouteTable, view: TickView, events: list[Event]) -> SimState:
+    def _leave_map(self, state: SimState, route: RouteTable, view: TickView | None, events: list[Event]) -> SimState:
         t = route.paths
         leaving = self._leaving.get(id(t))
         if leaving is None or leaving[0] is not t:
@@ -430,6 +429,7 @@ class Engine:
         if not gone:
             return state
         present = np.array(state.bodies.present)
+        view = view or TickView(self.scene, state, t)
         for i in gone:
             present[i] = False
             events.append(interactions.event(view, "despawn", actor=self.scene.actors.ids[i], reason="left the map"))

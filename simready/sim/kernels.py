@@ -288,6 +288,42 @@ def pack_step(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate
 
 
 @numba.njit(**_JIT)
+def pack_step_walk(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate: np.ndarray, d_acc: np.ndarray,
+                   v: np.ndarray, a: np.ndarray, lateral: bool, present: np.ndarray, prev_pos: np.ndarray,
+                   prev_quat: np.ndarray, prev_yaw: np.ndarray, reach2: np.ndarray, hl: np.ndarray, hw: np.ndarray,
+                   w_rows: np.ndarray, w_first: np.ndarray, w_z_start: np.ndarray, w_step_u: np.ndarray,
+                   w_step_dh: np.ndarray, inv_ramp: float, u: np.ndarray, big: np.ndarray, slip: np.ndarray,
+                   pairs: np.ndarray) -> int:
+    """:func:`pack_step`, then :func:`walk_heights` of the walkers ``w_*`` (none: ``w_rows`` empty) at ``u``, in
+    one call: the values of the two calls in turn (the walkers' heights do not enter the contacts, which read x, y
+    and the heading only)."""
+    m = pack_step(placed, yaw, heading_v, d_rate, d_acc, v, a, lateral, present, prev_pos, prev_quat, prev_yaw,
+                  reach2, hl, hw, big, slip, pairs)
+    walk_heights(w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u, v, present, big)
+    return m
+
+
+@numba.njit(**_JIT)
+def record_row(k: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
+               lane: np.ndarray, s: np.ndarray, u: np.ndarray, walk: np.ndarray, o_pos: np.ndarray,
+               o_quat: np.ndarray, o_vel: np.ndarray, o_omega: np.ndarray, o_present: np.ndarray, o_lane: np.ndarray,
+               o_s: np.ndarray) -> None:
+    """Copy one state's bodies, presence, lane and s into row ``k`` of the recorder's arrays (``o_*``); s is ``u``
+    for the actors on a ``walk`` route (no lane there). Copies only: the values are the inputs' bits."""
+    n = pos.shape[0]
+    for i in range(n):
+        for c in range(3):
+            o_pos[k, i, c] = pos[i, c]
+            o_vel[k, i, c] = vel[i, c]
+            o_omega[k, i, c] = omega[i, c]
+        for c in range(4):
+            o_quat[k, i, c] = quat[i, c]
+        o_present[k, i] = present[i]
+        o_lane[k, i] = lane[i]
+        o_s[k, i] = u[i] if walk[i] else s[i]
+
+
+@numba.njit(**_JIT)
 def state_ok(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
              max_speed: float, check_bounds: bool, lo_x: float, hi_x: float, lo_y: float, hi_y: float,
              max_abs_z: float) -> bool:

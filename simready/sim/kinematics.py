@@ -117,7 +117,7 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
 
     Why fused: integration, placement, the absent actors and the contacts
     are two compiled calls (:func:`simready.sim.kernels.advance_place`,
-    :func:`simready.sim.kernels.pack_step`) around the two numpy
+    :func:`simready.sim.kernels.pack_step_walk`) around the two numpy
     arctangents, instead of a dozen array operations a tick. The values are
     those of integrating, masking with ``np.where``, :func:`path_bodies` and
     :func:`footprint_contacts` (:func:`_step_reference`, which a non-finite
@@ -137,12 +137,12 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     reach2, hl, hw = _reach(scene.actors)
     big, slip = np.empty(13 * n), np.empty(n)
     pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
-    m = K.pack_step(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev.pos, prev.quat, prev_yaw,
-                    reach2, hl, hw, big, slip, pairs)
-    walk = walk_profile(scene, table)
-    if walk is not None:
-        K.walk_heights(*walk, 1.0 / C.PED_STEP_RAMP_M, u1, v1, present, big)
-    tilt_on_ground(scene, big, n, yaw, present)
+    walk = walk_profile(scene, table) or _NO_WALK
+    m = K.pack_step_walk(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev.pos, prev.quat,
+                         prev_yaw, reach2, hl, hw, walk.rows, walk.first, walk.z_start, walk.step_u, walk.step_dh,
+                         1.0 / C.PED_STEP_RAMP_M, u1, big, slip, pairs)
+    if scene.ground.sloped:
+        tilt_on_ground(scene, big, n, yaw, present)
     return PathStep(_bodies_from(big, n, present), yaw, slip, u1, v1, a1,
                     frozenset(zip(pairs[:m, 0].tolist(), pairs[:m, 1].tolist())) if m else _NO_CONTACTS)
 
@@ -280,6 +280,9 @@ class WalkProfile(NamedTuple):
     step_u: F
     step_dh: F
 
+
+#: No walker meets a height change: the walk arrays :func:`simready.sim.kernels.pack_step_walk` then takes.
+_NO_WALK = WalkProfile(np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
 
 #: Spacing of the raster samples along a walk route (m): a quarter raster cell, so every cell the centreline
 #: crosses for more than this is sampled.

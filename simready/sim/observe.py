@@ -100,13 +100,14 @@ def sibling_u0(table: PathTable, scene: Scene) -> F:
 def leader_u0(table: PathTable, scene: Scene) -> F:
     """The ``lane_u0`` the planner measures a leader's gap with: background actors' rows also hold where the
     lanes diverging from their paths start (:func:`sibling_u0`); the table's own when there is no background."""
-    aware = scene.actors.background
-    if not aware.any():
-        return table.lane_u0
     hit = table._memo.get("leader_u0")
     if hit is None:
-        own = table.lane_u0
-        hit = np.where(np.isnan(own) & aware[:, None], sibling_u0(table, scene), own)
+        aware = scene.actors.background
+        if not aware.any():
+            hit = table.lane_u0
+        else:
+            own = table.lane_u0
+            hit = np.where(np.isnan(own) & aware[:, None], sibling_u0(table, scene), own)
         table._memo["leader_u0"] = hit
     return hit
 

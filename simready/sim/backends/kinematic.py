@@ -59,10 +59,17 @@ class KinematicBackend(Backend):
                               a=ro(step.accel), yaw=ro(step.yaw))
         extras = {"accel_mps2": step.accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": self._zeros(len(c.u)), "slip_rad": step.slip}
+        struck = state.control.struck
+        if not step.contacts and not struck:
+            # No contact and nobody carried (most ticks): nothing below applies. StepOutcome has no __post_init__:
+            # filling its fields is what its (frozen) __init__ does, cheaper.
+            out = object.__new__(StepOutcome)
+            out.__dict__.update(bodies=step.bodies, coords=coords, contacts=step.contacts, extras=extras, impacts=None,
+                                struck=None, woken=None)
+            return out
         a = self.scene.actors
         if any(j >= 0 and a.is_vehicle[i] and a.is_vehicle[j] for i, j in step.contacts - state.world.contacts):
             step, coords = self._stop_at_contact(state, step, coords)
-        struck = state.control.struck
         hit = impact.new_strikes(self.scene, step.contacts, state.world.contacts, struck, state.bodies.present)
         if not struck and not hit:
             return StepOutcome(step.bodies, coords, step.contacts, extras)

@@ -441,12 +441,23 @@ def _accelerations(view: TickView, route: RouteTable, leaders: tuple[int, ...], 
     return a_des, accel
 
 
+_EVERY: dict[float, int] = {}
+
+
+def _perception_every(dt: float) -> int:
+    """Ticks between perception updates at this ``dt``."""
+    hit = _EVERY.get(dt)
+    if hit is None:
+        hit = _EVERY[dt] = max(1, round(C.PERCEPTION_PERIOD_S / dt))
+    return hit
+
+
 def plan(view: TickView, route: RouteTable, control: ControlState, friction: float, ego_mass_kg: float) -> Plan:
     """The commands of every actor for the step from ``view.tick`` to the next."""
     scene = view.scene
     a = scene.actors
     n = len(a)
-    every = max(1, round(C.PERCEPTION_PERIOD_S / scene.dt))
+    every = _perception_every(scene.dt)
     leaders, percepts, yields = control.leaders, control.percepts, control.yields
     perceive = view.tick % every == 0 or len(leaders) != n
     if perceive:
@@ -476,9 +487,13 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
         cmd, buffer = actuation.push(buffer, float(a_des[e]))
         net, throttle[e], brake[e] = actuation.net_command(cmd, v_e, ego_mass_kg, friction, a.py.decel_max[e],
                                                            a.py.accel_max[e])
-        accel[e] = pk.rest_clamp(v_e, net)
+        accel[e] = 0.0 if (v_e <= 0.0 and net < 0.0) else net  # pk.rest_clamp, without a compiled call
 
     d_ref, d_rate, d_acc, done = lateral.lateral_refs(control.lateral, view.state.coords.d, view.tick, scene.dt)
     # ControlState has no __post_init__: a field-level copy is what its __init__ would build.
     new_control = with_changes(control, actuation=buffer, peds=tuple(peds), leaders=leaders, percepts=percepts, yields=yields)
-    return Plan(accel, a_des, throttle, brake, d_ref, d_rate, d_acc, new_control, done)
+    # Plan has no __post_init__: filling its fields is what its (frozen) __init__ does, cheaper.
+    out = object.__new__(Plan)
+    out.__dict__.update(accel=accel, a_des=a_des, throttle=throttle, brake=brake, d_ref=d_ref, d_rate=d_rate,
+                        d_acc=d_acc, control=new_control, lateral_done=done)
+    return out
