@@ -1,4 +1,6 @@
-"""Compiled kernels of the perception truth (numba): visibility from a frame's own buffers.
+"""Compiled kernels of the perception truth (numba): a frame's samples from its hits, the projection of
+body points into another frame fused with the visibility test against that frame's own buffers, the
+motion field's and the flow table's per-sample steps.
 
 Why compiled: each runs once per correspondence over every visible sample of a
 full-resolution frame (~10⁶ points); as numpy each step is a full-array pass
@@ -21,13 +23,14 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 HIDDEN, VISIBLE, UNDECIDED = 0, 1, 2
 
 
-@numba.njit(**_JIT)
-def buffer_visibility(uv: np.ndarray, z: np.ndarray, in_view: np.ndarray, body: np.ndarray, triangle: np.ndarray,
-                      body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray, width: int, height: int,
-                      hidden_margin_m: float, hidden_margin_rel: float) -> np.ndarray:
-    """Per point: VISIBLE, HIDDEN or UNDECIDED from the target frame's surface-identity and depth buffers.
+@numba.njit(inline="always", **_JIT)
+def _buffer_state(u: float, v: float, z: float, body: int, triangle: int, body_img: np.ndarray,
+                  triangle_img: np.ndarray, z_img: np.ndarray, width: int, height: int, hidden_margin_m: float,
+                  hidden_margin_rel: float) -> int:
+    """VISIBLE, HIDDEN or UNDECIDED for one point in view from the target frame's surface-identity and depth
+    buffers.
 
-    The four pixel centres around each point's (pinhole) projection decide it:
+    The four pixel centres around the point's (pinhole) projection decide it:
 
     * all four see the point's own triangle (same body, same triangle): VISIBLE. The directions that
       meet one triangle from one origin form a convex cone, so the point's own ray, inside the four
@@ -35,46 +38,46 @@ def buffer_visibility(uv: np.ndarray, z: np.ndarray, in_view: np.ndarray, body: 
     * all four see one other triangle, nearer than the point by more than the margin at every one of
       them: HIDDEN. The point's ray meets that triangle too, and on a plane 1/z is affine in the image
       coordinates, so its depth there is at most the largest of the four: nearer than the point.
-    * anything else (an edge, two surfaces, nothing hit, the image border, a point not in view): UNDECIDED.
+    * anything else (an edge, two surfaces, nothing hit, the image border): UNDECIDED.
 
     Args:
-        uv: (N, 2) pinhole pixel coordinates; z: (N,) z-depths; in_view: (N,) bool.
-        body, triangle: (N,) the points' surface identity.
+        u, v: pinhole pixel coordinates; z: z-depth; body, triangle: the point's surface identity.
         body_img, triangle_img: (H·W,) the target frame's per-pixel identity (−1 where nothing is hit).
         z_img: (H·W,) its z-depth (anything where nothing is hit).
     """
+    if not (u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0):
+        return UNDECIDED
+    u0 = min(int(math.floor(u)), width - 2)
+    v0 = min(int(math.floor(v)), height - 2)
+    p00 = v0 * width + u0
+    corners = (p00, p00 + 1, p00 + width, p00 + width + 1)
+    b0, t0 = body_img[p00], triangle_img[p00]
+    for p in corners:
+        if body_img[p] != b0 or triangle_img[p] != t0:
+            return UNDECIDED
+    if b0 < 0:
+        return UNDECIDED
+    if b0 == body and t0 == triangle:
+        return VISIBLE
+    limit = z - hidden_margin_m - hidden_margin_rel * z
+    for p in corners:
+        if not (z_img[p] < limit):
+            return UNDECIDED
+    return HIDDEN
+
+
+@numba.njit(**_JIT)
+def buffer_visibility(uv: np.ndarray, z: np.ndarray, in_view: np.ndarray, body: np.ndarray, triangle: np.ndarray,
+                      body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray, width: int, height: int,
+                      hidden_margin_m: float, hidden_margin_rel: float) -> np.ndarray:
+    """Per point (N,): :func:`_buffer_state` where ``in_view``, else UNDECIDED (uint8)."""
     n = len(z)
     out = np.empty(n, np.uint8)
     for i in range(n):
         out[i] = UNDECIDED
-        if not in_view[i]:
-            continue
-        u, v = uv[i, 0], uv[i, 1]
-        if not (u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0):
-            continue
-        u0 = min(int(math.floor(u)), width - 2)
-        v0 = min(int(math.floor(v)), height - 2)
-        p00 = v0 * width + u0
-        corners = (p00, p00 + 1, p00 + width, p00 + width + 1)
-        b0, t0 = body_img[p00], triangle_img[p00]
-        same = True
-        for p in corners:
-            if body_img[p] != b0 or triangle_img[p] != t0:
-                same = False
-                break
-        if not same or b0 < 0:
-            continue
-        if b0 == body[i] and t0 == triangle[i]:
-            out[i] = VISIBLE
-            continue
-        limit = z[i] - hidden_margin_m - hidden_margin_rel * z[i]
-        nearer = True
-        for p in corners:
-            if not (z_img[p] < limit):
-                nearer = False
-                break
-        if nearer:
-            out[i] = HIDDEN
+        if in_view[i]:
+            out[i] = _buffer_state(uv[i, 0], uv[i, 1], z[i], body[i], triangle[i], body_img, triangle_img, z_img,
+                                   width, height, hidden_margin_m, hidden_margin_rel)
     return out
 
 
@@ -99,51 +102,88 @@ def _coords(i: int, r: int, cols: np.ndarray, world: np.ndarray, cam: np.ndarray
 
 
 @numba.njit(**_JIT)
-def settle_rows(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_tab: np.ndarray,
-                p_body: np.ndarray, world: np.ndarray, present: np.ndarray, rows: np.ndarray, cam: np.ndarray,
-                cy: float, fy: float, height: int, global_shutter: bool, max_iterations: int) -> None:
-    """The rolling-shutter row iteration of :func:`simready.truth.correspondence.project_body_points`,
-    point by point (in place: ``rows`` in as the clipped guesses, out settled; ``world`` in for static
-    points, out for moving ones; ``present``, ``cam`` out). Bitwise the numpy reference
-    (``project_body_points_numpy``): the same operations in the same order per point.
+def project_points(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_tab: np.ndarray,
+                   p_body: np.ndarray, world_static: np.ndarray, guess: np.ndarray, row_times: np.ndarray,
+                   cx: float, cy: float, fx: float, fy: float, width: int, height: int, near: float, far: float,
+                   global_shutter: bool, max_iterations: int, test: bool, body: np.ndarray, triangle: np.ndarray,
+                   body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray, hidden_margin_m: float,
+                   hidden_margin_rel: float) -> tuple:
+    """The whole projection of body points into a frame in one pass per point: the rolling-shutter row
+    iteration (from the guess clipped to the image; a point settles on a row when it projects into that row's band, module doc of :mod:`simready.truth.correspondence`), the pixel and the flags (``_projection``'s numpy operations per point),
+    and with ``test`` the visibility state from the frame's buffers (:func:`_buffer_state`; UNDECIDED for
+    points not in view, and for all without ``test``).
 
-    Args:
-        cols: (12, H) the frame's per-row pose columns (``FrameView.row_columns``).
-        slot: (N,) each point's moving-body slot in ``tables`` (−1: static).
-        tables: (S, H, 12) each moving body's pose per row time; present_tab: (S, H) its presence.
+    ``world_static``: (N, 3) the points' world positions, read for static points (slot −1) only.
+    Returns (rows, time_s, world, cam, uv, present, behind, out_of_frame, beyond, in_view, state).
     """
+    n = len(slot)
     hmax = float(height - 1)
-    for i in range(len(slot)):
+    rows = np.empty(n, np.int64)
+    t_out = np.empty(n)
+    world = np.empty((n, 3))
+    cam = np.empty((n, 3))
+    uv = np.empty((n, 2))
+    present = np.ones(n, np.bool_)
+    behind = np.empty(n, np.bool_)
+    out = np.empty(n, np.bool_)
+    beyond = np.empty(n, np.bool_)
+    in_view = np.empty(n, np.bool_)
+    state = np.empty(n, np.uint8)
+    for i in range(n):
         s = slot[i]
+        if s < 0:
+            world[i, 0], world[i, 1], world[i, 2] = world_static[i, 0], world_static[i, 1], world_static[i, 2]
+        # The row iteration: the numpy reference's operations in order (``project_body_points_numpy``).
+        r = min(max(guess[i], 0), height - 1)
         if global_shutter:
-            rows[i] = 0
+            r = 0
             if s >= 0:
                 _place(i, s, 0, tables, present_tab, p_body, world, present)
             _coords(i, 0, cols, world, cam)
-            continue
-        r = rows[i]
-        before = -1
-        moved = False
-        for _ in range(max_iterations):
-            if s >= 0:
-                _place(i, s, r, tables, present_tab, p_body, world, present)
-            _coords(i, r, cols, world, cam)
-            new = r
-            if cam[i, 2] > 0.0:
-                v = np.rint(cy + fy * cam[i, 1] / cam[i, 2])
-                if np.isnan(v):
-                    v = 0.0
-                new = int(min(max(v, 0.0), hmax))
-            moved = new != r and new != before
-            before = r
-            if not moved:
-                break
-            r = new
-        if moved:  # the cap: pose and project at the row reached
-            if s >= 0:
-                _place(i, s, r, tables, present_tab, p_body, world, present)
-            _coords(i, r, cols, world, cam)
+        else:
+            before = -1
+            moved = False
+            for _ in range(max_iterations):
+                if s >= 0:
+                    _place(i, s, r, tables, present_tab, p_body, world, present)
+                _coords(i, r, cols, world, cam)
+                new = r
+                if cam[i, 2] > 0.0:
+                    vr = np.rint(cy + fy * cam[i, 1] / cam[i, 2])
+                    if np.isnan(vr):
+                        vr = 0.0
+                    new = int(min(max(vr, 0.0), hmax))
+                moved = new != r and new != before
+                before = r
+                if not moved:
+                    break
+                r = new
+            if moved:  # the cap: pose and project at the row reached
+                if s >= 0:
+                    _place(i, s, r, tables, present_tab, p_body, world, present)
+                _coords(i, r, cols, world, cam)
         rows[i] = r
+        t_out[i] = row_times[r]
+        z = cam[i, 2]
+        front = z > 0.0
+        if front:
+            u = cx + fx * cam[i, 0] / z
+            v = cy + fy * cam[i, 1] / z
+        else:
+            u = np.nan
+            v = np.nan
+        uv[i, 0] = u
+        uv[i, 1] = v
+        inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
+        behind[i] = not front
+        out[i] = front and not inside
+        beyond[i] = inside and not (z >= near and z <= far)
+        in_view[i] = present[i] and inside and not beyond[i]
+        state[i] = UNDECIDED
+        if test and in_view[i]:
+            state[i] = _buffer_state(u, v, z, body[i], triangle[i], body_img, triangle_img, z_img, width, height,
+                                     hidden_margin_m, hidden_margin_rel)
+    return rows, t_out, world, cam, uv, present, behind, out, beyond, in_view, state
 
 
 @numba.njit(**_JIT)
@@ -171,34 +211,6 @@ def image_velocity(rows: np.ndarray, X: np.ndarray, v_c_cam: np.ndarray, w_cam: 
         dv[i] = fy * (xd1 * x2 - x1 * xd2) / z2
         dz[i] = xd2
     return du, dv, dz
-
-
-@numba.njit(**_JIT)
-def pixels_and_flags(cam: np.ndarray, cx: float, cy: float, fx: float, fy: float, width: int, height: int,
-                     near: float, far: float) -> tuple:
-    """Pinhole pixels (N, 2; NaN behind the camera) and the behind / out-of-frame / beyond-range flags of
-    optical-frame points, with ``_projection``'s numpy operations per point."""
-    n = cam.shape[0]
-    uv = np.empty((n, 2))
-    behind = np.empty(n, np.bool_)
-    out = np.empty(n, np.bool_)
-    beyond = np.empty(n, np.bool_)
-    for i in range(n):
-        z = cam[i, 2]
-        front = z > 0.0
-        if front:
-            u = cx + fx * cam[i, 0] / z
-            v = cy + fy * cam[i, 1] / z
-        else:
-            u = np.nan
-            v = np.nan
-        uv[i, 0] = u
-        uv[i, 1] = v
-        inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
-        behind[i] = not front
-        out[i] = front and not inside
-        beyond[i] = inside and not (z >= near and z <= far)
-    return uv, behind, out, beyond
 
 
 @numba.njit(**_JIT)
