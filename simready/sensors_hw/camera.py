@@ -495,9 +495,18 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
 def z_depth(hits: Hits, T_rows: NDArray[np.float64]) -> NDArray[np.float32]:
     """(H·W,) float32 depth along each row's optical axis, +inf where nothing is seen.
 
-    Computed in float64 as ``distance · (direction · optical z)`` so a wall
-    perpendicular to the axis reads its exact distance in every pixel.
+    Computed in float64 from the hit distance as ``distance · (direction · optical z)`` so a wall
+    perpendicular to the axis reads its exact distance in every pixel; in one compiled pass
+    (:func:`simready.sensors_hw.camera_kernels.z_depth`), byte for byte :func:`z_depth_numpy`.
     """
+    from simready.sensors_hw import camera_kernels as kern
+
+    width = len(hits) // len(T_rows)
+    return kern.z_depth(hits.rays32[1], np.ascontiguousarray(T_rows[:, :3, 2]), width, hits.distance_m)
+
+
+def z_depth_numpy(hits: Hits, T_rows: NDArray[np.float64]) -> NDArray[np.float32]:
+    """:func:`z_depth` as full-frame numpy passes: its bit reference."""
     width = len(hits) // len(T_rows)
     d = hits.rays32[1]
     dot = np.zeros(len(hits))

@@ -60,3 +60,22 @@ def encode_srgb(x: np.ndarray, idx: np.ndarray, wts: np.ndarray, lut: np.ndarray
             y = y + half
             out[i, c] = lut[np.int32(y)]
     return out
+
+
+@numba.njit(**_JIT)
+def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> np.ndarray:
+    """(P,) float32 z-depth ``distance · (d · optical z) / |d|`` of float32 ray directions ``d`` (P, 3) whose
+    rows share row ``p // width``'s optical axis ``axis_z`` (H, 3): :func:`simready.sensors_hw.camera.z_depth_numpy`'s
+    float64 operations in its order, one pass instead of a dozen."""
+    p = d.shape[0]
+    out = np.empty(p, np.float32)
+    for i in range(p):
+        r = i // width
+        dot = 0.0
+        norm2 = 0.0
+        for a in range(3):
+            c = np.float64(d[i, a])
+            dot += c * axis_z[r, a]
+            norm2 += c * c
+        out[i] = np.float32(dist[i] * dot / np.sqrt(norm2))
+    return out
