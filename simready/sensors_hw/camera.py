@@ -525,6 +525,38 @@ def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighti
           T_rows: NDArray[np.float64], *, ignore: Iterable[str] = ()) -> NDArray[np.float32]:
     """(H·W, 3) float32 linear radiance of a frame's primary rays (Lambertian, see module doc).
 
+    Two compiled passes (:func:`simready.sensors_hw.camera_kernels.sun_setup`: normals, facing, n·sun and the
+    shadow rays' starts; :func:`~simready.sensors_hw.camera_kernels.radiance`) around the shadow cast, with
+    :func:`shade_numpy`'s float32 operations per pixel.
+    """
+    from simready.sensors_hw import camera_kernels as kern
+
+    o, d = hits.rays32
+    moving = np.flatnonzero(~np.take(scene._is_static_ext, hits.body_index))
+    n_moving = hits.normals_of(moving) if len(moving) else np.zeros((0, 3), np.float32)
+    sun = lighting.sun_direction_world()
+    n, facing, ndl, lit, start = kern.sun_setup(scene._world_tris.normal32, hits.rows, moving.astype(np.int64),
+                                                n_moving, o, d, hits.distance_m, hits.hit, sun.astype(np.float32),
+                                                np.float32(SHADOW_BIAS_M))
+    sunlit = np.zeros(len(hits), bool)
+    if lighting.sun_elevation_deg > 0.0 and len(lit):
+        prefilter = shadow_prefilter(model, T_rows, lit, float(start[:, 2].min()), sun)
+        shadowed = scene.occluded(start, np.broadcast_to(sun.astype(np.float32), start.shape), hits.time_s[lit],
+                                  SHADOW_RANGE_M, ignore=ignore, normalized=True, prefilter=prefilter)
+        sunlit[lit[~shadowed]] = True
+    headlight = np.zeros(0, np.float32)
+    if lighting.headlights:
+        dist = np.where(hits.hit, hits.distance_m, 0.0).astype(np.float32)
+        headlight = _headlight_irradiance(rig, lighting, o + d * dist[:, None], n * facing[:, None], hits.time_s)
+    f32 = lambda v: np.asarray(v, np.float32)  # noqa: E731
+    return kern.radiance(scene.albedo_at(hits), hits.hit, ndl, sunlit, f32(lighting.sun_rgb),
+                         f32(lighting.ambient_rgb), headlight.astype(np.float32), f32(lighting.sky_rgb))
+
+
+def shade_numpy(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighting: Lighting,
+                T_rows: NDArray[np.float64], *, ignore: Iterable[str] = ()) -> NDArray[np.float32]:
+    """:func:`shade` as whole-frame numpy passes: its reference.
+
     Works on whole-frame arrays with misses masked (zero normal) rather than
     gathering the hits, and with few full-frame passes: at 1280×720 each
     (N, 3) pass costs milliseconds, more than the arithmetic in it.
