@@ -23,12 +23,12 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 HIDDEN, VISIBLE, UNDECIDED = 0, 1, 2
 
 
-@numba.njit(inline="always", **_JIT)
-def _buffer_state(u: float, v: float, z: float, body: int, triangle: int, body_img: np.ndarray,
-                  triangle_img: np.ndarray, z_img: np.ndarray, width: int, height: int, hidden_margin_m: float,
-                  hidden_margin_rel: float) -> int:
-    """VISIBLE, HIDDEN or UNDECIDED for one point in view from the target frame's surface-identity and depth
-    buffers.
+@numba.njit(**_JIT)
+def buffer_visibility(uv: np.ndarray, z: np.ndarray, in_view: np.ndarray, body: np.ndarray, triangle: np.ndarray,
+                      body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray, width: int, height: int,
+                      hidden_margin_m: float, hidden_margin_rel: float) -> np.ndarray:
+    """Per point (N,): VISIBLE, HIDDEN or UNDECIDED (uint8) from the target frame's surface-identity and depth
+    buffers; UNDECIDED for points not in view. (:func:`project_points` runs the same test in its pass.)
 
     The four pixel centres around the point's (pinhole) projection decide it:
 
@@ -41,64 +41,33 @@ def _buffer_state(u: float, v: float, z: float, body: int, triangle: int, body_i
     * anything else (an edge, two surfaces, nothing hit, the image border): UNDECIDED.
 
     Args:
-        u, v: pinhole pixel coordinates; z: z-depth; body, triangle: the point's surface identity.
+        uv: (N, 2) pinhole pixel coordinates; z: (N,) z-depths; in_view: (N,) bool.
+        body, triangle: (N,) the points' surface identity.
         body_img, triangle_img: (H·W,) the target frame's per-pixel identity (−1 where nothing is hit).
         z_img: (H·W,) its z-depth (anything where nothing is hit).
     """
-    if not (u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0):
-        return UNDECIDED
-    u0 = min(int(math.floor(u)), width - 2)
-    v0 = min(int(math.floor(v)), height - 2)
-    p00 = v0 * width + u0
-    corners = (p00, p00 + 1, p00 + width, p00 + width + 1)
-    b0, t0 = body_img[p00], triangle_img[p00]
-    for p in corners:
-        if body_img[p] != b0 or triangle_img[p] != t0:
-            return UNDECIDED
-    if b0 < 0:
-        return UNDECIDED
-    if b0 == body and t0 == triangle:
-        return VISIBLE
-    limit = z - hidden_margin_m - hidden_margin_rel * z
-    for p in corners:
-        if not (z_img[p] < limit):
-            return UNDECIDED
-    return HIDDEN
-
-
-@numba.njit(**_JIT)
-def buffer_visibility(uv: np.ndarray, z: np.ndarray, in_view: np.ndarray, body: np.ndarray, triangle: np.ndarray,
-                      body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray, width: int, height: int,
-                      hidden_margin_m: float, hidden_margin_rel: float) -> np.ndarray:
-    """Per point (N,): :func:`_buffer_state` where ``in_view``, else UNDECIDED (uint8)."""
     n = len(z)
     out = np.empty(n, np.uint8)
     for i in range(n):
         out[i] = UNDECIDED
-        if in_view[i]:
-            out[i] = _buffer_state(uv[i, 0], uv[i, 1], z[i], body[i], triangle[i], body_img, triangle_img, z_img,
-                                   width, height, hidden_margin_m, hidden_margin_rel)
+        if not in_view[i]:
+            continue
+        # Written out here and in project_points: a helper call per point, with its array arguments, cost
+        # several times the test itself.
+        u, v = uv[i, 0], uv[i, 1]
+        if u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0:
+            p00 = min(int(v), height - 2) * width + min(int(u), width - 2)  # int() is floor here
+            p01, p10, p11 = p00 + 1, p00 + width, p00 + width + 1
+            b0, t0 = body_img[p00], triangle_img[p00]
+            if (b0 >= 0 and body_img[p01] == b0 and body_img[p10] == b0 and body_img[p11] == b0
+                    and triangle_img[p01] == t0 and triangle_img[p10] == t0 and triangle_img[p11] == t0):
+                if b0 == body[i] and t0 == triangle[i]:
+                    out[i] = VISIBLE
+                else:
+                    limit = z[i] - hidden_margin_m - hidden_margin_rel * z[i]
+                    if z_img[p00] < limit and z_img[p01] < limit and z_img[p10] < limit and z_img[p11] < limit:
+                        out[i] = HIDDEN
     return out
-
-
-@numba.njit(**_JIT)
-def _place(i: int, s: int, r: int, tables: np.ndarray, present_tab: np.ndarray, p_body: np.ndarray,
-           world: np.ndarray, present: np.ndarray) -> None:
-    """World position of moving point i on pose-table slot s at row r (``apply_pose_rows``' operation order)."""
-    g = tables[s, r]
-    for a in range(3):
-        world[i, a] = p_body[i, 0] * g[3 * a] + p_body[i, 1] * g[3 * a + 1] + p_body[i, 2] * g[3 * a + 2] + g[9 + a]
-    present[i] = present_tab[s, r]
-
-
-@numba.njit(**_JIT)
-def _coords(i: int, r: int, cols: np.ndarray, world: np.ndarray, cam: np.ndarray) -> None:
-    """Optical-frame coordinates of point i with row r's pose (``camera_coords``' operation order)."""
-    d0 = world[i, 0] - cols[9, r]
-    d1 = world[i, 1] - cols[10, r]
-    d2 = world[i, 2] - cols[11, r]
-    for a in range(3):
-        cam[i, a] = d0 * cols[a, r] + d1 * cols[3 + a, r] + d2 * cols[6 + a, r]
 
 
 @numba.njit(**_JIT)
@@ -109,11 +78,15 @@ def project_points(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, prese
                    body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray, hidden_margin_m: float,
                    hidden_margin_rel: float) -> tuple:
     """The whole projection of body points into a frame in one pass per point: the rolling-shutter row
-    iteration (from the guess clipped to the image; a point settles on a row when it projects into that row's band, module doc of :mod:`simready.truth.correspondence`), the pixel and the flags (``_projection``'s numpy operations per point),
-    and with ``test`` the visibility state from the frame's buffers (:func:`_buffer_state`; UNDECIDED for
-    points not in view, and for all without ``test``).
+    iteration (from the guess clipped to the image), the pixel and the flags (``_projection``'s numpy
+    operations), and with ``test`` the visibility state from the frame's buffers (:func:`buffer_visibility`'s
+    test; UNDECIDED for points not in view, and for all without ``test``). Bitwise
+    ``project_body_points_numpy`` (tested).
 
-    ``world_static``: (N, 3) the points' world positions, read for static points (slot −1) only.
+    ``world_static``: (N, 3) the points' world positions, read for static points (slot −1) only;
+    cols: (12, H) the frame's per-row pose columns (``FrameView.row_columns``); slot: (N,) each point's
+    moving-body slot in ``tables`` (−1: static); tables: (S, H, 12) each moving body's pose per row time,
+    present_tab: (S, H) its presence.
     Returns (rows, time_s, world, cam, uv, present, behind, out_of_frame, beyond, in_view, state).
     """
     n = len(slot)
@@ -133,35 +106,36 @@ def project_points(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, prese
         s = slot[i]
         if s < 0:
             world[i, 0], world[i, 1], world[i, 2] = world_static[i, 0], world_static[i, 1], world_static[i, 2]
-        # The row iteration: the numpy reference's operations in order (``project_body_points_numpy``).
-        r = min(max(guess[i], 0), height - 1)
-        if global_shutter:
-            r = 0
+        # The row iteration, the numpy reference's operations in order (``project_body_points_numpy``): pose
+        # (moving points) and project with row r's pose, move to the row the point lands on, until it stays
+        # (or alternates between two rows); at the cap, pose and project at the row reached. Written out
+        # rather than in helpers: a call per point with array arguments cost several times the arithmetic.
+        r = 0 if global_shutter else min(max(guess[i], 0), height - 1)
+        before = -1
+        iteration = 0
+        while True:
             if s >= 0:
-                _place(i, s, 0, tables, present_tab, p_body, world, present)
-            _coords(i, 0, cols, world, cam)
-        else:
-            before = -1
-            moved = False
-            for _ in range(max_iterations):
-                if s >= 0:
-                    _place(i, s, r, tables, present_tab, p_body, world, present)
-                _coords(i, r, cols, world, cam)
-                new = r
-                if cam[i, 2] > 0.0:
-                    vr = np.rint(cy + fy * cam[i, 1] / cam[i, 2])
-                    if np.isnan(vr):
-                        vr = 0.0
-                    new = int(min(max(vr, 0.0), hmax))
-                moved = new != r and new != before
-                before = r
-                if not moved:
-                    break
-                r = new
-            if moved:  # the cap: pose and project at the row reached
-                if s >= 0:
-                    _place(i, s, r, tables, present_tab, p_body, world, present)
-                _coords(i, r, cols, world, cam)
+                g = tables[s, r]
+                for a in range(3):
+                    world[i, a] = (p_body[i, 0] * g[3 * a] + p_body[i, 1] * g[3 * a + 1] + p_body[i, 2] * g[3 * a + 2]
+                                   + g[9 + a])
+                present[i] = present_tab[s, r]
+            d0, d1, d2 = world[i, 0] - cols[9, r], world[i, 1] - cols[10, r], world[i, 2] - cols[11, r]
+            for a in range(3):
+                cam[i, a] = d0 * cols[a, r] + d1 * cols[3 + a, r] + d2 * cols[6 + a, r]
+            if global_shutter or iteration == max_iterations:
+                break
+            iteration += 1
+            new = r
+            if cam[i, 2] > 0.0:
+                vr = np.rint(cy + fy * cam[i, 1] / cam[i, 2])
+                if np.isnan(vr):
+                    vr = 0.0
+                new = int(min(max(vr, 0.0), hmax))
+            if new == r or new == before:
+                break
+            before = r
+            r = new
         rows[i] = r
         t_out[i] = row_times[r]
         z = cam[i, 2]
@@ -180,9 +154,22 @@ def project_points(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, prese
         beyond[i] = inside and not (z >= near and z <= far)
         in_view[i] = present[i] and inside and not beyond[i]
         state[i] = UNDECIDED
-        if test and in_view[i]:
-            state[i] = _buffer_state(u, v, z, body[i], triangle[i], body_img, triangle_img, z_img, width, height,
-                                     hidden_margin_m, hidden_margin_rel)
+        if not (test and in_view[i]):
+            continue
+        # The buffer test (module doc of :func:`buffer_visibility`), written out: a helper call per point,
+        # with its array arguments, cost several times the test itself.
+        if u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0:
+            p00 = min(int(v), height - 2) * width + min(int(u), width - 2)  # int() is floor here
+            p01, p10, p11 = p00 + 1, p00 + width, p00 + width + 1
+            b0, t0 = body_img[p00], triangle_img[p00]
+            if (b0 >= 0 and body_img[p01] == b0 and body_img[p10] == b0 and body_img[p11] == b0
+                    and triangle_img[p01] == t0 and triangle_img[p10] == t0 and triangle_img[p11] == t0):
+                if b0 == body[i] and t0 == triangle[i]:
+                    state[i] = VISIBLE
+                else:
+                    limit = z - hidden_margin_m - hidden_margin_rel * z
+                    if z_img[p00] < limit and z_img[p01] < limit and z_img[p10] < limit and z_img[p11] < limit:
+                        state[i] = HIDDEN
     return rows, t_out, world, cam, uv, present, behind, out, beyond, in_view, state
 
 
