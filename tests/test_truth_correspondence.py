@@ -9,7 +9,7 @@ from simready.testing.street import box_body, linear_track
 from simready.sensors_hw.camera import render_frame
 from simready.sensors_hw.models import Rig
 from simready.raycast import SceneGeometry
-from simready.truth.correspondence import (FrameView, Samples, buffer_visible, correspond, project_body_points,
+from simready.truth.correspondence import (FrameView, Samples, correspond, project_body_points,
                                             project_body_points_numpy)
 from simready.truth.precision import BARYCENTRIC_STEP, FLOW_STEP_PX, quantized
 from simready.truth.flow import (dense, distorted_flow, flow_px, flow_px_distorted, flow_table,
@@ -182,10 +182,6 @@ def test_visibility_from_the_target_buffers_equals_the_exact_recast(shutter):
         assert exact.hidden.sum() > 50
         np.testing.assert_array_equal(fast.visible, exact.visible)
         assert exact.recast == in_view.sum() and 0 < fast.recast < 0.5 * in_view.sum()
-        # The test fused into the projection pass is the standalone one on the finished projection.
-        alone, recast = buffer_visible(scene, src, samples, fast.projection)
-        np.testing.assert_array_equal(alone, fast.visible)
-        assert recast == fast.recast
 
 
 def test_distorted_flow_is_derived_from_the_stored_pinhole_flow_and_the_lens():

@@ -66,7 +66,8 @@ from simready.sensors_hw.camera import (FramePasses, camera_poses, distort_norma
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
 from simready.truth.precision import BARYCENTRIC_STEP, quantized
-from simready.truth.kernels import UNDECIDED, VISIBLE, buffer_visibility, project_points, surface_samples
+from simready.truth.kernels import (UNDECIDED, VISIBLE, buffer_visibility, pixels_and_flags, settle_rows,
+                                   surface_samples)
 
 #: A surface nearer than the point by less than this does not hide it (metres; float64 re-cast).
 VISIBILITY_TOL_M = 1e-6
@@ -282,25 +283,13 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
         row_guess: start of the row iteration (e.g. the source pixel's row for a neighbouring
             frame); it only speeds up the iteration, the settled rows do not depend on it.
 
-    The row iteration, pixels and flags run compiled in one pass per point
-    (:func:`simready.truth.kernels.project_points`), bitwise :func:`project_body_points_numpy`.
+    The row iteration runs compiled, point by point (:func:`simready.truth.kernels.settle_rows`),
+    bitwise :func:`project_body_points_numpy`.
     """
-    return _project(scene, view, body, p_body, world_static, row_guess, None)[0]
-
-
-def _project(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
-             world_static: NDArray[np.float64] | None, row_guess: NDArray[np.int64] | None,
-             test: "tuple[Samples, Samples] | None") -> tuple[Projection, NDArray[np.uint8] | None]:
-    """:func:`project_body_points`, and with ``test`` = (source, target samples) each point's visibility
-    state from the target's buffers (:func:`simready.truth.kernels.project_points`), in the same pass."""
     k = view.intrinsics
     h = k.height_px
     n = len(body)
-    body = np.asarray(body, np.intp)
-    static = static_bodies(scene)[body]
-    if world_static is None:
-        world_static = np.empty((n, 3))
-        world_static[static] = static_world_points(scene, body[static], p_body[static])
+    body, static, world = _static_placed(scene, body, p_body, world_static)  # moving rows: placed by the kernel
     moving_bodies = np.unique(body[~static])
     slot_of_body = np.full(len(scene.bodies), -1, np.int64)
     slot_of_body[moving_bodies] = np.arange(len(moving_bodies))
@@ -310,24 +299,15 @@ def _project(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_bo
         smp = scene.bodies[int(b)].track.sample(view.row_times_s, clamp=True)
         tables[s] = pose_rows(smp.matrices())
         present_tab[s] = smp.present
-    if row_guess is None:
-        guess = np.full(n, h // 2, np.int64)
-    else:
-        guess = np.asarray(row_guess)
-        if not np.issubdtype(guess.dtype, np.integer):
-            guess = np.clip(guess, 0, h - 1).astype(np.int64)
-    if test is None:
-        ids, buffers = (np.zeros(0, np.int64),) * 2, (np.zeros(0, np.int32),) * 2 + (np.zeros(0),)
-    else:
-        ids, buffers = (test[0].body, test[0].triangle), test[1].buffers
-    rows, times, world, cam, uv, present, behind, out, beyond, in_view, state = project_points(
-        view.row_columns, slot_of_body[body], tables, present_tab, np.ascontiguousarray(p_body, np.float64),
-        np.ascontiguousarray(world_static, np.float64), guess, view.row_times_s, k.cx, k.cy, k.fx, k.fy, k.width_px, h,
-        view.model.near_m, view.model.far_m, view.global_shutter, MAX_ROW_ITERATIONS, test is not None, *ids,
-        *buffers, HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL)
-    proj = Projection(rows, times, world, cam, uv, cam[:, 2], present, behind, out, beyond, view.model)
-    proj.__dict__["in_view"] = in_view
-    return proj, (state if test is not None else None)
+    present = np.ones(n, bool)
+    rows = np.full(n, h // 2, np.int64) if row_guess is None else np.clip(row_guess, 0, h - 1).astype(np.int64)
+    cam = np.empty((n, 3))
+    settle_rows(view.row_columns, slot_of_body[body], tables, present_tab, np.ascontiguousarray(p_body, np.float64),
+                world, present, rows, cam, k.cy, k.fy, h, view.global_shutter, MAX_ROW_ITERATIONS)
+    uv, behind, out, beyond = pixels_and_flags(cam, k.cx, k.cy, k.fx, k.fy, k.width_px, h, view.model.near_m,
+                                               view.model.far_m)
+    return Projection(rows, view.row_times_s[rows], world, cam, uv, cam[:, 2], present, behind, out, beyond,
+                      view.model)
 
 
 def project_body_points_numpy(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
@@ -618,22 +598,15 @@ def buffer_visible(scene: SceneGeometry, source: "Samples", target: "Samples", p
                    ignore: Iterable[str] = ()) -> tuple[NDArray[np.bool_], int]:
     """Visibility at the target from the target frame's own identity and depth buffers
     (:func:`simready.truth.kernels.buffer_visibility`), with the exact re-cast
-    (:func:`recast_visible`) only for the points the buffers cannot decide; and how many those were.
-    (:func:`correspond` runs the same test inside its projection pass.)"""
+    (:func:`recast_visible`) only for the points the buffers cannot decide; and how many those were."""
     k = target.view.intrinsics
     body_img, triangle_img, z_img = target.buffers
     state = buffer_visibility(proj.uv, proj.depth_m, proj.in_view, source.body, source.triangle, body_img,
                               triangle_img, z_img, k.width_px, k.height_px, HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL)
-    return _decided(scene, target.view, proj, state, ignore)
-
-
-def _decided(scene: SceneGeometry, view: FrameView, proj: Projection, state: NDArray[np.uint8],
-             ignore: Iterable[str]) -> tuple[NDArray[np.bool_], int]:
-    """Visibility from the buffers' states, re-casting the undecided points in view; and how many those were."""
-    undecided = (state == UNDECIDED) & proj.in_view
+    undecided = state == UNDECIDED
     visible = state == VISIBLE
-    visible |= recast_visible(scene, view, proj, ignore=ignore, only=undecided)
-    return visible, int(np.count_nonzero(undecided))
+    visible |= recast_visible(scene, target.view, proj, ignore=ignore, only=undecided)
+    return visible, int(np.count_nonzero(undecided & proj.in_view))
 
 
 def correspond(scene: SceneGeometry, source: Samples, target: "FrameView | Samples", direction: str, *,
@@ -650,11 +623,10 @@ def correspond(scene: SceneGeometry, source: Samples, target: "FrameView | Sampl
     view = target.view if isinstance(target, Samples) else target
     if source.view.camera != view.camera:
         raise ValueError("correspondence is between frames of the same camera")
-    buffers = isinstance(target, Samples)
-    proj, state = _project(scene, view, source.body, source.point_body, source.point_world,
-                           source.v if row_guess is None else row_guess, (source, target) if buffers else None)
-    if state is not None:
-        visible, recast = _decided(scene, view, proj, state, ignore)
+    proj = project_body_points(scene, view, source.body, source.point_body, world_static=source.point_world,
+                               row_guess=source.v if row_guess is None else row_guess)
+    if isinstance(target, Samples):
+        visible, recast = buffer_visible(scene, source, target, proj, ignore=ignore)
     else:
         visible = recast_visible(scene, view, proj, ignore=ignore)
         recast = int(np.count_nonzero(proj.in_view))

@@ -1,6 +1,6 @@
-"""Compiled kernels of the perception truth (numba): a frame's samples from its hits, the projection of
-body points into another frame fused with the visibility test against that frame's own buffers, the
-motion field's and the flow table's per-sample steps.
+"""Compiled kernels of the perception truth (numba): a frame's samples from its hits, the row iteration of
+the projection into another frame, visibility from that frame's own buffers, the motion field's and the
+flow table's per-sample steps.
 
 Why compiled: each runs once per correspondence over every visible sample of a
 full-resolution frame (~10⁶ points); as numpy each step is a full-array pass
@@ -27,10 +27,9 @@ HIDDEN, VISIBLE, UNDECIDED = 0, 1, 2
 def buffer_visibility(uv: np.ndarray, z: np.ndarray, in_view: np.ndarray, body: np.ndarray, triangle: np.ndarray,
                       body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray, width: int, height: int,
                       hidden_margin_m: float, hidden_margin_rel: float) -> np.ndarray:
-    """Per point (N,): VISIBLE, HIDDEN or UNDECIDED (uint8) from the target frame's surface-identity and depth
-    buffers; UNDECIDED for points not in view. (:func:`project_points` runs the same test in its pass.)
+    """Per point: VISIBLE, HIDDEN or UNDECIDED from the target frame's surface-identity and depth buffers.
 
-    The four pixel centres around the point's (pinhole) projection decide it:
+    The four pixel centres around each point's (pinhole) projection decide it:
 
     * all four see the point's own triangle (same body, same triangle): VISIBLE. The directions that
       meet one triangle from one origin form a convex cone, so the point's own ray, inside the four
@@ -38,7 +37,7 @@ def buffer_visibility(uv: np.ndarray, z: np.ndarray, in_view: np.ndarray, body: 
     * all four see one other triangle, nearer than the point by more than the margin at every one of
       them: HIDDEN. The point's ray meets that triangle too, and on a plane 1/z is affine in the image
       coordinates, so its depth there is at most the largest of the four: nearer than the point.
-    * anything else (an edge, two surfaces, nothing hit, the image border): UNDECIDED.
+    * anything else (an edge, two surfaces, nothing hit, the image border, a point not in view): UNDECIDED.
 
     Args:
         uv: (N, 2) pinhole pixel coordinates; z: (N,) z-depths; in_view: (N,) bool.
@@ -52,125 +51,101 @@ def buffer_visibility(uv: np.ndarray, z: np.ndarray, in_view: np.ndarray, body: 
         out[i] = UNDECIDED
         if not in_view[i]:
             continue
-        # Written out here and in project_points: a helper call per point, with its array arguments, cost
-        # several times the test itself.
         u, v = uv[i, 0], uv[i, 1]
-        if u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0:
-            p00 = min(int(v), height - 2) * width + min(int(u), width - 2)  # int() is floor here
-            p01, p10, p11 = p00 + 1, p00 + width, p00 + width + 1
-            b0, t0 = body_img[p00], triangle_img[p00]
-            if (b0 >= 0 and body_img[p01] == b0 and body_img[p10] == b0 and body_img[p11] == b0
-                    and triangle_img[p01] == t0 and triangle_img[p10] == t0 and triangle_img[p11] == t0):
-                if b0 == body[i] and t0 == triangle[i]:
-                    out[i] = VISIBLE
-                else:
-                    limit = z[i] - hidden_margin_m - hidden_margin_rel * z[i]
-                    if z_img[p00] < limit and z_img[p01] < limit and z_img[p10] < limit and z_img[p11] < limit:
-                        out[i] = HIDDEN
+        if not (u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0):
+            continue
+        u0 = min(int(math.floor(u)), width - 2)
+        v0 = min(int(math.floor(v)), height - 2)
+        p00 = v0 * width + u0
+        corners = (p00, p00 + 1, p00 + width, p00 + width + 1)
+        b0, t0 = body_img[p00], triangle_img[p00]
+        same = True
+        for p in corners:
+            if body_img[p] != b0 or triangle_img[p] != t0:
+                same = False
+                break
+        if not same or b0 < 0:
+            continue
+        if b0 == body[i] and t0 == triangle[i]:
+            out[i] = VISIBLE
+            continue
+        limit = z[i] - hidden_margin_m - hidden_margin_rel * z[i]
+        nearer = True
+        for p in corners:
+            if not (z_img[p] < limit):
+                nearer = False
+                break
+        if nearer:
+            out[i] = HIDDEN
     return out
 
 
 @numba.njit(**_JIT)
-def project_points(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_tab: np.ndarray,
-                   p_body: np.ndarray, world_static: np.ndarray, guess: np.ndarray, row_times: np.ndarray,
-                   cx: float, cy: float, fx: float, fy: float, width: int, height: int, near: float, far: float,
-                   global_shutter: bool, max_iterations: int, test: bool, body: np.ndarray, triangle: np.ndarray,
-                   body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray, hidden_margin_m: float,
-                   hidden_margin_rel: float) -> tuple:
-    """The whole projection of body points into a frame in one pass per point: the rolling-shutter row
-    iteration (from the guess clipped to the image), the pixel and the flags (``_projection``'s numpy
-    operations), and with ``test`` the visibility state from the frame's buffers (:func:`buffer_visibility`'s
-    test; UNDECIDED for points not in view, and for all without ``test``). Bitwise
-    ``project_body_points_numpy`` (tested).
+def _place(i: int, s: int, r: int, tables: np.ndarray, present_tab: np.ndarray, p_body: np.ndarray,
+           world: np.ndarray, present: np.ndarray) -> None:
+    """World position of moving point i on pose-table slot s at row r (``apply_pose_rows``' operation order)."""
+    g = tables[s, r]
+    for a in range(3):
+        world[i, a] = p_body[i, 0] * g[3 * a] + p_body[i, 1] * g[3 * a + 1] + p_body[i, 2] * g[3 * a + 2] + g[9 + a]
+    present[i] = present_tab[s, r]
 
-    ``world_static``: (N, 3) the points' world positions, read for static points (slot −1) only;
-    cols: (12, H) the frame's per-row pose columns (``FrameView.row_columns``); slot: (N,) each point's
-    moving-body slot in ``tables`` (−1: static); tables: (S, H, 12) each moving body's pose per row time,
-    present_tab: (S, H) its presence.
-    Returns (rows, time_s, world, cam, uv, present, behind, out_of_frame, beyond, in_view, state).
+
+@numba.njit(**_JIT)
+def _coords(i: int, r: int, cols: np.ndarray, world: np.ndarray, cam: np.ndarray) -> None:
+    """Optical-frame coordinates of point i with row r's pose (``camera_coords``' operation order)."""
+    d0 = world[i, 0] - cols[9, r]
+    d1 = world[i, 1] - cols[10, r]
+    d2 = world[i, 2] - cols[11, r]
+    for a in range(3):
+        cam[i, a] = d0 * cols[a, r] + d1 * cols[3 + a, r] + d2 * cols[6 + a, r]
+
+
+@numba.njit(**_JIT)
+def settle_rows(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_tab: np.ndarray,
+                p_body: np.ndarray, world: np.ndarray, present: np.ndarray, rows: np.ndarray, cam: np.ndarray,
+                cy: float, fy: float, height: int, global_shutter: bool, max_iterations: int) -> None:
+    """The rolling-shutter row iteration of :func:`simready.truth.correspondence.project_body_points`,
+    point by point (in place: ``rows`` in as the clipped guesses, out settled; ``world`` in for static
+    points, out for moving ones; ``present``, ``cam`` out). Bitwise the numpy reference
+    (``project_body_points_numpy``): the same operations in the same order per point.
+
+    Args:
+        cols: (12, H) the frame's per-row pose columns (``FrameView.row_columns``).
+        slot: (N,) each point's moving-body slot in ``tables`` (−1: static).
+        tables: (S, H, 12) each moving body's pose per row time; present_tab: (S, H) its presence.
     """
-    n = len(slot)
     hmax = float(height - 1)
-    rows = np.empty(n, np.int64)
-    t_out = np.empty(n)
-    world = np.empty((n, 3))
-    cam = np.empty((n, 3))
-    uv = np.empty((n, 2))
-    present = np.ones(n, np.bool_)
-    behind = np.empty(n, np.bool_)
-    out = np.empty(n, np.bool_)
-    beyond = np.empty(n, np.bool_)
-    in_view = np.empty(n, np.bool_)
-    state = np.empty(n, np.uint8)
-    for i in range(n):
+    for i in range(len(slot)):
         s = slot[i]
-        if s < 0:
-            world[i, 0], world[i, 1], world[i, 2] = world_static[i, 0], world_static[i, 1], world_static[i, 2]
-        # The row iteration, the numpy reference's operations in order (``project_body_points_numpy``): pose
-        # (moving points) and project with row r's pose, move to the row the point lands on, until it stays
-        # (or alternates between two rows); at the cap, pose and project at the row reached. Written out
-        # rather than in helpers: a call per point with array arguments cost several times the arithmetic.
-        r = 0 if global_shutter else min(max(guess[i], 0), height - 1)
-        before = -1
-        iteration = 0
-        while True:
+        if global_shutter:
+            rows[i] = 0
             if s >= 0:
-                g = tables[s, r]
-                for a in range(3):
-                    world[i, a] = (p_body[i, 0] * g[3 * a] + p_body[i, 1] * g[3 * a + 1] + p_body[i, 2] * g[3 * a + 2]
-                                   + g[9 + a])
-                present[i] = present_tab[s, r]
-            d0, d1, d2 = world[i, 0] - cols[9, r], world[i, 1] - cols[10, r], world[i, 2] - cols[11, r]
-            for a in range(3):
-                cam[i, a] = d0 * cols[a, r] + d1 * cols[3 + a, r] + d2 * cols[6 + a, r]
-            if global_shutter or iteration == max_iterations:
-                break
-            iteration += 1
+                _place(i, s, 0, tables, present_tab, p_body, world, present)
+            _coords(i, 0, cols, world, cam)
+            continue
+        r = rows[i]
+        before = -1
+        moved = False
+        for _ in range(max_iterations):
+            if s >= 0:
+                _place(i, s, r, tables, present_tab, p_body, world, present)
+            _coords(i, r, cols, world, cam)
             new = r
             if cam[i, 2] > 0.0:
-                vr = np.rint(cy + fy * cam[i, 1] / cam[i, 2])
-                if np.isnan(vr):
-                    vr = 0.0
-                new = int(min(max(vr, 0.0), hmax))
-            if new == r or new == before:
-                break
+                v = np.rint(cy + fy * cam[i, 1] / cam[i, 2])
+                if np.isnan(v):
+                    v = 0.0
+                new = int(min(max(v, 0.0), hmax))
+            moved = new != r and new != before
             before = r
+            if not moved:
+                break
             r = new
+        if moved:  # the cap: pose and project at the row reached
+            if s >= 0:
+                _place(i, s, r, tables, present_tab, p_body, world, present)
+            _coords(i, r, cols, world, cam)
         rows[i] = r
-        t_out[i] = row_times[r]
-        z = cam[i, 2]
-        front = z > 0.0
-        if front:
-            u = cx + fx * cam[i, 0] / z
-            v = cy + fy * cam[i, 1] / z
-        else:
-            u = np.nan
-            v = np.nan
-        uv[i, 0] = u
-        uv[i, 1] = v
-        inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
-        behind[i] = not front
-        out[i] = front and not inside
-        beyond[i] = inside and not (z >= near and z <= far)
-        in_view[i] = present[i] and inside and not beyond[i]
-        state[i] = UNDECIDED
-        if not (test and in_view[i]):
-            continue
-        # The buffer test (module doc of :func:`buffer_visibility`), written out: a helper call per point,
-        # with its array arguments, cost several times the test itself.
-        if u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0:
-            p00 = min(int(v), height - 2) * width + min(int(u), width - 2)  # int() is floor here
-            p01, p10, p11 = p00 + 1, p00 + width, p00 + width + 1
-            b0, t0 = body_img[p00], triangle_img[p00]
-            if (b0 >= 0 and body_img[p01] == b0 and body_img[p10] == b0 and body_img[p11] == b0
-                    and triangle_img[p01] == t0 and triangle_img[p10] == t0 and triangle_img[p11] == t0):
-                if b0 == body[i] and t0 == triangle[i]:
-                    state[i] = VISIBLE
-                else:
-                    limit = z - hidden_margin_m - hidden_margin_rel * z
-                    if z_img[p00] < limit and z_img[p01] < limit and z_img[p10] < limit and z_img[p11] < limit:
-                        state[i] = HIDDEN
-    return rows, t_out, world, cam, uv, present, behind, out, beyond, in_view, state
 
 
 @numba.njit(**_JIT)
@@ -198,6 +173,34 @@ def image_velocity(rows: np.ndarray, X: np.ndarray, v_c_cam: np.ndarray, w_cam: 
         dv[i] = fy * (xd1 * x2 - x1 * xd2) / z2
         dz[i] = xd2
     return du, dv, dz
+
+
+@numba.njit(**_JIT)
+def pixels_and_flags(cam: np.ndarray, cx: float, cy: float, fx: float, fy: float, width: int, height: int,
+                     near: float, far: float) -> tuple:
+    """Pinhole pixels (N, 2; NaN behind the camera) and the behind / out-of-frame / beyond-range flags of
+    optical-frame points, with ``_projection``'s numpy operations per point."""
+    n = cam.shape[0]
+    uv = np.empty((n, 2))
+    behind = np.empty(n, np.bool_)
+    out = np.empty(n, np.bool_)
+    beyond = np.empty(n, np.bool_)
+    for i in range(n):
+        z = cam[i, 2]
+        front = z > 0.0
+        if front:
+            u = cx + fx * cam[i, 0] / z
+            v = cy + fy * cam[i, 1] / z
+        else:
+            u = np.nan
+            v = np.nan
+        uv[i, 0] = u
+        uv[i, 1] = v
+        inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
+        behind[i] = not front
+        out[i] = front and not inside
+        beyond[i] = inside and not (z >= near and z <= far)
+    return uv, behind, out, beyond
 
 
 @numba.njit(**_JIT)
