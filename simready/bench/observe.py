@@ -164,11 +164,14 @@ def pass_throughput(rig_kw: dict[str, Any], frames: int = 4) -> dict[str, float]
     return out
 
 
-def truth_vs_render(rig_kw: dict[str, Any], frames: int = 3) -> tuple[float, float, float]:
+def truth_vs_render(rig_kw: dict[str, Any], frames: int = 3) -> tuple[float, float, float, int, int]:
     """ms per frame of the perception truth (surface table, motion field, both correspondences with the
     previous frame, tables encoded), of the tables' encoding alone (Parquet, part of the first figure),
     and of the camera render it sits on (every camera pass, RGB included), interleaved frame by frame in
-    this process; medians."""
+    this process; medians. Then, over every correspondence, the points in view and how many of them the
+    target's buffers could not decide (re-cast), as the tables' metadata records them."""
+    import pyarrow.parquet as pq
+
     from simready.measurement.folder import OutputFolder
     from simready.measurement.writers import CameraTruth
     from simready.sensors_hw.camera import render_frame
@@ -207,7 +210,13 @@ def truth_vs_render(rig_kw: dict[str, Any], frames: int = 3) -> tuple[float, flo
                     encode_ms.append(1000 * folder.encode_s)
         finally:
             folder.close()
-    return float(np.median(truth_ms)), float(np.median(encode_ms)), float(np.median(render_ms))
+        in_view = recast = 0
+        for entry in folder.entries:
+            if entry.pass_name in ("truth.forward", "truth.backward"):
+                meta = pq.read_schema(folder.root / entry.path).metadata[b"simready.truth"]
+                counts = json.loads(meta)["visibility"]
+                in_view, recast = in_view + counts["in_view"], recast + counts["recast"]
+    return float(np.median(truth_ms)), float(np.median(encode_ms)), float(np.median(render_ms)), in_view, recast
 
 
 def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bool = False,
@@ -242,12 +251,15 @@ def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bo
     extra = per_pass["radar"] / per_pass["radar+contributors"] - 1.0
     print(f"  radar contributor table: +{100 * extra:.1f} % of the radar pass (target <= 10 %)")
     fig["per_pass_fps"] = per_pass
-    truth_ms, encode_ms, render_ms = truth_vs_render(rig_kw)
+    truth_ms, encode_ms, render_ms, in_view, recast = truth_vs_render(rig_kw)
     print(f"[truth per camera frame {width_px}x{height_px}] {truth_ms:7.1f} ms beside the camera render (every pass) "
           f"{render_ms:7.1f} ms: {truth_ms / render_ms:.2f}x  [target <= 0.7x]; of which the tables' Parquet "
           f"encoding {encode_ms:7.1f} ms ({encode_ms / render_ms:.2f}x), computing them "
           f"{truth_ms - encode_ms:7.1f} ms ({(truth_ms - encode_ms) / render_ms:.2f}x)")
+    print(f"  visibility: {recast} of {in_view} correspondence points in view re-cast where the target's buffers "
+          f"could not decide ({100 * recast / max(in_view, 1):.1f} %)")
     fig["truth_ms"], fig["truth_encode_ms"], fig["render_ms"] = truth_ms, encode_ms, render_ms
+    fig["truth_in_view"], fig["truth_recast"] = in_view, recast
     return fig
 
 
