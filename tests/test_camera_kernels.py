@@ -26,3 +26,46 @@ def test_compiled_finish_is_the_numpy_finish_byte_for_byte(kw):
     out = finish_rgb(m, radiance)
     assert out.dtype == np.uint8 and out.shape == (90, 160, 3)
     np.testing.assert_array_equal(out, finish_rgb_numpy(m, radiance))
+
+
+def test_compiled_depth_is_the_numpy_depth_byte_for_byte():
+    """z-depth from the hit distances in one compiled pass: the numpy passes' float32 bytes (misses +inf)."""
+    from simready.raycast import SceneGeometry
+    from simready.sensors_hw.camera import render_frame, z_depth, z_depth_numpy
+    from simready.sensors_hw.models import Rig
+    from simready.testing.street import box_body, linear_track
+
+    car = box_body("t/actor:car", (4.0, 2.0, 3.0), linear_track((10.0, -2.0, 0.0), (0.0, 20.0, 0.0), t_end_s=1.0),
+                   10, (0.5, 0.5, 0.5), 0.5)
+    rig = Rig.from_dict({"mounts": {"cam": {"type": "camera", "translation_m": [0.0, 0.0, 1.5],
+                                            "rpy_deg": [3.0, 2.0, 10.0]}},
+                         "sensors": {"cam": {"width_px": 96, "height_px": 64, "hfov_deg": 90.0, "near_m": 0.1,
+                                             "far_m": 200.0, "rate_hz": 20.0, "phase_s": 0.0, "shutter": "rolling",
+                                             "line_time_s": 2e-4, "distortion_k1": 0.0}}},
+                        body=linear_track((0.0, 0.0, 0.0), (3.0, 0.5, 0.0), t_end_s=1.0))
+    frame = render_frame(SceneGeometry([car]), rig, "cam", 0.2, ("depth",))
+    fast, ref = z_depth(frame.hits, frame.T_world_camera), z_depth_numpy(frame.hits, frame.T_world_camera)
+    assert np.isinf(fast).any() and np.isfinite(fast).any()
+    assert fast.dtype == np.float32 and fast.tobytes() == ref.tobytes()
+
+
+@pytest.mark.parametrize("headlights", [False, True])
+def test_compiled_shading_is_the_numpy_shading_byte_for_byte(headlights):
+    """Normals, facing, n·sun, shadow-ray starts and radiance in two compiled passes: the numpy passes' float32
+    values exactly (sun shadows, moving cars, sky; with and without the ego's lamps)."""
+    from simready.sensors_hw.camera import Lighting, render_frame, shade, shade_numpy
+    from simready.sensors_hw.models import Rig
+    from simready.testing.street import EGO_ID, street_scene
+
+    scene, bodies = street_scene()
+    rig = Rig.from_dict({"mounts": {"cam": {"type": "camera", "translation_m": [1.5, 0.0, 1.6]}},
+                         "sensors": {"cam": {"width_px": 160, "height_px": 90, "hfov_deg": 90.0, "near_m": 0.1,
+                                             "far_m": 300.0, "rate_hz": 20.0, "phase_s": 0.0, "shutter": "rolling",
+                                             "line_time_s": 1e-4, "distortion_k1": 0.0}}}, body=bodies[EGO_ID].track)
+    frame = render_frame(scene, rig, "cam", 0.5, ("depth",), ignore=[EGO_ID])
+    moving = ~np.take(scene._is_static_ext, frame.hits.body_index)
+    assert moving.any() and (~frame.hits.hit).any()
+    lighting = Lighting(headlights=headlights)
+    args = (scene, rig, rig.sensors["cam"], frame.hits, lighting, frame.T_world_camera)
+    fast, ref = shade(*args, ignore=[EGO_ID]), shade_numpy(*args, ignore=[EGO_ID])
+    assert fast.dtype == np.float32 and fast.tobytes() == ref.tobytes()

@@ -244,3 +244,25 @@ def test_flow_table_columns_are_the_numpy_expressions_bit_for_bit():
     for i, name in enumerate(("disp_x_m", "disp_y_m", "disp_z_m")):
         np.testing.assert_array_equal(tab.column(name).to_numpy(), disp[:, i])
     assert (disp[:, 1] != 0).any()  # the car moved
+
+
+@pytest.mark.parametrize("shutter", ["global", "rolling"])
+def test_compiled_samples_are_the_numpy_samples_bit_for_bit(shutter):
+    """``Samples.of_hits`` (one compiled pass over the static hits, the moving ones refined apart, the buffers
+    from the hits) repeats ``of_hits_numpy``'s operations: identical identity, barycentrics, points, buffers."""
+    car = box_body("t/actor:car", (4.0, 2.0, 3.0), linear_track((10.0, -2.0, 0.0), (0.0, 20.0, 0.0), t_end_s=1.0),
+                   10, (0.5, 0.5, 0.5), 0.5, subdivisions=1)
+    scene = SceneGeometry([wall(), car])
+    rig = rig_on(linear_track((0.0, 0.0, 0.0), (3.0, 0.5, 0.0), t_end_s=1.0), shutter=shutter,
+                 line_time_s=0.0 if shutter == "global" else 2e-4)
+    for passes in (("depth", "id"), ("id",)):  # distances refined by the depth pass, or here
+        fa = render_frame(scene, rig, "cam", 0.2, passes, ignore=[EGO])
+        fb = render_frame(scene, rig, "cam", 0.2, passes, ignore=[EGO])
+        view = FrameView.of_frame(fa, rig.sensors["cam"], 0)
+        fast, ref = Samples.of_hits(scene, view, fa.hits), Samples.of_hits_numpy(scene, view, fb.hits)
+        assert (~np.isnan(fast.point_body[:, 0])).sum() > 100  # samples on the moving car
+        for name in ("pixel", "u", "v", "body", "triangle", "barycentric_uv", "point_body", "time_s",
+                     "point_world", "point_camera"):
+            np.testing.assert_array_equal(getattr(fast, name), getattr(ref, name), err_msg=name)
+        for a, b in zip(fast.buffers, ref.buffers):
+            np.testing.assert_array_equal(a, b)

@@ -496,9 +496,18 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
 def z_depth(hits: Hits, T_rows: NDArray[np.float64]) -> NDArray[np.float32]:
     """(H·W,) float32 depth along each row's optical axis, +inf where nothing is seen.
 
-    Computed in float64 as ``distance · (direction · optical z)`` so a wall
-    perpendicular to the axis reads its exact distance in every pixel.
+    Computed in float64 from the hit distance as ``distance · (direction · optical z)`` so a wall
+    perpendicular to the axis reads its exact distance in every pixel; in one compiled pass
+    (:func:`simready.sensors_hw.camera_kernels.z_depth`), byte for byte :func:`z_depth_numpy`.
     """
+    from simready.sensors_hw import camera_kernels as kern
+
+    width = len(hits) // len(T_rows)
+    return kern.z_depth(hits.rays32[1], np.ascontiguousarray(T_rows[:, :3, 2]), width, hits.distance_m)
+
+
+def z_depth_numpy(hits: Hits, T_rows: NDArray[np.float64]) -> NDArray[np.float32]:
+    """:func:`z_depth` as full-frame numpy passes: its bit reference."""
     width = len(hits) // len(T_rows)
     d = hits.rays32[1]
     dot = np.zeros(len(hits))
@@ -516,6 +525,38 @@ def z_depth(hits: Hits, T_rows: NDArray[np.float64]) -> NDArray[np.float32]:
 def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighting: Lighting,
           T_rows: NDArray[np.float64], *, ignore: Iterable[str] = ()) -> NDArray[np.float32]:
     """(H·W, 3) float32 linear radiance of a frame's primary rays (Lambertian, see module doc).
+
+    Two compiled passes (:func:`simready.sensors_hw.camera_kernels.sun_setup`: normals, facing, n·sun and the
+    shadow rays' starts; :func:`~simready.sensors_hw.camera_kernels.radiance`) around the shadow cast, with
+    :func:`shade_numpy`'s float32 operations per pixel.
+    """
+    from simready.sensors_hw import camera_kernels as kern
+
+    o, d = hits.rays32
+    moving = np.flatnonzero(~np.take(scene._is_static_ext, hits.body_index))
+    n_moving = hits.normals_of(moving) if len(moving) else np.zeros((0, 3), np.float32)
+    sun = lighting.sun_direction_world()
+    n, facing, ndl, lit, start = kern.sun_setup(scene._world_tris.normal32, hits.rows, moving.astype(np.int64),
+                                                n_moving, o, d, hits.distance_m, hits.hit, sun.astype(np.float32),
+                                                np.float32(SHADOW_BIAS_M))
+    sunlit = np.zeros(len(hits), bool)
+    if lighting.sun_elevation_deg > 0.0 and len(lit):
+        prefilter = shadow_prefilter(model, T_rows, lit, float(start[:, 2].min()), sun)
+        shadowed = scene.occluded(start, np.broadcast_to(sun.astype(np.float32), start.shape), hits.time_s[lit],
+                                  SHADOW_RANGE_M, ignore=ignore, normalized=True, prefilter=prefilter)
+        sunlit[lit[~shadowed]] = True
+    headlight = np.zeros(0, np.float32)
+    if lighting.headlights:
+        dist = np.where(hits.hit, hits.distance_m, 0.0).astype(np.float32)
+        headlight = _headlight_irradiance(rig, lighting, o + d * dist[:, None], n * facing[:, None], hits.time_s)
+    f32 = lambda v: np.asarray(v, np.float32)  # noqa: E731
+    return kern.radiance(scene.albedo_at(hits), hits.hit, ndl, sunlit, f32(lighting.sun_rgb),
+                         f32(lighting.ambient_rgb), headlight.astype(np.float32), f32(lighting.sky_rgb))
+
+
+def shade_numpy(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighting: Lighting,
+                T_rows: NDArray[np.float64], *, ignore: Iterable[str] = ()) -> NDArray[np.float32]:
+    """:func:`shade` as whole-frame numpy passes: its reference.
 
     Works on whole-frame arrays with misses masked (zero normal) rather than
     gathering the hits, and with few full-frame passes: at 1280×720 each

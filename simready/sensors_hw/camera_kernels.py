@@ -60,3 +60,90 @@ def encode_srgb(x: np.ndarray, idx: np.ndarray, wts: np.ndarray, lut: np.ndarray
             y = y + half
             out[i, c] = lut[np.int32(y)]
     return out
+
+
+@numba.njit(**_JIT)
+def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> np.ndarray:
+    """(P,) float32 z-depth ``distance · (d · optical z) / |d|`` of float32 ray directions ``d`` (P, 3) whose
+    rows share row ``p // width``'s optical axis ``axis_z`` (H, 3): :func:`simready.sensors_hw.camera.z_depth_numpy`'s
+    float64 operations in its order, one pass instead of a dozen."""
+    p = d.shape[0]
+    out = np.empty(p, np.float32)
+    for i in range(p):
+        r = i // width
+        dot = 0.0
+        norm2 = 0.0
+        for a in range(3):
+            c = np.float64(d[i, a])
+            dot += c * axis_z[r, a]
+            norm2 += c * c
+        out[i] = np.float32(dist[i] * dot / np.sqrt(norm2))
+    return out
+
+
+@numba.njit(**_JIT)
+def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_moving: np.ndarray,
+              o: np.ndarray, d: np.ndarray, dist: np.ndarray, hit: np.ndarray, sun: np.ndarray,
+              bias: np.float32) -> tuple:
+    """The shading's first pass (:func:`simready.sensors_hw.camera.shade_numpy`'s float32 operations per pixel):
+    each ray's geometric normal (``normal_table[rows]``, or ``n_moving[k]`` for the k-th ray in ``moving``),
+    ``facing`` (−sign(n·d): the normal turned toward the viewer), ``ndl`` (n·sun, facing), and for the lit
+    rays (ndl > 0) their indices and shadow-ray starts ``o + d·dist + bias·n·facing``.
+    Returns (n (P, 3), facing (P,), ndl (P,), lit (L,), start (L, 3))."""
+    p = len(rows)
+    n = np.empty((p, 3), np.float32)
+    facing = np.empty(p, np.float32)
+    ndl = np.empty(p, np.float32)
+    lit = np.empty(p, np.int64)
+    zero = np.float32(0.0)
+    k = 0
+    count = 0
+    for i in range(p):
+        if k < len(moving) and moving[k] == i:
+            n0, n1, n2 = n_moving[k, 0], n_moving[k, 1], n_moving[k, 2]
+            k += 1
+        else:
+            r = rows[i]
+            n0, n1, n2 = normal_table[r, 0], normal_table[r, 1], normal_table[r, 2]
+        n[i, 0], n[i, 1], n[i, 2] = n0, n1, n2
+        dot = n0 * d[i, 0] + n1 * d[i, 1] + n2 * d[i, 2]
+        f = -np.sign(dot)
+        facing[i] = f
+        x = (n0 * sun[0] + n1 * sun[1] + n2 * sun[2]) * f
+        ndl[i] = x
+        if x > zero:
+            lit[count] = i
+            count += 1
+    lit = lit[:count].copy()
+    start = np.empty((count, 3), np.float32)
+    for j in range(count):
+        i = lit[j]
+        t = np.float32(dist[i]) if hit[i] else zero
+        f = facing[i]
+        for a in range(3):
+            start[j, a] = (o[i, a] + d[i, a] * t) + bias * (n[i, a] * f)
+    return n, facing, ndl, lit, start
+
+
+@numba.njit(**_JIT)
+def radiance(albedo: np.ndarray, hit: np.ndarray, ndl: np.ndarray, sunlit: np.ndarray, sun_rgb: np.ndarray,
+             ambient: np.ndarray, headlight: np.ndarray, sky: np.ndarray) -> np.ndarray:
+    """(P, 3) float32 linear radiance (in place on ``albedo``): ``albedo · (ndl·sun_rgb [where sunlit] + ambient
+    [+ headlight irradiance when given])``, the sky where nothing was hit; ``shade_numpy``'s float32
+    operations in order."""
+    p = albedo.shape[0]
+    zero = np.float32(0.0)
+    lamps = headlight.shape[0] > 0
+    for i in range(p):
+        if not hit[i]:
+            for c in range(3):
+                albedo[i, c] = sky[c]
+            continue
+        s = ndl[i] if sunlit[i] else zero
+        for c in range(3):
+            light = s * sun_rgb[c]
+            light = light + ambient[c]
+            if lamps:
+                light = light + headlight[i]
+            albedo[i, c] = albedo[i, c] * light
+    return albedo

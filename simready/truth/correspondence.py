@@ -66,7 +66,8 @@ from simready.sensors_hw.camera import (FramePasses, camera_poses, distort_norma
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
 from simready.truth.precision import BARYCENTRIC_STEP, quantized
-from simready.truth.kernels import UNDECIDED, VISIBLE, buffer_visibility, pixels_and_flags, settle_rows
+from simready.truth.kernels import (UNDECIDED, VISIBLE, buffer_visibility, pixels_and_flags, settle_rows,
+                                   surface_samples)
 
 #: A surface nearer than the point by less than this does not hide it (metres; float64 re-cast).
 VISIBILITY_TOL_M = 1e-6
@@ -236,7 +237,7 @@ class Projection:
         """(N, 2) the RGB image's coordinates (computed on first use: the files store pinhole ones)."""
         return distorted_uv(self.model, self.uv)
 
-    @property
+    @cached_property
     def in_view(self) -> NDArray[np.bool_]:
         """Present, in front, in frame and within [near, far]: what a re-cast decides."""
         return self.present & ~self.behind_camera & ~self.out_of_frame & ~self.beyond_range
@@ -482,7 +483,41 @@ class Samples:
 
     @classmethod
     def of_hits(cls, scene: SceneGeometry, view: FrameView, hits: Hits) -> "Samples":
-        """Visible samples of a frame from its primary-ray hits (refined in float64 here)."""
+        """Visible samples of a frame from its primary-ray hits, refined in float64 here: the distances
+        once (the depth pass's refinement when the frame has one), then the barycentrics, points and the
+        frame's identity and depth buffers of every static hit in one compiled pass
+        (:func:`simready.truth.kernels.surface_samples`); the few hits on moving bodies through
+        :meth:`Hits.refine`. Bitwise :meth:`of_hits_numpy`; ``hits`` itself is left unrefined in
+        barycentrics."""
+        hits.refine(barycentrics=False)
+        if hits._plane_ok is None:  # refined by other means: the reference path
+            return cls.of_hits_numpy(scene, view, hits)
+        k = view.intrinsics
+        pix = hits.hit_index.astype(np.int64)
+        body = hits.body_index[pix].astype(np.intp)
+        static = static_bodies(scene)[body]
+        unit = hits._origin64 is not None
+        o_in, d_in = (hits._origin64, hits._dir64) if unit else (hits._origin32, hits._dir32)
+        tab = scene._world_tris
+        z_img = np.full(k.width_px * k.height_px, np.inf)
+        bary, world, cam, u, v, tri, t = surface_samples(
+            pix, static, hits.rows, o_in, d_in, unit, hits.distance_m, hits._plane_ok, hits._u32, hits._v32,
+            tab.v0, tab.dual1, tab.dual2, pixel_rays(view.model).reshape(-1, 3), hits.time_s, hits.triangle_index,
+            k.width_px, z_img)
+        moving = np.flatnonzero(~static)
+        p_body = np.full((len(pix), 3), np.nan)
+        if len(moving):
+            sub = hits.take(pix[moving]).refine()
+            bary[moving] = sub.barycentric_uv
+            p_body[moving] = sub.point_body
+        out = cls(view, pix, u, v, body, tri, bary, p_body, t, world, cam)
+        # The identity buffers are the hits' own (−1 where nothing is hit); the depth one was filled above.
+        out.__dict__["buffers"] = (hits.body_index, hits.triangle_index, z_img)
+        return out
+
+    @classmethod
+    def of_hits_numpy(cls, scene: SceneGeometry, view: FrameView, hits: Hits) -> "Samples":
+        """:meth:`of_hits` as numpy passes over the refined hits (refines ``hits`` in place): its bit reference."""
         hits.refine()
         w = view.intrinsics.width_px
         pix = hits.hit_index.astype(np.int64)
@@ -566,9 +601,8 @@ def buffer_visible(scene: SceneGeometry, source: "Samples", target: "Samples", p
     (:func:`recast_visible`) only for the points the buffers cannot decide; and how many those were."""
     k = target.view.intrinsics
     body_img, triangle_img, z_img = target.buffers
-    state = buffer_visibility(proj.uv, proj.depth_m, proj.in_view, source.body.astype(np.int32),
-                              source.triangle.astype(np.int32), body_img, triangle_img, z_img, k.width_px,
-                              k.height_px, HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL)
+    state = buffer_visibility(proj.uv, proj.depth_m, proj.in_view, source.body, source.triangle, body_img,
+                              triangle_img, z_img, k.width_px, k.height_px, HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL)
     undecided = state == UNDECIDED
     visible = state == VISIBLE
     visible |= recast_visible(scene, target.view, proj, ignore=ignore, only=undecided)

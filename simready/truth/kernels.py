@@ -1,4 +1,6 @@
-"""Compiled kernels of the perception truth (numba): visibility from a frame's own buffers.
+"""Compiled kernels of the perception truth (numba): a frame's samples from its hits, the row iteration of
+the projection into another frame, visibility from that frame's own buffers, the motion field's and the
+flow table's per-sample steps.
 
 Why compiled: each runs once per correspondence over every visible sample of a
 full-resolution frame (~10⁶ points); as numpy each step is a full-array pass
@@ -216,3 +218,66 @@ def flow_columns(uv: np.ndarray, u: np.ndarray, v: np.ndarray, target_world: np.
         dy[i] = np.float32(target_world[i, 1] - source_world[i, 1])
         dz[i] = np.float32(target_world[i, 2] - source_world[i, 2])
     return du, dv, dx, dy, dz
+
+
+@numba.njit(**_JIT)
+def surface_samples(pix: np.ndarray, static: np.ndarray, rows: np.ndarray, o_in: np.ndarray, d_in: np.ndarray,
+                    unit: bool, dist: np.ndarray, plane_ok: np.ndarray, u32: np.ndarray, v32: np.ndarray,
+                    v0: np.ndarray, dual1: np.ndarray, dual2: np.ndarray, rays_cam: np.ndarray,
+                    time_in: np.ndarray, triangle_in: np.ndarray, width: int, z_img: np.ndarray) -> tuple:
+    """A frame's visible samples from its primary hits in one pass (``Samples.of_hits``): per hit pixel
+    ``pix[k]``, the float64 barycentrics of static hits (``Hits.refine``'s reuse of refined distances,
+    :func:`simready.raycast.kernels.refine_static`'s operations; Embree's where the plane gave no
+    distance; moving hits are left for the caller), the world point (``Hits.point_world_of``'s operations,
+    :func:`simready.raycast.kernels.hit_points`), the optical-frame point (pixel ray × distance), the pixel's
+    column and row, triangle and time; and the frame's z-depth buffer ``z_img`` (in place, at ``pix``).
+
+    Bitwise the numpy path (``Samples.of_hits_numpy``): each value repeats its operations in order.
+    """
+    m = len(pix)
+    bary = np.empty((m, 2))
+    world = np.empty((m, 3))
+    cam = np.empty((m, 3))
+    u = np.empty(m, np.int64)
+    v = np.empty(m, np.int64)
+    tri = np.empty(m, np.int64)
+    t_out = np.empty(m)
+    for k in range(m):
+        i = pix[k]
+        t = dist[i]
+        d0, d1, d2 = np.float64(d_in[i, 0]), np.float64(d_in[i, 1]), np.float64(d_in[i, 2])
+        o0, o1, o2 = np.float64(o_in[i, 0]), np.float64(o_in[i, 1]), np.float64(o_in[i, 2])
+        # The world point: hit_points' normalization (a division by the norm summed x0² + x1² + x2²).
+        if unit:
+            w0, w1, w2 = d0, d1, d2
+        else:
+            nrm = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            w0, w1, w2 = d0 / nrm, d1 / nrm, d2 / nrm
+        world[k, 0] = o0 + t * w0
+        world[k, 1] = o1 + t * w1
+        world[k, 2] = o2 + t * w2
+        if static[k]:
+            if plane_ok[i]:  # refine_static's barycentrics (a product by the inverse norm, summed x0² + x2² + x1²)
+                if not unit:
+                    inv = 1.0 / math.sqrt(d0 * d0 + d2 * d2 + d1 * d1)
+                    d0, d1, d2 = d0 * inv, d1 * inv, d2 * inv
+                r = rows[i]
+                q0 = o0 + t * d0 - v0[r, 0]
+                q1 = o1 + t * d1 - v0[r, 1]
+                q2 = o2 + t * d2 - v0[r, 2]
+                bary[k, 0] = q0 * dual1[r, 0] + q2 * dual1[r, 2] + q1 * dual1[r, 1]
+                bary[k, 1] = q0 * dual2[r, 0] + q2 * dual2[r, 2] + q1 * dual2[r, 1]
+            else:
+                bary[k, 0] = np.float64(u32[i])
+                bary[k, 1] = np.float64(v32[i])
+        else:
+            bary[k, 0] = np.nan
+            bary[k, 1] = np.nan
+        for a in range(3):
+            cam[k, a] = rays_cam[i, a] * t
+        z_img[i] = cam[k, 2]
+        u[k] = i % width
+        v[k] = i // width
+        tri[k] = triangle_in[i]
+        t_out[k] = time_in[i]
+    return bary, world, cam, u, v, tri, t_out
