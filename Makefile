@@ -50,7 +50,7 @@ test: install qc-venv nuscenes-venv browser
 
 ## make test-fast: unit tests only (skips tests marked slow)
 test-fast: install
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow"
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -p no:cacheprovider -m "not slow"
 
 ## make ui: the Dagster UI on this code location
 ui: install $(DAGSTER_HOME)/dagster.yaml

@@ -26,7 +26,7 @@ from simready.catalog.generate import ENTRY_FILE
 from simready.cli import main
 from simready.errors import SimreadyError
 from simready.loading import parse_json, parse_yaml
-from tests.catalog_fixtures import VAN, entry_dir_of, generated_catalog  # noqa: F401  (pytest fixture)
+from tests.fixtures.catalog import VAN, entry_dir_of
 from tests.test_loader_limits import LOADERS, Loader
 
 FUZZ = settings(max_examples=20, deadline=3000, derandomize=True, database=None,

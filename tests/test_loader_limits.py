@@ -33,8 +33,8 @@ from simready.testing.street import street_rig_data
 from simready.world.ontology import load_ontology
 from simready.world.template import load_template
 from simready.world.template_model import MAX_IMAGE_PX, MAX_LANE_WIDTH_M, MAX_REPEAT_COUNT
-from tests.catalog_fixtures import VAN, entry_dir_of, generated_catalog  # noqa: F401  (pytest fixture)
-from tests.manifest_factory import make_manifest
+from tests.fixtures.catalog import VAN, entry_dir_of
+from tests.fixtures.manifests import make_manifest
 
 TEMPLATE = paths.TEMPLATES_DIR / "residential_crosswalk_v3.yaml"
 SUITE = paths.DATA_DIR / "suites" / "default.yaml"
