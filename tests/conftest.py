@@ -26,6 +26,7 @@ def _module(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering (parametrized higher-scoped fixtures)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under xdist, order the modules longest first (see this file's docstring); each module stays in one piece and
     in its collection order."""
