@@ -84,10 +84,11 @@ def generated_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One chromium for every page test of the session (videos play without a click); a test opens and closes
-    its own pages, never the browser."""
+    """One chromium for a module's page tests (videos play without a click); a test opens and closes its own
+    pages, never the browser. Not one per session: while Playwright's sync API is open, its event loop counts as
+    running in this thread, so any later test's ``asyncio.run()`` in the worker would be refused."""
     from playwright.sync_api import sync_playwright
 
     from tests.fixtures.browser import CHROMIUM, MISSING
