@@ -46,11 +46,11 @@ run: install $(DAGSTER_HOME)/dagster.yaml
 
 ## make test: install, then run the whole suite (what CI runs)
 test: install qc-venv nuscenes-venv browser
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -p no:cacheprovider
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -p no:cacheprovider --durations=15
 
 ## make test-fast: unit tests only (skips tests marked slow)
 test-fast: install
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow"
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -p no:cacheprovider -m "not slow"
 
 ## make ui: the Dagster UI on this code location
 ui: install $(DAGSTER_HOME)/dagster.yaml

@@ -1,10 +1,65 @@
-"""Fixtures every test shares."""
+"""Fixtures every test shares, and how ``pytest -n 2 --dist loadgroup`` (``make test``) spreads the suite.
+
+Spreading: every module is one unit of work, so that a module-scoped fixture (a production stack, a materialized
+pipeline, a browser's pages) is built once, on one worker. pytest-xdist's own ``loadgroup`` cannot do it under
+pytest 9: it marks a group by rewriting ``item._nodeid``, which pytest 9 no longer reads, so every test was its
+own unit and both workers built the same module fixtures (the production stack and its pipeline twice). The units
+known to run longest go first (``RUN_FIRST``, then the other modules holding slow tests, then the rest), so that
+a long module never ends the run alone while the other worker idles.
+"""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
+
+#: Modules that take longest on an idle machine, longest first: handed out before anything else, so that the
+#: short modules fill the other worker while they run.
+RUN_FIRST = ("tests/test_production.py", "tests/test_daemon_edits.py", "tests/test_suite_contacts.py",
+             "tests/test_release.py", "tests/test_user_programs_dag.py", "tests/test_review_browser.py",
+             "tests/test_dagster_simulation.py")
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering (parametrized higher-scoped fixtures)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, order the modules longest first (see this file's docstring); each module stays in one piece and
+    in its collection order."""
+    if not hasattr(config, "workerinput"):
+        return
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(_module(item.nodeid), []).append(item)
+    slow = {u for u, its in units.items() if any(it.get_closest_marker("slow") for it in its)}
+
+    def rank(unit: str) -> tuple[int, int]:
+        if unit in RUN_FIRST:
+            return 0, RUN_FIRST.index(unit)
+        return (1, 0) if unit in slow else (2, 0)
+
+    items[:] = [it for u in sorted(units, key=rank) for it in units[u]]  # sorted() is stable: collection order within
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):  # type: ignore[no-untyped-def]
+    """``--dist loadgroup`` with a module as the unit (an ``xdist_group`` name, should xdist's marking work again),
+    handed out in the order ``pytest_collection_modifyitems`` left the items in (not xdist's most-tests-first)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ModuleScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope = super()._split_scope(nodeid)
+            return _module(nodeid) if scope == nodeid else scope
+
+    config.option.loadscopereorder = False
+    return ModuleScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)
@@ -15,3 +70,32 @@ def _user_programs_forgotten():
     module = sys.modules.get("simready.scenario.program_files")
     if module is not None:
         module.USER_PROGRAMS.clear()
+
+
+@pytest.fixture(scope="session")
+def generated_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real contracts generated into a temporary directory, once per session (tests read it, never change it:
+    they copy what they break)."""
+    from simready import paths
+    from simready.catalog.generate import generate_catalog
+
+    out = tmp_path_factory.mktemp("catalog") / "generated"
+    generate_catalog(paths.CATALOG_CONTRACTS_DIR, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One chromium for a module's page tests (videos play without a click); a test opens and closes its own
+    pages, never the browser. Not one per session: while Playwright's sync API is open, its event loop counts as
+    running in this thread, so any later test's ``asyncio.run()`` in the worker would be refused."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.fixtures.browser import CHROMIUM, MISSING
+
+    if not CHROMIUM:
+        pytest.fail(MISSING)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--autoplay-policy=no-user-gesture-required"])
+        yield b
+        b.close()

@@ -111,28 +111,23 @@ def test_the_uis_add_a_partition_is_refused_with_the_line(tmp_path, monkeypatch)
 
 
 @pytest.mark.slow
-def test_the_dialog_in_the_ui_shows_the_line_and_adds_nothing(tmp_path):
+def test_the_dialog_in_the_ui_shows_the_line_and_adds_nothing(tmp_path, browser):
     """Dagster's own UI, in Debian's chromium (``make browser``): an asset page's Materialize → "Add a partition"
     for ``sample_batch``, the name typed and saved. A bad name: the alert shows the line, nothing is stored; a
     good one is added."""
     import os
 
     from playwright.sync_api import TimeoutError as NotShown
-    from playwright.sync_api import sync_playwright
 
     from simready.testing.servers import dagster_webserver
 
-    chromium = os.environ.get("SIMREADY_CHROMIUM") or shutil.which("chromium")
-    if not chromium:
-        pytest.fail("chromium is missing: `make browser` installs Debian's chromium (as root), or set SIMREADY_CHROMIUM")
     home = tmp_path / "home"
     _deployed_instance(home).add_dynamic_partitions(batch_partitions.name, ["b0000"])
     env = {**os.environ, "DAGSTER_HOME": str(home), "SIMREADY_ARTIFACTS": str(tmp_path / "artifacts")}
     env.pop("SIMREADY_DEPLOYMENT", None)
     with dagster_webserver(ROOT / "workspace.yaml", env, home / "webserver.log") as base:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium)
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        try:
             page.goto(f"{base}/assets/scenario_manifests", wait_until="domcontentloaded")
             materialize = page.get_by_role("button", name="Materialize")
             materialize.first.wait_for(timeout=60_000)
@@ -153,5 +148,6 @@ def test_the_dialog_in_the_ui_shows_the_line_and_adds_nothing(tmp_path):
             page.get_by_placeholder("name").fill("b0007")
             page.get_by_role("button", name="Save").click()
             page.get_by_placeholder("name").wait_for(state="detached", timeout=30_000)
-            browser.close()
+        finally:
+            page.close()
     assert dg.DagsterInstance.from_config(str(home)).get_dynamic_partitions(batch_partitions.name) == ["b0000", "b0007"]

@@ -14,13 +14,12 @@ from simready.catalog.certify import (
     certify_entry,
 )
 from simready.catalog.generate import read_index
-from tests.catalog_fixtures import (
+from tests.fixtures.catalog import (
     EXPECTED_CODES,
     VAN,
     centimetre_units,
     chassis_box_collider,
     entry_dir_of,
-    generated_catalog,  # noqa: F401  (pytest fixture)
     hidden_scale_geometry,
     inertia_times_10000,
     no_license,

@@ -88,6 +88,7 @@ def test_the_fallback_is_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert "coacd_that_crashes: crashed its process (SIGABRT): decomposed by vhacdx" in " ".join(rec.notes)
 
 
+@pytest.mark.slow
 def test_a_solid_over_coacds_triangle_budget_goes_to_vhacd(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(D, "COACD_MAX_FACES", 100)
     ball = trimesh.creation.icosphere(subdivisions=2, radius=0.3)  # 320 triangles

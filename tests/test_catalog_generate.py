@@ -14,7 +14,7 @@ from simready.catalog.catalog import ensure_catalog, is_up_to_date, load_catalog
 from simready.catalog.contract import load_contract
 from simready.catalog.generate import INDEX_FILE, generate_catalog, main, read_index
 from simready.errors import CatalogError
-from tests.catalog_fixtures import VAN, generated_catalog  # noqa: F401
+from tests.fixtures.catalog import VAN
 
 
 def _file_hashes(root: Path) -> dict[str, str]:

@@ -17,7 +17,7 @@ from simready.catalog.meshio import mass_properties, obj_text, parse_obj, to_man
 from simready.catalog.procedural import RecipeError, box, build
 from simready.world.frames import transform_points
 from simready.world.ontology import load_ontology
-from tests.catalog_fixtures import VAN, generated_catalog  # noqa: F401
+from tests.fixtures.catalog import VAN
 
 VEHICLES = ["asset:delivery_van/white", "asset:sedan/grey", "asset:shuttle/standard"]
 

@@ -177,7 +177,7 @@ def test_the_ladder_refuses_a_crossing_through_a_building(intent, rc_samples) ->
 
 def test_export_xosc_then_import_keeps_the_mid_block_crossing(rc_samples, tmp_path) -> None:
     from simready.maps.xosc_import import import_xosc
-    from tests.test_xosc_import import _export, assert_same_manifest
+    from tests.fixtures.xosc import _export, assert_same_manifest
 
     template, result = rc_samples
     m = result.manifests[0]

@@ -33,8 +33,7 @@ from simready.resources import ArtifactStore, SourceData
 from simready.status import graph_status
 from simready.testing import opendrive_maps as maps
 from simready.testing.servers import ManagedProcess
-from tests.test_dagster_world import _move_first_curb
-from tests.test_maps_staleness import INTENT, _import, _widen_sidewalk
+from tests.fixtures.edits import INTENT, _import, _move_first_curb, _widen_sidewalk
 
 pytestmark = pytest.mark.slow
 

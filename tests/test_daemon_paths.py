@@ -118,6 +118,7 @@ def test_source_files_sensor_requests_what_each_input_feeds_through_the_code_ser
     assert not again.run_requests and again.skip_message == "no template, map, contract or suite changed"
 
 
+@pytest.mark.slow
 def test_the_sensor_preview_a_user_types_runs_it(tmp_path):
     """The command of the issue: before the fix it printed "a RunRequest for a sensor lacking a specified target"."""
     home = tmp_path / "home"

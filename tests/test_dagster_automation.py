@@ -18,7 +18,7 @@ from simready.assets.scenario import scenario_manifests
 from simready.assets.simulation import trajectories
 from simready.assets.world import sensor_rigs, world_templates
 from simready.resources import ArtifactStore, SourceData
-from tests.test_dagster_world import _data_version, _move_first_curb
+from tests.fixtures.edits import _data_version, _move_first_curb
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from simready.assets.world import world_templates
 from simready.checks.scenario import manifests_pass_ladder, manifests_schema_valid, rejection_reasons_nonempty
 from simready.layout import BatchDir
 from simready.resources import ArtifactStore, SourceData
-from tests.test_dagster_world import _move_first_curb
+from tests.fixtures.edits import _move_first_curb
 
 pytestmark = pytest.mark.slow
 

@@ -25,7 +25,7 @@ from simready.checks.simulation import (
 from simready.layout import ArtifactLayout
 from simready.records import Outcomes, Results, ValidityRecord
 from simready.resources import ArtifactStore, SourceData
-from tests.test_dagster_world import _data_version, _move_first_curb
+from tests.fixtures.edits import _data_version, _move_first_curb
 
 pytestmark = pytest.mark.slow
 
@@ -172,7 +172,7 @@ def test_measurement_checks_catch_a_tampered_file(world):
 def test_simulation_checks_catch_one_changed_value_in_a_trace(world):
     from types import SimpleNamespace
 
-    from tests.test_sim_integrity import change_one_value
+    from tests.fixtures.samples import change_one_value
 
     tmp, resources, _, _, _ = world
     trace = next((tmp / "artifacts" / "samples" / TLA / "b0000").glob("*/trace.parquet"))

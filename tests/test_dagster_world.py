@@ -14,6 +14,7 @@ from simready.assets.catalog import certified_assets
 from simready.assets.world import world_templates
 from simready.checks.world import catalog_certified, template_assets_certified, template_valid
 from simready.resources import ArtifactStore, SourceData
+from tests.fixtures.edits import _data_version, _move_first_curb
 
 pytestmark = pytest.mark.slow
 
@@ -42,17 +43,6 @@ def _materialize_world(instance: dg.DagsterInstance, resources: dict, template_i
     return out
 
 
-def _data_version(instance: dg.DagsterInstance, key: str, partition: str | None = None) -> str:
-    record = instance.get_latest_materialization_event(dg.AssetKey(key)) if partition is None else None
-    if partition is not None:
-        result = instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=dg.AssetKey(key), asset_partitions=[partition]), limit=1
-        )
-        record = result.records[0].event_log_entry
-    mat = record.asset_materialization
-    return mat.tags["dagster/data_version"]
-
-
 def test_materialize_world_on_ephemeral_instance(tmp_path):
     instance = dg.DagsterInstance.ephemeral()
     ids = world_templates.partitions_def.get_partition_keys()
@@ -65,13 +55,6 @@ def test_materialize_world_on_ephemeral_instance(tmp_path):
         assert all(e.passed for e in evaluations), tid
         assert (tmp_path / "artifacts" / "templates" / tid / "plot.png").stat().st_size > 10_000
     assert (tmp_path / "artifacts" / "catalog" / "certification.json").exists()
-
-
-def _move_first_curb(template_file: Path, dx_m: float) -> None:
-    data = yaml.safe_load(template_file.read_text())
-    curbs = [inst for inst in data["instances"] if "curb" in inst["asset"]]
-    curbs[0]["pose"]["x"] = float(curbs[0]["pose"]["x"]) + dx_m
-    template_file.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def test_editing_one_templates_collider_changes_only_its_data_version(tmp_path):

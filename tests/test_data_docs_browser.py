@@ -14,12 +14,11 @@ import datetime
 
 import pandas as pd
 import pytest
-from playwright.sync_api import sync_playwright
 
 from simready.testing.synthetic import street_evidence
 from simready.validity import expectations as E
 from simready.validity.gate import validate_scenario
-from tests.test_review_browser import CHROMIUM, _serve
+from tests.fixtures.browser import serve
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("data_docs_browser")]
 
@@ -40,16 +39,6 @@ def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("docs") / "data_docs"
     E.build_data_docs(batches, root)
     return root, batches
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM:
-        pytest.fail("chromium is missing: `make browser` installs Debian's chromium (as root), or set SIMREADY_CHROMIUM")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM)
-        yield b
-        b.close()
 
 
 class Offline:
@@ -139,7 +128,7 @@ def test_index_and_validation_pages_from_files_with_the_network_blocked(site, br
 
 def test_the_same_site_served_over_http_like_make_ui(site, browser):
     root, batches = site
-    with _serve(root.parent) as url:
+    with serve(root.parent) as url:
         tab = _open(browser, f"{url}/{root.name}/index.html")
         _check_index(tab, batches)
         row = tab.page.locator("table.ge-index-page-validation-results-table tbody tr",

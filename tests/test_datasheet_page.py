@@ -3,8 +3,6 @@ Markdown and as the same page in HTML, which a browser shows within 1600 px."""
 
 from __future__ import annotations
 
-import os
-import shutil
 
 import pytest
 
@@ -58,23 +56,16 @@ def test_markdown_and_html_say_the_same():
     assert "<h2>Coverage gap</h2>" in html and "<td>a=1|b=3</td>" in html and "<script" not in html
 
 
-CHROMIUM = os.environ.get("SIMREADY_CHROMIUM") or shutil.which("chromium")
-
-
 @pytest.mark.slow
-def test_the_html_datasheet_reads_in_a_browser_at_1600_px(tmp_path):
-    if not CHROMIUM:
-        pytest.fail("chromium is missing: `make browser` installs Debian's chromium (as root), or set SIMREADY_CHROMIUM")
-    from playwright.sync_api import sync_playwright
-
+def test_the_html_datasheet_reads_in_a_browser_at_1600_px(tmp_path, browser):
     page_file = tmp_path / "datasheet.html"
     page_file.write_text(datasheet_html("sha256:ab", _sheet(), ITEMS))
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM)
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    try:
         page.goto(page_file.as_uri())
         headings = page.locator("h2").all_inner_texts()
         assert {"Coverage gap", "Collisions", "What a weight means", "World-trajectory QA checklist"} <= set(headings)
         assert page.locator("table").count() >= 6
         assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
-        browser.close()
+    finally:
+        page.close()

@@ -14,7 +14,7 @@ from simready.testing.synthetic import street_evidence, street_manifest_dict
 from simready.validity import expectations as E
 from simready.validity import policy
 from simready.validity.gate import validate_scenario
-from tests.manifest_factory import make_manifest
+from tests.fixtures.manifests import make_manifest
 
 
 @pytest.fixture(scope="module")

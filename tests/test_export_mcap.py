@@ -15,25 +15,13 @@ from mcap.reader import make_reader
 from simready.cli import main
 from simready.export.mcap_file import ns
 from simready.layout import SampleDir
-from simready.measurement.options import ObserveOptions
 from simready.records import Render, Results
 from simready.sensors_hw.lidar import firing_times, read_ply
 from simready.sensors_hw.models import Rig
 from simready.sensors_hw.radar import read_radar_csv
 from simready.sim.trace import read_trace
-from simready.testing.observed import observed_street_sample
 from simready.testing.street import ACTORS
-
-SMALL = {"width_px": 64, "height_px": 40, "line_time_s": 2e-4, "azimuth_steps": 180, "channels": 16}
-DURATION_S = 0.44  # a whole number of trace ticks: the last one ends the window
-EVENTS = [{"t": 0.1, "tick": 5, "type": "trigger_fired", "actor": "ped"},
-          {"t": 0.3, "tick": 15, "type": "collision", "a": "ego", "b": "car_2"}]
-
-
-def make_sample(root: Path, *, time_column: bool) -> Path:
-    options = ObserveOptions(passes=("rgb", "depth", "lidar", "radar"), video=False, lidar_time_column=time_column,
-                             writer_thread=False)
-    return observed_street_sample(root, DURATION_S, options, EVENTS, **SMALL).root
+from tests.fixtures.mcap import EVENTS, SMALL, make_sample
 
 
 @pytest.fixture(scope="module")

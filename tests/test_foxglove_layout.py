@@ -8,7 +8,7 @@ from mcap.reader import make_reader
 
 from simready.export.foxglove_layout import LAYOUT_FILE, foxglove_layout, layout_bytes
 from simready.export.mcap_file import export_mcap
-from tests.test_export_mcap import make_sample
+from tests.fixtures.mcap import make_sample
 
 
 def _panels(node) -> list[str]:

@@ -240,7 +240,7 @@ def test_the_scenes_of_one_template_share_its_static_bodies(tmp_path) -> None:
     from simready.sensors_hw.trace_input import read_trace_input
     from simready.sim.run import run_simulation
     from simready.sim.trace import write_trace
-    from tests.test_sim_fixtures import catalog, crossing, template
+    from tests.fixtures.sim import catalog, crossing, template
 
     tpl, cat, manifest = template(), catalog(), crossing(clip_s=1.0)
     path = write_trace(run_simulation(manifest, tpl, backend="kinematic-v1", catalog=cat).trace, tmp_path / "t.parquet")

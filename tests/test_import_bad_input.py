@@ -16,11 +16,8 @@ Each refusal: exit 1, one line on stderr naming the file and the field, nothing 
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -38,91 +35,10 @@ from simready.catalog.importers.assemble import _edge_faults
 from simready.cli import main
 from simready.errors import CatalogError
 from simready.identifiers import confine
+from tests.fixtures.meshes import CUBE_F, CUBE_V, cube_dae, cube_gltf, cube_obj, cube_stl, cube_usda
 
 PD = Path(pybullet_data.getDataPath())
 SOCCERBALL = PD / "soccerball.obj"
-
-CUBE_V = [(-0.5, -0.5, 0), (0.5, -0.5, 0), (0.5, 0.5, 0), (-0.5, 0.5, 0),
-          (-0.5, -0.5, 1), (0.5, -0.5, 1), (0.5, 0.5, 1), (-0.5, 0.5, 1)]
-CUBE_F = [(0, 3, 2), (0, 2, 1), (4, 5, 6), (4, 6, 7), (0, 1, 5), (0, 5, 4),
-          (1, 2, 6), (1, 6, 5), (2, 3, 7), (2, 7, 6), (3, 0, 4), (3, 4, 7)]
-
-
-def cube_obj(path: Path, faces: list[tuple[int, int, int]] = CUBE_F, vertices=CUBE_V) -> Path:
-    lines = ["o box"] + [f"v {x} {y} {z}" for x, y, z in vertices] + [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in faces]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def cube_gltf(path: Path, edit=None) -> Path:
-    """A cube as a .gltf with its buffer in a data URI (positions float32, indices uint16)."""
-    pos = np.asarray(CUBE_V, dtype=np.float32).tobytes()
-    idx = np.asarray(CUBE_F, dtype=np.uint16).tobytes()
-    data = pos + idx
-    doc = {
-        "asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": [{"name": "box", "mesh": 0}],
-        "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "indices": 1}]}],
-        "buffers": [{"byteLength": len(data),
-                     "uri": "data:application/octet-stream;base64," + base64.b64encode(data).decode()}],
-        "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": len(pos)},
-                        {"buffer": 0, "byteOffset": len(pos), "byteLength": len(idx)}],
-        "accessors": [{"bufferView": 0, "componentType": 5126, "count": 8, "type": "VEC3",
-                       "min": [-0.5, -0.5, 0], "max": [0.5, 0.5, 1]},
-                      {"bufferView": 1, "componentType": 5123, "count": 36, "type": "SCALAR"}],
-    }
-    if edit is not None:
-        edit(doc)
-    path.write_text(json.dumps(doc))
-    return path
-
-
-def cube_usda(path: Path, header: str = "", prim_meta: str = "") -> Path:
-    points = ", ".join(f"({x}, {y}, {z})" for x, y, z in CUBE_V)
-    indices = ", ".join(str(i) for f in CUBE_F for i in f)
-    path.write_text(f"""#usda 1.0
-(
-    metersPerUnit = 1
-    upAxis = "Z"
-    {header}
-)
-def Xform "Box" {prim_meta}
-{{
-    def Mesh "Cube"
-    {{
-        point3f[] points = [{points}]
-        int[] faceVertexCounts = [{", ".join(["3"] * len(CUBE_F))}]
-        int[] faceVertexIndices = [{indices}]
-    }}
-}}
-""")
-    return path
-
-
-def cube_stl(path: Path) -> Path:
-    v = np.asarray(CUBE_V, dtype=np.float32)
-    body = b"".join(struct.pack("<3f", 0, 0, 0) + v[list(f)].tobytes() + b"\0\0" for f in CUBE_F)
-    path.write_bytes(b"\0" * 80 + struct.pack("<I", len(CUBE_F)) + body)
-    return path
-
-
-def cube_dae(path: Path) -> Path:
-    floats = " ".join(str(c) for p in CUBE_V for c in p)
-    indices = " ".join(str(i) for f in CUBE_F for i in f)
-    path.write_text(f"""<?xml version="1.0"?>
-<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
-<asset><unit meter="1"/><up_axis>Z_UP</up_axis></asset>
-<library_geometries><geometry id="box"><mesh>
-<source id="p"><float_array id="pa" count="{len(CUBE_V) * 3}">{floats}</float_array>
-<technique_common><accessor source="#pa" count="{len(CUBE_V)}" stride="3"><param name="X" type="float"/>
-<param name="Y" type="float"/><param name="Z" type="float"/></accessor></technique_common></source>
-<vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
-<triangles count="{len(CUBE_F)}"><input semantic="VERTEX" source="#v" offset="0"/><p>{indices}</p></triangles>
-</mesh></geometry></library_geometries>
-<library_visual_scenes><visual_scene id="s"><node name="box"><instance_geometry url="#box"/></node></visual_scene>
-</library_visual_scenes><scene><instance_visual_scene url="#s"/></scene>
-</COLLADA>
-""")
-    return path
 
 
 def refused(capsys: pytest.CaptureFixture[str], argv: list[str], *says: str, out_dir: Path | None = None) -> str:

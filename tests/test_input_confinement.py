@@ -26,8 +26,8 @@ from simready.layout import ArtifactLayout, ObservationDir, SampleDir
 from simready.scenario.manifest import load_manifest, manifest_bytes
 from simready.scenario.suite import SuiteError, batch_index
 from simready.world.template import load_template
-from tests.catalog_fixtures import VAN, entry_dir_of, generated_catalog  # noqa: F401  (pytest fixture)
-from tests.manifest_factory import make_manifest
+from tests.fixtures.catalog import VAN, entry_dir_of
+from tests.fixtures.manifests import make_manifest
 
 CYRILLIC_A = "\u0430"
 FULLWIDTH_DOT = "\uff0e"

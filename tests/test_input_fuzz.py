@@ -10,54 +10,21 @@ runs in well under 30 s on two cores.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simready import paths
 from simready.catalog.generate import ENTRY_FILE
-from simready.cli import main
 from simready.errors import SimreadyError
 from simready.loading import parse_json, parse_yaml
-from tests.catalog_fixtures import VAN, entry_dir_of, generated_catalog  # noqa: F401  (pytest fixture)
-from tests.test_loader_limits import LOADERS, Loader
-
-FUZZ = settings(max_examples=20, deadline=3000, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-FEW = settings(FUZZ, max_examples=6)
-
-_OPS = ("truncate", "flip", "insert", "delete", "dup_line")
-mutations = st.lists(
-    st.tuples(st.sampled_from(_OPS), st.floats(0.0, 1.0), st.binary(min_size=1, max_size=8)), min_size=1, max_size=3,
-)
-
-
-def mutate(good: bytes, ops: Sequence[tuple[str, float, bytes]]) -> bytes:
-    data = bytearray(good)
-    for op, where, extra in ops:
-        i = int(where * len(data))
-        if op == "truncate":
-            del data[i:]
-        elif op == "flip" and i < len(data):
-            data[i] ^= extra[0] or 0x80
-        elif op == "insert":
-            data[i:i] = extra
-        elif op == "delete":
-            del data[i:i + len(extra) * 4]
-        elif op == "dup_line":
-            lines = bytes(data).splitlines(keepends=True)
-            if lines:
-                k = min(int(where * len(lines)), len(lines) - 1)
-                lines.insert(k, lines[k])
-                data = bytearray(b"".join(lines))
-    return bytes(data)
+from tests.fixtures.catalog import VAN, entry_dir_of
+from tests.fixtures.fuzz import FEW, FUZZ, mutate, mutations, run_cli, workspace
+from tests.fixtures.loaders import LOADERS, Loader
 
 
 def _one_line(exc: SimreadyError) -> None:
@@ -97,33 +64,6 @@ def test_parsers_on_random_text(text: str) -> None:
 
 
 # --- command-line entry points --------------------------------------------------------
-
-
-def run_cli(argv: list[str]) -> tuple[int, str]:
-    """(exit code, stderr) of ``simready argv`` in this process; a traceback fails the test."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            rc = main(argv)
-        except SystemExit as exc:  # argparse usage errors
-            rc = int(exc.code or 0)
-    text = err.getvalue()
-    assert "Traceback" not in text
-    assert len(text.strip().splitlines()) <= 1, text
-    return rc, text
-
-
-@contextlib.contextmanager
-def workspace(inputs: dict[str, bytes]) -> Iterator[Path]:
-    """A fresh folder holding ``inputs``; afterwards nothing else may exist there but ``out*``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        for name, data in inputs.items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_bytes(data)
-        yield root
-        extra = {p.relative_to(root).parts[0] for p in root.rglob("*")} - {n.split("/")[0] for n in inputs}
-        assert extra <= {"out", "out.parquet", "out.json"}, extra
 
 
 TEMPLATE = (paths.TEMPLATES_DIR / "residential_crosswalk_v3.yaml").read_bytes()

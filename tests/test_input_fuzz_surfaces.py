@@ -22,8 +22,8 @@ from hypothesis import given, settings
 
 from simready.measurement.options import ObserveOptions
 from simready.testing.observed import observed_street_sample
-from tests.test_import_bad_input import cube_dae, cube_gltf, cube_obj, cube_stl, cube_usda
-from tests.test_input_fuzz import FEW, mutate, mutations, run_cli, workspace
+from tests.fixtures.meshes import cube_dae, cube_gltf, cube_obj, cube_stl, cube_usda
+from tests.fixtures.fuzz import FEW, mutate, mutations, run_cli, workspace
 
 #: Address space a module's examples may add to the process (soft RLIMIT_AS) and resident memory they may add.
 HEADROOM = 3 << 30

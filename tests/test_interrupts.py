@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 import dagster as dg
+import pytest
 
 from simready.status import OWNER_TAG, interrupted_runs
 
@@ -61,6 +62,7 @@ def test_status_names_a_run_whose_process_was_killed(tmp_path) -> None:
     assert instance.get_run_by_id(run.run_id).tags[OWNER_TAG] == run.owner
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_simready_run_as_a_whole_with_one_line_and_130(tmp_path) -> None:
     child = _spawn(_SLOW_JOB + textwrap.dedent(f"""
         import simready.main_job

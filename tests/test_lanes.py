@@ -16,7 +16,7 @@ from simready.world.lanes import (
     LaneGraph,
     LaneGeometry,
 )
-from tests.test_template_support import TEMPLATE_IDS, loaded
+from tests.fixtures.templates import TEMPLATE_IDS, loaded
 
 ARMS = ("s", "e", "n", "w")
 

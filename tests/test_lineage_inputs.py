@@ -21,8 +21,7 @@ from simready.review.rollup import acceptance_by_batch
 from simready.scenario.coverage_summary import coverage_totals
 from simready.status import graph_status
 from simready.testing import opendrive_maps as maps
-from tests.test_dagster_world import _move_first_curb
-from tests.test_maps_staleness import _import, _widen_sidewalk
+from tests.fixtures.edits import _import, _move_first_curb, _widen_sidewalk
 
 #: The stages in the order data flows: every edge of the graph goes right or stays in its group.
 ORDER = ["inputs", "world", "scenario", "simulation", "measurement", "validity", "suite"]

@@ -12,59 +12,22 @@ import json
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from simready import paths
-from simready.catalog.catalog import load_entry
-from simready.catalog.contract import load_contract
-from simready.catalog.generate import ENTRY_FILE, INDEX_FILE, read_index
 from simready.errors import SimreadyError
 from simready.loading import MAX_DEPTH, MAX_FILE_BYTES, read_text
-from simready.scenario.manifest import load_manifest, manifest_bytes
 from simready.scenario.suite import MAX_BATCHES, load_suite
 from simready.sensors_hw.models import RigError, apply_overrides
 from simready.sensors_hw.scene_build import rig_from_sensor_rig
 from simready.testing.street import street_rig_data
-from simready.world.ontology import load_ontology
 from simready.world.template import load_template
 from simready.world.template_model import MAX_IMAGE_PX, MAX_LANE_WIDTH_M, MAX_REPEAT_COUNT
-from tests.catalog_fixtures import VAN, entry_dir_of, generated_catalog  # noqa: F401  (pytest fixture)
-from tests.manifest_factory import make_manifest
+from tests.fixtures.loaders import LOADERS, SUITE, TEMPLATE, Loader
 
-TEMPLATE = paths.TEMPLATES_DIR / "residential_crosswalk_v3.yaml"
-SUITE = paths.DATA_DIR / "suites" / "default.yaml"
-CONTRACT = paths.CATALOG_CONTRACTS_DIR / "delivery_van__white.yaml"
-
-
-@dataclass(frozen=True)
-class Loader:
-    """One loader: where its file goes in a folder, and how it is loaded from that folder."""
-
-    name: str
-    yaml: bool
-    file_name: str
-    load: Callable[[Path], Any]
-    good: Callable[[Path], bytes]
-
-
-def _entry_bytes(generated: Path) -> bytes:
-    return (entry_dir_of(generated, VAN) / ENTRY_FILE).read_bytes()
-
-
-LOADERS = [
-    Loader("template", True, "t.yaml", lambda d: load_template(d / "t.yaml"), lambda g: TEMPLATE.read_bytes()),
-    Loader("suite", True, "s.yaml", lambda d: load_suite(d / "s.yaml"), lambda g: SUITE.read_bytes()),
-    Loader("contract", True, CONTRACT.name, lambda d: load_contract(d / CONTRACT.name), lambda g: CONTRACT.read_bytes()),
-    Loader("ontology", True, "o.yaml", lambda d: load_ontology(d / "o.yaml"), lambda g: paths.ONTOLOGY_FILE.read_bytes()),
-    Loader("entry", False, ENTRY_FILE, lambda d: load_entry(d), _entry_bytes),
-    Loader("index", False, INDEX_FILE, lambda d: read_index(d), lambda g: (g / INDEX_FILE).read_bytes()),
-    Loader("manifest", False, "m.json", lambda d: load_manifest(d / "m.json"), lambda g: manifest_bytes(make_manifest())),
-]
 IDS = [loader.name for loader in LOADERS]
 
 

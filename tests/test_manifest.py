@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from tests.manifest_factory import SAMPLE_ID, make_manifest, manifest_dict
+from tests.fixtures.manifests import SAMPLE_ID, make_manifest, manifest_dict
 
 from simready.errors import ManifestError
 from simready.hashing import file_sha256, sha256_bytes

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from simready.errors import ManifestError
 from simready.scenario.manifest import ScenarioManifest, load_manifest, manifest_bytes, parse_manifest
-from tests.manifest_factory import manifest_dict
+from tests.fixtures.manifests import manifest_dict
 
 _VALID = manifest_dict()
 _FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

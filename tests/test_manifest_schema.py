@@ -8,7 +8,7 @@ import pytest
 
 from simready.scenario.manifest import manifest_bytes
 from simready.scenario.schema_export import SCHEMA_FILE, export_schema, manifest_schema_text
-from tests.manifest_factory import make_manifest, manifest_dict
+from tests.fixtures.manifests import make_manifest, manifest_dict
 
 
 def test_committed_schema_equals_a_fresh_export() -> None:

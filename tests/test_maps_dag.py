@@ -21,7 +21,7 @@ from simready.assets.validity import reference_pools, validity_reports
 from simready.assets.world import sensor_rigs, world_templates
 from simready.definitions import defs
 from simready.resources import ArtifactStore, SourceData
-from tests.test_maps_staleness import INTENT, TLA, _data
+from tests.fixtures.edits import INTENT, TLA, _data
 
 pytestmark = pytest.mark.slow
 

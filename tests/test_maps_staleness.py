@@ -24,41 +24,9 @@ from simready.assets.scenario import scenario_manifests
 from simready.assets.simulation import trajectories
 from simready.assets.world import sensor_rigs, world_templates
 from simready.cli import main
-from simready.maps.sites import fit_intent
-from simready.maps.template_yaml import template_yaml
-from simready.maps.xodr_import import import_opendrive
 from simready.resources import ArtifactStore, SourceData
-from simready.testing import opendrive_maps as maps
 from simready.world.template_build import templates_imported_from, validate_template_file
-from tests.test_dagster_world import _data_version
-
-TLA, RC = "two_lane_arterial", "residential_crosswalk_v3"
-INTENT = "pedestrian_emerges_behind_van"
-
-
-def _data(tmp_path: Path) -> tuple[Path, Path]:
-    """A copy of the templates with TLA imported from ``maps/straight.xodr`` beside them."""
-    templates = tmp_path / "templates"
-    shutil.copytree(paths.TEMPLATES_DIR, templates)
-    (tmp_path / "maps").mkdir()
-    xodr = tmp_path / "maps" / "straight.xodr"
-    xodr.write_bytes(maps.straight_road())
-    _import(xodr, templates)
-    return templates, xodr
-
-
-def _import(xodr: Path, templates: Path) -> None:
-    data, _ = fit_intent(import_opendrive(xodr, TLA).data, INTENT)
-    (templates / f"{TLA}.yaml").write_text(template_yaml(data))
-
-
-def _widen_sidewalk(xodr: Path) -> None:
-    """One lane's width: the left sidewalk (lane 2, the first 2 m lane in the file), widened outwards, so the
-    crosswalk still meets it."""
-    text = xodr.read_text()
-    first = text.index('<lane id="2"')
-    at = text.index('a="2.0"', first)
-    xodr.write_text(text[:at] + 'a="2.1"' + text[at + len('a="2.0"'):])
+from tests.fixtures.edits import INTENT, RC, TLA, _data, _data_version, _import, _widen_sidewalk
 
 
 def test_an_edited_map_makes_its_template_stale_until_reimported(tmp_path):

@@ -17,65 +17,12 @@ from simready.cli import main
 from simready.maps.qc import QC_XOSC_BIN, check_openscenario
 from simready.maps.xodr_export import export_xodr
 from simready.maps.xosc_export import VERBS, build_scenario
-from simready.scenario.generator import generate
-from simready.scenario.manifest import load_manifest, manifest_bytes, parse_manifest
+from simready.scenario.manifest import load_manifest
 from simready.world.template import load_template
+from tests.fixtures.xosc import CASES, manifests  # noqa: F401  (the fixture)
 
 #: The schema files scenariogeneration installs beside its package (its reader validates against them).
 XOSC_SCHEMA = Path(scenariogeneration.__file__).parent.parent / "schemas" / "OpenSCENARIO_1_3_1.xsd"
-CASES = {"cut_in": "two_lane_arterial", "pedestrian_emerges_behind_van": "residential_crosswalk_v3",
-         "signalized_left_turn": "urban_signalized_intersection"}
-
-
-@pytest.fixture(scope="module")
-def manifests(tmp_path_factory) -> dict[str, Path]:
-    folder = tmp_path_factory.mktemp("manifests")
-    out = {}
-    for intent, template in CASES.items():
-        (m,) = generate(template, intent, 1).manifests
-        out[intent] = folder / f"{m.sample_id}.json"
-        out[intent].write_bytes(manifest_bytes(m))
-    out["all_verbs"] = folder / "all_verbs.json"
-    out["all_verbs"].write_bytes(manifest_bytes(_all_verbs(out["pedestrian_emerges_behind_van"])))
-    return out
-
-
-def _all_verbs(base: Path):
-    """The sampled pedestrian manifest plus one interaction per verb and per trigger kind."""
-    data = json.loads(base.read_text())
-    ego, ped = "ego", "ped"
-    step = {"shape": "linear", "constraint": "time", "value": 1.0}
-    extra = [
-        {"id": "v_gap", "actor_id": ego, "trigger": {"kind": "at", "t_s": 1.0},
-         "gap": {"target": ped, "value": 2.0, "unit": "time"}, "dynamics": step},
-        {"id": "v_offset", "actor_id": ego, "trigger": {"kind": "after", "id": "v_gap", "delay_s": 0.5},
-         "lane_offset": {"value": 0.3, "unit": "metres"}, "dynamics": step},
-        {"id": "v_lane", "actor_id": ego, "trigger": {"kind": "at", "t_s": 2.0},
-         "change_lane": {"mode": "lane", "lane": "lane_wb"}, "dynamics": {"shape": "sinusoidal", "constraint": "time",
-                                                                          "value": 3.0}},
-        {"id": "v_route", "actor_id": ego, "trigger": {"kind": "at", "t_s": 0.0}, "route": {"lanes": ["lane_eb"]}},
-        {"id": "v_exist", "actor_id": ped, "trigger": {
-            "kind": "when", "condition": {"kind": "or", "of": [
-                {"kind": "ttc", "a": ego, "b": ped, "op": "lt", "value_s": 3.0},
-                {"kind": "distance", "a": ego, "b": ped, "op": "lt", "metric": "euclidean", "value_m": 10.0}]},
-            "by_latest_s": 9.0, "if_never": "skip"}, "exist": {"state": "absent"}},
-        {"id": "v_set_door", "actor_id": "van", "trigger": {
-            "kind": "when", "condition": {"kind": "not", "of": {"kind": "speed", "actor": ego, "op": "gt",
-                                                                 "value_mps": 2.0}},
-            "by_latest_s": 5.0, "if_never": "fire"}, "set": {"key": "doors.front_left", "value": "open"}},
-        {"id": "v_set_friction", "actor_id": None, "trigger": {"kind": "at", "t_s": 3.0},
-         "set": {"key": "env.road_friction", "value": 0.4}},
-        {"id": "v_set_wet", "actor_id": None, "trigger": {"kind": "at", "t_s": 3.0},
-         "set": {"key": "env.wetness", "value": 0.4}},
-        {"id": "v_visible", "actor_id": ego, "trigger": {
-            "kind": "when", "condition": {"kind": "visible", "a": ped, "to": ego}, "by_latest_s": 6.0,
-            "if_never": "fire"}, "speed": {"mode": "factor", "value": 0.5}, "dynamics": step},
-    ]
-    for item in extra:
-        for verb in ("speed", "gap", "change_lane", "lane_offset", "route", "exist", "set", "dynamics", "until"):
-            item.setdefault(verb, None)
-    data["interactions"] += extra
-    return parse_manifest(data, "all_verbs")
 
 
 def _export(manifest: Path, out: Path) -> Path:

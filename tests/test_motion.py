@@ -96,7 +96,7 @@ def test_recorded_yaw_rate_agrees_with_the_quaternion_steps_of_a_kinematic_trace
     from simready.sim.run import run_simulation
     from simready.testing import demo
     from simready.world.motion import ANGULAR_RATE_TOLERANCE_RPS
-    from tests.test_sim_fixtures import INTERSECTION, catalog, template
+    from tests.fixtures.sim import INTERSECTION, catalog, template
 
     tpl, cat = template(INTERSECTION), catalog()
     ego = demo.vehicle(cat, "ego", demo.SHUTTLE, "s_in", 2.0, (1.75, -58.0, 1.5707963268), 8.0, role="ego",
@@ -199,7 +199,7 @@ def test_dynamic_angular_rates_agree_with_quaternion_steps_outside_contacts():
     from simready.validity.evidence import collisions_from_events
     from simready.validity.gate.inputs import contact_windows, within
     from simready.world.motion import ANGULAR_RATE_TOLERANCE_RPS
-    from tests.test_sim_fixtures import INTERSECTION, catalog, template
+    from tests.fixtures.sim import INTERSECTION, catalog, template
 
     tpl, cat = template(INTERSECTION), catalog()
     ego = demo.vehicle(cat, "ego", demo.SHUTTLE, "s_in", 2.0, (1.75, -58.0, 1.5707963268), 8.0, role="ego",

@@ -11,27 +11,9 @@ import pytest
 from simready.layout import ObservationDir, SampleDir
 from simready.measurement.batch import ObservationWindow, observe_sample_dir, results_versions
 from simready.records import ObservedFrame, Outcomes, Render, Results
-from simready.scenario.generator import generate
-from simready.scenario.manifest import canonicalize, manifest_bytes
-from tests.test_sim_fixtures import catalog, template
-
-TLA = "two_lane_arterial"
-SMALL = ["camera.width_px=64", "camera.height_px=36", "lidar.azimuth_steps=128"]
-WINDOW = ObservationWindow(pre_s=0.2, post_s=0.3, branches=True)
-
-
-def make_sample(root: Path, intent: str = "lead_vehicle_brakes", branches: bool = True) -> Path:
-    """One generated sample, rolled out (and branched) as the simulation stage does."""
-    from simready.sim.batch import branch_sample, simulate_sample
-
-    m = generate(TLA, intent, 1, catalog=catalog(), template=template(TLA)).manifests[0]
-    d = SampleDir(root / m.sample_id)
-    d.root.mkdir(parents=True)
-    d.manifest.write_bytes(manifest_bytes(canonicalize(m)))
-    simulate_sample(d.root, template(TLA), catalog())
-    if branches:
-        branch_sample(d.root, template(TLA), catalog())
-    return d.root
+from simready.scenario.manifest import manifest_bytes
+from tests.fixtures.samples import SMALL, TLA, WINDOW, make_sample
+from tests.fixtures.sim import catalog, template
 
 
 @pytest.fixture(scope="module")

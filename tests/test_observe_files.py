@@ -23,7 +23,7 @@ from simready.sensors_hw.scene_build import build_scene
 from simready.sensors_hw.trace_input import read_trace_input
 from simready.world.frames import quat_from_yaw
 from simready.world.template import load_template, template_hash
-from tests.manifest_factory import manifest_dict
+from tests.fixtures.manifests import manifest_dict
 
 TEMPLATE = "residential_crosswalk_v3"
 SAMPLE = "residential_crosswalk_v3-obs"

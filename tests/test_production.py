@@ -100,11 +100,15 @@ def production(stack):
 
 
 def _assert_same_artifacts(stack, local_store: LocalStore, reader_cache: Path, prefix: str = "") -> int:
+    """The store under ``prefix`` as a fresh reader sees it lists the local keys, and every object equals the local
+    bytes. The reader brings the folder over HTTP at once (``local_dir``: each folder's index read once, every object
+    hashed against it), rather than object by object (each read walks up the folders looking for an index)."""
     s3 = stack.store(reader_cache)
     keys = local_store.list(prefix)
     assert s3.list(prefix) == keys
+    s3.local_dir(prefix)
     for key in keys:
-        assert s3.read_bytes(key) == local_store.read_bytes(key), key
+        assert (s3.cache_dir / key).read_bytes() == local_store.read_bytes(key), key
     return len(keys)
 
 

@@ -8,17 +8,13 @@ through the DAG on a SQLite instance; the tests open its review page and the sui
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
-import threading
 from pathlib import Path
 
 import dagster as dg
 import pytest
 import yaml
 from dagster._serdes import serialize_value
-from playwright.sync_api import sync_playwright
 
 from simready import paths
 from simready.assets.catalog import certified_assets
@@ -32,41 +28,15 @@ from simready.assets.world import sensor_rigs, world_templates
 from simready.layout import ArtifactLayout
 from simready.records import Outcomes, Render, Results, ValidityRecord
 from simready.review.page import readable
-from simready.review.serve import make_server
 from simready.testing.servers import dagster_webserver
 from simready.resources import ArtifactStore, SourceData
+from tests.fixtures.browser import serve
 
 # One worker runs the module under `make test` (--dist loadgroup): the suite and the webserver are built once.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("review_browser")]
 
 TLA = "two_lane_arterial"
 REPO = Path(__file__).resolve().parents[1]
-#: Debian's chromium (``make browser``), or the one ``SIMREADY_CHROMIUM`` names.
-CHROMIUM = os.environ.get("SIMREADY_CHROMIUM") or shutil.which("chromium")
-
-
-@contextlib.contextmanager
-def _serve(folder: Path):
-    """The artifacts over HTTP, as ``make ui`` serves them next to the Dagster UI (byte ranges answered, so
-    videos seek); yields the base URL."""
-    server = make_server(folder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM:
-        pytest.fail("chromium is missing: `make browser` installs Debian's chromium (as root), or set SIMREADY_CHROMIUM")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--autoplay-policy=no-user-gesture-required"])
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +52,7 @@ def suite(tmp_path_factory):
         "suite_id": "browser", "batches": 1, "reference_per_intent": 2, "templates": {TLA: {"lead_vehicle_brakes": 2}},
         "observation": {"pre_s": 0.3, "post_s": 0.5, "set": ["camera.width_px=320", "camera.height_px=180",
                                                            "lidar.azimuth_steps=256"], "video": True}}))
-    with _serve(artifacts) as url, pytest.MonkeyPatch.context() as env:
+    with serve(artifacts) as url, pytest.MonkeyPatch.context() as env:
         env.setenv("SIMREADY_ARTIFACTS", str(artifacts))
         env.setenv("SIMREADY_ARTIFACTS_URL", url)
         resources = {"store": ArtifactStore(), "source": SourceData(suite_file=str(suite_file))}

@@ -17,25 +17,7 @@ from simready.sensors_hw.models import (
 )
 from simready.world import frames as F
 from simready.world.motion import PoseTrack
-
-CAMERA = {"width_px": 64, "height_px": 48, "hfov_deg": 90.0, "near_m": 0.1, "far_m": 200.0, "rate_hz": 20.0,
-          "phase_s": 0.0, "shutter": "rolling", "line_time_s": 1e-5, "distortion_k1": -0.1}
-LIDAR = {"channels": 16, "vertical_fov_deg": [-15.0, 15.0], "rotation_hz": 10.0, "azimuth_steps": 360,
-         "max_range_m": 100.0, "phase_s": 0.0}
-RADAR = {"rate_hz": 13.0, "phase_s": 0.01, "hfov_deg": 90.0, "vfov_deg": 10.0, "max_range_m": 150.0}
-
-
-def rig_dict() -> dict:
-    return {
-        "mounts": {
-            "front_camera": {"type": "camera", "translation_m": [1.8, 0.0, 1.45]},
-            "rear_camera": {"type": "camera", "translation_m": [-2.0, 0.0, 1.2], "rpy_deg": [0, 0, 180]},
-            "top_lidar": {"type": "lidar", "translation_m": [0.0, 0.0, 1.9]},
-            "front_radar": {"type": "radar", "translation_m": [2.2, 0.0, 0.5], "rpy_deg": [0, 0, 0]},
-        },
-        "sensors": {"front_camera": CAMERA, "rear_camera": {**CAMERA, "distortion_k1": 0.2, "distortion_k2": 0.05},
-                    "top_lidar": LIDAR, "front_radar": RADAR},
-    }
+from tests.fixtures.rigs import CAMERA, LIDAR, RADAR, rig_dict
 
 
 def test_template_fields_suffice_and_defaults_are_documented_values():

@@ -68,7 +68,7 @@ def test_last_camera_frames_pair_with_the_last_sweep_that_exists():
 
 
 def test_rig_schedules_use_each_models_window():
-    from tests.test_sensor_rig import rig_dict
+    from tests.fixtures.rigs import rig_dict
     from simready.sensors_hw.models import Rig
 
     s = rig_schedules(Rig.from_dict(rig_dict()), 2.0)

@@ -22,7 +22,7 @@ from simready.sim.run import run_simulation
 from simready.sim.trace import Trace
 from simready.testing import demo
 from simready.validity.gate import ScenarioEvidence, validate_scenario
-from tests.test_sim_fixtures import catalog, ego_only, template
+from tests.fixtures.sim import catalog, ego_only, template
 
 CAR_SPEED_MPS = 8.0
 VANISH_S, RETURN_S = 1.0, 2.0

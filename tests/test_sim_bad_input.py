@@ -15,7 +15,7 @@ from simready.sim.evaluate import evaluate_trace
 from simready.sim.run import run_simulation
 from simready.sim.scene import build_scene
 from simready.sim.state import Bodies
-from tests.test_sim_fixtures import catalog, crossing, edit, template
+from tests.fixtures.sim import catalog, crossing, edit, template
 
 WHEN = {"kind": "when", "by_latest_s": 2.0, "if_never": "skip"}
 

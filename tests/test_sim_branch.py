@@ -11,7 +11,7 @@ import pytest
 from simready.errors import ManifestError
 from simready.sim.branch import outcome, run_branches, shared_prefix
 from simready.testing import demo
-from tests.test_sim_fixtures import catalog, crossing, edit, template
+from tests.fixtures.sim import catalog, crossing, edit, template
 
 
 @pytest.fixture(scope="module")

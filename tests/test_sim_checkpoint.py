@@ -15,7 +15,7 @@ from simready.sim.checkpoint import DYNAMIC_REPLAY_TOLERANCE, MAGIC, Checkpoint,
 from simready.sim.engine import Engine
 from simready.sim.run import finish
 from simready.sim.scene import build_scene
-from tests.test_sim_fixtures import catalog, crossing, template
+from tests.fixtures.sim import catalog, crossing, template
 
 
 def _scene(backend: str, **kwargs):  # type: ignore[no-untyped-def]

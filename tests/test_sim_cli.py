@@ -11,7 +11,7 @@ import pytest
 from simready.cli import main
 from simready.scenario.manifest import write_manifest
 from simready.sim.trace import read_trace
-from tests.test_sim_fixtures import crossing, edit
+from tests.fixtures.sim import crossing, edit
 
 
 @pytest.fixture()

@@ -28,7 +28,7 @@ from simready.sim.run import SimResult, run_simulation
 from simready.sim.scene import substeps_per_tick
 from simready.sim.settle import settle_check
 from simready.testing import demo
-from tests.test_sim_fixtures import catalog, template
+from tests.fixtures.sim import catalog, template
 
 EGO_X = 40.0
 WARMUP_S = 0.2

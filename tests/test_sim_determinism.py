@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from simready.sim.run import run_simulation
-from tests.test_sim_fixtures import catalog, crossing, edit, template
+from tests.fixtures.sim import catalog, crossing, edit, template
 
 SIM_DIR = Path(__file__).resolve().parents[1] / "simready" / "sim"
 
@@ -49,7 +49,7 @@ def test_dynamic_bit_identical_in_process_and_order_invariant() -> None:
 _CHILD = """
 import hashlib, sys
 sys.path.insert(0, {root!r})
-from tests.test_sim_fixtures import catalog, crossing, template
+from tests.fixtures.sim import catalog, crossing, template
 from simready.sim.run import run_simulation
 data = run_simulation(crossing(clip_s=2.0), template(), backend="dynamic-v1", catalog=catalog()).trace.to_bytes()
 print(hashlib.sha256(data).hexdigest())

@@ -10,7 +10,7 @@ from simready.sim.controllers import longitudinal
 from simready.sim.engine import Engine
 from simready.sim.paths import PathTable
 from simready.sim.scene import build_scene
-from tests.test_sim_fixtures import catalog, crossing, template
+from tests.fixtures.sim import catalog, crossing, template
 
 
 def _scene():  # type: ignore[no-untyped-def]

@@ -33,7 +33,7 @@ import pytest
 
 from simready.sim.run import run_simulation
 from simready.testing import demo
-from tests.test_sim_fixtures import catalog, template
+from tests.fixtures.sim import catalog, template
 
 pytestmark = pytest.mark.slow
 

@@ -7,16 +7,14 @@ import json
 import shutil
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from simready.layout import BatchDir, SampleDir
 from simready.records import Outcomes
 from simready.scenario.manifest import load_manifest, manifest_hash
 from simready.sim.batch import branches_share_history, restore_reproduces, sample_intact
-from tests.test_observe_batch import TLA, make_sample
-from tests.test_sim_fixtures import catalog, template
+from tests.fixtures.samples import TLA, change_one_value, make_sample
+from tests.fixtures.sim import catalog, template
 
 
 @pytest.fixture(scope="module")
@@ -33,15 +31,6 @@ def sample(built, tmp_path) -> SampleDir:
     shutil.copytree(built, root)
     shutil.copy(BatchDir(built.parent).record, BatchDir(root.parent).record)
     return SampleDir(root)
-
-
-def change_one_value(trace: Path, column: str = "x", row: int = 5) -> None:
-    """Rewrite a trace with one value of ``column`` moved by 1 mm, metadata kept."""
-    table = pq.read_table(trace)
-    values = table.column(column).to_pylist()
-    values[row] += 1e-3
-    i = table.schema.get_field_index(column)
-    pq.write_table(table.set_column(i, table.schema.field(i), pa.array(values, table.schema.field(i).type)), trace)
 
 
 def test_intact_sample_passes(sample) -> None:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from simready.sim.profiles import Profile, taking_over
 from simready.sim.run import run_simulation
 from simready.testing import demo
-from tests.test_sim_fixtures import INTERSECTION, catalog, edit, ego_only, template, two_lane_template
+from tests.fixtures.sim import INTERSECTION, catalog, edit, ego_only, template, two_lane_template
 
 LIN = {"shape": "linear", "constraint": "time", "value": 0.5}
 

@@ -23,7 +23,7 @@ from simready.sim.evaluate import evaluate_trace
 from simready.sim.paths import lane_path
 from simready.sim.run import run_simulation
 from simready.testing import demo
-from tests.test_sim_fixtures import INTERSECTION, catalog, template
+from tests.fixtures.sim import INTERSECTION, catalog, template
 
 
 def _ego_accel(trace) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ import numpy as np
 from simready.sim import constants as C
 from simready.sim.run import run_simulation
 from simready.sim.scene import build_scene
-from tests.test_sim_fixtures import catalog, crossing, template
+from tests.fixtures.sim import catalog, crossing, template
 
 #: |Δz − ½(vz₀ + vz₁)·dt| per tick (m) at dt = 0.02 s: the smoothstep ramp's trapezoid error at walking speed
 #: (measured 4.1e-4 m; before the ramp the kerb was one 0.15 m jump at vz = 0).

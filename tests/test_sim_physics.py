@@ -13,7 +13,7 @@ from simready.sim.backends.dynamic.chassis import principal_axes
 from simready.sim.branch import run_branches
 from simready.sim.engine import Engine
 from simready.sim.scene import build_scene
-from tests.test_sim_fixtures import catalog, ego_only, template
+from tests.fixtures.sim import catalog, ego_only, template
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 
 from simready.scenario.ladder import Fail, Ladder
 from simready.sim.settle import PhysicsSettleStage, settle_check
-from tests.test_sim_fixtures import catalog, crossing, edit, template
+from tests.fixtures.sim import catalog, crossing, edit, template
 
 
 def _ego_into_the_van(d: dict) -> None:

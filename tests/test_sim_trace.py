@@ -12,7 +12,7 @@ from simready.sim.evaluate import evaluate_trace
 from simready.sim.run import run_simulation
 from simready.sim.trace import TICK_COLUMNS, TraceError, read_trace, write_trace
 from simready.world.motion import tracks_from_ticks
-from tests.test_sim_fixtures import catalog, crossing, template
+from tests.fixtures.sim import catalog, crossing, template
 
 
 @pytest.fixture(scope="module")

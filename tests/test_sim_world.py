@@ -17,7 +17,7 @@ from simready.sim.backends.dynamic.chassis import heading_xy
 from simready.sim.engine import Engine
 from simready.sim.run import run_simulation
 from simready.sim.scene import build_scene
-from tests.test_sim_fixtures import catalog, crossing, ego_only, template
+from tests.fixtures.sim import catalog, crossing, ego_only, template
 
 ROOT = Path(__file__).resolve().parents[1]
 

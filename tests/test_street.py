@@ -44,7 +44,7 @@ from simready.world import street as st
 from simready.world.frames import quat_from_yaw
 from simready.world.ontology import load_ontology
 from simready.world.template import load_template, parse_template, template_hash
-from tests.manifest_factory import manifest_dict
+from tests.fixtures.manifests import manifest_dict
 
 ASSETS = {"ego": "asset:shuttle/standard", "van": "asset:delivery_van/white", "ped": "asset:pedestrian_adult/standard"}
 #: Camera 640x360, 90° horizontal: 0.15 m lines are ~4 px wide at 13 m.

@@ -25,7 +25,7 @@ from simready.testing import opendrive_cases as cases
 from simready.world import street as st
 from simready.world.template import parse_template, template_hash
 from simready.world.template_model import Pose
-from tests.manifest_factory import manifest_dict
+from tests.fixtures.manifests import manifest_dict
 
 A, B, C = cases.CREST["elevation"][:3]
 SUPER = cases.CREST["superelevation"]

@@ -10,7 +10,7 @@ import pytest
 
 from simready.errors import TemplateError
 from simready.world.template import load_template, validate_references
-from tests.test_template_support import loaded, raw, template_path, write_yaml
+from tests.fixtures.templates import loaded, raw, template_path, write_yaml
 
 BOWTIE = [[0, 0], [10, 10], [10, 0], [0, 10]]
 

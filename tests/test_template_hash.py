@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import pytest
 
 from simready.world.template import load_template, parse_template, rig_hash, template_hash
-from tests.test_template_support import loaded, raw, write_yaml
+from tests.fixtures.templates import loaded, raw, write_yaml
 
 TEMPLATE = "residential_crosswalk_v3"
 #: Lists whose order is declaration order only (shuffling them must not matter).

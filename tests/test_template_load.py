@@ -15,7 +15,7 @@ from simready.world.template import (
     template_hash,
     validate_references,
 )
-from tests.test_template_support import TEMPLATE_IDS, loaded
+from tests.fixtures.templates import TEMPLATE_IDS, loaded
 
 
 def test_template_files_are_listed_sorted():
@@ -99,7 +99,7 @@ def test_signal_program_is_two_phase_with_all_red():
 
 def test_repeat_expands_with_k_from_zero():
     data = {"name": "curb", "asset": "asset:curb/segment_10m", "pose": {"x": 5, "y": 1}, "repeat": {"count": 3, "step_m": [10, 0.5]}}
-    from tests.test_template_support import raw
+    from tests.fixtures.templates import raw
 
     doc = raw("residential_crosswalk_v3")
     doc["instances"] = [data]

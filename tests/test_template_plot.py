@@ -5,7 +5,7 @@ from __future__ import annotations
 from matplotlib.image import imread
 
 from simready.world.template_plot import plot_template
-from tests.test_template_support import footprints, loaded
+from tests.fixtures.templates import footprints, loaded
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

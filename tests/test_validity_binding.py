@@ -19,9 +19,8 @@ from simready.measurement.batch import observe_sample_dir
 from simready.records import Results
 from simready.testing.synthetic import write_street_sample
 from simready.validity.batch import validate_sample_dir
-from tests.test_observe_batch import SMALL, TLA, WINDOW, make_sample
-from tests.test_sim_fixtures import catalog, template
-from tests.test_sim_integrity import change_one_value
+from tests.fixtures.samples import SMALL, TLA, WINDOW, change_one_value, make_sample
+from tests.fixtures.sim import catalog, template
 
 
 def _refused(sample: Path, tmp_path: Path, capsys, *fragments: str) -> str:

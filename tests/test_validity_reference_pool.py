@@ -13,7 +13,7 @@ from simready.scenario.manifest import canonicalize, manifest_bytes
 from simready.validity.evidence import evidence_from_sample_dir
 from simready.validity.gate import validate_scenario
 from simready.validity.reference_pool import build_reference_pool, load_intent_profiles, load_reference_pool
-from tests.test_sim_fixtures import catalog, template
+from tests.fixtures.sim import catalog, template
 
 TLA = "two_lane_arterial"
 INTENTS = {"lead_vehicle_brakes": 2}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from simready.world.walkable import WalkGraph
-from tests.test_template_support import TEMPLATE_IDS, loaded
+from tests.fixtures.templates import TEMPLATE_IDS, loaded
 
 
 def test_crossing_is_the_shortest_way_across():

@@ -4,7 +4,6 @@ line; the imported manifest branches (brake / coast) at its decision."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import pytest
@@ -15,124 +14,7 @@ from simready.maps.xosc_params import ExpressionError, Parameters, evaluate
 from simready.scenario.manifest import load_manifest
 from simready.world.template import load_template
 from simready import paths
-from tests.test_maps_xosc import CASES, _all_verbs, manifests  # noqa: F401  (the fixture)
-
-POS_TOL = 0.01
-SPEED_TOL = 0.01
-
-
-def _export(manifest: Path, out: Path) -> Path:
-    assert main(["scenario", "export-xosc", str(manifest), "--out", str(out)]) == 0
-    return next(out.glob("*.xosc"))
-
-
-def _leaf(c):
-    """A condition as plain data, with not(x op v) written as x with the inverted op (how OpenSCENARIO says it)."""
-    d = c.model_dump(mode="json", by_alias=True)
-    if d["kind"] == "not" and "op" in d["of"]:
-        d = {**d["of"], "op": {"lt": "gt", "gt": "lt"}[d["of"]["op"]]}
-    return d
-
-
-def _close(a, b, path=""):
-    if isinstance(a, dict) and isinstance(b, dict):
-        assert sorted(a) == sorted(b), (path, a, b)
-        for k in a:
-            _close(a[k], b[k], f"{path}.{k}")
-    elif isinstance(a, list) and isinstance(b, list):
-        assert len(a) == len(b), (path, a, b)
-        for i, (x, y) in enumerate(zip(a, b)):
-            _close(x, y, f"{path}[{i}]")
-    elif isinstance(a, float) or isinstance(b, float):
-        assert isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b, abs_tol=1e-6), \
-            (path, a, b)
-    else:
-        assert a == b, (path, a, b)
-
-
-def _lane_target(m, t, inter):
-    """The lane a change_lane ends on (left / right / lane / actor_lane all name one)."""
-    cl = inter.change_lane
-    lane = m.actor(inter.actor_id).initial.lane_ref.lane
-    g = t.lane_graph
-    return {"left": g.left.get(lane), "right": g.right.get(lane), "lane": cl.lane,
-            "actor_lane": m.actor(cl.actor).initial.lane_ref.lane if cl.actor else None}[cl.mode]
-
-
-def assert_same_manifest(a, b, t, not_expressed=()):
-    """``b`` (imported) is ``a`` (exported) within 1 cm and 0.01 m/s, for everything OpenSCENARIO can hold."""
-    for field in ("template_id", "template_hash", "sample_id", "clip_s", "warmup_s", "dt", "metric_subject"):
-        assert getattr(a, field) == getattr(b, field), field
-    assert [x.id for x in a.actors] == [x.id for x in b.actors]
-    for x, y in zip(a.actors, b.actors):
-        assert (x.kind, x.role, x.asset_id, x.dims, x.present_at_start, x.tags) == \
-            (y.kind, y.role, y.asset_id, y.dims, y.present_at_start, y.tags), x.id
-        assert math.hypot(x.initial.pose.x - y.initial.pose.x, x.initial.pose.y - y.initial.pose.y) <= POS_TOL
-        assert abs(math.remainder(x.initial.pose.yaw - y.initial.pose.yaw, math.tau)) <= 1e-6
-        assert abs(x.initial.speed_mps - y.initial.speed_mps) <= SPEED_TOL
-        if x.initial.lane_ref is None:
-            assert y.initial.lane_ref is None or x.kind == "vehicle" and x.role == "parked"
-        else:
-            assert y.initial.lane_ref.lane == x.initial.lane_ref.lane
-            assert abs(y.initial.lane_ref.s - x.initial.lane_ref.s) <= POS_TOL
-        assert x.behavior.rules == y.behavior.rules
-        assert x.behavior.route == y.behavior.route or (not x.behavior.route and x.role == "parked")
-        cruise = x.behavior.cruise_speed_mps if x.behavior.cruise_speed_mps is not None else x.initial.speed_mps
-        assert abs(cruise - (y.behavior.cruise_speed_mps if y.behavior.cruise_speed_mps is not None
-                             else y.initial.speed_mps)) <= SPEED_TOL
-        assert (x.walk is None) == (y.walk is None)
-        if x.walk:
-            assert (x.walk.route, x.walk.reaction_delay_s, x.walk.stop_tendency) == \
-                (y.walk.route, y.walk.reaction_delay_s, y.walk.stop_tendency)
-            assert len(x.walk.via) == len(y.walk.via)
-            assert all(math.hypot(u.x - v.x, u.y - v.y) <= POS_TOL for u, v in zip(x.walk.via, y.walk.via))
-    ea, eb = a.environment.model_dump(), b.environment.model_dump()
-    for k in ea:
-        assert ea[k] == pytest.approx(eb[k], abs=1e-6) if isinstance(ea[k], float) else ea[k] == eb[k], k
-    assert a.occluders == b.occluders
-    for p, q in zip(a.signal_programs, b.signal_programs):
-        sp, sq = p.model_dump(), q.model_dump()
-        assert (sp["id"], sp["controls"]) == (sq["id"], sq["controls"])
-        for k in range(0, 240):  # the same state every second over four minutes
-            tt = k * 1.0 - a.warmup_s
-
-            def state(prog, t):
-                u = (t - prog.offset_s) % prog.cycle_s
-                for ph in prog.phases:
-                    if u < ph.duration_s:
-                        return ph.state
-                    u -= ph.duration_s
-                return prog.phases[-1].state
-            assert state(p, tt) == state(q, tt), (p.id, tt)
-    assert len(a.signal_programs) == len(b.signal_programs)
-    kept = [i for i in a.interactions if i.id not in not_expressed]
-    assert sorted(i.id for i in kept) == sorted(i.id for i in b.interactions if i.id not in not_expressed)
-    by_id = {i.id: i for i in b.interactions}
-    for x in kept:
-        y = by_id[x.id]
-        assert (x.actor_id, x.verb) == (y.actor_id, y.verb) or (x.verb, y.verb) == ("lane_offset", "lane_offset"), x.id
-        if x.verb == "change_lane":
-            assert _lane_target(a, t, x) == _lane_target(b, t, y)
-        elif x.verb == "lane_offset":
-            value = x.lane_offset.value * (t.lane_graph.lane(a.actor(x.actor_id).initial.lane_ref.lane).width_m
-                                           if x.lane_offset.unit == "fraction" else 1.0)
-            assert abs(value - y.lane_offset.value) <= POS_TOL
-        elif x.verb == "speed" and {x.speed.mode, y.speed.mode} == {"stop", "absolute"}:
-            assert (x.speed.value or 0.0) == (y.speed.value or 0.0) == 0.0
-        elif x.verb != "gap":
-            _close(getattr(x, x.verb).model_dump(mode="json"), getattr(y, y.verb).model_dump(mode="json"), x.id)
-        else:
-            _close(x.gap.model_dump(mode="json"), y.gap.model_dump(mode="json"), x.id)
-        if x.dynamics is not None and x.verb != "gap":
-            assert x.dynamics.shape == y.dynamics.shape
-            if x.dynamics.constraint == "time":
-                assert abs(x.dynamics.value - y.dynamics.value) <= 0.01, x.id
-        tx, ty = x.trigger.model_dump(mode="json"), y.trigger.model_dump(mode="json")
-        if tx["kind"] == "when":
-            assert ty["kind"] == "when" and (tx["by_latest_s"], tx["if_never"]) == (ty["by_latest_s"], ty["if_never"])
-            _close(_leaf(x.trigger.condition), _leaf(y.trigger.condition), f"{x.id}.trigger")
-        else:
-            _close(tx, ty, f"{x.id}.trigger")
+from tests.fixtures.xosc import CASES, _export, assert_same_manifest, manifests  # noqa: F401  (the fixture)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
