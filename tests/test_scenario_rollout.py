@@ -10,7 +10,7 @@ from simready.scenario.capture import CaptureStage
 from simready.scenario.coarse_rollout import ClosesOnLead, PathConflict, RolloutStage
 from simready.scenario.generator import make_context, resolve_template
 from simready.scenario.geometry import CoarsePath, Motion, SpeedProfile, stationary
-from simready.scenario.ladder import Body, Proposal, Scene
+from simready.scenario.ladder import Body, Proposal, ProposalScene as Scene
 from simready.scenario.manifest import Environment
 from simready.scenario.program_base import Draws, Realization
 from simready.scenario.environment import correlated_environment

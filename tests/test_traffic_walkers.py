@@ -168,7 +168,7 @@ def test_vehicles_follow_cyclists():
                     traffic=TrafficSpec(vehicles_per_lane_km=30.0, cyclists_per_km=40.0)).manifests
     scene = build_scene(m, tpl, backend="kinematic-v1")
     engine = Engine(scene)
-    from simready.sim.observe import TickView
+    from simready.sim.sight import TickView
 
     trace = run_simulation(m, tpl, backend="kinematic-v1").trace
     bg = {a.id for a in background(m)}

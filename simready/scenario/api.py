@@ -77,7 +77,11 @@ from simready.scenario.geometry import (
     angle_diff,
     stationary,
 )
-from simready.scenario.ladder import Body, Fail, Proposal, Scene
+from simready.scenario.ladder import Body, Fail, Proposal, ProposalScene
+
+#: A program's name for :class:`~simready.scenario.ladder.ProposalScene` (the bodies and timing a proposal stages),
+#: as programs have written it since the interface was published; not :class:`simready.sim.scene.Scene`.
+Scene = ProposalScene
 from simready.scenario.midblock import (
     KerbGap,
     MidBlockCrossing,
@@ -163,7 +167,7 @@ __all__ = [
     "DECISION_KEY", "DRAWN_APPROACH_M", "DRAWN_START_M", "Draws", "EgoRoute", "Fail", "GapSite", "GroupDraws",
     "IntentProgram", "KERB_GAP_M", "KerbGap", "LONG_ROUTE_M", "LaneSpawn", "MidBlockCrossing", "Motion",
     "OcclusionSpec", "PARKED_WIDTH_M", "ParkingAffordance", "ParkingSite", "PathConflict",
-    "PedestrianCrossing", "ProgramContext", "Proposal", "Realization", "SIDEWALK_PROBE_M", "ScenarioError", "Scene",
+    "PedestrianCrossing", "ProgramContext", "Proposal", "ProposalScene", "Realization", "SIDEWALK_PROBE_M", "ScenarioError", "Scene",
     "SpeedProfile", "StreamSet", "VEHICLE_SURFACES", "WALKABLE_SURFACES", "actor", "angle_diff", "arrival_time",
     "assemble", "behind", "camera_view", "cell_or_choice", "conditions", "correlated_environment", "decide_at",
     "dims_of", "draw_ego_route", "ego_vehicle", "family_of", "footprint", "footprint_corners", "gap_for_headway",

@@ -182,7 +182,7 @@ class Body:
 
 
 @dataclass
-class Scene:
+class ProposalScene:
     """Bodies, the clip, and the intent's geometric requirements (occlusion, event)."""
 
     bodies: dict[str, Body]
@@ -213,7 +213,7 @@ class Proposal:
     template: WorldTemplate
     cell: Cell | None
     draft: dict[str, Any]
-    scene: Scene
+    scene: ProposalScene
     refs: dict[str, Any] = field(default_factory=dict)
     defects: list[Fail] = field(default_factory=list)
     choice: Any = None

@@ -32,7 +32,7 @@ from simready.errors import SimreadyError
 from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell
 from simready.scenario.geometry import VEHICLE_SURFACES, Motion, SpeedProfile
-from simready.scenario.ladder import Body, Proposal, Scene
+from simready.scenario.ladder import Body, Proposal, ProposalScene
 from simready.scenario.manifest import SCHEMA_VERSION
 from simready.scenario.splits import SplitDecision, assign_split
 from simready.scenario.streams import StreamSet
@@ -359,7 +359,7 @@ class IntentProgram(ABC):
                 failure: Any) -> Any:
         """A proposal the program could not complete: it carries only the defect (the sampling stage rejects it)
         and the draws made so far (a repair replays them)."""
-        return Proposal(sample_id, index, attempt, self.name, ctx.template, cell, {}, Scene({}, 0.0, 0.0),
+        return Proposal(sample_id, index, attempt, self.name, ctx.template, cell, {}, ProposalScene({}, 0.0, 0.0),
                         defects=[failure], choice=draws.record)
 
     def memo(self, ctx: ProgramContext, key: Any, build: Callable[[], Any]) -> Any:

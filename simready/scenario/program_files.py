@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from simready import paths
 from simready.errors import SimreadyError
 from simready.scenario.coverage import CoverageError, CoverageSpec, parse_coverage
-from simready.scenario.ladder import Proposal, Scene
+from simready.scenario.ladder import Proposal, ProposalScene
 from simready.scenario.program_base import IntentProgram
 from simready.world.affordances import AFFORDANCES
 
@@ -200,7 +200,7 @@ class GuardedProgram(IntentProgram):
     def _proposal(self, stage: str, out: Any) -> Any:
         if out is None and stage == "repair":
             return None
-        if not isinstance(out, Proposal) or not isinstance(out.scene, Scene):
+        if not isinstance(out, Proposal) or not isinstance(out.scene, ProposalScene):
             raise self._fail(stage, f"returned {type(out).__name__}, not a Proposal with a Scene")
         if out.intent != self.name:
             raise self._fail(stage, f"returned a proposal of intent {out.intent!r}")

@@ -20,7 +20,7 @@ from shapely.geometry import LineString, Polygon
 from simready.scenario.context import ProgramContext
 from simready.scenario.environment import independent_environment
 from simready.scenario.geometry import VEHICLE_SURFACES, CoarsePath, Motion, SpeedProfile, rect_polygon
-from simready.scenario.ladder import Body, Proposal, Scene
+from simready.scenario.ladder import Body, Proposal, ProposalScene
 from simready.scenario.program_base import (
     Draws,
     IntentProgram,
@@ -62,7 +62,7 @@ def behind(occluder: Polygon, target: Point | Polygon, seen_from: Point) -> bool
     return all(LineString([seen_from, p]).crosses(occluder) or occluder.contains(shapely.Point(p)) for p in points)
 
 
-def visible_fraction(ctx: ProgramContext, scene: Scene, target: str, *, seen_from: str,
+def visible_fraction(ctx: ProgramContext, scene: ProposalScene, target: str, *, seen_from: str,
                      t_s: Sequence[float] | np.ndarray, occluders: Sequence[str] = ()) -> np.ndarray:
     """Visible fraction of actor ``target`` to the camera of actor ``seen_from`` (the rig's first camera) at each
     time in ``t_s``: the occlusion stage's ray test, against the map's static obstacles and ``occluders``' boxes."""
@@ -223,5 +223,5 @@ def independent_vehicle_baseline(program: IntentProgram, ctx: ProgramContext, sa
     draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=program, cell=None,
                         actors=[ego, other_actor], interactions=interactions, occluders=[], environment=env,
                         realization=r, clip_s=p_clip, warmup_s=warmup_s)
-    scene = Scene({"ego": ego_body, other: body}, warmup_s, p_clip, event=event(t_action, body))
+    scene = ProposalScene({"ego": ego_body, other: body}, warmup_s, p_clip, event=event(t_action, body))
     return Proposal(sample_id, index, 0, program.name, t, None, draft, scene, {}, [], draws.record)

@@ -28,7 +28,7 @@ from shapely.geometry import Polygon
 
 from simready.scenario.context import ProgramContext
 from simready.scenario.geometry import CROSSING_SURFACES, Box, rect_polygon
-from simready.scenario.ladder import PASS, Body, Fail, Proposal, Scene, Verdict
+from simready.scenario.ladder import PASS, Body, Fail, Proposal, ProposalScene, Verdict
 from simready.world.frames import footprint_corners, mount_transform
 from simready.world.rig_view import camera_frustums
 from simready.world.routing import route_issue
@@ -51,7 +51,7 @@ def _initial_pose(body: Body, warmup_s: float) -> tuple[float, float, float]:
     return float(x), float(y), float(yaw)
 
 
-def initial_footprints(scene: Scene) -> dict[str, Polygon]:
+def initial_footprints(scene: ProposalScene) -> dict[str, Polygon]:
     """Footprint polygons of every body at t = -warmup_s (computed once per scene)."""
     if "footprints" not in scene.cache:
         out = {}

@@ -44,7 +44,7 @@ from simready.sim import interactions
 from simready.sim.checkpoint import Checkpoint
 from simready.sim.engine import Engine
 from simready.sim.metrics import stopping_distance
-from simready.sim.observe import TickView
+from simready.sim.sight import TickView
 from simready.sim.run import SimResult, finish, run_simulation
 from simready.sim.scene import Scene, build_scene
 from simready.sim.trace import Trace

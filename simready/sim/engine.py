@@ -9,7 +9,7 @@ Step i → i+1:
    (background traffic, every 0.5 s from the warm-up on: its
    discretionary lane changes, :mod:`simready.sim.lane_changes`);
 2. the planner computes every actor's command from one
-   :class:`~simready.sim.observe.TickView` of state i (plan);
+   :class:`~simready.sim.sight.TickView` of state i (plan);
 3. the backend advances all bodies together (apply);
 4. new contacts become ``collision`` events, finished lateral manoeuvres
    release, an actor whose front reaches the end of a lane chain that leaves
@@ -43,7 +43,7 @@ from simready.sim.controllers import actuation
 from simready.sim.controllers.planner import RouteTable, plan
 from simready.sim.kinematics import path_bodies
 from simready.sim.lane_changes import DECISION_PERIOD_S, lane_changes
-from simready.sim.observe import TickView
+from simready.sim.sight import TickView
 from simready.sim.paths import PathTable
 from simready.sim.respawn import Respawner
 from simready.sim.scene import Scene

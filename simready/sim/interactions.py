@@ -5,7 +5,7 @@ pending interactions in id order and fires those whose trigger is due;
 it repeats the walk until nothing more fires, so an ``after(x, 0)`` fires
 in the same tick as x. Then it checks the ``until`` of every interaction
 that still holds its axis. Everything reads the same
-:class:`~simready.sim.observe.TickView`.
+:class:`~simready.sim.sight.TickView`.
 
 Semantics fixed here:
 
@@ -70,7 +70,7 @@ from simready.scenario.manifest import (
 from simready.sim import constants as C
 from simready.sim import impact
 from simready.sim import geometry as geo
-from simready.sim.observe import TickView
+from simready.sim.sight import TickView
 from simready.sim.profiles import Profile, duration_s, taking_over
 from simready.sim.scene import SIGNAL_CODES, Scene, at_tick, lane_window_contains
 from simready.sim.state import (

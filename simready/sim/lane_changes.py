@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from simready.sim import constants as C
-from simready.sim.observe import TickView
+from simready.sim.sight import TickView
 from simready.sim.profiles import taking_over
 from simready.sim.state import LateralGoal, PathCoords, SimState, frozen, with_changes
 from simready.world.lane_graph import lane_network

@@ -32,7 +32,7 @@ import numpy as np
 from simready.sim import constants as C
 from simready.sim import geometry as geo
 from simready.sim import planner_kernels
-from simready.sim.observe import occluder_mask
+from simready.sim.sight import occluder_mask
 from simready.sim.scene import Scene
 
 F = np.ndarray
@@ -77,7 +77,7 @@ def first_seen(scene: Scene, arrays: dict[str, F], observer: int, targets: list[
 
 class _Sight:
     """The sight-line test of the recorded rows lo..hi: the rule the triggers and controllers apply each tick
-    (:meth:`simready.sim.observe.TickView.visible`, compiled in :func:`.planner_kernels.sight_lines`), row by row."""
+    (:meth:`simready.sim.sight.TickView.visible`, compiled in :func:`.planner_kernels.sight_lines`), row by row."""
 
     def __init__(self, scene: Scene, arrays: dict[str, F], observer: int, targets: list[int]) -> None:
         self.scene, self.arrays = scene, arrays

@@ -106,7 +106,7 @@ class ActorTable:
     reaction_delay: F
     stop_tendency: F
     #: Background traffic (SPEC §20, tag ``background``): besides its lane chain, it also follows a vehicle that
-    #: has just turned off onto a lane diverging from its own (:data:`~simready.sim.observe.DIVERGE_WINDOW_M`).
+    #: has just turned off onto a lane diverging from its own (:data:`~simready.sim.sight.DIVERGE_WINDOW_M`).
     background: B = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @cached_property

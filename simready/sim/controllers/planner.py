@@ -33,7 +33,7 @@ from simready.sim import constants as C
 from simready.sim import junctions, walkers
 from simready.sim import planner_kernels as pk
 from simready.sim.controllers import actuation, lateral, longitudinal, pedestrian
-from simready.sim.observe import TickView, leader_u0
+from simready.sim.sight import TickView, leader_u0
 from simready.sim.paths import PathTable, ReferencePath
 from simready.sim.scene import ActorTable, Scene
 from simready.sim.state import ControlState, GapGoal, PedMemory, set_indices, with_changes
