@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -496,9 +497,28 @@ def template_hash(template: WorldTemplate) -> str:
     :func:`simready.world.rig_view.rig_hash`, so a rig-only edit leaves the
     world version, the manifests and the trajectories as they were.
     """
+    key = id(template)
+    hit = _TEMPLATE_HASHES.get(key)
+    if hit is not None and hit[0]() is template:
+        return hit[1]
     data = canonical_dict(template)
     data["sensor_rig"] = scenario_rig_view(template.sensor_rig)
-    return content_hash(data)
+    digest = content_hash(data)
+    _TEMPLATE_HASHES[key] = (weakref.ref(template, lambda ref: _forget_hash(key, ref)), digest)
+    return digest
+
+
+#: ``{id(template): (weak reference, hash)}``: a template object's hash, computed once. A template is frozen (its
+#: fields are immutable tuples and frozen models), so its hash cannot change; the large canonical dump of an imported
+#: map (seconds) is then paid once per loaded template rather than by every scene, context and sample built on it.
+#: Keyed by identity, not equality (comparing two templates costs a dump), and dropped when the template is freed.
+_TEMPLATE_HASHES: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def _forget_hash(key: int, ref: weakref.ref) -> None:
+    hit = _TEMPLATE_HASHES.get(key)
+    if hit is not None and hit[0] is ref:
+        del _TEMPLATE_HASHES[key]
 
 
 def list_template_files(directory: str | Path = paths.TEMPLATES_DIR) -> dict[str, Path]:
