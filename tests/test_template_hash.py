@@ -187,9 +187,7 @@ def test_hash_is_computed_once_per_template_object_and_follows_copies():
 
     from simready.world import template as template_module
 
-    from tests.test_template_support import template_path
-
-    t = load_template(template_path(TEMPLATE))  # not the session's shared copy: this one is freed below
+    t = parse_template(raw(TEMPLATE))  # not a loaded file's shared object: this one is freed below
     first = template_hash(t)
     assert template_module._TEMPLATE_HASHES[id(t)][1] == first and template_hash(t) == first
     moved = t.model_copy(update={"description": t.description + " (copy)"})

@@ -16,6 +16,7 @@ import WorldTemplate`` is the one import callers need.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import weakref
@@ -362,8 +363,24 @@ def load_template(path: str | Path) -> WorldTemplate:
     """
     path = Path(path)
     text = read_yaml_text(path, TemplateError)
-    data, root = _read_yaml(text, str(path))
-    return parse_template(data, path, yaml_root=root)
+    key = (str(path), hashlib.sha256(text.encode("utf-8")).digest())
+    hit = _LOADED.get(key)
+    if hit is None:
+        data, root = _read_yaml(text, str(path))
+        hit = parse_template(data, path, yaml_root=root)
+        if len(_LOADED) >= _LOADED_MAX:
+            _LOADED.pop(next(iter(_LOADED)))
+        _LOADED[key] = hit
+    return hit
+
+
+#: ``{(path as given, sha256 of its text): template}``: a file read again with the same bytes gives the same object.
+#: A template depends only on its file's text (an imported map's street is derived from the file alone) and is frozen,
+#: so the stages of one process (``make run`` runs every Dagster step in one) share one object, and with it every
+#: cache kept per template object (hash, lane network, program geometry, planner yields): an imported map's load and
+#: those caches cost about a second per stage otherwise. An edited file has other bytes, hence a fresh parse.
+_LOADED: dict[tuple[str, bytes], WorldTemplate] = {}
+_LOADED_MAX = 32
 
 
 # --- catalog references --------------------------------------------------------
