@@ -182,7 +182,7 @@ def test_same_readout_at_another_resolution_keeps_the_world_hash():
 
 
 def test_hash_is_computed_once_per_template_object_and_follows_copies():
-    """The hash is remembered per object (a template is frozen); an edited copy is hashed anew, a freed one forgotten."""
+    """The hash is remembered per object (templates are frozen); an edited copy is hashed anew, a freed one forgotten."""
     import gc
 
     from simready.world import template as template_module
