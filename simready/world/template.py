@@ -369,7 +369,7 @@ def load_template(path: str | Path) -> WorldTemplate:
         data, root = _read_yaml(text, str(path))
         hit = parse_template(data, path, yaml_root=root)
         if len(_LOADED) >= _LOADED_MAX:
-            _LOADED.pop(next(iter(_LOADED)))
+            _LOADED.clear()
         _LOADED[key] = hit
     return hit
 
