@@ -245,3 +245,16 @@ def test_make_run_refuses_such_a_suite_in_one_line_and_writes_nothing(tmp_path: 
     assert err[0].endswith("unprotected_left_turn cannot run on two_lane_arterial: "
                            "no junction joining ≥ 3 roads without traffic lights")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["suite.yaml"]
+
+
+def test_multi_lane_stretches_are_computed_once_per_network_and_handed_out_as_copies():
+    from simready.world import affordances
+    from simready.world.lane_graph import lane_network
+    from tests.test_sim_fixtures import template
+
+    net = lane_network(template("two_lane_arterial"))
+    first = affordances.multi_lane_stretches(net)
+    assert first and first == affordances._multi_lane_stretches(net)
+    first.clear()  # a caller's edit never reaches the next caller
+    assert affordances.multi_lane_stretches(net) == affordances._multi_lane_stretches(net)
+    assert affordances._STRETCHES[id(net)][0] is net

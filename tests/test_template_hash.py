@@ -179,3 +179,20 @@ def test_same_readout_at_another_resolution_keeps_the_world_hash():
     edited = parse_template(doc)
     assert template_hash(edited) == template_hash(loaded(TEMPLATE))
     assert rig_hash(edited) != rig_hash(loaded(TEMPLATE))
+
+
+def test_hash_is_computed_once_per_template_object_and_follows_copies():
+    """The hash is remembered per object (templates are frozen); an edited copy is hashed anew, a freed one forgotten."""
+    import gc
+
+    from simready.world import template as template_module
+
+    t = parse_template(raw(TEMPLATE))  # not a loaded file's shared object: this one is freed below
+    first = template_hash(t)
+    assert template_module._TEMPLATE_HASHES[id(t)][1] == first and template_hash(t) == first
+    moved = t.model_copy(update={"description": t.description + " (copy)"})
+    assert template_hash(moved) != first  # a copy with other content never reads the original's entry
+    key = id(t)
+    del t
+    gc.collect()
+    assert key not in template_module._TEMPLATE_HASHES

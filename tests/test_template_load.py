@@ -6,10 +6,13 @@ import math
 
 import pytest
 
+from simready import paths
+from simready.errors import TemplateError
 from simready.world.template import (
     canonical_dict,
     crossing_s_window,
     list_template_files,
+    load_template,
     parking_slots,
     parse_template,
     template_hash,
@@ -116,3 +119,21 @@ def test_mount_pose_composes_on_the_ego():
 
     cam = compose(pose_2d(x, y, yaw), t.sensor_rig.mounts["front_camera"].matrix())
     assert cam[:3, 3] == pytest.approx([x - 1.8, y, 1.45])
+
+
+def test_a_file_read_again_with_the_same_bytes_is_the_same_object_and_an_edit_is_read_anew(tmp_path):
+    """load_template shares one (frozen) object per path and text; an edited file is parsed again."""
+    import shutil
+
+    path = tmp_path / "t.yaml"
+    shutil.copy(paths.TEMPLATES_DIR / "two_lane_arterial.yaml", path)
+    first = load_template(path)
+    assert load_template(path) is first
+    text = path.read_text()
+    assert "version: 1\n" in text
+    path.write_text(text.replace("version: 1\n", "version: 2\n", 1))
+    edited = load_template(path)
+    assert edited is not first and edited.version == 2 and first.version == 1
+    path.write_text(text.replace("version: 1\n", "version: [\n", 1))
+    with pytest.raises(TemplateError):
+        load_template(path)  # a bad file still fails, even right after a good read of the same path

@@ -592,11 +592,11 @@ def _ground_key(template: WorldTemplate, t_hash: str, catalog: Catalog | None) -
     if catalog is None:
         return (t_hash, None)
     assets = []
-    for inst in template.instances:
-        entry = catalog.entries.get(inst.asset)
+    for asset in {inst.asset for inst in template.instances}:  # each asset once (an imported street has thousands)
+        entry = catalog.entries.get(asset)
         if entry is not None and entry.semantic_class in GROUND_CLASSES:
-            assets.append((inst.asset, repr(entry.render_bounds_m)))
-    return (t_hash, tuple(sorted(set(assets))))
+            assets.append((asset, repr(entry.render_bounds_m)))
+    return (t_hash, tuple(sorted(assets)))
 
 
 def _cached_ground_model(template: WorldTemplate, t_hash: str, catalog: Catalog | None) -> GroundModel:

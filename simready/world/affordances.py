@@ -123,9 +123,23 @@ def kerb_slots(g: LaneGeometry, site: ParkingSite, slot_length_m: float) -> list
     return out
 
 
+_STRETCHES: dict[int, tuple[LaneNetwork, list[tuple[str, str, str]]]] = {}
+
+
 def multi_lane_stretches(net: LaneNetwork) -> list[tuple[str, str, str]]:
     """``(lane, side, neighbour)`` of every non-junction driving lane with a same-direction neighbour it may change
-    to, alongside for at least :data:`MIN_MULTI_LANE_M`, sorted."""
+    to, alongside for at least :data:`MIN_MULTI_LANE_M`, sorted. Computed once per network object (a program asks
+    for them at every proposal; :func:`~simready.world.lane_graph.lane_network` builds one network per template)."""
+    hit = _STRETCHES.get(id(net))
+    if hit is None or hit[0] is not net:
+        if len(_STRETCHES) > 64:
+            _STRETCHES.clear()
+        hit = (net, _multi_lane_stretches(net))
+        _STRETCHES[id(net)] = hit
+    return list(hit[1])
+
+
+def _multi_lane_stretches(net: LaneNetwork) -> list[tuple[str, str, str]]:
     out = []
     for (lane, side), allowed in sorted(net.change_allowed.items()):
         if not allowed or net.kinds.get(lane) != "driving" or lane in net.junction_of:

@@ -16,8 +16,10 @@ import WorldTemplate`` is the one import callers need.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
+import weakref
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -361,8 +363,24 @@ def load_template(path: str | Path) -> WorldTemplate:
     """
     path = Path(path)
     text = read_yaml_text(path, TemplateError)
-    data, root = _read_yaml(text, str(path))
-    return parse_template(data, path, yaml_root=root)
+    key = (str(path), hashlib.sha256(text.encode("utf-8")).digest())
+    hit = _LOADED.get(key)
+    if hit is None:
+        data, root = _read_yaml(text, str(path))
+        hit = parse_template(data, path, yaml_root=root)
+        if len(_LOADED) >= _LOADED_MAX:
+            _LOADED.clear()
+        _LOADED[key] = hit
+    return hit
+
+
+#: ``{(path as given, sha256 of its text): template}``: a file read again with the same bytes gives the same object.
+#: A template depends only on its file's text (an imported map's street is derived from the file alone) and is frozen,
+#: so the stages of one process (``make run`` runs every Dagster step in one) share one object, and with it every
+#: cache kept per template object (hash, lane network, program geometry, planner yields): an imported map's load and
+#: those caches cost about a second per stage otherwise. An edited file has other bytes, hence a fresh parse.
+_LOADED: dict[tuple[str, bytes], WorldTemplate] = {}
+_LOADED_MAX = 32
 
 
 # --- catalog references --------------------------------------------------------
@@ -496,9 +514,28 @@ def template_hash(template: WorldTemplate) -> str:
     :func:`simready.world.rig_view.rig_hash`, so a rig-only edit leaves the
     world version, the manifests and the trajectories as they were.
     """
+    key = id(template)
+    hit = _TEMPLATE_HASHES.get(key)
+    if hit is not None and hit[0]() is template:
+        return hit[1]
     data = canonical_dict(template)
     data["sensor_rig"] = scenario_rig_view(template.sensor_rig)
-    return content_hash(data)
+    digest = content_hash(data)
+    _TEMPLATE_HASHES[key] = (weakref.ref(template, lambda ref: _forget_hash(key, ref)), digest)
+    return digest
+
+
+#: ``{id(template): (weak reference, hash)}``: a template object's hash, computed once. A template is frozen (its
+#: fields are immutable tuples and frozen models), so its hash cannot change; the large canonical dump of an imported
+#: map (seconds) is then paid once per loaded template rather than by every scene, context and sample built on it.
+#: Keyed by identity, not equality (comparing two templates costs a dump), and dropped when the template is freed.
+_TEMPLATE_HASHES: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def _forget_hash(key: int, ref: weakref.ref) -> None:
+    hit = _TEMPLATE_HASHES.get(key)
+    if hit is not None and hit[0] is ref:
+        del _TEMPLATE_HASHES[key]
 
 
 def list_template_files(directory: str | Path = paths.TEMPLATES_DIR) -> dict[str, Path]:
