@@ -649,25 +649,11 @@ def _ground_model(template: WorldTemplate, catalog: Catalog | None) -> GroundMod
     return GroundModel(xmin, ymin, heights, sloped)
 
 
-_TEMPLATE_HASHES: dict[int, tuple[WorldTemplate, str]] = {}
-
-
-def _template_hash(template: WorldTemplate) -> str:
-    """:func:`~simready.world.template.template_hash`, kept per template object (a frozen model; hashing its
-    canonical form costs milliseconds, and a batch builds many scenes on one template)."""
-    hit = _TEMPLATE_HASHES.get(id(template))
-    if hit is None or hit[0] is not template:
-        if len(_TEMPLATE_HASHES) > 16:
-            _TEMPLATE_HASHES.clear()
-        hit = _TEMPLATE_HASHES[id(template)] = (template, template_hash(template))
-    return hit[1]
-
-
 def build_scene(manifest: ScenarioManifest, template: WorldTemplate, *, backend: str, catalog: Catalog | None = None) -> Scene:
     """Validate and compile; any input problem raises :class:`ManifestError` before a single tick is stepped."""
     if backend not in C.BACKENDS:
         raise ManifestError(manifest.sample_id, "backend", f"unknown backend {backend!r}; known: {', '.join(C.BACKENDS)}")
-    t_hash = _template_hash(template)
+    t_hash = template_hash(template)  # kept per template object (simready.world.template)
     # Validate in declaration order, so error paths index the user's own lists.
     _check_template(manifest, template, t_hash)
     points = _validate(manifest, template, catalog)

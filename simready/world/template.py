@@ -380,7 +380,7 @@ def load_template(path: str | Path) -> WorldTemplate:
 #: cache kept per template object (hash, lane network, program geometry, planner yields): an imported map's load and
 #: those caches cost about a second per stage otherwise. An edited file has other bytes, hence a fresh parse.
 _LOADED: dict[tuple[str, bytes], WorldTemplate] = {}
-_LOADED_MAX = 32
+_LOADED_MAX = 8
 
 
 # --- catalog references --------------------------------------------------------
@@ -529,10 +529,10 @@ def template_hash(template: WorldTemplate) -> str:
 #: fields are immutable tuples and frozen models), so its hash cannot change; the large canonical dump of an imported
 #: map (seconds) is then paid once per loaded template rather than by every scene, context and sample built on it.
 #: Keyed by identity, not equality (comparing two templates costs a dump), and dropped when the template is freed.
-_TEMPLATE_HASHES: dict[int, tuple[weakref.ref, str]] = {}
+_TEMPLATE_HASHES: dict[int, tuple[weakref.ref[WorldTemplate], str]] = {}
 
 
-def _forget_hash(key: int, ref: weakref.ref) -> None:
+def _forget_hash(key: int, ref: weakref.ref[WorldTemplate]) -> None:
     hit = _TEMPLATE_HASHES.get(key)
     if hit is not None and hit[0] is ref:
         del _TEMPLATE_HASHES[key]
