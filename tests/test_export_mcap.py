@@ -19,7 +19,7 @@ from simready.records import Render, Results
 from simready.sensors_hw.lidar import firing_times, read_ply
 from simready.sensors_hw.models import Rig
 from simready.sensors_hw.radar import read_radar_csv
-from simready.sim.trace import read_trace
+from simready.sim.storage.trace import read_trace
 from simready.testing.street import ACTORS
 from tests.fixtures.mcap import EVENTS, SMALL, make_sample
 

@@ -239,7 +239,7 @@ def test_the_scenes_of_one_template_share_its_static_bodies(tmp_path) -> None:
     from simready.sensors_hw import scene_build as SB
     from simready.sensors_hw.trace_input import read_trace_input
     from simready.sim.run import run_simulation
-    from simready.sim.trace import write_trace
+    from simready.sim.storage.trace import write_trace
     from tests.fixtures.sim import catalog, crossing, template
 
     tpl, cat, manifest = template(), catalog(), crossing(clip_s=1.0)

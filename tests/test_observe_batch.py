@@ -172,7 +172,7 @@ def test_branches_without_truth_keep_every_sensor_pass(sample, tmp_path):
 def _trace_with(tmp_path: Path, collisions: list[dict]) -> Path:
     import pyarrow as pa
 
-    from simready.sim.trace import Trace, write_trace
+    from simready.sim.storage.trace import Trace, write_trace
 
     ticks = pa.table({"tick": [0], "t": [0.0], "actor_id": ["ego"]})
     return write_trace(Trace({"metric_subject": "ego"}, [], {"collisions": collisions}, ticks), tmp_path / "t.parquet")

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simready.sim.evaluate import evaluate_trace
+from simready.sim.evaluation.evaluate import evaluate_trace
 from simready.sim.run import run_simulation
-from simready.sim.trace import Trace
+from simready.sim.storage.trace import Trace
 from simready.testing import demo
 from simready.validity.gate import ScenarioEvidence, validate_scenario
 from tests.fixtures.sim import catalog, ego_only, template

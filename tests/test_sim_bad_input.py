@@ -11,7 +11,7 @@ import pytest
 from simready.errors import ManifestError
 from simready.sim import engine as engine_mod
 from simready.sim.backends.kinematic import KinematicBackend
-from simready.sim.evaluate import evaluate_trace
+from simready.sim.evaluation.evaluate import evaluate_trace
 from simready.sim.run import run_simulation
 from simready.sim.scene import build_scene
 from simready.sim.state import Bodies

@@ -85,7 +85,7 @@ def test_unknown_action_and_missing_reveal_are_input_errors() -> None:
 
 @pytest.mark.slow
 def test_dynamic_branches_brake_avoids_coast_hits() -> None:
-    from simready.sim.evaluate import evaluate_trace
+    from simready.sim.evaluation.evaluate import evaluate_trace
 
     res = run_branches(crossing(clip_s=7.0), template(), at_s=0.5, backend="dynamic-v1", catalog=catalog())
     brake, coast = res.branches

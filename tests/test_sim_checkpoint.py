@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from simready.layout import SampleDir
-from simready.sim.checkpoint import DYNAMIC_REPLAY_TOLERANCE, MAGIC, Checkpoint, CheckpointError
+from simready.sim.storage.checkpoint import DYNAMIC_REPLAY_TOLERANCE, MAGIC, Checkpoint, CheckpointError
 from simready.sim.engine import Engine
 from simready.sim.run import finish
 from simready.sim.scene import build_scene
@@ -100,7 +100,7 @@ def test_dynamic_restore_within_declared_replay_tolerance() -> None:
 
 def test_verify_continuation_helper_and_plot(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from simready.sim.run import verify_continuation
-    from simready.sim.rollout_plot import plot_rollout
+    from simready.sim.evaluation.plot import plot_rollout
 
     scene = _scene("kinematic-v1", clip_s=3.0)
     engine = Engine(scene)
@@ -151,7 +151,7 @@ def test_crafted_index_is_a_one_line_error(tmp_path, edit, field) -> None:  # ty
     path = tmp_path / "crafted.ckpt"
     path.write_bytes(data)
     # In a subprocess: a reader that trusted the dtype would crash the interpreter, not raise.
-    code = ("import sys\nfrom simready.sim.checkpoint import Checkpoint, CheckpointError\n"
+    code = ("import sys\nfrom simready.sim.storage.checkpoint import Checkpoint, CheckpointError\n"
             "try:\n    Checkpoint.read(sys.argv[1]).state()\nexcept CheckpointError as e:\n    print(e.one_line())\n")
     proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

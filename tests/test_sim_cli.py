@@ -10,7 +10,7 @@ import pytest
 
 from simready.cli import main
 from simready.scenario.manifest import write_manifest
-from simready.sim.trace import read_trace
+from simready.sim.storage.trace import read_trace
 from tests.fixtures.sim import crossing, edit
 
 

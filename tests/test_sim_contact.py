@@ -23,7 +23,7 @@ import pytest
 
 from simready.scenario.manifest import ScenarioManifest
 from simready.sim.backends.dynamic import DynamicBackend
-from simready.sim.evaluate import evaluate_trace
+from simready.sim.evaluation.evaluate import evaluate_trace
 from simready.sim.run import SimResult, run_simulation
 from simready.sim.scene import substeps_per_tick
 from simready.sim.settle import settle_check

@@ -195,7 +195,7 @@ def test_divergence_fast_path_agrees_with_full_check() -> None:
 
 
 def test_first_seen_matches_visibility_series() -> None:
-    from simready.sim import metrics as M
+    from simready.sim.evaluation import metrics as M
 
     scene = _scene()
     engine = Engine(scene)

@@ -19,7 +19,7 @@ import pytest
 import shapely
 
 from simready.sim import junctions
-from simready.sim.evaluate import evaluate_trace
+from simready.sim.evaluation.evaluate import evaluate_trace
 from simready.sim.paths import lane_path
 from simready.sim.run import run_simulation
 from simready.testing import demo

@@ -8,9 +8,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from simready.sim.evaluate import evaluate_trace
+from simready.sim.evaluation.evaluate import evaluate_trace
 from simready.sim.run import run_simulation
-from simready.sim.trace import TICK_COLUMNS, TraceError, read_trace, write_trace
+from simready.sim.storage.trace import TICK_COLUMNS, TraceError, read_trace, write_trace
 from simready.world.motion import tracks_from_ticks
 from tests.fixtures.sim import catalog, crossing, template
 

@@ -30,9 +30,9 @@ from simready.scenario.generator import generate
 from simready.scenario.suite import load_suite
 from simready.sim.batch import decision_at
 from simready.sim.branch import run_branches
-from simready.sim.evaluate import evaluate_trace
+from simready.sim.evaluation.evaluate import evaluate_trace
 from simready.sim.run import run_simulation
-from simready.sim.trace import Trace
+from simready.sim.storage.trace import Trace
 from simready.sim.traffic import TrafficRolloutStage
 from simready.validity import gate, policy
 from simready.validity.evidence import ScenarioEvidence, collisions_from_events

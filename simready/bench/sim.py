@@ -195,7 +195,7 @@ def _restore_cycle(engine: Any, scene: Any, repeats: int, cold: bool = False) ->
     restore, so it has to open a new client (what a process's first restore pays).
     """
     from simready.sim.backends.dynamic import pool
-    from simready.sim.checkpoint import Checkpoint
+    from simready.sim.storage.checkpoint import Checkpoint
     from simready.sim.engine import Engine
 
     wall, cpu = [], []

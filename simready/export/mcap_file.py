@@ -65,7 +65,7 @@ from simready.sensors_hw.lidar import firing_times, read_ply
 from simready.sensors_hw.models import LidarModel, Rig
 from simready.sensors_hw.radar import read_radar_csv
 from simready.sim.batch import verify_sha256
-from simready.sim.trace import Trace, read_trace
+from simready.sim.storage.trace import Trace, read_trace
 from simready.world.frames import matrix_from_quat, quat_from_matrix
 
 #: Written into the MCAP header: a new version when the same folder would give other bytes.

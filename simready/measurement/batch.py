@@ -37,7 +37,7 @@ from simready.scenario.manifest import ScenarioManifest, load_manifest
 from simready.measurement.observe import observe_sample
 from simready.measurement.options import PASSES, ObserveOptions
 from simready.sensors_hw.trace_input import read_trace_input
-from simready.sim.trace import read_trace
+from simready.sim.storage.trace import read_trace
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog

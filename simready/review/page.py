@@ -386,7 +386,7 @@ def _series(trace_path: Path, span: tuple[float, float]) -> dict[str, Any]:
     import numpy as np
     import pyarrow.parquet as pq
 
-    from simready.sim.trace import HEADER_KEY
+    from simready.sim.storage.trace import HEADER_KEY
 
     table = pq.read_table(trace_path, columns=["t", "actor_id", "x", "y", "qx", "qy", "qz", "qw", "speed_mps",
                                                 "accel_mps2", "present"])

@@ -36,14 +36,14 @@ from simready.records import Outcomes, Verdict
 from simready.scenario.manifest import ScenarioManifest, load_manifest, manifest_hash
 from simready.sim import constants as C
 from simready.sim.branch import run_branches, shared_prefix
-from simready.sim.checkpoint import DYNAMIC_REPLAY_TOLERANCE as TOL
-from simready.sim.checkpoint import Checkpoint, CheckpointError
+from simready.sim.storage.checkpoint import DYNAMIC_REPLAY_TOLERANCE as TOL
+from simready.sim.storage.checkpoint import Checkpoint, CheckpointError
 from simready.sim.engine import Engine
-from simready.sim.evaluate import evaluate_trace
-from simready.sim.rollout_plot import plot_rollout
+from simready.sim.evaluation.evaluate import evaluate_trace
+from simready.sim.evaluation.plot import plot_rollout
 from simready.sim.run import finish, run_simulation
 from simready.sim.scene import build_scene
-from simready.sim.trace import Trace, read_trace, write_trace
+from simready.sim.storage.trace import Trace, read_trace, write_trace
 from simready.world.template import WorldTemplate
 
 if TYPE_CHECKING:

@@ -41,13 +41,13 @@ from simready.scenario.manifest import ScenarioManifest
 from simready.scenario.streams import StreamSet
 from simready.sim import constants as C
 from simready.sim import interactions
-from simready.sim.checkpoint import Checkpoint
+from simready.sim.storage.checkpoint import Checkpoint
 from simready.sim.engine import Engine
-from simready.sim.metrics import stopping_distance
+from simready.sim.evaluation.metrics import stopping_distance
 from simready.sim.sight import TickView
 from simready.sim.run import SimResult, finish, run_simulation
 from simready.sim.scene import Scene, build_scene
-from simready.sim.trace import Trace
+from simready.sim.storage.trace import Trace
 from simready.world.template import WorldTemplate
 
 ACTIONS = ("brake", "coast", "maintain")

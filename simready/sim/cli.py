@@ -48,9 +48,9 @@ def _load(manifest_path: str) -> tuple[Any, Any]:
 
 def _run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.sim.evaluate import evaluate_trace
+    from simready.sim.evaluation.evaluate import evaluate_trace
     from simready.sim.run import run_simulation
-    from simready.sim.trace import write_trace
+    from simready.sim.storage.trace import write_trace
 
     out = Path(args.out)
     with output_file(out) as staged:
@@ -85,8 +85,8 @@ def _verify_recorded(path: Path) -> None:
 
 def _inspect(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.sim.evaluate import evaluate_trace
-    from simready.sim.trace import read_trace
+    from simready.sim.evaluation.evaluate import evaluate_trace
+    from simready.sim.storage.trace import read_trace
 
     _verify_recorded(Path(args.trace))
     trace = read_trace(args.trace)
@@ -132,7 +132,7 @@ def _parse_repeats(text: str | None) -> int:
 def _branch(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.sim.branch import run_branches
-    from simready.sim.trace import write_trace
+    from simready.sim.storage.trace import write_trace
 
     out = Path(args.out)
     with output_folder(out) as tmp:

@@ -22,7 +22,7 @@ Step i → i+1:
 
 The engine holds the only mutable things — the current state, the backend
 adapter, the event log and the recorder — so a checkpoint
-(:mod:`simready.sim.checkpoint`) captures exactly those.
+(:mod:`simready.sim.storage.checkpoint`) captures exactly those.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from simready.sim import constants as C
 from simready.sim import interactions, kernels
 from simready.sim.backend import Backend
 from simready.sim.backends import make_backend
-from simready.sim.checkpoint import Checkpoint, capture, check_identity
+from simready.sim.storage.checkpoint import Checkpoint, capture, check_identity
 from simready.sim.controllers import actuation
 from simready.sim.controllers.planner import RouteTable, plan
 from simready.sim.kinematics import path_bodies
@@ -436,7 +436,7 @@ class Engine:
         return state.evolve(bodies=replace(state.bodies, present=frozen(present, bool)))
 
     def checkpoint(self) -> Checkpoint:
-        """A complete snapshot of this engine (:class:`simready.sim.checkpoint.Checkpoint`); logs a ``checkpoint`` event."""
+        """A complete snapshot of this engine (:class:`simready.sim.storage.checkpoint.Checkpoint`); logs a ``checkpoint`` event."""
         ckpt = capture(self)
         self.events.append(self._checkpoint_event(ckpt.id))
         return ckpt

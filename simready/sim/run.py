@@ -5,7 +5,7 @@ The public entry point of the stage. It validates and compiles the scene
 stepping), runs the rollout to the end of the clip, and assembles the trace:
 header (provenance), events (in order), metrics and the ticks table. A
 rollout that diverges stops with its reason in ``header.termination`` and in
-``issues``; :func:`~simready.sim.evaluate.evaluate_trace` then rejects it.
+``issues``; :func:`~simready.sim.evaluation.evaluate.evaluate_trace` then rejects it.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from tqdm import tqdm
 from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.scenario.manifest import ScenarioManifest
 from simready.sim import constants as C
-from simready.sim import metrics as M
-from simready.sim.checkpoint import DYNAMIC_REPLAY_TOLERANCE, Checkpoint
+from simready.sim.evaluation import metrics as M
+from simready.sim.storage.checkpoint import DYNAMIC_REPLAY_TOLERANCE, Checkpoint
 from simready.sim.engine import Engine, close_collision
 from simready.sim.scene import Scene, build_scene
-from simready.sim.trace import TRACE_FORMAT, Trace, build_table
+from simready.sim.storage.trace import TRACE_FORMAT, Trace, build_table
 from simready.world.template import WorldTemplate
 
 FRAME = ("world: x east, y north, z up, metres; body origin at the footprint centre on the ground; "
@@ -36,7 +36,7 @@ FRAME = ("world: x east, y north, z up, metres; body origin at the footprint cen
 class SimResult:
     """A finished rollout.
 
-    ``trace``: the :class:`~simready.sim.trace.Trace`. ``issues``: one line
+    ``trace``: the :class:`~simready.sim.storage.trace.Trace`. ``issues``: one line
     per problem found (divergence, failed rollout checks); empty when clean.
     ``arrival``: the realized timing of the conflict — the subject's and the
     conflicting actor's arrival at the point where their tracks cross
@@ -188,7 +188,7 @@ def verify_continuation(ckpt: Checkpoint, scene: Scene, trace: Trace) -> tuple[b
     """Restore ``ckpt`` in a fresh engine, run to the end, compare with ``trace`` (the uninterrupted rollout).
 
     Exact (bit for bit) for kinematic-v1; within
-    :data:`~simready.sim.checkpoint.DYNAMIC_REPLAY_TOLERANCE`
+    :data:`~simready.sim.storage.checkpoint.DYNAMIC_REPLAY_TOLERANCE`
     with identical event order for dynamic-v1. Returns ``(ok, detail)``.
     """
     engine = Engine.restore(scene, ckpt)

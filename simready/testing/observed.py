@@ -17,7 +17,7 @@ import pyarrow as pa
 from simready.layout import SampleDir
 from simready.measurement.observe import observe
 from simready.measurement.options import ObserveOptions
-from simready.sim.trace import Trace, write_trace
+from simready.sim.storage.trace import Trace, write_trace
 from simready.testing.street import ACTORS, street_sample
 from simready.testing.synthetic import street_manifest_dict
 

@@ -10,7 +10,7 @@ so no global backend or figure state is touched (safe in Dagster workers
 and tests running in parallel).
 
 The ``draw_*`` helpers draw one layer onto a matplotlib axes and return its
-legend handles; :mod:`simready.sim.rollout_plot` draws the map under a
+legend handles; :mod:`simready.sim.evaluation.plot` draws the map under a
 rollout with them.
 """
 

@@ -20,7 +20,7 @@ Determinism: sleeping off, ``deterministicOverlappingPairs=1``, fixed call
 order; bit-identical for identical inputs in one process and across
 processes, whether or not the in-process caches (world plans, collision
 pieces, idle clients) were warm. Restoring a checkpoint rebuilds the world
-from the engine's state copy (see :mod:`simready.sim.checkpoint` for the
+from the engine's state copy (see :mod:`simready.sim.storage.checkpoint` for the
 replay tolerance).
 """
 

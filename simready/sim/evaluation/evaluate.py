@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from simready.sim.trace import TICK_COLUMNS, Trace
+from simready.sim.storage.trace import TICK_COLUMNS, Trace
 
 #: Largest plausible |acceleration| from velocity differences, by class (m/s²).
 PLAUSIBLE_ACCEL = {"vehicle": 15.0, "cyclist": 10.0, "pedestrian": 10.0}
