@@ -187,3 +187,28 @@ def test_changed_state_byte_is_a_hash_error_on_read(tmp_path) -> None:  # type: 
     with pytest.raises(CheckpointError, match=f"sha256: expected {ckpt.id} .*, got sha256:") as err:
         Checkpoint.read(path)
     assert str(path) in err.value.one_line() and "\n" not in err.value.one_line()
+
+
+def test_rollout_plot_draws_background_traffic_as_one_layer() -> None:  # type: ignore[no-untyped-def]
+    """Was: each background vehicle had its own legend line (98 in a default-suite sample) and the picture spanned
+    the whole city, the scenario a speck in it. Background traffic is one legend entry now, outside the extent."""
+    from simready.sim.evaluation.plot import BACKGROUND_ROLE, rollout_figure
+
+    scene = _scene("kinematic-v1", clip_s=3.0)
+    engine = Engine(scene)
+    engine.run()
+    trace = finish(engine)
+    subject = trace.header["metric_subject"]
+    others = sorted(set(trace.df.actor_id) - {subject})
+    assert others
+    dims = {a: (float(d[0]), float(d[1])) for a, d in trace.header.get("actor_dims", {}).items()}
+    plain = rollout_figure(template(), trace, roles={subject: "ego"}, dims=dims).axes[0]
+    roles = {subject: "ego", **{a: BACKGROUND_ROLE for a in others}}
+    ax = rollout_figure(template(), trace, roles=roles, dims=dims).axes[0]
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels.count(f"background traffic ({len(others)})") == 1 and not [l for l in labels if l.startswith(others[0])]
+    assert len(plain.get_legend_handles_labels()[1]) == len(others) + 1
+    df = trace.df[trace.df.actor_id == subject]
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    assert x0 <= df.x.min() and df.x.max() <= x1 and y0 <= df.y.min() and df.y.max() <= y1
+    assert x1 - x0 >= 80.0 and y1 - y0 >= 80.0

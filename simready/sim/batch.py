@@ -42,6 +42,8 @@ from simready.sim.engine import Engine
 from simready.sim.evaluation.evaluate import evaluate_trace
 from simready.sim.evaluation.plot import plot_rollout
 from simready.sim.run import finish, run_simulation
+from simready.scenario.traffic import BACKGROUND_TAG
+from simready.sim.evaluation.plot import BACKGROUND_ROLE
 from simready.sim.scene import build_scene
 from simready.sim.storage.trace import Trace, read_trace, write_trace
 from simready.world.template import WorldTemplate
@@ -55,7 +57,8 @@ def sample_dirs(batch_dir: Path) -> list[Path]:
 
 
 def _roles_and_dims(manifest: ScenarioManifest) -> tuple[dict[str, str], dict[str, tuple[float, float]]]:
-    roles = {a.id: a.role for a in manifest.actors}
+    # Background traffic is drawn as one layer of the picture (simready.sim.evaluation.plot), not actor by actor.
+    roles = {a.id: BACKGROUND_ROLE if BACKGROUND_TAG in a.tags else a.role for a in manifest.actors}
     dims = {a.id: (a.dims.l, a.dims.w) for a in manifest.actors}
     return roles, dims
 

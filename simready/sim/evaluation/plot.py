@@ -22,6 +22,12 @@ from simready.world.template_plot import draw_lanes, draw_regions
 
 ACTOR_COLOURS = {"ego": "#d9480f", "parked": "#495057", "agent": "#1c7ed6"}
 BRANCH_STYLES = {"brake": ("#2b8a3e", "-"), "coast": ("#c92a2a", "--")}
+#: The role :func:`plot_rollout` reads as background traffic: drawn thin and grey, one legend entry for all of them,
+#: and left out of the picture's extent (a city's traffic spans the map; the scenario is what a reviewer looks at).
+BACKGROUND_ROLE = "background"
+BACKGROUND_COLOUR = "#343a40"
+#: With background traffic, the picture spans at least this much each way around the scenario (m).
+BACKGROUND_MIN_SPAN_M = 80.0
 
 
 def _paths(trace) -> dict[str, np.ndarray]:
@@ -43,19 +49,46 @@ def plot_rollout(
     branches: Mapping[str, object] | None = None,
     title: str = "",
 ) -> Path:
-    """Actor paths (start footprint, end marker, collisions) and, if given, each branch's ego path."""
+    """Actor paths (start footprint, end marker, collisions) and, if given, each branch's ego path, as a PNG."""
+    fig = rollout_figure(template, trace, roles=roles, dims=dims, branches=branches, title=title)
+    buf = BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return write_bytes_atomic(out_png, buf.getvalue())
+
+
+def rollout_figure(
+    template: WorldTemplate,
+    trace,
+    *,
+    roles: Mapping[str, str],
+    dims: Mapping[str, tuple[float, float]],
+    branches: Mapping[str, object] | None = None,
+    title: str = "",
+) -> Figure:
+    """The figure :func:`plot_rollout` writes (one axes, its legend beside it)."""
     paths = _paths(trace)
-    xy = np.concatenate([p[:, :2] for p in paths.values() if len(p)]) if paths else np.zeros((1, 2))
+    framed = {a: p for a, p in paths.items() if roles.get(a) != BACKGROUND_ROLE} or paths
+    xy = np.concatenate([p[:, :2] for p in framed.values() if len(p)]) if framed else np.zeros((1, 2))
     lo, hi = xy.min(axis=0) - 12.0, xy.max(axis=0) + 12.0
+    if len(framed) < len(paths):  # traffic around a scenario: enough street around it to see the traffic
+        grow = np.maximum(BACKGROUND_MIN_SPAN_M - (hi - lo), 0.0) / 2.0
+        lo, hi = lo - grow, hi + grow
     fig = Figure(figsize=(10, max(3.0, 10 * (hi[1] - lo[1]) / max(hi[0] - lo[0], 1.0))))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     draw_regions(ax, template)
     draw_lanes(ax, template)
+    background: list = []
     for actor_id, p in sorted(paths.items()):
         if not len(p):
             continue
         role = roles.get(actor_id, "agent")
+        if role == BACKGROUND_ROLE:
+            background += ax.plot(p[:, 0], p[:, 1], color=BACKGROUND_COLOUR, lw=1.0, alpha=0.5, zorder=3.5)
+            length, width = dims.get(actor_id, (1.0, 1.0))
+            ax.fill(*footprint_corners(p[0, 0], p[0, 1], _start_yaw(trace, actor_id), length / 2, width / 2).T,
+                    color=BACKGROUND_COLOUR, alpha=0.5, zorder=3.5)
+            continue
         colour = ACTOR_COLOURS.get(role, "#1c7ed6")
         ax.plot(p[:, 0], p[:, 1], color=colour, lw=1.5, label=f"{actor_id} ({role})")
         length, width = dims.get(actor_id, (1.0, 1.0))
@@ -83,6 +116,8 @@ def plot_rollout(
             pos = ev.get("position") or ev.get("point")
             if pos:
                 ax.plot(pos[0], pos[1], marker="x", color="k", ms=10, mew=2)
+    if background:
+        background[0].set_label(f"background traffic ({len(background)})")
     ax.set_xlim(lo[0], hi[0])
     ax.set_ylim(lo[1], hi[1])
     ax.set_aspect("equal")
@@ -91,9 +126,7 @@ def plot_rollout(
     ax.set_title(title or trace.header.get("input_hash", "")[:19], fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    buf = BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    return write_bytes_atomic(out_png, buf.getvalue())
+    return fig
 
 
 def _start_yaw(trace, actor_id: str) -> float:
