@@ -95,3 +95,15 @@ def test_a_missing_column_or_file_is_one_line_naming_it(folders):
         reader.table("front_camera", 99, "surface")
     with pytest.raises(TruthReadError, match="rig.roof_lidar"):
         reader.camera("roof_lidar")
+
+
+def test_columns_without_nulls_are_stored_required_and_read_back_equal():
+    table = pa.table({"pixel": pa.array([0, 1, 5], pa.int32()), "flow_du_px": pa.array([0.5, -1.0, 2.0], pa.float32()),
+                      "valid": [True, False, True], "entity": pa.array(["a", "b", "a"]).dictionary_encode(),
+                      "gap": pa.array([1.0, None, 3.0], pa.float32())})
+    back = pq.read_table(pa.BufferReader(parquet_bytes(table, {"camera": "c"})))
+    assert [f.nullable for f in back.schema] == [False, False, False, False, True]
+    assert [f.nullable for f in pq.read_schema(pa.BufferReader(parquet_bytes(table)))] == [False] * 4 + [True]
+    for name in table.column_names:
+        assert back.column(name).to_pylist() == table.column(name).to_pylist(), name
+    assert back.schema.metadata[b"simready.truth"] == b'{"camera": "c"}'

@@ -54,9 +54,15 @@ def _png(image: NDArray, level: int = PNG_COMPRESS_LEVEL) -> bytes:
 def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | None = None) -> None:
     """A truth table as Parquet: zstd, floats byte-stream-split and integers delta-coded (pixel-ordered
     samples make both compress several times better than plain), strings as dictionaries; no column
-    statistics (readers read whole frames; computing them was a fifth of the encoding time)."""
+    statistics (readers read whole frames; computing them was a fifth of the encoding time). A column without
+    nulls (every truth column as computed) is stored as a required field: no definition levels to encode, which
+    was about 30 % of the encoding time; a column holding nulls stays optional."""
+    fields = [f.with_nullable(False) if f.nullable and col.null_count == 0 else f
+              for f, col in zip(table.schema, table.columns)]
+    meta = table.schema.metadata
     if metadata:
-        table = table.replace_schema_metadata({b"simready.truth": json.dumps(metadata, sort_keys=True).encode()})
+        meta = {b"simready.truth": json.dumps(metadata, sort_keys=True).encode()}
+    table = pa.Table.from_arrays(table.columns, schema=pa.schema(fields, metadata=meta))  # no copy (a cast copies)
     encoding, dictionary = {}, []
     for f in table.schema:
         if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type):
