@@ -50,7 +50,7 @@ time to conflict (:func:`arrival_time`, :func:`start_for_ttc`,
 that read the coverage cell (:func:`cell_or_choice`, :func:`in_cell_bin`,
 :func:`other_vehicle`) and the environment (:func:`conditions`,
 :func:`correlated_environment`); the frame the vehicle intents share
-(:func:`ego_under_conditions`: environment then ego; :func:`scripted_vehicle_rules`;
+(:class:`VehicleIntentParams`, :func:`ego_under_conditions`: environment then ego; :func:`scripted_vehicle_rules`;
 :func:`pair_proposal`: the manifest, scene and proposal of the ego and one other actor).
 
 **What runs without the program asking**: every proposal goes through the
@@ -123,6 +123,7 @@ from simready.scenario.program_base import (
 )
 from simready.scenario.program_helpers import (
     DECISION_KEY,
+    VehicleIntentParams,
     arrival_time,
     behind,
     decide_at,
@@ -173,10 +174,10 @@ __all__ = [
     "IntentProgram", "KERB_GAP_M", "KerbGap", "LONG_ROUTE_M", "LaneSpawn", "MidBlockCrossing", "Motion",
     "OcclusionSpec", "PARKED_WIDTH_M", "ParkingAffordance", "ParkingSite", "PathConflict", "PedestrianCrossing",
     "ProgramContext", "Proposal", "ProposalScene", "Realization", "SIDEWALK_PROBE_M", "ScenarioError", "Scene",
-    "SpeedProfile", "StreamSet", "VEHICLE_SURFACES", "WALKABLE_SURFACES", "actor", "angle_diff", "arrival_time",
-    "assemble", "behind", "camera_view", "cell_or_choice", "conditions", "correlated_environment", "decide_at",
-    "dims_of", "draw_ego_route", "ego_under_conditions", "ego_vehicle", "family_of", "footprint",
-    "footprint_corners", "gap_for_headway", "in_cell_bin", "independent_environment",
+    "SpeedProfile", "StreamSet", "VEHICLE_SURFACES", "VehicleIntentParams", "WALKABLE_SURFACES", "actor",
+    "angle_diff", "arrival_time", "assemble", "behind", "camera_view", "cell_or_choice", "conditions",
+    "correlated_environment", "decide_at", "dims_of", "draw_ego_route", "ego_under_conditions", "ego_vehicle",
+    "family_of", "footprint", "footprint_corners", "gap_for_headway", "in_cell_bin", "independent_environment",
     "independent_vehicle_baseline", "kerb_gap", "kerb_gap_sites", "kerb_slots", "lane_as_spawn", "lane_change_path",
     "lane_network", "left_turns_across_oncoming", "lwh", "midblock_crossing", "multi_lane_stretches",
     "oncoming_chain", "oncoming_lane", "other_vehicle", "pair_proposal", "parkable", "parking_sites",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -188,6 +189,19 @@ def decide_at(r: Realization, t_s: float, *, parents: Sequence[str], rule: str) 
 
 
 # --- the vehicle intents' common frame ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VehicleIntentParams:
+    """What every vehicle intent's parameters open with (a program's own dataclass adds its fields after these,
+    and may give them other defaults)."""
+
+    #: Scenario length after the warm-up (s).
+    clip_s: float = 12.0
+    #: Driving before scenario time 0, every vehicle already at speed (s).
+    warmup_s: float = 2.0
+    #: The ego's speed range (m/s); a coverage cell's ``ego_speed_mps`` bin narrows it.
+    ego_speed_mps: tuple[float, float] = (9.0, 13.9)
 
 
 def scripted_vehicle_rules(*, aggression: float, speed_mps: float, limit_mps: float) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from simready.scenario.api import (
     Realization,
     SpeedProfile,
     StreamSet,
+    VehicleIntentParams,
     cell_or_choice,
     draw_ego_route,
     ego_under_conditions,
@@ -64,10 +65,7 @@ SIDES = ("left", "right")
 
 
 @dataclass(frozen=True)
-class CutInParams:
-    clip_s: float = 12.0
-    warmup_s: float = 2.0
-    ego_speed_mps: tuple[float, float] = (9.0, 13.9)
+class CutInParams(VehicleIntentParams):
     relative_speed_mps: tuple[float, float] = (-3.0, 1.0)
     lane_change_s: tuple[float, float] = (2.5, 4.0)
     start_s: tuple[float, float] = (1.5, 3.5)

@@ -41,6 +41,7 @@ from simready.scenario.api import (
     Realization,
     SpeedProfile,
     StreamSet,
+    VehicleIntentParams,
     draw_ego_route,
     ego_under_conditions,
     family_of,
@@ -62,10 +63,7 @@ from simready.scenario.api import (
 
 
 @dataclass(frozen=True)
-class LeadParams:
-    clip_s: float = 12.0
-    warmup_s: float = 2.0
-    ego_speed_mps: tuple[float, float] = (9.0, 13.9)
+class LeadParams(VehicleIntentParams):
     lead_speed_offset_mps: tuple[float, float] = (-1.0, 0.5)
     brake_onset_s: tuple[float, float] = (2.0, 4.0)
     decel_mps2: tuple[float, float] = (2.0, 6.0)

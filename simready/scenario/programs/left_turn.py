@@ -47,6 +47,7 @@ from simready.scenario.api import (
     Proposal,
     Realization,
     StreamSet,
+    VehicleIntentParams,
     angle_diff,
     draw_ego_route,
     ego_under_conditions,
@@ -66,8 +67,7 @@ from simready.scenario.api import (
 
 
 @dataclass(frozen=True)
-class LeftTurnParams:
-    clip_s: float = 12.0
+class LeftTurnParams(VehicleIntentParams):
     warmup_s: float = 1.0
     ego_speed_mps: tuple[float, float] = (6.0, 8.3)
     oncoming_speed_mps: tuple[float, float] = (4.0, 13.9)
