@@ -4,7 +4,6 @@ intent its template cannot support with that line, before anything is written.""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from simready.scenario.programs import PROGRAMS
 from simready.scenario.suite import SuiteError, check_intents, load_suite
 from simready.sim.run import run_simulation
 from simready.testing import opendrive_maps as maps
+from simready.testing.xodr_build import four_way_junction, junction_arm, lane, one_road_map
 from simready.world.affordances import AFFORDANCES, parking_sites
 from simready.world.lane_graph import lane_network
 from simready.world.template import canonical_dict, load_template, parse_template
@@ -152,31 +152,15 @@ def test_a_batch_refuses_it_too(tmp_path: Path) -> None:
 def _junction_without_lights() -> bytes:
     """The four-way junction of :func:`simready.testing.opendrive_maps.junction_map` without its lights."""
     maps.fresh_ids()
-    arms = [maps._arm(i + 1) for i in range(4)]
-    creator = xodr.CommonJunctionCreator(id=100, name="crossing", startnum=100)
-    for i, road in enumerate(arms):
-        creator.add_incoming_road_cartesian_geometry(road, *(
-            (-14.0, 0.0, 0.0), (0.0, -14.0, math.pi / 2), (14.0, 0.0, math.pi), (0.0, 14.0, -math.pi / 2))[i],
-            road_connection="successor")
-    for i in range(4):
-        for j in range(i + 1, 4):
-            creator.add_connection(i + 1, j + 1)
-    odr = xodr.OpenDrive("junction")
-    for road in arms:
-        odr.add_road(road)
-    odr.add_junction_creator(creator)
-    odr.adjust_roads_and_lanes()
-    return maps._xml(odr)
+    arms = [junction_arm(i + 1, maps.JUNCTION_ARM_M, lambda: [lane(xodr.LaneType.driving, 3.5)]) for i in range(4)]
+    return four_way_junction("junction", arms, maps.JUNCTION_ARM_M, 14.0, None)
 
 
 def _multi_lane_road() -> bytes:
     """A 200 m town road with two lanes each way."""
     road = xodr.create_road(xodr.Line(200.0), 1, left_lanes=2, right_lanes=2, lane_width=3.5)
     road.add_type(xodr.RoadType.town, 0, speed=50, speed_unit="km/h")
-    odr = xodr.OpenDrive("multilane")
-    odr.add_road(road)
-    odr.adjust_roads_and_lanes()
-    return maps._xml(odr)
+    return one_road_map("multilane", road)
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from simready.maps import opendrive
 from simready.maps.errors import MapError
 from simready.maps.xodr_import import ImportedMap, import_opendrive
 from simready.testing import opendrive_cases as cases
+from simready.testing.xodr_build import lane, lanes_of, one_road_map, plan_view, section, xml_bytes
 from simready.world.template import canonical_dict, load_template, parse_template
 from simready.world.template_model import WorldTemplate
 
@@ -202,18 +203,10 @@ def test_a_huge_curvature_is_bounded_work_and_one_line(tmp_path):
 def _bend(curvature: float, left: list[float], right: list[float]) -> bytes:
     from scenariogeneration import xodr
 
-    section = xodr.LaneSection(0, cases._centre())
-    for w in left:
-        section.add_left_lane(cases._lane(xodr.LaneType.driving, w))
-    for w in right:
-        section.add_right_lane(cases._lane(xodr.LaneType.driving, w))
-    lanes = xodr.Lanes()
-    lanes.add_lanesection(section)
+    lanes = lanes_of(section(0, [lane(xodr.LaneType.driving, w) for w in left],
+                             [lane(xodr.LaneType.driving, w) for w in right]))
     geoms = [xodr.Line(10.0), xodr.Arc(curvature, angle=math.pi / 2) if curvature else xodr.Line(20.0), xodr.Line(10.0)]
-    odr = xodr.OpenDrive("bend")
-    odr.add_road(xodr.Road(1, cases._plan(geoms), lanes))
-    odr.adjust_roads_and_lanes()
-    return cases._xml(odr)
+    return one_road_map("bend", xodr.Road(1, plan_view(geoms), lanes))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -246,7 +239,7 @@ def test_a_ring_road_is_imported_as_two_halves_that_follow_each_other(tmp_path):
     odr.add_road(xodr.create_road(xodr.Arc(1.0 / radius, angle=2 * math.pi), 1, left_lanes=1, right_lanes=1,
                                   lane_width=3.5))
     odr.adjust_roads_and_lanes()
-    result, t = _import(tmp_path, "ring", cases._xml(odr))
+    result, t = _import(tmp_path, "ring", xml_bytes(odr))
     ids = {lane.id for lane in t.lanes}
     assert ids == {"road1_sec0_lane-1_a", "road1_sec0_lane-1_b", "road1_sec0_lane1_a", "road1_sec0_lane1_b"}
     graph = t.lane_graph
@@ -263,23 +256,15 @@ def test_a_ring_road_is_imported_as_two_halves_that_follow_each_other(tmp_path):
 def test_a_lane_that_closes_and_opens_again_is_imported_per_open_stretch(tmp_path):
     from scenariogeneration import xodr
 
-    section = xodr.LaneSection(0, cases._centre())
-    section.add_left_lane(cases._lane(xodr.LaneType.driving, 3.5))
-    section.add_right_lane(cases._lane(xodr.LaneType.driving, 3.5))
     # Lane -2: 3 m wide to s = 30, closed (0 m) from 40 to 60, 3 m again from 70 (cubic transitions of 10 m).
-    lane = xodr.Lane(lane_type=xodr.LaneType.driving, a=3.0)
-    lane.add_lane_width(3.0, 0.0, -3 * 3.0 / 100, 2 * 3.0 / 1000, soffset=30.0)
-    lane.add_lane_width(0.0, 0.0, 0.0, 0.0, soffset=40.0)
-    lane.add_lane_width(0.0, 0.0, 3 * 3.0 / 100, -2 * 3.0 / 1000, soffset=60.0)
-    lane.add_lane_width(3.0, 0.0, 0.0, 0.0, soffset=70.0)
-    lane.add_roadmark(xodr.std_roadmark_solid())
-    section.add_right_lane(lane)
-    lanes = xodr.Lanes()
-    lanes.add_lanesection(section)
-    odr = xodr.OpenDrive("gap")
-    odr.add_road(xodr.Road(1, cases._plan([xodr.Line(100.0)]), lanes))
-    odr.adjust_roads_and_lanes()
-    result, t = _import(tmp_path, "gap", cases._xml(odr))
+    closing = xodr.Lane(lane_type=xodr.LaneType.driving, a=3.0)
+    closing.add_lane_width(3.0, 0.0, -3 * 3.0 / 100, 2 * 3.0 / 1000, soffset=30.0)
+    closing.add_lane_width(0.0, 0.0, 0.0, 0.0, soffset=40.0)
+    closing.add_lane_width(0.0, 0.0, 3 * 3.0 / 100, -2 * 3.0 / 1000, soffset=60.0)
+    closing.add_lane_width(3.0, 0.0, 0.0, 0.0, soffset=70.0)
+    closing.add_roadmark(xodr.std_roadmark_solid())
+    lanes = lanes_of(section(0, [lane(xodr.LaneType.driving, 3.5)], [lane(xodr.LaneType.driving, 3.5), closing]))
+    result, t = _import(tmp_path, "gap", one_road_map("gap", xodr.Road(1, plan_view([xodr.Line(100.0)]), lanes)))
     first, second = _lane(t, "road1_sec0_lane-2_p0"), _lane(t, "road1_sec0_lane-2_p1")
     assert first.polyline[0][0] == pytest.approx(0.0) and first.polyline[-1][0] == pytest.approx(40.0, abs=2.0)
     assert second.polyline[0][0] == pytest.approx(60.0, abs=2.0) and second.polyline[-1][0] == pytest.approx(100.0)

@@ -49,7 +49,9 @@ time to conflict (:func:`arrival_time`, :func:`start_for_ttc`,
 :func:`parking_slots`); draws
 that read the coverage cell (:func:`cell_or_choice`, :func:`in_cell_bin`,
 :func:`other_vehicle`) and the environment (:func:`conditions`,
-:func:`correlated_environment`).
+:func:`correlated_environment`); the frame the vehicle intents share
+(:class:`VehicleIntentParams`, :func:`ego_under_conditions`: environment then ego; :func:`scripted_vehicle_rules`;
+:func:`pair_proposal`: the manifest, scene and proposal of the ego and one other actor).
 
 **What runs without the program asking**: every proposal goes through the
 ladder — sampling, semantics, schema, static geometry (bounds, support,
@@ -121,15 +123,19 @@ from simready.scenario.program_base import (
 )
 from simready.scenario.program_helpers import (
     DECISION_KEY,
+    VehicleIntentParams,
     arrival_time,
     behind,
     decide_at,
+    ego_under_conditions,
     footprint,
     gap_for_headway,
     independent_vehicle_baseline,
     lane_change_path,
     oncoming_lane,
+    pair_proposal,
     reachable,
+    scripted_vehicle_rules,
     start_for_ttc,
     supported_region,
     supports,
@@ -166,16 +172,17 @@ __all__ = [
     "AFFORDANCES", "Body", "CROSSING_SURFACES", "Cell", "ClosesOnLead", "CoarsePath", "CoverageSpec", "CutsIn",
     "DECISION_KEY", "DRAWN_APPROACH_M", "DRAWN_START_M", "Draws", "EgoRoute", "Fail", "GapSite", "GroupDraws",
     "IntentProgram", "KERB_GAP_M", "KerbGap", "LONG_ROUTE_M", "LaneSpawn", "MidBlockCrossing", "Motion",
-    "OcclusionSpec", "PARKED_WIDTH_M", "ParkingAffordance", "ParkingSite", "PathConflict",
-    "PedestrianCrossing", "ProgramContext", "Proposal", "ProposalScene", "Realization", "SIDEWALK_PROBE_M", "ScenarioError", "Scene",
-    "SpeedProfile", "StreamSet", "VEHICLE_SURFACES", "WALKABLE_SURFACES", "actor", "angle_diff", "arrival_time",
-    "assemble", "behind", "camera_view", "cell_or_choice", "conditions", "correlated_environment", "decide_at",
-    "dims_of", "draw_ego_route", "ego_vehicle", "family_of", "footprint", "footprint_corners", "gap_for_headway",
-    "in_cell_bin", "independent_environment", "independent_vehicle_baseline", "kerb_gap", "kerb_gap_sites",
-    "kerb_slots", "lane_as_spawn", "lane_change_path", "lane_network", "left_turns_across_oncoming", "lwh",
-    "midblock_crossing", "multi_lane_stretches", "oncoming_chain", "oncoming_lane", "other_vehicle", "parkable",
-    "parking_sites", "parking_slots", "parse_coverage", "plan_route", "reachable", "route_length_m",
-    "routes_of_length", "rules", "seconds_on_grid", "signal_programs", "site_pose", "solve_emergence_timing",
+    "OcclusionSpec", "PARKED_WIDTH_M", "ParkingAffordance", "ParkingSite", "PathConflict", "PedestrianCrossing",
+    "ProgramContext", "Proposal", "ProposalScene", "Realization", "SIDEWALK_PROBE_M", "ScenarioError", "Scene",
+    "SpeedProfile", "StreamSet", "VEHICLE_SURFACES", "VehicleIntentParams", "WALKABLE_SURFACES", "actor",
+    "angle_diff", "arrival_time", "assemble", "behind", "camera_view", "cell_or_choice", "conditions",
+    "correlated_environment", "decide_at", "dims_of", "draw_ego_route", "ego_under_conditions", "ego_vehicle",
+    "family_of", "footprint", "footprint_corners", "gap_for_headway", "in_cell_bin", "independent_environment",
+    "independent_vehicle_baseline", "kerb_gap", "kerb_gap_sites", "kerb_slots", "lane_as_spawn", "lane_change_path",
+    "lane_network", "left_turns_across_oncoming", "lwh", "midblock_crossing", "multi_lane_stretches",
+    "oncoming_chain", "oncoming_lane", "other_vehicle", "pair_proposal", "parkable", "parking_sites",
+    "parking_slots", "parse_coverage", "plan_route", "reachable", "route_length_m", "routes_of_length", "rules",
+    "scripted_vehicle_rules", "seconds_on_grid", "signal_programs", "site_pose", "solve_emergence_timing",
     "spawn_affordances", "start_for_ttc", "stationary", "straight_through", "supported_region", "supports",
     "time_headway", "time_to_collision", "vehicle_families", "vehicle_on_route", "visible_fraction", "walk_route",
     "wheel_points",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,11 +19,13 @@ import shapely
 from shapely.geometry import LineString, Polygon
 
 from simready.scenario.context import ProgramContext
-from simready.scenario.environment import independent_environment
+from simready.scenario.coverage import Cell
+from simready.scenario.environment import conditions, correlated_environment, independent_environment
 from simready.scenario.geometry import VEHICLE_SURFACES, CoarsePath, Motion, SpeedProfile, rect_polygon
 from simready.scenario.ladder import Body, Proposal, ProposalScene
 from simready.scenario.program_base import (
     Draws,
+    EgoRoute,
     IntentProgram,
     Realization,
     actor,
@@ -185,6 +188,62 @@ def decide_at(r: Realization, t_s: float, *, parents: Sequence[str], rule: str) 
 # --- the shared baseline of vehicle intents ---------------------------------------------------------
 
 
+# --- the vehicle intents' common frame ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VehicleIntentParams:
+    """What every vehicle intent's parameters open with (a program's own dataclass adds its fields after these,
+    and may give them other defaults)."""
+
+    #: Scenario length after the warm-up (s).
+    clip_s: float = 12.0
+    #: Driving before scenario time 0, every vehicle already at speed (s).
+    warmup_s: float = 2.0
+    #: The ego's speed range (m/s); a coverage cell's ``ego_speed_mps`` bin narrows it.
+    ego_speed_mps: tuple[float, float] = (9.0, 13.9)
+
+
+def scripted_vehicle_rules(*, aggression: float, speed_mps: float, limit_mps: float) -> dict[str, Any]:
+    """Behaviour rules of a scripted vehicle: it obeys signals but neither yields nor avoids a collision (the
+    event is its to make), driving at ``speed_mps`` against a lane limit of ``limit_mps``."""
+    return rules(obey_signals=True, yield_=False, collision_avoidance=False, aggression=aggression,
+                 speed_factor=speed_mps / limit_mps)
+
+
+def ego_under_conditions(ctx: ProgramContext, draws: Draws, r: Realization, cell: Cell | None, ego_speed_mps: float,
+                         warmup_s: float, ego_route: EgoRoute) -> tuple[dict[str, Any], dict[str, Any], Body]:
+    """The last draws of a vehicle intent and its ego: the environment (illumination and weather in the cell,
+    the rest correlated with them), then the ego driving ``ego_route`` at ``ego_speed_mps``.
+
+    Returns ``(environment, ego actor, ego body)``.
+    """
+    illumination, weather = conditions(draws, r, ctx.template, cell)
+    env = correlated_environment(draws, r, illumination, weather)
+    ego, ego_body = ego_vehicle(ctx, ego_speed_mps, warmup_s, ego_route)
+    return env, ego, ego_body
+
+
+def pair_proposal(program: IntentProgram, ctx: ProgramContext, sample_id: str, index: int, streams: StreamSet,
+                  draws: Draws, r: Realization, *, cell: Cell | None, attempt: int,
+                  ego: tuple[dict[str, Any], Body], other: tuple[dict[str, Any], Body],
+                  interactions: list[dict[str, Any]], environment: dict[str, Any], event: Any,
+                  refs: dict[str, Any], clip_s: float, warmup_s: float,
+                  stop_lines: Sequence[tuple[str, float, str]] = (), with_signals: bool = False) -> Proposal:
+    """The proposal of an intent staged between the ego and one other actor, each given as ``(actor, body)``:
+    the manifest draft (no occluders), the scene the ladder judges (both bodies, ``event``, the stop lines
+    they must cross on green) and the draws made."""
+    (ego_actor, ego_body), (other_actor, other_body) = ego, other
+    draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=program, cell=cell,
+                        actors=[ego_actor, other_actor], interactions=interactions, occluders=[],
+                        environment=environment, realization=r, clip_s=clip_s, warmup_s=warmup_s,
+                        with_signals=with_signals)
+    scene = ProposalScene({"ego": ego_body, other_actor["id"]: other_body}, warmup_s, clip_s, event=event,
+                          stop_lines=list(stop_lines))
+    return Proposal(sample_id, index, attempt, program.name, ctx.template, cell, draft, scene, refs, [],
+                    draws.record)
+
+
 def independent_vehicle_baseline(program: IntentProgram, ctx: ProgramContext, sample_id: str, index: int,
                                  streams: StreamSet, other: str, *, p_clip: float, warmup_s: float,
                                  ego_speed: tuple[float, float], event: Any) -> Proposal:
@@ -215,13 +274,10 @@ def independent_vehicle_baseline(program: IntentProgram, ctx: ProgramContext, sa
                     SpeedProfile.from_phases(-warmup_s, 0.0, v, [(t_action + warmup_s, 0.0), (0.0, -decel)]))
     other_actor = actor(ctx, other, kind="vehicle", role="agent", asset_id=asset, pose=(x, y, yaw), speed_mps=v,
                         cruise_mps=v, route=lanes, tags=[other],
-                        behavior_rules=rules(obey_signals=True, yield_=False, collision_avoidance=False,
-                                             aggression=0.5, speed_factor=1.0))
+                        behavior_rules=scripted_vehicle_rules(aggression=0.5, speed_mps=1.0, limit_mps=1.0))
     body = Body(other, "vehicle", "agent", asset, family, length, width, height, motion, VEHICLE_SURFACES, lanes=lanes)
     interactions = [{"id": f"{other}_action", "actor_id": other, "trigger": {"kind": "at", "t_s": t_action},
                      "speed": {"mode": "stop"}, "dynamics": {"shape": "linear", "constraint": "rate", "value": decel}}]
-    draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=program, cell=None,
-                        actors=[ego, other_actor], interactions=interactions, occluders=[], environment=env,
-                        realization=r, clip_s=p_clip, warmup_s=warmup_s)
-    scene = ProposalScene({"ego": ego_body, other: body}, warmup_s, p_clip, event=event(t_action, body))
-    return Proposal(sample_id, index, 0, program.name, t, None, draft, scene, {}, [], draws.record)
+    return pair_proposal(program, ctx, sample_id, index, streams, draws, r, cell=None, attempt=0,
+                         ego=(ego, ego_body), other=(other_actor, body), interactions=interactions, environment=env,
+                         event=event(t_action, body), refs={}, clip_s=p_clip, warmup_s=warmup_s)

@@ -24,13 +24,20 @@ from __future__ import annotations
 
 import math
 import re
-import tempfile
-from pathlib import Path
 
 from scenariogeneration import xodr
 
 from simready.maps.xodr_export import fresh_ids
-from simready.testing.opendrive_maps import _with_controllers
+from simready.testing.xodr_build import (
+    four_way_junction,
+    junction_arm,
+    lane,
+    lanes_of,
+    one_road_map,
+    plan_view,
+    section,
+    xml_bytes,
+)
 
 __all__ = ["CORNER", "CREST", "HIGHWAY", "SIGNS", "STOP_PAST", "controller_lights", "crest_road", "grid_city",
            "marked_road", "opposite_sign_highway", "stop_line_past_section", "tight_corner", "city_junction"]
@@ -47,58 +54,25 @@ CREST = {"length": 100.0, "elevation": (1.0, 0.1, -0.001, 0.0), "superelevation"
          "widths": {1: 3.5, -1: 3.5, -2: 2.0}}
 
 
-def _xml(odr: xodr.OpenDrive) -> bytes:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "map.xodr"
-        odr.write_xml(str(path))
-        text = path.read_text(encoding="utf-8")
-    return re.sub(r' date="[^"]*"', "", text).encode("utf-8")
-
-
-def _lane(kind: xodr.LaneType, width: float, mark: xodr.RoadMark | None = None) -> xodr.Lane:
-    lane = xodr.Lane(lane_type=kind, a=width)
-    lane.add_roadmark(mark if mark is not None else xodr.std_roadmark_solid())
-    return lane
-
-
-def _centre() -> xodr.Lane:
-    centre = xodr.Lane(lane_type=xodr.LaneType.none)
-    centre.add_roadmark(xodr.std_roadmark_broken())
-    return centre
-
-
-def _plan(geoms: list, x: float = 0.0, y: float = 0.0, h: float = 0.0) -> xodr.PlanView:
-    pv = xodr.PlanView(x, y, h)
-    for g in geoms:
-        pv.add_geometry(g)
-    return pv
+def _lane(kind: xodr.LaneType, width: float, *, mark: xodr.RoadMark | None = None) -> xodr.Lane:
+    """A constant-width lane, its zero width coefficients written as these maps first had them (``b="0"``)."""
+    return lane(kind, width, 0, 0, 0, mark=mark)
 
 
 def tight_corner(width: float | None = None) -> bytes:
     """Line, a 90° left arc of radius 5 m, line; lanes 1 and 2 (inside) and -1, 3 m each (or ``width``)."""
     fresh_ids()
     w, r, lead = width or CORNER["width"], CORNER["radius"], CORNER["lead"]
-    section = xodr.LaneSection(0, _centre())
-    section.add_left_lane(_lane(xodr.LaneType.driving, w))
-    section.add_left_lane(_lane(xodr.LaneType.driving, w))
-    section.add_right_lane(_lane(xodr.LaneType.driving, w))
-    lanes = xodr.Lanes()
-    lanes.add_lanesection(section)
-    road = xodr.Road(1, _plan([xodr.Line(lead), xodr.Arc(1.0 / r, angle=math.pi / 2), xodr.Line(lead)]), lanes)
-    odr = xodr.OpenDrive("tight_corner")
-    odr.add_road(road)
-    odr.adjust_roads_and_lanes()
-    return _xml(odr)
+    lanes = lanes_of(section(0, [_lane(xodr.LaneType.driving, w), _lane(xodr.LaneType.driving, w)],
+                             [_lane(xodr.LaneType.driving, w)]))
+    road = xodr.Road(1, plan_view([xodr.Line(lead), xodr.Arc(1.0 / r, angle=math.pi / 2), xodr.Line(lead)]), lanes)
+    return one_road_map("tight_corner", road)
 
 
 def _one_way(road_id: int, length: float, x: float, y: float, left: bool, junction: int = -1) -> xodr.Road:
-    section = xodr.LaneSection(0, _centre())
-    for _ in range(2):
-        lane = _lane(xodr.LaneType.driving, HIGHWAY["width"], xodr.std_roadmark_broken())
-        (section.add_left_lane if left else section.add_right_lane)(lane)
-    lanes = xodr.Lanes()
-    lanes.add_lanesection(section)
-    return xodr.Road(road_id, _plan([xodr.Line(length)], x, y, 0.0), lanes, road_type=junction)
+    both = [_lane(xodr.LaneType.driving, HIGHWAY["width"], mark=xodr.std_roadmark_broken()) for _ in range(2)]
+    lanes = lanes_of(section(0, both, []) if left else section(0, [], both))
+    return xodr.Road(road_id, plan_view([xodr.Line(length)], x, y, 0.0), lanes, road_type=junction)
 
 
 def opposite_sign_highway() -> bytes:
@@ -127,32 +101,23 @@ def opposite_sign_highway() -> bytes:
         road.planview.adjust_geometries()
         odr.add_road(road)
     odr.add_junction(junction)
-    return _xml(odr)
+    return xml_bytes(odr)
 
 
 def stop_line_past_section() -> bytes:
     """A road whose lane -2 ends at s = 50 m (section 0) and a light at s = 70 m valid for lane -2 only."""
     fresh_ids()
     p = STOP_PAST
-    lanes = xodr.Lanes()
-    first = xodr.LaneSection(0, _centre())
-    first.add_left_lane(_lane(xodr.LaneType.driving, p["width"]))
-    first.add_right_lane(_lane(xodr.LaneType.driving, p["width"]))
-    first.add_right_lane(_lane(xodr.LaneType.driving, p["width"]))
-    second = xodr.LaneSection(p["section"], _centre())
-    second.add_left_lane(_lane(xodr.LaneType.driving, p["width"]))
-    second.add_right_lane(_lane(xodr.LaneType.driving, p["width"]))
-    lanes.add_lanesection(first)
-    lanes.add_lanesection(second)
-    road = xodr.Road(1, _plan([xodr.Line(p["length"])]), lanes)
+    def driving(n: int) -> list[xodr.Lane]:
+        return [_lane(xodr.LaneType.driving, p["width"]) for _ in range(n)]
+
+    lanes = lanes_of(section(0, driving(1), driving(2)), section(p["section"], driving(1), driving(1)))
+    road = xodr.Road(1, plan_view([xodr.Line(p["length"])]), lanes)
     signal = xodr.Signal(s=p["signal_s"], t=-8.0, country="DEU", Type="1000001", id="7", dynamic=xodr.Dynamic.yes,
                          orientation=xodr.Orientation.positive, zOffset=0.0)
     signal.add_validity(-2, -2)
     road.add_signal(signal)
-    odr = xodr.OpenDrive("stop_past")
-    odr.add_road(road)
-    odr.adjust_roads_and_lanes()
-    return _xml(odr)
+    return one_road_map("stop_past", road)
 
 
 def controller_lights() -> bytes:
@@ -168,21 +133,14 @@ def crest_road() -> bytes:
     """Straight road over a crest: z = a + b·s + c·s² (+ d·s³), constant superelevation, a 0.15 m kerb on lane -2."""
     fresh_ids()
     c = CREST
-    section = xodr.LaneSection(0, _centre())
-    section.add_left_lane(_lane(xodr.LaneType.driving, c["widths"][1]))
-    section.add_right_lane(_lane(xodr.LaneType.driving, c["widths"][-1]))
     sidewalk = _lane(xodr.LaneType.sidewalk, c["widths"][-2])
     sidewalk.add_height(c["kerb"], c["kerb"])
-    section.add_right_lane(sidewalk)
-    lanes = xodr.Lanes()
-    lanes.add_lanesection(section)
-    road = xodr.Road(1, _plan([xodr.Line(c["length"])]), lanes)
+    lanes = lanes_of(section(0, [_lane(xodr.LaneType.driving, c["widths"][1])],
+                             [_lane(xodr.LaneType.driving, c["widths"][-1]), sidewalk]))
+    road = xodr.Road(1, plan_view([xodr.Line(c["length"])]), lanes)
     road.add_elevation(0.0, *c["elevation"])
     road.add_superelevation(0.0, c["superelevation"], 0.0, 0.0, 0.0)
-    odr = xodr.OpenDrive("crest")
-    odr.add_road(road)
-    odr.adjust_roads_and_lanes()
-    return _xml(odr)
+    return one_road_map("crest", road)
 
 
 #: Signs on :func:`marked_road` with ``signs=True``: a stop sign at s = 95 m and a 30 km/h limit at s = 10 m (lane -1),
@@ -199,13 +157,10 @@ def marked_road(mark: str, signs: bool = False) -> bytes:
     fresh_ids()
     kinds = {"broken": xodr.RoadMarkType.broken, "solid": xodr.RoadMarkType.solid,
              "solid broken": xodr.RoadMarkType.solid_broken, "broken solid": xodr.RoadMarkType.broken_solid}
-    section = xodr.LaneSection(0, _centre())
-    section.add_left_lane(_lane(xodr.LaneType.driving, 3.5))
-    section.add_right_lane(_lane(xodr.LaneType.driving, 3.5, xodr.RoadMark(kinds[mark], 0.12)))
-    section.add_right_lane(_lane(xodr.LaneType.driving, 3.5))
-    lanes = xodr.Lanes()
-    lanes.add_lanesection(section)
-    road = xodr.Road(1, _plan([xodr.Line(100.0)]), lanes)
+    lanes = lanes_of(section(0, [_lane(xodr.LaneType.driving, 3.5)],
+                             [_lane(xodr.LaneType.driving, 3.5, mark=xodr.RoadMark(kinds[mark], 0.12)),
+                              _lane(xodr.LaneType.driving, 3.5)]))
+    road = xodr.Road(1, plan_view([xodr.Line(100.0)]), lanes)
     if signs:
         stop = xodr.Signal(s=SIGNS["stop_s"], t=-8.0, country="DEU", Type="206", id="stop1", zOffset=0.0)
         stop.add_validity(-2, -1)
@@ -217,25 +172,13 @@ def marked_road(mark: str, signs: bool = False) -> bytes:
         length, width = SIGNS["parking"]
         road.add_object(xodr.Object(s=SIGNS["parking_s"], t=3.5 + width / 2, Type=xodr.ObjectType.parkingSpace,
                                     id="p1", length=length, width=width))
-    odr = xodr.OpenDrive("marked")
-    odr.add_road(road)
-    odr.adjust_roads_and_lanes()
-    return _xml(odr)
+    return one_road_map("marked", road)
 
 
-def _city_arm(road_id: int, length: float) -> xodr.Road:
-    section = xodr.LaneSection(0, _centre())
-    for add in (section.add_left_lane, section.add_right_lane):
-        add(_lane(xodr.LaneType.driving, 3.5, xodr.std_roadmark_broken()))
-        add(_lane(xodr.LaneType.driving, 3.5))
-        add(_lane(xodr.LaneType.sidewalk, 2.0))
-    lanes = xodr.Lanes()
-    lanes.add_lanesection(section)
-    plan = xodr.PlanView()
-    plan.add_geometry(xodr.Line(length))
-    road = xodr.Road(road_id, plan, lanes)
-    road.add_type(xodr.RoadType.town, 0, speed=50, speed_unit="km/h")
-    return road
+def _city_arm_side() -> list[xodr.Lane]:
+    """The lanes on each side of a :func:`city_junction` arm, from the centre out."""
+    return [_lane(xodr.LaneType.driving, 3.5, mark=xodr.std_roadmark_broken()), _lane(xodr.LaneType.driving, 3.5),
+            _lane(xodr.LaneType.sidewalk, 2.0)]
 
 
 def city_junction(block_m: float = 120.0) -> bytes:
@@ -244,24 +187,8 @@ def city_junction(block_m: float = 120.0) -> bytes:
     fresh_ids()
     radius = 16.0
     arm = 0.5 * block_m - radius
-    arms = [_city_arm(k + 1, arm) for k in range(4)]
-    creator = xodr.CommonJunctionCreator(id=100, name="crossing", startnum=100)
-    for k, road in enumerate(arms):
-        creator.add_incoming_road_cartesian_geometry(road, *((-radius, 0.0, 0.0), (0.0, -radius, math.pi / 2),
-                                                             (radius, 0.0, math.pi), (0.0, radius, -math.pi / 2))[k],
-                                                     road_connection="successor")
-    for a in range(4):
-        for b in range(a + 1, 4):
-            creator.add_connection(a + 1, b + 1)
-    for road in arms:
-        road.add_signal(xodr.Signal(s=arm - 1.0, t=-9.0, country="DEU", Type="1000001", id=f"{road.id}1",
-                                    dynamic=xodr.Dynamic.yes, orientation=xodr.Orientation.positive, zOffset=0.0))
-    odr = xodr.OpenDrive("city_junction")
-    for road in arms:
-        odr.add_road(road)
-    odr.add_junction_creator(creator)
-    odr.adjust_roads_and_lanes()
-    return _with_controllers(_xml(odr))
+    return four_way_junction("city_junction", [junction_arm(k + 1, arm, _city_arm_side) for k in range(4)], arm,
+                             radius, -9.0)
 
 
 def grid_city(n: int = 9, block_m: float = 120.0) -> bytes:

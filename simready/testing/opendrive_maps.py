@@ -22,20 +22,26 @@ needs to compute its analytic reference independently of the importer:
 * :func:`split_road`: a right lane that appears (width 0 → 3.5 m over 30 m, the
   writer's lane split), in three lane sections with lane links.
 
-The writer stamps the date in the header; :func:`_xml` removes it so that
-the same map gives the same bytes (and the same sha256) every time.
+The pieces they share (lanes, sections, the four-way junction) are :mod:`simready.testing.xodr_build`'s.
 """
 
 from __future__ import annotations
 
 import math
-import re
-import tempfile
 from pathlib import Path
 
 from scenariogeneration import xodr
 
 from simready.maps.xodr_export import fresh_ids
+from simready.testing.xodr_build import (
+    four_way_junction,
+    junction_arm,
+    lane as _lane,
+    lanes_of,
+    one_road_map,
+    plan_view,
+    section,
+)
 
 __all__ = ["CURVED", "JUNCTION_ARM_M", "KERB", "OFFSET", "SPLIT", "STRAIGHT", "curved_road", "junction_map",
            "kerb_road", "offset_road", "split_road", "straight_road", "write_all"]
@@ -66,39 +72,14 @@ SPLIT = {"length": 120.0, "from": 30.0, "to": 60.0, "width": 3.5}
 JUNCTION_ARM_M = 60.0
 
 
-def _xml(odr: xodr.OpenDrive) -> bytes:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "map.xodr"
-        odr.write_xml(str(path))
-        text = path.read_text(encoding="utf-8")
-    return re.sub(r' date="[^"]*"', "", text).encode("utf-8")
-
-
-def _lane(kind: xodr.LaneType, a: float, b: float = 0.0, c: float = 0.0, d: float = 0.0) -> xodr.Lane:
-    lane = xodr.Lane(lane_type=kind, a=a, b=b, c=c, d=d)
-    lane.add_roadmark(xodr.std_roadmark_solid())
-    return lane
-
-
-def _centre() -> xodr.Lane:
-    centre = xodr.Lane(lane_type=xodr.LaneType.none)
-    centre.add_roadmark(xodr.std_roadmark_broken())
-    return centre
-
-
 def straight_road() -> bytes:
     """The straight road with sidewalks, a parking lane and a crosswalk (see module docstring)."""
     fresh_ids()
     w = STRAIGHT["widths"]
-    section = xodr.LaneSection(0, _centre())
-    section.add_left_lane(_lane(xodr.LaneType.driving, w[1]))
-    section.add_left_lane(_lane(xodr.LaneType.sidewalk, w[2]))
-    section.add_right_lane(_lane(xodr.LaneType.driving, w[-1]))
-    section.add_right_lane(_lane(xodr.LaneType.parking, w[-2]))
-    section.add_right_lane(_lane(xodr.LaneType.sidewalk, w[-3]))
-    lanes = xodr.Lanes()
-    lanes.add_lanesection(section)
-    road = xodr.Road(1, _planview([xodr.Line(STRAIGHT["length"])]), lanes)
+    lanes = lanes_of(section(0, [_lane(xodr.LaneType.driving, w[1]), _lane(xodr.LaneType.sidewalk, w[2])],
+                             [_lane(xodr.LaneType.driving, w[-1]), _lane(xodr.LaneType.parking, w[-2]),
+                              _lane(xodr.LaneType.sidewalk, w[-3])]))
+    road = xodr.Road(1, plan_view([xodr.Line(STRAIGHT["length"])]), lanes)
     road.add_type(xodr.RoadType.town, 0, speed=STRAIGHT["speed_kmh"], speed_unit="km/h")
     right = -(w[-1] + w[-2] + w[-3])
     left = w[1] + w[2]
@@ -106,40 +87,23 @@ def straight_road() -> bytes:
     t_lo, t_hi = right + w[-3], left - w[2]
     road.add_object(xodr.Object(s=STRAIGHT["crosswalk_s"], t=0.5 * (t_lo + t_hi), Type=xodr.ObjectType.crosswalk,
                                 id="cw1", hdg=math.pi / 2, length=t_hi - t_lo, width=STRAIGHT["crosswalk_width"]))
-    odr = xodr.OpenDrive("straight")
-    odr.add_road(road)
-    odr.adjust_roads_and_lanes()
-    return _xml(odr)
+    return one_road_map("straight", road)
 
 
 def kerb_road(*, sidewalks: bool = True) -> bytes:
     """A straight town road, one lane each way, sidewalks and kerbs but no parking lane (see module docstring)."""
     fresh_ids()
     w = KERB["widths"]
-    section = xodr.LaneSection(0, _centre())
-    section.add_left_lane(_lane(xodr.LaneType.driving, w[1]))
-    section.add_right_lane(_lane(xodr.LaneType.driving, w[-1]))
+    left, right = [_lane(xodr.LaneType.driving, w[1])], [_lane(xodr.LaneType.driving, w[-1])]
     if sidewalks:
-        section.add_left_lane(_lane(xodr.LaneType.sidewalk, w[2]))
-        section.add_right_lane(_lane(xodr.LaneType.sidewalk, w[-2]))
-    lanes = xodr.Lanes()
-    lanes.add_lanesection(section)
-    road = xodr.Road(1, _planview([xodr.Line(KERB["length"])]), lanes)
+        left.append(_lane(xodr.LaneType.sidewalk, w[2]))
+        right.append(_lane(xodr.LaneType.sidewalk, w[-2]))
+    road = xodr.Road(1, plan_view([xodr.Line(KERB["length"])]), lanes_of(section(0, left, right)))
     road.add_type(xodr.RoadType.town, 0, speed=KERB["speed_kmh"], speed_unit="km/h")
     # Kerb to kerb across both driving lanes.
     road.add_object(xodr.Object(s=KERB["crosswalk_s"], t=0.5 * (w[1] - w[-1]), Type=xodr.ObjectType.crosswalk, id="cw1",
                                 hdg=math.pi / 2, length=w[1] + w[-1], width=KERB["crosswalk_width"]))
-    odr = xodr.OpenDrive("kerb")
-    odr.add_road(road)
-    odr.adjust_roads_and_lanes()
-    return _xml(odr)
-
-
-def _planview(geoms: list, x: float = 0.0, y: float = 0.0, h: float = 0.0) -> xodr.PlanView:
-    pv = xodr.PlanView(x, y, h)
-    for g in geoms:
-        pv.add_geometry(g)
-    return pv
+    return one_road_map("kerb", road)
 
 
 def curved_road() -> bytes:
@@ -154,9 +118,8 @@ def curved_road() -> bytes:
             geoms.append(xodr.Arc(p[0], length=length))
         else:
             geoms.append(xodr.ParamPoly3(*p, prange="normalized"))
-    lanes = xodr.Lanes()
+    sections = []
     for k, (s, widths) in enumerate(CURVED["sections"]):
-        section = xodr.LaneSection(s, _centre())
         new = {}
         for lane_id in (1, -1, -2):
             first, *more = widths[lane_id]
@@ -170,92 +133,31 @@ def curved_road() -> bytes:
                 lane.add_link("predecessor", lane_id)
             if k + 1 < len(CURVED["sections"]):
                 lane.add_link("successor", lane_id)
-        section.add_left_lane(new[1])
-        section.add_right_lane(new[-1])
-        section.add_right_lane(new[-2])
-        lanes.add_lanesection(section)
-    road = xodr.Road(1, _planview(geoms), lanes)
-    odr = xodr.OpenDrive("curved")
-    odr.add_road(road)
-    odr.adjust_roads_and_lanes()
-    return _xml(odr)
+        sections.append(section(s, [new[1]], [new[-1], new[-2]]))
+    return one_road_map("curved", xodr.Road(1, plan_view(geoms), lanes_of(*sections)))
 
 
 def offset_road() -> bytes:
     """A straight road whose two lanes sit on a cubic lane offset."""
-    section = xodr.LaneSection(0, _centre())
-    section.add_left_lane(_lane(xodr.LaneType.driving, OFFSET["width"]))
-    section.add_right_lane(_lane(xodr.LaneType.driving, OFFSET["width"]))
-    lanes = xodr.Lanes()
-    lanes.add_lanesection(section)
+    lanes = lanes_of(section(0, [_lane(xodr.LaneType.driving, OFFSET["width"])],
+                             [_lane(xodr.LaneType.driving, OFFSET["width"])]))
     lanes.add_laneoffset(xodr.LaneOffset(0, *OFFSET["offset"]))
-    road = xodr.Road(1, _planview([xodr.Line(OFFSET["length"])]), lanes)
-    odr = xodr.OpenDrive("offset")
-    odr.add_road(road)
-    odr.adjust_roads_and_lanes()
-    return _xml(odr)
+    return one_road_map("offset", xodr.Road(1, plan_view([xodr.Line(OFFSET["length"])]), lanes))
 
 
 def split_road() -> bytes:
     """A straight road on which a second right lane opens (see module docstring)."""
     road = xodr.create_road(xodr.Line(SPLIT["length"]), 1, left_lanes=1,
                             right_lanes=[xodr.LaneDef(SPLIT["from"], SPLIT["to"], 1, 2, -2)], lane_width=SPLIT["width"])
-    odr = xodr.OpenDrive("split")
-    odr.add_road(road)
-    odr.adjust_roads_and_lanes()
-    return _xml(odr)
-
-
-def _arm(road_id: int) -> xodr.Road:
-    section = xodr.LaneSection(0, _centre())
-    section.add_left_lane(_lane(xodr.LaneType.driving, 3.5))
-    section.add_right_lane(_lane(xodr.LaneType.driving, 3.5))
-    lanes = xodr.Lanes()
-    lanes.add_lanesection(section)
-    # No fixed start: the writer places each arm from the junction's geometry.
-    plan = xodr.PlanView()
-    plan.add_geometry(xodr.Line(JUNCTION_ARM_M))
-    road = xodr.Road(road_id, plan, lanes)
-    road.add_type(xodr.RoadType.town, 0, speed=50, speed_unit="km/h")
-    return road
+    return one_road_map("split", road)
 
 
 def junction_map() -> bytes:
     """Four arms into a signalised four-way junction (see module docstring)."""
     fresh_ids()
-    arms = [_arm(i + 1) for i in range(4)]
-    creator = xodr.CommonJunctionCreator(id=100, name="crossing", startnum=100)
-    for i, road in enumerate(arms):
-        creator.add_incoming_road_cartesian_geometry(road, *(
-            (-14.0, 0.0, 0.0), (0.0, -14.0, math.pi / 2), (14.0, 0.0, math.pi), (0.0, 14.0, -math.pi / 2))[i],
-            road_connection="successor")
-    for i in range(4):
-        for j in range(i + 1, 4):
-            creator.add_connection(i + 1, j + 1)
-    for road in arms:
-        # A traffic light at the junction end of each arm, beside the lane driving towards it (right, along s).
-        road.add_signal(xodr.Signal(s=JUNCTION_ARM_M - 1.0, t=-4.0, country="DEU", Type="1000001", id=f"{road.id}1",
-                                    dynamic=xodr.Dynamic.yes, orientation=xodr.Orientation.positive, zOffset=0.0))
-    odr = xodr.OpenDrive("junction")
-    for road in arms:
-        odr.add_road(road)
-    odr.add_junction_creator(creator)
-    odr.adjust_roads_and_lanes()
-    return _with_controllers(_xml(odr))
-
-
-def _with_controllers(xml: bytes) -> bytes:
-    """Add the two controllers (arms 1 and 3, arms 2 and 4) the writer has no call for, and name them in the junction."""
-    text = xml.decode("utf-8")
-    controllers = ('    <controller id="c_ew" name="east_west"><control signalId="11" type="0"/>'
-                   '<control signalId="31" type="0"/></controller>\n'
-                   '    <controller id="c_ns" name="north_south"><control signalId="21" type="0"/>'
-                   '<control signalId="41" type="0"/></controller>\n')
-    # The schema orders a map's children: roads, then controllers, then junctions.
-    text = text.replace("    <junction ", controllers + "    <junction ", 1)
-    text = re.sub(r'(<junction [^>]*>)', r'\1\n        <controller id="c_ew" sequence="1"/>'
-                  r'\n        <controller id="c_ns" sequence="2"/>', text, count=1)
-    return text.encode("utf-8")
+    arms = [junction_arm(i + 1, JUNCTION_ARM_M, lambda: [_lane(xodr.LaneType.driving, 3.5)]) for i in range(4)]
+    # A traffic light at the junction end of each arm, beside the lane driving towards it (right, along s).
+    return four_way_junction("junction", arms, JUNCTION_ARM_M, 14.0, -4.0)
 
 
 def write_all(folder: str | Path) -> dict[str, Path]:

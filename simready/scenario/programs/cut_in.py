@@ -40,15 +40,12 @@ from simready.scenario.api import (
     ProgramContext,
     Proposal,
     Realization,
-    Scene,
     SpeedProfile,
     StreamSet,
-    assemble,
+    VehicleIntentParams,
     cell_or_choice,
-    conditions,
-    correlated_environment,
     draw_ego_route,
-    ego_vehicle,
+    ego_under_conditions,
     in_cell_bin,
     independent_vehicle_baseline,
     lane_as_spawn,
@@ -57,7 +54,8 @@ from simready.scenario.api import (
     lwh,
     multi_lane_stretches,
     other_vehicle,
-    rules,
+    pair_proposal,
+    scripted_vehicle_rules,
     seconds_on_grid,
     spawn_affordances,
     vehicle_on_route,
@@ -67,10 +65,7 @@ SIDES = ("left", "right")
 
 
 @dataclass(frozen=True)
-class CutInParams:
-    clip_s: float = 12.0
-    warmup_s: float = 2.0
-    ego_speed_mps: tuple[float, float] = (9.0, 13.9)
+class CutInParams(VehicleIntentParams):
     relative_speed_mps: tuple[float, float] = (-3.0, 1.0)
     lane_change_s: tuple[float, float] = (2.5, 4.0)
     start_s: tuple[float, float] = (1.5, 3.5)
@@ -158,17 +153,14 @@ class CutIn(IntentProgram):
                 "sampling.spawn_out_of_range", f"the cutter would start at s={s_cut0:.1f} m on {lane}, outside "
                 f"{spawn.id} [{lo}, {hi}] m", ("timing", "manoeuvre")))
 
-        illumination, weather = conditions(draws, r, t, cell)
-        env = correlated_environment(draws, r, illumination, weather)
-        ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s, ego_route)
+        env, ego, ego_body = ego_under_conditions(ctx, draws, r, cell, ego_speed, p.warmup_s, ego_route)
         s_blend = s_cut0 + cut_speed * (t_start + p.warmup_s)
         path = lane_change_path(ctx, lane, ego_lane, s_blend, cut_speed * duration)
-        cutter, cutter_body = vehicle_on_route(
+        cutter = vehicle_on_route(
             ctx, "cutter", role="agent", asset_id=asset, lanes=(lane,), s0_m=s_cut0, speed_mps=cut_speed,
             warmup_s=p.warmup_s, path=path, profile=SpeedProfile.constant(-p.warmup_s, s_cut0, cut_speed),
-            tags=["cut_in"], behavior_rules=rules(obey_signals=True, yield_=False, collision_avoidance=False,
-                                                  aggression=0.8,
-                                                  speed_factor=cut_speed / graph.lane(lane).speed_limit_mps))
+            tags=["cut_in"], behavior_rules=scripted_vehicle_rules(aggression=0.8, speed_mps=cut_speed,
+                                                                   limit_mps=graph.lane(lane).speed_limit_mps))
         toward = "right" if side == "left" else "left"
         interactions = [
             {"id": "cutter_indicator", "actor_id": "cutter",
@@ -178,14 +170,11 @@ class CutIn(IntentProgram):
              "change_lane": {"mode": "lane", "lane": ego_lane},
              "dynamics": {"shape": "sinusoidal", "constraint": "time", "value": duration}},
         ]
-        draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=self, cell=cell,
-                            actors=[ego, cutter], interactions=interactions, occluders=[], environment=env,
-                            realization=r, clip_s=p.clip_s, warmup_s=p.warmup_s)
         half = graph.lane(ego_lane).width_m / 2
-        scene = Scene({"ego": ego_body, "cutter": cutter_body}, p.warmup_s, p.clip_s,
-                      event=CutsIn("cutter", "ego", half, t_start, t_end))
-        refs = {"cell_repairs": {"gap_s": ("timing",)}}
-        return Proposal(sample_id, index, attempt, self.name, t, cell, draft, scene, refs, [], draws.record)
+        return pair_proposal(self, ctx, sample_id, index, streams, draws, r, cell=cell, attempt=attempt,
+                             ego=(ego, ego_body), other=cutter, interactions=interactions, environment=env,
+                             event=CutsIn("cutter", "ego", half, t_start, t_end),
+                             refs={"cell_repairs": {"gap_s": ("timing",)}}, clip_s=p.clip_s, warmup_s=p.warmup_s)
 
     def baseline(self, ctx: ProgramContext, sample_id: str, index: int, streams: StreamSet) -> Proposal:
         half = ctx.template.lane_graph.lane(ctx.template.ego.route[0]).width_m / 2

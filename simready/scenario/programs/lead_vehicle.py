@@ -39,14 +39,11 @@ from simready.scenario.api import (
     ProgramContext,
     Proposal,
     Realization,
-    Scene,
     SpeedProfile,
     StreamSet,
-    assemble,
-    conditions,
-    correlated_environment,
+    VehicleIntentParams,
     draw_ego_route,
-    ego_vehicle,
+    ego_under_conditions,
     family_of,
     in_cell_bin,
     independent_vehicle_baseline,
@@ -54,9 +51,10 @@ from simready.scenario.api import (
     lane_network,
     lwh,
     other_vehicle,
+    pair_proposal,
     route_length_m,
     routes_of_length,
-    rules,
+    scripted_vehicle_rules,
     seconds_on_grid,
     spawn_affordances,
     vehicle_families,
@@ -65,10 +63,7 @@ from simready.scenario.api import (
 
 
 @dataclass(frozen=True)
-class LeadParams:
-    clip_s: float = 12.0
-    warmup_s: float = 2.0
-    ego_speed_mps: tuple[float, float] = (9.0, 13.9)
+class LeadParams(VehicleIntentParams):
     lead_speed_offset_mps: tuple[float, float] = (-1.0, 0.5)
     brake_onset_s: tuple[float, float] = (2.0, 4.0)
     decel_mps2: tuple[float, float] = (2.0, 6.0)
@@ -144,28 +139,23 @@ class LeadVehicleBrakes(IntentProgram):
                 "sampling.spawn_out_of_range", f"the lead would start at s={s_lead0:.1f} m, outside {spawn.id} "
                 f"[{lo:.1f}, {hi:.1f}] m", ("timing", "lead_speed")))
 
-        illumination, weather = conditions(draws, r, t, cell)
-        env = correlated_environment(draws, r, illumination, weather)
-        ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s, ego_route)
+        env, ego, ego_body = ego_under_conditions(ctx, draws, r, cell, ego_speed, p.warmup_s, ego_route)
         profile = SpeedProfile.from_phases(-p.warmup_s, s_lead0, lead_speed, [(t_brake + p.warmup_s, 0.0), (0.0, -decel)])
-        lead, lead_body = vehicle_on_route(
+        lead = vehicle_on_route(
             ctx, "lead", role="agent", asset_id=lead_asset, lanes=route, s0_m=s_lead0, speed_mps=lead_speed,
             warmup_s=p.warmup_s, profile=profile, tags=["lead"],
-            behavior_rules=rules(obey_signals=True, yield_=False, collision_avoidance=False, aggression=0.5,
-                                 speed_factor=lead_speed / t.lane_graph.lane(spawn.lane).speed_limit_mps))
+            behavior_rules=scripted_vehicle_rules(aggression=0.5, speed_mps=lead_speed,
+                                                  limit_mps=t.lane_graph.lane(spawn.lane).speed_limit_mps))
         interactions = [
             {"id": "lead_brake", "actor_id": "lead", "trigger": {"kind": "at", "t_s": t_brake},
              "speed": {"mode": "stop"}, "dynamics": {"shape": "linear", "constraint": "rate", "value": decel}},
             {"id": "lead_brake_lights", "actor_id": "lead", "trigger": {"kind": "at", "t_s": t_brake},
              "set": {"key": "lights.brake", "value": True}},
         ]
-        draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=self, cell=cell,
-                            actors=[ego, lead], interactions=interactions, occluders=[], environment=env,
-                            realization=r, clip_s=p.clip_s, warmup_s=p.warmup_s)
-        scene = Scene({"ego": ego_body, "lead": lead_body}, p.warmup_s, p.clip_s,
-                      event=ClosesOnLead("ego", "lead", t_brake))
-        refs = {"cell_repairs": {"headway_s": ("timing",)}}
-        return Proposal(sample_id, index, attempt, self.name, t, cell, draft, scene, refs, [], draws.record)
+        return pair_proposal(self, ctx, sample_id, index, streams, draws, r, cell=cell, attempt=attempt,
+                             ego=(ego, ego_body), other=lead, interactions=interactions, environment=env,
+                             event=ClosesOnLead("ego", "lead", t_brake),
+                             refs={"cell_repairs": {"headway_s": ("timing",)}}, clip_s=p.clip_s, warmup_s=p.warmup_s)
 
     def baseline(self, ctx: ProgramContext, sample_id: str, index: int, streams: StreamSet) -> Proposal:
         """Independent draws: lead anywhere on the map facing anywhere, every speed and time over its full range."""

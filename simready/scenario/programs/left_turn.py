@@ -46,14 +46,11 @@ from simready.scenario.api import (
     ProgramContext,
     Proposal,
     Realization,
-    Scene,
     StreamSet,
+    VehicleIntentParams,
     angle_diff,
-    assemble,
-    conditions,
-    correlated_environment,
     draw_ego_route,
-    ego_vehicle,
+    ego_under_conditions,
     in_cell_bin,
     independent_vehicle_baseline,
     lane_as_spawn,
@@ -61,7 +58,8 @@ from simready.scenario.api import (
     left_turns_across_oncoming,
     lwh,
     other_vehicle,
-    rules,
+    pair_proposal,
+    scripted_vehicle_rules,
     spawn_affordances,
     straight_through,
     vehicle_on_route,
@@ -69,8 +67,7 @@ from simready.scenario.api import (
 
 
 @dataclass(frozen=True)
-class LeftTurnParams:
-    clip_s: float = 12.0
+class LeftTurnParams(VehicleIntentParams):
     warmup_s: float = 1.0
     ego_speed_mps: tuple[float, float] = (6.0, 8.3)
     oncoming_speed_mps: tuple[float, float] = (4.0, 13.9)
@@ -193,23 +190,18 @@ class SignalizedLeftTurn(IntentProgram):
                      parents=["oncoming.s0_m", "ttc_target_s", "ego.speed_mps"],
                      rule="distance to the conflict over the time the TTC target leaves it")
 
-        illumination, weather = conditions(draws, r, t, cell)
-        env = correlated_environment(draws, r, illumination, weather)
-        ego, ego_body = ego_vehicle(ctx, ego_speed, p.warmup_s, ego_route)
+        env, ego, ego_body = ego_under_conditions(ctx, draws, r, cell, ego_speed, p.warmup_s, ego_route)
         limit = t.lane_graph.lane(conflict.lanes[0]).speed_limit_mps
-        other, other_body = vehicle_on_route(
+        other = vehicle_on_route(
             ctx, "oncoming", role="agent", asset_id=asset, lanes=conflict.lanes, s0_m=s0, speed_mps=v_on,
             warmup_s=p.warmup_s, tags=["oncoming"],
-            behavior_rules=rules(obey_signals=True, yield_=False, collision_avoidance=False, aggression=0.5,
-                                 speed_factor=v_on / limit))
-        draft, _ = assemble(ctx, sample_id=sample_id, streams=streams, program=self, cell=cell,
-                            actors=[ego, other], interactions=[], occluders=[], environment=env, realization=r,
-                            clip_s=p.clip_s, warmup_s=p.warmup_s, with_signals=self.signalized)
+            behavior_rules=scripted_vehicle_rules(aggression=0.5, speed_mps=v_on, limit_mps=limit))
         event = PathConflict("ego", "oncoming", conflict.xy, conflict.s_other_m, corridor, clearance, lead_m=ego_l / 2)
-        scene = Scene({"ego": ego_body, "oncoming": other_body}, p.warmup_s, p.clip_s, event=event,
-                      stop_lines=self._stop_lines(ctx, {"ego": ego_route.lanes, "oncoming": conflict.lanes}))
-        refs = {"cell_repairs": {"ttc_s": ("timing", "layout")}}
-        return Proposal(sample_id, index, attempt, self.name, t, cell, draft, scene, refs, [], draws.record)
+        return pair_proposal(self, ctx, sample_id, index, streams, draws, r, cell=cell, attempt=attempt,
+                             ego=(ego, ego_body), other=other, interactions=[], environment=env, event=event,
+                             refs={"cell_repairs": {"ttc_s": ("timing", "layout")}}, clip_s=p.clip_s,
+                             warmup_s=p.warmup_s, with_signals=self.signalized,
+                             stop_lines=self._stop_lines(ctx, {"ego": ego_route.lanes, "oncoming": conflict.lanes}))
 
     def _ego_entry_s(self, ctx: ProgramContext, lanes: tuple[str, ...], other_path: CoarsePath, conflict: _Conflict,
                      lead_m: float, corridor_m: float) -> float:
