@@ -70,3 +70,42 @@ def hit_points(idx: np.ndarray, o_in: np.ndarray, d_in: np.ndarray, unit: bool, 
         out[k, 1] = np.float64(o_in[i, 1]) + t * d1
         out[k, 2] = np.float64(o_in[i, 2]) + t * d2
     return out
+
+
+@numba.njit(**_JIT)
+def body_tables(body: np.ndarray, triangle: np.ndarray, tri_offset_ext: np.ndarray, compact_ext: np.ndarray,
+                semantic_ext: np.ndarray, albedo_ext: np.ndarray, albedo: bool) -> tuple:
+    """Per ray, in one pass: its row in the scene's triangle tables (``tri_offset_ext[body] + triangle``), its
+    compact id, semantic class and (with ``albedo``) its body's albedo; body −1 (no hit) reads each
+    ``*_ext`` table's last entry, as ``np.take`` does. Returns (rows int64, compact uint32, semantic uint16,
+    albedo (N, 3) float32 or (0, 3))."""
+    n = body.shape[0]
+    last = tri_offset_ext.shape[0] - 1
+    rows = np.empty(n, np.int64)
+    compact = np.empty(n, np.uint32)
+    semantic = np.empty(n, np.uint16)
+    out = np.empty((n if albedo else 0, 3), np.float32)
+    for i in range(n):
+        b = body[i]
+        if b < 0:
+            b = last
+        rows[i] = tri_offset_ext[b] + np.int64(triangle[i])
+        compact[i] = compact_ext[b]
+        semantic[i] = semantic_ext[b]
+        if albedo:
+            out[i, 0] = albedo_ext[b, 0]
+            out[i, 1] = albedo_ext[b, 1]
+            out[i, 2] = albedo_ext[b, 2]
+    return rows, compact, semantic, out
+
+
+@numba.njit(**_JIT)
+def start_points(o: np.ndarray, d: np.ndarray, r_min: np.ndarray) -> np.ndarray:
+    """(N, 3) float32 ``d·r_min + o`` per ray (numpy's float32 product, then sum), one pass, no temporary."""
+    n = o.shape[0]
+    out = np.empty((n, 3), np.float32)
+    for i in range(n):
+        r = r_min[i]
+        for a in range(3):
+            out[i, a] = d[i, a] * r + o[i, a]
+    return out
