@@ -95,7 +95,24 @@ def test_compiled_body_tables_and_start_points_are_the_numpy_gathers():
     assert hits.hit.any() and not hits.hit.all()
     rows, ids, classes = hits.rows, hits.compact_id, hits.semantic
     albedo = scene.albedo_at(hits)
+    static, moving = hits._hits_by_motion
+    assert len(static) and len(moving)
     hits.fill_tables(albedo=True)
+    assert hits._hits_by_motion[0].tobytes() == static.tobytes() and hits._hits_by_motion[1].tobytes() == moving.tobytes()
     for fast, slow in ((hits.rows, rows), (hits.compact_id, ids), (hits.semantic, classes), (scene.albedo_at(hits), albedo)):
         assert fast.dtype == slow.dtype and fast.tobytes() == slow.tobytes()
     assert "_base_albedo" not in hits.__dict__  # handed out once
+
+
+def test_compiled_hit_distances_are_the_numpy_ones():
+    from simready.raycast.kernels import hit_distances
+
+    rng = np.random.default_rng(5)
+    body = rng.integers(-1, 4, 1000).astype(np.int32)
+    t = rng.uniform(0.0, 300.0, 1000).astype(np.float32)
+    for r_min in (np.float32(0.1), rng.uniform(0.1, 0.2, 1000).astype(np.float32)):
+        ref = t.astype(np.float64)
+        ref += np.asarray(r_min)
+        ref[body < 0] = np.inf
+        hit, dist = hit_distances(body, t, np.asarray(r_min).reshape(-1))
+        assert np.array_equal(hit, body >= 0) and dist.tobytes() == ref.tobytes()

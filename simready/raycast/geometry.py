@@ -55,7 +55,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
-from simready.raycast.kernels import body_tables, hit_points, refine_static, start_points
+from simready.raycast.kernels import body_tables, hit_distances, hit_points, refine_static, start_points
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import PoseTrack
 
@@ -348,13 +348,20 @@ class Hits:
         :meth:`SceneGeometry.albedo_at` starts from) in one compiled pass over the rays instead of one
         gather each (:func:`simready.raycast.kernels.body_tables`; the same values). Returns self."""
         sc = self.scene
-        rows, compact, semantic, base = body_tables(
+        rows, compact, semantic, base, static, moving = body_tables(
             self.body_index, self.triangle_index, sc._tri_offset_ext, sc._compact_id_ext, sc._semantic_ext,
-            sc._albedo_ext, albedo)
-        self.__dict__.update(rows=rows, compact_id=compact, semantic=semantic)
+            sc._albedo_ext, albedo, sc._is_static_ext)
+        self.__dict__.update(rows=rows, compact_id=compact, semantic=semantic, _hits_by_motion=(static, moving))
         if albedo:
             self.__dict__["_base_albedo"] = base
         return self
+
+    @cached_property
+    def _hits_by_motion(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """The hit rays on static bodies and those on moving ones (ascending indices each)."""
+        h = self.hit_index
+        is_static = np.take(self.scene._is_static_ext, np.take(self.body_index, h))
+        return h[is_static], h[~is_static]
 
     @cached_property
     def hit_index(self) -> NDArray[np.intp]:
@@ -518,9 +525,7 @@ class Hits:
         plane_ok = self._plane_ok if reuse else np.zeros(len(self.hit), bool)
         uv = self.barycentric_uv.copy() if barycentrics else None
         dist = self.distance_m.copy()
-        h = self.hit_index
-        is_static = np.take(self.scene._is_static_ext, np.take(self.body_index, h))
-        static, moving = h[is_static], h[~is_static]
+        static, moving = self._hits_by_motion
         rows = self.rows
         if compiled:  # static hits in one compiled pass (bitwise the numpy groups below)
             unit = self._origin64 is not None
@@ -779,10 +784,7 @@ class SceneGeometry:
             rotations[b] = (sel, R[closer])
             if cos is not None:  # the body-frame normal and direction give the same angle
                 cos[sel] = _abs_cos(r["Ng"][closer], d_b[closer])
-        hit = body >= 0
-        dist = t_best.astype(np.float64)
-        dist += r_min
-        dist[~hit] = np.inf
+        hit, dist = hit_distances(body, t_best, r_min.reshape(-1))  # t + r_min, +inf where nothing was hit
         hits = Hits(hit, dist, body, prim, t, self, o32, d32, u, v, False, rays.o64, rays.d64)
         hits._rotations = rotations
         if cos is not None:

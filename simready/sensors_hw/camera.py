@@ -534,7 +534,7 @@ def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighti
     from simready.sensors_hw import camera_kernels as kern
 
     o, d = hits.rays32
-    moving = np.flatnonzero(~np.take(scene._is_static_ext, hits.body_index))
+    moving = hits._hits_by_motion[1]
     n_moving = hits.normals_of(moving) if len(moving) else np.zeros((0, 3), np.float32)
     sun = lighting.sun_direction_world()
     n, facing, ndl, lit, start = kern.sun_setup(scene._world_tris.normal32, hits.rows, moving.astype(np.int64),
