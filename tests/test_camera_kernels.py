@@ -69,3 +69,50 @@ def test_compiled_shading_is_the_numpy_shading_byte_for_byte(headlights):
     args = (scene, rig, rig.sensors["cam"], frame.hits, lighting, frame.T_world_camera)
     fast, ref = shade(*args, ignore=[EGO_ID]), shade_numpy(*args, ignore=[EGO_ID])
     assert fast.dtype == np.float32 and fast.tobytes() == ref.tobytes()
+
+
+def test_compiled_body_tables_and_start_points_are_the_numpy_gathers():
+    """A frame's rows, compact ids, classes and albedo from one compiled pass, and the segments' float32 start
+    points, equal the numpy gathers (misses read the tables' last row)."""
+    from simready.raycast.geometry import _start_points
+    from simready.sensors_hw.camera import _ray_tables, camera_poses, camera_rays
+    from simready.sensors_hw.models import Rig
+    from simready.testing.street import EGO_ID, street_scene
+
+    scene, bodies = street_scene()
+    rig = Rig.from_dict({"mounts": {"cam": {"type": "camera", "translation_m": [1.5, 0.0, 1.6]}},
+                         "sensors": {"cam": {"width_px": 128, "height_px": 72, "hfov_deg": 90.0, "near_m": 0.1,
+                                             "far_m": 300.0, "rate_hz": 20.0, "phase_s": 0.0, "shutter": "rolling",
+                                             "line_time_s": 2e-4, "distortion_k1": 0.0}}}, body=bodies[EGO_ID].track)
+    model = rig.sensors["cam"]
+    o, d = camera_rays(model, camera_poses(rig, "cam", 0.5))
+    _, _, near, far = _ray_tables(model)
+    start = _start_points(o, d, near)
+    ref = np.multiply(d, near[:, None])
+    ref += o
+    assert start.tobytes() == ref.tobytes()
+    hits = scene.cast(o, d, 0.5, far, near, ignore=[EGO_ID], normalized=True)
+    assert hits.hit.any() and not hits.hit.all()
+    rows, ids, classes = hits.rows, hits.compact_id, hits.semantic
+    albedo = scene.albedo_at(hits)
+    static, moving = hits._hits_by_motion
+    assert len(static) and len(moving)
+    hits.fill_tables(albedo=True)
+    assert hits._hits_by_motion[0].tobytes() == static.tobytes() and hits._hits_by_motion[1].tobytes() == moving.tobytes()
+    for fast, slow in ((hits.rows, rows), (hits.compact_id, ids), (hits.semantic, classes), (scene.albedo_at(hits), albedo)):
+        assert fast.dtype == slow.dtype and fast.tobytes() == slow.tobytes()
+    assert "_base_albedo" not in hits.__dict__  # handed out once
+
+
+def test_compiled_hit_distances_are_the_numpy_ones():
+    from simready.raycast.kernels import hit_distances
+
+    rng = np.random.default_rng(5)
+    body = rng.integers(-1, 4, 1000).astype(np.int32)
+    t = rng.uniform(0.0, 300.0, 1000).astype(np.float32)
+    for r_min in (np.float32(0.1), rng.uniform(0.1, 0.2, 1000).astype(np.float32)):
+        ref = t.astype(np.float64)
+        ref += np.asarray(r_min)
+        ref[body < 0] = np.inf
+        hit, dist = hit_distances(body, t, np.asarray(r_min).reshape(-1))
+        assert np.array_equal(hit, body >= 0) and dist.tobytes() == ref.tobytes()

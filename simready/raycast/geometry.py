@@ -55,7 +55,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
-from simready.raycast.kernels import hit_points, refine_static
+from simready.raycast.kernels import body_tables, hit_distances, hit_points, refine_static, start_points
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import PoseTrack
 
@@ -234,6 +234,8 @@ def _start_points(o32: NDArray[np.float32], d32: NDArray[np.float32], r_min: NDA
     """Where each segment starts, ``o + r_min·d`` (float32, one new array), or ``o`` itself when r_min is 0."""
     if not np.any(r_min):
         return o32
+    if r_min.ndim == 1 and o32.flags.c_contiguous and d32.flags.c_contiguous:
+        return start_points(o32, d32, r_min)  # the same float32 operations in one compiled pass
     start = np.multiply(d32, r_min[:, None] if r_min.ndim else r_min)
     start += o32
     return start
@@ -340,6 +342,26 @@ class Hits:
         if self._plane_ok is not None:
             out._plane_ok = np.take(self._plane_ok, idx)
         return out
+
+    def fill_tables(self, *, albedo: bool = False) -> "Hits":
+        """Fill ``rows``, ``compact_id``, ``semantic`` (and with ``albedo`` the bodies' albedo that
+        :meth:`SceneGeometry.albedo_at` starts from) in one compiled pass over the rays instead of one
+        gather each (:func:`simready.raycast.kernels.body_tables`; the same values). Returns self."""
+        sc = self.scene
+        rows, compact, semantic, base, static, moving = body_tables(
+            self.body_index, self.triangle_index, sc._tri_offset_ext, sc._compact_id_ext, sc._semantic_ext,
+            sc._albedo_ext, albedo, sc._is_static_ext)
+        self.__dict__.update(rows=rows, compact_id=compact, semantic=semantic, _hits_by_motion=(static, moving))
+        if albedo:
+            self.__dict__["_base_albedo"] = base
+        return self
+
+    @cached_property
+    def _hits_by_motion(self) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """The hit rays on static bodies and those on moving ones (ascending indices each)."""
+        h = self.hit_index
+        is_static = np.take(self.scene._is_static_ext, np.take(self.body_index, h))
+        return h[is_static], h[~is_static]
 
     @cached_property
     def hit_index(self) -> NDArray[np.intp]:
@@ -503,9 +525,7 @@ class Hits:
         plane_ok = self._plane_ok if reuse else np.zeros(len(self.hit), bool)
         uv = self.barycentric_uv.copy() if barycentrics else None
         dist = self.distance_m.copy()
-        h = self.hit_index
-        is_static = np.take(self.scene._is_static_ext, np.take(self.body_index, h))
-        static, moving = h[is_static], h[~is_static]
+        static, moving = self._hits_by_motion
         rows = self.rows
         if compiled:  # static hits in one compiled pass (bitwise the numpy groups below)
             unit = self._origin64 is not None
@@ -572,6 +592,10 @@ class SceneGeometry:
         self.compact_id_of_body = np.array([self.compact_ids[e] for e in self.entity_ids_of_body], np.uint32)
         self.semantic_of_body = np.array([b.semantic_class_id for b in self.bodies], np.uint16)
         self.albedo_of_body = np.array([b.albedo for b in self.bodies], np.float32).reshape(-1, 3)
+        # The per-body tables with a last row for body −1 (nothing hit).
+        self._compact_id_ext = np.append(self.compact_id_of_body, np.uint32(NOTHING_HIT))
+        self._semantic_ext = np.append(self.semantic_of_body, np.uint16(0))
+        self._albedo_ext = np.append(self.albedo_of_body, np.zeros((1, 3), np.float32), axis=0)  # misses: 0
         self._looks = {i: b.look for i, b in enumerate(self.bodies) if b.look is not None}
         self.reflectance_of_body = np.array([b.reflectance for b in self.bodies], np.float64)
         is_static = np.array([b.track.is_static and b.entity_id not in separate for b in self.bodies], bool)
@@ -707,8 +731,9 @@ class SceneGeometry:
     def albedo_at(self, hits: Hits) -> NDArray[np.float32]:
         """(N, 3) float32 linear albedo where each ray hit (0 for misses): the body's ``albedo``, or its
         ``look`` sampled at the hit's triangle and barycentrics."""
-        albedo = np.append(self.albedo_of_body, np.zeros((1, 3), np.float32), axis=0)  # row −1: misses
-        out = np.take(albedo, hits.body_index, axis=0)
+        out = hits.__dict__.pop("_base_albedo", None)  # filled by Hits.fill_tables (handed out once: callers write)
+        if out is None:
+            out = np.take(self._albedo_ext, hits.body_index, axis=0)
         for b, look in self._looks.items():
             rays = np.flatnonzero(hits.body_index == b)
             if len(rays):
@@ -759,10 +784,7 @@ class SceneGeometry:
             rotations[b] = (sel, R[closer])
             if cos is not None:  # the body-frame normal and direction give the same angle
                 cos[sel] = _abs_cos(r["Ng"][closer], d_b[closer])
-        hit = body >= 0
-        dist = t_best.astype(np.float64)
-        dist += r_min
-        dist[~hit] = np.inf
+        hit, dist = hit_distances(body, t_best, r_min.reshape(-1))  # t + r_min, +inf where nothing was hit
         hits = Hits(hit, dist, body, prim, t, self, o32, d32, u, v, False, rays.o64, rays.d64)
         hits._rotations = rotations
         if cos is not None:

@@ -70,3 +70,71 @@ def hit_points(idx: np.ndarray, o_in: np.ndarray, d_in: np.ndarray, unit: bool, 
         out[k, 1] = np.float64(o_in[i, 1]) + t * d1
         out[k, 2] = np.float64(o_in[i, 2]) + t * d2
     return out
+
+
+@numba.njit(**_JIT)
+def body_tables(body: np.ndarray, triangle: np.ndarray, tri_offset_ext: np.ndarray, compact_ext: np.ndarray,
+                semantic_ext: np.ndarray, albedo_ext: np.ndarray, albedo: bool, is_static_ext: np.ndarray) -> tuple:
+    """Per ray, in one pass: its row in the scene's triangle tables (``tri_offset_ext[body] + triangle``), its
+    compact id, semantic class and (with ``albedo``) its body's albedo; body −1 (no hit) reads each
+    ``*_ext`` table's last entry, as ``np.take`` does. Also the hit rays split by ``is_static_ext[body]`` (ascending
+    indices, as ``np.flatnonzero`` gives them). Returns (rows int64, compact uint32, semantic uint16,
+    albedo (N, 3) float32 or (0, 3), static hits int64, moving hits int64)."""
+    n = body.shape[0]
+    last = tri_offset_ext.shape[0] - 1
+    rows = np.empty(n, np.int64)
+    compact = np.empty(n, np.uint32)
+    semantic = np.empty(n, np.uint16)
+    out = np.empty((n if albedo else 0, 3), np.float32)
+    static = np.empty(n, np.int64)
+    moving = np.empty(n, np.int64)
+    n_static = 0
+    n_moving = 0
+    for i in range(n):
+        b = body[i]
+        if b < 0:
+            b = last
+        elif is_static_ext[b]:
+            static[n_static] = i
+            n_static += 1
+        else:
+            moving[n_moving] = i
+            n_moving += 1
+        rows[i] = tri_offset_ext[b] + np.int64(triangle[i])
+        compact[i] = compact_ext[b]
+        semantic[i] = semantic_ext[b]
+        if albedo:
+            out[i, 0] = albedo_ext[b, 0]
+            out[i, 1] = albedo_ext[b, 1]
+            out[i, 2] = albedo_ext[b, 2]
+    return rows, compact, semantic, out, static[:n_static].copy(), moving[:n_moving].copy()
+
+
+@numba.njit(**_JIT)
+def start_points(o: np.ndarray, d: np.ndarray, r_min: np.ndarray) -> np.ndarray:
+    """(N, 3) float32 ``d·r_min + o`` per ray (numpy's float32 product, then sum), one pass, no temporary."""
+    n = o.shape[0]
+    out = np.empty((n, 3), np.float32)
+    for i in range(n):
+        r = r_min[i]
+        for a in range(3):
+            out[i, a] = d[i, a] * r + o[i, a]
+    return out
+
+
+@numba.njit(**_JIT)
+def hit_distances(body: np.ndarray, t: np.ndarray, r_min: np.ndarray) -> tuple:
+    """A cast's ``hit`` (body ≥ 0) and float64 distances ``t + r_min`` from the origin (+inf where nothing was
+    hit), ``r_min`` one per ray or one for all (shape (1,)), in one pass."""
+    n = body.shape[0]
+    hit = np.empty(n, np.bool_)
+    dist = np.empty(n, np.float64)
+    per_ray = r_min.shape[0] == n
+    for i in range(n):
+        h = body[i] >= 0
+        hit[i] = h
+        if h:
+            dist[i] = np.float64(t[i]) + np.float64(r_min[i if per_ray else 0])
+        else:
+            dist[i] = np.inf
+    return hit, dist

@@ -390,8 +390,8 @@ def camera_rays(model: CameraModel, T_rows: NDArray[np.float64]) -> tuple[NDArra
     dirs_cam = _ray_tables(model)[0]
     R = np.transpose(T_rows[:, :3, :3], (0, 2, 1)).astype(np.float32)
     dirs = np.matmul(dirs_cam, R)
-    origins = np.broadcast_to(T_rows[:, None, :3, 3].astype(np.float32), dirs.shape)
-    return np.ascontiguousarray(origins).reshape(-1, 3), dirs.reshape(-1, 3)
+    origins = np.repeat(T_rows[:, :3, 3].astype(np.float32), dirs.shape[1], axis=0)  # each row's origin, per pixel
+    return origins, dirs.reshape(-1, 3)
 
 
 def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> Callable[[NDArray, NDArray], NDArray[np.intp]]:
@@ -480,6 +480,7 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     ray_t = np.repeat(times, w)
     hits = scene.cast(origins, dirs, ray_t, far, near, ignore=ignore, normalized=True,
                       prefilter=projection_prefilter(model, T_rows))
+    hits.fill_tables(albedo="rgb" in wanted)  # rows, ids, classes (and albedo) in one pass, not a gather each
     depth = None
     if "depth" in wanted:
         hits.refine(barycentrics=False)
@@ -533,7 +534,7 @@ def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighti
     from simready.sensors_hw import camera_kernels as kern
 
     o, d = hits.rays32
-    moving = np.flatnonzero(~np.take(scene._is_static_ext, hits.body_index))
+    moving = hits._hits_by_motion[1]
     n_moving = hits.normals_of(moving) if len(moving) else np.zeros((0, 3), np.float32)
     sun = lighting.sun_direction_world()
     n, facing, ndl, lit, start = kern.sun_setup(scene._world_tris.normal32, hits.rows, moving.astype(np.int64),
