@@ -421,8 +421,9 @@ class DynamicBackend(Backend):
         kin, yaw, slip, accel = step.bodies, step.yaw, step.slip, step.accel
         goals = state.control.longitudinal
         hidden = self._hidden
+        present_l = present.tolist()
         for i in self.vehicles:
-            if not present[i]:
+            if not present_l[i]:
                 if i not in hidden:
                     self._hide(i)
             elif i in hidden:
@@ -434,8 +435,9 @@ class DynamicBackend(Backend):
         # The energy check only applies to a tick without actuation; reading the energy changes nothing.
         e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
         # The vehicles whose bodies move under forces this tick (absent ones and sleeping parked ones excepted).
-        live = [i for i in self.vehicles if present[i] and self._dynamic(i)]
-        drives = agent_drives(scene, [(i, self.chassis[i], self.actor_body[i], post_crash(goals[i]) or bool(a.parked[i]))
+        parked, woken = a.parked.tolist(), self._woken
+        live = [i for i in self.vehicles if present_l[i] and i not in hidden and (not parked[i] or i in woken)]
+        drives = agent_drives(scene, [(i, self.chassis[i], self.actor_body[i], post_crash(goals[i]) or parked[i])
                                       for i in live if i != self.ego], state, kin, yaw, plan)
         if e is not None:
             steer = self._steer(state, route, plan, post_crash(goals[e]))
@@ -452,8 +454,9 @@ class DynamicBackend(Backend):
         tyres = self._tyre_forces
         for k in range(self.substeps):
             for body, f, tq, at in held:
-                force(body, -1, f, at[k], world, physicsClientId=cid)
-                torque(body, -1, tq, world, physicsClientId=cid)
+                # Positional arguments (PyBullet's keyword order): no keyword parsing per call.
+                force(body, -1, f, at[k], world, cid)
+                torque(body, -1, tq, world, cid)
             if e is not None:
                 util = max(util, tyres(steer, a_cmd, friction, setup))
             stepper(physicsClientId=cid)
@@ -464,8 +467,9 @@ class DynamicBackend(Backend):
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
         lever = (0.0, 0.0, 0.0)
+        live_set = set(live)
         for i in self.vehicles:
-            if present[i] and not self._dynamic(i):
+            if present_l[i] and i not in live_set:
                 pos[i], quat[i], vel[i], omega[i] = state.bodies.pos[i], state.bodies.quat[i], 0.0, 0.0
                 yaw[i], u_out[i], d_out[i], v_out[i] = c.yaw[i], c.u[i], c.d[i], 0.0
         moved = live
