@@ -140,7 +140,7 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
     parked = scene.actors.parked
     matrix = p.getMatrixFromQuaternion
     two_pi, pi = 2 * math.pi, math.pi
-    out = []
+    out: list[tuple[float, ...]] = []
     for (i, ch, body, stop), zg in zip(agents, ground):
         x, y, z = pos_l[i]
         vx, vy, vz = vel_l[i]
