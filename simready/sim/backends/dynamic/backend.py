@@ -47,7 +47,7 @@ from simready.sim import impact, kernels
 from simready.sim.backend import COMMON_EXTRAS, Backend, StepOutcome
 from simready.sim.backends.dynamic.checks import RolloutChecks, body_energy, crossed_collider
 from simready.sim.backends.dynamic.chassis import Chassis, tyre_forces, tyre_setup
-from simready.sim.backends.dynamic.drive import agent_drive
+from simready.sim.backends.dynamic.drive import agent_drive, agent_drives
 from simready.sim.backends.dynamic.pieces import asset_pieces
 from simready.sim.backends.dynamic.plan import WorldPlan, world_plan
 from simready.sim.backends.dynamic import pool
@@ -306,6 +306,12 @@ class DynamicBackend(Backend):
     def _read(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
         """Vehicle ``i``'s body origin position, quaternion [x,y,z,w], origin velocity, angular velocity (world),
         rotation matrix, and the lever arm from the origin to the centre of mass (world, m)."""
+        pos, q, vel, om, R, arm = self._read_raw(i)
+        return np.array(pos), np.array(q), np.array(vel), np.array(om), np.array(R).reshape(3, 3), arm
+
+    def _read_raw(self, i: int) -> tuple[list[float], tuple[float, ...], list[float], list[float], tuple[float, ...],
+                                         tuple[float, float, float]]:
+        """:meth:`_read` as Python floats: the rotation matrix as PyBullet's 9-tuple (row-major)."""
         cid = self.world.client
         ch = self.chassis[i]
         body = self.actor_body[i]
@@ -314,13 +320,13 @@ class DynamicBackend(Backend):
         q = q_in if ch.identity_inertial else p.multiplyTransforms(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1]
         if q[3] < 0:
             q = tuple(-x for x in q)
-        R = np.array(p.getMatrixFromQuaternion(q)).reshape(3, 3)
+        R = p.getMatrixFromQuaternion(q)
         # The lever arm stays a numpy product (its bits are BLAS's); the rest is the same IEEE arithmetic
         # on Python floats that numpy would do element by element.
-        rx, ry, rz = (R @ ch.com).tolist()
-        pos = np.array([com_w[0] - rx, com_w[1] - ry, com_w[2] - rz])
-        vel = np.array([lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)])
-        return pos, np.array(q), vel, np.array([wx, wy, wz]), R, (rx, ry, rz)
+        rx, ry, rz = (np.array(R).reshape(3, 3) @ ch.com).tolist()
+        pos = [com_w[0] - rx, com_w[1] - ry, com_w[2] - rz]
+        vel = [lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)]
+        return pos, q, vel, [wx, wy, wz], R, (rx, ry, rz)
 
     def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
         return self._read(self.ego)
@@ -414,10 +420,13 @@ class DynamicBackend(Backend):
                              plan.d_acc)
         kin, yaw, slip, accel = step.bodies, step.yaw, step.slip, step.accel
         goals = state.control.longitudinal
+        hidden = self._hidden
+        present_l = present.tolist()
         for i in self.vehicles:
-            if not present[i]:
-                self._hide(i)
-            elif i in self._hidden:
+            if not present_l[i]:
+                if i not in hidden:
+                    self._hide(i)
+            elif i in hidden:
                 self._show(i, kin)
         self._wake(state)
         e = self.ego if self.ego is not None and present[self.ego] else None
@@ -425,8 +434,11 @@ class DynamicBackend(Backend):
         util = 0.0
         # The energy check only applies to a tick without actuation; reading the energy changes nothing.
         e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
-        drives = [self._drive(i, state, kin, yaw, plan, post_crash(goals[i]) or bool(a.parked[i]))
-                  for i in self.vehicles if i != self.ego and present[i] and self._dynamic(i)]
+        # The vehicles whose bodies move under forces this tick (absent ones and sleeping parked ones excepted).
+        parked, woken = a.parked.tolist(), self._woken
+        live = [i for i in self.vehicles if present_l[i] and i not in hidden and (not parked[i] or i in woken)]
+        drives = agent_drives(scene, [(i, self.chassis[i], self.actor_body[i], post_crash(goals[i]) or parked[i])
+                                      for i in live if i != self.ego], state, kin, yaw, plan)
         if e is not None:
             steer = self._steer(state, route, plan, post_crash(goals[e]))
             a_cmd, friction = float(plan.accel[e]), state.world.friction
@@ -442,8 +454,9 @@ class DynamicBackend(Backend):
         tyres = self._tyre_forces
         for k in range(self.substeps):
             for body, f, tq, at in held:
-                force(body, -1, f, at[k], world, physicsClientId=cid)
-                torque(body, -1, tq, world, physicsClientId=cid)
+                # Positional arguments (PyBullet's keyword order): no keyword parsing per call.
+                force(body, -1, f, at[k], world, cid)
+                torque(body, -1, tq, world, cid)
             if e is not None:
                 util = max(util, tyres(steer, a_cmd, friction, setup))
             stepper(physicsClientId=cid)
@@ -454,27 +467,34 @@ class DynamicBackend(Backend):
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
         lever = (0.0, 0.0, 0.0)
-        moved = []
+        live_set = set(live)
         for i in self.vehicles:
-            if not present[i]:
-                continue
-            if not self._dynamic(i):
+            if present_l[i] and i not in live_set:
                 pos[i], quat[i], vel[i], omega[i] = state.bodies.pos[i], state.bodies.quat[i], 0.0, 0.0
                 yaw[i], u_out[i], d_out[i], v_out[i] = c.yaw[i], c.u[i], c.d[i], 0.0
-                continue
-            bp, bq, bv, bo, R, arm = self._read(i)
+        moved = live
+        rows_p, rows_q, rows_v, rows_w, rows_yaw, rows_speed, rows_slip = [], [], [], [], [], [], []
+        cos, sin, atan2, hypot, pi = math.cos, math.sin, math.atan2, math.hypot, math.pi
+        for i in moved:
+            bp, bq, bv, bo, R, arm = self._read_raw(i)
             if i == e:
                 lever = arm
-            pos[i], quat[i], vel[i], omega[i] = bp, bq, bv, bo
-            heading = math.atan2(R[1, 0], R[0, 0])
-            yaw[i] = heading
-            moved.append(i)
-            v_out[i] = max(float(bv[0] * math.cos(heading) + bv[1] * math.sin(heading)), 0.0)
-            vdir = math.atan2(bv[1], bv[0]) if math.hypot(bv[0], bv[1]) > 0.1 else heading
-            slip[i] = (vdir - heading + math.pi) % (2 * math.pi) - math.pi
+            rows_p.append(bp)
+            rows_q.append(bq)
+            rows_v.append(bv)
+            rows_w.append(bo)
+            heading = atan2(R[3], R[0])
+            rows_yaw.append(heading)
+            vx, vy = bv[0], bv[1]
+            rows_speed.append(max(vx * cos(heading) + vy * sin(heading), 0.0))
+            vdir = atan2(vy, vx) if hypot(vx, vy) > 0.1 else heading
+            rows_slip.append((vdir - heading + pi) % (2 * pi) - pi)
         if moved:
+            sel = np.array(moved, dtype=np.int64)
+            pos[sel], quat[sel], vel[sel], omega[sel] = rows_p, rows_q, rows_v, rows_w
+            yaw[sel], v_out[sel], slip[sel] = rows_yaw, rows_speed, rows_slip
             # Every body back onto its path in one compiled call (ReferencePath.project_near's operations, its bits).
-            rows = np.array(moved, dtype=np.int64)
+            rows = sel
             cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
             pu, pd = np.empty(len(rows)), np.empty(len(rows))
             kernels.project_near(cum, base, last, pts, dirs, rows, np.ascontiguousarray(pos[rows, 0]),

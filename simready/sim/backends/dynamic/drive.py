@@ -116,3 +116,69 @@ def agent_drive(scene: Scene, ch: Chassis, body: int, i: int, state: SimState, k
     com = (x + R[0] * cx + R[1] * cy + R[2] * cz, y + R[3] * cx + R[4] * cy + R[5] * cz, z + R[6] * cx + R[7] * cy + R[8] * cz)
     m = ch.mass
     return (body, m * ax, m * ay, m * az, tqx, tqy, tqz, *com, vx, vy, vz)
+
+
+def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], state: SimState, kin: Bodies,
+                 yaw: np.ndarray, plan: Plan) -> list[tuple[float, ...]]:
+    """:func:`agent_drive` for every agent of a tick at once: ``agents`` lists ``(i, chassis, body, stop)``.
+
+    The same operations in the same order on the same floats (so the same bits), with what every agent reads
+    taken out of the tick's arrays once (``tolist`` of whole arrays, the ground heights in one
+    :meth:`~simready.sim.scene.GroundModel.at`, the same cells as ``at_point``) instead of row by row.
+    """
+    if not agents:
+        return []
+    dt = scene.dt
+    b = state.bodies
+    mu_g = state.world.friction * C.GRAVITY_MPS2
+    g = C.GRAVITY_MPS2
+    pos_l, vel_l, om_l, quat_l = b.pos.tolist(), b.vel.tolist(), b.omega.tolist(), b.quat.tolist()
+    kp, kv, ko = kin.pos.tolist(), kin.vel.tolist(), kin.omega.tolist()
+    yaw_l, cyaw = np.asarray(yaw, dtype=np.float64).tolist(), np.asarray(state.coords.yaw, dtype=np.float64).tolist()
+    idx = [ag[0] for ag in agents]
+    ground = scene.ground.at(np.asarray(b.pos[idx, :2], dtype=np.float64)).tolist()
+    parked = scene.actors.parked
+    matrix = p.getMatrixFromQuaternion
+    two_pi, pi = 2 * math.pi, math.pi
+    out: list[tuple[float, ...]] = []
+    for (i, ch, body, stop), zg in zip(agents, ground):
+        x, y, z = pos_l[i]
+        vx, vy, vz = vel_l[i]
+        wx, wy, wz = om_l[i]
+        if stop:
+            decel = mu_g if parked[i] else min(max(-float(plan.accel[i]), 0.0), mu_g) or mu_g
+            speed = math.hypot(vx, vy)
+            keep = max(1.0 - decel * dt / speed, 0.0) if speed > 0.0 else 0.0
+            ax, ay = (keep - 1.0) * vx / dt, (keep - 1.0) * vy / dt
+            w_des = 0.0
+        else:
+            tx, ty = kv[i][0], kv[i][1]
+            px, py = kp[i][0], kp[i][1]
+            ex = px - (x + 0.5 * (vx + tx) * dt)
+            ey = py - (y + 0.5 * (vy + ty) * dt)
+            ax = (tx + ex / DRIVE_POSITION_TAU_S - vx) / dt
+            ay = (ty + ey / DRIVE_POSITION_TAU_S - vy) / dt
+            wt = ko[i][2]
+            head = (yaw_l[i] - (cyaw[i] + 0.5 * (wz + wt) * dt) + pi) % two_pi - pi
+            w_des = wt + head / DRIVE_YAW_TAU_S
+        acc = math.hypot(ax, ay)
+        if acc > mu_g:
+            ax, ay = ax * mu_g / acc, ay * mu_g / acc
+        az = g + ((zg - z) / SUPPORT_TAU_S - vz) / dt
+        R = matrix(quat_l[i])
+        dwx, dwy, dwz = R[5] / SUPPORT_TAU_S - wx, -R[2] / SUPPORT_TAU_S - wy, w_des - wz
+        rx = (R[0] * dwx + R[3] * dwy + R[6] * dwz) / dt
+        ry = (R[1] * dwx + R[4] * dwy + R[7] * dwz) / dt
+        rz = (R[2] * dwx + R[5] * dwy + R[8] * dwz) / dt
+        I = ch.inertia
+        ix, iy, iz = (I[0][0] * rx + I[0][1] * ry + I[0][2] * rz, I[1][0] * rx + I[1][1] * ry + I[1][2] * rz,
+                      I[2][0] * rx + I[2][1] * ry + I[2][2] * rz)
+        tqx, tqy, tqz = (R[0] * ix + R[1] * iy + R[2] * iz, R[3] * ix + R[4] * iy + R[5] * iz,
+                         R[6] * ix + R[7] * iy + R[8] * iz)
+        m = ch.mass
+        limit = m * mu_g * 0.5 * ch.wheelbase
+        tqz = max(min(tqz, limit), -limit)
+        cx, cy, cz = ch.com.tolist()
+        out.append((body, m * ax, m * ay, m * az, tqx, tqy, tqz, x + R[0] * cx + R[1] * cy + R[2] * cz,
+                    y + R[3] * cx + R[4] * cy + R[5] * cz, z + R[6] * cx + R[7] * cy + R[8] * cz, vx, vy, vz))
+    return out
