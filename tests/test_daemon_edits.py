@@ -3,6 +3,7 @@ template, then a map, then a catalog contract edited in a copy of ``data/``; wit
 edit the daemon has recorded the observation, exactly what reads the edited file is stale, and the source-file
 sensor's tick has requested exactly what the file feeds (runs queued: the instance's queue launches none, so
 nothing here waits for a simulation). Then ``simready status`` records the last edit itself.
+The daemon runs the sensor every few seconds (``SIMREADY_SOURCE_SENSOR_INTERVAL_S``), not every 30.
 
 One daemon for the three edits. The instance materializes a small graph cheaply: the catalog, the three templates (one
 imported from an OpenDRIVE map), their sensor rigs, one batch of one manifest each, and the split assignments.
@@ -38,7 +39,9 @@ from tests.fixtures.edits import INTENT, _import, _move_first_curb, _widen_sidew
 pytestmark = pytest.mark.slow
 
 RC, TLA, USI = "residential_crosswalk_v3", "two_lane_arterial", "urban_signalized_intersection"
-INTERVAL_S = 30  # source_files_sensor's minimum interval
+#: source_files_sensor's minimum interval in the daemon's environment (SIMREADY_SOURCE_SENSOR_INTERVAL_S; 30 s
+#: in a deployment): the daemon's sensor loop runs every 5 s, so a shorter one does not tick sooner.
+INTERVAL_S = 5
 #: The local instance, except that its run queue launches nothing: the requested runs stay QUEUED.
 QUEUE_NOTHING = {"run_coordinator": {"module": "dagster._core.run_coordinator", "class": "QueuedRunCoordinator",
                                      "config": {"max_concurrent_runs": 0}}}
@@ -138,7 +141,8 @@ def test_the_daemon_marks_what_an_edited_template_map_or_contract_feeds_stale_an
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SIMREADY_", "DAGSTER_"))}
     env.update({"DAGSTER_HOME": str(home), "SIMREADY_DATA": str(tmp_path / "data"),
-                "SIMREADY_ARTIFACTS": str(tmp_path / "artifacts"), "PYTHONPATH": str(paths.PROJECT_ROOT)})
+                "SIMREADY_ARTIFACTS": str(tmp_path / "artifacts"), "PYTHONPATH": str(paths.PROJECT_ROOT),
+                "SIMREADY_SOURCE_SENSOR_INTERVAL_S": str(INTERVAL_S)})
     daemon = ManagedProcess([str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w",
                              str(paths.PROJECT_ROOT / "workspace.yaml")], log_path=tmp_path / "daemon.log", env=env,
                             cwd=paths.PROJECT_ROOT, name="dagster-daemon")
@@ -154,11 +158,18 @@ def test_the_daemon_marks_what_an_edited_template_map_or_contract_feeds_stale_an
         waits = []
 
         def edit_and_wait(edit):
-            edited = time.time()
+            # Right after a tick has ended, so that the edit lands between two ticks: a tick that began before
+            # the edit and read the file after it would leave the next one nothing to notice.
+            while True:
+                last = _next_tick(instance, time.time(), daemon, 2 * INTERVAL_S + 30)
+                edited = time.time()
+                if edited < last.timestamp + INTERVAL_S - 1:
+                    break
             edit()
-            tick = _next_tick(instance, edited, daemon, 2 * INTERVAL_S + 15)
+            tick = _next_tick(instance, edited, daemon, 2 * INTERVAL_S + 30)
             waits.append(time.time() - edited)
-            assert waits[-1] <= 2 * INTERVAL_S + 5, waits
+            # Two intervals, and the tick's own work (its run requests take seconds to launch on a busy machine).
+            assert waits[-1] <= 2 * INTERVAL_S + 10, waits
             return tick
 
         # 1. A curb of RC moved by 1 cm: RC's world and rig, its manifests, the split assignments.

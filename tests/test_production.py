@@ -215,11 +215,14 @@ def test_s3_stopped_during_a_write_fails_the_step_in_one_line_and_the_retry_comp
         stack.store(tmp_path / f"admin{attempt}").remove(f"samples/{TEMPLATE}/b0001")
         run_id = stack.launch("samples_job", partition_tags(TEMPLATE, "b0001"))
         _wait_for_step(instance, run_id, "observations_and_truth")
-        seen = len(moto_log.read_text(errors="replace").splitlines())
-        deadline = time.monotonic() + 240
-        while target not in "\n".join(moto_log.read_text(errors="replace").splitlines()[seen:]):
-            assert time.monotonic() < deadline, "no write to the batch seen"
-            time.sleep(0.005)
+        # What the server logs from now on, read as it grows (not the whole log every few milliseconds).
+        with moto_log.open("rb") as log:
+            log.seek(0, os.SEEK_END)
+            seen, deadline = b"", time.monotonic() + 240
+            while target.encode() not in seen:
+                assert time.monotonic() < deadline, "no write to the batch seen"
+                time.sleep(0.005)
+                seen = seen[-len(target):] + log.read()
         stack.s3.pause()
         try:
             deadline = time.monotonic() + 120

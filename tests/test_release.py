@@ -26,7 +26,8 @@ from simready.catalog.catalog import load_catalog
 from simready.cli import main
 from simready.export.release import export_release_mcap
 from simready.layout import ArtifactLayout
-from simready.release import ReleaseError, build_release, checkout, list_releases, load_release, verify_release
+from simready.release import (Release, ReleaseError, build_release, checkout, list_releases, load_release,
+                              verify_release)
 from simready.scenario.manifest import load_manifest
 from simready.scenario.splits import split_assignment_row, write_split_assignments
 from simready.sim.constants import DEFAULT_BACKEND
@@ -72,6 +73,15 @@ def suite(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def released(suite, tmp_path_factory) -> tuple[LocalStore, Release]:
+    """A copy of the suite and its release, built once (never changed by a test): the release the same inputs give
+    in another folder, in S3 and through the asset."""
+    store = _copy(suite, tmp_path_factory.mktemp("released"))
+    release, _ = _build(store)
+    return store, release
+
+
 def _copy(suite: Path, tmp_path: Path) -> LocalStore:
     target = tmp_path / "artifacts"
     shutil.copytree(suite, target)
@@ -84,11 +94,11 @@ def _build(store, **kw):
                          catalog=load_catalog(paths.CATALOG_GENERATED_DIR), backend=DEFAULT_BACKEND, **kw)
 
 
-def test_same_inputs_give_the_same_release_and_every_item_names_its_checks(suite, tmp_path):
+def test_same_inputs_give_the_same_release_and_every_item_names_its_checks(suite, released, tmp_path):
     a = _copy(suite, tmp_path / "a")
     release, results = _build(a)
     again, _ = _build(a, tag="r1")
-    other, _ = _build(_copy(suite, tmp_path / "b"))
+    other = released[1]  # built in another folder
     assert release.release_id == again.release_id == other.release_id
     assert list_releases(a) == {release.release_id: ["latest", "r1"]}
     assert verify_release(a, load_release(a, "r1")) == []
@@ -194,9 +204,8 @@ def _suite_in_s3(suite: Path, server, tmp_path: Path):
 
 
 @pytest.mark.slow
-def test_a_release_in_s3_has_the_same_id_and_verifies(suite, tmp_path):
-    local = _copy(suite, tmp_path / "local")
-    expected, _ = _build(local)
+def test_a_release_in_s3_has_the_same_id_and_verifies(suite, released, tmp_path):
+    expected = released[1]
     with s3_server(tmp_path / "moto") as server:
         client = _suite_in_s3(suite, server, tmp_path)
         reader = S3Store(client, S3_BUCKET, S3_PREFIX, cache_dir=tmp_path / "cache2")
@@ -208,12 +217,11 @@ def test_a_release_in_s3_has_the_same_id_and_verifies(suite, tmp_path):
 
 
 @pytest.mark.slow
-def test_the_release_commands_read_a_release_in_the_production_bucket(suite, tmp_path):
+def test_the_release_commands_read_a_release_in_the_production_bucket(suite, released, tmp_path):
     """``simready release`` and ``simready export --release`` as a user runs them in the production deployment
     (SIMREADY_DEPLOYMENT=production, the bucket and boto3's environment; no artifacts folder): each a process of its
     own, reading the release through S3 over HTTP into its cache (SIMREADY_CACHE)."""
-    local = _copy(suite, tmp_path / "local")
-    expected, _ = _build(local)
+    local, expected = released
     export_release_mcap(local, load_release(local, "latest"), tmp_path / "local-mcap")
     with s3_server(tmp_path / "moto") as server:
         client = _suite_in_s3(suite, server, tmp_path)
@@ -290,7 +298,7 @@ def test_the_release_commands_open_the_production_store_without_dagster(tmp_path
         f"{endpoint} did not answer (EndpointConnectionError); is it up? (AWS_ENDPOINT_URL)"
 
 
-def test_the_dataset_release_asset_and_its_check(suite, tmp_path):
+def test_the_dataset_release_asset_and_its_check(suite, released, tmp_path):
     import dagster as dg
 
     from simready.assets.release import dataset_release
@@ -298,7 +306,7 @@ def test_the_dataset_release_asset_and_its_check(suite, tmp_path):
     from simready.resources import ArtifactStore, SourceData
 
     store = _copy(suite, tmp_path)
-    expected, _ = _build(LocalStore(_copy(suite, tmp_path / "other").root))
+    expected = released[1]
     resources = {"store": ArtifactStore(root=str(store.root)), "source": SourceData()}
     with dg.instance_for_test() as instance:
         result = dg.materialize([dataset_release, release_verifies], instance=instance, resources=resources)

@@ -356,61 +356,67 @@ def test_review_pages_fit_a_1600_px_screen(suite, browser):
     page.close()
 
 
-def test_dagster_ui_renders_the_lineage_and_an_asset_page_with_a_picture_and_a_table(suite, browser):
+@pytest.fixture(scope="module")
+def dagster_ui(suite):
+    """The Dagster UI on the suite's instance (one webserver for the module: each start loads the code location);
+    its base URL."""
     _, home, artifacts, _ = suite
     env = {**os.environ, "DAGSTER_HOME": str(home), "SIMREADY_ARTIFACTS": str(artifacts)}
     with dagster_webserver(REPO / "workspace.yaml", env, home / "webserver.log") as base:
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-
-        # The lineage graph: every stage's group drawn as a node with edges between them, and an asset's
-        # neighbours drawn around it. (Dagster's community dialog may cover the page; nothing here clicks.)
-        page.goto(f"{base}/asset-groups", wait_until="domcontentloaded")
-        order = ("inputs", "world", "scenario", "simulation", "measurement", "validity", "suite")
-        for group in order:
-            page.locator("svg foreignObject", has_text=group).first.wait_for(timeout=30_000)
-        assert page.locator("svg path").count() >= 5
-        # It reads left to right in the order data flows, the input files first.
-        x = dict(page.eval_on_selector_all("svg foreignObject", "els => els.map(e => [e.textContent.trim().split(/\\s/)[0], "
-                                                                "e.getBoundingClientRect().x])"))
-        assert [x[g] for g in order] == sorted(x[g] for g in order), x
-        page.goto(f"{base}/assets/validity_reports?view=lineage", wait_until="domcontentloaded")
-        for name in ("action_branches", "sensor_observations", "reference_pools", "coverage_report"):
-            page.locator("svg foreignObject", has_text=name).first.wait_for(timeout=30_000)
-        page.goto(f"{base}/assets/world_templates?view=lineage", wait_until="domcontentloaded")
-        page.locator("svg foreignObject", has_text="template_sources").first.wait_for(timeout=30_000)
-
-        # An asset page: the template's top-down picture inline (a thumbnail that loaded), a table inline.
-        page.goto(f"{base}/assets/world_templates", wait_until="domcontentloaded")
-        picture = page.locator("img[alt*='top-down']").first
-        picture.wait_for(timeout=30_000)
-        page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=picture.element_handle())
-        width = picture.evaluate("img => img.getBoundingClientRect().width")
-        assert 0 < width <= 640, width  # a thumbnail, not the full-size plot cut off at the page's edge
-        contents = page.locator("table", has=page.locator("th", has_text="count")).last
-        contents.wait_for(timeout=10_000)
-        assert contents.locator("th").all_inner_texts() == ["what", "count"]
-        assert contents.locator("td", has_text="lanes").count() == 1
-        page.close()
+        yield base
 
 
-def test_the_asset_pages_wide_tables_fit_a_1600_px_window(suite, browser):
+def test_dagster_ui_renders_the_lineage_and_an_asset_page_with_a_picture_and_a_table(dagster_ui, browser):
+    base = dagster_ui
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+
+    # The lineage graph: every stage's group drawn as a node with edges between them, and an asset's
+    # neighbours drawn around it. (Dagster's community dialog may cover the page; nothing here clicks.)
+    page.goto(f"{base}/asset-groups", wait_until="domcontentloaded")
+    order = ("inputs", "world", "scenario", "simulation", "measurement", "validity", "suite")
+    for group in order:
+        page.locator("svg foreignObject", has_text=group).first.wait_for(timeout=30_000)
+    assert page.locator("svg path").count() >= 5
+    # It reads left to right in the order data flows, the input files first.
+    x = dict(page.eval_on_selector_all("svg foreignObject", "els => els.map(e => [e.textContent.trim().split(/\\s/)[0], "
+                                                            "e.getBoundingClientRect().x])"))
+    assert [x[g] for g in order] == sorted(x[g] for g in order), x
+    page.goto(f"{base}/assets/validity_reports?view=lineage", wait_until="domcontentloaded")
+    for name in ("action_branches", "sensor_observations", "reference_pools", "coverage_report"):
+        page.locator("svg foreignObject", has_text=name).first.wait_for(timeout=30_000)
+    page.goto(f"{base}/assets/world_templates?view=lineage", wait_until="domcontentloaded")
+    page.locator("svg foreignObject", has_text="template_sources").first.wait_for(timeout=30_000)
+
+    # An asset page: the template's top-down picture inline (a thumbnail that loaded), a table inline.
+    page.goto(f"{base}/assets/world_templates", wait_until="domcontentloaded")
+    picture = page.locator("img[alt*='top-down']").first
+    picture.wait_for(timeout=30_000)
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=picture.element_handle())
+    width = picture.evaluate("img => img.getBoundingClientRect().width")
+    assert 0 < width <= 640, width  # a thumbnail, not the full-size plot cut off at the page's edge
+    contents = page.locator("table", has=page.locator("th", has_text="count")).last
+    contents.wait_for(timeout=10_000)
+    assert contents.locator("th").all_inner_texts() == ["what", "count"]
+    assert contents.locator("td", has_text="lanes").count() == 1
+    page.close()
+
+
+def test_the_asset_pages_wide_tables_fit_a_1600_px_window(dagster_ui, browser):
     """Issue 28 item 4: the tables reviewers read on the asset pages (the gate's verdicts, the branch outcomes, the
     manifests, the observations) keep every column inside a 1600 px window, with ✓/✗ for yes/no."""
-    _, home, artifacts, _ = suite
-    env = {**os.environ, "DAGSTER_HOME": str(home), "SIMREADY_ARTIFACTS": str(artifacts)}
     wanted = {"validity_reports": "failed", "action_branches": "impact_mps", "scenario_manifests": "split",
               "sensor_observations": "frames front_camera"}
-    with dagster_webserver(REPO / "workspace.yaml", env, home / "webserver-tables.log") as base:
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        for asset, column in wanted.items():
-            page.goto(f"{base}/assets/{asset}", wait_until="domcontentloaded")
-            table = page.locator("table", has=page.locator("th", has_text=column)).first
-            table.wait_for(timeout=30_000)
-            right = table.evaluate("t => Math.max(...Array.from(t.querySelectorAll('th')).map(h => "
-                                   "h.getBoundingClientRect().right))")
-            assert right <= 1600, (asset, right)
-            assert "True" not in table.inner_text() and "False" not in table.inner_text(), asset
-        page.close()
+    base = dagster_ui
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    for asset, column in wanted.items():
+        page.goto(f"{base}/assets/{asset}", wait_until="domcontentloaded")
+        table = page.locator("table", has=page.locator("th", has_text=column)).first
+        table.wait_for(timeout=30_000)
+        right = table.evaluate("t => Math.max(...Array.from(t.querySelectorAll('th')).map(h => "
+                               "h.getBoundingClientRect().right))")
+        assert right <= 1600, (asset, right)
+        assert "True" not in table.inner_text() and "False" not in table.inner_text(), asset
+    page.close()
 
 
 def test_coverage_report_rolls_up_what_each_validity_partition_counts(suite):

@@ -17,10 +17,15 @@
   its tick, before a run of it can start and fail. The local and production instances refuse such a key when
   it is added (``partitions.SimreadyInstance``); the sensor is for an instance without that setting (the AWS
   and Kubernetes files, a hand-made DAGSTER_HOME).
+
+``SIMREADY_SOURCE_SENSOR_INTERVAL_S`` (read where the definitions load: the code server) sets the source-file
+sensor's minimum interval, 30 s when unset; the daemon evaluates sensors at most every 5 s whatever it says.
+The test of the running product sets a few seconds, so that it does not wait half a minute per edit.
 """
 # No `from __future__ import annotations`: Dagster inspects annotations at runtime.
 
 import json
+import os
 from collections.abc import Sequence
 
 import dagster as dg
@@ -43,6 +48,7 @@ from simready.assets.validity import reference_pools
 from simready.assets.world import sensor_rigs, world_templates
 from simready.resources import SourceData
 from simready.scenario.suite import SuiteError, batch_index, batch_key, load_suite
+from simready.store.deployment import DeploymentError
 
 automation_sensor = dg.AutomationConditionSensorDefinition(
     "default_automation_condition_sensor",
@@ -137,8 +143,16 @@ def suite_sample_keys(source: SourceData, instance: dg.DagsterInstance) -> list[
             for b in batches]
 
 
+def source_sensor_interval_s() -> int:
+    """``SIMREADY_SOURCE_SENSOR_INTERVAL_S``, 30 when unset; anything but a positive whole number is one line."""
+    text = os.environ.get("SIMREADY_SOURCE_SENSOR_INTERVAL_S", "30")
+    if not text.isdigit() or int(text) < 1:
+        raise DeploymentError("SIMREADY_SOURCE_SENSOR_INTERVAL_S", "", f"{text!r} is not a positive whole number")
+    return int(text)
+
+
 @dg.sensor(
-    minimum_interval_seconds=30,
+    minimum_interval_seconds=source_sensor_interval_s(),
     default_status=dg.DefaultSensorStatus.RUNNING,
     asset_selection=FED_BY_INPUTS,
     description="Records the input files' new data versions (observations, no run) and requests what a new or "
