@@ -110,8 +110,11 @@ def test_the_kerbside_rule(monkeypatch) -> None:
     # The passable width: each street's carriageway is 7 m, so a parked car (2.2 m + 0.2 m from the kerb) leaves
     # 4.6 m; a rule asking for 5 m finds no kerb.
     import simready.world.affordances as A
+    # Sites are kept per template object and load_template hands out one object per file: a fresh cache per rule.
+    monkeypatch.setattr(A, "_SITES", {})
     monkeypatch.setattr(A, "PASSABLE_WIDTH_M", 4.5)
     assert len(parking_sites(_template("urban_signalized_intersection"))) == 8
+    monkeypatch.setattr(A, "_SITES", {})
     monkeypatch.setattr(A, "PASSABLE_WIDTH_M", 5.0)
     assert parking_sites(_template("urban_signalized_intersection")) == []
 
@@ -234,7 +237,7 @@ def test_make_run_refuses_such_a_suite_in_one_line_and_writes_nothing(tmp_path: 
 def test_multi_lane_stretches_are_computed_once_per_network_and_handed_out_as_copies():
     from simready.world import affordances
     from simready.world.lane_graph import lane_network
-    from tests.test_sim_fixtures import template
+    from tests.fixtures.sim import template
 
     net = lane_network(template("two_lane_arterial"))
     first = affordances.multi_lane_stretches(net)
