@@ -12,19 +12,7 @@ from simready.sim.engine import Engine
 from simready.sim.run import finish
 from simready.sim.scene import build_scene
 
-DENSITY = 40.0
-
-
-@pytest.fixture(scope="module")
-def city():
-    return resolve_template("city_crossing")
-
-
-@pytest.fixture(scope="module")
-def lead(city):
-    (m,) = generate(city.id, "lead_vehicle_brakes", 1, template=city,
-                    traffic=TrafficSpec(vehicles_per_lane_km=DENSITY)).manifests
-    return m
+from tests.fixtures.traffic import DENSITY, city, lead  # noqa: F401 - module-scoped fixtures
 
 
 def _present_background(trace, ids):

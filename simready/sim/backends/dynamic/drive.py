@@ -74,53 +74,12 @@ def agent_drive(scene: Scene, ch: Chassis, body: int, i: int, state: SimState, k
       both over :data:`SUPPORT_TAU_S`. A crash that lifts or tilts the
       body is thus undone like by a stiff, damped suspension.
     """
-    dt = scene.dt
-    b = state.bodies
-    mu_g = state.world.friction * C.GRAVITY_MPS2
-    x, y, z = b.pos[i].tolist()
-    vx, vy, vz = b.vel[i].tolist()
-    wx, wy, wz = b.omega[i].tolist()
-    if stop:
-        decel = mu_g if scene.actors.parked[i] else min(max(-float(plan.accel[i]), 0.0), mu_g) or mu_g
-        speed = math.hypot(vx, vy)
-        keep = max(1.0 - decel * dt / speed, 0.0) if speed > 0.0 else 0.0
-        ax, ay = (keep - 1.0) * vx / dt, (keep - 1.0) * vy / dt
-        w_des = 0.0
-    else:
-        tx, ty = float(kin.vel[i, 0]), float(kin.vel[i, 1])
-        ex = float(kin.pos[i, 0]) - (x + 0.5 * (vx + tx) * dt)
-        ey = float(kin.pos[i, 1]) - (y + 0.5 * (vy + ty) * dt)
-        ax = (tx + ex / DRIVE_POSITION_TAU_S - vx) / dt
-        ay = (ty + ey / DRIVE_POSITION_TAU_S - vy) / dt
-        wt = float(kin.omega[i, 2])
-        head = (float(yaw[i]) - (float(state.coords.yaw[i]) + 0.5 * (wz + wt) * dt) + math.pi) % (2 * math.pi) - math.pi
-        w_des = wt + head / DRIVE_YAW_TAU_S
-    acc = math.hypot(ax, ay)
-    if acc > mu_g:
-        ax, ay = ax * mu_g / acc, ay * mu_g / acc
-    az = C.GRAVITY_MPS2 + ((scene.ground.at_point(x, y) - z) / SUPPORT_TAU_S - vz) / dt
-    R = p.getMatrixFromQuaternion(b.quat[i].tolist())
-    # The body's up axis (R's third column) turned to the vertical: the rotation vector up × e_z.
-    dwx, dwy, dwz = R[5] / SUPPORT_TAU_S - wx, -R[2] / SUPPORT_TAU_S - wy, w_des - wz
-    # Torque = R·I·Rᵀ·Δω / dt, I the body-frame inertia tensor.
-    rx = (R[0] * dwx + R[3] * dwy + R[6] * dwz) / dt
-    ry = (R[1] * dwx + R[4] * dwy + R[7] * dwz) / dt
-    rz = (R[2] * dwx + R[5] * dwy + R[8] * dwz) / dt
-    I = ch.inertia
-    ix, iy, iz = (I[0][0] * rx + I[0][1] * ry + I[0][2] * rz, I[1][0] * rx + I[1][1] * ry + I[1][2] * rz,
-                  I[2][0] * rx + I[2][1] * ry + I[2][2] * rz)
-    tqx, tqy, tqz = R[0] * ix + R[1] * iy + R[2] * iz, R[3] * ix + R[4] * iy + R[5] * iz, R[6] * ix + R[7] * iy + R[8] * iz
-    limit = ch.mass * mu_g * 0.5 * ch.wheelbase
-    tqz = max(min(tqz, limit), -limit)
-    cx, cy, cz = ch.com.tolist()
-    com = (x + R[0] * cx + R[1] * cy + R[2] * cz, y + R[3] * cx + R[4] * cy + R[5] * cz, z + R[6] * cx + R[7] * cy + R[8] * cz)
-    m = ch.mass
-    return (body, m * ax, m * ay, m * az, tqx, tqy, tqz, *com, vx, vy, vz)
+    return agent_drives(scene, [(i, ch, body, stop)], state, kin, yaw, plan)[0]
 
 
 def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], state: SimState, kin: Bodies,
                  yaw: np.ndarray, plan: Plan) -> list[tuple[float, ...]]:
-    """:func:`agent_drive` for every agent of a tick at once: ``agents`` lists ``(i, chassis, body, stop)``.
+    """The drive model (:func:`agent_drive`) for every agent of a tick at once: ``agents`` lists ``(i, chassis, body, stop)``.
 
     The same operations in the same order on the same floats (so the same bits), with what every agent reads
     taken out of the tick's arrays once (``tolist`` of whole arrays, the ground heights in one
