@@ -57,7 +57,7 @@ from simready.scenario.manifest import parse_manifest
 from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, actor, family_of, vehicle_families
 from simready.scenario.splits import SHARED
 from simready.scenario.streams import stream_seed
-from simready.scenario.traffic_spec import TrafficSpec
+from simready.scenario.traffic_spec import DESPAWN_RANGE_KEY, RECYCLE_KEY, TrafficSpec
 from simready.scenario.traffic_walkers import Spawning, spawn_cyclists, spawn_pedestrians
 from simready.world.lane_graph import lane_network
 
@@ -368,6 +368,12 @@ def with_traffic(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, 
                                    "on the driving lanes outside junctions, clear of the scenario's actors"),
               "traffic.reserves": (reserves, f"{TRAFFIC_STREAM} | traffic.vehicles | absent at start, spawned at the "
                                    "map's entries to keep the density")}
+    if spec.despawn_range_m is not None:
+        values[DESPAWN_RANGE_KEY] = (spec.despawn_range_m, "suite |  | a background vehicle farther than this from "
+                                     "every scenario actor despawns")
+    if spec.recycle:
+        values[RECYCLE_KEY] = (True, "suite |  | reserves that left the street re-enter at their entries once the "
+                               "reserves are spent")
     if spec.pedestrians_per_sidewalk_100m > 0.0:
         values["traffic.pedestrians_per_sidewalk_100m"] = (spec.pedestrians_per_sidewalk_100m,
                                                            "suite |  | the suite's pedestrian density")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat
 
 #: Most vehicles a lane km can hold at standstill with the spawner's spacing (a denser request is refused).
 MAX_VEHICLES_PER_LANE_KM = 120.0
@@ -16,6 +16,13 @@ MAX_VEHICLES_PER_LANE_KM = 120.0
 MAX_PEDESTRIANS_PER_SIDEWALK_100M = 60.0
 #: Most cyclists a km of kerbside lane holds with the spawner's spacing (a bicycle and 4 m; a denser one is refused).
 MAX_CYCLISTS_PER_KM = 150.0
+#: The manifest's record (``realized``) of the despawn range and of recycling (:mod:`simready.sim.respawn`).
+DESPAWN_RANGE_KEY = "traffic.despawn_range_m"
+RECYCLE_KEY = "traffic.recycle"
+#: A despawn range below this would remove vehicles a sensor sees and the scenario's actors react to (m).
+MIN_DESPAWN_RANGE_M = 30.0
+#: ... and above this it is no range (m).
+MAX_DESPAWN_RANGE_M = 2000.0
 
 
 class TrafficSpec(BaseModel):
@@ -27,12 +34,21 @@ class TrafficSpec(BaseModel):
     ``cyclists_per_km``: background cyclists per km of kerbside driving lane
     (the rightmost of its direction) outside junctions
     (:mod:`simready.scenario.traffic_walkers`).
+
+    ``despawn_range_m`` (off when unset; 150 m is a sensor rig's reach): a
+    background vehicle farther than this from the ego and every other
+    scenario actor despawns (:mod:`simready.sim.respawn`); ``recycle``: once
+    the reserves are spent, reserves that left the street (the map or the
+    range) re-enter at their entries. Both are recorded in the manifest's
+    ``realized`` (``traffic.despawn_range_m``, ``traffic.recycle``) only when set.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     vehicles_per_lane_km: Annotated[NonNegativeFloat, Field(le=MAX_VEHICLES_PER_LANE_KM)] = 0.0
     pedestrians_per_sidewalk_100m: Annotated[NonNegativeFloat, Field(le=MAX_PEDESTRIANS_PER_SIDEWALK_100M)] = 0.0
     cyclists_per_km: Annotated[NonNegativeFloat, Field(le=MAX_CYCLISTS_PER_KM)] = 0.0
+    despawn_range_m: Annotated[PositiveFloat, Field(ge=MIN_DESPAWN_RANGE_M, le=MAX_DESPAWN_RANGE_M)] | None = None
+    recycle: bool = False
 
     @property
     def empty(self) -> bool:

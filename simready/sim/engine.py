@@ -14,8 +14,9 @@ Step i → i+1:
 4. new contacts become ``collision`` events, finished lateral manoeuvres
    release, an actor whose front reaches the end of a lane chain that leaves
    the map despawns (``despawn``, reason ``left the map``; background
-   reserves spawn at the map's entries to keep the density,
-   :mod:`simready.sim.respawn`, at step 1), and the new state is
+   vehicles out of a recorded range despawn and reserves spawn at the
+   map's entries to keep the density, :mod:`simready.sim.respawn`, at
+   step 1), and the new state is
    checked: a non-finite or exploding state, or a body far outside the map,
    stops the rollout with a reason instead of being recorded;
 5. states i+1 ≥ warmup_ticks are recorded.
@@ -273,7 +274,7 @@ class Engine:
         self._change_every = max(1, round(DECISION_PERIOD_S / scene.dt))
         self._cruise = scene.actors.cruise.tolist()
         #: Background reserves spawned at the map's entries to keep the density (:mod:`simready.sim.respawn`).
-        self._respawn = Respawner(scene)
+        self._respawn = Respawner(scene, start=lambda: initial_state(scene))
         self._route: RouteTable | None = None
         self._leaving: dict[int, tuple[PathTable, list[tuple[int, float, float]]]] = {}
         start = self.backend.start(self.state)
@@ -319,6 +320,7 @@ class Engine:
             if s2 is not s:
                 s = s2
                 self.state = s
+                route = self.route  # a recycled vehicle re-enters on another path
                 view = TickView(scene, s, route.paths)
         if self._background and s.tick % self._change_every == 0:
             s2, changed = lane_changes(view, self._cruise, route)

@@ -240,7 +240,9 @@ class WorldState:
     collider) touching after the last step. ``woken``: parked vehicles that
     have become dynamic bodies (dynamic-v1, once something came near).
     ``spawned``: background reserves the simulator has spawned to keep the
-    density (:mod:`simready.sim.respawn`).
+    density (:mod:`simready.sim.respawn`); ``recycled``: how many background
+    vehicles it has re-entered since the reserves ran out (the next one takes
+    the entry of the reserve after this count, cyclically).
     """
 
     discrete: dict[str, Any]
@@ -248,6 +250,7 @@ class WorldState:
     contacts: frozenset[tuple[int, int]] = frozenset()
     woken: frozenset[int] = frozenset()
     spawned: frozenset[int] = frozenset()
+    recycled: int = 0
 
 
 @dataclass(frozen=True, eq=False)

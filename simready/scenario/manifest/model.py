@@ -43,6 +43,7 @@ from simready.scenario.manifest.environment import Environment, Occluder, Signal
 from simready.scenario.manifest.interactions import TARGET_FIELDS, Interaction
 from simready.scenario.manifest.triggers import AfterTrigger, AtTrigger, SignalCondition, WhenTrigger, condition_leaves
 from simready.scenario.streams import STREAM_NAMES
+from simready.scenario.traffic_spec import DESPAWN_RANGE_KEY, MAX_DESPAWN_RANGE_M, MIN_DESPAWN_RANGE_M, RECYCLE_KEY
 
 SCHEMA_VERSION = "1.0.0"
 
@@ -198,6 +199,18 @@ class ScenarioManifest(Model):
                     f"actors[{n}].present_at_start",
                     "absent at start and never spawned by an exist interaction (nor a background reserve)",
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _check_traffic_rules(self) -> ScenarioManifest:
+        """The simulator's background-traffic parameters (:mod:`simready.sim.respawn`), when recorded."""
+        if DESPAWN_RANGE_KEY in self.realized:
+            r = self.realized[DESPAWN_RANGE_KEY]
+            if isinstance(r, bool) or not isinstance(r, (int, float)) or not MIN_DESPAWN_RANGE_M <= r <= MAX_DESPAWN_RANGE_M:
+                raise fail(f"realized.{DESPAWN_RANGE_KEY}",
+                           f"{r!r} is not a range in [{MIN_DESPAWN_RANGE_M}, {MAX_DESPAWN_RANGE_M}] m")
+        if RECYCLE_KEY in self.realized and not isinstance(self.realized[RECYCLE_KEY], bool):
+            raise fail(f"realized.{RECYCLE_KEY}", f"{self.realized[RECYCLE_KEY]!r} is not true or false")
         return self
 
     @staticmethod

@@ -155,6 +155,8 @@ def state_record(state: SimState, packer: _Packer) -> dict[str, Any]:
     if state.world.spawned:
         # Only when there are any: a checkpoint without background reserves keeps its bytes.
         world["spawned"] = sorted(state.world.spawned)
+    if state.world.recycled:
+        world["recycled"] = state.world.recycled
     return {
         "tick": state.tick,
         "termination": list(state.termination) if state.termination else None,
@@ -199,7 +201,8 @@ def state_from_record(rec: dict[str, Any], arrays: dict[str, np.ndarray]) -> Sim
                              {k: int(v) for k, v in i["fired"].items()})
     w = rec["world"]
     world = WorldState(dict(w["discrete"]), float(w["friction"]), frozenset(tuple(p) for p in w["contacts"]),
-                       frozenset(int(i) for i in w["woken"]), frozenset(int(i) for i in w.get("spawned", ())))
+                       frozenset(int(i) for i in w["woken"]), frozenset(int(i) for i in w.get("spawned", ())),
+                       int(w.get("recycled", 0)))
     extras = {k.removeprefix("extras."): v for k, v in arrays.items() if k.startswith("extras.")}
     term = tuple(rec["termination"]) if rec["termination"] else None
     return SimState(int(rec["tick"]), bodies, coords, control, inter, world, rec["rng"], term, extras)  # type: ignore[arg-type]
