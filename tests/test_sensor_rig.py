@@ -51,6 +51,16 @@ def test_rig_from_dict_reports_the_field_path():
         Rig.from_dict(data)
 
 
+def test_typed_model_accessors_refuse_another_type_of_sensor():
+    rig = Rig.from_dict(rig_dict())
+    assert isinstance(rig.camera("front_camera"), CameraModel) and rig.camera("front_camera").width_px > 0
+    assert isinstance(rig.lidar("top_lidar"), LidarModel) and isinstance(rig.radar("front_radar"), RadarModel)
+    with pytest.raises(RigError, match="sensors.top_lidar.*LidarModel, not CameraModel"):
+        rig.camera("top_lidar")
+    with pytest.raises(RigError, match="sensors.front_camera.*not LidarModel"):
+        rig.lidar("front_camera")
+
+
 # --- frames on a turned vehicle ------------------------------------------------------
 
 

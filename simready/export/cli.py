@@ -77,7 +77,7 @@ def _nuscenes(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     export = subparsers.add_parser("export", help="exports of observed samples (MCAP for Foxglove, nuScenes)")
     formats = export.add_subparsers(dest="action", required=True)
     mcap = formats.add_parser(

@@ -17,19 +17,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
 from simready.layout import FOXGLOVE_LAYOUT as LAYOUT_FILE
 
+__all__ = ["LAYOUT_FILE", "foxglove_layout", "layout_bytes"]
 
-def foxglove_layout(topics: Iterable[str], subject: str = "ego", other: str | None = None) -> dict:
+
+def foxglove_layout(topics: Iterable[str], subject: str = "ego", other: str | None = None) -> dict[str, Any]:
     """The layout for an export holding ``topics``; the 3-D view follows ``actor:<subject>``, the plot shows it
     (and ``actor:<other>``)."""
     topics = sorted(set(topics))
     clouds = [t for t in topics if t.endswith("/points")]
     radars = [t for t in topics if t.endswith("/detections")]
     cameras = [t[: -len("/image")] for t in topics if t.endswith("/image")]
-    scene = {t: {"visible": True} for t in ("/boxes", "/tracks") if t in topics}
-    three_d = {
+    scene: dict[str, dict[str, Any]] = {t: {"visible": True} for t in ("/boxes", "/tracks") if t in topics}
+    three_d: dict[str, Any] = {
         "followTf": f"actor:{subject}", "followMode": "follow-position",
         "scene": {"transforms": {"showLabel": True}},
         "cameraState": {"distance": 40, "perspective": True, "phi": 55, "thetaOffset": 0, "targetOffset": [0, 0, 0]},
@@ -40,7 +43,7 @@ def foxglove_layout(topics: Iterable[str], subject: str = "ego", other: str | No
         "layers": {"grid": {"layerId": "foxglove.Grid", "visible": True, "frameId": "world", "size": 200,
                             "divisions": 40}},
     }
-    config: dict[str, dict] = {"3D!scene": three_d}
+    config: dict[str, dict[str, Any]] = {"3D!scene": three_d}
     for camera in cameras:
         config[f"Image!{camera.strip('/')}"] = {
             "imageMode": {"imageTopic": f"{camera}/image", "calibrationTopic": f"{camera}/calibration"},
@@ -55,7 +58,7 @@ def foxglove_layout(topics: Iterable[str], subject: str = "ego", other: str | No
     }
     config["RawMessages!events"] = {"topicPath": "/events", "expansion": "all"} if "/events" in topics else {}
     images = [k for k in config if k.startswith("Image!")]
-    right: dict | str = "Plot!paths" if not images else {
+    right: dict[str, Any] | str = "Plot!paths" if not images else {
         "first": images[0] if len(images) == 1 else {"first": images[0], "second": images[1], "direction": "row"},
         "second": {"first": "Plot!paths", "second": "RawMessages!events", "direction": "row", "splitPercentage": 65},
         "direction": "column", "splitPercentage": 55}

@@ -46,11 +46,12 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
+from foxglove import Schema
 from foxglove import messages as fg
 from mcap.writer import CompressionType, Writer
 from numpy.typing import NDArray
@@ -104,6 +105,10 @@ class _Message:
     topic: str
     encode: Callable[[], bytes]
     source: Path | None = None
+
+
+#: An actor at a tick: its id, position and orientation (x y z w) in the world frame.
+_Pose = tuple[str, tuple[float, float, float], tuple[float, float, float, float]]
 
 
 def ns(t_s: float) -> int:
@@ -226,7 +231,8 @@ def actor_frame(actor: str) -> str:
     return f"actor:{actor}"
 
 
-def _packed(columns: dict[str, NDArray], types: dict[str, str]) -> tuple[bytes, int, list[fg.PackedElementField]]:
+def _packed(columns: dict[str, NDArray[Any]], types: dict[str, str]
+            ) -> tuple[bytes, int, list[fg.PackedElementField]]:
     """Columns as one little-endian record per point, with the PointCloud fields that describe them."""
     numeric = {"<f4": fg.PackedElementFieldNumericType.Float32, "<f8": fg.PackedElementFieldNumericType.Float64,
                "<u4": fg.PackedElementFieldNumericType.Uint32}
@@ -234,7 +240,9 @@ def _packed(columns: dict[str, NDArray], types: dict[str, str]) -> tuple[bytes, 
     rec = np.empty(len(next(iter(columns.values()))), dtype)
     for k, v in columns.items():
         rec[k] = v
-    fields = [fg.PackedElementField(name=k, offset=dtype.fields[k][1], type=numeric[types[k]]) for k in columns]
+    layout = dtype.fields
+    assert layout is not None  # a structured dtype names its fields
+    fields = [fg.PackedElementField(name=k, offset=layout[k][1], type=numeric[types[k]]) for k in columns]
     return rec.tobytes(), dtype.itemsize, fields
 
 
@@ -249,19 +257,28 @@ def _camera_messages(s: ObservedSample, camera: str) -> Iterator[_Message]:
     for frame in frames.frames:
         t = ns(frame.t0_s)
         stamp = _stamp(t)
-        yield _Message(t, f"/{camera}/calibration", lambda stamp=stamp: fg.CameraCalibration(
-            timestamp=stamp, frame_id=camera, width=w, height=h, distortion_model="plumb_bob",
-            D=[k1, k2, 0.0, 0.0, 0.0], K=K, R=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], P=P).encode())
+
+        def calibration(stamp: fg.Timestamp = stamp) -> bytes:
+            return fg.CameraCalibration(
+                timestamp=stamp, frame_id=camera, width=w, height=h, distortion_model="plumb_bob",
+                D=[k1, k2, 0.0, 0.0, 0.0], K=K, R=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], P=P).encode()
+
+        yield _Message(t, f"/{camera}/calibration", calibration)
         rgb = s.entry(camera, frame.tick, "rgb")
         if rgb is not None:
-            yield _Message(t, f"/{camera}/image", lambda stamp=stamp, rgb=rgb: fg.CompressedImage(
-                timestamp=stamp, frame_id=camera, data=s.verified(rgb).read_bytes(), format="png").encode(),
-                s.obs.file(rgb.path))
+            def image(stamp: fg.Timestamp = stamp, rgb: FileEntry = rgb) -> bytes:
+                return fg.CompressedImage(timestamp=stamp, frame_id=camera, data=s.verified(rgb).read_bytes(),
+                                          format="png").encode()
+
+            yield _Message(t, f"/{camera}/image", image, s.obs.file(rgb.path))
         depth = s.entry(camera, frame.tick, "depth")
         if depth is not None:
-            yield _Message(t, f"/{camera}/depth", lambda stamp=stamp, depth=depth, near_m=frame.projection.near_m:
-                           fg.RawImage(timestamp=stamp, frame_id=camera, width=w, height=h, encoding="32FC1", step=4 * w,
-                                       data=depth_metres(s.verified(depth), near_m)).encode(), s.obs.file(depth.path))
+            def depth_image(stamp: fg.Timestamp = stamp, depth: FileEntry = depth,
+                            near_m: float = frame.projection.near_m) -> bytes:
+                return fg.RawImage(timestamp=stamp, frame_id=camera, width=w, height=h, encoding="32FC1", step=4 * w,
+                                   data=depth_metres(s.verified(depth), near_m)).encode()
+
+            yield _Message(t, f"/{camera}/depth", depth_image, s.obs.file(depth.path))
 
 
 def depth_metres(path: Path, near_m: float) -> bytes:
@@ -269,7 +286,7 @@ def depth_metres(path: Path, near_m: float) -> bytes:
     return decode_depth(read_depth_file(path), near_m).astype("<f4").tobytes()
 
 
-def lidar_columns(ply: Path, model: LidarModel, t0_s: float) -> dict[str, NDArray]:
+def lidar_columns(ply: Path, model: LidarModel, t0_s: float) -> dict[str, NDArray[Any]]:
     """A sweep's PLY columns as the point cloud carries them: x y z intensity instance_id and t (s from the scenario
     start; the PLY's ``t`` counts from the sweep's start ``t0_s``)."""
     cols = read_ply(ply)
@@ -302,7 +319,7 @@ def _lidar_messages(s: ObservedSample, lidar: str) -> Iterator[_Message]:
         yield _Message(t, f"/{lidar}/points", encode, s.obs.file(ply.path))
 
 
-def radar_columns(csv: Path) -> dict[str, NDArray]:
+def radar_columns(csv: Path) -> dict[str, NDArray[Any]]:
     """A radar frame's CSV as its point cloud carries it: x y z in the radar frame, then every column."""
     cols = read_radar_csv(csv)
     r, az, el = cols["range_m"], cols["azimuth_rad"], cols["elevation_rad"]
@@ -331,7 +348,7 @@ CONTRIBUTOR_FIELDS = {"x": "<f4", "y": "<f4", "z": "<f4", "detection": "<u4", "i
                       "hits": "<u4", "power_share": "<f8", "radial_velocity_mps": "<f8"}
 
 
-def contributor_columns(parquet: Path) -> dict[str, NDArray]:
+def contributor_columns(parquet: Path) -> dict[str, NDArray[Any]]:
     """A radar frame's contributor table as its point cloud carries it (:data:`CONTRIBUTOR_FIELDS`)."""
     table = pq.read_table(parquet, columns=list(CONTRIBUTOR_FIELDS))
     return {k: table.column(k).to_numpy() for k in CONTRIBUTOR_FIELDS}
@@ -354,7 +371,7 @@ def _contributor_messages(s: ObservedSample, radar: str) -> Iterator[_Message]:
 
 def _tick_groups(rows: pd.DataFrame) -> Iterator[tuple[float, pd.DataFrame]]:
     for t, group in rows.groupby("t", sort=True):
-        yield float(t), group.sort_values("actor_id", kind="stable")  # type: ignore[arg-type]
+        yield float(t), group.sort_values("actor_id", kind="stable")
 
 
 def _world_messages(s: ObservedSample) -> Iterator[_Message]:
@@ -367,13 +384,13 @@ def _world_messages(s: ObservedSample) -> Iterator[_Message]:
         t = ns(t_s)
         actors = [(str(r.actor_id), (r.x, r.y, r.z), (r.qx, r.qy, r.qz, r.qw)) for r in group.itertuples()]
 
-        def tf(t: int = t, actors: list = actors) -> bytes:
+        def tf(t: int = t, actors: list[_Pose] = actors) -> bytes:
             transforms = [_transform(t, WORLD_FRAME, actor_frame(a), p, q) for a, p, q in actors]
             transforms += [_transform(t, actor_frame(s.ego), name, T[:3, 3], quat_from_matrix(T[:3, :3]))
                            for name, T in mounts.items()]
             return fg.FrameTransforms(transforms=transforms).encode()
 
-        def boxes(t: int = t, actors: list = actors) -> bytes:
+        def boxes(t: int = t, actors: list[_Pose] = actors) -> bytes:
             entities = [_box(t, a, p, q, dims, kinds) for a, p, q in actors]
             return fg.SceneUpdate(deletions=[fg.SceneEntityDeletion(timestamp=_stamp(t),
                                                                     type=fg.SceneEntityDeletionType.All)],
@@ -420,16 +437,27 @@ def _event_messages(s: ObservedSample) -> Iterator[_Message]:
         t = ns(float(event.get("t", 0.0)))
         level = fg.LogLevel.Warning if event.get("type") == "collision" else fg.LogLevel.Info
         text = json.dumps(event, sort_keys=True)
-        yield _Message(t, EVENTS_TOPIC, lambda t=t, level=level, text=text, name=str(event.get("type", "")):
-                       fg.Log(timestamp=_stamp(t), level=level, message=text, name=name).encode())
+
+        def log(t: int = t, level: fg.LogLevel = level, text: str = text, name: str = str(event.get("type", ""))
+                ) -> bytes:
+            return fg.Log(timestamp=_stamp(t), level=level, message=text, name=name).encode()
+
+        yield _Message(t, EVENTS_TOPIC, log)
 
 
 # --- the file -------------------------------------------------------------------------------------------------
 
 
-def _schemas(s: ObservedSample) -> dict[str, type]:
+class _MessageClass(Protocol):
+    """A Foxglove message class: its schema is what a channel registers."""
+
+    @staticmethod
+    def get_schema() -> Schema: ...
+
+
+def _schemas(s: ObservedSample) -> dict[str, type[_MessageClass]]:
     """Every topic of the export and its message class."""
-    topics: dict[str, type] = {TF_TOPIC: fg.FrameTransforms, BOXES_TOPIC: fg.SceneUpdate,
+    topics: dict[str, type[_MessageClass]] = {TF_TOPIC: fg.FrameTransforms, BOXES_TOPIC: fg.SceneUpdate,
                                TRACKS_TOPIC: fg.SceneUpdate, EVENTS_TOPIC: fg.Log}
     for camera in s.results.cameras:
         topics |= {f"/{camera}/calibration": fg.CameraCalibration, f"/{camera}/image": fg.CompressedImage,

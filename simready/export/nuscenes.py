@@ -213,7 +213,7 @@ class _Writer:
                 items += [(sensor, r.t0_s if isinstance(r, LidarSweep) else r.t_s, r.tick, summary.type)
                           for r in s.results.sweeps.get(sensor, [])]
         nearest = {it: int(np.abs(sample_times - it[1]).argmin()) for it in items}
-        key = {}
+        key: dict[tuple[str, int], tuple[str, float, int, str]] = {}
         for it, k in nearest.items():
             best = key.get((it[0], k))
             if best is None or abs(it[1] - sample_times[k]) < abs(best[1] - sample_times[k]):
@@ -240,7 +240,7 @@ class _Writer:
                 self.calibrated.add(cal_token)
                 T = s.rig.T_body_sensor(channel)
                 model = s.rig.sensors[channel]
-                intrinsic: list = []
+                intrinsic: list[list[float]] = []
                 if isinstance(model, CameraModel):
                     p = s.results.cameras[channel].projection
                     intrinsic = [[p.fx, 0.0, p.cx], [0.0, p.fy, p.cy], [0.0, 0.0, 1.0]]
@@ -290,9 +290,9 @@ class _Writer:
                 smp = tracks[actor].sample(np.array([t_s]), clamp=True)
                 if not bool(smp.present[0]):
                     continue
-                length, width, height = (float(v) for v in dims[actor])
+                length_m, width_m, height_m = (float(v) for v in dims[actor])
                 R = matrix_from_quat(smp.quat_xyzw[0])
-                centre = smp.position_m[0] + R @ np.array([0.0, 0.0, height / 2.0])
+                centre = smp.position_m[0] + R @ np.array([0.0, 0.0, height_m / 2.0])
                 compact = legend.get(actor_id(s.render.sample_id, actor), -1)
                 kind = kinds.get(actor, "vehicle")
                 speed = float(np.linalg.norm(smp.velocity_mps[0]))
@@ -303,7 +303,7 @@ class _Writer:
                     "token": token("sample_annotation", name, actor, k), "sample_token": samples[k]["token"],
                     "instance_token": token("instance", name, actor), "attribute_tokens": [token("attribute", attribute)],
                     "visibility_token": "4" if compact in camera_ids.get(k, set()) else "1",
-                    "translation": [float(v) for v in centre], "size": [width, length, height],
+                    "translation": [float(v) for v in centre], "size": [width_m, length_m, height_m],
                     "rotation": _wxyz(R), "num_lidar_pts": int(lidar_counts.get(k, {}).get(compact, 0)),
                     "num_radar_pts": int(radar_counts.get(k, {}).get(compact, 0))}))
             if not anns:
@@ -329,16 +329,16 @@ class _Writer:
 def export_nuscenes(sample_dirs: Iterable[str | Path], out_dir: str | Path) -> dict[str, int]:
     """Write a nuScenes dataset of ``sample_dirs`` (each: its base window and every observed branch) into
     ``out_dir`` (the CLI passes :func:`simready.outdir.output_folder`'s staged folder); returns rows per table."""
-    sample_dirs = [Path(d) for d in sample_dirs]
+    dirs = [Path(d) for d in sample_dirs]
     seen: dict[str, Path] = {}
-    for d in sample_dirs:  # before anything is written
+    for d in dirs:  # before anything is written
         sample_id = SampleDir(d.resolve()).sample_id
         if sample_id in seen:
             raise ExportError(d, "", f"sample {sample_id} is given twice (also as {seen[sample_id]}); nuScenes "
                                 "tokens are named by the sample, so give each sample once")
         seen[sample_id] = d
     writer = _Writer(Path(out_dir))
-    for d in sample_dirs:
+    for d in dirs:
         sample = SampleDir(d)
         s = ObservedSample.open(sample.root, None)  # the base is checked (and must exist) before anything is written
         log_token = writer.log(sample, s.render.template_id)

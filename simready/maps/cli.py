@@ -13,14 +13,20 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simready import paths
 from simready.errors import TemplateError
 from simready.maps.errors import MapError
 from simready.outdir import output_file, output_folder
 
+if TYPE_CHECKING:
+    from simready.catalog.contract import CatalogEntry
 
-def register(template: argparse._SubParsersAction, scenario: argparse._SubParsersAction | None) -> None:
+    _Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def register(template: _Subparsers, scenario: _Subparsers | None) -> None:
     """Add the map commands under ``template`` and (when the scenario stage is present) ``scenario``."""
     imp = template.add_parser("import", help="import an ASAM OpenDRIVE map as a world template")
     imp.add_argument("map", help="OpenDRIVE file (.xodr), 1.4-1.8")
@@ -66,10 +72,10 @@ def _bounds(text: str) -> tuple[float, float, float, float]:
         raise argparse.ArgumentTypeError(f"{text!r} is not four numbers xmin,ymin,xmax,ymax") from None
     if len(values) != 4 or not (values[0] < values[2] and values[1] < values[3]):
         raise argparse.ArgumentTypeError(f"{text!r} is not xmin,ymin,xmax,ymax with xmin < xmax and ymin < ymax")
-    return values  # type: ignore[return-value]
+    return values
 
 
-def _certified() -> tuple[set[str], dict]:
+def _certified() -> tuple[set[str], dict[str, CatalogEntry]]:
     from simready.catalog.catalog import ensure_catalog
     from simready.catalog.certify import certify_catalog
 
@@ -90,7 +96,8 @@ def _template_import(args: argparse.Namespace) -> int:
         raise MapError(out, "", f"a template's file is named after its id: write {args.id}.yaml")
     with output_file(out) as staged:
         imported = import_opendrive(args.map, args.id, args.bounds)
-        data, site_lines = imported.data, []
+        data = imported.data
+        site_lines: list[str] = []
         if args.intent is not None:
             data, site_lines = fit_intent(data, args.intent)
         # Road, sidewalks, kerbs, markings, buildings: the map's static world, derived at load (not listed).

@@ -282,7 +282,7 @@ class _Reader:
         return int(value)
 
     def text(self, el: etree._Element, name: str, where: str, default: str | None = None) -> str:
-        raw = el.get(name, default)
+        raw: str | None = el.get(name, default)
         if raw is None:
             raise self.error(where, f"<{el.tag}> has no {name!r} attribute", el)
         return raw
@@ -462,7 +462,8 @@ def _geometry(rd: _Reader, el: etree._Element, where: str) -> Geometry:
 def _poly(rd: _Reader, el: etree._Element, s_name: str, where: str) -> Poly3:
     coeffs = [rd.num(el, k, where) for k in "abcd"]
     _check_limit(rd.source, "|polynomial coefficient|", max(abs(c) for c in coeffs), where, el)
-    return Poly3(rd.num(el, s_name, where), *coeffs, el.sourceline)
+    a, b, c, d = coeffs
+    return Poly3(rd.num(el, s_name, where), a, b, c, d, el.sourceline)
 
 
 def _section(rd: _Reader, el: etree._Element, where: str) -> LaneSection:
@@ -493,7 +494,8 @@ def _lane(rd: _Reader, el: etree._Element, where: str, side: str) -> Lane:
         raise rd.error(where, f"lane id {lane_id} does not belong in <{side}>", el)
     widths = tuple(_poly(rd, w, "sOffset", where + ", width") for w in el.findall("width"))
     link = el.find("link")
-    pred = succ = ()
+    pred: tuple[int, ...] = ()
+    succ: tuple[int, ...] = ()
     if link is not None:
         pred = tuple(rd.integer(p, "id", where) for p in link.findall("predecessor"))
         succ = tuple(rd.integer(p, "id", where) for p in link.findall("successor"))

@@ -20,6 +20,7 @@ Why each method:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,15 +44,16 @@ class Pose:
     hdg: Array
 
 
-def _integrate(f, a: Array, b: Array) -> Array:
+def _integrate(f: Callable[[Array], Array], a: Array, b: Array) -> Array:
     """∫_a^b f for arrays of bounds (8-point Gauss–Legendre on each [a, b]); ``f`` maps an array to an array."""
     half = 0.5 * (b - a)
     mid = 0.5 * (b + a)
     nodes = mid[:, None] + half[:, None] * _GL_X[None, :]
-    return half * (f(nodes) @ _GL_W)
+    integral: Array = half * (f(nodes) @ _GL_W)
+    return integral
 
 
-def _cumulative(f, length: float, s: Array) -> Array:
+def _cumulative(f: Callable[[Array], Array], length: float, s: Array) -> Array:
     """∫_0^s f for each s in [0, length], composite over panels of at most PANEL_M."""
     n = max(1, math.ceil(length / PANEL_M))
     edges = np.linspace(0.0, length, n + 1)
@@ -76,16 +78,22 @@ def _cubic(p: Array, a: float, b: float, c: float, d: float) -> tuple[Array, Arr
     return a + p * (b + p * (c + p * d)), b + p * (2.0 * c + 3.0 * p * d)
 
 
+def _abcd(g: Geometry, suffix: str = "") -> tuple[float, float, float, float]:
+    """A cubic's coefficients: the record's parameters ``a b c d`` (each followed by ``suffix``)."""
+    a, b, c, d = (g.param(k + suffix) for k in "abcd")
+    return a, b, c, d
+
+
 def _parametric(g: Geometry, ds: Array) -> tuple[Array, Array, Array]:
     """poly3 (u = p, v = cubic) and paramPoly3 (u, v cubics in p), sampled at arc length ``ds``."""
     if g.kind == "poly3":
         cu = (0.0, 1.0, 0.0, 0.0)
-        cv = tuple(g.param(k) for k in "abcd")
+        cv = _abcd(g)
         # s(u) >= u, so the curve's length is reached at some u <= length.
         p_end = g.length
     else:
-        cu = tuple(g.param(k + "U") for k in "abcd")
-        cv = tuple(g.param(k + "V") for k in "abcd")
+        cu = _abcd(g, "U")
+        cv = _abcd(g, "V")
         p_end = 1.0 if g.text("pRange", "normalized") == "normalized" else g.length
 
     def speed(p: Array) -> Array:

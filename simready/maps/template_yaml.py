@@ -111,7 +111,7 @@ def template_yaml(data: dict[str, Any]) -> str:
     skeleton = yaml.dump(_lift(data, leaves), Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=WIDTH,
                          allow_unicode=True)
 
-    def fill(m: re.Match) -> str:
+    def fill(m: re.Match[str]) -> str:
         lead, dash, key, k = m.group(1), m.group(2), m.group(3), int(m.group(4))
         key_col = len(lead) + len(dash)
         leaf = leaves[k]

@@ -28,12 +28,13 @@ import math
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from scenariogeneration import xodr
 from scenariogeneration.xodr.signals_objects import _SignalObjectBase
 from shapely.geometry import LineString, Point, Polygon
 
-from simready.world.template import WorldTemplate
+from simready.world.template import Lane, WorldTemplate
 
 __all__ = ["ExportReport", "export_xodr", "fresh_ids"]
 
@@ -145,7 +146,7 @@ def _arc_from(x0: float, y0: float, heading: float, x1: float, y1: float) -> tup
     return xodr.Arc(2.0 * math.sin(phi) / d, length=length), length
 
 
-def _plan_view(lane, h_start: float | None,
+def _plan_view(lane: Lane, h_start: float | None,
                h_end: float | None) -> tuple[xodr.PlanView, float, list[tuple[float, float]], list[float]]:
     """Lines along the polyline; where a contact heading is given, a short end piece (:data:`BEND_PIECE_M`) is an arc
     that leaves (arrives) at it. Returns the plan view, the largest gap between those arcs and their chords (m),
@@ -164,7 +165,7 @@ def _plan_view(lane, h_start: float | None,
     if h_end is not None and abs(_wrap(_chord(pts[-2], pts[-1]) - h_end)) > 1e-9:
         pts.insert(len(pts) - 1, _along(pts[-1], pts[-2], BEND_PIECE_M))
     last = len(pts) - 2
-    pieces: list[list] = []  # [x0, y0, heading, geometry, length]
+    pieces: list[list[Any]] = []  # [x0, y0, heading, geometry, length]
     s_at = [0.0]
     bend = 0.0
     for i, ((x0, y0), (x1, y1)) in enumerate(zip(pts, pts[1:])):
@@ -200,7 +201,7 @@ def _along(p: tuple[float, float], q: tuple[float, float], d_m: float) -> tuple[
     return p[0] + k * (q[0] - p[0]), p[1] + k * (q[1] - p[1])
 
 
-def _widths(lane, region: Polygon | None, pts: list[tuple[float, float]]) -> list[float]:
+def _widths(lane: Lane, region: Polygon | None, pts: list[tuple[float, float]]) -> list[float]:
     """Lane width (m) at each vertex: the cross-section of the lane's own outline there, or ``width_m``.
 
     An imported lane's region is its outline (inner border out, outer border
@@ -244,7 +245,7 @@ def _pieces(values: list[float], s_at: list[float]) -> list[tuple[float, float, 
     return out
 
 
-def _road(lane, road_id: int, junction: int | None, h_start: float | None, h_end: float | None,
+def _road(lane: Lane, road_id: int, junction: int | None, h_start: float | None, h_end: float | None,
           region: Polygon | None) -> tuple[xodr.Road, xodr.Lane, float]:
     plan, bend, pts, s_at = _plan_view(lane, h_start, h_end)
     centre = xodr.Lane(lane_type=xodr.LaneType.none)
@@ -293,7 +294,7 @@ def export_xodr(t: WorldTemplate) -> tuple[bytes, ExportReport]:
         built[b][1].add_link("predecessor", -1)
     graph = t.lane_graph
     junctions: dict[int, xodr.Junction] = {}
-    conn_id = Counter()
+    conn_id: Counter[int] = Counter()
     for lane in lanes:
         a = lane.id
         succ = graph.successors[a]

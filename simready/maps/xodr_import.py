@@ -61,7 +61,8 @@ from shapely.ops import unary_union
 from simready.hashing import sha256_bytes
 from simready.maps import defaults
 from simready.maps.errors import MapError
-from simready.maps.opendrive import Lane, LaneSection, MapObject, OpenDriveMap, Poly3, Road, RoadMark, read_opendrive
+from simready.maps.opendrive import (Lane, LaneSection, MapObject, OpenDriveMap, Poly3, Road, RoadMark, Signal,
+                                     read_opendrive)
 from simready.maps.refline import Array, max_curvature, reference_poses
 from simready.world.lanes import SUCCESSOR_GAP_TOLERANCE_M, SUCCESSOR_MAX_HEADING_CHANGE_RAD, wrap_angle
 from simready.world.template_model import MAX_LANE_WIDTH_M
@@ -247,7 +248,8 @@ def _road_samples(src: str, road: Road) -> Array:
     s = np.unique(np.concatenate(out))
     # Breakpoints from different records closer than this are one point (a sliver sample would fold an outline).
     keep = np.concatenate([[True], np.diff(s) > SAMPLE_MERGE_M])
-    return s[keep]
+    samples: Array = s[keep]
+    return samples
 
 
 def _densified(s: Array, factor: int) -> Array:
@@ -310,14 +312,15 @@ def _lane_speed(road: Road, sec: LaneSection, lane: Lane) -> float | None:
     return road.speeds_mps[0][1] if road.speeds_mps else None
 
 
-def _main_mark(sec: LaneSection, lane: Lane, end: float) -> RoadMark | None:
-    """The road mark covering most of the lane section along ``lane``'s outer border (None: no record)."""
-    if not lane.road_marks:
+def _main_mark(sec: LaneSection, road_marks: tuple[RoadMark, ...], end: float) -> RoadMark | None:
+    """The road mark covering most of the lane section among a lane's ``road_marks`` (along its outer border; the
+    centre lane's: along the reference line) (None: no record)."""
+    if not road_marks:
         return None
     length = end - sec.s
     best, best_len = None, -1.0
-    for i, m in enumerate(lane.road_marks):
-        stop = lane.road_marks[i + 1].s_offset if i + 1 < len(lane.road_marks) else length
+    for i, m in enumerate(road_marks):
+        stop = road_marks[i + 1].s_offset if i + 1 < len(road_marks) else length
         if stop - m.s_offset > best_len:
             best, best_len = m, stop - m.s_offset
     return best
@@ -421,7 +424,7 @@ def _sample_road(src: str, road: Road, report: ImportReport) -> tuple[list[_Samp
 
             out.append(_SampledLane((road.id, k, lane.id), lane.type, s, geo["inner"], geo["outer"], geo["centre"],
                                     geo["width"], (lane.id * forward_sign) > 0, road.in_junction,
-                                    speed if speed is not None else -1.0, geo["z"], _main_mark(sec, lane, end),
+                                    speed if speed is not None else -1.0, geo["z"], _main_mark(sec, lane.road_marks, end),
                                     lane.line, sec.line, resample, s))
     return out, problems
 
@@ -630,7 +633,15 @@ def _trimmed(lane: _SampledLane) -> _SampledLane | None:
         return lane
     cut = slice(i0, i1 + 1)
     return replace(lane, s=lane.s[cut], inner=lane.inner[cut], outer=lane.outer[cut], centre=lane.centre[cut],
-                   width=lane.width[cut], z=None if lane.z is None else tuple(a[cut] for a in lane.z))
+                   width=lane.width[cut], z=_z_part(lane.z, cut))
+
+
+def _z_part(z: tuple[Array, Array, Array] | None, part: slice) -> tuple[Array, Array, Array] | None:
+    """The heights (inner border, outer border, centre) at the samples ``part``; None where the road is flat."""
+    if z is None:
+        return None
+    inner, outer, centre = z
+    return inner[part], outer[part], centre[part]
 
 
 def _pieces(lane: _SampledLane) -> list[_SampledLane]:
@@ -652,7 +663,7 @@ def _pieces(lane: _SampledLane) -> list[_SampledLane]:
         return [lane]
     return [replace(lane, s=lane.s[a:b + 1], inner=lane.inner[a:b + 1], outer=lane.outer[a:b + 1],
                     centre=lane.centre[a:b + 1], width=lane.width[a:b + 1], resample=None,
-                    z=None if lane.z is None else tuple(x[a:b + 1] for x in lane.z)) for a, b in runs]
+                    z=_z_part(lane.z, slice(a, b + 1))) for a, b in runs]
 
 
 def _ring(lane: _SampledLane) -> tuple[list[list[float]], list[float] | None]:
@@ -812,7 +823,9 @@ class _Builder:
 
     def _where(self, lane: _SampledLane) -> str:
         road, k, lid = lane.key
-        sec = self.odr.road(road).sections[k]
+        record = self.odr.road(road)
+        assert record is not None  # the lane was sampled from it
+        sec = record.sections[k]
         return f"road {road}, laneSection s={sec.s:g}, lane {lid} (line {lane.line})"
 
     def _outline(self, lane: _SampledLane) -> tuple[_SampledLane, Polygon, list[list[float]], list[float] | None] | None:
@@ -841,6 +854,7 @@ class _Builder:
             return lane, poly, ring, z
         reason = is_valid_reason(poly)
         if lane.resample is not None:
+            assert lane.s_full is not None  # set with resample
             geo = lane.resample(4)
             finer = _trimmed(replace(lane, s=_densified(lane.s_full, 4), inner=geo["inner"], outer=geo["outer"],
                                      centre=geo["centre"], width=geo["width"], z=geo["z"], resample=None))
@@ -953,7 +967,7 @@ class _Builder:
             for suffix, cut in (("_a", slice(0, mid + 1)), ("_b", slice(mid, None))):
                 half = replace(lane, s=lane.s[cut], inner=lane.inner[cut], outer=lane.outer[cut],
                                centre=lane.centre[cut], width=lane.width[cut], resample=None,
-                               z=None if lane.z is None else tuple(a[cut] for a in lane.z))
+                               z=_z_part(lane.z, cut))
                 self._add_lane(half, lane_name(lane.key) + suffix)
             self.skipped["lanes that close on themselves (ring, cul-de-sac): imported as two halves"] += 1
             return
@@ -1029,12 +1043,12 @@ class _Builder:
             ego_lane = min((v for v in self.lanes.values() if v["kind"] in ("driving", "turn")), key=lambda v: v["id"])
         ego_len = LineString(ego_lane["polyline"]).length
         affordances = [{"id": "ego_start", "type": "ego_start", "lane": ego_lane["id"], "s_m": _r(min(5.0, 0.1 * ego_len))}]
-        for name, lane in sorted(self.lanes.items()):
-            length = LineString(lane["polyline"]).length
-            if lane["kind"] == "driving" and not self.lane_by_name[name].junction and length >= 10.0:
+        for name, row in sorted(self.lanes.items()):
+            length = LineString(row["polyline"]).length
+            if row["kind"] == "driving" and not self.lane_by_name[name].junction and length >= 10.0:
                 affordances.append({"id": f"spawn_{name}", "type": "vehicle_spawn", "lane": name,
                                     "s_range_m": [0.0, _r(0.9 * length)]})
-            if lane["kind"] == "parking" and _long_side(Polygon(np.asarray(self.regions[name]["polygon"]))) >= defaults.PARKING_SLOT_M:
+            if row["kind"] == "parking" and _long_side(Polygon(np.asarray(self.regions[name]["polygon"]))) >= defaults.PARKING_SLOT_M:
                 affordances.append({"id": f"parking_{name}", "type": "parking", "region": name,
                                     "slot_length_m": defaults.PARKING_SLOT_M})
         for rid in sorted(self.parking_spaces):
@@ -1135,7 +1149,7 @@ class _Builder:
                 continue  # a centre mark is not clipped to --bounds
             ends = [sec.s for sec in road.sections[1:]] + [road.length]
             for k, (sec, end) in enumerate(zip(road.sections, ends)):
-                mark = _main_mark(sec, _CentreLane(sec.centre_marks), end) if sec.centre_marks else None
+                mark = _main_mark(sec, sec.centre_marks, end)
                 if mark is None or mark.type in ("none", "") or end - sec.s < 0.1:
                     continue
                 if not any(lane_name((road.id, k, ln.id)) in self.lanes for ln in sec.lanes):
@@ -1386,9 +1400,9 @@ class _Builder:
                     continue
                 lanes = sorted({name for name, _, _ in bound})
                 stop_lane, stop_road, stop_s = bound[0]
-                for ref in sig.references:
-                    if ref in by_id and by_id[ref][1].type == "294" and by_id[ref][0].id == stop_road.id:
-                        stop_s = by_id[ref][1].s
+                for ref_id in sig.references:
+                    if ref_id in by_id and by_id[ref_id][1].type == "294" and by_id[ref_id][0].id == stop_road.id:
+                        stop_s = by_id[ref_id][1].s
                 length = LineString(self.lanes[stop_lane]["polyline"]).length
                 s_m = min(max(self._lane_s(stop_lane, stop_s), 0.0), max(0.0, length - STOP_LINE_END_MARGIN_M))
                 sid = f"signal_{_safe(sig.id)}"
@@ -1503,7 +1517,7 @@ class _Builder:
         return s if lane.forward else float(along[-1]) - s
 
 
-def _speed_sign_mps(sig: Any) -> float | None:
+def _speed_sign_mps(sig: Signal) -> float | None:
     """The limit of a speed sign (m/s): its value in its unit (km/h when none), else its subtype in km/h."""
     units = {"km/h": 1.0 / 3.6, "mph": 0.44704, "m/s": 1.0, "": 1.0 / 3.6}
     if sig.value is not None and sig.value > 0 and sig.unit in units:
@@ -1513,13 +1527,6 @@ def _speed_sign_mps(sig: Any) -> float | None:
     except ValueError:
         return None
     return kmh / 3.6 if 0 < kmh <= 300 else None
-
-
-@dataclass(frozen=True)
-class _CentreLane:
-    """The centre lane's marks, read like a lane's by :func:`_main_mark`."""
-
-    road_marks: tuple[RoadMark, ...]
 
 
 #: Road mark types that may be crossed (SPEC §18: broken or none = allowed); any other single line may not.

@@ -50,7 +50,8 @@ from simready.atomic import json_bytes
 from simready.hashing import sha256_bytes
 from simready.maps.errors import MapError
 from simready.maps.xodr_export import export_xodr
-from simready.scenario.manifest import ScenarioManifest, load_manifest
+from simready.scenario.manifest import Dynamics, ScenarioManifest, load_manifest
+from simready.scenario.manifest.base import SignalState
 from simready.scenario.manifest.triggers import (
     AfterTrigger,
     AndCondition,
@@ -230,7 +231,7 @@ class _Builder:
             cycle = sum(ph.duration_s for ph in prog.phases)
             shift = (-self.m.warmup_s - prog.offset_s) % cycle
             phases = [(ph.state, ph.duration_s) for ph in prog.phases]
-            rotated: list[tuple[str, float]] = []
+            rotated: list[tuple[SignalState, float]] = []
             start = 0.0
             for state, dur in phases:
                 if start + dur > shift and not rotated:
@@ -344,9 +345,10 @@ class _Builder:
         where = f"interaction {inter.id} trigger"
         if isinstance(cond, AndCondition):
             leaves = [self._leaf(where, c) for c in cond.of]
-            if any(leaf is None for leaf in leaves):
+            present = [leaf for leaf in leaves if leaf is not None]
+            if len(present) < len(leaves):
                 return None
-            return [[self._trigger_item(f"{inter.id}_c{k}", leaf) for k, leaf in enumerate(leaves)]]
+            return [[self._trigger_item(f"{inter.id}_c{k}", leaf) for k, leaf in enumerate(present)]]
         if isinstance(cond, OrCondition):
             leaves = [self._leaf(where, c) for c in cond.of]
             return [[self._trigger_item(f"{inter.id}_c{k}", leaf)] for k, leaf in enumerate(leaves) if leaf is not None] or None
@@ -509,7 +511,7 @@ class _Builder:
         return board
 
 
-def _span(dyn: Any, distance_m: float, speed_mps: float) -> float:
+def _span(dyn: Dynamics | None, distance_m: float, speed_mps: float) -> float:
     """Duration (s) of a lateral move of ``distance_m`` under the manifest's dynamics constraint."""
     if dyn is None:
         return 0.0
@@ -520,7 +522,7 @@ def _span(dyn: Any, distance_m: float, speed_mps: float) -> float:
     return distance_m / max(dyn.value, 1e-6)
 
 
-def _lateral_acc(dyn: Any, distance_m: float, span_s: float) -> float:
+def _lateral_acc(dyn: Dynamics | None, distance_m: float, span_s: float) -> float:
     """Peak lateral acceleration (m/s²) of a move of ``distance_m`` in ``span_s`` with the manifest's shape.
 
     A LaneOffsetAction is bounded by acceleration, not duration: sinusoidal
@@ -591,14 +593,15 @@ def build_scenario(m: ScenarioManifest, t: WorldTemplate, road_file: str, road_o
 def scenario_bytes(scenario: xosc.Scenario) -> bytes:
     """The scenario's XML, with the one fix the schema needs: scenariogeneration 0.16.7 writes a
     LightStateAction's LightState before its LightType; the schema's sequence is the other way round."""
-    root = scenario.get_element()
+    root: ET.Element = scenario.get_element()
     for action in root.iter("LightStateAction"):
         light_type = action.find("LightType")
         if light_type is not None:
             action.remove(light_type)
             action.insert(0, light_type)
     ET.indent(root, space="    ")
-    return b"<?xml version='1.0' encoding='utf-8'?>\n" + ET.tostring(root, encoding="utf-8") + b"\n"
+    xml: bytes = ET.tostring(root, encoding="utf-8")
+    return b"<?xml version='1.0' encoding='utf-8'?>\n" + xml + b"\n"
 
 
 def export_xosc(manifest: Path, template: Path | None, out: Path) -> XoscReport:

@@ -91,7 +91,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -352,6 +352,13 @@ class _Entity:
     road: tuple[str, int, float] | None = None  # (road, lane, s) when placed by a lane position
     controller: str = ""  # the ObjectController's name (or catalog entry), when it has one
 
+    @property
+    def placed(self) -> tuple[float, float, float]:
+        """``pose``, which every entity left after the Init has (one without is dropped or refused there)."""
+        if self.pose is None:
+            raise ValueError(f"entity {self.name!r} has no position yet")
+        return self.pose
+
 
 @dataclass
 class _Event:
@@ -363,6 +370,8 @@ class _Event:
     act: etree._Element
     interactions: list[dict[str, Any]] = field(default_factory=list)
     duration_s: float = 0.0
+    #: The id an after-trigger names: the event's first interaction's (its own id when it has none).
+    id_first: str = ""
 
 
 class _Importer:
@@ -378,7 +387,7 @@ class _Importer:
         self.entities: dict[str, _Entity] = {}
         self.events: dict[str, _Event] = {}
         self.header: dict[str, str] = {}
-        self.env = dict(_ENVIRONMENT)
+        self.env: dict[str, Any] = dict(_ENVIRONMENT)
         self.catalog_dirs: dict[str, list[Path]] = {}
         self._catalogs: dict[Path, etree._Element] = {}
         self._in_init = False
@@ -428,8 +437,8 @@ class _Importer:
         raw = read_bytes(self.map_path, XoscError)
         digest = sha256_bytes(raw)
         odr, _ = read_opendrive(self.map_path)
-        self.template = None
-        self.template_data = None
+        template: WorldTemplate | None = None
+        self.template_data: dict[str, Any] | None = None
         # Only a template whose lane ids are the map's road names can be the map's export: export just those.
         names = {r.name for r in odr.roads}
         files = list_template_files(self.template_dir)
@@ -440,11 +449,11 @@ class _Importer:
         if claimed in files and self.header.get("map_sha256") == digest and all(r.id.isdigit() for r in odr.roads):
             t = load_template(files[claimed])
             if template_hash(t) == self.header.get("template_hash") and set(t.lane_graph.lanes) == names:
-                self.template = t
+                template = t
                 self.road_of_lane = {r.name: int(r.id) for r in odr.roads}
                 self.report.template = (f"{claimed} (the map is its OpenDRIVE export, sha256 {digest[7:19]}, as the "
                                         "file header says)")
-        for tid, tpath in sorted(files.items()) if self.template is None else ():
+        for tid, tpath in sorted(files.items()) if template is None else ():
             # A template that does not even mention every road name cannot be the map's export: not parsed.
             text = tpath.read_text(errors="replace")
             if not names or not all(n and n in text for n in names):
@@ -456,20 +465,21 @@ class _Importer:
 
             data, xreport = export_xodr(t)
             if sha256_bytes(data) == digest:
-                self.template = t
+                template = t
                 self.road_of_lane = xreport.road_of_lane
                 self.report.template = f"{tid} (the map is its OpenDRIVE export, sha256 {digest[7:19]})"
                 break
-        if self.template is None:
+        if template is None:
             from simready.maps.xodr_import import import_opendrive
 
             tid = _ident(f"xosc_{self.map_path.stem}").replace(":", "_")
             imported = import_opendrive(self.map_path, tid)
             self.template_data = imported.data
-            self.template = parse_template(imported.data, str(self.map_path))
+            template = parse_template(imported.data, str(self.map_path))
             self.road_of_lane = {}
             self.report.template = (f"{tid} imported from {self.map_path.name} ({len(imported.data['lanes'])} lanes; "
                                     "write it to data/templates to simulate from the command line)")
+        self.template: WorldTemplate = template
         self.roads = _Roads(odr)
         self.graph = self.template.lane_graph
 
@@ -879,14 +889,14 @@ class _Importer:
             self.position(pending[0].find("PrivateAction/TeleportAction/Position"))
         for priv in privates:
             # An entity with no teleport starts where the trajectory it follows from the Init starts.
-            ent = self.entities.get(priv.get("entityRef", ""))
+            unplaced = self.entities.get(priv.get("entityRef", ""))
             ft = priv.find("PrivateAction/RoutingAction/FollowTrajectoryAction")
-            if ent is None or ent.pose is not None or ft is None:
+            if unplaced is None or unplaced.pose is not None or ft is None:
                 continue
             got = self._trajectory_points(ft)
             if got is not None and got[1]:
-                ent.pose = got[1][0]
-                self.note(ft, f"{ent.name!r} has no TeleportAction: it starts where its trajectory starts",
+                unplaced.pose = got[1][0]
+                self.note(ft, f"{unplaced.name!r} has no TeleportAction: it starts where its trajectory starts",
                           approximated=True)
         self._in_init = False
         for ent in list(self.entities.values()):
@@ -912,10 +922,10 @@ class _Importer:
                 elif action.tag == "RoutingAction" and action.find("AssignRouteAction") is not None:
                     ent.route, ent.nodes = self._route(action.find("AssignRouteAction"), ent)
                 elif action.tag == "RoutingAction" and action.find("FollowTrajectoryAction") is not None:
-                    got = self._trajectory(action.find("FollowTrajectoryAction"), ent)
-                    if got is not None:
-                        ent.route = got["route"].get("lanes", [])
-                        ent.nodes = got["route"].get("nodes", [])
+                    follow = self._trajectory(action.find("FollowTrajectoryAction"), ent)
+                    if follow is not None:
+                        ent.route = follow["route"].get("lanes", [])
+                        ent.nodes = follow["route"].get("nodes", [])
                 elif action.tag == "VisibilityAction":
                     ent.present = self.rd.text(action, "graphics", "true") == "true" or \
                         self.rd.text(action, "traffic", "true") == "true"
@@ -1089,7 +1099,7 @@ class _Importer:
                 before = dict(self.env)
                 self._environment(body.find("EnvironmentAction"))
                 after, self.env = self.env, before
-                out = []
+                out: list[tuple[str | None, dict[str, Any]]] = []
                 if after["road_friction"] != before["road_friction"]:
                     out.append((None, {"set": {"key": "env.road_friction", "value": float(after["road_friction"])}}))
                 if after["rain_rate_mmph"] != before["rain_rate_mmph"]:
@@ -1119,11 +1129,13 @@ class _Importer:
         inner = next(iter(action), None)
         tag = inner.tag if inner is not None and action.tag in ("LongitudinalAction", "LateralAction",
                                                                  "RoutingAction", "AppearanceAction") else action.tag
+        # Where the verb's fields are read: the action's first child (the grouped verb), or the action when it has none.
+        verb = inner if inner is not None else action
         if tag == "SpeedAction":
-            dyn = self._dynamics(inner.find("SpeedActionDynamics"), inner)
-            target = inner.find("SpeedActionTarget")
+            dyn = self._dynamics(verb.find("SpeedActionDynamics"), verb)
+            target = verb.find("SpeedActionTarget")
             if target is None:
-                raise rd.error(inner, "SpeedAction without a target")
+                raise rd.error(verb, "SpeedAction without a target")
             absolute = target.find("AbsoluteTargetSpeed")
             if absolute is not None:
                 v = rd.num(absolute, "value")
@@ -1141,45 +1153,45 @@ class _Importer:
                 return {"speed": {"mode": "delta", "value": value}, "dynamics": dyn}
             if value == 0 and kind == "delta":
                 if not continuous:
-                    self.note(inner, f"speed to {ref.name}'s speed once is held as a match", approximated=True)
+                    self.note(verb, f"speed to {ref.name}'s speed once is held as a match", approximated=True)
                 return {"speed": {"mode": "match", "target": ref.id}, "dynamics": dyn}
             v = ref.speed * value if kind == "factor" else ref.speed + value
-            self.note(inner, f"speed relative to {ref.name} ({kind} {value:g}) taken at {ref.name}'s initial speed: "
+            self.note(verb, f"speed relative to {ref.name} ({kind} {value:g}) taken at {ref.name}'s initial speed: "
                              f"absolute {max(v, 0):.3f} m/s", approximated=True)
             return {"speed": {"mode": "absolute", "value": max(v, 0.0)}, "dynamics": dyn}
         if tag == "LongitudinalDistanceAction":
-            ref = self.entity(inner, rd.text(inner, "entityRef"))
-            if inner.get("timeGap") is not None:
-                value, unit = rd.num(inner, "timeGap"), "time"
+            ref = self.entity(verb, rd.text(verb, "entityRef"))
+            if verb.get("timeGap") is not None:
+                value, unit = rd.num(verb, "timeGap"), "time"
             else:
-                value, unit = rd.num(inner, "distance"), "distance"
+                value, unit = rd.num(verb, "distance"), "distance"
             dyn = {"shape": "step", "constraint": "time", "value": 0.0}
-            lim = inner.find("DynamicConstraints")
+            lim = verb.find("DynamicConstraints")
             if lim is not None:
                 self.note(lim, "gap dynamic constraints: the gap controller's own limits apply", approximated=True)
             return {"gap": {"target": ref.id, "value": max(value, 1e-3), "unit": unit}, "dynamics": dyn}
         if tag == "LaneChangeAction":
-            return self._lane_change(inner, ent, event)
+            return self._lane_change(verb, ent, event)
         if tag == "LaneOffsetAction":
-            return self._lane_offset(inner, ent, event)
+            return self._lane_offset(verb, ent, event)
         if tag == "AssignRouteAction":
-            lanes, nodes = self._route(inner, ent)
+            lanes, nodes = self._route(verb, ent)
             if not (lanes or nodes):
-                self.note(inner, "route lies on no template lane", approximated=False)
+                self.note(verb, "route lies on no template lane", approximated=False)
                 return None
             return {"route": {"lanes": lanes} if ent.kind != "pedestrian" else {"nodes": nodes}}
         if tag == "FollowTrajectoryAction":
-            return self._trajectory(inner, ent)
+            return self._trajectory(verb, ent)
         if tag == "AcquirePositionAction":
             # A route to one position from wherever the actor is then: the simulator links its lane to the target's.
-            x, y, h = self.position(inner.find("Position"))
+            x, y, h = self.position(verb.find("Position"))
             if ent.kind == "pedestrian":
                 return {"route": {"nodes": self._nodes([(x, y, h)])}}
             lanes = self.lanes_on([(x, y, h)])
             if not lanes:
-                self.note(inner, "the position to acquire lies on no template lane")
+                self.note(verb, "the position to acquire lies on no template lane")
                 return None
-            return {"route": {"lanes": self._lane_chain(inner, [lanes[0], *self._default_route(lanes[0])[1:]])}}
+            return {"route": {"lanes": self._lane_chain(verb, [lanes[0], *self._default_route(lanes[0])[1:]])}}
         if tag == "VisibilityAction":
             shown = rd.text(action, "graphics", "true") == "true" or rd.text(action, "traffic", "true") == "true"
             return {"exist": {"state": "present" if shown else "absent"}}
@@ -1197,13 +1209,13 @@ class _Importer:
             self.note(la, f"light {kind or '?'} is not represented")
             return None
         if tag == "AnimationAction":
-            comp = inner.find("AnimationType/ComponentAnimation/VehicleComponent")
+            comp = verb.find("AnimationType/ComponentAnimation/VehicleComponent")
             kind = rd.text(comp, "vehicleComponentType") if comp is not None else ""
-            state = inner.find("AnimationState")
+            state = verb.find("AnimationState")
             if kind in _DOORS and ent.kind == "vehicle":
                 opened = state is not None and rd.num(state, "state", 1.0) > 0.5
                 return {"set": {"key": _DOORS[kind], "value": "open" if opened else "closed"}}
-            self.note(inner, f"animation {kind or '?'} is not represented")
+            self.note(verb, f"animation {kind or '?'} is not represented")
             return None
         if tag == "TeleportAction":
             self.note(action, "a teleport during the story is not represented (actors move continuously)")
@@ -1235,7 +1247,7 @@ class _Importer:
         if absolute is not None:
             lane_id = int(float(rd.text(absolute, "value")))
             if ent.road is None:
-                ent.road = self._road_of(absolute, ent.pose)
+                ent.road = self._road_of(absolute, ent.placed)
             road = self.roads.road(rd, absolute, ent.road[0])
             s = ent.road[2]
             x, y, h = self.roads.pose(road, s, self.roads.lane_t(rd, absolute, road, lane_id, s))
@@ -1247,7 +1259,7 @@ class _Importer:
         raise rd.error(lc, "LaneChangeAction without a target")
 
     def _lanes_beside(self, ent: _Entity, n: int, el: etree._Element) -> str | None:
-        ref = self.lane_ref(ent.pose, ent.kind)
+        ref = self.lane_ref(ent.placed, ent.kind)
         lane = ref["lane"] if ref else None
         for _ in range(abs(n)):
             lane = (self.graph.left if n > 0 else self.graph.right).get(lane) if lane else None
@@ -1265,7 +1277,7 @@ class _Importer:
             value = rd.num(absolute, "value")
         elif rel is not None:
             ref = self.entity(rel, rd.text(rel, "entityRef"))
-            ref_lane = self.lane_ref(ref.pose, ref.kind)
+            ref_lane = self.lane_ref(ref.placed, ref.kind)
             base = ref_lane["t_frac"] * self.template_lane_width(ref_lane["lane"]) / 2 if ref_lane else 0.0
             value = base + rd.num(rel, "value")
             self.note(rel, f"offset relative to {ref.name} taken at {ref.name}'s initial offset: {value:.3f} m",
@@ -1274,7 +1286,7 @@ class _Importer:
             raise rd.error(lo, "LaneOffsetAction without a target")
         shape = rd.text(dyn_el, "dynamicsShape", "step") if dyn_el is not None else "step"
         max_acc = rd.num(dyn_el, "maxLateralAcc", 0.0) if dyn_el is not None else 0.0
-        start = self.lane_ref(ent.pose, ent.kind)
+        start = self.lane_ref(ent.placed, ent.kind)
         t0 = start["t_frac"] * self.template_lane_width(start["lane"]) / 2 if start else 0.0
         distance = abs(value - t0)
         span = math.sqrt(_PEAK[shape] * distance / max_acc) if shape in _PEAK and max_acc > 0 and distance > 0 else 0.0
@@ -1445,15 +1457,15 @@ class _Importer:
                 return {"after": ev.name, "delay": delay, "el": body}
             if body.tag == "TrafficSignalCondition":
                 sig = rd.text(body, "name")
-                state = _signal_state(rd.text(body, "state"))
-                if state is None:
+                signal_state = _signal_state(rd.text(body, "state"))
+                if signal_state is None:
                     raise rd.error(body, f"signal state {rd.text(body, 'state')!r} is none of {_SIGNAL_FORMS}")
                 found = self.template_signal(sig)
                 if found is None:
                     raise rd.error(body, f"no traffic signal {sig!r} in the map (signals: "
                                          f"{', '.join(s.id for s in self.template.signals) or 'none'})")
                 self._signals_used.add(found.id)
-                return self._leaf({"kind": "signal", "signal": found.id, "state": state}, c, edge, delay)
+                return self._leaf({"kind": "signal", "signal": found.id, "state": signal_state}, c, edge, delay)
             self.note(body, f"{body.tag} is not represented")
             return {"never": True, "el": body}
         ec = c.find("ByEntityCondition")
@@ -1499,9 +1511,9 @@ class _Importer:
                                "value_s": max(0.0, rd.num(body, "value"))}, c, edge, delay)
         if tag == "TimeToCollisionCondition":
             tgt = body.find("TimeToCollisionConditionTarget")
-            ref = tgt.find("EntityRef") if tgt is not None else None
-            if ref is not None:
-                other = self.entity(ref, rd.text(ref, "entityRef"))
+            target_ref = tgt.find("EntityRef") if tgt is not None else None
+            if target_ref is not None:
+                other = self.entity(target_ref, rd.text(target_ref, "entityRef"))
                 return self._leaf({"kind": "ttc", "a": a.id, "b": other.id, "op": op,
                                    "value_s": max(0.0, rd.num(body, "value"))}, c, edge, delay)
             pos = tgt.find("Position") if tgt is not None else None
@@ -1521,7 +1533,7 @@ class _Importer:
             return self._leaf({"kind": "speed", "actor": a.id, "op": op, "value_mps": v}, c, edge, delay)
         if tag == "TraveledDistanceCondition":
             d = rd.num(body, "value")
-            start = self.lane_ref(a.pose, a.kind)
+            start = self.lane_ref(a.placed, a.kind)
             if start is None:
                 self.note(body, f"{a.name} starts on no lane: travelled distance is not represented")
                 return {"never": True, "el": body}
@@ -1540,9 +1552,9 @@ class _Importer:
             return self._leaf({"kind": "standstill", "actor": a.id, "for_s": max(self.dt, rd.num(body, "duration"))},
                               c, edge, delay)
         if tag == "CollisionCondition":
-            ref = body.find("EntityRef")
-            other = self.entity(ref, rd.text(ref, "entityRef")).id if ref is not None else None
-            return self._leaf({"kind": "collision", "a": a.id, "b": other}, c, edge, delay)
+            other_ref = body.find("EntityRef")
+            other_id = self.entity(other_ref, rd.text(other_ref, "entityRef")).id if other_ref is not None else None
+            return self._leaf({"kind": "collision", "a": a.id, "b": other_id}, c, edge, delay)
         self.note(body, f"{tag} is not represented")
         return {"never": True, "el": body}
 
@@ -1593,6 +1605,7 @@ class _Importer:
         rest = [g for g in groups if g not in fire]
         deadline_fire = min((max(i["time"] for i in g) for g in fire), default=None)
         if not rest:
+            assert deadline_fire is not None  # every group is a non-empty "time >= T" group
             return {"kind": "at", "t_s": max(0.0, min(deadline_fire, self.clip))}
         conds: list[list[dict[str, Any]]] = []
         skip_deadline = None
@@ -1676,7 +1689,7 @@ class _Importer:
         from simready.world.template import template_hash
 
         for ev in self.events.values():
-            ev.id_first = ev.interactions[0]["id"] if ev.interactions else ev.id  # type: ignore[attr-defined]
+            ev.id_first = ev.interactions[0]["id"] if ev.interactions else ev.id
         interactions = []
         for ev in self.events.values():
             if not ev.interactions:
@@ -1724,10 +1737,10 @@ class _Importer:
         if t_decision is not None:
             realized["t_decision_s"] = round(t_decision, 9)
         realized.update({f"xosc.param.{k}"[:128]: v for k, v in sorted(self.param_values().items())})
-        occluders = [{"id": _ident(e.props["simready.occluder"]), "kind": "actor", "actor_id": e.id, "pose": None,
+        occluders: list[dict[str, Any]] = [{"id": _ident(e.props["simready.occluder"]), "kind": "actor", "actor_id": e.id, "pose": None,
                       "dims": None} for e in self.entities.values() if "simready.occluder" in e.props]
         occluders += [{"id": e.id, "kind": "structure", "actor_id": None,
-                      "pose": {"x": e.pose[0], "y": e.pose[1], "yaw": e.pose[2]},
+                      "pose": {"x": e.placed[0], "y": e.placed[1], "yaw": e.placed[2]},
                       "dims": {"l": e.dims[0] or 1.0, "w": e.dims[1] or 1.0, "h": e.dims[2] or 1.0}}
                      for e in self.entities.values() if e.kind == "misc"]
         for e in self.entities.values():
@@ -1784,13 +1797,14 @@ class _Importer:
                 cycle = sum(d for _, d in seq)
                 if not seq or cycle <= 0:
                     continue
-                best = None
+                best: tuple[float, int] | None = None
                 acc = 0.0
                 for k in range(len(seq)):
                     offset = round((start + acc - self.warmup) % cycle, 9)
                     offset = 0.0 if abs(offset - cycle) < 1e-6 else offset
                     best = (offset, k) if best is None or offset < best[0] else best
                     acc += seq[k][1]
+                assert best is not None  # seq is not empty
                 offset, k = best
                 rotated = seq[k:] + seq[:k]
                 if offset > MAX_CLIP_S or max(d for _, d in rotated) > MAX_CLIP_S:
@@ -1884,12 +1898,12 @@ class _Importer:
                     rules[key] = float(p[f"simready.{key}"])
             cruise = float(p["simready.cruise_speed_mps"]) if "simready.cruise_speed_mps" in p else \
                 (None if role == "parked" else e.speed)
-            pose = {"x": round(e.pose[0], 8), "y": round(e.pose[1], 8), "yaw": round(math.atan2(
-                math.sin(e.pose[2]), math.cos(e.pose[2])), 9)}
+            pose = {"x": round(e.placed[0], 8), "y": round(e.placed[1], 8), "yaw": round(math.atan2(
+                math.sin(e.placed[2]), math.cos(e.placed[2])), 9)}
             walk = None
             route = e.route
             if e.kind == "pedestrian":
-                nodes = e.nodes or self._nodes([e.pose])
+                nodes = e.nodes or self._nodes([e.placed])
                 if len(nodes) < 2:
                     nodes = self._walk_default(e)
                 walk = {"route": nodes, "reaction_delay_s": float(p.get("simready.reaction_delay_s", 0.4)),
@@ -1898,7 +1912,7 @@ class _Importer:
                     walk["via"] = [{"x": x, "y": y} for x, y in e.via]
                 route = []
             else:
-                lr = self.lane_ref(e.pose, e.kind)
+                lr = self.lane_ref(e.placed, e.kind)
                 if not route and lr is not None and role != "parked":
                     route = self._default_route(lr["lane"])
                 if lr is None and role != "parked":
@@ -1906,7 +1920,7 @@ class _Importer:
             actors.append({
                 "id": e.id, "kind": e.kind, "role": role, "asset_id": e.asset_id,
                 "dims": {"l": d.length, "w": d.width, "h": d.height},
-                "initial": {"lane_ref": self.lane_ref(e.pose, e.kind), "pose": pose, "speed_mps": round(e.speed, 9)},
+                "initial": {"lane_ref": self.lane_ref(e.placed, e.kind), "pose": pose, "speed_mps": round(e.speed, 9)},
                 "behavior": {"rules": rules, "route": route, "cruise_speed_mps": cruise},
                 "walk": walk, "present_at_start": e.present,
                 "tags": p.get("simready.tags", "").split() if p.get("simready.tags") else [f"xosc:{_ident(e.name)}"[:64]],
@@ -1916,7 +1930,7 @@ class _Importer:
     def _check_drivable(self, e: _Entity, route: list[str]) -> None:
         """A moving vehicle off every lane must still start within reach of a lane it can drive, heading its way;
         else one line saying why (the simulator's behaviour model drives vehicles along lanes)."""
-        x, y, h = e.pose
+        x, y, h = e.placed
         where = f"Entities/ScenarioObject[{e.name}]"
         try:
             lane, s, t = self.graph.nearest(x, y, h, kinds=("driving", "turn"))
@@ -1958,14 +1972,15 @@ class _Importer:
         if len(nodes) < 2:
             raise XoscError(self.src, f"Entities/ScenarioObject[{e.name}]",
                             f"a pedestrian needs a walkable graph and the map has none (line {e.line})")
-        ranked = sorted(sorted(nodes), key=lambda n: math.hypot(nodes[n][0] - e.pose[0], nodes[n][1] - e.pose[1]))
-        h = e.pose[2]
-        ahead = [n for n in ranked[1:] if (nodes[n][0] - e.pose[0]) * math.cos(h) + (nodes[n][1] - e.pose[1]) *
+        ranked = sorted(sorted(nodes), key=lambda n: math.hypot(nodes[n][0] - e.placed[0], nodes[n][1] - e.placed[1]))
+        h = e.placed[2]
+        ahead = [n for n in ranked[1:] if (nodes[n][0] - e.placed[0]) * math.cos(h) + (nodes[n][1] - e.placed[1]) *
                  math.sin(h) > 0]
         return [ranked[0], (ahead or ranked[1:])[0]]
 
     def decision(self, decision: str | None, interactions: list[dict[str, Any]]) -> tuple[float | None, str | None]:
         by_id = {i["id"]: i for i in interactions}
+        chosen: _Event | None
         if decision is not None:
             try:
                 t = float(decision)
@@ -2024,7 +2039,7 @@ def _fire_time(by_id: Mapping[str, Any], inter_id: str) -> float | None:
         seen.add(inter_id)
         trig = by_id[inter_id]["trigger"]
         if trig["kind"] == "at":
-            return total + trig["t_s"]
+            return total + float(trig["t_s"])
         if trig["kind"] != "after":
             return None
         total += trig["delay_s"]
@@ -2181,7 +2196,7 @@ def read_distribution(path: str | Path, root: str | None = None) -> tuple[Path, 
     return (path.parent / sf.get("filepath", "")).resolve(), sets
 
 
-def manifests_for_sets(scenario: str | Path, sets: list[Mapping[str, Any]], *, map_path: str | Path | None = None,
+def manifests_for_sets(scenario: str | Path, sets: Sequence[Mapping[str, Any]], *, map_path: str | Path | None = None,
                        decision: str | None = None, prefix: str | None = None,
                        template_dir: str | Path = paths.TEMPLATES_DIR) -> list[XoscImport]:
     """One import per parameter set (sample ids ``<prefix>-<k:04d>``): what a program drawing a file's parameters

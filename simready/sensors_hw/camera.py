@@ -111,7 +111,7 @@ def row_times(model: CameraModel, t0_s: float) -> NDArray[np.float64]:
 
 def distort_normalized(xy: NDArray[np.float64], k1: float, k2: float) -> NDArray[np.float64]:
     """Brown radial model on normalized coordinates: ``x_d = x·(1 + k1 r² + k2 r⁴)``."""
-    r2 = np.sum(xy * xy, axis=-1, keepdims=True)
+    r2: NDArray[np.float64] = np.sum(xy * xy, axis=-1, keepdims=True)
     return xy * (1.0 + k1 * r2 + k2 * r2 * r2)
 
 
@@ -143,10 +143,9 @@ def _distortion_taps(model: CameraModel) -> tuple[NDArray[np.int64], NDArray[np.
     v0 = np.minimum(np.floor(sv), max(h - 2, 0)).astype(np.int64)
     fu, fv = su - u0, sv - v0
     u1, v1 = np.minimum(u0 + 1, w - 1), np.minimum(v0 + 1, h - 1)
-    idx = np.stack([v0 * w + u0, v0 * w + u1, v1 * w + u0, v1 * w + u1])
-    wts = np.stack([(1 - fu) * (1 - fv), fu * (1 - fv), (1 - fu) * fv, fu * fv]) * inside
+    idx: NDArray[np.int64] = np.stack([v0 * w + u0, v0 * w + u1, v1 * w + u0, v1 * w + u1])
+    wts = (np.stack([(1 - fu) * (1 - fv), fu * (1 - fv), (1 - fu) * fv, fu * fv]) * inside).astype(np.float32)
     idx.setflags(write=False)
-    wts = wts.astype(np.float32)
     wts.setflags(write=False)
     return idx, wts
 
@@ -157,7 +156,7 @@ def apply_distortion(model: CameraModel, image: NDArray[np.floating]) -> NDArray
         return image
     idx, wts = _distortion_taps(model)
     flat = image.reshape(-1, image.shape[-1])
-    out = np.take(flat, idx[0], axis=0)
+    out: NDArray[np.floating] = np.take(flat, idx[0], axis=0)
     out *= wts[0][:, None]
     for i in range(1, 4):
         tap = np.take(flat, idx[i], axis=0)
@@ -196,7 +195,8 @@ def encode_id_rgb(ids: ArrayLike) -> NDArray[np.uint8]:
 def decode_id_rgb(rgb: ArrayLike) -> NDArray[np.uint32]:
     """Inverse of :func:`encode_id_rgb`: R + 256·G + 65536·B of an RGB(A) image."""
     c = np.asarray(rgb, np.uint32)
-    return c[..., 0] | (c[..., 1] << 8) | (c[..., 2] << 16)
+    ids: NDArray[np.uint32] = c[..., 0] | (c[..., 1] << np.uint32(8)) | (c[..., 2] << np.uint32(16))
+    return ids
 
 
 def encode_semantic_rgb(classes: ArrayLike) -> NDArray[np.uint8]:
@@ -269,6 +269,11 @@ def decode_depth(raw: ArrayLike, near_m: float) -> NDArray[np.float64]:
 # --- lighting ------------------------------------------------------------------
 
 
+def _rgb(values: Iterable[float]) -> tuple[float, float, float]:
+    r, g, b = values
+    return r, g, b
+
+
 @dataclass(frozen=True)
 class Lighting:
     """Scene illumination for the RGB pass (linear RGB radiometric units, arbitrary scale).
@@ -322,9 +327,9 @@ class Lighting:
         return cls(
             sun_elevation_deg=el,
             sun_azimuth_deg=az,
-            sun_rgb=tuple(1.7 * sun * c for c in warm),  # type: ignore[arg-type]
-            ambient_rgb=tuple(0.01 + 0.3 * day * c for c in (1.0, 1.1, 1.27)),  # type: ignore[arg-type]
-            sky_rgb=tuple(0.005 + day * c for c in (0.45, 0.6, 0.9)),  # type: ignore[arg-type]
+            sun_rgb=_rgb(1.7 * sun * c for c in warm),
+            ambient_rgb=_rgb(0.01 + 0.3 * day * c for c in (1.0, 1.1, 1.27)),
+            sky_rgb=_rgb(0.005 + day * c for c in (0.45, 0.6, 0.9)),
             headlights=bool(env.get("headlights", el < cls.HEADLIGHTS_BELOW_DEG)),
         )
 
@@ -379,7 +384,7 @@ def _ray_tables(model: CameraModel) -> tuple[NDArray[np.float32], NDArray[np.flo
 
 def camera_poses(rig: Rig, camera_name: str, t0_s: float) -> NDArray[np.float64]:
     """(H, 4, 4) ``T_world_camera`` (optical frame) at each row's sample time."""
-    model = rig.sensors[camera_name]
+    model = rig.camera(camera_name)
     if model.shutter == "global":
         return np.repeat(rig.T_world_sensor(camera_name, t0_s)[None], model.height_px, axis=0)
     return rig.T_world_sensor(camera_name, row_times(model, t0_s))
@@ -394,7 +399,11 @@ def camera_rays(model: CameraModel, T_rows: NDArray[np.float64]) -> tuple[NDArra
     return origins, dirs.reshape(-1, 3)
 
 
-def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> Callable[[NDArray, NDArray], NDArray[np.intp]]:
+#: Which rays (or receivers) can meet the world box ``(lo, hi)``: what the prefilters below return.
+BoxFilter = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.intp]]
+
+
+def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> BoxFilter:
     """Pixels whose rays can meet a world box, from projecting the box with each row's pose.
 
     Why it is conservative: a row's pixels share one origin; a box wholly in
@@ -410,7 +419,7 @@ def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> Cal
     offsets = [np.einsum("hi,ih->h", T_rows[:, :3, 3], a) for a in axes]
     rows = np.arange(h)
 
-    def candidates(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
+    def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
         corners = box_corners(lo, hi)
         x, y, z = (corners @ a - o for a, o in zip(axes, offsets))  # (8, H) in each row's optical frame
         front = np.all(z > 1e-6, axis=0)
@@ -436,7 +445,7 @@ def _spans(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.i
 
 
 def shadow_prefilter(model: CameraModel, T_rows: NDArray[np.float64], receivers: NDArray[np.intp],
-                     receiver_z_min_m: float, sun: NDArray[np.float64]) -> Callable[[NDArray, NDArray], NDArray[np.intp]]:
+                     receiver_z_min_m: float, sun: NDArray[np.float64]) -> BoxFilter:
     """Shadow rays (one per receiving pixel, toward the sun) that can meet a world box.
 
     A point shadowed by the box lies in the box swept away from the sun
@@ -449,7 +458,7 @@ def shadow_prefilter(model: CameraModel, T_rows: NDArray[np.float64], receivers:
     position = np.full(model.width_px * model.height_px, -1, np.int64)
     position[receivers] = np.arange(len(receivers))
 
-    def candidates(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
+    def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
         length = max(0.0, (hi[2] - receiver_z_min_m) / sun[2])
         lo_v, hi_v = np.minimum(lo, lo - length * sun), np.maximum(hi, hi - length * sun)
         pos = position[pixels(lo_v, hi_v)]
@@ -550,7 +559,10 @@ def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighti
     if lighting.headlights:
         dist = np.where(hits.hit, hits.distance_m, 0.0).astype(np.float32)
         headlight = _headlight_irradiance(rig, lighting, o + d * dist[:, None], n * facing[:, None], hits.time_s)
-    f32 = lambda v: np.asarray(v, np.float32)  # noqa: E731
+
+    def f32(v: tuple[float, float, float]) -> NDArray[np.float32]:
+        return np.asarray(v, np.float32)
+
     return kern.radiance(scene.albedo_at(hits), hits.hit, ndl, sunlit, f32(lighting.sun_rgb),
                          f32(lighting.ambient_rgb), headlight.astype(np.float32), f32(lighting.sky_rgb))
 
@@ -592,7 +604,8 @@ def shade_numpy(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, 
     return out
 
 
-def _headlight_irradiance(rig: Rig, lighting: Lighting, p: NDArray, n: NDArray, t: NDArray) -> NDArray[np.float32]:
+def _headlight_irradiance(rig: Rig, lighting: Lighting, p: NDArray[np.float32], n: NDArray[np.float32],
+                          t: NDArray[np.float64]) -> NDArray[np.float32]:
     """Irradiance (N,) from the ego's lamps at points p with normals n at times t (no shadows)."""
     ut, inv = np.unique(t, return_inverse=True)
     T = rig.body.poses_at(ut)

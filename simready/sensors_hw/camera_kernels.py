@@ -8,13 +8,22 @@ the numpy one (tested). The compiled code is cached beside this module (``cache=
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
 import numba
 import numpy as np
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+_Kernel = TypeVar("_Kernel", bound=Callable[..., Any])
 
 
-@numba.njit(**_JIT)
+def _compiled(fn: _Kernel) -> _Kernel:
+    """``numba.njit(**_JIT)``, typed as the function it compiles (numba's own types are not read by the check)."""
+    return cast(_Kernel, numba.njit(**_JIT)(fn))
+
+
+@_compiled
 def tone_map(radiance: np.ndarray, exposure: np.float32, reinhard: bool, gain: np.ndarray) -> np.ndarray:
     """(P, 3) float32 linear radiance → exposed, tone-mapped (Reinhard or clipped to [0, 1]) and
     vignetted, float32; ``exposure`` 1 skips the product, an empty ``gain`` the vignette."""
@@ -39,7 +48,7 @@ def tone_map(radiance: np.ndarray, exposure: np.float32, reinhard: bool, gain: n
     return out
 
 
-@numba.njit(**_JIT)
+@_compiled
 def encode_srgb(x: np.ndarray, idx: np.ndarray, wts: np.ndarray, lut: np.ndarray, levels: np.float32) -> np.ndarray:
     """(P, 3) float32 in [0, 1] → (P, 3) uint8 sRGB through ``lut``, resampled by the bilinear taps
     ``idx``/``wts`` (4, P) when given (empty: no lens)."""
@@ -62,7 +71,7 @@ def encode_srgb(x: np.ndarray, idx: np.ndarray, wts: np.ndarray, lut: np.ndarray
     return out
 
 
-@numba.njit(**_JIT)
+@_compiled
 def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> np.ndarray:
     """(P,) float32 z-depth ``distance · (d · optical z) / |d|`` of float32 ray directions ``d`` (P, 3) whose
     rows share row ``p // width``'s optical axis ``axis_z`` (H, 3): :func:`simready.sensors_hw.camera.z_depth_numpy`'s
@@ -81,10 +90,10 @@ def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> 
     return out
 
 
-@numba.njit(**_JIT)
+@_compiled
 def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_moving: np.ndarray,
               o: np.ndarray, d: np.ndarray, dist: np.ndarray, hit: np.ndarray, sun: np.ndarray,
-              bias: np.float32) -> tuple:
+              bias: np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The shading's first pass (:func:`simready.sensors_hw.camera.shade_numpy`'s float32 operations per pixel):
     each ray's geometric normal (``normal_table[rows]``, or ``n_moving[k]`` for the k-th ray in ``moving``),
     ``facing`` (−sign(n·d): the normal turned toward the viewer), ``ndl`` (n·sun, facing), and for the lit
@@ -125,7 +134,7 @@ def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_
     return n, facing, ndl, lit, start
 
 
-@numba.njit(**_JIT)
+@_compiled
 def radiance(albedo: np.ndarray, hit: np.ndarray, ndl: np.ndarray, sunlit: np.ndarray, sun_rgb: np.ndarray,
              ambient: np.ndarray, headlight: np.ndarray, sky: np.ndarray) -> np.ndarray:
     """(P, 3) float32 linear radiance (in place on ``albedo``): ``albedo · (ndl·sun_rgb [where sunlit] + ambient

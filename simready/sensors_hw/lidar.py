@@ -36,7 +36,7 @@ intensity is still scaled by T² (extinction is deterministic physics).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -50,7 +50,7 @@ from simready.layout import ZSTD_SUFFIX
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.frames import SensorType, frame_declaration
 from simready.sensors_hw.models import LidarModel, Rig
-from simready.raycast.geometry import Hits, SceneGeometry, box_corners
+from simready.raycast.geometry import Hits, RayPrefilter, SceneGeometry, box_corners
 
 PLY_COLUMNS = ("x", "y", "z", "intensity", "instance_id")
 
@@ -98,13 +98,14 @@ def beam_table(model: LidarModel) -> BeamTable:
 
 def lidar_poses(rig: Rig, lidar_name: str, t0_s: float) -> NDArray[np.float64]:
     """(steps, 4, 4) ``T_world_sensor`` at each column's firing time."""
-    return rig.T_world_sensor(lidar_name, t0_s + beam_table(rig.sensors[lidar_name]).time_offset_s)
+    return rig.T_world_sensor(lidar_name, t0_s + beam_table(rig.lidar(lidar_name)).time_offset_s)
 
 
 def lidar_rays(rig: Rig, lidar_name: str, t0_s: float,
-               T_cols: NDArray[np.float64] | None = None) -> tuple[NDArray, NDArray, NDArray]:
+               T_cols: NDArray[np.float64] | None = None
+               ) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float64]]:
     """World origins and unit directions (N, 3) float32, and firing times (N,), N = steps·channels, column-major."""
-    model = rig.sensors[lidar_name]
+    model = rig.lidar(lidar_name)
     table = beam_table(model)
     T = lidar_poses(rig, lidar_name, t0_s) if T_cols is None else T_cols
     dirs = np.matmul(table.dirs_sensor32, np.transpose(T[:, :3, :3], (0, 2, 1)).astype(np.float32))
@@ -112,7 +113,7 @@ def lidar_rays(rig: Rig, lidar_name: str, t0_s: float,
     return origins, dirs.reshape(-1, 3), t0_s + table.beam_offset_s
 
 
-def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64]) -> Callable[[NDArray, NDArray], NDArray[np.intp] | None]:
+def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64]) -> RayPrefilter:
     """Beams whose column azimuth lies in the azimuth arc a world box spans from that column's pose.
 
     Why it is conservative: every beam of column j has sensor-frame azimuth
@@ -132,7 +133,7 @@ def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64]) -> Callabl
     channels = np.arange(model.channels)
     two_pi = 2.0 * np.pi
 
-    def candidates(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
+    def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
         corners = box_corners(lo, hi)
         cx = corners @ ax  # (8, steps): corners in each column's sensor frame
         cx -= px
@@ -206,6 +207,7 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     hits = scene.cast(origins, dirs, times, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
                       prefilter=azimuth_prefilter(model, T_cols), incidence=True)
     cos_inc = hits.cos_incidence
+    assert cos_inc is not None  # cast with incidence=True
     rain = atmosphere is not None and not atmosphere.clear
     sigma = math.hypot(model.range_noise_m, atmosphere.range_spread_m) if rain else model.range_noise_m  # type: ignore[union-attr]
     sigma = sigma if model.noise else 0.0
@@ -229,8 +231,8 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
                      (beam // model.channels).astype(np.int32), beam, hits)
 
 
-def _returned(model: LidarModel, scene: SceneGeometry, body: NDArray[np.int32], cos_incidence: NDArray,
-              draw: NDArray) -> NDArray[np.bool_]:
+def _returned(model: LidarModel, scene: SceneGeometry, body: NDArray[np.int32], cos_incidence: NDArray[np.float32],
+              draw: NDArray[np.float32]) -> NDArray[np.bool_]:
     """Which hits return: weak ones (dark or grazing) are lost when their uniform draw < probability.
 
     Darkness is decided per body (its reflectance), then gathered: one lookup of a bool per beam
@@ -249,7 +251,7 @@ _PLY_TYPES = {"x": ("float", "<f4"), "y": ("float", "<f4"), "z": ("float", "<f4"
               "intensity": ("float", "<f4"), "instance_id": ("uint", "<u4"), "t": ("double", "<f8")}
 
 
-def _columns(points: LidarScan | Mapping[str, Any], with_time: bool) -> dict[str, NDArray]:
+def _columns(points: LidarScan | Mapping[str, Any], with_time: bool) -> dict[str, NDArray[Any]]:
     if isinstance(points, LidarScan):
         p = points.points_sensor
         cols = {"x": p[:, 0], "y": p[:, 1], "z": p[:, 2], "intensity": points.intensity,
@@ -318,7 +320,7 @@ def write_ply_ascii(path: str | Path, points: LidarScan | Mapping[str, Any], *, 
     return write_bytes_atomic(path, ply_bytes(points, "ascii", with_time=with_time))
 
 
-def ascii_body(cols: Mapping[str, NDArray]) -> bytes:
+def ascii_body(cols: Mapping[str, NDArray[Any]]) -> bytes:
     """The ASCII body of :func:`write_ply_ascii`, formatted a whole column at a time.
 
     Why not a string per point: that was 3 of a sample's 19 s of observation. Every column becomes
@@ -340,10 +342,11 @@ def ascii_body(cols: Mapping[str, NDArray]) -> bytes:
         planes += [chars, np.full((1, n), ord(" "), np.uint8)]
     planes[-1] = np.full((1, n), ord("\n"), np.uint8)
     table = np.ascontiguousarray(np.concatenate(planes, axis=0).T).ravel()
-    return table[table != 0].tobytes()
+    body: bytes = table[table != 0].tobytes()
+    return body
 
 
-def ascii_body_per_point(cols: Mapping[str, NDArray]) -> bytes:
+def ascii_body_per_point(cols: Mapping[str, NDArray[Any]]) -> bytes:
     """The ASCII body formatted by Python, one string per point: the definition :func:`ascii_body` matches."""
     fmt = " ".join("%d" if _ASCII_DECIMALS[k] is None else f"%.{_ASCII_DECIMALS[k]}f" for k in cols) + "\n"
     return "".join(fmt % r for r in zip(*(np.asarray(v).tolist() for v in cols.values()))).encode("ascii")
@@ -372,7 +375,7 @@ def _sign(negative: NDArray[np.bool_]) -> NDArray[np.uint8]:
     return np.where(negative, ord("-"), 0).astype(np.uint8)[None, :]
 
 
-def _integer_chars(values: NDArray) -> NDArray[np.uint8] | None:
+def _integer_chars(values: NDArray[Any]) -> NDArray[np.uint8] | None:
     """``%d`` of an integer column as (width, M) planes, or None when the column is not integers that fit an
     int64."""
     v = np.asarray(values)
@@ -385,7 +388,7 @@ def _integer_chars(values: NDArray) -> NDArray[np.uint8] | None:
     return np.concatenate([_sign(negative), _digits(np.abs(v), 1)], axis=0)
 
 
-def _fixed_point_chars(values: NDArray, decimals: int) -> NDArray[np.uint8] | None:
+def _fixed_point_chars(values: NDArray[Any], decimals: int) -> NDArray[np.uint8] | None:
     """``%.<decimals>f`` of a numeric column as (width, M) planes, or None when it holds a value this cannot
     format exactly.
 
@@ -433,7 +436,7 @@ def firing_times(points_sensor: NDArray[np.float64], model: LidarModel, t0_s: fl
     return t0_s + beam_table(model).time_offset_s[column]
 
 
-def read_ply(path: str | Path, columns: Sequence[str] | None = None) -> dict[str, NDArray]:
+def read_ply(path: str | Path, columns: Sequence[str] | None = None) -> dict[str, NDArray[Any]]:
     """Columns of a PLY written by this module (ASCII or binary little-endian, or either one's ``.ply.zst``,
     by the name's suffix); only ``columns`` when given (an ASCII body's other columns are then not converted)."""
     raw = Path(path).read_bytes()

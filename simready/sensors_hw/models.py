@@ -45,7 +45,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -230,6 +230,7 @@ class RadarModel(_Model):
 
 
 SensorModel = CameraModel | LidarModel | RadarModel
+_SensorModelT = TypeVar("_SensorModelT", CameraModel, LidarModel, RadarModel)
 
 MODEL_BY_TYPE: dict[SensorType, type[_Model]] = {
     SensorType.camera: CameraModel,
@@ -315,6 +316,24 @@ class Rig:
             return list(self.sensors)
         st = SensorType(sensor_type)
         return [n for n, m in self.mounts.items() if m.type == st]
+
+    def camera(self, name: str) -> CameraModel:
+        """The camera ``name``'s model (a RigError when ``name`` is another type of sensor)."""
+        return self._model(name, CameraModel)
+
+    def lidar(self, name: str) -> LidarModel:
+        """The LiDAR ``name``'s model (a RigError when ``name`` is another type of sensor)."""
+        return self._model(name, LidarModel)
+
+    def radar(self, name: str) -> RadarModel:
+        """The radar ``name``'s model (a RigError when ``name`` is another type of sensor)."""
+        return self._model(name, RadarModel)
+
+    def _model(self, name: str, kind: type[_SensorModelT]) -> _SensorModelT:
+        model = self.sensors[name]
+        if not isinstance(model, kind):
+            raise RigError("rig", f"sensors.{name}", f"is {type(model).__name__}, not {kind.__name__}")
+        return model
 
     def T_body_sensor(self, name: str) -> Mat4:
         return self.mounts[name].T_body_sensor

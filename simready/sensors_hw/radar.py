@@ -48,6 +48,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -171,7 +172,7 @@ class _Clusters:
     centroid_world: NDArray[np.float64]
     sigma_m2: NDArray[np.float64]
     body: NDArray[np.int32]
-    ray_power: NDArray[np.float64] | None = None
+    ray_power: NDArray[np.float64]
 
 
 def _cluster_hits(hits: Hits, model: RadarModel) -> NDArray[np.intp]:
@@ -198,21 +199,24 @@ def _clusters(scene: SceneGeometry, hits: Hits, model: RadarModel, ray_solid_ang
                      model.rcs_gain * np.add.reduceat(area, start), hits.body_index[h][start], area / (r * r) ** 2)
 
 
-def _point_velocity(scene: SceneGeometry, body_index: int, point_world: NDArray, t_s: float) -> NDArray:
+def _point_velocity(scene: SceneGeometry, body_index: int, point_world: NDArray[np.float64], t_s: float
+                    ) -> NDArray[np.float64]:
     """World velocity of a point rigidly attached to a body: ``v + ω × (p − origin)``."""
     if scene.is_static(body_index):
         return np.zeros(3)
     smp = scene.bodies[body_index].track.sample([t_s])
-    return smp.velocity_mps[0] + np.cross(smp.angular_velocity_rps[0], point_world - smp.position_m[0])
+    v: NDArray[np.float64] = smp.velocity_mps[0] + np.cross(smp.angular_velocity_rps[0], point_world - smp.position_m[0])
+    return v
 
 
-def _sensor_velocity(rig: Rig, radar_origin_world: NDArray, t_s: float) -> NDArray:
+def _sensor_velocity(rig: Rig, radar_origin_world: NDArray[np.float64], t_s: float) -> NDArray[np.float64]:
     """World velocity of the radar: the ego's ``v + ω × (o_radar − o_ego)`` (the lever arm)."""
     v, w = rig.body.twist_at(t_s)
     return v + np.cross(w, radar_origin_world - rig.body.pose_at(t_s)[:3, 3])
 
 
-def _contributors(scene: SceneGeometry, hits: Hits, h: NDArray[np.intp], c: _Clusters, R: NDArray, o_s: NDArray, v_s: NDArray, v_cluster: NDArray, t_s: float,
+def _contributors(scene: SceneGeometry, hits: Hits, h: NDArray[np.intp], c: _Clusters, R: NDArray[np.float64],
+                  o_s: NDArray[np.float64], v_s: NDArray[np.float64], v_cluster: NDArray[np.float64], t_s: float,
                   keep: NDArray[np.bool_]) -> RadarContributors:
     """Each kept cluster's parts (bodies), by cluster then body index (``h``: the clusters' rays; ``v_cluster``:
     (K, 3) each cluster's relative velocity at its centroid, reused for a cluster of one part; ``keep``: (K,) the
@@ -338,7 +342,7 @@ def write_contributors(path: str | Path, contributors: RadarContributors) -> Pat
     return write_bytes_atomic(path, contributors_parquet(contributors))
 
 
-def read_radar_csv(path: str | Path) -> dict[str, NDArray]:
+def read_radar_csv(path: str | Path) -> dict[str, NDArray[Any]]:
     """Columns of a radar CSV written by :func:`write_radar_csv`, by header name (``instance_id`` uint32, the
     rest float64); a file without that header row is refused (ValueError)."""
     lines = Path(path).read_text(encoding="ascii").splitlines()

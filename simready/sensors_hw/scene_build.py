@@ -242,7 +242,7 @@ def build_scene(template: WorldTemplate, catalog: Catalog, manifest: ScenarioMan
         if asset not in looks:
             looks[asset] = catalog.look(asset)
         b = Body(entity, vertices, faces, entry.render_geometry.sha256, entry.render_geometry.file, class_id,
-                 tuple(entry.material.albedo_rgb), float(entry.material.reflectance), track, looks[asset])
+                 entry.material.albedo_rgb, float(entry.material.reflectance), track, looks[asset])
         return b, e
 
     bodies: list[Body] = []
