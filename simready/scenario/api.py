@@ -165,7 +165,7 @@ from simready.world.affordances import (
 from simready.world.frames import footprint_corners
 from simready.world.lane_graph import lane_network
 from simready.world.routing import plan_route, route_length_m, routes_of_length, straight_through
-from simready.world.template_model import ParkingAffordance, PedestrianCrossing, parking_slots
+from simready.world.template_model import ParkingAffordance, PedestrianCrossing, WorldTemplate, parking_slots
 
 
 __all__ = [
@@ -174,7 +174,7 @@ __all__ = [
     "IntentProgram", "KERB_GAP_M", "KerbGap", "LONG_ROUTE_M", "LaneSpawn", "MidBlockCrossing", "Motion",
     "OcclusionSpec", "PARKED_WIDTH_M", "ParkingAffordance", "ParkingSite", "PathConflict", "PedestrianCrossing",
     "ProgramContext", "Proposal", "ProposalScene", "Realization", "SIDEWALK_PROBE_M", "ScenarioError", "Scene",
-    "SpeedProfile", "StreamSet", "VEHICLE_SURFACES", "VehicleIntentParams", "WALKABLE_SURFACES", "actor",
+    "SpeedProfile", "StreamSet", "VEHICLE_SURFACES", "VehicleIntentParams", "WALKABLE_SURFACES", "WorldTemplate", "actor",
     "angle_diff", "arrival_time", "assemble", "behind", "camera_view", "cell_or_choice", "conditions",
     "correlated_environment", "decide_at", "dims_of", "draw_ego_route", "ego_under_conditions", "ego_vehicle",
     "family_of", "footprint", "footprint_corners", "gap_for_headway", "in_cell_bin", "independent_environment",

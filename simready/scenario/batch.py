@@ -116,7 +116,16 @@ def _sample_index(sample_id: str) -> int:
     return int(sample_id.rsplit("-", 1)[1])
 
 
-def _slice(manifests: list[ScenarioManifest], rejections: list[RejectionRow], k: int, n: int) -> tuple[list, list]:
+def _realized_count(manifest: ScenarioManifest, key: str) -> int:
+    """A count the traffic stage realized (0 when the sample has none)."""
+    value = manifest.realized.get(key, 0)
+    if not isinstance(value, (int, float)):
+        raise TypeError(f"{manifest.sample_id}: realized {key} is not a number: {value!r}")
+    return int(value)
+
+
+def _slice(manifests: list[ScenarioManifest], rejections: list[RejectionRow], k: int,
+           n: int) -> tuple[list[ScenarioManifest], list[RejectionRow]]:
     ordered = sorted(manifests, key=lambda m: _sample_index(m.sample_id))
     mine = ordered[k * n:(k + 1) * n]
     if not mine:
@@ -175,8 +184,8 @@ def build_batch(
             clock = next((s for s in stages if isinstance(s, ClockedStage)), None)
             cost = {"vehicles_per_lane_km": traffic.vehicles_per_lane_km,
                     "samples": len(mine),
-                    "vehicles": sum(int(m.realized.get("traffic.vehicles", 0)) for m in mine),
-                    "reserves": sum(int(m.realized.get("traffic.reserves", 0)) for m in mine),
+                    "vehicles": sum(_realized_count(m, "traffic.vehicles") for m in mine),
+                    "reserves": sum(_realized_count(m, "traffic.reserves") for m in mine),
                     "generate_cpu_s": round(cpu_s, 3),
                     "rollout_cpu_s": round(clock.cpu_s, 3) if clock else 0.0,
                     "rollouts": clock.calls if clock else 0}

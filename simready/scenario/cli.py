@@ -31,7 +31,7 @@ def _positive_or_zero(text: str) -> int:
     return n
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     scenario = subparsers.add_parser("scenario", help="scenario programs: sample manifests, explain them")
     actions = scenario.add_subparsers(dest="action", required=True)
 

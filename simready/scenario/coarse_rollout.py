@@ -177,6 +177,7 @@ class ClosesOnLead:
         if t_contact < self.t_brake_s:
             return Fail("rollout.contact_before_brake", f"{self.follower} reaches {self.leader} at t={t_contact:.2f} s,"
                         f" before it brakes", ("layout",))
+        values: dict[str, object]
         values = {"headway_s": round(gap_at_brake / float(v_f), 4), "t_brake_s": round(self.t_brake_s, 4),
                   "t_contact_nominal_s": round(t_contact, 4),
                   "required_decel_mps2": round(_required_decel(lead, f, self.t_brake_s, clearance), 4)}
@@ -223,6 +224,7 @@ class CutsIn:
         if gap <= 0:
             return Fail("rollout.cut_in_behind", f"{self.cutter} completes its lane change {gap:.2f} m from "
                         f"{self.ego}'s front bumper (not ahead)", ("timing",))
+        values: dict[str, object]
         values = {"cut_in_gap_s": round(gap / float(v_e), 4), "t_cut_in_s": round(t_in, 4),
                   "t_lane_change_end_s": round(self.t_end_s, 4)}
         return EventResult(values, (self.ego, self.cutter), self.t_start_s, self.t_start_s, self.t_end_s)
@@ -271,8 +273,8 @@ class RolloutStage:
                 hit[near] = rects_overlap(corners[a][near], corners[b][near])
                 if not hit.any():
                     continue
-                k = int(np.argmax(hit))
-                t_hit = float(samples.t[k])
+                i_hit = int(np.argmax(hit))
+                t_hit = float(samples.t[i_hit])
                 if result is not None and {a, b} == set(result.pair) and t_hit >= result.t_start_s:
                     t_contact = t_hit
                     continue

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from simready.catalog.catalog import Catalog
-from simready.catalog.generate import ENTRY_FILE
+from simready.catalog.index import ENTRY_FILE
 from simready.hashing import file_sha256
 from simready.scenario.coverage import CoverageSpec
 from simready.scenario.geometry import TemplateGeometry

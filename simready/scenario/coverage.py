@@ -93,7 +93,7 @@ class Coord:
 
     def contains(self, value: Any) -> bool:
         if not self.is_bin:
-            return value == self.value
+            return bool(value == self.value)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             return False
         assert self.lo is not None and self.hi is not None
@@ -332,20 +332,20 @@ def _parse_dimension(raw: Any, where: str, source: str) -> Dimension:
     _require(has_values != has_bins, source, where, "give exactly one of values and bins")
     if has_values:
         values = raw["values"]
-        _require(isinstance(values, list) and values, source, f"{where}.values", "must be a non-empty list")
+        _require(isinstance(values, list) and bool(values), source, f"{where}.values", "must be a non-empty list")
         _require(all(isinstance(v, str) and v and "|" not in v and "=" not in v for v in values), source,
                  f"{where}.values", "values are non-empty strings without '|' or '='")
         _require(len(set(values)) == len(values), source, f"{where}.values", "values repeat")
         _require("labels" not in raw, source, f"{where}.labels", "labels name bins, not values")
         return Dimension(name, key, tuple(Coord(name, value=v) for v in values))
     bins = raw["bins"]
-    _require(isinstance(bins, list) and bins, source, f"{where}.bins", "must be a non-empty list of [lo, hi]")
+    _require(isinstance(bins, list) and bool(bins), source, f"{where}.bins", "must be a non-empty list of [lo, hi]")
     labels = raw.get("labels")
     if labels is not None:
         _require(isinstance(labels, list) and len(labels) == len(bins) and all(isinstance(x, str) and x for x in labels),
                  source, f"{where}.labels", "one non-empty string per bin")
         _require(len(set(labels)) == len(labels), source, f"{where}.labels", "labels repeat")
-    coords = []
+    coords: list[Coord] = []
     for i, b in enumerate(bins):
         at = f"{where}.bins[{i}]"
         _require(isinstance(b, list) and len(b) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -354,7 +354,9 @@ def _parse_dimension(raw: Any, where: str, source: str) -> Dimension:
         _require(math.isfinite(lo) and math.isfinite(hi), source, at, "bin edges must be finite")
         _require(lo < hi, source, at, f"empty range [{lo}, {hi}): lo must be below hi")
         if coords:
-            _require(lo >= coords[-1].hi, source, at, f"bins overlap or are out of order ({lo} < {coords[-1].hi})")
+            prev_hi = coords[-1].hi
+            assert prev_hi is not None
+            _require(lo >= prev_hi, source, at, f"bins overlap or are out of order ({lo} < {coords[-1].hi})")
         coords.append(Coord(name, lo=lo, hi=hi, closed=i == len(bins) - 1, label=labels[i] if labels else None))
     return Dimension(name, key, tuple(coords))
 
@@ -374,7 +376,7 @@ def parse_coverage(data: Any, source: str | Path = "<memory>") -> CoverageSpec:
     budget = _positive_int(data.get("max_proposals_per_cell", DEFAULT_MAX_PROPOSALS_PER_CELL), source,
                            "max_proposals_per_cell")
     raw_dims = data.get("dimensions")
-    _require(isinstance(raw_dims, list) and raw_dims, source, "dimensions", "declare at least one dimension")
+    _require(isinstance(raw_dims, list) and bool(raw_dims), source, "dimensions", "declare at least one dimension")
     dims = tuple(_parse_dimension(raw, f"dimensions[{i}]", source) for i, raw in enumerate(raw_dims))
     names = [d.name for d in dims]
     _require(len(set(names)) == len(names), source, "dimensions", "dimension names repeat")
@@ -413,8 +415,8 @@ class CellStats:
     proposals: int = 0
     accepted: int = 0
     rejected: int = 0
-    by_stage: Counter = field(default_factory=Counter)
-    by_reason: Counter = field(default_factory=Counter)
+    by_stage: Counter[str] = field(default_factory=Counter)
+    by_reason: Counter[str] = field(default_factory=Counter)
     status: str = "untargeted"
 
     def record(self, accepted: bool, stage: str = "", reason: str = "") -> None:
@@ -488,8 +490,8 @@ class CoverageReport:
         return [s for s in self.cells.values() if s.status == "infeasible"]
 
     def as_dict(self) -> dict[str, Any]:
-        total_stage: Counter = Counter()
-        total_reason: Counter = Counter()
+        total_stage: Counter[str] = Counter()
+        total_reason: Counter[str] = Counter()
         for s in self.cells.values():
             total_stage.update(s.by_stage)
             total_reason.update(s.by_reason)

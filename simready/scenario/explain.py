@@ -79,7 +79,7 @@ def causal_story(m: ScenarioManifest) -> list[str]:
              "  streams " + ", ".join(f"{k}={v}" for k, v in sorted(m.streams.items()) if "/" not in k),
              "", "Causes, in sampling order (source | from | rule):"]
     order = r.get(CAUSAL_ORDER_KEY)
-    names: Iterable[str] = order if isinstance(order, list) else sorted(k for k in r if not k.startswith(CAUSE_PREFIX))
+    names: Iterable[object] = order if isinstance(order, list) else sorted(k for k in r if not k.startswith(CAUSE_PREFIX))
     measured = []
     for name in names:
         name = str(name)
@@ -98,8 +98,8 @@ def causal_story(m: ScenarioManifest) -> list[str]:
             lines.append(f"  [{source.removeprefix('measured:'):<11}] {name} = {_fmt(r.get(name))}")
     pair = r.get("conflict_pair")
     entrant, passer = pair if isinstance(pair, list) and len(pair) == 2 else ("the entrant", "the other")
-    timeline = sorted((float(r[k]), k, text.format(entrant=entrant, passer=passer))
-                      for k, text in TIMELINE_KEYS if isinstance(r.get(k), (int, float)))
+    timeline = sorted((float(v), k, text.format(entrant=entrant, passer=passer))
+                      for k, text in TIMELINE_KEYS if isinstance(v := r.get(k), (int, float)))
     if timeline:
         lines += ["", "Timeline (scenario time, s):"]
         lines += [f"  {t:7.2f}  {k:<20} {text}" for t, k, text in timeline]

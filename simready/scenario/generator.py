@@ -49,6 +49,7 @@ from simready.scenario.ladder import (
     Stage,
 )
 from simready.scenario.manifest import CoverageCell, ScenarioManifest, canonicalize, manifest_bytes, parse_manifest
+from simready.scenario.manifest.base import ParamName, ParamValue
 from simready.scenario.programs import coverage_of, provenance
 from simready.scenario.programs import program as get_program
 from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, ScenarioError, sample_id_prefix
@@ -159,8 +160,8 @@ def finalize(proposal: Proposal, stream_root: str) -> ScenarioManifest:
     return canonicalize(base.model_copy(update=update))
 
 
-_REALIZED = TypeAdapter(ScenarioManifest.model_fields["realized"].annotation,
-                        config=ConfigDict(strict=True, allow_inf_nan=False))
+# The type of ``ScenarioManifest.realized``.
+_REALIZED = TypeAdapter(dict[ParamName, ParamValue], config=ConfigDict(strict=True, allow_inf_nan=False))
 
 
 def _is_param_value(value: Any) -> bool:
@@ -284,8 +285,8 @@ def replay(manifest: ScenarioManifest, *, template: WorldTemplate | None = None,
         coverage = (coverage if coverage is not None else coverage_of(intent)).with_traffic(float(density))
     ctx = make_context(tpl, intent, catalog=catalog, coverage=coverage, splits=splits)
     chosen = list(stages if stages is not None else default_stages(ctx)) + list(extra_stages)
-    densities = {k: float(r[f"traffic.{k}"]) for k in TrafficSpec.model_fields
-                 if isinstance(r.get(f"traffic.{k}"), (int, float))}
+    densities = {k: float(v) for k in TrafficSpec.model_fields
+                 if isinstance(v := r.get(f"traffic.{k}"), (int, float))}
     if densities and not TrafficSpec(**densities).empty:
         # The sample's background traffic, from the densities it records and its own stream root.
         chosen.append(TrafficSpawnStage(ctx, TrafficSpec(**densities), lambda _: stream_root))

@@ -148,7 +148,7 @@ class SpeedProfile:
             t1 = max(float(t_s), self.t_s[0])
             k = bisect_right(self.t_s, t1) - 1
             dt = t1 - self.t_s[k]
-            return (self.s_m[k] + self.v_mps[k] * dt + 0.5 * self.a_mps2[k] * dt * dt,  # type: ignore[return-value]
+            return (self.s_m[k] + self.v_mps[k] * dt + 0.5 * self.a_mps2[k] * dt * dt,
                     self.v_mps[k] + self.a_mps2[k] * dt)
         t = np.maximum(np.asarray(t_s, dtype=np.float64), self.t_s[0])
         k = np.searchsorted(np.asarray(self.t_s), t, side="right") - 1
@@ -188,7 +188,7 @@ class Motion:
         s, v = self.profile.at(t_s)
         x, y, yaw = self.path.xy_yaw(s)
         if isinstance(s, float):
-            return x, y, yaw, (0.0 if s >= self.path.length_m else v)  # type: ignore[return-value]
+            return x, y, yaw, (0.0 if s >= self.path.length_m else v)
         return x, y, yaw, np.where(s >= self.path.length_m, 0.0, v)
 
     def s_at(self, t_s: ArrayLike) -> FloatArray:
@@ -310,7 +310,7 @@ class TemplateGeometry:
     def route_path(self, lanes: Sequence[str], offset_m: float = 0.0) -> CoarsePath:
         """Centreline of a lane sequence, joined end to start; with ``offset_m`` the line that far to its left
         (+) or right (-), sampled every :data:`OFFSET_STEP_M` (a vehicle holding a lateral offset in its lane)."""
-        cache = self.__dict__.setdefault("_routes", {})
+        cache: dict[tuple[str, ...] | tuple[tuple[str, ...], float], CoarsePath] = self.__dict__.setdefault("_routes", {})
         key = (tuple(lanes), float(offset_m)) if offset_m else tuple(lanes)
         if key not in cache:
             if offset_m:
@@ -321,7 +321,7 @@ class TemplateGeometry:
                 cache[key] = CoarsePath.from_points(offset)
             else:
                 graph = self.template.lane_graph
-                pts = np.concatenate([graph.lane(lane).points for lane in key])
+                pts = np.concatenate([graph.lane(lane).points for lane in lanes])
                 cache[key] = CoarsePath.from_points(pts)
         return cache[key]
 

@@ -22,7 +22,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import shapely
@@ -32,7 +32,7 @@ from simready.errors import SimreadyError
 from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell
 from simready.scenario.geometry import VEHICLE_SURFACES, Motion, SpeedProfile
-from simready.scenario.ladder import Body, Proposal, ProposalScene
+from simready.scenario.ladder import Body, Fail, Proposal, ProposalScene
 from simready.scenario.manifest import SCHEMA_VERSION
 from simready.scenario.splits import SplitDecision, assign_split
 from simready.scenario.streams import StreamSet
@@ -43,6 +43,7 @@ from simready.world.template import WorldTemplate
 UNASSIGNED_CELL = {"id": "(unassigned)", "dims": {}}
 CAUSE_PREFIX = "cause/"
 CAUSAL_ORDER_KEY = "causal_order"
+_V = TypeVar("_V")
 
 
 class ScenarioError(SimreadyError):
@@ -61,7 +62,7 @@ class Realization:
         self.values: dict[str, Any] = {}
         self.causes: dict[str, str] = {}
 
-    def set(self, name: str, value: Any, *, source: str, parents: Sequence[str] = (), rule: str) -> Any:
+    def set(self, name: str, value: _V, *, source: str, parents: Sequence[str] = (), rule: str) -> _V:
         """Record ``name = value``; ``source`` is a stream, ``cell``, ``template``, ``derived`` or ``solve``."""
         if name in self.values:
             raise ValueError(f"{name} realized twice")
@@ -150,7 +151,7 @@ class GroupDraws:
     def uniform(self, key: str, lo: float, hi: float) -> float:
         return lo + (hi - lo) * self.unit(key)
 
-    def choice(self, key: str, options: Sequence[Any]) -> Any:
+    def choice(self, key: str, options: Sequence[_V]) -> _V:
         if not options:
             raise ValueError(f"group {self.name}: nothing to choose for {key}")
         return options[min(int(self.unit(key) * len(options)), len(options) - 1)]
@@ -356,13 +357,13 @@ class IntentProgram(ABC):
                             attempt=proposal.attempt + 1, previous=proposal.choice, redraw=groups)
 
     def refused(self, ctx: ProgramContext, cell: Cell | None, sample_id: str, index: int, attempt: int, draws: Draws,
-                failure: Any) -> Any:
+                failure: Fail) -> Proposal:
         """A proposal the program could not complete: it carries only the defect (the sampling stage rejects it)
         and the draws made so far (a repair replays them)."""
         return Proposal(sample_id, index, attempt, self.name, ctx.template, cell, {}, ProposalScene({}, 0.0, 0.0),
                         defects=[failure], choice=draws.record)
 
-    def memo(self, ctx: ProgramContext, key: Any, build: Callable[[], Any]) -> Any:
+    def memo(self, ctx: ProgramContext, key: Any, build: Callable[[], _V]) -> _V:
         """A value computed once per (template, key): the parts of a layout every proposal shares."""
         store = self.__dict__.setdefault("_memo", {})
         full = (id(ctx.template), ctx.template_hash, key)
@@ -370,7 +371,8 @@ class IntentProgram(ABC):
         if hit is None or hit[0] is not ctx.template:
             hit = (ctx.template, build())
             store[full] = hit
-        return hit[1]
+        value: _V = hit[1]
+        return value
 
     def require(self, ctx: ProgramContext, ok: bool, field_: str, reason: str) -> None:
         if not ok:

@@ -39,10 +39,10 @@ import inspect
 import re
 import sys
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from simready import paths
 from simready.errors import SimreadyError
@@ -61,6 +61,7 @@ ABBREV = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 PROPOSAL_DRAW_BUDGET = 100_000
 #: Module names of loaded program files start with this (the rest is the file's content hash).
 MODULE_PREFIX = "simready_user_program_"
+_T = TypeVar("_T")
 
 
 class ProgramError(SimreadyError):
@@ -187,7 +188,7 @@ class GuardedProgram(IntentProgram):
     def _fail(self, stage: str, reason: str) -> ProgramError:
         return ProgramError(self.provenance.file, f"{self.name}.{stage}", reason)
 
-    def _call(self, stage: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, stage: str, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         try:
             return fn(*args, **kwargs)
         except SimreadyError:

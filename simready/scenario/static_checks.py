@@ -59,7 +59,8 @@ def initial_footprints(scene: ProposalScene) -> dict[str, Polygon]:
             x, y, yaw = _initial_pose(body, scene.warmup_s)
             out[actor_id] = rect_polygon(x, y, yaw, body.length_m, body.width_m)
         scene.cache["footprints"] = out
-    return scene.cache["footprints"]
+    footprints: dict[str, Polygon] = scene.cache["footprints"]
+    return footprints
 
 
 class _StaticStage:
@@ -203,10 +204,10 @@ class ReachabilityStage(_StaticStage):
                     # (never through a building), then the far footway to the first node.
                     crossing = self.ctx.geometry.surface(CROSSING_SURFACES)
                     legs = [(x, y), *body.via]
-                    for k, (a, b) in enumerate(zip(legs, legs[1:])):
-                        if not crossing.covers(shapely.LineString([a, b])):
+                    for k, (p, q) in enumerate(zip(legs, legs[1:])):
+                        if not crossing.covers(shapely.LineString([p, q])):
                             return Fail("reachability.no_crossing_path", f"{body.actor_id}'s mid-block crossing leg "
-                                        f"{k} ({a[0]:.2f}, {a[1]:.2f}) -> ({b[0]:.2f}, {b[1]:.2f}) leaves the "
+                                        f"{k} ({p[0]:.2f}, {p[1]:.2f}) -> ({q[0]:.2f}, {q[1]:.2f}) leaves the "
                                         "footways and carriageway", ("spawn",))
                     start = body.via[-1]
                 leg = shapely.LineString([start, first])
@@ -307,7 +308,7 @@ def blocked_by_boxes(origins: FloatArray, points: FloatArray, boxes: FloatArray)
             t_in = np.maximum(t_in, near)
             t_out = np.minimum(t_out, far)
     hit = (t_in < t_out) & (t_out > RAY_EPS) & (t_in < 1.0 - RAY_EPS)
-    return hit.any(axis=2)
+    return np.asarray(hit.any(axis=2))  # an array for axis=2 (numpy's stubs say ``bool | NDArray``)
 
 
 def body_points(x: FloatArray, y: FloatArray, radius_m: float, height_m: float,
@@ -346,7 +347,9 @@ def in_frustum(camera: CameraView, origins: FloatArray, R_world_cam: FloatArray,
     dist = np.linalg.norm(rel, axis=-1)
     az = np.abs(np.arctan2(left, fwd))
     el = np.abs(np.arctan2(up, np.hypot(fwd, left)))
-    return (fwd > camera.near_m) & (dist <= camera.far_m) & (az <= camera.hfov_rad / 2) & (el <= camera.vfov_rad / 2)
+    inside: NDArray[np.bool_] = (fwd > camera.near_m) & (dist <= camera.far_m) & (az <= camera.hfov_rad / 2) \
+        & (el <= camera.vfov_rad / 2)
+    return inside
 
 
 def visible_fractions(scene_bodies: dict[str, Body], spec: OcclusionSpec, t_s: FloatArray,
@@ -369,7 +372,8 @@ def visible_fractions(scene_bodies: dict[str, Body], spec: OcclusionSpec, t_s: F
     boxes = np.concatenate([np.broadcast_to(np.asarray(rows, dtype=np.float64).reshape(-1, 7), (F, len(rows), 7)),
                             np.stack(dynamic, axis=1) if dynamic else np.zeros((F, 0, 7))], axis=1)
     clear = in_frustum(spec.camera, origins, R, pts) & ~blocked_by_boxes(origins, pts, boxes)
-    return clear.mean(axis=1)
+    fractions: FloatArray = clear.mean(axis=1)
+    return fractions
 
 
 def occlusion_area(scene_bodies: dict[str, Body], spec: OcclusionSpec, t_s: FloatArray):  # type: ignore[no-untyped-def]

@@ -135,6 +135,7 @@ class StreamSet:
             if bg_state.get("bit_generator") != _BIT_GENERATOR:
                 raise ValueError(f"stream {name!r}: expected a {_BIT_GENERATOR} state")
             bit_generator = PCG64(0)  # placeholder seed, overwritten by the saved state
-            bit_generator.state = dict(bg_state)
+            # numpy types the setter as its own TypedDict; this is the mapping state() saved (checked above).
+            bit_generator.state = dict(bg_state)  # type: ignore[assignment]
             out._generators[_check_name(name)] = Generator(bit_generator)
         return out

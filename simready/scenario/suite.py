@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveInt, ValidationError
 
@@ -113,7 +113,7 @@ def batch_index(key: str) -> int:
     return int(digits)
 
 
-def suite_plan(path: str | Path) -> dict:
+def suite_plan(path: str | Path) -> dict[str, Any]:
     """What a suite file decides about the samples: its parsed content less ``batches`` (adding a batch adds
     partitions and changes no existing one), the data version of the suite as an input (SPEC §1).
 
@@ -147,8 +147,8 @@ def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths
             load_programs([f])
         except ProgramError as exc:
             raise SuiteError(path, f"programs[{k}]", exc.one_line()) from None
-    for template_id, intents in suite.traffic.items():
-        for intent in intents:
+    for template_id, specs in suite.traffic.items():
+        for intent in specs:
             if intent not in suite.templates.get(template_id, {}):
                 raise SuiteError(path, f"traffic.{template_id}.{intent}",
                                  "traffic for a template × intent the suite does not sample (name it under templates)")

@@ -221,7 +221,7 @@ def within_replay_tolerance(base: Trace, resumed: Trace) -> tuple[bool, str]:
     for name in ("tick", "actor_id", "present"):
         if not np.array_equal(base.column(name), resumed.column(name)):
             return False, f"column {name} differs"
-    def order(trace: Trace) -> list:
+    def order(trace: Trace) -> list[tuple[object, object]]:
         # The restored engine logs the checkpoint it came from; that marker is not a world event.
         return [(e.get("type"), e.get("t")) for e in trace.events if e.get("type") != "checkpoint"]
 

@@ -169,7 +169,7 @@ def run_branches(manifest: ScenarioManifest, template: WorldTemplate, *, at_s: f
     if catalog is None:
         catalog = ensure_catalog()
     scene = build_scene(manifest, template, backend=backend, catalog=catalog)
-    wanted = tuple(actions) if actions else tuple(manifest.realized.get("branch_actions") or DEFAULT_ACTIONS)  # type: ignore[arg-type]
+    wanted: tuple[str, ...] = tuple(actions) if actions else tuple(manifest.realized.get("branch_actions") or DEFAULT_ACTIONS)  # type: ignore[arg-type]
     for a in wanted:
         if a not in ACTIONS:
             raise ManifestError(manifest.sample_id, "actions", f"unknown action {a!r}; known: {', '.join(ACTIONS)}")

@@ -164,7 +164,7 @@ def _branch(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``simready sim ...`` to the top-level parser."""
     sim = subparsers.add_parser("sim", help="simulate rollouts, inspect traces, branch matched actions")
     sub = sim.add_subparsers(dest="action", required=True)

@@ -45,7 +45,7 @@ from simready.sim.controllers.planner import RouteTable, plan
 from simready.sim.kinematics import path_bodies
 from simready.sim.lane_changes import DECISION_PERIOD_S, lane_changes
 from simready.sim.sight import TickView
-from simready.sim.paths import PathTable
+from simready.sim.paths import PathKey, PathTable
 from simready.sim.respawn import Respawner
 from simready.sim.scene import Scene
 from simready.sim.state import (
@@ -180,7 +180,7 @@ class Recorder:
                 arr[k] = extras[name]
         self.rows = k + 1
 
-    def _walk(self, keys: tuple) -> np.ndarray:
+    def _walk(self, keys: tuple[PathKey, ...]) -> np.ndarray:
         if keys is not getattr(self, "_walk_keys", None):
             self._walk_keys = keys
             self._walk_mask = np.array([key[0] == "walk" for key in keys], dtype=bool)
@@ -236,8 +236,8 @@ def _divergence_full(scene: Scene, state: SimState) -> str | None:
     for name in ("pos", "quat", "vel", "omega"):
         arr = getattr(b, name)
         if not np.isfinite(arr).all():
-            bad = scene.actors.ids[int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])]
-            return f"non-finite {name} of {bad}"
+            who = scene.actors.ids[int(np.flatnonzero(~np.isfinite(arr).all(axis=1))[0])]
+            return f"non-finite {name} of {who}"
     speed = np.hypot(b.vel[:, 0], b.vel[:, 1])
     if (speed > C.EXPLOSION_SPEED_MPS).any():
         bad = int(np.argmax(speed))
@@ -267,7 +267,7 @@ class Engine:
         e = scene.actors.ego
         if e is not None and scene.catalog is not None and scene.actors.asset_ids[e] in scene.catalog.entries:
             self.ego_mass_kg = float(scene.catalog.entries[scene.actors.asset_ids[e]].mass_kg)
-        self._keys: tuple | None = None
+        self._keys: tuple[PathKey, ...] | None = None
         self._perception_every = max(1, round(C.PERCEPTION_PERIOD_S / scene.dt))
         #: Background traffic makes discretionary lane changes (:mod:`simready.sim.lane_changes`) at perception ticks.
         self._background = bool(scene.actors.background.any())
@@ -412,7 +412,7 @@ class Engine:
         return ids[pair[0]], ids[pair[1]] if pair[1] >= 0 else self.backend_static_name(pair)
 
     def backend_static_name(self, pair: tuple[int, int]) -> str:
-        names = getattr(self.backend, "static_contact_names", {})
+        names: dict[tuple[int, int], str] = getattr(self.backend, "static_contact_names", {})
         return names.get(pair, "static")
 
     def _leave_map(self, state: SimState, route: RouteTable, view: TickView | None, events: list[Event]) -> SimState:

@@ -75,4 +75,5 @@ def point_in_polygon(px: F, py: F, poly: F) -> NDArray[np.bool_]:
     py = np.asarray(py, float)[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         cross = ((y0 > py) != (y1 > py)) & (px < (x1 - x0) * (py - y0) / (y1 - y0) + x0)
-    return (np.count_nonzero(cross, axis=1) % 2) == 1
+    inside: NDArray[np.bool_] = (np.count_nonzero(cross, axis=1) % 2) == 1
+    return inside

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simready.sim import constants as C
-from simready.sim.state import SpeedGoal
+from simready.sim.state import GapGoal, LateralGoal, SpeedGoal
 
 if TYPE_CHECKING:
     from simready.sim.scene import Scene
@@ -93,7 +93,8 @@ def post_crash(goal: Any) -> bool:
     return isinstance(goal, SpeedGoal) and goal.owner == POST_CRASH
 
 
-def post_crash_goals(longitudinal: tuple, lateral: tuple, actors: list[int]) -> tuple[tuple, tuple, list[int]]:
+def post_crash_goals(longitudinal: tuple[SpeedGoal | GapGoal | None, ...], lateral: tuple[LateralGoal | None, ...],
+                     actors: list[int]) -> tuple[tuple[SpeedGoal | GapGoal | None, ...], tuple[LateralGoal | None, ...], list[int]]:
     """The goals with the post-crash stop given to ``actors`` (vehicles that were not parked); also the ones newly given it."""
     lon, lat = list(longitudinal), list(lateral)
     new = []
@@ -119,7 +120,8 @@ def strike(actor: int, carrier: int, pos: np.ndarray, yaw: np.ndarray) -> Struck
 
 def impact_dv(m_vehicle_kg: float, m_road_user_kg: float, v_vehicle: np.ndarray, v_road_user: np.ndarray) -> np.ndarray:
     """The vehicle's velocity change (m/s, world xy) in a perfectly inelastic impact with a road user."""
-    return m_road_user_kg / (m_vehicle_kg + m_road_user_kg) * (np.asarray(v_road_user[:2]) - np.asarray(v_vehicle[:2]))
+    dv: np.ndarray = m_road_user_kg / (m_vehicle_kg + m_road_user_kg) * (np.asarray(v_road_user[:2]) - np.asarray(v_vehicle[:2]))
+    return dv
 
 
 def carry(struck: tuple[Struck, ...], prev_pos: np.ndarray, prev_quat: np.ndarray, pos: np.ndarray, quat: np.ndarray,

@@ -192,7 +192,11 @@ def _travel_time(distance_m: float, v0: float, v1: float, ramp_s: float) -> floa
 def _arrival_due(trig: ArrivalTrigger, inter: Interaction, view: TickView) -> bool:
     idx = view.scene.actors.index
     i, j = idx[trig.of], idx[trig.sync_with]
-    point = (trig.at.x, trig.at.y) if trig.at is not None else view.scene.conflict_points[trig.conflict_point]
+    if trig.at is not None:
+        point = (trig.at.x, trig.at.y)
+    else:
+        assert trig.conflict_point is not None  # an arrival trigger names a point or a conflict point
+        point = view.scene.conflict_points[trig.conflict_point]
     v_sync = float(view.v[j])
     if v_sync < 0.1 or not view.present[j]:
         return False
@@ -201,11 +205,16 @@ def _arrival_due(trig: ArrivalTrigger, inter: Interaction, view: TickView) -> bo
     v0 = float(view.v[i])
     if inter.speed is not None and inter.speed.mode in ("absolute", "delta", "factor"):
         v1 = _speed_target(inter.speed, v0)
+        assert inter.dynamics is not None  # a speed verb is shaped
         ramp = duration_s(inter.dynamics.shape, inter.dynamics.constraint, inter.dynamics.value, v0, v1)
         t_of = _travel_time(d_of, v0, v1, ramp)
     else:
         t_of = d_of / v0 if v0 > 0.1 else math.inf
-    target = trig.ttc_s if trig.ttc_s is not None else -trig.delta_t_s
+    if trig.ttc_s is not None:
+        target = trig.ttc_s
+    else:
+        assert trig.delta_t_s is not None  # the trigger gives one of the two
+        target = -trig.delta_t_s
     return math.isfinite(t_of) and t_sync - t_of <= target + 1e-9
 
 
@@ -283,6 +292,7 @@ def _lane_change(ch: _Changes, view: TickView, inter: Interaction, i: int, event
     lane_idx, _ = view.lanes
     here = scene.lane_ids[lane_idx[i]] if lane_idx[i] >= 0 else None
     verb = inter.change_lane
+    assert verb is not None
     if verb.mode == "left":
         target = graph.left.get(here) if here else None
     elif verb.mode == "right":
@@ -290,8 +300,9 @@ def _lane_change(ch: _Changes, view: TickView, inter: Interaction, i: int, event
     elif verb.mode == "lane":
         target = verb.lane
     else:
-        j = scene.actors.index[verb.actor]
-        target = scene.lane_ids[lane_idx[j]] if lane_idx[j] >= 0 else None
+        assert verb.actor is not None  # the remaining mode: the lane of another actor
+        other = scene.actors.index[verb.actor]
+        target = scene.lane_ids[lane_idx[other]] if lane_idx[other] >= 0 else None
     actor = scene.actors.ids[i]
 
     def reject(reason: str) -> bool:
@@ -328,6 +339,7 @@ def _lane_change(ch: _Changes, view: TickView, inter: Interaction, i: int, event
     path = scene.lane_path((target,))
     u, d = path.project(x, y)
     dyn = inter.dynamics
+    assert dyn is not None  # change_lane is shaped
     ch.path_keys[i] = path.key
     # The offset rate carries over: lanes on the graph run parallel where a change is accepted.
     ch.u[i], ch.d[i] = u, d
@@ -341,6 +353,7 @@ def _lane_change(ch: _Changes, view: TickView, inter: Interaction, i: int, event
 def _route(ch: _Changes, view: TickView, inter: Interaction, i: int, events: list[Event]) -> bool:
     scene = view.scene
     x, y = (float(c) for c in view.xy[i])
+    assert inter.route is not None
     if inter.route.nodes is not None:
         path = scene.walk_path((x, y), tuple(inter.route.nodes))
         ch.path_keys[i], ch.u[i], ch.d[i] = path.key, 0.0, 0.0
@@ -349,6 +362,7 @@ def _route(ch: _Changes, view: TickView, inter: Interaction, i: int, events: lis
         if mem is not None:
             ch.peds[i] = replace(mem, mode="walk", hazard_since=None, clear_since=None, kerb_u=scene.kerb_u(path), seen=False)
         return True
+    assert inter.route.lanes is not None  # a route gives nodes or lanes
     lanes = list(inter.route.lanes)
     lane_idx, _ = view.lanes
     here = scene.lane_ids[lane_idx[i]] if lane_idx[i] >= 0 else None
@@ -380,20 +394,24 @@ def _fire(ch: _Changes, view: TickView, inter: Interaction, reason: str, events:
     ch.status[inter.id] = ("fired", tick)
     ch.fired_at[inter.id] = tick
     if verb == "lane_offset" or verb == "change_lane":
+        assert i is not None  # an actor's verb
         ok = True
         if verb == "change_lane":
             ok = _lane_change(ch, view, inter, i, events)
         else:
             lo = inter.lane_offset
+            assert lo is not None
             width = _lane_width(view, i)
             d1 = lo.value if lo.unit == "metres" else lo.value * width / 2
             dyn = inter.dynamics
+            assert dyn is not None  # lane_offset is shaped
             profile = _lateral_profile(ch, i, dyn.shape, dyn.constraint, dyn.value, d1, tick, float(view.v[i]))
             ch.lateral[i] = LateralGoal("offset", inter.id, profile)
         if ok:
             _take_axis(ch, view, f"{actor}|lateral", inter.id, actor, "lateral", events)
         return
     if verb == "route":
+        assert i is not None  # an actor's verb
         if _route(ch, view, inter, i, events):
             _take_axis(ch, view, f"{actor}|topology", inter.id, actor, "topology", events)
         return
@@ -402,7 +420,9 @@ def _fire(ch: _Changes, view: TickView, inter: Interaction, reason: str, events:
         sv = inter.speed
         v0 = float(view.v[i])
         dyn = inter.dynamics
+        assert i is not None and sv is not None and dyn is not None  # an actor's shaped verb
         if sv.mode == "match":
+            assert sv.target is not None  # match names the actor it matches
             j = scene.actors.index[sv.target]
             T = duration_s(dyn.shape, dyn.constraint, dyn.value, v0, float(view.v[j]))
             ch.longitudinal[i] = SpeedGoal("match", inter.id, Profile(dyn.shape, 0.0, 1.0, tick, T), j, v0)
@@ -412,21 +432,25 @@ def _fire(ch: _Changes, view: TickView, inter: Interaction, reason: str, events:
             ch.longitudinal[i] = SpeedGoal("profile", inter.id, Profile(dyn.shape, v0, v1, tick, T))
     elif verb == "gap":
         gv = inter.gap
+        assert i is not None and gv is not None  # an actor's verb
         j = scene.actors.index[gv.target]
         g0 = float(view.lane_gaps[i, j])
         if not math.isfinite(g0):
             g0 = view.centre_distance(i, j) - float(scene.actors.hl[i] + scene.actors.hl[j])
         g1 = gv.value if gv.unit == "distance" else gv.value * float(view.v[i])
         dyn = inter.dynamics
+        assert dyn is not None  # gap is shaped
         T = duration_s(dyn.shape, dyn.constraint, dyn.value, g0, g1, speed_mps=float(view.v[i]))
         ch.longitudinal[i] = GapGoal(inter.id, j, gv.unit, gv.value, Profile(dyn.shape, g0, 1.0, tick, T))
     elif verb == "exist":
+        assert i is not None and inter.exist is not None  # an actor's verb
         want = inter.exist.state == "present"
         if bool(ch.present[i]) != want:
             ch.present[i] = want
             events.append(event(view, "spawn" if want else "despawn", actor=actor, interaction=inter.id,
                                 reason="interaction"))
     elif verb == "set":
+        assert inter.set is not None
         key = inter.set.key
         value = inter.set.value
         slot = key if actor is None else f"{actor}.{key}"
@@ -461,6 +485,7 @@ def _lane_width(view: TickView, i: int) -> float:
 
 def _release(ch: _Changes, view: TickView, inter: Interaction, reason: str, events: list[Event]) -> None:
     actor = inter.actor_id
+    assert actor is not None  # a held verb is an actor's
     i = view.scene.actors.index[actor]
     axis = inter.axis
     key = f"{actor}|{axis}"

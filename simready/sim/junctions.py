@@ -31,6 +31,7 @@ from shapely.geometry import LineString, Point
 
 from simready.sim import constants as C
 from simready.world.frames import footprint_corners
+from simready.world.lanes import LaneGeometry
 
 #: A yielding vehicle waits with its front at least this far before the conflict point (m).
 STOP_BEFORE_M = 2.0
@@ -56,7 +57,7 @@ class Conflict:
     s_other: float
 
 
-def _turn(geom) -> float:  # type: ignore[no-untyped-def]
+def _turn(geom: LaneGeometry) -> float:
     return abs((geom.end_yaw_rad - geom.start_yaw_rad + math.pi) % (2 * math.pi) - math.pi)
 
 
@@ -119,7 +120,7 @@ def lane_conflicts(graph) -> dict[str, tuple[Conflict, ...]]:  # type: ignore[no
 
 
 _CORRIDORS: dict[tuple[int, str], tuple[object, object]] = {}
-_WAITS: dict[tuple, tuple[object, float]] = {}
+_WAITS: dict[tuple[object, ...], tuple[object, float]] = {}
 
 
 def _corridor(graph, lane: str):  # type: ignore[no-untyped-def]

@@ -258,7 +258,9 @@ def advance_place(u: np.ndarray, v: np.ndarray, a: np.ndarray, present: np.ndarr
             a1[i] = a[i]
         else:
             u1[i], v1[i], a1[i] = u[i], v[i], 0.0
-    return place_on_paths(cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, u1, d, d_rate, v1, placed)
+    flags: int = place_on_paths(cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, u1, d, d_rate, v1,
+                                placed)
+    return flags
 
 
 @numba.njit(**_JIT)
@@ -284,7 +286,8 @@ def pack_step(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate
             for k in range(4):
                 big[q + k] = prev_quat[i, k]
             yaw[i] = prev_yaw[i]
-    return contact_pairs(big[:3 * n].reshape((n, 3)), yaw, present, reach2, hl, hw, pairs)
+    n_pairs: int = contact_pairs(big[:3 * n].reshape((n, 3)), yaw, present, reach2, hl, hw, pairs)
+    return n_pairs
 
 
 @numba.njit(**_JIT)
@@ -297,8 +300,8 @@ def pack_step_walk(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d
     """:func:`pack_step`, then :func:`walk_heights` of the walkers ``w_*`` (none: ``w_rows`` empty) at ``u``, in
     one call: the values of the two calls in turn (the walkers' heights do not enter the contacts, which read x, y
     and the heading only)."""
-    m = pack_step(placed, yaw, heading_v, d_rate, d_acc, v, a, lateral, present, prev_pos, prev_quat, prev_yaw,
-                  reach2, hl, hw, big, slip, pairs)
+    m: int = pack_step(placed, yaw, heading_v, d_rate, d_acc, v, a, lateral, present, prev_pos, prev_quat, prev_yaw,
+                       reach2, hl, hw, big, slip, pairs)
     walk_heights(w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u, v, present, big)
     return m
 

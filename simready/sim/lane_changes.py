@@ -32,7 +32,7 @@ state: replays, checkpoints and matched branches are unaffected.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from simready.sim.sight import TickView
 from simready.sim.profiles import taking_over
 from simready.sim.state import LateralGoal, PathCoords, SimState, frozen, with_changes
 from simready.world.lane_graph import lane_network
+
+if TYPE_CHECKING:
+    from simready.sim.scene import ActorScalars
 
 #: How often a background vehicle considers a lane change (s).
 DECISION_PERIOD_S = 0.5
@@ -63,7 +66,7 @@ CHANGE_SPACING_M = 30.0
 CHANGE_TIME_S = 3.0
 
 
-def _accel(a: Any, i: int, v: float, gap: float, v_lead: float, v_ref: float) -> float:
+def _accel(a: ActorScalars, i: int, v: float, gap: float, v_lead: float, v_ref: float) -> float:
     """The planner's acceleration of actor ``i`` at speed ``v`` behind a leader ``gap`` m ahead at ``v_lead``."""
     track = C.SPEED_TRACK_GAIN * (v_ref - v)
     if math.isfinite(gap):

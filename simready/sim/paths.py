@@ -28,6 +28,9 @@ from simready.world.lanes import LaneGraph
 from simready.world.polyline import Polyline
 
 F = NDArray[np.float64]
+#: A path's identity, a tagged tuple: ``("lanes", lane ids...)``, ``("walk", x0, y0, via x, y..., node ids...)``
+#: or ``("fixed", x, y, yaw)`` (:meth:`simready.sim.scene.Scene.path` builds a path from it).
+PathKey = tuple[Any, ...]
 #: Route continuation beyond the declared lanes stops after this length (m).
 MAX_CONTINUATION_M = 2000.0
 _COINCIDENT_M = 1e-6
@@ -46,7 +49,7 @@ class ReferencePath(Polyline):
         ends_on_map: False when a lane chain ends at a dead end (the actor leaves the map there).
     """
 
-    key: tuple = ()
+    key: PathKey = ()
     seg_lane: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
     lanes: tuple[str, ...] = ()
     lane_u0: tuple[float, ...] = ()
@@ -158,7 +161,7 @@ def fillet(points: list[tuple[float, float]], radius_m: float) -> tuple[list[tup
     return [(float(p[0]), float(p[1])) for p in out], origin, vertex
 
 
-def _build(key: tuple, pts: list[tuple[float, float]], seg_lane: list[int], radius_m: float, *,
+def _build(key: PathKey, pts: list[tuple[float, float]], seg_lane: list[int], radius_m: float, *,
            lanes: tuple[str, ...] = (), lane_vertex: tuple[int, ...] = (), ends_on_map: bool = True) -> ReferencePath:
     """A path through ``pts`` (corners rounded); ``lane_vertex[k]`` is the raw vertex where ``lanes[k]`` starts."""
     new_pts, origin, vertex = fillet(pts, radius_m)
@@ -254,7 +257,7 @@ def walk_path(start_xy: tuple[float, float], nodes: Sequence[str], node_xy: dict
     return _build(key, pts, [-1] * (len(pts) - 1), WALK_FILLET_M)
 
 
-def split_walk_key(key: tuple) -> tuple[tuple[float, float], tuple[float, float], tuple[str, ...]]:
+def split_walk_key(key: PathKey) -> tuple[tuple[float, float], tuple[tuple[float, float], ...], tuple[str, ...]]:
     """``(start, via points, node ids)`` of a walk path's key (:func:`walk_path`)."""
     rest = key[3:]
     k = 0
@@ -262,7 +265,7 @@ def split_walk_key(key: tuple) -> tuple[tuple[float, float], tuple[float, float]
         k += 1
     flat = [float(v) for v in rest[:k]]
     via = tuple(zip(flat[0::2], flat[1::2]))
-    return (float(key[1]), float(key[2])), via, tuple(rest[k:])  # type: ignore[return-value]
+    return (float(key[1]), float(key[2])), via, tuple(rest[k:])
 
 
 def fixed_path(x: float, y: float, yaw: float) -> ReferencePath:
@@ -271,7 +274,7 @@ def fixed_path(x: float, y: float, yaw: float) -> ReferencePath:
     return _build(("fixed", round(x, 9), round(y, 9), round(yaw, 9)), [(x, y), p1], [-1], 0.0)
 
 
-_HEADINGS: dict[tuple[tuple, float, bytes], F] = {}
+_HEADINGS: dict[tuple[PathKey, float, bytes], F] = {}
 
 
 def chord_headings(path: ReferencePath, chord_m: float) -> F:
@@ -339,7 +342,7 @@ class PathTable:
 
     @classmethod
     def build(cls, paths: Sequence[ReferencePath], lane_ids: Sequence[str],
-              chords: Sequence[float] | None = None) -> PathTable:
+              chords: Sequence[float] | NDArray[np.float64] | None = None) -> PathTable:
         n = len(paths)
         stride = max(len(p.seg_dir) for p in paths) + 1
         pts = np.zeros((n, stride, 2))
@@ -377,7 +380,8 @@ class PathTable:
         """(N,) segment holding each actor's u (the end segments extrapolate): a full search."""
         cum = self.cum.reshape(len(self.base), self.stride)
         seg = np.count_nonzero(cum[:, 1:] <= u[:, None], axis=1)
-        return np.minimum(seg, self.nseg - 1)
+        out: NDArray[np.int64] = np.minimum(seg, self.nseg - 1)
+        return out
 
     def locate(self, u: F) -> NDArray[np.int64]:
         """Flat indices of the segments holding ``u`` (a full search; the kernels search per actor)."""
@@ -407,4 +411,5 @@ class PathTable:
     @cached_property
     def lane_u0_py(self) -> list[list[float]]:
         """:attr:`lane_u0` as nested Python lists (scalar lookups)."""
-        return self.lane_u0.tolist()
+        nested: list[list[float]] = self.lane_u0.tolist()
+        return nested

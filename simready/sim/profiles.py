@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 SHAPES = ("step", "linear", "sinusoidal", "cubic")
 _PEAK_RATE = {"step": 0.0, "linear": 1.0, "sinusoidal": math.pi / 2, "cubic": 1.5}
@@ -149,13 +150,14 @@ class Profile:
         end_s = max(self.duration_s, self.carry_s) if self.carries else self.duration_s
         return self.shape == "step" or (tick - self.start_tick) * dt >= end_s - 1e-9
 
-    def to_json(self) -> list:
+    def to_json(self) -> list[str | float]:
         """Seven fields, and an eighth (``blend_s``) only for rounded corners, so other profiles keep their bytes."""
-        data = [self.shape, self.q0, self.q1, self.start_tick, self.duration_s, self.rate0_per_s, self.carry_s]
+        data: list[str | float] = [self.shape, self.q0, self.q1, self.start_tick, self.duration_s, self.rate0_per_s,
+                                   self.carry_s]
         return data + [self.blend_s] if self.blend_s else data
 
     @classmethod
-    def from_json(cls, data: list) -> Profile:
+    def from_json(cls, data: list[Any]) -> Profile:
         """Reads every form; checkpoints written before the carry-over have five fields (nothing inherited), those
         before rounded corners seven (sharp corners)."""
         shape, q0, q1, start, duration, *extra = data

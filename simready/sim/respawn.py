@@ -137,7 +137,8 @@ class Respawner:
         k = d.argmin(axis=1)
         m = np.arange(len(xy))
         opening = dx[m, k] * (vel[:, 0] - w_vel[k, 0]) + dy[m, k] * (vel[:, 1] - w_vel[k, 1])
-        return (d[m, k] > self.range_m) & (opening > 0.0)
+        out: np.ndarray = (d[m, k] > self.range_m) & (opening > 0.0)
+        return out
 
     def _out_of_range(self, state: SimState, view: Any) -> list[int]:
         """Background vehicles to despawn (rule 1 of the module docstring), ascending."""

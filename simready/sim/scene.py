@@ -45,7 +45,7 @@ from simready.scenario.manifest import (
     manifest_hash,
 )
 from simready.sim import constants as C
-from simready.sim.paths import ReferencePath, fixed_path, lane_path, split_walk_key, walk_path
+from simready.sim.paths import PathKey, ReferencePath, fixed_path, lane_path, split_walk_key, walk_path
 from simready.world.routing import route_issue
 from simready.world.template import WorldTemplate, template_hash
 
@@ -133,6 +133,24 @@ class ActorScalars:
     ``idm_root2`` is ``2·√(a_max·b_comfort)`` (m/s²), the IDM's constant
     denominator, computed exactly as the vectorized form does.
     """
+
+    hl: list[float]
+    hw: list[float]
+    accel_max: list[float]
+    decel_comfort: list[float]
+    decel_max: list[float]
+    s0: list[float]
+    time_gap: list[float]
+    cruise: list[float]
+    is_vehicle: list[bool]
+    is_ped: list[bool]
+    lane_bound: list[bool]
+    parked: list[bool]
+    obey_signals: list[bool]
+    yield_: list[bool]
+    avoid: list[bool]
+    idm_root2: list[float]
+    peds: list[int]
 
     def __init__(self, a: ActorTable) -> None:
         self.n = len(a.ids)
@@ -225,7 +243,7 @@ class Scene:
     catalog: Catalog | None
     config: dict[str, Any]
     config_hash: str
-    _paths: dict[tuple, ReferencePath] = field(default_factory=dict, repr=False)
+    _paths: dict[PathKey, ReferencePath] = field(default_factory=dict, repr=False)
 
     # Cached: the manifest never changes under a scene, and the tick loop reads these several times a tick.
     @cached_property
@@ -245,7 +263,7 @@ class Scene:
     def lane_index(self) -> dict[str, int]:
         return {lane: i for i, lane in enumerate(self.lane_ids)}
 
-    def path(self, key: tuple) -> ReferencePath:
+    def path(self, key: PathKey) -> ReferencePath:
         """The path with this key (cached; built deterministically from the key)."""
         p = self._paths.get(key)
         if p is None:
@@ -274,7 +292,7 @@ class Scene:
         return float(min(line.project(Point(c)) for g in getattr(inside, "geoms", [inside]) for c in g.coords))
 
 
-def _path_from_key(scene: Scene, key: tuple) -> ReferencePath:
+def _path_from_key(scene: Scene, key: PathKey) -> ReferencePath:
     if key[0] == "lanes":
         return lane_path(scene.template.lane_graph, key[1:], scene.lane_index)
     if key[0] == "walk":
@@ -448,7 +466,7 @@ def _validate(m: ScenarioManifest, template: WorldTemplate, catalog: Catalog | N
 def _actor_table(m: ScenarioManifest) -> ActorTable:
     actors = sorted(m.actors, key=lambda a: a.id)
 
-    def arr(fn: Any, dtype: Any = np.float64) -> NDArray:
+    def arr(fn: Any, dtype: Any = np.float64) -> NDArray[Any]:
         out = np.array([fn(a) for a in actors], dtype=dtype)
         out.setflags(write=False)
         return out
@@ -487,7 +505,7 @@ def _actor_table(m: ScenarioManifest) -> ActorTable:
     )
 
 
-def _own(actors: list[Any], name: str, default: NDArray) -> NDArray:
+def _own(actors: list[Any], name: str, default: NDArray[Any]) -> NDArray[Any]:
     """``default`` with each actor's own car-following parameter ``name`` (``behavior.idm``) where it gives them."""
     if all(a.behavior.idm is None for a in actors):
         return default

@@ -32,6 +32,7 @@ from simready.errors import ManifestError
 from simready.scenario.ladder import PASS, Fail
 from simready.scenario.manifest import ScenarioManifest, parse_manifest
 from simready.sim import constants as C
+from simready.sim.backends.dynamic.backend import DynamicBackend
 from simready.sim.engine import Engine, initial_state
 from simready.sim.run import run_simulation
 from simready.sim.scene import build_scene
@@ -66,6 +67,7 @@ def _settle(manifest: ScenarioManifest, template: WorldTemplate, catalog: Catalo
     measured: dict[str, Any] = {}
     try:
         backend = engine.backend
+        assert isinstance(backend, DynamicBackend)  # the scene is built for dynamic-v1
         e = scene.actors.ego
         if e is None:
             return reasons, measured

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,16 +34,17 @@ from simready.sim.scene import Scene
 from simready.sim.state import SimState
 
 F = NDArray[np.float64]
+_T = TypeVar("_T")
 
 
-class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
+class cached_property(Generic[_T]):  # noqa: N801 - a drop-in for functools.cached_property
     """``functools.cached_property`` without its per-access lock (Python < 3.12 takes one on every first read).
 
     A view is scratch owned by one thread; the value lands in the instance
     ``__dict__``, so later reads never reach this descriptor.
     """
 
-    def __init__(self, fn: Any) -> None:
+    def __init__(self, fn: Callable[[Any], _T]) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.__doc__ = fn.__doc__
@@ -50,7 +52,11 @@ class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
     def __set_name__(self, owner: Any, name: str) -> None:
         self.name = name
 
-    def __get__(self, obj: Any, cls: Any = None) -> Any:
+    @overload
+    def __get__(self, obj: None, cls: Any = None) -> cached_property[_T]: ...
+    @overload
+    def __get__(self, obj: object, cls: Any = None) -> _T: ...
+    def __get__(self, obj: object | None, cls: Any = None) -> _T | cached_property[_T]:
         if obj is None:
             return self
         value = obj.__dict__[self.name] = self.fn(obj)
@@ -138,11 +144,13 @@ class TickView:
 
     @cached_property
     def u_py(self) -> list[float]:
-        return self.u.tolist()
+        values: list[float] = self.u.tolist()
+        return values
 
     @cached_property
     def present_py(self) -> list[bool]:
-        return self.present.tolist()
+        values: list[bool] = self.present.tolist()
+        return values
 
     @cached_property
     def _lane_gaps_and_leaders(self) -> tuple[F, NDArray[np.int64]]:

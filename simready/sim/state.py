@@ -17,17 +17,22 @@ radians; quaternions ``[x, y, z, w]``. Row i of every (N, …) array is actor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from simready.sim.profiles import Profile
 
+if TYPE_CHECKING:
+    from simready.sim.paths import PathKey
+
 F = NDArray[np.float64]
+_T = TypeVar("_T")
+_A = TypeVar("_A", bound=NDArray[Any])
 
 
-def with_changes(obj: Any, **changes: Any) -> Any:
+def with_changes(obj: _T, **changes: Any) -> _T:
     """A copy of a frozen dataclass with some fields replaced (``dataclasses.replace`` without re-running ``__init__``).
 
     The state types have no ``__post_init__`` and no derived fields, so a
@@ -40,13 +45,13 @@ def with_changes(obj: Any, **changes: Any) -> Any:
     return new
 
 
-def ro(a: NDArray) -> NDArray:
+def ro(a: _A) -> _A:
     """Mark a freshly computed array read-only (no copy)."""
     a.flags.writeable = False
     return a
 
 
-def frozen(a: Any, dtype: Any = np.float64) -> NDArray:
+def frozen(a: Any, dtype: Any = np.float64) -> NDArray[Any]:
     """``a`` as a read-only array: a fresh array the caller owns is frozen in place, anything else is copied first."""
     if isinstance(a, np.ndarray) and a.dtype == dtype and a.flags.owndata and a.flags.writeable:
         a.setflags(write=False)
@@ -58,10 +63,10 @@ def frozen(a: Any, dtype: Any = np.float64) -> NDArray:
     return out
 
 
-_SET: dict[int, tuple[tuple, list[int]]] = {}
+_SET: dict[int, tuple[tuple[object, ...], list[int]]] = {}
 
 
-def set_indices(goals: tuple) -> list[int]:
+def set_indices(goals: tuple[object, ...]) -> list[int]:
     """Indices of the entries of ``goals`` that are not None (ascending), kept per tuple.
 
     Why: the goal tuples of :class:`ControlState` live for many ticks and
@@ -110,7 +115,7 @@ class PathCoords:
         yaw: (N,) body heading, rad.
     """
 
-    path_keys: tuple[tuple, ...]
+    path_keys: tuple[PathKey, ...]
     u: F
     d: F
     d_rate: F

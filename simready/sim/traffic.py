@@ -40,6 +40,7 @@ from simready.sim.run import run_simulation
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
+    from simready.sim.storage.trace import Trace
     from simready.world.template import WorldTemplate
 
 
@@ -70,7 +71,7 @@ def background_issue(manifest: ScenarioManifest, template: WorldTemplate, catalo
     return relation_issue(trace, alone_trace) or crossing_issue(manifest, template, trace, alone_trace, background)
 
 
-def _triggers(trace: Any) -> dict[str, tuple[str, float]]:
+def _triggers(trace: Trace) -> dict[str, tuple[str, float]]:
     out: dict[str, tuple[str, float]] = {}
     for ev in trace.events:
         if ev["type"] in ("trigger_fired", "trigger_skipped") and ev["interaction"] not in out:
@@ -78,7 +79,7 @@ def _triggers(trace: Any) -> dict[str, tuple[str, float]]:
     return out
 
 
-def relation_issue(trace: Any, alone: Any) -> tuple[str, str] | None:
+def relation_issue(trace: Trace, alone: Trace) -> tuple[str, str] | None:
     """``traffic.relation`` when a trigger of the scenario fires (or is skipped) differently with the traffic."""
     with_bg, without = _triggers(trace), _triggers(alone)
     for inter, (what, t) in sorted(without.items(), key=lambda kv: (kv[1][1], kv[0])):
@@ -102,7 +103,7 @@ def relation_issue(trace: Any, alone: Any) -> tuple[str, str] | None:
     return None
 
 
-def crossing_issue(manifest: Any, template: Any, trace: Any, alone: Any, background: set[str]) -> tuple[str, str] | None:
+def crossing_issue(manifest: ScenarioManifest, template: WorldTemplate, trace: Trace, alone: Trace, background: set[str]) -> tuple[str, str] | None:
     """``traffic.blocks_crossing`` when a background vehicle stands in a crosswalk a scenario pedestrian walks through."""
     peds = [a.id for a in manifest.actors if a.kind == "pedestrian" and a.id not in background]
     crosswalks = [r for r in template.regions if r.type == "crosswalk"]

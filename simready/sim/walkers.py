@@ -94,7 +94,7 @@ def crossing(scene: Scene, path: object) -> Crossing | None:
     return tuple(sorted(cols)), u, tuple((float(x), float(y)) for x, y in pts)
 
 
-_CROSS_U: dict[tuple, float | None] = {}
+_CROSS_U: dict[tuple[object, ...], float | None] = {}
 
 
 def crossing_u(path: object, segment: tuple[tuple[float, float], ...]) -> float | None:

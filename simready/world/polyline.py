@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Self, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -72,7 +73,7 @@ class Polyline:
         return p, np.concatenate([[0.0], np.cumsum(seg_len)]), delta / seg_len[:, None]
 
     @classmethod
-    def from_points(cls, points: ArrayLike, *, min_segment_m: float | None = None) -> Polyline:
+    def from_points(cls, points: ArrayLike, *, min_segment_m: float | None = None) -> Self:
         return cls(*cls.arrays(points, min_segment_m=min_segment_m))
 
     # --- scalar queries -------------------------------------------------------------
@@ -138,11 +139,16 @@ class Polyline:
         d = self.seg_dir[np.asarray(i)]
         return np.arctan2(d[..., 1], d[..., 0])  # type: ignore[no-any-return]
 
-    def xy_yaw(self, s_m: ArrayLike) -> tuple[F, F, F]:
-        """Position and heading at arc length(s) ``s_m``, clamped to [0, length] (a path's end is a stop)."""
+    @overload
+    def xy_yaw(self, s_m: float) -> tuple[float, float, float]: ...
+    @overload
+    def xy_yaw(self, s_m: ArrayLike) -> tuple[F, F, F]: ...
+    def xy_yaw(self, s_m: ArrayLike) -> tuple[F, F, F] | tuple[float, float, float]:
+        """Position and heading at arc length(s) ``s_m``, clamped to [0, length] (a path's end is a stop): floats
+        for a number, arrays for an array (a 0-d one gives floats too)."""
         if isinstance(s_m, (float, int)) or (isinstance(s_m, np.ndarray) and s_m.ndim == 0):
             s = min(max(float(s_m), 0.0), self._lists[2][-1])
-            return self.pose_at(s)  # type: ignore[return-value]
+            return self.pose_at(s)
         s = np.clip(np.asarray(s_m, dtype=np.float64), 0.0, self.length_m)  # type: ignore[assignment]
         i = np.clip(np.searchsorted(self.cum_s, s, side="right") - 1, 0, len(self.seg_dir) - 1)
         d = self.seg_dir[i]

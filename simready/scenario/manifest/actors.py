@@ -108,9 +108,9 @@ class Behavior(Model):
     idm: Idm | None = None
 
     @model_serializer(mode="wrap")
-    def _drop_absent_idm(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict:
+    def _drop_absent_idm(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, object]:
         # A manifest without car-following parameters keeps the bytes it had before the field existed.
-        out = handler(self)
+        out: dict[str, object] = handler(self)
         if out.get("idm", 0) is None:
             del out["idm"]
         return out
@@ -138,7 +138,7 @@ class Walk(Model):
 
     @model_serializer(mode="wrap")
     def _without_empty_via(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        out = handler(self)
+        out: dict[str, object] = handler(self)
         if not out.get("via"):
             out.pop("via", None)
         if not out.get("keep_right_m"):

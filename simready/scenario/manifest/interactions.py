@@ -258,13 +258,15 @@ class Interaction(Model):
 
     @property
     def action(self) -> SpeedVerb | GapVerb | ChangeLaneVerb | LaneOffsetVerb | RouteVerb | ExistVerb | SetVerb:
-        return getattr(self, self.verb)
+        action: SpeedVerb | GapVerb | ChangeLaneVerb | LaneOffsetVerb | RouteVerb | ExistVerb | SetVerb
+        action = getattr(self, self.verb)
+        return action
 
     @property
     def axis(self) -> str:
         """``longitudinal`` | ``lateral`` | ``topology`` | ``existence`` | ``state:<key>``."""
         verb = self.verb
-        return f"state:{self.set.key}" if verb == "set" else _VERB_AXES[verb]
+        return f"state:{self.set.key}" if verb == "set" and self.set is not None else _VERB_AXES[verb]
 
     @model_validator(mode="after")
     def _check_verb(self) -> Interaction:
@@ -279,8 +281,9 @@ class Interaction(Model):
             raise fail("dynamics", f"verb {verb} is not shaped and takes no dynamics")
         if self.until is not None and verb not in HELD_VERBS:
             raise fail("until", f"verb {verb} is a one-shot change; only {', '.join(sorted(HELD_VERBS))} hold")
-        world_key = verb == "set" and not self.set.spec.applies_to
+        world_key = verb == "set" and self.set is not None and not self.set.spec.applies_to
         if world_key and self.actor_id is not None:
+            assert self.set is not None
             raise fail("actor_id", f"{self.set.key} belongs to the world: actor_id must be null")
         if not world_key and self.actor_id is None:
             raise fail("actor_id", f"verb {verb} needs an actor")

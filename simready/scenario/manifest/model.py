@@ -45,7 +45,10 @@ from simready.scenario.manifest.triggers import AfterTrigger, AtTrigger, SignalC
 from simready.scenario.streams import STREAM_NAMES
 from simready.scenario.traffic_spec import DESPAWN_RANGE_KEY, MAX_DESPAWN_RANGE_M, MIN_DESPAWN_RANGE_M, RECYCLE_KEY
 
-SCHEMA_VERSION = "1.0.0"
+#: The manifest schema's version; the alias is the field's type (mypy takes no name inside ``Literal[...]``), and
+#: the checker sees that the two agree.
+SchemaVersion = Literal["1.0.0"]
+SCHEMA_VERSION: SchemaVersion = "1.0.0"
 
 
 class CoverageCell(Model):
@@ -69,7 +72,7 @@ class Lineage(Model):
 class ScenarioManifest(Model):
     """A fully resolved scenario (SPEC §6). See the module docstring for conventions."""
 
-    schema_version: Literal[SCHEMA_VERSION]
+    schema_version: SchemaVersion
     # Both become path components (templates/<id>/, samples/.../<sample id>/).
     template_id: Identifier
     template_hash: ContentHash

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, Any, ClassVar, Literal, Union, get_args
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, Union, get_args
 
 from annotated_types import Ge, Le, Len
 from pydantic import Discriminator, Field, Tag, model_validator
@@ -187,17 +187,23 @@ def _kind_tag(value: Any) -> str | None:
 
 # A callable discriminator, because only it carries a custom error: the one a
 # too-deep condition tree gets.
-LeafCondition = Annotated[
-    Union[tuple(Annotated[c, Tag(get_args(c.model_fields["kind"].annotation)[0])] for c in LEAF_CONDITIONS)],
-    Discriminator(
-        _kind_tag,
-        custom_error_type="leaf_condition",
-        custom_error_message=(
-            "expected a leaf condition (distance, ttc, headway, reaches, speed, standstill, signal,"
-            " collision, visible): and / or / not nest one level only"
+if TYPE_CHECKING:  # the union built from LEAF_CONDITIONS, spelled out for the checker
+    LeafCondition: TypeAlias = (
+        DistanceCondition | TtcCondition | HeadwayCondition | ReachesCondition | SpeedCondition | StandstillCondition
+        | SignalCondition | CollisionCondition | VisibleCondition
+    )
+else:
+    LeafCondition = Annotated[
+        Union[tuple(Annotated[c, Tag(get_args(c.model_fields["kind"].annotation)[0])] for c in LEAF_CONDITIONS)],
+        Discriminator(
+            _kind_tag,
+            custom_error_type="leaf_condition",
+            custom_error_message=(
+                "expected a leaf condition (distance, ttc, headway, reaches, speed, standstill, signal,"
+                " collision, visible): and / or / not nest one level only"
+            ),
         ),
-    ),
-]
+    ]
 
 
 class NotCondition(Model):
@@ -230,9 +236,12 @@ def condition_leaves(condition: Any, path: str) -> Iterator[tuple[str, Any]]:
 
 # Nesting is limited by structure: a composite's children are leaves, so a
 # deeper tree fails at the offending child's path.
-Condition = Annotated[
-    Union[LEAF_CONDITIONS + (NotCondition, AndCondition, OrCondition)], Field(discriminator="kind")
-]
+if TYPE_CHECKING:
+    Condition: TypeAlias = LeafCondition | NotCondition | AndCondition | OrCondition
+else:
+    Condition = Annotated[
+        Union[LEAF_CONDITIONS + (NotCondition, AndCondition, OrCondition)], Field(discriminator="kind")
+    ]
 
 
 # --- triggers --------------------------------------------------------------

@@ -61,6 +61,7 @@ from simready.scenario.api import (
     PARKED_WIDTH_M,
     SIDEWALK_PROBE_M,
     WALKABLE_SURFACES,
+    WorldTemplate,
     Body,
     Cell,
     Draws,
@@ -568,7 +569,7 @@ class PedestrianEmergesBehindVan(IntentProgram):
         inset = ped_r + p.full_inset_m
 
         def inside(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-            ok = (np.hypot(x - ex, y - ey) <= reach) & _in_wedge(wedges[0], x, y, inset) & _in_wedge(wedges[1], x, y, inset)
+            ok: np.ndarray = (np.hypot(x - ex, y - ey) <= reach) & _in_wedge(wedges[0], x, y, inset) & _in_wedge(wedges[1], x, y, inset)
             ok[ok] = shapely.contains_xy(strip_base, x[ok], y[ok])
             return ok
 
@@ -822,10 +823,10 @@ class _Conflict:
 
 def _coords(geom: shapely.Geometry) -> list[tuple[float, float]]:
     parts = getattr(geom, "geoms", [geom])
-    return [tuple(c) for part in parts for c in part.coords]  # type: ignore[misc]
+    return [tuple(c) for part in parts for c in part.coords]
 
 
-def _oriented_path(template: Any, path: tuple[str, ...], sidewalk: str) -> tuple[str, ...] | None:
+def _oriented_path(template: WorldTemplate, path: tuple[str, ...], sidewalk: str) -> tuple[str, ...] | None:
     """The crossing path starting on ``sidewalk`` (reversed if it ends there), or None."""
     shape = template.region_by_id[sidewalk].shape
     nodes = template.walk_graph.nodes
@@ -836,13 +837,13 @@ def _oriented_path(template: Any, path: tuple[str, ...], sidewalk: str) -> tuple
     return None
 
 
-def _first_crosswalk_node(template: Any, layout: _Layout) -> str:
+def _first_crosswalk_node(template: WorldTemplate, layout: _Layout) -> str:
     """The first node of the crossing path that lies on its crosswalk (where the walk leaves the kerb)."""
     shape = template.region_by_id[layout.crosswalk].shape.buffer(0.05)
     return next((n for n in layout.path if shape.contains(shapely.Point(template.walk_graph.nodes[n]))), layout.path[0])
 
 
-def _path_s_of(template: Any, path: tuple[str, ...], node: str) -> float:
+def _path_s_of(template: WorldTemplate, path: tuple[str, ...], node: str) -> float:
     """Walked length along ``path`` from its first node to ``node``."""
     return template.walk_graph.path_length_m(path[: path.index(node) + 1])
 

@@ -29,8 +29,8 @@ import numpy as np
 
 from simready.sim import impact
 from simready.sim.backend import Backend, StepOutcome
-from simready.sim.kinematics import step_on_paths
-from simready.sim.state import Bodies, SimState, frozen, ro, with_changes
+from simready.sim.kinematics import PathStep, step_on_paths
+from simready.sim.state import Bodies, PathCoords, SimState, frozen, ro, with_changes
 
 if TYPE_CHECKING:
     from simready.sim.controllers.planner import Plan, RouteTable
@@ -75,7 +75,7 @@ class KinematicBackend(Backend):
             return StepOutcome(step.bodies, coords, step.contacts, extras)
         return self._carry(state, step, coords, extras, hit)
 
-    def _stop_at_contact(self, state: SimState, step, coords):  # type: ignore[no-untyped-def]
+    def _stop_at_contact(self, state: SimState, step: PathStep, coords: PathCoords) -> tuple[PathStep, PathCoords]:
         """Vehicles whose footprints began to overlap this tick, back to where they touch, at rest.
 
         For each such pair the fraction f of the tick's step (the same for
@@ -119,7 +119,8 @@ class KinematicBackend(Backend):
         bodies = Bodies(ro(pos), ro(quat), ro(vel), ro(omega), b1.present)
         return step._replace(bodies=bodies, yaw=ro(yaw)), with_changes(coords, u=ro(u), v=ro(v), yaw=ro(yaw))
 
-    def _carry(self, state: SimState, step, coords, extras, hit):  # type: ignore[no-untyped-def]
+    def _carry(self, state: SimState, step: PathStep, coords: PathCoords, extras: dict[str, np.ndarray],
+               hit: list[tuple[int, int]]) -> StepOutcome:
         """Struck road users ride with the vehicle that struck them (:mod:`simready.sim.impact`; no impulse here)."""
         b = step.bodies
         pos, quat, vel, omega, yaw = (np.array(x) for x in (b.pos, b.quat, b.vel, b.omega, step.yaw))
@@ -132,5 +133,5 @@ class KinematicBackend(Backend):
             u[i], v[i] = state.coords.u[i], 0.0
         coords = with_changes(coords, u=ro(u), v=ro(v), yaw=ro(yaw))
         bodies = Bodies(ro(pos), ro(quat), ro(vel), ro(omega), b.present)
-        impacts = {tuple(sorted(pair)): (float(pos[pair[0], 0]), float(pos[pair[0], 1])) for pair in hit}
+        impacts = {(min(pair), max(pair)): (float(pos[pair[0], 0]), float(pos[pair[0], 1])) for pair in hit}
         return StepOutcome(bodies, coords, step.contacts, extras, impacts=impacts, struck=struck)

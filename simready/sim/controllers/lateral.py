@@ -44,6 +44,7 @@ def lateral_refs(goals: tuple[LateralGoal | None, ...], d: F, tick: int, dt: flo
     done: list[int] = []
     for i in active:
         g = goals[i]
+        assert g is not None  # set_indices: the actors with a goal
         d_ref[i], rate[i], acc[i] = g.profile.at(tick + 1, dt)
         if g.profile.done(tick + 1, dt) and g.kind != "offset":
             done.append(i)

@@ -28,7 +28,8 @@ def idm_interaction(v: F, v_obs: F, gap: F, s0: F, time_gap: F, a_max: F, b: F) 
     """IDM braking term; +a_max where there is no obstacle (gap inf)."""
     s_star = s0 + np.maximum(0.0, v * time_gap + v * (v - v_obs) / (2.0 * np.sqrt(a_max * b)))
     ratio = np.divide(s_star, gap, out=np.full(len(v), 1e3), where=gap > 0.0)
-    return a_max * (1.0 - np.minimum(ratio, 1e3) ** 2)
+    accel: F = a_max * (1.0 - np.minimum(ratio, 1e3) ** 2)
+    return accel
 
 
 def gap_control(gap: float, gap_ref: float, v: float, v_target: float) -> float:

@@ -56,7 +56,7 @@ class RouteTable:
     #: (5, N) the kernel's references before goals and stationary obstacles fill them (rows ``V_REF`` … ``FIXED_GAP``)
     refs0: F
     #: Perception tuples carried over between perception ticks, as arrays (see :func:`_held`).
-    memo: dict[str, tuple[tuple, NDArray[np.int64]]] = field(default_factory=dict, repr=False)
+    memo: dict[str, tuple[tuple[object, ...], NDArray[np.int64]]] = field(default_factory=dict, repr=False)
     #: Per background actor (index), the turns on its path: ``(u where the turn starts, u where it ends, speed
     #: through it m/s)`` (:func:`curve_zones`); other actors have none.
     curves: dict[int, tuple[tuple[float, float, float], ...]] = field(default_factory=dict)
@@ -110,8 +110,8 @@ class RouteTable:
                   if (zones := curve_zones(scene.template, paths[i]))}
         parked = {i: found for i in np.flatnonzero(a.background).tolist()
                   if (found := parked_obstacles(scene, paths[i], i))}
-        boxes = {i: found for i in np.flatnonzero(a.background).tolist()
-                 if (found := conflict_boxes(scene, paths[i]))}
+        boxes = {i: areas for i in np.flatnonzero(a.background).tolist()
+                 if (areas := conflict_boxes(scene, paths[i]))}
         walking = {i: walkers.crossing(scene, paths[i]) for i in np.flatnonzero(a.background & a.is_ped).tolist()}
         return cls(PathTable.build(paths, scene.lane_ids, scene.actors.chord), stop_u, stop_col, tuple(conflicts),
                    _actor_consts(a), _references(a), curves=curves, parked=parked, boxes=boxes,
@@ -230,7 +230,7 @@ def _old_lane_gaps(view: TickView, fixed: F) -> None:
         goal = lateral[i]
         if goal is None or goal.kind != "change_lane" or not (goal.owner or "").startswith(_MOBIL):
             continue
-        old = goal.owner[len(_MOBIL):]
+        old = (goal.owner or "")[len(_MOBIL):]
         col = scene.lane_index.get(old)
         if col is None:
             continue
@@ -347,7 +347,7 @@ def perceive_leaders(view: TickView) -> tuple[int, ...]:
     return tuple(view.leaders.tolist())
 
 
-def _held(route: RouteTable, slot: str, value: tuple, width: int) -> NDArray[np.int64]:
+def _held(route: RouteTable, slot: str, value: tuple[object, ...], width: int) -> NDArray[np.int64]:
     """A perception tuple as an int64 array ((K,) or (K, width)), converted once while the plan carries it over."""
     hit = route.memo.get(slot)
     if hit is None or hit[0] is not value:
@@ -407,6 +407,7 @@ def _goal_references(view: TickView, control: ControlState, refs: F) -> None:
             g_ref = goal.profile.q0 + (g_goal - goal.profile.q0) * f
             refs[pk.GAP_CMD, i] = longitudinal.gap_control(g_now, g_ref, float(view.v[i]), float(view.v[t]))
             continue
+        assert goal is not None  # set_indices: the actors with a goal
         kind = goal.kind
         if kind == "brake":
             refs[pk.COMMANDED, i] = -C.BRANCH_BRAKE_DECEL
@@ -416,10 +417,12 @@ def _goal_references(view: TickView, control: ControlState, refs: F) -> None:
         elif kind == "coast":
             refs[pk.COMMANDED, i] = math.nan
         elif kind == "match":
+            assert goal.profile is not None and goal.target is not None  # a match blends towards its target
             w = goal.profile.at(tick, dt)[0]
             refs[pk.V_REF, i] = goal.v0 + (float(view.v[goal.target]) - goal.v0) * w
             refs[pk.A_FF, i] = 0.0
         else:
+            assert goal.profile is not None  # profile and maintain follow their profile
             refs[pk.V_REF, i], refs[pk.A_FF, i], _ = goal.profile.at(tick, dt)
 
 

@@ -41,7 +41,8 @@ COLLISION_FIELDS = ("tick", "t", "a", "b", "relative_speed_mps", "point", "t_end
 
 
 def _yaw(quat: F) -> F:
-    return 2.0 * np.arctan2(quat[..., 2], quat[..., 3])
+    yaw: F = 2.0 * np.arctan2(quat[..., 2], quat[..., 3])
+    return yaw
 
 
 def visibility_series(scene: Scene, arrays: dict[str, F], observer: int, targets: list[int]) -> F:

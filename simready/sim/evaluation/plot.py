@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from io import BytesIO
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -19,6 +20,11 @@ from simready.atomic import write_bytes_atomic
 from simready.world.template import WorldTemplate
 from simready.world.frames import footprint_corners
 from simready.world.template_plot import draw_lanes, draw_regions
+
+if TYPE_CHECKING:
+    from matplotlib.lines import Line2D
+
+    from simready.sim.storage.trace import Trace
 
 ACTOR_COLOURS = {"ego": "#d9480f", "parked": "#495057", "agent": "#1c7ed6"}
 BRANCH_STYLES = {"brake": ("#2b8a3e", "-"), "coast": ("#c92a2a", "--")}
@@ -30,7 +36,7 @@ BACKGROUND_COLOUR = "#343a40"
 BACKGROUND_MIN_SPAN_M = 80.0
 
 
-def _paths(trace) -> dict[str, np.ndarray]:
+def _paths(trace: Trace) -> dict[str, np.ndarray]:
     df = trace.df
     out = {}
     for actor_id, group in df.groupby("actor_id", sort=True):
@@ -41,12 +47,12 @@ def _paths(trace) -> dict[str, np.ndarray]:
 
 def plot_rollout(
     template: WorldTemplate,
-    trace,
+    trace: Trace,
     out_png: Path,
     *,
     roles: Mapping[str, str],
     dims: Mapping[str, tuple[float, float]],
-    branches: Mapping[str, object] | None = None,
+    branches: Mapping[str, Trace] | None = None,
     title: str = "",
 ) -> Path:
     """Actor paths (start footprint, end marker, collisions) and, if given, each branch's ego path, as a PNG."""
@@ -58,11 +64,11 @@ def plot_rollout(
 
 def rollout_figure(
     template: WorldTemplate,
-    trace,
+    trace: Trace,
     *,
     roles: Mapping[str, str],
     dims: Mapping[str, tuple[float, float]],
-    branches: Mapping[str, object] | None = None,
+    branches: Mapping[str, Trace] | None = None,
     title: str = "",
 ) -> Figure:
     """The figure :func:`plot_rollout` writes (one axes, its legend beside it)."""
@@ -78,7 +84,7 @@ def rollout_figure(
     ax = fig.add_subplot(1, 1, 1)
     draw_regions(ax, template)
     draw_lanes(ax, template)
-    background: list = []
+    background: list[Line2D] = []
     for actor_id, p in sorted(paths.items()):
         if not len(p):
             continue
@@ -129,7 +135,7 @@ def rollout_figure(
     return fig
 
 
-def _start_yaw(trace, actor_id: str) -> float:
+def _start_yaw(trace: Trace, actor_id: str) -> float:
     df = trace.df
     row = df[(df["actor_id"] == actor_id) & df["present"]].iloc[0]
     qz, qw = float(row["qz"]), float(row["qw"])

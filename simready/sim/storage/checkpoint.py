@@ -195,7 +195,8 @@ def state_from_record(rec: dict[str, Any], arrays: dict[str, np.ndarray]) -> Sim
                            tuple(float(x) for x in arrays["control.actuation"]), float(c["steer_rad"]),
                            tuple(int(x) for x in c["standstill"]), peds, tuple(int(x) for x in c["leaders"]),
                            tuple((int(a), int(b)) for a, b in c["percepts"]), tuple((int(a), float(b)) for a, b in c["yields"]),
-                           tuple((int(s[0]), int(s[1]), *(float(x) for x in s[2:])) for s in c["struck"]))
+                           tuple((int(s[0]), int(s[1]), float(s[2]), float(s[3]), float(s[4]), float(s[5]))
+                                 for s in c["struck"]))
     i = rec["interactions"]
     inter = InteractionState({k: (v[0], int(v[1])) for k, v in i["status"].items()}, dict(i["owners"]),
                              {k: int(v) for k, v in i["fired"].items()})
@@ -205,7 +206,7 @@ def state_from_record(rec: dict[str, Any], arrays: dict[str, np.ndarray]) -> Sim
                        int(w.get("recycled", 0)))
     extras = {k.removeprefix("extras."): v for k, v in arrays.items() if k.startswith("extras.")}
     term = tuple(rec["termination"]) if rec["termination"] else None
-    return SimState(int(rec["tick"]), bodies, coords, control, inter, world, rec["rng"], term, extras)  # type: ignore[arg-type]
+    return SimState(int(rec["tick"]), bodies, coords, control, inter, world, rec["rng"], term, extras)
 
 
 @dataclass(frozen=True, eq=False)
@@ -328,7 +329,8 @@ def capture(engine: Any) -> Checkpoint:
         "arrays": packer.index,
     }
     text = json.dumps(meta, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
-    return Checkpoint(b"".join([MAGIC, struct.pack("<Q", len(text)), text, *packer.chunks]))
+    # An ndarray is a buffer; numpy's stubs say so only for Python 3.12 on.
+    return Checkpoint(b"".join([MAGIC, struct.pack("<Q", len(text)), text, *packer.chunks]))  # type: ignore[list-item]
 
 
 def check_identity(ckpt: Checkpoint, scene: Scene) -> None:

@@ -85,10 +85,12 @@ class Trace:
         table = self.ticks.replace_schema_metadata(meta)
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="zstd", use_dictionary=["actor_id", "lane"], write_statistics=False)
-        return sink.getvalue().to_pybytes()
+        data: bytes = sink.getvalue().to_pybytes()
+        return data
 
     def column(self, name: str) -> np.ndarray:
-        return self.ticks.column(name).to_numpy(zero_copy_only=False)
+        values: np.ndarray = self.ticks.column(name).to_numpy(zero_copy_only=False)
+        return values
 
 
 def build_table(actor_ids: tuple[str, ...], lane_ids: tuple[str, ...], warmup_ticks: int, dt: float,

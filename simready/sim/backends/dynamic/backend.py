@@ -60,6 +60,7 @@ from simready.sim.scene import Scene, substeps_per_tick
 from simready.sim.state import Bodies, PathCoords, SimState, frozen
 
 if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
     from simready.sim.controllers.planner import Plan, RouteTable
 
 #: Segments searched around a body's previous arc length when it is projected back onto its path
@@ -87,9 +88,10 @@ class DynamicBackend(Backend):
         super().__init__(scene)
         if scene.catalog is None:
             raise CatalogError("<catalog>", "", "dynamic-v1 needs the asset catalog")
+        self.catalog: Catalog = scene.catalog
         self.substeps = substeps_per_tick(scene.dt)
         self.h = scene.dt / self.substeps
-        self.world: World | None = None
+        self._world: World | None = None
         self.static_contact_names: dict[tuple[int, int], str] = {}
         self.checks = RolloutChecks(scene)
         a = scene.actors
@@ -111,6 +113,13 @@ class DynamicBackend(Backend):
         #: Whether the world's statics are complete (then :meth:`close` keeps it for this scene's next engine).
         self._statics_built = False
         self._ego_params()
+
+    @property
+    def world(self) -> World:
+        """The PyBullet world, built by :meth:`start` (and given back by :meth:`close`)."""
+        if self._world is None:
+            raise RuntimeError("the dynamic backend has no world before start() or after close()")
+        return self._world
 
     # --- construction --------------------------------------------------------------
 
@@ -135,7 +144,7 @@ class DynamicBackend(Backend):
         scene = self.scene
         kept = pool.take_built(scene)
         if kept is not None:
-            self.world, tables = kept
+            self._world, tables = kept
             for name in self._STATIC_TABLES:
                 setattr(self, name, tables[name])
             for body in tables["movable"]:
@@ -150,9 +159,9 @@ class DynamicBackend(Backend):
         used = {g.shape for g in plan.groups if isinstance(g.shape, str)}
         used.update(a.asset_ids[i] for i in self.vehicles)
         for asset in sorted(used):
-            asset_pieces(scene.catalog, asset)
+            asset_pieces(self.catalog, asset)
         w = World()
-        self.world = w
+        self._world = w
         w.call(p.setGravity, 0.0, 0.0, -C.GRAVITY_MPS2)
         w.call(p.setPhysicsEngineParameter, fixedTimeStep=self.h, numSubSteps=0, numSolverIterations=S.solver_iterations,
                deterministicOverlappingPairs=S.deterministic_overlapping_pairs)
@@ -162,7 +171,7 @@ class DynamicBackend(Backend):
 
     def _build_statics(self, w: World, plan: WorldPlan) -> None:
         """One batched ``createMultiBody`` per group of same-shape, same-orientation statics (~0.1 ms a call)."""
-        cat, cid, names = self.scene.catalog, w.client, plan.names
+        cat, cid, names = self.catalog, w.client, plan.names
         self.static_names: dict[int, str] = {}
         self.static_key: dict[int, int] = {}
         self.ground_bodies: set[int] = set()
@@ -186,6 +195,7 @@ class DynamicBackend(Backend):
         along y, heights about the middle of their range.
         """
         t, cid = plan.terrain, w.client
+        assert t is not None  # the caller builds a terrain only where the plan has one
         nx, ny = t.heights.shape
         lo, hi = float(t.heights.min()), float(t.heights.max())
         shape = w.call(p.createCollisionShape, p.GEOM_HEIGHTFIELD, meshScale=[t.cell, t.cell, 1.0],
@@ -219,7 +229,7 @@ class DynamicBackend(Backend):
         ch = self.chassis[i]
         mass = ch.mass if dynamic else 0.0
         asset = self.scene.actors.asset_ids[i]
-        body = w.call(p.createMultiBody, mass, w.shape(asset, asset_pieces(self.scene.catalog, asset)), -1, com_w, q_in,
+        body: int = w.call(p.createMultiBody, mass, w.shape(asset, asset_pieces(self.catalog, asset)), -1, com_w, q_in,
                       baseInertialFramePosition=ch.com.tolist(), baseInertialFrameOrientation=ch.inertial_quat.tolist(),
                       useMaximalCoordinates=True)
         if dynamic:
@@ -283,8 +293,14 @@ class DynamicBackend(Backend):
         # A reset moves the body without clearing its contact manifolds; re-registering it does.
         w.call(p.setCollisionFilterGroupMask, body, -1, *(EGO_FILTER if i == self.ego else AGENT_FILTER))
 
+    @property
+    def _ego(self) -> int:
+        """The ego's index, for the methods that drive it (they run only in a scene with an ego)."""
+        assert self.ego is not None
+        return self.ego
+
     def _place_ego(self, bodies: Bodies) -> None:
-        self._place(self.ego, bodies)
+        self._place(self._ego, bodies)
 
     def _hide(self, i: int) -> None:
         """An absent vehicle: immovable, colliding with nothing, underground."""
@@ -329,10 +345,10 @@ class DynamicBackend(Backend):
         return pos, q, vel, [wx, wy, wz], R, (rx, ry, rz)
 
     def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
-        return self._read(self.ego)
+        return self._read(self._ego)
 
     def start(self, state: SimState) -> StepOutcome:
-        if self.world is None:
+        if self._world is None:
             self._build()
         self._woken = frozenset(state.world.woken)
         for i in sorted(self._woken):
@@ -351,7 +367,7 @@ class DynamicBackend(Backend):
 
     def _tyre_setup(self, steer: float, friction: float) -> tuple[float, ...]:
         """The ego's tyre constants for this tick (:func:`~simready.sim.backends.dynamic.chassis.tyre_setup`)."""
-        return tyre_setup(self.chassis[self.ego], steer, friction, self.h)
+        return tyre_setup(self.chassis[self._ego], steer, friction, self.h)
 
     def _tyre_forces(self, steer: float, a_cmd: float, friction: float, setup: tuple[float, ...] | None = None) -> float:
         """Apply this substep's tyre forces to the ego (:func:`~simready.sim.backends.dynamic.chassis.tyre_forces`);
@@ -365,7 +381,7 @@ class DynamicBackend(Backend):
 
     def _steer(self, state: SimState, route: RouteTable, plan: Plan, crashed: bool) -> float:
         """The ego's steering angle for this tick: pure pursuit of its path, or straight after a crash (rate-limited)."""
-        e = self.ego
+        e = self._ego
         if crashed:
             want = 0.0
         else:
@@ -544,6 +560,7 @@ class DynamicBackend(Backend):
                 if other in self.ground_bodies or other not in statics:
                     continue
                 actor = i if i is not None else j
+                assert actor is not None  # one of the two is an actor
                 pair = (actor, -1 - self.static_key[other])
                 self.static_contact_names[pair] = statics[other]
             else:
@@ -624,7 +641,7 @@ class DynamicBackend(Backend):
         """The mass properties of road user ``i``'s body: its catalog entry's (cached)."""
         ch = self.chassis.get(i)
         if ch is None:
-            ch = self.chassis[i] = Chassis.of(self.scene.catalog.entry(self.scene.actors.asset_ids[i]))
+            ch = self.chassis[i] = Chassis.of(self.catalog.entry(self.scene.actors.asset_ids[i]))
         return ch
 
     def _create_thrown(self, i: int, bodies: Bodies) -> None:
@@ -633,7 +650,7 @@ class DynamicBackend(Backend):
         w = self.world
         ch = self._road_user_chassis(i)
         asset = self.scene.actors.asset_ids[i]
-        body = w.call(p.createMultiBody, ch.mass, w.shape(asset, asset_pieces(self.scene.catalog, asset)), -1,
+        body = w.call(p.createMultiBody, ch.mass, w.shape(asset, asset_pieces(self.catalog, asset)), -1,
                       [0.0, 0.0, -100.0 - i], [0.0, 0.0, 0.0, 1.0], baseInertialFramePosition=ch.com.tolist(),
                       baseInertialFrameOrientation=ch.inertial_quat.tolist(), useMaximalCoordinates=True)
         # Combined friction is the product of the two bodies' (the road's is PyBullet's default, 0.5).
@@ -681,7 +698,7 @@ class DynamicBackend(Backend):
         tick (or struck one), which skips the energy comparison — momentum
         exchanged in a contact is not a solver error.
         """
-        e = self.ego
+        e = self._ego
         prev_com = self._prev_com if self._prev_tick == state.tick else (
             state.bodies.pos[e] + np.array(p.getMatrixFromQuaternion(state.bodies.quat[e].tolist())).reshape(3, 3) @ self.com).tolist()
         # pos + lever, as numpy's elementwise sum would give it.
@@ -700,11 +717,11 @@ class DynamicBackend(Backend):
     def close(self) -> None:
         """Give the world back: kept with its statics for this scene's next engine (:func:`.pool.keep_built`), or
         reset into the client pool if its statics are incomplete."""
-        if self.world is not None:
+        if self._world is not None:
             if self._statics_built:
                 tables = {name: getattr(self, name) for name in self._STATIC_TABLES}
                 tables["movable"] = sorted(getattr(self, "body_actor", {}))
-                pool.keep_built(self.scene, self.world, tables)
+                pool.keep_built(self.scene, self._world, tables)
             else:
-                self.world.close()
-            self.world = None
+                self._world.close()
+            self._world = None

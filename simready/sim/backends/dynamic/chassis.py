@@ -105,7 +105,7 @@ class Chassis:
         diag, quat = principal_axes(inertia)
         wheelbase, front_x = axles(entry)
         inv = tuple(p.invertTransform([0, 0, 0], quat.tolist())[1])
-        return cls(float(entry.mass_kg), com, tuple(tuple(float(v) for v in row) for row in inertia), diag, quat, inv, bool(quat[3] == 1.0), wheelbase,
+        return cls(float(entry.mass_kg), com, tuple((float(row[0]), float(row[1]), float(row[2])) for row in inertia), diag, quat, inv, bool(quat[3] == 1.0), wheelbase,
                    front_x - float(com[0]), float(com[0]) - (front_x - wheelbase), float(entry.restitution))
 
 

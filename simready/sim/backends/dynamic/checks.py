@@ -45,7 +45,8 @@ def body_energy(client: int, body: int, mass_kg: float, moments: list[float]) ->
     wz = R[2] * ang[0] + R[5] * ang[1] + R[8] * ang[2]
     ix, iy, iz = moments
     kinetic = 0.5 * mass_kg * (lin[0] ** 2 + lin[1] ** 2 + lin[2] ** 2) + 0.5 * (ix * wx * wx + iy * wy * wy + iz * wz * wz)
-    return kinetic + mass_kg * C.GRAVITY_MPS2 * com[2]
+    energy: float = kinetic + mass_kg * C.GRAVITY_MPS2 * com[2]
+    return energy
 
 
 def crossed_collider(client: int, start: list[float], end: list[float], names: dict[int, str],

@@ -122,16 +122,16 @@ def _reduced_hulls(files: list[str]) -> list[str | None]:
     if candidates:
         w = World()
         try:
-            for k, source, reduced in candidates:
+            for k, source, hull in candidates:
                 seen = []
                 try:
-                    for f in (source, reduced):
+                    for f in (source, hull):
                         body = w.call(p.createMultiBody, 0.0, w.call(p.createCollisionShape, p.GEOM_MESH, fileName=f))
                         seen.append((w.call(p.getMeshData, body), w.call(p.getAABB, body)))
                 except p.error:
                     continue
                 if seen[0][0][0] > 0 and seen[0] == seen[1]:
-                    out[k] = reduced
+                    out[k] = hull
         finally:
             w.close()
     return out

@@ -72,12 +72,14 @@ class Terrain:
     @cached_property
     def field(self) -> list[float]:
         """The heights in PyBullet's order (x fastest), built once per plan (a world is rebuilt on every restore)."""
-        return self.heights.T.reshape(-1).tolist()
+        ordered: list[float] = self.heights.T.reshape(-1).tolist()
+        return ordered
 
 
 def _terrain(scene: Scene, floor: list[Any]) -> Terrain:
     """The height field under ``floor`` (tilted road and terrain tiles), over the map and its out-of-bounds margin."""
     cat = scene.catalog
+    assert cat is not None  # DynamicBackend refuses a scene without its catalog
     xmin, ymin, xmax, ymax = scene.bounds
     mgn = C.OUT_OF_BOUNDS_MARGIN_M
     x0, y0, x1, y1 = xmin - mgn, ymin - mgn, xmax + mgn, ymax + mgn
@@ -201,6 +203,7 @@ _PLANS: dict[tuple[Any, ...], WorldPlan] = {}
 def world_plan(scene: Scene) -> WorldPlan:
     """The static world of ``scene`` as batched body groups (cached: see :class:`WorldPlan`)."""
     cat = scene.catalog
+    assert cat is not None  # DynamicBackend refuses a scene without its catalog
     insts = sorted(scene.template.instances, key=lambda i: i.name)
     for inst in insts:
         if inst.asset not in cat.entries:
@@ -215,6 +218,7 @@ def world_plan(scene: Scene) -> WorldPlan:
 
 def _make_plan(scene: Scene, insts: list[Any]) -> WorldPlan:
     cat = scene.catalog
+    assert cat is not None  # DynamicBackend refuses a scene without its catalog
     names: list[str] = []
     bodies: dict[tuple[Any, ...], list[tuple[tuple[float, float, float], int]]] = {}
     ground: list[tuple[float, ...]] = []

@@ -54,7 +54,7 @@ def _connect() -> int:
     of ``createMultiBody``'s cost); nothing renders these worlds, and physics
     never reads them.
     """
-    client = p.connect(p.DIRECT)
+    client: int = p.connect(p.DIRECT)
     plugin = p.loadPlugin("tinyRendererPlugin", physicsClientId=client)
     if plugin >= 0:
         p.unloadPlugin(plugin, physicsClientId=client)
@@ -92,7 +92,7 @@ class World:
                 # folder, so the catalog file stands in should anything have removed it.
                 files.append(piece[2] if piece[2] is not None and os.path.exists(piece[2]) else piece[1])
                 frames.append([0.0, 0.0, 0.0])
-        sid = self.call(p.createCollisionShapeArray, types, halfExtents=halves, fileNames=files, collisionFramePositions=frames)
+        sid: int = self.call(p.createCollisionShapeArray, types, halfExtents=halves, fileNames=files, collisionFramePositions=frames)
         self.shapes[asset] = sid
         return sid
 
