@@ -148,22 +148,23 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
 
 _F8 = np.dtype(np.float64)
 _B1 = np.dtype(np.bool_)
-_STEP_ARGS: dict[int, tuple[PathTable, Scene, tuple]] = {}
+_STEP_ARGS: dict[int, tuple[PathTable, Any, Any, tuple]] = {}
 
 
 def _step_args(scene: Scene, table: PathTable) -> tuple:
-    """The arguments of :func:`step_on_paths`' kernels that depend only on the path table and the scene (its
-    paths, ground, actors and walk profiles), gathered once per table: one lookup a tick instead of a dozen."""
+    """The arguments of :func:`step_on_paths`' kernels that depend only on the path table, the ground and the
+    actors (paths, raster, footprints, walk profiles), gathered once per table: one lookup a tick instead of a
+    dozen. Kept against the ground and actor table it was built for (not the scene, which it does not hold)."""
     hit = _STEP_ARGS.get(id(table))
-    if hit is not None and hit[0] is table and hit[1] is scene:
-        return hit[2]
+    g, a = scene.ground, scene.actors
+    if hit is not None and hit[0] is table and hit[1] is g and hit[2] is a:
+        return hit[3]
     if len(_STEP_ARGS) > 64:
         _STEP_ARGS.clear()
-    g = scene.ground
     walk = walk_profile(scene, table) or _NO_WALK
-    args = (*table.kernel_arrays, g.heights, g.x0, g.y0, 1.0 / GROUND_RASTER_M, *_reach(scene.actors), walk.rows,
-            walk.first, walk.z_start, walk.step_u, walk.step_dh, 1.0 / C.PED_STEP_RAMP_M, bool(g.sloped))
-    _STEP_ARGS[id(table)] = (table, scene, args)
+    args = (*table.kernel_arrays, g.heights, g.x0, g.y0, 1.0 / GROUND_RASTER_M, *_reach(a), walk.rows, walk.first,
+            walk.z_start, walk.step_u, walk.step_dh, 1.0 / C.PED_STEP_RAMP_M, bool(g.sloped))
+    _STEP_ARGS[id(table)] = (table, g, a, args)
     return args
 
 
