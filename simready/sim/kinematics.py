@@ -212,7 +212,7 @@ def tilt_on_ground(scene: Scene, big: F, n: int, yaw: F, present: NDArray[np.boo
 
 def _bodies_from(big: F, n: int, present: NDArray[np.bool_]) -> Bodies:
     """Read-only :class:`Bodies` over the packed 13·N array (pos, quat, vel, omega)."""
-    big.setflags(write=False)
+    big.flags.writeable = False
     n3, n7, n10 = 3 * n, 7 * n, 10 * n
     # Bodies has no __post_init__: setting its fields directly is what its (frozen) __init__ does, cheaper.
     bodies = object.__new__(Bodies)
