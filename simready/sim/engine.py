@@ -158,6 +158,7 @@ class Recorder:
         self.s = np.full((r, n), np.nan)
         self.present = np.zeros((r, n), dtype=bool)
         self.extras = {name: np.zeros((r, n)) for name in extras}
+        self._extra_rows = tuple(self.extras.items())
 
     def record(self, state: SimState, table: PathTable) -> None:
         """Copy state's row into the preallocated arrays (speeds are filled in bulk when read, :meth:`arrays`).
@@ -174,10 +175,11 @@ class Recorder:
         # One compiled copy of the row. A walk route has no lane: its s is the arc length along the route.
         kernels.record_row(k, b.pos, b.quat, b.vel, b.omega, b.present, lane, s, u, walk, self.pos, self.quat, self.vel,
                            self.omega, self.present, self.lane, self.s)
-        extras = state.extras
-        for name, arr in self.extras.items():
-            if name in extras:
-                arr[k] = extras[name]
+        get = state.extras.get
+        for name, arr in self._extra_rows:
+            row = get(name)
+            if row is not None:
+                arr[k] = row
         self.rows = k + 1
 
     def _walk(self, keys: tuple[PathKey, ...]) -> np.ndarray:

@@ -125,26 +125,47 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     """
     n = len(u)
     present = prev.present
-    cum, base, last, pts, dirs, psi, dpsi = table.kernel_arrays
-    g = scene.ground
+    (cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, reach2, hl, hw, w_rows, w_first, w_z_start,
+     w_step_u, w_step_dh, inv_ramp, sloped) = _step_args(scene, table)
     u1, v1, a1 = np.empty(n), np.empty(n), np.empty(n)
     placed = np.empty((8, n))
-    flags = K.advance_place(u, v, _f64(accel), present, scene.dt, cum, base, last, pts, dirs, psi, dpsi, g.heights,
-                            g.x0, g.y0, 1.0 / GROUND_RASTER_M, d, d_rate, u1, v1, a1, placed)
+    flags = K.advance_place(u, v, accel if type(accel) is np.ndarray and accel.dtype is _F8 else _f64(accel), present,
+                            scene.dt, cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, d, d_rate, u1,
+                            v1, a1, placed)
     if n == 0 or not flags & K.FINITE:
         return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
     lateral, yaw, heading_v = _headings(placed, d_rate, flags)
-    reach2, hl, hw = _reach(scene.actors)
     big, slip = np.empty(13 * n), np.empty(n)
     pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
-    walk = walk_profile(scene, table) or _NO_WALK
     m = K.pack_step_walk(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev.pos, prev.quat,
-                         prev_yaw, reach2, hl, hw, walk.rows, walk.first, walk.z_start, walk.step_u, walk.step_dh,
-                         1.0 / C.PED_STEP_RAMP_M, u1, big, slip, pairs)
-    if scene.ground.sloped:
+                         prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u1, big,
+                         slip, pairs)
+    if sloped:
         tilt_on_ground(scene, big, n, yaw, present)
     return PathStep(_bodies_from(big, n, present), yaw, slip, u1, v1, a1,
                     frozenset(zip(pairs[:m, 0].tolist(), pairs[:m, 1].tolist())) if m else _NO_CONTACTS)
+
+
+_F8 = np.dtype(np.float64)
+_B1 = np.dtype(np.bool_)
+_STEP_ARGS: dict[int, tuple[PathTable, Any, Any, tuple]] = {}
+
+
+def _step_args(scene: Scene, table: PathTable) -> tuple:
+    """The arguments of :func:`step_on_paths`' kernels that depend only on the path table, the ground and the
+    actors (paths, raster, footprints, walk profiles), gathered once per table: one lookup a tick instead of a
+    dozen. Kept against the ground and actor table it was built for (not the scene, which it does not hold)."""
+    hit = _STEP_ARGS.get(id(table))
+    g, a = scene.ground, scene.actors
+    if hit is not None and hit[0] is table and hit[1] is g and hit[2] is a:
+        return hit[3]
+    if len(_STEP_ARGS) > 64:
+        _STEP_ARGS.clear()
+    walk = walk_profile(scene, table) or _NO_WALK
+    args = (*table.kernel_arrays, g.heights, g.x0, g.y0, 1.0 / GROUND_RASTER_M, *_reach(a), walk.rows, walk.first,
+            walk.z_start, walk.step_u, walk.step_dh, 1.0 / C.PED_STEP_RAMP_M, bool(g.sloped))
+    _STEP_ARGS[id(table)] = (table, g, a, args)
+    return args
 
 
 def tilt_on_ground(scene: Scene, big: F, n: int, yaw: F, present: NDArray[np.bool_]) -> None:
@@ -191,12 +212,14 @@ def tilt_on_ground(scene: Scene, big: F, n: int, yaw: F, present: NDArray[np.boo
 
 def _bodies_from(big: F, n: int, present: NDArray[np.bool_]) -> Bodies:
     """Read-only :class:`Bodies` over the packed 13·N array (pos, quat, vel, omega)."""
-    big.setflags(write=False)
+    big.flags.writeable = False
     n3, n7, n10 = 3 * n, 7 * n, 10 * n
     # Bodies has no __post_init__: setting its fields directly is what its (frozen) __init__ does, cheaper.
     bodies = object.__new__(Bodies)
     bodies.__dict__.update(pos=big[:n3].reshape(n, 3), quat=big[n3:n7].reshape(n, 4), vel=big[n7:n10].reshape(n, 3),
-                           omega=big[n10:].reshape(n, 3), present=frozen(present, bool))
+                           omega=big[n10:].reshape(n, 3),
+                           present=present if type(present) is np.ndarray and present.dtype is _B1 and not
+                           present.flags.writeable else frozen(present, bool))
     return bodies
 
 

@@ -36,12 +36,21 @@ if TYPE_CHECKING:
     from simready.sim.controllers.planner import Plan, RouteTable
 
 
+_F8 = np.dtype(np.float64)
+
+
+def _read_only(x: object) -> bool:
+    """Whether ``x`` is already what :func:`frozen` would return for it: a read-only float64 array (no copy)."""
+    return type(x) is np.ndarray and x.dtype is _F8 and not x.flags.writeable
+
+
 class KinematicBackend(Backend):
     name: ClassVar[str] = "kinematic-v1"
+    _zero_steer: np.ndarray | None = None
 
     def _zeros(self, n: int) -> np.ndarray:
         """A read-only (n,) zeros array, shared by every step (no actor steers here)."""
-        z = getattr(self, "_zero_steer", None)
+        z = self._zero_steer
         if z is None or len(z) != n:
             z = self._zero_steer = np.zeros(n)
             z.flags.writeable = False
@@ -55,10 +64,15 @@ class KinematicBackend(Backend):
         step = step_on_paths(self.scene, route.paths, state.bodies, c.yaw, c.u, c.v, plan.accel, plan.d_ref,
                              plan.d_rate, plan.d_acc)
         # PathCoords has no __post_init__: filling a copy of c's fields is what its __init__ would build.
-        coords = with_changes(c, u=ro(step.u), d=frozen(plan.d_ref), d_rate=frozen(plan.d_rate), v=ro(step.v),
-                              a=ro(step.accel), yaw=ro(step.yaw))
-        extras = {"accel_mps2": step.accel, "throttle": plan.throttle, "brake": plan.brake,
-                  "steer_rad": self._zeros(len(c.u)), "slip_rad": step.slip}
+        d_ref, d_rate = plan.d_ref, plan.d_rate
+        coords = with_changes(c, u=ro(step.u), d=d_ref if _read_only(d_ref) else frozen(d_ref),
+                              d_rate=d_rate if _read_only(d_rate) else frozen(d_rate), v=ro(step.v), a=ro(step.accel),
+                              yaw=ro(step.yaw))
+        zeros = self._zero_steer
+        if zeros is None or len(zeros) != len(c.u):
+            zeros = self._zeros(len(c.u))
+        extras = {"accel_mps2": step.accel, "throttle": plan.throttle, "brake": plan.brake, "steer_rad": zeros,
+                  "slip_rad": step.slip}
         struck = state.control.struck
         if not step.contacts and not struck:
             # No contact and nobody carried (most ticks): nothing below applies. StepOutcome has no __post_init__:
