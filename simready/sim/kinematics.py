@@ -148,10 +148,10 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
 
 _F8 = np.dtype(np.float64)
 _B1 = np.dtype(np.bool_)
-_STEP_ARGS: dict[int, tuple[PathTable, Any, Any, tuple]] = {}
+_STEP_ARGS: dict[int, tuple[PathTable, Any, Any, tuple[Any, ...]]] = {}
 
 
-def _step_args(scene: Scene, table: PathTable) -> tuple:
+def _step_args(scene: Scene, table: PathTable) -> tuple[Any, ...]:
     """The arguments of :func:`step_on_paths`' kernels that depend only on the path table, the ground and the
     actors (paths, raster, footprints, walk profiles), gathered once per table: one lookup a tick instead of a
     dozen. Kept against the ground and actor table it was built for (not the scene, which it does not hold)."""
