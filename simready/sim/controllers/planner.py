@@ -212,14 +212,16 @@ def conflict_boxes(scene: Scene, path: ReferencePath) -> tuple[tuple[float, floa
 def _box_gaps(view: TickView, route: RouteTable, fixed: F) -> None:
     """Gaps (m) into ``fixed`` to the nearest conflict area ahead that another vehicle's body is in (a background
     vehicle does not drive into a car waiting or crawling across its path, right of way or not)."""
-    a = view.scene.actors.py
+    actors = view.scene.actors
+    a = actors.py
     u = view.u_py
     lane, s = view.lanes
     occupied: dict[int, list[tuple[float, float, int]]] = {}
-    present = view.present_py
-    for j, (lj, sj) in enumerate(zip(lane.tolist(), s.tolist())):
-        if lj >= 0 and present[j] and a.lane_bound[j]:
-            occupied.setdefault(lj, []).append((sj - a.hl[j], sj + a.hl[j], j))
+    # The lane-bound actors on a lane, their rear and nose (s ∓ half length, elementwise: the scalar loop's bits).
+    on = np.flatnonzero((lane >= 0) & view.present & actors.lane_bound)
+    hl = actors.hl[on]
+    for j, lj, rear, nose in zip(on.tolist(), lane[on].tolist(), (s[on] - hl).tolist(), (s[on] + hl).tolist()):
+        occupied.setdefault(lj, []).append((rear, nose, j))
     for i, boxes in route.boxes.items():
         front = u[i] + a.hl[i]
         for u_in, u_out, other, lo, hi in boxes:  # sorted by u_in
