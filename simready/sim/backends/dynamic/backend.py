@@ -35,8 +35,8 @@ a tick. PyBullet supplies gravity, support and collisions.
   :data:`PHYSICS_RADIUS_M` of them: their bodies are hidden as absent ones
   are (no stepping, no reads, no drive forces) and their contacts come from
   their footprints. One that comes within reach gets its body back at the
-  kinematic pose and twist (as CARLA's hybrid physics mode does for
-  vehicles away from the ego). The rule is a function of the tick's state,
+  tick's state (its kinematic pose and twist), as CARLA's hybrid physics
+  mode does for vehicles away from the ego. The rule is a function of the tick's state,
   so a restored engine hides the same bodies; samples without traffic have
   no such vehicles.
 
