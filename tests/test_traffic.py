@@ -202,6 +202,59 @@ def test_dynamic_backend_without_background_collisions(lead, city):
     assert set(trace.df.actor_id) >= bg
 
 
+def test_dynamic_far_background_is_kinematic_and_restores(lead, city):
+    """dynamic-v1: a background vehicle is a force-driven body only near an anchor (the ego, a moving scenario vehicle);
+    far ones are hidden bodies driven by the kinematic step. Which ones is a function of the state, and a body handed
+    back to physics starts from the tick's state: a restored engine continues within the declared replay tolerance
+    (as without traffic), across the hand-overs."""
+    from simready.sim.storage.checkpoint import DYNAMIC_REPLAY_TOLERANCE
+    from simready.catalog.catalog import ensure_catalog
+    from simready.sim.backends.dynamic.backend import PHYSICS_RADIUS_M
+
+    scene = build_scene(lead, city, backend="dynamic-v1", catalog=ensure_catalog())
+    a = scene.actors
+    engine = Engine(scene)
+    half = scene.warmup_ticks + int(round(4.0 / scene.dt))
+    far_seen, near_seen = set(), set()
+    while engine.state.tick < half:
+        state = engine.state
+        engine.step()
+        b = engine.backend
+        anchors = [i for i in b.vehicles if not a.background[i] and not a.parked[i] and state.bodies.present[i]]
+        for i in b.background_idx.tolist():
+            if not state.bodies.present[i]:
+                continue
+            dist = min(math.dist(state.bodies.pos[i, :2], state.bodies.pos[j, :2]) for j in anchors)
+            assert (i in b._hidden) == (dist > PHYSICS_RADIUS_M), (i, dist)
+            (far_seen if dist > PHYSICS_RADIUS_M else near_seen).add(i)
+    assert len(far_seen) > 10 and near_seen and far_seen & near_seen  # some handed over while this ran
+    ckpt = engine.checkpoint()
+    engine.run(until_tick=half + int(round(4.0 / scene.dt)))
+    restored = Engine.restore(scene, ckpt)
+    restored.run(until_tick=half + int(round(4.0 / scene.dt)))
+    x, y = finish(engine), finish(restored)
+    assert [(e["type"], e["tick"]) for e in x.events] == [(e["type"], e["tick"]) for e in y.events]
+    assert x.column("actor_id").tolist() == y.column("actor_id").tolist()
+    pos = np.stack([x.column(c) - y.column(c) for c in ("x", "y", "z")], 1)
+    vel = np.stack([x.column(c) - y.column(c) for c in ("vx", "vy", "vz")], 1)
+    assert np.abs(pos).max() <= DYNAMIC_REPLAY_TOLERANCE["position_m"]
+    assert np.abs(vel).max() <= DYNAMIC_REPLAY_TOLERANCE["velocity_mps"]
+
+
+def test_static_colliders_asleep_change_nothing(lead, city, monkeypatch):
+    """The static colliders are put to sleep (PyBullet then skips their bounding boxes each step): the rollout is the
+    same bit for bit as with them awake."""
+    from simready.sim.backends.dynamic import backend as dyn
+    from simready.sim.backends.dynamic import pool
+
+    plain = lead.model_copy(update={"actors": [x for x in lead.actors if BACKGROUND_TAG not in x.tags], "clip_s": 4.0})
+    asleep = run_simulation(plain, city, backend="dynamic-v1").trace.to_bytes()
+    pool.release_built()  # a new world, built with the statics awake
+    monkeypatch.setattr(dyn, "_still", lambda body, cid: None)
+    assert run_simulation(plain, city, backend="dynamic-v1").trace.to_bytes() == asleep
+    pool.release_built()
+
+
 # --- determinism, checkpoints and branches ------------------------------------------------------
 
 

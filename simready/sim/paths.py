@@ -124,19 +124,30 @@ def fillet(points: list[tuple[float, float]], radius_m: float) -> tuple[list[tup
     segment it came from (an arc's first half belongs to the incoming
     segment, its second half to the outgoing one), and for each original
     vertex the index of the new point that stands for it (the arc's middle).
+
+    Scalar arithmetic on Python floats, operation for operation what numpy does element by element on 2-vectors
+    (the segment lengths stay ``np.hypot``'s and the turn's dot product numpy's, so the bits are numpy's).
     """
-    pts = [np.asarray(p, dtype=np.float64) for p in points]
-    out: list[np.ndarray] = [pts[0]]
+    pts = [(float(x), float(y)) for x, y in points]
+    out: list[tuple[float, float]] = [pts[0]]
     origin: list[int] = []
     vertex: list[int] = [0]
+    cos, sin, atan2, copysign = math.cos, math.sin, math.atan2, math.copysign
+    if len(pts) > 2:
+        # Every segment's length and direction, and every vertex's dot product, in whole-array calls with the
+        # per-pair loops' bits (np.hypot's, numpy's dot through np.vecdot).
+        seg = np.diff(np.asarray(pts, dtype=np.float64), axis=0)
+        length = np.hypot(seg[:, 0], seg[:, 1])
+        unit = seg / length[:, None]
+        dots = np.vecdot(unit[:-1], unit[1:]).tolist()
+        lengths, units = length.tolist(), unit.tolist()
     for k in range(1, len(pts) - 1):
-        a, b, c = pts[k - 1], pts[k], pts[k + 1]
-        d_in, d_out = b - a, c - b
-        l_in, l_out = float(np.hypot(*d_in)), float(np.hypot(*d_out))
-        d_in, d_out = d_in / l_in, d_out / l_out
-        turn = math.atan2(d_in[0] * d_out[1] - d_in[1] * d_out[0], float(d_in @ d_out))
+        bx, by = pts[k]
+        l_in, l_out = lengths[k - 1], lengths[k]
+        (ix, iy), (ox, oy) = units[k - 1], units[k]
+        turn = atan2(ix * oy - iy * ox, dots[k - 1])
         if abs(turn) < 1e-4 or radius_m <= 0.0:
-            out.append(b)
+            out.append((bx, by))
             origin.append(k - 1)
             vertex.append(len(out) - 1)
             continue
@@ -145,20 +156,23 @@ def fillet(points: list[tuple[float, float]], radius_m: float) -> tuple[list[tup
         r = tangent / half
         steps = max(2, int(math.ceil(abs(turn) / FILLET_STEP_RAD)))
         steps += steps % 2
-        p0 = b - d_in * tangent
-        normal = np.array([-d_in[1], d_in[0]]) * math.copysign(1.0, turn)
-        centre = p0 + normal * r
-        start = math.atan2(p0[1] - centre[1], p0[0] - centre[0])
+        p0x, p0y = bx - ix * tangent, by - iy * tangent
+        sign = copysign(1.0, turn)
+        nx, ny = -iy * sign, ix * sign
+        centre_x, centre_y = p0x + nx * r, p0y + ny * r
+        start = atan2(p0y - centre_y, p0x - centre_x)
+        sweep = sign * abs(turn)
+        mid = steps // 2
         for j in range(steps + 1):
-            ang = start + math.copysign(1.0, turn) * abs(turn) * j / steps
-            out.append(centre + r * np.array([math.cos(ang), math.sin(ang)]))
-            origin.append(k - 1 if j <= steps // 2 else k)
-            if j == steps // 2:
+            ang = start + sweep * j / steps
+            out.append((centre_x + r * cos(ang), centre_y + r * sin(ang)))
+            origin.append(k - 1 if j <= mid else k)
+            if j == mid:
                 vertex.append(len(out) - 1)
     out.append(pts[-1])
     origin.append(len(pts) - 2)
     vertex.append(len(out) - 1)
-    return [(float(p[0]), float(p[1])) for p in out], origin, vertex
+    return out, origin, vertex
 
 
 def _build(key: PathKey, pts: list[tuple[float, float]], seg_lane: list[int], radius_m: float, *,

@@ -202,7 +202,9 @@ def walker_gaps(view, walkers: tuple[int, ...], fixed: F) -> None:  # type: igno
         return
     xy = view.xy
     idx = np.array(mine)
-    dist2 = ((xy[peds][None, :, :] - xy[idx][:, None, :]) ** 2).sum(axis=2)
+    dx = xy[peds, 0][None, :] - xy[idx, 0][:, None]
+    dy = xy[peds, 1][None, :] - xy[idx, 1][:, None]
+    dist2 = dx * dx + dy * dy
     close = dist2 < FOLLOW_LOOKAHEAD_M ** 2
     close &= peds[None, :] != idx[:, None]
     if not close.any():

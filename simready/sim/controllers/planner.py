@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -74,48 +75,64 @@ class RouteTable:
 
     @classmethod
     def build(cls, scene: Scene, paths: tuple[ReferencePath, ...]) -> RouteTable:
-        stops: list[list[tuple[float, int]]] = []
-        graph = scene.template.lane_graph
-        by_lane = junctions.lane_conflicts(graph)
         a = scene.actors
-        conflicts = []
-        for i, p in enumerate(paths):
-            row = []
-            side = scene.signals.side_stop_lines if a.background[i] else {}
-            for lane, u0 in zip(p.lanes, p.lane_u0):
-                hit = scene.signals.stop_lines.get(lane) or side.get(lane)
-                if hit is not None:
-                    row.append((u0 + hit[0], hit[1]))
-            stops.append(row)
-            if a.background[i]:
-                # Background traffic yields by the lane graph's right of way (SPEC §18): every conflict area of a
-                # junction where its lane is not the priority one (turn rank, then the vehicle from the right).
-                mine = sorted((u0 + s_mine, other, s_other) for lane, u0 in zip(p.lanes, p.lane_u0)
-                              for s_mine, other, s_other in network_yields(scene.template).get(lane, ()))
-            else:
-                mine = [(u0 + c.s, c.other, c.s_other) for lane, u0 in zip(p.lanes, p.lane_u0)
-                        for c in by_lane.get(lane, ())]
-            # Waiting points only matter to actors that yield; others never read them.
-            conflicts.append(tuple((u_x, other, s_other,
-                                    junctions.waiting_point(graph, p, u_x, other, float(a.hl[i]), float(a.hw[i]), float(a.chord[i]))
-                                    if a.yield_[i] and a.lane_bound[i] else u_x - junctions.STOP_BEFORE_M)
-                                   for u_x, other, s_other in mine))
+        rows = [_route_row(scene, i, p) for i, p in enumerate(paths)]
+        stops = [r[0] for r in rows]
         k = max((len(r) for r in stops), default=0)
         stop_u = np.full((len(paths), k), np.inf)
         stop_col = np.full((len(paths), k), -1, dtype=np.int64)
         for i, row in enumerate(stops):
             for j, (u, col) in enumerate(row):
                 stop_u[i, j], stop_col[i, j] = u, col
-        curves = {i: zones for i in np.flatnonzero(a.background).tolist()
-                  if (zones := curve_zones(scene.template, paths[i]))}
-        parked = {i: found for i in np.flatnonzero(a.background).tolist()
-                  if (found := parked_obstacles(scene, paths[i], i))}
-        boxes = {i: areas for i in np.flatnonzero(a.background).tolist()
-                 if (areas := conflict_boxes(scene, paths[i]))}
-        walking = {i: walkers.crossing(scene, paths[i]) for i in np.flatnonzero(a.background & a.is_ped).tolist()}
-        return cls(PathTable.build(paths, scene.lane_ids, scene.actors.chord), stop_u, stop_col, tuple(conflicts),
-                   _actor_consts(a), _references(a), curves=curves, parked=parked, boxes=boxes,
+        background = np.flatnonzero(a.background).tolist()
+        curves = {i: rows[i][2] for i in background if rows[i][2]}
+        parked = {i: rows[i][3] for i in background if rows[i][3]}
+        boxes = {i: rows[i][4] for i in background if rows[i][4]}
+        walking = {i: rows[i][5] for i in np.flatnonzero(a.background & a.is_ped).tolist()}
+        return cls(PathTable.build(paths, scene.lane_ids, scene.actors.chord), stop_u, stop_col,
+                   tuple(r[1] for r in rows), _actor_consts(a), _references(a), curves=curves, parked=parked, boxes=boxes,
                    any_background=bool(a.background.any()), walking=walking)
+
+
+def _route_row(scene: Scene, i: int, p: ReferencePath) -> tuple[Any, ...]:
+    """Actor ``i``'s rows of a :class:`RouteTable` on path ``p``: its stop lines, yield points, and (background
+    actors) turns, parked vehicles, conflict areas and crossing. They depend on the actor and the path alone, so they
+    are kept per scene (a route rebuilt after one actor's change of path recomputes that actor's rows only)."""
+    memo = scene._route_rows
+    key = (i, p.key)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is p:
+        return hit[1]
+    graph = scene.template.lane_graph
+    a = scene.actors
+    row = []
+    side = scene.signals.side_stop_lines if a.background[i] else {}
+    for lane, u0 in zip(p.lanes, p.lane_u0):
+        stop = scene.signals.stop_lines.get(lane) or side.get(lane)
+        if stop is not None:
+            row.append((u0 + stop[0], stop[1]))
+    if a.background[i]:
+        # Background traffic yields by the lane graph's right of way (SPEC §18): every conflict area of a
+        # junction where its lane is not the priority one (turn rank, then the vehicle from the right).
+        mine = sorted((u0 + s_mine, other, s_other) for lane, u0 in zip(p.lanes, p.lane_u0)
+                      for s_mine, other, s_other in network_yields(scene.template).get(lane, ()))
+    else:
+        by_lane = junctions.lane_conflicts(graph)
+        mine = [(u0 + c.s, c.other, c.s_other) for lane, u0 in zip(p.lanes, p.lane_u0)
+                for c in by_lane.get(lane, ())]
+    # Waiting points only matter to actors that yield; others never read them.
+    conflicts = tuple((u_x, other, s_other,
+                       junctions.waiting_point(graph, p, u_x, other, float(a.hl[i]), float(a.hw[i]), float(a.chord[i]))
+                       if a.yield_[i] and a.lane_bound[i] else u_x - junctions.STOP_BEFORE_M)
+                      for u_x, other, s_other in mine)
+    curves = parked = boxes = walking = None
+    if a.background[i]:
+        curves, parked, boxes = curve_zones(scene.template, p), parked_obstacles(scene, p, i), conflict_boxes(scene, p)
+        if a.is_ped[i]:
+            walking = walkers.crossing(scene, p)
+    out = (row, conflicts, curves, parked, boxes, walking)
+    memo[key] = (p, out)
+    return out
 
 
 def network_yields(template: object) -> dict[str, tuple[tuple[float, str, float], ...]]:
@@ -195,14 +212,16 @@ def conflict_boxes(scene: Scene, path: ReferencePath) -> tuple[tuple[float, floa
 def _box_gaps(view: TickView, route: RouteTable, fixed: F) -> None:
     """Gaps (m) into ``fixed`` to the nearest conflict area ahead that another vehicle's body is in (a background
     vehicle does not drive into a car waiting or crawling across its path, right of way or not)."""
-    a = view.scene.actors.py
+    actors = view.scene.actors
+    a = actors.py
     u = view.u_py
     lane, s = view.lanes
     occupied: dict[int, list[tuple[float, float, int]]] = {}
-    present = view.present_py
-    for j, (lj, sj) in enumerate(zip(lane.tolist(), s.tolist())):
-        if lj >= 0 and present[j] and a.lane_bound[j]:
-            occupied.setdefault(lj, []).append((sj - a.hl[j], sj + a.hl[j], j))
+    # The lane-bound actors on a lane, their rear and nose (s ∓ half length, elementwise: the scalar loop's bits).
+    on = np.flatnonzero((lane >= 0) & view.present & actors.lane_bound)
+    hl = actors.hl[on]
+    for j, lj, rear, nose in zip(on.tolist(), lane[on].tolist(), (s[on] - hl).tolist(), (s[on] + hl).tolist()):
+        occupied.setdefault(lj, []).append((rear, nose, j))
     for i, boxes in route.boxes.items():
         front = u[i] + a.hl[i]
         for u_in, u_out, other, lo, hi in boxes:  # sorted by u_in

@@ -29,6 +29,16 @@ a tick. PyBullet supplies gravity, support and collisions.
   return to straight and an agent's drive model brakes along the body's own
   motion rather than steering back to its path.
 * **Absent vehicles** are immovable and collide with nothing, underground.
+* **Far background vehicles** (SPEC §20) are driven by the kinematic step
+  (kinematic-v1's model, the planner's commands) while no anchor (the ego,
+  a scenario vehicle that moves, a thrown road user) is within
+  :data:`PHYSICS_RADIUS_M` of them: their bodies are hidden as absent ones
+  are (no stepping, no reads, no drive forces) and their contacts come from
+  their footprints. One that comes within reach gets its body back at the
+  tick's state (its kinematic pose and twist), as CARLA's hybrid physics
+  mode does for vehicles away from the ego. The rule is a function of the tick's state,
+  so a restored engine hides the same bodies; samples without traffic have
+  no such vehicles.
 
 The ego's rollout checks are :mod:`.checks`'.
 """
@@ -72,12 +82,23 @@ S = C.DYNAMIC_SETTINGS
 #: the mover's travel in a tick (m).
 WAKE_MARGIN_M = 1.0
 
+#: A background vehicle is a force-driven body while its centre is this near an anchor's (the ego, a moving scenario
+#: vehicle, a thrown road user), else kinematic (m).
+PHYSICS_RADIUS_M = 30.0
+
 _ORIGIN = (0.0, 0.0, 0.0)
 _IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _still(body: int, cid: int) -> None:
+    """A static collider put to sleep: PyBullet then leaves its bounding box alone at every step (it never moves; a
+    static body is never woken by a contact, and one active body in a pair is enough for its contacts), which
+    on a city map with a thousand static pieces was most of a step's cost. The stepping's results are the same."""
+    p.changeDynamics(body, -1, activationState=p.ACTIVATION_STATE_SLEEP, physicsClientId=cid)
 
 
 class DynamicBackend(Backend):
@@ -102,11 +123,16 @@ class DynamicBackend(Backend):
         self.vehicles = [i for i in range(len(a)) if self.physical[i]]
         self.agent_idx = [i for i in self.vehicles if i != self.ego and not a.parked[i]]
         self.parked_idx = [i for i in self.vehicles if a.parked[i]]
+        # Background vehicles (kinematic while far from every anchor) and the scenario's moving vehicles (anchors).
+        self.background_idx = np.array([i for i in self.agent_idx if a.background[i]], dtype=np.int64)
+        self.anchor_idx = np.array([i for i in self.vehicles if not a.background[i] and not a.parked[i]], dtype=np.int64)
         self.chassis = {i: Chassis.of(scene.catalog.entry(a.asset_ids[i])) for i in self.vehicles}
         self._prev_com: list[float] = []
         self._prev_tick = -1
         self._hidden: set[int] = set()
         self._woken: frozenset[int] = frozenset()
+        #: The background vehicles driven kinematically in the last tick (:meth:`_far`).
+        self._was_far: set[int] = set()
         self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
         #: Struck road users' rigid bodies, by actor (created at the strike, in the order of the strikes).
         self.thrown: dict[int, int] = {}
@@ -181,6 +207,7 @@ class DynamicBackend(Backend):
             group, mask = (GROUND_GROUP, GROUND_MASK) if g.ground else (STATIC_GROUP, STATIC_MASK)
             for body in bodies:
                 p.setCollisionFilterGroupMask(body, -1, group, mask, physicsClientId=cid)
+                _still(body, cid)
             self.static_key.update(zip(bodies, g.keys))
             self.static_names.update((body, names[k]) for body, k in zip(bodies, g.keys))
             if g.ground:
@@ -203,6 +230,7 @@ class DynamicBackend(Backend):
         centre = [t.x0 + 0.5 * (nx - 1) * t.cell, t.y0 + 0.5 * (ny - 1) * t.cell, 0.5 * (lo + hi)]
         body = w.call(p.createMultiBody, 0.0, shape, -1, centre, [0.0, 0.0, 0.0, 1.0])
         p.setCollisionFilterGroupMask(body, -1, GROUND_GROUP, GROUND_MASK, physicsClientId=cid)
+        _still(body, cid)
         key = len(plan.names) - 1
         self.static_key[body] = key
         self.static_names[body] = plan.names[key]
@@ -423,6 +451,23 @@ class DynamicBackend(Backend):
                     break
         self._woken = frozenset(woken)
 
+    def _far(self, state: SimState) -> set[int]:
+        """The background vehicles beyond :data:`PHYSICS_RADIUS_M` of every present anchor at ``state`` (kinematic this
+        tick)."""
+        bg = self.background_idx
+        if not len(bg):
+            return set()
+        b = state.bodies
+        anchors = self.anchor_idx[b.present[self.anchor_idx]]
+        if self.thrown:
+            anchors = np.concatenate([anchors, np.array(sorted(self.thrown), dtype=np.int64)])
+        bg = bg[b.present[bg]]
+        if not len(anchors):
+            return set(bg.tolist())
+        d = b.pos[bg, None, :2] - b.pos[None, anchors, :2]
+        near = ((d * d).sum(axis=2) <= PHYSICS_RADIUS_M * PHYSICS_RADIUS_M).any(axis=1)
+        return set(bg[~near].tolist())
+
     def _drive(self, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Plan, stop: bool) -> tuple[float, ...]:
         """This tick's force and torque on agent ``i`` (:func:`~simready.sim.backends.dynamic.drive.agent_drive`)."""
         return agent_drive(self.scene, self.chassis[i], self.actor_body[i], i, state, kin, yaw, plan, stop)
@@ -438,19 +483,24 @@ class DynamicBackend(Backend):
         goals = state.control.longitudinal
         hidden = self._hidden
         present_l = present.tolist()
+        far = self._far(state)
+        was_far = self._was_far
         for i in self.vehicles:
-            if not present_l[i]:
+            if not present_l[i] or i in far:
                 if i not in hidden:
                     self._hide(i)
             elif i in hidden:
-                self._show(i, kin)
+                # Handed over to physics: its body at the tick's state (where a restored engine places it too); one
+                # that appears (a spawned reserve) at the step's pose.
+                self._show(i, state.bodies if i in was_far else kin)
+        self._was_far = far
         self._wake(state)
         e = self.ego if self.ego is not None and present[self.ego] else None
         steer = 0.0
         util = 0.0
         # The energy check only applies to a tick without actuation; reading the energy changes nothing.
         e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
-        # The vehicles whose bodies move under forces this tick (absent ones and sleeping parked ones excepted).
+        # The vehicles whose bodies move under forces this tick (absent, far and sleeping parked ones excepted).
         parked, woken = a.parked.tolist(), self._woken
         live = [i for i in self.vehicles if present_l[i] and i not in hidden and (not parked[i] or i in woken)]
         drives = agent_drives(scene, [(i, self.chassis[i], self.actor_body[i], post_crash(goals[i]) or parked[i])
@@ -485,7 +535,8 @@ class DynamicBackend(Backend):
         lever = (0.0, 0.0, 0.0)
         live_set = set(live)
         for i in self.vehicles:
-            if present_l[i] and i not in live_set:
+            # Sleeping parked vehicles stand; far background ones keep the kinematic step's rows.
+            if present_l[i] and i not in live_set and i not in far:
                 pos[i], quat[i], vel[i], omega[i] = state.bodies.pos[i], state.bodies.quat[i], 0.0, 0.0
                 yaw[i], u_out[i], d_out[i], v_out[i] = c.yaw[i], c.u[i], c.d[i], 0.0
         moved = live
