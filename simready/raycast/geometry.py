@@ -55,7 +55,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
-from simready.raycast.kernels import body_tables, hit_distances, hit_points, refine_static, start_points
+from simready.raycast.kernels import (body_tables, hit_distances, hit_points, refine_static, start_points,
+                                      static_hits)
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import PoseTrack
 
@@ -260,6 +261,8 @@ def _abs_cos(ng: NDArray[np.float32], d: NDArray[np.float32]) -> NDArray[np.floa
     return dot
 
 
+#: ``hit_distances``' cosines when a cast has none.
+_NO_COS = np.zeros(0, np.float32)
 #: What :meth:`SceneGeometry._mover_rays` returns when no ray can meet the body.
 _NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, 3)))
 
@@ -742,7 +745,8 @@ class SceneGeometry:
 
     def cast(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float | ArrayLike,
              min_range_m: float | ArrayLike = 0.0, *, exact: bool = False, ignore: Iterable[str] = (),
-             prefilter: RayPrefilter | None = None, normalized: bool = False, incidence: bool = False) -> Hits:
+             prefilter: RayPrefilter | None = None, normalized: bool = False, incidence: bool = False,
+             starts: NDArray[np.float32] | None = None) -> Hits:
         """Nearest hit of each ray against the world at that ray's time.
 
         Args:
@@ -758,20 +762,25 @@ class SceneGeometry:
                 azimuth range); the exact slab test still follows.
             incidence: also fill ``Hits.cos_incidence`` (cheap here: Embree
                 returns the normal anyway; a LiDAR's intensity needs it).
+            starts: (N, 3) float32 segment starts ``o + min_range·d`` exactly as
+                this method would compute them (float32 product, then sum), from a
+                sensor that generates them with its rays in one compiled pass
+                (:func:`simready.raycast.kernels.sensor_rays`); None: computed here.
         """
         rays = _RayBatch.of(origins, dirs, times, normalized)
         o32, d32, t, n = rays.o32, rays.d32, rays.t, len(rays.t)
         r_min = np.asarray(min_range_m, np.float32)
         r_max = np.asarray(max_range_m, np.float32)
-        o_start = _start_points(o32, d32, r_min)
+        o_start = _start_points(o32, d32, r_min) if starts is None else starts
         t_best = np.empty(n, np.float32)
         t_best[:] = r_max - r_min
         res = self._static_scene.run(o_start, d32, dists=t_best, output=1)
         body = res["geomID"]  # reused in place (no new array): geometry ids become body indices
-        np.take(self._body_of_static_geom_ext, body, out=body)
+        # One pass: the body of each geometry id, and with ``incidence`` the cosines (_abs_cos's operations).
+        cos = static_hits(body, self._body_of_static_geom_ext, res["Ng"], d32, incidence)
+        cos = cos if incidence else None
         prim, u, v = res["primID"], res["u"], res["v"]
         t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
-        cos = _abs_cos(res["Ng"], d32) if incidence else None
         rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = {}
         for b, idx, o_b, d_b, R in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter):
             r = self._moving_scene[b].run(o_b, d_b, dists=t_best[idx], output=1)
@@ -784,11 +793,11 @@ class SceneGeometry:
             rotations[b] = (sel, R[closer])
             if cos is not None:  # the body-frame normal and direction give the same angle
                 cos[sel] = _abs_cos(r["Ng"][closer], d_b[closer])
-        hit, dist = hit_distances(body, t_best, r_min.reshape(-1))  # t + r_min, +inf where nothing was hit
+        # t + r_min, +inf where nothing was hit (and the cosine NaN there)
+        hit, dist = hit_distances(body, t_best, r_min.reshape(-1), _NO_COS if cos is None else cos)
         hits = Hits(hit, dist, body, prim, t, self, o32, d32, u, v, False, rays.o64, rays.d64)
         hits._rotations = rotations
         if cos is not None:
-            cos[~hit] = np.nan
             hits.cos_incidence = cos
         return hits.refine() if exact else hits
 

@@ -16,6 +16,7 @@ import math
 
 import numba
 import numpy as np
+from numba.core.extending import intrinsic
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
@@ -123,13 +124,15 @@ def start_points(o: np.ndarray, d: np.ndarray, r_min: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(**_JIT)
-def hit_distances(body: np.ndarray, t: np.ndarray, r_min: np.ndarray) -> tuple:
+def hit_distances(body: np.ndarray, t: np.ndarray, r_min: np.ndarray, cos: np.ndarray) -> tuple:
     """A cast's ``hit`` (body ≥ 0) and float64 distances ``t + r_min`` from the origin (+inf where nothing was
-    hit), ``r_min`` one per ray or one for all (shape (1,)), in one pass."""
+    hit), ``r_min`` one per ray or one for all (shape (1,)), in one pass; ``cos`` (incidence cosines, or (0,))
+    becomes NaN where nothing was hit, in place."""
     n = body.shape[0]
     hit = np.empty(n, np.bool_)
     dist = np.empty(n, np.float64)
     per_ray = r_min.shape[0] == n
+    incidence = cos.shape[0] == n
     for i in range(n):
         h = body[i] >= 0
         hit[i] = h
@@ -137,4 +140,83 @@ def hit_distances(body: np.ndarray, t: np.ndarray, r_min: np.ndarray) -> tuple:
             dist[i] = np.float64(t[i]) + np.float64(r_min[i if per_ray else 0])
         else:
             dist[i] = np.inf
+            if incidence:
+                cos[i] = np.nan
     return hit, dist
+
+
+@intrinsic
+def fma(typingctx, a, b, c):  # type: ignore[no-untyped-def]
+    """``a·b + c`` rounded once (LLVM's ``llvm.fma``: the CPU's fused multiply-add, or an exact libm call)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.fma(*args)
+
+    return a(a, b, c), codegen
+
+
+@numba.njit(**_JIT)
+def sensor_rays(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_min: np.ndarray, starts: bool) -> tuple:
+    """A sensor's world rays in one pass: G groups (a camera's rows, a LiDAR's columns) of K rays each, group g
+    posed by ``T[g]`` (4, 4) float64 at time ``group_t[g]``, its rays' sensor-frame unit directions ``local[g]``
+    (K, 3) float32. Returns (origins (G·K, 3) float32, directions (G·K, 3) float32, times (G·K,) float64,
+    starts (G·K, 3) float32 or (0, 3)): direction ``local @ R^T`` with R = ``T[g, :3, :3]`` rounded to float32,
+    origin ``T[g, :3, 3]`` rounded to float32, and with ``starts`` the segment starts ``d·r_min + o`` (float32
+    product, then sum, as :func:`start_points`), ``r_min`` one per ray or one for all (shape (1,)).
+
+    Bits: the directions are what ``np.matmul(local, R^T)`` gives on float32 through OpenBLAS (measured here: its
+    kernels fuse the products as ``fma(x2, r2, fma(x1, r1, x0·r0))``), written with explicit fused
+    multiply-adds, so they no longer depend on the BLAS build. ``np.repeat`` / ``np.matmul`` replaced: the
+    batched (K, 3) × (3, 3) products were most of a frame's ray generation.
+    """
+    g_n, k_n = local.shape[0], local.shape[1]
+    n = g_n * k_n
+    o = np.empty((n, 3), np.float32)
+    d = np.empty((n, 3), np.float32)
+    t = np.empty(n, np.float64)
+    s = np.empty((n if starts else 0, 3), np.float32)
+    per_ray = r_min.shape[0] == n
+    for g in range(g_n):
+        r00, r01, r02 = np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2])
+        r10, r11, r12 = np.float32(T[g, 1, 0]), np.float32(T[g, 1, 1]), np.float32(T[g, 1, 2])
+        r20, r21, r22 = np.float32(T[g, 2, 0]), np.float32(T[g, 2, 1]), np.float32(T[g, 2, 2])
+        p0, p1, p2 = np.float32(T[g, 0, 3]), np.float32(T[g, 1, 3]), np.float32(T[g, 2, 3])
+        tg = group_t[g]
+        for k in range(k_n):
+            i = g * k_n + k
+            x0, x1, x2 = local[g, k, 0], local[g, k, 1], local[g, k, 2]
+            d0 = fma(x2, r02, fma(x1, r01, x0 * r00))
+            d1 = fma(x2, r12, fma(x1, r11, x0 * r10))
+            d2 = fma(x2, r22, fma(x1, r21, x0 * r20))
+            d[i, 0], d[i, 1], d[i, 2] = d0, d1, d2
+            o[i, 0], o[i, 1], o[i, 2] = p0, p1, p2
+            t[i] = tg
+            if starts:
+                r = r_min[i if per_ray else 0]
+                s[i, 0] = d0 * r + p0
+                s[i, 1] = d1 * r + p1
+                s[i, 2] = d2 * r + p2
+    return o, d, t, s
+
+
+@numba.njit(**_JIT)
+def static_hits(geom: np.ndarray, body_of_geom_ext: np.ndarray, ng: np.ndarray, d: np.ndarray,
+                incidence: bool) -> np.ndarray:
+    """After the static scene's cast: its geometry ids become body indices (in place on ``geom``; −1 reads the
+    table's last entry, as ``np.take`` does), and with ``incidence`` each ray's float32 |n·d| / |n| of Embree's
+    unnormalized normal ``ng`` (:func:`simready.raycast.geometry._abs_cos`'s operations in its order; (0,)
+    without). One pass instead of a gather and a dozen column passes."""
+    n = geom.shape[0]
+    last = body_of_geom_ext.shape[0] - 1
+    cos = np.empty(n if incidence else 0, np.float32)
+    for i in range(n):
+        gi = geom[i]
+        geom[i] = body_of_geom_ext[last if gi < 0 else gi]
+        if incidence:
+            dot = ng[i, 0] * d[i, 0]
+            dot = dot + ng[i, 1] * d[i, 1]
+            dot = dot + ng[i, 2] * d[i, 2]
+            nrm = ng[i, 0] * ng[i, 0]
+            nrm = nrm + ng[i, 1] * ng[i, 1]
+            nrm = nrm + ng[i, 2] * ng[i, 2]
+            cos[i] = abs(dot) / np.sqrt(nrm)
+    return cos

@@ -386,12 +386,16 @@ def camera_poses(rig: Rig, camera_name: str, t0_s: float) -> NDArray[np.float64]
 
 
 def camera_rays(model: CameraModel, T_rows: NDArray[np.float64]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-    """World origins and unit directions (H·W, 3), float32, row-major, from per-row poses."""
-    dirs_cam = _ray_tables(model)[0]
-    R = np.transpose(T_rows[:, :3, :3], (0, 2, 1)).astype(np.float32)
-    dirs = np.matmul(dirs_cam, R)
-    origins = np.repeat(T_rows[:, :3, 3].astype(np.float32), dirs.shape[1], axis=0)  # each row's origin, per pixel
-    return origins, dirs.reshape(-1, 3)
+    """World origins and unit directions (H·W, 3), float32, row-major, from per-row poses: the pixel rays
+    rotated by each row's rotation rounded to float32 (as ``np.matmul`` of float32 gives them; one compiled
+    pass, :func:`simready.raycast.kernels.sensor_rays`), each row's origin repeated per pixel."""
+    from simready.raycast.kernels import sensor_rays
+
+    o, d, _, _ = sensor_rays(_ray_tables(model)[0], T_rows, np.zeros(len(T_rows)), _NO_RMIN, False)
+    return o, d
+
+
+_NO_RMIN = np.zeros(1, np.float32)
 
 
 def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> Callable[[NDArray, NDArray], NDArray[np.intp]]:
@@ -465,6 +469,8 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
 
     ``ignore`` names entities this camera cannot see (its own carrier body).
     """
+    from simready.raycast.kernels import sensor_rays
+
     wanted = set(passes)
     unknown = wanted - set(PASSES)
     if unknown:
@@ -475,11 +481,11 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     h, w = model.height_px, model.width_px
     times = row_times(model, t0_s)
     T_rows = camera_poses(rig, camera_name, t0_s)
-    origins, dirs = camera_rays(model, T_rows)
-    _, _, near, far = _ray_tables(model)
-    ray_t = np.repeat(times, w)
+    pixels, _, near, far = _ray_tables(model)
+    # Origins, directions, per-ray times and the near plane's segment starts in one compiled pass.
+    origins, dirs, ray_t, starts = sensor_rays(pixels, T_rows, times, near, True)
     hits = scene.cast(origins, dirs, ray_t, far, near, ignore=ignore, normalized=True,
-                      prefilter=projection_prefilter(model, T_rows))
+                      prefilter=projection_prefilter(model, T_rows), starts=starts)
     hits.fill_tables(albedo="rgb" in wanted)  # rows, ids, classes (and albedo) in one pass, not a gather each
     depth = None
     if "depth" in wanted:
