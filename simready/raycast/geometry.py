@@ -55,8 +55,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
-from simready.raycast.kernels import (body_tables, hit_distances, hit_points, refine_static, start_points,
-                                      static_hits)
+from simready.raycast.kernels import (body_tables, hit_distances, hit_points, rays_to_body, refine_static,
+                                      rotate_normals, start_points, static_hits)
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import PoseTrack
 
@@ -264,7 +264,7 @@ def _abs_cos(ng: NDArray[np.float32], d: NDArray[np.float32]) -> NDArray[np.floa
 #: ``hit_distances``' cosines when a cast has none.
 _NO_COS = np.zeros(0, np.float32)
 #: What :meth:`SceneGeometry._mover_rays` returns when no ray can meet the body.
-_NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, 3)))
+_NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros((0, 3)))
 
 
 def _slab_candidates(o: NDArray[np.float32], inv_d: NDArray[np.float32], lo: NDArray, hi: NDArray,
@@ -321,9 +321,11 @@ class Hits:
     _origin64: NDArray[np.float64] | None = field(default=None, repr=False)
     _dir64: NDArray[np.float64] | None = field(default=None, repr=False)
     exact_distance: bool = False
-    #: Per moving body: (sorted ray indices whose final hit is on it, its world-from-body rotation
-    #: (k, 3, 3) at those rays' times), as the cast computed them; normals reuse them.
-    _rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = field(default_factory=dict, repr=False)
+    #: Per moving body: (sorted ray indices whose hit was on it when it was cast, its world-from-body rotation
+    #: (k, 3, 3) and position (k, 3) at those rays' times), as the cast computed them; normals and the
+    #: refinement reuse them instead of sampling the track again.
+    _rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]] = field(
+        default_factory=dict, repr=False)
     cos_incidence: NDArray[np.float32] | None = field(default=None, repr=False)
     #: (N,) after a refinement: whether each ray's own triangle plane gave its distance (else Embree's stays).
     _plane_ok: NDArray[np.bool_] | None = field(default=None, repr=False)
@@ -471,20 +473,22 @@ class Hits:
         moving = np.flatnonzero(~np.take(self.scene._is_static_ext, body))
         for b in np.unique(body[moving]):
             sel = moving[body[moving] == b]
-            R = self._rotations_of(int(b), idx[sel])
-            out[sel] = np.matmul(self.scene._body_tris.n[rows[sel]][:, None, :], np.transpose(R, (0, 2, 1)))[:, 0]
+            R, _ = self._poses_of(int(b), idx[sel])
+            # R·n rounded to float32 in one compiled pass (np.matmul's fused products)
+            out[sel] = rotate_normals(self.scene._body_tris.n, rows[sel], R)
         return out
 
-    def _rotations_of(self, b: int, rays: NDArray[np.intp]) -> NDArray[np.float64]:
-        """(k, 3, 3) world-from-body rotation of moving body b at the times of ``rays`` (which hit b):
-        the ones the cast used when it has them (no resampling of the track), else sampled."""
+    def _poses_of(self, b: int, rays: NDArray[np.intp]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(k, 3, 3) world-from-body rotation and (k, 3) position of moving body b at the times of ``rays``
+        (which hit b): the ones the cast used when it has them (no resampling of the track), else sampled."""
         known = self._rotations.get(b)
         if known is not None and len(known[0]):
             pos = np.minimum(np.searchsorted(known[0], rays), len(known[0]) - 1)
             if np.array_equal(known[0][pos], rays):
-                return known[1][pos]
+                return known[1][pos], known[2][pos]
         ut, inv = np.unique(self.time_s[rays], return_inverse=True)
-        return self.scene.bodies[b].track.poses_at(ut)[inv, :3, :3]
+        T = self.scene.bodies[b].track.poses_at(ut)
+        return T[inv, :3, :3], T[inv, :3, 3]
 
     def _lookup(self, table: NDArray, fill: object) -> NDArray:
         return np.take(np.append(table, np.array([fill], dtype=table.dtype)), self.body_index)
@@ -530,20 +534,25 @@ class Hits:
         dist = self.distance_m.copy()
         static, moving = self._hits_by_motion
         rows = self.rows
+        unit = self._origin64 is not None
+        o_in, d_in = (self._origin64, self._dir64) if unit else (self._origin32, self._dir32)
         if compiled:  # static hits in one compiled pass (bitwise the numpy groups below)
-            unit = self._origin64 is not None
-            o_in, d_in = (self._origin64, self._dir64) if unit else (self._origin32, self._dir32)
             tab = self.scene._world_tris
             refine_static(static, rows, o_in, d_in, unit, tab.plane, tab.n, tab.v0, tab.dual1, tab.dual2, dist,
-                          uv if uv is not None else np.zeros((0, 2)), plane_ok, reuse, uv is not None)
+                          uv if uv is not None else np.zeros((0, 2)), plane_ok, reuse, uv is not None, False)
             groups = []
         else:
             groups = [(static, *self.rays64(static), self.scene._world_tris)]
         for b in np.unique(self.body_index[moving]):
             sel = moving[self.body_index[moving] == b]
-            o, d = self.rays64(sel)
-            o_b, d_b, _, _ = self.scene._to_body(int(b), o, d, self.time_s[sel])
-            groups.append((sel, o_b, d_b, self.scene._body_tris))
+            # The rays in b's frame (rays64's widening, the pose the cast used), in one compiled pass.
+            o_b, d_b = rays_to_body(sel, o_in, d_in, not unit, *self._poses_of(int(b), sel))
+            if compiled:
+                tab = self.scene._body_tris
+                refine_static(sel, rows, o_b, d_b, True, tab.plane, tab.n, tab.v0, tab.dual1, tab.dual2, dist,
+                              uv if uv is not None else np.zeros((0, 2)), plane_ok, reuse, uv is not None, True)
+            else:
+                groups.append((sel, o_b, d_b, self.scene._body_tris))
         for sel, o, d, tab in groups:
             r = np.take(rows, sel)
             if reuse:  # the same t as below, computed then (where ok; elsewhere uv keeps Embree's)
@@ -685,18 +694,18 @@ class SceneGeometry:
 
     # --- casting ------------------------------------------------------------
 
-    def _to_body(self, b: int, o: NDArray, d: NDArray,
-                 times: NDArray) -> tuple[NDArray, NDArray, NDArray[np.bool_], NDArray[np.float64]]:
-        """Rays (k, 3) ``o``, ``d`` at ``times`` in body b's frame (float64), whether b is present then,
-        and b's world-from-body rotation (k, 3, 3) at each ray's time (kept for the hits' normals)."""
+    def _to_body(self, b: int, o: NDArray, d: NDArray, sel: NDArray[np.intp],
+                 times: NDArray) -> tuple[NDArray, NDArray, NDArray[np.bool_], NDArray[np.float64], NDArray[np.float64]]:
+        """Rays ``sel`` of (N, 3) ``o``, ``d`` at ``times`` (one per selected ray) in body b's frame (float64),
+        whether b is present then, and b's world-from-body rotation (k, 3, 3) and position (k, 3) at each ray's
+        time (kept for the hits' normals and refinement)."""
         ut, inv = np.unique(times, return_inverse=True)
         smp = self.bodies[b].track.sample(ut)
         T = smp.matrices()
         R, p = T[inv, :3, :3], T[inv, :3, 3]
-        # Row-vector form of R^T·x, batched: matmul is far faster than einsum here.
-        o_b = np.matmul((o.astype(np.float64) - p)[:, None, :], R)[:, 0]
-        d_b = np.matmul(d.astype(np.float64)[:, None, :], R)[:, 0]
-        return o_b, d_b, smp.present[inv], R
+        # Row-vector form of R^T·(x − p), one compiled pass (np.matmul's fused products).
+        o_b, d_b = rays_to_body(sel, o, d, False, R, p)
+        return o_b, d_b, smp.present[inv], R, p
 
     def _movers(self, ignore: Iterable[str]) -> list[int]:
         ignored = set(self.body_indices(ignore))
@@ -706,9 +715,9 @@ class SceneGeometry:
 
     def _mover_rays(self, b: int, o: NDArray[np.float32], d: NDArray[np.float32], times: NDArray,
                     t_limit: NDArray[np.float32], window: tuple[float, float],
-                    prefilter: RayPrefilter | None) -> tuple[NDArray[np.intp], NDArray, NDArray, NDArray]:
+                    prefilter: RayPrefilter | None) -> tuple[NDArray[np.intp], NDArray, NDArray, NDArray, NDArray]:
         """Rays that can meet moving body b (swept bounds, prefilter, slab test, presence), in its frame,
-        with b's world-from-body rotation at each one's time."""
+        with b's world-from-body rotation and position at each one's time."""
         box = self.swept_bounds(b, *window)
         if box is None:
             return _NO_RAYS
@@ -726,10 +735,10 @@ class SceneGeometry:
         if len(meets) == 0:
             return _NO_RAYS
         idx = idx[meets]
-        o_b, d_b, present, R = self._to_body(b, o_sub[meets], d_sub[meets], times[idx])
+        o_b, d_b, present, R, p = self._to_body(b, o, d, idx, times[idx])
         if present.all():
-            return idx, o_b, d_b, R
-        return idx[present], o_b[present], d_b[present], R[present]
+            return idx, o_b, d_b, R, p
+        return idx[present], o_b[present], d_b[present], R[present], p[present]
 
     def albedo_at(self, hits: Hits) -> NDArray[np.float32]:
         """(N, 3) float32 linear albedo where each ray hit (0 for misses): the body's ``albedo``, or its
@@ -781,8 +790,8 @@ class SceneGeometry:
         cos = cos if incidence else None
         prim, u, v = res["primID"], res["u"], res["v"]
         t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
-        rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = {}
-        for b, idx, o_b, d_b, R in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter):
+        rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]] = {}
+        for b, idx, o_b, d_b, R, p in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter):
             r = self._moving_scene[b].run(o_b, d_b, dists=t_best[idx], output=1)
             closer = np.flatnonzero(r["primID"] >= 0)
             sel = idx[closer]
@@ -790,7 +799,7 @@ class SceneGeometry:
             prim[sel] = r["primID"][closer]
             u[sel], v[sel] = r["u"][closer], r["v"][closer]
             t_best[sel] = r["tfar"][closer]
-            rotations[b] = (sel, R[closer])
+            rotations[b] = (sel, R[closer], p[closer])
             if cos is not None:  # the body-frame normal and direction give the same angle
                 cos[sel] = _abs_cos(r["Ng"][closer], d_b[closer])
         # t + r_min, +inf where nothing was hit (and the cosine NaN there)
@@ -811,7 +820,7 @@ class SceneGeometry:
         blocked = self._static_scene.run(rays.o32, rays.d32, dists=full.copy(), query="OCCLUDED") != -1
         # Rays already blocked get a negative limit, so no moving body is tested against them.
         limit = np.where(blocked, np.float32(-1.0), full).astype(np.float32)
-        for b, idx, o_b, d_b, _ in self._mover_batches(ignore, rays.o32, rays.d32, rays.t, limit, prefilter):
+        for b, idx, o_b, d_b, _, _ in self._mover_batches(ignore, rays.o32, rays.d32, rays.t, limit, prefilter):
             r = self._moving_scene[b].run(o_b, d_b, dists=full[idx], query="OCCLUDED")
             newly = idx[r != -1]
             blocked[newly] = True
@@ -820,9 +829,10 @@ class SceneGeometry:
 
     def _mover_batches(self, ignore: Iterable[str], o: NDArray[np.float32], d: NDArray[np.float32], t: NDArray,
                        limit: NDArray[np.float32], prefilter: RayPrefilter | None
-                       ) -> Iterator[tuple[int, NDArray[np.intp], NDArray[np.float32], NDArray[np.float32], NDArray]]:
+                       ) -> Iterator[tuple[int, NDArray[np.intp], NDArray[np.float32], NDArray[np.float32], NDArray,
+                                           NDArray]]:
         """Per moving body: the rays that can reach it, those rays in its frame (float32, for Embree), and
-        its world-from-body rotation at each ray's time.
+        its world-from-body rotation and position at each ray's time.
 
         ``limit`` is read as each body comes up, so a caller that lowers it
         in between (nearest hit so far) prunes the later bodies' rays.
@@ -832,9 +842,9 @@ class SceneGeometry:
             return
         window = (float(t.min()), float(t.max()))
         for b in movers:
-            idx, o_b, d_b, R = self._mover_rays(b, o, d, t, limit, window, prefilter)
+            idx, o_b, d_b, R, p = self._mover_rays(b, o, d, t, limit, window, prefilter)
             if len(idx):
-                yield b, idx, o_b.astype(np.float32), d_b.astype(np.float32), R
+                yield b, idx, o_b.astype(np.float32), d_b.astype(np.float32), R, p
 
     def embree_scene_at(self, t_s: float, *, ignore: Iterable[str] = ()) -> embree_scene.EmbreeScene:
         """One Embree scene of every body (but ``ignore``) posed at ``t_s``: the world frozen at one

@@ -24,17 +24,21 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 @numba.njit(**_JIT)
 def refine_static(sel: np.ndarray, rows: np.ndarray, o_in: np.ndarray, d_in: np.ndarray, unit: bool,
                   plane: np.ndarray, n: np.ndarray, v0: np.ndarray, dual1: np.ndarray, dual2: np.ndarray,
-                  dist: np.ndarray, uv: np.ndarray, plane_ok: np.ndarray, reuse: bool, barycentrics: bool) -> None:
-    """Refine hits ``sel`` (in place on ``dist``, ``uv``, ``plane_ok``) against world triangle rows ``rows``.
+                  dist: np.ndarray, uv: np.ndarray, plane_ok: np.ndarray, reuse: bool, barycentrics: bool,
+                  compact: bool) -> None:
+    """Refine hits ``sel`` (in place on ``dist``, ``uv``, ``plane_ok``) against triangle rows ``rows`` of the
+    tables given (the world's for static hits, the bodies' for moving ones).
 
     ``o_in``/``d_in``: the rays as given (float64 unit directions when ``unit``, else float32 ones that
-    are widened and normalized here); ``reuse``: ``dist``/``plane_ok`` hold a distance refinement already.
+    are widened and normalized here), indexed by ray, or with ``compact`` by position in ``sel`` (a moving
+    body's rays in its own frame); ``reuse``: ``dist``/``plane_ok`` hold a distance refinement already.
     """
     for k in range(len(sel)):
         i = sel[k]
         r = rows[i]
-        o0, o1, o2 = np.float64(o_in[i, 0]), np.float64(o_in[i, 1]), np.float64(o_in[i, 2])
-        d0, d1, d2 = np.float64(d_in[i, 0]), np.float64(d_in[i, 1]), np.float64(d_in[i, 2])
+        j = k if compact else i
+        o0, o1, o2 = np.float64(o_in[j, 0]), np.float64(o_in[j, 1]), np.float64(o_in[j, 2])
+        d0, d1, d2 = np.float64(d_in[j, 0]), np.float64(d_in[j, 1]), np.float64(d_in[j, 2])
         if not unit:
             inv = 1.0 / math.sqrt(d0 * d0 + d2 * d2 + d1 * d1)
             d0, d1, d2 = d0 * inv, d1 * inv, d2 * inv
@@ -220,3 +224,45 @@ def static_hits(geom: np.ndarray, body_of_geom_ext: np.ndarray, ng: np.ndarray, 
             nrm = nrm + ng[i, 2] * ng[i, 2]
             cos[i] = abs(dot) / np.sqrt(nrm)
     return cos
+
+
+@numba.njit(**_JIT)
+def rays_to_body(sel: np.ndarray, o: np.ndarray, d: np.ndarray, normalize: bool, R: np.ndarray,
+                 p: np.ndarray) -> tuple:
+    """Rays ``sel`` of ``o``/``d`` (float32 or float64, widened) in a body's frame, the k-th with the body's
+    world-from-body rotation ``R[k]`` and position ``p[k]``: ``(o − p)·R`` and ``d·R`` (row vectors), float64
+    (k, 3) each. With ``normalize`` the widened direction is first scaled by ``1/sqrt(d·d)``
+    (:meth:`simready.raycast.geometry.Hits.rays64`'s operations).
+
+    Bits: ``np.matmul`` of (k, 1, 3) by (k, 3, 3) float64 here sums ``fma(x2, r2, fma(x1, r1, x0·r0))``
+    (measured, as for float32), written so."""
+    k_n = sel.shape[0]
+    ob = np.empty((k_n, 3))
+    db = np.empty((k_n, 3))
+    for k in range(k_n):
+        i = sel[k]
+        x0 = np.float64(o[i, 0]) - p[k, 0]
+        x1 = np.float64(o[i, 1]) - p[k, 1]
+        x2 = np.float64(o[i, 2]) - p[k, 2]
+        d0, d1, d2 = np.float64(d[i, 0]), np.float64(d[i, 1]), np.float64(d[i, 2])
+        if normalize:
+            s = 1.0 / np.sqrt(d0 * d0 + d2 * d2 + d1 * d1)
+            d0, d1, d2 = d0 * s, d1 * s, d2 * s
+        for j in range(3):
+            ob[k, j] = fma(x2, R[k, 2, j], fma(x1, R[k, 1, j], x0 * R[k, 0, j]))
+            db[k, j] = fma(d2, R[k, 2, j], fma(d1, R[k, 1, j], d0 * R[k, 0, j]))
+    return ob, db
+
+
+@numba.njit(**_JIT)
+def rotate_normals(n: np.ndarray, rows: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """(k, 3) float32 world normals ``R[k]·n[rows[k]]`` of body-frame float64 normals, rounded once
+    (``np.matmul(n[:, None, :], R^T)``'s fused products, measured)."""
+    k_n = rows.shape[0]
+    out = np.empty((k_n, 3), np.float32)
+    for k in range(k_n):
+        r = rows[k]
+        n0, n1, n2 = n[r, 0], n[r, 1], n[r, 2]
+        for j in range(3):
+            out[k, j] = np.float32(fma(n2, R[k, j, 2], fma(n1, R[k, j, 1], n0 * R[k, j, 0])))
+    return out

@@ -641,7 +641,23 @@ def _srgb_table(levels: int) -> NDArray[np.uint8]:
 _SRGB_LUT = _srgb_table(_SRGB_LEVELS)
 
 
-_NO_TAPS = (np.zeros((0, 0), np.int64), np.zeros((0, 0), np.float32))
+_NO_TAPS = (np.zeros(0, np.int32), 0, 0, np.zeros((0, 0), np.float32))
+
+
+@lru_cache(maxsize=8)
+def _distortion_corners(model: CameraModel) -> tuple[NDArray[np.int32], int, int, NDArray[np.float32]]:
+    """:func:`_distortion_taps` as the compiled resampling reads them: each output pixel's first tap (int32),
+    the steps to the other three (+1 column, +1 row: the taps are always a 2×2 block, one column or row
+    repeated where the image has only one), and the weights."""
+    idx, wts = _distortion_taps(model)
+    dx, dy = int(model.width_px > 1), model.width_px * int(model.height_px > 1)
+    base = idx[0]
+    if not (np.array_equal(idx[1], base + dx) and np.array_equal(idx[2], base + dy)
+            and np.array_equal(idx[3], base + dx + dy)):  # the construction above makes them so
+        raise AssertionError("distortion taps are not 2x2 blocks")
+    out = base.astype(np.int32)
+    out.setflags(write=False)
+    return out, dx, dy, wts
 
 
 def finish_rgb(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np.uint8]:
@@ -658,8 +674,8 @@ def finish_rgb(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np
     gain = _vignette(model).reshape(-1) if model.vignette > 0.0 else np.zeros(0, np.float32)
     x = kern.tone_map(x, np.float32(2.0 ** model.exposure_ev), model.tone_map == "reinhard", gain)
     lens = model.distortion_k1 != 0.0 or model.distortion_k2 != 0.0
-    idx, wts = _distortion_taps(model) if lens else _NO_TAPS
-    return kern.encode_srgb(x, idx, wts, _SRGB_LUT, np.float32(_SRGB_LEVELS - 1)).reshape(h, w, 3)
+    base, dx, dy, wts = _distortion_corners(model) if lens else _NO_TAPS
+    return kern.encode_srgb(x, base, dx, dy, wts, _SRGB_LUT, np.float32(_SRGB_LEVELS - 1)).reshape(h, w, 3)
 
 
 def finish_rgb_numpy(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np.uint8]:

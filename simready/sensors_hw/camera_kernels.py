@@ -40,25 +40,37 @@ def tone_map(radiance: np.ndarray, exposure: np.float32, reinhard: bool, gain: n
 
 
 @numba.njit(**_JIT)
-def encode_srgb(x: np.ndarray, idx: np.ndarray, wts: np.ndarray, lut: np.ndarray, levels: np.float32) -> np.ndarray:
-    """(P, 3) float32 in [0, 1] → (P, 3) uint8 sRGB through ``lut``, resampled by the bilinear taps
-    ``idx``/``wts`` (4, P) when given (empty: no lens)."""
+def encode_srgb(x: np.ndarray, base: np.ndarray, dx: int, dy: int, wts: np.ndarray, lut: np.ndarray,
+                levels: np.float32) -> np.ndarray:
+    """(P, 3) float32 in [0, 1] → (P, 3) uint8 sRGB through ``lut``, resampled by bilinear taps when given
+    (``base`` (P,) empty: no lens): output pixel i reads source pixels ``base[i]``, ``+ dx``, ``+ dy`` and
+    ``+ dx + dy`` (the taps of :func:`simready.sensors_hw.camera._distortion_taps`, whose corners are always
+    those four) with weights ``wts`` (4, P), summed in that order. Storing one int32 index instead of four
+    int64 ones reads 29 MB less per 1280×720 frame."""
     p = x.shape[0]
     out = np.empty((p, 3), np.uint8)
     half = np.float32(0.5)
-    lens = idx.shape[0] > 0
+    lens = base.shape[0] > 0
     for i in range(p):
-        for c in range(3):
-            if lens:
-                y = x[idx[0, i], c] * wts[0, i]
-                y = y + x[idx[1, i], c] * wts[1, i]
-                y = y + x[idx[2, i], c] * wts[2, i]
-                y = y + x[idx[3, i], c] * wts[3, i]
-            else:
-                y = x[i, c]
-            y = y * levels
-            y = y + half
-            out[i, c] = lut[np.int32(y)]
+        if lens:
+            i0 = np.int64(base[i])
+            i1 = i0 + dx
+            i2 = i0 + dy
+            i3 = i2 + dx
+            w0, w1, w2, w3 = wts[0, i], wts[1, i], wts[2, i], wts[3, i]
+            for c in range(3):
+                y = x[i0, c] * w0
+                y = y + x[i1, c] * w1
+                y = y + x[i2, c] * w2
+                y = y + x[i3, c] * w3
+                y = y * levels
+                y = y + half
+                out[i, c] = lut[np.int32(y)]
+        else:
+            for c in range(3):
+                y = x[i, c] * levels
+                y = y + half
+                out[i, c] = lut[np.int32(y)]
     return out
 
 
