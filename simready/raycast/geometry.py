@@ -813,14 +813,28 @@ class SceneGeometry:
     def occluded(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float,
                  *, ignore: Iterable[str] = (), prefilter: RayPrefilter | None = None,
                  normalized: bool = False) -> NDArray[np.bool_]:
-        """Whether anything lies on each segment [0, max_range] (shadow rays): any hit, not the nearest."""
-        rays = _RayBatch.of(origins, dirs, times, normalized)
-        n = len(rays.t)
+        """Whether anything lies on each segment [0, max_range] (shadow rays): any hit, not the nearest.
+
+        Float32 ``dirs`` that are one direction broadcast to every ray (``np.broadcast_to``, a sun) are
+        never copied: Embree reads the one row for every ray, the moving bodies a view of it."""
+        d_in = np.asarray(dirs)
+        if (d_in.ndim == 2 and len(d_in) > 1 and d_in.strides[0] == 0 and d_in.dtype == np.float32
+                and np.asarray(origins).dtype == np.float32):
+            o32 = _rows_f32(origins)
+            d_one = np.ascontiguousarray(d_in[:1])
+            if not normalized:  # _RayBatch's normalization of that one row
+                d_one = d_one / np.sqrt(np.einsum("ij,ij->i", d_one, d_one))[:, None]
+            d_all = np.broadcast_to(d_one, o32.shape)
+            t = np.broadcast_to(np.asarray(times, np.float64), (len(o32),))
+        else:
+            rays = _RayBatch.of(origins, dirs, times, normalized)
+            o32, d_one, d_all, t = rays.o32, rays.d32, rays.d32, rays.t
+        n = len(t)
         full = np.full(n, max_range_m, np.float32)
-        blocked = self._static_scene.run(rays.o32, rays.d32, dists=full.copy(), query="OCCLUDED") != -1
+        blocked = self._static_scene.run(o32, d_one, dists=full.copy(), query="OCCLUDED") != -1
         # Rays already blocked get a negative limit, so no moving body is tested against them.
         limit = np.where(blocked, np.float32(-1.0), full).astype(np.float32)
-        for b, idx, o_b, d_b, _, _ in self._mover_batches(ignore, rays.o32, rays.d32, rays.t, limit, prefilter):
+        for b, idx, o_b, d_b, _, _ in self._mover_batches(ignore, o32, d_all, t, limit, prefilter):
             r = self._moving_scene[b].run(o_b, d_b, dists=full[idx], query="OCCLUDED")
             newly = idx[r != -1]
             blocked[newly] = True

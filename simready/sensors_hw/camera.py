@@ -450,14 +450,17 @@ def shadow_prefilter(model: CameraModel, T_rows: NDArray[np.float64], receivers:
     Returns positions in ``receivers``.
     """
     pixels = projection_prefilter(model, T_rows)
-    position = np.full(model.width_px * model.height_px, -1, np.int64)
-    position[receivers] = np.arange(len(receivers))
+    if len(receivers) == 0:
+        return lambda lo, hi: np.zeros(0, np.intp)
 
     def candidates(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
         length = max(0.0, (hi[2] - receiver_z_min_m) / sun[2])
         lo_v, hi_v = np.minimum(lo, lo - length * sun), np.maximum(hi, hi - length * sun)
-        pos = position[pixels(lo_v, hi_v)]
-        return pos[pos >= 0]
+        # Positions in the (ascending) receivers of the candidate pixels that are receivers, looked up
+        # rather than through a frame-sized table of positions.
+        pix = pixels(lo_v, hi_v)
+        pos = np.minimum(np.searchsorted(receivers, pix), len(receivers) - 1)
+        return pos[receivers[pos] == pix]
 
     return candidates
 
@@ -495,8 +498,10 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     semantic = hits.semantic.reshape(h, w) if "semantic" in wanted else None
     rgb = None
     if "rgb" in wanted:
-        radiance = shade(scene, rig, model, hits, lighting or Lighting(), T_rows, ignore=ignore)
-        rgb = finish_rgb(model, radiance.reshape(h, w, 3))
+        # Shading, exposure, tone map and vignette in one compiled pass, then resampling and encoding in another
+        # (finish_rgb's steps).
+        toned = _shade(scene, rig, model, hits, lighting or Lighting(), T_rows, ignore, tone=True)
+        rgb = _encode_rgb(model, toned).reshape(h, w, 3)
     return FramePasses(camera_name, float(t0_s), times, T_rows, pinhole(model), depth, ids, semantic, rgb, hits)
 
 
@@ -537,6 +542,13 @@ def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighti
     shadow rays' starts; :func:`~simready.sensors_hw.camera_kernels.radiance`) around the shadow cast, with
     :func:`shade_numpy`'s float32 operations per pixel.
     """
+    return _shade(scene, rig, model, hits, lighting, T_rows, ignore, tone=False)
+
+
+def _shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighting: Lighting,
+           T_rows: NDArray[np.float64], ignore: Iterable[str], *, tone: bool) -> NDArray[np.float32]:
+    """:func:`shade`; with ``tone`` the radiance also exposed, tone-mapped and vignetted (:func:`finish_rgb`'s
+    first step) in the same compiled pass."""
     from simready.sensors_hw import camera_kernels as kern
 
     o, d = hits.rays32
@@ -558,7 +570,8 @@ def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighti
         headlight = _headlight_irradiance(rig, lighting, o + d * dist[:, None], n * facing[:, None], hits.time_s)
     f32 = lambda v: np.asarray(v, np.float32)  # noqa: E731
     return kern.radiance(scene.albedo_at(hits), hits.hit, ndl, sunlit, f32(lighting.sun_rgb),
-                         f32(lighting.ambient_rgb), headlight.astype(np.float32), f32(lighting.sky_rgb))
+                         f32(lighting.ambient_rgb), headlight.astype(np.float32), f32(lighting.sky_rgb),
+                         tone, *_tone_args(model))
 
 
 def shade_numpy(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighting: Lighting,
@@ -671,11 +684,22 @@ def finish_rgb(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np
 
     h, w = radiance.shape[:2]
     x = np.ascontiguousarray(radiance, np.float32).reshape(-1, 3)
+    return _encode_rgb(model, kern.tone_map(x, *_tone_args(model))).reshape(h, w, 3)
+
+
+def _tone_args(model: CameraModel) -> tuple[np.float32, bool, NDArray[np.float32]]:
+    """The tone-map kernels' exposure, Reinhard switch and vignette gain (empty: none)."""
     gain = _vignette(model).reshape(-1) if model.vignette > 0.0 else np.zeros(0, np.float32)
-    x = kern.tone_map(x, np.float32(2.0 ** model.exposure_ev), model.tone_map == "reinhard", gain)
+    return np.float32(2.0 ** model.exposure_ev), model.tone_map == "reinhard", gain
+
+
+def _encode_rgb(model: CameraModel, x: NDArray[np.float32]) -> NDArray[np.uint8]:
+    """Tone-mapped (P, 3) float32 → (P, 3) uint8 sRGB: lens resampling and encoding (compiled)."""
+    from simready.sensors_hw import camera_kernels as kern
+
     lens = model.distortion_k1 != 0.0 or model.distortion_k2 != 0.0
     base, dx, dy, wts = _distortion_corners(model) if lens else _NO_TAPS
-    return kern.encode_srgb(x, base, dx, dy, wts, _SRGB_LUT, np.float32(_SRGB_LEVELS - 1)).reshape(h, w, 3)
+    return kern.encode_srgb(x, base, dx, dy, wts, _SRGB_LUT, np.float32(_SRGB_LEVELS - 1))
 
 
 def finish_rgb_numpy(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np.uint8]:

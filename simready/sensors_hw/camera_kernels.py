@@ -139,23 +139,37 @@ def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_
 
 @numba.njit(**_JIT)
 def radiance(albedo: np.ndarray, hit: np.ndarray, ndl: np.ndarray, sunlit: np.ndarray, sun_rgb: np.ndarray,
-             ambient: np.ndarray, headlight: np.ndarray, sky: np.ndarray) -> np.ndarray:
+             ambient: np.ndarray, headlight: np.ndarray, sky: np.ndarray, tone: bool, exposure: np.float32,
+             reinhard: bool, gain: np.ndarray) -> np.ndarray:
     """(P, 3) float32 linear radiance (in place on ``albedo``): ``albedo · (ndl·sun_rgb [where sunlit] + ambient
     [+ headlight irradiance when given])``, the sky where nothing was hit; ``shade_numpy``'s float32
-    operations in order."""
+    operations in order. With ``tone`` each value then goes through :func:`tone_map`'s operations (exposure,
+    tone map, vignette ``gain``) in the same pass, so a frame is not read and written once more for it."""
     p = albedo.shape[0]
     zero = np.float32(0.0)
+    one = np.float32(1.0)
     lamps = headlight.shape[0] > 0
+    scale = exposure != one
+    vignette = gain.shape[0] > 0
     for i in range(p):
-        if not hit[i]:
-            for c in range(3):
-                albedo[i, c] = sky[c]
-            continue
         s = ndl[i] if sunlit[i] else zero
         for c in range(3):
-            light = s * sun_rgb[c]
-            light = light + ambient[c]
-            if lamps:
-                light = light + headlight[i]
-            albedo[i, c] = albedo[i, c] * light
+            if hit[i]:
+                light = s * sun_rgb[c]
+                light = light + ambient[c]
+                if lamps:
+                    light = light + headlight[i]
+                x = albedo[i, c] * light
+            else:
+                x = sky[c]
+            if tone:
+                if scale:
+                    x = x * exposure
+                if reinhard:
+                    x = x / (x + one)
+                else:
+                    x = min(max(x, zero), one)
+                if vignette:
+                    x = x * gain[i]
+            albedo[i, c] = x
     return albedo
