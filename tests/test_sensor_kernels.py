@@ -95,3 +95,27 @@ def test_one_direction_shadow_rays_are_not_copied_and_agree(street):
         one = scene.occluded(o, np.broadcast_to(d, o.shape), t, 500.0, normalized=normalized)
         full = scene.occluded(o, np.repeat(d[None], len(o), axis=0), t, 500.0, normalized=normalized)
         assert one.any() and not one.all() and np.array_equal(one, full)
+
+
+def test_compiled_slab_test_and_merge_lookup_are_the_numpy_ones():
+    from simready.raycast.geometry import _slab_candidates
+    from simready.raycast.kernels import positions_in, slab_select
+
+    rng = np.random.default_rng(8)
+    n = 20000
+    o = rng.uniform(-30.0, 30.0, (n, 3)).astype(np.float32)
+    d = rng.standard_normal((n, 3)).astype(np.float32)
+    d[::7, 0] = 0.0
+    d[::11, 2] = 0.0
+    t_max = rng.uniform(0.0, 60.0, n).astype(np.float32)
+    lo, hi = np.array([-3.0, -2.0, -1.0]), np.array([4.0, 2.5, 1.5])
+    with np.errstate(divide="ignore"):
+        inv = np.float32(1.0) / np.where(d.T == 0.0, np.float32(1e-30), d.T)
+    ref = np.flatnonzero(_slab_candidates(o.T, inv, lo, hi, t_max))
+    assert 0 < len(ref) < n and np.array_equal(slab_select(o, d, np.zeros(0, np.int64), True, lo, hi, t_max), ref)
+    idx = np.sort(rng.choice(n, 5000, replace=False)).astype(np.int64)
+    assert np.array_equal(slab_select(o, d, idx, False, lo, hi, t_max), np.intersect1d(idx, ref))
+    keys = np.sort(rng.choice(100000, 30000, replace=False)).astype(np.int64)
+    values = np.sort(rng.choice(100000, 8000, replace=False)).astype(np.int64)
+    pos = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    assert np.array_equal(positions_in(keys, values), pos[keys[pos] == values])

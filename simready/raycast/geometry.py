@@ -56,7 +56,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
 from simready.raycast.kernels import (body_tables, hit_distances, hit_points, rays_to_body, refine_static,
-                                      rotate_normals, start_points, static_hits)
+                                      rotate_normals, slab_select, start_points, static_hits)
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import PoseTrack
 
@@ -261,6 +261,8 @@ def _abs_cos(ng: NDArray[np.float32], d: NDArray[np.float32]) -> NDArray[np.floa
     return dot
 
 
+#: ``slab_select``'s candidates when every ray is one.
+_ALL = np.zeros(0, np.int64)
 #: ``hit_distances``' cosines when a cast has none.
 _NO_COS = np.zeros(0, np.float32)
 #: What :meth:`SceneGeometry._mover_rays` returns when no ray can meet the body.
@@ -269,7 +271,8 @@ _NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((
 
 def _slab_candidates(o: NDArray[np.float32], inv_d: NDArray[np.float32], lo: NDArray, hi: NDArray,
                      t_max: NDArray[np.float32]) -> NDArray[np.bool_]:
-    """Which rays' segments [0, t_max] meet the box [lo, hi]; o, inv_d are (3, M) (vectorized slab test)."""
+    """Which rays' segments [0, t_max] meet the box [lo, hi]; o, inv_d are (3, M) (vectorized slab test): the
+    reference of the compiled :func:`simready.raycast.kernels.slab_select` the casts use."""
     t_enter = np.full(o.shape[1], -np.inf, np.float32)
     t_exit = t_max.copy()
     for axis in range(3):
@@ -722,19 +725,14 @@ class SceneGeometry:
         if box is None:
             return _NO_RAYS
         idx = prefilter(*box) if prefilter is not None else None
-        if idx is None:
-            idx = np.arange(len(o))
-            o_sub, d_sub = o, d
-        elif len(idx) == 0:
+        if idx is not None and len(idx) == 0:
             return _NO_RAYS
-        else:
-            o_sub, d_sub = np.take(o, idx, axis=0), np.take(d, idx, axis=0)
-        with np.errstate(divide="ignore"):
-            inv_d = np.float32(1.0) / np.where(d_sub.T == 0.0, np.float32(1e-30), d_sub.T)
-        meets = np.flatnonzero(_slab_candidates(o_sub.T, inv_d, box[0], box[1], np.take(t_limit, idx)))
-        if len(meets) == 0:
+        # The slab test over the candidates where they lie (one compiled pass, no gathered copies).
+        every = idx is None
+        idx = slab_select(o, d, _ALL if every else np.asarray(idx, np.int64), every, np.asarray(box[0], np.float64),
+                          np.asarray(box[1], np.float64), t_limit)
+        if len(idx) == 0:
             return _NO_RAYS
-        idx = idx[meets]
         o_b, d_b, present, R, p = self._to_body(b, o, d, idx, times[idx])
         if present.all():
             return idx, o_b, d_b, R, p

@@ -266,3 +266,54 @@ def rotate_normals(n: np.ndarray, rows: np.ndarray, R: np.ndarray) -> np.ndarray
         for j in range(3):
             out[k, j] = np.float32(fma(n2, R[k, j, 2], fma(n1, R[k, j, 1], n0 * R[k, j, 0])))
     return out
+
+
+@numba.njit(**_JIT)
+def slab_select(o: np.ndarray, d: np.ndarray, idx: np.ndarray, every: bool, lo: np.ndarray, hi: np.ndarray,
+                t_max: np.ndarray) -> np.ndarray:
+    """Rays (``idx``, or every ray when ``every``) whose segment [0, ``t_max``] meets the box [lo, hi]: the
+    float32 slab test of :func:`simready.raycast.geometry._slab_candidates` (zero direction components
+    replaced by 1e-30), without gathering the candidates first. Returns their indices (int64, ascending as
+    given)."""
+    n = o.shape[0] if every else idx.shape[0]
+    out = np.empty(n, np.int64)
+    m = 0
+    one = np.float32(1.0)
+    tiny = np.float32(1e-30)
+    for k in range(n):
+        i = k if every else idx[k]
+        t_enter = -np.inf
+        t_exit = t_max[i]
+        for a in range(3):
+            da = d[i, a]
+            inv = one / (tiny if da == 0.0 else da)
+            x = (np.float32(lo[a]) - o[i, a]) * inv
+            y = (np.float32(hi[a]) - o[i, a]) * inv
+            near = x if x < y else y
+            far = y if x < y else x
+            t_enter = near if near > t_enter else t_enter
+            t_exit = far if far < t_exit else t_exit
+        if t_exit >= t_enter and t_exit >= 0.0:
+            out[m] = i
+            m += 1
+    return out[:m].copy()
+
+
+@numba.njit(**_JIT)
+def positions_in(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Positions in ``sorted_keys`` (ascending, distinct) of the ``values`` (ascending) found there, in order:
+    one merge walk."""
+    out = np.empty(values.shape[0], np.int64)
+    m = 0
+    j = 0
+    n = sorted_keys.shape[0]
+    for k in range(values.shape[0]):
+        v = values[k]
+        while j < n and sorted_keys[j] < v:
+            j += 1
+        if j == n:
+            break
+        if sorted_keys[j] == v:
+            out[m] = j
+            m += 1
+    return out[:m].copy()

@@ -449,18 +449,16 @@ def shadow_prefilter(model: CameraModel, T_rows: NDArray[np.float64], receivers:
     that volume's bounding box, which :func:`projection_prefilter` finds.
     Returns positions in ``receivers``.
     """
+    from simready.raycast.kernels import positions_in
+
     pixels = projection_prefilter(model, T_rows)
-    if len(receivers) == 0:
-        return lambda lo, hi: np.zeros(0, np.intp)
 
     def candidates(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
         length = max(0.0, (hi[2] - receiver_z_min_m) / sun[2])
         lo_v, hi_v = np.minimum(lo, lo - length * sun), np.maximum(hi, hi - length * sun)
-        # Positions in the (ascending) receivers of the candidate pixels that are receivers, looked up
-        # rather than through a frame-sized table of positions.
-        pix = pixels(lo_v, hi_v)
-        pos = np.minimum(np.searchsorted(receivers, pix), len(receivers) - 1)
-        return pos[receivers[pos] == pix]
+        # Positions in the (ascending) receivers of the candidate pixels that are receivers: one merge walk, not
+        # a frame-sized table of positions.
+        return positions_in(receivers, pixels(lo_v, hi_v))
 
     return candidates
 
