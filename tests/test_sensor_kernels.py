@@ -119,3 +119,21 @@ def test_compiled_slab_test_and_merge_lookup_are_the_numpy_ones():
     values = np.sort(rng.choice(100000, 8000, replace=False)).astype(np.int64)
     pos = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
     assert np.array_equal(positions_in(keys, values), pos[keys[pos] == values])
+
+
+def test_compiled_azimuth_prefilter_keeps_the_numpy_columns(street):
+    from simready.sensors_hw.lidar import azimuth_prefilter, lidar_poses
+
+    scene, bodies = street
+    rig = lidar_rig(bodies[EGO_ID].track)
+    T = lidar_poses(rig, "lid", 0.4)
+    fast, ref = azimuth_prefilter(rig.sensors["lid"], T), azimuth_prefilter(rig.sensors["lid"], T, compiled=False)
+    rng = np.random.default_rng(4)
+    kept = 0
+    for _ in range(40):
+        lo = rng.uniform(-30.0, 60.0, 3)
+        hi = lo + rng.uniform(0.2, 8.0, 3)
+        a, b = fast(lo, hi), ref(lo, hi)
+        assert np.array_equal(a, b)
+        kept += 0 < len(a) < 360 * 16
+    assert kept > 5

@@ -113,14 +113,16 @@ def lidar_rays(rig: Rig, lidar_name: str, t0_s: float,
     return origins, dirs, times
 
 
-def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64]) -> Callable[[NDArray, NDArray], NDArray[np.intp] | None]:
+def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64],
+                      compiled: bool = True) -> Callable[[NDArray, NDArray], NDArray[np.intp] | None]:
     """Beams whose column azimuth lies in the azimuth arc a world box spans from that column's pose.
 
     Why it is conservative: every beam of column j has sensor-frame azimuth
     az_j, and so does any point it hits; a box seen from outside its
     footprint spans an arc < π given by its corners. Columns whose origin is
     inside the footprint keep all beams. Near-vertical channels (no
-    azimuth) disable the filter.
+    azimuth) disable the filter. The filter runs as one compiled pass over the columns
+    (:func:`simready.sensors_hw.lidar_kernels.azimuth_beams`); ``compiled=False``: the numpy passes.
     """
     table = beam_table(model)
     if np.any(np.abs(table.elevation_rad) > math.radians(89.9)):
@@ -132,6 +134,12 @@ def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64]) -> Callabl
     margin = 2.0 * np.pi / model.azimuth_steps + 1e-6
     channels = np.arange(model.channels)
     two_pi = 2.0 * np.pi
+
+    if compiled:
+        from simready.sensors_hw.lidar_kernels import azimuth_beams
+
+        return lambda lo, hi: azimuth_beams(box_corners(lo, hi), ax, ay, px, py, table.azimuth_rad, margin,
+                                            model.channels)
 
     def candidates(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
         corners = box_corners(lo, hi)

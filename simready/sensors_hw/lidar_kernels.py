@@ -70,3 +70,52 @@ def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray
         beam[j] = i
         j += 1
     return points, intensity, ids, t, rng_m, channel, azimuth, beam
+
+
+@numba.njit(**_JIT)
+def azimuth_beams(corners: np.ndarray, ax: np.ndarray, ay: np.ndarray, px: np.ndarray, py: np.ndarray,
+                  azimuth: np.ndarray, margin: float, channels: int) -> np.ndarray:
+    """The beams of the columns whose azimuth lies in the arc a box's 8 ``corners`` span seen from each
+    column's pose (or all of a column whose origin is inside the box's footprint): the rule of
+    :func:`simready.sensors_hw.lidar.azimuth_prefilter`, one pass over the columns instead of a dozen
+    (8, steps) numpy passes. ``ax``/``ay`` (3, steps): the sensor's x and y axes in world per column,
+    ``px``/``py`` the origin along them; ``margin`` widens the arc (radians). Returns beam indices
+    (column·channels + channel), ascending."""
+    steps = azimuth.shape[0]
+    two_pi = 2.0 * np.pi
+    keep = np.zeros(steps, np.bool_)
+    n = 0
+    az = np.empty(8)
+    for s in range(steps):
+        r2_min = np.inf
+        for k in range(8):
+            cx = corners[k, 0] * ax[0, s] + corners[k, 1] * ax[1, s] + corners[k, 2] * ax[2, s] - px[s]
+            cy = corners[k, 0] * ay[0, s] + corners[k, 1] * ay[1, s] + corners[k, 2] * ay[2, s] - py[s]
+            az[k] = np.arctan2(cy, cx)
+            r2 = cx * cx + cy * cy
+            if r2 < r2_min:
+                r2_min = r2
+        rel_min = 0.0
+        rel_max = 0.0
+        for k in range(1, 8):
+            rel = az[k] - az[0]
+            if rel < -np.pi:
+                rel += two_pi
+            elif rel >= np.pi:
+                rel -= two_pi
+            rel_min = min(rel_min, rel)
+            rel_max = max(rel_max, rel)
+        span = rel_max - rel_min
+        inside = span >= np.pi - 1e-9 or r2_min < 1e-12
+        offset = (azimuth[s] - (az[0] + rel_min)) % two_pi
+        if inside or offset <= span + margin or offset >= two_pi - margin:
+            keep[s] = True
+            n += 1
+    out = np.empty(n * channels, np.int64)
+    j = 0
+    for s in range(steps):
+        if keep[s]:
+            for c in range(channels):
+                out[j] = s * channels + c
+                j += 1
+    return out
