@@ -137,3 +137,14 @@ def test_compiled_azimuth_prefilter_keeps_the_numpy_columns(street):
         assert np.array_equal(a, b)
         kept += 0 < len(a) < 360 * 16
     assert kept > 5
+
+
+def test_unique_of_ascending_times_in_one_pass():
+    from simready.raycast.kernels import unique_sorted
+
+    rng = np.random.default_rng(0)
+    t = np.sort(rng.choice(np.linspace(0.0, 1.0, 50), 1000))
+    values, inverse, ok = unique_sorted(t)
+    ref_values, ref_inverse = np.unique(t, return_inverse=True)
+    assert ok and np.array_equal(values, ref_values) and np.array_equal(inverse, ref_inverse)
+    assert not unique_sorted(t[::-1])[2]

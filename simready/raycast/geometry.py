@@ -56,7 +56,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
 from simready.raycast.kernels import (body_tables, hit_distances, hit_points, rays_to_body, refine_static,
-                                      rotate_normals, slab_select, start_points, static_hits)
+                                      rotate_normals, slab_select, start_points, static_hits,
+                                      unique_sorted)
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import PoseTrack
 
@@ -266,7 +267,13 @@ _ALL = np.zeros(0, np.int64)
 #: ``hit_distances``' cosines when a cast has none.
 _NO_COS = np.zeros(0, np.float32)
 #: What :meth:`SceneGeometry._mover_rays` returns when no ray can meet the body.
-_NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros((0, 3)))
+_NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 4, 4)), np.zeros(0, np.int64))
+
+
+def _unique_inverse(times: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """``np.unique(times, return_inverse=True)``, in one pass when the times ascend (a sensor's rays do)."""
+    ut, inv, ok = unique_sorted(np.ascontiguousarray(times, np.float64))
+    return (ut, inv) if ok else np.unique(times, return_inverse=True)
 
 
 def _slab_candidates(o: NDArray[np.float32], inv_d: NDArray[np.float32], lo: NDArray, hi: NDArray,
@@ -324,10 +331,10 @@ class Hits:
     _origin64: NDArray[np.float64] | None = field(default=None, repr=False)
     _dir64: NDArray[np.float64] | None = field(default=None, repr=False)
     exact_distance: bool = False
-    #: Per moving body: (sorted ray indices whose hit was on it when it was cast, its world-from-body rotation
-    #: (k, 3, 3) and position (k, 3) at those rays' times), as the cast computed them; normals and the
-    #: refinement reuse them instead of sampling the track again.
-    _rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]] = field(
+    #: Per moving body: (sorted ray indices whose hit was on it when it was cast, its world-from-body poses
+    #: (U, 4, 4) at the distinct times of the rays it was cast with, each of those rays' pose index), as the
+    #: cast computed them; normals and the refinement reuse them instead of sampling the track again.
+    _rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]] = field(
         default_factory=dict, repr=False)
     cos_incidence: NDArray[np.float32] | None = field(default=None, repr=False)
     #: (N,) after a refinement: whether each ray's own triangle plane gave its distance (else Embree's stays).
@@ -476,22 +483,21 @@ class Hits:
         moving = np.flatnonzero(~np.take(self.scene._is_static_ext, body))
         for b in np.unique(body[moving]):
             sel = moving[body[moving] == b]
-            R, _ = self._poses_of(int(b), idx[sel])
             # R·n rounded to float32 in one compiled pass (np.matmul's fused products)
-            out[sel] = rotate_normals(self.scene._body_tris.n, rows[sel], R)
+            out[sel] = rotate_normals(self.scene._body_tris.n, rows[sel], *self._poses_of(int(b), idx[sel]))
         return out
 
-    def _poses_of(self, b: int, rays: NDArray[np.intp]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """(k, 3, 3) world-from-body rotation and (k, 3) position of moving body b at the times of ``rays``
-        (which hit b): the ones the cast used when it has them (no resampling of the track), else sampled."""
+    def _poses_of(self, b: int, rays: NDArray[np.intp]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        """World-from-body poses (U, 4, 4) of moving body b and the index of each of ``rays`` (which hit b)
+        into them, at the rays' times: the ones the cast used when it has them (no resampling of the
+        track), else sampled."""
         known = self._rotations.get(b)
         if known is not None and len(known[0]):
             pos = np.minimum(np.searchsorted(known[0], rays), len(known[0]) - 1)
             if np.array_equal(known[0][pos], rays):
-                return known[1][pos], known[2][pos]
-        ut, inv = np.unique(self.time_s[rays], return_inverse=True)
-        T = self.scene.bodies[b].track.poses_at(ut)
-        return T[inv, :3, :3], T[inv, :3, 3]
+                return known[1], known[2][pos]
+        ut, inv = _unique_inverse(self.time_s[rays])
+        return self.scene.bodies[b].track.poses_at(ut), inv
 
     def _lookup(self, table: NDArray, fill: object) -> NDArray:
         return np.take(np.append(table, np.array([fill], dtype=table.dtype)), self.body_index)
@@ -698,17 +704,16 @@ class SceneGeometry:
     # --- casting ------------------------------------------------------------
 
     def _to_body(self, b: int, o: NDArray, d: NDArray, sel: NDArray[np.intp],
-                 times: NDArray) -> tuple[NDArray, NDArray, NDArray[np.bool_], NDArray[np.float64], NDArray[np.float64]]:
+                 times: NDArray) -> tuple[NDArray, NDArray, NDArray[np.bool_], NDArray[np.float64], NDArray[np.int64]]:
         """Rays ``sel`` of (N, 3) ``o``, ``d`` at ``times`` (one per selected ray) in body b's frame (float64),
-        whether b is present then, and b's world-from-body rotation (k, 3, 3) and position (k, 3) at each ray's
-        time (kept for the hits' normals and refinement)."""
-        ut, inv = np.unique(times, return_inverse=True)
+        whether b is present then, and b's world-from-body poses (U, 4, 4) at the distinct times with each
+        ray's index into them (kept for the hits' normals and refinement)."""
+        ut, inv = _unique_inverse(times)
         smp = self.bodies[b].track.sample(ut)
         T = smp.matrices()
-        R, p = T[inv, :3, :3], T[inv, :3, 3]
         # Row-vector form of R^T·(x − p), one compiled pass (np.matmul's fused products).
-        o_b, d_b = rays_to_body(sel, o, d, False, R, p)
-        return o_b, d_b, smp.present[inv], R, p
+        o_b, d_b = rays_to_body(sel, o, d, False, T, inv)
+        return o_b, d_b, smp.present[inv], T, inv
 
     def _movers(self, ignore: Iterable[str]) -> list[int]:
         ignored = set(self.body_indices(ignore))
@@ -720,7 +725,7 @@ class SceneGeometry:
                     t_limit: NDArray[np.float32], window: tuple[float, float],
                     prefilter: RayPrefilter | None) -> tuple[NDArray[np.intp], NDArray, NDArray, NDArray, NDArray]:
         """Rays that can meet moving body b (swept bounds, prefilter, slab test, presence), in its frame,
-        with b's world-from-body rotation and position at each one's time."""
+        with b's world-from-body poses at their distinct times and each one's index into them."""
         box = self.swept_bounds(b, *window)
         if box is None:
             return _NO_RAYS
@@ -733,10 +738,10 @@ class SceneGeometry:
                           np.asarray(box[1], np.float64), t_limit)
         if len(idx) == 0:
             return _NO_RAYS
-        o_b, d_b, present, R, p = self._to_body(b, o, d, idx, times[idx])
+        o_b, d_b, present, T, pose = self._to_body(b, o, d, idx, times[idx])
         if present.all():
-            return idx, o_b, d_b, R, p
-        return idx[present], o_b[present], d_b[present], R[present], p[present]
+            return idx, o_b, d_b, T, pose
+        return idx[present], o_b[present], d_b[present], T, pose[present]
 
     def albedo_at(self, hits: Hits) -> NDArray[np.float32]:
         """(N, 3) float32 linear albedo where each ray hit (0 for misses): the body's ``albedo``, or its
@@ -788,8 +793,8 @@ class SceneGeometry:
         cos = cos if incidence else None
         prim, u, v = res["primID"], res["u"], res["v"]
         t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
-        rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]] = {}
-        for b, idx, o_b, d_b, R, p in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter):
+        rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]] = {}
+        for b, idx, o_b, d_b, T, pose in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter):
             r = self._moving_scene[b].run(o_b, d_b, dists=t_best[idx], output=1)
             closer = np.flatnonzero(r["primID"] >= 0)
             sel = idx[closer]
@@ -797,7 +802,7 @@ class SceneGeometry:
             prim[sel] = r["primID"][closer]
             u[sel], v[sel] = r["u"][closer], r["v"][closer]
             t_best[sel] = r["tfar"][closer]
-            rotations[b] = (sel, R[closer], p[closer])
+            rotations[b] = (sel, T, pose[closer])
             if cos is not None:  # the body-frame normal and direction give the same angle
                 cos[sel] = _abs_cos(r["Ng"][closer], d_b[closer])
         # t + r_min, +inf where nothing was hit (and the cosine NaN there)
@@ -844,7 +849,7 @@ class SceneGeometry:
                        ) -> Iterator[tuple[int, NDArray[np.intp], NDArray[np.float32], NDArray[np.float32], NDArray,
                                            NDArray]]:
         """Per moving body: the rays that can reach it, those rays in its frame (float32, for Embree), and
-        its world-from-body rotation and position at each ray's time.
+        its world-from-body poses at the rays' distinct times with each ray's index into them.
 
         ``limit`` is read as each body comes up, so a caller that lowers it
         in between (nearest hit so far) prunes the later bodies' rays.
@@ -854,9 +859,9 @@ class SceneGeometry:
             return
         window = (float(t.min()), float(t.max()))
         for b in movers:
-            idx, o_b, d_b, R, p = self._mover_rays(b, o, d, t, limit, window, prefilter)
+            idx, o_b, d_b, T, pose = self._mover_rays(b, o, d, t, limit, window, prefilter)
             if len(idx):
-                yield b, idx, o_b.astype(np.float32), d_b.astype(np.float32), R, p
+                yield b, idx, o_b.astype(np.float32), d_b.astype(np.float32), T, pose
 
     def embree_scene_at(self, t_s: float, *, ignore: Iterable[str] = ()) -> embree_scene.EmbreeScene:
         """One Embree scene of every body (but ``ignore``) posed at ``t_s``: the world frozen at one

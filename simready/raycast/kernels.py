@@ -227,12 +227,13 @@ def static_hits(geom: np.ndarray, body_of_geom_ext: np.ndarray, ng: np.ndarray, 
 
 
 @numba.njit(**_JIT)
-def rays_to_body(sel: np.ndarray, o: np.ndarray, d: np.ndarray, normalize: bool, R: np.ndarray,
-                 p: np.ndarray) -> tuple:
+def rays_to_body(sel: np.ndarray, o: np.ndarray, d: np.ndarray, normalize: bool, T: np.ndarray,
+                 pose: np.ndarray) -> tuple:
     """Rays ``sel`` of ``o``/``d`` (float32 or float64, widened) in a body's frame, the k-th with the body's
-    world-from-body rotation ``R[k]`` and position ``p[k]``: ``(o − p)·R`` and ``d·R`` (row vectors), float64
-    (k, 3) each. With ``normalize`` the widened direction is first scaled by ``1/sqrt(d·d)``
-    (:meth:`simready.raycast.geometry.Hits.rays64`'s operations).
+    world-from-body pose ``T[pose[k]]`` (rotation R, position p; the poses at the distinct ray times, indexed,
+    not gathered per ray): ``(o − p)·R`` and ``d·R`` (row vectors), float64 (k, 3) each. With ``normalize``
+    the widened direction is first scaled by ``1/sqrt(d·d)`` (:meth:`simready.raycast.geometry.Hits.rays64`'s
+    operations).
 
     Bits: ``np.matmul`` of (k, 1, 3) by (k, 3, 3) float64 here sums ``fma(x2, r2, fma(x1, r1, x0·r0))``
     (measured, as for float32), written so."""
@@ -241,31 +242,51 @@ def rays_to_body(sel: np.ndarray, o: np.ndarray, d: np.ndarray, normalize: bool,
     db = np.empty((k_n, 3))
     for k in range(k_n):
         i = sel[k]
-        x0 = np.float64(o[i, 0]) - p[k, 0]
-        x1 = np.float64(o[i, 1]) - p[k, 1]
-        x2 = np.float64(o[i, 2]) - p[k, 2]
+        u = pose[k]
+        x0 = np.float64(o[i, 0]) - T[u, 0, 3]
+        x1 = np.float64(o[i, 1]) - T[u, 1, 3]
+        x2 = np.float64(o[i, 2]) - T[u, 2, 3]
         d0, d1, d2 = np.float64(d[i, 0]), np.float64(d[i, 1]), np.float64(d[i, 2])
         if normalize:
             s = 1.0 / np.sqrt(d0 * d0 + d2 * d2 + d1 * d1)
             d0, d1, d2 = d0 * s, d1 * s, d2 * s
         for j in range(3):
-            ob[k, j] = fma(x2, R[k, 2, j], fma(x1, R[k, 1, j], x0 * R[k, 0, j]))
-            db[k, j] = fma(d2, R[k, 2, j], fma(d1, R[k, 1, j], d0 * R[k, 0, j]))
+            ob[k, j] = fma(x2, T[u, 2, j], fma(x1, T[u, 1, j], x0 * T[u, 0, j]))
+            db[k, j] = fma(d2, T[u, 2, j], fma(d1, T[u, 1, j], d0 * T[u, 0, j]))
     return ob, db
 
 
 @numba.njit(**_JIT)
-def rotate_normals(n: np.ndarray, rows: np.ndarray, R: np.ndarray) -> np.ndarray:
-    """(k, 3) float32 world normals ``R[k]·n[rows[k]]`` of body-frame float64 normals, rounded once
-    (``np.matmul(n[:, None, :], R^T)``'s fused products, measured)."""
+def rotate_normals(n: np.ndarray, rows: np.ndarray, T: np.ndarray, pose: np.ndarray) -> np.ndarray:
+    """(k, 3) float32 world normals ``R·n[rows[k]]`` of body-frame float64 normals, R the rotation of
+    ``T[pose[k]]``, rounded once (``np.matmul(n[:, None, :], R^T)``'s fused products, measured)."""
     k_n = rows.shape[0]
     out = np.empty((k_n, 3), np.float32)
     for k in range(k_n):
         r = rows[k]
+        u = pose[k]
         n0, n1, n2 = n[r, 0], n[r, 1], n[r, 2]
         for j in range(3):
-            out[k, j] = np.float32(fma(n2, R[k, j, 2], fma(n1, R[k, j, 1], n0 * R[k, j, 0])))
+            out[k, j] = np.float32(fma(n2, T[u, j, 2], fma(n1, T[u, j, 1], n0 * T[u, j, 0])))
     return out
+
+
+@numba.njit(**_JIT)
+def unique_sorted(t: np.ndarray) -> tuple:
+    """``np.unique(t, return_inverse=True)`` of ascending ``t`` in one pass; (empty, empty, False) when ``t``
+    is not ascending (the caller then sorts)."""
+    n = t.shape[0]
+    inv = np.empty(n, np.int64)
+    vals = np.empty(n, t.dtype)
+    m = 0
+    for i in range(n):
+        if i and t[i] < t[i - 1]:
+            return vals[:0].copy(), inv[:0].copy(), False
+        if m == 0 or t[i] != vals[m - 1]:
+            vals[m] = t[i]
+            m += 1
+        inv[i] = m - 1
+    return vals[:m].copy(), inv, True
 
 
 @numba.njit(**_JIT)
