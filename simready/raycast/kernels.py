@@ -112,7 +112,8 @@ def body_tables(body: np.ndarray, triangle: np.ndarray, tri_offset_ext: np.ndarr
             out[i, 0] = albedo_ext[b, 0]
             out[i, 1] = albedo_ext[b, 1]
             out[i, 2] = albedo_ext[b, 2]
-    return rows, compact, semantic, out, static[:n_static].copy(), moving[:n_moving].copy()
+    # The static hits are most rays: a view of the buffer, not a copy (the few moving ones are copied out).
+    return rows, compact, semantic, out, static[:n_static], moving[:n_moving].copy()
 
 
 @numba.njit(**_JIT)

@@ -555,7 +555,7 @@ def _shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, light
     sun = lighting.sun_direction_world()
     n, facing, ndl, lit, start = kern.sun_setup(scene._world_tris.normal32, hits.rows, moving.astype(np.int64),
                                                 n_moving, o, d, hits.distance_m, hits.hit, sun.astype(np.float32),
-                                                np.float32(SHADOW_BIAS_M))
+                                                np.float32(SHADOW_BIAS_M), lighting.headlights)
     sunlit = np.zeros(len(hits), bool)
     if lighting.sun_elevation_deg > 0.0 and len(lit):
         prefilter = shadow_prefilter(model, T_rows, lit, float(start[:, 2].min()), sun)

@@ -96,17 +96,20 @@ def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> 
 @numba.njit(**_JIT)
 def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_moving: np.ndarray,
               o: np.ndarray, d: np.ndarray, dist: np.ndarray, hit: np.ndarray, sun: np.ndarray,
-              bias: np.float32) -> tuple:
+              bias: np.float32, normals: bool) -> tuple:
     """The shading's first pass (:func:`simready.sensors_hw.camera.shade_numpy`'s float32 operations per pixel):
     each ray's geometric normal (``normal_table[rows]``, or ``n_moving[k]`` for the k-th ray in ``moving``),
     ``facing`` (−sign(n·d): the normal turned toward the viewer), ``ndl`` (n·sun, facing), and for the lit
     rays (ndl > 0) their indices and shadow-ray starts ``o + d·dist + bias·n·facing``.
-    Returns (n (P, 3), facing (P,), ndl (P,), lit (L,), start (L, 3))."""
+    Returns (n (P, 3), facing (P,), ndl (P,), lit (L,), start (L, 3)); n and facing only with ``normals``
+    (else empty: only the headlights read them), and the shadow-ray starts written in the same pass."""
     p = len(rows)
-    n = np.empty((p, 3), np.float32)
-    facing = np.empty(p, np.float32)
+    m = p if normals else 0
+    n = np.empty((m, 3), np.float32)
+    facing = np.empty(m, np.float32)
     ndl = np.empty(p, np.float32)
     lit = np.empty(p, np.int64)
+    start = np.empty((p, 3), np.float32)  # only the first count rows are written (and so touched)
     zero = np.float32(0.0)
     k = 0
     count = 0
@@ -117,24 +120,21 @@ def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_
         else:
             r = rows[i]
             n0, n1, n2 = normal_table[r, 0], normal_table[r, 1], normal_table[r, 2]
-        n[i, 0], n[i, 1], n[i, 2] = n0, n1, n2
         dot = n0 * d[i, 0] + n1 * d[i, 1] + n2 * d[i, 2]
         f = -np.sign(dot)
-        facing[i] = f
+        if normals:
+            n[i, 0], n[i, 1], n[i, 2] = n0, n1, n2
+            facing[i] = f
         x = (n0 * sun[0] + n1 * sun[1] + n2 * sun[2]) * f
         ndl[i] = x
         if x > zero:
             lit[count] = i
+            t = np.float32(dist[i]) if hit[i] else zero
+            start[count, 0] = (o[i, 0] + d[i, 0] * t) + bias * (n0 * f)
+            start[count, 1] = (o[i, 1] + d[i, 1] * t) + bias * (n1 * f)
+            start[count, 2] = (o[i, 2] + d[i, 2] * t) + bias * (n2 * f)
             count += 1
-    lit = lit[:count].copy()
-    start = np.empty((count, 3), np.float32)
-    for j in range(count):
-        i = lit[j]
-        t = np.float32(dist[i]) if hit[i] else zero
-        f = facing[i]
-        for a in range(3):
-            start[j, a] = (o[i, a] + d[i, a] * t) + bias * (n[i, a] * f)
-    return n, facing, ndl, lit, start
+    return n, facing, ndl, lit[:count], start[:count]
 
 
 @numba.njit(**_JIT)
