@@ -785,7 +785,7 @@ class SceneGeometry:
         r_max = np.asarray(max_range_m, np.float32)
         o_start = _start_points(o32, d32, r_min) if starts is None else starts
         t_best = np.empty(n, np.float32)
-        t_best[:] = r_max - r_min
+        np.subtract(r_max, r_min, out=t_best)  # no temporary (broadcast when either is one value)
         res = self._static_scene.run(o_start, d32, dists=t_best, output=1)
         body = res["geomID"]  # reused in place (no new array): geometry ids become body indices
         # One pass: the body of each geometry id, and with ``incidence`` the cosines (_abs_cos's operations).
