@@ -114,5 +114,5 @@ def test_compiled_hit_distances_are_the_numpy_ones():
         ref = t.astype(np.float64)
         ref += np.asarray(r_min)
         ref[body < 0] = np.inf
-        hit, dist = hit_distances(body, t, np.asarray(r_min).reshape(-1))
+        hit, dist = hit_distances(body, t, np.asarray(r_min).reshape(-1), np.zeros(0, np.float32))
         assert np.array_equal(hit, body >= 0) and dist.tobytes() == ref.tobytes()

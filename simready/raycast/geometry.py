@@ -55,7 +55,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
-from simready.raycast.kernels import body_tables, hit_distances, hit_points, refine_static, start_points
+from simready.raycast.kernels import (body_tables, hit_distances, hit_points, rays_to_body, refine_static,
+                                      rotate_normals, slab_select, start_points, static_hits,
+                                      unique_sorted)
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import PoseTrack
 
@@ -260,13 +262,24 @@ def _abs_cos(ng: NDArray[np.float32], d: NDArray[np.float32]) -> NDArray[np.floa
     return dot
 
 
+#: ``slab_select``'s candidates when every ray is one.
+_ALL = np.zeros(0, np.int64)
+#: ``hit_distances``' cosines when a cast has none.
+_NO_COS = np.zeros(0, np.float32)
 #: What :meth:`SceneGeometry._mover_rays` returns when no ray can meet the body.
-_NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, 3)))
+_NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 4, 4)), np.zeros(0, np.int64))
+
+
+def _unique_inverse(times: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """``np.unique(times, return_inverse=True)``, in one pass when the times ascend (a sensor's rays do)."""
+    ut, inv, ok = unique_sorted(np.ascontiguousarray(times, np.float64))
+    return (ut, inv) if ok else np.unique(times, return_inverse=True)
 
 
 def _slab_candidates(o: NDArray[np.float32], inv_d: NDArray[np.float32], lo: NDArray, hi: NDArray,
                      t_max: NDArray[np.float32]) -> NDArray[np.bool_]:
-    """Which rays' segments [0, t_max] meet the box [lo, hi]; o, inv_d are (3, M) (vectorized slab test)."""
+    """Which rays' segments [0, t_max] meet the box [lo, hi]; o, inv_d are (3, M) (vectorized slab test): the
+    reference of the compiled :func:`simready.raycast.kernels.slab_select` the casts use."""
     t_enter = np.full(o.shape[1], -np.inf, np.float32)
     t_exit = t_max.copy()
     for axis in range(3):
@@ -318,9 +331,11 @@ class Hits:
     _origin64: NDArray[np.float64] | None = field(default=None, repr=False)
     _dir64: NDArray[np.float64] | None = field(default=None, repr=False)
     exact_distance: bool = False
-    #: Per moving body: (sorted ray indices whose final hit is on it, its world-from-body rotation
-    #: (k, 3, 3) at those rays' times), as the cast computed them; normals reuse them.
-    _rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = field(default_factory=dict, repr=False)
+    #: Per moving body: (sorted ray indices whose hit was on it when it was cast, its world-from-body poses
+    #: (U, 4, 4) at the distinct times of the rays it was cast with, each of those rays' pose index), as the
+    #: cast computed them; normals and the refinement reuse them instead of sampling the track again.
+    _rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]] = field(
+        default_factory=dict, repr=False)
     cos_incidence: NDArray[np.float32] | None = field(default=None, repr=False)
     #: (N,) after a refinement: whether each ray's own triangle plane gave its distance (else Embree's stays).
     _plane_ok: NDArray[np.bool_] | None = field(default=None, repr=False)
@@ -468,20 +483,21 @@ class Hits:
         moving = np.flatnonzero(~np.take(self.scene._is_static_ext, body))
         for b in np.unique(body[moving]):
             sel = moving[body[moving] == b]
-            R = self._rotations_of(int(b), idx[sel])
-            out[sel] = np.matmul(self.scene._body_tris.n[rows[sel]][:, None, :], np.transpose(R, (0, 2, 1)))[:, 0]
+            # R·n rounded to float32 in one compiled pass (np.matmul's fused products)
+            out[sel] = rotate_normals(self.scene._body_tris.n, rows[sel], *self._poses_of(int(b), idx[sel]))
         return out
 
-    def _rotations_of(self, b: int, rays: NDArray[np.intp]) -> NDArray[np.float64]:
-        """(k, 3, 3) world-from-body rotation of moving body b at the times of ``rays`` (which hit b):
-        the ones the cast used when it has them (no resampling of the track), else sampled."""
+    def _poses_of(self, b: int, rays: NDArray[np.intp]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        """World-from-body poses (U, 4, 4) of moving body b and the index of each of ``rays`` (which hit b)
+        into them, at the rays' times: the ones the cast used when it has them (no resampling of the
+        track), else sampled."""
         known = self._rotations.get(b)
         if known is not None and len(known[0]):
             pos = np.minimum(np.searchsorted(known[0], rays), len(known[0]) - 1)
             if np.array_equal(known[0][pos], rays):
-                return known[1][pos]
-        ut, inv = np.unique(self.time_s[rays], return_inverse=True)
-        return self.scene.bodies[b].track.poses_at(ut)[inv, :3, :3]
+                return known[1], known[2][pos]
+        ut, inv = _unique_inverse(self.time_s[rays])
+        return self.scene.bodies[b].track.poses_at(ut), inv
 
     def _lookup(self, table: NDArray, fill: object) -> NDArray:
         return np.take(np.append(table, np.array([fill], dtype=table.dtype)), self.body_index)
@@ -527,20 +543,25 @@ class Hits:
         dist = self.distance_m.copy()
         static, moving = self._hits_by_motion
         rows = self.rows
+        unit = self._origin64 is not None
+        o_in, d_in = (self._origin64, self._dir64) if unit else (self._origin32, self._dir32)
         if compiled:  # static hits in one compiled pass (bitwise the numpy groups below)
-            unit = self._origin64 is not None
-            o_in, d_in = (self._origin64, self._dir64) if unit else (self._origin32, self._dir32)
             tab = self.scene._world_tris
             refine_static(static, rows, o_in, d_in, unit, tab.plane, tab.n, tab.v0, tab.dual1, tab.dual2, dist,
-                          uv if uv is not None else np.zeros((0, 2)), plane_ok, reuse, uv is not None)
+                          uv if uv is not None else np.zeros((0, 2)), plane_ok, reuse, uv is not None, False)
             groups = []
         else:
             groups = [(static, *self.rays64(static), self.scene._world_tris)]
         for b in np.unique(self.body_index[moving]):
             sel = moving[self.body_index[moving] == b]
-            o, d = self.rays64(sel)
-            o_b, d_b, _, _ = self.scene._to_body(int(b), o, d, self.time_s[sel])
-            groups.append((sel, o_b, d_b, self.scene._body_tris))
+            # The rays in b's frame (rays64's widening, the pose the cast used), in one compiled pass.
+            o_b, d_b = rays_to_body(sel, o_in, d_in, not unit, *self._poses_of(int(b), sel))
+            if compiled:
+                tab = self.scene._body_tris
+                refine_static(sel, rows, o_b, d_b, True, tab.plane, tab.n, tab.v0, tab.dual1, tab.dual2, dist,
+                              uv if uv is not None else np.zeros((0, 2)), plane_ok, reuse, uv is not None, True)
+            else:
+                groups.append((sel, o_b, d_b, self.scene._body_tris))
         for sel, o, d, tab in groups:
             r = np.take(rows, sel)
             if reuse:  # the same t as below, computed then (where ok; elsewhere uv keeps Embree's)
@@ -682,18 +703,17 @@ class SceneGeometry:
 
     # --- casting ------------------------------------------------------------
 
-    def _to_body(self, b: int, o: NDArray, d: NDArray,
-                 times: NDArray) -> tuple[NDArray, NDArray, NDArray[np.bool_], NDArray[np.float64]]:
-        """Rays (k, 3) ``o``, ``d`` at ``times`` in body b's frame (float64), whether b is present then,
-        and b's world-from-body rotation (k, 3, 3) at each ray's time (kept for the hits' normals)."""
-        ut, inv = np.unique(times, return_inverse=True)
+    def _to_body(self, b: int, o: NDArray, d: NDArray, sel: NDArray[np.intp],
+                 times: NDArray) -> tuple[NDArray, NDArray, NDArray[np.bool_], NDArray[np.float64], NDArray[np.int64]]:
+        """Rays ``sel`` of (N, 3) ``o``, ``d`` at ``times`` (one per selected ray) in body b's frame (float64),
+        whether b is present then, and b's world-from-body poses (U, 4, 4) at the distinct times with each
+        ray's index into them (kept for the hits' normals and refinement)."""
+        ut, inv = _unique_inverse(times)
         smp = self.bodies[b].track.sample(ut)
         T = smp.matrices()
-        R, p = T[inv, :3, :3], T[inv, :3, 3]
-        # Row-vector form of R^T·x, batched: matmul is far faster than einsum here.
-        o_b = np.matmul((o.astype(np.float64) - p)[:, None, :], R)[:, 0]
-        d_b = np.matmul(d.astype(np.float64)[:, None, :], R)[:, 0]
-        return o_b, d_b, smp.present[inv], R
+        # Row-vector form of R^T·(x − p), one compiled pass (np.matmul's fused products).
+        o_b, d_b = rays_to_body(sel, o, d, False, T, inv)
+        return o_b, d_b, smp.present[inv], T, inv
 
     def _movers(self, ignore: Iterable[str]) -> list[int]:
         ignored = set(self.body_indices(ignore))
@@ -703,30 +723,25 @@ class SceneGeometry:
 
     def _mover_rays(self, b: int, o: NDArray[np.float32], d: NDArray[np.float32], times: NDArray,
                     t_limit: NDArray[np.float32], window: tuple[float, float],
-                    prefilter: RayPrefilter | None) -> tuple[NDArray[np.intp], NDArray, NDArray, NDArray]:
+                    prefilter: RayPrefilter | None) -> tuple[NDArray[np.intp], NDArray, NDArray, NDArray, NDArray]:
         """Rays that can meet moving body b (swept bounds, prefilter, slab test, presence), in its frame,
-        with b's world-from-body rotation at each one's time."""
+        with b's world-from-body poses at their distinct times and each one's index into them."""
         box = self.swept_bounds(b, *window)
         if box is None:
             return _NO_RAYS
         idx = prefilter(*box) if prefilter is not None else None
-        if idx is None:
-            idx = np.arange(len(o))
-            o_sub, d_sub = o, d
-        elif len(idx) == 0:
+        if idx is not None and len(idx) == 0:
             return _NO_RAYS
-        else:
-            o_sub, d_sub = np.take(o, idx, axis=0), np.take(d, idx, axis=0)
-        with np.errstate(divide="ignore"):
-            inv_d = np.float32(1.0) / np.where(d_sub.T == 0.0, np.float32(1e-30), d_sub.T)
-        meets = np.flatnonzero(_slab_candidates(o_sub.T, inv_d, box[0], box[1], np.take(t_limit, idx)))
-        if len(meets) == 0:
+        # The slab test over the candidates where they lie (one compiled pass, no gathered copies).
+        every = idx is None
+        idx = slab_select(o, d, _ALL if every else np.asarray(idx, np.int64), every, np.asarray(box[0], np.float64),
+                          np.asarray(box[1], np.float64), t_limit)
+        if len(idx) == 0:
             return _NO_RAYS
-        idx = idx[meets]
-        o_b, d_b, present, R = self._to_body(b, o_sub[meets], d_sub[meets], times[idx])
+        o_b, d_b, present, T, pose = self._to_body(b, o, d, idx, times[idx])
         if present.all():
-            return idx, o_b, d_b, R
-        return idx[present], o_b[present], d_b[present], R[present]
+            return idx, o_b, d_b, T, pose
+        return idx[present], o_b[present], d_b[present], T, pose[present]
 
     def albedo_at(self, hits: Hits) -> NDArray[np.float32]:
         """(N, 3) float32 linear albedo where each ray hit (0 for misses): the body's ``albedo``, or its
@@ -742,7 +757,8 @@ class SceneGeometry:
 
     def cast(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float | ArrayLike,
              min_range_m: float | ArrayLike = 0.0, *, exact: bool = False, ignore: Iterable[str] = (),
-             prefilter: RayPrefilter | None = None, normalized: bool = False, incidence: bool = False) -> Hits:
+             prefilter: RayPrefilter | None = None, normalized: bool = False, incidence: bool = False,
+             starts: NDArray[np.float32] | None = None) -> Hits:
         """Nearest hit of each ray against the world at that ray's time.
 
         Args:
@@ -758,22 +774,27 @@ class SceneGeometry:
                 azimuth range); the exact slab test still follows.
             incidence: also fill ``Hits.cos_incidence`` (cheap here: Embree
                 returns the normal anyway; a LiDAR's intensity needs it).
+            starts: (N, 3) float32 segment starts ``o + min_range·d`` exactly as
+                this method would compute them (float32 product, then sum), from a
+                sensor that generates them with its rays in one compiled pass
+                (:func:`simready.raycast.kernels.sensor_rays`); None: computed here.
         """
         rays = _RayBatch.of(origins, dirs, times, normalized)
         o32, d32, t, n = rays.o32, rays.d32, rays.t, len(rays.t)
         r_min = np.asarray(min_range_m, np.float32)
         r_max = np.asarray(max_range_m, np.float32)
-        o_start = _start_points(o32, d32, r_min)
+        o_start = _start_points(o32, d32, r_min) if starts is None else starts
         t_best = np.empty(n, np.float32)
-        t_best[:] = r_max - r_min
+        np.subtract(r_max, r_min, out=t_best)  # no temporary (broadcast when either is one value)
         res = self._static_scene.run(o_start, d32, dists=t_best, output=1)
         body = res["geomID"]  # reused in place (no new array): geometry ids become body indices
-        np.take(self._body_of_static_geom_ext, body, out=body)
+        # One pass: the body of each geometry id, and with ``incidence`` the cosines (_abs_cos's operations).
+        cos = static_hits(body, self._body_of_static_geom_ext, res["Ng"], d32, incidence)
+        cos = cos if incidence else None
         prim, u, v = res["primID"], res["u"], res["v"]
         t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
-        cos = _abs_cos(res["Ng"], d32) if incidence else None
-        rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64]]] = {}
-        for b, idx, o_b, d_b, R in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter):
+        rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]] = {}
+        for b, idx, o_b, d_b, T, pose in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter):
             r = self._moving_scene[b].run(o_b, d_b, dists=t_best[idx], output=1)
             closer = np.flatnonzero(r["primID"] >= 0)
             sel = idx[closer]
@@ -781,28 +802,42 @@ class SceneGeometry:
             prim[sel] = r["primID"][closer]
             u[sel], v[sel] = r["u"][closer], r["v"][closer]
             t_best[sel] = r["tfar"][closer]
-            rotations[b] = (sel, R[closer])
+            rotations[b] = (sel, T, pose[closer])
             if cos is not None:  # the body-frame normal and direction give the same angle
                 cos[sel] = _abs_cos(r["Ng"][closer], d_b[closer])
-        hit, dist = hit_distances(body, t_best, r_min.reshape(-1))  # t + r_min, +inf where nothing was hit
+        # t + r_min, +inf where nothing was hit (and the cosine NaN there)
+        hit, dist = hit_distances(body, t_best, r_min.reshape(-1), _NO_COS if cos is None else cos)
         hits = Hits(hit, dist, body, prim, t, self, o32, d32, u, v, False, rays.o64, rays.d64)
         hits._rotations = rotations
         if cos is not None:
-            cos[~hit] = np.nan
             hits.cos_incidence = cos
         return hits.refine() if exact else hits
 
     def occluded(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float,
                  *, ignore: Iterable[str] = (), prefilter: RayPrefilter | None = None,
                  normalized: bool = False) -> NDArray[np.bool_]:
-        """Whether anything lies on each segment [0, max_range] (shadow rays): any hit, not the nearest."""
-        rays = _RayBatch.of(origins, dirs, times, normalized)
-        n = len(rays.t)
+        """Whether anything lies on each segment [0, max_range] (shadow rays): any hit, not the nearest.
+
+        Float32 ``dirs`` that are one direction broadcast to every ray (``np.broadcast_to``, a sun) are
+        never copied: Embree reads the one row for every ray, the moving bodies a view of it."""
+        d_in = np.asarray(dirs)
+        if (d_in.ndim == 2 and len(d_in) > 1 and d_in.strides[0] == 0 and d_in.dtype == np.float32
+                and np.asarray(origins).dtype == np.float32):
+            o32 = _rows_f32(origins)
+            d_one = np.ascontiguousarray(d_in[:1])
+            if not normalized:  # _RayBatch's normalization of that one row
+                d_one = d_one / np.sqrt(np.einsum("ij,ij->i", d_one, d_one))[:, None]
+            d_all = np.broadcast_to(d_one, o32.shape)
+            t = np.broadcast_to(np.asarray(times, np.float64), (len(o32),))
+        else:
+            rays = _RayBatch.of(origins, dirs, times, normalized)
+            o32, d_one, d_all, t = rays.o32, rays.d32, rays.d32, rays.t
+        n = len(t)
         full = np.full(n, max_range_m, np.float32)
-        blocked = self._static_scene.run(rays.o32, rays.d32, dists=full.copy(), query="OCCLUDED") != -1
+        blocked = self._static_scene.run(o32, d_one, dists=full.copy(), query="OCCLUDED") != -1
         # Rays already blocked get a negative limit, so no moving body is tested against them.
         limit = np.where(blocked, np.float32(-1.0), full).astype(np.float32)
-        for b, idx, o_b, d_b, _ in self._mover_batches(ignore, rays.o32, rays.d32, rays.t, limit, prefilter):
+        for b, idx, o_b, d_b, _, _ in self._mover_batches(ignore, o32, d_all, t, limit, prefilter):
             r = self._moving_scene[b].run(o_b, d_b, dists=full[idx], query="OCCLUDED")
             newly = idx[r != -1]
             blocked[newly] = True
@@ -811,9 +846,10 @@ class SceneGeometry:
 
     def _mover_batches(self, ignore: Iterable[str], o: NDArray[np.float32], d: NDArray[np.float32], t: NDArray,
                        limit: NDArray[np.float32], prefilter: RayPrefilter | None
-                       ) -> Iterator[tuple[int, NDArray[np.intp], NDArray[np.float32], NDArray[np.float32], NDArray]]:
+                       ) -> Iterator[tuple[int, NDArray[np.intp], NDArray[np.float32], NDArray[np.float32], NDArray,
+                                           NDArray]]:
         """Per moving body: the rays that can reach it, those rays in its frame (float32, for Embree), and
-        its world-from-body rotation at each ray's time.
+        its world-from-body poses at the rays' distinct times with each ray's index into them.
 
         ``limit`` is read as each body comes up, so a caller that lowers it
         in between (nearest hit so far) prunes the later bodies' rays.
@@ -823,9 +859,9 @@ class SceneGeometry:
             return
         window = (float(t.min()), float(t.max()))
         for b in movers:
-            idx, o_b, d_b, R = self._mover_rays(b, o, d, t, limit, window, prefilter)
+            idx, o_b, d_b, T, pose = self._mover_rays(b, o, d, t, limit, window, prefilter)
             if len(idx):
-                yield b, idx, o_b.astype(np.float32), d_b.astype(np.float32), R
+                yield b, idx, o_b.astype(np.float32), d_b.astype(np.float32), T, pose
 
     def embree_scene_at(self, t_s: float, *, ignore: Iterable[str] = ()) -> embree_scene.EmbreeScene:
         """One Embree scene of every body (but ``ignore``) posed at ``t_s``: the world frozen at one

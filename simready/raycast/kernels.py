@@ -16,6 +16,7 @@ import math
 
 import numba
 import numpy as np
+from numba.core.extending import intrinsic
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
@@ -23,17 +24,21 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 @numba.njit(**_JIT)
 def refine_static(sel: np.ndarray, rows: np.ndarray, o_in: np.ndarray, d_in: np.ndarray, unit: bool,
                   plane: np.ndarray, n: np.ndarray, v0: np.ndarray, dual1: np.ndarray, dual2: np.ndarray,
-                  dist: np.ndarray, uv: np.ndarray, plane_ok: np.ndarray, reuse: bool, barycentrics: bool) -> None:
-    """Refine hits ``sel`` (in place on ``dist``, ``uv``, ``plane_ok``) against world triangle rows ``rows``.
+                  dist: np.ndarray, uv: np.ndarray, plane_ok: np.ndarray, reuse: bool, barycentrics: bool,
+                  compact: bool) -> None:
+    """Refine hits ``sel`` (in place on ``dist``, ``uv``, ``plane_ok``) against triangle rows ``rows`` of the
+    tables given (the world's for static hits, the bodies' for moving ones).
 
     ``o_in``/``d_in``: the rays as given (float64 unit directions when ``unit``, else float32 ones that
-    are widened and normalized here); ``reuse``: ``dist``/``plane_ok`` hold a distance refinement already.
+    are widened and normalized here), indexed by ray, or with ``compact`` by position in ``sel`` (a moving
+    body's rays in its own frame); ``reuse``: ``dist``/``plane_ok`` hold a distance refinement already.
     """
     for k in range(len(sel)):
         i = sel[k]
         r = rows[i]
-        o0, o1, o2 = np.float64(o_in[i, 0]), np.float64(o_in[i, 1]), np.float64(o_in[i, 2])
-        d0, d1, d2 = np.float64(d_in[i, 0]), np.float64(d_in[i, 1]), np.float64(d_in[i, 2])
+        j = k if compact else i
+        o0, o1, o2 = np.float64(o_in[j, 0]), np.float64(o_in[j, 1]), np.float64(o_in[j, 2])
+        d0, d1, d2 = np.float64(d_in[j, 0]), np.float64(d_in[j, 1]), np.float64(d_in[j, 2])
         if not unit:
             inv = 1.0 / math.sqrt(d0 * d0 + d2 * d2 + d1 * d1)
             d0, d1, d2 = d0 * inv, d1 * inv, d2 * inv
@@ -107,7 +112,8 @@ def body_tables(body: np.ndarray, triangle: np.ndarray, tri_offset_ext: np.ndarr
             out[i, 0] = albedo_ext[b, 0]
             out[i, 1] = albedo_ext[b, 1]
             out[i, 2] = albedo_ext[b, 2]
-    return rows, compact, semantic, out, static[:n_static].copy(), moving[:n_moving].copy()
+    # The static hits are most rays: a view of the buffer, not a copy (the few moving ones are copied out).
+    return rows, compact, semantic, out, static[:n_static], moving[:n_moving].copy()
 
 
 @numba.njit(**_JIT)
@@ -123,13 +129,15 @@ def start_points(o: np.ndarray, d: np.ndarray, r_min: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(**_JIT)
-def hit_distances(body: np.ndarray, t: np.ndarray, r_min: np.ndarray) -> tuple:
+def hit_distances(body: np.ndarray, t: np.ndarray, r_min: np.ndarray, cos: np.ndarray) -> tuple:
     """A cast's ``hit`` (body ≥ 0) and float64 distances ``t + r_min`` from the origin (+inf where nothing was
-    hit), ``r_min`` one per ray or one for all (shape (1,)), in one pass."""
+    hit), ``r_min`` one per ray or one for all (shape (1,)), in one pass; ``cos`` (incidence cosines, or (0,))
+    becomes NaN where nothing was hit, in place."""
     n = body.shape[0]
     hit = np.empty(n, np.bool_)
     dist = np.empty(n, np.float64)
     per_ray = r_min.shape[0] == n
+    incidence = cos.shape[0] == n
     for i in range(n):
         h = body[i] >= 0
         hit[i] = h
@@ -137,4 +145,197 @@ def hit_distances(body: np.ndarray, t: np.ndarray, r_min: np.ndarray) -> tuple:
             dist[i] = np.float64(t[i]) + np.float64(r_min[i if per_ray else 0])
         else:
             dist[i] = np.inf
+            if incidence:
+                cos[i] = np.nan
     return hit, dist
+
+
+@intrinsic
+def fma(typingctx, a, b, c):  # type: ignore[no-untyped-def]
+    """``a·b + c`` rounded once (LLVM's ``llvm.fma``: the CPU's fused multiply-add, or an exact libm call)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.fma(*args)
+
+    return a(a, b, c), codegen
+
+
+@numba.njit(**_JIT)
+def sensor_rays(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_min: np.ndarray, starts: bool) -> tuple:
+    """A sensor's world rays in one pass: G groups (a camera's rows, a LiDAR's columns) of K rays each, group g
+    posed by ``T[g]`` (4, 4) float64 at time ``group_t[g]``, its rays' sensor-frame unit directions ``local[g]``
+    (K, 3) float32. Returns (origins (G·K, 3) float32, directions (G·K, 3) float32, times (G·K,) float64,
+    starts (G·K, 3) float32 or (0, 3)): direction ``local @ R^T`` with R = ``T[g, :3, :3]`` rounded to float32,
+    origin ``T[g, :3, 3]`` rounded to float32, and with ``starts`` the segment starts ``d·r_min + o`` (float32
+    product, then sum, as :func:`start_points`), ``r_min`` one per ray or one for all (shape (1,)).
+
+    Bits: the directions are what ``np.matmul(local, R^T)`` gives on float32 through OpenBLAS (measured here: its
+    kernels fuse the products as ``fma(x2, r2, fma(x1, r1, x0·r0))``), written with explicit fused
+    multiply-adds, so they no longer depend on the BLAS build. ``np.repeat`` / ``np.matmul`` replaced: the
+    batched (K, 3) × (3, 3) products were most of a frame's ray generation.
+    """
+    g_n, k_n = local.shape[0], local.shape[1]
+    n = g_n * k_n
+    o = np.empty((n, 3), np.float32)
+    d = np.empty((n, 3), np.float32)
+    t = np.empty(n, np.float64)
+    s = np.empty((n if starts else 0, 3), np.float32)
+    per_ray = r_min.shape[0] == n
+    for g in range(g_n):
+        r00, r01, r02 = np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2])
+        r10, r11, r12 = np.float32(T[g, 1, 0]), np.float32(T[g, 1, 1]), np.float32(T[g, 1, 2])
+        r20, r21, r22 = np.float32(T[g, 2, 0]), np.float32(T[g, 2, 1]), np.float32(T[g, 2, 2])
+        p0, p1, p2 = np.float32(T[g, 0, 3]), np.float32(T[g, 1, 3]), np.float32(T[g, 2, 3])
+        tg = group_t[g]
+        for k in range(k_n):
+            i = g * k_n + k
+            x0, x1, x2 = local[g, k, 0], local[g, k, 1], local[g, k, 2]
+            d0 = fma(x2, r02, fma(x1, r01, x0 * r00))
+            d1 = fma(x2, r12, fma(x1, r11, x0 * r10))
+            d2 = fma(x2, r22, fma(x1, r21, x0 * r20))
+            d[i, 0], d[i, 1], d[i, 2] = d0, d1, d2
+            o[i, 0], o[i, 1], o[i, 2] = p0, p1, p2
+            t[i] = tg
+            if starts:
+                r = r_min[i if per_ray else 0]
+                s[i, 0] = d0 * r + p0
+                s[i, 1] = d1 * r + p1
+                s[i, 2] = d2 * r + p2
+    return o, d, t, s
+
+
+@numba.njit(**_JIT)
+def static_hits(geom: np.ndarray, body_of_geom_ext: np.ndarray, ng: np.ndarray, d: np.ndarray,
+                incidence: bool) -> np.ndarray:
+    """After the static scene's cast: its geometry ids become body indices (in place on ``geom``; −1 reads the
+    table's last entry, as ``np.take`` does), and with ``incidence`` each ray's float32 |n·d| / |n| of Embree's
+    unnormalized normal ``ng`` (:func:`simready.raycast.geometry._abs_cos`'s operations in its order; (0,)
+    without). One pass instead of a gather and a dozen column passes."""
+    n = geom.shape[0]
+    last = body_of_geom_ext.shape[0] - 1
+    cos = np.empty(n if incidence else 0, np.float32)
+    for i in range(n):
+        gi = geom[i]
+        geom[i] = body_of_geom_ext[last if gi < 0 else gi]
+        if incidence:
+            dot = ng[i, 0] * d[i, 0]
+            dot = dot + ng[i, 1] * d[i, 1]
+            dot = dot + ng[i, 2] * d[i, 2]
+            nrm = ng[i, 0] * ng[i, 0]
+            nrm = nrm + ng[i, 1] * ng[i, 1]
+            nrm = nrm + ng[i, 2] * ng[i, 2]
+            cos[i] = abs(dot) / np.sqrt(nrm)
+    return cos
+
+
+@numba.njit(**_JIT)
+def rays_to_body(sel: np.ndarray, o: np.ndarray, d: np.ndarray, normalize: bool, T: np.ndarray,
+                 pose: np.ndarray) -> tuple:
+    """Rays ``sel`` of ``o``/``d`` (float32 or float64, widened) in a body's frame, the k-th with the body's
+    world-from-body pose ``T[pose[k]]`` (rotation R, position p; the poses at the distinct ray times, indexed,
+    not gathered per ray): ``(o − p)·R`` and ``d·R`` (row vectors), float64 (k, 3) each. With ``normalize``
+    the widened direction is first scaled by ``1/sqrt(d·d)`` (:meth:`simready.raycast.geometry.Hits.rays64`'s
+    operations).
+
+    Bits: ``np.matmul`` of (k, 1, 3) by (k, 3, 3) float64 here sums ``fma(x2, r2, fma(x1, r1, x0·r0))``
+    (measured, as for float32), written so."""
+    k_n = sel.shape[0]
+    ob = np.empty((k_n, 3))
+    db = np.empty((k_n, 3))
+    for k in range(k_n):
+        i = sel[k]
+        u = pose[k]
+        x0 = np.float64(o[i, 0]) - T[u, 0, 3]
+        x1 = np.float64(o[i, 1]) - T[u, 1, 3]
+        x2 = np.float64(o[i, 2]) - T[u, 2, 3]
+        d0, d1, d2 = np.float64(d[i, 0]), np.float64(d[i, 1]), np.float64(d[i, 2])
+        if normalize:
+            s = 1.0 / np.sqrt(d0 * d0 + d2 * d2 + d1 * d1)
+            d0, d1, d2 = d0 * s, d1 * s, d2 * s
+        for j in range(3):
+            ob[k, j] = fma(x2, T[u, 2, j], fma(x1, T[u, 1, j], x0 * T[u, 0, j]))
+            db[k, j] = fma(d2, T[u, 2, j], fma(d1, T[u, 1, j], d0 * T[u, 0, j]))
+    return ob, db
+
+
+@numba.njit(**_JIT)
+def rotate_normals(n: np.ndarray, rows: np.ndarray, T: np.ndarray, pose: np.ndarray) -> np.ndarray:
+    """(k, 3) float32 world normals ``R·n[rows[k]]`` of body-frame float64 normals, R the rotation of
+    ``T[pose[k]]``, rounded once (``np.matmul(n[:, None, :], R^T)``'s fused products, measured)."""
+    k_n = rows.shape[0]
+    out = np.empty((k_n, 3), np.float32)
+    for k in range(k_n):
+        r = rows[k]
+        u = pose[k]
+        n0, n1, n2 = n[r, 0], n[r, 1], n[r, 2]
+        for j in range(3):
+            out[k, j] = np.float32(fma(n2, T[u, j, 2], fma(n1, T[u, j, 1], n0 * T[u, j, 0])))
+    return out
+
+
+@numba.njit(**_JIT)
+def unique_sorted(t: np.ndarray) -> tuple:
+    """``np.unique(t, return_inverse=True)`` of ascending ``t`` in one pass; (empty, empty, False) when ``t``
+    is not ascending (the caller then sorts)."""
+    n = t.shape[0]
+    inv = np.empty(n, np.int64)
+    vals = np.empty(n, t.dtype)
+    m = 0
+    for i in range(n):
+        if i and t[i] < t[i - 1]:
+            return vals[:0].copy(), inv[:0].copy(), False
+        if m == 0 or t[i] != vals[m - 1]:
+            vals[m] = t[i]
+            m += 1
+        inv[i] = m - 1
+    return vals[:m].copy(), inv, True
+
+
+@numba.njit(**_JIT)
+def slab_select(o: np.ndarray, d: np.ndarray, idx: np.ndarray, every: bool, lo: np.ndarray, hi: np.ndarray,
+                t_max: np.ndarray) -> np.ndarray:
+    """Rays (``idx``, or every ray when ``every``) whose segment [0, ``t_max``] meets the box [lo, hi]: the
+    float32 slab test of :func:`simready.raycast.geometry._slab_candidates` (zero direction components
+    replaced by 1e-30), without gathering the candidates first. Returns their indices (int64, ascending as
+    given)."""
+    n = o.shape[0] if every else idx.shape[0]
+    out = np.empty(n, np.int64)
+    m = 0
+    one = np.float32(1.0)
+    tiny = np.float32(1e-30)
+    for k in range(n):
+        i = k if every else idx[k]
+        t_enter = -np.inf
+        t_exit = t_max[i]
+        for a in range(3):
+            da = d[i, a]
+            inv = one / (tiny if da == 0.0 else da)
+            x = (np.float32(lo[a]) - o[i, a]) * inv
+            y = (np.float32(hi[a]) - o[i, a]) * inv
+            near = x if x < y else y
+            far = y if x < y else x
+            t_enter = near if near > t_enter else t_enter
+            t_exit = far if far < t_exit else t_exit
+        if t_exit >= t_enter and t_exit >= 0.0:
+            out[m] = i
+            m += 1
+    return out[:m].copy()
+
+
+@numba.njit(**_JIT)
+def positions_in(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Positions in ``sorted_keys`` (ascending, distinct) of the ``values`` (ascending) found there, in order:
+    one merge walk."""
+    out = np.empty(values.shape[0], np.int64)
+    m = 0
+    j = 0
+    n = sorted_keys.shape[0]
+    for k in range(values.shape[0]):
+        v = values[k]
+        while j < n and sorted_keys[j] < v:
+            j += 1
+        if j == n:
+            break
+        if sorted_keys[j] == v:
+            out[m] = j
+            m += 1
+    return out[:m].copy()

@@ -391,12 +391,16 @@ def camera_poses(rig: Rig, camera_name: str, t0_s: float) -> NDArray[np.float64]
 
 
 def camera_rays(model: CameraModel, T_rows: NDArray[np.float64]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-    """World origins and unit directions (H·W, 3), float32, row-major, from per-row poses."""
-    dirs_cam = _ray_tables(model)[0]
-    R = np.transpose(T_rows[:, :3, :3], (0, 2, 1)).astype(np.float32)
-    dirs = np.matmul(dirs_cam, R)
-    origins = np.repeat(T_rows[:, :3, 3].astype(np.float32), dirs.shape[1], axis=0)  # each row's origin, per pixel
-    return origins, dirs.reshape(-1, 3)
+    """World origins and unit directions (H·W, 3), float32, row-major, from per-row poses: the pixel rays
+    rotated by each row's rotation rounded to float32 (as ``np.matmul`` of float32 gives them; one compiled
+    pass, :func:`simready.raycast.kernels.sensor_rays`), each row's origin repeated per pixel."""
+    from simready.raycast.kernels import sensor_rays
+
+    o, d, _, _ = sensor_rays(_ray_tables(model)[0], T_rows, np.zeros(len(T_rows)), _NO_RMIN, False)
+    return o, d
+
+
+_NO_RMIN = np.zeros(1, np.float32)
 
 
 #: Which rays (or receivers) can meet the world box ``(lo, hi)``: what the prefilters below return.
@@ -454,15 +458,17 @@ def shadow_prefilter(model: CameraModel, T_rows: NDArray[np.float64], receivers:
     that volume's bounding box, which :func:`projection_prefilter` finds.
     Returns positions in ``receivers``.
     """
+    from simready.raycast.kernels import positions_in
+
     pixels = projection_prefilter(model, T_rows)
-    position = np.full(model.width_px * model.height_px, -1, np.int64)
-    position[receivers] = np.arange(len(receivers))
 
     def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
         length = max(0.0, (hi[2] - receiver_z_min_m) / sun[2])
         lo_v, hi_v = np.minimum(lo, lo - length * sun), np.maximum(hi, hi - length * sun)
-        pos = position[pixels(lo_v, hi_v)]
-        return pos[pos >= 0]
+        # Positions in the (ascending) receivers of the candidate pixels that are receivers: one merge walk, not
+        # a frame-sized table of positions.
+        found: NDArray[np.intp] = positions_in(receivers, pixels(lo_v, hi_v))
+        return found
 
     return candidates
 
@@ -474,6 +480,8 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
 
     ``ignore`` names entities this camera cannot see (its own carrier body).
     """
+    from simready.raycast.kernels import sensor_rays
+
     wanted = set(passes)
     unknown = wanted - set(PASSES)
     if unknown:
@@ -484,11 +492,11 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     h, w = model.height_px, model.width_px
     times = row_times(model, t0_s)
     T_rows = camera_poses(rig, camera_name, t0_s)
-    origins, dirs = camera_rays(model, T_rows)
-    _, _, near, far = _ray_tables(model)
-    ray_t = np.repeat(times, w)
+    pixels, _, near, far = _ray_tables(model)
+    # Origins, directions, per-ray times and the near plane's segment starts in one compiled pass.
+    origins, dirs, ray_t, starts = sensor_rays(pixels, T_rows, times, near, True)
     hits = scene.cast(origins, dirs, ray_t, far, near, ignore=ignore, normalized=True,
-                      prefilter=projection_prefilter(model, T_rows))
+                      prefilter=projection_prefilter(model, T_rows), starts=starts)
     hits.fill_tables(albedo="rgb" in wanted)  # rows, ids, classes (and albedo) in one pass, not a gather each
     depth = None
     if "depth" in wanted:
@@ -498,8 +506,10 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     semantic = hits.semantic.reshape(h, w) if "semantic" in wanted else None
     rgb = None
     if "rgb" in wanted:
-        radiance = shade(scene, rig, model, hits, lighting or Lighting(), T_rows, ignore=ignore)
-        rgb = finish_rgb(model, radiance.reshape(h, w, 3))
+        # Shading, exposure, tone map and vignette in one compiled pass, then resampling and encoding in another
+        # (finish_rgb's steps).
+        toned = _shade(scene, rig, model, hits, lighting or Lighting(), T_rows, ignore, tone=True)
+        rgb = _encode_rgb(model, toned).reshape(h, w, 3)
     return FramePasses(camera_name, float(t0_s), times, T_rows, pinhole(model), depth, ids, semantic, rgb, hits)
 
 
@@ -540,6 +550,13 @@ def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighti
     shadow rays' starts; :func:`~simready.sensors_hw.camera_kernels.radiance`) around the shadow cast, with
     :func:`shade_numpy`'s float32 operations per pixel.
     """
+    return _shade(scene, rig, model, hits, lighting, T_rows, ignore, tone=False)
+
+
+def _shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighting: Lighting,
+           T_rows: NDArray[np.float64], ignore: Iterable[str], *, tone: bool) -> NDArray[np.float32]:
+    """:func:`shade`; with ``tone`` the radiance also exposed, tone-mapped and vignetted (:func:`finish_rgb`'s
+    first step) in the same compiled pass."""
     from simready.sensors_hw import camera_kernels as kern
 
     o, d = hits.rays32
@@ -548,7 +565,7 @@ def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighti
     sun = lighting.sun_direction_world()
     n, facing, ndl, lit, start = kern.sun_setup(scene._world_tris.normal32, hits.rows, moving.astype(np.int64),
                                                 n_moving, o, d, hits.distance_m, hits.hit, sun.astype(np.float32),
-                                                np.float32(SHADOW_BIAS_M))
+                                                np.float32(SHADOW_BIAS_M), lighting.headlights)
     sunlit = np.zeros(len(hits), bool)
     if lighting.sun_elevation_deg > 0.0 and len(lit):
         prefilter = shadow_prefilter(model, T_rows, lit, float(start[:, 2].min()), sun)
@@ -564,7 +581,8 @@ def shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighti
         return np.asarray(v, np.float32)
 
     return kern.radiance(scene.albedo_at(hits), hits.hit, ndl, sunlit, f32(lighting.sun_rgb),
-                         f32(lighting.ambient_rgb), headlight.astype(np.float32), f32(lighting.sky_rgb))
+                         f32(lighting.ambient_rgb), headlight.astype(np.float32), f32(lighting.sky_rgb),
+                         tone, *_tone_args(model))
 
 
 def shade_numpy(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighting: Lighting,
@@ -648,7 +666,23 @@ def _srgb_table(levels: int) -> NDArray[np.uint8]:
 _SRGB_LUT = _srgb_table(_SRGB_LEVELS)
 
 
-_NO_TAPS = (np.zeros((0, 0), np.int64), np.zeros((0, 0), np.float32))
+_NO_TAPS = (np.zeros(0, np.int32), 0, 0, np.zeros((0, 0), np.float32))
+
+
+@lru_cache(maxsize=8)
+def _distortion_corners(model: CameraModel) -> tuple[NDArray[np.int32], int, int, NDArray[np.float32]]:
+    """:func:`_distortion_taps` as the compiled resampling reads them: each output pixel's first tap (int32),
+    the steps to the other three (+1 column, +1 row: the taps are always a 2×2 block, one column or row
+    repeated where the image has only one), and the weights."""
+    idx, wts = _distortion_taps(model)
+    dx, dy = int(model.width_px > 1), model.width_px * int(model.height_px > 1)
+    base = idx[0]
+    if not (np.array_equal(idx[1], base + dx) and np.array_equal(idx[2], base + dy)
+            and np.array_equal(idx[3], base + dx + dy)):  # the construction above makes them so
+        raise AssertionError("distortion taps are not 2x2 blocks")
+    out = base.astype(np.int32)
+    out.setflags(write=False)
+    return out, dx, dy, wts
 
 
 def finish_rgb(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np.uint8]:
@@ -662,11 +696,22 @@ def finish_rgb(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np
 
     h, w = radiance.shape[:2]
     x = np.ascontiguousarray(radiance, np.float32).reshape(-1, 3)
+    return _encode_rgb(model, kern.tone_map(x, *_tone_args(model))).reshape(h, w, 3)
+
+
+def _tone_args(model: CameraModel) -> tuple[np.float32, bool, NDArray[np.float32]]:
+    """The tone-map kernels' exposure, Reinhard switch and vignette gain (empty: none)."""
     gain = _vignette(model).reshape(-1) if model.vignette > 0.0 else np.zeros(0, np.float32)
-    x = kern.tone_map(x, np.float32(2.0 ** model.exposure_ev), model.tone_map == "reinhard", gain)
+    return np.float32(2.0 ** model.exposure_ev), model.tone_map == "reinhard", gain
+
+
+def _encode_rgb(model: CameraModel, x: NDArray[np.float32]) -> NDArray[np.uint8]:
+    """Tone-mapped (P, 3) float32 → (P, 3) uint8 sRGB: lens resampling and encoding (compiled)."""
+    from simready.sensors_hw import camera_kernels as kern
+
     lens = model.distortion_k1 != 0.0 or model.distortion_k2 != 0.0
-    idx, wts = _distortion_taps(model) if lens else _NO_TAPS
-    return kern.encode_srgb(x, idx, wts, _SRGB_LUT, np.float32(_SRGB_LEVELS - 1)).reshape(h, w, 3)
+    base, dx, dy, wts = _distortion_corners(model) if lens else _NO_TAPS
+    return kern.encode_srgb(x, base, dx, dy, wts, _SRGB_LUT, np.float32(_SRGB_LEVELS - 1))
 
 
 def finish_rgb_numpy(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np.uint8]:

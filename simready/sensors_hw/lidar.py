@@ -105,22 +105,25 @@ def lidar_rays(rig: Rig, lidar_name: str, t0_s: float,
                T_cols: NDArray[np.float64] | None = None
                ) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float64]]:
     """World origins and unit directions (N, 3) float32, and firing times (N,), N = steps·channels, column-major."""
-    model = rig.lidar(lidar_name)
-    table = beam_table(model)
+    from simready.raycast.kernels import sensor_rays
+
+    table = beam_table(rig.lidar(lidar_name))
     T = lidar_poses(rig, lidar_name, t0_s) if T_cols is None else T_cols
-    dirs = np.matmul(table.dirs_sensor32, np.transpose(T[:, :3, :3], (0, 2, 1)).astype(np.float32))
-    origins = np.repeat(T[:, :3, 3].astype(np.float32), model.channels, axis=0)
-    return origins, dirs.reshape(-1, 3), t0_s + table.beam_offset_s
+    origins, dirs, times, _ = sensor_rays(table.dirs_sensor32, T, t0_s + table.time_offset_s, np.zeros(1, np.float32),
+                                          False)
+    return origins, dirs, times
 
 
-def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64]) -> RayPrefilter:
+def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64],
+                      compiled: bool = True) -> RayPrefilter:
     """Beams whose column azimuth lies in the azimuth arc a world box spans from that column's pose.
 
     Why it is conservative: every beam of column j has sensor-frame azimuth
     az_j, and so does any point it hits; a box seen from outside its
     footprint spans an arc < π given by its corners. Columns whose origin is
     inside the footprint keep all beams. Near-vertical channels (no
-    azimuth) disable the filter.
+    azimuth) disable the filter. The filter runs as one compiled pass over the columns
+    (:func:`simready.sensors_hw.lidar_kernels.azimuth_beams`); ``compiled=False``: the numpy passes.
     """
     table = beam_table(model)
     if np.any(np.abs(table.elevation_rad) > math.radians(89.9)):
@@ -132,6 +135,12 @@ def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64]) -> RayPref
     margin = 2.0 * np.pi / model.azimuth_steps + 1e-6
     channels = np.arange(model.channels)
     two_pi = 2.0 * np.pi
+
+    if compiled:
+        from simready.sensors_hw.lidar_kernels import azimuth_beams
+
+        return lambda lo, hi: azimuth_beams(box_corners(lo, hi), ax, ay, px, py, table.azimuth_rad, margin,
+                                            model.channels)
 
     def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
         corners = box_corners(lo, hi)
@@ -189,15 +198,24 @@ class LidarScan:
 
 
 def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.random.Generator,
-         *, ignore: Iterable[str] = (), atmosphere: Atmosphere | None = None) -> LidarScan:
+         *, ignore: Iterable[str] = (), atmosphere: Atmosphere | None = None, compiled: bool = True) -> LidarScan:
     """One sweep starting at ``t0_s``; ``ignore`` names the carrier body and anything else unseen;
-    ``atmosphere``: rain along the beams (None or clear: dry)."""
+    ``atmosphere``: rain along the beams (None or clear: dry).
+
+    The rays (origins, directions, times and segment starts) come from one compiled pass over the beam table
+    (:func:`simready.raycast.kernels.sensor_rays`), the returns from another
+    (:func:`simready.sensors_hw.lidar_kernels.returns`); ``compiled=False`` computes the returns with the numpy
+    passes they repeat bit for bit (:func:`returns_numpy`)."""
+    from simready.raycast.kernels import sensor_rays
+
     model = rig.sensors[lidar_name]
     if not isinstance(model, LidarModel):
         raise TypeError(f"{lidar_name} is not a LiDAR")
     table = beam_table(model)
     T_cols = lidar_poses(rig, lidar_name, t0_s)
-    origins, dirs, times = lidar_rays(rig, lidar_name, t0_s, T_cols)
+    r_min = np.float32(model.min_range_m)
+    origins, dirs, times, starts = sensor_rays(table.dirs_sensor32, T_cols, t0_s + table.time_offset_s,
+                                               np.full(1, r_min), bool(r_min))
     n = len(times)
     if model.noise:
         noise = rng.standard_normal(n, dtype=np.float32)
@@ -205,30 +223,74 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     else:
         noise, draw = np.zeros(n, np.float32), np.full(n, 0.5, np.float32)
     hits = scene.cast(origins, dirs, times, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
-                      prefilter=azimuth_prefilter(model, T_cols), incidence=True)
-    cos_inc = hits.cos_incidence
-    assert cos_inc is not None  # cast with incidence=True
+                      prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None)
     rain = atmosphere is not None and not atmosphere.clear
     sigma = math.hypot(model.range_noise_m, atmosphere.range_spread_m) if rain else model.range_noise_m  # type: ignore[union-attr]
     sigma = sigma if model.noise else 0.0
+    rain_draw: NDArray[np.floating[Any]] = _DRY
+    two_way: NDArray[np.floating[Any]] = _DRY
+    if rain:
+        with np.errstate(invalid="ignore", over="ignore"):
+            two_way = np.exp(-2.0 * atmosphere.extinction_per_m * hits.distance_m)  # type: ignore[union-attr]
+        rain_draw = rng.random(n, dtype=np.float32) if model.noise else draw
+    if compiled:
+        from simready.sensors_hw.lidar_kernels import returns
+
+        drop = model.dropout
+        cols = returns(hits.hit, hits.distance_m, hits.body_index, hits.cos_incidence, noise, draw, np.float32(sigma),
+                       bool(sigma), _dark_bodies(model, scene), np.float32(_cos_grazing(model)),
+                       np.float32(drop.probability), rain_draw, two_way, scene.reflectance_of_body,
+                       scene.compact_id_of_body, table.dirs_sensor_t, times, model.channels)
+    else:
+        cols = returns_numpy(model, scene, hits, noise, draw, sigma, rain_draw, two_way, table.dirs_sensor_t, times)
+    points, intensity, ids, t, rng_m, channel, azimuth, beam = cols
+    return LidarScan(lidar_name, float(t0_s), points.T, intensity, ids, t, rng_m, channel, azimuth, beam, hits)
+
+
+#: ``returns``' rain arrays on a dry sweep.
+_DRY = np.zeros(0)
+
+
+def _dark_bodies(model: LidarModel, scene: SceneGeometry) -> NDArray[np.bool_]:
+    """Per body whether it is too dark to return reliably, with a last False entry for body −1 (no hit)."""
+    return np.append(scene.reflectance_of_body < model.dropout.dark_reflectance_below, False)
+
+
+def _cos_grazing(model: LidarModel) -> float:
+    return math.cos(math.radians(model.dropout.grazing_incidence_deg_above))
+
+
+def returns_numpy(model: LidarModel, scene: SceneGeometry, hits: Hits, noise: NDArray[np.float32],
+                  draw: NDArray[np.float32], sigma: float, rain_draw: NDArray[np.floating[Any]],
+                  two_way: NDArray[np.floating[Any]],
+                  dirs_t: NDArray[np.float64], times: NDArray[np.float64]) -> tuple[NDArray[Any], ...]:
+    """Which of N beams return, and their columns: the bit reference of the compiled
+    :func:`simready.sensors_hw.lidar_kernels.returns`.
+
+    A beam returns when it hit, its measured range ``distance + sigma·noise`` is positive, it is not a weak
+    return lost to its uniform ``draw`` (:func:`_returned`) and, in rain (``two_way`` given), its ``rain_draw``
+    is below the two-way transmittance. Points are the beam's sensor-frame direction times the measured range;
+    intensity ``reflectance · |cos incidence|`` (times the transmittance in rain). Returns (points (3, M),
+    intensity, instance id, time, range, channel, azimuth index, beam).
+    """
+    cos_inc = hits.cos_incidence
+    assert cos_inc is not None  # cast with incidence=True
+    rain = len(two_way) > 0
     # Decided over all N beams, then one gather per output (gathers cost more than whole-array steps).
     rng_m = hits.distance_m + sigma * noise if sigma else hits.distance_m
     keep = hits.hit & _returned(model, scene, hits.body_index, cos_inc, draw) & (rng_m > 0.0)
     if rain:
-        with np.errstate(invalid="ignore", over="ignore"):
-            two_way = np.exp(-2.0 * atmosphere.extinction_per_m * hits.distance_m)  # type: ignore[union-attr]
-        keep &= (rng.random(n, dtype=np.float32) if model.noise else draw) < two_way
+        keep &= rain_draw < two_way
     beam = np.flatnonzero(keep)
     body = np.take(hits.body_index, beam)
     rng_m = np.take(rng_m, beam)
-    # Gathered by component, scaled in place, viewed as (M, 3): the same float64 products, one new array.
-    points = np.take(table.dirs_sensor_t, beam, axis=1)
+    # Gathered by component, scaled in place: the same float64 products, one new array.
+    points = np.take(dirs_t, beam, axis=1)
     points *= rng_m
     power = np.take(scene.reflectance_of_body, body) * np.take(cos_inc, beam)
     intensity = (power * np.take(two_way, beam) if rain else power).astype(np.float32)
-    return LidarScan(lidar_name, float(t0_s), points.T, intensity, np.take(scene.compact_id_of_body, body),
-                     np.take(times, beam), rng_m, (beam % model.channels).astype(np.int32),
-                     (beam // model.channels).astype(np.int32), beam, hits)
+    return (points, intensity, np.take(scene.compact_id_of_body, body), np.take(times, beam), rng_m,
+            (beam % model.channels).astype(np.int32), (beam // model.channels).astype(np.int32), beam)
 
 
 def _returned(model: LidarModel, scene: SceneGeometry, body: NDArray[np.int32], cos_incidence: NDArray[np.float32],
@@ -239,9 +301,8 @@ def _returned(model: LidarModel, scene: SceneGeometry, body: NDArray[np.int32], 
     (body −1, no hit, reads the appended last entry).
     """
     drop = model.dropout
-    dark_body = np.append(scene.reflectance_of_body < drop.dark_reflectance_below, False)
     with np.errstate(invalid="ignore"):
-        weak = np.take(dark_body, body) | (cos_incidence < math.cos(math.radians(drop.grazing_incidence_deg_above)))
+        weak = np.take(_dark_bodies(model, scene), body) | (cos_incidence < _cos_grazing(model))
     return ~(weak & (draw < drop.probability))
 
 

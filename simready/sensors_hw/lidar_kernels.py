@@ -1,0 +1,121 @@
+"""Compiled kernel of a LiDAR sweep's returns (numba): which beams return and their columns, in two passes
+over the sweep's beams instead of two dozen full-array numpy passes and gathers.
+
+Bits: :func:`simready.sensors_hw.lidar.returns_numpy`'s operations in its order and precision (the range
+noise multiplied in float32 and added in float64, the thresholds compared in float32 as numpy compares a
+float32 array with a Python float, the points and the power in float64), ``fastmath`` off; tested bit for bit
+against it. Cached beside this module (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+
+
+@numba.njit(**_JIT)
+def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray, noise: np.ndarray,
+            draw: np.ndarray, sigma: np.float32, noisy: bool, dark_ext: np.ndarray, cos_grazing: np.float32,
+            probability: np.float32, rain_draw: np.ndarray, two_way: np.ndarray, reflectance: np.ndarray,
+            compact_id: np.ndarray, dirs_t: np.ndarray, times: np.ndarray, channels: int) -> tuple[np.ndarray, ...]:
+    """The returns of N beams (see :func:`simready.sensors_hw.lidar.returns_numpy` for the rules).
+
+    ``noisy``: ``sigma`` is not zero (the range is ``dist + sigma·noise``, the float32 product widened);
+    ``rain_draw`` / ``two_way``: (N,) rain's uniforms and two-way transmittance, or (0,) when dry.
+    Returns (points (3, M) float64, intensity (M,) float32, instance id (M,) uint32, time (M,) float64,
+    range (M,) float64, channel (M,) int32, azimuth index (M,) int32, beam (M,) int64).
+    """
+    n = hit.shape[0]
+    rain = two_way.shape[0] == n
+    keep = np.empty(n, np.bool_)
+    m = 0
+    for i in range(n):
+        k = hit[i]
+        if k:
+            r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
+            weak = dark_ext[body[i]] or cos[i] < cos_grazing
+            k = not (weak and draw[i] < probability) and r > 0.0
+            if k and rain:
+                k = np.float64(rain_draw[i]) < two_way[i]
+        keep[i] = k
+        m += k
+    points = np.empty((3, m), np.float64)
+    intensity = np.empty(m, np.float32)
+    ids = np.empty(m, np.uint32)
+    t = np.empty(m, np.float64)
+    rng_m = np.empty(m, np.float64)
+    channel = np.empty(m, np.int32)
+    azimuth = np.empty(m, np.int32)
+    beam = np.empty(m, np.int64)
+    j = 0
+    for i in range(n):
+        if not keep[i]:
+            continue
+        b = body[i]
+        r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
+        points[0, j] = dirs_t[0, i] * r
+        points[1, j] = dirs_t[1, i] * r
+        points[2, j] = dirs_t[2, i] * r
+        power = reflectance[b] * np.float64(cos[i])
+        if rain:
+            power = power * two_way[i]
+        intensity[j] = np.float32(power)
+        ids[j] = compact_id[b]
+        t[j] = times[i]
+        rng_m[j] = r
+        channel[j] = np.int32(i % channels)
+        azimuth[j] = np.int32(i // channels)
+        beam[j] = i
+        j += 1
+    return points, intensity, ids, t, rng_m, channel, azimuth, beam
+
+
+@numba.njit(**_JIT)
+def azimuth_beams(corners: np.ndarray, ax: np.ndarray, ay: np.ndarray, px: np.ndarray, py: np.ndarray,
+                  azimuth: np.ndarray, margin: float, channels: int) -> np.ndarray:
+    """The beams of the columns whose azimuth lies in the arc a box's 8 ``corners`` span seen from each
+    column's pose (or all of a column whose origin is inside the box's footprint): the rule of
+    :func:`simready.sensors_hw.lidar.azimuth_prefilter`, one pass over the columns instead of a dozen
+    (8, steps) numpy passes. ``ax``/``ay`` (3, steps): the sensor's x and y axes in world per column,
+    ``px``/``py`` the origin along them; ``margin`` widens the arc (radians). Returns beam indices
+    (column·channels + channel), ascending."""
+    steps = azimuth.shape[0]
+    two_pi = 2.0 * np.pi
+    keep = np.zeros(steps, np.bool_)
+    n = 0
+    az = np.empty(8)
+    for s in range(steps):
+        r2_min = np.inf
+        for k in range(8):
+            cx = corners[k, 0] * ax[0, s] + corners[k, 1] * ax[1, s] + corners[k, 2] * ax[2, s] - px[s]
+            cy = corners[k, 0] * ay[0, s] + corners[k, 1] * ay[1, s] + corners[k, 2] * ay[2, s] - py[s]
+            az[k] = np.arctan2(cy, cx)
+            r2 = cx * cx + cy * cy
+            if r2 < r2_min:
+                r2_min = r2
+        rel_min = 0.0
+        rel_max = 0.0
+        for k in range(1, 8):
+            rel = az[k] - az[0]
+            if rel < -np.pi:
+                rel += two_pi
+            elif rel >= np.pi:
+                rel -= two_pi
+            rel_min = min(rel_min, rel)
+            rel_max = max(rel_max, rel)
+        span = rel_max - rel_min
+        inside = span >= np.pi - 1e-9 or r2_min < 1e-12
+        offset = (azimuth[s] - (az[0] + rel_min)) % two_pi
+        if inside or offset <= span + margin or offset >= two_pi - margin:
+            keep[s] = True
+            n += 1
+    out = np.empty(n * channels, np.int64)
+    j = 0
+    for s in range(steps):
+        if keep[s]:
+            for c in range(channels):
+                out[j] = s * channels + c
+                j += 1
+    return out

@@ -1,0 +1,150 @@
+"""The compiled sensor passes of issue 29 are bit for bit the numpy steps they replace: world rays from the
+poses (np.matmul's float32 products, np.repeat), a LiDAR sweep's returns (noise on and off, dry and in rain,
+dark and grazing dropout), and a camera frame's RGB with shading and tone map fused in one pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simready.sensors_hw.models import Rig
+from simready.testing.street import EGO_ID, street_scene
+
+
+@pytest.fixture(scope="module")
+def street():
+    return street_scene()
+
+
+def lidar_rig(ego, **kw) -> Rig:
+    lidar = {"channels": 16, "vertical_fov_deg": [-25.0, 15.0], "rotation_hz": 10.0, "azimuth_steps": 360,
+             "max_range_m": 120.0, "phase_s": 0.0, **kw}
+    return Rig.from_dict({"mounts": {"lid": {"type": "lidar", "translation_m": [0.0, 0.0, 1.9], "rpy_deg": [1.0, 2.0, 30.0]}},
+                          "sensors": {"lid": lidar}}, body=ego)
+
+
+def test_sensor_rays_are_the_matmul_and_repeat():
+    from simready.raycast.kernels import sensor_rays
+
+    rng = np.random.default_rng(11)
+    g, k = 37, 53
+    local = rng.standard_normal((g, k, 3)).astype(np.float32)
+    local /= np.linalg.norm(local, axis=2, keepdims=True)
+    T = np.tile(np.eye(4), (g, 1, 1))
+    q, _ = np.linalg.qr(rng.standard_normal((g, 3, 3)))
+    T[:, :3, :3] = q
+    T[:, :3, 3] = rng.uniform(-500.0, 500.0, (g, 3))
+    times = rng.uniform(0.0, 10.0, g)
+    for r_min in (np.full(1, np.float32(0.3)), rng.uniform(0.1, 0.5, g * k).astype(np.float32)):
+        o, d, t, s = sensor_rays(local, T, times, r_min, True)
+        ref_d = np.matmul(local, np.transpose(T[:, :3, :3], (0, 2, 1)).astype(np.float32)).reshape(-1, 3)
+        ref_o = np.repeat(T[:, :3, 3].astype(np.float32), k, axis=0)
+        ref_s = np.multiply(ref_d, r_min[:, None] if len(r_min) > 1 else r_min[0])
+        ref_s += ref_o
+        assert d.tobytes() == ref_d.tobytes() and o.tobytes() == ref_o.tobytes()
+        assert t.tobytes() == np.repeat(times, k).tobytes() and s.tobytes() == ref_s.tobytes()
+
+
+@pytest.mark.parametrize("rain_mmph", [None, 40.0])
+@pytest.mark.parametrize("kw", [{}, {"noise": False},
+                                {"dropout": {"probability": 0.7, "dark_reflectance_below": 0.35,
+                                             "grazing_incidence_deg_above": 60.0}}])
+def test_compiled_returns_are_the_numpy_returns(street, kw, rain_mmph):
+    from simready.sensors_hw.atmosphere import Atmosphere
+    from simready.sensors_hw.lidar import scan
+
+    scene, bodies = street
+    rig = lidar_rig(bodies[EGO_ID].track, **kw)
+    atmo = None if rain_mmph is None else Atmosphere(rain_mmph)
+    fast = scan(scene, rig, "lid", 0.4, np.random.default_rng(5), ignore=[EGO_ID], atmosphere=atmo)
+    ref = scan(scene, rig, "lid", 0.4, np.random.default_rng(5), ignore=[EGO_ID], atmosphere=atmo, compiled=False)
+    assert 0 < len(fast) < len(fast.hits)
+    for name in ("points_sensor", "intensity", "instance_id", "t_s", "range_m", "channel", "azimuth_index", "beam"):
+        a, b = getattr(fast, name), getattr(ref, name)
+        assert a.dtype == b.dtype and a.shape == b.shape and np.ascontiguousarray(a).tobytes() == \
+            np.ascontiguousarray(b).tobytes(), name
+
+
+@pytest.mark.parametrize("kw", [{}, {"vignette": 0.0, "tone_map": "clip", "exposure_ev": 0.7},
+                                {"distortion_k1": 0.1, "distortion_k2": -0.03, "exposure_ev": -1.3}])
+def test_fused_rgb_is_shade_then_finish(street, kw):
+    from simready.sensors_hw.camera import Lighting, finish_rgb, render_frame, shade
+
+    scene, bodies = street
+    cam = {"width_px": 160, "height_px": 90, "hfov_deg": 90.0, "near_m": 0.1, "far_m": 300.0, "rate_hz": 20.0,
+           "phase_s": 0.0, "shutter": "rolling", "line_time_s": 1e-4, "distortion_k1": 0.0, **kw}
+    rig = Rig.from_dict({"mounts": {"cam": {"type": "camera", "translation_m": [1.5, 0.0, 1.6]}},
+                         "sensors": {"cam": cam}}, body=bodies[EGO_ID].track)
+    lighting = Lighting(headlights=True)
+    frame = render_frame(scene, rig, "cam", 0.5, ("rgb",), lighting=lighting, ignore=[EGO_ID])
+    radiance = shade(scene, rig, rig.sensors["cam"], frame.hits, lighting, frame.T_world_camera, ignore=[EGO_ID])
+    np.testing.assert_array_equal(frame.rgb, finish_rgb(rig.sensors["cam"], radiance.reshape(90, 160, 3)))
+
+
+def test_one_direction_shadow_rays_are_not_copied_and_agree(street):
+    """Shadow rays toward one sun: the broadcast direction (Embree reads its one row) blocks exactly the rays
+    the same direction written out per ray blocks, moving bodies included."""
+    scene, _ = street
+    rng = np.random.default_rng(2)
+    o = np.column_stack([rng.uniform(-10.0, 60.0, 4000), rng.uniform(-12.0, 12.0, 4000),
+                         rng.uniform(0.0, 2.0, 4000)]).astype(np.float32)
+    sun = np.array([0.4, -0.3, 0.5], np.float32)
+    t = rng.uniform(0.2, 0.8, 4000)
+    for normalized in (False, True):
+        d = sun / np.linalg.norm(sun) if normalized else sun
+        one = scene.occluded(o, np.broadcast_to(d, o.shape), t, 500.0, normalized=normalized)
+        full = scene.occluded(o, np.repeat(d[None], len(o), axis=0), t, 500.0, normalized=normalized)
+        assert one.any() and not one.all() and np.array_equal(one, full)
+
+
+def test_compiled_slab_test_and_merge_lookup_are_the_numpy_ones():
+    from simready.raycast.geometry import _slab_candidates
+    from simready.raycast.kernels import positions_in, slab_select
+
+    rng = np.random.default_rng(8)
+    n = 20000
+    o = rng.uniform(-30.0, 30.0, (n, 3)).astype(np.float32)
+    d = rng.standard_normal((n, 3)).astype(np.float32)
+    d[::7, 0] = 0.0
+    d[::11, 2] = 0.0
+    t_max = rng.uniform(0.0, 60.0, n).astype(np.float32)
+    lo, hi = np.array([-3.0, -2.0, -1.0]), np.array([4.0, 2.5, 1.5])
+    with np.errstate(divide="ignore"):
+        inv = np.float32(1.0) / np.where(d.T == 0.0, np.float32(1e-30), d.T)
+    ref = np.flatnonzero(_slab_candidates(o.T, inv, lo, hi, t_max))
+    assert 0 < len(ref) < n and np.array_equal(slab_select(o, d, np.zeros(0, np.int64), True, lo, hi, t_max), ref)
+    idx = np.sort(rng.choice(n, 5000, replace=False)).astype(np.int64)
+    assert np.array_equal(slab_select(o, d, idx, False, lo, hi, t_max), np.intersect1d(idx, ref))
+    keys = np.sort(rng.choice(100000, 30000, replace=False)).astype(np.int64)
+    values = np.sort(rng.choice(100000, 8000, replace=False)).astype(np.int64)
+    pos = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    assert np.array_equal(positions_in(keys, values), pos[keys[pos] == values])
+
+
+def test_compiled_azimuth_prefilter_keeps_the_numpy_columns(street):
+    from simready.sensors_hw.lidar import azimuth_prefilter, lidar_poses
+
+    scene, bodies = street
+    rig = lidar_rig(bodies[EGO_ID].track)
+    T = lidar_poses(rig, "lid", 0.4)
+    fast, ref = azimuth_prefilter(rig.sensors["lid"], T), azimuth_prefilter(rig.sensors["lid"], T, compiled=False)
+    rng = np.random.default_rng(4)
+    kept = 0
+    for _ in range(40):
+        lo = rng.uniform(-30.0, 60.0, 3)
+        hi = lo + rng.uniform(0.2, 8.0, 3)
+        a, b = fast(lo, hi), ref(lo, hi)
+        assert np.array_equal(a, b)
+        kept += 0 < len(a) < 360 * 16
+    assert kept > 5
+
+
+def test_unique_of_ascending_times_in_one_pass():
+    from simready.raycast.kernels import unique_sorted
+
+    rng = np.random.default_rng(0)
+    t = np.sort(rng.choice(np.linspace(0.0, 1.0, 50), 1000))
+    values, inverse, ok = unique_sorted(t)
+    ref_values, ref_inverse = np.unique(t, return_inverse=True)
+    assert ok and np.array_equal(values, ref_values) and np.array_equal(inverse, ref_inverse)
+    assert not unique_sorted(t[::-1])[2]
