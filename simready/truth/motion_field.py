@@ -26,8 +26,8 @@ from numpy.typing import NDArray
 
 from simready.sensors_hw.models import Rig
 from simready.truth.correspondence import Samples, static_bodies
-from simready.truth.kernels import image_velocity
-from simready.truth.precision import MOTION_STEP_PXPS, quantized
+from simready.truth.kernels import image_velocity, quantized32
+from simready.truth.precision import MOTION_STEP_PXPS
 from simready.raycast.geometry import SceneGeometry
 
 
@@ -49,9 +49,9 @@ class MotionField:
 
     def table(self) -> pa.Table:
         return pa.table({
-            "pixel": self.samples.pixel.astype(np.int32),
-            "du_dt_pxps": quantized(self.du_dt_pxps, MOTION_STEP_PXPS),  # the declared precision
-            "dv_dt_pxps": quantized(self.dv_dt_pxps, MOTION_STEP_PXPS),
+            "pixel": self.samples.pixel32,
+            "du_dt_pxps": quantized32(self.du_dt_pxps, MOTION_STEP_PXPS),  # the declared precision, compiled
+            "dv_dt_pxps": quantized32(self.dv_dt_pxps, MOTION_STEP_PXPS),
             "ddepth_dt_mps": self.ddepth_dt_mps.astype(np.float32),
         })
 
