@@ -269,20 +269,27 @@ def _static_placed(scene: SceneGeometry, body: NDArray[np.intp], p_body: NDArray
     return body, static, world
 
 
-def moving_pose_tables(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], static: NDArray[np.bool_]
+def moving_pose_tables(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp]
                        ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
     """The compiled row iteration's pose tables: (N,) each point's moving-body slot (−1 on static bodies),
     (S, H, 12) each moving body's pose (:func:`pose_rows`) at every row time of the frame and (S, H) its presence."""
-    moving_bodies = np.unique(body[~static])
+    seen = np.zeros(len(scene.bodies), bool)
+    seen[body] = True
+    moving_bodies = np.flatnonzero(seen & ~static_bodies(scene))  # np.unique(body[~static]), without the sort
     slot_of_body = np.full(len(scene.bodies), -1, np.int64)
     slot_of_body[moving_bodies] = np.arange(len(moving_bodies))
     h = len(view.row_times_s)
     tables = np.zeros((len(moving_bodies), h, 12))
     present_tab = np.zeros((len(moving_bodies), h), bool)
-    for s, b in enumerate(moving_bodies):  # each moving body's pose at every row time of this frame
-        smp = scene.bodies[int(b)].track.sample(view.row_times_s, clamp=True)
-        tables[s] = pose_rows(smp.matrices())
-        present_tab[s] = smp.present
+    # Each moving body's pose at every row time of this frame, sampled once per frame (the frame is the target of
+    # two correspondences, its re-casts and the track corners): kept with the view.
+    cache: dict[int, tuple[NDArray[np.float64], NDArray[np.bool_]]] = \
+        view.__dict__.setdefault("_row_poses", weakref.WeakKeyDictionary()).setdefault(scene, {})
+    for s, b in enumerate(moving_bodies.tolist()):
+        if b not in cache:
+            smp = scene.bodies[b].track.sample(view.row_times_s, clamp=True)
+            cache[b] = (pose_rows(smp.matrices()), smp.present)
+        tables[s], present_tab[s] = cache[b]
     return slot_of_body[body], tables, present_tab
 
 
@@ -307,7 +314,7 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
     h = k.height_px
     n = len(body)
     body, static, world = _static_placed(scene, body, p_body, world_static)  # moving rows: placed by the kernel
-    slot, tables, present_tab = moving_pose_tables(scene, view, body, static)
+    slot, tables, present_tab = moving_pose_tables(scene, view, body)
     present = np.ones(n, bool)
     rows = np.full(n, h // 2, np.int64) if row_guess is None else np.clip(row_guess, 0, h - 1).astype(np.int64)
     cam = np.empty((n, 3))

@@ -120,7 +120,7 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
     k = view.intrinsics
     body = np.asarray(source.body, np.intp)
     static = static_bodies(scene)[body]
-    slot, tables, present_tab = moving_pose_tables(scene, view, body, static)
+    slot, tables, present_tab = moving_pose_tables(scene, view, body)
     dv_dt = np.zeros(len(body)) if dv_dt_pxps is None else np.asarray(dv_dt_pxps, np.float64)
     body_img, triangle_img, z_img = target.buffers
     du, dv, depth, row, dx, dy, dz, absent, in_view, behind, out, beyond, state = flow_of_samples(
