@@ -514,7 +514,7 @@ class Samples:
         if hits._plane_ok is None:  # refined by other means: the reference path
             return cls.of_hits_numpy(scene, view, hits)
         k = view.intrinsics
-        pix = hits.hit_index.astype(np.int64)
+        pix = hits.hit_index.astype(np.int64, copy=False)
         body = hits.body_index[pix].astype(np.intp)
         static = static_bodies(scene)[body]
         unit = hits._origin64 is not None

@@ -100,8 +100,9 @@ def motion_field(scene: SceneGeometry, rig: Rig, samples: Samples, *, compiled: 
     moving = np.flatnonzero(~static_bodies(scene)[samples.body])
     q_moving = np.einsum("nji,nj->ni", R_rows[rows[moving]], v_p[moving]) if len(moving) else np.zeros((0, 3))
     if compiled:  # one pass per sample, bitwise the numpy passes below
-        du, dv, dz = image_velocity(rows.astype(np.int64), np.ascontiguousarray(X), np.ascontiguousarray(v_c_cam),
-                                    np.ascontiguousarray(w_cam), moving.astype(np.int64), q_moving, k.fx, k.fy)
+        du, dv, dz = image_velocity(rows.astype(np.int64, copy=False), np.ascontiguousarray(X),
+                                    np.ascontiguousarray(v_c_cam), np.ascontiguousarray(w_cam), moving.astype(np.int64),
+                                    q_moving, k.fx, k.fy)
         return MotionField(samples, du, dv, dz, v_p)
     q = -np.take(v_c_cam, rows, axis=0)
     if len(moving):
