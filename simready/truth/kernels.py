@@ -292,7 +292,7 @@ def flow_of_samples(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, pres
                     triangle: np.ndarray, body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray,
                     hidden_margin_m: float, hidden_margin_rel: float, step: float) -> tuple:
     """A correspondence's flow-table columns in one pass per source sample: the row guess
-    (``writers._predicted_rows``: the source row moved by ``dv_dt · dt``), the row iteration
+    (the source row moved by ``dv_dt · dt``, the motion field's prediction), the row iteration
     (:func:`settle_rows`), pixels and flags (:func:`pixels_and_flags`), the target buffers' visibility state
     (:func:`buffer_visibility`) and the float columns (:func:`flow_columns`), each with those kernels'
     operations in order, so every column is bitwise the unfused path's. Nothing per point is kept in float64
