@@ -12,8 +12,10 @@ from simready.raycast import SceneGeometry
 from simready.truth.correspondence import (FrameView, Samples, correspond, project_body_points,
                                             project_body_points_numpy)
 from simready.truth.precision import BARYCENTRIC_STEP, FLOW_STEP_PX, quantized
-from simready.truth.flow import (dense, distorted_flow, flow_px, flow_px_distorted, flow_table,
+from simready.truth.flow import (dense, distorted_flow, flow_px, flow_px_distorted, flow_table, flow_table_of,
                                  scene_displacement_world_m)
+from simready.truth.kernels import quantized32
+from simready.truth.motion_field import motion_field
 from simready.world import frames as F
 from simready.world.motion import PoseTrack
 
@@ -266,3 +268,52 @@ def test_compiled_samples_are_the_numpy_samples_bit_for_bit(shutter):
             np.testing.assert_array_equal(getattr(fast, name), getattr(ref, name), err_msg=name)
         for a, b in zip(fast.buffers, ref.buffers):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("shutter", ["global", "rolling"])
+def test_flow_table_of_is_the_correspondence_table_bit_for_bit(shutter):
+    """The observation's one-pass flow table (row guess, row iteration, flags, buffer visibility and columns
+    compiled together; only the undecided points projected again and re-cast) is ``flow_table(correspond(...))``
+    with the same row guess, column for column, with the same visibility counts: a car crossing the wall
+    (occluded and disoccluded points, samples on a moving body), a turning camera (out of frame), and guesses
+    from the motion field, from nothing, and from non-finite or absurd image velocities."""
+    car = box_body("t/actor:car", (4.0, 2.0, 3.0), linear_track((10.0, -2.0, 0.0), (0.0, 20.0, 0.0), t_end_s=1.0),
+                   10, (0.5, 0.5, 0.5), 0.5, subdivisions=1)
+    scene = SceneGeometry([wall(), car])
+    turning = PoseTrack(t_s=np.array([0.0, 1.0]), position_m=np.array([[0.0, 0.0, 0.0], [2.0, 0.5, 0.0]]),
+                        quat_xyzw=np.array([F.quat_from_yaw(0.0), F.quat_from_yaw(1.2)]),
+                        velocity_mps=np.array([[2.0, 0.5, 0.0]] * 2), angular_velocity_rps=np.array([[0, 0, 1.2]] * 2))
+    rig = rig_on(turning, shutter=shutter, line_time_s=0.0 if shutter == "global" else 5e-4)
+    _, _, _, _, sa, sb = frames(scene, rig, 0.2, 0.3)
+    dt = sb.view.t0_s - sa.view.t0_s
+    odd = motion_field(scene, rig, sa).dv_dt_pxps.copy()
+    odd[::7], odd[1::7], odd[2::7], odd[3::7] = np.nan, np.inf, -np.inf, 1e300
+    cases = [(sa, sb, "forward", motion_field(scene, rig, sa).dv_dt_pxps, dt),
+             (sb, sa, "backward", motion_field(scene, rig, sb).dv_dt_pxps, -dt), (sa, sb, "forward", None, 0.0),
+             (sa, sb, "forward", odd, dt)]
+    for src, dst, direction, dv_dt, step_s in cases:
+        guess = src.v if dv_dt is None else np.rint(src.v + np.nan_to_num(dv_dt * step_s, posinf=0.0, neginf=0.0))
+        with np.errstate(invalid="ignore"):  # the absurd guesses overflow int64, as the observation's did
+            guess = guess.astype(np.int64)
+        corr = correspond(scene, src, dst, direction, row_guess=guess)
+        ref = flow_table(corr)
+        tab, counts = flow_table_of(scene, src, dst, direction, dv_dt_pxps=dv_dt, dt_s=step_s)
+        assert tab.schema == ref.schema
+        for name in ref.column_names:
+            assert tab.column(name).equals(ref.column(name)), name
+        assert counts == {"in_view": int(corr.projection.in_view.sum()), "recast": corr.recast}
+        assert corr.hidden.any() and corr.projection.out_of_frame.any() and 0 < corr.recast
+    with pytest.raises(ValueError, match="direction"):
+        flow_table_of(scene, sa, sb, "sideways")
+
+
+def test_compiled_quantization_is_the_numpy_one_bit_for_bit():
+    """``quantized32`` multiplies by the step's exact inverse where ``quantized`` divides: the same bits, NaN and
+    infinities included, strided input too."""
+    rng = np.random.default_rng(29)
+    x = np.concatenate([rng.normal(0.0, 1.0, 5000), rng.normal(0.0, 1e4, 5000), 10.0 ** rng.uniform(-12, 30, 2000),
+                        [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -1.5, 2.0 ** -11, 3 * 2.0 ** -11]])
+    for step in (BARYCENTRIC_STEP, FLOW_STEP_PX, 2.0 ** -8):
+        np.testing.assert_array_equal(quantized32(x, step).view(np.uint32), quantized(x, step).view(np.uint32))
+    pairs = np.stack([x, -x], axis=1)
+    np.testing.assert_array_equal(quantized32(pairs[:, 1], FLOW_STEP_PX), quantized(pairs[:, 1], FLOW_STEP_PX))

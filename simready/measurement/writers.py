@@ -31,8 +31,8 @@ from simready.sensors_hw.models import Rig
 from simready.sensors_hw.radar import RadarContributors, RadarDetections, contributors_parquet, write_radar_csv
 from simready.measurement.review_images import png_bytes
 from simready.sensors_hw.scene_build import BuiltScene
-from simready.truth.correspondence import FrameView, Samples, correspond
-from simready.truth.flow import flow_table
+from simready.truth.correspondence import FrameView, Samples
+from simready.truth.flow import flow_table_of
 from simready.truth.motion_field import motion_field
 from simready.truth.precision import declared_precision
 from simready.truth.reader import DERIVED_COLUMNS
@@ -179,10 +179,8 @@ class CameraTruth:
                          sign: float) -> tuple[pa.Table, dict[str, int]]:
                 # Where the motion field says each row goes starts the target-row iteration (speed only);
                 # visibility is read from the target's own buffers, re-casting only what they cannot decide.
-                corr = correspond(scene, src, dst, direction, ignore=self.built.ignore,
-                                  row_guess=_predicted_rows(src, src_dv, sign * dt))
-                counts = {"in_view": int(np.count_nonzero(corr.projection.in_view)), "recast": corr.recast}
-                return flow_table(corr), counts
+                return flow_table_of(scene, src, dst, direction, ignore=self.built.ignore, dv_dt_pxps=src_dv,
+                                     dt_s=sign * dt)
 
             # The two directions are independent computations: with a pool the backward one runs on its
             # thread while this one does the forward (Embree and most numpy kernels release the GIL);
@@ -218,8 +216,3 @@ def declared(kind: str, table: pa.Table) -> dict[str, Any]:
         out["derived"] = {name: {"from": list(stored) + ["render.json rig lens"],
                                  "by": "simready.truth.reader.TruthReader"} for name, stored in derived.items()}
     return out
-
-
-def _predicted_rows(samples: Samples, dv_dt_pxps: NDArray[np.float64], dt_s: float) -> NDArray[np.int64]:
-    guess = samples.v + np.nan_to_num(dv_dt_pxps * dt_s, posinf=0.0, neginf=0.0)
-    return np.rint(guess).astype(np.int64)

@@ -65,9 +65,9 @@ from simready.sensors_hw.camera import (FramePasses, camera_poses, distort_norma
                                         projection_prefilter, row_times)
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
-from simready.truth.precision import BARYCENTRIC_STEP, quantized
-from simready.truth.kernels import (UNDECIDED, VISIBLE, buffer_visibility, pixels_and_flags, settle_rows,
-                                   surface_samples)
+from simready.truth.precision import BARYCENTRIC_STEP
+from simready.truth.kernels import (UNDECIDED, VISIBLE, buffer_visibility, pixels_and_flags, quantized32,
+                                    settle_rows, surface_samples)
 
 #: A surface nearer than the point by less than this does not hide it (metres; float64 re-cast).
 VISIBILITY_TOL_M = 1e-6
@@ -269,6 +269,30 @@ def _static_placed(scene: SceneGeometry, body: NDArray[np.intp], p_body: NDArray
     return body, static, world
 
 
+def moving_pose_tables(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp]
+                       ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
+    """The compiled row iteration's pose tables: (N,) each point's moving-body slot (−1 on static bodies),
+    (S, H, 12) each moving body's pose (:func:`pose_rows`) at every row time of the frame and (S, H) its presence."""
+    seen = np.zeros(len(scene.bodies), bool)
+    seen[body] = True
+    moving_bodies = np.flatnonzero(seen & ~static_bodies(scene))  # np.unique(body[~static]), without the sort
+    slot_of_body = np.full(len(scene.bodies), -1, np.int64)
+    slot_of_body[moving_bodies] = np.arange(len(moving_bodies))
+    h = len(view.row_times_s)
+    tables = np.zeros((len(moving_bodies), h, 12))
+    present_tab = np.zeros((len(moving_bodies), h), bool)
+    # Each moving body's pose at every row time of this frame, sampled once per frame (the frame is the target of
+    # two correspondences, its re-casts and the track corners): kept with the view.
+    cache: dict[int, tuple[NDArray[np.float64], NDArray[np.bool_]]] = \
+        view.__dict__.setdefault("_row_poses", weakref.WeakKeyDictionary()).setdefault(scene, {})
+    for s, b in enumerate(moving_bodies.tolist()):
+        if b not in cache:
+            smp = scene.bodies[b].track.sample(view.row_times_s, clamp=True)
+            cache[b] = (pose_rows(smp.matrices()), smp.present)
+        tables[s], present_tab[s] = cache[b]
+    return slot_of_body[body], tables, present_tab
+
+
 def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
                         *, world_static: NDArray[np.float64] | None = None,
                         row_guess: NDArray[np.int64] | None = None) -> Projection:
@@ -290,19 +314,11 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
     h = k.height_px
     n = len(body)
     body, static, world = _static_placed(scene, body, p_body, world_static)  # moving rows: placed by the kernel
-    moving_bodies = np.unique(body[~static])
-    slot_of_body = np.full(len(scene.bodies), -1, np.int64)
-    slot_of_body[moving_bodies] = np.arange(len(moving_bodies))
-    tables = np.zeros((len(moving_bodies), h, 12))
-    present_tab = np.zeros((len(moving_bodies), h), bool)
-    for s, b in enumerate(moving_bodies):  # each moving body's pose at every row time of this frame
-        smp = scene.bodies[int(b)].track.sample(view.row_times_s, clamp=True)
-        tables[s] = pose_rows(smp.matrices())
-        present_tab[s] = smp.present
+    slot, tables, present_tab = moving_pose_tables(scene, view, body)
     present = np.ones(n, bool)
     rows = np.full(n, h // 2, np.int64) if row_guess is None else np.clip(row_guess, 0, h - 1).astype(np.int64)
     cam = np.empty((n, 3))
-    settle_rows(view.row_columns, slot_of_body[body], tables, present_tab, np.ascontiguousarray(p_body, np.float64),
+    settle_rows(view.row_columns, slot, tables, present_tab, np.ascontiguousarray(p_body, np.float64),
                 world, present, rows, cam, k.cy, k.fy, h, view.global_shutter, MAX_ROW_ITERATIONS)
     uv, behind, out, beyond = pixels_and_flags(cam, k.cx, k.cy, k.fx, k.fy, k.width_px, h, view.model.near_m,
                                                view.model.far_m)
@@ -471,6 +487,11 @@ class Samples:
         return self.point_camera[:, 2]
 
     @cached_property
+    def pixel32(self) -> NDArray[np.int32]:
+        """``pixel`` as the tables store it (int32; every table of the frame's samples shares it)."""
+        return self.pixel.astype(np.int32)
+
+    @cached_property
     def buffers(self) -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.float64]]:
         """The frame's per-pixel (H·W,) body and triangle (−1 where nothing is hit) and z-depth (+inf there)."""
         k = self.view.intrinsics
@@ -493,7 +514,7 @@ class Samples:
         if hits._plane_ok is None:  # refined by other means: the reference path
             return cls.of_hits_numpy(scene, view, hits)
         k = view.intrinsics
-        pix = hits.hit_index.astype(np.int64)
+        pix = hits.hit_index.astype(np.int64, copy=False)
         body = hits.body_index[pix].astype(np.intp)
         static = static_bodies(scene)[body]
         unit = hits._origin64 is not None
@@ -539,14 +560,14 @@ class Samples:
         (float32 z-depth). The sample time is the pixel row's (``t0 + v·line_time``).
         """
         return pa.table({
-            "pixel": self.pixel.astype(np.int32),
+            "pixel": self.pixel32,
             "compact_id": scene.compact_id_of_body[self.body],
             "entity": _dictionary(self.body, scene.entity_ids_of_body),
             "geometry_hash": _dictionary(self.body, [b.geometry_hash for b in scene.bodies]),
             "element": _dictionary(self.body, [b.element for b in scene.bodies]),
             "triangle": self.triangle.astype(np.int32),
-            "bary_u": quantized(self.barycentric_uv[:, 0], BARYCENTRIC_STEP),
-            "bary_v": quantized(self.barycentric_uv[:, 1], BARYCENTRIC_STEP),
+            "bary_u": quantized32(self.barycentric_uv[:, 0], BARYCENTRIC_STEP),  # precision.quantized, compiled
+            "bary_v": quantized32(self.barycentric_uv[:, 1], BARYCENTRIC_STEP),
             "depth_m": self.depth_m.astype(np.float32),
         })
 
@@ -555,7 +576,7 @@ def _dictionary(body: NDArray[np.intp], values: list[str]) -> pa.DictionaryArray
     """A per-body string as a dictionary column (one copy of each distinct string per file; the
     dictionary must hold no repeats, or the Parquet bytes would depend on the writer's hashing)."""
     distinct, index_of_body = np.unique(np.array(values, dtype=object), return_inverse=True)
-    return pa.DictionaryArray.from_arrays(pa.array(index_of_body[body].astype(np.int32)),
+    return pa.DictionaryArray.from_arrays(pa.array(np.take(index_of_body.astype(np.int32), body)),
                                           pa.array(distinct.tolist(), pa.string()))
 
 

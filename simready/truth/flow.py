@@ -22,15 +22,19 @@ v·W + u); :func:`dense` scatters a column back into an (H, W) image.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 from numpy.typing import ArrayLike, NDArray
 
+from simready.raycast.geometry import SceneGeometry
 from simready.sensors_hw.models import CameraModel
-from simready.truth.correspondence import Correspondence, distorted_uv
-from simready.truth.kernels import flow_columns
+from simready.truth.correspondence import (HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL, MAX_ROW_ITERATIONS, Correspondence,
+                                           Samples, distorted_uv, moving_pose_tables, project_body_points,
+                                           recast_visible, static_bodies)
+from simready.truth.kernels import HIDDEN, UNDECIDED, VISIBLE, flow_columns, flow_of_samples
 from simready.truth.precision import FLOW_STEP_PX
 
 
@@ -85,7 +89,7 @@ def flow_table(corr: Correspondence) -> pa.Table:
     src = corr.source
     # One compiled pass: quantized(flow_px(corr), FLOW_STEP_PX) and scene_displacement_world_m(corr) as float32.
     du, dv, dx, dy, dz = flow_columns(p.uv, src.u, src.v, p.point_world, src.point_world, FLOW_STEP_PX)
-    cols: dict[str, Any] = {"pixel": src.pixel.astype(np.int32), "flow_du_px": du, "flow_dv_px": dv}
+    cols: dict[str, Any] = {"pixel": src.pixel32, "flow_du_px": du, "flow_dv_px": dv}
     cols |= {
         "depth_target_m": p.depth_m.astype(np.float32), "target_row": p.row.astype(np.int16),
         "disp_x_m": dx, "disp_y_m": dy, "disp_z_m": dz,
@@ -94,6 +98,54 @@ def flow_table(corr: Correspondence) -> pa.Table:
         "absent": ~p.present, "static": corr.static,
     }
     return pa.table(cols)
+
+
+def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direction: str, *,
+                  ignore: Iterable[str] = (), dv_dt_pxps: NDArray[np.float64] | None = None,
+                  dt_s: float = 0.0) -> tuple[pa.Table, dict[str, int]]:
+    """``flow_table(correspond(scene, source, target, direction, row_guess=...))`` computed without the
+    correspondence: one compiled pass per source sample (:func:`simready.truth.kernels.flow_of_samples`: the
+    row iteration, pixels, flags, the target buffers' visibility and the table's columns), then only the
+    points the buffers cannot decide projected again and re-cast. Bitwise that table; also returns the
+    visibility counts (``in_view``, ``recast``) a table's metadata records.
+
+    The row iteration starts at each source row moved by ``dv_dt_pxps · dt_s`` (the motion field's
+    prediction; the source row without it), as the observation's correspondences do.
+    """
+    if direction not in ("forward", "backward"):
+        raise ValueError(f"direction must be 'forward' or 'backward', got {direction!r}")
+    view = target.view
+    if source.view.camera != view.camera:
+        raise ValueError("correspondence is between frames of the same camera")
+    k = view.intrinsics
+    body = np.asarray(source.body, np.intp)
+    static = static_bodies(scene)[body]
+    slot, tables, present_tab = moving_pose_tables(scene, view, body)
+    dv_dt = np.zeros(len(body)) if dv_dt_pxps is None else np.asarray(dv_dt_pxps, np.float64)
+    body_img, triangle_img, z_img = target.buffers
+    du, dv, depth, row, dx, dy, dz, absent, in_view, behind, out, beyond, state = flow_of_samples(
+        view.row_columns, slot, tables, present_tab, np.ascontiguousarray(source.point_body, np.float64),
+        np.ascontiguousarray(source.point_world, np.float64), source.u, source.v, dv_dt, float(dt_s), k.cx, k.cy,
+        k.fx, k.fy, k.width_px, k.height_px, view.model.near_m, view.model.far_m, view.global_shutter,
+        MAX_ROW_ITERATIONS, body, source.triangle, body_img, triangle_img, z_img, HIDDEN_MARGIN_M,
+        HIDDEN_MARGIN_REL, FLOW_STEP_PX)
+    visible, hidden = state == VISIBLE, state == HIDDEN
+    undecided = np.flatnonzero(state == UNDECIDED)  # in view, and the buffers cannot tell
+    if len(undecided):  # projected again (bitwise: each point's projection is its own) and re-cast
+        guess = np.rint(source.v[undecided] + np.nan_to_num(dv_dt[undecided] * dt_s, posinf=0.0, neginf=0.0))
+        with np.errstate(invalid="ignore"):  # an absurd guess overflows, as in the kernel (then clipped to row 0)
+            rows = guess.astype(np.int64)
+        proj = project_body_points(scene, view, body[undecided], source.point_body[undecided],
+                                   world_static=source.point_world[undecided], row_guess=rows)
+        seen = recast_visible(scene, view, proj, ignore=ignore)
+        visible[undecided], hidden[undecided] = seen, ~seen
+    table = pa.table({
+        "pixel": source.pixel32, "flow_du_px": du, "flow_dv_px": dv,
+        "depth_target_m": depth, "target_row": row, "disp_x_m": dx, "disp_y_m": dy, "disp_z_m": dz,
+        "valid": visible, "occluded" if direction == "forward" else "disoccluded": hidden,
+        "out_of_frame": out, "behind_camera": behind, "beyond_range": beyond, "absent": absent, "static": static,
+    })
+    return table, {"in_view": int(np.count_nonzero(in_view)), "recast": len(undecided)}
 
 
 def dense(pixel: ArrayLike, values: ArrayLike, height_px: int, width_px: int,

@@ -19,8 +19,9 @@ import numpy as np
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
-#: States :func:`buffer_visibility` returns per point.
-HIDDEN, VISIBLE, UNDECIDED = 0, 1, 2
+#: States :func:`buffer_visibility` returns per point (and :func:`flow_of_samples`, with OUT_OF_VIEW for a point
+#: not in view, which buffer_visibility calls UNDECIDED).
+HIDDEN, VISIBLE, UNDECIDED, OUT_OF_VIEW = 0, 1, 2, 3
 
 
 @numba.njit(**_JIT)
@@ -281,3 +282,174 @@ def surface_samples(pix: np.ndarray, static: np.ndarray, rows: np.ndarray, o_in:
         tri[k] = triangle_in[i]
         t_out[k] = time_in[i]
     return bary, world, cam, u, v, tri, t_out
+
+
+@numba.njit(**_JIT)
+def flow_of_samples(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_tab: np.ndarray,
+                    p_body: np.ndarray, world_src: np.ndarray, u_src: np.ndarray, v_src: np.ndarray,
+                    dv_dt: np.ndarray, dt: float, cx: float, cy: float, fx: float, fy: float, width: int, height: int,
+                    near: float, far: float, global_shutter: bool, max_iterations: int, body: np.ndarray,
+                    triangle: np.ndarray, body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray,
+                    hidden_margin_m: float, hidden_margin_rel: float, step: float) -> tuple:
+    """A correspondence's flow-table columns in one pass per source sample: the row guess
+    (the source row moved by ``dv_dt · dt``, the motion field's prediction), the row iteration
+    (:func:`settle_rows`), pixels and flags (:func:`pixels_and_flags`), the target buffers' visibility state
+    (:func:`buffer_visibility`) and the float columns (:func:`flow_columns`), each with those kernels'
+    operations in order, so every column is bitwise the unfused path's. Nothing per point is kept in float64
+    beyond the point's own pass (the caller re-projects the few UNDECIDED points to re-cast them).
+
+    Returns ``du, dv`` (float32, rounded to ``step``), ``depth`` (float32 z at the target), ``row`` (int16),
+    ``dx, dy, dz`` (float32 scene displacement), ``absent``, ``in_view``, ``behind``, ``out``, ``beyond`` (bool)
+    and the visibility ``state`` (uint8: HIDDEN / VISIBLE / UNDECIDED in view, OUT_OF_VIEW otherwise).
+    """
+    n = len(slot)
+    hmax = float(height - 1)
+    du, dv = np.empty(n, np.float32), np.empty(n, np.float32)
+    depth = np.empty(n, np.float32)
+    row_out = np.empty(n, np.int16)
+    dx, dy, dz = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    absent = np.empty(n, np.bool_)
+    in_view = np.empty(n, np.bool_)
+    behind = np.empty(n, np.bool_)
+    out = np.empty(n, np.bool_)
+    beyond = np.empty(n, np.bool_)
+    state = np.empty(n, np.uint8)
+    cell = np.empty(n, np.int64)
+    z64 = np.empty(n)
+    # step is a power of two: dividing by it is multiplying by its exact inverse, bit for bit (and several
+    # times cheaper than a division)
+    inv_step = 1.0 / step
+    for i in range(n):
+        # The row guess: rint(v + nan_to_num(dv_dt · dt)) as int64 (an overflow reads as INT64_MIN, as numpy's
+        # cast does on this hardware), clipped to the frame.
+        y = dv_dt[i] * dt
+        if not np.isfinite(y):
+            y = 0.0
+        g = np.rint(np.float64(v_src[i]) + y)
+        if g >= -9.223372036854775808e18 and g < 9.223372036854775808e18:
+            r = min(max(np.int64(g), 0), height - 1)
+        else:
+            r = 0
+        s = slot[i]
+        w0, w1, w2 = world_src[i, 0], world_src[i, 1], world_src[i, 2]
+        pres = True
+        c0 = c1 = c2 = 0.0
+        if global_shutter:
+            r = 0
+            iterations = 1
+        else:
+            iterations = max_iterations
+        before = -1
+        moved = False
+        v_last = np.nan  # cy + fy·c1/c2 of the last pass's coordinates, when that pass computed it
+        fresh = False
+        for it in range(iterations + 1):
+            if s >= 0:  # _place
+                gp = tables[s, r]
+                w0 = p_body[i, 0] * gp[0] + p_body[i, 1] * gp[1] + p_body[i, 2] * gp[2] + gp[9]
+                w1 = p_body[i, 0] * gp[3] + p_body[i, 1] * gp[4] + p_body[i, 2] * gp[5] + gp[10]
+                w2 = p_body[i, 0] * gp[6] + p_body[i, 1] * gp[7] + p_body[i, 2] * gp[8] + gp[11]
+                pres = present_tab[s, r]
+            d0 = w0 - cols[9, r]  # _coords
+            d1 = w1 - cols[10, r]
+            d2 = w2 - cols[11, r]
+            c0 = d0 * cols[0, r] + d1 * cols[3, r] + d2 * cols[6, r]
+            c1 = d0 * cols[1, r] + d1 * cols[4, r] + d2 * cols[7, r]
+            c2 = d0 * cols[2, r] + d1 * cols[5, r] + d2 * cols[8, r]
+            fresh = False
+            if global_shutter or it == iterations:  # one pass, or the cap's pose at the row reached
+                break
+            new = r
+            if c2 > 0.0:
+                v_last = cy + fy * c1 / c2
+                fresh = True
+                vv = np.rint(v_last)
+                if np.isnan(vv):
+                    vv = 0.0
+                new = int(min(max(vv, 0.0), hmax))
+            moved = new != r and new != before
+            before = r
+            if not moved:
+                break
+            r = new  # moved at the last iteration: the extra pass poses it at r (the cap)
+        # pixels_and_flags
+        z = c2
+        front = z > 0.0
+        if front:
+            u = cx + fx * c0 / z
+            v = v_last if fresh else cy + fy * c1 / z  # the division once (the same operands)
+        else:
+            u = np.nan
+            v = np.nan
+        inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
+        be = inside and not (z >= near and z <= far)
+        absent[i] = not pres
+        in_view[i] = pres and inside and not be
+        behind[i] = not front
+        out[i] = front and not inside
+        beyond[i] = be
+        # buffer_visibility's pixel cell, read in the second loop
+        cell[i] = -1
+        z64[i] = z
+        if pres and inside and not be and u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0:
+            cell[i] = min(int(math.floor(v)), height - 2) * width + min(int(math.floor(u)), width - 2)
+        # flow_columns
+        du[i] = np.float32(np.rint((u - np.float64(u_src[i])) * inv_step) * step)
+        dv[i] = np.float32(np.rint((v - np.float64(v_src[i])) * inv_step) * step)
+        dx[i] = np.float32(w0 - world_src[i, 0])
+        dy[i] = np.float32(w1 - world_src[i, 1])
+        dz[i] = np.float32(w2 - world_src[i, 2])
+        depth[i] = np.float32(z)
+        row_out[i] = np.int16(r)
+    # The buffer test in a loop of its own: its reads of the target's buffers miss the cache, and in a short loop
+    # the processor overlaps many points' misses (inside the long pass above it measured twice as slow).
+    for i in range(n):
+        st = UNDECIDED if in_view[i] else OUT_OF_VIEW
+        p00 = cell[i]
+        if p00 >= 0:
+            b0, t0 = body_img[p00], triangle_img[p00]
+            same = (body_img[p00 + 1] == b0 and triangle_img[p00 + 1] == t0 and body_img[p00 + width] == b0
+                    and triangle_img[p00 + width] == t0 and body_img[p00 + width + 1] == b0
+                    and triangle_img[p00 + width + 1] == t0)
+            if same and b0 >= 0:
+                if b0 == body[i] and t0 == triangle[i]:
+                    st = VISIBLE
+                else:
+                    z = z64[i]
+                    limit = z - hidden_margin_m - hidden_margin_rel * z
+                    if (z_img[p00] < limit and z_img[p00 + 1] < limit and z_img[p00 + width] < limit
+                            and z_img[p00 + width + 1] < limit):
+                        st = HIDDEN
+        state[i] = st
+    return du, dv, depth, row_out, dx, dy, dz, absent, in_view, behind, out, beyond, state
+
+
+@numba.njit(**_JIT)
+def quantized32(values: np.ndarray, step: float) -> np.ndarray:
+    """:func:`simready.truth.precision.quantized` in one pass: ``rint(x / step) · step`` as float32, bit for bit
+    (``step`` a power of two, so dividing by it is multiplying by its exact inverse; NaN stays NaN)."""
+    inv_step = 1.0 / step
+    out = np.empty(len(values), np.float32)
+    for i in range(len(values)):
+        out[i] = np.float32(np.rint(values[i] * inv_step) * step)
+    return out
+
+
+@numba.njit(**_JIT)
+def body_pixel_boxes(hit: np.ndarray, body_of_hit: np.ndarray, width: int, height: int, n_bodies: int) -> tuple:
+    """Per body, over the hit pixels ``hit`` (flat v·W + u) it owns: how many, and the inclusive box of their
+    columns and rows (``lo_u, lo_v, hi_u, hi_v``; ``W, H, −1, −1`` for a body with none) — the bincount and
+    minimum/maximum scatters of the track facts in one pass."""
+    counts = np.zeros(n_bodies, np.int64)
+    lo_u, lo_v = np.full(n_bodies, width, np.int64), np.full(n_bodies, height, np.int64)
+    hi_u, hi_v = np.full(n_bodies, -1, np.int64), np.full(n_bodies, -1, np.int64)
+    for k in range(len(hit)):
+        b = body_of_hit[k]
+        u = hit[k] % width
+        v = hit[k] // width
+        counts[b] += 1
+        lo_u[b] = min(lo_u[b], u)
+        lo_v[b] = min(lo_v[b], v)
+        hi_u[b] = max(hi_u[b], u)
+        hi_v[b] = max(hi_v[b], v)
+    return counts, lo_u, lo_v, hi_u, hi_v

@@ -26,8 +26,8 @@ from numpy.typing import NDArray
 
 from simready.sensors_hw.models import Rig
 from simready.truth.correspondence import Samples, static_bodies
-from simready.truth.kernels import image_velocity
-from simready.truth.precision import MOTION_STEP_PXPS, quantized
+from simready.truth.kernels import image_velocity, quantized32
+from simready.truth.precision import MOTION_STEP_PXPS
 from simready.raycast.geometry import SceneGeometry
 
 
@@ -49,9 +49,9 @@ class MotionField:
 
     def table(self) -> pa.Table:
         return pa.table({
-            "pixel": self.samples.pixel.astype(np.int32),
-            "du_dt_pxps": quantized(self.du_dt_pxps, MOTION_STEP_PXPS),  # the declared precision
-            "dv_dt_pxps": quantized(self.dv_dt_pxps, MOTION_STEP_PXPS),
+            "pixel": self.samples.pixel32,
+            "du_dt_pxps": quantized32(self.du_dt_pxps, MOTION_STEP_PXPS),  # the declared precision, compiled
+            "dv_dt_pxps": quantized32(self.dv_dt_pxps, MOTION_STEP_PXPS),
             "ddepth_dt_mps": self.ddepth_dt_mps.astype(np.float32),
         })
 
@@ -100,8 +100,9 @@ def motion_field(scene: SceneGeometry, rig: Rig, samples: Samples, *, compiled: 
     moving = np.flatnonzero(~static_bodies(scene)[samples.body])
     q_moving = np.einsum("nji,nj->ni", R_rows[rows[moving]], v_p[moving]) if len(moving) else np.zeros((0, 3))
     if compiled:  # one pass per sample, bitwise the numpy passes below
-        du, dv, dz = image_velocity(rows.astype(np.int64), np.ascontiguousarray(X), np.ascontiguousarray(v_c_cam),
-                                    np.ascontiguousarray(w_cam), moving.astype(np.int64), q_moving, k.fx, k.fy)
+        du, dv, dz = image_velocity(rows.astype(np.int64, copy=False), np.ascontiguousarray(X),
+                                    np.ascontiguousarray(v_c_cam), np.ascontiguousarray(w_cam), moving.astype(np.int64),
+                                    q_moving, k.fx, k.fy)
         return MotionField(samples, du, dv, dz, v_p)
     q = -np.take(v_c_cam, rows, axis=0)
     if len(moving):

@@ -42,6 +42,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from simready.truth.correspondence import FrameView, project_body_points, static_bodies
+from simready.truth.kernels import body_pixel_boxes
 from simready.raycast.geometry import Hits, SceneGeometry, box_corners
 
 STATUSES = ("visible", "occluded", "beyond_range", "out_of_frame", "behind_camera")
@@ -116,15 +117,7 @@ class TrackBuilder:
         nb = len(self.scene.bodies)
         # Visible pixels and boxes from the id pass (the hits' owning bodies).
         hit = hits.hit_index
-        body_of_pixel = hits.body_index[hit].astype(np.intp)
-        counts_all = np.bincount(body_of_pixel, minlength=nb)
-        u, v = hit % w, hit // w
-        lo_u, lo_v = np.full(nb, w, np.int64), np.full(nb, h, np.int64)
-        hi_u, hi_v = np.full(nb, -1, np.int64), np.full(nb, -1, np.int64)
-        np.minimum.at(lo_u, body_of_pixel, u)
-        np.minimum.at(lo_v, body_of_pixel, v)
-        np.maximum.at(hi_u, body_of_pixel, u)
-        np.maximum.at(hi_v, body_of_pixel, v)
+        counts_all, lo_u, lo_v, hi_u, hi_v = body_pixel_boxes(hit, hits.body_index[hit], w, h, nb)  # one pass
         counts = counts_all[self._bodies]
         vis_box = np.stack([lo_u, lo_v, hi_u, hi_v], axis=1)[self._bodies]
         vis_box[counts == 0] = NO_BOX
