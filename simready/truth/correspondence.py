@@ -204,7 +204,7 @@ def world_points_at(scene: SceneGeometry, body: NDArray[np.intp], p_body: NDArra
 
 
 @dataclass
-class Projection:
+class ShutterProjection:
     """Body points seen from one frame, each at the row time that samples it.
 
     Attributes (N rows):
@@ -295,7 +295,7 @@ def moving_pose_tables(scene: SceneGeometry, view: FrameView, body: NDArray[np.i
 
 def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
                         *, world_static: NDArray[np.float64] | None = None,
-                        row_guess: NDArray[np.int64] | None = None) -> Projection:
+                        row_guess: NDArray[np.int64] | None = None) -> ShutterProjection:
     """Project body points into a frame, each at the time of the row that sees it (module doc).
 
     Args:
@@ -322,13 +322,13 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
                 world, present, rows, cam, k.cy, k.fy, h, view.global_shutter, MAX_ROW_ITERATIONS)
     uv, behind, out, beyond = pixels_and_flags(cam, k.cx, k.cy, k.fx, k.fy, k.width_px, h, view.model.near_m,
                                                view.model.far_m)
-    return Projection(rows, view.row_times_s[rows], world, cam, uv, cam[:, 2], present, behind, out, beyond,
+    return ShutterProjection(rows, view.row_times_s[rows], world, cam, uv, cam[:, 2], present, behind, out, beyond,
                       view.model)
 
 
 def project_body_points_numpy(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
                         *, world_static: NDArray[np.float64] | None = None,
-                        row_guess: NDArray[np.int64] | None = None) -> Projection:
+                        row_guess: NDArray[np.int64] | None = None) -> ShutterProjection:
     """:func:`project_body_points` (the same arguments) as full-array numpy passes: the bit reference of the
     compiled one."""
     k = view.intrinsics
@@ -390,7 +390,7 @@ def project_body_points_numpy(scene: SceneGeometry, view: FrameView, body: NDArr
 
 
 def _projection(view: FrameView, rows: NDArray[np.int64], world: NDArray[np.float64], cam: NDArray[np.float64],
-                present: NDArray[np.bool_]) -> Projection:
+                present: NDArray[np.bool_]) -> ShutterProjection:
     """The projection of settled points: pixels, depth and the flags."""
     k = view.intrinsics
     h, w = k.height_px, k.width_px
@@ -401,11 +401,11 @@ def _projection(view: FrameView, rows: NDArray[np.int64], world: NDArray[np.floa
         uv = np.stack([k.cx + k.fx * cam[:, 0] / safe, k.cy + k.fy * cam[:, 1] / safe], axis=1)
     inside = front & (uv[:, 0] >= -0.5) & (uv[:, 0] <= w - 0.5) & (uv[:, 1] >= -0.5) & (uv[:, 1] <= h - 0.5)
     in_range = (z >= view.model.near_m) & (z <= view.model.far_m)
-    return Projection(rows, view.row_times_s[rows], world, cam, uv, z, present, ~front, front & ~inside,
+    return ShutterProjection(rows, view.row_times_s[rows], world, cam, uv, z, present, ~front, front & ~inside,
                       inside & ~in_range, view.model)
 
 
-def recast_visible(scene: SceneGeometry, view: FrameView, proj: Projection, *, ignore: Iterable[str] = (),
+def recast_visible(scene: SceneGeometry, view: FrameView, proj: ShutterProjection, *, ignore: Iterable[str] = (),
                    only: NDArray[np.bool_] | None = None) -> NDArray[np.bool_]:
     """Whether each point in view is visible from its row's camera origin (exact float64 re-cast).
 
@@ -595,7 +595,7 @@ class Correspondence:
     source: Samples
     target: FrameView
     direction: str
-    projection: Projection
+    projection: ShutterProjection
     visible: NDArray[np.bool_]
     static: NDArray[np.bool_]
     #: How many points in view were decided by an exact re-cast (all of them without the target's buffers).
@@ -615,7 +615,7 @@ class Correspondence:
         return "occluded" if self.direction == "forward" else "disoccluded"
 
 
-def buffer_visible(scene: SceneGeometry, source: "Samples", target: "Samples", proj: Projection, *,
+def buffer_visible(scene: SceneGeometry, source: "Samples", target: "Samples", proj: ShutterProjection, *,
                    ignore: Iterable[str] = ()) -> tuple[NDArray[np.bool_], int]:
     """Visibility at the target from the target frame's own identity and depth buffers
     (:func:`simready.truth.kernels.buffer_visibility`), with the exact re-cast
