@@ -273,3 +273,56 @@ def test_cli_sample_with_walkers(tmp_path):
     kinds = {a["kind"] for a in data["actors"] if "background" in a["tags"]}
     assert kinds == {"pedestrian", "cyclist"} and data["realized"]["traffic.vehicles"] == 0
     assert math.isclose(data["realized"]["traffic.pedestrians_per_sidewalk_100m"], 5.0)
+
+
+# --- yielding to the scenario's pedestrians --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def crossing_ped():
+    """The pedestrian-behind-van sample on the residential crosswalk with a few background pedestrians: its
+    pedestrian ``ped`` crosses from (58.9, −6.9) over the crosswalk at x = 60 (t ≈ 2.2 s to 10 s, 1.46 m/s)."""
+    tpl = resolve_template("residential_crosswalk_v3")
+    (m,) = generate(tpl.id, "pedestrian_emerges_behind_van", 1, template=tpl,
+                    traffic=TrafficSpec(pedestrians_per_sidewalk_100m=5.0)).manifests
+    return tpl, m, run_simulation(m, tpl, backend="kinematic-v1").trace
+
+
+def _with_walker(tpl, m, start, route, speed, keep):
+    """``m`` with one more background pedestrian (a copy of its first) starting at ``start`` on ``route``."""
+    data = json.loads(manifest_bytes(m))
+    bg = dict(json.loads(json.dumps(next(a for a in data["actors"] if a["id"].startswith("bg_p")))))
+    tx, ty = tpl.walk_graph.nodes[route[0]]
+    yaw = math.atan2(ty - start[1], tx - start[0])
+    bg["id"] = "bg_p900"
+    bg["initial"]["pose"].update(x=start[0] + keep * math.sin(yaw), y=start[1] - keep * math.cos(yaw), yaw=yaw)
+    bg["initial"]["speed_mps"] = speed
+    bg["behavior"]["cruise_speed_mps"] = speed
+    bg["walk"].update(route=route, keep_right_m=keep)
+    data["actors"].append(bg)
+    return parse_manifest(data, m.sample_id)
+
+
+@pytest.mark.parametrize("start, route, speed, keep", [
+    ((60.0, 2.0), ["cw_s", "ss_60"], 1.2, 0.3),  # head-on on the crosswalk
+    ((60.0, -3.0), ["cw_n", "sn_60", "sn_80"], 0.7, 0.45),  # overtaken on the crosswalk (and standing for the van)
+], ids=["head_on", "overtaken"])
+def test_background_pedestrians_give_way_to_the_scenarios(crossing_ped, start, route, speed, keep):
+    # Without giving way these two walk into the scenario's pedestrian (contact at t = 4.44 s and 5.2 s).
+    tpl, m, alone = crossing_ped
+    busy = _with_walker(tpl, m, start, route, speed, keep)
+    trace = run_simulation(busy, tpl, backend="kinematic-v1").trace
+    assert not [e for e in trace.events if e["type"] == "collision"]
+    df, d0 = trace.df, alone.df
+    cols = ["tick", "x", "y", "speed_mps"]
+    mine = df[df.actor_id == "ped"][cols].reset_index(drop=True)
+    assert mine.equals(d0[d0.actor_id == "ped"][cols].reset_index(drop=True)), "the scenario's pedestrian changed"
+    assert [e for e in trace.events if e["type"] != "collision"] == [e for e in alone.events if e["type"] != "collision"]
+    me, ped = df[df.actor_id == "bg_p900"], df[df.actor_id == "ped"]
+    gap = np.hypot(me.x.to_numpy() - ped.x.to_numpy(), me.y.to_numpy() - ped.y.to_numpy())
+    assert gap.min() > 0.6
+    # It stepped sideways: off its route's line by more than it keeps right.
+    scene = build_scene(busy, tpl, backend="kinematic-v1")
+    path = scene.initial_paths[scene.actors.index["bg_p900"]]
+    offsets = [path.project(x, y)[1] for x, y in zip(me.x, me.y)]
+    assert min(offsets) < -keep - 0.2 or max(offsets) > -keep + 0.2

@@ -24,7 +24,15 @@ so samples without background pedestrians are unchanged):
   right of its route's line (``walk.keep_right_m``), so two walking towards
   each other pass, and stops behind a pedestrian ahead on its own walk path
   (:func:`walker_gaps`); two that have each other ahead (crossing or merging
-  paths) settle it by id, the later one waits.
+  paths) settle it by id, the later one waits;
+* **giving way to the scenario's pedestrians** (:func:`yield_to_scenario`):
+  the scenario's pedestrians never react to background ones (their timing
+  serves the scenario's relation), so a background pedestrian keeps out of
+  the stretch a scenario pedestrian walks in the next :data:`CLAIM_S`: it
+  stops before a claim crossing its path, and steps sideways (at
+  :data:`SIDESTEP_RATE_MPS`, at most :data:`SIDESTEP_MAX_M` off its line, not
+  from a sidewalk into the roadway) out of one along its heading — head-on or
+  overtaken — or round a scenario pedestrian standing in its way.
 """
 
 from __future__ import annotations
@@ -253,3 +261,178 @@ def _project_pairs(table, u: F, i: NDArray[np.int64], xy: F) -> tuple[F, F]:  # 
     pick = flat[r, best]
     side = dr[r, best, 0] * (xy[:, 1] - fy[r, best]) - dr[r, best, 1] * (xy[:, 0] - fx[r, best])
     return table.cum[pick] + a[r, best], side
+
+
+# --- yielding to the scenario's pedestrians ------------------------------------------------------------------
+
+#: A scenario pedestrian claims the stretch of its own walk path it covers in this time (s) ...
+CLAIM_S = 2.0
+#: ... but at least this much ahead of its body (m), and this much behind its centre.
+CLAIM_MIN_M = 1.0
+CLAIM_BEHIND_M = 0.3
+#: Step along a claim when sampling it (m).
+CLAIM_STEP_M = 0.2
+#: Between a background pedestrian's body and a scenario pedestrian's claimed walk (m, beyond both radii).
+YIELD_MARGIN_M = 0.15
+#: Only scenario pedestrians within this of a background pedestrian are looked at (m, centre to centre).
+YIELD_RADIUS_M = 8.0
+#: How far ahead on its own walk path a background pedestrian looks for a claim to stop before (m, + its
+#: stopping distance at :data:`COMMIT_DECEL_MPS2`).
+YIELD_LOOKAHEAD_M = 1.5
+#: Sidestep: lateral speed (m/s), most offset from its route's line (m; never into the roadway from a sidewalk).
+SIDESTEP_RATE_MPS = 0.8
+SIDESTEP_MAX_M = 1.5
+#: A claim running at least this close to parallel to a background pedestrian's heading (|cos|) is sidestepped;
+#: a crossing claim is walked out of along the path.
+SIDESTEP_PARALLEL_COS = 0.5
+
+
+def _claim(view, j: int) -> F:  # type: ignore[no-untyped-def]
+    """(K, 2) points of scenario pedestrian ``j``'s claimed walk (see :data:`CLAIM_S`), at its lateral offset."""
+    a = view.scene.actors
+    path = view.table.paths[j]
+    u = float(view.u[j])
+    ahead = max(max(float(view.v[j]), 0.0) * CLAIM_S, CLAIM_MIN_M) + float(a.hl[j])
+    lo, hi = max(u - CLAIM_BEHIND_M, 0.0), min(u + ahead, float(path.length_m))
+    us = np.append(np.arange(lo, hi, CLAIM_STEP_M), hi)
+    x, y, yaw = path.xy_yaw(us)
+    d = float(view.state.coords.d[j])
+    return np.stack([x - d * np.sin(yaw), y + d * np.cos(yaw)], axis=1)
+
+
+def _home_d(scene: Scene) -> dict[int, float]:
+    """Per background pedestrian, its own lateral offset from its route's line (−``walk.keep_right_m``)."""
+    hit = _HOME.get(id(scene))
+    if hit is None or hit[0] is not scene:
+        a = scene.actors
+        out = {}
+        for actor in scene.manifest.actors:
+            i = a.index[actor.id]
+            if a.background[i] and a.is_ped[i]:
+                out[i] = -float(actor.walk.keep_right_m) if actor.walk is not None else 0.0
+        if len(_HOME) > 32:
+            _HOME.clear()
+        hit = _HOME[id(scene)] = (scene, out)
+    return hit[1]
+
+
+_HOME: dict[int, tuple[Scene, dict[int, float]]] = {}
+
+
+def yield_to_scenario(view, walkers: tuple[int, ...], fixed: F) -> dict[int, float]:  # type: ignore[no-untyped-def]
+    """Background pedestrians give way to the scenario's pedestrians (whose programmed walk is untouched).
+
+    Each scenario pedestrian claims the stretch of its walk path ahead of it
+    (:data:`CLAIM_S` at its speed, at least :data:`CLAIM_MIN_M` past its body).
+    A background pedestrian whose body is within both radii plus
+    :data:`YIELD_MARGIN_M` of a claim stands and steps sideways out of it when
+    the claim runs along its own heading (head-on or overtaking), or walks on
+    out of it when the claim crosses its path; one outside every claim stops
+    before its own path enters one (within :data:`YIELD_LOOKAHEAD_M` plus its
+    stopping distance), and drifts back to its own offset when that is clear.
+    Stateless beyond the offset ``d`` itself (part of the state), so
+    checkpoints and replays need nothing new.
+
+    Gaps go into ``fixed``; returns the next tick's lateral offset of each
+    background pedestrian that moves sideways (empty: none does).
+    """
+    scene = view.scene
+    a = scene.actors
+    present = view.present
+    scenario = [j for j in np.flatnonzero(a.is_ped & ~a.background & present).tolist()]
+    out: dict[int, float] = {}
+    if not scenario:
+        return out
+    home = _home_d(scene)
+    xy = view.xy
+    d_now = view.state.coords.d
+    claims: dict[int, F] = {}
+    step = SIDESTEP_RATE_MPS * scene.dt
+    for i in walkers:
+        if not present[i]:
+            continue
+        near = [j for j in scenario if math.hypot(*(xy[j] - xy[i])) < YIELD_RADIUS_M]
+        d_i = float(d_now[i])
+        target = home.get(i, d_i)
+        if near:
+            for j in near:
+                if j not in claims:
+                    claims[j] = _claim(view, j)
+            target = _give_way(view, i, near, claims, d_i, target, fixed, step)
+        if target != d_i:
+            out[i] = d_i + max(min(target - d_i, step), -step)
+    return out
+
+
+def _give_way(view, i: int, near: list[int], claims: dict[int, F], d_i: float, home: float, fixed: F,  # type: ignore[no-untyped-def]
+              step: float) -> float:
+    """Background pedestrian ``i``'s gap (into ``fixed``) and lateral target among the claims of ``near``."""
+    scene = view.scene
+    a = scene.actors
+    path = view.table.paths[i]
+    u_i = float(view.u[i])
+    ri = float(a.radius[i])
+    v = max(float(view.v[i]), 0.0)
+    look = YIELD_LOOKAHEAD_M + v * v / (2.0 * COMMIT_DECEL_MPS2) + ri
+    # Its own walk from its centre on, at its present offset: the first point too close to a claim.
+    end = min(u_i + look, float(path.length_m))
+    us = np.arange(u_i, end, CLAIM_STEP_M) if end > u_i else np.array([u_i])
+    x, y, yaw = path.xy_yaw(us)
+    pts = np.stack([x - d_i * np.sin(yaw), y + d_i * np.cos(yaw)], axis=1)
+    first = None  # (index on its walk, j, index on the claim, r)
+    for j in near:
+        r = ri + float(a.radius[j]) + YIELD_MARGIN_M
+        c = claims[j]
+        dist = np.hypot(pts[:, None, 0] - c[None, :, 0], pts[:, None, 1] - c[None, :, 1])
+        close = np.flatnonzero(dist.min(axis=1) < r)
+        if len(close) and (first is None or close[0] < first[0]):
+            first = (int(close[0]), j, int(np.argmin(dist[close[0]])), r)
+    if first is None:
+        # Back towards its own offset only where that is clear of every claim.
+        if home != d_i:
+            back = np.asarray(path.point_at(u_i, d_i + max(min(home - d_i, step), -step)))
+            for j in near:
+                r = ri + float(a.radius[j]) + YIELD_MARGIN_M + 0.1
+                if np.hypot(*(claims[j] - back).T).min() < r:
+                    return d_i
+        return home
+    k, j, m, r = first
+    c = claims[j]
+    hx, hy = math.cos(float(yaw[k])), math.sin(float(yaw[k]))
+    seg = c[min(m + 1, len(c) - 1)] - c[max(m - 1, 0)]
+    norm = math.hypot(float(seg[0]), float(seg[1]))
+    cos = abs(float(seg[0]) * hx + float(seg[1]) * hy) / norm if norm > 1e-9 else 1.0
+    standing = float(view.v[j]) < 0.1
+    # It stands (before the claim, or where it is when already in it) ...
+    g = max(float(us[k] - u_i) - CLAIM_STEP_M, 0.0)
+    if k == 0 and not standing and cos < SIDESTEP_PARALLEL_COS:
+        return d_i  # in a claim that crosses its path: it walks on out of it
+    if g < fixed[i]:
+        fixed[i] = g
+    if not standing and cos < SIDESTEP_PARALLEL_COS:
+        return d_i  # a moving claim crossing its path ahead: it waits for it to pass
+    # ... and steps sideways out of a claim along its heading (or round a scenario pedestrian standing in its way),
+    # away from the claim's line (right when on it).
+    side = hx * (float(c[m][1]) - float(pts[k][1])) - hy * (float(c[m][0]) - float(pts[k][0]))  # +: claim to its left
+    d_line = d_i + side
+    target = d_line - r - 0.05 if side >= -1e-6 else d_line + r + 0.05
+    return _in_reach(scene, path, u_i, d_i, target)
+
+
+def _in_reach(scene: Scene, path, u: float, d_now: float, target: float) -> float:  # type: ignore[no-untyped-def]
+    """``target`` capped at :data:`SIDESTEP_MAX_M` and, for a pedestrian off the roadway, short of it."""
+    target = max(min(target, SIDESTEP_MAX_M), -SIDESTEP_MAX_M)
+    roads = scene.kerb_regions
+    if roads is None or roads.contains(Point(path.point_at(u, d_now))):
+        return target
+    step = 0.1 if target > d_now else -0.1
+    best = d_now
+    d = d_now
+    while (d + step - target) * step <= 1e-9:
+        d += step
+        if roads.contains(Point(path.point_at(u, d))):
+            break
+        best = d
+    if abs(target - best) < abs(step):
+        best = target if not roads.contains(Point(path.point_at(u, target))) else best
+    return best

@@ -475,8 +475,10 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
         _box_gaps(view, route, refs[pk.FIXED_GAP])
     if route.any_background:
         _old_lane_gaps(view, refs[pk.FIXED_GAP])
+    sidesteps: dict[int, float] = {}
     if route.walking:
         walkers.walker_gaps(view, tuple(route.walking), refs[pk.FIXED_GAP])
+        sidesteps = walkers.yield_to_scenario(view, tuple(route.walking), refs[pk.FIXED_GAP])
     a_des, accel = _accelerations(view, route, leaders, percepts, refs, friction)
 
     throttle, brake = np.zeros(n), np.zeros(n)
@@ -490,6 +492,12 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
         accel[e] = 0.0 if (v_e <= 0.0 and net < 0.0) else net  # pk.rest_clamp, without a compiled call
 
     d_ref, d_rate, d_acc, done = lateral.lateral_refs(control.lateral, view.state.coords.d, view.tick, scene.dt)
+    if sidesteps:
+        # Background pedestrians stepping out of a scenario pedestrian's way (simready.sim.walkers.yield_to_scenario).
+        d_ref, d_rate = np.array(d_ref), np.array(d_rate)
+        for i, d_next in sidesteps.items():
+            d_rate[i] = (d_next - float(d_ref[i])) / scene.dt
+            d_ref[i] = d_next
     # ControlState has no __post_init__: a field-level copy is what its __init__ would build.
     new_control = with_changes(control, actuation=buffer, peds=tuple(peds), leaders=leaders, percepts=percepts, yields=yields)
     # Plan has no __post_init__: filling its fields is what its (frozen) __init__ does, cheaper.
