@@ -326,3 +326,47 @@ def test_background_pedestrians_give_way_to_the_scenarios(crossing_ped, start, r
     path = scene.initial_paths[scene.actors.index["bg_p900"]]
     offsets = [path.project(x, y)[1] for x, y in zip(me.x, me.y)]
     assert min(offsets) < -keep - 0.2 or max(offsets) > -keep + 0.2
+
+
+def test_the_gap_counts_only_vehicles_the_pedestrian_sees(unsignalized):
+    from simready.sim import walkers
+    from simready.sim.sight import TickView
+
+    tpl, m, _ = unsignalized
+    scene = build_scene(m, tpl, backend="kinematic-v1")
+    engine = Engine(scene)
+    view = TickView(scene, engine.state, engine.route.paths)
+    a = scene.actors
+    found = None
+    for i, cross in sorted(engine.route.walking.items()):
+        if cross is None:
+            continue
+        horizon = 8.0
+        # Vehicles due at its crossing and not yet on it (walkers.gap_hazard's rule without the sight line).
+        due = []
+        for j in np.flatnonzero(a.lane_bound & view.present).tolist():
+            u_c = walkers.crossing_u(view.table.paths[j], cross[2])
+            if u_c is None:
+                continue
+            front = float(view.u[j] + a.hl[j])
+            if front < u_c - 1.5 and view.v[j] > walkers.GAP_MIN_SPEED_MPS and (u_c - 1.5 - front) / view.v[j] < horizon:
+                due.append(j)
+            elif front >= u_c - 1.5 and float(view.u[j] - a.hl[j]) <= u_c + 1.5:
+                due = None
+                break
+        if due and view.visible(np.full(len(due), i), np.array(due)).any():
+            found = (i, cross, due)
+            break
+    assert found, "no pedestrian sees a vehicle due at its crossing at t = 0"
+    i, cross, due = found
+    assert walkers.gap_hazard(view, i, cross, 8.0)
+    # A wall (a box occluder 3 m wide) 1 m from the pedestrian towards each of them hides them: the gap is clear.
+    data = json.loads(manifest_bytes(m))
+    for k, j in enumerate(due):
+        dx, dy = view.xy[j] - view.xy[i]
+        yaw = math.atan2(dy, dx)
+        x, y = view.xy[i] + np.array([math.cos(yaw), math.sin(yaw)]) * 1.0
+        data["occluders"].append({"id": f"wall{k}", "kind": "structure", "pose": {"x": float(x), "y": float(y), "yaw": yaw},
+                                  "dims": {"l": 0.2, "w": 3.0, "h": 2.0}})
+    hidden = build_scene(parse_manifest(data, m.sample_id), tpl, backend="kinematic-v1")
+    assert not walkers.gap_hazard(TickView(hidden, engine.state, engine.route.paths), i, cross, 8.0)

@@ -70,6 +70,9 @@ GAP_MARGIN_S = 2.0
 #: Vehicles slower than this do not count for the gap (m/s): a stopped one sees the pedestrian step off.
 GAP_MIN_SPEED_MPS = 0.3
 
+#: A background pedestrian judges the gap by the vehicles it can see within this distance (m, centre to centre).
+SIGHT_M = 120.0
+
 #: ``(signal columns, u where the crossing leaves the roadway, the crossing's centre line as points)``.
 Crossing = tuple[tuple[int, ...], float, tuple[tuple[float, float], ...]]
 
@@ -123,11 +126,18 @@ def crossing_u(path: object, segment: tuple[tuple[float, float], ...]) -> float 
 
 
 def gap_hazard(view, i: int, cross: Crossing, horizon_s: float) -> bool:  # type: ignore[no-untyped-def]
-    """A moving lane-bound actor (vehicle or cyclist) reaches pedestrian ``i``'s crossing within ``horizon_s`` at
-    its speed along its own path, or is on it."""
+    """A moving lane-bound actor (vehicle or cyclist) that pedestrian ``i`` can see reaches its crossing within
+    ``horizon_s`` at its speed along its own path, or one (seen or not) is on it.
+
+    Seeing is :meth:`simready.sim.sight.TickView.visible` (buildings, vehicles and the manifest's occluders block
+    the sight line) within :data:`SIGHT_M`: a vehicle hidden behind a parked van or a queue does not count until
+    it shows (it then stops the pedestrian at the kerb if it has not committed; vehicles stop for pedestrians in
+    their corridor).
+    """
     a = view.scene.actors
     paths = view.table.paths
     u, v, present = view.u_py, view.v, view.present_py
+    due: list[int] = []
     for j in np.flatnonzero(a.lane_bound).tolist():
         if j == i or not present[j]:
             continue
@@ -142,8 +152,14 @@ def gap_hazard(view, i: int, cross: Crossing, horizon_s: float) -> bool:  # type
             return True  # on it
         vj = float(v[j])
         if vj > GAP_MIN_SPEED_MPS and (u_c - 1.5 - front) / vj < horizon_s:
-            return True
-    return False
+            due.append(j)
+    if not due:
+        return False
+    xy = view.xy
+    near = [j for j in due if math.hypot(*(xy[j] - xy[i])) <= SIGHT_M]
+    if not near:
+        return False
+    return bool(view.visible(np.full(len(near), i, dtype=np.int64), np.array(near, dtype=np.int64)).any())
 
 
 def phase_open(scene: Scene, tick: int, cols: tuple[int, ...], need_s: float) -> bool:
