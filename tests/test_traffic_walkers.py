@@ -118,7 +118,7 @@ def test_pedestrians_cross_only_on_their_phase(signalized):
     scene, crossings = _crossings(tpl, m, trace)
     signalised = [c for c in crossings if c[1][0]]
     assert len(signalised) >= 2, "too few pedestrians cross a signalised crosswalk in the clip"
-    for ped, (cols, _, _), enter, _ in signalised:
+    for ped, (cols, *_), enter, _ in signalised:
         assert (scene.signals.states[enter, list(cols)] == 2).all(), f"{ped} steps off against its phase"
     # The north and south arms are green all clip long: their pedestrians wait, none crosses there.
     green = {c for c in range(scene.signals.states.shape[1]) if (scene.signals.states[scene.warmup_ticks:, c] == 0).all()}

@@ -5,7 +5,10 @@ walk their walkable routes like any pedestrian, with two rules of their own
 (the scenario's pedestrians keep :mod:`simready.sim.controllers.pedestrian`'s,
 so samples without background pedestrians are unchanged):
 
-* **the kerb**: at a crossing whose roadway lanes a signal controls (a lane
+* **the kerb**: at a crosswalk under a pedestrian signal (the template's
+  ``pedestrian_signals``, imported from OpenDRIVE pedestrian lights) it steps
+  off only while that signal is green until it can have crossed (the time
+  below); elsewhere, at a crossing whose roadway lanes a signal controls (a lane
   of the crossing with a stop line, the map's own or carried across, see
   :class:`simready.sim.scene.SignalTable`) it steps off only on its phase:
   every such signal red from now until it can have crossed (its remaining
@@ -14,7 +17,8 @@ so samples without background pedestrians are unchanged):
   pedestrian countdown shows them; and, signalised or not, only when no
   vehicle or cyclist is on the crossing or reaches it, at its speed along its
   own path, within the accepted gap: the time the pedestrian needs to cross
-  plus :data:`GAP_MARGIN_S` (:func:`gap_hazard`). It decides within
+  plus :data:`GAP_MARGIN_S` (:func:`gap_hazard`; one due at a red light before
+  the crossing that it can still stop at comfortably does not count). It decides within
   :data:`~simready.sim.constants.KERB_LOOKAHEAD_M` plus its stopping distance
   of the kerb, stops at once (the decision is made before the kerb, so no
   reaction delay), and resumes its reaction delay after the way is clear;
@@ -51,6 +55,7 @@ from simready.sim.state import PedMemory, with_changes
 F = NDArray[np.float64]
 
 RED = SIGNAL_CODES["red"]
+GREEN = SIGNAL_CODES["green"]
 #: A pedestrian's phase must last this long beyond the time it needs to cross (s).
 PHASE_MARGIN_S = 1.0
 #: The deceleration with which a pedestrian on a clear way could still stop before the kerb (m/s²): nearer, it goes.
@@ -73,8 +78,9 @@ GAP_MIN_SPEED_MPS = 0.3
 #: A background pedestrian judges the gap by the vehicles it can see within this distance (m, centre to centre).
 SIGHT_M = 120.0
 
-#: ``(signal columns, u where the crossing leaves the roadway, the crossing's centre line as points)``.
-Crossing = tuple[tuple[int, ...], float, tuple[tuple[float, float], ...]]
+#: ``(signal columns, u where the crossing leaves the roadway, the crossing's centre line as points, indices of the
+#: template's pedestrian signals over its crosswalk)``.
+Crossing = tuple[tuple[int, ...], float, tuple[tuple[float, float], ...], tuple[int, ...]]
 
 
 def crossing(scene: Scene, path: object) -> Crossing | None:
@@ -102,7 +108,10 @@ def crossing(scene: Scene, path: object) -> Crossing | None:
         hit = scene.signals.stop_lines.get(lane) or scene.signals.side_stop_lines.get(lane)
         if hit is not None and LineString(np.asarray(g.points)).intersects(line):
             cols.add(hit[1])
-    return tuple(sorted(cols)), u, tuple((float(x), float(y)) for x, y in pts)
+    t = scene.template
+    used = {r.id for r in t.regions if r.type == "crosswalk" and r.shape.intersects(line)}
+    heads = tuple(k for k, sig in enumerate(t.pedestrian_signals) if used & set(sig.crosswalks))
+    return tuple(sorted(cols)), u, tuple((float(x), float(y)) for x, y in pts), heads
 
 
 _CROSS_U: dict[tuple, float | None] = {}
@@ -151,7 +160,7 @@ def gap_hazard(view, i: int, cross: Crossing, horizon_s: float) -> bool:  # type
         if front >= u_c - 1.5:
             return True  # on it
         vj = float(v[j])
-        if vj > GAP_MIN_SPEED_MPS and (u_c - 1.5 - front) / vj < horizon_s:
+        if vj > GAP_MIN_SPEED_MPS and (u_c - 1.5 - front) / vj < horizon_s and not _stops_at_red(view, j, front, u_c):
             due.append(j)
     if not due:
         return False
@@ -162,14 +171,61 @@ def gap_hazard(view, i: int, cross: Crossing, horizon_s: float) -> bool:  # type
     return bool(view.visible(np.full(len(near), i, dtype=np.int64), np.array(near, dtype=np.int64)).any())
 
 
-def phase_open(scene: Scene, tick: int, cols: tuple[int, ...], need_s: float) -> bool:
-    """Whether every signal of ``cols`` is red from ``tick`` for ``need_s`` seconds (to the end of the rollout at most)."""
+def _stops_at_red(view, j: int, front: float, u_c: float) -> bool:  # type: ignore[no-untyped-def]
+    """Lane-bound actor ``j`` obeys signals and has a stop line showing red between its front and the crossing
+    that it can still stop at with its comfortable deceleration (the pedestrian trusts it to)."""
+    scene = view.scene
+    a = scene.actors
+    if not a.obey_signals[j]:
+        return False
+    path = view.table.paths[j]
+    row = scene.signals.states[min(view.tick, len(scene.signals.states) - 1)]
+    side = scene.signals.side_stop_lines if a.background[j] else {}
+    vj = max(float(view.v[j]), 0.0)
+    brake = vj * vj / (2.0 * float(a.decel_comfort[j]))
+    for lane, u0 in zip(path.lanes, path.lane_u0):
+        hit = scene.signals.stop_lines.get(lane) or side.get(lane)
+        if hit is None:
+            continue
+        u_stop = u0 + hit[0]
+        if front <= u_stop <= u_c and row[hit[1]] == RED and brake < u_stop - front:
+            return True
+    return False
+
+
+def phase_open(scene: Scene, tick: int, cols: tuple[int, ...], need_s: float, heads: tuple[int, ...] = ()) -> bool:
+    """Whether the pedestrian's phase lasts from ``tick`` for ``need_s`` seconds (to the end of the rollout at
+    most): every pedestrian signal of ``heads`` green where the crosswalk has one, else every vehicle signal of
+    ``cols`` red."""
+    k = int(math.ceil(need_s / scene.dt))
+    if heads:
+        states = pedestrian_states(scene)
+        window = states[tick:min(tick + k + 1, len(states))][:, list(heads)]
+        return bool((window == GREEN).all())
     if not cols:
         return True
     states = scene.signals.states
-    k = int(math.ceil(need_s / scene.dt))
     window = states[tick:min(tick + k + 1, len(states))][:, list(cols)]
     return bool((window == RED).all())
+
+
+_PED_STATES: dict[int, tuple[Scene, NDArray[np.int8]]] = {}
+
+
+def pedestrian_states(scene: Scene) -> NDArray[np.int8]:
+    """(ticks + 1, P) the template's pedestrian signals' states (:data:`~simready.sim.scene.SIGNAL_CODES`) per tick,
+    on the signal table's clock; built once per scene."""
+    hit = _PED_STATES.get(id(scene))
+    if hit is None or hit[0] is not scene:
+        m = scene.manifest
+        t = (np.arange(m.warmup_ticks + m.clip_ticks + 1) - m.warmup_ticks) * m.dt
+        cols = [np.array([SIGNAL_CODES[sig.state_at(float(x))] for x in t], dtype=np.int8)
+                for sig in scene.template.pedestrian_signals]
+        states = np.stack(cols, axis=1) if cols else np.zeros((len(t), 0), dtype=np.int8)
+        if len(_PED_STATES) > 16:
+            _PED_STATES.clear()
+        hit = _PED_STATES[id(scene)] = (scene, states)
+    return hit[1]
 
 
 def update(view, i: int, mem: PedMemory, path, perceive: bool, cross: Crossing | None) -> tuple[PedMemory, float]:  # type: ignore[no-untyped-def]
@@ -190,7 +246,8 @@ def update(view, i: int, mem: PedMemory, path, perceive: bool, cross: Crossing |
         cruise = max(float(a.cruise[i]), 0.5)
         need = (cross[1] - u) / cruise + mem.reaction_delay_s + PHASE_MARGIN_S
         across = (cross[1] - mem.kerb_u) / cruise + GAP_MARGIN_S
-        blocked = bool(near and (not phase_open(scene, tick, cross[0], need) or gap_hazard(view, i, cross, across)))
+        blocked = bool(near and (not phase_open(scene, tick, cross[0], need, cross[3])
+                                 or gap_hazard(view, i, cross, across)))
     else:
         blocked = mem.seen
     mode = mem.mode
