@@ -370,3 +370,46 @@ def test_the_gap_counts_only_vehicles_the_pedestrian_sees(unsignalized):
                                   "dims": {"l": 0.2, "w": 3.0, "h": 2.0}})
     hidden = build_scene(parse_manifest(data, m.sample_id), tpl, backend="kinematic-v1")
     assert not walkers.gap_hazard(TickView(hidden, engine.state, engine.route.paths), i, cross, 8.0)
+
+
+def test_a_lane_changing_vehicle_looks_along_its_path_for_pedestrians(unsignalized):
+    """A background vehicle moving sideways (a lane change towards the kerb, its body turned 0.35 rad to the
+    right) does not take a pedestrian walking beside its path, 8 m ahead and 3 m to the right, for one in its
+    corridor: its corridor runs along its path. (Turned towards the kerb, it braked for such a pedestrian and,
+    stopping with its lateral profile still running, swung its nose onto the sidewalk: a background crash.)"""
+    from dataclasses import replace
+
+    from simready.sim.controllers.planner import perceive_pedestrians
+    from simready.sim.sight import TickView
+
+    tpl, m, _ = unsignalized
+    scene = build_scene(m, tpl, backend="kinematic-v1")
+    engine = Engine(scene)
+    state = engine.state
+    a = scene.actors
+    i = next(k for k in np.flatnonzero(a.background & a.is_vehicle & state.bodies.present).tolist())
+    j = next(k for k in np.flatnonzero(a.background & a.is_ped).tolist())
+    path = engine.route.paths.paths[i]
+    u = float(state.coords.u[i])
+    x, y, heading = path.xy_yaw(u)
+    ahead = path.point_at(u + 8.0, -3.0)
+
+    def with_vehicle(yaw: float, d_rate: float) -> TickView:
+        pos = state.bodies.pos.copy()
+        pos[j, :2] = ahead
+        pos[i, :2] = (x, y)
+        present = state.bodies.present.copy()
+        present[:] = False
+        present[[i, j]] = True
+        yaws, rates, v = state.coords.yaw.copy(), state.coords.d_rate.copy(), state.coords.v.copy()
+        yaws[i], rates[i], v[i] = yaw, d_rate, 5.0
+        s = replace(state, bodies=replace(state.bodies, pos=pos, present=present),
+                    coords=replace(state.coords, yaw=yaws, d_rate=rates, v=v))
+        return TickView(scene, s, engine.route.paths)
+
+    turned = float(heading) - 0.35
+    # Held straight on its lane, or turned without moving sideways (a bend): the body's heading, the pedestrian in it.
+    assert (i, j) in perceive_pedestrians(with_vehicle(turned, 0.0))
+    assert (i, j) not in perceive_pedestrians(with_vehicle(float(heading), 0.0))
+    # Moving sideways: along its path, the pedestrian beside it.
+    assert (i, j) not in perceive_pedestrians(with_vehicle(turned, -1.0))

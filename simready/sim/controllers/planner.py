@@ -334,10 +334,27 @@ def perceive_pedestrians(view: TickView) -> tuple[tuple[int, int], ...]:
     n = len(a)
     out = np.empty((n * n, 2), dtype=np.int64)
     e0, e1 = view.scene.static_edges
-    m = pk.corridor_pedestrians(view.xy, view.vel, view.yaw, view.v, view.present, a.lane_bound, a.avoid, a.yield_,
+    m = pk.corridor_pedestrians(view.xy, view.vel, _corridor_yaw(view), view.v, view.present, a.lane_bound, a.avoid, a.yield_,
                                 a.is_ped, a.hl, a.hw, a.decel_comfort, view.occluders, e0, e1, C.OBSTACLE_LOOKAHEAD_M,
                                 C.CORRIDOR_MARGIN_M, C.PEDESTRIAN_RADIUS_M, C.EYE_FORWARD_FRACTION, out)
     return tuple(map(tuple, out[:m].tolist()))
+
+
+def _corridor_yaw(view: TickView) -> F:
+    """The heading each actor's pedestrian corridor runs along: its body's, but a background vehicle moving
+    sideways (a lane change) looks along its path, not along a body turned towards the kerb.
+
+    Why: a van changing lanes slowly beside a sidewalk braked for a pedestrian walking along the sidewalk (its
+    turned heading put the pedestrian in its corridor); braking to a stop with the lane change's lateral profile
+    still running turned it crosswise, nose onto the sidewalk, into the pedestrian (a 40/40/40 sweep on
+    city_crossing, docs/traffic.md)."""
+    a = view.scene.actors
+    moving = a.background & a.lane_bound & (view.state.coords.d_rate != 0.0) & view.present
+    if not moving.any():
+        return view.yaw
+    table = view.table
+    dirs = table.dirs[table.locate(view.u)]
+    return np.where(moving, np.arctan2(dirs[:, 1], dirs[:, 0]), view.yaw)
 
 
 def perceive_leaders(view: TickView) -> tuple[int, ...]:
