@@ -413,3 +413,23 @@ def test_a_lane_changing_vehicle_looks_along_its_path_for_pedestrians(unsignaliz
     assert (i, j) not in perceive_pedestrians(with_vehicle(float(heading), 0.0))
     # Moving sideways: along its path, the pedestrian beside it.
     assert (i, j) not in perceive_pedestrians(with_vehicle(turned, -1.0))
+
+
+def test_no_background_actor_starts_past_its_stop_line(signalized):
+    from simready.scenario.generator import make_context
+    from simready.scenario.traffic import STOP_LINE_CLEAR_M, stop_line_s
+
+    tpl, m, _ = signalized
+    ctx = make_context(tpl, m.intent)
+    # Each approach's signal stops it at s = 44.5 m of its 50 m lane; lanes without a signal have none.
+    assert stop_line_s(ctx, "w_in") == 44.5 and stop_line_s(ctx, "w_out") == math.inf
+    longest = {"vehicle": 0.0, "cyclist": 0.0}
+    placed = []
+    for a in background(m):
+        if a.kind in longest and a.initial.lane_ref is not None:
+            longest[a.kind] = max(longest[a.kind], a.dims.l)
+            placed.append(a)
+    assert len(placed) >= 10
+    for a in placed:
+        ref = a.initial.lane_ref
+        assert ref.s + longest[a.kind] / 2 <= stop_line_s(ctx, ref.lane) - STOP_LINE_CLEAR_M, a.id

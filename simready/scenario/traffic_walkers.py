@@ -116,6 +116,8 @@ class Spawning:
     free_intervals: Callable[..., Any]
     positions: Callable[..., Any]
     route: Callable[..., Any]
+    stop_line_s: Callable[..., Any]
+    stop_line_clear_m: float
 
 
 def _r(x: float) -> float:
@@ -329,8 +331,11 @@ def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
         keep_out = list(blocked.get(lane, ())) + [_vehicle_room(v, longest / 2) for v in on_lane.get(lane, ())]
         free = kit.free_intervals(g.length_m, longest / 2 + kit.lane_end_margin_m, keep_out)
         placed = []
+        stop = kit.stop_line_s(ctx, lane)
         for s in kit.positions(rng, n, free, longest + CYCLIST_SPACING_M):
             x, y, _ = g.pose_at(s)
+            if s + longest / 2 > stop - kit.stop_line_clear_m:
+                continue  # past its stop line (the vehicles' rule)
             if all(math.hypot(x - px, y - py) >= kit.clearance_m for px, py in points):
                 placed.append(s)
         riders = []
