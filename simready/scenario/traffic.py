@@ -22,8 +22,9 @@ Spawning, per driving lane outside junctions, sorted by id:
   of a scenario actor on its route (a background vehicle never starts in
   front of the scenario's own vehicles: it would change the scenario's
   relation), less :data:`SCENARIO_CLEARANCE_M` around every scenario actor;
-  a position whose longest body would reach within :data:`STOP_LINE_CLEAR_M`
-  of its lane's stop line or past it is dropped;
+  a vehicle whose position would put the longest body within
+  :data:`STOP_LINE_CLEAR_M` of its lane's stop line or past it is dropped
+  after its draws;
   behind the ego is allowed (a follower for the brake branch to act on);
 * the asset is uniform over the vehicle families (but the ego's) whose split
   assignment is ``shared`` or the sample's split, then over the family's
@@ -82,7 +83,7 @@ JUNCTION_ENTRY_MARGIN_M = 5.0
 #: A background vehicle or cyclist starts with the front of the longest body at least this far before its lane's
 #: stop line (m): one placed past it stood there at a red light, its stop line behind it, and drove into the
 #: junction across the green traffic (a background crash of the dense sweep, urban_signalized_intersection).
-#: Positions past it are dropped, not redrawn (the other positions keep their draws).
+#: A vehicle placed there is dropped after its draws (every other vehicle keeps its own).
 STOP_LINE_CLEAR_M = 1.0
 #: IDM parameters, each uniform in its range: standstill gap (m), time gap (s), accel, comfortable decel (m/s²).
 IDM_RANGES = {"s0_m": (1.5, 2.5), "time_gap_s": (1.0, 1.8), "accel_max_mps2": (1.2, 2.5),
@@ -321,8 +322,6 @@ def spawn_vehicles(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
         stop = stop_line_s(ctx, lane)
         for s in _positions(rng, n, _free_intervals(g.length_m, margin, blocked.get(lane, ())), spacing):
             x, y, _ = g.pose_at(s)
-            if s + longest / 2 > stop - STOP_LINE_CLEAR_M:
-                continue  # past its stop line, a vehicle would drive into the junction on red
             if all(math.hypot(x - px, y - py) >= SCENARIO_CLEARANCE_M for px, py in points):
                 placed.append(s)
         vehicles = []
@@ -332,6 +331,8 @@ def spawn_vehicles(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
             factor = _r(rng.uniform(*SPEED_FACTOR_RANGE))
             idm = {k: _r(rng.uniform(lo, hi)) for k, (lo, hi) in IDM_RANGES.items()}
             route = _route(rng, ctx, lane, s)
+            if s + longest / 2 > stop - STOP_LINE_CLEAR_M:
+                continue  # past its stop line it would drive into the junction on red (its draws are spent all the same)
             vehicles.append((s, asset, factor, idm, route))
         entry = any(k in net.junction_of for k in graph.successors[lane])
         # Initial speeds front to back: the cruise speed, or the IDM equilibrium for the gap to the one ahead.

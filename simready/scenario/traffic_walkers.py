@@ -334,8 +334,6 @@ def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
         stop = kit.stop_line_s(ctx, lane)
         for s in kit.positions(rng, n, free, longest + CYCLIST_SPACING_M):
             x, y, _ = g.pose_at(s)
-            if s + longest / 2 > stop - kit.stop_line_clear_m:
-                continue  # past its stop line (the vehicles' rule)
             if all(math.hypot(x - px, y - py) >= kit.clearance_m for px, py in points):
                 placed.append(s)
         riders = []
@@ -345,6 +343,8 @@ def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
             cruise = _r(min(rng.uniform(*CYCLIST_SPEED_RANGE_MPS), g.speed_limit_mps))
             idm = {k: _r(rng.uniform(lo, hi)) for k, (lo, hi) in CYCLIST_IDM_RANGES.items()}
             route = kit.route(rng, ctx, lane, s) if g.kind != "biking" else _bike_route(rng, ctx, lane, s, BIKE_ROUTE_M)
+            if s + longest / 2 > stop - kit.stop_line_clear_m:
+                continue  # past its stop line (the vehicles' rule; its draws spent all the same)
             riders.append((s, asset, cruise, idm, route))
         # Initial speeds front to back, behind whatever background actor is ahead on the lane.
         ahead = sorted([(float(v["initial"]["lane_ref"]["s"]), float(v["dims"]["l"]) / 2)

@@ -347,7 +347,8 @@ CLAIM_BEHIND_M = 0.3
 CLAIM_STEP_M = 0.2
 #: Between a background pedestrian's body and a scenario pedestrian's claimed walk (m, beyond both radii).
 YIELD_MARGIN_M = 0.15
-#: Only scenario pedestrians within this of a background pedestrian are looked at (m, centre to centre).
+#: Only scenario pedestrians within this of a background pedestrian are looked at (m, centre to centre; nearer
+#: still, only those whose claim its look can reach).
 YIELD_RADIUS_M = 8.0
 #: How far ahead on its own walk path a background pedestrian looks for a claim to stop before (m, + its
 #: stopping distance at :data:`COMMIT_DECEL_MPS2`).
@@ -421,10 +422,24 @@ def yield_to_scenario(view, walkers: tuple[int, ...], fixed: F) -> dict[int, flo
     d_now = view.state.coords.d
     claims: dict[int, F] = {}
     step = SIDESTEP_RATE_MPS * scene.dt
-    for i in walkers:
-        if not present[i]:
-            continue
-        near = [j for j in scenario if math.hypot(*(xy[j] - xy[i])) < YIELD_RADIUS_M]
+    live = np.array([i for i in walkers if present[i]], dtype=np.int64)
+    if not len(live):
+        return out
+    # (walkers, scenario pedestrians) within the radius, found at once; the walkers near none only drift home.
+    # A claim reaches its own length (plus the part behind) from its pedestrian, the walker's look its own from it:
+    # beyond both plus the two radii and the margin, nothing can meet.
+    sc = np.array(scenario, dtype=np.int64)
+    v = np.maximum(view.v, 0.0)
+    reach = np.maximum(v[sc] * CLAIM_S, CLAIM_MIN_M) + a.hl[sc] + CLAIM_BEHIND_M + a.radius[sc]
+    look = YIELD_LOOKAHEAD_M + v[live] ** 2 / (2.0 * COMMIT_DECEL_MPS2) + 2.0 * a.radius[live]
+    limit = np.minimum(reach[None, :] + look[:, None] + YIELD_MARGIN_M + 0.5, YIELD_RADIUS_M)
+    close = np.hypot(xy[live, None, 0] - xy[None, sc, 0], xy[live, None, 1] - xy[None, sc, 1]) < limit
+    # Only walkers near a scenario pedestrian or off their own offset have anything to do.
+    away = np.array([d_now[i] != home.get(i, d_now[i]) for i in live.tolist()], dtype=bool) if home else False
+    busy = np.flatnonzero(close.any(axis=1) | away).tolist()
+    for row in busy:
+        i = int(live[row])
+        near = [scenario[k] for k in np.flatnonzero(close[row]).tolist()]
         d_i = float(d_now[i])
         target = home.get(i, d_i)
         if near:
