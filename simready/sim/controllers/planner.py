@@ -96,10 +96,15 @@ class RouteTable:
                 mine = [(u0 + c.s, c.other, c.s_other) for lane, u0 in zip(p.lanes, p.lane_u0)
                         for c in by_lane.get(lane, ())]
             # Waiting points only matter to actors that yield; others never read them.
-            conflicts.append(tuple((u_x, other, s_other,
-                                    junctions.waiting_point(graph, p, u_x, other, float(a.hl[i]), float(a.hw[i]), float(a.chord[i]))
-                                    if a.yield_[i] and a.lane_bound[i] else u_x - junctions.STOP_BEFORE_M)
-                                   for u_x, other, s_other in mine))
+            row_c = tuple((u_x, other, s_other,
+                           junctions.waiting_point(graph, p, u_x, other, float(a.hl[i]), float(a.hw[i]), float(a.chord[i]))
+                           if a.yield_[i] and a.lane_bound[i] else u_x - junctions.STOP_BEFORE_M)
+                          for u_x, other, s_other in mine)
+            if a.background[i] and row_c:
+                found = conflict_boxes(scene, p)
+                row_c = tuple((u_x, other, s_other, clear_of_boxes(u_w, u_x, scene.lane_index[other], float(a.hl[i]), found))
+                              for u_x, other, s_other, u_w in row_c)
+            conflicts.append(row_c)
         k = max((len(r) for r in stops), default=0)
         stop_u = np.full((len(paths), k), np.inf)
         stop_col = np.full((len(paths), k), -1, dtype=np.int64)
@@ -190,6 +195,25 @@ def conflict_boxes(scene: Scene, path: ReferencePath) -> tuple[tuple[float, floa
             mine, theirs, other = (c.window_a_m, c.window_b_m, c.b) if lane == c.a else (c.window_b_m, c.window_a_m, c.a)
             out.append((u0 + mine[0], u0 + mine[1], scene.lane_index[other], theirs[0], theirs[1]))
     return tuple(sorted(out))
+
+
+def clear_of_boxes(u_wait: float, u_x: float, other: int, hl: float,
+                   boxes: tuple[tuple[float, float, int, float, float], ...]) -> float:
+    """A background vehicle's waiting point for the conflict at ``u_x`` (with lane index ``other``) moved back so
+    that its body waits in no earlier conflict area of its path (another lane's, beginning before ``u_x``): it
+    waits :data:`BOX_STANDOFF_M` before that area instead.
+
+    Why: waiting for a conflict deep in a junction with its nose at the point the lane graph gives, a vehicle
+    with the right of way over the crossing lane before it stood in that lane's area, and the scenario's
+    oncoming car (which neither yields nor avoids, by its program) drove into it (the dense sweep, issue 31)."""
+    moved = True
+    while moved:
+        moved = False
+        for u_in, u_out, lane, _lo, _hi in boxes:
+            if lane != other and u_in < u_x and u_in < u_wait and u_out > u_wait - 2.0 * hl:
+                u_wait = u_in - BOX_STANDOFF_M
+                moved = True
+    return u_wait
 
 
 def _box_gaps(view: TickView, route: RouteTable, fixed: F) -> None:
