@@ -345,9 +345,11 @@ def test_biking_border_and_walking_lanes(map_files, tmp_path):
     types = {r.id: r.type for r in t.regions}
     assert types["road1_sec0_lane-2"] == "drivable" and types["road1_sec0_lane-3"] == "median"
     assert types["road1_sec0_lane2"] == "sidewalk"
-    assert {lane.id for lane in t.lanes} == {"road1_sec0_lane-1", "road1_sec0_lane1"}
+    # A bike lane outside a junction is a lane of its own kind (cyclists ride it; vehicles never route onto it).
+    assert {lane.id: lane.kind for lane in t.lanes} == {"road1_sec0_lane-1": "driving", "road1_sec0_lane-2": "biking",
+                                                        "road1_sec0_lane1": "driving"}
     skipped = "\n".join(t.provenance.skipped)
-    assert "biking lanes: kept as drivable regions" in skipped and "border lanes: kept as median regions" in skipped
+    assert "biking lanes" not in skipped and "border lanes: kept as median regions" in skipped
 
 
 def test_opendrive_1_8_namespace_and_version(map_files, tmp_path):

@@ -354,3 +354,18 @@ def test_cli_sample_with_traffic(tmp_path, capsys):
               "--out", str(tmp_path / "bad"), "--vehicles-per-lane-km", "500"])
     assert exc.value.code == 2 and not (tmp_path / "bad").exists()
     assert "outside [0, 120]" in capsys.readouterr().err
+
+
+def test_a_background_vehicle_waits_clear_of_earlier_conflict_areas():
+    from simready.sim.controllers.planner import BOX_STANDOFF_M, clear_of_boxes
+
+    # Boxes on its path: lane 3 from u = 55.5 to 60.5, lane 8 from 56.5 to 60, lane 14 (the conflict it yields at,
+    # u_x = 62) from 59.5 to 64.5. Waiting with its nose at 59.5 (5 m long) it would stand in lanes 3's and 8's areas:
+    # it waits 1 m before the first, at 54.5.
+    boxes = ((55.5, 60.5, 3, 6.0, 11.0), (56.5, 60.0, 8, 10.0, 13.5), (59.5, 64.5, 14, 6.5, 11.5))
+    assert clear_of_boxes(59.5, 62.0, 14, 2.5, boxes) == 55.5 - BOX_STANDOFF_M
+    # Its body past an area (rear beyond its end), or the areas after the conflict: it waits where it was.
+    assert clear_of_boxes(66.0, 70.0, 14, 2.5, boxes) == 66.0
+    assert clear_of_boxes(54.0, 62.0, 14, 2.5, boxes) == 54.0
+    # The conflict's own area never moves it.
+    assert clear_of_boxes(59.0, 62.0, 14, 2.5, ((58.0, 64.5, 14, 6.5, 11.5),)) == 59.0

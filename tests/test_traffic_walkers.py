@@ -118,7 +118,7 @@ def test_pedestrians_cross_only_on_their_phase(signalized):
     scene, crossings = _crossings(tpl, m, trace)
     signalised = [c for c in crossings if c[1][0]]
     assert len(signalised) >= 2, "too few pedestrians cross a signalised crosswalk in the clip"
-    for ped, (cols, _, _), enter, _ in signalised:
+    for ped, (cols, *_), enter, _ in signalised:
         assert (scene.signals.states[enter, list(cols)] == 2).all(), f"{ped} steps off against its phase"
     # The north and south arms are green all clip long: their pedestrians wait, none crosses there.
     green = {c for c in range(scene.signals.states.shape[1]) if (scene.signals.states[scene.warmup_ticks:, c] == 0).all()}
@@ -273,3 +273,163 @@ def test_cli_sample_with_walkers(tmp_path):
     kinds = {a["kind"] for a in data["actors"] if "background" in a["tags"]}
     assert kinds == {"pedestrian", "cyclist"} and data["realized"]["traffic.vehicles"] == 0
     assert math.isclose(data["realized"]["traffic.pedestrians_per_sidewalk_100m"], 5.0)
+
+
+# --- yielding to the scenario's pedestrians --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def crossing_ped():
+    """The pedestrian-behind-van sample on the residential crosswalk with a few background pedestrians: its
+    pedestrian ``ped`` crosses from (58.9, −6.9) over the crosswalk at x = 60 (t ≈ 2.2 s to 10 s, 1.46 m/s)."""
+    tpl = resolve_template("residential_crosswalk_v3")
+    (m,) = generate(tpl.id, "pedestrian_emerges_behind_van", 1, template=tpl,
+                    traffic=TrafficSpec(pedestrians_per_sidewalk_100m=5.0)).manifests
+    return tpl, m, run_simulation(m, tpl, backend="kinematic-v1").trace
+
+
+def _with_walker(tpl, m, start, route, speed, keep):
+    """``m`` with one more background pedestrian (a copy of its first) starting at ``start`` on ``route``."""
+    data = json.loads(manifest_bytes(m))
+    bg = dict(json.loads(json.dumps(next(a for a in data["actors"] if a["id"].startswith("bg_p")))))
+    tx, ty = tpl.walk_graph.nodes[route[0]]
+    yaw = math.atan2(ty - start[1], tx - start[0])
+    bg["id"] = "bg_p900"
+    bg["initial"]["pose"].update(x=start[0] + keep * math.sin(yaw), y=start[1] - keep * math.cos(yaw), yaw=yaw)
+    bg["initial"]["speed_mps"] = speed
+    bg["behavior"]["cruise_speed_mps"] = speed
+    bg["walk"].update(route=route, keep_right_m=keep)
+    data["actors"].append(bg)
+    return parse_manifest(data, m.sample_id)
+
+
+@pytest.mark.parametrize("start, route, speed, keep", [
+    ((60.0, 2.0), ["cw_s", "ss_60"], 1.2, 0.3),  # head-on on the crosswalk
+    ((60.0, -3.0), ["cw_n", "sn_60", "sn_80"], 0.7, 0.45),  # overtaken on the crosswalk (and standing for the van)
+], ids=["head_on", "overtaken"])
+def test_background_pedestrians_give_way_to_the_scenarios(crossing_ped, start, route, speed, keep):
+    # Without giving way these two walk into the scenario's pedestrian (contact at t = 4.44 s and 5.2 s).
+    tpl, m, alone = crossing_ped
+    busy = _with_walker(tpl, m, start, route, speed, keep)
+    trace = run_simulation(busy, tpl, backend="kinematic-v1").trace
+    assert not [e for e in trace.events if e["type"] == "collision"]
+    df, d0 = trace.df, alone.df
+    cols = ["tick", "x", "y", "speed_mps"]
+    mine = df[df.actor_id == "ped"][cols].reset_index(drop=True)
+    assert mine.equals(d0[d0.actor_id == "ped"][cols].reset_index(drop=True)), "the scenario's pedestrian changed"
+    assert [e for e in trace.events if e["type"] != "collision"] == [e for e in alone.events if e["type"] != "collision"]
+    me, ped = df[df.actor_id == "bg_p900"], df[df.actor_id == "ped"]
+    gap = np.hypot(me.x.to_numpy() - ped.x.to_numpy(), me.y.to_numpy() - ped.y.to_numpy())
+    assert gap.min() > 0.6
+    # It stepped sideways: off its route's line by more than it keeps right.
+    scene = build_scene(busy, tpl, backend="kinematic-v1")
+    path = scene.initial_paths[scene.actors.index["bg_p900"]]
+    offsets = [path.project(x, y)[1] for x, y in zip(me.x, me.y)]
+    assert min(offsets) < -keep - 0.2 or max(offsets) > -keep + 0.2
+
+
+def test_the_gap_counts_only_vehicles_the_pedestrian_sees(unsignalized):
+    from simready.sim import walkers
+    from simready.sim.sight import TickView
+
+    tpl, m, _ = unsignalized
+    scene = build_scene(m, tpl, backend="kinematic-v1")
+    engine = Engine(scene)
+    view = TickView(scene, engine.state, engine.route.paths)
+    a = scene.actors
+    found = None
+    for i, cross in sorted(engine.route.walking.items()):
+        if cross is None:
+            continue
+        horizon = 8.0
+        # Vehicles due at its crossing and not yet on it (walkers.gap_hazard's rule without the sight line).
+        due = []
+        for j in np.flatnonzero(a.lane_bound & view.present).tolist():
+            u_c = walkers.crossing_u(view.table.paths[j], cross[2])
+            if u_c is None:
+                continue
+            front = float(view.u[j] + a.hl[j])
+            if front < u_c - 1.5 and view.v[j] > walkers.GAP_MIN_SPEED_MPS and (u_c - 1.5 - front) / view.v[j] < horizon:
+                due.append(j)
+            elif front >= u_c - 1.5 and float(view.u[j] - a.hl[j]) <= u_c + 1.5:
+                due = None
+                break
+        if due and view.visible(np.full(len(due), i), np.array(due)).any():
+            found = (i, cross, due)
+            break
+    assert found, "no pedestrian sees a vehicle due at its crossing at t = 0"
+    i, cross, due = found
+    assert walkers.gap_hazard(view, i, cross, 8.0)
+    # A wall (a box occluder 3 m wide) 1 m from the pedestrian towards each of them hides them: the gap is clear.
+    data = json.loads(manifest_bytes(m))
+    for k, j in enumerate(due):
+        dx, dy = view.xy[j] - view.xy[i]
+        yaw = math.atan2(dy, dx)
+        x, y = view.xy[i] + np.array([math.cos(yaw), math.sin(yaw)]) * 1.0
+        data["occluders"].append({"id": f"wall{k}", "kind": "structure", "pose": {"x": float(x), "y": float(y), "yaw": yaw},
+                                  "dims": {"l": 0.2, "w": 3.0, "h": 2.0}})
+    hidden = build_scene(parse_manifest(data, m.sample_id), tpl, backend="kinematic-v1")
+    assert not walkers.gap_hazard(TickView(hidden, engine.state, engine.route.paths), i, cross, 8.0)
+
+
+def test_a_lane_changing_vehicle_looks_along_its_path_for_pedestrians(unsignalized):
+    """A background vehicle moving sideways (a lane change towards the kerb, its body turned 0.35 rad to the
+    right) does not take a pedestrian walking beside its path, 8 m ahead and 3 m to the right, for one in its
+    corridor: its corridor runs along its path. (Turned towards the kerb, it braked for such a pedestrian and,
+    stopping with its lateral profile still running, swung its nose onto the sidewalk: a background crash.)"""
+    from dataclasses import replace
+
+    from simready.sim.controllers.planner import perceive_pedestrians
+    from simready.sim.sight import TickView
+
+    tpl, m, _ = unsignalized
+    scene = build_scene(m, tpl, backend="kinematic-v1")
+    engine = Engine(scene)
+    state = engine.state
+    a = scene.actors
+    i = next(k for k in np.flatnonzero(a.background & a.is_vehicle & state.bodies.present).tolist())
+    j = next(k for k in np.flatnonzero(a.background & a.is_ped).tolist())
+    path = engine.route.paths.paths[i]
+    u = float(state.coords.u[i])
+    x, y, heading = path.xy_yaw(u)
+    ahead = path.point_at(u + 8.0, -3.0)
+
+    def with_vehicle(yaw: float, d_rate: float) -> TickView:
+        pos = state.bodies.pos.copy()
+        pos[j, :2] = ahead
+        pos[i, :2] = (x, y)
+        present = state.bodies.present.copy()
+        present[:] = False
+        present[[i, j]] = True
+        yaws, rates, v = state.coords.yaw.copy(), state.coords.d_rate.copy(), state.coords.v.copy()
+        yaws[i], rates[i], v[i] = yaw, d_rate, 5.0
+        s = replace(state, bodies=replace(state.bodies, pos=pos, present=present),
+                    coords=replace(state.coords, yaw=yaws, d_rate=rates, v=v))
+        return TickView(scene, s, engine.route.paths)
+
+    turned = float(heading) - 0.35
+    # Held straight on its lane, or turned without moving sideways (a bend): the body's heading, the pedestrian in it.
+    assert (i, j) in perceive_pedestrians(with_vehicle(turned, 0.0))
+    assert (i, j) not in perceive_pedestrians(with_vehicle(float(heading), 0.0))
+    # Moving sideways: along its path, the pedestrian beside it.
+    assert (i, j) not in perceive_pedestrians(with_vehicle(turned, -1.0))
+
+
+def test_no_background_actor_starts_past_its_stop_line(signalized):
+    from simready.scenario.generator import make_context
+    from simready.scenario.traffic import STOP_LINE_CLEAR_M, stop_line_s
+
+    tpl, m, _ = signalized
+    ctx = make_context(tpl, m.intent)
+    # Each approach's signal stops it at s = 44.5 m of its 50 m lane; lanes without a signal have none.
+    assert stop_line_s(ctx, "w_in") == 44.5 and stop_line_s(ctx, "w_out") == math.inf
+    longest = {"vehicle": 0.0, "cyclist": 0.0}
+    placed = []
+    for a in background(m):
+        if a.kind in longest and a.initial.lane_ref is not None:
+            longest[a.kind] = max(longest[a.kind], a.dims.l)
+            placed.append(a)
+    assert len(placed) >= 10
+    for a in placed:
+        ref = a.initial.lane_ref
+        assert ref.s + longest[a.kind] / 2 <= stop_line_s(ctx, ref.lane) - STOP_LINE_CLEAR_M, a.id

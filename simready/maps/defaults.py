@@ -20,6 +20,14 @@ DEFAULT_SIGNAL_PROGRAM: tuple[dict[str, Any], ...] = (
     {"state": "yellow", "duration_s": 3.0},
     {"state": "red", "duration_s": 32.0},
 )
+#: A pedestrian light's program: red while the vehicles' default program is green or yellow and for an all-red
+#: second after, walk (green) for the rest of their red less :data:`PEDESTRIAN_CLEARANCE_S`, then red again.
+PEDESTRIAN_CLEARANCE_S = 6.0
+PEDESTRIAN_SIGNAL_PROGRAM: tuple[dict[str, Any], ...] = (
+    {"state": "red", "duration_s": 25.0 + 3.0 + 1.0},
+    {"state": "green", "duration_s": 32.0 - 1.0 - PEDESTRIAN_CLEARANCE_S},
+    {"state": "red", "duration_s": PEDESTRIAN_CLEARANCE_S},
+)
 #: Parking slot length along a parking lane (m).
 PARKING_SLOT_M = 6.0
 #: Signal head asset placed at each imported traffic light.

@@ -250,7 +250,7 @@ def _road(lane: Lane, road_id: int, junction: int | None, h_start: float | None,
     plan, bend, pts, s_at = _plan_view(lane, h_start, h_end)
     centre = xodr.Lane(lane_type=xodr.LaneType.none)
     section = xodr.LaneSection(0, centre)
-    kind = xodr.LaneType.parking if lane.kind == "parking" else xodr.LaneType.driving
+    kind = {"parking": xodr.LaneType.parking, "biking": xodr.LaneType.biking}.get(lane.kind, xodr.LaneType.driving)
     (s0, w0, k0), *more = _pieces(_widths(lane, region, pts), s_at)
     right = xodr.Lane(lane_type=kind, a=w0, b=k0)
     for s1, w1, k1 in more:

@@ -28,9 +28,14 @@ counter-clockwise from +x). What becomes what:
 * road marks give each lane whether a change to its same-direction
   neighbour is allowed (``change_left``/``change_right``) and become
   ``markings`` (polyline, type, colour, width) for the street geometry;
+* ``biking`` lanes outside junctions become directed ``biking`` template lanes
+  (background cyclists ride them; no vehicle routes or changes onto them);
 * sidewalks become sidewalk regions and walkable chains; each crosswalk object
   a crosswalk region joined to the two sidewalks it touches; parking lanes
   and ``parkingSpace`` objects parking regions;
+* each pedestrian light (type 1000002 or 1000007) a template pedestrian
+  signal over the crosswalks near it on its road (15 m along s), walking
+  while the vehicles' default program is red;
 * each traffic light a fixed-time template signal over the lanes it binds to
   (validity, orientation, ``<signalReference>``, the junction's controllers),
   its stop line clamped to its lane; stop, yield and speed-limit signs lane
@@ -114,9 +119,16 @@ SIDEWALK_JOIN_M = 0.5
 DRIVING_TYPES = ("driving", "entry", "exit", "onRamp", "offRamp", "connectingRamp")
 #: OpenDRIVE 1.8 renamed ``sidewalk`` to ``walking``.
 SIDEWALK_TYPES = ("sidewalk", "walking")
-#: Lane types that become a region without a lane, and the region type.
+#: Lane types that become a region without a lane, and the region type (a ``biking`` lane outside a junction is
+#: a ``biking`` template lane in its drivable region; inside one, a region alone).
 REGION_ONLY_TYPES = {"shoulder": "drivable", "biking": "drivable", "border": "median", "median": "median",
                      "curb": "median"}
+
+#: Dynamic signals of these types (the German catalogue's pedestrian light, and pedestrian and bicycle light) are
+#: pedestrian lights: imported over the crosswalks near them, not as traffic lights.
+PEDESTRIAN_LIGHT_TYPES = ("1000002", "1000007")
+#: A pedestrian light governs the crosswalks of its road whose object is this close to it along s (m).
+PEDESTRIAN_LIGHT_REACH_M = 15.0
 
 LaneKey = tuple[str, int, int]
 
@@ -813,6 +825,9 @@ class _Builder:
         self.lane_by_name: dict[str, _SampledLane] = {}
         self.lane_key_by_name: dict[str, LaneKey] = {}
         self.sidewalks: dict[str, _SampledLane] = {}
+        #: Crosswalk region id → (road id, s of its object), for the pedestrian lights (:meth:`_pedestrian_light`).
+        self.crosswalk_at: dict[str, tuple[str, float]] = {}
+        self.pedestrian_signals: list[dict[str, Any]] = []
         self.file_succ: dict[str, tuple[str, ...]] = {}
         self.crosswalks = 0
         self.parking_spaces: list[str] = []
@@ -980,7 +995,8 @@ class _Builder:
                 self.skipped["lanes closing to zero width and opening again: imported per open stretch"] += 1
                 return
         name = name or lane_name(lane.key)
-        if lane.type in DRIVING_TYPES or lane.type == "parking":
+        biking = lane.type == "biking" and not lane.junction
+        if lane.type in DRIVING_TYPES or lane.type == "parking" or biking:
             rtype = "parking" if lane.type == "parking" else ("intersection" if lane.junction else "drivable")
             got = self._region(name, rtype, lane)
             if got is None:
@@ -991,7 +1007,7 @@ class _Builder:
                 del self.regions[name]
                 return
             pts, zs = centre
-            kind = "parking" if lane.type == "parking" else "driving"
+            kind = "parking" if lane.type == "parking" else ("biking" if biking else "driving")
             if lane.junction and kind == "driving":
                 c = np.asarray(pts)
                 turn = math.degrees(abs((_heading(c, -1) - _heading(c, 0) + math.pi) % (2 * math.pi) - math.pi))
@@ -1078,6 +1094,8 @@ class _Builder:
             "behaviors_allowed": list(d["behaviors_allowed"]),
             "signals": signals,
             **({"markings": markings} if markings else {}),
+            **({"pedestrian_signals": sorted(self.pedestrian_signals, key=lambda p: p["id"])}
+               if self.pedestrian_signals else {}),
         }
 
     def _links(self) -> None:
@@ -1126,8 +1144,9 @@ class _Builder:
                 if neighbour_id == 0:
                     continue
                 other = self.lane_by_name.get(lane_name((road_id, k, neighbour_id)))
-                if other is None or other.forward != lane.forward or self.lanes[name]["kind"] == "parking" \
-                        or self.lanes[lane_name(other.key)]["kind"] == "parking":
+                if other is None or other.forward != lane.forward \
+                        or self.lanes[name]["kind"] in ("parking", "biking") \
+                        or self.lanes[lane_name(other.key)]["kind"] in ("parking", "biking"):
                     continue
                 # The mark between them is on the outer border of the one nearer the reference line.
                 mark = lane.mark if outward else other.mark
@@ -1336,6 +1355,7 @@ class _Builder:
                     self.skipped["outside --bounds"] += 1
                     continue
                 cw_id = f"crosswalk_{_safe(road.id)}_{_safe(obj.id)}"
+                self.crosswalk_at[cw_id] = (road.id, float(obj.s))
                 ring = _pts(np.asarray(poly.exterior.coords[:-1]))
                 self.regions[cw_id] = {"id": cw_id, "type": "crosswalk", "polygon": ring}
                 out.append((cw_id, obj, Polygon(ring)))
@@ -1392,6 +1412,9 @@ class _Builder:
                     bound = [(name, road, sig.s) for name in self._into_junction(road, junction_of[sig.id])]
                     if bound:
                         self.skipped["traffic lights bound through their junction's controller"] += 1
+                if sig.dynamic and sig.type in PEDESTRIAN_LIGHT_TYPES:
+                    self._pedestrian_light(road, sig, refs.get(sig.id, ()), offset_of.get(sig.id, 0.0) * cycle)
+                    continue
                 if not sig.dynamic:
                     self._sign(sig, sorted({name for name, _, _ in bound}))
                     continue
@@ -1428,6 +1451,22 @@ class _Builder:
                                         f"{cycle:g} s program, junction controllers offset by cycle/n")
         return sorted(signals, key=lambda s: s["id"]), sorted(instances, key=lambda i: i["name"]), \
             sorted(controls, key=lambda c: c["instance"])
+
+    def _pedestrian_light(self, road: Road, sig: Any, refs: Any, offset_s: float) -> None:
+        """A pedestrian light (:data:`PEDESTRIAN_LIGHT_TYPES`) over the crosswalks of its road (and of the roads
+        referencing it) whose object lies within :data:`PEDESTRIAN_LIGHT_REACH_M` of it along s; the program is
+        :data:`~simready.maps.defaults.PEDESTRIAN_SIGNAL_PROGRAM` (walk while the vehicles' default program is red)
+        with the offset its controller gives the vehicles' lights."""
+        near = sorted(cw for cw, (rid, s) in self.crosswalk_at.items()
+                      if (rid == road.id and abs(s - sig.s) <= PEDESTRIAN_LIGHT_REACH_M)
+                      or any(rid == ref_road.id and abs(s - ref.s) <= PEDESTRIAN_LIGHT_REACH_M for ref_road, ref in refs))
+        if not near:
+            self.skipped["pedestrian lights near no imported crosswalk"] += 1
+            return
+        self.pedestrian_signals.append({"id": f"ped_signal_{_safe(sig.id)}", "crosswalks": near,
+                                        "program": [dict(p) for p in defaults.PEDESTRIAN_SIGNAL_PROGRAM],
+                                        "offset_s": _r(offset_s)})
+        self.skipped["pedestrian lights: imported as pedestrian signals over their crosswalks"] += 1
 
     def _sign(self, sig: Any, lanes: list[str]) -> None:
         """A static sign as lane facts: stop (206) and yield (205) a lane's right of way, a speed limit (274) its speed.
@@ -1490,7 +1529,7 @@ class _Builder:
             out = []
             for lane in road.sections[k].lanes:
                 name = lane_name((road.id, k, lane.id))
-                if name not in self.lane_by_name or self.lanes[name]["kind"] not in ("driving", "turn"):
+                if name not in self.lane_by_name or self.lanes[name]["kind"] not in ("driving", "turn", "biking"):
                     continue
                 if validity:
                     if not any(min(a, b) <= lane.id <= max(a, b) for a, b in validity):

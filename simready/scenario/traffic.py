@@ -22,6 +22,9 @@ Spawning, per driving lane outside junctions, sorted by id:
   of a scenario actor on its route (a background vehicle never starts in
   front of the scenario's own vehicles: it would change the scenario's
   relation), less :data:`SCENARIO_CLEARANCE_M` around every scenario actor;
+  a vehicle whose position would put the longest body within
+  :data:`STOP_LINE_CLEAR_M` of its lane's stop line or past it is dropped
+  after its draws;
   behind the ego is allowed (a follower for the brake branch to act on);
 * the asset is uniform over the vehicle families (but the ego's) whose split
   assignment is ``shared`` or the sample's split, then over the family's
@@ -77,6 +80,11 @@ SCENARIO_CLEARANCE_M = 15.0
 SPEED_FACTOR_RANGE = (0.8, 1.05)
 #: A vehicle on a lane that enters a junction starts slow enough to stop this far before the lane's end (m).
 JUNCTION_ENTRY_MARGIN_M = 5.0
+#: A background vehicle or cyclist starts with the front of the longest body at least this far before its lane's
+#: stop line (m): one placed past it stood there at a red light, its stop line behind it, and drove into the
+#: junction across the green traffic (a background crash of the dense sweep, urban_signalized_intersection).
+#: A vehicle placed there is dropped after its draws (every other vehicle keeps its own).
+STOP_LINE_CLEAR_M = 1.0
 #: IDM parameters, each uniform in its range: standstill gap (m), time gap (s), accel, comfortable decel (m/s²).
 IDM_RANGES = {"s0_m": (1.5, 2.5), "time_gap_s": (1.0, 1.8), "accel_max_mps2": (1.2, 2.5),
               "decel_comfort_mps2": (2.0, 3.0)}
@@ -128,6 +136,23 @@ def _blocked(ctx: ProgramContext, draft: dict[str, Any]) -> tuple[dict[str, list
             if lane in graph.lanes:
                 blocked.setdefault(lane, []).append((s0 if k == 0 else -math.inf, math.inf))
     return blocked, points
+
+
+def stop_line_s(ctx: ProgramContext, lane: str) -> float:
+    """s on ``lane`` of the nearest stop line of a signal controlling it (the signal's own, or its point projected
+    across onto a neighbouring controlled lane); inf without one."""
+    graph = lane_network(ctx.template).graph
+    g = graph.lanes[lane]
+    out = math.inf
+    for sig in ctx.template.signals:
+        if lane not in sig.controls:
+            continue
+        if sig.stop_line.lane == lane:
+            s = float(sig.stop_line.s_m)
+        else:
+            s = g.project(*graph.lanes[sig.stop_line.lane].point_at(sig.stop_line.s_m))[0]
+        out = min(out, s)
+    return out
 
 
 def _free_intervals(length: float, margin: float, blocked: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -294,6 +319,7 @@ def spawn_vehicles(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
         whole = math.floor(expected)
         n = whole + int(rng.uniform() < expected - whole)
         placed = []
+        stop = stop_line_s(ctx, lane)
         for s in _positions(rng, n, _free_intervals(g.length_m, margin, blocked.get(lane, ())), spacing):
             x, y, _ = g.pose_at(s)
             if all(math.hypot(x - px, y - py) >= SCENARIO_CLEARANCE_M for px, py in points):
@@ -305,6 +331,8 @@ def spawn_vehicles(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
             factor = _r(rng.uniform(*SPEED_FACTOR_RANGE))
             idm = {k: _r(rng.uniform(lo, hi)) for k, (lo, hi) in IDM_RANGES.items()}
             route = _route(rng, ctx, lane, s)
+            if s + longest / 2 > stop - STOP_LINE_CLEAR_M:
+                continue  # past its stop line it would drive into the junction on red (its draws are spent all the same)
             vehicles.append((s, asset, factor, idm, route))
         entry = any(k in net.junction_of for k in graph.successors[lane])
         # Initial speeds front to back: the cruise speed, or the IDM equilibrium for the gap to the one ahead.
@@ -346,7 +374,7 @@ def with_traffic(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, 
     vehicles = spawn_vehicles(ctx, base, spec, stream_root, rng)
     # Pedestrians, then cyclists, from the same stream after the vehicles (none drawn when none are asked for).
     kit = Spawning(BACKGROUND_TAG, SCENARIO_CLEARANCE_M, LANE_END_MARGIN_M, JUNCTION_ENTRY_MARGIN_M, TrafficError,
-                   _blocked, _free_intervals, _positions, _route)
+                   _blocked, _free_intervals, _positions, _route, stop_line_s, STOP_LINE_CLEAR_M)
     pedestrians = spawn_pedestrians(ctx, base, spec, rng, kit)
     # Cyclists keep clear of the vehicles present at start; a reserve waits off the map and enters only where its
     # entry is clear (simready.sim.respawn), so it does not block a cyclist's place.

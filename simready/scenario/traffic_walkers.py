@@ -27,15 +27,16 @@ walkable graph (an edge that does not enter the roadway), sorted:
   a dead end, crossing the roadway at most once (a crosswalk, walked to its
   far side); the initial speed lets it stop before its kerb.
 
-Cyclists (``cyclists_per_km``), per kerbside driving lane outside junctions
-(no same-direction driving lane to its right), sorted: the count as for
+Cyclists (``cyclists_per_km``), per bike lane (a ``biking`` template lane,
+imported from OpenDRIVE) and per kerbside driving lane (no same-direction
+driving or bike lane to its right) outside junctions, sorted: the count as for
 vehicles; positions uniform on the lane's free length (the vehicles' rule,
 less the room before and behind every background vehicle already on the lane:
 :func:`_vehicle_room`); it rides :data:`CYCLIST_KERB_GAP_M` from the lane's
-right edge (``initial.lane_ref.t_frac``); asset uniform over the cyclist
+right edge (``initial.lane_ref.t_frac``; in a bike lane its centre); asset uniform over the cyclist
 families of the split; cruise speed and IDM parameters uniform in
 :data:`CYCLIST_SPEED_RANGE_MPS` and :data:`CYCLIST_IDM_RANGES`; the route as
-a vehicle's; initial speed the cruise speed, or the IDM equilibrium behind
+a vehicle's (in a bike lane, on through the bike lanes that follow it); initial speed the cruise speed, or the IDM equilibrium behind
 the nearest background actor ahead on the lane, and able to stop before a
 junction. The simulator's car following, signals and right of way then apply
 to them as to any lane-bound actor, and vehicles follow them.
@@ -92,6 +93,8 @@ CYCLIST_IDM_RANGES = {"s0_m": (1.0, 2.0), "time_gap_s": (0.8, 1.5), "accel_max_m
 #: A cyclist starts no closer behind a background vehicle than this (m, bumper to bumper), and no closer ahead of
 #: one than the vehicle's IDM gap at its speed (:func:`_vehicle_room`).
 CYCLIST_BEHIND_VEHICLE_M = 4.0
+#: A cyclist's route along bike lanes reaches this far ahead where they go on (m).
+BIKE_ROUTE_M = 400.0
 #: Digits kept of drawn values.
 DIGITS = 4
 
@@ -113,6 +116,8 @@ class Spawning:
     free_intervals: Callable[..., Any]
     positions: Callable[..., Any]
     route: Callable[..., Any]
+    stop_line_s: Callable[..., Any]
+    stop_line_clear_m: float
 
 
 def _r(x: float) -> float:
@@ -258,17 +263,35 @@ def spawn_pedestrians(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficS
 
 
 def kerbside_lanes(ctx: ProgramContext) -> list[str]:
-    """Driving lanes outside junctions with no same-direction driving lane to their right, sorted."""
+    """The lanes cyclists ride, sorted: every ``biking`` lane outside junctions, and every driving lane outside
+    junctions with no same-direction driving or biking lane to its right (at its kerb)."""
     net = lane_network(ctx.template)
     graph = net.graph
     out = []
     for lane in sorted(graph.lanes):
-        if graph.lanes[lane].kind != "driving" or lane in net.junction_of:
+        kind = graph.lanes[lane].kind
+        if kind not in ("driving", "biking") or lane in net.junction_of:
             continue
         right = graph.right.get(lane)
-        if right is None or graph.lanes[right].kind != "driving":
+        if kind == "biking" or right is None or graph.lanes[right].kind not in ("driving", "biking"):
             out.append(lane)
     return out
+
+
+def _bike_route(rng: np.random.Generator, ctx: ProgramContext, lane: str, s: float, wanted_m: float) -> list[str]:
+    """A cyclist's route from a bike lane: on through the bike lanes that follow it (uniformly where several do)
+    until :data:`BIKE_ROUTE_M` ahead or where none does (it leaves the map there, as a vehicle at a dead end)."""
+    graph = lane_network(ctx.template).graph
+    route = [lane]
+    ahead = graph.lanes[lane].length_m - s
+    while ahead < wanted_m and len(route) < 40:
+        nxt = [k for k in graph.successors[route[-1]] if k not in route and graph.lanes[k].kind == "biking"]
+        if not nxt:
+            break
+        pick = nxt[int(rng.integers(len(nxt)))] if len(nxt) > 1 else nxt[0]
+        route.append(pick)
+        ahead += graph.lanes[pick].length_m
+    return route
 
 
 def _vehicle_room(vehicle: dict[str, Any], half_cyclist: float) -> tuple[float, float]:
@@ -308,6 +331,7 @@ def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
         keep_out = list(blocked.get(lane, ())) + [_vehicle_room(v, longest / 2) for v in on_lane.get(lane, ())]
         free = kit.free_intervals(g.length_m, longest / 2 + kit.lane_end_margin_m, keep_out)
         placed = []
+        stop = kit.stop_line_s(ctx, lane)
         for s in kit.positions(rng, n, free, longest + CYCLIST_SPACING_M):
             x, y, _ = g.pose_at(s)
             if all(math.hypot(x - px, y - py) >= kit.clearance_m for px, py in points):
@@ -318,7 +342,9 @@ def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
             asset = assets[family][int(rng.integers(len(assets[family])))]
             cruise = _r(min(rng.uniform(*CYCLIST_SPEED_RANGE_MPS), g.speed_limit_mps))
             idm = {k: _r(rng.uniform(lo, hi)) for k, (lo, hi) in CYCLIST_IDM_RANGES.items()}
-            route = kit.route(rng, ctx, lane, s)
+            route = kit.route(rng, ctx, lane, s) if g.kind != "biking" else _bike_route(rng, ctx, lane, s, BIKE_ROUTE_M)
+            if s + longest / 2 > stop - kit.stop_line_clear_m:
+                continue  # past its stop line (the vehicles' rule; its draws spent all the same)
             riders.append((s, asset, cruise, idm, route))
         # Initial speeds front to back, behind whatever background actor is ahead on the lane.
         ahead = sorted([(float(v["initial"]["lane_ref"]["s"]), float(v["dims"]["l"]) / 2)
@@ -332,8 +358,8 @@ def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
             if entry:
                 room = max(0.0, g.length_m - s - half - kit.junction_entry_margin_m)
                 v0 = min(v0, math.sqrt(2.0 * idm["decel_comfort_mps2"] * room))
-            # At the kerb: the body's right side CYCLIST_KERB_GAP_M from the lane's right edge.
-            offset = -max(g.width_m / 2 - dims[asset].width / 2 - CYCLIST_KERB_GAP_M, 0.0)
+            # At the kerb: the body's right side CYCLIST_KERB_GAP_M from the lane's right edge; a bike lane's centre.
+            offset = -max(g.width_m / 2 - dims[asset].width / 2 - CYCLIST_KERB_GAP_M, 0.0) if g.kind != "biking" else 0.0
             t_frac = _r(offset / (g.width_m / 2))
             x, y, yaw = g.pose_at(s)
             d = t_frac * g.width_m / 2

@@ -5,7 +5,10 @@ walk their walkable routes like any pedestrian, with two rules of their own
 (the scenario's pedestrians keep :mod:`simready.sim.controllers.pedestrian`'s,
 so samples without background pedestrians are unchanged):
 
-* **the kerb**: at a crossing whose roadway lanes a signal controls (a lane
+* **the kerb**: at a crosswalk under a pedestrian signal (the template's
+  ``pedestrian_signals``, imported from OpenDRIVE pedestrian lights) it steps
+  off only while that signal is green until it can have crossed (the time
+  below); elsewhere, at a crossing whose roadway lanes a signal controls (a lane
   of the crossing with a stop line, the map's own or carried across, see
   :class:`simready.sim.scene.SignalTable`) it steps off only on its phase:
   every such signal red from now until it can have crossed (its remaining
@@ -14,7 +17,8 @@ so samples without background pedestrians are unchanged):
   pedestrian countdown shows them; and, signalised or not, only when no
   vehicle or cyclist is on the crossing or reaches it, at its speed along its
   own path, within the accepted gap: the time the pedestrian needs to cross
-  plus :data:`GAP_MARGIN_S` (:func:`gap_hazard`). It decides within
+  plus :data:`GAP_MARGIN_S` (:func:`gap_hazard`; one due at a red light before
+  the crossing that it can still stop at comfortably does not count). It decides within
   :data:`~simready.sim.constants.KERB_LOOKAHEAD_M` plus its stopping distance
   of the kerb, stops at once (the decision is made before the kerb, so no
   reaction delay), and resumes its reaction delay after the way is clear;
@@ -24,7 +28,15 @@ so samples without background pedestrians are unchanged):
   right of its route's line (``walk.keep_right_m``), so two walking towards
   each other pass, and stops behind a pedestrian ahead on its own walk path
   (:func:`walker_gaps`); two that have each other ahead (crossing or merging
-  paths) settle it by id, the later one waits.
+  paths) settle it by id, the later one waits;
+* **giving way to the scenario's pedestrians** (:func:`yield_to_scenario`):
+  the scenario's pedestrians never react to background ones (their timing
+  serves the scenario's relation), so a background pedestrian keeps out of
+  the stretch a scenario pedestrian walks in the next :data:`CLAIM_S`: it
+  stops before a claim crossing its path, and steps sideways (at
+  :data:`SIDESTEP_RATE_MPS`, at most :data:`SIDESTEP_MAX_M` off its line, not
+  from a sidewalk into the roadway) out of one along its heading — head-on or
+  overtaken — or round a scenario pedestrian standing in its way.
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ from simready.sim.state import PedMemory, with_changes
 F = NDArray[np.float64]
 
 RED = SIGNAL_CODES["red"]
+GREEN = SIGNAL_CODES["green"]
 #: A pedestrian's phase must last this long beyond the time it needs to cross (s).
 PHASE_MARGIN_S = 1.0
 #: The deceleration with which a pedestrian on a clear way could still stop before the kerb (m/s²): nearer, it goes.
@@ -62,8 +75,12 @@ GAP_MARGIN_S = 2.0
 #: Vehicles slower than this do not count for the gap (m/s): a stopped one sees the pedestrian step off.
 GAP_MIN_SPEED_MPS = 0.3
 
-#: ``(signal columns, u where the crossing leaves the roadway, the crossing's centre line as points)``.
-Crossing = tuple[tuple[int, ...], float, tuple[tuple[float, float], ...]]
+#: A background pedestrian judges the gap by the vehicles it can see within this distance (m, centre to centre).
+SIGHT_M = 120.0
+
+#: ``(signal columns, u where the crossing leaves the roadway, the crossing's centre line as points, indices of the
+#: template's pedestrian signals over its crosswalk)``.
+Crossing = tuple[tuple[int, ...], float, tuple[tuple[float, float], ...], tuple[int, ...]]
 
 
 def crossing(scene: Scene, path: object) -> Crossing | None:
@@ -91,7 +108,10 @@ def crossing(scene: Scene, path: object) -> Crossing | None:
         hit = scene.signals.stop_lines.get(lane) or scene.signals.side_stop_lines.get(lane)
         if hit is not None and LineString(np.asarray(g.points)).intersects(line):
             cols.add(hit[1])
-    return tuple(sorted(cols)), u, tuple((float(x), float(y)) for x, y in pts)
+    t = scene.template
+    used = {r.id for r in t.regions if r.type == "crosswalk" and r.shape.intersects(line)}
+    heads = tuple(k for k, sig in enumerate(t.pedestrian_signals) if used & set(sig.crosswalks))
+    return tuple(sorted(cols)), u, tuple((float(x), float(y)) for x, y in pts), heads
 
 
 _CROSS_U: dict[tuple[object, ...], float | None] = {}
@@ -115,11 +135,18 @@ def crossing_u(path: object, segment: tuple[tuple[float, float], ...]) -> float 
 
 
 def gap_hazard(view, i: int, cross: Crossing, horizon_s: float) -> bool:  # type: ignore[no-untyped-def]
-    """A moving lane-bound actor (vehicle or cyclist) reaches pedestrian ``i``'s crossing within ``horizon_s`` at
-    its speed along its own path, or is on it."""
+    """A moving lane-bound actor (vehicle or cyclist) that pedestrian ``i`` can see reaches its crossing within
+    ``horizon_s`` at its speed along its own path, or one (seen or not) is on it.
+
+    Seeing is :meth:`simready.sim.sight.TickView.visible` (buildings, vehicles and the manifest's occluders block
+    the sight line) within :data:`SIGHT_M`: a vehicle hidden behind a parked van or a queue does not count until
+    it shows (it then stops the pedestrian at the kerb if it has not committed; vehicles stop for pedestrians in
+    their corridor).
+    """
     a = view.scene.actors
     paths = view.table.paths
     u, v, present = view.u_py, view.v, view.present_py
+    due: list[int] = []
     for j in np.flatnonzero(a.lane_bound).tolist():
         if j == i or not present[j]:
             continue
@@ -133,19 +160,72 @@ def gap_hazard(view, i: int, cross: Crossing, horizon_s: float) -> bool:  # type
         if front >= u_c - 1.5:
             return True  # on it
         vj = float(v[j])
-        if vj > GAP_MIN_SPEED_MPS and (u_c - 1.5 - front) / vj < horizon_s:
+        if vj > GAP_MIN_SPEED_MPS and (u_c - 1.5 - front) / vj < horizon_s and not _stops_at_red(view, j, front, u_c):
+            due.append(j)
+    if not due:
+        return False
+    xy = view.xy
+    near = [j for j in due if math.hypot(*(xy[j] - xy[i])) <= SIGHT_M]
+    if not near:
+        return False
+    return bool(view.visible(np.full(len(near), i, dtype=np.int64), np.array(near, dtype=np.int64)).any())
+
+
+def _stops_at_red(view, j: int, front: float, u_c: float) -> bool:  # type: ignore[no-untyped-def]
+    """Lane-bound actor ``j`` obeys signals and has a stop line showing red between its front and the crossing
+    that it can still stop at with its comfortable deceleration (the pedestrian trusts it to)."""
+    scene = view.scene
+    a = scene.actors
+    if not a.obey_signals[j]:
+        return False
+    path = view.table.paths[j]
+    row = scene.signals.states[min(view.tick, len(scene.signals.states) - 1)]
+    side = scene.signals.side_stop_lines if a.background[j] else {}
+    vj = max(float(view.v[j]), 0.0)
+    brake = vj * vj / (2.0 * float(a.decel_comfort[j]))
+    for lane, u0 in zip(path.lanes, path.lane_u0):
+        hit = scene.signals.stop_lines.get(lane) or side.get(lane)
+        if hit is None:
+            continue
+        u_stop = u0 + hit[0]
+        if front <= u_stop <= u_c and row[hit[1]] == RED and brake < u_stop - front:
             return True
     return False
 
 
-def phase_open(scene: Scene, tick: int, cols: tuple[int, ...], need_s: float) -> bool:
-    """Whether every signal of ``cols`` is red from ``tick`` for ``need_s`` seconds (to the end of the rollout at most)."""
+def phase_open(scene: Scene, tick: int, cols: tuple[int, ...], need_s: float, heads: tuple[int, ...] = ()) -> bool:
+    """Whether the pedestrian's phase lasts from ``tick`` for ``need_s`` seconds (to the end of the rollout at
+    most): every pedestrian signal of ``heads`` green where the crosswalk has one, else every vehicle signal of
+    ``cols`` red."""
+    k = int(math.ceil(need_s / scene.dt))
+    if heads:
+        states = pedestrian_states(scene)
+        window = states[tick:min(tick + k + 1, len(states))][:, list(heads)]
+        return bool((window == GREEN).all())
     if not cols:
         return True
     states = scene.signals.states
-    k = int(math.ceil(need_s / scene.dt))
     window = states[tick:min(tick + k + 1, len(states))][:, list(cols)]
     return bool((window == RED).all())
+
+
+_PED_STATES: dict[int, tuple[Scene, NDArray[np.int8]]] = {}
+
+
+def pedestrian_states(scene: Scene) -> NDArray[np.int8]:
+    """(ticks + 1, P) the template's pedestrian signals' states (:data:`~simready.sim.scene.SIGNAL_CODES`) per tick,
+    on the signal table's clock; built once per scene."""
+    hit = _PED_STATES.get(id(scene))
+    if hit is None or hit[0] is not scene:
+        m = scene.manifest
+        t = (np.arange(m.warmup_ticks + m.clip_ticks + 1) - m.warmup_ticks) * m.dt
+        cols = [np.array([SIGNAL_CODES[sig.state_at(float(x))] for x in t], dtype=np.int8)
+                for sig in scene.template.pedestrian_signals]
+        states = np.stack(cols, axis=1) if cols else np.zeros((len(t), 0), dtype=np.int8)
+        if len(_PED_STATES) > 16:
+            _PED_STATES.clear()
+        hit = _PED_STATES[id(scene)] = (scene, states)
+    return hit[1]
 
 
 def update(view, i: int, mem: PedMemory, path, perceive: bool, cross: Crossing | None) -> tuple[PedMemory, float]:  # type: ignore[no-untyped-def]
@@ -166,7 +246,8 @@ def update(view, i: int, mem: PedMemory, path, perceive: bool, cross: Crossing |
         cruise = max(float(a.cruise[i]), 0.5)
         need = (cross[1] - u) / cruise + mem.reaction_delay_s + PHASE_MARGIN_S
         across = (cross[1] - mem.kerb_u) / cruise + GAP_MARGIN_S
-        blocked = bool(near and (not phase_open(scene, tick, cross[0], need) or gap_hazard(view, i, cross, across)))
+        blocked = bool(near and (not phase_open(scene, tick, cross[0], need, cross[3])
+                                 or gap_hazard(view, i, cross, across)))
     else:
         blocked = mem.seen
     mode = mem.mode
@@ -255,3 +336,193 @@ def _project_pairs(table, u: F, i: NDArray[np.int64], xy: F) -> tuple[F, F]:  # 
     pick = flat[r, best]
     side = dr[r, best, 0] * (xy[:, 1] - fy[r, best]) - dr[r, best, 1] * (xy[:, 0] - fx[r, best])
     return table.cum[pick] + a[r, best], side
+
+
+# --- yielding to the scenario's pedestrians ------------------------------------------------------------------
+
+#: A scenario pedestrian claims the stretch of its own walk path it covers in this time (s) ...
+CLAIM_S = 2.0
+#: ... but at least this much ahead of its body (m), and this much behind its centre.
+CLAIM_MIN_M = 1.0
+CLAIM_BEHIND_M = 0.3
+#: Step along a claim when sampling it (m).
+CLAIM_STEP_M = 0.2
+#: Between a background pedestrian's body and a scenario pedestrian's claimed walk (m, beyond both radii).
+YIELD_MARGIN_M = 0.15
+#: Only scenario pedestrians within this of a background pedestrian are looked at (m, centre to centre; nearer
+#: still, only those whose claim its look can reach).
+YIELD_RADIUS_M = 8.0
+#: How far ahead on its own walk path a background pedestrian looks for a claim to stop before (m, + its
+#: stopping distance at :data:`COMMIT_DECEL_MPS2`).
+YIELD_LOOKAHEAD_M = 1.5
+#: Sidestep: lateral speed (m/s), most offset from its route's line (m; never into the roadway from a sidewalk).
+SIDESTEP_RATE_MPS = 0.8
+SIDESTEP_MAX_M = 1.5
+#: A claim running at least this close to parallel to a background pedestrian's heading (|cos|) is sidestepped;
+#: a crossing claim is walked out of along the path.
+SIDESTEP_PARALLEL_COS = 0.5
+
+
+def _claim(view, j: int) -> F:  # type: ignore[no-untyped-def]
+    """(K, 2) points of scenario pedestrian ``j``'s claimed walk (see :data:`CLAIM_S`), at its lateral offset."""
+    a = view.scene.actors
+    path = view.table.paths[j]
+    u = float(view.u[j])
+    ahead = max(max(float(view.v[j]), 0.0) * CLAIM_S, CLAIM_MIN_M) + float(a.hl[j])
+    lo, hi = max(u - CLAIM_BEHIND_M, 0.0), min(u + ahead, float(path.length_m))
+    us = np.append(np.arange(lo, hi, CLAIM_STEP_M), hi)
+    x, y, yaw = path.xy_yaw(us)
+    d = float(view.state.coords.d[j])
+    return np.stack([x - d * np.sin(yaw), y + d * np.cos(yaw)], axis=1)
+
+
+def _home_d(scene: Scene) -> dict[int, float]:
+    """Per background pedestrian, its own lateral offset from its route's line (−``walk.keep_right_m``)."""
+    hit = _HOME.get(id(scene))
+    if hit is None or hit[0] is not scene:
+        a = scene.actors
+        out = {}
+        for actor in scene.manifest.actors:
+            i = a.index[actor.id]
+            if a.background[i] and a.is_ped[i]:
+                out[i] = -float(actor.walk.keep_right_m) if actor.walk is not None else 0.0
+        if len(_HOME) > 32:
+            _HOME.clear()
+        hit = _HOME[id(scene)] = (scene, out)
+    return hit[1]
+
+
+_HOME: dict[int, tuple[Scene, dict[int, float]]] = {}
+
+
+def yield_to_scenario(view, walkers: tuple[int, ...], fixed: F) -> dict[int, float]:  # type: ignore[no-untyped-def]
+    """Background pedestrians give way to the scenario's pedestrians (whose programmed walk is untouched).
+
+    Each scenario pedestrian claims the stretch of its walk path ahead of it
+    (:data:`CLAIM_S` at its speed, at least :data:`CLAIM_MIN_M` past its body).
+    A background pedestrian whose body is within both radii plus
+    :data:`YIELD_MARGIN_M` of a claim stands and steps sideways out of it when
+    the claim runs along its own heading (head-on or overtaking), or walks on
+    out of it when the claim crosses its path; one outside every claim stops
+    before its own path enters one (within :data:`YIELD_LOOKAHEAD_M` plus its
+    stopping distance), and drifts back to its own offset when that is clear.
+    Stateless beyond the offset ``d`` itself (part of the state), so
+    checkpoints and replays need nothing new.
+
+    Gaps go into ``fixed``; returns the next tick's lateral offset of each
+    background pedestrian that moves sideways (empty: none does).
+    """
+    scene = view.scene
+    a = scene.actors
+    present = view.present
+    scenario = [j for j in np.flatnonzero(a.is_ped & ~a.background & present).tolist()]
+    out: dict[int, float] = {}
+    if not scenario:
+        return out
+    home = _home_d(scene)
+    xy = view.xy
+    d_now = view.state.coords.d
+    claims: dict[int, F] = {}
+    step = SIDESTEP_RATE_MPS * scene.dt
+    live = np.array([i for i in walkers if present[i]], dtype=np.int64)
+    if not len(live):
+        return out
+    # (walkers, scenario pedestrians) within the radius, found at once; the walkers near none only drift home.
+    # A claim reaches its own length (plus the part behind) from its pedestrian, the walker's look its own from it:
+    # beyond both plus the two radii and the margin, nothing can meet.
+    sc = np.array(scenario, dtype=np.int64)
+    v = np.maximum(view.v, 0.0)
+    reach = np.maximum(v[sc] * CLAIM_S, CLAIM_MIN_M) + a.hl[sc] + CLAIM_BEHIND_M + a.radius[sc]
+    look = YIELD_LOOKAHEAD_M + v[live] ** 2 / (2.0 * COMMIT_DECEL_MPS2) + 2.0 * a.radius[live]
+    limit = np.minimum(reach[None, :] + look[:, None] + YIELD_MARGIN_M + 0.5, YIELD_RADIUS_M)
+    close = np.hypot(xy[live, None, 0] - xy[None, sc, 0], xy[live, None, 1] - xy[None, sc, 1]) < limit
+    # Only walkers near a scenario pedestrian or off their own offset have anything to do.
+    away = np.array([d_now[i] != home.get(i, d_now[i]) for i in live.tolist()], dtype=bool) if home else False
+    busy = np.flatnonzero(close.any(axis=1) | away).tolist()
+    for row in busy:
+        i = int(live[row])
+        near = [scenario[k] for k in np.flatnonzero(close[row]).tolist()]
+        d_i = float(d_now[i])
+        target = home.get(i, d_i)
+        if near:
+            for j in near:
+                if j not in claims:
+                    claims[j] = _claim(view, j)
+            target = _give_way(view, i, near, claims, d_i, target, fixed, step)
+        if target != d_i:
+            out[i] = d_i + max(min(target - d_i, step), -step)
+    return out
+
+
+def _give_way(view, i: int, near: list[int], claims: dict[int, F], d_i: float, home: float, fixed: F,  # type: ignore[no-untyped-def]
+              step: float) -> float:
+    """Background pedestrian ``i``'s gap (into ``fixed``) and lateral target among the claims of ``near``."""
+    scene = view.scene
+    a = scene.actors
+    path = view.table.paths[i]
+    u_i = float(view.u[i])
+    ri = float(a.radius[i])
+    v = max(float(view.v[i]), 0.0)
+    look = YIELD_LOOKAHEAD_M + v * v / (2.0 * COMMIT_DECEL_MPS2) + ri
+    # Its own walk from its centre on, at its present offset: the first point too close to a claim.
+    end = min(u_i + look, float(path.length_m))
+    us = np.arange(u_i, end, CLAIM_STEP_M) if end > u_i else np.array([u_i])
+    x, y, yaw = path.xy_yaw(us)
+    pts = np.stack([x - d_i * np.sin(yaw), y + d_i * np.cos(yaw)], axis=1)
+    first = None  # (index on its walk, j, index on the claim, r)
+    for j in near:
+        r = ri + float(a.radius[j]) + YIELD_MARGIN_M
+        c = claims[j]
+        dist = np.hypot(pts[:, None, 0] - c[None, :, 0], pts[:, None, 1] - c[None, :, 1])
+        close = np.flatnonzero(dist.min(axis=1) < r)
+        if len(close) and (first is None or close[0] < first[0]):
+            first = (int(close[0]), j, int(np.argmin(dist[close[0]])), r)
+    if first is None:
+        # Back towards its own offset only where that is clear of every claim.
+        if home != d_i:
+            back = np.asarray(path.point_at(u_i, d_i + max(min(home - d_i, step), -step)))
+            for j in near:
+                r = ri + float(a.radius[j]) + YIELD_MARGIN_M + 0.1
+                if np.hypot(*(claims[j] - back).T).min() < r:
+                    return d_i
+        return home
+    k, j, m, r = first
+    c = claims[j]
+    hx, hy = math.cos(float(yaw[k])), math.sin(float(yaw[k]))
+    seg = c[min(m + 1, len(c) - 1)] - c[max(m - 1, 0)]
+    norm = math.hypot(float(seg[0]), float(seg[1]))
+    cos = abs(float(seg[0]) * hx + float(seg[1]) * hy) / norm if norm > 1e-9 else 1.0
+    standing = float(view.v[j]) < 0.1
+    # It stands (before the claim, or where it is when already in it) ...
+    g = max(float(us[k] - u_i) - CLAIM_STEP_M, 0.0)
+    if k == 0 and not standing and cos < SIDESTEP_PARALLEL_COS:
+        return d_i  # in a claim that crosses its path: it walks on out of it
+    if g < fixed[i]:
+        fixed[i] = g
+    if not standing and cos < SIDESTEP_PARALLEL_COS:
+        return d_i  # a moving claim crossing its path ahead: it waits for it to pass
+    # ... and steps sideways out of a claim along its heading (or round a scenario pedestrian standing in its way),
+    # away from the claim's line (right when on it).
+    side = hx * (float(c[m][1]) - float(pts[k][1])) - hy * (float(c[m][0]) - float(pts[k][0]))  # +: claim to its left
+    d_line = d_i + side
+    target = d_line - r - 0.05 if side >= -1e-6 else d_line + r + 0.05
+    return _in_reach(scene, path, u_i, d_i, target)
+
+
+def _in_reach(scene: Scene, path, u: float, d_now: float, target: float) -> float:  # type: ignore[no-untyped-def]
+    """``target`` capped at :data:`SIDESTEP_MAX_M` and, for a pedestrian off the roadway, short of it."""
+    target = max(min(target, SIDESTEP_MAX_M), -SIDESTEP_MAX_M)
+    roads = scene.kerb_regions
+    if roads is None or roads.contains(Point(path.point_at(u, d_now))):
+        return target
+    step = 0.1 if target > d_now else -0.1
+    best = d_now
+    d = d_now
+    while (d + step - target) * step <= 1e-9:
+        d += step
+        if roads.contains(Point(path.point_at(u, d))):
+            break
+        best = d
+    if abs(target - best) < abs(step):
+        best = target if not roads.contains(Point(path.point_at(u, target))) else best
+    return best

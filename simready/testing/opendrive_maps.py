@@ -19,6 +19,11 @@ needs to compute its analytic reference independently of the importer:
   each way and a sidewalk on each side, no parking lane (the van parks at the
   kerb by the kerbside rule), a crosswalk at s = 70 m; ``sidewalks=False``
   leaves the sidewalks (and with them the crosswalk's route) out;
+* :func:`bike_road`: a straight town road, one driving lane, a bike lane
+  and a sidewalk each way (220 m, long enough for the lead-vehicle intent),
+  a crosswalk at s = 110 m under a pedestrian light,
+  and a traffic light for each direction before it (no controllers: one
+  program, so the pedestrians walk while the vehicles have red);
 * :func:`split_road`: a right lane that appears (width 0 → 3.5 m over 30 m, the
   writer's lane split), in three lane sections with lane links.
 
@@ -43,8 +48,8 @@ from simready.testing.xodr_build import (
     section,
 )
 
-__all__ = ["CURVED", "JUNCTION_ARM_M", "KERB", "OFFSET", "SPLIT", "STRAIGHT", "curved_road", "junction_map",
-           "kerb_road", "offset_road", "split_road", "straight_road", "write_all"]
+__all__ = ["BIKE", "CURVED", "JUNCTION_ARM_M", "KERB", "OFFSET", "SPLIT", "STRAIGHT", "curved_road", "junction_map",
+           "kerb_road", "bike_road", "offset_road", "split_road", "straight_road", "write_all"]
 
 #: Straight map: lane widths (m) by lane id, length, crosswalk.
 STRAIGHT = {"length": 100.0, "widths": {2: 2.0, 1: 3.5, -1: 3.5, -2: 2.5, -3: 2.0}, "crosswalk_s": 50.0,
@@ -52,6 +57,9 @@ STRAIGHT = {"length": 100.0, "widths": {2: 2.0, 1: 3.5, -1: 3.5, -2: 2.5, -3: 2.
 #: Kerb map: lane widths (m) by lane id, length, crosswalk.
 KERB = {"length": 120.0, "widths": {2: 2.0, 1: 3.5, -1: 3.5, -2: 2.0}, "crosswalk_s": 70.0, "crosswalk_width": 3.0,
         "speed_kmh": 30.0}
+#: Bike map: lane widths (m) by lane id (driving ±1, biking ±2, sidewalk ±3), length, crosswalk, lights' s.
+BIKE = {"length": 220.0, "widths": {3: 2.0, 2: 1.5, 1: 3.5, -1: 3.5, -2: 1.5, -3: 2.0}, "crosswalk_s": 110.0,
+        "crosswalk_width": 3.0, "speed_kmh": 40.0, "light_s": {"+": 105.0, "-": 115.0}, "ped_light_s": 110.0}
 #: Curved map: plan view records (kind, params, length) and, per section, each lane's width records
 #: (sOffset, a, b, c, d): lane -1 widens by 0.5 m over 40 m of the second section, then stays 4 m wide.
 CURVED = {
@@ -150,6 +158,27 @@ def split_road() -> bytes:
     road = xodr.create_road(xodr.Line(SPLIT["length"]), 1, left_lanes=1,
                             right_lanes=[xodr.LaneDef(SPLIT["from"], SPLIT["to"], 1, 2, -2)], lane_width=SPLIT["width"])
     return one_road_map("split", road)
+
+
+def bike_road() -> bytes:
+    """A straight road with bike lanes, a crosswalk, a pedestrian light and traffic lights (see module docstring)."""
+    fresh_ids()
+    w = BIKE["widths"]
+    left = [_lane(xodr.LaneType.driving, w[1]), _lane(xodr.LaneType.biking, w[2]), _lane(xodr.LaneType.sidewalk, w[3])]
+    right = [_lane(xodr.LaneType.driving, w[-1]), _lane(xodr.LaneType.biking, w[-2]),
+             _lane(xodr.LaneType.sidewalk, w[-3])]
+    road = xodr.Road(1, plan_view([xodr.Line(BIKE["length"])]), lanes_of(section(0, left, right)))
+    road.add_type(xodr.RoadType.town, 0, speed=BIKE["speed_kmh"], speed_unit="km/h")
+    kerb_left, kerb_right = w[1] + w[2], w[-1] + w[-2]
+    road.add_object(xodr.Object(s=BIKE["crosswalk_s"], t=0.5 * (kerb_left - kerb_right), Type=xodr.ObjectType.crosswalk,
+                                id="cw1", hdg=math.pi / 2, length=kerb_left + kerb_right, width=BIKE["crosswalk_width"]))
+    for sign, t, orientation in (("+", -kerb_right - 1.0, xodr.Orientation.positive),
+                                 ("-", kerb_left + 1.0, xodr.Orientation.negative)):
+        road.add_signal(xodr.Signal(s=BIKE["light_s"][sign], t=t, country="DEU", Type="1000001", id="11" if sign == "+" else "12", dynamic=xodr.Dynamic.yes, orientation=orientation,
+                                    zOffset=0.0))
+    road.add_signal(xodr.Signal(s=BIKE["ped_light_s"], t=-kerb_right - 1.0, country="DEU", Type="1000002", id="21",
+                                dynamic=xodr.Dynamic.yes, orientation=xodr.Orientation.negative, zOffset=0.0))
+    return one_road_map("bike", road)
 
 
 def junction_map() -> bytes:

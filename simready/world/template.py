@@ -475,7 +475,8 @@ def _mount_errors(template: WorldTemplate, contract: Any) -> list[TemplateError]
 # --- canonical form, hashing, discovery ---------------------------------------
 
 #: Lists whose order carries no meaning, and the key that sorts them canonically.
-_ID_SORTED_SECTIONS = {"regions": "id", "lanes": "id", "affordances": "id", "signals": "id", "instances": "name"}
+_ID_SORTED_SECTIONS = {"regions": "id", "lanes": "id", "affordances": "id", "signals": "id", "instances": "name",
+                        "pedestrian_signals": "id"}
 _SET_SECTIONS = ("actor_types", "behaviors_allowed")
 
 
@@ -493,7 +494,8 @@ def canonical_dict(template: WorldTemplate) -> dict[str, Any]:
     if data["provenance"] is None:
         del data["provenance"]
     for section, key in _ID_SORTED_SECTIONS.items():
-        data[section] = sorted(data[section], key=lambda item: item[key])
+        if section in data:  # an optional fact left out while unset (pedestrian_signals)
+            data[section] = sorted(data[section], key=lambda item: item[key])
     data["relations"] = sorted(data["relations"], key=canonical_json)
     data["walkable"]["edges"] = sorted(sorted(edge) for edge in data["walkable"]["edges"])
     for section in _SET_SECTIONS:

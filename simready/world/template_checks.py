@@ -129,6 +129,17 @@ def _check_signals(t: WorldTemplate) -> Iterator[Issue]:
             yield from _check_lane_s(t, loc + ("lane",), loc + ("s_m",), sig.stop_line.lane, (sig.stop_line.s_m,))
 
 
+def _check_pedestrian_signals(t: WorldTemplate) -> Iterator[Issue]:
+    crosswalks = {r.id for r in t.regions if r.type == "crosswalk"}
+    ids = {s.id for s in t.signals}
+    for i, sig in enumerate(t.pedestrian_signals):
+        if sig.id in ids:
+            yield ("pedestrian_signals", i, "id"), f"id {sig.id!r} is also a traffic light's"
+        for j, cw in enumerate(sig.crosswalks):
+            if cw not in crosswalks:
+                yield ("pedestrian_signals", i, "crosswalks", j), f"unknown crosswalk region {cw!r}"
+
+
 def _check_affordances(t: WorldTemplate) -> Iterator[Issue]:
     for i, a in enumerate(t.affordances):
         loc: Loc = ("affordances", i)
@@ -263,6 +274,7 @@ SEMANTIC_CHECKS: tuple[Callable[[WorldTemplate], Iterator[Issue]], ...] = (
     _check_ego_refs,
     _check_sensor_rig,
     _check_signals,
+    _check_pedestrian_signals,
     _check_affordances,
     _check_relation_refs,
     _check_lane_geometry,

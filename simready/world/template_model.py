@@ -78,6 +78,7 @@ __all__ = [
     "Sensor",
     "SensorKind",
     "SensorRig",
+    "PedestrianSignal",
     "Signal",
     "SignalPhase",
     "StopLine",
@@ -260,7 +261,7 @@ class Lane(_OptionalFacts):
     polyline: tuple[Point2, ...] = Field(min_length=2)
     width_m: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0.0, le=MAX_LANE_WIDTH_M)]
     speed_limit_mps: PositiveReal
-    kind: Literal["driving", "parking", "turn"]
+    kind: Literal["driving", "parking", "turn", "biking"]
     z: tuple[Height, ...] | None = None
     change_left: bool | None = None
     change_right: bool | None = None
@@ -628,6 +629,27 @@ class Signal(_Model):
         return self.program[-1].state
 
 
+class PedestrianSignal(_Model):
+    """Fixed-time pedestrian light over ``crosswalks`` (crosswalk region ids): pedestrians step off on green.
+
+    Read like :class:`Signal` (``(t − offset_s) mod cycle``); imported maps carry them (OpenDRIVE lights of the
+    pedestrian type), and background pedestrians take their phase from them where they have one.
+    """
+
+    id: Name
+    crosswalks: tuple[Name, ...] = Field(min_length=1)
+    program: tuple[SignalPhase, ...] = Field(min_length=1)
+    offset_s: NonNegReal = 0.0
+
+    @property
+    def cycle_s(self) -> float:
+        return sum(p.duration_s for p in self.program)
+
+    def state_at(self, t_s: float) -> str:
+        """Signal state at simulation time ``t_s`` (seconds)."""
+        return Signal.state_at(self, t_s)  # type: ignore[arg-type]
+
+
 Illumination = Literal["day", "dusk", "night"]
 Weather = Literal["dry", "wet", "rain"]
 ActorType = Literal["vehicle", "pedestrian", "cyclist"]
@@ -696,8 +718,9 @@ class WorldTemplate(_OptionalFacts):
     signals: tuple[Signal, ...] = ()
     provenance: Provenance | None = None
     markings: tuple[Marking, ...] = ()
+    pedestrian_signals: tuple[PedestrianSignal, ...] = ()
 
-    _OMIT = ("markings",)
+    _OMIT = ("markings", "pedestrian_signals")
     _source: str = PrivateAttr("<memory>")
     #: The file's ``street:`` section where its street is derived at load time (simready.world.street), else None:
     #: ``instances`` and ``regions`` then hold the derived street too; the hash covers it like any instance.

@@ -128,6 +128,11 @@ def _route_row(scene: Scene, i: int, p: ReferencePath) -> tuple[Any, ...]:
     curves = parked = boxes = walking = None
     if a.background[i]:
         curves, parked, boxes = curve_zones(scene.template, p), parked_obstacles(scene, p, i), conflict_boxes(scene, p)
+        if conflicts:
+            # A background vehicle waits clear of every earlier conflict area of its path, not with its body in one.
+            conflicts = tuple((u_x, other, s_other, clear_of_boxes(u_w, u_x, scene.lane_index[other], float(a.hl[i]),
+                                                                   boxes))
+                              for u_x, other, s_other, u_w in conflicts)
         if a.is_ped[i]:
             walking = walkers.crossing(scene, p)
     out = (row, conflicts, curves, parked, boxes, walking)
@@ -207,6 +212,25 @@ def conflict_boxes(scene: Scene, path: ReferencePath) -> tuple[tuple[float, floa
             mine, theirs, other = (c.window_a_m, c.window_b_m, c.b) if lane == c.a else (c.window_b_m, c.window_a_m, c.a)
             out.append((u0 + mine[0], u0 + mine[1], scene.lane_index[other], theirs[0], theirs[1]))
     return tuple(sorted(out))
+
+
+def clear_of_boxes(u_wait: float, u_x: float, other: int, hl: float,
+                   boxes: tuple[tuple[float, float, int, float, float], ...]) -> float:
+    """A background vehicle's waiting point for the conflict at ``u_x`` (with lane index ``other``) moved back so
+    that its body waits in no earlier conflict area of its path (another lane's, beginning before ``u_x``): it
+    waits :data:`BOX_STANDOFF_M` before that area instead.
+
+    Why: waiting for a conflict deep in a junction with its nose at the point the lane graph gives, a vehicle
+    with the right of way over the crossing lane before it stood in that lane's area, and the scenario's
+    oncoming car (which neither yields nor avoids, by its program) drove into it (the dense sweep, issue 31)."""
+    moved = True
+    while moved:
+        moved = False
+        for u_in, u_out, lane, _lo, _hi in boxes:
+            if lane != other and u_in < u_x and u_in < u_wait and u_out > u_wait - 2.0 * hl:
+                u_wait = u_in - BOX_STANDOFF_M
+                moved = True
+    return u_wait
 
 
 def _box_gaps(view: TickView, route: RouteTable, fixed: F) -> None:
@@ -353,10 +377,27 @@ def perceive_pedestrians(view: TickView) -> tuple[tuple[int, int], ...]:
     n = len(a)
     out = np.empty((n * n, 2), dtype=np.int64)
     e0, e1 = view.scene.static_edges
-    m = pk.corridor_pedestrians(view.xy, view.vel, view.yaw, view.v, view.present, a.lane_bound, a.avoid, a.yield_,
+    m = pk.corridor_pedestrians(view.xy, view.vel, _corridor_yaw(view), view.v, view.present, a.lane_bound, a.avoid, a.yield_,
                                 a.is_ped, a.hl, a.hw, a.decel_comfort, view.occluders, e0, e1, C.OBSTACLE_LOOKAHEAD_M,
                                 C.CORRIDOR_MARGIN_M, C.PEDESTRIAN_RADIUS_M, C.EYE_FORWARD_FRACTION, out)
     return tuple(map(tuple, out[:m].tolist()))
+
+
+def _corridor_yaw(view: TickView) -> F:
+    """The heading each actor's pedestrian corridor runs along: its body's, but a background vehicle moving
+    sideways (a lane change) looks along its path, not along a body turned towards the kerb.
+
+    Why: a van changing lanes slowly beside a sidewalk braked for a pedestrian walking along the sidewalk (its
+    turned heading put the pedestrian in its corridor); braking to a stop with the lane change's lateral profile
+    still running turned it crosswise, nose onto the sidewalk, into the pedestrian (a 40/40/40 sweep on
+    city_crossing, docs/traffic.md)."""
+    a = view.scene.actors
+    moving = a.background & a.lane_bound & (view.state.coords.d_rate != 0.0) & view.present
+    if not moving.any():
+        return view.yaw
+    table = view.table
+    dirs = table.dirs[table.locate(view.u)]
+    return np.where(moving, np.arctan2(dirs[:, 1], dirs[:, 0]), view.yaw)
 
 
 def perceive_leaders(view: TickView) -> tuple[int, ...]:
@@ -497,8 +538,10 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
         _box_gaps(view, route, refs[pk.FIXED_GAP])
     if route.any_background:
         _old_lane_gaps(view, refs[pk.FIXED_GAP])
+    sidesteps: dict[int, float] = {}
     if route.walking:
         walkers.walker_gaps(view, tuple(route.walking), refs[pk.FIXED_GAP])
+        sidesteps = walkers.yield_to_scenario(view, tuple(route.walking), refs[pk.FIXED_GAP])
     a_des, accel = _accelerations(view, route, leaders, percepts, refs, friction)
 
     throttle, brake = np.zeros(n), np.zeros(n)
@@ -512,6 +555,12 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
         accel[e] = 0.0 if (v_e <= 0.0 and net < 0.0) else net  # pk.rest_clamp, without a compiled call
 
     d_ref, d_rate, d_acc, done = lateral.lateral_refs(control.lateral, view.state.coords.d, view.tick, scene.dt)
+    if sidesteps:
+        # Background pedestrians stepping out of a scenario pedestrian's way (simready.sim.walkers.yield_to_scenario).
+        d_ref, d_rate = np.array(d_ref), np.array(d_rate)
+        for i, d_next in sidesteps.items():
+            d_rate[i] = (d_next - float(d_ref[i])) / scene.dt
+            d_ref[i] = d_next
     # ControlState has no __post_init__: a field-level copy is what its __init__ would build.
     new_control = with_changes(control, actuation=buffer, peds=tuple(peds), leaders=leaders, percepts=percepts, yields=yields)
     # Plan has no __post_init__: filling its fields is what its (frozen) __init__ does, cheaper.
