@@ -162,6 +162,7 @@ def test_daily_schedule_registers_and_requests_the_next_batch_through_the_code_s
         instance.delete_dynamic_partition(batch_partitions.name, "b0001")
 
 
+@pytest.mark.slow
 def test_automation_sensor_requests_runs_in_the_asset_daemon(location):
     """The asset daemon's own loop (what ``dagster-daemon run`` runs) on the code server: its first tick sees
     nothing to do; then the catalog and a template's world are materialized, and the next tick (the sensor's

@@ -94,6 +94,7 @@ def _build(store, **kw):
                          catalog=load_catalog(paths.CATALOG_GENERATED_DIR), backend=DEFAULT_BACKEND, **kw)
 
 
+@pytest.mark.slow
 def test_same_inputs_give_the_same_release_and_every_item_names_its_checks(suite, released, tmp_path):
     a = _copy(suite, tmp_path / "a")
     release, results = _build(a)
@@ -121,6 +122,7 @@ def test_same_inputs_give_the_same_release_and_every_item_names_its_checks(suite
     assert release.datasheet["coverage_gap"] is None  # this suite has no coverage record (tests/test_datasheet_page.py)
 
 
+@pytest.mark.slow
 def test_a_failing_blocking_check_refuses_the_release_in_one_line(suite, tmp_path):
     store = _copy(suite, tmp_path)
     layout = ArtifactLayout(store.root)
@@ -137,6 +139,7 @@ def test_a_failing_blocking_check_refuses_the_release_in_one_line(suite, tmp_pat
     assert not layout.releases_dir.exists()
 
 
+@pytest.mark.slow
 def test_a_rewritten_sample_leaves_the_release_and_a_tampered_object_fails_verify(suite, tmp_path):
     store = _copy(suite, tmp_path)
     release, _ = _build(store)
@@ -154,6 +157,7 @@ def test_a_rewritten_sample_leaves_the_release_and_a_tampered_object_fails_verif
         checkout(store, release, tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_exports_read_the_release(suite, tmp_path, monkeypatch, capsys):
     store = _copy(suite, tmp_path)
     release, _ = _build(store)
@@ -173,6 +177,7 @@ def test_exports_read_the_release(suite, tmp_path, monkeypatch, capsys):
     assert "files verify" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_release_that_does_not_exist_is_one_line_and_nothing_is_written(suite, tmp_path, monkeypatch, capsys):
     store = _copy(suite, tmp_path)
     monkeypatch.setenv("SIMREADY_ARTIFACTS", str(store.root))
@@ -298,6 +303,7 @@ def test_the_release_commands_open_the_production_store_without_dagster(tmp_path
         f"{endpoint} did not answer (EndpointConnectionError); is it up? (AWS_ENDPOINT_URL)"
 
 
+@pytest.mark.slow
 def test_the_dataset_release_asset_and_its_check(suite, released, tmp_path):
     import dagster as dg
 
@@ -323,6 +329,7 @@ def test_the_dataset_release_asset_and_its_check(suite, released, tmp_path):
         assert [e.passed for e in check.get_asset_check_evaluations()] == [False]
 
 
+@pytest.mark.slow
 def test_a_sample_the_gate_has_not_judged_refuses_the_release(suite, tmp_path):
     store = _copy(suite, tmp_path)
     layout = ArtifactLayout(store.root)
