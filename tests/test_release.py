@@ -37,7 +37,7 @@ from simready.testing.servers import free_port, s3_env, s3_server
 from simready.validity.suite import suite_validity
 from simready.world.template import load_template
 from simready.world.template_build import build_template_version
-from tests.fingerprint import SAMPLES, build
+from tests.fingerprint import SAMPLES
 
 pytestmark = pytest.mark.xdist_group("release")
 
@@ -47,12 +47,12 @@ S3_BUCKET, S3_PREFIX = "artifacts", "deploy"
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory) -> Path:
-    """An artifacts folder holding the two samples as the stages leave them (never changed by a test: copy it)."""
+def suite(tmp_path_factory, fingerprinted) -> Path:
+    """An artifacts folder holding the two samples as the stages leave them (never changed by a test: copy it). The
+    samples are the fingerprint's (tests/conftest.py: built once per run, shared with test_fingerprint)."""
     root = tmp_path_factory.mktemp("suite") / "artifacts"
     layout = ArtifactLayout(root)
-    staging = root.parent / "staging"
-    build(staging)
+    staging, _ = fingerprinted
     build_certified_catalog(layout.catalog_dir)
     catalog = load_catalog(paths.CATALOG_GENERATED_DIR)
     certified = {e["id"] for e in json.loads(layout.certification.read_text())["entries"] if e["passed"]}
@@ -64,7 +64,7 @@ def suite(tmp_path_factory) -> Path:
         m = load_manifest(d / "manifest.json")
         target = layout.batch(m.template_id, BATCH).sample(m.sample_id).root
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(d, target)
+        shutil.copytree(d, target)
         rows.append(split_assignment_row(m, m.template_id, BATCH))
     layout.split_assignments.parent.mkdir(parents=True)
     write_split_assignments(rows, layout.split_assignments)
