@@ -44,6 +44,10 @@ $(DAGSTER_HOME)/dagster.yaml: deploy/dagster.yaml
 run: install $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/simready run --quiet
 
+# The suite's processes keep their bytecode (the tests' rewritten modules, simready's own) even where the shell sets
+# PYTHONDONTWRITEBYTECODE: otherwise every xdist worker and every CLI subprocess a test starts compiles them again.
+test test-fast: export PYTHONDONTWRITEBYTECODE :=
+
 ## make test: install, then run the whole suite (what CI runs)
 test: install qc-venv nuscenes-venv browser
 	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -p no:cacheprovider --durations=15

@@ -10,6 +10,9 @@ a long module never ends the run alone while the other worker idles.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -82,6 +85,34 @@ def generated_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("catalog") / "generated"
     generate_catalog(paths.CATALOG_CONTRACTS_DIR, out)
     return out
+
+
+@pytest.fixture(scope="session")
+def fingerprinted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The fingerprint's two samples through every stage (:func:`tests.fingerprint.build`) and their hashes as built,
+    once per run for every xdist worker: test_fingerprint compares the hashes, test_release copies the folders (tests
+    read them, never change them). Built under a lock in the workers' common temporary folder (keyed by the run's
+    id, so never a folder an earlier run left), by whichever worker asks first."""
+    import fcntl
+
+    from tests import fingerprint
+
+    base = tmp_path_factory.getbasetemp()
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run:  # an xdist worker: its base is <the run's base>/<worker id>
+        base = base.parent
+    root = base / f"fingerprint-{run or 'local'}"
+    samples, prints = root / "samples", root / "prints.json"
+    root.mkdir(exist_ok=True)
+    with (root / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not prints.exists():
+            shutil.rmtree(samples, ignore_errors=True)  # what a worker that failed half way left
+            built = fingerprint.build(samples)
+            tmp = prints.with_suffix(".tmp")
+            tmp.write_text(json.dumps(built, sort_keys=True))
+            tmp.replace(prints)
+    return samples, json.loads(prints.read_text())
 
 
 @pytest.fixture(scope="module")

@@ -142,6 +142,7 @@ def test_gltf_written_by_trimesh_imports_to_the_same_geometry_hash(tmp_path: Pat
     assert gltf["render_geometry"]["sha256"] == obj["render_geometry"]["sha256"]  # same part name here too
 
 
+@pytest.mark.slow
 def test_reordered_nodes_keep_identifiers_and_bytes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ball = soccerball_mesh()
     cube = trimesh.load(PD / "cube.obj", force="mesh", process=False)
@@ -181,6 +182,7 @@ def _write_unnamed_glb(path: Path, meshes: list[tuple[str, trimesh.Trimesh]]) ->
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("writer", "names"), [(_write_obj, ["ball", "lid"]), (_write_unnamed_glb, None)],
                          ids=["obj_groups", "unnamed_gltf_nodes"])
 def test_parts_are_named_by_source_names_or_content_never_load_order(

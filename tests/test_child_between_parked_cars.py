@@ -116,6 +116,7 @@ def test_the_simulator_walks_the_via_points_and_its_path_key_survives_json() -> 
     assert walk_path((0.0, -5.0), ("a", "b"), nodes).key == ("walk", 0.0, -5.0, "a", "b")
 
 
+@pytest.mark.slow
 def test_the_child_runs_across_the_road_and_the_branches_are_matched(rc_samples, close_calls) -> None:
     template, result = rc_samples
     coast_hits = {}

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def _simready(*args: str, artifacts: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "SIMREADY_ARTIFACTS": str(artifacts)}
@@ -14,6 +16,7 @@ def _simready(*args: str, artifacts: Path) -> subprocess.CompletedProcess[str]:
                           timeout=120)
 
 
+@pytest.mark.slow
 def test_pybullet_banner_is_not_printed(tmp_path: Path) -> None:
     # PyBullet's C extension prints "pybullet build time: ..." on stderr when imported; the nuScenes export imports it.
     bare = subprocess.run([sys.executable, "-c", "import pybullet"], capture_output=True, text=True, timeout=60)

@@ -90,6 +90,7 @@ def test_every_sensor_and_schedule_is_evaluated_here(defs):
     assert names == tested, f"a sensor or schedule without a test through the daemon's path: {names ^ tested}"
 
 
+@pytest.mark.slow
 def test_source_files_sensor_requests_what_each_input_feeds_through_the_code_server(location, defs):
     from simready.assets.inputs import INPUTS
     from simready.assets.orchestration import FED_BY_INPUTS
@@ -135,6 +136,7 @@ def test_the_sensor_preview_a_user_types_runs_it(tmp_path):
     assert n and int(n.group(1)) == 1 + 2 * len(template_ids()) + 1, out[-3000:]
 
 
+@pytest.mark.slow
 def test_batch_keys_sensor_removes_a_bad_key_through_the_code_server(location):
     instance, _, code_location = location
     instance.add_dynamic_partitions(batch_partitions.name, ["oops"])
@@ -147,6 +149,7 @@ def test_batch_keys_sensor_removes_a_bad_key_through_the_code_server(location):
         instance.delete_dynamic_partition(batch_partitions.name, "oops")
 
 
+@pytest.mark.slow
 def test_daily_schedule_registers_and_requests_the_next_batch_through_the_code_server(location):
     instance, _, code_location = location
     data = code_location.get_schedule_execution_data(instance, _handle(code_location), "daily_batch_schedule", None,
@@ -162,6 +165,7 @@ def test_daily_schedule_registers_and_requests_the_next_batch_through_the_code_s
         instance.delete_dynamic_partition(batch_partitions.name, "b0001")
 
 
+@pytest.mark.slow
 def test_automation_sensor_requests_runs_in_the_asset_daemon(location):
     """The asset daemon's own loop (what ``dagster-daemon run`` runs) on the code server: its first tick sees
     nothing to do; then the catalog and a template's world are materialized, and the next tick (the sensor's

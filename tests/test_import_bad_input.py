@@ -192,6 +192,7 @@ def test_a_mass_past_the_bound_is_one_line(tmp_path: Path, capsys: pytest.Captur
     refused(capsys, argv, "--mass-kg: ", "is not a mass in kg (0 to 1e+06)", out_dir=tmp_path / "cat")
 
 
+@pytest.mark.slow
 def test_a_large_obj_is_refused_in_bounded_time_and_memory(tmp_path: Path) -> None:
     """1.2 M triangles (past the bound of 1 M), refused in a process limited to 1 GB of address space before
     trimesh reads it. (Time is measured in make bench, not asserted; the process limit is the memory bound.)"""
@@ -304,6 +305,7 @@ def test_bench_help_is_help() -> None:
     assert bad.returncode == 2 and "unknown section(s) nope" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_clean_up_like_ctrl_c(tmp_path: Path, signum: int) -> None:
     """Was: after SIGTERM the import's pid-named temporary folder and lock stayed beside its output (Ctrl-C

@@ -217,6 +217,7 @@ def test_an_imported_junction_is_one_junction_of_four_roads(imported) -> None:
         assert sorted(net.turns.values()).count("left") == 4
 
 
+@pytest.mark.slow
 def test_make_run_refuses_such_a_suite_in_one_line_and_writes_nothing(tmp_path: Path) -> None:
     import os
     import subprocess

@@ -43,6 +43,7 @@ def _wait_for(proc: subprocess.Popen, line: str) -> None:
     raise AssertionError(f"the child ended before {line!r}: {proc.wait()} {proc.stderr.read()[-2000:]}")
 
 
+@pytest.mark.slow
 def test_status_names_a_run_whose_process_was_killed(tmp_path) -> None:
     child = _spawn(_SLOW_JOB + textwrap.dedent(f"""
         from simready.status import owner_tags

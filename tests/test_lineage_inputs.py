@@ -150,6 +150,7 @@ def test_recorded_observations_name_the_files_that_changed(source):
     assert record_observations(instance, source) == []
 
 
+@pytest.mark.slow
 def test_the_sensor_records_observations_without_a_run_and_status_names_the_changed_file(source, tmp_path):
     instance = dg.DagsterInstance.ephemeral()
     resources = {"store": ArtifactStore(root=str(tmp_path / "artifacts")), "source": source}

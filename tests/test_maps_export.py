@@ -112,6 +112,7 @@ def test_asam_checker_finds_no_error_in_any_export(map_files, tmp_path):
     assert check_opendrive(broken).errors
 
 
+@pytest.mark.slow
 def test_cli_import_then_validate_then_export(map_files, tmp_path, capsys):
     out = tmp_path / "imported_straight.yaml"
     assert main(["template", "import", str(map_files["straight"]), "--id", "imported_straight", "--out", str(out)]) == 0

@@ -239,6 +239,7 @@ def test_a_killed_runs_store_scratch_goes_with_the_next_scratch(tmp_path) -> Non
     assert list(root.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_two_concurrent_scenario_sample_commands_one_wins_and_files_never_mix(tmp_path) -> None:
     out = tmp_path / "out"
 

@@ -42,6 +42,7 @@ BAD = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_bad_program_file_is_one_line_nonzero_and_writes_nothing(case: str, tmp_path: Path) -> None:
     text, where, reason = BAD[case]
@@ -69,6 +70,7 @@ def test_contract_declarations_are_checked(scaffold: Path, tmp_path: Path) -> No
         load_programs([clash])
 
 
+@pytest.mark.slow
 def test_a_program_that_raises_while_sampling_names_program_and_stage(scaffold: Path, tmp_path: Path) -> None:
     f = tmp_path / "raising.py"
     f.write_text(scaffold.read_text().replace('name = "pulls_out"', 'name = "raising_one"')
@@ -81,6 +83,7 @@ def test_a_program_that_raises_while_sampling_names_program_and_stage(scaffold: 
     assert f"{f}: raising_one.propose: raised ZeroDivisionError (line" in line
 
 
+@pytest.mark.slow
 def test_scaffold_samples_with_its_provenance(scaffold: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     r = _cli("scenario", "sample", "--programs", str(scaffold), "--intent", "pulls_out", "--template",
@@ -106,6 +109,7 @@ def test_scaffold_is_a_real_program_on_the_interface_only(scaffold: Path) -> Non
         scaffold_text("Bad-Name")
 
 
+@pytest.mark.slow
 def test_new_intent_never_overwrites(scaffold: Path) -> None:
     before = scaffold.read_bytes()
     r = _cli("scenario", "new-intent", "other", "--out", str(scaffold))
@@ -153,6 +157,7 @@ def test_shipped_programs_sample_on_their_templates() -> None:
         assert all(m.realized["program_sha256"] for m in result.manifests)
 
 
+@pytest.mark.slow
 def test_a_program_looping_past_its_budget_is_one_line(scaffold: Path, tmp_path: Path) -> None:
     f = tmp_path / "looping.py"
     f.write_text(scaffold.read_text().replace('name = "pulls_out"', 'name = "looping_one"')

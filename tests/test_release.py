@@ -37,7 +37,7 @@ from simready.testing.servers import free_port, s3_env, s3_server
 from simready.validity.suite import suite_validity
 from simready.world.template import load_template
 from simready.world.template_build import build_template_version
-from tests.fingerprint import SAMPLES, build
+from tests.fingerprint import SAMPLES
 
 pytestmark = pytest.mark.xdist_group("release")
 
@@ -47,12 +47,12 @@ S3_BUCKET, S3_PREFIX = "artifacts", "deploy"
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory) -> Path:
-    """An artifacts folder holding the two samples as the stages leave them (never changed by a test: copy it)."""
+def suite(tmp_path_factory, fingerprinted) -> Path:
+    """An artifacts folder holding the two samples as the stages leave them (never changed by a test: copy it). The
+    samples are the fingerprint's (tests/conftest.py: built once per run, shared with test_fingerprint)."""
     root = tmp_path_factory.mktemp("suite") / "artifacts"
     layout = ArtifactLayout(root)
-    staging = root.parent / "staging"
-    build(staging)
+    staging, _ = fingerprinted
     build_certified_catalog(layout.catalog_dir)
     catalog = load_catalog(paths.CATALOG_GENERATED_DIR)
     certified = {e["id"] for e in json.loads(layout.certification.read_text())["entries"] if e["passed"]}
@@ -64,7 +64,7 @@ def suite(tmp_path_factory) -> Path:
         m = load_manifest(d / "manifest.json")
         target = layout.batch(m.template_id, BATCH).sample(m.sample_id).root
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(d, target)
+        shutil.copytree(d, target)
         rows.append(split_assignment_row(m, m.template_id, BATCH))
     layout.split_assignments.parent.mkdir(parents=True)
     write_split_assignments(rows, layout.split_assignments)
@@ -94,6 +94,7 @@ def _build(store, **kw):
                          catalog=load_catalog(paths.CATALOG_GENERATED_DIR), backend=DEFAULT_BACKEND, **kw)
 
 
+@pytest.mark.slow
 def test_same_inputs_give_the_same_release_and_every_item_names_its_checks(suite, released, tmp_path):
     a = _copy(suite, tmp_path / "a")
     release, results = _build(a)
@@ -121,6 +122,7 @@ def test_same_inputs_give_the_same_release_and_every_item_names_its_checks(suite
     assert release.datasheet["coverage_gap"] is None  # this suite has no coverage record (tests/test_datasheet_page.py)
 
 
+@pytest.mark.slow
 def test_a_failing_blocking_check_refuses_the_release_in_one_line(suite, tmp_path):
     store = _copy(suite, tmp_path)
     layout = ArtifactLayout(store.root)
@@ -137,6 +139,7 @@ def test_a_failing_blocking_check_refuses_the_release_in_one_line(suite, tmp_pat
     assert not layout.releases_dir.exists()
 
 
+@pytest.mark.slow
 def test_a_rewritten_sample_leaves_the_release_and_a_tampered_object_fails_verify(suite, tmp_path):
     store = _copy(suite, tmp_path)
     release, _ = _build(store)
@@ -154,6 +157,7 @@ def test_a_rewritten_sample_leaves_the_release_and_a_tampered_object_fails_verif
         checkout(store, release, tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_exports_read_the_release(suite, tmp_path, monkeypatch, capsys):
     store = _copy(suite, tmp_path)
     release, _ = _build(store)
@@ -173,6 +177,7 @@ def test_exports_read_the_release(suite, tmp_path, monkeypatch, capsys):
     assert "files verify" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_release_that_does_not_exist_is_one_line_and_nothing_is_written(suite, tmp_path, monkeypatch, capsys):
     store = _copy(suite, tmp_path)
     monkeypatch.setenv("SIMREADY_ARTIFACTS", str(store.root))
@@ -203,84 +208,90 @@ def _suite_in_s3(suite: Path, server, tmp_path: Path):
     return client
 
 
-@pytest.mark.slow
-def test_a_release_in_s3_has_the_same_id_and_verifies(suite, released, tmp_path):
-    expected = released[1]
-    with s3_server(tmp_path / "moto") as server:
-        client = _suite_in_s3(suite, server, tmp_path)
-        reader = S3Store(client, S3_BUCKET, S3_PREFIX, cache_dir=tmp_path / "cache2")
-        release, _ = _build(reader)
-        assert release.release_id == expected.release_id
-        fresh = S3Store(client, S3_BUCKET, S3_PREFIX, cache_dir=tmp_path / "cache3")
-        assert verify_release(fresh, load_release(fresh, "latest")) == []
-        assert len(checkout(fresh, release, tmp_path / "out")) == 2
+@pytest.fixture(scope="module")
+def in_s3(suite, tmp_path_factory):
+    """One S3 server for the module's two S3 tests: the suite published into the bucket, and its release built there
+    through a reader of the bucket. The first test only reads it; the second (after it, in file order) tags a
+    release and tampers with an object."""
+    root = tmp_path_factory.mktemp("s3")
+    with s3_server(root / "moto") as server:
+        client = _suite_in_s3(suite, server, root)
+        release, _ = _build(S3Store(client, S3_BUCKET, S3_PREFIX, cache_dir=root / "builder"))
+        yield server, client, release
 
 
 @pytest.mark.slow
-def test_the_release_commands_read_a_release_in_the_production_bucket(suite, released, tmp_path):
+def test_a_release_in_s3_has_the_same_id_and_verifies(in_s3, released, tmp_path):
+    _, client, release = in_s3  # built through a reader of the bucket
+    assert release.release_id == released[1].release_id
+    fresh = S3Store(client, S3_BUCKET, S3_PREFIX, cache_dir=tmp_path / "cache3")
+    assert verify_release(fresh, load_release(fresh, "latest")) == []
+    assert len(checkout(fresh, release, tmp_path / "out")) == 2
+
+
+@pytest.mark.slow
+def test_the_release_commands_read_a_release_in_the_production_bucket(in_s3, released, tmp_path):
     """``simready release`` and ``simready export --release`` as a user runs them in the production deployment
     (SIMREADY_DEPLOYMENT=production, the bucket and boto3's environment; no artifacts folder): each a process of its
     own, reading the release through S3 over HTTP into its cache (SIMREADY_CACHE)."""
     local, expected = released
     export_release_mcap(local, load_release(local, "latest"), tmp_path / "local-mcap")
-    with s3_server(tmp_path / "moto") as server:
-        client = _suite_in_s3(suite, server, tmp_path)
-        release, _ = _build(S3Store(client, S3_BUCKET, S3_PREFIX, cache_dir=tmp_path / "builder"))
-        assert release.release_id == expected.release_id
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SIMREADY_", "AWS_", "DAGSTER_"))}
-        env.update(server.env(), SIMREADY_DEPLOYMENT="production", SIMREADY_S3_BUCKET=S3_BUCKET,
-                   SIMREADY_S3_PREFIX=S3_PREFIX, SIMREADY_CACHE=str(tmp_path / "cli-cache"),
-                   SIMREADY_ARTIFACTS=str(tmp_path / "no-artifacts"), SIMREADY_S3_TIMEOUT_S="5",
-                   HOME=str(tmp_path / "home"), AWS_EC2_METADATA_DISABLED="true")
+    server, client, release = in_s3  # the module's bucket, its release built through a reader of it
+    assert release.release_id == expected.release_id
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SIMREADY_", "AWS_", "DAGSTER_"))}
+    env.update(server.env(), SIMREADY_DEPLOYMENT="production", SIMREADY_S3_BUCKET=S3_BUCKET,
+               SIMREADY_S3_PREFIX=S3_PREFIX, SIMREADY_CACHE=str(tmp_path / "cli-cache"),
+               SIMREADY_ARTIFACTS=str(tmp_path / "no-artifacts"), SIMREADY_S3_TIMEOUT_S="5",
+               HOME=str(tmp_path / "home"), AWS_EC2_METADATA_DISABLED="true")
 
-        def simready(*argv: str, **changes: str | None) -> subprocess.CompletedProcess:
-            run_env = {k: v for k, v in {**env, **changes}.items() if v is not None}
-            return subprocess.run([str(Path(sys.executable).with_name("simready")), *argv], env=run_env,
-                                  capture_output=True, text=True, timeout=300)
+    def simready(*argv: str, **changes: str | None) -> subprocess.CompletedProcess:
+        run_env = {k: v for k, v in {**env, **changes}.items() if v is not None}
+        return subprocess.run([str(Path(sys.executable).with_name("simready")), *argv], env=run_env,
+                              capture_output=True, text=True, timeout=300)
 
-        listed = simready("release", "list")
-        assert listed.returncode == 0, listed.stderr
-        assert listed.stdout.split()[:2] == [release.release_id, "latest"]
-        tagged = simready("release", "tag", "latest", "r1")
-        assert tagged.returncode == 0 and tagged.stdout.strip() == f"r1 -> {release.release_id}", tagged.stderr
-        tag_key = f"{S3_PREFIX}/{ArtifactLayout(Path()).release_tag('r1').as_posix()}"
-        assert client.get_object(Bucket=S3_BUCKET, Key=tag_key)["Body"].read().decode().strip() == release.release_id
-        verified = simready("release", "verify", "r1")
-        assert verified.returncode == 0 and verified.stdout.strip() == \
-            f"release {release.release_id}: {release.files + 5} files verify (the records and datasheet pages too)", \
-            verified.stderr
-        shown = simready("release", "show", "r1")
-        assert shown.returncode == 0 and f"s3://{S3_BUCKET}/{S3_PREFIX}/releases/{release.hex}/datasheet.md" in shown.stdout
-        exported = simready("export", "mcap", "--release", "r1", "--out", str(tmp_path / "mcap"))
-        assert exported.returncode == 0, exported.stderr
-        mcaps = sorted(p.relative_to(tmp_path / "mcap").as_posix() for p in (tmp_path / "mcap").rglob("*.mcap"))
-        assert mcaps == sorted(p.relative_to(tmp_path / "local-mcap").as_posix()
-                               for p in (tmp_path / "local-mcap").rglob("*.mcap")) and len(mcaps) == 6
-        for name in mcaps:  # the same bytes as the export of the same release from a local folder
-            assert (tmp_path / "mcap" / name).read_bytes() == (tmp_path / "local-mcap" / name).read_bytes(), name
-        # The objects came through the process's cache; nothing was written where a local deployment keeps artifacts.
-        sample = next(release.samples())
-        trace = ArtifactLayout(Path()).release_object(sample["files"]["trace.parquet"]["sha256"])
-        assert (tmp_path / "cli-cache" / trace).is_file() and not (tmp_path / "no-artifacts").exists()
+    listed = simready("release", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split()[:2] == [release.release_id, "latest"]
+    tagged = simready("release", "tag", "latest", "r1")
+    assert tagged.returncode == 0 and tagged.stdout.strip() == f"r1 -> {release.release_id}", tagged.stderr
+    tag_key = f"{S3_PREFIX}/{ArtifactLayout(Path()).release_tag('r1').as_posix()}"
+    assert client.get_object(Bucket=S3_BUCKET, Key=tag_key)["Body"].read().decode().strip() == release.release_id
+    verified = simready("release", "verify", "r1")
+    assert verified.returncode == 0 and verified.stdout.strip() == \
+        f"release {release.release_id}: {release.files + 5} files verify (the records and datasheet pages too)", \
+        verified.stderr
+    shown = simready("release", "show", "r1")
+    assert shown.returncode == 0 and f"s3://{S3_BUCKET}/{S3_PREFIX}/releases/{release.hex}/datasheet.md" in shown.stdout
+    exported = simready("export", "mcap", "--release", "r1", "--out", str(tmp_path / "mcap"))
+    assert exported.returncode == 0, exported.stderr
+    mcaps = sorted(p.relative_to(tmp_path / "mcap").as_posix() for p in (tmp_path / "mcap").rglob("*.mcap"))
+    assert mcaps == sorted(p.relative_to(tmp_path / "local-mcap").as_posix()
+                           for p in (tmp_path / "local-mcap").rglob("*.mcap")) and len(mcaps) == 6
+    for name in mcaps:  # the same bytes as the export of the same release from a local folder
+        assert (tmp_path / "mcap" / name).read_bytes() == (tmp_path / "local-mcap" / name).read_bytes(), name
+    # The objects came through the process's cache; nothing was written where a local deployment keeps artifacts.
+    sample = next(release.samples())
+    trace = ArtifactLayout(Path()).release_object(sample["files"]["trace.parquet"]["sha256"])
+    assert (tmp_path / "cli-cache" / trace).is_file() and not (tmp_path / "no-artifacts").exists()
 
-        # A tampered object in the bucket: verify names its file and fails; the export refuses in one line.
-        client.put_object(Bucket=S3_BUCKET, Key=f"{S3_PREFIX}/{trace.as_posix()}", Body=b"not a trace")
-        tampered = simready("release", "verify", "r1")
-        problems = tampered.stdout.strip().splitlines()
-        assert tampered.returncode == 1 and len(problems) == 2, tampered.stdout + tampered.stderr
-        assert problems[0].startswith(f"{sample['split']}/{sample['sample']}/trace.parquet: object ")
-        assert problems[1] == f"release {release.release_id}: 1 of {release.files + 5} files FAIL"
-        refused = simready("export", "mcap", "--release", "r1", "--out", str(tmp_path / "mcap2"))
-        assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "bytes differ" in refused.stderr
-        assert not (tmp_path / "mcap2").exists()
+    # A tampered object in the bucket: verify names its file and fails; the export refuses in one line.
+    client.put_object(Bucket=S3_BUCKET, Key=f"{S3_PREFIX}/{trace.as_posix()}", Body=b"not a trace")
+    tampered = simready("release", "verify", "r1")
+    problems = tampered.stdout.strip().splitlines()
+    assert tampered.returncode == 1 and len(problems) == 2, tampered.stdout + tampered.stderr
+    assert problems[0].startswith(f"{sample['split']}/{sample['sample']}/trace.parquet: object ")
+    assert problems[1] == f"release {release.release_id}: 1 of {release.files + 5} files FAIL"
+    refused = simready("export", "mcap", "--release", "r1", "--out", str(tmp_path / "mcap2"))
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "bytes differ" in refused.stderr
+    assert not (tmp_path / "mcap2").exists()
 
-        # Missing release, bucket, credentials, setting: one line each on stderr, exit 1.
-        for changes, says in (({}, "no release 'r9' (tags: latest, r1; 1 release(s)"),
-                              ({"SIMREADY_S3_BUCKET": "no-such-bucket"}, "bucket 'no-such-bucket' does not exist at"),
-                              ({"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None}, "no AWS credentials"),
-                              ({"SIMREADY_S3_BUCKET": None}, "SIMREADY_S3_BUCKET: not set")):
-            failed = simready("release", "show", "r9", **changes)
-            assert failed.returncode == 1 and failed.stderr.count("\n") == 1 and says in failed.stderr, failed.stderr
+    # Missing release, bucket, credentials, setting: one line each on stderr, exit 1.
+    for changes, says in (({}, "no release 'r9' (tags: latest, r1; 1 release(s)"),
+                          ({"SIMREADY_S3_BUCKET": "no-such-bucket"}, "bucket 'no-such-bucket' does not exist at"),
+                          ({"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None}, "no AWS credentials"),
+                          ({"SIMREADY_S3_BUCKET": None}, "SIMREADY_S3_BUCKET: not set")):
+        failed = simready("release", "show", "r9", **changes)
+        assert failed.returncode == 1 and failed.stderr.count("\n") == 1 and says in failed.stderr, failed.stderr
 
 
 def test_the_release_commands_open_the_production_store_without_dagster(tmp_path):
@@ -298,6 +309,7 @@ def test_the_release_commands_open_the_production_store_without_dagster(tmp_path
         f"{endpoint} did not answer (EndpointConnectionError); is it up? (AWS_ENDPOINT_URL)"
 
 
+@pytest.mark.slow
 def test_the_dataset_release_asset_and_its_check(suite, released, tmp_path):
     import dagster as dg
 
@@ -323,6 +335,7 @@ def test_the_dataset_release_asset_and_its_check(suite, released, tmp_path):
         assert [e.passed for e in check.get_asset_check_evaluations()] == [False]
 
 
+@pytest.mark.slow
 def test_a_sample_the_gate_has_not_judged_refuses_the_release(suite, tmp_path):
     store = _copy(suite, tmp_path)
     layout = ArtifactLayout(store.root)

@@ -78,6 +78,7 @@ def test_a_suite_that_cannot_work_on_its_templates_is_refused(tmp_path: Path, ed
     (CHECK["intent of another template"][0], "templates.two_lane_arterial.signalized_left_turn: signalized_left_turn cannot run on two_lane_arterial"),
     (CHECK["set key of no sensor"][0], "observation.set: "),
 ], ids=["unknown intent", "intent of another template", "bogus observation.set"])
+@pytest.mark.slow
 def test_simready_status_refuses_such_a_suite_in_one_line(tmp_path: Path, edit, says: str) -> None:
     """Was: exit 0 and a status report; the error came when the stage materialized."""
     path = _suite(tmp_path, edit)

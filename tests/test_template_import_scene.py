@@ -188,6 +188,7 @@ def test_gltf_scene_becomes_certified_static_instances(capsys, tmp_path, catalog
     assert files_under(regen / "plaza" / "kiosk") == files_under(catalog / "generated" / "plaza" / "kiosk")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writer", [write_gltf, write_obj, write_usd], ids=["gltf", "obj", "usd"])
 def test_reordered_nodes_change_nothing_downstream(capsys, tmp_path, project_catalog, writer) -> None:
     results = []

@@ -131,6 +131,7 @@ def minute(lead, city):
     return m, scene, finish(engine)
 
 
+@pytest.mark.slow
 def test_minute_without_background_collisions(minute):
     m, scene, trace = minute
     bg = {a.id for a in background(m)}
@@ -140,6 +141,7 @@ def test_minute_without_background_collisions(minute):
     assert crashes == []
 
 
+@pytest.mark.slow
 def test_mobil_lane_changes_where_the_marks_allow(minute, city):
     from simready.world.lane_graph import lane_network
 
@@ -154,6 +156,7 @@ def test_mobil_lane_changes_where_the_marks_allow(minute, city):
         assert net.kinds[e["to_lane"]] == "driving" and e["incentive_mps2"] > 0.3
 
 
+@pytest.mark.slow
 def test_queue_at_red_discharges_on_green(minute):
     m, scene, trace = minute
     df = trace.df
@@ -193,6 +196,7 @@ def test_queue_at_red_discharges_on_green(minute):
     assert len(discharged) >= 3, "no queue discharged on green"
 
 
+@pytest.mark.slow
 def test_dynamic_backend_without_background_collisions(lead, city):
     """The same street with force-driven bodies: the traffic slows for its turns and does not crash."""
     trace = run_simulation(lead, city, backend="dynamic-v1").trace
@@ -258,6 +262,7 @@ def test_static_colliders_asleep_change_nothing(lead, city, monkeypatch):
 # --- determinism, checkpoints and branches ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_replay_and_checkpoint_bit_identical(lead, city):
     first = run_simulation(lead, city, backend="kinematic-v1").trace.to_bytes()
     assert run_simulation(lead, city, backend="kinematic-v1").trace.to_bytes() == first

@@ -36,6 +36,7 @@ def test_reserves_recorded_at_entries(lead, city):
     assert [a.id for a in reserves] == ids[len(bg) - len(reserves):]
 
 
+@pytest.mark.slow
 def test_respawn_keeps_the_density_over_a_minute(lead, city):
     ctx = make_context(city, "lead_vehicle_brakes")
     draft = lead.model_dump(mode="json", by_alias=True)
@@ -97,6 +98,7 @@ def _standing(m, template, lane, s):
     return parse_manifest(d, m.sample_id), a["id"]
 
 
+@pytest.mark.slow
 def test_ladder_rejects_traffic_that_breaks_the_relation(city):
     """A car standing in the pedestrian's crosswalk, or in the ego's way before it: the scenario cannot happen."""
     from simready.sim.run import run_simulation

@@ -190,6 +190,7 @@ def test_vehicles_follow_cyclists():
 # --- determinism, checkpoints ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_replay_and_checkpoint_bit_identical_with_walkers(signalized):
     tpl, m, trace = signalized
     assert run_simulation(m, tpl, backend="kinematic-v1").trace.to_bytes() == trace.to_bytes()
@@ -206,6 +207,7 @@ def test_replay_and_checkpoint_bit_identical_with_walkers(signalized):
     assert finish(restored).to_bytes() == finish(engine).to_bytes()
 
 
+@pytest.mark.slow
 def test_matched_branches_share_the_walkers_until_the_action(signalized):
     from simready.sim.branch import run_branches
 
