@@ -88,9 +88,17 @@ def azimuth_beams(corners: np.ndarray, ax: np.ndarray, ay: np.ndarray, px: np.nd
     az = np.empty(8)
     for s in range(steps):
         r2_min = np.inf
+        level = ax[2, s] == 0.0 and ay[2, s] == 0.0
         for k in range(8):
-            cx = corners[k, 0] * ax[0, s] + corners[k, 1] * ax[1, s] + corners[k, 2] * ax[2, s] - px[s]
-            cy = corners[k, 0] * ay[0, s] + corners[k, 1] * ay[1, s] + corners[k, 2] * ay[2, s] - py[s]
+            # Corners 2m and 2m + 1 differ in z only: seen from a level column (no z in the sensor's x and y
+            # axes) their sums differ by a signed zero, which changes nothing when the xy part is not zero.
+            sx = corners[k, 0] * ax[0, s] + corners[k, 1] * ax[1, s]
+            sy = corners[k, 0] * ay[0, s] + corners[k, 1] * ay[1, s]
+            if k % 2 == 1 and level and sx != 0.0 and sy != 0.0:
+                az[k] = az[k - 1]  # the same cx, cy (and r2) as corner k − 1
+                continue
+            cx = sx + corners[k, 2] * ax[2, s] - px[s]
+            cy = sy + corners[k, 2] * ay[2, s] - py[s]
             az[k] = np.arctan2(cy, cx)
             r2 = cx * cx + cy * cy
             if r2 < r2_min:
