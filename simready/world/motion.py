@@ -301,11 +301,14 @@ class PoseTrack:
 
     # --- queries ----------------------------------------------------------
 
-    def sample(self, t_s: ArrayLike, *, clamp: bool = False) -> TrackSample:
+    def sample(self, t_s: ArrayLike, *, clamp: bool = False, compiled: bool = True) -> TrackSample:
         """Interpolated state at each query time (vectorized).
 
         Raises ``TrackRangeError`` for times outside ``[t_start, t_end]``
         unless ``clamp`` (then the end state is held, with its recorded twist).
+        A track turning about z only is sampled by two compiled passes
+        (:mod:`simready.world.motion_kernels`) that repeat the numpy steps
+        below bit for bit; ``compiled=False``: the numpy steps.
         """
         t = np.asarray(t_s, np.float64).reshape(-1)
         if self.is_constant:
@@ -319,6 +322,12 @@ class PoseTrack:
             )
         t = self._checked_times(t, clamp)
         ts = self.t_s
+        if self._planar and compiled:
+            from simready.world.motion_kernels import planar_hermites, planar_quaternions
+
+            pos, vel, ang, present, half, qz, qw = planar_hermites(t, ts, self._segments, self.present, TIME_EPS_S,
+                                                                   _PHI, _Q0, _H)
+            return TrackSample(pos, planar_quaternions(np.sin(half), np.cos(half), qz, qw), vel, ang, present)
         i = np.clip(np.searchsorted(ts, t, side="right") - 1, 0, len(ts) - 2)
         seg = np.take(self._segments, i, axis=0)
         h = seg[:, _H]
