@@ -28,7 +28,7 @@ def _same(a, b) -> None:
         x, y = getattr(a, name), getattr(b, name)
         assert x.dtype == y.dtype and x.shape == y.shape, name
         assert np.array_equal(x.view(np.uint8), y.view(np.uint8)), name  # bits, signed zeros included
-    assert np.array_equal(a.matrices().view(np.uint8), b.matrices().view(np.uint8))
+    assert np.array_equal(a.matrices().view(np.uint8), b.matrices(compiled=False).view(np.uint8))
 
 
 def test_planar_sampling_is_the_numpy_steps():
@@ -54,3 +54,15 @@ def test_a_rolling_track_keeps_the_numpy_path():
     assert not track._planar
     t = rng.uniform(track.t_start, track.t_end, 100)
     _same(track.sample(t), track.sample(t, compiled=False))
+
+
+def test_pose_matrices_are_the_numpy_steps():
+    from simready.world.frames import batch_pose_matrices
+    from simready.world.motion_kernels import pose_matrices
+
+    rng = np.random.default_rng(8)
+    q = rng.standard_normal((200_000, 4)) * rng.uniform(0.5, 2.0, (200_000, 1))
+    q[:1000, :2] = 0.0  # turning about z only
+    q[1000:1100] = [0.0, 0.0, 0.0, 1.0]
+    p = rng.uniform(-1e3, 1e3, (200_000, 3))
+    assert np.array_equal(pose_matrices(p, q).view(np.uint8), batch_pose_matrices(p, q).view(np.uint8))

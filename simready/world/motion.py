@@ -158,8 +158,15 @@ class TrackSample:
     angular_velocity_rps: FloatArray
     present: NDArray[np.bool_]
 
-    def matrices(self) -> NDArray[np.float64]:
-        """(M, 4, 4) ``T_world_body`` transforms."""
+    def matrices(self, compiled: bool = True) -> NDArray[np.float64]:
+        """(M, 4, 4) ``T_world_body`` transforms (``compiled``: one pass of
+        :func:`simready.world.motion_kernels.pose_matrices`, the same bits as
+        :func:`simready.world.frames.batch_pose_matrices`)."""
+        if compiled:
+            from simready.world.motion_kernels import pose_matrices
+
+            return pose_matrices(np.ascontiguousarray(self.position_m, np.float64),  # type: ignore[no-any-return]
+                                 np.ascontiguousarray(self.quat_xyzw, np.float64))
         return batch_pose_matrices(self.position_m, self.quat_xyzw)
 
 
