@@ -19,7 +19,7 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 @numba.njit(**_JIT)
 def planar_hermites(t: np.ndarray, ts: np.ndarray, seg: np.ndarray, present: np.ndarray, eps: float,
-                    phi: int, q0: int, h_col: int) -> tuple:
+                    phi: int, q0: int, h_col: int) -> tuple[np.ndarray, ...]:
     """Per query time (``t`` inside ``[ts[0], ts[-1]]``): position (M, 3), velocity (M, 3), angular velocity
     (M, 3) (z only), presence (M,), the yaw half-angle (M,) and the interval's start quaternion z and w (M,)
     each. ``seg``: the track's segment table (columns ``phi``, ``q0``, ``h_col`` as in
