@@ -132,13 +132,13 @@ def test_compiled_azimuth_prefilter_keeps_the_numpy_columns(street, rpy):
     fast, ref = azimuth_prefilter(rig.sensors["lid"], T), azimuth_prefilter(rig.sensors["lid"], T, compiled=False)
     rng = np.random.default_rng(4)
     kept = 0
-    for _ in range(40):
-        lo = rng.uniform(-30.0, 60.0, 3)
-        hi = lo + rng.uniform(0.2, 8.0, 3)
+    for k in range(400):  # near and far boxes, small and large (the compiled pass's quick rejection)
+        lo = rng.uniform(-30.0, 60.0, 3) * (1.0 if k % 2 else 4.0)
+        hi = lo + rng.uniform(0.2, 8.0, 3) * (1.0 if k % 3 else 0.01)
         a, b = fast(lo, hi), ref(lo, hi)
         assert np.array_equal(a, b)
         kept += 0 < len(a) < 360 * 16
-    assert kept > 5
+    assert kept > 50
 
 
 def test_unique_of_ascending_times_in_one_pass():
