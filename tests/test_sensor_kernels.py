@@ -16,10 +16,10 @@ def street():
     return street_scene()
 
 
-def lidar_rig(ego, **kw) -> Rig:
+def lidar_rig(ego, rpy_deg=(1.0, 2.0, 30.0), **kw) -> Rig:
     lidar = {"channels": 16, "vertical_fov_deg": [-25.0, 15.0], "rotation_hz": 10.0, "azimuth_steps": 360,
              "max_range_m": 120.0, "phase_s": 0.0, **kw}
-    return Rig.from_dict({"mounts": {"lid": {"type": "lidar", "translation_m": [0.0, 0.0, 1.9], "rpy_deg": [1.0, 2.0, 30.0]}},
+    return Rig.from_dict({"mounts": {"lid": {"type": "lidar", "translation_m": [0.0, 0.0, 1.9], "rpy_deg": list(rpy_deg)}},
                           "sensors": {"lid": lidar}}, body=ego)
 
 
@@ -121,22 +121,24 @@ def test_compiled_slab_test_and_merge_lookup_are_the_numpy_ones():
     assert np.array_equal(positions_in(keys, values), pos[keys[pos] == values])
 
 
-def test_compiled_azimuth_prefilter_keeps_the_numpy_columns(street):
+@pytest.mark.parametrize("rpy", [[1.0, 2.0, 30.0], [0.0, 0.0, 30.0]])  # tilted; level (corner pairs shared)
+def test_compiled_azimuth_prefilter_keeps_the_numpy_columns(street, rpy):
     from simready.sensors_hw.lidar import azimuth_prefilter, lidar_poses
 
     scene, bodies = street
-    rig = lidar_rig(bodies[EGO_ID].track)
+    rig = lidar_rig(bodies[EGO_ID].track, rpy_deg=rpy)
     T = lidar_poses(rig, "lid", 0.4)
+    assert (np.all(T[:, 2, :2] == 0.0)) == (rpy[0] == rpy[1] == 0.0)
     fast, ref = azimuth_prefilter(rig.sensors["lid"], T), azimuth_prefilter(rig.sensors["lid"], T, compiled=False)
     rng = np.random.default_rng(4)
     kept = 0
-    for _ in range(40):
-        lo = rng.uniform(-30.0, 60.0, 3)
-        hi = lo + rng.uniform(0.2, 8.0, 3)
+    for k in range(400):  # near and far boxes, small and large (the compiled pass's quick rejection)
+        lo = rng.uniform(-30.0, 60.0, 3) * (1.0 if k % 2 else 4.0)
+        hi = lo + rng.uniform(0.2, 8.0, 3) * (1.0 if k % 3 else 0.01)
         a, b = fast(lo, hi), ref(lo, hi)
         assert np.array_equal(a, b)
         kept += 0 < len(a) < 360 * 16
-    assert kept > 5
+    assert kept > 50
 
 
 def test_unique_of_ascending_times_in_one_pass():

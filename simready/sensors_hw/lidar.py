@@ -139,8 +139,9 @@ def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64],
     if compiled:
         from simready.sensors_hw.lidar_kernels import azimuth_beams
 
+        cos_az, sin_az = np.cos(table.azimuth_rad), np.sin(table.azimuth_rad)
         return lambda lo, hi: azimuth_beams(box_corners(lo, hi), ax, ay, px, py, table.azimuth_rad, margin,
-                                            model.channels)
+                                            model.channels, cos_az, sin_az)
 
     def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
         corners = box_corners(lo, hi)

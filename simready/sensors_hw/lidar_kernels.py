@@ -13,6 +13,8 @@ import numba
 import numpy as np
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+#: Angle added to :func:`azimuth_beams`' quick rejection bound, radians (rounding there is ~1e-15).
+_SLACK_RAD = 1e-7
 
 
 @numba.njit(**_JIT)
@@ -74,23 +76,57 @@ def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray
 
 @numba.njit(**_JIT)
 def azimuth_beams(corners: np.ndarray, ax: np.ndarray, ay: np.ndarray, px: np.ndarray, py: np.ndarray,
-                  azimuth: np.ndarray, margin: float, channels: int) -> np.ndarray:
+                  azimuth: np.ndarray, margin: float, channels: int, cos_az: np.ndarray,
+                  sin_az: np.ndarray) -> np.ndarray:
     """The beams of the columns whose azimuth lies in the arc a box's 8 ``corners`` span seen from each
     column's pose (or all of a column whose origin is inside the box's footprint): the rule of
     :func:`simready.sensors_hw.lidar.azimuth_prefilter`, one pass over the columns instead of a dozen
     (8, steps) numpy passes. ``ax``/``ay`` (3, steps): the sensor's x and y axes in world per column,
     ``px``/``py`` the origin along them; ``margin`` widens the arc (radians). Returns beam indices
-    (column·channels + channel), ascending."""
+    (column·channels + channel), ascending.
+
+    A column far outside the box's arc is rejected without the corners' arc tangents: the corners seen in
+    a column's sensor plane lie within the box's half diagonal ρ of its centre's projection (at distance d),
+    so the arc lies within ``asin(ρ/d)`` of the centre's direction; a column whose azimuth (``cos_az``,
+    ``sin_az``) is further than that plus ``margin`` plus a slack of :data:`_SLACK_RAD` (far above the
+    rounding of either test) is one the exact rule rejects too. Only columns with d > 1.001·ρ + 1 mm take
+    this path (there the exact rule's "inside" cases cannot arise). The same columns as the rule alone."""
     steps = azimuth.shape[0]
     two_pi = 2.0 * np.pi
     keep = np.zeros(steps, np.bool_)
     n = 0
     az = np.empty(8)
+    c0 = 0.5 * (corners[0, 0] + corners[7, 0])
+    c1 = 0.5 * (corners[0, 1] + corners[7, 1])
+    c2 = 0.5 * (corners[0, 2] + corners[7, 2])
+    rho = 0.5 * np.sqrt((corners[7, 0] - corners[0, 0]) ** 2 + (corners[7, 1] - corners[0, 1]) ** 2
+                        + (corners[7, 2] - corners[0, 2]) ** 2)
+    far = 1.001 * rho + 1e-3
+    wide = margin + _SLACK_RAD
+    cos_wide, sin_wide = np.cos(wide), np.sin(wide)
     for s in range(steps):
+        vx = c0 * ax[0, s] + c1 * ax[1, s] + c2 * ax[2, s] - px[s]
+        vy = c0 * ay[0, s] + c1 * ay[1, s] + c2 * ay[2, s] - py[s]
+        d2 = vx * vx + vy * vy
+        if d2 > far * far:
+            d = np.sqrt(d2)
+            r = rho / d
+            # cos(asin(r) + wide); the column's direction against the centre's: reject when the angle is larger.
+            cos_bound = np.sqrt(1.0 - r * r) * cos_wide - r * sin_wide
+            if cos_az[s] * vx + sin_az[s] * vy < d * cos_bound:
+                continue
         r2_min = np.inf
+        level = ax[2, s] == 0.0 and ay[2, s] == 0.0
         for k in range(8):
-            cx = corners[k, 0] * ax[0, s] + corners[k, 1] * ax[1, s] + corners[k, 2] * ax[2, s] - px[s]
-            cy = corners[k, 0] * ay[0, s] + corners[k, 1] * ay[1, s] + corners[k, 2] * ay[2, s] - py[s]
+            # Corners 2m and 2m + 1 differ in z only: seen from a level column (no z in the sensor's x and y
+            # axes) their sums differ by a signed zero, which changes nothing when the xy part is not zero.
+            sx = corners[k, 0] * ax[0, s] + corners[k, 1] * ax[1, s]
+            sy = corners[k, 0] * ay[0, s] + corners[k, 1] * ay[1, s]
+            if k % 2 == 1 and level and sx != 0.0 and sy != 0.0:
+                az[k] = az[k - 1]  # the same cx, cy (and r2) as corner k − 1
+                continue
+            cx = sx + corners[k, 2] * ax[2, s] - px[s]
+            cy = sy + corners[k, 2] * ay[2, s] - py[s]
             az[k] = np.arctan2(cy, cx)
             r2 = cx * cx + cy * cy
             if r2 < r2_min:

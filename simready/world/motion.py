@@ -158,8 +158,15 @@ class TrackSample:
     angular_velocity_rps: FloatArray
     present: NDArray[np.bool_]
 
-    def matrices(self) -> NDArray[np.float64]:
-        """(M, 4, 4) ``T_world_body`` transforms."""
+    def matrices(self, compiled: bool = True) -> NDArray[np.float64]:
+        """(M, 4, 4) ``T_world_body`` transforms (``compiled``: one pass of
+        :func:`simready.world.motion_kernels.pose_matrices`, the same bits as
+        :func:`simready.world.frames.batch_pose_matrices`)."""
+        if compiled:
+            from simready.world.motion_kernels import pose_matrices
+
+            return pose_matrices(np.ascontiguousarray(self.position_m, np.float64),  # type: ignore[no-any-return]
+                                 np.ascontiguousarray(self.quat_xyzw, np.float64))
         return batch_pose_matrices(self.position_m, self.quat_xyzw)
 
 
@@ -301,11 +308,14 @@ class PoseTrack:
 
     # --- queries ----------------------------------------------------------
 
-    def sample(self, t_s: ArrayLike, *, clamp: bool = False) -> TrackSample:
+    def sample(self, t_s: ArrayLike, *, clamp: bool = False, compiled: bool = True) -> TrackSample:
         """Interpolated state at each query time (vectorized).
 
         Raises ``TrackRangeError`` for times outside ``[t_start, t_end]``
         unless ``clamp`` (then the end state is held, with its recorded twist).
+        A track turning about z only is sampled by two compiled passes
+        (:mod:`simready.world.motion_kernels`) that repeat the numpy steps
+        below bit for bit; ``compiled=False``: the numpy steps.
         """
         t = np.asarray(t_s, np.float64).reshape(-1)
         if self.is_constant:
@@ -319,6 +329,12 @@ class PoseTrack:
             )
         t = self._checked_times(t, clamp)
         ts = self.t_s
+        if self._planar and compiled:
+            from simready.world.motion_kernels import planar_hermites, planar_quaternions
+
+            pos, vel, ang, present, half, qz, qw = planar_hermites(t, ts, self._segments, self.present, TIME_EPS_S,
+                                                                   _PHI, _Q0, _H)
+            return TrackSample(pos, planar_quaternions(np.sin(half), np.cos(half), qz, qw), vel, ang, present)
         i = np.clip(np.searchsorted(ts, t, side="right") - 1, 0, len(ts) - 2)
         seg = np.take(self._segments, i, axis=0)
         h = seg[:, _H]
