@@ -88,6 +88,16 @@ class Chassis:
     lr: float
     restitution: float
 
+    @property
+    def com_xyz(self) -> tuple[float, float, float]:
+        """``com`` as three Python floats (computed once)."""
+        hit: tuple[float, float, float] | None = self.__dict__.get("_com_xyz")
+        if hit is None:
+            x, y, z = self.com.tolist()
+            hit = (x, y, z)
+            object.__setattr__(self, "_com_xyz", hit)
+        return hit
+
     @classmethod
     def of(cls, entry: Any) -> Chassis:
         """The chassis of a catalog entry, computed once per entry object (an engine per branch asks again)."""

@@ -94,8 +94,9 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
     pos_l, vel_l, om_l, quat_l = b.pos.tolist(), b.vel.tolist(), b.omega.tolist(), b.quat.tolist()
     kp, kv, ko = kin.pos.tolist(), kin.vel.tolist(), kin.omega.tolist()
     yaw_l, cyaw = np.asarray(yaw, dtype=np.float64).tolist(), np.asarray(state.coords.yaw, dtype=np.float64).tolist()
-    idx = [ag[0] for ag in agents]
-    ground = scene.ground.at(np.asarray(b.pos[idx, :2], dtype=np.float64)).tolist()
+    # The ground height under each agent: GroundModel.at's cell, in its scalar form (the same operations).
+    at_point = scene.ground.at_point
+    ground = [at_point(pos_l[ag[0]][0], pos_l[ag[0]][1]) for ag in agents]
     parked = scene.actors.parked
     matrix = p.getMatrixFromQuaternion
     two_pi, pi = 2 * math.pi, math.pi
@@ -137,7 +138,7 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
         m = ch.mass
         limit = m * mu_g * 0.5 * ch.wheelbase
         tqz = max(min(tqz, limit), -limit)
-        cx, cy, cz = ch.com.tolist()
+        cx, cy, cz = ch.com_xyz
         out.append((body, m * ax, m * ay, m * az, tqx, tqy, tqz, x + R[0] * cx + R[1] * cy + R[2] * cz,
                     y + R[3] * cx + R[4] * cy + R[5] * cz, z + R[6] * cx + R[7] * cy + R[8] * cz, vx, vy, vz))
     return out
