@@ -46,6 +46,9 @@ The ego's rollout checks are :mod:`.checks`'.
 from __future__ import annotations
 
 import math
+from collections import deque as drain
+from itertools import starmap
+from operator import call
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -550,17 +553,19 @@ class DynamicBackend(Backend):
         cid = self.world.client
         force, torque, world, stepper = p.applyExternalForce, p.applyExternalTorque, p.WORLD_FRAME, p.stepSimulation
         h = self.h
-        # Each agent's force, torque and substep application points as the lists PyBullet reads, built once a tick
-        # (the point of substep k is cx + vx·h·k, the same arithmetic as at the substep).
-        held = [(body, [fx, fy, fz], [tx, ty, tz], [[cx + vx * h * k, cy + vy * h * k, cz + vz * h * k]
-                                                    for k in range(self.substeps)])
-                for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives]
+        # Each substep's calls, in order (each agent's force, then its torque), built once a tick and made by one
+        # C-level loop (``starmap``) per substep: the point of substep k is cx + vx·h·k, the same arithmetic as at
+        # the substep, and every call takes PyBullet's positional arguments (no keyword parsing).
+        calls: list[list[tuple[Any, ...]]] = [[] for _ in range(self.substeps)]
+        for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives:
+            f, tq = [fx, fy, fz], [tx, ty, tz]
+            vxh, vyh, vzh = vx * h, vy * h, vz * h
+            for k, row in enumerate(calls):
+                row.append((force, body, -1, f, [cx + vxh * k, cy + vyh * k, cz + vzh * k], world, cid))
+                row.append((torque, body, -1, tq, world, cid))
         tyres = self._tyre_forces
-        for k in range(self.substeps):
-            for body, f, tq, at in held:
-                # Positional arguments (PyBullet's keyword order): no keyword parsing per call.
-                force(body, -1, f, at[k], world, cid)
-                torque(body, -1, tq, world, cid)
+        for row in calls:
+            drain(starmap(call, row), 0)
             if e is not None:
                 util = max(util, tyres(steer, a_cmd, friction, setup))
             stepper(physicsClientId=cid)
