@@ -583,33 +583,28 @@ class DynamicBackend(Backend):
                 pos[i], quat[i], vel[i], omega[i] = state.bodies.pos[i], state.bodies.quat[i], 0.0, 0.0
                 yaw[i], u_out[i], d_out[i], v_out[i] = c.yaw[i], c.u[i], c.d[i], 0.0
         moved = live
-        rows_p, rows_q, rows_v, rows_w, rows_yaw, rows_speed, rows_slip = [], [], [], [], [], [], []
+        # Each moved body's row: origin, quaternion, velocity, angular velocity, heading, speed, slip (16 floats).
+        rows: list[list[float]] = []
         cos, sin, atan2, hypot, pi = math.cos, math.sin, math.atan2, math.hypot, math.pi
         for i, (bp, bq, bv, bo, R, arm) in zip(moved, self._read_rows(moved)):
             if i == e:
                 lever = arm
-            rows_p.append(bp)
-            rows_q.append(bq)
-            rows_v.append(bv)
-            rows_w.append(bo)
             heading = atan2(R[3], R[0])
-            rows_yaw.append(heading)
             vx, vy = bv[0], bv[1]
-            rows_speed.append(max(vx * cos(heading) + vy * sin(heading), 0.0))
             vdir = atan2(vy, vx) if hypot(vx, vy) > 0.1 else heading
-            rows_slip.append((vdir - heading + pi) % (2 * pi) - pi)
+            rows.append([*bp, *bq, *bv, *bo, heading, max(vx * cos(heading) + vy * sin(heading), 0.0),
+                         (vdir - heading + pi) % (2 * pi) - pi])
         if moved:
             sel = np.array(moved, dtype=np.int64)
-            pos[sel], quat[sel], vel[sel], omega[sel] = rows_p, rows_q, rows_v, rows_w
-            yaw[sel], v_out[sel], slip[sel] = rows_yaw, rows_speed, rows_slip
+            table = np.array(rows)
+            pos[sel], quat[sel], vel[sel], omega[sel] = table[:, 0:3], table[:, 3:7], table[:, 7:10], table[:, 10:13]
+            yaw[sel], v_out[sel], slip[sel] = table[:, 13], table[:, 14], table[:, 15]
             # Every body back onto its path in one compiled call (ReferencePath.project_near's operations, its bits).
-            rows = sel
             cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
-            pu, pd = np.empty(len(rows)), np.empty(len(rows))
-            kernels.project_near(cum, base, last, pts, dirs, rows, np.ascontiguousarray(pos[rows, 0]),
-                                 np.ascontiguousarray(pos[rows, 1]), np.ascontiguousarray(c.u[rows], dtype=np.float64),
-                                 PROJECT_WINDOW, pu, pd)
-            u_out[rows], d_out[rows] = pu, pd
+            pu, pd = np.empty(len(sel)), np.empty(len(sel))
+            kernels.project_near(cum, base, last, pts, dirs, sel, table[:, 0].copy(), table[:, 1].copy(),
+                                 np.ascontiguousarray(c.u[sel], dtype=np.float64), PROJECT_WINDOW, pu, pd)
+            u_out[sel], d_out[sel] = pu, pd
         if e is not None:
             extras["steer_rad"][e] = steer
             extras["tyre_util"][e] = util

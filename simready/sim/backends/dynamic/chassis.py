@@ -98,6 +98,15 @@ class Chassis:
             object.__setattr__(self, "_com_xyz", hit)
         return hit
 
+    @property
+    def inertia_flat(self) -> tuple[float, ...]:
+        """``inertia`` row by row as nine Python floats (computed once)."""
+        hit: tuple[float, ...] | None = self.__dict__.get("_inertia_flat")
+        if hit is None:
+            hit = tuple(x for row in self.inertia for x in row)
+            object.__setattr__(self, "_inertia_flat", hit)
+        return hit
+
     @classmethod
     def of(cls, entry: Any) -> Chassis:
         """The chassis of a catalog entry, computed once per entry object (an engine per branch asks again)."""

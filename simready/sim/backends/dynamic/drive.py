@@ -82,8 +82,8 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
     """The drive model (:func:`agent_drive`) for every agent of a tick at once: ``agents`` lists ``(i, chassis, body, stop)``.
 
     The same operations in the same order on the same floats (so the same bits), with what every agent reads
-    taken out of the tick's arrays once (``tolist`` of whole arrays, the ground heights in one
-    :meth:`~simready.sim.scene.GroundModel.at`, the same cells as ``at_point``) instead of row by row.
+    taken out of the tick's arrays once (``tolist`` of whole arrays) instead of row by row, the ground heights by
+    :meth:`~simready.sim.scene.GroundModel.at_point` (``at``'s cells in scalar arithmetic).
     """
     if not agents:
         return []
@@ -130,9 +130,9 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
         rx = (R[0] * dwx + R[3] * dwy + R[6] * dwz) / dt
         ry = (R[1] * dwx + R[4] * dwy + R[7] * dwz) / dt
         rz = (R[2] * dwx + R[5] * dwy + R[8] * dwz) / dt
-        I = ch.inertia
-        ix, iy, iz = (I[0][0] * rx + I[0][1] * ry + I[0][2] * rz, I[1][0] * rx + I[1][1] * ry + I[1][2] * rz,
-                      I[2][0] * rx + I[2][1] * ry + I[2][2] * rz)
+        i00, i01, i02, i10, i11, i12, i20, i21, i22 = ch.inertia_flat
+        ix, iy, iz = (i00 * rx + i01 * ry + i02 * rz, i10 * rx + i11 * ry + i12 * rz,
+                      i20 * rx + i21 * ry + i22 * rz)
         tqx, tqy, tqz = (R[0] * ix + R[1] * iy + R[2] * iz, R[3] * ix + R[4] * iy + R[5] * iz,
                          R[6] * ix + R[7] * iy + R[8] * iz)
         m = ch.mass
