@@ -46,6 +46,9 @@ The ego's rollout checks are :mod:`.checks`'.
 from __future__ import annotations
 
 import math
+from collections import deque as drain
+from itertools import starmap
+from operator import call
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -128,6 +131,7 @@ class DynamicBackend(Backend):
         self.anchor_idx = np.array([i for i in self.vehicles if not a.background[i] and not a.parked[i]], dtype=np.int64)
         self.chassis = {i: Chassis.of(scene.catalog.entry(a.asset_ids[i])) for i in self.vehicles}
         self._prev_com: list[float] = []
+        self._com_stacks: dict[tuple[int, ...], np.ndarray] = {}
         self._prev_tick = -1
         self._hidden: set[int] = set()
         self._woken: frozenset[int] = frozenset()
@@ -372,6 +376,43 @@ class DynamicBackend(Backend):
         vel = [lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)]
         return pos, q, vel, [wx, wy, wz], R, (rx, ry, rz)
 
+    def _read_rows(self, idx: list[int]) -> list[tuple[list[float], tuple[float, ...], list[float], list[float],
+                                                       tuple[float, ...], tuple[float, float, float]]]:
+        """:meth:`_read_raw` of every vehicle in ``idx``, the same reads in the same order, with the lever arms in one
+        stacked numpy product (each item's bits are the single product's: one BLAS matrix-vector product apiece)."""
+        if not idx:
+            return []
+        cid = self.world.client
+        chassis, actor_body = self.chassis, self.actor_body
+        pose, twist, compose, matrix = p.getBasePositionAndOrientation, p.getBaseVelocity, p.multiplyTransforms, p.getMatrixFromQuaternion
+        raw = []
+        for i in idx:
+            ch = chassis[i]
+            body = actor_body[i]
+            com_w, q_in = pose(body, physicsClientId=cid)
+            lin, ang = twist(body, physicsClientId=cid)
+            q = q_in if ch.identity_inertial else compose(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1]
+            if q[3] < 0:
+                q = tuple(-x for x in q)
+            raw.append((com_w, q, lin, ang, matrix(q)))
+        levers = (np.array([r[4] for r in raw]).reshape(-1, 3, 3) @ self._coms(idx)).tolist()
+        out = []
+        for (com_w, q, lin, (wx, wy, wz), R), ((rx,), (ry,), (rz,)) in zip(raw, levers):
+            pos = [com_w[0] - rx, com_w[1] - ry, com_w[2] - rz]
+            vel = [lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)]
+            out.append((pos, q, vel, [wx, wy, wz], R, (rx, ry, rz)))
+        return out
+
+    def _coms(self, idx: list[int]) -> np.ndarray:
+        """The centres of mass of vehicles ``idx`` as an (n, 3, 1) stack (cached per list of vehicles)."""
+        key = tuple(idx)
+        hit = self._com_stacks.get(key)
+        if hit is None:
+            if len(self._com_stacks) > 256:
+                self._com_stacks.clear()
+            hit = self._com_stacks[key] = np.array([self.chassis[i].com for i in idx], dtype=np.float64).reshape(-1, 3, 1)
+        return hit
+
     def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
         return self._read(self._ego)
 
@@ -512,17 +553,19 @@ class DynamicBackend(Backend):
         cid = self.world.client
         force, torque, world, stepper = p.applyExternalForce, p.applyExternalTorque, p.WORLD_FRAME, p.stepSimulation
         h = self.h
-        # Each agent's force, torque and substep application points as the lists PyBullet reads, built once a tick
-        # (the point of substep k is cx + vx·h·k, the same arithmetic as at the substep).
-        held = [(body, [fx, fy, fz], [tx, ty, tz], [[cx + vx * h * k, cy + vy * h * k, cz + vz * h * k]
-                                                    for k in range(self.substeps)])
-                for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives]
+        # Each substep's calls, in order (each agent's force, then its torque), built once a tick and made by one
+        # C-level loop (``starmap``) per substep: the point of substep k is cx + vx·h·k, the same arithmetic as at
+        # the substep, and every call takes PyBullet's positional arguments (no keyword parsing).
+        calls: list[list[tuple[Any, ...]]] = [[] for _ in range(self.substeps)]
+        for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives:
+            f, tq = [fx, fy, fz], [tx, ty, tz]
+            vxh, vyh, vzh = vx * h, vy * h, vz * h
+            for k, row in enumerate(calls):
+                row.append((force, body, -1, f, [cx + vxh * k, cy + vyh * k, cz + vzh * k], world, cid))
+                row.append((torque, body, -1, tq, world, cid))
         tyres = self._tyre_forces
-        for k in range(self.substeps):
-            for body, f, tq, at in held:
-                # Positional arguments (PyBullet's keyword order): no keyword parsing per call.
-                force(body, -1, f, at[k], world, cid)
-                torque(body, -1, tq, world, cid)
+        for row in calls:
+            drain(starmap(call, row), 0)
             if e is not None:
                 util = max(util, tyres(steer, a_cmd, friction, setup))
             stepper(physicsClientId=cid)
@@ -540,34 +583,28 @@ class DynamicBackend(Backend):
                 pos[i], quat[i], vel[i], omega[i] = state.bodies.pos[i], state.bodies.quat[i], 0.0, 0.0
                 yaw[i], u_out[i], d_out[i], v_out[i] = c.yaw[i], c.u[i], c.d[i], 0.0
         moved = live
-        rows_p, rows_q, rows_v, rows_w, rows_yaw, rows_speed, rows_slip = [], [], [], [], [], [], []
+        # Each moved body's row: origin, quaternion, velocity, angular velocity, heading, speed, slip (16 floats).
+        rows: list[list[float]] = []
         cos, sin, atan2, hypot, pi = math.cos, math.sin, math.atan2, math.hypot, math.pi
-        for i in moved:
-            bp, bq, bv, bo, R, arm = self._read_raw(i)
+        for i, (bp, bq, bv, bo, R, arm) in zip(moved, self._read_rows(moved)):
             if i == e:
                 lever = arm
-            rows_p.append(bp)
-            rows_q.append(bq)
-            rows_v.append(bv)
-            rows_w.append(bo)
             heading = atan2(R[3], R[0])
-            rows_yaw.append(heading)
             vx, vy = bv[0], bv[1]
-            rows_speed.append(max(vx * cos(heading) + vy * sin(heading), 0.0))
             vdir = atan2(vy, vx) if hypot(vx, vy) > 0.1 else heading
-            rows_slip.append((vdir - heading + pi) % (2 * pi) - pi)
+            rows.append([*bp, *bq, *bv, *bo, heading, max(vx * cos(heading) + vy * sin(heading), 0.0),
+                         (vdir - heading + pi) % (2 * pi) - pi])
         if moved:
             sel = np.array(moved, dtype=np.int64)
-            pos[sel], quat[sel], vel[sel], omega[sel] = rows_p, rows_q, rows_v, rows_w
-            yaw[sel], v_out[sel], slip[sel] = rows_yaw, rows_speed, rows_slip
+            table = np.array(rows)
+            pos[sel], quat[sel], vel[sel], omega[sel] = table[:, 0:3], table[:, 3:7], table[:, 7:10], table[:, 10:13]
+            yaw[sel], v_out[sel], slip[sel] = table[:, 13], table[:, 14], table[:, 15]
             # Every body back onto its path in one compiled call (ReferencePath.project_near's operations, its bits).
-            rows = sel
             cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
-            pu, pd = np.empty(len(rows)), np.empty(len(rows))
-            kernels.project_near(cum, base, last, pts, dirs, rows, np.ascontiguousarray(pos[rows, 0]),
-                                 np.ascontiguousarray(pos[rows, 1]), np.ascontiguousarray(c.u[rows], dtype=np.float64),
-                                 PROJECT_WINDOW, pu, pd)
-            u_out[rows], d_out[rows] = pu, pd
+            pu, pd = np.empty(len(sel)), np.empty(len(sel))
+            kernels.project_near(cum, base, last, pts, dirs, sel, table[:, 0].copy(), table[:, 1].copy(),
+                                 np.ascontiguousarray(c.u[sel], dtype=np.float64), PROJECT_WINDOW, pu, pd)
+            u_out[sel], d_out[sel] = pu, pd
         if e is not None:
             extras["steer_rad"][e] = steer
             extras["tyre_util"][e] = util

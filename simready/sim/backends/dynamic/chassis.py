@@ -88,6 +88,25 @@ class Chassis:
     lr: float
     restitution: float
 
+    @property
+    def com_xyz(self) -> tuple[float, float, float]:
+        """``com`` as three Python floats (computed once)."""
+        hit: tuple[float, float, float] | None = self.__dict__.get("_com_xyz")
+        if hit is None:
+            x, y, z = self.com.tolist()
+            hit = (x, y, z)
+            object.__setattr__(self, "_com_xyz", hit)
+        return hit
+
+    @property
+    def inertia_flat(self) -> tuple[float, ...]:
+        """``inertia`` row by row as nine Python floats (computed once)."""
+        hit: tuple[float, ...] | None = self.__dict__.get("_inertia_flat")
+        if hit is None:
+            hit = tuple(x for row in self.inertia for x in row)
+            object.__setattr__(self, "_inertia_flat", hit)
+        return hit
+
     @classmethod
     def of(cls, entry: Any) -> Chassis:
         """The chassis of a catalog entry, computed once per entry object (an engine per branch asks again)."""

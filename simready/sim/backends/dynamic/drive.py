@@ -82,8 +82,8 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
     """The drive model (:func:`agent_drive`) for every agent of a tick at once: ``agents`` lists ``(i, chassis, body, stop)``.
 
     The same operations in the same order on the same floats (so the same bits), with what every agent reads
-    taken out of the tick's arrays once (``tolist`` of whole arrays, the ground heights in one
-    :meth:`~simready.sim.scene.GroundModel.at`, the same cells as ``at_point``) instead of row by row.
+    taken out of the tick's arrays once (``tolist`` of whole arrays) instead of row by row, the ground heights by
+    :meth:`~simready.sim.scene.GroundModel.at_point` (``at``'s cells in scalar arithmetic).
     """
     if not agents:
         return []
@@ -94,8 +94,9 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
     pos_l, vel_l, om_l, quat_l = b.pos.tolist(), b.vel.tolist(), b.omega.tolist(), b.quat.tolist()
     kp, kv, ko = kin.pos.tolist(), kin.vel.tolist(), kin.omega.tolist()
     yaw_l, cyaw = np.asarray(yaw, dtype=np.float64).tolist(), np.asarray(state.coords.yaw, dtype=np.float64).tolist()
-    idx = [ag[0] for ag in agents]
-    ground = scene.ground.at(np.asarray(b.pos[idx, :2], dtype=np.float64)).tolist()
+    # The ground height under each agent: GroundModel.at's cell, in its scalar form (the same operations).
+    at_point = scene.ground.at_point
+    ground = [at_point(pos_l[ag[0]][0], pos_l[ag[0]][1]) for ag in agents]
     parked = scene.actors.parked
     matrix = p.getMatrixFromQuaternion
     two_pi, pi = 2 * math.pi, math.pi
@@ -129,15 +130,15 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
         rx = (R[0] * dwx + R[3] * dwy + R[6] * dwz) / dt
         ry = (R[1] * dwx + R[4] * dwy + R[7] * dwz) / dt
         rz = (R[2] * dwx + R[5] * dwy + R[8] * dwz) / dt
-        I = ch.inertia
-        ix, iy, iz = (I[0][0] * rx + I[0][1] * ry + I[0][2] * rz, I[1][0] * rx + I[1][1] * ry + I[1][2] * rz,
-                      I[2][0] * rx + I[2][1] * ry + I[2][2] * rz)
+        i00, i01, i02, i10, i11, i12, i20, i21, i22 = ch.inertia_flat
+        ix, iy, iz = (i00 * rx + i01 * ry + i02 * rz, i10 * rx + i11 * ry + i12 * rz,
+                      i20 * rx + i21 * ry + i22 * rz)
         tqx, tqy, tqz = (R[0] * ix + R[1] * iy + R[2] * iz, R[3] * ix + R[4] * iy + R[5] * iz,
                          R[6] * ix + R[7] * iy + R[8] * iz)
         m = ch.mass
         limit = m * mu_g * 0.5 * ch.wheelbase
         tqz = max(min(tqz, limit), -limit)
-        cx, cy, cz = ch.com.tolist()
+        cx, cy, cz = ch.com_xyz
         out.append((body, m * ax, m * ay, m * az, tqx, tqy, tqz, x + R[0] * cx + R[1] * cy + R[2] * cz,
                     y + R[3] * cx + R[4] * cy + R[5] * cz, z + R[6] * cx + R[7] * cy + R[8] * cz, vx, vy, vz))
     return out
