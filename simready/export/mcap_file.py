@@ -24,7 +24,8 @@ topic                      schema                      what
                                                        trace tick of the window, and the ego → each sensor
 ``/boxes``                 foxglove.SceneUpdate        each present actor's box (``box:<id>``) at every tick
 ``/tracks``                foxglove.SceneUpdate        each actor's path over the window (``track:<id>``), once
-``/events``                foxglove.Log                every event of the trace (warning: collisions)
+``/events``                foxglove.Log                every event of the trace (warning: collisions); one of the
+                                                       warm-up (t < 0) at time 0, its own ``t`` in the message
 =========================  ==========================  =============================================================
 
 Frames: ``world`` is the trace's (x east, y north, z up); an actor's frame is its body's (origin at the
@@ -434,7 +435,10 @@ def _box(t: int, actor: str, position: Any, q: Any, dims: dict[str, list[float]]
 
 def _event_messages(s: ObservedSample) -> Iterator[_Message]:
     for event in s.trace.events:
-        t = ns(float(event.get("t", 0.0)))
+        # A warm-up event (background traffic changes lanes and enters before the clip) has a negative scenario
+        # time, which an MCAP log time (unsigned) cannot hold: it is logged at the clip's start, its own ``t``
+        # in the message.
+        t = max(0, ns(float(event.get("t", 0.0))))
         level = fg.LogLevel.Warning if event.get("type") == "collision" else fg.LogLevel.Info
         text = json.dumps(event, sort_keys=True)
 
