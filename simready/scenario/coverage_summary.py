@@ -17,7 +17,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from simready.scenario.coverage import TRAFFIC_DIMENSION, TRAFFIC_NONE, traffic_label
+from simready.scenario.coverage import (TRAFFIC_DIMENSION_NAMES, TRAFFIC_FIELDS, TRAFFIC_NONE, CoverageSpec, traffic_label,
+                                       without_traffic)
 from simready.scenario.programs import coverage_of
 
 
@@ -35,21 +36,30 @@ def merge_cells(cell_files: Iterable[Path]) -> dict[str, dict[str, Any]]:
     return dict(sorted(merged.items()))
 
 
+def _densities(d: float | Mapping[str, float]) -> dict[str, float]:
+    return dict(d) if isinstance(d, Mapping) else {TRAFFIC_FIELDS[0]: float(d)}
+
+
 def coverage_table(merged: dict[str, dict[str, Any]], intents: Iterable[str],
-                   traffic: Mapping[str, Iterable[float]] | None = None) -> list[dict[str, Any]]:
+                   traffic: Mapping[str, Iterable[float | Mapping[str, float]]] | None = None) -> list[dict[str, Any]]:
     """One row per declared cell of each intent (declared before generation), filled or not.
 
-    ``traffic``: per intent, the background-traffic densities the suite asks
-    for it (0: none; an intent not named has none); each is a coverage
-    dimension (SPEC §20), so each density's bucket has its own cells
+    ``traffic``: per intent, the background traffic the suite asks for it, each
+    a mapping of density names to values (a bare number: vehicles per lane km;
+    all 0: none; an intent not named has none); each density is a coverage
+    dimension (SPEC §20), so each combination of buckets has its own cells
     (:meth:`~simready.scenario.coverage.CoverageSpec.with_traffic`). Each row
-    names its ``traffic`` bucket.
+    names its bucket on each traffic dimension (columns ``traffic``,
+    ``pedestrians``, ``cyclists``).
     """
     rows = []
     for intent in sorted(set(intents)):
         base = coverage_of(intent)
-        densities = sorted(set((traffic or {}).get(intent, ())) or {0.0})
-        specs = {base.with_traffic(d).cells[0].id: base.with_traffic(d) for d in densities}
+        asked = [_densities(d) for d in (traffic or {}).get(intent, ())] or [{}]
+        specs: dict[str, CoverageSpec] = {}
+        for d in sorted(asked, key=lambda d: tuple(d.get(f, 0.0) for f in TRAFFIC_FIELDS)):
+            spec = base.with_traffic(d)
+            specs.setdefault(spec.cells[0].id, spec)
         for cell in (c for spec in specs.values() for c in spec.cells):
             c = merged.get(f"{intent}/{cell.id}")
             accepted = c["accepted"] if c else 0
@@ -58,7 +68,7 @@ def coverage_table(merged: dict[str, dict[str, Any]], intents: Iterable[str],
                 {
                     "intent": intent,
                     "cell": cell.id,
-                    "traffic": traffic_label(cell.id),
+                    **{dim: traffic_label(cell.id, dim) for dim in TRAFFIC_DIMENSION_NAMES},
                     "target": cell.target,
                     "proposals": c["proposals"] if c else 0,
                     "accepted": accepted,
@@ -87,19 +97,23 @@ def coverage_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         b["target"] += r["target"]
     cells = len(rows)
     touched = sum(1 for r in rows if r["accepted"] > 0)
-    by_traffic: dict[str, dict[str, int]] = defaultdict(lambda: {"cells": 0, "accepted": 0, "target": 0})
-    for r in rows:
-        t = by_traffic[r.get("traffic", TRAFFIC_NONE)]
-        t["cells"] += 1
-        t["accepted"] += r["accepted"]
-        t["target"] += r["target"]
+    # Per bucket of each traffic dimension: ``by_traffic`` (vehicles), ``by_pedestrians``, ``by_cyclists``.
+    by_dim: dict[str, dict[str, dict[str, int]]] = {}
+    for dim in TRAFFIC_DIMENSION_NAMES:
+        per: dict[str, dict[str, int]] = defaultdict(lambda: {"cells": 0, "accepted": 0, "target": 0})
+        for r in rows:
+            t = per[r.get(dim, TRAFFIC_NONE)]
+            t["cells"] += 1
+            t["accepted"] += r["accepted"]
+            t["target"] += r["target"]
+        by_dim[f"by_{dim}"] = dict(sorted(per.items()))
     return {
         "cells": cells,
         "cells_with_samples": touched,
         "cells_filled": sum(1 for r in rows if not r["under_target"]),
         "fill_fraction": round(sum(r["fill"] for r in rows) / cells, 4) if cells else 0.0,
         "by_intent": dict(sorted(by_intent.items())),
-        "by_traffic": dict(sorted(by_traffic.items())),
+        **by_dim,
     }
 
 
@@ -122,7 +136,7 @@ def plot_coverage_heatmap(rows: list[dict[str, Any]], out_png: Path) -> Path:
         grid_tgt = np.zeros_like(grid_acc)
         for r in (r for r in rows if r["intent"] == intent):
             # A traffic bucket's cell squares with the declared cell it extends (SPEC §20).
-            cell = spec.cell("|".join(t for t in r["cell"].split("|") if not t.startswith(f"{TRAFFIC_DIMENSION}=")))
+            cell = spec.cell(without_traffic(r["cell"]))
             a = labels[0].index(cell.coords[dims[0]].text())
             b = 0 if len(dims) < 2 else labels[1].index(cell.coords[dims[1]].text())
             grid_acc[a, b] += r["accepted"]

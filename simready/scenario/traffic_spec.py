@@ -53,3 +53,13 @@ class TrafficSpec(BaseModel):
     @property
     def empty(self) -> bool:
         return self.vehicles_per_lane_km == 0.0 and self.pedestrians_per_sidewalk_100m == 0.0 and self.cyclists_per_km == 0.0
+
+
+#: The densities of a :class:`TrafficSpec`, each a coverage dimension (SPEC §20, :mod:`simready.scenario.coverage`).
+DENSITY_FIELDS = ("vehicles_per_lane_km", "pedestrians_per_sidewalk_100m", "cyclists_per_km")
+
+
+def densities_of(spec: TrafficSpec) -> dict[str, float]:
+    """The densities a suite asks for, by name (what :meth:`~simready.scenario.coverage.CoverageSpec.with_traffic`
+    buckets)."""
+    return {k: float(getattr(spec, k)) for k in DENSITY_FIELDS}
