@@ -70,17 +70,47 @@ def test_the_coverage_table_has_a_column_and_totals_per_density():
     assert totals["by_cyclists"]["light"]["cells"] == n
 
 
+def test_a_sample_is_counted_in_the_bucket_of_the_density_it_realized():
+    base = coverage_of("lead_vehicle_brakes")
+    spec = base.with_traffic({"vehicles_per_lane_km": 40.0, "pedestrians_per_sidewalk_100m": 5.0})
+    asked = spec.cells[0]
+    assert asked.id.endswith("|traffic=moderate|pedestrians=moderate")
+    same = spec.realized_cell(asked, {"traffic.realized_vehicles_per_lane_km": 31.0,
+                                      "traffic.realized_pedestrians_per_sidewalk_100m": 5.0})
+    assert same is asked
+    moved = spec.realized_cell(asked, {"traffic.realized_vehicles_per_lane_km": 31.0,
+                                       "traffic.realized_pedestrians_per_sidewalk_100m": 4.2})
+    assert moved.id == f"{base.cells[0].id}|traffic=moderate|pedestrians=light" and moved.target == 0
+    assert spec.targeted_cell(moved.id) == asked
+    top = spec.realized_cell(asked, {"traffic.realized_pedestrians_per_sidewalk_100m": 61.0})
+    assert top.value("pedestrians") == "heavy"  # above the last bucket: in the last
+    # Counted there by the coverage table too, as an untargeted cell; the asked one says where its samples went.
+    merged = {f"lead_vehicle_brakes/{moved.id}": {"proposals": 1, "accepted": 1, "rejected": 0,
+                                                  "by_stage": Counter(), "by_reason": Counter()}}
+    rows = coverage_table(merged, ["lead_vehicle_brakes"],
+                          {"lead_vehicle_brakes": [{"vehicles_per_lane_km": 40.0, "pedestrians_per_sidewalk_100m": 5.0}]})
+    (extra,) = [r for r in rows if r.get("untargeted")]
+    assert (extra["cell"], extra["target"], extra["accepted"], extra["pedestrians"]) == (moved.id, 0, 1, "light")
+    home = next(r for r in rows if r["cell"] == asked.id)
+    assert home["dominant_rejection"].startswith("realized another traffic bucket")
+    totals = coverage_totals(rows)
+    assert totals["cells"] == len(base.cells) and totals["by_intent"]["lead_vehicle_brakes"]["accepted"] == 1
+    assert totals["by_pedestrians"]["light"] == {"cells": 0, "accepted": 1, "target": 0}
+
+
 def test_a_pedestrians_only_sample_lands_in_its_pedestrians_bucket(city):
     (m,) = generate(city.id, "lead_vehicle_brakes", 1, template=city,
-                    traffic=TrafficSpec(pedestrians_per_sidewalk_100m=5.0)).manifests
-    assert m.coverage_cell.id.endswith("|pedestrians=moderate") and "traffic=" not in m.coverage_cell.id
-    assert m.coverage_cell.dims["pedestrians"] == "moderate" and "traffic" not in m.coverage_cell.dims
-    # The realized density: the pedestrians placed over the map's sidewalk length, beside the request.
+                    traffic=TrafficSpec(pedestrians_per_sidewalk_100m=12.0)).manifests
+    assert "traffic=" not in m.coverage_cell.id and "traffic" not in m.coverage_cell.dims
+    # The realized density: the pedestrians placed over the map's sidewalk length, beside the request; its bucket
+    # is the cell's.
     length, _ = map_capacity(make_context(city, "lead_vehicle_brakes"))["pedestrians_per_sidewalk_100m"]
     count = m.realized["traffic.pedestrians"]
-    assert count > 0
-    assert m.realized["traffic.realized_pedestrians_per_sidewalk_100m"] == round(count * 100.0 / length, 4)
-    assert m.realized["traffic.pedestrians_per_sidewalk_100m"] == 5.0
+    realized = m.realized["traffic.realized_pedestrians_per_sidewalk_100m"]
+    assert count > 0 and realized == round(count * 100.0 / length, 4)
+    assert m.realized["traffic.pedestrians_per_sidewalk_100m"] == 12.0
+    assert 5.0 <= realized < 20.0  # asked 12: fewer placed around the scenario's actors, still moderate
+    assert m.coverage_cell.id.endswith("|pedestrians=moderate") and m.coverage_cell.dims["pedestrians"] == "moderate"
 
 
 def test_lane_slots_by_hand():
@@ -127,3 +157,16 @@ def test_a_suite_asking_beyond_the_map_is_refused_before_generation(tmp_path):
         check_intents(suite, path, paths.TEMPLATES_DIR)
     assert str(path) in exc.value.one_line()
     assert exc.value.field == "traffic.city_crossing.lead_vehicle_brakes.vehicles_per_lane_km"
+
+
+def test_a_sample_realized_below_its_asked_bucket_is_counted_there_and_replays(city):
+    from simready.scenario.generator import replay
+
+    # 5 per 100 m is the moderate bucket's edge: fewer are placed around the scenario's actors, so the sample is light.
+    result = generate(city.id, "lead_vehicle_brakes", 1, template=city,
+                      traffic=TrafficSpec(pedestrians_per_sidewalk_100m=5.0))
+    (m,) = result.manifests
+    assert m.realized["traffic.realized_pedestrians_per_sidewalk_100m"] < 5.0
+    assert m.coverage_cell.id.endswith("|pedestrians=light")
+    assert result.coverage.cells[m.coverage_cell.id].accepted == 1
+    assert replay(m, template=city) == (True, "")

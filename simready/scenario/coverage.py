@@ -27,7 +27,11 @@ moderate, heavy. :meth:`CoverageSpec.with_traffic` adds, for every density a
 suite asks for above 0, its dimension with the one bucket the density falls
 in to every cell of the template × intent (``…|traffic=moderate|pedestrians=light``);
 a cell without one is ``none`` on it (:func:`traffic_label`), so a sample
-without traffic keeps its cell id.
+without traffic keeps its cell id. Each dimension reads the density the
+sample *realized* (``traffic.realized_<density>``; the request stands in
+until the traffic is spawned): an accepted sample whose realized density is
+in another bucket is counted in that bucket's cell, untargeted
+(:meth:`CoverageSpec.realized_cell`).
 
 A cell id joins ``<dim>=<value>`` in dimension order with ``|``
 (``ttc_s=1.0..2.0|illumination=day``); a bin reads ``lo..hi`` or its label.
@@ -62,7 +66,6 @@ DEFAULT_MAX_PROPOSALS_PER_CELL = 50
 DOMINANT_REASONS = 3
 #: The coverage dimension of the suite's vehicle density (SPEC §20) and the realized value it reads.
 TRAFFIC_DIMENSION = "traffic"
-TRAFFIC_KEY = "traffic.vehicles_per_lane_km"
 #: Vehicle density buckets (vehicles per lane km, ``[lo, hi)``, the last closed); no traffic at all is ``none``.
 #: Light: free flow, a car every 50 m or more; moderate: up to the density where a lane's flow peaks (about
 #: 2000 veh/h at 35 km/h ≈ 60 veh/km, the highway-capacity critical density); heavy: queues up to the spawner's
@@ -77,10 +80,13 @@ PEDESTRIAN_BUCKETS = ((0.0, 5.0, "light"), (5.0, 20.0, "moderate"), (20.0, 60.0,
 #: (150 per km: a bicycle and 4 m).
 CYCLIST_BUCKETS = ((0.0, 10.0, "light"), (10.0, 40.0, "moderate"), (40.0, 150.0, "heavy"))
 #: The traffic dimensions in cell-id order: (name, the TrafficSpec density it buckets, the realized key, buckets).
+#: The realized key is the density placed (``traffic.realized_<density>``, written by the spawner); until the
+#: traffic is spawned the suite's request stands in for it (:attr:`CoverageSpec.fixed`).
 TRAFFIC_DIMENSIONS = (
-    (TRAFFIC_DIMENSION, "vehicles_per_lane_km", TRAFFIC_KEY, TRAFFIC_BUCKETS),
-    ("pedestrians", "pedestrians_per_sidewalk_100m", "traffic.pedestrians_per_sidewalk_100m", PEDESTRIAN_BUCKETS),
-    ("cyclists", "cyclists_per_km", "traffic.cyclists_per_km", CYCLIST_BUCKETS),
+    (TRAFFIC_DIMENSION, "vehicles_per_lane_km", "traffic.realized_vehicles_per_lane_km", TRAFFIC_BUCKETS),
+    ("pedestrians", "pedestrians_per_sidewalk_100m", "traffic.realized_pedestrians_per_sidewalk_100m",
+     PEDESTRIAN_BUCKETS),
+    ("cyclists", "cyclists_per_km", "traffic.realized_cyclists_per_km", CYCLIST_BUCKETS),
 )
 #: Names of the traffic dimensions (a coverage table's columns).
 TRAFFIC_DIMENSION_NAMES = tuple(d[0] for d in TRAFFIC_DIMENSIONS)
@@ -251,6 +257,40 @@ class CoverageSpec:
             spec = CoverageSpec(spec.intent, spec.template, (*spec.dimensions, dim), cells,
                                 spec.max_proposals_per_cell, spec.source, (*spec.fixed, (key, density)))
         return spec
+
+    def realized_cell(self, cell: Cell, values: Mapping[str, Any]) -> Cell:
+        """The cell an accepted sample holds: ``cell`` (the one targeted, with the buckets of the densities the suite
+        asked for) with each traffic dimension's bucket that of the density realized (``values``: the sample's
+        ``realized``), so a sample is counted where its traffic is, not where it was asked to be; a bucket other
+        than the asked one is a cell the suite did not target (target 0). A density above the last bucket (a
+        short edge's rounding up) is in the last."""
+        coords = dict(cell.coords)
+        moved = False
+        for name, _field, key, buckets in TRAFFIC_DIMENSIONS:
+            value = values.get(key)
+            if name not in coords or not isinstance(value, (int, float)) or coords[name].contains(value):
+                continue
+            coord = _bucket_coord(name, buckets, float(value))
+            if coord is None:
+                last = len(buckets) - 1
+                coord = Coord(name, lo=buckets[last][0], hi=buckets[last][1], closed=True, label=buckets[last][2])
+            coords[name] = coord
+            moved = True
+        if not moved:
+            return cell
+        return Cell(cell_id(coords.values()), coords, 0)
+
+    def targeted_cell(self, cell_id_: str) -> Cell:
+        """The declared cell a sample of ``cell_id_`` was generated for (:meth:`realized_cell` undone: each traffic
+        term back to the suite's bucket)."""
+        terms = []
+        for term in cell_id_.split("|"):
+            name = term.partition("=")[0]
+            dim = next((d for d in self.dimensions if d.name == name), None)
+            if name in TRAFFIC_DIMENSION_NAMES and dim is not None and len(dim.coords) == 1:
+                term = cell_id(dim.coords)
+            terms.append(term)
+        return self.cell("|".join(terms))
 
     def _values(self, values: Mapping[str, Any]) -> Mapping[str, Any]:
         return {**dict(self.fixed), **values} if self.fixed else values

@@ -60,22 +60,39 @@ def coverage_table(merged: dict[str, dict[str, Any]], intents: Iterable[str],
         for d in sorted(asked, key=lambda d: tuple(d.get(f, 0.0) for f in TRAFFIC_FIELDS)):
             spec = base.with_traffic(d)
             specs.setdefault(spec.cells[0].id, spec)
-        for cell in (c for spec in specs.values() for c in spec.cells):
-            c = merged.get(f"{intent}/{cell.id}")
+        declared = [(c.id, c.target) for spec in specs.values() for c in spec.cells]
+        known = {cid for cid, _ in declared}
+        # Samples whose realized traffic fell in a bucket the suite did not ask for (a request near a bucket's edge,
+        # fewer placed around the scenario's actors): their cells, untargeted (target 0), after the declared ones.
+        prefix = f"{intent}/"
+        landed = [(k[len(prefix):], 0) for k in sorted(merged) if k.startswith(prefix) and k[len(prefix):] not in known
+                  and without_traffic(k[len(prefix):]) != k[len(prefix):]]
+        # A declared cell whose samples all realized another bucket was proposed, not never.
+        shape = {(without_traffic(cid), tuple(traffic_label(cid, d) == TRAFFIC_NONE for d in TRAFFIC_DIMENSION_NAMES)): cid
+                 for cid, _ in declared}
+        moved = {}
+        for cid, _ in landed:
+            home = shape.get((without_traffic(cid),
+                              tuple(traffic_label(cid, d) == TRAFFIC_NONE for d in TRAFFIC_DIMENSION_NAMES)))
+            if home is not None:
+                moved[home] = f"realized another traffic bucket: {cid}"
+        for cell_id_, target in declared + landed:
+            c = merged.get(f"{intent}/{cell_id_}")
             accepted = c["accepted"] if c else 0
             reasons = c["by_reason"].most_common(1) if c else []
             rows.append(
                 {
                     "intent": intent,
-                    "cell": cell.id,
-                    **{dim: traffic_label(cell.id, dim) for dim in TRAFFIC_DIMENSION_NAMES},
-                    "target": cell.target,
+                    "cell": cell_id_,
+                    **{dim: traffic_label(cell_id_, dim) for dim in TRAFFIC_DIMENSION_NAMES},
+                    "target": target,
+                    **({} if target or cell_id_ in known else {"untargeted": True}),
                     "proposals": c["proposals"] if c else 0,
                     "accepted": accepted,
                     "rejected": c["rejected"] if c else 0,
-                    "fill": round(min(1.0, accepted / cell.target), 4) if cell.target else 1.0,
-                    "under_target": accepted < cell.target,
-                    "dominant_rejection": reasons[0][0] if reasons else ("" if c else "never proposed"),
+                    "fill": round(min(1.0, accepted / target), 4) if target else 1.0,
+                    "under_target": accepted < target,
+                    "dominant_rejection": reasons[0][0] if reasons else ("" if c else moved.get(cell_id_, "never proposed")),
                 }
             )
     return rows
@@ -87,31 +104,34 @@ def coverage_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     samples: ``proposals``, ``accepted`` and ``target`` (the cells' targets summed)."""
     by_intent: dict[str, dict[str, int]] = defaultdict(
         lambda: {"cells": 0, "with_samples": 0, "filled": 0, "proposals": 0, "accepted": 0, "target": 0})
+    declared = [r for r in rows if not r.get("untargeted")]
     for r in rows:
         b = by_intent[r["intent"]]
+        b["proposals"] += r["proposals"]
+        b["accepted"] += r["accepted"]
+        if r.get("untargeted"):
+            continue  # samples counted, no declared cell
         b["cells"] += 1
         b["with_samples"] += 1 if r["accepted"] > 0 else 0
         b["filled"] += 0 if r["under_target"] else 1
-        b["proposals"] += r["proposals"]
-        b["accepted"] += r["accepted"]
         b["target"] += r["target"]
-    cells = len(rows)
-    touched = sum(1 for r in rows if r["accepted"] > 0)
+    cells = len(declared)
+    touched = sum(1 for r in declared if r["accepted"] > 0)
     # Per bucket of each traffic dimension: ``by_traffic`` (vehicles), ``by_pedestrians``, ``by_cyclists``.
     by_dim: dict[str, dict[str, dict[str, int]]] = {}
     for dim in TRAFFIC_DIMENSION_NAMES:
         per: dict[str, dict[str, int]] = defaultdict(lambda: {"cells": 0, "accepted": 0, "target": 0})
         for r in rows:
             t = per[r.get(dim, TRAFFIC_NONE)]
-            t["cells"] += 1
+            t["cells"] += 0 if r.get("untargeted") else 1
             t["accepted"] += r["accepted"]
             t["target"] += r["target"]
         by_dim[f"by_{dim}"] = dict(sorted(per.items()))
     return {
         "cells": cells,
         "cells_with_samples": touched,
-        "cells_filled": sum(1 for r in rows if not r["under_target"]),
-        "fill_fraction": round(sum(r["fill"] for r in rows) / cells, 4) if cells else 0.0,
+        "cells_filled": sum(1 for r in declared if not r["under_target"]),
+        "fill_fraction": round(sum(r["fill"] for r in declared) / cells, 4) if cells else 0.0,
         "by_intent": dict(sorted(by_intent.items())),
         **by_dim,
     }

@@ -187,6 +187,9 @@ class RunState:
         """
         while True:
             result = self.ladder.evaluate(proposal)
+            if result.failure is None and proposal.cell is not None:
+                # Counted, and recorded, in the bucket of the traffic it realized (SPEC §20).
+                proposal.cell = self.ctx.coverage.realized_cell(proposal.cell, proposal.draft["realized"])
             stats = self.report.stats(proposal.cell_id)
             if result.failure is None:
                 stats.record(True)
@@ -300,7 +303,8 @@ def replay(manifest: ScenarioManifest, *, template: WorldTemplate | None = None,
     if baseline:
         proposal = prog.baseline(ctx, manifest.sample_id, index, streams)
     else:
-        proposal = prog.propose(ctx, ctx.coverage.cell(manifest.coverage_cell.id), manifest.sample_id, index, streams)
+        proposal = prog.propose(ctx, ctx.coverage.targeted_cell(manifest.coverage_cell.id), manifest.sample_id, index,
+                                streams)
     accepted, failure = run.judge(prog, proposal, streams, stream_root, repair=not baseline)
     if not accepted:
         assert failure is not None

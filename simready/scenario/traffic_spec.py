@@ -10,7 +10,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat
 
-#: Most vehicles a lane km can hold at standstill with the spawner's spacing (a denser request is refused).
+#: Global caps on each density (a denser request is refused by the schema); what a given map can hold is less
+#: (:func:`simready.scenario.traffic.check_capacity`: the spawner's spacing over the map's lanes and sidewalks).
+#: Most vehicles a lane km can hold at standstill (a car and a jam gap).
 MAX_VEHICLES_PER_LANE_KM = 120.0
 #: Most pedestrians 100 m of sidewalk hold with the spawner's spacing (1.5 m between them; a denser request is refused).
 MAX_PEDESTRIANS_PER_SIDEWALK_100M = 60.0
