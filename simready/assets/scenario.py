@@ -27,7 +27,9 @@ from simready.scenario.suite import load_suite
 #: scenario-2: coverage_report (``suite.py``, same code version) counts branches (accepted per action, matched pairs whole).
 #: scenario-3: background traffic carries reserves and is judged against the scenario's relation; its density is a
 #: coverage dimension (cells ``…|traffic=<bucket>``, coverage rows name their bucket); batch records hold its cost.
-SCENARIO_CODE_VERSION = "scenario-3"
+#: scenario-4: pedestrian and cyclist densities are coverage dimensions too (``…|pedestrians=<bucket>|cyclists=<bucket>``),
+#: the manifest records the realized densities, and a density beyond what the map holds is refused.
+SCENARIO_CODE_VERSION = "scenario-4"
 
 
 def _require_valid_template(store: ArtifactStore, template_id: str) -> None:

@@ -24,9 +24,11 @@ from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
 from simready.hashing import content_hash, sha256_bytes
 from simready.layout import SampleDir
 from simready.resources import ArtifactStore, SourceData
+from simready.scenario.coverage import TRAFFIC_DIMENSION_NAMES
 from simready.scenario.manifest import load_manifest
 from simready.scenario.splits import SplitError, split_assignment_row, write_split_assignments
 from simready.scenario.suite import load_suite
+from simready.scenario.traffic_spec import densities_of
 
 
 @dg.asset(
@@ -91,11 +93,11 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     merged = merge_cells(cell_files)
     intents = [i for t in suite.templates.values() for i in t]
     # Each density the suite asks for is a coverage dimension (SPEC §20): its bucket has its own cells.
-    densities: dict[str, list[float]] = {}
+    densities: dict[str, list[dict[str, float]]] = {}
     for t, ints in suite.templates.items():
         for i in ints:
             spec = suite.traffic_for(t, i)
-            densities.setdefault(i, []).append(spec.vehicles_per_lane_km if spec else 0.0)
+            densities.setdefault(i, []).append(densities_of(spec) if spec else {})
     rows = coverage_table(merged, intents, densities)
     totals = coverage_totals(rows)
     layout = store.layout
@@ -143,6 +145,13 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
                                [("intent", "string"), ("cells", "int"), ("cells_with_a_sample", "int"),
                                 ("cells_filled_to_target", "int"), ("samples_accepted", "int"),
                                 ("samples_target", "int")]),
+            # Per bucket of each background-traffic density (SPEC §20): vehicles, pedestrians, cyclists.
+            "by_traffic_bucket": table([{"dimension": dim, "bucket": bucket, "cells": v["cells"],
+                                         "samples_accepted": v["accepted"], "samples_target": v["target"]}
+                                        for dim in TRAFFIC_DIMENSION_NAMES
+                                        for bucket, v in totals[f"by_{dim}"].items()],
+                                       [("dimension", "string"), ("bucket", "string"), ("cells", "int"),
+                                        ("samples_accepted", "int"), ("samples_target", "int")]),
             # Each row what validity_reports counts on its partition; the rows sum to bases_* and the branches table.
             "acceptance_by_template_batch": table(acceptance_by_batch(judged, ladder), ROLLUP_COLUMNS),
             "path": artifact_link(store, layout.coverage),

@@ -18,13 +18,20 @@ optionally name the bins). Example::
     targets:
       - {where: {illumination: night}, target: 4}
 
-Background traffic (SPEC §20) is a coverage dimension the suite fixes, not
-the program: :meth:`CoverageSpec.with_traffic` adds ``traffic`` (key
-``traffic.vehicles_per_lane_km``, bucketed :data:`TRAFFIC_BUCKETS`: light,
-moderate, heavy) with the one bucket the suite's density falls in to every
-cell of a template × intent that asks for traffic
-(``…|traffic=moderate``); a cell without it is ``traffic=none``
-(:func:`traffic_label`), so a sample without traffic keeps its cell id.
+Background traffic (SPEC §20) gives three coverage dimensions the suite
+fixes, not the program, one per density of :class:`~simready.scenario.traffic_spec.TrafficSpec`
+(:data:`TRAFFIC_DIMENSIONS`): ``traffic`` (vehicles per lane km; the name
+kept from when it was the only one), ``pedestrians`` (per 100 m of
+sidewalk) and ``cyclists`` (per km of kerbside lane), each bucketed light,
+moderate, heavy. :meth:`CoverageSpec.with_traffic` adds, for every density a
+suite asks for above 0, its dimension with the one bucket the density falls
+in to every cell of the template × intent (``…|traffic=moderate|pedestrians=light``);
+a cell without one is ``none`` on it (:func:`traffic_label`), so a sample
+without traffic keeps its cell id. Each dimension reads the density the
+sample *realized* (``traffic.realized_<density>``; the request stands in
+until the traffic is spawned): an accepted sample whose realized density is
+in another bucket is counted in that bucket's cell, untargeted
+(:meth:`CoverageSpec.realized_cell`).
 
 A cell id joins ``<dim>=<value>`` in dimension order with ``|``
 (``ttc_s=1.0..2.0|illumination=day``); a bin reads ``lo..hi`` or its label.
@@ -57,11 +64,33 @@ DEFAULT_TARGET_PER_CELL = 1
 DEFAULT_MAX_PROPOSALS_PER_CELL = 50
 #: Dominant rejection reasons reported for a cell that could not be filled.
 DOMINANT_REASONS = 3
-#: The coverage dimension of the suite's background-traffic density (SPEC §20) and the realized value it reads.
+#: The coverage dimension of the suite's vehicle density (SPEC §20) and the realized value it reads.
 TRAFFIC_DIMENSION = "traffic"
-TRAFFIC_KEY = "traffic.vehicles_per_lane_km"
-#: Density buckets (vehicles per lane km, ``[lo, hi)``, the last closed); no traffic at all is ``none``.
+#: Vehicle density buckets (vehicles per lane km, ``[lo, hi)``, the last closed); no traffic at all is ``none``.
+#: Light: free flow, a car every 50 m or more; moderate: up to the density where a lane's flow peaks (about
+#: 2000 veh/h at 35 km/h ≈ 60 veh/km, the highway-capacity critical density); heavy: queues up to the spawner's
+#: jam density (:data:`~simready.scenario.traffic_spec.MAX_VEHICLES_PER_LANE_KM`).
 TRAFFIC_BUCKETS = ((0.0, 20.0, "light"), (20.0, 60.0, "moderate"), (60.0, 120.0, "heavy"))
+#: Pedestrian density buckets (per 100 m of sidewalk). On a 2.5 m sidewalk, 5 per 100 m is 50 m² each (walkers do
+#: not meet; HCM walkway level of service A is > 5.6 m²), 20 per 100 m is 12.5 m² each (they pass one another and
+#: wait in groups at a kerb); heavy up to the spawner's 1.5 m spacing in file (60).
+PEDESTRIAN_BUCKETS = ((0.0, 5.0, "light"), (5.0, 20.0, "moderate"), (20.0, 60.0, "heavy"))
+#: Cyclist density buckets (per km of kerbside lane). At 15 km/h, 10 per km is 150 bicycles/h (a quiet street),
+#: 40 per km is 600/h (a busy commuter route; one cycle lane carries ~1500/h); heavy up to the spawner's spacing
+#: (150 per km: a bicycle and 4 m).
+CYCLIST_BUCKETS = ((0.0, 10.0, "light"), (10.0, 40.0, "moderate"), (40.0, 150.0, "heavy"))
+#: The traffic dimensions in cell-id order: (name, the TrafficSpec density it buckets, the realized key, buckets).
+#: The realized key is the density placed (``traffic.realized_<density>``, written by the spawner); until the
+#: traffic is spawned the suite's request stands in for it (:attr:`CoverageSpec.fixed`).
+TRAFFIC_DIMENSIONS = (
+    (TRAFFIC_DIMENSION, "vehicles_per_lane_km", "traffic.realized_vehicles_per_lane_km", TRAFFIC_BUCKETS),
+    ("pedestrians", "pedestrians_per_sidewalk_100m", "traffic.realized_pedestrians_per_sidewalk_100m",
+     PEDESTRIAN_BUCKETS),
+    ("cyclists", "cyclists_per_km", "traffic.realized_cyclists_per_km", CYCLIST_BUCKETS),
+)
+#: Names of the traffic dimensions (a coverage table's columns).
+TRAFFIC_DIMENSION_NAMES = tuple(d[0] for d in TRAFFIC_DIMENSIONS)
+TRAFFIC_FIELDS = tuple(d[1] for d in TRAFFIC_DIMENSIONS)
 TRAFFIC_NONE = "none"
 
 
@@ -205,20 +234,63 @@ class CoverageSpec:
     #: :meth:`mismatch` read when a proposal does not carry them yet.
     fixed: tuple[tuple[str, Any], ...] = ()
 
-    def with_traffic(self, density: float) -> CoverageSpec:
-        """This coverage with the ``traffic`` dimension of a suite asking for ``density`` vehicles per lane km: every
-        cell gains the density's bucket (its id ``…|traffic=<bucket>``, its target unchanged); ``density`` 0 is
-        ``none``, the spec itself."""
-        if density <= 0.0 or any(d.name == TRAFFIC_DIMENSION for d in self.dimensions):
-            return self
-        coord = _traffic_coord(density)
-        if coord is None:
-            raise CoverageError(self.source, TRAFFIC_DIMENSION, f"density {density} is in no bucket")
-        dim = Dimension(TRAFFIC_DIMENSION, TRAFFIC_KEY, (coord,))
-        cells = tuple(Cell(f"{c.id}|{cell_id([coord])}", {**c.coords, TRAFFIC_DIMENSION: coord}, c.target)
-                      for c in self.cells)
-        return CoverageSpec(self.intent, self.template, (*self.dimensions, dim), cells, self.max_proposals_per_cell,
-                            self.source, (*self.fixed, (TRAFFIC_KEY, float(density))))
+    def with_traffic(self, densities: float | Mapping[str, float]) -> CoverageSpec:
+        """This coverage with the traffic dimensions of a suite asking for ``densities`` (a mapping of
+        :class:`~simready.scenario.traffic_spec.TrafficSpec` density names to values; a bare number is
+        ``vehicles_per_lane_km``): for each density above 0, every cell gains its bucket (its id
+        ``…|traffic=<bucket>|pedestrians=<bucket>|cyclists=<bucket>``, its target unchanged); all 0 is the spec itself."""
+        if not isinstance(densities, Mapping):
+            densities = {"vehicles_per_lane_km": float(densities)}
+        unknown = sorted(set(densities) - {d[1] for d in TRAFFIC_DIMENSIONS})
+        if unknown:
+            raise CoverageError(self.source, "traffic", f"unknown density {', '.join(unknown)}")
+        spec = self
+        for name, field_, key, buckets in TRAFFIC_DIMENSIONS:
+            density = float(densities.get(field_, 0.0))
+            if density <= 0.0 or any(d.name == name for d in spec.dimensions):
+                continue
+            coord = _bucket_coord(name, buckets, density)
+            if coord is None:
+                raise CoverageError(self.source, name, f"density {density} is in no bucket")
+            dim = Dimension(name, key, (coord,))
+            cells = tuple(Cell(f"{c.id}|{cell_id([coord])}", {**c.coords, name: coord}, c.target) for c in spec.cells)
+            spec = CoverageSpec(spec.intent, spec.template, (*spec.dimensions, dim), cells,
+                                spec.max_proposals_per_cell, spec.source, (*spec.fixed, (key, density)))
+        return spec
+
+    def realized_cell(self, cell: Cell, values: Mapping[str, Any]) -> Cell:
+        """The cell an accepted sample holds: ``cell`` (the one targeted, with the buckets of the densities the suite
+        asked for) with each traffic dimension's bucket that of the density realized (``values``: the sample's
+        ``realized``), so a sample is counted where its traffic is, not where it was asked to be; a bucket other
+        than the asked one is a cell the suite did not target (target 0). A density above the last bucket (a
+        short edge's rounding up) is in the last."""
+        coords = dict(cell.coords)
+        moved = False
+        for name, _field, key, buckets in TRAFFIC_DIMENSIONS:
+            value = values.get(key)
+            if name not in coords or not isinstance(value, (int, float)) or coords[name].contains(value):
+                continue
+            coord = _bucket_coord(name, buckets, float(value))
+            if coord is None:
+                last = len(buckets) - 1
+                coord = Coord(name, lo=buckets[last][0], hi=buckets[last][1], closed=True, label=buckets[last][2])
+            coords[name] = coord
+            moved = True
+        if not moved:
+            return cell
+        return Cell(cell_id(coords.values()), coords, 0)
+
+    def targeted_cell(self, cell_id_: str) -> Cell:
+        """The declared cell a sample of ``cell_id_`` was generated for (:meth:`realized_cell` undone: each traffic
+        term back to the suite's bucket)."""
+        terms = []
+        for term in cell_id_.split("|"):
+            name = term.partition("=")[0]
+            dim = next((d for d in self.dimensions if d.name == name), None)
+            if name in TRAFFIC_DIMENSION_NAMES and dim is not None and len(dim.coords) == 1:
+                term = cell_id(dim.coords)
+            terms.append(term)
+        return self.cell("|".join(terms))
 
     def _values(self, values: Mapping[str, Any]) -> Mapping[str, Any]:
         return {**dict(self.fixed), **values} if self.fixed else values
@@ -272,22 +344,39 @@ class CoverageSpec:
         return None
 
 
-def _traffic_coord(density: float) -> Coord | None:
-    last = len(TRAFFIC_BUCKETS) - 1
-    for k, (lo, hi, label) in enumerate(TRAFFIC_BUCKETS):
-        c = Coord(TRAFFIC_DIMENSION, lo=lo, hi=hi, closed=k == last, label=label)
+def _bucket_coord(name: str, buckets: Sequence[tuple[float, float, str]], density: float) -> Coord | None:
+    last = len(buckets) - 1
+    for k, (lo, hi, label) in enumerate(buckets):
+        c = Coord(name, lo=lo, hi=hi, closed=k == last, label=label)
         if c.contains(density):
             return c
     return None
 
 
-def traffic_label(cell_id_: str) -> str:
-    """The traffic bucket of a cell id: its ``traffic=`` term, or ``none`` for a cell without one."""
+def traffic_bucket(name: str, density: float) -> str:
+    """The bucket label of ``density`` on traffic dimension ``name`` (``none`` at 0 or below)."""
+    if density <= 0.0:
+        return TRAFFIC_NONE
+    buckets = next(d[3] for d in TRAFFIC_DIMENSIONS if d[0] == name)
+    coord = _bucket_coord(name, buckets, density)
+    if coord is None:
+        raise CoverageError("<traffic>", name, f"density {density} is in no bucket")
+    assert coord.label is not None
+    return coord.label
+
+
+def traffic_label(cell_id_: str, dim: str = TRAFFIC_DIMENSION) -> str:
+    """The bucket on traffic dimension ``dim`` of a cell id: its ``<dim>=`` term, or ``none`` without one."""
     for term in cell_id_.split("|"):
         name, _, value = term.partition("=")
-        if name == TRAFFIC_DIMENSION:
+        if name == dim:
             return value
     return TRAFFIC_NONE
+
+
+def without_traffic(cell_id_: str) -> str:
+    """A cell id without its traffic terms: the declared cell it extends."""
+    return "|".join(t for t in cell_id_.split("|") if t.partition("=")[0] not in TRAFFIC_DIMENSION_NAMES)
 
 
 # --- loading ------------------------------------------------------------------------

@@ -17,7 +17,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from simready.scenario.coverage import TRAFFIC_DIMENSION, TRAFFIC_NONE, traffic_label
+from simready.scenario.coverage import (TRAFFIC_DIMENSION_NAMES, TRAFFIC_FIELDS, TRAFFIC_NONE, CoverageSpec, traffic_label,
+                                       without_traffic)
 from simready.scenario.programs import coverage_of
 
 
@@ -35,37 +36,63 @@ def merge_cells(cell_files: Iterable[Path]) -> dict[str, dict[str, Any]]:
     return dict(sorted(merged.items()))
 
 
+def _densities(d: float | Mapping[str, float]) -> dict[str, float]:
+    return dict(d) if isinstance(d, Mapping) else {TRAFFIC_FIELDS[0]: float(d)}
+
+
 def coverage_table(merged: dict[str, dict[str, Any]], intents: Iterable[str],
-                   traffic: Mapping[str, Iterable[float]] | None = None) -> list[dict[str, Any]]:
+                   traffic: Mapping[str, Iterable[float | Mapping[str, float]]] | None = None) -> list[dict[str, Any]]:
     """One row per declared cell of each intent (declared before generation), filled or not.
 
-    ``traffic``: per intent, the background-traffic densities the suite asks
-    for it (0: none; an intent not named has none); each is a coverage
-    dimension (SPEC §20), so each density's bucket has its own cells
+    ``traffic``: per intent, the background traffic the suite asks for it, each
+    a mapping of density names to values (a bare number: vehicles per lane km;
+    all 0: none; an intent not named has none); each density is a coverage
+    dimension (SPEC §20), so each combination of buckets has its own cells
     (:meth:`~simready.scenario.coverage.CoverageSpec.with_traffic`). Each row
-    names its ``traffic`` bucket.
+    names its bucket on each traffic dimension (columns ``traffic``,
+    ``pedestrians``, ``cyclists``).
     """
     rows = []
     for intent in sorted(set(intents)):
         base = coverage_of(intent)
-        densities = sorted(set((traffic or {}).get(intent, ())) or {0.0})
-        specs = {base.with_traffic(d).cells[0].id: base.with_traffic(d) for d in densities}
-        for cell in (c for spec in specs.values() for c in spec.cells):
-            c = merged.get(f"{intent}/{cell.id}")
+        asked = [_densities(d) for d in (traffic or {}).get(intent, ())] or [{}]
+        specs: dict[str, CoverageSpec] = {}
+        for d in sorted(asked, key=lambda d: tuple(d.get(f, 0.0) for f in TRAFFIC_FIELDS)):
+            spec = base.with_traffic(d)
+            specs.setdefault(spec.cells[0].id, spec)
+        declared = [(c.id, c.target) for spec in specs.values() for c in spec.cells]
+        known = {cid for cid, _ in declared}
+        # Samples whose realized traffic fell in a bucket the suite did not ask for (a request near a bucket's edge,
+        # fewer placed around the scenario's actors): their cells, untargeted (target 0), after the declared ones.
+        prefix = f"{intent}/"
+        landed = [(k[len(prefix):], 0) for k in sorted(merged) if k.startswith(prefix) and k[len(prefix):] not in known
+                  and without_traffic(k[len(prefix):]) != k[len(prefix):]]
+        # A declared cell whose samples all realized another bucket was proposed, not never.
+        shape = {(without_traffic(cid), tuple(traffic_label(cid, d) == TRAFFIC_NONE for d in TRAFFIC_DIMENSION_NAMES)): cid
+                 for cid, _ in declared}
+        moved = {}
+        for cid, _ in landed:
+            home = shape.get((without_traffic(cid),
+                              tuple(traffic_label(cid, d) == TRAFFIC_NONE for d in TRAFFIC_DIMENSION_NAMES)))
+            if home is not None:
+                moved[home] = f"realized another traffic bucket: {cid}"
+        for cell_id_, target in declared + landed:
+            c = merged.get(f"{intent}/{cell_id_}")
             accepted = c["accepted"] if c else 0
             reasons = c["by_reason"].most_common(1) if c else []
             rows.append(
                 {
                     "intent": intent,
-                    "cell": cell.id,
-                    "traffic": traffic_label(cell.id),
-                    "target": cell.target,
+                    "cell": cell_id_,
+                    **{dim: traffic_label(cell_id_, dim) for dim in TRAFFIC_DIMENSION_NAMES},
+                    "target": target,
+                    **({} if target or cell_id_ in known else {"untargeted": True}),
                     "proposals": c["proposals"] if c else 0,
                     "accepted": accepted,
                     "rejected": c["rejected"] if c else 0,
-                    "fill": round(min(1.0, accepted / cell.target), 4) if cell.target else 1.0,
-                    "under_target": accepted < cell.target,
-                    "dominant_rejection": reasons[0][0] if reasons else ("" if c else "never proposed"),
+                    "fill": round(min(1.0, accepted / target), 4) if target else 1.0,
+                    "under_target": accepted < target,
+                    "dominant_rejection": reasons[0][0] if reasons else ("" if c else moved.get(cell_id_, "never proposed")),
                 }
             )
     return rows
@@ -77,29 +104,36 @@ def coverage_totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     samples: ``proposals``, ``accepted`` and ``target`` (the cells' targets summed)."""
     by_intent: dict[str, dict[str, int]] = defaultdict(
         lambda: {"cells": 0, "with_samples": 0, "filled": 0, "proposals": 0, "accepted": 0, "target": 0})
+    declared = [r for r in rows if not r.get("untargeted")]
     for r in rows:
         b = by_intent[r["intent"]]
+        b["proposals"] += r["proposals"]
+        b["accepted"] += r["accepted"]
+        if r.get("untargeted"):
+            continue  # samples counted, no declared cell
         b["cells"] += 1
         b["with_samples"] += 1 if r["accepted"] > 0 else 0
         b["filled"] += 0 if r["under_target"] else 1
-        b["proposals"] += r["proposals"]
-        b["accepted"] += r["accepted"]
         b["target"] += r["target"]
-    cells = len(rows)
-    touched = sum(1 for r in rows if r["accepted"] > 0)
-    by_traffic: dict[str, dict[str, int]] = defaultdict(lambda: {"cells": 0, "accepted": 0, "target": 0})
-    for r in rows:
-        t = by_traffic[r.get("traffic", TRAFFIC_NONE)]
-        t["cells"] += 1
-        t["accepted"] += r["accepted"]
-        t["target"] += r["target"]
+    cells = len(declared)
+    touched = sum(1 for r in declared if r["accepted"] > 0)
+    # Per bucket of each traffic dimension: ``by_traffic`` (vehicles), ``by_pedestrians``, ``by_cyclists``.
+    by_dim: dict[str, dict[str, dict[str, int]]] = {}
+    for dim in TRAFFIC_DIMENSION_NAMES:
+        per: dict[str, dict[str, int]] = defaultdict(lambda: {"cells": 0, "accepted": 0, "target": 0})
+        for r in rows:
+            t = per[r.get(dim, TRAFFIC_NONE)]
+            t["cells"] += 0 if r.get("untargeted") else 1
+            t["accepted"] += r["accepted"]
+            t["target"] += r["target"]
+        by_dim[f"by_{dim}"] = dict(sorted(per.items()))
     return {
         "cells": cells,
         "cells_with_samples": touched,
-        "cells_filled": sum(1 for r in rows if not r["under_target"]),
-        "fill_fraction": round(sum(r["fill"] for r in rows) / cells, 4) if cells else 0.0,
+        "cells_filled": sum(1 for r in declared if not r["under_target"]),
+        "fill_fraction": round(sum(r["fill"] for r in declared) / cells, 4) if cells else 0.0,
         "by_intent": dict(sorted(by_intent.items())),
-        "by_traffic": dict(sorted(by_traffic.items())),
+        **by_dim,
     }
 
 
@@ -122,7 +156,7 @@ def plot_coverage_heatmap(rows: list[dict[str, Any]], out_png: Path) -> Path:
         grid_tgt = np.zeros_like(grid_acc)
         for r in (r for r in rows if r["intent"] == intent):
             # A traffic bucket's cell squares with the declared cell it extends (SPEC §20).
-            cell = spec.cell("|".join(t for t in r["cell"].split("|") if not t.startswith(f"{TRAFFIC_DIMENSION}=")))
+            cell = spec.cell(without_traffic(r["cell"]))
             a = labels[0].index(cell.coords[dims[0]].text())
             b = 0 if len(dims) < 2 else labels[1].index(cell.coords[dims[1]].text())
             grid_acc[a, b] += r["accepted"]

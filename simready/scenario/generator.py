@@ -36,7 +36,7 @@ from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.scenario.capture import CaptureStage
 from simready.scenario.coarse_rollout import RolloutStage
 from simready.scenario.context import ProgramContext
-from simready.scenario.coverage import UNASSIGNED, Cell, CoverageError, CoverageReport, CoverageSpec
+from simready.scenario.coverage import TRAFFIC_FIELDS, UNASSIGNED, Cell, CoverageError, CoverageReport, CoverageSpec
 from simready.scenario.ladder import (
     CoverageCellStage,
     Fail,
@@ -62,7 +62,7 @@ from simready.scenario.static_checks import (
     SupportStage,
 )
 from simready.scenario.streams import StreamSet
-from simready.scenario.traffic import TrafficSpawnStage, TrafficSpec
+from simready.scenario.traffic import TrafficSpawnStage, TrafficSpec, check_capacity, densities_of
 from simready.world.template import WorldTemplate, list_template_files, load_template
 
 DEFAULT_ROOT = "simready-v1"
@@ -187,6 +187,9 @@ class RunState:
         """
         while True:
             result = self.ladder.evaluate(proposal)
+            if result.failure is None and proposal.cell is not None:
+                # Counted, and recorded, in the bucket of the traffic it realized (SPEC §20).
+                proposal.cell = self.ctx.coverage.realized_cell(proposal.cell, proposal.draft["realized"])
             stats = self.report.stats(proposal.cell_id)
             if result.failure is None:
                 stats.record(True)
@@ -228,14 +231,16 @@ def generate(template_id: str | Path, intent: str, n: int, *, cell: str | None =
     prog = get_program(intent)
     tpl = template if template is not None else resolve_template(template_id)
     if traffic is not None and not traffic.empty:
-        # The suite's density is a coverage dimension (SPEC §20): its bucket joins every cell.
-        coverage = (coverage if coverage is not None else coverage_of(intent)).with_traffic(traffic.vehicles_per_lane_km)
+        # Each density the suite asks for is a coverage dimension (SPEC §20): its bucket joins every cell.
+        coverage = (coverage if coverage is not None else coverage_of(intent)).with_traffic(densities_of(traffic))
     ctx, cells = prepare(tpl, intent, cell, catalog=catalog, coverage=coverage, splits=splits)
     spec = ctx.coverage
     budget = max_proposals_per_cell or spec.max_proposals_per_cell
     report = CoverageReport.start(spec, tpl.id, "conditional", cells)
     chosen = list(stages if stages is not None else default_stages(ctx)) + list(extra_stages)
     if traffic is not None and not traffic.empty:
+        # A density beyond what the map can hold is one line before anything is drawn or written.
+        check_capacity(ctx, traffic)
         chosen.append(TrafficSpawnStage(ctx, traffic, lambda sample_id: f"{root}/{sample_id}"))
     run = RunState(ctx, Ladder(chosen), report, root, max_repairs)
     prefix = sample_id_prefix(tpl.id, prog.abbrev)
@@ -280,9 +285,9 @@ def replay(manifest: ScenarioManifest, *, template: WorldTemplate | None = None,
         return False, "the manifest records no intent_id / stream_root to replay from"
     prog = get_program(intent)
     tpl = template if template is not None else resolve_template(manifest.template_id)
-    density = r.get("traffic.vehicles_per_lane_km")
-    if isinstance(density, (int, float)) and density > 0:
-        coverage = (coverage if coverage is not None else coverage_of(intent)).with_traffic(float(density))
+    recorded = {k: float(v) for k in TRAFFIC_FIELDS if isinstance(v := r.get(f"traffic.{k}"), (int, float))}
+    if any(v > 0 for v in recorded.values()):
+        coverage = (coverage if coverage is not None else coverage_of(intent)).with_traffic(recorded)
     ctx = make_context(tpl, intent, catalog=catalog, coverage=coverage, splits=splits)
     chosen = list(stages if stages is not None else default_stages(ctx)) + list(extra_stages)
     densities = {k: float(v) for k in TrafficSpec.model_fields
@@ -298,7 +303,8 @@ def replay(manifest: ScenarioManifest, *, template: WorldTemplate | None = None,
     if baseline:
         proposal = prog.baseline(ctx, manifest.sample_id, index, streams)
     else:
-        proposal = prog.propose(ctx, ctx.coverage.cell(manifest.coverage_cell.id), manifest.sample_id, index, streams)
+        proposal = prog.propose(ctx, ctx.coverage.targeted_cell(manifest.coverage_cell.id), manifest.sample_id, index,
+                                streams)
     accepted, failure = run.judge(prog, proposal, streams, stream_root, repair=not baseline)
     if not accepted:
         assert failure is not None

@@ -170,7 +170,8 @@ def check_intents(suite: Suite, path: str | Path, templates_dir: str | Path = pa
 
     Raises:
         SuiteError: one line naming the file and ``templates.<template>.<intent>``: an unknown intent, or the
-            intent's feasibility line (the first map affordance the template lacks).
+            intent's feasibility line (the first map affordance the template lacks); or
+            ``traffic.<template>.<intent>.<density>``: a density beyond what the map can hold.
     """
     # Imported here: the Dagster definitions load this module, and the programs are heavy to import.
     from simready.scenario.programs import known, program
@@ -186,3 +187,13 @@ def check_intents(suite: Suite, path: str | Path, templates_dir: str | Path = pa
             line = program(intent).feasibility(template)
             if line is not None:
                 raise SuiteError(path, where, f"{intent} cannot run on {template_id}: {line}")
+            traffic = suite.traffic_for(template_id, intent)
+            if traffic is not None and not traffic.empty:
+                # A density beyond what the map can hold (SPEC §20): the spawner would place fewer, silently.
+                from simready.scenario.generator import make_context
+                from simready.scenario.traffic import TrafficError, check_capacity
+
+                try:
+                    check_capacity(make_context(template, intent), traffic, path, f"traffic.{template_id}.{intent}")
+                except TrafficError as exc:
+                    raise SuiteError(exc.source, exc.field, exc.reason) from None

@@ -48,6 +48,7 @@ vehicles alone is drawn as before.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,8 +61,9 @@ from simready.scenario.manifest import parse_manifest
 from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, actor, family_of, vehicle_families
 from simready.scenario.splits import SHARED
 from simready.scenario.streams import stream_seed
-from simready.scenario.traffic_spec import DESPAWN_RANGE_KEY, RECYCLE_KEY, TrafficSpec
-from simready.scenario.traffic_walkers import Spawning, spawn_cyclists, spawn_pedestrians
+from simready.scenario.traffic_spec import DESPAWN_RANGE_KEY, RECYCLE_KEY, TrafficSpec, densities_of
+from simready.scenario.traffic_walkers import (Spawning, _lane_slots, cyclist_capacity, pedestrian_capacity,
+                                                spawn_cyclists, spawn_pedestrians)
 from simready.world.lane_graph import lane_network
 
 #: Name of the named stream every background draw comes from.
@@ -104,7 +106,8 @@ class TrafficError(SimreadyError):
     kind = "traffic"
 
 
-__all__ = ["TrafficError", "TrafficSpawnStage", "TrafficSpec", "spawn_vehicles", "with_traffic"]
+__all__ = ["TrafficError", "TrafficSpawnStage", "TrafficSpec", "check_capacity", "densities_of", "map_capacity",
+           "spawn_vehicles", "with_traffic"]
 
 
 def traffic_generator(stream_root: str) -> np.random.Generator:
@@ -293,6 +296,59 @@ def _r(x: float) -> float:
     return round(float(x), DIGITS)
 
 
+def vehicle_capacity(ctx: ProgramContext) -> tuple[float, float]:
+    """``(driving lane m outside junctions, the most vehicles per lane km they hold)``: each lane holds one vehicle
+    per longest body + :data:`SPAWN_SPACING_M` (more than any drawn IDM standstill gap s0, ≤ 2.5 m), half a body
+    and :data:`LANE_END_MARGIN_M` off its ends, as the spawner places them (the longest of every vehicle family but
+    the ego's, so any split's fits)."""
+    ego = family_of(ctx.template.ego.asset)
+    lengths = [ctx.catalog.entry(a).dimensions_m.length for f in vehicle_families(ctx, [ego]) for a in ctx.variants(f)]
+    if not lengths:
+        return 0.0, 0.0
+    longest = max(lengths)
+    net = lane_network(ctx.template)
+    length = slots = 0.0
+    for lane, g in sorted(net.graph.lanes.items()):
+        if g.kind != "driving" or lane in net.junction_of:
+            continue
+        length += g.length_m
+        slots += _lane_slots(g.length_m, longest / 2 + LANE_END_MARGIN_M, longest + SPAWN_SPACING_M)
+    return length, (1000.0 * slots / length if length > 0 else 0.0)
+
+
+def map_capacity(ctx: ProgramContext) -> dict[str, tuple[float, float]]:
+    """Per density of :class:`TrafficSpec`: ``(the length it is per, in m; the most the map holds)`` — what a
+    request is checked against (:func:`check_capacity`) and a realized count is divided by."""
+    cached = _CAPACITY.get(ctx)
+    if cached is None:
+        cached = _CAPACITY[ctx] = {"vehicles_per_lane_km": vehicle_capacity(ctx),
+                                   "pedestrians_per_sidewalk_100m": pedestrian_capacity(ctx),
+                                   "cyclists_per_km": cyclist_capacity(ctx, LANE_END_MARGIN_M)}
+    return cached
+
+
+#: :func:`map_capacity` per context (a context's template and catalog do not change).
+_CAPACITY: weakref.WeakKeyDictionary[ProgramContext, dict[str, tuple[float, float]]] = weakref.WeakKeyDictionary()
+
+
+def check_capacity(ctx: ProgramContext, spec: TrafficSpec, source: Any = None, where: str = "traffic") -> None:
+    """Raise :class:`TrafficError` (one line naming ``source``, default the template's file, and
+    ``<where>.<density>``) when ``spec`` asks for a density beyond what the map can hold (:func:`map_capacity`):
+    the spawner would place fewer than asked, silently."""
+    asked = {k: v for k, v in densities_of(spec).items() if v > 0.0}
+    if not asked:
+        return
+    capacity = map_capacity(ctx)
+    for key, value in asked.items():
+        length, most = capacity[key]
+        if value > most + 1e-9:
+            per = {"vehicles_per_lane_km": "driving lane outside junctions", "cyclists_per_km": "kerbside lane",
+                   "pedestrians_per_sidewalk_100m": "sidewalk"}[key]
+            raise TrafficError(source if source is not None else ctx.template.source, f"{where}.{key}",
+                               f"{value:g} is beyond what {ctx.template.id} can hold: at most {math.floor(most * 10) / 10:g} "
+                               f"on its {length:.0f} m of {per}")
+
+
 def spawn_vehicles(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, stream_root: str,
                    rng: np.random.Generator | None = None) -> list[dict[str, Any]]:
     """The background vehicles of one sample (manifest actors, JSON-like), see the module docstring; ``rng``: the
@@ -411,6 +467,15 @@ def with_traffic(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, 
         values["traffic.cyclists_per_km"] = (spec.cyclists_per_km, "suite |  | the suite's cyclist density")
         values["traffic.cyclists"] = (len(cyclists), f"{TRAFFIC_STREAM} | traffic.cyclists_per_km | spawned at the "
                                       "kerb of the kerbside driving lanes, clear of the scenario's actors and vehicles")
+    # The realized densities: what was placed at start over the length the request is per (the map's, as the
+    # capacity check's), beside the request (fewer than asked: clear of the scenario's actors, stop lines, rounding).
+    capacity = map_capacity(ctx)
+    placed = {"vehicles_per_lane_km": (len(vehicles) - reserves, 1000.0),
+              "pedestrians_per_sidewalk_100m": (len(pedestrians), 100.0), "cyclists_per_km": (len(cyclists), 1000.0)}
+    for key, (count, per) in placed.items():
+        if getattr(spec, key) > 0.0 and capacity[key][0] > 0.0:
+            values[f"traffic.realized_{key}"] = (_r(count * per / capacity[key][0]), f"{TRAFFIC_STREAM} | traffic.{key} "
+                                                 "| placed at start over the map's length the density is per")
     for key, (value, cause) in values.items():
         realized[key] = value
         realized[CAUSE_PREFIX + key] = cause

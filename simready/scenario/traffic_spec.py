@@ -10,7 +10,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat
 
-#: Most vehicles a lane km can hold at standstill with the spawner's spacing (a denser request is refused).
+#: Global caps on each density (a denser request is refused by the schema); what a given map can hold is less
+#: (:func:`simready.scenario.traffic.check_capacity`: the spawner's spacing over the map's lanes and sidewalks).
+#: Most vehicles a lane km can hold at standstill (a car and a jam gap).
 MAX_VEHICLES_PER_LANE_KM = 120.0
 #: Most pedestrians 100 m of sidewalk hold with the spawner's spacing (1.5 m between them; a denser request is refused).
 MAX_PEDESTRIANS_PER_SIDEWALK_100M = 60.0
@@ -53,3 +55,13 @@ class TrafficSpec(BaseModel):
     @property
     def empty(self) -> bool:
         return self.vehicles_per_lane_km == 0.0 and self.pedestrians_per_sidewalk_100m == 0.0 and self.cyclists_per_km == 0.0
+
+
+#: The densities of a :class:`TrafficSpec`, each a coverage dimension (SPEC §20, :mod:`simready.scenario.coverage`).
+DENSITY_FIELDS = ("vehicles_per_lane_km", "pedestrians_per_sidewalk_100m", "cyclists_per_km")
+
+
+def densities_of(spec: TrafficSpec) -> dict[str, float]:
+    """The densities a suite asks for, by name (what :meth:`~simready.scenario.coverage.CoverageSpec.with_traffic`
+    buckets)."""
+    return {k: float(getattr(spec, k)) for k in DENSITY_FIELDS}

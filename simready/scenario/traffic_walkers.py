@@ -372,3 +372,46 @@ def spawn_cyclists(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec
             a["behavior"]["idm"] = idm
             out.append(a)
     return out
+
+
+# --- capacity ----------------------------------------------------------------------------------------------
+
+
+def _lane_slots(length: float, margin: float, spacing: float) -> int:
+    """How many bodies fit on ``length`` m with ``margin`` off each end and ``spacing`` between centres."""
+    free = length - 2.0 * margin
+    return int(free // spacing) + 1 if free >= 0.0 else 0
+
+
+def pedestrian_capacity(ctx: ProgramContext) -> tuple[float, float]:
+    """``(sidewalk m, the most pedestrians per 100 m it holds)``: every sidewalk edge (one that does not enter the
+    roadway) holds one pedestrian per :data:`PED_SPACING_M` between :data:`PED_END_MARGIN_M` off its ends, as the
+    spawner places them; 0 without a walkable graph."""
+    g = ctx.template.walk_graph
+    road = _road(ctx)
+    length = slots = 0.0
+    for a, b in sorted((a, b) for a in g.nodes for b in g.adjacency[a] if a < b):
+        if _crosses(road, g.nodes[a], g.nodes[b]):
+            continue
+        m = g.edge_length_m(a, b)
+        length += m
+        slots += _lane_slots(m, PED_END_MARGIN_M, PED_SPACING_M)
+    return length, (100.0 * slots / length if length > 0 else 0.0)
+
+
+def cyclist_capacity(ctx: ProgramContext, lane_end_margin_m: float) -> tuple[float, float]:
+    """``(kerbside lane m, the most cyclists per km it holds)``: every kerbside lane (:func:`kerbside_lanes`) holds
+    one cyclist per longest bicycle + :data:`CYCLIST_SPACING_M`, half a bicycle and ``lane_end_margin_m`` off its
+    ends, as the spawner places them (the longest of every cyclist family, so any split's fits)."""
+    lengths = [ctx.catalog.entry(a).dimensions_m.length for f in ctx.families_of_class("cyclist")
+               for a in ctx.variants(f)]
+    if not lengths:
+        return 0.0, 0.0
+    longest = max(lengths)
+    graph = lane_network(ctx.template).graph
+    length = slots = 0.0
+    for lane in kerbside_lanes(ctx):
+        m = graph.lanes[lane].length_m
+        length += m
+        slots += _lane_slots(m, longest / 2 + lane_end_margin_m, longest + CYCLIST_SPACING_M)
+    return length, (1000.0 * slots / length if length > 0 else 0.0)
