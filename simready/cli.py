@@ -19,8 +19,8 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from simready import paths
-from simready.errors import SimreadyError
+from simready.common import paths
+from simready.common.errors import SimreadyError
 from simready.maps import cli as maps_cli
 
 Handler = Callable[[argparse.Namespace], int]
@@ -194,7 +194,7 @@ def _add_template_import_scene(template: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.suite_check import check_suite
+    from simready.runner.suite_check import check_suite
 
     check_suite()  # the suite against its templates, catalog and rigs: one line now, before anything is written
     # A bad DAGSTER_HOME or SIMREADY_ARTIFACTS is one line here, before Dagster loads (not a failed step per run).
@@ -205,8 +205,8 @@ def _run(args: argparse.Namespace) -> int:
     # Dagster's beta and preview warnings are about features our definitions chose, not news to the user.
     warnings.simplefilter("ignore", dg.BetaWarning)
     warnings.simplefilter("ignore", dg.PreviewWarning)
-    from simready.main_job import run_main_job
-    from simready.status import owner_tags
+    from simready.runner.main_job import run_main_job
+    from simready.runner.status import owner_tags
 
     return run_main_job(quiet=args.quiet, run_tags=owner_tags())
 
@@ -234,13 +234,13 @@ def _status(args: argparse.Namespace) -> int:
     # Dagster's beta and preview warnings are about our definitions, not news to the reader of a status.
     warnings.simplefilter("ignore")
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.suite_check import check_suite
+    from simready.runner.suite_check import check_suite
 
     check_suite()  # a suite whose intents or rig overrides cannot work is one line, not a status that says fine
     from simready.assets.inputs import record_observations
     from simready.definitions import defs
-    from simready.main_job import _instance
-    from simready.status import print_status
+    from simready.runner.main_job import _instance
+    from simready.runner.status import print_status
 
     instance = _instance()
     # The input files' observations first (no run, milliseconds), so an edit shows stale now, naming the file,

@@ -79,7 +79,7 @@ def _user_programs_forgotten():
 def generated_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The real contracts generated into a temporary directory, once per session (tests read it, never change it:
     they copy what they break)."""
-    from simready import paths
+    from simready.common import paths
     from simready.catalog.generate import generate_catalog
 
     out = tmp_path_factory.mktemp("catalog") / "generated"

@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from simready import layout
+from simready.artifacts import layout
 
 RECORD = Path(__file__).with_name("fingerprints.json")
 SAMPLES = (("residential_crosswalk_v3", "pedestrian_emerges_behind_van"),
@@ -39,7 +39,7 @@ UNHASHED_NAMES = (layout.BATCH_RECORD,)
 
 def build(root: Path) -> dict[str, str]:
     """Run the two samples through every stage under ``root``; ``{relative path: sha256 or "present"}``."""
-    from simready import paths
+    from simready.common import paths
     from simready.catalog.catalog import ensure_catalog
     from simready.scenario.generator import generate
     from simready.scenario.manifest import canonicalize, manifest_bytes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.catalog import ensure_catalog, load_catalog
 from simready.catalog.certified import certified_ids
 

@@ -11,10 +11,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.contract import contract_hash, load_contract
 from simready.world.identity import parse_asset_id
-from simready.errors import CatalogError
+from simready.common.errors import CatalogError
 
 VAN_YAML = paths.CATALOG_CONTRACTS_DIR / "delivery_van__white.yaml"
 

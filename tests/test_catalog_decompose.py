@@ -15,7 +15,7 @@ import trimesh
 from simready.catalog.add import ImportRequest, import_asset
 from simready.catalog.importers import decompose as D
 from simready.catalog.importers.assemble import ImportOptions
-from simready.errors import CatalogError
+from simready.common.errors import CatalogError
 
 
 def _coacd_that_crashes(vertices: np.ndarray, faces: np.ndarray, threshold: float, max_pieces: int) -> D.Decomposition:

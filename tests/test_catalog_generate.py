@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from simready import paths
+from simready.common import paths
 from simready.catalog import catalog as catalog_mod
 from simready.catalog.catalog import ensure_catalog, is_up_to_date, load_catalog
 from simready.catalog.contract import load_contract
 from simready.catalog.generate import INDEX_FILE, generate_catalog, main, read_index
-from simready.errors import CatalogError
+from simready.common.errors import CatalogError
 from tests.fixtures.catalog import VAN
 
 

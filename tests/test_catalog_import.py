@@ -19,7 +19,7 @@ from pxr import Gf, Usd, UsdGeom, Vt
 
 from simready.catalog.importers.conventions import Declared, Flags, axes_rotation, resolve
 from simready.cli import main
-from simready.errors import CatalogError
+from simready.common.errors import CatalogError
 
 PD = Path(pybullet_data.getDataPath())
 SOCCERBALL = PD / "soccerball.obj"  # Blender export by Erwin Coumans; soccerball.urdf states it in metres (r 0.5)

@@ -19,7 +19,7 @@ from simready.catalog.generate import generate_catalog
 from simready.catalog.importers.assemble import COLLIDER_VOLUME_REL_TOL, ImportOptions
 from simready.catalog.importers.closing import VOXELS, close
 from simready.cli import main
-from simready.errors import CatalogError
+from simready.common.errors import CatalogError
 
 pytestmark = pytest.mark.slow
 

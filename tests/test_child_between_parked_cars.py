@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 from shapely.geometry import LineString, Point
 
-from simready import paths
+from simready.common import paths
 from simready.maps.xodr_import import import_opendrive
 from simready.scenario.generator import generate, prepare, resolve_template
 from simready.scenario.manifest import ScenarioManifest
@@ -22,7 +22,7 @@ from simready.scenario.programs import load_programs, program
 from simready.scenario.static_checks import ReachabilityStage
 from simready.scenario.streams import StreamSet
 from simready.sim.branch import run_branches
-from simready.sim.paths import split_walk_key, walk_path
+from simready.sim.core.reference_paths import split_walk_key, walk_path
 from simready.testing import opendrive_maps as maps
 from simready.validity.policy import CLASS_LIMITS
 from simready.world.affordances import AFFORDANCES, kerb_gap_sites

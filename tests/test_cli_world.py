@@ -8,7 +8,7 @@ import sys
 
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.cli import main
 
 

@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from mcap.reader import make_reader
 from PIL import Image
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 from simready.export.mcap_file import export_mcap
 from simready.export.nuscenes import export_nuscenes
-from simready.layout import SampleDir
+from simready.artifacts.layout import SampleDir
 from simready.measurement.integrity import incomplete_frames, missing_or_corrupt
 from simready.measurement.options import COMPRESSED, ObserveOptions
-from simready.records import Render, Results
+from simready.artifacts.records import Render, Results
 from simready.sensors_hw.lidar import LIDAR_FORMATS, ply_bytes, ply_name, read_ply
 from simready.testing.observed import observed_street_sample
 from simready.truth.reader import TruthReader

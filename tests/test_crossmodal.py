@@ -17,8 +17,8 @@ from PIL import Image
 
 from simready.testing.street import SAMPLE_ID, street_sample
 from simready.testing.street import box_body, linear_track
-from simready.layout import ObservationDir
-from simready.records import Legend, Render, Results
+from simready.artifacts.layout import ObservationDir
+from simready.artifacts.records import Legend, Render, Results
 from simready.sensors_hw.camera import decode_id_rgb, pinhole, render_frame
 from simready.sensors_hw.lidar import read_ply, scan
 from simready.sensors_hw.models import Rig, apply_overrides

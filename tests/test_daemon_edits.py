@@ -22,7 +22,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.inputs import INPUTS, record_observations
 from simready.assets.orchestration import source_files_sensor
@@ -31,7 +31,7 @@ from simready.assets.scenario import scenario_manifests
 from simready.assets.suite import split_assignments
 from simready.assets.world import sensor_rigs, world_templates
 from simready.resources import ArtifactStore, SourceData
-from simready.status import graph_status
+from simready.runner.status import graph_status
 from simready.testing import opendrive_maps as maps
 from simready.testing.servers import ManagedProcess
 from tests.fixtures.edits import INTENT, _import, _move_first_curb, _widen_sidewalk

@@ -21,7 +21,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from simready import paths
+from simready.common import paths
 from simready.assets.partitions import batch_partitions, template_ids
 
 RC = "residential_crosswalk_v3"

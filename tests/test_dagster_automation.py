@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.orchestration import daily_batch_schedule, source_files_sensor
 from simready.assets.partitions import batch_partitions

@@ -15,7 +15,7 @@ import dagster as dg
 import pytest
 
 from simready.assets.partitions import batch_partitions
-from simready.layout import ArtifactLayout
+from simready.artifacts.layout import ArtifactLayout
 
 pytestmark = pytest.mark.slow
 

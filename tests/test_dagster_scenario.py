@@ -10,14 +10,14 @@ import dagster as dg
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.partitions import batch_partitions
 from simready.assets.scenario import rejection_log, scenario_manifests
 from simready.assets.suite import coverage_report
 from simready.assets.world import world_templates
 from simready.checks.scenario import manifests_pass_ladder, manifests_schema_valid, rejection_reasons_nonempty
-from simready.layout import BatchDir
+from simready.artifacts.layout import BatchDir
 from simready.resources import ArtifactStore, SourceData
 from tests.fixtures.edits import _move_first_curb
 
@@ -93,7 +93,7 @@ def test_second_batch_does_not_change_first(tmp_path):
 
 def test_template_edit_marks_its_manifests_stale(tmp_path):
     from simready.definitions import defs
-    from simready.status import graph_status
+    from simready.runner.status import graph_status
 
     resources, templates = _setup(tmp_path, batches=1)
     instance = dg.DagsterInstance.ephemeral()

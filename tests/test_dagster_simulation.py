@@ -9,7 +9,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.partitions import batch_partitions
 from simready.assets.scenario import scenario_manifests
@@ -22,8 +22,8 @@ from simready.checks.simulation import (
     checkpoint_restore_reproduces,
     trajectories_accepted,
 )
-from simready.layout import ArtifactLayout
-from simready.records import Outcomes, Results, ValidityRecord
+from simready.artifacts.layout import ArtifactLayout
+from simready.artifacts.records import Outcomes, Results, ValidityRecord
 from simready.resources import ArtifactStore, SourceData
 from tests.fixtures.edits import _data_version, _move_first_curb
 
@@ -97,7 +97,7 @@ def test_collider_edit_marks_exactly_its_templates_sim_assets_stale(world):
     from dagster._core.definitions.data_version import StaleStatus
 
     from simready.definitions import defs
-    from simready.status import _resolver, graph_status
+    from simready.runner.status import _resolver, graph_status
 
     _, resources, templates, instance, _ = world
     _move_first_curb(templates / f"{RC}.yaml", 0.01)  # one curb collider in the crosswalk template
@@ -126,7 +126,7 @@ def _edit_rig_only(template_file: Path) -> None:
 
 def test_rig_edit_marks_observations_stale_but_not_trajectories(world):
     from simready.definitions import defs
-    from simready.status import graph_status
+    from simready.runner.status import graph_status
 
     _, resources, templates, instance, _ = world
     world_before = _data_version(instance, "world_templates", TLA)

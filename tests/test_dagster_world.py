@@ -9,7 +9,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.world import world_templates
 from simready.checks.world import catalog_certified, template_assets_certified, template_valid

@@ -150,7 +150,7 @@ def test_gx_check_metadata_links_the_partitions_validation_page(tmp_path):
     from simready.assets.partitions import batch_partitions
     from simready.assets.scenario import rejection_log
     from simready.checks.expectations import gx_rejection_log
-    from simready.layout import ArtifactLayout
+    from simready.artifacts.layout import ArtifactLayout
     from simready.resources import ArtifactStore
     from simready.scenario.ladder import REJECTION_FIELDS
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 from simready.export.mcap_file import depth_metres
-from simready.layout import ObservationDir
+from simready.artifacts.layout import ObservationDir
 from simready.measurement.observe import observe
 from simready.measurement.options import ObserveOptions
-from simready.records import Render, Results
+from simready.artifacts.records import Render, Results
 from simready.sensors_hw.camera import depth_file_bytes, read_depth_file
 from simready.testing.street import street_sample
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simready import paths
-from simready.errors import TemplateError
+from simready.common import paths
+from simready.common.errors import TemplateError
 from simready.maps.template_yaml import template_yaml
 from simready.maps.xodr_import import import_opendrive
 from simready.testing import opendrive_maps as maps

@@ -14,8 +14,8 @@ from mcap.reader import make_reader
 
 from simready.cli import main
 from simready.export.mcap_file import ns
-from simready.layout import SampleDir
-from simready.records import Render, Results
+from simready.artifacts.layout import SampleDir
+from simready.artifacts.records import Render, Results
 from simready.sensors_hw.lidar import firing_times, read_ply
 from simready.sensors_hw.models import Rig
 from simready.sensors_hw.radar import read_radar_csv

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from simready import paths
+from simready.common import paths
 from simready.cli import main
 from simready.export.nuscenes import VERSION, token
-from simready.layout import SampleDir
+from simready.artifacts.layout import SampleDir
 from simready.measurement.options import ObserveOptions
-from simready.records import Legend, Results
+from simready.artifacts.records import Legend, Results
 from simready.sensors_hw.camera import decode_id_rgb
 from simready.testing.observed import observed_street_sample
 from simready.world.identity import actor_id

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simready.hashing import canonical_json, content_hash
+from simready.common.hashing import canonical_json, content_hash
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
                          st.floats(allow_nan=False, allow_infinity=False, width=64), st.text(max_size=8))

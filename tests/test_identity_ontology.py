@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simready.errors import OntologyError
-from simready.layout import ObservationDir
-from simready.records import Legend
+from simready.common.errors import OntologyError
+from simready.artifacts.layout import ObservationDir
+from simready.artifacts.records import Legend
 from simready.world import identity as ident
 from simready.world.ontology import UNKNOWN_CLASS_ID, load_ontology, parse_ontology
 

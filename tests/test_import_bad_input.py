@@ -29,12 +29,12 @@ import numpy as np
 import pybullet_data
 import pytest
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.importers import source
 from simready.catalog.importers.assemble import _edge_faults
 from simready.cli import main
-from simready.errors import CatalogError
-from simready.identifiers import confine
+from simready.common.errors import CatalogError
+from simready.common.identifiers import confine
 from tests.fixtures.meshes import CUBE_F, CUBE_V, cube_dae, cube_gltf, cube_obj, cube_stl, cube_usda
 
 PD = Path(pybullet_data.getDataPath())

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.certify import certify_entry
 from simready.catalog.contract import load_contract
 from simready.catalog.generate import ENTRY_FILE, INDEX_FILE, generate_catalog, read_index
-from simready.errors import CatalogError, ManifestError, SimreadyError, TemplateError
-from simready.identifiers import MAX_IDENTIFIER_CHARS, check_identifier, confine, is_identifier
-from simready.layout import ArtifactLayout, ObservationDir, SampleDir
+from simready.common.errors import CatalogError, ManifestError, SimreadyError, TemplateError
+from simready.common.identifiers import MAX_IDENTIFIER_CHARS, check_identifier, confine, is_identifier
+from simready.artifacts.layout import ArtifactLayout, ObservationDir, SampleDir
 from simready.scenario.manifest import load_manifest, manifest_bytes
 from simready.scenario.suite import SuiteError, batch_index
 from simready.world.template import load_template

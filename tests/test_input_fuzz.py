@@ -2,7 +2,7 @@
 
 Each example mutates a good input (truncate, flip, insert, delete bytes) and
 asserts what a user may rely on: the loader returns or raises one typed
-one-line :class:`~simready.errors.SimreadyError`; the command exits 0, 1 or 2
+one-line :class:`~simready.common.errors.SimreadyError`; the command exits 0, 1 or 2
 with at most one line on stderr and no traceback, and writes nothing outside
 its destination. Bounded (few examples, a deadline per example) so the file
 runs in well under 30 s on two cores.
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.generate import ENTRY_FILE
-from simready.errors import SimreadyError
-from simready.loading import parse_json, parse_yaml
+from simready.common.errors import SimreadyError
+from simready.common.loading import parse_json, parse_yaml
 from tests.fixtures.catalog import VAN, entry_dir_of
 from tests.fixtures.fuzz import FEW, FUZZ, mutate, mutations, run_cli, workspace
 from tests.fixtures.loaders import LOADERS, Loader

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from scenariogeneration import xodr
 
-from simready import paths
+from simready.common import paths
 from simready.maps.xodr_import import import_opendrive
 from simready.scenario.batch import build_batch
 from simready.scenario.generator import generate

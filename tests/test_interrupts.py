@@ -14,7 +14,7 @@ import textwrap
 import dagster as dg
 import pytest
 
-from simready.status import OWNER_TAG, interrupted_runs
+from simready.runner.status import OWNER_TAG, interrupted_runs
 
 _SLOW_JOB = """
 import sys, time
@@ -46,7 +46,7 @@ def _wait_for(proc: subprocess.Popen, line: str) -> None:
 @pytest.mark.slow
 def test_status_names_a_run_whose_process_was_killed(tmp_path) -> None:
     child = _spawn(_SLOW_JOB + textwrap.dedent(f"""
-        from simready.status import owner_tags
+        from simready.runner.status import owner_tags
         instance = dg.DagsterInstance.local_temp(tempdir={str(tmp_path)!r})
         slow_job.execute_in_process(instance=instance, tags=owner_tags(), raise_on_error=False)
     """))
@@ -66,19 +66,19 @@ def test_status_names_a_run_whose_process_was_killed(tmp_path) -> None:
 @pytest.mark.slow
 def test_ctrl_c_stops_simready_run_as_a_whole_with_one_line_and_130(tmp_path) -> None:
     child = _spawn(_SLOW_JOB + textwrap.dedent(f"""
-        import simready.main_job
+        import simready.runner.main_job
         from simready.cli import main
 
         def two_jobs(quiet, run_tags):
             defs = dg.Definitions(jobs=[slow_job])
             instance = dg.DagsterInstance.local_temp(tempdir={str(tmp_path)!r})
-            log = simready.main_job.RunLog(quiet, run_tags)
+            log = simready.runner.main_job.RunLog(quiet, run_tags)
             log.execute(defs, instance, "slow_job")
             print("second job", flush=True)
             log.execute(defs, instance, "slow_job")
             return 0
 
-        simready.main_job.run_main_job = two_jobs
+        simready.runner.main_job.run_main_job = two_jobs
         sys.exit(main(["run", "--quiet"]))
     """))
     try:

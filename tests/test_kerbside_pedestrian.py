@@ -137,7 +137,7 @@ def test_a_street_without_sidewalks_gets_the_feasibility_line(tmp_path) -> None:
 def test_the_simulators_heading_cache_tells_like_named_lanes_of_two_maps_apart(kerb_street, tmp_path) -> None:
     """Every imported map names its lanes ``road1_sec0_lane<id>``: the kerb street's lane is 120 m, the straight
     road's 100 m; each path gets the headings of its own vertices whichever was simulated first."""
-    from simready.sim.paths import chord_headings, lane_path
+    from simready.sim.core.reference_paths import chord_headings, lane_path
 
     (tmp_path / "straight.xodr").write_bytes(maps.straight_road())
     straight = parse_template(import_opendrive(tmp_path / "straight.xodr", "s").data, "s.yaml")

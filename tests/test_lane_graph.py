@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from simready import paths
+from simready.common import paths
 from simready.world.lane_graph import LaneNetwork, change_permission, lane_network, turn_of
 from simready.world.template import load_template
 

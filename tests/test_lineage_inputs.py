@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.inputs import INPUTS, observe_inputs, record_observations
 from simready.assets.orchestration import source_files_sensor
@@ -19,7 +19,7 @@ from simready.resources import ArtifactStore, SourceData
 from simready.review import SampleSummary
 from simready.review.rollup import acceptance_by_batch
 from simready.scenario.coverage_summary import coverage_totals
-from simready.status import graph_status
+from simready.runner.status import graph_status
 from simready.testing import opendrive_maps as maps
 from tests.fixtures.edits import _import, _move_first_curb, _widen_sidewalk
 

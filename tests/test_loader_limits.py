@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simready import paths
-from simready.errors import SimreadyError
-from simready.loading import MAX_DEPTH, MAX_FILE_BYTES, read_text
+from simready.common import paths
+from simready.common.errors import SimreadyError
+from simready.common.loading import MAX_DEPTH, MAX_FILE_BYTES, read_text
 from simready.scenario.suite import MAX_BATCHES, load_suite
 from simready.sensors_hw.models import RigError, apply_overrides
 from simready.sensors_hw.scene_build import rig_from_sensor_rig

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from tests.fixtures.manifests import SAMPLE_ID, make_manifest, manifest_dict
 
-from simready.errors import ManifestError
-from simready.hashing import file_sha256, sha256_bytes
+from simready.common.errors import ManifestError
+from simready.common.hashing import file_sha256, sha256_bytes
 from simready.scenario.manifest import (
     STATE_KEYS,
     Interaction,

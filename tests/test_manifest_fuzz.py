@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simready.errors import ManifestError
+from simready.common.errors import ManifestError
 from simready.scenario.manifest import ScenarioManifest, load_manifest, manifest_bytes, parse_manifest
 from tests.fixtures.manifests import manifest_dict
 

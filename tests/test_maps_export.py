@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from shapely.geometry import LineString
 
-from simready import paths
+from simready.common import paths
 from simready.cli import main
 from simready.maps.qc import QC_BIN, check_opendrive
 from simready.maps.xodr_export import export_xodr

@@ -16,7 +16,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.orchestration import changed_requests, source_file_hashes, source_files_sensor, source_versions
 from simready.assets.partitions import batch_partitions

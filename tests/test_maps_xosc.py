@@ -12,7 +12,7 @@ import scenariogeneration
 import xmlschema
 from scenariogeneration import xosc
 
-from simready import paths
+from simready.common import paths
 from simready.cli import main
 from simready.maps.qc import QC_XOSC_BIN, check_openscenario
 from simready.maps.xodr_export import export_xodr

@@ -1,4 +1,4 @@
-"""MOBIL's lane-change decision (SPEC §20, :func:`simready.sim.lane_changes.lane_changes`) against hand-computed values.
+"""MOBIL's lane-change decision (SPEC §20, :func:`simready.sim.behavior.lane_changes.lane_changes`) against hand-computed values.
 
 Each case puts a few background vehicles by hand on road 1 of the city map (two lanes one way, 150 m, x from 0 to
 150: ``lane-1`` at y = −1.75, its right neighbour ``lane-2`` at y = −5.25), builds the real scene and engine, and
@@ -17,9 +17,9 @@ import pytest
 from simready.scenario.generator import generate, resolve_template
 from simready.scenario.traffic import BACKGROUND_TAG, TrafficSpec
 from simready.sim.engine import Engine
-from simready.sim.lane_changes import POLITENESS, SAFE_DECEL_MPS2, THRESHOLD_MPS2, lane_changes
-from simready.sim.scene import build_scene
-from simready.sim.sight import TickView
+from simready.sim.behavior.lane_changes import POLITENESS, SAFE_DECEL_MPS2, THRESHOLD_MPS2, lane_changes
+from simready.sim.core.scene import build_scene
+from simready.sim.core.sight import TickView
 
 L1, L2 = "road1_sec0_lane-1", "road1_sec0_lane-2"
 Y = {L1: -1.75, L2: -5.25}

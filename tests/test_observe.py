@@ -12,11 +12,11 @@ import pytest
 from PIL import Image
 
 from simready.testing.street import street_sample
-from simready.hashing import file_sha256
-from simready.layout import RESULTS, ObservationDir
+from simready.common.hashing import file_sha256
+from simready.artifacts.layout import RESULTS, ObservationDir
 from simready.measurement.observe import observe
 from simready.measurement.options import PASSES, ObserveOptions
-from simready.records import Legend, ObservedFrame, Parity, Render, Results
+from simready.artifacts.records import Legend, ObservedFrame, Parity, Render, Results
 from simready.sensors_hw.camera import decode_id_rgb
 from simready.sensors_hw.lidar import read_ply
 from simready.truth.flow import dense

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from simready.layout import ObservationDir, SampleDir
+from simready.artifacts.layout import ObservationDir, SampleDir
 from simready.measurement.batch import ObservationWindow, observe_sample_dir, results_versions
-from simready.records import ObservedFrame, Outcomes, Render, Results
+from simready.artifacts.records import ObservedFrame, Outcomes, Render, Results
 from simready.scenario.manifest import manifest_bytes
 from tests.fixtures.samples import SMALL, TLA, WINDOW, make_sample
 from tests.fixtures.sim import catalog, template

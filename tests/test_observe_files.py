@@ -12,12 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.catalog import ensure_catalog
 from simready.cli import main
-from simready.hashing import file_sha256
-from simready.layout import ObservationDir
-from simready.records import Legend, Render, Results
+from simready.common.hashing import file_sha256
+from simready.artifacts.layout import ObservationDir
+from simready.artifacts.records import Legend, Render, Results
 from simready.scenario.manifest import parse_manifest
 from simready.sensors_hw.scene_build import build_scene
 from simready.sensors_hw.trace_input import read_trace_input
@@ -161,7 +161,7 @@ def test_sense_writes_each_points_time_by_default_and_lidar_time_off_drops_it(in
 def test_sense_compressed_writes_each_files_compressed_variant(inputs, tmp_path):
     """Issue 29 item 3: ``--compressed`` writes ``depth.f32.bin.zst`` and ``<tick>.ply.zst`` (PNGs keep their names, at
     zlib level 6) and records the choice in render.json; ``--lidar-format binary`` compresses the binary PLY."""
-    from simready.records import Render
+    from simready.artifacts.records import Render
     from simready.sensors_hw.lidar import read_ply
 
     trace, manifest = inputs

@@ -10,9 +10,9 @@ import pytest
 from PIL import Image
 
 from simready.testing.street import street_sample
-from simready.hashing import file_sha256
-from simready.layout import ObservationDir
-from simready.records import Results
+from simready.common.hashing import file_sha256
+from simready.artifacts.layout import ObservationDir
+from simready.artifacts.records import Results
 from simready.sensors_hw.camera import decode_semantic_rgb
 from simready.sensors_hw.lidar import read_ply, write_ply_ascii
 from simready.measurement.observe import ObserveOptions, observe

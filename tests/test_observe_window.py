@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from simready.testing.street import street_sample
-from simready.errors import SimreadyError
-from simready.layout import ObservationDir
+from simready.common.errors import SimreadyError
+from simready.artifacts.layout import ObservationDir
 from simready.measurement.observe import ObserveOptions, observe
-from simready.records import ObservedFrame, Render, Results
+from simready.artifacts.records import ObservedFrame, Render, Results
 from simready.world.rig_view import exact
 
 SMALL = {"width_px": 48, "height_px": 32, "line_time_s": 2e-4, "azimuth_steps": 128, "channels": 8}

@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from simready.atomic import atomic_directory, remove_orphans
+from simready.common.atomic import atomic_directory, remove_orphans
 from simready.cli import main
-from simready.errors import OutputExistsError
-from simready.outdir import output_file, output_folder
+from simready.common.errors import OutputExistsError
+from simready.common.outdir import output_file, output_folder
 from simready.store import LocalStore
 
 # A stand-in for a command's work: holds the destination for a while, writes its own marker files.
 _WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from simready.errors import SimreadyError
-    from simready.outdir import output_folder
+    from simready.common.errors import SimreadyError
+    from simready.common.outdir import output_folder
     out, tag = sys.argv[1], sys.argv[2]
     try:
         with output_folder(out) as tmp:
@@ -161,7 +161,7 @@ def test_a_killed_builds_leftovers_go_with_the_next_run_and_a_live_ones_stay(tmp
     final = tmp_path / "observations"
     child = _spawn("-c", textwrap.dedent(f"""
         import time
-        from simready.atomic import atomic_directory
+        from simready.common.atomic import atomic_directory
         with atomic_directory({str(final)!r}) as tmp:
             (tmp / "half.bin").write_bytes(b"x" * 1000)
             print(tmp, flush=True)
@@ -181,7 +181,7 @@ def test_a_killed_commands_temporary_folder_and_lock_do_not_block_the_next(tmp_p
     out = tmp_path / "out"
     child = _spawn("-c", textwrap.dedent(f"""
         import time
-        from simready.outdir import output_folder
+        from simready.common.outdir import output_folder
         with output_folder({str(out)!r}) as tmp:
             (tmp / "half.txt").write_text("half")
             print(tmp, flush=True)
@@ -204,8 +204,8 @@ def test_a_killed_commands_nested_build_goes_too(tmp_path) -> None:
     out = tmp_path / "out"
     child = _spawn("-c", textwrap.dedent(f"""
         import time
-        from simready.atomic import atomic_directory
-        from simready.outdir import output_folder
+        from simready.common.atomic import atomic_directory
+        from simready.common.outdir import output_folder
         with output_folder({str(out)!r}) as tmp, atomic_directory(tmp) as inner:
             (inner / "half.bin").write_bytes(b"x" * 1000)
             print(inner, flush=True)

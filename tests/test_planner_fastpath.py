@@ -16,14 +16,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from simready.sim import constants as C
-from simready.sim import geometry as geo
-from simready.sim import junctions
+from simready.sim.core import constants as C
+from simready.sim.core import geometry as geo
+from simready.sim.behavior import junctions
 from simready.sim.controllers import longitudinal
-from simready.sim import planner_kernels as pk
+from simready.sim.core import planner_kernels as pk
 from simready.sim.controllers.planner import _goal_references
-from simready.sim.profiles import Profile
-from simready.sim.state import GapGoal, SpeedGoal
+from simready.sim.core.profiles import Profile
+from simready.sim.core.state import GapGoal, SpeedGoal
 
 RNG_SEEDS = range(40)
 
@@ -423,7 +423,7 @@ def test_goal_references_match_list_form(seed: int) -> None:
 
 
 def _ref_yield_stops(view, route_conflicts):  # type: ignore[no-untyped-def]
-    """The former numpy-indexed form of :func:`simready.sim.junctions.yield_stops`."""
+    """The former numpy-indexed form of :func:`simready.sim.behavior.junctions.yield_stops`."""
     scene = view.scene
     a = scene.actors
     out = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.build import build_certified_catalog
 from simready.world.template_build import validate_template_file
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from simready import paths
+from simready.common import paths
 from simready.scenario.program_files import ProgramError, load_program_file
 from simready.scenario.programs import load_programs, program
 from simready.scenario.scaffold import scaffold_text

@@ -9,7 +9,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.inputs import INPUTS, observe_inputs
 from simready.assets.partitions import batch_partitions
@@ -17,7 +17,7 @@ from simready.assets.scenario import scenario_manifests
 from simready.assets.world import world_templates
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.scaffold import scaffold_text
-from simready.status import graph_status
+from simready.runner.status import graph_status
 
 pytestmark = pytest.mark.slow
 

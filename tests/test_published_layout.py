@@ -18,7 +18,7 @@ import pytest
 import yaml
 from PIL import Image
 
-from simready import paths
+from simready.common import paths
 from simready.measurement.observe import observe
 from simready.testing.street import street_sample
 

@@ -19,18 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from simready import paths
-from simready.atomic import write_bytes_atomic, write_json_atomic
+from simready.common import paths
+from simready.common.atomic import write_bytes_atomic, write_json_atomic
 from simready.catalog.build import build_certified_catalog
 from simready.catalog.catalog import load_catalog
 from simready.cli import main
 from simready.export.release import export_release_mcap
-from simready.layout import ArtifactLayout
+from simready.artifacts.layout import ArtifactLayout
 from simready.release import (Release, ReleaseError, build_release, checkout, list_releases, load_release,
                               verify_release)
 from simready.scenario.manifest import load_manifest
 from simready.scenario.splits import split_assignment_row, write_split_assignments
-from simready.sim.constants import DEFAULT_BACKEND
+from simready.sim.core.constants import DEFAULT_BACKEND
 from simready.store import LocalStore
 from simready.store.s3 import S3Store, s3_client
 from simready.testing.servers import free_port, s3_env, s3_server

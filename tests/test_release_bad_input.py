@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simready import paths
-from simready.atomic import json_bytes
+from simready.common import paths
+from simready.common.atomic import json_bytes
 from simready.cli import main
-from simready.hashing import content_hash
-from simready.layout import ArtifactLayout
+from simready.common.hashing import content_hash
+from simready.artifacts.layout import ArtifactLayout
 from simready.release import list_releases, load_release, verify_release
 from simready.release.build import FORMAT, Release, record_files
 from simready.release.datasheet import datasheet

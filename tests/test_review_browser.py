@@ -16,7 +16,7 @@ import pytest
 import yaml
 from dagster._serdes import serialize_value
 
-from simready import paths
+from simready.common import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.measurement import observations_and_truth
 from simready.assets.partitions import batch_partitions
@@ -25,8 +25,8 @@ from simready.assets.simulation import checkpoints_and_branches, trajectories
 from simready.assets.suite import coverage_report, split_assignments
 from simready.assets.validity import reference_pools, validity_reports
 from simready.assets.world import sensor_rigs, world_templates
-from simready.layout import ArtifactLayout
-from simready.records import Outcomes, Render, Results, ValidityRecord
+from simready.artifacts.layout import ArtifactLayout
+from simready.artifacts.records import Outcomes, Render, Results, ValidityRecord
 from simready.review.page import readable
 from simready.testing.servers import dagster_webserver
 from simready.resources import ArtifactStore, SourceData
@@ -228,7 +228,7 @@ def test_the_camera_shows_lidar_points_and_truth_boxes_on_the_clock(suite, brows
     import numpy as np
     from PIL import Image
 
-    from simready.records import Legend
+    from simready.artifacts.records import Legend
     from simready.sensors_hw.camera import decode_id_rgb
 
     _, _, artifacts, _ = suite
@@ -271,7 +271,7 @@ def test_a_colliding_branch_clip_shows_the_collision(suite):
     import numpy as np
     from PIL import Image
 
-    from simready.records import Legend, Results
+    from simready.artifacts.records import Legend, Results
 
     _, _, artifacts, _ = suite
     seen = 0

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from simready.layout import ObservationDir
+from simready.artifacts.layout import ObservationDir
 from simready.measurement.observe import ObserveOptions, observe
-from simready.records import Legend, LidarSweep, Results
+from simready.artifacts.records import Legend, LidarSweep, Results
 from simready.review.camera import (BEV_CELL_M, BEV_Z_FLOOR_M, BEV_Z_STEP_M, DEPTH_STEP_M, POINT_CELL_PX, CameraView,
                                     SweepPoints, _Scene, _sweep_for, camera_overlay, folder_drawings,
                                     lidar_world_points, overlay_script)
@@ -56,7 +56,7 @@ def test_the_lidar_is_placed_as_the_published_sweep_pose_says(street):
     """The ego's pose from the trace and the rig's mount give each sweep's published mid-sweep pose."""
     obs, trace = street
     results = Results.read(obs.results)
-    from simready.records import Render
+    from simready.artifacts.records import Render
     from simready.sensors_hw.models import Rig
 
     rig = Rig.from_settings(Render.read(obs.render).rig)
@@ -73,7 +73,7 @@ def test_projected_points_land_on_their_own_instance_in_the_id_pass(street):
     frame."""
     obs, trace = street
     results = Results.read(obs.results)
-    from simready.records import Render
+    from simready.artifacts.records import Render
     from simready.sensors_hw.models import Rig
 
     rig = Rig.from_settings(Render.read(obs.render).rig)
@@ -115,7 +115,7 @@ def test_projected_points_land_on_their_own_instance_in_the_id_pass(street):
 def test_each_beam_is_placed_by_the_ego_pose_at_its_own_time(street):
     """A point fired ``t`` into its sweep goes to the world by the sensor's pose at ``sampleTime + t`` (results.json's
     rule), point by point; a point on an actor then moves with it to the frame's time."""
-    from simready.records import Render
+    from simready.artifacts.records import Render
     from simready.sensors_hw.lidar import read_ply
     from simready.sensors_hw.models import Rig
     from simready.world.frames import invert
@@ -202,7 +202,7 @@ def test_the_bev_cloud_is_the_highest_point_per_square_of_the_placed_sweep_and_l
     actors' points moved to the sweep's start: one square per :data:`BEV_CELL_M` inside the view's box with its
     highest point, and every actor in the box has raised points inside its footprint there. The cameras' drawings
     are the same with or without it."""
-    from simready.records import Render
+    from simready.artifacts.records import Render
     from simready.sensors_hw.models import Rig
 
     obs, trace = street

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from simready.layout import ArtifactLayout, SampleDir
+from simready.artifacts.layout import ArtifactLayout, SampleDir
 from simready.review import sample_summary, write_index, write_sample_page, write_thumbnail
 from simready.review.verdict import check_rows, explain
 from simready.store import LocalStore

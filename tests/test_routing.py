@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simready import paths
+from simready.common import paths
 from simready.world.lane_graph import LaneNetwork, lane_network
 from simready.world.routing import (
     LANE_CHANGE_COST_M,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from simready.errors import IntegrityError, StoreError
+from simready.common.errors import IntegrityError, StoreError
 from simready.store import LocalStore
 from simready.store.s3 import INDEX_NAME, S3Store, check_bucket, s3_client
 from simready.testing.servers import s3_server

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from simready.cli import main
-from simready.layout import COVERAGE, REJECTIONS
+from simready.artifacts.layout import COVERAGE, REJECTIONS
 from simready.scenario.manifest import load_manifest, manifest_bytes
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.catalog import ensure_catalog
 from simready.scenario.coverage import UNASSIGNED
 from simready.scenario.generator import generate, make_context, resolve_template

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from simready.testing.street import street_sample
-from simready.errors import SimreadyError
-from simready.layout import ObservationDir
-from simready.records import FileEntry, Render, Results
+from simready.common.errors import SimreadyError
+from simready.artifacts.layout import ObservationDir
+from simready.artifacts.records import FileEntry, Render, Results
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.lidar import scan
 from simready.measurement.observe import ObserveOptions, observe, sensor_rng

@@ -86,7 +86,7 @@ def test_scenario_view_and_renderer_share_one_camera_readout(template_id):
     (t = 1 s + 719·30 µs): both keep that frame; with height·line_time the
     scenario view had dropped it while the renderer rendered it.
     """
-    from simready import paths
+    from simready.common import paths
     from simready.scenario.capture import rig_schedules as capture_schedules
     from simready.sensors_hw.scene_build import rig_from_sensor_rig, template_rig_data
     from simready.world.rig_view import sensor_clocks

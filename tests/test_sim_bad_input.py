@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from simready.errors import ManifestError
+from simready.common.errors import ManifestError
 from simready.sim import engine as engine_mod
 from simready.sim.backends.kinematic import KinematicBackend
 from simready.sim.evaluation.evaluate import evaluate_trace
 from simready.sim.run import run_simulation
-from simready.sim.scene import build_scene
-from simready.sim.state import Bodies
+from simready.sim.core.scene import build_scene
+from simready.sim.core.state import Bodies
 from tests.fixtures.sim import catalog, crossing, edit, template
 
 WHEN = {"kind": "when", "by_latest_s": 2.0, "if_never": "skip"}

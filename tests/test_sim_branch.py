@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from simready.errors import ManifestError
+from simready.common.errors import ManifestError
 from simready.sim.branch import outcome, run_branches, shared_prefix
 from simready.testing import demo
 from tests.fixtures.sim import catalog, crossing, edit, template

@@ -10,11 +10,11 @@ import sys
 import numpy as np
 import pytest
 
-from simready.layout import SampleDir
+from simready.artifacts.layout import SampleDir
 from simready.sim.storage.checkpoint import DYNAMIC_REPLAY_TOLERANCE, MAGIC, Checkpoint, CheckpointError
 from simready.sim.engine import Engine
 from simready.sim.run import finish
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 from tests.fixtures.sim import catalog, crossing, template
 
 

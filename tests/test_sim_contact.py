@@ -25,8 +25,8 @@ from simready.scenario.manifest import ScenarioManifest
 from simready.sim.backends.dynamic import DynamicBackend
 from simready.sim.evaluation.evaluate import evaluate_trace
 from simready.sim.run import SimResult, run_simulation
-from simready.sim.scene import substeps_per_tick
-from simready.sim.settle import settle_check
+from simready.sim.core.scene import substeps_per_tick
+from simready.sim.ladder.settle import settle_check
 from simready.testing import demo
 from tests.fixtures.sim import catalog, template
 

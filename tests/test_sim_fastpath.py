@@ -8,8 +8,8 @@ import numpy as np
 
 from simready.sim.controllers import longitudinal
 from simready.sim.engine import Engine
-from simready.sim.paths import PathTable
-from simready.sim.scene import build_scene
+from simready.sim.core.reference_paths import PathTable
+from simready.sim.core.scene import build_scene
 from tests.fixtures.sim import catalog, crossing, template
 
 
@@ -65,7 +65,7 @@ def _rollout_states(scene, every: int = 7):  # type: ignore[no-untyped-def]
 
 def test_compiled_path_bodies_match_vectorized_bits() -> None:
     """path_bodies' compiled kernels give the vectorized form's bits, lateral motion, rest and odd inputs included."""
-    from simready.sim.kinematics import path_bodies, path_bodies_np
+    from simready.sim.core.kinematics import path_bodies, path_bodies_np
 
     scene = _scene()
     rng = np.random.default_rng(3)
@@ -85,7 +85,7 @@ def test_compiled_path_bodies_match_vectorized_bits() -> None:
 
 def _step_whole_arrays(scene, table, prev, prev_yaw, u, v, accel, d, d_rate, d_acc):  # type: ignore[no-untyped-def]
     """What the backends did before the step was fused: integrate, mask absent actors, place, restore, contacts."""
-    from simready.sim.kinematics import footprint_contacts, path_bodies_np
+    from simready.sim.core.kinematics import footprint_contacts, path_bodies_np
 
     present = prev.present
     u1, v1 = longitudinal.integrate(u, v, accel, scene.dt)
@@ -102,7 +102,7 @@ def test_fused_step_matches_whole_array_step() -> None:
     """step_on_paths (two kernels) gives the bits of the whole-array step, with absent actors and lateral motion."""
     from dataclasses import replace
 
-    from simready.sim.kinematics import step_on_paths
+    from simready.sim.core.kinematics import step_on_paths
 
     scene = _scene()
     rng = np.random.default_rng(17)
@@ -140,7 +140,7 @@ def _overlap(dx: float, dy: float, yaw_i: float, hl_i: float, hw_i: float, yaw_j
 
 
 def test_contact_kernel_matches_all_pairs() -> None:
-    from simready.sim.kinematics import footprint_contacts
+    from simready.sim.core.kinematics import footprint_contacts
 
     scene = _scene()
     a = scene.actors
@@ -213,7 +213,7 @@ def test_first_seen_matches_visibility_series() -> None:
 
 def test_kernel_integrate_matches_vectorized_bits() -> None:
     """The compiled constant-acceleration step equals the numpy law bit for bit (stops, −0.0 and NaN included)."""
-    from simready.sim import kernels
+    from simready.sim.core import kernels
 
     rng = np.random.default_rng(11)
     for _ in range(50):
@@ -232,7 +232,7 @@ def test_kernel_integrate_matches_vectorized_bits() -> None:
 
 def test_kernel_segment_search_matches_full_search() -> None:
     """The kernels' binary segment search lands where the full search does: inside, past both ends, at vertices, NaN."""
-    from simready.sim import kernels
+    from simready.sim.core import kernels
 
     scene = _scene()
     table = PathTable.build(scene.initial_paths, scene.lane_ids, scene.actors.chord)
@@ -277,7 +277,7 @@ def _ref_swept(p1, v1, yaw1, hl1, hw1, p2, v2, yaw2, hl2, hw2, horizon_s):  # ty
 def test_swept_kernel_matches_vectorized_bits() -> None:
     """TTC and separation from the compiled kernel equal the numpy form bit for bit: apart, touching, overlapping,
     parallel and at-rest pairs, right-angle headings, NaN velocities."""
-    from simready.sim import geometry as geo
+    from simready.sim.core import geometry as geo
 
     rng = np.random.default_rng(17)
     k = 4000
@@ -309,7 +309,7 @@ def test_swept_kernel_matches_vectorized_bits() -> None:
 
 def test_goal_index_memo_follows_each_tuple() -> None:
     """set_indices answers per tuple object: a new tuple (even an equal one) is read afresh, never a stale list."""
-    from simready.sim.state import set_indices
+    from simready.sim.core.state import set_indices
 
     goals = (None, "g", None, "h")
     assert set_indices(goals) == [1, 3]
@@ -323,7 +323,7 @@ def test_waiting_interactions_follow_the_status_dict() -> None:
     """The pending / fired-with-until lists are rebuilt when a state carries a new status dict."""
     from types import SimpleNamespace
 
-    from simready.sim.interactions import _waiting
+    from simready.sim.behavior.interactions import _waiting
 
     inters = (SimpleNamespace(id="a", until=None), SimpleNamespace(id="b", until="u"), SimpleNamespace(id="c", until="u"))
     first = {"a": ("pending", -1), "b": ("fired", 3), "c": ("pending", -1)}

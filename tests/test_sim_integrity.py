@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from simready.layout import BatchDir, SampleDir
-from simready.records import Outcomes
+from simready.artifacts.layout import BatchDir, SampleDir
+from simready.artifacts.records import Outcomes
 from simready.scenario.manifest import load_manifest, manifest_hash
 from simready.sim.batch import branches_share_history, restore_reproduces, sample_intact
 from tests.fixtures.samples import TLA, change_one_value, make_sample

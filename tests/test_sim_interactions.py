@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simready.sim.profiles import Profile, taking_over
+from simready.sim.core.profiles import Profile, taking_over
 from simready.sim.run import run_simulation
 from simready.testing import demo
 from tests.fixtures.sim import INTERSECTION, catalog, edit, ego_only, template, two_lane_template

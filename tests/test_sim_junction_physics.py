@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 import shapely
 
-from simready.sim import junctions
+from simready.sim.behavior import junctions
 from simready.sim.evaluation.evaluate import evaluate_trace
-from simready.sim.paths import lane_path
+from simready.sim.core.reference_paths import lane_path
 from simready.sim.run import run_simulation
 from simready.testing import demo
 from tests.fixtures.sim import INTERSECTION, catalog, template

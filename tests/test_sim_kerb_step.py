@@ -1,12 +1,12 @@
-"""A pedestrian stepping off and onto a kerb moves its height with a velocity (simready.sim.kinematics, "Height")."""
+"""A pedestrian stepping off and onto a kerb moves its height with a velocity (simready.sim.core.kinematics, "Height")."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from simready.sim import constants as C
+from simready.sim.core import constants as C
 from simready.sim.run import run_simulation
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 from tests.fixtures.sim import catalog, crossing, template
 
 #: |Δz − ½(vz₀ + vz₁)·dt| per tick (m) at dt = 0.02 s: the smoothstep ramp's trapezoid error at walking speed

@@ -8,11 +8,11 @@ import numpy as np
 import pybullet as p
 import pytest
 
-from simready.sim import geometry as geo
+from simready.sim.core import geometry as geo
 from simready.sim.backends.dynamic.chassis import principal_axes
 from simready.sim.branch import run_branches
 from simready.sim.engine import Engine
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 from tests.fixtures.sim import catalog, ego_only, template
 
 

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from simready.scenario.ladder import Fail, Ladder
-from simready.sim.settle import PhysicsSettleStage, settle_check
+from simready.sim.ladder.settle import PhysicsSettleStage, settle_check
 from tests.fixtures.sim import catalog, crossing, edit, template
 
 

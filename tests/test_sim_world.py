@@ -16,7 +16,7 @@ from simready.sim.backends.dynamic import plan as static_plan
 from simready.sim.backends.dynamic.chassis import heading_xy
 from simready.sim.engine import Engine
 from simready.sim.run import run_simulation
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 from tests.fixtures.sim import catalog, crossing, ego_only, template
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,7 +182,7 @@ def test_tunnelling_ray_sees_the_statics_it_crosses() -> None:
 def test_a_kept_world_gives_the_bits_of_a_new_one() -> None:
     """Branches restored into a world kept for their scene (statics standing; a thrown body and a woken parked car
     left by the branch before) give the bytes they give in a new world."""
-    from simready import paths
+    from simready.common import paths
     from simready.sim.branch import _run_branch
     from simready.testing import demo
     from simready.world.template import load_template

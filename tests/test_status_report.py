@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from simready.status import InterruptedRun, PartitionStatus, status_lines
+from simready.runner.status import InterruptedRun, PartitionStatus, status_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,7 +104,7 @@ def test_read_ahead_gives_what_dagster_reads_one_partition_at_a_time(monkeypatch
     from dagster._core.definitions.events import AssetKeyPartitionKey
     from dagster._utils.caching_instance_queryer import CachingInstanceQueryer
 
-    from simready import status
+    from simready.runner import status
     from simready.assets.partitions import batch_partitions
     from simready.definitions import defs
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from simready.errors import SimreadyError, StoreKeyError
-from simready.layout import ArtifactLayout
+from simready.common.errors import SimreadyError, StoreKeyError
+from simready.artifacts.layout import ArtifactLayout
 from simready.store import LocalStore, Store, key_parts
 
 

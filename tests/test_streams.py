@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from simready.hashing import canonical_json
+from simready.common.hashing import canonical_json
 from simready.scenario.streams import SEED_BITS, STREAM_NAMES, StreamSet, root_seed, stream_seed
 
 ROOT = "demo_crossing-000001"

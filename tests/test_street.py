@@ -20,17 +20,17 @@ import pytest
 from shapely.geometry import Point, Polygon
 from shapely.ops import unary_union
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.catalog import ensure_catalog
 from simready.catalog.certify import certify_entry
 from simready.cli import main
-from simready.hashing import file_sha256
-from simready.layout import ObservationDir
+from simready.common.hashing import file_sha256
+from simready.artifacts.layout import ObservationDir
 from simready.maps.sites import fit_intent
 from simready.maps.xodr_import import import_opendrive
 from simready.measurement.observe import observe_sample
 from simready.measurement.options import ObserveOptions
-from simready.records import Legend
+from simready.artifacts.records import Legend
 from simready.scenario.generator import generate
 from simready.scenario.manifest import parse_manifest
 from simready.sensors_hw.camera import decode_id_rgb, decode_semantic_rgb
@@ -38,7 +38,7 @@ from simready.sensors_hw.lidar import read_ply
 from simready.sensors_hw.trace_input import trace_from_ticks
 from simready.sim.backends.dynamic.plan import world_plan
 from simready.sim.run import run_simulation
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 from simready.testing import opendrive_maps as maps
 from simready.world import street as st
 from simready.world.frames import quat_from_yaw

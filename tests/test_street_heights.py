@@ -15,9 +15,9 @@ import math
 import numpy as np
 import pytest
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.catalog import ensure_catalog
-from simready.hashing import file_sha256
+from simready.common.hashing import file_sha256
 from simready.maps.xodr_import import import_opendrive
 from simready.scenario.manifest import parse_manifest
 from simready.sim.run import run_simulation

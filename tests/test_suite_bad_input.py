@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.scenario.suite import SuiteError, load_suite
-from simready.suite_check import check_suite
+from simready.runner.suite_check import check_suite
 
 SUITE = paths.DATA_DIR / "suites" / "default.yaml"
 

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 import shapely
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.catalog import ensure_catalog
 from simready.scenario.generator import generate
 from simready.scenario.suite import load_suite
@@ -33,7 +33,7 @@ from simready.sim.branch import run_branches
 from simready.sim.evaluation.evaluate import evaluate_trace
 from simready.sim.run import run_simulation
 from simready.sim.storage.trace import Trace
-from simready.sim.traffic import TrafficRolloutStage
+from simready.sim.ladder.traffic import TrafficRolloutStage
 from simready.validity import gate, policy
 from simready.validity.evidence import ScenarioEvidence, collisions_from_events
 from simready.world.template import load_template

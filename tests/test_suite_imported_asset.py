@@ -23,7 +23,7 @@ import trimesh
 import yaml
 from PIL import Image
 
-from simready import paths
+from simready.common import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.measurement import observations_and_truth
 from simready.assets.partitions import batch_partitions
@@ -35,8 +35,8 @@ from simready.catalog.catalog import ensure_catalog, load_catalog
 from simready.catalog.generate import generate_catalog
 from simready.checks.simulation import branches_share_parent_history, checkpoint_restore_reproduces, trajectories_accepted
 from simready.cli import main
-from simready.layout import ArtifactLayout
-from simready.records import Legend, LegendEntry, ValidityRecord
+from simready.artifacts.layout import ArtifactLayout
+from simready.artifacts.records import Legend, LegendEntry, ValidityRecord
 from simready.resources import ArtifactStore, SourceData
 from simready.sensors_hw.camera import decode_id_rgb, decode_semantic_rgb
 from simready.world.template import load_template

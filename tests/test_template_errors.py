@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from simready.errors import TemplateError
+from simready.common.errors import TemplateError
 from simready.world.template import load_template, validate_references
 from tests.fixtures.templates import loaded, raw, template_path, write_yaml
 

@@ -16,7 +16,7 @@ import pytest
 import trimesh
 from pxr import Usd, UsdGeom, Vt
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.catalog import ensure_catalog, load_catalog
 from simready.catalog.certify import certify_catalog
 from simready.catalog.contract import load_contract

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from simready import paths
-from simready.errors import TemplateError
+from simready.common import paths
+from simready.common.errors import TemplateError
 from simready.world.template import (
     canonical_dict,
     crossing_s_window,

@@ -11,11 +11,11 @@ from simready.scenario.generator import generate, resolve_template
 from simready.scenario.manifest import manifest_bytes
 from simready.scenario.suite import SuiteError, load_suite
 from simready.scenario.traffic import BACKGROUND_TAG, TrafficSpec
-from simready.sim import planner_kernels as pk
+from simready.sim.core import planner_kernels as pk
 from simready.sim.branch import run_branches
 from simready.sim.engine import Engine
 from simready.sim.run import finish, run_simulation
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 
 from tests.fixtures.traffic import DENSITY, city, lead  # noqa: F401 - module-scoped fixtures
 
@@ -104,7 +104,7 @@ def test_mobil_decision_against_hand_values():
     """A vehicle at 10 m/s 10 m behind one at 5 m/s, the lane beside it empty: MOBIL's incentive by hand."""
     from types import SimpleNamespace
 
-    from simready.sim.lane_changes import THRESHOLD_MPS2, _accel
+    from simready.sim.behavior.lane_changes import THRESHOLD_MPS2, _accel
 
     p = SimpleNamespace(time_gap=[1.5], s0=[2.0], accel_max=[1.5], decel_max=[8.0],
                         idm_root2=[2.0 * math.sqrt(1.5 * 2.0)])
@@ -330,8 +330,8 @@ def test_batch_with_traffic_through_the_pipeline_ladder(tmp_path, city):
     intent: its samples carry the traffic and pass; the other intent's are those of a suite without traffic."""
     from simready.catalog.catalog import ensure_catalog
     from simready.scenario.batch import build_batch
-    from simready.sim.settle import PhysicsSettleStage
-    from simready.sim.traffic import TrafficRolloutStage
+    from simready.sim.ladder.settle import PhysicsSettleStage
+    from simready.sim.ladder.traffic import TrafficRolloutStage
 
     catalog = ensure_catalog()
     body = ("suite_id: s\nbatches: 1\ntemplates:\n  city_crossing:\n    lead_vehicle_brakes: 1\n    cut_in: 1\n")

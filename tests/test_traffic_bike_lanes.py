@@ -11,10 +11,10 @@ from simready.maps import defaults
 from simready.maps.xodr_import import import_opendrive
 from simready.scenario.generator import generate
 from simready.scenario.traffic import BACKGROUND_TAG, TrafficSpec
-from simready.sim import walkers
+from simready.sim.behavior import walkers
 from simready.sim.controllers.planner import RouteTable
 from simready.sim.run import run_simulation
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 from simready.testing.opendrive_maps import BIKE, bike_road
 from simready.world.template import parse_template
 

@@ -146,7 +146,7 @@ def test_the_cli_refuses_a_density_beyond_the_map_and_writes_nothing(tmp_path, c
 
 
 def test_a_suite_asking_beyond_the_map_is_refused_before_generation(tmp_path):
-    from simready import paths
+    from simready.common import paths
     from simready.scenario.suite import SuiteError, check_intents, load_suite
 
     path = tmp_path / "suite.yaml"

@@ -7,10 +7,10 @@ import pytest
 from simready.scenario.generator import generate, make_context, resolve_template
 from simready.scenario.manifest import manifest_bytes, parse_manifest
 from simready.scenario.traffic import BACKGROUND_TAG, RESERVE_TAG, TrafficSpec, entry_lanes, with_traffic
-from simready.sim import respawn
+from simready.sim.behavior import respawn
 from simready.sim.engine import Engine
 from simready.sim.run import finish
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 
 from tests.fixtures.traffic import DENSITY, city, lead  # noqa: F401 - module-scoped fixtures
 
@@ -102,7 +102,7 @@ def _standing(m, template, lane, s):
 def test_ladder_rejects_traffic_that_breaks_the_relation(city):
     """A car standing in the pedestrian's crosswalk, or in the ego's way before it: the scenario cannot happen."""
     from simready.sim.run import run_simulation
-    from simready.sim.traffic import background_issue, crossing_issue
+    from simready.sim.ladder.traffic import background_issue, crossing_issue
 
     (m,) = generate(city.id, "pedestrian_emerges_behind_van", 1, template=city,
                     traffic=TrafficSpec(vehicles_per_lane_km=DENSITY)).manifests
@@ -166,14 +166,14 @@ def test_density_is_a_coverage_dimension(lead):
 def test_default_suite_traffic_sample_passes(tmp_path):
     """The default suite's one template × intent with moderate traffic: batch b0000 through the pipeline's ladder,
     its cost recorded for the run summary, its dynamic-v1 rollout accepted and gated."""
-    from simready import paths
+    from simready.common import paths
     from simready.catalog.catalog import ensure_catalog
-    from simready.layout import BatchDir
+    from simready.artifacts.layout import BatchDir
     from simready.scenario.batch import build_batch, write_batch
     from simready.scenario.suite import load_suite
     from simready.sim.batch import simulate_sample
-    from simready.sim.settle import PhysicsSettleStage
-    from simready.sim.traffic import TrafficRolloutStage
+    from simready.sim.ladder.settle import PhysicsSettleStage
+    from simready.sim.ladder.traffic import TrafficRolloutStage
     from simready.validity.batch import validate_sample_dir
     from simready.world.template import load_template
 
@@ -204,7 +204,7 @@ def test_default_suite_traffic_sample_passes(tmp_path):
 def test_run_summary_prints_the_traffic_cost(tmp_path, capsys):
     import json
 
-    from simready.main_job import _print_traffic
+    from simready.runner.main_job import _print_traffic
     from simready.resources import ArtifactStore
 
     store = ArtifactStore(root=str(tmp_path / "artifacts"))
@@ -224,8 +224,8 @@ def test_batched_projection_has_project_near_bits(lead, city):
     """dynamic-v1 projects every body back onto its path in one compiled call: the bits of the per-body method."""
     import numpy as np
 
-    from simready.sim import kernels
-    from simready.sim.paths import PathTable
+    from simready.sim.core import kernels
+    from simready.sim.core.reference_paths import PathTable
 
     scene = build_scene(lead, city, backend="dynamic-v1")
     table = PathTable.build(scene.initial_paths, scene.lane_ids, scene.actors.chord)

@@ -14,10 +14,10 @@ import pytest
 from PIL import Image
 
 from simready.catalog.certified import certified_ids
-from simready.layout import SampleDir
+from simready.artifacts.layout import SampleDir
 from simready.measurement.observe import observe_sample
 from simready.measurement.options import ObserveOptions
-from simready.records import Legend, Parity
+from simready.artifacts.records import Legend, Parity
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
 from simready.scenario.program_base import family_of

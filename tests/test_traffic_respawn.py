@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simready.errors import ManifestError
+from simready.common.errors import ManifestError
 from simready.scenario.generator import make_context
 from simready.scenario.manifest import manifest_bytes, parse_manifest
 from simready.scenario.suite import SuiteError, load_suite
@@ -13,7 +13,7 @@ from simready.scenario.traffic import BACKGROUND_TAG, RESERVE_TAG, TrafficSpec, 
 from simready.sim.branch import run_branches
 from simready.sim.engine import Engine
 from simready.sim.run import finish, run_simulation
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 
 from tests.fixtures.traffic import DENSITY, city, lead  # noqa: F401 - module-scoped fixtures
 

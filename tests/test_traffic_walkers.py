@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from shapely.geometry import LineString, Point
 
-from simready.errors import ManifestError
+from simready.common.errors import ManifestError
 from simready.scenario.generator import generate, replay, resolve_template
 from simready.scenario.manifest import manifest_bytes, parse_manifest
 from simready.scenario.suite import SuiteError, load_suite
@@ -18,7 +18,7 @@ from simready.scenario.traffic_walkers import PED_KEEP_RIGHT_M, PED_RANGES, kerb
 from simready.sim.controllers.planner import RouteTable
 from simready.sim.engine import Engine
 from simready.sim.run import finish, run_simulation
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 
 BUSY = TrafficSpec(vehicles_per_lane_km=30.0, pedestrians_per_sidewalk_100m=25.0, cyclists_per_km=40.0)
 
@@ -38,7 +38,7 @@ def signalized():
 @pytest.fixture(scope="module")
 def unsignalized():
     """The unsignalised crossroads with more pedestrians: the reserves keep the vehicles' density up all clip long
-    (simready.sim.respawn), so gaps long enough to cross are rarer than on a street that empties."""
+    (simready.sim.behavior.respawn), so gaps long enough to cross are rarer than on a street that empties."""
     tpl = resolve_template("urban_unsignalized_intersection")
     spec = TrafficSpec(vehicles_per_lane_km=25.0, pedestrians_per_sidewalk_100m=25.0, cyclists_per_km=40.0)
     (m,) = generate(tpl.id, "unprotected_left_turn", 1, template=tpl, traffic=spec).manifests
@@ -168,7 +168,7 @@ def test_vehicles_follow_cyclists():
                     traffic=TrafficSpec(vehicles_per_lane_km=30.0, cyclists_per_km=40.0)).manifests
     scene = build_scene(m, tpl, backend="kinematic-v1")
     engine = Engine(scene)
-    from simready.sim.sight import TickView
+    from simready.sim.core.sight import TickView
 
     trace = run_simulation(m, tpl, backend="kinematic-v1").trace
     bg = {a.id for a in background(m)}
@@ -331,8 +331,8 @@ def test_background_pedestrians_give_way_to_the_scenarios(crossing_ped, start, r
 
 
 def test_the_gap_counts_only_vehicles_the_pedestrian_sees(unsignalized):
-    from simready.sim import walkers
-    from simready.sim.sight import TickView
+    from simready.sim.behavior import walkers
+    from simready.sim.core.sight import TickView
 
     tpl, m, _ = unsignalized
     scene = build_scene(m, tpl, backend="kinematic-v1")
@@ -382,7 +382,7 @@ def test_a_lane_changing_vehicle_looks_along_its_path_for_pedestrians(unsignaliz
     from dataclasses import replace
 
     from simready.sim.controllers.planner import perceive_pedestrians
-    from simready.sim.sight import TickView
+    from simready.sim.core.sight import TickView
 
     tpl, m, _ = unsignalized
     scene = build_scene(m, tpl, backend="kinematic-v1")

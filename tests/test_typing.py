@@ -54,8 +54,8 @@ def test_backend_interface_names_scene_route_and_plan() -> None:
     from simready.catalog.catalog import Catalog
     from simready.sim.backend import Backend
     from simready.sim.controllers.planner import Plan, RouteTable
-    from simready.sim.scene import Scene
-    from simready.sim.state import SimState
+    from simready.sim.core.scene import Scene
+    from simready.sim.core.state import SimState
 
     namespace = {"Scene": Scene, "RouteTable": RouteTable, "Plan": Plan, "Catalog": Catalog}
     assert get_type_hints(Backend.__init__, localns=namespace)["scene"] is Scene

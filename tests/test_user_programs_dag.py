@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 import yaml
 
-from simready import paths
+from simready.common import paths
 from simready.assets.catalog import certified_assets
 from simready.assets.measurement import observations_and_truth
 from simready.assets.partitions import batch_partitions
@@ -18,8 +18,8 @@ from simready.assets.scenario import scenario_manifests
 from simready.assets.simulation import checkpoints_and_branches, trajectories
 from simready.assets.validity import reference_pools, validity_reports
 from simready.assets.world import sensor_rigs, world_templates
-from simready.layout import ArtifactLayout
-from simready.records import Outcomes, ValidityRecord
+from simready.artifacts.layout import ArtifactLayout
+from simready.artifacts.records import Outcomes, ValidityRecord
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.scaffold import write_scaffold
 

@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from simready.cli import main
-from simready.errors import IntegrityError
-from simready.hashing import file_sha256
-from simready.layout import BatchDir, SampleDir
+from simready.common.errors import IntegrityError
+from simready.common.hashing import file_sha256
+from simready.artifacts.layout import BatchDir, SampleDir
 from simready.measurement.batch import observe_sample_dir
-from simready.records import Results
+from simready.artifacts.records import Results
 from simready.testing.synthetic import write_street_sample
 from simready.validity.batch import validate_sample_dir
 from tests.fixtures.samples import SMALL, TLA, WINDOW, change_one_value, make_sample

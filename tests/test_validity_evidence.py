@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from simready.cli import main
-from simready.layout import MANIFEST, OBSERVATIONS_DIR, TRACE, SampleDir
-from simready.records import Results
+from simready.artifacts.layout import MANIFEST, OBSERVATIONS_DIR, TRACE, SampleDir
+from simready.artifacts.records import Results
 from simready.testing.synthetic import (
     DT,
     street_header,

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.stats import chi2
 
-from simready.layout import ArtifactLayout
+from simready.artifacts.layout import ArtifactLayout
 from simready.review.page import render_sample_page
 from simready.testing.synthetic import street_evidence, street_pool, street_ticks, write_street_sample
 from simready.validity import features as feat

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from simready.layout import ReferencePoolDir
+from simready.artifacts.layout import ReferencePoolDir
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
 from simready.validity.evidence import evidence_from_sample_dir

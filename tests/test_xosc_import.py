@@ -13,7 +13,7 @@ from simready.maps.xosc_import import XoscError, import_xosc
 from simready.maps.xosc_params import ExpressionError, Parameters, evaluate
 from simready.scenario.manifest import load_manifest
 from simready.world.template import load_template
-from simready import paths
+from simready.common import paths
 from tests.fixtures.xosc import CASES, _export, assert_same_manifest, manifests  # noqa: F401  (the fixture)
 
 

@@ -35,9 +35,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from simready import paths
+from simready.common import paths
 from simready.assets.partitions import template_ids, template_partitions
-from simready.hashing import content_hash, file_sha256
+from simready.common.hashing import content_hash, file_sha256
 from simready.resources import SourceData
 from simready.scenario.suite import SuiteError, load_suite, suite_plan
 from simready.world.template_build import maps_dir, templates_imported_from

@@ -14,7 +14,7 @@ from simready.assets.automation import EAGER
 from simready.assets.metadata import NO, YES, artifact_link, parquet_metadata, picture, table
 from simready.assets.partitions import by_template, sample_partitions
 from simready.assets.stage_io import batch_of, batch_samples, save_batch, stage_inputs
-from simready.layout import ObservationDir, SampleDir
+from simready.artifacts.layout import ObservationDir, SampleDir
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 from simready.truth.summary import PREVIEW_COLUMNS, track_counts, tracks_files, tracks_preview

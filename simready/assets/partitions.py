@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 import dagster as dg
 from dagster._core.instance.ref import InstanceRef
 
-from simready import paths
+from simready.common import paths
 from simready.scenario.suite import SuiteError, batch_index
 
 

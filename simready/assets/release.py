@@ -22,7 +22,7 @@ from simready.release import ReleaseError, build_release
 from simready.release.build import DEFAULT_TAG, SPLITS
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
-from simready.sim.constants import DEFAULT_BACKEND
+from simready.sim.core.constants import DEFAULT_BACKEND
 from simready.validity.policy import POLICY_VERSION
 
 #: release-1: issue 18 item 5 (release.json, datasheet, checklist; objects by sha256; tag latest).

@@ -19,7 +19,7 @@ from simready.assets.metadata import artifact_link, table as table_metadata
 from simready.assets.partitions import by_template, registered_batches, sample_partitions, template_partitions
 from simready.assets.stage_io import batch_dir, batch_of, save_batch, stage_inputs
 from simready.assets.world import world_templates
-from simready.hashing import content_hash
+from simready.common.hashing import content_hash
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.ladder import REJECTION_FIELDS
 from simready.scenario.suite import load_suite
@@ -63,8 +63,8 @@ def cell_columns(dims: dict) -> dict[str, str]:
 )
 def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     from simready.scenario.batch import build_batch, write_batch
-    from simready.sim.settle import PhysicsSettleStage
-    from simready.sim.traffic import TrafficRolloutStage
+    from simready.sim.ladder.settle import PhysicsSettleStage
+    from simready.sim.ladder.traffic import TrafficRolloutStage
 
     template_id, batch = batch_of(context)
     _require_valid_template(store, template_id)

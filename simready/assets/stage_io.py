@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from simready.layout import BatchDir
+from simready.artifacts.layout import BatchDir
 from simready.resources import ArtifactStore, SourceData
 from simready.world.template import load_template
 

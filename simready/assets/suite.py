@@ -21,8 +21,8 @@ from simready.assets.partitions import registered_batches
 from simready.assets.scenario import SCENARIO_CODE_VERSION, scenario_manifests
 from simready.assets.stage_io import batch_dir, batch_samples, local_file
 from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
-from simready.hashing import content_hash, sha256_bytes
-from simready.layout import SampleDir
+from simready.common.hashing import content_hash, sha256_bytes
+from simready.artifacts.layout import SampleDir
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.coverage import TRAFFIC_DIMENSION_NAMES
 from simready.scenario.manifest import load_manifest

@@ -12,8 +12,8 @@ from simready.assets.metadata import artifact_link, parquet_metadata, table
 from simready.assets.partitions import by_template, sample_partitions, template_partitions
 from simready.assets.stage_io import batch_of, batch_samples, save_batch, stage_inputs
 from simready.assets.world import world_templates
-from simready.hashing import content_hash
-from simready.layout import SampleDir
+from simready.common.hashing import content_hash
+from simready.artifacts.layout import SampleDir
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 

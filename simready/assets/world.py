@@ -7,8 +7,8 @@ from simready.assets.inputs import template_sources
 from simready.assets.metadata import artifact_link, picture, table
 from simready.assets.partitions import template_partitions
 from simready.assets.stage_io import source_catalog, source_template
-from simready.atomic import json_bytes
-from simready.layout import ArtifactLayout
+from simready.common.atomic import json_bytes
+from simready.artifacts.layout import ArtifactLayout
 from simready.resources import ArtifactStore, SourceData
 from simready.world.rig_view import rig_record, rig_table
 

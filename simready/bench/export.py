@@ -18,15 +18,15 @@ import time
 import warnings
 from pathlib import Path
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.catalog import load_catalog
 from simready.export.mcap_file import export_mcap
 from simready.export.nuscenes import export_nuscenes
-from simready.layout import ArtifactLayout, SampleDir
+from simready.artifacts.layout import ArtifactLayout, SampleDir
 from simready.measurement.options import ObserveOptions
 from simready.release import build_release, checkout, verify_release
 from simready.scenario.suite import load_suite
-from simready.sim.constants import DEFAULT_BACKEND
+from simready.sim.core.constants import DEFAULT_BACKEND
 from simready.store import LocalStore
 from simready.testing.observed import observed_street_sample
 from simready.world.template import load_template

@@ -23,8 +23,8 @@ import pybullet_data
 from simready.catalog.add import ImportRequest, import_asset
 from simready.catalog.contract import CatalogEntry
 from simready.catalog.importers.assemble import ImportOptions
-from simready.errors import CatalogError
-from simready.sim import constants as C
+from simready.common.errors import CatalogError
+from simready.sim.core import constants as C
 from simready.sim.backends.dynamic.chassis import Chassis, tyre_forces, tyre_setup
 
 PD = Path(pybullet_data.getDataPath())

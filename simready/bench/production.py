@@ -27,7 +27,7 @@ from pathlib import Path
 
 import yaml
 
-from simready import paths
+from simready.common import paths
 
 TEMPLATE = "two_lane_arterial"
 BATCHES = ("b0000", "b0001")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from simready import paths
+from simready.common import paths
 
 TARGET_SHARE = 0.15
 #: The review page's load target (s) and how many of the run's pages are timed.
@@ -65,8 +65,8 @@ def _run_seconds(instance) -> float:
 
 def outcome_frames(artifacts: Path, post_s: float) -> tuple[int, int]:
     """(camera frames observed after ``post_s`` past the decision in branch folders, every observed frame)."""
-    from simready.layout import ArtifactLayout
-    from simready.records import ObservedFrame, Outcomes
+    from simready.artifacts.layout import ArtifactLayout
+    from simready.artifacts.records import ObservedFrame, Outcomes
 
     layout = ArtifactLayout(artifacts)
     extra = total = 0
@@ -90,7 +90,7 @@ def page_loads(artifacts: Path, pages: int = PAGES) -> list[tuple[str, float, fl
     import shutil
     import threading
 
-    from simready.layout import ArtifactLayout
+    from simready.artifacts.layout import ArtifactLayout
     from simready.review.serve import make_server
 
     found = sorted(ArtifactLayout(artifacts).samples_dir.glob("*/*/*/review.html"))[:pages]

@@ -35,10 +35,10 @@ def _kind(entry: Any) -> str:
 def observe_bytes(frames: int, compressed: bool) -> tuple[dict[str, float], dict[str, int]]:
     """``(bytes per kind scaled to the 200-frame sample, frames per sensor observed)`` of one observation of the
     first ``frames`` camera frames."""
-    from simready.layout import REVIEW_DIR, ObservationDir
+    from simready.artifacts.layout import REVIEW_DIR, ObservationDir
     from simready.measurement.observe import observe
     from simready.measurement.options import ObserveOptions
-    from simready.records import Results
+    from simready.artifacts.records import Results
     from simready.testing.street import street_sample
 
     built, rig, trace = street_sample((frames - 1) / 20.0 + 0.03, **FULL_RESOLUTION)

@@ -24,7 +24,7 @@ from pathlib import Path
 from simready.catalog.catalog import ensure_catalog
 from simready.scenario.baseline import run_baseline
 from simready.scenario.generator import generate
-from simready import paths
+from simready.common import paths
 from simready.scenario.programs import PROGRAMS, coverage_of, load_programs, program
 from simready.scenario.scaffold import write_scaffold
 

@@ -40,7 +40,7 @@ def _load_note() -> str:
 
 
 def _setup() -> tuple[Any, Any, Any]:
-    from simready import paths
+    from simready.common import paths
     from simready.catalog.catalog import ensure_catalog
     from simready.testing import demo
     from simready.world.template import load_template
@@ -137,7 +137,7 @@ def _agent_drive_cost(scene: Any) -> float:
 
 def bench_rollouts(repeats: int = 5) -> dict[str, float]:
     from simready.sim.run import run_simulation
-    from simready.sim.scene import build_scene
+    from simready.sim.core.scene import build_scene
 
     manifest, template, catalog = _setup()
     sim_s = manifest.clip_s + manifest.warmup_s
@@ -216,7 +216,7 @@ def _restore_cycle(engine: Any, scene: Any, repeats: int, cold: bool = False) ->
 
 def bench_checkpoints(repeats: int = 20) -> dict[str, float]:
     from simready.sim.engine import Engine
-    from simready.sim.scene import build_scene
+    from simready.sim.core.scene import build_scene
 
     manifest, template, catalog = _setup()
     out: dict[str, float] = {}
@@ -241,7 +241,7 @@ def bench_checkpoints(repeats: int = 20) -> dict[str, float]:
 def bench_branches(repeats: int = 3) -> float:
     from simready.sim.branch import _run_branch
     from simready.sim.engine import Engine
-    from simready.sim.scene import build_scene
+    from simready.sim.core.scene import build_scene
 
     manifest, template, catalog = _setup()
     short = manifest.model_copy(update={"clip_s": 9.0})
@@ -265,7 +265,7 @@ def bench_struck(repeats: int = 3) -> dict[str, float]:
     on, issue 26), against its brake branch (no strike), from one checkpoint: CPU time, the two in turn."""
     from simready.sim.branch import _run_branch
     from simready.sim.engine import Engine
-    from simready.sim.scene import build_scene
+    from simready.sim.core.scene import build_scene
 
     manifest, template, catalog = _setup()
     scene = build_scene(manifest, template, backend="dynamic-v1", catalog=catalog)

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from simready import paths
+from simready.common import paths
 
 TARGET_S = 3.0
 RUNS = 5
@@ -37,10 +37,10 @@ import dagster
 t1 = time.perf_counter()
 from simready.definitions import defs
 t2 = time.perf_counter()
-from simready.main_job import _instance
+from simready.runner.main_job import _instance
 instance = _instance()
 t3 = time.perf_counter()
-from simready.status import graph_status
+from simready.runner.status import graph_status
 rows = graph_status(defs, instance)
 t4 = time.perf_counter()
 print(json.dumps({"dagster": t1 - t0, "definitions": t2 - t1, "instance": t3 - t2, "graph": t4 - t3,

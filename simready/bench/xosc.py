@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from simready import paths
+from simready.common import paths
 from simready.bench.world import timed
 
 #: The issue's budget for importing a 15 kB .xosc with its map (s).

@@ -25,7 +25,7 @@ TIMEOUT_S = 300
 
 def one(xosc: Path, map_path: Path | None) -> dict:
     """Import, roll out and branch one file in this process; the row as a dict."""
-    from simready.errors import SimreadyError
+    from simready.common.errors import SimreadyError
     from simready.maps.xosc_import import import_xosc
 
     row: dict = {"file": xosc.name, "import": "", "rollout": "", "branches": "", "reason": "", "notes": ""}

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from simready.atomic import owned_temp, write_text_atomic
+from simready.common.atomic import owned_temp, write_text_atomic
 from simready.catalog.catalog import generation_lock, load_entry
 from simready.catalog.certify import EntryCertification, certify_entry
 from simready.catalog.contract import CatalogEntry, load_contract
@@ -36,8 +36,8 @@ from simready.catalog.importers.assemble import ImportedAsset, ImportOptions, co
 from simready.catalog.importers.registry import IMPORT_KIND, read_source, source_format
 from simready.catalog.importers.source import MAX_MASS_KG, SourceScene
 from simready.catalog.index import ENTRY_FILE, GENERATOR_VERSION, entry_relpath, read_index
-from simready.errors import CatalogError, OutputExistsError
-from simready.hashing import file_sha256
+from simready.common.errors import CatalogError, OutputExistsError
+from simready.common.hashing import file_sha256
 from simready.world.identity import ASSET_ID_RE
 from simready.world.ontology import Ontology, load_ontology
 

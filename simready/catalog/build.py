@@ -16,11 +16,12 @@ from typing import Any
 
 import yaml
 
-from simready import layout, paths
-from simready.atomic import write_json_atomic
+from simready.artifacts import layout
+from simready.common import paths
+from simready.common.atomic import write_json_atomic
 from simready.catalog.catalog import ensure_catalog
 from simready.catalog.certify import certify_catalog
-from simready.hashing import content_hash, file_sha256
+from simready.common.hashing import content_hash, file_sha256
 
 DVC_LOCK = paths.PROJECT_ROOT / "dvc.lock"
 CATALOG_STAGE = "catalog"

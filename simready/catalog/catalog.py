@@ -23,14 +23,14 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
-from simready import paths
+from simready.common import paths
 
 from simready.catalog.contract import CatalogEntry, catalog_error, contract_paths, load_contract
 from simready.catalog.index import ENTRY_FILE, GENERATOR_VERSION, entry_relpath, read_index
 from simready.catalog.look import SurfaceLook, srgb_to_linear
-from simready.errors import CatalogError
-from simready.identifiers import confine
-from simready.loading import load_json
+from simready.common.errors import CatalogError
+from simready.common.identifiers import confine
+from simready.common.loading import load_json
 from simready.world.frames import Mat4, mount_transform
 
 if TYPE_CHECKING:

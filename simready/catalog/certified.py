@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simready import paths
-from simready.atomic import write_json_atomic
+from simready.common import paths
+from simready.common.atomic import write_json_atomic
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog

@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.catalog import load_entry
 from simready.catalog.contract import CatalogEntry
 from simready.catalog.generate import urdf_spec
@@ -64,9 +64,9 @@ from simready.catalog.meshio import (
     urdf_text,
 )
 from simready.catalog.wheels import vehicle_record
-from simready.errors import CatalogError
-from simready.hashing import file_sha256
-from simready.identifiers import confine
+from simready.common.errors import CatalogError
+from simready.common.hashing import file_sha256
+from simready.common.identifiers import confine
 from simready.world.identity import asset_id
 from simready.world.ontology import Ontology, load_ontology
 

@@ -18,7 +18,7 @@ Policy fields that certification judges (units, scale, license, split key,
 class, mass range) parse permissively on purpose: a bad value is a
 *certification rejection with a reason*, not a parse error. Structural
 problems (a missing ``mass_kg``, an unknown key, a wrong type) are a
-:class:`~simready.errors.CatalogError` naming the file and field path.
+:class:`~simready.common.errors.CatalogError` naming the file and field path.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from simready.errors import CatalogError, pydantic_reason
-from simready.hashing import content_hash
-from simready.identifiers import Identifier
-from simready.loading import load_yaml
+from simready.common.errors import CatalogError, pydantic_reason
+from simready.common.hashing import content_hash
+from simready.common.identifiers import Identifier
+from simready.common.loading import load_yaml
 
 Vec3 = tuple[float, float, float]
 #: Stated bound of a contract's lengths (m): no asset of ours is larger than a city block.

@@ -28,8 +28,8 @@ import imageio.v3 as iio
 import numpy as np
 from numpy.typing import NDArray
 
-from simready import paths
-from simready.atomic import atomic_directory, write_bytes_atomic, write_json_atomic, write_text_atomic
+from simready.common import paths
+from simready.common.atomic import atomic_directory, write_bytes_atomic, write_json_atomic, write_text_atomic
 from simready.catalog.contract import (
     Appearance,
     AssetContract,
@@ -57,10 +57,10 @@ from simready.catalog.meshio import (
 )
 from simready.catalog.procedural import ProceduralAsset, RecipeError, build
 from simready.catalog.wheels import vehicle_record
-from simready.errors import CatalogError
-from simready.hashing import file_sha256, sha256_bytes
-from simready.identifiers import confine
-from simready.loading import load_json
+from simready.common.errors import CatalogError
+from simready.common.hashing import file_sha256, sha256_bytes
+from simready.common.identifiers import confine
+from simready.common.loading import load_json
 
 RENDER_FILE = "render.obj"
 #: The watertight solid of an imported entry whose render mesh is open (``--repair``, issue 30).

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from simready.errors import CatalogError
-from simready.identifiers import confine
-from simready.loading import load_json
+from simready.common.errors import CatalogError
+from simready.common.identifiers import confine
+from simready.common.loading import load_json
 
 #: Bump whenever a generator's output changes, so that ``ensure_catalog`` regenerates (re-exported by
 #: :mod:`simready.catalog.procedural`, where the generators live).

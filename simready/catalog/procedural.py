@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from simready.catalog.contract import GeneratorSpec, Mount, field_path
 from simready.catalog.index import GENERATOR_VERSION  # noqa: F401  (re-exported)
 from simready.catalog.meshio import to_manifold
-from simready.errors import pydantic_reason
+from simready.common.errors import pydantic_reason
 
 #: A multiple of 4, so that a cylinder has vertices exactly at its extremes
 #: along both radial axes and its bounds equal its nominal radius.

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from simready.atomic import owned_temp, write_text_atomic
+from simready.common.atomic import owned_temp, write_text_atomic
 from simready.catalog.add import CONTRACTS_DIR, DEFAULT_ALBEDO, DEFAULT_FRICTION, DEFAULT_REFLECTANCE, \
     DEFAULT_RESTITUTION, GENERATED_DIR, SOURCES_DIR, _copy_sources
 from simready.catalog.catalog import generation_lock, load_entry
@@ -52,9 +52,9 @@ from simready.catalog.importers.scene_objects import SCENE_OBJECT_PARAM, object_
 from simready.catalog.importers.source import MAX_DENSITY_KG_M3, MAX_MASS_KG
 from simready.catalog.index import GENERATOR_VERSION, entry_relpath, read_index
 from simready.catalog.meshio import component_union
-from simready.errors import CatalogError, OutputExistsError
-from simready.hashing import file_sha256
-from simready.outdir import output_file
+from simready.common.errors import CatalogError, OutputExistsError
+from simready.common.hashing import file_sha256
+from simready.common.outdir import output_file
 from simready.world.identity import ASSET_ID_RE
 from simready.world.ontology import Ontology, load_ontology
 from simready.world.template import WorldTemplate, canonical_dict, load_template, template_hash

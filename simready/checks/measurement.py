@@ -8,7 +8,7 @@ import dagster as dg
 from simready.assets.partitions import sample_partitions
 from simready.assets.stage_io import batch_sample_dirs
 from simready.checks.findings import findings
-from simready.layout import ObservationDir
+from simready.artifacts.layout import ObservationDir
 from simready.measurement.integrity import incomplete_frames, missing_or_corrupt
 from simready.resources import ArtifactStore
 

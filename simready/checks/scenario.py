@@ -7,7 +7,7 @@ from simready.assets.partitions import sample_partitions, template_partitions
 from simready.assets.scenario import rejection_log, scenario_manifests
 from simready.assets.stage_io import batch_dir, batch_of, source_template, stage_inputs
 from simready.checks.findings import findings
-from simready.errors import ManifestError
+from simready.common.errors import ManifestError
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.manifest import load_manifest
 from simready.world.template import template_hash

@@ -7,8 +7,8 @@ import dagster as dg
 from simready.assets.partitions import sample_partitions
 from simready.assets.stage_io import batch_none_asked, batch_of, batch_sample_dirs, stage_inputs
 from simready.checks.findings import findings
-from simready.layout import SampleDir
-from simready.records import Verdict
+from simready.artifacts.layout import SampleDir
+from simready.artifacts.records import Verdict
 from simready.resources import ArtifactStore, SourceData
 
 BACKEND = "dynamic-v1"

@@ -3,7 +3,7 @@
 (``--release TAG``, :mod:`simready.export.release`) instead of sample folders.
 
 Registered by :mod:`simready.cli` through :func:`register`; the export's imports stay inside the handler so
-``simready --help`` does not load them. ``--out`` follows :mod:`simready.outdir`: checked and locked before the
+``simready --help`` does not load them. ``--out`` follows :mod:`simready.common.outdir`: checked and locked before the
 work, written to a temporary sibling and published by one hard link (a file) or one rename (a folder) when
 complete.
 """
@@ -14,8 +14,8 @@ import argparse
 import time
 from pathlib import Path
 
-from simready.errors import SimreadyError
-from simready.outdir import output_file, output_folder
+from simready.common.errors import SimreadyError
+from simready.common.outdir import output_file, output_folder
 
 
 def _source(args: argparse.Namespace, samples: object) -> None:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from simready.layout import FOXGLOVE_LAYOUT as LAYOUT_FILE
+from simready.artifacts.layout import FOXGLOVE_LAYOUT as LAYOUT_FILE
 
 __all__ = ["LAYOUT_FILE", "foxglove_layout", "layout_bytes"]
 

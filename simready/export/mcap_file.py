@@ -58,9 +58,9 @@ from mcap.writer import CompressionType, Writer
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
-from simready.errors import SimreadyError, pydantic_reason
-from simready.layout import ObservationDir, SampleDir
-from simready.records import FileEntry, Record, Render, Results
+from simready.common.errors import SimreadyError, pydantic_reason
+from simready.artifacts.layout import ObservationDir, SampleDir
+from simready.artifacts.records import FileEntry, Record, Render, Results
 from simready.scenario.manifest import load_manifest
 from simready.sensors_hw.camera import decode_depth, read_depth_file
 from simready.sensors_hw.lidar import firing_times, read_ply
@@ -490,7 +490,7 @@ def _messages(s: ObservedSample) -> list[_Message]:
 
 
 def export_mcap(sample_dir: str | Path, out_file: str | Path, *, branch: str | None = None) -> McapExport:
-    """Write ``out_file`` (which must not exist: the CLI passes :func:`simready.outdir.output_file`'s staged
+    """Write ``out_file`` (which must not exist: the CLI passes :func:`simready.common.outdir.output_file`'s staged
     path) from the sample folder ``sample_dir``, or from its branch ``branch``'s observations."""
     s = ObservedSample.open(sample_dir, branch)
     topics = _schemas(s)

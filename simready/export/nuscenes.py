@@ -41,10 +41,10 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from simready.atomic import write_json_atomic
+from simready.common.atomic import write_json_atomic
 from simready.export.mcap_file import ExportError, ObservedSample, radar_columns
-from simready.layout import SampleDir
-from simready.records import Legend, LidarSweep
+from simready.artifacts.layout import SampleDir
+from simready.artifacts.records import Legend, LidarSweep
 from simready.sensors_hw.camera import decode_id_rgb
 from simready.sensors_hw.lidar import firing_times, read_ply
 from simready.sensors_hw.models import CameraModel, LidarModel
@@ -328,7 +328,7 @@ class _Writer:
 
 def export_nuscenes(sample_dirs: Iterable[str | Path], out_dir: str | Path) -> dict[str, int]:
     """Write a nuScenes dataset of ``sample_dirs`` (each: its base window and every observed branch) into
-    ``out_dir`` (the CLI passes :func:`simready.outdir.output_folder`'s staged folder); returns rows per table."""
+    ``out_dir`` (the CLI passes :func:`simready.common.outdir.output_folder`'s staged folder); returns rows per table."""
     dirs = [Path(d) for d in sample_dirs]
     seen: dict[str, Path] = {}
     for d in dirs:  # before anything is written

@@ -2,7 +2,7 @@
 
 Module-level imports stay light (``simready --help`` must be fast); handlers
 import the readers and writers when they run. Every command writes by the
-rule of :mod:`simready.outdir`: checked and locked first, built in a
+rule of :mod:`simready.common.outdir`: checked and locked first, built in a
 temporary sibling, published only when complete and (for a template)
 validated exactly as ``simready template validate`` would, so bad input
 leaves nothing behind.
@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simready import paths
-from simready.errors import TemplateError
+from simready.common import paths
+from simready.common.errors import TemplateError
 from simready.maps.errors import MapError
-from simready.outdir import output_file, output_folder
+from simready.common.outdir import output_file, output_folder
 
 if TYPE_CHECKING:
     from simready.catalog.contract import CatalogEntry
@@ -139,7 +139,7 @@ def _scenario_export_xosc(args: argparse.Namespace) -> int:
 
 
 def _scenario_import_xosc(args: argparse.Namespace) -> int:
-    from simready.atomic import json_bytes
+    from simready.common.atomic import json_bytes
     from simready.maps.template_yaml import template_yaml
     from simready.maps.xosc_import import XoscError, import_distribution, import_xosc, is_distribution
     from simready.scenario.manifest import manifest_bytes

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 
 
 class MapError(SimreadyError):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from simready.loading import read_bytes
+from simready.common.loading import read_bytes
 from simready.maps.errors import MapError
 
 __all__ = [

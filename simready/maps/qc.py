@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from simready import paths
+from simready.common import paths
 
 __all__ = ["QC_BIN", "QC_XOSC_BIN", "QcIssue", "QcResult", "check_opendrive", "check_openscenario"]
 

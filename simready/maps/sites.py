@@ -19,7 +19,7 @@ from typing import Any
 
 from shapely.geometry import LineString
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 from simready.maps.errors import MapError
 from simready.scenario.generator import prepare
 from simready.world.template import parse_template

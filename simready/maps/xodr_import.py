@@ -63,7 +63,7 @@ from shapely import get_parts, is_valid_reason, make_valid, node, prepare
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
-from simready.hashing import sha256_bytes
+from simready.common.hashing import sha256_bytes
 from simready.maps import defaults
 from simready.maps.errors import MapError
 from simready.maps.opendrive import (Lane, LaneSection, MapObject, OpenDriveMap, Poly3, Road, RoadMark, Signal,

@@ -45,9 +45,9 @@ from typing import Any
 
 from scenariogeneration import xosc
 
-from simready import paths
-from simready.atomic import json_bytes
-from simready.hashing import sha256_bytes
+from simready.common import paths
+from simready.common.atomic import json_bytes
+from simready.common.hashing import sha256_bytes
 from simready.maps.errors import MapError
 from simready.maps.xodr_export import export_xodr
 from simready.scenario.manifest import Dynamics, ScenarioManifest, load_manifest

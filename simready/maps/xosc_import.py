@@ -99,9 +99,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from lxml import etree
 
-from simready import paths
-from simready.hashing import sha256_bytes
-from simready.loading import read_bytes
+from simready.common import paths
+from simready.common.hashing import sha256_bytes
+from simready.common.loading import read_bytes
 from simready.maps.errors import MapError
 from simready.maps.opendrive import OpenDriveMap, Road, read_opendrive
 from simready.maps.refline import reference_poses
@@ -2124,7 +2124,7 @@ def _certified_catalog() -> tuple[Catalog, set[str]]:
 
 def _asset_hash(catalog: Catalog, asset_id: str) -> str:
     from simready.catalog.index import ENTRY_FILE
-    from simready.hashing import file_sha256
+    from simready.common.hashing import file_sha256
 
     return file_sha256(str(catalog.entry_dir(asset_id) / ENTRY_FILE))
 
@@ -2141,7 +2141,7 @@ def import_xosc(path: str | Path, map_path: str | Path | None = None, decision: 
         XoscError: one line naming the file, the element and its line, and the reason.
         MapError: the road network does not import.
     """
-    from simready.errors import ManifestError
+    from simready.common.errors import ManifestError
     from simready.scenario.manifest import parse_manifest
 
     path = Path(path)

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simready.hashing import content_hash
-from simready.layout import ObservationDir, SampleDir
-from simready.records import Outcomes, Results
+from simready.common.hashing import content_hash
+from simready.artifacts.layout import ObservationDir, SampleDir
+from simready.artifacts.records import Outcomes, Results
 from simready.scenario.manifest import ScenarioManifest, load_manifest
 from simready.measurement.observe import observe_sample
 from simready.measurement.options import PASSES, ObserveOptions

@@ -2,7 +2,7 @@
 
 Registered by :mod:`simready.cli` through :func:`register`; imports stay
 inside the handler so ``simready --help`` does not load the measurement stack.
-``--out`` follows :mod:`simready.outdir`: checked and locked before the work,
+``--out`` follows :mod:`simready.common.outdir`: checked and locked before the work,
 published by one rename when complete.
 """
 
@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from simready.outdir import output_folder
+from simready.common.outdir import output_folder
 
 
 def _sense(args: argparse.Namespace) -> int:

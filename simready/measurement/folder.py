@@ -1,5 +1,5 @@
 """The observation folder being written: every file goes through :class:`OutputFolder`, so ``results.json``
-lists each exactly once, with its size and hash (:class:`simready.records.FileEntry`)."""
+lists each exactly once, with its size and hash (:class:`simready.artifacts.records.FileEntry`)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from simready.hashing import file_sha256
-from simready.layout import ObservationDir
-from simready.records import FileEntry
+from simready.common.hashing import file_sha256
+from simready.artifacts.layout import ObservationDir
+from simready.artifacts.records import FileEntry
 
 
 class OutputFolder:
     """The folder being written, with the file entries of everything written into it.
 
-    Files are named relative to the folder (:class:`simready.layout.ObservationDir` names them).
+    Files are named relative to the folder (:class:`simready.artifacts.layout.ObservationDir` names them).
     With ``writer_thread``, ``put_later`` / ``write_later`` encode and write on one background thread
     (Parquet and zlib release the GIL, so encoding overlaps the next frame's casting) with at most
     ``MAX_PENDING`` files waiting; without, they write at once. ``drain`` waits for them and re-raises

@@ -11,9 +11,9 @@ from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 
-from simready.hashing import file_sha256
-from simready.layout import ObservationDir
-from simready.records import Results
+from simready.common.hashing import file_sha256
+from simready.artifacts.layout import ObservationDir
+from simready.artifacts.records import Results
 
 
 def missing_or_corrupt(obs: Path, hashes: Mapping[str, str] | None = None) -> list[str]:

@@ -2,8 +2,8 @@
 
 :func:`observe` runs every sensor of a rig over a clip against one world
 (:class:`~simready.sensors_hw.scene_build.BuiltScene`) and writes (names and
-paths from :class:`simready.layout.ObservationDir`, JSON through
-:mod:`simready.records`)::
+paths from :class:`simready.artifacts.layout.ObservationDir`, JSON through
+:mod:`simready.artifacts.records`)::
 
     render.json            rig settings as rendered (overrides applied), passes, each sensor's frame, warnings, version
     results.json           ``artifacts``: every file (sensorId, tick, pass, path, bytes, sha256); per camera frame
@@ -66,10 +66,10 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from simready import paths
-from simready.atomic import atomic_directory, write_json_atomic
+from simready.common import paths
+from simready.common.atomic import atomic_directory, write_json_atomic
 from simready.catalog.catalog import Catalog, ensure_catalog
-from simready.layout import ObservationDir
+from simready.artifacts.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
 from simready.measurement.options import ObserveOptions, Progress, check_output_dir, parse_passes
 from simready.measurement.summary import (OBSERVE_VERSION, camera_record, observed_frame, parity, projection,
@@ -77,7 +77,7 @@ from simready.measurement.summary import (OBSERVE_VERSION, camera_record, observ
 from simready.measurement.video import Video, camera_review, radar_topdown
 from simready.measurement.writers import (TRUTH_COMPRESSION, CameraTruth, write_camera,
                                           write_lidar, write_radar)
-from simready.records import (CameraFrame, CameraFrames, LidarSweep, RadarFrame, Render, RenderSettings, Results,
+from simready.artifacts.records import (CameraFrame, CameraFrames, LidarSweep, RadarFrame, Render, RenderSettings, Results,
                               SensorSummary)
 from simready.scenario.manifest import ScenarioManifest, load_manifest, manifest_hash
 from simready.scenario.streams import StreamSet
@@ -496,7 +496,7 @@ def observe_files(trace_path: str | Path, manifest_path: str | Path, out_dir: st
 
     The manifest's template is read from ``data/templates/<template_id>.yaml``.
     Every input is checked before anything is written (one-line
-    :class:`~simready.errors.SimreadyError` subclasses): unknown pass names,
+    :class:`~simready.common.errors.SimreadyError` subclasses): unknown pass names,
     an output folder that exists and is not empty, malformed overrides, a
     rig whose sensor names a missing mount, a trace without twists. ``compressed`` writes each published
     file's opt-in compressed variant (:meth:`ObserveOptions.compressed`; the depth then as ``f32.zst``).

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from simready.errors import OutputExistsError, SimreadyError
+from simready.common.errors import OutputExistsError, SimreadyError
 from simready.sensors_hw.camera import DEPTH_FORMATS
 from simready.sensors_hw.camera import PASSES as CAMERA_PASSES
 from simready.sensors_hw.lidar import LIDAR_FORMATS

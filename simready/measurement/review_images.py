@@ -30,9 +30,9 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image, ImageDraw, ImageFont
 
-from simready.atomic import write_bytes_atomic
-from simready.layout import ObservationDir
-from simready.records import FileEntry, LidarSweep, Results
+from simready.common.atomic import write_bytes_atomic
+from simready.artifacts.layout import ObservationDir
+from simready.artifacts.records import FileEntry, LidarSweep, Results
 from simready.sensors_hw.camera import decode_depth, decode_id_rgb, decode_semantic_rgb, read_depth_file
 from simready.sensors_hw.lidar import read_ply
 

@@ -1,5 +1,5 @@
 """What an observation folder says about itself besides the sensor files: the records of
-``results.json``, ``observed-frames.jsonl`` and ``parity.json`` (:mod:`simready.records`) and the render
+``results.json``, ``observed-frames.jsonl`` and ``parity.json`` (:mod:`simready.artifacts.records`) and the render
 job (``job/render-job.json``, ``job/<camera>.poses.npz``)."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.atomic import write_json_atomic
-from simready.layout import ObservationDir
+from simready.common.atomic import write_json_atomic
+from simready.artifacts.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
 from simready.measurement.options import ObserveOptions
-from simready.records import (ActorParity, CameraFrame, Distortion, FrameProjection, ObservedActor, ObservedFrame,
+from simready.artifacts.records import (ActorParity, CameraFrame, Distortion, FrameProjection, ObservedActor, ObservedFrame,
                               Parity, ParityTolerance, Projection, SampleTime, SampleTimes)
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.camera import PASSES as CAMERA_PASSES

@@ -1,5 +1,5 @@
 """Each sensor sample's files: the camera passes, a LiDAR sweep, a radar frame, and a camera frame's
-perception truth (SPEC §10, §11), named by :class:`simready.layout.ObservationDir`.
+perception truth (SPEC §10, §11), named by :class:`simready.artifacts.layout.ObservationDir`.
 
 File formats (SPEC §10, encoded by :mod:`simready.sensors_hw.camera`): ``depth.f32.bin`` is raw
 little-endian float32, H×W row-major, ``near_m / z_depth`` with 0 where nothing is seen; ``id.png`` is
@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
-from simready.layout import ObservationDir
+from simready.artifacts.layout import ObservationDir
 from simready.measurement.folder import OutputFolder
 from simready.measurement.options import PNG_COMPRESS_LEVEL, ObserveOptions
 from simready.sensors_hw.camera import (DEPTH_ZSTD_SUFFIX, FramePasses, depth_file_bytes, encode_depth, encode_id_rgb,

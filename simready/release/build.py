@@ -1,6 +1,6 @@
 """Build, name, verify and check out dataset releases through the artifact store.
 
-Storage (keys from :class:`~simready.layout.ArtifactLayout`):
+Storage (keys from :class:`~simready.artifacts.layout.ArtifactLayout`):
 
 - ``releases/objects/<aa>/<hex>``: every released file once, by its sha256 — made with
   :meth:`~simready.store.Store.copy`, a hard link in a local folder (the default suite's 3 GB are not stored
@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from simready.atomic import json_bytes
-from simready.errors import SimreadyError
-from simready.hashing import content_hash, file_sha256
-from simready.identifiers import is_identifier
-from simready.layout import ArtifactLayout, SampleDir
+from simready.common.atomic import json_bytes
+from simready.common.errors import SimreadyError
+from simready.common.hashing import content_hash, file_sha256
+from simready.common.identifiers import is_identifier
+from simready.artifacts.layout import ArtifactLayout, SampleDir
 from simready.release.checklist import CheckResult, SuiteSample, checklist
 from simready.release.datasheet import datasheet, datasheet_html, datasheet_markdown
 from simready.scenario.splits import SPLITS

@@ -36,7 +36,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from simready.layout import ArtifactLayout
+    from simready.artifacts.layout import ArtifactLayout
     from simready.release import load_release
     from simready.scenario.splits import SPLITS
 

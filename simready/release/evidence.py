@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from simready.errors import SimreadyError
-from simready.layout import ObservationDir, SampleDir
+from simready.common.errors import SimreadyError
+from simready.artifacts.layout import ObservationDir, SampleDir
 from simready.measurement.batch import observation_dirs
 from simready.measurement.integrity import incomplete_frames, missing_or_corrupt
 from simready.release.checklist import GATE_BLOCKING, GATE_CHECKS, CheckResult, SuiteSample

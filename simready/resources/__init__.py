@@ -32,9 +32,9 @@ from urllib.parse import urlsplit
 import dagster as dg
 from pydantic import PrivateAttr
 
-from simready import paths
-from simready.errors import StoreError
-from simready.layout import ArtifactLayout
+from simready.common import paths
+from simready.common.errors import StoreError
+from simready.artifacts.layout import ArtifactLayout
 from simready.store import Key, LocalStore, Store
 from simready.store.deployment import PRODUCTION_ENV, DeploymentError, artifact_store, deployment_name, s3_settings
 

@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.layout import ObservationDir
-from simready.records import CameraFrames, Legend, LidarSweep, ObservedFrame, Render, Results
+from simready.artifacts.layout import ObservationDir
+from simready.artifacts.records import CameraFrames, Legend, LidarSweep, ObservedFrame, Render, Results
 from simready.sensors_hw.camera import distort_normalized
 from simready.sensors_hw.lidar import read_ply
 from simready.sensors_hw.models import LidarModel, Rig

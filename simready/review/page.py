@@ -1,4 +1,4 @@
-"""A sample's reviewer page: ``<sample>/review.html`` (:attr:`simready.layout.SampleDir.review_page`).
+"""A sample's reviewer page: ``<sample>/review.html`` (:attr:`simready.artifacts.layout.SampleDir.review_page`).
 
 One static HTML file beside the sample's files, written when the gate has judged it. Everything it shows
 comes from those files — the manifest (intent, cell, split), ``validity.json`` (the checks, scores and
@@ -29,10 +29,10 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from simready.atomic import write_text_atomic
-from simready.layout import FOXGLOVE_HOW_TO_OPEN as HOW_TO_OPEN
-from simready.layout import ArtifactLayout, ObservationDir, SampleDir
-from simready.records import BranchOutcome, Outcomes, Render, Results, ValidityRecord
+from simready.common.atomic import write_text_atomic
+from simready.artifacts.layout import FOXGLOVE_HOW_TO_OPEN as HOW_TO_OPEN
+from simready.artifacts.layout import ArtifactLayout, ObservationDir, SampleDir
+from simready.artifacts.records import BranchOutcome, Outcomes, Render, Results, ValidityRecord
 from simready.review.verdict import CheckRow, check_rows, explain, pass_rules
 from simready.scenario.manifest import load_manifest
 from simready.validity import policy

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PIL import Image, ImageChops
 
-from simready.atomic import write_bytes_atomic
+from simready.common.atomic import write_bytes_atomic
 
 #: The box a thumbnail fits in (px): about half an asset page's metadata column.
 THUMBNAIL_BOX_PX = (480, 360)

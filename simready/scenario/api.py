@@ -82,7 +82,7 @@ from simready.scenario.geometry import (
 from simready.scenario.ladder import Body, Fail, Proposal, ProposalScene
 
 #: A program's name for :class:`~simready.scenario.ladder.ProposalScene` (the bodies and timing a proposal stages),
-#: as programs have written it since the interface was published; not :class:`simready.sim.scene.Scene`.
+#: as programs have written it since the interface was published; not :class:`simready.sim.core.scene.Scene`.
 Scene = ProposalScene
 from simready.scenario.midblock import (
     KerbGap,

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simready.atomic import write_bytes_atomic, write_json_atomic
+from simready.common.atomic import write_bytes_atomic, write_json_atomic
 from simready.catalog.catalog import Catalog
-from simready.hashing import content_hash
-from simready.layout import BatchDir
+from simready.common.hashing import content_hash
+from simready.artifacts.layout import BatchDir
 from simready.scenario.generator import DEFAULT_ROOT, generate
 from simready.scenario.ladder import RejectionRow, Stage
 from simready.scenario.manifest import ScenarioManifest, canonicalize, manifest_bytes, manifest_hash
@@ -163,7 +163,7 @@ def build_batch(
 ) -> BatchResult:
     """Generate the batch's manifests for every intent the suite names for this template, with the background traffic
     it asks for; ``extra_stages`` join the ladder (the pipeline's physics settle and, with traffic, its rollout check
-    :class:`simready.sim.traffic.TrafficRolloutStage`)."""
+    :class:`simready.sim.ladder.traffic.TrafficRolloutStage`)."""
     k = batch_index(batch)
     for intent in suite.intents_for(template.id):
         line = get_program(intent).feasibility(template)
@@ -203,7 +203,7 @@ def rejection_lines(rows: list[RejectionRow]) -> str:
 def write_batch(result: BatchResult, out_dir: Path) -> Path:
     """Write <sample>/manifest.json, rejections.jsonl, cells.json and, last, batch.json.
 
-    Inside the batch folder (:class:`simready.layout.BatchDir`): one folder per
+    Inside the batch folder (:class:`simready.artifacts.layout.BatchDir`): one folder per
     sample (later stages add their files beside the manifest), plus the
     batch's rejections, cell counts and summary. Each file is replaced
     atomically and ``batch.json`` (the batch's record) goes last, so a crash

@@ -2,9 +2,9 @@
 
 Module-level imports stay light (``simready --help`` must be fast); the
 handlers import the generator when they run. User errors are
-:class:`~simready.errors.SimreadyError` subclasses that ``simready.cli``
+:class:`~simready.common.errors.SimreadyError` subclasses that ``simready.cli``
 prints as one line with exit status 1. ``sample`` writes its folder by the
-rule of :mod:`simready.outdir`: checked and locked before the work, built
+rule of :mod:`simready.common.outdir`: checked and locked before the work, built
 under a temporary sibling and moved into place only when complete, so an
 error leaves nothing behind.
 """
@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from simready import layout
-from simready.outdir import output_folder
+from simready.artifacts import layout
+from simready.common.outdir import output_folder
 
 
 def _positive_or_zero(text: str) -> int:

@@ -13,7 +13,7 @@ from functools import cached_property
 
 from simready.catalog.catalog import Catalog
 from simready.catalog.index import ENTRY_FILE
-from simready.hashing import file_sha256
+from simready.common.hashing import file_sha256
 from simready.scenario.coverage import CoverageSpec
 from simready.scenario.geometry import TemplateGeometry
 from simready.scenario.splits import SplitConfig

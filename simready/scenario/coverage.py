@@ -54,10 +54,10 @@ from pathlib import Path
 from typing import Any
 
 
-from simready import paths
-from simready.errors import SimreadyError
-from simready.identifiers import check_identifier
-from simready.loading import load_yaml
+from simready.common import paths
+from simready.common.errors import SimreadyError
+from simready.common.identifiers import check_identifier
+from simready.common.loading import load_yaml
 
 COVERAGE_DIR = paths.DATA_DIR / "coverage"
 DEFAULT_TARGET_PER_CELL = 1

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.scenario.capture import CaptureStage
 from simready.scenario.coarse_rollout import RolloutStage

@@ -64,7 +64,7 @@ UNION_TOLERANCE_M = 0.01
 @dataclass(frozen=True, eq=False)
 class CoarsePath(Polyline):
     """A plan's polyline for the coarse stages (N ≥ 2 points, world metres): the primitive plus shapely's view of it
-    (the simulation's controllers follow :class:`simready.sim.paths.ReferencePath`)."""
+    (the simulation's controllers follow :class:`simready.sim.core.reference_paths.ReferencePath`)."""
 
     @cached_property
     def line(self) -> LineString:

@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from simready.errors import ManifestError
+from simready.common.errors import ManifestError
 from simready.scenario.coverage import UNASSIGNED
 from simready.scenario.geometry import Motion
 from simready.scenario.manifest import parse_manifest

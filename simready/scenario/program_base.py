@@ -28,7 +28,7 @@ import numpy as np
 import shapely
 from numpy.random import Generator
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell
 from simready.scenario.geometry import VEHICLE_SURFACES, Motion, SpeedProfile

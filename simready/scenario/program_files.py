@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from simready import paths
-from simready.errors import SimreadyError
+from simready.common import paths
+from simready.common.errors import SimreadyError
 from simready.scenario.coverage import CoverageError, CoverageSpec, parse_coverage
 from simready.scenario.ladder import Proposal, ProposalScene
 from simready.scenario.program_base import IntentProgram

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from simready.atomic import write_text_atomic
-from simready.errors import OutputExistsError
+from simready.common.atomic import write_text_atomic
+from simready.common.errors import OutputExistsError
 from simready.scenario.program_files import INTENT_ID, ProgramError
 
 TEMPLATE = Path(__file__).parent / "templates" / "intent_program.py.txt"

@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from simready.atomic import write_text_atomic
-from simready.paths import SCHEMAS_DIR
+from simready.common.atomic import write_text_atomic
+from simready.common.paths import SCHEMAS_DIR
 from simready.scenario.manifest import ScenarioManifest
 
 SCHEMA_FILE = SCHEMAS_DIR / "manifest.schema.json"

@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 
-from simready import paths
-from simready.atomic import write_text_atomic
-from simready.errors import SimreadyError
-from simready.loading import load_yaml
+from simready.common import paths
+from simready.common.atomic import write_text_atomic
+from simready.common.errors import SimreadyError
+from simready.common.loading import load_yaml
 
 if TYPE_CHECKING:
     from simready.scenario.manifest import ScenarioManifest

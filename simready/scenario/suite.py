@@ -15,10 +15,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveInt, ValidationError
 
-from simready import paths
-from simready.errors import SimreadyError, pydantic_reason
-from simready.identifiers import Identifier
-from simready.loading import load_yaml
+from simready.common import paths
+from simready.common.errors import SimreadyError, pydantic_reason
+from simready.common.identifiers import Identifier
+from simready.common.loading import load_yaml
 from simready.scenario.traffic_spec import TrafficSpec
 
 SUITES_DIR = paths.DATA_DIR / "suites"
@@ -129,7 +129,7 @@ def load_suite(path: str | Path | None = None, templates_dir: str | Path = paths
 
     Raises:
         SuiteError: one line naming the file and field (unknown template or intent, an empty intent map, bounds,
-            malformed YAML). :func:`simready.suite_check.check_suite` checks it against the templates too.
+            malformed YAML). :func:`simready.runner.suite_check.check_suite` checks it against the templates too.
     """
     path = Path(path) if path else paths.SUITE_FILE
     data = load_yaml(path, SuiteError)

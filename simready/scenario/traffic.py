@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 from simready.scenario.context import ProgramContext
 from simready.scenario.ladder import PASS, Proposal, Verdict
 from simready.scenario.manifest import parse_manifest
@@ -433,7 +433,7 @@ def with_traffic(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficSpec, 
                    _blocked, _free_intervals, _positions, _route, stop_line_s, STOP_LINE_CLEAR_M)
     pedestrians = spawn_pedestrians(ctx, base, spec, rng, kit)
     # Cyclists keep clear of the vehicles present at start; a reserve waits off the map and enters only where its
-    # entry is clear (simready.sim.respawn), so it does not block a cyclist's place.
+    # entry is clear (simready.sim.behavior.respawn), so it does not block a cyclist's place.
     present = [a for a in vehicles if RESERVE_TAG not in a["tags"]]
     cyclists = spawn_cyclists(ctx, base, spec, rng, present, kit)
     spawned = vehicles + pedestrians + cyclists
@@ -490,7 +490,7 @@ class TrafficSpawnStage:
 
     The stages before it judge the scenario alone (its relation, its event);
     this one adds the traffic the suite asks for and validates the result as a
-    manifest. :class:`simready.sim.traffic.TrafficRolloutStage` then rolls the
+    manifest. :class:`simready.sim.ladder.traffic.TrafficRolloutStage` then rolls the
     whole street out and rejects a sample whose background traffic collides.
     """
 

@@ -18,7 +18,7 @@ MAX_VEHICLES_PER_LANE_KM = 120.0
 MAX_PEDESTRIANS_PER_SIDEWALK_100M = 60.0
 #: Most cyclists a km of kerbside lane holds with the spawner's spacing (a bicycle and 4 m; a denser one is refused).
 MAX_CYCLISTS_PER_KM = 150.0
-#: The manifest's record (``realized``) of the despawn range and of recycling (:mod:`simready.sim.respawn`).
+#: The manifest's record (``realized``) of the despawn range and of recycling (:mod:`simready.sim.behavior.respawn`).
 DESPAWN_RANGE_KEY = "traffic.despawn_range_m"
 RECYCLE_KEY = "traffic.recycle"
 #: A despawn range below this would remove vehicles a sensor sees and the scenario's actors react to (m).
@@ -39,7 +39,7 @@ class TrafficSpec(BaseModel):
 
     ``despawn_range_m`` (off when unset; 150 m is a sensor rig's reach): a
     background vehicle farther than this from the ego and every other
-    scenario actor despawns (:mod:`simready.sim.respawn`); ``recycle``: once
+    scenario actor despawns (:mod:`simready.sim.behavior.respawn`); ``recycle``: once
     the reserves are spent, reserves that left the street (the map or the
     range) re-enter at their entries. Both are recorded in the manifest's
     ``realized`` (``traffic.despawn_range_m``, ``traffic.recycle``) only when set.

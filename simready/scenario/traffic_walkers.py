@@ -18,7 +18,7 @@ walkable graph (an edge that does not enter the roadway), sorted:
   reaction delay uniform in :data:`PED_RANGES`; ``stop_tendency`` 1 (a
   background pedestrian always waits at the kerb for a vehicle due within the
   accepted gap, and at a signalised crossing for its phase:
-  :mod:`simready.sim.walkers`); it keeps :data:`PED_KEEP_RIGHT_M` right of
+  :mod:`simready.sim.behavior.walkers`); it keeps :data:`PED_KEEP_RIGHT_M` right of
   its route's line (``walk.keep_right_m``) so that two walking towards each
   other pass;
 * the route (``walk.route``) goes on from the edge's far node, uniformly among
@@ -53,7 +53,7 @@ import numpy as np
 from shapely.geometry import LineString, Point
 from shapely.ops import unary_union
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 from simready.scenario.context import ProgramContext
 from simready.scenario.program_base import actor
 from simready.scenario.splits import SHARED

@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from simready.layout import ZSTD_SUFFIX
-from simready.records import Pinhole
+from simready.artifacts.layout import ZSTD_SUFFIX
+from simready.artifacts.records import Pinhole
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry, box_corners
 

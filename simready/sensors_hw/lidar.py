@@ -45,8 +45,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.atomic import write_bytes_atomic
-from simready.layout import ZSTD_SUFFIX
+from simready.common.atomic import write_bytes_atomic
+from simready.artifacts.layout import ZSTD_SUFFIX
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.frames import SensorType, frame_declaration
 from simready.sensors_hw.models import LidarModel, Rig

@@ -51,7 +51,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from simready.errors import SimreadyError, pydantic_reason
+from simready.common.errors import SimreadyError, pydantic_reason
 from simready.sensors_hw.frames import SensorType, mount_to_sensor
 from simready.world.frames import Mat4, mount_transform
 from simready.world.motion import PoseTrack

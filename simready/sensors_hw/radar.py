@@ -55,7 +55,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
-from simready.atomic import write_bytes_atomic, write_text_atomic
+from simready.common.atomic import write_bytes_atomic, write_text_atomic
 from simready.sensors_hw.models import RadarModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
 

@@ -27,15 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from simready import paths
+from simready.common import paths
 from simready.catalog.catalog import Catalog
 from simready.catalog.look import SurfaceLook
-from simready.loading import load_yaml
+from simready.common.loading import load_yaml
 from simready.scenario.manifest import ScenarioManifest
 from simready.sensors_hw.models import Rig, RigError
 from simready.sensors_hw.trace_input import TraceInput, TraceInputError
 from simready.raycast.geometry import Body, SceneGeometry, read_obj_triangles
-from simready.records import LegendEntry
+from simready.artifacts.records import LegendEntry
 from simready.world.identity import actor_id, build_legend
 from simready.world.motion import PoseTrack
 from simready.world.ontology import Ontology, load_ontology

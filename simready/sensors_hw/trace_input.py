@@ -31,8 +31,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simready.errors import SimreadyError
-from simready.hashing import file_sha256, sha256_bytes
+from simready.common.errors import SimreadyError
+from simready.common.hashing import file_sha256, sha256_bytes
 from simready.world.motion import PoseTrack, tracks_from_ticks
 
 HEADER_KEY = b"simready.header"

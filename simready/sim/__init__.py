@@ -30,8 +30,8 @@ _EXPORTS = {
     "Checkpoint": "simready.sim.storage.checkpoint",
     "run_branches": "simready.sim.branch",
     "BranchSet": "simready.sim.branch",
-    "settle_check": "simready.sim.settle",
-    "PhysicsSettleStage": "simready.sim.settle",
+    "settle_check": "simready.sim.ladder.settle",
+    "PhysicsSettleStage": "simready.sim.ladder.settle",
 }
 
 __all__ = sorted(_EXPORTS)

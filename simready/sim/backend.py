@@ -2,7 +2,7 @@
 
 The engine owns the world state; a backend is an adapter that advances it
 by one tick under the planner's commands. It receives the current
-:class:`~simready.sim.state.SimState`, the packed reference paths and the
+:class:`~simready.sim.core.state.SimState`, the packed reference paths and the
 :class:`~simready.sim.controllers.planner.Plan`, and returns the next
 :class:`Bodies` and :class:`PathCoords`, the contacts, and its extra trace
 columns. A backend may keep internal simulator state (PyBullet's world),
@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.sim.state import Bodies, PathCoords, SimState
+from simready.sim.core.state import Bodies, PathCoords, SimState
 
 if TYPE_CHECKING:
     # Types only: the interface is imported by every adapter, and the scene and the planner import PyBullet and
     # the compiled kernels.
     from simready.sim.controllers.planner import Plan, RouteTable
-    from simready.sim.scene import Scene
+    from simready.sim.core.scene import Scene
 
 #: Extra trace columns every backend writes, after the SPEC §7 columns.
 COMMON_EXTRAS = ("accel_mps2", "throttle", "brake", "steer_rad", "slip_rad")
@@ -37,7 +37,7 @@ class StepOutcome:
 
     ``impacts``: the impact point (world x, y, m) of contacts that began this
     step, where the backend knows one. ``struck``: the struck road users after
-    the step (:mod:`simready.sim.impact`), ``woken``: the parked vehicles that
+    the step (:mod:`simready.sim.behavior.impact`), ``woken``: the parked vehicles that
     have become dynamic bodies; None leaves the state's as they were.
     """
 

@@ -1,7 +1,7 @@
 """The simulation stage over one sample folder: trace, checkpoint, matched branches.
 
 Files written beside ``manifest.json`` in ``<batch>/<sample>/`` (paths from
-:class:`simready.layout.SampleDir`)::
+:class:`simready.artifacts.layout.SampleDir`)::
 
     trace.parquet                 the uninterrupted rollout (SPEC §7)
     verdict.json                  evaluate_trace result and rollout issues
@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simready.atomic import write_json_atomic
-from simready.errors import IntegrityError, SimreadyError
-from simready.hashing import content_hash, file_sha256
-from simready.layout import BatchDir, SampleDir
-from simready.records import Outcomes, Verdict
+from simready.common.atomic import write_json_atomic
+from simready.common.errors import IntegrityError, SimreadyError
+from simready.common.hashing import content_hash, file_sha256
+from simready.artifacts.layout import BatchDir, SampleDir
+from simready.artifacts.records import Outcomes, Verdict
 from simready.scenario.manifest import ScenarioManifest, load_manifest, manifest_hash
-from simready.sim import constants as C
+from simready.sim.core import constants as C
 from simready.sim.branch import run_branches, shared_prefix
 from simready.sim.storage.checkpoint import DYNAMIC_REPLAY_TOLERANCE as TOL
 from simready.sim.storage.checkpoint import Checkpoint, CheckpointError
@@ -44,7 +44,7 @@ from simready.sim.evaluation.plot import plot_rollout
 from simready.sim.run import finish, run_simulation
 from simready.scenario.traffic import BACKGROUND_TAG
 from simready.sim.evaluation.plot import BACKGROUND_ROLE
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 from simready.sim.storage.trace import Trace, read_trace, write_trace
 from simready.world.template import WorldTemplate
 
@@ -115,7 +115,7 @@ def decision_at(manifest: ScenarioManifest) -> tuple[float | None, str | None]:
 def branch_sample(sample_dir: Path, template: WorldTemplate, catalog: Catalog, backend: str = C.DEFAULT_BACKEND) -> dict[str, Any]:
     """Checkpoint at the decision time, roll out the matched branches, write them and the outcome table.
 
-    Returns ``branches/outcomes.json`` as written (:class:`simready.records.Outcomes`, dumped).
+    Returns ``branches/outcomes.json`` as written (:class:`simready.artifacts.records.Outcomes`, dumped).
     """
     sample = SampleDir(sample_dir)
     manifest = load_manifest(sample.manifest)

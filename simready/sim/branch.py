@@ -7,7 +7,7 @@ their pre-decision history exactly (the same recorded rows and events, by
 construction) and differ only in what follows.
 
 Actions (:data:`ACTIONS`): ``brake`` (a constant deceleration demand of
-:data:`~simready.sim.constants.BRANCH_BRAKE_DECEL` through the actuation
+:data:`~simready.sim.core.constants.BRANCH_BRAKE_DECEL` through the actuation
 delay, capped by μ·g), ``coast`` (no throttle, no brake), ``maintain``
 (hold the speed at the decision). A manifest may list its own in
 ``realized.branch_actions``.
@@ -36,17 +36,17 @@ import numpy as np
 from tqdm import tqdm
 
 from simready.catalog.catalog import Catalog, ensure_catalog
-from simready.errors import ManifestError
+from simready.common.errors import ManifestError
 from simready.scenario.manifest import ScenarioManifest
 from simready.scenario.streams import StreamSet
-from simready.sim import constants as C
-from simready.sim import interactions
+from simready.sim.core import constants as C
+from simready.sim.behavior import interactions
 from simready.sim.storage.checkpoint import Checkpoint
 from simready.sim.engine import Engine
 from simready.sim.evaluation.metrics import stopping_distance
-from simready.sim.sight import TickView
+from simready.sim.core.sight import TickView
 from simready.sim.run import SimResult, finish, run_simulation
-from simready.sim.scene import Scene, build_scene
+from simready.sim.core.scene import Scene, build_scene
 from simready.sim.storage.trace import Trace
 from simready.world.template import WorldTemplate
 

@@ -21,10 +21,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from simready import paths
-from simready.atomic import write_json_atomic, write_text_atomic
-from simready.errors import ManifestError, SimreadyError
-from simready.outdir import output_file, output_folder
+from simready.common import paths
+from simready.common.atomic import write_json_atomic, write_text_atomic
+from simready.common.errors import ManifestError, SimreadyError
+from simready.common.outdir import output_file, output_folder
 
 BACKEND_CHOICES = ("kinematic-v1", "dynamic-v1")
 
@@ -70,8 +70,8 @@ def _run(args: argparse.Namespace) -> int:
 def _verify_recorded(path: Path) -> None:
     """A trace inside a sample folder must be the one recorded for it (the base trace in ``verdict.json``, a branch's
     in ``branches/outcomes.json``): a changed byte is an ``IntegrityError``, never a silently inspected trace."""
-    from simready.layout import SampleDir
-    from simready.records import Outcomes
+    from simready.artifacts.layout import SampleDir
+    from simready.artifacts.records import Outcomes
     from simready.sim.batch import verify_branch_traces, verify_trace
 
     base = SampleDir(path.parent)

@@ -4,18 +4,18 @@ Tick i counts from the start of the warm-up (state i is at scenario time
 ``(i − warmup_ticks)·dt``, computed from the integer, never accumulated).
 Step i → i+1:
 
-1. during the clip (i ≥ warmup_ticks), :func:`simready.sim.interactions.update`
+1. during the clip (i ≥ warmup_ticks), :func:`simready.sim.behavior.interactions.update`
    fires due triggers on state i;
    (background traffic, every 0.5 s from the warm-up on: its
-   discretionary lane changes, :mod:`simready.sim.lane_changes`);
+   discretionary lane changes, :mod:`simready.sim.behavior.lane_changes`);
 2. the planner computes every actor's command from one
-   :class:`~simready.sim.sight.TickView` of state i (plan);
+   :class:`~simready.sim.core.sight.TickView` of state i (plan);
 3. the backend advances all bodies together (apply);
 4. new contacts become ``collision`` events, finished lateral manoeuvres
    release, an actor whose front reaches the end of a lane chain that leaves
    the map despawns (``despawn``, reason ``left the map``; background
    vehicles out of a recorded range despawn and reserves spawn at the
-   map's entries to keep the density, :mod:`simready.sim.respawn`, at
+   map's entries to keep the density, :mod:`simready.sim.behavior.respawn`, at
    step 1), and the new state is
    checked: a non-finite or exploding state, or a body far outside the map,
    stops the rollout with a reason instead of being recorded;
@@ -35,20 +35,21 @@ from typing import Any
 import numpy as np
 
 from simready.scenario.streams import StreamSet
-from simready.sim import constants as C
-from simready.sim import interactions, kernels
+from simready.sim.core import constants as C
+from simready.sim.behavior import interactions
+from simready.sim.core import kernels
 from simready.sim.backend import Backend
 from simready.sim.backends import make_backend
 from simready.sim.storage.checkpoint import Checkpoint, capture, check_identity
 from simready.sim.controllers import actuation
 from simready.sim.controllers.planner import RouteTable, plan
-from simready.sim.kinematics import path_bodies
-from simready.sim.lane_changes import DECISION_PERIOD_S, lane_changes
-from simready.sim.sight import TickView
-from simready.sim.paths import PathKey, PathTable
-from simready.sim.respawn import Respawner
-from simready.sim.scene import Scene
-from simready.sim.state import (
+from simready.sim.core.kinematics import path_bodies
+from simready.sim.behavior.lane_changes import DECISION_PERIOD_S, lane_changes
+from simready.sim.core.sight import TickView
+from simready.sim.core.reference_paths import PathKey, PathTable
+from simready.sim.behavior.respawn import Respawner
+from simready.sim.core.scene import Scene
+from simready.sim.core.state import (
     ControlState,
     PathCoords,
     PedMemory,
@@ -165,7 +166,7 @@ class Recorder:
 
         Why row by row: keeping references and stacking them at the end cost
         ~30 µs a row; the bodies, presence, lane and s go in one compiled
-        copy (:func:`simready.sim.kernels.record_row`), the extras as numpy rows.
+        copy (:func:`simready.sim.core.kernels.record_row`), the extras as numpy rows.
         """
         k = self.rows
         b = state.bodies
@@ -221,7 +222,7 @@ def _divergence(scene: Scene, state: SimState, check_bounds: bool) -> str | None
 
     Finiteness and speed are checked every tick; bounds on perception ticks
     (a body cannot cover the out-of-bounds margin between two of them). The
-    compiled predicate (:func:`simready.sim.kernels.state_ok`) clears a good
+    compiled predicate (:func:`simready.sim.core.kernels.state_ok`) clears a good
     state; only a bad one is worded, by :func:`_divergence_full`.
     """
     b = state.bodies
@@ -271,11 +272,11 @@ class Engine:
             self.ego_mass_kg = float(scene.catalog.entries[scene.actors.asset_ids[e]].mass_kg)
         self._keys: tuple[PathKey, ...] | None = None
         self._perception_every = max(1, round(C.PERCEPTION_PERIOD_S / scene.dt))
-        #: Background traffic makes discretionary lane changes (:mod:`simready.sim.lane_changes`) at perception ticks.
+        #: Background traffic makes discretionary lane changes (:mod:`simready.sim.behavior.lane_changes`) at perception ticks.
         self._background = bool(scene.actors.background.any())
         self._change_every = max(1, round(DECISION_PERIOD_S / scene.dt))
         self._cruise = scene.actors.cruise.tolist()
-        #: Background reserves spawned at the map's entries to keep the density (:mod:`simready.sim.respawn`).
+        #: Background reserves spawned at the map's entries to keep the density (:mod:`simready.sim.behavior.respawn`).
         self._respawn = Respawner(scene, start=lambda: initial_state(scene))
         self._route: RouteTable | None = None
         self._leaving: dict[int, tuple[PathTable, list[tuple[int, float, float]]]] = {}

@@ -1,7 +1,7 @@
 """``run_simulation``: manifest + template → trace (SPEC §7), and the trace's header.
 
 The public entry point of the stage. It validates and compiles the scene
-(bad input raises :class:`~simready.errors.ManifestError` before any
+(bad input raises :class:`~simready.common.errors.ManifestError` before any
 stepping), runs the rollout to the end of the clip, and assembles the trace:
 header (provenance), events (in order), metrics and the ticks table. A
 rollout that diverges stops with its reason in ``header.termination`` and in
@@ -20,11 +20,11 @@ from tqdm import tqdm
 
 from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.scenario.manifest import ScenarioManifest
-from simready.sim import constants as C
+from simready.sim.core import constants as C
 from simready.sim.evaluation import metrics as M
 from simready.sim.storage.checkpoint import DYNAMIC_REPLAY_TOLERANCE, Checkpoint
 from simready.sim.engine import Engine, close_collision
-from simready.sim.scene import Scene, build_scene
+from simready.sim.core.scene import Scene, build_scene
 from simready.sim.storage.trace import TRACE_FORMAT, Trace, build_table
 from simready.world.template import WorldTemplate
 
@@ -216,7 +216,7 @@ def run_simulation(manifest: ScenarioManifest, template: WorldTemplate, *, backe
     """Roll out ``manifest`` on ``template`` with ``backend`` (``kinematic-v1`` | ``dynamic-v1``).
 
     ``catalog`` defaults to the project's generated catalog. Raises
-    :class:`~simready.errors.ManifestError` for invalid input before stepping;
+    :class:`~simready.common.errors.ManifestError` for invalid input before stepping;
     never raises for a diverging rollout (see ``SimResult.issues``).
     """
     scene = build_scene(manifest, template, backend=backend, catalog=catalog if catalog is not None else ensure_catalog())

@@ -1,9 +1,9 @@
 """The artifact store's interface: every artifact byte is read and written through :class:`Store` (SPEC §16).
 
 Keys are relative POSIX paths (``samples/<template>/<batch>/batch.json``), the
-paths :class:`simready.layout.ArtifactLayout` spells under an empty root; a key
+paths :class:`simready.artifacts.layout.ArtifactLayout` spells under an empty root; a key
 never starts with ``/`` and has no ``.``, ``..`` or empty part, so no key
-reaches outside the store (:class:`~simready.errors.StoreKeyError` otherwise).
+reaches outside the store (:class:`~simready.common.errors.StoreKeyError` otherwise).
 A *prefix* is a folder key; ``""`` is the whole store.
 
 Why an interface: the local deployment keeps artifacts in a folder
@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePath
 from typing import Any, BinaryIO
 
-from simready.errors import StoreKeyError
+from simready.common.errors import StoreKeyError
 
 #: A key as text or as a relative path (what ``ArtifactLayout(Path())`` returns).
 Key = str | PurePath

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 from simready.store.base import Store
 from simready.store.local import LocalStore
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import BinaryIO
 from urllib.parse import quote
 
-from simready import paths
-from simready.atomic import owned_temp, remove_orphans, temp_sibling, write_bytes_atomic
+from simready.common import paths
+from simready.common.atomic import owned_temp, remove_orphans, temp_sibling, write_bytes_atomic
 from simready.store.base import Key, Store, key_parts
 
 
@@ -103,7 +103,7 @@ class LocalStore(Store):
     def copy(self, source: Key, target: Key) -> None:
         """A hard link (the bytes are stored once), made beside the target and renamed into place; a copy where
         the two lie on different filesystems. Every stage replaces a file rather than rewriting it in place
-        (:mod:`simready.atomic`), so a link keeps the bytes it was made with when the source is written again."""
+        (:mod:`simready.common.atomic`), so a link keeps the bytes it was made with when the source is written again."""
         src, final = self._path(source), self._path(target)
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = temp_sibling(final)
@@ -196,7 +196,7 @@ class LocalStore(Store):
     def scratch(self) -> Iterator[Path]:
         """Inside the root (a hidden folder ``list`` skips), so publishing from it is a rename.
 
-        Named for this process (:func:`~simready.atomic.temp_sibling`); the scratch folders of killed runs go first.
+        Named for this process (:func:`~simready.common.atomic.temp_sibling`); the scratch folders of killed runs go first.
         """
         self.root.mkdir(parents=True, exist_ok=True)
         with owned_temp(self.root / "scratch") as tmp:

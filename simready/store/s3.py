@@ -10,7 +10,7 @@ files that changed and writes the folder's *index* last: the object
 size. Readers trust only the index: a file under an indexed folder that the
 index does not list does not exist for them (it is the debris of a step that
 failed before its index was written), and a file whose bytes do not hash to
-the index's sha256 is an :class:`~simready.errors.IntegrityError`. So a step
+the index's sha256 is an :class:`~simready.common.errors.IntegrityError`. So a step
 killed half-way through an upload leaves the previous index — the previous,
 complete folder — in place. Single objects written with :meth:`write_bytes`
 are atomic by S3's own semantics (a PUT is all or nothing); one written into an
@@ -22,7 +22,7 @@ into it (only those whose bytes it does not already hold) and removes cached
 files the index no longer lists, so a stage sees exactly the published folder.
 
 Network failures become one line naming the object and the endpoint
-(:class:`~simready.errors.StoreError`), never a botocore traceback from deep in
+(:class:`~simready.common.errors.StoreError`), never a botocore traceback from deep in
 a step; the client's time limits are explicit so a stalled endpoint fails a
 step in seconds rather than hanging it.
 """
@@ -49,9 +49,9 @@ import boto3
 import botocore.config
 import botocore.exceptions
 
-from simready.atomic import owned_temp, write_bytes_atomic
-from simready.errors import IntegrityError, StoreError
-from simready.hashing import file_sha256, sha256_bytes
+from simready.common.atomic import owned_temp, write_bytes_atomic
+from simready.common.errors import IntegrityError, StoreError
+from simready.common.hashing import file_sha256, sha256_bytes
 from simready.store.base import Key, Store, key_parts
 
 #: The index object of an indexed folder (hidden: a dot name is the store's own, never an artifact).

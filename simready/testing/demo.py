@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from simready.hashing import file_sha256
+from simready.common.hashing import file_sha256
 from simready.scenario.manifest import SCHEMA_VERSION, ScenarioManifest, parse_manifest
 from simready.scenario.streams import StreamSet
 from simready.world.template import WorldTemplate, template_hash

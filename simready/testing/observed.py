@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from simready.layout import SampleDir
+from simready.artifacts.layout import SampleDir
 from simready.measurement.observe import observe
 from simready.measurement.options import ObserveOptions
 from simready.sim.storage.trace import Trace, write_trace

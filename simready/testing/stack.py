@@ -26,7 +26,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from simready import paths
+from simready.common import paths
 from simready.store.s3 import S3Store, s3_client
 from simready.testing.servers import (
     ManagedProcess,

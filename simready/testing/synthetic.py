@@ -26,10 +26,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simready.atomic import write_bytes_atomic, write_json_atomic, write_text_atomic
-from simready.hashing import content_hash, sha256_bytes
-from simready.layout import ObservationDir, SampleDir
-from simready.records import FileEntry, Legend, LegendEntry, ObservedActor, ObservedFrame, Results, SensorSummary
+from simready.common.atomic import write_bytes_atomic, write_json_atomic, write_text_atomic
+from simready.common.hashing import content_hash, sha256_bytes
+from simready.artifacts.layout import ObservationDir, SampleDir
+from simready.artifacts.records import FileEntry, Legend, LegendEntry, ObservedActor, ObservedFrame, Results, SensorSummary
 from simready.scenario.manifest import SCHEMA_VERSION, load_manifest
 from simready.scenario.streams import StreamSet
 from simready.validity.binding import identity

@@ -60,7 +60,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from simready.records import Pinhole
+from simready.artifacts.records import Pinhole
 from simready.sensors_hw.camera import (FramePasses, camera_poses, distort_normalized, pinhole, pixel_rays,
                                         projection_prefilter, row_times)
 from simready.sensors_hw.models import CameraModel, Rig

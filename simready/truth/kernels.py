@@ -6,7 +6,7 @@ Why compiled: each runs once per correspondence over every visible sample of a
 full-resolution frame (~10⁶ points); as numpy each step is a full-array pass
 and a gather, and the passes, not the arithmetic, were the cost.
 
-Bits: ``fastmath`` off and numpy's error model, as :mod:`simready.sim.kernels`.
+Bits: ``fastmath`` off and numpy's error model, as :mod:`simready.sim.core.kernels`.
 The compiled code is cached beside this module (``cache=True``).
 """
 

@@ -13,7 +13,7 @@ is computed here on reading instead of stored:
   (:data:`~simready.truth.precision.FLOW_STEP_PX` / 2) times the lens's local
   magnification.
 
-Files are found by their SPEC §10 names (:class:`simready.layout.ObservationDir`);
+Files are found by their SPEC §10 names (:class:`simready.artifacts.layout.ObservationDir`);
 the camera model from ``render.json``'s rig, overrides applied.
 """
 
@@ -28,9 +28,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simready.errors import SimreadyError
-from simready.layout import TRUTH_TABLES, ObservationDir
-from simready.records import Render
+from simready.common.errors import SimreadyError
+from simready.artifacts.layout import TRUTH_TABLES, ObservationDir
+from simready.artifacts.records import Render
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.truth.flow import distorted_flow
 

@@ -13,8 +13,8 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from simready.layout import TRUTH_TABLES, ObservationDir
-from simready.records import Legend
+from simready.artifacts.layout import TRUTH_TABLES, ObservationDir
+from simready.artifacts.records import Legend
 
 #: The columns of the preview: who, when, what the camera saw and where.
 PREVIEW_COLUMNS = ("track_id", "t_s", "status", "visible_pixels", "box_u_min", "box_v_min", "box_u_max", "box_v_max",

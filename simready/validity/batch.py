@@ -10,7 +10,7 @@ sample scored against its own intent's draws, so a
 branch that drives the world somewhere the template's nominal scenarios never
 go scores lower realism, and no sample sits in its own reference.
 
-Written beside each sample: ``validity.json`` (:class:`simready.records.ValidityRecord`) = {base report,
+Written beside each sample: ``validity.json`` (:class:`simready.artifacts.records.ValidityRecord`) = {base report,
 branch reports}.
 """
 
@@ -21,9 +21,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from simready.atomic import write_json_atomic
-from simready.layout import BranchDir, SampleDir
-from simready.records import ValidityRecord
+from simready.common.atomic import write_json_atomic
+from simready.artifacts.layout import BranchDir, SampleDir
+from simready.artifacts.records import ValidityRecord
 from simready.scenario.manifest import ScenarioManifest, load_manifest
 from simready.validity.binding import check_trace
 from simready.validity.evidence import (
@@ -42,7 +42,7 @@ def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | IntentPr
     """Gate the base rollout (with sensor evidence when its observations exist) and every branch vs the base.
 
     ``reference``: one profile for every sample, or profiles per intent (the sample's manifest picks its own).
-    Returns ``validity.json`` as written (a :class:`~simready.records.ValidityRecord`, dumped).
+    Returns ``validity.json`` as written (a :class:`~simready.artifacts.records.ValidityRecord`, dumped).
     """
     sample = SampleDir(sample_dir)
     if isinstance(reference, IntentProfiles):

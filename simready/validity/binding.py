@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from simready.errors import IntegrityError
-from simready.layout import ObservationDir, SampleDir
-from simready.records import Render, Results
+from simready.common.errors import IntegrityError
+from simready.artifacts.layout import ObservationDir, SampleDir
+from simready.artifacts.records import Render, Results
 from simready.scenario.manifest import ScenarioManifest, manifest_hash
 from simready.sim.batch import verify_manifest, verify_sha256, verify_trace
 

@@ -31,7 +31,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from simready.atomic import write_bytes_atomic
+from simready.common.atomic import write_bytes_atomic
 
 VENDOR_DIR = Path(__file__).resolve().parents[1] / "vendor" / "data_docs"
 VENDOR_MANIFEST = VENDOR_DIR / "vendor.json"

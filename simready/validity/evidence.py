@@ -16,15 +16,15 @@ entry                       stage        what is read
 ``observations/``           measurement  SPEC §10 layout (see below)
 =========================== ============ ==============================================
 
-Observations (SPEC §10), read through their records (:mod:`simready.records`):
+Observations (SPEC §10), read through their records (:mod:`simready.artifacts.records`):
 
-* ``legend.json`` (:class:`~simready.records.Legend`): the actor entries
+* ``legend.json`` (:class:`~simready.artifacts.records.Legend`): the actor entries
   (``<sample>/actor:<id>``) map LiDAR instance ids to actors.
-* ``observed-frames.jsonl`` (:class:`~simready.records.ObservedFrame`): the lines of the
+* ``observed-frames.jsonl`` (:class:`~simready.artifacts.records.ObservedFrame`): the lines of the
   sensors ``results.json`` lists as cameras (every line when it is absent); a camera detects an actor
   in a frame when the line says it is ``visible``; the position is the actor's body centre
   at ``t_s`` (extent 0).
-* ``results.json`` (:class:`~simready.records.Results`): the LiDAR sweeps (its ``lidar``
+* ``results.json`` (:class:`~simready.artifacts.records.Results`): the LiDAR sweeps (its ``lidar``
   file entries). A sweep detects an actor with at least
   :data:`~simready.validity.policy.LIDAR_MIN_POINTS` points carrying its instance id at
   the entry's time ``t``; its position is the points' centroid, moved to world by
@@ -36,7 +36,7 @@ Before anything is scored the files must belong together
 (:mod:`simready.validity.binding`): the trace header and ``render.json``
 name the manifest's sample and template, and each file read matches the
 sha256 recorded for it (``verdict.json``, ``results.json``); otherwise a
-one-line :class:`~simready.errors.IntegrityError`.
+one-line :class:`~simready.common.errors.IntegrityError`.
 
 Frames and units: world frame x east, y north, z up, metres, seconds;
 quaternions ``[x, y, z, w]``.
@@ -56,10 +56,10 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from simready import layout
-from simready.errors import SimreadyError
-from simready.layout import ObservationDir, SampleDir
-from simready.records import Legend, ObservedFrame, Record, Render, Results
+from simready.artifacts import layout
+from simready.common.errors import SimreadyError
+from simready.artifacts.layout import ObservationDir, SampleDir
+from simready.artifacts.records import Legend, ObservedFrame, Record, Render, Results
 from simready.scenario.manifest import ScenarioManifest, load_manifest
 from simready.validity import binding, policy
 from simready.validity.features import ReferenceProfile

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from simready.atomic import write_text_atomic
+from simready.common.atomic import write_text_atomic
 from simready.validity import policy
 from simready.validity.docs_offline import make_offline
 from simready.validity.gate import CHECK_NAMES, ValidityReport, weight_policy

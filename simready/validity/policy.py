@@ -138,7 +138,7 @@ class ClassLimit:
     ``max_speed_mps``: speed (stored and from position first differences);
     ``max_accel_mps2``: magnitude of the acceleration from position second
     differences (longitudinal and lateral together). Set above what the
-    simulator's controllers may command (``simready.sim.constants``), below
+    simulator's controllers may command (``simready.sim.core.constants``), below
     what a body can physically do: a vehicle's tyres give ≈ 1 g, a sprinting
     adult ≈ 3–5 m/s².
     """

@@ -13,7 +13,7 @@ sample against the draws of its own intent (:func:`load_intent_profiles`),
 each held out in turn to measure the noise a nominal scenario shows
 (:class:`~simready.validity.features.NoiseLevel`).
 
-Layout of ``<out_dir>`` (replaced whole, atomically; :class:`simready.layout.ReferencePoolDir`)::
+Layout of ``<out_dir>`` (replaced whole, atomically; :class:`simready.artifacts.layout.ReferencePoolDir`)::
 
     <sample>/manifest.json, <sample>/trace.parquet   the reference rollouts (inspectable)
     pool.parquet                                     feature rows (simready.validity.features)
@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from simready.atomic import atomic_directory
-from simready.hashing import content_hash, file_sha256
-from simready.layout import ReferencePoolDir
+from simready.common.atomic import atomic_directory
+from simready.common.hashing import content_hash, file_sha256
+from simready.artifacts.layout import ReferencePoolDir
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
 from simready.sim.batch import simulate_sample

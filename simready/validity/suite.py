@@ -24,8 +24,8 @@ from typing import Any
 
 import pandas as pd
 
-from simready.layout import SampleDir
-from simready.records import ValidityRecord
+from simready.artifacts.layout import SampleDir
+from simready.artifacts.records import ValidityRecord
 from simready.scenario.manifest import load_manifest
 from simready.validity.batch import branch_summary
 from simready.validity.evidence import evidence_from_sample_dir

@@ -129,7 +129,7 @@ def footprint_corners(x_m: ArrayLike, y_m: ArrayLike, yaw_rad: ArrayLike, half_l
     (−, −), (+, −); edge k runs from corner k to corner k + 1 (mod 4). The one
     definition: the planner's compiled kernels carry a numba twin with the
     same operations in the same order
-    (:func:`simready.sim.planner_kernels._corners`).
+    (:func:`simready.sim.core.planner_kernels._corners`).
     """
     yaw = np.asarray(yaw_rad, dtype=np.float64)
     c, s = np.cos(yaw), np.sin(yaw)

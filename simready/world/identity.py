@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from simready.atomic import write_json_atomic
-from simready.records import Legend, LegendEntry
+from simready.common.atomic import write_json_atomic
+from simready.artifacts.records import Legend, LegendEntry
 
 COMPACT_ID_BITS = 24  # fits an RGB8 id image
 COMPACT_ID_MAX = (1 << COMPACT_ID_BITS) - 1
@@ -94,7 +94,7 @@ def build_legend(entities: dict[str, tuple[str | None, int, str | None]]) -> lis
 
 def write_legend(path: str | Path, legend: list[LegendEntry], ontology_version: str, *, nothing_hit_class: int = 0,
                  semantic_ignore_8bit: int = 255, row_time: str | None = None) -> Path:
-    """``legend.json`` (:class:`simready.records.Legend`): compact id → entity identifier, class, family
+    """``legend.json`` (:class:`simready.artifacts.records.Legend`): compact id → entity identifier, class, family
     (0 = nothing hit), and the semantic pass's conventions the caller (the camera's owner) states: the value of
     nothing hit, the 8-bit ignore value, the rolling shutter's row-time rule."""
     record = Legend(ontology_version=ontology_version, nothing_hit=NOTHING_HIT, nothing_hit_class=nothing_hit_class,

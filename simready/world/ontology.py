@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from simready import paths
-from simready.errors import OntologyError, pydantic_reason
-from simready.loading import load_yaml
+from simready.common import paths
+from simready.common.errors import OntologyError, pydantic_reason
+from simready.common.loading import load_yaml
 
 UNKNOWN_CLASS_ID = 65535
 

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.hashing import content_hash
+from simready.common.hashing import content_hash
 from simready.world.template_model import SensorRig, WorldTemplate, camera_readout_s
 
 

@@ -79,7 +79,7 @@ from shapely.geometry import LineString, MultiLineString, Point, Polygon
 from shapely.geometry.polygon import orient
 from shapely.ops import unary_union
 
-from simready.hashing import content_hash
+from simready.common.hashing import content_hash
 from simready.world.template_model import Lane, Marking, Pose, Region, WorldTemplate
 
 __all__ = ["BUILDINGS", "KERB_HEIGHT_M", "MAX_DERIVED_INSTANCES", "STREET_GENERATOR", "STREET_PREFIX", "STREET_VERSION",

@@ -5,7 +5,7 @@ into the typed models of :mod:`simready.world.template_model` (types,
 ranges, polygon validity), then the semantic checks of
 :mod:`simready.world.template_checks` run in order (ids, references, then
 geometry: lane containment, lane graph direction, relations, walkable
-graph). The first problem raises one :class:`~simready.errors.TemplateError`
+graph). The first problem raises one :class:`~simready.common.errors.TemplateError`
 naming the file, the field path and the YAML line. :func:`validate_references`
 adds the catalog checks, and :func:`template_hash` is the content hash that
 versions a template.
@@ -28,10 +28,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from simready import paths
-from simready.errors import TemplateError, pydantic_reason
-from simready.hashing import canonical_json, content_hash
-from simready.loading import MAX_DEPTH, read_yaml_text, yaml_error_line
+from simready.common import paths
+from simready.common.errors import TemplateError, pydantic_reason
+from simready.common.hashing import canonical_json, content_hash
+from simready.common.loading import MAX_DEPTH, read_yaml_text, yaml_error_line
 from simready.world.rig_view import rig_hash, scenario_rig_view
 from simready.world.template_checks import Loc, semantic_issues
 from simready.world.template_model import *  # noqa: F403  (re-export: callers import models from here)

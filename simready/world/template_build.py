@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from simready import paths
-from simready.atomic import write_json_atomic
-from simready.errors import TemplateError
-from simready.hashing import file_sha256
-from simready.layout import TemplateDir
+from simready.common import paths
+from simready.common.atomic import write_json_atomic
+from simready.common.errors import TemplateError
+from simready.common.hashing import file_sha256
+from simready.artifacts.layout import TemplateDir
 from simready.world.template import (
     WorldTemplate,
     canonical_dict,

@@ -34,7 +34,7 @@ from shapely import is_valid_reason
 from shapely.geometry import LineString, Polygon
 from shapely.ops import unary_union
 
-from simready.identifiers import Identifier
+from simready.common.identifiers import Identifier
 from simready.world.frames import Mat4, make_transform, mount_transform, rot_z, rotation_from_rpy
 from simready.world.identity import ASSET_ID_RE, instance_id
 from simready.world.lanes import MIN_SEGMENT_LENGTH_M, LaneGraph
@@ -130,7 +130,7 @@ Coordinate = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_CO
 ImageSide = Annotated[int, Field(strict=True, gt=0, le=MAX_IMAGE_PX)]
 Text = Annotated[str, Field(strict=True)]
 Name = Annotated[str, Field(strict=True, pattern=_NAME_PATTERN)]
-#: A name that becomes a path component (template id, sensor name): see :mod:`simready.identifiers`.
+#: A name that becomes a path component (template id, sensor name): see :mod:`simready.common.identifiers`.
 PathName = Identifier
 AssetRef = Annotated[str, Field(strict=True, pattern=ASSET_ID_RE.pattern)]
 Point2 = tuple[Coordinate, Coordinate]

@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Polygon as PolygonPatch, Wedge
 
-from simready.atomic import write_bytes_atomic
+from simready.common.atomic import write_bytes_atomic
 from simready.world.frames import compose, footprint_corners, pose_2d, yaw_of
 from simready.world.identity import parse_asset_id
 from simready.world.template import CameraSettings, WorldTemplate, template_hash

@@ -59,8 +59,8 @@ from simready.catalog.meshio import (
     source_inertia_problems,
     to_manifold,
 )
-from simready.errors import CatalogError
-from simready.hashing import content_hash, file_sha256
+from simready.common.errors import CatalogError
+from simready.common.hashing import content_hash, file_sha256
 
 UM_PER_M = 1_000_000
 COLLIDER_CHOICES = ("auto", "source", "decompose")

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.errors import CatalogError
+from simready.common.errors import CatalogError
 
 #: Metres per unit of every unit name a flag or a file may give.
 UNITS_M: dict[str, float] = {

@@ -46,7 +46,7 @@ import numpy as np
 import vhacdx
 from numpy.typing import NDArray
 
-from simready.errors import CatalogError
+from simready.common.errors import CatalogError
 
 DEFAULT_THRESHOLD = 0.05
 #: CoACD's tree search, reduced from its defaults (150 iterations, 20 nodes, depth 3): measured on the

@@ -41,7 +41,7 @@ from simready.catalog.importers.source import (
     repair_log,
     unique_names,
 )
-from simready.errors import CatalogError
+from simready.common.errors import CatalogError
 
 #: File extension → (trimesh file type, format name for messages).
 FORMATS = {

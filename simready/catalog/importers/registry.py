@@ -24,8 +24,8 @@ from simready.catalog.importers.source import (
 )
 from simready.catalog.importers.urdf import read_urdf
 from simready.catalog.importers.usd import read_usd
-from simready.errors import CatalogError
-from simready.hashing import file_sha256
+from simready.common.errors import CatalogError
+from simready.common.hashing import file_sha256
 
 IMPORT_KIND = "import"
 #: Extension → format name, for every file ``simready catalog import`` reads.

@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from simready.catalog.importers.source import SourcePart, SourceScene, clean_part_name, unique_names
-from simready.errors import CatalogError
+from simready.common.errors import CatalogError
 
 #: ``generator.params`` key of an entry imported from one object of a scene: the object's path in the source.
 SCENE_OBJECT_PARAM = "scene_object"

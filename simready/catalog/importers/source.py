@@ -26,8 +26,8 @@ from numpy.typing import NDArray
 
 from simready.catalog.contract import Repair
 from simready.catalog.importers.conventions import Declared
-from simready.errors import CatalogError
-from simready.hashing import content_hash
+from simready.common.errors import CatalogError
+from simready.common.hashing import content_hash
 
 #: Bounds on one imported source (SPEC §14), checked before the geometry is read where the file declares it
 #: (glTF accessors, STL's triangle count, OBJ's lines, COLLADA's counts, USD's face counts) and again on what

@@ -44,8 +44,8 @@ from simready.catalog.importers.source import (
     repair_log,
     unique_names,
 )
-from simready.errors import CatalogError
-from simready.identifiers import confine
+from simready.common.errors import CatalogError
+from simready.common.identifiers import confine
 
 URDF_DECLARED = Declared(meters_per_unit=1.0, up="z", forward="x", by="URDF (ROS REP 103)")
 MESH_SUFFIXES = (".obj", ".stl", ".dae")

@@ -26,7 +26,7 @@ from simready.catalog.importers.source import (
     first_line,
     unique_names,
 )
-from simready.errors import CatalogError
+from simready.common.errors import CatalogError
 
 _UP = {"Y": "y", "Z": "z"}
 

@@ -5,7 +5,7 @@ every number is a number, every reference is an id, nothing is an expression
 or a map query. The simulator reads only this (plus B); the sampler writes
 only this. Everything is validated on construction and an invalid manifest
 never exists as an object: ``parse_manifest`` / ``load_manifest`` turn every
-problem into one :class:`~simready.errors.ManifestError` naming the field
+problem into one :class:`~simready.common.errors.ManifestError` naming the field
 path (``actors[1].initial.speed_mps``) and the reason.
 
 Scenario time ``t_s`` is 0 at the end of the warm-up; only t ∈ [0, clip_s] is

@@ -5,7 +5,7 @@ seconds, radians; yaw counter-clockwise about +z from +x, in [-π, π]. Degrees
 appear only in :class:`~simready.scenario.manifest.environment.Environment`
 (sun angles, human-facing, ``*_deg``).
 
-Floats are rounded to :data:`simready.hashing.FLOAT_DECIMALS` decimals as
+Floats are rounded to :data:`simready.common.hashing.FLOAT_DECIMALS` decimals as
 they are validated (:data:`Real`), so a manifest equals its own canonical
 serialization. A cross-field problem is raised as :func:`fail`, whose field
 path is data, so that the loader can name the whole path.
@@ -20,7 +20,7 @@ from annotated_types import Ge, Gt, Le, Len
 from pydantic import BaseModel, BeforeValidator, ConfigDict, StringConstraints
 from pydantic_core import PydanticCustomError
 
-from simready.hashing import FLOAT_DECIMALS
+from simready.common.hashing import FLOAT_DECIMALS
 from simready.scenario.streams import STREAM_NAME_PATTERN
 
 # Plausibility bounds: they catch unit slips (km/h entered as m/s, mm as m)

@@ -1,8 +1,8 @@
-"""Reading and writing manifests: parse and load (one :class:`~simready.errors.ManifestError` per problem), canonical
+"""Reading and writing manifests: parse and load (one :class:`~simready.common.errors.ManifestError` per problem), canonical
 bytes, hash and atomic write.
 
 ``parse_manifest`` / ``load_manifest`` turn every problem into one
-:class:`~simready.errors.ManifestError` naming the field path
+:class:`~simready.common.errors.ManifestError` naming the field path
 (``actors[1].initial.speed_mps``) and the reason. A manifest equals its own
 canonical serialization: ``parse_manifest(json.loads(manifest_bytes(m))) ==
 m`` and the bytes of the re-serialization are identical.
@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from simready.atomic import write_bytes_atomic
-from simready.errors import ManifestError, pydantic_reason
-from simready.hashing import canonical_json, sha256_bytes
-from simready.loading import load_json
+from simready.common.atomic import write_bytes_atomic
+from simready.common.errors import ManifestError, pydantic_reason
+from simready.common.hashing import canonical_json, sha256_bytes
+from simready.common.loading import load_json
 from simready.scenario.manifest.base import CROSS_FIELD_ERROR
 from simready.scenario.manifest.model import ScenarioManifest
 

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from annotated_types import Ge, Le, Len
 from pydantic import StringConstraints, model_validator
 
-from simready.identifiers import Identifier
+from simready.common.identifiers import Identifier
 from simready.scenario.manifest.actors import Actor
 from simready.scenario.manifest.base import (
     MAX_CLIP_S,
@@ -206,7 +206,7 @@ class ScenarioManifest(Model):
 
     @model_validator(mode="after")
     def _check_traffic_rules(self) -> ScenarioManifest:
-        """The simulator's background-traffic parameters (:mod:`simready.sim.respawn`), when recorded."""
+        """The simulator's background-traffic parameters (:mod:`simready.sim.behavior.respawn`), when recorded."""
         if DESPAWN_RANGE_KEY in self.realized:
             r = self.realized[DESPAWN_RANGE_KEY]
             if isinstance(r, bool) or not isinstance(r, (int, float)) or not MIN_DESPAWN_RANGE_M <= r <= MAX_DESPAWN_RANGE_M:

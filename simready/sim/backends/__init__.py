@@ -13,7 +13,7 @@ from simready.sim.backends.dynamic import DynamicBackend
 from simready.sim.backends.kinematic import KinematicBackend
 
 if TYPE_CHECKING:
-    from simready.sim.scene import Scene
+    from simready.sim.core.scene import Scene
 
 _BY_NAME: dict[str, type[Backend]] = {b.name: b for b in (KinematicBackend, DynamicBackend)}
 

@@ -3,7 +3,7 @@
 Each actor integrates its commanded acceleration exactly (constant over the
 tick, stopping at rest rather than reversing), within its class's limits and
 μ·g, along its reference path; lateral offsets follow their profiles; the
-pose and twist come from :func:`simready.sim.kinematics.step_on_paths` (a
+pose and twist come from :func:`simready.sim.core.kinematics.step_on_paths` (a
 kinematic bicycle with a simple body-slip model). Contacts are footprint
 overlaps between actors. Two vehicles whose footprints meet stop at
 contact (:meth:`KinematicBackend._stop_at_contact`): both are put back along
@@ -11,13 +11,13 @@ their tick's step to the last pose where the footprints do not overlap
 (bisection), at rest, and the contact is a ``collision`` event (whose
 post-crash stop then holds them), so no vehicle passes through another. A
 struck pedestrian or cyclist is carried by the vehicle
-(:mod:`simready.sim.impact`, without the vehicle's impulse). One
+(:mod:`simready.sim.behavior.impact`, without the vehicle's impulse). One
 integration step per tick: ``substep_s == dt``.
 
-The step runs in the compiled kernels of :mod:`simready.sim.kernels`, which
+The step runs in the compiled kernels of :mod:`simready.sim.core.kernels`, which
 repeat the vectorized laws' floating-point operations one for one
 (:func:`~simready.sim.controllers.longitudinal.integrate`,
-:func:`~simready.sim.kinematics.path_bodies_np`), so traces are the bits the
+:func:`~simready.sim.core.kinematics.path_bodies_np`), so traces are the bits the
 vectorized form gives.
 """
 
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from simready.sim import impact
+from simready.sim.behavior import impact
 from simready.sim.backend import Backend, StepOutcome
-from simready.sim.kinematics import PathStep, step_on_paths
-from simready.sim.state import Bodies, PathCoords, SimState, frozen, ro, with_changes
+from simready.sim.core.kinematics import PathStep, step_on_paths
+from simready.sim.core.state import Bodies, PathCoords, SimState, frozen, ro, with_changes
 
 if TYPE_CHECKING:
     from simready.sim.controllers.planner import Plan, RouteTable
@@ -98,7 +98,7 @@ class KinematicBackend(Backend):
         path position are interpolated by f, the heading and the quaternion
         (normalised) likewise; velocity, angular velocity and speed are 0.
         """
-        from simready.sim.kinematics import footprint_contacts
+        from simready.sim.core.kinematics import footprint_contacts
 
         a = self.scene.actors
         b0, b1 = state.bodies, step.bodies
@@ -135,7 +135,7 @@ class KinematicBackend(Backend):
 
     def _carry(self, state: SimState, step: PathStep, coords: PathCoords, extras: dict[str, np.ndarray],
                hit: list[tuple[int, int]]) -> StepOutcome:
-        """Struck road users ride with the vehicle that struck them (:mod:`simready.sim.impact`; no impulse here)."""
+        """Struck road users ride with the vehicle that struck them (:mod:`simready.sim.behavior.impact`; no impulse here)."""
         b = step.bodies
         pos, quat, vel, omega, yaw = (np.array(x) for x in (b.pos, b.quat, b.vel, b.omega, step.yaw))
         struck = impact.carry(state.control.struck, state.bodies.pos, state.bodies.quat, pos, quat, vel, omega, yaw)

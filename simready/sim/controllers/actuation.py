@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from simready.sim import constants as C
+from simready.sim.core import constants as C
 
 
 def delay_ticks(dt: float) -> int:

@@ -2,7 +2,7 @@
 
 Every lane-bound actor holds a lateral offset ``d`` from its path (m, + left).
 A lateral goal (lane change, held lane offset, return to the centreline)
-moves ``d`` along a :class:`~simready.sim.profiles.Profile`; without a goal
+moves ``d`` along a :class:`~simready.sim.core.profiles.Profile`; without a goal
 ``d`` stays where it is. A lane change switches the actor's path to the
 target lane at the start of the manoeuvre, so ``d`` starts at the actor's
 offset from the *new* lane and the profile brings it to 0.
@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.sim.state import LateralGoal, set_indices
+from simready.sim.core.state import LateralGoal, set_indices
 
 F = NDArray[np.float64]
 _ZEROS: dict[int, F] = {}

@@ -1,7 +1,7 @@
 """Longitudinal control laws, vectorized over actors. Accelerations in m/s², speeds in m/s, gaps in m.
 
 Free road: track a reference speed with feed-forward,
-``a = dv_ref/dt + K·(v_ref − v)`` (:data:`~simready.sim.constants.SPEED_TRACK_GAIN`).
+``a = dv_ref/dt + K·(v_ref − v)`` (:data:`~simready.sim.core.constants.SPEED_TRACK_GAIN`).
 
 Obstacle ahead (a leader, a red signal's stop line, a pedestrian in the
 corridor): the interaction term of the Intelligent Driver Model,
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.sim import constants as C
+from simready.sim.core import constants as C
 
 F = NDArray[np.float64]
 

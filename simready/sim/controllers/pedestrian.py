@@ -5,7 +5,7 @@ speed a verb commands) and stops at the route's end. Approaching the kerb
 — the first point where its path enters the roadway (drivable or
 intersection regions) — it looks for a *hazard*: a visible moving vehicle
 whose constant-speed arrival at the crossing point is within
-:data:`~simready.sim.constants.PED_GAP_ACCEPT_S`. A pedestrian whose
+:data:`~simready.sim.core.constants.PED_GAP_ACCEPT_S`. A pedestrian whose
 ``stop_draw`` (one uniform draw from its ``disturbance/<id>`` stream) is
 below its ``stop_tendency`` responds to a hazard that persists for its
 reaction delay by stopping at the kerb (mode ``wait``); it walks on once
@@ -21,8 +21,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from simready.sim import constants as C
-from simready.sim.state import PedMemory, with_changes
+from simready.sim.core import constants as C
+from simready.sim.core.state import PedMemory, with_changes
 
 
 def hazard(view, i: int, point: tuple[float, float]) -> bool:  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ the kerb a waiting pedestrian stands at — and combines the IDM braking
 term for it with tracking of the reference speed its longitudinal goal
 sets; a yielding vehicle also treats the waiting point before a junction
 conflict as an obstacle while a priority vehicle is due there
-(:mod:`simready.sim.junctions`). Commanded branch actions (``brake``,
+(:mod:`simready.sim.behavior.junctions`). Commanded branch actions (``brake``,
 ``coast``) bypass all of it. The ego's
 command then passes through its actuation delay. Lateral references come
 from the actors' lateral goals. Nothing here reads a state other than the
@@ -16,7 +16,7 @@ view's, so the order actors are planned in cannot matter.
 
 The per-actor arithmetic — obstacle gaps, IDM, rest handling, limits — and
 the perception geometry run in the compiled kernels of
-:mod:`simready.sim.planner_kernels` (bit for bit the vectorized and scalar forms they
+:mod:`simready.sim.core.planner_kernels` (bit for bit the vectorized and scalar forms they
 replace); what stays here is the goals, the pedestrians' kerb decisions and
 the ego's actuation.
 """
@@ -30,14 +30,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.sim import constants as C
-from simready.sim import junctions, walkers
-from simready.sim import planner_kernels as pk
+from simready.sim.core import constants as C
+from simready.sim.behavior import junctions, walkers
+from simready.sim.core import planner_kernels as pk
 from simready.sim.controllers import actuation, lateral, longitudinal, pedestrian
-from simready.sim.sight import TickView, leader_u0
-from simready.sim.paths import PathTable, ReferencePath
-from simready.sim.scene import ActorTable, Scene
-from simready.sim.state import ControlState, GapGoal, PedMemory, set_indices, with_changes
+from simready.sim.core.sight import TickView, leader_u0
+from simready.sim.core.reference_paths import PathTable, ReferencePath
+from simready.sim.core.scene import ActorTable, Scene
+from simready.sim.core.state import ControlState, GapGoal, PedMemory, set_indices, with_changes
 from simready.world.lane_graph import lane_network
 
 F = NDArray[np.float64]
@@ -52,7 +52,7 @@ class RouteTable:
     stop_col: NDArray[np.int64]
     #: Per path: ``(u of the conflict point, priority lane, s on it, u of the waiting point)`` where it yields.
     conflicts: tuple[tuple[tuple[float, str, float, float], ...], ...]
-    #: (9, N) per-actor constants of the planner kernel (rows :data:`simready.sim.planner_kernels.HL` … ``OBEYS``).
+    #: (9, N) per-actor constants of the planner kernel (rows :data:`simready.sim.core.planner_kernels.HL` … ``OBEYS``).
     consts: F
     #: (5, N) the kernel's references before goals and stationary obstacles fill them (rows ``V_REF`` … ``FIXED_GAP``)
     refs0: F
@@ -69,8 +69,8 @@ class RouteTable:
     boxes: dict[int, tuple[tuple[float, float, int, float, float], ...]] = field(default_factory=dict)
     #: Whether any actor is background traffic (SPEC §20).
     any_background: bool = False
-    #: Per background pedestrian (index), its path's crossing (:func:`simready.sim.walkers.crossing`; None: it
-    #: crosses no roadway): these take the kerb by :func:`simready.sim.walkers.update`.
+    #: Per background pedestrian (index), its path's crossing (:func:`simready.sim.behavior.walkers.crossing`; None: it
+    #: crosses no roadway): these take the kerb by :func:`simready.sim.behavior.walkers.update`.
     walking: dict[int, walkers.Crossing | None] = field(default_factory=dict)
 
     @classmethod
@@ -160,7 +160,7 @@ def network_yields(template: object) -> dict[str, tuple[tuple[float, str, float]
 _NETWORK_YIELDS: dict[int, tuple[object, dict[str, tuple[tuple[float, str, float], ...]]]] = {}
 
 #: Lateral acceleration a background vehicle accepts through a junction turn (m/s²): its speed through a turn of
-#: radius R is √(a·R). Here rather than in :mod:`simready.sim.constants` (hashed into every trace's header): only
+#: radius R is √(a·R). Here rather than in :mod:`simready.sim.core.constants` (hashed into every trace's header): only
 #: background traffic reads it.
 TURN_LATERAL_ACCEL_MPS2 = 2.5
 
@@ -472,7 +472,7 @@ def _goal_references(view: TickView, control: ControlState, refs: F) -> None:
         if kind == "brake":
             refs[pk.COMMANDED, i] = -C.BRANCH_BRAKE_DECEL
         elif kind == "stop":
-            # Post-crash (simready.sim.impact): full braking, the actor's limit capped by μ·g.
+            # Post-crash (simready.sim.behavior.impact): full braking, the actor's limit capped by μ·g.
             refs[pk.COMMANDED, i] = -min(float(view.scene.actors.decel_max[i]), view.state.world.friction * C.GRAVITY_MPS2)
         elif kind == "coast":
             refs[pk.COMMANDED, i] = math.nan
@@ -490,7 +490,7 @@ def _accelerations(view: TickView, route: RouteTable, leaders: tuple[int, ...], 
                    refs: F, friction: float) -> tuple[F, F]:
     """Desired accelerations (m/s², NaN = coast) and the net ones before the ego's actuation.
 
-    One call of :func:`simready.sim.planner_kernels.accelerations`: obstacle gaps, IDM, rest handling, limits, commands.
+    One call of :func:`simready.sim.core.planner_kernels.accelerations`: obstacle gaps, IDM, rest handling, limits, commands.
     """
     n = len(view.u)
     a_des, accel = np.empty(n), np.empty(n)
@@ -556,7 +556,7 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
 
     d_ref, d_rate, d_acc, done = lateral.lateral_refs(control.lateral, view.state.coords.d, view.tick, scene.dt)
     if sidesteps:
-        # Background pedestrians stepping out of a scenario pedestrian's way (simready.sim.walkers.yield_to_scenario).
+        # Background pedestrians stepping out of a scenario pedestrian's way (simready.sim.behavior.walkers.yield_to_scenario).
         d_ref, d_rate = np.array(d_ref), np.array(d_rate)
         for i, d_next in sidesteps.items():
             d_rate[i] = (d_next - float(d_ref[i])) / scene.dt

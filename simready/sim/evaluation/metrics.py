@@ -4,8 +4,8 @@ All metrics are about the manifest's ``metric_subject`` (usually the ego)
 against every other actor, over recorded ticks where both are present:
 
 * ``min_ttc {value, t, pair}`` — smallest constant-velocity time until the
-  two footprints overlap (:func:`simready.sim.geometry.swept_ttc`, horizon
-  :data:`~simready.sim.constants.TTC_HORIZON_S`); value null when no pair
+  two footprints overlap (:func:`simready.sim.core.geometry.swept_ttc`, horizon
+  :data:`~simready.sim.core.constants.TTC_HORIZON_S`); value null when no pair
   ever closes within the horizon.
 * ``min_distance [{actor, value, t}]`` — per other actor, the smallest
   separating-axis gap between footprints (m; 0 when touching).
@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from simready.sim import constants as C
-from simready.sim import geometry as geo
-from simready.sim import planner_kernels
-from simready.sim.sight import occluder_mask
-from simready.sim.scene import Scene
+from simready.sim.core import constants as C
+from simready.sim.core import geometry as geo
+from simready.sim.core import planner_kernels
+from simready.sim.core.sight import occluder_mask
+from simready.sim.core.scene import Scene
 
 F = np.ndarray
 #: The fields of a ``collision`` event that the metrics keep.
@@ -78,7 +78,7 @@ def first_seen(scene: Scene, arrays: dict[str, F], observer: int, targets: list[
 
 class _Sight:
     """The sight-line test of the recorded rows lo..hi: the rule the triggers and controllers apply each tick
-    (:meth:`simready.sim.sight.TickView.visible`, compiled in :func:`.planner_kernels.sight_lines`), row by row."""
+    (:meth:`simready.sim.core.sight.TickView.visible`, compiled in :func:`.planner_kernels.sight_lines`), row by row."""
 
     def __init__(self, scene: Scene, arrays: dict[str, F], observer: int, targets: list[int]) -> None:
         self.scene, self.arrays = scene, arrays
@@ -185,7 +185,7 @@ def _reveal(scene: Scene, arrays: dict[str, F], subj: int, o: F, ttc: F, collisi
 def stopping_distance(trace_ticks: Any, actor_id: str, t_from_s: float) -> float | None:
     """Distance (m) the actor travels from ``t_from_s`` until it first stands still; None if it never does.
 
-    Standstill is the first tick below :data:`~simready.sim.constants.STANDSTILL_MPS`, followed on while
+    Standstill is the first tick below :data:`~simready.sim.core.constants.STANDSTILL_MPS`, followed on while
     the speed keeps falling (so a kinematic stop ends at exactly 0 and a dynamic one at its minimum).
     """
     df = trace_ticks

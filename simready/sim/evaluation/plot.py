@@ -16,7 +16,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from simready.atomic import write_bytes_atomic
+from simready.common.atomic import write_bytes_atomic
 from simready.world.template import WorldTemplate
 from simready.world.frames import footprint_corners
 from simready.world.template_plot import draw_lanes, draw_regions

@@ -44,13 +44,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simready.atomic import write_bytes_atomic
-from simready.errors import SimreadyError
-from simready.hashing import HASH_PREFIX, sha256_bytes
-from simready.layout import CHECKPOINT_SUFFIX
-from simready.sim import constants as C
-from simready.sim.profiles import Profile
-from simready.sim.state import (
+from simready.common.atomic import write_bytes_atomic
+from simready.common.errors import SimreadyError
+from simready.common.hashing import HASH_PREFIX, sha256_bytes
+from simready.artifacts.layout import CHECKPOINT_SUFFIX
+from simready.sim.core import constants as C
+from simready.sim.core.profiles import Profile
+from simready.sim.core.state import (
     Bodies,
     ControlState,
     GapGoal,
@@ -65,7 +65,7 @@ from simready.sim.state import (
 )
 
 if TYPE_CHECKING:
-    from simready.sim.scene import Scene
+    from simready.sim.core.scene import Scene
 
 MAGIC = b"SRCKPT1\n"
 #: The only dtypes an array of a checkpoint may declare: little-endian numbers and booleans (what capture writes).

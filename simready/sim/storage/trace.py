@@ -46,8 +46,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from simready.atomic import write_bytes_atomic
-from simready.errors import SimreadyError
+from simready.common.atomic import write_bytes_atomic
+from simready.common.errors import SimreadyError
 
 HEADER_KEY = b"simready.header"
 EVENTS_KEY = b"simready.events"

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 from simready.validity import policy
 from simready.validity.gate.report import ValidityReport
 

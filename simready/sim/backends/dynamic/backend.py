@@ -8,7 +8,7 @@ in actor order, a rigid body with its chassis (:mod:`.chassis`).
 Each tick, at every 5 ms substep, the ego gets its tyre forces
 (:func:`~.chassis.tyre_forces`) under the steering angle of the tick:
 pure pursuit of the offset path a preview distance ahead, rate- and
-angle-limited (:class:`~simready.sim.constants.DynamicSettings`); the agents
+angle-limited (:class:`~simready.sim.core.constants.DynamicSettings`); the agents
 get the force and torque of their drive model (:mod:`.drive`), computed once
 a tick. PyBullet supplies gravity, support and collisions.
 
@@ -19,13 +19,13 @@ a tick. PyBullet supplies gravity, support and collisions.
   shoves it, and it skids to rest.
 * **Pedestrians and cyclists** have no rigid body while they walk or ride:
   their contacts come from their footprints. A vehicle that strikes one has
-  the inelastic impact of :mod:`simready.sim.impact` (the vehicle's
+  the inelastic impact of :mod:`simready.sim.behavior.impact` (the vehicle's
   momentum change follows the mass ratio), and from that tick the road
   user is a rigid body (:meth:`DynamicBackend._throw`: its certified mass,
   inertia and collision pieces, moved out of the vehicle's footprint) that
   takes the impulse, is thrown, falls and slides with friction to rest.
 * After any contact between actors the drivers involved brake to a
-  standstill (:mod:`simready.sim.impact`); here that means the ego's wheels
+  standstill (:mod:`simready.sim.behavior.impact`); here that means the ego's wheels
   return to straight and an agent's drive model brakes along the body's own
   motion rather than steering back to its path.
 * **Absent vehicles** are immovable and collide with nothing, underground.
@@ -54,9 +54,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pybullet as p
 
-from simready.errors import CatalogError
-from simready.sim import constants as C
-from simready.sim import impact, kernels
+from simready.common.errors import CatalogError
+from simready.sim.core import constants as C
+from simready.sim.behavior import impact
+from simready.sim.core import kernels
 from simready.sim.backend import COMMON_EXTRAS, Backend, StepOutcome
 from simready.sim.backends.dynamic.checks import RolloutChecks, body_energy, crossed_collider
 from simready.sim.backends.dynamic.chassis import Chassis, tyre_forces, tyre_setup
@@ -67,17 +68,17 @@ from simready.sim.backends.dynamic import pool
 from simready.sim.backends.dynamic.pool import (AGENT_FILTER, BODY_FILTER, EGO_FILTER, GROUND_GROUP, GROUND_MASK,
                                                 STATIC_GROUP, STATIC_MASK, World)
 from simready.sim.controllers.lateral import preview_steer
-from simready.sim.impact import post_crash
-from simready.sim.kinematics import footprint_contacts, step_on_paths
-from simready.sim.scene import Scene, substeps_per_tick
-from simready.sim.state import Bodies, PathCoords, SimState, frozen
+from simready.sim.behavior.impact import post_crash
+from simready.sim.core.kinematics import footprint_contacts, step_on_paths
+from simready.sim.core.scene import Scene, substeps_per_tick
+from simready.sim.core.state import Bodies, PathCoords, SimState, frozen
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
     from simready.sim.controllers.planner import Plan, RouteTable
 
 #: Segments searched around a body's previous arc length when it is projected back onto its path
-#: (:meth:`simready.sim.paths.ReferencePath.project_near`'s default, :func:`simready.sim.kernels.project_near`).
+#: (:meth:`simready.sim.core.reference_paths.ReferencePath.project_near`'s default, :func:`simready.sim.core.kernels.project_near`).
 PROJECT_WINDOW = 6
 
 S = C.DYNAMIC_SETTINGS
@@ -121,7 +122,7 @@ class DynamicBackend(Backend):
         a = scene.actors
         self.ego = a.ego
         # Vehicles are rigid bodies; pedestrians and cyclists have none (see the module docstring: a light road
-        # user meeting a vehicle is the impact model's, :mod:`simready.sim.impact`).
+        # user meeting a vehicle is the impact model's, :mod:`simready.sim.behavior.impact`).
         self.physical = a.is_vehicle.copy()
         self.vehicles = [i for i in range(len(a)) if self.physical[i]]
         self.agent_idx = [i for i in self.vehicles if i != self.ego and not a.parked[i]]
@@ -679,7 +680,7 @@ class DynamicBackend(Backend):
     def _strike(self, state: SimState, contacts: set[tuple[int, int]], struck: tuple[impact.Struck, ...], pos: np.ndarray,
                 quat: np.ndarray, vel: np.ndarray, omega: np.ndarray,
                 yaw: np.ndarray) -> tuple[tuple[impact.Struck, ...], list[tuple[int, int]]]:
-        """Strike the road users newly touched by a vehicle (:mod:`simready.sim.impact`): each becomes a thrown body
+        """Strike the road users newly touched by a vehicle (:mod:`simready.sim.behavior.impact`): each becomes a thrown body
         (:meth:`_throw`); rows are written in place."""
         hit = impact.new_strikes(self.scene, frozenset(contacts), state.world.contacts, struck, state.bodies.present)
         if not hit:
@@ -693,7 +694,7 @@ class DynamicBackend(Backend):
     def _throw(self, user: int, vehicle: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray,
                yaw: np.ndarray) -> None:
         """Road user ``user`` struck by ``vehicle`` this tick: the vehicle's impulse, the road user out of its
-        footprint and a rigid body with the impact's twist (:func:`~simready.sim.impact.thrown_twist`)."""
+        footprint and a rigid body with the impact's twist (:func:`~simready.sim.behavior.impact.thrown_twist`)."""
         a = self.scene.actors
         m_v = self.chassis[vehicle].mass if self._dynamic(vehicle) else math.inf
         m_r = self._masses[user]
@@ -734,7 +735,7 @@ class DynamicBackend(Backend):
 
     def _create_thrown(self, i: int, bodies: Bodies) -> None:
         """Road user ``i``'s rigid body (its catalog collision pieces, mass, centre of mass and inertia), at the pose and
-        twist of ``bodies``, sliding with :data:`~simready.sim.impact.BODY_ROAD_FRICTION` on the road."""
+        twist of ``bodies``, sliding with :data:`~simready.sim.behavior.impact.BODY_ROAD_FRICTION` on the road."""
         w = self.world
         ch = self._road_user_chassis(i)
         asset = self.scene.actors.asset_ids[i]

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from simready.sim import constants as C
+from simready.sim.core import constants as C
 from simready.world.frames import quat_from_matrix
 
 S = C.DYNAMIC_SETTINGS

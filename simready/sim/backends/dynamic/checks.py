@@ -8,7 +8,7 @@
   energy passing to the ego) is physics, not a solver error. Static colliders
   excuse nothing (they supply no energy, so a gain against them is a solver
   pop); an ego spawned interpenetrating an agent is still caught by the
-  physics settle stage (:mod:`simready.sim.settle`), in which every other
+  physics settle stage (:mod:`simready.sim.ladder.settle`), in which every other
   vehicle is held immovable;
 * **explosion**: an angular rate above :data:`MAX_ANGULAR_RATE_RPS`.
 """
@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pybullet as p
 
-from simready.sim import constants as C
+from simready.sim.core import constants as C
 from simready.sim.backends.dynamic.pool import STATIC_GROUP
-from simready.sim.scene import Scene
-from simready.sim.state import SimState
+from simready.sim.core.scene import Scene
+from simready.sim.core.state import SimState
 
 #: Energy may grow by this much per tick without actuation before it counts as a gain (J, plus 0.5 %).
 ENERGY_SLACK_J = 50.0

@@ -16,7 +16,7 @@ that is not ground (kerbs, poles, buildings).
 
 A parked vehicle, once woken, is held by its parking brake: this model
 braking at μ·g. After any contact between actors the drivers involved brake
-to a standstill (:mod:`simready.sim.impact`); here that means an agent's
+to a standstill (:mod:`simready.sim.behavior.impact`); here that means an agent's
 drive model brakes along the body's own motion rather than steering back to
 its path.
 """
@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pybullet as p
 
-from simready.sim import constants as C
+from simready.sim.core import constants as C
 from simready.sim.backends.dynamic.chassis import Chassis
-from simready.sim.scene import Scene
-from simready.sim.state import Bodies, SimState
+from simready.sim.core.scene import Scene
+from simready.sim.core.state import Bodies, SimState
 
 if TYPE_CHECKING:
     from simready.sim.controllers.planner import Plan
@@ -83,7 +83,7 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
 
     The same operations in the same order on the same floats (so the same bits), with what every agent reads
     taken out of the tick's arrays once (``tolist`` of whole arrays) instead of row by row, the ground heights by
-    :meth:`~simready.sim.scene.GroundModel.at_point` (``at``'s cells in scalar arithmetic).
+    :meth:`~simready.sim.core.scene.GroundModel.at_point` (``at``'s cells in scalar arithmetic).
     """
     if not agents:
         return []

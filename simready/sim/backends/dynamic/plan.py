@@ -30,15 +30,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simready.errors import CatalogError
-from simready.sim import constants as C
+from simready.common.errors import CatalogError
+from simready.sim.core import constants as C
 from simready.sim.backends.dynamic.pieces import asset_pieces
-from simready.sim.scene import GROUND_CLASSES, Scene
+from simready.sim.core.scene import GROUND_CLASSES, Scene
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
 
-#: Top of the ground floor slab (m): the floor of the ground-height raster (:class:`~simready.sim.scene.GroundModel`).
+#: Top of the ground floor slab (m): the floor of the ground-height raster (:class:`~simready.sim.core.scene.GroundModel`).
 GROUND_FLOOR_Z = 0.0
 GROUND_SLAB_DEPTH_M = 1.0
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pybullet as p
 
 if TYPE_CHECKING:
-    from simready.sim.scene import Scene
+    from simready.sim.core.scene import Scene
 
 #: Collision groups (bits). A ``rayTest`` ray always carries group 1 and a body is hit only if its mask has
 #: that bit, so no body is in group 1 and the (non-ground) statics' mask has it: the tunnelling ray sees them
@@ -35,7 +35,7 @@ RAY_GROUP, EGO_GROUP, AGENT_GROUP, STATIC_GROUP, GROUND_GROUP, BODY_GROUP = 1, 2
 #: Each vehicle body's collision group and mask.
 EGO_FILTER = (EGO_GROUP, STATIC_GROUP | GROUND_GROUP | AGENT_GROUP | BODY_GROUP)
 AGENT_FILTER = (AGENT_GROUP, STATIC_GROUP | EGO_GROUP | AGENT_GROUP | BODY_GROUP)
-#: A struck pedestrian's or cyclist's body (:mod:`simready.sim.impact`): it meets everything, the ground included.
+#: A struck pedestrian's or cyclist's body (:mod:`simready.sim.behavior.impact`): it meets everything, the ground included.
 BODY_FILTER = (BODY_GROUP, STATIC_GROUP | GROUND_GROUP | EGO_GROUP | AGENT_GROUP | BODY_GROUP)
 #: The masks of the statics: the ground meets the ego and thrown bodies; the other statics every body and the ray.
 GROUND_MASK = EGO_GROUP | BODY_GROUP

@@ -5,7 +5,7 @@ pending interactions in id order and fires those whose trigger is due;
 it repeats the walk until nothing more fires, so an ``after(x, 0)`` fires
 in the same tick as x. Then it checks the ``until`` of every interaction
 that still holds its axis. Everything reads the same
-:class:`~simready.sim.sight.TickView`.
+:class:`~simready.sim.core.sight.TickView`.
 
 Semantics fixed here:
 
@@ -26,9 +26,9 @@ Semantics fixed here:
   speed and gap verbs start from the current speed and gap; a lateral verb
   (and the return after a release) from the current offset *and* offset
   rate, shedding the inherited rate at
-  :data:`~simready.sim.constants.LATERAL_TAKEOVER_ACCEL_MPS2`; a ``linear``
+  :data:`~simready.sim.core.constants.LATERAL_TAKEOVER_ACCEL_MPS2`; a ``linear``
   lateral shape has its corners rounded at
-  :data:`~simready.sim.constants.LATERAL_CORNER_ACCEL_MPS2`, so no lateral
+  :data:`~simready.sim.core.constants.LATERAL_CORNER_ACCEL_MPS2`, so no lateral
   verb steps the offset rate.
 * A lane change switches the actor's path to the target lane's chain at
   once and moves the lateral offset from the actor's offset on that lane
@@ -67,13 +67,13 @@ from simready.scenario.manifest import (
     VisibleCondition,
     WhenTrigger,
 )
-from simready.sim import constants as C
-from simready.sim import impact
-from simready.sim import geometry as geo
-from simready.sim.sight import TickView
-from simready.sim.profiles import Profile, duration_s, taking_over
-from simready.sim.scene import SIGNAL_CODES, Scene, at_tick, lane_window_contains
-from simready.sim.state import (
+from simready.sim.core import constants as C
+from simready.sim.behavior import impact
+from simready.sim.core import geometry as geo
+from simready.sim.core.sight import TickView
+from simready.sim.core.profiles import Profile, duration_s, taking_over
+from simready.sim.core.scene import SIGNAL_CODES, Scene, at_tick, lane_window_contains
+from simready.sim.core.state import (
     GapGoal,
     InteractionState,
     LateralGoal,
@@ -467,10 +467,10 @@ def _lateral_profile(ch: _Changes, i: int, shape: str, constraint: str, value: f
     Whatever held the lateral axis may still be moving the offset (a lane
     change mid-manoeuvre): restarting from rest would stop the sideways
     motion in one tick (tens of m/s² from positions). The inherited rate
-    coasts out at :data:`~simready.sim.constants.LATERAL_TAKEOVER_ACCEL_MPS2`
-    and the declared dynamics cover the rest (:func:`~simready.sim.profiles.taking_over`).
+    coasts out at :data:`~simready.sim.core.constants.LATERAL_TAKEOVER_ACCEL_MPS2`
+    and the declared dynamics cover the rest (:func:`~simready.sim.core.profiles.taking_over`).
     A ``linear`` shape's corners are rounded at
-    :data:`~simready.sim.constants.LATERAL_CORNER_ACCEL_MPS2` (its rate
+    :data:`~simready.sim.core.constants.LATERAL_CORNER_ACCEL_MPS2` (its rate
     would otherwise step at both ends: rate/dt in one tick).
     """
     return taking_over(shape, constraint, value, float(ch.d[i]), float(ch.d_rate[i]), d1_m, tick,
@@ -608,7 +608,7 @@ def _crashed(state: SimState, scene: Scene, inter: Interaction) -> bool:
 
 
 def take_post_crash(state: SimState, view: TickView, actors: list[int], events: list[Event]) -> SimState:
-    """After a collision the drivers of ``actors`` stop (:mod:`simready.sim.impact`): they take both driving axes.
+    """After a collision the drivers of ``actors`` stop (:mod:`simready.sim.behavior.impact`): they take both driving axes.
 
     Holders are preempted (event ``preemption``, by ``post-crash``); each
     actor newly given the stop gets a ``post_crash`` event.

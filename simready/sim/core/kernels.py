@@ -8,7 +8,7 @@ few hundred float operations; compiled, a call costs ~1–2 µs, most of it
 the dispatch.
 
 Bits: each kernel repeats the reference's IEEE operations in the same
-order (:func:`simready.sim.kinematics.path_bodies_np`,
+order (:func:`simready.sim.core.kinematics.path_bodies_np`,
 :func:`simready.sim.controllers.longitudinal.integrate`, and the vectorized
 forms kept as bit references in ``tests/test_sim_fastpath.py``), with
 ``fastmath`` off (no reassociation, no fused multiply-add) and numpy's
@@ -369,7 +369,7 @@ def project_near(cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.nd
                  rows: np.ndarray, xs: np.ndarray, ys: np.ndarray, hints: np.ndarray, window: int,
                  out_u: np.ndarray, out_d: np.ndarray) -> None:
     """``(u, d)`` of points ``(xs[n], ys[n])`` on the paths of actors ``rows[n]``, each searched near ``hints[n]``:
-    :meth:`simready.sim.paths.ReferencePath.project_near` for many bodies in one call, the same operations
+    :meth:`simready.sim.core.reference_paths.ReferencePath.project_near` for many bodies in one call, the same operations
     (its ``bisect_right`` over the path's arc lengths, its ``min``/``max`` clamps, strict ``<`` between candidates)."""
     for n in range(rows.shape[0]):
         r = rows[n]
@@ -428,7 +428,7 @@ def _maximum(x: float, y: float) -> float:
 def swept_pairs(p1: np.ndarray, v1: np.ndarray, yaw1: np.ndarray, hl1: np.ndarray, hw1: np.ndarray, p2: np.ndarray,
                 v2: np.ndarray, yaw2: np.ndarray, hl2: np.ndarray, hw2: np.ndarray, horizon_s: float,
                 ttc: np.ndarray, sep: np.ndarray) -> None:
-    """Swept time-to-collision (s) and separating-axis gap (m) of K rectangle pairs (see :mod:`simready.sim.geometry`).
+    """Swept time-to-collision (s) and separating-axis gap (m) of K rectangle pairs (see :mod:`simready.sim.core.geometry`).
 
     ``p*``, ``v*``: (K, 2) centres (m) and velocities (m/s); the rest (K,).
     Per pair and axis (the four edge normals) the operations of the

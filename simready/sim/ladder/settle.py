@@ -28,14 +28,14 @@ import numpy as np
 import pybullet as p
 
 from simready.catalog.catalog import Catalog, ensure_catalog
-from simready.errors import ManifestError
+from simready.common.errors import ManifestError
 from simready.scenario.ladder import PASS, Fail
 from simready.scenario.manifest import ScenarioManifest, parse_manifest
-from simready.sim import constants as C
+from simready.sim.core import constants as C
 from simready.sim.backends.dynamic.backend import DynamicBackend
 from simready.sim.engine import Engine, initial_state
 from simready.sim.run import run_simulation
-from simready.sim.scene import build_scene
+from simready.sim.core.scene import build_scene
 from simready.world.template import WorldTemplate
 
 SETTLE_S = 0.5

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simready import paths
-from simready.errors import SimreadyError
+from simready.common import paths
+from simready.common.errors import SimreadyError
 from simready.scenario.suite import Suite, SuiteError, check_intents, load_suite
 
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ the kerb height (0.15 m) within one tick at vz = 0, so positions and
 recorded velocities would disagree (SPEC §8). Instead a walker's height is
 a function of its arc length along the route: the raster sampled along the
 route's centreline (:func:`walk_profile`), every change of height spread
-over a smoothstep ramp :data:`~simready.sim.constants.PED_STEP_RAMP_M` long
+over a smoothstep ramp :data:`~simready.sim.core.constants.PED_STEP_RAMP_M` long
 centred on it, and vz = v·dz/du is that height's time derivative
-(:func:`simready.sim.kernels.walk_heights`). Away from a change z is the
+(:func:`simready.sim.core.kernels.walk_heights`). Away from a change z is the
 raster's height. Vehicles and cyclists keep the raster height and vz = 0.
 """
 
@@ -32,11 +32,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.sim import constants as C
-from simready.sim import kernels as K
-from simready.sim.paths import PathTable
-from simready.sim.scene import GROUND_RASTER_M, Scene
-from simready.sim.state import Bodies, frozen, ro
+from simready.sim.core import constants as C
+from simready.sim.core import kernels as K
+from simready.sim.core.reference_paths import PathTable
+from simready.sim.core.scene import GROUND_RASTER_M, Scene
+from simready.sim.core.state import Bodies, frozen, ro
 
 F = NDArray[np.float64]
 
@@ -50,7 +50,7 @@ def path_bodies(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc: F,
     """Bodies on their paths, their headings and body slip angles (all (N,) / (N, k)).
 
     The per-actor arithmetic runs in the compiled kernels of
-    :mod:`simready.sim.kernels` (the same IEEE operations, in the same order,
+    :mod:`simready.sim.core.kernels` (the same IEEE operations, in the same order,
     as the vectorized form :func:`path_bodies_np`, so the same bits); the two
     arctangents run as numpy calls on whole arrays. A non-finite input (a
     diverging rollout, which stops on this tick) takes the vectorized form.
@@ -116,8 +116,8 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     Absent actors (``prev.present`` False) stay where they were, at rest.
 
     Why fused: integration, placement, the absent actors and the contacts
-    are two compiled calls (:func:`simready.sim.kernels.advance_place`,
-    :func:`simready.sim.kernels.pack_step_walk`) around the two numpy
+    are two compiled calls (:func:`simready.sim.core.kernels.advance_place`,
+    :func:`simready.sim.core.kernels.pack_step_walk`) around the two numpy
     arctangents, instead of a dozen array operations a tick. The values are
     those of integrating, masking with ``np.where``, :func:`path_bodies` and
     :func:`footprint_contacts` (:func:`_step_reference`, which a non-finite
@@ -169,7 +169,7 @@ def _step_args(scene: Scene, table: PathTable) -> tuple[Any, ...]:
 
 
 def tilt_on_ground(scene: Scene, big: F, n: int, yaw: F, present: NDArray[np.bool_]) -> None:
-    """On a sloped ground (:attr:`~simready.sim.scene.GroundModel.sloped`), pitch and roll each vehicle with it.
+    """On a sloped ground (:attr:`~simready.sim.core.scene.GroundModel.sloped`), pitch and roll each vehicle with it.
 
     The ground heights ``h`` under the body's front and back (± its
     half-length along ``yaw``) and left and right (± its half-width) give
@@ -289,7 +289,7 @@ def path_bodies_np(scene: Scene, table: PathTable, u: F, d: F, d_rate: F, d_acc:
 
 
 class WalkProfile(NamedTuple):
-    """The ground heights along the walkers' routes, for :func:`simready.sim.kernels.walk_heights`.
+    """The ground heights along the walkers' routes, for :func:`simready.sim.core.kernels.walk_heights`.
 
     ``rows``: (W,) actor indices of the walkers; ``first``: (W + 1,) walker
     r's changes are ``first[r]:first[r + 1]`` of ``step_u`` (arc length of
@@ -304,7 +304,7 @@ class WalkProfile(NamedTuple):
     step_dh: F
 
 
-#: No walker meets a height change: the walk arrays :func:`simready.sim.kernels.pack_step_walk` then takes.
+#: No walker meets a height change: the walk arrays :func:`simready.sim.core.kernels.pack_step_walk` then takes.
 _NO_WALK = WalkProfile(np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
 
 #: Spacing of the raster samples along a walk route (m): a quarter raster cell, so every cell the centreline
@@ -349,7 +349,7 @@ def walk_profile(scene: Scene, table: PathTable) -> WalkProfile | None:
 
 
 def _walk_heights_py(walk: WalkProfile, u: F, v: F, pos: F, vel: F) -> None:
-    """The reference of :func:`simready.sim.kernels.walk_heights` in Python floats (every walker; the same operations)."""
+    """The reference of :func:`simready.sim.core.kernels.walk_heights` in Python floats (every walker; the same operations)."""
     inv = 1.0 / C.PED_STEP_RAMP_M
     first = walk.first.tolist()
     for r, i in enumerate(walk.rows.tolist()):
@@ -379,7 +379,7 @@ def footprint_contacts(scene: Scene, xy: F, yaw: F, present: NDArray[np.bool_]) 
     """Pairs (i < j) of present actors whose footprints overlap (``xy``: (N, ≥ 2) positions, m; ``yaw``: (N,), rad).
 
     Bounding circles filter the pairs; the few that survive get the
-    four-axis separating-axis test (:func:`simready.sim.kernels.contact_pairs`).
+    four-axis separating-axis test (:func:`simready.sim.core.kernels.contact_pairs`).
     """
     n = len(yaw)
     if n < 2:

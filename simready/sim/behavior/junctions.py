@@ -9,7 +9,7 @@ end) yields; otherwise neither does (signals separate them).
 A yielding vehicle (``rules.yield``) approaching a conflict point X on its
 path waits before X — a stationary obstacle at its *waiting point* — while a
 vehicle on the priority lane would arrive at X before the yielding one has
-cleared it plus :data:`~simready.sim.constants.JUNCTION_GAP_S`. The waiting
+cleared it plus :data:`~simready.sim.core.constants.JUNCTION_GAP_S`. The waiting
 point is the nearest front position before X (and at least
 :data:`STOP_BEFORE_M` before it) at which the vehicle's footprint, grown by
 :data:`WAIT_MARGIN_M`, lies outside the priority lane (its centreline
@@ -29,7 +29,7 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, Point
 
-from simready.sim import constants as C
+from simready.sim.core import constants as C
 from simready.world.frames import footprint_corners
 from simready.world.lanes import LaneGeometry
 
@@ -143,7 +143,7 @@ def waiting_point(graph, path, u_x: float, other: str, hl: float, hw: float, cho
     The largest front position ``u_f ≤ u_x − STOP_BEFORE_M`` (on a
     :data:`WAIT_STEP_M` grid) whose footprint — centred on the path at
     ``u_f − hl``, heading along the chord of length ``chord`` there, as
-    :mod:`simready.sim.kinematics` places it, half-sizes grown by
+    :mod:`simready.sim.core.kinematics` places it, half-sizes grown by
     :data:`WAIT_MARGIN_M` — does not touch the priority lane; ``u_x −
     STOP_BEFORE_M`` if no such position lies within :data:`WAIT_SEARCH_M`
     (lanes that run side by side up to a merge). Cached: a path is a pure

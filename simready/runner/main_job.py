@@ -17,7 +17,7 @@ import dagster as dg
 from dagster._core.events import RunFailureReason
 from dagster._core.storage.tags import RUN_FAILURE_REASON_TAG
 
-from simready import paths
+from simready.common import paths
 from simready.assets.inputs import observe_inputs
 from simready.assets.partitions import batch_partitions
 from simready.definitions import defs, world_templates
@@ -42,7 +42,7 @@ INTERRUPTED = RunFailureReason.UNEXPECTED_TERMINATION.value
 @dataclass
 class RunLog:
     quiet: bool
-    #: Tags on every run, e.g. its owner process (:func:`simready.status.owner_tags`).
+    #: Tags on every run, e.g. its owner process (:func:`simready.runner.status.owner_tags`).
     tags: dict[str, str] = field(default_factory=dict)
     ok: bool = True
     stage_s: dict[str, float] = field(default_factory=dict)

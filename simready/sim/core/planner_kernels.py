@@ -15,7 +15,7 @@ numpy's error model (division gives inf/NaN instead of raising).
 (:func:`_minimum`, :func:`_maximum`); elsewhere ``x if x < y else y``
 matches them because no NaN reaches it. numba's ``sin`` and ``cos`` return
 numpy's (and ``math``'s) bits here (tested). Constants of
-:mod:`simready.sim.constants` come in as arguments: a compiled constant
+:mod:`simready.sim.core.constants` come in as arguments: a compiled constant
 would outlive an edit of that module in the cache.
 
 The compiled code is cached beside this module (``cache=True``): the
@@ -38,7 +38,7 @@ HL, S0, TIME_GAP, ACCEL_MAX, IDM_ROOT2, DECEL_COMFORT, DECEL_MAX, PARKED, OBEYS 
 #: feed-forward (m/s²), commanded acceleration (m/s², NaN coast, inf none), gap-verb command (m/s², inf
 #: none), nearest stationary obstacle found outside the kernel (m, inf none).
 V_REF, A_FF, COMMANDED, GAP_CMD, FIXED_GAP = range(5)
-#: Signal codes (:data:`simready.sim.scene.SIGNAL_NAMES`) that stop, and amber.
+#: Signal codes (:data:`simready.sim.core.scene.SIGNAL_NAMES`) that stop, and amber.
 AMBER, RED, RED_AMBER = 1, 2, 3
 
 

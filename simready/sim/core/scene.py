@@ -4,7 +4,7 @@
 arrays the controllers read every tick — actor constants in sorted actor-id
 order, every actor's initial path and position on it, signal states per
 tick, static sight-line occluders, a ground-height raster — and raises one
-:class:`~simready.errors.ManifestError` (field path and reason) for any
+:class:`~simready.common.errors.ManifestError` (field path and reason) for any
 input the engine cannot honour: an unknown lane, walkable node, asset or
 conflict point, a route whose lanes do not follow each other, a verb a
 parked actor cannot perform, or a trigger condition that can never be
@@ -29,8 +29,8 @@ from numpy.typing import NDArray
 from shapely.geometry import LineString, Point
 from shapely.ops import unary_union
 
-from simready.errors import ManifestError
-from simready.hashing import content_hash
+from simready.common.errors import ManifestError
+from simready.common.hashing import content_hash
 from simready.scenario.manifest import (
     ArrivalTrigger,
     AtTrigger,
@@ -44,8 +44,8 @@ from simready.scenario.manifest import (
     condition_leaves,
     manifest_hash,
 )
-from simready.sim import constants as C
-from simready.sim.paths import PathKey, ReferencePath, fixed_path, lane_path, split_walk_key, walk_path
+from simready.sim.core import constants as C
+from simready.sim.core.reference_paths import PathKey, ReferencePath, fixed_path, lane_path, split_walk_key, walk_path
 from simready.world.routing import route_issue
 from simready.world.template import WorldTemplate, template_hash
 
@@ -77,7 +77,7 @@ class ActorTable:
     ``hl``/``hw``/``h``: half-length, half-width, height (m) from the
     manifest dims. ``lane_bound``: follows a lane chain (vehicles and
     cyclists that are not parked). Limits come from
-    :data:`~simready.sim.constants.CLASS_LIMITS` with the actor's aggression
+    :data:`~simready.sim.core.constants.CLASS_LIMITS` with the actor's aggression
     applied; ``decel_max`` is further capped by μ·g at run time.
     """
 
@@ -106,7 +106,7 @@ class ActorTable:
     reaction_delay: F
     stop_tendency: F
     #: Background traffic (SPEC §20, tag ``background``): besides its lane chain, it also follows a vehicle that
-    #: has just turned off onto a lane diverging from its own (:data:`~simready.sim.sight.DIVERGE_WINDOW_M`).
+    #: has just turned off onto a lane diverging from its own (:data:`~simready.sim.core.sight.DIVERGE_WINDOW_M`).
     background: B = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     @cached_property
@@ -170,7 +170,7 @@ class GroundModel:
     y0: float
     heights: F
     #: Whether any ground tile is tilted (a street laid on a map's heights): vehicles then pitch and roll with the
-    #: ground (:func:`simready.sim.kinematics.tilt_on_ground`); a level world's bodies stay exactly as before.
+    #: ground (:func:`simready.sim.core.kinematics.tilt_on_ground`); a level world's bodies stay exactly as before.
     sloped: bool = False
 
     @cached_property

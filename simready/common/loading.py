@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64

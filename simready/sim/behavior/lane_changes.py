@@ -13,8 +13,8 @@ clamped to the actor's limits), c the vehicle, n the new follower on the
 target lane and o the old follower on its own lane, it changes when
 
 * safety: ``ã_n ≥ −SAFE_DECEL_MPS2`` and the target lane is free alongside
-  (the lane-change verb's gap window: :data:`~simready.sim.constants.LANE_CHANGE_GAP_REAR_M`
-  behind, :data:`~simready.sim.constants.LANE_CHANGE_GAP_FRONT_M` ahead);
+  (the lane-change verb's gap window: :data:`~simready.sim.core.constants.LANE_CHANGE_GAP_REAR_M`
+  behind, :data:`~simready.sim.core.constants.LANE_CHANGE_GAP_FRONT_M` ahead);
 * incentive: ``ã_c − a_c + POLITENESS·((ã_n − a_n) + (ã_o − a_o)) > THRESHOLD_MPS2``.
 
 The change itself is the lane-change verb's: the path switches to the target
@@ -36,14 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simready.sim import constants as C
-from simready.sim.sight import TickView
-from simready.sim.profiles import taking_over
-from simready.sim.state import LateralGoal, PathCoords, SimState, frozen, with_changes
+from simready.sim.core import constants as C
+from simready.sim.core.sight import TickView
+from simready.sim.core.profiles import taking_over
+from simready.sim.core.state import LateralGoal, PathCoords, SimState, frozen, with_changes
 from simready.world.lane_graph import lane_network
 
 if TYPE_CHECKING:
-    from simready.sim.scene import ActorScalars
+    from simready.sim.core.scene import ActorScalars
 
 #: How often a background vehicle considers a lane change (s).
 DECISION_PERIOD_S = 0.5
@@ -106,7 +106,7 @@ def lane_changes(view: TickView, refs_v: Any, stops: Any = None) -> tuple[SimSta
     ``refs_v``: each actor's speed reference (m/s) this tick (its cruise speed unless a goal sets another);
     ``stops``: the tick's :class:`~simready.sim.controllers.planner.RouteTable` (parked vehicles in each path).
     """
-    from simready.sim.interactions import event
+    from simready.sim.behavior.interactions import event
 
     state = view.state
     candidates = wants_to_change(view)

@@ -1,7 +1,7 @@
 """Versioned constants of the simulation engine (SPEC §8): every number that shapes a rollout.
 
 Everything here is part of the provenance hashed into a trace header
-(:func:`simready.sim.scene.config_hash`): changing a limit, a gain or a
+(:func:`simready.sim.core.scene.config_hash`): changing a limit, a gain or a
 controller version changes every trace's ``config_hash``, so Dagster sees
 the trajectories as stale.
 
@@ -37,7 +37,7 @@ CONTROLLER_VERSIONS = MappingProxyType(
         # verbs-2: a lateral verb takes over the offset's current rate instead of restarting from rest.
         # verbs-3: a linear lateral shape rounds its corners (LATERAL_CORNER_ACCEL_MPS2) instead of stepping its rate.
         "interactions": "verbs-3",
-        # Where a yielding vehicle waits at a junction conflict (simready.sim.junctions.waiting_point).
+        # Where a yielding vehicle waits at a junction conflict (simready.sim.behavior.junctions.waiting_point).
         "junction_wait": "footprint-outside-lane-1",
     }
 )
@@ -104,7 +104,7 @@ KERB_LOOKAHEAD_M = 2.0
 #: A vehicle reaching the crossing within this many seconds is a hazard (s).
 PED_GAP_ACCEPT_S = 4.0
 #: A pedestrian walking over a change of ground height (a kerb) moves its height along a smoothstep
-#: ramp this long on its walk route, centred on the change, with vz = v·dz/du (m; simready.sim.kinematics).
+#: ramp this long on its walk route, centred on the change, with vz = v·dz/du (m; simready.sim.core.kinematics).
 #: Twice the stopping gap before the kerb (0.2 m), so a pedestrian waiting there still stands on the kerb.
 PED_STEP_RAMP_M = 0.4
 #: A pedestrian waiting at the kerb resumes after the hazard has gone for its reaction delay.
@@ -120,10 +120,10 @@ LANE_CHANGE_GAP_FRONT_M = 4.0
 #: After a lane_offset is released the offset returns to 0 at this lateral rate (m/s).
 LATERAL_RETURN_RATE_MPS = 0.5
 #: A lateral transition that takes over a moving offset (a lane_offset fired mid lane change) sheds the
-#: inherited offset rate with at most this lateral acceleration (m/s², see simready.sim.profiles.carry_s).
+#: inherited offset rate with at most this lateral acceleration (m/s², see simready.sim.core.profiles.carry_s).
 LATERAL_TAKEOVER_ACCEL_MPS2 = 2.0
 #: A ``linear`` lateral transition (lane change, lane offset, the return after a release) rounds its two corners
-#: with parabolic blends at this lateral acceleration (m/s², see simready.sim.profiles.corner_blend); with the
+#: with parabolic blends at this lateral acceleration (m/s², see simready.sim.core.profiles.corner_blend); with the
 #: take-over's shedding the offset's acceleration stays within 4 m/s² unless a declared duration is too short.
 LATERAL_CORNER_ACCEL_MPS2 = 2.0
 

@@ -10,7 +10,7 @@ so samples without background pedestrians are unchanged):
   off only while that signal is green until it can have crossed (the time
   below); elsewhere, at a crossing whose roadway lanes a signal controls (a lane
   of the crossing with a stop line, the map's own or carried across, see
-  :class:`simready.sim.scene.SignalTable`) it steps off only on its phase:
+  :class:`simready.sim.core.scene.SignalTable`) it steps off only on its phase:
   every such signal red from now until it can have crossed (its remaining
   walk to the far kerb at its cruise speed, plus its reaction delay, plus
   :data:`PHASE_MARGIN_S`) — the signal programs are known ahead, as a
@@ -19,7 +19,7 @@ so samples without background pedestrians are unchanged):
   own path, within the accepted gap: the time the pedestrian needs to cross
   plus :data:`GAP_MARGIN_S` (:func:`gap_hazard`; one due at a red light before
   the crossing that it can still stop at comfortably does not count). It decides within
-  :data:`~simready.sim.constants.KERB_LOOKAHEAD_M` plus its stopping distance
+  :data:`~simready.sim.core.constants.KERB_LOOKAHEAD_M` plus its stopping distance
   of the kerb, stops at once (the decision is made before the kerb, so no
   reaction delay), and resumes its reaction delay after the way is clear;
   once it is within its stopping distance of the kerb on a clear way it goes
@@ -48,9 +48,9 @@ import numpy as np
 from numpy.typing import NDArray
 from shapely.geometry import LineString, Point
 
-from simready.sim import constants as C
-from simready.sim.scene import SIGNAL_CODES, Scene
-from simready.sim.state import PedMemory, with_changes
+from simready.sim.core import constants as C
+from simready.sim.core.scene import SIGNAL_CODES, Scene
+from simready.sim.core.state import PedMemory, with_changes
 
 F = NDArray[np.float64]
 
@@ -138,7 +138,7 @@ def gap_hazard(view, i: int, cross: Crossing, horizon_s: float) -> bool:  # type
     """A moving lane-bound actor (vehicle or cyclist) that pedestrian ``i`` can see reaches its crossing within
     ``horizon_s`` at its speed along its own path, or one (seen or not) is on it.
 
-    Seeing is :meth:`simready.sim.sight.TickView.visible` (buildings, vehicles and the manifest's occluders block
+    Seeing is :meth:`simready.sim.core.sight.TickView.visible` (buildings, vehicles and the manifest's occluders block
     the sight line) within :data:`SIGHT_M`: a vehicle hidden behind a parked van or a queue does not count until
     it shows (it then stops the pedestrian at the kerb if it has not committed; vehicles stop for pedestrians in
     their corridor).
@@ -213,7 +213,7 @@ _PED_STATES: dict[int, tuple[Scene, NDArray[np.int8]]] = {}
 
 
 def pedestrian_states(scene: Scene) -> NDArray[np.int8]:
-    """(ticks + 1, P) the template's pedestrian signals' states (:data:`~simready.sim.scene.SIGNAL_CODES`) per tick,
+    """(ticks + 1, P) the template's pedestrian signals' states (:data:`~simready.sim.core.scene.SIGNAL_CODES`) per tick,
     on the signal table's clock; built once per scene."""
     hit = _PED_STATES.get(id(scene))
     if hit is None or hit[0] is not scene:

@@ -45,7 +45,7 @@ Two documented models, shared by both backends:
     came to rest for the rest of the clip.
 
   A struck road user is recorded in
-  :attr:`~simready.sim.state.ControlState.struck` as
+  :attr:`~simready.sim.core.state.ControlState.struck` as
   ``(actor, carrier, x, y, z, yaw)``: in kinematic-v1 the carrier's index
   (−1 once at rest) and the pose in the carrier's body frame (m, rad); in
   dynamic-v1 the striking vehicle's index while the body moves (−1 once
@@ -62,11 +62,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simready.sim import constants as C
-from simready.sim.state import GapGoal, LateralGoal, SpeedGoal
+from simready.sim.core import constants as C
+from simready.sim.core.state import GapGoal, LateralGoal, SpeedGoal
 
 if TYPE_CHECKING:
-    from simready.sim.scene import Scene
+    from simready.sim.core.scene import Scene
 
 #: Owner of the post-crash longitudinal goal.
 POST_CRASH = "post-crash"

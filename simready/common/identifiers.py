@@ -21,7 +21,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, StringConstraints, WithJsonSchema
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 
 MAX_IDENTIFIER_CHARS = 128
 IDENTIFIER_PATTERN = rf"[A-Za-z0-9][A-Za-z0-9_.\-]{{0,{MAX_IDENTIFIER_CHARS - 1}}}"

@@ -23,13 +23,13 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.sim import kernels
+from simready.sim.core import kernels
 from simready.world.lanes import LaneGraph
 from simready.world.polyline import Polyline
 
 F = NDArray[np.float64]
 #: A path's identity, a tagged tuple: ``("lanes", lane ids...)``, ``("walk", x0, y0, via x, y..., node ids...)``
-#: or ``("fixed", x, y, yaw)`` (:meth:`simready.sim.scene.Scene.path` builds a path from it).
+#: or ``("fixed", x, y, yaw)`` (:meth:`simready.sim.core.scene.Scene.path` builds a path from it).
 PathKey = tuple[Any, ...]
 #: Route continuation beyond the declared lanes stops after this length (m).
 MAX_CONTINUATION_M = 2000.0
@@ -292,7 +292,7 @@ _HEADINGS: dict[tuple[PathKey, float, bytes], F] = {}
 
 
 def chord_headings(path: ReferencePath, chord_m: float) -> F:
-    """Unwrapped heading (rad) at every vertex of the chord from ``u − L/2`` to ``u + L/2`` (see :mod:`simready.sim.kinematics`).
+    """Unwrapped heading (rad) at every vertex of the chord from ``u − L/2`` to ``u + L/2`` (see :mod:`simready.sim.core.kinematics`).
 
     Cached by (path key, chord, a digest of its points): two maps may name different lanes alike (every imported
     map has a ``road1_sec0_lane1``), so the key alone does not fix the path.
@@ -403,7 +403,7 @@ class PathTable:
 
     @cached_property
     def kernel_arrays(self) -> tuple[F, NDArray[np.int64], NDArray[np.int64], F, F, F, F]:
-        """``(cum, base, last segment, pts, dirs, psi, dpsi)`` as C-contiguous arrays, for :mod:`simready.sim.kernels`."""
+        """``(cum, base, last segment, pts, dirs, psi, dpsi)`` as C-contiguous arrays, for :mod:`simready.sim.core.kernels`."""
         c = np.ascontiguousarray
         return (c(self.cum), c(self.base), c(self.nseg - 1), c(self.pts), c(self.dirs), c(self.psi), c(self.dpsi))
 

@@ -33,7 +33,7 @@ from dagster._core.events import DagsterEventType
 from dagster._core.storage.tags import PARTITION_NAME_TAG
 from dagster._utils.caching_instance_queryer import CachingInstanceQueryer
 
-from simready.atomic import pid_alive
+from simready.common.atomic import pid_alive
 
 #: The run tag naming the process that executes a run in-process: ``<host>:<pid>``.
 OWNER_TAG = "simready/owner"

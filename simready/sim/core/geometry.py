@@ -16,7 +16,7 @@ Swept overlap at constant velocities (orientations held): on each axis the
 offset is linear in time, ``c(τ) = c0 + ċ·τ``, so the overlap times form an
 interval per axis; their intersection with [0, horizon] starts at the
 time-to-collision. Both run per pair in a compiled kernel
-(:func:`simready.sim.kernels.swept_pairs`; the metrics evaluate every pair
+(:func:`simready.sim.core.kernels.swept_pairs`; the metrics evaluate every pair
 of every recorded tick).
 """
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.sim import kernels
+from simready.sim.core import kernels
 from simready.world.frames import footprint_corners
 
 F = NDArray[np.float64]
@@ -49,7 +49,7 @@ def ttc_and_separation(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2
 
 def _swept(p1: F, v1: F, yaw1: F, hl1: F, hw1: F, p2: F, v2: F, yaw2: F, hl2: F, hw2: F, horizon_s: float,
            want_sep: bool) -> tuple[F, F | None]:
-    """Broadcast the pairs and run the compiled test (:func:`simready.sim.kernels.swept_pairs`) over them."""
+    """Broadcast the pairs and run the compiled test (:func:`simready.sim.core.kernels.swept_pairs`) over them."""
     vectors = [np.asarray(x, dtype=np.float64) for x in (p1, v1, p2, v2)]
     scalars = [np.asarray(x, dtype=np.float64) for x in (yaw1, hl1, hw1, yaw2, hl2, hw2)]
     shape = np.broadcast_shapes(*(x.shape for x in scalars), *(x.shape[:-1] for x in vectors))

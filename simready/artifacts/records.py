@@ -1,10 +1,10 @@
 """Typed records of the JSON files the stages write: one pydantic model per file (SPEC §9–§12).
 
 Writers build a record and write :meth:`Record.dump` with
-:func:`simready.atomic.write_json_atomic` (indent 2, keys sorted); line files
+:func:`simready.common.atomic.write_json_atomic` (indent 2, keys sorted); line files
 (``observed-frames.jsonl``) write :meth:`Record.line`. Readers get
 ``Model.read(path)`` and read only the fields defined here. Where each file
-lies: :mod:`simready.layout`.
+lies: :mod:`simready.artifacts.layout`.
 
 Why the bytes do not change with the records: ``dump`` keeps exactly the keys
 that were set — a writer sets every field it writes, and a record read from a

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.path import Path as MplPath
 
-from simready.errors import ManifestError
+from simready.common.errors import ManifestError
 from simready.scenario.ladder import PASS, Fail, Proposal, Verdict
 from simready.scenario.manifest import ScenarioManifest, parse_manifest
 from simready.scenario.traffic import BACKGROUND_TAG

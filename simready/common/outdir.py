@@ -4,12 +4,12 @@ The rule, checked before any work and held until the result is in place:
 
 * an existing non-empty folder, a file where a folder is wanted, a folder where
   a file is wanted, any existing file, and a symbolic link are refused with a
-  one-line :class:`~simready.errors.OutputExistsError`;
+  one-line :class:`~simready.common.errors.OutputExistsError`;
 * an exclusive ``flock`` on ``.<name>.lock`` beside the destination is held
   while the command works, so a second command into the same destination
   fails at once with a one-line reason instead of mixing its files in;
 * the result is built in a temporary sibling
-  (:func:`~simready.atomic.temp_sibling`, owned by this process) and published
+  (:func:`~simready.common.atomic.temp_sibling`, owned by this process) and published
   by one rename (a folder) or one hard link (a file), neither of which
   replaces anything that appeared meanwhile;
 * nothing the command did not create is deleted: on failure only the
@@ -29,8 +29,8 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from simready.atomic import owned_temp
-from simready.errors import OutputExistsError
+from simready.common.atomic import owned_temp
+from simready.common.errors import OutputExistsError
 
 
 def check_folder(out: str | Path) -> Path:

@@ -1,6 +1,6 @@
 """What actors and triggers can observe of one tick's state: lane positions, gaps, sight lines, TTC.
 
-:class:`TickView` is built from a :class:`~simready.sim.state.SimState` at
+:class:`TickView` is built from a :class:`~simready.sim.core.state.SimState` at
 the start of each tick's plan phase and caches derived quantities, so the
 triggers and every controller read one consistent snapshot — no actor reads
 a neighbour that has already stepped (SPEC §7 plan-then-apply). It is
@@ -8,7 +8,7 @@ scratch, never part of the state.
 
 Sight lines (the ``visible`` condition, the ego noticing a pedestrian, a
 pedestrian noticing a vehicle) run in the ground plane from the observer's
-eye — :data:`~simready.sim.constants.EYE_FORWARD_FRACTION` of its half
+eye — :data:`~simready.sim.core.constants.EYE_FORWARD_FRACTION` of its half
 length ahead of its centre — to three points on the target's long axis
 (centre, ±0.8 half-lengths). The target is visible when any of the three
 lines crosses no occluder edge: template buildings, the manifest's box
@@ -26,12 +26,12 @@ from typing import Any, Generic, TypeVar, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.sim import constants as C
-from simready.sim import geometry as geo
-from simready.sim import planner_kernels
-from simready.sim.paths import PathTable
-from simready.sim.scene import Scene
-from simready.sim.state import SimState
+from simready.sim.core import constants as C
+from simready.sim.core import geometry as geo
+from simready.sim.core import planner_kernels
+from simready.sim.core.reference_paths import PathTable
+from simready.sim.core.scene import Scene
+from simready.sim.core.state import SimState
 
 F = NDArray[np.float64]
 _T = TypeVar("_T")

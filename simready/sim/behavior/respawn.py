@@ -25,7 +25,7 @@ route drawn from the ``traffic`` stream and written in the manifest). Every
    are absent again (left the map or the range at an earlier decision;
    reserves that never spawned are not among them) in id order (reason
    ``recycled``). The k-th recycled spawn of the rollout (k from
-   :attr:`simready.sim.state.WorldState.recycled`) takes the entry of
+   :attr:`simready.sim.core.state.WorldState.recycled`) takes the entry of
    reserve k mod (number of reserves) in id order, or of the next one in
    that cycle whose entry is clear: its tick-0 pose and path (route), the
    vehicle keeping its own asset, IDM parameters and cruise speed, its
@@ -41,7 +41,7 @@ route drawn from the ``traffic`` stream and written in the manifest). Every
 
 Nothing is drawn while rolling out: every decision is a function of the
 state, and the set of reserves spawned at least once is part of it
-(:attr:`simready.sim.state.WorldState.spawned`; with the presence flags it
+(:attr:`simready.sim.core.state.WorldState.spawned`; with the presence flags it
 tells which are recyclable), so a checkpoint holds all the respawn needs
 (restore ≡ continue) and matched branches share every background vehicle
 until the action.
@@ -57,10 +57,10 @@ from typing import Any
 import numpy as np
 
 from simready.scenario.traffic_spec import DESPAWN_RANGE_KEY, RECYCLE_KEY
-from simready.sim import constants as C
-from simready.sim import interactions
-from simready.sim.scene import Scene
-from simready.sim.state import SimState, frozen, with_changes
+from simready.sim.core import constants as C
+from simready.sim.behavior import interactions
+from simready.sim.core.scene import Scene
+from simready.sim.core.state import SimState, frozen, with_changes
 
 #: Seconds between two respawn decisions (the lane-change cadence).
 RESPAWN_PERIOD_S = 0.5

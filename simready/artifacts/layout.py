@@ -46,8 +46,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from simready.errors import SimreadyError
-from simready.identifiers import check_identifier, confine
+from simready.common.errors import SimreadyError
+from simready.common.identifiers import check_identifier, confine
 
 def _part(name: str, what: str) -> str:
     """A name that becomes one path component here; refused (one line) unless it is an identifier."""

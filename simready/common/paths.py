@@ -10,9 +10,9 @@ import errno
 import os
 from pathlib import Path
 
-from simready.errors import SimreadyError
+from simready.common.errors import SimreadyError
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(os.environ.get("SIMREADY_DATA", PROJECT_ROOT / "data"))
 TEMPLATES_DIR = DATA_DIR / "templates"
 CATALOG_DIR = DATA_DIR / "catalog"

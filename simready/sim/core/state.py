@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.sim.profiles import Profile
+from simready.sim.core.profiles import Profile
 
 if TYPE_CHECKING:
-    from simready.sim.paths import PathKey
+    from simready.sim.core.reference_paths import PathKey
 
 F = NDArray[np.float64]
 _T = TypeVar("_T")
@@ -105,7 +105,7 @@ class PathCoords:
     """Each actor's place on its reference path (what controllers and lane metrics use).
 
     Attributes:
-        path_keys: the path each actor follows (see :class:`simready.sim.paths.ReferencePath`).
+        path_keys: the path each actor follows (see :class:`simready.sim.core.reference_paths.ReferencePath`).
         u: (N,) arc length along the path, m. For the dynamic ego it is the
             projection of the body onto the path, never integrated separately.
         d: (N,) lateral offset, m, + left of travel.
@@ -131,7 +131,7 @@ class SpeedGoal:
     ``kind``: ``profile`` (track ``profile``), ``match`` (``profile`` blends
     from the speed at firing to actor ``target``'s speed), ``brake`` (a
     branch's commanded deceleration), ``stop`` (post-crash full braking to a
-    standstill, :mod:`simready.sim.impact`), ``coast`` (no throttle, no brake),
+    standstill, :mod:`simready.sim.behavior.impact`), ``coast`` (no throttle, no brake),
     ``maintain`` (hold ``profile.q1``). For ``match`` the profile is a
     blending weight from 0 to 1 and ``v0`` the speed at firing. ``owner``:
     the interaction (or ``branch:<action>``) that set it.
@@ -198,13 +198,13 @@ class ControlState:
     steering angle (dynamic backend). ``standstill``: ticks each actor has
     been at rest. ``peds``: pedestrian memories (None for others).
     ``leaders`` / ``percepts``: what the last perception update (every
-    :data:`~simready.sim.constants.PERCEPTION_PERIOD_S`) found — each actor's
+    :data:`~simready.sim.core.constants.PERCEPTION_PERIOD_S`) found — each actor's
     leader on its lane chain (−1: none) and the (vehicle, pedestrian) pairs
     where a vehicle sees a pedestrian in or entering its corridor, and the
     yielding vehicles' junction waiting points ``(actor, u)``; gaps to them
     are recomputed every tick. ``struck``: pedestrians and cyclists a vehicle
     struck, ``(actor, carrier or −1, x, y, z, yaw)`` with the pose in the
-    carrier's body frame (m, rad), sorted (:mod:`simready.sim.impact`).
+    carrier's body frame (m, rad), sorted (:mod:`simready.sim.behavior.impact`).
     """
 
     longitudinal: tuple[SpeedGoal | GapGoal | None, ...]
@@ -245,7 +245,7 @@ class WorldState:
     collider) touching after the last step. ``woken``: parked vehicles that
     have become dynamic bodies (dynamic-v1, once something came near).
     ``spawned``: background reserves the simulator has spawned to keep the
-    density (:mod:`simready.sim.respawn`); ``recycled``: how many background
+    density (:mod:`simready.sim.behavior.respawn`); ``recycled``: how many background
     vehicles it has re-entered since the reserves ran out (the next one takes
     the entry of the reserve after this count, cyclically).
     """
