@@ -5,9 +5,10 @@ runs, materializations and check results appear in ``make ui`` afterwards.
 Many samples share one run: one run per (template, batch) partition, never
 one per sample.
 
-A CLI entry point that drives Dagster, so it imports it — with ``status.py``
-the only module besides ``definitions.py``, ``assets/``, ``checks/`` and
-``resources/`` that does; it decides nothing about the data.
+A CLI entry point that drives Dagster, so it imports it — with
+:mod:`simready.runner.status` the only module besides ``definitions.py``,
+``assets/``, ``checks/`` and ``resources/`` that does; it decides nothing
+about the data.
 """
 
 import time

@@ -14,9 +14,9 @@ STARTING, STARTED or CANCELING whose owner on this host is gone was
 interrupted.
 
 A CLI entry point that reads Dagster's instance and asset graph, so it
-imports Dagster (its internal stale-status API too) — with ``main_job.py`` the
-only module besides ``definitions.py``, ``assets/``, ``checks/`` and
-``resources/`` that does.
+imports Dagster (its internal stale-status API too) — with
+:mod:`simready.runner.main_job` the only module besides ``definitions.py``,
+``assets/``, ``checks/`` and ``resources/`` that does.
 """
 
 import datetime as _dt

@@ -7,11 +7,25 @@ Public API (imported lazily so ``simready --help`` stays fast)::
     read_trace(path) -> Trace;  write_trace(trace, path) -> Path
     run_branches(manifest, template, *, at_s=None, actions=("brake", "coast"), ...) -> BranchSet
 
-Modules, in the order data flows: :mod:`.scene` (validate and compile) →
-:mod:`.state` (the world state) → :mod:`.interactions` (triggers, verbs) →
-:mod:`.controllers` (plan) → :mod:`.backend` / :mod:`.backends` (apply) →
-:mod:`.engine` (the loop) → :mod:`.trace`, :mod:`.metrics`,
-:mod:`.evaluate` → :mod:`.checkpoint`, :mod:`.branch` → :mod:`.settle`.
+Rooms, from the entry points down (each imports only the rooms below it; import-linter's ``sim`` contract):
+
+* entry points: :mod:`.cli` (``simready sim``), :mod:`.batch` (the stage over one sample folder:
+  trace, checkpoint, branches), :mod:`.branch` (matched branches from a checkpoint), :mod:`.run`
+  (``run_simulation``: manifest + template → trace); :mod:`.ladder` holds the scenario ladder's stages
+  that roll a sample out (settle, background traffic);
+* :mod:`.engine`, the loop: triggers → plan → backend step → bookkeeping, one tick at a time;
+* :mod:`.backends` (kinematic-v1, dynamic-v1 on PyBullet) behind the one interface in :mod:`.backend`;
+  :mod:`.evaluation` (metrics, verdict, rollout plot) and :mod:`.storage` (trace and checkpoint files);
+* :mod:`.controllers`: each actor's plan and actuation;
+* :mod:`.behavior`: what actors do beyond tracking their paths — the scenario's interactions (triggers,
+  verbs), right of way at junctions, background pedestrians and lane changes, respawn, crash consequences;
+* :mod:`.core`: the world a rollout steps — constants, the compiled scene, reference paths, the state,
+  kinematics, geometry, sight (what actors and triggers observe) and the compiled kernels.
+
+Why these rooms: the entry points, the loop and the backend interface are what a reader looks for first, so
+they stay at the top; the rest is grouped by what it is about. The engine is not part of ``core``: it drives
+the backends and controllers, which build on ``core``, so ``core`` would import upward. ``core`` imports
+nothing else of the stage, so the world model reads (and tests) on its own.
 """
 
 from __future__ import annotations
