@@ -36,7 +36,7 @@ import numpy as np
 
 from simready.scenario.streams import StreamSet
 from simready.sim import constants as C
-from simready.sim import interactions, kernels
+from simready.sim import interactions, kernels, walkers
 from simready.sim.backend import Backend
 from simready.sim.backends import make_backend
 from simready.sim.storage.checkpoint import Checkpoint, capture, check_identity
@@ -277,6 +277,8 @@ class Engine:
         self._cruise = scene.actors.cruise.tolist()
         #: Background reserves spawned at the map's entries to keep the density (:mod:`simready.sim.respawn`).
         self._respawn = Respawner(scene, start=lambda: initial_state(scene))
+        #: Background pedestrians turn onto new routes at their route's end (:class:`simready.sim.walkers.Turner`).
+        self._turner = walkers.Turner(scene)
         self._route: RouteTable | None = None
         self._leaving: dict[int, tuple[PathTable, list[tuple[int, float, float]]]] = {}
         start = self.backend.start(self.state)
@@ -323,6 +325,13 @@ class Engine:
                 s = s2
                 self.state = s
                 route = self.route  # a recycled vehicle re-enters on another path
+                view = TickView(scene, s, route.paths)
+        if len(self._turner.rows):
+            s2 = self._turner.step(scene, s, route.paths.paths)
+            if s2 is not s:
+                s = s2
+                self.state = s
+                route = self.route
                 view = TickView(scene, s, route.paths)
         if self._background and s.tick % self._change_every == 0:
             s2, changed = lane_changes(view, self._cruise, route)
