@@ -45,8 +45,9 @@ route drawn from the ``traffic`` stream and written in the manifest). Every
    same counter k: the entries of the reserves whose lane is a kerbside lane
    (:func:`simready.scenario.traffic_walkers.kerbside_lanes_of`), in id order,
    at the cyclist's own kerb offset there (:data:`CYCLIST_KERB_GAP_M` from the
-   lane's right edge, a bike lane's centre), or, when no reserve enters at a
-   kerbside lane, the cyclists' own tick-0 places; each keeps its id, asset,
+   lane's right edge), or, when no reserve enters at a kerbside lane, the
+   kerb cyclists' tick-0 places; a cyclist that started in a bike lane
+   re-enters at the bike-lane cyclists' tick-0 places; each keeps its id, asset,
    IDM parameters and cruise speed. A cyclist is replaced by a cyclist only, a
    vehicle by a vehicle only. Pedestrians never leave (they turn at their
    route's end: :class:`simready.sim.walkers.Turner`).
@@ -100,20 +101,23 @@ class Respawner:
         self.target = sum(1 for i in bg if a.kinds[i] == "vehicle" and by_id[a.ids[i]].present_at_start)
         self.cyclists = np.array([i for i in bg if a.kinds[i] == "cyclist"], dtype=np.int64)
         self.target_cyclists = sum(1 for i in self.cyclists.tolist() if by_id[a.ids[i]].present_at_start)
-        # Where a cyclist re-enters: the reserve entries on a kerbside lane (at its kerb offset there), in id order;
-        # with none, the cyclists' own tick-0 places.
+        # Where a cyclist re-enters (per cyclist, in order): one that started at the kerb of a driving lane, the reserve
+        # entries on a kerbside lane (at its kerb offset there), in id order, or, with none, the tick-0 places of
+        # such cyclists; one that started in a bike lane, the tick-0 places of the bike-lane cyclists.
+        graph = lane_network(scene.template).graph
         kerbside = set(kerbside_lanes_of(scene.template)) if len(self.cyclists) else set()
-        self.bike_entries: list[tuple[int, str | None]] = []
-        for i in self.reserves:
+        lane_of: dict[int, str | None] = {}
+        for i in self.cyclists.tolist() + self.reserves:
             ref = by_id[a.ids[i]].initial.lane_ref
-            if ref is not None and ref.lane in kerbside:
-                self.bike_entries.append((i, ref.lane))
-        if not self.bike_entries:
-            self.bike_entries = [(i, None) for i in self.cyclists.tolist()]
-        self._lane_width = {lane: float(lane_network(scene.template).graph.lanes[lane].width_m)
-                            for _, lane in self.bike_entries if lane is not None}
-        self._lane_kind = {lane: lane_network(scene.template).graph.lanes[lane].kind
-                           for _, lane in self.bike_entries if lane is not None}
+            lane_of[i] = None if ref is None else ref.lane
+        in_bike_lane = {i for i in self.cyclists.tolist()
+                        if (lane := lane_of[i]) is not None and graph.lanes[lane].kind == "biking"}
+        kerb_entries: list[tuple[int, str | None]] = [
+            (i, lane) for i in self.reserves if (lane := lane_of[i]) is not None and lane in kerbside]
+        kerb_entries = kerb_entries or [(i, None) for i in self.cyclists.tolist() if i not in in_bike_lane]
+        bike_entries: list[tuple[int, str | None]] = [(i, None) for i in self.cyclists.tolist() if i in in_bike_lane]
+        self.cyclist_entries = {i: bike_entries if i in in_bike_lane else kerb_entries for i in self.cyclists.tolist()}
+        self._lane_width = {lane: float(graph.lanes[lane].width_m) for _, lane in kerb_entries if lane is not None}
         self.v0 = {i: float(by_id[a.ids[i]].initial.speed_mps) for i in self.reserves}
         self.every = max(1, round(RESPAWN_PERIOD_S / scene.dt))
         realized = scene.manifest.realized
@@ -250,23 +254,21 @@ class Respawner:
                     break
             else:
                 break
-        n_bike = len(self.bike_entries)
         placed_c = 0
         for i in idle_c:
             if missing_c <= placed_c:
                 break
             assert start is not None
-            # The next cyclist entries from k on, cyclically (the same count as the vehicles'), the first clear one.
-            for step in range(n_bike):
-                slot, lane = self.bike_entries[(k + step) % n_bike]
+            # Its next entries from k on, cyclically (the same count as the vehicles'), the first clear one.
+            entries = self.cyclist_entries[i]
+            for step in range(len(entries)):
+                slot, lane = entries[(k + step) % len(entries)]
                 d, p0 = self._bike_place(a, start, i, slot, lane)
                 if try_place(i, slot, p0, float(start.coords.yaw[slot]), math.inf, d):
                     recycled.append((i, slot, d))
                     placed_c += 1
                     k += step + 1
                     break
-            else:
-                break
         if not chosen:
             return state
         if recycled:
@@ -292,13 +294,13 @@ class Respawner:
 
     def _bike_place(self, a: Any, start: SimState, i: int, slot: int, lane: str | None) -> tuple[float, np.ndarray]:
         """Cyclist ``i``'s lateral offset and tick-0 body position at entry ``slot`` (a reserve's entry on kerbside
-        ``lane``: at the kerb, :data:`CYCLIST_KERB_GAP_M` from its right edge, a bike lane's centre; ``lane`` None: a
-        cyclist's own tick-0 place)."""
+        driving ``lane``: at the kerb, :data:`CYCLIST_KERB_GAP_M` from its right edge; ``lane`` None: a cyclist's
+        tick-0 place, at its offset)."""
         d0 = float(start.coords.d[slot])
         if lane is None:
             return d0, np.array(start.bodies.pos[slot])
         w = self._lane_width[lane]
-        d = 0.0 if self._lane_kind[lane] == "biking" else -max(w / 2 - float(a.hw[i]) - CYCLIST_KERB_GAP_M, 0.0)
+        d = -max(w / 2 - float(a.hw[i]) - CYCLIST_KERB_GAP_M, 0.0)
         yaw = float(start.coords.yaw[slot])
         p0 = np.array(start.bodies.pos[slot], dtype=float)
         p0[0] -= math.sin(yaw) * (d - d0)
