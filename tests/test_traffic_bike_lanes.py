@@ -10,6 +10,7 @@ from shapely.geometry import Point
 from simready.maps import defaults
 from simready.maps.xodr_import import import_opendrive
 from simready.scenario.generator import generate
+from simready.scenario.manifest import parse_manifest
 from simready.scenario.traffic import BACKGROUND_TAG, TrafficSpec
 from simready.sim.behavior import walkers
 from simready.sim.controllers.planner import RouteTable
@@ -115,3 +116,26 @@ def test_pedestrians_cross_on_their_light(busy):
             crossed += 1
         waited += bool(((rows.speed_mps < 0.05) & (rows.t < 4.0) & ~inside).any())
     assert crossed >= 1 and waited >= 1
+
+
+def test_cyclists_re_enter_in_the_bike_lanes(tmp_path):
+    """With ``recycle``, a cyclist that left re-enters where bike-lane cyclists started (the driving lanes here have
+    a bike lane at their kerb, so no reserve entry is a kerbside one), and the cyclists' count stays up."""
+    path = tmp_path / "bike.xodr"
+    path.write_bytes(bike_road())
+    tpl = parse_template(import_opendrive(path, "bike").data)  # the lights' own programs: the bike lanes flow
+    spec = TrafficSpec(vehicles_per_lane_km=20.0, pedestrians_per_sidewalk_100m=20.0, cyclists_per_km=60.0,
+                       recycle=True)
+    (m,) = generate(tpl.id, "lead_vehicle_brakes", 1, template=tpl, traffic=spec).manifests
+    m = parse_manifest({**m.model_dump(mode="json", by_alias=True), "clip_s": 40.0}, m.sample_id)
+    trace = run_simulation(m, tpl, backend="kinematic-v1").trace
+    cyc = {a.id for a in m.actors if a.kind == "cyclist" and BACKGROUND_TAG in a.tags}
+    n = sum(a.present_at_start for a in m.actors if a.id in cyc)
+    df = trace.df
+    count = df[df.actor_id.isin(cyc) & df.present].groupby("tick").size()
+    again = [e for e in trace.events if e["type"] == "spawn" and e["actor"] in cyc]
+    assert len(again) >= 5 and count.max() <= n and count.min() >= 0.7 * n, (len(again), count.min(), n)
+    rows = df.set_index(["tick", "actor_id"])
+    assert {rows.loc[(e["tick"] + 1, e["actor"])].lane for e in again} <= {"road1_sec0_lane-2", "road1_sec0_lane2"}
+    bg = {a.id for a in m.actors if BACKGROUND_TAG in a.tags}
+    assert [e for e in trace.events if e["type"] == "collision" and {e["a"], e["b"]} <= bg] == []

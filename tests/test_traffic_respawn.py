@@ -1,4 +1,5 @@
-"""Background traffic out of range despawns, and spent reserves recycle (SPEC §20, issue 31)."""
+"""Background traffic out of range despawns, spent reserves and departed cyclists recycle, pedestrians keep walking
+(SPEC §20, issue 31)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ import numpy as np
 import pytest
 
 from simready.common.errors import ManifestError
-from simready.scenario.generator import make_context
+from simready.scenario.generator import generate, make_context, resolve_template
 from simready.scenario.manifest import manifest_bytes, parse_manifest
 from simready.scenario.suite import SuiteError, load_suite
 from simready.scenario.traffic import BACKGROUND_TAG, RESERVE_TAG, TrafficSpec, with_traffic
+from simready.scenario.traffic_walkers import kerbside_lanes
 from simready.sim.branch import run_branches
 from simready.sim.engine import Engine
 from simready.sim.run import finish, run_simulation
@@ -127,3 +129,74 @@ def test_bad_parameters_one_line(tmp_path, short):
             parse_manifest({**d, "realized": {**d["realized"], key: value}}, "m.json")
         line = err.value.one_line()
         assert "\n" not in line and key in line and "m.json" in line, line
+
+
+# --- every kind keeps its density: cyclists re-enter, pedestrians keep walking --------------------------------
+
+
+@pytest.fixture(scope="module")
+def street():
+    """A minute on the arterial with vehicles, pedestrians and cyclists and recycling (walk routes sized for the
+    generated 12 s clip, so every pedestrian reaches its route's end, and the cyclists leave the map)."""
+    tpl = resolve_template("two_lane_arterial")
+    spec = TrafficSpec(vehicles_per_lane_km=10.0, pedestrians_per_sidewalk_100m=5.0, cyclists_per_km=10.0,
+                       recycle=True)
+    (m,) = generate(tpl.id, "lead_vehicle_brakes", 1, template=tpl, traffic=spec).manifests
+    long = parse_manifest({**m.model_dump(mode="json", by_alias=True), "clip_s": 60.0}, m.sample_id)
+    return tpl, long, run_simulation(long, tpl, backend="kinematic-v1").trace
+
+
+def _present(m, trace, kind: str):
+    ids = {a.id for a in m.actors if BACKGROUND_TAG in a.tags and a.kind == kind}
+    start = sum(a.present_at_start for a in m.actors if a.id in ids)
+    df = trace.df
+    count = df[df.actor_id.isin(ids) & df.present].groupby("tick").size().reindex(sorted(df.tick.unique()), fill_value=0)
+    return ids, start, count
+
+
+def test_each_kind_keeps_its_density_over_a_minute(street):
+    tpl, m, trace = street
+    _, n_v, vehicles = _present(m, trace, "vehicle")
+    cyc, n_c, cyclists = _present(m, trace, "cyclist")
+    peds, n_p, walking = _present(m, trace, "pedestrian")
+    assert n_v >= 3 and n_c >= 2 and n_p >= 10
+    # Per kind: a departed cyclist is replaced by a cyclist, never by a vehicle reserve (nor the reverse).
+    assert vehicles.max() <= n_v and cyclists.max() <= n_c
+    assert vehicles.min() >= n_v - 2 and cyclists.min() >= n_c - 1 and (cyclists == n_c).mean() > 0.7
+    again = [e for e in _kinds(trace, "recycled") if e["actor"] in cyc]
+    assert again, "no cyclist re-entered"
+    kerbside = set(kerbside_lanes(make_context(tpl, m.intent)))
+    df = trace.df.set_index(["tick", "actor_id"])
+    for e in again:
+        row = df.loc[(e["tick"] + 1, e["actor"])]
+        assert row.present and row.lane in kerbside, (e, row.lane)
+    # Pedestrians never leave and never stand for good: at the route's end they turn onto a new route.
+    assert (walking == n_p).all()
+    late = trace.df[trace.df.actor_id.isin(peds) & (trace.df.t > 40.0)]
+    assert (late.speed_mps > 0.3).mean() > 0.9
+    bg = {a.id for a in m.actors if BACKGROUND_TAG in a.tags}
+    assert [e for e in trace.events if e["type"] == "collision" and {e["a"], e["b"]} <= bg] == []
+
+
+def test_turns_and_cyclist_reentries_replay_and_restore(street):
+    tpl, m, trace = street
+    assert run_simulation(m, tpl, backend="kinematic-v1").trace.to_bytes() == trace.to_bytes()
+    scene = build_scene(m, tpl, backend="kinematic-v1")
+    engine = Engine(scene)
+    engine.run(until_tick=scene.warmup_ticks + int(round(8.0 / scene.dt)))
+    ckpt = engine.checkpoint()
+    turned = [p.turns for p in engine.state.control.peds if p is not None]
+    engine.run()
+    after = [p.turns for p in engine.state.control.peds if p is not None]
+    assert sum(after) > sum(turned) + len(after) // 2, "the pedestrians did not turn after the checkpoint"
+    restored = Engine.restore(scene, ckpt)
+    restored.run()
+    full = finish(engine)
+    # Checkpointing changes nothing but its own event.
+    cols = ["tick", "actor_id", "x", "y", "speed_mps", "present"]
+    assert full.df[cols].equals(trace.df[cols])
+    assert [e for e in full.events if e["type"] != "checkpoint"] == trace.events
+    cyc = {a.id for a in m.actors if a.kind == "cyclist"}
+    assert [e for e in _kinds(full, "recycled") if e["t"] > 8.0 and e["actor"] in cyc], "no re-entry after it"
+    assert finish(restored).to_bytes() == full.to_bytes()
+    assert [p.turns for p in restored.state.control.peds if p is not None] == after

@@ -17,8 +17,10 @@ from simready.scenario.traffic import BACKGROUND_TAG, TrafficSpec
 from simready.scenario.traffic_walkers import PED_KEEP_RIGHT_M, PED_RANGES, kerbside_lanes
 from simready.sim.controllers.planner import RouteTable
 from simready.sim.engine import Engine
+from simready.sim.core.reference_paths import split_walk_key
 from simready.sim.run import finish, run_simulation
-from simready.sim.core.scene import build_scene
+from simready.sim.core.scene import _expand_walk, build_scene
+from simready.sim.behavior.walkers import TURN_AT_END_M
 
 BUSY = TrafficSpec(vehicles_per_lane_km=30.0, pedestrians_per_sidewalk_100m=25.0, cyclists_per_km=40.0)
 
@@ -435,3 +437,36 @@ def test_no_background_actor_starts_past_its_stop_line(signalized):
     for a in placed:
         ref = a.initial.lane_ref
         assert ref.s + longest[a.kind] / 2 <= stop_line_s(ctx, ref.lane) - STOP_LINE_CLEAR_M, a.id
+
+
+def test_a_pedestrian_at_its_route_end_turns_onto_a_new_route():
+    """Routes are sized for the generated clip; in a longer one a background pedestrian turns at its route's end onto
+    a walkable route from the old route's last node, its kerb memory afresh, and walks on (no one stands)."""
+    tpl = resolve_template("two_lane_arterial")
+    spec = TrafficSpec(vehicles_per_lane_km=10.0, pedestrians_per_sidewalk_100m=5.0)
+    (m,) = generate(tpl.id, "lead_vehicle_brakes", 1, template=tpl, traffic=spec).manifests
+    m = parse_manifest({**m.model_dump(mode="json", by_alias=True), "clip_s": 45.0}, m.sample_id)
+    scene = build_scene(m, tpl, backend="kinematic-v1")
+    engine = Engine(scene)
+    peds = [i for i in range(len(scene.actors)) if scene.actors.background[i] and scene.actors.is_ped[i]]
+    graph = tpl.walk_graph
+    seen = 0
+    before = engine.state
+    while engine.step():
+        after = engine.state
+        for i in peds:
+            k0, k1 = before.coords.path_keys[i], after.coords.path_keys[i]
+            if k0 == k1:
+                continue
+            seen += 1
+            old, new = _expand_walk(tpl, split_walk_key(k0)[2]), _expand_walk(tpl, split_walk_key(k1)[2])
+            assert scene.path(k0).length_m - float(before.coords.u[i]) <= TURN_AT_END_M + 0.1
+            assert new[0] == old[-1] and all(graph.has_edge(a, b) for a, b in zip(new, new[1:]))
+            mem0, mem1 = before.control.peds[i], after.control.peds[i]
+            assert mem1.turns == mem0.turns + 1 and mem1.mode == "walk" and mem1.hazard_since is None
+            assert mem1.kerb_u == scene.kerb_u(scene.path(k1)) and mem1.stop_draw == mem0.stop_draw
+        before = after
+    assert seen >= 8, (seen, len(peds))  # 11 of 26 routes end within the 45 s
+    trace = finish(engine)
+    late = trace.df[trace.df.actor_id.isin([scene.actors.ids[i] for i in peds]) & (trace.df.t > 40.0)]
+    assert (late.speed_mps > 0.3).mean() > 0.9

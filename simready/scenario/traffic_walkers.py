@@ -135,7 +135,12 @@ def _count(rng: np.random.Generator, expected: float) -> int:
 
 
 def _road(ctx: ProgramContext) -> Any:
-    roads = [r.shape for r in ctx.template.regions if r.type in ROAD_REGION_TYPES]
+    return road_of(ctx.template)
+
+
+def road_of(template: Any) -> Any:
+    """The roadway a pedestrian's route crosses (the road regions, shrunk a little), None when the map has none."""
+    roads = [r.shape for r in template.regions if r.type in ROAD_REGION_TYPES]
     return unary_union(roads).buffer(-0.05) if roads else None
 
 
@@ -146,11 +151,10 @@ def _crosses(road: Any, a: tuple[float, float], b: tuple[float, float]) -> bool:
 # --- pedestrians --------------------------------------------------------------------------------------------
 
 
-def _ped_route(rng: np.random.Generator, ctx: ProgramContext, road: Any, start: str, came_from: str,
-               wanted_m: float, first_m: float) -> tuple[list[str], float | None]:
-    """Walk nodes from ``start`` (reached after ``first_m`` m; the edge walked there came from ``came_from``) and the
-    walked distance to the route's kerb (None: it never enters the roadway)."""
-    g = ctx.template.walk_graph
+def ped_route(rng: np.random.Generator, g: Any, road: Any, start: str, came_from: str,
+              wanted_m: float, first_m: float) -> tuple[list[str], float | None]:
+    """Walk nodes on the walkable graph ``g`` from ``start`` (reached after ``first_m`` m; the edge walked there came
+    from ``came_from``) and the walked distance to the route's kerb (None: it never enters the roadway)."""
     route, walked, crossings, kerb = [start], first_m, 0, None
     prev = came_from
     in_road = False
@@ -237,7 +241,7 @@ def spawn_pedestrians(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficS
                 forward = not forward  # not into a dead end (it would turn back into whoever walks behind it)
             target, back = (b, a) if forward else (a, b)
             to_target = length - s if forward else s
-            route, kerb = _ped_route(rng, ctx, road, target, back, speed * horizon + PED_ROUTE_SLACK_M, to_target)
+            route, kerb = ped_route(rng, ctx.template.walk_graph, road, target, back, speed * horizon + PED_ROUTE_SLACK_M, to_target)
             if any(math.hypot(x - px, y - py) < kit.clearance_m for px, py in points):
                 continue
             if scenario_walks is not None and scenario_walks.distance(Point(x, y)) < PED_ROUTE_CLEARANCE_M:
@@ -265,7 +269,12 @@ def spawn_pedestrians(ctx: ProgramContext, draft: dict[str, Any], spec: TrafficS
 def kerbside_lanes(ctx: ProgramContext) -> list[str]:
     """The lanes cyclists ride, sorted: every ``biking`` lane outside junctions, and every driving lane outside
     junctions with no same-direction driving or biking lane to its right (at its kerb)."""
-    net = lane_network(ctx.template)
+    return kerbside_lanes_of(ctx.template)
+
+
+def kerbside_lanes_of(template: Any) -> list[str]:
+    """:func:`kerbside_lanes` of a resolved template."""
+    net = lane_network(template)
     graph = net.graph
     out = []
     for lane in sorted(graph.lanes):

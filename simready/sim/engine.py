@@ -36,7 +36,7 @@ import numpy as np
 
 from simready.scenario.streams import StreamSet
 from simready.sim.core import constants as C
-from simready.sim.behavior import interactions
+from simready.sim.behavior import interactions, walkers
 from simready.sim.core import kernels
 from simready.sim.backend import Backend
 from simready.sim.backends import make_backend
@@ -278,6 +278,8 @@ class Engine:
         self._cruise = scene.actors.cruise.tolist()
         #: Background reserves spawned at the map's entries to keep the density (:mod:`simready.sim.behavior.respawn`).
         self._respawn = Respawner(scene, start=lambda: initial_state(scene))
+        #: Background pedestrians turn onto new routes at their route's end (:class:`simready.sim.behavior.walkers.Turner`).
+        self._turner = walkers.Turner(scene)
         self._route: RouteTable | None = None
         self._leaving: dict[int, tuple[PathTable, list[tuple[int, float, float]]]] = {}
         start = self.backend.start(self.state)
@@ -324,6 +326,13 @@ class Engine:
                 s = s2
                 self.state = s
                 route = self.route  # a recycled vehicle re-enters on another path
+                view = TickView(scene, s, route.paths)
+        if len(self._turner.rows):
+            s2 = self._turner.step(scene, s, route.paths.paths)
+            if s2 is not s:
+                s = s2
+                self.state = s
+                route = self.route
                 view = TickView(scene, s, route.paths)
         if self._background and s.tick % self._change_every == 0:
             s2, changed = lane_changes(view, self._cruise, route)

@@ -1,4 +1,5 @@
-"""Keeping the background density (SPEC §20): reserve vehicles spawned at the map's entries, vehicles out of range despawned.
+"""Keeping each background kind's density (SPEC §20): reserve vehicles spawned at the map's entries, vehicles out of
+range despawned, cyclists re-entering at kerbside entries.
 
 A background vehicle that leaves the map despawns (:meth:`simready.sim.engine.Engine._leave_map`).
 The spawner (:func:`simready.scenario.traffic.spawn_reserves`) gives a sample
@@ -17,8 +18,8 @@ route drawn from the ``traffic`` stream and written in the manifest). Every
    traffic coming in from a far entry stays), it is not the lane leader of
    one of them, and it touches nothing. Its trace ends as at the map's
    boundary: absent from the next tick on.
-2. **spawn to keep the density**: while fewer background actors are present
-   than at start, candidates spawn while some are missing (event
+2. **spawn to keep the density**, per kind: while fewer background vehicles
+   are present than at start, candidates spawn while some are missing (event
    ``spawn``): first the never-spawned reserves in id order, each at its
    own entry (reason ``density``); then, when the manifest records
    ``traffic.recycle`` true, the background vehicles that were present and
@@ -38,6 +39,18 @@ route drawn from the ``traffic`` stream and written in the manifest). Every
    equilibrium speed for the gap to the nearest present actor ahead if
    less; with a despawn range, a candidate that rule 1 would despawn at
    once at that speed (out of range and receding) does not spawn.
+3. **cyclists re-enter** (only with ``traffic.recycle``): while fewer
+   background cyclists are present than at start, the absent ones in id order
+   re-enter (reason ``recycled``) at the next clear *kerbside entry* from the
+   same counter k: the entries of the reserves whose lane is a kerbside lane
+   (:func:`simready.scenario.traffic_walkers.kerbside_lanes_of`), in id order,
+   at the cyclist's own kerb offset there (:data:`CYCLIST_KERB_GAP_M` from the
+   lane's right edge), or, when no reserve enters at a kerbside lane, the
+   kerb cyclists' tick-0 places; a cyclist that started in a bike lane
+   re-enters at the bike-lane cyclists' tick-0 places; each keeps its id, asset,
+   IDM parameters and cruise speed. A cyclist is replaced by a cyclist only, a
+   vehicle by a vehicle only. Pedestrians never leave (they turn at their
+   route's end: :class:`simready.sim.behavior.walkers.Turner`).
 
 Nothing is drawn while rolling out: every decision is a function of the
 state, and the set of reserves spawned at least once is part of it
@@ -57,7 +70,9 @@ from typing import Any
 import numpy as np
 
 from simready.scenario.traffic_spec import DESPAWN_RANGE_KEY, RECYCLE_KEY
+from simready.scenario.traffic_walkers import CYCLIST_KERB_GAP_M, kerbside_lanes_of
 from simready.sim.core import constants as C
+from simready.world.lane_graph import lane_network
 from simready.sim.behavior import interactions
 from simready.sim.core.scene import Scene
 from simready.sim.core.state import SimState, frozen, with_changes
@@ -82,7 +97,27 @@ class Respawner:
         self.background = np.array(bg, dtype=np.int64)
         self.reserves = [i for i in bg if RESERVE_TAG in by_id[a.ids[i]].tags and not by_id[a.ids[i]].present_at_start]
         self._reserve_set = frozenset(self.reserves)
-        self.target = sum(1 for i in bg if by_id[a.ids[i]].present_at_start)
+        #: Per kind, the background actors present at start: the density kept (a kind is replaced by its kind).
+        self.target = sum(1 for i in bg if a.kinds[i] == "vehicle" and by_id[a.ids[i]].present_at_start)
+        self.cyclists = np.array([i for i in bg if a.kinds[i] == "cyclist"], dtype=np.int64)
+        self.target_cyclists = sum(1 for i in self.cyclists.tolist() if by_id[a.ids[i]].present_at_start)
+        # Where a cyclist re-enters (per cyclist, in order): one that started at the kerb of a driving lane, the reserve
+        # entries on a kerbside lane (at its kerb offset there), in id order, or, with none, the tick-0 places of
+        # such cyclists; one that started in a bike lane, the tick-0 places of the bike-lane cyclists.
+        graph = lane_network(scene.template).graph
+        kerbside = set(kerbside_lanes_of(scene.template)) if len(self.cyclists) else set()
+        lane_of: dict[int, str | None] = {}
+        for i in self.cyclists.tolist() + self.reserves:
+            ref = by_id[a.ids[i]].initial.lane_ref
+            lane_of[i] = None if ref is None else ref.lane
+        in_bike_lane = {i for i in self.cyclists.tolist()
+                        if (lane := lane_of[i]) is not None and graph.lanes[lane].kind == "biking"}
+        kerb_entries: list[tuple[int, str | None]] = [
+            (i, lane) for i in self.reserves if (lane := lane_of[i]) is not None and lane in kerbside]
+        kerb_entries = kerb_entries or [(i, None) for i in self.cyclists.tolist() if i not in in_bike_lane]
+        bike_entries: list[tuple[int, str | None]] = [(i, None) for i in self.cyclists.tolist() if i in in_bike_lane]
+        self.cyclist_entries = {i: bike_entries if i in in_bike_lane else kerb_entries for i in self.cyclists.tolist()}
+        self._lane_width = {lane: float(graph.lanes[lane].width_m) for _, lane in kerb_entries if lane is not None}
         self.v0 = {i: float(by_id[a.ids[i]].initial.speed_mps) for i in self.reserves}
         self.every = max(1, round(RESPAWN_PERIOD_S / scene.dt))
         realized = scene.manifest.realized
@@ -97,7 +132,8 @@ class Respawner:
 
     @property
     def active(self) -> bool:
-        return (bool(self.reserves) and self.target > 0) or (self.range_m is not None and len(self.despawnable) > 0)
+        return ((bool(self.reserves) and self.target > 0) or (self.range_m is not None and len(self.despawnable) > 0)
+                or (self.recycle and self.target_cyclists > 0))
 
     def _start_state(self) -> SimState:
         if self._start is None:
@@ -119,8 +155,6 @@ class Respawner:
                 for i in gone:
                     events.append(interactions.event(view, "despawn", actor=scene.actors.ids[i], reason="out of range"))
                 state = state.evolve(bodies=replace(state.bodies, present=frozen(pres, bool)))
-        if not self.reserves or self.target <= 0:
-            return state
         return self._spawn(scene, state, view, events, set(gone))
 
     def _watchers(self, state: SimState) -> tuple[np.ndarray, np.ndarray]:
@@ -158,27 +192,31 @@ class Respawner:
 
     def _spawn(self, scene: Scene, state: SimState, view: Any, events: list[dict[str, Any]], gone: set[int]) -> SimState:
         present = state.bodies.present
-        missing = self.target - int(present[self.background].sum())
-        if missing <= 0:
+        missing = self.target - int(present[self.despawnable].sum()) if self.reserves and self.target > 0 else 0
+        missing_c = (self.target_cyclists - int(present[self.cyclists].sum())) if self.recycle else 0
+        if missing <= 0 and missing_c <= 0:
             return state
         done = state.world.spawned
         a = scene.actors
-        fresh = [i for i in self.reserves if i not in done]
+        fresh = [i for i in self.reserves if i not in done] if missing > 0 else []
         # Recyclable: background vehicles absent now that were present before (not the ones despawned just now).
         idle = ([i for i in self.despawnable.tolist() if not present[i] and i not in gone
-                 and (i in done or i not in self._reserve_set)] if self.recycle and len(fresh) < missing else [])
-        if not fresh and not idle:
+                 and (i in done or i not in self._reserve_set)] if self.recycle and missing > len(fresh) else [])
+        idle_c = [i for i in self.cyclists.tolist() if not present[i] and i not in gone] if missing_c > 0 else []
+        if not fresh and not idle and not idle_c:
             return state
-        start = self._start_state() if idle else None
+        start = self._start_state() if idle or idle_c else None
         pos = state.bodies.pos
         w_xy, w_vel = self._watchers(state) if self.range_m is not None else (None, None)
         others = np.flatnonzero(present)
-        # (row, entry slot, speed): a fresh reserve enters at its own entry; a recycled row at a reserve's.
-        chosen: list[tuple[int, int, float]] = []
+        # (row, entry slot, speed, lateral offset or None): a fresh reserve enters at its own entry; a recycled row at
+        # a reserve's (a cyclist at its kerb offset there).
+        chosen: list[tuple[int, int, float, float | None]] = []
+        recycled: list[tuple[int, int, float | None]] = []
         placed: list[np.ndarray] = []
 
-        def try_place(i: int, slot: int, p0: np.ndarray, yaw: float) -> bool:
-            rows = np.concatenate([others, np.array([j for j, _, _ in chosen], dtype=np.int64)])
+        def try_place(i: int, slot: int, p0: np.ndarray, yaw: float, v_cap: float, d: float | None = None) -> bool:
+            rows = np.concatenate([others, np.array([j for j, _, _, _ in chosen], dtype=np.int64)])
             xy = np.concatenate([pos[others, :2], np.array(placed).reshape(-1, 3)[:, :2]])
             dx = xy[:, 0] - p0[0]
             dy = xy[:, 1] - p0[1]
@@ -186,21 +224,21 @@ class Respawner:
             if len(rows) and float(gaps.min()) < SPAWN_GAP_M:
                 return False
             ahead = dx * math.cos(yaw) + dy * math.sin(yaw) > 0.0
-            v = min(self.v0[slot], float(a.cruise[i]))
+            v = min(v_cap, float(a.cruise[i]))
             if ahead.any():
                 gap = float(gaps[ahead].min())
                 v = min(v, max(0.0, (gap - float(a.s0[i])) / float(a.time_gap[i])))
             if w_xy is not None and w_vel is not None and len(w_xy) and self._leaving_range(
                     np.array([p0[:2]]), np.array([[v * math.cos(yaw), v * math.sin(yaw)]]), w_xy, w_vel)[0]:
                 return False
-            chosen.append((i, slot, v))
+            chosen.append((i, slot, v, d))
             placed.append(p0)
             return True
 
         for i in fresh:
             if missing <= len(chosen):
                 break
-            try_place(i, i, pos[i], float(state.coords.yaw[i]))
+            try_place(i, i, pos[i], float(state.coords.yaw[i]), self.v0[i])
         k = state.world.recycled
         n_slots = len(self.reserves)
         for i in idle:
@@ -210,56 +248,97 @@ class Respawner:
             # The next reserve entries from slot k on, cyclically; the first that is clear takes it.
             for step in range(n_slots):
                 slot = self.reserves[(k + step) % n_slots]
-                if try_place(i, slot, start.bodies.pos[slot], float(start.coords.yaw[slot])):
+                if try_place(i, slot, start.bodies.pos[slot], float(start.coords.yaw[slot]), self.v0[slot]):
+                    recycled.append((i, slot, None))
                     k += step + 1
                     break
             else:
                 break
+        placed_c = 0
+        for i in idle_c:
+            if missing_c <= placed_c:
+                break
+            assert start is not None
+            # Its next entries from k on, cyclically (the same count as the vehicles'), the first clear one.
+            entries = self.cyclist_entries[i]
+            for step in range(len(entries)):
+                slot, lane = entries[(k + step) % len(entries)]
+                d, p0 = self._bike_place(a, start, i, slot, lane)
+                if try_place(i, slot, p0, float(start.coords.yaw[slot]), math.inf, d):
+                    recycled.append((i, slot, d))
+                    placed_c += 1
+                    k += step + 1
+                    break
         if not chosen:
             return state
-        recycled = [(i, slot) for i, slot, _ in chosen if i != slot or i in done]
         if recycled:
             assert start is not None
             state = _reset_rows(state, start, recycled)
+        again = {i for i, _, _ in recycled}
         pres = np.array(state.bodies.present)
         v_all = np.array(state.coords.v)
         vel = np.array(state.bodies.vel)
-        for i, slot, v in chosen:
+        for i, _, v, _ in chosen:
             pres[i] = True
             v_all[i] = v
             yaw = float(state.coords.yaw[i])
             vel[i] = (v * math.cos(yaw), v * math.sin(yaw), 0.0)
-            reason = "density" if (i, slot) not in recycled else "recycled"
+            reason = "recycled" if i in again else "density"
             events.append(interactions.event(view, "spawn", actor=a.ids[i], reason=reason))
         bodies = replace(state.bodies, present=frozen(pres, bool), vel=frozen(vel))
         coords = with_changes(state.coords, v=frozen(v_all))
-        world = with_changes(state.world, spawned=done | frozenset(i for i, _, _ in chosen if i in self._reserve_set))
+        world = with_changes(state.world, spawned=done | frozenset(i for i, _, _, _ in chosen if i in self._reserve_set))
         if k != state.world.recycled:
             world = with_changes(world, recycled=k)
         return state.evolve(bodies=bodies, coords=coords, world=world)
 
+    def _bike_place(self, a: Any, start: SimState, i: int, slot: int, lane: str | None) -> tuple[float, np.ndarray]:
+        """Cyclist ``i``'s lateral offset and tick-0 body position at entry ``slot`` (a reserve's entry on kerbside
+        driving ``lane``: at the kerb, :data:`CYCLIST_KERB_GAP_M` from its right edge; ``lane`` None: a cyclist's
+        tick-0 place, at its offset)."""
+        d0 = float(start.coords.d[slot])
+        if lane is None:
+            return d0, np.array(start.bodies.pos[slot])
+        w = self._lane_width[lane]
+        d = -max(w / 2 - float(a.hw[i]) - CYCLIST_KERB_GAP_M, 0.0)
+        yaw = float(start.coords.yaw[slot])
+        p0 = np.array(start.bodies.pos[slot], dtype=float)
+        p0[0] -= math.sin(yaw) * (d - d0)
+        p0[1] += math.cos(yaw) * (d - d0)
+        p0[2] = float(start.bodies.pos[i][2])
+        return d, p0
 
-def _reset_rows(state: SimState, start: SimState, moves: list[tuple[int, int]]) -> SimState:
-    """``state`` with each row ``i`` of ``moves`` ``(i, slot)`` at reserve ``slot``'s tick-0 body and path place,
-    its controller memory cleared (a vehicle re-entering at that reserve's entry)."""
-    rows = [i for i, _ in moves]
-    slots = [slot for _, slot in moves]
+
+def _reset_rows(state: SimState, start: SimState, moves: list[tuple[int, int, float | None]]) -> SimState:
+    """``state`` with each row ``i`` of ``moves`` ``(i, slot, d)`` at reserve ``slot``'s tick-0 body and path place
+    (at lateral offset ``d`` on its path when not None: a cyclist at the kerb), its controller memory cleared (a
+    vehicle or cyclist re-entering at that entry)."""
+    rows = [i for i, _, _ in moves]
+    slots = [slot for _, slot, _ in moves]
     b, b0 = state.bodies, start.bodies
     arrays = {name: np.array(getattr(b, name)) for name in ("pos", "quat", "vel", "omega")}
     for name, arr in arrays.items():
         arr[rows] = getattr(b0, name)[slots]
-    bodies = replace(b, **{k: frozen(v) for k, v in arrays.items()})
     c, c0 = state.coords, start.coords
     keys = list(c.path_keys)
     coords_arrays = {name: np.array(getattr(c, name)) for name in ("u", "d", "d_rate", "v", "a", "yaw")}
-    for i, slot in moves:
+    for i, slot, _ in moves:
         keys[i] = c0.path_keys[slot]
     for name, arr in coords_arrays.items():
         arr[rows] = getattr(c0, name)[slots]
+    for i, slot, d in moves:
+        if d is not None:
+            shift = d - float(c0.d[slot])
+            yaw = float(c0.yaw[slot])
+            coords_arrays["d"][i] = d
+            arrays["pos"][i, 0] -= math.sin(yaw) * shift
+            arrays["pos"][i, 1] += math.cos(yaw) * shift
+            arrays["pos"][i, 2] = b0.pos[i][2]
+    bodies = replace(b, **{k: frozen(v) for k, v in arrays.items()})
     coords = with_changes(c, path_keys=tuple(keys), **{k: frozen(v) for k, v in coords_arrays.items()})
     ctl = state.control
     lon, lat, still = list(ctl.longitudinal), list(ctl.lateral), list(ctl.standstill)
-    for i, slot in moves:
+    for i, slot, _ in moves:
         lon[i], lat[i] = None, None
         still[i] = int(float(c0.v[slot]) < C.STANDSTILL_MPS)
     control = with_changes(ctl, longitudinal=tuple(lon), lateral=tuple(lat), standstill=tuple(still))

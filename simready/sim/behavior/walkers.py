@@ -41,16 +41,20 @@ so samples without background pedestrians are unchanged):
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
 from shapely.geometry import LineString, Point
 
+from simready.scenario.traffic_walkers import ped_route, road_of
 from simready.sim.core import constants as C
-from simready.sim.core.scene import SIGNAL_CODES, Scene
-from simready.sim.core.state import PedMemory, with_changes
+from simready.sim.core.reference_paths import ReferencePath, split_walk_key
+from simready.sim.core.scene import SIGNAL_CODES, Scene, _expand_walk
+from simready.sim.core.state import PedMemory, SimState, frozen, with_changes
 
 F = NDArray[np.float64]
 
@@ -526,3 +530,83 @@ def _in_reach(scene: Scene, path, u: float, d_now: float, target: float) -> floa
     if abs(target - best) < abs(step):
         best = target if not roads.contains(Point(path.point_at(u, target))) else best
     return best
+
+
+# --- keeping walking: a new route at the route's end ----------------------------------------------------------
+
+#: A background pedestrian this near its route's end (m, along its path) turns onto a new route.
+TURN_AT_END_M = 1.5
+#: A new route after a turn is at least this long (m; or to a dead end).
+TURN_ROUTE_M = 60.0
+
+
+def turn_seed(sample_id: str, actor_id: str, turn: int) -> int:
+    """The seed of pedestrian ``actor_id``'s ``turn``-th new route: a function of its id and the count of its turns
+    (not a shared stream: no other actor's draws move it, and the brake and coast branches share it)."""
+    digest = hashlib.sha256(f"{sample_id}/walk_turn/{actor_id}/{turn}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+class Turner:
+    """Background pedestrians keep walking (SPEC §20): one that comes within :data:`TURN_AT_END_M` of its route's
+    end turns onto a new route of the walkable graph from the route's last node, on from there as the spawner's
+    (:func:`simready.scenario.traffic_walkers.ped_route`: not back the way it came unless at a dead end, at most
+    one crossing, walked to its far side, at least :data:`TURN_ROUTE_M` long), drawn from a generator seeded by
+    :func:`turn_seed`. It keeps its place, speed, lateral offset and walking parameters; its kerb memory starts
+    afresh on the new path (``walk``, no hazard, the new path's kerb) and ``turns`` counts up, so a checkpoint
+    holds all the turn needs (restore ≡ continue). Scenario pedestrians keep their routes and stop at the end."""
+
+    def __init__(self, scene: Scene) -> None:
+        a = scene.actors
+        self.rows = np.array([i for i in range(len(a)) if a.background[i] and a.is_ped[i]], dtype=np.int64)
+        self._road: object = None
+        self._road_done = False
+
+    def _road_shape(self, scene: Scene) -> object:
+        if not self._road_done:
+            self._road, self._road_done = road_of(scene.template), True
+        return self._road
+
+    def step(self, scene: Scene, state: SimState, paths: Sequence[ReferencePath]) -> SimState:
+        """``state`` with the background pedestrians at their route's end on new routes (the same object when
+        none is)."""
+        rows = self.rows
+        present = state.bodies.present
+        u = state.coords.u
+        keys = state.coords.path_keys
+        due = [i for i in rows.tolist() if present[i] and keys[i][0] == "walk"
+               and paths[i].length_m - float(u[i]) <= TURN_AT_END_M]
+        if not due:
+            return state
+        graph = scene.template.walk_graph
+        new_keys, u_new = list(keys), np.array(u)
+        peds = list(state.control.peds)
+        changed = False
+        for i in due:
+            mem = peds[i]
+            assert mem is not None
+            path = paths[i]
+            _, _, nodes = split_walk_key(keys[i])
+            nodes = _expanded(scene, nodes)
+            last = nodes[-1]
+            came = nodes[-2] if len(nodes) > 1 else last
+            rng = np.random.default_rng(turn_seed(scene.manifest.sample_id, scene.actors.ids[i], mem.turns))
+            route, _ = ped_route(rng, graph, self._road_shape(scene), last, came, TURN_ROUTE_M, 0.0)
+            if len(set(route)) < 2:
+                continue  # an isolated node: it stays
+            x, y = path.point_at(float(u[i]))
+            new = scene.walk_path((x, y), tuple(route))
+            new_keys[i] = new.key
+            u_new[i] = 0.0
+            peds[i] = PedMemory("walk", None, None, scene.kerb_u(new), mem.stop_draw, mem.reaction_delay_s, False,
+                                mem.turns + 1)
+            changed = True
+        if not changed:
+            return state
+        coords = with_changes(state.coords, path_keys=tuple(new_keys), u=frozen(u_new))
+        control = with_changes(state.control, peds=tuple(peds))
+        return state.evolve(coords=coords, control=control)
+
+
+def _expanded(scene: Scene, nodes: tuple[str, ...]) -> tuple[str, ...]:
+    return _expand_walk(scene.template, nodes)

@@ -176,7 +176,8 @@ class PedMemory:
     whether this pedestrian stops for a hazard. ``reaction_delay_s``: the
     delay between a stimulus and the response (redrawn in
     independent-disturbance repeats). ``seen``: whether the last perception
-    update saw a hazard.
+    update saw a hazard. ``turns``: how many times a background pedestrian
+    has turned onto a new route at its route's end (:mod:`simready.sim.behavior.walkers`).
     """
 
     mode: str
@@ -186,6 +187,7 @@ class PedMemory:
     stop_draw: float
     reaction_delay_s: float
     seen: bool = False
+    turns: int = 0
 
 
 @dataclass(frozen=True)

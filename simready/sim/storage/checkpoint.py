@@ -166,9 +166,7 @@ def state_record(state: SimState, packer: _Packer) -> dict[str, Any]:
             "lateral": [_goal_to_json(g) for g in ctl.lateral],
             "steer_rad": ctl.steer_rad,
             "standstill": list(ctl.standstill),
-            "peds": [None if p is None else {"mode": p.mode, "hazard_since": p.hazard_since, "clear_since": p.clear_since,
-                                             "kerb_u": _num(p.kerb_u), "stop_draw": p.stop_draw,
-                                             "reaction_delay_s": p.reaction_delay_s, "seen": p.seen} for p in ctl.peds],
+            "peds": [None if p is None else _ped_to_json(p) for p in ctl.peds],
             "leaders": list(ctl.leaders),
             "percepts": [list(x) for x in ctl.percepts],
             "yields": [list(x) for x in ctl.yields],
@@ -182,6 +180,14 @@ def state_record(state: SimState, packer: _Packer) -> dict[str, Any]:
     }
 
 
+def _ped_to_json(p: PedMemory) -> dict[str, Any]:
+    out = {"mode": p.mode, "hazard_since": p.hazard_since, "clear_since": p.clear_since, "kerb_u": _num(p.kerb_u),
+           "stop_draw": p.stop_draw, "reaction_delay_s": p.reaction_delay_s, "seen": p.seen}
+    if p.turns:  # only a background pedestrian that has turned at a route's end (older checkpoints keep their bytes)
+        out["turns"] = p.turns
+    return out
+
+
 def state_from_record(rec: dict[str, Any], arrays: dict[str, np.ndarray]) -> SimState:
     bodies = Bodies(*(frozen(arrays[f"bodies.{n}"], bool if n == "present" else np.float64)
                       for n in ("pos", "quat", "vel", "omega", "present")))
@@ -189,7 +195,8 @@ def state_from_record(rec: dict[str, Any], arrays: dict[str, np.ndarray]) -> Sim
                         *(frozen(arrays[f"coords.{n}"]) for n in ("u", "d", "d_rate", "v", "a", "yaw")))
     c = rec["control"]
     peds = tuple(None if p is None else PedMemory(p["mode"], p["hazard_since"], p["clear_since"], _unnum(p["kerb_u"]),
-                                                  float(p["stop_draw"]), float(p["reaction_delay_s"]), bool(p["seen"]))
+                                                  float(p["stop_draw"]), float(p["reaction_delay_s"]), bool(p["seen"]),
+                                                  int(p.get("turns", 0)))
                  for p in c["peds"])
     control = ControlState(tuple(_goal_from_json(g) for g in c["longitudinal"]), tuple(_goal_from_json(g) for g in c["lateral"]),
                            tuple(float(x) for x in arrays["control.actuation"]), float(c["steer_rad"]),
