@@ -16,6 +16,7 @@ Each refusal: exit 1, one line on stderr naming the file and the field, nothing 
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -312,7 +313,9 @@ def test_sigterm_and_sighup_clean_up_like_ctrl_c(tmp_path: Path, signum: int) ->
     cleaned up). The signal is sent while the command is certainly mid-work: the process is stopped (SIGSTOP)
     once its staging folder exists, and signalled only if it is still there and nothing is committed yet (the
     import takes about a second after staging, so a loaded machine could otherwise signal a finished process;
-    then the attempt is made again in a fresh folder)."""
+    then the attempt is made again in a fresh folder). The child starts with the signal's default action: a runner
+    that ignores SIGHUP or SIGTERM (nohup, some job runners) passes that on, and the command rightly leaves an ignored
+    signal ignored."""
     env = {**os.environ, "PYTHONPATH": str(paths.PROJECT_ROOT)}
     for attempt in range(5):
         where = tmp_path / f"try{attempt}"
@@ -321,7 +324,8 @@ def test_sigterm_and_sighup_clean_up_like_ctrl_c(tmp_path: Path, signum: int) ->
         proc = subprocess.Popen([sys.executable, "-m", "simready.cli", "catalog", "import", str(SOCCERBALL),
                                  "--units", "meter", "--id", "asset:ball/t", "--class", "road_object", "--mass-kg",
                                  "1", "--license", "Zlib", "--out", str(out), "--collider", "decompose"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                preexec_fn=functools.partial(signal.signal, signum, signal.SIG_DFL))
         try:
             deadline = time.monotonic() + 120
             while not list(where.glob(".cat.*.tmp")):
