@@ -62,7 +62,7 @@ from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, actor
 from simready.scenario.splits import SHARED
 from simready.scenario.streams import stream_seed
 from simready.scenario.traffic_spec import DESPAWN_RANGE_KEY, RECYCLE_KEY, TrafficSpec, densities_of
-from simready.scenario.traffic_walkers import (Spawning, _lane_slots, cyclist_capacity, pedestrian_capacity,
+from simready.scenario.traffic_walkers import (Spawning, _lane_slots, lane_walk, cyclist_capacity, pedestrian_capacity,
                                                 spawn_cyclists, spawn_pedestrians)
 from simready.world.lane_graph import lane_network
 
@@ -195,17 +195,8 @@ def _positions(rng: np.random.Generator, n: int, free: list[tuple[float, float]]
 
 def _route(rng: np.random.Generator, ctx: ProgramContext, lane: str, s: float) -> list[str]:
     net = lane_network(ctx.template)
-    graph = net.graph
-    route = [lane]
-    ahead = graph.lanes[lane].length_m - s
-    while ahead < ROUTE_LENGTH_M and len(route) < ROUTE_MAX_LANES:
-        nxt = [k for k in graph.successors[route[-1]] if k not in route and net.kinds.get(k) in ("driving", "turn")]
-        if not nxt:
-            break
-        pick = nxt[int(rng.integers(len(nxt)))] if len(nxt) > 1 else nxt[0]
-        route.append(pick)
-        ahead += graph.lanes[pick].length_m
-    return route
+    return lane_walk(rng, net.graph, lane, s, ROUTE_LENGTH_M, ROUTE_MAX_LANES,
+                     lambda k: net.kinds.get(k) in ("driving", "turn"))
 
 
 def entry_lanes(ctx: ProgramContext) -> list[str]:

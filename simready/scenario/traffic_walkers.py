@@ -59,6 +59,7 @@ from simready.scenario.program_base import actor
 from simready.scenario.splits import SHARED
 from simready.scenario.traffic_spec import TrafficSpec
 from simready.world.lane_graph import lane_network
+from simready.world.lanes import LaneGraph
 
 #: Background actor ids: pedestrians ``bg_p000`` …, cyclists ``bg_c000`` ….
 PEDESTRIAN_ID = "bg_p{:03d}"
@@ -291,10 +292,18 @@ def _bike_route(rng: np.random.Generator, ctx: ProgramContext, lane: str, s: flo
     """A cyclist's route from a bike lane: on through the bike lanes that follow it (uniformly where several do)
     until :data:`BIKE_ROUTE_M` ahead or where none does (it leaves the map there, as a vehicle at a dead end)."""
     graph = lane_network(ctx.template).graph
+    return lane_walk(rng, graph, lane, s, wanted_m, 40, lambda k: graph.lanes[k].kind == "biking")
+
+
+def lane_walk(rng: np.random.Generator, graph: LaneGraph, lane: str, s: float, wanted_m: float, max_lanes: int,
+              allowed: Callable[[str], bool]) -> list[str]:
+    """A background agent's route from ``s`` on ``lane``: on through the ``allowed`` successors (uniformly where
+    several are, one draw from ``rng`` each; none drawn where one is) until ``wanted_m`` ahead, ``max_lanes`` lanes,
+    or a dead end (it leaves the map there)."""
     route = [lane]
     ahead = graph.lanes[lane].length_m - s
-    while ahead < wanted_m and len(route) < 40:
-        nxt = [k for k in graph.successors[route[-1]] if k not in route and graph.lanes[k].kind == "biking"]
+    while ahead < wanted_m and len(route) < max_lanes:
+        nxt = [k for k in graph.successors[route[-1]] if k not in route and allowed(k)]
         if not nxt:
             break
         pick = nxt[int(rng.integers(len(nxt)))] if len(nxt) > 1 else nxt[0]

@@ -24,27 +24,34 @@ def _compiled(fn: _Kernel) -> _Kernel:
 
 
 @_compiled
+def _tone(x: np.float32, exposure: np.float32, scale: bool, reinhard: bool, g: np.float32,
+          vignette: bool) -> np.float32:
+    """One float32 value exposed (``scale``), tone-mapped (Reinhard or clipped to [0, 1]) and vignetted by ``g``:
+    the operator :func:`tone_map` and :func:`radiance` share (inlined by numba's LLVM, the same float32 steps)."""
+    one = np.float32(1.0)
+    if scale:
+        x = x * exposure
+    if reinhard:
+        x = x / (x + one)
+    else:
+        x = min(max(x, np.float32(0.0)), one)
+    if vignette:
+        x = x * g
+    return x
+
+
+@_compiled
 def tone_map(radiance: np.ndarray, exposure: np.float32, reinhard: bool, gain: np.ndarray) -> np.ndarray:
     """(P, 3) float32 linear radiance → exposed, tone-mapped (Reinhard or clipped to [0, 1]) and
     vignetted, float32; ``exposure`` 1 skips the product, an empty ``gain`` the vignette."""
     p = radiance.shape[0]
     out = np.empty((p, 3), np.float32)
-    one = np.float32(1.0)
-    zero = np.float32(0.0)
-    scale = exposure != one
+    scale = exposure != np.float32(1.0)
     vignette = gain.shape[0] > 0
     for i in range(p):
+        g = gain[i] if vignette else np.float32(1.0)
         for c in range(3):
-            x = radiance[i, c]
-            if scale:
-                x = x * exposure
-            if reinhard:
-                x = x / (x + one)
-            else:
-                x = min(max(x, zero), one)
-            if vignette:
-                x = x * gain[i]
-            out[i, c] = x
+            out[i, c] = _tone(radiance[i, c], exposure, scale, reinhard, g, vignette)
     return out
 
 
@@ -172,13 +179,6 @@ def radiance(albedo: np.ndarray, hit: np.ndarray, ndl: np.ndarray, sunlit: np.nd
             else:
                 x = sky[c]
             if tone:
-                if scale:
-                    x = x * exposure
-                if reinhard:
-                    x = x / (x + one)
-                else:
-                    x = min(max(x, zero), one)
-                if vignette:
-                    x = x * gain[i]
+                x = _tone(x, exposure, scale, reinhard, gain[i] if vignette else one, vignette)
             albedo[i, c] = x
     return albedo
