@@ -436,6 +436,31 @@ def quantized32(values: np.ndarray, step: float) -> np.ndarray:
 
 
 @numba.njit(**_JIT)
+def surface_columns(body: np.ndarray, triangle: np.ndarray, bary: np.ndarray, cam: np.ndarray,
+                    compact_of_body: np.ndarray, index_of_body: np.ndarray, step: float) -> tuple:
+    """The surface table's per-sample columns in one pass: the compact id, the dictionary indices of the
+    per-body strings (``index_of_body``: (K, B) int32, one row per string column), the triangle as int32, the
+    barycentrics rounded to ``step`` (:func:`quantized32`'s operations) and the z-depth as float32; bit for
+    bit the gathers, casts and roundings one by one."""
+    n = len(body)
+    compact = np.empty(n, compact_of_body.dtype)
+    index = np.empty((index_of_body.shape[0], n), np.int32)
+    tri = np.empty(n, np.int32)
+    bu, bv, depth = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    inv_step = 1.0 / step
+    for i in range(n):
+        b = body[i]
+        compact[i] = compact_of_body[b]
+        for k in range(index_of_body.shape[0]):
+            index[k, i] = index_of_body[k, b]
+        tri[i] = np.int32(triangle[i])
+        bu[i] = np.float32(np.rint(bary[i, 0] * inv_step) * step)
+        bv[i] = np.float32(np.rint(bary[i, 1] * inv_step) * step)
+        depth[i] = np.float32(cam[i, 2])
+    return compact, index, tri, bu, bv, depth
+
+
+@numba.njit(**_JIT)
 def body_pixel_boxes(hit: np.ndarray, body_of_hit: np.ndarray, width: int, height: int, n_bodies: int) -> tuple:
     """Per body, over the hit pixels ``hit`` (flat v·W + u) it owns: how many, and the inclusive box of their
     columns and rows (``lo_u, lo_v, hi_u, hi_v``; ``W, H, −1, −1`` for a body with none) — the bincount and
