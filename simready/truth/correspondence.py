@@ -273,6 +273,14 @@ def moving_pose_tables(scene: SceneGeometry, view: FrameView, body: NDArray[np.i
                        ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
     """The compiled row iteration's pose tables: (N,) each point's moving-body slot (−1 on static bodies),
     (S, H, 12) each moving body's pose (:func:`pose_rows`) at every row time of the frame and (S, H) its presence."""
+    slot_of_body, tables, present_tab = moving_pose_tables_of_bodies(scene, view, body)
+    return slot_of_body[body], tables, present_tab
+
+
+def moving_pose_tables_of_bodies(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp]
+                                 ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
+    """:func:`moving_pose_tables` with the slots per body of the scene, (B,), not per point (a compiled pass
+    reads ``slot_of_body[body[i]]`` itself)."""
     seen = np.zeros(len(scene.bodies), bool)
     seen[body] = True
     moving_bodies = np.flatnonzero(seen & ~static_bodies(scene))  # np.unique(body[~static]), without the sort
@@ -290,7 +298,7 @@ def moving_pose_tables(scene: SceneGeometry, view: FrameView, body: NDArray[np.i
             smp = scene.bodies[b].track.sample(view.row_times_s, clamp=True)
             cache[b] = (pose_rows(smp.matrices()), smp.present)
         tables[s], present_tab[s] = cache[b]
-    return slot_of_body[body], tables, present_tab
+    return slot_of_body, tables, present_tab
 
 
 def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
