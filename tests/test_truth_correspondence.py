@@ -251,7 +251,8 @@ def test_flow_table_columns_are_the_numpy_expressions_bit_for_bit():
 @pytest.mark.parametrize("shutter", ["global", "rolling"])
 def test_compiled_samples_are_the_numpy_samples_bit_for_bit(shutter):
     """``Samples.of_hits`` (one compiled pass over the static hits, the moving ones refined apart, the buffers
-    from the hits) repeats ``of_hits_numpy``'s operations: identical identity, barycentrics, points, buffers."""
+    from the hits) repeats ``of_hits_numpy``'s operations: identical identity, barycentrics, points, buffers;
+    and the surface table's compiled columns are ``table_numpy``'s."""
     car = box_body("t/actor:car", (4.0, 2.0, 3.0), linear_track((10.0, -2.0, 0.0), (0.0, 20.0, 0.0), t_end_s=1.0),
                    10, (0.5, 0.5, 0.5), 0.5, subdivisions=1)
     scene = SceneGeometry([wall(), car])
@@ -268,6 +269,10 @@ def test_compiled_samples_are_the_numpy_samples_bit_for_bit(shutter):
             np.testing.assert_array_equal(getattr(fast, name), getattr(ref, name), err_msg=name)
         for a, b in zip(fast.buffers, ref.buffers):
             np.testing.assert_array_equal(a, b)
+        # the surface table's columns in one compiled pass, bitwise the numpy gathers and roundings
+        table, table_ref = fast.table(scene), ref.table_numpy(scene)
+        assert table.equals(table_ref) and table.schema == table_ref.schema
+        assert set(table.column("entity").to_pylist()) == {"t/instance:wall", "t/actor:car"}
 
 
 @pytest.mark.parametrize("shutter", ["global", "rolling"])

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from simready.measurement.observe import observe
 from simready.measurement.options import ObserveOptions
-from simready.measurement.writers import declared, parquet_bytes
+from simready.measurement.writers import PLAIN_INTEGERS, declared, parquet_bytes
 from simready.testing.street import street_sample
 from simready.truth.flow import distorted_flow
 from simready.truth.precision import DECLARED_STEPS, FLOW_STEP_PX, quantized
@@ -107,3 +107,31 @@ def test_columns_without_nulls_are_stored_required_and_read_back_equal():
     for name in table.column_names:
         assert back.column(name).to_pylist() == table.column(name).to_pylist(), name
     assert back.schema.metadata[b"simready.truth"] == b'{"camera": "c"}'
+
+
+def _encodings(path_or_buffer) -> dict[str, set[str]]:
+    meta = pq.ParquetFile(path_or_buffer).metadata
+    return {meta.schema.column(i).name: set(meta.row_group(0).column(i).encodings) for i in range(meta.num_columns)}
+
+
+def test_integer_columns_named_plain_are_stored_plain_and_read_back_equal():
+    """Identities and rows that jump between pixels are stored PLAIN (zstd finds their runs), the ordered
+    ``pixel`` delta-coded, floats byte-stream-split: same values either way."""
+    rng = np.random.default_rng(7)
+    table = pa.table({"pixel": pa.array(np.arange(0, 3000, 3), pa.int32()),
+                      "triangle": pa.array(rng.integers(0, 50, 1000), pa.int32()),
+                      "bary_u": pa.array(rng.random(1000), pa.float32())})
+    data = parquet_bytes(table, plain=("triangle",))
+    enc = _encodings(pa.BufferReader(data))
+    assert "DELTA_BINARY_PACKED" in enc["pixel"] and "PLAIN" in enc["triangle"] and "BYTE_STREAM_SPLIT" in enc["bary_u"]
+    assert "DELTA_BINARY_PACKED" in _encodings(pa.BufferReader(parquet_bytes(table)))["triangle"]
+    assert pq.read_table(pa.BufferReader(data)).equals(pq.read_table(pa.BufferReader(parquet_bytes(table))))
+
+
+def test_observed_truth_tables_store_their_plain_integers_plain(folders):
+    reader = TruthReader(folders[0.0])
+    for kind, plain in PLAIN_INTEGERS.items():
+        enc = _encodings(reader.path("front_camera", 1, kind))
+        assert "DELTA_BINARY_PACKED" in enc["pixel"], kind
+        for name in plain:
+            assert "PLAIN" in enc[name] and "DELTA_BINARY_PACKED" not in enc[name], (kind, name)

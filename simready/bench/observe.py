@@ -9,7 +9,8 @@ into a temporary folder and prints:
   file), and of each stage of a whole run (camera render, file writing,
   truth, LiDAR scan, radar, videos) from the timings the observe call returns;
 * the perception truth per camera frame beside the camera render of that frame (same process,
-  interleaved), and the bytes a full-resolution sample writes;
+  interleaved; in wall and in CPU time, which a loaded host does not swing), and the bytes a
+  full-resolution sample writes;
 * the peak resident memory of a 200-camera-frame, 3-sensor sample (camera,
   LiDAR, radar), measured in a fresh child process as its ``VmHWM`` (the
   child's whole-process peak, imports included; not ``ru_maxrss``, which a
@@ -164,12 +165,14 @@ def pass_throughput(rig_kw: dict[str, Any], frames: int = 4) -> dict[str, float]
     return out
 
 
-def truth_vs_render(rig_kw: dict[str, Any], frames: int = 3) -> tuple[float, float, float, int, int]:
+def truth_vs_render(rig_kw: dict[str, Any], frames: int = 3) -> dict[str, float]:
     """ms per frame of the perception truth (surface table, motion field, both correspondences with the
-    previous frame, tables encoded), of the tables' encoding alone (Parquet, part of the first figure),
-    and of the camera render it sits on (every camera pass, RGB included), interleaved frame by frame in
-    this process; medians. Then, over every correspondence, the points in view and how many of them the
-    target's buffers could not decide (re-cast), as the tables' metadata records them."""
+    previous frame, tables encoded: ``truth_ms``), of the tables' encoding alone (Parquet, part of the first
+    figure: ``encode_ms``), and of the camera render it sits on (every camera pass, RGB included: ``render_ms``),
+    interleaved frame by frame in this process; medians. Each also in CPU time of the process (``*_cpu_ms``):
+    both run on this one thread, and on a loaded host the wall figures swing with the other processes while the
+    CPU ones do not. Then, over every correspondence, the points in view and how many of them the target's
+    buffers could not decide (re-cast), as the tables' metadata records them (``in_view``, ``recast``)."""
     import pyarrow.parquet as pq
 
     from simready.measurement.folder import OutputFolder
@@ -179,35 +182,38 @@ def truth_vs_render(rig_kw: dict[str, Any], frames: int = 3) -> tuple[float, flo
     from simready.truth.correspondence import FrameView
 
     class TimedFolder(OutputFolder):
-        """Writes at once (no writer thread), adding up the seconds its writers take."""
-        encode_s = 0.0
+        """Writes at once (no writer thread), adding up the seconds its writers take (wall and CPU)."""
+        encode_s = encode_cpu_s = 0.0
 
         def _later(self, job: Any) -> None:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             job()
             self.encode_s += time.perf_counter() - t
+            self.encode_cpu_s += time.process_time() - c
 
     built, rig, _ = street_sample(frames / 20.0 + 0.2, **rig_kw)
     rig = rig.on_body(ego_track(built))
     model = rig.sensors["front_camera"]
-    render_ms, truth_ms, encode_ms = [], [], []
+    ms: dict[str, list[float]] = {k: [] for k in ("render_ms", "truth_ms", "encode_ms", "render_cpu_ms",
+                                                  "truth_cpu_ms", "encode_cpu_ms")}
     with tempfile.TemporaryDirectory() as tmp:
         folder = TimedFolder(Path(tmp), writer_thread=False)
         try:
             truth = CameraTruth(built, rig, "front_camera")
             for k in range(frames + 1):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 f = render_frame(built.scene, rig, "front_camera", k / 20.0, ("depth", "id", "semantic", "rgb"),
                                  ignore=built.ignore)
-                t1 = time.perf_counter()
-                folder.encode_s = 0.0
+                t1, c1 = time.perf_counter(), time.process_time()
+                folder.encode_s = folder.encode_cpu_s = 0.0
                 truth.frame(folder, FrameView.of_frame(f, model, k), f)
                 folder.drain()
-                t2 = time.perf_counter()
+                t2, c2 = time.perf_counter(), time.process_time()
                 if k:  # frame 0 has no pair yet (and warms the caches)
-                    render_ms.append(1000 * (t1 - t0))
-                    truth_ms.append(1000 * (t2 - t1))
-                    encode_ms.append(1000 * folder.encode_s)
+                    for key, value in (("render_ms", t1 - t0), ("truth_ms", t2 - t1), ("encode_ms", folder.encode_s),
+                                       ("render_cpu_ms", c1 - c0), ("truth_cpu_ms", c2 - c1),
+                                       ("encode_cpu_ms", folder.encode_cpu_s)):
+                        ms[key].append(1000 * value)
         finally:
             folder.close()
         in_view = recast = 0
@@ -216,7 +222,9 @@ def truth_vs_render(rig_kw: dict[str, Any], frames: int = 3) -> tuple[float, flo
                 meta = pq.read_schema(folder.root / entry.path).metadata[b"simready.truth"]
                 counts = json.loads(meta)["visibility"]
                 in_view, recast = in_view + counts["in_view"], recast + counts["recast"]
-    return float(np.median(truth_ms)), float(np.median(encode_ms)), float(np.median(render_ms)), in_view, recast
+    out = {key: float(np.median(v)) for key, v in ms.items()}
+    out["in_view"], out["recast"] = in_view, recast
+    return out
 
 
 def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bool = False,
@@ -251,14 +259,19 @@ def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bo
     extra = per_pass["radar"] / per_pass["radar+contributors"] - 1.0
     print(f"  radar contributor table: +{100 * extra:.1f} % of the radar pass (target <= 10 %)")
     fig["per_pass_fps"] = per_pass
-    truth_ms, encode_ms, render_ms, in_view, recast = truth_vs_render(rig_kw)
-    print(f"[truth per camera frame {width_px}x{height_px}] {truth_ms:7.1f} ms beside the camera render (every pass) "
-          f"{render_ms:7.1f} ms: {truth_ms / render_ms:.2f}x  [target <= 0.7x]; of which the tables' Parquet "
-          f"encoding {encode_ms:7.1f} ms ({encode_ms / render_ms:.2f}x), computing them "
-          f"{truth_ms - encode_ms:7.1f} ms ({(truth_ms - encode_ms) / render_ms:.2f}x)")
+    tr = truth_vs_render(rig_kw)
+    for clock, sfx in (("wall", ""), ("CPU", "_cpu")):
+        truth_ms, encode_ms, render_ms = tr[f"truth{sfx}_ms"], tr[f"encode{sfx}_ms"], tr[f"render{sfx}_ms"]
+        print(f"[truth per camera frame {width_px}x{height_px}, {clock}] {truth_ms:7.1f} ms beside the camera render "
+              f"(every pass) {render_ms:7.1f} ms: {truth_ms / render_ms:.2f}x  [target <= 0.7x]; of which the tables' "
+              f"Parquet encoding {encode_ms:7.1f} ms ({encode_ms / render_ms:.2f}x), computing them "
+              f"{truth_ms - encode_ms:7.1f} ms ({(truth_ms - encode_ms) / render_ms:.2f}x)")
+    in_view, recast = tr["in_view"], tr["recast"]
     print(f"  visibility: {recast} of {in_view} correspondence points in view re-cast where the target's buffers "
           f"could not decide ({100 * recast / max(in_view, 1):.1f} %)")
-    fig["truth_ms"], fig["truth_encode_ms"], fig["render_ms"] = truth_ms, encode_ms, render_ms
+    fig["truth_ms"], fig["truth_encode_ms"], fig["render_ms"] = tr["truth_ms"], tr["encode_ms"], tr["render_ms"]
+    fig["truth_cpu_ms"], fig["truth_encode_cpu_ms"], fig["render_cpu_ms"] = (tr["truth_cpu_ms"], tr["encode_cpu_ms"],
+                                                                             tr["render_cpu_ms"])
     fig["truth_in_view"], fig["truth_recast"] = in_view, recast
     return fig
 

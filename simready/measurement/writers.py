@@ -12,7 +12,7 @@ declared precision and the columns :class:`simready.truth.reader.TruthReader` de
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -41,6 +41,12 @@ from simready.truth.tracks import TrackBuilder
 #: Parquet codec for truth tables (zstd level 1: fast, and far smaller than raw).
 TRUTH_COMPRESSION = ("zstd", 1)
 
+#: Integer columns of the per-frame truth tables stored PLAIN instead of delta-coded: identities and rows jump
+#: from pixel to pixel, where delta coding was slower and larger than zstd on the plain values (a 1280x720 street
+#: frame: compact_id 5.2 -> 1.6 ms and 28 -> 9 KB, triangle 4.4 -> 1.2 ms and 29 -> 18 KB, target_row 4.5 ->
+#: 1.6 ms and 16 -> 12 KB). ``pixel`` runs in order and stays delta-coded (6 KB).
+PLAIN_INTEGERS = {"surface": ("compact_id", "triangle"), "forward": ("target_row",), "backward": ("target_row",)}
+
 frame_name = ObservationDir.frame_name
 
 
@@ -51,9 +57,11 @@ def _png(image: NDArray, level: int = PNG_COMPRESS_LEVEL) -> bytes:
     return png_bytes(image, level)
 
 
-def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | None = None) -> None:
+def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | None = None,
+                  plain: Collection[str] = ()) -> None:
     """A truth table as Parquet: zstd, floats byte-stream-split and integers delta-coded (pixel-ordered
-    samples make both compress several times better than plain), strings as dictionaries; no column
+    samples make both compress several times better than plain) but those named in ``plain``
+    (:data:`PLAIN_INTEGERS`), strings as dictionaries; no column
     statistics (readers read whole frames; computing them was a fifth of the encoding time). A column without
     nulls (every truth column as computed) is stored as a required field: no definition levels to encode, which
     was about 30 % of the encoding time; a column holding nulls stays optional."""
@@ -70,15 +78,15 @@ def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | Non
         elif pa.types.is_floating(f.type):
             encoding[f.name] = "BYTE_STREAM_SPLIT"
         elif pa.types.is_integer(f.type):
-            encoding[f.name] = "DELTA_BINARY_PACKED"
+            encoding[f.name] = "PLAIN" if f.name in plain else "DELTA_BINARY_PACKED"
     pq.write_table(table, where, compression=TRUTH_COMPRESSION[0], compression_level=TRUTH_COMPRESSION[1],
                    use_dictionary=dictionary or False, column_encoding=encoding or None, write_statistics=False)
 
 
-def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None) -> bytes:
+def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None, plain: Collection[str] = ()) -> bytes:
     """:func:`write_parquet` into memory."""
     sink = pa.BufferOutputStream()
-    write_parquet(sink, table, metadata)
+    write_parquet(sink, table, metadata, plain)
     return sink.getvalue().to_pybytes()
 
 
@@ -162,7 +170,8 @@ class CameraTruth:
                 "pixel": "v * width_px + u", "row_time": "t0_s + v * line_time_s"}
         surface = samples.table(scene)
         folder.write_later(frame_name(self.camera, view.tick, "truth.surface"),
-                           lambda p: write_parquet(p, surface, {**meta, **declared("surface", surface)}), self.camera,
+                           lambda p: write_parquet(p, surface, {**meta, **declared("surface", surface)},
+                                                  PLAIN_INTEGERS["surface"]), self.camera,
                            view.tick, "truth.surface")
         field = motion_field(scene, self.rig, samples)
         motion, dv_dt = field.table(), field.dv_dt_pxps
@@ -193,7 +202,8 @@ class CameraTruth:
                      **declared(direction, table)}
                 pass_name = f"truth.{direction}"
                 folder.write_later(frame_name(self.camera, src.view.tick, pass_name),
-                                   lambda p, table=table, m=m: write_parquet(p, table, m), self.camera,
+                                   lambda p, table=table, m=m, plain=PLAIN_INTEGERS[direction]: write_parquet(
+                                       p, table, m, plain), self.camera,
                                    src.view.tick, pass_name, target_tick=dst.view.tick)
         self.prev = (samples, dv_dt)
 

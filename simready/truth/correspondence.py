@@ -67,7 +67,7 @@ from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
 from simready.truth.precision import BARYCENTRIC_STEP
 from simready.truth.kernels import (UNDECIDED, VISIBLE, buffer_visibility, pixels_and_flags, quantized32,
-                                    settle_rows, surface_samples)
+                                    settle_rows, surface_columns, surface_samples)
 
 #: A surface nearer than the point by less than this does not hide it (metres; float64 re-cast).
 VISIBILITY_TOL_M = 1e-6
@@ -273,6 +273,14 @@ def moving_pose_tables(scene: SceneGeometry, view: FrameView, body: NDArray[np.i
                        ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
     """The compiled row iteration's pose tables: (N,) each point's moving-body slot (−1 on static bodies),
     (S, H, 12) each moving body's pose (:func:`pose_rows`) at every row time of the frame and (S, H) its presence."""
+    slot_of_body, tables, present_tab = moving_pose_tables_of_bodies(scene, view, body)
+    return slot_of_body[body], tables, present_tab
+
+
+def moving_pose_tables_of_bodies(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp]
+                                 ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
+    """:func:`moving_pose_tables` with the slots per body of the scene, (B,), not per point (a compiled pass
+    reads ``slot_of_body[body[i]]`` itself)."""
     seen = np.zeros(len(scene.bodies), bool)
     seen[body] = True
     moving_bodies = np.flatnonzero(seen & ~static_bodies(scene))  # np.unique(body[~static]), without the sort
@@ -290,7 +298,7 @@ def moving_pose_tables(scene: SceneGeometry, view: FrameView, body: NDArray[np.i
             smp = scene.bodies[b].track.sample(view.row_times_s, clamp=True)
             cache[b] = (pose_rows(smp.matrices()), smp.present)
         tables[s], present_tab[s] = cache[b]
-    return slot_of_body[body], tables, present_tab
+    return slot_of_body, tables, present_tab
 
 
 def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp], p_body: NDArray[np.float64],
@@ -559,6 +567,20 @@ class Samples:
         ``bary_u``, ``bary_v`` (float32 at the precision :mod:`simready.truth.precision` declares), ``depth_m``
         (float32 z-depth). The sample time is the pixel row's (``t0 + v·line_time``).
         """
+        # One compiled pass over the samples (surface_columns): bitwise the gathers, casts and
+        # precision.quantized one by one (table_numpy).
+        names = (scene.entity_ids_of_body, [b.geometry_hash for b in scene.bodies], [b.element for b in scene.bodies])
+        distinct, index_of_body = zip(*(_distinct(v) for v in names))
+        compact, index, tri, bu, bv, depth = surface_columns(
+            self.body, self.triangle, self.barycentric_uv, self.point_camera, scene.compact_id_of_body,
+            np.stack(index_of_body), BARYCENTRIC_STEP)
+        strings = {name: pa.DictionaryArray.from_arrays(pa.array(index[k]), pa.array(distinct[k], pa.string()))
+                   for k, name in enumerate(("entity", "geometry_hash", "element"))}
+        return pa.table({"pixel": self.pixel32, "compact_id": compact, **strings, "triangle": tri, "bary_u": bu,
+                         "bary_v": bv, "depth_m": depth})
+
+    def table_numpy(self, scene: SceneGeometry) -> pa.Table:
+        """:meth:`table` column by column in numpy: its bit reference."""
         return pa.table({
             "pixel": self.pixel32,
             "compact_id": scene.compact_id_of_body[self.body],
@@ -572,12 +594,18 @@ class Samples:
         })
 
 
+def _distinct(values: list[str]) -> tuple[list[str], NDArray[np.int32]]:
+    """A per-body string's distinct values, sorted, and each body's index among them (a dictionary column's
+    dictionary and the indices to gather; no repeats, or the Parquet bytes would depend on the writer's hashing)."""
+    distinct, index_of_body = np.unique(np.array(values, dtype=object), return_inverse=True)
+    return distinct.tolist(), index_of_body.astype(np.int32)
+
+
 def _dictionary(body: NDArray[np.intp], values: list[str]) -> pa.DictionaryArray:
     """A per-body string as a dictionary column (one copy of each distinct string per file; the
     dictionary must hold no repeats, or the Parquet bytes would depend on the writer's hashing)."""
-    distinct, index_of_body = np.unique(np.array(values, dtype=object), return_inverse=True)
-    return pa.DictionaryArray.from_arrays(pa.array(np.take(index_of_body.astype(np.int32), body)),
-                                          pa.array(distinct.tolist(), pa.string()))
+    distinct, index_of_body = _distinct(values)
+    return pa.DictionaryArray.from_arrays(pa.array(np.take(index_of_body, body)), pa.array(distinct, pa.string()))
 
 
 @dataclass

@@ -32,9 +32,9 @@ from numpy.typing import ArrayLike, NDArray
 from simready.raycast.geometry import SceneGeometry
 from simready.sensors_hw.models import CameraModel
 from simready.truth.correspondence import (HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL, MAX_ROW_ITERATIONS, Correspondence,
-                                           Samples, distorted_uv, moving_pose_tables, project_body_points,
+                                           Samples, distorted_uv, moving_pose_tables_of_bodies, project_body_points,
                                            recast_visible, static_bodies)
-from simready.truth.kernels import HIDDEN, UNDECIDED, VISIBLE, flow_columns, flow_of_samples
+from simready.truth.kernels import flow_columns, flow_of_samples
 from simready.truth.precision import FLOW_STEP_PX
 
 
@@ -119,19 +119,19 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
         raise ValueError("correspondence is between frames of the same camera")
     k = view.intrinsics
     body = np.asarray(source.body, np.intp)
-    static = static_bodies(scene)[body]
-    slot, tables, present_tab = moving_pose_tables(scene, view, body)
+    slot_of_body, tables, present_tab = moving_pose_tables_of_bodies(scene, view, body)
     dv_dt = np.zeros(len(body)) if dv_dt_pxps is None else np.asarray(dv_dt_pxps, np.float64)
     body_img, triangle_img, z_img = target.buffers
-    du, dv, depth, row, dx, dy, dz, absent, in_view, behind, out, beyond, state = flow_of_samples(
-        view.row_columns, slot, tables, present_tab, np.ascontiguousarray(source.point_body, np.float64),
-        np.ascontiguousarray(source.point_world, np.float64), source.u, source.v, dv_dt, float(dt_s), k.cx, k.cy,
-        k.fx, k.fy, k.width_px, k.height_px, view.model.near_m, view.model.far_m, view.global_shutter,
-        MAX_ROW_ITERATIONS, body, source.triangle, body_img, triangle_img, z_img, HIDDEN_MARGIN_M,
-        HIDDEN_MARGIN_REL, FLOW_STEP_PX)
-    visible, hidden = state == VISIBLE, state == HIDDEN
-    undecided = np.flatnonzero(state == UNDECIDED)  # in view, and the buffers cannot tell
-    if len(undecided):  # projected again (bitwise: each point's projection is its own) and re-cast
+    du, dv, depth, row, dx, dy, dz, absent, behind, out, beyond, static, visible, hidden, undecided, in_view = \
+        flow_of_samples(view.row_columns, slot_of_body, static_bodies(scene), tables, present_tab,
+                        np.ascontiguousarray(source.point_body, np.float64),
+                        np.ascontiguousarray(source.point_world, np.float64), source.u, source.v, dv_dt, float(dt_s),
+                        k.cx, k.cy, k.fx, k.fy, k.width_px, k.height_px, view.model.near_m, view.model.far_m,
+                        view.global_shutter, MAX_ROW_ITERATIONS, body, source.triangle, body_img, triangle_img, z_img,
+                        HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL, FLOW_STEP_PX)
+    # The points in view the buffers cannot decide: projected again (bitwise: each point's projection is its own)
+    # and re-cast.
+    if len(undecided):
         guess = np.rint(source.v[undecided] + np.nan_to_num(dv_dt[undecided] * dt_s, posinf=0.0, neginf=0.0))
         with np.errstate(invalid="ignore"):  # an absurd guess overflows, as in the kernel (then clipped to row 0)
             rows = guess.astype(np.int64)
@@ -145,7 +145,7 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
         "valid": visible, "occluded" if direction == "forward" else "disoccluded": hidden,
         "out_of_frame": out, "behind_camera": behind, "beyond_range": beyond, "absent": absent, "static": static,
     })
-    return table, {"in_view": int(np.count_nonzero(in_view)), "recast": len(undecided)}
+    return table, {"in_view": int(in_view), "recast": len(undecided)}
 
 
 def dense(pixel: ArrayLike, values: ArrayLike, height_px: int, width_px: int,

@@ -285,12 +285,12 @@ def surface_samples(pix: np.ndarray, static: np.ndarray, rows: np.ndarray, o_in:
 
 
 @numba.njit(**_JIT)
-def flow_of_samples(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_tab: np.ndarray,
-                    p_body: np.ndarray, world_src: np.ndarray, u_src: np.ndarray, v_src: np.ndarray,
-                    dv_dt: np.ndarray, dt: float, cx: float, cy: float, fx: float, fy: float, width: int, height: int,
-                    near: float, far: float, global_shutter: bool, max_iterations: int, body: np.ndarray,
-                    triangle: np.ndarray, body_img: np.ndarray, triangle_img: np.ndarray, z_img: np.ndarray,
-                    hidden_margin_m: float, hidden_margin_rel: float, step: float) -> tuple:
+def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: np.ndarray, tables: np.ndarray,
+                    present_tab: np.ndarray, p_body: np.ndarray, world_src: np.ndarray, u_src: np.ndarray,
+                    v_src: np.ndarray, dv_dt: np.ndarray, dt: float, cx: float, cy: float, fx: float, fy: float,
+                    width: int, height: int, near: float, far: float, global_shutter: bool, max_iterations: int,
+                    body: np.ndarray, triangle: np.ndarray, body_img: np.ndarray, triangle_img: np.ndarray,
+                    z_img: np.ndarray, hidden_margin_m: float, hidden_margin_rel: float, step: float) -> tuple:
     """A correspondence's flow-table columns in one pass per source sample: the row guess
     (the source row moved by ``dv_dt · dt``, the motion field's prediction), the row iteration
     (:func:`settle_rows`), pixels and flags (:func:`pixels_and_flags`), the target buffers' visibility state
@@ -298,11 +298,15 @@ def flow_of_samples(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, pres
     operations in order, so every column is bitwise the unfused path's. Nothing per point is kept in float64
     beyond the point's own pass (the caller re-projects the few UNDECIDED points to re-cast them).
 
+    Each point's moving-body slot in ``tables`` and whether its body is static are read per body
+    (``slot_of_body``: −1 on static bodies; ``static_of_body``), as the gathers ``slot_of_body[body]`` would.
+
     Returns ``du, dv`` (float32, rounded to ``step``), ``depth`` (float32 z at the target), ``row`` (int16),
-    ``dx, dy, dz`` (float32 scene displacement), ``absent``, ``in_view``, ``behind``, ``out``, ``beyond`` (bool)
-    and the visibility ``state`` (uint8: HIDDEN / VISIBLE / UNDECIDED in view, OUT_OF_VIEW otherwise).
+    ``dx, dy, dz`` (float32 scene displacement), ``absent``, ``behind``, ``out``, ``beyond``, ``static`` (bool),
+    the buffers' verdicts ``visible`` and ``hidden`` (bool: the visibility state VISIBLE, HIDDEN), the indices
+    of the UNDECIDED points (in view, the buffers cannot tell: to re-cast) and how many points are in view.
     """
-    n = len(slot)
+    n = len(body)
     hmax = float(height - 1)
     du, dv = np.empty(n, np.float32), np.empty(n, np.float32)
     depth = np.empty(n, np.float32)
@@ -313,7 +317,10 @@ def flow_of_samples(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, pres
     behind = np.empty(n, np.bool_)
     out = np.empty(n, np.bool_)
     beyond = np.empty(n, np.bool_)
-    state = np.empty(n, np.uint8)
+    static = np.empty(n, np.bool_)
+    visible = np.empty(n, np.bool_)
+    hidden = np.empty(n, np.bool_)
+    undecided = np.empty(n, np.int64)
     cell = np.empty(n, np.int64)
     z64 = np.empty(n)
     # step is a power of two: dividing by it is multiplying by its exact inverse, bit for bit (and several
@@ -330,7 +337,8 @@ def flow_of_samples(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, pres
             r = min(max(np.int64(g), 0), height - 1)
         else:
             r = 0
-        s = slot[i]
+        s = slot_of_body[body[i]]
+        static[i] = static_of_body[body[i]]
         w0, w1, w2 = world_src[i, 0], world_src[i, 1], world_src[i, 2]
         pres = True
         c0 = c1 = c2 = 0.0
@@ -403,6 +411,7 @@ def flow_of_samples(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, pres
         row_out[i] = np.int16(r)
     # The buffer test in a loop of its own: its reads of the target's buffers miss the cache, and in a short loop
     # the processor overlaps many points' misses (inside the long pass above it measured twice as slow).
+    n_undecided = n_in_view = 0
     for i in range(n):
         st = UNDECIDED if in_view[i] else OUT_OF_VIEW
         p00 = cell[i]
@@ -420,8 +429,14 @@ def flow_of_samples(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, pres
                     if (z_img[p00] < limit and z_img[p00 + 1] < limit and z_img[p00 + width] < limit
                             and z_img[p00 + width + 1] < limit):
                         st = HIDDEN
-        state[i] = st
-    return du, dv, depth, row_out, dx, dy, dz, absent, in_view, behind, out, beyond, state
+        visible[i] = st == VISIBLE
+        hidden[i] = st == HIDDEN
+        if st == UNDECIDED:
+            undecided[n_undecided] = i
+            n_undecided += 1
+        n_in_view += in_view[i]
+    return (du, dv, depth, row_out, dx, dy, dz, absent, behind, out, beyond, static, visible, hidden,
+            undecided[:n_undecided], n_in_view)
 
 
 @numba.njit(**_JIT)
@@ -433,6 +448,31 @@ def quantized32(values: np.ndarray, step: float) -> np.ndarray:
     for i in range(len(values)):
         out[i] = np.float32(np.rint(values[i] * inv_step) * step)
     return out
+
+
+@numba.njit(**_JIT)
+def surface_columns(body: np.ndarray, triangle: np.ndarray, bary: np.ndarray, cam: np.ndarray,
+                    compact_of_body: np.ndarray, index_of_body: np.ndarray, step: float) -> tuple:
+    """The surface table's per-sample columns in one pass: the compact id, the dictionary indices of the
+    per-body strings (``index_of_body``: (K, B) int32, one row per string column), the triangle as int32, the
+    barycentrics rounded to ``step`` (:func:`quantized32`'s operations) and the z-depth as float32; bit for
+    bit the gathers, casts and roundings one by one."""
+    n = len(body)
+    compact = np.empty(n, compact_of_body.dtype)
+    index = np.empty((index_of_body.shape[0], n), np.int32)
+    tri = np.empty(n, np.int32)
+    bu, bv, depth = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    inv_step = 1.0 / step
+    for i in range(n):
+        b = body[i]
+        compact[i] = compact_of_body[b]
+        for k in range(index_of_body.shape[0]):
+            index[k, i] = index_of_body[k, b]
+        tri[i] = np.int32(triangle[i])
+        bu[i] = np.float32(np.rint(bary[i, 0] * inv_step) * step)
+        bv[i] = np.float32(np.rint(bary[i, 1] * inv_step) * step)
+        depth[i] = np.float32(cam[i, 2])
+    return compact, index, tri, bu, bv, depth
 
 
 @numba.njit(**_JIT)

@@ -63,10 +63,12 @@ def _cross(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64
 
 
 def point_velocities(scene: SceneGeometry, body: NDArray[np.intp], point_world: NDArray[np.float64],
-                     times_s: NDArray[np.float64]) -> NDArray[np.float64]:
-    """(N, 3) world velocity of surface points from their bodies' twists: ``v_b + ω_b × (P − o_b)``."""
+                     times_s: NDArray[np.float64], moving: NDArray[np.intp] | None = None) -> NDArray[np.float64]:
+    """(N, 3) world velocity of surface points from their bodies' twists: ``v_b + ω_b × (P − o_b)``
+    (``moving``: the indices of the points on moving bodies, when the caller has them)."""
     out = np.zeros((len(body), 3))
-    moving = np.flatnonzero(~static_bodies(scene)[body])
+    if moving is None:
+        moving = np.flatnonzero(~static_bodies(scene)[body])
     for b in np.unique(body[moving]):
         sel = moving[body[moving] == b]
         ut, inv = np.unique(times_s[sel], return_inverse=True)
@@ -96,8 +98,8 @@ def motion_field(scene: SceneGeometry, rig: Rig, samples: Samples, *, compiled: 
     v_c_cam = np.einsum("hji,hj->hi", R_rows, v_c)  # Rᵀ v_c per row
     w_cam = np.einsum("hji,hj->hi", R_rows, ego.angular_velocity_rps)
     X = samples.point_camera
-    v_p = point_velocities(scene, samples.body, samples.point_world, samples.time_s)
     moving = np.flatnonzero(~static_bodies(scene)[samples.body])
+    v_p = point_velocities(scene, samples.body, samples.point_world, samples.time_s, moving)
     q_moving = np.einsum("nji,nj->ni", R_rows[rows[moving]], v_p[moving]) if len(moving) else np.zeros((0, 3))
     if compiled:  # one pass per sample, bitwise the numpy passes below
         du, dv, dz = image_velocity(rows.astype(np.int64, copy=False), np.ascontiguousarray(X),
