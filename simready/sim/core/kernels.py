@@ -264,6 +264,20 @@ def advance_place(u: np.ndarray, v: np.ndarray, a: np.ndarray, present: np.ndarr
 
 
 @numba.njit(**_JIT)
+def advance_place_lanes(u: np.ndarray, v: np.ndarray, a: np.ndarray, present: np.ndarray, dt: float, cum: np.ndarray,
+                        base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, psi: np.ndarray,
+                        dpsi: np.ndarray, heights: np.ndarray, g_x0: float, g_y0: float, g_inv: float, d: np.ndarray,
+                        d_rate: np.ndarray, seg_lane: np.ndarray, lane_u0: np.ndarray, u1: np.ndarray, v1: np.ndarray,
+                        a1: np.ndarray, placed: np.ndarray, lane: np.ndarray, s: np.ndarray) -> int:
+    """:func:`advance_place`, then :func:`lanes_at` of the new arc lengths ``u1`` into ``lane`` and ``s``, in one
+    call: the values of the two calls in turn (the lane lookup reads ``u1`` only)."""
+    flags: int = advance_place(u, v, a, present, dt, cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv,
+                               d, d_rate, u1, v1, a1, placed)
+    lanes_at(cum, base, last, seg_lane, lane_u0, u1, lane, s)
+    return flags
+
+
+@numba.njit(**_JIT)
 def pack_step(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate: np.ndarray, d_acc: np.ndarray,
               v: np.ndarray, a: np.ndarray, lateral: bool, present: np.ndarray, prev_pos: np.ndarray,
               prev_quat: np.ndarray, prev_yaw: np.ndarray, reach2: np.ndarray, hl: np.ndarray, hw: np.ndarray,

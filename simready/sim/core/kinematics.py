@@ -115,8 +115,9 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     ``d_acc``: (N,) lateral offsets for the new tick (m, m/s, m/s²).
     Absent actors (``prev.present`` False) stay where they were, at rest.
 
-    Why fused: integration, placement, the absent actors and the contacts
-    are two compiled calls (:func:`simready.sim.core.kernels.advance_place`,
+    Why fused: integration, placement, the new lanes (kept by the table for
+    the tick's readers), the absent actors and the contacts are two compiled
+    calls (:func:`simready.sim.core.kernels.advance_place_lanes`,
     :func:`simready.sim.core.kernels.pack_step_walk`) around the two numpy
     arctangents, instead of a dozen array operations a tick. The values are
     those of integrating, masking with ``np.where``, :func:`path_bodies` and
@@ -126,12 +127,16 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     n = len(u)
     present = prev.present
     (cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, reach2, hl, hw, w_rows, w_first, w_z_start,
-     w_step_u, w_step_dh, inv_ramp, sloped) = _step_args(scene, table)
+     w_step_u, w_step_dh, inv_ramp, sloped, seg_lane, lane_u0) = _step_args(scene, table)
     u1, v1, a1 = np.empty(n), np.empty(n), np.empty(n)
     placed = np.empty((8, n))
-    flags = K.advance_place(u, v, accel if type(accel) is np.ndarray and accel.dtype is _F8 else _f64(accel), present,
-                            scene.dt, cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, d, d_rate, u1,
-                            v1, a1, placed)
+    lane, s = np.empty(n, dtype=np.int64), np.empty(n)
+    flags = K.advance_place_lanes(u, v, accel if type(accel) is np.ndarray and accel.dtype is _F8 else _f64(accel),
+                                  present, scene.dt, cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv,
+                                  d, d_rate, seg_lane, lane_u0, u1, v1, a1, placed, lane, s)
+    # The new arc lengths are final (read-only from here): their lanes are what every reader of the next tick asks.
+    u1.flags.writeable = False
+    table.remember_lanes(u1, lane, s)
     if n == 0 or not flags & K.FINITE:
         return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
     lateral, yaw, heading_v = _headings(placed, d_rate, flags)
@@ -163,7 +168,8 @@ def _step_args(scene: Scene, table: PathTable) -> tuple[Any, ...]:
         _STEP_ARGS.clear()
     walk = walk_profile(scene, table) or _NO_WALK
     args = (*table.kernel_arrays, g.heights, g.x0, g.y0, 1.0 / GROUND_RASTER_M, *_reach(a), walk.rows, walk.first,
-            walk.z_start, walk.step_u, walk.step_dh, 1.0 / C.PED_STEP_RAMP_M, bool(g.sloped))
+            walk.z_start, walk.step_u, walk.step_dh, 1.0 / C.PED_STEP_RAMP_M, bool(g.sloped), table.seg_lane,
+            table.lane_u0)
     _STEP_ARGS[id(table)] = (table, g, a, args)
     return args
 
