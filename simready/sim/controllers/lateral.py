@@ -46,7 +46,7 @@ def lateral_refs(goals: tuple[LateralGoal | None, ...], d: F, tick: int, dt: flo
         g = goals[i]
         assert g is not None  # set_indices: the actors with a goal
         d_ref[i], rate[i], acc[i] = g.profile.at(tick + 1, dt)
-        if g.profile.done(tick + 1, dt) and g.kind != "offset":
+        if g.kind != "offset" and g.profile.done(tick + 1, dt):
             done.append(i)
     return d_ref, rate, acc, done
 
