@@ -392,6 +392,8 @@ def _corridor_yaw(view: TickView) -> F:
     still running turned it crosswise, nose onto the sidewalk, into the pedestrian (a 40/40/40 sweep on
     city_crossing, docs/traffic.md)."""
     a = view.scene.actors
+    if not a.py.background_lane_bound:
+        return view.yaw
     moving = a.background & a.lane_bound & (view.state.coords.d_rate != 0.0) & view.present
     if not moving.any():
         return view.yaw
