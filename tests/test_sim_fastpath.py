@@ -355,3 +355,29 @@ def test_recorded_rows_are_the_states_bits() -> None:
         assert arrays["lane"][k].tolist() == lane.tolist()
         assert arrays["s"][k].tobytes() == np.where(walk, state.coords.u, s).tobytes()
     engine.close()
+
+
+def test_quiet_ticks_fire_the_same_events(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Skipping the trigger checks until the first ``at`` / ``after`` tick (interactions._quiet_until) fires and
+    releases every interaction at the tick the checks would: the same events and the same trace bits."""
+    from simready.sim.behavior import interactions
+    from simready.sim.run import finish
+    from simready.testing.demo import bench_manifest
+
+    scene = build_scene(bench_manifest(template(), catalog(), clip_s=13.0), template(), backend="kinematic-v1",
+                        catalog=catalog())
+
+    def rollout():  # type: ignore[no-untyped-def]
+        engine = Engine(scene)
+        engine.run()
+        arrays = {k: v.tobytes() for k, v in engine.recorder.arrays().items()}
+        events = list(engine.events)
+        engine.close()
+        return events, arrays
+
+    quiet = rollout()
+    assert {(e["type"], e.get("interaction")) for e in quiet[0]} >= {("trigger_fired", "lead_slow"), ("released", "lead_slow"),
+                                                                     ("trigger_fired", "bike_offset")}
+    monkeypatch.setattr(interactions, "_quiet_until", lambda *args: -1)
+    interactions._QUIET[0] = None
+    assert rollout() == quiet
