@@ -344,16 +344,16 @@ class Engine:
                 view = TickView(scene, s, route.paths)
         p = plan(view, route, s.control, s.world.friction, self.ego_mass_kg)
         # The backends read the control fields the plan leaves as they were (struck, steer_rad, longitudinal), so
-        # they step from ``s`` itself; the plan's control enters the new state below, in one copy.
+        # they step from ``s`` itself; the plan's changes enter the new state's control below, in one copy.
         out = self.backend.advance(s, route, p)
         self.ticks_simulated += 1
         v = out.coords.v
         rest = C.STANDSTILL_MPS
-        pc = p.control
-        standstill = tuple([k + 1 if x < rest else 0 for x, k in zip(v.tolist(), pc.standstill)])
+        sc = s.control
+        standstill = tuple([k + 1 if x < rest else 0 for x, k in zip(v.tolist(), sc.standstill)])
         e = scene.actors.ego
-        steer = float(out.extras["steer_rad"][e]) if e is not None and "steer_rad" in out.extras else pc.steer_rad
-        control = with_changes(pc, standstill=standstill, steer_rad=steer)
+        steer = float(out.extras["steer_rad"][e]) if e is not None and "steer_rad" in out.extras else sc.steer_rad
+        control = with_changes(sc, **p.changes, standstill=standstill, steer_rad=steer)
         if out.struck is not None and out.struck != s.control.struck:
             control = with_changes(control, struck=out.struck)
         world = s.world if out.contacts == s.world.contacts else with_changes(s.world, contacts=out.contacts)
@@ -366,7 +366,7 @@ class Engine:
             self.events.extend(events)
             self.events.append({"tick": new.tick, "t": round((new.tick - scene.warmup_ticks) * scene.dt, 9),
                                 "type": "termination", "reason": reason})
-            self.state = s.evolve(control=pc, termination=(new.tick, reason))
+            self.state = s.evolve(control=p.control, termination=(new.tick, reason))
             return False
         # The view of the new state is only read when something happens (most ticks: nothing).
         post = None

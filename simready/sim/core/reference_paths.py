@@ -431,6 +431,12 @@ class PathTable:
         self._memo["lanes_u"] = (u, lane, s)
 
     @cached_property
+    def lengths_py(self) -> list[float]:
+        """:attr:`lengths` as Python floats (each path's ``length_m``)."""
+        values: list[float] = self.lengths.tolist()
+        return values
+
+    @cached_property
     def lane_u0_py(self) -> list[list[float]]:
         """:attr:`lane_u0` as nested Python lists (scalar lookups)."""
         nested: list[list[float]] = self.lane_u0.tolist()
