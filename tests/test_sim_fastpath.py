@@ -381,3 +381,35 @@ def test_quiet_ticks_fire_the_same_events(monkeypatch) -> None:  # type: ignore[
     monkeypatch.setattr(interactions, "_quiet_until", lambda *args: -1)
     interactions._QUIET[0] = None
     assert rollout() == quiet
+
+
+def test_fused_divergence_verdict_matches_the_engine_check() -> None:
+    """The step's divergence verdict (kernels.pack_step_walk_ok, PathStep.ok) is the engine's predicate
+    (kernels.state_ok) of the stepped bodies, with and without the bounds: on a rollout's states, on bodies outside
+    a map moved away from them, and on a speed past the explosion limit."""
+    from dataclasses import replace
+
+    from simready.sim.core import constants as C
+    from simready.sim.core import kernels as K
+    from simready.sim.core.kinematics import step_on_paths
+
+    scene = _scene()
+    _x0, _y0, x1, y1 = scene.bounds
+    shrunk = replace(scene, bounds=(x1 + 1e3, y1 + 1e3, x1 + 1e3 + 1.0, y1 + 1e3 + 1.0))  # every body off the map
+    seen = set()
+    for state, table in _rollout_states(scene, every=9):
+        c = state.coords
+        for sc, boost in ((scene, 0.0), (shrunk, 0.0), (scene, C.EXPLOSION_SPEED_MPS)):
+            got = step_on_paths(sc, table, state.bodies, c.yaw, c.u, c.v + boost, np.array(c.a), c.d, c.d_rate,
+                                np.zeros(len(c.u)))
+            b = got.bodies
+            xmin, ymin, xmax, ymax = sc.bounds
+            mgn = C.OUT_OF_BOUNDS_MARGIN_M
+            want = 0
+            for bit, bounds in ((K.OK_STATE, False), (K.OK_BOUNDS, True)):
+                if K.state_ok(b.pos, b.quat, b.vel, b.omega, b.present, C.EXPLOSION_SPEED_MPS, bounds, xmin - mgn,
+                              xmax + mgn, ymin - mgn, ymax + mgn, mgn):
+                    want |= bit
+            assert got.ok == want
+            seen.add(want)
+    assert seen == {0, K.OK_STATE, K.OK_STATE | K.OK_BOUNDS}

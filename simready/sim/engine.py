@@ -361,7 +361,9 @@ class Engine:
             world = with_changes(world, woken=out.woken)
         new = s.evolve(tick=s.tick + 1, bodies=out.bodies, coords=out.coords, extras=out.extras, control=control,
                        world=world)
-        reason = _divergence(scene, new, new.tick % self._perception_every == 0)
+        bounds = new.tick % self._perception_every == 0
+        # The kinematic step checked its bodies (out.ok): only a failed or unchecked state is checked here.
+        reason = None if out.ok & (kernels.OK_BOUNDS if bounds else kernels.OK_STATE) else _divergence(scene, new, bounds)
         if reason is not None:
             self.events.extend(events)
             self.events.append({"tick": new.tick, "t": round((new.tick - scene.warmup_ticks) * scene.dt, 9),

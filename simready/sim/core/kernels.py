@@ -320,6 +320,37 @@ def pack_step_walk(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d
     return m
 
 
+#: Bits of :func:`pack_step_walk_ok`'s verdict: the stepped state passes :func:`state_ok` without / with the bounds.
+OK_STATE, OK_BOUNDS = 1, 2
+
+
+@numba.njit(**_JIT)
+def pack_step_walk_ok(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate: np.ndarray,
+                      d_acc: np.ndarray, v: np.ndarray, a: np.ndarray, lateral: bool, present: np.ndarray,
+                      prev_pos: np.ndarray, prev_quat: np.ndarray, prev_yaw: np.ndarray, reach2: np.ndarray,
+                      hl: np.ndarray, hw: np.ndarray, w_rows: np.ndarray, w_first: np.ndarray, w_z_start: np.ndarray,
+                      w_step_u: np.ndarray, w_step_dh: np.ndarray, inv_ramp: float, u: np.ndarray, big: np.ndarray,
+                      slip: np.ndarray, pairs: np.ndarray, max_speed: float, lo_x: float, hi_x: float, lo_y: float,
+                      hi_y: float, max_abs_z: float) -> tuple[int, int]:
+    """:func:`pack_step_walk`, then the engine's divergence predicate (:func:`state_ok`) of the packed bodies, in one
+    call: ``(number of pairs, verdict)`` with :data:`OK_STATE` set when the bodies pass without the bounds check and
+    :data:`OK_BOUNDS` when they pass with it (the packed values are those of :func:`pack_step_walk`)."""
+    m: int = pack_step_walk(placed, yaw, heading_v, d_rate, d_acc, v, a, lateral, present, prev_pos, prev_quat,
+                            prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u, big,
+                            slip, pairs)
+    n = yaw.shape[0]
+    pos = big[:3 * n].reshape((n, 3))
+    quat = big[3 * n:7 * n].reshape((n, 4))
+    vel = big[7 * n:10 * n].reshape((n, 3))
+    omega = big[10 * n:].reshape((n, 3))
+    verdict = 0
+    if state_ok(pos, quat, vel, omega, present, max_speed, False, lo_x, hi_x, lo_y, hi_y, max_abs_z):
+        verdict = OK_STATE
+        if state_ok(pos, quat, vel, omega, present, max_speed, True, lo_x, hi_x, lo_y, hi_y, max_abs_z):
+            verdict = OK_STATE | OK_BOUNDS
+    return m, verdict
+
+
 @numba.njit(**_JIT)
 def record_row(k: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
                lane: np.ndarray, s: np.ndarray, u: np.ndarray, walk: np.ndarray, o_pos: np.ndarray,
