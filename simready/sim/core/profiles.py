@@ -144,6 +144,11 @@ class Profile:
                 _SETTLED[id(self)] = (self, dt, tick, out)
         return out
 
+    def settled(self, tick: int, dt: float) -> bool:
+        """Whether :meth:`at` gives the same value at every tick from ``tick`` on (kept since an earlier call)."""
+        hit = _SETTLED.get(id(self))
+        return hit is not None and hit[0] is self and hit[1] == dt and tick >= hit[2]
+
     def _at(self, tick: int, dt: float) -> tuple[float, float, float]:
         carries = self.carries
         if self.shape == "step" or (self.duration_s <= 0.0 and not carries):
