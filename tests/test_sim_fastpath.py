@@ -384,9 +384,10 @@ def test_quiet_ticks_fire_the_same_events(monkeypatch) -> None:  # type: ignore[
 
 
 def test_fused_divergence_verdict_matches_the_engine_check() -> None:
-    """The step's divergence verdict (kernels.pack_step_walk_ok, PathStep.ok) is the engine's predicate
-    (kernels.state_ok) of the stepped bodies, with and without the bounds: on a rollout's states, on bodies outside
-    a map moved away from them, and on a speed past the explosion limit."""
+    """The step's verdict (kernels.pack_step_walk_ok, PathStep.ok) is the engine's divergence predicate
+    (kernels.state_ok) of the stepped bodies, with and without the bounds, and its despawn test: on a rollout's
+    states, on bodies outside a map moved away from them, on a speed past the explosion limit and past the paths'
+    ends."""
     from dataclasses import replace
 
     from simready.sim.core import constants as C
@@ -399,8 +400,9 @@ def test_fused_divergence_verdict_matches_the_engine_check() -> None:
     seen = set()
     for state, table in _rollout_states(scene, every=9):
         c = state.coords
-        for sc, boost in ((scene, 0.0), (shrunk, 0.0), (scene, C.EXPLOSION_SPEED_MPS)):
-            got = step_on_paths(sc, table, state.bodies, c.yaw, c.u, c.v + boost, np.array(c.a), c.d, c.d_rate,
+        for sc, boost, du in ((scene, 0.0, 0.0), (shrunk, 0.0, 0.0), (scene, C.EXPLOSION_SPEED_MPS, 0.0),
+                              (scene, 0.0, 500.0)):
+            got = step_on_paths(sc, table, state.bodies, c.yaw, c.u + du, c.v + boost, np.array(c.a), c.d, c.d_rate,
                                 np.zeros(len(c.u)))
             b = got.bodies
             xmin, ymin, xmax, ymax = sc.bounds
@@ -410,6 +412,11 @@ def test_fused_divergence_verdict_matches_the_engine_check() -> None:
                 if K.state_ok(b.pos, b.quat, b.vel, b.omega, b.present, C.EXPLOSION_SPEED_MPS, bounds, xmin - mgn,
                               xmax + mgn, ymin - mgn, ymax + mgn, mgn):
                     want |= bit
+            # The engine's despawn test (Engine._leave_map) on the same u and presence.
+            hl, lengths, u = scene.actors.hl.tolist(), table.lengths.tolist(), got.u.tolist()
+            if not any(table.leaves[i] and b.present[i] and u[i] + hl[i] > lengths[i] for i in range(len(u))):
+                want |= K.OK_STAYS
             assert got.ok == want
             seen.add(want)
-    assert seen == {0, K.OK_STATE, K.OK_STATE | K.OK_BOUNDS}
+    # Each bit both set and cleared: exploding (no OK_STATE), off the map (no OK_BOUNDS), past the ends (no OK_STAYS).
+    assert {K.OK_STAYS, K.OK_STATE | K.OK_STAYS, K.OK_STATE | K.OK_BOUNDS | K.OK_STAYS, K.OK_STATE} <= seen

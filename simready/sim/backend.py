@@ -41,7 +41,8 @@ class StepOutcome:
     have become dynamic bodies; None leaves the state's as they were.
     ``ok``: the engine's divergence predicate of ``bodies`` where the backend
     computed it with them (:data:`simready.sim.core.kernels.OK_STATE` /
-    ``OK_BOUNDS`` bits); 0: the engine checks them itself.
+    ``OK_BOUNDS`` bits, and ``OK_STAYS``: nobody leaves the map at these
+    coordinates); 0: the engine checks them itself.
     """
 
     bodies: Bodies

@@ -380,7 +380,9 @@ class Engine:
             new = self._contacts_changed(s, new, post, out, events)
         if out.contacts:
             impact_delta_v(self.events, events, scene, new)
-        new = self._leave_map(new, route, post, events)
+        if not (out.ok & kernels.OK_STAYS and new.coords.u is out.coords.u and new.bodies.present is out.bodies.present):
+            # (The kinematic step tested the same u and presence on this path table: nobody leaves.)
+            new = self._leave_map(new, route, post, events)
         self.events.extend(events)
         self.state = new
         if new.tick >= scene.warmup_ticks:

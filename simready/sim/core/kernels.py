@@ -320,8 +320,9 @@ def pack_step_walk(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d
     return m
 
 
-#: Bits of :func:`pack_step_walk_ok`'s verdict: the stepped state passes :func:`state_ok` without / with the bounds.
-OK_STATE, OK_BOUNDS = 1, 2
+#: Bits of :func:`pack_step_walk_ok`'s verdict: the stepped state passes :func:`state_ok` without / with the bounds;
+#: no present actor on a path that leaves the map has its front past the path's end.
+OK_STATE, OK_BOUNDS, OK_STAYS = 1, 2, 4
 
 
 @numba.njit(**_JIT)
@@ -331,10 +332,11 @@ def pack_step_walk_ok(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray
                       hl: np.ndarray, hw: np.ndarray, w_rows: np.ndarray, w_first: np.ndarray, w_z_start: np.ndarray,
                       w_step_u: np.ndarray, w_step_dh: np.ndarray, inv_ramp: float, u: np.ndarray, big: np.ndarray,
                       slip: np.ndarray, pairs: np.ndarray, max_speed: float, lo_x: float, hi_x: float, lo_y: float,
-                      hi_y: float, max_abs_z: float) -> tuple[int, int]:
-    """:func:`pack_step_walk`, then the engine's divergence predicate (:func:`state_ok`) of the packed bodies, in one
-    call: ``(number of pairs, verdict)`` with :data:`OK_STATE` set when the bodies pass without the bounds check and
-    :data:`OK_BOUNDS` when they pass with it (the packed values are those of :func:`pack_step_walk`)."""
+                      hi_y: float, max_abs_z: float, leaves: np.ndarray, lengths: np.ndarray) -> tuple[int, int]:
+    """:func:`pack_step_walk`, then the engine's divergence predicate (:func:`state_ok`) of the packed bodies and its
+    leaving-the-map test, in one call: ``(number of pairs, verdict)`` with :data:`OK_STATE` set when the bodies pass
+    without the bounds check, :data:`OK_BOUNDS` when they pass with it, and :data:`OK_STAYS` when no present actor
+    whose path ``leaves`` the map has ``u + hl > length`` (the packed values are those of :func:`pack_step_walk`)."""
     m: int = pack_step_walk(placed, yaw, heading_v, d_rate, d_acc, v, a, lateral, present, prev_pos, prev_quat,
                             prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u, big,
                             slip, pairs)
@@ -348,6 +350,12 @@ def pack_step_walk_ok(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray
         verdict = OK_STATE
         if state_ok(pos, quat, vel, omega, present, max_speed, True, lo_x, hi_x, lo_y, hi_y, max_abs_z):
             verdict = OK_STATE | OK_BOUNDS
+    stays = True
+    for i in range(n):
+        if leaves[i] and present[i] and u[i] + hl[i] > lengths[i]:
+            stays = False
+    if stays:
+        verdict |= OK_STAYS
     return m, verdict
 
 

@@ -96,7 +96,8 @@ class PathStep(NamedTuple):
     ``contacts``: footprint overlaps (i < j) of the new bodies; ``ok``: the
     engine's divergence predicate of these bodies, computed with them
     (:data:`simready.sim.core.kernels.OK_STATE` / ``OK_BOUNDS`` bits; 0:
-    not computed, or failed).
+    not computed, or failed), and ``OK_STAYS``: no present actor on a path
+    leaving the map is past its end (the engine's despawn test).
     """
 
     bodies: Bodies
@@ -148,7 +149,7 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
     m, ok = K.pack_step_walk_ok(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev.pos, prev.quat,
                                 prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u1,
-                                big, slip, pairs, *limits)
+                                big, slip, pairs, *limits, table.leaves, table.lengths)
     if sloped:
         tilt_on_ground(scene, big, n, yaw, present)
         ok = 0  # the tilt changed the bodies after the check
