@@ -354,6 +354,11 @@ def test_recorded_rows_are_the_states_bits() -> None:
         lane, s = table.lanes_at(state.coords.u)
         assert arrays["lane"][k].tolist() == lane.tolist()
         assert arrays["s"][k].tobytes() == np.where(walk, state.coords.u, s).tobytes()
+        # The extras (kernels.record_row_x5 for kinematic-v1's five): each state's rows, bit for bit.
+        assert state.extras or k == 0
+        for name, row in state.extras.items():
+            assert arrays[f"x:{name}"][k].tobytes() == np.asarray(row, dtype=np.float64).tobytes()
+    assert engine.recorder._fused and not np.all(arrays["x:accel_mps2"] == 0.0)
     engine.close()
 
 

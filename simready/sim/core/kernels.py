@@ -380,6 +380,24 @@ def record_row(k: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega
 
 
 @numba.njit(**_JIT)
+def record_row_x5(k: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
+                  lane: np.ndarray, s: np.ndarray, u: np.ndarray, walk: np.ndarray, x0: np.ndarray, x1: np.ndarray,
+                  x2: np.ndarray, x3: np.ndarray, x4: np.ndarray, o_pos: np.ndarray, o_quat: np.ndarray,
+                  o_vel: np.ndarray, o_omega: np.ndarray, o_present: np.ndarray, o_lane: np.ndarray, o_s: np.ndarray,
+                  o_x: np.ndarray) -> None:
+    """:func:`record_row`, and the five extras rows ``x0`` … ``x4`` (N,) into ``o_x[0..4, k]`` ((5, rows, N)), in
+    one call. Copies only."""
+    record_row(k, pos, quat, vel, omega, present, lane, s, u, walk, o_pos, o_quat, o_vel, o_omega, o_present, o_lane,
+               o_s)
+    for i in range(pos.shape[0]):
+        o_x[0, k, i] = x0[i]
+        o_x[1, k, i] = x1[i]
+        o_x[2, k, i] = x2[i]
+        o_x[3, k, i] = x3[i]
+        o_x[4, k, i] = x4[i]
+
+
+@numba.njit(**_JIT)
 def state_ok(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
              max_speed: float, check_bounds: bool, lo_x: float, hi_x: float, lo_y: float, hi_y: float,
              max_abs_z: float) -> bool:
