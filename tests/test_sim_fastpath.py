@@ -354,4 +354,74 @@ def test_recorded_rows_are_the_states_bits() -> None:
         lane, s = table.lanes_at(state.coords.u)
         assert arrays["lane"][k].tolist() == lane.tolist()
         assert arrays["s"][k].tobytes() == np.where(walk, state.coords.u, s).tobytes()
+        # The extras (kernels.record_row_x5 for kinematic-v1's five): each state's rows, bit for bit.
+        assert state.extras or k == 0
+        for name, row in state.extras.items():
+            assert arrays[f"x:{name}"][k].tobytes() == np.asarray(row, dtype=np.float64).tobytes()
+    assert engine.recorder._fused and not np.all(arrays["x:accel_mps2"] == 0.0)
     engine.close()
+
+
+def test_quiet_ticks_fire_the_same_events(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Skipping the trigger checks until the first ``at`` / ``after`` tick (interactions._quiet_until) fires and
+    releases every interaction at the tick the checks would: the same events and the same trace bits."""
+    from simready.sim.behavior import interactions
+    from simready.sim.run import finish
+    from simready.testing.demo import bench_manifest
+
+    scene = build_scene(bench_manifest(template(), catalog(), clip_s=13.0), template(), backend="kinematic-v1",
+                        catalog=catalog())
+
+    def rollout():  # type: ignore[no-untyped-def]
+        engine = Engine(scene)
+        engine.run()
+        arrays = {k: v.tobytes() for k, v in engine.recorder.arrays().items()}
+        events = list(engine.events)
+        engine.close()
+        return events, arrays
+
+    quiet = rollout()
+    assert {(e["type"], e.get("interaction")) for e in quiet[0]} >= {("trigger_fired", "lead_slow"), ("released", "lead_slow"),
+                                                                     ("trigger_fired", "bike_offset")}
+    monkeypatch.setattr(interactions, "_quiet_until", lambda *args: -1)
+    interactions._QUIET[0] = None
+    assert rollout() == quiet
+
+
+def test_fused_divergence_verdict_matches_the_engine_check() -> None:
+    """The step's verdict (kernels.pack_step_walk_ok, PathStep.ok) is the engine's divergence predicate
+    (kernels.state_ok) of the stepped bodies, with and without the bounds, and its despawn test: on a rollout's
+    states, on bodies outside a map moved away from them, on a speed past the explosion limit and past the paths'
+    ends."""
+    from dataclasses import replace
+
+    from simready.sim.core import constants as C
+    from simready.sim.core import kernels as K
+    from simready.sim.core.kinematics import step_on_paths
+
+    scene = _scene()
+    _x0, _y0, x1, y1 = scene.bounds
+    shrunk = replace(scene, bounds=(x1 + 1e3, y1 + 1e3, x1 + 1e3 + 1.0, y1 + 1e3 + 1.0))  # every body off the map
+    seen = set()
+    for state, table in _rollout_states(scene, every=9):
+        c = state.coords
+        for sc, boost, du in ((scene, 0.0, 0.0), (shrunk, 0.0, 0.0), (scene, C.EXPLOSION_SPEED_MPS, 0.0),
+                              (scene, 0.0, 500.0)):
+            got = step_on_paths(sc, table, state.bodies, c.yaw, c.u + du, c.v + boost, np.array(c.a), c.d, c.d_rate,
+                                np.zeros(len(c.u)))
+            b = got.bodies
+            xmin, ymin, xmax, ymax = sc.bounds
+            mgn = C.OUT_OF_BOUNDS_MARGIN_M
+            want = 0
+            for bit, bounds in ((K.OK_STATE, False), (K.OK_BOUNDS, True)):
+                if K.state_ok(b.pos, b.quat, b.vel, b.omega, b.present, C.EXPLOSION_SPEED_MPS, bounds, xmin - mgn,
+                              xmax + mgn, ymin - mgn, ymax + mgn, mgn):
+                    want |= bit
+            # The engine's despawn test (Engine._leave_map) on the same u and presence.
+            hl, lengths, u = scene.actors.hl.tolist(), table.lengths.tolist(), got.u.tolist()
+            if not any(table.leaves[i] and b.present[i] and u[i] + hl[i] > lengths[i] for i in range(len(u))):
+                want |= K.OK_STAYS
+            assert got.ok == want
+            seen.add(want)
+    # Each bit both set and cleared: exploding (no OK_STATE), off the map (no OK_BOUNDS), past the ends (no OK_STAYS).
+    assert {K.OK_STAYS, K.OK_STATE | K.OK_STAYS, K.OK_STATE | K.OK_BOUNDS | K.OK_STAYS, K.OK_STATE} <= seen

@@ -39,6 +39,10 @@ class StepOutcome:
     step, where the backend knows one. ``struck``: the struck road users after
     the step (:mod:`simready.sim.behavior.impact`), ``woken``: the parked vehicles that
     have become dynamic bodies; None leaves the state's as they were.
+    ``ok``: the engine's divergence predicate of ``bodies`` where the backend
+    computed it with them (:data:`simready.sim.core.kernels.OK_STATE` /
+    ``OK_BOUNDS`` bits, and ``OK_STAYS``: nobody leaves the map at these
+    coordinates); 0: the engine checks them itself.
     """
 
     bodies: Bodies
@@ -48,6 +52,7 @@ class StepOutcome:
     impacts: dict[tuple[int, int], tuple[float, float]] | None = None
     struck: tuple[tuple[int, int, float, float, float, float], ...] | None = None
     woken: frozenset[int] | None = None
+    ok: int = 0
 
 
 class Backend(ABC):

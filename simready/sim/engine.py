@@ -145,7 +145,7 @@ def impact_delta_v(logged: list[Event], pending: list[Event], scene: Scene, stat
 class Recorder:
     """Preallocated per-tick arrays of the recorded clip (rows = ticks warmup..warmup+clip)."""
 
-    def __init__(self, scene: Scene, extras: tuple[str, ...]) -> None:
+    def __init__(self, scene: Scene, extras: tuple[str, ...], fused: bool = False) -> None:
         r = scene.manifest.clip_ticks + 1
         n = len(scene.actors)
         self.rows = 0
@@ -158,15 +158,21 @@ class Recorder:
         self.lane = np.full((r, n), -1, dtype=np.int64)
         self.s = np.full((r, n), np.nan)
         self.present = np.zeros((r, n), dtype=bool)
-        self.extras = {name: np.zeros((r, n)) for name in extras}
+        #: The extras' rows, one (rows, N) slab per name (views of one block, so five of them go in one copy).
+        self._x_all = np.zeros((len(extras), r, n))
+        self.extras = {name: self._x_all[j] for j, name in enumerate(extras)}
         self._extra_rows = tuple(self.extras.items())
+        self._extra_names = tuple(extras)
+        #: Whether the extras are kinematic-v1's five (N,) rows, copied with the bodies (:meth:`record`).
+        self._fused = fused and len(extras) == 5
 
     def record(self, state: SimState, table: PathTable) -> None:
         """Copy state's row into the preallocated arrays (speeds are filled in bulk when read, :meth:`arrays`).
 
         Why row by row: keeping references and stacking them at the end cost
         ~30 µs a row; the bodies, presence, lane and s go in one compiled
-        copy (:func:`simready.sim.core.kernels.record_row`), the extras as numpy rows.
+        copy (:func:`simready.sim.core.kernels.record_row`), the extras as numpy rows
+        (kinematic-v1's five in the same copy, :func:`~simready.sim.core.kernels.record_row_x5`).
         """
         k = self.rows
         b = state.bodies
@@ -174,9 +180,23 @@ class Recorder:
         lane, s = table.lanes_at(u)
         walk = self._walk(state.coords.path_keys)
         # One compiled copy of the row. A walk route has no lane: its s is the arc length along the route.
+        get = state.extras.get
+        if self._fused:
+            # kinematic-v1's five extras, (N,) float arrays, go in the same call (a state without them, such as the
+            # first recorded one, takes the rows below).
+            x = state.extras
+            n0, n1, n2, n3, n4 = self._extra_names
+            try:
+                kernels.record_row_x5(k, b.pos, b.quat, b.vel, b.omega, b.present, lane, s, u, walk, x[n0], x[n1],
+                                      x[n2], x[n3], x[n4], self.pos, self.quat, self.vel, self.omega, self.present,
+                                      self.lane, self.s, self._x_all)
+            except KeyError:
+                pass
+            else:
+                self.rows = k + 1
+                return
         kernels.record_row(k, b.pos, b.quat, b.vel, b.omega, b.present, lane, s, u, walk, self.pos, self.quat, self.vel,
                            self.omega, self.present, self.lane, self.s)
-        get = state.extras.get
         for name, arr in self._extra_rows:
             row = get(name)
             if row is not None:
@@ -262,7 +282,7 @@ class Engine:
                  history: dict[str, np.ndarray] | None = None) -> None:
         self.scene = scene
         self.backend: Backend = make_backend(scene.backend, scene)
-        self.recorder = Recorder(scene, self.backend.extras)
+        self.recorder = Recorder(scene, self.backend.extras, fused=self.backend.name == "kinematic-v1")
         self.events: list[Event] = list(events or [])
         self.state = state if state is not None else initial_state(scene)
         self.ticks_simulated = 0
@@ -343,15 +363,17 @@ class Engine:
                 route = self.route
                 view = TickView(scene, s, route.paths)
         p = plan(view, route, s.control, s.world.friction, self.ego_mass_kg)
-        s = s.evolve(control=p.control)
+        # The backends read the control fields the plan leaves as they were (struck, steer_rad, longitudinal), so
+        # they step from ``s`` itself; the plan's changes enter the new state's control below, in one copy.
         out = self.backend.advance(s, route, p)
         self.ticks_simulated += 1
         v = out.coords.v
         rest = C.STANDSTILL_MPS
-        standstill = tuple([k + 1 if x < rest else 0 for x, k in zip(v.tolist(), s.control.standstill)])
+        sc = s.control
+        standstill = tuple([k + 1 if x < rest else 0 for x, k in zip(v.tolist(), sc.standstill)])
         e = scene.actors.ego
-        steer = float(out.extras["steer_rad"][e]) if e is not None and "steer_rad" in out.extras else s.control.steer_rad
-        control = with_changes(s.control, standstill=standstill, steer_rad=steer)
+        steer = float(out.extras["steer_rad"][e]) if e is not None and "steer_rad" in out.extras else sc.steer_rad
+        control = with_changes(sc, **p.changes, standstill=standstill, steer_rad=steer)
         if out.struck is not None and out.struck != s.control.struck:
             control = with_changes(control, struck=out.struck)
         world = s.world if out.contacts == s.world.contacts else with_changes(s.world, contacts=out.contacts)
@@ -359,12 +381,14 @@ class Engine:
             world = with_changes(world, woken=out.woken)
         new = s.evolve(tick=s.tick + 1, bodies=out.bodies, coords=out.coords, extras=out.extras, control=control,
                        world=world)
-        reason = _divergence(scene, new, new.tick % self._perception_every == 0)
+        bounds = new.tick % self._perception_every == 0
+        # The kinematic step checked its bodies (out.ok): only a failed or unchecked state is checked here.
+        reason = None if out.ok & (kernels.OK_BOUNDS if bounds else kernels.OK_STATE) else _divergence(scene, new, bounds)
         if reason is not None:
             self.events.extend(events)
             self.events.append({"tick": new.tick, "t": round((new.tick - scene.warmup_ticks) * scene.dt, 9),
                                 "type": "termination", "reason": reason})
-            self.state = s.evolve(termination=(new.tick, reason))
+            self.state = s.evolve(control=p.control, termination=(new.tick, reason))
             return False
         # The view of the new state is only read when something happens (most ticks: nothing).
         post = None
@@ -376,7 +400,9 @@ class Engine:
             new = self._contacts_changed(s, new, post, out, events)
         if out.contacts:
             impact_delta_v(self.events, events, scene, new)
-        new = self._leave_map(new, route, post, events)
+        if not (out.ok & kernels.OK_STAYS and new.coords.u is out.coords.u and new.bodies.present is out.bodies.present):
+            # (The kinematic step tested the same u and presence on this path table: nobody leaves.)
+            new = self._leave_map(new, route, post, events)
         self.events.extend(events)
         self.state = new
         if new.tick >= scene.warmup_ticks:

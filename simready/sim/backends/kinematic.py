@@ -79,7 +79,7 @@ class KinematicBackend(Backend):
             # filling its fields is what its (frozen) __init__ does, cheaper.
             out = object.__new__(StepOutcome)
             out.__dict__.update(bodies=step.bodies, coords=coords, contacts=step.contacts, extras=extras, impacts=None,
-                                struck=None, woken=None)
+                                struck=None, woken=None, ok=step.ok)
             return out
         a = self.scene.actors
         if any(j >= 0 and a.is_vehicle[i] and a.is_vehicle[j] for i, j in step.contacts - state.world.contacts):
@@ -131,7 +131,7 @@ class KinematicBackend(Backend):
             u[k] = float(state.coords.u[k]) + f * (float(u[k]) - float(state.coords.u[k]))
             vel[k], omega[k], v[k] = 0.0, 0.0, 0.0
         bodies = Bodies(ro(pos), ro(quat), ro(vel), ro(omega), b1.present)
-        return step._replace(bodies=bodies, yaw=ro(yaw)), with_changes(coords, u=ro(u), v=ro(v), yaw=ro(yaw))
+        return step._replace(bodies=bodies, yaw=ro(yaw), ok=0), with_changes(coords, u=ro(u), v=ro(v), yaw=ro(yaw))
 
     def _carry(self, state: SimState, step: PathStep, coords: PathCoords, extras: dict[str, np.ndarray],
                hit: list[tuple[int, int]]) -> StepOutcome:

@@ -520,13 +520,59 @@ def _waiting(inters: Any, status: dict[str, tuple[str, int]]) -> tuple[list[Any]
     return pending, fired
 
 
+#: ``(scene, status, fired, tick)``: with that status and fired-at dict, no trigger nor ``until`` is due before
+#: ``tick`` (:func:`_quiet_until`).
+_QUIET: list[Any] = [None]
+_NEVER = 1 << 62
+
+
+def _quiet_until(scene: Scene, inters: list[Any], status: dict[str, tuple[str, int]], fired: dict[str, int]) -> int:
+    """The first tick at which one of ``inters``' triggers (the pending ones') or ``until``s (the fired ones') can
+    be due while the status and the fired-at ticks stay these; −1 when one depends on more than the tick (a
+    ``when`` condition, or an ``after`` whose reference was skipped or rejected: due now).
+
+    Why: an ``at`` trigger is due from its tick on and an ``after`` from its reference's firing tick plus the
+    delay (:func:`_due`), so until the first of those ticks every tick's answer is "nothing", and the tick can
+    skip asking (Python only at events).
+    """
+    first = _NEVER
+    for inter in inters:
+        trig = inter.trigger if status[inter.id][0] == "pending" else inter.until
+        if isinstance(trig, AtTrigger):
+            due = at_tick(scene, trig)
+        elif isinstance(trig, AfterTrigger):
+            if trig.id in fired:
+                due = fired[trig.id] + int(round(trig.delay_s / scene.dt))
+            elif status[trig.id][0] in ("skipped", "rejected"):
+                return -1
+            else:
+                continue  # waits for its reference: a change of status first
+        else:
+            return -1
+        if due < first:
+            first = due
+    return first
+
+
 def update(scene: Scene, state: SimState, view: TickView) -> tuple[SimState, list[Event]]:
     """Fire due triggers, release due ``until``s; the new state and the events, in order.
 
-    Nothing is copied until something fires: most ticks only compare a few integers.
+    Nothing is copied until something fires: most ticks only compare a few integers, and while only ``at`` and
+    ``after`` triggers wait, none until the first is due (:func:`_quiet_until`).
     """
     status = state.interactions.status
-    pending, fired_with_until = _waiting(scene.manifest.interactions, status)
+    fired_at = state.interactions.fired
+    quiet = _QUIET[0]
+    if quiet is not None and quiet[0] is scene and quiet[1] is status and quiet[2] is fired_at:
+        if view.tick < quiet[3]:
+            return state, []
+        pending, fired_with_until = _waiting(scene.manifest.interactions, status)
+    else:
+        pending, fired_with_until = _waiting(scene.manifest.interactions, status)
+        until = _quiet_until(scene, pending + fired_with_until, status, fired_at)
+        _QUIET[0] = (scene, status, fired_at, until)
+        if view.tick < until:
+            return state, []
     holding = [i for i in fired_with_until if status[i.id][1] != view.tick]
     if not pending and not holding:
         return state, []

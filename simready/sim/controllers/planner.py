@@ -355,7 +355,9 @@ class Plan:
     (N,) what the planner asked for (NaN = coast). ``throttle``/``brake``:
     (N,) ego fractions in [0, 1] (0 for others). ``d_ref``, ``d_rate``,
     ``d_acc``: (N,) lateral references for the next tick. ``control``: the
-    updated controller memory. ``lateral_done``: actors whose lateral
+    updated controller memory: ``base`` (the memory planned from) with the
+    fields in ``changes`` replaced (the engine folds ``changes`` into the
+    new state's memory in one copy). ``lateral_done``: actors whose lateral
     manoeuvre completes with this step.
     """
 
@@ -366,8 +368,13 @@ class Plan:
     d_ref: F
     d_rate: F
     d_acc: F
-    control: ControlState
+    base: ControlState
+    changes: dict[str, Any]
     lateral_done: list[int]
+
+    @property
+    def control(self) -> ControlState:
+        return with_changes(self.base, **self.changes)
 
 
 def perceive_pedestrians(view: TickView) -> tuple[tuple[int, int], ...]:
@@ -392,6 +399,8 @@ def _corridor_yaw(view: TickView) -> F:
     still running turned it crosswise, nose onto the sidewalk, into the pedestrian (a 40/40/40 sweep on
     city_crossing, docs/traffic.md)."""
     a = view.scene.actors
+    if not a.py.background_lane_bound:
+        return view.yaw
     moving = a.background & a.lane_bound & (view.state.coords.d_rate != 0.0) & view.present
     if not moving.any():
         return view.yaw
@@ -432,11 +441,12 @@ def _stationary_obstacles(view: TickView, route: RouteTable, control: ControlSta
         if g < fixed[i]:
             fixed[i] = g
     peds = list(control.peds)
+    paths, lengths = route.paths.paths, route.paths.lengths_py
     for i in pa.peds:
         if not present[i]:
             continue
-        path = route.paths.paths[i]
-        end_gap = path.length_m - u[i]
+        path = paths[i]
+        end_gap = lengths[i] - u[i]
         g = max(end_gap, 0.0) if end_gap < math.inf else math.inf
         mem = peds[i]
         if mem is not None:
@@ -561,10 +571,9 @@ def plan(view: TickView, route: RouteTable, control: ControlState, friction: flo
         for i, d_next in sidesteps.items():
             d_rate[i] = (d_next - float(d_ref[i])) / scene.dt
             d_ref[i] = d_next
-    # ControlState has no __post_init__: a field-level copy is what its __init__ would build.
-    new_control = with_changes(control, actuation=buffer, peds=tuple(peds), leaders=leaders, percepts=percepts, yields=yields)
+    changes = {"actuation": buffer, "peds": tuple(peds), "leaders": leaders, "percepts": percepts, "yields": yields}
     # Plan has no __post_init__: filling its fields is what its (frozen) __init__ does, cheaper.
     out = object.__new__(Plan)
     out.__dict__.update(accel=accel, a_des=a_des, throttle=throttle, brake=brake, d_ref=d_ref, d_rate=d_rate,
-                        d_acc=d_acc, control=new_control, lateral_done=done)
+                        d_acc=d_acc, base=control, changes=changes, lateral_done=done)
     return out

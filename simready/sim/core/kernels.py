@@ -264,6 +264,20 @@ def advance_place(u: np.ndarray, v: np.ndarray, a: np.ndarray, present: np.ndarr
 
 
 @numba.njit(**_JIT)
+def advance_place_lanes(u: np.ndarray, v: np.ndarray, a: np.ndarray, present: np.ndarray, dt: float, cum: np.ndarray,
+                        base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, psi: np.ndarray,
+                        dpsi: np.ndarray, heights: np.ndarray, g_x0: float, g_y0: float, g_inv: float, d: np.ndarray,
+                        d_rate: np.ndarray, seg_lane: np.ndarray, lane_u0: np.ndarray, u1: np.ndarray, v1: np.ndarray,
+                        a1: np.ndarray, placed: np.ndarray, lane: np.ndarray, s: np.ndarray) -> int:
+    """:func:`advance_place`, then :func:`lanes_at` of the new arc lengths ``u1`` into ``lane`` and ``s``, in one
+    call: the values of the two calls in turn (the lane lookup reads ``u1`` only)."""
+    flags: int = advance_place(u, v, a, present, dt, cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv,
+                               d, d_rate, u1, v1, a1, placed)
+    lanes_at(cum, base, last, seg_lane, lane_u0, u1, lane, s)
+    return flags
+
+
+@numba.njit(**_JIT)
 def pack_step(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate: np.ndarray, d_acc: np.ndarray,
               v: np.ndarray, a: np.ndarray, lateral: bool, present: np.ndarray, prev_pos: np.ndarray,
               prev_quat: np.ndarray, prev_yaw: np.ndarray, reach2: np.ndarray, hl: np.ndarray, hw: np.ndarray,
@@ -306,6 +320,45 @@ def pack_step_walk(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d
     return m
 
 
+#: Bits of :func:`pack_step_walk_ok`'s verdict: the stepped state passes :func:`state_ok` without / with the bounds;
+#: no present actor on a path that leaves the map has its front past the path's end.
+OK_STATE, OK_BOUNDS, OK_STAYS = 1, 2, 4
+
+
+@numba.njit(**_JIT)
+def pack_step_walk_ok(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate: np.ndarray,
+                      d_acc: np.ndarray, v: np.ndarray, a: np.ndarray, lateral: bool, present: np.ndarray,
+                      prev_pos: np.ndarray, prev_quat: np.ndarray, prev_yaw: np.ndarray, reach2: np.ndarray,
+                      hl: np.ndarray, hw: np.ndarray, w_rows: np.ndarray, w_first: np.ndarray, w_z_start: np.ndarray,
+                      w_step_u: np.ndarray, w_step_dh: np.ndarray, inv_ramp: float, u: np.ndarray, big: np.ndarray,
+                      slip: np.ndarray, pairs: np.ndarray, max_speed: float, lo_x: float, hi_x: float, lo_y: float,
+                      hi_y: float, max_abs_z: float, leaves: np.ndarray, lengths: np.ndarray) -> tuple[int, int]:
+    """:func:`pack_step_walk`, then the engine's divergence predicate (:func:`state_ok`) of the packed bodies and its
+    leaving-the-map test, in one call: ``(number of pairs, verdict)`` with :data:`OK_STATE` set when the bodies pass
+    without the bounds check, :data:`OK_BOUNDS` when they pass with it, and :data:`OK_STAYS` when no present actor
+    whose path ``leaves`` the map has ``u + hl > length`` (the packed values are those of :func:`pack_step_walk`)."""
+    m: int = pack_step_walk(placed, yaw, heading_v, d_rate, d_acc, v, a, lateral, present, prev_pos, prev_quat,
+                            prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u, big,
+                            slip, pairs)
+    n = yaw.shape[0]
+    pos = big[:3 * n].reshape((n, 3))
+    quat = big[3 * n:7 * n].reshape((n, 4))
+    vel = big[7 * n:10 * n].reshape((n, 3))
+    omega = big[10 * n:].reshape((n, 3))
+    verdict = 0
+    if state_ok(pos, quat, vel, omega, present, max_speed, False, lo_x, hi_x, lo_y, hi_y, max_abs_z):
+        verdict = OK_STATE
+        if state_ok(pos, quat, vel, omega, present, max_speed, True, lo_x, hi_x, lo_y, hi_y, max_abs_z):
+            verdict = OK_STATE | OK_BOUNDS
+    stays = True
+    for i in range(n):
+        if leaves[i] and present[i] and u[i] + hl[i] > lengths[i]:
+            stays = False
+    if stays:
+        verdict |= OK_STAYS
+    return m, verdict
+
+
 @numba.njit(**_JIT)
 def record_row(k: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
                lane: np.ndarray, s: np.ndarray, u: np.ndarray, walk: np.ndarray, o_pos: np.ndarray,
@@ -324,6 +377,24 @@ def record_row(k: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega
         o_present[k, i] = present[i]
         o_lane[k, i] = lane[i]
         o_s[k, i] = u[i] if walk[i] else s[i]
+
+
+@numba.njit(**_JIT)
+def record_row_x5(k: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
+                  lane: np.ndarray, s: np.ndarray, u: np.ndarray, walk: np.ndarray, x0: np.ndarray, x1: np.ndarray,
+                  x2: np.ndarray, x3: np.ndarray, x4: np.ndarray, o_pos: np.ndarray, o_quat: np.ndarray,
+                  o_vel: np.ndarray, o_omega: np.ndarray, o_present: np.ndarray, o_lane: np.ndarray, o_s: np.ndarray,
+                  o_x: np.ndarray) -> None:
+    """:func:`record_row`, and the five extras rows ``x0`` … ``x4`` (N,) into ``o_x[0..4, k]`` ((5, rows, N)), in
+    one call. Copies only."""
+    record_row(k, pos, quat, vel, omega, present, lane, s, u, walk, o_pos, o_quat, o_vel, o_omega, o_present, o_lane,
+               o_s)
+    for i in range(pos.shape[0]):
+        o_x[0, k, i] = x0[i]
+        o_x[1, k, i] = x1[i]
+        o_x[2, k, i] = x2[i]
+        o_x[3, k, i] = x3[i]
+        o_x[4, k, i] = x4[i]
 
 
 @numba.njit(**_JIT)

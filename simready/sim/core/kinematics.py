@@ -93,7 +93,11 @@ class PathStep(NamedTuple):
     pose, at rest); ``yaw``, ``slip``: (N,) headings and body slip angles,
     rad; ``u``, ``v``: (N,) new arc lengths (m) and speeds (m/s);
     ``accel``: (N,) the accelerations applied (m/s², 0 for absent actors);
-    ``contacts``: footprint overlaps (i < j) of the new bodies.
+    ``contacts``: footprint overlaps (i < j) of the new bodies; ``ok``: the
+    engine's divergence predicate of these bodies, computed with them
+    (:data:`simready.sim.core.kernels.OK_STATE` / ``OK_BOUNDS`` bits; 0:
+    not computed, or failed), and ``OK_STAYS``: no present actor on a path
+    leaving the map is past its end (the engine's despawn test).
     """
 
     bodies: Bodies
@@ -103,6 +107,7 @@ class PathStep(NamedTuple):
     v: F
     accel: F
     contacts: frozenset[tuple[int, int]]
+    ok: int = 0
 
 
 def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: F, v: F, accel: F, d: F, d_rate: F,
@@ -115,8 +120,9 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     ``d_acc``: (N,) lateral offsets for the new tick (m, m/s, m/s²).
     Absent actors (``prev.present`` False) stay where they were, at rest.
 
-    Why fused: integration, placement, the absent actors and the contacts
-    are two compiled calls (:func:`simready.sim.core.kernels.advance_place`,
+    Why fused: integration, placement, the new lanes (kept by the table for
+    the tick's readers), the absent actors and the contacts are two compiled
+    calls (:func:`simready.sim.core.kernels.advance_place_lanes`,
     :func:`simready.sim.core.kernels.pack_step_walk`) around the two numpy
     arctangents, instead of a dozen array operations a tick. The values are
     those of integrating, masking with ``np.where``, :func:`path_bodies` and
@@ -126,46 +132,62 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     n = len(u)
     present = prev.present
     (cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, reach2, hl, hw, w_rows, w_first, w_z_start,
-     w_step_u, w_step_dh, inv_ramp, sloped) = _step_args(scene, table)
+     w_step_u, w_step_dh, inv_ramp, sloped, seg_lane, lane_u0, limits) = _step_args(scene, table)
     u1, v1, a1 = np.empty(n), np.empty(n), np.empty(n)
     placed = np.empty((8, n))
-    flags = K.advance_place(u, v, accel if type(accel) is np.ndarray and accel.dtype is _F8 else _f64(accel), present,
-                            scene.dt, cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, d, d_rate, u1,
-                            v1, a1, placed)
+    lane, s = np.empty(n, dtype=np.int64), np.empty(n)
+    flags = K.advance_place_lanes(u, v, accel if type(accel) is np.ndarray and accel.dtype is _F8 else _f64(accel),
+                                  present, scene.dt, cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv,
+                                  d, d_rate, seg_lane, lane_u0, u1, v1, a1, placed, lane, s)
+    # The new arc lengths are final (read-only from here): their lanes are what every reader of the next tick asks.
+    u1.flags.writeable = False
+    table.remember_lanes(u1, lane, s)
     if n == 0 or not flags & K.FINITE:
         return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
     lateral, yaw, heading_v = _headings(placed, d_rate, flags)
     big, slip = np.empty(13 * n), np.empty(n)
     pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
-    m = K.pack_step_walk(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev.pos, prev.quat,
-                         prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u1, big,
-                         slip, pairs)
+    m, ok = K.pack_step_walk_ok(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev.pos, prev.quat,
+                                prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u1,
+                                big, slip, pairs, *limits, table.leaves, table.lengths)
     if sloped:
         tilt_on_ground(scene, big, n, yaw, present)
+        ok = 0  # the tilt changed the bodies after the check
     return PathStep(_bodies_from(big, n, present), yaw, slip, u1, v1, a1,
-                    frozenset(zip(pairs[:m, 0].tolist(), pairs[:m, 1].tolist())) if m else _NO_CONTACTS)
+                    frozenset(zip(pairs[:m, 0].tolist(), pairs[:m, 1].tolist())) if m else _NO_CONTACTS, ok)
 
 
 _F8 = np.dtype(np.float64)
 _B1 = np.dtype(np.bool_)
-_STEP_ARGS: dict[int, tuple[PathTable, Any, Any, tuple[Any, ...]]] = {}
+_STEP_ARGS: dict[int, tuple[PathTable, Any, Any, Any, tuple[Any, ...]]] = {}
 
 
 def _step_args(scene: Scene, table: PathTable) -> tuple[Any, ...]:
-    """The arguments of :func:`step_on_paths`' kernels that depend only on the path table, the ground and the
-    actors (paths, raster, footprints, walk profiles), gathered once per table: one lookup a tick instead of a
-    dozen. Kept against the ground and actor table it was built for (not the scene, which it does not hold)."""
+    """The arguments of :func:`step_on_paths`' kernels that depend only on the path table, the ground, the actors
+    and the map's bounds (paths, raster, footprints, walk profiles, the divergence limits), gathered once per table:
+    one lookup a tick instead of a dozen. Kept against the ground, actor table and bounds it was built for (not the
+    scene, which it does not hold)."""
     hit = _STEP_ARGS.get(id(table))
-    g, a = scene.ground, scene.actors
-    if hit is not None and hit[0] is table and hit[1] is g and hit[2] is a:
-        return hit[3]
+    g, a, bounds = scene.ground, scene.actors, scene.bounds
+    if hit is not None and hit[0] is table and hit[1] is g and hit[2] is a and hit[3] is bounds:
+        return hit[4]
     if len(_STEP_ARGS) > 64:
         _STEP_ARGS.clear()
     walk = walk_profile(scene, table) or _NO_WALK
     args = (*table.kernel_arrays, g.heights, g.x0, g.y0, 1.0 / GROUND_RASTER_M, *_reach(a), walk.rows, walk.first,
-            walk.z_start, walk.step_u, walk.step_dh, 1.0 / C.PED_STEP_RAMP_M, bool(g.sloped))
-    _STEP_ARGS[id(table)] = (table, g, a, args)
+            walk.z_start, walk.step_u, walk.step_dh, 1.0 / C.PED_STEP_RAMP_M, bool(g.sloped), table.seg_lane,
+            table.lane_u0, divergence_limits(bounds))
+    _STEP_ARGS[id(table)] = (table, g, a, bounds, args)
     return args
+
+
+def divergence_limits(bounds: tuple[float, float, float, float]) -> tuple[float, float, float, float, float, float]:
+    """The limits of the engine's divergence predicate (:func:`simready.sim.core.kernels.state_ok`) on a map with
+    these bounds: the explosion speed (m/s), the box x and y (the bounds widened by the out-of-bounds margin, m)
+    and the margin as the largest |z| (m)."""
+    xmin, ymin, xmax, ymax = bounds
+    mgn = C.OUT_OF_BOUNDS_MARGIN_M
+    return C.EXPLOSION_SPEED_MPS, xmin - mgn, xmax + mgn, ymin - mgn, ymax + mgn, mgn
 
 
 def tilt_on_ground(scene: Scene, big: F, n: int, yaw: F, present: NDArray[np.bool_]) -> None:

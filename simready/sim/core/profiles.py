@@ -128,6 +128,28 @@ class Profile:
         return coast_span(self.rate0_per_s, self.carry_s) if self.carries else 0.0
 
     def at(self, tick: int, dt: float) -> tuple[float, float, float]:
+        hit = _SETTLED.get(id(self))
+        if hit is not None and hit[0] is self and hit[1] == dt and tick >= hit[2]:
+            return hit[3]
+        out = self._at(tick, dt)
+        # Past its end (and its carry-over's) a profile's value is the same at every tick: shape_value is (1, 0, 0)
+        # for x ≥ 1 and the carry's rest is 0 for τ ≥ T_c, and τ = (tick − start)·dt only grows. Kept from the first
+        # such tick, so a held goal costs one lookup a tick.
+        if self.shape != "step":
+            elapsed_s = (tick - self.start_tick) * dt
+            if elapsed_s >= 0.0 and (self.duration_s <= 0.0 or elapsed_s / self.duration_s >= 1.0) and (
+                    not self.carries or elapsed_s / self.carry_s >= 1.0):
+                if len(_SETTLED) > 256:
+                    _SETTLED.clear()
+                _SETTLED[id(self)] = (self, dt, tick, out)
+        return out
+
+    def settled(self, tick: int, dt: float) -> bool:
+        """Whether :meth:`at` gives the same value at every tick from ``tick`` on (kept since an earlier call)."""
+        hit = _SETTLED.get(id(self))
+        return hit is not None and hit[0] is self and hit[1] == dt and tick >= hit[2]
+
+    def _at(self, tick: int, dt: float) -> tuple[float, float, float]:
         carries = self.carries
         if self.shape == "step" or (self.duration_s <= 0.0 and not carries):
             return (self.q1, 0.0, 0.0) if tick >= self.start_tick else (self.q0, 0.0, 0.0)
@@ -164,6 +186,11 @@ class Profile:
         rate0, carry_time = (float(extra[0]), float(extra[1])) if extra else (0.0, 0.0)
         blend = float(extra[2]) if len(extra) > 2 else 0.0
         return cls(str(shape), float(q0), float(q1), int(start), float(duration), rate0, carry_time, blend)
+
+
+#: Per profile (by id, with the profile kept against reuse of the id): ``(profile, dt, tick, value)``, its value at
+#: every tick from ``tick`` on (:meth:`Profile.at`).
+_SETTLED: dict[int, tuple[Profile, float, int, tuple[float, float, float]]] = {}
 
 
 def carry_s(rate0_per_s: float, shed_accel_per_s2: float) -> float:

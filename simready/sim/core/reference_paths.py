@@ -336,7 +336,8 @@ class PathTable:
         nseg: (N,) real segment counts; lengths: (N,) path lengths; leaves: (N,) the path runs off the map at its end.
 
     :meth:`lanes_at` remembers its last answer: every reader of one tick
-    (the views, the recorder) passes the same ``u`` array.
+    (the views, the recorder) passes the same ``u`` array; the kinematic
+    step hands it the new tick's answer (:meth:`remember_lanes`).
     """
 
     paths: tuple[ReferencePath, ...]
@@ -421,6 +422,19 @@ class PathTable:
         s.flags.writeable = False
         self._memo["lanes_u"] = (u, lane, s)
         return lane, s
+
+    def remember_lanes(self, u: F, lane: NDArray[np.int64], s: F) -> None:
+        """Keep ``(lane, s)``, computed by :func:`simready.sim.core.kernels.lanes_at` for the read-only ``u``, as
+        :meth:`lanes_at`'s answer for that array (the kinematic step computes them with the integration)."""
+        lane.flags.writeable = False
+        s.flags.writeable = False
+        self._memo["lanes_u"] = (u, lane, s)
+
+    @cached_property
+    def lengths_py(self) -> list[float]:
+        """:attr:`lengths` as Python floats (each path's ``length_m``)."""
+        values: list[float] = self.lengths.tolist()
+        return values
 
     @cached_property
     def lane_u0_py(self) -> list[list[float]]:

@@ -160,6 +160,8 @@ class ActorScalars:
         self.idm_root2 = (2.0 * np.sqrt(a.accel_max * a.decel_comfort)).tolist()
         self.peds = np.flatnonzero(a.is_ped).tolist()
         self.lane_bound_count = int(np.count_nonzero(a.lane_bound))
+        #: Lane-bound background actors (the ones whose pedestrian corridor may run along their path).
+        self.background_lane_bound = len(a.background) != self.n or bool(np.any(a.background & a.lane_bound))
 
 
 @dataclass(frozen=True, eq=False)
