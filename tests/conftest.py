@@ -88,6 +88,15 @@ def generated_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def street_sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthetic street sample (``write_street_sample``'s defaults: ``street-000001``, day, dry, observed),
+    written once per worker (its 200 LiDAR sweeps take a second): tests read it or copy it, never change it."""
+    from simready.testing.synthetic import write_street_sample
+
+    return Path(write_street_sample(tmp_path_factory.mktemp("street") / "street-000001"))
+
+
+@pytest.fixture(scope="session")
 def fingerprinted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """The fingerprint's two samples through every stage (:func:`tests.fingerprint.build`) and their hashes as built,
     once per run for every xdist worker: test_fingerprint compares the hashes, test_release copies the folders (tests

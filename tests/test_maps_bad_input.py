@@ -149,6 +149,9 @@ def _import_capped(path: Path) -> tuple[str, str]:
         try:
             vm_pages = int(Path("/proc/self/statm").read_text().split()[0])
             cap = vm_pages * os.sysconf("SC_PAGE_SIZE") + _IMPORT_MEMORY_BYTES
+            hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+            if hard != resource.RLIM_INFINITY:  # under a shell's `ulimit -v`: a cap above it would be refused
+                cap = min(cap, hard)
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
             try:
                 result = import_opendrive(path, "mutated")

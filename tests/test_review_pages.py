@@ -3,6 +3,7 @@ and the local store's links when a server serves the artifacts."""
 
 from __future__ import annotations
 
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -13,7 +14,6 @@ from simready.artifacts.layout import ArtifactLayout, SampleDir
 from simready.review import sample_summary, write_index, write_sample_page, write_thumbnail
 from simready.review.verdict import check_rows, explain
 from simready.store import LocalStore
-from simready.testing.synthetic import write_street_sample
 from simready.validity import policy
 from simready.validity.batch import validate_sample_dir
 from simready.validity.gate import CHECK_NAMES, CheckResult, ValidityReport, weight_policy
@@ -107,11 +107,11 @@ class _Page(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def gated(tmp_path_factory) -> SampleDir:
+def gated(tmp_path_factory, street_sample_dir) -> SampleDir:
     """A gated sample of the synthetic street (observations, no branches) where the layout puts it."""
     root = tmp_path_factory.mktemp("pages")
     sample = ArtifactLayout(root).batch("street", "b0000").sample("street-000001")
-    write_street_sample(sample.root)
+    shutil.copytree(street_sample_dir, sample.root)  # write_street_sample's, written once per session
     validate_sample_dir(sample.root, None)
     return sample
 

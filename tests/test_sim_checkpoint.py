@@ -6,6 +6,7 @@ import json
 import struct
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -138,25 +139,50 @@ def _set(entry: str, value):  # type: ignore[no-untyped-def]
     return lambda meta: meta["arrays"][0].__setitem__(entry, value)
 
 
-@pytest.mark.parametrize("edit, field", [
+CRAFTED = [
     (_set("dtype", "|O"), "arrays[0].dtype"),
     (_set("dtype", ">f8"), "arrays[0].dtype"),
     (_set("shape", [10**6, 3]), "arrays[0].shape"),
     (_set("shape", [-1]), "arrays[0].shape"),
     (_set("offset", 10**9), "arrays[0].offset"),
     (lambda meta: meta["arrays"][0].update(shape=[10**6, 3], nbytes=24 * 10**6), "arrays[0].offset"),
-])
-def test_crafted_index_is_a_one_line_error(tmp_path, edit, field) -> None:  # type: ignore[no-untyped-def]
-    data = _with_index(_small_checkpoint(), edit)
-    path = tmp_path / "crafted.ckpt"
-    path.write_bytes(data)
-    # In a subprocess: a reader that trusted the dtype would crash the interpreter, not raise.
-    code = ("import sys\nfrom simready.sim.storage.checkpoint import Checkpoint, CheckpointError\n"
-            "try:\n    Checkpoint.read(sys.argv[1]).state()\nexcept CheckpointError as e:\n    print(e.one_line())\n")
-    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+]
+
+
+@pytest.fixture(scope="module")
+def crafted_reads(tmp_path_factory) -> dict[Path, str]:  # type: ignore[no-untyped-def]
+    """Every crafted checkpoint read in one subprocess (one interpreter start, not six): a reader that trusted the
+    dtype would crash the interpreter, not raise. {file: the CheckpointError's line, "" when none was raised}."""
+    root = tmp_path_factory.mktemp("crafted")
+    ckpt = _small_checkpoint()
+    files = []
+    for i, (edit, _) in enumerate(CRAFTED):
+        path = root / f"crafted{i}" / "crafted.ckpt"
+        path.parent.mkdir()
+        path.write_bytes(_with_index(ckpt, edit))
+        files.append(str(path))
+    code = ("import json, sys\nfrom simready.sim.storage.checkpoint import Checkpoint, CheckpointError\n"
+            "out = {}\n"
+            "for path in sys.argv[1:]:\n"
+            "    out[path] = ''\n"
+            "    try:\n"
+            "        Checkpoint.read(path).state()\n"
+            "    except CheckpointError as e:\n"
+            "        out[path] = e.one_line() + '\\n'\n"
+            "print(json.dumps(out))\n")
+    # A crash (or any exception but CheckpointError) on any file fails every case, with the reason.
+    proc = subprocess.run([sys.executable, "-c", code, *files], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"{path}: {field}: "), proc.stdout
+    return {Path(k): text for k, text in json.loads(proc.stdout).items()}
+
+
+@pytest.mark.parametrize("case", range(len(CRAFTED)), ids=[f for _, f in CRAFTED])
+def test_crafted_index_is_a_one_line_error(crafted_reads, case) -> None:  # type: ignore[no-untyped-def]
+    field = CRAFTED[case][1]
+    path = next(p for p in crafted_reads if p.parent.name == f"crafted{case}")
+    stdout = crafted_reads[path]
+    lines = stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{path}: {field}: "), stdout
 
 
 @pytest.mark.parametrize("edit", [

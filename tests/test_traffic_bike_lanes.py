@@ -124,7 +124,9 @@ def test_cyclists_re_enter_in_the_bike_lanes(tmp_path):
     path = tmp_path / "bike.xodr"
     path.write_bytes(bike_road())
     tpl = parse_template(import_opendrive(path, "bike").data)  # the lights' own programs: the bike lanes flow
-    spec = TrafficSpec(vehicles_per_lane_km=20.0, pedestrians_per_sidewalk_100m=20.0, cyclists_per_km=60.0,
+    # Pedestrians only share the road here (6 per 100 m of sidewalk, 17 of them: a quarter of the 40 s rollout's time
+    # that 20 per 100 m took); the cyclists still re-enter seven times, into both bike lanes.
+    spec = TrafficSpec(vehicles_per_lane_km=20.0, pedestrians_per_sidewalk_100m=6.0, cyclists_per_km=60.0,
                        recycle=True)
     (m,) = generate(tpl.id, "lead_vehicle_brakes", 1, template=tpl, traffic=spec).manifests
     m = parse_manifest({**m.model_dump(mode="json", by_alias=True), "clip_s": 40.0}, m.sample_id)

@@ -178,6 +178,7 @@ def test_each_kind_keeps_its_density_over_a_minute(street):
     assert [e for e in trace.events if e["type"] == "collision" and {e["a"], e["b"]} <= bg] == []
 
 
+@pytest.mark.slow  # three rollouts of the minute on top of the fixture's (replay, checkpointed run, restored run)
 def test_turns_and_cyclist_reentries_replay_and_restore(street):
     tpl, m, trace = street
     assert run_simulation(m, tpl, backend="kinematic-v1").trace.to_bytes() == trace.to_bytes()

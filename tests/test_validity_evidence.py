@@ -35,8 +35,14 @@ from simready.validity.gate import ValidityReport, validate_scenario
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory):
-    return write_street_sample(tmp_path_factory.mktemp("samples") / "street-000001")
+def sample(street_sample_dir):
+    return street_sample_dir  # write_street_sample's default sample, read only (tests copy what they break)
+
+
+@pytest.fixture(scope="module")
+def rain(tmp_path_factory):
+    """The street sample observed in rain, without a dry sibling (tests copy it to add one)."""
+    return write_street_sample(tmp_path_factory.mktemp("rain") / "street-000002", "street-000002", weather="rain")
 
 
 def _copy(sample, tmp_path, name="s"):
@@ -171,9 +177,9 @@ def test_cli_nonexistent_folder(tmp_path, capsys):
     assert "sample folder not found" in capsys.readouterr().err
 
 
-def test_rain_sample_reads_its_dry_sibling_and_flags_unattenuated_lidar(tmp_path):
+def test_rain_sample_reads_its_dry_sibling_and_flags_unattenuated_lidar(rain, tmp_path):
     """A dry sibling with the very same LiDAR as the rain observation: rain attenuated nothing → flagged."""
-    s = write_street_sample(tmp_path / "street-000002", "street-000002", weather="rain")
+    s = _copy(rain, tmp_path, "street-000002")
     sample = SampleDir(s)
     shutil.copytree(sample.observations.root, sample.dry_observations.root)
     dims = {"ego": (4.6, 2.1), "ped": (0.5, 0.5), "van": (5.4, 2.0)}
@@ -185,8 +191,8 @@ def test_rain_sample_reads_its_dry_sibling_and_flags_unattenuated_lidar(tmp_path
     assert "not below the dry reference" in json.dumps(sensor.detail)
 
 
-def test_rain_without_dry_sibling_is_noted_not_failed(tmp_path):
-    s = write_street_sample(tmp_path / "street-000003", "street-000003", weather="rain")
+def test_rain_without_dry_sibling_is_noted_not_failed(rain):
+    s = rain
     sensor = validate_scenario(evidence_from_sample_dir(s)).check("sensor")
     assert sensor.passed and any("dry reference" in n for n in sensor.detail.get("notes", []))
 

@@ -7,6 +7,7 @@ and each scenario draws its own parameters (start range, speed), so one scenario
 from __future__ import annotations
 
 import json
+import shutil
 import math
 
 import numpy as np
@@ -18,7 +19,7 @@ from scipy.stats import chi2
 
 from simready.artifacts.layout import ArtifactLayout
 from simready.review.page import render_sample_page
-from simready.testing.synthetic import street_evidence, street_pool, street_ticks, write_street_sample
+from simready.testing.synthetic import street_evidence, street_pool, street_ticks
 from simready.validity import features as feat
 from simready.validity import policy
 from simready.validity.batch import validate_sample_dir
@@ -168,10 +169,10 @@ def test_an_uncalibrated_pool_scores_the_raw_divergence_and_says_so():
     assert all(f["noise_level"] is None for f in d["features"].values())
 
 
-def test_the_review_page_shows_the_reference_size_noise_levels_and_confidence(tmp_path):
+def test_the_review_page_shows_the_reference_size_noise_levels_and_confidence(tmp_path, street_sample_dir):
     layout = ArtifactLayout(tmp_path)
     sample = layout.batch("street", "b0000").sample("street-000001")
-    write_street_sample(sample.root)
+    shutil.copytree(street_sample_dir, sample.root)  # write_street_sample(sample.root), written once per session
     pool = _with_draws(street_pool(32), 32)
     ref = layout.reference("street")
     ref.root.mkdir(parents=True)
@@ -338,10 +339,10 @@ def test_the_gate_scores_a_saturated_feature_by_the_scenario_statistic_and_says_
     assert "scenario z" in text and "ref n=32 draws" in text and "PSI saturated" in text and "more than the base's" in text
 
 
-def test_the_review_page_says_which_statistic_scored_a_saturated_feature(tmp_path):
+def test_the_review_page_says_which_statistic_scored_a_saturated_feature(tmp_path, street_sample_dir):
     layout = ArtifactLayout(tmp_path)
     sample = layout.batch("street", "b0000").sample("street-000001")
-    write_street_sample(sample.root)
+    shutil.copytree(street_sample_dir, sample.root)  # write_street_sample(sample.root), written once per session
     intent = json.loads(sample.manifest.read_text())["intent"]
     rng = np.random.default_rng(22)
     pool = pd.concat([feat.scenario_features(*_walk(rng.normal(1.4, 0.1), rng.uniform(8.0, 12.0))[:2], "ego")

@@ -299,7 +299,8 @@ def write_observations(obs_dir, sample_id: str, sensor: SensorEvidence, *, point
                 parts.append(np.column_stack([p, np.full(points_per_instance, 0.5), np.full(points_per_instance, compact[r.actor_id])]))
         pts = np.concatenate(parts)
         rel = folder.frame_name(sensor_name, int(frame), "lidar")
-        body = "".join(f"{x:.4f} {y:.4f} {z:.4f} {i:.4f} {int(k)}\n" for x, y, z, i, k in pts)
+        # One %-format over the whole sweep (the bytes a row-by-row f"{x:.4f} …" gives, a third of its time).
+        body = ("%.4f %.4f %.4f %.4f %d\n" * len(pts)) % tuple(pts.ravel().tolist())
         header = (f"ply\nformat ascii 1.0\nelement vertex {len(pts)}\nproperty float x\nproperty float y\n"
                   "property float z\nproperty float intensity\nproperty uint instance_id\nend_header\n")
         data = (header + body).encode("utf-8")
