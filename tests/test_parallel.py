@@ -98,3 +98,22 @@ def test_ctrl_c_stops_the_workers_and_starts_no_further_item(tmp_path) -> None:
     started = sorted(p.name for p in tmp_path.glob("started-*"))
     assert len(started) == 2  # no item started after the interrupt
     assert sorted(p.name for p in tmp_path.glob("unwound-*")) == [s.replace("started", "unwound") for s in started]
+
+
+def test_a_workers_exit_handlers_run_when_it_ends_and_the_callers_stay_its_own(tmp_path) -> None:
+    import atexit
+    from pathlib import Path
+
+    def fn(i: int) -> int:
+        atexit.register(Path(tmp_path, f"exit-{os.getpid()}").touch)
+        return os.getpid()
+
+    def callers() -> None:  # must not run in the workers
+        Path(tmp_path, "caller-exit").touch()
+
+    atexit.register(callers)
+    try:
+        pids = set(map_samples(fn, list(range(4)), workers=2))
+    finally:
+        atexit.unregister(callers)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"exit-{pid}" for pid in pids)

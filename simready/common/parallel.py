@@ -9,7 +9,9 @@ unset, one per core this process may run on (``os.sched_getaffinity``), never mo
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing as mp
+import multiprocessing.util as mp_util
 import os
 import pickle
 import signal
@@ -108,5 +110,9 @@ def map_samples(fn: Callable[[T], R], items: Sequence[T], workers: int | None = 
 
 
 def _in_worker() -> None:
-    """In a worker, Ctrl-C raises ``KeyboardInterrupt`` (whatever handler the parent had installed for it)."""
+    """In a worker, Ctrl-C raises ``KeyboardInterrupt`` (whatever handler the parent had installed for it), and
+    the exit handlers the work registers (``atexit``: a per-process temporary folder) run when the worker ends,
+    as they would at a process's exit; the caller's, inherited by the fork, stay the caller's."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    atexit._clear()
+    mp_util.Finalize(None, atexit._run_exitfuncs, exitpriority=0)
