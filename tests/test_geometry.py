@@ -161,6 +161,20 @@ def test_swept_bounds_contain_the_body_throughout():
             assert np.all(w >= lo) and np.all(w <= hi)
 
 
+def test_a_body_never_present_has_no_swept_bounds_and_its_range_is_still_checked():
+    from simready.world.motion import TrackRangeError
+
+    scene = crossing_scene(present=np.zeros(51, bool))  # a reserve that never enters (51 ticks, 0 … 1 s)
+    (b,) = scene.moving
+    assert scene.swept_bounds(b, 0.2, 0.6) is None
+    with pytest.raises(TrackRangeError):  # what sampling the window says, shortcut or not
+        scene.swept_bounds(b, 0.5, 1.5)
+    assert scene.cast(np.zeros((1, 3)), [[1.0, 0.0, 0.0]], 0.5, 100.0).entity_id[0] == "t/instance:wall"
+    entering = crossing_scene(present=np.arange(51) == 50)  # present at its last tick only
+    (b,) = entering.moving
+    assert entering.swept_bounds(b, 0.2, 0.6) is None and entering.swept_bounds(b, 0.2, 1.0) is not None
+
+
 def test_body_order_does_not_change_anything():
     scene, bodies = street_scene()
     shuffled = SceneGeometry(list(bodies.values())[::-1], separate=[EGO_ID])

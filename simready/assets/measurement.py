@@ -15,6 +15,7 @@ from simready.assets.metadata import NO, YES, artifact_link, parquet_metadata, p
 from simready.assets.partitions import by_template, sample_partitions
 from simready.assets.stage_io import batch_of, batch_samples, save_batch, stage_inputs
 from simready.artifacts.layout import ObservationDir, SampleDir
+from simready.common.parallel import map_samples
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 from simready.truth.summary import PREVIEW_COLUMNS, track_counts, tracks_files, tracks_preview
@@ -54,8 +55,9 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
     plan = load_suite(source.suite_file, source.templates_dir).observation
     window = ObservationWindow(plan.pre_s, plan.post_s, plan.branches, plan.branch_truth, plan.outcome_tail_s)
     dirs = batch_samples(store, template_id, batch)
-    rows = [observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set), video=plan.video,
-                               compressed=plan.compressed) for d in dirs]
+    # The samples side by side, one per core (their bytes are the same as one after the other).
+    rows = map_samples(lambda d: observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set),
+                                                    video=plan.video, compressed=plan.compressed), dirs)
     save_batch(store, template_id, batch)
     obs_version, truth_version = results_versions(dirs)
     metadata = observation_metadata(dirs, rows, plan)

@@ -13,6 +13,7 @@ from simready.assets.automation import EAGER
 from simready.assets.metadata import parquet_metadata, picture, table
 from simready.assets.partitions import sample_partitions
 from simready.assets.scenario import scenario_manifests
+from simready.common.parallel import map_samples
 from simready.assets.stage_io import batch_dir, batch_of, save_batch, stage_inputs
 from simready.resources import ArtifactStore, SourceData
 
@@ -43,7 +44,7 @@ def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source
     from simready.sim.batch import batch_version, simulate_sample
 
     template, catalog, batch = _batch_inputs(context, store, source)
-    rows = [simulate_sample(s.root, template, catalog, BACKEND) for s in batch.samples()]
+    rows = map_samples(lambda s: simulate_sample(s.root, template, catalog, BACKEND), batch.samples())
     save_batch(store, *batch_of(context))
     accepted = sum(1 for r in rows if r["verdict"] == "accept")
     metadata = {
@@ -102,7 +103,7 @@ def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactS
     from simready.sim.batch import batch_version, branch_sample
 
     template, catalog, batch = _batch_inputs(context, store, source)
-    summaries = [branch_sample(s.root, template, catalog, BACKEND) for s in batch.samples()]
+    summaries = map_samples(lambda s: branch_sample(s.root, template, catalog, BACKEND), batch.samples())
     save_batch(store, *batch_of(context))
     rows = [
         {"sample": s["sample"], "decision_t_s": s["decision_t_s"], **{k: b.get(k) for k in OUTCOME_COLUMNS},

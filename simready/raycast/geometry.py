@@ -59,7 +59,7 @@ from simready.raycast.kernels import (body_tables, hit_distances, hit_points, ra
                                       rotate_normals, slab_select, start_points, static_hits,
                                       unique_sorted)
 from simready.world.identity import NOTHING_HIT, compact_ids
-from simready.world.motion import PoseTrack
+from simready.world.motion import TIME_EPS_S, PoseTrack
 
 UNKNOWN_CLASS_ID = 65535
 
@@ -634,6 +634,8 @@ class SceneGeometry:
         self._body_of_static_geom_ext = np.append(static_bodies, np.int32(-1))
         self._static_scene = _embree_scene([(world_vertices[i], self.bodies[i].faces) for i in static_bodies])
         self.moving: list[int] = np.flatnonzero(~is_static).tolist()
+        # Bodies whose track is never present (background reserves that do not enter in the clip): no swept bounds.
+        self._never_present = {i: not np.any(self.bodies[i].track.present) for i in self.moving}
         self._moving_scene = {i: _embree_scene([(self.bodies[i].mesh_vertices, self.bodies[i].faces)])
                               for i in self.moving}
         self._local_box = {i: (self.bodies[i].mesh_vertices.min(axis=0), self.bodies[i].mesh_vertices.max(axis=0))
@@ -682,6 +684,9 @@ class SceneGeometry:
         samples, ``(|v|max + |ω|max·r)·gap``, times ``SWEEP_PAD_FACTOR``.
         """
         track = self.bodies[body_index].track
+        if self._never_present[body_index] and (track.is_constant or (
+                t0_s >= track.t_start - TIME_EPS_S and t1_s <= track.t_end + TIME_EPS_S)):
+            return None  # what sampling the window would say (a reserve that never enters), without sampling it
         n = max(2, math.ceil((t1_s - t0_s) / SWEEP_SAMPLE_S) + 1)
         knots = track.t_s[(track.t_s > t0_s) & (track.t_s < t1_s)]
         # Sorted, duplicates harmless: they only add zero gaps.

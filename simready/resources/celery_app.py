@@ -13,9 +13,14 @@ from dagster_celery.executor import CeleryExecutor
 from dagster_celery.make_app import make_app
 from dagster_celery.tasks import create_task
 
+from simready.common.parallel import WORKERS_ENV
 from simready.resources import CELERY_CONFIG_SOURCE
 from simready.store.deployment import PRODUCTION_ENV as _ENV
 from simready.store.deployment import DeploymentError
+
+# A production worker is one core (docs/scale.md): its steps work on their samples one after the other unless the
+# worker's environment gives it more (SIMREADY_WORKERS, simready.common.parallel).
+os.environ.setdefault(WORKERS_ENV, "1")
 
 _broker = os.environ.get("SIMREADY_CELERY_BROKER")
 if not _broker:

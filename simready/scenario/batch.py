@@ -24,6 +24,7 @@ from typing import Any
 from simready.common.atomic import write_bytes_atomic, write_json_atomic
 from simready.catalog.catalog import Catalog
 from simready.common.hashing import content_hash
+from simready.common.parallel import map_samples
 from simready.artifacts.layout import BatchDir
 from simready.scenario.generator import DEFAULT_ROOT, generate
 from simready.scenario.ladder import RejectionRow, Stage
@@ -170,8 +171,8 @@ def build_batch(
         if line is not None:
             raise SuiteError(template.source, f"templates.{template.id}.{intent}", f"{intent} cannot run on "
                              f"{template.id}: {line}")
-    slices = []
-    for intent, n in suite.intents_for(template.id).items():
+    def one_intent(item: tuple[str, int]) -> IntentSlice:
+        intent, n = item
         traffic = suite.traffic_for(template.id, intent)
         stages = [ClockedStage(s) if s.name == TRAFFIC_ROLLOUT_STAGE and traffic else s for s in extra_stages]
         t0 = time.process_time()
@@ -189,7 +190,11 @@ def build_batch(
                     "generate_cpu_s": round(cpu_s, 3),
                     "rollout_cpu_s": round(clock.cpu_s, 3) if clock else 0.0,
                     "rollouts": clock.calls if clock else 0}
-        slices.append(IntentSlice(intent, mine, rejections, n, cost))
+        return IntentSlice(intent, mine, rejections, n, cost)
+
+    # The intents side by side, one per core: each its own generator sequence and streams (the same manifests);
+    # the CPU seconds are each intent's worker's own.
+    slices = map_samples(one_intent, list(suite.intents_for(template.id).items()))
     out = BatchResult(template.id, batch, slices)
     out.cells = cell_counts(slices)
     return out

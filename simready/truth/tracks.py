@@ -87,6 +87,8 @@ class TrackBuilder:
     _events: list[dict[str, Any]] = field(init=False, default_factory=list)
     _life: NDArray[np.int64] = field(init=False)
     _last_status: list[str | None] = field(init=False)
+    _facts: dict[str, NDArray] = field(init=False)
+    _varying: list[int] = field(init=False)
 
     def __post_init__(self) -> None:
         skip = set(self.ignore)
@@ -98,17 +100,27 @@ class TrackBuilder:
                    for b in (self.scene.bodies[i] for i in self._bodies)]
         self._corners = np.concatenate(corners) if corners else np.zeros((0, 3))
         self._static = static_bodies(self.scene)[self._bodies]
+        # A one-sample track has the same state at every time (PoseTrack.sample): its row is taken once, here.
+        self._facts = self._sampled_facts(0.0, [j for j, b in enumerate(self._bodies)
+                                                 if self.scene.bodies[b].track.is_constant], None)
+        self._varying = [j for j, b in enumerate(self._bodies) if not self.scene.bodies[b].track.is_constant]
 
-    def _world_facts(self, t_s: float) -> dict[str, NDArray]:
+    def _sampled_facts(self, t_s: float, rows: list[int], into: dict[str, NDArray] | None) -> dict[str, NDArray]:
+        """Each body's state at ``t_s`` in rows ``rows`` of ``into`` (new zero arrays when None)."""
         n = len(self._bodies)
-        pos, quat = np.zeros((n, 3)), np.zeros((n, 4))
-        vel, ang = np.zeros((n, 3)), np.zeros((n, 3))
-        present = np.zeros(n, bool)
-        for j, b in enumerate(self._bodies):
-            smp = self.scene.bodies[b].track.sample([t_s], clamp=True)
+        if into is None:
+            into = {"present": np.zeros(n, bool), "position": np.zeros((n, 3)), "quat": np.zeros((n, 4)),
+                    "velocity": np.zeros((n, 3)), "angular_velocity": np.zeros((n, 3))}
+        pos, quat, vel, ang, present = (into[k] for k in ("position", "quat", "velocity", "angular_velocity",
+                                                            "present"))
+        for j in rows:
+            smp = self.scene.bodies[self._bodies[j]].track.sample([t_s], clamp=True)
             pos[j], quat[j], vel[j], ang[j], present[j] = (smp.position_m[0], smp.quat_xyzw[0], smp.velocity_mps[0],
                                                           smp.angular_velocity_rps[0], smp.present[0])
-        return {"present": present, "position": pos, "quat": quat, "velocity": vel, "angular_velocity": ang}
+        return into
+
+    def _world_facts(self, t_s: float) -> dict[str, NDArray]:
+        return self._sampled_facts(t_s, self._varying, {k: v.copy() for k, v in self._facts.items()})
 
     def _camera_facts(self, view: FrameView, hits: Hits, present: NDArray[np.bool_]) -> FrameTrackFacts:
         k = view.intrinsics

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from simready.common.atomic import write_json_atomic
+from simready.common.parallel import map_samples
 from simready.artifacts.layout import BranchDir, SampleDir
 from simready.artifacts.records import ValidityRecord
 from simready.scenario.manifest import ScenarioManifest, load_manifest
@@ -94,7 +95,7 @@ def _with_ticks_of(evidence: ScenarioEvidence, sample: SampleDir, branch: Branch
 def validate_batch(sample_dirs: list[Path], reference: ReferenceProfile | IntentProfiles | None) -> list[dict[str, Any]]:
     """Gate every sample of a batch against one frozen reference (the template's pool in the DAG); the
     records as written."""
-    return [validate_sample_dir(d, reference) for d in sample_dirs]
+    return map_samples(lambda d: validate_sample_dir(d, reference), sample_dirs)  # one per core, same bytes
 
 
 def _record(rec: ValidityRecord | Mapping[str, Any]) -> ValidityRecord:

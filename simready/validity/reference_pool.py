@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from simready.common.atomic import atomic_directory
+from simready.common.parallel import map_samples
 from simready.common.hashing import content_hash, file_sha256
 from simready.artifacts.layout import ReferencePoolDir
 from simready.scenario.generator import generate
@@ -58,19 +59,27 @@ def build_reference_pool(template: WorldTemplate, catalog: Catalog, intents: Map
     samples: list[dict[str, Any]] = []
     with atomic_directory(out_dir) as tmp:
         building = ReferencePoolDir(tmp)
+        draws: list[tuple[str, str, Path]] = []
         for intent, n in sorted(intents.items()):
             result = generate(template.id, intent, n, root=root, catalog=catalog, template=template)
             for m in result.manifests:
                 sample = building.sample(m.sample_id)
                 sample.root.mkdir(parents=True)
                 sample.manifest.write_bytes(manifest_bytes(canonicalize(m)))
-                row = simulate_sample(sample.root, template, catalog, backend, plot=False)
-                samples.append({"sample": m.sample_id, "intent": intent, "verdict": row["verdict"]})
-                if row["verdict"] != "accept":
-                    continue
-                ev = evidence_from_sample_dir(sample.root, require_sensors=False)
-                features = scenario_features(ev.ticks, ev.actor_classes, ev.ego_id)
-                frames.append(features.assign(**{DRAW_COLUMN: m.sample_id}))
+                draws.append((intent, m.sample_id, sample.root))
+
+        def roll_out(draw: tuple[str, str, Path]) -> tuple[str, pd.DataFrame | None]:
+            row = simulate_sample(draw[2], template, catalog, backend, plot=False)
+            if row["verdict"] != "accept":
+                return row["verdict"], None
+            ev = evidence_from_sample_dir(draw[2], require_sensors=False)
+            return row["verdict"], scenario_features(ev.ticks, ev.actor_classes, ev.ego_id)
+
+        # The draws' rollouts side by side, one per core (each its own folder and streams: the same bytes).
+        for (intent, sample_id, _), (verdict, features) in zip(draws, map_samples(roll_out, draws)):
+            samples.append({"sample": sample_id, "intent": intent, "verdict": verdict})
+            if features is not None:
+                frames.append(features.assign(**{DRAW_COLUMN: sample_id}))
         pool = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         pool.to_parquet(building.pool, index=False)
         record = {

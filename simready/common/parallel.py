@@ -1,0 +1,118 @@
+"""One stage's per-sample work on every core this process may use: :func:`map_samples`.
+
+A stage's samples are independent (each its own folder and its own seeded streams), so they can be worked on
+side by side and give the same bytes: each worker is a fork of the calling process (the loaded template,
+catalog and code come along, nothing is pickled but the item's index and its result), results come back in the
+items' order. ``SIMREADY_WORKERS`` sets how many processes (1: in this process, one item after the other);
+unset, one per core this process may run on (``os.sched_getaffinity``), never more than there are items.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing as mp
+import multiprocessing.util as mp_util
+import os
+import pickle
+import signal
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, TypeVar
+
+from simready.common.errors import SimreadyError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: The environment variable that sets the number of worker processes.
+WORKERS_ENV = "SIMREADY_WORKERS"
+
+#: What the forked workers run: (function, items, stop), set by :func:`map_samples` just before it forks them;
+#: once ``stop`` is set, a worker starts no further item.
+_JOB: tuple[Callable[[Any], Any], Sequence[Any], Any] | None = None
+
+
+class _Skipped(Exception):
+    """An item a worker did not start: another failed, or the caller was interrupted."""
+
+
+def worker_count(n_items: int | None = None) -> int:
+    """Processes for a stage: ``SIMREADY_WORKERS`` if set, else the cores this process may run on; at most
+    ``n_items``, at least 1."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if raw:
+        try:
+            n = int(raw)
+        except ValueError:
+            raise SimreadyError(WORKERS_ENV, "", f"{raw!r} is not a whole number of worker processes") from None
+        if n < 1:
+            raise SimreadyError(WORKERS_ENV, "", f"{n} worker processes; name at least 1")
+    else:
+        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if n_items is not None:
+        n = min(n, n_items)
+    return max(1, n)
+
+
+class WorkerError(RuntimeError):
+    """An item failed in a worker with an exception that cannot travel back as itself (its text does)."""
+
+
+def _run(index: int) -> Any:
+    assert _JOB is not None
+    fn, items, stop = _JOB
+    if stop.is_set():
+        raise _Skipped(index)
+    try:
+        return fn(items[index])
+    except BaseException as exc:
+        try:
+            pickle.loads(pickle.dumps(exc))
+        except Exception:
+            raise WorkerError("".join(traceback.format_exception_only(type(exc), exc)).strip()) from None
+        raise
+
+
+def map_samples(fn: Callable[[T], R], items: Sequence[T], workers: int | None = None) -> list[R]:
+    """``[fn(item) for item in items]``, on ``workers`` forked processes (default :func:`worker_count`).
+
+    ``fn`` and ``items`` reach the workers by the fork, not by pickling (a closure is fine); each result comes
+    back pickled. The first failure in the items' order is raised: the items not yet started are dropped and
+    those under way end first. On Ctrl-C (or a SIGTERM turned into an exception) the workers get a SIGINT, so
+    they unwind as the caller does (every ``finally`` runs). Where fork is not available, one worker is asked
+    for, or this is already a worker, the items run here, one after the other.
+    """
+    global _JOB
+    n = worker_count(len(items)) if workers is None else max(1, min(workers, len(items)))
+    if n <= 1 or _JOB is not None or "fork" not in mp.get_all_start_methods():
+        return [fn(item) for item in items]
+    context = mp.get_context("fork")
+    stop = context.Event()
+    _JOB = (fn, items, stop)
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=context, initializer=_in_worker)
+    try:
+        futures = [pool.submit(_run, i) for i in range(len(items))]
+        results = [f.result() for f in futures]
+    except BaseException as exc:
+        stop.set()
+        if not isinstance(exc, Exception):
+            # Ctrl-C, a SIGTERM made an exception, Dagster's interrupt of the step: the workers stop too.
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                if process.is_alive():
+                    os.kill(process.pid, signal.SIGINT)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        _JOB = None
+    pool.shutdown(wait=True)
+    return results
+
+
+def _in_worker() -> None:
+    """In a worker, Ctrl-C raises ``KeyboardInterrupt`` (whatever handler the parent had installed for it), and
+    the exit handlers the work registers (``atexit``: a per-process temporary folder) run when the worker ends,
+    as they would at a process's exit; the caller's, inherited by the fork, stay the caller's."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    atexit._clear()
+    mp_util.Finalize(None, atexit._run_exitfuncs, exitpriority=0)

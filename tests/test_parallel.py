@@ -1,0 +1,119 @@
+"""simready.common.parallel: a stage's samples on forked workers, results in the items' order, failures raised."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from simready.common.errors import SimreadyError
+from simready.common.parallel import WORKERS_ENV, WorkerError, map_samples, worker_count
+
+
+class _Odd(Exception):
+    """An exception whose constructor does not take its args back: it cannot be unpickled as itself."""
+
+    def __init__(self, a: int, b: int) -> None:
+        super().__init__(f"{a}/{b}")
+
+
+def test_results_in_order_from_other_processes() -> None:
+    offset = 10  # reaches the workers through the fork (a closure), not by pickling
+    out = map_samples(lambda i: (i + offset, os.getpid()), list(range(6)), workers=2)
+    assert [v for v, _ in out] == list(range(10, 16))
+    assert os.getpid() not in {pid for _, pid in out}
+
+
+def test_one_worker_runs_here() -> None:
+    assert {pid for pid in map_samples(lambda _: os.getpid(), [1, 2, 3], workers=1)} == {os.getpid()}
+
+
+def test_first_failure_in_order_is_raised() -> None:
+    def fn(i: int) -> int:
+        if i in (2, 4):
+            raise ValueError(f"item {i}")
+        return i
+
+    with pytest.raises(ValueError, match="item 2"):
+        map_samples(fn, list(range(6)), workers=2)
+
+
+def test_unpicklable_failure_comes_back_as_its_text() -> None:
+    def fn(i: int) -> int:
+        raise _Odd(i, 7)
+
+    with pytest.raises(WorkerError, match="_Odd: 3/7"):
+        map_samples(fn, [3, 4], workers=2)
+
+
+def test_a_worker_does_not_fork_again() -> None:
+    nested = map_samples(lambda i: map_samples(lambda _: os.getpid(), [0, 1], workers=2), [0, 1], workers=2)
+    for pids in nested:
+        assert len(set(pids)) == 1 and os.getpid() not in pids
+
+
+def test_worker_count_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    assert worker_count() == 3 and worker_count(2) == 2 and worker_count(0) == 1
+    monkeypatch.delenv(WORKERS_ENV)
+    assert worker_count() == len(os.sched_getaffinity(0))
+    for bad in ("two", "0"):
+        monkeypatch.setenv(WORKERS_ENV, bad)
+        with pytest.raises(SimreadyError, match=WORKERS_ENV):
+            worker_count()
+
+
+def test_ctrl_c_stops_the_workers_and_starts_no_further_item(tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import os, sys, time
+        from pathlib import Path
+        from simready.common.parallel import map_samples
+
+        def fn(i):
+            try:
+                Path({str(tmp_path)!r}, f"started-{{i}}").touch()
+                sys.stdout.write("started\\n"); sys.stdout.flush()  # one write: the two lines do not interleave
+                time.sleep(60)
+            finally:
+                Path({str(tmp_path)!r}, f"unwound-{{i}}").touch()
+
+        try:
+            map_samples(fn, list(range(6)), workers=2)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(130)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert [child.stdout.readline().strip() for _ in range(2)] == ["started"] * 2  # both workers busy
+        child.send_signal(signal.SIGINT)  # to the caller only, as `kill -INT` does
+        assert child.wait(timeout=30) == 130
+    finally:
+        child.kill()
+    started = sorted(p.name for p in tmp_path.glob("started-*"))
+    assert len(started) == 2  # no item started after the interrupt
+    assert sorted(p.name for p in tmp_path.glob("unwound-*")) == [s.replace("started", "unwound") for s in started]
+
+
+def test_a_workers_exit_handlers_run_when_it_ends_and_the_callers_stay_its_own(tmp_path) -> None:
+    import atexit
+    from pathlib import Path
+
+    def fn(i: int) -> int:
+        atexit.register(Path(tmp_path, f"exit-{os.getpid()}").touch)
+        return os.getpid()
+
+    def callers() -> None:  # must not run in the workers
+        Path(tmp_path, "caller-exit").touch()
+
+    atexit.register(callers)
+    try:
+        pids = set(map_samples(fn, list(range(4)), workers=2))
+    finally:
+        atexit.unregister(callers)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"exit-{pid}" for pid in pids)
