@@ -141,3 +141,29 @@ def test_cyclists_re_enter_in_the_bike_lanes(tmp_path):
     assert {rows.loc[(e["tick"] + 1, e["actor"])].lane for e in again} <= {"road1_sec0_lane-2", "road1_sec0_lane2"}
     bg = {a.id for a in m.actors if BACKGROUND_TAG in a.tags}
     assert [e for e in trace.events if e["type"] == "collision" and {e["a"], e["b"]} <= bg] == []
+
+
+def test_walkers_turned_back_at_a_dead_end_keep_apart(tmp_path):
+    """Two background pedestrians turning back one after the other at the sidewalk's dead end: the new path starts
+    with a stub running on to the end node, and the one behind still sees the one ahead on the walk back (it used
+    to project it onto the stub's backward extension, behind its path's start, and walked into it at t = 25.9 s)."""
+    path = tmp_path / "bike.xodr"
+    path.write_bytes(bike_road())
+    tpl = parse_template(import_opendrive(path, "bike").data)
+    spec = TrafficSpec(vehicles_per_lane_km=20.0, pedestrians_per_sidewalk_100m=12.0, cyclists_per_km=60.0,
+                       recycle=True)
+    (m,) = generate(tpl.id, "lead_vehicle_brakes", 1, template=tpl, traffic=spec).manifests
+    m = parse_manifest({**m.model_dump(mode="json", by_alias=True), "clip_s": 28.0}, m.sample_id)
+    trace = run_simulation(m, tpl, backend="kinematic-v1").trace
+    df = trace.df
+    for who in ("bg_p013", "bg_p014"):  # both walk towards x = 0 (the dead end), then back
+        x = df[df.actor_id == who].set_index("t").x
+        assert x.loc[21.0:22.0].diff().max() < 0 < x.loc[24.0:25.0].diff().min(), f"{who} no longer turns: moot"
+    bg = {a.id for a in m.actors if BACKGROUND_TAG in a.tags}
+    assert [e for e in trace.events if e["type"] == "collision" and {e["a"], e["b"]} <= bg] == []
+    # The one behind followed: it never came nearer than the bodies plus the gap it keeps.
+    p13 = df[df.actor_id == "bg_p013"].set_index("tick")
+    p14 = df[df.actor_id == "bg_p014"].set_index("tick")
+    late = p13.index[(p13.t > 24.0) & (p13.t < 28.0)]
+    gap = (p13.loc[late].x - p14.loc[late].x).to_numpy()
+    assert (gap > 0.24 + walkers.FOLLOW_GAP_M - 1e-6).all(), gap.min()

@@ -321,7 +321,12 @@ PROJECT_WINDOW = 16
 
 def _project_pairs(table, u: F, i: NDArray[np.int64], xy: F) -> tuple[F, F]:  # type: ignore[no-untyped-def]
     """``(u, d)`` of each point ``xy[k]`` projected onto actor ``i[k]``'s path, among the segments from two before
-    its own to :data:`PROJECT_WINDOW` after it (the closest; the end segments extend beyond the path's ends)."""
+    its own to :data:`PROJECT_WINDOW` after it (the closest; the last segment extends beyond the path's end).
+
+    The first segment does not extend back beyond the path's start: a point behind the start is behind every walker
+    on the path (u ≥ 0) anyway, and after a turn back at a dead end (:class:`Turner`) the path starts with a stub
+    running the other way, whose extension would lie along the walk back and tie with it (a pedestrian ahead on the
+    way back then projected behind the start, unseen)."""
     first = table.locate(u)[i] - table.base[i]
     last = table.nseg[i] - 1
     seg = np.clip(first[:, None] - 2 + np.arange(PROJECT_WINDOW + 2)[None, :], 0, last[:, None])
@@ -330,7 +335,7 @@ def _project_pairs(table, u: F, i: NDArray[np.int64], xy: F) -> tuple[F, F]:  # 
     rel = xy[:, None, :] - p0
     along = rel[..., 0] * dr[..., 0] + rel[..., 1] * dr[..., 1]
     length = table.cum[flat + 1] - table.cum[flat]
-    lo = np.where(seg == 0, -np.inf, 0.0)
+    lo = 0.0
     hi = np.where(seg == last[:, None], np.inf, length)
     a = np.minimum(np.maximum(along, lo), hi)
     fx, fy = p0[..., 0] + dr[..., 0] * a, p0[..., 1] + dr[..., 1] * a
