@@ -80,12 +80,13 @@ def local_reference(tmp_path_factory):
     production stack so that it runs while the stack starts and the production runs wait in their queue."""
     root = tmp_path_factory.mktemp("local")
     code = f"from tests.test_production import build_local_reference; build_local_reference({str(root)!r})"
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=paths.PROJECT_ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    with (root / "local.log").open("w") as log:  # a file, not a pipe: nothing reads it while the process runs
+        proc = subprocess.Popen([sys.executable, "-c", code], cwd=paths.PROJECT_ROOT, stdout=log,
+                                stderr=subprocess.STDOUT)
     yield root, proc
     if proc.poll() is None:
         proc.kill()
-        proc.communicate()
+        proc.wait()
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -93,8 +94,7 @@ def local_reference(tmp_path_factory):
 def local(local_reference, production):
     """The local reference's artifacts and DataVersions, once the production runs are done too."""
     root, proc = local_reference
-    out, _ = proc.communicate(timeout=900)
-    assert proc.returncode == 0, out[-4000:]
+    assert proc.wait(timeout=900) == 0, (root / "local.log").read_text()[-4000:]
     versions = {(asset, partition): version for asset, partition, version in
                 json.loads((root / "versions.json").read_text())}
     return LocalStore(root / "artifacts"), versions
