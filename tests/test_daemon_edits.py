@@ -156,17 +156,20 @@ def test_the_daemon_marks_what_an_edited_template_map_or_contract_feeds_stale_an
         before = {t: _observed(instance, "template_sources", t) for t in (RC, TLA)}
         before_contracts = _observed(instance, "catalog_contracts", None)
         waits = []
+        last = [first]  # the latest tick seen to end
 
         def edit_and_wait(edit):
             # Right after a tick has ended, so that the edit lands between two ticks: a tick that began before
-            # the edit and read the file after it would leave the next one nothing to notice.
+            # the edit and read the file after it would leave the next one nothing to notice. The tick the last
+            # edit waited for has just ended: the next edit follows it at once, unless its own work took so long
+            # that the next tick may already be starting (then after the next one).
             while True:
-                last = _next_tick(instance, time.time(), daemon, 2 * INTERVAL_S + 30)
                 edited = time.time()
-                if edited < last.timestamp + INTERVAL_S - 1:
+                if edited < last[0].timestamp + INTERVAL_S - 1:
                     break
+                last[0] = _next_tick(instance, edited, daemon, 2 * INTERVAL_S + 30)
             edit()
-            tick = _next_tick(instance, edited, daemon, 2 * INTERVAL_S + 30)
+            tick = last[0] = _next_tick(instance, edited, daemon, 2 * INTERVAL_S + 30)
             waits.append(time.time() - edited)
             # Two intervals, and the tick's own work (its run requests take seconds to launch on a busy machine).
             assert waits[-1] <= 2 * INTERVAL_S + 10, waits
@@ -232,3 +235,4 @@ def test_the_daemon_marks_what_an_edited_template_map_or_contract_feeds_stale_an
     lines = status.stdout.splitlines()
     assert lines[1:3] == [f"observed catalog_contracts: {contract}", f"observed template_sources[{RC}]: {template}"]
     assert lines[-1] == f"{len(everything)} fresh, 0 stale, {lines[-1].split(', ')[-1].split()[0]} missing", lines
+    shutil.rmtree(tmp_path, ignore_errors=True)  # the data copy, the artifacts, the instance

@@ -9,7 +9,9 @@ the S3 server stopped in the middle of a write.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -19,6 +21,7 @@ import dagster as dg
 import psutil
 import pytest
 
+from simready.common import paths
 from simready.store import LocalStore
 from simready.testing.stack import (BUCKET, PREFIX, local_definitions, partition_tags, production_stack,
                                     run_failures)
@@ -29,6 +32,9 @@ SUITE = Path(__file__).parent / "suites" / "production.yaml"
 TEMPLATE = "two_lane_arterial"
 BATCHES = ("b0000", "b0001", "b0002")
 SAMPLE_JOB_TAG_LIMIT = 2  # deploy/production/dagster.yaml: simready/stage=samples
+#: The fault tests run the observation step and what follows it (``dagster job launch -o``): the rollouts the
+#: first steps wrote are already in the bucket, byte for byte those of a clean run.
+FROM_OBSERVATIONS = "observations_and_truth*"
 
 
 def _data_versions(instance: dg.DagsterInstance) -> dict[tuple[str, str | None], str]:
@@ -53,11 +59,10 @@ def _steps_by_worker(instance: dg.DagsterInstance, run_id: str) -> list[tuple[st
     return out
 
 
-@pytest.fixture(scope="module")
-def local(tmp_path_factory):
-    """The same jobs on the local deployment (in-process, a local folder): the reference."""
-    root = tmp_path_factory.mktemp("local")
-    defs = local_definitions(root / "artifacts", SUITE)
+def build_local_reference(root: str) -> None:
+    """The same jobs on the local deployment (in-process, a local folder ``root/artifacts``): the reference. Writes
+    the DataVersions to ``root/versions.json`` (``[asset, partition, version]`` rows)."""
+    defs = local_definitions(Path(root) / "artifacts", SUITE)
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("sample_batch", list(BATCHES))
     assert defs.resolve_job_def("catalog_job").execute_in_process(instance=instance).success
@@ -65,11 +70,38 @@ def local(tmp_path_factory):
     for batch in BATCHES:
         key = dg.MultiPartitionKey({"template": TEMPLATE, "batch": batch})
         assert defs.resolve_job_def("samples_job").execute_in_process(instance=instance, partition_key=key).success
-    return LocalStore(root / "artifacts"), _data_versions(instance)
+    rows = [[asset, partition, version] for (asset, partition), version in _data_versions(instance).items()]
+    (Path(root) / "versions.json").write_text(json.dumps(rows))
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory):
+def local_reference(tmp_path_factory):
+    """The local reference built in a process of its own (:func:`build_local_reference`), started before the
+    production stack so that it runs while the stack starts and the production runs wait in their queue."""
+    root = tmp_path_factory.mktemp("local")
+    code = f"from tests.test_production import build_local_reference; build_local_reference({str(root)!r})"
+    with (root / "local.log").open("w") as log:  # a file, not a pipe: nothing reads it while the process runs
+        proc = subprocess.Popen([sys.executable, "-c", code], cwd=paths.PROJECT_ROOT, stdout=log,
+                                stderr=subprocess.STDOUT)
+    yield root, proc
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def local(local_reference, production):
+    """The local reference's artifacts and DataVersions, once the production runs are done too."""
+    root, proc = local_reference
+    assert proc.wait(timeout=900) == 0, (root / "local.log").read_text()[-4000:]
+    versions = {(asset, partition): version for asset, partition, version in
+                json.loads((root / "versions.json").read_text())}
+    return LocalStore(root / "artifacts"), versions
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory, local_reference):
     root = tmp_path_factory.mktemp("production")
     # Short S3 time limits, so that the stopped-server fault fails its step in seconds.
     with production_stack(root, suite_file=SUITE,
@@ -83,6 +115,16 @@ def stack(tmp_path_factory):
         st.instance_ = instance
         yield st
         instance.dispose()
+    shutil.rmtree(root, ignore_errors=True)  # the servers' data, the workers' caches
+
+
+@pytest.fixture(autouse=True)
+def _readers_removed(request):
+    """A test's readers hold a copy of the batches (tens of MB): removed once the test has read them."""
+    tmp = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +207,7 @@ def _wait_for_step(instance, run_id: str, step: str, timeout_s: float = 240) -> 
 
 def test_a_killed_worker_step_is_retried_and_equals_a_clean_run(local, production, stack, tmp_path):
     instance = stack.instance_
-    run_id = stack.launch("samples_job", partition_tags(TEMPLATE, "b0000"))
+    run_id = stack.launch("samples_job", partition_tags(TEMPLATE, "b0000"), FROM_OBSERVATIONS)
     worker = _wait_for_step(instance, run_id, "observations_and_truth").split("@")[0]
     pool = psutil.Process(stack.workers[worker].pid).children()
     assert len(pool) == 1  # --concurrency 1: the process that runs the step
@@ -174,6 +216,7 @@ def test_a_killed_worker_step_is_retried_and_equals_a_clean_run(local, productio
     assert run.status == dg.DagsterRunStatus.SUCCESS, run_failures(instance, run_id)
     executions = [s for s, _ in _steps_by_worker(instance, run_id)]
     assert executions.count("observations_and_truth") == 2  # handed back by the broker, run again
+    assert "validity_reports" in executions and "trajectories" not in executions
     # The result equals a clean run, and every indexed object hashes to its index (a fresh reader verifies all).
     _assert_same_artifacts(stack, local[0], tmp_path / "reader", f"samples/{TEMPLATE}/b0000")
     assert stack.store(tmp_path / "verify").local_dir("samples").is_dir()
@@ -203,6 +246,17 @@ def _step_ended(instance, run_id: str, step: str) -> bool:
     return any(e.dagster_event.step_key == step for e in instance.all_logs(run_id, of_type=dg.DagsterEventType.STEP_SUCCESS))
 
 
+def _without_observations(store, batch: str) -> None:
+    """Publish the batch folder again without its observation folders (base, branches, dry sibling)."""
+    folder = store.local_dir(batch)
+    removed = [d for d in folder.rglob("observations*") if d.is_dir()]
+    assert removed
+    for d in removed:
+        shutil.rmtree(d)
+    store.save(batch)
+    assert not any(part.startswith("observations") for key in store.list(batch) for part in key.split("/")[:-1])
+
+
 def test_s3_stopped_during_a_write_fails_the_step_in_one_line_and_the_retry_completes(local, production, stack, tmp_path):
     """The S3 server is stopped (SIGSTOP: it accepts connections and answers nothing) as soon as the observation
     step's first upload reaches it, and started again once the step has failed. The step's retry completes."""
@@ -211,9 +265,10 @@ def test_s3_stopped_during_a_write_fails_the_step_in_one_line_and_the_retry_comp
     target = f"PUT /{BUCKET}/{PREFIX}/samples/{TEMPLATE}/b0001/"
     message = None
     for attempt in range(3):  # the pause must land inside the step's uploads, before its index: retried if it did not
-        # The batch starts from nothing, so that every step uploads (a rerun of identical bytes uploads only its index).
-        stack.store(tmp_path / f"admin{attempt}").remove(f"samples/{TEMPLATE}/b0001")
-        run_id = stack.launch("samples_job", partition_tags(TEMPLATE, "b0001"))
+        # The batch published again without its observations, so that the observation step uploads them (a rerun
+        # of identical bytes uploads only its index).
+        _without_observations(stack.store(tmp_path / f"admin{attempt}"), f"samples/{TEMPLATE}/b0001")
+        run_id = stack.launch("samples_job", partition_tags(TEMPLATE, "b0001"), FROM_OBSERVATIONS)
         _wait_for_step(instance, run_id, "observations_and_truth")
         # What the server logs from now on, read as it grows (not the whole log every few milliseconds).
         with moto_log.open("rb") as log:

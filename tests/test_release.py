@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,8 +47,17 @@ VERSIONS = {"generator": "test"}
 S3_BUCKET, S3_PREFIX = "artifacts", "deploy"
 
 
+@pytest.fixture(autouse=True)
+def _copies_removed(request):
+    """A test's copy of the suite, its release and exports (tens of MB) removed once the test has read them."""
+    tmp = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory, fingerprinted) -> Path:
+def suite(tmp_path_factory, fingerprinted) -> Iterator[Path]:
     """An artifacts folder holding the two samples as the stages leave them (never changed by a test: copy it). The
     samples are the fingerprint's (tests/conftest.py: built once per run, shared with test_fingerprint)."""
     root = tmp_path_factory.mktemp("suite") / "artifacts"
@@ -70,16 +80,19 @@ def suite(tmp_path_factory, fingerprinted) -> Path:
     write_split_assignments(rows, layout.split_assignments)
     write_json_atomic(layout.suite_weights, suite_validity([layout.batch(r["template"], BATCH).sample(r["sample"]).root
                                                             for r in rows]))
-    return root
+    yield root
+    shutil.rmtree(root.parent, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
-def released(suite, tmp_path_factory) -> tuple[LocalStore, Release]:
+def released(suite, tmp_path_factory) -> Iterator[tuple[LocalStore, Release]]:
     """A copy of the suite and its release, built once (never changed by a test): the release the same inputs give
     in another folder, in S3 and through the asset."""
-    store = _copy(suite, tmp_path_factory.mktemp("released"))
+    folder = tmp_path_factory.mktemp("released")
+    store = _copy(suite, folder)
     release, _ = _build(store)
-    return store, release
+    yield store, release
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _copy(suite: Path, tmp_path: Path) -> LocalStore:
@@ -218,6 +231,7 @@ def in_s3(suite, tmp_path_factory):
         client = _suite_in_s3(suite, server, root)
         release, _ = _build(S3Store(client, S3_BUCKET, S3_PREFIX, cache_dir=root / "builder"))
         yield server, client, release
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.slow

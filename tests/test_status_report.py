@@ -62,9 +62,13 @@ def test_the_command_on_a_new_instance(tmp_path):
     shutil.copy(ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
     env = {**os.environ, "DAGSTER_HOME": str(home), "SIMREADY_ARTIFACTS": str(tmp_path / "artifacts")}
     env.pop("SIMREADY_DEPLOYMENT", None)
-    subprocess.run([sys.executable, "-c", "import dagster as dg; "
-                    "dg.DagsterInstance.get().add_dynamic_partitions('sample_batch', ['b0000'])"],
-                   env=env, check=True, cwd=ROOT)
+    import dagster as dg
+
+    instance = dg.DagsterInstance.from_config(str(home))  # the batch registered here, the command runs on its own
+    try:
+        instance.add_dynamic_partitions("sample_batch", ["b0000"])
+    finally:
+        instance.dispose()
     runs = {flag: subprocess.run([sys.executable, "-m", "simready.cli", "status", *flag], env=env, cwd=ROOT,
                                  capture_output=True, text=True) for flag in ((), ("--all",))}
     # The first records the inputs' observations (the instance has none), naming each input's files; the second

@@ -128,17 +128,19 @@ class ProductionStack:
         self.daemon.wait_ready(lambda: "QueuedRunCoordinatorDaemon" in self.daemon.read_log(), 120)
         return self.daemon
 
-    def launch(self, job: str, tags: dict[str, str] | None = None) -> str:
-        """Queue a run as a user does (``dagster job launch``); its id."""
-        return self.launch_all(job, [tags or {}])[0]
+    def launch(self, job: str, tags: dict[str, str] | None = None, op_selection: str | None = None) -> str:
+        """Queue a run as a user does (``dagster job launch``); its id. ``op_selection`` runs part of the job
+        (``dagster job launch -o``: ``"observations_and_truth*"`` is that step and what follows it)."""
+        return self.launch_all(job, [tags or {}], op_selection)[0]
 
-    def launch_all(self, job: str, tag_sets: list[dict[str, str]]) -> list[str]:
+    def launch_all(self, job: str, tag_sets: list[dict[str, str]], op_selection: str | None = None) -> list[str]:
         """Queue one run per tag set at once (the launches run side by side: each loads the code location for
         seconds, so one after the other the first run could end before the last is queued); their ids."""
         run_ids = [str(uuid.uuid4()) for _ in tag_sets]
+        selection = ["-o", op_selection] if op_selection else []
         procs = [subprocess.Popen(
             [_bin("dagster"), "job", "launch", "-w", str(WORKSPACE), "-j", job, "--run-id", run_id,
-             "--tags", json.dumps(tags)],
+             "--tags", json.dumps(tags), *selection],
             env=self.env, cwd=paths.PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for run_id, tags in zip(run_ids, tag_sets)]
         for proc in procs:
