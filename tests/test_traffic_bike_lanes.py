@@ -158,12 +158,44 @@ def test_walkers_turned_back_at_a_dead_end_keep_apart(tmp_path):
     df = trace.df
     for who in ("bg_p013", "bg_p014"):  # both walk towards x = 0 (the dead end), then back
         x = df[df.actor_id == who].set_index("t").x
-        assert x.loc[21.0:22.0].diff().max() < 0 < x.loc[24.0:25.0].diff().min(), f"{who} no longer turns: moot"
+        assert x.loc[21.0:22.0].diff().max() < 0 < x.loc[27.0:28.0].diff().min(), f"{who} no longer turns: moot"
     bg = {a.id for a in m.actors if BACKGROUND_TAG in a.tags}
     assert [e for e in trace.events if e["type"] == "collision" and {e["a"], e["b"]} <= bg] == []
-    # The one behind followed: it never came nearer than the bodies plus the gap it keeps.
+    # The one behind followed: it never came nearer than the bodies plus the gap it keeps (each waits while the
+    # one that turned first drifts back to its side of the line, then turns back in its turn and walks behind).
     p13 = df[df.actor_id == "bg_p013"].set_index("tick")
     p14 = df[df.actor_id == "bg_p014"].set_index("tick")
-    late = p13.index[(p13.t > 24.0) & (p13.t < 28.0)]
+    late = p13.index[(p13.t > 26.5) & (p13.t < 28.0)]
     gap = (p13.loc[late].x - p14.loc[late].x).to_numpy()
     assert (gap > 0.24 + walkers.FOLLOW_GAP_M - 1e-6).all(), gap.min()
+
+
+def test_walkers_turned_back_at_a_dead_end_move_sideways_gradually(tmp_path):
+    """A background pedestrian turning back at the sidewalk's dead end walks back from where it is and drifts to its
+    own side of the line at a bounded lateral speed: it used to walk on to the end node and jump ~0.9 m across the
+    line in one tick (its offset kept right of a line that now ran the other way)."""
+    path = tmp_path / "bike.xodr"
+    path.write_bytes(bike_road())
+    tpl = parse_template(import_opendrive(path, "bike").data)
+    spec = TrafficSpec(vehicles_per_lane_km=20.0, pedestrians_per_sidewalk_100m=12.0, cyclists_per_km=60.0,
+                       recycle=True)
+    (m,) = generate(tpl.id, "lead_vehicle_brakes", 1, template=tpl, traffic=spec).manifests
+    m = parse_manifest({**m.model_dump(mode="json", by_alias=True), "clip_s": 28.0}, m.sample_id)
+    trace = run_simulation(m, tpl, backend="kinematic-v1").trace
+    df = trace.df
+    walkers_bg = sorted(a.id for a in m.actors if BACKGROUND_TAG in a.tags and a.kind == "pedestrian")
+    turned, worst = 0, 0.0
+    for who in walkers_bg:
+        d = df[df.actor_id == who].sort_values("tick")
+        run = np.diff(d.tick.to_numpy()) == 1  # consecutive ticks (not across a despawn and respawn)
+        dx, dy = np.diff(d.x.to_numpy())[run], np.diff(d.y.to_numpy())[run]
+        if not len(dx):
+            continue
+        yaw = (2.0 * np.arctan2(d.qz.to_numpy(), d.qw.to_numpy()))[:-1][run]
+        lateral = np.abs(np.cos(yaw) * dy - np.sin(yaw) * dx)  # across its heading before the step
+        worst = max(worst, float(lateral.max()))
+        turned += int(((np.cos(yaw) * dx + np.sin(yaw) * dy) < 0.0).any() or (np.diff(np.sign(dx)) != 0).any())
+    assert turned, "no walker turned back: moot"
+    assert worst <= walkers.RETURN_RATE_MPS * m.dt + 1e-6, worst
+    bg = {a.id for a in m.actors if BACKGROUND_TAG in a.tags}
+    assert [e for e in trace.events if e["type"] == "collision" and {e["a"], e["b"]} <= bg] == []

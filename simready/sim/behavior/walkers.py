@@ -28,7 +28,10 @@ so samples without background pedestrians are unchanged):
   right of its route's line (``walk.keep_right_m``), so two walking towards
   each other pass, and stops behind a pedestrian ahead on its own walk path
   (:func:`walker_gaps`); two that have each other ahead (crossing or merging
-  paths) settle it by id, the later one waits;
+  paths) settle it by id, the later one waits (both, while either is off its
+  own offset); after a turn back at a dead end (:class:`Turner`) it is on the
+  far side of its new line and drifts back at :data:`RETURN_RATE_MPS`, not
+  into a pedestrian beside it;
 * **giving way to the scenario's pedestrians** (:func:`yield_to_scenario`):
   the scenario's pedestrians never react to background ones (their timing
   serves the scenario's relation), so a background pedestrian keeps out of
@@ -302,17 +305,25 @@ def walker_gaps(view, walkers: tuple[int, ...], fixed: F) -> None:  # type: igno
     ahead: dict[int, dict[int, float]] = {}
     for i, j, g in zip(pi[hit].tolist(), pj[hit].tolist(), along[hit].tolist()):
         ahead.setdefault(i, {})[j] = g
+    home = _home_d(view.scene)
+    d_now = view.state.coords.d
     for i, found in ahead.items():
         best = math.inf
         for j, along in found.items():
-            # Each has the other ahead (crossing or merging paths): the later id waits, the earlier walks on.
-            if i < j and i in ahead.get(j, {}):
+            # Each has the other ahead (crossing or merging paths): the later id waits, the earlier walks on -- unless
+            # either is off its own offset (drifting back after a turn at a dead end, head-on on the other's side of
+            # the line): then both wait until it has drifted clear.
+            if i < j and i in ahead.get(j, {}) and not (_off_home(home, d_now, i) or _off_home(home, d_now, j)):
                 continue
             g = along - float(a.hl[i] + a.hl[j]) - FOLLOW_GAP_M
             if g < best:
                 best = g
         if best < fixed[i]:
             fixed[i] = best
+
+
+def _off_home(home: dict[int, float], d: F, i: int) -> bool:
+    return i in home and bool(d[i] != home[i])
 
 
 #: Segments of a walk path searched around a pedestrian's own when projecting another onto it (:func:`_project_pairs`).
@@ -367,6 +378,9 @@ YIELD_LOOKAHEAD_M = 1.5
 #: Sidestep: lateral speed (m/s), most offset from its route's line (m; never into the roadway from a sidewalk).
 SIDESTEP_RATE_MPS = 0.8
 SIDESTEP_MAX_M = 1.5
+#: Lateral speed (m/s) at which a background pedestrian drifts back to its own offset where no scenario pedestrian is
+#: about (after a turn back at a dead end it is on the far side of its new route's line, :class:`Turner`).
+RETURN_RATE_MPS = 0.5
 #: A claim running at least this close to parallel to a background pedestrian's heading (|cos|) is sidestepped;
 #: a crossing claim is walked out of along the path.
 SIDESTEP_PARALLEL_COS = 0.5
@@ -426,11 +440,22 @@ def yield_to_scenario(view, walkers: tuple[int, ...], fixed: F) -> dict[int, flo
     present = view.present
     scenario = [j for j in np.flatnonzero(a.is_ped & ~a.background & present).tolist()]
     out: dict[int, float] = {}
-    if not scenario:
-        return out
     home = _home_d(scene)
-    xy = view.xy
     d_now = view.state.coords.d
+    if not scenario:
+        # Only the drift back to its own offset (after a turn back at a dead end, :class:`Turner`).
+        step = RETURN_RATE_MPS * scene.dt
+        peds = None
+        for i in walkers:
+            if present[i] and i in home and d_now[i] != home[i]:
+                d_i, h = float(d_now[i]), home[i]
+                d_next = h if abs(h - d_i) <= step else d_i + math.copysign(step, h - d_i)
+                if peds is None:
+                    peds = np.flatnonzero(a.is_ped & present)
+                if _drift_clear(view, i, d_next, peds):
+                    out[i] = d_next
+        return out
+    xy = view.xy
     claims: dict[int, F] = {}
     step = SIDESTEP_RATE_MPS * scene.dt
     live = np.array([i for i in walkers if present[i]], dtype=np.int64)
@@ -461,6 +486,20 @@ def yield_to_scenario(view, walkers: tuple[int, ...], fixed: F) -> dict[int, flo
         if target != d_i:
             out[i] = d_i + max(min(target - d_i, step), -step)
     return out
+
+
+def _drift_clear(view, i: int, d_next: float, peds: NDArray[np.int64]) -> bool:  # type: ignore[no-untyped-def]
+    """Background pedestrian ``i`` stepping to offset ``d_next`` comes nearer to no pedestrian that it would then be
+    within :data:`YIELD_MARGIN_M` of (bodies as discs): it does not drift sideways into one beside it."""
+    a = view.scene.actors
+    xy = view.xy
+    others = peds[peds != i]
+    if not len(others):
+        return True
+    nx, ny = view.table.paths[i].point_at(float(view.u[i]), d_next)
+    now = np.hypot(xy[others, 0] - xy[i, 0], xy[others, 1] - xy[i, 1])
+    then = np.hypot(xy[others, 0] - nx, xy[others, 1] - ny)
+    return not bool(((then < a.radius[others] + a.radius[i] + YIELD_MARGIN_M) & (then < now)).any())
 
 
 def _give_way(view, i: int, near: list[int], claims: dict[int, F], d_i: float, home: float, fixed: F,  # type: ignore[no-untyped-def]
@@ -543,6 +582,9 @@ def _in_reach(scene: Scene, path, u: float, d_now: float, target: float) -> floa
 TURN_AT_END_M = 1.5
 #: A new route after a turn is at least this long (m; or to a dead end).
 TURN_ROUTE_M = 60.0
+#: A new route's first nodes are skipped while the walk from the walker's place would turn back at them by more than
+#: this angle's cosine (a fold: a dead end's node behind it, :func:`_unfold`).
+FOLD_COS = -0.5
 
 
 def turn_seed(sample_id: str, actor_id: str, turn: int) -> int:
@@ -557,7 +599,9 @@ class Turner:
     end turns onto a new route of the walkable graph from the route's last node, on from there as the spawner's
     (:func:`simready.scenario.traffic_walkers.ped_route`: not back the way it came unless at a dead end, at most
     one crossing, walked to its far side, at least :data:`TURN_ROUTE_M` long), drawn from a generator seeded by
-    :func:`turn_seed`. It keeps its place, speed, lateral offset and walking parameters; its kerb memory starts
+    :func:`turn_seed`. It keeps its place, speed, lateral offset and walking parameters (turning back, the route's
+    first nodes behind it, :func:`_unfold`, it walks back from where it is, its offset taken from the line back: the
+    same place, on that line's other side, whence it drifts home at :data:`RETURN_RATE_MPS`); its kerb memory starts
     afresh on the new path (``walk``, no hazard, the new path's kerb) and ``turns`` counts up, so a checkpoint
     holds all the turn needs (restore ≡ continue). Scenario pedestrians keep their routes and stop at the end."""
 
@@ -585,6 +629,8 @@ class Turner:
             return state
         graph = scene.template.walk_graph
         new_keys, u_new = list(keys), np.array(u)
+        d_old = state.coords.d
+        d_new = np.array(d_old)
         peds = list(state.control.peds)
         changed = False
         for i in due:
@@ -600,18 +646,48 @@ class Turner:
             if len(set(route)) < 2:
                 continue  # an isolated node: it stays
             x, y = path.point_at(float(u[i]))
-            new = scene.walk_path((x, y), tuple(route))
+            nodes_new, folded = _unfold(scene, (x, y), tuple(route))
+            new = scene.walk_path((x, y), nodes_new)
             new_keys[i] = new.key
             u_new[i] = 0.0
+            if folded:
+                # It stays where it is: its offset from the new line is where its body is, across a line that now
+                # runs the other way (it drifts back to its own side at RETURN_RATE_MPS, yield_to_scenario).
+                wx, wy = path.point_at(float(u[i]), float(d_old[i]))
+                yaw0 = float(new.xy_yaw(0.0)[2])
+                d_new[i] = math.cos(yaw0) * (wy - y) - math.sin(yaw0) * (wx - x)
             peds[i] = PedMemory("walk", None, None, scene.kerb_u(new), mem.stop_draw, mem.reaction_delay_s, False,
                                 mem.turns + 1)
             changed = True
         if not changed:
             return state
-        coords = with_changes(state.coords, path_keys=tuple(new_keys), u=frozen(u_new))
+        if (d_new != d_old).any():
+            coords = with_changes(state.coords, path_keys=tuple(new_keys), u=frozen(u_new), d=frozen(d_new))
+        else:
+            coords = with_changes(state.coords, path_keys=tuple(new_keys), u=frozen(u_new))
         control = with_changes(state.control, peds=tuple(peds))
         return state.evolve(coords=coords, control=control)
 
 
 def _expanded(scene: Scene, nodes: tuple[str, ...]) -> tuple[str, ...]:
     return _expand_walk(scene.template, nodes)
+
+
+def _unfold(scene: Scene, start: tuple[float, float], route: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+    """``route`` without the leading nodes at which a walk from ``start`` would fold back (turn by more than
+    :data:`FOLD_COS`'s angle), and whether any was dropped: a walker turning back at a dead end walks back from
+    where it is rather than on to the dead end's node first and back over its own steps (a stub on which the
+    offset it keeps right of its line lay on the other side of the line back)."""
+    nodes = _expanded(scene, route)
+    xy = scene.template.walk_graph.nodes
+    k = 0
+    here = start
+    while k < len(nodes) - 1:
+        p0, p1 = xy[nodes[k]], xy[nodes[k + 1]]
+        ax, ay = p0[0] - here[0], p0[1] - here[1]
+        bx, by = p1[0] - p0[0], p1[1] - p0[1]
+        na, nb = math.hypot(ax, ay), math.hypot(bx, by)
+        if na < 1e-3 or nb < 1e-3 or (ax * bx + ay * by) / (na * nb) >= FOLD_COS:
+            break
+        k += 1
+    return (tuple(nodes[k:]), True) if k else (route, False)
