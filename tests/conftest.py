@@ -18,6 +18,12 @@ from pathlib import Path
 
 import pytest
 
+# `make test` already runs one test process per core (pytest -n 2); a stage's own per-sample workers
+# (simready.common.parallel) would add two more processes on the same cores in every test that runs a stage, and
+# the suite took a fifth longer. Tests, and the CLI and Dagster processes they start, run a stage's samples in one
+# process unless they ask for more (tests/test_parallel.py does, with workers=2).
+os.environ.setdefault("SIMREADY_WORKERS", "1")
+
 #: Modules that take longest on an idle machine, longest first: handed out before anything else, so that the
 #: short modules fill the other worker while they run.
 RUN_FIRST = ("tests/test_production.py", "tests/test_daemon_edits.py", "tests/test_suite_contacts.py",

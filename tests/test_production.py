@@ -118,15 +118,6 @@ def stack(tmp_path_factory, local_reference):
     shutil.rmtree(root, ignore_errors=True)  # the servers' data, the workers' caches
 
 
-@pytest.fixture(autouse=True)
-def _readers_removed(request):
-    """A test's readers hold a copy of the batches (tens of MB): removed once the test has read them."""
-    tmp = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
-    yield
-    if tmp is not None:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 @pytest.fixture(scope="module")
 def production(stack):
     """Catalog, the template, then three sample batches launched at once onto the queue."""

@@ -47,15 +47,6 @@ VERSIONS = {"generator": "test"}
 S3_BUCKET, S3_PREFIX = "artifacts", "deploy"
 
 
-@pytest.fixture(autouse=True)
-def _copies_removed(request):
-    """A test's copy of the suite, its release and exports (tens of MB) removed once the test has read them."""
-    tmp = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
-    yield
-    if tmp is not None:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory, fingerprinted) -> Iterator[Path]:
     """An artifacts folder holding the two samples as the stages leave them (never changed by a test: copy it). The

@@ -143,10 +143,9 @@ def test_cyclists_re_enter_in_the_bike_lanes(tmp_path):
     assert [e for e in trace.events if e["type"] == "collision" and {e["a"], e["b"]} <= bg] == []
 
 
-def test_walkers_turned_back_at_a_dead_end_keep_apart(tmp_path):
-    """Two background pedestrians turning back one after the other at the sidewalk's dead end: the new path starts
-    with a stub running on to the end node, and the one behind still sees the one ahead on the walk back (it used
-    to project it onto the stub's backward extension, behind its path's start, and walked into it at t = 25.9 s)."""
+def _dense_walkers_rollout(tmp_path):
+    """28 s on the bike road with 12 background pedestrians per 100 m of sidewalk: several turn back at the
+    sidewalk's dead end (x = 0), one after the other."""
     path = tmp_path / "bike.xodr"
     path.write_bytes(bike_road())
     tpl = parse_template(import_opendrive(path, "bike").data)
@@ -155,6 +154,14 @@ def test_walkers_turned_back_at_a_dead_end_keep_apart(tmp_path):
     (m,) = generate(tpl.id, "lead_vehicle_brakes", 1, template=tpl, traffic=spec).manifests
     m = parse_manifest({**m.model_dump(mode="json", by_alias=True), "clip_s": 28.0}, m.sample_id)
     trace = run_simulation(m, tpl, backend="kinematic-v1").trace
+    return m, trace
+
+
+def test_walkers_turned_back_at_a_dead_end_keep_apart(tmp_path):
+    """Two background pedestrians turning back one after the other at the sidewalk's dead end: the new path starts
+    with a stub running on to the end node, and the one behind still sees the one ahead on the walk back (it used
+    to project it onto the stub's backward extension, behind its path's start, and walked into it at t = 25.9 s)."""
+    m, trace = _dense_walkers_rollout(tmp_path)
     df = trace.df
     for who in ("bg_p013", "bg_p014"):  # both walk towards x = 0 (the dead end), then back
         x = df[df.actor_id == who].set_index("t").x
@@ -174,14 +181,7 @@ def test_walkers_turned_back_at_a_dead_end_move_sideways_gradually(tmp_path):
     """A background pedestrian turning back at the sidewalk's dead end walks back from where it is and drifts to its
     own side of the line at a bounded lateral speed: it used to walk on to the end node and jump ~0.9 m across the
     line in one tick (its offset kept right of a line that now ran the other way)."""
-    path = tmp_path / "bike.xodr"
-    path.write_bytes(bike_road())
-    tpl = parse_template(import_opendrive(path, "bike").data)
-    spec = TrafficSpec(vehicles_per_lane_km=20.0, pedestrians_per_sidewalk_100m=12.0, cyclists_per_km=60.0,
-                       recycle=True)
-    (m,) = generate(tpl.id, "lead_vehicle_brakes", 1, template=tpl, traffic=spec).manifests
-    m = parse_manifest({**m.model_dump(mode="json", by_alias=True), "clip_s": 28.0}, m.sample_id)
-    trace = run_simulation(m, tpl, backend="kinematic-v1").trace
+    m, trace = _dense_walkers_rollout(tmp_path)
     df = trace.df
     walkers_bg = sorted(a.id for a in m.actors if BACKGROUND_TAG in a.tags and a.kind == "pedestrian")
     turned, worst = 0, 0.0
