@@ -19,9 +19,12 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from simready.catalog.importers.conventions import FORWARD_AXES, UNITS_M, UP_AXES
 from simready.common import paths
 from simready.common.errors import SimreadyError
 from simready.maps import cli as maps_cli
+from simready.store import LocalStore
+from simready.store.deployment import deployment_name
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -65,8 +68,6 @@ REPAIR_HELP = ("repair known quirks of third-party files, each recorded in entry
 
 
 def _add_catalog_import(catalog: argparse._SubParsersAction) -> None:
-    from simready.catalog.importers.conventions import FORWARD_AXES, UNITS_M, UP_AXES
-
     imp = catalog.add_parser(
         "import", help="import a glTF/GLB, OBJ, COLLADA, URDF or USD file as a certified catalog entry",
         description="Conventions the file declares (glTF: metres, y up; COLLADA <unit>/<up_axis>; USD metersPerUnit/"
@@ -153,8 +154,6 @@ def _scene_mass(text: str) -> tuple[str, float]:
 
 
 def _add_template_import_scene(template: argparse._SubParsersAction) -> None:
-    from simready.catalog.importers.conventions import UNITS_M, UP_AXES
-
     imp = template.add_parser(
         "import-scene", help="turn a multi-object art scene (glTF, OBJ, COLLADA, USD) into static instances of a template",
         description="Each top-level node (glTF root node, OBJ group, child of a USD stage's root prim) becomes one "
@@ -252,15 +251,12 @@ def _status(args: argparse.Namespace) -> int:
 def _deploy_check(args: argparse.Namespace) -> int:
     # Imported when the command runs: the production checks need the Dagster layer and the server clients.
     from simready.resources import check_production
-    from simready.store.deployment import deployment_name
 
     name = deployment_name()
     if name == "production":
         check_production()
         print(f"production: Postgres, the Celery broker and s3://{os.environ['SIMREADY_S3_BUCKET']} answer")
     else:
-        from simready.store import LocalStore
-
         print(f"local: artifacts in {LocalStore.from_environment().root}; Dagster instance in DAGSTER_HOME")
     return 0
 

@@ -11,6 +11,7 @@ from simready.common.atomic import json_bytes
 from simready.artifacts.layout import ArtifactLayout
 from simready.resources import ArtifactStore, SourceData
 from simready.world.rig_view import rig_record, rig_table
+from simready.world.template_build import build_template_version
 
 #: templates-3 / rig-2: the scenario view's camera readout is (height − 1)·line time (issue 12).
 TEMPLATES_CODE_VERSION = "templates-3"
@@ -33,8 +34,6 @@ def read_certification(store: ArtifactStore) -> dict:
     description="One world template version per partition: validated, canonical, hashed, plotted.",
 )
 def world_templates(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.world.template_build import build_template_version
-
     template_id = context.partition_key
     certification = read_certification(store)
     certified = {e["id"] for e in certification["entries"] if e["passed"]}

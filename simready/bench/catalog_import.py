@@ -14,7 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pybullet_data
+import trimesh
 
 from simready.catalog.add import ImportRequest, prepare_import, write_import
 from simready.catalog.importers.assemble import ImportOptions
@@ -56,9 +58,6 @@ OPEN_SPHERE_COUNT = (136, 108)
 
 def open_mesh(path: Path) -> int:
     """Write the open 50 k-face test mesh (OBJ, metres) to ``path``; its triangle count."""
-    import numpy as np
-    import trimesh
-
     sphere = trimesh.creation.uv_sphere(radius=0.5, count=list(OPEN_SPHERE_COUNT))
     keep = sphere.triangles_center[:, 2] > -0.45
     mesh = trimesh.Trimesh(sphere.vertices, sphere.faces[keep], process=False)

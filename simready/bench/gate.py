@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from simready.testing.synthetic import street_evidence, write_street_sample
-from simready.validity import gate
+from simready.validity import expectations as gx_suites, gate
 from simready.validity.features import ReferenceProfile
 
 TARGET_MS = 50.0
@@ -71,7 +71,6 @@ def run(repeats: int = 15) -> None:
         print(f"gate         from a sample folder (read manifest + trace + observations, then gate): {both:7.1f} ms/sample"
               f"  (of which reading {load:.1f} ms)")
 
-    from simready.validity import expectations as gx_suites
 
     ev = street_evidence(with_pool=False)
     t0 = time.perf_counter()

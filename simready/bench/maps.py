@@ -29,6 +29,7 @@ import shapely
 
 from simready.bench.world import timed
 from simready.maps.xodr_import import import_opendrive
+from simready.testing.opendrive_cases import grid_city
 from simready.testing.opendrive_maps import write_all
 from simready.world.template import parse_template
 
@@ -147,7 +148,6 @@ def run() -> None:
                 verdict = "  (target <= 1 s: " + ("met" if t_import + t_validate <= JUNCTION_IMPORT_BUDGET_S else "MISSED") + ")"
             print(f"maps         import {name:<9} {t_import * 1e3:7.1f} ms + validate {t_validate * 1e3:6.1f} ms   "
                   f"{len(template.lanes):3d} lanes {len(template.regions):3d} regions {triangles:5d} triangles{verdict}")
-        from simready.testing.opendrive_cases import grid_city
 
         city = Path(tmp) / "grid_city.xodr"
         city.write_bytes(grid_city(CITY_GRID))

@@ -24,9 +24,17 @@ Nothing is run here but the page loads; with no run recorded it says so.
 from __future__ import annotations
 
 import os
+import shutil
+import statistics
+import threading
+import warnings
 from pathlib import Path
 
+from simready.artifacts.layout import ArtifactLayout
+from simready.artifacts.records import ObservedFrame, Outcomes
 from simready.common import paths
+from simready.review.serve import make_server
+from simready.scenario.suite import load_suite
 
 TARGET_SHARE = 0.15
 #: The review page's load target (s) and how many of the run's pages are timed.
@@ -65,9 +73,6 @@ def _run_seconds(instance) -> float:
 
 def outcome_frames(artifacts: Path, post_s: float) -> tuple[int, int]:
     """(camera frames observed after ``post_s`` past the decision in branch folders, every observed frame)."""
-    from simready.artifacts.layout import ArtifactLayout
-    from simready.artifacts.records import ObservedFrame, Outcomes
-
     layout = ArtifactLayout(artifacts)
     extra = total = 0
     batches = sorted(p for t in layout.samples_dir.iterdir() if t.is_dir() for p in t.iterdir() if p.is_dir())
@@ -87,11 +92,6 @@ def outcome_frames(artifacts: Path, post_s: float) -> tuple[int, int]:
 def page_loads(artifacts: Path, pages: int = PAGES) -> list[tuple[str, float, float | None, int]] | str:
     """(page key, load s, overlay drawn s or None, page + overlay bytes) of the first ``pages`` review pages under
     ``artifacts``, opened from a local server in a fresh browser context each; a sentence instead when it cannot."""
-    import shutil
-    import threading
-
-    from simready.artifacts.layout import ArtifactLayout
-    from simready.review.serve import make_server
 
     found = sorted(ArtifactLayout(artifacts).samples_dir.glob("*/*/*/review.html"))[:pages]
     if not found:
@@ -132,8 +132,6 @@ def page_loads(artifacts: Path, pages: int = PAGES) -> list[tuple[str, float, fl
 
 def print_page_loads(artifacts: Path) -> None:
     """The ``make bench`` lines of :func:`page_loads`."""
-    import statistics
-
     loads = page_loads(artifacts)
     if isinstance(loads, str):
         print(f"             review page load: {loads}")
@@ -147,12 +145,9 @@ def print_page_loads(artifacts: Path) -> None:
 
 
 def run() -> None:
-    import warnings
-
     warnings.simplefilter("ignore")
     import dagster as dg
 
-    from simready.scenario.suite import load_suite
 
     home = os.environ.get("DAGSTER_HOME") or str(paths.PROJECT_ROOT / ".dagster_home")
     if not (Path(home) / "dagster.yaml").is_file():

@@ -18,6 +18,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from simready.artifacts.layout import ObservationDir, REVIEW_DIR
+from simready.artifacts.records import Results
+
 #: The full-resolution sample of ``make bench observe``: this many camera frames at the street rig's 20 Hz.
 SAMPLE_CAMERA_FRAMES = 200
 #: Measured before issue 29 (NOTES: main at 6caf452, ``make bench observe``): 27.8 MB per camera frame.
@@ -35,10 +38,8 @@ def _kind(entry: Any) -> str:
 def observe_bytes(frames: int, compressed: bool) -> tuple[dict[str, float], dict[str, int]]:
     """``(bytes per kind scaled to the 200-frame sample, frames per sensor observed)`` of one observation of the
     first ``frames`` camera frames."""
-    from simready.artifacts.layout import REVIEW_DIR, ObservationDir
     from simready.measurement.observe import observe
     from simready.measurement.options import ObserveOptions
-    from simready.artifacts.records import Results
     from simready.testing.street import street_sample
 
     built, rig, trace = street_sample((frames - 1) / 20.0 + 0.03, **FULL_RESOLUTION)

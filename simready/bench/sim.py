@@ -10,12 +10,17 @@ printed side by side.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
 import numpy as np
 from collections.abc import Callable
 from typing import Any
+
+from simready.catalog.catalog import ensure_catalog
+from simready.common import paths
+from simready.sim.storage.checkpoint import Checkpoint
 
 
 def _median(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
@@ -30,8 +35,6 @@ def _median(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
 
 
 def _load_note() -> str:
-    import os
-
     try:
         load = os.getloadavg()[0]
     except OSError:
@@ -40,8 +43,6 @@ def _load_note() -> str:
 
 
 def _setup() -> tuple[Any, Any, Any]:
-    from simready.common import paths
-    from simready.catalog.catalog import ensure_catalog
     from simready.testing import demo
     from simready.world.template import load_template
 
@@ -195,7 +196,6 @@ def _restore_cycle(engine: Any, scene: Any, repeats: int, cold: bool = False) ->
     restore, so it has to open a new client (what a process's first restore pays).
     """
     from simready.sim.backends.dynamic import pool
-    from simready.sim.storage.checkpoint import Checkpoint
     from simready.sim.engine import Engine
 
     wall, cpu = [], []

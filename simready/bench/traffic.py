@@ -27,6 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from simready.bench.sim import _setup
+from simready.catalog.catalog import ensure_catalog
+from simready.sim.controllers import longitudinal
+
 DENSITY = 40.0
 #: Background pedestrians per 100 m of sidewalk and cyclists per km of kerbside lane of the all-kinds street.
 PEDESTRIANS, CYCLISTS = 10.0, 20.0
@@ -45,8 +49,6 @@ def _cpu(fn: Callable[[], Any], repeats: int) -> float:
 
 
 def _idm_floor(n: int, ticks: int, dt: float) -> float:
-    from simready.sim.controllers import longitudinal
-
     rng = np.random.default_rng(0)
     u = np.sort(rng.uniform(0, 1000, n))
     v = rng.uniform(5, 12, n)
@@ -62,7 +64,6 @@ def _idm_floor(n: int, ticks: int, dt: float) -> float:
 
 
 def run(repeats: int = 3) -> dict[str, float]:
-    from simready.catalog.catalog import ensure_catalog
     from simready.scenario.generator import generate, resolve_template
     from simready.scenario.traffic import BACKGROUND_TAG, TrafficSpec
     from simready.sim.run import run_simulation
@@ -108,8 +109,6 @@ def run(repeats: int = 3) -> dict[str, float]:
           f"({mixed_floor:6.3f} ms, the IDM arithmetic alone)")
     out.update(whole_ms=whole, marginal_ms=marginal, floor_ms=floor, mixed_ms=mixed_ms, mixed_floor_ms=mixed_floor)
     # dynamic-v1: the busy street over a 20 s clip beside the sim section's 10-actor scenario (issue 31: ≤ 3×).
-    from simready.bench.sim import _setup
-
     ten, ten_template, _ = _setup()
     long = busy.model_copy(update={"clip_s": 20.0})
     runs: dict[str, list[float]] = {"busy": [], "ten": []}

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from simready.common import paths
 from simready.common.atomic import write_json_atomic
+from simready.world.ontology import load_ontology
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
@@ -65,7 +66,6 @@ def certified_ids(catalog: Catalog, ids: Iterable[str]) -> set[str]:
         verdict = memo.get(key)
         if not isinstance(verdict, bool):
             from simready.catalog.certify import certify_entry
-            from simready.world.ontology import load_ontology
 
             ontology = ontology or load_ontology()
             verdict = certify_entry(entry_dir, ontology).passed

@@ -10,6 +10,7 @@ from simready.checks.findings import findings
 from simready.common.errors import ManifestError
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.manifest import load_manifest
+from simready.scenario.suite import load_suite
 from simready.world.template import template_hash
 
 
@@ -69,7 +70,6 @@ def manifests_pass_ladder(
 ) -> dg.AssetCheckResult:
     from simready.scenario.batch import read_batch_manifest_paths
     from simready.scenario.generator import replay
-    from simready.scenario.suite import load_suite
 
     template_id, batch = batch_of(context)
     load_suite(source.suite_file, source.templates_dir)  # registers the suite's program files (SPEC §19)

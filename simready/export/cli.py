@@ -16,6 +16,7 @@ from pathlib import Path
 
 from simready.common.errors import SimreadyError
 from simready.common.outdir import output_file, output_folder
+from simready.store.deployment import artifact_store
 
 
 def _source(args: argparse.Namespace, samples: object) -> None:
@@ -26,7 +27,6 @@ def _source(args: argparse.Namespace, samples: object) -> None:
 
 def _release(args: argparse.Namespace, fmt: str) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.store.deployment import artifact_store
     from simready.export.release import export_release_mcap, export_release_nuscenes, load_release
 
     started = time.perf_counter()

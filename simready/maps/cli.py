@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from simready.common import paths
+from simready.common.atomic import json_bytes
 from simready.common.errors import TemplateError
 from simready.maps.errors import MapError
 from simready.common.outdir import output_file, output_folder
+from simready.maps.template_yaml import template_yaml
+from simready.scenario.manifest import manifest_bytes
 
 if TYPE_CHECKING:
     from simready.catalog.contract import CatalogEntry
@@ -86,7 +89,6 @@ def _certified() -> tuple[set[str], dict[str, CatalogEntry]]:
 def _template_import(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.maps.sites import fit_intent
-    from simready.maps.template_yaml import template_yaml
     from simready.maps.xodr_import import import_opendrive
     from simready.world.street import derived_street
     from simready.world.template_build import validate_template_file
@@ -139,10 +141,7 @@ def _scenario_export_xosc(args: argparse.Namespace) -> int:
 
 
 def _scenario_import_xosc(args: argparse.Namespace) -> int:
-    from simready.common.atomic import json_bytes
-    from simready.maps.template_yaml import template_yaml
     from simready.maps.xosc_import import XoscError, import_distribution, import_xosc, is_distribution
-    from simready.scenario.manifest import manifest_bytes
 
     src = Path(args.file)
     overrides = {}

@@ -99,13 +99,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from lxml import etree
 
+from simready.catalog.catalog import ensure_catalog
+from simready.catalog.certified import certified_ids
+from simready.catalog.index import ENTRY_FILE
 from simready.common import paths
-from simready.common.hashing import sha256_bytes
+from simready.common.errors import ManifestError
+from simready.common.hashing import file_sha256, sha256_bytes
 from simready.common.loading import read_bytes
 from simready.maps.errors import MapError
 from simready.maps.opendrive import OpenDriveMap, Road, read_opendrive
 from simready.maps.refline import reference_poses
 from simready.maps.xosc_params import ExpressionError, Parameters, distribution_sets
+from simready.scenario.manifest import parse_manifest, SCHEMA_VERSION
+from simready.scenario.manifest.base import MAX_CLIP_S
+from simready.scenario.streams import StreamSet
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
@@ -1022,7 +1029,6 @@ class _Importer:
             elif len(stop):
                 self.note(stop, "storyboard stop trigger on a condition: the clip lasts "
                                 f"{DEFAULT_CLIP_S:g} s", approximated=True)
-        from simready.scenario.manifest.base import MAX_CLIP_S
 
         if self.clip > MAX_CLIP_S or self.clip <= 0:
             self.note(stop if stop is not None else sb, f"clip {self.clip:g} s cut to {min(MAX_CLIP_S, DEFAULT_CLIP_S):g} s",
@@ -1684,8 +1690,6 @@ class _Importer:
     # -- assembly --
 
     def build(self, decision: str | None) -> dict[str, Any]:
-        from simready.scenario.manifest import SCHEMA_VERSION
-        from simready.scenario.streams import StreamSet
         from simready.world.template import template_hash
 
         for ev in self.events.values():
@@ -1769,8 +1773,6 @@ class _Importer:
         the program is the same cycle written from the rotation whose offset is smallest. A simready export
         numbers the template's signals 1, 2, … in id order; another map's signal ``N`` is template signal
         ``signal_N`` (the map importer's name)."""
-        from simready.scenario.manifest.base import MAX_CLIP_S
-
         net = self.root.find("RoadNetwork/TrafficSignals")
         out: dict[str, dict[str, Any]] = {}
         for ctrl in (net.findall("TrafficSignalController") if net is not None else []):
@@ -2109,9 +2111,6 @@ _CATALOG_CACHE: dict[str, tuple[Catalog, set[str]]] = {}
 def _certified_catalog() -> tuple[Catalog, set[str]]:
     """The generated catalog and the ids of its certified actor entries (vehicles, pedestrians, cyclists; certified
     once per process: only those can be an imported entity's asset)."""
-    from simready.catalog.catalog import ensure_catalog
-    from simready.catalog.certified import certified_ids
-
     key = str(paths.CATALOG_GENERATED_DIR)
     if key not in _CATALOG_CACHE:
         catalog = ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
@@ -2123,9 +2122,6 @@ def _certified_catalog() -> tuple[Catalog, set[str]]:
 
 
 def _asset_hash(catalog: Catalog, asset_id: str) -> str:
-    from simready.catalog.index import ENTRY_FILE
-    from simready.common.hashing import file_sha256
-
     return file_sha256(str(catalog.entry_dir(asset_id) / ENTRY_FILE))
 
 
@@ -2141,9 +2137,6 @@ def import_xosc(path: str | Path, map_path: str | Path | None = None, decision: 
         XoscError: one line naming the file, the element and its line, and the reason.
         MapError: the road network does not import.
     """
-    from simready.common.errors import ManifestError
-    from simready.scenario.manifest import parse_manifest
-
     path = Path(path)
     raw = read_bytes(path, XoscError)
     root = _parse_xml(raw, str(path))

@@ -31,6 +31,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from simready.scenario.streams import StreamSet
+
 __all__ = ["MAX_BATCH", "ExpressionError", "Parameters", "distribution_sets", "evaluate"]
 
 #: Largest batch a distribution file may expand to (a cartesian product grows fast).
@@ -353,8 +355,6 @@ def distribution_sets(dist: Any, root: str | None = None) -> list[dict[str, str]
     ``xosc/p`` of ``StreamSet(root or "xosc-seed-<randomSeed>")``. Both present:
     every deterministic set is combined with every stochastic draw.
     """
-    from simready.scenario.streams import StreamSet
-
     def number(el: Any, name: str) -> float:
         raw = el.get(name)
         try:

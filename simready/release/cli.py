@@ -9,21 +9,21 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from simready.artifacts.layout import ArtifactLayout
+from simready.release import list_releases, load_release, resolve, tag_release, verify_release
+from simready.release.build import record_files
+from simready.scenario.splits import SPLITS
+from simready.store.deployment import artifact_store
+
 if TYPE_CHECKING:
     from simready.store import Store
 
 
 def _store() -> Store:
-    # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.store.deployment import artifact_store
-
     return artifact_store(must_exist=True)
 
 
 def _list(args: argparse.Namespace) -> int:
-    from simready.release import list_releases, load_release
-    from simready.scenario.splits import SPLITS
-
     store = _store()
     found = list_releases(store)
     if not found:
@@ -36,10 +36,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from simready.artifacts.layout import ArtifactLayout
-    from simready.release import load_release
-    from simready.scenario.splits import SPLITS
-
     store = _store()
     release = load_release(store, args.release)
     if args.json:
@@ -61,9 +57,6 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from simready.release import load_release, verify_release
-    from simready.release.build import record_files
-
     store = _store()
     release = load_release(store, args.release)
     problems = verify_release(store, release)
@@ -76,8 +69,6 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _tag(args: argparse.Namespace) -> int:
-    from simready.release import resolve, tag_release
-
     store = _store()
     release_id = resolve(store, args.release)
     tag_release(store, release_id, args.tag)

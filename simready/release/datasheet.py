@@ -8,9 +8,11 @@ from __future__ import annotations
 import importlib.metadata
 from collections import Counter
 from collections.abc import Mapping
+from html import escape
 from typing import Any
 
 from simready.scenario.splits import SPLITS
+from simready.truth.precision import DECLARED_STEPS
 
 
 def _by(entries: list[dict[str, Any]], key: str) -> dict[str, dict[str, int]]:
@@ -95,7 +97,6 @@ def conventions() -> dict[str, Any]:
     from simready.sensors_hw.camera import ROW_TIME_RULE, SEMANTIC_IGNORE_8BIT, SEMANTIC_NOTHING_HIT
     from simready.sensors_hw.lidar import TIME_COMMENT
     from simready.sensors_hw.radar import CONTRIBUTOR_COLUMNS
-    from simready.truth.precision import DECLARED_STEPS
 
     precision = {f"{kind}.{column}": {"step": step, "max_abs_error": step / 2}
                  for kind, columns in DECLARED_STEPS.items() for column, step in columns.items()}
@@ -193,8 +194,6 @@ code { font-size: .95em; }"""
 def datasheet_html(release_id: str, sheet: Mapping[str, Any], items: list[Mapping[str, Any]]) -> str:
     """The same page as :func:`datasheet_markdown`, as HTML a browser shows (the Markdown rendered, CommonMark with
     tables; styles inline, no request off the page)."""
-    from html import escape
-
     from markdown_it import MarkdownIt
 
     body = MarkdownIt("commonmark", {"html": False}).enable("table").render(datasheet_markdown(release_id, sheet, items))

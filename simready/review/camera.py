@@ -45,7 +45,7 @@ from numpy.typing import NDArray
 from simready.artifacts.layout import ObservationDir
 from simready.artifacts.records import CameraFrames, Legend, LidarSweep, ObservedFrame, Render, Results
 from simready.sensors_hw.camera import distort_normalized
-from simready.sensors_hw.lidar import read_ply
+from simready.sensors_hw.lidar import firing_times, read_ply
 from simready.sensors_hw.models import LidarModel, Rig
 from simready.sensors_hw.trace_input import TraceInput, read_trace_input
 from simready.world.frames import transform_from_pose
@@ -255,8 +255,6 @@ class SweepPoints:
         if "t" in cols:
             t = sweep.t0_s + cols["t"].astype(np.float64)
         else:
-            from simready.sensors_hw.lidar import firing_times
-
             model = rig.sensors[lidar]
             assert isinstance(model, LidarModel)
             t = firing_times(xyz, model, sweep.t0_s)

@@ -28,6 +28,8 @@ from typing import Any
 
 import jinja2
 import markupsafe
+import numpy as np
+import pyarrow.parquet as pq
 
 from simready.common.atomic import write_text_atomic
 from simready.artifacts.layout import FOXGLOVE_HOW_TO_OPEN as HOW_TO_OPEN
@@ -35,6 +37,7 @@ from simready.artifacts.layout import ArtifactLayout, ObservationDir, SampleDir
 from simready.artifacts.records import BranchOutcome, Outcomes, Render, Results, ValidityRecord
 from simready.review.verdict import CheckRow, check_rows, explain, pass_rules
 from simready.scenario.manifest import load_manifest
+from simready.sim.storage.trace import HEADER_KEY
 from simready.validity import policy
 from simready.validity.gate import ValidityReport
 from simready.validity.gate.distribution import SCENARIO_STATISTIC
@@ -383,10 +386,6 @@ SCENE_STEP_S = 0.1
 def _series(trace_path: Path, span: tuple[float, float]) -> dict[str, Any]:
     """One trace's actors over ``span`` at :data:`SCENE_STEP_S`: per actor its kind, length and width and the
     columns t, x, y, yaw, speed, accel (rounded: the page draws them, it does not measure with them)."""
-    import numpy as np
-    import pyarrow.parquet as pq
-
-    from simready.sim.storage.trace import HEADER_KEY
 
     table = pq.read_table(trace_path, columns=["t", "actor_id", "x", "y", "qx", "qy", "qz", "qw", "speed_mps",
                                                 "accel_mps2", "present"])

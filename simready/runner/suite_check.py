@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from simready.catalog.catalog import ensure_catalog
 from simready.common import paths
 from simready.common.errors import SimreadyError
 from simready.scenario.suite import Suite, SuiteError, check_intents, load_suite
@@ -28,7 +29,6 @@ def check_suite(path: str | Path | None = None, templates_dir: str | Path = path
             rig or a value the field refuses (``observation.set``).
     """
     # Imported here: the programs and the rig models are what loading the suite alone never needs.
-    from simready.catalog.catalog import ensure_catalog
     from simready.scenario.generator import make_context
     from simready.sensors_hw.atmosphere import Atmosphere, apply_atmosphere_overrides, split_overrides
     from simready.sensors_hw.models import apply_overrides, parse_set_args

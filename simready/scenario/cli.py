@@ -19,6 +19,9 @@ from pathlib import Path
 
 from simready.artifacts import layout
 from simready.common.outdir import output_folder
+from simready.scenario import traffic_spec
+from simready.scenario.manifest import manifest_bytes
+from simready.scenario.traffic_spec import MAX_VEHICLES_PER_LANE_KM, TrafficSpec
 
 
 def _positive_or_zero(text: str) -> int:
@@ -73,8 +76,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _density(text: str) -> float:
-    from simready.scenario.traffic_spec import MAX_VEHICLES_PER_LANE_KM
-
     try:
         value = float(text)
     except ValueError:
@@ -93,8 +94,6 @@ def _density_of(kind: str):  # type: ignore[no-untyped-def]
     """An argparse type: a density of background ``kind`` (pedestrians, cyclists) within the spec's bounds."""
 
     def parse(text: str) -> float:
-        from simready.scenario import traffic_spec
-
         name, unit = _WALKER_DENSITIES[kind]
         top = float(getattr(traffic_spec, name))
         try:
@@ -127,7 +126,6 @@ def _sample(args: argparse.Namespace) -> int:
     from simready.scenario.baseline import run_baseline
     from simready.scenario.batch import rejection_lines
     from simready.scenario.generator import DEFAULT_ROOT, generate, prepare, resolve_template
-    from simready.scenario.manifest import manifest_bytes
 
     out = Path(args.out)
     with output_folder(out) as tmp:
@@ -149,8 +147,6 @@ def _sample(args: argparse.Namespace) -> int:
                 result = run_baseline(template.id, args.intent, args.n, root=root, template=template,
                                       progress=progress)
             else:
-                from simready.scenario.traffic_spec import TrafficSpec
-
                 result = generate(template.id, args.intent, args.n, cell=args.cell, root=root, template=template,
                                   progress=progress, traffic=TrafficSpec(vehicles_per_lane_km=args.vehicles_per_lane_km,
                                                       pedestrians_per_sidewalk_100m=args.pedestrians_per_sidewalk_100m,

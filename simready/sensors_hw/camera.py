@@ -40,11 +40,14 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+import zstandard
 
 from simready.artifacts.layout import ZSTD_SUFFIX
 from simready.artifacts.records import Pinhole
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry, box_corners
+from simready.raycast.kernels import positions_in, sensor_rays
+from simready.sensors_hw import camera_kernels as kern
 
 PASSES = ("depth", "id", "semantic", "rgb")
 
@@ -242,7 +245,6 @@ def depth_file_bytes(raw: NDArray[np.float32], fmt: str = "f32") -> bytes:
         return data.tobytes()
     if fmt != "f32.zst":
         raise ValueError(f"depth format must be one of {DEPTH_FORMATS}, got {fmt!r}")
-    import zstandard
 
     planes = np.ascontiguousarray(data.reshape(-1).view(np.uint8).reshape(-1, 4).T)
     return zstandard.ZstdCompressor(level=DEPTH_ZSTD_LEVEL).compress(planes.tobytes())
@@ -252,8 +254,6 @@ def read_depth_file(path: str | Path) -> NDArray[np.float32]:
     """The raw ``near_m / z`` values (flat float32) of a depth file in either format (by its suffix)."""
     path = Path(path)
     if path.name.endswith(DEPTH_ZSTD_SUFFIX):
-        import zstandard
-
         planes = np.frombuffer(zstandard.ZstdDecompressor().decompress(path.read_bytes()), np.uint8)
         return np.ascontiguousarray(planes.reshape(4, -1).T).view("<f4").reshape(-1)
     return np.fromfile(path, "<f4")
@@ -394,8 +394,6 @@ def camera_rays(model: CameraModel, T_rows: NDArray[np.float64]) -> tuple[NDArra
     """World origins and unit directions (H·W, 3), float32, row-major, from per-row poses: the pixel rays
     rotated by each row's rotation rounded to float32 (as ``np.matmul`` of float32 gives them; one compiled
     pass, :func:`simready.raycast.kernels.sensor_rays`), each row's origin repeated per pixel."""
-    from simready.raycast.kernels import sensor_rays
-
     o, d, _, _ = sensor_rays(_ray_tables(model)[0], T_rows, np.zeros(len(T_rows)), _NO_RMIN, False)
     return o, d
 
@@ -458,8 +456,6 @@ def shadow_prefilter(model: CameraModel, T_rows: NDArray[np.float64], receivers:
     that volume's bounding box, which :func:`projection_prefilter` finds.
     Returns positions in ``receivers``.
     """
-    from simready.raycast.kernels import positions_in
-
     pixels = projection_prefilter(model, T_rows)
 
     def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
@@ -480,8 +476,6 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
 
     ``ignore`` names entities this camera cannot see (its own carrier body).
     """
-    from simready.raycast.kernels import sensor_rays
-
     wanted = set(passes)
     unknown = wanted - set(PASSES)
     if unknown:
@@ -520,8 +514,6 @@ def z_depth(hits: Hits, T_rows: NDArray[np.float64]) -> NDArray[np.float32]:
     perpendicular to the axis reads its exact distance in every pixel; in one compiled pass
     (:func:`simready.sensors_hw.camera_kernels.z_depth`), byte for byte :func:`z_depth_numpy`.
     """
-    from simready.sensors_hw import camera_kernels as kern
-
     width = len(hits) // len(T_rows)
     return kern.z_depth(hits.rays32[1], np.ascontiguousarray(T_rows[:, :3, 2]), width, hits.distance_m)
 
@@ -557,8 +549,6 @@ def _shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, light
            T_rows: NDArray[np.float64], ignore: Iterable[str], *, tone: bool) -> NDArray[np.float32]:
     """:func:`shade`; with ``tone`` the radiance also exposed, tone-mapped and vignetted (:func:`finish_rgb`'s
     first step) in the same compiled pass."""
-    from simready.sensors_hw import camera_kernels as kern
-
     o, d = hits.rays32
     moving = hits._hits_by_motion[1]
     n_moving = hits.normals_of(moving) if len(moving) else np.zeros((0, 3), np.float32)
@@ -692,8 +682,6 @@ def finish_rgb(model: CameraModel, radiance: NDArray[np.floating]) -> NDArray[np
     under half an 8-bit level of error everywhere). Compiled
     (:mod:`simready.sensors_hw.camera_kernels`), byte for byte :func:`finish_rgb_numpy`.
     """
-    from simready.sensors_hw import camera_kernels as kern
-
     h, w = radiance.shape[:2]
     x = np.ascontiguousarray(radiance, np.float32).reshape(-1, 3)
     return _encode_rgb(model, kern.tone_map(x, *_tone_args(model))).reshape(h, w, 3)
@@ -707,8 +695,6 @@ def _tone_args(model: CameraModel) -> tuple[np.float32, bool, NDArray[np.float32
 
 def _encode_rgb(model: CameraModel, x: NDArray[np.float32]) -> NDArray[np.uint8]:
     """Tone-mapped (P, 3) float32 → (P, 3) uint8 sRGB: lens resampling and encoding (compiled)."""
-    from simready.sensors_hw import camera_kernels as kern
-
     lens = model.distortion_k1 != 0.0 or model.distortion_k2 != 0.0
     base, dx, dy, wts = _distortion_corners(model) if lens else _NO_TAPS
     return kern.encode_srgb(x, base, dx, dy, wts, _SRGB_LUT, np.float32(_SRGB_LEVELS - 1))

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+import zstandard
 
 from simready.common.atomic import write_bytes_atomic
 from simready.artifacts.layout import ZSTD_SUFFIX
@@ -51,6 +52,8 @@ from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.frames import SensorType, frame_declaration
 from simready.sensors_hw.models import LidarModel, Rig
 from simready.raycast.geometry import Hits, RayPrefilter, SceneGeometry, box_corners
+from simready.raycast.kernels import sensor_rays
+from simready.sensors_hw.lidar_kernels import azimuth_beams, returns
 
 PLY_COLUMNS = ("x", "y", "z", "intensity", "instance_id")
 
@@ -105,8 +108,6 @@ def lidar_rays(rig: Rig, lidar_name: str, t0_s: float,
                T_cols: NDArray[np.float64] | None = None
                ) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float64]]:
     """World origins and unit directions (N, 3) float32, and firing times (N,), N = steps·channels, column-major."""
-    from simready.raycast.kernels import sensor_rays
-
     table = beam_table(rig.lidar(lidar_name))
     T = lidar_poses(rig, lidar_name, t0_s) if T_cols is None else T_cols
     origins, dirs, times, _ = sensor_rays(table.dirs_sensor32, T, t0_s + table.time_offset_s, np.zeros(1, np.float32),
@@ -137,8 +138,6 @@ def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64],
     two_pi = 2.0 * np.pi
 
     if compiled:
-        from simready.sensors_hw.lidar_kernels import azimuth_beams
-
         cos_az, sin_az = np.cos(table.azimuth_rad), np.sin(table.azimuth_rad)
         return lambda lo, hi: azimuth_beams(box_corners(lo, hi), ax, ay, px, py, table.azimuth_rad, margin,
                                             model.channels, cos_az, sin_az)
@@ -207,8 +206,6 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     (:func:`simready.raycast.kernels.sensor_rays`), the returns from another
     (:func:`simready.sensors_hw.lidar_kernels.returns`); ``compiled=False`` computes the returns with the numpy
     passes they repeat bit for bit (:func:`returns_numpy`)."""
-    from simready.raycast.kernels import sensor_rays
-
     model = rig.sensors[lidar_name]
     if not isinstance(model, LidarModel):
         raise TypeError(f"{lidar_name} is not a LiDAR")
@@ -235,8 +232,6 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
             two_way = np.exp(-2.0 * atmosphere.extinction_per_m * hits.distance_m)  # type: ignore[union-attr]
         rain_draw = rng.random(n, dtype=np.float32) if model.noise else draw
     if compiled:
-        from simready.sensors_hw.lidar_kernels import returns
-
         drop = model.dropout
         cols = returns(hits.hit, hits.distance_m, hits.body_index, hits.cos_incidence, noise, draw, np.float32(sigma),
                        bool(sigma), _dark_bodies(model, scene), np.float32(_cos_grazing(model)),
@@ -366,7 +361,6 @@ def ply_bytes(points: LidarScan | Mapping[str, Any], fmt: str = "ascii", *, with
         data = _header("binary_little_endian", len(rec), cols).encode("ascii") + rec.tobytes()
     if not zst:
         return data
-    import zstandard
 
     return zstandard.ZstdCompressor(level=PLY_ZSTD_LEVEL).compress(data)
 
@@ -503,8 +497,6 @@ def read_ply(path: str | Path, columns: Sequence[str] | None = None) -> dict[str
     by the name's suffix); only ``columns`` when given (an ASCII body's other columns are then not converted)."""
     raw = Path(path).read_bytes()
     if Path(path).name.endswith(PLY_ZSTD_SUFFIX):
-        import zstandard
-
         raw = zstandard.ZstdDecompressor().decompress(raw)
     end = raw.index(b"end_header\n") + len(b"end_header\n")
     lines = raw[:end].decode("ascii").splitlines()

@@ -21,17 +21,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+from simready.artifacts.layout import SampleDir
 from simready.common import paths
 from simready.common.atomic import write_json_atomic, write_text_atomic
 from simready.common.errors import ManifestError, SimreadyError
 from simready.common.outdir import output_file, output_folder
+from simready.scenario.manifest import load_manifest
 
 BACKEND_CHOICES = ("kinematic-v1", "dynamic-v1")
 
 
 def _load(manifest_path: str) -> tuple[Any, Any]:
     # Imported when the command runs, so that ``simready --help`` stays fast.
-    from simready.scenario.manifest import load_manifest
     from simready.world.template import list_template_files, load_template, template_hash
 
     manifest = load_manifest(manifest_path)
@@ -70,7 +71,6 @@ def _run(args: argparse.Namespace) -> int:
 def _verify_recorded(path: Path) -> None:
     """A trace inside a sample folder must be the one recorded for it (the base trace in ``verdict.json``, a branch's
     in ``branches/outcomes.json``): a changed byte is an ``IntegrityError``, never a silently inspected trace."""
-    from simready.artifacts.layout import SampleDir
     from simready.artifacts.records import Outcomes
     from simready.sim.batch import verify_branch_traces, verify_trace
 

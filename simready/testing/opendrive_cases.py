@@ -28,6 +28,7 @@ import re
 from scenariogeneration import xodr
 
 from simready.maps.xodr_export import fresh_ids
+from simready.testing.opendrive_maps import junction_map
 from simready.testing.xodr_build import (
     four_way_junction,
     junction_arm,
@@ -122,8 +123,6 @@ def stop_line_past_section() -> bytes:
 
 def controller_lights() -> bytes:
     """The four-way junction map with every light's orientation removed (``none``): controllers bind them."""
-    from simready.testing.opendrive_maps import junction_map
-
     text = junction_map().decode("utf-8")
     text = re.sub(r'(<signal [^>]*?)orientation="\+"', r'\1orientation="none"', text)
     return text.encode("utf-8")

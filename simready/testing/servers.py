@@ -28,6 +28,7 @@ import pwd
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -363,7 +364,6 @@ def _pg_prepare_for_system_user(data_dir: Path) -> str | None:
     directory and the bundled binaries — pgserver's own approach; otherwise None (run as us)."""
     if os.geteuid() != 0:
         return None
-    import stat
 
     _pg_bin()  # imports pgserver quietly
     from pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists

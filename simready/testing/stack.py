@@ -27,6 +27,7 @@ from pathlib import Path
 import dagster as dg
 
 from simready.common import paths
+from simready.resources import ArtifactStore, SourceData
 from simready.store.s3 import S3Store, s3_client
 from simready.testing.servers import (
     ManagedProcess,
@@ -167,7 +168,6 @@ def local_definitions(artifacts: str | Path, suite_file: str | Path) -> dg.Defin
     """The jobs a production stack runs, on the local deployment (in-process, a local folder): the reference the
     production tests compare against and the floor the bench measures."""
     from simready import definitions as d
-    from simready.resources import ArtifactStore, SourceData
 
     resources = {"store": ArtifactStore(root=str(artifacts)), "source": SourceData(suite_file=str(suite_file))}
     return dg.Definitions(assets=d.ALL_ASSETS, asset_checks=d.ALL_CHECKS, resources=resources,

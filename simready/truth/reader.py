@@ -32,7 +32,7 @@ from simready.common.errors import SimreadyError
 from simready.artifacts.layout import TRUTH_TABLES, ObservationDir
 from simready.artifacts.records import Render
 from simready.sensors_hw.models import CameraModel, Rig
-from simready.truth.flow import distorted_flow
+from simready.truth.flow import dense, distorted_flow
 
 #: File kinds of the per-frame truth tables, by the pass name their files carry (``truth.<pass>``).
 FRAME_KINDS = {"surface": "truth.surface", "motion": "truth.motion_field", "forward": "truth.forward",
@@ -100,8 +100,6 @@ class TruthReader:
 
     def dense(self, camera: str, tick: int, kind: str, column: str, fill: float = np.nan) -> np.ndarray:
         """One column of a frame's table as an (H, W) image (``fill`` where the frame saw nothing)."""
-        from simready.truth.flow import dense
-
         model = self.camera(camera)
         table = self.table(camera, tick, kind, ("pixel", column))
         return dense(table.column("pixel").to_numpy(), table.column(column).to_numpy(), model.height_px,

@@ -11,13 +11,13 @@ import argparse
 import contextlib
 from pathlib import Path
 
+from simready.common.atomic import write_json_atomic
 from simready.common.outdir import output_file, output_folder
 
 EXIT_REJECTED = 2
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from simready.common.atomic import write_json_atomic
     from simready.validity.gate import evidence_from_sample_dir, validate_scenario
 
     out = Path(args.out)

@@ -55,6 +55,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
+import zstandard
 
 from simready.artifacts import layout
 from simready.common.errors import SimreadyError
@@ -376,8 +377,6 @@ def read_ply_points(path: Path) -> tuple[np.ndarray, np.ndarray]:
     its opt-in compressed variant ``<tick>.ply.zst`` (one zstd frame of those bytes)."""
     raw = path.read_bytes()
     if path.name.endswith(layout.ZSTD_SUFFIX):
-        import zstandard
-
         raw = zstandard.ZstdDecompressor().decompress(raw)
     end = raw.find(b"end_header\n")
     if end < 0:

@@ -80,7 +80,7 @@ from shapely.geometry.polygon import orient
 from shapely.ops import unary_union
 
 from simready.common.hashing import content_hash
-from simready.world.template_model import Lane, Marking, Pose, Region, WorldTemplate
+from simready.world.template_model import Instance, Lane, Marking, Pose, Region, WorldTemplate
 
 __all__ = ["BUILDINGS", "KERB_HEIGHT_M", "MAX_DERIVED_INSTANCES", "STREET_GENERATOR", "STREET_PREFIX", "STREET_VERSION",
            "Street", "derived_street", "expand_street", "street_spec", "street_static", "with_street"]
@@ -902,8 +902,6 @@ def expand_street(template: WorldTemplate) -> WorldTemplate:
 
     Raises ValueError when the street would exceed :data:`MAX_DERIVED_INSTANCES`.
     """
-    from simready.world.template_model import Instance
-
     street = street_static(template)
     if len(street.instances) > MAX_DERIVED_INSTANCES:
         raise ValueError(f"the derived street has {len(street.instances)} instances, more than the limit of "

@@ -29,7 +29,7 @@ import numpy as np
 
 from simready.sim.behavior import impact
 from simready.sim.backend import Backend, StepOutcome
-from simready.sim.core.kinematics import PathStep, step_on_paths
+from simready.sim.core.kinematics import footprint_contacts, PathStep, step_on_paths
 from simready.sim.core.state import Bodies, PathCoords, SimState, frozen, ro, with_changes
 
 if TYPE_CHECKING:
@@ -98,8 +98,6 @@ class KinematicBackend(Backend):
         path position are interpolated by f, the heading and the quaternion
         (normalised) likewise; velocity, angular velocity and speed are 0.
         """
-        from simready.sim.core.kinematics import footprint_contacts
-
         a = self.scene.actors
         b0, b1 = state.bodies, step.bodies
         y0, y1 = state.coords.yaw, step.yaw

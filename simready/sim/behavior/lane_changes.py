@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from simready.sim.behavior.interactions import event
 from simready.sim.core import constants as C
 from simready.sim.core.sight import TickView
 from simready.sim.core.profiles import taking_over
@@ -106,8 +107,6 @@ def lane_changes(view: TickView, refs_v: Any, stops: Any = None) -> tuple[SimSta
     ``refs_v``: each actor's speed reference (m/s) this tick (its cruise speed unless a goal sets another);
     ``stops``: the tick's :class:`~simready.sim.controllers.planner.RouteTable` (parked vehicles in each path).
     """
-    from simready.sim.behavior.interactions import event
-
     state = view.state
     candidates = wants_to_change(view)
     if not candidates:

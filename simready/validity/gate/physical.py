@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+import shapely
 
 from simready.validity import policy
 from simready.validity.evidence import ScenarioEvidence
@@ -36,8 +37,6 @@ from simready.world.frames import footprint_corners
 
 def _footprint_overlaps(rows: Rows, dims: Mapping[str, tuple[float, float]]) -> dict[tuple[str, str], tuple[NDArray[Any], F, F, F]]:
     """Per actor pair with footprints, ``(ticks, t, overlap area m², area / smaller footprint)`` where they overlap."""
-    import shapely
-
     per_actor = rows.actor_rows()
     idx = {a: per_actor[c][rows.valid[per_actor[c]]] for c, a in enumerate(rows.names) if c in per_actor and a in dims}
     names = sorted(idx)
@@ -65,8 +64,6 @@ def _footprint_overlaps(rows: Rows, dims: Mapping[str, tuple[float, float]]) -> 
 
 def _rectangles(rows: Rows, r: NDArray[np.intp], length_m: float, width_m: float) -> Any:
     """The footprints of rows ``r`` as shapely polygons (:func:`~simready.world.frames.footprint_corners`)."""
-    import shapely
-
     return shapely.polygons(footprint_corners(rows.x[r], rows.y[r], rows.yaw[r], 0.5 * length_m, 0.5 * width_m))
 
 

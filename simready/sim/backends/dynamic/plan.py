@@ -34,6 +34,7 @@ from simready.common.errors import CatalogError
 from simready.sim.core import constants as C
 from simready.sim.backends.dynamic.pieces import asset_pieces
 from simready.sim.core.scene import GROUND_CLASSES, Scene
+from simready.world.frames import quat_from_matrix
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
@@ -274,7 +275,5 @@ def _quat_yaw(yaw: float) -> list[float]:
 
 def _quat_pose(pose: Any) -> list[float]:
     """``[x, y, z, w]`` of a tilted pose (yaw, pitch, roll: :meth:`~simready.world.template_model.Pose.rotation`)."""
-    from simready.world.frames import quat_from_matrix
-
     return [float(v) for v in quat_from_matrix(pose.rotation())]
 
