@@ -18,6 +18,7 @@ import numpy as np
 import pybullet_data
 import trimesh
 
+from simready.bench.import_corpus import run_corpus, table
 from simready.catalog.add import ImportRequest, prepare_import, write_import
 from simready.catalog.importers.assemble import ImportOptions
 
@@ -98,8 +99,6 @@ def run_repair() -> None:
 
 def run_all() -> None:
     """``make bench import``: the 10 k-triangle import, the open 50 k-face repair, the third-party corpus table."""
-    from simready.bench.import_corpus import run_corpus, table
-
     run()
     run_repair()
     for line in table(run_corpus()):

@@ -25,9 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import dagster as dg
 import yaml
 
 from simready.common import paths
+from simready.testing.stack import PREFIX, local_definitions, partition_tags, production_stack, run_failures
 
 TEMPLATE = "two_lane_arterial"
 BATCHES = ("b0000", "b0001")
@@ -48,10 +50,6 @@ def _suite(folder: Path) -> Path:
 
 def _phase(stack, instance, workers: int) -> dict:
     """Launch both batches at once, wait; the phase's figures from the event log."""
-    import dagster as dg
-
-    from simready.testing.stack import partition_tags, run_failures
-
     # Both phases materialize the batches from nothing, so that they do the same work: a rematerialization would
     # have every step bring the previous generation's files into a cache that lacks them (the second worker's).
     wipe = stack.store(stack.root / "admin-cache")
@@ -92,10 +90,6 @@ def _phase(stack, instance, workers: int) -> dict:
 
 def _local_floor(suite: Path) -> dict:
     """The same two batches on the local deployment, in this process: the floor without Celery, S3 or Postgres."""
-    import dagster as dg
-
-    from simready.testing.stack import local_definitions
-
     with tempfile.TemporaryDirectory(prefix="simready-bench-local-") as tmp:
         defs = local_definitions(Path(tmp) / "artifacts", suite)
         instance = dg.DagsterInstance.ephemeral()
@@ -113,10 +107,6 @@ def _local_floor(suite: Path) -> dict:
 
 
 def run() -> dict:
-    import dagster as dg
-
-    from simready.testing.stack import PREFIX, partition_tags, production_stack
-
     print("production  (issue 15: Celery workers sharing no disk, S3 over HTTP, Postgres; loopback on this machine)")
     with tempfile.TemporaryDirectory(prefix="simready-bench-production-") as tmp:
         suite = _suite(Path(tmp))

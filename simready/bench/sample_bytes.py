@@ -20,6 +20,9 @@ from typing import Any
 
 from simready.artifacts.layout import ObservationDir, REVIEW_DIR
 from simready.artifacts.records import Results
+from simready.measurement.observe import observe
+from simready.measurement.options import ObserveOptions
+from simready.testing.street import street_sample
 
 #: The full-resolution sample of ``make bench observe``: this many camera frames at the street rig's 20 Hz.
 SAMPLE_CAMERA_FRAMES = 200
@@ -38,10 +41,6 @@ def _kind(entry: Any) -> str:
 def observe_bytes(frames: int, compressed: bool) -> tuple[dict[str, float], dict[str, int]]:
     """``(bytes per kind scaled to the 200-frame sample, frames per sensor observed)`` of one observation of the
     first ``frames`` camera frames."""
-    from simready.measurement.observe import observe
-    from simready.measurement.options import ObserveOptions
-    from simready.testing.street import street_sample
-
     built, rig, trace = street_sample((frames - 1) / 20.0 + 0.03, **FULL_RESOLUTION)
     options = ObserveOptions.compressed() if compressed else ObserveOptions()
     with tempfile.TemporaryDirectory() as tmp:

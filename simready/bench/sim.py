@@ -15,12 +15,20 @@ import statistics
 import time
 
 import numpy as np
+import pybullet as p
 from collections.abc import Callable
 from typing import Any
 
 from simready.catalog.catalog import ensure_catalog
 from simready.common import paths
+from simready.sim.backends.dynamic import pool
+from simready.sim.branch import _run_branch
+from simready.sim.core.scene import build_scene
+from simready.sim.engine import Engine
+from simready.sim.run import run_simulation
 from simready.sim.storage.checkpoint import Checkpoint
+from simready.testing import demo
+from simready.world.template import load_template
 
 
 def _median(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
@@ -43,9 +51,6 @@ def _load_note() -> str:
 
 
 def _setup() -> tuple[Any, Any, Any]:
-    from simready.testing import demo
-    from simready.world.template import load_template
-
     catalog = ensure_catalog()
     template = load_template(paths.TEMPLATES_DIR / "residential_crosswalk_v3.yaml")
     return demo.bench_manifest(template, catalog), template, catalog
@@ -63,10 +68,6 @@ def _bare_pybullet(scene: Any, steps: int, tyres: bool = False, agents_immovable
     ``agents_immovable``: the other vehicles at mass 0, as dynamic-v1 had them
     before they were force-driven bodies (the physics cost they add).
     """
-    import pybullet as p
-
-    from simready.sim.engine import Engine
-
     engine = Engine(scene)
     try:
         backend = engine.backend
@@ -114,10 +115,6 @@ def _numpy_bicycle(manifest: Any) -> None:
 def _agent_drive_cost(scene: Any) -> float:
     """Wall time (s) of the agent drive model for a whole rollout's ticks: each tick's force and torque per moving
     agent (:func:`~simready.sim.backends.dynamic.drive.agent_drive`) and their application every substep."""
-    import pybullet as p
-
-    from simready.sim.engine import Engine
-
     engine = Engine(scene)
     try:
         backend = engine.backend
@@ -137,9 +134,6 @@ def _agent_drive_cost(scene: Any) -> float:
 
 
 def bench_rollouts(repeats: int = 5) -> dict[str, float]:
-    from simready.sim.run import run_simulation
-    from simready.sim.core.scene import build_scene
-
     manifest, template, catalog = _setup()
     sim_s = manifest.clip_s + manifest.warmup_s
     out: dict[str, float] = {}
@@ -195,9 +189,6 @@ def _restore_cycle(engine: Any, scene: Any, repeats: int, cold: bool = False) ->
     next restore reuses it. ``cold``: the pool is set aside during each
     restore, so it has to open a new client (what a process's first restore pays).
     """
-    from simready.sim.backends.dynamic import pool
-    from simready.sim.engine import Engine
-
     wall, cpu = [], []
     for _ in range(repeats):
         if cold:
@@ -215,9 +206,6 @@ def _restore_cycle(engine: Any, scene: Any, repeats: int, cold: bool = False) ->
 
 
 def bench_checkpoints(repeats: int = 20) -> dict[str, float]:
-    from simready.sim.engine import Engine
-    from simready.sim.core.scene import build_scene
-
     manifest, template, catalog = _setup()
     out: dict[str, float] = {}
     for backend in ("kinematic-v1", "dynamic-v1"):
@@ -239,10 +227,6 @@ def bench_checkpoints(repeats: int = 20) -> dict[str, float]:
 
 
 def bench_branches(repeats: int = 3) -> float:
-    from simready.sim.branch import _run_branch
-    from simready.sim.engine import Engine
-    from simready.sim.core.scene import build_scene
-
     manifest, template, catalog = _setup()
     short = manifest.model_copy(update={"clip_s": 9.0})
     scene = build_scene(short, template, backend="dynamic-v1", catalog=catalog)
@@ -263,10 +247,6 @@ def bench_branches(repeats: int = 3) -> float:
 def bench_struck(repeats: int = 3) -> dict[str, float]:
     """The ten-actor scene's coast branch, whose ego strikes the crossing pedestrian (a thrown rigid body from then
     on, issue 26), against its brake branch (no strike), from one checkpoint: CPU time, the two in turn."""
-    from simready.sim.branch import _run_branch
-    from simready.sim.engine import Engine
-    from simready.sim.core.scene import build_scene
-
     manifest, template, catalog = _setup()
     scene = build_scene(manifest, template, backend="dynamic-v1", catalog=catalog)
     parent = Engine(scene)

@@ -29,7 +29,10 @@ import numpy as np
 
 from simready.bench.sim import _setup
 from simready.catalog.catalog import ensure_catalog
+from simready.scenario.generator import generate, resolve_template
+from simready.scenario.traffic import BACKGROUND_TAG, TrafficSpec
 from simready.sim.controllers import longitudinal
+from simready.sim.run import run_simulation
 
 DENSITY = 40.0
 #: Background pedestrians per 100 m of sidewalk and cyclists per km of kerbside lane of the all-kinds street.
@@ -64,10 +67,6 @@ def _idm_floor(n: int, ticks: int, dt: float) -> float:
 
 
 def run(repeats: int = 3) -> dict[str, float]:
-    from simready.scenario.generator import generate, resolve_template
-    from simready.scenario.traffic import BACKGROUND_TAG, TrafficSpec
-    from simready.sim.run import run_simulation
-
     catalog = ensure_catalog()
     template = resolve_template("city_crossing")
     (busy,) = generate(template.id, "lead_vehicle_brakes", 1, template=template, catalog=catalog,

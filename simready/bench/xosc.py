@@ -22,6 +22,9 @@ from pathlib import Path
 
 from simready.common import paths
 from simready.bench.world import timed
+from simready.maps.xosc_export import export_xosc
+from simready.maps.xosc_import import import_xosc
+from simready.scenario.generator import generate
 from simready.scenario.manifest import write_manifest
 
 #: The issue's budget for importing a 15 kB .xosc with its map (s).
@@ -29,10 +32,6 @@ IMPORT_BUDGET_S = 2.0
 
 
 def run() -> None:
-    from simready.maps.xosc_export import export_xosc
-    from simready.maps.xosc_import import import_xosc
-    from simready.scenario.generator import generate
-
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (m,) = generate("residential_crosswalk_v3", "pedestrian_emerges_behind_van", 1).manifests

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from simready.common.errors import SimreadyError
+from simready.maps.xosc_import import import_xosc
 
 BACKEND = "kinematic-v1"
 TIMEOUT_S = 300
@@ -27,8 +28,6 @@ TIMEOUT_S = 300
 
 def one(xosc: Path, map_path: Path | None) -> dict:
     """Import, roll out and branch one file in this process; the row as a dict."""
-    from simready.maps.xosc_import import import_xosc
-
     row: dict = {"file": xosc.name, "import": "", "rollout": "", "branches": "", "reason": "", "notes": ""}
     t0 = time.perf_counter()
     try:
