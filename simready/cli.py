@@ -199,13 +199,13 @@ def _run(args: argparse.Namespace) -> int:
     # A bad DAGSTER_HOME or SIMREADY_ARTIFACTS is one line here, before Dagster loads (not a failed step per run).
     paths.dagster_home()
     paths.artifacts_dir()
-    import dagster as dg
+    import dagster as dg  # --help stays light: dagster
 
     # Dagster's beta and preview warnings are about features our definitions chose, not news to the user.
     warnings.simplefilter("ignore", dg.BetaWarning)
     warnings.simplefilter("ignore", dg.PreviewWarning)
-    from simready.runner.main_job import run_main_job
-    from simready.runner.status import owner_tags
+    from simready.runner.main_job import run_main_job  # --help stays light: dagster, pyarrow
+    from simready.runner.status import owner_tags  # --help stays light: dagster
 
     return run_main_job(quiet=args.quiet, run_tags=owner_tags())
 
@@ -236,10 +236,10 @@ def _status(args: argparse.Namespace) -> int:
     from simready.runner.suite_check import check_suite
 
     check_suite()  # a suite whose intents or rig overrides cannot work is one line, not a status that says fine
-    from simready.assets.inputs import record_observations
-    from simready.definitions import defs
-    from simready.runner.main_job import _instance
-    from simready.runner.status import print_status
+    from simready.assets.inputs import record_observations  # --help stays light: dagster, shapely
+    from simready.definitions import defs  # --help stays light: dagster, pyarrow
+    from simready.runner.main_job import _instance  # --help stays light: dagster, pyarrow
+    from simready.runner.status import print_status  # --help stays light: dagster
 
     instance = _instance()
     # The input files' observations first (no run, milliseconds), so an edit shows stale now, naming the file,

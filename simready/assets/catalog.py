@@ -20,7 +20,7 @@ CATALOG_CODE_VERSION = "catalog-1"
     description="Procedural asset catalog, generated from data/catalog/contracts and certified (SPEC §4).",
 )
 def certified_assets(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.catalog.build import build_certified_catalog
+    from simready.catalog.build import build_certified_catalog  # definitions stay light: trimesh, USD
 
     build = build_certified_catalog(
         store.local_dir(store.layout.catalog_dir), Path(source.catalog_contracts_dir), Path(source.catalog_generated_dir)

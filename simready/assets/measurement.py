@@ -48,6 +48,7 @@ MEASUREMENT_CODE_VERSION = "measurement-6"
     ],
 )
 def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
+    # definitions stay light: pandas, numba
     from simready.measurement.batch import ObservationWindow, observe_sample_dir, results_versions
 
     template_id, batch = batch_of(context)
@@ -76,7 +77,7 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
 def truth_metadata(dirs: list[Path]) -> dict[str, object]:
     """Tracks and observations per class over the samples' truth, the tracks tables' rows and columns, and the
     first table's first rows."""
-    from simready.measurement.batch import observation_dirs
+    from simready.measurement.batch import observation_dirs  # definitions stay light: pandas, numba
 
     files = tracks_files(ObservationDir(obs) for d in dirs for obs in observation_dirs(d).values())
     counts = track_counts(ObservationDir(obs) for d in dirs for obs in observation_dirs(d).values())
@@ -97,7 +98,7 @@ def truth_metadata(dirs: list[Path]) -> dict[str, object]:
 def observation_metadata(dirs: list[Path], rows: list[dict], plan) -> dict[str, object]:
     """Table per observation folder, the plan and the number of review videos (each sample's review page plays
     them)."""
-    from simready.measurement.batch import observation_dirs
+    from simready.measurement.batch import observation_dirs  # definitions stay light: pandas, numba
 
     def row(sample: str, variant: str, r: dict) -> dict:
         return {"sample": sample, "variant": variant, "window_s": "–".join(f"{t:.2f}" for t in r["window_s"]),

@@ -21,7 +21,7 @@ def picture(store, key: Path, alt: str) -> dg.MetadataValue:
     """A picture on the asset page: its thumbnail inline, linked to the full picture, where the store gives
     addresses a browser loads (the server ``make ui`` starts over the local folder, presigned URLs in S3); else
     the full picture's link. Writes the thumbnail (``layout.thumbnail(key)``) to the store."""
-    from simready.review import write_thumbnail
+    from simready.review import write_thumbnail  # review.__getattr__ loads Pillow, matplotlib
 
     thumb = store.layout.thumbnail(key)
     write_thumbnail(store.local_path(key), store.local_dir(thumb.parent) / thumb.name)
@@ -66,7 +66,7 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]], *,
 def parquet_metadata(files: Sequence[Path]) -> dict[str, dg.MetadataValue]:
     """Dagster's row count (over every file) and column schema (the first file's) of Parquet files of one kind;
     nothing without files."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # definitions stay light: pyarrow.parquet
 
     if not files:
         return {}

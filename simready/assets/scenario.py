@@ -62,9 +62,9 @@ def cell_columns(dims: dict) -> dict[str, str]:
     description="Accepted, fully resolved scenario manifests of one template's sample batch (SPEC §6).",
 )
 def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.scenario.batch import build_batch, write_batch
-    from simready.sim.ladder.settle import PhysicsSettleStage
-    from simready.sim.ladder.traffic import TrafficRolloutStage
+    from simready.scenario.batch import build_batch, write_batch  # definitions stay light: scenario.batch (~0.2 s)
+    from simready.sim.ladder.settle import PhysicsSettleStage  # definitions stay light: pybullet, numba
+    from simready.sim.ladder.traffic import TrafficRolloutStage  # definitions stay light: pybullet, matplotlib
 
     template_id, batch = batch_of(context)
     _require_valid_template(store, template_id)
@@ -111,7 +111,7 @@ def scenario_manifests(context: dg.AssetExecutionContext, store: ArtifactStore, 
     description="Every rejected proposal of a template with its ladder stage and reason (Parquet).",
 )
 def rejection_log(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg.MaterializeResult:
-    from simready.scenario.batch import read_rejections
+    from simready.scenario.batch import read_rejections  # definitions stay light: scenario.batch (~0.2 s)
 
     template_id = context.partition_key
     rows = []

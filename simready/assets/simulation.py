@@ -41,7 +41,7 @@ def _batch_inputs(context, store: ArtifactStore, source: SourceData):
     description="Authoritative state traces (Parquet, SPEC §7) of every sample in the batch, dynamic-v1.",
 )
 def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.sim.batch import batch_version, simulate_sample
+    from simready.sim.batch import batch_version, simulate_sample  # definitions stay light: pybullet, matplotlib
 
     template, catalog, batch = _batch_inputs(context, store, source)
     rows = map_samples(lambda s: simulate_sample(s.root, template, catalog, BACKEND), batch.samples())
@@ -100,7 +100,7 @@ def _delta_v_text(delta_v: dict[str, float] | None) -> str:
     ],
 )
 def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
-    from simready.sim.batch import batch_version, branch_sample
+    from simready.sim.batch import batch_version, branch_sample  # definitions stay light: pybullet, matplotlib
 
     template, catalog, batch = _batch_inputs(context, store, source)
     summaries = map_samples(lambda s: branch_sample(s.root, template, catalog, BACKEND), batch.samples())

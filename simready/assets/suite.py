@@ -40,7 +40,7 @@ from simready.scenario.traffic_spec import densities_of
     description="Immutable train/val/test per sample with its lineage keys, assigned before any rendering (SPEC §13).",
 )
 def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.scenario.batch import read_batch_manifest_paths
+    from simready.scenario.batch import read_batch_manifest_paths  # definitions stay light: scenario.batch (~0.2 s)
 
     batches = registered_batches(context)
     rows = [
@@ -76,11 +76,12 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
     "under the low-fidelity share cap, and the GX Data Docs.",
 )
 def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.review import sample_summary, write_index
-    from simready.review.page import with_thumbnail
-    from simready.review.rollup import ROLLUP_COLUMNS, acceptance_by_batch
+    from simready.review import sample_summary, write_index  # review.__getattr__ loads Pillow, matplotlib
+    from simready.review.page import with_thumbnail  # definitions stay light: pybullet, pandas
+    from simready.review.rollup import ROLLUP_COLUMNS, acceptance_by_batch  # definitions stay light: pybullet, pandas
+    # definitions stay light: matplotlib
     from simready.scenario.coverage_summary import coverage_table, coverage_totals, merge_cells, plot_coverage_heatmap
-    from simready.validity.suite import build_docs, suite_validity
+    from simready.validity.suite import build_docs, suite_validity  # definitions stay light: pybullet, pandas
 
     suite = load_suite(source.suite_file, source.templates_dir)
     batches = registered_batches(context)

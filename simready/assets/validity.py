@@ -52,7 +52,7 @@ REFERENCE_CODE_VERSION = "reference-3"
                 "programs, rolled out with dynamic-v1, frozen into feature rows for the distribution check.",
 )
 def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.validity.reference_pool import build_reference_pool
+    from simready.validity.reference_pool import build_reference_pool  # definitions stay light: pybullet, pandas
 
     template_id = context.partition_key
     suite = load_suite(source.suite_file, source.templates_dir)
@@ -74,7 +74,7 @@ def reference_pools(context: dg.AssetExecutionContext, store: ArtifactStore, sou
 
 
 def _reference_profile(store: ArtifactStore, template_id: str):
-    from simready.validity.reference_pool import load_intent_profiles
+    from simready.validity.reference_pool import load_intent_profiles  # definitions stay light: pybullet, pandas
 
     record = store.layout.reference(template_id).record
     if not store.exists(record):
@@ -92,9 +92,9 @@ def _reference_profile(store: ArtifactStore, template_id: str):
     description="Counterfactual validity gate (SPEC §12) on every sample and on each branch as a transformation of it.",
 )
 def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg.MaterializeResult:
-    from simready.review import write_sample_page
-    from simready.review.page import Scene, write_camera_overlay
-    from simready.validity.batch import report_rows, validate_batch
+    from simready.review import write_sample_page  # review.__getattr__ loads Pillow, matplotlib
+    from simready.review.page import Scene, write_camera_overlay  # definitions stay light: pybullet, pandas
+    from simready.validity.batch import report_rows, validate_batch  # definitions stay light: pybullet, pandas
 
     template_id, batch = batch_of(context)
     dirs = batch_samples(store, template_id, batch)

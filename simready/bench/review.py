@@ -45,7 +45,7 @@ ASSETS = ("sensor_observations", "validity_reports", "coverage_report")
 
 def _latest_metadata(instance, asset: str) -> list[tuple[str, dict]]:
     """(run id, metadata) of the latest materialization of each partition of ``asset``."""
-    import dagster as dg
+    import dagster as dg  # dagster after run() silences its import warnings
 
     records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset)),
                                               limit=10_000, ascending=False).records
@@ -59,7 +59,7 @@ def _latest_metadata(instance, asset: str) -> list[tuple[str, dict]]:
 
 def _run_seconds(instance) -> float:
     """Wall seconds of the last ``simready run``: its successful runs from the last ``catalog_job`` on."""
-    import dagster as dg
+    import dagster as dg  # dagster after run() silences its import warnings
 
     runs = instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.SUCCESS]), ascending=False)
     total = 0.0
@@ -99,7 +99,7 @@ def page_loads(artifacts: Path, pages: int = PAGES) -> list[tuple[str, float, fl
     chromium = os.environ.get("SIMREADY_CHROMIUM") or shutil.which("chromium")
     if not chromium:
         return "chromium is missing (make browser)"
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # optional dependency (dev extra): playwright
 
     server = make_server(artifacts)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -146,7 +146,7 @@ def print_page_loads(artifacts: Path) -> None:
 
 def run() -> None:
     warnings.simplefilter("ignore")
-    import dagster as dg
+    import dagster as dg  # after simplefilter: Dagster warns on import
 
 
     home = os.environ.get("DAGSTER_HOME") or str(paths.PROJECT_ROOT / ".dagster_home")

@@ -41,8 +41,8 @@ def one(xosc: Path, map_path: Path | None) -> dict:
     row["import_s"] = round(time.perf_counter() - t0, 2)
     row["decision"] = r.report.decision
     row["not_represented"] = r.report.not_represented
-    from simready.sim.branch import run_branches
-    from simready.sim.run import run_simulation
+    from simready.sim.branch import run_branches  # the parent never rolls out: pybullet, numba only in --one children
+    from simready.sim.run import run_simulation  # the parent never rolls out: pybullet, numba only in --one children
 
     try:
         base = run_simulation(m, r.template, backend=BACKEND)

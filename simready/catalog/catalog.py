@@ -83,18 +83,18 @@ class Catalog:
 
     def render_mesh(self, asset_id: str) -> ObjMesh:
         """render.obj as stored (vertex/triangle order = source order; groups = parts)."""
-        from simready.catalog.meshio import read_obj
+        from simready.catalog.meshio import read_obj  # heavy: trimesh, manifold3d; only when a mesh is read
 
         return read_obj(self.entry_file(asset_id, self.entry(asset_id).render_geometry.file))
 
     def collision_meshes(self, asset_id: str) -> list[ObjMesh]:
-        from simready.catalog.meshio import read_obj
+        from simready.catalog.meshio import read_obj  # heavy: trimesh, manifold3d; only when a mesh is read
 
         return [read_obj(self.entry_file(asset_id, ref.file)) for ref in self.entry(asset_id).collision_geometry]
 
     def look(self, asset_id: str) -> SurfaceLook | None:
         """Per-triangle base colour and textures of an imported entry (None: the entry's one ``material``)."""
-        import imageio.v3 as iio
+        import imageio.v3 as iio  # heavy: imageio; only when a texture is read
 
         entry = self.entry(asset_id)
         appearance = entry.appearance
@@ -169,6 +169,7 @@ def generation_lock(generated_dir: Path) -> Iterator[None]:
 
 def generate_catalog(contracts_dir: str | Path, generated_dir: str | Path) -> object:
     """:func:`simready.catalog.generate.generate_catalog`, imported when a catalog is (re)generated."""
+    # heavy: trimesh, USD, coacd; only when the catalog is generated
     from simready.catalog.generate import generate_catalog as generate
 
     return generate(Path(contracts_dir), Path(generated_dir))

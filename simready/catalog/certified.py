@@ -65,6 +65,7 @@ def certified_ids(catalog: Catalog, ids: Iterable[str]) -> set[str]:
         key = _entry_key(entry_dir)
         verdict = memo.get(key)
         if not isinstance(verdict, bool):
+            # heavy: trimesh, USD, coacd; only for an uncertified entry
             from simready.catalog.certify import certify_entry
 
             ontology = ontology or load_ontology()

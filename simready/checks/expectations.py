@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def _result(name: str, df: "pd.DataFrame", context: dg.AssetCheckExecutionContext,
             store: ArtifactStore, empty_ok: bool = False) -> dg.AssetCheckResult:
-    from simready.validity.expectations import run_suite
+    from simready.validity.expectations import run_suite  # definitions stay light: pybullet, pandas
 
     if df.empty:
         if empty_ok:
@@ -47,8 +47,8 @@ def _result(name: str, df: "pd.DataFrame", context: dg.AssetCheckExecutionContex
 def _docs_page(context: dg.AssetCheckExecutionContext, store: ArtifactStore, suite: str) -> dg.MetadataValue:
     """A link to the partition's validation page on the Data Docs site, which ``coverage_report`` (re)writes over
     the same tables: its path is a function of suite, asset and partition (``validation_page``)."""
-    from simready.validity.expectations import validation_page
-    from simready.validity.suite import SUITE_ASSETS
+    from simready.validity.expectations import validation_page  # definitions stay light: pybullet, pandas
+    from simready.validity.suite import SUITE_ASSETS  # definitions stay light: pybullet, pandas
 
     page = validation_page(suite, SUITE_ASSETS[suite], str(context.partition_key))
     return artifact_link(store, store.layout.data_docs / page)
@@ -57,7 +57,7 @@ def _docs_page(context: dg.AssetCheckExecutionContext, store: ArtifactStore, sui
 @dg.asset_check(asset="trajectories", partitions_def=sample_partitions,
                 description="GX: finite poses, speeds within class limits, time increasing per actor.")
 def gx_trajectories(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    from simready.validity.suite import trajectories_frame
+    from simready.validity.suite import trajectories_frame  # definitions stay light: pybullet, pandas
 
     return _result("trajectories", trajectories_frame(batch_sample_dirs(context, store)), context, store,
                    empty_ok=batch_none_asked(context, store))
@@ -66,7 +66,7 @@ def gx_trajectories(context: dg.AssetCheckExecutionContext, store: ArtifactStore
 @dg.asset_check(asset=scenario_manifests, partitions_def=sample_partitions,
                 description="GX: manifest ranges (speeds, dims, clip, dt, splits).")
 def gx_manifests(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    from simready.validity.suite import manifests_frame
+    from simready.validity.suite import manifests_frame  # definitions stay light: pybullet, pandas
 
     return _result("manifests", manifests_frame(batch_sample_dirs(context, store)), context, store,
                    empty_ok=batch_none_asked(context, store))
@@ -75,7 +75,7 @@ def gx_manifests(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -
 @dg.asset_check(asset=rejection_log, partitions_def=template_partitions,
                 description="GX: every rejection row has a stage, a reason and a detail.")
 def gx_rejection_log(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    import pandas as pd
+    import pandas as pd  # definitions stay light: pandas
 
     with store.open(store.layout.rejection_log(context.partition_key)) as f:
         df = pd.read_parquet(f)
@@ -87,7 +87,7 @@ def gx_rejection_log(context: dg.AssetCheckExecutionContext, store: ArtifactStor
 @dg.asset_check(asset="validity_reports", partitions_def=sample_partitions,
                 description="GX: scores in [0, 1], weights and acceptance consistent with the policy.")
 def gx_validity_reports(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    from simready.validity.suite import validity_reports_frame
+    from simready.validity.suite import validity_reports_frame  # definitions stay light: pybullet, pandas
 
     return _result("validity_reports", validity_reports_frame(batch_sample_dirs(context, store)), context, store,
                    empty_ok=batch_none_asked(context, store))

@@ -15,7 +15,7 @@ from simready.resources import ArtifactStore
 
 def _obs_dirs(context, store: ArtifactStore) -> list[Path]:
     """Every observation folder of the batch: each sample's base, its branches and its dry sibling."""
-    from simready.measurement.batch import observation_dirs
+    from simready.measurement.batch import observation_dirs  # definitions stay light: pandas, numba
 
     return [obs for d in batch_sample_dirs(context, store) for obs in observation_dirs(d).values()]
 

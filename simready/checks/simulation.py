@@ -22,7 +22,7 @@ def _dirs(context, store: ArtifactStore) -> tuple[str, list[Path]]:
                 description="Every trace is finite, in bounds and accepted by evaluate_trace; every manifest and trace "
                             "matches its recorded sha256.")
 def trajectories_accepted(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    from simready.sim.batch import sample_intact
+    from simready.sim.batch import sample_intact  # definitions stay light: pybullet, matplotlib
 
     _, dirs = _dirs(context, store)
     verdicts = {d.name: Verdict.read(SampleDir(d).verdict) for d in dirs}
@@ -39,7 +39,7 @@ def trajectories_accepted(context: dg.AssetCheckExecutionContext, store: Artifac
 def checkpoint_restore_reproduces(
     context: dg.AssetCheckExecutionContext, store: ArtifactStore, source: SourceData
 ) -> dg.AssetCheckResult:
-    from simready.sim.batch import restore_reproduces
+    from simready.sim.batch import restore_reproduces  # definitions stay light: pybullet, matplotlib
 
     template_id, dirs = _dirs(context, store)
     template, catalog = stage_inputs(source, template_id)
@@ -53,7 +53,7 @@ def checkpoint_restore_reproduces(
 @dg.asset_check(asset="action_branches", partitions_def=sample_partitions, blocking=True,
                 description="Every branch shares its parent's pre-decision history exactly.")
 def branches_share_parent_history(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    from simready.sim.batch import branches_share_history
+    from simready.sim.batch import branches_share_history  # definitions stay light: pybullet, matplotlib
 
     _, dirs = _dirs(context, store)
     results = {d.name: branches_share_history(d) for d in dirs}

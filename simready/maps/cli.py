@@ -79,8 +79,8 @@ def _bounds(text: str) -> tuple[float, float, float, float]:
 
 
 def _certified() -> tuple[set[str], dict[str, CatalogEntry]]:
-    from simready.catalog.catalog import ensure_catalog
-    from simready.catalog.certify import certify_catalog
+    from simready.catalog.catalog import ensure_catalog  # --help stays light: catalog (~150 ms)
+    from simready.catalog.certify import certify_catalog  # --help stays light: trimesh, USD
 
     catalog = ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
     return {e.id for e in certify_catalog(paths.CATALOG_GENERATED_DIR).entries if e.passed}, catalog.contracts()
@@ -116,8 +116,8 @@ def _template_import(args: argparse.Namespace) -> int:
 
 
 def _template_export(args: argparse.Namespace) -> int:
-    from simready.maps.xodr_export import export_xodr
-    from simready.world.template import load_template
+    from simready.maps.xodr_export import export_xodr  # --help stays light: shapely, scenariogeneration
+    from simready.world.template import load_template  # --help stays light: shapely
 
     template = load_template(args.template)
     with output_file(args.out) as staged:
@@ -130,7 +130,7 @@ def _template_export(args: argparse.Namespace) -> int:
 
 
 def _scenario_export_xosc(args: argparse.Namespace) -> int:
-    from simready.maps.xosc_export import export_xosc
+    from simready.maps.xosc_export import export_xosc  # --help stays light: shapely, scenariogeneration
 
     with output_folder(args.out) as tmp:
         report = export_xosc(Path(args.manifest), Path(args.template) if args.template else None, tmp)
@@ -141,6 +141,7 @@ def _scenario_export_xosc(args: argparse.Namespace) -> int:
 
 
 def _scenario_import_xosc(args: argparse.Namespace) -> int:
+    # --help stays light: lxml
     from simready.maps.xosc_import import XoscError, import_distribution, import_xosc, is_distribution
 
     src = Path(args.file)

@@ -94,9 +94,10 @@ def datasheet(record: Mapping[str, Any], suite_weights: Mapping[str, Any], relea
 
 def conventions() -> dict[str, Any]:
     """The observation layout's value conventions a reader needs beside SPEC §10 (also in each ``legend.json``)."""
+    # heavy: numba, embreex; release/definitions stay light
     from simready.sensors_hw.camera import ROW_TIME_RULE, SEMANTIC_IGNORE_8BIT, SEMANTIC_NOTHING_HIT
-    from simready.sensors_hw.lidar import TIME_COMMENT
-    from simready.sensors_hw.radar import CONTRIBUTOR_COLUMNS
+    from simready.sensors_hw.lidar import TIME_COMMENT  # heavy: numba, embreex; release/definitions stay light
+    from simready.sensors_hw.radar import CONTRIBUTOR_COLUMNS  # heavy: numba, embreex; release/definitions stay light
 
     precision = {f"{kind}.{column}": {"step": step, "max_abs_error": step / 2}
                  for kind, columns in DECLARED_STEPS.items() for column, step in columns.items()}
@@ -194,7 +195,7 @@ code { font-size: .95em; }"""
 def datasheet_html(release_id: str, sheet: Mapping[str, Any], items: list[Mapping[str, Any]]) -> str:
     """The same page as :func:`datasheet_markdown`, as HTML a browser shows (the Markdown rendered, CommonMark with
     tables; styles inline, no request off the page)."""
-    from markdown_it import MarkdownIt
+    from markdown_it import MarkdownIt  # heavy: markdown-it (~80 ms), only for the HTML datasheet
 
     body = MarkdownIt("commonmark", {"html": False}).enable("table").render(datasheet_markdown(release_id, sheet, items))
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>{escape(release_id)} · '

@@ -212,7 +212,7 @@ def executor_for_deployment(name: str | None = None) -> dg.ExecutorDefinition:
     name = name or deployment_name()
     if name == "local":
         return dg.in_process_executor
-    from dagster_celery import celery_executor
+    from dagster_celery import celery_executor  # production only: dagster-celery off the definitions' load
 
     return celery_executor.configured(
         {"broker": {"env": "SIMREADY_CELERY_BROKER"}, "backend": {"env": "SIMREADY_CELERY_BROKER"},
@@ -239,7 +239,7 @@ def _redacted(url: str) -> str:
 
 
 def _check_postgres(url: str, timeout_s: float) -> None:
-    import psycopg2
+    import psycopg2  # production only: psycopg2 off the definitions' load
 
     try:
         # SQLAlchemy (which Dagster's storage uses) names the driver in the scheme; libpq takes the plain URL.
@@ -252,7 +252,7 @@ def _check_postgres(url: str, timeout_s: float) -> None:
 
 
 def _check_broker(url: str, timeout_s: float) -> None:
-    import redis
+    import redis  # production only: redis off the definitions' load
 
     try:
         redis.Redis.from_url(url, socket_connect_timeout=timeout_s, socket_timeout=timeout_s).ping()
@@ -263,7 +263,7 @@ def _check_broker(url: str, timeout_s: float) -> None:
 
 
 def _check_bucket(bucket: str, timeout_s: float) -> None:
-    from simready.store.s3 import S3Store, check_bucket, s3_client
+    from simready.store.s3 import S3Store, check_bucket, s3_client  # production only: boto3 off the definitions' load
 
     client = s3_client(max(1, round(timeout_s)), max_attempts=1)
     try:

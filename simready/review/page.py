@@ -353,7 +353,7 @@ INDEX_THUMBNAIL_PX = (200, 80)
 def with_thumbnail(sample: SampleDir, summary: SampleSummary, review_dir: Path) -> SampleSummary:
     """``summary`` with its index picture: the rollout plot, cropped and scaled into :data:`INDEX_THUMBNAIL_PX`,
     written under the local review folder ``review_dir``; unchanged without a rollout plot."""
-    from simready.review.thumbnail import write_thumbnail
+    from simready.review.thumbnail import write_thumbnail  # heavy: Pillow, only for thumbnails
 
     if not sample.rollout_plot.is_file():
         return summary
@@ -477,7 +477,7 @@ def _folders(sample: SampleDir) -> list[tuple[str, ObservationDir, Path]]:
 
 def camera_panels(observed: list[Observed], sample: SampleDir) -> list[CameraPanel]:
     """Every camera video of the sample with its picture's size in the video, base first, then by branch."""
-    from simready.measurement.video import padded_size
+    from simready.measurement.video import padded_size  # heavy: Pillow, imageio; only with a video
 
     panels = []
     for o in observed:
@@ -494,7 +494,7 @@ def write_camera_overlay(sample: SampleDir, scene: Scene | None = None) -> Path 
     """Write ``review-camera.js`` (atomically) for every camera video of the sample and, for the bird's-eye view
     of ``scene`` (built here when not given), every folder's LiDAR sweeps; its path, or None (and no file) when
     there is nothing to draw."""
-    from simready.review.camera import folder_drawings, overlay_script
+    from simready.review.camera import folder_drawings, overlay_script  # heavy: embreex; only for camera overlays
 
     manifest = load_manifest(sample.manifest)
     egos = [a.id for a in manifest.actors if a.role == "ego"]
@@ -518,7 +518,7 @@ def write_camera_overlay(sample: SampleDir, scene: Scene | None = None) -> Path 
 def render_sample_page(sample: SampleDir, batch: str, scene: Scene | None = None) -> str:
     """The page's HTML for a judged sample (``validity.json`` present) of batch ``batch``; ``scene`` is built here
     when not given."""
-    from simready.review.camera import BEV_CELL_M
+    from simready.review.camera import BEV_CELL_M  # heavy: embreex; only for camera overlays
 
     manifest = load_manifest(sample.manifest)
     record = ValidityRecord.read(sample.validity)

@@ -114,7 +114,7 @@ def _programs_option(parser: argparse.ArgumentParser) -> None:
 
 def _load_programs(files: list[str]) -> None:
     if files:
-        from simready.scenario.programs import load_programs
+        from simready.scenario.programs import load_programs  # --help stays light: shapely
 
         load_programs(files)
 
@@ -123,8 +123,9 @@ def _sample(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from tqdm import tqdm
 
-    from simready.scenario.baseline import run_baseline
-    from simready.scenario.batch import rejection_lines
+    from simready.scenario.baseline import run_baseline  # --help stays light: shapely
+    from simready.scenario.batch import rejection_lines  # --help stays light: shapely
+    # --help stays light: shapely
     from simready.scenario.generator import DEFAULT_ROOT, generate, prepare, resolve_template
 
     out = Path(args.out)
@@ -195,7 +196,7 @@ def _cells(args: argparse.Namespace) -> int:
 
 
 def _new_intent(args: argparse.Namespace) -> int:
-    from simready.scenario.scaffold import write_scaffold
+    from simready.scenario.scaffold import write_scaffold  # --help stays light: shapely
 
     path = write_scaffold(args.name, Path(args.out))
     print(f"wrote {path}: intent {args.name}; try: simready scenario sample --programs {path} --intent {args.name} "

@@ -190,8 +190,8 @@ def check_intents(suite: Suite, path: str | Path, templates_dir: str | Path = pa
             traffic = suite.traffic_for(template_id, intent)
             if traffic is not None and not traffic.empty:
                 # A density beyond what the map can hold (SPEC §20): the spawner would place fewer, silently.
-                from simready.scenario.generator import make_context
-                from simready.scenario.traffic import TrafficError, check_capacity
+                from simready.scenario.generator import make_context  # cost: ~0.3 s, only with traffic
+                from simready.scenario.traffic import TrafficError, check_capacity  # cost: only with traffic
 
                 try:
                     check_capacity(make_context(template, intent), traffic, path, f"traffic.{template_id}.{intent}")

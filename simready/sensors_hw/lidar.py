@@ -521,8 +521,8 @@ def _ascii_table(body: bytes, count: int, columns: int, wanted: list[int] | None
     Arrow's CSV reader parses it ~3x faster than splitting (both round each number correctly, so the values are
     the same); a body it reads otherwise (extra spaces, a short line) is split instead, which fails on a wrong
     shape as before."""
-    import pyarrow as pa
-    import pyarrow.csv as pcsv
+    import pyarrow as pa  # heavy: pyarrow.csv (~85 ms), only for the CSV writer
+    import pyarrow.csv as pcsv  # heavy: pyarrow.csv (~85 ms), only for the CSV writer
 
     wanted = list(range(columns)) if wanted is None else wanted
     try:

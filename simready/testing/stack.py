@@ -110,6 +110,7 @@ class ProductionStack:
         """Turn off the code location's sensors and schedule (``dagster sensor stop`` / ``schedule stop``), as an
         operator does, so that only the runs a test launches run: the eager cascade would otherwise launch its own
         runs of the same partitions at times of its choosing."""
+        # Dagster definitions, only for the production stack
         from simready.assets.orchestration import automation_sensor, daily_batch_schedule, source_files_sensor
 
         commands = [["sensor", "stop", automation_sensor.name], ["sensor", "stop", source_files_sensor.name],
@@ -167,7 +168,7 @@ class ProductionStack:
 def local_definitions(artifacts: str | Path, suite_file: str | Path) -> dg.Definitions:
     """The jobs a production stack runs, on the local deployment (in-process, a local folder): the reference the
     production tests compare against and the floor the bench measures."""
-    from simready import definitions as d
+    from simready import definitions as d  # Dagster definitions, only for the local stack
 
     resources = {"store": ArtifactStore(root=str(artifacts)), "source": SourceData(suite_file=str(suite_file))}
     return dg.Definitions(assets=d.ALL_ASSETS, asset_checks=d.ALL_CHECKS, resources=resources,

@@ -18,6 +18,7 @@ EXIT_REJECTED = 2
 
 
 def _validate(args: argparse.Namespace) -> int:
+    # --help stays light: pybullet, pandas
     from simready.validity.gate import evidence_from_sample_dir, validate_scenario
 
     out = Path(args.out)
@@ -33,6 +34,7 @@ def _validate(args: argparse.Namespace) -> int:
         report = validate_scenario(evidence)
         write_json_atomic(staged, report.model_dump(mode="json"))
         if docs is not None:
+            # --help stays light: pybullet, pandas
             from simready.validity.expectations import DocsBatch, build_data_docs, trajectory_frame, validity_frame
 
             build_data_docs([DocsBatch("trajectories", trajectory_frame(evidence.ticks, evidence.actor_classes),

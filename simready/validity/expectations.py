@@ -270,12 +270,13 @@ class _Gx:
 
 def _import_gx() -> Any:
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    import great_expectations as gx
+    import great_expectations as gx  # heavy: Great Expectations (~9 s), only for the expectation suites
 
     return gx
 
 
 def _new_context(gx: Any) -> Any:
+    # heavy: Great Expectations (~9 s), only for the expectation suites
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")
@@ -284,7 +285,7 @@ def _new_context(gx: Any) -> Any:
 
 
 def _register(gx: Any, context: Any, datasource: Any, name: str) -> Any:
-    import great_expectations.expectations as gxe
+    import great_expectations.expectations as gxe  # heavy: Great Expectations (~9 s), only for the expectation suites
 
     batch = datasource.add_dataframe_asset(name).add_batch_definition_whole_dataframe(f"{name}_whole")
     suite = context.suites.add(gx.ExpectationSuite(name=name))
@@ -424,11 +425,12 @@ def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.Da
     points its pages at the vendored CSS and JS. The pages and the index show ``validated_at`` (timezone-aware;
     None: now) as the validations' run time.
     """
+    # heavy: Great Expectations (~9 s), only for the expectation suites
     from great_expectations.core.run_identifier import RunIdentifier
     from great_expectations.data_context.types.resource_identifiers import (
         ExpectationSuiteIdentifier,
         ValidationResultIdentifier,
-    )
+    )  # heavy: Great Expectations (~9 s), only for the expectation suites
 
     gx = _import_gx()
     validated_at = (validated_at or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0)
@@ -487,6 +489,7 @@ def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.Da
 def _index_shows(index: Path, validated_at: datetime.datetime) -> None:
     """The index lists each validation with the run time of its key (its path's :data:`DOCS_RUN_TIME`): show
     ``validated_at`` instead, as GX formats a run time there, and sort by it."""
+    # heavy: Great Expectations (~9 s), only for the expectation suites
     from great_expectations.render.renderer.site_index_page_renderer import SiteIndexPageRenderer as R
 
     html = index.read_text(encoding="utf-8")

@@ -163,7 +163,7 @@ class TrackSample:
         :func:`simready.world.motion_kernels.pose_matrices`, the same bits as
         :func:`simready.world.frames.batch_pose_matrices`)."""
         if compiled:
-            from simready.world.motion_kernels import pose_matrices
+            from simready.world.motion_kernels import pose_matrices  # heavy: numba, only for the compiled path
 
             return pose_matrices(np.ascontiguousarray(self.position_m, np.float64),  # type: ignore[no-any-return]
                                  np.ascontiguousarray(self.quat_xyzw, np.float64))
@@ -330,6 +330,7 @@ class PoseTrack:
         t = self._checked_times(t, clamp)
         ts = self.t_s
         if self._planar and compiled:
+            # heavy: numba, only for the compiled path
             from simready.world.motion_kernels import planar_hermites, planar_quaternions
 
             pos, vel, ang, present, half, qz, qw = planar_hermites(t, ts, self._segments, self.present, TIME_EPS_S,
