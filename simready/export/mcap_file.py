@@ -44,10 +44,10 @@ The same folder gives the same bytes: channels are registered in topic order, me
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, SupportsFloat
 
 import numpy as np
 import pandas as pd
@@ -209,21 +209,22 @@ class ObservedSample:
 # --- messages -------------------------------------------------------------------------------------------------
 
 
-def _vector(p: Any) -> fg.Vector3:
+def _vector(p: Iterable[SupportsFloat]) -> fg.Vector3:
     x, y, z = (float(v) for v in p)
     return fg.Vector3(x=x, y=y, z=z)
 
 
-def _quaternion(q_xyzw: Any) -> fg.Quaternion:
+def _quaternion(q_xyzw: Iterable[SupportsFloat]) -> fg.Quaternion:
     x, y, z, w = (float(v) for v in q_xyzw)
     return fg.Quaternion(x=x, y=y, z=z, w=w)
 
 
-def _pose(position: Any, q_xyzw: Any) -> fg.Pose:
+def _pose(position: Iterable[SupportsFloat], q_xyzw: Iterable[SupportsFloat]) -> fg.Pose:
     return fg.Pose(position=_vector(position), orientation=_quaternion(q_xyzw))
 
 
-def _transform(t_ns: int, parent: str, child: str, position: Any, q_xyzw: Any) -> fg.FrameTransform:
+def _transform(t_ns: int, parent: str, child: str, position: Iterable[SupportsFloat],
+               q_xyzw: Iterable[SupportsFloat]) -> fg.FrameTransform:
     return fg.FrameTransform(timestamp=_stamp(t_ns), parent_frame_id=parent, child_frame_id=child,
                              translation=_vector(position), rotation=_quaternion(q_xyzw))
 

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 from shapely import get_parts, is_valid_reason, make_valid, node, prepare
 from shapely.geometry import LineString, Point, Polygon, box
+from shapely.geometry.base import BaseGeometry
 from shapely.ops import unary_union
 
 from simready.common.hashing import sha256_bytes
@@ -1285,7 +1286,7 @@ class _Builder:
                     "edges": sorted([sorted(e) for e in edges])}
         return walkable, crossings, relations
 
-    def _chain_stops(self, line: LineString, cover: Any) -> list[float]:
+    def _chain_stops(self, line: LineString, cover: BaseGeometry) -> list[float]:
         """Arc lengths of nodes along a sidewalk centre: chords at most WALK_NODE_SPACING_M and inside the walkable area."""
         coords = list(line.coords)
         dist = [0.0]
@@ -1307,7 +1308,7 @@ class _Builder:
         """The node of sidewalk ``chain`` at arc length ``d`` (a crosswalk's foot, which is one of its marks)."""
         return names[min((k for k in names if k[0] == chain), key=lambda k: (abs(k[1] - d), k[1]))]
 
-    def _joins(self, nodes: dict[str, list[float]], chains: dict[str, Any], cover: Any) -> set[tuple[str, str]]:
+    def _joins(self, nodes: dict[str, list[float]], chains: dict[str, Any], cover: BaseGeometry) -> set[tuple[str, str]]:
         """Edges between sidewalk chains whose end nodes meet (sections and linked roads), found on a grid."""
         by_chain: dict[str, list[str]] = {}
         for n in nodes:

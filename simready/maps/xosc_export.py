@@ -50,7 +50,7 @@ from simready.common.atomic import json_bytes
 from simready.common.hashing import sha256_bytes
 from simready.maps.errors import MapError
 from simready.maps.xodr_export import export_xodr
-from simready.scenario.manifest import Dynamics, ScenarioManifest, load_manifest
+from simready.scenario.manifest import Condition, Dynamics, Interaction, ScenarioManifest, load_manifest
 from simready.scenario.manifest.base import SignalState
 from simready.scenario.manifest.triggers import (
     AfterTrigger,
@@ -254,7 +254,7 @@ class _Builder:
 
     # -- triggers --
 
-    def _leaf(self, where: str, cond: Any, negate: bool = False) -> tuple[Any, str | None] | None:
+    def _leaf(self, where: str, cond: Condition, negate: bool = False) -> tuple[Any, str | None] | None:
         """(condition, triggering entity or None for a value condition); None when not expressible."""
         rule = (_INVERTED if negate else _RULES).get(getattr(cond, "op", ""), None)
         if isinstance(cond, DistanceCondition):
@@ -306,10 +306,10 @@ class _Builder:
             return xosc.ValueTrigger(name, 0.0, xosc.ConditionEdge.none, cond)
         return xosc.EntityTrigger(name, 0.0, xosc.ConditionEdge.none, cond, entity)
 
-    def _time_item(self, name: str, t_s: float, rule: Any) -> Any:
+    def _time_item(self, name: str, t_s: float, rule: xosc.Rule) -> Any:
         return xosc.ValueTrigger(name, 0.0, xosc.ConditionEdge.none, xosc.SimulationTimeCondition(self.time(t_s), rule))
 
-    def start_trigger(self, inter: Any) -> xosc.Trigger:
+    def start_trigger(self, inter: Interaction) -> xosc.Trigger:
         where = f"interaction {inter.id} trigger"
         trig = inter.trigger
         out = xosc.Trigger()
@@ -325,7 +325,7 @@ class _Builder:
             self.report.written.append(f"{where}: after {trig.id} + {trig.delay_s} s -> StoryboardElementStateCondition")
             return out
         if isinstance(trig, ArrivalTrigger):
-            return self._arrival(inter, out)
+            return self._arrival(inter, trig, out)
         groups = self._condition_groups(inter, trig.condition)
         deadline = trig.by_latest_s
         if trig.if_never == "fire":
@@ -341,7 +341,7 @@ class _Builder:
                                    f"-> {len(groups)} condition group(s)")
         return out
 
-    def _condition_groups(self, inter: Any, cond: Any) -> list[list[Any]] | None:
+    def _condition_groups(self, inter: Interaction, cond: Condition) -> list[list[Any]] | None:
         where = f"interaction {inter.id} trigger"
         if isinstance(cond, AndCondition):
             leaves = [self._leaf(where, c) for c in cond.of]
@@ -355,15 +355,14 @@ class _Builder:
         leaf = self._leaf(where, cond.of, negate=True) if isinstance(cond, NotCondition) else self._leaf(where, cond)
         return None if leaf is None else [[self._trigger_item(f"{inter.id}_c0", leaf)]]
 
-    def _arrival(self, inter: Any, out: xosc.Trigger) -> xosc.Trigger:
-        trig = inter.trigger
+    def _arrival(self, inter: Interaction, trig: ArrivalTrigger, out: xosc.Trigger) -> xosc.Trigger:
         where = f"interaction {inter.id} trigger"
         if trig.at is None:
             self.report.not_expressed.append(f"{where}: arrival at conflict point {trig.conflict_point} "
                                              "(a template place OpenDRIVE does not hold); written: never starts")
             out.add_conditiongroup(_group(self._time_item(f"{inter.id}_never", self.m.clip_s + 1.0, xosc.Rule.greaterThan)))
             return out
-        value = trig.ttc_s if trig.ttc_s is not None else abs(trig.delta_t_s)
+        value = trig.ttc_s if trig.ttc_s is not None else abs(trig.delta_t_s or 0.0)  # exactly one is set
         cond = xosc.TimeToCollisionCondition(value, xosc.Rule.lessOrEqual, alongroute=False, freespace=False,
                                              position=xosc.WorldPosition(trig.at.x, trig.at.y))
         out.add_conditiongroup(_group(xosc.EntityTrigger(f"{inter.id}_arrival", 0.0, xosc.ConditionEdge.none, cond,

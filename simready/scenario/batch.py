@@ -27,7 +27,7 @@ from simready.common.hashing import content_hash
 from simready.common.parallel import map_samples
 from simready.artifacts.layout import BatchDir
 from simready.scenario.generator import DEFAULT_ROOT, generate
-from simready.scenario.ladder import RejectionRow, Stage
+from simready.scenario.ladder import Proposal, RejectionRow, Stage
 from simready.scenario.manifest import ScenarioManifest, canonicalize, manifest_bytes, manifest_hash
 from simready.scenario.programs import program as get_program
 from simready.scenario.suite import Suite, SuiteError, batch_index
@@ -57,7 +57,7 @@ class ClockedStage:
         self.cpu_s = 0.0
         self.calls = 0
 
-    def check(self, proposal: Any) -> Any:
+    def check(self, proposal: Proposal) -> Any:
         t0 = time.process_time()
         try:
             return self.stage.check(proposal)

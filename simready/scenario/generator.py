@@ -52,7 +52,7 @@ from simready.scenario.manifest import CoverageCell, ScenarioManifest, canonical
 from simready.scenario.manifest.base import ParamName, ParamValue
 from simready.scenario.programs import coverage_of, provenance
 from simready.scenario.programs import program as get_program
-from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, ScenarioError, sample_id_prefix
+from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, IntentProgram, ScenarioError, sample_id_prefix
 from simready.scenario.splits import SplitConfig, load_splits
 from simready.scenario.static_checks import (
     BoundsStage,
@@ -178,7 +178,7 @@ class RunState:
         self.manifests: list[ScenarioManifest] = []
         self.rejections: list[RejectionRow] = []
 
-    def judge(self, prog: Any, proposal: Proposal, streams: StreamSet, stream_root: str,
+    def judge(self, prog: IntentProgram, proposal: Proposal, streams: StreamSet, stream_root: str,
               repair: bool = True) -> tuple[bool, Fail | None]:
         """Evaluate, repairing locally; returns (accepted, the last failure).
 

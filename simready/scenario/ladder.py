@@ -46,6 +46,7 @@ from simready.scenario.splits import assign_split
 from simready.world.affordances import ParkingSite, parking_sites
 
 if TYPE_CHECKING:
+    from simready.scenario.context import ProgramContext
     from simready.scenario.coverage import Cell
     from simready.scenario.manifest import ScenarioManifest
     from simready.world.template import WorldTemplate
@@ -271,7 +272,7 @@ class SamplingStage:
     cost_rank = 0
     level = 0
 
-    def __init__(self, ctx: Any = None) -> None:
+    def __init__(self, ctx: ProgramContext | None = None) -> None:
         pass
 
     def check(self, proposal: Proposal) -> Verdict:
@@ -285,7 +286,7 @@ class SemanticsStage:
     cost_rank = 10
     level = 1
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: ProgramContext) -> None:
         self.ctx = ctx
 
     def check(self, proposal: Proposal) -> Verdict:
@@ -346,7 +347,7 @@ class SchemaStage:
     cost_rank = 11
     level = 1
 
-    def __init__(self, ctx: Any = None) -> None:
+    def __init__(self, ctx: ProgramContext | None = None) -> None:
         pass
 
     def check(self, proposal: Proposal) -> Verdict:
@@ -364,7 +365,7 @@ class CoverageCellStage:
     cost_rank = 35
     level = 3
 
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: ProgramContext) -> None:
         self.spec = ctx.coverage
 
     def check(self, proposal: Proposal) -> Verdict:

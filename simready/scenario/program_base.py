@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -348,7 +348,7 @@ class IntentProgram(ABC):
     def baseline(self, ctx: ProgramContext, sample_id: str, index: int, streams: StreamSet) -> Any:
         """A proposal from independent draws of the same variables over their full ranges (no cell, no solve)."""
 
-    def repair(self, ctx: ProgramContext, proposal: Any, failure: Any, streams: StreamSet) -> Any | None:
+    def repair(self, ctx: ProgramContext, proposal: Proposal, failure: Fail, streams: StreamSet) -> Any | None:
         """Resample only the local groups the failure names; None when it names none of this program's."""
         groups = self.local_groups & set(failure.repair)
         if not groups or proposal.choice is None:
@@ -363,7 +363,7 @@ class IntentProgram(ABC):
         return Proposal(sample_id, index, attempt, self.name, ctx.template, cell, {}, ProposalScene({}, 0.0, 0.0),
                         defects=[failure], choice=draws.record)
 
-    def memo(self, ctx: ProgramContext, key: Any, build: Callable[[], _V]) -> _V:
+    def memo(self, ctx: ProgramContext, key: Hashable, build: Callable[[], _V]) -> _V:
         """A value computed once per (template, key): the parts of a layout every proposal shares."""
         store = self.__dict__.setdefault("_memo", {})
         full = (id(ctx.template), ctx.template_hash, key)

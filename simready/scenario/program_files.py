@@ -52,6 +52,12 @@ from simready.scenario.program_base import IntentProgram
 from simready.world.affordances import AFFORDANCES
 
 if TYPE_CHECKING:
+    from numpy.random import Generator
+
+    from simready.scenario.context import ProgramContext
+    from simready.scenario.coverage import Cell
+    from simready.scenario.ladder import Fail
+    from simready.scenario.streams import StreamSet
     from simready.world.template import WorldTemplate
 
 INTENT_ID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -198,7 +204,7 @@ class GuardedProgram(IntentProgram):
             at = f" (line {line})" if line else ""
             raise self._fail(stage, f"raised {type(exc).__name__}{at}: {exc}") from None
 
-    def _proposal(self, stage: str, out: Any) -> Any:
+    def _proposal(self, stage: str, out: object) -> Any:
         if out is None and stage == "repair":
             return None
         if not isinstance(out, Proposal) or not isinstance(out.scene, ProposalScene):
@@ -212,18 +218,19 @@ class GuardedProgram(IntentProgram):
     def feasibility(self, template: WorldTemplate) -> str | None:
         return self._call("feasibility", self.inner.feasibility, template)
 
-    def check_template(self, ctx: Any) -> None:
+    def check_template(self, ctx: ProgramContext) -> None:
         self._call("check_template", self.inner.check_template, ctx)
 
-    def propose(self, ctx: Any, cell: Any, sample_id: str, index: int, streams: Any, **kw: Any) -> Any:
+    def propose(self, ctx: ProgramContext, cell: Cell | None, sample_id: str, index: int, streams: StreamSet,
+                **kw: Any) -> Any:
         return self._proposal("propose", self._call("propose", self.inner.propose, ctx, cell, sample_id, index,
                                                     _Budgeted(streams, self._fail, "propose"), **kw))
 
-    def baseline(self, ctx: Any, sample_id: str, index: int, streams: Any) -> Any:
+    def baseline(self, ctx: ProgramContext, sample_id: str, index: int, streams: StreamSet) -> Any:
         return self._proposal("baseline", self._call("baseline", self.inner.baseline, ctx, sample_id, index,
                                                      _Budgeted(streams, self._fail, "baseline")))
 
-    def repair(self, ctx: Any, proposal: Any, failure: Any, streams: Any) -> Any:
+    def repair(self, ctx: ProgramContext, proposal: Proposal, failure: Fail, streams: StreamSet) -> Any:
         return self._proposal("repair", self._call("repair", self.inner.repair, ctx, proposal, failure,
                                                    _Budgeted(streams, self._fail, "repair")))
 
@@ -232,7 +239,7 @@ class _Budgeted:
     """A proposal's streams (everything delegated), whose generators count their calls against
     :data:`PROPOSAL_DRAW_BUDGET`; the values drawn are the streams' own."""
 
-    def __init__(self, streams: Any, fail: Any, stage: str) -> None:
+    def __init__(self, streams: StreamSet, fail: Callable[[str, str], ProgramError], stage: str) -> None:
         self._streams, self._fail, self._stage, self._calls = streams, fail, stage, 0
 
     def __getattr__(self, name: str) -> Any:
@@ -249,7 +256,7 @@ class _Budgeted:
 
 
 class _CountedGenerator:
-    def __init__(self, gen: Any, budget: _Budgeted) -> None:
+    def __init__(self, gen: Generator, budget: _Budgeted) -> None:
         self._gen, self._budget = gen, budget
 
     def __getattr__(self, name: str) -> Any:

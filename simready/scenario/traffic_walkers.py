@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 from shapely.geometry import LineString, Point
+from shapely.geometry.base import BaseGeometry
 from shapely.ops import unary_union
 
 from simready.common.errors import SimreadyError
@@ -60,6 +61,8 @@ from simready.scenario.splits import SHARED
 from simready.scenario.traffic_spec import TrafficSpec
 from simready.world.lane_graph import lane_network
 from simready.world.lanes import LaneGraph
+from simready.world.template import WorldTemplate
+from simready.world.walkable import WalkGraph
 
 #: Background actor ids: pedestrians ``bg_p000`` …, cyclists ``bg_c000`` ….
 PEDESTRIAN_ID = "bg_p{:03d}"
@@ -139,20 +142,20 @@ def _road(ctx: ProgramContext) -> Any:
     return road_of(ctx.template)
 
 
-def road_of(template: Any) -> Any:
+def road_of(template: WorldTemplate) -> BaseGeometry | None:
     """The roadway a pedestrian's route crosses (the road regions, shrunk a little), None when the map has none."""
     roads = [r.shape for r in template.regions if r.type in ROAD_REGION_TYPES]
     return unary_union(roads).buffer(-0.05) if roads else None
 
 
-def _crosses(road: Any, a: tuple[float, float], b: tuple[float, float]) -> bool:
+def _crosses(road: BaseGeometry | None, a: tuple[float, float], b: tuple[float, float]) -> bool:
     return road is not None and LineString([a, b]).intersects(road)
 
 
 # --- pedestrians --------------------------------------------------------------------------------------------
 
 
-def ped_route(rng: np.random.Generator, g: Any, road: Any, start: str, came_from: str,
+def ped_route(rng: np.random.Generator, g: WalkGraph, road: BaseGeometry | None, start: str, came_from: str,
               wanted_m: float, first_m: float) -> tuple[list[str], float | None]:
     """Walk nodes on the walkable graph ``g`` from ``start`` (reached after ``first_m`` m; the edge walked there came
     from ``came_from``) and the walked distance to the route's kerb (None: it never enters the roadway)."""
@@ -273,7 +276,7 @@ def kerbside_lanes(ctx: ProgramContext) -> list[str]:
     return kerbside_lanes_of(ctx.template)
 
 
-def kerbside_lanes_of(template: Any) -> list[str]:
+def kerbside_lanes_of(template: WorldTemplate) -> list[str]:
     """:func:`kerbside_lanes` of a resolved template."""
     net = lane_network(template)
     graph = net.graph

@@ -38,7 +38,7 @@ from simready.scenario.streams import StreamSet
 from simready.sim.core import constants as C
 from simready.sim.behavior import interactions, walkers
 from simready.sim.core import kernels
-from simready.sim.backend import Backend
+from simready.sim.backend import Backend, StepOutcome
 from simready.sim.backends import make_backend
 from simready.sim.storage.checkpoint import Checkpoint, capture, check_identity
 from simready.sim.controllers import actuation
@@ -409,7 +409,7 @@ class Engine:
             self.recorder.record(new, self.route.paths)
         return True
 
-    def _contacts_changed(self, before: SimState, new: SimState, view: TickView, out: Any, events: list[Event]) -> SimState:
+    def _contacts_changed(self, before: SimState, new: SimState, view: TickView, out: StepOutcome, events: list[Event]) -> SimState:
         """Contacts that began become ``collision`` events (and send the vehicles' drivers into their post-crash
         stop); contacts that ended complete their event with its duration and each party's delta-v."""
         a = self.scene.actors

@@ -8,6 +8,7 @@ when the camera saw at least one of its pixels.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pyarrow.compute as pc
@@ -46,7 +47,7 @@ def track_counts(folders: Iterable[ObservationDir]) -> list[dict[str, Any]]:
              "observations": r["observations"], "visible": r["visible"]} for name, r in sorted(per.items())]
 
 
-def tracks_preview(path: Any, rows: int = 12) -> list[dict[str, Any]]:
+def tracks_preview(path: str | Path, rows: int = 12) -> list[dict[str, Any]]:
     """The first ``rows`` observations of one ``tracks.parquet``, in :data:`PREVIEW_COLUMNS`."""
     table = pq.read_table(path, columns=list(PREVIEW_COLUMNS)).slice(0, rows)
     return table.to_pylist()

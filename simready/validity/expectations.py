@@ -34,6 +34,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -173,7 +174,7 @@ def validity_frame(reports: Sequence[ValidityReport]) -> pd.DataFrame:
 # --- suites -----------------------------------------------------------------------
 
 
-def _trajectory_expectations(gxe: Any) -> list[Any]:
+def _trajectory_expectations(gxe: ModuleType) -> list[Any]:
     out = [gxe.ExpectTableRowCountToBeBetween(min_value=1, description="the trace has ticks")]
     out += [gxe.ExpectCompoundColumnsToBeUnique(column_list=["tick", "actor_id"], description="one row per (tick, actor)")]
     for c in ("t", "x", "y", "z", "qx", "qy", "qz", "qw", "vx", "vy", "speed_mps"):
@@ -195,7 +196,7 @@ def _trajectory_expectations(gxe: Any) -> list[Any]:
     return out
 
 
-def _rejection_expectations(gxe: Any) -> list[Any]:
+def _rejection_expectations(gxe: ModuleType) -> list[Any]:
     out = [gxe.ExpectColumnToExist(column=c, description=f"the log has a {c} column") for c in ("stage", "reason", "detail")]
     for c in ("stage", "reason", "detail"):
         out.append(gxe.ExpectColumnValuesToNotBeNull(column=c, description=f"every rejection has a {c}"))
@@ -203,7 +204,7 @@ def _rejection_expectations(gxe: Any) -> list[Any]:
     return out
 
 
-def _manifest_expectations(gxe: Any) -> list[Any]:
+def _manifest_expectations(gxe: ModuleType) -> list[Any]:
     out = [gxe.ExpectTableRowCountToBeBetween(min_value=1, description="at least one actor")]
     out.append(gxe.ExpectCompoundColumnsToBeUnique(column_list=["sample_id", "actor_id"], description="actor ids unique per manifest"))
     out.append(gxe.ExpectColumnValuesToBeInSet(column="kind", value_set=sorted(policy.CLASS_LIMITS), description="known actor kind"))
@@ -224,7 +225,7 @@ def _manifest_expectations(gxe: Any) -> list[Any]:
     return out
 
 
-def _validity_expectations(gxe: Any) -> list[Any]:
+def _validity_expectations(gxe: ModuleType) -> list[Any]:
     out = [gxe.ExpectColumnValuesToBeInSet(column="policy_version", value_set=[policy.POLICY_VERSION],
                                            description="scored under the current policy")]
     out.append(gxe.ExpectColumnValuesToBeUnique(column="sample_id", description="one report per sample"))
@@ -275,7 +276,7 @@ def _import_gx() -> Any:
     return gx
 
 
-def _new_context(gx: Any) -> Any:
+def _new_context(gx: ModuleType) -> Any:
     # heavy: Great Expectations (~9 s), only for the expectation suites
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -284,7 +285,7 @@ def _new_context(gx: Any) -> Any:
     return context
 
 
-def _register(gx: Any, context: Any, datasource: Any, name: str) -> Any:
+def _register(gx: ModuleType, context: Any, datasource: Any, name: str) -> Any:
     import great_expectations.expectations as gxe  # heavy: Great Expectations (~9 s), only for the expectation suites
 
     batch = datasource.add_dataframe_asset(name).add_batch_definition_whole_dataframe(f"{name}_whole")

@@ -76,6 +76,7 @@ from typing import Any
 import numpy as np
 import shapely
 from shapely.geometry import LineString, MultiLineString, Point, Polygon
+from shapely.geometry.base import BaseGeometry
 from shapely.geometry.polygon import orient
 from shapely.ops import unary_union
 
@@ -304,7 +305,7 @@ def _dashes(line: LineString, s0: float, s1: float, phase_m: float) -> list[tupl
     return out
 
 
-def _longest(geom: Any) -> LineString | None:
+def _longest(geom: BaseGeometry) -> LineString | None:
     if isinstance(geom, MultiLineString):
         geom = max(geom.geoms, key=lambda g: g.length, default=None)
     return geom if isinstance(geom, LineString) and not geom.is_empty and geom.length > 0 else None
@@ -321,7 +322,7 @@ def _surfaces(regions: Iterable[Region], tiles: Sequence[tuple[float, str]], z: 
     return out
 
 
-def _kerbs(sidewalks: Iterable[Region], road: Any) -> list[_Placed]:
+def _kerbs(sidewalks: Iterable[Region], road: BaseGeometry) -> list[_Placed]:
     """Kerb pieces along the border of each sidewalk strip that faces the road, inside the sidewalk."""
     out: list[_Placed] = []
     if road is None:
@@ -428,7 +429,7 @@ def _phases(borders: Sequence[_Border]) -> list[float]:
     return out
 
 
-def _neighbours(me: _Border, stations: Pt, borders: Sequence[_Border], tree: Any) -> list[_Border | None]:
+def _neighbours(me: _Border, stations: Pt, borders: Sequence[_Border], tree: shapely.STRtree) -> list[_Border | None]:
     """At each station along ``me``, the nearest border of another lane within :data:`SHARE_TOL_M` (or None)."""
     points = shapely.line_interpolate_point(me.line, stations)
     station, other = tree.query(points, predicate="dwithin", distance=SHARE_TOL_M)
@@ -553,7 +554,7 @@ def _lane_corridors(template: WorldTemplate) -> list[Polygon]:
     return out
 
 
-def _buildings(template: WorldTemplate, footprint: Any) -> list[tuple[str, Polygon, float, float, float]]:
+def _buildings(template: WorldTemplate, footprint: BaseGeometry) -> list[tuple[str, Polygon, float, float, float]]:
     """Blocks along the footprint's outline: ``(asset, footprint polygon, x, y, yaw_deg)``, in walking order."""
     rng = np.random.default_rng(_seed(template))
     clear = footprint.buffer(CLEARANCE_M, join_style="mitre")
@@ -590,7 +591,7 @@ def _buildings(template: WorldTemplate, footprint: Any) -> list[tuple[str, Polyg
     return placed
 
 
-def _zebras(crossings: Iterable[Region], road: Any) -> list[_Placed]:
+def _zebras(crossings: Iterable[Region], road: BaseGeometry) -> list[_Placed]:
     """Zebra bars across each crosswalk region, over the carriageway only, running with the traffic."""
     out: list[_Placed] = []
     if road is None:
@@ -609,7 +610,7 @@ def _zebras(crossings: Iterable[Region], road: Any) -> list[_Placed]:
     return out
 
 
-def _terrain(footprint: Any) -> list[_Placed]:
+def _terrain(footprint: BaseGeometry) -> list[_Placed]:
     """Open-ground tiles on a world-aligned grid, wherever a tile comes within :data:`TERRAIN_MARGIN_M` of the street."""
     near = footprint.buffer(TERRAIN_MARGIN_M)
     shapely.prepare(near)

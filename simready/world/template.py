@@ -65,11 +65,10 @@ def _format_loc(loc: Loc) -> str:
     return out
 
 
-def _yaml_line(root: Any, loc: Loc) -> int | None:
+def _yaml_line(root: yaml.Node | _LazyRoot, loc: Loc) -> int | None:
     """1-based line of the deepest YAML node on ``loc``."""
-    if isinstance(root, _LazyRoot):
-        root = root.node
-    node, line = root, None
+    node: yaml.Node | None = root.node if isinstance(root, _LazyRoot) else root
+    line = None
     for item in loc:
         if node is None:
             break
@@ -80,7 +79,7 @@ def _yaml_line(root: Any, loc: Loc) -> int | None:
     return line
 
 
-def _yaml_child(node: Any, item: str | int) -> Any:
+def _yaml_child(node: yaml.Node, item: str | int) -> Any:
     if isinstance(node, yaml.SequenceNode) and isinstance(item, int) and 0 <= item < len(node.value):
         return node.value[item]
     if isinstance(node, yaml.MappingNode):
@@ -94,7 +93,7 @@ def _error(template: WorldTemplate, loc: Loc, reason: str) -> TemplateError:
     return _located_error(template.source, template._yaml_root, loc, reason)
 
 
-def _located_error(source: str, root: Any, loc: Loc, reason: str) -> TemplateError:
+def _located_error(source: str, root: yaml.Node | _LazyRoot | None, loc: Loc, reason: str) -> TemplateError:
     line = _yaml_line(root, loc) if root is not None else None
     return TemplateError(source, _format_loc(loc), f"{reason} (line {line})" if line else reason)
 
@@ -143,7 +142,7 @@ _TemplateLoader.add_implicit_resolver(
 )
 
 
-def _check_node_tree(root: Any, source: str) -> None:
+def _check_node_tree(root: yaml.Node, source: str) -> None:
     """Refuse a mapping key given twice (PyYAML would keep the last one), an alias, nesting beyond MAX_DEPTH.
 
     The composer turns an alias into the node it names, so a node met twice
@@ -307,7 +306,8 @@ def template_issues(template: WorldTemplate) -> list[TemplateError]:
     return [_error(template, loc, reason) for loc, reason in semantic_issues(template)]
 
 
-def parse_template(data: Any, source: str | Path = "<memory>", *, yaml_root: Any = None) -> WorldTemplate:
+def parse_template(data: Any, source: str | Path = "<memory>", *,
+                   yaml_root: yaml.Node | _LazyRoot | None = None) -> WorldTemplate:
     """Validate already-loaded data (a dict) into a :class:`WorldTemplate`.
 
     Raises:
@@ -343,7 +343,7 @@ def parse_template(data: Any, source: str | Path = "<memory>", *, yaml_root: Any
     return template
 
 
-def _check_street(street: Any, source: str, yaml_root: Any) -> None:
+def _check_street(street: object, source: str, yaml_root: yaml.Node | _LazyRoot | None) -> None:
     """A ``street:`` section names the generator this code runs, exactly (see :mod:`simready.world.street`)."""
     from simready.world.street import street_spec  # cost: world.street (~30 ms), only for street templates
 

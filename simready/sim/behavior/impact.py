@@ -58,7 +58,7 @@ footprint centre) at the tick of first contact.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -88,7 +88,7 @@ BODY_REST_RPS = 0.1
 Struck = tuple[int, int, float, float, float, float]
 
 
-def post_crash(goal: Any) -> bool:
+def post_crash(goal: object) -> bool:
     """Whether an actor's longitudinal goal is the post-crash stop."""
     return isinstance(goal, SpeedGoal) and goal.owner == POST_CRASH
 

@@ -41,6 +41,7 @@ Semantics fixed here:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -53,6 +54,7 @@ from simready.scenario.manifest import (
     AtTrigger,
     Circle,
     CollisionCondition,
+    Condition,
     DistanceCondition,
     HeadwayCondition,
     Interaction,
@@ -60,10 +62,13 @@ from simready.scenario.manifest import (
     NotCondition,
     OrCondition,
     ReachesCondition,
+    Region,
     SignalCondition,
     SpeedCondition,
+    SpeedVerb,
     StandstillCondition,
     TtcCondition,
+    Trigger,
     VisibleCondition,
     WhenTrigger,
 )
@@ -111,7 +116,7 @@ def _along_lane(view: TickView, i: int, j: int) -> float:
     return math.inf
 
 
-def _reaches(view: TickView, i: int, region: Any) -> bool:
+def _reaches(view: TickView, i: int, region: Region) -> bool:
     x, y = (float(c) for c in view.xy[i])
     if isinstance(region, Circle):
         return math.hypot(x - region.x, y - region.y) <= region.r
@@ -121,7 +126,7 @@ def _reaches(view: TickView, i: int, region: Any) -> bool:
     return bool(geo.point_in_polygon(np.array([x]), np.array([y]), poly)[0])
 
 
-def evaluate(cond: Any, view: TickView, state: SimState) -> bool:
+def evaluate(cond: Condition, view: TickView, state: SimState) -> bool:
     """Truth of a (possibly composite) condition on this tick's snapshot."""
     if isinstance(cond, NotCondition):
         return not evaluate(cond.of, view, state)
@@ -218,7 +223,7 @@ def _arrival_due(trig: ArrivalTrigger, inter: Interaction, view: TickView) -> bo
     return math.isfinite(t_of) and t_sync - t_of <= target + 1e-9
 
 
-def _due(trig: Any, inter: Interaction, view: TickView, state: SimState, inter_state: InteractionState,
+def _due(trig: Trigger, inter: Interaction, view: TickView, state: SimState, inter_state: InteractionState,
          fired_at: dict[str, int]) -> tuple[str | None, str]:
     """``('fire' | 'skip' | None, reason)`` for a trigger at this tick."""
     tick = view.tick
@@ -246,13 +251,14 @@ def _due(trig: Any, inter: Interaction, view: TickView, state: SimState, inter_s
 # --- verbs ----------------------------------------------------------------------------------------
 
 
-def _speed_target(verb: Any, v0: float) -> float:
-    if verb.mode == "absolute":
-        return float(verb.value)
-    if verb.mode == "delta":
-        return max(v0 + float(verb.value), 0.0)
-    if verb.mode == "factor":
-        return v0 * float(verb.value)
+def _speed_target(verb: SpeedVerb, v0: float) -> float:
+    value = verb.value  # set exactly for absolute, delta and factor (the verb's validator)
+    if verb.mode == "absolute" and value is not None:
+        return float(value)
+    if verb.mode == "delta" and value is not None:
+        return max(v0 + float(value), 0.0)
+    if verb.mode == "factor" and value is not None:
+        return v0 * float(value)
     return 0.0
 
 
@@ -504,7 +510,7 @@ def _release(ch: _Changes, view: TickView, inter: Interaction, reason: str, even
 _WAITING: list[Any] = [None]
 
 
-def _waiting(inters: Any, status: dict[str, tuple[str, int]]) -> tuple[list[Any], list[Any]]:
+def _waiting(inters: Sequence[Interaction], status: dict[str, tuple[str, int]]) -> tuple[list[Any], list[Any]]:
     """The pending interactions and the fired ones with an ``until``, in canonical order (by id).
 
     A status dict is never edited once a state holds it (a change builds a

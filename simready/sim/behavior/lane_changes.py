@@ -32,6 +32,7 @@ state: replays, checkpoints and matched branches are unaffected.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -101,7 +102,7 @@ def wants_to_change(view: TickView) -> list[int]:
     return out
 
 
-def lane_changes(view: TickView, refs_v: Any, stops: Any = None) -> tuple[SimState, list[dict[str, Any]]]:
+def lane_changes(view: TickView, refs_v: Sequence[float], stops: Any = None) -> tuple[SimState, list[dict[str, Any]]]:
     """The state with this tick's discretionary lane changes made, and their events (see the module docstring).
 
     ``refs_v``: each actor's speed reference (m/s) this tick (its cruise speed unless a goal sets another);

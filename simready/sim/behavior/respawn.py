@@ -75,6 +75,7 @@ from simready.sim.core import constants as C
 from simready.world.lane_graph import lane_network
 from simready.sim.behavior import interactions
 from simready.sim.core.scene import Scene
+from simready.sim.core.sight import TickView
 from simready.sim.core.state import SimState, frozen, with_changes
 
 #: Seconds between two respawn decisions (the lane-change cadence).
@@ -141,7 +142,7 @@ class Respawner:
             self._start = self._start_fn()
         return self._start
 
-    def step(self, scene: Scene, state: SimState, view: Any, events: list[dict[str, Any]]) -> SimState:
+    def step(self, scene: Scene, state: SimState, view: TickView, events: list[dict[str, Any]]) -> SimState:
         """``state`` with the out-of-range vehicles despawned and the reserves that keep the density spawned
         (the same object when nothing changes)."""
         if state.tick % self.every:
@@ -174,7 +175,7 @@ class Respawner:
         out: np.ndarray = (d[m, k] > self.range_m) & (opening > 0.0)
         return out
 
-    def _out_of_range(self, state: SimState, view: Any) -> list[int]:
+    def _out_of_range(self, state: SimState, view: TickView) -> list[int]:
         """Background vehicles to despawn (rule 1 of the module docstring), ascending."""
         present = state.bodies.present
         rows = self.despawnable[present[self.despawnable]]
@@ -190,7 +191,7 @@ class Respawner:
         touching = {k for pair in state.world.contacts for k in pair}
         return [i for i in far.tolist() if i not in led and i not in touching]
 
-    def _spawn(self, scene: Scene, state: SimState, view: Any, events: list[dict[str, Any]], gone: set[int]) -> SimState:
+    def _spawn(self, scene: Scene, state: SimState, view: TickView, events: list[dict[str, Any]], gone: set[int]) -> SimState:
         present = state.bodies.present
         missing = self.target - int(present[self.despawnable].sum()) if self.reserves and self.target > 0 else 0
         missing_c = (self.target_cyclists - int(present[self.cyclists].sum())) if self.recycle else 0

@@ -32,6 +32,7 @@ from shapely.ops import unary_union
 from simready.common.errors import ManifestError
 from simready.common.hashing import content_hash
 from simready.scenario.manifest import (
+    Actor,
     ArrivalTrigger,
     AtTrigger,
     DistanceCondition,
@@ -517,19 +518,21 @@ def _own(actors: list[Any], name: str, default: NDArray[Any]) -> NDArray[Any]:
                      for a, d in zip(actors, default.tolist())])
 
 
-def _initial_path(m: ScenarioManifest, template: WorldTemplate, lane_index: dict[str, int], actor: Any,
+def _initial_path(m: ScenarioManifest, template: WorldTemplate, lane_index: dict[str, int], actor: Actor,
                   where: str) -> tuple[ReferencePath, float, float]:
     pose = actor.initial.pose
     if actor.role == "parked":
         return fixed_path(pose.x, pose.y, pose.yaw), 0.0, 0.0
     if actor.kind == "pedestrian":
-        keep = float(actor.walk.keep_right_m)
+        walk = actor.walk
+        assert walk is not None  # a pedestrian has a walk block (the actor's validator)
+        keep = float(walk.keep_right_m)
         # A pedestrian keeping right walks a line that far to the left of its pose (left of its heading).
         # (Rounded as the path's key rounds it, so that a path rebuilt from its key is this one.)
         start = (pose.x, pose.y) if not keep else (round(pose.x - keep * math.sin(pose.yaw), 9),
                                                    round(pose.y + keep * math.cos(pose.yaw), 9))
-        p = walk_path(start, _expand_walk(template, tuple(actor.walk.route)), template.walk_graph.nodes,
-                      tuple((v.x, v.y) for v in actor.walk.via))
+        p = walk_path(start, _expand_walk(template, tuple(walk.route)), template.walk_graph.nodes,
+                      tuple((v.x, v.y) for v in walk.via))
         return p, 0.0, -keep if keep else 0.0
     graph = template.lane_graph
     route = list(actor.behavior.route)

@@ -49,7 +49,7 @@ class cached_property(Generic[_T]):  # noqa: N801 - a drop-in for functools.cach
         self.name = fn.__name__
         self.__doc__ = fn.__doc__
 
-    def __set_name__(self, owner: Any, name: str) -> None:
+    def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
     @overload

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from simready.sim.core.profiles import Profile
 
@@ -51,7 +51,7 @@ def ro(a: _A) -> _A:
     return a
 
 
-def frozen(a: Any, dtype: Any = np.float64) -> NDArray[Any]:
+def frozen(a: ArrayLike, dtype: DTypeLike = np.float64) -> NDArray[Any]:
     """``a`` as a read-only array: a fresh array the caller owns is frozen in place, anything else is copied first."""
     if isinstance(a, np.ndarray) and a.dtype == dtype and a.flags.owndata and a.flags.writeable:
         a.setflags(write=False)

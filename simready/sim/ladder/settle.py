@@ -29,7 +29,7 @@ import pybullet as p
 
 from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.common.errors import ManifestError
-from simready.scenario.ladder import PASS, Fail
+from simready.scenario.ladder import PASS, Fail, Proposal
 from simready.scenario.manifest import ScenarioManifest, parse_manifest
 from simready.sim.core import constants as C
 from simready.sim.backends.dynamic.backend import DynamicBackend
@@ -138,7 +138,7 @@ class PhysicsSettleStage:
         #: Whether the settle's measurements go into the proposal (and so into an accepted manifest's ``realized``).
         self.record = record
 
-    def check(self, proposal: Any) -> Any:
+    def check(self, proposal: Proposal) -> Any:
         try:
             manifest = proposal.manifest or parse_manifest(proposal.draft, proposal.sample_id)
             report = settle_check(manifest, proposal.template, catalog=self.catalog, rollout=self.rollout)

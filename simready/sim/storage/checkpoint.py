@@ -82,7 +82,7 @@ class CheckpointError(SimreadyError):
     kind = "checkpoint"
 
 
-def _goal_to_json(g: Any) -> Any:
+def _goal_to_json(g: object) -> Any:
     if g is None:
         return None
     if isinstance(g, SpeedGoal):

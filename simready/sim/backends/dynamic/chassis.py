@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pybullet as p
 
 from simready.sim.core import constants as C
 from simready.world.frames import quat_from_matrix
+
+if TYPE_CHECKING:
+    from simready.catalog.contract import CatalogEntry
 
 S = C.DYNAMIC_SETTINGS
 #: The tyre model's floor on the speed that divides the lateral velocity in a slip angle (m/s).
@@ -108,7 +111,7 @@ class Chassis:
         return hit
 
     @classmethod
-    def of(cls, entry: Any) -> Chassis:
+    def of(cls, entry: CatalogEntry) -> Chassis:
         """The chassis of a catalog entry, computed once per entry object (an engine per branch asks again)."""
         hit = _CHASSIS.get(id(entry))
         if hit is None or hit[0] is not entry:
@@ -118,7 +121,7 @@ class Chassis:
         return hit[1]
 
     @classmethod
-    def _of(cls, entry: Any) -> Chassis:
+    def _of(cls, entry: CatalogEntry) -> Chassis:
         com = np.asarray(entry.center_of_mass_m, dtype=np.float64)
         inertia = np.asarray(entry.inertia_kg_m2, dtype=np.float64)
         diag, quat = principal_axes(inertia)
@@ -128,7 +131,7 @@ class Chassis:
                    front_x - float(com[0]), float(com[0]) - (front_x - wheelbase), float(entry.restitution))
 
 
-def axles(entry: Any) -> tuple[float, float]:
+def axles(entry: CatalogEntry) -> tuple[float, float]:
     """(wheelbase, front axle x) of a vehicle entry, metres in its body frame: the wheels found on an imported asset
     (``entry.vehicle``, :mod:`simready.catalog.wheels`), else the procedural recipe's ``wheelbase`` (axles at
     ±wheelbase/2), else 0.6 × the body length about the origin (an asset without wheels)."""
@@ -140,7 +143,7 @@ def axles(entry: Any) -> tuple[float, float]:
     return wheelbase, wheelbase / 2
 
 
-_CHASSIS: dict[int, tuple[Any, Chassis]] = {}
+_CHASSIS: dict[int, tuple[CatalogEntry, Chassis]] = {}
 
 
 def tyre_setup(ch: Chassis, steer: float, friction: float, h_s: float) -> tuple[float, ...]:

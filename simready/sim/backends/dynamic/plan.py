@@ -38,6 +38,7 @@ from simready.world.frames import quat_from_matrix
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
+    from simready.world.template_model import Instance, Pose
 
 #: Top of the ground floor slab (m): the floor of the ground-height raster (:class:`~simready.sim.core.scene.GroundModel`).
 GROUND_FLOOR_Z = 0.0
@@ -115,7 +116,7 @@ def _terrain(scene: Scene, floor: list[Any]) -> Terrain:
     return Terrain(float(x0), float(y0), float(cell), heights)
 
 
-def _world_boxes(catalog: Catalog, inst: Any) -> list[tuple[float, ...]] | None:
+def _world_boxes(catalog: Catalog, inst: Instance) -> list[tuple[float, ...]] | None:
     """World-axis-aligned boxes ``(x0, x1, y0, y1, z0, z1)`` of an instance whose pieces are all boxes at a right-angle yaw."""
     if not inst.pose.level:
         return None
@@ -273,7 +274,7 @@ def _quat_yaw(yaw: float) -> list[float]:
     return [0.0, 0.0, math.sin(0.5 * yaw), math.cos(0.5 * yaw)]
 
 
-def _quat_pose(pose: Any) -> list[float]:
+def _quat_pose(pose: Pose) -> list[float]:
     """``[x, y, z, w]`` of a tilted pose (yaw, pitch, roll: :meth:`~simready.world.template_model.Pose.rotation`)."""
     return [float(v) for v in quat_from_matrix(pose.rotation())]
 
