@@ -113,6 +113,9 @@ from simready.maps.xosc_params import ExpressionError, Parameters, distribution_
 from simready.scenario.manifest import parse_manifest, SCHEMA_VERSION
 from simready.scenario.manifest.base import MAX_CLIP_S
 from simready.scenario.streams import StreamSet
+from simready.world.lane_graph import lane_network
+from simready.world.routing import plan_route, plan_via
+from simready.world.template import list_template_files, load_template, parse_template, template_hash
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
@@ -429,9 +432,6 @@ class _Importer:
         return t_sim - self.warmup
 
     def load_map(self) -> None:
-        # cold import-xosc: world and shapely only on this path
-        from simready.world.template import list_template_files, load_template, parse_template, template_hash
-
         if self.map_path is None:
             net = self.root.find("RoadNetwork")
             logic = net.find("LogicFile") if net is not None else None
@@ -469,7 +469,7 @@ class _Importer:
             t = load_template(tpath)
             if set(t.lane_graph.lanes) != names:
                 continue
-            from simready.maps.xodr_export import export_xodr  # cold import-xosc: world and shapely only on this path
+            from simready.maps.xodr_export import export_xodr  # heavy: scenariogeneration, only when no hash matches
 
             data, xreport = export_xodr(t)
             if sha256_bytes(data) == digest:
@@ -478,7 +478,7 @@ class _Importer:
                 self.report.template = f"{tid} (the map is its OpenDRIVE export, sha256 {digest[7:19]})"
                 break
         if template is None:
-            # cold import-xosc: world and shapely only on this path
+            # cost: the OpenDRIVE importer, only for a map that is no template's export
             from simready.maps.xodr_import import import_opendrive
 
             tid = _ident(f"xosc_{self.map_path.stem}").replace(":", "_")
@@ -723,9 +723,6 @@ class _Importer:
         """The route as road pieces ``(road, s_in, s_out)`` in driving order (s_out < s_in: driven against s), from
         its first waypoint to its last: the waypoints' lanes joined by the cheapest lane route
         (:func:`~simready.world.routing.plan_via`), each lane's road and direction read from its geometry."""
-        from simready.world.lane_graph import lane_network  # cold import-xosc: world and shapely only on this path
-        from simready.world.routing import plan_via  # cold import-xosc: world and shapely only on this path
-
         route, points = self.waypoints(holder)
         lanes = []
         for wp, (x, y, h) in zip(route.findall("Waypoint"), points):
@@ -1384,9 +1381,6 @@ class _Importer:
         """``lanes`` (in driving order) as a chain the actor can follow: lanes between two that are not successors
         are filled in by the lane router (following lanes only); the chain ends (reported) before a lane that
         only a lane change reaches."""
-        from simready.world.lane_graph import lane_network  # cold import-xosc: world and shapely only on this path
-        from simready.world.routing import plan_route  # cold import-xosc: world and shapely only on this path
-
         if not lanes:
             return lanes
         out = [lanes[0]]
@@ -1692,8 +1686,6 @@ class _Importer:
     # -- assembly --
 
     def build(self, decision: str | None) -> dict[str, Any]:
-        from simready.world.template import template_hash  # cold import-xosc: world and shapely only on this path
-
         for ev in self.events.values():
             ev.id_first = ev.interactions[0]["id"] if ev.interactions else ev.id
         interactions = []
