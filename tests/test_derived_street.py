@@ -23,6 +23,7 @@ from simready.maps.xodr_import import import_opendrive
 from simready.testing import opendrive_maps as maps
 from simready.world import street as st
 from simready.world.template import load_template, parse_template, template_hash
+from simready.world.template_source import TemplateLoader, fast_yaml
 
 #: sha256 of the street :func:`street_static` lays on the straight test map. A change here changes every derived
 #: street: bump ``STREET_VERSION`` (imported templates then ask to be re-imported) and update this value.
@@ -126,10 +127,8 @@ on: bool key
 
 @pytest.mark.parametrize("text", [TRICKY, *[p.read_text() for p in sorted(paths_templates())]])
 def test_the_fast_reader_reads_what_the_full_path_reads(text):
-    from simready.world import template as tm
-
-    fast = tm._fast_yaml(text)
-    loader = tm._TemplateLoader(text)
+    fast = fast_yaml(text)
+    loader = TemplateLoader(text)
     try:
         full = loader.get_single_data()
     finally:
@@ -137,7 +136,7 @@ def test_the_fast_reader_reads_what_the_full_path_reads(text):
     if "!!str" in text:
         assert fast is None  # a tag: the full path reads it
         text = text.replace("v: !!str 5\n", "")
-        fast, full = tm._fast_yaml(text), yaml.load(text, Loader=tm._TemplateLoader)
+        fast, full = fast_yaml(text), yaml.load(text, Loader=TemplateLoader)
     assert fast is not None
     assert json.dumps(fast, default=str, sort_keys=False) == json.dumps(full, default=str, sort_keys=False)
     assert repr(fast) == repr(full)  # the same types (int 7 vs str '7', True vs 'on', nan) and order
@@ -146,6 +145,4 @@ def test_the_fast_reader_reads_what_the_full_path_reads(text):
 @pytest.mark.parametrize("text", ["a: 1\na: 2\n", "a: &x 1\nb: *x\n", "? [1, 2]\n: 3\n", "a: [1, 2\n", "", "---\na: 1\n---\nb: 2\n",
                                   "a: 1\n1: 2\n'1': 3\n", "a: 1\n1: 2\n1.0: 3\n", "a: {x: 1}\n? {b: 1}\n: 2\n"])
 def test_anything_unusual_takes_the_full_path(text):
-    from simready.world import template as tm
-
-    assert tm._fast_yaml(text) is None
+    assert fast_yaml(text) is None
