@@ -355,7 +355,7 @@ def _import_pybullet_quietly() -> None:
         with open(os.devnull, "wb") as null:
             os.dup2(null.fileno(), 2)
             try:
-                import pybullet  # noqa: F401
+                import pybullet  # noqa: F401  (here: its build-time banner goes to /dev/null)
             finally:
                 ctypes.CDLL(None).fflush(None)
     finally:

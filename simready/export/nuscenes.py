@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from PIL import Image
 
 from simready.common.atomic import write_json_atomic
@@ -74,7 +75,7 @@ def us(t_s: float) -> int:
     return int(round(t_s * 1e6))
 
 
-def _wxyz(R: Any) -> list[float]:
+def _wxyz(R: npt.ArrayLike) -> list[float]:
     x, y, z, w = (float(v) for v in quat_from_matrix(np.asarray(R)[:3, :3]))
     return [w, x, y, z]
 

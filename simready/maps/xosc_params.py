@@ -29,9 +29,13 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simready.scenario.streams import StreamSet
+
+if TYPE_CHECKING:
+    from lxml import etree
+    from numpy.random import Generator
 
 __all__ = ["MAX_BATCH", "ExpressionError", "Parameters", "distribution_sets", "evaluate"]
 
@@ -258,7 +262,7 @@ def _number_text(value: float) -> str:
 # --- distributions -------------------------------------------------------------------------------------------
 
 
-def _range(el: Any, number: Callable[[Any, str], float]) -> tuple[float, float]:
+def _range(el: etree._Element, number: Callable[[Any, str], float]) -> tuple[float, float]:
     rng = el.find("Range")
     if rng is None:
         raise ExpressionError(f"<{el.tag}> has no <Range> (line {el.sourceline})")
@@ -268,7 +272,7 @@ def _range(el: Any, number: Callable[[Any, str], float]) -> tuple[float, float]:
     return lo, hi
 
 
-def _deterministic(el: Any, number: Callable[[Any, str], float]) -> list[list[dict[str, str]]]:
+def _deterministic(el: etree._Element, number: Callable[[Any, str], float]) -> list[list[dict[str, str]]]:
     """Per deterministic distribution, its list of assignments (to be multiplied out)."""
     factors: list[list[dict[str, str]]] = []
     for single in el.findall("DeterministicSingleParameterDistribution"):
@@ -308,7 +312,7 @@ def _deterministic(el: Any, number: Callable[[Any, str], float]) -> list[list[di
     return factors
 
 
-def _draw(el: Any, rng: Any, number: Callable[[Any, str], float]) -> float:
+def _draw(el: etree._Element, rng: Generator, number: Callable[[Any, str], float]) -> float:
     """One draw of a stochastic distribution element from generator ``rng``."""
     for kind in ("UniformDistribution", "NormalDistribution", "LogNormalDistribution", "PoissonDistribution",
                  "Histogram", "ProbabilityDistributionSet"):
@@ -347,7 +351,7 @@ def _draw(el: Any, rng: Any, number: Callable[[Any, str], float]) -> float:
     raise ExpressionError(f"<StochasticDistribution> has no distribution this importer reads (line {el.sourceline})")
 
 
-def distribution_sets(dist: Any, root: str | None = None) -> list[dict[str, str]]:
+def distribution_sets(dist: etree._Element, root: str | None = None) -> list[dict[str, str]]:
     """The parameter assignments of a ``<ParameterValueDistribution>`` element (lxml), in a fixed order.
 
     Deterministic: the cartesian product of its distributions (in file order).
@@ -355,7 +359,7 @@ def distribution_sets(dist: Any, root: str | None = None) -> list[dict[str, str]
     ``xosc/p`` of ``StreamSet(root or "xosc-seed-<randomSeed>")``. Both present:
     every deterministic set is combined with every stochastic draw.
     """
-    def number(el: Any, name: str) -> float:
+    def number(el: etree._Element, name: str) -> float:
         raw = el.get(name)
         try:
             return float(raw)

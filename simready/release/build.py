@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from simready.common.atomic import json_bytes
 from simready.common.errors import SimreadyError
@@ -126,18 +126,18 @@ def read_tag(store: Store, key: PurePath) -> str:
     return text
 
 
-def _fail(url: str, field: str, reason: str) -> None:
+def _fail(url: str, field: str, reason: str) -> NoReturn:
     raise ReleaseError(url, field, reason)
 
 
-def _check_file_entry(url: str, field: str, f: Any) -> None:
+def _check_file_entry(url: str, field: str, f: object) -> None:
     if not isinstance(f, dict) or not isinstance(f.get("sha256"), str) \
             or not _is_hex64(f["sha256"].removeprefix("sha256:")) \
             or not isinstance(f.get("bytes"), int) or isinstance(f["bytes"], bool) or f["bytes"] < 0:
         _fail(url, field, "not a file entry ({sha256: sha256:<64 hex digits>, bytes: a whole number >= 0})")
 
 
-def _check_records(url: str, record: Any, sheet: Any, items: Any) -> None:
+def _check_records(url: str, record: object, sheet: object, items: object) -> None:
     """The shape every reader of a release relies on; one line naming the first field that differs. (The id
     already proves the records are the ones published; this proves they are a release's.)"""
     if not isinstance(record, dict) or record.get("format") != FORMAT:

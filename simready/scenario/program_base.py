@@ -31,7 +31,7 @@ from numpy.random import Generator
 from simready.common.errors import SimreadyError
 from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell
-from simready.scenario.geometry import VEHICLE_SURFACES, Motion, SpeedProfile
+from simready.scenario.geometry import VEHICLE_SURFACES, CoarsePath, Motion, SpeedProfile
 from simready.scenario.ladder import Body, Fail, Proposal, ProposalScene
 from simready.scenario.manifest import SCHEMA_VERSION
 from simready.scenario.splits import SplitDecision, assign_split
@@ -389,7 +389,7 @@ def lwh(ctx: ProgramContext, asset_id: str) -> tuple[float, float, float]:
 
 def vehicle_on_route(ctx: ProgramContext, actor_id: str, *, role: str, asset_id: str, lanes: Sequence[str],
                      s0_m: float, speed_mps: float, warmup_s: float, behavior_rules: dict[str, Any],
-                     tags: Sequence[str], path: Any = None, profile: Any = None,
+                     tags: Sequence[str], path: CoarsePath | None = None, profile: SpeedProfile | None = None,
                      cruise_mps: float | None = None, offset_m: float = 0.0) -> tuple[dict[str, Any], Any]:
     """A vehicle starting at route arc length ``s0_m`` (at t = -warmup_s): its manifest actor and its Body.
 

@@ -57,7 +57,7 @@ def _check_name(name: str) -> str:
     return name
 
 
-def _check_seed(name: str, seed: Any) -> int:
+def _check_seed(name: str, seed: object) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**SEED_BITS:
         raise ValueError(f"stream {name!r}: seed must be an int in [0, 2**{SEED_BITS})")
     return seed

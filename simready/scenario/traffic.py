@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -322,7 +323,7 @@ def map_capacity(ctx: ProgramContext) -> dict[str, tuple[float, float]]:
 _CAPACITY: weakref.WeakKeyDictionary[ProgramContext, dict[str, tuple[float, float]]] = weakref.WeakKeyDictionary()
 
 
-def check_capacity(ctx: ProgramContext, spec: TrafficSpec, source: Any = None, where: str = "traffic") -> None:
+def check_capacity(ctx: ProgramContext, spec: TrafficSpec, source: str | Path | None = None, where: str = "traffic") -> None:
     """Raise :class:`TrafficError` (one line naming ``source``, default the template's file, and
     ``<where>.<density>``) when ``spec`` asks for a density beyond what the map can hold (:func:`map_capacity`):
     the spawner would place fewer than asked, silently."""

@@ -356,7 +356,7 @@ class Rig:
         }
 
 
-def _parse_mount(m: Any, path: str, source: str) -> Mount:
+def _parse_mount(m: object, path: str, source: str) -> Mount:
     if not isinstance(m, Mapping) or "type" not in m:
         raise RigError(source, path, "a mount needs a 'type' and a transform")
     try:

@@ -30,7 +30,7 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from simready.sim.core import constants as C
 from simready.sim.core import kernels as K
@@ -260,7 +260,7 @@ def _step_reference(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u
     return PathStep(bodies, yaw, slip, u1, v1, a1, footprint_contacts(scene, bodies.pos, yaw, present))
 
 
-def _f64(x: Any) -> F:
+def _f64(x: ArrayLike) -> F:
     """``x`` as a C-contiguous float64 array (no copy when it already is one)."""
     if isinstance(x, np.ndarray) and x.dtype == np.float64 and x.flags.c_contiguous:
         return x
