@@ -26,7 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from simready.testing.synthetic import street_evidence, write_street_sample
-from simready.validity import expectations as gx_suites, gate
+from simready.validity import expectations as gx_suites
+from simready.validity import gate
 from simready.validity.features import ReferenceProfile
 
 TARGET_MS = 50.0

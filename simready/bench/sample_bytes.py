@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from simready.artifacts.layout import ObservationDir, REVIEW_DIR
+from simready.artifacts.layout import REVIEW_DIR, ObservationDir
 from simready.artifacts.records import Results
 from simready.measurement.observe import observe
 from simready.measurement.options import ObserveOptions
