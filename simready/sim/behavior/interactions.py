@@ -554,6 +554,20 @@ def _quiet_until(scene: Scene, inters: list[Any], status: dict[str, tuple[str, i
     return first
 
 
+def quiet_until(scene: Scene, state: SimState) -> int:
+    """The first tick at which :func:`update` may fire or release anything while ``state``'s statuses and fired-at
+    ticks stay what they are (−1: any tick); :func:`update` does nothing at an earlier tick."""
+    status = state.interactions.status
+    fired_at = state.interactions.fired
+    quiet = _QUIET[0]
+    if quiet is not None and quiet[0] is scene and quiet[1] is status and quiet[2] is fired_at:
+        return int(quiet[3])
+    pending, fired_with_until = _waiting(scene.manifest.interactions, status)
+    until = _quiet_until(scene, pending + fired_with_until, status, fired_at)
+    _QUIET[0] = (scene, status, fired_at, until)
+    return until
+
+
 def update(scene: Scene, state: SimState, view: TickView) -> tuple[SimState, list[Event]]:
     """Fire due triggers, release due ``until``s; the new state and the events, in order.
 

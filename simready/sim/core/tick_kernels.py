@@ -1,0 +1,309 @@
+"""kinematic-v1's quiet ticks in one compiled call (numba): plan, integrate, place, check and record, tick after tick.
+
+Why: a kinematic tick is ~1 µs of arithmetic inside ~70 µs of Python
+(the view, the planner's goals and pedestrians, the backend's step, the
+state's copies, the recorder). Most ticks nothing happens that needs
+Python: no trigger is due, no goal's profile moves, no pedestrian changes
+its mind, nobody touches or leaves the map, nobody perceives (perception
+runs every :data:`~simready.sim.core.constants.PERCEPTION_PERIOD_S`). The
+engine (:meth:`simready.sim.engine.Engine._quiet_ticks`) hands such a run
+of ticks to :func:`run_ticks`, which steps them over preallocated arrays
+and returns at the first tick that needs Python — before stepping it, so
+that tick is then stepped by the ordinary Python tick, from the same state.
+
+Bits: each tick repeats the Python tick's IEEE operations in its order —
+the planner's stationary obstacles (:func:`simready.sim.controllers.planner._stationary_obstacles`),
+the pedestrians' held kerb decision (:func:`simready.sim.controllers.pedestrian.update`
+off perception ticks), the planner kernel
+(:func:`simready.sim.core.planner_kernels.accelerations`), the ego's actuation
+(:mod:`simready.sim.controllers.actuation`), the kinematic step
+(:func:`simready.sim.core.kinematics.step_on_paths`) and the recorder's row
+(:func:`simready.sim.core.kernels.record_row_x5`) — calling the same compiled
+kernels, with ``fastmath`` off. The two arctangents of the body model are
+numpy's own: numba's ``atan2`` does not always give numpy's bits (numpy's
+is a SIMD loop on this kind of CPU), so :func:`numpy_atan2_loop` finds
+numpy's compiled ``arctan2`` loop for float64 and :func:`_call_loop` calls
+it, on the same contiguous rows numpy is given.
+
+Cache: compiled beside this module (``cache=True``). numba checks only this
+file's time stamp against its cache, not those of the kernels it calls
+(:mod:`.kernels`, :mod:`.planner_kernels`): after editing those, touch
+this file (or clear its ``__pycache__``) so the loop is compiled again.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
+
+from simready.sim.core import kernels as K
+from simready.sim.core import planner_kernels as pk
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+
+#: Slots of :func:`run_ticks`' integer parameters ``ic``.
+I_TICK, I_END, I_WARMUP, I_EVERY, I_ROW, I_EGO = range(6)
+#: Slots of its float parameters ``fc``.
+(F_DT, F_FG, F_STAND, F_TRACK, F_AMBER2, F_STANDOFF, F_PED_R, F_GX0, F_GY0, F_GINV, F_RAMP, F_MAX_SPEED, F_LO_X,
+ F_HI_X, F_LO_Y, F_HI_Y, F_MAX_Z, F_MASS, F_FRICTION, F_E_DECEL, F_E_ACCEL, F_RR_G, F_RHO, F_CDA, F_G) = range(25)
+N_FC = 25
+#: Why :func:`run_ticks` stopped (its first result's companion): the end it was given, or a tick needing Python.
+STOP_END, STOP_EVENT = 0, 1
+
+
+@intrinsic
+def _call_loop(typingctx, fptr, args, dims, steps):  # type: ignore[no-untyped-def]
+    """Call a numpy ufunc inner loop ``void f(char **args, npy_intp *dims, npy_intp *steps, void *data)`` at
+    address ``fptr`` with the addresses ``args``, ``dims``, ``steps`` (int64; ``data`` NULL)."""
+    sig = types.void(types.int64, types.int64, types.int64, types.int64)
+
+    def codegen(context, builder, signature, llargs):  # type: ignore[no-untyped-def]
+        i8p = ir.IntType(8).as_pointer()
+        i64p = ir.IntType(64).as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64p, i64p, i8p])
+        fn = builder.inttoptr(llargs[0], fnty.as_pointer())
+        builder.call(fn, [builder.inttoptr(llargs[1], i8p.as_pointer()), builder.inttoptr(llargs[2], i64p),
+                          builder.inttoptr(llargs[3], i64p), ir.Constant(i8p, None)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@numba.njit(**_JIT)
+def atan2_rows(fp: int, y: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """``out = np.arctan2(y, x)`` for contiguous float64 (n,) arrays, by numpy's loop at ``fp``."""
+    ptrs = np.empty(3, dtype=np.int64)
+    ptrs[0], ptrs[1], ptrs[2] = y.ctypes.data, x.ctypes.data, out.ctypes.data
+    dims = np.empty(1, dtype=np.int64)
+    dims[0] = y.shape[0]
+    steps = np.full(3, 8, dtype=np.int64)
+    _call_loop(fp, ptrs.ctypes.data, dims.ctypes.data, steps.ctypes.data)
+
+
+def numpy_atan2_loop() -> int:
+    """Address of numpy's compiled ``arctan2`` inner loop for float64 (``dd->d``), read from the ufunc object
+    (``PyUFuncObject``: ``functions`` at offset 32, ``ntypes`` at 48, ``name`` at 56, ``types`` at 64); 0 when the
+    layout is not the one expected or the loop does not give ``np.arctan2``'s bits on a probe (the caller then
+    keeps the Python tick)."""
+    try:
+        uf = np.arctan2
+        addr = id(uf)
+        if ctypes.c_char_p.from_address(addr + 56).value != b"arctan2":
+            return 0
+        ntypes = ctypes.c_int.from_address(addr + 48).value
+        if ntypes != uf.ntypes:
+            return 0
+        code = np.dtype(np.float64).num
+        sig = ctypes.string_at(ctypes.c_void_p.from_address(addr + 64).value, 3 * ntypes)
+        idx = [k for k in range(ntypes) if sig[3 * k:3 * k + 3] == bytes([code] * 3)]
+        if len(idx) != 1 or uf.types[idx[0]] != "dd->d":
+            return 0
+        fp = ctypes.c_void_p.from_address(ctypes.c_void_p.from_address(addr + 32).value + 8 * idx[0]).value or 0
+    except (ValueError, OSError):  # pragma: no cover - a numpy whose ufunc object is laid out otherwise
+        return 0
+    if fp and not _probe(fp):
+        return 0
+    return int(fp)
+
+
+def _probe(fp: int) -> bool:
+    """Whether the loop at ``fp`` gives ``np.arctan2``'s bits on awkward values, at several lengths."""
+    rng = np.random.default_rng(7)
+    for n in (1, 3, 8, 10, 17, 64):
+        y = rng.normal(size=n) * rng.choice([1e-9, 1e-3, 1.0, 1e3], n)
+        x = rng.normal(size=n) * rng.choice([1e-9, 1.0, 1e3], n)
+        y[0], x[-1] = -0.0, 0.0
+        out = np.empty(n)
+        atan2_rows(fp, y, x, out)
+        if out.tobytes() != np.arctan2(y, x).tobytes():
+            return False
+    return True
+
+
+@numba.njit(**_JIT)
+def _net_command(cmd: float, v: float, mass: float, friction: float, decel_max: float, accel_max: float, stand: float,
+                 rr_g: float, rho: float, cda: float, g: float) -> tuple[float, float, float]:
+    """:func:`simready.sim.controllers.actuation.net_command` (Python's ``min``/``max``: the first argument unless
+    the second is strictly beyond it)."""
+    if v <= stand:
+        resist = 0.0
+    else:
+        drag = 0.5 * rho * cda * v * v / mass
+        resist = rr_g + drag
+    fg = friction * g
+    brake_limit = fg if fg < decel_max else decel_max
+    if math.isnan(cmd):
+        return -resist, 0.0, 0.0
+    lo = -brake_limit
+    a = lo if lo > cmd else cmd
+    a = accel_max if accel_max < a else a
+    need = a + resist
+    throttle = ((0.0 if 0.0 > need else need) / (accel_max + resist)) if need > 0 else 0.0
+    brake = ((0.0 if 0.0 > -need else -need) / (brake_limit + resist)) if need < 0 else 0.0
+    brake = 1.0 if 1.0 < brake else brake
+    if v <= stand and a < 0.0:
+        return a, 0.0, brake
+    return a, (1.0 if 1.0 < throttle else throttle), brake
+
+
+@numba.njit(**_JIT)
+def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw: np.ndarray, big: np.ndarray,
+              present: np.ndarray, d: np.ndarray, d_rate: np.ndarray, d_acc: np.ndarray, lane: np.ndarray,
+              s: np.ndarray, standstill: np.ndarray, act_buf: np.ndarray, consts: np.ndarray, refs0: np.ndarray,
+              yield_i: np.ndarray, yield_u: np.ndarray, ped_rows: np.ndarray, ped_state: np.ndarray,
+              ped_kerb: np.ndarray, lengths: np.ndarray, leader_u0: np.ndarray, leaders: np.ndarray,
+              percepts: np.ndarray, stop_u: np.ndarray, stop_col: np.ndarray, signals: np.ndarray, cum: np.ndarray,
+              base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, psi: np.ndarray,
+              dpsi: np.ndarray, heights: np.ndarray, seg_lane: np.ndarray, lane_u0: np.ndarray, reach2: np.ndarray,
+              hl: np.ndarray, hw: np.ndarray, w_rows: np.ndarray, w_first: np.ndarray, w_z_start: np.ndarray,
+              w_step_u: np.ndarray, w_step_dh: np.ndarray, leaves: np.ndarray, atan_fp: int, walk: np.ndarray,
+              o_pos: np.ndarray, o_quat: np.ndarray, o_vel: np.ndarray, o_omega: np.ndarray, o_present: np.ndarray,
+              o_lane: np.ndarray, o_s: np.ndarray, o_x: np.ndarray, x_src: np.ndarray
+              ) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                         np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Step ticks ``ic[I_TICK]`` … while they are quiet, at most to ``ic[I_END]``; returns ``(tick reached, why it
+    stopped, recorder rows, u, v, accel, yaw, big, slip, throttle, brake, lane, s)`` of the last stepped tick (the
+    inputs themselves when none was: the caller then steps that tick in Python).
+
+    State in: ``u``, ``v``, ``yaw`` (N,), ``big`` (13·N: pos, quat, vel, omega as the kinematic step packs them),
+    ``present``, the lateral references ``d``, ``d_rate``, ``d_acc`` (constant over these ticks), the lanes of ``u``
+    (``lane``, ``s``); ``standstill`` (N,) and the ego's delay line ``act_buf`` are updated in place (only for
+    stepped ticks). Planner: ``consts`` and ``refs0`` (the goals' references, constant over these ticks, with
+    ``FIXED_GAP`` at inf), the held junction waits (``yield_i``, ``yield_u``), the pedestrians (``ped_rows``;
+    ``ped_state`` (P, 6): active, seen, hazard since, clear since (−1: none), mode (0 walk, 1 wait), the reaction
+    delay in ticks; ``ped_kerb``), the held leaders and percepts, the stop lines and the signal codes
+    per tick. Step: the path table's and ground's kernel arrays, the footprints, the walk profile, ``leaves``.
+    Recorder: its arrays and the extras' order ``x_src`` (0 accel, 1 throttle, 2 brake, 3 steer, 4 slip).
+
+    A tick needs Python (and is not stepped) when it is a perception tick, when a pedestrian's kerb memory would
+    change, or when its step has a contact, a body leaving the map, a non-finite or failing state.
+    """
+    n = u.shape[0]
+    t = ic[I_TICK]
+    end = ic[I_END]
+    warmup, every, row, e = ic[I_WARMUP], ic[I_EVERY], ic[I_ROW], ic[I_EGO]
+    dt, stand = fc[F_DT], fc[F_STAND]
+    n_buf = act_buf.shape[0]
+    why = STOP_END
+    a1 = np.zeros(n)
+    slip = np.zeros(n)
+    throttle = np.zeros(n)
+    brake = np.zeros(n)
+    zeros = np.zeros(n)
+    n_pairs = n * (n - 1) // 2
+    pairs = np.empty((n_pairs if n_pairs > 0 else 1, 2), dtype=np.int64)
+    refs = refs0.copy()
+    a_des, accel = np.empty(n), np.empty(n)
+    while t < end:
+        if t % every == 0:
+            why = STOP_EVENT
+            break
+        # The planner's stationary obstacles: junction waits, then each present pedestrian's route end and kerb.
+        for k in range(n):
+            refs[pk.FIXED_GAP, k] = refs0[pk.FIXED_GAP, k]
+        for k in range(yield_i.shape[0]):
+            i = yield_i[k]
+            g = yield_u[k] - u[i] - hl[i] + consts[pk.S0, i]
+            if g < refs[pk.FIXED_GAP, i]:
+                refs[pk.FIXED_GAP, i] = g
+        changed = False
+        for r in range(ped_rows.shape[0]):
+            i = ped_rows[r]
+            if not present[i]:
+                continue
+            end_gap = lengths[i] - u[i]
+            g = (0.0 if 0.0 > end_gap else end_gap) if end_gap < np.inf else np.inf
+            if ped_state[r, 0]:
+                kerb = ped_kerb[r]
+                if u[i] > kerb + 0.3:
+                    changed = True
+                    break
+                seen, hazard, clear, mode, delay = ped_state[r, 1], ped_state[r, 2], ped_state[r, 3], ped_state[r, 4], \
+                    ped_state[r, 5]
+                # pedestrian.update off a perception tick: the memory changes unless all stays as it is.
+                if seen:
+                    if hazard < 0 or clear >= 0 or (mode == 0 and t - hazard >= delay):
+                        changed = True
+                        break
+                elif hazard >= 0 or clear < 0 or (mode == 1 and t - clear >= delay):
+                    changed = True
+                    break
+                if mode == 1:
+                    kg = kerb - u[i] - 0.2
+                    if kg < g:
+                        g = kg
+            refs[pk.FIXED_GAP, i] = g
+        if changed:
+            why = STOP_EVENT
+            break
+        pk.accelerations(consts, refs, u, v, present, lane, s, leader_u0, leaders, percepts,
+                         big[:3 * n].reshape((n, 3))[:, :2], yaw, stop_u, stop_col,
+                         signals[t if t < signals.shape[0] - 1 else signals.shape[0] - 1], dt, fc[F_FG], stand,
+                         fc[F_TRACK], fc[F_AMBER2], fc[F_STANDOFF], fc[F_PED_R], a_des, accel)
+        thr1 = np.zeros(n)
+        brk1 = np.zeros(n)
+        cmd_e = 0.0
+        if e >= 0:
+            v_e = v[e]
+            cmd_e = act_buf[0] if n_buf > 0 else a_des[e]
+            net, thr1[e], brk1[e] = _net_command(cmd_e, v_e, fc[F_MASS], fc[F_FRICTION], fc[F_E_DECEL],
+                                                 fc[F_E_ACCEL], stand, fc[F_RR_G], fc[F_RHO], fc[F_CDA], fc[F_G])
+            accel[e] = 0.0 if (v_e <= 0.0 and net < 0.0) else net
+        # The kinematic step (step_on_paths).
+        u1, v1, a1n = np.empty(n), np.empty(n), np.empty(n)
+        placed = np.empty((8, n))
+        lane1, s1 = np.empty(n, dtype=np.int64), np.empty(n)
+        flags = K.advance_place_lanes(u, v, accel, present, dt, cum, base, last, pts, dirs, psi, dpsi, heights,
+                                      fc[F_GX0], fc[F_GY0], fc[F_GINV], d, d_rate, seg_lane, lane_u0, u1, v1, a1n,
+                                      placed, lane1, s1)
+        if n == 0 or not flags & K.FINITE:
+            why = STOP_EVENT
+            break
+        lateral = (flags & K.LATERAL) != 0
+        yaw1 = np.empty(n)
+        if lateral:
+            turn = np.empty(n)
+            atan2_rows(atan_fp, d_rate, placed[K.BIG_V], turn)
+            for i in range(n):
+                yaw1[i] = placed[K.YAW_C, i] + turn[i]
+        else:
+            for i in range(n):
+                yaw1[i] = placed[K.YAW_C, i] + d_rate[i]
+        heading_v = np.empty(n)
+        atan2_rows(atan_fp, placed[K.VY], placed[K.VX], heading_v)
+        big1, slip1 = np.empty(13 * n), np.empty(n)
+        m, ok = K.pack_step_walk_ok(placed, yaw1, heading_v, d_rate, d_acc, v1, a1n, lateral, present,
+                                    big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)), yaw, reach2, hl,
+                                    hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, fc[F_RAMP], u1, big1, slip1,
+                                    pairs, fc[F_MAX_SPEED], fc[F_LO_X], fc[F_HI_X], fc[F_LO_Y], fc[F_HI_Y],
+                                    fc[F_MAX_Z], leaves, lengths)
+        want = K.OK_BOUNDS if (t + 1) % every == 0 else K.OK_STATE
+        if m > 0 or not ok & want or not ok & K.OK_STAYS:
+            why = STOP_EVENT
+            break
+        # Commit the tick.
+        if e >= 0 and n_buf > 0:
+            for k in range(n_buf - 1):
+                act_buf[k] = act_buf[k + 1]
+            act_buf[n_buf - 1] = a_des[e]
+        for i in range(n):
+            standstill[i] = standstill[i] + 1 if v1[i] < stand else 0
+        u, v, a1, yaw, big, slip, throttle, brake, lane, s = u1, v1, a1n, yaw1, big1, slip1, thr1, brk1, lane1, s1
+        t += 1
+        if t >= warmup:
+            K.record_row(row, big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)),
+                         big[7 * n:10 * n].reshape((n, 3)), big[10 * n:].reshape((n, 3)), present, lane, s, u, walk,
+                         o_pos, o_quat, o_vel, o_omega, o_present, o_lane, o_s)
+            for j in range(5):
+                c = x_src[j]
+                src = a1 if c == 0 else throttle if c == 1 else brake if c == 2 else zeros if c == 3 else slip
+                for i in range(n):
+                    o_x[j, row, i] = src[i]
+            row += 1
+    return t, why, row, u, v, a1, yaw, big, slip, throttle, brake, lane, s
