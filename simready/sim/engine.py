@@ -38,6 +38,7 @@ from simready.scenario.streams import StreamSet
 from simready.sim.core import constants as C
 from simready.sim.behavior import interactions, walkers
 from simready.sim.core import kernels
+from simready.sim.core import planner_kernels as pk
 from simready.sim.core import tick_kernels
 from simready.sim.backend import Backend
 from simready.sim.backends import make_backend
@@ -562,17 +563,26 @@ class Engine:
         limit = min(limit, warmup) if t0 < warmup else min(limit, interactions.quiet_until(scene, s))
         dt = scene.dt
         goals = sc.longitudinal
+        moving = []
         for i in set_indices(goals):
             goal = goals[i]
             if isinstance(goal, GapGoal) or goal.kind == "match":
                 return 0
-            if goal.kind not in ("brake", "stop", "coast"):
-                limit = min(limit, _constant_until(goal.profile, t0, dt))
+            if goal.kind not in ("brake", "stop", "coast") and _constant_until(goal.profile, t0, dt) < limit:
+                moving.append((i, goal.profile))
         if limit < t0 + 2:
             return 0
         c = s.coords
-        d_ref, d_rate, d_acc, done = lateral.lateral_refs(sc.lateral, c.d, t0, dt)
-        if done or d_ref is not c.d:
+        # Each tick's lateral references (they read the offsets of actors without a goal, which stay), to the first
+        # tick whose manoeuvre completes (its step runs in Python).
+        refs_lat = []
+        for t in range(t0, limit):
+            d_ref, d_rate, d_acc, done = lateral.lateral_refs(sc.lateral, c.d, t, dt)
+            if done:
+                limit = t
+                break
+            refs_lat.append((d_ref, d_rate, d_acc))
+        if limit < t0 + 2:
             return 0
         pa = a.py
         peds = sc.peds
@@ -597,6 +607,14 @@ class Engine:
         view = TickView(scene, s, table)
         refs = route.refs0.copy()
         planner_mod._goal_references(view, sc, refs)
+        refs_t = np.empty((limit - t0, *refs.shape))
+        refs_t[:] = refs
+        for i, profile in moving:
+            for t in range(t0 + 1, limit):
+                refs_t[t - t0, pk.V_REF, i], refs_t[t - t0, pk.A_FF, i], _ = profile.at(t, dt)
+        lat = np.empty((limit - t0, 3, n))
+        for k, row3 in enumerate(refs_lat):
+            lat[k, 0], lat[k, 1], lat[k, 2] = row3
         (cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, reach2, hl, hw, w_rows, w_first,
          w_z_start, w_step_u, w_step_dh, inv_ramp, _sloped, seg_lane, lane_u0, limits) = kinematics._step_args(scene,
                                                                                                                table)
@@ -616,10 +634,9 @@ class Engine:
         yields = sc.yields
         yield_i = np.array([i for i, _ in yields], dtype=np.int64) if yields else no_rows
         yield_u = np.array([u for _, u in yields], dtype=np.float64) if yields else np.zeros(0)
-        f8 = np.ascontiguousarray
         t, _why, row, u, v, acc, yaw, big, slip, throttle, brake, lane, s_lane = tick_kernels.run_ticks(
-            ic, fc, c.u.copy(), c.v.copy(), c.yaw.copy(), big0, b.present.copy(), f8(d_ref).copy(),
-            f8(d_rate).copy(), f8(d_acc).copy(), lane0.copy(), s0.copy(), standstill, buf, route.consts, refs, yield_i,
+            ic, fc, c.u.copy(), c.v.copy(), c.yaw.copy(), big0, b.present.copy(), lat, lane0.copy(), s0.copy(),
+            standstill, buf, route.consts, refs_t, yield_i,
             yield_u, np.array(rows, dtype=np.int64), np.array(ped_state, dtype=np.int64).reshape(-1, 6),
             np.array(kerb, dtype=np.float64), table.lengths, leader_u0(table, scene),
             planner_mod._held(route, "leaders", sc.leaders, 0), planner_mod._held(route, "percepts", sc.percepts, 2),
@@ -632,8 +649,10 @@ class Engine:
             return 0
         # The state step() leaves after tick t − 1 (the kinematic backend's coords, extras and bodies).
         table.remember_lanes(ro(u), lane, s_lane)
-        coords = with_changes(c, u=u, d=d_ref, d_rate=d_rate if not d_rate.flags.writeable else frozen(d_rate),
-                              v=ro(v), a=ro(acc), yaw=ro(yaw))
+        d_ref, d_rate, _ = refs_lat[k - 1]
+        coords = with_changes(c, u=u, d=d_ref if not d_ref.flags.writeable else frozen(d_ref),
+                              d_rate=d_rate if not d_rate.flags.writeable else frozen(d_rate), v=ro(v), a=ro(acc),
+                              yaw=ro(yaw))
         extras = {"accel_mps2": acc, "throttle": throttle, "brake": brake,
                   "steer_rad": self.backend._zeros(n), "slip_rad": slip}  # type: ignore[attr-defined]
         steer = 0.0 if e >= 0 else sc.steer_rad

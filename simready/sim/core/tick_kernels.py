@@ -154,8 +154,8 @@ def _net_command(cmd: float, v: float, mass: float, friction: float, decel_max: 
 
 @numba.njit(**_JIT)
 def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw: np.ndarray, big: np.ndarray,
-              present: np.ndarray, d: np.ndarray, d_rate: np.ndarray, d_acc: np.ndarray, lane: np.ndarray,
-              s: np.ndarray, standstill: np.ndarray, act_buf: np.ndarray, consts: np.ndarray, refs0: np.ndarray,
+              present: np.ndarray, lat: np.ndarray, lane: np.ndarray,
+              s: np.ndarray, standstill: np.ndarray, act_buf: np.ndarray, consts: np.ndarray, refs_t: np.ndarray,
               yield_i: np.ndarray, yield_u: np.ndarray, ped_rows: np.ndarray, ped_state: np.ndarray,
               ped_kerb: np.ndarray, lengths: np.ndarray, leader_u0: np.ndarray, leaders: np.ndarray,
               percepts: np.ndarray, stop_u: np.ndarray, stop_col: np.ndarray, signals: np.ndarray, cum: np.ndarray,
@@ -172,10 +172,11 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     inputs themselves when none was: the caller then steps that tick in Python).
 
     State in: ``u``, ``v``, ``yaw`` (N,), ``big`` (13·N: pos, quat, vel, omega as the kinematic step packs them),
-    ``present``, the lateral references ``d``, ``d_rate``, ``d_acc`` (constant over these ticks), the lanes of ``u``
+    ``present``, the lateral references ``lat`` (L, 3, N): row t − tick holds tick t's ``d``, ``ḋ``, ``d̈``
+    (:func:`simready.sim.controllers.lateral.lateral_refs`), the lanes of ``u``
     (``lane``, ``s``); ``standstill`` (N,) and the ego's delay line ``act_buf`` are updated in place (only for
-    stepped ticks). Planner: ``consts`` and ``refs0`` (the goals' references, constant over these ticks, with
-    ``FIXED_GAP`` at inf), the held junction waits (``yield_i``, ``yield_u``), the pedestrians (``ped_rows``;
+    stepped ticks). Planner: ``consts`` and ``refs_t`` (L, 5, N): each tick's references from the goals, with
+    ``FIXED_GAP`` at inf, the held junction waits (``yield_i``, ``yield_u``), the pedestrians (``ped_rows``;
     ``ped_state`` (P, 6): active, seen, hazard since, clear since (−1: none), mode (0 walk, 1 wait), the reaction
     delay in ticks; ``ped_kerb``), the held leaders and percepts, the stop lines and the signal codes
     per tick. Step: the path table's and ground's kernel arrays, the footprints, the walk profile, ``leaves``.
@@ -198,15 +199,15 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     zeros = np.zeros(n)
     n_pairs = n * (n - 1) // 2
     pairs = np.empty((n_pairs if n_pairs > 0 else 1, 2), dtype=np.int64)
-    refs = refs0.copy()
     a_des, accel = np.empty(n), np.empty(n)
+    t_first = t
     while t < end:
         if t % every == 0:
             why = STOP_EVENT
             break
+        refs = refs_t[t - t_first].copy()
+        d, d_rate, d_acc = lat[t - t_first, 0], lat[t - t_first, 1], lat[t - t_first, 2]
         # The planner's stationary obstacles: junction waits, then each present pedestrian's route end and kerb.
-        for k in range(n):
-            refs[pk.FIXED_GAP, k] = refs0[pk.FIXED_GAP, k]
         for k in range(yield_i.shape[0]):
             i = yield_i[k]
             g = yield_u[k] - u[i] - hl[i] + consts[pk.S0, i]
