@@ -42,6 +42,7 @@ from simready.sim.core import planner_kernels as pk
 from simready.sim.core import tick_kernels
 from simready.sim.backend import Backend
 from simready.sim.backends import make_backend
+from simready.sim.backends.kinematic import KinematicBackend
 from simready.sim.storage.checkpoint import Checkpoint, capture, check_identity
 from simready.sim.controllers import actuation, lateral
 from simready.sim.controllers import planner as planner_mod
@@ -49,7 +50,7 @@ from simready.sim.controllers.planner import RouteTable, plan
 from simready.sim.core import kinematics
 from simready.sim.core.kinematics import path_bodies
 from simready.sim.behavior.lane_changes import DECISION_PERIOD_S, lane_changes
-from simready.sim.core.sight import TickView, leader_u0
+from simready.sim.core.sight import DIVERGE_WINDOW_M, TickView, leader_u0, occluder_mask
 from simready.sim.core.reference_paths import PathKey, PathTable
 from simready.sim.behavior.respawn import Respawner
 from simready.sim.core.scene import Scene
@@ -521,13 +522,15 @@ class Engine:
 
     def _quiet_setup(self) -> tuple[Any, ...] | None:
         """What :meth:`_quiet_ticks` passes every time, or None when this rollout's ticks all stay in Python: a
-        backend other than kinematic-v1, a sloped ground (the tilt is numpy), background traffic (its lane
+        backend other than kinematic-v1 (or one whose step is not kinematic-v1's own: a subclass, a test's injected
+        fault), a sloped ground (the tilt is numpy), background traffic (its lane
         changes, turns, respawns and walkers are Python every tick), or no numpy ``arctan2`` loop to call."""
         scene = self.scene
         a = scene.actors
         n = len(a)
-        if (self.backend.name != "kinematic-v1" or n == 0 or scene.ground.sloped or a.background.any()
-                or not self.recorder._fused or set(self.recorder._extra_names) != set(_QUIET_EXTRAS)):
+        if (self.backend.name != "kinematic-v1" or type(self.backend).advance is not _KINEMATIC_ADVANCE or n == 0
+                or scene.ground.sloped or a.background.any() or not self.recorder._fused
+                or set(self.recorder._extra_names) != set(_QUIET_EXTRAS)):
             return None
         fp = _atan2_loop()
         if not fp:
@@ -535,53 +538,71 @@ class Engine:
         x_src = np.array([_QUIET_EXTRAS.index(name) for name in self.recorder._extra_names], dtype=np.int64)
         signals = np.array(scene.signals.states)
         e = a.ego
-        return fp, x_src, signals, -1 if e is None else int(e), np.zeros(0, dtype=np.int64), np.zeros((0, 6), np.int64)
+        e0, e1 = scene.static_edges
+        static = (np.array(a.lane_bound, dtype=bool), np.array(a.avoid, dtype=bool), np.array(a.yield_, dtype=bool),
+                  np.array(a.is_ped, dtype=bool), np.array(a.decel_comfort, dtype=np.float64),
+                  np.array(occluder_mask(scene), dtype=bool), np.ascontiguousarray(e0, dtype=np.float64),
+                  np.ascontiguousarray(e1, dtype=np.float64))
+        return fp, x_src, signals, -1 if e is None else int(e), np.zeros(0, dtype=np.int64), static
 
     def _quiet_ticks(self, end: int) -> int:
         """Step the ticks from the current one that need no Python (:mod:`simready.sim.core.tick_kernels`) in one
         compiled call, to ``end`` at most; the number of ticks stepped (0: the current tick needs Python).
 
-        The state, events and records afterwards are those :meth:`step` gives tick by tick: a quiet tick is one
-        off perception, with no trigger due (:func:`simready.sim.behavior.interactions.quiet_until`), every goal's
-        reference constant (no goal reading the state: gap, match), no lateral manoeuvre moving, no contact, no
-        actor carried; the compiled loop stops before a tick whose pedestrian memory would change or whose step
-        has a contact, leaves the map or fails a check.
+        The state, events and records afterwards are those :meth:`step` gives tick by tick. A quiet tick has no
+        trigger due (:func:`simready.sim.behavior.interactions.quiet_until`), no goal reading the state (gap,
+        match), no lateral manoeuvre completing, no contact, nobody carried, no background traffic, and perceives
+        (if it is a perception tick) without junction waits to find; moving profiles and lateral offsets enter as
+        references evaluated here tick by tick (:data:`_MOVING_TICKS` at most). The compiled loop stops before a
+        tick whose pedestrian memory would change, whose pedestrian may see a hazard, or whose step has a contact,
+        leaves the map or fails a check: :meth:`step` then steps it.
         """
         s = self.state
         scene = self.scene
         t0 = s.tick
         every = self._perception_every
-        if s.termination is not None or t0 % every == 0:
-            return 0
+        assert self._quiet is not None  # run() asks only when set up
+        fp, x_src, signals, e, no_rows, static = self._quiet
         sc = s.control
+        route = self.route
+        # Perception ticks step compiled too unless an actor has junction waits to find (junctions.yield_stops).
+        perceive = not sc.yields and not any(route.conflicts)
+        if s.termination is not None or (t0 % every == 0 and not perceive):
+            return 0
         a = scene.actors
         n = len(a)
         if len(sc.leaders) != n or sc.struck or s.world.contacts or self._respawn.active or len(self._turner.rows):
             return 0
-        limit = min(end, t0 - t0 % every + every)
+        limit = end if perceive else min(end, t0 - t0 % every + every)
         warmup = scene.warmup_ticks
-        limit = min(limit, warmup) if t0 < warmup else min(limit, interactions.quiet_until(scene, s))
+        # Triggers are asked from the warm-up's end on; none is due before quiet_until.
+        limit = min(limit, max(warmup, interactions.quiet_until(scene, s)))
         dt = scene.dt
         goals = sc.longitudinal
-        moving = []
+        moving: list[tuple[int, Any]] = []
         for i in set_indices(goals):
             goal = goals[i]
+            assert goal is not None  # set_indices: the actors with a goal
             if isinstance(goal, GapGoal) or goal.kind == "match":
                 return 0
             if goal.kind not in ("brake", "stop", "coast") and _constant_until(goal.profile, t0, dt) < limit:
                 moving.append((i, goal.profile))
+                limit = min(limit, t0 + _MOVING_TICKS)
         if limit < t0 + 2:
             return 0
         c = s.coords
         # Each tick's lateral references (they read the offsets of actors without a goal, which stay), to the first
         # tick whose manoeuvre completes (its step runs in Python).
-        refs_lat = []
-        for t in range(t0, limit):
-            d_ref, d_rate, d_acc, done = lateral.lateral_refs(sc.lateral, c.d, t, dt)
-            if done:
-                limit = t
-                break
-            refs_lat.append((d_ref, d_rate, d_acc))
+        refs_lat = [lateral.lateral_refs(sc.lateral, c.d, t0, dt)]
+        if refs_lat[0][0] is not c.d or refs_lat[0][3]:
+            # A manoeuvre moving (or done now): the references tick by tick, over a while at most.
+            limit = min(limit, t0 + _MOVING_TICKS)
+            for t in range(t0 + 1, limit):
+                refs_lat.append(lateral.lateral_refs(sc.lateral, c.d, t, dt))
+            for t in range(t0, limit):
+                if refs_lat[t - t0][3]:
+                    limit = t
+                    break
         if limit < t0 + 2:
             return 0
         pa = a.py
@@ -591,18 +612,17 @@ class Engine:
             mem = peds[i]
             if mem is None or mem.mode == "committed" or not math.isfinite(mem.kerb_u):
                 rows.append(i)
-                ped_state.append((0, 0, -1, -1, 0, 0))
+                ped_state.append((0, 0, -1, -1, 0, 0, 0))
                 kerb.append(math.inf)
             elif mem.mode in ("walk", "wait"):
                 rows.append(i)
                 ped_state.append((1, int(mem.seen), -1 if mem.hazard_since is None else mem.hazard_since,
                                   -1 if mem.clear_since is None else mem.clear_since, int(mem.mode == "wait"),
-                                  int(round(mem.reaction_delay_s / dt))))
+                                  int(round(mem.reaction_delay_s / dt)),
+                                  int(mem.stop_draw < float(a.stop_tendency[i]))))
                 kerb.append(mem.kerb_u)
             else:
                 return 0
-        fp, x_src, signals, e, no_rows, no_peds = self._quiet
-        route = self.route
         table = route.paths
         view = TickView(scene, s, table)
         refs = route.refs0.copy()
@@ -613,8 +633,11 @@ class Engine:
             for t in range(t0 + 1, limit):
                 refs_t[t - t0, pk.V_REF, i], refs_t[t - t0, pk.A_FF, i], _ = profile.at(t, dt)
         lat = np.empty((limit - t0, 3, n))
-        for k, row3 in enumerate(refs_lat):
-            lat[k, 0], lat[k, 1], lat[k, 2] = row3
+        if len(refs_lat) == 1:
+            lat[:, 0], lat[:, 1], lat[:, 2] = refs_lat[0][:3]
+        else:
+            for k in range(limit - t0):
+                lat[k, 0], lat[k, 1], lat[k, 2] = refs_lat[k][:3]
         (cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, reach2, hl, hw, w_rows, w_first,
          w_z_start, w_step_u, w_step_dh, inv_ramp, _sloped, seg_lane, lane_u0, limits) = kinematics._step_args(scene,
                                                                                                                table)
@@ -623,9 +646,12 @@ class Engine:
         fc[:] = (dt, friction * C.GRAVITY_MPS2, C.STANDSTILL_MPS, C.SPEED_TRACK_GAIN, 2.0 * C.AMBER_DECEL_LIMIT,
                  C.STOP_LINE_STANDOFF_M, C.PEDESTRIAN_RADIUS_M, g_x0, g_y0, g_inv, inv_ramp, *limits, self.ego_mass_kg,
                  friction, pa.decel_max[e] if e >= 0 else 0.0, pa.accel_max[e] if e >= 0 else 0.0,
-                 C.ROLLING_RESISTANCE * C.GRAVITY_MPS2, C.AIR_DENSITY_KG_M3, C.DRAG_AREA_M2, C.GRAVITY_MPS2)
+                 C.ROLLING_RESISTANCE * C.GRAVITY_MPS2, C.AIR_DENSITY_KG_M3, C.DRAG_AREA_M2, C.GRAVITY_MPS2,
+                 C.OBSTACLE_LOOKAHEAD_M, C.CORRIDOR_MARGIN_M, C.EYE_FORWARD_FRACTION, C.KERB_LOOKAHEAD_M,
+                 DIVERGE_WINDOW_M)
         rec = self.recorder
-        ic = np.array([t0, limit, warmup, every, rec.rows, e], dtype=np.int64)
+        ic = np.array([t0, limit, warmup, every, rec.rows, e, perceive, a.py.lane_bound_count >= 2],
+                      dtype=np.int64)
         b = s.bodies
         big0 = np.concatenate((b.pos.ravel(), b.quat.ravel(), b.vel.ravel(), b.omega.ravel()))
         lane0, s0 = view.lanes
@@ -634,22 +660,23 @@ class Engine:
         yields = sc.yields
         yield_i = np.array([i for i, _ in yields], dtype=np.int64) if yields else no_rows
         yield_u = np.array([u for _, u in yields], dtype=np.float64) if yields else np.zeros(0)
-        t, _why, row, u, v, acc, yaw, big, slip, throttle, brake, lane, s_lane = tick_kernels.run_ticks(
+        t, _why, row, u, v, acc, yaw, big, slip, throttle, brake, lane, s_lane, perceived, leaders, percepts = \
+            tick_kernels.run_ticks(
             ic, fc, c.u.copy(), c.v.copy(), c.yaw.copy(), big0, b.present.copy(), lat, lane0.copy(), s0.copy(),
             standstill, buf, route.consts, refs_t, yield_i,
-            yield_u, np.array(rows, dtype=np.int64), np.array(ped_state, dtype=np.int64).reshape(-1, 6),
+            yield_u, np.array(rows, dtype=np.int64), np.array(ped_state, dtype=np.int64).reshape(-1, 7),
             np.array(kerb, dtype=np.float64), table.lengths, leader_u0(table, scene),
             planner_mod._held(route, "leaders", sc.leaders, 0), planner_mod._held(route, "percepts", sc.percepts, 2),
             route.stop_u, route.stop_col, signals, cum, base, last, pts, dirs, psi, dpsi, heights, seg_lane, lane_u0,
             reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, table.leaves, fp,
             rec._walk(c.path_keys), rec.pos, rec.quat, rec.vel, rec.omega, rec.present, rec.lane, rec.s, rec._x_all,
-            x_src)
+            x_src, *static)
         k = int(t) - t0
         if k == 0:
             return 0
         # The state step() leaves after tick t − 1 (the kinematic backend's coords, extras and bodies).
         table.remember_lanes(ro(u), lane, s_lane)
-        d_ref, d_rate, _ = refs_lat[k - 1]
+        d_ref, d_rate, _, _ = refs_lat[k - 1 if len(refs_lat) > 1 else 0]
         coords = with_changes(c, u=u, d=d_ref if not d_ref.flags.writeable else frozen(d_ref),
                               d_rate=d_rate if not d_rate.flags.writeable else frozen(d_rate), v=ro(v), a=ro(acc),
                               yaw=ro(yaw))
@@ -658,6 +685,9 @@ class Engine:
         steer = 0.0 if e >= 0 else sc.steer_rad
         control = with_changes(sc, actuation=tuple(buf.tolist()) if e >= 0 else sc.actuation, peds=tuple(peds),
                                standstill=tuple(standstill.tolist()), steer_rad=steer)
+        if perceived:
+            control = with_changes(control, leaders=tuple(leaders.tolist()),
+                                   percepts=tuple(map(tuple, percepts.tolist())))
         self.state = s.evolve(tick=int(t), bodies=kinematics._bodies_from(big, n, b.present), coords=coords,
                               extras=extras, control=control)
         self.ticks_simulated += k
@@ -667,7 +697,12 @@ class Engine:
 
 #: kinematic-v1's extras, in the order :func:`simready.sim.core.tick_kernels.run_ticks` numbers them.
 _QUIET_EXTRAS = ("accel_mps2", "throttle", "brake", "steer_rad", "slip_rad")
+#: At most this many ticks in one compiled call while a goal's profile or a lateral manoeuvre moves (their
+#: references are evaluated in Python beforehand, tick by tick).
+_MOVING_TICKS = 64
 _ATAN2: list[int] = []
+#: The step the compiled ticks repeat (:meth:`simready.sim.backends.kinematic.KinematicBackend.advance`).
+_KINEMATIC_ADVANCE = KinematicBackend.advance
 
 
 def _atan2_loop() -> int:

@@ -48,11 +48,12 @@ from simready.sim.core import planner_kernels as pk
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 #: Slots of :func:`run_ticks`' integer parameters ``ic``.
-I_TICK, I_END, I_WARMUP, I_EVERY, I_ROW, I_EGO = range(6)
+I_TICK, I_END, I_WARMUP, I_EVERY, I_ROW, I_EGO, I_PERCEIVE, I_LEADERS = range(8)
 #: Slots of its float parameters ``fc``.
 (F_DT, F_FG, F_STAND, F_TRACK, F_AMBER2, F_STANDOFF, F_PED_R, F_GX0, F_GY0, F_GINV, F_RAMP, F_MAX_SPEED, F_LO_X,
- F_HI_X, F_LO_Y, F_HI_Y, F_MAX_Z, F_MASS, F_FRICTION, F_E_DECEL, F_E_ACCEL, F_RR_G, F_RHO, F_CDA, F_G) = range(25)
-N_FC = 25
+ F_HI_X, F_LO_Y, F_HI_Y, F_MAX_Z, F_MASS, F_FRICTION, F_E_DECEL, F_E_ACCEL, F_RR_G, F_RHO, F_CDA, F_G, F_LOOKAHEAD,
+ F_MARGIN, F_EYE, F_KERB, F_DIVERGE) = range(30)
+N_FC = 30
 #: Why :func:`run_ticks` stopped (its first result's companion): the end it was given, or a tick needing Python.
 STOP_END, STOP_EVENT = 0, 1
 
@@ -100,11 +101,14 @@ def numpy_atan2_loop() -> int:
         if ntypes != uf.ntypes:
             return 0
         code = np.dtype(np.float64).num
-        sig = ctypes.string_at(ctypes.c_void_p.from_address(addr + 64).value, 3 * ntypes)
+        types_at, functions_at = ctypes.c_void_p.from_address(addr + 64).value, ctypes.c_void_p.from_address(addr + 32).value
+        if not types_at or not functions_at:
+            return 0
+        sig = ctypes.string_at(types_at, 3 * ntypes)
         idx = [k for k in range(ntypes) if sig[3 * k:3 * k + 3] == bytes([code] * 3)]
         if len(idx) != 1 or uf.types[idx[0]] != "dd->d":
             return 0
-        fp = ctypes.c_void_p.from_address(ctypes.c_void_p.from_address(addr + 32).value + 8 * idx[0]).value or 0
+        fp = ctypes.c_void_p.from_address(functions_at + 8 * idx[0]).value or 0
     except (ValueError, OSError):  # pragma: no cover - a numpy whose ufunc object is laid out otherwise
         return 0
     if fp and not _probe(fp):
@@ -164,9 +168,11 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
               hl: np.ndarray, hw: np.ndarray, w_rows: np.ndarray, w_first: np.ndarray, w_z_start: np.ndarray,
               w_step_u: np.ndarray, w_step_dh: np.ndarray, leaves: np.ndarray, atan_fp: int, walk: np.ndarray,
               o_pos: np.ndarray, o_quat: np.ndarray, o_vel: np.ndarray, o_omega: np.ndarray, o_present: np.ndarray,
-              o_lane: np.ndarray, o_s: np.ndarray, o_x: np.ndarray, x_src: np.ndarray
+              o_lane: np.ndarray, o_s: np.ndarray, o_x: np.ndarray, x_src: np.ndarray, lane_bound: np.ndarray,
+              avoids: np.ndarray, yields: np.ndarray, is_ped: np.ndarray, decel_comfort: np.ndarray,
+              occluder: np.ndarray, e0: np.ndarray, e1: np.ndarray
               ) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                         np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                         np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
     """Step ticks ``ic[I_TICK]`` … while they are quiet, at most to ``ic[I_END]``; returns ``(tick reached, why it
     stopped, recorder rows, u, v, accel, yaw, big, slip, throttle, brake, lane, s)`` of the last stepped tick (the
     inputs themselves when none was: the caller then steps that tick in Python).
@@ -182,8 +188,15 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     per tick. Step: the path table's and ground's kernel arrays, the footprints, the walk profile, ``leaves``.
     Recorder: its arrays and the extras' order ``x_src`` (0 accel, 1 throttle, 2 brake, 3 steer, 4 slip).
 
-    A tick needs Python (and is not stepped) when it is a perception tick, when a pedestrian's kerb memory would
-    change, or when its step has a contact, a body leaving the map, a non-finite or failing state.
+    Perception ticks (every ``ic[I_EVERY]``) perceive here when ``ic[I_PERCEIVE]`` (no junction waits to find):
+    leaders (:func:`simready.sim.core.planner_kernels.lane_gaps`; none when ``ic[I_LEADERS]`` is 0, fewer than
+    two lane-bound actors) and pedestrians in corridors (:func:`~simready.sim.core.planner_kernels.corridor_pedestrians`);
+    the last of these is returned after the rest (``perceived`` ticks, leaders, the (K, 2) percepts).
+
+    A tick needs Python (and is not stepped) when it perceives without ``ic[I_PERCEIVE]``, when a pedestrian
+    that stops for hazards may be near its kerb on a perception tick (the hazard test is Python), when a
+    pedestrian's kerb memory would change, or when its step has a contact, a body leaving the map, a non-finite
+    or failing state.
     """
     n = u.shape[0]
     t = ic[I_TICK]
@@ -201,10 +214,27 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     pairs = np.empty((n_pairs if n_pairs > 0 else 1, 2), dtype=np.int64)
     a_des, accel = np.empty(n), np.empty(n)
     t_first = t
+    perceived = 0
+    new_leaders = leaders
+    m_c = 0
+    gaps = np.empty((n, n))
+    no_aware = np.zeros(n, dtype=np.bool_)
+    corridor = np.empty((n * n, 2), dtype=np.int64)
     while t < end:
-        if t % every == 0:
-            why = STOP_EVENT
-            break
+        perceive = t % every == 0
+        if perceive:
+            if not ic[I_PERCEIVE]:
+                why = STOP_EVENT
+                break
+            # The planner's perception (perceive_leaders, perceive_pedestrians; no junction waits here).
+            new_leaders = np.full(n, -1, dtype=np.int64)
+            if ic[I_LEADERS]:
+                pk.lane_gaps(lane, s, u, present, lane_bound, lane_u0, hl, gaps, new_leaders, lane_u0, no_aware,
+                             fc[F_DIVERGE])
+            m_c = pk.corridor_pedestrians(big[:3 * n].reshape((n, 3))[:, :2], big[7 * n:10 * n].reshape((n, 3))[:, :2],
+                                          yaw, v, present, lane_bound, avoids, yields, is_ped, hl, hw, decel_comfort,
+                                          occluder, e0, e1, fc[F_LOOKAHEAD], fc[F_MARGIN], fc[F_PED_R], fc[F_EYE],
+                                          corridor)
         refs = refs_t[t - t_first].copy()
         d, d_rate, d_acc = lat[t - t_first, 0], lat[t - t_first, 1], lat[t - t_first, 2]
         # The planner's stationary obstacles: junction waits, then each present pedestrian's route end and kerb.
@@ -227,6 +257,17 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                     break
                 seen, hazard, clear, mode, delay = ped_state[r, 1], ped_state[r, 2], ped_state[r, 3], ped_state[r, 4], \
                     ped_state[r, 5]
+                if perceive:
+                    # A pedestrian that stops for hazards and may be near its kerb asks pedestrian.hazard (Python);
+                    # any other sees none. (The margin keeps a borderline "near" out of the compiled test.)
+                    if ped_state[r, 6]:
+                        vv = v[i] if not 0.0 > v[i] else 0.0
+                        if kerb - u[i] < fc[F_KERB] + 0.5 * (vv * vv) / 2.0 + 1e-6:
+                            changed = True
+                            break
+                    if seen:
+                        changed = True
+                        break
                 # pedestrian.update off a perception tick: the memory changes unless all stays as it is.
                 if seen:
                     if hazard < 0 or clear >= 0 or (mode == 0 and t - hazard >= delay):
@@ -243,7 +284,10 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
         if changed:
             why = STOP_EVENT
             break
-        pk.accelerations(consts, refs, u, v, present, lane, s, leader_u0, leaders, percepts,
+        tick_leaders, tick_percepts = leaders, percepts
+        if perceive:
+            tick_leaders, tick_percepts = new_leaders, corridor[:m_c].copy()
+        pk.accelerations(consts, refs, u, v, present, lane, s, leader_u0, tick_leaders, tick_percepts,
                          big[:3 * n].reshape((n, 3))[:, :2], yaw, stop_u, stop_col,
                          signals[t if t < signals.shape[0] - 1 else signals.shape[0] - 1], dt, fc[F_FG], stand,
                          fc[F_TRACK], fc[F_AMBER2], fc[F_STANDOFF], fc[F_PED_R], a_des, accel)
@@ -297,6 +341,9 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
             standstill[i] = standstill[i] + 1 if v1[i] < stand else 0
         u, v, a1, yaw, big, slip, throttle, brake, lane, s = u1, v1, a1n, yaw1, big1, slip1, thr1, brk1, lane1, s1
         t += 1
+        if perceive:
+            perceived += 1
+            leaders, percepts = tick_leaders, tick_percepts
         if t >= warmup:
             K.record_row(row, big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)),
                          big[7 * n:10 * n].reshape((n, 3)), big[10 * n:].reshape((n, 3)), present, lane, s, u, walk,
@@ -307,4 +354,4 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                 for i in range(n):
                     o_x[j, row, i] = src[i]
             row += 1
-    return t, why, row, u, v, a1, yaw, big, slip, throttle, brake, lane, s
+    return t, why, row, u, v, a1, yaw, big, slip, throttle, brake, lane, s, perceived, leaders, percepts

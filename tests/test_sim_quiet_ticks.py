@@ -1,0 +1,123 @@
+"""kinematic-v1's quiet ticks in one compiled call (:mod:`simready.sim.core.tick_kernels`) give the Python tick's bits.
+
+Each rollout runs twice — with the compiled quiet ticks and with every tick
+in Python (:meth:`Engine._quiet_setup` returning None) — and the traces must
+be the same bytes; the compiled path must also have stepped most ticks, so
+a silently disabled path fails here rather than passing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from simready.sim import engine as engine_mod
+from simready.sim.controllers import actuation
+from simready.sim.core import constants as C
+from simready.sim.core import tick_kernels
+from simready.sim.core.scene import build_scene
+from simready.sim.engine import Engine
+from simready.sim.run import finish, run_simulation, verify_continuation
+from simready.testing import demo
+from tests.fixtures.sim import catalog, crossing, ego_only, template
+
+
+def _python_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Engine, "_quiet_setup", lambda self: None)
+
+
+def _both(m, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes, int]:  # type: ignore[no-untyped-def]
+    """The trace bytes with the compiled quiet ticks, without them, and how many ticks the compiled path stepped."""
+    stepped = [0]
+    quiet = Engine._quiet_ticks
+
+    def counting(self: Engine, end: int) -> int:
+        k = quiet(self, end)
+        stepped[0] += k
+        return k
+
+    with monkeypatch.context() as mp:
+        mp.setattr(Engine, "_quiet_ticks", counting)
+        fast = run_simulation(m, template(), backend="kinematic-v1", catalog=catalog()).trace.to_bytes()
+    with monkeypatch.context() as mp:
+        _python_ticks(mp)
+        slow = run_simulation(m, template(), backend="kinematic-v1", catalog=catalog()).trace.to_bytes()
+    return fast, slow, stepped[0]
+
+
+def _manifest(name: str):  # type: ignore[no-untyped-def]
+    if name == "bench":  # ten actors, a crossing pedestrian, a lateral offset, despawns: the bench's rollout
+        return demo.bench_manifest(template(), catalog())
+    if name == "crossing":
+        return crossing(clip_s=5.0)
+    if name == "speeds":  # profiles of three shapes, an until, a preemption, ice and a stop
+        step = {"shape": "step", "constraint": "time", "value": 0.0}
+        return ego_only(clip_s=6.0, interactions=[
+            {"id": "slow", "actor_id": "ego", "trigger": {"kind": "at", "t_s": 0.5},
+             "speed": {"mode": "absolute", "value": 4.0}, "dynamics": step, "until": {"kind": "at", "t_s": 2.0}},
+            {"id": "slower", "actor_id": "ego", "trigger": {"kind": "at", "t_s": 3.0},
+             "speed": {"mode": "factor", "value": 0.5}, "dynamics": {"shape": "cubic", "constraint": "time", "value": 1.0}},
+            {"id": "faster", "actor_id": "ego", "trigger": {"kind": "at", "t_s": 3.5},
+             "speed": {"mode": "delta", "value": 2.0},
+             "dynamics": {"shape": "sinusoidal", "constraint": "rate", "value": 2.0}},
+            {"id": "ice", "actor_id": None, "trigger": {"kind": "at", "t_s": 4.5},
+             "set": {"key": "env.road_friction", "value": 0.3}},
+            {"id": "stop", "actor_id": "ego", "trigger": {"kind": "at", "t_s": 5.0}, "speed": {"mode": "stop"},
+             "dynamics": step}])
+    walker = demo.pedestrian(catalog(), "walker", (40.0, 4.6, 0.0), ["sn_40", "sn_60"], speed=1.0, cruise=1.0)
+    walker["present_at_start"] = False
+    return ego_only(clip_s=3.0, extra=[walker], interactions=[  # a walker spawned and despawned
+        {"id": "appear", "actor_id": "walker", "trigger": {"kind": "at", "t_s": 1.0}, "exist": {"state": "present"}},
+        {"id": "vanish", "actor_id": "walker", "trigger": {"kind": "at", "t_s": 2.0}, "exist": {"state": "absent"}}])
+
+
+@pytest.mark.parametrize("name", ["bench", "crossing", "speeds", "exist"])
+def test_compiled_quiet_ticks_are_the_python_ticks_bits(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = _manifest(name)
+    fast, slow, stepped = _both(m, monkeypatch)
+    assert fast == slow
+    ticks = m.warmup_ticks + m.clip_ticks
+    assert stepped > 0.6 * ticks, f"only {stepped} of {ticks} ticks compiled"
+
+
+def test_checkpoint_between_compiled_ticks_continues_bit_for_bit() -> None:
+    """A checkpoint taken in the middle of what would be one compiled run of ticks, restored, runs on to the
+    uninterrupted trace's bytes (the checkpoint tick is where the compiled call stops)."""
+    m = demo.bench_manifest(template(), catalog())
+    scene = build_scene(m, template(), backend="kinematic-v1", catalog=catalog())
+    engine = Engine(scene)
+    engine.run(until_tick=scene.warmup_ticks + 437)
+    ckpt = engine.checkpoint()
+    engine.run()
+    trace = finish(engine)
+    engine.close()
+    ok, detail = verify_continuation(ckpt, scene, trace)
+    assert ok, detail
+    plain = run_simulation(m, template(), backend="kinematic-v1", catalog=catalog()).trace
+    assert trace.ticks.to_pandas().equals(plain.ticks.to_pandas())  # (NaN s of absent rows compare equal here)
+
+
+def test_numpy_arctan2_loop_is_found_and_gives_numpys_bits() -> None:
+    fp = engine_mod._atan2_loop()
+    assert fp, "numpy's float64 arctan2 loop was not found: every kinematic tick would stay in Python"
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 9, 10, 33):
+        y, x = rng.normal(size=n) * 10.0 ** rng.integers(-6, 6, n), rng.normal(size=n)
+        out = np.empty(n)
+        tick_kernels.atan2_rows(fp, y, x, out)
+        assert out.tobytes() == np.arctan2(y, x).tobytes()
+
+
+def test_compiled_actuation_is_the_python_actuation() -> None:
+    values = [math.nan, -12.0, -9.0, -3.0, -0.5, -0.0, 0.0, 0.3, 1.0, 2.5, 8.0]
+    speeds = [0.0, 0.005, C.STANDSTILL_MPS, 0.5, 7.3, 19.9, 33.0]
+    for cmd in values:
+        for v in speeds:
+            for friction in (0.3, 0.9):
+                want = actuation.net_command(cmd, v, 1430.0, friction, 7.5, 2.6)
+                got = tick_kernels._net_command(cmd, v, 1430.0, friction, 7.5, 2.6, C.STANDSTILL_MPS,
+                                                C.ROLLING_RESISTANCE * C.GRAVITY_MPS2, C.AIR_DENSITY_KG_M3,
+                                                C.DRAG_AREA_M2, C.GRAVITY_MPS2)
+                assert np.array(got).tobytes() == np.array(want, dtype=np.float64).tobytes(), (cmd, v, friction)
