@@ -20,6 +20,7 @@ from simready.sim.core import tick_kernels
 from simready.sim.core.scene import build_scene
 from simready.sim.engine import Engine
 from simready.sim.run import finish, run_simulation, verify_continuation
+from simready.scenario.generator import generate
 from simready.testing import demo
 from tests.fixtures.sim import catalog, crossing, ego_only, template
 
@@ -28,7 +29,7 @@ def _python_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Engine, "_quiet_setup", lambda self: None)
 
 
-def _both(m, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes, int]:  # type: ignore[no-untyped-def]
+def _both(m, template_id: str, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes, int]:  # type: ignore[no-untyped-def]
     """The trace bytes with the compiled quiet ticks, without them, and how many ticks the compiled path stepped."""
     stepped = [0]
     quiet = Engine._quiet_ticks
@@ -40,10 +41,10 @@ def _both(m, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes, int]:  # ty
 
     with monkeypatch.context() as mp:
         mp.setattr(Engine, "_quiet_ticks", counting)
-        fast = run_simulation(m, template(), backend="kinematic-v1", catalog=catalog()).trace.to_bytes()
+        fast = run_simulation(m, template(template_id), backend="kinematic-v1", catalog=catalog()).trace.to_bytes()
     with monkeypatch.context() as mp:
         _python_ticks(mp)
-        slow = run_simulation(m, template(), backend="kinematic-v1", catalog=catalog()).trace.to_bytes()
+        slow = run_simulation(m, template(template_id), backend="kinematic-v1", catalog=catalog()).trace.to_bytes()
     return fast, slow, stepped[0]
 
 
@@ -66,6 +67,12 @@ def _manifest(name: str):  # type: ignore[no-untyped-def]
              "set": {"key": "env.road_friction", "value": 0.3}},
             {"id": "stop", "actor_id": "ego", "trigger": {"kind": "at", "t_s": 5.0}, "speed": {"mode": "stop"},
              "dynamics": step}])
+    if name in ("left_turn", "emerges"):  # the default suite's first samples of two intents (junction waits; a
+        # pedestrian's kerb decision under a `when` trigger)
+        template_id, intent = (("urban_signalized_intersection", "signalized_left_turn") if name == "left_turn" else
+                               ("residential_crosswalk_v3", "pedestrian_emerges_behind_van"))
+        (m,) = generate(template_id, intent, 1, catalog=catalog(), template=template(template_id)).manifests
+        return m
     walker = demo.pedestrian(catalog(), "walker", (40.0, 4.6, 0.0), ["sn_40", "sn_60"], speed=1.0, cruise=1.0)
     walker["present_at_start"] = False
     return ego_only(clip_s=3.0, extra=[walker], interactions=[  # a walker spawned and despawned
@@ -73,10 +80,10 @@ def _manifest(name: str):  # type: ignore[no-untyped-def]
         {"id": "vanish", "actor_id": "walker", "trigger": {"kind": "at", "t_s": 2.0}, "exist": {"state": "absent"}}])
 
 
-@pytest.mark.parametrize("name", ["bench", "crossing", "speeds", "exist"])
+@pytest.mark.parametrize("name", ["bench", "crossing", "speeds", "exist", "left_turn", "emerges"])
 def test_compiled_quiet_ticks_are_the_python_ticks_bits(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     m = _manifest(name)
-    fast, slow, stepped = _both(m, monkeypatch)
+    fast, slow, stepped = _both(m, m.template_id, monkeypatch)
     assert fast == slow
     ticks = m.warmup_ticks + m.clip_ticks
     assert stepped > 0.6 * ticks, f"only {stepped} of {ticks} ticks compiled"

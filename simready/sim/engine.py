@@ -36,7 +36,7 @@ import numpy as np
 
 from simready.scenario.streams import StreamSet
 from simready.sim.core import constants as C
-from simready.sim.behavior import interactions, walkers
+from simready.sim.behavior import interactions, junctions, walkers
 from simready.sim.core import kernels
 from simready.sim.core import planner_kernels as pk
 from simready.sim.core import tick_kernels
@@ -312,6 +312,7 @@ class Engine:
         self._leaving: dict[int, tuple[PathTable, list[tuple[int, float, float]]]] = {}
         #: The arguments of the compiled quiet ticks that hold for the whole rollout (None: every tick in Python).
         self._quiet = self._quiet_setup()
+        self._conflicts: tuple[RouteTable, tuple[np.ndarray, ...]] | None = None
         start = self.backend.start(self.state)
         self.state = self.state.evolve(bodies=start.bodies, coords=start.coords,
                                        extras=start.extras or self.state.extras)
@@ -545,14 +546,29 @@ class Engine:
                   np.ascontiguousarray(e1, dtype=np.float64))
         return fp, x_src, signals, -1 if e is None else int(e), np.zeros(0, dtype=np.int64), static
 
+    def _conflict_arrays(self, route: RouteTable) -> tuple[np.ndarray, ...]:
+        """``route.conflicts`` flattened for :func:`simready.sim.core.tick_kernels.yield_stops` (kept per route):
+        per actor its first row, then u of each conflict point, the other lane's index, s on it, u of the wait."""
+        hit = self._conflicts
+        if hit is None or hit[0] is not route:
+            rows = [(u_x, self.scene.lane_index[other], s_other, u_wait) for conf in route.conflicts
+                    for u_x, other, s_other, u_wait in conf]
+            first = np.zeros(len(route.conflicts) + 1, dtype=np.int64)
+            first[1:] = np.cumsum([len(conf) for conf in route.conflicts])
+            hit = self._conflicts = (route, (first, np.array([r[0] for r in rows], dtype=np.float64),
+                                             np.array([r[1] for r in rows], dtype=np.int64),
+                                             np.array([r[2] for r in rows], dtype=np.float64),
+                                             np.array([r[3] for r in rows], dtype=np.float64)))
+        return hit[1]
+
     def _quiet_ticks(self, end: int) -> int:
         """Step the ticks from the current one that need no Python (:mod:`simready.sim.core.tick_kernels`) in one
         compiled call, to ``end`` at most; the number of ticks stepped (0: the current tick needs Python).
 
         The state, events and records afterwards are those :meth:`step` gives tick by tick. A quiet tick has no
         trigger due (:func:`simready.sim.behavior.interactions.quiet_until`), no goal reading the state (gap,
-        match), no lateral manoeuvre completing, no contact, nobody carried, no background traffic, and perceives
-        (if it is a perception tick) without junction waits to find; moving profiles and lateral offsets enter as
+        match), no lateral manoeuvre completing, no contact, nobody carried, no background traffic; it perceives
+        (leaders, pedestrians in corridors, junction waits) compiled too; moving profiles and lateral offsets enter as
         references evaluated here tick by tick (:data:`_MOVING_TICKS` at most). The compiled loop stops before a
         tick whose pedestrian memory would change, whose pedestrian may see a hazard, or whose step has a contact,
         leaves the map or fails a check: :meth:`step` then steps it.
@@ -565,15 +581,13 @@ class Engine:
         fp, x_src, signals, e, no_rows, static = self._quiet
         sc = s.control
         route = self.route
-        # Perception ticks step compiled too unless an actor has junction waits to find (junctions.yield_stops).
-        perceive = not sc.yields and not any(route.conflicts)
-        if s.termination is not None or (t0 % every == 0 and not perceive):
+        if s.termination is not None:
             return 0
         a = scene.actors
         n = len(a)
         if len(sc.leaders) != n or sc.struck or s.world.contacts or self._respawn.active or len(self._turner.rows):
             return 0
-        limit = end if perceive else min(end, t0 - t0 % every + every)
+        limit = end
         warmup = scene.warmup_ticks
         # Triggers are asked from the warm-up's end on; none is due before quiet_until.
         limit = min(limit, max(warmup, interactions.quiet_until(scene, s)))
@@ -648,9 +662,9 @@ class Engine:
                  friction, pa.decel_max[e] if e >= 0 else 0.0, pa.accel_max[e] if e >= 0 else 0.0,
                  C.ROLLING_RESISTANCE * C.GRAVITY_MPS2, C.AIR_DENSITY_KG_M3, C.DRAG_AREA_M2, C.GRAVITY_MPS2,
                  C.OBSTACLE_LOOKAHEAD_M, C.CORRIDOR_MARGIN_M, C.EYE_FORWARD_FRACTION, C.KERB_LOOKAHEAD_M,
-                 DIVERGE_WINDOW_M)
+                 DIVERGE_WINDOW_M, junctions.CONFLICT_LOOKAHEAD_M, junctions.CLEARANCE_M, C.JUNCTION_GAP_S)
         rec = self.recorder
-        ic = np.array([t0, limit, warmup, every, rec.rows, e, perceive, a.py.lane_bound_count >= 2],
+        ic = np.array([t0, limit, warmup, every, rec.rows, e, 1, a.py.lane_bound_count >= 2],
                       dtype=np.int64)
         b = s.bodies
         big0 = np.concatenate((b.pos.ravel(), b.quat.ravel(), b.vel.ravel(), b.omega.ravel()))
@@ -660,8 +674,8 @@ class Engine:
         yields = sc.yields
         yield_i = np.array([i for i, _ in yields], dtype=np.int64) if yields else no_rows
         yield_u = np.array([u for _, u in yields], dtype=np.float64) if yields else np.zeros(0)
-        t, _why, row, u, v, acc, yaw, big, slip, throttle, brake, lane, s_lane, perceived, leaders, percepts = \
-            tick_kernels.run_ticks(
+        (t, _why, row, u, v, acc, yaw, big, slip, throttle, brake, lane, s_lane, perceived, leaders, percepts, wait_i,
+         wait_u) = tick_kernels.run_ticks(
             ic, fc, c.u.copy(), c.v.copy(), c.yaw.copy(), big0, b.present.copy(), lat, lane0.copy(), s0.copy(),
             standstill, buf, route.consts, refs_t, yield_i,
             yield_u, np.array(rows, dtype=np.int64), np.array(ped_state, dtype=np.int64).reshape(-1, 7),
@@ -670,7 +684,7 @@ class Engine:
             route.stop_u, route.stop_col, signals, cum, base, last, pts, dirs, psi, dpsi, heights, seg_lane, lane_u0,
             reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, table.leaves, fp,
             rec._walk(c.path_keys), rec.pos, rec.quat, rec.vel, rec.omega, rec.present, rec.lane, rec.s, rec._x_all,
-            x_src, *static)
+            x_src, *static, *self._conflict_arrays(route))
         k = int(t) - t0
         if k == 0:
             return 0
@@ -687,7 +701,8 @@ class Engine:
                                standstill=tuple(standstill.tolist()), steer_rad=steer)
         if perceived:
             control = with_changes(control, leaders=tuple(leaders.tolist()),
-                                   percepts=tuple(map(tuple, percepts.tolist())))
+                                   percepts=tuple(map(tuple, percepts.tolist())),
+                                   yields=tuple(zip(wait_i.tolist(), wait_u.tolist())))
         self.state = s.evolve(tick=int(t), bodies=kinematics._bodies_from(big, n, b.present), coords=coords,
                               extras=extras, control=control)
         self.ticks_simulated += k

@@ -3,16 +3,19 @@
 Why: a kinematic tick is ~1 µs of arithmetic inside ~70 µs of Python
 (the view, the planner's goals and pedestrians, the backend's step, the
 state's copies, the recorder). Most ticks nothing happens that needs
-Python: no trigger is due, no goal's profile moves, no pedestrian changes
-its mind, nobody touches or leaves the map, nobody perceives (perception
-runs every :data:`~simready.sim.core.constants.PERCEPTION_PERIOD_S`). The
-engine (:meth:`simready.sim.engine.Engine._quiet_ticks`) hands such a run
-of ticks to :func:`run_ticks`, which steps them over preallocated arrays
-and returns at the first tick that needs Python — before stepping it, so
-that tick is then stepped by the ordinary Python tick, from the same state.
+Python: no trigger is due, no goal reads the state, no pedestrian changes
+its mind, nobody touches or leaves the map. The engine
+(:meth:`simready.sim.engine.Engine._quiet_ticks`) hands such a run of ticks
+to :func:`run_ticks`, which steps them over preallocated arrays — perception
+included (leaders, pedestrians in corridors, junction waits, every
+:data:`~simready.sim.core.constants.PERCEPTION_PERIOD_S`) — and returns at
+the first tick that needs Python, before stepping it, so that tick is then
+stepped by the ordinary Python tick, from the same state.
 
 Bits: each tick repeats the Python tick's IEEE operations in its order —
-the planner's stationary obstacles (:func:`simready.sim.controllers.planner._stationary_obstacles`),
+the planner's perception (:func:`simready.sim.controllers.planner.plan`,
+:func:`simready.sim.behavior.junctions.yield_stops`), its stationary obstacles
+(:func:`simready.sim.controllers.planner._stationary_obstacles`),
 the pedestrians' held kerb decision (:func:`simready.sim.controllers.pedestrian.update`
 off perception ticks), the planner kernel
 (:func:`simready.sim.core.planner_kernels.accelerations`), the ego's actuation
@@ -52,8 +55,8 @@ I_TICK, I_END, I_WARMUP, I_EVERY, I_ROW, I_EGO, I_PERCEIVE, I_LEADERS = range(8)
 #: Slots of its float parameters ``fc``.
 (F_DT, F_FG, F_STAND, F_TRACK, F_AMBER2, F_STANDOFF, F_PED_R, F_GX0, F_GY0, F_GINV, F_RAMP, F_MAX_SPEED, F_LO_X,
  F_HI_X, F_LO_Y, F_HI_Y, F_MAX_Z, F_MASS, F_FRICTION, F_E_DECEL, F_E_ACCEL, F_RR_G, F_RHO, F_CDA, F_G, F_LOOKAHEAD,
- F_MARGIN, F_EYE, F_KERB, F_DIVERGE) = range(30)
-N_FC = 30
+ F_MARGIN, F_EYE, F_KERB, F_DIVERGE, F_CONFLICT_AHEAD, F_CLEARANCE, F_JUNCTION_GAP) = range(33)
+N_FC = 33
 #: Why :func:`run_ticks` stopped (its first result's companion): the end it was given, or a tick needing Python.
 STOP_END, STOP_EVENT = 0, 1
 
@@ -157,6 +160,47 @@ def _net_command(cmd: float, v: float, mass: float, friction: float, decel_max: 
 
 
 @numba.njit(**_JIT)
+def yield_stops(u: np.ndarray, v: np.ndarray, present: np.ndarray, lane_bound: np.ndarray, yields: np.ndarray,
+                hl: np.ndarray, hw: np.ndarray, lane_u0: np.ndarray, c_first: np.ndarray, c_ux: np.ndarray,
+                c_lane: np.ndarray, c_s: np.ndarray, c_wait: np.ndarray, lookahead: float, clearance_m: float,
+                gap_s: float, out_i: np.ndarray, out_u: np.ndarray) -> int:
+    """:func:`simready.sim.behavior.junctions.yield_stops` (its operations in its order): the yielding vehicles
+    that must give way now and the u of their waiting points into ``out_i``, ``out_u``; returns how many.
+    Actor i's conflicts are ``c_first[i]:c_first[i + 1]`` of ``c_ux`` (u of the conflict point on its path),
+    ``c_lane`` (the other lane's index), ``c_s`` (s of the point on it) and ``c_wait`` (u of the waiting point)."""
+    n = u.shape[0]
+    m = 0
+    for i in range(n):
+        if not (present[i] and lane_bound[i]) or not yields[i]:
+            continue
+        u_i, hl_i = u[i], hl[i]
+        v_i = 1.0 if 1.0 > v[i] else v[i]
+        front = u_i + hl_i
+        wait = np.inf
+        for k in range(c_first[i], c_first[i + 1]):
+            u_x, li, s_other, u_wait = c_ux[k], c_lane[k], c_s[k], c_wait[k]
+            if front > u_wait + 0.5 or u_x - front > lookahead or u_wait >= wait:
+                continue
+            t_clear = (u_x - u_i + hl_i + 2.0) / v_i
+            for j in range(n):
+                if not (present[j] and lane_bound[j]) or j == i or not math.isfinite(lane_u0[j, li]):
+                    continue
+                d_j = lane_u0[j, li] + s_other - u[j]
+                clearance = hl[j] + hw[i] + clearance_m
+                if d_j < -clearance:
+                    continue
+                v_j = v[j]
+                if d_j < clearance or (v_j > 0.5 and d_j / v_j < t_clear + gap_s):
+                    wait = u_wait
+                    break
+        if math.isfinite(wait):
+            out_i[m] = i
+            out_u[m] = wait
+            m += 1
+    return m
+
+
+@numba.njit(**_JIT)
 def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw: np.ndarray, big: np.ndarray,
               present: np.ndarray, lat: np.ndarray, lane: np.ndarray,
               s: np.ndarray, standstill: np.ndarray, act_buf: np.ndarray, consts: np.ndarray, refs_t: np.ndarray,
@@ -170,9 +214,11 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
               o_pos: np.ndarray, o_quat: np.ndarray, o_vel: np.ndarray, o_omega: np.ndarray, o_present: np.ndarray,
               o_lane: np.ndarray, o_s: np.ndarray, o_x: np.ndarray, x_src: np.ndarray, lane_bound: np.ndarray,
               avoids: np.ndarray, yields: np.ndarray, is_ped: np.ndarray, decel_comfort: np.ndarray,
-              occluder: np.ndarray, e0: np.ndarray, e1: np.ndarray
+              occluder: np.ndarray, e0: np.ndarray, e1: np.ndarray, c_first: np.ndarray, c_ux: np.ndarray,
+              c_lane: np.ndarray, c_s: np.ndarray, c_wait: np.ndarray
               ) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                         np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
+                         np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray,
+                         np.ndarray]:
     """Step ticks ``ic[I_TICK]`` … while they are quiet, at most to ``ic[I_END]``; returns ``(tick reached, why it
     stopped, recorder rows, u, v, accel, yaw, big, slip, throttle, brake, lane, s)`` of the last stepped tick (the
     inputs themselves when none was: the caller then steps that tick in Python).
@@ -188,10 +234,11 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     per tick. Step: the path table's and ground's kernel arrays, the footprints, the walk profile, ``leaves``.
     Recorder: its arrays and the extras' order ``x_src`` (0 accel, 1 throttle, 2 brake, 3 steer, 4 slip).
 
-    Perception ticks (every ``ic[I_EVERY]``) perceive here when ``ic[I_PERCEIVE]`` (no junction waits to find):
-    leaders (:func:`simready.sim.core.planner_kernels.lane_gaps`; none when ``ic[I_LEADERS]`` is 0, fewer than
-    two lane-bound actors) and pedestrians in corridors (:func:`~simready.sim.core.planner_kernels.corridor_pedestrians`);
-    the last of these is returned after the rest (``perceived`` ticks, leaders, the (K, 2) percepts).
+    Perception ticks (every ``ic[I_EVERY]``) perceive here when ``ic[I_PERCEIVE]``: leaders
+    (:func:`simready.sim.core.planner_kernels.lane_gaps`; none when ``ic[I_LEADERS]`` is 0, fewer than two
+    lane-bound actors), pedestrians in corridors (:func:`~simready.sim.core.planner_kernels.corridor_pedestrians`)
+    and junction waits (:func:`yield_stops` of the path's conflicts ``c_*``); the last of these is returned after
+    the rest (``perceived`` ticks, leaders, the (K, 2) percepts, the waits' actors and u).
 
     A tick needs Python (and is not stepped) when it perceives without ``ic[I_PERCEIVE]``, when a pedestrian
     that stops for hazards may be near its kerb on a perception tick (the hazard test is Python), when a
@@ -220,6 +267,7 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     gaps = np.empty((n, n))
     no_aware = np.zeros(n, dtype=np.bool_)
     corridor = np.empty((n * n, 2), dtype=np.int64)
+    new_yi, new_yu = yield_i, yield_u
     while t < end:
         perceive = t % every == 0
         if perceive:
@@ -235,12 +283,17 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                                           yaw, v, present, lane_bound, avoids, yields, is_ped, hl, hw, decel_comfort,
                                           occluder, e0, e1, fc[F_LOOKAHEAD], fc[F_MARGIN], fc[F_PED_R], fc[F_EYE],
                                           corridor)
+            wait_i, wait_u = np.empty(n, dtype=np.int64), np.empty(n)
+            m_y = yield_stops(u, v, present, lane_bound, yields, hl, hw, lane_u0, c_first, c_ux, c_lane, c_s, c_wait,
+                              fc[F_CONFLICT_AHEAD], fc[F_CLEARANCE], fc[F_JUNCTION_GAP], wait_i, wait_u)
+            new_yi, new_yu = wait_i[:m_y].copy(), wait_u[:m_y].copy()
+        tick_yi, tick_yu = (new_yi, new_yu) if perceive else (yield_i, yield_u)
         refs = refs_t[t - t_first].copy()
         d, d_rate, d_acc = lat[t - t_first, 0], lat[t - t_first, 1], lat[t - t_first, 2]
         # The planner's stationary obstacles: junction waits, then each present pedestrian's route end and kerb.
-        for k in range(yield_i.shape[0]):
-            i = yield_i[k]
-            g = yield_u[k] - u[i] - hl[i] + consts[pk.S0, i]
+        for k in range(tick_yi.shape[0]):
+            i = tick_yi[k]
+            g = tick_yu[k] - u[i] - hl[i] + consts[pk.S0, i]
             if g < refs[pk.FIXED_GAP, i]:
                 refs[pk.FIXED_GAP, i] = g
         changed = False
@@ -344,6 +397,7 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
         if perceive:
             perceived += 1
             leaders, percepts = tick_leaders, tick_percepts
+            yield_i, yield_u = tick_yi, tick_yu
         if t >= warmup:
             K.record_row(row, big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)),
                          big[7 * n:10 * n].reshape((n, 3)), big[10 * n:].reshape((n, 3)), present, lane, s, u, walk,
@@ -354,4 +408,4 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                 for i in range(n):
                     o_x[j, row, i] = src[i]
             row += 1
-    return t, why, row, u, v, a1, yaw, big, slip, throttle, brake, lane, s, perceived, leaders, percepts
+    return t, why, row, u, v, a1, yaw, big, slip, throttle, brake, lane, s, perceived, leaders, percepts, yield_i, yield_u
