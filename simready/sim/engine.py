@@ -589,8 +589,15 @@ class Engine:
             return 0
         limit = end
         warmup = scene.warmup_ticks
-        # Triggers are asked from the warm-up's end on; none is due before quiet_until.
-        limit = min(limit, max(warmup, interactions.quiet_until(scene, s)))
+        # Triggers are asked from the warm-up's end on; none is due before quiet_until, or while no guard's actor is
+        # near its region.
+        quiet = interactions.quiet_until(scene, s)
+        guards: tuple[interactions.Guard, ...] = ()
+        if quiet < 0:
+            bounded = interactions.quiet_guards(scene, s)
+            if bounded is not None:
+                quiet, guards = bounded
+        limit = min(limit, max(warmup, quiet))
         dt = scene.dt
         goals = sc.longitudinal
         moving: list[tuple[int, Any]] = []
@@ -684,7 +691,8 @@ class Engine:
             route.stop_u, route.stop_col, signals, cum, base, last, pts, dirs, psi, dpsi, heights, seg_lane, lane_u0,
             reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, table.leaves, fp,
             rec._walk(c.path_keys), rec.pos, rec.quat, rec.vel, rec.omega, rec.present, rec.lane, rec.s, rec._x_all,
-            x_src, *static, *self._conflict_arrays(route))
+            x_src, *static, *self._conflict_arrays(route), np.array([g[0] for g in guards], dtype=np.int64),
+            np.array([g[1:] for g in guards], dtype=np.float64).reshape(-1, 3))
         k = int(t) - t0
         if k == 0:
             return 0

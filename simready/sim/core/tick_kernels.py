@@ -215,7 +215,7 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
               o_lane: np.ndarray, o_s: np.ndarray, o_x: np.ndarray, x_src: np.ndarray, lane_bound: np.ndarray,
               avoids: np.ndarray, yields: np.ndarray, is_ped: np.ndarray, decel_comfort: np.ndarray,
               occluder: np.ndarray, e0: np.ndarray, e1: np.ndarray, c_first: np.ndarray, c_ux: np.ndarray,
-              c_lane: np.ndarray, c_s: np.ndarray, c_wait: np.ndarray
+              c_lane: np.ndarray, c_s: np.ndarray, c_wait: np.ndarray, guard_i: np.ndarray, guard_c: np.ndarray
               ) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                          np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray,
                          np.ndarray]:
@@ -240,7 +240,9 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     and junction waits (:func:`yield_stops` of the path's conflicts ``c_*``); the last of these is returned after
     the rest (``perceived`` ticks, leaders, the (K, 2) percepts, the waits' actors and u).
 
-    A tick needs Python (and is not stepped) when it perceives without ``ic[I_PERCEIVE]``, when a pedestrian
+    A tick needs Python (and is not stepped) when a guard's actor (``guard_i``) is present within its circle
+    ``guard_c`` (x, y, r) from the warm-up's end on (a ``when`` trigger may be due:
+    :func:`simready.sim.behavior.interactions.quiet_guards`), when it perceives without ``ic[I_PERCEIVE]``, when a pedestrian
     that stops for hazards may be near its kerb on a perception tick (the hazard test is Python), when a
     pedestrian's kerb memory would change, or when its step has a contact, a body leaving the map, a non-finite
     or failing state.
@@ -269,6 +271,16 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     corridor = np.empty((n * n, 2), dtype=np.int64)
     new_yi, new_yu = yield_i, yield_u
     while t < end:
+        if t >= warmup:
+            near = False
+            for q in range(guard_i.shape[0]):
+                i = guard_i[q]
+                dx, dy = big[3 * i] - guard_c[q, 0], big[3 * i + 1] - guard_c[q, 1]
+                if present[i] and dx * dx + dy * dy <= guard_c[q, 2] * guard_c[q, 2]:
+                    near = True
+            if near:
+                why = STOP_EVENT
+                break
         perceive = t % every == 0
         if perceive:
             if not ic[I_PERCEIVE]:
