@@ -28,25 +28,62 @@ is a SIMD loop on this kind of CPU), so :func:`numpy_atan2_loop` finds
 numpy's compiled ``arctan2`` loop for float64 and :func:`_call_loop` calls
 it, on the same contiguous rows numpy is given.
 
-Cache: compiled beside this module (``cache=True``). numba checks only this
-file's time stamp against its cache, not those of the kernels it calls
-(:mod:`.kernels`, :mod:`.planner_kernels`): after editing those, touch
-this file (or clear its ``__pycache__``) so the loop is compiled again.
+Cache: compiled beside this module (``cache=True``; the first rollout on a
+machine compiles the loop, ~10–30 s). numba keys a cached function to its
+own file's contents only, but the loop carries compiled copies of the
+kernels it calls (:mod:`.kernels`, :mod:`.planner_kernels`): this module's
+cache locators (:class:`_CalleesStamp`) add those files' contents to the
+key, so an edit of either compiles the loop again.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import math
+import os
 
 import numba
 import numpy as np
 from llvmlite import ir
-from numba.core import types
+from numba.core import caching, types
 from numba.extending import intrinsic
 
 from simready.sim.core import kernels as K
 from simready.sim.core import planner_kernels as pk
+
+#: The modules whose compiled kernels the loop carries.
+_CALLEES = (K.__file__, pk.__file__)
+
+
+class _CalleesStamp:
+    """A numba cache locator mixin for this module's functions: the source stamp is this file's and the callees'
+    (:data:`_CALLEES`) contents, so editing a kernel the loop calls invalidates the loop's cache too."""
+
+    _py_file: str
+
+    def get_source_stamp(self) -> object:
+        own = super().get_source_stamp()  # type: ignore[misc]
+        return (own, *(hashlib.sha256(open(p, "rb").read()).hexdigest() for p in _CALLEES))
+
+    @classmethod
+    def from_function(cls, py_func: object, py_file: str) -> object:
+        if os.path.abspath(py_file) != os.path.abspath(__file__):
+            return None
+        return super().from_function(py_func, py_file)  # type: ignore[misc]
+
+
+def _install_locators() -> None:
+    """Put :class:`_CalleesStamp` versions of numba's file-backed locators first (once)."""
+    classes = caching.CacheImpl._locator_classes
+    if any(getattr(c, "_simready_callees", False) for c in classes):
+        return
+    mine = [type(f"Callees{base.__name__}", (_CalleesStamp, base), {"_simready_callees": True})
+            for base in (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)]
+    classes[:0] = mine
+
+
+_install_locators()
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
