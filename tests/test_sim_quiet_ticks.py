@@ -29,7 +29,8 @@ def _python_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Engine, "_quiet_setup", lambda self: None)
 
 
-def _both(m, template_id: str, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes, int]:  # type: ignore[no-untyped-def]
+def _both(m, template_id: str,  # type: ignore[no-untyped-def]
+          monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes, int]:
     """The trace bytes with the compiled quiet ticks, without them, and how many ticks the compiled path stepped."""
     stepped = [0]
     quiet = Engine._quiet_ticks
@@ -59,7 +60,8 @@ def _manifest(name: str):  # type: ignore[no-untyped-def]
             {"id": "slow", "actor_id": "ego", "trigger": {"kind": "at", "t_s": 0.5},
              "speed": {"mode": "absolute", "value": 4.0}, "dynamics": step, "until": {"kind": "at", "t_s": 2.0}},
             {"id": "slower", "actor_id": "ego", "trigger": {"kind": "at", "t_s": 3.0},
-             "speed": {"mode": "factor", "value": 0.5}, "dynamics": {"shape": "cubic", "constraint": "time", "value": 1.0}},
+             "speed": {"mode": "factor", "value": 0.5},
+             "dynamics": {"shape": "cubic", "constraint": "time", "value": 1.0}},
             {"id": "faster", "actor_id": "ego", "trigger": {"kind": "at", "t_s": 3.5},
              "speed": {"mode": "delta", "value": 2.0},
              "dynamics": {"shape": "sinusoidal", "constraint": "rate", "value": 2.0}},

@@ -141,7 +141,8 @@ def numpy_atan2_loop() -> int:
         if ntypes != uf.ntypes:
             return 0
         code = np.dtype(np.float64).num
-        types_at, functions_at = ctypes.c_void_p.from_address(addr + 64).value, ctypes.c_void_p.from_address(addr + 32).value
+        types_at = ctypes.c_void_p.from_address(addr + 64).value
+        functions_at = ctypes.c_void_p.from_address(addr + 32).value
         if not types_at or not functions_at:
             return 0
         sig = ctypes.string_at(types_at, 3 * ntypes)
@@ -257,8 +258,8 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                          np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray,
                          np.ndarray]:
     """Step ticks ``ic[I_TICK]`` … while they are quiet, at most to ``ic[I_END]``; returns ``(tick reached, why it
-    stopped, recorder rows, u, v, accel, yaw, big, slip, throttle, brake, lane, s)`` of the last stepped tick (the
-    inputs themselves when none was: the caller then steps that tick in Python).
+    stopped, recorder rows, u, v, accel, yaw, big, slip, throttle, brake, lane, s)`` of the last stepped tick (when
+    none was, the tick reached is the first: the caller then steps that tick in Python).
 
     State in: ``u``, ``v``, ``yaw`` (N,), ``big`` (13·N: pos, quat, vel, omega as the kinematic step packs them),
     ``present``, the lateral references ``lat`` (L, 3, N): row t − tick holds tick t's ``d``, ``ḋ``, ``d̈``
@@ -266,9 +267,10 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     (``lane``, ``s``); ``standstill`` (N,) and the ego's delay line ``act_buf`` are updated in place (only for
     stepped ticks). Planner: ``consts`` and ``refs_t`` (L, 5, N): each tick's references from the goals, with
     ``FIXED_GAP`` at inf, the held junction waits (``yield_i``, ``yield_u``), the pedestrians (``ped_rows``;
-    ``ped_state`` (P, 6): active, seen, hazard since, clear since (−1: none), mode (0 walk, 1 wait), the reaction
-    delay in ticks; ``ped_kerb``), the held leaders and percepts, the stop lines and the signal codes
-    per tick. Step: the path table's and ground's kernel arrays, the footprints, the walk profile, ``leaves``.
+    ``ped_state`` (P, 7): active, seen, hazard since, clear since (−1: none), mode (0 walk, 1 wait), the reaction
+    delay in ticks, whether it stops for hazards; ``ped_kerb``), the held leaders and percepts, the stop lines and
+    the signal codes per tick. Step: the path table's and ground's kernel arrays, the footprints, the walk profile,
+    ``leaves``.
     Recorder: its arrays and the extras' order ``x_src`` (0 accel, 1 throttle, 2 brake, 3 steer, 4 slip).
 
     Perception ticks (every ``ic[I_EVERY]``) perceive here when ``ic[I_PERCEIVE]``: leaders
@@ -279,10 +281,10 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
 
     A tick needs Python (and is not stepped) when a guard's actor (``guard_i``) is present within its circle
     ``guard_c`` (x, y, r) from the warm-up's end on (a ``when`` trigger may be due:
-    :func:`simready.sim.behavior.interactions.quiet_guards`), when it perceives without ``ic[I_PERCEIVE]``, when a pedestrian
-    that stops for hazards may be near its kerb on a perception tick (the hazard test is Python), when a
-    pedestrian's kerb memory would change, or when its step has a contact, a body leaving the map, a non-finite
-    or failing state.
+    :func:`simready.sim.behavior.interactions.quiet_guards`), when it perceives without ``ic[I_PERCEIVE]``, when
+    a pedestrian that stops for hazards may be near its kerb on a perception tick (the hazard test is Python),
+    when a pedestrian's kerb memory would change, or when its step has a contact, a body leaving the map, a
+    non-finite or failing state.
     """
     n = u.shape[0]
     t = ic[I_TICK]
@@ -457,4 +459,5 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                 for i in range(n):
                     o_x[j, row, i] = src[i]
             row += 1
-    return t, why, row, u, v, a1, yaw, big, slip, throttle, brake, lane, s, perceived, leaders, percepts, yield_i, yield_u
+    return (t, why, row, u, v, a1, yaw, big, slip, throttle, brake, lane, s, perceived, leaders, percepts, yield_i,
+            yield_u)
