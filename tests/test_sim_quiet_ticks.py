@@ -108,15 +108,18 @@ def test_checkpoint_between_compiled_ticks_continues_bit_for_bit() -> None:
     assert trace.ticks.to_pandas().equals(plain.ticks.to_pandas())  # (NaN s of absent rows compare equal here)
 
 
-def test_numpy_arctan2_loop_is_found_and_gives_numpys_bits() -> None:
-    fp = engine_mod._atan2_loop()
-    assert fp, "numpy's float64 arctan2 loop was not found: every kinematic tick would stay in Python"
+def test_numpy_loops_are_found_and_give_numpys_bits() -> None:
+    fp, sin_fp, cos_fp = engine_mod._numpy_loops()
+    assert fp and sin_fp and cos_fp, "numpy's float64 loops were not found: every kinematic tick would stay in Python"
     rng = np.random.default_rng(3)
     for n in (1, 2, 9, 10, 33):
         y, x = rng.normal(size=n) * 10.0 ** rng.integers(-6, 6, n), rng.normal(size=n)
         out = np.empty(n)
         tick_kernels.atan2_rows(fp, y, x, out)
         assert out.tobytes() == np.arctan2(y, x).tobytes()
+        for f, uf in ((sin_fp, np.sin), (cos_fp, np.cos)):
+            tick_kernels.unary_rows(f, y, out)
+            assert out.tobytes() == uf(y).tobytes()
 
 
 def test_compiled_actuation_is_the_python_actuation() -> None:

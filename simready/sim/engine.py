@@ -533,8 +533,8 @@ class Engine:
                 or scene.ground.sloped or a.background.any() or not self.recorder._fused
                 or set(self.recorder._extra_names) != set(_QUIET_EXTRAS)):
             return None
-        fp = _atan2_loop()
-        if not fp:
+        fp, sin_fp, cos_fp = _numpy_loops()
+        if not (fp and sin_fp and cos_fp):
             return None
         x_src = np.array([_QUIET_EXTRAS.index(name) for name in self.recorder._extra_names], dtype=np.int64)
         signals = np.array(scene.signals.states)
@@ -544,7 +544,8 @@ class Engine:
                   np.array(a.is_ped, dtype=bool), np.array(a.decel_comfort, dtype=np.float64),
                   np.array(occluder_mask(scene), dtype=bool), np.ascontiguousarray(e0, dtype=np.float64),
                   np.ascontiguousarray(e1, dtype=np.float64))
-        return fp, x_src, signals, -1 if e is None else int(e), np.zeros(0, dtype=np.int64), static
+        return (fp, sin_fp, cos_fp, x_src, signals, -1 if e is None else int(e), np.zeros(0, dtype=np.int64),
+                np.array(a.is_vehicle, dtype=bool), static)
 
     def _conflict_arrays(self, route: RouteTable) -> tuple[np.ndarray, ...]:
         """``route.conflicts`` flattened for :func:`simready.sim.core.tick_kernels.yield_stops` (kept per route):
@@ -578,7 +579,7 @@ class Engine:
         t0 = s.tick
         every = self._perception_every
         assert self._quiet is not None  # run() asks only when set up
-        fp, x_src, signals, e, no_rows, static = self._quiet
+        fp, sin_fp, cos_fp, x_src, signals, e, no_rows, is_vehicle, static = self._quiet
         sc = s.control
         route = self.route
         if s.termination is not None:
@@ -628,13 +629,15 @@ class Engine:
             return 0
         pa = a.py
         peds = sc.peds
-        rows, ped_state, kerb = [], [], []
+        rows, ped_state, kerb, kerb_pt = [], [], [], []
+        paths = route.paths.paths
         for i in pa.peds:
             mem = peds[i]
             if mem is None or mem.mode == "committed" or not math.isfinite(mem.kerb_u):
                 rows.append(i)
                 ped_state.append((0, 0, -1, -1, 0, 0, 0))
                 kerb.append(math.inf)
+                kerb_pt.append((math.nan, math.nan))
             elif mem.mode in ("walk", "wait"):
                 rows.append(i)
                 ped_state.append((1, int(mem.seen), -1 if mem.hazard_since is None else mem.hazard_since,
@@ -642,6 +645,7 @@ class Engine:
                                   int(round(mem.reaction_delay_s / dt)),
                                   int(mem.stop_draw < float(a.stop_tendency[i]))))
                 kerb.append(mem.kerb_u)
+                kerb_pt.append(paths[i].point_at(mem.kerb_u))
             else:
                 return 0
         table = route.paths
@@ -669,9 +673,10 @@ class Engine:
                  friction, pa.decel_max[e] if e >= 0 else 0.0, pa.accel_max[e] if e >= 0 else 0.0,
                  C.ROLLING_RESISTANCE * C.GRAVITY_MPS2, C.AIR_DENSITY_KG_M3, C.DRAG_AREA_M2, C.GRAVITY_MPS2,
                  C.OBSTACLE_LOOKAHEAD_M, C.CORRIDOR_MARGIN_M, C.EYE_FORWARD_FRACTION, C.KERB_LOOKAHEAD_M,
-                 DIVERGE_WINDOW_M, junctions.CONFLICT_LOOKAHEAD_M, junctions.CLEARANCE_M, C.JUNCTION_GAP_S)
+                 DIVERGE_WINDOW_M, junctions.CONFLICT_LOOKAHEAD_M, junctions.CLEARANCE_M, C.JUNCTION_GAP_S,
+                 C.PED_GAP_ACCEPT_S)
         rec = self.recorder
-        ic = np.array([t0, limit, warmup, every, rec.rows, e, 1, a.py.lane_bound_count >= 2],
+        ic = np.array([t0, limit, warmup, every, rec.rows, e, 1, a.py.lane_bound_count >= 2, sin_fp, cos_fp],
                       dtype=np.int64)
         b = s.bodies
         big0 = np.concatenate((b.pos.ravel(), b.quat.ravel(), b.vel.ravel(), b.omega.ravel()))
@@ -692,7 +697,8 @@ class Engine:
             reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, table.leaves, fp,
             rec._walk(c.path_keys), rec.pos, rec.quat, rec.vel, rec.omega, rec.present, rec.lane, rec.s, rec._x_all,
             x_src, *static, *self._conflict_arrays(route), np.array([g[0] for g in guards], dtype=np.int64),
-            np.array([g[1:] for g in guards], dtype=np.float64).reshape(-1, 3))
+            np.array([g[1:] for g in guards], dtype=np.float64).reshape(-1, 3), is_vehicle,
+            np.array(kerb_pt, dtype=np.float64).reshape(-1, 2))
         k = int(t) - t0
         if k == 0:
             return 0
@@ -723,16 +729,18 @@ _QUIET_EXTRAS = ("accel_mps2", "throttle", "brake", "steer_rad", "slip_rad")
 #: At most this many ticks in one compiled call while a goal's profile or a lateral manoeuvre moves (their
 #: references are evaluated in Python beforehand, tick by tick).
 _MOVING_TICKS = 64
-_ATAN2: list[int] = []
+_LOOPS: list[tuple[int, int, int]] = []
 #: The step the compiled ticks repeat (:meth:`simready.sim.backends.kinematic.KinematicBackend.advance`).
 _KINEMATIC_ADVANCE = KinematicBackend.advance
 
 
-def _atan2_loop() -> int:
-    """numpy's float64 ``arctan2`` loop for the compiled ticks, found once per process (0: none usable)."""
-    if not _ATAN2:
-        _ATAN2.append(tick_kernels.numpy_atan2_loop())
-    return _ATAN2[0]
+def _numpy_loops() -> tuple[int, int, int]:
+    """numpy's float64 ``arctan2``, ``sin`` and ``cos`` loops for the compiled ticks, found once per process (0:
+    none usable)."""
+    if not _LOOPS:
+        _LOOPS.append((tick_kernels.numpy_loop(np.arctan2), tick_kernels.numpy_loop(np.sin),
+                       tick_kernels.numpy_loop(np.cos)))
+    return _LOOPS[0]
 
 
 def _constant_until(profile: Any, tick: int, dt: float) -> int:

@@ -24,7 +24,7 @@ off perception ticks), the planner kernel
 (:func:`simready.sim.core.kernels.record_row_x5`) — calling the same compiled
 kernels, with ``fastmath`` off. The two arctangents of the body model are
 numpy's own: numba's ``atan2`` does not always give numpy's bits (numpy's
-is a SIMD loop on this kind of CPU), so :func:`numpy_atan2_loop` finds
+is a SIMD loop on this kind of CPU), so :func:`numpy_loop` finds
 numpy's compiled ``arctan2`` loop for float64 and :func:`_call_loop` calls
 it, on the same contiguous rows numpy is given.
 
@@ -88,12 +88,12 @@ _install_locators()
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 #: Slots of :func:`run_ticks`' integer parameters ``ic``.
-I_TICK, I_END, I_WARMUP, I_EVERY, I_ROW, I_EGO, I_PERCEIVE, I_LEADERS = range(8)
+I_TICK, I_END, I_WARMUP, I_EVERY, I_ROW, I_EGO, I_PERCEIVE, I_LEADERS, I_SIN, I_COS = range(10)
 #: Slots of its float parameters ``fc``.
 (F_DT, F_FG, F_STAND, F_TRACK, F_AMBER2, F_STANDOFF, F_PED_R, F_GX0, F_GY0, F_GINV, F_RAMP, F_MAX_SPEED, F_LO_X,
  F_HI_X, F_LO_Y, F_HI_Y, F_MAX_Z, F_MASS, F_FRICTION, F_E_DECEL, F_E_ACCEL, F_RR_G, F_RHO, F_CDA, F_G, F_LOOKAHEAD,
- F_MARGIN, F_EYE, F_KERB, F_DIVERGE, F_CONFLICT_AHEAD, F_CLEARANCE, F_JUNCTION_GAP) = range(33)
-N_FC = 33
+ F_MARGIN, F_EYE, F_KERB, F_DIVERGE, F_CONFLICT_AHEAD, F_CLEARANCE, F_JUNCTION_GAP, F_GAP_ACCEPT) = range(34)
+N_FC = 34
 #: Why :func:`run_ticks` stopped (its first result's companion): the end it was given, or a tick needing Python.
 STOP_END, STOP_EVENT = 0, 1
 
@@ -127,48 +127,109 @@ def atan2_rows(fp: int, y: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     _call_loop(fp, ptrs.ctypes.data, dims.ctypes.data, steps.ctypes.data)
 
 
-def numpy_atan2_loop() -> int:
-    """Address of numpy's compiled ``arctan2`` inner loop for float64 (``dd->d``), read from the ufunc object
-    (``PyUFuncObject``: ``functions`` at offset 32, ``ntypes`` at 48, ``name`` at 56, ``types`` at 64); 0 when the
-    layout is not the one expected or the loop does not give ``np.arctan2``'s bits on a probe (the caller then
+def numpy_loop(uf: np.ufunc) -> int:
+    """Address of numpy's compiled inner loop of ``uf`` for float64 (``dd->d`` or ``d->d``), read from the ufunc
+    object (``PyUFuncObject``: ``functions`` at offset 32, ``ntypes`` at 48, ``name`` at 56, ``types`` at 64); 0
+    when the layout is not the one expected or the loop does not give ``uf``'s bits on a probe (the caller then
     keeps the Python tick)."""
+    nargs = uf.nin + uf.nout
+    want = "d" * uf.nin + "->d"
     try:
-        uf = np.arctan2
         addr = id(uf)
-        if ctypes.c_char_p.from_address(addr + 56).value != b"arctan2":
+        if ctypes.c_char_p.from_address(addr + 56).value != uf.__name__.encode():
             return 0
         ntypes = ctypes.c_int.from_address(addr + 48).value
-        if ntypes != uf.ntypes:
+        if ntypes != uf.ntypes or uf.nout != 1 or nargs not in (2, 3):
             return 0
         code = np.dtype(np.float64).num
         types_at = ctypes.c_void_p.from_address(addr + 64).value
         functions_at = ctypes.c_void_p.from_address(addr + 32).value
         if not types_at or not functions_at:
             return 0
-        sig = ctypes.string_at(types_at, 3 * ntypes)
-        idx = [k for k in range(ntypes) if sig[3 * k:3 * k + 3] == bytes([code] * 3)]
-        if len(idx) != 1 or uf.types[idx[0]] != "dd->d":
+        sig = ctypes.string_at(types_at, nargs * ntypes)
+        idx = [k for k in range(ntypes) if sig[nargs * k:nargs * (k + 1)] == bytes([code] * nargs)]
+        if len(idx) != 1 or uf.types[idx[0]] != want:
             return 0
         fp = ctypes.c_void_p.from_address(functions_at + 8 * idx[0]).value or 0
     except (ValueError, OSError):  # pragma: no cover - a numpy whose ufunc object is laid out otherwise
         return 0
-    if fp and not _probe(fp):
+    if fp and not _probe(uf, fp):
         return 0
     return int(fp)
 
 
-def _probe(fp: int) -> bool:
-    """Whether the loop at ``fp`` gives ``np.arctan2``'s bits on awkward values, at several lengths."""
+def _probe(uf: np.ufunc, fp: int) -> bool:
+    """Whether the loop at ``fp`` gives ``uf``'s bits on awkward values, at several lengths."""
     rng = np.random.default_rng(7)
     for n in (1, 3, 8, 10, 17, 64):
         y = rng.normal(size=n) * rng.choice([1e-9, 1e-3, 1.0, 1e3], n)
         x = rng.normal(size=n) * rng.choice([1e-9, 1.0, 1e3], n)
         y[0], x[-1] = -0.0, 0.0
         out = np.empty(n)
-        atan2_rows(fp, y, x, out)
-        if out.tobytes() != np.arctan2(y, x).tobytes():
+        if uf.nin == 2:
+            atan2_rows(fp, y, x, out)
+            want = uf(y, x)
+        else:
+            unary_rows(fp, y, out)
+            want = uf(y)
+        if out.tobytes() != want.tobytes():
             return False
     return True
+
+
+@numba.njit(**_JIT)
+def unary_rows(fp: int, x: np.ndarray, out: np.ndarray) -> None:
+    """``out = f(x)`` for contiguous float64 (n,) arrays, by numpy's ``d->d`` loop at ``fp``."""
+    ptrs = np.empty(2, dtype=np.int64)
+    ptrs[0], ptrs[1] = x.ctypes.data, out.ctypes.data
+    dims = np.empty(1, dtype=np.int64)
+    dims[0] = x.shape[0]
+    steps = np.full(2, 8, dtype=np.int64)
+    _call_loop(fp, ptrs.ctypes.data, dims.ctypes.data, steps.ctypes.data)
+
+
+@numba.njit(**_JIT)
+def hazard(i: int, px: float, py: float, xy: np.ndarray, yaw: np.ndarray, v: np.ndarray, present: np.ndarray,
+           is_vehicle: np.ndarray, hl: np.ndarray, hw: np.ndarray, occluder: np.ndarray, e0: np.ndarray,
+           e1: np.ndarray, gap_accept: float, eye: float, sin_fp: int, cos_fp: int) -> bool:
+    """:func:`simready.sim.controllers.pedestrian.hazard` for pedestrian ``i`` and the kerb point (px, py): its
+    operations in its order, numpy's ``cos`` and ``sin`` loops on the candidates' headings as numpy is given them,
+    and the sight lines of :func:`simready.sim.core.planner_kernels.sight_lines`."""
+    n = xy.shape[0]
+    cands = np.empty(n, dtype=np.int64)
+    m = 0
+    for j in range(n):
+        if is_vehicle[j] and present[j] and v[j] > 1.0:
+            cands[m] = j
+            m += 1
+    if m == 0:
+        return False
+    psi = np.empty(m)
+    for k in range(m):
+        psi[k] = yaw[cands[k]]
+    c, s = np.empty(m), np.empty(m)
+    unary_rows(cos_fp, psi, c)
+    unary_rows(sin_fp, psi, s)
+    close = np.empty(m, dtype=np.int64)
+    q = 0
+    for k in range(m):
+        j = cands[k]
+        r0, r1 = px - xy[j, 0], py - xy[j, 1]
+        along = r0 * c[k] + r1 * s[k] - hl[j]
+        lateral = abs(-r0 * s[k] + r1 * c[k])
+        arrival = along / v[j]
+        if along > -hl[j] and arrival < gap_accept and lateral < hw[j] + 4.0:
+            close[q] = j
+            q += 1
+    if q == 0:
+        return False
+    observers = np.full(q, i, dtype=np.int64)
+    seen = np.empty(q, dtype=np.bool_)
+    pk.sight_lines(xy, yaw, hl, hw, present, occluder, e0, e1, observers, close[:q].copy(), eye, seen)
+    for k in range(q):
+        if seen[k]:
+            return True
+    return False
 
 
 @numba.njit(**_JIT)
@@ -253,8 +314,8 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
               o_lane: np.ndarray, o_s: np.ndarray, o_x: np.ndarray, x_src: np.ndarray, lane_bound: np.ndarray,
               avoids: np.ndarray, yields: np.ndarray, is_ped: np.ndarray, decel_comfort: np.ndarray,
               occluder: np.ndarray, e0: np.ndarray, e1: np.ndarray, c_first: np.ndarray, c_ux: np.ndarray,
-              c_lane: np.ndarray, c_s: np.ndarray, c_wait: np.ndarray, guard_i: np.ndarray, guard_c: np.ndarray
-              ) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+              c_lane: np.ndarray, c_s: np.ndarray, c_wait: np.ndarray, guard_i: np.ndarray, guard_c: np.ndarray,
+              is_vehicle: np.ndarray, ped_pt: np.ndarray) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                          np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray,
                          np.ndarray]:
     """Step ticks ``ic[I_TICK]`` … while they are quiet, at most to ``ic[I_END]``; returns ``(tick reached, why it
@@ -268,7 +329,7 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     stepped ticks). Planner: ``consts`` and ``refs_t`` (L, 5, N): each tick's references from the goals, with
     ``FIXED_GAP`` at inf, the held junction waits (``yield_i``, ``yield_u``), the pedestrians (``ped_rows``;
     ``ped_state`` (P, 7): active, seen, hazard since, clear since (−1: none), mode (0 walk, 1 wait), the reaction
-    delay in ticks, whether it stops for hazards; ``ped_kerb``), the held leaders and percepts, the stop lines and
+    delay in ticks, whether it stops for hazards; ``ped_kerb`` and its point ``ped_pt`` (P, 2)), the held leaders and percepts, the stop lines and
     the signal codes per tick. Step: the path table's and ground's kernel arrays, the footprints, the walk profile,
     ``leaves``.
     Recorder: its arrays and the extras' order ``x_src`` (0 accel, 1 throttle, 2 brake, 3 steer, 4 slip).
@@ -282,8 +343,8 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     A tick needs Python (and is not stepped) when a guard's actor (``guard_i``) is present within its circle
     ``guard_c`` (x, y, r) from the warm-up's end on (a ``when`` trigger may be due:
     :func:`simready.sim.behavior.interactions.quiet_guards`), when it perceives without ``ic[I_PERCEIVE]``, when
-    a pedestrian that stops for hazards may be near its kerb on a perception tick (the hazard test is Python),
-    when a pedestrian's kerb memory would change, or when its step has a contact, a body leaving the map, a
+    a pedestrian's kerb memory would change (its hazard test is :func:`hazard`, with numpy's ``sin`` and ``cos``
+    loops at ``ic[I_SIN]``, ``ic[I_COS]``; a borderline "near" the kerb is left to Python), or when its step has a contact, a body leaving the map, a
     non-finite or failing state.
     """
     n = u.shape[0]
@@ -359,25 +420,32 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                 if u[i] > kerb + 0.3:
                     changed = True
                     break
-                seen, hazard, clear, mode, delay = ped_state[r, 1], ped_state[r, 2], ped_state[r, 3], ped_state[r, 4], \
+                seen, since, clear, mode, delay = ped_state[r, 1], ped_state[r, 2], ped_state[r, 3], ped_state[r, 4], \
                     ped_state[r, 5]
+                # pedestrian.update: the hazard re-evaluated on perception ticks, held in between.
+                seen_now = seen
                 if perceive:
-                    # A pedestrian that stops for hazards and may be near its kerb asks pedestrian.hazard (Python);
-                    # any other sees none. (The margin keeps a borderline "near" out of the compiled test.)
+                    seen_now = 0
                     if ped_state[r, 6]:
                         vv = v[i] if not 0.0 > v[i] else 0.0
-                        if kerb - u[i] < fc[F_KERB] + 0.5 * (vv * vv) / 2.0 + 1e-6:
+                        lhs, rhs = kerb - u[i], fc[F_KERB] + 0.5 * (vv * vv) / 2.0
+                        if abs(lhs - rhs) <= 1e-9 * (1.0 + abs(rhs)):
+                            # Python squares with ``**`` (pow): a borderline "near" is left to it.
                             changed = True
                             break
-                    if seen:
-                        changed = True
-                        break
-                # pedestrian.update off a perception tick: the memory changes unless all stays as it is.
-                if seen:
-                    if hazard < 0 or clear >= 0 or (mode == 0 and t - hazard >= delay):
-                        changed = True
-                        break
-                elif hazard >= 0 or clear < 0 or (mode == 1 and t - clear >= delay):
+                        if lhs < rhs and hazard(i, ped_pt[r, 0], ped_pt[r, 1], big[:3 * n].reshape((n, 3))[:, :2], yaw,
+                                                v, present, is_vehicle, hl, hw, occluder, e0, e1, fc[F_GAP_ACCEPT],
+                                                fc[F_EYE], ic[I_SIN], ic[I_COS]):
+                            seen_now = 1
+                since_now = (since if since >= 0 else t) if seen_now else -1
+                clear_now = -1 if seen_now else (clear if clear >= 0 else t)
+                mode_now = mode
+                if mode == 0 and since_now >= 0 and t - since_now >= delay:
+                    mode_now = 1
+                elif mode == 1 and clear_now >= 0 and t - clear_now >= delay:
+                    mode_now = 0
+                if mode_now != mode or since_now != since or clear_now != clear or seen_now != seen:
+                    # The memory changes (a new PedMemory): this tick is Python's.
                     changed = True
                     break
                 if mode == 1:
