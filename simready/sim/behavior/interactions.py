@@ -560,6 +560,120 @@ def _quiet_until(scene: Scene, inters: list[Any], status: dict[str, tuple[str, i
     return first
 
 
+def quiet_until(scene: Scene, state: SimState) -> int:
+    """The first tick at which :func:`update` may fire or release anything while ``state``'s statuses and fired-at
+    ticks stay what they are (−1: any tick); :func:`update` does nothing at an earlier tick."""
+    status = state.interactions.status
+    fired_at = state.interactions.fired
+    quiet = _QUIET[0]
+    if quiet is not None and quiet[0] is scene and quiet[1] is status and quiet[2] is fired_at:
+        return int(quiet[3])
+    pending, fired_with_until = _waiting(scene.manifest.interactions, status)
+    until = _quiet_until(scene, pending + fired_with_until, status, fired_at)
+    _QUIET[0] = (scene, status, fired_at, until)
+    return until
+
+
+#: Added to a guard circle's radius (m): a position inside the region is well inside the circle (float rounding).
+GUARD_MARGIN_M = 0.5
+Guard = tuple[int, float, float, float]
+
+
+def quiet_guards(scene: Scene, state: SimState) -> tuple[int, tuple[Guard, ...]] | None:
+    """Where :func:`quiet_until` gives up (a ``when`` trigger waits): the first tick at which :func:`update` may
+    act whatever the positions, and guards ``(actor, x, y, radius)`` such that before that tick it acts only at a
+    tick where some guard's actor is present within its circle; None when a waiting trigger cannot be bounded so.
+
+    A ``when`` trigger is bounded by its ``by_latest`` and, when its condition can only hold with an actor inside
+    a region (``reaches``; an ``or`` of such, an ``and`` with one), by a circle around the region
+    (:data:`GUARD_MARGIN_M` wider): outside every circle the condition is false. Why: a pedestrian released when
+    the ego reaches a lane window would otherwise keep every tick in Python until then (the compiled quiet
+    ticks, :mod:`simready.sim.core.tick_kernels`).
+    """
+    status = state.interactions.status
+    fired = state.interactions.fired
+    pending, fired_with_until = _waiting(scene.manifest.interactions, status)
+    first = _NEVER
+    guards: list[Guard] = []
+    for inter in pending + fired_with_until:
+        trig = inter.trigger if status[inter.id][0] == "pending" else inter.until
+        if isinstance(trig, AtTrigger):
+            due = at_tick(scene, trig)
+        elif isinstance(trig, AfterTrigger):
+            if trig.id in fired:
+                due = fired[trig.id] + int(round(trig.delay_s / scene.dt))
+            elif status[trig.id][0] in ("skipped", "rejected"):
+                return None
+            else:
+                continue
+        elif isinstance(trig, WhenTrigger):
+            g = _condition_guards(scene, trig.condition)
+            if g is None:
+                return None
+            guards.extend(g)
+            due = _first_tick_at(scene, trig.by_latest_s - 1e-9)
+        else:
+            return None
+        first = min(first, due)
+    return first, tuple(guards)
+
+
+def _first_tick_at(scene: Scene, t_s: float) -> int:
+    """The first tick whose scenario time ``(tick − warmup)·dt`` (as :attr:`TickView.t_s` computes it) is ≥ t_s."""
+    w, dt = scene.warmup_ticks, scene.dt
+    if not math.isfinite(t_s):
+        return _NEVER if t_s > 0 else w
+    tick = max(w, w + int(math.ceil(t_s / dt)))
+    while tick > w and (tick - 1 - w) * dt >= t_s:
+        tick -= 1
+    while (tick - w) * dt < t_s:
+        tick += 1
+    return tick
+
+
+def _condition_guards(scene: Scene, cond: Any) -> list[Guard] | None:
+    """Circles one of which holds its actor whenever ``cond`` is true (see :func:`quiet_guards`), or None."""
+    if isinstance(cond, ReachesCondition):
+        circle = _region_circle(scene, cond.region)
+        return None if circle is None else [(scene.actors.index[cond.actor], *circle)]
+    if isinstance(cond, OrCondition):
+        out: list[Guard] = []
+        for c in cond.of:
+            g = _condition_guards(scene, c)
+            if g is None:
+                return None
+            out.extend(g)
+        return out
+    if isinstance(cond, AndCondition):
+        for c in cond.of:
+            g = _condition_guards(scene, c)
+            if g is not None:
+                return g
+    return None
+
+
+def _region_circle(scene: Scene, region: Any) -> tuple[float, float, float] | None:
+    """A circle ``(x, y, r)`` around every point :func:`_reaches` counts as in ``region``."""
+    if isinstance(region, Circle):
+        return float(region.x), float(region.y), float(region.r) + GUARD_MARGIN_M
+    if isinstance(region, LaneWindow):
+        # In the window: within half the lane's width of the lane's point at some s in [s_from, s_to) (the
+        # projection's |t| is that distance), a point of the polyline piece between those arc lengths.
+        geom = scene.template.lane_graph.lanes.get(region.lane)
+        if geom is None or not (math.isfinite(region.s_from) and math.isfinite(region.s_to)):
+            return None
+        pts = [geom.point_at(region.s_from), geom.point_at(region.s_to)]
+        pts += [(float(x), float(y)) for (x, y), c in zip(geom.points, geom.cum_s) if region.s_from < c < region.s_to]
+        reach = geom.width_m / 2
+    else:
+        pts = [(float(p.x), float(p.y)) for p in region.points]
+        reach = 0.0
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    cx, cy = 0.5 * (min(xs) + max(xs)), 0.5 * (min(ys) + max(ys))
+    r = max(math.hypot(x - cx, y - cy) for x, y in pts)
+    return cx, cy, r + reach + GUARD_MARGIN_M
+
+
 def update(scene: Scene, state: SimState, view: TickView) -> tuple[SimState, list[Event]]:
     """Fire due triggers, release due ``until``s; the new state and the events, in order.
 
