@@ -139,6 +139,7 @@ class DynamicBackend(Backend):
         #: The background vehicles driven kinematically in the last tick (:meth:`_far`).
         self._was_far: set[int] = set()
         self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
+        self._radius: list[float] = np.asarray(a.radius, dtype=np.float64).tolist()
         #: Struck road users' rigid bodies, by actor (created at the strike, in the order of the strikes).
         self.thrown: dict[int, int] = {}
         #: Whether the world's statics are complete (then :meth:`close` keeps it for this scene's next engine).
@@ -476,17 +477,23 @@ class DynamicBackend(Backend):
         :data:`WAKE_MARGIN_M`. From then on it is a dynamic body held by its parking brake
         (:meth:`_drive`), pushed when something pushes harder than μ·m·g.
         """
-        a = self.scene.actors
         b = state.bodies
-        sleeping = [i for i in self.parked_idx if i not in self._woken and b.present[i]]
+        present = b.present.tolist()
+        sleeping = [i for i in self.parked_idx if i not in self._woken and present[i]]
         if not sleeping:
             return
-        movers = [j for j in self.vehicles if self._dynamic(j) and b.present[j]]
+        movers = [j for j in self.vehicles if self._dynamic(j) and present[j]]
+        # The same floats as element by element: the movers' speeds by numpy's hypot (one ufunc call), the sums and
+        # differences the same IEEE operations on Python floats.
+        sel = np.array(movers, dtype=np.int64)
+        speeds = np.hypot(b.vel[sel, 0], b.vel[sel, 1]).tolist()
+        radius, pos, dt = self._radius, b.pos.tolist(), self.scene.dt
         woken = set(self._woken)
         for i in sleeping:
-            for j in movers:
-                reach = float(a.radius[i] + a.radius[j]) + WAKE_MARGIN_M + float(np.hypot(*b.vel[j, :2])) * self.scene.dt
-                if math.hypot(float(b.pos[i, 0] - b.pos[j, 0]), float(b.pos[i, 1] - b.pos[j, 1])) < reach:
+            xi, yi, _ = pos[i]
+            for j, speed in zip(movers, speeds):
+                reach = (radius[i] + radius[j]) + WAKE_MARGIN_M + speed * dt
+                if math.hypot(xi - pos[j][0], yi - pos[j][1]) < reach:
                     woken.add(i)
                     self._woken = frozenset(woken)
                     self._make_dynamic(i, b)
