@@ -8,7 +8,7 @@ import numpy as np
 import pybullet as p
 
 from simready.sim.backends.dynamic.drive import DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S
-from simready.sim.backends.dynamic.kernels import agent_drive_rows, bullet_matrix, py_hypot
+from simready.sim.backends.dynamic.kernels import agent_drive_rows, body_frames, body_rows, bullet_matrix, py_hypot
 
 
 def test_py_hypot_is_math_hypot() -> None:
@@ -117,3 +117,39 @@ def test_agent_drive_rows_match_the_scalar_model() -> None:
                 inertia, com, mu_g, 9.81, 0.02)
         agent_drive_rows(*args, DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, out)
         assert out.tolist() == _reference(*args)
+
+
+def test_body_rows_match_the_scalar_reads() -> None:
+    """The moved bodies' rows (:meth:`DynamicBackend._read_table`'s kernels) against the per-body Python arithmetic
+    they replaced: the quaternion's sign, PyBullet's matrix, origin and its velocity from the lever arm, heading,
+    forward speed and slip."""
+    rng = np.random.default_rng(10)
+    for trial in range(200):
+        n = int(rng.integers(1, 9))
+        reads = rng.normal(size=(n, 13)) * ([30.0] * 3 + [1.0] * 4 + [6.0] * 3 + [0.5] * 3)
+        reads[:, 3:7] /= np.linalg.norm(reads[:, 3:7], axis=1)[:, None]
+        reads[trial % n, 7:9] *= 1e-3  # crawling: the heading stands in for the direction of motion
+        coms = rng.normal(size=(n, 3, 1)) * 0.4
+        quat, rot, table = np.empty((n, 4)), np.empty((n, 9)), np.empty((n, 16))
+        body_frames(reads, quat, rot)
+        levers = rot.reshape(n, 3, 3) @ coms
+        body_rows(reads, quat, rot, levers, table)
+        # The reference: each body's floats as the backend computed them one by one.
+        raw = []
+        for row in reads.tolist():
+            q = tuple(row[3:7])
+            if q[3] < 0:
+                q = tuple(-x for x in q)
+            raw.append((row[0:3], q, row[7:10], row[10:13], p.getMatrixFromQuaternion(q)))
+        ref_levers = (np.array([r[4] for r in raw]).reshape(-1, 3, 3) @ coms).tolist()
+        assert levers.tolist() == ref_levers
+        rows = []
+        for (com_w, q, lin, (wx, wy, wz), R), ((rx,), (ry,), (rz,)) in zip(raw, ref_levers):
+            bp = [com_w[0] - rx, com_w[1] - ry, com_w[2] - rz]
+            bv = [lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)]
+            heading = math.atan2(R[3], R[0])
+            vx, vy = bv[0], bv[1]
+            vdir = math.atan2(vy, vx) if math.hypot(vx, vy) > 0.1 else heading
+            rows.append([*bp, *q, *bv, wx, wy, wz, heading, max(vx * math.cos(heading) + vy * math.sin(heading), 0.0),
+                         (vdir - heading + math.pi) % (2 * math.pi) - math.pi])
+        assert table.tolist() == rows

@@ -178,3 +178,45 @@ def agent_drive_rows(idx: np.ndarray, stop: np.ndarray, parked: np.ndarray, acce
         out[k, 7] = y + R[3] * cx + R[4] * cy + R[5] * cz
         out[k, 8] = z + R[6] * cx + R[7] * cy + R[8] * cz
         out[k, 9], out[k, 10], out[k, 11] = vx, vy, vz
+
+
+@numba.njit(**_JIT)
+def body_frames(raw: np.ndarray, quat: np.ndarray, rot: np.ndarray) -> None:
+    """Each read body's orientation: ``raw`` rows are PyBullet's reads (centre of mass xyz, the body quaternion
+    [x, y, z, w] already composed with the inertial frame, linear and angular velocity); ``quat`` gets the
+    quaternion with w ≥ 0 (negated otherwise) and ``rot`` its rotation matrix (:func:`bullet_matrix`)."""
+    for k in range(raw.shape[0]):
+        if raw[k, 6] < 0:
+            for c in range(4):
+                quat[k, c] = -raw[k, 3 + c]
+        else:
+            for c in range(4):
+                quat[k, c] = raw[k, 3 + c]
+        bullet_matrix(quat[k], rot[k])
+
+
+@numba.njit(**_JIT)
+def body_rows(raw: np.ndarray, quat: np.ndarray, rot: np.ndarray, lever: np.ndarray, table: np.ndarray) -> None:
+    """The moved bodies' rows from their reads (:func:`body_frames`) and lever arms ``lever`` (n, 3, 1: origin to
+    centre of mass, world): ``table`` row = origin xyz, quaternion, origin velocity, angular velocity, heading,
+    forward speed (≥ 0) and slip angle (rad), the scalar model's operations in its order."""
+    two_pi, pi = 2 * math.pi, math.pi
+    for k in range(raw.shape[0]):
+        rx, ry, rz = lever[k, 0, 0], lever[k, 1, 0], lever[k, 2, 0]
+        wx, wy, wz = raw[k, 10], raw[k, 11], raw[k, 12]
+        table[k, 0] = raw[k, 0] - rx
+        table[k, 1] = raw[k, 1] - ry
+        table[k, 2] = raw[k, 2] - rz
+        for c in range(4):
+            table[k, 3 + c] = quat[k, c]
+        vx = raw[k, 7] - (wy * rz - wz * ry)
+        vy = raw[k, 8] - (wz * rx - wx * rz)
+        table[k, 7], table[k, 8] = vx, vy
+        table[k, 9] = raw[k, 9] - (wx * ry - wy * rx)
+        table[k, 10], table[k, 11], table[k, 12] = wx, wy, wz
+        heading = math.atan2(rot[k, 3], rot[k, 0])
+        vdir = math.atan2(vy, vx) if py_hypot(vx, vy) > 0.1 else heading
+        speed = vx * math.cos(heading) + vy * math.sin(heading)
+        table[k, 13] = heading
+        table[k, 14] = 0.0 if 0.0 > speed else speed
+        table[k, 15] = (vdir - heading + pi) % two_pi - pi
