@@ -520,7 +520,7 @@ class DynamicBackend(Backend):
         near = ((d * d).sum(axis=2) <= PHYSICS_RADIUS_M * PHYSICS_RADIUS_M).any(axis=1)
         return set(bg[~near].tolist())
 
-    def _drive(self, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Plan, stop: bool) -> tuple[float, ...]:
+    def _drive(self, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Plan | None, stop: bool) -> tuple[float, ...]:
         """This tick's force and torque on agent ``i`` (:func:`~simready.sim.backends.dynamic.drive.agent_drive`)."""
         return agent_drive(self.scene, self.chassis[i], self.actor_body[i], i, state, kin, yaw, plan, stop)
 

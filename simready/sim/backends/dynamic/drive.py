@@ -43,12 +43,13 @@ DRIVE_YAW_TAU_S = 0.25
 SUPPORT_TAU_S = 0.1
 
 
-def agent_drive(scene: Scene, ch: Chassis, body: int, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Plan,
-                stop: bool) -> tuple[float, ...]:
+def agent_drive(scene: Scene, ch: Chassis, body: int, i: int, state: SimState, kin: Bodies, yaw: np.ndarray,
+                plan: Plan | None, stop: bool) -> tuple[float, ...]:
     """The agent drive model: this tick's force (N) and torque (N·m) on vehicle ``i`` (world frame).
 
     ``ch``, ``body``: its chassis and PyBullet body; ``kin``, ``yaw``: the
-    end-of-tick state its path controller plans; ``stop``: brake to a
+    end-of-tick state its path controller plans; ``plan``: read only for the braking of a stopping agent that
+    is not parked (None where none stops); ``stop``: brake to a
     standstill instead (after a crash, or a parked vehicle's brake). Returns
     ``(body, force xyz, torque xyz, centre of mass xyz, velocity xyz)``, held
     for the tick (a 50 Hz controller) and applied at the centre of mass,
@@ -77,7 +78,7 @@ def agent_drive(scene: Scene, ch: Chassis, body: int, i: int, state: SimState, k
 
 
 def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], state: SimState, kin: Bodies,
-                 yaw: np.ndarray, plan: Plan) -> list[tuple[float, ...]]:
+                 yaw: np.ndarray, plan: Plan | None) -> list[tuple[float, ...]]:
     """The drive model (:func:`agent_drive`) for every agent of a tick at once: ``agents`` lists ``(i, chassis, body, stop)``.
 
     One compiled call (:func:`~simready.sim.backends.dynamic.kernels.agent_drive_rows`): the same operations in
@@ -95,8 +96,15 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
     idx = np.array([ag[0] for ag in agents], dtype=np.int64)
     stop = np.array([ag[3] for ag in agents], dtype=np.bool_)
     mass, wheelbase, inertia, com = _chassis_arrays(tuple(ag[1] for ag in agents))
+    parked = scene.actors.parked
+    if plan is not None:
+        accel = np.asarray(plan.accel, dtype=np.float64)
+    elif any(ag[3] and not parked[ag[0]] for ag in agents):
+        raise ValueError("agent_drives: a moving agent that stops brakes at the plan's deceleration; no plan given")
+    else:
+        accel = np.zeros(len(parked))
     out = np.empty((len(agents), 12))
-    agent_drive_rows(idx, stop, scene.actors.parked, np.asarray(plan.accel, dtype=np.float64), b.pos, b.vel, b.omega,
+    agent_drive_rows(idx, stop, parked, accel, b.pos, b.vel, b.omega,
                      b.quat, kin.pos, kin.vel, kin.omega, np.asarray(yaw, dtype=np.float64),
                      np.asarray(state.coords.yaw, dtype=np.float64), ground, mass, wheelbase, inertia, com, mu_g,
                      C.GRAVITY_MPS2, scene.dt, DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, out)
