@@ -62,6 +62,7 @@ from simready.sim.backend import COMMON_EXTRAS, Backend, StepOutcome
 from simready.sim.backends.dynamic.checks import RolloutChecks, body_energy, crossed_collider
 from simready.sim.backends.dynamic.chassis import Chassis, tyre_forces, tyre_setup
 from simready.sim.backends.dynamic.drive import agent_drive, agent_drives
+from simready.sim.backends.dynamic.kernels import body_frames, body_rows
 from simready.sim.backends.dynamic.pieces import asset_pieces
 from simready.sim.backends.dynamic.plan import WorldPlan, world_plan
 from simready.sim.backends.dynamic import pool
@@ -139,6 +140,7 @@ class DynamicBackend(Backend):
         #: The background vehicles driven kinematically in the last tick (:meth:`_far`).
         self._was_far: set[int] = set()
         self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
+        self._radius: list[float] = np.asarray(a.radius, dtype=np.float64).tolist()
         #: Struck road users' rigid bodies, by actor (created at the strike, in the order of the strikes).
         self.thrown: dict[int, int] = {}
         #: Whether the world's statics are complete (then :meth:`close` keeps it for this scene's next engine).
@@ -377,32 +379,34 @@ class DynamicBackend(Backend):
         vel = [lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)]
         return pos, q, vel, [wx, wy, wz], R, (rx, ry, rz)
 
-    def _read_rows(self, idx: list[int]) -> list[tuple[list[float], tuple[float, ...], list[float], list[float],
-                                                       tuple[float, ...], tuple[float, float, float]]]:
-        """:meth:`_read_raw` of every vehicle in ``idx``, the same reads in the same order, with the lever arms in one
-        stacked numpy product (each item's bits are the single product's: one BLAS matrix-vector product apiece)."""
-        if not idx:
-            return []
+    def _read_table(self, idx: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of vehicles ``idx`` after a tick (origin xyz, quaternion, origin velocity, angular velocity,
+        heading, forward speed, slip: (n, 16)) and their lever arms (n, 3, 1), from the same reads in the same order
+        as :meth:`_read_raw` makes body by body: the reads gathered into one array, the arithmetic in two compiled calls
+        (:func:`~simready.sim.backends.dynamic.kernels.body_frames`, :func:`~simready.sim.backends.dynamic.kernels.body_rows`)
+        around the lever arms' stacked numpy product (its bits are BLAS's), the scalar model's operations in its order."""
         cid = self.world.client
         chassis, actor_body = self.chassis, self.actor_body
-        pose, twist, compose, matrix = p.getBasePositionAndOrientation, p.getBaseVelocity, p.multiplyTransforms, p.getMatrixFromQuaternion
-        raw = []
+        pose, twist, compose = p.getBasePositionAndOrientation, p.getBaseVelocity, p.multiplyTransforms
+        raw: list[float] = []
+        put = raw.extend
         for i in idx:
             ch = chassis[i]
             body = actor_body[i]
             com_w, q_in = pose(body, physicsClientId=cid)
             lin, ang = twist(body, physicsClientId=cid)
-            q = q_in if ch.identity_inertial else compose(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1]
-            if q[3] < 0:
-                q = tuple(-x for x in q)
-            raw.append((com_w, q, lin, ang, matrix(q)))
-        levers = (np.array([r[4] for r in raw]).reshape(-1, 3, 3) @ self._coms(idx)).tolist()
-        out = []
-        for (com_w, q, lin, (wx, wy, wz), R), ((rx,), (ry,), (rz,)) in zip(raw, levers):
-            pos = [com_w[0] - rx, com_w[1] - ry, com_w[2] - rz]
-            vel = [lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)]
-            out.append((pos, q, vel, [wx, wy, wz], R, (rx, ry, rz)))
-        return out
+            put(com_w)
+            put(q_in if ch.identity_inertial else compose(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1])
+            put(lin)
+            put(ang)
+        n = len(idx)
+        reads = np.array(raw).reshape(n, 13)
+        quat, rot = np.empty((n, 4)), np.empty((n, 9))
+        body_frames(reads, quat, rot)
+        levers = rot.reshape(n, 3, 3) @ self._coms(idx)
+        table = np.empty((n, 16))
+        body_rows(reads, quat, rot, levers, table)
+        return table, levers
 
     def _coms(self, idx: list[int]) -> np.ndarray:
         """The centres of mass of vehicles ``idx`` as an (n, 3, 1) stack (cached per list of vehicles)."""
@@ -476,17 +480,23 @@ class DynamicBackend(Backend):
         :data:`WAKE_MARGIN_M`. From then on it is a dynamic body held by its parking brake
         (:meth:`_drive`), pushed when something pushes harder than μ·m·g.
         """
-        a = self.scene.actors
         b = state.bodies
-        sleeping = [i for i in self.parked_idx if i not in self._woken and b.present[i]]
+        present = b.present.tolist()
+        sleeping = [i for i in self.parked_idx if i not in self._woken and present[i]]
         if not sleeping:
             return
-        movers = [j for j in self.vehicles if self._dynamic(j) and b.present[j]]
+        movers = [j for j in self.vehicles if self._dynamic(j) and present[j]]
+        # The same floats as element by element: the movers' speeds by numpy's hypot (one ufunc call), the sums and
+        # differences the same IEEE operations on Python floats.
+        sel = np.array(movers, dtype=np.int64)
+        speeds = np.hypot(b.vel[sel, 0], b.vel[sel, 1]).tolist()
+        radius, pos, dt = self._radius, b.pos.tolist(), self.scene.dt
         woken = set(self._woken)
         for i in sleeping:
-            for j in movers:
-                reach = float(a.radius[i] + a.radius[j]) + WAKE_MARGIN_M + float(np.hypot(*b.vel[j, :2])) * self.scene.dt
-                if math.hypot(float(b.pos[i, 0] - b.pos[j, 0]), float(b.pos[i, 1] - b.pos[j, 1])) < reach:
+            xi, yi, _ = pos[i]
+            for j, speed in zip(movers, speeds):
+                reach = (radius[i] + radius[j]) + WAKE_MARGIN_M + speed * dt
+                if math.hypot(xi - pos[j][0], yi - pos[j][1]) < reach:
                     woken.add(i)
                     self._woken = frozenset(woken)
                     self._make_dynamic(i, b)
@@ -510,7 +520,7 @@ class DynamicBackend(Backend):
         near = ((d * d).sum(axis=2) <= PHYSICS_RADIUS_M * PHYSICS_RADIUS_M).any(axis=1)
         return set(bg[~near].tolist())
 
-    def _drive(self, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Plan, stop: bool) -> tuple[float, ...]:
+    def _drive(self, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Plan | None, stop: bool) -> tuple[float, ...]:
         """This tick's force and torque on agent ``i`` (:func:`~simready.sim.backends.dynamic.drive.agent_drive`)."""
         return agent_drive(self.scene, self.chassis[i], self.actor_body[i], i, state, kin, yaw, plan, stop)
 
@@ -584,20 +594,13 @@ class DynamicBackend(Backend):
                 pos[i], quat[i], vel[i], omega[i] = state.bodies.pos[i], state.bodies.quat[i], 0.0, 0.0
                 yaw[i], u_out[i], d_out[i], v_out[i] = c.yaw[i], c.u[i], c.d[i], 0.0
         moved = live
-        # Each moved body's row: origin, quaternion, velocity, angular velocity, heading, speed, slip (16 floats).
-        rows: list[list[float]] = []
-        cos, sin, atan2, hypot, pi = math.cos, math.sin, math.atan2, math.hypot, math.pi
-        for i, (bp, bq, bv, bo, R, arm) in zip(moved, self._read_rows(moved)):
-            if i == e:
-                lever = arm
-            heading = atan2(R[3], R[0])
-            vx, vy = bv[0], bv[1]
-            vdir = atan2(vy, vx) if hypot(vx, vy) > 0.1 else heading
-            rows.append([*bp, *bq, *bv, *bo, heading, max(vx * cos(heading) + vy * sin(heading), 0.0),
-                         (vdir - heading + pi) % (2 * pi) - pi])
         if moved:
             sel = np.array(moved, dtype=np.int64)
-            table = np.array(rows)
+            # Each moved body's row: origin, quaternion, velocity, angular velocity, heading, speed, slip (16 floats).
+            table, levers = self._read_table(moved)
+            if e is not None and e in live_set:
+                lx, ly, lz = levers[moved.index(e), :, 0].tolist()
+                lever = (lx, ly, lz)
             pos[sel], quat[sel], vel[sel], omega[sel] = table[:, 0:3], table[:, 3:7], table[:, 7:10], table[:, 10:13]
             yaw[sel], v_out[sel], slip[sel] = table[:, 13], table[:, 14], table[:, 15]
             # Every body back onto its path in one compiled call (ReferencePath.project_near's operations, its bits).

@@ -23,14 +23,13 @@ its path.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pybullet as p
 
 from simready.sim.core import constants as C
 from simready.sim.backends.dynamic.chassis import Chassis
+from simready.sim.backends.dynamic.kernels import agent_drive_rows
 from simready.sim.core.scene import Scene
 from simready.sim.core.state import Bodies, SimState
 
@@ -44,12 +43,13 @@ DRIVE_YAW_TAU_S = 0.25
 SUPPORT_TAU_S = 0.1
 
 
-def agent_drive(scene: Scene, ch: Chassis, body: int, i: int, state: SimState, kin: Bodies, yaw: np.ndarray, plan: Plan,
-                stop: bool) -> tuple[float, ...]:
+def agent_drive(scene: Scene, ch: Chassis, body: int, i: int, state: SimState, kin: Bodies, yaw: np.ndarray,
+                plan: Plan | None, stop: bool) -> tuple[float, ...]:
     """The agent drive model: this tick's force (N) and torque (N·m) on vehicle ``i`` (world frame).
 
     ``ch``, ``body``: its chassis and PyBullet body; ``kin``, ``yaw``: the
-    end-of-tick state its path controller plans; ``stop``: brake to a
+    end-of-tick state its path controller plans; ``plan``: read only for the braking of a stopping agent that
+    is not parked (None where none stops); ``stop``: brake to a
     standstill instead (after a crash, or a parked vehicle's brake). Returns
     ``(body, force xyz, torque xyz, centre of mass xyz, velocity xyz)``, held
     for the tick (a 50 Hz controller) and applied at the centre of mass,
@@ -78,67 +78,51 @@ def agent_drive(scene: Scene, ch: Chassis, body: int, i: int, state: SimState, k
 
 
 def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], state: SimState, kin: Bodies,
-                 yaw: np.ndarray, plan: Plan) -> list[tuple[float, ...]]:
+                 yaw: np.ndarray, plan: Plan | None) -> list[tuple[float, ...]]:
     """The drive model (:func:`agent_drive`) for every agent of a tick at once: ``agents`` lists ``(i, chassis, body, stop)``.
 
-    The same operations in the same order on the same floats (so the same bits), with what every agent reads
-    taken out of the tick's arrays once (``tolist`` of whole arrays) instead of row by row, the ground heights by
-    :meth:`~simready.sim.core.scene.GroundModel.at_point` (``at``'s cells in scalar arithmetic).
+    One compiled call (:func:`~simready.sim.backends.dynamic.kernels.agent_drive_rows`): the same operations in
+    the same order on the same floats as the scalar model (so the same bits, tested against it), the ground heights
+    by :meth:`~simready.sim.core.scene.GroundModel.at_point` (``at``'s cells in scalar arithmetic).
     """
     if not agents:
         return []
-    dt = scene.dt
     b = state.bodies
     mu_g = state.world.friction * C.GRAVITY_MPS2
-    g = C.GRAVITY_MPS2
-    pos_l, vel_l, om_l, quat_l = b.pos.tolist(), b.vel.tolist(), b.omega.tolist(), b.quat.tolist()
-    kp, kv, ko = kin.pos.tolist(), kin.vel.tolist(), kin.omega.tolist()
-    yaw_l, cyaw = np.asarray(yaw, dtype=np.float64).tolist(), np.asarray(state.coords.yaw, dtype=np.float64).tolist()
     # The ground height under each agent: GroundModel.at's cell, in its scalar form (the same operations).
     at_point = scene.ground.at_point
-    ground = [at_point(pos_l[ag[0]][0], pos_l[ag[0]][1]) for ag in agents]
+    pos_l = b.pos.tolist()
+    ground = np.array([at_point(pos_l[ag[0]][0], pos_l[ag[0]][1]) for ag in agents])
+    idx = np.array([ag[0] for ag in agents], dtype=np.int64)
+    stop = np.array([ag[3] for ag in agents], dtype=np.bool_)
+    mass, wheelbase, inertia, com = _chassis_arrays(tuple(ag[1] for ag in agents))
     parked = scene.actors.parked
-    matrix = p.getMatrixFromQuaternion
-    two_pi, pi = 2 * math.pi, math.pi
-    out: list[tuple[float, ...]] = []
-    for (i, ch, body, stop), zg in zip(agents, ground):
-        x, y, z = pos_l[i]
-        vx, vy, vz = vel_l[i]
-        wx, wy, wz = om_l[i]
-        if stop:
-            decel = mu_g if parked[i] else min(max(-float(plan.accel[i]), 0.0), mu_g) or mu_g
-            speed = math.hypot(vx, vy)
-            keep = max(1.0 - decel * dt / speed, 0.0) if speed > 0.0 else 0.0
-            ax, ay = (keep - 1.0) * vx / dt, (keep - 1.0) * vy / dt
-            w_des = 0.0
-        else:
-            tx, ty = kv[i][0], kv[i][1]
-            px, py = kp[i][0], kp[i][1]
-            ex = px - (x + 0.5 * (vx + tx) * dt)
-            ey = py - (y + 0.5 * (vy + ty) * dt)
-            ax = (tx + ex / DRIVE_POSITION_TAU_S - vx) / dt
-            ay = (ty + ey / DRIVE_POSITION_TAU_S - vy) / dt
-            wt = ko[i][2]
-            head = (yaw_l[i] - (cyaw[i] + 0.5 * (wz + wt) * dt) + pi) % two_pi - pi
-            w_des = wt + head / DRIVE_YAW_TAU_S
-        acc = math.hypot(ax, ay)
-        if acc > mu_g:
-            ax, ay = ax * mu_g / acc, ay * mu_g / acc
-        az = g + ((zg - z) / SUPPORT_TAU_S - vz) / dt
-        R = matrix(quat_l[i])
-        dwx, dwy, dwz = R[5] / SUPPORT_TAU_S - wx, -R[2] / SUPPORT_TAU_S - wy, w_des - wz
-        rx = (R[0] * dwx + R[3] * dwy + R[6] * dwz) / dt
-        ry = (R[1] * dwx + R[4] * dwy + R[7] * dwz) / dt
-        rz = (R[2] * dwx + R[5] * dwy + R[8] * dwz) / dt
-        i00, i01, i02, i10, i11, i12, i20, i21, i22 = ch.inertia_flat
-        ix, iy, iz = (i00 * rx + i01 * ry + i02 * rz, i10 * rx + i11 * ry + i12 * rz,
-                      i20 * rx + i21 * ry + i22 * rz)
-        tqx, tqy, tqz = (R[0] * ix + R[1] * iy + R[2] * iz, R[3] * ix + R[4] * iy + R[5] * iz,
-                         R[6] * ix + R[7] * iy + R[8] * iz)
-        m = ch.mass
-        limit = m * mu_g * 0.5 * ch.wheelbase
-        tqz = max(min(tqz, limit), -limit)
-        cx, cy, cz = ch.com_xyz
-        out.append((body, m * ax, m * ay, m * az, tqx, tqy, tqz, x + R[0] * cx + R[1] * cy + R[2] * cz,
-                    y + R[3] * cx + R[4] * cy + R[5] * cz, z + R[6] * cx + R[7] * cy + R[8] * cz, vx, vy, vz))
-    return out
+    if plan is not None:
+        accel = np.asarray(plan.accel, dtype=np.float64)
+    elif any(ag[3] and not parked[ag[0]] for ag in agents):
+        raise ValueError("agent_drives: a moving agent that stops brakes at the plan's deceleration; no plan given")
+    else:
+        accel = np.zeros(len(parked))
+    out = np.empty((len(agents), 12))
+    agent_drive_rows(idx, stop, parked, accel, b.pos, b.vel, b.omega,
+                     b.quat, kin.pos, kin.vel, kin.omega, np.asarray(yaw, dtype=np.float64),
+                     np.asarray(state.coords.yaw, dtype=np.float64), ground, mass, wheelbase, inertia, com, mu_g,
+                     C.GRAVITY_MPS2, scene.dt, DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, out)
+    return [(ag[2], *row) for ag, row in zip(agents, out.tolist())]
+
+
+#: Per list of chassis: their masses, wheelbases, inertia tensors (k, 9) and centres of mass (k, 3).
+_ARRAYS: dict[tuple[Chassis, ...], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _chassis_arrays(chassis: tuple[Chassis, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The drive kernel's per-agent chassis arrays (cached per list of chassis)."""
+    hit = _ARRAYS.get(chassis)
+    if hit is None:
+        if len(_ARRAYS) > 256:
+            _ARRAYS.clear()
+        hit = _ARRAYS[chassis] = (np.array([ch.mass for ch in chassis], dtype=np.float64),
+                                  np.array([ch.wheelbase for ch in chassis], dtype=np.float64),
+                                  np.array([ch.inertia_flat for ch in chassis], dtype=np.float64).reshape(-1, 9),
+                                  np.array([ch.com_xyz for ch in chassis], dtype=np.float64).reshape(-1, 3))
+    return hit

@@ -1,0 +1,222 @@
+"""Compiled kernels of ``dynamic-v1``'s tick (numba): the agents' drive model over all agents at once.
+
+Bits: each kernel repeats the Python reference's IEEE operations in the
+same order (``fastmath`` off: no reassociation, no fused multiply-add), so
+its floats are the reference's (tested against it). Two operations are
+rebuilt rather than taken from numba, because numba's own differ in the
+last bit: :func:`py_hypot` is CPython's ``math.hypot`` of two floats (its
+compensated sum and corrected square root, not the C library's
+``hypot``), and :func:`bullet_matrix` is Bullet's quaternion-to-matrix
+arithmetic (what ``p.getMatrixFromQuaternion`` returns). ``%`` is
+numba's, which follows Python's float modulo (the sign of the divisor).
+
+The compiled code is cached beside this module (``cache=True``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+
+#: Veltkamp's splitter for a double: 2**27 + 1.
+_SPLIT = 134217729.0
+
+
+@numba.njit(**_JIT)
+def py_hypot(a: float, b: float) -> float:
+    """``math.hypot(a, b)`` as CPython 3.11 computes it (``vector_norm`` of two coordinates), the same bits.
+
+    Lossless scaling by a power of two, exact squares by Veltkamp–Dekker
+    splitting, compensated summation, then one differential correction of
+    the square root.
+    """
+    x0, x1 = abs(a), abs(b)
+    if math.isnan(x0) or math.isnan(x1):
+        if math.isinf(x0) or math.isinf(x1):
+            return math.inf
+        return math.nan
+    big = x1 if x1 > x0 else x0
+    if math.isinf(big):
+        return big
+    if big == 0.0:
+        return big
+    max_e = math.frexp(big)[1]
+    csum, frac1, frac2, frac3 = 1.0, 0.0, 0.0, 0.0
+    if max_e >= -1023:
+        scale = math.ldexp(1.0, -max_e)
+        for k in range(2):
+            x = (x0 if k == 0 else x1) * scale
+            t = x * _SPLIT
+            hi = t - (t - x)
+            lo = x - hi
+            x = hi * hi
+            old = csum
+            csum += x
+            frac1 += (old - csum) + x
+            x = 2.0 * hi * lo
+            old = csum
+            csum += x
+            frac2 += (old - csum) + x
+            frac3 += lo * lo
+        h = math.sqrt(csum - 1.0 + (frac1 + frac2 + frac3))
+        t = h * _SPLIT
+        hi = t - (t - h)
+        lo = h - hi
+        x = -hi * hi
+        old = csum
+        csum += x
+        frac1 += (old - csum) + x
+        x = -2.0 * hi * lo
+        old = csum
+        csum += x
+        frac2 += (old - csum) + x
+        x = -lo * lo
+        old = csum
+        csum += x
+        frac3 += (old - csum) + x
+        x = csum - 1.0 + (frac1 + frac2 + frac3)
+        return (h + x / (2.0 * h)) / scale
+    # Scaling would overflow (subnormal inputs): divide by the largest instead.
+    for k in range(2):
+        x = (x0 if k == 0 else x1) / big
+        x = x * x
+        old = csum
+        csum += x
+        frac1 += (old - csum) + x
+    return big * math.sqrt(csum - 1.0 + frac1)
+
+
+@numba.njit(**_JIT)
+def bullet_matrix(q: np.ndarray, out: np.ndarray) -> None:
+    """Bullet's ``btMatrix3x3::setRotation`` of quaternion ``q`` = [x, y, z, w] into ``out`` (9 floats, row-major):
+    ``p.getMatrixFromQuaternion``'s operations in its order (double precision, no SIMD)."""
+    x, y, z, w = q[0], q[1], q[2], q[3]
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    xs, ys, zs = x * s, y * s, z * s
+    wx, wy, wz = w * xs, w * ys, w * zs
+    xx, xy, xz = x * xs, x * ys, x * zs
+    yy, yz, zz = y * ys, y * zs, z * zs
+    out[0], out[1], out[2] = 1.0 - (yy + zz), xy - wz, xz + wy
+    out[3], out[4], out[5] = xy + wz, 1.0 - (xx + zz), yz - wx
+    out[6], out[7], out[8] = xz - wy, yz + wx, 1.0 - (xx + yy)
+
+
+@numba.njit(**_JIT)
+def agent_drive_rows(idx: np.ndarray, stop: np.ndarray, parked: np.ndarray, accel: np.ndarray, pos: np.ndarray,
+                     vel: np.ndarray, omega: np.ndarray, quat: np.ndarray, kpos: np.ndarray, kvel: np.ndarray,
+                     komega: np.ndarray, yaw: np.ndarray, cyaw: np.ndarray, ground: np.ndarray, mass: np.ndarray,
+                     wheelbase: np.ndarray, inertia: np.ndarray, com: np.ndarray, mu_g: float, g: float, dt: float,
+                     pos_tau: float, yaw_tau: float, support_tau: float, out: np.ndarray) -> None:
+    """:func:`simready.sim.backends.dynamic.drive.agent_drives`' arithmetic for agents ``idx``, row ``k`` of ``out``:
+    force xyz (N), torque xyz (N·m), centre of mass xyz (m), velocity xyz (m/s).
+
+    ``stop``, ``ground``, ``mass``, ``wheelbase``, ``inertia`` (k, 9), ``com``
+    (k, 3): per listed agent; ``parked``, ``accel``, the body rows, ``yaw``
+    and ``cyaw``: per actor.
+    """
+    two_pi, pi = 2 * math.pi, math.pi
+    R = np.empty(9)
+    for k in range(len(idx)):
+        i = idx[k]
+        x, y, z = pos[i, 0], pos[i, 1], pos[i, 2]
+        vx, vy, vz = vel[i, 0], vel[i, 1], vel[i, 2]
+        wx, wy, wz = omega[i, 0], omega[i, 1], omega[i, 2]
+        if stop[k]:
+            if parked[i]:
+                decel = mu_g
+            else:
+                # min(max(-a, 0.0), mu_g) or mu_g, with Python's min/max (the first of equals) and truth.
+                t = -accel[i]
+                t = 0.0 if 0.0 > t else t
+                t = mu_g if mu_g < t else t
+                decel = t if t != 0.0 else mu_g
+            speed = py_hypot(vx, vy)
+            if speed > 0.0:
+                keep = 1.0 - decel * dt / speed
+                keep = 0.0 if 0.0 > keep else keep
+            else:
+                keep = 0.0
+            ax, ay = (keep - 1.0) * vx / dt, (keep - 1.0) * vy / dt
+            w_des = 0.0
+        else:
+            tx, ty = kvel[i, 0], kvel[i, 1]
+            px, py = kpos[i, 0], kpos[i, 1]
+            ex = px - (x + 0.5 * (vx + tx) * dt)
+            ey = py - (y + 0.5 * (vy + ty) * dt)
+            ax = (tx + ex / pos_tau - vx) / dt
+            ay = (ty + ey / pos_tau - vy) / dt
+            wt = komega[i, 2]
+            head = (yaw[i] - (cyaw[i] + 0.5 * (wz + wt) * dt) + pi) % two_pi - pi
+            w_des = wt + head / yaw_tau
+        acc = py_hypot(ax, ay)
+        if acc > mu_g:
+            ax, ay = ax * mu_g / acc, ay * mu_g / acc
+        az = g + ((ground[k] - z) / support_tau - vz) / dt
+        bullet_matrix(quat[i], R)
+        dwx, dwy, dwz = R[5] / support_tau - wx, -R[2] / support_tau - wy, w_des - wz
+        rx = (R[0] * dwx + R[3] * dwy + R[6] * dwz) / dt
+        ry = (R[1] * dwx + R[4] * dwy + R[7] * dwz) / dt
+        rz = (R[2] * dwx + R[5] * dwy + R[8] * dwz) / dt
+        ix = inertia[k, 0] * rx + inertia[k, 1] * ry + inertia[k, 2] * rz
+        iy = inertia[k, 3] * rx + inertia[k, 4] * ry + inertia[k, 5] * rz
+        iz = inertia[k, 6] * rx + inertia[k, 7] * ry + inertia[k, 8] * rz
+        tqx = R[0] * ix + R[1] * iy + R[2] * iz
+        tqy = R[3] * ix + R[4] * iy + R[5] * iz
+        tqz = R[6] * ix + R[7] * iy + R[8] * iz
+        m = mass[k]
+        limit = m * mu_g * 0.5 * wheelbase[k]
+        tqz = limit if limit < tqz else tqz
+        tqz = -limit if -limit > tqz else tqz
+        cx, cy, cz = com[k, 0], com[k, 1], com[k, 2]
+        out[k, 0], out[k, 1], out[k, 2] = m * ax, m * ay, m * az
+        out[k, 3], out[k, 4], out[k, 5] = tqx, tqy, tqz
+        out[k, 6] = x + R[0] * cx + R[1] * cy + R[2] * cz
+        out[k, 7] = y + R[3] * cx + R[4] * cy + R[5] * cz
+        out[k, 8] = z + R[6] * cx + R[7] * cy + R[8] * cz
+        out[k, 9], out[k, 10], out[k, 11] = vx, vy, vz
+
+
+@numba.njit(**_JIT)
+def body_frames(raw: np.ndarray, quat: np.ndarray, rot: np.ndarray) -> None:
+    """Each read body's orientation: ``raw`` rows are PyBullet's reads (centre of mass xyz, the body quaternion
+    [x, y, z, w] already composed with the inertial frame, linear and angular velocity); ``quat`` gets the
+    quaternion with w ≥ 0 (negated otherwise) and ``rot`` its rotation matrix (:func:`bullet_matrix`)."""
+    for k in range(raw.shape[0]):
+        if raw[k, 6] < 0:
+            for c in range(4):
+                quat[k, c] = -raw[k, 3 + c]
+        else:
+            for c in range(4):
+                quat[k, c] = raw[k, 3 + c]
+        bullet_matrix(quat[k], rot[k])
+
+
+@numba.njit(**_JIT)
+def body_rows(raw: np.ndarray, quat: np.ndarray, rot: np.ndarray, lever: np.ndarray, table: np.ndarray) -> None:
+    """The moved bodies' rows from their reads (:func:`body_frames`) and lever arms ``lever`` (n, 3, 1: origin to
+    centre of mass, world): ``table`` row = origin xyz, quaternion, origin velocity, angular velocity, heading,
+    forward speed (≥ 0) and slip angle (rad), the scalar model's operations in its order."""
+    two_pi, pi = 2 * math.pi, math.pi
+    for k in range(raw.shape[0]):
+        rx, ry, rz = lever[k, 0, 0], lever[k, 1, 0], lever[k, 2, 0]
+        wx, wy, wz = raw[k, 10], raw[k, 11], raw[k, 12]
+        table[k, 0] = raw[k, 0] - rx
+        table[k, 1] = raw[k, 1] - ry
+        table[k, 2] = raw[k, 2] - rz
+        for c in range(4):
+            table[k, 3 + c] = quat[k, c]
+        vx = raw[k, 7] - (wy * rz - wz * ry)
+        vy = raw[k, 8] - (wz * rx - wx * rz)
+        table[k, 7], table[k, 8] = vx, vy
+        table[k, 9] = raw[k, 9] - (wx * ry - wy * rx)
+        table[k, 10], table[k, 11], table[k, 12] = wx, wy, wz
+        heading = math.atan2(rot[k, 3], rot[k, 0])
+        vdir = math.atan2(vy, vx) if py_hypot(vx, vy) > 0.1 else heading
+        speed = vx * math.cos(heading) + vy * math.sin(heading)
+        table[k, 13] = heading
+        table[k, 14] = 0.0 if 0.0 > speed else speed
+        table[k, 15] = (vdir - heading + pi) % two_pi - pi
