@@ -8,6 +8,7 @@ import shutil
 
 from simready.common import paths
 from simready.catalog.catalog import ensure_catalog, load_catalog
+from simready.catalog import certified
 from simready.catalog.certified import certified_ids
 
 VAN = "asset:delivery_van/white"
@@ -16,6 +17,7 @@ VAN = "asset:delivery_van/white"
 def test_a_changed_entry_is_certified_again(tmp_path, monkeypatch):
     import simready.catalog.certify as certify
 
+    monkeypatch.setattr(certified, "_VERDICTS", {})  # this process remembers nothing yet
     ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
     copy = tmp_path / "generated"
     shutil.copytree(paths.CATALOG_GENERATED_DIR, copy)
@@ -28,9 +30,36 @@ def test_a_changed_entry_is_certified_again(tmp_path, monkeypatch):
     real = certify.certify_entry
     monkeypatch.setattr(certify, "certify_entry", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     assert certified_ids(catalog, ids) == set(ids) and calls == []  # remembered: nothing certified again
+    monkeypatch.setattr(certified, "_VERDICTS", {})  # another process: the file beside the folder remembers
+    assert certified_ids(catalog, ids) == set(ids) and calls == []
     entry = copy / "delivery_van" / "white" / "entry.json"
     data = json.loads(entry.read_text())
     data["license"] = ""
     entry.write_text(json.dumps(data))
     assert certified_ids(load_catalog(copy), ids) == {"asset:sedan/grey"}  # the changed entry fails now
     assert [p.name for p in calls] == ["white"]
+
+
+def test_a_copy_elsewhere_is_remembered_by_its_bytes_and_an_edit_in_it_certified_again(tmp_path, monkeypatch):
+    """The process's own verdicts serve a copy of the catalog in another folder (no file beside it: keep=False
+    writes none) until one of its bytes changes; every entry is the default set."""
+    import simready.catalog.certify as certify
+
+    monkeypatch.setattr(certified, "_VERDICTS", {})
+    ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
+    first, second = tmp_path / "a" / "generated", tmp_path / "b" / "generated"
+    shutil.copytree(paths.CATALOG_GENERATED_DIR, first)
+    shutil.copytree(paths.CATALOG_GENERATED_DIR, second)
+    every = set(load_catalog(first).entries)
+    assert certified_ids(load_catalog(first), keep=False) == every
+    assert not (tmp_path / "a" / ".generated.certified.json").exists()
+    calls = []
+    real = certify.certify_entry
+    monkeypatch.setattr(certify, "certify_entry", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    assert certified_ids(load_catalog(second), keep=False) == every and calls == []
+    entry = second / "sedan" / "grey" / "entry.json"
+    data = json.loads(entry.read_text())
+    data["license"] = ""
+    entry.write_text(json.dumps(data))
+    assert certified_ids(load_catalog(second), keep=False) == every - {"asset:sedan/grey"}
+    assert [p.name for p in calls] == ["grey"]

@@ -77,10 +77,10 @@ def _bounds(text: str) -> tuple[float, float, float, float]:
 
 def _certified() -> tuple[set[str], dict[str, CatalogEntry]]:
     from simready.catalog.catalog import ensure_catalog
-    from simready.catalog.certify import certify_catalog
+    from simready.catalog.certified import certified_ids
 
     catalog = ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
-    return {e.id for e in certify_catalog(paths.CATALOG_GENERATED_DIR).entries if e.passed}, catalog.contracts()
+    return certified_ids(catalog), catalog.contracts()
 
 
 def _template_import(args: argparse.Namespace) -> int:
