@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 from simready.common import paths
 from simready.catalog.catalog import ensure_catalog, load_catalog
@@ -62,4 +63,33 @@ def test_a_copy_elsewhere_is_remembered_by_its_bytes_and_an_edit_in_it_certified
     data["license"] = ""
     entry.write_text(json.dumps(data))
     assert certified_ids(load_catalog(second), keep=False) == every - {"asset:sedan/grey"}
+    assert [p.name for p in calls] == ["grey"]
+
+
+def test_the_catalog_certification_of_a_copy_repeats_every_reason_and_follows_an_edit(tmp_path, monkeypatch):
+    """certify_catalog remembers whole certifications by content: a copy certified again gives the same reasons,
+    entry by entry, under its own folder, without certifying; an entry changed in the copy is certified again."""
+    import simready.catalog.certify as certify
+
+    monkeypatch.setattr(certify, "_CERTIFIED", {})
+    ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
+    first, second = tmp_path / "a" / "generated", tmp_path / "b" / "generated"
+    shutil.copytree(paths.CATALOG_GENERATED_DIR, first)
+    entry = first / "sedan" / "grey" / "entry.json"
+    data = json.loads(entry.read_text())
+    data["license"] = ""
+    entry.write_text(json.dumps(data))
+    shutil.copytree(first, second)
+    report = certify.certify_catalog(first)
+    calls = []
+    real = certify.certify_entry
+    monkeypatch.setattr(certify, "certify_entry", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    again = certify.certify_catalog(second)
+    assert calls == []
+    assert [(e.id, e.passed, e.reasons) for e in again.entries] == [(e.id, e.passed, e.reasons) for e in report.entries]
+    assert {e.id for e in again.entries if not e.passed} == {"asset:sedan/grey"}
+    assert all(Path(e.entry_dir).is_relative_to(second) for e in again.entries)
+    data["license"] = "CC0-1.0"
+    (second / "sedan" / "grey" / "entry.json").write_text(json.dumps(data))
+    assert certify.certify_catalog(second).all_passed
     assert [p.name for p in calls] == ["grey"]

@@ -13,42 +13,19 @@ catalog, a test's copy) is not certified again entry by entry while its bytes ar
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simready.common import paths
+from simready.catalog.certkey import entry_key
 from simready.common.atomic import write_json_atomic
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
 
-_PACKAGE = Path(__file__).resolve().parent
-_RULE_SOURCES = (_PACKAGE.parent / "world" / "ontology.py", _PACKAGE.parent / "world" / "identity.py",
-                 _PACKAGE.parent / "world" / "frames.py")
-_CODE: list[str] = []
-#: Verdicts this process reached or read, by entry key (:func:`_entry_key`: the entry's bytes and the code's).
+#: Verdicts this process reached or read, by entry key (:func:`entry_key`: the entry's bytes and the code's).
 _VERDICTS: dict[str, bool] = {}
-
-
-def _code_key() -> str:
-    """sha256 of the certifier's code and the ontology (once per process)."""
-    if not _CODE:
-        h = hashlib.sha256()
-        for path in [*sorted(_PACKAGE.rglob("*.py")), *_RULE_SOURCES, paths.ONTOLOGY_FILE]:
-            h.update(str(path.relative_to(_PACKAGE.parent.parent) if path.is_relative_to(_PACKAGE.parent.parent)
-                         else path.name).encode() + b"\0" + path.read_bytes() + b"\0")
-        _CODE.append(h.hexdigest())
-    return _CODE[0]
-
-
-def _entry_key(entry_dir: Path) -> str:
-    h = hashlib.sha256(_code_key().encode())
-    for f in sorted(p for p in entry_dir.rglob("*") if p.is_file()):
-        h.update(f.relative_to(entry_dir).as_posix().encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
-    return h.hexdigest()
 
 
 def certified_ids(catalog: Catalog, ids: Iterable[str] | None = None, keep: bool = True) -> set[str]:
@@ -67,7 +44,7 @@ def certified_ids(catalog: Catalog, ids: Iterable[str] | None = None, keep: bool
     ontology = None
     for aid in sorted(catalog.entries if ids is None else ids):
         entry_dir = Path(catalog.entry_dir(aid))
-        key = _entry_key(entry_dir)
+        key = entry_key(entry_dir)
         verdict = _VERDICTS.get(key, memo.get(key))
         if not isinstance(verdict, bool):
             from simready.catalog.certify import certify_entry
