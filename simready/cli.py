@@ -95,11 +95,11 @@ def _add_catalog_import(catalog: argparse._SubParsersAction) -> None:
 def _template_validate(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from simready.catalog.catalog import ensure_catalog
-    from simready.catalog.certify import certify_catalog
+    from simready.catalog.certified import certified_ids
     from simready.world.template_build import validate_template_file
 
     catalog = ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
-    certified = {e.id for e in certify_catalog(paths.CATALOG_GENERATED_DIR).entries if e.passed}
+    certified = certified_ids(catalog)
     for file in args.files:
         result = validate_template_file(Path(file), certified, catalog.contracts())
         if not result.valid:

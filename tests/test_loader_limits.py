@@ -210,3 +210,20 @@ def test_rig_overrides_bounded(override: str) -> None:
     with pytest.raises(RigError) as info:
         apply_overrides(rig, [override])
     assert "\n" not in str(info.value)
+
+
+def test_a_text_read_again_gives_equal_data_that_no_caller_shares_and_a_refused_text_is_refused_again() -> None:
+    """parse_yaml remembers what a small text parsed to (simready.common.loading._PARSED): the second read gives
+    equal data, a copy (a caller that changes its data changes nobody else's), and a bad text is not remembered."""
+    from simready.common.loading import parse_yaml
+
+    text = "id: asset:memo/probe\nsize: [1.0, 2.0]\nparams: {a: 1}\n"
+    first = parse_yaml(text, "a.yaml")
+    first["size"].append(3.0)
+    first["params"]["a"] = 2
+    again = parse_yaml(text, "b.yaml")
+    assert again == {"id": "asset:memo/probe", "size": [1.0, 2.0], "params": {"a": 1}}
+    assert again["size"] is not parse_yaml(text, "c.yaml")["size"]
+    for source in ("bad.yaml", "worse.yaml"):
+        with pytest.raises(SimreadyError, match=rf"{source}.*duplicate key 'a'"):
+            parse_yaml("a: 1\na: 2\n", source)

@@ -6,51 +6,34 @@ and the certifier's code; :func:`certified_ids` keys each verdict on the sha256 
 the entry's folder, ``data/ontology.yaml``, the ``simready/catalog`` sources and the world modules the rules
 read) and keeps the verdicts in ``.<generated folder name>.certified.json`` beside the generated folder (not in
 it: DVC pins that folder's bytes), like its generation lock. A changed byte anywhere in a key certifies the entry
-again; an unwritable folder only means the verdicts are not kept.
+again; an unwritable folder only means the verdicts are not kept. The process also keeps the verdicts it reached
+or read (:data:`_VERDICTS`, by the same keys): a copy of a catalog in another folder (an import staged beside the
+catalog, a test's copy) is not certified again entry by entry while its bytes are those already certified.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from simready.common import paths
+from simready.catalog.certkey import entry_key
 from simready.common.atomic import write_json_atomic
 from simready.world.ontology import load_ontology
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
 
-_PACKAGE = Path(__file__).resolve().parent
-_RULE_SOURCES = (_PACKAGE.parent / "world" / "ontology.py", _PACKAGE.parent / "world" / "identity.py",
-                 _PACKAGE.parent / "world" / "frames.py")
-_CODE: list[str] = []
+#: Verdicts this process reached or read, by entry key (:func:`entry_key`: the entry's bytes and the code's).
+_VERDICTS: dict[str, bool] = {}
 
 
-def _code_key() -> str:
-    """sha256 of the certifier's code and the ontology (once per process)."""
-    if not _CODE:
-        h = hashlib.sha256()
-        for path in [*sorted(_PACKAGE.rglob("*.py")), *_RULE_SOURCES, paths.ONTOLOGY_FILE]:
-            h.update(str(path.relative_to(_PACKAGE.parent.parent) if path.is_relative_to(_PACKAGE.parent.parent)
-                         else path.name).encode() + b"\0" + path.read_bytes() + b"\0")
-        _CODE.append(h.hexdigest())
-    return _CODE[0]
-
-
-def _entry_key(entry_dir: Path) -> str:
-    h = hashlib.sha256(_code_key().encode())
-    for f in sorted(p for p in entry_dir.rglob("*") if p.is_file()):
-        h.update(f.relative_to(entry_dir).as_posix().encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
-    return h.hexdigest()
-
-
-def certified_ids(catalog: Catalog, ids: Iterable[str]) -> set[str]:
-    """The ids among ``ids`` whose entries of ``catalog`` (a :class:`~simready.catalog.catalog.Catalog`) pass
-    certification, from the remembered verdicts where their key still holds, certifying the others."""
+def certified_ids(catalog: Catalog, ids: Iterable[str] | None = None, keep: bool = True) -> set[str]:
+    """The ids among ``ids`` (default: every entry) whose entries of ``catalog`` (a
+    :class:`~simready.catalog.catalog.Catalog`) pass certification, from the remembered verdicts where their key
+    still holds (this process's, then the file beside the generated folder), certifying the others. ``keep=False``
+    writes no file (a command that must leave the catalog folder as it found it when it fails)."""
     generated = Path(catalog.generated_dir)
     memo_path = generated.parent / f".{generated.name}.certified.json"
     try:
@@ -60,20 +43,20 @@ def certified_ids(catalog: Catalog, ids: Iterable[str]) -> set[str]:
         memo = {}
     out, fresh = set(), {}
     ontology = None
-    for aid in sorted(ids):
+    for aid in sorted(catalog.entries if ids is None else ids):
         entry_dir = Path(catalog.entry_dir(aid))
-        key = _entry_key(entry_dir)
-        verdict = memo.get(key)
+        key = entry_key(entry_dir)
+        verdict = _VERDICTS.get(key, memo.get(key))
         if not isinstance(verdict, bool):
             # heavy: trimesh, USD, coacd; only for an uncertified entry
             from simready.catalog.certify import certify_entry
 
             ontology = ontology or load_ontology()
             verdict = certify_entry(entry_dir, ontology).passed
-        fresh[key] = verdict
+        fresh[key] = _VERDICTS[key] = verdict
         if verdict:
             out.add(aid)
-    if any(memo.get(k) != v for k, v in fresh.items()):
+    if keep and any(memo.get(k) != v for k, v in fresh.items()):
         try:
             write_json_atomic(memo_path, dict(sorted({**memo, **fresh}.items())))
         except OSError:

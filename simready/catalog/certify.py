@@ -46,6 +46,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from simready.common import paths
+from simready.catalog.certkey import entry_key
 from simready.catalog.catalog import load_entry
 from simready.catalog.contract import CatalogEntry
 from simready.catalog.generate import urdf_spec
@@ -541,14 +542,34 @@ def certify_entry(entry_dir: str | Path, ontology: Ontology | None = None) -> En
     return EntryCertification(id=entry.id, entry_dir=str(entry_dir), passed=not reasons, reasons=reasons)
 
 
+#: Certifications this process reached against the project's ontology, by the entry's content key
+#: (:func:`simready.catalog.certkey.entry_key`: its files' bytes, the certifier's code, the ontology file) and its
+#: folder below the generated folder (a rejected entry is named after its folder).
+_CERTIFIED: dict[tuple[str, str], EntryCertification] = {}
+
+
 def certify_catalog(generated_dir: str | Path = paths.CATALOG_GENERATED_DIR, ontology: Ontology | None = None) -> CatalogCertification:
-    """Certify every entry listed in ``catalog_index.json``; entries sorted by id."""
+    """Certify every entry listed in ``catalog_index.json``; entries sorted by id.
+
+    With the project's ontology (``ontology`` None), an entry whose bytes this process certified before (here or
+    in a copy of the catalog) is not certified again: its certification is the one reached then, every reason
+    included. A changed byte in the entry's folder, the certifier's code or the ontology certifies it again."""
     generated_dir = Path(generated_dir)
     index = read_index(generated_dir)
     if index is None:
         raise CatalogError(generated_dir, "catalog_index.json", "missing; run python -m simready.catalog.generate")
-    ontology = ontology or load_ontology()
-    results = [certify_entry(generated_dir / row["dir"], ontology) for row in index["entries"]]
+    remember = ontology is None
+    results = []
+    for row in index["entries"]:
+        entry_dir = generated_dir / row["dir"]
+        key = (entry_key(entry_dir), str(row["dir"])) if remember else None
+        kept = _CERTIFIED.get(key) if key is not None else None
+        if kept is None:
+            ontology = ontology or load_ontology()
+            kept = certify_entry(entry_dir, ontology)
+            if key is not None:
+                _CERTIFIED[key] = kept
+        results.append(kept.model_copy(update={"entry_dir": str(entry_dir)}, deep=True))
     return CatalogCertification(entries=sorted(results, key=lambda r: r.id))
 
 

@@ -42,8 +42,9 @@ import yaml
 from simready.common.atomic import owned_temp, write_text_atomic
 from simready.catalog.add import CONTRACTS_DIR, DEFAULT_ALBEDO, DEFAULT_FRICTION, DEFAULT_REFLECTANCE, \
     DEFAULT_RESTITUTION, GENERATED_DIR, SOURCES_DIR, _copy_sources
-from simready.catalog.catalog import generation_lock, load_entry
-from simready.catalog.certify import EntryCertification, certify_catalog, certify_entry
+from simready.catalog.catalog import generation_lock, load_catalog, load_entry
+from simready.catalog.certified import certified_ids
+from simready.catalog.certify import EntryCertification, certify_entry
 from simready.catalog.contract import CatalogEntry, load_contract
 from simready.catalog.generate import write_entry, write_index
 from simready.catalog.importers.assemble import ImportedAsset, ImportOptions, convert
@@ -241,8 +242,10 @@ def _existing(catalog_dir: Path) -> tuple[list[CatalogEntry], set[str]]:
     if index.get("generator_version") != GENERATOR_VERSION:
         raise CatalogError(generated, "catalog_index.json", "was written by another generator version; regenerate "
                            "the catalog before importing into it")
-    entries = [load_entry(generated / row["dir"]) for row in index["entries"]]
-    return entries, {c.id for c in certify_catalog(generated).entries if c.passed}
+    catalog = load_catalog(generated)
+    # Verdicts remembered by content (simready.catalog.certified); no memo file is written into the catalog folder,
+    # which is left as it was when the import fails.
+    return list(catalog.entries.values()), certified_ids(catalog, keep=False)
 
 
 def import_scene(req: SceneImportRequest, catalog_dir: Path, template_out: Path,

@@ -58,9 +58,8 @@ def confine(
         raise error(source, field, f"{relative!r} is absolute; only paths inside {shown} are allowed")
     if ".." in pure.parts or ".." in PureWindowsPath(relative).parts:
         raise error(source, field, f"{relative!r} has a '..' part; only paths inside {shown} are allowed")
-    root_resolved = Path(root).resolve()
-    target = (root_resolved / pure).resolve()
-    if not target.is_relative_to(root_resolved):
+    target = (shown / pure).resolve()
+    if not target.is_relative_to(shown):
         raise error(source, field, f"{relative!r} leads outside {shown} (through a symlink)")
     return target
 

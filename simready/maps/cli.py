@@ -80,10 +80,10 @@ def _bounds(text: str) -> tuple[float, float, float, float]:
 
 def _certified() -> tuple[set[str], dict[str, CatalogEntry]]:
     from simready.catalog.catalog import ensure_catalog  # --help stays light: catalog (~150 ms)
-    from simready.catalog.certify import certify_catalog  # --help stays light: trimesh, USD
+    from simready.catalog.certified import certified_ids  # --help stays light: trimesh, USD
 
     catalog = ensure_catalog(paths.CATALOG_CONTRACTS_DIR, paths.CATALOG_GENERATED_DIR)
-    return {e.id for e in certify_catalog(paths.CATALOG_GENERATED_DIR).entries if e.passed}, catalog.contracts()
+    return certified_ids(catalog), catalog.contracts()
 
 
 def _template_import(args: argparse.Namespace) -> int:
