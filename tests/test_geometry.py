@@ -280,3 +280,29 @@ def test_the_scenes_of_one_template_share_its_static_bodies(tmp_path) -> None:
     assert shared.hit.any()
     for name in ("hit", "distance_m", "body_index", "triangle_index", "barycentric_uv"):
         assert np.array_equal(getattr(shared, name), getattr(new, name), equal_nan=True), name
+
+
+def test_scenes_of_the_same_static_bodies_share_one_static_embree_scene():
+    # A sample's base and branches are built from the template's kept static bodies: the static scene is built once.
+    # A static body built again with the same arrays matches too; a moved one gets a scene of its own.
+    T_other = F.make_transform(np.eye(3), [0.0, 6.0, 0.5])
+    cube = Body("t/instance:cube", CUBE.vertices, CUBE.faces, "sha256:cube", "render.obj", 7,
+                track=PoseTrack.constant(T_CUBE))
+
+    def parked(T: np.ndarray) -> Body:
+        return Body("s/actor:parked", CUBE.vertices, CUBE.faces, "sha256:cube", "render.obj", 7,
+                    track=PoseTrack.constant(T))
+
+    first, again = SceneGeometry([cube, parked(T_other)]), SceneGeometry([cube, parked(T_other)])
+    moved = SceneGeometry([cube, parked(F.make_transform(np.eye(3), [0.0, 6.5, 0.5]))])
+    assert again._static_scene is first._static_scene
+    assert moved._static_scene is not first._static_scene
+    rng = np.random.default_rng(3)
+    o = rng.normal(size=(500, 3)) * 0.2 + [0.0, 0.0, 0.8]
+    d = np.array([5.0, 2.0, 1.0]) - o + rng.normal(size=(500, 3)) * 0.8
+    d[::2] = np.array([0.0, 6.0, 0.5]) - o[::2] + rng.normal(size=(250, 3)) * 0.5
+    hits = [s.cast(o, d, np.zeros(500), 100.0) for s in (first, again, moved)]
+    np.testing.assert_array_equal(hits[0].body_index, hits[1].body_index)
+    np.testing.assert_array_equal(hits[0].distance_m, hits[1].distance_m)
+    assert (hits[0].body_index >= 0).sum() > 100
+    assert not np.array_equal(hits[0].distance_m, hits[2].distance_m)

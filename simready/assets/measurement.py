@@ -50,12 +50,17 @@ MEASUREMENT_CODE_VERSION = "measurement-6"
 def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
     # definitions stay light: pandas, numba
     from simready.measurement.batch import ObservationWindow, observe_sample_dir, results_versions
+    from simready.sensors_hw.scene_build import prepare_statics
 
     template_id, batch = batch_of(context)
     template, catalog = stage_inputs(source, template_id)
     plan = load_suite(source.suite_file, source.templates_dir).observation
     window = ObservationWindow(plan.pre_s, plan.post_s, plan.branches, plan.branch_truth, plan.outcome_tail_s)
     dirs = batch_samples(store, template_id, batch)
+    if dirs:
+        # The template's static bodies built once here, before the fork, and kept for the next batch: the workers
+        # share them instead of each building its own (a street of thousands of instances).
+        prepare_statics(template, catalog)
     # The samples side by side, one per core (their bytes are the same as one after the other).
     rows = map_samples(lambda d: observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set),
                                                     video=plan.video, compressed=plan.compressed), dirs)

@@ -32,6 +32,9 @@ class OutputFolder:
         self.entries: list[FileEntry] = []
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="observe-writer") if writer_thread else None
         self._pending: deque[Future[None]] = deque()
+        #: Folders (relative, ``""`` the root) already confined to the root and made: a name in one of them is
+        #: checked as a plain file name (the folder is this writer's own new folder, no link is made in it).
+        self._folders: set[str] = set()
 
     @property
     def root(self) -> Path:
@@ -82,7 +85,7 @@ class OutputFolder:
 
     def add_written(self, rel: str, sensor: str | None, tick: int | None, pass_name: str, **extra: Any) -> None:
         """Register a file a writer of its own put at ``rel``."""
-        path = self.layout.file(rel)
+        path = self._file(rel)
         self._register(rel, sensor, tick, pass_name, path.stat().st_size, file_sha256(str(path)), **extra)
 
     def name_of(self, path: Path) -> str:
@@ -91,6 +94,22 @@ class OutputFolder:
 
     def path(self, rel: str) -> Path:
         """Where ``rel`` goes, its parent folder made."""
+        folder, _, name = rel.rpartition("/")
+        if folder in self._folders and _plain_name(name):
+            return self.root / rel
         p = self.layout.file(rel)
         p.parent.mkdir(parents=True, exist_ok=True)
+        self._folders.add(folder)
         return p
+
+    def _file(self, rel: str) -> Path:
+        """:meth:`ObservationDir.file` of ``rel``, without resolving again a folder already confined."""
+        folder, _, name = rel.rpartition("/")
+        if folder in self._folders and _plain_name(name):
+            return self.root / rel
+        return self.layout.file(rel)
+
+
+def _plain_name(name: str) -> bool:
+    """A file name that stays in its folder: not empty, no separator, not ``.`` or ``..``, no NUL."""
+    return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\x00" not in name

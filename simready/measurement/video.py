@@ -18,6 +18,12 @@ from simready.sensors_hw.radar import RadarDetections
 from simready.measurement.review_images import TOPDOWN_PX, TOPDOWN_RANGE_M, palette, topdown_canvas
 
 
+#: x264's speed preset for the review videos: ``veryfast`` spends about half the encoder's CPU of its default
+#: (``medium``) on the default suite's clips at the same quality setting (files a few per cent larger); the
+#: encoders were 15 % of the observation stage's CPU seconds. The videos are for review: their bytes are the
+#: encoder's, outside the byte fingerprints (tests/fingerprint.py).
+X264_PRESET = "veryfast"
+
 #: H.264 macroblocks: a video's frames are padded (right and bottom, black) to multiples of this.
 MACROBLOCK_PX = 16
 
@@ -76,7 +82,8 @@ class Video:
     def _feed(self, frames: queue.Queue[NDArray[np.uint8] | None]) -> None:
         try:
             self.writer = imageio.get_writer(self.path, fps=self.fps, codec="libx264", macro_block_size=1,
-                                             pixelformat="yuv420p", ffmpeg_log_level="error", quality=7)
+                                             pixelformat="yuv420p", ffmpeg_log_level="error", quality=7,
+                                             output_params=["-preset", X264_PRESET])
             while (frame := frames.get()) is not None:
                 self.writer.append_data(frame)
         except BaseException as exc:  # raised on the caller's thread by add() or close()

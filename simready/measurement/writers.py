@@ -26,9 +26,9 @@ from simready.measurement.folder import OutputFolder
 from simready.measurement.options import PNG_COMPRESS_LEVEL, ObserveOptions
 from simready.sensors_hw.camera import (DEPTH_ZSTD_SUFFIX, FramePasses, depth_file_bytes, encode_depth, encode_id_rgb,
                                         encode_semantic_rgb)
-from simready.sensors_hw.lidar import LidarScan, ply_bytes, ply_name, write_ply_ascii, write_ply_binary
+from simready.sensors_hw.lidar import LidarScan, ply_bytes, ply_name
 from simready.sensors_hw.models import Rig
-from simready.sensors_hw.radar import RadarContributors, RadarDetections, contributors_parquet, write_radar_csv
+from simready.sensors_hw.radar import RadarContributors, RadarDetections, contributors_parquet, radar_csv_bytes
 from simready.measurement.review_images import png_bytes
 from simready.sensors_hw.scene_build import BuiltScene
 from simready.truth.correspondence import FrameView, Samples
@@ -123,24 +123,18 @@ def write_camera(folder: OutputFolder, camera: str, tick: int, frame: FramePasse
 
 def write_lidar(folder: OutputFolder, lidar: str, tick: int, sweep: LidarScan, options: ObserveOptions,
                 **extra: Any) -> None:
-    """One sweep as PLY (``options.lidar_format``; a compressed one as ``<tick>.ply.zst``, compressed on the
-    writer thread); ``extra``: its entry's time and pose."""
+    """One sweep as PLY (``options.lidar_format``; a compressed one as ``<tick>.ply.zst``), formatted and written
+    on the writer thread like the camera passes (hashed from its bytes, not read back); ``extra``: its entry's
+    time and pose."""
     rel, fmt = frame_name(lidar, tick, "lidar"), options.lidar_format
-    if fmt in ("ascii", "binary"):
-        writer = write_ply_ascii if fmt == "ascii" else write_ply_binary
-        writer(folder.path(rel), sweep, with_time=options.lidar_time_column)
-        folder.add_written(rel, lidar, tick, "lidar", points=len(sweep), **extra)
-    else:
-        folder.put_later(ply_name(rel, fmt), lambda: ply_bytes(sweep, fmt, with_time=options.lidar_time_column),
-                         lidar, tick, "lidar", points=len(sweep), **extra)
+    folder.put_later(ply_name(rel, fmt), lambda: ply_bytes(sweep, fmt, with_time=options.lidar_time_column),
+                     lidar, tick, "lidar", points=len(sweep), **extra)
 
 
 def write_radar(folder: OutputFolder, radar: str, tick: int, det: RadarDetections,
                 contributors: RadarContributors | None = None) -> None:
     """One radar frame's detections as CSV, and beside it the surfaces behind each (``<tick>.contributors.parquet``)."""
-    rel = frame_name(radar, tick, "radar")
-    write_radar_csv(folder.path(rel), det)
-    folder.add_written(rel, radar, tick, "radar", detections=len(det))
+    folder.put(frame_name(radar, tick, "radar"), radar_csv_bytes(det), radar, tick, "radar", detections=len(det))
     if contributors is not None:
         # Encoded and written on the writer thread, like the camera passes.
         folder.put_later(frame_name(radar, tick, "radar.contributors"), lambda: contributors_parquet(contributors),

@@ -592,6 +592,28 @@ class Hits:
 _WORLD_VERTICES: dict[int, tuple[Any, NDArray[np.float64]]] = {}
 _MAX_WORLD_VERTICES = 100_000
 
+#: Embree scenes of the static bodies by the body objects they hold, in order (per body a weak reference to it,
+#: its world vertices and faces; the scene): a sample's base and branches, and a worker's samples of one template,
+#: share their static bodies (:func:`simready.sensors_hw.scene_build.build_scene` keeps them per template), so the
+#: static scene (a street of thousands of instances) is built once. Bodies are frozen with read-only arrays: the
+#: same objects, the same scene; a body built again (a parked actor of the sample) matches by its arrays.
+_STATIC_SCENES: list[tuple[tuple[tuple[Any, NDArray[np.float64], NDArray[np.int64]], ...], embree_scene.EmbreeScene]] = []
+_MAX_STATIC_SCENES = 4
+
+
+def _static_scene_of(bodies: Sequence[Body], world_vertices: Sequence[NDArray[np.float64]]) -> embree_scene.EmbreeScene:
+    """The Embree scene of static ``bodies`` (world vertices beside each), built once for the same geometry."""
+    def same(kept: tuple[Any, NDArray[np.float64], NDArray[np.int64]], b: Body, v: NDArray[np.float64]) -> bool:
+        return kept[0]() is b or (np.array_equal(kept[1], v) and np.array_equal(kept[2], b.faces))
+
+    for kept, scene in _STATIC_SCENES:
+        if len(kept) == len(bodies) and all(same(k, b, v) for k, b, v in zip(kept, bodies, world_vertices)):
+            return scene
+    scene = _embree_scene(zip(world_vertices, (b.faces for b in bodies)))
+    _STATIC_SCENES.append((tuple((weakref.ref(b), v, b.faces) for b, v in zip(bodies, world_vertices)), scene))
+    del _STATIC_SCENES[:-_MAX_STATIC_SCENES]
+    return scene
+
 
 class SceneGeometry:
     """All bodies of one world, ready to cast rays at any time inside their tracks.
@@ -632,7 +654,8 @@ class SceneGeometry:
         static_bodies = np.flatnonzero(is_static).astype(np.int32)
         # Embree numbers geometries 0, 1, … in the order they are added; −1 (no hit) maps to −1.
         self._body_of_static_geom_ext = np.append(static_bodies, np.int32(-1))
-        self._static_scene = _embree_scene([(world_vertices[i], self.bodies[i].faces) for i in static_bodies])
+        self._static_scene = _static_scene_of([self.bodies[i] for i in static_bodies],
+                                              [world_vertices[i] for i in static_bodies])
         self.moving: list[int] = np.flatnonzero(~is_static).tolist()
         # Bodies whose track is never present (background reserves that do not enter in the clip): no swept bounds.
         self._never_present = {i: not np.any(self.bodies[i].track.present) for i in self.moving}

@@ -377,28 +377,31 @@ def write_ply_ascii(path: str | Path, points: LidarScan | Mapping[str, Any], *, 
 
 
 def ascii_body(cols: Mapping[str, NDArray[Any]]) -> bytes:
-    """The ASCII body of :func:`write_ply_ascii`, formatted a whole column at a time.
+    """The ASCII body of :func:`write_ply_ascii`: each column rounded as ``%d`` / ``%.Nf`` round (numpy, a whole
+    column at a time), then every line written in one compiled pass
+    (:func:`simready.sensors_hw.lidar_kernels.ascii_rows`).
 
-    Why not a string per point: that was 3 of a sample's 19 s of observation. Every column becomes
-    (width, M) planes of characters (0 bytes where a shorter number leaves room), the columns are stacked
-    with their separators, transposed once to one row per point, and the 0 bytes are dropped: the same bytes
-    as :func:`ascii_body_per_point`, which a test holds it to. Columns it cannot format exactly that way
+    Why not a string per point: that was 3 of a sample's 19 s of observation; digit planes stacked and
+    transposed by numpy were still 8 % of the default suite's observation. The same bytes as
+    :func:`ascii_body_per_point`, which a test holds it to. Columns it cannot format exactly that way
     (non-finite numbers, ids that are not integers, magnitudes past 2**50 units of the last decimal) go to
     the per-point formatter.
     """
+    from simready.sensors_hw.lidar_kernels import ascii_rows
+
     n = len(next(iter(cols.values())))
     if n == 0:
         return b""
-    planes: list[NDArray[np.uint8]] = []
+    magnitudes, signs, decimals = [], [], []
     for name, values in cols.items():
-        decimals = _ASCII_DECIMALS[name]
-        chars = _integer_chars(values) if decimals is None else _fixed_point_chars(values, decimals)
-        if chars is None:
+        places = _ASCII_DECIMALS[name]
+        parts = _integer_parts(values) if places is None else _fixed_point_parts(values, places)
+        if parts is None:
             return ascii_body_per_point(cols)
-        planes += [chars, np.full((1, n), ord(" "), np.uint8)]
-    planes[-1] = np.full((1, n), ord("\n"), np.uint8)
-    table = np.ascontiguousarray(np.concatenate(planes, axis=0).T).ravel()
-    body: bytes = table[table != 0].tobytes()
+        magnitudes.append(parts[0])
+        signs.append(parts[1])
+        decimals.append(-1 if places is None else places)
+    body: bytes = ascii_rows(np.stack(magnitudes), np.stack(signs), np.array(decimals, np.int64)).tobytes()
     return body
 
 
@@ -408,32 +411,9 @@ def ascii_body_per_point(cols: Mapping[str, NDArray[Any]]) -> bytes:
     return "".join(fmt % r for r in zip(*(np.asarray(v).tolist() for v in cols.values()))).encode("ascii")
 
 
-def _digits(magnitude: NDArray[np.int64], min_digits: int) -> NDArray[np.uint8]:
-    """(width, M) ASCII decimal digits of non-negative integers, one plane per digit position, the last plane
-    the units, with 0 bytes in place of leading zeros beyond ``min_digits`` digits."""
-    top = int(magnitude.max())
-    width = max(min_digits, len(str(top)))
-    out = np.empty((width, len(magnitude)), np.uint8)
-    # uint32 division is about twice as fast as int64 division, and every column here fits it.
-    rest = magnitude.astype(np.uint32) if top < 2 ** 32 else magnitude.copy()
-    for k in range(width - 1, -1, -1):
-        quotient = rest // 10
-        out[k] = rest - quotient * 10
-        rest = quotient
-    out += ord("0")
-    # Digits a number has: 1 + how many of 10, 100, … it reaches.
-    count = np.searchsorted(10 ** np.arange(1, width, dtype=np.int64), magnitude, side="right") + 1
-    out[np.arange(width)[:, None] < (width - np.maximum(count, min_digits))[None, :]] = 0
-    return out
-
-
-def _sign(negative: NDArray[np.bool_]) -> NDArray[np.uint8]:
-    return np.where(negative, ord("-"), 0).astype(np.uint8)[None, :]
-
-
-def _integer_chars(values: NDArray[Any]) -> NDArray[np.uint8] | None:
-    """``%d`` of an integer column as (width, M) planes, or None when the column is not integers that fit an
-    int64."""
+def _integer_parts(values: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[np.bool_]] | None:
+    """``%d`` of an integer column as (magnitude, negative), or None when the column is not integers that fit
+    an int64."""
     v = np.asarray(values)
     if v.dtype.kind not in "biu" or (v.dtype.kind == "u" and v.dtype.itemsize >= 8 and v.max() > np.iinfo(np.int64).max):
         return None
@@ -441,12 +421,12 @@ def _integer_chars(values: NDArray[Any]) -> NDArray[np.uint8] | None:
     negative = v < 0
     if negative.any() and v.min() == np.iinfo(np.int64).min:
         return None
-    return np.concatenate([_sign(negative), _digits(np.abs(v), 1)], axis=0)
+    return np.abs(v), negative
 
 
-def _fixed_point_chars(values: NDArray[Any], decimals: int) -> NDArray[np.uint8] | None:
-    """``%.<decimals>f`` of a numeric column as (width, M) planes, or None when it holds a value this cannot
-    format exactly.
+def _fixed_point_parts(values: NDArray[Any], decimals: int) -> tuple[NDArray[np.int64], NDArray[np.bool_]] | None:
+    """``%.<decimals>f`` of a numeric column as (its digits without the point as one integer, negative), or None
+    when it holds a value this cannot format exactly.
 
     ``%.Nf`` rounds the exact binary value half to even. ``|x|·10^N`` in float64 is within half an ulp of
     the exact product, so its rounding to an integer is certain unless the fraction lies within an ulp of
@@ -469,9 +449,7 @@ def _fixed_point_chars(values: NDArray[Any], decimals: int) -> NDArray[np.uint8]
     unsure = np.flatnonzero(np.abs(frac - 0.5) <= np.spacing(scaled))
     for i in unsure.tolist():
         q[i] = int(("%.*f" % (decimals, a[i])).replace(".", ""))
-    digits = _digits(q, decimals + 1)
-    point = np.full((1, len(q)), ord("."), np.uint8)
-    return np.concatenate([_sign(np.signbit(x)), digits[:-decimals], point, digits[-decimals:]], axis=0)
+    return q, np.signbit(x)
 
 
 def write_ply_binary(path: str | Path, points: LidarScan | Mapping[str, Any], *, with_time: bool = False) -> Path:

@@ -155,3 +155,49 @@ def azimuth_beams(corners: np.ndarray, ax: np.ndarray, ay: np.ndarray, px: np.nd
                 out[j] = s * channels + c
                 j += 1
     return out
+
+
+#: Bytes a formatted value may take: a sign, 19 digits of an int64 magnitude, a decimal point, its separator.
+_ASCII_VALUE_BYTES = 22
+
+
+@numba.njit(**_JIT)
+def ascii_rows(magnitude: np.ndarray, negative: np.ndarray, decimals: np.ndarray) -> np.ndarray:
+    """The ASCII PLY body of C columns × M points, one line per point: each value's digits written once, in
+    place (the row-major bytes :func:`simready.sensors_hw.lidar.ascii_body` returns).
+
+    ``magnitude`` (C, M) int64 ≥ 0: a value's digits without its point (``%.Nf``'s rounding already done,
+    ``|v|·10^N``); ``negative`` (C, M) bool: a leading ``-``; ``decimals`` (C,): N digits after the point,
+    -1 for an integer column (``%d``). At least N + 1 digits (``0.0012``), one space between values, a
+    newline after the last.
+    """
+    columns, m = magnitude.shape
+    out = np.empty(m * columns * (_ASCII_VALUE_BYTES + 1), np.uint8)
+    digits = np.empty(_ASCII_VALUE_BYTES, np.uint8)
+    ten = np.uint64(10)
+    pos = 0
+    for i in range(m):
+        for c in range(columns):
+            if negative[c, i]:
+                out[pos] = 45  # '-'
+                pos += 1
+            d = decimals[c]
+            least = d + 1 if d > 0 else 1
+            v = np.uint64(magnitude[c, i])
+            k = 0
+            while True:  # the units first
+                quotient = v // ten
+                digits[k] = np.uint8(48 + (v - quotient * ten))
+                v = quotient
+                k += 1
+                if v == 0 and k >= least:
+                    break
+            for j in range(k - 1, -1, -1):
+                out[pos] = digits[j]
+                pos += 1
+                if j == d and d > 0:
+                    out[pos] = 46  # '.'
+                    pos += 1
+            out[pos] = 32 if c < columns - 1 else 10  # ' ', or '\n' after the last column
+            pos += 1
+    return out[:pos]

@@ -55,7 +55,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
-from simready.common.atomic import write_bytes_atomic, write_text_atomic
+from simready.common.atomic import write_bytes_atomic
 from simready.sensors_hw.models import RadarModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
 
@@ -320,14 +320,19 @@ def detect(scene: SceneGeometry, rig: Rig, radar_name: str, t_s: float, rng: np.
     return det, _contributors(scene, hits, h, c, R, o_s, v_s, v_rel, t_s, kept)
 
 
-def write_radar_csv(path: str | Path, detections: RadarDetections) -> Path:
-    """CSV with header ``range_m,azimuth_rad,elevation_rad,radial_velocity_mps,rcs_dbsm,snr_db,instance_id``."""
+def radar_csv_bytes(detections: RadarDetections) -> bytes:
+    """The bytes of :func:`write_radar_csv`."""
     lines = [CSV_HEADER]
     for row in zip(detections.range_m, detections.azimuth_rad, detections.elevation_rad,
                    detections.radial_velocity_mps, detections.rcs_dbsm, detections.snr_db,
                    detections.instance_id):
         lines.append("{:.4f},{:.6f},{:.6f},{:.4f},{:.2f},{:.2f},{:d}".format(*row[:6], int(row[6])))
-    return write_text_atomic(path, "\n".join(lines) + "\n")
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def write_radar_csv(path: str | Path, detections: RadarDetections) -> Path:
+    """CSV with header ``range_m,azimuth_rad,elevation_rad,radial_velocity_mps,rcs_dbsm,snr_db,instance_id``."""
+    return write_bytes_atomic(path, radar_csv_bytes(detections))
 
 
 def contributors_parquet(contributors: RadarContributors) -> bytes:

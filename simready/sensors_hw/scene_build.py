@@ -20,7 +20,7 @@ the ground), the frame the catalog's meshes are authored in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -179,15 +179,22 @@ def _ego_actor(manifest: ScenarioManifest) -> str | None:
 #: The static instances' bodies and entities of recent templates: (template, catalog, the facts they read, the
 #: pairs). A sample's base and branches (and a batch's samples of one template) are built from one template and
 #: catalog; on a street of thousands of instances these are most of a build. Templates are frozen models and
-#: bodies and entities frozen, so sharing them changes no byte.
+#: bodies and entities frozen, so sharing them changes no byte. A catalog loaded again (each stage loads its own)
+#: counts as the same when it is read from the same folder with equal entries for the template's assets, so a
+#: process keeps one set per template across stages and batches (:func:`prepare_statics`).
 _STATICS: list[tuple[WorldTemplate, Catalog, tuple[Any, ...], list[tuple[Body, Entity]]]] = []
 MAX_CACHED_STATICS = 4
+
+
+def _same_catalog(a: Catalog, b: Catalog, assets: Iterable[str]) -> bool:
+    return a is b or (Path(a.generated_dir) == Path(b.generated_dir)
+                      and all(a.entry(asset) == b.entry(asset) for asset in assets))
 
 
 def _cached_statics(template: WorldTemplate, catalog: Catalog,
                     facts: tuple[Any, ...]) -> list[tuple[Body, Entity]] | None:
     for t, c, f, pairs in _STATICS:
-        if t is template and c is catalog and f == facts:
+        if t is template and f == facts and _same_catalog(c, catalog, (fact[0] for fact in facts)):
             return pairs
     return None
 
@@ -196,6 +203,57 @@ def _keep_statics(template: WorldTemplate, catalog: Catalog, facts: tuple[Any, .
                   pairs: list[tuple[Body, Entity]]) -> None:
     _STATICS.append((template, catalog, facts, pairs))
     del _STATICS[:-MAX_CACHED_STATICS]
+
+
+def _statics(template: WorldTemplate, catalog: Catalog, ontology: Ontology,
+             body_and_entity: Callable[..., tuple[Body, Entity]]) -> list[tuple[Body, Entity]]:
+    """The bodies and entities of the template's static instances (kept per template: :data:`_STATICS`)."""
+    # What the static bodies read besides the template: each asset's geometry, look source and class id.
+    facts = tuple((asset, catalog.entry(asset).render_geometry.sha256,
+                   ontology.class_id(catalog.entry(asset).semantic_class))
+                  for asset in dict.fromkeys(inst.asset for inst in template.instances))
+    statics = _cached_statics(template, catalog, facts)
+    if statics is None:
+        statics = [body_and_entity(template.instance_id(inst.name), "instance", inst.asset,
+                                   PoseTrack.constant(inst.pose.matrix())) for inst in template.instances]
+        _keep_statics(template, catalog, facts, statics)
+    return statics
+
+
+def prepare_statics(template: WorldTemplate, catalog: Catalog, ontology: Ontology | None = None) -> int:
+    """Build (or find) the template's static bodies in this process before its samples are built, so the
+    workers a stage forks share them instead of each building its own; returns how many there are."""
+    ontology = ontology or load_ontology()
+    return len(_statics(template, catalog, ontology, _body_maker(catalog, ontology)))
+
+
+def _body_maker(catalog: Catalog, ontology: Ontology) -> Callable[..., tuple[Body, Entity]]:
+    """``body_and_entity(entity, kind, asset, track, actor=None)``: one body and its entity, the asset's mesh
+    and look read once per maker."""
+    meshes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    looks: dict[str, SurfaceLook | None] = {}
+
+    def mesh(asset: str) -> tuple[np.ndarray, np.ndarray]:
+        if asset not in meshes:
+            entry = catalog.entry(asset)
+            meshes[asset] = read_obj_triangles(catalog.entry_file(asset, entry.render_geometry.file))
+        return meshes[asset]
+
+    def body_and_entity(entity: str, kind: str, asset: str, track: PoseTrack,
+                        actor: str | None = None) -> tuple[Body, Entity]:
+        entry = catalog.entry(asset)
+        vertices, faces = mesh(asset)
+        cls = entry.semantic_class
+        class_id = ontology.class_id(cls)
+        e = Entity(entity, kind, asset, entry.family, cls if class_id != ontology.unknown_class_id else None,
+                   class_id, entry.render_geometry.sha256, actor)
+        if asset not in looks:
+            looks[asset] = catalog.look(asset)
+        b = Body(entity, vertices, faces, entry.render_geometry.sha256, entry.render_geometry.file, class_id,
+                 entry.material.albedo_rgb, float(entry.material.reflectance), track, looks[asset])
+        return b, e
+
+    return body_and_entity
 
 
 def build_scene(template: WorldTemplate, catalog: Catalog, manifest: ScenarioManifest, trace: TraceInput,
@@ -222,40 +280,11 @@ def build_scene(template: WorldTemplate, catalog: Catalog, manifest: ScenarioMan
     if absent:
         raise TraceInputError(trace.source, "ticks.actor_id", f"manifest actors {absent} have no rows in the trace")
 
-    meshes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    looks: dict[str, SurfaceLook | None] = {}
-
-    def mesh(asset: str) -> tuple[np.ndarray, np.ndarray]:
-        if asset not in meshes:
-            entry = catalog.entry(asset)
-            meshes[asset] = read_obj_triangles(catalog.entry_file(asset, entry.render_geometry.file))
-        return meshes[asset]
-
-    def body_and_entity(entity: str, kind: str, asset: str, track: PoseTrack,
-                        actor: str | None = None) -> tuple[Body, Entity]:
-        entry = catalog.entry(asset)
-        vertices, faces = mesh(asset)
-        cls = entry.semantic_class
-        class_id = ontology.class_id(cls)
-        e = Entity(entity, kind, asset, entry.family, cls if class_id != ontology.unknown_class_id else None,
-                   class_id, entry.render_geometry.sha256, actor)
-        if asset not in looks:
-            looks[asset] = catalog.look(asset)
-        b = Body(entity, vertices, faces, entry.render_geometry.sha256, entry.render_geometry.file, class_id,
-                 entry.material.albedo_rgb, float(entry.material.reflectance), track, looks[asset])
-        return b, e
+    body_and_entity = _body_maker(catalog, ontology)
 
     bodies: list[Body] = []
     entities: dict[str, Entity] = {}
-    # What the static bodies read besides the template: each asset's geometry, look source and class id.
-    facts = tuple((asset, catalog.entry(asset).render_geometry.sha256,
-                   ontology.class_id(catalog.entry(asset).semantic_class))
-                  for asset in dict.fromkeys(inst.asset for inst in template.instances))
-    statics = _cached_statics(template, catalog, facts)
-    if statics is None:
-        statics = [body_and_entity(template.instance_id(inst.name), "instance", inst.asset,
-                                   PoseTrack.constant(inst.pose.matrix())) for inst in template.instances]
-        _keep_statics(template, catalog, facts, statics)
+    statics = _statics(template, catalog, ontology, body_and_entity)
     for b, e in statics:
         bodies.append(b)
         entities[e.entity_id] = e
