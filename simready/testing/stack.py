@@ -8,6 +8,11 @@ Used by the end-to-end tests (``tests/test_production.py``) and the scale figure
 Runs are launched as a user launches them on a deployment: ``dagster job launch`` puts each run on the
 instance's queue (``QueuedRunCoordinator``), the daemon starts it under the queue's tag limits, the run
 process sends every step to the Celery workers.
+
+The code location is one gRPC code server (``dagster api grpc``), as in the AWS layout (``docs/deploy.md``):
+the daemon and every ``dagster`` command reach it through the stack's workspace file (a ``grpc_server``
+entry), and it starts the run processes. A workspace that names the Python module instead would have each
+command start a code server of its own and load the definitions again (seconds of CPU per launch).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import contextlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -30,6 +36,7 @@ from simready.common import paths
 from simready.resources import ArtifactStore, SourceData
 from simready.store.s3 import S3Store, s3_client
 from simready.testing.servers import (
+    HOST,
     ManagedProcess,
     PostgresServer,
     RedisServer,
@@ -38,12 +45,14 @@ from simready.testing.servers import (
     redis_server,
     s3_server,
     sqlalchemy_url,
+    start_on_free_port,
+    stop_all,
 )
 
 BUCKET = "simready-artifacts"
 PREFIX = "deploy"
 PRODUCTION_INSTANCE = paths.PROJECT_ROOT / "deploy" / "production" / "dagster.yaml"
-WORKSPACE = paths.PROJECT_ROOT / "workspace.yaml"
+LOCATION = "simready"  # workspace.yaml's location name, the code server's too
 TERMINAL = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
 
 
@@ -62,10 +71,41 @@ class ProductionStack:
     env: dict[str, str]
     workers: dict[str, ManagedProcess] = field(default_factory=dict)
     daemon: ManagedProcess | None = None
+    code_server: ManagedProcess | None = None
 
     @property
     def dagster_home(self) -> Path:
         return Path(self.env["DAGSTER_HOME"])
+
+    @property
+    def workspace(self) -> Path:
+        """The workspace file every Dagster process of the stack loads: the code server's address."""
+        return self.root / "workspace.yaml"
+
+    def start_code_server(self, timeout_s: float = 120) -> ManagedProcess:
+        """``dagster api grpc`` serving ``simready.definitions`` on loopback, and the workspace file naming it."""
+        log = self.root / "code_server.log"
+
+        def launch(port: int) -> ManagedProcess:
+            argv = [_bin("dagster"), "api", "grpc", "-h", HOST, "-p", str(port), "-m", "simready.definitions",
+                    "--location-name", LOCATION]
+            return ManagedProcess(argv, log_path=log, env=self.env, cwd=paths.PROJECT_ROOT, name="dagster-code-server")
+
+        def ready(port: int) -> bool:  # logged once the definitions are loaded, then the port is served
+            started = any("Started Dagster code server" in line and f" on port {port} " in line
+                          for line in self.code_server_log().splitlines())
+            if started:
+                socket.create_connection((HOST, port), timeout=1).close()
+            return started
+
+        self.code_server, port = start_on_free_port(launch, ready, timeout_s)
+        self.workspace.write_text(json.dumps(
+            {"load_from": [{"grpc_server": {"host": HOST, "port": port, "location_name": LOCATION}}]}))
+        return self.code_server
+
+    def code_server_log(self) -> str:
+        path = self.root / "code_server.log"
+        return path.read_text(errors="replace") if path.exists() else ""
 
     def instance(self) -> dg.DagsterInstance:
         """The production instance (Postgres) as this process sees it; close it after use."""
@@ -115,7 +155,7 @@ class ProductionStack:
 
         commands = [["sensor", "stop", automation_sensor.name], ["sensor", "stop", source_files_sensor.name],
                     ["schedule", "stop", daily_batch_schedule.name]]
-        procs = [subprocess.Popen([_bin("dagster"), *c, "-w", str(WORKSPACE)], env=self.env, cwd=paths.PROJECT_ROOT,
+        procs = [subprocess.Popen([_bin("dagster"), *c, "-w", str(self.workspace)], env=self.env, cwd=paths.PROJECT_ROOT,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands]
         for command, proc in zip(commands, procs):
             out, err = proc.communicate(timeout=180)
@@ -125,7 +165,7 @@ class ProductionStack:
     def start_daemon(self) -> ManagedProcess:
         """``dagster-daemon run``: drains the run queue, launches runs, retries failed ones."""
         log = self.root / "daemon.log"
-        self.daemon = ManagedProcess([_bin("dagster-daemon"), "run", "-w", str(WORKSPACE)], log_path=log, env=self.env,
+        self.daemon = ManagedProcess([_bin("dagster-daemon"), "run", "-w", str(self.workspace)], log_path=log, env=self.env,
                                      cwd=paths.PROJECT_ROOT, name="dagster-daemon")
         self.daemon.wait_ready(lambda: "QueuedRunCoordinatorDaemon" in self.daemon.read_log(), 120)
         return self.daemon
@@ -141,7 +181,7 @@ class ProductionStack:
         run_ids = [str(uuid.uuid4()) for _ in tag_sets]
         selection = ["-o", op_selection] if op_selection else []
         procs = [subprocess.Popen(
-            [_bin("dagster"), "job", "launch", "-w", str(WORKSPACE), "-j", job, "--run-id", run_id,
+            [_bin("dagster"), "job", "launch", "-w", str(self.workspace), "-j", job, "--run-id", run_id,
              "--tags", json.dumps(tags), *selection],
             env=self.env, cwd=paths.PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for run_id, tags in zip(run_ids, tag_sets)]
@@ -226,8 +266,8 @@ def production_stack(root: str | Path, *, suite_file: str | Path | None = None,
         stack = ProductionStack(root, pg, redis, s3, env)
         stack.s3_client().create_bucket(Bucket=BUCKET)
         try:
+            stack.start_code_server()
             yield stack
         finally:
-            for proc in [stack.daemon, *stack.workers.values()]:
-                if proc is not None:
-                    proc.stop(timeout_s=10)
+            stop_all([p for p in (stack.daemon, *stack.workers.values(), stack.code_server) if p is not None],
+                     timeout_s=10)
