@@ -544,20 +544,25 @@ def _quiet_until(scene: Scene, inters: list[Any], status: dict[str, tuple[str, i
     first = _NEVER
     for inter in inters:
         trig = inter.trigger if status[inter.id][0] == "pending" else inter.until
-        if isinstance(trig, AtTrigger):
-            due = at_tick(scene, trig)
-        elif isinstance(trig, AfterTrigger):
-            if trig.id in fired:
-                due = fired[trig.id] + int(round(trig.delay_s / scene.dt))
-            elif status[trig.id][0] in ("skipped", "rejected"):
-                return -1
-            else:
-                continue  # waits for its reference: a change of status first
-        else:
+        due = _timed_due(scene, trig, status, fired)
+        if due < 0:
             return -1
         if due < first:
             first = due
     return first
+
+
+def _timed_due(scene: Scene, trig: Any, status: dict[str, tuple[str, int]], fired: dict[str, int]) -> int:
+    """The tick from which an ``at`` or ``after`` trigger is due (:func:`_due`) while the statuses and fired-at
+    ticks stay these: :data:`_NEVER` for an ``after`` still waiting for its reference (a change of status
+    first), −1 for any other trigger or an ``after`` whose reference was skipped or rejected."""
+    if isinstance(trig, AtTrigger):
+        return at_tick(scene, trig)
+    if isinstance(trig, AfterTrigger):
+        if trig.id in fired:
+            return fired[trig.id] + int(round(trig.delay_s / scene.dt))
+        return -1 if status[trig.id][0] in ("skipped", "rejected") else _NEVER
+    return -1
 
 
 def quiet_until(scene: Scene, state: SimState) -> int:
@@ -597,23 +602,16 @@ def quiet_guards(scene: Scene, state: SimState) -> tuple[int, tuple[Guard, ...]]
     guards: list[Guard] = []
     for inter in pending + fired_with_until:
         trig = inter.trigger if status[inter.id][0] == "pending" else inter.until
-        if isinstance(trig, AtTrigger):
-            due = at_tick(scene, trig)
-        elif isinstance(trig, AfterTrigger):
-            if trig.id in fired:
-                due = fired[trig.id] + int(round(trig.delay_s / scene.dt))
-            elif status[trig.id][0] in ("skipped", "rejected"):
-                return None
-            else:
-                continue
-        elif isinstance(trig, WhenTrigger):
+        if isinstance(trig, WhenTrigger):
             g = _condition_guards(scene, trig.condition)
             if g is None:
                 return None
             guards.extend(g)
             due = _first_tick_at(scene, trig.by_latest_s - 1e-9)
         else:
-            return None
+            due = _timed_due(scene, trig, status, fired)
+            if due < 0:
+                return None
         first = min(first, due)
     return first, tuple(guards)
 
