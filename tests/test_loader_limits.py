@@ -213,7 +213,7 @@ def test_rig_overrides_bounded(override: str) -> None:
 
 
 def test_a_text_read_again_gives_equal_data_that_no_caller_shares_and_a_refused_text_is_refused_again() -> None:
-    """parse_yaml remembers what a small text parsed to (simready.common.loading._PARSED): the second read gives
+    """parse_yaml remembers what a small text parsed to (simready.common.loading._parsed): the second read gives
     equal data, a copy (a caller that changes its data changes nobody else's), and a bad text is not remembered."""
     from simready.common.loading import parse_yaml
 

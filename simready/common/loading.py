@@ -20,9 +20,8 @@ things with the same words:
 from __future__ import annotations
 
 import copy
+import functools
 import json
-import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -116,40 +115,31 @@ def yaml_error_line(exc: yaml.YAMLError) -> str:
 #: :data:`PARSED_KEPT` of them, the least recently read leaving first.
 PARSED_MAX_CHARS = 64 * 1024
 PARSED_KEPT = 512
-_PARSED: OrderedDict[str, Any] = OrderedDict()
-_PARSED_LOCK = threading.Lock()
-_MISSING = object()
+
+
+@functools.lru_cache(maxsize=PARSED_KEPT)
+def _parsed(text: str) -> Any:
+    """What ``text`` parses to, remembered by the text (a refused text raises and is not remembered); never handed
+    out itself (:func:`parse_yaml` gives copies)."""
+    return yaml.load(text, Loader=StrictLoader)  # noqa: S506 - StrictLoader is a SafeLoader
 
 
 def parse_yaml(text: str, source: str | Path, error: type[SimreadyError] = SimreadyError) -> Any:
     """The data of ``text``, read by :class:`StrictLoader`; ``error`` (one line, naming ``source``) when it refuses.
 
     What a small text parses to is remembered by the text itself (the pure-Python strict parser takes ~2 ms for a
-    catalog contract, and a process reads the same contracts again on every catalog load): a text read before
-    gives a deep copy of its data, so no caller sees another's changes. A text that is refused is not remembered
-    and is refused again, with the same line.
+    catalog contract, and a process reads the same contracts again on every catalog load): each read gives a deep
+    copy of its data, so no caller sees another's changes. A text that is refused is not remembered and is refused
+    again, with the same line.
     """
     small = len(text) <= PARSED_MAX_CHARS
-    if small:
-        with _PARSED_LOCK:
-            kept = _PARSED.get(text, _MISSING)
-            if kept is not _MISSING:
-                _PARSED.move_to_end(text)
-        if kept is not _MISSING:
-            return copy.deepcopy(kept)
     try:
-        data = yaml.load(text, Loader=StrictLoader)  # noqa: S506 - StrictLoader is a SafeLoader
+        data = _parsed(text) if small else yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a SafeLoader
     except yaml.YAMLError as exc:
         raise error(source, "", yaml_error_line(exc)) from None
     except RecursionError:
         raise error(source, "", f"nested deeper than {MAX_DEPTH} levels") from None
-    if small:
-        kept = copy.deepcopy(data)
-        with _PARSED_LOCK:
-            _PARSED[text] = kept
-            if len(_PARSED) > PARSED_KEPT:
-                _PARSED.popitem(last=False)
-    return data
+    return copy.deepcopy(data) if small else data
 
 
 def read_yaml_text(path: str | Path, error: type[SimreadyError] = SimreadyError) -> str:
