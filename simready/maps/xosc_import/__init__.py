@@ -110,6 +110,7 @@ if TYPE_CHECKING:
     from simready.scenario.manifest import ScenarioManifest
     from simready.world.template import WorldTemplate
 
+
 __all__ = ["DEFAULT_CLIP_S", "XoscError", "XoscImport", "XoscReport", "import_distribution", "import_xosc", "is_distribution",
            "manifests_for_sets", "read_distribution"]
 

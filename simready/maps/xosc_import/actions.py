@@ -12,6 +12,7 @@ from lxml import etree
 from simready.maps.xosc_import.context import Entity, Event
 from simready.maps.xosc_import.positions import Positions
 
+
 _SHAPES = {"step": "step", "linear": "linear", "sinusoidal": "sinusoidal", "cubic": "cubic"}
 
 

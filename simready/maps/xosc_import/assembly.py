@@ -16,6 +16,7 @@ from simready.scenario.manifest import SCHEMA_VERSION
 from simready.scenario.streams import StreamSet
 from simready.world.template import template_hash
 
+
 _DEFAULT_RULES = {"obey_signals": True, "yield": True, "collision_avoidance": True, "aggression": 0.2,
                   "speed_factor": 1.0}
 

@@ -26,6 +26,7 @@ from simready.world.template import list_template_files, load_template, parse_te
 if TYPE_CHECKING:
     from simready.world.template import WorldTemplate
 
+
 #: The environment before any EnvironmentAction (the manifest's defaults).
 _ENVIRONMENT = {"illumination": "day", "sun_elevation_deg": 45.0, "sun_azimuth_deg": 180.0, "headlights": False,
                 "weather": "dry", "wetness": 0.0, "road_friction": 0.9, "road_reflectance": 0.1, "rain_rate_mmph": 0.0}

@@ -18,6 +18,7 @@ from simready.maps.xosc_import.document import XoscError, identifier
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
 
+
 #: OpenSCENARIO vehicle categories → (manifest kind, catalog semantic classes in order of preference).
 _VEHICLE_CLASSES = {"car": ("vehicle", ("car", "shuttle", "van")), "van": ("vehicle", ("van", "shuttle", "car")),
                     "truck": ("vehicle", ("van", "shuttle")), "bus": ("vehicle", ("shuttle", "van")),

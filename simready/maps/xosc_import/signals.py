@@ -9,6 +9,7 @@ from simready.maps.xosc_import.context import Context
 from simready.maps.xosc_import.document import identifier
 from simready.scenario.manifest.base import MAX_CLIP_S
 
+
 SIGNAL_FORMS = ("red, amber (yellow), green, red_amber, off, or lamps each on/off: 'red;amber;green' (a traffic "
                  "light), 'red;green' (a pedestrian light)")
 

@@ -12,6 +12,7 @@ from simready.maps.xosc_import.context import Event
 from simready.maps.xosc_import.document import identifier
 from simready.scenario.manifest.base import MAX_CLIP_S
 
+
 #: Clip length when the storyboard's stop trigger is not a simulation time (s).
 DEFAULT_CLIP_S = 20.0
 

@@ -12,6 +12,7 @@ from simready.maps.xosc_import.context import Context, Event
 from simready.maps.xosc_import.positions import Positions
 from simready.maps.xosc_import.signals import SIGNAL_FORMS, Signals, parse_signal_state
 
+
 _RULE = {"lessThan": "lt", "lessOrEqual": "lt", "greaterThan": "gt", "greaterOrEqual": "gt", "equalTo": "gt",
          "notEqualTo": "gt"}
 
