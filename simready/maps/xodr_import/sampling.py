@@ -16,7 +16,7 @@ from simready.maps.xodr_import.model import ImportReport, SampledLane
 from simready.maps.xodr_import.policy import (CHORD_TOLERANCE_M, DRIVING_TYPES, MAX_CURVATURE, MAX_SAMPLES_PER_ROAD,
                                               MAX_STEP_M, MIN_STEP_M, NEGATIVE_WIDTH_TOLERANCE_M, REGION_ONLY_TYPES,
                                               SAMPLE_MERGE_M, SIDEWALK_TYPES)
-from simready.world.template_model import MAX_LANE_WIDTH_M
+from simready.world.template_model.base import MAX_LANE_WIDTH_M
 
 
 def _breakpoints(road: Road) -> list[float]:
