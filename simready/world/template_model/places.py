@@ -11,7 +11,7 @@ from shapely import is_valid_reason
 from shapely.geometry import LineString, Polygon
 
 from simready.world.lanes import MIN_SEGMENT_LENGTH_M
-from simready.world.template_model.base import (Height, MAX_LANE_WIDTH_M, MIN_REGION_AREA_M2, Model, Name,
+from simready.world.template_model.base import (MAX_LANE_WIDTH_M, MIN_REGION_AREA_M2, Height, Model, Name,
                                                 OptionalFacts, Point2, PositiveReal, RegionType, Text, heights_match)
 
 

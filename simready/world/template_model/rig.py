@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field, PrivateAttr, model_validator
 
 from simready.world.frames import Mat4, make_transform, mount_transform, rot_z, rotation_from_rpy
-from simready.world.template_model.base import (AssetRef, Coordinate, ImageSide, MAX_REPEAT_COUNT, Model, Name,
+from simready.world.template_model.base import (MAX_REPEAT_COUNT, AssetRef, Coordinate, ImageSide, Model, Name,
                                                 NonNegReal, OptionalFacts, PathName, Point2, PositiveInt, PositiveReal,
                                                 Real, Vec3)
 

@@ -11,8 +11,8 @@ from shapely.ops import unary_union
 
 from simready.world.identity import instance_id
 from simready.world.lanes import LaneGraph
-from simready.world.template_model.base import (MAX_INSTANCES, Model, Name, OptionalFacts, PathName, PositiveInt,
-                                                TEMPLATE_SCHEMA_VERSION, Text, unique_values)
+from simready.world.template_model.base import (MAX_INSTANCES, TEMPLATE_SCHEMA_VERSION, Model, Name, OptionalFacts,
+                                                PathName, PositiveInt, Text, unique_values)
 from simready.world.template_model.places import Coordinates, Lane, Marking, Region, Walkable
 from simready.world.template_model.relations import Affordance, Relation
 from simready.world.template_model.rig import Ego, Instance, SensorRig

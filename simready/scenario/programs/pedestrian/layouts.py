@@ -10,8 +10,8 @@ import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
-from simready.scenario.api import (DRAWN_APPROACH_M, EgoRoute, IntentProgram, KERB_GAP_M, PARKED_WIDTH_M,
-                                   ParkingAffordance, ParkingSite, PedestrianCrossing, ProgramContext, SIDEWALK_PROBE_M,
+from simready.scenario.api import (DRAWN_APPROACH_M, KERB_GAP_M, PARKED_WIDTH_M, SIDEWALK_PROBE_M, EgoRoute,
+                                   IntentProgram, ParkingAffordance, ParkingSite, PedestrianCrossing, ProgramContext,
                                    WorldTemplate, kerb_slots, lane_network, parking_sites, parking_slots,
                                    straight_through)
 from simready.scenario.programs.pedestrian.params import PedestrianParams

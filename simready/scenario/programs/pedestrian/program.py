@@ -10,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from simready.scenario.api import (Body, Cell, CoarsePath, DRAWN_APPROACH_M, Draws, EgoRoute, Fail, Motion,
-                                   OcclusionSpec, PathConflict, PedestrianCrossing, ProgramContext, Proposal,
-                                   Realization, Scene, SpeedProfile, StreamSet, WALKABLE_SURFACES, actor, assemble,
-                                   camera_view, conditions, correlated_environment, ego_vehicle, family_of,
-                                   independent_environment, lwh, parking_sites, rules, seconds_on_grid,
-                                   solve_emergence_timing, stationary, wheel_points)
+from simready.scenario.api import (DRAWN_APPROACH_M, WALKABLE_SURFACES, Body, Cell, CoarsePath, Draws, EgoRoute, Fail,
+                                   Motion, OcclusionSpec, PathConflict, PedestrianCrossing, ProgramContext, Proposal,
+                                   Realization, Scene, SpeedProfile, StreamSet, actor, assemble, camera_view,
+                                   conditions, correlated_environment, ego_vehicle, family_of, independent_environment,
+                                   lwh, parking_sites, rules, seconds_on_grid, solve_emergence_timing, stationary,
+                                   wheel_points)
 from simready.scenario.programs.pedestrian.layouts import Layout
-from simready.scenario.programs.pedestrian.params import PedestrianParams, SPAWN_TRIES, VAN_FAMILY
+from simready.scenario.programs.pedestrian.params import SPAWN_TRIES, VAN_FAMILY, PedestrianParams
 from simready.scenario.programs.pedestrian.shadow import Spawning
 from simready.scenario.programs.pedestrian.walk import Conflict, PedGeometry, walk_start
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
-from simready.scenario.api import CoarsePath, ProgramContext, WALKABLE_SURFACES, WorldTemplate
+from simready.scenario.api import WALKABLE_SURFACES, CoarsePath, ProgramContext, WorldTemplate
 from simready.scenario.programs.pedestrian.layouts import Layout
 from simready.scenario.programs.pedestrian.params import PATH_STEP_M
 
