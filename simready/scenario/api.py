@@ -67,7 +67,8 @@ from __future__ import annotations
 
 from simready.scenario.coarse_rollout import ClosesOnLead, CutsIn, PathConflict
 from simready.scenario.context import ProgramContext
-from simready.scenario.coverage import Cell, CoverageSpec, parse_coverage
+from simready.scenario.coverage import Cell, CoverageSpec
+from simready.scenario.coverage_file import parse_coverage
 from simready.scenario.environment import conditions, correlated_environment, independent_environment
 from simready.scenario.geometry import (
     CROSSING_SURFACES,

@@ -36,7 +36,8 @@ from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.scenario.capture import CaptureStage
 from simready.scenario.coarse_rollout import RolloutStage
 from simready.scenario.context import ProgramContext
-from simready.scenario.coverage import TRAFFIC_FIELDS, UNASSIGNED, Cell, CoverageError, CoverageReport, CoverageSpec
+from simready.scenario.coverage import TRAFFIC_FIELDS, Cell, CoverageError, CoverageSpec
+from simready.scenario.coverage_counts import UNASSIGNED, CoverageReport
 from simready.scenario.ladder import (
     CoverageCellStage,
     Fail,
