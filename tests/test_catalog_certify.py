@@ -7,12 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from simready.catalog.certify import (
-    COLLIDER_VOLUME_REL_TOL,
-    RULES,
-    certify_catalog,
-    certify_entry,
-)
+from simready.catalog.certification import RULES
+from simready.catalog.certification.policy import COLLIDER_VOLUME_REL_TOL
+from simready.catalog.certify import certify_catalog, certify_entry
 from simready.catalog.generate import read_index
 from tests.fixtures.catalog import (
     EXPECTED_CODES,

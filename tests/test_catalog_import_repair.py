@@ -274,9 +274,9 @@ def test_collider_decomposition_retried_until_within_tolerance(tmp_path: Path) -
 
 
 def test_repair_tolerance_is_certifications() -> None:
-    from simready.catalog import certify
+    from simready.catalog.certification import policy
 
-    assert COLLIDER_VOLUME_REL_TOL == certify.COLLIDER_VOLUME_REL_TOL
+    assert COLLIDER_VOLUME_REL_TOL == policy.COLLIDER_VOLUME_REL_TOL
 
 
 def test_cli_repair_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

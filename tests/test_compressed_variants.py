@@ -23,7 +23,7 @@ from simready.artifacts.records import Render, Results
 from simready.sensors_hw.lidar import LIDAR_FORMATS, ply_bytes, ply_name, read_ply
 from simready.testing.observed import observed_street_sample
 from simready.truth.reader import TruthReader
-from simready.validity.evidence import read_ply_points
+from simready.validity.evidence_reader import read_ply_points
 
 SMALL = {"width_px": 96, "height_px": 48, "line_time_s": 1e-5, "azimuth_steps": 256, "channels": 16}
 DURATION_S = 0.34

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from simready.testing.synthetic import street_evidence
+from simready.validity import data_docs as D
 from simready.validity import expectations as E
 from simready.validity.gate import validate_scenario
 from tests.fixtures.browser import serve
@@ -31,13 +32,13 @@ def site(tmp_path_factory):
     reports = [validate_scenario(evidence), validate_scenario(dataclasses.replace(evidence, sample_id="low", sensor=None))]
     log = pd.DataFrame({"stage": ["timing", "physical"], "reason": ["late", ""], "detail": ["d", "d"]})
     batches = [
-        E.DocsBatch("trajectories", E.trajectory_frame(evidence.ticks, evidence.actor_classes), "trajectories", BATCH),
-        E.DocsBatch("validity_reports", E.validity_frame(reports), "validity_reports", BATCH),
-        E.DocsBatch("rejection_log", log.iloc[:1], "rejection_log", "two_lane_arterial"),
-        E.DocsBatch("rejection_log", log, "rejection_log", "urban_signalized_intersection"),  # an empty reason: fails
+        D.DocsBatch("trajectories", E.trajectory_frame(evidence.ticks, evidence.actor_classes), "trajectories", BATCH),
+        D.DocsBatch("validity_reports", E.validity_frame(reports), "validity_reports", BATCH),
+        D.DocsBatch("rejection_log", log.iloc[:1], "rejection_log", "two_lane_arterial"),
+        D.DocsBatch("rejection_log", log, "rejection_log", "urban_signalized_intersection"),  # an empty reason: fails
     ]
     root = tmp_path_factory.mktemp("docs") / "data_docs"
-    E.build_data_docs(batches, root)
+    D.build_data_docs(batches, root)
     return root, batches
 
 
@@ -120,7 +121,7 @@ def test_index_and_validation_pages_from_files_with_the_network_blocked(site, br
     _check_index(tab, batches)
     tab.page.close()
     failing = batches[3]
-    tab = _open(browser, (root / E.validation_page(failing.suite, failing.asset, failing.partition)).as_uri())
+    tab = _open(browser, (root / D.validation_page(failing.suite, failing.asset, failing.partition)).as_uri())
     _check_validation_page(tab, failing)
     assert "Failed" in tab.page.locator(".alert-secondary").first.inner_text()
     tab.page.close()
@@ -135,6 +136,6 @@ def test_the_same_site_served_over_http_like_make_ui(site, browser):
                                has_text=f"{batches[0].asset}.{batches[0].label}")
         row.locator("td").first.click()  # a row opens its validation page
         tab.page.wait_for_load_state("networkidle")
-        assert tab.page.url.endswith(E.validation_page(batches[0].suite, batches[0].asset, batches[0].partition))
+        assert tab.page.url.endswith(D.validation_page(batches[0].suite, batches[0].asset, batches[0].partition))
         _check_validation_page(tab, batches[0])
         tab.page.close()

@@ -15,8 +15,8 @@ import dagster as dg
 import pandas as pd
 import pytest
 
+from simready.validity import data_docs as D
 from simready.validity import docs_offline as O
-from simready.validity import expectations as E
 
 #: Great Expectations' own templates and stylesheets, found without importing the package (~4 s, at collection in
 #: every xdist worker): only the slow tests below build pages with it.
@@ -98,12 +98,12 @@ def test_make_offline_refuses_a_page_that_still_loads_a_remote_file_or_draws_a_c
 
 
 def test_validation_page_names_suite_asset_and_partition():
-    assert E.validation_page("manifests", "scenario_manifests", "b0000|two_lane_arterial") == (
+    assert D.validation_page("manifests", "scenario_manifests", "b0000|two_lane_arterial") == (
         "validations/manifests/b0000.two_lane_arterial/19700101T000000.000000Z/"
         "scenario_manifests.b0000.two_lane_arterial.html")
-    assert E.validation_page("rejection_log").endswith("/rejection_log.unpartitioned.html")
+    assert D.validation_page("rejection_log").endswith("/rejection_log.unpartitioned.html")
     with pytest.raises(ValueError, match="partition key '../x'"):
-        E.validation_page("manifests", partition="../x")
+        D.validation_page("manifests", partition="../x")
 
 
 def _log(reason: str) -> pd.DataFrame:
@@ -113,11 +113,11 @@ def _log(reason: str) -> pd.DataFrame:
 @pytest.mark.slow
 def test_site_pages_name_asset_and_partition_and_load_nothing_remote(tmp_path):
     site = tmp_path / "docs"
-    index = E.build_data_docs([E.DocsBatch("rejection_log", _log("r"), "rejection_log", "two_lane_arterial"),
-                               E.DocsBatch("rejection_log", _log(""), "rejection_log", "urban_signalized_intersection")],
+    index = D.build_data_docs([D.DocsBatch("rejection_log", _log("r"), "rejection_log", "two_lane_arterial"),
+                               D.DocsBatch("rejection_log", _log(""), "rejection_log", "urban_signalized_intersection")],
                               site)
     pages = sorted(p.relative_to(site).as_posix() for p in (site / "validations").rglob("*.html"))
-    assert pages == sorted(E.validation_page("rejection_log", "rejection_log", t)
+    assert pages == sorted(D.validation_page("rejection_log", "rejection_log", t)
                            for t in ("two_lane_arterial", "urban_signalized_intersection"))
     page = (site / pages[0]).read_text()
     assert re.search(r"Data asset:</span>\s*<span[^>]*>rejection_log</span>", page) or "Data asset: rejection_log" in \
@@ -130,18 +130,18 @@ def test_site_pages_name_asset_and_partition_and_load_nothing_remote(tmp_path):
     assert "ge_load_time" not in page  # GX's wall-clock load time is not kept
     # Pages and index show when the tables were validated (issue 28), though the paths keep the fixed time.
     when = datetime.datetime(2026, 12, 5, 10, 30, tzinfo=datetime.timezone.utc)
-    E.build_data_docs([E.DocsBatch("rejection_log", _log("r"), "rejection_log", "two_lane_arterial")], site, when)
+    D.build_data_docs([D.DocsBatch("rejection_log", _log("r"), "rejection_log", "two_lane_arterial")], site, when)
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", (site / pages[0]).read_text()))
     assert "Run Time 2026-12-05T10:30:00Z" in text and "1970" not in text
     times = re.findall(r"'run_time': '([^']*)', '_run_time_sort': ([0-9.]+)", index.read_text())
     assert times and all(not t.startswith("1970") and float(sort) == when.timestamp() for t, sort in times), times
     # A rebuild without one partition drops its page (the index no longer lists it).
-    E.build_data_docs([E.DocsBatch("rejection_log", _log("r"), "rejection_log", "two_lane_arterial")], site)
+    D.build_data_docs([D.DocsBatch("rejection_log", _log("r"), "rejection_log", "two_lane_arterial")], site)
     assert sorted(p.relative_to(site).as_posix() for p in (site / "validations").rglob("*.html")) == pages[:1]
     assert not (site / "validations" / "rejection_log" / "urban_signalized_intersection").exists()
     with pytest.raises(ValueError, match="two tables for one page"):
-        E.build_data_docs([E.DocsBatch("rejection_log", _log("r"), partition="t"),
-                           E.DocsBatch("rejection_log", _log("s"), partition="t")], tmp_path / "again")
+        D.build_data_docs([D.DocsBatch("rejection_log", _log("r"), partition="t"),
+                           D.DocsBatch("rejection_log", _log("s"), partition="t")], tmp_path / "again")
 
 
 @pytest.mark.slow
@@ -167,9 +167,9 @@ def test_gx_check_metadata_links_the_partitions_validation_page(tmp_path):
     (evaluation,) = result.get_asset_check_evaluations()
     assert evaluation.passed
     link = evaluation.metadata["data_docs"].value
-    page = E.validation_page("rejection_log", "rejection_log", template)
+    page = D.validation_page("rejection_log", "rejection_log", template)
     assert link.endswith(page), link
     assert len(link) < 300  # a link, not a page: the instance stays small (issue 19)
-    E.build_data_docs([E.DocsBatch("rejection_log", pd.read_parquet(layout.rejection_log(template)), "rejection_log",
+    D.build_data_docs([D.DocsBatch("rejection_log", pd.read_parquet(layout.rejection_log(template)), "rejection_log",
                                    template)], layout.data_docs)
     assert (layout.data_docs / page).is_file()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from simready.common.errors import SimreadyError
-from simready.export.mcap_file import depth_metres
+from simready.export.mcap_messages import depth_metres
 from simready.artifacts.layout import ObservationDir
 from simready.measurement.observe import observe
 from simready.measurement.options import ObserveOptions

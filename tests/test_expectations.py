@@ -11,6 +11,7 @@ import pytest
 
 from simready.scenario.manifest import parse_manifest
 from simready.testing.synthetic import street_evidence, street_manifest_dict
+from simready.validity import data_docs as D
 from simready.validity import expectations as E
 from simready.validity import policy
 from simready.validity.gate import validate_scenario
@@ -110,7 +111,7 @@ def test_data_docs_site(evidence, reports, tmp_path):
     traj = E.run_suite("trajectories", E.trajectory_frame(evidence.ticks, evidence.actor_classes))
     valid = E.run_suite("validity_reports", E.validity_frame(reports))
     log = ("rejection_log", pd.DataFrame({"stage": ["timing"], "reason": [""], "detail": ["d"]}))
-    index = E.build_data_docs([traj, valid, log], tmp_path / "docs")
+    index = D.build_data_docs([traj, valid, log], tmp_path / "docs")
     assert index == (tmp_path / "docs" / "index.html").resolve() and index.is_file()
     html = index.read_text()
     for suite in ("trajectories", "validity_reports", "rejection_log"):
@@ -119,7 +120,7 @@ def test_data_docs_site(evidence, reports, tmp_path):
     assert len(list((index.parent / "validations").rglob("*.html"))) == 3
     deserialized = E.SuiteResult.model_validate(traj.model_dump())
     with pytest.raises(ValueError, match="carries no table"):
-        E.build_data_docs([deserialized], tmp_path / "docs2")
+        D.build_data_docs([deserialized], tmp_path / "docs2")
 
 
 def test_policy_limits_drive_the_speed_expectations():

@@ -13,7 +13,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from mcap.reader import make_reader
 
 from simready.cli import main
-from simready.export.mcap_file import ns
+from simready.export.mcap_messages import ns
 from simready.artifacts.layout import SampleDir
 from simready.artifacts.records import Render, Results
 from simready.sensors_hw.lidar import firing_times, read_ply

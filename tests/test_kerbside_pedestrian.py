@@ -15,7 +15,7 @@ from shapely.geometry import Point
 from simready.maps.xodr_import import import_opendrive
 from simready.scenario.generator import generate, prepare
 from simready.scenario.programs import PROGRAMS
-from simready.scenario.programs.pedestrian import PedestrianParams
+from simready.scenario.programs.pedestrian.params import PedestrianParams
 from simready.sim.run import run_simulation
 from simready.testing import opendrive_maps as maps
 from simready.world.affordances import (

@@ -25,7 +25,7 @@ from simready.sensors_hw.models import RigError, apply_overrides
 from simready.sensors_hw.scene_build import rig_from_sensor_rig
 from simready.testing.street import street_rig_data
 from simready.world.template import load_template
-from simready.world.template_model import MAX_IMAGE_PX, MAX_LANE_WIDTH_M, MAX_REPEAT_COUNT
+from simready.world.template_model.base import MAX_IMAGE_PX, MAX_LANE_WIDTH_M, MAX_REPEAT_COUNT
 from tests.fixtures.loaders import LOADERS, SUITE, TEMPLATE, Loader
 
 IDS = [loader.name for loader in LOADERS]

@@ -27,7 +27,7 @@ from simready.assets.validity import reference_pools, validity_reports
 from simready.assets.world import sensor_rigs, world_templates
 from simready.artifacts.layout import ArtifactLayout
 from simready.artifacts.records import Outcomes, Render, Results, ValidityRecord
-from simready.review.page import readable
+from simready.review.text import readable
 from simready.testing.servers import dagster_webserver
 from simready.resources import ArtifactStore, SourceData
 from tests.fixtures.browser import serve

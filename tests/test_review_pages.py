@@ -172,7 +172,7 @@ def test_the_local_store_links_through_the_server_over_its_folder(tmp_path):
 
 
 def test_reasons_read_as_plain_words_beyond_a_readable_range():
-    from simready.review.page import readable
+    from simready.review.text import readable
 
     far = ("feature speed_mps: scenario z 198.88 (mean 1.00, sd 2.00) is 197.38 beyond noise 1.50 (ref n=32 draws, "
            "95% level at 81% confidence, p=0.03), 197.00 more than the base's (max 1.00; PSI saturated)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from simready.catalog.catalog import ensure_catalog
 from simready.scenario.baseline import run_baseline
-from simready.scenario.coverage import UNASSIGNED
+from simready.scenario.coverage_counts import UNASSIGNED
 from simready.scenario.generator import generate
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from simready.scenario.coverage import CoverageError, load_coverage, parse_coverage
+from simready.scenario.coverage import CoverageError
+from simready.scenario.coverage_file import load_coverage, parse_coverage
 from simready.scenario.programs import PROGRAMS
 
 SPEC = {

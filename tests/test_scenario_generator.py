@@ -9,11 +9,11 @@ import yaml
 
 from simready.common import paths
 from simready.catalog.catalog import ensure_catalog
-from simready.scenario.coverage import UNASSIGNED
+from simready.scenario.coverage_counts import UNASSIGNED
 from simready.scenario.generator import generate, make_context, resolve_template
 from simready.scenario.manifest import manifest_bytes, parse_manifest
 from simready.scenario.programs import PROGRAMS, program
-from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, parse_cause
+from simready.scenario.realization import CAUSAL_ORDER_KEY, CAUSE_PREFIX, parse_cause
 from simready.scenario.streams import StreamSet
 from simready.world.template import parse_template, template_hash
 

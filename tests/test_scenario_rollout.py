@@ -12,7 +12,8 @@ from simready.scenario.generator import make_context, resolve_template
 from simready.scenario.geometry import CoarsePath, Motion, SpeedProfile, stationary
 from simready.scenario.ladder import Body, Proposal, ProposalScene as Scene
 from simready.scenario.manifest import Environment
-from simready.scenario.program_base import Draws, Realization
+from simready.scenario.draws import Draws
+from simready.scenario.realization import Realization
 from simready.scenario.environment import correlated_environment
 from simready.scenario.streams import StreamSet
 

@@ -145,7 +145,7 @@ def test_hidden_stretch_of_a_path_matches_brute_force_ray_casting() -> None:
     """The analytic wedge test (used to keep the kerb hidden) agrees with casting a ray at every path point."""
     import shapely
 
-    from simready.scenario.programs.pedestrian import _last_hidden_s
+    from simready.scenario.programs.pedestrian.shadow import last_hidden_s
     from simready.world.frames import footprint_corners
 
     rng = np.random.default_rng(7)
@@ -158,6 +158,6 @@ def test_hidden_stretch_of_a_path_matches_brute_force_ray_casting() -> None:
         van = shapely.Polygon(corners)
         hidden = np.array([van.intersects(shapely.LineString([eye, (a, b)])) for a, b in zip(x, y)])
         expected = s[hidden].max() if hidden.any() else -math.inf
-        got = _last_hidden_s(path, eye, corners)
+        got = last_hidden_s(path, eye, corners)
         assert got == pytest.approx(expected, abs=path.length_m / 2000 + 1e-6) or (
             expected == -math.inf and got == -math.inf)

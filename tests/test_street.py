@@ -41,6 +41,9 @@ from simready.sim.run import run_simulation
 from simready.sim.core.scene import build_scene
 from simready.testing import opendrive_maps as maps
 from simready.world import street as st
+from simready.world.street import policy as sp
+from simready.world.street.markings import map_markings
+from simready.world.street.tiles import fill_grid, strip_borders
 from simready.world.frames import quat_from_yaw
 from simready.world.ontology import load_ontology
 from simready.world.template import load_template, parse_template, template_hash
@@ -50,8 +53,8 @@ ASSETS = {"ego": "asset:shuttle/standard", "van": "asset:delivery_van/white", "p
 #: Camera 640x360, 90° horizontal: 0.15 m lines are ~4 px wide at 13 m.
 WIDTH, HEIGHT, HFOV = 640, 360, 90.0
 EGO_X, EGO_Y = 10.0, -1.75  # eastbound lane -1's centre
-STREET_ASSETS = sorted({a for _, a in st.ROAD_TILES} | {a for _, a in st.SIDEWALK_TILES} | {a for a, *_ in st.BUILDINGS}
-                       | {st.KERB_ASSET, st.SOLID_ASSET, st.DASH_ASSET, st.TERRAIN_ASSET, st.ZEBRA_ASSET})
+STREET_ASSETS = sorted({a for _, a in sp.ROAD_TILES} | {a for _, a in sp.SIDEWALK_TILES} | {a for a, *_ in sp.BUILDINGS}
+                       | {sp.KERB_ASSET, sp.SOLID_ASSET, sp.DASH_ASSET, sp.TERRAIN_ASSET, sp.ZEBRA_ASSET})
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +82,8 @@ def imported(map_files, tmp_path_factory):
 def _by_kind(template) -> dict[str, list]:
     out: dict[str, list] = {}
     for inst in template.instances:
-        if inst.name.startswith(st.STREET_PREFIX):
-            out.setdefault(inst.name[len(st.STREET_PREFIX):].split("_")[0], []).append(inst)
+        if inst.name.startswith(sp.STREET_PREFIX):
+            out.setdefault(inst.name[len(sp.STREET_PREFIX):].split("_")[0], []).append(inst)
     return out
 
 
@@ -93,25 +96,25 @@ def test_every_street_asset_is_certified_and_its_declared_size_is_what_the_modul
         verdict = certify_entry(catalog.entry_dir(asset), ontology)
         assert verdict.passed, (asset, verdict.reasons)
     dims = catalog.footprints()
-    for width, asset in (*st.ROAD_TILES, *st.SIDEWALK_TILES):
-        assert dims[asset] == (st.TILE_LENGTH_M, width)
-    for asset, length, depth in st.BUILDINGS:
+    for width, asset in (*sp.ROAD_TILES, *sp.SIDEWALK_TILES):
+        assert dims[asset] == (sp.TILE_LENGTH_M, width)
+    for asset, length, depth in sp.BUILDINGS:
         assert dims[asset] == (length, depth)
-    assert dims[st.KERB_ASSET] == (st.TILE_LENGTH_M, st.KERB_WIDTH_M)
-    assert dims[st.SOLID_ASSET][0] == st.TILE_LENGTH_M and dims[st.DASH_ASSET][0] == st.DASH_M
-    assert catalog.entry(st.SOLID_ASSET).semantic_class == catalog.entry(st.DASH_ASSET).semantic_class == "lane_marking"
+    assert dims[sp.KERB_ASSET] == (sp.TILE_LENGTH_M, sp.KERB_WIDTH_M)
+    assert dims[sp.SOLID_ASSET][0] == sp.TILE_LENGTH_M and dims[sp.DASH_ASSET][0] == sp.DASH_M
+    assert catalog.entry(sp.SOLID_ASSET).semantic_class == catalog.entry(sp.DASH_ASSET).semantic_class == "lane_marking"
     tops = {a: catalog.entry(a).render_bounds_m[1][2] for a in STREET_ASSETS}
-    assert {tops[a] for _, a in st.SIDEWALK_TILES} == {tops[st.KERB_ASSET]} == {st.KERB_HEIGHT_M}
-    assert {tops[a] for _, a in st.ROAD_TILES} == {0.0}
-    assert tops[st.TERRAIN_ASSET] < 0.0  # under the road everywhere, never level with it
-    assert dims[st.TERRAIN_ASSET] == (st.TERRAIN_TILE_M, st.TERRAIN_TILE_M)
+    assert {tops[a] for _, a in sp.SIDEWALK_TILES} == {tops[sp.KERB_ASSET]} == {sp.KERB_HEIGHT_M}
+    assert {tops[a] for _, a in sp.ROAD_TILES} == {0.0}
+    assert tops[sp.TERRAIN_ASSET] < 0.0  # under the road everywhere, never level with it
+    assert dims[sp.TERRAIN_ASSET] == (sp.TERRAIN_TILE_M, sp.TERRAIN_TILE_M)
 
 
 def test_open_ground_lies_under_the_street_and_the_blocks(imported):
     for name in ("straight", "junction"):
         _, template = imported[name]
         kinds = _by_kind(template)
-        ground = unary_union([_footprint(i, st.TERRAIN_TILE_M, st.TERRAIN_TILE_M) for i in kinds["terrain"]])
+        ground = unary_union([_footprint(i, sp.TERRAIN_TILE_M, sp.TERRAIN_TILE_M) for i in kinds["terrain"]])
         covered = unary_union([r.shape for r in template.regions])  # street and blocks
         assert covered.difference(ground).area < 1e-6, name
         assert {i.pose.yaw_deg for i in kinds["terrain"]} == {0.0}
@@ -120,15 +123,15 @@ def test_open_ground_lies_under_the_street_and_the_blocks(imported):
 def test_the_road_is_covered_where_its_regions_are_and_nowhere_else(imported):
     _, template = imported["straight"]
     kinds = _by_kind(template)
-    roads = unary_union([r.shape for r in template.regions if r.type in st.ROAD_REGION_TYPES])
-    tiles = unary_union([_footprint(i, st.TILE_LENGTH_M, dict((a, w) for w, a in st.ROAD_TILES)[i.asset])
+    roads = unary_union([r.shape for r in template.regions if r.type in sp.ROAD_REGION_TYPES])
+    tiles = unary_union([_footprint(i, sp.TILE_LENGTH_M, dict((a, w) for w, a in sp.ROAD_TILES)[i.asset])
                          for i in kinds["road"]])
     assert tiles.intersection(roads).area / roads.area > 0.999
     assert tiles.difference(roads.buffer(0.01)).area < 0.5
     for name in ("curved", "junction"):
         _, t = imported[name]
-        roads = unary_union([r.shape for r in t.regions if r.type in st.ROAD_REGION_TYPES])
-        tiles = unary_union([_footprint(i, st.TILE_LENGTH_M, dict((a, w) for w, a in st.ROAD_TILES)[i.asset])
+        roads = unary_union([r.shape for r in t.regions if r.type in sp.ROAD_REGION_TYPES])
+        tiles = unary_union([_footprint(i, sp.TILE_LENGTH_M, dict((a, w) for w, a in sp.ROAD_TILES)[i.asset])
                              for i in _by_kind(t)["road"]])
         assert tiles.intersection(roads).area / roads.area > 0.99, name
 
@@ -149,30 +152,30 @@ def test_markings_follow_the_lane_borders_with_the_right_kind(imported):
     # The map's own road marks (the test map gives every lane border a solid mark and the centre a broken one):
     # solid at each lane's outer border (-3.5, -6 the parking lane's kerb side, -8 and 5.5 the sidewalks' outer
     # edges, 3.5), broken on the centre line.
-    solid = sorted({round(m.pose.y, 3) for m in marks if m.asset == st.SOLID_ASSET})
-    broken = sorted({round(m.pose.y, 3) for m in marks if m.asset == st.DASH_ASSET})
+    solid = sorted({round(m.pose.y, 3) for m in marks if m.asset == sp.SOLID_ASSET})
+    broken = sorted({round(m.pose.y, 3) for m in marks if m.asset == sp.DASH_ASSET})
     assert solid == [-8.0, -6.0, -3.5, 3.5, 5.5] and broken == [0.0]
     crossing = (maps.STRAIGHT["crosswalk_s"] - 1.5, maps.STRAIGHT["crosswalk_s"] + 1.5)  # the 3 m crosswalk
     for y in (-3.5, 3.5):
         xs = np.array(sorted(m.pose.x for m in marks if round(m.pose.y, 3) == y))
-        assert xs[0] == pytest.approx(st.TILE_LENGTH_M / 2) and xs[-1] == pytest.approx(100 - st.TILE_LENGTH_M / 2)
+        assert xs[0] == pytest.approx(sp.TILE_LENGTH_M / 2) and xs[-1] == pytest.approx(100 - sp.TILE_LENGTH_M / 2)
         # Continuous but for the crosswalk, which no line enters.
         gaps = np.diff(xs)
-        assert sorted(gaps)[-2] <= st.TILE_STEP_M + 1e-9
+        assert sorted(gaps)[-2] <= sp.TILE_STEP_M + 1e-9
         before, after = xs[xs < crossing[0]].max(), xs[xs > crossing[1]].min()
-        assert before + st.TILE_LENGTH_M / 2 <= crossing[0] and after - st.TILE_LENGTH_M / 2 >= crossing[1]
+        assert before + sp.TILE_LENGTH_M / 2 <= crossing[0] and after - sp.TILE_LENGTH_M / 2 >= crossing[1]
 
 
 def test_a_crosswalk_gets_zebra_bars_over_the_carriageway(imported):
     _, template = imported["straight"]
     bars = _by_kind(template)["zebra"]
-    assert {b.asset for b in bars} == {st.ZEBRA_ASSET}
+    assert {b.asset for b in bars} == {sp.ZEBRA_ASSET}
     assert {round(b.pose.x, 3) for b in bars} == {maps.STRAIGHT["crosswalk_s"]}
     assert {round(b.pose.yaw_deg % 180.0, 3) for b in bars} == {0.0}  # bars run with the traffic (east-west)
     ys = sorted(b.pose.y for b in bars)
     # From the south kerb (y = -6, the parking lane's edge) to the north one (y = 3.5), 0.5 m bars every metre.
-    assert np.allclose(np.diff(ys), st.ZEBRA_PITCH_M)
-    assert ys[0] - st.ZEBRA_BAR_M / 2 >= -6.0 - 1e-9 and ys[-1] + st.ZEBRA_BAR_M / 2 <= 3.5 + 1e-9
+    assert np.allclose(np.diff(ys), sp.ZEBRA_PITCH_M)
+    assert ys[0] - sp.ZEBRA_BAR_M / 2 >= -6.0 - 1e-9 and ys[-1] + sp.ZEBRA_BAR_M / 2 <= 3.5 + 1e-9
     assert len(ys) == 10
 
 
@@ -181,22 +184,22 @@ def test_same_direction_neighbours_get_a_broken_line(map_files):
     data.pop("markings", None)  # a template without the map's marks: kinds derived from the lanes
     template = parse_template(data, "split.yaml")
     street = st.street_static(template)
-    dashes = [i for i in street.instances if i["asset"] == st.DASH_ASSET]
+    dashes = [i for i in street.instances if i["asset"] == sp.DASH_ASSET]
     assert dashes, "the split road's two right lanes share a border"
     for d in dashes:
         # Every dash lies on the border between lane -1 and the lane -2 that opens beside it (t = -3.5 m,
         # y = -3.5 where the road runs east), wholly inside the stretch where lane -2 exists.
         assert d["pose"]["y"] == pytest.approx(-maps.SPLIT["width"], abs=0.05)
-        assert maps.SPLIT["from"] <= d["pose"]["x"] - st.DASH_M / 2 - 1.0
+        assert maps.SPLIT["from"] <= d["pose"]["x"] - sp.DASH_M / 2 - 1.0
     xs = sorted(d["pose"]["x"] for d in dashes)
-    assert np.allclose(np.diff(xs), st.DASH_M + st.GAP_M)
+    assert np.allclose(np.diff(xs), sp.DASH_M + sp.GAP_M)
 
 
 def test_sidewalks_are_raised_with_a_kerb_on_their_road_side(imported):
     _, template = imported["straight"]
     kinds = _by_kind(template)
     assert {round(i.pose.y, 3) for i in kinds["sidewalk"]} == {4.5, -7.0}
-    assert {round(i.pose.y, 4) for i in kinds["kerb"]} == {3.5 + st.KERB_WIDTH_M / 2, -6.0 - st.KERB_WIDTH_M / 2}
+    assert {round(i.pose.y, 4) for i in kinds["kerb"]} == {3.5 + sp.KERB_WIDTH_M / 2, -6.0 - sp.KERB_WIDTH_M / 2}
 
 
 def test_buildings_stand_back_from_the_street_and_from_each_other(imported):
@@ -206,13 +209,13 @@ def test_buildings_stand_back_from_the_street_and_from_each_other(imported):
         assert len(blocks) >= 4, name
         street = unary_union([r.shape for r in template.regions if r.type != "building"])
         for rid, shape in blocks.items():
-            assert shape.distance(street) >= st.CLEARANCE_M - 1e-6, (name, rid)
+            assert shape.distance(street) >= sp.CLEARANCE_M - 1e-6, (name, rid)
             inst = template.instance_by_name[rid]
             assert Point(inst.pose.x, inst.pose.y).distance(shape.centroid) < 1e-3
         ids = sorted(blocks)
         for i, a in enumerate(ids):
             for b in ids[i + 1:]:
-                assert blocks[a].distance(blocks[b]) >= st.CLEARANCE_M - 1e-6
+                assert blocks[a].distance(blocks[b]) >= sp.CLEARANCE_M - 1e-6
 
 
 def test_the_same_map_gives_the_same_street_and_another_map_hash_other_buildings(map_files):
@@ -312,7 +315,7 @@ def test_the_camera_sees_road_marking_kerb_sidewalk_and_building_where_they_are(
         "road": (25.0, EGO_Y, 0.0),  # the ego's lane ahead
         "lane_marking": (28.5, 0.0, 0.005),  # a dash of the broken centre line (27-30 m)
         "curb": (25.0, 3.5 + 0.01, 0.075),  # the north kerb's face towards the road
-        "sidewalk": (25.0, 4.6, st.KERB_HEIGHT_M),
+        "sidewalk": (25.0, 4.6, sp.KERB_HEIGHT_M),
         "building": (bx, by, 4.0),
         "terrain": (25.0, 6.8, -0.02),  # the verge between the north sidewalk and the blocks
     }
@@ -321,7 +324,7 @@ def test_the_camera_sees_road_marking_kerb_sidewalk_and_building_where_they_are(
         assert 0 <= col < WIDTH and 0 <= row < HEIGHT, cls
         assert semantic[row, col] == ontology.class_id(cls), (cls, col, row, int(semantic[row, col]))
         entry = legend[int(ids[row, col])]
-        assert entry.semantic_class == cls and entry.entity.startswith(f"{template.id}/instance:{st.STREET_PREFIX}")
+        assert entry.semantic_class == cls and entry.entity.startswith(f"{template.id}/instance:{sp.STREET_PREFIX}")
     # Every id in the frame resolves in legend.json; the sky above the horizon is nothing (0).
     assert set(np.unique(ids).tolist()) - {0} <= set(legend)
     assert ids[0, WIDTH // 2] == 0 and semantic[0, WIDTH // 2] == 0
@@ -344,11 +347,11 @@ def test_lidar_returns_from_the_ground_and_the_buildings(observed):
 
 def test_a_region_that_is_no_strip_is_covered_by_a_grid_of_tiles():
     ell = Polygon([(0, 0), (30, 0), (30, 8), (8, 8), (8, 25), (0, 25)])
-    assert st.strip_borders(ell.exterior.coords) is None  # 6 points, but not two paired borders within 30 m
-    tiles = st._fill_grid(ell, st.ROAD_TILES, 0.0)
+    assert strip_borders(ell.exterior.coords) is None  # 6 points, but not two paired borders within 30 m
+    tiles = fill_grid(ell, sp.ROAD_TILES, 0.0)
     assert all(ell.contains(Point(x, y)) for _, x, y, _, _ in tiles)
-    width = st.ROAD_TILES[0][0]
-    cover = unary_union([_rectangle(x, y, math.radians(yaw), st.TILE_LENGTH_M, width) for _, x, y, _, yaw in tiles])
+    width = sp.ROAD_TILES[0][0]
+    cover = unary_union([_rectangle(x, y, math.radians(yaw), sp.TILE_LENGTH_M, width) for _, x, y, _, yaw in tiles])
     assert cover.intersection(ell).area / ell.area > 0.9
 
 
@@ -360,7 +363,7 @@ def test_a_hand_written_template_gets_the_same_kinds_of_lines():
     by_y = {}
     for m in marks:
         by_y.setdefault(round(m["pose"]["y"], 3), set()).add(m["asset"])
-    assert by_y == {-7.0: {st.SOLID_ASSET}, -3.5: {st.DASH_ASSET}, 0.0: {st.SOLID_ASSET}, 3.5: {st.SOLID_ASSET}}
+    assert by_y == {-7.0: {sp.SOLID_ASSET}, -3.5: {sp.DASH_ASSET}, 0.0: {sp.SOLID_ASSET}, 3.5: {sp.SOLID_ASSET}}
 
 
 # --- the map's own road marks -------------------------------------------------------------------------------------
@@ -372,20 +375,20 @@ def test_the_maps_road_marks_are_drawn_with_their_own_kind_where_the_map_put_the
 
     template = parse_template(import_opendrive_bytes(marked_road(mark)))
     assert template.markings, "the importer gives this map's road marks"
-    lines = [(a, x, y) for a, x, y, _z, _yaw in st._map_markings(template.markings)]
+    lines = [(a, x, y) for a, x, y, _z, _yaw in map_markings(template.markings)]
     # The marked line lies between lanes -1 and -2 of a 100 m road along +x: y = -3.5.
     between = [(a, y) for a, x, y in lines if -4.0 < y < -3.0]
     if mark == "solid":
-        assert {a for a, _ in between} == {st.SOLID_ASSET}
+        assert {a for a, _ in between} == {sp.SOLID_ASSET}
         assert {round(y, 3) for _, y in between} == {-3.5}
     elif mark == "broken":
-        assert {a for a, _ in between} == {st.DASH_ASSET}
+        assert {a for a, _ in between} == {sp.DASH_ASSET}
         xs = sorted(x for a, x, y in lines if -4.0 < y < -3.0)
-        assert np.allclose(np.diff(xs), st.DASH_M + st.GAP_M)  # the documented 3 m on / 6 m off
+        assert np.allclose(np.diff(xs), sp.DASH_M + sp.GAP_M)  # the documented 3 m on / 6 m off
     else:  # solid broken: two lines 0.1 m either side of the mark, one of each kind
         kinds = {round(y, 3): {a for a, yy in between if round(yy, 3) == round(y, 3)} for _, y in between}
         assert sorted(kinds) == [-3.6, -3.4]
-        assert sorted(next(iter(v)) for v in kinds.values()) == sorted([st.SOLID_ASSET, st.DASH_ASSET])
+        assert sorted(next(iter(v)) for v in kinds.values()) == sorted([sp.SOLID_ASSET, sp.DASH_ASSET])
     # The street takes the map's marks, not derived kinds: the broken mark gives no solid line at y = -3.5.
     street_marks = [i for i in st.street_static(template).instances if "marking" in i["name"]]
     assert len(street_marks) == len(lines)
@@ -405,4 +408,4 @@ def test_a_template_without_markings_keeps_the_derived_kinds():
     data.pop("markings", None)
     template = parse_template(data)
     placed = [i for i in st.street_static(template).instances if "marking" in i["name"]]
-    assert placed and {i["asset"] for i in placed} == {st.SOLID_ASSET}
+    assert placed and {i["asset"] for i in placed} == {sp.SOLID_ASSET}

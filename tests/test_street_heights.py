@@ -23,6 +23,7 @@ from simready.scenario.manifest import parse_manifest
 from simready.sim.run import run_simulation
 from simready.testing import opendrive_cases as cases
 from simready.world import street as st
+from simready.world.street import policy as sp
 from simready.world.template import parse_template, template_hash
 from simready.world.template_model import Pose
 from tests.fixtures.manifests import manifest_dict
@@ -51,7 +52,7 @@ def crest(tmp_path_factory):
 
 
 def _kind(template, kind: str) -> list:
-    return [i for i in template.instances if i.name.startswith(f"{st.STREET_PREFIX}{kind}_")]
+    return [i for i in template.instances if i.name.startswith(f"{sp.STREET_PREFIX}{kind}_")]
 
 
 def _world(pose: Pose, local: tuple[float, float, float]) -> np.ndarray:
@@ -88,7 +89,7 @@ def test_markings_sidewalks_kerbs_terrain_and_blocks_follow_the_heights(crest):
         parts = _kind(template, kind)
         assert parts, kind
         for part in parts:
-            top = _world(part.pose, (0.0, 0.0, st.KERB_HEIGHT_M))
+            top = _world(part.pose, (0.0, 0.0, sp.KERB_HEIGHT_M))
             if 0.0 <= top[0] <= 100.0:
                 # The sidewalk's top is the map's: the road's surface continued across it, plus its 0.15 m height.
                 assert top[2] == pytest.approx(surface_z(top[0], top[1]) + KERB, abs=0.01), kind

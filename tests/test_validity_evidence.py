@@ -27,10 +27,8 @@ from simready.validity.evidence import (
     ScenarioEvidence,
     SensorEvidence,
     collisions_from_events,
-    dry_reference_from_observations,
-    evidence_from_sample_dir,
-    read_ply_points,
 )
+from simready.validity.evidence_reader import dry_reference_from_observations, evidence_from_sample_dir, read_ply_points
 from simready.validity.gate import ValidityReport, validate_scenario
 
 

@@ -10,7 +10,7 @@ import pytest
 from simready.artifacts.layout import ReferencePoolDir
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
-from simready.validity.evidence import evidence_from_sample_dir
+from simready.validity.evidence_reader import evidence_from_sample_dir
 from simready.validity.gate import validate_scenario
 from simready.validity.reference_pool import build_reference_pool, load_intent_profiles, load_reference_pool
 from tests.fixtures.sim import catalog, template

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from scenariogeneration import xodr, xosc
 
-from simready.maps.xosc_import import XoscError, _signal_state, import_xosc
+from simready.maps.xosc_import import XoscError, import_xosc
+from simready.maps.xosc_import.signals import parse_signal_state
 from simready.sim.run import run_simulation
 
 W = 3.5
@@ -168,10 +169,10 @@ def test_relative_road_positions_offset_the_reference_entitys_own_t_and_acquire_
 
 
 def test_signal_states_by_name_and_by_lamps():
-    assert [_signal_state(x) for x in ("Red", "yellow", "GREEN", "off", "on;off;off", "off;on;off", "off;off;on",
+    assert [parse_signal_state(x) for x in ("Red", "yellow", "GREEN", "off", "on;off;off", "off;on;off", "off;off;on",
                                        "on;on;off", "off;on", "on;off")] == \
         ["red", "amber", "green", "off", "red", "amber", "green", "red_amber", "green", "red"]
-    assert _signal_state("blue") is None and _signal_state("on;off;off;off") is None
+    assert parse_signal_state("blue") is None and parse_signal_state("on;off;off;off") is None
 
 
 def test_a_car_driving_against_its_lane_is_refused_in_one_line(folder, capsys):

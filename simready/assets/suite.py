@@ -77,7 +77,7 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
 )
 def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     from simready.review import sample_summary, write_index  # review.__getattr__ loads Pillow, matplotlib
-    from simready.review.page import with_thumbnail  # definitions stay light: pybullet, pandas
+    from simready.review.summary import with_thumbnail  # definitions stay light: pybullet, pandas
     from simready.review.rollup import ROLLUP_COLUMNS, acceptance_by_batch  # definitions stay light: pybullet, pandas
     # definitions stay light: matplotlib
     from simready.scenario.coverage_summary import coverage_table, coverage_totals, merge_cells, plot_coverage_heatmap

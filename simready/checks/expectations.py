@@ -47,7 +47,7 @@ def _result(name: str, df: "pd.DataFrame", context: dg.AssetCheckExecutionContex
 def _docs_page(context: dg.AssetCheckExecutionContext, store: ArtifactStore, suite: str) -> dg.MetadataValue:
     """A link to the partition's validation page on the Data Docs site, which ``coverage_report`` (re)writes over
     the same tables: its path is a function of suite, asset and partition (``validation_page``)."""
-    from simready.validity.expectations import validation_page  # definitions stay light: pybullet, pandas
+    from simready.validity.data_docs import validation_page  # definitions stay light: pybullet, pandas
     from simready.validity.suite import SUITE_ASSETS  # definitions stay light: pybullet, pandas
 
     page = validation_page(suite, SUITE_ASSETS[suite], str(context.partition_key))

@@ -43,7 +43,8 @@ import numpy.typing as npt
 from PIL import Image
 
 from simready.common.atomic import write_json_atomic
-from simready.export.mcap_file import ExportError, ObservedSample, radar_columns
+from simready.export.mcap_messages import radar_columns
+from simready.export.observed import ExportError, ObservedSample
 from simready.artifacts.layout import SampleDir
 from simready.artifacts.records import Legend, LidarSweep
 from simready.sensors_hw.camera import decode_id_rgb

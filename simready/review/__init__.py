@@ -18,7 +18,7 @@ import importlib
 from typing import Any
 
 # Imported on first use, so that ``python -m simready.review.serve`` (the artifacts server) loads no simulator.
-_EXPORTS = {"SampleSummary": "page", "relative_href": "page", "sample_summary": "page", "write_index": "page",
+_EXPORTS = {"SampleSummary": "summary", "relative_href": "text", "sample_summary": "summary", "write_index": "page",
             "write_sample_page": "page", "write_thumbnail": "thumbnail"}
 
 __all__ = sorted(_EXPORTS)

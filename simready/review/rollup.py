@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from simready.review.page import SampleSummary
+from simready.review.summary import SampleSummary
 
 #: The roll-up's columns and their types (Dagster table schema names).
 ROLLUP_COLUMNS = [("template", "string"), ("batch", "string"), ("proposed", "int"), ("samples", "int"),

@@ -67,7 +67,9 @@ from __future__ import annotations
 
 from simready.scenario.coarse_rollout import ClosesOnLead, CutsIn, PathConflict
 from simready.scenario.context import ProgramContext
-from simready.scenario.coverage import Cell, CoverageSpec, parse_coverage
+from simready.scenario.coverage import Cell, CoverageSpec
+from simready.scenario.coverage_file import parse_coverage
+from simready.scenario.draws import Draws, GroupDraws
 from simready.scenario.environment import conditions, correlated_environment, independent_environment
 from simready.scenario.geometry import (
     CROSSING_SURFACES,
@@ -95,12 +97,9 @@ from simready.scenario.midblock import (
 from simready.scenario.program_base import (
     DRAWN_APPROACH_M,
     DRAWN_START_M,
-    Draws,
     EgoRoute,
-    GroupDraws,
     IntentProgram,
     LaneSpawn,
-    Realization,
     ScenarioError,
     actor,
     assemble,
@@ -144,6 +143,7 @@ from simready.scenario.program_helpers import (
     visible_fraction,
     walk_route,
 )
+from simready.scenario.realization import Realization
 from simready.scenario.static_checks import OcclusionSpec, camera_view
 from simready.scenario.streams import StreamSet
 from simready.scenario.timing import solve_emergence_timing

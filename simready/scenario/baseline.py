@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simready.catalog.catalog import Catalog
-from simready.scenario.coverage import CoverageReport, CoverageSpec
+from simready.scenario.coverage import CoverageSpec
+from simready.scenario.coverage_counts import CoverageReport
 from simready.scenario.generator import (
     DEFAULT_ROOT,
     GenerationResult,

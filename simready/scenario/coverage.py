@@ -38,32 +38,24 @@ A cell id joins ``<dim>=<value>`` in dimension order with ``|``
 A *cell spec* (the CLI's ``--cell``) is any subset of those terms and
 selects every declared cell that agrees with it.
 
-The generator keeps :class:`CellStats` per cell: proposals (ladder
-evaluations, repairs included) = accepted + rejected, rejections by stage
-and by reason, and a status once generation stops.
+The file is read by :mod:`simready.scenario.coverage_file`; the counts kept per cell while generating are
+:mod:`simready.scenario.coverage_counts`.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from itertools import product
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
-
 
 from simready.common import paths
 from simready.common.errors import SimreadyError
-from simready.common.identifiers import check_identifier
-from simready.common.loading import load_yaml
+
 
 COVERAGE_DIR = paths.DATA_DIR / "coverage"
 DEFAULT_TARGET_PER_CELL = 1
 DEFAULT_MAX_PROPOSALS_PER_CELL = 50
-#: Dominant rejection reasons reported for a cell that could not be filled.
-DOMINANT_REASONS = 3
 #: The coverage dimension of the suite's vehicle density (SPEC §20) and the realized value it reads.
 TRAFFIC_DIMENSION = "traffic"
 #: Vehicle density buckets (vehicles per lane km, ``[lo, hi)``, the last closed); no traffic at all is ``none``.
@@ -377,223 +369,3 @@ def traffic_label(cell_id_: str, dim: str = TRAFFIC_DIMENSION) -> str:
 def without_traffic(cell_id_: str) -> str:
     """A cell id without its traffic terms: the declared cell it extends."""
     return "|".join(t for t in cell_id_.split("|") if t.partition("=")[0] not in TRAFFIC_DIMENSION_NAMES)
-
-
-# --- loading ------------------------------------------------------------------------
-
-
-def coverage_path(intent: str, directory: str | Path = COVERAGE_DIR) -> Path:
-    return Path(directory) / f"{intent}.yaml"
-
-
-def load_coverage(intent: str, directory: str | Path = COVERAGE_DIR) -> CoverageSpec:
-    """Read ``<directory>/<intent>.yaml``; any problem is one :class:`CoverageError`."""
-    check_identifier(intent, directory, "intent", CoverageError)
-    path = coverage_path(intent, directory)
-    if not path.exists():
-        raise CoverageError(path, "", f"no coverage declared for intent {intent!r}")
-    data = load_yaml(path, CoverageError)
-    spec = parse_coverage(data, path)
-    if spec.intent != intent:
-        raise CoverageError(path, "intent", f"declares intent {spec.intent!r}, expected {intent!r}")
-    return spec
-
-
-def _require(cond: bool, source: str, field_: str, reason: str) -> None:
-    if not cond:
-        raise CoverageError(source, field_, reason)
-
-
-def _positive_int(value: Any, source: str, field_: str) -> int:
-    _require(isinstance(value, int) and not isinstance(value, bool) and value > 0, source, field_,
-             f"must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _parse_dimension(raw: Any, where: str, source: str) -> Dimension:
-    _require(isinstance(raw, dict), source, where, "a dimension is a mapping with name, key and values or bins")
-    unknown = sorted(set(raw) - {"name", "key", "values", "bins", "labels"})
-    _require(not unknown, source, where, f"unknown field(s) {', '.join(unknown)}")
-    name, key = raw.get("name"), raw.get("key", raw.get("name"))
-    _require(isinstance(name, str) and name.isidentifier(), source, f"{where}.name", f"must be an identifier, got {name!r}")
-    _require(isinstance(key, str) and bool(key), source, f"{where}.key", "must be a realized parameter name")
-    has_values, has_bins = "values" in raw, "bins" in raw
-    _require(has_values != has_bins, source, where, "give exactly one of values and bins")
-    if has_values:
-        values = raw["values"]
-        _require(isinstance(values, list) and bool(values), source, f"{where}.values", "must be a non-empty list")
-        _require(all(isinstance(v, str) and v and "|" not in v and "=" not in v for v in values), source,
-                 f"{where}.values", "values are non-empty strings without '|' or '='")
-        _require(len(set(values)) == len(values), source, f"{where}.values", "values repeat")
-        _require("labels" not in raw, source, f"{where}.labels", "labels name bins, not values")
-        return Dimension(name, key, tuple(Coord(name, value=v) for v in values))
-    bins = raw["bins"]
-    _require(isinstance(bins, list) and bool(bins), source, f"{where}.bins", "must be a non-empty list of [lo, hi]")
-    labels = raw.get("labels")
-    if labels is not None:
-        _require(isinstance(labels, list) and len(labels) == len(bins) and all(isinstance(x, str) and x for x in labels),
-                 source, f"{where}.labels", "one non-empty string per bin")
-        _require(len(set(labels)) == len(labels), source, f"{where}.labels", "labels repeat")
-    coords: list[Coord] = []
-    for i, b in enumerate(bins):
-        at = f"{where}.bins[{i}]"
-        _require(isinstance(b, list) and len(b) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                            for v in b), source, at, f"a bin is [lo, hi], got {b!r}")
-        lo, hi = float(b[0]), float(b[1])
-        _require(math.isfinite(lo) and math.isfinite(hi), source, at, "bin edges must be finite")
-        _require(lo < hi, source, at, f"empty range [{lo}, {hi}): lo must be below hi")
-        if coords:
-            prev_hi = coords[-1].hi
-            assert prev_hi is not None
-            _require(lo >= prev_hi, source, at, f"bins overlap or are out of order ({lo} < {coords[-1].hi})")
-        coords.append(Coord(name, lo=lo, hi=hi, closed=i == len(bins) - 1, label=labels[i] if labels else None))
-    return Dimension(name, key, tuple(coords))
-
-
-def parse_coverage(data: Any, source: str | Path = "<memory>") -> CoverageSpec:
-    """Validate a coverage mapping into a :class:`CoverageSpec`."""
-    source = str(source)
-    _require(isinstance(data, dict), source, "", "a coverage file is a mapping")
-    unknown = sorted(set(data) - {"intent", "template", "target_per_cell", "max_proposals_per_cell", "dimensions",
-                                  "targets", "notes"})
-    _require(not unknown, source, "", f"unknown field(s) {', '.join(unknown)}")
-    intent = data.get("intent")
-    _require(isinstance(intent, str) and bool(intent), source, "intent", "must name the intent")
-    template = data.get("template")
-    _require(template is None or isinstance(template, str), source, "template", "must be a template id")
-    target = _positive_int(data.get("target_per_cell", DEFAULT_TARGET_PER_CELL), source, "target_per_cell")
-    budget = _positive_int(data.get("max_proposals_per_cell", DEFAULT_MAX_PROPOSALS_PER_CELL), source,
-                           "max_proposals_per_cell")
-    raw_dims = data.get("dimensions")
-    _require(isinstance(raw_dims, list) and bool(raw_dims), source, "dimensions", "declare at least one dimension")
-    dims = tuple(_parse_dimension(raw, f"dimensions[{i}]", source) for i, raw in enumerate(raw_dims))
-    names = [d.name for d in dims]
-    _require(len(set(names)) == len(names), source, "dimensions", "dimension names repeat")
-    overrides = []
-    for i, raw in enumerate(data.get("targets") or []):
-        where = f"targets[{i}]"
-        _require(isinstance(raw, dict) and isinstance(raw.get("where"), dict), source, where,
-                 "a target override is {where: {dim: value}, target: n}")
-        match = {}
-        for name, text in raw["where"].items():
-            dim = next((d for d in dims if d.name == name), None)
-            _require(dim is not None, source, f"{where}.where", f"unknown dimension {name!r}")
-            assert dim is not None
-            match[name] = dim.find(str(text), source)
-        overrides.append((match, _positive_int(raw.get("target"), source, f"{where}.target")))
-    cells = []
-    for combo in product(*(d.coords for d in dims)):
-        coords = {c.dim: c for c in combo}
-        n = target
-        for match, value in overrides:
-            if all(coords[d] == c for d, c in match.items()):
-                n = value
-        cells.append(Cell(cell_id(combo), coords, n))
-    return CoverageSpec(intent, template, dims, tuple(cells), budget, source)
-
-
-# --- counts -----------------------------------------------------------------------
-
-
-@dataclass
-class CellStats:
-    """Counts for one cell. ``proposals`` = ``accepted`` + ``rejected`` always."""
-
-    cell: str
-    target: int
-    proposals: int = 0
-    accepted: int = 0
-    rejected: int = 0
-    by_stage: Counter[str] = field(default_factory=Counter)
-    by_reason: Counter[str] = field(default_factory=Counter)
-    status: str = "untargeted"
-
-    def record(self, accepted: bool, stage: str = "", reason: str = "") -> None:
-        self.proposals += 1
-        if accepted:
-            self.accepted += 1
-        else:
-            self.rejected += 1
-            self.by_stage[stage] += 1
-            self.by_reason[f"{stage}:{reason}"] += 1
-
-    @property
-    def yield_(self) -> float:
-        return self.accepted / self.proposals if self.proposals else 0.0
-
-    def dominant_reasons(self, k: int = DOMINANT_REASONS) -> list[str]:
-        return [f"{reason} x{n}" for reason, n in sorted(self.by_reason.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "cell": self.cell,
-            "target": self.target,
-            "proposals": self.proposals,
-            "accepted": self.accepted,
-            "rejected": self.rejected,
-            "yield": round(self.yield_, 6),
-            "rejected_by_stage": dict(sorted(self.by_stage.items())),
-            "rejected_by_reason": dict(sorted(self.by_reason.items())),
-            "status": self.status,
-            "dominant_reasons": self.dominant_reasons() if self.rejected else [],
-        }
-
-
-#: Bucket for proposals rejected before any cell was known (the baseline's, which pick no cell).
-UNASSIGNED = "(unassigned)"
-
-
-@dataclass
-class CoverageReport:
-    """Per-cell counts of one generation run, in declared cell order (plus the unassigned bucket)."""
-
-    intent: str
-    template_id: str
-    program: str
-    cells: dict[str, CellStats]
-
-    @classmethod
-    def start(cls, spec: CoverageSpec, template_id: str, program: str, cells: Sequence[Cell] | None = None) -> CoverageReport:
-        chosen = spec.cells if cells is None else cells
-        stats = {c.id: CellStats(c.id, c.target) for c in chosen}
-        return cls(spec.intent, template_id, program, stats)
-
-    def stats(self, cell: str) -> CellStats:
-        if cell not in self.cells:
-            self.cells[cell] = CellStats(cell, 0)
-        return self.cells[cell]
-
-    @property
-    def proposals(self) -> int:
-        return sum(s.proposals for s in self.cells.values())
-
-    @property
-    def accepted(self) -> int:
-        return sum(s.accepted for s in self.cells.values())
-
-    @property
-    def rejected(self) -> int:
-        return sum(s.rejected for s in self.cells.values())
-
-    def infeasible(self) -> list[CellStats]:
-        return [s for s in self.cells.values() if s.status == "infeasible"]
-
-    def as_dict(self) -> dict[str, Any]:
-        total_stage: Counter[str] = Counter()
-        total_reason: Counter[str] = Counter()
-        for s in self.cells.values():
-            total_stage.update(s.by_stage)
-            total_reason.update(s.by_reason)
-        return {
-            "intent": self.intent,
-            "template_id": self.template_id,
-            "program": self.program,
-            "proposals": self.proposals,
-            "accepted": self.accepted,
-            "rejected": self.rejected,
-            "yield": round(self.accepted / self.proposals, 6) if self.proposals else 0.0,
-            "rejected_by_stage": dict(sorted(total_stage.items())),
-            "rejected_by_reason": dict(sorted(total_reason.items())),
-            "infeasible_cells": [{"cell": s.cell, "dominant_reasons": s.dominant_reasons()} for s in self.infeasible()],
-            "cells": [s.as_dict() for s in self.cells.values()],
-        }

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from simready.scenario.coverage import Cell
-from simready.scenario.program_base import Draws, Realization
+from simready.scenario.draws import Draws
+from simready.scenario.realization import Realization
 from simready.world.template import WorldTemplate
 
 DAY_SUN_ELEVATION_DEG = (10.0, 60.0)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from simready.scenario.manifest import ScenarioManifest, load_manifest
-from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, parse_cause
+from simready.scenario.realization import CAUSAL_ORDER_KEY, CAUSE_PREFIX, parse_cause
 
 #: Realized times shown on the timeline, in the order events happen.
 TIMELINE_KEYS = (

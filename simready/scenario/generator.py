@@ -36,7 +36,8 @@ from simready.catalog.catalog import Catalog, ensure_catalog
 from simready.scenario.capture import CaptureStage
 from simready.scenario.coarse_rollout import RolloutStage
 from simready.scenario.context import ProgramContext
-from simready.scenario.coverage import TRAFFIC_FIELDS, UNASSIGNED, Cell, CoverageError, CoverageReport, CoverageSpec
+from simready.scenario.coverage import TRAFFIC_FIELDS, Cell, CoverageError, CoverageSpec
+from simready.scenario.coverage_counts import UNASSIGNED, CoverageReport
 from simready.scenario.ladder import (
     CoverageCellStage,
     Fail,
@@ -52,7 +53,8 @@ from simready.scenario.manifest import CoverageCell, ScenarioManifest, canonical
 from simready.scenario.manifest.base import ParamName, ParamValue
 from simready.scenario.programs import coverage_of, provenance
 from simready.scenario.programs import program as get_program
-from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, IntentProgram, ScenarioError, sample_id_prefix
+from simready.scenario.program_base import IntentProgram, ScenarioError, sample_id_prefix
+from simready.scenario.realization import CAUSAL_ORDER_KEY, CAUSE_PREFIX
 from simready.scenario.splits import SplitConfig, load_splits
 from simready.scenario.static_checks import (
     BoundsStage,

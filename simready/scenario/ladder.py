@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from simready.common.errors import ManifestError
-from simready.scenario.coverage import UNASSIGNED
+from simready.scenario.coverage_counts import UNASSIGNED
 from simready.scenario.geometry import Motion
 from simready.scenario.manifest import parse_manifest
 from simready.scenario.splits import assign_split

@@ -1,19 +1,9 @@
-"""What every scenario program shares: causal record, repair-aware draws, manifest assembly.
+"""What every scenario program shares: the program interface, actors and vehicles on lanes, manifest assembly.
 
 A program samples *causes in dependency order* (relations before
 coordinates) from named streams and writes every realized variable through
-:class:`Realization`, which records the stream it came from, the variables
-or cell coordinates it was derived from, and the rule in words — the causal
-story ``simready scenario explain`` prints. The record lives in the
-manifest's ``realized`` block: ``realized[name]`` is the value,
-``realized["cause/" + name]`` is ``"<source> | <parents> | <rule>"`` and
-``realized["causal_order"]`` lists the names in sampling order.
-
-Draws go through :class:`Draws`, grouped by the local variables a repair
-may resample (``spawn``, ``ttc_target``, …). Each draw stores its unit
-variate, so a repair that redraws only ``spawn`` (from the fresh stream
-``layout/repair<k>``) keeps every other group's draws exactly, re-mapped
-through whatever ranges the new draws imply.
+:class:`~simready.scenario.realization.Realization` (the causal record). Draws go through
+:class:`~simready.scenario.draws.Draws`, grouped by the local variables a repair may resample.
 """
 
 from __future__ import annotations
@@ -21,28 +11,25 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
-
-import numpy as np
-import shapely
-from numpy.random import Generator
 
 from simready.common.errors import SimreadyError
 from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell
+from simready.scenario.draws import Draws, GroupDraws
 from simready.scenario.geometry import VEHICLE_SURFACES, CoarsePath, Motion, SpeedProfile
 from simready.scenario.ladder import Body, Fail, Proposal, ProposalScene
 from simready.scenario.manifest import SCHEMA_VERSION
+from simready.scenario.realization import Realization
 from simready.scenario.splits import SplitDecision, assign_split
 from simready.scenario.streams import StreamSet
 from simready.world.affordances import missing
 from simready.world.template import WorldTemplate
 
+
 #: Placeholder cell of a proposal that targets none (the baseline): the coverage stage assigns one.
 UNASSIGNED_CELL = {"id": "(unassigned)", "dims": {}}
-CAUSE_PREFIX = "cause/"
-CAUSAL_ORDER_KEY = "causal_order"
 _V = TypeVar("_V")
 
 
@@ -50,137 +37,6 @@ class ScenarioError(SimreadyError):
     """Bad generation input: unknown intent or template, or a template lacking what the intent needs."""
 
     kind = "scenario"
-
-
-# --- the causal record ------------------------------------------------------------------
-
-
-class Realization:
-    """Realized variables in sampling order, each with its source, parents and rule."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, Any] = {}
-        self.causes: dict[str, str] = {}
-
-    def set(self, name: str, value: _V, *, source: str, parents: Sequence[str] = (), rule: str) -> _V:
-        """Record ``name = value``; ``source`` is a stream, ``cell``, ``template``, ``derived`` or ``solve``."""
-        if name in self.values:
-            raise ValueError(f"{name} realized twice")
-        self.values[name] = _plain(value)
-        self.causes[name] = f"{source} | {','.join(parents)} | {rule}"
-        return value
-
-    def realized(self) -> dict[str, Any]:
-        out = dict(self.values)
-        out.update({CAUSE_PREFIX + k: v for k, v in self.causes.items()})
-        out[CAUSAL_ORDER_KEY] = list(self.values)
-        return out
-
-
-def _plain(value: Any) -> Any:
-    """JSON scalars for the manifest: numpy numbers to Python, floats rounded by the manifest itself."""
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
-def parse_cause(text: str) -> tuple[str, list[str], str]:
-    """``(source, parents, rule)`` of a ``cause/<name>`` entry."""
-    source, _, rest = text.partition(" | ")
-    parents, _, rule = rest.partition(" | ")
-    return source, [p for p in parents.split(",") if p], rule
-
-
-# --- draws ------------------------------------------------------------------------------
-
-
-class Draws:
-    """Unit variates per variable group, drawn from named streams; a repair redraws only some groups.
-
-    ``group(name, stream)`` returns a :class:`GroupDraws`. On attempt 0 every
-    group draws from its stream. On a repair (``attempt`` k > 0) a group in
-    ``redraw`` draws from ``<stream>/repair<k>``; every other group replays
-    its previous unit variates.
-    """
-
-    def __init__(self, streams: StreamSet, *, attempt: int = 0, previous: Mapping[str, Mapping[str, Any]] | None = None,
-                 redraw: Iterable[str] = ()) -> None:
-        self.streams = streams
-        self.attempt = attempt
-        self.previous = previous or {}
-        self.redraw = frozenset(redraw)
-        self.record: dict[str, dict[str, Any]] = {}
-
-    def group(self, name: str, stream: str) -> GroupDraws:
-        fresh = self.attempt == 0 or name in self.redraw or name not in self.previous
-        stream_name = stream if self.attempt == 0 else f"{stream}/repair{self.attempt}"
-        values: dict[str, Any] = {}
-        self.record[name] = values
-        return GroupDraws(name, stream, lambda: self.streams.stream(stream_name),
-                          {} if fresh else dict(self.previous[name]), values)
-
-
-@dataclass
-class GroupDraws:
-    """Draws of one group: replayed from ``replay`` when recorded there, else fresh; every unit variate is recorded.
-
-    A replayed group that lacks a draw (its earlier attempt stopped before
-    making it) draws it fresh from the attempt's repair stream.
-    """
-
-    name: str
-    stream: str
-    rng_factory: Callable[[], Generator]
-    replay: dict[str, Any]
-    record: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def rng(self) -> Generator:
-        gen = self.__dict__.get("_rng")
-        if gen is None:
-            gen = self.__dict__["_rng"] = self.rng_factory()
-        return gen
-
-    def unit(self, key: str) -> float:
-        u = float(self.replay[key]) if key in self.replay else float(self.rng.random())
-        self.record[key] = u
-        return u
-
-    def uniform(self, key: str, lo: float, hi: float) -> float:
-        return lo + (hi - lo) * self.unit(key)
-
-    def choice(self, key: str, options: Sequence[_V]) -> _V:
-        if not options:
-            raise ValueError(f"group {self.name}: nothing to choose for {key}")
-        return options[min(int(self.unit(key) * len(options)), len(options) - 1)]
-
-    def point_where(self, key: str, bounds: tuple[float, float, float, float],
-                    inside: Callable[[np.ndarray, np.ndarray], np.ndarray], tries: int = 64) -> tuple[float, float] | None:
-        """A uniform point of the region ``inside`` accepts, by rejection on ``bounds``; None if ``tries`` draws miss.
-
-        Replayed, the recorded unit pair is mapped into the new bounds as is
-        (the ladder judges whether it still fits).
-        """
-        xmin, ymin, xmax, ymax = bounds
-        if f"{key}.ux" in self.replay:
-            return xmin + (xmax - xmin) * self.unit(f"{key}.ux"), ymin + (ymax - ymin) * self.unit(f"{key}.uy")
-        u = self.rng.random((tries, 2))
-        x = xmin + (xmax - xmin) * u[:, 0]
-        y = ymin + (ymax - ymin) * u[:, 1]
-        ok = inside(x, y)
-        if not ok.any():
-            return None
-        k = int(np.argmax(ok))
-        self.record[f"{key}.ux"], self.record[f"{key}.uy"] = float(u[k, 0]), float(u[k, 1])
-        return float(x[k]), float(y[k])
-
-    def point_in(self, key: str, region: shapely.Geometry, tries: int = 64) -> tuple[float, float] | None:
-        """A uniform point in a shapely ``region`` (see :meth:`point_where`)."""
-        if region.is_empty:
-            return None
-        return self.point_where(key, region.bounds, lambda x, y: shapely.contains_xy(region, x, y), tries)
 
 
 # --- actors and the manifest -------------------------------------------------------------

@@ -46,7 +46,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from simready.common import paths
 from simready.common.errors import SimreadyError
-from simready.scenario.coverage import CoverageError, CoverageSpec, parse_coverage
+from simready.scenario.coverage import CoverageError, CoverageSpec
+from simready.scenario.coverage_file import parse_coverage
 from simready.scenario.ladder import Proposal, ProposalScene
 from simready.scenario.program_base import IntentProgram
 from simready.world.affordances import AFFORDANCES

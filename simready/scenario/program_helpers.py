@@ -20,14 +20,13 @@ from shapely.geometry import LineString, Polygon
 
 from simready.scenario.context import ProgramContext
 from simready.scenario.coverage import Cell
+from simready.scenario.draws import Draws
 from simready.scenario.environment import conditions, correlated_environment, independent_environment
 from simready.scenario.geometry import VEHICLE_SURFACES, CoarsePath, Motion, SpeedProfile, rect_polygon
 from simready.scenario.ladder import Body, Proposal, ProposalScene
 from simready.scenario.program_base import (
-    Draws,
     EgoRoute,
     IntentProgram,
-    Realization,
     actor,
     assemble,
     ego_vehicle,
@@ -37,6 +36,7 @@ from simready.scenario.program_base import (
     seconds_on_grid,
     vehicle_families,
 )
+from simready.scenario.realization import Realization
 from simready.scenario.static_checks import OcclusionSpec, camera_view, occlusion_area, visible_fractions
 from simready.scenario.streams import StreamSet
 from simready.scenario.timing import time_to_conflict, ttc

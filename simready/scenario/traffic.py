@@ -59,7 +59,8 @@ from simready.common.errors import SimreadyError
 from simready.scenario.context import ProgramContext
 from simready.scenario.ladder import PASS, Proposal, Verdict
 from simready.scenario.manifest import parse_manifest
-from simready.scenario.program_base import CAUSAL_ORDER_KEY, CAUSE_PREFIX, actor, family_of, vehicle_families
+from simready.scenario.program_base import actor, family_of, vehicle_families
+from simready.scenario.realization import CAUSAL_ORDER_KEY, CAUSE_PREFIX
 from simready.scenario.splits import SHARED
 from simready.scenario.streams import stream_seed
 from simready.scenario.traffic_spec import DESPAWN_RANGE_KEY, RECYCLE_KEY, TrafficSpec, densities_of

@@ -27,10 +27,9 @@ from simready.artifacts.layout import BranchDir, SampleDir
 from simready.artifacts.records import ValidityRecord
 from simready.scenario.manifest import ScenarioManifest, load_manifest
 from simready.validity.binding import check_trace
-from simready.validity.evidence import (
-    ScenarioEvidence,
+from simready.validity.evidence import ScenarioEvidence, collisions_from_events
+from simready.validity.evidence_reader import (
     check_observations_belong,
-    collisions_from_events,
     evidence_from_sample_dir,
     read_trace,
     sensor_evidence_from_observations,

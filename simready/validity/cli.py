@@ -35,7 +35,8 @@ def _validate(args: argparse.Namespace) -> int:
         write_json_atomic(staged, report.model_dump(mode="json"))
         if docs is not None:
             # --help stays light: pybullet, pandas
-            from simready.validity.expectations import DocsBatch, build_data_docs, trajectory_frame, validity_frame
+            from simready.validity.data_docs import DocsBatch, build_data_docs
+            from simready.validity.expectations import trajectory_frame, validity_frame
 
             build_data_docs([DocsBatch("trajectories", trajectory_frame(evidence.ticks, evidence.actor_classes),
                                        partition=report.sample_id),

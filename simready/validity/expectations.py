@@ -14,9 +14,8 @@ Four suites (``SUITES``), each over a table this module can also build:
   acceptance rule holding, one policy version.
 
 ``run_suite(name, df) -> SuiteResult`` returns plain, JSON-ready results (for Dagster
-check metadata); ``build_data_docs(results, out_dir)`` writes the GX Data Docs HTML
-site for reviewers (one validation per suite, data asset and partition, opening offline:
-:mod:`simready.validity.docs_offline`) and returns its ``index.html``.
+check metadata); :mod:`simready.validity.data_docs` writes them as the GX Data Docs site
+for reviewers.
 
 Why lazily imported and cached: ``import great_expectations`` costs ~3 s, so nothing
 imports it until a suite runs, and one ephemeral context (with its suites and
@@ -28,26 +27,22 @@ environment says otherwise: the gate runs offline.
 
 from __future__ import annotations
 
-import datetime
 import math
 import os
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from simready.common.atomic import write_text_atomic
 from simready.validity import policy
-from simready.validity.docs_offline import make_offline
 from simready.validity.gate import CHECK_NAMES, ValidityReport, weight_policy
 
 if TYPE_CHECKING:
     from simready.scenario.manifest import ScenarioManifest
+
 
 SUITES = ("trajectories", "rejection_log", "manifests", "validity_reports")
 DATASOURCE_NAME = "simready"
@@ -255,28 +250,28 @@ class _Gx:
     """One ephemeral GX context with every suite registered once (see the module docstring)."""
 
     def __init__(self) -> None:
-        gx = _import_gx()
+        gx = import_gx()
         self.gx = gx
-        self.context = _new_context(gx)
+        self.context = new_context(gx)
         self.datasource = self.context.data_sources.add_pandas(DATASOURCE_NAME)
         self.definitions: dict[str, Any] = {}
 
     def definition(self, name: str) -> Any:
         vd = self.definitions.get(name)
         if vd is None:
-            vd = _register(self.gx, self.context, self.datasource, name)
+            vd = register_suite(self.gx, self.context, self.datasource, name)
             self.definitions[name] = vd
         return vd
 
 
-def _import_gx() -> Any:
+def import_gx() -> Any:
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx  # heavy: Great Expectations (~9 s), only for the expectation suites
 
     return gx
 
 
-def _new_context(gx: ModuleType) -> Any:
+def new_context(gx: ModuleType) -> Any:
     # heavy: Great Expectations (~9 s), only for the expectation suites
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -285,7 +280,7 @@ def _new_context(gx: ModuleType) -> Any:
     return context
 
 
-def _register(gx: ModuleType, context: Any, datasource: Any, name: str) -> Any:
+def register_suite(gx: ModuleType, context: Any, datasource: Any, name: str) -> Any:
     import great_expectations.expectations as gxe  # heavy: Great Expectations (~9 s), only for the expectation suites
 
     batch = datasource.add_dataframe_asset(name).add_batch_definition_whole_dataframe(f"{name}_whole")
@@ -305,14 +300,14 @@ def _gx_state() -> _Gx:
     return _STATE
 
 
-def _check_name(name: str) -> None:
+def check_suite_name(name: str) -> None:
     if name not in _BUILDERS:
         raise ValueError(f"unknown suite {name!r}; known: {', '.join(SUITES)}")
 
 
 def run_suite(name: str, df: pd.DataFrame) -> SuiteResult:
     """Validate ``df`` against suite ``name`` (one of :data:`SUITES`)."""
-    _check_name(name)
+    check_suite_name(name)
     result = _gx_state().definition(name).run(batch_parameters={"dataframe": df}, result_format="BASIC")
     out = _suite_result(name, result)
     out._frame = df
@@ -372,149 +367,3 @@ def _short(observed: Mapping[str, Any]) -> str:
     """``k=v, …`` of what GX observed, floats to 4 decimals; a figure it could not compute (None: a condition
     left no row to test) is left out rather than shown as "None"."""
     return ", ".join(f"{k}={round(v, 4) if isinstance(v, float) else v}" for k, v in observed.items() if v is not None)
-
-
-# --- Data Docs --------------------------------------------------------------------------
-
-#: Every validation on a site is stored under this run time. GX puts the run time in a page's path; a fixed one
-#: makes the path a function of (suite, asset, partition) alone, so a Dagster check can link the page of its
-#: partition and a rebuild replaces it. What the pages and the index *show* is when the tables were validated
-#: (``build_data_docs``' ``validated_at``): the site is a report, kept out of every fingerprint and data version.
-DOCS_RUN_TIME = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-UNPARTITIONED = "unpartitioned"
-
-
-class DocsBatch(NamedTuple):
-    """One validation on a Data Docs site: suite ``suite`` over ``frame``, the table of data asset ``asset``
-    (the Dagster asset it belongs to; the suite's name when None) in ``partition`` (a Dagster partition key;
-    None for a table that is not one partition's)."""
-
-    suite: str
-    frame: pd.DataFrame
-    asset: str | None = None
-    partition: str | None = None
-
-    @property
-    def label(self) -> str:
-        """The partition as GX's run name and a path segment: ``|`` between dimensions becomes ``.``."""
-        if self.partition is None:
-            return UNPARTITIONED
-        label = self.partition.replace("|", ".")
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", label) or label in (".", ".."):
-            raise ValueError(f"partition key {self.partition!r}: only letters, digits, '_', '-', '.' and '|' name a page")
-        return label
-
-    @property
-    def data_asset(self) -> str:
-        return self.asset or self.suite
-
-
-def validation_page(suite: str, asset: str | None = None, partition: str | None = None) -> str:
-    """The path of a validation's page in a site built by :func:`build_data_docs`, relative to its root."""
-    batch = DocsBatch(suite, pd.DataFrame(), asset, partition)
-    return f"validations/{suite}/{batch.label}/{DOCS_RUN_TIME:%Y%m%dT%H%M%S.%fZ}/{batch.data_asset}.{batch.label}.html"
-
-
-def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.DataFrame]], out_dir: str | Path,
-                    validated_at: datetime.datetime | None = None) -> Path:
-    """Write the GX Data Docs site for ``results`` under ``out_dir``, to open offline; return its ``index.html``.
-
-    Each item is a :class:`DocsBatch`, a :class:`SuiteResult` from :func:`run_suite` in this process (it keeps
-    its table) or a ``(suite name, table)`` pair. Each table is validated again and its result stored under its
-    data asset and partition (GX's own dataframe batches name neither, and its pages say "Data asset: None"),
-    at :func:`validation_page`; then GX renders the site and :func:`~simready.validity.docs_offline.make_offline`
-    points its pages at the vendored CSS and JS. The pages and the index show ``validated_at`` (timezone-aware;
-    None: now) as the validations' run time.
-    """
-    # heavy: Great Expectations (~9 s), only for the expectation suites
-    from great_expectations.core.run_identifier import RunIdentifier
-    from great_expectations.data_context.types.resource_identifiers import (
-        ExpectationSuiteIdentifier,
-        ValidationResultIdentifier,
-    )  # heavy: Great Expectations (~9 s), only for the expectation suites
-
-    gx = _import_gx()
-    validated_at = (validated_at or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0)
-    if validated_at.tzinfo is None:
-        raise ValueError(f"validated_at {validated_at} has no timezone")
-    out = Path(out_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    context = _new_context(gx)
-    context.add_data_docs_site(
-        site_name=DOCS_SITE_NAME,
-        site_config={
-            "class_name": "SiteBuilder",
-            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(out) + os.sep},
-        },
-    )
-    datasource = context.data_sources.add_pandas(DATASOURCE_NAME)
-    store = context.validation_results_store
-    registered: dict[str, Any] = {}
-    pages: dict[str, DocsBatch] = {}
-    for batch in map(_docs_batch, results):
-        _check_name(batch.suite)
-        page = validation_page(batch.suite, batch.asset, batch.partition)
-        if page in pages:
-            raise ValueError(f"two tables for one page: suite {batch.suite!r}, asset {batch.data_asset!r}, "
-                             f"partition {batch.partition!r}")
-        pages[page] = batch
-        if batch.suite not in registered:
-            registered[batch.suite] = _register(gx, context, datasource, batch.suite)
-        run_id = RunIdentifier(run_name=batch.label, run_time=DOCS_RUN_TIME)
-        result = registered[batch.suite].run(batch_parameters={"dataframe": batch.frame}, run_id=run_id)
-        for key in store.list_keys():  # GX stored it under its own batch id; keep it under ours only
-            if key.run_id == run_id and key.expectation_suite_identifier.name == batch.suite:
-                store.remove_key(key)
-        result.meta["batch_spec"] = {"data_asset_name": batch.data_asset, "partition": batch.partition or UNPARTITIONED}
-        # The page shows the run id its result carries: the real validation time (its path keeps DOCS_RUN_TIME).
-        result.meta["run_id"] = RunIdentifier(run_name=batch.label, run_time=validated_at)
-        result.meta["validation_time"] = validated_at.strftime("%Y%m%dT%H%M%S.%fZ")
-        # GX's batch markers hold its load time (wall clock); the table's fingerprint is what identifies the batch.
-        result.meta["batch_markers"] = {k: v for k, v in result.meta.get("batch_markers", {}).items() if k != "ge_load_time"}
-        store.set(ValidationResultIdentifier(ExpectationSuiteIdentifier(name=batch.suite), run_id,
-                                             f"{batch.data_asset}.{batch.label}"), result)
-    context.build_data_docs(site_names=[DOCS_SITE_NAME])
-    index = out / "index.html"
-    if not index.is_file():
-        raise RuntimeError(f"GX wrote no Data Docs index under {out}")
-    missing = [p for p in pages if not (out / p).is_file()]
-    if missing:
-        raise RuntimeError(f"GX wrote no page at {out / missing[0]} (validation_page and GX disagree)")
-    _prune(out / "validations", {out / p for p in pages})
-    _index_shows(index, validated_at)
-    make_offline(out)
-    return index
-
-
-def _index_shows(index: Path, validated_at: datetime.datetime) -> None:
-    """The index lists each validation with the run time of its key (its path's :data:`DOCS_RUN_TIME`): show
-    ``validated_at`` instead, as GX formats a run time there, and sort by it."""
-    # heavy: Great Expectations (~9 s), only for the expectation suites
-    from great_expectations.render.renderer.site_index_page_renderer import SiteIndexPageRenderer as R
-
-    html = index.read_text(encoding="utf-8")
-    fixed, real = R._get_formatted_datetime(DOCS_RUN_TIME), R._get_formatted_datetime(validated_at)
-    html = html.replace(f"'run_time': '{fixed}'", f"'run_time': '{real}'").replace(
-        f"'_run_time_sort': {DOCS_RUN_TIME.timestamp()}", f"'_run_time_sort': {validated_at.timestamp()}")
-    write_text_atomic(index, html)
-
-
-def _prune(folder: Path, keep: set[Path]) -> None:
-    """Remove the validation pages of an earlier build that this one did not write (a partition gone, GX's
-    timestamped paths), which the index no longer lists, and the folders they leave empty."""
-    for path in sorted(folder.rglob("*"), reverse=True):
-        if path.is_file() and path not in keep:
-            path.unlink()
-        elif path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
-
-
-def _docs_batch(item: SuiteResult | DocsBatch | tuple[str, pd.DataFrame]) -> DocsBatch:
-    if isinstance(item, DocsBatch):
-        return item
-    if isinstance(item, SuiteResult):
-        if item._frame is None:
-            raise ValueError(f"suite result {item.suite!r} carries no table (deserialized?): pass (name, table) instead")
-        return DocsBatch(item.suite, item._frame)
-    return DocsBatch(*item)

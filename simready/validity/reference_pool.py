@@ -36,7 +36,8 @@ from simready.artifacts.layout import ReferencePoolDir
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
 from simready.sim.batch import simulate_sample
-from simready.validity.evidence import EvidenceError, evidence_from_sample_dir
+from simready.validity.evidence import EvidenceError
+from simready.validity.evidence_reader import evidence_from_sample_dir
 from simready.validity.features import DRAW_COLUMN, IntentProfiles, ReferenceProfile, scenario_features
 
 if TYPE_CHECKING:

@@ -28,8 +28,9 @@ from simready.artifacts.layout import SampleDir
 from simready.artifacts.records import ValidityRecord
 from simready.scenario.manifest import load_manifest
 from simready.validity.batch import branch_summary
-from simready.validity.evidence import evidence_from_sample_dir
-from simready.validity.expectations import DocsBatch, build_data_docs, manifest_frame, trajectory_frame, validity_frame
+from simready.validity.evidence_reader import evidence_from_sample_dir
+from simready.validity.data_docs import DocsBatch, build_data_docs
+from simready.validity.expectations import manifest_frame, trajectory_frame, validity_frame
 from simready.validity.gate import ValidityReport, apply_suite_weight_policy
 
 

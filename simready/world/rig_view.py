@@ -41,7 +41,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simready.common.hashing import content_hash
-from simready.world.template_model import SensorRig, WorldTemplate, camera_readout_s
+from simready.world.template_model import SensorRig, WorldTemplate
+from simready.world.template_model.rig import camera_readout_s
 
 
 @dataclass(frozen=True)

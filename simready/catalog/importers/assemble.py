@@ -22,7 +22,7 @@ With ``--repair`` (:attr:`ImportOptions.repair`; issue 30), each repair is recor
 an open or non-manifold part is measured on a watertight solid
 (:mod:`~simready.catalog.importers.closing`; render.obj stays as drawn, the
 solid is volume.obj); a collider outside the certification tolerance
-(:data:`~simready.catalog.certify.COLLIDER_VOLUME_REL_TOL`) is decomposed
+(:data:`~simready.catalog.certification.policy.COLLIDER_VOLUME_REL_TOL`) is decomposed
 again with the threshold halved, at most :data:`MAX_DECOMPOSE_RETRIES`
 times (a source collider outside it is replaced by a decomposition); source
 inertias the geometry contradicts, and a source mass ``--mass-kg``

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from simready.scenario.coverage import CoverageSpec, load_coverage
+from simready.scenario.coverage import CoverageSpec
+from simready.scenario.coverage_file import load_coverage
 from simready.scenario.program_base import IntentProgram, ScenarioError
 from simready.scenario.program_files import USER_PROGRAMS, Provenance, register_program_files
 from simready.scenario.programs.cut_in import CutIn

@@ -28,8 +28,8 @@ from simready.validity.evidence import (
     MissingStageError,
     ScenarioEvidence,
     SensorEvidence,
-    evidence_from_sample_dir,
 )
+from simready.validity.evidence_reader import evidence_from_sample_dir
 from simready.validity.gate.inputs import GateInput
 from simready.validity.gate.report import CheckResult, ValidityReport
 from simready.validity.gate.verdict import CHECK_NAMES, CHECKS, GateCheck, validate_scenario

@@ -1,36 +1,19 @@
-"""Read an ASAM OpenDRIVE file (1.4–1.8) into plain, immutable records, each with its XML line.
-
-Why lxml and not an OpenDRIVE library: measured here (Python 3.11, 2 cores),
-``pyxodr`` 0.1.3 (last release 2023) takes 1.0 s just to import (it pulls
-matplotlib, over the whole 1 s budget of importing a junction map), reads no
-signals, objects or speed records and keeps no source lines, so its errors
-could not say where a map is wrong; ``pyopendrive`` needs Python >= 3.12.
-``lxml`` (already a dependency of ``scenariogeneration``, imports in 14 ms)
-parses with ``sourceline`` on every element, which is what the one-line
-errors need, and the geometry we must write ourselves anyway
-(:mod:`simready.maps.refline`).
-
-Units as in OpenDRIVE: metres, radians, speeds converted to m/s. Only what
-the importer uses is read; everything else it meets is named in
-:attr:`OpenDriveMap.unread` so that the import report lists it.
-"""
+"""The OpenDRIVE parser: safe XML (no entities, no network, no DTD), the resource limits checked while reading, and
+one located line for every record it cannot read."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from lxml import etree
 
 from simready.common.loading import read_bytes
 from simready.maps.errors import MapError
+from simready.maps.opendrive.records import (Connection, Corner, Geometry, Junction, Lane, LaneSection, MapObject,
+                                             OpenDriveMap, Poly3, Road, RoadLink, RoadMark, Signal, SignalRef)
 
-__all__ = [
-    "Connection", "Corner", "Geometry", "Junction", "LIMITS", "Lane", "LaneSection", "MapObject", "OpenDriveMap",
-    "Poly3", "Road", "RoadLink", "RoadMark", "Signal", "SignalRef", "parse_opendrive", "read_opendrive",
-]
 
 #: Plan-view records the importer evaluates.
 GEOMETRY_KINDS = ("line", "arc", "spiral", "poly3", "paramPoly3")
@@ -54,201 +37,6 @@ LIMITS = {
     "|lane id|": 100,
     "|polynomial coefficient|": 1.0e6,
 }
-
-
-@dataclass(frozen=True)
-class Poly3:
-    """``a + b·ds + c·ds² + d·ds³`` from ``s0`` on (``ds = s − s0``; s0 relative to what holds it)."""
-
-    s0: float
-    a: float
-    b: float
-    c: float
-    d: float
-    line: int
-
-    def at(self, s: float) -> float:
-        ds = s - self.s0
-        return self.a + ds * (self.b + ds * (self.c + ds * self.d))
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """One plan-view record: start ``s``, ``x``, ``y``, ``hdg`` (rad), ``length`` (m), its kind and parameters."""
-
-    s: float
-    x: float
-    y: float
-    hdg: float
-    length: float
-    kind: str
-    params: tuple[tuple[str, float | str], ...]
-    line: int
-
-    def param(self, name: str) -> float:
-        return float(dict(self.params)[name])
-
-    def text(self, name: str, default: str) -> str:
-        return str(dict(self.params).get(name, default))
-
-
-@dataclass(frozen=True)
-class Lane:
-    """A lane of a lane section: ``id`` (<0 right of the reference line, >0 left), type, width records, links."""
-
-    id: int
-    type: str
-    widths: tuple[Poly3, ...]
-    predecessors: tuple[int, ...]
-    successors: tuple[int, ...]
-    speeds_mps: tuple[tuple[float, float], ...]
-    has_border: bool
-    line: int
-    #: Road marks on the lane's outer border, in order of ``s_offset``.
-    road_marks: tuple[RoadMark, ...] = ()
-    #: ``(sOffset, inner, outer)`` height records (m above the road surface), e.g. a raised sidewalk.
-    heights: tuple[tuple[float, float, float], ...] = ()
-
-
-@dataclass(frozen=True)
-class RoadMark:
-    """A ``<roadMark>``: from ``s_offset`` (relative to its lane section) on, ``type`` (solid, broken, solid solid, ...)."""
-
-    s_offset: float
-    type: str
-    color: str
-    width: float
-    lane_change: str
-
-
-@dataclass(frozen=True)
-class LaneSection:
-    s: float
-    lanes: tuple[Lane, ...]
-    line: int
-    #: Road marks of the centre lane (id 0), along the reference line shifted by the lane offset.
-    centre_marks: tuple[RoadMark, ...] = ()
-
-
-@dataclass(frozen=True)
-class RoadLink:
-    element_type: str
-    element_id: str
-    contact_point: str
-    line: int
-
-
-@dataclass(frozen=True)
-class Corner:
-    """An outline corner: ``local`` (u, v relative to the object) or ``road`` (s, t)."""
-
-    kind: str
-    a: float
-    b: float
-
-
-@dataclass(frozen=True)
-class MapObject:
-    id: str
-    type: str
-    subtype: str
-    s: float
-    t: float
-    hdg: float
-    length: float
-    width: float
-    corners: tuple[Corner, ...]
-    line: int
-
-
-@dataclass(frozen=True)
-class Signal:
-    id: str
-    name: str
-    s: float
-    t: float
-    dynamic: bool
-    orientation: str
-    type: str
-    subtype: str
-    h_offset: float
-    validity: tuple[tuple[int, int], ...]
-    references: tuple[str, ...]
-    line: int
-    value: float | None = None
-    unit: str = ""
-    country: str = ""
-
-
-@dataclass(frozen=True)
-class SignalRef:
-    """A ``<signalReference>``: signal ``id`` (defined on another road) also governs this road at ``s``."""
-
-    id: str
-    s: float
-    orientation: str
-    validity: tuple[tuple[int, int], ...]
-    line: int
-
-
-@dataclass(frozen=True)
-class Road:
-    id: str
-    name: str
-    length: float
-    junction: str
-    rule: str
-    predecessor: RoadLink | None
-    successor: RoadLink | None
-    geometries: tuple[Geometry, ...]
-    lane_offsets: tuple[Poly3, ...]
-    sections: tuple[LaneSection, ...]
-    speeds_mps: tuple[tuple[float, float], ...]
-    signals: tuple[Signal, ...]
-    objects: tuple[MapObject, ...]
-    line: int
-    #: ``elevationProfile`` records (z of the reference line, m) and ``lateralProfile`` superelevation (rad).
-    elevation: tuple[Poly3, ...] = ()
-    superelevation: tuple[Poly3, ...] = ()
-    signal_refs: tuple[SignalRef, ...] = ()
-
-    @property
-    def in_junction(self) -> bool:
-        return self.junction not in ("-1", "")
-
-
-@dataclass(frozen=True)
-class Connection:
-    id: str
-    incoming_road: str
-    connecting_road: str
-    contact_point: str
-    lane_links: tuple[tuple[int, int], ...]
-    line: int
-
-
-@dataclass(frozen=True)
-class Junction:
-    id: str
-    name: str
-    connections: tuple[Connection, ...]
-    controllers: tuple[str, ...]
-    line: int
-
-
-@dataclass(frozen=True)
-class OpenDriveMap:
-    """A parsed map. ``controllers`` maps a controller id to the signal ids it switches together."""
-
-    source: str
-    version: str
-    roads: tuple[Road, ...]
-    junctions: tuple[Junction, ...]
-    controllers: dict[str, tuple[str, ...]]
-    unread: tuple[str, ...] = field(default=())
-
-    def road(self, road_id: str) -> Road | None:
-        return next((r for r in self.roads if r.id == road_id), None)
 
 
 class _Reader:
