@@ -98,7 +98,7 @@ def motion_field(scene: SceneGeometry, rig: Rig, samples: Samples, *, compiled: 
     v_c_cam = np.einsum("hji,hj->hi", R_rows, v_c)  # Rᵀ v_c per row
     w_cam = np.einsum("hji,hj->hi", R_rows, ego.angular_velocity_rps)
     X = samples.point_camera
-    moving = np.flatnonzero(~static_bodies(scene)[samples.body])
+    moving = samples.moving_indices(scene)
     v_p = point_velocities(scene, samples.body, samples.point_world, samples.time_s, moving)
     q_moving = np.einsum("nji,nj->ni", R_rows[rows[moving]], v_p[moving]) if len(moving) else np.zeros((0, 3))
     if compiled:  # one pass per sample, bitwise the numpy passes below
