@@ -277,12 +277,15 @@ def moving_pose_tables(scene: SceneGeometry, view: FrameView, body: NDArray[np.i
     return slot_of_body[body], tables, present_tab
 
 
-def moving_pose_tables_of_bodies(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp]
+def moving_pose_tables_of_bodies(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp],
+                                 seen: NDArray[np.bool_] | None = None
                                  ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
     """:func:`moving_pose_tables` with the slots per body of the scene, (B,), not per point (a compiled pass
-    reads ``slot_of_body[body[i]]`` itself)."""
-    seen = np.zeros(len(scene.bodies), bool)
-    seen[body] = True
+    reads ``slot_of_body[body[i]]`` itself). ``seen``: (B,) which bodies ``body`` holds, when the caller
+    knows (:meth:`Samples.bodies_seen`); else found here."""
+    if seen is None:
+        seen = np.zeros(len(scene.bodies), bool)
+        seen[body] = True
     moving_bodies = np.flatnonzero(seen & ~static_bodies(scene))  # np.unique(body[~static]), without the sort
     slot_of_body = np.full(len(scene.bodies), -1, np.int64)
     slot_of_body[moving_bodies] = np.arange(len(moving_bodies))
@@ -506,6 +509,15 @@ class Samples:
             return cached[1]
         return np.flatnonzero(~static_bodies(scene)[self.body])
 
+    def bodies_seen(self, scene: SceneGeometry) -> NDArray[np.bool_]:
+        """(B,) whether any sample is on each body of ``scene`` (:meth:`of_hits` marked them in its pass)."""
+        cached = self.__dict__.get("_seen")
+        if cached is not None and cached[0]() is scene:
+            return cached[1]
+        seen = np.zeros(len(scene.bodies), bool)
+        seen[self.body] = True
+        return seen
+
     @cached_property
     def buffers(self) -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.float64]]:
         """The frame's per-pixel (H·W,) body and triangle (−1 where nothing is hit) and z-depth (+inf there)."""
@@ -535,7 +547,7 @@ class Samples:
         tab = scene._world_tris
         z_img = np.full(k.width_px * k.height_px, np.inf)
         compact_of_body, _, index_of_body = _surface_dictionaries(scene)
-        bary, world, cam, u, v, tri, t, body, moving, pix32, columns = surface_samples(
+        bary, world, cam, u, v, tri, t, body, moving, pix32, seen, columns = surface_samples(
             pix, hits.body_index, static_bodies(scene), hits.rows, o_in, d_in, unit, hits.distance_m, hits._plane_ok,
             hits._u32, hits._v32, tab.v0, tab.dual1, tab.dual2, pixel_rays(view.model).reshape(-1, 3), hits.time_s,
             hits.triangle_index, k.width_px, z_img, compact_of_body, index_of_body, BARYCENTRIC_STEP)
@@ -554,6 +566,7 @@ class Samples:
         # surface table's columns (table() takes them for this scene).
         out.__dict__["pixel32"] = pix32
         out.__dict__["_moving"] = (weakref.ref(scene), moving)
+        out.__dict__["_seen"] = (weakref.ref(scene), seen)
         out.__dict__["_surface_columns"] = (weakref.ref(scene), columns)
         return out
 

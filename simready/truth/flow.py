@@ -119,7 +119,7 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
         raise ValueError("correspondence is between frames of the same camera")
     k = view.intrinsics
     body = np.asarray(source.body, np.intp)
-    slot_of_body, tables, present_tab = moving_pose_tables_of_bodies(scene, view, body)
+    slot_of_body, tables, present_tab = moving_pose_tables_of_bodies(scene, view, body, source.bodies_seen(scene))
     dv_dt = np.zeros(len(body)) if dv_dt_pxps is None else np.asarray(dv_dt_pxps, np.float64)
     body_img, triangle_img, z_img = target.buffers
     du, dv, depth, row, dx, dy, dz, absent, behind, out, beyond, static, visible, hidden, undecided, in_view = \

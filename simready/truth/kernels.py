@@ -151,12 +151,15 @@ def settle_rows(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_
 
 @numba.njit(**_JIT)
 def image_velocity(rows: np.ndarray, X: np.ndarray, v_c_cam: np.ndarray, w_cam: np.ndarray, moving: np.ndarray,
-                   q_moving: np.ndarray, fx: float, fy: float) -> tuple:
+                   q_moving: np.ndarray, fx: float, fy: float, step: float) -> tuple:
     """The motion field's last step per sample (``motion_field``'s numpy operations in order):
     ``Ẋ = q − ω_cam × X`` with ``q = −v_c`` (plus the rotated point velocity ``q_moving[k]`` for the k-th
-    moving sample), then ``u̇, v̇`` and ``Ż``. Returns (du, dv, dz) (N,) each."""
+    moving sample), then ``u̇, v̇`` and ``Ż``. Returns (du, dv, dz) (N,) each, and the motion table's columns
+    from the same pass: ``du, dv`` rounded to ``step`` (:func:`quantized32`'s operations) and ``dz``, float32."""
     n = len(rows)
     du, dv, dz = np.empty(n), np.empty(n), np.empty(n)
+    du32, dv32, dz32 = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    inv_step = 1.0 / step  # a power of two: multiplying by the inverse is dividing, bit for bit
     k = 0
     for i in range(n):
         r = rows[i]
@@ -170,10 +173,15 @@ def image_velocity(rows: np.ndarray, X: np.ndarray, v_c_cam: np.ndarray, w_cam: 
         xd1 = q1 - (w2 * x0 - w0 * x2)
         xd2 = q2 - (w0 * x1 - w1 * x0)
         z2 = x2 * x2
-        du[i] = fx * (xd0 * x2 - x0 * xd2) / z2
-        dv[i] = fy * (xd1 * x2 - x1 * xd2) / z2
+        a = fx * (xd0 * x2 - x0 * xd2) / z2
+        b = fy * (xd1 * x2 - x1 * xd2) / z2
+        du[i] = a
+        dv[i] = b
         dz[i] = xd2
-    return du, dv, dz
+        du32[i] = np.float32(np.rint(a * inv_step) * step)
+        dv32[i] = np.float32(np.rint(b * inv_step) * step)
+        dz32[i] = np.float32(xd2)
+    return du, dv, dz, (du32, dv32, dz32)
 
 
 @numba.njit(**_JIT)
@@ -233,7 +241,8 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
     Embree's where the plane gave no distance; moving hits are left for the caller, NaN here), the world point
     (``Hits.point_world_of``'s operations, :func:`simready.raycast.kernels.hit_points`), the optical-frame point
     (pixel ray × distance), the pixel's column and row, triangle and time; the frame's z-depth buffer ``z_img``
-    (in place, at ``pix``); the indices of the samples on moving bodies; ``pix`` as int32; and the surface table's columns
+    (in place, at ``pix``); the indices of the samples on moving bodies; ``pix`` as int32; which bodies the samples
+    are on ((B,) bool); and the surface table's columns
     (:func:`surface_columns`' operations: compact id, dictionary indices, int32 triangle, barycentrics rounded to
     ``step`` — NaN on moving hits, for the caller to fill — and float32 z-depth), so the table needs no second
     pass over the samples.
@@ -258,6 +267,7 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
     tri32 = np.empty(m, np.int32)
     bu, bv, depth32 = np.empty(m, np.float32), np.empty(m, np.float32), np.empty(m, np.float32)
     pix32 = np.empty(m, np.int32)
+    seen = np.zeros(len(static_of_body), np.bool_)
     inv_step = 1.0 / step  # a power of two: multiplying by the inverse is dividing, bit for bit
     n_moving = 0
     row = 0
@@ -267,6 +277,7 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
         pix32[k] = np.int32(i)
         b = body_index[i]
         body[k] = b
+        seen[b] = True
         t = dist[i]
         d0, d1, d2 = np.float64(d_in[i, 0]), np.float64(d_in[i, 1]), np.float64(d_in[i, 2])
         o0, o1, o2 = np.float64(o_in[i, 0]), np.float64(o_in[i, 1]), np.float64(o_in[i, 2])
@@ -318,7 +329,7 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
         compact[k] = compact_of_body[b]
         for s in range(n_str):
             index[s, k] = index_of_body[s, b]
-    return (bary, world, cam, u, v, tri, t_out, body, moving[:n_moving], pix32,
+    return (bary, world, cam, u, v, tri, t_out, body, moving[:n_moving], pix32, seen,
             (compact, index, tri32, bu, bv, depth32))
 
 
