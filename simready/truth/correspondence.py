@@ -62,7 +62,7 @@ from numpy.typing import NDArray
 
 from simready.artifacts.records import Pinhole
 from simready.sensors_hw.camera import (FramePasses, camera_poses, distort_normalized, pinhole, pixel_rays,
-                                        projection_prefilter, row_times)
+                                        projection_spans, row_times)
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
 from simready.truth.precision import BARYCENTRIC_STEP
@@ -444,14 +444,13 @@ def recast_visible(scene: SceneGeometry, view: FrameView, proj: ShutterProjectio
     # (the iteration cap) is always kept. Under a global shutter every row has the same pose.
     u_px = np.clip(np.rint(proj.uv[idx, 0]), 0, k.width_px - 1).astype(np.int64)
     v_px = np.clip(np.rint(proj.uv[idx, 1]), 0, k.height_px - 1).astype(np.int64)
-    pixel = v_px * k.width_px + u_px
     unsettled = np.zeros(len(idx), bool) if view.global_shutter else v_px != proj.row[idx]
-    pixels_of_box = projection_prefilter(view.model, view.T_world_camera)
+    spans_of_box = projection_spans(view.model, view.T_world_camera)
 
     def prefilter(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
-        mask = np.zeros(k.width_px * k.height_px, bool)
-        mask[pixels_of_box(lo, hi)] = True
-        return np.flatnonzero(mask[pixel] | unsettled)
+        # projection_prefilter's pixels, tested per point against its row's span (no frame-sized set)
+        keep, c0, c1 = spans_of_box(lo, hi)
+        return np.flatnonzero((keep[v_px] & (u_px >= c0[v_px]) & (u_px <= c1[v_px])) | unsettled)
 
     hits = scene.cast(origin, d, proj.time_s[idx], dist + 1e-3, view.model.near_m / cos_axis, ignore=ignore,
                       normalized=True, prefilter=prefilter)
