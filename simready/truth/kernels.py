@@ -340,12 +340,13 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
                     width: int, height: int, near: float, far: float, global_shutter: bool, max_iterations: int,
                     body: np.ndarray, triangle: np.ndarray, body_img: np.ndarray, triangle_img: np.ndarray,
                     z_img: np.ndarray, hidden_margin_m: float, hidden_margin_rel: float, step: float) -> tuple:
-    """A correspondence's flow-table columns in one pass per source sample: the row guess
+    """A correspondence's flow-table columns in three compiled passes over the source samples: the row guess
     (the source row moved by ``dv_dt · dt``, the motion field's prediction), the row iteration
     (:func:`settle_rows`), pixels and flags (:func:`pixels_and_flags`), the target buffers' visibility state
     (:func:`buffer_visibility`) and the float columns (:func:`flow_columns`), each with those kernels'
-    operations in order, so every column is bitwise the unfused path's. Nothing per point is kept in float64
-    beyond the point's own pass (the caller re-projects the few UNDECIDED points to re-cast them).
+    operations in order, so every column is bitwise the unfused path's. Only the settled optical-frame points are
+    kept in float64 between the passes, inside this call (the caller re-projects the few UNDECIDED points to
+    re-cast them).
 
     Each point's moving-body slot in ``tables`` and whether its body is static are read per body
     (``slot_of_body``: −1 on static bodies; ``static_of_body``), as the gathers ``slot_of_body[body]`` would.
@@ -370,11 +371,12 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
     visible = np.empty(n, np.bool_)
     hidden = np.empty(n, np.bool_)
     undecided = np.empty(n, np.int64)
-    cell = np.empty(n, np.int64)
-    z64 = np.empty(n)
-    # step is a power of two: dividing by it is multiplying by its exact inverse, bit for bit (and several
-    # times cheaper than a division)
-    inv_step = 1.0 / step
+    cell = np.empty(n, np.int32)
+    cam = np.empty((n, 3))
+    # Three loops, each with few arrays live (one loop doing everything kept too many array pointers and values in
+    # registers at once and measured slower): (1) the row guess and iteration: the settled row, the optical-frame
+    # point there, presence and the scene displacement; (2) pixels, flags and the float columns from that point;
+    # (3) the target buffers' test. Each value repeats the fused loop's (and the unfused kernels') operations.
     for i in range(n):
         # The row guess: rint(v + nan_to_num(dv_dt · dt)) as int64 (an overflow reads as INT64_MIN, as numpy's
         # cast does on this hardware), clipped to the frame.
@@ -386,8 +388,9 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
             r = min(max(np.int64(g), 0), height - 1)
         else:
             r = 0
-        s = slot_of_body[body[i]]
-        static[i] = static_of_body[body[i]]
+        b = body[i]
+        s = slot_of_body[b]
+        static[i] = static_of_body[b]
         w0, w1, w2 = world_src[i, 0], world_src[i, 1], world_src[i, 2]
         pres = True
         c0 = c1 = c2 = 0.0
@@ -397,9 +400,6 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
         else:
             iterations = max_iterations
         before = -1
-        moved = False
-        v_last = np.nan  # cy + fy·c1/c2 of the last pass's coordinates, when that pass computed it
-        fresh = False
         for it in range(iterations + 1):
             if s >= 0:  # _place
                 gp = tables[s, r]
@@ -413,14 +413,11 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
             c0 = d0 * cols[0, r] + d1 * cols[3, r] + d2 * cols[6, r]
             c1 = d0 * cols[1, r] + d1 * cols[4, r] + d2 * cols[7, r]
             c2 = d0 * cols[2, r] + d1 * cols[5, r] + d2 * cols[8, r]
-            fresh = False
             if global_shutter or it == iterations:  # one pass, or the cap's pose at the row reached
                 break
             new = r
             if c2 > 0.0:
-                v_last = cy + fy * c1 / c2
-                fresh = True
-                vv = np.rint(v_last)
+                vv = np.rint(cy + fy * c1 / c2)
                 if np.isnan(vv):
                     vv = 0.0
                 new = int(min(max(vv, 0.0), hmax))
@@ -429,35 +426,42 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
             if not moved:
                 break
             r = new  # moved at the last iteration: the extra pass poses it at r (the cap)
-        # pixels_and_flags
-        z = c2
+        cam[i, 0] = c0
+        cam[i, 1] = c1
+        cam[i, 2] = c2
+        absent[i] = not pres
+        dx[i] = np.float32(w0 - world_src[i, 0])
+        dy[i] = np.float32(w1 - world_src[i, 1])
+        dz[i] = np.float32(w2 - world_src[i, 2])
+        row_out[i] = np.int16(r)
+    # step is a power of two: dividing by it is multiplying by its exact inverse, bit for bit (and several
+    # times cheaper than a division)
+    inv_step = 1.0 / step
+    for i in range(n):
+        # pixels_and_flags (v: the iteration's last cy + fy·c1/c2, the same operands)
+        z = cam[i, 2]
         front = z > 0.0
         if front:
-            u = cx + fx * c0 / z
-            v = v_last if fresh else cy + fy * c1 / z  # the division once (the same operands)
+            u = cx + fx * cam[i, 0] / z
+            v = cy + fy * cam[i, 1] / z
         else:
             u = np.nan
             v = np.nan
         inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
         be = inside and not (z >= near and z <= far)
-        absent[i] = not pres
+        pres = not absent[i]
         in_view[i] = pres and inside and not be
         behind[i] = not front
         out[i] = front and not inside
         beyond[i] = be
-        # buffer_visibility's pixel cell, read in the second loop
+        # buffer_visibility's pixel cell, read in the third loop
         cell[i] = -1
-        z64[i] = z
         if pres and inside and not be and u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0:
             cell[i] = min(int(math.floor(v)), height - 2) * width + min(int(math.floor(u)), width - 2)
         # flow_columns
         du[i] = np.float32(np.rint((u - np.float64(u_src[i])) * inv_step) * step)
         dv[i] = np.float32(np.rint((v - np.float64(v_src[i])) * inv_step) * step)
-        dx[i] = np.float32(w0 - world_src[i, 0])
-        dy[i] = np.float32(w1 - world_src[i, 1])
-        dz[i] = np.float32(w2 - world_src[i, 2])
         depth[i] = np.float32(z)
-        row_out[i] = np.int16(r)
     # The buffer test in a loop of its own: its reads of the target's buffers miss the cache, and in a short loop
     # the processor overlaps many points' misses (inside the long pass above it measured twice as slow).
     n_undecided = n_in_view = 0
@@ -473,7 +477,7 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
                 if b0 == body[i] and t0 == triangle[i]:
                     st = VISIBLE
                 else:
-                    z = z64[i]
+                    z = cam[i, 2]
                     limit = z - hidden_margin_m - hidden_margin_rel * z
                     if (z_img[p00] < limit and z_img[p00 + 1] < limit and z_img[p00 + width] < limit
                             and z_img[p00 + width + 1] < limit):
