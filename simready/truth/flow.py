@@ -100,6 +100,15 @@ def flow_table(corr: Correspondence) -> pa.Table:
     return pa.table(cols)
 
 
+def bool_column(values: NDArray[np.bool_]) -> pa.BooleanArray:
+    """A boolean column from a numpy bool array, its bits packed by numpy (little bit order, Arrow's layout): the same
+    array as ``pa.array(values)``, without pyarrow's element-by-element conversion of numpy bools (about 50 times
+    slower on a full-resolution frame's 0.8 M samples)."""
+    values = np.ascontiguousarray(values, np.bool_)
+    bits = np.packbits(values, bitorder="little")
+    return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+
+
 def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direction: str, *,
                   ignore: Iterable[str] = (), dv_dt_pxps: NDArray[np.float64] | None = None,
                   dt_s: float = 0.0) -> tuple[pa.Table, dict[str, int]]:
@@ -142,8 +151,9 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
     table = pa.table({
         "pixel": source.pixel32, "flow_du_px": du, "flow_dv_px": dv,
         "depth_target_m": depth, "target_row": row, "disp_x_m": dx, "disp_y_m": dy, "disp_z_m": dz,
-        "valid": visible, "occluded" if direction == "forward" else "disoccluded": hidden,
-        "out_of_frame": out, "behind_camera": behind, "beyond_range": beyond, "absent": absent, "static": static,
+        "valid": bool_column(visible), "occluded" if direction == "forward" else "disoccluded": bool_column(hidden),
+        "out_of_frame": bool_column(out), "behind_camera": bool_column(behind), "beyond_range": bool_column(beyond),
+        "absent": bool_column(absent), "static": bool_column(static),
     })
     return table, {"in_view": int(in_view), "recast": len(undecided)}
 
