@@ -22,6 +22,7 @@ v·W + u); :func:`dense` scatters a column back into an (H, W) image.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -100,6 +101,20 @@ def flow_table(corr: Correspondence) -> pa.Table:
     return pa.table(cols)
 
 
+_SCRATCH = threading.local()
+
+
+def _scratch(n: int) -> tuple[NDArray[np.float64], NDArray[np.int32], NDArray[np.bool_], NDArray[np.int64]]:
+    """This thread's scratch for :func:`~simready.truth.kernels.flow_of_samples` (optical-frame points, pixel cells,
+    in-view flags, undecided indices), at least ``n`` long, kept across calls: fresh frame-sized temporaries on
+    every correspondence were page faults (their pages zeroed by the kernel) each time."""
+    held = getattr(_SCRATCH, "arrays", None)
+    if held is None or len(held[1]) < n:
+        held = (np.empty((n, 3)), np.empty(n, np.int32), np.empty(n, np.bool_), np.empty(n, np.int64))
+        _SCRATCH.arrays = held
+    return held[0][:n], held[1][:n], held[2][:n], held[3][:n]
+
+
 def bool_column(values: NDArray[np.bool_]) -> pa.BooleanArray:
     """A boolean column from a numpy bool array, its bits packed by numpy (little bit order, Arrow's layout): the same
     array as ``pa.array(values)``, without pyarrow's element-by-element conversion of numpy bools (about 50 times
@@ -137,7 +152,8 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
                         np.ascontiguousarray(source.point_world, np.float64), source.u, source.v, dv_dt, float(dt_s),
                         k.cx, k.cy, k.fx, k.fy, k.width_px, k.height_px, view.model.near_m, view.model.far_m,
                         view.global_shutter, MAX_ROW_ITERATIONS, body, source.triangle, body_img, triangle_img, z_img,
-                        HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL, FLOW_STEP_PX)
+                        HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL, FLOW_STEP_PX, *_scratch(len(body)))
+    undecided = undecided.copy()  # a view of this thread's scratch
     # The points in view the buffers cannot decide: projected again (bitwise: each point's projection is its own)
     # and re-cast.
     if len(undecided):

@@ -339,7 +339,8 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
                     v_src: np.ndarray, dv_dt: np.ndarray, dt: float, cx: float, cy: float, fx: float, fy: float,
                     width: int, height: int, near: float, far: float, global_shutter: bool, max_iterations: int,
                     body: np.ndarray, triangle: np.ndarray, body_img: np.ndarray, triangle_img: np.ndarray,
-                    z_img: np.ndarray, hidden_margin_m: float, hidden_margin_rel: float, step: float) -> tuple:
+                    z_img: np.ndarray, hidden_margin_m: float, hidden_margin_rel: float, step: float,
+                    cam: np.ndarray, cell: np.ndarray, in_view: np.ndarray, undecided: np.ndarray) -> tuple:
     """A correspondence's flow-table columns in three compiled passes over the source samples: the row guess
     (the source row moved by ``dv_dt · dt``, the motion field's prediction), the row iteration
     (:func:`settle_rows`), pixels and flags (:func:`pixels_and_flags`), the target buffers' visibility state
@@ -350,6 +351,9 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
 
     Each point's moving-body slot in ``tables`` and whether its body is static are read per body
     (``slot_of_body``: −1 on static bodies; ``static_of_body``), as the gathers ``slot_of_body[body]`` would.
+
+    ``cam`` (N, 3) float64, ``cell`` (N,) int32, ``in_view`` (N,) bool and ``undecided`` (N,) int64 are scratch
+    (the caller's, reused across calls: a frame-sized temporary each call cost page faults), written before read.
 
     Returns ``du, dv`` (float32, rounded to ``step``), ``depth`` (float32 z at the target), ``row`` (int16),
     ``dx, dy, dz`` (float32 scene displacement), ``absent``, ``behind``, ``out``, ``beyond``, ``static`` (bool),
@@ -363,16 +367,12 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
     row_out = np.empty(n, np.int16)
     dx, dy, dz = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
     absent = np.empty(n, np.bool_)
-    in_view = np.empty(n, np.bool_)
     behind = np.empty(n, np.bool_)
     out = np.empty(n, np.bool_)
     beyond = np.empty(n, np.bool_)
     static = np.empty(n, np.bool_)
     visible = np.empty(n, np.bool_)
     hidden = np.empty(n, np.bool_)
-    undecided = np.empty(n, np.int64)
-    cell = np.empty(n, np.int32)
-    cam = np.empty((n, 3))
     # Three loops, each with few arrays live (one loop doing everything kept too many array pointers and values in
     # registers at once and measured slower): (1) the row guess and iteration: the settled row, the optical-frame
     # point there, presence and the scene displacement; (2) pixels, flags and the float columns from that point;
