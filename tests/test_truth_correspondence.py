@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from simready.testing.street import box_body, linear_track
@@ -12,8 +13,8 @@ from simready.raycast import SceneGeometry
 from simready.truth.correspondence import (FrameView, Samples, correspond, project_body_points,
                                             project_body_points_numpy)
 from simready.truth.precision import BARYCENTRIC_STEP, FLOW_STEP_PX, quantized
-from simready.truth.flow import (dense, distorted_flow, flow_px, flow_px_distorted, flow_table, flow_table_of,
-                                 scene_displacement_world_m)
+from simready.truth.flow import (bool_column, dense, distorted_flow, flow_px, flow_px_distorted, flow_table,
+                                 flow_table_of, scene_displacement_world_m)
 from simready.truth.kernels import quantized32
 from simready.truth.motion_field import motion_field
 from simready.world import frames as F
@@ -322,3 +323,16 @@ def test_compiled_quantization_is_the_numpy_one_bit_for_bit():
         np.testing.assert_array_equal(quantized32(x, step).view(np.uint32), quantized(x, step).view(np.uint32))
     pairs = np.stack([x, -x], axis=1)
     np.testing.assert_array_equal(quantized32(pairs[:, 1], FLOW_STEP_PX), quantized(pairs[:, 1], FLOW_STEP_PX))
+
+
+def test_bool_column_is_pyarrows_conversion():
+    """The flow tables' boolean columns, packed by numpy, are the arrays pyarrow's own conversion makes (any length,
+    the last byte's padding included; no nulls), so the Parquet files hold the same values."""
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 7, 8, 9, 1000, 4099):
+        for p in (0.0, 0.3, 1.0):
+            values = rng.random(n) < p
+            column = bool_column(values)
+            assert column.equals(pa.array(values)) and column.null_count == 0 and column.type == pa.bool_()
+    strided = (rng.random(64) < 0.5)[::3]  # a view with a stride
+    assert bool_column(strided).equals(pa.array(strided))

@@ -414,6 +414,23 @@ def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> Box
     can see it. A box straddling the camera plane keeps the whole row; a box
     wholly nearer than the near plane keeps none.
     """
+    w = pinhole(model).width_px
+    spans_of = projection_spans(model, T_rows)
+
+    def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
+        keep, c0, c1 = spans_of(lo, hi)
+        rows = np.flatnonzero(keep)
+        return _spans(rows * w + c0[rows], c1[rows] - c0[rows] + 1)
+
+    return candidates
+
+
+def projection_spans(model: CameraModel, T_rows: NDArray[np.float64]
+                     ) -> Callable[[NDArray[np.float64], NDArray[np.float64]],
+                                   tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64]]]:
+    """:func:`projection_prefilter`'s pixels of a box as one span of columns per row: ``(keep, c0, c1)``, (H,) each —
+    row v's candidate pixels are columns ``c0[v] … c1[v]`` (inside the image) where ``keep[v]``, none elsewhere. A
+    caller testing given pixels reads three values per pixel instead of building the frame's set of candidates."""
     k = pinhole(model)
     h, w = k.height_px, k.width_px
     # Optical axes in world per row (3, H) and the origin's coordinates along them.
@@ -421,7 +438,8 @@ def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> Box
     offsets = [np.einsum("hi,ih->h", T_rows[:, :3, 3], a) for a in axes]
     rows = np.arange(h)
 
-    def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
+    def spans(lo: NDArray[np.float64], hi: NDArray[np.float64]
+              ) -> tuple[NDArray[np.bool_], NDArray[np.int64], NDArray[np.int64]]:
         corners = box_corners(lo, hi)
         x, y, z = (corners @ a - o for a, o in zip(axes, offsets))  # (8, H) in each row's optical frame
         front = np.all(z > 1e-6, axis=0)
@@ -432,10 +450,9 @@ def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> Box
         c0 = np.where(front, np.floor(u.min(axis=0)) - 1, 0).clip(0, w)
         c1 = np.where(front, np.ceil(u.max(axis=0)) + 1, w - 1).clip(-1, w - 1)
         in_rows = ~front | ((rows >= np.floor(v.min(axis=0)) - 1) & (rows <= np.ceil(v.max(axis=0)) + 1))
-        keep = np.flatnonzero(in_rows & ~unreachable & (c1 >= c0))
-        return _spans(keep * w + c0[keep].astype(np.int64), (c1[keep] - c0[keep] + 1).astype(np.int64))
+        return in_rows & ~unreachable & (c1 >= c0), c0.astype(np.int64), c1.astype(np.int64)
 
-    return candidates
+    return spans
 
 
 def _spans(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.intp]:

@@ -62,7 +62,7 @@ from numpy.typing import NDArray
 
 from simready.artifacts.records import Pinhole
 from simready.sensors_hw.camera import (FramePasses, camera_poses, distort_normalized, pinhole, pixel_rays,
-                                        projection_prefilter, row_times)
+                                        projection_spans, row_times)
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry
 from simready.truth.precision import BARYCENTRIC_STEP
@@ -277,12 +277,15 @@ def moving_pose_tables(scene: SceneGeometry, view: FrameView, body: NDArray[np.i
     return slot_of_body[body], tables, present_tab
 
 
-def moving_pose_tables_of_bodies(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp]
+def moving_pose_tables_of_bodies(scene: SceneGeometry, view: FrameView, body: NDArray[np.intp],
+                                 seen: NDArray[np.bool_] | None = None
                                  ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
     """:func:`moving_pose_tables` with the slots per body of the scene, (B,), not per point (a compiled pass
-    reads ``slot_of_body[body[i]]`` itself)."""
-    seen = np.zeros(len(scene.bodies), bool)
-    seen[body] = True
+    reads ``slot_of_body[body[i]]`` itself). ``seen``: (B,) which bodies ``body`` holds, when the caller
+    knows (:meth:`Samples.bodies_seen`); else found here."""
+    if seen is None:
+        seen = np.zeros(len(scene.bodies), bool)
+        seen[body] = True
     moving_bodies = np.flatnonzero(seen & ~static_bodies(scene))  # np.unique(body[~static]), without the sort
     slot_of_body = np.full(len(scene.bodies), -1, np.int64)
     slot_of_body[moving_bodies] = np.arange(len(moving_bodies))
@@ -441,14 +444,13 @@ def recast_visible(scene: SceneGeometry, view: FrameView, proj: ShutterProjectio
     # (the iteration cap) is always kept. Under a global shutter every row has the same pose.
     u_px = np.clip(np.rint(proj.uv[idx, 0]), 0, k.width_px - 1).astype(np.int64)
     v_px = np.clip(np.rint(proj.uv[idx, 1]), 0, k.height_px - 1).astype(np.int64)
-    pixel = v_px * k.width_px + u_px
     unsettled = np.zeros(len(idx), bool) if view.global_shutter else v_px != proj.row[idx]
-    pixels_of_box = projection_prefilter(view.model, view.T_world_camera)
+    spans_of_box = projection_spans(view.model, view.T_world_camera)
 
     def prefilter(lo: NDArray, hi: NDArray) -> NDArray[np.intp]:
-        mask = np.zeros(k.width_px * k.height_px, bool)
-        mask[pixels_of_box(lo, hi)] = True
-        return np.flatnonzero(mask[pixel] | unsettled)
+        # projection_prefilter's pixels, tested per point against its row's span (no frame-sized set)
+        keep, c0, c1 = spans_of_box(lo, hi)
+        return np.flatnonzero((keep[v_px] & (u_px >= c0[v_px]) & (u_px <= c1[v_px])) | unsettled)
 
     hits = scene.cast(origin, d, proj.time_s[idx], dist + 1e-3, view.model.near_m / cos_axis, ignore=ignore,
                       normalized=True, prefilter=prefilter)
@@ -499,6 +501,22 @@ class Samples:
         """``pixel`` as the tables store it (int32; every table of the frame's samples shares it)."""
         return self.pixel.astype(np.int32)
 
+    def moving_indices(self, scene: SceneGeometry) -> NDArray[np.int64]:
+        """Ascending indices of the samples on moving bodies of ``scene`` (:meth:`of_hits` found them in its pass)."""
+        cached = self.__dict__.get("_moving")
+        if cached is not None and cached[0]() is scene:
+            return cached[1]
+        return np.flatnonzero(~static_bodies(scene)[self.body])
+
+    def bodies_seen(self, scene: SceneGeometry) -> NDArray[np.bool_]:
+        """(B,) whether any sample is on each body of ``scene`` (:meth:`of_hits` marked them in its pass)."""
+        cached = self.__dict__.get("_seen")
+        if cached is not None and cached[0]() is scene:
+            return cached[1]
+        seen = np.zeros(len(scene.bodies), bool)
+        seen[self.body] = True
+        return seen
+
     @cached_property
     def buffers(self) -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.float64]]:
         """The frame's per-pixel (H·W,) body and triangle (−1 where nothing is hit) and z-depth (+inf there)."""
@@ -523,25 +541,32 @@ class Samples:
             return cls.of_hits_numpy(scene, view, hits)
         k = view.intrinsics
         pix = hits.hit_index.astype(np.int64, copy=False)
-        body = hits.body_index[pix].astype(np.intp)
-        static = static_bodies(scene)[body]
         unit = hits._origin64 is not None
         o_in, d_in = (hits._origin64, hits._dir64) if unit else (hits._origin32, hits._dir32)
         tab = scene._world_tris
         z_img = np.full(k.width_px * k.height_px, np.inf)
-        bary, world, cam, u, v, tri, t = surface_samples(
-            pix, static, hits.rows, o_in, d_in, unit, hits.distance_m, hits._plane_ok, hits._u32, hits._v32,
-            tab.v0, tab.dual1, tab.dual2, pixel_rays(view.model).reshape(-1, 3), hits.time_s, hits.triangle_index,
-            k.width_px, z_img)
-        moving = np.flatnonzero(~static)
+        compact_of_body, _, index_of_body = _surface_dictionaries(scene)
+        bary, world, cam, u, v, tri, t, body, moving, pix32, seen, columns = surface_samples(
+            pix, hits.body_index, static_bodies(scene), hits.rows, o_in, d_in, unit, hits.distance_m, hits._plane_ok,
+            hits._u32, hits._v32, tab.v0, tab.dual1, tab.dual2, pixel_rays(view.model).reshape(-1, 3), hits.time_s,
+            hits.triangle_index, k.width_px, z_img, compact_of_body, index_of_body, BARYCENTRIC_STEP)
         p_body = np.full((len(pix), 3), np.nan)
         if len(moving):
             sub = hits.take(pix[moving]).refine()
             bary[moving] = sub.barycentric_uv
             p_body[moving] = sub.point_body
+            _, _, _, bu, bv, _ = columns  # the moving samples' rounded barycentrics (NaN from the pass)
+            bu[moving] = quantized32(bary[moving, 0], BARYCENTRIC_STEP)
+            bv[moving] = quantized32(bary[moving, 1], BARYCENTRIC_STEP)
         out = cls(view, pix, u, v, body, tri, bary, p_body, t, world, cam)
         # The identity buffers are the hits' own (−1 where nothing is hit); the depth one was filled above.
         out.__dict__["buffers"] = (hits.body_index, hits.triangle_index, z_img)
+        # From the same pass: the int32 pixels, which samples are on moving bodies (the motion field's) and the
+        # surface table's columns (table() takes them for this scene).
+        out.__dict__["pixel32"] = pix32
+        out.__dict__["_moving"] = (weakref.ref(scene), moving)
+        out.__dict__["_seen"] = (weakref.ref(scene), seen)
+        out.__dict__["_surface_columns"] = (weakref.ref(scene), columns)
         return out
 
     @classmethod
@@ -567,13 +592,16 @@ class Samples:
         ``bary_u``, ``bary_v`` (float32 at the precision :mod:`simready.truth.precision` declares), ``depth_m``
         (float32 z-depth). The sample time is the pixel row's (``t0 + v·line_time``).
         """
-        # One compiled pass over the samples (surface_columns): bitwise the gathers, casts and
-        # precision.quantized one by one (table_numpy).
-        names = (scene.entity_ids_of_body, [b.geometry_hash for b in scene.bodies], [b.element for b in scene.bodies])
-        distinct, index_of_body = zip(*(_distinct(v) for v in names))
-        compact, index, tri, bu, bv, depth = surface_columns(
-            self.body, self.triangle, self.barycentric_uv, self.point_camera, scene.compact_id_of_body,
-            np.stack(index_of_body), BARYCENTRIC_STEP)
+        # The columns of one compiled pass over the samples (of_hits' own, else surface_columns): bitwise the
+        # gathers, casts and precision.quantized one by one (table_numpy).
+        compact_of_body, distinct, index_of_body = _surface_dictionaries(scene)
+        cached = self.__dict__.pop("_surface_columns", None)  # released once tabled
+        if cached is not None and cached[0]() is scene:
+            compact, index, tri, bu, bv, depth = cached[1]
+        else:
+            compact, index, tri, bu, bv, depth = surface_columns(
+                self.body, self.triangle, self.barycentric_uv, self.point_camera, compact_of_body, index_of_body,
+                BARYCENTRIC_STEP)
         strings = {name: pa.DictionaryArray.from_arrays(pa.array(index[k]), pa.array(distinct[k], pa.string()))
                    for k, name in enumerate(("entity", "geometry_hash", "element"))}
         return pa.table({"pixel": self.pixel32, "compact_id": compact, **strings, "triangle": tri, "bary_u": bu,
@@ -592,6 +620,20 @@ class Samples:
             "bary_v": quantized32(self.barycentric_uv[:, 1], BARYCENTRIC_STEP),
             "depth_m": self.depth_m.astype(np.float32),
         })
+
+
+_DICTIONARIES: "weakref.WeakKeyDictionary[SceneGeometry, tuple[NDArray, list[list[str]], NDArray[np.int32]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def _surface_dictionaries(scene: SceneGeometry) -> tuple[NDArray, list[list[str]], NDArray[np.int32]]:
+    """The surface table's per-body facts, cached per scene: the compact id per body, the distinct values of the
+    string columns (``entity``, ``geometry_hash``, ``element``; sorted each) and (3, B) each body's index among them."""
+    if scene not in _DICTIONARIES:
+        names = (scene.entity_ids_of_body, [b.geometry_hash for b in scene.bodies], [b.element for b in scene.bodies])
+        distinct, index_of_body = zip(*(_distinct(v) for v in names))
+        _DICTIONARIES[scene] = (scene.compact_id_of_body, list(distinct), np.stack(index_of_body))
+    return _DICTIONARIES[scene]
 
 
 def _distinct(values: list[str]) -> tuple[list[str], NDArray[np.int32]]:

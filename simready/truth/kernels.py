@@ -151,12 +151,15 @@ def settle_rows(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_
 
 @numba.njit(**_JIT)
 def image_velocity(rows: np.ndarray, X: np.ndarray, v_c_cam: np.ndarray, w_cam: np.ndarray, moving: np.ndarray,
-                   q_moving: np.ndarray, fx: float, fy: float) -> tuple:
+                   q_moving: np.ndarray, fx: float, fy: float, step: float) -> tuple:
     """The motion field's last step per sample (``motion_field``'s numpy operations in order):
     ``Ẋ = q − ω_cam × X`` with ``q = −v_c`` (plus the rotated point velocity ``q_moving[k]`` for the k-th
-    moving sample), then ``u̇, v̇`` and ``Ż``. Returns (du, dv, dz) (N,) each."""
+    moving sample), then ``u̇, v̇`` and ``Ż``. Returns (du, dv, dz) (N,) each, and the motion table's columns
+    from the same pass: ``du, dv`` rounded to ``step`` (:func:`quantized32`'s operations) and ``dz``, float32."""
     n = len(rows)
     du, dv, dz = np.empty(n), np.empty(n), np.empty(n)
+    du32, dv32, dz32 = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    inv_step = 1.0 / step  # a power of two: multiplying by the inverse is dividing, bit for bit
     k = 0
     for i in range(n):
         r = rows[i]
@@ -170,10 +173,15 @@ def image_velocity(rows: np.ndarray, X: np.ndarray, v_c_cam: np.ndarray, w_cam: 
         xd1 = q1 - (w2 * x0 - w0 * x2)
         xd2 = q2 - (w0 * x1 - w1 * x0)
         z2 = x2 * x2
-        du[i] = fx * (xd0 * x2 - x0 * xd2) / z2
-        dv[i] = fy * (xd1 * x2 - x1 * xd2) / z2
+        a = fx * (xd0 * x2 - x0 * xd2) / z2
+        b = fy * (xd1 * x2 - x1 * xd2) / z2
+        du[i] = a
+        dv[i] = b
         dz[i] = xd2
-    return du, dv, dz
+        du32[i] = np.float32(np.rint(a * inv_step) * step)
+        dv32[i] = np.float32(np.rint(b * inv_step) * step)
+        dz32[i] = np.float32(xd2)
+    return du, dv, dz, (du32, dv32, dz32)
 
 
 @numba.njit(**_JIT)
@@ -222,18 +230,26 @@ def flow_columns(uv: np.ndarray, u: np.ndarray, v: np.ndarray, target_world: np.
 
 
 @numba.njit(**_JIT)
-def surface_samples(pix: np.ndarray, static: np.ndarray, rows: np.ndarray, o_in: np.ndarray, d_in: np.ndarray,
-                    unit: bool, dist: np.ndarray, plane_ok: np.ndarray, u32: np.ndarray, v32: np.ndarray,
-                    v0: np.ndarray, dual1: np.ndarray, dual2: np.ndarray, rays_cam: np.ndarray,
-                    time_in: np.ndarray, triangle_in: np.ndarray, width: int, z_img: np.ndarray) -> tuple:
+def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.ndarray, rows: np.ndarray,
+                    o_in: np.ndarray, d_in: np.ndarray, unit: bool, dist: np.ndarray, plane_ok: np.ndarray,
+                    u32: np.ndarray, v32: np.ndarray, v0: np.ndarray, dual1: np.ndarray, dual2: np.ndarray,
+                    rays_cam: np.ndarray, time_in: np.ndarray, triangle_in: np.ndarray, width: int, z_img: np.ndarray,
+                    compact_of_body: np.ndarray, index_of_body: np.ndarray, step: float) -> tuple:
     """A frame's visible samples from its primary hits in one pass (``Samples.of_hits``): per hit pixel
-    ``pix[k]``, the float64 barycentrics of static hits (``Hits.refine``'s reuse of refined distances,
-    :func:`simready.raycast.kernels.refine_static`'s operations; Embree's where the plane gave no
-    distance; moving hits are left for the caller), the world point (``Hits.point_world_of``'s operations,
-    :func:`simready.raycast.kernels.hit_points`), the optical-frame point (pixel ray × distance), the pixel's
-    column and row, triangle and time; and the frame's z-depth buffer ``z_img`` (in place, at ``pix``).
+    ``pix[k]`` (ascending), its body (``body_index[pix[k]]``), the float64 barycentrics of static hits
+    (``Hits.refine``'s reuse of refined distances, :func:`simready.raycast.kernels.refine_static`'s operations;
+    Embree's where the plane gave no distance; moving hits are left for the caller, NaN here), the world point
+    (``Hits.point_world_of``'s operations, :func:`simready.raycast.kernels.hit_points`), the optical-frame point
+    (pixel ray × distance), the pixel's column and row, triangle and time; the frame's z-depth buffer ``z_img``
+    (in place, at ``pix``); the indices of the samples on moving bodies; ``pix`` as int32; which bodies the samples
+    are on ((B,) bool); and the surface table's columns
+    (:func:`surface_columns`' operations: compact id, dictionary indices, int32 triangle, barycentrics rounded to
+    ``step`` — NaN on moving hits, for the caller to fill — and float32 z-depth), so the table needs no second
+    pass over the samples.
 
-    Bitwise the numpy path (``Samples.of_hits_numpy``): each value repeats its operations in order.
+    Bitwise the numpy path (``Samples.of_hits_numpy``, then ``surface_columns``): each value repeats its
+    operations in order; the column and row are ``pix % width`` and ``pix // width`` kept incrementally (a
+    division only where a pixel leaves the current row).
     """
     m = len(pix)
     bary = np.empty((m, 2))
@@ -243,8 +259,25 @@ def surface_samples(pix: np.ndarray, static: np.ndarray, rows: np.ndarray, o_in:
     v = np.empty(m, np.int64)
     tri = np.empty(m, np.int64)
     t_out = np.empty(m)
+    body = np.empty(m, np.intp)
+    moving = np.empty(m, np.int64)
+    compact = np.empty(m, compact_of_body.dtype)
+    n_str = index_of_body.shape[0]
+    index = np.empty((n_str, m), np.int32)
+    tri32 = np.empty(m, np.int32)
+    bu, bv, depth32 = np.empty(m, np.float32), np.empty(m, np.float32), np.empty(m, np.float32)
+    pix32 = np.empty(m, np.int32)
+    seen = np.zeros(len(static_of_body), np.bool_)
+    inv_step = 1.0 / step  # a power of two: multiplying by the inverse is dividing, bit for bit
+    n_moving = 0
+    row = 0
+    row_start = 0
     for k in range(m):
         i = pix[k]
+        pix32[k] = np.int32(i)
+        b = body_index[i]
+        body[k] = b
+        seen[b] = True
         t = dist[i]
         d0, d1, d2 = np.float64(d_in[i, 0]), np.float64(d_in[i, 1]), np.float64(d_in[i, 2])
         o0, o1, o2 = np.float64(o_in[i, 0]), np.float64(o_in[i, 1]), np.float64(o_in[i, 2])
@@ -257,7 +290,7 @@ def surface_samples(pix: np.ndarray, static: np.ndarray, rows: np.ndarray, o_in:
         world[k, 0] = o0 + t * w0
         world[k, 1] = o1 + t * w1
         world[k, 2] = o2 + t * w2
-        if static[k]:
+        if static_of_body[b]:
             if plane_ok[i]:  # refine_static's barycentrics (a product by the inverse norm, summed x0² + x2² + x1²)
                 if not unit:
                     inv = 1.0 / math.sqrt(d0 * d0 + d2 * d2 + d1 * d1)
@@ -266,22 +299,38 @@ def surface_samples(pix: np.ndarray, static: np.ndarray, rows: np.ndarray, o_in:
                 q0 = o0 + t * d0 - v0[r, 0]
                 q1 = o1 + t * d1 - v0[r, 1]
                 q2 = o2 + t * d2 - v0[r, 2]
-                bary[k, 0] = q0 * dual1[r, 0] + q2 * dual1[r, 2] + q1 * dual1[r, 1]
-                bary[k, 1] = q0 * dual2[r, 0] + q2 * dual2[r, 2] + q1 * dual2[r, 1]
+                b0 = q0 * dual1[r, 0] + q2 * dual1[r, 2] + q1 * dual1[r, 1]
+                b1 = q0 * dual2[r, 0] + q2 * dual2[r, 2] + q1 * dual2[r, 1]
             else:
-                bary[k, 0] = np.float64(u32[i])
-                bary[k, 1] = np.float64(v32[i])
+                b0 = np.float64(u32[i])
+                b1 = np.float64(v32[i])
         else:
-            bary[k, 0] = np.nan
-            bary[k, 1] = np.nan
+            b0 = np.nan
+            b1 = np.nan
+            moving[n_moving] = k
+            n_moving += 1
+        bary[k, 0] = b0
+        bary[k, 1] = b1
+        bu[k] = np.float32(np.rint(b0 * inv_step) * step)
+        bv[k] = np.float32(np.rint(b1 * inv_step) * step)
         for a in range(3):
             cam[k, a] = rays_cam[i, a] * t
-        z_img[i] = cam[k, 2]
-        u[k] = i % width
-        v[k] = i // width
+        z = cam[k, 2]
+        z_img[i] = z
+        depth32[k] = np.float32(z)
+        if not (i >= row_start and i - row_start < width):
+            row = i // width
+            row_start = row * width
+        u[k] = i - row_start
+        v[k] = row
         tri[k] = triangle_in[i]
+        tri32[k] = np.int32(triangle_in[i])
         t_out[k] = time_in[i]
-    return bary, world, cam, u, v, tri, t_out
+        compact[k] = compact_of_body[b]
+        for s in range(n_str):
+            index[s, k] = index_of_body[s, b]
+    return (bary, world, cam, u, v, tri, t_out, body, moving[:n_moving], pix32, seen,
+            (compact, index, tri32, bu, bv, depth32))
 
 
 @numba.njit(**_JIT)
@@ -290,16 +339,21 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
                     v_src: np.ndarray, dv_dt: np.ndarray, dt: float, cx: float, cy: float, fx: float, fy: float,
                     width: int, height: int, near: float, far: float, global_shutter: bool, max_iterations: int,
                     body: np.ndarray, triangle: np.ndarray, body_img: np.ndarray, triangle_img: np.ndarray,
-                    z_img: np.ndarray, hidden_margin_m: float, hidden_margin_rel: float, step: float) -> tuple:
-    """A correspondence's flow-table columns in one pass per source sample: the row guess
+                    z_img: np.ndarray, hidden_margin_m: float, hidden_margin_rel: float, step: float,
+                    cam: np.ndarray, cell: np.ndarray, in_view: np.ndarray, undecided: np.ndarray) -> tuple:
+    """A correspondence's flow-table columns in three compiled passes over the source samples: the row guess
     (the source row moved by ``dv_dt · dt``, the motion field's prediction), the row iteration
     (:func:`settle_rows`), pixels and flags (:func:`pixels_and_flags`), the target buffers' visibility state
     (:func:`buffer_visibility`) and the float columns (:func:`flow_columns`), each with those kernels'
-    operations in order, so every column is bitwise the unfused path's. Nothing per point is kept in float64
-    beyond the point's own pass (the caller re-projects the few UNDECIDED points to re-cast them).
+    operations in order, so every column is bitwise the unfused path's. Only the settled optical-frame points are
+    kept in float64 between the passes, inside this call (the caller re-projects the few UNDECIDED points to
+    re-cast them).
 
     Each point's moving-body slot in ``tables`` and whether its body is static are read per body
     (``slot_of_body``: −1 on static bodies; ``static_of_body``), as the gathers ``slot_of_body[body]`` would.
+
+    ``cam`` (N, 3) float64, ``cell`` (N,) int32, ``in_view`` (N,) bool and ``undecided`` (N,) int64 are scratch
+    (the caller's, reused across calls: a frame-sized temporary each call cost page faults), written before read.
 
     Returns ``du, dv`` (float32, rounded to ``step``), ``depth`` (float32 z at the target), ``row`` (int16),
     ``dx, dy, dz`` (float32 scene displacement), ``absent``, ``behind``, ``out``, ``beyond``, ``static`` (bool),
@@ -313,19 +367,16 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
     row_out = np.empty(n, np.int16)
     dx, dy, dz = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
     absent = np.empty(n, np.bool_)
-    in_view = np.empty(n, np.bool_)
     behind = np.empty(n, np.bool_)
     out = np.empty(n, np.bool_)
     beyond = np.empty(n, np.bool_)
     static = np.empty(n, np.bool_)
     visible = np.empty(n, np.bool_)
     hidden = np.empty(n, np.bool_)
-    undecided = np.empty(n, np.int64)
-    cell = np.empty(n, np.int64)
-    z64 = np.empty(n)
-    # step is a power of two: dividing by it is multiplying by its exact inverse, bit for bit (and several
-    # times cheaper than a division)
-    inv_step = 1.0 / step
+    # Three loops, each with few arrays live (one loop doing everything kept too many array pointers and values in
+    # registers at once and measured slower): (1) the row guess and iteration: the settled row, the optical-frame
+    # point there, presence and the scene displacement; (2) pixels, flags and the float columns from that point;
+    # (3) the target buffers' test. Each value repeats the fused loop's (and the unfused kernels') operations.
     for i in range(n):
         # The row guess: rint(v + nan_to_num(dv_dt · dt)) as int64 (an overflow reads as INT64_MIN, as numpy's
         # cast does on this hardware), clipped to the frame.
@@ -337,8 +388,9 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
             r = min(max(np.int64(g), 0), height - 1)
         else:
             r = 0
-        s = slot_of_body[body[i]]
-        static[i] = static_of_body[body[i]]
+        b = body[i]
+        s = slot_of_body[b]
+        static[i] = static_of_body[b]
         w0, w1, w2 = world_src[i, 0], world_src[i, 1], world_src[i, 2]
         pres = True
         c0 = c1 = c2 = 0.0
@@ -348,9 +400,6 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
         else:
             iterations = max_iterations
         before = -1
-        moved = False
-        v_last = np.nan  # cy + fy·c1/c2 of the last pass's coordinates, when that pass computed it
-        fresh = False
         for it in range(iterations + 1):
             if s >= 0:  # _place
                 gp = tables[s, r]
@@ -364,14 +413,11 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
             c0 = d0 * cols[0, r] + d1 * cols[3, r] + d2 * cols[6, r]
             c1 = d0 * cols[1, r] + d1 * cols[4, r] + d2 * cols[7, r]
             c2 = d0 * cols[2, r] + d1 * cols[5, r] + d2 * cols[8, r]
-            fresh = False
             if global_shutter or it == iterations:  # one pass, or the cap's pose at the row reached
                 break
             new = r
             if c2 > 0.0:
-                v_last = cy + fy * c1 / c2
-                fresh = True
-                vv = np.rint(v_last)
+                vv = np.rint(cy + fy * c1 / c2)
                 if np.isnan(vv):
                     vv = 0.0
                 new = int(min(max(vv, 0.0), hmax))
@@ -380,35 +426,42 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
             if not moved:
                 break
             r = new  # moved at the last iteration: the extra pass poses it at r (the cap)
-        # pixels_and_flags
-        z = c2
+        cam[i, 0] = c0
+        cam[i, 1] = c1
+        cam[i, 2] = c2
+        absent[i] = not pres
+        dx[i] = np.float32(w0 - world_src[i, 0])
+        dy[i] = np.float32(w1 - world_src[i, 1])
+        dz[i] = np.float32(w2 - world_src[i, 2])
+        row_out[i] = np.int16(r)
+    # step is a power of two: dividing by it is multiplying by its exact inverse, bit for bit (and several
+    # times cheaper than a division)
+    inv_step = 1.0 / step
+    for i in range(n):
+        # pixels_and_flags (v: the iteration's last cy + fy·c1/c2, the same operands)
+        z = cam[i, 2]
         front = z > 0.0
         if front:
-            u = cx + fx * c0 / z
-            v = v_last if fresh else cy + fy * c1 / z  # the division once (the same operands)
+            u = cx + fx * cam[i, 0] / z
+            v = cy + fy * cam[i, 1] / z
         else:
             u = np.nan
             v = np.nan
         inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
         be = inside and not (z >= near and z <= far)
-        absent[i] = not pres
+        pres = not absent[i]
         in_view[i] = pres and inside and not be
         behind[i] = not front
         out[i] = front and not inside
         beyond[i] = be
-        # buffer_visibility's pixel cell, read in the second loop
+        # buffer_visibility's pixel cell, read in the third loop
         cell[i] = -1
-        z64[i] = z
         if pres and inside and not be and u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0:
             cell[i] = min(int(math.floor(v)), height - 2) * width + min(int(math.floor(u)), width - 2)
         # flow_columns
         du[i] = np.float32(np.rint((u - np.float64(u_src[i])) * inv_step) * step)
         dv[i] = np.float32(np.rint((v - np.float64(v_src[i])) * inv_step) * step)
-        dx[i] = np.float32(w0 - world_src[i, 0])
-        dy[i] = np.float32(w1 - world_src[i, 1])
-        dz[i] = np.float32(w2 - world_src[i, 2])
         depth[i] = np.float32(z)
-        row_out[i] = np.int16(r)
     # The buffer test in a loop of its own: its reads of the target's buffers miss the cache, and in a short loop
     # the processor overlaps many points' misses (inside the long pass above it measured twice as slow).
     n_undecided = n_in_view = 0
@@ -424,7 +477,7 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
                 if b0 == body[i] and t0 == triangle[i]:
                     st = VISIBLE
                 else:
-                    z = z64[i]
+                    z = cam[i, 2]
                     limit = z - hidden_margin_m - hidden_margin_rel * z
                     if (z_img[p00] < limit and z_img[p00 + 1] < limit and z_img[p00 + width] < limit
                             and z_img[p00 + width + 1] < limit):
@@ -476,17 +529,23 @@ def surface_columns(body: np.ndarray, triangle: np.ndarray, bary: np.ndarray, ca
 
 
 @numba.njit(**_JIT)
-def body_pixel_boxes(hit: np.ndarray, body_of_hit: np.ndarray, width: int, height: int, n_bodies: int) -> tuple:
-    """Per body, over the hit pixels ``hit`` (flat v·W + u) it owns: how many, and the inclusive box of their
-    columns and rows (``lo_u, lo_v, hi_u, hi_v``; ``W, H, −1, −1`` for a body with none) — the bincount and
-    minimum/maximum scatters of the track facts in one pass."""
+def body_pixel_boxes(hit: np.ndarray, body_index: np.ndarray, width: int, height: int, n_bodies: int) -> tuple:
+    """Per body, over the hit pixels ``hit`` (flat v·W + u; ascending, as ``Hits.hit_index``, is fastest) it owns
+    (``body_index[hit[k]]``): how many, and the inclusive box of their columns and rows (``lo_u, lo_v, hi_u,
+    hi_v``; ``W, H, −1, −1`` for a body with none) — the bincount and minimum/maximum scatters of the track facts
+    in one pass (the row ``hit // W`` kept incrementally: a division only where a pixel leaves the current row)."""
     counts = np.zeros(n_bodies, np.int64)
     lo_u, lo_v = np.full(n_bodies, width, np.int64), np.full(n_bodies, height, np.int64)
     hi_u, hi_v = np.full(n_bodies, -1, np.int64), np.full(n_bodies, -1, np.int64)
+    v = 0
+    row_start = 0
     for k in range(len(hit)):
-        b = body_of_hit[k]
-        u = hit[k] % width
-        v = hit[k] // width
+        p = hit[k]
+        b = body_index[p]
+        if not (p >= row_start and p - row_start < width):
+            v = p // width
+            row_start = v * width
+        u = p - row_start
         counts[b] += 1
         lo_u[b] = min(lo_u[b], u)
         lo_v[b] = min(lo_v[b], v)

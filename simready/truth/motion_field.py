@@ -18,7 +18,7 @@ poses or images.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -46,8 +46,15 @@ class MotionField:
     dv_dt_pxps: NDArray[np.float64]
     ddepth_dt_mps: NDArray[np.float64]
     point_velocity_mps: NDArray[np.float64]
+    #: The table's float32 columns (du, dv rounded to the declared step, depth rate) when the compiled pass made
+    #: them with the field (bitwise the roundings below); None: rounded here.
+    columns: tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]] | None = field(
+        default=None, repr=False, compare=False)
 
     def table(self) -> pa.Table:
+        if self.columns is not None:
+            du, dv, dz = self.columns
+            return pa.table({"pixel": self.samples.pixel32, "du_dt_pxps": du, "dv_dt_pxps": dv, "ddepth_dt_mps": dz})
         return pa.table({
             "pixel": self.samples.pixel32,
             "du_dt_pxps": quantized32(self.du_dt_pxps, MOTION_STEP_PXPS),  # the declared precision, compiled
@@ -98,14 +105,14 @@ def motion_field(scene: SceneGeometry, rig: Rig, samples: Samples, *, compiled: 
     v_c_cam = np.einsum("hji,hj->hi", R_rows, v_c)  # Rᵀ v_c per row
     w_cam = np.einsum("hji,hj->hi", R_rows, ego.angular_velocity_rps)
     X = samples.point_camera
-    moving = np.flatnonzero(~static_bodies(scene)[samples.body])
+    moving = samples.moving_indices(scene)
     v_p = point_velocities(scene, samples.body, samples.point_world, samples.time_s, moving)
     q_moving = np.einsum("nji,nj->ni", R_rows[rows[moving]], v_p[moving]) if len(moving) else np.zeros((0, 3))
     if compiled:  # one pass per sample, bitwise the numpy passes below
-        du, dv, dz = image_velocity(rows.astype(np.int64, copy=False), np.ascontiguousarray(X),
-                                    np.ascontiguousarray(v_c_cam), np.ascontiguousarray(w_cam), moving.astype(np.int64),
-                                    q_moving, k.fx, k.fy)
-        return MotionField(samples, du, dv, dz, v_p)
+        du, dv, dz, columns = image_velocity(rows.astype(np.int64, copy=False), np.ascontiguousarray(X),
+                                             np.ascontiguousarray(v_c_cam), np.ascontiguousarray(w_cam),
+                                             moving.astype(np.int64), q_moving, k.fx, k.fy, MOTION_STEP_PXPS)
+        return MotionField(samples, du, dv, dz, v_p, columns)
     q = -np.take(v_c_cam, rows, axis=0)
     if len(moving):
         q[moving] += q_moving

@@ -129,7 +129,7 @@ class TrackBuilder:
         nb = len(self.scene.bodies)
         # Visible pixels and boxes from the id pass (the hits' owning bodies).
         hit = hits.hit_index
-        counts_all, lo_u, lo_v, hi_u, hi_v = body_pixel_boxes(hit, hits.body_index[hit], w, h, nb)  # one pass
+        counts_all, lo_u, lo_v, hi_u, hi_v = body_pixel_boxes(hit, hits.body_index, w, h, nb)  # one pass
         counts = counts_all[self._bodies]
         vis_box = np.stack([lo_u, lo_v, hi_u, hi_v], axis=1)[self._bodies]
         vis_box[counts == 0] = NO_BOX
