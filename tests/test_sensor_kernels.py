@@ -65,6 +65,25 @@ def test_compiled_returns_are_the_numpy_returns(street, kw, rain_mmph):
             np.ascontiguousarray(b).tobytes(), name
 
 
+def test_a_sweep_does_not_depend_on_the_sweeps_before_it(street):
+    """The sweeps' temporaries are reused work arrays: a sweep after others (another size, rain, noise off) is
+    the sweep alone, and its derived columns are its beams' (firing time, channel, column)."""
+    from simready.sensors_hw.atmosphere import Atmosphere
+    from simready.sensors_hw.lidar import scan
+
+    scene, bodies = street
+    rig = lidar_rig(bodies[EGO_ID].track)
+    first = scan(scene, rig, "lid", 0.4, np.random.default_rng(5), ignore=[EGO_ID])
+    scan(scene, lidar_rig(bodies[EGO_ID].track, channels=8, noise=False), "lid", 0.3, np.random.default_rng(1),
+         ignore=[EGO_ID], atmosphere=Atmosphere(40.0))
+    again = scan(scene, rig, "lid", 0.4, np.random.default_rng(5), ignore=[EGO_ID])
+    for name in ("points_sensor", "intensity", "instance_id", "range_m", "beam", "t_s"):
+        assert np.array_equal(getattr(first, name), getattr(again, name)), name
+    assert np.array_equal(again.t_s, 0.4 + (again.beam // 16) / 3600.0)
+    assert np.array_equal(again.channel, again.beam % 16) and again.channel.dtype == np.int32
+    assert np.array_equal(again.azimuth_index, again.beam // 16) and again.azimuth_index.dtype == np.int32
+
+
 @pytest.mark.parametrize("kw", [{}, {"vignette": 0.0, "tone_map": "clip", "exposure_ev": 0.7},
                                 {"distortion_k1": 0.1, "distortion_k2": -0.03, "exposure_ev": -1.3}])
 def test_fused_rgb_is_shade_then_finish(street, kw):

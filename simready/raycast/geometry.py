@@ -55,6 +55,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
+from simready.common.scratch import work_array
 from simready.raycast.kernels import (body_tables, hit_distances, hit_points, rays_to_body, refine_static,
                                       rotate_normals, slab_select, start_points, static_hits,
                                       unique_sorted)
@@ -812,7 +813,8 @@ class SceneGeometry:
         r_min = np.asarray(min_range_m, np.float32)
         r_max = np.asarray(max_range_m, np.float32)
         o_start = _start_points(o32, d32, r_min) if starts is None else starts
-        t_best = np.empty(n, np.float32)
+        # The segment lengths, then Embree's nearest hits in place: a work array (read by hit_distances, not kept).
+        t_best = work_array("cast.t_best", n, np.float32)
         np.subtract(r_max, r_min, out=t_best)  # no temporary (broadcast when either is one value)
         res = self._static_scene.run(o_start, d32, dists=t_best, output=1)
         body = res["geomID"]  # reused in place (no new array): geometry ids become body indices
@@ -861,12 +863,14 @@ class SceneGeometry:
             rays = _RayBatch.of(origins, dirs, times, normalized)
             o32, d_one, d_all, t = rays.o32, rays.d32, rays.d32, rays.t
         n = len(t)
-        full = np.full(n, max_range_m, np.float32)
-        blocked = self._static_scene.run(o32, d_one, dists=full.copy(), query="OCCLUDED") != -1
-        # Rays already blocked get a negative limit, so no moving body is tested against them.
-        limit = np.where(blocked, np.float32(-1.0), full).astype(np.float32)
+        # Each ray's limit: the range (Embree's occlusion query reads it, never writes it), then −1 where a ray is
+        # already blocked, so no moving body is tested against it. A work array (not kept).
+        limit = work_array("occluded.limit", n, np.float32)
+        limit.fill(max_range_m)
+        blocked = self._static_scene.run(o32, d_one, dists=limit, query="OCCLUDED") != -1
+        np.putmask(limit, blocked, np.float32(-1.0))
         for b, idx, o_b, d_b, _, _ in self._mover_batches(ignore, o32, d_all, t, limit, prefilter):
-            r = self._moving_scene[b].run(o_b, d_b, dists=full[idx], query="OCCLUDED")
+            r = self._moving_scene[b].run(o_b, d_b, dists=np.full(len(idx), max_range_m, np.float32), query="OCCLUDED")
             newly = idx[r != -1]
             blocked[newly] = True
             limit[newly] = -1.0

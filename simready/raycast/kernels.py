@@ -179,6 +179,19 @@ def sensor_rays(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_min: np
     d = np.empty((n, 3), np.float32)
     t = np.empty(n, np.float64)
     s = np.empty((n if starts else 0, 3), np.float32)
+    sensor_rays_into(local, T, group_t, r_min, o, d, t, s)
+    return o, d, t, s
+
+
+@numba.njit(**_JIT)
+def sensor_rays_into(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_min: np.ndarray, o: np.ndarray,
+                     d: np.ndarray, t: np.ndarray, s: np.ndarray) -> None:
+    """:func:`sensor_rays` into the caller's arrays (G·K, 3), (G·K, 3), (G·K,) and ``s`` (G·K, 3) for the
+    segment starts or (0, 3) for none (a work array, :func:`simready.common.scratch.work_array`, when they
+    are a temporary of the caller's)."""
+    g_n, k_n = local.shape[0], local.shape[1]
+    n = g_n * k_n
+    starts = s.shape[0] == n
     per_ray = r_min.shape[0] == n
     for g in range(g_n):
         r00, r01, r02 = np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2])
@@ -200,7 +213,6 @@ def sensor_rays(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_min: np
                 s[i, 0] = d0 * r + p0
                 s[i, 1] = d1 * r + p1
                 s[i, 2] = d2 * r + p2
-    return o, d, t, s
 
 
 @numba.njit(**_JIT)

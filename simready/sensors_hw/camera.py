@@ -44,9 +44,10 @@ import zstandard
 
 from simready.artifacts.layout import ZSTD_SUFFIX
 from simready.artifacts.records import Pinhole
+from simready.common.scratch import work_array
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry, box_corners
-from simready.raycast.kernels import positions_in, sensor_rays
+from simready.raycast.kernels import positions_in, sensor_rays, sensor_rays_into
 from simready.sensors_hw import camera_kernels as kern
 
 PASSES = ("depth", "id", "semantic", "rgb")
@@ -487,8 +488,12 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     times = row_times(model, t0_s)
     T_rows = camera_poses(rig, camera_name, t0_s)
     pixels, _, near, far = _ray_tables(model)
-    # Origins, directions, per-ray times and the near plane's segment starts in one compiled pass.
-    origins, dirs, ray_t, starts = sensor_rays(pixels, T_rows, times, near, True)
+    # Origins, directions, per-ray times and the near plane's segment starts in one compiled pass; the hits
+    # keep the first three, the starts only feed the cast (a work array, not faulted in afresh each frame).
+    n = h * w
+    origins, dirs, ray_t = np.empty((n, 3), np.float32), np.empty((n, 3), np.float32), np.empty(n)
+    starts = work_array("camera.starts", (n, 3), np.float32)
+    sensor_rays_into(pixels, T_rows, times, near, origins, dirs, ray_t, starts)
     hits = scene.cast(origins, dirs, ray_t, far, near, ignore=ignore, normalized=True,
                       prefilter=projection_prefilter(model, T_rows), starts=starts)
     hits.fill_tables(albedo="rgb" in wanted)  # rows, ids, classes (and albedo) in one pass, not a gather each
@@ -553,13 +558,19 @@ def _shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, light
     moving = hits._hits_by_motion[1]
     n_moving = hits.normals_of(moving) if len(moving) else np.zeros((0, 3), np.float32)
     sun = lighting.sun_direction_world()
-    n, facing, ndl, lit, start = kern.sun_setup(scene._world_tris.normal32, hits.rows, moving.astype(np.int64),
-                                                n_moving, o, d, hits.distance_m, hits.hit, sun.astype(np.float32),
-                                                np.float32(SHADOW_BIAS_M), lighting.headlights)
-    sunlit = np.zeros(len(hits), bool)
+    # The per-pixel temporaries are work arrays (reused frame after frame, not faulted in afresh).
+    p, m = len(hits), len(hits) if lighting.headlights else 0
+    n, facing, ndl, lit, start = kern.sun_setup(
+        scene._world_tris.normal32, hits.rows, moving.astype(np.int64), n_moving, o, d, hits.distance_m, hits.hit,
+        sun.astype(np.float32), np.float32(SHADOW_BIAS_M), work_array("shade.n", (m, 3), np.float32),
+        work_array("shade.facing", m, np.float32), work_array("shade.ndl", p, np.float32),
+        work_array("shade.lit", p, np.int64), work_array("shade.start", (p, 3), np.float32))
+    sunlit = work_array("shade.sunlit", p, np.bool_)
+    sunlit.fill(False)
     if lighting.sun_elevation_deg > 0.0 and len(lit):
         prefilter = shadow_prefilter(model, T_rows, lit, float(start[:, 2].min()), sun)
-        shadowed = scene.occluded(start, np.broadcast_to(sun.astype(np.float32), start.shape), hits.time_s[lit],
+        lit_t = np.take(hits.time_s, lit, out=work_array("shade.lit_t", len(lit), np.float64))
+        shadowed = scene.occluded(start, np.broadcast_to(sun.astype(np.float32), start.shape), lit_t,
                                   SHADOW_RANGE_M, ignore=ignore, normalized=True, prefilter=prefilter)
         sunlit[lit[~shadowed]] = True
     headlight = np.zeros(0, np.float32)

@@ -112,20 +112,18 @@ def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> 
 @_compiled
 def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_moving: np.ndarray,
               o: np.ndarray, d: np.ndarray, dist: np.ndarray, hit: np.ndarray, sun: np.ndarray,
-              bias: np.float32, normals: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+              bias: np.float32, n: np.ndarray, facing: np.ndarray, ndl: np.ndarray, lit: np.ndarray,
+              start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The shading's first pass (:func:`simready.sensors_hw.camera.shade_numpy`'s float32 operations per pixel):
     each ray's geometric normal (``normal_table[rows]``, or ``n_moving[k]`` for the k-th ray in ``moving``),
     ``facing`` (−sign(n·d): the normal turned toward the viewer), ``ndl`` (n·sun, facing), and for the lit
     rays (ndl > 0) their indices and shadow-ray starts ``o + d·dist + bias·n·facing``.
-    Returns (n (P, 3), facing (P,), ndl (P,), lit (L,), start (L, 3)); n and facing only with ``normals``
-    (else empty: only the headlights read them), and the shadow-ray starts written in the same pass."""
+    Written into the caller's arrays (work arrays: every one is a temporary of the shading): ``n`` (P, 3) and
+    ``facing`` (P,), or (0, 3) and (0,) when only the headlights would read them and there are none; ``ndl``
+    (P,), ``lit`` (P,) and ``start`` (P, 3), of which the first L entries are written. Returns (n, facing, ndl,
+    lit[:L], start[:L])."""
     p = len(rows)
-    m = p if normals else 0
-    n = np.empty((m, 3), np.float32)
-    facing = np.empty(m, np.float32)
-    ndl = np.empty(p, np.float32)
-    lit = np.empty(p, np.int64)
-    start = np.empty((p, 3), np.float32)  # only the first count rows are written (and so touched)
+    normals = n.shape[0] == p
     zero = np.float32(0.0)
     k = 0
     count = 0

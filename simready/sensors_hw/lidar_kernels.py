@@ -21,17 +21,16 @@ _SLACK_RAD = 1e-7
 def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray, noise: np.ndarray,
             draw: np.ndarray, sigma: np.float32, noisy: bool, dark_ext: np.ndarray, cos_grazing: np.float32,
             probability: np.float32, rain_draw: np.ndarray, two_way: np.ndarray, reflectance: np.ndarray,
-            compact_id: np.ndarray, dirs_t: np.ndarray, times: np.ndarray, channels: int) -> tuple[np.ndarray, ...]:
+            compact_id: np.ndarray, dirs_t: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, ...]:
     """The returns of N beams (see :func:`simready.sensors_hw.lidar.returns_numpy` for the rules).
 
     ``noisy``: ``sigma`` is not zero (the range is ``dist + sigma·noise``, the float32 product widened);
-    ``rain_draw`` / ``two_way``: (N,) rain's uniforms and two-way transmittance, or (0,) when dry.
-    Returns (points (3, M) float64, intensity (M,) float32, instance id (M,) uint32, time (M,) float64,
-    range (M,) float64, channel (M,) int32, azimuth index (M,) int32, beam (M,) int64).
+    ``rain_draw`` / ``two_way``: (N,) rain's uniforms and two-way transmittance, or (0,) when dry;
+    ``keep``: (N,) bool work array (overwritten). Returns (points (3, M) float64, intensity (M,) float32,
+    instance id (M,) uint32, range (M,) float64, beam (M,) int64).
     """
     n = hit.shape[0]
     rain = two_way.shape[0] == n
-    keep = np.empty(n, np.bool_)
     m = 0
     for i in range(n):
         k = hit[i]
@@ -46,10 +45,7 @@ def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray
     points = np.empty((3, m), np.float64)
     intensity = np.empty(m, np.float32)
     ids = np.empty(m, np.uint32)
-    t = np.empty(m, np.float64)
     rng_m = np.empty(m, np.float64)
-    channel = np.empty(m, np.int32)
-    azimuth = np.empty(m, np.int32)
     beam = np.empty(m, np.int64)
     j = 0
     for i in range(n):
@@ -65,13 +61,10 @@ def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray
             power = power * two_way[i]
         intensity[j] = np.float32(power)
         ids[j] = compact_id[b]
-        t[j] = times[i]
         rng_m[j] = r
-        channel[j] = np.int32(i % channels)
-        azimuth[j] = np.int32(i // channels)
         beam[j] = i
         j += 1
-    return points, intensity, ids, t, rng_m, channel, azimuth, beam
+    return points, intensity, ids, rng_m, beam
 
 
 @numba.njit(**_JIT)
