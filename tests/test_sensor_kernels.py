@@ -138,6 +138,11 @@ def test_compiled_slab_test_and_merge_lookup_are_the_numpy_ones():
     values = np.sort(rng.choice(100000, 8000, replace=False)).astype(np.int64)
     pos = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
     assert np.array_equal(positions_in(keys, values), pos[keys[pos] == values])
+    # A box's candidates: a few runs of consecutive pixels among dense receivers (the walk gallops between runs).
+    keys = np.flatnonzero(rng.random(200000) < 0.6).astype(np.int64)
+    values = np.concatenate([np.arange(s, s + 700) for s in (5, 40000, 41000, 199600)]).astype(np.int64)
+    pos = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    assert np.array_equal(positions_in(keys, values), pos[keys[pos] == values])
 
 
 @pytest.mark.parametrize("rpy", [[1.0, 2.0, 30.0], [0.0, 0.0, 30.0]])  # tilted; level (corner pairs shared)

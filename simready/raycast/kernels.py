@@ -336,15 +336,28 @@ def slab_select(o: np.ndarray, d: np.ndarray, idx: np.ndarray, every: bool, lo: 
 @numba.njit(**_JIT)
 def positions_in(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Positions in ``sorted_keys`` (ascending, distinct) of the ``values`` (ascending) found there, in order:
-    one merge walk."""
+    one merge walk that gallops over runs of keys below the next value (a box's few candidate pixels among a
+    frame of receivers: about log of the run per gap instead of every key)."""
     out = np.empty(values.shape[0], np.int64)
     m = 0
     j = 0
     n = sorted_keys.shape[0]
     for k in range(values.shape[0]):
         v = values[k]
-        while j < n and sorted_keys[j] < v:
-            j += 1
+        if j < n and sorted_keys[j] < v:
+            # The first key ≥ v after j: bound it by doubling steps, then bisect (keys[lo] < v ≤ keys[hi]).
+            step = 1
+            while j + step < n and sorted_keys[j + step] < v:
+                step *= 2
+            lo = j + step // 2
+            hi = min(j + step, n)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if sorted_keys[mid] < v:
+                    lo = mid
+                else:
+                    hi = mid
+            j = hi
         if j == n:
             break
         if sorted_keys[j] == v:

@@ -565,14 +565,16 @@ def _shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, light
         sun.astype(np.float32), np.float32(SHADOW_BIAS_M), work_array("shade.n", (m, 3), np.float32),
         work_array("shade.facing", m, np.float32), work_array("shade.ndl", p, np.float32),
         work_array("shade.lit", p, np.int64), work_array("shade.start", (p, 3), np.float32))
-    sunlit = work_array("shade.sunlit", p, np.bool_)
-    sunlit.fill(False)
+    # Sunlit: the lit rays whose shadow ray is not blocked (the radiance pass walks both; the sun below the
+    # horizon lights none).
+    shadowed = np.zeros(0, bool)
     if lighting.sun_elevation_deg > 0.0 and len(lit):
         prefilter = shadow_prefilter(model, T_rows, lit, float(start[:, 2].min()), sun)
         lit_t = np.take(hits.time_s, lit, out=work_array("shade.lit_t", len(lit), np.float64))
         shadowed = scene.occluded(start, np.broadcast_to(sun.astype(np.float32), start.shape), lit_t,
                                   SHADOW_RANGE_M, ignore=ignore, normalized=True, prefilter=prefilter)
-        sunlit[lit[~shadowed]] = True
+    else:
+        lit = lit[:0]
     headlight = np.zeros(0, np.float32)
     if lighting.headlights:
         dist = np.where(hits.hit, hits.distance_m, 0.0).astype(np.float32)
@@ -581,7 +583,7 @@ def _shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, light
     def f32(v: tuple[float, float, float]) -> NDArray[np.float32]:
         return np.asarray(v, np.float32)
 
-    return kern.radiance(scene.albedo_at(hits), hits.hit, ndl, sunlit, f32(lighting.sun_rgb),
+    return kern.radiance(scene.albedo_at(hits), hits.hit, ndl, lit, shadowed, f32(lighting.sun_rgb),
                          f32(lighting.ambient_rgb), headlight.astype(np.float32), f32(lighting.sky_rgb),
                          tone, *_tone_args(model))
 

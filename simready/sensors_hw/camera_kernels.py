@@ -97,15 +97,16 @@ def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> 
     float64 operations in its order, one pass instead of a dozen."""
     p = d.shape[0]
     out = np.empty(p, np.float32)
-    for i in range(p):
-        r = i // width
-        dot = 0.0
-        norm2 = 0.0
-        for a in range(3):
-            c = np.float64(d[i, a])
-            dot += c * axis_z[r, a]
-            norm2 += c * c
-        out[i] = np.float32(dist[i] * dot / np.sqrt(norm2))
+    for r in range(p // width):  # by row and column: no integer division per pixel
+        for col in range(width):
+            i = r * width + col
+            dot = 0.0
+            norm2 = 0.0
+            for a in range(3):
+                c = np.float64(d[i, a])
+                dot += c * axis_z[r, a]
+                norm2 += c * c
+            out[i] = np.float32(dist[i] * dot / np.sqrt(norm2))
     return out
 
 
@@ -152,21 +153,29 @@ def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_
 
 
 @_compiled
-def radiance(albedo: np.ndarray, hit: np.ndarray, ndl: np.ndarray, sunlit: np.ndarray, sun_rgb: np.ndarray,
-             ambient: np.ndarray, headlight: np.ndarray, sky: np.ndarray, tone: bool, exposure: np.float32,
-             reinhard: bool, gain: np.ndarray) -> np.ndarray:
+def radiance(albedo: np.ndarray, hit: np.ndarray, ndl: np.ndarray, lit: np.ndarray, shadowed: np.ndarray,
+             sun_rgb: np.ndarray, ambient: np.ndarray, headlight: np.ndarray, sky: np.ndarray, tone: bool,
+             exposure: np.float32, reinhard: bool, gain: np.ndarray) -> np.ndarray:
     """(P, 3) float32 linear radiance (in place on ``albedo``): ``albedo · (ndl·sun_rgb [where sunlit] + ambient
     [+ headlight irradiance when given])``, the sky where nothing was hit; ``shade_numpy``'s float32
-    operations in order. With ``tone`` each value then goes through :func:`tone_map`'s operations (exposure,
-    tone map, vignette ``gain``) in the same pass, so a frame is not read and written once more for it."""
+    operations in order. Sunlit: the rays ``lit`` (ascending) whose shadow ray was not ``shadowed`` (one
+    entry each; ``lit`` empty: none), read by a walk along them (no frame-sized mask). With ``tone`` each
+    value then goes through :func:`tone_map`'s operations (exposure, tone map, vignette ``gain``) in the same
+    pass, so a frame is not read and written once more for it."""
     p = albedo.shape[0]
     zero = np.float32(0.0)
     one = np.float32(1.0)
     lamps = headlight.shape[0] > 0
     scale = exposure != one
     vignette = gain.shape[0] > 0
+    k = 0
+    n_lit = lit.shape[0]
     for i in range(p):
-        s = ndl[i] if sunlit[i] else zero
+        sunlit = False
+        if k < n_lit and lit[k] == i:
+            sunlit = not shadowed[k]
+            k += 1
+        s = ndl[i] if sunlit else zero
         for c in range(3):
             if hit[i]:
                 light = s * sun_rgb[c]
