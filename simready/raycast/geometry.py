@@ -787,7 +787,7 @@ class SceneGeometry:
     def cast(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float | ArrayLike,
              min_range_m: float | ArrayLike = 0.0, *, exact: bool = False, ignore: Iterable[str] = (),
              prefilter: RayPrefilter | None = None, normalized: bool = False, incidence: bool = False,
-             starts: NDArray[np.float32] | None = None) -> Hits:
+             starts: NDArray[np.float32] | None = None, window: tuple[float, float] | None = None) -> Hits:
         """Nearest hit of each ray against the world at that ray's time.
 
         Args:
@@ -807,6 +807,8 @@ class SceneGeometry:
                 this method would compute them (float32 product, then sum), from a
                 sensor that generates them with its rays in one compiled pass
                 (:func:`simready.raycast.kernels.sensor_rays`); None: computed here.
+            window: the least and the greatest of ``times`` when the caller knows them without a pass over
+                every ray (a sensor's rows or columns); None: computed here.
         """
         rays = _RayBatch.of(origins, dirs, times, normalized)
         o32, d32, t, n = rays.o32, rays.d32, rays.t, len(rays.t)
@@ -824,7 +826,7 @@ class SceneGeometry:
         prim, u, v = res["primID"], res["u"], res["v"]
         t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
         rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]] = {}
-        for b, idx, o_b, d_b, T, pose in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter):
+        for b, idx, o_b, d_b, T, pose in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter, window):
             r = self._moving_scene[b].run(o_b, d_b, dists=t_best[idx], output=1)
             closer = np.flatnonzero(r["primID"] >= 0)
             sel = idx[closer]
@@ -845,8 +847,9 @@ class SceneGeometry:
 
     def occluded(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float,
                  *, ignore: Iterable[str] = (), prefilter: RayPrefilter | None = None,
-                 normalized: bool = False) -> NDArray[np.bool_]:
-        """Whether anything lies on each segment [0, max_range] (shadow rays): any hit, not the nearest.
+                 normalized: bool = False, window: tuple[float, float] | None = None) -> NDArray[np.bool_]:
+        """Whether anything lies on each segment [0, max_range] (shadow rays): any hit, not the nearest;
+        ``window`` as for :meth:`cast`.
 
         Float32 ``dirs`` that are one direction broadcast to every ray (``np.broadcast_to``, a sun) are
         never copied: Embree reads the one row for every ray, the moving bodies a view of it."""
@@ -869,7 +872,7 @@ class SceneGeometry:
         limit.fill(max_range_m)
         blocked = self._static_scene.run(o32, d_one, dists=limit, query="OCCLUDED") != -1
         np.putmask(limit, blocked, np.float32(-1.0))
-        for b, idx, o_b, d_b, _, _ in self._mover_batches(ignore, o32, d_all, t, limit, prefilter):
+        for b, idx, o_b, d_b, _, _ in self._mover_batches(ignore, o32, d_all, t, limit, prefilter, window):
             r = self._moving_scene[b].run(o_b, d_b, dists=np.full(len(idx), max_range_m, np.float32), query="OCCLUDED")
             newly = idx[r != -1]
             blocked[newly] = True
@@ -877,11 +880,13 @@ class SceneGeometry:
         return blocked
 
     def _mover_batches(self, ignore: Iterable[str], o: NDArray[np.float32], d: NDArray[np.float32], t: NDArray,
-                       limit: NDArray[np.float32], prefilter: RayPrefilter | None
+                       limit: NDArray[np.float32], prefilter: RayPrefilter | None,
+                       window: tuple[float, float] | None = None
                        ) -> Iterator[tuple[int, NDArray[np.intp], NDArray[np.float32], NDArray[np.float32], NDArray,
                                            NDArray]]:
         """Per moving body: the rays that can reach it, those rays in its frame (float32, for Embree), and
-        its world-from-body poses at the rays' distinct times with each ray's index into them.
+        its world-from-body poses at the rays' distinct times with each ray's index into them; ``window``: the
+        times' least and greatest (None: computed here).
 
         ``limit`` is read as each body comes up, so a caller that lowers it
         in between (nearest hit so far) prunes the later bodies' rays.
@@ -889,7 +894,7 @@ class SceneGeometry:
         movers = self._movers(ignore)
         if not movers or len(t) == 0:
             return
-        window = (float(t.min()), float(t.max()))
+        window = (float(t.min()), float(t.max())) if window is None else window
         for b in movers:
             idx, o_b, d_b, T, pose = self._mover_rays(b, o, d, t, limit, window, prefilter)
             if len(idx):

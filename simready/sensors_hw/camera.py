@@ -495,7 +495,8 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     starts = work_array("camera.starts", (n, 3), np.float32)
     sensor_rays_into(pixels, T_rows, times, near, origins, dirs, ray_t, starts)
     hits = scene.cast(origins, dirs, ray_t, far, near, ignore=ignore, normalized=True,
-                      prefilter=projection_prefilter(model, T_rows), starts=starts)
+                      prefilter=projection_prefilter(model, T_rows), starts=starts,
+                      window=(float(times.min()), float(times.max())))  # the rows' times are the rays'
     hits.fill_tables(albedo="rgb" in wanted)  # rows, ids, classes (and albedo) in one pass, not a gather each
     depth = None
     if "depth" in wanted:
@@ -560,19 +561,20 @@ def _shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, light
     sun = lighting.sun_direction_world()
     # The per-pixel temporaries are work arrays (reused frame after frame, not faulted in afresh).
     p, m = len(hits), len(hits) if lighting.headlights else 0
-    n, facing, ndl, lit, start = kern.sun_setup(
+    n, facing, ndl, lit, start, lit_t, z_min, t_min, t_max = kern.sun_setup(
         scene._world_tris.normal32, hits.rows, moving.astype(np.int64), n_moving, o, d, hits.distance_m, hits.hit,
-        sun.astype(np.float32), np.float32(SHADOW_BIAS_M), work_array("shade.n", (m, 3), np.float32),
+        sun.astype(np.float32), np.float32(SHADOW_BIAS_M), hits.time_s, work_array("shade.n", (m, 3), np.float32),
         work_array("shade.facing", m, np.float32), work_array("shade.ndl", p, np.float32),
-        work_array("shade.lit", p, np.int64), work_array("shade.start", (p, 3), np.float32))
+        work_array("shade.lit", p, np.int64), work_array("shade.start", (p, 3), np.float32),
+        work_array("shade.lit_t", p, np.float64))
     # Sunlit: the lit rays whose shadow ray is not blocked (the radiance pass walks both; the sun below the
     # horizon lights none).
     shadowed = np.zeros(0, bool)
     if lighting.sun_elevation_deg > 0.0 and len(lit):
-        prefilter = shadow_prefilter(model, T_rows, lit, float(start[:, 2].min()), sun)
-        lit_t = np.take(hits.time_s, lit, out=work_array("shade.lit_t", len(lit), np.float64))
+        prefilter = shadow_prefilter(model, T_rows, lit, float(z_min), sun)
         shadowed = scene.occluded(start, np.broadcast_to(sun.astype(np.float32), start.shape), lit_t,
-                                  SHADOW_RANGE_M, ignore=ignore, normalized=True, prefilter=prefilter)
+                                  SHADOW_RANGE_M, ignore=ignore, normalized=True, prefilter=prefilter,
+                                  window=(float(t_min), float(t_max)))
     else:
         lit = lit[:0]
     headlight = np.zeros(0, np.float32)

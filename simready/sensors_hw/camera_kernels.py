@@ -113,21 +113,28 @@ def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> 
 @_compiled
 def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_moving: np.ndarray,
               o: np.ndarray, d: np.ndarray, dist: np.ndarray, hit: np.ndarray, sun: np.ndarray,
-              bias: np.float32, n: np.ndarray, facing: np.ndarray, ndl: np.ndarray, lit: np.ndarray,
-              start: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+              bias: np.float32, time: np.ndarray, n: np.ndarray, facing: np.ndarray, ndl: np.ndarray,
+              lit: np.ndarray, start: np.ndarray, lit_t: np.ndarray) -> tuple:
     """The shading's first pass (:func:`simready.sensors_hw.camera.shade_numpy`'s float32 operations per pixel):
     each ray's geometric normal (``normal_table[rows]``, or ``n_moving[k]`` for the k-th ray in ``moving``),
     ``facing`` (−sign(n·d): the normal turned toward the viewer), ``ndl`` (n·sun, facing), and for the lit
     rays (ndl > 0) their indices and shadow-ray starts ``o + d·dist + bias·n·facing``.
     Written into the caller's arrays (work arrays: every one is a temporary of the shading): ``n`` (P, 3) and
     ``facing`` (P,), or (0, 3) and (0,) when only the headlights would read them and there are none; ``ndl``
-    (P,), ``lit`` (P,) and ``start`` (P, 3), of which the first L entries are written. Returns (n, facing, ndl,
-    lit[:L], start[:L])."""
+    (P,), ``lit`` (P,), ``start`` (P, 3) and ``lit_t`` (P,) (the lit rays' ``time``), of which the first L entries
+    are written. Returns (n, facing, ndl, lit[:L], start[:L], lit_t[:L], the least start z (float32), the least
+    and the greatest lit time): what the shadow cast's prefilter and time window read, without passes of their
+    own (NaN where numpy's min or max would give NaN)."""
     p = len(rows)
     normals = n.shape[0] == p
     zero = np.float32(0.0)
     k = 0
     count = 0
+    z_min = np.float32(np.inf)
+    t_min = np.inf
+    t_max = -np.inf
+    z_nan = False
+    t_nan = False
     for i in range(p):
         if k < len(moving) and moving[k] == i:
             n0, n1, n2 = n_moving[k, 0], n_moving[k, 1], n_moving[k, 2]
@@ -148,8 +155,25 @@ def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_
             start[count, 0] = (o[i, 0] + d[i, 0] * t) + bias * (n0 * f)
             start[count, 1] = (o[i, 1] + d[i, 1] * t) + bias * (n1 * f)
             start[count, 2] = (o[i, 2] + d[i, 2] * t) + bias * (n2 * f)
+            z = start[count, 2]
+            if z != z:
+                z_nan = True
+            elif z < z_min:
+                z_min = z
+            tl = time[i]
+            lit_t[count] = tl
+            if tl != tl:
+                t_nan = True
+            else:
+                t_min = min(t_min, tl)
+                t_max = max(t_max, tl)
             count += 1
-    return n, facing, ndl, lit[:count], start[:count]
+    if z_nan:
+        z_min = np.float32(np.nan)
+    if t_nan:
+        t_min = np.nan
+        t_max = np.nan
+    return n, facing, ndl, lit[:count], start[:count], lit_t[:count], z_min, t_min, t_max
 
 
 @_compiled

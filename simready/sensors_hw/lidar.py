@@ -232,8 +232,8 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     # Origins, directions and times are kept by the hits; the segment starts only feed the cast.
     origins, dirs, times = np.empty((n, 3), np.float32), np.empty((n, 3), np.float32), np.empty(n)
     starts = work_array("lidar.starts", (n if r_min else 0, 3), np.float32)
-    sensor_rays_into(table.dirs_sensor32, T_cols, t0_s + table.time_offset_s, np.full(1, r_min), origins, dirs,
-                     times, starts)
+    col_t = t0_s + table.time_offset_s
+    sensor_rays_into(table.dirs_sensor32, T_cols, col_t, np.full(1, r_min), origins, dirs, times, starts)
     noise, draw = work_array("lidar.noise", n, np.float32), work_array("lidar.draw", n, np.float32)
     if model.noise:  # the same draws as rng.standard_normal(n, dtype=np.float32) and rng.random(n, ...)
         rng.standard_normal(dtype=np.float32, out=noise)
@@ -242,7 +242,8 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
         noise.fill(0.0)
         draw.fill(0.5)
     hits = scene.cast(origins, dirs, times, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
-                      prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None)
+                      prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None,
+                      window=(float(col_t.min()), float(col_t.max())))  # the columns' times are the beams'
     rain = atmosphere is not None and not atmosphere.clear
     sigma = math.hypot(model.range_noise_m, atmosphere.range_spread_m) if rain else model.range_noise_m  # type: ignore[union-attr]
     sigma = sigma if model.noise else 0.0
