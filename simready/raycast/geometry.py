@@ -56,7 +56,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
 from simready.common.scratch import work_array
-from simready.raycast.kernels import (body_tables, hit_distances, hit_points, rays_to_body, refine_static,
+from simready.raycast.kernels import (body_tables, hit_points, rays_to_body, refine_static,
                                       rotate_normals, slab_select, start_points, static_hits,
                                       unique_sorted)
 from simready.world.identity import NOTHING_HIT, compact_ids
@@ -265,8 +265,6 @@ def _abs_cos(ng: NDArray[np.float32], d: NDArray[np.float32]) -> NDArray[np.floa
 
 #: ``slab_select``'s candidates when every ray is one.
 _ALL = np.zeros(0, np.int64)
-#: ``hit_distances``' cosines when a cast has none.
-_NO_COS = np.zeros(0, np.float32)
 #: What :meth:`SceneGeometry._mover_rays` returns when no ray can meet the body.
 _NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 4, 4)), np.zeros(0, np.int64))
 
@@ -815,14 +813,17 @@ class SceneGeometry:
         r_min = np.asarray(min_range_m, np.float32)
         r_max = np.asarray(max_range_m, np.float32)
         o_start = _start_points(o32, d32, r_min) if starts is None else starts
-        # The segment lengths, then Embree's nearest hits in place: a work array (read by hit_distances, not kept).
+        # The segment lengths, then Embree's nearest hits in place: a work array (read below, not kept).
         t_best = work_array("cast.t_best", n, np.float32)
         np.subtract(r_max, r_min, out=t_best)  # no temporary (broadcast when either is one value)
         res = self._static_scene.run(o_start, d32, dists=t_best, output=1)
         body = res["geomID"]  # reused in place (no new array): geometry ids become body indices
-        # One pass: the body of each geometry id, and with ``incidence`` the cosines (_abs_cos's operations).
-        cos = static_hits(body, self._body_of_static_geom_ext, res["Ng"], d32, incidence)
-        cos = cos if incidence else None
+        # One pass: the body of each geometry id, with ``incidence`` the cosines (_abs_cos's operations), and
+        # hit_distances' hit and t + r_min (+inf where nothing was hit, the cosine NaN there).
+        r_min_1 = r_min.reshape(-1)
+        cos_all, hit, dist = static_hits(body, self._body_of_static_geom_ext, res["Ng"], d32, incidence, res["tfar"],
+                                         r_min_1)
+        cos = cos_all if incidence else None
         prim, u, v = res["primID"], res["u"], res["v"]
         t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
         rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]] = {}
@@ -837,8 +838,10 @@ class SceneGeometry:
             rotations[b] = (sel, T, pose[closer])
             if cos is not None:  # the body-frame normal and direction give the same angle
                 cos[sel] = _abs_cos(r["Ng"][closer], d_b[closer])
-        # t + r_min, +inf where nothing was hit (and the cosine NaN there)
-        hit, dist = hit_distances(body, t_best, r_min.reshape(-1), _NO_COS if cos is None else cos)
+            # hit_distances' float64 t + r_min of the closer hits
+            hit[sel] = True
+            r_sel = r_min_1[sel] if len(r_min_1) == n else r_min_1[0]
+            dist[sel] = t_best[sel].astype(np.float64) + r_sel.astype(np.float64)
         hits = Hits(hit, dist, body, prim, t, self, o32, d32, u, v, False, rays.o64, rays.d64)
         hits._rotations = rotations
         if cos is not None:

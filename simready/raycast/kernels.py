@@ -217,26 +217,42 @@ def sensor_rays_into(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_mi
 
 @numba.njit(**_JIT)
 def static_hits(geom: np.ndarray, body_of_geom_ext: np.ndarray, ng: np.ndarray, d: np.ndarray,
-                incidence: bool) -> np.ndarray:
+                incidence: bool, t: np.ndarray, r_min: np.ndarray) -> tuple:
     """After the static scene's cast: its geometry ids become body indices (in place on ``geom``; −1 reads the
     table's last entry, as ``np.take`` does), and with ``incidence`` each ray's float32 |n·d| / |n| of Embree's
     unnormalized normal ``ng`` (:func:`simready.raycast.geometry._abs_cos`'s operations in its order; (0,)
-    without). One pass instead of a gather and a dozen column passes."""
+    without), NaN where nothing was hit; and :func:`hit_distances` of the static hits (``t`` Embree's nearest
+    distances, ``r_min`` one per ray or one for all): ``hit`` and the float64 distances ``t + r_min`` (+inf
+    where nothing was hit). One pass instead of a gather, a dozen column passes and a pass for the distances.
+    Returns (cos, hit, dist); a moving body's closer hits are written over them by the caller."""
     n = geom.shape[0]
     last = body_of_geom_ext.shape[0] - 1
     cos = np.empty(n if incidence else 0, np.float32)
+    hit = np.empty(n, np.bool_)
+    dist = np.empty(n, np.float64)
+    per_ray = r_min.shape[0] == n
     for i in range(n):
         gi = geom[i]
-        geom[i] = body_of_geom_ext[last if gi < 0 else gi]
+        b = body_of_geom_ext[last if gi < 0 else gi]
+        geom[i] = b
+        h = b >= 0
+        hit[i] = h
+        if h:
+            dist[i] = np.float64(t[i]) + np.float64(r_min[i if per_ray else 0])
+        else:
+            dist[i] = np.inf
         if incidence:
-            dot = ng[i, 0] * d[i, 0]
-            dot = dot + ng[i, 1] * d[i, 1]
-            dot = dot + ng[i, 2] * d[i, 2]
-            nrm = ng[i, 0] * ng[i, 0]
-            nrm = nrm + ng[i, 1] * ng[i, 1]
-            nrm = nrm + ng[i, 2] * ng[i, 2]
-            cos[i] = abs(dot) / np.sqrt(nrm)
-    return cos
+            if h:
+                dot = ng[i, 0] * d[i, 0]
+                dot = dot + ng[i, 1] * d[i, 1]
+                dot = dot + ng[i, 2] * d[i, 2]
+                nrm = ng[i, 0] * ng[i, 0]
+                nrm = nrm + ng[i, 1] * ng[i, 1]
+                nrm = nrm + ng[i, 2] * ng[i, 2]
+                cos[i] = abs(dot) / np.sqrt(nrm)
+            else:
+                cos[i] = np.nan
+    return cos, hit, dist
 
 
 @numba.njit(**_JIT)
