@@ -114,7 +114,7 @@ def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> 
 def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_moving: np.ndarray,
               o: np.ndarray, d: np.ndarray, dist: np.ndarray, hit: np.ndarray, sun: np.ndarray,
               bias: np.float32, time: np.ndarray, n: np.ndarray, facing: np.ndarray, ndl: np.ndarray,
-              lit: np.ndarray, start: np.ndarray, lit_t: np.ndarray) -> tuple:
+              lit: np.ndarray, start: np.ndarray, lit_t: np.ndarray) -> tuple[Any, ...]:
     """The shading's first pass (:func:`simready.sensors_hw.camera.shade_numpy`'s float32 operations per pixel):
     each ray's geometric normal (``normal_table[rows]``, or ``n_moving[k]`` for the k-th ray in ``moving``),
     ``facing`` (−sign(n·d): the normal turned toward the viewer), ``ndl`` (n·sun, facing), and for the lit
