@@ -54,7 +54,7 @@ from simready.sensors_hw.frames import SensorType, frame_declaration
 from simready.sensors_hw.models import LidarModel, Rig
 from simready.raycast.geometry import Hits, RayPrefilter, SceneGeometry, box_corners
 from simready.raycast.kernels import sensor_rays, sensor_rays_into
-from simready.sensors_hw.lidar_kernels import azimuth_beams, returns
+from simready.sensors_hw.lidar_kernels import azimuth_beams, pcg64_draws, returns
 
 PLY_COLUMNS = ("x", "y", "z", "intensity", "instance_id")
 
@@ -236,8 +236,7 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     sensor_rays_into(table.dirs_sensor32, T_cols, col_t, np.full(1, r_min), origins, dirs, times, starts)
     noise, draw = work_array("lidar.noise", n, np.float32), work_array("lidar.draw", n, np.float32)
     if model.noise:  # the same draws as rng.standard_normal(n, dtype=np.float32) and rng.random(n, ...)
-        rng.standard_normal(dtype=np.float32, out=noise)
-        rng.random(dtype=np.float32, out=draw)
+        normals_then_uniforms(rng, noise, draw)
     else:
         noise.fill(0.0)
         draw.fill(0.5)
@@ -272,6 +271,28 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
 
 #: ``returns``' rain arrays on a dry sweep.
 _DRY = np.zeros(0)
+_MASK64 = (1 << 64) - 1
+
+
+def normals_then_uniforms(rng: np.random.Generator, noise: NDArray[np.float32], draw: NDArray[np.float32]) -> None:
+    """``rng.standard_normal(dtype=np.float32, out=noise)`` then ``rng.random(dtype=np.float32, out=draw)``: the same
+    numbers, and ``rng`` left in the same state. A PCG64 generator (every named stream's) draws them in one compiled
+    loop (:func:`simready.sensors_hw.lidar_kernels.pcg64_draws`, ~3x numpy's per-number calls: 1 of a sweep's
+    ~5 ms outside the cast); another bit generator through numpy."""
+    bits = rng.bit_generator
+    if type(bits) is not np.random.PCG64:
+        rng.standard_normal(dtype=np.float32, out=noise)
+        rng.random(dtype=np.float32, out=draw)
+        return
+    with bits.lock:
+        st = bits.state
+        value, inc = st["state"]["state"], st["state"]["inc"]
+        words = np.array([value >> 64, value & _MASK64, inc >> 64, inc & _MASK64, st["has_uint32"], st["uinteger"]],
+                         np.uint64)
+        pcg64_draws(words, noise, draw)
+        st["state"]["state"] = (int(words[0]) << 64) | int(words[1])
+        st["has_uint32"], st["uinteger"] = int(words[4]), int(words[5])
+        bits.state = st
 
 
 def _dark_bodies(model: LidarModel, scene: SceneGeometry) -> NDArray[np.bool_]:
