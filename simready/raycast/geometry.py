@@ -56,8 +56,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
 from simready.common.scratch import work_array
-from simready.raycast.kernels import (body_tables, hit_points, rays_to_body, refine_static,
-                                      rotate_normals, slab_select, start_points, static_hits,
+from simready.raycast.kernels import (body_tables, hit_points, mover_hits, rays_to_body, refine_static,
+                                      rotate_normals, slab_select, start_points, static_hits, swept_box,
                                       unique_sorted)
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import TIME_EPS_S, PoseTrack
@@ -265,6 +265,8 @@ def _abs_cos(ng: NDArray[np.float32], d: NDArray[np.float32]) -> NDArray[np.floa
 
 #: ``slab_select``'s candidates when every ray is one.
 _ALL = np.zeros(0, np.int64)
+#: ``mover_hits``' cosines when a cast has none.
+_NO_COS = np.zeros(0, np.float32)
 #: What :meth:`SceneGeometry._mover_rays` returns when no ray can meet the body.
 _NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 4, 4)), np.zeros(0, np.int64))
 
@@ -714,19 +716,12 @@ class SceneGeometry:
         # Sorted, duplicates harmless: they only add zero gaps.
         ts = np.sort(np.concatenate([np.linspace(t0_s, t1_s, n), knots])) if len(knots) else np.linspace(t0_s, t1_s, n)
         smp = track.sample(ts)
-        if not np.any(smp.present):
-            return None
         centre, half, radius = self._local_box_shape[body_index]
-        T = smp.matrices()[smp.present]
-        R = T[:, :3, :3]
-        # The world AABB of a rotated box is centre ± |R|·half (exact, no corner enumeration).
-        mid = R @ centre + T[:, :3, 3]
-        ext = np.abs(R) @ half
-        gap = float(np.max(np.diff(ts)))
-        speed = np.sqrt(np.max(np.einsum("ij,ij->i", smp.velocity_mps, smp.velocity_mps)))
-        spin = np.sqrt(np.max(np.einsum("ij,ij->i", smp.angular_velocity_rps, smp.angular_velocity_rps)))
-        pad = SWEEP_PAD_FACTOR * (speed + spin * radius) * gap + SWEEP_PAD_M
-        return (mid - ext).min(axis=0) - pad, (mid + ext).max(axis=0) + pad
+        # The world AABB of a rotated box is centre ± |R|·half (exact, no corner enumeration): one compiled pass
+        # over the sampled poses (:func:`simready.raycast.kernels.swept_box`).
+        lo, hi, seen = swept_box(smp.matrices(), smp.present, smp.velocity_mps, smp.angular_velocity_rps, ts,
+                                 centre, half, radius, SWEEP_PAD_FACTOR, SWEEP_PAD_M)
+        return (lo, hi) if seen else None
 
     # --- casting ------------------------------------------------------------
 
@@ -829,19 +824,11 @@ class SceneGeometry:
         rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]] = {}
         for b, idx, o_b, d_b, T, pose in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter, window):
             r = self._moving_scene[b].run(o_b, d_b, dists=t_best[idx], output=1)
-            closer = np.flatnonzero(r["primID"] >= 0)
-            sel = idx[closer]
-            body[sel] = b
-            prim[sel] = r["primID"][closer]
-            u[sel], v[sel] = r["u"][closer], r["v"][closer]
-            t_best[sel] = r["tfar"][closer]
+            # The rays that met b (closer than the nearest hit so far) take its hit, hit_distances' float64
+            # t + r_min and the cosine of the body-frame normal and direction (the same angle): one pass.
+            sel, closer = mover_hits(np.asarray(idx, np.int64), r["primID"], r["u"], r["v"], r["tfar"], r["Ng"], d_b, b,
+                                     body, prim, u, v, t_best, _NO_COS if cos is None else cos, hit, dist, r_min_1)
             rotations[b] = (sel, T, pose[closer])
-            if cos is not None:  # the body-frame normal and direction give the same angle
-                cos[sel] = _abs_cos(r["Ng"][closer], d_b[closer])
-            # hit_distances' float64 t + r_min of the closer hits
-            hit[sel] = True
-            r_sel = r_min_1[sel] if len(r_min_1) == n else r_min_1[0]
-            dist[sel] = t_best[sel].astype(np.float64) + r_sel.astype(np.float64)
         hits = Hits(hit, dist, body, prim, t, self, o32, d32, u, v, False, rays.o64, rays.d64)
         hits._rotations = rotations
         if cos is not None:

@@ -380,3 +380,79 @@ def positions_in(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
             out[m] = j
             m += 1
     return out[:m].copy()
+
+
+@numba.njit(**_JIT)
+def swept_box(T: np.ndarray, present: np.ndarray, vel: np.ndarray, ang: np.ndarray, ts: np.ndarray,
+              centre: np.ndarray, half: np.ndarray, radius: float, pad_factor: float, pad_m: float) -> tuple:
+    """:meth:`simready.raycast.geometry.SceneGeometry.swept_bounds` after its sampling, in one pass: the world
+    box ``centre ± |R|·half`` of a body's local box at each present pose ``T`` (K, 4, 4), over all of them,
+    padded by ``pad_factor · (|v|max + |ω|max · radius) · gap + pad_m`` (speeds over every sample, ``gap`` the
+    largest step of the sample times ``ts``). Returns (lo (3,), hi (3,), whether any pose is present)."""
+    lo = np.full(3, np.inf)
+    hi = np.full(3, -np.inf)
+    seen = False
+    v2 = 0.0
+    w2 = 0.0
+    for k in range(T.shape[0]):
+        v2 = max(v2, vel[k, 0] * vel[k, 0] + vel[k, 1] * vel[k, 1] + vel[k, 2] * vel[k, 2])
+        w2 = max(w2, ang[k, 0] * ang[k, 0] + ang[k, 1] * ang[k, 1] + ang[k, 2] * ang[k, 2])
+        if not present[k]:
+            continue
+        seen = True
+        for a in range(3):
+            mid = T[k, a, 0] * centre[0] + T[k, a, 1] * centre[1] + T[k, a, 2] * centre[2] + T[k, a, 3]
+            ext = abs(T[k, a, 0]) * half[0] + abs(T[k, a, 1]) * half[1] + abs(T[k, a, 2]) * half[2]
+            lo[a] = min(lo[a], mid - ext)
+            hi[a] = max(hi[a], mid + ext)
+    gap = 0.0
+    for k in range(1, ts.shape[0]):
+        gap = max(gap, ts[k] - ts[k - 1])
+    pad = pad_factor * (np.sqrt(v2) + np.sqrt(w2) * radius) * gap + pad_m
+    for a in range(3):
+        lo[a] -= pad
+        hi[a] += pad
+    return lo, hi, seen
+
+
+@numba.njit(**_JIT)
+def mover_hits(idx: np.ndarray, prim_b: np.ndarray, u_b: np.ndarray, v_b: np.ndarray, t_b: np.ndarray,
+               ng_b: np.ndarray, d_b: np.ndarray, b: int, body: np.ndarray, prim: np.ndarray, u: np.ndarray,
+               v: np.ndarray, t_best: np.ndarray, cos: np.ndarray, hit: np.ndarray, dist: np.ndarray,
+               r_min: np.ndarray) -> tuple:
+    """A moving body's cast merged into a cast's hits in one pass: each of its rays ``idx`` that met it (it was
+    cast no further than the nearest hit so far) takes its body ``b``, triangle, barycentrics and distance,
+    ``hit``, the float64 distance ``t + r_min`` (``r_min`` one per ray or one for all) and, when ``cos`` has a
+    row per ray, the float32 |n·d| / |n| of its body-frame normal and direction
+    (:func:`simready.raycast.geometry._abs_cos`'s operations). Returns (the rays that met it, their positions
+    in ``idx``)."""
+    k_n = idx.shape[0]
+    n = body.shape[0]
+    sel = np.empty(k_n, np.int64)
+    closer = np.empty(k_n, np.int64)
+    per_ray = r_min.shape[0] == n
+    incidence = cos.shape[0] == n
+    m = 0
+    for k in range(k_n):
+        if prim_b[k] < 0:
+            continue
+        i = idx[k]
+        sel[m] = i
+        closer[m] = k
+        m += 1
+        body[i] = b
+        prim[i] = prim_b[k]
+        u[i] = u_b[k]
+        v[i] = v_b[k]
+        t_best[i] = t_b[k]
+        hit[i] = True
+        dist[i] = np.float64(t_b[k]) + np.float64(r_min[i if per_ray else 0])
+        if incidence:
+            dot = ng_b[k, 0] * d_b[k, 0]
+            dot = dot + ng_b[k, 1] * d_b[k, 1]
+            dot = dot + ng_b[k, 2] * d_b[k, 2]
+            nrm = ng_b[k, 0] * ng_b[k, 0]
+            nrm = nrm + ng_b[k, 1] * ng_b[k, 1]
+            nrm = nrm + ng_b[k, 2] * ng_b[k, 2]
+            cos[i] = abs(dot) / np.sqrt(nrm)
+    return sel[:m].copy(), closer[:m].copy()

@@ -72,6 +72,8 @@ class BeamTable:
         beam_offset_s: (steps·channels,) firing time of each beam after the sweep start.
         dirs_sensor_t: (3, steps·channels) ``dirs_sensor`` by component (points are gathered from it:
             a gather along the long axis is several times faster than of (N, 3) rows).
+        cos_az, sin_az: (steps,) and cos_el, sin_el: (channels,) the angles' cosines and sines, whose products
+            are ``dirs_sensor`` (the compiled passes read them instead of the (N, 3) table).
     """
 
     dirs_sensor: NDArray[np.float64]
@@ -81,6 +83,10 @@ class BeamTable:
     dirs_sensor32: NDArray[np.float32]
     beam_offset_s: NDArray[np.float64]
     dirs_sensor_t: NDArray[np.float64]
+    cos_az: NDArray[np.float64]
+    sin_az: NDArray[np.float64]
+    cos_el: NDArray[np.float64]
+    sin_el: NDArray[np.float64]
 
 
 @lru_cache(maxsize=8)
@@ -93,9 +99,9 @@ def beam_table(model: LidarModel) -> BeamTable:
     d[..., 2] = np.sin(el)[None, :]
     dt = np.arange(model.azimuth_steps) / (model.azimuth_steps * model.rotation_hz)
     table = BeamTable(d, dt, az, el, d.astype(np.float32), np.repeat(dt, model.channels),
-                      np.ascontiguousarray(d.reshape(-1, 3).T))
+                      np.ascontiguousarray(d.reshape(-1, 3).T), np.cos(az), np.sin(az), np.cos(el), np.sin(el))
     for a in (table.dirs_sensor, table.time_offset_s, table.azimuth_rad, table.elevation_rad, table.dirs_sensor32,
-              table.beam_offset_s, table.dirs_sensor_t):
+              table.beam_offset_s, table.dirs_sensor_t, table.cos_az, table.sin_az, table.cos_el, table.sin_el):
         a.setflags(write=False)
     return table
 
@@ -139,9 +145,8 @@ def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64],
     two_pi = 2.0 * np.pi
 
     if compiled:
-        cos_az, sin_az = np.cos(table.azimuth_rad), np.sin(table.azimuth_rad)
         return lambda lo, hi: azimuth_beams(box_corners(lo, hi), ax, ay, px, py, table.azimuth_rad, margin,
-                                            model.channels, cos_az, sin_az)
+                                            model.channels, table.cos_az, table.sin_az)
 
     def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
         corners = box_corners(lo, hi)
@@ -262,7 +267,8 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
         cols = returns(hits.hit, hits.distance_m, hits.body_index, hits.cos_incidence, noise, draw, np.float32(sigma),
                        bool(sigma), _dark_bodies(model, scene), np.float32(_cos_grazing(model)),
                        np.float32(drop.probability), rain_draw, two_way, scene.reflectance_of_body,
-                       scene.compact_id_of_body, table.dirs_sensor_t, work_array("lidar.keep", n, np.bool_))
+                       scene.compact_id_of_body, table.cos_el, table.sin_el, table.cos_az, table.sin_az,
+                       work_array("lidar.keep", n, np.bool_))
     else:
         cols = returns_numpy(model, scene, hits, noise, draw, sigma, rain_draw, two_way, table.dirs_sensor_t)
     points, intensity, ids, rng_m, beam = cols

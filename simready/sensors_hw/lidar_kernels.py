@@ -32,11 +32,15 @@ _SLACK_RAD = 1e-7
 def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray, noise: np.ndarray,
             draw: np.ndarray, sigma: np.float32, noisy: bool, dark_ext: np.ndarray, cos_grazing: np.float32,
             probability: np.float32, rain_draw: np.ndarray, two_way: np.ndarray, reflectance: np.ndarray,
-            compact_id: np.ndarray, dirs_t: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, ...]:
+            compact_id: np.ndarray, cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, sin_az: np.ndarray,
+            keep: np.ndarray) -> tuple[np.ndarray, ...]:
     """The returns of N beams (see :func:`simready.sensors_hw.lidar.returns_numpy` for the rules).
 
     ``noisy``: ``sigma`` is not zero (the range is ``dist + sigma·noise``, the float32 product widened);
     ``rain_draw`` / ``two_way``: (N,) rain's uniforms and two-way transmittance, or (0,) when dry;
+    ``cos_el``/``sin_el`` (channels,) and ``cos_az``/``sin_az`` (steps,): the beam table's angles, whose products
+    are its directions (:func:`simready.sensors_hw.lidar.beam_table`: ``cos el · cos az``, ``cos el · sin az``,
+    ``sin el``, the same float64 products), read instead of an (N, 3) table;
     ``keep``: (N,) bool work array (overwritten). Returns (points (3, M) float64, intensity (M,) float32,
     instance id (M,) uint32, range (M,) float64, beam (M,) int64).
     """
@@ -59,14 +63,16 @@ def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray
     rng_m = np.empty(m, np.float64)
     beam = np.empty(m, np.int64)
     j = 0
+    channels = cos_el.shape[0]
     for i in range(n):
         if not keep[i]:
             continue
         b = body[i]
         r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
-        points[0, j] = dirs_t[0, i] * r
-        points[1, j] = dirs_t[1, i] * r
-        points[2, j] = dirs_t[2, i] * r
+        s, c = i // channels, i % channels
+        points[0, j] = (cos_el[c] * cos_az[s]) * r
+        points[1, j] = (cos_el[c] * sin_az[s]) * r
+        points[2, j] = sin_el[c] * r
         power = reflectance[b] * np.float64(cos[i])
         if rain:
             power = power * two_way[i]
