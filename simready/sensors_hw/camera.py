@@ -497,7 +497,9 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     hits = scene.cast(origins, dirs, ray_t, far, near, ignore=ignore, normalized=True,
                       prefilter=projection_prefilter(model, T_rows), starts=starts,
                       window=(float(times.min()), float(times.max())))  # the rows' times are the rays'
-    hits.fill_tables(albedo="rgb" in wanted)  # rows, ids, classes (and albedo) in one pass, not a gather each
+    # Rows, ids, classes (and the albedo of textured looks' scenes; others' radiance reads it per body) in one pass,
+    # not a gather each.
+    hits.fill_tables(albedo="rgb" in wanted and bool(scene._looks))
     depth = None
     if "depth" in wanted:
         hits.refine(barycentrics=False)
@@ -585,9 +587,15 @@ def _shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, light
     def f32(v: tuple[float, float, float]) -> NDArray[np.float32]:
         return np.asarray(v, np.float32)
 
-    return kern.radiance(scene.albedo_at(hits), hits.hit, ndl, lit, shadowed, f32(lighting.sun_rgb),
-                         f32(lighting.ambient_rgb), headlight.astype(np.float32), f32(lighting.sky_rgb),
-                         tone, *_tone_args(model))
+    # Without textured looks each ray's albedo is its body's: the radiance pass reads the per-body table.
+    albedo = scene.albedo_at(hits) if scene._looks else _PER_BODY
+    return kern.radiance(albedo, hits.body_index, scene._albedo_ext, hits.hit, ndl, lit, shadowed,
+                         f32(lighting.sun_rgb), f32(lighting.ambient_rgb), headlight.astype(np.float32),
+                         f32(lighting.sky_rgb), tone, *_tone_args(model))
+
+
+#: ``kern.radiance``'s albedo when it reads the scene's per-body table.
+_PER_BODY = np.zeros((0, 3), np.float32)
 
 
 def shade_numpy(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighting: Lighting,

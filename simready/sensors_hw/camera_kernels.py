@@ -177,16 +177,21 @@ def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_
 
 
 @_compiled
-def radiance(albedo: np.ndarray, hit: np.ndarray, ndl: np.ndarray, lit: np.ndarray, shadowed: np.ndarray,
-             sun_rgb: np.ndarray, ambient: np.ndarray, headlight: np.ndarray, sky: np.ndarray, tone: bool,
-             exposure: np.float32, reinhard: bool, gain: np.ndarray) -> np.ndarray:
+def radiance(albedo: np.ndarray, body: np.ndarray, albedo_ext: np.ndarray, hit: np.ndarray, ndl: np.ndarray,
+             lit: np.ndarray, shadowed: np.ndarray, sun_rgb: np.ndarray, ambient: np.ndarray, headlight: np.ndarray,
+             sky: np.ndarray, tone: bool, exposure: np.float32, reinhard: bool, gain: np.ndarray) -> np.ndarray:
     """(P, 3) float32 linear radiance (in place on ``albedo``): ``albedo · (ndl·sun_rgb [where sunlit] + ambient
     [+ headlight irradiance when given])``, the sky where nothing was hit; ``shade_numpy``'s float32
-    operations in order. Sunlit: the rays ``lit`` (ascending) whose shadow ray was not ``shadowed`` (one
+    operations in order. ``albedo`` empty ((0, 3): no body has a textured look): each ray's is its body's,
+    ``albedo_ext[body]`` (the scene's per-body table, −1 reading its last row), read here instead of a
+    frame-sized array written for it, and the radiance is a new array. Sunlit: the rays ``lit`` (ascending) whose shadow ray was not ``shadowed`` (one
     entry each; ``lit`` empty: none), read by a walk along them (no frame-sized mask). With ``tone`` each
     value then goes through :func:`tone_map`'s operations (exposure, tone map, vignette ``gain``) in the same
     pass, so a frame is not read and written once more for it."""
-    p = albedo.shape[0]
+    p = hit.shape[0]
+    per_body = albedo.shape[0] != p
+    out = np.empty((p, 3), np.float32) if per_body else albedo
+    last = albedo_ext.shape[0] - 1
     zero = np.float32(0.0)
     one = np.float32(1.0)
     lamps = headlight.shape[0] > 0
@@ -200,16 +205,18 @@ def radiance(albedo: np.ndarray, hit: np.ndarray, ndl: np.ndarray, lit: np.ndarr
             sunlit = not shadowed[k]
             k += 1
         s = ndl[i] if sunlit else zero
+        b = body[i] if per_body else 0
+        b = last if b < 0 else b
         for c in range(3):
             if hit[i]:
                 light = s * sun_rgb[c]
                 light = light + ambient[c]
                 if lamps:
                     light = light + headlight[i]
-                x = albedo[i, c] * light
+                x = (albedo_ext[b, c] if per_body else albedo[i, c]) * light
             else:
                 x = sky[c]
             if tone:
                 x = _tone(x, exposure, scale, reinhard, gain[i] if vignette else one, vignette)
-            albedo[i, c] = x
-    return albedo
+            out[i, c] = x
+    return out
