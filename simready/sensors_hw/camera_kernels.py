@@ -184,10 +184,10 @@ def radiance(albedo: np.ndarray, body: np.ndarray, albedo_ext: np.ndarray, hit: 
     [+ headlight irradiance when given])``, the sky where nothing was hit; ``shade_numpy``'s float32
     operations in order. ``albedo`` empty ((0, 3): no body has a textured look): each ray's is its body's,
     ``albedo_ext[body]`` (the scene's per-body table, −1 reading its last row), read here instead of a
-    frame-sized array written for it, and the radiance is a new array. Sunlit: the rays ``lit`` (ascending) whose shadow ray was not ``shadowed`` (one
-    entry each; ``lit`` empty: none), read by a walk along them (no frame-sized mask). With ``tone`` each
-    value then goes through :func:`tone_map`'s operations (exposure, tone map, vignette ``gain``) in the same
-    pass, so a frame is not read and written once more for it."""
+    frame-sized array written for it, and the radiance is a new array. Sunlit: the rays ``lit`` (ascending)
+    whose shadow ray was not ``shadowed`` (one entry each; ``lit`` empty: none), read by a walk along them (no
+    frame-sized mask). With ``tone`` each value then goes through :func:`tone_map`'s operations (exposure, tone
+    map, vignette ``gain``) in the same pass, so a frame is not read and written once more for it."""
     p = hit.shape[0]
     per_body = albedo.shape[0] != p
     out = np.empty((p, 3), np.float32) if per_body else albedo

@@ -232,10 +232,11 @@ def _mul_hi(typingctx, a, b):  # type: ignore[no-untyped-def]
 
 
 @numba.njit(**_JIT)
-def _pcg_step(hi: np.uint64, lo: np.uint64, inc_hi: np.uint64, inc_lo: np.uint64) -> tuple:
+def _pcg_step(hi: np.uint64, lo: np.uint64, inc_hi: np.uint64,
+              inc_lo: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64]:
     """One PCG64 (XSL-RR 128/64) step: the state ``state·MUL + inc`` mod 2**128, then its 64-bit output."""
     nlo = lo * _PCG_MUL_LO
-    nhi = _mul_hi(lo, _PCG_MUL_LO) + lo * _PCG_MUL_HI + hi * _PCG_MUL_LO
+    nhi = _mul_hi(lo, _PCG_MUL_LO) + lo * _PCG_MUL_HI + hi * _PCG_MUL_LO  # type: ignore[call-arg]
     lo2 = nlo + inc_lo
     hi2 = nhi + inc_hi + (np.uint64(1) if lo2 < nlo else np.uint64(0))
     x = hi2 ^ lo2
@@ -245,7 +246,7 @@ def _pcg_step(hi: np.uint64, lo: np.uint64, inc_hi: np.uint64, inc_lo: np.uint64
 
 @numba.njit(**_JIT)
 def _next32(hi: np.uint64, lo: np.uint64, inc_hi: np.uint64, inc_lo: np.uint64, has: bool,
-            buf: np.uint64) -> tuple:
+            buf: np.uint64) -> tuple[np.uint64, np.uint64, bool, np.uint64, np.uint32]:
     """numpy's ``pcg64_next32``: the buffered high half when there is one, else a step's low half (the high one
     kept). Returns (hi, lo, has, buf, value)."""
     if has:
@@ -286,7 +287,8 @@ def pcg64_draws(state: np.ndarray, noise: np.ndarray, draw: np.ndarray) -> None:
                 xx = -ziggurat_nor_inv_r_f * np.float32(math.log(one - np.float32(u1 >> np.uint32(8)) * scale))
                 yy = -np.float32(math.log(one - np.float32(u2 >> np.uint32(8)) * scale))
                 if yy + yy > xx * xx:
-                    noise[i] = -(ziggurat_nor_r_f + xx) if (rabs >> np.uint32(8)) & np.uint32(1) else ziggurat_nor_r_f + xx
+                    tail = ziggurat_nor_r_f + xx
+                    noise[i] = -tail if (rabs >> np.uint32(8)) & np.uint32(1) else tail
                     i += 1
                     break
         else:  # a wedge: accepted under the density, else a new draw
