@@ -525,7 +525,7 @@ class Hits:
     def element(self) -> NDArray[np.object_]:
         return self._lookup(np.array([b.element for b in self.scene.bodies], dtype=object), None)
 
-    def refine(self, *, barycentrics: bool = True, compiled: bool = True) -> "Hits":
+    def refine(self, *, barycentrics: bool = True, compiled: bool = True, copy: bool = True) -> "Hits":
         """Re-intersect every hit with its own triangle's plane in float64 (in place; returns self).
 
         Distances (and with ``barycentrics`` the barycentrics, hence the
@@ -533,7 +533,9 @@ class Hits:
         ``barycentrics=False`` refines distances only, at about half the cost
         (what an exact depth image needs). Hits on static geometry are refined
         by a compiled kernel (:func:`simready.raycast.kernels.refine_static`);
-        ``compiled=False`` runs the numpy passes it repeats bit for bit.
+        ``compiled=False`` runs the numpy passes it repeats bit for bit. ``copy=False``: the distances are
+        refined in the array ``distance_m`` holds instead of a copy (a caller that has handed out no view of it:
+        a camera frame's depth pass on its own fresh cast saves a frame-sized copy).
         """
         if self.exact or (self.exact_distance and not barycentrics):
             return self
@@ -541,7 +543,7 @@ class Hits:
         reuse = self.exact_distance and self._plane_ok is not None
         plane_ok = self._plane_ok if reuse else np.zeros(len(self.hit), bool)
         uv = self.barycentric_uv.copy() if barycentrics else None
-        dist = self.distance_m.copy()
+        dist = self.distance_m.copy() if copy else self.distance_m
         static, moving = self._hits_by_motion
         rows = self.rows
         unit = self._origin64 is not None

@@ -502,7 +502,7 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     hits.fill_tables(albedo="rgb" in wanted and bool(scene._looks))
     depth = None
     if "depth" in wanted:
-        hits.refine(barycentrics=False)
+        hits.refine(barycentrics=False, copy=False)  # its distances are this frame's own (no view handed out)
         depth = z_depth(hits, T_rows).reshape(h, w)
     ids = hits.compact_id.reshape(h, w) if "id" in wanted else None
     semantic = hits.semantic.reshape(h, w) if "semantic" in wanted else None
