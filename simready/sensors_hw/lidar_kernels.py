@@ -64,23 +64,24 @@ def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray
     beam = np.empty(m, np.int64)
     j = 0
     channels = cos_el.shape[0]
-    for i in range(n):
-        if not keep[i]:
-            continue
-        b = body[i]
-        r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
-        s, c = i // channels, i % channels
-        points[0, j] = (cos_el[c] * cos_az[s]) * r
-        points[1, j] = (cos_el[c] * sin_az[s]) * r
-        points[2, j] = sin_el[c] * r
-        power = reflectance[b] * np.float64(cos[i])
-        if rain:
-            power = power * two_way[i]
-        intensity[j] = np.float32(power)
-        ids[j] = compact_id[b]
-        rng_m[j] = r
-        beam[j] = i
-        j += 1
+    for s in range(n // channels):  # by column and channel: no integer division per beam
+        for c in range(channels):
+            i = s * channels + c
+            if not keep[i]:
+                continue
+            b = body[i]
+            r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
+            points[0, j] = (cos_el[c] * cos_az[s]) * r
+            points[1, j] = (cos_el[c] * sin_az[s]) * r
+            points[2, j] = sin_el[c] * r
+            power = reflectance[b] * np.float64(cos[i])
+            if rain:
+                power = power * two_way[i]
+            intensity[j] = np.float32(power)
+            ids[j] = compact_id[b]
+            rng_m[j] = r
+            beam[j] = i
+            j += 1
     return points, intensity, ids, rng_m, beam
 
 
