@@ -406,14 +406,16 @@ _NO_RMIN = np.zeros(1, np.float32)
 BoxFilter = Callable[[NDArray[np.float64], NDArray[np.float64]], NDArray[np.intp]]
 
 
-def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> BoxFilter:
+def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64], compiled: bool = True) -> BoxFilter:
     """Pixels whose rays can meet a world box, from projecting the box with each row's pose.
 
     Why it is conservative: a row's pixels share one origin; a box wholly in
     front of the camera projects inside the hull of its corners' projections
     (perspective keeps convexity), so only pixels in that rectangle (+1 px)
     can see it. A box straddling the camera plane keeps the whole row; a box
-    wholly nearer than the near plane keeps none.
+    wholly nearer than the near plane keeps none. One compiled pass over the rows
+    (:func:`simready.sensors_hw.camera_kernels.projection_candidates`, the same pixels); ``compiled=False``: the
+    numpy passes.
     """
     k = pinhole(model)
     h, w = k.height_px, k.width_px
@@ -421,6 +423,11 @@ def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> Box
     axes = [np.ascontiguousarray(T_rows[:, :3, i].T) for i in range(3)]
     offsets = [np.einsum("hi,ih->h", T_rows[:, :3, 3], a) for a in axes]
     rows = np.arange(h)
+    if compiled:
+        near = float(model.near_m)
+        (ax, ay, az), (ox, oy, oz) = axes, offsets
+        return lambda lo, hi: kern.projection_candidates(box_corners(lo, hi), ax, ay, az, ox, oy, oz, k.cx, k.cy,
+                                                         k.fx, k.fy, near, w)
 
     def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
         corners = box_corners(lo, hi)
@@ -440,7 +447,13 @@ def projection_prefilter(model: CameraModel, T_rows: NDArray[np.float64]) -> Box
 
 
 def _spans(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.intp]:
-    """Concatenate the index ranges [start, start + count) (vectorized)."""
+    """Concatenate the index ranges [start, start + count) (one compiled pass, :func:`_spans_numpy`'s indices)."""
+    out: NDArray[np.intp] = kern.spans(np.asarray(starts, np.int64), np.asarray(counts, np.int64))
+    return out
+
+
+def _spans_numpy(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.intp]:
+    """Concatenate the index ranges [start, start + count) (vectorized): :func:`_spans`' reference."""
     if len(starts) == 0:
         return np.zeros(0, np.intp)
     offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])

@@ -14,6 +14,8 @@ from typing import Any, TypeVar, cast
 import numba
 import numpy as np
 
+from simready.raycast.kernels import fma
+
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 _Kernel = TypeVar("_Kernel", bound=Callable[..., Any])
 
@@ -219,4 +221,79 @@ def radiance(albedo: np.ndarray, body: np.ndarray, albedo_ext: np.ndarray, hit: 
             if tone:
                 x = _tone(x, exposure, scale, reinhard, gain[i] if vignette else one, vignette)
             out[i, c] = x
+    return out
+
+
+@_compiled
+def spans(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The index ranges [start, start + count) of each span, concatenated in order (int64): one pass writing
+    each index once (:func:`simready.sensors_hw.camera._spans`' numpy repeat and arange did three)."""
+    total = 0
+    for j in range(starts.shape[0]):
+        total += counts[j]
+    out = np.empty(total, np.int64)
+    k = 0
+    for j in range(starts.shape[0]):
+        s0 = starts[j]
+        for c in range(counts[j]):
+            out[k] = s0 + c
+            k += 1
+    return out
+
+
+@_compiled
+def _fused_dot(p: np.ndarray, j: int, a: np.ndarray, r: int) -> float:
+    """Point ``p[j]`` dotted with column ``r`` of ``a`` (3, H) as OpenBLAS's dgemm sums it (measured here):
+    ``fma(x2, a2, fma(x1, a1, x0·a0))``."""
+    inner: float = fma(p[j, 1], a[1, r], p[j, 0] * a[0, r])  # type: ignore[call-arg]
+    out: float = fma(p[j, 2], a[2, r], inner)
+    return out
+
+
+@_compiled
+def projection_candidates(corners: np.ndarray, ax: np.ndarray, ay: np.ndarray, az: np.ndarray, ox: np.ndarray,
+                          oy: np.ndarray, oz: np.ndarray, cx: float, cy: float, fx: float, fy: float, near: float,
+                          width: int) -> np.ndarray:
+    """:func:`simready.sensors_hw.camera.projection_prefilter`'s pixels in one pass over the rows: each row's
+    8 box ``corners`` in its optical frame (axes ``ax``/``ay``/``az`` (3, H), origin offsets ``ox``/``oy``/``oz``
+    (H,); the products fused as numpy's matrix product through OpenBLAS fuses them, measured:
+    ``fma(x2, a2, fma(x1, a1, x0·a0))``), projected; the row's columns [floor(min u) − 1, ceil(max u) + 1]
+    when the box is wholly in front and the row lies within its rows ± 1, the whole row when it straddles the
+    camera plane, none when it lies wholly nearer than ``near``. Returns the pixel indices (int64, ascending),
+    the rule's numpy passes' and :func:`spans`' in one."""
+    h = ax.shape[1]
+    c0s = np.empty(h, np.int64)
+    counts = np.zeros(h, np.int64)
+    total = 0
+    for r in range(h):
+        front = True
+        unreachable = True
+        u_min, u_max, v_min, v_max = np.inf, -np.inf, np.inf, -np.inf
+        for j in range(8):
+            x = _fused_dot(corners, j, ax, r) - ox[r]
+            y = _fused_dot(corners, j, ay, r) - oy[r]
+            z = _fused_dot(corners, j, az, r) - oz[r]
+            front = front and z > 1e-6
+            unreachable = unreachable and z < near
+            u = cx + fx * x / z
+            v = cy + fy * y / z
+            u_min, u_max = min(u_min, u), max(u_max, u)
+            v_min, v_max = min(v_min, v), max(v_max, v)
+        if front:
+            c0 = min(max(np.floor(u_min) - 1.0, 0.0), float(width))
+            c1 = min(max(np.ceil(u_max) + 1.0, -1.0), float(width - 1))
+            in_rows = r >= np.floor(v_min) - 1.0 and r <= np.ceil(v_max) + 1.0
+        else:
+            c0, c1, in_rows = 0.0, float(width - 1), True
+        if in_rows and not unreachable and c1 >= c0:
+            c0s[r] = np.int64(c0)
+            counts[r] = np.int64(c1 - c0 + 1.0)
+            total += counts[r]
+    out = np.empty(total, np.int64)
+    k = 0
+    for r in range(h):
+        start = r * width + c0s[r]
+        for c in range(counts[r]):
+            out[k] = start + c
+            k += 1
     return out
