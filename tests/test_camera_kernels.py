@@ -132,7 +132,7 @@ def test_compiled_spans_are_the_numpy_spans():
 def test_compiled_projection_prefilter_keeps_the_numpy_pixels():
     """Boxes in front, straddling the camera plane, behind it and nearer than the near plane, seen by a rolling
     shutter turning and climbing: the compiled pass keeps exactly the numpy rule's pixels."""
-    from simready.sensors_hw.camera import projection_prefilter
+    from simready.sensors_hw.camera import projection_candidates, projection_prefilter
 
     m = model(width_px=320, height_px=180, near_m=0.3)
     rng = np.random.default_rng(9)
@@ -144,7 +144,7 @@ def test_compiled_projection_prefilter_keeps_the_numpy_pixels():
         rz = np.array([[np.cos(a), -np.sin(a), 0.0], [np.sin(a), np.cos(a), 0.0], [0.0, 0.0, 1.0]])
         T[r, :3, :3] = rz @ base
         T[r, :3, 3] = [0.01 * r, 0.0, 1.5 + 0.001 * r]
-    fast, ref = projection_prefilter(m, T), projection_prefilter(m, T, compiled=False)
+    fast, ref = projection_candidates(m, T), projection_prefilter(m, T)
     kept = 0
     for _ in range(400):
         lo = rng.uniform([-20.0, -30.0, -2.0], [60.0, 30.0, 3.0])
