@@ -65,6 +65,25 @@ def test_compiled_returns_are_the_numpy_returns(street, kw, rain_mmph):
             np.ascontiguousarray(b).tobytes(), name
 
 
+def test_a_sweep_does_not_depend_on_the_sweeps_before_it(street):
+    """The sweeps' temporaries are reused work arrays: a sweep after others (another size, rain, noise off) is
+    the sweep alone, and its derived columns are its beams' (firing time, channel, column)."""
+    from simready.sensors_hw.atmosphere import Atmosphere
+    from simready.sensors_hw.lidar import scan
+
+    scene, bodies = street
+    rig = lidar_rig(bodies[EGO_ID].track)
+    first = scan(scene, rig, "lid", 0.4, np.random.default_rng(5), ignore=[EGO_ID])
+    scan(scene, lidar_rig(bodies[EGO_ID].track, channels=8, noise=False), "lid", 0.3, np.random.default_rng(1),
+         ignore=[EGO_ID], atmosphere=Atmosphere(40.0))
+    again = scan(scene, rig, "lid", 0.4, np.random.default_rng(5), ignore=[EGO_ID])
+    for name in ("points_sensor", "intensity", "instance_id", "range_m", "beam", "t_s"):
+        assert np.array_equal(getattr(first, name), getattr(again, name)), name
+    assert np.array_equal(again.t_s, 0.4 + (again.beam // 16) / 3600.0)
+    assert np.array_equal(again.channel, again.beam % 16) and again.channel.dtype == np.int32
+    assert np.array_equal(again.azimuth_index, again.beam // 16) and again.azimuth_index.dtype == np.int32
+
+
 @pytest.mark.parametrize("kw", [{}, {"vignette": 0.0, "tone_map": "clip", "exposure_ev": 0.7},
                                 {"distortion_k1": 0.1, "distortion_k2": -0.03, "exposure_ev": -1.3}])
 def test_fused_rgb_is_shade_then_finish(street, kw):
@@ -119,6 +138,11 @@ def test_compiled_slab_test_and_merge_lookup_are_the_numpy_ones():
     values = np.sort(rng.choice(100000, 8000, replace=False)).astype(np.int64)
     pos = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
     assert np.array_equal(positions_in(keys, values), pos[keys[pos] == values])
+    # A box's candidates: a few runs of consecutive pixels among dense receivers (the walk gallops between runs).
+    keys = np.flatnonzero(rng.random(200000) < 0.6).astype(np.int64)
+    values = np.concatenate([np.arange(s, s + 700) for s in (5, 40000, 41000, 199600)]).astype(np.int64)
+    pos = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    assert np.array_equal(positions_in(keys, values), pos[keys[pos] == values])
 
 
 @pytest.mark.parametrize("rpy", [[1.0, 2.0, 30.0], [0.0, 0.0, 30.0]])  # tilted; level (corner pairs shared)
@@ -150,3 +174,33 @@ def test_unique_of_ascending_times_in_one_pass():
     ref_values, ref_inverse = np.unique(t, return_inverse=True)
     assert ok and np.array_equal(values, ref_values) and np.array_equal(inverse, ref_inverse)
     assert not unique_sorted(t[::-1])[2]
+
+
+@pytest.mark.parametrize("seed, before, n", [(1, 0, 600_000), (7, 3, 1_001), (9, 1, 1), (5, 0, 0)])
+def test_sweep_draws_are_numpys_draws_and_leave_its_state(seed, before, n):
+    """The compiled PCG64 draws: numpy's float32 normals then uniforms bit for bit (the ziggurat's tail and
+    wedges included), from a state with and without a buffered half word, and the generator left as numpy leaves it."""
+    from simready.sensors_hw.lidar import normals_then_uniforms
+
+    ref, ours = np.random.default_rng(seed), np.random.default_rng(seed)
+    for g in (ref, ours):
+        g.integers(0, 2**32, size=before, dtype=np.uint32)  # an odd count leaves half a 64-bit output buffered
+    ref_noise, ref_draw = ref.standard_normal(n, dtype=np.float32), ref.random(n, dtype=np.float32)
+    noise, draw = np.empty(n, np.float32), np.empty(n, np.float32)
+    normals_then_uniforms(ours, noise, draw)
+    assert np.array_equal(noise.view(np.uint32), ref_noise.view(np.uint32))
+    assert np.array_equal(draw.view(np.uint32), ref_draw.view(np.uint32))
+    assert ours.bit_generator.state == ref.bit_generator.state
+    assert ours.random() == ref.random()
+    if n >= 600_000:  # the tail beyond the ziggurat's last layer was drawn (~2.6e-4 of the normals)
+        assert np.sum(np.abs(ref_noise) > 3.6541528853610088) > 50
+
+
+def test_sweep_draws_of_another_bit_generator_go_through_numpy():
+    from simready.sensors_hw.lidar import normals_then_uniforms
+
+    ref, ours = (np.random.Generator(np.random.Philox(3)) for _ in range(2))
+    noise, draw = np.empty(100, np.float32), np.empty(100, np.float32)
+    normals_then_uniforms(ours, noise, draw)
+    assert np.array_equal(noise, ref.standard_normal(100, dtype=np.float32))
+    assert np.array_equal(draw, ref.random(100, dtype=np.float32))

@@ -55,8 +55,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.catalog.look import SurfaceLook
-from simready.raycast.kernels import (body_tables, hit_distances, hit_points, rays_to_body, refine_static,
-                                      rotate_normals, slab_select, start_points, static_hits,
+from simready.common.scratch import work_array
+from simready.raycast.kernels import (body_tables, hit_points, mover_hits, rays_to_body, refine_static,
+                                      rotate_normals, slab_select, start_points, static_hits, swept_box,
                                       unique_sorted)
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import TIME_EPS_S, PoseTrack
@@ -264,7 +265,7 @@ def _abs_cos(ng: NDArray[np.float32], d: NDArray[np.float32]) -> NDArray[np.floa
 
 #: ``slab_select``'s candidates when every ray is one.
 _ALL = np.zeros(0, np.int64)
-#: ``hit_distances``' cosines when a cast has none.
+#: ``mover_hits``' cosines when a cast has none.
 _NO_COS = np.zeros(0, np.float32)
 #: What :meth:`SceneGeometry._mover_rays` returns when no ray can meet the body.
 _NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 4, 4)), np.zeros(0, np.int64))
@@ -524,7 +525,7 @@ class Hits:
     def element(self) -> NDArray[np.object_]:
         return self._lookup(np.array([b.element for b in self.scene.bodies], dtype=object), None)
 
-    def refine(self, *, barycentrics: bool = True, compiled: bool = True) -> "Hits":
+    def refine(self, *, barycentrics: bool = True, compiled: bool = True, copy: bool = True) -> "Hits":
         """Re-intersect every hit with its own triangle's plane in float64 (in place; returns self).
 
         Distances (and with ``barycentrics`` the barycentrics, hence the
@@ -532,7 +533,9 @@ class Hits:
         ``barycentrics=False`` refines distances only, at about half the cost
         (what an exact depth image needs). Hits on static geometry are refined
         by a compiled kernel (:func:`simready.raycast.kernels.refine_static`);
-        ``compiled=False`` runs the numpy passes it repeats bit for bit.
+        ``compiled=False`` runs the numpy passes it repeats bit for bit. ``copy=False``: the distances are
+        refined in the array ``distance_m`` holds instead of a copy (a caller that has handed out no view of it:
+        a camera frame's depth pass on its own fresh cast saves a frame-sized copy).
         """
         if self.exact or (self.exact_distance and not barycentrics):
             return self
@@ -540,7 +543,7 @@ class Hits:
         reuse = self.exact_distance and self._plane_ok is not None
         plane_ok = self._plane_ok if reuse else np.zeros(len(self.hit), bool)
         uv = self.barycentric_uv.copy() if barycentrics else None
-        dist = self.distance_m.copy()
+        dist = self.distance_m.copy() if copy else self.distance_m
         static, moving = self._hits_by_motion
         rows = self.rows
         unit = self._origin64 is not None
@@ -715,19 +718,12 @@ class SceneGeometry:
         # Sorted, duplicates harmless: they only add zero gaps.
         ts = np.sort(np.concatenate([np.linspace(t0_s, t1_s, n), knots])) if len(knots) else np.linspace(t0_s, t1_s, n)
         smp = track.sample(ts)
-        if not np.any(smp.present):
-            return None
         centre, half, radius = self._local_box_shape[body_index]
-        T = smp.matrices()[smp.present]
-        R = T[:, :3, :3]
-        # The world AABB of a rotated box is centre ± |R|·half (exact, no corner enumeration).
-        mid = R @ centre + T[:, :3, 3]
-        ext = np.abs(R) @ half
-        gap = float(np.max(np.diff(ts)))
-        speed = np.sqrt(np.max(np.einsum("ij,ij->i", smp.velocity_mps, smp.velocity_mps)))
-        spin = np.sqrt(np.max(np.einsum("ij,ij->i", smp.angular_velocity_rps, smp.angular_velocity_rps)))
-        pad = SWEEP_PAD_FACTOR * (speed + spin * radius) * gap + SWEEP_PAD_M
-        return (mid - ext).min(axis=0) - pad, (mid + ext).max(axis=0) + pad
+        # The world AABB of a rotated box is centre ± |R|·half (exact, no corner enumeration): one compiled pass
+        # over the sampled poses (:func:`simready.raycast.kernels.swept_box`).
+        lo, hi, seen = swept_box(smp.matrices(), smp.present, smp.velocity_mps, smp.angular_velocity_rps, ts,
+                                 centre, half, radius, SWEEP_PAD_FACTOR, SWEEP_PAD_M)
+        return (lo, hi) if seen else None
 
     # --- casting ------------------------------------------------------------
 
@@ -786,7 +782,7 @@ class SceneGeometry:
     def cast(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float | ArrayLike,
              min_range_m: float | ArrayLike = 0.0, *, exact: bool = False, ignore: Iterable[str] = (),
              prefilter: RayPrefilter | None = None, normalized: bool = False, incidence: bool = False,
-             starts: NDArray[np.float32] | None = None) -> Hits:
+             starts: NDArray[np.float32] | None = None, window: tuple[float, float] | None = None) -> Hits:
         """Nearest hit of each ray against the world at that ray's time.
 
         Args:
@@ -806,35 +802,35 @@ class SceneGeometry:
                 this method would compute them (float32 product, then sum), from a
                 sensor that generates them with its rays in one compiled pass
                 (:func:`simready.raycast.kernels.sensor_rays`); None: computed here.
+            window: the least and the greatest of ``times`` when the caller knows them without a pass over
+                every ray (a sensor's rows or columns); None: computed here.
         """
         rays = _RayBatch.of(origins, dirs, times, normalized)
         o32, d32, t, n = rays.o32, rays.d32, rays.t, len(rays.t)
         r_min = np.asarray(min_range_m, np.float32)
         r_max = np.asarray(max_range_m, np.float32)
         o_start = _start_points(o32, d32, r_min) if starts is None else starts
-        t_best = np.empty(n, np.float32)
+        # The segment lengths, then Embree's nearest hits in place: a work array (read below, not kept).
+        t_best = work_array("cast.t_best", n, np.float32)
         np.subtract(r_max, r_min, out=t_best)  # no temporary (broadcast when either is one value)
         res = self._static_scene.run(o_start, d32, dists=t_best, output=1)
         body = res["geomID"]  # reused in place (no new array): geometry ids become body indices
-        # One pass: the body of each geometry id, and with ``incidence`` the cosines (_abs_cos's operations).
-        cos = static_hits(body, self._body_of_static_geom_ext, res["Ng"], d32, incidence)
-        cos = cos if incidence else None
+        # One pass: the body of each geometry id, with ``incidence`` the cosines (_abs_cos's operations), and
+        # hit_distances' hit and t + r_min (+inf where nothing was hit, the cosine NaN there).
+        r_min_1 = r_min.reshape(-1)
+        cos_all, hit, dist = static_hits(body, self._body_of_static_geom_ext, res["Ng"], d32, incidence, res["tfar"],
+                                         r_min_1)
+        cos = cos_all if incidence else None
         prim, u, v = res["primID"], res["u"], res["v"]
         t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
         rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]] = {}
-        for b, idx, o_b, d_b, T, pose in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter):
+        for b, idx, o_b, d_b, T, pose in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter, window):
             r = self._moving_scene[b].run(o_b, d_b, dists=t_best[idx], output=1)
-            closer = np.flatnonzero(r["primID"] >= 0)
-            sel = idx[closer]
-            body[sel] = b
-            prim[sel] = r["primID"][closer]
-            u[sel], v[sel] = r["u"][closer], r["v"][closer]
-            t_best[sel] = r["tfar"][closer]
+            # The rays that met b (closer than the nearest hit so far) take its hit, hit_distances' float64
+            # t + r_min and the cosine of the body-frame normal and direction (the same angle): one pass.
+            sel, closer = mover_hits(np.asarray(idx, np.int64), r["primID"], r["u"], r["v"], r["tfar"], r["Ng"], d_b, b,
+                                     body, prim, u, v, t_best, _NO_COS if cos is None else cos, hit, dist, r_min_1)
             rotations[b] = (sel, T, pose[closer])
-            if cos is not None:  # the body-frame normal and direction give the same angle
-                cos[sel] = _abs_cos(r["Ng"][closer], d_b[closer])
-        # t + r_min, +inf where nothing was hit (and the cosine NaN there)
-        hit, dist = hit_distances(body, t_best, r_min.reshape(-1), _NO_COS if cos is None else cos)
         hits = Hits(hit, dist, body, prim, t, self, o32, d32, u, v, False, rays.o64, rays.d64)
         hits._rotations = rotations
         if cos is not None:
@@ -843,8 +839,9 @@ class SceneGeometry:
 
     def occluded(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float,
                  *, ignore: Iterable[str] = (), prefilter: RayPrefilter | None = None,
-                 normalized: bool = False) -> NDArray[np.bool_]:
-        """Whether anything lies on each segment [0, max_range] (shadow rays): any hit, not the nearest.
+                 normalized: bool = False, window: tuple[float, float] | None = None) -> NDArray[np.bool_]:
+        """Whether anything lies on each segment [0, max_range] (shadow rays): any hit, not the nearest;
+        ``window`` as for :meth:`cast`.
 
         Float32 ``dirs`` that are one direction broadcast to every ray (``np.broadcast_to``, a sun) are
         never copied: Embree reads the one row for every ray, the moving bodies a view of it."""
@@ -861,23 +858,27 @@ class SceneGeometry:
             rays = _RayBatch.of(origins, dirs, times, normalized)
             o32, d_one, d_all, t = rays.o32, rays.d32, rays.d32, rays.t
         n = len(t)
-        full = np.full(n, max_range_m, np.float32)
-        blocked = self._static_scene.run(o32, d_one, dists=full.copy(), query="OCCLUDED") != -1
-        # Rays already blocked get a negative limit, so no moving body is tested against them.
-        limit = np.where(blocked, np.float32(-1.0), full).astype(np.float32)
-        for b, idx, o_b, d_b, _, _ in self._mover_batches(ignore, o32, d_all, t, limit, prefilter):
-            r = self._moving_scene[b].run(o_b, d_b, dists=full[idx], query="OCCLUDED")
+        # Each ray's limit: the range (Embree's occlusion query reads it, never writes it), then −1 where a ray is
+        # already blocked, so no moving body is tested against it. A work array (not kept).
+        limit = work_array("occluded.limit", n, np.float32)
+        limit.fill(max_range_m)
+        blocked = self._static_scene.run(o32, d_one, dists=limit, query="OCCLUDED") != -1
+        np.putmask(limit, blocked, np.float32(-1.0))
+        for b, idx, o_b, d_b, _, _ in self._mover_batches(ignore, o32, d_all, t, limit, prefilter, window):
+            r = self._moving_scene[b].run(o_b, d_b, dists=np.full(len(idx), max_range_m, np.float32), query="OCCLUDED")
             newly = idx[r != -1]
             blocked[newly] = True
             limit[newly] = -1.0
         return blocked
 
     def _mover_batches(self, ignore: Iterable[str], o: NDArray[np.float32], d: NDArray[np.float32], t: NDArray,
-                       limit: NDArray[np.float32], prefilter: RayPrefilter | None
+                       limit: NDArray[np.float32], prefilter: RayPrefilter | None,
+                       window: tuple[float, float] | None = None
                        ) -> Iterator[tuple[int, NDArray[np.intp], NDArray[np.float32], NDArray[np.float32], NDArray,
                                            NDArray]]:
         """Per moving body: the rays that can reach it, those rays in its frame (float32, for Embree), and
-        its world-from-body poses at the rays' distinct times with each ray's index into them.
+        its world-from-body poses at the rays' distinct times with each ray's index into them; ``window``: the
+        times' least and greatest (None: computed here).
 
         ``limit`` is read as each body comes up, so a caller that lowers it
         in between (nearest hit so far) prunes the later bodies' rays.
@@ -885,7 +886,7 @@ class SceneGeometry:
         movers = self._movers(ignore)
         if not movers or len(t) == 0:
             return
-        window = (float(t.min()), float(t.max()))
+        window = (float(t.min()), float(t.max())) if window is None else window
         for b in movers:
             idx, o_b, d_b, T, pose = self._mover_rays(b, o, d, t, limit, window, prefilter)
             if len(idx):

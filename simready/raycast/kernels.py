@@ -179,6 +179,19 @@ def sensor_rays(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_min: np
     d = np.empty((n, 3), np.float32)
     t = np.empty(n, np.float64)
     s = np.empty((n if starts else 0, 3), np.float32)
+    sensor_rays_into(local, T, group_t, r_min, o, d, t, s)
+    return o, d, t, s
+
+
+@numba.njit(**_JIT)
+def sensor_rays_into(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_min: np.ndarray, o: np.ndarray,
+                     d: np.ndarray, t: np.ndarray, s: np.ndarray) -> None:
+    """:func:`sensor_rays` into the caller's arrays (G·K, 3), (G·K, 3), (G·K,) and ``s`` (G·K, 3) for the
+    segment starts or (0, 3) for none (a work array, :func:`simready.common.scratch.work_array`, when they
+    are a temporary of the caller's)."""
+    g_n, k_n = local.shape[0], local.shape[1]
+    n = g_n * k_n
+    starts = s.shape[0] == n
     per_ray = r_min.shape[0] == n
     for g in range(g_n):
         r00, r01, r02 = np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2])
@@ -200,31 +213,46 @@ def sensor_rays(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_min: np
                 s[i, 0] = d0 * r + p0
                 s[i, 1] = d1 * r + p1
                 s[i, 2] = d2 * r + p2
-    return o, d, t, s
 
 
 @numba.njit(**_JIT)
 def static_hits(geom: np.ndarray, body_of_geom_ext: np.ndarray, ng: np.ndarray, d: np.ndarray,
-                incidence: bool) -> np.ndarray:
+                incidence: bool, t: np.ndarray, r_min: np.ndarray) -> tuple:
     """After the static scene's cast: its geometry ids become body indices (in place on ``geom``; −1 reads the
     table's last entry, as ``np.take`` does), and with ``incidence`` each ray's float32 |n·d| / |n| of Embree's
     unnormalized normal ``ng`` (:func:`simready.raycast.geometry._abs_cos`'s operations in its order; (0,)
-    without). One pass instead of a gather and a dozen column passes."""
+    without), NaN where nothing was hit; and :func:`hit_distances` of the static hits (``t`` Embree's nearest
+    distances, ``r_min`` one per ray or one for all): ``hit`` and the float64 distances ``t + r_min`` (+inf
+    where nothing was hit). One pass instead of a gather, a dozen column passes and a pass for the distances.
+    Returns (cos, hit, dist); a moving body's closer hits are written over them by the caller."""
     n = geom.shape[0]
     last = body_of_geom_ext.shape[0] - 1
     cos = np.empty(n if incidence else 0, np.float32)
+    hit = np.empty(n, np.bool_)
+    dist = np.empty(n, np.float64)
+    per_ray = r_min.shape[0] == n
     for i in range(n):
         gi = geom[i]
-        geom[i] = body_of_geom_ext[last if gi < 0 else gi]
+        b = body_of_geom_ext[last if gi < 0 else gi]
+        geom[i] = b
+        h = b >= 0
+        hit[i] = h
+        if h:
+            dist[i] = np.float64(t[i]) + np.float64(r_min[i if per_ray else 0])
+        else:
+            dist[i] = np.inf
         if incidence:
-            dot = ng[i, 0] * d[i, 0]
-            dot = dot + ng[i, 1] * d[i, 1]
-            dot = dot + ng[i, 2] * d[i, 2]
-            nrm = ng[i, 0] * ng[i, 0]
-            nrm = nrm + ng[i, 1] * ng[i, 1]
-            nrm = nrm + ng[i, 2] * ng[i, 2]
-            cos[i] = abs(dot) / np.sqrt(nrm)
-    return cos
+            if h:
+                dot = ng[i, 0] * d[i, 0]
+                dot = dot + ng[i, 1] * d[i, 1]
+                dot = dot + ng[i, 2] * d[i, 2]
+                nrm = ng[i, 0] * ng[i, 0]
+                nrm = nrm + ng[i, 1] * ng[i, 1]
+                nrm = nrm + ng[i, 2] * ng[i, 2]
+                cos[i] = abs(dot) / np.sqrt(nrm)
+            else:
+                cos[i] = np.nan
+    return cos, hit, dist
 
 
 @numba.njit(**_JIT)
@@ -324,18 +352,107 @@ def slab_select(o: np.ndarray, d: np.ndarray, idx: np.ndarray, every: bool, lo: 
 @numba.njit(**_JIT)
 def positions_in(sorted_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Positions in ``sorted_keys`` (ascending, distinct) of the ``values`` (ascending) found there, in order:
-    one merge walk."""
+    one merge walk that gallops over runs of keys below the next value (a box's few candidate pixels among a
+    frame of receivers: about log of the run per gap instead of every key)."""
     out = np.empty(values.shape[0], np.int64)
     m = 0
     j = 0
     n = sorted_keys.shape[0]
     for k in range(values.shape[0]):
         v = values[k]
-        while j < n and sorted_keys[j] < v:
-            j += 1
+        if j < n and sorted_keys[j] < v:
+            # The first key ≥ v after j: bound it by doubling steps, then bisect (keys[lo] < v ≤ keys[hi]).
+            step = 1
+            while j + step < n and sorted_keys[j + step] < v:
+                step *= 2
+            lo = j + step // 2
+            hi = min(j + step, n)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if sorted_keys[mid] < v:
+                    lo = mid
+                else:
+                    hi = mid
+            j = hi
         if j == n:
             break
         if sorted_keys[j] == v:
             out[m] = j
             m += 1
     return out[:m].copy()
+
+
+@numba.njit(**_JIT)
+def swept_box(T: np.ndarray, present: np.ndarray, vel: np.ndarray, ang: np.ndarray, ts: np.ndarray,
+              centre: np.ndarray, half: np.ndarray, radius: float, pad_factor: float, pad_m: float) -> tuple:
+    """:meth:`simready.raycast.geometry.SceneGeometry.swept_bounds` after its sampling, in one pass: the world
+    box ``centre ± |R|·half`` of a body's local box at each present pose ``T`` (K, 4, 4), over all of them,
+    padded by ``pad_factor · (|v|max + |ω|max · radius) · gap + pad_m`` (speeds over every sample, ``gap`` the
+    largest step of the sample times ``ts``). Returns (lo (3,), hi (3,), whether any pose is present)."""
+    lo = np.full(3, np.inf)
+    hi = np.full(3, -np.inf)
+    seen = False
+    v2 = 0.0
+    w2 = 0.0
+    for k in range(T.shape[0]):
+        v2 = max(v2, vel[k, 0] * vel[k, 0] + vel[k, 1] * vel[k, 1] + vel[k, 2] * vel[k, 2])
+        w2 = max(w2, ang[k, 0] * ang[k, 0] + ang[k, 1] * ang[k, 1] + ang[k, 2] * ang[k, 2])
+        if not present[k]:
+            continue
+        seen = True
+        for a in range(3):
+            mid = T[k, a, 0] * centre[0] + T[k, a, 1] * centre[1] + T[k, a, 2] * centre[2] + T[k, a, 3]
+            ext = abs(T[k, a, 0]) * half[0] + abs(T[k, a, 1]) * half[1] + abs(T[k, a, 2]) * half[2]
+            lo[a] = min(lo[a], mid - ext)
+            hi[a] = max(hi[a], mid + ext)
+    gap = 0.0
+    for k in range(1, ts.shape[0]):
+        gap = max(gap, ts[k] - ts[k - 1])
+    pad = pad_factor * (np.sqrt(v2) + np.sqrt(w2) * radius) * gap + pad_m
+    for a in range(3):
+        lo[a] -= pad
+        hi[a] += pad
+    return lo, hi, seen
+
+
+@numba.njit(**_JIT)
+def mover_hits(idx: np.ndarray, prim_b: np.ndarray, u_b: np.ndarray, v_b: np.ndarray, t_b: np.ndarray,
+               ng_b: np.ndarray, d_b: np.ndarray, b: int, body: np.ndarray, prim: np.ndarray, u: np.ndarray,
+               v: np.ndarray, t_best: np.ndarray, cos: np.ndarray, hit: np.ndarray, dist: np.ndarray,
+               r_min: np.ndarray) -> tuple:
+    """A moving body's cast merged into a cast's hits in one pass: each of its rays ``idx`` that met it (it was
+    cast no further than the nearest hit so far) takes its body ``b``, triangle, barycentrics and distance,
+    ``hit``, the float64 distance ``t + r_min`` (``r_min`` one per ray or one for all) and, when ``cos`` has a
+    row per ray, the float32 |n·d| / |n| of its body-frame normal and direction
+    (:func:`simready.raycast.geometry._abs_cos`'s operations). Returns (the rays that met it, their positions
+    in ``idx``)."""
+    k_n = idx.shape[0]
+    n = body.shape[0]
+    sel = np.empty(k_n, np.int64)
+    closer = np.empty(k_n, np.int64)
+    per_ray = r_min.shape[0] == n
+    incidence = cos.shape[0] == n
+    m = 0
+    for k in range(k_n):
+        if prim_b[k] < 0:
+            continue
+        i = idx[k]
+        sel[m] = i
+        closer[m] = k
+        m += 1
+        body[i] = b
+        prim[i] = prim_b[k]
+        u[i] = u_b[k]
+        v[i] = v_b[k]
+        t_best[i] = t_b[k]
+        hit[i] = True
+        dist[i] = np.float64(t_b[k]) + np.float64(r_min[i if per_ray else 0])
+        if incidence:
+            dot = ng_b[k, 0] * d_b[k, 0]
+            dot = dot + ng_b[k, 1] * d_b[k, 1]
+            dot = dot + ng_b[k, 2] * d_b[k, 2]
+            nrm = ng_b[k, 0] * ng_b[k, 0]
+            nrm = nrm + ng_b[k, 1] * ng_b[k, 1]
+            nrm = nrm + ng_b[k, 2] * ng_b[k, 2]
+            cos[i] = abs(dot) / np.sqrt(nrm)
+    return sel[:m].copy(), closer[:m].copy()

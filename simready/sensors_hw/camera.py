@@ -44,9 +44,10 @@ import zstandard
 
 from simready.artifacts.layout import ZSTD_SUFFIX
 from simready.artifacts.records import Pinhole
+from simready.common.scratch import work_array
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.raycast.geometry import Hits, SceneGeometry, box_corners
-from simready.raycast.kernels import positions_in, sensor_rays
+from simready.raycast.kernels import positions_in, sensor_rays, sensor_rays_into
 from simready.sensors_hw import camera_kernels as kern
 
 PASSES = ("depth", "id", "semantic", "rgb")
@@ -456,11 +457,30 @@ def projection_spans(model: CameraModel, T_rows: NDArray[np.float64]
 
 
 def _spans(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.intp]:
-    """Concatenate the index ranges [start, start + count) (vectorized)."""
+    """Concatenate the index ranges [start, start + count) (one compiled pass, :func:`_spans_numpy`'s indices)."""
+    out: NDArray[np.intp] = kern.spans(np.asarray(starts, np.int64), np.asarray(counts, np.int64))
+    return out
+
+
+def _spans_numpy(starts: NDArray[np.int64], counts: NDArray[np.int64]) -> NDArray[np.intp]:
+    """Concatenate the index ranges [start, start + count) (vectorized): :func:`_spans`' reference."""
     if len(starts) == 0:
         return np.zeros(0, np.intp)
     offsets = np.concatenate([[0], np.cumsum(counts)[:-1]])
     return (np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()))).astype(np.intp)
+
+
+def projection_candidates(model: CameraModel, T_rows: NDArray[np.float64]) -> BoxFilter:
+    """:func:`projection_prefilter`'s pixels (the same ones, ascending) in one compiled pass over the rows
+    (:func:`simready.sensors_hw.camera_kernels.projection_candidates`: each row's corners projected and its span
+    of columns written once), what the casts' prefilters use; :func:`projection_prefilter` is its numpy reference."""
+    k = pinhole(model)
+    # Optical axes in world per row (3, H) and the origin's coordinates along them, as projection_spans has them.
+    ax, ay, az = (np.ascontiguousarray(T_rows[:, :3, i].T) for i in range(3))
+    ox, oy, oz = (np.einsum("hi,ih->h", T_rows[:, :3, 3], a) for a in (ax, ay, az))
+    near, w = float(model.near_m), k.width_px
+    return lambda lo, hi: kern.projection_candidates(box_corners(lo, hi), ax, ay, az, ox, oy, oz, k.cx, k.cy, k.fx,
+                                                     k.fy, near, w)
 
 
 def shadow_prefilter(model: CameraModel, T_rows: NDArray[np.float64], receivers: NDArray[np.intp],
@@ -473,7 +493,7 @@ def shadow_prefilter(model: CameraModel, T_rows: NDArray[np.float64], receivers:
     that volume's bounding box, which :func:`projection_prefilter` finds.
     Returns positions in ``receivers``.
     """
-    pixels = projection_prefilter(model, T_rows)
+    pixels = projection_candidates(model, T_rows)
 
     def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
         length = max(0.0, (hi[2] - receiver_z_min_m) / sun[2])
@@ -504,14 +524,21 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     times = row_times(model, t0_s)
     T_rows = camera_poses(rig, camera_name, t0_s)
     pixels, _, near, far = _ray_tables(model)
-    # Origins, directions, per-ray times and the near plane's segment starts in one compiled pass.
-    origins, dirs, ray_t, starts = sensor_rays(pixels, T_rows, times, near, True)
+    # Origins, directions, per-ray times and the near plane's segment starts in one compiled pass; the hits
+    # keep the first three, the starts only feed the cast (a work array, not faulted in afresh each frame).
+    n = h * w
+    origins, dirs, ray_t = np.empty((n, 3), np.float32), np.empty((n, 3), np.float32), np.empty(n)
+    starts = work_array("camera.starts", (n, 3), np.float32)
+    sensor_rays_into(pixels, T_rows, times, near, origins, dirs, ray_t, starts)
     hits = scene.cast(origins, dirs, ray_t, far, near, ignore=ignore, normalized=True,
-                      prefilter=projection_prefilter(model, T_rows), starts=starts)
-    hits.fill_tables(albedo="rgb" in wanted)  # rows, ids, classes (and albedo) in one pass, not a gather each
+                      prefilter=projection_candidates(model, T_rows), starts=starts,
+                      window=(float(times.min()), float(times.max())))  # the rows' times are the rays'
+    # Rows, ids, classes (and the albedo of textured looks' scenes; others' radiance reads it per body) in one pass,
+    # not a gather each.
+    hits.fill_tables(albedo="rgb" in wanted and bool(scene._looks))
     depth = None
     if "depth" in wanted:
-        hits.refine(barycentrics=False)
+        hits.refine(barycentrics=False, copy=False)  # its distances are this frame's own (no view handed out)
         depth = z_depth(hits, T_rows).reshape(h, w)
     ids = hits.compact_id.reshape(h, w) if "id" in wanted else None
     semantic = hits.semantic.reshape(h, w) if "semantic" in wanted else None
@@ -570,15 +597,24 @@ def _shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, light
     moving = hits._hits_by_motion[1]
     n_moving = hits.normals_of(moving) if len(moving) else np.zeros((0, 3), np.float32)
     sun = lighting.sun_direction_world()
-    n, facing, ndl, lit, start = kern.sun_setup(scene._world_tris.normal32, hits.rows, moving.astype(np.int64),
-                                                n_moving, o, d, hits.distance_m, hits.hit, sun.astype(np.float32),
-                                                np.float32(SHADOW_BIAS_M), lighting.headlights)
-    sunlit = np.zeros(len(hits), bool)
+    # The per-pixel temporaries are work arrays (reused frame after frame, not faulted in afresh).
+    p, m = len(hits), len(hits) if lighting.headlights else 0
+    n, facing, ndl, lit, start, lit_t, z_min, t_min, t_max = kern.sun_setup(
+        scene._world_tris.normal32, hits.rows, moving.astype(np.int64), n_moving, o, d, hits.distance_m, hits.hit,
+        sun.astype(np.float32), np.float32(SHADOW_BIAS_M), hits.time_s, work_array("shade.n", (m, 3), np.float32),
+        work_array("shade.facing", m, np.float32), work_array("shade.ndl", p, np.float32),
+        work_array("shade.lit", p, np.int64), work_array("shade.start", (p, 3), np.float32),
+        work_array("shade.lit_t", p, np.float64))
+    # Sunlit: the lit rays whose shadow ray is not blocked (the radiance pass walks both; the sun below the
+    # horizon lights none).
+    shadowed = np.zeros(0, bool)
     if lighting.sun_elevation_deg > 0.0 and len(lit):
-        prefilter = shadow_prefilter(model, T_rows, lit, float(start[:, 2].min()), sun)
-        shadowed = scene.occluded(start, np.broadcast_to(sun.astype(np.float32), start.shape), hits.time_s[lit],
-                                  SHADOW_RANGE_M, ignore=ignore, normalized=True, prefilter=prefilter)
-        sunlit[lit[~shadowed]] = True
+        prefilter = shadow_prefilter(model, T_rows, lit, float(z_min), sun)
+        shadowed = scene.occluded(start, np.broadcast_to(sun.astype(np.float32), start.shape), lit_t,
+                                  SHADOW_RANGE_M, ignore=ignore, normalized=True, prefilter=prefilter,
+                                  window=(float(t_min), float(t_max)))
+    else:
+        lit = lit[:0]
     headlight = np.zeros(0, np.float32)
     if lighting.headlights:
         dist = np.where(hits.hit, hits.distance_m, 0.0).astype(np.float32)
@@ -587,9 +623,15 @@ def _shade(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, light
     def f32(v: tuple[float, float, float]) -> NDArray[np.float32]:
         return np.asarray(v, np.float32)
 
-    return kern.radiance(scene.albedo_at(hits), hits.hit, ndl, sunlit, f32(lighting.sun_rgb),
-                         f32(lighting.ambient_rgb), headlight.astype(np.float32), f32(lighting.sky_rgb),
-                         tone, *_tone_args(model))
+    # Without textured looks each ray's albedo is its body's: the radiance pass reads the per-body table.
+    albedo = scene.albedo_at(hits) if scene._looks else _PER_BODY
+    return kern.radiance(albedo, hits.body_index, scene._albedo_ext, hits.hit, ndl, lit, shadowed,
+                         f32(lighting.sun_rgb), f32(lighting.ambient_rgb), headlight.astype(np.float32),
+                         f32(lighting.sky_rgb), tone, *_tone_args(model))
+
+
+#: ``kern.radiance``'s albedo when it reads the scene's per-body table.
+_PER_BODY = np.zeros((0, 3), np.float32)
 
 
 def shade_numpy(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, lighting: Lighting,

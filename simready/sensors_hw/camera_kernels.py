@@ -14,6 +14,8 @@ from typing import Any, TypeVar, cast
 import numba
 import numpy as np
 
+from simready.raycast.kernels import fma
+
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 _Kernel = TypeVar("_Kernel", bound=Callable[..., Any])
 
@@ -97,38 +99,44 @@ def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> 
     float64 operations in its order, one pass instead of a dozen."""
     p = d.shape[0]
     out = np.empty(p, np.float32)
-    for i in range(p):
-        r = i // width
-        dot = 0.0
-        norm2 = 0.0
-        for a in range(3):
-            c = np.float64(d[i, a])
-            dot += c * axis_z[r, a]
-            norm2 += c * c
-        out[i] = np.float32(dist[i] * dot / np.sqrt(norm2))
+    for r in range(p // width):  # by row and column: no integer division per pixel
+        for col in range(width):
+            i = r * width + col
+            dot = 0.0
+            norm2 = 0.0
+            for a in range(3):
+                c = np.float64(d[i, a])
+                dot += c * axis_z[r, a]
+                norm2 += c * c
+            out[i] = np.float32(dist[i] * dot / np.sqrt(norm2))
     return out
 
 
 @_compiled
 def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_moving: np.ndarray,
               o: np.ndarray, d: np.ndarray, dist: np.ndarray, hit: np.ndarray, sun: np.ndarray,
-              bias: np.float32, normals: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+              bias: np.float32, time: np.ndarray, n: np.ndarray, facing: np.ndarray, ndl: np.ndarray,
+              lit: np.ndarray, start: np.ndarray, lit_t: np.ndarray) -> tuple[Any, ...]:
     """The shading's first pass (:func:`simready.sensors_hw.camera.shade_numpy`'s float32 operations per pixel):
     each ray's geometric normal (``normal_table[rows]``, or ``n_moving[k]`` for the k-th ray in ``moving``),
     ``facing`` (−sign(n·d): the normal turned toward the viewer), ``ndl`` (n·sun, facing), and for the lit
     rays (ndl > 0) their indices and shadow-ray starts ``o + d·dist + bias·n·facing``.
-    Returns (n (P, 3), facing (P,), ndl (P,), lit (L,), start (L, 3)); n and facing only with ``normals``
-    (else empty: only the headlights read them), and the shadow-ray starts written in the same pass."""
+    Written into the caller's arrays (work arrays: every one is a temporary of the shading): ``n`` (P, 3) and
+    ``facing`` (P,), or (0, 3) and (0,) when only the headlights would read them and there are none; ``ndl``
+    (P,), ``lit`` (P,), ``start`` (P, 3) and ``lit_t`` (P,) (the lit rays' ``time``), of which the first L entries
+    are written. Returns (n, facing, ndl, lit[:L], start[:L], lit_t[:L], the least start z (float32), the least
+    and the greatest lit time): what the shadow cast's prefilter and time window read, without passes of their
+    own (NaN where numpy's min or max would give NaN)."""
     p = len(rows)
-    m = p if normals else 0
-    n = np.empty((m, 3), np.float32)
-    facing = np.empty(m, np.float32)
-    ndl = np.empty(p, np.float32)
-    lit = np.empty(p, np.int64)
-    start = np.empty((p, 3), np.float32)  # only the first count rows are written (and so touched)
+    normals = n.shape[0] == p
     zero = np.float32(0.0)
     k = 0
     count = 0
+    z_min = np.float32(np.inf)
+    t_min = np.inf
+    t_max = -np.inf
+    z_nan = False
+    t_nan = False
     for i in range(p):
         if k < len(moving) and moving[k] == i:
             n0, n1, n2 = n_moving[k, 0], n_moving[k, 1], n_moving[k, 2]
@@ -149,36 +157,143 @@ def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_
             start[count, 0] = (o[i, 0] + d[i, 0] * t) + bias * (n0 * f)
             start[count, 1] = (o[i, 1] + d[i, 1] * t) + bias * (n1 * f)
             start[count, 2] = (o[i, 2] + d[i, 2] * t) + bias * (n2 * f)
+            z = start[count, 2]
+            if z != z:
+                z_nan = True
+            elif z < z_min:
+                z_min = z
+            tl = time[i]
+            lit_t[count] = tl
+            if tl != tl:
+                t_nan = True
+            else:
+                t_min = min(t_min, tl)
+                t_max = max(t_max, tl)
             count += 1
-    return n, facing, ndl, lit[:count], start[:count]
+    if z_nan:
+        z_min = np.float32(np.nan)
+    if t_nan:
+        t_min = np.nan
+        t_max = np.nan
+    return n, facing, ndl, lit[:count], start[:count], lit_t[:count], z_min, t_min, t_max
 
 
 @_compiled
-def radiance(albedo: np.ndarray, hit: np.ndarray, ndl: np.ndarray, sunlit: np.ndarray, sun_rgb: np.ndarray,
-             ambient: np.ndarray, headlight: np.ndarray, sky: np.ndarray, tone: bool, exposure: np.float32,
-             reinhard: bool, gain: np.ndarray) -> np.ndarray:
+def radiance(albedo: np.ndarray, body: np.ndarray, albedo_ext: np.ndarray, hit: np.ndarray, ndl: np.ndarray,
+             lit: np.ndarray, shadowed: np.ndarray, sun_rgb: np.ndarray, ambient: np.ndarray, headlight: np.ndarray,
+             sky: np.ndarray, tone: bool, exposure: np.float32, reinhard: bool, gain: np.ndarray) -> np.ndarray:
     """(P, 3) float32 linear radiance (in place on ``albedo``): ``albedo · (ndl·sun_rgb [where sunlit] + ambient
     [+ headlight irradiance when given])``, the sky where nothing was hit; ``shade_numpy``'s float32
-    operations in order. With ``tone`` each value then goes through :func:`tone_map`'s operations (exposure,
-    tone map, vignette ``gain``) in the same pass, so a frame is not read and written once more for it."""
-    p = albedo.shape[0]
+    operations in order. ``albedo`` empty ((0, 3): no body has a textured look): each ray's is its body's,
+    ``albedo_ext[body]`` (the scene's per-body table, −1 reading its last row), read here instead of a
+    frame-sized array written for it, and the radiance is a new array. Sunlit: the rays ``lit`` (ascending)
+    whose shadow ray was not ``shadowed`` (one entry each; ``lit`` empty: none), read by a walk along them (no
+    frame-sized mask). With ``tone`` each value then goes through :func:`tone_map`'s operations (exposure, tone
+    map, vignette ``gain``) in the same pass, so a frame is not read and written once more for it."""
+    p = hit.shape[0]
+    per_body = albedo.shape[0] != p
+    out = np.empty((p, 3), np.float32) if per_body else albedo
+    last = albedo_ext.shape[0] - 1
     zero = np.float32(0.0)
     one = np.float32(1.0)
     lamps = headlight.shape[0] > 0
     scale = exposure != one
     vignette = gain.shape[0] > 0
+    k = 0
+    n_lit = lit.shape[0]
     for i in range(p):
-        s = ndl[i] if sunlit[i] else zero
+        sunlit = False
+        if k < n_lit and lit[k] == i:
+            sunlit = not shadowed[k]
+            k += 1
+        s = ndl[i] if sunlit else zero
+        b = body[i] if per_body else 0
+        b = last if b < 0 else b
         for c in range(3):
             if hit[i]:
                 light = s * sun_rgb[c]
                 light = light + ambient[c]
                 if lamps:
                     light = light + headlight[i]
-                x = albedo[i, c] * light
+                x = (albedo_ext[b, c] if per_body else albedo[i, c]) * light
             else:
                 x = sky[c]
             if tone:
                 x = _tone(x, exposure, scale, reinhard, gain[i] if vignette else one, vignette)
-            albedo[i, c] = x
-    return albedo
+            out[i, c] = x
+    return out
+
+
+@_compiled
+def spans(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The index ranges [start, start + count) of each span, concatenated in order (int64): one pass writing
+    each index once (:func:`simready.sensors_hw.camera._spans`' numpy repeat and arange did three)."""
+    total = 0
+    for j in range(starts.shape[0]):
+        total += counts[j]
+    out = np.empty(total, np.int64)
+    k = 0
+    for j in range(starts.shape[0]):
+        s0 = starts[j]
+        for c in range(counts[j]):
+            out[k] = s0 + c
+            k += 1
+    return out
+
+
+@_compiled
+def _fused_dot(p: np.ndarray, j: int, a: np.ndarray, r: int) -> float:
+    """Point ``p[j]`` dotted with column ``r`` of ``a`` (3, H) as OpenBLAS's dgemm sums it (measured here):
+    ``fma(x2, a2, fma(x1, a1, x0·a0))``."""
+    inner: float = fma(p[j, 1], a[1, r], p[j, 0] * a[0, r])  # type: ignore[call-arg]
+    out: float = fma(p[j, 2], a[2, r], inner)
+    return out
+
+
+@_compiled
+def projection_candidates(corners: np.ndarray, ax: np.ndarray, ay: np.ndarray, az: np.ndarray, ox: np.ndarray,
+                          oy: np.ndarray, oz: np.ndarray, cx: float, cy: float, fx: float, fy: float, near: float,
+                          width: int) -> np.ndarray:
+    """:func:`simready.sensors_hw.camera.projection_prefilter`'s pixels in one pass over the rows: each row's
+    8 box ``corners`` in its optical frame (axes ``ax``/``ay``/``az`` (3, H), origin offsets ``ox``/``oy``/``oz``
+    (H,); the products fused as numpy's matrix product through OpenBLAS fuses them, measured:
+    ``fma(x2, a2, fma(x1, a1, x0·a0))``), projected; the row's columns [floor(min u) − 1, ceil(max u) + 1]
+    when the box is wholly in front and the row lies within its rows ± 1, the whole row when it straddles the
+    camera plane, none when it lies wholly nearer than ``near``. Returns the pixel indices (int64, ascending),
+    the rule's numpy passes' and :func:`spans`' in one."""
+    h = ax.shape[1]
+    c0s = np.empty(h, np.int64)
+    counts = np.zeros(h, np.int64)
+    total = 0
+    for r in range(h):
+        front = True
+        unreachable = True
+        u_min, u_max, v_min, v_max = np.inf, -np.inf, np.inf, -np.inf
+        for j in range(8):
+            x = _fused_dot(corners, j, ax, r) - ox[r]
+            y = _fused_dot(corners, j, ay, r) - oy[r]
+            z = _fused_dot(corners, j, az, r) - oz[r]
+            front = front and z > 1e-6
+            unreachable = unreachable and z < near
+            u = cx + fx * x / z
+            v = cy + fy * y / z
+            u_min, u_max = min(u_min, u), max(u_max, u)
+            v_min, v_max = min(v_min, v), max(v_max, v)
+        if front:
+            c0 = min(max(np.floor(u_min) - 1.0, 0.0), float(width))
+            c1 = min(max(np.ceil(u_max) + 1.0, -1.0), float(width - 1))
+            in_rows = r >= np.floor(v_min) - 1.0 and r <= np.ceil(v_max) + 1.0
+        else:
+            c0, c1, in_rows = 0.0, float(width - 1), True
+        if in_rows and not unreachable and c1 >= c0:
+            c0s[r] = np.int64(c0)
+            counts[r] = np.int64(c1 - c0 + 1.0)
+            total += counts[r]
+    out = np.empty(total, np.int64)
+    k = 0
+    for r in range(h):
+        start = r * width + c0s[r]
+        for c in range(counts[r]):
+            out[k] = start + c
+            k += 1
+    return out

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +47,14 @@ from numpy.typing import NDArray
 import zstandard
 
 from simready.common.atomic import write_bytes_atomic
+from simready.common.scratch import work_array
 from simready.artifacts.layout import ZSTD_SUFFIX
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.frames import SensorType, frame_declaration
 from simready.sensors_hw.models import LidarModel, Rig
 from simready.raycast.geometry import Hits, RayPrefilter, SceneGeometry, box_corners
-from simready.raycast.kernels import sensor_rays
-from simready.sensors_hw.lidar_kernels import azimuth_beams, returns
+from simready.raycast.kernels import sensor_rays, sensor_rays_into
+from simready.sensors_hw.lidar_kernels import azimuth_beams, pcg64_draws, returns
 
 PLY_COLUMNS = ("x", "y", "z", "intensity", "instance_id")
 
@@ -71,6 +72,8 @@ class BeamTable:
         beam_offset_s: (steps·channels,) firing time of each beam after the sweep start.
         dirs_sensor_t: (3, steps·channels) ``dirs_sensor`` by component (points are gathered from it:
             a gather along the long axis is several times faster than of (N, 3) rows).
+        cos_az, sin_az: (steps,) and cos_el, sin_el: (channels,) the angles' cosines and sines, whose products
+            are ``dirs_sensor`` (the compiled passes read them instead of the (N, 3) table).
     """
 
     dirs_sensor: NDArray[np.float64]
@@ -80,6 +83,10 @@ class BeamTable:
     dirs_sensor32: NDArray[np.float32]
     beam_offset_s: NDArray[np.float64]
     dirs_sensor_t: NDArray[np.float64]
+    cos_az: NDArray[np.float64]
+    sin_az: NDArray[np.float64]
+    cos_el: NDArray[np.float64]
+    sin_el: NDArray[np.float64]
 
 
 @lru_cache(maxsize=8)
@@ -92,9 +99,9 @@ def beam_table(model: LidarModel) -> BeamTable:
     d[..., 2] = np.sin(el)[None, :]
     dt = np.arange(model.azimuth_steps) / (model.azimuth_steps * model.rotation_hz)
     table = BeamTable(d, dt, az, el, d.astype(np.float32), np.repeat(dt, model.channels),
-                      np.ascontiguousarray(d.reshape(-1, 3).T))
+                      np.ascontiguousarray(d.reshape(-1, 3).T), np.cos(az), np.sin(az), np.cos(el), np.sin(el))
     for a in (table.dirs_sensor, table.time_offset_s, table.azimuth_rad, table.elevation_rad, table.dirs_sensor32,
-              table.beam_offset_s, table.dirs_sensor_t):
+              table.beam_offset_s, table.dirs_sensor_t, table.cos_az, table.sin_az, table.cos_el, table.sin_el):
         a.setflags(write=False)
     return table
 
@@ -138,9 +145,8 @@ def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64],
     two_pi = 2.0 * np.pi
 
     if compiled:
-        cos_az, sin_az = np.cos(table.azimuth_rad), np.sin(table.azimuth_rad)
         return lambda lo, hi: azimuth_beams(box_corners(lo, hi), ax, ay, px, py, table.azimuth_rad, margin,
-                                            model.channels, cos_az, sin_az)
+                                            model.channels, table.cos_az, table.sin_az)
 
     def candidates(lo: NDArray[np.float64], hi: NDArray[np.float64]) -> NDArray[np.intp]:
         corners = box_corners(lo, hi)
@@ -174,11 +180,13 @@ class LidarScan:
         points_sensor: (M, 3) float64 metres, sensor frame at each beam's time.
         intensity: (M,) float32 in [0, 1].
         instance_id: (M,) uint32 compact entity ids (as the camera id pass).
-        t_s: (M,) float64 firing time.
         range_m: (M,) measured range (noise included).
-        channel: (M,) int32; azimuth_index: (M,) int32.
         beam: (M,) int64 index into the sweep's N beams (row of ``hits``).
         hits: noise-free hits of all N beams, for truth (surface identity, world points).
+        channels: beams per column.
+
+    Derived from ``beam`` on first use (what most sweeps never read, so not written per sweep):
+    ``t_s`` (M,) float64 firing time, ``channel`` (M,) int32, ``azimuth_index`` (M,) int32.
     """
 
     sensor: str
@@ -186,15 +194,25 @@ class LidarScan:
     points_sensor: NDArray[np.float64]
     intensity: NDArray[np.float32]
     instance_id: NDArray[np.uint32]
-    t_s: NDArray[np.float64]
     range_m: NDArray[np.float64]
-    channel: NDArray[np.int32]
-    azimuth_index: NDArray[np.int32]
     beam: NDArray[np.int64]
     hits: Hits
+    channels: int
 
     def __len__(self) -> int:
         return len(self.beam)
+
+    @cached_property
+    def t_s(self) -> NDArray[np.float64]:
+        return np.take(self.hits.time_s, self.beam)
+
+    @cached_property
+    def channel(self) -> NDArray[np.int32]:
+        return (self.beam % self.channels).astype(np.int32)
+
+    @cached_property
+    def azimuth_index(self) -> NDArray[np.int32]:
+        return (self.beam // self.channels).astype(np.int32)
 
 
 def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.random.Generator,
@@ -205,46 +223,82 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     The rays (origins, directions, times and segment starts) come from one compiled pass over the beam table
     (:func:`simready.raycast.kernels.sensor_rays`), the returns from another
     (:func:`simready.sensors_hw.lidar_kernels.returns`); ``compiled=False`` computes the returns with the numpy
-    passes they repeat bit for bit (:func:`returns_numpy`)."""
+    passes they repeat bit for bit (:func:`returns_numpy`).
+
+    The sweep's temporaries (segment starts, the draws, the returns' mask) are this thread's work arrays
+    (:func:`simready.common.scratch.work_array`), reused sweep after sweep instead of faulted in afresh."""
     model = rig.sensors[lidar_name]
     if not isinstance(model, LidarModel):
         raise TypeError(f"{lidar_name} is not a LiDAR")
     table = beam_table(model)
     T_cols = lidar_poses(rig, lidar_name, t0_s)
     r_min = np.float32(model.min_range_m)
-    origins, dirs, times, starts = sensor_rays(table.dirs_sensor32, T_cols, t0_s + table.time_offset_s,
-                                               np.full(1, r_min), bool(r_min))
-    n = len(times)
-    if model.noise:
-        noise = rng.standard_normal(n, dtype=np.float32)
-        draw = rng.random(n, dtype=np.float32)
+    n = model.azimuth_steps * model.channels
+    # Origins, directions and times are kept by the hits; the segment starts only feed the cast.
+    origins, dirs, times = np.empty((n, 3), np.float32), np.empty((n, 3), np.float32), np.empty(n)
+    starts = work_array("lidar.starts", (n if r_min else 0, 3), np.float32)
+    col_t = t0_s + table.time_offset_s
+    sensor_rays_into(table.dirs_sensor32, T_cols, col_t, np.full(1, r_min), origins, dirs, times, starts)
+    noise, draw = work_array("lidar.noise", n, np.float32), work_array("lidar.draw", n, np.float32)
+    if model.noise:  # the same draws as rng.standard_normal(n, dtype=np.float32) and rng.random(n, ...)
+        normals_then_uniforms(rng, noise, draw)
     else:
-        noise, draw = np.zeros(n, np.float32), np.full(n, 0.5, np.float32)
+        noise.fill(0.0)
+        draw.fill(0.5)
     hits = scene.cast(origins, dirs, times, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
-                      prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None)
+                      prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None,
+                      window=(float(col_t.min()), float(col_t.max())))  # the columns' times are the beams'
     rain = atmosphere is not None and not atmosphere.clear
     sigma = math.hypot(model.range_noise_m, atmosphere.range_spread_m) if rain else model.range_noise_m  # type: ignore[union-attr]
     sigma = sigma if model.noise else 0.0
     rain_draw: NDArray[np.floating[Any]] = _DRY
     two_way: NDArray[np.floating[Any]] = _DRY
     if rain:
-        with np.errstate(invalid="ignore", over="ignore"):
-            two_way = np.exp(-2.0 * atmosphere.extinction_per_m * hits.distance_m)  # type: ignore[union-attr]
-        rain_draw = rng.random(n, dtype=np.float32) if model.noise else draw
+        two_way = work_array("lidar.two_way", n, np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):  # exp(-2·α·r), the product in place
+            np.multiply(-2.0 * atmosphere.extinction_per_m, hits.distance_m, out=two_way)  # type: ignore[union-attr]
+            np.exp(two_way, out=two_way)
+        if model.noise:
+            rain_draw = rng.random(dtype=np.float32, out=work_array("lidar.rain_draw", n, np.float32))
+        else:
+            rain_draw = draw
     if compiled:
         drop = model.dropout
         cols = returns(hits.hit, hits.distance_m, hits.body_index, hits.cos_incidence, noise, draw, np.float32(sigma),
                        bool(sigma), _dark_bodies(model, scene), np.float32(_cos_grazing(model)),
                        np.float32(drop.probability), rain_draw, two_way, scene.reflectance_of_body,
-                       scene.compact_id_of_body, table.dirs_sensor_t, times, model.channels)
+                       scene.compact_id_of_body, table.cos_el, table.sin_el, table.cos_az, table.sin_az,
+                       work_array("lidar.keep", n, np.bool_))
     else:
-        cols = returns_numpy(model, scene, hits, noise, draw, sigma, rain_draw, two_way, table.dirs_sensor_t, times)
-    points, intensity, ids, t, rng_m, channel, azimuth, beam = cols
-    return LidarScan(lidar_name, float(t0_s), points.T, intensity, ids, t, rng_m, channel, azimuth, beam, hits)
+        cols = returns_numpy(model, scene, hits, noise, draw, sigma, rain_draw, two_way, table.dirs_sensor_t)
+    points, intensity, ids, rng_m, beam = cols
+    return LidarScan(lidar_name, float(t0_s), points.T, intensity, ids, rng_m, beam, hits, model.channels)
 
 
 #: ``returns``' rain arrays on a dry sweep.
 _DRY = np.zeros(0)
+_MASK64 = (1 << 64) - 1
+
+
+def normals_then_uniforms(rng: np.random.Generator, noise: NDArray[np.float32], draw: NDArray[np.float32]) -> None:
+    """``rng.standard_normal(dtype=np.float32, out=noise)`` then ``rng.random(dtype=np.float32, out=draw)``: the same
+    numbers, and ``rng`` left in the same state. A PCG64 generator (every named stream's) draws them in one compiled
+    loop (:func:`simready.sensors_hw.lidar_kernels.pcg64_draws`, ~3x numpy's per-number calls: 1 of a sweep's
+    ~5 ms outside the cast); another bit generator through numpy."""
+    bits = rng.bit_generator
+    if type(bits) is not np.random.PCG64:
+        rng.standard_normal(dtype=np.float32, out=noise)
+        rng.random(dtype=np.float32, out=draw)
+        return
+    with bits.lock:
+        st = bits.state
+        value, inc = st["state"]["state"], st["state"]["inc"]
+        words = np.array([value >> 64, value & _MASK64, inc >> 64, inc & _MASK64, st["has_uint32"], st["uinteger"]],
+                         np.uint64)
+        pcg64_draws(words, noise, draw)
+        st["state"]["state"] = (int(words[0]) << 64) | int(words[1])
+        st["has_uint32"], st["uinteger"] = int(words[4]), int(words[5])
+        bits.state = st
 
 
 def _dark_bodies(model: LidarModel, scene: SceneGeometry) -> NDArray[np.bool_]:
@@ -258,8 +312,7 @@ def _cos_grazing(model: LidarModel) -> float:
 
 def returns_numpy(model: LidarModel, scene: SceneGeometry, hits: Hits, noise: NDArray[np.float32],
                   draw: NDArray[np.float32], sigma: float, rain_draw: NDArray[np.floating[Any]],
-                  two_way: NDArray[np.floating[Any]],
-                  dirs_t: NDArray[np.float64], times: NDArray[np.float64]) -> tuple[NDArray[Any], ...]:
+                  two_way: NDArray[np.floating[Any]], dirs_t: NDArray[np.float64]) -> tuple[NDArray[Any], ...]:
     """Which of N beams return, and their columns: the bit reference of the compiled
     :func:`simready.sensors_hw.lidar_kernels.returns`.
 
@@ -267,7 +320,7 @@ def returns_numpy(model: LidarModel, scene: SceneGeometry, hits: Hits, noise: ND
     return lost to its uniform ``draw`` (:func:`_returned`) and, in rain (``two_way`` given), its ``rain_draw``
     is below the two-way transmittance. Points are the beam's sensor-frame direction times the measured range;
     intensity ``reflectance · |cos incidence|`` (times the transmittance in rain). Returns (points (3, M),
-    intensity, instance id, time, range, channel, azimuth index, beam).
+    intensity, instance id, range, beam).
     """
     cos_inc = hits.cos_incidence
     assert cos_inc is not None  # cast with incidence=True
@@ -285,8 +338,7 @@ def returns_numpy(model: LidarModel, scene: SceneGeometry, hits: Hits, noise: ND
     points *= rng_m
     power = np.take(scene.reflectance_of_body, body) * np.take(cos_inc, beam)
     intensity = (power * np.take(two_way, beam) if rain else power).astype(np.float32)
-    return (points, intensity, np.take(scene.compact_id_of_body, body), np.take(times, beam), rng_m,
-            (beam % model.channels).astype(np.int32), (beam // model.channels).astype(np.int32), beam)
+    return points, intensity, np.take(scene.compact_id_of_body, body), rng_m, beam
 
 
 def _returned(model: LidarModel, scene: SceneGeometry, body: NDArray[np.int32], cos_incidence: NDArray[np.float32],

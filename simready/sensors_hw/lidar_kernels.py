@@ -5,11 +5,22 @@ Bits: :func:`simready.sensors_hw.lidar.returns_numpy`'s operations in its order 
 noise multiplied in float32 and added in float64, the thresholds compared in float32 as numpy compares a
 float32 array with a Python float, the points and the power in float64), ``fastmath`` off; tested bit for bit
 against it. Cached beside this module (``cache=True``).
+
+Also the sweep's draws (:func:`pcg64_draws`): numpy's PCG64 generator and its float32 ziggurat normal and
+uniform, the same numbers and the same generator state after, in one compiled loop.
 """
 
 from __future__ import annotations
 
+import math
+
+from llvmlite import ir
 import numba
+from numba import types
+from numba.core.extending import intrinsic
+# numba's copies of numpy's float32 ziggurat tables (numpy's random/src/distributions/ziggurat_constants.h);
+# tests/test_sensor_kernels.py holds the draws to numpy's own, tail and rejection paths included.
+from numba.np.random._constants import fi_float, ki_float, wi_float, ziggurat_nor_inv_r_f, ziggurat_nor_r_f
 import numpy as np
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
@@ -21,17 +32,20 @@ _SLACK_RAD = 1e-7
 def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray, noise: np.ndarray,
             draw: np.ndarray, sigma: np.float32, noisy: bool, dark_ext: np.ndarray, cos_grazing: np.float32,
             probability: np.float32, rain_draw: np.ndarray, two_way: np.ndarray, reflectance: np.ndarray,
-            compact_id: np.ndarray, dirs_t: np.ndarray, times: np.ndarray, channels: int) -> tuple[np.ndarray, ...]:
+            compact_id: np.ndarray, cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, sin_az: np.ndarray,
+            keep: np.ndarray) -> tuple[np.ndarray, ...]:
     """The returns of N beams (see :func:`simready.sensors_hw.lidar.returns_numpy` for the rules).
 
     ``noisy``: ``sigma`` is not zero (the range is ``dist + sigma·noise``, the float32 product widened);
-    ``rain_draw`` / ``two_way``: (N,) rain's uniforms and two-way transmittance, or (0,) when dry.
-    Returns (points (3, M) float64, intensity (M,) float32, instance id (M,) uint32, time (M,) float64,
-    range (M,) float64, channel (M,) int32, azimuth index (M,) int32, beam (M,) int64).
+    ``rain_draw`` / ``two_way``: (N,) rain's uniforms and two-way transmittance, or (0,) when dry;
+    ``cos_el``/``sin_el`` (channels,) and ``cos_az``/``sin_az`` (steps,): the beam table's angles, whose products
+    are its directions (:func:`simready.sensors_hw.lidar.beam_table`: ``cos el · cos az``, ``cos el · sin az``,
+    ``sin el``, the same float64 products), read instead of an (N, 3) table;
+    ``keep``: (N,) bool work array (overwritten). Returns (points (3, M) float64, intensity (M,) float32,
+    instance id (M,) uint32, range (M,) float64, beam (M,) int64).
     """
     n = hit.shape[0]
     rain = two_way.shape[0] == n
-    keep = np.empty(n, np.bool_)
     m = 0
     for i in range(n):
         k = hit[i]
@@ -46,32 +60,29 @@ def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray
     points = np.empty((3, m), np.float64)
     intensity = np.empty(m, np.float32)
     ids = np.empty(m, np.uint32)
-    t = np.empty(m, np.float64)
     rng_m = np.empty(m, np.float64)
-    channel = np.empty(m, np.int32)
-    azimuth = np.empty(m, np.int32)
     beam = np.empty(m, np.int64)
     j = 0
-    for i in range(n):
-        if not keep[i]:
-            continue
-        b = body[i]
-        r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
-        points[0, j] = dirs_t[0, i] * r
-        points[1, j] = dirs_t[1, i] * r
-        points[2, j] = dirs_t[2, i] * r
-        power = reflectance[b] * np.float64(cos[i])
-        if rain:
-            power = power * two_way[i]
-        intensity[j] = np.float32(power)
-        ids[j] = compact_id[b]
-        t[j] = times[i]
-        rng_m[j] = r
-        channel[j] = np.int32(i % channels)
-        azimuth[j] = np.int32(i // channels)
-        beam[j] = i
-        j += 1
-    return points, intensity, ids, t, rng_m, channel, azimuth, beam
+    channels = cos_el.shape[0]
+    for s in range(n // channels):  # by column and channel: no integer division per beam
+        for c in range(channels):
+            i = s * channels + c
+            if not keep[i]:
+                continue
+            b = body[i]
+            r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
+            points[0, j] = (cos_el[c] * cos_az[s]) * r
+            points[1, j] = (cos_el[c] * sin_az[s]) * r
+            points[2, j] = sin_el[c] * r
+            power = reflectance[b] * np.float64(cos[i])
+            if rain:
+                power = power * two_way[i]
+            intensity[j] = np.float32(power)
+            ids[j] = compact_id[b]
+            rng_m[j] = r
+            beam[j] = i
+            j += 1
+    return points, intensity, ids, rng_m, beam
 
 
 @numba.njit(**_JIT)
@@ -201,3 +212,93 @@ def ascii_rows(magnitude: np.ndarray, negative: np.ndarray, decimals: np.ndarray
             out[pos] = 32 if c < columns - 1 else 10  # ' ', or '\n' after the last column
             pos += 1
     return out[:pos]
+
+
+# --- the sweep's draws: numpy's PCG64 and float32 ziggurat, compiled ---------------------------------------
+
+#: PCG64's 128-bit multiplier (PCG_DEFAULT_MULTIPLIER_128), high and low halves.
+_PCG_MUL_HI = np.uint64(0x2360ED051FC65DA4)
+_PCG_MUL_LO = np.uint64(0x4385DF649FCCF645)
+
+
+@intrinsic
+def _mul_hi(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """The high 64 bits of the 128-bit product of two uint64 (one widening multiply)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        wide = ir.IntType(128)
+        p = builder.mul(builder.zext(args[0], wide), builder.zext(args[1], wide))
+        return builder.trunc(builder.lshr(p, ir.Constant(wide, 64)), ir.IntType(64))
+
+    return types.uint64(types.uint64, types.uint64), codegen
+
+
+@numba.njit(**_JIT)
+def _pcg_step(hi: np.uint64, lo: np.uint64, inc_hi: np.uint64,
+              inc_lo: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64]:
+    """One PCG64 (XSL-RR 128/64) step: the state ``state·MUL + inc`` mod 2**128, then its 64-bit output."""
+    nlo = lo * _PCG_MUL_LO
+    nhi = _mul_hi(lo, _PCG_MUL_LO) + lo * _PCG_MUL_HI + hi * _PCG_MUL_LO  # type: ignore[call-arg]
+    lo2 = nlo + inc_lo
+    hi2 = nhi + inc_hi + (np.uint64(1) if lo2 < nlo else np.uint64(0))
+    x = hi2 ^ lo2
+    rot = hi2 >> np.uint64(58)
+    return hi2, lo2, (x >> rot) | (x << ((np.uint64(64) - rot) & np.uint64(63)))
+
+
+@numba.njit(**_JIT)
+def _next32(hi: np.uint64, lo: np.uint64, inc_hi: np.uint64, inc_lo: np.uint64, has: bool,
+            buf: np.uint64) -> tuple[np.uint64, np.uint64, bool, np.uint64, np.uint32]:
+    """numpy's ``pcg64_next32``: the buffered high half when there is one, else a step's low half (the high one
+    kept). Returns (hi, lo, has, buf, value)."""
+    if has:
+        return hi, lo, False, buf, np.uint32(buf)
+    hi, lo, v = _pcg_step(hi, lo, inc_hi, inc_lo)
+    return hi, lo, True, v >> np.uint64(32), np.uint32(v & np.uint64(0xFFFFFFFF))
+
+
+@numba.njit(**_JIT)
+def pcg64_draws(state: np.ndarray, noise: np.ndarray, draw: np.ndarray) -> None:
+    """``Generator.standard_normal(dtype=float32, out=noise)`` then ``Generator.random(dtype=float32, out=draw)``
+    of a PCG64 generator whose state is ``state`` (uint64: state high, low, increment high, low, has_uint32,
+    uinteger), updated in place to the generator's state after them.
+
+    numpy's C code step for step: ``next_uint32`` buffers the high half of each 64-bit output; a normal is
+    ``random_standard_normal_f`` (23-bit ziggurat, its tail by ``logf(1 − u)``, its wedges against the
+    double ``exp(−x²/2)``); a uniform is ``(next_uint32 >> 8) · 2**−24``. About 3x numpy's calls through
+    the bit generator's function pointers."""
+    hi, lo, inc_hi, inc_lo, has, buf = state[0], state[1], state[2], state[3], state[4] != 0, state[5]
+    scale = np.float32(1.0 / 16777216.0)
+    one = np.float32(1.0)
+    i = 0
+    n = noise.shape[0]
+    while i < n:
+        hi, lo, has, buf, r = _next32(hi, lo, inc_hi, inc_lo, has, buf)
+        idx = r & np.uint32(0xFF)
+        rabs = (r >> np.uint32(9)) & np.uint32(0x7FFFFF)
+        x = np.float32(rabs) * wi_float[idx]
+        if (r >> np.uint32(8)) & np.uint32(1):
+            x = -x
+        if rabs < ki_float[idx]:
+            noise[i] = x
+            i += 1
+        elif idx == 0:  # the tail beyond r
+            while True:
+                hi, lo, has, buf, u1 = _next32(hi, lo, inc_hi, inc_lo, has, buf)
+                hi, lo, has, buf, u2 = _next32(hi, lo, inc_hi, inc_lo, has, buf)
+                xx = -ziggurat_nor_inv_r_f * np.float32(math.log(one - np.float32(u1 >> np.uint32(8)) * scale))
+                yy = -np.float32(math.log(one - np.float32(u2 >> np.uint32(8)) * scale))
+                if yy + yy > xx * xx:
+                    tail = ziggurat_nor_r_f + xx
+                    noise[i] = -tail if (rabs >> np.uint32(8)) & np.uint32(1) else tail
+                    i += 1
+                    break
+        else:  # a wedge: accepted under the density, else a new draw
+            hi, lo, has, buf, u1 = _next32(hi, lo, inc_hi, inc_lo, has, buf)
+            u = np.float32(u1 >> np.uint32(8)) * scale
+            if (fi_float[idx - 1] - fi_float[idx]) * u + fi_float[idx] < math.exp(-0.5 * np.float64(x) * np.float64(x)):
+                noise[i] = x
+                i += 1
+    for j in range(draw.shape[0]):
+        hi, lo, has, buf, r = _next32(hi, lo, inc_hi, inc_lo, has, buf)
+        draw[j] = np.float32(r >> np.uint32(8)) * scale
+    state[0], state[1], state[4], state[5] = hi, lo, np.uint64(1 if has else 0), buf
