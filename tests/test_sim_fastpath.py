@@ -323,14 +323,14 @@ def test_waiting_interactions_follow_the_status_dict() -> None:
     """The pending / fired-with-until lists are rebuilt when a state carries a new status dict."""
     from types import SimpleNamespace
 
-    from simready.sim.behavior.interactions import _waiting
+    from simready.sim.behavior.interactions.quiet import waiting
 
     inters = (SimpleNamespace(id="a", until=None), SimpleNamespace(id="b", until="u"), SimpleNamespace(id="c", until="u"))
     first = {"a": ("pending", -1), "b": ("fired", 3), "c": ("pending", -1)}
-    assert [[i.id for i in x] for x in _waiting(inters, first)] == [["a", "c"], ["b"]]
+    assert [[i.id for i in x] for x in waiting(inters, first)] == [["a", "c"], ["b"]]
     later = {"a": ("fired", 9), "b": ("released", 9), "c": ("fired", 9)}
-    assert [[i.id for i in x] for x in _waiting(inters, later)] == [[], ["c"]]
-    assert [[i.id for i in x] for x in _waiting(inters, first)] == [["a", "c"], ["b"]]
+    assert [[i.id for i in x] for x in waiting(inters, later)] == [[], ["c"]]
+    assert [[i.id for i in x] for x in waiting(inters, first)] == [["a", "c"], ["b"]]
 
 
 def test_recorded_rows_are_the_states_bits() -> None:
@@ -363,9 +363,9 @@ def test_recorded_rows_are_the_states_bits() -> None:
 
 
 def test_quiet_ticks_fire_the_same_events(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Skipping the trigger checks until the first ``at`` / ``after`` tick (interactions._quiet_until) fires and
+    """Skipping the trigger checks until the first ``at`` / ``after`` tick (interactions.quiet.quiet_until_of) fires and
     releases every interaction at the tick the checks would: the same events and the same trace bits."""
-    from simready.sim.behavior import interactions
+    from simready.sim.behavior.interactions import quiet as quiet_checks
     from simready.sim.run import finish
     from simready.testing.demo import bench_manifest
 
@@ -383,8 +383,8 @@ def test_quiet_ticks_fire_the_same_events(monkeypatch) -> None:  # type: ignore[
     quiet = rollout()
     assert {(e["type"], e.get("interaction")) for e in quiet[0]} >= {("trigger_fired", "lead_slow"), ("released", "lead_slow"),
                                                                      ("trigger_fired", "bike_offset")}
-    monkeypatch.setattr(interactions, "_quiet_until", lambda *args: -1)
-    interactions._QUIET[0] = None
+    monkeypatch.setattr(quiet_checks, "quiet_until_of", lambda *args: -1)
+    quiet_checks.QUIET[0] = None
     assert rollout() == quiet
 
 

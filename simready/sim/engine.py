@@ -750,9 +750,9 @@ def _constant_until(profile: Any, tick: int, dt: float) -> int:
     if tick < profile.start_tick:
         return int(profile.start_tick)
     if profile.shape == "step" or (profile.duration_s <= 0.0 and not profile.carries):
-        return interactions._NEVER
+        return interactions.NEVER
     elapsed_s = (tick - profile.start_tick) * dt
     if (profile.duration_s <= 0.0 or elapsed_s / profile.duration_s >= 1.0) and (
             not profile.carries or elapsed_s / profile.carry_s >= 1.0):
-        return interactions._NEVER
+        return interactions.NEVER
     return tick
