@@ -171,7 +171,7 @@ def test_divergence_fast_path_agrees_with_full_check() -> None:
     """
     from dataclasses import replace
 
-    from simready.sim.engine import _divergence, _divergence_full
+    from simready.sim.engine.divergence import divergence, divergence_reason
 
     scene = _scene()
     for state, _ in _rollout_states(scene, every=40):
@@ -187,11 +187,11 @@ def test_divergence_fast_path_agrees_with_full_check() -> None:
         variants.append(replace(b, vel=diagonal))
         for bodies in variants:
             s = state.evolve(bodies=bodies)
-            full = _divergence_full(scene, s)
-            assert _divergence(scene, s, True) == full
+            full = divergence_reason(scene, s)
+            assert divergence(scene, s, True) == full
             arrays = (bodies.pos, bodies.quat, bodies.vel, bodies.omega)
             sound = all(np.isfinite(x).all() for x in arrays) and np.hypot(bodies.vel[:, 0], bodies.vel[:, 1]).max() <= 150.0
-            assert _divergence(scene, s, False) == (None if sound else full)
+            assert divergence(scene, s, False) == (None if sound else full)
 
 
 def test_first_seen_matches_visibility_series() -> None:

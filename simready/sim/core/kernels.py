@@ -404,7 +404,7 @@ def state_ok(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarr
     """Whether a state can be continued: every value finite, every horizontal speed ≤ ``max_speed`` (m/s) and,
     with ``check_bounds``, every present body inside the box (m; |z| ≤ ``max_abs_z``).
 
-    The predicate of :func:`simready.sim.engine._divergence_full` (which
+    The predicate of :func:`simready.sim.engine.divergence.divergence_reason` (which
     words the reason when this is False); NaN fails every comparison here.
     """
     n = pos.shape[0]
