@@ -56,7 +56,7 @@ from shapely.geometry import LineString, Point
 from simready.scenario.traffic_walkers import ped_route, road_of
 from simready.sim.core import constants as C
 from simready.sim.core.reference_paths import ReferencePath, split_walk_key
-from simready.sim.core.scene import SIGNAL_CODES, Scene, _expand_walk
+from simready.sim.core.scene import SIGNAL_CODES, Scene, expand_walk
 from simready.sim.core.state import PedMemory, SimState, frozen, with_changes
 
 F = NDArray[np.float64]
@@ -670,7 +670,7 @@ class Turner:
 
 
 def _expanded(scene: Scene, nodes: tuple[str, ...]) -> tuple[str, ...]:
-    return _expand_walk(scene.template, nodes)
+    return expand_walk(scene.template, nodes)
 
 
 def _unfold(scene: Scene, start: tuple[float, float], route: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
