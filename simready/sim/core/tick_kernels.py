@@ -15,7 +15,7 @@ stepped by the ordinary Python tick, from the same state.
 Bits: each tick repeats the Python tick's IEEE operations in its order —
 the planner's perception (:func:`simready.sim.controllers.planner.plan`,
 :func:`simready.sim.behavior.junctions.yield_stops`), its stationary obstacles
-(:func:`simready.sim.controllers.planner._stationary_obstacles`),
+(:func:`simready.sim.controllers.planner.planning._stationary_obstacles`),
 the pedestrians' held kerb decision (:func:`simready.sim.controllers.pedestrian.update`
 off perception ticks), the planner kernel
 (:func:`simready.sim.core.planner_kernels.accelerations`), the ego's actuation

@@ -176,7 +176,7 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
     table = route.paths
     view = TickView(scene, s, table)
     refs = route.refs0.copy()
-    planner_mod._goal_references(view, sc, refs)
+    planner_mod.goal_references(view, sc, refs)
     refs_t = np.empty((limit - t0, *refs.shape))
     refs_t[:] = refs
     for i, profile in moving:
@@ -217,7 +217,7 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
         standstill, buf, route.consts, refs_t, yield_i,
         yield_u, np.array(rows, dtype=np.int64), np.array(ped_state, dtype=np.int64).reshape(-1, 7),
         np.array(kerb, dtype=np.float64), table.lengths, leader_u0(table, scene),
-        planner_mod._held(route, "leaders", sc.leaders, 0), planner_mod._held(route, "percepts", sc.percepts, 2),
+        planner_mod.held(route, "leaders", sc.leaders, 0), planner_mod.held(route, "percepts", sc.percepts, 2),
         route.stop_u, route.stop_col, signals, cum, base, last, pts, dirs, psi, dpsi, heights, seg_lane, lane_u0,
         reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, table.leaves, fp,
         rec._walk(c.path_keys), rec.pos, rec.quat, rec.vel, rec.omega, rec.present, rec.lane, rec.s, rec._x_all,

@@ -49,7 +49,8 @@ class Scene:
     config: dict[str, Any]
     config_hash: str
     _paths: dict[PathKey, ReferencePath] = field(default_factory=dict, repr=False)
-    #: Per (actor, path key), the actor's rows of a route table on that path (:func:`simready.sim.controllers.planner._route_row`).
+    #: Per (actor, path key), the actor's rows of a route table on that path
+    #: (:func:`simready.sim.controllers.planner.route_table._route_row`).
     _route_rows: dict[tuple[int, PathKey], tuple[ReferencePath, tuple[Any, ...]]] = field(default_factory=dict, repr=False)
 
     # Cached: the manifest never changes under a scene, and the tick loop reads these several times a tick.
