@@ -334,7 +334,7 @@ def test_waiting_interactions_follow_the_status_dict() -> None:
 
 
 def test_recorded_rows_are_the_states_bits() -> None:
-    """The recorder's compiled row copy (kernels.record_row) holds each recorded state's bodies, presence, lane and
+    """The recorder's compiled row copy (record_kernels.record_row) holds each recorded state's bodies, presence, lane and
     s (a walker's s: its u along the walk route) bit for bit, as whole-array copies would."""
     scene = _scene()
     engine = Engine(scene)
@@ -354,7 +354,7 @@ def test_recorded_rows_are_the_states_bits() -> None:
         lane, s = table.lanes_at(state.coords.u)
         assert arrays["lane"][k].tolist() == lane.tolist()
         assert arrays["s"][k].tobytes() == np.where(walk, state.coords.u, s).tobytes()
-        # The extras (kernels.record_row_x5 for kinematic-v1's five): each state's rows, bit for bit.
+        # The extras (record_kernels.record_row_x5 for kinematic-v1's five): each state's rows, bit for bit.
         assert state.extras or k == 0
         for name, row in state.extras.items():
             assert arrays[f"x:{name}"][k].tobytes() == np.asarray(row, dtype=np.float64).tobytes()

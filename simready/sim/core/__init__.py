@@ -5,6 +5,7 @@ template and catalog; a package: model, build, validation, actors, signals, grou
 :mod:`.reference_paths` (the paths controllers track), :mod:`.state` (the authoritative state at one tick),
 :mod:`.profiles` (transition shapes of the shaped verbs), :mod:`.kinematics` (bodies posed on their paths),
 :mod:`.geometry` (footprints, separation, swept time-to-collision), :mod:`.sight` (what actors and triggers can
-observe of a tick) and the compiled kernels (:mod:`.kernels`, :mod:`.planner_kernels`). Every other room of
+observe of a tick) and the compiled kernels (:mod:`.kernels`, :mod:`.planner_kernels`, :mod:`.record_kernels`,
+:mod:`.numpy_loops`, and the quiet ticks' loop :mod:`.tick_kernels` over them). Every other room of
 :mod:`simready.sim` builds on these; they import none of it.
 """

@@ -15,7 +15,7 @@ from simready.sim.core import constants as C
 from simready.sim.behavior import interactions, junctions, walkers
 from simready.sim.behavior.respawn import Respawner
 from simready.sim.core import planner_kernels as pk
-from simready.sim.core import tick_kernels
+from simready.sim.core import numpy_loops, tick_kernels
 from simready.sim.backends.kinematic import KinematicBackend
 from simready.sim.controllers import lateral
 from simready.sim.controllers import planner as planner_mod
@@ -263,8 +263,8 @@ def _numpy_loops() -> tuple[int, int, int]:
     """numpy's float64 ``arctan2``, ``sin`` and ``cos`` loops for the compiled ticks, found once per process (0:
     none usable)."""
     if not _LOOPS:
-        _LOOPS.append((tick_kernels.numpy_loop(np.arctan2), tick_kernels.numpy_loop(np.sin),
-                       tick_kernels.numpy_loop(np.cos)))
+        _LOOPS.append((numpy_loops.numpy_loop(np.arctan2), numpy_loops.numpy_loop(np.sin),
+                       numpy_loops.numpy_loop(np.cos)))
     return _LOOPS[0]
 
 

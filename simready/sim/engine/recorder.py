@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simready.sim.core import kernels
+from simready.sim.core import record_kernels
 from simready.sim.core.reference_paths import PathKey, PathTable
 from simready.sim.core.scene import Scene
 from simready.sim.core.state import SimState
@@ -39,8 +39,8 @@ class Recorder:
 
         Why row by row: keeping references and stacking them at the end cost
         ~30 µs a row; the bodies, presence, lane and s go in one compiled
-        copy (:func:`simready.sim.core.kernels.record_row`), the extras as numpy rows
-        (kinematic-v1's five in the same copy, :func:`~simready.sim.core.kernels.record_row_x5`).
+        copy (:func:`simready.sim.core.record_kernels.record_row`), the extras as numpy rows
+        (kinematic-v1's five in the same copy, :func:`~simready.sim.core.record_kernels.record_row_x5`).
         """
         k = self.rows
         b = state.bodies
@@ -55,16 +55,16 @@ class Recorder:
             x = state.extras
             n0, n1, n2, n3, n4 = self._extra_names
             try:
-                kernels.record_row_x5(k, b.pos, b.quat, b.vel, b.omega, b.present, lane, s, u, walk, x[n0], x[n1],
-                                      x[n2], x[n3], x[n4], self.pos, self.quat, self.vel, self.omega, self.present,
-                                      self.lane, self.s, self._x_all)
+                record_kernels.record_row_x5(k, b.pos, b.quat, b.vel, b.omega, b.present, lane, s, u, walk, x[n0],
+                                             x[n1], x[n2], x[n3], x[n4], self.pos, self.quat, self.vel, self.omega,
+                                             self.present, self.lane, self.s, self._x_all)
             except KeyError:
                 pass
             else:
                 self.rows = k + 1
                 return
-        kernels.record_row(k, b.pos, b.quat, b.vel, b.omega, b.present, lane, s, u, walk, self.pos, self.quat, self.vel,
-                           self.omega, self.present, self.lane, self.s)
+        record_kernels.record_row(k, b.pos, b.quat, b.vel, b.omega, b.present, lane, s, u, walk, self.pos, self.quat,
+                                  self.vel, self.omega, self.present, self.lane, self.s)
         for name, arr in self._extra_rows:
             row = get(name)
             if row is not None:
