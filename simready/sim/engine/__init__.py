@@ -33,7 +33,8 @@ checkpoints), :mod:`.start` (tick 0), :mod:`.collisions` (a collision event's en
 
 from __future__ import annotations
 
-from simready.sim.engine.collisions import IMPACT_WINDOW_S, Event, close_collision, impact_delta_v
+from simready.sim.behavior.interactions.events import Event
+from simready.sim.engine.collisions import IMPACT_WINDOW_S, close_collision, impact_delta_v
 from simready.sim.engine.loop import Engine
 from simready.sim.engine.recorder import Recorder
 from simready.sim.engine.start import DEFAULT_EGO_MASS_KG, initial_state, ped_stream_name

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from simready.sim.behavior.interactions.events import Event
 from simready.sim.core.scene import Scene
 from simready.sim.core.state import SimState
-
-#: A SPEC §7 event record (:func:`simready.sim.behavior.interactions.event`).
-Event = dict[str, Any]
 
 
 def close_collision(logged: list[Event], pending: list[Event], scene: Scene, parties: tuple[str, str], state: SimState,

@@ -10,6 +10,7 @@ import numpy as np
 
 from simready.sim.core import constants as C
 from simready.sim.behavior import interactions, walkers
+from simready.sim.behavior.interactions.events import Event
 from simready.sim.core import kernels
 from simready.sim.backend import Backend, StepOutcome
 from simready.sim.backends import make_backend
@@ -21,7 +22,7 @@ from simready.sim.core.reference_paths import PathKey, PathTable
 from simready.sim.behavior.respawn import Respawner
 from simready.sim.core.scene import Scene
 from simready.sim.core.state import SimState, frozen, with_changes
-from simready.sim.engine.collisions import Event, close_collision, impact_delta_v
+from simready.sim.engine.collisions import close_collision, impact_delta_v
 from simready.sim.engine.divergence import divergence
 from simready.sim.engine.quiet_ticks import quiet_setup, quiet_ticks
 from simready.sim.engine.recorder import Recorder
