@@ -21,7 +21,7 @@ from simready.sim.core import geometry as geo
 from simready.sim.behavior import junctions
 from simready.sim.controllers import longitudinal
 from simready.sim.core import planner_kernels as pk
-from simready.sim.controllers.planner import _goal_references
+from simready.sim.controllers.planner import goal_references
 from simready.sim.core.profiles import Profile
 from simready.sim.core.state import GapGoal, SpeedGoal
 
@@ -413,7 +413,7 @@ def test_goal_references_match_list_form(seed: int) -> None:
         cruise = rng.uniform(0.0, 14.0, n)
         refs = np.full((5, n), np.inf)
         refs[pk.V_REF], refs[pk.A_FF] = cruise, 0.0
-        _goal_references(view, SimpleNamespace(longitudinal=tuple(goals)), refs)
+        goal_references(view, SimpleNamespace(longitudinal=tuple(goals)), refs)
         want = _ref_goal_references(view, goals, cruise)
         for row, col in zip((pk.V_REF, pk.A_FF, pk.COMMANDED, pk.GAP_CMD), want):
             assert _bits(refs[row]) == _bits(np.array(col))

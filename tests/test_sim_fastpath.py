@@ -171,7 +171,7 @@ def test_divergence_fast_path_agrees_with_full_check() -> None:
     """
     from dataclasses import replace
 
-    from simready.sim.engine import _divergence, _divergence_full
+    from simready.sim.engine.divergence import divergence, divergence_reason
 
     scene = _scene()
     for state, _ in _rollout_states(scene, every=40):
@@ -187,11 +187,11 @@ def test_divergence_fast_path_agrees_with_full_check() -> None:
         variants.append(replace(b, vel=diagonal))
         for bodies in variants:
             s = state.evolve(bodies=bodies)
-            full = _divergence_full(scene, s)
-            assert _divergence(scene, s, True) == full
+            full = divergence_reason(scene, s)
+            assert divergence(scene, s, True) == full
             arrays = (bodies.pos, bodies.quat, bodies.vel, bodies.omega)
             sound = all(np.isfinite(x).all() for x in arrays) and np.hypot(bodies.vel[:, 0], bodies.vel[:, 1]).max() <= 150.0
-            assert _divergence(scene, s, False) == (None if sound else full)
+            assert divergence(scene, s, False) == (None if sound else full)
 
 
 def test_first_seen_matches_visibility_series() -> None:
@@ -323,18 +323,18 @@ def test_waiting_interactions_follow_the_status_dict() -> None:
     """The pending / fired-with-until lists are rebuilt when a state carries a new status dict."""
     from types import SimpleNamespace
 
-    from simready.sim.behavior.interactions import _waiting
+    from simready.sim.behavior.interactions.quiet import waiting
 
     inters = (SimpleNamespace(id="a", until=None), SimpleNamespace(id="b", until="u"), SimpleNamespace(id="c", until="u"))
     first = {"a": ("pending", -1), "b": ("fired", 3), "c": ("pending", -1)}
-    assert [[i.id for i in x] for x in _waiting(inters, first)] == [["a", "c"], ["b"]]
+    assert [[i.id for i in x] for x in waiting(inters, first)] == [["a", "c"], ["b"]]
     later = {"a": ("fired", 9), "b": ("released", 9), "c": ("fired", 9)}
-    assert [[i.id for i in x] for x in _waiting(inters, later)] == [[], ["c"]]
-    assert [[i.id for i in x] for x in _waiting(inters, first)] == [["a", "c"], ["b"]]
+    assert [[i.id for i in x] for x in waiting(inters, later)] == [[], ["c"]]
+    assert [[i.id for i in x] for x in waiting(inters, first)] == [["a", "c"], ["b"]]
 
 
 def test_recorded_rows_are_the_states_bits() -> None:
-    """The recorder's compiled row copy (kernels.record_row) holds each recorded state's bodies, presence, lane and
+    """The recorder's compiled row copy (record_kernels.record_row) holds each recorded state's bodies, presence, lane and
     s (a walker's s: its u along the walk route) bit for bit, as whole-array copies would."""
     scene = _scene()
     engine = Engine(scene)
@@ -354,7 +354,7 @@ def test_recorded_rows_are_the_states_bits() -> None:
         lane, s = table.lanes_at(state.coords.u)
         assert arrays["lane"][k].tolist() == lane.tolist()
         assert arrays["s"][k].tobytes() == np.where(walk, state.coords.u, s).tobytes()
-        # The extras (kernels.record_row_x5 for kinematic-v1's five): each state's rows, bit for bit.
+        # The extras (record_kernels.record_row_x5 for kinematic-v1's five): each state's rows, bit for bit.
         assert state.extras or k == 0
         for name, row in state.extras.items():
             assert arrays[f"x:{name}"][k].tobytes() == np.asarray(row, dtype=np.float64).tobytes()
@@ -363,9 +363,9 @@ def test_recorded_rows_are_the_states_bits() -> None:
 
 
 def test_quiet_ticks_fire_the_same_events(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Skipping the trigger checks until the first ``at`` / ``after`` tick (interactions._quiet_until) fires and
+    """Skipping the trigger checks until the first ``at`` / ``after`` tick (interactions.quiet.quiet_until_of) fires and
     releases every interaction at the tick the checks would: the same events and the same trace bits."""
-    from simready.sim.behavior import interactions
+    from simready.sim.behavior.interactions import quiet as quiet_checks
     from simready.sim.run import finish
     from simready.testing.demo import bench_manifest
 
@@ -383,8 +383,8 @@ def test_quiet_ticks_fire_the_same_events(monkeypatch) -> None:  # type: ignore[
     quiet = rollout()
     assert {(e["type"], e.get("interaction")) for e in quiet[0]} >= {("trigger_fired", "lead_slow"), ("released", "lead_slow"),
                                                                      ("trigger_fired", "bike_offset")}
-    monkeypatch.setattr(interactions, "_quiet_until", lambda *args: -1)
-    interactions._QUIET[0] = None
+    monkeypatch.setattr(quiet_checks, "quiet_until_of", lambda *args: -1)
+    quiet_checks.QUIET[0] = None
     assert rollout() == quiet
 
 

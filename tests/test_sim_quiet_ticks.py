@@ -13,10 +13,10 @@ import math
 import numpy as np
 import pytest
 
-from simready.sim import engine as engine_mod
+from simready.sim.engine import quiet_ticks
 from simready.sim.controllers import actuation
 from simready.sim.core import constants as C
-from simready.sim.core import tick_kernels
+from simready.sim.core import numpy_loops, tick_kernels
 from simready.sim.core.scene import build_scene
 from simready.sim.engine import Engine
 from simready.sim.run import finish, run_simulation, verify_continuation
@@ -109,16 +109,16 @@ def test_checkpoint_between_compiled_ticks_continues_bit_for_bit() -> None:
 
 
 def test_numpy_loops_are_found_and_give_numpys_bits() -> None:
-    fp, sin_fp, cos_fp = engine_mod._numpy_loops()
+    fp, sin_fp, cos_fp = quiet_ticks._numpy_loops()
     assert fp and sin_fp and cos_fp, "numpy's float64 loops were not found: every kinematic tick would stay in Python"
     rng = np.random.default_rng(3)
     for n in (1, 2, 9, 10, 33):
         y, x = rng.normal(size=n) * 10.0 ** rng.integers(-6, 6, n), rng.normal(size=n)
         out = np.empty(n)
-        tick_kernels.atan2_rows(fp, y, x, out)
+        numpy_loops.atan2_rows(fp, y, x, out)
         assert out.tobytes() == np.arctan2(y, x).tobytes()
         for f, uf in ((sin_fp, np.sin), (cos_fp, np.cos)):
-            tick_kernels.unary_rows(f, y, out)
+            numpy_loops.unary_rows(f, y, out)
             assert out.tobytes() == uf(y).tobytes()
 
 
@@ -140,14 +140,14 @@ def test_trigger_guards_hold_every_point_of_their_regions() -> None:
     circle the compiled ticks may skip asking it), and ``by_latest`` bounds the run at the tick the Python tick
     would fire it."""
     from simready.scenario.manifest import Circle, LaneWindow
-    from simready.sim.behavior import interactions
+    from simready.sim.behavior.interactions import quiet
     from simready.sim.core.scene import lane_window_contains
 
     scene = build_scene(crossing(clip_s=5.0), template(), backend="kinematic-v1", catalog=catalog())
     rng = np.random.default_rng(5)
     for lane, s_from, s_to in (("lane_eb", 29.79, 31.79), ("lane_eb", 0.0, 12.0), ("lane_wb", 80.0, 400.0)):
         window = LaneWindow(shape="lane_window", lane=lane, s_from=s_from, s_to=s_to)
-        cx, cy, r = interactions._region_circle(scene, window)
+        cx, cy, r = quiet.region_circle(scene, window)
         geom = scene.template.lane_graph.lanes[lane]
         s = rng.uniform(s_from - 5.0, s_to + 5.0, 4000)
         t = rng.uniform(-geom.width_m, geom.width_m, 4000)
@@ -156,11 +156,11 @@ def test_trigger_guards_hold_every_point_of_their_regions() -> None:
             x, y = geom.point_at(si, ti)
             if lane_window_contains(scene, window, (x, y)):
                 inside += 1
-                assert math.hypot(x - cx, y - cy) <= r - interactions.GUARD_MARGIN_M + 1e-9
+                assert math.hypot(x - cx, y - cy) <= r - quiet.GUARD_MARGIN_M + 1e-9
         assert inside > 100
-    cx, cy, r = interactions._region_circle(scene, Circle(shape="circle", x=3.0, y=4.0, r=2.0))
-    assert (cx, cy, r) == (3.0, 4.0, 2.0 + interactions.GUARD_MARGIN_M)
+    cx, cy, r = quiet.region_circle(scene, Circle(shape="circle", x=3.0, y=4.0, r=2.0))
+    assert (cx, cy, r) == (3.0, 4.0, 2.0 + quiet.GUARD_MARGIN_M)
     for t_s in (0.0, 0.02, 0.5, 1.23, 3.12, 3.1200000001, 7.0):
-        tick = interactions._first_tick_at(scene, t_s - 1e-9)
+        tick = quiet.first_tick_at(scene, t_s - 1e-9)
         t_of = lambda k: (k - scene.warmup_ticks) * scene.dt  # noqa: E731 - TickView.t_s
         assert t_of(tick) >= t_s - 1e-9 and (tick == scene.warmup_ticks or t_of(tick - 1) < t_s - 1e-9)

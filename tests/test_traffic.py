@@ -248,13 +248,13 @@ def test_dynamic_far_background_is_kinematic_and_restores(lead, city):
 def test_static_colliders_asleep_change_nothing(lead, city, monkeypatch):
     """The static colliders are put to sleep (PyBullet then skips their bounding boxes each step): the rollout is the
     same bit for bit as with them awake."""
-    from simready.sim.backends.dynamic import backend as dyn
+    from simready.sim.backends.dynamic import world as dyn_world
     from simready.sim.backends.dynamic import pool
 
     plain = lead.model_copy(update={"actors": [x for x in lead.actors if BACKGROUND_TAG not in x.tags], "clip_s": 4.0})
     asleep = run_simulation(plain, city, backend="dynamic-v1").trace.to_bytes()
     pool.release_built()  # a new world, built with the statics awake
-    monkeypatch.setattr(dyn, "_still", lambda body, cid: None)
+    monkeypatch.setattr(dyn_world, "_still", lambda body, cid: None)
     assert run_simulation(plain, city, backend="dynamic-v1").trace.to_bytes() == asleep
     pool.release_built()
 

@@ -19,7 +19,7 @@ from simready.sim.controllers.planner import RouteTable
 from simready.sim.engine import Engine
 from simready.sim.core.reference_paths import split_walk_key
 from simready.sim.run import finish, run_simulation
-from simready.sim.core.scene import _expand_walk, build_scene
+from simready.sim.core.scene import expand_walk, build_scene
 from simready.sim.behavior.walkers import TURN_AT_END_M
 
 BUSY = TrafficSpec(vehicles_per_lane_km=30.0, pedestrians_per_sidewalk_100m=25.0, cyclists_per_km=40.0)
@@ -459,7 +459,7 @@ def test_a_pedestrian_at_its_route_end_turns_onto_a_new_route():
             if k0 == k1:
                 continue
             seen += 1
-            old, new = _expand_walk(tpl, split_walk_key(k0)[2]), _expand_walk(tpl, split_walk_key(k1)[2])
+            old, new = expand_walk(tpl, split_walk_key(k0)[2]), expand_walk(tpl, split_walk_key(k1)[2])
             assert scene.path(k0).length_m - float(before.coords.u[i]) <= TURN_AT_END_M + 0.1
             # From the old route's last node on; or, turning back at a dead end, from the node behind it on the way
             # back (it walks back from where it is, not on to the dead end and back over its own steps).

@@ -55,7 +55,8 @@ from simready.common.errors import SimreadyError, pydantic_reason
 from simready.sensors_hw.frames import SensorType, mount_to_sensor
 from simready.world.frames import Mat4, mount_transform
 from simready.world.motion import PoseTrack
-from simready.world.template_model import MAX_IMAGE_PX, MAX_INT, camera_readout_s
+from simready.world.template_model.base import MAX_IMAGE_PX, MAX_INT
+from simready.world.template_model.rig import camera_readout_s
 
 #: Stated bound of one LiDAR turn (rays): a typo in ``--set lidar.azimuth_steps`` must not cast 10¹² rays.
 MAX_LIDAR_RAYS_PER_TURN = 10_000_000
@@ -109,7 +110,7 @@ class CameraModel(_Model):
     def readout_s(self) -> float:
         """Time from the first to the last row's sample, (height_px − 1)·line_time_s (0 for a global shutter).
 
-        :func:`simready.world.template_model.camera_readout_s`, the definition the
+        :func:`simready.world.template_model.rig.camera_readout_s`, the definition the
         template's scenario view uses too.
         """
         return camera_readout_s(self.height_px, self.line_time_s, self.shutter)

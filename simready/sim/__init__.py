@@ -13,7 +13,8 @@ Rooms, from the entry points down (each imports only the rooms below it; import-
   trace, checkpoint, branches), :mod:`.branch` (matched branches from a checkpoint), :mod:`.run`
   (``run_simulation``: manifest + template → trace); :mod:`.ladder` holds the scenario ladder's stages
   that roll a sample out (settle, background traffic);
-* :mod:`.engine`, the loop: triggers → plan → backend step → bookkeeping, one tick at a time;
+* :mod:`.engine`, the loop: triggers → plan → backend step → bookkeeping, one tick at a time (a package: the
+  loop, tick 0, collision events, divergence, the recorder, the compiled quiet ticks);
 * :mod:`.backends` (kinematic-v1, dynamic-v1 on PyBullet) behind the one interface in :mod:`.backend`;
   :mod:`.evaluation` (metrics, verdict, rollout plot) and :mod:`.storage` (trace and checkpoint files);
 * :mod:`.controllers`: each actor's plan and actuation;

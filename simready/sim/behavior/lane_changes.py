@@ -60,7 +60,8 @@ MIN_LANE_LEFT_M = 30.0
 #: No discretionary change below this speed (m/s): a lane is changed in motion, not sideways out of a queue.
 MIN_CHANGE_SPEED_MPS = 4.0
 #: The owner of a discretionary change's lateral goal: this prefix and the lane it leaves (the planner keeps the
-#: vehicle behind that lane's traffic until the change completes, :func:`simready.sim.controllers.planner._old_lane_gaps`).
+#: vehicle behind that lane's traffic until the change completes,
+#: :func:`simready.sim.controllers.planner.background.old_lane_gaps`).
 OWNER_PREFIX = "mobil:"
 #: Two vehicles do not change into one lane within this distance of each other on the same tick (m).
 CHANGE_SPACING_M = 30.0

@@ -198,7 +198,7 @@ def tilt_on_ground(scene: Scene, big: F, n: int, yaw: F, present: NDArray[np.boo
     slopes ``sa`` along and ``sc`` across; the body's orientation becomes
     ``Rz(yaw)·Ry(pitch)·Rx(roll)`` with pitch = −atan(sa) (nose up on a rise)
     and roll = atan(sc / √(1 + sa²)) (as the street's tiles:
-    :func:`simready.world.street._tilts`), and its vertical velocity the
+    :func:`simready.world.street.heights.tilts`), and its vertical velocity the
     climb rate, horizontal speed × sa. Its z stays the ground under its
     centre. Pedestrians, cyclists and absent actors stay as placed. Writes ``big`` in place
     (pos, quat, vel, omega, 13·N).

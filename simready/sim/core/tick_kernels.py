@@ -15,45 +15,44 @@ stepped by the ordinary Python tick, from the same state.
 Bits: each tick repeats the Python tick's IEEE operations in its order —
 the planner's perception (:func:`simready.sim.controllers.planner.plan`,
 :func:`simready.sim.behavior.junctions.yield_stops`), its stationary obstacles
-(:func:`simready.sim.controllers.planner._stationary_obstacles`),
+(:func:`simready.sim.controllers.planner.planning._stationary_obstacles`),
 the pedestrians' held kerb decision (:func:`simready.sim.controllers.pedestrian.update`
 off perception ticks), the planner kernel
 (:func:`simready.sim.core.planner_kernels.accelerations`), the ego's actuation
 (:mod:`simready.sim.controllers.actuation`), the kinematic step
 (:func:`simready.sim.core.kinematics.step_on_paths`) and the recorder's row
-(:func:`simready.sim.core.kernels.record_row_x5`) — calling the same compiled
+(:func:`simready.sim.core.record_kernels.record_row`) — calling the same compiled
 kernels, with ``fastmath`` off. The two arctangents of the body model are
 numpy's own: numba's ``atan2`` does not always give numpy's bits (numpy's
-is a SIMD loop on this kind of CPU), so :func:`numpy_loop` finds
-numpy's compiled ``arctan2`` loop for float64 and :func:`_call_loop` calls
-it, on the same contiguous rows numpy is given.
+is a SIMD loop on this kind of CPU), so :mod:`.numpy_loops` finds numpy's
+compiled ``arctan2`` loop for float64 and calls it, on the same contiguous
+rows numpy is given.
 
 Cache: compiled beside this module (``cache=True``; the first rollout on a
 machine compiles the loop, ~10–30 s). numba keys a cached function to its
 own file's contents only, but the loop carries compiled copies of the
-kernels it calls (:mod:`.kernels`, :mod:`.planner_kernels`): this module's
-cache locators (:class:`_CalleesStamp`) add those files' contents to the
-key, so an edit of either compiles the loop again.
+kernels it calls (:mod:`.kernels`, :mod:`.planner_kernels`, :mod:`.numpy_loops`,
+:mod:`.record_kernels`): this module's cache locators (:class:`_CalleesStamp`)
+add those files' contents to the key, so an edit of any compiles the loop again.
 """
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import math
 import os
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import caching, types
-from numba.extending import intrinsic
+from numba.core import caching
 
 from simready.sim.core import kernels as K
+from simready.sim.core import numpy_loops as NL
 from simready.sim.core import planner_kernels as pk
+from simready.sim.core import record_kernels as R
 
 #: The modules whose compiled kernels the loop carries.
-_CALLEES = (K.__file__, pk.__file__)
+_CALLEES = (K.__file__, pk.__file__, NL.__file__, R.__file__)
 
 
 class _CalleesStamp:
@@ -98,96 +97,6 @@ N_FC = 34
 STOP_END, STOP_EVENT = 0, 1
 
 
-@intrinsic
-def _call_loop(typingctx, fptr, args, dims, steps):  # type: ignore[no-untyped-def]
-    """Call a numpy ufunc inner loop ``void f(char **args, npy_intp *dims, npy_intp *steps, void *data)`` at
-    address ``fptr`` with the addresses ``args``, ``dims``, ``steps`` (int64; ``data`` NULL)."""
-    sig = types.void(types.int64, types.int64, types.int64, types.int64)
-
-    def codegen(context, builder, signature, llargs):  # type: ignore[no-untyped-def]
-        i8p = ir.IntType(8).as_pointer()
-        i64p = ir.IntType(64).as_pointer()
-        fnty = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), i64p, i64p, i8p])
-        fn = builder.inttoptr(llargs[0], fnty.as_pointer())
-        builder.call(fn, [builder.inttoptr(llargs[1], i8p.as_pointer()), builder.inttoptr(llargs[2], i64p),
-                          builder.inttoptr(llargs[3], i64p), ir.Constant(i8p, None)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@numba.njit(**_JIT)
-def atan2_rows(fp: int, y: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
-    """``out = np.arctan2(y, x)`` for contiguous float64 (n,) arrays, by numpy's loop at ``fp``."""
-    ptrs = np.empty(3, dtype=np.int64)
-    ptrs[0], ptrs[1], ptrs[2] = y.ctypes.data, x.ctypes.data, out.ctypes.data
-    dims = np.empty(1, dtype=np.int64)
-    dims[0] = y.shape[0]
-    steps = np.full(3, 8, dtype=np.int64)
-    _call_loop(fp, ptrs.ctypes.data, dims.ctypes.data, steps.ctypes.data)
-
-
-def numpy_loop(uf: np.ufunc) -> int:
-    """Address of numpy's compiled inner loop of ``uf`` for float64 (``dd->d`` or ``d->d``), read from the ufunc
-    object (``PyUFuncObject``: ``functions`` at offset 32, ``ntypes`` at 48, ``name`` at 56, ``types`` at 64); 0
-    when the layout is not the one expected or the loop does not give ``uf``'s bits on a probe (the caller then
-    keeps the Python tick)."""
-    nargs = uf.nin + uf.nout
-    want = "d" * uf.nin + "->d"
-    try:
-        addr = id(uf)
-        if ctypes.c_char_p.from_address(addr + 56).value != uf.__name__.encode():
-            return 0
-        ntypes = ctypes.c_int.from_address(addr + 48).value
-        if ntypes != uf.ntypes or uf.nout != 1 or nargs not in (2, 3):
-            return 0
-        code = np.dtype(np.float64).num
-        types_at = ctypes.c_void_p.from_address(addr + 64).value
-        functions_at = ctypes.c_void_p.from_address(addr + 32).value
-        if not types_at or not functions_at:
-            return 0
-        sig = ctypes.string_at(types_at, nargs * ntypes)
-        idx = [k for k in range(ntypes) if sig[nargs * k:nargs * (k + 1)] == bytes([code] * nargs)]
-        if len(idx) != 1 or uf.types[idx[0]] != want:
-            return 0
-        fp = ctypes.c_void_p.from_address(functions_at + 8 * idx[0]).value or 0
-    except (ValueError, OSError):  # pragma: no cover - a numpy whose ufunc object is laid out otherwise
-        return 0
-    if fp and not _probe(uf, fp):
-        return 0
-    return int(fp)
-
-
-def _probe(uf: np.ufunc, fp: int) -> bool:
-    """Whether the loop at ``fp`` gives ``uf``'s bits on awkward values, at several lengths."""
-    rng = np.random.default_rng(7)
-    for n in (1, 3, 8, 10, 17, 64):
-        y = rng.normal(size=n) * rng.choice([1e-9, 1e-3, 1.0, 1e3], n)
-        x = rng.normal(size=n) * rng.choice([1e-9, 1.0, 1e3], n)
-        y[0], x[-1] = -0.0, 0.0
-        out = np.empty(n)
-        if uf.nin == 2:
-            atan2_rows(fp, y, x, out)
-            want = uf(y, x)
-        else:
-            unary_rows(fp, y, out)
-            want = uf(y)
-        if out.tobytes() != want.tobytes():
-            return False
-    return True
-
-
-@numba.njit(**_JIT)
-def unary_rows(fp: int, x: np.ndarray, out: np.ndarray) -> None:
-    """``out = f(x)`` for contiguous float64 (n,) arrays, by numpy's ``d->d`` loop at ``fp``."""
-    ptrs = np.empty(2, dtype=np.int64)
-    ptrs[0], ptrs[1] = x.ctypes.data, out.ctypes.data
-    dims = np.empty(1, dtype=np.int64)
-    dims[0] = x.shape[0]
-    steps = np.full(2, 8, dtype=np.int64)
-    _call_loop(fp, ptrs.ctypes.data, dims.ctypes.data, steps.ctypes.data)
-
-
 @numba.njit(**_JIT)
 def hazard(i: int, px: float, py: float, xy: np.ndarray, yaw: np.ndarray, v: np.ndarray, present: np.ndarray,
            is_vehicle: np.ndarray, hl: np.ndarray, hw: np.ndarray, occluder: np.ndarray, e0: np.ndarray,
@@ -208,8 +117,8 @@ def hazard(i: int, px: float, py: float, xy: np.ndarray, yaw: np.ndarray, v: np.
     for k in range(m):
         psi[k] = yaw[cands[k]]
     c, s = np.empty(m), np.empty(m)
-    unary_rows(cos_fp, psi, c)
-    unary_rows(sin_fp, psi, s)
+    NL.unary_rows(cos_fp, psi, c)
+    NL.unary_rows(sin_fp, psi, s)
     close = np.empty(m, dtype=np.int64)
     q = 0
     for k in range(m):
@@ -486,14 +395,14 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
         yaw1 = np.empty(n)
         if lateral:
             turn = np.empty(n)
-            atan2_rows(atan_fp, d_rate, placed[K.BIG_V], turn)
+            NL.atan2_rows(atan_fp, d_rate, placed[K.BIG_V], turn)
             for i in range(n):
                 yaw1[i] = placed[K.YAW_C, i] + turn[i]
         else:
             for i in range(n):
                 yaw1[i] = placed[K.YAW_C, i] + d_rate[i]
         heading_v = np.empty(n)
-        atan2_rows(atan_fp, placed[K.VY], placed[K.VX], heading_v)
+        NL.atan2_rows(atan_fp, placed[K.VY], placed[K.VX], heading_v)
         big1, slip1 = np.empty(13 * n), np.empty(n)
         m, ok = K.pack_step_walk_ok(placed, yaw1, heading_v, d_rate, d_acc, v1, a1n, lateral, present,
                                     big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)), yaw, reach2, hl,
@@ -518,7 +427,7 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
             leaders, percepts = tick_leaders, tick_percepts
             yield_i, yield_u = tick_yi, tick_yu
         if t >= warmup:
-            K.record_row(row, big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)),
+            R.record_row(row, big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)),
                          big[7 * n:10 * n].reshape((n, 3)), big[10 * n:].reshape((n, 3)), present, lane, s, u, walk,
                          o_pos, o_quat, o_vel, o_omega, o_present, o_lane, o_s)
             for j in range(5):

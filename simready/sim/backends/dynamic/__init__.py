@@ -13,6 +13,9 @@ One module per concept, each depending only on those above it in this list:
 * :mod:`.drive` — the agents' drive and support model;
 * :mod:`.checks` — the ego's rollout checks (tunnelling, energy gain,
   explosion);
+* :mod:`.world`, :mod:`.exchange`, :mod:`.thrown` — the backend class built
+  up by concept: the tables and the world's construction and give-back,
+  bodies to and from the engine's state, struck road users' bodies;
 * :mod:`.backend` — :class:`DynamicBackend`, which builds the world from
   them and steps it.
 

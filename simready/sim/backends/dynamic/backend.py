@@ -40,7 +40,9 @@ a tick. PyBullet supplies gravity, support and collisions.
   so a restored engine hides the same bodies; samples without traffic have
   no such vehicles.
 
-The ego's rollout checks are :mod:`.checks`'.
+The ego's rollout checks are :mod:`.checks`'. The class is built up by concept: :class:`~.world.DynamicWorld` (the
+tables and the world's construction), :class:`~.exchange.BodyExchange` (bodies to and from the engine's state),
+:class:`~.thrown.ThrownBodies` (struck road users' bodies), and here the stepping.
 """
 
 from __future__ import annotations
@@ -54,28 +56,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pybullet as p
 
-from simready.common.errors import CatalogError
 from simready.sim.core import constants as C
 from simready.sim.behavior import impact
 from simready.sim.core import kernels
-from simready.sim.backend import COMMON_EXTRAS, Backend, StepOutcome
-from simready.sim.backends.dynamic.checks import RolloutChecks, body_energy, crossed_collider
-from simready.sim.backends.dynamic.chassis import Chassis, tyre_forces, tyre_setup
+from simready.sim.backend import COMMON_EXTRAS, StepOutcome
+from simready.sim.backends.dynamic.checks import body_energy, crossed_collider
+from simready.sim.backends.dynamic.chassis import tyre_forces, tyre_setup
 from simready.sim.backends.dynamic.drive import agent_drive, agent_drives
-from simready.sim.backends.dynamic.kernels import body_frames, body_rows
-from simready.sim.backends.dynamic.pieces import asset_pieces
-from simready.sim.backends.dynamic.plan import WorldPlan, world_plan
-from simready.sim.backends.dynamic import pool
-from simready.sim.backends.dynamic.pool import (AGENT_FILTER, BODY_FILTER, EGO_FILTER, GROUND_GROUP, GROUND_MASK,
-                                                STATIC_GROUP, STATIC_MASK, World)
 from simready.sim.controllers.lateral import preview_steer
 from simready.sim.behavior.impact import post_crash
 from simready.sim.core.kinematics import footprint_contacts, step_on_paths
-from simready.sim.core.scene import Scene, substeps_per_tick
 from simready.sim.core.state import Bodies, PathCoords, SimState, frozen
+from simready.sim.backends.dynamic.thrown import ThrownBodies
 
 if TYPE_CHECKING:
-    from simready.catalog.catalog import Catalog
     from simready.sim.controllers.planner import Plan, RouteTable
 
 #: Segments searched around a body's previous arc length when it is projected back onto its path
@@ -91,335 +85,10 @@ WAKE_MARGIN_M = 1.0
 #: vehicle, a thrown road user), else kinematic (m).
 PHYSICS_RADIUS_M = 30.0
 
-_ORIGIN = (0.0, 0.0, 0.0)
-_IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
 
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
-def _still(body: int, cid: int) -> None:
-    """A static collider put to sleep: PyBullet then leaves its bounding box alone at every step (it never moves; a
-    static body is never woken by a contact, and one active body in a pair is enough for its contacts), which
-    on a city map with a thousand static pieces was most of a step's cost. The stepping's results are the same."""
-    p.changeDynamics(body, -1, activationState=p.ACTIVATION_STATE_SLEEP, physicsClientId=cid)
-
-
-class DynamicBackend(Backend):
+class DynamicBackend(ThrownBodies):
     name: ClassVar[str] = "dynamic-v1"
     extras: ClassVar[tuple[str, ...]] = COMMON_EXTRAS + ("tyre_util",)
-
-    def __init__(self, scene: Scene) -> None:
-        super().__init__(scene)
-        if scene.catalog is None:
-            raise CatalogError("<catalog>", "", "dynamic-v1 needs the asset catalog")
-        self.catalog: Catalog = scene.catalog
-        self.substeps = substeps_per_tick(scene.dt)
-        self.h = scene.dt / self.substeps
-        self._world: World | None = None
-        self.static_contact_names: dict[tuple[int, int], str] = {}
-        self.checks = RolloutChecks(scene)
-        a = scene.actors
-        self.ego = a.ego
-        # Vehicles are rigid bodies; pedestrians and cyclists have none (see the module docstring: a light road
-        # user meeting a vehicle is the impact model's, :mod:`simready.sim.behavior.impact`).
-        self.physical = a.is_vehicle.copy()
-        self.vehicles = [i for i in range(len(a)) if self.physical[i]]
-        self.agent_idx = [i for i in self.vehicles if i != self.ego and not a.parked[i]]
-        self.parked_idx = [i for i in self.vehicles if a.parked[i]]
-        # Background vehicles (kinematic while far from every anchor) and the scenario's moving vehicles (anchors).
-        self.background_idx = np.array([i for i in self.agent_idx if a.background[i]], dtype=np.int64)
-        self.anchor_idx = np.array([i for i in self.vehicles if not a.background[i] and not a.parked[i]], dtype=np.int64)
-        self.chassis = {i: Chassis.of(scene.catalog.entry(a.asset_ids[i])) for i in self.vehicles}
-        self._prev_com: list[float] = []
-        self._com_stacks: dict[tuple[int, ...], np.ndarray] = {}
-        self._prev_tick = -1
-        self._hidden: set[int] = set()
-        self._woken: frozenset[int] = frozenset()
-        #: The background vehicles driven kinematically in the last tick (:meth:`_far`).
-        self._was_far: set[int] = set()
-        self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
-        self._radius: list[float] = np.asarray(a.radius, dtype=np.float64).tolist()
-        #: Struck road users' rigid bodies, by actor (created at the strike, in the order of the strikes).
-        self.thrown: dict[int, int] = {}
-        #: Whether the world's statics are complete (then :meth:`close` keeps it for this scene's next engine).
-        self._statics_built = False
-        self._ego_params()
-
-    @property
-    def world(self) -> World:
-        """The PyBullet world, built by :meth:`start` (and given back by :meth:`close`)."""
-        if self._world is None:
-            raise RuntimeError("the dynamic backend has no world before start() or after close()")
-        return self._world
-
-    # --- construction --------------------------------------------------------------
-
-    def _ego_params(self) -> None:
-        """The ego chassis's figures that every tick reads (its steering, its energy), as plain attributes."""
-        if self.ego is None:
-            return
-        ch = self.chassis[self.ego]
-        self.mass, self.com = ch.mass, ch.com
-        self._inertia_list = [float(x) for x in ch.inertia_diag]
-        self.wheelbase, self.lr = ch.wheelbase, ch.lr
-
-    #: The statics' tables a kept world carries to the next engine of its scene (:func:`.pool.keep_built`).
-    _STATIC_TABLES = ("static_names", "static_key", "ground_bodies")
-
-    def _build(self) -> None:
-        """Create the PyBullet world: statics from the (cached) plan, then the vehicles in actor order.
-
-        A world kept for this scene (:func:`.pool.take_built`) keeps its statics: its other bodies are removed
-        and the vehicles created as in a new world (see :mod:`.pool`).
-        """
-        scene = self.scene
-        kept = pool.take_built(scene)
-        if kept is not None:
-            self._world, tables = kept
-            for name in self._STATIC_TABLES:
-                setattr(self, name, tables[name])
-            for body in tables["movable"]:
-                self.world.call(p.removeBody, body)
-            self._statics_built = True
-            self._build_vehicles(self.world)
-            return
-        plan = world_plan(scene)
-        # Collision pieces before the client: an asset's first look-up checks its reduced hull files in a pooled
-        # client (:mod:`.pieces`), which this world then takes instead of connecting another (~20 ms).
-        a = scene.actors
-        used = {g.shape for g in plan.groups if isinstance(g.shape, str)}
-        used.update(a.asset_ids[i] for i in self.vehicles)
-        for asset in sorted(used):
-            asset_pieces(self.catalog, asset)
-        w = World()
-        self._world = w
-        w.call(p.setGravity, 0.0, 0.0, -C.GRAVITY_MPS2)
-        w.call(p.setPhysicsEngineParameter, fixedTimeStep=self.h, numSubSteps=0, numSolverIterations=S.solver_iterations,
-               deterministicOverlappingPairs=S.deterministic_overlapping_pairs)
-        self._build_statics(w, plan)
-        self._statics_built = True
-        self._build_vehicles(w)
-
-    def _build_statics(self, w: World, plan: WorldPlan) -> None:
-        """One batched ``createMultiBody`` per group of same-shape, same-orientation statics (~0.1 ms a call)."""
-        cat, cid, names = self.catalog, w.client, plan.names
-        self.static_names: dict[int, str] = {}
-        self.static_key: dict[int, int] = {}
-        self.ground_bodies: set[int] = set()
-        for g in plan.groups:
-            shape = w.shape(g.shape, asset_pieces(cat, g.shape)) if isinstance(g.shape, str) else w.box(g.shape)
-            bodies = w.batch(0.0, shape, g.positions, g.quat)
-            group, mask = (GROUND_GROUP, GROUND_MASK) if g.ground else (STATIC_GROUP, STATIC_MASK)
-            for body in bodies:
-                p.setCollisionFilterGroupMask(body, -1, group, mask, physicsClientId=cid)
-                _still(body, cid)
-            self.static_key.update(zip(bodies, g.keys))
-            self.static_names.update((body, names[k]) for body, k in zip(bodies, g.keys))
-            if g.ground:
-                self.ground_bodies.update(bodies)
-        if plan.terrain is not None:
-            self._build_terrain(w, plan)
-
-    def _build_terrain(self, w: World, plan: WorldPlan) -> None:
-        """The sloped ground (:class:`~simready.sim.backends.dynamic.plan.Terrain`): one height-field body.
-
-        PyBullet centres a height field on its body: rows run along x, columns
-        along y, heights about the middle of their range.
-        """
-        t, cid = plan.terrain, w.client
-        assert t is not None  # the caller builds a terrain only where the plan has one
-        nx, ny = t.heights.shape
-        lo, hi = float(t.heights.min()), float(t.heights.max())
-        shape = w.call(p.createCollisionShape, p.GEOM_HEIGHTFIELD, meshScale=[t.cell, t.cell, 1.0],
-                       heightfieldData=t.field, numHeightfieldRows=nx, numHeightfieldColumns=ny)
-        centre = [t.x0 + 0.5 * (nx - 1) * t.cell, t.y0 + 0.5 * (ny - 1) * t.cell, 0.5 * (lo + hi)]
-        body = w.call(p.createMultiBody, 0.0, shape, -1, centre, [0.0, 0.0, 0.0, 1.0])
-        p.setCollisionFilterGroupMask(body, -1, GROUND_GROUP, GROUND_MASK, physicsClientId=cid)
-        _still(body, cid)
-        key = len(plan.names) - 1
-        self.static_key[body] = key
-        self.static_names[body] = plan.names[key]
-        self.ground_bodies.add(body)
-
-    def _build_vehicles(self, w: World) -> None:
-        """Every vehicle a rigid body with its catalog mass, centre of mass and principal inertia, in actor order.
-
-        Contact friction is 0 on every vehicle: tyre forces are applied explicitly (the ego's tyre model,
-        the agents' drive model). A parked vehicle starts as an immovable body (mass 0, which PyBullet
-        keeps out of its dynamics) until something comes near (:meth:`_wake`).
-        """
-        self.actor_body: dict[int, int] = {}
-        self.body_actor: dict[int, int] = {}
-        for i in self.vehicles:
-            self._create(i, not self.scene.actors.parked[i], [0.0, 0.0, -100.0 - i], [0.0, 0.0, 0.0, 1.0])
-        if self.ego is not None:
-            self.ego_body = self.actor_body[self.ego]
-
-    def _create(self, i: int, dynamic: bool, com_w: list[float], q_in: list[float]) -> int:
-        """Vehicle ``i``'s body, dynamic with its chassis or immovable (mass 0), its centre of mass at ``com_w`` (world,
-        m) with the inertial frame at ``q_in``."""
-        w = self.world
-        ch = self.chassis[i]
-        mass = ch.mass if dynamic else 0.0
-        asset = self.scene.actors.asset_ids[i]
-        body: int = w.call(p.createMultiBody, mass, w.shape(asset, asset_pieces(self.catalog, asset)), -1, com_w, q_in,
-                      baseInertialFramePosition=ch.com.tolist(), baseInertialFrameOrientation=ch.inertial_quat.tolist(),
-                      useMaximalCoordinates=True)
-        if dynamic:
-            # Mass must be passed with the inertia: PyBullet 3.2.7 zeroes a maximal-coordinate body's mass otherwise.
-            w.call(p.changeDynamics, body, -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist(), lateralFriction=0.0,
-                   spinningFriction=0.0, rollingFriction=0.0, restitution=ch.restitution,
-                   linearDamping=0.0, angularDamping=0.0, activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING)
-        else:
-            w.call(p.changeDynamics, body, -1, lateralFriction=0.0, spinningFriction=0.0, rollingFriction=0.0,
-                   restitution=ch.restitution)
-        w.call(p.setCollisionFilterGroupMask, body, -1, *(EGO_FILTER if i == self.ego else AGENT_FILTER))
-        self.actor_body[i] = body
-        self.body_actor[body] = i
-        return body
-
-    def _make_dynamic(self, i: int, bodies: Bodies) -> None:
-        """A parked vehicle woken: its immovable body replaced by a dynamic one at the engine's pose and twist.
-
-        Why replaced: PyBullet cannot turn a body created with mass 0 into a dynamic one, and one created
-        dynamic costs a contact solve every substep even at mass 0.
-        """
-        old = self.actor_body[i]
-        del self.body_actor[old]
-        self.world.call(p.removeBody, old)
-        self._create(i, True, [0.0, 0.0, -100.0 - i], [0.0, 0.0, 0.0, 1.0])
-        self._place(i, bodies)
-
-    # --- state exchange -----------------------------------------------------------------
-
-    def _set_mass(self, i: int, on: bool) -> None:
-        """A vehicle's body dynamic (its catalog mass) or immovable (mass 0), without moving it."""
-        ch = self.chassis[i]
-        if on:
-            self.world.call(p.changeDynamics, self.actor_body[i], -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist())
-        else:
-            self.world.call(p.changeDynamics, self.actor_body[i], -1, mass=0.0)
-
-    def hold_agents(self) -> None:
-        """Every vehicle but the ego immovable where it stands (the settle stage: only the ego's spawn is in question,
-        and no drive force holds the agents up)."""
-        for i in self.agent_idx:
-            self._set_mass(i, False)
-
-    def _dynamic(self, i: int) -> bool:
-        """Whether vehicle ``i``'s body currently moves under forces (not parked-and-asleep, not absent)."""
-        return i not in self._hidden and (not self.scene.actors.parked[i] or i in self._woken)
-
-    def _place(self, i: int, bodies: Bodies) -> None:
-        """Put vehicle ``i``'s body at the engine's pose and twist (origin → centre of mass)."""
-        w = self.world
-        ch = self.chassis[i]
-        q = bodies.quat[i]
-        R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)
-        com_w = bodies.pos[i] + R @ ch.com
-        v_com = bodies.vel[i] + _cross(bodies.omega[i], R @ ch.com)
-        q_in = np.array(p.multiplyTransforms([0, 0, 0], q.tolist(), [0, 0, 0], ch.inertial_quat.tolist())[1])
-        body = self.actor_body[i]
-        w.call(p.resetBasePositionAndOrientation, body, com_w.tolist(), q_in.tolist())
-        if self._dynamic(i):
-            w.call(p.resetBaseVelocity, body, v_com.tolist(), bodies.omega[i].tolist())
-        # A reset moves the body without clearing its contact manifolds; re-registering it does.
-        w.call(p.setCollisionFilterGroupMask, body, -1, *(EGO_FILTER if i == self.ego else AGENT_FILTER))
-
-    @property
-    def _ego(self) -> int:
-        """The ego's index, for the methods that drive it (they run only in a scene with an ego)."""
-        assert self.ego is not None
-        return self.ego
-
-    def _place_ego(self, bodies: Bodies) -> None:
-        self._place(self._ego, bodies)
-
-    def _hide(self, i: int) -> None:
-        """An absent vehicle: immovable, colliding with nothing, underground."""
-        if i in self._hidden:
-            return
-        self._hidden.add(i)
-        self._set_mass(i, False)
-        body = self.actor_body[i]
-        self.world.call(p.setCollisionFilterGroupMask, body, -1, 0, 0)
-        self.world.call(p.resetBasePositionAndOrientation, body, [0.0, 0.0, -100.0 - i], _IDENTITY_QUAT)
-
-    def _show(self, i: int, bodies: Bodies) -> None:
-        """A vehicle that (re)appears: back to its mass, at the engine's pose and twist."""
-        self._hidden.discard(i)
-        if self._dynamic(i):
-            self._set_mass(i, True)
-        self._place(i, bodies)
-
-    def _read(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
-        """Vehicle ``i``'s body origin position, quaternion [x,y,z,w], origin velocity, angular velocity (world),
-        rotation matrix, and the lever arm from the origin to the centre of mass (world, m)."""
-        pos, q, vel, om, R, arm = self._read_raw(i)
-        return np.array(pos), np.array(q), np.array(vel), np.array(om), np.array(R).reshape(3, 3), arm
-
-    def _read_raw(self, i: int) -> tuple[list[float], tuple[float, ...], list[float], list[float], tuple[float, ...],
-                                         tuple[float, float, float]]:
-        """:meth:`_read` as Python floats: the rotation matrix as PyBullet's 9-tuple (row-major)."""
-        cid = self.world.client
-        ch = self.chassis[i]
-        body = self.actor_body[i]
-        com_w, q_in = p.getBasePositionAndOrientation(body, physicsClientId=cid)
-        lin, (wx, wy, wz) = p.getBaseVelocity(body, physicsClientId=cid)
-        q = q_in if ch.identity_inertial else p.multiplyTransforms(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1]
-        if q[3] < 0:
-            q = tuple(-x for x in q)
-        R = p.getMatrixFromQuaternion(q)
-        # The lever arm stays a numpy product (its bits are BLAS's); the rest is the same IEEE arithmetic
-        # on Python floats that numpy would do element by element.
-        rx, ry, rz = (np.array(R).reshape(3, 3) @ ch.com).tolist()
-        pos = [com_w[0] - rx, com_w[1] - ry, com_w[2] - rz]
-        vel = [lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)]
-        return pos, q, vel, [wx, wy, wz], R, (rx, ry, rz)
-
-    def _read_table(self, idx: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """The rows of vehicles ``idx`` after a tick (origin xyz, quaternion, origin velocity, angular velocity,
-        heading, forward speed, slip: (n, 16)) and their lever arms (n, 3, 1), from the same reads in the same order
-        as :meth:`_read_raw` makes body by body: the reads gathered into one array, the arithmetic in two compiled calls
-        (:func:`~simready.sim.backends.dynamic.kernels.body_frames`, :func:`~simready.sim.backends.dynamic.kernels.body_rows`)
-        around the lever arms' stacked numpy product (its bits are BLAS's), the scalar model's operations in its order."""
-        cid = self.world.client
-        chassis, actor_body = self.chassis, self.actor_body
-        pose, twist, compose = p.getBasePositionAndOrientation, p.getBaseVelocity, p.multiplyTransforms
-        raw: list[float] = []
-        put = raw.extend
-        for i in idx:
-            ch = chassis[i]
-            body = actor_body[i]
-            com_w, q_in = pose(body, physicsClientId=cid)
-            lin, ang = twist(body, physicsClientId=cid)
-            put(com_w)
-            put(q_in if ch.identity_inertial else compose(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1])
-            put(lin)
-            put(ang)
-        n = len(idx)
-        reads = np.array(raw).reshape(n, 13)
-        quat, rot = np.empty((n, 4)), np.empty((n, 9))
-        body_frames(reads, quat, rot)
-        levers = rot.reshape(n, 3, 3) @ self._coms(idx)
-        table = np.empty((n, 16))
-        body_rows(reads, quat, rot, levers, table)
-        return table, levers
-
-    def _coms(self, idx: list[int]) -> np.ndarray:
-        """The centres of mass of vehicles ``idx`` as an (n, 3, 1) stack (cached per list of vehicles)."""
-        key = tuple(idx)
-        hit = self._com_stacks.get(key)
-        if hit is None:
-            if len(self._com_stacks) > 256:
-                self._com_stacks.clear()
-            hit = self._com_stacks[key] = np.array([self.chassis[i].com for i in idx], dtype=np.float64).reshape(-1, 3, 1)
-        return hit
-
-    def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
-        return self._read(self._ego)
 
     def start(self, state: SimState) -> StepOutcome:
         if self._world is None:
@@ -680,105 +349,6 @@ class DynamicBackend(Backend):
         before = state.world.contacts
         return out, {k: v for k, v in points.items() if k not in before}
 
-    def _strike(self, state: SimState, contacts: set[tuple[int, int]], struck: tuple[impact.Struck, ...], pos: np.ndarray,
-                quat: np.ndarray, vel: np.ndarray, omega: np.ndarray,
-                yaw: np.ndarray) -> tuple[tuple[impact.Struck, ...], list[tuple[int, int]]]:
-        """Strike the road users newly touched by a vehicle (:mod:`simready.sim.behavior.impact`): each becomes a thrown body
-        (:meth:`_throw`); rows are written in place."""
-        hit = impact.new_strikes(self.scene, frozenset(contacts), state.world.contacts, struck, state.bodies.present)
-        if not hit:
-            return struck, hit
-        new = list(struck)
-        for user, vehicle in hit:
-            self._throw(user, vehicle, pos, quat, vel, omega, yaw)
-            new.append((user, vehicle, 0.0, 0.0, 0.0, 0.0))
-        return tuple(sorted(new)), hit
-
-    def _throw(self, user: int, vehicle: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray,
-               yaw: np.ndarray) -> None:
-        """Road user ``user`` struck by ``vehicle`` this tick: the vehicle's impulse, the road user out of its
-        footprint and a rigid body with the impact's twist (:func:`~simready.sim.behavior.impact.thrown_twist`)."""
-        a = self.scene.actors
-        m_v = self.chassis[vehicle].mass if self._dynamic(vehicle) else math.inf
-        m_r = self._masses[user]
-        v_user = vel[user].copy()
-        v_vehicle = vel[vehicle].copy() if self._dynamic(vehicle) else np.zeros(3)
-        if self._dynamic(vehicle):
-            dv = impact.impact_dv(m_v, m_r, vel[vehicle], v_user)
-            lin, ang = self.world.call(p.getBaseVelocity, self.actor_body[vehicle])
-            self.world.call(p.resetBaseVelocity, self.actor_body[vehicle], [lin[0] + dv[0], lin[1] + dv[1], lin[2]], ang)
-            vel[vehicle, :2] += dv
-        dx, dy = impact.push_out((float(pos[user, 0]), float(pos[user, 1])), float(yaw[user]),
-                                 (float(a.hl[user]), float(a.hw[user])), (float(pos[vehicle, 0]), float(pos[vehicle, 1])),
-                                 float(yaw[vehicle]), (float(a.hl[vehicle]), float(a.hw[vehicle])))
-        pos[user, 0] += dx
-        pos[user, 1] += dy
-        ch = self._road_user_chassis(user)
-        R = np.array(p.getMatrixFromQuaternion(quat[user].tolist())).reshape(3, 3)
-        inertia_w = R @ np.asarray(ch.inertia) @ R.T
-        arm = R @ ch.com
-        if math.isinf(m_v):
-            v_com, w = np.array([0.0, 0.0, float(v_user[2])]), np.zeros(3)
-        else:
-            v_com, w = impact.thrown_twist(m_v, m_r, v_vehicle, v_user, inertia_w, float(arm[2]))
-        # The spin must not drive the body's sole into the road: the sole's corners leave it (the swept legs lift off).
-        hl, hw = float(a.hl[user]), float(a.hw[user])
-        lift = max(-float(_cross(w, R @ np.array([sx * hl, sy * hw, 0.0]) - arm)[2]) for sx in (-1.0, 1.0) for sy in (-1.0, 1.0))
-        v_com[2] = max(float(v_com[2]), lift)
-        omega[user] = w
-        vel[user] = v_com - _cross(w, arm)
-        self._create_thrown(user, Bodies(pos, quat, vel, omega, np.ones(len(a), dtype=bool)))
-
-    def _road_user_chassis(self, i: int) -> Chassis:
-        """The mass properties of road user ``i``'s body: its catalog entry's (cached)."""
-        ch = self.chassis.get(i)
-        if ch is None:
-            ch = self.chassis[i] = Chassis.of(self.catalog.entry(self.scene.actors.asset_ids[i]))
-        return ch
-
-    def _create_thrown(self, i: int, bodies: Bodies) -> None:
-        """Road user ``i``'s rigid body (its catalog collision pieces, mass, centre of mass and inertia), at the pose and
-        twist of ``bodies``, sliding with :data:`~simready.sim.behavior.impact.BODY_ROAD_FRICTION` on the road."""
-        w = self.world
-        ch = self._road_user_chassis(i)
-        asset = self.scene.actors.asset_ids[i]
-        body = w.call(p.createMultiBody, ch.mass, w.shape(asset, asset_pieces(self.catalog, asset)), -1,
-                      [0.0, 0.0, -100.0 - i], [0.0, 0.0, 0.0, 1.0], baseInertialFramePosition=ch.com.tolist(),
-                      baseInertialFrameOrientation=ch.inertial_quat.tolist(), useMaximalCoordinates=True)
-        # Combined friction is the product of the two bodies' (the road's is PyBullet's default, 0.5).
-        w.call(p.changeDynamics, body, -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist(),
-               lateralFriction=impact.BODY_ROAD_FRICTION / 0.5, spinningFriction=impact.BODY_ROLLING_M / 0.5,
-               rollingFriction=impact.BODY_ROLLING_M / 0.5,
-               restitution=ch.restitution, linearDamping=0.0, angularDamping=impact.BODY_ANGULAR_DAMPING,
-               activationState=p.ACTIVATION_STATE_DISABLE_SLEEPING)
-        w.call(p.setCollisionFilterGroupMask, body, -1, *BODY_FILTER)
-        self.thrown[i] = body
-        self.actor_body[i] = body
-        self.body_actor[body] = i
-        q = bodies.quat[i]
-        R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)
-        q_in = p.multiplyTransforms([0, 0, 0], q.tolist(), [0, 0, 0], ch.inertial_quat.tolist())[1]
-        w.call(p.resetBasePositionAndOrientation, body, (bodies.pos[i] + R @ ch.com).tolist(), list(q_in))
-        w.call(p.resetBaseVelocity, body, (bodies.vel[i] + _cross(bodies.omega[i], R @ ch.com)).tolist(),
-               bodies.omega[i].tolist())
-
-    def _read_thrown(self, state: SimState, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray,
-                     yaw: np.ndarray) -> tuple[impact.Struck, ...]:
-        """The thrown bodies' rows (written in place) and the struck records with the strikers of bodies now at rest
-        replaced by −1 (their contact with the striker ends)."""
-        out = []
-        for rec in state.control.struck:
-            i = rec[0]
-            if i not in self.thrown:
-                out.append(rec)
-                continue
-            bp, bq, bv, bo, R, _ = self._read(i)
-            pos[i], quat[i], vel[i], omega[i] = bp, bq, bv, bo
-            yaw[i] = math.atan2(R[1, 0], R[0, 0])
-            moving = math.sqrt(float(bv @ bv)) >= impact.BODY_REST_MPS or math.sqrt(float(bo @ bo)) >= impact.BODY_REST_RPS
-            out.append(rec if moving or rec[1] < 0 else (i, -1, *rec[2:]))
-        return tuple(out)
-
     def _check(self, state: SimState, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray, lever: tuple[float, float, float],
                e_before: float | None, plan: Plan, touching: bool = False) -> None:
         """This tick's rollout checks on the ego (:mod:`~simready.sim.backends.dynamic.checks`).
@@ -805,15 +375,3 @@ class DynamicBackend(Backend):
 
     def substep_s(self) -> float:
         return self.h
-
-    def close(self) -> None:
-        """Give the world back: kept with its statics for this scene's next engine (:func:`.pool.keep_built`), or
-        reset into the client pool if its statics are incomplete."""
-        if self._world is not None:
-            if self._statics_built:
-                tables = {name: getattr(self, name) for name in self._STATIC_TABLES}
-                tables["movable"] = sorted(getattr(self, "body_actor", {}))
-                pool.keep_built(self.scene, self._world, tables)
-            else:
-                self._world.close()
-            self._world = None

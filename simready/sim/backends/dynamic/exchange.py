@@ -1,0 +1,167 @@
+"""The exchange between the engine's state and the world's bodies: vehicles placed at the engine's pose and twist,
+hidden while absent, woken from parked, made immovable; their rows read back after a tick.
+"""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pybullet as p
+
+from simready.sim.backends.dynamic.kernels import body_frames, body_rows
+from simready.sim.backends.dynamic.pool import AGENT_FILTER, EGO_FILTER
+from simready.sim.core.state import Bodies
+from simready.sim.backends.dynamic.world import DynamicWorld
+
+
+_ORIGIN = (0.0, 0.0, 0.0)
+_IDENTITY_QUAT = (0.0, 0.0, 0.0, 1.0)
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+class BodyExchange(DynamicWorld):
+    """Vehicle bodies to and from the engine's :class:`~simready.sim.core.state.Bodies`."""
+
+    def _make_dynamic(self, i: int, bodies: Bodies) -> None:
+        """A parked vehicle woken: its immovable body replaced by a dynamic one at the engine's pose and twist.
+
+        Why replaced: PyBullet cannot turn a body created with mass 0 into a dynamic one, and one created
+        dynamic costs a contact solve every substep even at mass 0.
+        """
+        old = self.actor_body[i]
+        del self.body_actor[old]
+        self.world.call(p.removeBody, old)
+        self._create(i, True, [0.0, 0.0, -100.0 - i], [0.0, 0.0, 0.0, 1.0])
+        self._place(i, bodies)
+
+    # --- state exchange -----------------------------------------------------------------
+
+    def _set_mass(self, i: int, on: bool) -> None:
+        """A vehicle's body dynamic (its catalog mass) or immovable (mass 0), without moving it."""
+        ch = self.chassis[i]
+        if on:
+            self.world.call(p.changeDynamics, self.actor_body[i], -1, mass=ch.mass, localInertiaDiagonal=ch.inertia_diag.tolist())
+        else:
+            self.world.call(p.changeDynamics, self.actor_body[i], -1, mass=0.0)
+
+    def hold_agents(self) -> None:
+        """Every vehicle but the ego immovable where it stands (the settle stage: only the ego's spawn is in question,
+        and no drive force holds the agents up)."""
+        for i in self.agent_idx:
+            self._set_mass(i, False)
+
+    def _dynamic(self, i: int) -> bool:
+        """Whether vehicle ``i``'s body currently moves under forces (not parked-and-asleep, not absent)."""
+        return i not in self._hidden and (not self.scene.actors.parked[i] or i in self._woken)
+
+    def _place(self, i: int, bodies: Bodies) -> None:
+        """Put vehicle ``i``'s body at the engine's pose and twist (origin → centre of mass)."""
+        w = self.world
+        ch = self.chassis[i]
+        q = bodies.quat[i]
+        R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)
+        com_w = bodies.pos[i] + R @ ch.com
+        v_com = bodies.vel[i] + cross(bodies.omega[i], R @ ch.com)
+        q_in = np.array(p.multiplyTransforms([0, 0, 0], q.tolist(), [0, 0, 0], ch.inertial_quat.tolist())[1])
+        body = self.actor_body[i]
+        w.call(p.resetBasePositionAndOrientation, body, com_w.tolist(), q_in.tolist())
+        if self._dynamic(i):
+            w.call(p.resetBaseVelocity, body, v_com.tolist(), bodies.omega[i].tolist())
+        # A reset moves the body without clearing its contact manifolds; re-registering it does.
+        w.call(p.setCollisionFilterGroupMask, body, -1, *(EGO_FILTER if i == self.ego else AGENT_FILTER))
+
+    @property
+    def _ego(self) -> int:
+        """The ego's index, for the methods that drive it (they run only in a scene with an ego)."""
+        assert self.ego is not None
+        return self.ego
+
+    def _place_ego(self, bodies: Bodies) -> None:
+        self._place(self._ego, bodies)
+
+    def _hide(self, i: int) -> None:
+        """An absent vehicle: immovable, colliding with nothing, underground."""
+        if i in self._hidden:
+            return
+        self._hidden.add(i)
+        self._set_mass(i, False)
+        body = self.actor_body[i]
+        self.world.call(p.setCollisionFilterGroupMask, body, -1, 0, 0)
+        self.world.call(p.resetBasePositionAndOrientation, body, [0.0, 0.0, -100.0 - i], _IDENTITY_QUAT)
+
+    def _show(self, i: int, bodies: Bodies) -> None:
+        """A vehicle that (re)appears: back to its mass, at the engine's pose and twist."""
+        self._hidden.discard(i)
+        if self._dynamic(i):
+            self._set_mass(i, True)
+        self._place(i, bodies)
+
+    def _read(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
+        """Vehicle ``i``'s body origin position, quaternion [x,y,z,w], origin velocity, angular velocity (world),
+        rotation matrix, and the lever arm from the origin to the centre of mass (world, m)."""
+        pos, q, vel, om, R, arm = self._read_raw(i)
+        return np.array(pos), np.array(q), np.array(vel), np.array(om), np.array(R).reshape(3, 3), arm
+
+    def _read_raw(self, i: int) -> tuple[list[float], tuple[float, ...], list[float], list[float], tuple[float, ...],
+                                         tuple[float, float, float]]:
+        """:meth:`_read` as Python floats: the rotation matrix as PyBullet's 9-tuple (row-major)."""
+        cid = self.world.client
+        ch = self.chassis[i]
+        body = self.actor_body[i]
+        com_w, q_in = p.getBasePositionAndOrientation(body, physicsClientId=cid)
+        lin, (wx, wy, wz) = p.getBaseVelocity(body, physicsClientId=cid)
+        q = q_in if ch.identity_inertial else p.multiplyTransforms(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1]
+        if q[3] < 0:
+            q = tuple(-x for x in q)
+        R = p.getMatrixFromQuaternion(q)
+        # The lever arm stays a numpy product (its bits are BLAS's); the rest is the same IEEE arithmetic
+        # on Python floats that numpy would do element by element.
+        rx, ry, rz = (np.array(R).reshape(3, 3) @ ch.com).tolist()
+        pos = [com_w[0] - rx, com_w[1] - ry, com_w[2] - rz]
+        vel = [lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)]
+        return pos, q, vel, [wx, wy, wz], R, (rx, ry, rz)
+
+    def _read_table(self, idx: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of vehicles ``idx`` after a tick (origin xyz, quaternion, origin velocity, angular velocity,
+        heading, forward speed, slip: (n, 16)) and their lever arms (n, 3, 1), from the same reads in the same order
+        as :meth:`_read_raw` makes body by body: the reads gathered into one array, the arithmetic in two compiled calls
+        (:func:`~simready.sim.backends.dynamic.kernels.body_frames`, :func:`~simready.sim.backends.dynamic.kernels.body_rows`)
+        around the lever arms' stacked numpy product (its bits are BLAS's), the scalar model's operations in its order."""
+        cid = self.world.client
+        chassis, actor_body = self.chassis, self.actor_body
+        pose, twist, compose = p.getBasePositionAndOrientation, p.getBaseVelocity, p.multiplyTransforms
+        raw: list[float] = []
+        put = raw.extend
+        for i in idx:
+            ch = chassis[i]
+            body = actor_body[i]
+            com_w, q_in = pose(body, physicsClientId=cid)
+            lin, ang = twist(body, physicsClientId=cid)
+            put(com_w)
+            put(q_in if ch.identity_inertial else compose(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1])
+            put(lin)
+            put(ang)
+        n = len(idx)
+        reads = np.array(raw).reshape(n, 13)
+        quat, rot = np.empty((n, 4)), np.empty((n, 9))
+        body_frames(reads, quat, rot)
+        levers = rot.reshape(n, 3, 3) @ self._coms(idx)
+        table = np.empty((n, 16))
+        body_rows(reads, quat, rot, levers, table)
+        return table, levers
+
+    def _coms(self, idx: list[int]) -> np.ndarray:
+        """The centres of mass of vehicles ``idx`` as an (n, 3, 1) stack (cached per list of vehicles)."""
+        key = tuple(idx)
+        hit = self._com_stacks.get(key)
+        if hit is None:
+            if len(self._com_stacks) > 256:
+                self._com_stacks.clear()
+            hit = self._com_stacks[key] = np.array([self.chassis[i].com for i in idx], dtype=np.float64).reshape(-1, 3, 1)
+        return hit
+
+    def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
+        return self._read(self._ego)
