@@ -4,7 +4,7 @@
 - :mod:`.local`: :class:`LocalStore`, artifacts as files under one folder (the local deployment).
 - :mod:`.s3`: :class:`~simready.store.s3.S3Store`, artifacts as S3 objects published per folder by an index
   written last (the production deployment, issue 15), and :func:`~simready.store.s3.s3_client`, the one place
-  a boto3 client is made.
+  a boto3 client is made; a package by part (client, objects, index, cache, store).
 - :mod:`.deployment`: which deployment is active (``SIMREADY_DEPLOYMENT``), its settings, and
   :func:`~simready.store.deployment.artifact_store`, the one switch from a deployment to its store.
 

@@ -32,9 +32,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from simready.raycast.geometry import SceneGeometry
 from simready.sensors_hw.models import CameraModel
-from simready.truth.correspondence import (HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL, MAX_ROW_ITERATIONS, Correspondence,
-                                           Samples, distorted_uv, moving_pose_tables_of_bodies, project_body_points,
-                                           recast_visible, static_bodies)
+from simready.truth.correspondence.bodies import moving_pose_tables_of_bodies, static_bodies
+from simready.truth.correspondence.correspond import Correspondence
+from simready.truth.correspondence.projection import MAX_ROW_ITERATIONS, project_body_points
+from simready.truth.correspondence.samples import Samples
+from simready.truth.correspondence.view import distorted_uv
+from simready.truth.correspondence.visibility import HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL, recast_visible
 from simready.truth.kernels import flow_columns, flow_of_samples
 from simready.truth.precision import FLOW_STEP_PX
 

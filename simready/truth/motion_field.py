@@ -25,7 +25,8 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from simready.sensors_hw.models import Rig
-from simready.truth.correspondence import Samples, static_bodies
+from simready.truth.correspondence.bodies import static_bodies
+from simready.truth.correspondence.samples import Samples
 from simready.truth.kernels import image_velocity, quantized32
 from simready.truth.precision import MOTION_STEP_PXPS
 from simready.raycast.geometry import SceneGeometry

@@ -41,7 +41,9 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from simready.truth.correspondence import FrameView, project_body_points, static_bodies
+from simready.truth.correspondence.bodies import static_bodies
+from simready.truth.correspondence.projection import project_body_points
+from simready.truth.correspondence.view import FrameView
 from simready.truth.kernels import body_pixel_boxes
 from simready.raycast.geometry import Hits, SceneGeometry, box_corners
 
