@@ -74,7 +74,7 @@ def test_compiled_shading_is_the_numpy_shading_byte_for_byte(headlights):
 def test_compiled_body_tables_and_start_points_are_the_numpy_gathers():
     """A frame's rows, compact ids, classes and albedo from one compiled pass, and the segments' float32 start
     points, equal the numpy gathers (misses read the tables' last row)."""
-    from simready.raycast.geometry import _start_points
+    from simready.raycast.rays import segment_starts
     from simready.sensors_hw.camera import _ray_tables, camera_poses, camera_rays
     from simready.sensors_hw.models import Rig
     from simready.testing.street import EGO_ID, street_scene
@@ -87,7 +87,7 @@ def test_compiled_body_tables_and_start_points_are_the_numpy_gathers():
     model = rig.sensors["cam"]
     o, d = camera_rays(model, camera_poses(rig, "cam", 0.5))
     _, _, near, far = _ray_tables(model)
-    start = _start_points(o, d, near)
+    start = segment_starts(o, d, near)
     ref = np.multiply(d, near[:, None])
     ref += o
     assert start.tobytes() == ref.tobytes()
