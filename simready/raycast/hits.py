@@ -15,17 +15,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from simready.raycast.body import Body
 from simready.raycast.kernels import body_tables, hit_points, rays_to_body, refine_static, rotate_normals
+from simready.raycast.meshes import TriangleTable
 from simready.raycast.rays import unique_inverse
 from simready.world.identity import NOTHING_HIT
 
-if TYPE_CHECKING:
-    from simready.raycast.geometry import SceneGeometry
+
+class CastScene(Protocol):
+    """What hits look up in the scene that cast them (:class:`~simready.raycast.geometry.SceneGeometry`): its
+    bodies and per-body tables, each ``_ext`` table with a last row for body −1 (nothing hit), and its triangle
+    tables in body and world frames. A protocol so that the scene imports its hits and not the other way round."""
+
+    bodies: list[Body]
+    entity_ids_of_body: list[str]
+    compact_id_of_body: NDArray[np.uint32]
+    semantic_of_body: NDArray[np.uint16]
+    _compact_id_ext: NDArray[np.uint32]
+    _semantic_ext: NDArray[np.uint16]
+    _albedo_ext: NDArray[np.float32]
+    _is_static_ext: NDArray[np.bool_]
+    _tri_offset_ext: NDArray[np.int64]
+    _body_tris: TriangleTable
+    _world_tris: TriangleTable
 
 
 @dataclass
@@ -60,7 +77,7 @@ class Hits:
     body_index: NDArray[np.int32]
     triangle_index: NDArray[np.int32]
     time_s: NDArray[np.float64]
-    scene: "SceneGeometry" = field(repr=False)
+    scene: CastScene = field(repr=False)
     _origin32: NDArray[np.float32] = field(repr=False)
     _dir32: NDArray[np.float32] = field(repr=False)
     _u32: NDArray[np.float32] = field(repr=False)

@@ -12,7 +12,8 @@ from numpy.typing import NDArray
 
 from simready.artifacts.records import Pinhole
 from simready.common.scratch import work_array
-from simready.raycast.geometry import Hits, SceneGeometry
+from simready.raycast.geometry import SceneGeometry
+from simready.raycast.hits import Hits
 from simready.raycast.kernels import sensor_rays_into
 from simready.sensors_hw import camera_kernels as kern
 from simready.sensors_hw.camera.finish import encode_rgb

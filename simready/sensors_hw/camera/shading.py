@@ -11,7 +11,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simready.common.scratch import work_array
-from simready.raycast.geometry import Hits, SceneGeometry
+from simready.raycast.geometry import SceneGeometry
+from simready.raycast.hits import Hits
 from simready.sensors_hw import camera_kernels as kern
 from simready.sensors_hw.camera.finish import tone_args
 from simready.sensors_hw.camera.lighting import Lighting

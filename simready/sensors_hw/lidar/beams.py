@@ -12,8 +12,9 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.raycast.geometry import RayPrefilter, box_corners
+from simready.raycast.body import box_corners
 from simready.raycast.kernels import sensor_rays
+from simready.raycast.rays import RayPrefilter
 from simready.sensors_hw.lidar_kernels import azimuth_beams
 from simready.sensors_hw.models import LidarModel, Rig
 

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from simready.raycast.geometry import Hits, SceneGeometry
+from simready.raycast.geometry import SceneGeometry
+from simready.raycast.hits import Hits
 from simready.sensors_hw.lidar_kernels import pcg64_draws
 from simready.sensors_hw.models import LidarModel
 

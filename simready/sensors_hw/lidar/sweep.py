@@ -14,7 +14,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simready.common.scratch import work_array
-from simready.raycast.geometry import Hits, SceneGeometry
+from simready.raycast.geometry import SceneGeometry
+from simready.raycast.hits import Hits
 from simready.raycast.kernels import sensor_rays_into
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.lidar.beams import azimuth_prefilter, beam_table, lidar_poses
