@@ -74,8 +74,9 @@ def test_compiled_shading_is_the_numpy_shading_byte_for_byte(headlights):
 def test_compiled_body_tables_and_start_points_are_the_numpy_gathers():
     """A frame's rows, compact ids, classes and albedo from one compiled pass, and the segments' float32 start
     points, equal the numpy gathers (misses read the tables' last row)."""
-    from simready.raycast.geometry import _start_points
-    from simready.sensors_hw.camera import _ray_tables, camera_poses, camera_rays
+    from simready.raycast.rays import segment_starts
+    from simready.sensors_hw.camera import camera_poses, camera_rays
+    from simready.sensors_hw.camera.primary_rays import ray_tables
     from simready.sensors_hw.models import Rig
     from simready.testing.street import EGO_ID, street_scene
 
@@ -86,8 +87,8 @@ def test_compiled_body_tables_and_start_points_are_the_numpy_gathers():
                                              "line_time_s": 2e-4, "distortion_k1": 0.0}}}, body=bodies[EGO_ID].track)
     model = rig.sensors["cam"]
     o, d = camera_rays(model, camera_poses(rig, "cam", 0.5))
-    _, _, near, far = _ray_tables(model)
-    start = _start_points(o, d, near)
+    _, _, near, far = ray_tables(model)
+    start = segment_starts(o, d, near)
     ref = np.multiply(d, near[:, None])
     ref += o
     assert start.tobytes() == ref.tobytes()
@@ -119,13 +120,13 @@ def test_compiled_hit_distances_are_the_numpy_ones():
 
 
 def test_compiled_spans_are_the_numpy_spans():
-    from simready.sensors_hw.camera import _spans, _spans_numpy
+    from simready.sensors_hw.camera.prefilters import concat_ranges, concat_ranges_numpy
 
     rng = np.random.default_rng(3)
     for n in (0, 1, 57):
         starts = np.sort(rng.integers(0, 10**6, n)).astype(np.int64)
         counts = rng.integers(1, 1300, n).astype(np.int64)
-        fast, ref = _spans(starts, counts), _spans_numpy(starts, counts)
+        fast, ref = concat_ranges(starts, counts), concat_ranges_numpy(starts, counts)
         assert fast.dtype == ref.dtype and np.array_equal(fast, ref)
 
 

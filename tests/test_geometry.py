@@ -251,7 +251,7 @@ def test_compiled_hit_points_are_the_numpy_ones_bit_for_bit(dtype):
 def test_the_scenes_of_one_template_share_its_static_bodies(tmp_path) -> None:
     """A sample's base and branches are built from one template: its static instances' bodies (and their world
     vertices) are built once and shared, and a scene from them casts the bits a scene built afresh casts."""
-    from simready.raycast import geometry as G
+    from simready.raycast import meshes
     from simready.sensors_hw import scene_build as SB
     from simready.sensors_hw.trace_input import read_trace_input
     from simready.sim.run import run_simulation
@@ -270,7 +270,7 @@ def test_the_scenes_of_one_template_share_its_static_bodies(tmp_path) -> None:
     assert len(statics(a)) == len(instances)
     assert all(x is y for x, y in zip(statics(a), statics(b)))
     SB._STATICS.clear()
-    G._WORLD_VERTICES.clear()
+    meshes._WORLD_VERTICES.clear()
     fresh = SB.build_scene(tpl, cat, manifest, trace)
     assert not any(x is y for x, y in zip(statics(a), statics(fresh)))
     rng = np.random.default_rng(3)

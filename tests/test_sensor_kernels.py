@@ -117,7 +117,7 @@ def test_one_direction_shadow_rays_are_not_copied_and_agree(street):
 
 
 def test_compiled_slab_test_and_merge_lookup_are_the_numpy_ones():
-    from simready.raycast.geometry import _slab_candidates
+    from simready.raycast.rays import slab_candidates
     from simready.raycast.kernels import positions_in, slab_select
 
     rng = np.random.default_rng(8)
@@ -130,7 +130,7 @@ def test_compiled_slab_test_and_merge_lookup_are_the_numpy_ones():
     lo, hi = np.array([-3.0, -2.0, -1.0]), np.array([4.0, 2.5, 1.5])
     with np.errstate(divide="ignore"):
         inv = np.float32(1.0) / np.where(d.T == 0.0, np.float32(1e-30), d.T)
-    ref = np.flatnonzero(_slab_candidates(o.T, inv, lo, hi, t_max))
+    ref = np.flatnonzero(slab_candidates(o.T, inv, lo, hi, t_max))
     assert 0 < len(ref) < n and np.array_equal(slab_select(o, d, np.zeros(0, np.int64), True, lo, hi, t_max), ref)
     idx = np.sort(rng.choice(n, 5000, replace=False)).astype(np.int64)
     assert np.array_equal(slab_select(o, d, idx, False, lo, hi, t_max), np.intersect1d(idx, ref))

@@ -1,7 +1,7 @@
 """What an imported entry's surface looks like, per render triangle: base colour, texture, texture coordinates.
 
 Read from an entry's ``appearance`` (issue 16) by :meth:`simready.catalog.catalog.Catalog.look`, carried by a
-:class:`simready.raycast.geometry.Body`, and sampled by the camera's RGB pass at the barycentrics Embree
+:class:`simready.raycast.body.Body`, and sampled by the camera's RGB pass at the barycentrics Embree
 reports (depth, id and semantic passes never read it). Colours are linear RGB in [0, 1]: texture PNGs are
 sRGB-encoded (as glTF specifies) and decoded here, once.
 """

@@ -1,4 +1,4 @@
-"""Compiled kernel of the float64 hit refinement (numba): :meth:`simready.raycast.geometry.Hits.refine` on
+"""Compiled kernel of the float64 hit refinement (numba): :meth:`simready.raycast.hits.Hits.refine` on
 static geometry, the bulk of a camera frame's hits, in one pass per hit instead of a dozen full-array
 numpy passes and gathers.
 
@@ -61,7 +61,7 @@ def refine_static(sel: np.ndarray, rows: np.ndarray, o_in: np.ndarray, d_in: np.
 
 @numba.njit(**_JIT)
 def hit_points(idx: np.ndarray, o_in: np.ndarray, d_in: np.ndarray, unit: bool, dist: np.ndarray) -> np.ndarray:
-    """(M, 3) float64 ``o + dist·d`` of rays ``idx``: :meth:`simready.raycast.geometry.Hits.point_world_of`'s
+    """(M, 3) float64 ``o + dist·d`` of rays ``idx``: :meth:`simready.raycast.hits.Hits.point_world_of`'s
     operations (float32 rays widened and divided by ``np.linalg.norm``, whose sum runs x0² + x1² + x2²)."""
     out = np.empty((len(idx), 3))
     for k in range(len(idx)):
@@ -220,7 +220,7 @@ def static_hits(geom: np.ndarray, body_of_geom_ext: np.ndarray, ng: np.ndarray, 
                 incidence: bool, t: np.ndarray, r_min: np.ndarray) -> tuple:
     """After the static scene's cast: its geometry ids become body indices (in place on ``geom``; −1 reads the
     table's last entry, as ``np.take`` does), and with ``incidence`` each ray's float32 |n·d| / |n| of Embree's
-    unnormalized normal ``ng`` (:func:`simready.raycast.geometry._abs_cos`'s operations in its order; (0,)
+    unnormalized normal ``ng`` (:func:`simready.raycast.rays.abs_cos`'s operations in its order; (0,)
     without), NaN where nothing was hit; and :func:`hit_distances` of the static hits (``t`` Embree's nearest
     distances, ``r_min`` one per ray or one for all): ``hit`` and the float64 distances ``t + r_min`` (+inf
     where nothing was hit). One pass instead of a gather, a dozen column passes and a pass for the distances.
@@ -261,7 +261,7 @@ def rays_to_body(sel: np.ndarray, o: np.ndarray, d: np.ndarray, normalize: bool,
     """Rays ``sel`` of ``o``/``d`` (float32 or float64, widened) in a body's frame, the k-th with the body's
     world-from-body pose ``T[pose[k]]`` (rotation R, position p; the poses at the distinct ray times, indexed,
     not gathered per ray): ``(o − p)·R`` and ``d·R`` (row vectors), float64 (k, 3) each. With ``normalize``
-    the widened direction is first scaled by ``1/sqrt(d·d)`` (:meth:`simready.raycast.geometry.Hits.rays64`'s
+    the widened direction is first scaled by ``1/sqrt(d·d)`` (:meth:`simready.raycast.hits.Hits.rays64`'s
     operations).
 
     Bits: ``np.matmul`` of (k, 1, 3) by (k, 3, 3) float64 here sums ``fma(x2, r2, fma(x1, r1, x0·r0))``
@@ -322,7 +322,7 @@ def unique_sorted(t: np.ndarray) -> tuple:
 def slab_select(o: np.ndarray, d: np.ndarray, idx: np.ndarray, every: bool, lo: np.ndarray, hi: np.ndarray,
                 t_max: np.ndarray) -> np.ndarray:
     """Rays (``idx``, or every ray when ``every``) whose segment [0, ``t_max``] meets the box [lo, hi]: the
-    float32 slab test of :func:`simready.raycast.geometry._slab_candidates` (zero direction components
+    float32 slab test of :func:`simready.raycast.rays.slab_candidates` (zero direction components
     replaced by 1e-30), without gathering the candidates first. Returns their indices (int64, ascending as
     given)."""
     n = o.shape[0] if every else idx.shape[0]
@@ -424,7 +424,7 @@ def mover_hits(idx: np.ndarray, prim_b: np.ndarray, u_b: np.ndarray, v_b: np.nda
     cast no further than the nearest hit so far) takes its body ``b``, triangle, barycentrics and distance,
     ``hit``, the float64 distance ``t + r_min`` (``r_min`` one per ray or one for all) and, when ``cos`` has a
     row per ray, the float32 |n·d| / |n| of its body-frame normal and direction
-    (:func:`simready.raycast.geometry._abs_cos`'s operations). Returns (the rays that met it, their positions
+    (:func:`simready.raycast.rays.abs_cos`'s operations). Returns (the rays that met it, their positions
     in ``idx``)."""
     k_n = idx.shape[0]
     n = body.shape[0]

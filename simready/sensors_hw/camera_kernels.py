@@ -62,7 +62,7 @@ def encode_srgb(x: np.ndarray, base: np.ndarray, dx: int, dy: int, wts: np.ndarr
                 levels: np.float32) -> np.ndarray:
     """(P, 3) float32 in [0, 1] → (P, 3) uint8 sRGB through ``lut``, resampled by bilinear taps when given
     (``base`` (P,) empty: no lens): output pixel i reads source pixels ``base[i]``, ``+ dx``, ``+ dy`` and
-    ``+ dx + dy`` (the taps of :func:`simready.sensors_hw.camera._distortion_taps`, whose corners are always
+    ``+ dx + dy`` (the taps of :func:`simready.sensors_hw.camera.lens.distortion_taps`, whose corners are always
     those four) with weights ``wts`` (4, P), summed in that order. Storing one int32 index instead of four
     int64 ones reads 29 MB less per 1280×720 frame."""
     p = x.shape[0]
@@ -227,7 +227,7 @@ def radiance(albedo: np.ndarray, body: np.ndarray, albedo_ext: np.ndarray, hit: 
 @_compiled
 def spans(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """The index ranges [start, start + count) of each span, concatenated in order (int64): one pass writing
-    each index once (:func:`simready.sensors_hw.camera._spans`' numpy repeat and arange did three)."""
+    each index once (:func:`simready.sensors_hw.camera.prefilters.concat_ranges`' numpy repeat and arange did three)."""
     total = 0
     for j in range(starts.shape[0]):
         total += counts[j]

@@ -57,7 +57,8 @@ from numpy.typing import NDArray
 
 from simready.common.atomic import write_bytes_atomic
 from simready.sensors_hw.models import RadarModel, Rig
-from simready.raycast.geometry import Hits, SceneGeometry
+from simready.raycast.geometry import SceneGeometry
+from simready.raycast.hits import Hits
 
 CSV_HEADER = "range_m,azimuth_rad,elevation_rad,radial_velocity_mps,rcs_dbsm,snr_db,instance_id"
 REFERENCE_RANGE_M = 50.0

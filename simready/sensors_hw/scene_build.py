@@ -1,7 +1,7 @@
 """One world for every sensor: template + catalog + manifest + trace → :class:`SceneGeometry`.
 
 Every static instance of the template and every actor of the manifest
-becomes one :class:`~simready.raycast.geometry.Body` carrying its certified
+becomes one :class:`~simready.raycast.body.Body` carrying its certified
 render geometry (``render.obj`` in source order, pinned by the catalog's
 ``render_geometry.sha256``), its ontology class, its material, and its
 trajectory: a constant pose for an instance, the trace's ticks for an actor.
@@ -34,7 +34,8 @@ from simready.common.loading import load_yaml
 from simready.scenario.manifest import ScenarioManifest
 from simready.sensors_hw.models import Rig, RigError
 from simready.sensors_hw.trace_input import TraceInput, TraceInputError
-from simready.raycast.geometry import Body, SceneGeometry, read_obj_triangles
+from simready.raycast.body import Body, read_obj_triangles
+from simready.raycast.geometry import SceneGeometry
 from simready.artifacts.records import LegendEntry
 from simready.world.identity import actor_id, build_legend
 from simready.world.motion import PoseTrack

@@ -1,0 +1,108 @@
+"""Triangle tables and Embree scenes: the per-triangle float64 tables the refinement and the normals read, the
+Embree scenes built once per body set, and the process-wide caches that let the scenes of one template share them
+(a static body's world vertices, the static scene of the same static bodies).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import embreex.mesh_construction as embree_mesh
+import embreex.rtcore_scene as embree_scene
+import numpy as np
+from numpy.typing import NDArray
+
+from simready.raycast.body import Body
+
+@dataclass(frozen=True)
+class TriangleTable:
+    """Per-triangle data of many bodies, concatenated; row = offset[body] + triangle.
+
+    ``plane`` is ``n·v0`` and ``dual1``/``dual2`` the in-plane dual basis of
+    (e1, e2), so a plane point p has barycentrics ``((p−v0)·dual1, (p−v0)·dual2)``.
+    """
+
+    v0: NDArray[np.float64]
+    e1: NDArray[np.float64]
+    e2: NDArray[np.float64]
+    n: NDArray[np.float64]
+    plane: NDArray[np.float64]
+    dual1: NDArray[np.float64]
+    dual2: NDArray[np.float64]
+    normal32: NDArray[np.float32]  # (T + 1, 3): unit normals, NaN-free, last row zero
+
+    @classmethod
+    def build(cls, vertices: Sequence[NDArray[np.float64]], faces: Sequence[NDArray[np.int64]]) -> "TriangleTable":
+        if not faces:  # an empty scene keeps one degenerate row so lookups stay valid
+            vertices, faces = [np.zeros((3, 3))], [np.array([[0, 1, 2]])]
+        v0 = np.concatenate([v[f[:, 0]] for v, f in zip(vertices, faces)])
+        e1 = np.concatenate([v[f[:, 1]] for v, f in zip(vertices, faces)]) - v0
+        e2 = np.concatenate([v[f[:, 2]] for v, f in zip(vertices, faces)]) - v0
+        n = np.cross(e1, e2)
+        norm = np.linalg.norm(n, axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n = n / norm
+            g11, g12, g22 = (np.einsum("ij,ij->i", a, b) for a, b in ((e1, e1), (e1, e2), (e2, e2)))
+            det = (g11 * g22 - g12 * g12)[:, None]
+            dual1 = (g22[:, None] * e1 - g12[:, None] * e2) / det
+            dual2 = (g11[:, None] * e2 - g12[:, None] * e1) / det
+        plane = np.einsum("ij,ij->i", n, v0)
+        # One extra zero row: the row of "no hit" (see SceneGeometry._tri_offset_ext).
+        normal32 = np.concatenate([np.nan_to_num(n), np.zeros((1, 3))]).astype(np.float32)
+        return cls(v0, e1, e2, n, plane, dual1, dual2, normal32)
+
+
+def embree_scene_of(meshes: Iterable[tuple[NDArray[np.float64], NDArray[np.int64]]]) -> embree_scene.EmbreeScene:
+    """An Embree scene of (vertices, faces) meshes, built once (embreex wants float32 / int32)."""
+    scene = embree_scene.EmbreeScene()
+    for vertices, faces in meshes:
+        embree_mesh.TriangleMesh(scene, np.ascontiguousarray(vertices, np.float32), np.ascontiguousarray(faces, np.int32))
+    return scene
+
+
+#: World vertices of static bodies by body object (a weak reference to it, the read-only vertices).
+_WORLD_VERTICES: dict[int, tuple[Any, NDArray[np.float64]]] = {}
+_MAX_WORLD_VERTICES = 100_000
+
+#: Embree scenes of the static bodies by the body objects they hold, in order (per body a weak reference to it,
+#: its world vertices and faces; the scene): a sample's base and branches, and a worker's samples of one template,
+#: share their static bodies (:func:`simready.sensors_hw.scene_build.build_scene` keeps them per template), so the
+#: static scene (a street of thousands of instances) is built once. Bodies are frozen with read-only arrays: the
+#: same objects, the same scene; a body built again (a parked actor of the sample) matches by its arrays.
+_STATIC_SCENES: list[tuple[tuple[tuple[Any, NDArray[np.float64], NDArray[np.int64]], ...], embree_scene.EmbreeScene]] = []
+_MAX_STATIC_SCENES = 4
+
+
+def static_scene_of(bodies: Sequence[Body], world_vertices: Sequence[NDArray[np.float64]]) -> embree_scene.EmbreeScene:
+    """The Embree scene of static ``bodies`` (world vertices beside each), built once for the same geometry."""
+    def same(kept: tuple[Any, NDArray[np.float64], NDArray[np.int64]], b: Body, v: NDArray[np.float64]) -> bool:
+        return kept[0]() is b or (np.array_equal(kept[1], v) and np.array_equal(kept[2], b.faces))
+
+    for kept, scene in _STATIC_SCENES:
+        if len(kept) == len(bodies) and all(same(k, b, v) for k, b, v in zip(kept, bodies, world_vertices)):
+            return scene
+    scene = embree_scene_of(zip(world_vertices, (b.faces for b in bodies)))
+    _STATIC_SCENES.append((tuple((weakref.ref(b), v, b.faces) for b, v in zip(bodies, world_vertices)), scene))
+    del _STATIC_SCENES[:-_MAX_STATIC_SCENES]
+    return scene
+
+
+def static_world_vertices(b: Body) -> NDArray[np.float64]:
+    """World vertices of static body ``b`` (read-only), computed once per body object (a body shared by several
+    scenes, :func:`simready.sensors_hw.scene_build.build_scene`'s statics)."""
+    hit = _WORLD_VERTICES.get(id(b))
+    if hit is not None and hit[0]() is b:
+        return hit[1]
+    T = b.track.pose_at(b.track.t_start)
+    v = b.mesh_vertices @ T[:3, :3].T + T[:3, 3]
+    v.setflags(write=False)
+    if len(_WORLD_VERTICES) >= _MAX_WORLD_VERTICES:
+        for key in [k for k, (ref, _) in _WORLD_VERTICES.items() if ref() is None]:
+            del _WORLD_VERTICES[key]
+        if len(_WORLD_VERTICES) >= _MAX_WORLD_VERTICES:
+            _WORLD_VERTICES.clear()
+    _WORLD_VERTICES[id(b)] = (weakref.ref(b), v)
+    return v

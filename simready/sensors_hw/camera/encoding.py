@@ -1,0 +1,108 @@
+"""The published file encodings of the camera passes (SPEC §10).
+
+How the camera passes are stored in an observation folder, the one place that says so: every writer and
+every reader of ``id.png``, ``semantic.png`` and ``depth.f32.bin`` goes through these functions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+import zstandard
+
+from simready.artifacts.layout import ZSTD_SUFFIX
+
+
+#: ``semantic.png``'s blue channel holds the class id; the ontology's ignore class (65535) is stored as this.
+SEMANTIC_IGNORE_8BIT = 255
+#: The semantic value of a pixel that hit nothing (sky): neither an ontology class nor the ignore value.
+SEMANTIC_NOTHING_HIT = 0
+#: When each row of a camera frame was sampled, and which row a truth correspondence targets (legend.json, datasheet).
+ROW_TIME_RULE = ("row v (0 = top, pinhole rows) is sampled at sampleTime + v * line_time_s with the camera's and every "
+                 "body's pose at that time; a correspondence's target row in frame B is the row whose own time and "
+                 "pose see the point there (the fixed point of projecting with each row's time)")
+#: The ontology's ignore class id (:data:`simready.world.ontology.UNKNOWN_CLASS_ID`).
+SEMANTIC_IGNORE = 65535
+#: ``depth.f32.bin``'s convention, as ``results.json`` states it beside each camera frame.
+DEPTH_CONVENTION = "near_m / z_depth (float32, little-endian, H x W row-major); 0 where nothing was hit"
+
+
+def encode_id_rgb(ids: ArrayLike) -> NDArray[np.uint8]:
+    """Compact ids (…,) < 2**24 → (…, 3) uint8 with instance = R + 256·G + 65536·B (0 = nothing)."""
+    a = np.asarray(ids, np.uint32)
+    if np.any(a >= 1 << 24):
+        raise ValueError("compact ids must fit 24 bits")
+    return np.stack([a & 255, (a >> 8) & 255, (a >> 16) & 255], axis=-1).astype(np.uint8)
+
+
+def decode_id_rgb(rgb: ArrayLike) -> NDArray[np.uint32]:
+    """Inverse of :func:`encode_id_rgb`: R + 256·G + 65536·B of an RGB(A) image."""
+    c = np.asarray(rgb, np.uint32)
+    ids: NDArray[np.uint32] = c[..., 0] | (c[..., 1] << np.uint32(8)) | (c[..., 2] << np.uint32(16))
+    return ids
+
+
+def encode_semantic_rgb(classes: ArrayLike) -> NDArray[np.uint8]:
+    """Class ids (…,) → (…, 3) uint8 with the class in the blue channel (R = G = 0); 0 is nothing hit, the
+    ignore class becomes :data:`SEMANTIC_IGNORE_8BIT`. Another class id past 254 is a bug (ValueError)."""
+    c = np.asarray(classes, np.uint16)
+    ignore = c == SEMANTIC_IGNORE
+    if np.any((c >= SEMANTIC_IGNORE_8BIT) & ~ignore):
+        raise ValueError(f"semantic class ids must be below {SEMANTIC_IGNORE_8BIT} (or the ignore class)")
+    out = np.zeros(c.shape + (3,), np.uint8)
+    out[..., 2] = np.where(ignore, SEMANTIC_IGNORE_8BIT, c)
+    return out
+
+
+def decode_semantic_rgb(rgb: ArrayLike) -> NDArray[np.uint16]:
+    """Inverse of :func:`encode_semantic_rgb` on an RGB(A) image: the ontology's class ids (ignore: 65535)."""
+    b = np.asarray(rgb)[..., 2].astype(np.uint16)
+    return np.where(b == SEMANTIC_IGNORE_8BIT, np.uint16(SEMANTIC_IGNORE), b).astype(np.uint16)
+
+
+def encode_depth(z_m: ArrayLike, near_m: float) -> NDArray[np.float32]:
+    """Z-depth (m; +inf or 0 where nothing was hit) → ``near_m / z`` as float32, 0 where nothing was hit."""
+    z = np.asarray(z_m, np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(np.isfinite(z) & (z > 0.0), near_m / z, 0.0).astype(np.float32)
+
+
+#: Depth file formats: the published ``depth.f32.bin`` (SPEC §10, the default) and its opt-in compressed
+#: variant ``depth.f32.bin.zst``: the same little-endian float32 bytes, split into their four byte planes
+#: (all first bytes, then all second bytes, …) and compressed as one zstd frame. Lossless: decompressing
+#: and interleaving the planes gives the published file byte for byte (``zstd -d`` alone gives the planes).
+DEPTH_FORMATS = ("f32", "f32.zst")
+#: The compressed variant's suffix, after the published file's name.
+DEPTH_ZSTD_SUFFIX = ZSTD_SUFFIX
+#: zstd level of the compressed depth variant (the byte planes, not the level, give most of the ratio).
+DEPTH_ZSTD_LEVEL = 3
+
+
+def depth_file_bytes(raw: NDArray[np.float32], fmt: str = "f32") -> bytes:
+    """An encoded depth image (:func:`encode_depth`) as the bytes of its file in format ``fmt``."""
+    data = np.ascontiguousarray(raw, "<f4")
+    if fmt == "f32":
+        return data.tobytes()
+    if fmt != "f32.zst":
+        raise ValueError(f"depth format must be one of {DEPTH_FORMATS}, got {fmt!r}")
+
+    planes = np.ascontiguousarray(data.reshape(-1).view(np.uint8).reshape(-1, 4).T)
+    return zstandard.ZstdCompressor(level=DEPTH_ZSTD_LEVEL).compress(planes.tobytes())
+
+
+def read_depth_file(path: str | Path) -> NDArray[np.float32]:
+    """The raw ``near_m / z`` values (flat float32) of a depth file in either format (by its suffix)."""
+    path = Path(path)
+    if path.name.endswith(DEPTH_ZSTD_SUFFIX):
+        planes = np.frombuffer(zstandard.ZstdDecompressor().decompress(path.read_bytes()), np.uint8)
+        return np.ascontiguousarray(planes.reshape(4, -1).T).view("<f4").reshape(-1)
+    return np.fromfile(path, "<f4")
+
+
+def decode_depth(raw: ArrayLike, near_m: float) -> NDArray[np.float64]:
+    """Inverse of :func:`encode_depth`: z-depth in metres, ``near_m / raw`` where raw > 0, else +inf."""
+    r = np.asarray(raw, np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(r > 0.0, near_m / r, np.inf)

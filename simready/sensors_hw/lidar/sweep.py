@@ -1,0 +1,132 @@
+"""One LiDAR sweep: its beams cast at their firing times, the draws and returns applied, rain along the beams,
+and the returned points (:class:`LidarScan`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simready.common.scratch import work_array
+from simready.raycast.geometry import SceneGeometry
+from simready.raycast.hits import Hits
+from simready.raycast.kernels import sensor_rays_into
+from simready.sensors_hw.atmosphere import Atmosphere
+from simready.sensors_hw.lidar.beams import azimuth_prefilter, beam_table, lidar_poses
+from simready.sensors_hw.lidar.return_model import cos_grazing, dark_bodies, normals_then_uniforms, returns_numpy
+from simready.sensors_hw.lidar_kernels import returns
+from simready.sensors_hw.models import LidarModel, Rig
+
+
+@dataclass
+class LidarScan:
+    """Returns of one sweep (M points, beam order).
+
+    Attributes:
+        sensor: sensor name; t0_s: sweep start.
+        points_sensor: (M, 3) float64 metres, sensor frame at each beam's time.
+        intensity: (M,) float32 in [0, 1].
+        instance_id: (M,) uint32 compact entity ids (as the camera id pass).
+        range_m: (M,) measured range (noise included).
+        beam: (M,) int64 index into the sweep's N beams (row of ``hits``).
+        hits: noise-free hits of all N beams, for truth (surface identity, world points).
+        channels: beams per column.
+
+    Derived from ``beam`` on first use (what most sweeps never read, so not written per sweep):
+    ``t_s`` (M,) float64 firing time, ``channel`` (M,) int32, ``azimuth_index`` (M,) int32.
+    """
+
+    sensor: str
+    t0_s: float
+    points_sensor: NDArray[np.float64]
+    intensity: NDArray[np.float32]
+    instance_id: NDArray[np.uint32]
+    range_m: NDArray[np.float64]
+    beam: NDArray[np.int64]
+    hits: Hits
+    channels: int
+
+    def __len__(self) -> int:
+        return len(self.beam)
+
+    @cached_property
+    def t_s(self) -> NDArray[np.float64]:
+        return np.take(self.hits.time_s, self.beam)
+
+    @cached_property
+    def channel(self) -> NDArray[np.int32]:
+        return (self.beam % self.channels).astype(np.int32)
+
+    @cached_property
+    def azimuth_index(self) -> NDArray[np.int32]:
+        return (self.beam // self.channels).astype(np.int32)
+
+
+def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.random.Generator,
+         *, ignore: Iterable[str] = (), atmosphere: Atmosphere | None = None, compiled: bool = True) -> LidarScan:
+    """One sweep starting at ``t0_s``; ``ignore`` names the carrier body and anything else unseen;
+    ``atmosphere``: rain along the beams (None or clear: dry).
+
+    The rays (origins, directions, times and segment starts) come from one compiled pass over the beam table
+    (:func:`simready.raycast.kernels.sensor_rays`), the returns from another
+    (:func:`simready.sensors_hw.lidar_kernels.returns`); ``compiled=False`` computes the returns with the numpy
+    passes they repeat bit for bit (:func:`returns_numpy`).
+
+    The sweep's temporaries (segment starts, the draws, the returns' mask) are this thread's work arrays
+    (:func:`simready.common.scratch.work_array`), reused sweep after sweep instead of faulted in afresh."""
+    model = rig.sensors[lidar_name]
+    if not isinstance(model, LidarModel):
+        raise TypeError(f"{lidar_name} is not a LiDAR")
+    table = beam_table(model)
+    T_cols = lidar_poses(rig, lidar_name, t0_s)
+    r_min = np.float32(model.min_range_m)
+    n = model.azimuth_steps * model.channels
+    # Origins, directions and times are kept by the hits; the segment starts only feed the cast.
+    origins, dirs, times = np.empty((n, 3), np.float32), np.empty((n, 3), np.float32), np.empty(n)
+    starts = work_array("lidar.starts", (n if r_min else 0, 3), np.float32)
+    col_t = t0_s + table.time_offset_s
+    sensor_rays_into(table.dirs_sensor32, T_cols, col_t, np.full(1, r_min), origins, dirs, times, starts)
+    noise, draw = work_array("lidar.noise", n, np.float32), work_array("lidar.draw", n, np.float32)
+    if model.noise:  # the same draws as rng.standard_normal(n, dtype=np.float32) and rng.random(n, ...)
+        normals_then_uniforms(rng, noise, draw)
+    else:
+        noise.fill(0.0)
+        draw.fill(0.5)
+    hits = scene.cast(origins, dirs, times, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
+                      prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None,
+                      window=(float(col_t.min()), float(col_t.max())))  # the columns' times are the beams'
+    rain = atmosphere is not None and not atmosphere.clear
+    sigma = math.hypot(model.range_noise_m, atmosphere.range_spread_m) if rain else model.range_noise_m  # type: ignore[union-attr]
+    sigma = sigma if model.noise else 0.0
+    rain_draw: NDArray[np.floating[Any]] = _DRY
+    two_way: NDArray[np.floating[Any]] = _DRY
+    if rain:
+        two_way = work_array("lidar.two_way", n, np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):  # exp(-2·α·r), the product in place
+            np.multiply(-2.0 * atmosphere.extinction_per_m, hits.distance_m, out=two_way)  # type: ignore[union-attr]
+            np.exp(two_way, out=two_way)
+        if model.noise:
+            rain_draw = rng.random(dtype=np.float32, out=work_array("lidar.rain_draw", n, np.float32))
+        else:
+            rain_draw = draw
+    if compiled:
+        drop = model.dropout
+        cols = returns(hits.hit, hits.distance_m, hits.body_index, hits.cos_incidence, noise, draw, np.float32(sigma),
+                       bool(sigma), dark_bodies(model, scene), np.float32(cos_grazing(model)),
+                       np.float32(drop.probability), rain_draw, two_way, scene.reflectance_of_body,
+                       scene.compact_id_of_body, table.cos_el, table.sin_el, table.cos_az, table.sin_az,
+                       work_array("lidar.keep", n, np.bool_))
+    else:
+        cols = returns_numpy(model, scene, hits, noise, draw, sigma, rain_draw, two_way, table.dirs_sensor_t)
+    points, intensity, ids, rng_m, beam = cols
+    return LidarScan(lidar_name, float(t0_s), points.T, intensity, ids, rng_m, beam, hits, model.channels)
+
+
+#: ``returns``' rain arrays on a dry sweep.
+_DRY = np.zeros(0)
