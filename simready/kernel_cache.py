@@ -457,7 +457,9 @@ def unlisted_on_disk() -> dict[tuple[str, str], list[tuple[types.Type, ...]]]:
             continue
         for key in cache._cache_file._load_index():
             sig = key[0]
-            if isinstance(sig, tuple) and sig not in kernel.signatures:
+            # A literal argument type comes from a call inside another kernel (a constant), never from Python.
+            if (isinstance(sig, tuple) and sig not in kernel.signatures
+                    and not any(isinstance(t, types.Literal) for t in sig)):
                 out.setdefault((kernel.module, kernel.name), []).append(sig)
     return out
 
