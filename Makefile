@@ -32,6 +32,8 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# The numba kernels a run calls, compiled once into their caches (every core; `simready run` checks again).
+	$(BIN)/python -m simready.kernel_cache
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -24,6 +24,7 @@ from simready.common.parallel import worker_count
 from simready.assets.inputs import observe_inputs
 from simready.assets.partitions import batch_partitions
 from simready.definitions import defs, world_templates
+from simready.kernel_cache import warm_kernels
 from simready.release import load_release
 from simready.release.build import DEFAULT_TAG, SPLITS
 from simready.resources import ArtifactStore, resources_for_deployment
@@ -122,6 +123,9 @@ def run_main_job(quiet: bool = False, run_tags: dict[str, str] | None = None) ->
     # The input files' data versions first (no run), so every materialization below records what it read.
     observe_inputs(instance, resources_for_deployment()["source"])
     print(f"simready main job: suite {suite.suite_id!r}, {len(template_ids)} templates × {len(batches)} batches")
+    # Every numba kernel compiled (or loaded from its cache) once, here: the stages' forked workers inherit them
+    # instead of each compiling the same ones on a fresh clone.
+    warm_kernels(say=lambda line: print(f"  {line}", flush=True))
     if log.execute(defs, instance, "catalog_job"):
         for template_id in template_ids:
             log.execute(defs, instance, "templates_job", template_id)
