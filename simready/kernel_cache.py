@@ -108,16 +108,6 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                  "f8[1]r i8[1] i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1] f8[1] i8[2] f8 f8 f8 f8 f8 f8 b1[1] "
                  "f8[1]"),
             ),
-            "record_row": (
-                ("i8 f8[2] f8[2] f8[2] f8[2] b1[1] i8[1] f8[1] f8[1] b1[1] f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] "
-                 "f8[2]"),
-                ("i8 f8[2]r f8[2]r f8[2]r f8[2]r b1[1]r i8[1]r f8[1]r f8[1]r b1[1] f8[3] f8[3] f8[3] f8[3] "
-                 "b1[2] i8[2] f8[2]"),
-            ),
-            "record_row_x5": (
-                ("i8 f8[2]r f8[2]r f8[2]r f8[2]r b1[1]r i8[1]r f8[1]r f8[1]r b1[1] f8[1]r f8[1] f8[1] f8[1]r "
-                 "f8[1] f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] f8[2] f8[3]"),
-            ),
             "state_ok": (
                 "f8[2]r f8[2]r f8[2]r f8[2]r b1[1]r f8 b1 f8 f8 f8 f8 f8",
             ),
@@ -131,6 +121,18 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "swept_pairs": (
                 "f8[2] f8[2] f8[1] f8[1]r f8[1]r f8[2] f8[2] f8[1] f8[1] f8[1] f8 f8[1] f8[1]",
                 "f8[2] f8[2] f8[1]r f8[1]r f8[1]r f8[2]r f8[2]r f8[1]r f8[1] f8[1] f8 f8[1] f8[1]",
+            ),
+        },
+        "simready.sim.core.record_kernels": {
+            "record_row": (
+                ("i8 f8[2] f8[2] f8[2] f8[2] b1[1] i8[1] f8[1] f8[1] b1[1] f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] "
+                 "f8[2]"),
+                ("i8 f8[2]r f8[2]r f8[2]r f8[2]r b1[1]r i8[1]r f8[1]r f8[1]r b1[1] f8[3] f8[3] f8[3] f8[3] "
+                 "b1[2] i8[2] f8[2]"),
+            ),
+            "record_row_x5": (
+                ("i8 f8[2]r f8[2]r f8[2]r f8[2]r b1[1]r i8[1]r f8[1]r f8[1]r b1[1] f8[1]r f8[1] f8[1] f8[1]r "
+                 "f8[1] f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] f8[2] f8[3]"),
             ),
         },
         "simready.sim.core.planner_kernels": {
@@ -161,6 +163,13 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
     },
     "raycast": {
         "simready.raycast.kernels": {
+            "swept_box": (
+                "f8[3] b1[1] f8[2] f8[2] f8[1] f8[1] f8[1] f8 f8 f8",
+            ),
+            "mover_hits": (
+                "i8[1] i4[1] f4[1] f4[1] f4[1] f4[2] f4[2] i8 i4[1] i4[1] f4[1] f4[1] f4[1] f4[1] b1[1] f8[1] f4[1]r",
+                "i8[1] i4[1] f4[1] f4[1] f4[1] f4[2] f4[2] i8 i4[1] i4[1] f4[1] f4[1] f4[1] f4[1] b1[1] f8[1] f4[1]",
+            ),
             "refine_static": (
                 "i8[1] i8[1] f4[2] f4[2] b1 f8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[2] b1[1] b1 b1 b1",
                 "i8[1] i8[1] f4[2]r f4[2] b1 f8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[2] b1[1] b1 b1 b1",
@@ -182,7 +191,8 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "f4[3]r f8[3] f8[1] f4[1]r b1",
             ),
             "static_hits": (
-                "i4[1] i4[1] f4[2] f4[2] b1",
+                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]r",
+                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]",
             ),
             "rays_to_body": (
                 "i8[1] f4[2] f4[2A]r b1 f8[3] i8[1]",
@@ -211,18 +221,18 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "f8[2] i8[1] f8[3] b1[2] f8[2] f8[2] b1[1] i8[1] f8[2] f8 f8 i8 b1 i8",
             ),
             "image_velocity": (
-                "i8[1] f8[2] f8[2] f8[2] i8[1] f8[2] f8 f8",
+                "i8[1] f8[2] f8[2] f8[2] i8[1] f8[2] f8 f8 f8",
             ),
             "pixels_and_flags": (
                 "f8[2] f8 f8 f8 f8 i8 i8 f8 f8",
             ),
             "surface_samples": (
-                ("i8[1] b1[1] i8[1] f4[2]r f4[2] b1 f8[1] b1[1] f4[1] f4[1] f8[2] f8[2] f8[2] f8[2]r f8[1]r "
-                 "i4[1] i8 f8[1]"),
+                ("i8[1] i4[1] b1[1] i8[1] f4[2]r f4[2] b1 f8[1] b1[1] f4[1] f4[1] f8[2] f8[2] f8[2] f8[2]r f8[1]r "
+                 "i4[1] i8 f8[1] u4[1] i4[2] f8"),
             ),
             "flow_of_samples": (
                 ("f8[2] i8[1] b1[1] f8[3] b1[2] f8[2] f8[2] i8[1] i8[1] f8[1] f8 f8 f8 f8 f8 i8 i8 f8 f8 b1 i8 "
-                 "i8[1] i8[1] i4[1] i4[1] f8[1] f8 f8 f8"),
+                 "i8[1] i8[1] i4[1] i4[1] f8[1] f8 f8 f8 f8[2] i4[1] b1[1] i8[1]"),
             ),
             "quantized32": (
                 "f8[1] f8",
@@ -237,6 +247,12 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
     },
     "camera": {
         "simready.sensors_hw.camera_kernels": {
+            "spans": (
+                "i8[1] i8[1]",
+            ),
+            "projection_candidates": (
+                "f8[2] f8[2] f8[2] f8[2] f8[1] f8[1] f8[1] f8 f8 f8 f8 f8 i8",
+            ),
             "encode_srgb": (
                 "f4[2] i4[1] i8 i8 f4[2] u1[1] f4",
             ),
@@ -244,20 +260,23 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "f4[2] f8[2] i8 f8[1]",
             ),
             "sun_setup": (
-                "f4[2] i8[1] i8[1] f4[2] f4[2]r f4[2] f8[1] b1[1] f4[1] f4 b1",
+                "f4[2] i8[1] i8[1] f4[2] f4[2]r f4[2] f8[1] b1[1] f4[1] f4 f8[1]r f4[2] f4[1] f4[1] i8[1] f4[2] f8[1]",
             ),
             "radiance": (
-                "f4[2] b1[1] f4[1] b1[1] f4[1] f4[1] f4[1] f4[1] b1 f4 b1 f4[1]r",
+                "f4[2] i4[1] f4[2] b1[1] f4[1] i8[1] b1[1] f4[1] f4[1] f4[1] f4[1] b1 f4 b1 f4[1]r",
             ),
         },
     },
     "lidar": {
         "simready.sensors_hw.lidar_kernels": {
+            "pcg64_draws": (
+                "u8[1] f4[1] f4[1]",
+            ),
             "returns": (
-                ("b1[1] f8[1] i4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f4[1] f8[1] f8[1] u4[1] f8[2]r f8[1] "
-                 "i8"),
-                ("b1[1] f8[1] i4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f8[1] f8[1] f8[1] u4[1] f8[2]r f8[1] "
-                 "i8"),
+                ("b1[1] f8[1] i4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f8[1] f8[1] f8[1] u4[1] f8[1]r f8[1]r "
+                 "f8[1]r f8[1]r b1[1]"),
+                ("b1[1] f8[1] i4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f4[1] f8[1] f8[1] u4[1] f8[1]r f8[1]r "
+                 "f8[1]r f8[1]r b1[1]"),
             ),
             "azimuth_beams": (
                 "f8[2] f8[2] f8[2] f8[1] f8[1] f8[1]r f8 i8 f8[1] f8[1]",
@@ -299,10 +318,10 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
 #: The ``cache=True`` kernels a ``make run`` of the default suite never compiled (on a fresh clone), by the function
 #: that calls them: left to compile when first called.
 NOT_IN_RUN: dict[str, str] = {
-    "simready.raycast.kernels.hit_points": "simready.raycast.geometry.Hits.point_world_of",
-    "simready.truth.kernels.buffer_visibility": "simready.truth.correspondence.buffer_visible",
+    "simready.raycast.kernels.hit_points": "simready.raycast.hits.Hits.point_world_of",
+    "simready.truth.kernels.buffer_visibility": "simready.truth.correspondence.visibility.buffer_visible",
     "simready.truth.kernels.flow_columns": "simready.truth.flow.flow_table",
-    "simready.sensors_hw.camera_kernels.tone_map": "simready.sensors_hw.camera.finish_rgb",
+    "simready.sensors_hw.camera_kernels.tone_map": "simready.sensors_hw.camera.finish.finish_rgb",
 }
 
 
