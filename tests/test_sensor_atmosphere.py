@@ -14,7 +14,8 @@ from simready.artifacts.layout import ObservationDir
 from simready.artifacts.records import FileEntry, Render, Results
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.lidar import scan
-from simready.measurement.observe import ObserveOptions, observe, sensor_rng
+from simready.measurement.observe import ObserveOptions, observe
+from simready.measurement.plan import sensor_rng
 from simready.sensors_hw.scene_build import ego_track
 
 SMALL = {"width_px": 32, "height_px": 24, "line_time_s": 2e-4, "azimuth_steps": 512, "channels": 32}

@@ -28,7 +28,7 @@ from simready.common.hashing import file_sha256
 from simready.artifacts.layout import ObservationDir
 from simready.maps.sites import fit_intent
 from simready.maps.xodr_import import import_opendrive
-from simready.measurement.observe import observe_sample
+from simready.measurement.inputs import observe_sample
 from simready.measurement.options import ObserveOptions
 from simready.artifacts.records import Legend
 from simready.scenario.generator import generate

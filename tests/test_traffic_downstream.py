@@ -15,7 +15,7 @@ from PIL import Image
 
 from simready.catalog.certified import certified_ids
 from simready.artifacts.layout import SampleDir
-from simready.measurement.observe import observe_sample
+from simready.measurement.inputs import observe_sample
 from simready.measurement.options import ObserveOptions
 from simready.artifacts.records import Legend, Parity
 from simready.scenario.generator import generate

@@ -15,7 +15,7 @@ from simready.truth.correspondence import (FrameView, Samples, correspond, proje
 from simready.truth.precision import BARYCENTRIC_STEP, FLOW_STEP_PX, quantized
 from simready.truth.flow import (bool_column, dense, distorted_flow, flow_px, flow_px_distorted, flow_table,
                                  flow_table_of, scene_displacement_world_m)
-from simready.truth.kernels import quantized32
+from simready.truth.kernels.tables import quantized32
 from simready.truth.motion_field import motion_field
 from simready.world import frames as F
 from simready.world.motion import PoseTrack

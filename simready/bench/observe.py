@@ -109,7 +109,7 @@ def pass_throughput(rig_kw: dict[str, Any], frames: int = 4) -> dict[str, float]
     # spawned child: the module top is imported by the measured process
     from simready.measurement.folder import OutputFolder
     # spawned child: the module top is imported by the measured process
-    from simready.measurement.observe import sensor_rng
+    from simready.measurement.plan import sensor_rng
     # spawned child: the module top is imported by the measured process
     from simready.measurement.writers import CameraTruth, write_camera
     # spawned child: the module top is imported by the measured process

@@ -34,7 +34,7 @@ from simready.common.hashing import content_hash
 from simready.artifacts.layout import ObservationDir, SampleDir
 from simready.artifacts.records import Outcomes, Results
 from simready.scenario.manifest import ScenarioManifest, load_manifest
-from simready.measurement.observe import observe_sample
+from simready.measurement.inputs import observe_sample
 from simready.measurement.options import PASSES, ObserveOptions
 from simready.sensors_hw.trace_input import read_trace_input
 from simready.sim.storage.trace import read_trace

@@ -19,7 +19,7 @@ def _sense(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that ``simready --help`` stays fast.
     from tqdm import tqdm
 
-    from simready.measurement.observe import observe_files  # --help stays light: pandas, numba
+    from simready.measurement.inputs import observe_files  # --help stays light: pandas, numba
 
     def bar(total: int) -> tqdm:
         return tqdm(total=total, unit="sample", desc="sense", disable=args.quiet, file=sys.stderr)

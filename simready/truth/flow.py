@@ -38,7 +38,8 @@ from simready.truth.correspondence.projection import MAX_ROW_ITERATIONS, project
 from simready.truth.correspondence.samples import Samples
 from simready.truth.correspondence.view import distorted_uv
 from simready.truth.correspondence.visibility import HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL, recast_visible
-from simready.truth.kernels import flow_columns, flow_of_samples
+from simready.truth.kernels.flow import flow_of_samples
+from simready.truth.kernels.tables import flow_columns
 from simready.truth.precision import FLOW_STEP_PX
 
 
@@ -108,8 +109,8 @@ _SCRATCH = threading.local()
 
 
 def _scratch(n: int) -> tuple[NDArray[np.float64], NDArray[np.int32], NDArray[np.bool_], NDArray[np.int64]]:
-    """This thread's scratch for :func:`~simready.truth.kernels.flow_of_samples` (optical-frame points, pixel cells,
-    in-view flags, undecided indices), at least ``n`` long, kept across calls: fresh frame-sized temporaries on
+    """This thread's scratch for :func:`~simready.truth.kernels.flow.flow_of_samples` (optical-frame points, pixel
+    cells, in-view flags, undecided indices), at least ``n`` long, kept across calls: fresh frame-sized temporaries on
     every correspondence were page faults (their pages zeroed by the kernel) each time."""
     held = getattr(_SCRATCH, "arrays", None)
     if held is None or len(held[1]) < n:
@@ -131,7 +132,7 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
                   ignore: Iterable[str] = (), dv_dt_pxps: NDArray[np.float64] | None = None,
                   dt_s: float = 0.0) -> tuple[pa.Table, dict[str, int]]:
     """``flow_table(correspond(scene, source, target, direction, row_guess=...))`` computed without the
-    correspondence: one compiled pass per source sample (:func:`simready.truth.kernels.flow_of_samples`: the
+    correspondence: one compiled pass per source sample (:func:`simready.truth.kernels.flow.flow_of_samples`: the
     row iteration, pixels, flags, the target buffers' visibility and the table's columns), then only the
     points the buffers cannot decide projected again and re-cast. Bitwise that table; also returns the
     visibility counts (``in_view``, ``recast``) a table's metadata records.

@@ -27,7 +27,8 @@ from numpy.typing import NDArray
 from simready.sensors_hw.models import Rig
 from simready.truth.correspondence.bodies import static_bodies
 from simready.truth.correspondence.samples import Samples
-from simready.truth.kernels import image_velocity, quantized32
+from simready.truth.kernels.motion_field import image_velocity
+from simready.truth.kernels.tables import quantized32
 from simready.truth.precision import MOTION_STEP_PXPS
 from simready.raycast.geometry import SceneGeometry
 
@@ -88,7 +89,7 @@ def point_velocities(scene: SceneGeometry, body: NDArray[np.intp], point_world: 
 def motion_field(scene: SceneGeometry, rig: Rig, samples: Samples, *, compiled: bool = True) -> MotionField:
     """The motion field of a frame's visible samples (module doc).
 
-    The per-sample step runs compiled (:func:`simready.truth.kernels.image_velocity`) unless
+    The per-sample step runs compiled (:func:`simready.truth.kernels.motion_field.image_velocity`) unless
     ``compiled=False`` (the numpy passes it repeats bit for bit).
 
     Worked in the optical frame of each row: with ``q = Rᵀ(v_P − v_c)`` and

@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 from simready.truth.correspondence.bodies import static_bodies
 from simready.truth.correspondence.projection import project_body_points
 from simready.truth.correspondence.view import FrameView
-from simready.truth.kernels import body_pixel_boxes
+from simready.truth.kernels.tracks import body_pixel_boxes
 from simready.raycast.geometry import Hits, SceneGeometry, box_corners
 
 STATUSES = ("visible", "occluded", "beyond_range", "out_of_frame", "behind_camera")

@@ -6,7 +6,7 @@ the body both move). Solved by fixed-point iteration on the row index: start at 
 as the source pixel's row); project with that row's camera pose and the body pose at that row's time; move to the
 row it lands on; repeat until the row stops changing. The contraction factor is the image speed times the line
 time (≪ 1), so 2–3 iterations settle it; a global shutter needs one. Compiled
-(:func:`simready.truth.kernels.settle_rows`), with full-array numpy passes as its bit reference
+(:func:`simready.truth.kernels.projection.settle_rows`), with full-array numpy passes as its bit reference
 (:func:`project_body_points_numpy`).
 """
 
@@ -23,7 +23,7 @@ from simready.raycast.geometry import SceneGeometry
 from simready.truth.correspondence.bodies import moving_pose_tables, static_bodies, static_world_points
 from simready.truth.correspondence.poses import apply_pose_rows, pose_rows
 from simready.truth.correspondence.view import FrameView, distorted_uv
-from simready.truth.kernels import pixels_and_flags, settle_rows
+from simready.truth.kernels.projection import pixels_and_flags, settle_rows
 
 #: Rolling-shutter row iterations (the row settles in 2–3; the cap only bounds pathological motion).
 MAX_ROW_ITERATIONS = 8
@@ -109,7 +109,7 @@ def project_body_points(scene: SceneGeometry, view: FrameView, body: NDArray[np.
         row_guess: start of the row iteration (e.g. the source pixel's row for a neighbouring
             frame); it only speeds up the iteration, the settled rows do not depend on it.
 
-    The row iteration runs compiled, point by point (:func:`simready.truth.kernels.settle_rows`),
+    The row iteration runs compiled, point by point (:func:`simready.truth.kernels.projection.settle_rows`),
     bitwise :func:`project_body_points_numpy`.
     """
     k = view.intrinsics

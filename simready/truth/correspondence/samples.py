@@ -19,7 +19,8 @@ from simready.raycast.geometry import Hits, SceneGeometry
 from simready.truth.correspondence.bodies import static_bodies
 from simready.truth.correspondence.surface_table import surface_dictionaries, surface_table, surface_table_numpy
 from simready.truth.correspondence.view import FrameView
-from simready.truth.kernels import quantized32, surface_samples
+from simready.truth.kernels.samples import surface_samples
+from simready.truth.kernels.tables import quantized32
 from simready.truth.precision import BARYCENTRIC_STEP
 
 
@@ -94,7 +95,7 @@ class Samples:
         """Visible samples of a frame from its primary-ray hits, refined in float64 here: the distances
         once (the depth pass's refinement when the frame has one), then the barycentrics, points and the
         frame's identity and depth buffers of every static hit in one compiled pass
-        (:func:`simready.truth.kernels.surface_samples`); the few hits on moving bodies through
+        (:func:`simready.truth.kernels.samples.surface_samples`); the few hits on moving bodies through
         :meth:`Hits.refine`. Bitwise :meth:`of_hits_numpy`; ``hits`` itself is left unrefined in
         barycentrics."""
         hits.refine(barycentrics=False)

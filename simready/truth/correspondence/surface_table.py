@@ -16,11 +16,12 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from simready.raycast.geometry import SceneGeometry
-from simready.truth.kernels import quantized32, surface_columns
+from simready.truth.kernels.tables import quantized32, surface_columns
 from simready.truth.precision import BARYCENTRIC_STEP
 
-#: The table's columns per sample as one compiled pass yields them (:func:`simready.truth.kernels.surface_columns`):
-#: compact id, (3, M) the string columns' dictionary indices, triangle, ``bary_u``, ``bary_v``, ``depth_m``.
+#: The table's columns per sample as one compiled pass yields them
+#: (:func:`simready.truth.kernels.tables.surface_columns`): compact id, (3, M) the string columns' dictionary
+#: indices, triangle, ``bary_u``, ``bary_v``, ``depth_m``.
 SurfaceColumns = tuple[Any, ...]
 
 _DICTIONARIES: "weakref.WeakKeyDictionary[SceneGeometry, tuple[NDArray, list[list[str]], NDArray[np.int32]]]" = \
@@ -62,7 +63,7 @@ def surface_table(scene: SceneGeometry, pixel32: NDArray[np.int32], body: NDArra
     (float32 z-depth). The sample time is the pixel row's (``t0 + v·line_time``).
 
     ``columns``: the per-sample columns when the samples pass already computed them for ``scene``; else one
-    compiled pass here (:func:`simready.truth.kernels.surface_columns`). Either is bitwise the gathers, casts
+    compiled pass here (:func:`simready.truth.kernels.tables.surface_columns`). Either is bitwise the gathers, casts
     and :func:`simready.truth.precision.quantized` one by one (:func:`surface_table_numpy`).
     """
     compact_of_body, distinct, index_of_body = surface_dictionaries(scene)

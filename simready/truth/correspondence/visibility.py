@@ -6,8 +6,8 @@
 * **Or from the target's own buffers** (:func:`buffer_visible`, when the target's samples are given, as the
   observation does): the four pixel centres of the target around the point's projection decide where they
   agree — all on the point's own triangle: visible; all on one other triangle nearer by a margin: hidden
-  (:func:`simready.truth.kernels.buffer_visibility` says why that is the re-cast's answer) — and only the rest
-  (edges, borders: ~2 % of a full-resolution frame) are re-cast. The one difference from re-casting everything:
+  (:func:`simready.truth.kernels.visibility.buffer_visibility` says why that is the re-cast's answer) — and only
+  the rest (edges, borders: ~2 % of a full-resolution frame) are re-cast. The one difference from re-casting everything:
   an occluder that passes between four adjacent pixel rays of the target without meeting any of them (thinner
   than a pixel there) does not hide a point on a triangle all four see.
 """
@@ -24,7 +24,7 @@ from simready.raycast.geometry import SceneGeometry
 from simready.truth.correspondence.projection import ShutterProjection
 from simready.truth.correspondence.samples import Samples
 from simready.truth.correspondence.view import FrameView
-from simready.truth.kernels import UNDECIDED, VISIBLE, buffer_visibility
+from simready.truth.kernels.visibility import UNDECIDED, VISIBLE, buffer_visibility
 
 #: A surface nearer than the point by less than this does not hide it (metres; float64 re-cast).
 VISIBILITY_TOL_M = 1e-6
@@ -81,7 +81,7 @@ def recast_visible(scene: SceneGeometry, view: FrameView, proj: ShutterProjectio
 def buffer_visible(scene: SceneGeometry, source: Samples, target: Samples, proj: ShutterProjection, *,
                    ignore: Iterable[str] = ()) -> tuple[NDArray[np.bool_], int]:
     """Visibility at the target from the target frame's own identity and depth buffers
-    (:func:`simready.truth.kernels.buffer_visibility`), with the exact re-cast
+    (:func:`simready.truth.kernels.visibility.buffer_visibility`), with the exact re-cast
     (:func:`recast_visible`) only for the points the buffers cannot decide; and how many those were."""
     k = target.view.intrinsics
     body_img, triangle_img, z_img = target.buffers

@@ -1,0 +1,176 @@
+"""A correspondence's flow table in one compiled call (:func:`simready.truth.flow.flow_table_of`): the row guess,
+the rolling-shutter row iteration, pixels and flags, the target buffers' visibility and the float columns, fused
+from :mod:`.projection`, :mod:`.visibility` and :mod:`.tables`' operations and bitwise their unfused path.
+
+Why compiled: it runs once per correspondence over every visible sample of a full-resolution frame (~10⁶ points);
+as numpy each step is a full-array pass and a gather, and the passes, not the arithmetic, were the cost.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from simready.truth.kernels.compile import JIT
+from simready.truth.kernels.visibility import HIDDEN, OUT_OF_VIEW, UNDECIDED, VISIBLE
+
+
+@numba.njit(**JIT)
+def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: np.ndarray, tables: np.ndarray,
+                    present_tab: np.ndarray, p_body: np.ndarray, world_src: np.ndarray, u_src: np.ndarray,
+                    v_src: np.ndarray, dv_dt: np.ndarray, dt: float, cx: float, cy: float, fx: float, fy: float,
+                    width: int, height: int, near: float, far: float, global_shutter: bool, max_iterations: int,
+                    body: np.ndarray, triangle: np.ndarray, body_img: np.ndarray, triangle_img: np.ndarray,
+                    z_img: np.ndarray, hidden_margin_m: float, hidden_margin_rel: float, step: float,
+                    cam: np.ndarray, cell: np.ndarray, in_view: np.ndarray, undecided: np.ndarray) -> tuple:
+    """A correspondence's flow-table columns in three compiled passes over the source samples: the row guess
+    (the source row moved by ``dv_dt · dt``, the motion field's prediction), the row iteration
+    (:func:`.projection.settle_rows`), pixels and flags (:func:`.projection.pixels_and_flags`), the target
+    buffers' visibility state (:func:`.visibility.buffer_visibility`) and the float columns
+    (:func:`.tables.flow_columns`), each with those kernels' operations in order, so every column is bitwise the
+    unfused path's. Only the settled optical-frame points are kept in float64 between the passes, inside this call
+    (the caller re-projects the few UNDECIDED points to re-cast them).
+
+    Each point's moving-body slot in ``tables`` and whether its body is static are read per body
+    (``slot_of_body``: −1 on static bodies; ``static_of_body``), as the gathers ``slot_of_body[body]`` would.
+
+    ``cam`` (N, 3) float64, ``cell`` (N,) int32, ``in_view`` (N,) bool and ``undecided`` (N,) int64 are scratch
+    (the caller's, reused across calls: a frame-sized temporary each call cost page faults), written before read.
+
+    Returns ``du, dv`` (float32, rounded to ``step``), ``depth`` (float32 z at the target), ``row`` (int16),
+    ``dx, dy, dz`` (float32 scene displacement), ``absent``, ``behind``, ``out``, ``beyond``, ``static`` (bool),
+    the buffers' verdicts ``visible`` and ``hidden`` (bool: the visibility state VISIBLE, HIDDEN), the indices
+    of the UNDECIDED points (in view, the buffers cannot tell: to re-cast) and how many points are in view.
+    """
+    n = len(body)
+    hmax = float(height - 1)
+    du, dv = np.empty(n, np.float32), np.empty(n, np.float32)
+    depth = np.empty(n, np.float32)
+    row_out = np.empty(n, np.int16)
+    dx, dy, dz = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    absent = np.empty(n, np.bool_)
+    behind = np.empty(n, np.bool_)
+    out = np.empty(n, np.bool_)
+    beyond = np.empty(n, np.bool_)
+    static = np.empty(n, np.bool_)
+    visible = np.empty(n, np.bool_)
+    hidden = np.empty(n, np.bool_)
+    # Three loops, each with few arrays live (one loop doing everything kept too many array pointers and values in
+    # registers at once and measured slower): (1) the row guess and iteration: the settled row, the optical-frame
+    # point there, presence and the scene displacement; (2) pixels, flags and the float columns from that point;
+    # (3) the target buffers' test. Each value repeats the fused loop's (and the unfused kernels') operations.
+    for i in range(n):
+        # The row guess: rint(v + nan_to_num(dv_dt · dt)) as int64 (an overflow reads as INT64_MIN, as numpy's
+        # cast does on this hardware), clipped to the frame.
+        y = dv_dt[i] * dt
+        if not np.isfinite(y):
+            y = 0.0
+        g = np.rint(np.float64(v_src[i]) + y)
+        if g >= -9.223372036854775808e18 and g < 9.223372036854775808e18:
+            r = min(max(np.int64(g), 0), height - 1)
+        else:
+            r = 0
+        b = body[i]
+        s = slot_of_body[b]
+        static[i] = static_of_body[b]
+        w0, w1, w2 = world_src[i, 0], world_src[i, 1], world_src[i, 2]
+        pres = True
+        c0 = c1 = c2 = 0.0
+        if global_shutter:
+            r = 0
+            iterations = 1
+        else:
+            iterations = max_iterations
+        before = -1
+        for it in range(iterations + 1):
+            if s >= 0:  # _place
+                gp = tables[s, r]
+                w0 = p_body[i, 0] * gp[0] + p_body[i, 1] * gp[1] + p_body[i, 2] * gp[2] + gp[9]
+                w1 = p_body[i, 0] * gp[3] + p_body[i, 1] * gp[4] + p_body[i, 2] * gp[5] + gp[10]
+                w2 = p_body[i, 0] * gp[6] + p_body[i, 1] * gp[7] + p_body[i, 2] * gp[8] + gp[11]
+                pres = present_tab[s, r]
+            d0 = w0 - cols[9, r]  # _coords
+            d1 = w1 - cols[10, r]
+            d2 = w2 - cols[11, r]
+            c0 = d0 * cols[0, r] + d1 * cols[3, r] + d2 * cols[6, r]
+            c1 = d0 * cols[1, r] + d1 * cols[4, r] + d2 * cols[7, r]
+            c2 = d0 * cols[2, r] + d1 * cols[5, r] + d2 * cols[8, r]
+            if global_shutter or it == iterations:  # one pass, or the cap's pose at the row reached
+                break
+            new = r
+            if c2 > 0.0:
+                vv = np.rint(cy + fy * c1 / c2)
+                if np.isnan(vv):
+                    vv = 0.0
+                new = int(min(max(vv, 0.0), hmax))
+            moved = new != r and new != before
+            before = r
+            if not moved:
+                break
+            r = new  # moved at the last iteration: the extra pass poses it at r (the cap)
+        cam[i, 0] = c0
+        cam[i, 1] = c1
+        cam[i, 2] = c2
+        absent[i] = not pres
+        dx[i] = np.float32(w0 - world_src[i, 0])
+        dy[i] = np.float32(w1 - world_src[i, 1])
+        dz[i] = np.float32(w2 - world_src[i, 2])
+        row_out[i] = np.int16(r)
+    # step is a power of two: dividing by it is multiplying by its exact inverse, bit for bit (and several
+    # times cheaper than a division)
+    inv_step = 1.0 / step
+    for i in range(n):
+        # pixels_and_flags (v: the iteration's last cy + fy·c1/c2, the same operands)
+        z = cam[i, 2]
+        front = z > 0.0
+        if front:
+            u = cx + fx * cam[i, 0] / z
+            v = cy + fy * cam[i, 1] / z
+        else:
+            u = np.nan
+            v = np.nan
+        inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
+        be = inside and not (z >= near and z <= far)
+        pres = not absent[i]
+        in_view[i] = pres and inside and not be
+        behind[i] = not front
+        out[i] = front and not inside
+        beyond[i] = be
+        # buffer_visibility's pixel cell, read in the third loop
+        cell[i] = -1
+        if pres and inside and not be and u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0:
+            cell[i] = min(int(math.floor(v)), height - 2) * width + min(int(math.floor(u)), width - 2)
+        # flow_columns
+        du[i] = np.float32(np.rint((u - np.float64(u_src[i])) * inv_step) * step)
+        dv[i] = np.float32(np.rint((v - np.float64(v_src[i])) * inv_step) * step)
+        depth[i] = np.float32(z)
+    # The buffer test in a loop of its own: its reads of the target's buffers miss the cache, and in a short loop
+    # the processor overlaps many points' misses (inside the long pass above it measured twice as slow).
+    n_undecided = n_in_view = 0
+    for i in range(n):
+        st = UNDECIDED if in_view[i] else OUT_OF_VIEW
+        p00 = cell[i]
+        if p00 >= 0:
+            b0, t0 = body_img[p00], triangle_img[p00]
+            same = (body_img[p00 + 1] == b0 and triangle_img[p00 + 1] == t0 and body_img[p00 + width] == b0
+                    and triangle_img[p00 + width] == t0 and body_img[p00 + width + 1] == b0
+                    and triangle_img[p00 + width + 1] == t0)
+            if same and b0 >= 0:
+                if b0 == body[i] and t0 == triangle[i]:
+                    st = VISIBLE
+                else:
+                    z = cam[i, 2]
+                    limit = z - hidden_margin_m - hidden_margin_rel * z
+                    if (z_img[p00] < limit and z_img[p00 + 1] < limit and z_img[p00 + width] < limit
+                            and z_img[p00 + width + 1] < limit):
+                        st = HIDDEN
+        visible[i] = st == VISIBLE
+        hidden[i] = st == HIDDEN
+        if st == UNDECIDED:
+            undecided[n_undecided] = i
+            n_undecided += 1
+        n_in_view += in_view[i]
+    return (du, dv, depth, row_out, dx, dy, dz, absent, behind, out, beyond, static, visible, hidden,
+            undecided[:n_undecided], n_in_view)

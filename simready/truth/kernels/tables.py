@@ -1,0 +1,64 @@
+"""A truth table's float columns from per-sample values in one compiled pass each: the precision's rounding
+(:func:`quantized32`), the surface table's columns (:func:`surface_columns`) and the flow table's
+(:func:`flow_columns`) — the unfused paths the fused passes (:mod:`.samples`, :mod:`.flow`) are bitwise.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from simready.truth.kernels.compile import JIT
+
+
+@numba.njit(**JIT)
+def quantized32(values: np.ndarray, step: float) -> np.ndarray:
+    """:func:`simready.truth.precision.quantized` in one pass: ``rint(x / step) · step`` as float32, bit for bit
+    (``step`` a power of two, so dividing by it is multiplying by its exact inverse; NaN stays NaN)."""
+    inv_step = 1.0 / step
+    out = np.empty(len(values), np.float32)
+    for i in range(len(values)):
+        out[i] = np.float32(np.rint(values[i] * inv_step) * step)
+    return out
+
+
+@numba.njit(**JIT)
+def surface_columns(body: np.ndarray, triangle: np.ndarray, bary: np.ndarray, cam: np.ndarray,
+                    compact_of_body: np.ndarray, index_of_body: np.ndarray, step: float) -> tuple:
+    """The surface table's per-sample columns in one pass: the compact id, the dictionary indices of the
+    per-body strings (``index_of_body``: (K, B) int32, one row per string column), the triangle as int32, the
+    barycentrics rounded to ``step`` (:func:`quantized32`'s operations) and the z-depth as float32; bit for
+    bit the gathers, casts and roundings one by one."""
+    n = len(body)
+    compact = np.empty(n, compact_of_body.dtype)
+    index = np.empty((index_of_body.shape[0], n), np.int32)
+    tri = np.empty(n, np.int32)
+    bu, bv, depth = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    inv_step = 1.0 / step
+    for i in range(n):
+        b = body[i]
+        compact[i] = compact_of_body[b]
+        for k in range(index_of_body.shape[0]):
+            index[k, i] = index_of_body[k, b]
+        tri[i] = np.int32(triangle[i])
+        bu[i] = np.float32(np.rint(bary[i, 0] * inv_step) * step)
+        bv[i] = np.float32(np.rint(bary[i, 1] * inv_step) * step)
+        depth[i] = np.float32(cam[i, 2])
+    return compact, index, tri, bu, bv, depth
+
+
+@numba.njit(**JIT)
+def flow_columns(uv: np.ndarray, u: np.ndarray, v: np.ndarray, target_world: np.ndarray, source_world: np.ndarray,
+                 step: float) -> tuple:
+    """A flow table's float columns in one pass: the pinhole flow ``uv − (u, v)`` rounded to ``step``
+    (``precision.quantized``' operations) and the scene displacement, float32 each."""
+    n = len(u)
+    du, dv = np.empty(n, np.float32), np.empty(n, np.float32)
+    dx, dy, dz = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+    for i in range(n):
+        du[i] = np.float32(np.rint((uv[i, 0] - np.float64(u[i])) / step) * step)
+        dv[i] = np.float32(np.rint((uv[i, 1] - np.float64(v[i])) / step) * step)
+        dx[i] = np.float32(target_world[i, 0] - source_world[i, 0])
+        dy[i] = np.float32(target_world[i, 1] - source_world[i, 1])
+        dz[i] = np.float32(target_world[i, 2] - source_world[i, 2])
+    return du, dv, dx, dy, dz
