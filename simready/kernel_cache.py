@@ -216,30 +216,40 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
         },
     },
     "truth": {
-        "simready.truth.kernels": {
+        "simready.truth.kernels.projection": {
             "settle_rows": (
                 "f8[2] i8[1] f8[3] b1[2] f8[2] f8[2] b1[1] i8[1] f8[2] f8 f8 i8 b1 i8",
-            ),
-            "image_velocity": (
-                "i8[1] f8[2] f8[2] f8[2] i8[1] f8[2] f8 f8 f8",
             ),
             "pixels_and_flags": (
                 "f8[2] f8 f8 f8 f8 i8 i8 f8 f8",
             ),
+        },
+        "simready.truth.kernels.motion_field": {
+            "image_velocity": (
+                "i8[1] f8[2] f8[2] f8[2] i8[1] f8[2] f8 f8 f8",
+            ),
+        },
+        "simready.truth.kernels.samples": {
             "surface_samples": (
                 ("i8[1] i4[1] b1[1] i8[1] f4[2]r f4[2] b1 f8[1] b1[1] f4[1] f4[1] f8[2] f8[2] f8[2] f8[2]r f8[1]r "
                  "i4[1] i8 f8[1] u4[1] i4[2] f8"),
             ),
+        },
+        "simready.truth.kernels.flow": {
             "flow_of_samples": (
                 ("f8[2] i8[1] b1[1] f8[3] b1[2] f8[2] f8[2] i8[1] i8[1] f8[1] f8 f8 f8 f8 f8 i8 i8 f8 f8 b1 i8 "
                  "i8[1] i8[1] i4[1] i4[1] f8[1] f8 f8 f8 f8[2] i4[1] b1[1] i8[1]"),
             ),
+        },
+        "simready.truth.kernels.tables": {
             "quantized32": (
                 "f8[1] f8",
             ),
             "surface_columns": (
                 "i8[1] i8[1] f8[2] f8[2] u4[1] i4[2] f8",
             ),
+        },
+        "simready.truth.kernels.tracks": {
             "body_pixel_boxes": (
                 "i8[1] i4[1] i8 i8 i8",
             ),
@@ -319,8 +329,8 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
 #: that calls them: left to compile when first called.
 NOT_IN_RUN: dict[str, str] = {
     "simready.raycast.kernels.hit_points": "simready.raycast.hits.Hits.point_world_of",
-    "simready.truth.kernels.buffer_visibility": "simready.truth.correspondence.visibility.buffer_visible",
-    "simready.truth.kernels.flow_columns": "simready.truth.flow.flow_table",
+    "simready.truth.kernels.visibility.buffer_visibility": "simready.truth.correspondence.visibility.buffer_visible",
+    "simready.truth.kernels.tables.flow_columns": "simready.truth.flow.flow_table",
     "simready.sensors_hw.camera_kernels.tone_map": "simready.sensors_hw.camera.finish.finish_rgb",
 }
 
