@@ -1,0 +1,296 @@
+"""The numba kernels a run calls from Python and the argument types it calls them with: the table
+:mod:`simready.kernel_cache` compiles ahead of a run's forks. Data only; ``python -m simready.kernel_cache
+--missing`` prints what a run compiled that the table lacks, and ``tests/test_kernel_cache.py`` fails when a
+``cache=True`` kernel is neither listed, called by a listed one, nor in :data:`NOT_IN_RUN`.
+
+An argument's type is written as a dtype code (numpy's: ``b1`` bool, ``i8``, ``u2``, ``f4``, ``f8`` …) for a
+scalar, ``code[N]`` for an N-dimensional C-contiguous array, ``code[NA]`` for any layout, with a trailing ``r``
+for a read-only array (numba compiles each of those separately).
+"""
+
+from __future__ import annotations
+
+#: The kernels a run calls from Python, by group: module -> kernel -> signatures (argument types, space
+#: separated, in the notation above). A group's modules are compiled by one process; the first
+#: module's cache folder holds the group's lock.
+KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
+    "sim": {
+        "simready.sim.core.tick_kernels": {
+            "run_ticks": (
+                ("i8[1] f8[1] f8[1] f8[1] f8[1] f8[1] b1[1] f8[3] i8[1] f8[1] i8[1] f8[1] f8[2] f8[3] i8[1] "
+                 "f8[1] i8[1] i8[2] f8[1] f8[1] f8[2] i8[1] i8[2] f8[2] i8[2] i1[2] f8[1] i8[1] i8[1] f8[2] "
+                 "f8[2] f8[1] f8[1] f8[2]r i8[1] f8[2] f8[2] f8[1]r f8[1]r i8[1] i8[1] f8[1] f8[1] f8[1] b1[1] "
+                 "i8 b1[1] f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] f8[2] f8[3] i8[1] b1[1] b1[1] b1[1] b1[1] f8[1] "
+                 "b1[1] f8[2] f8[2] i8[1] f8[1] i8[1] f8[1] f8[1] i8[1] f8[2] b1[1] f8[2]"),
+            ),
+        },
+        "simready.sim.core.kernels": {
+            "place_on_paths": (
+                "f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 f8[1] f8[1] f8[1] f8[1] f8[2]",
+                "f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 f8[1] f8[1] f8[1]r f8[1] f8[2]",
+                "f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 f8[1] f8[1]r f8[1]r f8[1] f8[2]",
+            ),
+            "pack_bodies": (
+                "f8[2] f8[1] f8[1] f8[1] f8[1] f8[1] f8[1] b1 f8[1] f8[1]",
+                "f8[2] f8[1] f8[1] f8[1]r f8[1]r f8[1] f8[1] b1 f8[1] f8[1]",
+            ),
+            "walk_heights": (
+                "i8[1] i8[1] f8[1] f8[1] f8[1] f8 f8[1] f8[1] b1[1] f8[1]",
+                "i8[1] i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1] b1[1]r f8[1]",
+            ),
+            "contact_pairs": (
+                "f8[2] f8[1] b1[1] f8[2] f8[1]r f8[1]r i8[2]",
+                "f8[2] f8[1] b1[1]r f8[2] f8[1]r f8[1]r i8[2]",
+            ),
+            "advance_place_lanes": (
+                ("f8[1] f8[1] f8[1] b1[1] f8 f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 f8[1] "
+                 "f8[1] i8[1] f8[2] f8[1] f8[1] f8[1] f8[2] i8[1] f8[1]"),
+                ("f8[1]r f8[1]r f8[1] b1[1]r f8 f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 "
+                 "f8[1] f8[1] i8[1] f8[2] f8[1] f8[1] f8[1] f8[2] i8[1] f8[1]"),
+                ("f8[1]r f8[1]r f8[1] b1[1]r f8 f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 "
+                 "f8[1] f8[1]r i8[1] f8[2] f8[1] f8[1] f8[1] f8[2] i8[1] f8[1]"),
+                ("f8[1]r f8[1]r f8[1] b1[1]r f8 f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 "
+                 "f8[1]r f8[1]r i8[1] f8[2] f8[1] f8[1] f8[1] f8[2] i8[1] f8[1]"),
+            ),
+            "pack_step_walk": (
+                ("f8[2] f8[1] f8[1] f8[1] f8[1] f8[1] f8[1] b1 b1[1] f8[2] f8[2] f8[1] f8[2] f8[1]r f8[1]r "
+                 "i8[1] i8[1] f8[1] f8[1] f8[1] f8 f8[1] f8[1] f8[1] i8[2]"),
+                ("f8[2] f8[1] f8[1] f8[1] f8[1] f8[1] f8[1] b1 b1[1]r f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r "
+                 "i8[1] i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1] f8[1] i8[2]"),
+                ("f8[2] f8[1] f8[1] f8[1]r f8[1]r f8[1] f8[1] b1 b1[1]r f8[2]r f8[2]r f8[1]r f8[2] f8[1]r "
+                 "f8[1]r i8[1] i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1] f8[1] i8[2]"),
+            ),
+            "pack_step_walk_ok": (
+                ("f8[2] f8[1] f8[1] f8[1] f8[1] f8[1] f8[1] b1 b1[1] f8[2] f8[2] f8[1] f8[2] f8[1]r f8[1]r "
+                 "i8[1] i8[1] f8[1] f8[1] f8[1] f8 f8[1] f8[1] f8[1] i8[2] f8 f8 f8 f8 f8 f8 b1[1] f8[1]"),
+                ("f8[2] f8[1] f8[1] f8[1] f8[1] f8[1] f8[1] b1 b1[1]r f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r "
+                 "i8[1] i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1] f8[1] i8[2] f8 f8 f8 f8 f8 f8 b1[1] f8[1]"),
+                ("f8[2] f8[1] f8[1] f8[1]r f8[1]r f8[1] f8[1] b1 b1[1]r f8[2]r f8[2]r f8[1]r f8[2] f8[1]r "
+                 "f8[1]r i8[1] i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1] f8[1] i8[2] f8 f8 f8 f8 f8 f8 b1[1] "
+                 "f8[1]"),
+            ),
+            "state_ok": (
+                "f8[2]r f8[2]r f8[2]r f8[2]r b1[1]r f8 b1 f8 f8 f8 f8 f8",
+            ),
+            "lanes_at": (
+                "f8[1] i8[1] i8[1] i8[1] f8[2] f8[1] i8[1] f8[1]",
+                "f8[1] i8[1] i8[1] i8[1] f8[2] f8[1]r i8[1] f8[1]",
+            ),
+            "project_near": (
+                "f8[1] i8[1] i8[1] f8[2] f8[2] i8[1] f8[1] f8[1] f8[1] i8 f8[1] f8[1]",
+            ),
+            "swept_pairs": (
+                "f8[2] f8[2] f8[1] f8[1]r f8[1]r f8[2] f8[2] f8[1] f8[1] f8[1] f8 f8[1] f8[1]",
+                "f8[2] f8[2] f8[1]r f8[1]r f8[1]r f8[2]r f8[2]r f8[1]r f8[1] f8[1] f8 f8[1] f8[1]",
+            ),
+        },
+        "simready.sim.core.record_kernels": {
+            "record_row": (
+                ("i8 f8[2] f8[2] f8[2] f8[2] b1[1] i8[1] f8[1] f8[1] b1[1] f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] "
+                 "f8[2]"),
+                ("i8 f8[2]r f8[2]r f8[2]r f8[2]r b1[1]r i8[1]r f8[1]r f8[1]r b1[1] f8[3] f8[3] f8[3] f8[3] "
+                 "b1[2] i8[2] f8[2]"),
+            ),
+            "record_row_x5": (
+                ("i8 f8[2]r f8[2]r f8[2]r f8[2]r b1[1]r i8[1]r f8[1]r f8[1]r b1[1] f8[1]r f8[1] f8[1] f8[1]r "
+                 "f8[1] f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] f8[2] f8[3]"),
+            ),
+        },
+        "simready.sim.core.planner_kernels": {
+            "accelerations": (
+                ("f8[2] f8[2] f8[1] f8[1] b1[1] i8[1] f8[1] f8[2] i8[1] i8[2] f8[2A] f8[1] f8[2] i8[2] i1[1] "
+                 "f8 f8 f8 f8 f8 f8 f8 f8[1] f8[1]"),
+                ("f8[2] f8[2] f8[1]r f8[1]r b1[1]r i8[1]r f8[1]r f8[2] i8[1] i8[2] f8[2A]r f8[1]r f8[2] i8[2] "
+                 "i1[1]r f8 f8 f8 f8 f8 f8 f8 f8[1] f8[1]"),
+            ),
+            "lane_gaps": (
+                "i8[1] f8[1] f8[1] b1[1] b1[1] f8[2] f8[1]r f8[2] i8[1] f8[2] b1[1] f8",
+                "i8[1]r f8[1]r f8[1]r b1[1]r b1[1]r f8[2] f8[1]r f8[2] i8[1] f8[2] b1[1]r f8",
+            ),
+            "sight_lines": (
+                "f8[2A] f8[1] f8[1]r f8[1]r b1[1] b1[1] f8[2] f8[2] i8[1] i8[1] f8 b1[1]",
+                "f8[2A] f8[1] f8[1]r f8[1]r b1[1] b1[1]r f8[2] f8[2] i8[1] i8[1] f8 b1[1]",
+                "f8[2A]r f8[1]r f8[1]r f8[1]r b1[1]r b1[1]r f8[2] f8[2] i8[1] i8[1] f8 b1[1]",
+            ),
+            "corridor_pedestrians": (
+                ("f8[2A] f8[2A] f8[1] f8[1] b1[1] b1[1] b1[1] b1[1] b1[1] f8[1]r f8[1]r f8[1] b1[1] f8[2] "
+                 "f8[2] f8 f8 f8 f8 i8[2]"),
+                ("f8[2A]r f8[2A]r f8[1] f8[1]r b1[1]r b1[1]r b1[1]r b1[1]r b1[1]r f8[1]r f8[1]r f8[1] b1[1]r "
+                 "f8[2] f8[2] f8 f8 f8 f8 i8[2]"),
+                ("f8[2A]r f8[2A]r f8[1]r f8[1]r b1[1]r b1[1]r b1[1]r b1[1]r b1[1]r f8[1]r f8[1]r f8[1] b1[1]r "
+                 "f8[2] f8[2] f8 f8 f8 f8 i8[2]"),
+            ),
+        },
+    },
+    "raycast": {
+        "simready.raycast.kernels": {
+            "swept_box": (
+                "f8[3] b1[1] f8[2] f8[2] f8[1] f8[1] f8[1] f8 f8 f8",
+            ),
+            "mover_hits": (
+                "i8[1] i4[1] f4[1] f4[1] f4[1] f4[2] f4[2] i8 i4[1] i4[1] f4[1] f4[1] f4[1] f4[1] b1[1] f8[1] f4[1]r",
+                "i8[1] i4[1] f4[1] f4[1] f4[1] f4[2] f4[2] i8 i4[1] i4[1] f4[1] f4[1] f4[1] f4[1] b1[1] f8[1] f4[1]",
+            ),
+            "refine_static": (
+                "i8[1] i8[1] f4[2] f4[2] b1 f8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[2] b1[1] b1 b1 b1",
+                "i8[1] i8[1] f4[2]r f4[2] b1 f8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[2] b1[1] b1 b1 b1",
+                "i8[1] i8[1] f8[2] f8[2] b1 f8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[2] b1[1] b1 b1 b1",
+                "i8[1] i8[1] f8[2]r f8[2] b1 f8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[2] b1[1] b1 b1 b1",
+            ),
+            "body_tables": (
+                "i4[1] i4[1] i8[1] u4[1] u2[1] f4[2] b1 b1[1]",
+            ),
+            "start_points": (
+                "f4[2] f4[2] f4[1]",
+            ),
+            "hit_distances": (
+                "i4[1] f4[1] f4[1] f4[1]",
+                "i4[1] f4[1] f4[1]r f4[1]",
+            ),
+            "sensor_rays": (
+                "f4[3]r f8[3] f8[1] f4[1] b1",
+                "f4[3]r f8[3] f8[1] f4[1]r b1",
+            ),
+            "static_hits": (
+                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]r",
+                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]",
+            ),
+            "rays_to_body": (
+                "i8[1] f4[2] f4[2A]r b1 f8[3] i8[1]",
+                "i8[1] f4[2] f4[2] b1 f8[3] i8[1]",
+                "i8[1] f4[2]r f4[2] b1 f8[3] i8[1]",
+                "i8[1] f8[2]r f8[2] b1 f8[3] i8[1]",
+            ),
+            "rotate_normals": (
+                "f8[2] i8[1] f8[3] i8[1]",
+            ),
+            "unique_sorted": (
+                "f8[1]",
+            ),
+            "slab_select": (
+                "f4[2] f4[2A]r i8[1] b1 f8[1] f8[1] f4[1]",
+                "f4[2] f4[2] i8[1] b1 f8[1] f8[1] f4[1]",
+            ),
+            "positions_in": (
+                "i8[1] i8[1]",
+            ),
+        },
+    },
+    "truth": {
+        "simready.truth.kernels.projection": {
+            "settle_rows": (
+                "f8[2] i8[1] f8[3] b1[2] f8[2] f8[2] b1[1] i8[1] f8[2] f8 f8 i8 b1 i8",
+            ),
+            "pixels_and_flags": (
+                "f8[2] f8 f8 f8 f8 i8 i8 f8 f8",
+            ),
+        },
+        "simready.truth.kernels.motion_field": {
+            "image_velocity": (
+                "i8[1] f8[2] f8[2] f8[2] i8[1] f8[2] f8 f8 f8",
+            ),
+        },
+        "simready.truth.kernels.samples": {
+            "surface_samples": (
+                ("i8[1] i4[1] b1[1] i8[1] f4[2]r f4[2] b1 f8[1] b1[1] f4[1] f4[1] f8[2] f8[2] f8[2] f8[2]r f8[1]r "
+                 "i4[1] i8 f8[1] u4[1] i4[2] f8"),
+            ),
+        },
+        "simready.truth.kernels.flow": {
+            "flow_of_samples": (
+                ("f8[2] i8[1] b1[1] f8[3] b1[2] f8[2] f8[2] i8[1] i8[1] f8[1] f8 f8 f8 f8 f8 i8 i8 f8 f8 b1 i8 "
+                 "i8[1] i8[1] i4[1] i4[1] f8[1] f8 f8 f8 f8[2] i4[1] b1[1] i8[1]"),
+            ),
+        },
+        "simready.truth.kernels.tables": {
+            "quantized32": (
+                "f8[1] f8",
+            ),
+            "surface_columns": (
+                "i8[1] i8[1] f8[2] f8[2] u4[1] i4[2] f8",
+            ),
+        },
+        "simready.truth.kernels.tracks": {
+            "body_pixel_boxes": (
+                "i8[1] i4[1] i8 i8 i8",
+            ),
+        },
+    },
+    "camera": {
+        "simready.sensors_hw.camera_kernels": {
+            "spans": (
+                "i8[1] i8[1]",
+            ),
+            "projection_candidates": (
+                "f8[2] f8[2] f8[2] f8[2] f8[1] f8[1] f8[1] f8 f8 f8 f8 f8 i8",
+            ),
+            "encode_srgb": (
+                "f4[2] i4[1] i8 i8 f4[2] u1[1] f4",
+            ),
+            "z_depth": (
+                "f4[2] f8[2] i8 f8[1]",
+            ),
+            "sun_setup": (
+                "f4[2] i8[1] i8[1] f4[2] f4[2]r f4[2] f8[1] b1[1] f4[1] f4 f8[1]r f4[2] f4[1] f4[1] i8[1] f4[2] f8[1]",
+            ),
+            "radiance": (
+                "f4[2] i4[1] f4[2] b1[1] f4[1] i8[1] b1[1] f4[1] f4[1] f4[1] f4[1] b1 f4 b1 f4[1]r",
+            ),
+        },
+    },
+    "lidar": {
+        "simready.sensors_hw.lidar_kernels": {
+            "pcg64_draws": (
+                "u8[1] f4[1] f4[1]",
+            ),
+            "returns": (
+                ("b1[1] f8[1] i4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f8[1] f8[1] f8[1] u4[1] f8[1]r f8[1]r "
+                 "f8[1]r f8[1]r b1[1]"),
+                ("b1[1] f8[1] i4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f4[1] f8[1] f8[1] u4[1] f8[1]r f8[1]r "
+                 "f8[1]r f8[1]r b1[1]"),
+            ),
+            "azimuth_beams": (
+                "f8[2] f8[2] f8[2] f8[1] f8[1] f8[1]r f8 i8 f8[1] f8[1]",
+            ),
+            "ascii_rows": (
+                "i8[2] b1[2] i8[1]",
+            ),
+        },
+    },
+    "dynamic": {
+        "simready.sim.backends.dynamic.kernels": {
+            "agent_drive_rows": (
+                ("i8[1] b1[1] b1[1]r f8[1] f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[1] f8[1]r f8[1] "
+                 "f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2]"),
+            ),
+            "body_frames": (
+                "f8[2] f8[2] f8[2]",
+            ),
+            "body_rows": (
+                "f8[2] f8[2] f8[2] f8[3] f8[2]",
+            ),
+        },
+    },
+    "motion": {
+        "simready.world.motion_kernels": {
+            "planar_hermites": (
+                "f8[1] f8[1]r f8[2]r b1[1]r f8 i8 i8 i8",
+            ),
+            "planar_quaternions": (
+                "f8[1] f8[1] f8[1] f8[1]",
+            ),
+            "pose_matrices": (
+                "f8[2] f8[2]",
+            ),
+        },
+    },
+}
+
+#: The ``cache=True`` kernels a ``make run`` of the default suite never compiled (on a fresh clone), by the function
+#: that calls them: left to compile when first called.
+NOT_IN_RUN: dict[str, str] = {
+    "simready.raycast.kernels.hit_points": "simready.raycast.hits.Hits.point_world_of",
+    "simready.truth.kernels.visibility.buffer_visibility": "simready.truth.correspondence.visibility.buffer_visible",
+    "simready.truth.kernels.tables.flow_columns": "simready.truth.flow.flow_table",
+    "simready.sensors_hw.camera_kernels.tone_map": "simready.sensors_hw.camera.finish.finish_rgb",
+}
