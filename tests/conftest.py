@@ -6,6 +6,14 @@ pytest 9: it marks a group by rewriting ``item._nodeid``, which pytest 9 no long
 own unit and both workers built the same module fixtures (the production stack and its pipeline twice). The units
 known to run longest go first (``RUN_FIRST``, then the other modules holding slow tests, then the rest), so that
 a long module never ends the run alone while the other worker idles.
+
+Without the slow tests (``make test-fast``, ``-m "not slow"``) every module is short, and what costs most on a fresh
+clone is numba compiling the kernels (about 60 s of CPU; ~40 s of it the simulation's, which any module that runs a
+rollout needs): when both workers started on modules that roll out, both compiled the same simulation kernels side by
+side. There the units are ordered by the kernels they need (``SIM_KERNELS``, then the modules needing none, then
+``KERNELS``) and the first worker takes them from the front, the others from the back: one worker compiles the
+simulation's kernels, the other the sensors' and the truth's, and they meet among the modules that need none (by then
+the kernels are in numba's cache beside their modules).
 """
 
 from __future__ import annotations
@@ -31,6 +39,45 @@ RUN_FIRST = ("tests/test_production.py", "tests/test_daemon_edits.py", "tests/te
              "tests/test_dagster_simulation.py")
 
 
+#: Modules whose tests run the simulation's numba kernels (``simready.sim``), in the order the first worker takes them
+#: in ``make test-fast`` (those that also cast rays last: the other worker compiles the ray casting kernels meanwhile),
+#: and those that run only the other kernels (ray casting, sensors, truth, motion), as numba's dispatchers counted them
+#: in one ``-m "not slow"`` run. A module missing here still runs; it only loses its place in that order.
+SIM_KERNELS = tuple(f"tests/{m}.py" for m in (
+    "test_traffic_walkers", "test_traffic_respawn", "test_traffic", "test_traffic_bike_lanes", "test_sim_fastpath",
+    "test_planner_fastpath", "test_dynamic_kernels", "test_intent_affordances", "test_kerbside_pedestrian",
+    "test_maps_scenarios", "test_mobil_decision", "test_motion", "test_sim_absent_rows", "test_sim_bad_input",
+    "test_sim_branch", "test_sim_checkpoint", "test_sim_cli", "test_sim_contact", "test_sim_determinism",
+    "test_sim_interactions", "test_sim_junction_physics", "test_sim_kerb_step", "test_sim_physics",
+    "test_sim_quiet_ticks", "test_sim_settle", "test_sim_trace", "test_sim_world", "test_traffic_density",
+    "test_validity_reference_pool", "test_xosc_esmini", "test_xosc_import", "test_xosc_import_semantics",
+    "test_xosc_route_position", "test_input_fuzz",
+    "test_geometry", "test_street", "test_traffic_downstream", "test_observe_batch"))
+KERNELS = frozenset(f"tests/{m}.py" for m in (
+    "test_dynamic_kernels", "test_geometry", "test_input_fuzz", "test_intent_affordances", "test_kerbside_pedestrian",
+    "test_maps_scenarios", "test_mobil_decision", "test_motion", "test_observe_batch", "test_planner_fastpath",
+    "test_sim_absent_rows", "test_sim_bad_input", "test_sim_branch", "test_sim_checkpoint", "test_sim_cli",
+    "test_sim_contact", "test_sim_determinism", "test_sim_fastpath", "test_sim_interactions",
+    "test_sim_junction_physics", "test_sim_kerb_step", "test_sim_physics", "test_sim_quiet_ticks", "test_sim_settle",
+    "test_sim_trace", "test_sim_world", "test_street", "test_traffic", "test_traffic_bike_lanes",
+    "test_traffic_density", "test_traffic_downstream", "test_traffic_respawn", "test_traffic_walkers",
+    "test_validity_reference_pool", "test_xosc_esmini", "test_xosc_import", "test_xosc_import_semantics",
+    "test_xosc_route_position"))
+KERNELS = frozenset(f"tests/{m}.py" for m in (
+    "test_camera_kernels", "test_catalog_import_look", "test_compressed_variants", "test_crossmodal",
+    "test_depth_compressed", "test_export_mcap", "test_export_nuscenes", "test_foxglove_layout",
+    "test_input_fuzz_surfaces", "test_motion_kernels", "test_observe", "test_observe_files", "test_observe_review",
+    "test_observe_window", "test_ply_ascii", "test_published_layout", "test_review_camera", "test_sensor_atmosphere",
+    "test_sensor_camera", "test_sensor_ids", "test_sensor_kernels", "test_sensor_lidar", "test_sensor_radar",
+    "test_sensor_rig", "test_truth_correspondence", "test_truth_motion_field", "test_truth_reader",
+    "test_truth_tracks", "test_validity_binding"))
+
+
+def _fast(config: pytest.Config) -> bool:
+    """Whether the slow tests are deselected (``make test-fast``)."""
+    return "not slow" in (config.getoption("markexpr", "") or "")
+
+
 def _module(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
@@ -47,6 +94,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     slow = {u for u, its in units.items() if any(it.get_closest_marker("slow") for it in its)}
 
     def rank(unit: str) -> tuple[int, int]:
+        if _fast(config):
+            return (0, SIM_KERNELS.index(unit)) if unit in SIM_KERNELS else (2, 0) if unit in KERNELS else (1, 0)
         if unit in RUN_FIRST:
             return 0, RUN_FIRST.index(unit)
         return (1, 0) if unit in slow else (2, 0)
@@ -67,6 +116,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):  # type: ignore[no-
             scope = super()._split_scope(nodeid)
             return _module(nodeid) if scope == nodeid else scope
 
+        def _assign_work_unit(self, node) -> None:  # type: ignore[no-untyped-def]
+            # make test-fast: the first worker takes units from the front, the others from the back (docstring)
+            if fast and self.workqueue and node.workerinput.get("workerid") != "gw0":
+                self.workqueue.move_to_end(next(reversed(self.workqueue)), last=False)
+            super()._assign_work_unit(node)
+
+    fast = _fast(config)
     config.option.loadscopereorder = False
     return ModuleScheduling(config, log)
 

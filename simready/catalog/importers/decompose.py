@@ -29,11 +29,13 @@ Units: whatever the input is in (the caller passes metres, body frame).
 from __future__ import annotations
 
 import faulthandler
+import hashlib
 import os
 import pickle
 import select
 import signal
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -188,6 +190,31 @@ def _in_child(run: Runner, vertices: NDArray[np.float64], faces: NDArray[np.int6
     return cast(Decomposition, value)
 
 
+#: A library's pieces of a solid it already decomposed in this process, by (library, solid, threshold, pieces): a scene
+#: of repeated objects (or an asset imported again) decomposes each distinct solid once. Only results are kept (a
+#: failure runs again); each hit is handed out as copies. Bounded: the oldest go first.
+_DONE: OrderedDict[tuple[Any, ...], Decomposition] = OrderedDict()
+_DONE_MAX = 256
+
+
+def _decomposed(run: Runner, vertices: NDArray[np.float64], faces: NDArray[np.int64], threshold: float,
+                max_pieces: int, timeout_s: float) -> Decomposition:
+    """:func:`_in_child`, once per distinct (library, solid, threshold, max_pieces) in this process (``_DONE``)."""
+    v, f = np.ascontiguousarray(vertices, dtype=np.float64), np.ascontiguousarray(faces, dtype=np.int64)
+    solid = hashlib.sha256(repr((v.shape, f.shape)).encode() + v.tobytes() + f.tobytes()).digest()
+    key = (run, solid, float(threshold), int(max_pieces))
+    done = _DONE.get(key)
+    if done is None:
+        done = _in_child(run, vertices, faces, threshold, max_pieces, timeout_s)
+        _DONE[key] = done
+        while len(_DONE) > _DONE_MAX:
+            _DONE.popitem(last=False)
+    else:
+        _DONE.move_to_end(key)
+    return Decomposition([p.copy() for p in done.pieces], done.method, dict(done.settings), done.failures,
+                         done.simplified)
+
+
 def simplified(vertices: NDArray[np.float64], faces: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """The solid with fewer triangles, closed and 2-manifold: manifold3d ``simplify`` from
     :data:`SIMPLIFY_TOLERANCE_REL` of the bounding-box diagonal, the tolerance doubled while more than
@@ -213,7 +240,8 @@ def simplified(vertices: NDArray[np.float64], faces: NDArray[np.int64]) -> tuple
 def decompose(vertices: NDArray[np.float64], faces: NDArray[np.int64], threshold: float, source: str | Path,
               max_pieces: int = MAX_PIECES, timeout_s: float = DECOMPOSE_TIMEOUT_S) -> Decomposition:
     """Convex pieces of a closed 2-manifold; CatalogError (one line naming every library and why) when none can
-    decompose it. Each library runs in its own child process (:func:`_in_child`)."""
+    decompose it. Each library runs in its own child process (:func:`_in_child`), once per distinct solid in this
+    process (:func:`_decomposed`)."""
     if not 0.0 < threshold <= 1.0:
         raise CatalogError(source, "--threshold", f"{threshold:g} is not in (0, 1]")
     shrunk = None
@@ -227,7 +255,7 @@ def decompose(vertices: NDArray[np.float64], faces: NDArray[np.int64], threshold
             problems.append(f"coacd: {len(faces)} triangles, over its budget of {COACD_MAX_FACES}")
             continue
         try:
-            result = _in_child(run, vertices, faces, threshold, max_pieces, timeout_s)
+            result = _decomposed(run, vertices, faces, threshold, max_pieces, timeout_s)
         except DecomposeFailure as exc:
             problems.append(f"{_name(run)}: {exc}")
             continue
