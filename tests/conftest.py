@@ -54,16 +54,6 @@ SIM_KERNELS = tuple(f"tests/{m}.py" for m in (
     "test_xosc_route_position", "test_input_fuzz",
     "test_geometry", "test_street", "test_traffic_downstream", "test_observe_batch"))
 KERNELS = frozenset(f"tests/{m}.py" for m in (
-    "test_dynamic_kernels", "test_geometry", "test_input_fuzz", "test_intent_affordances", "test_kerbside_pedestrian",
-    "test_maps_scenarios", "test_mobil_decision", "test_motion", "test_observe_batch", "test_planner_fastpath",
-    "test_sim_absent_rows", "test_sim_bad_input", "test_sim_branch", "test_sim_checkpoint", "test_sim_cli",
-    "test_sim_contact", "test_sim_determinism", "test_sim_fastpath", "test_sim_interactions",
-    "test_sim_junction_physics", "test_sim_kerb_step", "test_sim_physics", "test_sim_quiet_ticks", "test_sim_settle",
-    "test_sim_trace", "test_sim_world", "test_street", "test_traffic", "test_traffic_bike_lanes",
-    "test_traffic_density", "test_traffic_downstream", "test_traffic_respawn", "test_traffic_walkers",
-    "test_validity_reference_pool", "test_xosc_esmini", "test_xosc_import", "test_xosc_import_semantics",
-    "test_xosc_route_position"))
-KERNELS = frozenset(f"tests/{m}.py" for m in (
     "test_camera_kernels", "test_catalog_import_look", "test_compressed_variants", "test_crossmodal",
     "test_depth_compressed", "test_export_mcap", "test_export_nuscenes", "test_foxglove_layout",
     "test_input_fuzz_surfaces", "test_motion_kernels", "test_observe", "test_observe_files", "test_observe_review",
