@@ -208,7 +208,7 @@ def test_a_port_taken_before_the_server_binds_it_is_retried(tmp_path: Path, monk
         squatter.listen()
         taken = squatter.getsockname()[1]
         ports = iter([taken, servers.free_port()])
-        monkeypatch.setattr(servers, "free_port", lambda: next(ports))
+        monkeypatch.setattr(servers.process, "free_port", lambda: next(ports))
         with redis_server(tmp_path / "redis") as server:
             assert server.port != taken
             assert "Address already in use" in server.process.read_log()
