@@ -1,8 +1,8 @@
-"""The running product notices an edited input (issue 33): ``dagster-daemon run`` on an instance (started while the
-test materializes it), a template, then a map, then a catalog contract edited in a copy of ``data/``; within two
-sensor intervals of each edit the daemon has recorded the observation, exactly what reads the edited file is stale,
-and the source-file sensor's tick has requested exactly what the file feeds (runs queued: the instance's queue
-launches none, so nothing here waits for a simulation). Then ``simready status`` records the last edit itself.
+"""The running product notices an edited input (issue 33): ``dagster-daemon run`` on a materialized instance, a
+template, then a map, then a catalog contract edited in a copy of ``data/``; within two sensor intervals of each
+edit the daemon has recorded the observation, exactly what reads the edited file is stale, and the source-file
+sensor's tick has requested exactly what the file feeds (runs queued: the instance's queue launches none, so
+nothing here waits for a simulation). Then ``simready status`` records the last edit itself.
 The daemon runs the sensor every few seconds (``SIMREADY_SOURCE_SENSOR_INTERVAL_S``), not every 30.
 
 One daemon for the three edits. The instance materializes a small graph cheaply: the catalog, the three templates (one
@@ -135,19 +135,18 @@ def test_the_daemon_marks_what_an_edited_template_map_or_contract_feeds_stale_an
     config = yaml.safe_load((paths.PROJECT_ROOT / "deploy" / "dagster.yaml").read_text())
     (home / "dagster.yaml").write_text(yaml.safe_dump({**config, **QUEUE_NOTHING}))
     instance = dg.DagsterInstance.from_config(str(home))
+    _materialize(instance, source, tmp_path / "artifacts")
+    assert _stale(defs, instance) == {}
+    everything = {(r.asset, r.partition) for r in graph_status(defs, instance) if r.status == "fresh"}
+
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SIMREADY_", "DAGSTER_"))}
     env.update({"DAGSTER_HOME": str(home), "SIMREADY_DATA": str(tmp_path / "data"),
                 "SIMREADY_ARTIFACTS": str(tmp_path / "artifacts"), "PYTHONPATH": str(paths.PROJECT_ROOT),
                 "SIMREADY_SOURCE_SENSOR_INTERVAL_S": str(INTERVAL_S)})
-    # The daemon starts (its code location loads for seconds) while this process materializes the graph: no input
-    # changes meanwhile, so its sensor's first tick records the inputs as they are, and the ticks after it skip.
     daemon = ManagedProcess([str(Path(sys.executable).with_name("dagster-daemon")), "run", "-w",
                              str(paths.PROJECT_ROOT / "workspace.yaml")], log_path=tmp_path / "daemon.log", env=env,
                             cwd=paths.PROJECT_ROOT, name="dagster-daemon")
     try:
-        _materialize(instance, source, tmp_path / "artifacts")
-        assert _stale(defs, instance) == {}
-        everything = {(r.asset, r.partition) for r in graph_status(defs, instance) if r.status == "fresh"}
         first = _next_tick(instance, 0, daemon, 180)
         assert first.skip_reason and "first evaluation" in first.skip_reason
         template = Path(source.template_file(RC))
