@@ -106,10 +106,7 @@ def stack(tmp_path_factory, local_reference):
     # Short S3 time limits, so that the stopped-server fault fails its step in seconds.
     with production_stack(root, suite_file=SUITE,
                           extra_env={"SIMREADY_S3_TIMEOUT_S": "3", "SIMREADY_S3_MAX_ATTEMPTS": "2"}) as st:
-        st.stop_automation()
-        st.start_worker("w1")
-        st.start_worker("w2")
-        st.start_daemon()
+        st.start_operations("w1", "w2")  # two Celery workers, the automation off, the daemon
         instance = st.instance()
         instance.add_dynamic_partitions("sample_batch", list(BATCHES))
         st.instance_ = instance

@@ -8,6 +8,8 @@ errors when the endpoint or the bucket is not there.
 from __future__ import annotations
 
 import json
+import threading
+import time
 import urllib.request
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 
 from simready.common.errors import IntegrityError, StoreError
 from simready.store import LocalStore
-from simready.store.s3 import INDEX_NAME, S3Store, check_bucket, s3_client
+from simready.store.s3 import INDEX_NAME, TRANSFER_THREADS, S3Store, check_bucket, s3_client
 from simready.testing.servers import s3_server
 
 pytestmark = pytest.mark.slow
@@ -236,6 +238,26 @@ def test_an_endpoint_that_does_not_answer_is_one_line_naming_the_object(server, 
     assert "\n" not in message
     store.write_bytes("samples/t/b0000/batch.json", b"{}")  # the same call works once the server is back
     assert store.read_bytes("samples/t/b0000/batch.json") == b"{}"
+
+
+def test_transfers_stop_starting_once_one_has_failed(tmp_path: Path) -> None:
+    """A folder's objects move :data:`TRANSFER_THREADS` at a time. On an endpoint that does not answer, the requests
+    under way fail together after their time limits: the failure is raised then, and no thread starts the folder's
+    next object (each would wait out its own time limits first, holding the step for another round)."""
+    from simready.testing.servers import free_port
+
+    store = S3Store(_client(f"http://127.0.0.1:{free_port()}"), BUCKET, cache_dir=tmp_path)
+    started, lock = [], threading.Lock()
+
+    def stalled(i: int) -> None:
+        with lock:
+            started.append(i)
+        time.sleep(0.3)  # the request's time limit
+        raise StoreError(f"s3://{BUCKET}/x/{i}", "", "the S3 endpoint did not answer")
+
+    with pytest.raises(StoreError, match="did not answer"):
+        store._parallel(stalled, list(range(5 * TRANSFER_THREADS)))
+    assert sorted(started) == list(range(TRANSFER_THREADS))
 
 
 def test_a_closed_port_is_one_line(tmp_path: Path) -> None:

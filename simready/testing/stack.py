@@ -133,6 +133,25 @@ class ProductionStack:
 
     def start_worker(self, name: str) -> ManagedProcess:
         """A Celery worker with nothing on disk in common with the run or the other workers (one task at a time)."""
+        proc = self._launch_worker(name)
+        self._wait_worker(proc)
+        return proc
+
+    def start_operations(self, *worker_names: str) -> None:
+        """What runs need besides the code server, in the order that waits least: the Celery workers start (each
+        imports the code for seconds) while the automation is turned off (:meth:`stop_automation`), then the daemon
+        once the sensors are off and the workers ready."""
+        procs = [self._launch_worker(name) for name in worker_names]
+        self.stop_automation()
+        for proc in procs:
+            self._wait_worker(proc)
+        self.start_daemon()
+
+    @staticmethod
+    def _wait_worker(proc: ManagedProcess) -> None:
+        proc.wait_ready(lambda: " ready." in proc.read_log(), 90)
+
+    def _launch_worker(self, name: str) -> ManagedProcess:
         home = self.root / "workers" / name
         for sub in ("cwd", "home", "tmp", "cache", "dagster_home"):
             (home / sub).mkdir(parents=True, exist_ok=True)
@@ -142,7 +161,6 @@ class ProductionStack:
         argv = [_bin("celery"), "-A", "simready.resources.celery_app", "worker", "-Q", "dagster", "--concurrency", "1",
                 "--loglevel", "INFO", "-n", f"{name}@%h", "--without-gossip", "--without-mingle"]
         proc = ManagedProcess(argv, log_path=home / "worker.log", env=env, cwd=home / "cwd", name=f"celery-{name}")
-        proc.wait_ready(lambda: " ready." in proc.read_log(), 90)
         self.workers[name] = proc
         return proc
 
@@ -195,7 +213,9 @@ class ProductionStack:
         """Block until every run has ended; the runs."""
         deadline = time.monotonic() + timeout_s
         while True:
-            runs = {r: instance.get_run_by_id(r) for r in run_ids}
+            # One query for all the runs: every query opens a Postgres connection (dagster-postgres pools none).
+            found = {run.run_id: run for run in instance.get_runs(dg.RunsFilter(run_ids=list(run_ids)))}
+            runs = {r: found.get(r) for r in run_ids}
             if all(run is not None and run.status in TERMINAL for run in runs.values()):
                 return runs
             if time.monotonic() > deadline:
@@ -269,5 +289,10 @@ def production_stack(root: str | Path, *, suite_file: str | Path | None = None,
             stack.start_code_server()
             yield stack
         finally:
-            stop_all([p for p in (stack.daemon, *stack.workers.values(), stack.code_server) if p is not None],
-                     timeout_s=10)
+            stop_all([p for p in (stack.daemon, *stack.workers.values()) if p is not None], timeout_s=10)
+            # The code server, once nothing calls it: after runs it may hold its RPCs' grace period (seconds) on SIGTERM
+            # before it exits, and it keeps nothing.
+            if stack.code_server is not None:
+                stop_all([stack.code_server], timeout_s=2)
+            # Then the servers, side by side (each `with` above finds its process stopped).
+            stop_all([s3.process, redis.process, pg.process], timeout_s=10)

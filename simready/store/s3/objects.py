@@ -158,12 +158,27 @@ class S3Objects:
         return out
 
     def _parallel(self, fn: Callable[[Any], None], items: list[Any]) -> None:
+        """``fn`` on every item, :data:`TRANSFER_THREADS` at a time; the first failure is raised. Once one has failed,
+        no item starts: on an endpoint that does not answer, the requests under way all fail together after their
+        time limits, and each thread would otherwise start the next item and wait them out again before the failure
+        is raised (a step saving a folder to a stalled endpoint failed after two rounds of time limits, not one)."""
         if len(items) <= 1:
             for item in items:
                 fn(item)
             return
+        failed = threading.Event()
+
+        def unless_failed(item: Any) -> None:
+            if failed.is_set():
+                return
+            try:
+                fn(item)
+            except BaseException:
+                failed.set()
+                raise
+
         with ThreadPoolExecutor(TRANSFER_THREADS) as pool:
-            for _ in pool.map(fn, items):
+            for _ in pool.map(unless_failed, items):
                 pass
 
 
