@@ -14,7 +14,11 @@ QC_PIN    := asam-qc-opendrive==1.0.0 asam-qc-openscenarioxml==1.0.0
 NUSC_VENV  := .venv-nuscenes
 NUSC_STAMP := $(NUSC_VENV)/.installed-stamp
 NUSC_PIN   := nuscenes-devkit==1.2.0
-PYTEST_WORKERS ?= 2
+# make test: three workers on two cores. The integration tests spend much of their time waiting (the Dagster daemon's
+# 5 s sensor loop, Celery, Postgres, S3, the browser), and a third worker fills those waits: on a 2-core host, the same
+# clone, 397 s of pytest with two workers, 359 s with three, about the same CPU. make test-fast is CPU-bound: two.
+PYTEST_WORKERS ?= 3
+FAST_WORKERS ?= 2
 
 # A project-local Dagster instance (SQLite storage) and artifacts folder.
 export DAGSTER_HOME := $(CURDIR)/.dagster_home
@@ -56,7 +60,7 @@ test: install qc-venv nuscenes-venv browser
 
 ## make test-fast: unit tests only (skips tests marked slow)
 test-fast: install
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -p no:cacheprovider -m "not slow"
+	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist loadgroup -p no:cacheprovider -m "not slow"
 
 ## make ui: the Dagster UI on this code location
 ui: install $(DAGSTER_HOME)/dagster.yaml
