@@ -11,6 +11,8 @@ into a temporary folder and prints:
 * the perception truth per camera frame beside the camera render of that frame (same process,
   interleaved; in wall and in CPU time, which a loaded host does not swing), and the bytes a
   full-resolution sample writes;
+* the rays the sample casts (nearest hit and any hit) priced at bare Embree rates measured in the same child
+  (one camera frame's rays against the world frozen), beside the sample's CPU time (issue 29: ≤ 2.5×);
 * the peak resident memory of a 200-camera-frame, 3-sensor sample (camera,
   LiDAR, radar), measured in a fresh child process as its ``VmHWM`` (the
   child's whole-process peak, imports included; not ``ru_maxrss``, which a
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -37,6 +40,8 @@ from simready.testing.street import street_sample
 MEMORY_BUDGET_MB = 2048.0
 #: ... and the bytes of a full-resolution sample against this target (issue 29).
 BYTES_TARGET_GB = 1.5
+#: ... and its CPU time against the same rays at bare Embree rates (issue 29).
+SAMPLE_TARGET_X = 2.5
 
 
 def _observe_once(duration_s: float, passes: tuple[str, ...], rig_kw: dict[str, Any], out: str,
@@ -49,15 +54,68 @@ def _observe_once(duration_s: float, passes: tuple[str, ...], rig_kw: dict[str, 
     from simready.sensors_hw.camera import depth_file_bytes, read_depth_file
 
     built, rig, trace = street_sample(duration_s, **rig_kw)
-    t0 = time.perf_counter()
+    counts = _count_rays()
+    t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu_s()
     res = observe(built, rig, trace, out, options=ObserveOptions(passes=passes, writer_thread=writer_thread))
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0 + _children_cpu_s() - k0  # every thread, and the encoders it started
+    rays = dict(counts)
+    rates = bare_rates(built, rig, duration_s / 2.0)
     files = [p for p in Path(out).rglob("*") if p.is_file()]
     depth = [p for p in files if p.name.endswith(".depth.f32.bin")]
-    return {"frames": res.frames, "timings_s": res.timings_s, "wall_s": wall, "peak_rss_mb": peak_rss_mb(),
+    return {"frames": res.frames, "timings_s": res.timings_s, "wall_s": wall, "cpu_s": cpu, "rays": rays,
+            "bare_rays_per_s": rates, "peak_rss_mb": peak_rss_mb(),
             "bytes": sum(p.stat().st_size for p in files), "depth_bytes": sum(p.stat().st_size for p in depth),
             # the same depth files in the opt-in lossless variant (depth_format="f32.zst")
             "depth_zst_bytes": sum(len(depth_file_bytes(read_depth_file(p), "f32.zst")) for p in depth)}
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _count_rays() -> dict[str, int]:
+    """Count the rays every :class:`~simready.raycast.SceneGeometry` query of this (benchmark) process casts:
+    ``cast`` (nearest hit) and ``occluded`` (any hit). The methods are wrapped in place; the counts live in the
+    returned dict."""
+    # spawned child: the module top is imported by the measured process
+    from simready.raycast import SceneGeometry
+
+    counts = {"cast": 0, "occluded": 0}
+    for name in counts:
+        method = getattr(SceneGeometry, name)
+
+        def counted(self: Any, origins: Any, *args: Any, _m: Any = method, _n: str = name, **kw: Any) -> Any:
+            counts[_n] += len(origins)
+            return _m(self, origins, *args, **kw)
+
+        setattr(SceneGeometry, name, counted)
+    return counts
+
+
+def bare_rates(built: Any, rig: Any, t_s: float, repeats: int = 3) -> dict[str, float]:
+    """Rays per CPU second of a bare Embree query of one camera frame's primary rays, against every body posed at
+    ``t_s`` in one scene (the sensors' carrier left out): nearest hit (``cast``) and any hit (``occluded``);
+    medians of ``repeats``. The floor a sample's ray counts are priced at."""
+    # spawned child: the module top is imported by the measured process
+    from simready.sensors_hw.camera import camera_poses, camera_rays
+    # spawned child: the module top is imported by the measured process
+    from simready.sensors_hw.scene_build import ego_track
+
+    rig = rig.on_body(ego_track(built))
+    scene = built.scene.embree_scene_at(t_s, ignore=built.ignore)
+    o, d = camera_rays(rig.sensors["front_camera"], camera_poses(rig, "front_camera", t_s))
+    far = np.full(len(o), rig.sensors["front_camera"].far_m, np.float32)
+    out = {}
+    for name, query in (("cast", {"output": 1}), ("occluded", {"query": "OCCLUDED"})):
+        secs = []
+        for _ in range(repeats + 1):  # the first warms Embree's caches
+            c0 = time.process_time()
+            scene.run(o, d, dists=far.copy(), **query)
+            secs.append(time.process_time() - c0)
+        out[name] = len(o) / float(np.median(secs[1:]))
+    return out
 
 
 def _child(queue: Any, *args: Any) -> None:
@@ -265,6 +323,12 @@ def run(frames: int = 200, width_px: int = 1280, height_px: int = 720, quick: bo
         print(f"  bytes per sample {fig['bytes'] / 1e9:.2f} GB ({fig['bytes'] / 1e6 / max(fig['frames'].values()):.1f} "
               f"MB per camera frame); with the opt-in compressed depth (f32.zst) {zst / 1e9:.2f} GB  "
               f"[target <= {BYTES_TARGET_GB} GB for 200 full-resolution frames]")
+    rays, rates = fig["rays"], fig["bare_rays_per_s"]
+    floor_s = sum(rays[k] / rates[k] for k in rays)
+    print(f"  rays cast {rays['cast'] / 1e6:.0f} M (nearest hit) + {rays['occluded'] / 1e6:.0f} M (any hit); at bare "
+          f"Embree rates ({rates['cast'] / 1e6:.1f} and {rates['occluded'] / 1e6:.1f} M rays per CPU second, one "
+          f"camera frame against the world frozen) {floor_s:.1f} s; the sample {fig['cpu_s']:.1f} s of CPU: "
+          f"{fig['cpu_s'] / floor_s:.2f}x  [target <= {SAMPLE_TARGET_X}x]")
     ok = "within" if fig["peak_rss_mb"] <= MEMORY_BUDGET_MB else "OVER"
     print(f"  peak memory {fig['peak_rss_mb']:.0f} MiB for {sum(fig['frames'].values())} samples "
           f"({ok} the {MEMORY_BUDGET_MB:.0f} MiB budget; the child's VmHWM, imports included)")
