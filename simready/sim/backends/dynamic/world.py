@@ -80,6 +80,8 @@ class DynamicWorld(Backend):
         self.thrown: dict[int, int] = {}
         #: Whether the world's statics are complete (then :meth:`close` keeps it for this scene's next engine).
         self._statics_built = False
+        #: The world plan its statics were built from (:func:`~.plan.world_plan`), set by :meth:`_build`.
+        self._plan: WorldPlan | None = None
         self._ego_params()
 
     @property
@@ -106,11 +108,18 @@ class DynamicWorld(Backend):
     def _build(self) -> None:
         """Create the PyBullet world: statics from the (cached) plan, then the vehicles in actor order.
 
-        A world kept for this scene (:func:`.pool.take_built`) keeps its statics: its other bodies are removed
-        and the vehicles created as in a new world (see :mod:`.pool`).
+        A world kept for this scene (:func:`.pool.take_built`), or for another scene of the same world plan
+        (:func:`.pool.take_built_plan`), keeps its statics: its other bodies are removed and the vehicles created as
+        in a new world (see :mod:`.pool`).
         """
         scene = self.scene
         kept = pool.take_built(scene)
+        if kept is None:
+            # Another scene's world with the same statics (the same plan object, the same substep) serves as well.
+            self._plan = world_plan(scene)
+            kept = pool.take_built_plan(self._plan, self.h)
+        else:
+            self._plan = kept[1]["plan"]
         if kept is not None:
             self._world, tables = kept
             for name in self._STATIC_TABLES:
@@ -120,7 +129,7 @@ class DynamicWorld(Backend):
             self._statics_built = True
             self._build_vehicles(self.world)
             return
-        plan = world_plan(scene)
+        plan = self._plan
         # Collision pieces before the client: an asset's first look-up checks its reduced hull files in a pooled
         # client (:mod:`.pieces`), which this world then takes instead of connecting another (~20 ms).
         a = scene.actors
@@ -223,7 +232,8 @@ class DynamicWorld(Backend):
             if self._statics_built:
                 tables = {name: getattr(self, name) for name in self._STATIC_TABLES}
                 tables["movable"] = sorted(getattr(self, "body_actor", {}))
-                pool.keep_built(self.scene, self._world, tables)
+                tables["plan"] = self._plan
+                pool.keep_built(self.scene, self._world, tables, self._plan, self.h)
             else:
                 self._world.close()
             self._world = None
