@@ -138,8 +138,8 @@ class BodyExchange(DynamicWorld):
         for i in idx:
             ch = chassis[i]
             body = actor_body[i]
-            com_w, q_in = pose(body, physicsClientId=cid)
-            lin, ang = twist(body, physicsClientId=cid)
+            com_w, q_in = pose(body, cid)  # positional: no keyword parsing
+            lin, ang = twist(body, cid)
             put(com_w)
             put(q_in if ch.identity_inertial else compose(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1])
             put(lin)
