@@ -239,11 +239,11 @@ class DynamicBackend(ThrownBodies):
         # the substep, and every call takes PyBullet's positional arguments (no keyword parsing).
         calls: list[list[tuple[Any, ...]]] = [[] for _ in range(self.substeps)]
         for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives:
-            f, tq = [fx, fy, fz], [tx, ty, tz]
+            f, twist = [fx, fy, fz], (torque, body, -1, [tx, ty, tz], world, cid)
             vxh, vyh, vzh = vx * h, vy * h, vz * h
             for k, row in enumerate(calls):
                 row.append((force, body, -1, f, [cx + vxh * k, cy + vyh * k, cz + vzh * k], world, cid))
-                row.append((torque, body, -1, tq, world, cid))
+                row.append(twist)  # the same call every substep
         ego_body = self.ego_body if e is not None else -1
         for row in calls:
             drain(starmap(call, row), 0)
