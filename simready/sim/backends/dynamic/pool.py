@@ -126,34 +126,36 @@ class World:
 
 
 
-#: Worlds kept with their statics: (weak reference to the scene they were built for, world, tables, the scene's
-#: world plan, substep s), oldest first.
-_BUILT: list[tuple[Any, World, dict[str, Any], Any, float]] = []
+#: Worlds kept with their statics: (weak reference to the scene they were built for, world, tables, what another
+#: scene must share to take it: (world plan, substep s, catalog)), oldest first.
+_BUILT: list[tuple[Any, World, dict[str, Any], tuple[Any, float, Any]]] = []
 MAX_BUILT_WORLDS = 2
 
 
-def keep_built(scene: Scene, world: World, tables: dict[str, Any], plan: Any, h: float) -> None:
+def keep_built(scene: Scene, world: World, tables: dict[str, Any], plan: Any, h: float, catalog: Any) -> None:
     """Keep ``world``, its statics built from world plan ``plan`` (:func:`~.plan.world_plan`) at substep ``h`` (s),
-    for the next engine of the same scene, or of another scene with the same plan and substep.
+    for the next engine of the same scene, or of another scene with the same plan, substep and catalog object (the
+    world's collision shapes are cached per asset name: its vehicles' shapes are that catalog's).
 
     ``tables``: what that engine needs to take it over: the statics' tables and ``movable``, the ids of every
     other body (removed when it is taken).
     """
-    _BUILT.append((weakref.ref(scene), world, tables, plan, h))
+    _BUILT.append((weakref.ref(scene), world, tables, (plan, h, catalog)))
     _prune()
 
 
 def take_built(scene: Scene) -> tuple[World, dict[str, Any]] | None:
     """A world kept for this very ``scene`` object and its tables (no longer kept), or None."""
-    for k, (ref, world, tables, _plan, _h) in enumerate(_BUILT):
+    for k, (ref, world, tables, _shared) in enumerate(_BUILT):
         if ref() is scene:
             del _BUILT[k]
             return world, tables
     return None
 
 
-def take_built_plan(plan: Any, h: float) -> tuple[World, dict[str, Any]] | None:
-    """A kept world whose statics were built from this very ``plan`` object at substep ``h`` (the newest), or None.
+def take_built_plan(plan: Any, h: float, catalog: Any) -> tuple[World, dict[str, Any]] | None:
+    """A kept world whose statics were built from this very ``plan`` object at substep ``h`` for this very
+    ``catalog`` object (the newest such), or None.
 
     Why another scene may take it: its statics are the plan's bodies, created by the same calls in the same order
     whichever scene asked; the engine that takes it removes every other body and creates its own vehicles as in a
@@ -161,8 +163,8 @@ def take_built_plan(plan: Any, h: float) -> tuple[World, dict[str, Any]] | None:
     thousands of static instances (an imported map) then builds them once per process, not once per sample.
     """
     for k in range(len(_BUILT) - 1, -1, -1):
-        _ref, world, tables, kept_plan, kept_h = _BUILT[k]
-        if kept_plan is plan and kept_h == h:
+        _ref, world, tables, (kept_plan, kept_h, kept_catalog) = _BUILT[k]
+        if kept_plan is plan and kept_h == h and kept_catalog is catalog:
             del _BUILT[k]
             return world, tables
     return None

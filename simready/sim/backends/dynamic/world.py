@@ -1,7 +1,7 @@
 """The PyBullet world of a ``dynamic-v1`` backend: built once per engine from the scene (the statics from the
 scene's cached plan, :mod:`.plan`; then every vehicle in actor order, a rigid body with its chassis,
 :mod:`.chassis`), in sorted order so the call sequence is the same every time, and given back at the end
-(kept with its statics for the scene's next engine, :mod:`.pool`).
+(kept with its statics for the scene's next engine, or the next of another scene with the same statics, :mod:`.pool`).
 """
 
 from __future__ import annotations
@@ -115,9 +115,9 @@ class DynamicWorld(Backend):
         scene = self.scene
         kept = pool.take_built(scene)
         if kept is None:
-            # Another scene's world with the same statics (the same plan object, the same substep) serves as well.
+            # Another scene's world with the same statics (the same plan object, substep and catalog) serves as well.
             self._plan = world_plan(scene)
-            kept = pool.take_built_plan(self._plan, self.h)
+            kept = pool.take_built_plan(self._plan, self.h, self.catalog)
         else:
             self._plan = kept[1]["plan"]
         if kept is not None:
@@ -226,14 +226,14 @@ class DynamicWorld(Backend):
         return body
 
     def close(self) -> None:
-        """Give the world back: kept with its statics for this scene's next engine (:func:`.pool.keep_built`), or
-        reset into the client pool if its statics are incomplete."""
+        """Give the world back: kept with its statics for this scene's next engine, or another scene's of the same plan
+        (:func:`.pool.keep_built`), or reset into the client pool if its statics are incomplete."""
         if self._world is not None:
             if self._statics_built:
                 tables = {name: getattr(self, name) for name in self._STATIC_TABLES}
                 tables["movable"] = sorted(getattr(self, "body_actor", {}))
                 tables["plan"] = self._plan
-                pool.keep_built(self.scene, self._world, tables, self._plan, self.h)
+                pool.keep_built(self.scene, self._world, tables, self._plan, self.h, self.catalog)
             else:
                 self._world.close()
             self._world = None
