@@ -68,7 +68,7 @@ class DynamicWorld(Backend):
         self.anchor_idx = np.array([i for i in self.vehicles if not a.background[i] and not a.parked[i]], dtype=np.int64)
         self.chassis = {i: Chassis.of(scene.catalog.entry(a.asset_ids[i])) for i in self.vehicles}
         self._prev_com: list[float] = []
-        self._com_stacks: dict[tuple[int, ...], np.ndarray] = {}
+        self._com_stacks: dict[tuple[int, ...], tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]]]] = {}
         self._prev_tick = -1
         self._hidden: set[int] = set()
         self._woken: frozenset[int] = frozenset()
@@ -222,6 +222,7 @@ class DynamicWorld(Backend):
                    restitution=ch.restitution)
         w.call(p.setCollisionFilterGroupMask, body, -1, *(EGO_FILTER if i == self.ego else AGENT_FILTER))
         self.actor_body[i] = body
+        self._com_stacks.clear()  # the bodies read per list of vehicles (:meth:`_read_specs`)
         self.body_actor[body] = i
         return body
 
