@@ -244,11 +244,11 @@ class DynamicBackend(ThrownBodies):
             for k, row in enumerate(calls):
                 row.append((force, body, -1, f, [cx + vxh * k, cy + vyh * k, cz + vzh * k], world, cid))
                 row.append(twist)  # the same call every substep
-        ego_body = self.ego_body if e is not None else -1
+        tyres = self._tyre_forces
         for row in calls:
             drain(starmap(call, row), 0)
             if e is not None:
-                util = max(util, tyre_forces(cid, ego_body, steer, a_cmd, setup))
+                util = max(util, tyres(steer, a_cmd, friction, setup))
             stepper(cid)
         pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
         yaw = np.array(yaw)
