@@ -269,6 +269,12 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "body_rows": (
                 "f8[2] f8[2] f8[2] f8[3] f8[2]",
             ),
+            "ground_under": (
+                "f8[2]r f8 f8 f8 f8[2]r i8[1] f8[1]",
+            ),
+            "scatter_rows": (
+                "f8[2] i8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[1] f8[1] f8[1] f8[1]",
+            ),
         },
     },
     "motion": {

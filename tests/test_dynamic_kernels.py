@@ -8,7 +8,15 @@ import numpy as np
 import pybullet as p
 
 from simready.sim.backends.dynamic.drive import DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S
-from simready.sim.backends.dynamic.kernels import agent_drive_rows, body_frames, body_rows, bullet_matrix, py_hypot
+from simready.sim.backends.dynamic.kernels import (
+    agent_drive_rows,
+    body_frames,
+    body_rows,
+    bullet_matrix,
+    ground_under,
+    py_hypot,
+)
+from simready.sim.core.scene import GROUND_RASTER_M, GroundModel
 
 
 def test_py_hypot_is_math_hypot() -> None:
@@ -153,3 +161,24 @@ def test_body_rows_match_the_scalar_reads() -> None:
             rows.append([*bp, *q, *bv, wx, wy, wz, heading, max(vx * math.cos(heading) + vy * math.sin(heading), 0.0),
                          (vdir - heading + math.pi) % (2 * math.pi) - math.pi])
         assert table.tolist() == rows
+
+
+def test_ground_under_is_at_point() -> None:
+    """The compiled ground look-up gives ``GroundModel.at_point``'s heights (its cells: inside, on the edges, far
+    outside on every side, beyond the integer range), and refuses a point that is not finite."""
+    rng = np.random.default_rng(9)
+    gm = GroundModel(x0=-12.3, y0=4.56, heights=rng.normal(size=(37, 53)))
+    n = 20_000
+    pos = np.zeros((n, 3))
+    pos[:, 0] = gm.x0 + rng.uniform(-2.0, 6.0, n)
+    pos[:, 1] = gm.y0 + rng.uniform(-2.0, 7.0, n)
+    pos[:50, 0] = gm.x0 + np.arange(50) * GROUND_RASTER_M  # cell boundaries
+    pos[50:60, 0], pos[60:70, 1] = 1e300, -1e300
+    pos[70:80, 0] = np.nextafter(gm.x0, -np.inf)
+    idx = rng.permutation(n).astype(np.int64)
+    out = np.empty(n)
+    assert ground_under(gm.heights, gm.x0, gm.y0, 1.0 / GROUND_RASTER_M, pos, idx, out)
+    want = [gm.at_point(pos[i, 0], pos[i, 1]) for i in idx.tolist()]
+    assert out.tolist() == want
+    pos[idx[3], 1] = np.nan
+    assert not ground_under(gm.heights, gm.x0, gm.y0, 1.0 / GROUND_RASTER_M, pos, idx, out)

@@ -24,6 +24,12 @@ def test_results_in_order_from_other_processes() -> None:
     assert os.getpid() not in {pid for _, pid in out}
 
 
+def test_a_worker_keeps_what_the_fork_brought_out_of_the_collector() -> None:
+    import gc
+
+    assert all(map_samples(lambda _: gc.get_freeze_count() > 0, [0, 1], workers=2))
+
+
 def test_one_worker_runs_here() -> None:
     assert {pid for pid in map_samples(lambda _: os.getpid(), [1, 2, 3], workers=1)} == {os.getpid()}
 

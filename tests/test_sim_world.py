@@ -208,3 +208,42 @@ def test_a_kept_world_gives_the_bits_of_a_new_one() -> None:
     brake_new = branch("brake", True)
     assert coast_kept == coast_new
     assert brake_kept == brake_new
+
+
+def test_a_world_kept_for_another_scene_of_the_plan_gives_the_bits_of_a_new_one() -> None:
+    """A scene whose statics are another scene's (the same world plan, the same substep) takes that scene's kept world
+    instead of building its statics, and rolls out the bytes it gives in a new world, whichever scene came before."""
+    from simready.sim.run import finish
+
+    tpl, cat = template(), catalog()
+    lone = build_scene(ego_only(clip_s=1.0), tpl, backend="dynamic-v1", catalog=cat)
+    busy = build_scene(crossing(clip_s=2.0), tpl, backend="dynamic-v1", catalog=cat)
+    assert static_plan.world_plan(lone) is static_plan.world_plan(busy)
+
+    def roll(scene, new_world: bool) -> tuple[bytes, bool]:
+        """The rollout's trace bytes, and whether its engine took the world kept before it."""
+        if new_world:
+            pool.release_built()
+        before = [entry[1] for entry in pool._BUILT]
+        engine = Engine(scene)
+        took = engine.backend.world in before
+        try:
+            engine.run()
+            return finish(engine).to_bytes(), took
+        finally:
+            engine.close()
+
+    try:
+        busy_new, took = roll(busy, True)
+        assert not took
+        lone_new, took = roll(lone, True)
+        assert not took
+        busy_kept, took = roll(busy, False)  # the lone ego's world: its one vehicle removed, the crossing's built
+        assert took
+        lone_kept, took = roll(lone, False)  # the crossing's world, its vehicles removed
+        assert took
+        assert busy_kept == busy_new
+        assert lone_kept == lone_new
+    finally:
+        pool.release_built()
+

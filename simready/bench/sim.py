@@ -56,8 +56,10 @@ def _setup() -> tuple[Any, Any, Any]:
     return demo.bench_manifest(template, catalog), template, catalog
 
 
-def _bare_pybullet(scene: Any, steps: int, tyres: bool = False, agents_immovable: bool = False) -> float:
-    """The same PyBullet world (statics, ego, agents) stepped with no engine around it.
+def _bare_pybullet(scene: Any, steps: int, tyres: bool = False, agents_immovable: bool = False,
+                   cpu: list[float] | None = None) -> float:
+    """The same PyBullet world (statics, ego, agents) stepped with no engine around it: its wall time (s), and its
+    CPU time appended to ``cpu`` when given.
 
     ``tyres``: also apply the ego's tyre model each substep (no planner, agents
     or logging). Why a second baseline: stepping alone leaves the ego without
@@ -77,11 +79,13 @@ def _bare_pybullet(scene: Any, steps: int, tyres: bool = False, agents_immovable
         if agents_immovable:
             for i in backend.agent_idx:
                 backend._set_mass(i, False)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(steps):
             if tyres:
                 backend._tyre_forces(0.0, 0.0, friction, setup)
             p.stepSimulation(physicsClientId=client)
+        if cpu is not None:
+            cpu.append(time.process_time() - c0)
         return time.perf_counter() - t0
     finally:
         engine.close()
@@ -158,12 +162,18 @@ def bench_rollouts(repeats: int = 5) -> dict[str, float]:
     out["bare"] = bare
     print(f"sim          bare PyBullet {steps} steps of the same bodies: {bare * 1e3:7.1f} ms = {sim_s / bare:6.0f}× real time; "
           f"dynamic-v1 overhead {out['dynamic-v1'] / bare:4.2f}× bare (target ≤ 1.5×)")
-    floor = statistics.median(_bare_pybullet(scene, steps, tyres=True) for _ in range(3))
+    floor_cpus: list[float] = []
+    floor = statistics.median(_bare_pybullet(scene, steps, tyres=True, cpu=floor_cpus) for _ in range(3))
     out["vehicle_floor"] = floor
+    out["vehicle_floor:cpu"] = statistics.median(floor_cpus)
     ticks = scene.total_ticks
+    dyn_cpu = out["dynamic-v1:cpu"]
     print(f"sim          bare PyBullet + the ego's tyre model each substep (no engine): {floor * 1e3:7.1f} ms = "
           f"{floor / bare:4.2f}× bare; dynamic-v1 is {out['dynamic-v1'] / floor:4.2f}× this floor, the engine tick "
           f"{(out['dynamic-v1'] - floor) / ticks * 1e6:5.1f} µs of {out['dynamic-v1'] / ticks * 1e6:5.1f} µs per tick")
+    print(f"sim          the same in CPU time (steadier on a shared machine): floor {out['vehicle_floor:cpu'] * 1e3:7.1f} ms, "
+          f"dynamic-v1 {dyn_cpu * 1e3:7.1f} ms = {dyn_cpu / out['vehicle_floor:cpu']:4.2f}× (target ≤ 1.5×), the engine tick "
+          f"{(dyn_cpu - out['vehicle_floor:cpu']) / ticks * 1e6:5.1f} µs of {dyn_cpu / ticks * 1e6:5.1f} µs CPU per tick")
     still = statistics.median(_bare_pybullet(scene, steps, agents_immovable=True) for _ in range(3))
     drive = statistics.median(_agent_drive_cost(scene) for _ in range(3))
     n_agents = len(scene.actors.is_vehicle.nonzero()[0]) - (scene.actors.ego is not None) - int(scene.actors.parked.sum())

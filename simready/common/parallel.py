@@ -10,6 +10,7 @@ unset, one per core this process may run on (``os.sched_getaffinity``), never mo
 from __future__ import annotations
 
 import atexit
+import gc
 import multiprocessing as mp
 import multiprocessing.util as mp_util
 import os
@@ -112,7 +113,14 @@ def map_samples(fn: Callable[[T], R], items: Sequence[T], workers: int | None = 
 def _in_worker() -> None:
     """In a worker, Ctrl-C raises ``KeyboardInterrupt`` (whatever handler the parent had installed for it), and
     the exit handlers the work registers (``atexit``: a per-process temporary folder) run when the worker ends,
-    as they would at a process's exit; the caller's, inherited by the fork, stay the caller's."""
+    as they would at a process's exit; the caller's, inherited by the fork, stay the caller's.
+
+    What the fork brought (the loaded template, catalog and code) is moved out of the cyclic garbage collector's
+    view (``gc.freeze``): it outlives the worker, and a full collection walked all of it. On an imported street
+    (~250 000 objects) one took ~60 ms, about one per three dynamic-v1 samples of a reference pool, and each walk
+    also copied the parent's pages. Reference counting still frees what the work drops; results do not depend on it.
+    """
+    gc.freeze()
     signal.signal(signal.SIGINT, signal.default_int_handler)
     atexit._clear()
     mp_util.Finalize(None, atexit._run_exitfuncs, exitpriority=0)

@@ -63,6 +63,7 @@ from simready.sim.backend import COMMON_EXTRAS, StepOutcome
 from simready.sim.backends.dynamic.checks import body_energy, crossed_collider
 from simready.sim.backends.dynamic.chassis import tyre_forces, tyre_setup
 from simready.sim.backends.dynamic.drive import agent_drive, agent_drives
+from simready.sim.backends.dynamic.kernels import scatter_rows
 from simready.sim.controllers.lateral import preview_steer
 from simready.sim.behavior.impact import post_crash
 from simready.sim.core.kinematics import footprint_contacts, step_on_paths
@@ -238,17 +239,17 @@ class DynamicBackend(ThrownBodies):
         # the substep, and every call takes PyBullet's positional arguments (no keyword parsing).
         calls: list[list[tuple[Any, ...]]] = [[] for _ in range(self.substeps)]
         for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives:
-            f, tq = [fx, fy, fz], [tx, ty, tz]
+            f, twist = [fx, fy, fz], (torque, body, -1, [tx, ty, tz], world, cid)
             vxh, vyh, vzh = vx * h, vy * h, vz * h
             for k, row in enumerate(calls):
                 row.append((force, body, -1, f, [cx + vxh * k, cy + vyh * k, cz + vzh * k], world, cid))
-                row.append((torque, body, -1, tq, world, cid))
+                row.append(twist)  # the same call every substep
         tyres = self._tyre_forces
         for row in calls:
             drain(starmap(call, row), 0)
             if e is not None:
                 util = max(util, tyres(steer, a_cmd, friction, setup))
-            stepper(physicsClientId=cid)
+            stepper(cid)
         pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
         yaw = np.array(yaw)
         u_out, d_out, v_out = np.array(step.u), np.array(plan.d_ref), np.array(step.v)
@@ -270,12 +271,12 @@ class DynamicBackend(ThrownBodies):
             if e is not None and e in live_set:
                 lx, ly, lz = levers[moved.index(e), :, 0].tolist()
                 lever = (lx, ly, lz)
-            pos[sel], quat[sel], vel[sel], omega[sel] = table[:, 0:3], table[:, 3:7], table[:, 7:10], table[:, 10:13]
-            yaw[sel], v_out[sel], slip[sel] = table[:, 13], table[:, 14], table[:, 15]
+            px, py = np.empty(len(sel)), np.empty(len(sel))
+            scatter_rows(table, sel, pos, quat, vel, omega, yaw, v_out, slip, px, py)
             # Every body back onto its path in one compiled call (ReferencePath.project_near's operations, its bits).
             cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
             pu, pd = np.empty(len(sel)), np.empty(len(sel))
-            kernels.project_near(cum, base, last, pts, dirs, sel, table[:, 0].copy(), table[:, 1].copy(),
+            kernels.project_near(cum, base, last, pts, dirs, sel, px, py,
                                  np.ascontiguousarray(c.u[sel], dtype=np.float64), PROJECT_WINDOW, pu, pd)
             u_out[sel], d_out[sel] = pu, pd
         if e is not None:

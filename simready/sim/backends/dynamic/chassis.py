@@ -170,8 +170,9 @@ def tyre_forces(client: int, body: int, steer: float, a_cmd: float, setup: tuple
     arithmetic (:func:`heading_xy`), without the call.
     """
     m, lf, lr, kf, kr, limit_f, limit_r, cs, sn, hold, h = setup
-    com_w, q_in = p.getBasePositionAndOrientation(body, physicsClientId=client)
-    lin, ang = p.getBaseVelocity(body, physicsClientId=client)
+    # PyBullet's arguments by position (no keyword parsing: this runs every substep).
+    com_w, q_in = p.getBasePositionAndOrientation(body, client)
+    lin, ang = p.getBaseVelocity(body, client)
     # Body axes in world (inertial frame == body frame for principal-aligned assets; otherwise close enough
     # for the planar tyre model, which only needs the heading): x = (hx, hy), y = (-hy, hx).
     r0, r3 = heading_xy(q_in)
@@ -204,7 +205,7 @@ def tyre_forces(client: int, body: int, steer: float, a_cmd: float, setup: tuple
     fwx, fwy = hx * cs + -hy * sn, hy * cs + hx * sn
     cx, cy, cz = com_w
     p.applyExternalForce(body, -1, [fwx * fx_f + -fwy * fy_f, fwy * fx_f + fwx * fy_f, 0.0],
-                         [cx + hx * lf, cy + hy * lf, cz], p.WORLD_FRAME, physicsClientId=client)
+                         [cx + hx * lf, cy + hy * lf, cz], p.WORLD_FRAME, client)
     p.applyExternalForce(body, -1, [hx * fx_r + -hy * fy_r, hy * fx_r + hx * fy_r, 0.0],
-                         [cx - hx * lr, cy - hy * lr, cz], p.WORLD_FRAME, physicsClientId=client)
+                         [cx - hx * lr, cy - hy * lr, cz], p.WORLD_FRAME, client)
     return util

@@ -29,8 +29,8 @@ import numpy as np
 
 from simready.sim.core import constants as C
 from simready.sim.backends.dynamic.chassis import Chassis
-from simready.sim.backends.dynamic.kernels import agent_drive_rows
-from simready.sim.core.scene import Scene
+from simready.sim.backends.dynamic.kernels import agent_drive_rows, ground_under
+from simready.sim.core.scene import GROUND_RASTER_M, Scene
 from simready.sim.core.state import Bodies, SimState
 
 if TYPE_CHECKING:
@@ -83,17 +83,21 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
 
     One compiled call (:func:`~simready.sim.backends.dynamic.kernels.agent_drive_rows`): the same operations in
     the same order on the same floats as the scalar model (so the same bits, tested against it), the ground heights
-    by :meth:`~simready.sim.core.scene.GroundModel.at_point` (``at``'s cells in scalar arithmetic).
+    by :meth:`~simready.sim.core.scene.GroundModel.at_point`'s arithmetic (``at``'s cells), compiled
+    (:func:`~simready.sim.backends.dynamic.kernels.ground_under`).
     """
     if not agents:
         return []
     b = state.bodies
     mu_g = state.world.friction * C.GRAVITY_MPS2
-    # The ground height under each agent: GroundModel.at's cell, in its scalar form (the same operations).
-    at_point = scene.ground.at_point
-    pos_l = b.pos.tolist()
-    ground = np.array([at_point(pos_l[ag[0]][0], pos_l[ag[0]][1]) for ag in agents])
     idx = np.array([ag[0] for ag in agents], dtype=np.int64)
+    # The ground height under each agent: GroundModel.at_point's cells in one compiled call (its operations), or
+    # at_point itself where a coordinate is not finite.
+    gm = scene.ground
+    ground = np.empty(len(agents))
+    if not ground_under(gm.heights, gm.x0, gm.y0, 1.0 / GROUND_RASTER_M, b.pos, idx, ground):
+        pos_l = b.pos.tolist()
+        ground = np.array([gm.at_point(pos_l[ag[0]][0], pos_l[ag[0]][1]) for ag in agents])
     stop = np.array([ag[3] for ag in agents], dtype=np.bool_)
     mass, wheelbase, inertia, com = _chassis_arrays(tuple(ag[1] for ag in agents))
     parked = scene.actors.parked

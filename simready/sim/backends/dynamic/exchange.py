@@ -131,36 +131,39 @@ class BodyExchange(DynamicWorld):
         (:func:`~simready.sim.backends.dynamic.kernels.body_frames`, :func:`~simready.sim.backends.dynamic.kernels.body_rows`)
         around the lever arms' stacked numpy product (its bits are BLAS's), the scalar model's operations in its order."""
         cid = self.world.client
-        chassis, actor_body = self.chassis, self.actor_body
         pose, twist, compose = p.getBasePositionAndOrientation, p.getBaseVelocity, p.multiplyTransforms
+        coms, bodies = self._read_specs(idx)
         raw: list[float] = []
         put = raw.extend
-        for i in idx:
-            ch = chassis[i]
-            body = actor_body[i]
-            com_w, q_in = pose(body, physicsClientId=cid)
-            lin, ang = twist(body, physicsClientId=cid)
+        for body, inv in bodies:
+            com_w, q_in = pose(body, cid)  # positional: no keyword parsing
+            lin, ang = twist(body, cid)
             put(com_w)
-            put(q_in if ch.identity_inertial else compose(_ORIGIN, q_in, _ORIGIN, ch.inertial_inv)[1])
+            put(q_in if inv is None else compose(_ORIGIN, q_in, _ORIGIN, inv)[1])
             put(lin)
             put(ang)
         n = len(idx)
         reads = np.array(raw).reshape(n, 13)
         quat, rot = np.empty((n, 4)), np.empty((n, 9))
         body_frames(reads, quat, rot)
-        levers = rot.reshape(n, 3, 3) @ self._coms(idx)
+        levers = rot.reshape(n, 3, 3) @ coms
         table = np.empty((n, 16))
         body_rows(reads, quat, rot, levers, table)
         return table, levers
 
-    def _coms(self, idx: list[int]) -> np.ndarray:
-        """The centres of mass of vehicles ``idx`` as an (n, 3, 1) stack (cached per list of vehicles)."""
+    def _read_specs(self, idx: list[int]) -> tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]]]:
+        """For vehicles ``idx``: their centres of mass as an (n, 3, 1) stack, and each one's body id with the inverse
+        of its inertial frame (None where that is the identity), cached per list of vehicles (creating a body empties the
+        cache: a woken parked vehicle gets a new one)."""
         key = tuple(idx)
         hit = self._com_stacks.get(key)
         if hit is None:
             if len(self._com_stacks) > 256:
                 self._com_stacks.clear()
-            hit = self._com_stacks[key] = np.array([self.chassis[i].com for i in idx], dtype=np.float64).reshape(-1, 3, 1)
+            chassis = self.chassis
+            hit = self._com_stacks[key] = (
+                np.array([chassis[i].com for i in idx], dtype=np.float64).reshape(-1, 3, 1),
+                [(self.actor_body[i], None if chassis[i].identity_inertial else chassis[i].inertial_inv) for i in idx])
         return hit
 
     def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:

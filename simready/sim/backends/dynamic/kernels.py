@@ -1,4 +1,5 @@
-"""Compiled kernels of ``dynamic-v1``'s tick (numba): the agents' drive model over all agents at once.
+"""Compiled kernels of ``dynamic-v1``'s tick (numba): the agents' drive model over all agents at once, the ground under
+them, the moved bodies' rows.
 
 Bits: each kernel repeats the Python reference's IEEE operations in the
 same order (``fastmath`` off: no reassociation, no fused multiply-add), so
@@ -103,6 +104,27 @@ def bullet_matrix(q: np.ndarray, out: np.ndarray) -> None:
     out[0], out[1], out[2] = 1.0 - (yy + zz), xy - wz, xz + wy
     out[3], out[4], out[5] = xy + wz, 1.0 - (xx + zz), yz - wx
     out[6], out[7], out[8] = xz - wy, yz + wx, 1.0 - (xx + yy)
+
+
+@numba.njit(**_JIT)
+def ground_under(heights: np.ndarray, x0: float, y0: float, scale: float, pos: np.ndarray, idx: np.ndarray,
+                 out: np.ndarray) -> bool:
+    """The ground height under the origins of bodies ``idx`` (rows of ``pos``) into ``out``:
+    :meth:`simready.sim.core.scene.GroundModel.at_point`'s operations (``scale`` its 1 / raster), so its cells.
+
+    False (``out`` incomplete) where a coordinate is not finite: the caller asks ``at_point`` then (its fallback).
+    """
+    nx, ny = heights.shape
+    for k in range(len(idx)):
+        i = idx[k]
+        fx, fy = (pos[i, 0] - x0) * scale, (pos[i, 1] - y0) * scale
+        if not (math.isfinite(fx) and math.isfinite(fy)):
+            return False
+        # min(max(int(f), 0), n - 1), without converting a float beyond the integer range.
+        a = nx - 1 if fx >= nx - 1 else (0 if fx <= 0.0 else int(fx))
+        b = ny - 1 if fy >= ny - 1 else (0 if fy <= 0.0 else int(fy))
+        out[k] = heights[a, b]
+    return True
 
 
 @numba.njit(**_JIT)
@@ -220,3 +242,22 @@ def body_rows(raw: np.ndarray, quat: np.ndarray, rot: np.ndarray, lever: np.ndar
         table[k, 13] = heading
         table[k, 14] = 0.0 if 0.0 > speed else speed
         table[k, 15] = (vdir - heading + pi) % two_pi - pi
+
+
+@numba.njit(**_JIT)
+def scatter_rows(table: np.ndarray, sel: np.ndarray, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
+                 omega: np.ndarray, yaw: np.ndarray, speed: np.ndarray, slip: np.ndarray, x: np.ndarray,
+                 y: np.ndarray) -> None:
+    """The moved bodies' rows (:func:`body_rows`) into the per-actor arrays at actors ``sel``: origin, quaternion,
+    velocity, angular velocity, heading, forward speed, slip angle (copies, no arithmetic); ``x``, ``y`` get the
+    origins' coordinates in ``sel``'s order."""
+    for k in range(len(sel)):
+        i = sel[k]
+        for c in range(3):
+            pos[i, c] = table[k, c]
+            vel[i, c] = table[k, 7 + c]
+            omega[i, c] = table[k, 10 + c]
+        for c in range(4):
+            quat[i, c] = table[k, 3 + c]
+        yaw[i], speed[i], slip[i] = table[k, 13], table[k, 14], table[k, 15]
+        x[k], y[k] = table[k, 0], table[k, 1]

@@ -5,10 +5,11 @@ reset and kept for the next one (up to :data:`MAX_IDLE_CLIENTS`): a reset
 world is indistinguishable from a new one, so results are bit-identical
 whether or not a client came from the pool.
 
-A world is also kept for the next engine of the same scene, its statics
-standing (:func:`keep_built`, :func:`take_built`, up to
-:data:`MAX_BUILT_WORLDS`): a branch loop restores one checkpoint many times,
-and creating the statics was most of a restore. The statics are never
+A world is also kept for the next engine of the same scene, or of another
+scene with the same static world plan, its statics standing (:func:`keep_built`,
+:func:`take_built`, :func:`take_built_plan`, up to :data:`MAX_BUILT_WORLDS`): a
+branch loop restores one checkpoint many times, and creating the statics was
+most of a restore; the samples of one street share its statics. The statics are never
 moved, woken or given a mass; every other body (vehicles, thrown road users)
 is removed and the vehicles are created anew, in actor order, as in a new
 world. The rollout's bits are those of a new world (tested). Why not keep
@@ -125,26 +126,45 @@ class World:
 
 
 
-#: Worlds kept with their statics for their scene: (weak reference to the scene, world, tables), oldest first.
-_BUILT: list[tuple[Any, World, dict[str, Any]]] = []
+#: Worlds kept with their statics: (weak reference to the scene they were built for, world, tables, what another
+#: scene must share to take it: (world plan, substep s, catalog)), oldest first.
+_BUILT: list[tuple[Any, World, dict[str, Any], tuple[Any, float, Any]]] = []
 MAX_BUILT_WORLDS = 2
 
 
-def keep_built(scene: Scene, world: World, tables: dict[str, Any]) -> None:
-    """Keep ``world``, its statics built for ``scene``, for the next engine of the same scene.
+def keep_built(scene: Scene, world: World, tables: dict[str, Any], plan: Any, h: float, catalog: Any) -> None:
+    """Keep ``world``, its statics built from world plan ``plan`` (:func:`~.plan.world_plan`) at substep ``h`` (s),
+    for the next engine of the same scene, or of another scene with the same plan, substep and catalog object (the
+    world's collision shapes are cached per asset name: its vehicles' shapes are that catalog's).
 
     ``tables``: what that engine needs to take it over: the statics' tables and ``movable``, the ids of every
     other body (removed when it is taken).
     """
-    _BUILT.append((weakref.ref(scene), world, tables))
+    _BUILT.append((weakref.ref(scene), world, tables, (plan, h, catalog)))
     _prune()
 
 
 def take_built(scene: Scene) -> tuple[World, dict[str, Any]] | None:
     """A world kept for this very ``scene`` object and its tables (no longer kept), or None."""
-    _prune()
-    for k, (ref, world, tables) in enumerate(_BUILT):
+    for k, (ref, world, tables, _shared) in enumerate(_BUILT):
         if ref() is scene:
+            del _BUILT[k]
+            return world, tables
+    return None
+
+
+def take_built_plan(plan: Any, h: float, catalog: Any) -> tuple[World, dict[str, Any]] | None:
+    """A kept world whose statics were built from this very ``plan`` object at substep ``h`` for this very
+    ``catalog`` object (the newest such), or None.
+
+    Why another scene may take it: its statics are the plan's bodies, created by the same calls in the same order
+    whichever scene asked; the engine that takes it removes every other body and creates its own vehicles as in a
+    new world, as a scene's own next engine does (the same bits: ``tests/test_sim_world.py``). A street with
+    thousands of static instances (an imported map) then builds them once per process, not once per sample.
+    """
+    for k in range(len(_BUILT) - 1, -1, -1):
+        _ref, world, tables, (kept_plan, kept_h, kept_catalog) = _BUILT[k]
+        if kept_plan is plan and kept_h == h and kept_catalog is catalog:
             del _BUILT[k]
             return world, tables
     return None
@@ -157,9 +177,7 @@ def release_built() -> None:
 
 
 def _prune() -> None:
-    """Worlds whose scene is gone, and the oldest beyond :data:`MAX_BUILT_WORLDS`, reset into the client pool."""
-    for entry in [e for e in _BUILT if e[0]() is None]:
-        _BUILT.remove(entry)
-        entry[1].close()
+    """The oldest kept worlds beyond :data:`MAX_BUILT_WORLDS`, reset into the client pool (a world whose scene is
+    gone stays: another scene of its plan may take it)."""
     while len(_BUILT) > MAX_BUILT_WORLDS:
         _BUILT.pop(0)[1].close()

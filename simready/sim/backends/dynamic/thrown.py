@@ -95,6 +95,7 @@ class ThrownBodies(BodyExchange):
         w.call(p.setCollisionFilterGroupMask, body, -1, *BODY_FILTER)
         self.thrown[i] = body
         self.actor_body[i] = body
+        self._com_stacks.clear()  # the bodies read per list of vehicles (:meth:`_read_specs`)
         self.body_actor[body] = i
         q = bodies.quat[i]
         R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)

@@ -1,7 +1,7 @@
 """The PyBullet world of a ``dynamic-v1`` backend: built once per engine from the scene (the statics from the
 scene's cached plan, :mod:`.plan`; then every vehicle in actor order, a rigid body with its chassis,
 :mod:`.chassis`), in sorted order so the call sequence is the same every time, and given back at the end
-(kept with its statics for the scene's next engine, :mod:`.pool`).
+(kept with its statics for the scene's next engine, or the next of another scene with the same statics, :mod:`.pool`).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class DynamicWorld(Backend):
         self.anchor_idx = np.array([i for i in self.vehicles if not a.background[i] and not a.parked[i]], dtype=np.int64)
         self.chassis = {i: Chassis.of(scene.catalog.entry(a.asset_ids[i])) for i in self.vehicles}
         self._prev_com: list[float] = []
-        self._com_stacks: dict[tuple[int, ...], np.ndarray] = {}
+        self._com_stacks: dict[tuple[int, ...], tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]]]] = {}
         self._prev_tick = -1
         self._hidden: set[int] = set()
         self._woken: frozenset[int] = frozenset()
@@ -80,6 +80,8 @@ class DynamicWorld(Backend):
         self.thrown: dict[int, int] = {}
         #: Whether the world's statics are complete (then :meth:`close` keeps it for this scene's next engine).
         self._statics_built = False
+        #: The world plan its statics were built from (:func:`~.plan.world_plan`), set by :meth:`_build`.
+        self._plan: WorldPlan | None = None
         self._ego_params()
 
     @property
@@ -106,11 +108,18 @@ class DynamicWorld(Backend):
     def _build(self) -> None:
         """Create the PyBullet world: statics from the (cached) plan, then the vehicles in actor order.
 
-        A world kept for this scene (:func:`.pool.take_built`) keeps its statics: its other bodies are removed
-        and the vehicles created as in a new world (see :mod:`.pool`).
+        A world kept for this scene (:func:`.pool.take_built`), or for another scene of the same world plan
+        (:func:`.pool.take_built_plan`), keeps its statics: its other bodies are removed and the vehicles created as
+        in a new world (see :mod:`.pool`).
         """
         scene = self.scene
         kept = pool.take_built(scene)
+        if kept is None:
+            # Another scene's world with the same statics (the same plan object, substep and catalog) serves as well.
+            self._plan = world_plan(scene)
+            kept = pool.take_built_plan(self._plan, self.h, self.catalog)
+        else:
+            self._plan = kept[1]["plan"]
         if kept is not None:
             self._world, tables = kept
             for name in self._STATIC_TABLES:
@@ -120,7 +129,7 @@ class DynamicWorld(Backend):
             self._statics_built = True
             self._build_vehicles(self.world)
             return
-        plan = world_plan(scene)
+        plan = self._plan
         # Collision pieces before the client: an asset's first look-up checks its reduced hull files in a pooled
         # client (:mod:`.pieces`), which this world then takes instead of connecting another (~20 ms).
         a = scene.actors
@@ -213,17 +222,19 @@ class DynamicWorld(Backend):
                    restitution=ch.restitution)
         w.call(p.setCollisionFilterGroupMask, body, -1, *(EGO_FILTER if i == self.ego else AGENT_FILTER))
         self.actor_body[i] = body
+        self._com_stacks.clear()  # the bodies read per list of vehicles (:meth:`_read_specs`)
         self.body_actor[body] = i
         return body
 
     def close(self) -> None:
-        """Give the world back: kept with its statics for this scene's next engine (:func:`.pool.keep_built`), or
-        reset into the client pool if its statics are incomplete."""
+        """Give the world back: kept with its statics for this scene's next engine, or another scene's of the same plan
+        (:func:`.pool.keep_built`), or reset into the client pool if its statics are incomplete."""
         if self._world is not None:
             if self._statics_built:
                 tables = {name: getattr(self, name) for name in self._STATIC_TABLES}
                 tables["movable"] = sorted(getattr(self, "body_actor", {}))
-                pool.keep_built(self.scene, self._world, tables)
+                tables["plan"] = self._plan
+                pool.keep_built(self.scene, self._world, tables, self._plan, self.h, self.catalog)
             else:
                 self._world.close()
             self._world = None
