@@ -84,6 +84,35 @@ def test_a_sweep_does_not_depend_on_the_sweeps_before_it(street):
     assert np.array_equal(again.azimuth_index, again.beam // 16) and again.azimuth_index.dtype == np.int32
 
 
+def test_a_grouped_cast_is_the_cast_of_its_rays(street):
+    """A LiDAR's rays cast with one origin and one time per column (what a sweep does) hit exactly what the
+    same rays with an origin and a time each hit, moving bodies included, and read back the same rays."""
+    from simready.sensors_hw.lidar import lidar_rays
+    from simready.sensors_hw.lidar.beams import azimuth_prefilter, beam_table, lidar_poses
+
+    scene, bodies = street
+    rig = lidar_rig(bodies[EGO_ID].track)
+    model = rig.lidar("lid")
+    T = lidar_poses(rig, "lid", 0.4)
+    o, d, t = lidar_rays(rig, "lid", 0.4, T)
+    kw = dict(ignore=[EGO_ID], normalized=True, incidence=True, prefilter=azimuth_prefilter(model, T))
+    full = scene.cast(o, d, t, 120.0, 0.3, **kw)
+    col_t = 0.4 + beam_table(model).time_offset_s
+    grouped = scene.cast(T[:, :3, 3].astype(np.float32), d, col_t, 120.0, 0.3, group_size=model.channels, **kw)
+    assert np.isin(np.flatnonzero(~scene._is_static), full.body_index).any()  # a moving body was hit
+    assert np.array_equal(grouped.times_of(grouped.hit_index), t[grouped.hit_index])
+    assert grouped._time_s is None and grouped._o32 is None  # not expanded until read
+    for name in ("hit", "distance_m", "body_index", "triangle_index", "cos_incidence", "time_s", "_origin32",
+                 "_dir32", "_u32", "_v32", "point_world", "normal_world"):
+        assert getattr(grouped, name).tobytes() == getattr(full, name).tobytes(), name
+    full.refine()
+    grouped.refine()
+    assert grouped.distance_m.tobytes() == full.distance_m.tobytes()
+    assert grouped.barycentric_uv.tobytes() == full.barycentric_uv.tobytes()
+    with pytest.raises(ValueError, match="grouped rays"):
+        scene.cast(T[:, :3, 3].astype(np.float32), d[:-1], col_t, 120.0, group_size=model.channels, normalized=True)
+
+
 @pytest.mark.parametrize("kw", [{}, {"vignette": 0.0, "tone_map": "clip", "exposure_ev": 0.7},
                                 {"distortion_k1": 0.1, "distortion_k2": -0.03, "exposure_ev": -1.3}])
 def test_fused_rgb_is_shade_then_finish(street, kw):

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from simready.raycast.body import Body
 from simready.raycast.kernels import body_tables, hit_points, rays_to_body, refine_static, rotate_normals
 from simready.raycast.meshes import TriangleTable
-from simready.raycast.rays import unique_inverse
+from simready.raycast.rays import RayGroups, unique_inverse
 from simready.world.identity import NOTHING_HIT
 
 
@@ -76,9 +76,11 @@ class Hits:
     distance_m: NDArray[np.float64]
     body_index: NDArray[np.int32]
     triangle_index: NDArray[np.int32]
-    time_s: NDArray[np.float64]
+    #: (N,) ray times, or None when the cast had them per group (``_groups``): ``time_s`` expands them.
+    _time_s: NDArray[np.float64] | None = field(repr=False)
     scene: CastScene = field(repr=False)
-    _origin32: NDArray[np.float32] = field(repr=False)
+    #: (N, 3) float32 origins as cast, or None as for ``_time_s``: ``_origin32`` expands them.
+    _o32: NDArray[np.float32] | None = field(repr=False)
     _dir32: NDArray[np.float32] = field(repr=False)
     _u32: NDArray[np.float32] = field(repr=False)
     _v32: NDArray[np.float32] = field(repr=False)
@@ -94,9 +96,33 @@ class Hits:
     cos_incidence: NDArray[np.float32] | None = field(default=None, repr=False)
     #: (N,) after a refinement: whether each ray's own triangle plane gave its distance (else Embree's stays).
     _plane_ok: NDArray[np.bool_] | None = field(default=None, repr=False)
+    #: The rays' origins and times per group when the cast was given them so (a LiDAR's columns), else None.
+    _groups: RayGroups | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.hit)
+
+    @property
+    def time_s(self) -> NDArray[np.float64]:
+        """(N,) ray times, seconds (expanded from the groups on first read when cast so)."""
+        if self._time_s is None:
+            assert self._groups is not None
+            self._time_s = self._groups.ray_times()
+        return self._time_s
+
+    @property
+    def _origin32(self) -> NDArray[np.float32]:
+        """(N, 3) float32 origins as cast (expanded from the groups on first read when cast so)."""
+        if self._o32 is None:
+            assert self._groups is not None
+            self._o32 = self._groups.ray_origins()
+        return self._o32
+
+    def times_of(self, idx: NDArray[np.integer]) -> NDArray[np.float64]:
+        """``time_s[idx]`` (from the groups without expanding them when cast so)."""
+        if self._time_s is None and self._groups is not None:
+            return self._groups.times_of(idx)
+        return np.take(self.time_s, idx)
 
     def take(self, idx: NDArray[np.intp]) -> "Hits":
         """The hits of rays ``idx`` only (same scene, arrays gathered)."""
@@ -251,7 +277,7 @@ class Hits:
             pos = np.minimum(np.searchsorted(known[0], rays), len(known[0]) - 1)
             if np.array_equal(known[0][pos], rays):
                 return known[1], known[2][pos]
-        ut, inv = unique_inverse(self.time_s[rays])
+        ut, inv = unique_inverse(self.times_of(rays))
         return self.scene.bodies[b].track.poses_at(ut), inv
 
     def _lookup(self, table: NDArray, fill: object) -> NDArray:

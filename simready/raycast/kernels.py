@@ -188,10 +188,13 @@ def sensor_rays_into(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_mi
                      d: np.ndarray, t: np.ndarray, s: np.ndarray) -> None:
     """:func:`sensor_rays` into the caller's arrays (G·K, 3), (G·K, 3), (G·K,) and ``s`` (G·K, 3) for the
     segment starts or (0, 3) for none (a work array, :func:`simready.common.scratch.work_array`, when they
-    are a temporary of the caller's)."""
+    are a temporary of the caller's). Origins ``o`` (0, 3) and times ``t`` (0,): not written (a caller that
+    keeps one origin and one time per group, :class:`simready.raycast.rays.RayGroups`)."""
     g_n, k_n = local.shape[0], local.shape[1]
     n = g_n * k_n
     starts = s.shape[0] == n
+    origins = o.shape[0] == n
+    times = t.shape[0] == n
     per_ray = r_min.shape[0] == n
     for g in range(g_n):
         r00, r01, r02 = np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2])
@@ -206,8 +209,10 @@ def sensor_rays_into(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_mi
             d1 = fma(x2, r12, fma(x1, r11, x0 * r10))
             d2 = fma(x2, r22, fma(x1, r21, x0 * r20))
             d[i, 0], d[i, 1], d[i, 2] = d0, d1, d2
-            o[i, 0], o[i, 1], o[i, 2] = p0, p1, p2
-            t[i] = tg
+            if origins:
+                o[i, 0], o[i, 1], o[i, 2] = p0, p1, p2
+            if times:
+                t[i] = tg
             if starts:
                 r = r_min[i if per_ray else 0]
                 s[i, 0] = d0 * r + p0

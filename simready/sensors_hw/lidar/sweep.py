@@ -57,7 +57,7 @@ class LidarScan:
 
     @cached_property
     def t_s(self) -> NDArray[np.float64]:
-        return np.take(self.hits.time_s, self.beam)
+        return self.hits.times_of(self.beam)
 
     @cached_property
     def channel(self) -> NDArray[np.int32]:
@@ -87,20 +87,23 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     T_cols = lidar_poses(rig, lidar_name, t0_s)
     r_min = np.float32(model.min_range_m)
     n = model.azimuth_steps * model.channels
-    # Origins, directions and times are kept by the hits; the segment starts only feed the cast.
-    origins, dirs, times = np.empty((n, 3), np.float32), np.empty((n, 3), np.float32), np.empty(n)
+    # The directions are kept by the hits, the origins and times once per column (the hits expand them when
+    # read); the segment starts only feed the cast.
+    dirs = np.empty((n, 3), np.float32)
     starts = work_array("lidar.starts", (n if r_min else 0, 3), np.float32)
     col_t = t0_s + table.time_offset_s
-    sensor_rays_into(table.dirs_sensor32, T_cols, col_t, np.full(1, r_min), origins, dirs, times, starts)
+    sensor_rays_into(table.dirs_sensor32, T_cols, col_t, np.full(1, r_min), _NO_ROWS, dirs, _NO_TIMES, starts)
+    col_origins = T_cols[:, :3, 3].astype(np.float32)  # the rays' origins, as the pass rounds them
     noise, draw = work_array("lidar.noise", n, np.float32), work_array("lidar.draw", n, np.float32)
     if model.noise:  # the same draws as rng.standard_normal(n, dtype=np.float32) and rng.random(n, ...)
         normals_then_uniforms(rng, noise, draw)
     else:
         noise.fill(0.0)
         draw.fill(0.5)
-    hits = scene.cast(origins, dirs, times, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
+    hits = scene.cast(col_origins, dirs, col_t, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
                       prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None,
-                      window=(float(col_t.min()), float(col_t.max())))  # the columns' times are the beams'
+                      window=(float(col_t.min()), float(col_t.max())),  # the columns' times are the beams'
+                      group_size=model.channels)
     rain = atmosphere is not None and not atmosphere.clear
     sigma = math.hypot(model.range_noise_m, atmosphere.range_spread_m) if rain else model.range_noise_m  # type: ignore[union-attr]
     sigma = sigma if model.noise else 0.0
@@ -130,3 +133,6 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
 
 #: ``returns``' rain arrays on a dry sweep.
 _DRY = np.zeros(0)
+#: ``sensor_rays_into``'s origins and times when the cast takes them per column.
+_NO_ROWS = np.zeros((0, 3), np.float32)
+_NO_TIMES = np.zeros(0)
