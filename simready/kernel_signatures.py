@@ -252,6 +252,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "azimuth_beams": (
                 "f8[2] f8[2] f8[2] f8[1] f8[1] f8[1]r f8 i8 f8[1] f8[1]",
             ),
+            "column_axes": (
+                "f8[3]",
+            ),
             "ascii_rows": (
                 "i8[2] b1[2] i8[1]",
             ),

@@ -182,6 +182,12 @@ def test_compiled_azimuth_prefilter_keeps_the_numpy_columns(street, rpy):
     rig = lidar_rig(bodies[EGO_ID].track, rpy_deg=rpy)
     T = lidar_poses(rig, "lid", 0.4)
     assert (np.all(T[:, 2, :2] == 0.0)) == (rpy[0] == rpy[1] == 0.0)
+    from simready.sensors_hw.lidar_kernels import column_axes
+
+    for k, got in enumerate(column_axes(T)[:2]):  # the frames the compiled filter reads are the numpy ones
+        axis = np.ascontiguousarray(T[:, :3, k].T)
+        assert got.tobytes() == axis.tobytes()
+        assert column_axes(T)[2 + k].tobytes() == np.einsum("si,is->s", T[:, :3, 3], axis).tobytes()
     fast, ref = azimuth_prefilter(rig.sensors["lid"], T), azimuth_prefilter(rig.sensors["lid"], T, compiled=False)
     rng = np.random.default_rng(4)
     kept = 0

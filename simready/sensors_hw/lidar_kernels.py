@@ -168,6 +168,26 @@ def azimuth_beams(corners: np.ndarray, ax: np.ndarray, ay: np.ndarray, px: np.nd
     return out
 
 
+@numba.njit(**_JIT)
+def column_axes(T: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`azimuth_beams`' frames of S column poses ``T`` (S, 4, 4) in one pass: the sensor's x and y axes in
+    world, (3, S) each, and the origin's coordinates along them, (S,) each: ``np.einsum("si,is->s", p, ax)``'s
+    sums, ``(p0·a0 + p1·a1) + p2·a2`` (measured: its order, no fused products)."""
+    s_n = T.shape[0]
+    ax = np.empty((3, s_n))
+    ay = np.empty((3, s_n))
+    px = np.empty(s_n)
+    py = np.empty(s_n)
+    for s in range(s_n):
+        for i in range(3):
+            ax[i, s] = T[s, i, 0]
+            ay[i, s] = T[s, i, 1]
+        p0, p1, p2 = T[s, 0, 3], T[s, 1, 3], T[s, 2, 3]
+        px[s] = (p0 * T[s, 0, 0] + p1 * T[s, 1, 0]) + p2 * T[s, 2, 0]
+        py[s] = (p0 * T[s, 0, 1] + p1 * T[s, 1, 1]) + p2 * T[s, 2, 1]
+    return ax, ay, px, py
+
+
 #: Bytes a formatted value may take: a sign, 19 digits of an int64 magnitude, a decimal point, its separator.
 _ASCII_VALUE_BYTES = 22
 

@@ -94,16 +94,17 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     col_t = t0_s + table.time_offset_s
     sensor_rays_into(table.dirs_sensor32, T_cols, col_t, np.full(1, r_min), _NO_ROWS, dirs, _NO_TIMES, starts)
     col_origins = T_cols[:, :3, 3].astype(np.float32)  # the rays' origins, as the pass rounds them
+    hits = scene.cast(col_origins, dirs, col_t, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
+                      prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None,
+                      window=(float(col_t.min()), float(col_t.max())),  # the columns' times are the beams'
+                      group_size=model.channels)
+    # The draws after the cast (it draws nothing): the returns read them while they are still in cache.
     noise, draw = work_array("lidar.noise", n, np.float32), work_array("lidar.draw", n, np.float32)
     if model.noise:  # the same draws as rng.standard_normal(n, dtype=np.float32) and rng.random(n, ...)
         normals_then_uniforms(rng, noise, draw)
     else:
         noise.fill(0.0)
         draw.fill(0.5)
-    hits = scene.cast(col_origins, dirs, col_t, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
-                      prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None,
-                      window=(float(col_t.min()), float(col_t.max())),  # the columns' times are the beams'
-                      group_size=model.channels)
     rain = atmosphere is not None and not atmosphere.clear
     sigma = math.hypot(model.range_noise_m, atmosphere.range_spread_m) if rain else model.range_noise_m  # type: ignore[union-attr]
     sigma = sigma if model.noise else 0.0
