@@ -32,57 +32,63 @@ _SLACK_RAD = 1e-7
 def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray, noise: np.ndarray,
             draw: np.ndarray, sigma: np.float32, noisy: bool, dark_ext: np.ndarray, cos_grazing: np.float32,
             probability: np.float32, rain_draw: np.ndarray, two_way: np.ndarray, reflectance: np.ndarray,
-            compact_id: np.ndarray, cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, sin_az: np.ndarray,
-            keep: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The returns of N beams (see :func:`simready.sensors_hw.lidar.returns_numpy` for the rules).
+            compact_id: np.ndarray, intensity: np.ndarray, ids: np.ndarray, rng_m: np.ndarray,
+            beam: np.ndarray) -> int:
+    """The returns of N beams (see :func:`simready.sensors_hw.lidar.returns_numpy` for the rules), in one pass
+    into the caller's (N,) buffers ``intensity`` float32, ``ids`` uint32, ``rng_m`` float64 and ``beam`` int64,
+    sized for every beam returning; returns M, how many did (the first M entries of each buffer: the caller
+    shrinks them in place). The points are the beams' directions times ``rng_m``, computed when read
+    (:func:`beam_points`).
 
     ``noisy``: ``sigma`` is not zero (the range is ``dist + sigma·noise``, the float32 product widened);
-    ``rain_draw`` / ``two_way``: (N,) rain's uniforms and two-way transmittance, or (0,) when dry;
-    ``cos_el``/``sin_el`` (channels,) and ``cos_az``/``sin_az`` (steps,): the beam table's angles, whose products
-    are its directions (:func:`simready.sensors_hw.lidar.beam_table`: ``cos el · cos az``, ``cos el · sin az``,
-    ``sin el``, the same float64 products), read instead of an (N, 3) table;
-    ``keep``: (N,) bool work array (overwritten). Returns (points (3, M) float64, intensity (M,) float32,
-    instance id (M,) uint32, range (M,) float64, beam (M,) int64).
+    ``rain_draw`` / ``two_way``: (N,) rain's uniforms and two-way transmittance, or (0,) when dry.
     """
     n = hit.shape[0]
     rain = two_way.shape[0] == n
     m = 0
     for i in range(n):
-        k = hit[i]
-        if k:
-            r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
-            weak = dark_ext[body[i]] or cos[i] < cos_grazing
-            k = not (weak and draw[i] < probability) and r > 0.0
-            if k and rain:
-                k = np.float64(rain_draw[i]) < two_way[i]
-        keep[i] = k
-        m += k
-    points = np.empty((3, m), np.float64)
-    intensity = np.empty(m, np.float32)
-    ids = np.empty(m, np.uint32)
-    rng_m = np.empty(m, np.float64)
-    beam = np.empty(m, np.int64)
-    j = 0
+        if not hit[i]:
+            continue
+        r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
+        b = body[i]
+        if ((dark_ext[b] or cos[i] < cos_grazing) and draw[i] < probability) or not r > 0.0:
+            continue
+        if rain and not np.float64(rain_draw[i]) < two_way[i]:
+            continue
+        power = reflectance[b] * np.float64(cos[i])
+        if rain:
+            power = power * two_way[i]
+        intensity[m] = np.float32(power)
+        ids[m] = compact_id[b]
+        rng_m[m] = r
+        beam[m] = i
+        m += 1
+    return m
+
+
+@numba.njit(**_JIT)
+def beam_points(beam: np.ndarray, rng_m: np.ndarray, cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray,
+                sin_az: np.ndarray) -> np.ndarray:
+    """(3, M) float64 sensor-frame points of returns on ascending beams ``beam`` at ranges ``rng_m``: the beam
+    table's direction times the range, the direction as the products of its angles' cosines and sines
+    (:func:`simready.sensors_hw.lidar.beam_table`: ``cos el · cos az``, ``cos el · sin az``, ``sin el``, the same
+    float64 products), read instead of an (N, 3) table; columns walked with the beams (no integer division)."""
+    m = beam.shape[0]
     channels = cos_el.shape[0]
-    for s in range(n // channels):  # by column and channel: no integer division per beam
-        for c in range(channels):
-            i = s * channels + c
-            if not keep[i]:
-                continue
-            b = body[i]
-            r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
-            points[0, j] = (cos_el[c] * cos_az[s]) * r
-            points[1, j] = (cos_el[c] * sin_az[s]) * r
-            points[2, j] = sin_el[c] * r
-            power = reflectance[b] * np.float64(cos[i])
-            if rain:
-                power = power * two_way[i]
-            intensity[j] = np.float32(power)
-            ids[j] = compact_id[b]
-            rng_m[j] = r
-            beam[j] = i
-            j += 1
-    return points, intensity, ids, rng_m, beam
+    points = np.empty((3, m), np.float64)
+    s = 0
+    first = 0  # beam index of column s's first channel
+    for j in range(m):
+        i = beam[j]
+        while i >= first + channels:
+            s += 1
+            first += channels
+        c = i - first
+        r = rng_m[j]
+        points[0, j] = (cos_el[c] * cos_az[s]) * r
+        points[1, j] = (cos_el[c] * sin_az[s]) * r
+        points[2, j] = sin_el[c] * r
+    return points
 
 
 @numba.njit(**_JIT)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -18,9 +18,9 @@ from simready.raycast.geometry import SceneGeometry
 from simready.raycast.hits import Hits
 from simready.raycast.kernels import sensor_rays_into
 from simready.sensors_hw.atmosphere import Atmosphere
-from simready.sensors_hw.lidar.beams import azimuth_prefilter, beam_table, lidar_poses
+from simready.sensors_hw.lidar.beams import BeamTable, azimuth_prefilter, beam_table, lidar_poses
 from simready.sensors_hw.lidar.return_model import cos_grazing, dark_bodies, normals_then_uniforms, returns_numpy
-from simready.sensors_hw.lidar_kernels import returns
+from simready.sensors_hw.lidar_kernels import beam_points, returns
 from simready.sensors_hw.models import LidarModel, Rig
 
 
@@ -30,30 +30,42 @@ class LidarScan:
 
     Attributes:
         sensor: sensor name; t0_s: sweep start.
-        points_sensor: (M, 3) float64 metres, sensor frame at each beam's time.
         intensity: (M,) float32 in [0, 1].
         instance_id: (M,) uint32 compact entity ids (as the camera id pass).
         range_m: (M,) measured range (noise included).
         beam: (M,) int64 index into the sweep's N beams (row of ``hits``).
         hits: noise-free hits of all N beams, for truth (surface identity, world points).
         channels: beams per column.
+        table: the model's beam table (the beams' directions).
 
-    Derived from ``beam`` on first use (what most sweeps never read, so not written per sweep):
-    ``t_s`` (M,) float64 firing time, ``channel`` (M,) int32, ``azimuth_index`` (M,) int32.
+    Derived on first use, so not written per sweep: ``points_sensor`` (M, 3) float64 metres, sensor frame at
+    each beam's time: the beam's direction times its measured range (the first reader computes them: in a
+    run the file writer's thread; :func:`simready.sensors_hw.lidar_kernels.beam_points`); and from ``beam``
+    what most sweeps never read: ``t_s`` (M,) float64 firing time, ``channel`` (M,) int32,
+    ``azimuth_index`` (M,) int32.
     """
 
     sensor: str
     t0_s: float
-    points_sensor: NDArray[np.float64]
     intensity: NDArray[np.float32]
     instance_id: NDArray[np.uint32]
     range_m: NDArray[np.float64]
     beam: NDArray[np.int64]
     hits: Hits
     channels: int
+    table: BeamTable = field(repr=False)
+    #: (3, M) points given at construction (the numpy reference computes them with the returns), else None.
+    _points: NDArray[np.float64] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.beam)
+
+    @cached_property
+    def points_sensor(self) -> NDArray[np.float64]:
+        t = self.table
+        p = self._points if self._points is not None else beam_points(self.beam, self.range_m, t.cos_el, t.sin_el,
+                                                                       t.cos_az, t.sin_az)
+        return p.T
 
     @cached_property
     def t_s(self) -> NDArray[np.float64]:
@@ -73,12 +85,13 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     """One sweep starting at ``t0_s``; ``ignore`` names the carrier body and anything else unseen;
     ``atmosphere``: rain along the beams (None or clear: dry).
 
-    The rays (origins, directions, times and segment starts) come from one compiled pass over the beam table
-    (:func:`simready.raycast.kernels.sensor_rays`), the returns from another
-    (:func:`simready.sensors_hw.lidar_kernels.returns`); ``compiled=False`` computes the returns with the numpy
-    passes they repeat bit for bit (:func:`returns_numpy`).
+    The rays (directions and segment starts; origins and times one per column, which the cast keeps as they
+    are) come from one compiled pass over the beam table (:func:`simready.raycast.kernels.sensor_rays_into`), the
+    returns from another (:func:`simready.sensors_hw.lidar_kernels.returns`), the points when first read
+    (:attr:`LidarScan.points_sensor`); ``compiled=False`` computes the returns and points with the numpy passes
+    they repeat bit for bit (:func:`returns_numpy`).
 
-    The sweep's temporaries (segment starts, the draws, the returns' mask) are this thread's work arrays
+    The sweep's temporaries (segment starts, the draws) are this thread's work arrays
     (:func:`simready.common.scratch.work_array`), reused sweep after sweep instead of faulted in afresh."""
     model = rig.sensors[lidar_name]
     if not isinstance(model, LidarModel):
@@ -119,17 +132,19 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
             rain_draw = rng.random(dtype=np.float32, out=work_array("lidar.rain_draw", n, np.float32))
         else:
             rain_draw = draw
-    if compiled:
-        drop = model.dropout
-        cols = returns(hits.hit, hits.distance_m, hits.body_index, hits.cos_incidence, noise, draw, np.float32(sigma),
-                       bool(sigma), dark_bodies(model, scene), np.float32(cos_grazing(model)),
-                       np.float32(drop.probability), rain_draw, two_way, scene.reflectance_of_body,
-                       scene.compact_id_of_body, table.cos_el, table.sin_el, table.cos_az, table.sin_az,
-                       work_array("lidar.keep", n, np.bool_))
-    else:
-        cols = returns_numpy(model, scene, hits, noise, draw, sigma, rain_draw, two_way, table.dirs_sensor_t)
-    points, intensity, ids, rng_m, beam = cols
-    return LidarScan(lidar_name, float(t0_s), points.T, intensity, ids, rng_m, beam, hits, model.channels)
+    if not compiled:
+        points, intensity, ids, rng_m, beam = returns_numpy(model, scene, hits, noise, draw, sigma, rain_draw, two_way,
+                                                            table.dirs_sensor_t)
+        return LidarScan(lidar_name, float(t0_s), intensity, ids, rng_m, beam, hits, model.channels, table, points)
+    # Sized for every beam returning, then shrunk in place to the M that did (one pass, no copy).
+    intensity, ids, rng_m, beam = np.empty(n, np.float32), np.empty(n, np.uint32), np.empty(n), np.empty(n, np.int64)
+    m = returns(hits.hit, hits.distance_m, hits.body_index, hits.cos_incidence, noise, draw, np.float32(sigma),
+                bool(sigma), dark_bodies(model, scene), np.float32(cos_grazing(model)),
+                np.float32(model.dropout.probability), rain_draw, two_way, scene.reflectance_of_body,
+                scene.compact_id_of_body, intensity, ids, rng_m, beam)
+    for a in (intensity, ids, rng_m, beam):
+        a.resize(m, refcheck=False)  # realloc to the first m entries (no view of them exists yet)
+    return LidarScan(lidar_name, float(t0_s), intensity, ids, rng_m, beam, hits, model.channels, table)
 
 
 #: ``returns``' rain arrays on a dry sweep.
