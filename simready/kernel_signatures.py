@@ -151,6 +151,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "f4[3]r f8[3] f8[1] f4[1] b1",
                 "f4[3]r f8[3] f8[1] f4[1]r b1",
             ),
+            "spin_rays_into": (
+                "f8[1]r f8[1]r f8[1]r f8[1]r f8[3] f4[1] f4[2] f4[2]",
+            ),
             "static_hits": (
                 "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]r",
                 "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]",

@@ -85,8 +85,9 @@ def test_a_sweep_does_not_depend_on_the_sweeps_before_it(street):
 
 
 def test_a_grouped_cast_is_the_cast_of_its_rays(street):
-    """A LiDAR's rays cast with one origin and one time per column (what a sweep does) hit exactly what the
-    same rays with an origin and a time each hit, moving bodies included, and read back the same rays."""
+    """A LiDAR's rays from its angle tables are its beam table's rays, and cast with one origin and one time per
+    column (what a sweep does) hit exactly what the same rays with an origin and a time each hit, moving bodies
+    included, and read back the same rays."""
     from simready.sensors_hw.lidar import lidar_rays
     from simready.sensors_hw.lidar.beams import azimuth_prefilter, beam_table, lidar_poses
 
@@ -95,9 +96,18 @@ def test_a_grouped_cast_is_the_cast_of_its_rays(street):
     model = rig.lidar("lid")
     T = lidar_poses(rig, "lid", 0.4)
     o, d, t = lidar_rays(rig, "lid", 0.4, T)
+    from simready.raycast.kernels import spin_rays_into
+
+    table = beam_table(model)
+    d_spin, starts = np.empty_like(d), np.empty_like(d)  # from the angle tables: the table's directions
+    spin_rays_into(table.cos_el, table.sin_el, table.cos_az, table.sin_az, T, np.full(1, np.float32(0.3)), d_spin,
+                   starts)
+    ref_starts = np.multiply(d, np.float32(0.3))
+    ref_starts += o
+    assert d_spin.tobytes() == d.tobytes() and starts.tobytes() == ref_starts.tobytes()
     kw = dict(ignore=[EGO_ID], normalized=True, incidence=True, prefilter=azimuth_prefilter(model, T))
     full = scene.cast(o, d, t, 120.0, 0.3, **kw)
-    col_t = 0.4 + beam_table(model).time_offset_s
+    col_t = 0.4 + table.time_offset_s
     grouped = scene.cast(T[:, :3, 3].astype(np.float32), d, col_t, 120.0, 0.3, group_size=model.channels, **kw)
     assert np.isin(np.flatnonzero(~scene._is_static), full.body_index).any()  # a moving body was hit
     assert np.array_equal(grouped.times_of(grouped.hit_index), t[grouped.hit_index])

@@ -188,13 +188,10 @@ def sensor_rays_into(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_mi
                      d: np.ndarray, t: np.ndarray, s: np.ndarray) -> None:
     """:func:`sensor_rays` into the caller's arrays (G·K, 3), (G·K, 3), (G·K,) and ``s`` (G·K, 3) for the
     segment starts or (0, 3) for none (a work array, :func:`simready.common.scratch.work_array`, when they
-    are a temporary of the caller's). Origins ``o`` (0, 3) and times ``t`` (0,): not written (a caller that
-    keeps one origin and one time per group, :class:`simready.raycast.rays.RayGroups`)."""
+    are a temporary of the caller's)."""
     g_n, k_n = local.shape[0], local.shape[1]
     n = g_n * k_n
     starts = s.shape[0] == n
-    origins = o.shape[0] == n
-    times = t.shape[0] == n
     per_ray = r_min.shape[0] == n
     for g in range(g_n):
         r00, r01, r02 = np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2])
@@ -209,10 +206,41 @@ def sensor_rays_into(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_mi
             d1 = fma(x2, r12, fma(x1, r11, x0 * r10))
             d2 = fma(x2, r22, fma(x1, r21, x0 * r20))
             d[i, 0], d[i, 1], d[i, 2] = d0, d1, d2
-            if origins:
-                o[i, 0], o[i, 1], o[i, 2] = p0, p1, p2
-            if times:
-                t[i] = tg
+            o[i, 0], o[i, 1], o[i, 2] = p0, p1, p2
+            t[i] = tg
+            if starts:
+                r = r_min[i if per_ray else 0]
+                s[i, 0] = d0 * r + p0
+                s[i, 1] = d1 * r + p1
+                s[i, 2] = d2 * r + p2
+
+
+@numba.njit(**_JIT)
+def spin_rays_into(cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, sin_az: np.ndarray, T: np.ndarray,
+                   r_min: np.ndarray, d: np.ndarray, s: np.ndarray) -> None:
+    """:func:`sensor_rays_into` of a spinning sensor's beams without its (G, K, 3) direction table: group g (a
+    column, azimuth az_g) and ray k (a channel, elevation el_k) point along ``(cos el·cos az, cos el·sin az,
+    sin el)`` rounded to float32 from the float64 products of the angle tables (``cos_el``/``sin_el`` (K,),
+    ``cos_az``/``sin_az`` (G,)), which is how :func:`simready.sensors_hw.lidar.beam_table` makes that table:
+    the same directions, then the same operations. Writes the directions ``d`` and the segment starts ``s``
+    ((G·K, 3), or (0, 3) for none); origins and times are the groups' (the caller keeps them per group)."""
+    g_n, k_n = cos_az.shape[0], cos_el.shape[0]
+    n = g_n * k_n
+    starts = s.shape[0] == n
+    per_ray = r_min.shape[0] == n
+    for g in range(g_n):
+        r00, r01, r02 = np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2])
+        r10, r11, r12 = np.float32(T[g, 1, 0]), np.float32(T[g, 1, 1]), np.float32(T[g, 1, 2])
+        r20, r21, r22 = np.float32(T[g, 2, 0]), np.float32(T[g, 2, 1]), np.float32(T[g, 2, 2])
+        p0, p1, p2 = np.float32(T[g, 0, 3]), np.float32(T[g, 1, 3]), np.float32(T[g, 2, 3])
+        ca, sa = cos_az[g], sin_az[g]
+        for k in range(k_n):
+            i = g * k_n + k
+            x0, x1, x2 = np.float32(cos_el[k] * ca), np.float32(cos_el[k] * sa), np.float32(sin_el[k])
+            d0 = fma(x2, r02, fma(x1, r01, x0 * r00))
+            d1 = fma(x2, r12, fma(x1, r11, x0 * r10))
+            d2 = fma(x2, r22, fma(x1, r21, x0 * r20))
+            d[i, 0], d[i, 1], d[i, 2] = d0, d1, d2
             if starts:
                 r = r_min[i if per_ray else 0]
                 s[i, 0] = d0 * r + p0

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from simready.common.scratch import work_array
 from simready.raycast.geometry import SceneGeometry
 from simready.raycast.hits import Hits
-from simready.raycast.kernels import sensor_rays_into
+from simready.raycast.kernels import spin_rays_into
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.lidar.beams import BeamTable, azimuth_prefilter, beam_table, lidar_poses
 from simready.sensors_hw.lidar.return_model import cos_grazing, dark_bodies, normals_then_uniforms, returns_numpy
@@ -86,7 +86,7 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     ``atmosphere``: rain along the beams (None or clear: dry).
 
     The rays (directions and segment starts; origins and times one per column, which the cast keeps as they
-    are) come from one compiled pass over the beam table (:func:`simready.raycast.kernels.sensor_rays_into`), the
+    are) come from one compiled pass over the beam table's angles (:func:`simready.raycast.kernels.spin_rays_into`), the
     returns from another (:func:`simready.sensors_hw.lidar_kernels.returns`), the points when first read
     (:attr:`LidarScan.points_sensor`); ``compiled=False`` computes the returns and points with the numpy passes
     they repeat bit for bit (:func:`returns_numpy`).
@@ -105,7 +105,7 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     dirs = np.empty((n, 3), np.float32)
     starts = work_array("lidar.starts", (n if r_min else 0, 3), np.float32)
     col_t = t0_s + table.time_offset_s
-    sensor_rays_into(table.dirs_sensor32, T_cols, col_t, np.full(1, r_min), _NO_ROWS, dirs, _NO_TIMES, starts)
+    spin_rays_into(table.cos_el, table.sin_el, table.cos_az, table.sin_az, T_cols, np.full(1, r_min), dirs, starts)
     col_origins = T_cols[:, :3, 3].astype(np.float32)  # the rays' origins, as the pass rounds them
     hits = scene.cast(col_origins, dirs, col_t, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
                       prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None,
@@ -149,6 +149,4 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
 
 #: ``returns``' rain arrays on a dry sweep.
 _DRY = np.zeros(0)
-#: ``sensor_rays_into``'s origins and times when the cast takes them per column.
-_NO_ROWS = np.zeros((0, 3), np.float32)
-_NO_TIMES = np.zeros(0)
+
