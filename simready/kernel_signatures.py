@@ -155,8 +155,11 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "f8[1]r f8[1]r f8[1]r f8[1]r f8[3] f4[1] f4[2] f4[2]",
             ),
             "static_hits": (
-                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]r",
-                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]",
+                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]r b1",
+                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1] b1",
+            ),
+            "tfar_distances": (
+                "i4[1] f4[1] f4[1]",
             ),
             "rays_to_body": (
                 "i8[1] f4[2] f4[2A]r b1 f8[3] i8[1]",
@@ -247,8 +250,8 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "u8[1] f4[1] f4[1]",
             ),
             "returns": (
-                "b1[1] f8[1] i4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f8[1] f8[1] f8[1] u4[1] f4[1] u4[1] f8[1] i8[1]",
-                "b1[1] f8[1] i4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f4[1] f8[1] f8[1] u4[1] f4[1] u4[1] f8[1] i8[1]",
+                "i4[1] f4[1] f4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f8[1] f8[1] f8[1] u4[1] f4[1] u4[1] f8[1] i8[1]",
+                "i4[1] f4[1] f4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f4[1] f8[1] f8[1] u4[1] f4[1] u4[1] f8[1] i8[1]",
             ),
             "beam_points": (
                 "i8[1] f8[1] f8[1]r f8[1]r f8[1]r f8[1]r",

@@ -248,7 +248,8 @@ class SceneGeometry:
             group_size: K > 0: the rays come in groups of K consecutive rays from one origin at one time (a
                 LiDAR's columns), ``origins`` (G, 3) and ``times`` (G,) give one per group, and ``dirs`` are
                 (G·K, 3) float32 unit directions (``normalized``). The hits keep the groups
-                (:class:`~simready.raycast.rays.RayGroups`) and expand origins and times only when read.
+                (:class:`~simready.raycast.rays.RayGroups`) and expand origins and times only when read; they
+                keep Embree's float32 distances too and derive ``hit`` and ``distance_m`` from them when read.
         """
         groups: RayGroups | None = None
         times_in: NDArray | RayGroups
@@ -268,8 +269,9 @@ class SceneGeometry:
             o_start = segment_starts(groups.ray_origins() if groups is not None else o32, d32, r_min)
         else:
             o_start = starts
-        # The segment lengths, then Embree's nearest hits in place: a work array (read below, not kept).
-        t_best = work_array("cast.t_best", n, np.float32)
+        # The segment lengths, then Embree's nearest hits in place: a work array (read below, not kept), or for
+        # grouped rays kept by the hits, which derive their distances and hit flags from it when read.
+        t_best = np.empty(n, np.float32) if groups is not None else work_array("cast.t_best", n, np.float32)
         np.subtract(r_max, r_min, out=t_best)  # no temporary (broadcast when either is one value)
         res = self._static_scene.run(o_start, d32, dists=t_best, output=1)
         body = res["geomID"]  # reused in place (no new array): geometry ids become body indices
@@ -277,7 +279,7 @@ class SceneGeometry:
         # hit_distances' hit and t + r_min (+inf where nothing was hit, the cosine NaN there).
         r_min_1 = r_min.reshape(-1)
         cos_all, hit, dist = static_hits(body, self._body_of_static_geom_ext, res["Ng"], d32, incidence, res["tfar"],
-                                         r_min_1)
+                                         r_min_1, groups is None)
         cos = cos_all if incidence else None
         prim, u, v = res["primID"], res["u"], res["v"]
         t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
@@ -290,7 +292,9 @@ class SceneGeometry:
             sel, closer = mover_hits(np.asarray(idx, np.int64), r["primID"], r["u"], r["v"], r["tfar"], r["Ng"], d_b, b,
                                      body, prim, u, v, t_best, _NO_COS if cos is None else cos, hit, dist, r_min_1)
             rotations[b] = (sel, T, pose[closer])
-        hits = Hits(hit, dist, body, prim, t, self, o32, d32, u, v, False, o64, d64, _groups=groups)
+        lazy = groups is not None
+        hits = Hits(None if lazy else hit, None if lazy else dist, body, prim, t, self, o32, d32, u, v, False, o64,
+                    d64, _groups=groups, _tfar=t_best if lazy else None, _r_min=r_min_1 if lazy else None)
         hits._rotations = rotations
         if cos is not None:
             hits.cos_incidence = cos

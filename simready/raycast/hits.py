@@ -21,7 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simready.raycast.body import Body
-from simready.raycast.kernels import body_tables, hit_points, rays_to_body, refine_static, rotate_normals
+from simready.raycast.kernels import (body_tables, hit_points, rays_to_body, refine_static, rotate_normals,
+                                      tfar_distances)
 from simready.raycast.meshes import TriangleTable
 from simready.raycast.rays import RayGroups, unique_inverse
 from simready.world.identity import NOTHING_HIT
@@ -72,8 +73,10 @@ class Hits:
     ``compact_id``, ``semantic``, ``entity_id``, ``geometry_hash``, ``element``.
     """
 
-    hit: NDArray[np.bool_]
-    distance_m: NDArray[np.float64]
+    #: (N,) hit and distances, or None when the cast left them to be derived on first read (``hit``,
+    #: ``distance_m``: from ``body_index`` and ``_tfar``, a grouped cast's).
+    _hit: NDArray[np.bool_] | None
+    _distance_m: NDArray[np.float64] | None
     body_index: NDArray[np.int32]
     triangle_index: NDArray[np.int32]
     #: (N,) ray times, or None when the cast had them per group (``_groups``): ``time_s`` expands them.
@@ -98,9 +101,33 @@ class Hits:
     _plane_ok: NDArray[np.bool_] | None = field(default=None, repr=False)
     #: The rays' origins and times per group when the cast was given them so (a LiDAR's columns), else None.
     _groups: RayGroups | None = field(default=None, repr=False)
+    #: With ``_distance_m`` None: (N,) float32 nearest distance from each segment's start, and the starts'
+    #: distances from the origins (one per ray or one for all): the distance is ``t + r_min`` in float64.
+    _tfar: NDArray[np.float32] | None = field(default=None, repr=False)
+    _r_min: NDArray[np.float32] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.hit)
+
+    @property
+    def hit(self) -> NDArray[np.bool_]:
+        """(N,) whether each ray hit (``body_index`` ≥ 0; derived on first read when the cast left it)."""
+        if self._hit is None:
+            self._hit = self.body_index >= 0
+        return self._hit
+
+    @property
+    def distance_m(self) -> NDArray[np.float64]:
+        """(N,) float64 distances (derived on first read when the cast left them:
+        :func:`simready.raycast.kernels.tfar_distances`, the cast's own sums)."""
+        if self._distance_m is None:
+            assert self._tfar is not None and self._r_min is not None
+            self._distance_m = tfar_distances(self.body_index, self._tfar, self._r_min)
+        return self._distance_m
+
+    @distance_m.setter
+    def distance_m(self, value: NDArray[np.float64]) -> None:
+        self._distance_m = value
 
     @property
     def time_s(self) -> NDArray[np.float64]:

@@ -29,7 +29,7 @@ _SLACK_RAD = 1e-7
 
 
 @numba.njit(**_JIT)
-def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray, noise: np.ndarray,
+def returns(body: np.ndarray, tfar: np.ndarray, r_min: np.ndarray, cos: np.ndarray, noise: np.ndarray,
             draw: np.ndarray, sigma: np.float32, noisy: bool, dark_ext: np.ndarray, cos_grazing: np.float32,
             probability: np.float32, rain_draw: np.ndarray, two_way: np.ndarray, reflectance: np.ndarray,
             compact_id: np.ndarray, intensity: np.ndarray, ids: np.ndarray, rng_m: np.ndarray,
@@ -40,17 +40,22 @@ def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray
     shrinks them in place). The points are the beams' directions times ``rng_m``, computed when read
     (:func:`beam_points`).
 
-    ``noisy``: ``sigma`` is not zero (the range is ``dist + sigma·noise``, the float32 product widened);
-    ``rain_draw`` / ``two_way``: (N,) rain's uniforms and two-way transmittance, or (0,) when dry.
+    The hits as the cast leaves them: ``body`` (−1: none), ``tfar`` the float32 distance from each segment's
+    start at ``r_min`` (one per beam or one for all), whose float64 sum is the hit's distance (what
+    :attr:`simready.raycast.hits.Hits.distance_m` reads); ``noisy``: ``sigma`` is not zero (the range is
+    ``distance + sigma·noise``, the float32 product widened); ``rain_draw`` / ``two_way``: (N,) rain's uniforms
+    and two-way transmittance, or (0,) when dry.
     """
-    n = hit.shape[0]
+    n = body.shape[0]
     rain = two_way.shape[0] == n
+    per_ray = r_min.shape[0] == n
     m = 0
     for i in range(n):
-        if not hit[i]:
-            continue
-        r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
         b = body[i]
+        if b < 0:
+            continue
+        dist = np.float64(tfar[i]) + np.float64(r_min[i if per_ray else 0])
+        r = dist + np.float64(sigma * noise[i]) if noisy else dist
         if ((dark_ext[b] or cos[i] < cos_grazing) and draw[i] < probability) or not r > 0.0:
             continue
         if rain and not np.float64(rain_draw[i]) < two_way[i]:

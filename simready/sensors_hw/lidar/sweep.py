@@ -138,7 +138,8 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
         return LidarScan(lidar_name, float(t0_s), intensity, ids, rng_m, beam, hits, model.channels, table, points)
     # Sized for every beam returning, then shrunk in place to the M that did (one pass, no copy).
     intensity, ids, rng_m, beam = np.empty(n, np.float32), np.empty(n, np.uint32), np.empty(n), np.empty(n, np.int64)
-    m = returns(hits.hit, hits.distance_m, hits.body_index, hits.cos_incidence, noise, draw, np.float32(sigma),
+    assert hits._tfar is not None and hits._r_min is not None  # a grouped cast's: distances read from them
+    m = returns(hits.body_index, hits._tfar, hits._r_min, hits.cos_incidence, noise, draw, np.float32(sigma),
                 bool(sigma), dark_bodies(model, scene), np.float32(cos_grazing(model)),
                 np.float32(model.dropout.probability), rain_draw, two_way, scene.reflectance_of_body,
                 scene.compact_id_of_body, intensity, ids, rng_m, beam)
