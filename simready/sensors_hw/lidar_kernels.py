@@ -33,7 +33,7 @@ def returns(body: np.ndarray, tfar: np.ndarray, r_min: np.ndarray, cos: np.ndarr
             draw: np.ndarray, sigma: np.float32, noisy: bool, dark_ext: np.ndarray, cos_grazing: np.float32,
             probability: np.float32, rain_draw: np.ndarray, two_way: np.ndarray, reflectance: np.ndarray,
             compact_id: np.ndarray, intensity: np.ndarray, ids: np.ndarray, rng_m: np.ndarray,
-            beam: np.ndarray) -> int:
+            beam: np.ndarray, words: np.ndarray) -> int:
     """The returns of N beams (see :func:`simready.sensors_hw.lidar.returns_numpy` for the rules), in one pass
     into the caller's (N,) buffers ``intensity`` float32, ``ids`` uint32, ``rng_m`` float64 and ``beam`` int64,
     sized for every beam returning; returns M, how many did (the first M entries of each buffer: the caller
@@ -45,18 +45,33 @@ def returns(body: np.ndarray, tfar: np.ndarray, r_min: np.ndarray, cos: np.ndarr
     :attr:`simready.raycast.hits.Hits.distance_m` reads); ``noisy``: ``sigma`` is not zero (the range is
     ``distance + sigma·noise``, the float32 product widened); ``rain_draw`` / ``two_way``: (N,) rain's uniforms
     and two-way transmittance, or (0,) when dry.
+
+    The uniforms: ``draw`` (N,), or with ``draw`` (0,) drawn here, one per beam in beam order, from the PCG64
+    state ``words`` (:func:`pcg64_draws`' six words, updated in place): ``Generator.random(dtype=float32)``'s
+    numbers (:func:`pcg64_draws`' loop), read where they are drawn instead of written out and read back.
     """
     n = body.shape[0]
     rain = two_way.shape[0] == n
     per_ray = r_min.shape[0] == n
+    inline = draw.shape[0] != n
+    hi, lo, inc_hi, inc_lo = np.uint64(0), np.uint64(0), np.uint64(0), np.uint64(0)
+    has, buf = False, np.uint64(0)
+    if inline:
+        hi, lo, inc_hi, inc_lo, has, buf = words[0], words[1], words[2], words[3], words[4] != 0, words[5]
+    scale = np.float32(1.0 / 16777216.0)
     m = 0
     for i in range(n):
+        if inline:
+            hi, lo, has, buf, u32 = _next32(hi, lo, inc_hi, inc_lo, has, buf)
+            u = np.float32(u32 >> np.uint32(8)) * scale
+        else:
+            u = draw[i]
         b = body[i]
         if b < 0:
             continue
         dist = np.float64(tfar[i]) + np.float64(r_min[i if per_ray else 0])
         r = dist + np.float64(sigma * noise[i]) if noisy else dist
-        if ((dark_ext[b] or cos[i] < cos_grazing) and draw[i] < probability) or not r > 0.0:
+        if ((dark_ext[b] or cos[i] < cos_grazing) and u < probability) or not r > 0.0:
             continue
         if rain and not np.float64(rain_draw[i]) < two_way[i]:
             continue
@@ -68,6 +83,8 @@ def returns(body: np.ndarray, tfar: np.ndarray, r_min: np.ndarray, cos: np.ndarr
         rng_m[m] = r
         beam[m] = i
         m += 1
+    if inline:
+        words[0], words[1], words[4], words[5] = hi, lo, np.uint64(1 if has else 0), buf
     return m
 
 

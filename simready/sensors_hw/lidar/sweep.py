@@ -19,8 +19,9 @@ from simready.raycast.hits import Hits
 from simready.raycast.kernels import spin_rays_into
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.lidar.beams import BeamTable, azimuth_prefilter, beam_table, lidar_poses
-from simready.sensors_hw.lidar.return_model import cos_grazing, dark_bodies, normals_then_uniforms, returns_numpy
-from simready.sensors_hw.lidar_kernels import beam_points, returns
+from simready.sensors_hw.lidar.return_model import (cos_grazing, dark_bodies, normals_then_uniforms, pcg64_words,
+                                                    returns_numpy, set_pcg64_words)
+from simready.sensors_hw.lidar_kernels import beam_points, pcg64_draws, returns
 from simready.sensors_hw.models import LidarModel, Rig
 
 
@@ -111,16 +112,20 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
                       prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None,
                       window=(float(col_t.min()), float(col_t.max())),  # the columns' times are the beams'
                       group_size=model.channels)
-    # The draws after the cast (it draws nothing): the returns read them while they are still in cache.
-    noise, draw = work_array("lidar.noise", n, np.float32), work_array("lidar.draw", n, np.float32)
-    if model.noise:  # the same draws as rng.standard_normal(n, dtype=np.float32) and rng.random(n, ...)
-        normals_then_uniforms(rng, noise, draw)
-    else:
-        noise.fill(0.0)
-        draw.fill(0.5)
     rain = atmosphere is not None and not atmosphere.clear
     sigma = math.hypot(model.range_noise_m, atmosphere.range_spread_m) if rain else model.range_noise_m  # type: ignore[union-attr]
     sigma = sigma if model.noise else 0.0
+    # The draws after the cast (it draws nothing): the returns read them while they are still in cache. A dry
+    # sweep of a PCG64 stream draws its normals here and its uniforms in the returns pass (the same numbers, the
+    # generator left in the same state: normals_then_uniforms' loops, the uniforms not written out).
+    inline = compiled and model.noise and not rain and type(rng.bit_generator) is np.random.PCG64
+    noise = work_array("lidar.noise", n, np.float32)
+    draw = _NO_DRAW if inline else work_array("lidar.draw", n, np.float32)
+    if not inline and model.noise:  # the same draws as rng.standard_normal(n, dtype=np.float32) and rng.random(n, ...)
+        normals_then_uniforms(rng, noise, draw)
+    elif not inline:
+        noise.fill(0.0)
+        draw.fill(0.5)
     rain_draw: NDArray[np.floating[Any]] = _DRY
     two_way: NDArray[np.floating[Any]] = _DRY
     if rain:
@@ -139,10 +144,17 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     # Sized for every beam returning, then shrunk in place to the M that did (one pass, no copy).
     intensity, ids, rng_m, beam = np.empty(n, np.float32), np.empty(n, np.uint32), np.empty(n), np.empty(n, np.int64)
     assert hits._tfar is not None and hits._r_min is not None  # a grouped cast's: distances read from them
-    m = returns(hits.body_index, hits._tfar, hits._r_min, hits.cos_incidence, noise, draw, np.float32(sigma),
-                bool(sigma), dark_bodies(model, scene), np.float32(cos_grazing(model)),
-                np.float32(model.dropout.probability), rain_draw, two_way, scene.reflectance_of_body,
-                scene.compact_id_of_body, intensity, ids, rng_m, beam)
+    args = (hits.body_index, hits._tfar, hits._r_min, hits.cos_incidence, noise, draw, np.float32(sigma), bool(sigma),
+            dark_bodies(model, scene), np.float32(cos_grazing(model)), np.float32(model.dropout.probability),
+            rain_draw, two_way, scene.reflectance_of_body, scene.compact_id_of_body, intensity, ids, rng_m, beam)
+    if inline:
+        with rng.bit_generator.lock:
+            st, words = pcg64_words(rng)
+            pcg64_draws(words, noise, _NO_DRAW)  # the normals
+            m = returns(*args, words)  # and the uniforms
+            set_pcg64_words(rng, st, words)
+    else:
+        m = returns(*args, _NO_WORDS)
     for a in (intensity, ids, rng_m, beam):
         a.resize(m, refcheck=False)  # realloc to the first m entries (no view of them exists yet)
     return LidarScan(lidar_name, float(t0_s), intensity, ids, rng_m, beam, hits, model.channels, table)
@@ -150,4 +162,7 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
 
 #: ``returns``' rain arrays on a dry sweep.
 _DRY = np.zeros(0)
+#: ``returns``' uniforms when it draws them itself, and its generator words when it does not.
+_NO_DRAW = np.zeros(0, np.float32)
+_NO_WORDS = np.zeros(0, np.uint64)
 
