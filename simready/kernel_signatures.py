@@ -264,6 +264,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "column_axes": (
                 "f8[3]",
             ),
+            "mount_poses": (
+                "f8[3] f8[2]",
+            ),
             "ascii_rows": (
                 "i8[2] b1[2] i8[1]",
             ),

@@ -88,6 +88,23 @@ def test_a_sweep_does_not_depend_on_the_sweeps_before_it(street):
     assert np.array_equal(again.azimuth_index, again.beam // 16) and again.azimuth_index.dtype == np.int32
 
 
+def test_lidar_poses_are_the_rigs_products():
+    """A sweep's column poses: the rig's ``T_world_body @ T_body_sensor`` (np.matmul) bit for bit, and the
+    compiled product is np.matmul's on arbitrary poses too."""
+    from simready.sensors_hw.lidar import lidar_poses
+    from simready.sensors_hw.lidar.beams import beam_table
+    from simready.sensors_hw.lidar_kernels import mount_poses
+    from simready.testing.street import street_scene
+
+    _, bodies = street_scene(subdivisions=0)
+    rig = lidar_rig(bodies[EGO_ID].track)
+    ref = rig.T_world_sensor("lid", 0.4 + beam_table(rig.lidar("lid")).time_offset_s)
+    assert lidar_poses(rig, "lid", 0.4).tobytes() == ref.tobytes()
+    rng = np.random.default_rng(3)
+    P, M = rng.standard_normal((5000, 4, 4)), rng.standard_normal((4, 4))
+    assert mount_poses(P.copy(), M).tobytes() == (P @ M).tobytes()
+
+
 def test_a_grouped_cast_is_the_cast_of_its_rays(street):
     """A LiDAR's rays from its angle tables are its beam table's rays, and cast with one origin and one time per
     column (what a sweep does) hit exactly what the same rays with an origin and a time each hit, moving bodies

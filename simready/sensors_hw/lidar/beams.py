@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from simready.raycast.body import box_corners
 from simready.raycast.kernels import sensor_rays
 from simready.raycast.rays import RayPrefilter
-from simready.sensors_hw.lidar_kernels import azimuth_beams, column_axes
+from simready.sensors_hw.lidar_kernels import azimuth_beams, column_axes, mount_poses
 from simready.sensors_hw.models import LidarModel, Rig
 
 
@@ -67,8 +67,12 @@ def beam_table(model: LidarModel) -> BeamTable:
 
 
 def lidar_poses(rig: Rig, lidar_name: str, t0_s: float) -> NDArray[np.float64]:
-    """(steps, 4, 4) ``T_world_sensor`` at each column's firing time."""
-    return rig.T_world_sensor(lidar_name, t0_s + beam_table(rig.lidar(lidar_name)).time_offset_s)
+    """(steps, 4, 4) ``T_world_sensor`` at each column's firing time: ``Rig.T_world_sensor``'s product, bit for bit,
+    in one compiled pass over the body's poses (:func:`simready.sensors_hw.lidar_kernels.mount_poses`)."""
+    T_body = rig.body.poses_at(t0_s + beam_table(rig.lidar(lidar_name)).time_offset_s)
+    T: NDArray[np.float64] = mount_poses(np.ascontiguousarray(T_body, np.float64),
+                                         np.ascontiguousarray(rig.T_body_sensor(lidar_name)))
+    return T
 
 
 def lidar_rays(rig: Rig, lidar_name: str, t0_s: float,

@@ -40,7 +40,7 @@ def normals_then_uniforms(rng: np.random.Generator, noise: NDArray[np.float32], 
 def pcg64_words(rng: np.random.Generator) -> tuple[dict[str, Any], NDArray[np.uint64]]:
     """A PCG64 generator's state dict and its six words as :func:`pcg64_draws` reads them (state high, low,
     increment high, low, has_uint32, uinteger); :func:`set_pcg64_words` puts the words back."""
-    st = rng.bit_generator.state
+    st = dict(rng.bit_generator.state)  # numpy's fresh dict each time: written back whole
     value, inc = st["state"]["state"], st["state"]["inc"]
     return st, np.array([value >> 64, value & _MASK64, inc >> 64, inc & _MASK64, st["has_uint32"], st["uinteger"]],
                         np.uint64)
