@@ -151,9 +151,15 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "f4[3]r f8[3] f8[1] f4[1] b1",
                 "f4[3]r f8[3] f8[1] f4[1]r b1",
             ),
+            "spin_rays_into": (
+                "f8[1]r f8[1]r f8[1]r f8[1]r f8[3] f4[1] f4[2] f4[2]",
+            ),
             "static_hits": (
-                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]r",
-                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]",
+                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]r b1",
+                "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1] b1",
+            ),
+            "tfar_distances": (
+                "i4[1] f4[1] f4[1]",
             ),
             "rays_to_body": (
                 "i8[1] f4[2] f4[2A]r b1 f8[3] i8[1]",
@@ -244,13 +250,22 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "u8[1] f4[1] f4[1]",
             ),
             "returns": (
-                ("b1[1] f8[1] i4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f8[1] f8[1] f8[1] u4[1] f8[1]r f8[1]r "
-                 "f8[1]r f8[1]r b1[1]"),
-                ("b1[1] f8[1] i4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f4[1] f8[1] f8[1] u4[1] f8[1]r f8[1]r "
-                 "f8[1]r f8[1]r b1[1]"),
+                ("i4[1] f4[1] f4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f8[1] f8[1] f8[1] u4[1] f4[1] u4[1] f8[1] i8[1] "
+                 "u8[1]"),
+                ("i4[1] f4[1] f4[1] f4[1] f4[1] f4[1] f4 b1 b1[1] f4 f4 f4[1] f8[1] f8[1] u4[1] f4[1] u4[1] f8[1] i8[1] "
+                 "u8[1]"),
+            ),
+            "beam_points": (
+                "i8[1] f8[1] f8[1]r f8[1]r f8[1]r f8[1]r",
             ),
             "azimuth_beams": (
                 "f8[2] f8[2] f8[2] f8[1] f8[1] f8[1]r f8 i8 f8[1] f8[1]",
+            ),
+            "column_axes": (
+                "f8[3]",
+            ),
+            "mount_poses": (
+                "f8[3] f8[2]",
             ),
             "ascii_rows": (
                 "i8[2] b1[2] i8[1]",

@@ -56,8 +56,12 @@ def test_compiled_returns_are_the_numpy_returns(street, kw, rain_mmph):
     scene, bodies = street
     rig = lidar_rig(bodies[EGO_ID].track, **kw)
     atmo = None if rain_mmph is None else Atmosphere(rain_mmph)
-    fast = scan(scene, rig, "lid", 0.4, np.random.default_rng(5), ignore=[EGO_ID], atmosphere=atmo)
-    ref = scan(scene, rig, "lid", 0.4, np.random.default_rng(5), ignore=[EGO_ID], atmosphere=atmo, compiled=False)
+    fast_rng, ref_rng = np.random.default_rng(5), np.random.default_rng(5)
+    fast_rng.random(3, dtype=np.float32)  # a buffered half word: the returns pass's own uniforms start from it
+    ref_rng.random(3, dtype=np.float32)
+    fast = scan(scene, rig, "lid", 0.4, fast_rng, ignore=[EGO_ID], atmosphere=atmo)
+    ref = scan(scene, rig, "lid", 0.4, ref_rng, ignore=[EGO_ID], atmosphere=atmo, compiled=False)
+    assert fast_rng.bit_generator.state == ref_rng.bit_generator.state  # the generator left as numpy leaves it
     assert 0 < len(fast) < len(fast.hits)
     for name in ("points_sensor", "intensity", "instance_id", "t_s", "range_m", "channel", "azimuth_index", "beam"):
         a, b = getattr(fast, name), getattr(ref, name)
@@ -82,6 +86,62 @@ def test_a_sweep_does_not_depend_on_the_sweeps_before_it(street):
     assert np.array_equal(again.t_s, 0.4 + (again.beam // 16) / 3600.0)
     assert np.array_equal(again.channel, again.beam % 16) and again.channel.dtype == np.int32
     assert np.array_equal(again.azimuth_index, again.beam // 16) and again.azimuth_index.dtype == np.int32
+
+
+def test_lidar_poses_are_the_rigs_products():
+    """A sweep's column poses: the rig's ``T_world_body @ T_body_sensor`` (np.matmul) bit for bit, and the
+    compiled product is np.matmul's on arbitrary poses too."""
+    from simready.sensors_hw.lidar import lidar_poses
+    from simready.sensors_hw.lidar.beams import beam_table
+    from simready.sensors_hw.lidar_kernels import mount_poses
+    from simready.testing.street import street_scene
+
+    _, bodies = street_scene(subdivisions=0)
+    rig = lidar_rig(bodies[EGO_ID].track)
+    ref = rig.T_world_sensor("lid", 0.4 + beam_table(rig.lidar("lid")).time_offset_s)
+    assert lidar_poses(rig, "lid", 0.4).tobytes() == ref.tobytes()
+    rng = np.random.default_rng(3)
+    P, M = rng.standard_normal((5000, 4, 4)), rng.standard_normal((4, 4))
+    assert mount_poses(P.copy(), M).tobytes() == (P @ M).tobytes()
+
+
+def test_a_grouped_cast_is_the_cast_of_its_rays(street):
+    """A LiDAR's rays from its angle tables are its beam table's rays, and cast with one origin and one time per
+    column (what a sweep does) hit exactly what the same rays with an origin and a time each hit, moving bodies
+    included, and read back the same rays."""
+    from simready.sensors_hw.lidar import lidar_rays
+    from simready.sensors_hw.lidar.beams import azimuth_prefilter, beam_table, lidar_poses
+
+    scene, bodies = street
+    rig = lidar_rig(bodies[EGO_ID].track)
+    model = rig.lidar("lid")
+    T = lidar_poses(rig, "lid", 0.4)
+    o, d, t = lidar_rays(rig, "lid", 0.4, T)
+    from simready.raycast.kernels import spin_rays_into
+
+    table = beam_table(model)
+    d_spin, starts = np.empty_like(d), np.empty_like(d)  # from the angle tables: the table's directions
+    spin_rays_into(table.cos_el, table.sin_el, table.cos_az, table.sin_az, T, np.full(1, np.float32(0.3)), d_spin,
+                   starts)
+    ref_starts = np.multiply(d, np.float32(0.3))
+    ref_starts += o
+    assert d_spin.tobytes() == d.tobytes() and starts.tobytes() == ref_starts.tobytes()
+    kw = dict(ignore=[EGO_ID], normalized=True, incidence=True, prefilter=azimuth_prefilter(model, T))
+    full = scene.cast(o, d, t, 120.0, 0.3, **kw)
+    col_t = 0.4 + table.time_offset_s
+    grouped = scene.cast(T[:, :3, 3].astype(np.float32), d, col_t, 120.0, 0.3, group_size=model.channels, **kw)
+    assert np.isin(np.flatnonzero(~scene._is_static), full.body_index).any()  # a moving body was hit
+    assert np.array_equal(grouped.times_of(grouped.hit_index), t[grouped.hit_index])
+    assert grouped._time_s is None and grouped._o32 is None  # not expanded until read
+    for name in ("hit", "distance_m", "body_index", "triangle_index", "cos_incidence", "time_s", "_origin32",
+                 "_dir32", "_u32", "_v32", "point_world", "normal_world"):
+        assert getattr(grouped, name).tobytes() == getattr(full, name).tobytes(), name
+    full.refine()
+    grouped.refine()
+    assert grouped.distance_m.tobytes() == full.distance_m.tobytes()
+    assert grouped.barycentric_uv.tobytes() == full.barycentric_uv.tobytes()
+    with pytest.raises(ValueError, match="grouped rays"):
+        scene.cast(T[:, :3, 3].astype(np.float32), d[:-1], col_t, 120.0, group_size=model.channels, normalized=True)
 
 
 @pytest.mark.parametrize("kw", [{}, {"vignette": 0.0, "tone_map": "clip", "exposure_ev": 0.7},
@@ -153,6 +213,12 @@ def test_compiled_azimuth_prefilter_keeps_the_numpy_columns(street, rpy):
     rig = lidar_rig(bodies[EGO_ID].track, rpy_deg=rpy)
     T = lidar_poses(rig, "lid", 0.4)
     assert (np.all(T[:, 2, :2] == 0.0)) == (rpy[0] == rpy[1] == 0.0)
+    from simready.sensors_hw.lidar_kernels import column_axes
+
+    for k, got in enumerate(column_axes(T)[:2]):  # the frames the compiled filter reads are the numpy ones
+        axis = np.ascontiguousarray(T[:, :3, k].T)
+        assert got.tobytes() == axis.tobytes()
+        assert column_axes(T)[2 + k].tobytes() == np.einsum("si,is->s", T[:, :3, 3], axis).tobytes()
     fast, ref = azimuth_prefilter(rig.sensors["lid"], T), azimuth_prefilter(rig.sensors["lid"], T, compiled=False)
     rng = np.random.default_rng(4)
     kept = 0

@@ -49,7 +49,7 @@ from simready.raycast.body import Body, box_corners, read_obj_triangles
 from simready.raycast.hits import Hits
 from simready.raycast.kernels import mover_hits, rays_to_body, slab_select, static_hits, swept_box
 from simready.raycast.meshes import TriangleTable, embree_scene_of, static_scene_of, static_world_vertices
-from simready.raycast.rays import RayBatch, RayPrefilter, rows_f32, segment_starts, unique_inverse
+from simready.raycast.rays import RayBatch, RayGroups, RayPrefilter, rows_f32, segment_starts, unique_inverse
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import TIME_EPS_S
 
@@ -183,11 +183,12 @@ class SceneGeometry:
             raise ValueError("cannot ignore a body in the static scene; build the scene with separate=[...]")
         return [b for b in self.moving if b not in ignored]
 
-    def _mover_rays(self, b: int, o: NDArray[np.float32], d: NDArray[np.float32], times: NDArray,
+    def _mover_rays(self, b: int, o: NDArray[np.float32], d: NDArray[np.float32], times: NDArray | RayGroups,
                     t_limit: NDArray[np.float32], window: tuple[float, float],
                     prefilter: RayPrefilter | None) -> tuple[NDArray[np.intp], NDArray, NDArray, NDArray, NDArray]:
         """Rays that can meet moving body b (swept bounds, prefilter, slab test, presence), in its frame,
-        with b's world-from-body poses at their distinct times and each one's index into them."""
+        with b's world-from-body poses at their distinct times and each one's index into them; ``times`` per ray
+        or per group of rays."""
         box = self.swept_bounds(b, *window)
         if box is None:
             return _NO_RAYS
@@ -200,7 +201,8 @@ class SceneGeometry:
                           np.asarray(box[1], np.float64), t_limit)
         if len(idx) == 0:
             return _NO_RAYS
-        o_b, d_b, present, T, pose = self._to_body(b, o, d, idx, times[idx])
+        o_b, d_b, present, T, pose = self._to_body(b, o, d, idx,
+                                                   times.times_of(idx) if isinstance(times, RayGroups) else times[idx])
         if present.all():
             return idx, o_b, d_b, T, pose
         return idx[present], o_b[present], d_b[present], T, pose[present]
@@ -220,7 +222,8 @@ class SceneGeometry:
     def cast(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float | ArrayLike,
              min_range_m: float | ArrayLike = 0.0, *, exact: bool = False, ignore: Iterable[str] = (),
              prefilter: RayPrefilter | None = None, normalized: bool = False, incidence: bool = False,
-             starts: NDArray[np.float32] | None = None, window: tuple[float, float] | None = None) -> Hits:
+             starts: NDArray[np.float32] | None = None, window: tuple[float, float] | None = None,
+             group_size: int = 0) -> Hits:
         """Nearest hit of each ray against the world at that ray's time.
 
         Args:
@@ -242,14 +245,33 @@ class SceneGeometry:
                 (:func:`simready.raycast.kernels.sensor_rays`); None: computed here.
             window: the least and the greatest of ``times`` when the caller knows them without a pass over
                 every ray (a sensor's rows or columns); None: computed here.
+            group_size: K > 0: the rays come in groups of K consecutive rays from one origin at one time (a
+                LiDAR's columns), ``origins`` (G, 3) and ``times`` (G,) give one per group, and ``dirs`` are
+                (G·K, 3) float32 unit directions (``normalized``). The hits keep the groups
+                (:class:`~simready.raycast.rays.RayGroups`) and expand origins and times only when read; they
+                keep Embree's float32 distances too and derive ``hit`` and ``distance_m`` from them when read.
         """
-        rays = RayBatch.of(origins, dirs, times, normalized)
-        o32, d32, t, n = rays.o32, rays.d32, rays.t, len(rays.t)
+        groups: RayGroups | None = None
+        times_in: NDArray | RayGroups
+        if group_size:
+            groups = RayGroups(group_size, rows_f32(origins), np.ascontiguousarray(times, np.float64).reshape(-1))
+            d32 = np.asarray(dirs)
+            if not normalized or d32.dtype != np.float32 or d32.shape != (len(groups), 3):
+                raise ValueError(f"cast: grouped rays need ({len(groups)}, 3) float32 unit directions")
+            o32, d32, t, times_in, n, o64, d64 = None, rows_f32(d32), None, groups, len(groups), None, None
+        else:
+            rays = RayBatch.of(origins, dirs, times, normalized)
+            o32, d32, t, n, o64, d64 = rays.o32, rays.d32, rays.t, len(rays.t), rays.o64, rays.d64
+            times_in = t
         r_min = np.asarray(min_range_m, np.float32)
         r_max = np.asarray(max_range_m, np.float32)
-        o_start = segment_starts(o32, d32, r_min) if starts is None else starts
-        # The segment lengths, then Embree's nearest hits in place: a work array (read below, not kept).
-        t_best = work_array("cast.t_best", n, np.float32)
+        if starts is None:
+            o_start = segment_starts(groups.ray_origins() if groups is not None else o32, d32, r_min)
+        else:
+            o_start = starts
+        # The segment lengths, then Embree's nearest hits in place: a work array (read below, not kept), or for
+        # grouped rays kept by the hits, which derive their distances and hit flags from it when read.
+        t_best = np.empty(n, np.float32) if groups is not None else work_array("cast.t_best", n, np.float32)
         np.subtract(r_max, r_min, out=t_best)  # no temporary (broadcast when either is one value)
         res = self._static_scene.run(o_start, d32, dists=t_best, output=1)
         body = res["geomID"]  # reused in place (no new array): geometry ids become body indices
@@ -257,19 +279,22 @@ class SceneGeometry:
         # hit_distances' hit and t + r_min (+inf where nothing was hit, the cosine NaN there).
         r_min_1 = r_min.reshape(-1)
         cos_all, hit, dist = static_hits(body, self._body_of_static_geom_ext, res["Ng"], d32, incidence, res["tfar"],
-                                         r_min_1)
+                                         r_min_1, groups is None)
         cos = cos_all if incidence else None
         prim, u, v = res["primID"], res["u"], res["v"]
         t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
         rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]] = {}
-        for b, idx, o_b, d_b, T, pose in self._mover_batches(ignore, o_start, d32, t, t_best, prefilter, window):
+        for b, idx, o_b, d_b, T, pose in self._mover_batches(ignore, o_start, d32, times_in, t_best, prefilter,
+                                                             window):
             r = self._moving_scene[b].run(o_b, d_b, dists=t_best[idx], output=1)
             # The rays that met b (closer than the nearest hit so far) take its hit, hit_distances' float64
             # t + r_min and the cosine of the body-frame normal and direction (the same angle): one pass.
             sel, closer = mover_hits(np.asarray(idx, np.int64), r["primID"], r["u"], r["v"], r["tfar"], r["Ng"], d_b, b,
                                      body, prim, u, v, t_best, _NO_COS if cos is None else cos, hit, dist, r_min_1)
             rotations[b] = (sel, T, pose[closer])
-        hits = Hits(hit, dist, body, prim, t, self, o32, d32, u, v, False, rays.o64, rays.d64)
+        lazy = groups is not None
+        hits = Hits(None if lazy else hit, None if lazy else dist, body, prim, t, self, o32, d32, u, v, False, o64,
+                    d64, _groups=groups, _tfar=t_best if lazy else None, _r_min=r_min_1 if lazy else None)
         hits._rotations = rotations
         if cos is not None:
             hits.cos_incidence = cos
@@ -309,8 +334,8 @@ class SceneGeometry:
             limit[newly] = -1.0
         return blocked
 
-    def _mover_batches(self, ignore: Iterable[str], o: NDArray[np.float32], d: NDArray[np.float32], t: NDArray,
-                       limit: NDArray[np.float32], prefilter: RayPrefilter | None,
+    def _mover_batches(self, ignore: Iterable[str], o: NDArray[np.float32], d: NDArray[np.float32],
+                       t: NDArray | RayGroups, limit: NDArray[np.float32], prefilter: RayPrefilter | None,
                        window: tuple[float, float] | None = None
                        ) -> Iterator[tuple[int, NDArray[np.intp], NDArray[np.float32], NDArray[np.float32], NDArray,
                                            NDArray]]:
@@ -324,7 +349,9 @@ class SceneGeometry:
         movers = self._movers(ignore)
         if not movers or len(t) == 0:
             return
-        window = (float(t.min()), float(t.max())) if window is None else window
+        if window is None:
+            t_all = t.times if isinstance(t, RayGroups) else t
+            window = (float(t_all.min()), float(t_all.max()))
         for b in movers:
             idx, o_b, d_b, T, pose = self._mover_rays(b, o, d, t, limit, window, prefilter)
             if len(idx):

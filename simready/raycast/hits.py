@@ -21,9 +21,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simready.raycast.body import Body
-from simready.raycast.kernels import body_tables, hit_points, rays_to_body, refine_static, rotate_normals
+from simready.raycast.kernels import (body_tables, hit_points, rays_to_body, refine_static, rotate_normals,
+                                      tfar_distances)
 from simready.raycast.meshes import TriangleTable
-from simready.raycast.rays import unique_inverse
+from simready.raycast.rays import RayGroups, unique_inverse
 from simready.world.identity import NOTHING_HIT
 
 
@@ -72,13 +73,17 @@ class Hits:
     ``compact_id``, ``semantic``, ``entity_id``, ``geometry_hash``, ``element``.
     """
 
-    hit: NDArray[np.bool_]
-    distance_m: NDArray[np.float64]
+    #: (N,) hit and distances, or None when the cast left them to be derived on first read (``hit``,
+    #: ``distance_m``: from ``body_index`` and ``_tfar``, a grouped cast's).
+    _hit: NDArray[np.bool_] | None
+    _distance_m: NDArray[np.float64] | None
     body_index: NDArray[np.int32]
     triangle_index: NDArray[np.int32]
-    time_s: NDArray[np.float64]
+    #: (N,) ray times, or None when the cast had them per group (``_groups``): ``time_s`` expands them.
+    _time_s: NDArray[np.float64] | None = field(repr=False)
     scene: CastScene = field(repr=False)
-    _origin32: NDArray[np.float32] = field(repr=False)
+    #: (N, 3) float32 origins as cast, or None as for ``_time_s``: ``_origin32`` expands them.
+    _o32: NDArray[np.float32] | None = field(repr=False)
     _dir32: NDArray[np.float32] = field(repr=False)
     _u32: NDArray[np.float32] = field(repr=False)
     _v32: NDArray[np.float32] = field(repr=False)
@@ -94,9 +99,57 @@ class Hits:
     cos_incidence: NDArray[np.float32] | None = field(default=None, repr=False)
     #: (N,) after a refinement: whether each ray's own triangle plane gave its distance (else Embree's stays).
     _plane_ok: NDArray[np.bool_] | None = field(default=None, repr=False)
+    #: The rays' origins and times per group when the cast was given them so (a LiDAR's columns), else None.
+    _groups: RayGroups | None = field(default=None, repr=False)
+    #: With ``_distance_m`` None: (N,) float32 nearest distance from each segment's start, and the starts'
+    #: distances from the origins (one per ray or one for all): the distance is ``t + r_min`` in float64.
+    _tfar: NDArray[np.float32] | None = field(default=None, repr=False)
+    _r_min: NDArray[np.float32] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.hit)
+
+    @property
+    def hit(self) -> NDArray[np.bool_]:
+        """(N,) whether each ray hit (``body_index`` ≥ 0; derived on first read when the cast left it)."""
+        if self._hit is None:
+            self._hit = self.body_index >= 0
+        return self._hit
+
+    @property
+    def distance_m(self) -> NDArray[np.float64]:
+        """(N,) float64 distances (derived on first read when the cast left them:
+        :func:`simready.raycast.kernels.tfar_distances`, the cast's own sums)."""
+        if self._distance_m is None:
+            assert self._tfar is not None and self._r_min is not None
+            self._distance_m = tfar_distances(self.body_index, self._tfar, self._r_min)
+        return self._distance_m
+
+    @distance_m.setter
+    def distance_m(self, value: NDArray[np.float64]) -> None:
+        self._distance_m = value
+
+    @property
+    def time_s(self) -> NDArray[np.float64]:
+        """(N,) ray times, seconds (expanded from the groups on first read when cast so)."""
+        if self._time_s is None:
+            assert self._groups is not None
+            self._time_s = self._groups.ray_times()
+        return self._time_s
+
+    @property
+    def _origin32(self) -> NDArray[np.float32]:
+        """(N, 3) float32 origins as cast (expanded from the groups on first read when cast so)."""
+        if self._o32 is None:
+            assert self._groups is not None
+            self._o32 = self._groups.ray_origins()
+        return self._o32
+
+    def times_of(self, idx: NDArray[np.integer]) -> NDArray[np.float64]:
+        """``time_s[idx]`` (from the groups without expanding them when cast so)."""
+        if self._time_s is None and self._groups is not None:
+            return self._groups.times_of(idx)
+        return np.take(self.time_s, idx)
 
     def take(self, idx: NDArray[np.intp]) -> "Hits":
         """The hits of rays ``idx`` only (same scene, arrays gathered)."""
@@ -251,7 +304,7 @@ class Hits:
             pos = np.minimum(np.searchsorted(known[0], rays), len(known[0]) - 1)
             if np.array_equal(known[0][pos], rays):
                 return known[1], known[2][pos]
-        ut, inv = unique_inverse(self.time_s[rays])
+        ut, inv = unique_inverse(self.times_of(rays))
         return self.scene.bodies[b].track.poses_at(ut), inv
 
     def _lookup(self, table: NDArray, fill: object) -> NDArray:

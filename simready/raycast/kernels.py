@@ -216,31 +216,80 @@ def sensor_rays_into(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_mi
 
 
 @numba.njit(**_JIT)
+def spin_rays_into(cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, sin_az: np.ndarray, T: np.ndarray,
+                   r_min: np.ndarray, d: np.ndarray, s: np.ndarray) -> None:
+    """:func:`sensor_rays_into` of a spinning sensor's beams without its (G, K, 3) direction table: group g (a
+    column, azimuth az_g) and ray k (a channel, elevation el_k) point along ``(cos el·cos az, cos el·sin az,
+    sin el)`` rounded to float32 from the float64 products of the angle tables (``cos_el``/``sin_el`` (K,),
+    ``cos_az``/``sin_az`` (G,)), which is how :func:`simready.sensors_hw.lidar.beam_table` makes that table:
+    the same directions, then the same operations. Writes the directions ``d`` and the segment starts ``s``
+    ((G·K, 3), or (0, 3) for none); origins and times are the groups' (the caller keeps them per group)."""
+    g_n, k_n = cos_az.shape[0], cos_el.shape[0]
+    n = g_n * k_n
+    starts = s.shape[0] == n
+    per_ray = r_min.shape[0] == n
+    for g in range(g_n):
+        r00, r01, r02 = np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2])
+        r10, r11, r12 = np.float32(T[g, 1, 0]), np.float32(T[g, 1, 1]), np.float32(T[g, 1, 2])
+        r20, r21, r22 = np.float32(T[g, 2, 0]), np.float32(T[g, 2, 1]), np.float32(T[g, 2, 2])
+        p0, p1, p2 = np.float32(T[g, 0, 3]), np.float32(T[g, 1, 3]), np.float32(T[g, 2, 3])
+        ca, sa = cos_az[g], sin_az[g]
+        for k in range(k_n):
+            i = g * k_n + k
+            x0, x1, x2 = np.float32(cos_el[k] * ca), np.float32(cos_el[k] * sa), np.float32(sin_el[k])
+            d0 = fma(x2, r02, fma(x1, r01, x0 * r00))
+            d1 = fma(x2, r12, fma(x1, r11, x0 * r10))
+            d2 = fma(x2, r22, fma(x1, r21, x0 * r20))
+            d[i, 0], d[i, 1], d[i, 2] = d0, d1, d2
+            if starts:
+                r = r_min[i if per_ray else 0]
+                s[i, 0] = d0 * r + p0
+                s[i, 1] = d1 * r + p1
+                s[i, 2] = d2 * r + p2
+
+
+@numba.njit(**_JIT)
+def tfar_distances(body: np.ndarray, t: np.ndarray, r_min: np.ndarray) -> np.ndarray:
+    """(N,) float64 distances of a cast's hits: ``t + r_min`` where ``body`` ≥ 0 (``t`` the float32 nearest
+    distance from the segment start, ``r_min`` one per ray or one for all), +inf elsewhere: what
+    :func:`static_hits` and :func:`mover_hits` write, for a cast that left them to be read."""
+    n = body.shape[0]
+    dist = np.empty(n, np.float64)
+    per_ray = r_min.shape[0] == n
+    for i in range(n):
+        dist[i] = np.float64(t[i]) + np.float64(r_min[i if per_ray else 0]) if body[i] >= 0 else np.inf
+    return dist
+
+
+@numba.njit(**_JIT)
 def static_hits(geom: np.ndarray, body_of_geom_ext: np.ndarray, ng: np.ndarray, d: np.ndarray,
-                incidence: bool, t: np.ndarray, r_min: np.ndarray) -> tuple:
+                incidence: bool, t: np.ndarray, r_min: np.ndarray, distances: bool) -> tuple:
     """After the static scene's cast: its geometry ids become body indices (in place on ``geom``; −1 reads the
     table's last entry, as ``np.take`` does), and with ``incidence`` each ray's float32 |n·d| / |n| of Embree's
     unnormalized normal ``ng`` (:func:`simready.raycast.rays.abs_cos`'s operations in its order; (0,)
     without), NaN where nothing was hit; and :func:`hit_distances` of the static hits (``t`` Embree's nearest
     distances, ``r_min`` one per ray or one for all): ``hit`` and the float64 distances ``t + r_min`` (+inf
     where nothing was hit). One pass instead of a gather, a dozen column passes and a pass for the distances.
-    Returns (cos, hit, dist); a moving body's closer hits are written over them by the caller."""
+    Without ``distances``, ``hit`` and ``dist`` are (0,) (a cast that derives them when read,
+    :func:`tfar_distances`). Returns (cos, hit, dist); a moving body's closer hits are written over them by the
+    caller."""
     n = geom.shape[0]
     last = body_of_geom_ext.shape[0] - 1
     cos = np.empty(n if incidence else 0, np.float32)
-    hit = np.empty(n, np.bool_)
-    dist = np.empty(n, np.float64)
+    hit = np.empty(n if distances else 0, np.bool_)
+    dist = np.empty(n if distances else 0, np.float64)
     per_ray = r_min.shape[0] == n
     for i in range(n):
         gi = geom[i]
         b = body_of_geom_ext[last if gi < 0 else gi]
         geom[i] = b
         h = b >= 0
-        hit[i] = h
-        if h:
-            dist[i] = np.float64(t[i]) + np.float64(r_min[i if per_ray else 0])
-        else:
-            dist[i] = np.inf
+        if distances:
+            hit[i] = h
+            if h:
+                dist[i] = np.float64(t[i]) + np.float64(r_min[i if per_ray else 0])
+            else:
+                dist[i] = np.inf
         if incidence:
             if h:
                 dot = ng[i, 0] * d[i, 0]
@@ -424,14 +473,15 @@ def mover_hits(idx: np.ndarray, prim_b: np.ndarray, u_b: np.ndarray, v_b: np.nda
     cast no further than the nearest hit so far) takes its body ``b``, triangle, barycentrics and distance,
     ``hit``, the float64 distance ``t + r_min`` (``r_min`` one per ray or one for all) and, when ``cos`` has a
     row per ray, the float32 |n·d| / |n| of its body-frame normal and direction
-    (:func:`simready.raycast.rays.abs_cos`'s operations). Returns (the rays that met it, their positions
-    in ``idx``)."""
+    (:func:`simready.raycast.rays.abs_cos`'s operations); ``hit`` and ``dist`` (0,): not written (a cast that
+    derives them when read). Returns (the rays that met it, their positions in ``idx``)."""
     k_n = idx.shape[0]
     n = body.shape[0]
     sel = np.empty(k_n, np.int64)
     closer = np.empty(k_n, np.int64)
     per_ray = r_min.shape[0] == n
     incidence = cos.shape[0] == n
+    distances = dist.shape[0] == n
     m = 0
     for k in range(k_n):
         if prim_b[k] < 0:
@@ -445,8 +495,9 @@ def mover_hits(idx: np.ndarray, prim_b: np.ndarray, u_b: np.ndarray, v_b: np.nda
         u[i] = u_b[k]
         v[i] = v_b[k]
         t_best[i] = t_b[k]
-        hit[i] = True
-        dist[i] = np.float64(t_b[k]) + np.float64(r_min[i if per_ray else 0])
+        if distances:
+            hit[i] = True
+            dist[i] = np.float64(t_b[k]) + np.float64(r_min[i if per_ray else 0])
         if incidence:
             dot = ng_b[k, 0] * d_b[k, 0]
             dot = dot + ng_b[k, 1] * d_b[k, 1]

@@ -57,6 +57,37 @@ class RayBatch:
         return cls(o32, d32, np.broadcast_to(np.asarray(times, np.float64), (len(o32),)), o64, d64)
 
 
+@dataclass(frozen=True)
+class RayGroups:
+    """N = G·K rays in G groups of K consecutive rays, each group from one origin at one time (a LiDAR's columns):
+    what a cast and its hits keep instead of (N, 3) origins and (N,) times, expanded only when read.
+
+    Attributes:
+        size: K, rays per group.
+        origins32: (G, 3) float32 origins.
+        times: (G,) float64 times.
+    """
+
+    size: int
+    origins32: NDArray[np.float32]
+    times: NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return len(self.times) * self.size
+
+    def ray_origins(self) -> NDArray[np.float32]:
+        """(N, 3) float32: each group's origin repeated for its rays."""
+        return np.repeat(self.origins32, self.size, axis=0)
+
+    def ray_times(self) -> NDArray[np.float64]:
+        """(N,): each group's time repeated for its rays."""
+        return np.repeat(self.times, self.size)
+
+    def times_of(self, idx: NDArray[np.integer]) -> NDArray[np.float64]:
+        """The times of rays ``idx`` (the same values as ``ray_times()[idx]``)."""
+        return np.take(self.times, np.asarray(idx) // self.size)
+
+
 def segment_starts(o32: NDArray[np.float32], d32: NDArray[np.float32], r_min: NDArray[np.float32]) -> NDArray[np.float32]:
     """Where each segment starts, ``o + r_min·d`` (float32, one new array), or ``o`` itself when r_min is 0."""
     if not np.any(r_min):

@@ -23,66 +23,96 @@ from numba.core.extending import intrinsic
 from numba.np.random._constants import fi_float, ki_float, wi_float, ziggurat_nor_inv_r_f, ziggurat_nor_r_f
 import numpy as np
 
+from simready.raycast.kernels import fma
+
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 #: Angle added to :func:`azimuth_beams`' quick rejection bound, radians (rounding there is ~1e-15).
 _SLACK_RAD = 1e-7
 
 
 @numba.njit(**_JIT)
-def returns(hit: np.ndarray, dist: np.ndarray, body: np.ndarray, cos: np.ndarray, noise: np.ndarray,
+def returns(body: np.ndarray, tfar: np.ndarray, r_min: np.ndarray, cos: np.ndarray, noise: np.ndarray,
             draw: np.ndarray, sigma: np.float32, noisy: bool, dark_ext: np.ndarray, cos_grazing: np.float32,
             probability: np.float32, rain_draw: np.ndarray, two_way: np.ndarray, reflectance: np.ndarray,
-            compact_id: np.ndarray, cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, sin_az: np.ndarray,
-            keep: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The returns of N beams (see :func:`simready.sensors_hw.lidar.returns_numpy` for the rules).
+            compact_id: np.ndarray, intensity: np.ndarray, ids: np.ndarray, rng_m: np.ndarray,
+            beam: np.ndarray, words: np.ndarray) -> int:
+    """The returns of N beams (see :func:`simready.sensors_hw.lidar.returns_numpy` for the rules), in one pass
+    into the caller's (N,) buffers ``intensity`` float32, ``ids`` uint32, ``rng_m`` float64 and ``beam`` int64,
+    sized for every beam returning; returns M, how many did (the first M entries of each buffer: the caller
+    shrinks them in place). The points are the beams' directions times ``rng_m``, computed when read
+    (:func:`beam_points`).
 
-    ``noisy``: ``sigma`` is not zero (the range is ``dist + sigma·noise``, the float32 product widened);
-    ``rain_draw`` / ``two_way``: (N,) rain's uniforms and two-way transmittance, or (0,) when dry;
-    ``cos_el``/``sin_el`` (channels,) and ``cos_az``/``sin_az`` (steps,): the beam table's angles, whose products
-    are its directions (:func:`simready.sensors_hw.lidar.beam_table`: ``cos el · cos az``, ``cos el · sin az``,
-    ``sin el``, the same float64 products), read instead of an (N, 3) table;
-    ``keep``: (N,) bool work array (overwritten). Returns (points (3, M) float64, intensity (M,) float32,
-    instance id (M,) uint32, range (M,) float64, beam (M,) int64).
+    The hits as the cast leaves them: ``body`` (−1: none), ``tfar`` the float32 distance from each segment's
+    start at ``r_min`` (one per beam or one for all), whose float64 sum is the hit's distance (what
+    :attr:`simready.raycast.hits.Hits.distance_m` reads); ``noisy``: ``sigma`` is not zero (the range is
+    ``distance + sigma·noise``, the float32 product widened); ``rain_draw`` / ``two_way``: (N,) rain's uniforms
+    and two-way transmittance, or (0,) when dry.
+
+    The uniforms: ``draw`` (N,), or with ``draw`` (0,) drawn here, one per beam in beam order, from the PCG64
+    state ``words`` (:func:`pcg64_draws`' six words, updated in place): ``Generator.random(dtype=float32)``'s
+    numbers (:func:`pcg64_draws`' loop), read where they are drawn instead of written out and read back.
     """
-    n = hit.shape[0]
+    n = body.shape[0]
     rain = two_way.shape[0] == n
+    per_ray = r_min.shape[0] == n
+    inline = draw.shape[0] != n
+    hi, lo, inc_hi, inc_lo = np.uint64(0), np.uint64(0), np.uint64(0), np.uint64(0)
+    has, buf = False, np.uint64(0)
+    if inline:
+        hi, lo, inc_hi, inc_lo, has, buf = words[0], words[1], words[2], words[3], words[4] != 0, words[5]
+    scale = np.float32(1.0 / 16777216.0)
     m = 0
     for i in range(n):
-        k = hit[i]
-        if k:
-            r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
-            weak = dark_ext[body[i]] or cos[i] < cos_grazing
-            k = not (weak and draw[i] < probability) and r > 0.0
-            if k and rain:
-                k = np.float64(rain_draw[i]) < two_way[i]
-        keep[i] = k
-        m += k
-    points = np.empty((3, m), np.float64)
-    intensity = np.empty(m, np.float32)
-    ids = np.empty(m, np.uint32)
-    rng_m = np.empty(m, np.float64)
-    beam = np.empty(m, np.int64)
-    j = 0
+        if inline:
+            hi, lo, has, buf, u32 = _next32(hi, lo, inc_hi, inc_lo, has, buf)
+            u = np.float32(u32 >> np.uint32(8)) * scale
+        else:
+            u = draw[i]
+        b = body[i]
+        if b < 0:
+            continue
+        dist = np.float64(tfar[i]) + np.float64(r_min[i if per_ray else 0])
+        r = dist + np.float64(sigma * noise[i]) if noisy else dist
+        if ((dark_ext[b] or cos[i] < cos_grazing) and u < probability) or not r > 0.0:
+            continue
+        if rain and not np.float64(rain_draw[i]) < two_way[i]:
+            continue
+        power = reflectance[b] * np.float64(cos[i])
+        if rain:
+            power = power * two_way[i]
+        intensity[m] = np.float32(power)
+        ids[m] = compact_id[b]
+        rng_m[m] = r
+        beam[m] = i
+        m += 1
+    if inline:
+        words[0], words[1], words[4], words[5] = hi, lo, np.uint64(1 if has else 0), buf
+    return m
+
+
+@numba.njit(**_JIT)
+def beam_points(beam: np.ndarray, rng_m: np.ndarray, cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray,
+                sin_az: np.ndarray) -> np.ndarray:
+    """(3, M) float64 sensor-frame points of returns on ascending beams ``beam`` at ranges ``rng_m``: the beam
+    table's direction times the range, the direction as the products of its angles' cosines and sines
+    (:func:`simready.sensors_hw.lidar.beam_table`: ``cos el · cos az``, ``cos el · sin az``, ``sin el``, the same
+    float64 products), read instead of an (N, 3) table; columns walked with the beams (no integer division)."""
+    m = beam.shape[0]
     channels = cos_el.shape[0]
-    for s in range(n // channels):  # by column and channel: no integer division per beam
-        for c in range(channels):
-            i = s * channels + c
-            if not keep[i]:
-                continue
-            b = body[i]
-            r = dist[i] + np.float64(sigma * noise[i]) if noisy else dist[i]
-            points[0, j] = (cos_el[c] * cos_az[s]) * r
-            points[1, j] = (cos_el[c] * sin_az[s]) * r
-            points[2, j] = sin_el[c] * r
-            power = reflectance[b] * np.float64(cos[i])
-            if rain:
-                power = power * two_way[i]
-            intensity[j] = np.float32(power)
-            ids[j] = compact_id[b]
-            rng_m[j] = r
-            beam[j] = i
-            j += 1
-    return points, intensity, ids, rng_m, beam
+    points = np.empty((3, m), np.float64)
+    s = 0
+    first = 0  # beam index of column s's first channel
+    for j in range(m):
+        i = beam[j]
+        while i >= first + channels:
+            s += 1
+            first += channels
+        c = i - first
+        r = rng_m[j]
+        points[0, j] = (cos_el[c] * cos_az[s]) * r
+        points[1, j] = (cos_el[c] * sin_az[s]) * r
+        points[2, j] = sin_el[c] * r
+    return points
 
 
 @numba.njit(**_JIT)
@@ -166,6 +196,42 @@ def azimuth_beams(corners: np.ndarray, ax: np.ndarray, ay: np.ndarray, px: np.nd
                 out[j] = s * channels + c
                 j += 1
     return out
+
+
+@numba.njit(**_JIT)
+def column_axes(T: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`azimuth_beams`' frames of S column poses ``T`` (S, 4, 4) in one pass: the sensor's x and y axes in
+    world, (3, S) each, and the origin's coordinates along them, (S,) each: ``np.einsum("si,is->s", p, ax)``'s
+    sums, ``(p0·a0 + p1·a1) + p2·a2`` (measured: its order, no fused products)."""
+    s_n = T.shape[0]
+    ax = np.empty((3, s_n))
+    ay = np.empty((3, s_n))
+    px = np.empty(s_n)
+    py = np.empty(s_n)
+    for s in range(s_n):
+        for i in range(3):
+            ax[i, s] = T[s, i, 0]
+            ay[i, s] = T[s, i, 1]
+        p0, p1, p2 = T[s, 0, 3], T[s, 1, 3], T[s, 2, 3]
+        px[s] = (p0 * T[s, 0, 0] + p1 * T[s, 1, 0]) + p2 * T[s, 2, 0]
+        py[s] = (p0 * T[s, 0, 1] + p1 * T[s, 1, 1]) + p2 * T[s, 2, 1]
+    return ax, ay, px, py
+
+
+@numba.njit(**_JIT)
+def mount_poses(P: np.ndarray, M: np.ndarray) -> np.ndarray:
+    """``P @ M`` for S poses ``P`` (S, 4, 4) and one mount ``M`` (4, 4), in place on ``P`` (returned): each entry
+    ``fma(p3, m3, fma(p2, m2, fma(p1, m1, p0·m0)))``, how np.matmul sums a float64 (S, 4, 4) @ (4, 4) here
+    (measured: its BLAS kernels fuse the products so), without its per-matrix calls and a second (S, 4, 4) array."""
+    row = np.empty(4)
+    for s in range(P.shape[0]):
+        for i in range(4):
+            for k in range(4):
+                row[k] = P[s, i, k]
+            for j in range(4):
+                inner: float = fma(row[1], M[1, j], row[0] * M[0, j])  # type: ignore[call-arg]
+                P[s, i, j] = fma(row[3], M[3, j], fma(row[2], M[2, j], inner))
+    return P
 
 
 #: Bytes a formatted value may take: a sign, 19 digits of an int64 magnitude, a decimal point, its separator.

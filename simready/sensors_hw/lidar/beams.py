@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from simready.raycast.body import box_corners
 from simready.raycast.kernels import sensor_rays
 from simready.raycast.rays import RayPrefilter
-from simready.sensors_hw.lidar_kernels import azimuth_beams
+from simready.sensors_hw.lidar_kernels import azimuth_beams, column_axes, mount_poses
 from simready.sensors_hw.models import LidarModel, Rig
 
 
@@ -67,8 +67,12 @@ def beam_table(model: LidarModel) -> BeamTable:
 
 
 def lidar_poses(rig: Rig, lidar_name: str, t0_s: float) -> NDArray[np.float64]:
-    """(steps, 4, 4) ``T_world_sensor`` at each column's firing time."""
-    return rig.T_world_sensor(lidar_name, t0_s + beam_table(rig.lidar(lidar_name)).time_offset_s)
+    """(steps, 4, 4) ``T_world_sensor`` at each column's firing time: ``Rig.T_world_sensor``'s product, bit for bit,
+    in one compiled pass over the body's poses (:func:`simready.sensors_hw.lidar_kernels.mount_poses`)."""
+    T_body = rig.body.poses_at(t0_s + beam_table(rig.lidar(lidar_name)).time_offset_s)
+    T: NDArray[np.float64] = mount_poses(np.ascontiguousarray(T_body, np.float64),
+                                         np.ascontiguousarray(rig.T_body_sensor(lidar_name)))
+    return T
 
 
 def lidar_rays(rig: Rig, lidar_name: str, t0_s: float,
@@ -91,15 +95,19 @@ def azimuth_prefilter(model: LidarModel, T_cols: NDArray[np.float64],
     footprint spans an arc < π given by its corners. Columns whose origin is
     inside the footprint keep all beams. Near-vertical channels (no
     azimuth) disable the filter. The filter runs as one compiled pass over the columns
-    (:func:`simready.sensors_hw.lidar_kernels.azimuth_beams`); ``compiled=False``: the numpy passes.
+    (:func:`simready.sensors_hw.lidar_kernels.azimuth_beams`, its column frames from another,
+    :func:`~simready.sensors_hw.lidar_kernels.column_axes`); ``compiled=False``: the numpy passes.
     """
     table = beam_table(model)
     if np.any(np.abs(table.elevation_rad) > math.radians(89.9)):
         return lambda lo, hi: None
     # Sensor x and y axes in world per column, and the origin's coordinates along them.
-    ax, ay = np.ascontiguousarray(T_cols[:, :3, 0].T), np.ascontiguousarray(T_cols[:, :3, 1].T)
-    px = np.einsum("si,is->s", T_cols[:, :3, 3], ax)
-    py = np.einsum("si,is->s", T_cols[:, :3, 3], ay)
+    if compiled:
+        ax, ay, px, py = column_axes(np.ascontiguousarray(T_cols, np.float64))
+    else:
+        ax, ay = np.ascontiguousarray(T_cols[:, :3, 0].T), np.ascontiguousarray(T_cols[:, :3, 1].T)
+        px = np.einsum("si,is->s", T_cols[:, :3, 3], ax)
+        py = np.einsum("si,is->s", T_cols[:, :3, 3], ay)
     margin = 2.0 * np.pi / model.azimuth_steps + 1e-6
     channels = np.arange(model.channels)
     two_pi = 2.0 * np.pi

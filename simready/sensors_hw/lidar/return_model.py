@@ -32,14 +32,24 @@ def normals_then_uniforms(rng: np.random.Generator, noise: NDArray[np.float32], 
         rng.random(dtype=np.float32, out=draw)
         return
     with bits.lock:
-        st = bits.state
-        value, inc = st["state"]["state"], st["state"]["inc"]
-        words = np.array([value >> 64, value & _MASK64, inc >> 64, inc & _MASK64, st["has_uint32"], st["uinteger"]],
-                         np.uint64)
+        st, words = pcg64_words(rng)
         pcg64_draws(words, noise, draw)
-        st["state"]["state"] = (int(words[0]) << 64) | int(words[1])
-        st["has_uint32"], st["uinteger"] = int(words[4]), int(words[5])
-        bits.state = st
+        set_pcg64_words(rng, st, words)
+
+
+def pcg64_words(rng: np.random.Generator) -> tuple[dict[str, Any], NDArray[np.uint64]]:
+    """A PCG64 generator's state dict and its six words as :func:`pcg64_draws` reads them (state high, low,
+    increment high, low, has_uint32, uinteger); :func:`set_pcg64_words` puts the words back."""
+    st = dict(rng.bit_generator.state)  # numpy's fresh dict each time: written back whole
+    value, inc = st["state"]["state"], st["state"]["inc"]
+    return st, np.array([value >> 64, value & _MASK64, inc >> 64, inc & _MASK64, st["has_uint32"], st["uinteger"]],
+                        np.uint64)
+
+
+def set_pcg64_words(rng: np.random.Generator, st: dict[str, Any], words: NDArray[np.uint64]) -> None:
+    st["state"]["state"] = (int(words[0]) << 64) | int(words[1])
+    st["has_uint32"], st["uinteger"] = int(words[4]), int(words[5])
+    rng.bit_generator.state = st
 
 
 def dark_bodies(model: LidarModel, scene: SceneGeometry) -> NDArray[np.bool_]:
