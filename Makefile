@@ -36,11 +36,18 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	@# The numba kernels a run calls, compiled once into their caches (every core; `simready run` checks again).
-	$(BIN)/python -m simready.kernel_cache
 	@touch $(STAMP)
 
-install: $(STAMP)
+# The numba kernels a run calls, compiled once into their caches (every core; `simready run` checks again), and the
+# argument types only the tests call them with (--tests: 46 signatures, ~17 CPU-s, that a fresh clone's test workers
+# otherwise compiled each the ones it met first). numba keeps them beside the kernels' modules, in this clone's
+# __pycache__ folders, not in the venv: the stamp is there too, so a clone using a venv installed elsewhere gets them.
+KERNEL_STAMP := simready/__pycache__/kernels-warmed.stamp
+$(KERNEL_STAMP): $(STAMP) simready/kernel_signatures.py
+	$(BIN)/python -m simready.kernel_cache --tests
+	@mkdir -p $(@D) && touch $@
+
+install: $(STAMP) $(KERNEL_STAMP)
 
 $(DAGSTER_HOME)/dagster.yaml: deploy/dagster.yaml
 	@mkdir -p $(DAGSTER_HOME)

@@ -20,8 +20,13 @@ them writes too).
 
 Keeping the table: ``python -m simready.kernel_cache --missing`` prints the signatures numba has cached
 for the current sources that the table lacks (after a ``make run`` on a fresh clone: those its workers still
-compiled), in the table's notation; ``tests/test_kernel_cache.py`` fails when a ``cache=True`` kernel is
+compiled), in the table's notation (``--missing --tests`` after a test run: what the tests compiled that
+:data:`TEST_KERNELS` lacks too); ``tests/test_kernel_cache.py`` fails when a ``cache=True`` kernel is
 neither listed nor called by a listed one.
+
+The tests: they call the kernels with argument types a run never does (read-only and non-contiguous arrays, the
+kernels of :data:`NOT_IN_RUN`), listed apart in :data:`TEST_KERNELS`; ``--tests`` (``make install``) compiles
+those too, so that a fresh clone's test workers load them instead of each compiling the ones it meets first.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from numba.core import caching, types
 from numba.core.dispatcher import Dispatcher
 
 from simready.common.parallel import map_samples
-from simready.kernel_signatures import KERNELS, NOT_IN_RUN
+from simready.kernel_signatures import KERNELS, NOT_IN_RUN, TEST_KERNELS
 
 #: An argument's type: a dtype code (numpy's: ``b1`` bool, ``i8``, ``u2``, ``f4``, ``f8`` …) for a scalar, or
 #: ``code[N]`` for an N-dimensional C-contiguous array, ``code[NA]`` for any layout, a trailing ``r`` for a
@@ -96,10 +101,24 @@ def signature(text: str) -> tuple[types.Type, ...]:
     return tuple(arg_type(tok) for tok in text.split())
 
 
-def kernels(groups: Sequence[str] | None = None) -> list[Kernel]:
-    """The listed kernels (of ``groups``, default all), their modules imported."""
+def _table(tests: bool) -> dict[str, dict[str, dict[str, tuple[str, ...]]]]:
+    """:data:`KERNELS`, with :data:`TEST_KERNELS`' signatures added to the same kernels where ``tests``."""
+    if not tests:
+        return KERNELS
+    out = {g: {m: dict(names) for m, names in modules.items()} for g, modules in KERNELS.items()}
+    for group, modules in TEST_KERNELS.items():
+        for module_name, names in modules.items():
+            listed = out.setdefault(group, {}).setdefault(module_name, {})
+            for name, sigs in names.items():
+                listed[name] = (*listed.get(name, ()), *sigs)
+    return out
+
+
+def kernels(groups: Sequence[str] | None = None, tests: bool = False) -> list[Kernel]:
+    """The listed kernels (of ``groups``, default all), their modules imported; with the argument types only the
+    test suite calls them with (:data:`TEST_KERNELS`) where ``tests``."""
     out = []
-    for group, modules in KERNELS.items():
+    for group, modules in _table(tests).items():
         if groups is not None and group not in groups:
             continue
         for module_name, names in modules.items():
@@ -168,13 +187,14 @@ class Warmed:
 
 
 def warm_kernels(groups: Sequence[str] | None = None, say: Callable[[str], None] | None = print,
-                 workers: int | None = None) -> Warmed:
+                 workers: int | None = None, tests: bool = False) -> Warmed:
     """Have every listed kernel (of ``groups``, default all) compiled in this process, compiling what the on-disk
     cache lacks first: the groups with something missing side by side on ``workers`` forked processes (default:
     one per core, :func:`simready.common.parallel.map_samples`), which write the cache; then this process loads
-    them all from it. ``say`` gets one progress line when something is compiled (none when all was on disk)."""
+    them all from it. ``say`` gets one progress line when something is compiled (none when all was on disk).
+    ``tests``: the argument types only the test suite calls the kernels with too (:data:`TEST_KERNELS`)."""
     t0 = time.perf_counter()
-    listed = kernels(groups)
+    listed = kernels(groups, tests)
     by_group: dict[str, list[Kernel]] = {}
     for kernel in listed:
         by_group.setdefault(kernel.group, []).append(kernel)
@@ -193,11 +213,11 @@ def warm_kernels(groups: Sequence[str] | None = None, say: Callable[[str], None]
     return warmed
 
 
-def unlisted_on_disk() -> dict[tuple[str, str], list[tuple[types.Type, ...]]]:
+def unlisted_on_disk(tests: bool = False) -> dict[tuple[str, str], list[tuple[types.Type, ...]]]:
     """Per listed (module, kernel), the argument types numba's cache holds for its current source that
-    :data:`KERNELS` does not list."""
+    :data:`KERNELS` (and :data:`TEST_KERNELS` where ``tests``) does not list."""
     out: dict[tuple[str, str], list[tuple[types.Type, ...]]] = {}
-    for kernel in kernels():
+    for kernel in kernels(tests=tests):
         cache = kernel.dispatcher._cache
         if not isinstance(cache, caching.Cache):
             continue
@@ -214,9 +234,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m simready.kernel_cache", description=__doc__.split("\n")[0])
     parser.add_argument("--missing", action="store_true",
                         help="print the cached signatures of listed kernels that the table lacks, then exit")
+    parser.add_argument("--tests", action="store_true",
+                        help="the argument types only the test suite calls the kernels with too (TEST_KERNELS)")
     args = parser.parse_args(argv)
     if args.missing:
-        for (module, name), sigs in sorted(unlisted_on_disk().items()):
+        for (module, name), sigs in sorted(unlisted_on_disk(args.tests).items()):
             for sig in sigs:
                 try:
                     text = " ".join(token(t) for t in sig)
@@ -224,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     text = f"<{exc}>"
                 print(f"{module}.{name}: {text!r}")
         return 0
-    warm_kernels()
+    warm_kernels(tests=args.tests)
     return 0
 
 

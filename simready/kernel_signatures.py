@@ -1,6 +1,7 @@
 """The numba kernels a run calls from Python and the argument types it calls them with: the table
-:mod:`simready.kernel_cache` compiles ahead of a run's forks. Data only; ``python -m simready.kernel_cache
---missing`` prints what a run compiled that the table lacks, and ``tests/test_kernel_cache.py`` fails when a
+:mod:`simready.kernel_cache` compiles ahead of a run's forks (and :data:`TEST_KERNELS`, those only the tests
+call, compiled at install). Data only; ``python -m simready.kernel_cache --missing`` prints what a run compiled
+that the table lacks, and ``tests/test_kernel_cache.py`` fails when a
 ``cache=True`` kernel is neither listed, called by a listed one, nor in :data:`NOT_IN_RUN`.
 
 An argument's type is written as a dtype code (numpy's: ``b1`` bool, ``i8``, ``u2``, ``f4``, ``f8`` …) for a
@@ -307,8 +308,160 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
     },
 }
 
+#: The argument types only the test suite calls kernels with, on top of :data:`KERNELS` (same groups): the tests
+#: pass read-only or non-contiguous arrays a run never does and call the kernels of :data:`NOT_IN_RUN` directly.
+#: ``make install`` compiles them too (``python -m simready.kernel_cache --tests``), so that a fresh clone's
+#: ``make test`` does not compile them inside its workers, each worker the ones it meets first. ``python -m
+#: simready.kernel_cache --missing --tests`` after a test run lists what this table and :data:`KERNELS` lack.
+TEST_KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
+    "sim": {
+        "simready.sim.core.kernels": {
+            "place_on_paths": (
+                "f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 f8[1]r f8[1]r f8[1] f8[1] f8[2]",
+                "f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 f8[1]r f8[1]r f8[1]r f8[1]r f8[2]",
+                "f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 f8[1]r f8[1] f8[1] f8[1] f8[2]",
+            ),
+            "pack_bodies": (
+                "f8[2] f8[1] f8[1] f8[1] f8[1]r f8[1] f8[1] b1 f8[1] f8[1]",
+                "f8[2] f8[1] f8[1] f8[1]r f8[1] f8[1]r f8[1]r b1 f8[1] f8[1]",
+                "f8[2] f8[1] f8[1] f8[1]r f8[1] f8[1] f8[1] b1 f8[1] f8[1]",
+            ),
+            "walk_heights": (
+                "i8[1] i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1] b1[1] f8[1]",
+                "i8[1] i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1]r b1[1] f8[1]",
+            ),
+            "advance_place_lanes": (
+                ("f8[1] f8[1] f8[1] b1[1]r f8 f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 f8[1]r f8[1]r "
+                 "i8[1] f8[2] f8[1] f8[1] f8[1] f8[2] i8[1] f8[1]"),
+            ),
+            "pack_step_walk": (
+                ("f8[2] f8[1] f8[1] f8[1] f8[1]r f8[1] f8[1] b1 b1[1]r f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r i8[1] "
+                 "i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1] f8[1] i8[2]"),
+                ("f8[2] f8[1] f8[1] f8[1]r f8[1] f8[1] f8[1] b1 b1[1]r f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r i8[1] "
+                 "i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1] f8[1] i8[2]"),
+            ),
+            "pack_step_walk_ok": (
+                ("f8[2] f8[1] f8[1] f8[1] f8[1]r f8[1] f8[1] b1 b1[1]r f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r i8[1] "
+                 "i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1] f8[1] i8[2] f8 f8 f8 f8 f8 f8 b1[1] f8[1]"),
+                ("f8[2] f8[1] f8[1] f8[1]r f8[1] f8[1] f8[1] b1 b1[1]r f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r i8[1] "
+                 "i8[1] f8[1] f8[1] f8[1] f8 f8[1]r f8[1] f8[1] i8[2] f8 f8 f8 f8 f8 f8 b1[1] f8[1]"),
+            ),
+            "state_ok": (
+                "f8[2] f8[2]r f8[2]r f8[2]r b1[1]r f8 b1 f8 f8 f8 f8 f8",
+                "f8[2]r f8[2]r f8[2] f8[2]r b1[1]r f8 b1 f8 f8 f8 f8 f8",
+                "f8[2]r f8[2] f8[2]r f8[2]r b1[1]r f8 b1 f8 f8 f8 f8 f8",
+                "f8[2]r f8[2]r f8[2]r f8[2] b1[1]r f8 b1 f8 f8 f8 f8 f8",
+            ),
+            "swept_pairs": (
+                "f8[2]r f8[2]r f8[1]r f8[1]r f8[1]r f8[2]r f8[2]r f8[1]r f8[1]r f8[1]r f8 f8[1] f8[1]",
+                "f8[2] f8[2]r f8[1]r f8[1]r f8[1]r f8[2]r f8[2]r f8[1]r f8[1]r f8[1]r f8 f8[1] f8[1]",
+            ),
+        },
+        "simready.sim.core.record_kernels": {
+            "record_row": (
+                ("i8 f8[2]r f8[2]r f8[2] f8[2]r b1[1]r i8[1]r f8[1]r f8[1]r b1[1] f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] "
+                 "f8[2]"),
+            ),
+            "record_row_x5": (
+                ("i8 f8[2]r f8[2]r f8[2] f8[2]r b1[1]r i8[1]r f8[1]r f8[1]r b1[1] f8[1]r f8[1] f8[1] f8[1]r f8[1] "
+                 "f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] f8[2] f8[3]"),
+            ),
+        },
+        "simready.sim.core.planner_kernels": {
+            "accelerations": (
+                ("f8[2] f8[2] f8[1]r f8[1]r b1[1]r i8[1]r f8[1]r f8[2] i8[1] i8[2] f8[2]r f8[1]r f8[2] i8[2] i1[1]r f8 "
+                 "f8 f8 f8 f8 f8 f8 f8[1] f8[1]"),
+                ("f8[2] f8[2] f8[1] f8[1] b1[1] i8[1] f8[1] f8[2] i8[1] i8[2] f8[2] f8[1] f8[2] i8[2] i1[1] f8 f8 f8 "
+                 "f8 f8 f8 f8 f8[1] f8[1]"),
+            ),
+            "lane_gaps": (
+                "i8[1] f8[1] f8[1] b1[1] b1[1] f8[2] f8[1] f8[2] i8[1] f8[2] b1[1] f8",
+            ),
+            "sight_lines": (
+                "f8[2] f8[1] f8[1] f8[1] b1[1] b1[1] f8[2] f8[2] i8[1] i8[1] f8 b1[1]",
+            ),
+            "corridor_pedestrians": (
+                ("f8[2]r f8[2]r f8[1]r f8[1]r b1[1]r b1[1]r b1[1]r b1[1]r b1[1]r f8[1]r f8[1]r f8[1] b1[1]r f8[2] "
+                 "f8[2] f8 f8 f8 f8 i8[2]"),
+                ("f8[2A] f8[2A]r f8[1] f8[1] b1[1] b1[1]r b1[1]r b1[1]r b1[1]r f8[1]r f8[1]r f8[1] b1[1]r f8[2] f8[2] "
+                 "f8 f8 f8 f8 i8[2]"),
+                ("f8[2] f8[2] f8[1] f8[1] b1[1] b1[1] b1[1] b1[1] b1[1] f8[1] f8[1] f8[1] b1[1] f8[2] f8[2] f8 f8 f8 "
+                 "f8 i8[2]"),
+                ("f8[2A]r f8[2A] f8[1]r f8[1]r b1[1]r b1[1]r b1[1]r b1[1]r b1[1]r f8[1]r f8[1]r f8[1] b1[1]r f8[2] "
+                 "f8[2] f8 f8 f8 f8 i8[2]"),
+            ),
+        },
+    },
+    "raycast": {
+        "simready.raycast.kernels": {
+            "hit_points": (
+                "i8[1A] f4[2]r f4[2] b1 f8[1]",
+                "i8[1A] f8[2]r f8[2] b1 f8[1]",
+                "i8[1] f4[2]r f4[2] b1 f8[1]",
+            ),
+            "start_points": (
+                "f4[2] f4[2] f4[1]r",
+                "f4[2]r f4[2] f4[1]r",
+            ),
+            "sensor_rays": (
+                "f4[3] f8[3] f8[1] f4[1] b1",
+            ),
+            "unique_sorted": (
+                "f8[1A]",
+            ),
+            "slab_select": (
+                "f4[2]r f4[2] i8[1] b1 f8[1] f8[1] f4[1]",
+            ),
+        },
+    },
+    "truth": {
+        "simready.truth.kernels.tables": {
+            "quantized32": (
+                "f8[1A] f8",
+            ),
+            "flow_columns": (
+                "f8[2] i8[1] i8[1] f8[2] f8[2] f8",
+            ),
+        },
+        "simready.truth.kernels.visibility": {
+            "buffer_visibility": (
+                "f8[2] f8[1A] b1[1] i8[1] i8[1] i4[1] i4[1] f8[1] i8 i8 f8 f8",
+            ),
+        },
+    },
+    "camera": {
+        "simready.sensors_hw.camera_kernels": {
+            "tone_map": (
+                "f4[2] f4 b1 f4[1]r",
+                "f4[2] f4 b1 f4[1]",
+            ),
+            "encode_srgb": (
+                "f4[2] i4[1]r i8 i8 f4[2]r u1[1] f4",
+            ),
+            "radiance": (
+                "f4[2] i4[1] f4[2] b1[1] f4[1] i8[1] b1[1] f4[1] f4[1] f4[1] f4[1] b1 f4 b1 f4[1]",
+            ),
+        },
+    },
+    "lidar": {
+        "simready.sensors_hw.lidar_kernels": {
+            "azimuth_beams": (
+                "f8[2] f8[2] f8[2] f8[1] f8[1] f8[1]r f8 i8 f8[1]r f8[1]r",
+            ),
+        },
+    },
+    "dynamic": {
+        "simready.sim.backends.dynamic.kernels": {
+            "agent_drive_rows": (
+                ("i8[1] b1[1] b1[1] f8[1] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[1] f8[1] f8[1] f8[1] f8[1] "
+                 "f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2]"),
+            ),
+        },
+    },
+}
+
 #: The ``cache=True`` kernels a ``make run`` of the default suite never compiled (on a fresh clone), by the function
-#: that calls them: left to compile when first called.
+#: that calls them: left to compile when first called (the types the tests call them with are in :data:`TEST_KERNELS`).
 NOT_IN_RUN: dict[str, str] = {
     "simready.raycast.kernels.hit_points": "simready.raycast.hits.Hits.point_world_of",
     "simready.truth.kernels.visibility.buffer_visibility": "simready.truth.correspondence.visibility.buffer_visible",

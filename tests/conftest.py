@@ -13,7 +13,8 @@ rollout needs): when both workers started on modules that roll out, both compile
 side. There the units are ordered by the kernels they need (``SIM_KERNELS``, then the modules needing none, then
 ``KERNELS``) and the first worker takes them from the front, the others from the back: one worker compiles the
 simulation's kernels, the other the sensors' and the truth's, and they meet among the modules that need none (by then
-the kernels are in numba's cache beside their modules).
+the kernels are in numba's cache beside their modules). ``make install`` compiles them ahead, the argument types
+only the tests use too (``python -m simready.kernel_cache --tests``): the order matters where a kernel changed since.
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def test_every_cached_kernel_is_listed_or_called_by_a_listed_one() -> None:
 
 
 def test_listed_signatures_fit_their_kernels() -> None:
-    listed = kc.kernels()
+    listed = kc.kernels(tests=True)  # the run's table and the tests' variants, merged per kernel
     assert len({(k.module, k.name) for k in listed}) == len(listed)
     for kernel in listed:
         params = inspect.signature(kernel.dispatcher.py_func).parameters
@@ -120,10 +120,11 @@ def test_warming_compiles_and_caches_each_listed_signature() -> None:
 
 @pytest.mark.slow
 def test_warming_every_group_compiles_every_cached_kernel() -> None:
-    """The whole table compiles (a stale signature would raise) and is in this process afterwards."""
+    """The whole table, the tests' variants too, compiles (a stale signature would raise) and is in this process
+    afterwards."""
     lines: list[str] = []
-    kc.warm_kernels(say=lines.append)
-    for kernel in kc.kernels():
+    kc.warm_kernels(say=lines.append, tests=True)
+    for kernel in kc.kernels(tests=True):
         assert all(sig in kernel.dispatcher.overloads for sig in kernel.signatures), kernel.name
         assert kc.missing(kernel) == []
     assert not lines or lines[0].startswith("compiling numba kernels (first run only)")
