@@ -51,6 +51,11 @@ def _guarded(test: Callable[[], tuple[bool, str]]) -> Callable[[], tuple[bool, s
     return run
 
 
+def _known(verdict: tuple[bool, str]) -> Callable[[], tuple[bool, str]]:
+    """A check's verdict already evaluated (on a worker), as :func:`_per_unit` asks for it."""
+    return lambda: verdict
+
+
 def _observations_whole(sample: SuiteSample) -> tuple[bool, str]:
     bad = []
     for obs in observation_dirs(sample.folder).values():
@@ -118,7 +123,7 @@ def evaluate_suite(samples: list[SuiteSample], released: Mapping[str, Mapping[st
     # simulate, the completeness check hashes every file), the verdicts the same as one after the other.
     verdicts = map_samples(lambda s: [_guarded(lambda: test(s))() for _, _, test in per_sample], samples)
     for k, (check, proves, _) in enumerate(per_sample):
-        out.append(_per_unit(check, proves, {s.name: (lambda v=v[k]: v) for s, v in zip(samples, verdicts)}))
+        out.append(_per_unit(check, proves, {s.name: _known(v[k]) for s, v in zip(samples, verdicts)}))
     rows = [s.row for s in samples]
     shared = {f for f, s in load_splits().families.items() if s == SHARED}
     leaks = leakage(rows, shared)
