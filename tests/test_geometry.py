@@ -282,6 +282,17 @@ def test_the_scenes_of_one_template_share_its_static_bodies(tmp_path) -> None:
     assert shared.hit.any()
     for name in ("hit", "distance_m", "body_index", "triangle_index", "barycentric_uv"):
         assert np.array_equal(getattr(shared, name), getattr(new, name), equal_nan=True), name
+    # prepare_statics (what a stage calls before forking its workers) computes the static bodies' world vertices,
+    # so the workers read them instead of each computing its own.
+    SB._STATICS.clear()
+    meshes._WORLD_VERTICES.clear()
+    assert SB.prepare_statics(tpl, cat) == len(instances)
+    assert len(meshes._WORLD_VERTICES) >= len(instances)
+    # body_indices: every body of the named entities, ascending, unknown names ignored, from the entity index.
+    scene = fresh.scene
+    names = [scene.entity_ids_of_body[-1], "nobody", scene.entity_ids_of_body[0]]
+    assert scene.body_indices(names) == [i for i, e in enumerate(scene.entity_ids_of_body) if e in set(names)]
+    assert scene.body_indices([]) == []
 
 
 def test_scenes_of_the_same_static_bodies_share_one_static_embree_scene():

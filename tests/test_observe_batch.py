@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from simready.artifacts.layout import ObservationDir, SampleDir
-from simready.measurement.batch import ObservationWindow, observe_sample_dir, results_versions
+from simready.measurement.batch import ObservationWindow, observe_batch, observe_sample_dir, results_versions
 from simready.artifacts.records import ObservedFrame, Outcomes, Render, Results
 from simready.scenario.manifest import manifest_bytes
 from tests.fixtures.samples import SMALL, TLA, WINDOW, make_sample
@@ -143,6 +143,35 @@ def test_a_rain_sample_gets_a_lidar_only_dry_sibling(sample, tmp_path):
     obs, _ = results_versions([copy])
     shutil.rmtree(s.dry_observations.root)
     assert results_versions([copy])[0] != obs
+
+
+def test_a_batch_observed_folder_by_folder_on_two_workers_is_the_same(sample, tmp_path, monkeypatch):
+    """observe_batch: every folder of the batch (bases, branches, a rain sample's dry sibling) one item on two
+    worker processes, the longest first; the same files and rows as each sample one after the other."""
+    d, _ = sample
+    rainy = tmp_path / "one" / d.name
+    shutil.copytree(d, rainy)
+    make_rainy(rainy)
+    window = ObservationWindow(0.2, 0.3, branches=True, branch_truth=False)
+    alone = observe_sample_dir(rainy, template(TLA), catalog(), window=window, overrides=SMALL, video=False)
+    expected = {o.root.relative_to(rainy): Results.read(o.results).files
+                for o in [SampleDir(rainy).observations, SampleDir(rainy).dry_observations,
+                          *SampleDir(rainy).branch_observations()]}
+    dry = tmp_path / "dry" / d.name
+    shutil.copytree(d, dry)
+    again = tmp_path / "rainy" / d.name
+    shutil.copytree(rainy, again)
+    monkeypatch.setenv("SIMREADY_WORKERS", "2")
+    rows = observe_batch([dry, again], template(TLA), catalog(), window=window, overrides=SMALL, video=False)
+    assert [r["sample"] for r in rows] == [d.name, d.name]
+    assert rows[0]["dry"] is None and rows[1]["dry"] is not None
+    figures = ("files", "frames", "window_s", "decision_t_s")
+    assert {k: rows[1][k] for k in figures} == {k: alone[k] for k in figures}
+    assert sorted(rows[1]["branches"]) == sorted(alone["branches"]) == ["brake", "coast"]
+    got = {o.root.relative_to(again): Results.read(o.results).files
+           for o in [SampleDir(again).observations, SampleDir(again).dry_observations,
+                     *SampleDir(again).branch_observations()]}
+    assert got == expected and len(got) == 4
 
 
 def test_a_dry_sample_has_no_dry_sibling(sample):

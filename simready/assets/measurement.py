@@ -15,7 +15,6 @@ from simready.assets.metadata import NO, YES, artifact_link, parquet_metadata, p
 from simready.assets.partitions import by_template, sample_partitions
 from simready.assets.stage_io import batch_of, batch_samples, save_batch, stage_inputs
 from simready.artifacts.layout import ObservationDir, SampleDir
-from simready.common.parallel import map_samples
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 from simready.truth.summary import PREVIEW_COLUMNS, track_counts, tracks_files, tracks_preview
@@ -49,7 +48,7 @@ MEASUREMENT_CODE_VERSION = "measurement-6"
 )
 def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
     # definitions stay light: pandas, numba
-    from simready.measurement.batch import ObservationWindow, observe_sample_dir, results_versions
+    from simready.measurement.batch import ObservationWindow, observe_batch, results_versions
     from simready.sensors_hw.scene_build import prepare_statics
 
     template_id, batch = batch_of(context)
@@ -61,9 +60,10 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
         # The template's static bodies built once here, before the fork, and kept for the next batch: the workers
         # share them instead of each building its own (a street of thousands of instances).
         prepare_statics(template, catalog)
-    # The samples side by side, one per core (their bytes are the same as one after the other).
-    rows = map_samples(lambda d: observe_sample_dir(d, template, catalog, window=window, overrides=list(plan.set),
-                                                    video=plan.video, compressed=plan.compressed), dirs)
+    # The batch's observation folders side by side, one per core, the longest first (their bytes are the same as
+    # one after the other).
+    rows = observe_batch(dirs, template, catalog, window=window, overrides=list(plan.set), video=plan.video,
+                         compressed=plan.compressed)
     save_batch(store, template_id, batch)
     obs_version, truth_version = results_versions(dirs)
     metadata = observation_metadata(dirs, rows, plan)

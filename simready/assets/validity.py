@@ -94,11 +94,11 @@ def _reference_profile(store: ArtifactStore, template_id: str):
 def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) -> dg.MaterializeResult:
     from simready.review import write_sample_page  # review.__getattr__ loads Pillow, matplotlib
     from simready.review.page import Scene, write_camera_overlay  # definitions stay light: pybullet, pandas
-    from simready.validity.batch import report_rows, validate_batch  # definitions stay light: pybullet, pandas
+    from simready.validity.batch import report_rows, validate_sample_dir  # definitions stay light: pybullet, pandas
 
     template_id, batch = batch_of(context)
     dirs = batch_samples(store, template_id, batch)
-    records = validate_batch(dirs, _reference_profile(store, template_id))
+    reference = _reference_profile(store, template_id)
 
     def review(d: Path) -> tuple[Path, float, float]:
         """The sample's camera overlay and review page; (page, seconds in all, of them in the overlay)."""
@@ -110,8 +110,11 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
         page = write_sample_page(SampleDir(d), batch, camera=False, scene=scene)
         return page, time.perf_counter() - started, camera_s
 
-    # The samples side by side, one per core; the seconds are summed over the samples (CPU work, not wall).
-    reviewed = map_samples(review, dirs)
+    # The samples side by side, one per core, each gated and then given its page in one go (one round of workers,
+    # not one for the gate and another for the pages); the seconds are summed over the samples (CPU work, not wall).
+    gated = map_samples(lambda d: (validate_sample_dir(d, reference), review(d)), dirs)
+    records = [record for record, _ in gated]
+    reviewed = [r for _, r in gated]
     pages = {d.name: page for d, (page, _, _) in zip(dirs, reviewed)}
     pages_s = sum(r[1] for r in reviewed)
     camera_s = sum(r[2] for r in reviewed)

@@ -23,9 +23,10 @@ def _obs_dirs(context, store: ArtifactStore) -> list[Path]:
 @dg.asset_check(asset="sensor_observations", partitions_def=sample_partitions, blocking=True,
                 description="Every file in results.json exists with its sha256, and every camera frame has all its passes.")
 def observations_complete(context: dg.AssetCheckExecutionContext, store: ArtifactStore) -> dg.AssetCheckResult:
-    problems = []
-    for obs in _obs_dirs(context, store):
-        problems += missing_or_corrupt(obs) + incomplete_frames(obs)
+    from simready.common.parallel import map_samples  # the folders hashed side by side, one per core
+
+    found = map_samples(lambda obs: missing_or_corrupt(obs) + incomplete_frames(obs), _obs_dirs(context, store))
+    problems = [p for folder in found for p in folder]
     return dg.AssetCheckResult(passed=not problems, severity=dg.AssetCheckSeverity.ERROR,
                                metadata={"problems": findings(problems[:20], column="problem"), "count": len(problems)})
 

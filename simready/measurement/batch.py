@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from simready.common.hashing import content_hash
+from simready.common.parallel import map_samples
 from simready.artifacts.layout import ObservationDir, SampleDir
 from simready.artifacts.records import Outcomes, Results
 from simready.scenario.manifest import ScenarioManifest, load_manifest
@@ -146,6 +147,75 @@ def _observe_one(template: WorldTemplate, catalog: Catalog, manifest: ScenarioMa
             "timings_s": result.timings_s, "peak_rss_mb": result.peak_rss_mb}
 
 
+@dataclass(frozen=True)
+class FolderJob:
+    """One observation folder of a sample to write: which trace, where, over which span, with which passes.
+
+    A sample's folders (base, branches, dry sibling) are independent of each other once the sample's earlier
+    folders are cleared, so a batch's folders can be observed side by side (:func:`observe_batch`).
+    """
+
+    sample_dir: Path
+    variant: str  # "base", "dry", or the branch's label
+    trace: Path
+    out: Path
+    span: Span
+    overrides: tuple[str, ...]
+    video: bool
+    passes: tuple[str, ...] | None
+    compressed: bool
+
+    def weight(self) -> float:
+        """A rough relative cost for ordering (the longest first): the span, twice with perception truth
+        (about half an observation's cost), a tenth for the LiDAR-only dry sibling."""
+        lo, hi = self.span
+        length = (hi if hi is not None else 1e3) - (lo or 0.0)
+        passes = self.passes or PASSES
+        return length * (2.0 if "truth" in passes else 1.0) * (1.0 if len(passes) > 1 else 0.1)
+
+    def run(self, template: WorldTemplate, catalog: Catalog) -> dict[str, Any]:
+        return _observe_one(template, catalog, load_manifest(SampleDir(self.sample_dir).manifest), self.trace,
+                            self.out, self.span, list(self.overrides), self.video, passes=self.passes,
+                            compressed=self.compressed)
+
+
+def folder_jobs(sample_dir: Path, *, window: ObservationWindow | None = None, overrides: list[str], video: bool,
+                until_s: float | None = None, compressed: bool = False) -> tuple[float | None, list[FolderJob]]:
+    """Clear the sample's earlier observation folders and plan this run's: ``(decision_t_s, jobs)``, the base
+    first, then each branch in the outcomes' order, then the dry sibling (:func:`observe_sample_dir`)."""
+    sample = SampleDir(sample_dir)
+    _clear_observations(sample)
+    manifest = load_manifest(sample.manifest)
+    base_trace = sample.trace
+    t_d, labels = decision_and_branches(sample_dir)
+    span: Span
+    if window is None:
+        t_d, labels, span = None, [], (None, until_s)
+    else:
+        span = window.base_span(t_d, read_trace_input(base_trace).clip_s)
+        labels = labels if (window.branches and t_d is not None) else []
+    fixed = tuple(overrides)
+    jobs = [FolderJob(sample_dir, "base", base_trace, sample.observations.root, span, fixed, video, None, compressed)]
+    for label in labels:
+        branch = sample.branch(label)
+        settled = collision_settled_s(branch.trace, t_d) if window.outcome_tail_s is not None else None  # type: ignore[union-attr, arg-type]
+        b_span = window.branch_span(t_d, read_trace_input(branch.trace).clip_s, settled)  # type: ignore[union-attr, arg-type]
+        jobs.append(FolderJob(sample_dir, label, branch.trace, branch.observations.root, b_span, fixed, video,
+                              None if window.branch_truth else passes_without_truth(), compressed))  # type: ignore[union-attr]
+    if manifest.environment.weather == "rain":
+        jobs.append(FolderJob(sample_dir, "dry", base_trace, sample.dry_observations.root, span,
+                              (*fixed, DRY_OVERRIDE), False, ("lidar",), compressed))
+    return t_d, jobs
+
+
+def _sample_row(sample_dir: Path, t_d: float | None, jobs: list[FolderJob], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`observe_sample_dir`'s row from its folders' rows (in ``jobs``' order)."""
+    by_variant = {job.variant: row for job, row in zip(jobs, rows)}
+    branches = {job.variant: row for job, row in zip(jobs, rows) if job.variant not in ("base", "dry")}
+    return {"sample": SampleDir(sample_dir).sample_id, **by_variant["base"], "decision_t_s": t_d,
+            "branches": branches, "dry": by_variant.get("dry")}
+
+
 def observe_sample_dir(sample_dir: Path, template: WorldTemplate, catalog: Catalog, *,
                        window: ObservationWindow | None = None, overrides: list[str], video: bool,
                        until_s: float | None = None, compressed: bool = False) -> dict[str, Any]:
@@ -163,32 +233,37 @@ def observe_sample_dir(sample_dir: Path, template: WorldTemplate, catalog: Catal
     ``peak_rss_mb``, ``decision_t_s`` (None without outcomes), ``branches``: ``{label: {files, frames,
     window_s, timings_s, peak_rss_mb}}`` and ``dry``: the same figures of the dry sibling (None if not rain).
     """
-    sample = SampleDir(sample_dir)
-    _clear_observations(sample)
-    manifest = load_manifest(sample.manifest)
-    base_trace = sample.trace
-    t_d, labels = decision_and_branches(sample_dir)
-    span: Span
-    if window is None:
-        t_d, labels, span = None, [], (None, until_s)
-    else:
-        span = window.base_span(t_d, read_trace_input(base_trace).clip_s)
-        labels = labels if (window.branches and t_d is not None) else []
-    base = _observe_one(template, catalog, manifest, base_trace, sample.observations.root, span, overrides, video,
-                        compressed=compressed)
-    branches = {}
-    for label in labels:
-        branch = sample.branch(label)
-        settled = collision_settled_s(branch.trace, t_d) if window.outcome_tail_s is not None else None  # type: ignore[union-attr, arg-type]
-        b_span = window.branch_span(t_d, read_trace_input(branch.trace).clip_s, settled)  # type: ignore[union-attr, arg-type]
-        branches[label] = _observe_one(template, catalog, manifest, branch.trace, branch.observations.root, b_span,
-                                       overrides, video, passes=None if window.branch_truth else passes_without_truth(),
-                                       compressed=compressed)
-    dry = None
-    if manifest.environment.weather == "rain":
-        dry = _observe_one(template, catalog, manifest, base_trace, sample.dry_observations.root, span,
-                           [*overrides, DRY_OVERRIDE], False, passes=("lidar",), compressed=compressed)
-    return {"sample": sample.sample_id, **base, "decision_t_s": t_d, "branches": branches, "dry": dry}
+    t_d, jobs = folder_jobs(sample_dir, window=window, overrides=overrides, video=video, until_s=until_s,
+                            compressed=compressed)
+    return _sample_row(sample_dir, t_d, jobs, [job.run(template, catalog) for job in jobs])
+
+
+def observe_batch(sample_dirs: list[Path], template: WorldTemplate, catalog: Catalog, *,
+                  window: ObservationWindow, overrides: list[str], video: bool,
+                  compressed: bool = False) -> list[dict[str, Any]]:
+    """:func:`observe_sample_dir` of every sample, its rows in ``sample_dirs``' order, with every observation
+    folder of the batch (bases, branches, dry siblings) one item of :func:`~simready.common.parallel.map_samples`,
+    the longest first (:meth:`FolderJob.weight`).
+
+    Why folders rather than samples: a sample's base, with perception truth, costs about as much as its two
+    branches together, and a batch has four to six samples of unequal cost (one with background traffic): with
+    a sample per item the cores waited for the last sample's folders one after the other. Each folder is written
+    by one process as before, so the bytes are the same.
+    """
+    planned = [folder_jobs(d, window=window, overrides=overrides, video=video, compressed=compressed)
+               for d in sample_dirs]
+    jobs = [job for _, sample_jobs in planned for job in sample_jobs]
+    # Longest first (ties in the batch's order): the cores finish together rather than one waiting on a late base.
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i].weight())
+    done = map_samples(lambda i: jobs[i].run(template, catalog), order)
+    rows: list[dict[str, Any]] = [{}] * len(jobs)
+    for i, row in zip(order, done):
+        rows[i] = row
+    out, k = [], 0
+    for d, (t_d, sample_jobs) in zip(sample_dirs, planned):
+        out.append(_sample_row(d, t_d, sample_jobs, rows[k:k + len(sample_jobs)]))
+        k += len(sample_jobs)
+    return out
 
 
 def observation_dirs(sample_dir: Path) -> dict[str, Path]:

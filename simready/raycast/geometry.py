@@ -86,6 +86,11 @@ class SceneGeometry:
             raise ValueError("two bodies share an (entity_id, element)")
         separate = set(separate)
         self.entity_ids_of_body: list[str] = [b.entity_id for b in self.bodies]
+        # Each entity's bodies (ascending): :meth:`body_indices` without a pass over every body (every cast asks
+        # which bodies it ignores, and a street has thousands).
+        self._bodies_of_entity: dict[str, list[int]] = {}
+        for i, e in enumerate(self.entity_ids_of_body):
+            self._bodies_of_entity.setdefault(e, []).append(i)
         self.compact_ids: dict[str, int] = compact_ids(self.entity_ids_of_body)
         self.compact_id_of_body = np.array([self.compact_ids[e] for e in self.entity_ids_of_body], np.uint32)
         self.semantic_of_body = np.array([b.semantic_class_id for b in self.bodies], np.uint16)
@@ -131,8 +136,8 @@ class SceneGeometry:
     # --- lookups ------------------------------------------------------------
 
     def body_indices(self, entity_ids: Iterable[str]) -> list[int]:
-        wanted = set(entity_ids)
-        return [i for i, e in enumerate(self.entity_ids_of_body) if e in wanted]
+        found = [i for e in set(entity_ids) for i in self._bodies_of_entity.get(e, ())]
+        return sorted(found)
 
     def is_static(self, body_index: int) -> bool:
         return bool(self._is_static[body_index])

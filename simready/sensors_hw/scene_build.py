@@ -36,6 +36,7 @@ from simready.sensors_hw.models import Rig, RigError
 from simready.sensors_hw.trace_input import TraceInput, TraceInputError
 from simready.raycast.body import Body, read_obj_triangles
 from simready.raycast.geometry import SceneGeometry
+from simready.raycast.meshes import static_world_vertices
 from simready.artifacts.records import LegendEntry
 from simready.world.identity import actor_id, build_legend
 from simready.world.motion import PoseTrack
@@ -225,7 +226,12 @@ def prepare_statics(template: WorldTemplate, catalog: Catalog, ontology: Ontolog
     """Build (or find) the template's static bodies in this process before its samples are built, so the
     workers a stage forks share them instead of each building its own; returns how many there are."""
     ontology = ontology or load_ontology()
-    return len(_statics(template, catalog, ontology, _body_maker(catalog, ontology)))
+    statics = _statics(template, catalog, ontology, _body_maker(catalog, ontology))
+    # Their world vertices too (kept per body object), which every scene built from them reads: computed here
+    # once rather than in each forked worker (about a second on a street of thousands of instances).
+    for body, _ in statics:
+        static_world_vertices(body)
+    return len(statics)
 
 
 def _body_maker(catalog: Catalog, ontology: Ontology) -> Callable[..., tuple[Body, Entity]]:

@@ -93,13 +93,16 @@ def evidence_from_sample_dir(
     reference_pool: str | Path | pd.DataFrame | ReferenceProfile | None = None,
     require_sensors: bool = True,
     dry_reference: DryReference | None = None,
+    sensors: bool = True,
 ) -> ScenarioEvidence:
     """Build the gate's evidence from a sample folder (layout in the module docstring).
 
     ``baseline``: the source trajectory (a trace file or another sample folder);
     ``reference_pool``: feature rows (a Parquet file or a table) or a frozen profile;
     ``require_sensors``: raise :class:`MissingStageError` when the observations are
-    missing (False: score the sample as trajectory-only evidence).
+    missing (False: score the sample as trajectory-only evidence);
+    ``sensors`` False: the observations are not read at all (``sensor`` None), for a caller that needs the
+    trace and the actors alone (the Data Docs' trajectories table): the LiDAR sweeps are most of a read.
     """
     sample = SampleDir(Path(path))
     root = sample.root
@@ -134,7 +137,7 @@ def evidence_from_sample_dir(
 
     obs = sample.observations
     sensor = None
-    if obs.observed_frames.is_file() or obs.results.is_file():
+    if sensors and (obs.observed_frames.is_file() or obs.results.is_file()):
         check_observations_belong(sample, manifest, obs)
         env = manifest.environment
         if dry_reference is None and sample.dry_observations.results.is_file():
@@ -142,7 +145,7 @@ def evidence_from_sample_dir(
         sensor = sensor_evidence_from_observations(
             obs.root, actor_dims, illumination=env.illumination, weather=env.weather, dry_reference=dry_reference
         )
-    elif require_sensors:
+    elif sensors and require_sensors:
         raise MissingStageError("measurement", root,
                                 f"no {obs.observed_frames.relative_to(root).as_posix()}")
 

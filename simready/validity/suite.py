@@ -62,7 +62,7 @@ def trajectories_frame(dirs: Iterable[Path]) -> pd.DataFrame:
     """The ``trajectories`` table of many samples' base traces (empty without any)."""
     frames = []
     for d in dirs:
-        ev = evidence_from_sample_dir(d, require_sensors=False)
+        ev = evidence_from_sample_dir(d, require_sensors=False, sensors=False)  # the trace and actors only
         frame = trajectory_frame(ev.ticks, ev.actor_classes)
         # Batch-wide table: actors are identified as <sample>/actor:<id> (SPEC §3), so (tick, actor) stays unique.
         frames.append(frame.assign(sample_id=d.name, actor_id=d.name + "/actor:" + frame["actor_id"].astype(str)))
