@@ -74,10 +74,19 @@ def test_ctrl_c_stops_the_workers_and_starts_no_further_item(tmp_path) -> None:
     import subprocess
     import sys
     import textwrap
+    import time
 
+    # The child starts as a process a terminal starts: SIGINT unblocked and handled by Python (a pytest worker's
+    # own signal state, inherited through fork and exec, is the harness's, not a user's); what it inherited goes to
+    # stderr, and SIGUSR1 dumps every thread's stack there, so a hang explains itself.
     code = textwrap.dedent(f"""
-        import os, sys, time
+        import faulthandler, os, signal, sys, time
         from pathlib import Path
+        blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {{signal.SIGINT}})
+        print("inherited: SIGINT blocked", signal.SIGINT in blocked, "handler", signal.getsignal(signal.SIGINT),
+              file=sys.stderr, flush=True)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
         from simready.common.parallel import map_samples
 
         def fn(i):
@@ -94,13 +103,22 @@ def test_ctrl_c_stops_the_workers_and_starts_no_further_item(tmp_path) -> None:
             print("interrupted", flush=True)
             sys.exit(130)
     """)
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
     try:
         assert [child.stdout.readline().strip() for _ in range(2)] == ["started"] * 2  # both workers busy
         child.send_signal(signal.SIGINT)  # to the caller only, as `kill -INT` does
-        assert child.wait(timeout=30) == 130
+        try:
+            status = child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGUSR1)
+            time.sleep(1.0)
+            child.kill()
+            pytest.fail("the caller did not end 30 s after its SIGINT:\n" + child.communicate()[1])
+        assert status == 130, child.communicate()[1]
     finally:
         child.kill()
+        child.communicate()
     started = sorted(p.name for p in tmp_path.glob("started-*"))
     assert len(started) == 2  # no item started after the interrupt
     assert sorted(p.name for p in tmp_path.glob("unwound-*")) == [s.replace("started", "unwound") for s in started]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pybullet as p
 
 if TYPE_CHECKING:
+    from simready.catalog.catalog import Catalog
     from simready.sim.core.scene import Scene
 
 #: Collision groups (bits). A ``rayTest`` ray always carries group 1 and a body is hit only if its mask has
@@ -132,7 +133,7 @@ _BUILT: list[tuple[Any, World, dict[str, Any], tuple[Any, float, Any]]] = []
 MAX_BUILT_WORLDS = 2
 
 
-def keep_built(scene: Scene, world: World, tables: dict[str, Any], plan: Any, h: float, catalog: Any) -> None:
+def keep_built(scene: Scene, world: World, tables: dict[str, Any], plan: Any, h: float, catalog: Catalog) -> None:
     """Keep ``world``, its statics built from world plan ``plan`` (:func:`~.plan.world_plan`) at substep ``h`` (s),
     for the next engine of the same scene, or of another scene with the same plan, substep and catalog object (the
     world's collision shapes are cached per asset name: its vehicles' shapes are that catalog's).
@@ -153,7 +154,7 @@ def take_built(scene: Scene) -> tuple[World, dict[str, Any]] | None:
     return None
 
 
-def take_built_plan(plan: Any, h: float, catalog: Any) -> tuple[World, dict[str, Any]] | None:
+def take_built_plan(plan: Any, h: float, catalog: Catalog) -> tuple[World, dict[str, Any]] | None:
     """A kept world whose statics were built from this very ``plan`` object at substep ``h`` for this very
     ``catalog`` object (the newest such), or None.
 
