@@ -95,6 +95,7 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
     from simready.review import write_sample_page  # review.__getattr__ loads Pillow, matplotlib
     from simready.review.page import Scene, write_camera_overlay  # definitions stay light: pybullet, pandas
     from simready.validity.batch import report_rows, validate_sample_dir  # definitions stay light: pybullet, pandas
+    from simready.sensors_hw.lidar.ply import shared_sweeps  # definitions stay light: numba
 
     template_id, batch = batch_of(context)
     dirs = batch_samples(store, template_id, batch)
@@ -110,9 +111,14 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
         page = write_sample_page(SampleDir(d), batch, camera=False, scene=scene)
         return page, time.perf_counter() - started, camera_s
 
+    def gate_and_review(d: Path) -> tuple[dict, tuple[Path, float, float]]:
+        """The sample gated, then its page: the LiDAR sweeps the gate reads are parsed once for both."""
+        with shared_sweeps():
+            return validate_sample_dir(d, reference), review(d)
+
     # The samples side by side, one per core, each gated and then given its page in one go (one round of workers,
     # not one for the gate and another for the pages); the seconds are summed over the samples (CPU work, not wall).
-    gated = map_samples(lambda d: (validate_sample_dir(d, reference), review(d)), dirs)
+    gated = map_samples(gate_and_review, dirs)
     records = [record for record, _ in gated]
     reviewed = [r for _, r in gated]
     pages = {d.name: page for d, (page, _, _) in zip(dirs, reviewed)}

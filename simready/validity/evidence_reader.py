@@ -55,6 +55,7 @@ from simready.artifacts import layout
 from simready.artifacts.layout import ObservationDir, SampleDir
 from simready.artifacts.records import Legend, ObservedFrame, Record, Render, Results
 from simready.scenario.manifest import ScenarioManifest, load_manifest
+from simready.sensors_hw.lidar.ply import ascii_columns
 from simready.validity import binding, policy
 from simready.validity.evidence import (DETECTION_COLUMNS, DryReference, EvidenceError, MissingStageError,
                                         ScenarioEvidence, SensorEvidence, collisions_from_events, local_actor_id)
@@ -248,9 +249,15 @@ def read_ply_points(path: Path) -> tuple[np.ndarray, np.ndarray]:
         return xyz, rec["instance_id"].astype(np.int64)
     if count == 0:
         return np.empty((0, 3)), np.empty(0, np.int64)
-    table = pd.read_csv(io.BytesIO(body), sep=" ", header=None, names=names, usecols=["x", "y", "z", "instance_id"],
-                        nrows=count, engine="c")
-    return table[["x", "y", "z"]].to_numpy(np.float64), table["instance_id"].to_numpy(np.int64)
+    # The sensors' own parse (Arrow's, each number rounded correctly as pandas' is: the same values), shared with the
+    # review page's read of the same sweep within shared_sweeps; a body it does not read is left to pandas.
+    try:
+        table = ascii_columns(path, body, count, len(names), [names.index(c) for c in ("x", "y", "z", "instance_id")])
+    except ValueError:
+        frame = pd.read_csv(io.BytesIO(body), sep=" ", header=None, names=names,
+                            usecols=["x", "y", "z", "instance_id"], nrows=count, engine="c")
+        return frame[["x", "y", "z"]].to_numpy(np.float64), frame["instance_id"].to_numpy(np.int64)
+    return np.ascontiguousarray(table[:, :3]), table[:, 3].astype(np.int64)
 
 
 def _lidar_rows(obs: ObservationDir, results: Results | None, actor_dims: Mapping[str, tuple[float, float]],

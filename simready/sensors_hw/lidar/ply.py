@@ -4,7 +4,9 @@ binary little-endian, each with its opt-in zstd variant; the writer's exact ``%.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -193,8 +195,45 @@ def read_ply(path: str | Path, columns: Sequence[str] | None = None) -> dict[str
         return {names[i]: rec[names[i]].copy() for i in wanted}
     # Every column is numeric: one C-level parse of the whole body (float64 holds uint32 ids and the
     # printed float32 values exactly; the column is then cast as a per-value parse would be).
-    table = _ascii_table(raw[end:], count, len(names), wanted)
+    table = ascii_columns(path, raw[end:], count, len(names), wanted)
     return {names[i]: table[:, j].astype(np.dtype(dtype[i][1])) for j, i in enumerate(wanted)}
+
+
+#: Within :func:`shared_sweeps`: the ASCII bodies parsed (every column) and not yet taken by a second reader.
+_SHARED: dict[tuple[str, int, int, int, int], NDArray[np.float64]] | None = None
+
+
+@contextmanager
+def shared_sweeps() -> Iterator[None]:
+    """Within it, an ASCII sweep read twice is parsed once: the first reader's parse of every column is kept
+    until a second reader of the same file (path, size and modification time) takes it. For one sample's validity
+    gate and review page, which read the same sweeps in turn (the parse was a third of their CPU time); the
+    values are the same as a parse of their own."""
+    global _SHARED
+    outer = _SHARED
+    _SHARED = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _SHARED = outer
+
+
+def ascii_columns(path: str | Path, body: bytes, count: int, columns: int,
+                  wanted: list[int] | None = None) -> NDArray[np.float64]:
+    """The ``wanted`` columns (every one when None) of the ASCII body of the PLY at ``path`` as a (count, len(wanted))
+    float64 table: each printed number rounded correctly, as :func:`_ascii_table`; within :func:`shared_sweeps`,
+    the parse of the file's first reader, kept for its second."""
+    if _SHARED is None:
+        return _ascii_table(body, count, columns, wanted)
+    st = os.stat(path)
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, count, columns)
+    table = _SHARED.pop(key, None)
+    if table is None:
+        try:
+            table = _SHARED[key] = _ascii_table(body, count, columns)
+        except ValueError:  # a column this reader does not want may be what fails: its own parse decides
+            return _ascii_table(body, count, columns, wanted)
+    return table if wanted is None else table[:, wanted]
 
 
 def _ascii_table(body: bytes, count: int, columns: int, wanted: list[int] | None = None) -> NDArray[np.float64]:
