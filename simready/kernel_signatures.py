@@ -271,6 +271,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "ascii_rows": (
                 "i8[2] b1[2] i8[1]",
             ),
+            "ascii_table": (
+                "u1[1]r i8 i8",
+            ),
         },
     },
     "dynamic": {

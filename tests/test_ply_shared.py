@@ -70,3 +70,41 @@ def test_printed_values_parse_as_pandas_does(tmp_path, values, instance):
     with shared_sweeps():
         xyz, inst = read_ply_points(path)
     assert same_bits(xyz, want_xyz) and same_bits(inst, want_id)
+
+
+def arrow_table(body: bytes, count: int, ncols: int) -> np.ndarray:
+    """Arrow's parse of an ASCII body (the general reader the compiled pass stands in front of)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    names = [f"c{i}" for i in range(ncols)]
+    table = pcsv.read_csv(pa.py_buffer(body), read_options=pcsv.ReadOptions(column_names=names, use_threads=False),
+                          parse_options=pcsv.ParseOptions(delimiter=" "),
+                          convert_options=pcsv.ConvertOptions(column_types={n: pa.float64() for n in names}))
+    return np.stack([c.to_numpy() for c in table.columns], axis=1)
+
+
+def test_the_compiled_pass_reads_the_values_arrow_reads():
+    from simready.sensors_hw.lidar import ascii_body
+    from simready.sensors_hw.lidar_kernels import ascii_table
+
+    for seed, with_time in ((21, True), (22, False)):
+        cols = columns(20_000, seed, with_time=with_time)  # tiny negatives print as -0.0000: the sign is kept
+        body = ascii_body(cols)
+        table, read = ascii_table(np.frombuffer(body, np.uint8), 20_000, len(cols))
+        assert read and same_bits(table, arrow_table(body, 20_000, len(cols)))
+
+
+def test_the_compiled_pass_leaves_what_it_does_not_read_to_the_general_parser():
+    from simready.sensors_hw.lidar_kernels import ascii_table
+
+    assert ascii_table(np.frombuffer(b"1.5 -0.0000\n.5 7\n", np.uint8), 2, 2)[1]
+    for body in (b"1 2\n3 4\n", b"1  2\n", b"+1 2\n", b"1e3 2\n", b"5. 2\n", b"1 2\r\n", b"1234567890123456 2\n",
+                 b"1 nan\n", b"1 2"):
+        assert not ascii_table(np.frombuffer(body, np.uint8), 1, 2)[1], body
+    # ...and the reader still reads what Arrow or splitting reads, as before.
+    assert _parsed(b"1e3 2\n+1 -2.5\n", 2).tolist() == [[1000.0, 2.0], [1.0, -2.5]]
+
+
+def _parsed(body: bytes, count: int) -> np.ndarray:
+    return ply._ascii_table(body, count, 2)

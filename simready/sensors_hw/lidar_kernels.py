@@ -280,6 +280,52 @@ def ascii_rows(magnitude: np.ndarray, negative: np.ndarray, decimals: np.ndarray
     return out[:pos]
 
 
+#: Exact powers of ten (float64 holds 10**k exactly up to 10**22): the divisors of :func:`ascii_table`.
+_POW10 = np.array([10.0 ** k for k in range(16)])
+
+
+@numba.njit(**_JIT)
+def ascii_table(body: np.ndarray, count: int, columns: int) -> tuple[np.ndarray, bool]:
+    """An ASCII PLY body (bytes as uint8) of ``count`` lines of ``columns`` values as a (count, columns) float64
+    table, and whether every value was read: each value ``-?digits[.digits]`` (at most 15 digits), one space
+    between, a newline after the last, nothing after the last line; False for anything else (the caller's
+    general parser decides). A value is its digits as an integer m (< 10**15, exact) divided by 10**decimals
+    (exact): one correctly rounded division, so the double nearest the printed number, as any correct parser's.
+    """
+    out = np.empty((count, columns), np.float64)
+    n = body.shape[0]
+    pos = 0
+    for i in range(count):
+        for c in range(columns):
+            negative = pos < n and body[pos] == 45  # '-'
+            if negative:
+                pos += 1
+            m = 0
+            digits = 0
+            decimals = 0
+            point = False
+            while pos < n:
+                b = body[pos]
+                if 48 <= b <= 57:
+                    m = m * 10 + (b - 48)
+                    digits += 1
+                    if point:
+                        decimals += 1
+                elif b == 46 and not point:  # '.'
+                    point = True
+                else:
+                    break
+                pos += 1
+            if digits == 0 or digits > 15 or (point and decimals == 0):
+                return out, False
+            if pos >= n or body[pos] != (32 if c < columns - 1 else 10):
+                return out, False
+            pos += 1
+            v = m / _POW10[decimals]
+            out[i, c] = -v if negative else v
+    return out, pos == n
+
+
 # --- the sweep's draws: numpy's PCG64 and float32 ziggurat, compiled ---------------------------------------
 
 #: PCG64's 128-bit multiplier (PCG_DEFAULT_MULTIPLIER_128), high and low halves.
