@@ -111,7 +111,7 @@ def pose_matrices(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 @numba.njit(**_JIT)
 def planar_window_samples(lin: np.ndarray, t0: float, t1: float, rows: np.ndarray, ts_cat: np.ndarray,
                          ts_off: np.ndarray, seg_cat: np.ndarray, seg_off: np.ndarray, present_cat: np.ndarray,
-                         eps: float, phi: int, q0: int, h_col: int) -> tuple:
+                         eps: float, phi: int, q0: int, h_col: int) -> tuple[np.ndarray, ...]:
     """Several planar tracks sampled over one window at once, before the sine and cosine (the sampling of
     :meth:`simready.raycast.geometry.SceneGeometry.swept_bounds`): track ``rows[j]`` (its times ``ts_cat[ts_off[r]:ts_off[r + 1]]``, segments and
     presence likewise) is sampled at the window's times ``lin`` merged with its ticks strictly inside
@@ -177,4 +177,5 @@ def planar_poses(pos: np.ndarray, sz: np.ndarray, cz: np.ndarray, qz: np.ndarray
     """(M, 4, 4) ``T_world_body`` of planar samples from their positions and the sines and cosines (numpy's) of
     their yaw half-angles: :func:`planar_quaternions` then :func:`pose_matrices`, what ``PoseTrack.sample``
     then ``TrackSample.matrices`` do, in one call."""
-    return pose_matrices(pos, planar_quaternions(sz, cz, qz, qw))
+    T: np.ndarray = pose_matrices(pos, planar_quaternions(sz, cz, qz, qw))
+    return T
