@@ -128,6 +128,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "swept_box": (
                 "f8[3] b1[1] f8[2] f8[2] f8[1] f8[1] f8[1] f8 f8 f8",
             ),
+            "swept_boxes": (
+                "i8[1] f8[3] b1[1] f8[2] f8[2] f8[1] f8[2] f8[2] f8[1] f8 f8",
+            ),
             "mover_hits": (
                 "i8[1] i4[1] f4[1] f4[1] f4[1] f4[2] f4[2] i8 i4[1] i4[1] f4[1] f4[1] f4[1] f4[1] b1[1] f8[1] f4[1]r",
                 "i8[1] i4[1] f4[1] f4[1] f4[1] f4[2] f4[2] i8 i4[1] i4[1] f4[1] f4[1] f4[1] f4[1] b1[1] f8[1] f4[1]",
@@ -306,6 +309,12 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             ),
             "pose_matrices": (
                 "f8[2] f8[2]",
+            ),
+            "planar_window_samples": (
+                "f8[1] f8 f8 i8[1] f8[1] i8[1] f8[2] i8[1] b1[1] f8 i8 i8 i8",
+            ),
+            "planar_poses": (
+                "f8[2] f8[1] f8[1] f8[1] f8[1]",
             ),
         },
     },

@@ -161,6 +161,25 @@ def test_swept_bounds_contain_the_body_throughout():
             assert np.all(w >= lo) and np.all(w <= hi)
 
 
+def test_swept_boxes_of_a_cast_are_each_bodys_swept_bounds_bit_for_bit():
+    """The casts' batch (planar tracks sampled together) gives what swept_bounds gives body by body: windows at
+    and across track ticks, a one-instant window, the track's start (the one-by-one path), a never-present
+    reserve and one that enters at its last tick."""
+    scene, _ = street_scene()
+    reserve, entering = crossing_scene(present=np.zeros(51, bool)), crossing_scene(present=np.arange(51) == 50)
+    rng = np.random.default_rng(5)
+    windows = [(0.31, 0.47), (0.0, 0.1), (0.3, 0.3), (0.5, 0.5000001), (0.2, 0.6), (0.2, 1.0)]
+    windows += [tuple(sorted(rng.uniform(0.0, 1.0, 2))) for _ in range(30)]
+    for geo in (scene, reserve, entering):
+        for w in windows:
+            got = geo._swept_boxes(geo.moving, *w)
+            for b in geo.moving:
+                ref = geo.swept_bounds(b, *w)
+                assert (got[b] is None) == (ref is None), (b, w)
+                if ref is not None:
+                    assert got[b][0].tobytes() == ref[0].tobytes() and got[b][1].tobytes() == ref[1].tobytes()
+
+
 def test_a_body_never_present_has_no_swept_bounds_and_its_range_is_still_checked():
     from simready.world.motion import TrackRangeError
 

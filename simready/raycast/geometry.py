@@ -47,11 +47,12 @@ from numpy.typing import ArrayLike, NDArray
 from simready.common.scratch import work_array
 from simready.raycast.body import Body, box_corners, read_obj_triangles
 from simready.raycast.hits import Hits
-from simready.raycast.kernels import mover_hits, rays_to_body, slab_select, static_hits, swept_box
+from simready.raycast.kernels import mover_hits, rays_to_body, slab_select, static_hits, swept_box, swept_boxes
 from simready.raycast.meshes import TriangleTable, embree_scene_of, static_scene_of, static_world_vertices
 from simready.raycast.rays import RayBatch, RayGroups, RayPrefilter, rows_f32, segment_starts, unique_inverse
 from simready.world.identity import NOTHING_HIT, compact_ids
-from simready.world.motion import TIME_EPS_S
+from simready.world.motion import _H, _PHI, _Q0, TIME_EPS_S
+from simready.world.motion_kernels import planar_hermites, planar_poses, planar_window_samples
 
 #: Names callers import from here (their owners: body, hits, rays).
 __all__ = ["Body", "Hits", "RayPrefilter", "SceneGeometry", "box_corners", "read_obj_triangles"]
@@ -126,6 +127,17 @@ class SceneGeometry:
         # (centre, half extents, radius of the furthest corner from the body origin) of each local box.
         self._local_box_shape = {i: ((lo + hi) / 2, (hi - lo) / 2, float(np.linalg.norm(box_corners(lo, hi), axis=1).max()))
                                  for i, (lo, hi) in self._local_box.items()}
+        # The moving bodies turning about z only (most): their tracks' tables side by side, so one cast's swept
+        # bounds of all of them are two compiled passes (:meth:`_swept_boxes`). Row of each body in them.
+        planar = [i for i in self.moving if self.bodies[i].track._planar and not self.bodies[i].track.is_constant]
+        self._planar_row = {i: r for r, i in enumerate(planar)}
+        tracks = [self.bodies[i].track for i in planar]
+        self._planar_ts = np.concatenate([tr.t_s for tr in tracks] or [np.zeros(0)]).astype(np.float64)
+        self._planar_ts_off = np.cumsum([0] + [len(tr.t_s) for tr in tracks]).astype(np.int64)
+        self._planar_seg = np.ascontiguousarray(np.concatenate([tr._segments for tr in tracks] or [np.zeros((0, 35))]))
+        self._planar_seg_off = np.cumsum([0] + [len(tr._segments) for tr in tracks]).astype(np.int64)
+        self._planar_present = np.concatenate([tr.present for tr in tracks] or [np.zeros(0, bool)]).astype(np.bool_)
+        self._planar_span = {i: (tr.t_start, tr.t_end) for i, tr in zip(planar, tracks)}
 
     def _static_world_vertices(self, i: int) -> NDArray[np.float64]:
         """World vertices of a static body (:func:`~simready.raycast.meshes.static_world_vertices`); NaN for moving
@@ -168,6 +180,37 @@ class SceneGeometry:
                                  centre, half, radius, SWEEP_PAD_FACTOR, SWEEP_PAD_M)
         return (lo, hi) if seen else None
 
+    def _swept_boxes(self, movers: list[int], t0_s: float, t1_s: float) -> dict[int, tuple[NDArray, NDArray] | None]:
+        """:meth:`swept_bounds` of each of ``movers`` over [t0, t1], the same values: the planar tracks the window
+        lies strictly inside sampled together (:func:`~simready.world.motion_kernels.planar_window_samples`, numpy's
+        sine and cosine over all of them, :func:`~simready.world.motion_kernels.planar_poses`,
+        :func:`~simready.raycast.kernels.swept_boxes`), the others one by one."""
+        out: dict[int, tuple[NDArray, NDArray] | None] = {}
+        batch = []
+        for b in movers:
+            span = self._planar_span.get(b)
+            if span is None or not span[0] < t0_s <= t1_s < span[1]:
+                out[b] = self.swept_bounds(b, t0_s, t1_s)
+            elif self._never_present[b]:
+                out[b] = None  # swept_bounds' shortcut (the window is inside the track)
+            else:
+                batch.append(b)
+        if not batch:
+            return out
+        n = max(2, math.ceil((t1_s - t0_s) / SWEEP_SAMPLE_S) + 1)
+        rows = np.array([self._planar_row[b] for b in batch], np.int64)
+        off, t, pos, vel, ang, present, half, qz, qw = planar_window_samples(
+            np.linspace(t0_s, t1_s, n), t0_s, t1_s, rows, self._planar_ts, self._planar_ts_off, self._planar_seg,
+            self._planar_seg_off, self._planar_present, TIME_EPS_S, _PHI, _Q0, _H)
+        shapes = [self._local_box_shape[b] for b in batch]
+        lo, hi, seen = swept_boxes(off, planar_poses(pos, np.sin(half), np.cos(half), qz, qw), present, vel, ang, t,
+                                   np.array([c for c, _, _ in shapes], np.float64),
+                                   np.array([h for _, h, _ in shapes], np.float64),
+                                   np.array([r for _, _, r in shapes], np.float64), SWEEP_PAD_FACTOR, SWEEP_PAD_M)
+        for j, b in enumerate(batch):
+            out[b] = (lo[j], hi[j]) if seen[j] else None
+        return out
+
     # --- casting ------------------------------------------------------------
 
     def _to_body(self, b: int, o: NDArray, d: NDArray, sel: NDArray[np.intp],
@@ -176,11 +219,20 @@ class SceneGeometry:
         whether b is present then, and b's world-from-body poses (U, 4, 4) at the distinct times with each
         ray's index into them (kept for the hits' normals and refinement)."""
         ut, inv = unique_inverse(times)
-        smp = self.bodies[b].track.sample(ut)
-        T = smp.matrices()
+        track = self.bodies[b].track
+        span = self._planar_span.get(b)
+        if span is not None and len(ut) and span[0] < ut[0] and ut[-1] < span[1]:
+            # PoseTrack.sample's compiled steps and TrackSample.matrices without their checks (the times lie
+            # strictly inside the track, where its clip leaves them as they are): the same values.
+            pos, _, _, present, half, qz, qw = planar_hermites(ut, track.t_s, track._segments, track.present,
+                                                               TIME_EPS_S, _PHI, _Q0, _H)
+            T = planar_poses(pos, np.sin(half), np.cos(half), qz, qw)
+        else:
+            smp = track.sample(ut)
+            T, present = smp.matrices(), smp.present
         # Row-vector form of R^T·(x − p), one compiled pass (np.matmul's fused products).
         o_b, d_b = rays_to_body(sel, o, d, False, T, inv)
-        return o_b, d_b, smp.present[inv], T, inv
+        return o_b, d_b, present[inv], T, inv
 
     def _movers(self, ignore: Iterable[str]) -> list[int]:
         ignored = set(self.body_indices(ignore))
@@ -189,12 +241,11 @@ class SceneGeometry:
         return [b for b in self.moving if b not in ignored]
 
     def _mover_rays(self, b: int, o: NDArray[np.float32], d: NDArray[np.float32], times: NDArray | RayGroups,
-                    t_limit: NDArray[np.float32], window: tuple[float, float],
-                    prefilter: RayPrefilter | None) -> tuple[NDArray[np.intp], NDArray, NDArray, NDArray, NDArray]:
-        """Rays that can meet moving body b (swept bounds, prefilter, slab test, presence), in its frame,
-        with b's world-from-body poses at their distinct times and each one's index into them; ``times`` per ray
-        or per group of rays."""
-        box = self.swept_bounds(b, *window)
+                    t_limit: NDArray[np.float32], prefilter: RayPrefilter | None, box: tuple[NDArray, NDArray] | None
+                    ) -> tuple[NDArray[np.intp], NDArray, NDArray, NDArray, NDArray]:
+        """Rays that can meet moving body b (its swept bounds ``box`` over the rays' time window, prefilter, slab
+        test, presence), in its frame, with b's world-from-body poses at their distinct times and each one's index into
+        them; ``times`` per ray or per group of rays."""
         if box is None:
             return _NO_RAYS
         idx = prefilter(*box) if prefilter is not None else None
@@ -357,8 +408,9 @@ class SceneGeometry:
         if window is None:
             t_all = t.times if isinstance(t, RayGroups) else t
             window = (float(t_all.min()), float(t_all.max()))
+        boxes = self._swept_boxes(movers, *window)
         for b in movers:
-            idx, o_b, d_b, T, pose = self._mover_rays(b, o, d, t, limit, window, prefilter)
+            idx, o_b, d_b, T, pose = self._mover_rays(b, o, d, t, limit, prefilter, boxes[b])
             if len(idx):
                 yield b, idx, o_b.astype(np.float32), d_b.astype(np.float32), T, pose
 

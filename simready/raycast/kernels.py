@@ -507,3 +507,24 @@ def mover_hits(idx: np.ndarray, prim_b: np.ndarray, u_b: np.ndarray, v_b: np.nda
             nrm = nrm + ng_b[k, 2] * ng_b[k, 2]
             cos[i] = abs(dot) / np.sqrt(nrm)
     return sel[:m].copy(), closer[:m].copy()
+
+
+
+@numba.njit(**_JIT)
+def swept_boxes(off: np.ndarray, T: np.ndarray, pres: np.ndarray, vel: np.ndarray, ang: np.ndarray, t: np.ndarray,
+                centre: np.ndarray, half: np.ndarray, radius: np.ndarray, pad_factor: float, pad_m: float) -> tuple:
+    """:func:`swept_box` of several bodies in one call: body j's samples are rows ``off[j]:off[j + 1]`` of the
+    poses ``T``, presence, speeds and times, its local box ``centre[j]``, ``half[j]``, ``radius[j]``. Returns
+    (lo (J, 3), hi (J, 3), whether any pose is present (J,))."""
+    n_j = off.shape[0] - 1
+    lo = np.empty((n_j, 3))
+    hi = np.empty((n_j, 3))
+    seen = np.empty(n_j, np.bool_)
+    for j in range(n_j):
+        s, e = off[j], off[j + 1]
+        l_, h_, seen_ = swept_box(T[s:e], pres[s:e], vel[s:e], ang[s:e], t[s:e], centre[j], half[j], radius[j],
+                                  pad_factor, pad_m)
+        lo[j] = l_
+        hi[j] = h_
+        seen[j] = seen_
+    return lo, hi, seen

@@ -106,3 +106,76 @@ def pose_matrices(p: np.ndarray, q: np.ndarray) -> np.ndarray:
         T[k, 2, 3] = p[k, 2]
         T[k, 3, 3] = 1.0
     return T
+
+
+@numba.njit(**_JIT)
+def planar_window_samples(lin: np.ndarray, t0: float, t1: float, rows: np.ndarray, ts_cat: np.ndarray,
+                         ts_off: np.ndarray, seg_cat: np.ndarray, seg_off: np.ndarray, present_cat: np.ndarray,
+                         eps: float, phi: int, q0: int, h_col: int) -> tuple[np.ndarray, ...]:
+    """Several planar tracks sampled over one window at once, before the sine and cosine (the sampling of
+    :meth:`simready.raycast.geometry.SceneGeometry.swept_bounds`): track ``rows[j]`` (its times ``ts_cat[ts_off[r]:ts_off[r + 1]]``, segments and
+    presence likewise) is sampled at the window's times ``lin`` merged with its ticks strictly inside
+    (``t0``, ``t1``) (the values ``np.sort`` of their concatenation gives), every time strictly inside the track
+    (the caller checks: ``np.clip`` leaves them as they are), by
+    :func:`planar_hermites`. Returns (each track's first sample, (J + 1,); the
+    sample times; then ``planar_hermites``' arrays over all samples, track after track)."""
+    n_j = rows.shape[0]
+    n_l = lin.shape[0]
+    off = np.empty(n_j + 1, np.int64)
+    off[0] = 0
+    for j in range(n_j):
+        r = rows[j]
+        c = 0
+        for i in range(ts_off[r], ts_off[r + 1]):
+            if ts_cat[i] > t0 and ts_cat[i] < t1:
+                c += 1
+        off[j + 1] = off[j] + n_l + c
+    m = off[n_j]
+    t = np.empty(m)
+    pos = np.empty((m, 3))
+    vel = np.empty((m, 3))
+    ang = np.empty((m, 3))
+    pres = np.empty(m, np.bool_)
+    half = np.empty(m)
+    qz = np.empty(m)
+    qw = np.empty(m)
+    for j in range(n_j):
+        r = rows[j]
+        a, b = ts_off[r], ts_off[r + 1]
+        # Merge the ascending window times with the ticks inside the window (ascending).
+        k = off[j]
+        li = 0
+        for i in range(a, b):
+            x = ts_cat[i]
+            if x > t0 and x < t1:
+                while li < n_l and lin[li] <= x:
+                    t[k] = lin[li]
+                    k += 1
+                    li += 1
+                t[k] = x
+                k += 1
+        while li < n_l:
+            t[k] = lin[li]
+            k += 1
+            li += 1
+        s, e = off[j], off[j + 1]
+        p_, v_, w_, pr_, h_, z_, q_ = planar_hermites(t[s:e], ts_cat[a:b], seg_cat[seg_off[r]:seg_off[r + 1]],
+                                                      present_cat[a:b], eps, phi, q0, h_col)
+        pos[s:e] = p_
+        vel[s:e] = v_
+        ang[s:e] = w_
+        pres[s:e] = pr_
+        half[s:e] = h_
+        qz[s:e] = z_
+        qw[s:e] = q_
+    return off, t, pos, vel, ang, pres, half, qz, qw
+
+
+
+@numba.njit(**_JIT)
+def planar_poses(pos: np.ndarray, sz: np.ndarray, cz: np.ndarray, qz: np.ndarray, qw: np.ndarray) -> np.ndarray:
+    """(M, 4, 4) ``T_world_body`` of planar samples from their positions and the sines and cosines (numpy's) of
+    their yaw half-angles: :func:`planar_quaternions` then :func:`pose_matrices`, what ``PoseTrack.sample``
+    then ``TrackSample.matrices`` do, in one call."""
+    T: np.ndarray = pose_matrices(pos, planar_quaternions(sz, cz, qz, qw))
+    return T
