@@ -246,6 +246,7 @@ def _ascii_table(body: bytes, count: int, columns: int, wanted: list[int] | None
     from simready.sensors_hw.lidar_kernels import ascii_table
 
     wanted = list(range(columns)) if wanted is None else wanted
+    table: NDArray[np.float64]
     table, read = ascii_table(np.frombuffer(body, np.uint8), count, columns)
     if read:
         return table if wanted == list(range(columns)) else table[:, wanted]
