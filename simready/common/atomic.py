@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -110,11 +111,26 @@ def remove_orphans(final: Path) -> list[Path]:
 def owned_temp(final: Path) -> Iterator[Path]:
     """A temporary sibling of ``final`` for this process (removed afterwards unless moved); killed runs' go first."""
     remove_orphans(final)
-    tmp = temp_sibling(final)
+    tmp: Path | None = None
     try:
+        # Named first, created inside the ``try``: a signal raised as an exception (Ctrl-C, the CLI's SIGTERM) at any
+        # point leaves no folder or one the ``finally`` removes; between ``mkdtemp``'s creation and its return it
+        # left an empty one behind.
+        while tmp is None or not _made(tmp):
+            tmp = final.parent / f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         yield tmp
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _made(folder: Path) -> bool:
+    """Create ``folder`` (owner-only, as ``mkdtemp``); False where the name is taken."""
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        return False
+    return True
 
 
 @contextlib.contextmanager
