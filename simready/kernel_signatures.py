@@ -298,6 +298,11 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "f8[2] i8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[1] f8[1] f8[1] f8[1]",
             ),
         },
+        "simready.sim.backends.dynamic.capi": {
+            "tick_substeps": (
+                "i8 i8 f8 i8 i8[1] f8[2] i8 f8 f8 f8[1] f8 f8 i8[1] f8[2]",
+            ),
+        },
     },
     "motion": {
         "simready.world.motion_kernels": {

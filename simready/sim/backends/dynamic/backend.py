@@ -61,8 +61,9 @@ from simready.sim.behavior import impact
 from simready.sim.core import kernels
 from simready.sim.backend import COMMON_EXTRAS, StepOutcome
 from simready.sim.backends.dynamic.checks import body_energy, crossed_collider
-from simready.sim.backends.dynamic.chassis import tyre_forces, tyre_setup
-from simready.sim.backends.dynamic.drive import agent_drive, agent_drives
+from simready.sim.backends.dynamic import capi
+from simready.sim.backends.dynamic.chassis import _SLIP_MIN_MPS, Chassis, tyre_forces, tyre_setup
+from simready.sim.backends.dynamic.drive import agent_drive, agent_drive_table, agent_drives
 from simready.sim.backends.dynamic.kernels import scatter_rows
 from simready.sim.controllers.lateral import preview_steer
 from simready.sim.behavior.impact import post_crash
@@ -85,6 +86,9 @@ WAKE_MARGIN_M = 1.0
 #: A background vehicle is a force-driven body while its centre is this near an anchor's (the ego, a moving scenario
 #: vehicle, a thrown road user), else kinematic (m).
 PHYSICS_RADIUS_M = 30.0
+
+#: The tyre constants passed where there is no ego this tick (unread).
+_NO_TYRES: tuple[float, ...] = (0.0,) * 11
 
 
 class DynamicBackend(ThrownBodies):
@@ -194,6 +198,53 @@ class DynamicBackend(ThrownBodies):
         """This tick's force and torque on agent ``i`` (:func:`~simready.sim.backends.dynamic.drive.agent_drive`)."""
         return agent_drive(self.scene, self.chassis[i], self.actor_body[i], i, state, kin, yaw, plan, stop)
 
+    def _client_handle(self) -> int | None:
+        """The C API handle of this world's client (:func:`~.capi.client_handle`, looked up once per world), or None:
+        the binding's path (also while :data:`.capi.ENABLED` is off)."""
+        if not capi.ENABLED:
+            return None
+        w = self.world
+        if w.capi_handle == -1:
+            w.capi_handle = capi.client_handle(w.client)
+        return w.capi_handle
+
+    def _agent_bodies(self, agents: list[tuple[int, Chassis, int, bool]]) -> np.ndarray:
+        """The body ids of ``agents`` (:func:`~.drive.agent_drive_table`'s list) as an array, cached per list."""
+        key = tuple(ag[2] for ag in agents)
+        hit = self._body_arrays.get(key)
+        if hit is None:
+            if len(self._body_arrays) > 256:
+                self._body_arrays.clear()
+            hit = self._body_arrays[key] = np.array(key, dtype=np.int64)
+        return hit
+
+    def _substeps_binding(self, drives: list[tuple[float, ...]], e: int | None, steer: float, a_cmd: float,
+                          friction: float, setup: tuple[float, ...]) -> float:
+        """A tick's substeps through the Python binding (where the C API is not used, :func:`~.capi.client_handle`):
+        each agent's force and torque, the ego's tyre forces (:meth:`_tyre_forces`), the step. Returns the ego's
+        largest tyre utilisation."""
+        cid = self.world.client
+        force, torque, world, stepper = p.applyExternalForce, p.applyExternalTorque, p.WORLD_FRAME, p.stepSimulation
+        h = self.h
+        util = 0.0
+        # Each substep's calls, in order (each agent's force, then its torque), built once a tick and made by one
+        # C-level loop (``starmap``) per substep: the point of substep k is cx + vx·h·k, the same arithmetic as at
+        # the substep, and every call takes PyBullet's positional arguments (no keyword parsing).
+        calls: list[list[tuple[Any, ...]]] = [[] for _ in range(self.substeps)]
+        for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives:
+            f, twist = [fx, fy, fz], (torque, body, -1, [tx, ty, tz], world, cid)
+            vxh, vyh, vzh = vx * h, vy * h, vz * h
+            for k, row in enumerate(calls):
+                row.append((force, body, -1, f, [cx + vxh * k, cy + vyh * k, cz + vzh * k], world, cid))
+                row.append(twist)  # the same call every substep
+        tyres = self._tyre_forces
+        for row in calls:
+            drain(starmap(call, row), 0)
+            if e is not None:
+                util = max(util, tyres(steer, a_cmd, friction, setup))
+            stepper(cid)
+        return util
+
     def advance(self, state: SimState, route: RouteTable, plan: Plan) -> StepOutcome:
         scene = self.scene
         a = scene.actors
@@ -225,31 +276,26 @@ class DynamicBackend(ThrownBodies):
         # The vehicles whose bodies move under forces this tick (absent, far and sleeping parked ones excepted).
         parked, woken = a.parked.tolist(), self._woken
         live = [i for i in self.vehicles if present_l[i] and i not in hidden and (not parked[i] or i in woken)]
-        drives = agent_drives(scene, [(i, self.chassis[i], self.actor_body[i], post_crash(goals[i]) or parked[i])
-                                      for i in live if i != self.ego], state, kin, yaw, plan)
+        agents = [(i, self.chassis[i], self.actor_body[i], post_crash(goals[i]) or parked[i]) for i in live if i != self.ego]
+        a_cmd, setup = 0.0, _NO_TYRES
         if e is not None:
             steer = self._steer(state, route, plan, post_crash(goals[e]))
             a_cmd, friction = float(plan.accel[e]), state.world.friction
             setup = self._tyre_setup(steer, friction)
-        cid = self.world.client
-        force, torque, world, stepper = p.applyExternalForce, p.applyExternalTorque, p.WORLD_FRAME, p.stepSimulation
-        h = self.h
-        # Each substep's calls, in order (each agent's force, then its torque), built once a tick and made by one
-        # C-level loop (``starmap``) per substep: the point of substep k is cx + vx·h·k, the same arithmetic as at
-        # the substep, and every call takes PyBullet's positional arguments (no keyword parsing).
-        calls: list[list[tuple[Any, ...]]] = [[] for _ in range(self.substeps)]
-        for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, vx, vy, vz in drives:
-            f, twist = [fx, fy, fz], (torque, body, -1, [tx, ty, tz], world, cid)
-            vxh, vyh, vzh = vx * h, vy * h, vz * h
-            for k, row in enumerate(calls):
-                row.append((force, body, -1, f, [cx + vxh * k, cy + vyh * k, cz + vzh * k], world, cid))
-                row.append(twist)  # the same call every substep
-        tyres = self._tyre_forces
-        for row in calls:
-            drain(starmap(call, row), 0)
-            if e is not None:
-                util = max(util, tyres(steer, a_cmd, friction, setup))
-            stepper(cid)
+        sm = self._client_handle()
+        reads = None
+        if sm is not None:
+            # The substeps and the end-of-tick reads in one compiled call through PyBullet's C API (the same commands).
+            reads = np.empty((len(live), 13))
+            util = capi.tick_substeps(sm, self.substeps, self.h, p.WORLD_FRAME, self._agent_bodies(agents),
+                                      agent_drive_table(scene, agents, state, kin, yaw, plan),
+                                      self.ego_body if e is not None else -1, steer, a_cmd, np.array(setup),
+                                      _SLIP_MIN_MPS, C.STANDSTILL_MPS, self._read_specs(live)[2], reads)
+            if util < 0.0:
+                raise RuntimeError(f"dynamic-v1: PyBullet could not read a body's state at tick {state.tick}")
+        else:
+            util = self._substeps_binding(agent_drives(scene, agents, state, kin, yaw, plan), e, steer, a_cmd,
+                                          state.world.friction, setup)
         pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
         yaw = np.array(yaw)
         u_out, d_out, v_out = np.array(step.u), np.array(plan.d_ref), np.array(step.v)
@@ -267,7 +313,7 @@ class DynamicBackend(ThrownBodies):
         if moved:
             sel = np.array(moved, dtype=np.int64)
             # Each moved body's row: origin, quaternion, velocity, angular velocity, heading, speed, slip (16 floats).
-            table, levers = self._read_table(moved)
+            table, levers = self._read_table(moved, reads)
             if e is not None and e in live_set:
                 lx, ly, lz = levers[moved.index(e), :, 0].tolist()
                 lever = (lx, ly, lz)

@@ -88,6 +88,15 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
     """
     if not agents:
         return []
+    return [(ag[2], *row) for ag, row in zip(agents, agent_drive_table(scene, agents, state, kin, yaw, plan).tolist())]
+
+
+def agent_drive_table(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], state: SimState, kin: Bodies,
+                      yaw: np.ndarray, plan: Plan | None) -> np.ndarray:
+    """:func:`agent_drives`' rows as one (k, 12) array, row ``k`` for ``agents[k]``: force xyz (N), torque xyz (N·m),
+    centre of mass xyz (m), velocity xyz (m/s)."""
+    if not agents:
+        return np.empty((0, 12))
     b = state.bodies
     mu_g = state.world.friction * C.GRAVITY_MPS2
     idx = np.array([ag[0] for ag in agents], dtype=np.int64)
@@ -112,7 +121,7 @@ def agent_drives(scene: Scene, agents: list[tuple[int, Chassis, int, bool]], sta
                      b.quat, kin.pos, kin.vel, kin.omega, np.asarray(yaw, dtype=np.float64),
                      np.asarray(state.coords.yaw, dtype=np.float64), ground, mass, wheelbase, inertia, com, mu_g,
                      C.GRAVITY_MPS2, scene.dt, DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, out)
-    return [(ag[2], *row) for ag, row in zip(agents, out.tolist())]
+    return out
 
 
 #: Per list of chassis: their masses, wheelbases, inertia tensors (k, 9) and centres of mass (k, 3).

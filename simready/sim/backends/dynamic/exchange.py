@@ -124,26 +124,35 @@ class BodyExchange(DynamicWorld):
         vel = [lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)]
         return pos, q, vel, [wx, wy, wz], R, (rx, ry, rz)
 
-    def _read_table(self, idx: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    def _read_table(self, idx: list[int], reads: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The rows of vehicles ``idx`` after a tick (origin xyz, quaternion, origin velocity, angular velocity,
         heading, forward speed, slip: (n, 16)) and their lever arms (n, 3, 1), from the same reads in the same order
         as :meth:`_read_raw` makes body by body: the reads gathered into one array, the arithmetic in two compiled calls
         (:func:`~simready.sim.backends.dynamic.kernels.body_frames`, :func:`~simready.sim.backends.dynamic.kernels.body_rows`)
-        around the lever arms' stacked numpy product (its bits are BLAS's), the scalar model's operations in its order."""
-        cid = self.world.client
-        pose, twist, compose = p.getBasePositionAndOrientation, p.getBaseVelocity, p.multiplyTransforms
-        coms, bodies = self._read_specs(idx)
-        raw: list[float] = []
-        put = raw.extend
-        for body, inv in bodies:
-            com_w, q_in = pose(body, cid)  # positional: no keyword parsing
-            lin, ang = twist(body, cid)
-            put(com_w)
-            put(q_in if inv is None else compose(_ORIGIN, q_in, _ORIGIN, inv)[1])
-            put(lin)
-            put(ang)
+        around the lever arms' stacked numpy product (its bits are BLAS's), the scalar model's operations in its order.
+
+        ``reads``: the bodies' states already read (:func:`~simready.sim.backends.dynamic.capi.tick_substeps`' rows:
+        centre of mass, base quaternion, linear and angular velocity), else they are read here through the binding.
+        """
+        coms, bodies, _ = self._read_specs(idx)
         n = len(idx)
-        reads = np.array(raw).reshape(n, 13)
+        if reads is None:
+            cid = self.world.client
+            pose, twist, compose = p.getBasePositionAndOrientation, p.getBaseVelocity, p.multiplyTransforms
+            raw: list[float] = []
+            put = raw.extend
+            for body, inv in bodies:
+                com_w, q_in = pose(body, cid)  # positional: no keyword parsing
+                lin, ang = twist(body, cid)
+                put(com_w)
+                put(q_in if inv is None else compose(_ORIGIN, q_in, _ORIGIN, inv)[1])
+                put(lin)
+                put(ang)
+            reads = np.array(raw).reshape(n, 13)
+        else:
+            for k, (_, inv) in enumerate(bodies):
+                if inv is not None:
+                    reads[k, 3:7] = p.multiplyTransforms(_ORIGIN, reads[k, 3:7].tolist(), _ORIGIN, inv)[1]
         quat, rot = np.empty((n, 4)), np.empty((n, 9))
         body_frames(reads, quat, rot)
         levers = rot.reshape(n, 3, 3) @ coms
@@ -151,19 +160,20 @@ class BodyExchange(DynamicWorld):
         body_rows(reads, quat, rot, levers, table)
         return table, levers
 
-    def _read_specs(self, idx: list[int]) -> tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]]]:
-        """For vehicles ``idx``: their centres of mass as an (n, 3, 1) stack, and each one's body id with the inverse
-        of its inertial frame (None where that is the identity), cached per list of vehicles (creating a body empties the
-        cache: a woken parked vehicle gets a new one)."""
+    def _read_specs(self, idx: list[int]) -> tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]], np.ndarray]:
+        """For vehicles ``idx``: their centres of mass as an (n, 3, 1) stack, each one's body id with the inverse
+        of its inertial frame (None where that is the identity), and the body ids as an array, cached per list of
+        vehicles (creating a body empties the cache: a woken parked vehicle gets a new one)."""
         key = tuple(idx)
         hit = self._com_stacks.get(key)
         if hit is None:
             if len(self._com_stacks) > 256:
                 self._com_stacks.clear()
             chassis = self.chassis
+            specs = [(self.actor_body[i], None if chassis[i].identity_inertial else chassis[i].inertial_inv) for i in idx]
             hit = self._com_stacks[key] = (
-                np.array([chassis[i].com for i in idx], dtype=np.float64).reshape(-1, 3, 1),
-                [(self.actor_body[i], None if chassis[i].identity_inertial else chassis[i].inertial_inv) for i in idx])
+                np.array([chassis[i].com for i in idx], dtype=np.float64).reshape(-1, 3, 1), specs,
+                np.array([body for body, _ in specs], dtype=np.int64))
         return hit
 
     def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:

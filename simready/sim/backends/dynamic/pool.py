@@ -71,6 +71,9 @@ class World:
         self.client = _IDLE_CLIENTS.pop() if _IDLE_CLIENTS else _connect()
         self.shapes: dict[str, int] = {}
         self.boxes: dict[tuple[float, float, float], int] = {}
+        #: The client's C API handle (:func:`~simready.sim.backends.dynamic.capi.client_handle`; None: not found),
+        #: -1 until looked up.
+        self.capi_handle: int | None = -1
 
     def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, physicsClientId=self.client, **kwargs)

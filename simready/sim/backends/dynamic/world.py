@@ -68,7 +68,10 @@ class DynamicWorld(Backend):
         self.anchor_idx = np.array([i for i in self.vehicles if not a.background[i] and not a.parked[i]], dtype=np.int64)
         self.chassis = {i: Chassis.of(scene.catalog.entry(a.asset_ids[i])) for i in self.vehicles}
         self._prev_com: list[float] = []
-        self._com_stacks: dict[tuple[int, ...], tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]]]] = {}
+        self._com_stacks: dict[tuple[int, ...], tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]],
+                                                      np.ndarray]] = {}
+        #: The agents' body ids per list of bodies (:meth:`~.backend.DynamicBackend._agent_bodies`).
+        self._body_arrays: dict[tuple[int, ...], np.ndarray] = {}
         self._prev_tick = -1
         self._hidden: set[int] = set()
         self._woken: frozenset[int] = frozenset()

@@ -1,0 +1,275 @@
+"""A tick's substeps through PyBullet's C API in one compiled call (:func:`tick_substeps`): the agents' drive forces,
+the ego's tyre model, the steps and the end-of-tick reads, the same commands in the same order as the Python binding
+makes them, without a Python call per command.
+
+Why: each ``dynamic-v1`` tick made ~60 binding calls (four substeps of the agents' force and torque, the ego's two
+reads and two forces, the step; then two reads per moved body), and the binding's argument parsing and the tuples it
+returns cost more than the commands themselves (an ``applyExternalForce`` ~0.45 µs through the binding, ~0.1 µs
+through the C API; a body's two reads ~1.9 µs, one state request ~0.7 µs).
+
+How: the binding is a thin layer over the C API its extension module exports (``b3ApplyExternalForceCommandInit``,
+``b3SubmitClientCommandAndWaitStatus`` …); the kernel calls those functions by name (numba resolves them in the
+extension, which :func:`_load` makes visible to its linker). What the binding keeps private is the client's handle
+behind a ``physicsClientId`` (a static table of the extension, ``sPhysicsClients1``): :func:`client_handle` finds it
+through the extension's own symbol table (ELF), the load address checked against an exported function's. Where any of
+that is missing (another platform, a stripped or other build of PyBullet) it returns None and the backend makes the
+same commands through the binding.
+
+Bits: every command is the binding's (the same C function with the same doubles, one command per call as the
+binding submits them), so PyBullet computes the same world; the ego's tyre arithmetic is
+:func:`~.chassis.tyre_forces`' IEEE operations in its order (``math.hypot`` rebuilt as CPython's, :func:`.kernels.py_hypot`);
+and one state request per body gives both its pose and its twist (the binding asks twice; a read changes nothing).
+Tested against the binding's path, rollout for rollout.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import struct
+import sys
+from typing import Any
+
+import llvmlite.binding as llvm
+import numba
+import numpy as np
+import pybullet as p
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
+
+from simready.sim.backends.dynamic.kernels import py_hypot
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+
+#: The extension module whose C API the kernel calls.
+_LIBRARY = p.__file__
+#: The binding's table of client handles (``static b3PhysicsClientHandle sPhysicsClients1[MAX_PHYSICS_CLIENTS]``).
+_TABLE = "sPhysicsClients1"
+_TABLE_SIZE = 1024 * 8
+#: An exported function of the same extension: its address checks the load address found for the table.
+_PROBE = "b3GetStatusType"
+
+
+def _load() -> bool:
+    """Make the extension's exported functions visible to numba's linker (once per process)."""
+    if not sys.platform.startswith("linux") or not _LIBRARY:
+        return False
+    try:
+        llvm.load_library_permanently(_LIBRARY)
+    except RuntimeError:
+        return False
+    return True
+
+
+_LOADED = _load()
+
+# The C API's functions, handles and pointers as 64-bit integers (what they are on the platforms this runs on).
+_i8, _i4 = types.int64, types.int32
+_force_init: Any = types.ExternalFunction("b3ApplyExternalForceCommandInit", _i8(_i8))
+_force: Any = types.ExternalFunction("b3ApplyExternalForce", types.void(_i8, _i4, _i4, _i8, _i8, _i4))
+_torque: Any = types.ExternalFunction("b3ApplyExternalTorque", types.void(_i8, _i4, _i4, _i8, _i4))
+_submit: Any = types.ExternalFunction("b3SubmitClientCommandAndWaitStatus", _i8(_i8, _i8))
+_step_init: Any = types.ExternalFunction("b3InitStepSimulationCommand", _i8(_i8))
+_state_init: Any = types.ExternalFunction("b3RequestActualStateCommandInit", _i8(_i8, _i4))
+_state: Any = types.ExternalFunction("b3GetStatusActualState", _i4(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8))
+
+
+def _symbols(path: str, names: tuple[str, ...]) -> dict[str, tuple[int, int, int]]:
+    """``names``' (value, size, type) in the ELF symbol table (``.symtab``) of the shared object at ``path``."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+            return {}  # not a little-endian 64-bit ELF file
+        (shoff,) = struct.unpack_from("<Q", head, 0x28)
+        entsize, count = struct.unpack_from("<HH", head, 0x3A)
+        f.seek(shoff)
+        table = f.read(entsize * count)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", table, k * entsize) for k in range(count)]
+        symbol = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"), ("value", "<u8"),
+                           ("size", "<u8")])
+        out: dict[str, tuple[int, int, int]] = {}
+        for sec in sections:
+            if sec[1] != 2:  # SHT_SYMTAB
+                continue
+            f.seek(sec[4])
+            syms = np.frombuffer(f.read(sec[5]), dtype=symbol)
+            strings_sec = sections[sec[6]]
+            f.seek(strings_sec[4])
+            strings = f.read(strings_sec[5])
+            for name in names:
+                key = name.encode() + b"\0"
+                at = strings.find(key)
+                while at >= 0:
+                    if at == 0 or strings[at - 1] == 0:
+                        hit = syms[syms["name"] == at]
+                        if len(hit):
+                            out[name] = (int(hit["value"][0]), int(hit["size"][0]), int(hit["info"][0]) & 0xF)
+                            break
+                    at = strings.find(key, at + 1)
+        return out
+
+
+#: Whether the backend steps through the C API where it finds the handle (off: the binding only; the environment's
+#: ``SIMREADY_PYBULLET_BINDING_ONLY=1`` turns it off, tests compare the two paths).
+ENABLED = os.environ.get("SIMREADY_PYBULLET_BINDING_ONLY", "") != "1"
+
+_TABLE_ADDRESS: list[int | None] = []
+
+
+def _table_address() -> int | None:
+    """The address of the binding's handle table in this process, or None where it cannot be found and checked."""
+    if not _TABLE_ADDRESS:
+        address = None
+        if _LOADED:
+            try:
+                syms = _symbols(_LIBRARY, (_TABLE, _PROBE))
+                lib = ctypes.CDLL(_LIBRARY)
+                probe = ctypes.cast(getattr(lib, _PROBE), ctypes.c_void_p).value
+            except (OSError, AttributeError, struct.error, ValueError):
+                syms, probe = {}, None
+            table, func = syms.get(_TABLE), syms.get(_PROBE)
+            # The table: a data object of 1024 handles; the load address: the probe's address less its value.
+            if table is not None and func is not None and probe and table[1] == _TABLE_SIZE and table[2] == 1 and func[2] == 2:
+                address = probe - func[0] + table[0]
+        _TABLE_ADDRESS.append(address)
+    return _TABLE_ADDRESS[0]
+
+
+def client_handle(client: int) -> int | None:
+    """The C API handle of PyBullet client ``client`` (a ``physicsClientId``), or None (then use the binding)."""
+    address = _table_address()
+    if address is None or not 0 <= client < 1024:
+        return None
+    handle = ctypes.c_void_p.from_address(address + 8 * client).value
+    return handle or None
+
+
+@intrinsic
+def _f8_at(typingctx, address, k):  # type: ignore[no-untyped-def]
+    """The ``k``-th double at ``address`` (a pointer the C API returned)."""
+    sig = types.float64(types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ptr = builder.inttoptr(args[0], ir.DoubleType().as_pointer())
+        return builder.load(builder.gep(ptr, [args[1]]))
+
+    return sig, codegen
+
+
+@numba.njit(**_JIT)
+def _read(sm: int, body: int, ptrs: np.ndarray) -> bool:
+    """Request body ``body``'s state: ``ptrs`` gets the addresses of its base position and quaternion (7 doubles) and its
+    linear and angular velocity (6 doubles); False where the request failed."""
+    status = _submit(sm, _state_init(sm, body))
+    ptrs[0] = 0
+    ptrs[1] = 0
+    ok = _state(status, 0, 0, 0, 0, ptrs.ctypes.data, ptrs.ctypes.data + 8, 0)
+    return bool(ok != 0 and ptrs[0] != 0 and ptrs[1] != 0)
+
+
+@numba.njit(**_JIT)
+def _tyres(sm: int, body: int, steer: float, a_cmd: float, setup: np.ndarray, slip_min: float, standstill: float,
+           frame: int, ptrs: np.ndarray, vec: np.ndarray) -> float:
+    """:func:`~.chassis.tyre_forces` for one substep (its operations in its order); the utilisation, or -1.0 where
+    the ego's state could not be read."""
+    m, lf, lr, kf, kr = setup[0], setup[1], setup[2], setup[3], setup[4]
+    limit_f, limit_r, cs, sn, hold, h = setup[5], setup[6], setup[7], setup[8], setup[9], setup[10]
+    if not _read(sm, body, ptrs):
+        return -1.0
+    q, qd = ptrs[0], ptrs[1]
+    cx, cy, cz = _f8_at(q, 0), _f8_at(q, 1), _f8_at(q, 2)
+    x, y, z, w = _f8_at(q, 3), _f8_at(q, 4), _f8_at(q, 5), _f8_at(q, 6)
+    lx, ly, r = _f8_at(qd, 0), _f8_at(qd, 1), _f8_at(qd, 5)
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    ys, zs = y * s, z * s
+    r0, r3 = 1.0 - (y * ys + z * zs), x * ys + w * zs
+    norm = py_hypot(r0, r3)
+    if norm == 0.0:
+        norm = 1.0
+    hx, hy = r0 / norm, r3 / norm
+    vx = lx * hx + ly * hy
+    vy = lx * -hy + ly * hx
+    big_v = abs(vx)
+    big_v = slip_min if slip_min > big_v else big_v
+    fy_f = kf * (steer - math.atan2(vy + lf * r, big_v))
+    fy_r = kr * -math.atan2(vy - lr * r, big_v)
+    if vx <= standstill and a_cmd <= 0.0:
+        fx = -m * vx / h
+        fx = hold if hold < fx else fx
+        fx = -hold if -hold > fx else fx
+    else:
+        fx = m * a_cmd
+    fx_f = fx_r = 0.5 * fx
+    total = py_hypot(fx_f, fy_f)
+    t = total / limit_f if limit_f > 0 else 0.0
+    util = t if t > 0.0 else 0.0
+    if total > limit_f and limit_f > 0:
+        sc = limit_f / total
+        fx_f, fy_f = fx_f * sc, fy_f * sc
+    total = py_hypot(fx_r, fy_r)
+    t = total / limit_r if limit_r > 0 else 0.0
+    util = t if t > util else util
+    if total > limit_r and limit_r > 0:
+        sc = limit_r / total
+        fx_r, fy_r = fx_r * sc, fy_r * sc
+    fwx, fwy = hx * cs + -hy * sn, hy * cs + hx * sn
+    vec[0], vec[1], vec[2] = fwx * fx_f + -fwy * fy_f, fwy * fx_f + fwx * fy_f, 0.0
+    vec[3], vec[4], vec[5] = cx + hx * lf, cy + hy * lf, cz
+    cmd = _force_init(sm)
+    _force(cmd, body, -1, vec.ctypes.data, vec.ctypes.data + 24, frame)
+    _submit(sm, cmd)
+    vec[0], vec[1], vec[2] = hx * fx_r + -hy * fy_r, hy * fx_r + hx * fy_r, 0.0
+    vec[3], vec[4], vec[5] = cx - hx * lr, cy - hy * lr, cz
+    cmd = _force_init(sm)
+    _force(cmd, body, -1, vec.ctypes.data, vec.ctypes.data + 24, frame)
+    _submit(sm, cmd)
+    return util
+
+
+@numba.njit(**_JIT)
+def tick_substeps(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, drives: np.ndarray, ego: int,
+                  steer: float, a_cmd: float, setup: np.ndarray, slip_min: float, standstill: float, read: np.ndarray,
+                  raw: np.ndarray) -> float:
+    """A tick's substeps on client handle ``sm`` (:func:`client_handle`), then the reads of bodies ``read``.
+
+    Each substep: every agent's force (at its centre of mass carried along at its velocity, ``cx + vx·h·k``) and
+    torque, in ``bodies``' order (``drives``: :func:`~.drive.agent_drive_table`'s rows, held for the tick); the ego's
+    tyre forces (body ``ego``, none when it is -1) under ``steer`` and ``a_cmd`` (``setup``:
+    :func:`~.chassis.tyre_setup`'s 11 constants, ``frame``: ``p.WORLD_FRAME``); then one step. After the last step,
+    row ``k`` of ``raw`` gets body ``read[k]``'s centre of mass, base quaternion, linear and angular velocity (13
+    doubles, what the binding's two reads return). Returns the ego's largest tyre utilisation (0.0 without an ego),
+    or -1.0 where a state request failed (``raw`` incomplete).
+    """
+    ptrs = np.zeros(2, dtype=np.int64)
+    vec = np.empty(6)
+    util = 0.0
+    for k in range(substeps):
+        for j in range(len(bodies)):
+            body = bodies[j]
+            vec[0], vec[1], vec[2] = drives[j, 0], drives[j, 1], drives[j, 2]
+            vec[3] = drives[j, 6] + drives[j, 9] * h * k
+            vec[4] = drives[j, 7] + drives[j, 10] * h * k
+            vec[5] = drives[j, 8] + drives[j, 11] * h * k
+            cmd = _force_init(sm)
+            _force(cmd, body, -1, vec.ctypes.data, vec.ctypes.data + 24, frame)
+            _submit(sm, cmd)
+            vec[0], vec[1], vec[2] = drives[j, 3], drives[j, 4], drives[j, 5]
+            cmd = _force_init(sm)
+            _torque(cmd, body, -1, vec.ctypes.data, frame)
+            _submit(sm, cmd)
+        if ego >= 0:
+            u = _tyres(sm, ego, steer, a_cmd, setup, slip_min, standstill, frame, ptrs, vec)
+            if u < 0.0:
+                return -1.0
+            util = u if u > util else util
+        _submit(sm, _step_init(sm))
+    for k in range(len(read)):
+        if not _read(sm, read[k], ptrs):
+            return -1.0
+        for c in range(7):
+            raw[k, c] = _f8_at(ptrs[0], c)
+        for c in range(6):
+            raw[k, 7 + c] = _f8_at(ptrs[1], c)
+    return util

@@ -1,0 +1,54 @@
+"""dynamic-v1's substeps through PyBullet's C API (:mod:`simready.sim.backends.dynamic.capi`) against the binding's
+path: the same trace bytes, events and rollout checks."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pybullet as p
+import pytest
+
+from simready.scenario.manifest import ScenarioManifest
+from simready.sim.backends.dynamic import capi
+from simready.sim.run import run_simulation
+from simready.testing import demo
+from tests.fixtures.sim import catalog, crossing, template
+
+
+def _rollout(m: ScenarioManifest, enabled: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, list[dict[str, Any]]]:
+    monkeypatch.setattr(capi, "ENABLED", enabled)
+    r = run_simulation(m, template(), backend="dynamic-v1", catalog=catalog())
+    return r.trace.to_bytes(), r.trace.metrics["rollout_checks"]
+
+
+def _rear_end() -> ScenarioManifest:
+    """The ego at rest, a sedan 10 m behind at 15 m/s that runs into it (vehicle-vehicle contact, post-crash stops),
+    and a parked car ahead of the ego that the shoved ego wakes and strikes."""
+    cat = catalog()
+    ego = demo.vehicle(cat, "ego", demo.SHUTTLE, "lane_eb", 40.0, (40.0, -1.75, 0.0), 0.0, role="ego", cruise=0.0)
+    car = demo.vehicle(cat, "car", demo.SEDAN, "lane_eb", 30.0, (30.0, -1.75, 0.0), 15.0)
+    parked = demo.parked(cat, "parked", demo.SEDAN, (45.8, -1.75, 0.0))
+    return demo.assemble(template(), cat, "capi-rear-end", [ego, car, parked], [], clip_s=1.5, warmup_s=0.2, dt=0.02)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the C API path is found through the ELF symbol table")
+def test_the_client_handle_is_found_here() -> None:
+    """On Linux with the pinned PyBullet the fast path is on (a silent fallback would pass every other test)."""
+    cid = p.connect(p.DIRECT)
+    try:
+        assert capi.client_handle(cid) is not None
+        assert capi.client_handle(cid + 1) is None  # no such client
+    finally:
+        p.disconnect(cid)
+
+
+@pytest.mark.parametrize("scenario", [pytest.param(lambda: crossing(clip_s=2.0), id="crossing"),
+                                      pytest.param(_rear_end, id="rear-end")])
+def test_c_api_substeps_give_the_bindings_bytes(scenario: Callable[[], ScenarioManifest],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    m = scenario()
+    fast = _rollout(m, True, monkeypatch)
+    binding = _rollout(m, False, monkeypatch)
+    assert fast == binding
