@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from functools import partial
 
 import numpy as np
 import pybullet as p
@@ -21,7 +22,10 @@ from typing import Any
 
 from simready.catalog.catalog import ensure_catalog
 from simready.common import paths
-from simready.sim.backends.dynamic import pool
+from simready.sim.backends.dynamic import capi, pool
+from simready.sim.backends.dynamic.chassis import _SLIP_MIN_MPS
+from simready.sim.backends.dynamic.drive import agent_drive_table
+from simready.sim.core import constants as C
 from simready.sim.branch import _run_branch
 from simready.sim.core.scene import build_scene
 from simready.sim.engine import Engine
@@ -57,7 +61,7 @@ def _setup() -> tuple[Any, Any, Any]:
 
 
 def _bare_pybullet(scene: Any, steps: int, tyres: bool = False, agents_immovable: bool = False,
-                   cpu: list[float] | None = None) -> float:
+                   cpu: list[float] | None = None, compiled: bool = False) -> float:
     """The same PyBullet world (statics, ego, agents) stepped with no engine around it: its wall time (s), and its
     CPU time appended to ``cpu`` when given.
 
@@ -69,18 +73,29 @@ def _bare_pybullet(scene: Any, steps: int, tyres: bool = False, agents_immovable
     for the same model, and the gap above it is what the engine's tick costs.
     ``agents_immovable``: the other vehicles at mass 0, as dynamic-v1 had them
     before they were force-driven bodies (the physics cost they add).
+    ``compiled``: the tyre model and the steps through PyBullet's C API in one compiled call
+    (:func:`~simready.sim.backends.dynamic.capi.tick_substeps` with no agents and no reads, as dynamic-v1 makes
+    them): the same floor without the binding's calls.
     """
     engine = Engine(scene)
     try:
-        backend = engine.backend
+        backend: Any = engine.backend
         client = backend.world.client
         friction = engine.state.world.friction
         setup = backend._tyre_setup(0.0, friction)
         if agents_immovable:
             for i in backend.agent_idx:
                 backend._set_mass(i, False)
+        handle = capi.client_handle(client) if compiled else None
+        if compiled and handle is None:
+            raise RuntimeError("PyBullet's C API handle is not found here")
         t0, c0 = time.perf_counter(), time.process_time()
-        for _ in range(steps):
+        if handle is not None:
+            none = np.empty(0, dtype=np.int64)
+            capi.tick_substeps(handle, steps, backend.h, p.WORLD_FRAME, none, np.empty((0, 12)),
+                               backend.ego_body if tyres else -1, 0.0, 0.0, np.array(setup), _SLIP_MIN_MPS,
+                               C.STANDSTILL_MPS, none, np.empty((0, 13)))
+        for _ in range(0 if handle is not None else steps):
             if tyres:
                 backend._tyre_forces(0.0, 0.0, friction, setup)
             p.stepSimulation(physicsClientId=client)
@@ -118,20 +133,25 @@ def _numpy_bicycle(manifest: Any) -> None:
 
 def _agent_drive_cost(scene: Any) -> float:
     """Wall time (s) of the agent drive model for a whole rollout's ticks: each tick's force and torque per moving
-    agent (:func:`~simready.sim.backends.dynamic.drive.agent_drive`) and their application every substep."""
+    agent (:func:`~simready.sim.backends.dynamic.drive.agent_drive_table`, as dynamic-v1 computes them), and, where
+    dynamic-v1 makes its substeps through the binding (no C API here), their application every substep; through the
+    C API the commands are ~0.1 µs each inside the compiled substeps, left out."""
     engine = Engine(scene)
     try:
-        backend = engine.backend
+        backend: Any = engine.backend
         state = engine.state
         cid = backend.world.client
-        agents = [i for i in backend.agent_idx if state.bodies.present[i]]
+        agents = [(i, backend.chassis[i], backend.actor_body[i], False) for i in backend.agent_idx if state.bodies.present[i]]
+        binding = not capi.available()
         t0 = time.perf_counter()
         for _ in range(scene.total_ticks):
-            drives = [backend._drive(i, state, state.bodies, state.coords.yaw, None, False) for i in agents]
-            for _k in range(backend.substeps):
-                for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, _vx, _vy, _vz in drives:
-                    p.applyExternalForce(body, -1, [fx, fy, fz], [cx, cy, cz], p.WORLD_FRAME, physicsClientId=cid)
-                    p.applyExternalTorque(body, -1, [tx, ty, tz], p.WORLD_FRAME, physicsClientId=cid)
+            table = agent_drive_table(scene, agents, state, state.bodies, state.coords.yaw, None)
+            if binding:
+                drives = [(ag[2], *row) for ag, row in zip(agents, table.tolist())]
+                for _k in range(backend.substeps):
+                    for body, fx, fy, fz, tx, ty, tz, cx, cy, cz, _vx, _vy, _vz in drives:
+                        p.applyExternalForce(body, -1, [fx, fy, fz], [cx, cy, cz], p.WORLD_FRAME, physicsClientId=cid)
+                        p.applyExternalTorque(body, -1, [tx, ty, tz], p.WORLD_FRAME, physicsClientId=cid)
         return time.perf_counter() - t0
     finally:
         engine.close()
@@ -143,7 +163,7 @@ def bench_rollouts(repeats: int = 5) -> dict[str, float]:
     out: dict[str, float] = {}
     for backend, runs in (("kinematic-v1", repeats), ("dynamic-v1", max(3, repeats // 2))):
         run_simulation(manifest, template, backend=backend, catalog=catalog)
-        med, cpu = _median(lambda b=backend: run_simulation(manifest, template, backend=b, catalog=catalog), runs)
+        med, cpu = _median(partial(run_simulation, manifest, template, backend=backend, catalog=catalog), runs)
         out[backend] = med
         out[f"{backend}:cpu"] = cpu
         ticks = manifest.warmup_ticks + manifest.clip_ticks
@@ -174,6 +194,14 @@ def bench_rollouts(repeats: int = 5) -> dict[str, float]:
     print(f"sim          the same in CPU time (steadier on a shared machine): floor {out['vehicle_floor:cpu'] * 1e3:7.1f} ms, "
           f"dynamic-v1 {dyn_cpu * 1e3:7.1f} ms = {dyn_cpu / out['vehicle_floor:cpu']:4.2f}× (target ≤ 1.5×), the engine tick "
           f"{(dyn_cpu - out['vehicle_floor:cpu']) / ticks * 1e6:5.1f} µs of {dyn_cpu / ticks * 1e6:5.1f} µs CPU per tick")
+    if capi.available():
+        c_cpus: list[float] = []
+        c_floor = statistics.median(_bare_pybullet(scene, steps, tyres=True, cpu=c_cpus, compiled=True) for _ in range(3))
+        out["vehicle_floor_c"] = c_floor
+        out["vehicle_floor_c:cpu"] = c_cpu = statistics.median(c_cpus)
+        print(f"sim          the same floor through PyBullet's C API (the tyre model and the steps in one compiled call, "
+              f"as dynamic-v1 makes them): {c_floor * 1e3:7.1f} ms wall, {c_cpu * 1e3:7.1f} ms CPU; dynamic-v1 is "
+              f"{dyn_cpu / c_cpu:4.2f}× this floor (CPU), the engine tick {(dyn_cpu - c_cpu) / ticks * 1e6:5.1f} µs CPU")
     still = statistics.median(_bare_pybullet(scene, steps, agents_immovable=True) for _ in range(3))
     drive = statistics.median(_agent_drive_cost(scene) for _ in range(3))
     n_agents = len(scene.actors.is_vehicle.nonzero()[0]) - (scene.actors.ego is not None) - int(scene.actors.parked.sum())

@@ -137,6 +137,11 @@ def _table_address() -> int | None:
     return _TABLE_ADDRESS[0]
 
 
+def available() -> bool:
+    """Whether this process can reach PyBullet's clients through the C API (the binding's handle table was found)."""
+    return _table_address() is not None
+
+
 def client_handle(client: int) -> int | None:
     """The C API handle of PyBullet client ``client`` (a ``physicsClientId``), or None (then use the binding)."""
     address = _table_address()

@@ -75,9 +75,10 @@ class RolloutChecks:
         t = round((state.tick + 1 - self.scene.warmup_ticks) * self.scene.dt, 9)
         if crossed is not None:
             self._note("tunnelling", f"t={t}: ego centre of mass crossed {crossed}")
-        ground = self.scene.ground.at_point(float(pos[0]), float(pos[1]))
-        if pos[2] < ground - 0.3:
-            self._note("tunnelling", f"t={t}: ego origin {pos[2]:.2f} m is below the ground ({ground:.2f} m)")
+        x, y, z = pos.tolist()
+        ground = self.scene.ground.at_point(x, y)
+        if z < ground - 0.3:
+            self._note("tunnelling", f"t={t}: ego origin {z:.2f} m is below the ground ({ground:.2f} m)")
         rate = max(map(abs, omega.tolist()))
         if rate > MAX_ANGULAR_RATE_RPS:
             self._note("explosion", f"t={t}: ego angular rate {rate:.1f} rad/s")

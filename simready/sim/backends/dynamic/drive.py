@@ -99,7 +99,7 @@ def agent_drive_table(scene: Scene, agents: list[tuple[int, Chassis, int, bool]]
         return np.empty((0, 12))
     b = state.bodies
     mu_g = state.world.friction * C.GRAVITY_MPS2
-    idx = np.array([ag[0] for ag in agents], dtype=np.int64)
+    idx, stop, mass, wheelbase, inertia, com = _agent_arrays(tuple(agents))
     # The ground height under each agent: GroundModel.at_point's cells in one compiled call (its operations), or
     # at_point itself where a coordinate is not finite.
     gm = scene.ground
@@ -107,8 +107,6 @@ def agent_drive_table(scene: Scene, agents: list[tuple[int, Chassis, int, bool]]
     if not ground_under(gm.heights, gm.x0, gm.y0, 1.0 / GROUND_RASTER_M, b.pos, idx, ground):
         pos_l = b.pos.tolist()
         ground = np.array([gm.at_point(pos_l[ag[0]][0], pos_l[ag[0]][1]) for ag in agents])
-    stop = np.array([ag[3] for ag in agents], dtype=np.bool_)
-    mass, wheelbase, inertia, com = _chassis_arrays(tuple(ag[1] for ag in agents))
     parked = scene.actors.parked
     if plan is not None:
         accel = np.asarray(plan.accel, dtype=np.float64)
@@ -122,6 +120,23 @@ def agent_drive_table(scene: Scene, agents: list[tuple[int, Chassis, int, bool]]
                      np.asarray(state.coords.yaw, dtype=np.float64), ground, mass, wheelbase, inertia, com, mu_g,
                      C.GRAVITY_MPS2, scene.dt, DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, out)
     return out
+
+
+#: Per list of agents: their actor indices and stop flags, and their chassis' arrays (:func:`_chassis_arrays`).
+_AGENTS: dict[tuple[tuple[int, Chassis, int, bool], ...], tuple[np.ndarray, ...]] = {}
+
+
+def _agent_arrays(agents: tuple[tuple[int, Chassis, int, bool], ...]) -> tuple[np.ndarray, ...]:
+    """The drive kernel's per-agent arrays for ``agents`` (:func:`agent_drives`' list; cached per list, as a tick's
+    agents are mostly the last tick's): indices, stop flags, masses, wheelbases, inertia tensors, centres of mass."""
+    hit = _AGENTS.get(agents)
+    if hit is None:
+        if len(_AGENTS) > 256:
+            _AGENTS.clear()
+        hit = _AGENTS[agents] = (np.array([ag[0] for ag in agents], dtype=np.int64),
+                                 np.array([ag[3] for ag in agents], dtype=np.bool_),
+                                 *_chassis_arrays(tuple(ag[1] for ag in agents)))
+    return hit
 
 
 #: Per list of chassis: their masses, wheelbases, inertia tensors (k, 9) and centres of mass (k, 3).
