@@ -122,6 +122,30 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                  "f8[2] f8[2] f8 f8 f8 f8 i8[2]"),
             ),
         },
+        "simready.sim.backends.dynamic.kernels": {
+            "agent_drive_rows": (
+                ("i8[1] b1[1] b1[1]r f8[1] f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[1] f8[1]r f8[1] "
+                 "f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2]"),
+            ),
+            "body_frames": (
+                "f8[2] f8[2] f8[2]",
+            ),
+            "body_rows": (
+                "f8[2] f8[2] f8[2] f8[3] f8[2]",
+            ),
+            "ground_under": (
+                "f8[2]r f8 f8 f8 f8[2]r i8[1] f8[1]",
+            ),
+            "place_rows": (
+                ("f8[2] i8[1] i8[1] f8[2]r f8[2]r f8[1]r f8[1]r f8[1]r f8[1] i8[1] i8[1] f8[2] f8[2] i8 f8[2] f8[2] f8[2] "
+                 "f8[2] f8[1] f8[1] f8[1] f8[1] f8[1]"),
+            ),
+        },
+        "simready.sim.backends.dynamic.capi": {
+            "tick_substeps": (
+                "i8 i8 f8 i8 i8[1] f8[2] i8 f8 f8 f8[1] f8 f8 i8[1] f8[2]",
+            ),
+        },
     },
     "raycast": {
         "simready.raycast.kernels": {
@@ -279,31 +303,6 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             ),
         },
     },
-    "dynamic": {
-        "simready.sim.backends.dynamic.kernels": {
-            "agent_drive_rows": (
-                ("i8[1] b1[1] b1[1]r f8[1] f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[1] f8[1]r f8[1] "
-                 "f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2]"),
-            ),
-            "body_frames": (
-                "f8[2] f8[2] f8[2]",
-            ),
-            "body_rows": (
-                "f8[2] f8[2] f8[2] f8[3] f8[2]",
-            ),
-            "ground_under": (
-                "f8[2]r f8 f8 f8 f8[2]r i8[1] f8[1]",
-            ),
-            "scatter_rows": (
-                "f8[2] i8[1] f8[2] f8[2] f8[2] f8[2] f8[1] f8[1] f8[1] f8[1] f8[1]",
-            ),
-        },
-        "simready.sim.backends.dynamic.capi": {
-            "tick_substeps": (
-                "i8 i8 f8 i8 i8[1] f8[2] i8 f8 f8 f8[1] f8 f8 i8[1] f8[2]",
-            ),
-        },
-    },
     "motion": {
         "simready.world.motion_kernels": {
             "planar_hermites": (
@@ -408,6 +407,12 @@ TEST_KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                  "f8[2] f8 f8 f8 f8 i8[2]"),
             ),
         },
+        "simready.sim.backends.dynamic.kernels": {
+            "agent_drive_rows": (
+                ("i8[1] b1[1] b1[1] f8[1] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[1] f8[1] f8[1] f8[1] f8[1] "
+                 "f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2]"),
+            ),
+        },
     },
     "raycast": {
         "simready.raycast.kernels": {
@@ -464,14 +469,6 @@ TEST_KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
         "simready.sensors_hw.lidar_kernels": {
             "azimuth_beams": (
                 "f8[2] f8[2] f8[2] f8[1] f8[1] f8[1]r f8 i8 f8[1]r f8[1]r",
-            ),
-        },
-    },
-    "dynamic": {
-        "simready.sim.backends.dynamic.kernels": {
-            "agent_drive_rows": (
-                ("i8[1] b1[1] b1[1] f8[1] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[2] f8[1] f8[1] f8[1] f8[1] f8[1] "
-                 "f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2]"),
             ),
         },
     },

@@ -51,6 +51,7 @@ import math
 from collections import deque as drain
 from itertools import starmap
 from operator import call
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -58,17 +59,16 @@ import pybullet as p
 
 from simready.sim.core import constants as C
 from simready.sim.behavior import impact
-from simready.sim.core import kernels
 from simready.sim.backend import COMMON_EXTRAS, StepOutcome
 from simready.sim.backends.dynamic.checks import body_energy, crossed_collider
 from simready.sim.backends.dynamic import capi
-from simready.sim.backends.dynamic.chassis import _SLIP_MIN_MPS, Chassis, tyre_forces, tyre_setup
+from simready.sim.backends.dynamic.chassis import _SLIP_MIN_MPS, tyre_forces, tyre_setup
 from simready.sim.backends.dynamic.drive import agent_drive, agent_drive_table, agent_drives
-from simready.sim.backends.dynamic.kernels import scatter_rows
+from simready.sim.backends.dynamic.kernels import place_rows
 from simready.sim.controllers.lateral import preview_steer
 from simready.sim.behavior.impact import post_crash
 from simready.sim.core.kinematics import footprint_contacts, step_on_paths
-from simready.sim.core.state import Bodies, PathCoords, SimState, frozen
+from simready.sim.core.state import Bodies, PathCoords, SimState, frozen, ro
 from simready.sim.backends.dynamic.thrown import ThrownBodies
 
 if TYPE_CHECKING:
@@ -86,6 +86,9 @@ WAKE_MARGIN_M = 1.0
 #: A background vehicle is a force-driven body while its centre is this near an anchor's (the ego, a moving scenario
 #: vehicle, a thrown road user), else kinematic (m).
 PHYSICS_RADIUS_M = 30.0
+
+#: The moved bodies' rows where none moved (:func:`~.kernels.place_rows`).
+_NO_ROWS = np.empty((0, 16))
 
 #: The tyre constants passed where there is no ego this tick (unread).
 _NO_TYRES: tuple[float, ...] = (0.0,) * 11
@@ -208,14 +211,15 @@ class DynamicBackend(ThrownBodies):
             w.capi_handle = capi.client_handle(w.client)
         return w.capi_handle
 
-    def _agent_bodies(self, agents: list[tuple[int, Chassis, int, bool]]) -> np.ndarray:
-        """The body ids of ``agents`` (:func:`~.drive.agent_drive_table`'s list) as an array, cached per list."""
-        key = tuple(ag[2] for ag in agents)
-        hit = self._body_arrays.get(key)
+    def _index_array(self, items: Iterable[int]) -> np.ndarray:
+        """``items`` (actor or body indices) as an int64 array, cached per tuple (a tick's lists are mostly the last
+        tick's)."""
+        key = tuple(items)
+        hit = self._int_arrays.get(key)
         if hit is None:
-            if len(self._body_arrays) > 256:
-                self._body_arrays.clear()
-            hit = self._body_arrays[key] = np.array(key, dtype=np.int64)
+            if len(self._int_arrays) > 256:
+                self._int_arrays.clear()
+            hit = self._int_arrays[key] = np.array(key, dtype=np.int64)
         return hit
 
     def _substeps_binding(self, drives: list[tuple[float, ...]], e: int | None, steer: float, a_cmd: float,
@@ -287,7 +291,7 @@ class DynamicBackend(ThrownBodies):
         if sm is not None:
             # The substeps and the end-of-tick reads in one compiled call through PyBullet's C API (the same commands).
             reads = np.empty((len(live), 13))
-            util = capi.tick_substeps(sm, self.substeps, self.h, p.WORLD_FRAME, self._agent_bodies(agents),
+            util = capi.tick_substeps(sm, self.substeps, self.h, p.WORLD_FRAME, self._index_array(ag[2] for ag in agents),
                                       agent_drive_table(scene, agents, state, kin, yaw, plan),
                                       self.ego_body if e is not None else -1, steer, a_cmd, np.array(setup),
                                       _SLIP_MIN_MPS, C.STANDSTILL_MPS, self._read_specs(live)[2], reads)
@@ -298,33 +302,29 @@ class DynamicBackend(ThrownBodies):
                                           state.world.friction, setup)
         pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
         yaw = np.array(yaw)
-        u_out, d_out, v_out = np.array(step.u), np.array(plan.d_ref), np.array(step.v)
+        u_out, d_out, v_out = np.array(step.u), np.array(plan.d_ref, dtype=np.float64), np.array(step.v)
         slip = np.array(slip)
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
         lever = (0.0, 0.0, 0.0)
         live_set = set(live)
-        for i in self.vehicles:
-            # Sleeping parked vehicles stand; far background ones keep the kinematic step's rows.
-            if present_l[i] and i not in live_set and i not in far:
-                pos[i], quat[i], vel[i], omega[i] = state.bodies.pos[i], state.bodies.quat[i], 0.0, 0.0
-                yaw[i], u_out[i], d_out[i], v_out[i] = c.yaw[i], c.u[i], c.d[i], 0.0
+        # Sleeping parked vehicles stand; far background ones keep the kinematic step's rows.
+        stand = [i for i in self.vehicles if present_l[i] and i not in live_set and i not in far]
         moved = live
+        table = _NO_ROWS
         if moved:
-            sel = np.array(moved, dtype=np.int64)
             # Each moved body's row: origin, quaternion, velocity, angular velocity, heading, speed, slip (16 floats).
             table, levers = self._read_table(moved, reads)
             if e is not None and e in live_set:
                 lx, ly, lz = levers[moved.index(e), :, 0].tolist()
                 lever = (lx, ly, lz)
-            px, py = np.empty(len(sel)), np.empty(len(sel))
-            scatter_rows(table, sel, pos, quat, vel, omega, yaw, v_out, slip, px, py)
-            # Every body back onto its path in one compiled call (ReferencePath.project_near's operations, its bits).
+        if moved or stand:
+            # The standing rows, the moved bodies' rows and every moved body back onto its path, in one compiled call
+            # (ReferencePath.project_near's operations, its bits).
             cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
-            pu, pd = np.empty(len(sel)), np.empty(len(sel))
-            kernels.project_near(cum, base, last, pts, dirs, sel, px, py,
-                                 np.ascontiguousarray(c.u[sel], dtype=np.float64), PROJECT_WINDOW, pu, pd)
-            u_out[sel], d_out[sel] = pu, pd
+            place_rows(table, self._index_array(moved), self._index_array(stand), state.bodies.pos, state.bodies.quat,
+                       c.yaw, c.u, c.d, cum, base, last, pts, dirs, PROJECT_WINDOW, pos, quat, vel, omega, yaw, u_out,
+                       d_out, v_out, slip)
         if e is not None:
             extras["steer_rad"][e] = steer
             extras["tyre_util"][e] = util
@@ -338,9 +338,9 @@ class DynamicBackend(ThrownBodies):
         if e is not None:
             touching = any(e in pair and pair[0] + pair[1] - e >= 0 for pair in contacts)
             self._check(state, pos[e], vel[e], omega[e], lever, e_before, plan, touching or any(e == v for _, v in hit))
-        coords = PathCoords(c.path_keys, frozen(u_out), frozen(d_out), frozen(plan.d_rate), frozen(v_out), frozen(accel),
-                            frozen(yaw))
-        bodies = Bodies(frozen(pos), frozen(quat), frozen(vel), frozen(omega), present)
+        # The rows copied above are this tick's own float arrays: marked read-only in place (frozen()'s first case).
+        coords = PathCoords(c.path_keys, ro(u_out), ro(d_out), frozen(plan.d_rate), ro(v_out), frozen(accel), ro(yaw))
+        bodies = Bodies(ro(pos), ro(quat), ro(vel), ro(omega), present)
         return StepOutcome(bodies, coords, frozenset(contacts), extras, impacts=impacts, struck=struck, woken=self._woken)
 
     def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray, present: np.ndarray,

@@ -21,6 +21,8 @@ import math
 import numba
 import numpy as np
 
+from simready.sim.core.kernels import project_near
+
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 #: Veltkamp's splitter for a double: 2**27 + 1.
@@ -261,3 +263,39 @@ def scatter_rows(table: np.ndarray, sel: np.ndarray, pos: np.ndarray, quat: np.n
             quat[i, c] = table[k, 3 + c]
         yaw[i], speed[i], slip[i] = table[k, 13], table[k, 14], table[k, 15]
         x[k], y[k] = table[k, 0], table[k, 1]
+
+
+@numba.njit(**_JIT)
+def place_rows(table: np.ndarray, sel: np.ndarray, stand: np.ndarray, prev_pos: np.ndarray, prev_quat: np.ndarray,
+               prev_yaw: np.ndarray, prev_u: np.ndarray, prev_d: np.ndarray, cum: np.ndarray, base: np.ndarray,
+               last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, window: int, pos: np.ndarray, quat: np.ndarray,
+               vel: np.ndarray, omega: np.ndarray, yaw: np.ndarray, u: np.ndarray, d: np.ndarray, speed: np.ndarray,
+               slip: np.ndarray) -> None:
+    """The end of a tick's rows, in the per-actor arrays (copies, and the projection's own operations):
+
+    * the actors ``stand`` (sleeping parked vehicles) stand where they stood: the previous pose (``prev_pos``,
+      ``prev_quat``), heading and path coordinates (``prev_yaw``, ``prev_u``, ``prev_d``), at rest;
+    * the moved bodies' rows (:func:`body_rows`) scattered to actors ``sel`` (:func:`scatter_rows`), and each of them
+      projected back onto its path near its previous arc length
+      (:func:`simready.sim.core.kernels.project_near` over the path table's arrays ``cum`` … ``dirs``), into ``u``, ``d``.
+    """
+    for k in range(len(stand)):
+        i = stand[k]
+        for c in range(3):
+            pos[i, c] = prev_pos[i, c]
+            vel[i, c] = 0.0
+            omega[i, c] = 0.0
+        for c in range(4):
+            quat[i, c] = prev_quat[i, c]
+        yaw[i], u[i], d[i], speed[i] = prev_yaw[i], prev_u[i], prev_d[i], 0.0
+    n = len(sel)
+    if n == 0:
+        return
+    px, py, hints, pu, pd = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    scatter_rows(table, sel, pos, quat, vel, omega, yaw, speed, slip, px, py)
+    for k in range(n):
+        hints[k] = prev_u[sel[k]]
+    project_near(cum, base, last, pts, dirs, sel, px, py, hints, window, pu, pd)
+    for k in range(n):
+        u[sel[k]] = pu[k]
+        d[sel[k]] = pd[k]

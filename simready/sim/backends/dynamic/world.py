@@ -70,8 +70,8 @@ class DynamicWorld(Backend):
         self._prev_com: list[float] = []
         self._com_stacks: dict[tuple[int, ...], tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]],
                                                       np.ndarray]] = {}
-        #: The agents' body ids per list of bodies (:meth:`~.backend.DynamicBackend._agent_bodies`).
-        self._body_arrays: dict[tuple[int, ...], np.ndarray] = {}
+        #: Lists of actor or body indices as arrays (:meth:`~.backend.DynamicBackend._index_array`).
+        self._int_arrays: dict[tuple[int, ...], np.ndarray] = {}
         self._prev_tick = -1
         self._hidden: set[int] = set()
         self._woken: frozenset[int] = frozenset()
