@@ -15,11 +15,13 @@ from simready.sim.backends.dynamic import capi
 from simready.sim.run import run_simulation
 from simready.testing import demo
 from tests.fixtures.sim import catalog, crossing, template
+from tests.fixtures.traffic import city, lead  # noqa: F401 (fixtures)
 
 
-def _rollout(m: ScenarioManifest, enabled: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, list[dict[str, Any]]]:
+def _rollout(m: ScenarioManifest, enabled: bool, monkeypatch: pytest.MonkeyPatch,
+             tpl: Any = None) -> tuple[bytes, list[dict[str, Any]]]:
     monkeypatch.setattr(capi, "ENABLED", enabled)
-    r = run_simulation(m, template(), backend="dynamic-v1", catalog=catalog())
+    r = run_simulation(m, tpl or template(), backend="dynamic-v1", catalog=catalog())
     return r.trace.to_bytes(), r.trace.metrics["rollout_checks"]
 
 
@@ -52,3 +54,11 @@ def test_c_api_substeps_give_the_bindings_bytes(scenario: Callable[[], ScenarioM
     fast = _rollout(m, True, monkeypatch)
     binding = _rollout(m, False, monkeypatch)
     assert fast == binding
+
+
+def test_c_api_substeps_with_background_traffic(lead: ScenarioManifest, city: Any,  # noqa: F811 (fixtures)
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Background vehicles handed between the kinematic step and physics (hidden and shown bodies, a changing list
+    of moved bodies): the same bytes through either path."""
+    m = lead.model_copy(update={"clip_s": 4.0})
+    assert _rollout(m, True, monkeypatch, city) == _rollout(m, False, monkeypatch, city)
