@@ -41,20 +41,22 @@ from numba.extending import intrinsic
 
 from simready.sim.backends.dynamic.kernels import py_hypot
 
-_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+#: The GIL held (``nogil`` off), as the binding holds it: PyBullet's clients are not for two threads at once.
+_JIT = dict(cache=True, nogil=False, error_model="numpy", fastmath=False)
 
 #: The extension module whose C API the kernel calls.
 _LIBRARY = p.__file__
 #: The binding's table of client handles (``static b3PhysicsClientHandle sPhysicsClients1[MAX_PHYSICS_CLIENTS]``).
 _TABLE = "sPhysicsClients1"
 _TABLE_SIZE = 1024 * 8
-#: An exported function of the same extension: its address checks the load address found for the table.
-_PROBE = "b3GetStatusType"
+#: Exported functions of the same extension: their addresses give (and check) the load address of the table.
+_PROBES = ("b3GetStatusType", "b3SubmitClientCommandAndWaitStatus", "b3ApplyExternalForce")
 
 
 def _load() -> bool:
-    """Make the extension's exported functions visible to numba's linker (once per process)."""
-    if not sys.platform.startswith("linux") or not _LIBRARY:
+    """Make the extension's exported functions visible to numba's linker (once per process; the extension is already
+    loaded, so this only adds it to the linker's search)."""
+    if not _LIBRARY:
         return False
     try:
         llvm.load_library_permanently(_LIBRARY)
@@ -122,17 +124,21 @@ def _table_address() -> int | None:
     """The address of the binding's handle table in this process, or None where it cannot be found and checked."""
     if not _TABLE_ADDRESS:
         address = None
-        if _LOADED:
+        if _LOADED and sys.platform.startswith("linux"):
             try:
-                syms = _symbols(_LIBRARY, (_TABLE, _PROBE))
+                syms = _symbols(_LIBRARY, (_TABLE, *_PROBES))
                 lib = ctypes.CDLL(_LIBRARY)
-                probe = ctypes.cast(getattr(lib, _PROBE), ctypes.c_void_p).value
-            except (OSError, AttributeError, struct.error, ValueError):
-                syms, probe = {}, None
-            table, func = syms.get(_TABLE), syms.get(_PROBE)
-            # The table: a data object of 1024 handles; the load address: the probe's address less its value.
-            if table is not None and func is not None and probe and table[1] == _TABLE_SIZE and table[2] == 1 and func[2] == 2:
-                address = probe - func[0] + table[0]
+                loaded = [ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in _PROBES]
+            except (OSError, AttributeError, IndexError, struct.error, ValueError):
+                syms, loaded = {}, []
+            table = syms.get(_TABLE)
+            funcs = [syms.get(name) for name in _PROBES]
+            # The load address: each exported probe's address less its symbol value, the same for all of them (the
+            # file read is the one loaded); the table: a data object of 1024 handles.
+            bases = {at - func[0] for at, func in zip(loaded, funcs) if at and func is not None and func[2] == 2}
+            found = all(func is not None for func in funcs) and len(loaded) == len(_PROBES) and all(loaded)
+            if found and table is not None and table[1] == _TABLE_SIZE and table[2] == 1 and len(bases) == 1:
+                address = bases.pop() + table[0]
         _TABLE_ADDRESS.append(address)
     return _TABLE_ADDRESS[0]
 
