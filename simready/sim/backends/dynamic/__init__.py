@@ -11,6 +11,9 @@ One module per concept, each depending only on those above it in this list:
 * :mod:`.chassis` — a vehicle body's mass properties and the ego's
   single-track tyre model;
 * :mod:`.drive` — the agents' drive and support model;
+* :mod:`.kernels`, :mod:`.capi` — the tick's compiled arithmetic, and its
+  substeps made through PyBullet's C API in one compiled call (the binding's
+  commands, the same bits);
 * :mod:`.checks` — the ego's rollout checks (tunnelling, energy gain,
   explosion);
 * :mod:`.world`, :mod:`.exchange`, :mod:`.thrown` — the backend class built

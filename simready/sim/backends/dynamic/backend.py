@@ -10,7 +10,9 @@ Each tick, at every 5 ms substep, the ego gets its tyre forces
 pure pursuit of the offset path a preview distance ahead, rate- and
 angle-limited (:class:`~simready.sim.core.constants.DynamicSettings`); the agents
 get the force and torque of their drive model (:mod:`.drive`), computed once
-a tick. PyBullet supplies gravity, support and collisions.
+a tick. PyBullet supplies gravity, support and collisions. The substeps and the
+end-of-tick reads are one compiled call through PyBullet's C API
+(:func:`.capi.tick_substeps`), or the binding's calls where its handle is not found.
 
 * **Parked vehicles** are immovable (mass 0) while no moving vehicle body is
   within reach of them in a tick; once one is (:meth:`DynamicBackend._wake`)
