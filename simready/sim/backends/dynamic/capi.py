@@ -11,9 +11,9 @@ How: the binding is a thin layer over the C API its extension module exports (``
 ``b3SubmitClientCommandAndWaitStatus`` …); the kernel calls those functions by name (numba resolves them in the
 extension, which :func:`_load` makes visible to its linker). What the binding keeps private is the client's handle
 behind a ``physicsClientId`` (a static table of the extension, ``sPhysicsClients1``): :func:`client_handle` finds it
-through the extension's own symbol table (ELF), the load address checked against an exported function's. Where any of
-that is missing (another platform, a stripped or other build of PyBullet) it returns None and the backend makes the
-same commands through the binding.
+through the extension's own symbol table (ELF; the build ``pyproject.toml`` pins keeps it), the load address checked
+against three exported functions'. Where any of that is missing (another platform, a stripped or other build of
+PyBullet) it returns None and the backend makes the same commands through the binding.
 
 Bits: every command is the binding's (the same C function with the same doubles, one command per call as the
 binding submits them), so PyBullet computes the same world; the ego's tyre arithmetic is
