@@ -13,6 +13,7 @@ from simready.raycast import SceneGeometry
 from simready.truth.correspondence import (FrameView, Samples, correspond, project_body_points,
                                             project_body_points_numpy)
 from simready.truth.precision import BARYCENTRIC_STEP, FLOW_STEP_PX, quantized
+from simready.truth.stored import expanded, stored
 from simready.truth.flow import (bool_column, dense, distorted_flow, flow_px, flow_px_distorted, flow_table,
                                  flow_table_of, scene_displacement_world_m)
 from simready.truth.kernels.tables import quantized32
@@ -303,7 +304,11 @@ def test_flow_table_of_is_the_correspondence_table_bit_for_bit(shutter):
             guess = guess.astype(np.int64)
         corr = correspond(scene, src, dst, direction, row_guess=guess)
         ref = flow_table(corr)
-        tab, counts = flow_table_of(scene, src, dst, direction, dv_dt_pxps=dv_dt, dt_s=step_s)
+        packed, counts = flow_table_of(scene, src, dst, direction, dv_dt_pxps=dv_dt, dt_s=step_s)
+        # as the file stores it: no pixel (the surface table's), the booleans one bit field; put back, the same table
+        assert "pixel" not in packed.column_names and packed.column("flags").type == pa.uint8()
+        assert packed.equals(stored(direction, ref))
+        tab = expanded(direction, packed, src.pixel32)
         assert tab.schema == ref.schema
         for name in ref.column_names:
             assert tab.column(name).equals(ref.column(name)), name

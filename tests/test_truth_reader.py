@@ -17,7 +17,8 @@ from simready.measurement.writers import PLAIN_INTEGERS, declared, parquet_bytes
 from simready.testing.street import street_sample
 from simready.truth.flow import distorted_flow
 from simready.truth.precision import DECLARED_STEPS, FLOW_STEP_PX, quantized
-from simready.truth.reader import DERIVED_COLUMNS, TruthReader, TruthReadError
+from simready.truth.reader import DERIVED_COLUMNS, FRAME_KINDS, TruthReader, TruthReadError
+from simready.truth.stored import FLAG_BITS, FLAGS, PIXEL_FROM, expanded, flag_bits, pack_flags, stored, unpack_flags
 
 SMALL = {"width_px": 96, "height_px": 48, "line_time_s": 1e-5, "azimuth_steps": 64, "channels": 4}
 STEPS = sorted({step for columns in DECLARED_STEPS.values() for step in columns.values()})
@@ -67,7 +68,9 @@ def test_the_reader_derives_the_distorted_flow_through_the_recorded_lens(folders
         stored = pq.read_table(lens.path("front_camera", 1, direction))
         assert not any("distorted" in c for c in stored.column_names)  # not in the file
         t = lens.table("front_camera", 1, direction)
-        assert t.column_names == stored.column_names + list(DERIVED_COLUMNS[direction])
+        at = stored.column_names.index(FLAGS)
+        assert t.column_names == (["pixel"] + stored.column_names[:at] + list(FLAG_BITS[direction])
+                                  + stored.column_names[at + 1:] + ["flow_du_distorted_px", "flow_dv_distorted_px"])
         want = distorted_flow(lens.camera("front_camera"), *(t.column(c).to_numpy()
                                                             for c in ("pixel", "flow_du_px", "flow_dv_px")))
         got = np.stack([t.column("flow_du_distorted_px").to_numpy(), t.column("flow_dv_distorted_px").to_numpy()], 1)
@@ -130,8 +133,88 @@ def test_integer_columns_named_plain_are_stored_plain_and_read_back_equal():
 
 def test_observed_truth_tables_store_their_plain_integers_plain(folders):
     reader = TruthReader(folders[0.0])
+    assert "DELTA_BINARY_PACKED" in _encodings(reader.path("front_camera", 1, "surface"))["pixel"]
     for kind, plain in PLAIN_INTEGERS.items():
         enc = _encodings(reader.path("front_camera", 1, kind))
-        assert "DELTA_BINARY_PACKED" in enc["pixel"], kind
         for name in plain:
             assert "PLAIN" in enc[name] and "DELTA_BINARY_PACKED" not in enc[name], (kind, name)
+
+
+def test_pixel_is_stored_once_per_tick_and_the_flags_as_bits_and_both_read_back(folders):
+    """Every table of a tick has the surface table's rows: ``pixel`` is stored there only, and a correspondence's
+    seven booleans are one uint8 ``flags`` column whose bits the metadata names; the reader returns ``pixel`` and the
+    named booleans, each bit exactly."""
+    reader = TruthReader(folders[0.0])
+    pixel = reader.table("front_camera", 1, "surface", ["pixel"]).column("pixel")
+    assert pixel.type == pa.int32() and len(pixel) > 100
+    for kind in ("motion", "forward", "backward"):
+        raw = pq.read_table(reader.path("front_camera", 1, kind))
+        assert "pixel" not in raw.column_names and PIXEL_FROM[kind] == "surface"
+        assert reader.table("front_camera", 1, kind).column("pixel").equals(pixel)
+        assert reader.table("front_camera", 1, kind, ["pixel"]).column_names == ["pixel"]
+        meta = reader.metadata("front_camera", 1, kind)
+        assert "surface" in meta["rows"] and meta["derived"]["pixel"]["from"] == ["surface:pixel"]
+    for direction in ("forward", "backward"):
+        raw = pq.read_table(reader.path("front_camera", 1, direction))
+        flags = raw.column(FLAGS).to_numpy()
+        assert raw.column(FLAGS).type == pa.uint8() and not any(c in raw.column_names for c in FLAG_BITS[direction])
+        assert reader.metadata("front_camera", 1, direction)["flags"] == flag_bits(direction)
+        t = reader.table("front_camera", 1, direction)
+        for bit, name in enumerate(FLAG_BITS[direction]):
+            assert t.column(name).type == pa.bool_()
+            np.testing.assert_array_equal(t.column(name).to_numpy(), (flags >> bit) & 1 == 1, err_msg=name)
+        assert not (flags & 0x80).any()
+        valid, hidden = t.column("valid").to_numpy(), t.column(FLAG_BITS[direction][1]).to_numpy()
+        assert valid.any() and not (valid & hidden).any()
+        only = reader.table("front_camera", 1, direction, ["static", "flow_dv_distorted_px"])
+        assert only.column_names == ["static", "flow_dv_distorted_px"] and only.column(0).equals(t.column("static"))
+
+
+def test_files_of_the_earlier_layout_read_the_same(folders, tmp_path):
+    """A folder written before (``pixel`` in every table, the booleans as columns) reads as this one does."""
+    import shutil
+    reader = TruthReader(folders[0.0])
+    old = tmp_path / "old"
+    shutil.copytree(folders[0.0], old)
+    earlier = TruthReader(old)
+    for kind in ("motion", "forward", "backward"):
+        whole = reader.table("front_camera", 1, kind)
+        plain = whole.drop_columns([c for c in whole.column_names if "distorted" in c])
+        pq.write_table(plain.replace_schema_metadata(pq.read_schema(reader.path("front_camera", 1, kind)).metadata),
+                       earlier.path("front_camera", 1, kind))
+        assert earlier.table("front_camera", 1, kind).equals(whole), kind
+        assert earlier.table("front_camera", 1, kind, ["valid"] if kind != "motion" else ["pixel"]).equals(
+            whole.select(["valid"] if kind != "motion" else ["pixel"]))
+
+
+def test_stored_and_expanded_are_inverse_and_a_wrong_pixel_column_is_refused(folders, tmp_path):
+    rng = np.random.default_rng(3)
+    n = 1000
+    bools = {name: rng.random(n) < 0.3 for name in FLAG_BITS["backward"]}
+    flags = pack_flags("backward", bools)
+    assert flags.dtype == np.uint8 and flags.max() < 128
+    for name, column in unpack_flags("backward", flags).items():
+        np.testing.assert_array_equal(column.to_numpy(zero_copy_only=False), bools[name])
+    logical = pa.table({"pixel": pa.array(np.arange(n) * 2, pa.int32()), "flow_du_px": pa.array(rng.random(n),
+                                                                                                  pa.float32()),
+                        **{k: pa.array(v) for k, v in bools.items()}})
+    packed = stored("backward", logical)
+    assert packed.column_names == ["flow_du_px", FLAGS]
+    assert expanded("backward", packed, logical.column("pixel").to_numpy()).equals(logical)
+    assert stored("backward", packed).equals(packed) and expanded("backward", logical).equals(logical)
+    with pytest.raises(ValueError, match="999 rows"):
+        expanded("backward", packed, np.arange(999, dtype=np.int32))
+    # A surface table that is not the tick's (another row count): one line naming the file.
+    import shutil
+    broken = tmp_path / "broken"
+    shutil.copytree(folders[0.0], broken)
+    reader = TruthReader(broken)
+    surface = pq.read_table(reader.path("front_camera", 1, "surface"))
+    pq.write_table(surface.slice(1), reader.path("front_camera", 1, "surface"))
+    with pytest.raises(TruthReadError, match=r"00000001\.forward\.parquet.*rows"):
+        reader.table("front_camera", 1, "forward")
+    reader.path("front_camera", 1, "surface").unlink()
+    with pytest.raises(TruthReadError, match=r"00000001\.surface\.parquet.*missing"):
+        reader.table("front_camera", 1, "motion", ["pixel"])
+    assert reader.table("front_camera", 1, "forward", ["flow_du_px", "valid"]).num_rows > 0  # needs no pixel
+    assert set(FRAME_KINDS) == {"surface", *PIXEL_FROM}

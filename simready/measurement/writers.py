@@ -5,8 +5,10 @@ File formats (SPEC §10, encoded by :mod:`simready.sensors_hw.camera`): ``depth.
 little-endian float32, H×W row-major, ``near_m / z_depth`` with 0 where nothing is seen; ``id.png`` is
 8-bit RGB compact ids, id = R + 256·G + 65536·B; ``semantic.png`` is 8-bit RGB with the class id in the
 blue channel (0 nothing, 255 the ontology's ignore class). Truth tables are Parquet (zstd), one row
-per visible sample, ``pixel`` = v·W + u (:func:`simready.truth.flow.dense`), their metadata stating each column's
-declared precision and the columns :class:`simready.truth.reader.TruthReader` derives instead of reading.
+per visible sample, ``pixel`` = v·W + u (:func:`simready.truth.flow.dense`; stored in the surface table only, the
+other tables of the tick share its rows), a correspondence's booleans one ``flags`` bit field
+(:mod:`simready.truth.stored`), their metadata stating each column's declared precision and the columns
+:class:`simready.truth.reader.TruthReader` derives instead of reading.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from simready.truth.flow import flow_table_of
 from simready.truth.motion_field import motion_field
 from simready.truth.precision import declared_precision
 from simready.truth.reader import DERIVED_COLUMNS
+from simready.truth.stored import FLAG_BITS, PIXEL_FROM, flag_bits, stored
 from simready.truth.tracks import TrackBuilder
 
 #: Parquet codec for truth tables (zstd level 1: fast, and far smaller than raw).
@@ -45,7 +48,8 @@ TRUTH_COMPRESSION = ("zstd", 1)
 #: from pixel to pixel, where delta coding was slower and larger than zstd on the plain values (a 1280x720 street
 #: frame: compact_id 5.2 -> 1.6 ms and 28 -> 9 KB, triangle 4.4 -> 1.2 ms and 29 -> 18 KB, target_row 4.5 ->
 #: 1.6 ms and 16 -> 12 KB). ``pixel`` runs in order and stays delta-coded (6 KB).
-PLAIN_INTEGERS = {"surface": ("compact_id", "triangle"), "forward": ("target_row",), "backward": ("target_row",)}
+PLAIN_INTEGERS = {"surface": ("compact_id", "triangle"), "forward": ("target_row", "flags"),
+                  "backward": ("target_row", "flags")}
 
 frame_name = ObservationDir.frame_name
 
@@ -168,7 +172,7 @@ class CameraTruth:
                                                   PLAIN_INTEGERS["surface"]), self.camera,
                            view.tick, "truth.surface")
         field = motion_field(scene, self.rig, samples)
-        motion, dv_dt = field.table(), field.dv_dt_pxps
+        motion, dv_dt = stored("motion", field.table()), field.dv_dt_pxps  # pixel: the surface table's
         del field
         folder.write_later(frame_name(self.camera, view.tick, "truth.motion_field"),
                            lambda p: write_parquet(p, motion, {**meta, **declared("motion", motion)}), self.camera,
@@ -212,11 +216,18 @@ class CameraTruth:
 
 def declared(kind: str, table: pa.Table) -> dict[str, Any]:
     """What a truth table of ``kind`` states about its columns beside its rows: ``precision`` (the columns stored at
-    a declared step, :mod:`simready.truth.precision`) and ``derived`` (the columns not stored because
-    :class:`simready.truth.reader.TruthReader` computes them, each with what it derives from)."""
+    a declared step, :mod:`simready.truth.precision`), ``derived`` (the columns not stored because
+    :class:`simready.truth.reader.TruthReader` computes them, each with what it derives from: ``surface:pixel``
+    the same tick's surface table's column, ``render.json:rig lens`` the camera's recorded lens), ``rows`` (whose
+    rows these are) and on a correspondence ``flags`` (each boolean's bit in the stored ``flags`` column,
+    :mod:`simready.truth.stored`)."""
     out: dict[str, Any] = {"precision": declared_precision(kind, table.column_names)}
     derived = DERIVED_COLUMNS.get(kind)
     if derived:
-        out["derived"] = {name: {"from": list(stored) + ["render.json rig lens"],
-                                 "by": "simready.truth.reader.TruthReader"} for name, stored in derived.items()}
+        out["derived"] = {name: {"from": list(sources), "by": "simready.truth.reader.TruthReader"}
+                          for name, sources in derived.items()}
+    if kind in PIXEL_FROM:
+        out["rows"] = f"the {PIXEL_FROM[kind]} table's of this tick, in its order (its pixel column is theirs)"
+    if kind in FLAG_BITS:
+        out["flags"] = flag_bits(kind)
     return out
