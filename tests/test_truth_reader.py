@@ -18,7 +18,8 @@ from simready.testing.street import street_sample
 from simready.truth.flow import distorted_flow
 from simready.truth.precision import DECLARED_STEPS, FLOW_STEP_PX, quantized
 from simready.truth.reader import DERIVED_COLUMNS, FRAME_KINDS, TruthReader, TruthReadError
-from simready.truth.stored import FLAG_BITS, FLAGS, PIXEL_FROM, expanded, flag_bits, pack_flags, stored, unpack_flags
+from simready.truth.stored import (FLAG_BITS, FLAGS, PART_COLUMNS, PIXEL_FROM, expanded, flag_bits, pack_flags, stored,
+                                   unpack_flags)
 
 SMALL = {"width_px": 96, "height_px": 48, "line_time_s": 1e-5, "azimuth_steps": 64, "channels": 4}
 STEPS = sorted({step for columns in DECLARED_STEPS.values() for step in columns.values()})
@@ -40,13 +41,21 @@ def test_a_declared_column_reads_back_within_half_its_step(step, data):
 
 
 def test_each_table_states_its_precision_and_derived_columns():
-    table = pa.table({"pixel": pa.array([0], pa.int32()), "flow_du_px": pa.array([0.0], pa.float32()),
-                      "flow_dv_px": pa.array([0.0], pa.float32()), "depth_target_m": pa.array([1.0], pa.float32())})
+    table = pa.table({"flow_du_px": pa.array([0.0], pa.float32()), "flow_dv_px": pa.array([0.0], pa.float32()),
+                      "depth_target_m": pa.array([1.0], pa.float32()), "flags": pa.array([1], pa.uint8())})
     said = declared("forward", table)
     assert said["precision"] == {c: {"step": FLOW_STEP_PX, "max_abs_error": FLOW_STEP_PX / 2}
                                  for c in ("flow_du_px", "flow_dv_px")}
     assert set(said["derived"]) == set(DERIVED_COLUMNS["forward"])
+    assert said["flags"] == {"valid": 0, "occluded": 1, "out_of_frame": 2, "behind_camera": 3, "beyond_range": 4,
+                             "absent": 5, "static": 6}
+    # what a table stores itself is not derived: a table of the earlier layout (pixel, the booleans) names the
+    # distorted flow only
+    earlier = table.drop_columns(["flags"]).add_column(0, "pixel", pa.array([0], pa.int32()))
+    assert set(declared("forward", earlier)["derived"]) == {"flow_du_distorted_px", "flow_dv_distorted_px"}
     assert "derived" not in declared("surface", pa.table({"bary_u": [0.5]}))
+    assert set(declared("surface", pa.table({"part": pa.array([0], pa.int32())}))["derived"]) == {
+        "entity", "geometry_hash", "element"}
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +163,21 @@ def test_pixel_is_stored_once_per_tick_and_the_flags_as_bits_and_both_read_back(
         assert reader.table("front_camera", 1, kind, ["pixel"]).column_names == ["pixel"]
         meta = reader.metadata("front_camera", 1, kind)
         assert "surface" in meta["rows"] and meta["derived"]["pixel"]["from"] == ["surface:pixel"]
+    # The surface table's strings: one int32 part per sample, named by the frame's legend in the metadata.
+    raw = pq.read_table(reader.path("front_camera", 1, "surface"))
+    legend = reader.metadata("front_camera", 1, "surface")["parts"]
+    assert raw.column("part").type == pa.int32() and not any(c in raw.column_names for c in PART_COLUMNS)
+    assert set(raw.column("part").to_numpy()) == set(legend["part"]) and len(set(legend["entity"])) > 3
+    surface = reader.table("front_camera", 1, "surface")
+    assert surface.column_names == ["pixel", "compact_id", *PART_COLUMNS, "triangle", "bary_u", "bary_v", "depth_m"]
+    row = {p: k for k, p in enumerate(legend["part"])}
+    for name in PART_COLUMNS:
+        assert surface.column(name).type == pa.dictionary(pa.int32(), pa.string())
+        want = [legend[name][row[p]] for p in raw.column("part").to_numpy()]
+        assert surface.column(name).to_pylist() == want, name
+    assert reader.table("front_camera", 1, "surface", ["element", "pixel"]).column_names == ["element", "pixel"]
+    with pytest.raises(TruthReadError, match="no such column"):
+        reader.table("front_camera", 1, "surface", ["part"])  # read as what it stands for
     for direction in ("forward", "backward"):
         raw = pq.read_table(reader.path("front_camera", 1, direction))
         flags = raw.column(FLAGS).to_numpy()
@@ -177,14 +201,13 @@ def test_files_of_the_earlier_layout_read_the_same(folders, tmp_path):
     old = tmp_path / "old"
     shutil.copytree(folders[0.0], old)
     earlier = TruthReader(old)
-    for kind in ("motion", "forward", "backward"):
+    for kind, some in (("motion", "pixel"), ("forward", "valid"), ("backward", "valid"), ("surface", "entity")):
         whole = reader.table("front_camera", 1, kind)
         plain = whole.drop_columns([c for c in whole.column_names if "distorted" in c])
         pq.write_table(plain.replace_schema_metadata(pq.read_schema(reader.path("front_camera", 1, kind)).metadata),
                        earlier.path("front_camera", 1, kind))
         assert earlier.table("front_camera", 1, kind).equals(whole), kind
-        assert earlier.table("front_camera", 1, kind, ["valid"] if kind != "motion" else ["pixel"]).equals(
-            whole.select(["valid"] if kind != "motion" else ["pixel"]))
+        assert earlier.table("front_camera", 1, kind, [some]).equals(whole.select([some]))
 
 
 def test_stored_and_expanded_are_inverse_and_a_wrong_pixel_column_is_refused(folders, tmp_path):
@@ -218,3 +241,10 @@ def test_stored_and_expanded_are_inverse_and_a_wrong_pixel_column_is_refused(fol
         reader.table("front_camera", 1, "motion", ["pixel"])
     assert reader.table("front_camera", 1, "forward", ["flow_du_px", "valid"]).num_rows > 0  # needs no pixel
     assert set(FRAME_KINDS) == {"surface", *PIXEL_FROM}
+    # A part the legend does not name: one line naming the file.
+    surface = pq.read_table(reader.path("front_camera", 1, "forward").with_name("00000002.surface.parquet"))
+    bad = surface.set_column(surface.column_names.index("part"), "part",
+                             pa.array(np.full(surface.num_rows, 10 ** 6, np.int32)))
+    pq.write_table(bad, reader.path("front_camera", 2, "surface"))
+    with pytest.raises(TruthReadError, match=r"00000002\.surface\.parquet.*part 1000000 is not in the legend"):
+        reader.table("front_camera", 2, "surface", ["entity"])

@@ -50,7 +50,7 @@ TRUTH_COMPRESSION = ("zstd", -1)
 #: from pixel to pixel, where delta coding was slower and larger than zstd on the plain values (a 1280x720 street
 #: frame: compact_id 5.2 -> 1.6 ms and 28 -> 9 KB, triangle 4.4 -> 1.2 ms and 29 -> 18 KB, target_row 4.5 ->
 #: 1.6 ms and 16 -> 12 KB). ``pixel`` runs in order and stays delta-coded (6 KB).
-PLAIN_INTEGERS = {"surface": ("compact_id", "triangle"), "forward": ("target_row", "flags"),
+PLAIN_INTEGERS = {"surface": ("compact_id", "part", "triangle"), "forward": ("target_row", "flags"),
                   "backward": ("target_row", "flags")}
 
 frame_name = ObservationDir.frame_name
@@ -168,9 +168,9 @@ class CameraTruth:
                 "line_time_s": 0.0 if view.global_shutter else view.model.line_time_s,
                 "width_px": view.intrinsics.width_px, "height_px": view.intrinsics.height_px,
                 "pixel": "v * width_px + u", "row_time": "t0_s + v * line_time_s"}
-        surface = samples.table(scene)
+        surface, parts = samples.table(scene), samples.parts(scene)
         folder.write_later(frame_name(self.camera, view.tick, "truth.surface"),
-                           lambda p: write_parquet(p, surface, {**meta, **declared("surface", surface)},
+                           lambda p: write_parquet(p, surface, {**meta, **declared("surface", surface), "parts": parts},
                                                   PLAIN_INTEGERS["surface"]), self.camera,
                            view.tick, "truth.surface")
         field = motion_field(scene, self.rig, samples)
@@ -220,11 +220,16 @@ def declared(kind: str, table: pa.Table) -> dict[str, Any]:
     """What a truth table of ``kind`` states about its columns beside its rows: ``precision`` (the columns stored at
     a declared step, :mod:`simready.truth.precision`), ``derived`` (the columns not stored because
     :class:`simready.truth.reader.TruthReader` computes them, each with what it derives from: ``surface:pixel``
-    the same tick's surface table's column, ``render.json:rig lens`` the camera's recorded lens), ``rows`` (whose
+    the same tick's surface table's column, ``metadata:parts`` the surface table's legend of its parts (which the
+    writer adds, :meth:`~simready.truth.correspondence.Samples.parts`), ``render.json:rig lens`` the camera's
+    recorded lens), ``rows`` (whose
     rows these are) and on a correspondence ``flags`` (each boolean's bit in the stored ``flags`` column,
     :mod:`simready.truth.stored`)."""
     out: dict[str, Any] = {"precision": declared_precision(kind, table.column_names)}
-    derived = DERIVED_COLUMNS.get(kind)
+    # The columns this table leaves to the reader: not in it, and what each derives from in it (or derived too).
+    names, of_kind = set(table.column_names), DERIVED_COLUMNS.get(kind, {})
+    derived = {name: sources for name, sources in of_kind.items()
+               if name not in names and all(s in names or ":" in s or s in of_kind for s in sources)}
     if derived:
         out["derived"] = {name: {"from": list(sources), "by": "simready.truth.reader.TruthReader"}
                           for name, sources in derived.items()}

@@ -29,7 +29,7 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
     (pixel ray × distance), the pixel's column and row, triangle and time; the frame's z-depth buffer ``z_img``
     (in place, at ``pix``); the indices of the samples on moving bodies; ``pix`` as int32; which bodies the samples
     are on ((B,) bool); and the surface table's columns
-    (:func:`.tables.surface_columns`' operations: compact id, dictionary indices, int32 triangle, barycentrics
+    (:func:`.tables.surface_columns`' operations: compact id, per-body indices (the part), int32 triangle, barycentrics
     rounded to ``step`` — NaN on moving hits, for the caller to fill — and float32 z-depth), so the table needs no
     second pass over the samples.
 
