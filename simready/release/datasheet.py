@@ -111,12 +111,14 @@ def conventions() -> dict[str, Any]:
 
 def truth_layout() -> str:
     """How the per-frame truth tables store what the reader puts back (:mod:`simready.truth.stored`), in one line."""
-    from simready.truth.stored import FLAG_BITS, FLAGS, PIXEL_FROM  # pyarrow: release/definitions stay light
+    # pyarrow: release/definitions stay light
+    from simready.truth.stored import FLAG_BITS, FLAGS, PART, PART_COLUMNS, PIXEL_FROM
     bits = ", ".join(f"{k} {' / '.join(dict.fromkeys(FLAG_BITS[d][k] for d in ('forward', 'backward')))}"
                      for k in range(len(FLAG_BITS["forward"])))
     return (f"`pixel` stored in `<tick>.surface.parquet` only ({', '.join(sorted(PIXEL_FROM))} have its rows, in its "
-            f"order); forward/backward booleans in the uint8 column `{FLAGS}`, bit {bits}; simready.truth.reader "
-            "returns both as columns")
+            f"order); the surface table's {', '.join(PART_COLUMNS)} as the int32 column `{PART}` named by the "
+            f"metadata's `parts` legend; forward/backward booleans in the uint8 column `{FLAGS}`, bit {bits}; "
+            "simready.truth.reader returns them as columns")
 
 
 #: What the contributor table's columns mean (simready.sensors_hw.radar.RadarContributors).
