@@ -163,6 +163,11 @@ def test_pixel_is_stored_once_per_tick_and_the_flags_as_bits_and_both_read_back(
         assert reader.table("front_camera", 1, kind, ["pixel"]).column_names == ["pixel"]
         meta = reader.metadata("front_camera", 1, kind)
         assert "surface" in meta["rows"] and meta["derived"]["pixel"]["from"] == ["surface:pixel"]
+    # Parquet's own types give every per-frame table's schema back: Arrow's serialized schema (which would repeat the
+    # metadata, the legend of parts included) is not stored beside it.
+    for kind in FRAME_KINDS:
+        file = pq.ParquetFile(reader.path("front_camera", 1, kind))
+        assert set(file.metadata.metadata) == {b"simready.truth"}, kind
     # The surface table's strings: one int32 part per sample, named by the frame's legend in the metadata.
     raw = pq.read_table(reader.path("front_camera", 1, "surface"))
     legend = reader.metadata("front_camera", 1, "surface")["parts"]

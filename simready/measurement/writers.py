@@ -14,7 +14,9 @@ other tables of the tick share its rows), a correspondence's booleans one ``flag
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Collection, Mapping
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -70,7 +72,8 @@ def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | Non
     (:data:`PLAIN_INTEGERS`), strings as dictionaries; no column
     statistics (readers read whole frames; computing them was a fifth of the encoding time). A column without
     nulls (every truth column as computed) is stored as a required field: no definition levels to encode, which
-    was about 30 % of the encoding time; a column holding nulls stays optional."""
+    was about 30 % of the encoding time; a column holding nulls stays optional. Arrow's schema is stored beside
+    only where Parquet's types would not give it back (:func:`_parquet_types_suffice`: dictionaries, ...)."""
     fields = [f.with_nullable(False) if f.nullable and col.null_count == 0 else f
               for f, col in zip(table.schema, table.columns)]
     meta = table.schema.metadata
@@ -85,8 +88,31 @@ def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | Non
             encoding[f.name] = "BYTE_STREAM_SPLIT"
         elif pa.types.is_integer(f.type):
             encoding[f.name] = "PLAIN" if f.name in plain else "DELTA_BINARY_PACKED"
-    pq.write_table(table, where, compression=TRUTH_COMPRESSION[0], compression_level=TRUTH_COMPRESSION[1],
-                   use_dictionary=dictionary or False, column_encoding=encoding or None, write_statistics=False)
+    options: dict[str, Any] = dict(compression=TRUTH_COMPRESSION[0], compression_level=TRUTH_COMPRESSION[1],
+                                   use_dictionary=dictionary or False, column_encoding=encoding or None,
+                                   write_statistics=False)
+    if not _parquet_types_suffice(table.schema):
+        pq.write_table(table, where, **options)
+        return
+    # pq.write_table without Arrow's schema would drop the key-value metadata too: written by hand here, as
+    # pq.write_table does (a path it started is removed on failure).
+    try:
+        with pq.ParquetWriter(where, table.schema.remove_metadata(), store_schema=False, **options) as writer:
+            writer.write_table(table)
+            if meta:
+                writer.add_key_value_metadata({k.decode(): v.decode() for k, v in meta.items()})
+    except Exception:
+        if isinstance(where, (str, os.PathLike)):
+            Path(where).unlink(missing_ok=True)
+        raise
+
+
+def _parquet_types_suffice(schema: pa.Schema) -> bool:
+    """Whether Parquet's own column types give ``schema`` back on reading (integers of every width and sign,
+    float32/64, booleans, strings, nullability and the key-value metadata): then the file need not also hold Arrow's
+    serialized schema, which repeats the metadata (a surface table's legend of parts, twice over in every file)."""
+    return all(pa.types.is_integer(t) or t in (pa.float32(), pa.float64(), pa.bool_(), pa.string())
+               for t in schema.types)
 
 
 def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None, plain: Collection[str] = ()) -> bytes:
