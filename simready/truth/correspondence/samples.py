@@ -108,13 +108,14 @@ class Samples:
         unit = hits._origin64 is not None
         o_in, d_in = (hits._origin64, hits._dir64) if unit else (hits._origin32, hits._dir32)
         tab = scene._world_tris
-        z_img = np.full(k.width_px * k.height_px, np.inf)
+        # Filled by the pass (z-depth at the hits, +inf between; NaN), not beforehand: a pass over each fewer.
+        z_img = np.empty(k.width_px * k.height_px)
+        p_body = np.empty((len(pix), 3))
         compact_of_body, index_of_body = surface_body_tables(scene)
         bary, world, cam, u, v, tri, t, body, moving, pix32, seen, columns = surface_samples(
             pix, hits.body_index, static_bodies(scene), hits.rows, o_in, d_in, unit, hits.distance_m, hits._plane_ok,
             hits._u32, hits._v32, tab.v0, tab.dual1, tab.dual2, pixel_rays(view.model).reshape(-1, 3), hits.time_s,
-            hits.triangle_index, k.width_px, z_img, compact_of_body, index_of_body, BARYCENTRIC_STEP)
-        p_body = np.full((len(pix), 3), np.nan)
+            hits.triangle_index, k.width_px, z_img, compact_of_body, index_of_body, BARYCENTRIC_STEP, p_body)
         if len(moving):
             sub = hits.take(pix[moving]).refine()
             bary[moving] = sub.barycentric_uv
