@@ -155,8 +155,8 @@ def test_samples_carry_surface_identity_in_float64_and_store_float32_barycentric
     scene = SceneGeometry([wall()])
     rig = rig_on(PoseTrack.constant())
     fa, _, va, _, sa, _ = frames(scene, rig, 0.0, 0.05)
-    tab = expanded("surface", sa.table(scene), parts=sa.parts(scene))  # the strings through the frame's legend
-    assert tab.num_rows == W * H and "part" not in tab.column_names
+    tab = expanded("surface", sa.table(scene), bodies=sa.legend(scene))  # the strings through the frame's legend
+    assert tab.num_rows == W * H and "body" not in tab.column_names
     assert tab.schema.field("bary_u").type == "float" and tab.schema.field("triangle").type == "int32"
     assert sa.barycentric_uv.dtype == np.float64
     stored = np.stack([tab.column("bary_u").to_numpy(), tab.column("bary_v").to_numpy()], axis=1)
@@ -274,10 +274,10 @@ def test_compiled_samples_are_the_numpy_samples_bit_for_bit(shutter):
         # the surface table's columns in one compiled pass, bitwise the numpy gathers and roundings
         table, table_ref = fast.table(scene), ref.table_numpy(scene)
         assert table.equals(table_ref) and table.schema == table_ref.schema
-        # the part is the body; its strings come back through the frame's legend, each sample its body's
-        np.testing.assert_array_equal(table.column("part").to_numpy(), ref.body)
-        assert fast.parts(scene) == ref.parts(scene)
-        strings = expanded("surface", table, parts=fast.parts(scene))
+        # the body index; its strings come back through the frame's legend, each sample its body's
+        np.testing.assert_array_equal(table.column("body").to_numpy(), ref.body)
+        assert fast.legend(scene) == ref.legend(scene)
+        strings = expanded("surface", table, bodies=fast.legend(scene))
         assert strings.column_names == ["pixel", "compact_id", "entity", "geometry_hash", "element", "triangle",
                                         "bary_u", "bary_v", "depth_m"]
         assert strings.column("entity").to_pylist() == [scene.entity_ids_of_body[b] for b in ref.body]

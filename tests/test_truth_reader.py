@@ -18,7 +18,7 @@ from simready.testing.street import street_sample
 from simready.truth.flow import distorted_flow
 from simready.truth.precision import DECLARED_STEPS, FLOW_STEP_PX, quantized
 from simready.truth.reader import DERIVED_COLUMNS, FRAME_KINDS, TruthReader, TruthReadError
-from simready.truth.stored import (FLAG_BITS, FLAGS, PART_COLUMNS, PIXEL_FROM, expanded, flag_bits, pack_flags, stored,
+from simready.truth.stored import (FLAG_BITS, FLAGS, BODY_COLUMNS, PIXEL_FROM, expanded, flag_bits, pack_flags, stored,
                                    unpack_flags)
 
 SMALL = {"width_px": 96, "height_px": 48, "line_time_s": 1e-5, "azimuth_steps": 64, "channels": 4}
@@ -54,7 +54,7 @@ def test_each_table_states_its_precision_and_derived_columns():
     earlier = table.drop_columns(["flags"]).add_column(0, "pixel", pa.array([0], pa.int32()))
     assert set(declared("forward", earlier)["derived"]) == {"flow_du_distorted_px", "flow_dv_distorted_px"}
     assert "derived" not in declared("surface", pa.table({"bary_u": [0.5]}))
-    assert set(declared("surface", pa.table({"part": pa.array([0], pa.int32())}))["derived"]) == {
+    assert set(declared("surface", pa.table({"body": pa.array([0], pa.int32())}))["derived"]) == {
         "entity", "geometry_hash", "element"}
 
 
@@ -164,25 +164,25 @@ def test_pixel_is_stored_once_per_tick_and_the_flags_as_bits_and_both_read_back(
         meta = reader.metadata("front_camera", 1, kind)
         assert "surface" in meta["rows"] and meta["derived"]["pixel"]["from"] == ["surface:pixel"]
     # Parquet's own types give every per-frame table's schema back: Arrow's serialized schema (which would repeat the
-    # metadata, the legend of parts included) is not stored beside it.
+    # metadata, the legend of bodies included) is not stored beside it.
     for kind in FRAME_KINDS:
         file = pq.ParquetFile(reader.path("front_camera", 1, kind))
         assert set(file.metadata.metadata) == {b"simready.truth"}, kind
-    # The surface table's strings: one int32 part per sample, named by the frame's legend in the metadata.
+    # The surface table's strings: one int32 body index per sample, named by the frame's legend in the metadata.
     raw = pq.read_table(reader.path("front_camera", 1, "surface"))
-    legend = reader.metadata("front_camera", 1, "surface")["parts"]
-    assert raw.column("part").type == pa.int32() and not any(c in raw.column_names for c in PART_COLUMNS)
-    assert set(raw.column("part").to_numpy()) == set(legend["part"]) and len(set(legend["entity"])) > 3
+    legend = reader.metadata("front_camera", 1, "surface")["bodies"]
+    assert raw.column("body").type == pa.int32() and not any(c in raw.column_names for c in BODY_COLUMNS)
+    assert set(raw.column("body").to_numpy()) == set(legend["body"]) and len(set(legend["entity"])) > 3
     surface = reader.table("front_camera", 1, "surface")
-    assert surface.column_names == ["pixel", "compact_id", *PART_COLUMNS, "triangle", "bary_u", "bary_v", "depth_m"]
-    row = {p: k for k, p in enumerate(legend["part"])}
-    for name in PART_COLUMNS:
+    assert surface.column_names == ["pixel", "compact_id", *BODY_COLUMNS, "triangle", "bary_u", "bary_v", "depth_m"]
+    row = {p: k for k, p in enumerate(legend["body"])}
+    for name in BODY_COLUMNS:
         assert surface.column(name).type == pa.dictionary(pa.int32(), pa.string())
-        want = [legend[name][row[p]] for p in raw.column("part").to_numpy()]
+        want = [legend[name][row[p]] for p in raw.column("body").to_numpy()]
         assert surface.column(name).to_pylist() == want, name
     assert reader.table("front_camera", 1, "surface", ["element", "pixel"]).column_names == ["element", "pixel"]
     with pytest.raises(TruthReadError, match="no such column"):
-        reader.table("front_camera", 1, "surface", ["part"])  # read as what it stands for
+        reader.table("front_camera", 1, "surface", ["body"])  # read as what it stands for
     for direction in ("forward", "backward"):
         raw = pq.read_table(reader.path("front_camera", 1, direction))
         flags = raw.column(FLAGS).to_numpy()
@@ -246,10 +246,10 @@ def test_stored_and_expanded_are_inverse_and_a_wrong_pixel_column_is_refused(fol
         reader.table("front_camera", 1, "motion", ["pixel"])
     assert reader.table("front_camera", 1, "forward", ["flow_du_px", "valid"]).num_rows > 0  # needs no pixel
     assert set(FRAME_KINDS) == {"surface", *PIXEL_FROM}
-    # A part the legend does not name: one line naming the file.
+    # A body the legend does not name: one line naming the file.
     surface = pq.read_table(reader.path("front_camera", 1, "forward").with_name("00000002.surface.parquet"))
-    bad = surface.set_column(surface.column_names.index("part"), "part",
+    bad = surface.set_column(surface.column_names.index("body"), "body",
                              pa.array(np.full(surface.num_rows, 10 ** 6, np.int32)))
     pq.write_table(bad, reader.path("front_camera", 2, "surface"))
-    with pytest.raises(TruthReadError, match=r"00000002\.surface\.parquet.*part 1000000 is not in the legend"):
+    with pytest.raises(TruthReadError, match=r"00000002\.surface\.parquet.*body 1000000 is not in the legend"):
         reader.table("front_camera", 2, "surface", ["entity"])

@@ -52,7 +52,7 @@ TRUTH_COMPRESSION = ("zstd", -1)
 #: from pixel to pixel, where delta coding was slower and larger than zstd on the plain values (a 1280x720 street
 #: frame: compact_id 5.2 -> 1.6 ms and 28 -> 9 KB, triangle 4.4 -> 1.2 ms and 29 -> 18 KB, target_row 4.5 ->
 #: 1.6 ms and 16 -> 12 KB). ``pixel`` runs in order and stays delta-coded (6 KB).
-PLAIN_INTEGERS = {"surface": ("compact_id", "part", "triangle"), "forward": ("target_row", "flags"),
+PLAIN_INTEGERS = {"surface": ("compact_id", "body", "triangle"), "forward": ("target_row", "flags"),
                   "backward": ("target_row", "flags")}
 
 frame_name = ObservationDir.frame_name
@@ -110,7 +110,7 @@ def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | Non
 def _parquet_types_suffice(schema: pa.Schema) -> bool:
     """Whether Parquet's own column types give ``schema`` back on reading (integers of every width and sign,
     float32/64, booleans, strings, nullability and the key-value metadata): then the file need not also hold Arrow's
-    serialized schema, which repeats the metadata (a surface table's legend of parts, twice over in every file)."""
+    serialized schema, which repeats the metadata (a surface table's legend of bodies, twice over in every file)."""
     return all(pa.types.is_integer(t) or t in (pa.float32(), pa.float64(), pa.bool_(), pa.string())
                for t in schema.types)
 
@@ -194,10 +194,10 @@ class CameraTruth:
                 "line_time_s": 0.0 if view.global_shutter else view.model.line_time_s,
                 "width_px": view.intrinsics.width_px, "height_px": view.intrinsics.height_px,
                 "pixel": "v * width_px + u", "row_time": "t0_s + v * line_time_s"}
-        surface, parts = samples.table(scene), samples.parts(scene)
+        surface, bodies = samples.table(scene), samples.legend(scene)
+        surface_meta = {**meta, **declared("surface", surface), "bodies": bodies}
         folder.write_later(frame_name(self.camera, view.tick, "truth.surface"),
-                           lambda p: write_parquet(p, surface, {**meta, **declared("surface", surface), "parts": parts},
-                                                  PLAIN_INTEGERS["surface"]), self.camera,
+                           lambda p: write_parquet(p, surface, surface_meta, PLAIN_INTEGERS["surface"]), self.camera,
                            view.tick, "truth.surface")
         field = motion_field(scene, self.rig, samples)
         motion, dv_dt = stored("motion", field.table()), field.dv_dt_pxps  # pixel: the surface table's
@@ -246,8 +246,8 @@ def declared(kind: str, table: pa.Table) -> dict[str, Any]:
     """What a truth table of ``kind`` states about its columns beside its rows: ``precision`` (the columns stored at
     a declared step, :mod:`simready.truth.precision`), ``derived`` (the columns not stored because
     :class:`simready.truth.reader.TruthReader` computes them, each with what it derives from: ``surface:pixel``
-    the same tick's surface table's column, ``metadata:parts`` the surface table's legend of its parts (which the
-    writer adds, :meth:`~simready.truth.correspondence.Samples.parts`), ``render.json:rig lens`` the camera's
+    the same tick's surface table's column, ``metadata:bodies`` the surface table's legend of its bodies (which the
+    writer adds, :meth:`~simready.truth.correspondence.Samples.legend`), ``render.json:rig lens`` the camera's
     recorded lens), ``rows`` (whose
     rows these are) and on a correspondence ``flags`` (each boolean's bit in the stored ``flags`` column,
     :mod:`simready.truth.stored`)."""

@@ -112,12 +112,12 @@ def conventions() -> dict[str, Any]:
 def truth_layout() -> str:
     """How the per-frame truth tables store what the reader puts back (:mod:`simready.truth.stored`), in one line."""
     # pyarrow: release/definitions stay light
-    from simready.truth.stored import FLAG_BITS, FLAGS, PART, PART_COLUMNS, PIXEL_FROM
+    from simready.truth.stored import BODY, BODY_COLUMNS, FLAG_BITS, FLAGS, PIXEL_FROM
     bits = ", ".join(f"{k} {' / '.join(dict.fromkeys(FLAG_BITS[d][k] for d in ('forward', 'backward')))}"
                      for k in range(len(FLAG_BITS["forward"])))
     return (f"`pixel` stored in `<tick>.surface.parquet` only ({', '.join(sorted(PIXEL_FROM))} have its rows, in its "
-            f"order); the surface table's {', '.join(PART_COLUMNS)} as the int32 column `{PART}` named by the "
-            f"metadata's `parts` legend; forward/backward booleans in the uint8 column `{FLAGS}`, bit {bits}; "
+            f"order); the surface table's {', '.join(BODY_COLUMNS)} as the int32 column `{BODY}` named by the "
+            f"metadata's `bodies` legend; forward/backward booleans in the uint8 column `{FLAGS}`, bit {bits}; "
             "simready.truth.reader returns them as columns")
 
 

@@ -36,7 +36,7 @@ from simready.artifacts.layout import TRUTH_TABLES, ObservationDir
 from simready.artifacts.records import Render
 from simready.sensors_hw.models import CameraModel, Rig
 from simready.truth.flow import dense, distorted_flow
-from simready.truth.stored import FLAG_BITS, FLAGS, PART, PART_COLUMNS, PIXEL_FROM, expanded
+from simready.truth.stored import FLAG_BITS, FLAGS, BODY, BODY_COLUMNS, PIXEL_FROM, expanded
 
 #: File kinds of the per-frame truth tables, by the pass name their files carry (``truth.<pass>``).
 FRAME_KINDS = {"surface": "truth.surface", "motion": "truth.motion_field", "forward": "truth.forward",
@@ -44,11 +44,11 @@ FRAME_KINDS = {"surface": "truth.surface", "motion": "truth.motion_field", "forw
 #: What the distorted flow derives from (``render.json:rig lens``: the camera's lens as ``render.json`` records it).
 _DISTORTED_FROM = ("pixel", "flow_du_px", "flow_dv_px", "render.json:rig lens")
 #: Columns a reader computes instead of reading, by file kind: name -> what it derives from (a column of the file,
-#: ``surface:pixel`` the same tick's surface table's, ``metadata:parts`` the file's legend of parts, or
+#: ``surface:pixel`` the same tick's surface table's, ``metadata:bodies`` the file's legend of bodies, or
 #: ``render.json:rig lens``), as :mod:`simready.truth.stored` lays them out (``pixel`` first, the strings where
-#: ``part`` is stored, the flags where ``flags`` is, the distorted flow last).
+#: ``body`` is stored, the flags where ``flags`` is, the distorted flow last).
 DERIVED_COLUMNS: dict[str, dict[str, tuple[str, ...]]] = {
-    "surface": {name: (PART, "metadata:parts") for name in PART_COLUMNS},
+    "surface": {name: (BODY, "metadata:bodies") for name in BODY_COLUMNS},
     "motion": {"pixel": ("surface:pixel",)},
     **{kind: {"pixel": ("surface:pixel",), **{name: (FLAGS,) for name in FLAG_BITS[kind]},
               "flow_du_distorted_px": _DISTORTED_FROM, "flow_dv_distorted_px": _DISTORTED_FROM}
@@ -87,7 +87,7 @@ class TruthReader:
     def table(self, camera: str, tick: int, kind: str, columns: Sequence[str] | None = None) -> pa.Table:
         """Frame ``tick``'s table of ``kind`` (:data:`FRAME_KINDS`) with every column it had before storing
         (:mod:`simready.truth.stored`): ``pixel`` (the surface table's where the file leaves it out), the stored
-        columns with a correspondence's ``flags`` as its named booleans and a surface table's ``part`` as its
+        columns with a correspondence's ``flags`` as its named booleans and a surface table's ``body`` as its
         strings, then the distorted flow (all when ``columns`` is None; else those named, in that order)."""
         path = self.path(camera, tick, kind)
         if not path.is_file():
@@ -96,8 +96,8 @@ class TruthReader:
         names = schema.names
         # The columns put back from one stored column each: a correspondence's flags, the surface table's strings.
         packed = {name: FLAGS for name in (FLAG_BITS.get(kind, ()) if FLAGS in names else ())}
-        if kind == "surface" and PART in names:
-            packed |= {name: PART for name in PART_COLUMNS}
+        if kind == "surface" and BODY in names:
+            packed |= {name: BODY for name in BODY_COLUMNS}
         pixel_elsewhere = "pixel" not in names and kind in PIXEL_FROM
         distorted = _DISTORTED if kind in ("forward", "backward") else ()
         wanted = None if columns is None else list(columns)
@@ -108,7 +108,7 @@ class TruthReader:
         else:
             need = set()
             for c in wanted:
-                if c in names and c not in packed.values():  # flags and part read as what they stand for
+                if c in names and c not in packed.values():  # flags and body read as what they stand for
                     need.add(c)
                 elif c in packed:
                     need.add(packed[c])
@@ -121,13 +121,13 @@ class TruthReader:
         pixel = None
         if pixel_elsewhere and (wanted is None or "pixel" in wanted or any(c in distorted for c in wanted)):
             pixel = self._pixel(camera, tick, PIXEL_FROM[kind], path, table.num_rows)
-        parts = None
-        if PART in table.column_names and PART in packed.values():
-            parts = json.loads((schema.metadata or {}).get(METADATA_KEY, b"{}")).get("parts")
-            if parts is None:
-                raise TruthReadError(path, "parts", "missing from the metadata; the part column needs its legend")
+        bodies = None
+        if BODY in table.column_names and BODY in packed.values():
+            bodies = json.loads((schema.metadata or {}).get(METADATA_KEY, b"{}")).get("bodies")
+            if bodies is None:
+                raise TruthReadError(path, "bodies", "missing from the metadata; the body column needs its legend")
         try:
-            table = expanded(kind, table, pixel, parts) if pixel is not None or packed else table
+            table = expanded(kind, table, pixel, bodies) if pixel is not None or packed else table
         except ValueError as e:
             raise TruthReadError(path, "", str(e)) from None
         if distorted and (wanted is None or any(c in distorted for c in wanted)):

@@ -8,9 +8,10 @@ likewise). So:
 
 * ``pixel`` (v·W + u, int32) is stored once, in the surface table; the motion and correspondence tables leave it
   out and the reader attaches the surface table's (:data:`PIXEL_FROM`).
-* The surface table's per-body strings ``entity``, ``geometry_hash``, ``element`` are one int32 ``part`` column
-  (the body's number in the scene) with a legend of the frame's parts in the metadata (``parts``:
-  :func:`parts_legend`); the reader puts them back as dictionary columns where ``part`` stands.
+* The surface table's per-body strings ``entity``, ``geometry_hash``, ``element`` are one int32 ``body`` column
+  (the body's index in the scene, as the radar contributor tables' ``body``) with a legend of the bodies the frame
+  sees in the metadata (``bodies``: :func:`bodies_legend`); the reader puts them back as dictionary columns where
+  ``body`` stands.
 * A correspondence's seven booleans are one ``flags`` uint8 column, one bit each (:data:`FLAG_BITS`; bit 7 unused,
   0): the reader returns them as the named boolean columns, each where it was.
 
@@ -26,7 +27,7 @@ bit    forward / backward
 6      ``static``
 =====  ====================================================
 
-Each table's Parquet metadata says the same: ``flags`` (name -> bit) on the correspondences, ``parts`` on the
+Each table's Parquet metadata says the same: ``flags`` (name -> bit) on the correspondences, ``bodies`` on the
 surface table, ``derived`` naming what each put-back column comes from. Files written before this layout
 (``pixel``, the strings and the booleans stored) read the same through the reader.
 """
@@ -49,9 +50,9 @@ FLAG_BITS: dict[str, tuple[str, ...]] = {
 FLAGS = "flags"
 #: Bit values the fused flow kernel sets (:func:`simready.truth.kernels.flow.flow_of_samples`), as in :data:`FLAG_BITS`.
 VALID, HIDDEN, OUT_OF_FRAME, BEHIND_CAMERA, BEYOND_RANGE, ABSENT, STATIC = (1 << k for k in range(7))
-#: The surface table's column that stands for the per-body strings, and those strings (:func:`parts_legend`).
-PART = "part"
-PART_COLUMNS = ("entity", "geometry_hash", "element")
+#: The surface table's column that stands for the per-body strings, and those strings (:func:`bodies_legend`).
+BODY = "body"
+BODY_COLUMNS = ("entity", "geometry_hash", "element")
 #: Where a table of each kind (:data:`simready.truth.reader.FRAME_KINDS`) without its own ``pixel`` gets it: the
 #: same tick's table of this kind (its rows are in the same order).
 PIXEL_FROM: dict[str, str] = {"motion": "surface", "forward": "surface", "backward": "surface"}
@@ -77,27 +78,28 @@ def unpack_flags(direction: str, flags: NDArray[np.uint8]) -> dict[str, pa.Boole
     return {name: bool_column((flags & np.uint8(1 << k)) != 0) for k, name in enumerate(FLAG_BITS[direction])}
 
 
-def parts_legend(part: list[int], entity: list[str], geometry_hash: list[str], element: list[str]) -> dict[str, list[Any]]:
-    """A surface table's legend of its parts (its metadata ``parts``): the part numbers its ``part`` column holds and,
-    at the same position, each one's ``entity``, ``geometry_hash`` and ``element``."""
-    return {PART: list(part), "entity": list(entity), "geometry_hash": list(geometry_hash), "element": list(element)}
+def bodies_legend(body: list[int], entity: list[str], geometry_hash: list[str],
+                  element: list[str]) -> dict[str, list[Any]]:
+    """A surface table's legend of its bodies (its metadata ``bodies``): the body indices its ``body`` column holds
+    and, at the same position, each one's ``entity``, ``geometry_hash`` and ``element``."""
+    return {BODY: list(body), "entity": list(entity), "geometry_hash": list(geometry_hash), "element": list(element)}
 
 
-def part_columns(part: NDArray[np.int32], legend: Mapping[str, list[Any]]) -> dict[str, pa.DictionaryArray]:
-    """The per-body string columns of a surface table's ``part`` column through its ``legend``
-    (:func:`parts_legend`): dictionary columns whose dictionaries hold each distinct value once, sorted."""
-    numbers = np.asarray(legend[PART], np.int64)
-    part = np.asarray(part, np.int64)
+def body_columns(body: NDArray[np.int32], legend: Mapping[str, list[Any]]) -> dict[str, pa.DictionaryArray]:
+    """The per-body string columns of a surface table's ``body`` column through its ``legend``
+    (:func:`bodies_legend`): dictionary columns whose dictionaries hold each distinct value once, sorted."""
+    numbers = np.asarray(legend[BODY], np.int64)
+    body = np.asarray(body, np.int64)
     size = int(numbers.max()) + 1 if len(numbers) else 0
     row_of = np.full(size, -1, np.int64)
     row_of[numbers] = np.arange(len(numbers))
-    rows = np.full(len(part), -1, np.int64)
-    known = (part >= 0) & (part < size)
-    rows[known] = row_of[part[known]]
+    rows = np.full(len(body), -1, np.int64)
+    known = (body >= 0) & (body < size)
+    rows[known] = row_of[body[known]]
     if (rows < 0).any():
-        raise ValueError(f"part {int(part[np.argmax(rows < 0)])} is not in the legend (metadata parts)")
+        raise ValueError(f"body {int(body[np.argmax(rows < 0)])} is not in the legend (metadata bodies)")
     out = {}
-    for name in PART_COLUMNS:
+    for name in BODY_COLUMNS:
         distinct, index = np.unique(np.array(legend[name], dtype=object), return_inverse=True)
         out[name] = pa.DictionaryArray.from_arrays(pa.array(index.astype(np.int32)[rows]),
                                                    pa.array(distinct.tolist(), pa.string()))
@@ -128,16 +130,16 @@ def stored(kind: str, table: pa.Table) -> pa.Table:
 
 
 def expanded(kind: str, table: pa.Table, pixel: pa.Array | pa.ChunkedArray | NDArray[np.int32] | None = None,
-             parts: Mapping[str, list[Any]] | None = None) -> pa.Table:
+             bodies: Mapping[str, list[Any]] | None = None) -> pa.Table:
     """A stored per-frame table of ``kind`` with its columns put back: ``pixel`` first (``pixel``: the surface
     table's, where the table does not hold it; None leaves it out), a correspondence's ``flags`` as the named
-    booleans in its place, and a surface table's ``part`` as ``entity``, ``geometry_hash``, ``element`` through
-    its legend (``parts``, :func:`parts_legend`; None leaves ``part``); the inverse of :func:`stored`. A table
+    booleans in its place, and a surface table's ``body`` as ``entity``, ``geometry_hash``, ``element`` through
+    its legend (``bodies``, :func:`bodies_legend`; None leaves ``body``); the inverse of :func:`stored`. A table
     holding them already is returned as it is."""
-    if PART in table.column_names and kind == "surface" and parts is not None:
-        at = table.column_names.index(PART)
-        strings = part_columns(table.column(PART).to_numpy(), parts)
-        table = table.drop_columns([PART])
+    if BODY in table.column_names and kind == "surface" and bodies is not None:
+        at = table.column_names.index(BODY)
+        strings = body_columns(table.column(BODY).to_numpy(), bodies)
+        table = table.drop_columns([BODY])
         for k, (name, column) in enumerate(strings.items()):
             table = table.add_column(at + k, name, column)
     if FLAGS in table.column_names and kind in FLAG_BITS:

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from simready.sensors_hw.camera import pixel_rays
 from simready.raycast.geometry import Hits, SceneGeometry
 from simready.truth.correspondence.bodies import static_bodies
-from simready.truth.correspondence.surface_table import (surface_body_tables, surface_parts, surface_table,
+from simready.truth.correspondence.surface_table import (surface_body_tables, surface_bodies, surface_table,
                                                          surface_table_numpy)
 from simready.truth.correspondence.view import FrameView
 from simready.truth.kernels.samples import surface_samples
@@ -157,10 +157,10 @@ class Samples:
         return surface_table(scene, self.pixel32, self.body, self.triangle, self.barycentric_uv, self.point_camera,
                              columns)
 
-    def parts(self, scene: SceneGeometry) -> dict[str, list[Any]]:
-        """The legend of the parts these samples are on (:func:`~.surface_table.surface_parts`): what the surface
-        table's ``part`` column stands for, stored in its metadata."""
-        return surface_parts(scene, self.bodies_seen(scene))
+    def legend(self, scene: SceneGeometry) -> dict[str, list[Any]]:
+        """The legend of the bodies these samples are on (:func:`~.surface_table.surface_bodies`): what the surface
+        table's ``body`` column stands for, stored in its metadata."""
+        return surface_bodies(scene, self.bodies_seen(scene))
 
     def table_numpy(self, scene: SceneGeometry) -> pa.Table:
         """:meth:`table` column by column in numpy: its bit reference."""

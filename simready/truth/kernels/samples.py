@@ -31,9 +31,9 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
     ``p_body`` ((M, 3), in place) all NaN, the body-frame points of the static samples (the caller fills the moving
     ones'); the indices of the samples on moving bodies; ``pix`` as int32; which bodies the samples
     are on ((B,) bool); and the surface table's columns
-    (:func:`.tables.surface_columns`' operations: compact id, per-body indices (the part), int32 triangle, barycentrics
-    rounded to ``step`` — NaN on moving hits, for the caller to fill — and float32 z-depth), so the table needs no
-    second pass over the samples.
+    (:func:`.tables.surface_columns`' operations: compact id, per-body indices (the body's own), int32 triangle,
+    barycentrics rounded to ``step`` — NaN on moving hits, for the caller to fill — and float32 z-depth), so the
+    table needs no second pass over the samples.
 
     Bitwise the numpy path (``Samples.of_hits_numpy``, then ``surface_columns``): each value repeats its
     operations in order; the column and row are ``pix % width`` and ``pix // width`` kept incrementally (a
