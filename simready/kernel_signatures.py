@@ -227,7 +227,7 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
         "simready.truth.kernels.samples": {
             "surface_samples": (
                 ("i8[1] i4[1] b1[1] i8[1] f4[2]r f4[2] b1 f8[1] b1[1] f4[1] f4[1] f8[2] f8[2] f8[2] f8[2]r f8[1]r "
-                 "i4[1] i8 f8[1] u4[1] i4[2] f8"),
+                 "i4[1] i8 f8[1] u4[1] i4[2] f8 f8[2]"),
             ),
         },
         "simready.truth.kernels.flow": {

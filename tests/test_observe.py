@@ -20,6 +20,7 @@ from simready.artifacts.records import Legend, ObservedFrame, Parity, Render, Re
 from simready.sensors_hw.camera import decode_id_rgb
 from simready.sensors_hw.lidar import read_ply
 from simready.truth.flow import dense
+from simready.truth.reader import TruthReader
 
 SMALL = {"width_px": 96, "height_px": 64, "line_time_s": 2e-4, "azimuth_steps": 256, "channels": 16}
 DURATION_S = 0.32
@@ -154,15 +155,16 @@ def test_truth_files_are_listed_and_readable(full):
     bwd = [e for e in truth if e.pass_name == "truth.backward"]
     assert [e.tick for e in fwd] == list(range(6)) and [e.tick for e in bwd] == list(range(1, 7))
     assert all(e.target_tick == e.tick + 1 for e in fwd)
-    t = pq.read_table(obs.file(fwd[0].path))
-    meta = json.loads(t.schema.metadata[b"simready.truth"])
+    meta = json.loads(pq.read_schema(obs.file(fwd[0].path)).metadata[b"simready.truth"])
     assert meta["direction"] == "forward" and meta["target_tick"] == 1
+    reader = TruthReader(obs)  # the files store pixel once (surface) and the flags as bits: the reader puts them back
+    t = reader.table("front_camera", fwd[0].tick, "forward")
     flow = dense(t.column("pixel").to_numpy(), np.stack([t.column("flow_du_px").to_numpy(),
                                                          t.column("flow_dv_px").to_numpy()], 1), 64, 96)
     assert flow.shape == (64, 96, 2) and np.isfinite(flow).any()
     static = t.column("static").to_numpy()
     assert static.any() and np.all(t.column("disp_x_m").to_numpy()[static] == 0.0)
-    assert "disoccluded" in pq.read_table(obs.file(bwd[0].path)).column_names
+    assert "disoccluded" in reader.table("front_camera", bwd[0].tick, "backward").column_names
     tracks = pq.read_table(obs.file(obs.truth_table_name("front_camera", "truth.tracks"))).to_pandas()
     assert tracks["track_id"].str.fullmatch(r".+#\d+").all()
 

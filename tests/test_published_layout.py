@@ -165,3 +165,8 @@ def test_the_datasheet_states_the_observation_conventions():
     assert "radar contributors" not in datasheet_markdown("r", old, [])
     (line,) = [x for x in page.splitlines() if x.startswith("- truth stored at a declared step")]
     assert "`surface.bary_u` 9.54e-07 (±4.77e-07)" in line and "`forward.flow_du_px` 0.000977 (±0.000488)" in line
+    (line,) = [x for x in page.splitlines() if x.startswith("- truth layout: ")]
+    assert "`<tick>.surface.parquet` only" in line and "bit 0 valid, 1 occluded / disoccluded" in line
+    assert "entity, geometry_hash, element as the int32 column `body`" in line
+    old = {**sheet, "conventions": {k: v for k, v in conv.items() if k != "truth_layout"}}
+    assert "truth layout" not in datasheet_markdown("r", old, [])

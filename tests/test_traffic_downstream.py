@@ -28,6 +28,7 @@ from simready.sensors_hw.lidar import read_ply
 from simready.sensors_hw.trace_input import read_trace_input
 from simready.sim.storage.trace import read_trace
 from simready.sim.batch import simulate_sample
+from simready.truth.reader import TruthReader
 from tests.fixtures.samples import SMALL, TLA
 from tests.fixtures.sim import catalog, template
 
@@ -143,8 +144,10 @@ def test_background_actors_in_trace_ids_truth_and_export(observed, tmp_path):
     truth = obs.root / "truth" / "front_camera"
     tracks = pq.read_table(truth / "tracks.parquet").to_pandas()
     assert seen_cam <= set(tracks["entity"])
-    surface = pq.read_table(sorted(truth.glob("*.surface.parquet"))[0]).to_pandas()
-    forward = pq.read_table(sorted(truth.glob("*.forward.parquet"))[0]).to_pandas()
+    first = min(int(p.name.split(".")[0]) for p in truth.glob("*.forward.parquet"))
+    reader = TruthReader(obs)  # the forward file leaves out pixel (the surface table's rows) and packs its flags
+    surface = reader.table("front_camera", first, "surface").to_pandas()
+    forward = reader.table("front_camera", first, "forward").to_pandas()
     assert (surface["pixel"].to_numpy() == forward["pixel"].to_numpy()).all()
     moving_bg = {_entity(m, k) for k in present if bg[k].initial.speed_mps > 1.0}
     rows = surface["entity"].isin(moving_bg).to_numpy()

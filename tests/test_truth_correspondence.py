@@ -13,6 +13,7 @@ from simready.raycast import SceneGeometry
 from simready.truth.correspondence import (FrameView, Samples, correspond, project_body_points,
                                             project_body_points_numpy)
 from simready.truth.precision import BARYCENTRIC_STEP, FLOW_STEP_PX, quantized
+from simready.truth.stored import expanded, stored
 from simready.truth.flow import (bool_column, dense, distorted_flow, flow_px, flow_px_distorted, flow_table,
                                  flow_table_of, scene_displacement_world_m)
 from simready.truth.kernels.tables import quantized32
@@ -154,8 +155,8 @@ def test_samples_carry_surface_identity_in_float64_and_store_float32_barycentric
     scene = SceneGeometry([wall()])
     rig = rig_on(PoseTrack.constant())
     fa, _, va, _, sa, _ = frames(scene, rig, 0.0, 0.05)
-    tab = sa.table(scene)
-    assert tab.num_rows == W * H
+    tab = expanded("surface", sa.table(scene), bodies=sa.legend(scene))  # the strings through the frame's legend
+    assert tab.num_rows == W * H and "body" not in tab.column_names
     assert tab.schema.field("bary_u").type == "float" and tab.schema.field("triangle").type == "int32"
     assert sa.barycentric_uv.dtype == np.float64
     stored = np.stack([tab.column("bary_u").to_numpy(), tab.column("bary_v").to_numpy()], axis=1)
@@ -273,7 +274,15 @@ def test_compiled_samples_are_the_numpy_samples_bit_for_bit(shutter):
         # the surface table's columns in one compiled pass, bitwise the numpy gathers and roundings
         table, table_ref = fast.table(scene), ref.table_numpy(scene)
         assert table.equals(table_ref) and table.schema == table_ref.schema
-        assert set(table.column("entity").to_pylist()) == {"t/instance:wall", "t/actor:car"}
+        # the body index; its strings come back through the frame's legend, each sample its body's
+        np.testing.assert_array_equal(table.column("body").to_numpy(), ref.body)
+        assert fast.legend(scene) == ref.legend(scene)
+        strings = expanded("surface", table, bodies=fast.legend(scene))
+        assert strings.column_names == ["pixel", "compact_id", "entity", "geometry_hash", "element", "triangle",
+                                        "bary_u", "bary_v", "depth_m"]
+        assert strings.column("entity").to_pylist() == [scene.entity_ids_of_body[b] for b in ref.body]
+        assert strings.column("element").to_pylist() == [scene.bodies[b].element for b in ref.body]
+        assert set(strings.column("geometry_hash").to_pylist()) == {b.geometry_hash for b in scene.bodies}
 
 
 @pytest.mark.parametrize("shutter", ["global", "rolling"])
@@ -303,7 +312,11 @@ def test_flow_table_of_is_the_correspondence_table_bit_for_bit(shutter):
             guess = guess.astype(np.int64)
         corr = correspond(scene, src, dst, direction, row_guess=guess)
         ref = flow_table(corr)
-        tab, counts = flow_table_of(scene, src, dst, direction, dv_dt_pxps=dv_dt, dt_s=step_s)
+        packed, counts = flow_table_of(scene, src, dst, direction, dv_dt_pxps=dv_dt, dt_s=step_s)
+        # as the file stores it: no pixel (the surface table's), the booleans one bit field; put back, the same table
+        assert "pixel" not in packed.column_names and packed.column("flags").type == pa.uint8()
+        assert packed.equals(stored(direction, ref))
+        tab = expanded(direction, packed, src.pixel32)
         assert tab.schema == ref.schema
         for name in ref.column_names:
             assert tab.column(name).equals(ref.column(name)), name

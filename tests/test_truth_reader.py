@@ -17,7 +17,9 @@ from simready.measurement.writers import PLAIN_INTEGERS, declared, parquet_bytes
 from simready.testing.street import street_sample
 from simready.truth.flow import distorted_flow
 from simready.truth.precision import DECLARED_STEPS, FLOW_STEP_PX, quantized
-from simready.truth.reader import DERIVED_COLUMNS, TruthReader, TruthReadError
+from simready.truth.reader import DERIVED_COLUMNS, FRAME_KINDS, TruthReader, TruthReadError
+from simready.truth.stored import (FLAG_BITS, FLAGS, BODY_COLUMNS, PIXEL_FROM, expanded, flag_bits, pack_flags, stored,
+                                   unpack_flags)
 
 SMALL = {"width_px": 96, "height_px": 48, "line_time_s": 1e-5, "azimuth_steps": 64, "channels": 4}
 STEPS = sorted({step for columns in DECLARED_STEPS.values() for step in columns.values()})
@@ -39,13 +41,21 @@ def test_a_declared_column_reads_back_within_half_its_step(step, data):
 
 
 def test_each_table_states_its_precision_and_derived_columns():
-    table = pa.table({"pixel": pa.array([0], pa.int32()), "flow_du_px": pa.array([0.0], pa.float32()),
-                      "flow_dv_px": pa.array([0.0], pa.float32()), "depth_target_m": pa.array([1.0], pa.float32())})
+    table = pa.table({"flow_du_px": pa.array([0.0], pa.float32()), "flow_dv_px": pa.array([0.0], pa.float32()),
+                      "depth_target_m": pa.array([1.0], pa.float32()), "flags": pa.array([1], pa.uint8())})
     said = declared("forward", table)
     assert said["precision"] == {c: {"step": FLOW_STEP_PX, "max_abs_error": FLOW_STEP_PX / 2}
                                  for c in ("flow_du_px", "flow_dv_px")}
     assert set(said["derived"]) == set(DERIVED_COLUMNS["forward"])
+    assert said["flags"] == {"valid": 0, "occluded": 1, "out_of_frame": 2, "behind_camera": 3, "beyond_range": 4,
+                             "absent": 5, "static": 6}
+    # what a table stores itself is not derived: a table of the earlier layout (pixel, the booleans) names the
+    # distorted flow only
+    earlier = table.drop_columns(["flags"]).add_column(0, "pixel", pa.array([0], pa.int32()))
+    assert set(declared("forward", earlier)["derived"]) == {"flow_du_distorted_px", "flow_dv_distorted_px"}
     assert "derived" not in declared("surface", pa.table({"bary_u": [0.5]}))
+    assert set(declared("surface", pa.table({"body": pa.array([0], pa.int32())}))["derived"]) == {
+        "entity", "geometry_hash", "element"}
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +77,9 @@ def test_the_reader_derives_the_distorted_flow_through_the_recorded_lens(folders
         stored = pq.read_table(lens.path("front_camera", 1, direction))
         assert not any("distorted" in c for c in stored.column_names)  # not in the file
         t = lens.table("front_camera", 1, direction)
-        assert t.column_names == stored.column_names + list(DERIVED_COLUMNS[direction])
+        at = stored.column_names.index(FLAGS)
+        assert t.column_names == (["pixel"] + stored.column_names[:at] + list(FLAG_BITS[direction])
+                                  + stored.column_names[at + 1:] + ["flow_du_distorted_px", "flow_dv_distorted_px"])
         want = distorted_flow(lens.camera("front_camera"), *(t.column(c).to_numpy()
                                                             for c in ("pixel", "flow_du_px", "flow_dv_px")))
         got = np.stack([t.column("flow_du_distorted_px").to_numpy(), t.column("flow_dv_distorted_px").to_numpy()], 1)
@@ -130,8 +142,114 @@ def test_integer_columns_named_plain_are_stored_plain_and_read_back_equal():
 
 def test_observed_truth_tables_store_their_plain_integers_plain(folders):
     reader = TruthReader(folders[0.0])
+    assert "DELTA_BINARY_PACKED" in _encodings(reader.path("front_camera", 1, "surface"))["pixel"]
     for kind, plain in PLAIN_INTEGERS.items():
         enc = _encodings(reader.path("front_camera", 1, kind))
-        assert "DELTA_BINARY_PACKED" in enc["pixel"], kind
         for name in plain:
             assert "PLAIN" in enc[name] and "DELTA_BINARY_PACKED" not in enc[name], (kind, name)
+
+
+def test_pixel_is_stored_once_per_tick_and_the_flags_as_bits_and_both_read_back(folders):
+    """Every table of a tick has the surface table's rows: ``pixel`` is stored there only, and a correspondence's
+    seven booleans are one uint8 ``flags`` column whose bits the metadata names; the reader returns ``pixel`` and the
+    named booleans, each bit exactly."""
+    reader = TruthReader(folders[0.0])
+    pixel = reader.table("front_camera", 1, "surface", ["pixel"]).column("pixel")
+    assert pixel.type == pa.int32() and len(pixel) > 100
+    for kind in ("motion", "forward", "backward"):
+        raw = pq.read_table(reader.path("front_camera", 1, kind))
+        assert "pixel" not in raw.column_names and PIXEL_FROM[kind] == "surface"
+        assert reader.table("front_camera", 1, kind).column("pixel").equals(pixel)
+        assert reader.table("front_camera", 1, kind, ["pixel"]).column_names == ["pixel"]
+        meta = reader.metadata("front_camera", 1, kind)
+        assert "surface" in meta["rows"] and meta["derived"]["pixel"]["from"] == ["surface:pixel"]
+    # Parquet's own types give every per-frame table's schema back: Arrow's serialized schema (which would repeat the
+    # metadata, the legend of bodies included) is not stored beside it.
+    for kind in FRAME_KINDS:
+        file = pq.ParquetFile(reader.path("front_camera", 1, kind))
+        assert set(file.metadata.metadata) == {b"simready.truth"}, kind
+    # The surface table's strings: one int32 body index per sample, named by the frame's legend in the metadata.
+    raw = pq.read_table(reader.path("front_camera", 1, "surface"))
+    legend = reader.metadata("front_camera", 1, "surface")["bodies"]
+    assert raw.column("body").type == pa.int32() and not any(c in raw.column_names for c in BODY_COLUMNS)
+    assert set(raw.column("body").to_numpy()) == set(legend["body"]) and len(set(legend["entity"])) > 3
+    surface = reader.table("front_camera", 1, "surface")
+    assert surface.column_names == ["pixel", "compact_id", *BODY_COLUMNS, "triangle", "bary_u", "bary_v", "depth_m"]
+    row = {p: k for k, p in enumerate(legend["body"])}
+    for name in BODY_COLUMNS:
+        assert surface.column(name).type == pa.dictionary(pa.int32(), pa.string())
+        want = [legend[name][row[p]] for p in raw.column("body").to_numpy()]
+        assert surface.column(name).to_pylist() == want, name
+    assert reader.table("front_camera", 1, "surface", ["element", "pixel"]).column_names == ["element", "pixel"]
+    with pytest.raises(TruthReadError, match="no such column"):
+        reader.table("front_camera", 1, "surface", ["body"])  # read as what it stands for
+    for direction in ("forward", "backward"):
+        raw = pq.read_table(reader.path("front_camera", 1, direction))
+        flags = raw.column(FLAGS).to_numpy()
+        assert raw.column(FLAGS).type == pa.uint8() and not any(c in raw.column_names for c in FLAG_BITS[direction])
+        assert reader.metadata("front_camera", 1, direction)["flags"] == flag_bits(direction)
+        t = reader.table("front_camera", 1, direction)
+        for bit, name in enumerate(FLAG_BITS[direction]):
+            assert t.column(name).type == pa.bool_()
+            np.testing.assert_array_equal(t.column(name).to_numpy(), (flags >> bit) & 1 == 1, err_msg=name)
+        assert not (flags & 0x80).any()
+        valid, hidden = t.column("valid").to_numpy(), t.column(FLAG_BITS[direction][1]).to_numpy()
+        assert valid.any() and not (valid & hidden).any()
+        only = reader.table("front_camera", 1, direction, ["static", "flow_dv_distorted_px"])
+        assert only.column_names == ["static", "flow_dv_distorted_px"] and only.column(0).equals(t.column("static"))
+
+
+def test_files_of_the_earlier_layout_read_the_same(folders, tmp_path):
+    """A folder written before (``pixel`` in every table, the booleans as columns) reads as this one does."""
+    import shutil
+    reader = TruthReader(folders[0.0])
+    old = tmp_path / "old"
+    shutil.copytree(folders[0.0], old)
+    earlier = TruthReader(old)
+    for kind, some in (("motion", "pixel"), ("forward", "valid"), ("backward", "valid"), ("surface", "entity")):
+        whole = reader.table("front_camera", 1, kind)
+        plain = whole.drop_columns([c for c in whole.column_names if "distorted" in c])
+        pq.write_table(plain.replace_schema_metadata(pq.read_schema(reader.path("front_camera", 1, kind)).metadata),
+                       earlier.path("front_camera", 1, kind))
+        assert earlier.table("front_camera", 1, kind).equals(whole), kind
+        assert earlier.table("front_camera", 1, kind, [some]).equals(whole.select([some]))
+
+
+def test_stored_and_expanded_are_inverse_and_a_wrong_pixel_column_is_refused(folders, tmp_path):
+    rng = np.random.default_rng(3)
+    n = 1000
+    bools = {name: rng.random(n) < 0.3 for name in FLAG_BITS["backward"]}
+    flags = pack_flags("backward", bools)
+    assert flags.dtype == np.uint8 and flags.max() < 128
+    for name, column in unpack_flags("backward", flags).items():
+        np.testing.assert_array_equal(column.to_numpy(zero_copy_only=False), bools[name])
+    logical = pa.table({"pixel": pa.array(np.arange(n) * 2, pa.int32()), "flow_du_px": pa.array(rng.random(n),
+                                                                                                  pa.float32()),
+                        **{k: pa.array(v) for k, v in bools.items()}})
+    packed = stored("backward", logical)
+    assert packed.column_names == ["flow_du_px", FLAGS]
+    assert expanded("backward", packed, logical.column("pixel").to_numpy()).equals(logical)
+    assert stored("backward", packed).equals(packed) and expanded("backward", logical).equals(logical)
+    with pytest.raises(ValueError, match="999 rows"):
+        expanded("backward", packed, np.arange(999, dtype=np.int32))
+    # A surface table that is not the tick's (another row count): one line naming the file.
+    import shutil
+    broken = tmp_path / "broken"
+    shutil.copytree(folders[0.0], broken)
+    reader = TruthReader(broken)
+    surface = pq.read_table(reader.path("front_camera", 1, "surface"))
+    pq.write_table(surface.slice(1), reader.path("front_camera", 1, "surface"))
+    with pytest.raises(TruthReadError, match=r"00000001\.forward\.parquet.*rows"):
+        reader.table("front_camera", 1, "forward")
+    reader.path("front_camera", 1, "surface").unlink()
+    with pytest.raises(TruthReadError, match=r"00000001\.surface\.parquet.*missing"):
+        reader.table("front_camera", 1, "motion", ["pixel"])
+    assert reader.table("front_camera", 1, "forward", ["flow_du_px", "valid"]).num_rows > 0  # needs no pixel
+    assert set(FRAME_KINDS) == {"surface", *PIXEL_FROM}
+    # A body the legend does not name: one line naming the file.
+    surface = pq.read_table(reader.path("front_camera", 1, "forward").with_name("00000002.surface.parquet"))
+    bad = surface.set_column(surface.column_names.index("body"), "body",
+                             pa.array(np.full(surface.num_rows, 10 ** 6, np.int32)))
+    pq.write_table(bad, reader.path("front_camera", 2, "surface"))
+    with pytest.raises(TruthReadError, match=r"00000002\.surface\.parquet.*body 1000000 is not in the legend"):
+        reader.table("front_camera", 2, "surface", ["entity"])

@@ -19,9 +19,10 @@ paths from :class:`simready.artifacts.layout.ObservationDir`, JSON through
     <radar>/<tick:08d>.csv
     <radar>/<tick:08d>.contributors.parquet  per detection, the parts whose surfaces returned it (power share,
                                              radial velocity; SPEC §11)
-    truth/<cam>/<tick:08d>.surface.parquet   surface identity per visible sample
+    truth/<cam>/<tick:08d>.surface.parquet   surface identity per visible sample (its pixel: every table of the tick's)
     truth/<cam>/<tick:08d>.motion.parquet    instantaneous motion field (px/s) from twists
-    truth/<cam>/<tick:08d>.forward.parquet   correspondence tick -> next frame (flow, displacement, valid, occluded)
+    truth/<cam>/<tick:08d>.forward.parquet   correspondence tick -> next frame (flow, displacement, flags: valid,
+                                             occluded, ... one bit each, simready.truth.stored)
     truth/<cam>/<tick:08d>.backward.parquet  correspondence tick -> previous frame (..., disoccluded)
     truth/<cam>/tracks.parquet, track-events.parquet
     video/<sensor>.mp4         review video; LiDAR and radar drawn top-down, sensor forward up, its right on the right

@@ -5,14 +5,18 @@ File formats (SPEC §10, encoded by :mod:`simready.sensors_hw.camera`): ``depth.
 little-endian float32, H×W row-major, ``near_m / z_depth`` with 0 where nothing is seen; ``id.png`` is
 8-bit RGB compact ids, id = R + 256·G + 65536·B; ``semantic.png`` is 8-bit RGB with the class id in the
 blue channel (0 nothing, 255 the ontology's ignore class). Truth tables are Parquet (zstd), one row
-per visible sample, ``pixel`` = v·W + u (:func:`simready.truth.flow.dense`), their metadata stating each column's
-declared precision and the columns :class:`simready.truth.reader.TruthReader` derives instead of reading.
+per visible sample, ``pixel`` = v·W + u (:func:`simready.truth.flow.dense`; stored in the surface table only, the
+other tables of the tick share its rows), a correspondence's booleans one ``flags`` bit field
+(:mod:`simready.truth.stored`), their metadata stating each column's declared precision and the columns
+:class:`simready.truth.reader.TruthReader` derives instead of reading.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Collection, Mapping
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -36,16 +40,20 @@ from simready.truth.flow import flow_table_of
 from simready.truth.motion_field import motion_field
 from simready.truth.precision import declared_precision
 from simready.truth.reader import DERIVED_COLUMNS
+from simready.truth.stored import FLAG_BITS, PIXEL_FROM, flag_bits, stored
 from simready.truth.tracks import TrackBuilder
 
-#: Parquet codec for truth tables (zstd level 1: fast, and far smaller than raw).
-TRUTH_COMPRESSION = ("zstd", 1)
+#: Parquet codec for truth tables: zstd at its first fast level (-1), far smaller than raw. Against level 1 on a
+#: 1280x720 street frame's four tables: 69 -> 64 ms of encoding, 5.63 -> 5.65 MB (the byte-stream-split floats'
+#: noisy low bytes are where both spend their time, and neither finds much there).
+TRUTH_COMPRESSION = ("zstd", -1)
 
 #: Integer columns of the per-frame truth tables stored PLAIN instead of delta-coded: identities and rows jump
 #: from pixel to pixel, where delta coding was slower and larger than zstd on the plain values (a 1280x720 street
 #: frame: compact_id 5.2 -> 1.6 ms and 28 -> 9 KB, triangle 4.4 -> 1.2 ms and 29 -> 18 KB, target_row 4.5 ->
 #: 1.6 ms and 16 -> 12 KB). ``pixel`` runs in order and stays delta-coded (6 KB).
-PLAIN_INTEGERS = {"surface": ("compact_id", "triangle"), "forward": ("target_row",), "backward": ("target_row",)}
+PLAIN_INTEGERS = {"surface": ("compact_id", "body", "triangle"), "forward": ("target_row", "flags"),
+                  "backward": ("target_row", "flags")}
 
 frame_name = ObservationDir.frame_name
 
@@ -64,7 +72,8 @@ def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | Non
     (:data:`PLAIN_INTEGERS`), strings as dictionaries; no column
     statistics (readers read whole frames; computing them was a fifth of the encoding time). A column without
     nulls (every truth column as computed) is stored as a required field: no definition levels to encode, which
-    was about 30 % of the encoding time; a column holding nulls stays optional."""
+    was about 30 % of the encoding time; a column holding nulls stays optional. Arrow's schema is stored beside
+    only where Parquet's types would not give it back (:func:`_parquet_types_suffice`: dictionaries, ...)."""
     fields = [f.with_nullable(False) if f.nullable and col.null_count == 0 else f
               for f, col in zip(table.schema, table.columns)]
     meta = table.schema.metadata
@@ -79,8 +88,31 @@ def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | Non
             encoding[f.name] = "BYTE_STREAM_SPLIT"
         elif pa.types.is_integer(f.type):
             encoding[f.name] = "PLAIN" if f.name in plain else "DELTA_BINARY_PACKED"
-    pq.write_table(table, where, compression=TRUTH_COMPRESSION[0], compression_level=TRUTH_COMPRESSION[1],
-                   use_dictionary=dictionary or False, column_encoding=encoding or None, write_statistics=False)
+    options: dict[str, Any] = dict(compression=TRUTH_COMPRESSION[0], compression_level=TRUTH_COMPRESSION[1],
+                                   use_dictionary=dictionary or False, column_encoding=encoding or None,
+                                   write_statistics=False)
+    if not _parquet_types_suffice(table.schema):
+        pq.write_table(table, where, **options)
+        return
+    # pq.write_table without Arrow's schema would drop the key-value metadata too: written by hand here, as
+    # pq.write_table does (a path it started is removed on failure).
+    try:
+        with pq.ParquetWriter(where, table.schema.remove_metadata(), store_schema=False, **options) as writer:
+            writer.write_table(table)
+            if meta:
+                writer.add_key_value_metadata({k.decode(): v.decode() for k, v in meta.items()})
+    except Exception:
+        if isinstance(where, (str, os.PathLike)):
+            Path(where).unlink(missing_ok=True)
+        raise
+
+
+def _parquet_types_suffice(schema: pa.Schema) -> bool:
+    """Whether Parquet's own column types give ``schema`` back on reading (integers of every width and sign,
+    float32/64, booleans, strings, nullability and the key-value metadata): then the file need not also hold Arrow's
+    serialized schema, which repeats the metadata (a surface table's legend of bodies, twice over in every file)."""
+    return all(pa.types.is_integer(t) or t in (pa.float32(), pa.float64(), pa.bool_(), pa.string())
+               for t in schema.types)
 
 
 def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None, plain: Collection[str] = ()) -> bytes:
@@ -162,13 +194,13 @@ class CameraTruth:
                 "line_time_s": 0.0 if view.global_shutter else view.model.line_time_s,
                 "width_px": view.intrinsics.width_px, "height_px": view.intrinsics.height_px,
                 "pixel": "v * width_px + u", "row_time": "t0_s + v * line_time_s"}
-        surface = samples.table(scene)
+        surface, bodies = samples.table(scene), samples.legend(scene)
+        surface_meta = {**meta, **declared("surface", surface), "bodies": bodies}
         folder.write_later(frame_name(self.camera, view.tick, "truth.surface"),
-                           lambda p: write_parquet(p, surface, {**meta, **declared("surface", surface)},
-                                                  PLAIN_INTEGERS["surface"]), self.camera,
+                           lambda p: write_parquet(p, surface, surface_meta, PLAIN_INTEGERS["surface"]), self.camera,
                            view.tick, "truth.surface")
         field = motion_field(scene, self.rig, samples)
-        motion, dv_dt = field.table(), field.dv_dt_pxps
+        motion, dv_dt = stored("motion", field.table()), field.dv_dt_pxps  # pixel: the surface table's
         del field
         folder.write_later(frame_name(self.camera, view.tick, "truth.motion_field"),
                            lambda p: write_parquet(p, motion, {**meta, **declared("motion", motion)}), self.camera,
@@ -212,11 +244,23 @@ class CameraTruth:
 
 def declared(kind: str, table: pa.Table) -> dict[str, Any]:
     """What a truth table of ``kind`` states about its columns beside its rows: ``precision`` (the columns stored at
-    a declared step, :mod:`simready.truth.precision`) and ``derived`` (the columns not stored because
-    :class:`simready.truth.reader.TruthReader` computes them, each with what it derives from)."""
+    a declared step, :mod:`simready.truth.precision`), ``derived`` (the columns not stored because
+    :class:`simready.truth.reader.TruthReader` computes them, each with what it derives from: ``surface:pixel``
+    the same tick's surface table's column, ``metadata:bodies`` the surface table's legend of its bodies (which the
+    writer adds, :meth:`~simready.truth.correspondence.Samples.legend`), ``render.json:rig lens`` the camera's
+    recorded lens), ``rows`` (whose
+    rows these are) and on a correspondence ``flags`` (each boolean's bit in the stored ``flags`` column,
+    :mod:`simready.truth.stored`)."""
     out: dict[str, Any] = {"precision": declared_precision(kind, table.column_names)}
-    derived = DERIVED_COLUMNS.get(kind)
+    # The columns this table leaves to the reader: not in it, and what each derives from in it (or derived too).
+    names, of_kind = set(table.column_names), DERIVED_COLUMNS.get(kind, {})
+    derived = {name: sources for name, sources in of_kind.items()
+               if name not in names and all(s in names or ":" in s or s in of_kind for s in sources)}
     if derived:
-        out["derived"] = {name: {"from": list(stored) + ["render.json rig lens"],
-                                 "by": "simready.truth.reader.TruthReader"} for name, stored in derived.items()}
+        out["derived"] = {name: {"from": list(sources), "by": "simready.truth.reader.TruthReader"}
+                          for name, sources in derived.items()}
+    if kind in PIXEL_FROM:
+        out["rows"] = f"the {PIXEL_FROM[kind]} table's of this tick, in its order (its pixel column is theirs)"
+    if kind in FLAG_BITS:
+        out["flags"] = flag_bits(kind)
     return out

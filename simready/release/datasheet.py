@@ -101,12 +101,24 @@ def conventions() -> dict[str, Any]:
 
     precision = {f"{kind}.{column}": {"step": step, "max_abs_error": step / 2}
                  for kind, columns in DECLARED_STEPS.items() for column, step in columns.items()}
-    return {"truth_precision": precision,
+    return {"truth_precision": precision, "truth_layout": truth_layout(),
             "semantic_nothing_hit_class": SEMANTIC_NOTHING_HIT, "semantic_ignore_8bit": SEMANTIC_IGNORE_8BIT,
             "id_nothing_hit": 0, "depth_nothing_hit_raw": 0.0, "row_time": ROW_TIME_RULE,
             "lidar_t": TIME_COMMENT.removeprefix("comment t: "),
             "radar_contributors": "<radar>/<tick>.contributors.parquet, one row per (detection, part), by detection "
                                   "then part: " + ", ".join(CONTRIBUTOR_COLUMNS) + " (" + RADAR_CONTRIBUTOR_NOTE + ")"}
+
+
+def truth_layout() -> str:
+    """How the per-frame truth tables store what the reader puts back (:mod:`simready.truth.stored`), in one line."""
+    # pyarrow: release/definitions stay light
+    from simready.truth.stored import BODY, BODY_COLUMNS, FLAG_BITS, FLAGS, PIXEL_FROM
+    bits = ", ".join(f"{k} {' / '.join(dict.fromkeys(FLAG_BITS[d][k] for d in ('forward', 'backward')))}"
+                     for k in range(len(FLAG_BITS["forward"])))
+    return (f"`pixel` stored in `<tick>.surface.parquet` only ({', '.join(sorted(PIXEL_FROM))} have its rows, in its "
+            f"order); the surface table's {', '.join(BODY_COLUMNS)} as the int32 column `{BODY}` named by the "
+            f"metadata's `bodies` legend; forward/backward booleans in the uint8 column `{FLAGS}`, bit {bits}; "
+            "simready.truth.reader returns them as columns")
 
 
 #: What the contributor table's columns mean (simready.sensors_hw.radar.RadarContributors).
@@ -178,6 +190,8 @@ def datasheet_markdown(release_id: str, sheet: Mapping[str, Any], items: list[Ma
             lines.append("- truth stored at a declared step (float32; read back within half a step): " + ", ".join(
                 f"`{name}` {p['step']:.3g} (±{p['max_abs_error']:.3g})" for name, p in conv["truth_precision"].items())
                 + "; the RGB image's distorted flow is derived on reading (simready.truth.reader)")
+        if "truth_layout" in conv:  # likewise sheets stored before pixel and the flags were stored once
+            lines.append(f"- truth layout: {conv['truth_layout']}")
     lines += ["", "## World-trajectory QA checklist", "", "| item | checks (result) | |", "|---|---|---|"]
     for item in items:
         checks = "; ".join(f"{c['check']} {c['result']}{'' if c['blocking'] else ' (scored, not required)'}"

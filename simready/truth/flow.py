@@ -41,6 +41,10 @@ from simready.truth.correspondence.visibility import HIDDEN_MARGIN_M, HIDDEN_MAR
 from simready.truth.kernels.flow import flow_of_samples
 from simready.truth.kernels.tables import flow_columns
 from simready.truth.precision import FLOW_STEP_PX
+from simready.truth.stored import FLAGS, HIDDEN, VALID, bool_column
+
+__all__ = ["bool_column", "dense", "distorted_flow", "flow_px", "flow_px_distorted", "flow_table", "flow_table_of",
+           "scene_displacement_world_m"]
 
 
 def flow_px(corr: Correspondence) -> NDArray[np.float64]:
@@ -119,22 +123,15 @@ def _scratch(n: int) -> tuple[NDArray[np.float64], NDArray[np.int32], NDArray[np
     return held[0][:n], held[1][:n], held[2][:n], held[3][:n]
 
 
-def bool_column(values: NDArray[np.bool_]) -> pa.BooleanArray:
-    """A boolean column from a numpy bool array, its bits packed by numpy (little bit order, Arrow's layout): the same
-    array as ``pa.array(values)``, without pyarrow's element-by-element conversion of numpy bools (about 50 times
-    slower on a full-resolution frame's 0.8 M samples)."""
-    values = np.ascontiguousarray(values, np.bool_)
-    bits = np.packbits(values, bitorder="little")
-    return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
-
-
 def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direction: str, *,
                   ignore: Iterable[str] = (), dv_dt_pxps: NDArray[np.float64] | None = None,
                   dt_s: float = 0.0) -> tuple[pa.Table, dict[str, int]]:
     """``flow_table(correspond(scene, source, target, direction, row_guess=...))`` computed without the
-    correspondence: one compiled pass per source sample (:func:`simready.truth.kernels.flow.flow_of_samples`: the
-    row iteration, pixels, flags, the target buffers' visibility and the table's columns), then only the
-    points the buffers cannot decide projected again and re-cast. Bitwise that table; also returns the
+    correspondence, as its file stores it (:func:`simready.truth.stored.stored`: no ``pixel``, the booleans one
+    ``flags`` bit field): one compiled pass per source sample (:func:`simready.truth.kernels.flow.flow_of_samples`:
+    the row iteration, pixels, flags, the target buffers' visibility and the table's columns), then only the
+    points the buffers cannot decide projected again and re-cast. Bitwise that table as stored
+    (:func:`~simready.truth.stored.expanded` with the source's pixels: bitwise that table); also returns the
     visibility counts (``in_view``, ``recast``) a table's metadata records.
 
     The row iteration starts at each source row moved by ``dv_dt_pxps · dt_s`` (the motion field's
@@ -150,7 +147,7 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
     slot_of_body, tables, present_tab = moving_pose_tables_of_bodies(scene, view, body, source.bodies_seen(scene))
     dv_dt = np.zeros(len(body)) if dv_dt_pxps is None else np.asarray(dv_dt_pxps, np.float64)
     body_img, triangle_img, z_img = target.buffers
-    du, dv, depth, row, dx, dy, dz, absent, behind, out, beyond, static, visible, hidden, undecided, in_view = \
+    du, dv, depth, row, dx, dy, dz, flags, undecided, in_view = \
         flow_of_samples(view.row_columns, slot_of_body, static_bodies(scene), tables, present_tab,
                         np.ascontiguousarray(source.point_body, np.float64),
                         np.ascontiguousarray(source.point_world, np.float64), source.u, source.v, dv_dt, float(dt_s),
@@ -167,13 +164,10 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
         proj = project_body_points(scene, view, body[undecided], source.point_body[undecided],
                                    world_static=source.point_world[undecided], row_guess=rows)
         seen = recast_visible(scene, view, proj, ignore=ignore)
-        visible[undecided], hidden[undecided] = seen, ~seen
+        flags[undecided] |= np.where(seen, np.uint8(VALID), np.uint8(HIDDEN))
     table = pa.table({
-        "pixel": source.pixel32, "flow_du_px": du, "flow_dv_px": dv,
-        "depth_target_m": depth, "target_row": row, "disp_x_m": dx, "disp_y_m": dy, "disp_z_m": dz,
-        "valid": bool_column(visible), "occluded" if direction == "forward" else "disoccluded": bool_column(hidden),
-        "out_of_frame": bool_column(out), "behind_camera": bool_column(behind), "beyond_range": bool_column(beyond),
-        "absent": bool_column(absent), "static": bool_column(static),
+        "flow_du_px": du, "flow_dv_px": dv, "depth_target_m": depth, "target_row": row, "disp_x_m": dx,
+        "disp_y_m": dy, "disp_z_m": dz, FLAGS: flags,
     })
     return table, {"in_view": int(in_view), "recast": len(undecided)}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +18,8 @@ from numpy.typing import NDArray
 from simready.sensors_hw.camera import pixel_rays
 from simready.raycast.geometry import Hits, SceneGeometry
 from simready.truth.correspondence.bodies import static_bodies
-from simready.truth.correspondence.surface_table import surface_dictionaries, surface_table, surface_table_numpy
+from simready.truth.correspondence.surface_table import (surface_body_tables, surface_bodies, surface_table,
+                                                         surface_table_numpy)
 from simready.truth.correspondence.view import FrameView
 from simready.truth.kernels.samples import surface_samples
 from simready.truth.kernels.tables import quantized32
@@ -106,13 +108,14 @@ class Samples:
         unit = hits._origin64 is not None
         o_in, d_in = (hits._origin64, hits._dir64) if unit else (hits._origin32, hits._dir32)
         tab = scene._world_tris
-        z_img = np.full(k.width_px * k.height_px, np.inf)
-        compact_of_body, _, index_of_body = surface_dictionaries(scene)
+        # Filled by the pass (z-depth at the hits, +inf between; NaN), not beforehand: a pass over each fewer.
+        z_img = np.empty(k.width_px * k.height_px)
+        p_body = np.empty((len(pix), 3))
+        compact_of_body, index_of_body = surface_body_tables(scene)
         bary, world, cam, u, v, tri, t, body, moving, pix32, seen, columns = surface_samples(
             pix, hits.body_index, static_bodies(scene), hits.rows, o_in, d_in, unit, hits.distance_m, hits._plane_ok,
             hits._u32, hits._v32, tab.v0, tab.dual1, tab.dual2, pixel_rays(view.model).reshape(-1, 3), hits.time_s,
-            hits.triangle_index, k.width_px, z_img, compact_of_body, index_of_body, BARYCENTRIC_STEP)
-        p_body = np.full((len(pix), 3), np.nan)
+            hits.triangle_index, k.width_px, z_img, compact_of_body, index_of_body, BARYCENTRIC_STEP, p_body)
         if len(moving):
             sub = hits.take(pix[moving]).refine()
             bary[moving] = sub.barycentric_uv
@@ -153,6 +156,11 @@ class Samples:
         columns = cached[1] if cached is not None and cached[0]() is scene else None
         return surface_table(scene, self.pixel32, self.body, self.triangle, self.barycentric_uv, self.point_camera,
                              columns)
+
+    def legend(self, scene: SceneGeometry) -> dict[str, list[Any]]:
+        """The legend of the bodies these samples are on (:func:`~.surface_table.surface_bodies`): what the surface
+        table's ``body`` column stands for, stored in its metadata."""
+        return surface_bodies(scene, self.bodies_seen(scene))
 
     def table_numpy(self, scene: SceneGeometry) -> pa.Table:
         """:meth:`table` column by column in numpy: its bit reference."""

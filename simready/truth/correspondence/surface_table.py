@@ -1,9 +1,12 @@
-"""The surface identity table (SPEC §11): one row per visible sample of a frame — its pixel, the owner entity,
-geometry hash and element of the body it is on, the triangle (source order), the rounded barycentrics and the
-depth — and the per-scene dictionaries its string columns are built from.
+"""The surface identity table (SPEC §11): one row per visible sample of a frame — its pixel, the compact id, the
+body it is on (its owner entity, geometry hash and element through the frame's legend), the triangle
+(source order), the rounded barycentrics and the depth — and the per-scene tables its columns are gathered from.
 
-The string columns are dictionary columns whose dictionaries hold each distinct value once, sorted: no
-repeats, or the Parquet bytes would depend on the writer's hashing.
+The table is built as its file stores it (:mod:`simready.truth.stored`): the per-body strings ``entity``,
+``geometry_hash``, ``element`` are one int32 ``body`` column (the scene's body index) beside a legend of the bodies
+the frame sees (:func:`surface_bodies`, the file's metadata ``bodies``), from which
+:func:`simready.truth.stored.expanded` (and :class:`simready.truth.reader.TruthReader`) puts them back as
+dictionary columns whose dictionaries hold each distinct value once, sorted.
 """
 
 from __future__ import annotations
@@ -18,47 +21,42 @@ from numpy.typing import NDArray
 from simready.raycast.geometry import SceneGeometry
 from simready.truth.kernels.tables import quantized32, surface_columns
 from simready.truth.precision import BARYCENTRIC_STEP
+from simready.truth.stored import BODY, bodies_legend
 
 #: The table's columns per sample as one compiled pass yields them
-#: (:func:`simready.truth.kernels.tables.surface_columns`): compact id, (3, M) the string columns' dictionary
-#: indices, triangle, ``bary_u``, ``bary_v``, ``depth_m``.
+#: (:func:`simready.truth.kernels.tables.surface_columns`): compact id, (1, M) the body, triangle, ``bary_u``,
+#: ``bary_v``, ``depth_m``.
 SurfaceColumns = tuple[Any, ...]
 
-_DICTIONARIES: "weakref.WeakKeyDictionary[SceneGeometry, tuple[NDArray, list[list[str]], NDArray[np.int32]]]" = \
+_BODY_TABLES: "weakref.WeakKeyDictionary[SceneGeometry, tuple[NDArray, NDArray[np.int32]]]" = \
     weakref.WeakKeyDictionary()
 
 
-def surface_dictionaries(scene: SceneGeometry) -> tuple[NDArray, list[list[str]], NDArray[np.int32]]:
-    """The surface table's per-body facts, cached per scene: the compact id per body, the distinct values of the
-    string columns (``entity``, ``geometry_hash``, ``element``; sorted each) and (3, B) each body's index among them."""
-    if scene not in _DICTIONARIES:
-        names = (scene.entity_ids_of_body, [b.geometry_hash for b in scene.bodies], [b.element for b in scene.bodies])
-        distinct, index_of_body = zip(*(_distinct(v) for v in names))
-        _DICTIONARIES[scene] = (scene.compact_id_of_body, list(distinct), np.stack(index_of_body))
-    return _DICTIONARIES[scene]
+def surface_body_tables(scene: SceneGeometry) -> tuple[NDArray, NDArray[np.int32]]:
+    """The surface table's per-body columns, cached per scene: the compact id per body and (1, B) each body's index
+    (int32): what the samples pass gathers per sample."""
+    if scene not in _BODY_TABLES:
+        _BODY_TABLES[scene] = (scene.compact_id_of_body, np.arange(len(scene.bodies), dtype=np.int32)[None, :])
+    return _BODY_TABLES[scene]
 
 
-def _distinct(values: list[str]) -> tuple[list[str], NDArray[np.int32]]:
-    """A per-body string's distinct values, sorted, and each body's index among them (a dictionary column's
-    dictionary and the indices to gather; no repeats, or the Parquet bytes would depend on the writer's hashing)."""
-    distinct, index_of_body = np.unique(np.array(values, dtype=object), return_inverse=True)
-    return distinct.tolist(), index_of_body.astype(np.int32)
-
-
-def _dictionary(body: NDArray[np.intp], values: list[str]) -> pa.DictionaryArray:
-    """A per-body string as a dictionary column (one copy of each distinct string per file; the
-    dictionary must hold no repeats, or the Parquet bytes would depend on the writer's hashing)."""
-    distinct, index_of_body = _distinct(values)
-    return pa.DictionaryArray.from_arrays(pa.array(np.take(index_of_body, body)), pa.array(distinct, pa.string()))
+def surface_bodies(scene: SceneGeometry, seen: NDArray[np.bool_]) -> dict[str, list[Any]]:
+    """The legend of a frame's bodies (the file's metadata ``bodies``, :func:`simready.truth.stored.bodies_legend`):
+    each body ``seen`` ((B,) bool) by its index, with its owner entity, geometry hash and element."""
+    index = np.flatnonzero(seen)
+    bodies = scene.bodies
+    return bodies_legend(index.tolist(), [scene.entity_ids_of_body[b] for b in index],
+                         [bodies[b].geometry_hash for b in index], [bodies[b].element for b in index])
 
 
 def surface_table(scene: SceneGeometry, pixel32: NDArray[np.int32], body: NDArray[np.intp], triangle: NDArray[np.int64],
                   barycentric_uv: NDArray[np.float64], point_camera: NDArray[np.float64],
                   columns: SurfaceColumns | None = None) -> pa.Table:
-    """Surface identity per visible sample (SPEC §11), one row per hit pixel (M rows, the samples' order).
+    """Surface identity per visible sample (SPEC §11), one row per hit pixel (M rows, the samples' order), as its file
+    stores it.
 
-    Columns: ``pixel`` (v·W + u), ``compact_id``, ``entity``,
-    ``geometry_hash``, ``element``, ``triangle`` (source order),
+    Columns: ``pixel`` (v·W + u), ``compact_id``, ``body`` (int32: the scene's body index, whose ``entity``,
+    ``geometry_hash`` and ``element`` the frame's legend gives, :func:`surface_bodies`), ``triangle`` (source order),
     ``bary_u``, ``bary_v`` (float32 at the precision :mod:`simready.truth.precision` declares), ``depth_m``
     (float32 z-depth). The sample time is the pixel row's (``t0 + v·line_time``).
 
@@ -66,14 +64,12 @@ def surface_table(scene: SceneGeometry, pixel32: NDArray[np.int32], body: NDArra
     compiled pass here (:func:`simready.truth.kernels.tables.surface_columns`). Either is bitwise the gathers, casts
     and :func:`simready.truth.precision.quantized` one by one (:func:`surface_table_numpy`).
     """
-    compact_of_body, distinct, index_of_body = surface_dictionaries(scene)
+    compact_of_body, part_of_body = surface_body_tables(scene)
     if columns is None:
-        columns = surface_columns(body, triangle, barycentric_uv, point_camera, compact_of_body, index_of_body,
+        columns = surface_columns(body, triangle, barycentric_uv, point_camera, compact_of_body, part_of_body,
                                   BARYCENTRIC_STEP)
     compact, index, tri, bu, bv, depth = columns
-    strings = {name: pa.DictionaryArray.from_arrays(pa.array(index[k]), pa.array(distinct[k], pa.string()))
-               for k, name in enumerate(("entity", "geometry_hash", "element"))}
-    return pa.table({"pixel": pixel32, "compact_id": compact, **strings, "triangle": tri, "bary_u": bu,
+    return pa.table({"pixel": pixel32, "compact_id": compact, BODY: index[0], "triangle": tri, "bary_u": bu,
                      "bary_v": bv, "depth_m": depth})
 
 
@@ -84,9 +80,7 @@ def surface_table_numpy(scene: SceneGeometry, pixel32: NDArray[np.int32], body: 
     return pa.table({
         "pixel": pixel32,
         "compact_id": scene.compact_id_of_body[body],
-        "entity": _dictionary(body, scene.entity_ids_of_body),
-        "geometry_hash": _dictionary(body, [b.geometry_hash for b in scene.bodies]),
-        "element": _dictionary(body, [b.element for b in scene.bodies]),
+        BODY: body.astype(np.int32),
         "triangle": triangle.astype(np.int32),
         "bary_u": quantized32(barycentric_uv[:, 0], BARYCENTRIC_STEP),  # precision.quantized, compiled
         "bary_v": quantized32(barycentric_uv[:, 1], BARYCENTRIC_STEP),

@@ -15,6 +15,8 @@ import numpy as np
 
 from simready.truth.kernels.compile import JIT
 from simready.truth.kernels.visibility import HIDDEN, OUT_OF_VIEW, UNDECIDED, VISIBLE
+from simready.truth.stored import ABSENT, BEHIND_CAMERA, BEYOND_RANGE, OUT_OF_FRAME, STATIC, VALID
+from simready.truth.stored import HIDDEN as HIDDEN_BIT
 
 
 @numba.njit(**JIT)
@@ -40,8 +42,9 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
     (the caller's, reused across calls: a frame-sized temporary each call cost page faults), written before read.
 
     Returns ``du, dv`` (float32, rounded to ``step``), ``depth`` (float32 z at the target), ``row`` (int16),
-    ``dx, dy, dz`` (float32 scene displacement), ``absent``, ``behind``, ``out``, ``beyond``, ``static`` (bool),
-    the buffers' verdicts ``visible`` and ``hidden`` (bool: the visibility state VISIBLE, HIDDEN), the indices
+    ``dx, dy, dz`` (float32 scene displacement), ``flags`` (uint8, the stored bit field of
+    :mod:`simready.truth.stored`: absent, behind the camera, out of frame, beyond range, static, and the buffers'
+    verdicts valid and hidden — the visibility states VISIBLE, HIDDEN; neither bit on an UNDECIDED point), the indices
     of the UNDECIDED points (in view, the buffers cannot tell: to re-cast) and how many points are in view.
     """
     n = len(body)
@@ -50,13 +53,7 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
     depth = np.empty(n, np.float32)
     row_out = np.empty(n, np.int16)
     dx, dy, dz = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
-    absent = np.empty(n, np.bool_)
-    behind = np.empty(n, np.bool_)
-    out = np.empty(n, np.bool_)
-    beyond = np.empty(n, np.bool_)
-    static = np.empty(n, np.bool_)
-    visible = np.empty(n, np.bool_)
-    hidden = np.empty(n, np.bool_)
+    flags = np.empty(n, np.uint8)
     # Three loops, each with few arrays live (one loop doing everything kept too many array pointers and values in
     # registers at once and measured slower): (1) the row guess and iteration: the settled row, the optical-frame
     # point there, presence and the scene displacement; (2) pixels, flags and the float columns from that point;
@@ -74,7 +71,7 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
             r = 0
         b = body[i]
         s = slot_of_body[b]
-        static[i] = static_of_body[b]
+        st_bit = STATIC if static_of_body[b] else 0
         w0, w1, w2 = world_src[i, 0], world_src[i, 1], world_src[i, 2]
         pres = True
         c0 = c1 = c2 = 0.0
@@ -113,7 +110,7 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
         cam[i, 0] = c0
         cam[i, 1] = c1
         cam[i, 2] = c2
-        absent[i] = not pres
+        flags[i] = st_bit | (0 if pres else ABSENT)
         dx[i] = np.float32(w0 - world_src[i, 0])
         dy[i] = np.float32(w1 - world_src[i, 1])
         dz[i] = np.float32(w2 - world_src[i, 2])
@@ -133,11 +130,16 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
             v = np.nan
         inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
         be = inside and not (z >= near and z <= far)
-        pres = not absent[i]
+        f = flags[i]
+        pres = (f & ABSENT) == 0
         in_view[i] = pres and inside and not be
-        behind[i] = not front
-        out[i] = front and not inside
-        beyond[i] = be
+        if not front:
+            f |= BEHIND_CAMERA
+        elif not inside:
+            f |= OUT_OF_FRAME
+        if be:
+            f |= BEYOND_RANGE
+        flags[i] = f
         # buffer_visibility's pixel cell, read in the third loop
         cell[i] = -1
         if pres and inside and not be and u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0:
@@ -166,11 +168,12 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
                     if (z_img[p00] < limit and z_img[p00 + 1] < limit and z_img[p00 + width] < limit
                             and z_img[p00 + width + 1] < limit):
                         st = HIDDEN
-        visible[i] = st == VISIBLE
-        hidden[i] = st == HIDDEN
-        if st == UNDECIDED:
+        if st == VISIBLE:
+            flags[i] |= VALID
+        elif st == HIDDEN:
+            flags[i] |= HIDDEN_BIT
+        elif st == UNDECIDED:
             undecided[n_undecided] = i
             n_undecided += 1
         n_in_view += in_view[i]
-    return (du, dv, depth, row_out, dx, dy, dz, absent, behind, out, beyond, static, visible, hidden,
-            undecided[:n_undecided], n_in_view)
+    return du, dv, depth, row_out, dx, dy, dz, flags, undecided[:n_undecided], n_in_view

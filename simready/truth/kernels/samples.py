@@ -20,18 +20,20 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
                     o_in: np.ndarray, d_in: np.ndarray, unit: bool, dist: np.ndarray, plane_ok: np.ndarray,
                     u32: np.ndarray, v32: np.ndarray, v0: np.ndarray, dual1: np.ndarray, dual2: np.ndarray,
                     rays_cam: np.ndarray, time_in: np.ndarray, triangle_in: np.ndarray, width: int, z_img: np.ndarray,
-                    compact_of_body: np.ndarray, index_of_body: np.ndarray, step: float) -> tuple:
+                    compact_of_body: np.ndarray, index_of_body: np.ndarray, step: float, p_body: np.ndarray) -> tuple:
     """A frame's visible samples from its primary hits in one pass (``Samples.of_hits``): per hit pixel
     ``pix[k]`` (ascending), its body (``body_index[pix[k]]``), the float64 barycentrics of static hits
     (``Hits.refine``'s reuse of refined distances, :func:`simready.raycast.kernels.refine_static`'s operations;
     Embree's where the plane gave no distance; moving hits are left for the caller, NaN here), the world point
     (``Hits.point_world_of``'s operations, :func:`simready.raycast.kernels.hit_points`), the optical-frame point
     (pixel ray × distance), the pixel's column and row, triangle and time; the frame's z-depth buffer ``z_img``
-    (in place, at ``pix``); the indices of the samples on moving bodies; ``pix`` as int32; which bodies the samples
+    (in place, every pixel: the z-depth at ``pix``, +inf between them, so the caller's need not be filled first);
+    ``p_body`` ((M, 3), in place) all NaN, the body-frame points of the static samples (the caller fills the moving
+    ones'); the indices of the samples on moving bodies; ``pix`` as int32; which bodies the samples
     are on ((B,) bool); and the surface table's columns
-    (:func:`.tables.surface_columns`' operations: compact id, dictionary indices, int32 triangle, barycentrics
-    rounded to ``step`` — NaN on moving hits, for the caller to fill — and float32 z-depth), so the table needs no
-    second pass over the samples.
+    (:func:`.tables.surface_columns`' operations: compact id, per-body indices (the body's own), int32 triangle,
+    barycentrics rounded to ``step`` — NaN on moving hits, for the caller to fill — and float32 z-depth), so the
+    table needs no second pass over the samples.
 
     Bitwise the numpy path (``Samples.of_hits_numpy``, then ``surface_columns``): each value repeats its
     operations in order; the column and row are ``pix % width`` and ``pix // width`` kept incrementally (a
@@ -58,8 +60,15 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
     n_moving = 0
     row = 0
     row_start = 0
+    last = -1  # the previous hit pixel: the ones between are +inf in z_img
     for k in range(m):
         i = pix[k]
+        for j in range(last + 1, i):
+            z_img[j] = np.inf
+        last = i
+        p_body[k, 0] = np.nan
+        p_body[k, 1] = np.nan
+        p_body[k, 2] = np.nan
         pix32[k] = np.int32(i)
         b = body_index[i]
         body[k] = b
@@ -115,5 +124,7 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
         compact[k] = compact_of_body[b]
         for s in range(n_str):
             index[s, k] = index_of_body[s, b]
+    for j in range(last + 1, len(z_img)):
+        z_img[j] = np.inf
     return (bary, world, cam, u, v, tri, t_out, body, moving[:n_moving], pix32, seen,
             (compact, index, tri32, bu, bv, depth32))

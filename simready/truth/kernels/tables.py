@@ -25,10 +25,10 @@ def quantized32(values: np.ndarray, step: float) -> np.ndarray:
 @numba.njit(**JIT)
 def surface_columns(body: np.ndarray, triangle: np.ndarray, bary: np.ndarray, cam: np.ndarray,
                     compact_of_body: np.ndarray, index_of_body: np.ndarray, step: float) -> tuple:
-    """The surface table's per-sample columns in one pass: the compact id, the dictionary indices of the
-    per-body strings (``index_of_body``: (K, B) int32, one row per string column), the triangle as int32, the
-    barycentrics rounded to ``step`` (:func:`quantized32`'s operations) and the z-depth as float32; bit for
-    bit the gathers, casts and roundings one by one."""
+    """The surface table's per-sample columns in one pass: the compact id, per-body int32 indices
+    (``index_of_body``: (K, B), one row per column; the surface table's one row is the body's index), the triangle
+    as int32, the barycentrics rounded to ``step`` (:func:`quantized32`'s operations) and the z-depth as float32;
+    bit for bit the gathers, casts and roundings one by one."""
     n = len(body)
     compact = np.empty(n, compact_of_body.dtype)
     index = np.empty((index_of_body.shape[0], n), np.int32)
