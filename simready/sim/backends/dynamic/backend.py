@@ -96,6 +96,20 @@ _NO_ROWS = np.empty((0, 16))
 _NO_TYRES: tuple[float, ...] = (0.0,) * 11
 
 
+def _body_copies(kin: Bodies) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Writable copies of ``kin``'s positions, quaternions, velocities and angular velocities: one copy of the packed
+    13·N array where the four are its views (:func:`~simready.sim.core.kinematics.step_on_paths`' bodies), else four."""
+    big, n = kin.pos.base, len(kin.pos)
+    # (_bodies_from's views are the only ones of one 13·N array with these shapes.)
+    if (type(big) is np.ndarray and big.ndim == 1 and big.dtype == np.float64 and len(big) == 13 * n
+            and kin.quat.base is big and kin.vel.base is big and kin.omega.base is big):
+        big = big.copy()
+        n3, n7, n10 = 3 * n, 7 * n, 10 * n
+        return big[:n3].reshape(n, 3), big[n3:n7].reshape(n, 4), big[n7:n10].reshape(n, 3), big[n10:].reshape(n, 3)
+    pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
+    return pos, quat, vel, omega
+
+
 class DynamicBackend(ThrownBodies):
     name: ClassVar[str] = "dynamic-v1"
     extras: ClassVar[tuple[str, ...]] = COMMON_EXTRAS + ("tyre_util",)
@@ -302,7 +316,7 @@ class DynamicBackend(ThrownBodies):
         else:
             util = self._substeps_binding(agent_drives(scene, agents, state, kin, yaw, plan), e, steer, a_cmd,
                                           state.world.friction, setup)
-        pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
+        pos, quat, vel, omega = _body_copies(kin)
         yaw = np.array(yaw)
         u_out, d_out, v_out = np.array(step.u), np.array(plan.d_ref, dtype=np.float64), np.array(step.v)
         slip = np.array(slip)
@@ -341,9 +355,17 @@ class DynamicBackend(ThrownBodies):
             touching = any(e in pair and pair[0] + pair[1] - e >= 0 for pair in contacts)
             self._check(state, pos[e], vel[e], omega[e], lever, e_before, plan, touching or any(e == v for _, v in hit))
         # The rows copied above are this tick's own float arrays: marked read-only in place (frozen()'s first case).
-        coords = PathCoords(c.path_keys, ro(u_out), ro(d_out), frozen(plan.d_rate), ro(v_out), frozen(accel), ro(yaw))
-        bodies = Bodies(ro(pos), ro(quat), ro(vel), ro(omega), present)
-        return StepOutcome(bodies, coords, frozenset(contacts), extras, impacts=impacts, struck=struck, woken=self._woken)
+        # PathCoords, Bodies and StepOutcome have no __post_init__: filling their fields is what their (frozen)
+        # __init__ does, cheaper.
+        coords = object.__new__(PathCoords)
+        coords.__dict__.update(path_keys=c.path_keys, u=ro(u_out), d=ro(d_out), d_rate=frozen(plan.d_rate),
+                               v=ro(v_out), a=frozen(accel), yaw=ro(yaw))
+        bodies = object.__new__(Bodies)
+        bodies.__dict__.update(pos=ro(pos), quat=ro(quat), vel=ro(vel), omega=ro(omega), present=present)
+        out = object.__new__(StepOutcome)
+        out.__dict__.update(bodies=bodies, coords=coords, contacts=frozenset(contacts), extras=extras, impacts=impacts,
+                            struck=struck, woken=self._woken, ok=0)
+        return out
 
     def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray, present: np.ndarray,
                   struck: tuple[impact.Struck, ...] = ()) -> tuple[set[tuple[int, int]], dict[tuple[int, int], tuple[float, float]]]:
