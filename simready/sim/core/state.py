@@ -46,8 +46,8 @@ def with_changes(obj: _T, **changes: Any) -> _T:
 
 
 def ro(a: _A) -> _A:
-    """Mark a freshly computed array read-only (no copy)."""
-    a.flags.writeable = False
+    """Mark a freshly computed array read-only (no copy; ``setflags``: no flags object built)."""
+    a.setflags(write=False)
     return a
 
 
