@@ -135,7 +135,7 @@ class BodyExchange(DynamicWorld):
         ``reads``: the bodies' states already read (:func:`~simready.sim.backends.dynamic.capi.tick_substeps`' rows:
         centre of mass, base quaternion, linear and angular velocity), else they are read here through the binding.
         """
-        coms, bodies, _, invs, has_inv = self._read_specs(idx)
+        coms, bodies, _, invs, has_inv, any_inv = self._read_specs(idx)
         n = len(idx)
         if reads is None:
             cid = self.world.client
@@ -150,7 +150,7 @@ class BodyExchange(DynamicWorld):
                 put(lin)
                 put(ang)
             reads = np.array(raw).reshape(n, 13)
-        elif has_inv.any():
+        elif any_inv:
             # The binding's multiplyTransforms per body, its C function in one compiled call.
             base_quats(reads, invs, has_inv)
         quat, rot = np.empty((n, 4)), np.empty((n, 9))
@@ -161,11 +161,11 @@ class BodyExchange(DynamicWorld):
         return table, levers
 
     def _read_specs(self, idx: list[int]) -> tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]], np.ndarray,
-                                                   np.ndarray, np.ndarray]:
+                                                   np.ndarray, np.ndarray, bool]:
         """For vehicles ``idx``: their centres of mass as an (n, 3, 1) stack, each one's body id with the inverse
         of its inertial frame (None where that is the identity), the body ids as an array, and those inverses as
-        an (n, 4) array (identity rows where None) with the (n,) flags of the rows that have one, cached per list of
-        vehicles (creating a body empties the cache: a woken parked vehicle gets a new one)."""
+        an (n, 4) array (identity rows where None) with the (n,) flags of the rows that have one and whether any does,
+        cached per list of vehicles (creating a body empties the cache: a woken parked vehicle gets a new one)."""
         key = tuple(idx)
         hit = self._com_stacks.get(key)
         if hit is None:
@@ -177,7 +177,7 @@ class BodyExchange(DynamicWorld):
                 np.array([chassis[i].com for i in idx], dtype=np.float64).reshape(-1, 3, 1), specs,
                 np.array([body for body, _ in specs], dtype=np.int64),
                 np.array([_IDENTITY_QUAT if inv is None else inv for _, inv in specs], dtype=np.float64).reshape(-1, 4),
-                np.array([inv is not None for _, inv in specs], dtype=np.bool_))
+                np.array([inv is not None for _, inv in specs], dtype=np.bool_), any(inv is not None for _, inv in specs))
         return hit
 
     def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:
