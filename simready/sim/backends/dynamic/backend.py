@@ -96,20 +96,6 @@ _NO_ROWS = np.empty((0, 16))
 _NO_TYRES: tuple[float, ...] = (0.0,) * 11
 
 
-def _body_copies(kin: Bodies) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Writable copies of ``kin``'s positions, quaternions, velocities and angular velocities: one copy of the packed
-    13·N array where the four are its views (:func:`~simready.sim.core.kinematics.step_on_paths`' bodies), else four."""
-    big, n = kin.pos.base, len(kin.pos)
-    # (_bodies_from's views are the only ones of one 13·N array with these shapes.)
-    if (type(big) is np.ndarray and big.ndim == 1 and big.dtype == np.float64 and len(big) == 13 * n
-            and kin.quat.base is big and kin.vel.base is big and kin.omega.base is big):
-        big = big.copy()
-        n3, n7, n10 = 3 * n, 7 * n, 10 * n
-        return big[:n3].reshape(n, 3), big[n3:n7].reshape(n, 4), big[n7:n10].reshape(n, 3), big[n10:].reshape(n, 3)
-    pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
-    return pos, quat, vel, omega
-
-
 class DynamicBackend(ThrownBodies):
     name: ClassVar[str] = "dynamic-v1"
     extras: ClassVar[tuple[str, ...]] = COMMON_EXTRAS + ("tyre_util",)
@@ -316,7 +302,7 @@ class DynamicBackend(ThrownBodies):
         else:
             util = self._substeps_binding(agent_drives(scene, agents, state, kin, yaw, plan), e, steer, a_cmd,
                                           state.world.friction, setup)
-        pos, quat, vel, omega = _body_copies(kin)
+        pos, quat, vel, omega = np.array(kin.pos), np.array(kin.quat), np.array(kin.vel), np.array(kin.omega)
         yaw = np.array(yaw)
         u_out, d_out, v_out = np.array(step.u), np.array(plan.d_ref, dtype=np.float64), np.array(step.v)
         slip = np.array(slip)
