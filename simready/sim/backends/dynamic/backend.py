@@ -140,10 +140,12 @@ class DynamicBackend(ThrownBodies):
         else:
             path = route.paths.paths[e]
             c = state.coords
-            v = float(c.v[e])
+            # Python floats (``item``): the same IEEE operations as on numpy's scalars, without them.
+            v = c.v.item(e)
             look = max(S.preview_min_m, S.preview_gain_s * v)
-            x, y = state.bodies.pos[e, 0], state.bodies.pos[e, 1]
-            yaw = float(c.yaw[e])
+            pos = state.bodies.pos
+            x, y = pos.item(e, 0), pos.item(e, 1)
+            yaw = c.yaw.item(e)
             rear_x, rear_y = x - math.cos(yaw) * self.lr, y - math.sin(yaw) * self.lr
             tx, ty = path.point_at(float(c.u[e]) + look, float(plan.d_ref[e]))
             want = preview_steer(rear_x, rear_y, yaw, tx, ty, self.wheelbase)
