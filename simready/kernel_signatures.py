@@ -96,6 +96,10 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 ("i8 f8[2]r f8[2]r f8[2]r f8[2]r b1[1]r i8[1]r f8[1]r f8[1]r b1[1] f8[1]r f8[1] f8[1] f8[1]r "
                  "f8[1] f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] f8[2] f8[3]"),
             ),
+            "record_row_x6": (
+                ("i8 f8[2]r f8[2]r f8[2]r f8[2]r b1[1]r i8[1]r f8[1]r f8[1]r b1[1] f8[1]r f8[1] f8[1] f8[1] f8[1] "
+                 "f8[1] f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] f8[2] f8[3]"),
+            ),
         },
         "simready.sim.core.planner_kernels": {
             "accelerations": (
@@ -144,6 +148,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
         "simready.sim.backends.dynamic.capi": {
             "tick_substeps": (
                 "i8 i8 f8 i8 i8[1] f8[2] i8 f8 f8 f8[1] f8 f8 i8[1] f8[2]",
+            ),
+            "base_quats": (
+                "f8[2] f8[2] b1[1]",
             ),
         },
     },

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pybullet as p
 import pytest
 
@@ -44,6 +45,25 @@ def test_the_client_handle_is_found_here() -> None:
         assert capi.client_handle(cid + 1) is None  # no such client
     finally:
         p.disconnect(cid)
+
+
+@pytest.mark.skipif(not capi.available(), reason="the C API path is found through the ELF symbol table")
+def test_base_quaternions_are_the_bindings_multiply_transforms() -> None:
+    """capi.base_quats: the rows that have an inertial frame get the binding's multiplyTransforms quaternion, bit for
+    bit; the others and the other columns stay as they were."""
+    rng = np.random.default_rng(7)
+    raw = rng.normal(size=(400, 13))
+    raw[:, 3:7] /= np.linalg.norm(raw[:, 3:7], axis=1)[:, None]
+    inv = rng.normal(size=(400, 4))
+    inv /= np.linalg.norm(inv, axis=1)[:, None]
+    has = rng.random(400) < 0.6
+    want = raw.copy()
+    for k in np.flatnonzero(has).tolist():
+        want[k, 3:7] = p.multiplyTransforms((0.0, 0.0, 0.0), want[k, 3:7].tolist(), (0.0, 0.0, 0.0), inv[k].tolist())[1]
+    got = raw.copy()
+    capi.base_quats(got, inv, has)
+    assert got.tobytes() == want.tobytes()
+    assert not np.array_equal(got[has], raw[has]) and np.array_equal(got[~has], raw[~has])
 
 
 @pytest.mark.parametrize("scenario", [pytest.param(lambda: crossing(clip_s=2.0), id="crossing"),

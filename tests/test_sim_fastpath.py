@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from simready.sim.controllers import longitudinal
 from simready.sim.engine import Engine
@@ -13,8 +14,8 @@ from simready.sim.core.scene import build_scene
 from tests.fixtures.sim import catalog, crossing, template
 
 
-def _scene():  # type: ignore[no-untyped-def]
-    return build_scene(crossing(clip_s=4.0), template(), backend="kinematic-v1", catalog=catalog())
+def _scene(backend: str = "kinematic-v1"):  # type: ignore[no-untyped-def]
+    return build_scene(crossing(clip_s=4.0), template(), backend=backend, catalog=catalog())
 
 
 def test_lanes_at_matches_full_search() -> None:
@@ -333,10 +334,11 @@ def test_waiting_interactions_follow_the_status_dict() -> None:
     assert [[i.id for i in x] for x in waiting(inters, first)] == [["a", "c"], ["b"]]
 
 
-def test_recorded_rows_are_the_states_bits() -> None:
+@pytest.mark.parametrize("backend", ["kinematic-v1", "dynamic-v1"])
+def test_recorded_rows_are_the_states_bits(backend: str) -> None:
     """The recorder's compiled row copy (record_kernels.record_row) holds each recorded state's bodies, presence, lane and
     s (a walker's s: its u along the walk route) bit for bit, as whole-array copies would."""
-    scene = _scene()
+    scene = _scene(backend)
     engine = Engine(scene)
     states = []
     while engine.step():
@@ -354,11 +356,15 @@ def test_recorded_rows_are_the_states_bits() -> None:
         lane, s = table.lanes_at(state.coords.u)
         assert arrays["lane"][k].tolist() == lane.tolist()
         assert arrays["s"][k].tobytes() == np.where(walk, state.coords.u, s).tobytes()
-        # The extras (record_kernels.record_row_x5 for kinematic-v1's five): each state's rows, bit for bit.
+        # The extras (record_kernels.record_row_x5 for kinematic-v1's five, record_row_x6 for dynamic-v1's six): each
+        # state's rows, bit for bit.
         assert state.extras or k == 0
         for name, row in state.extras.items():
             assert arrays[f"x:{name}"][k].tobytes() == np.asarray(row, dtype=np.float64).tobytes()
-    assert engine.recorder._fused and not np.all(arrays["x:accel_mps2"] == 0.0)
+    fused = engine.recorder._fused6 if backend == "dynamic-v1" else engine.recorder._fused
+    assert fused and not np.all(arrays["x:accel_mps2"] == 0.0)
+    if backend == "dynamic-v1":
+        assert not np.all(arrays["x:tyre_util"] == 0.0)
     engine.close()
 
 

@@ -140,7 +140,7 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
                                   present, scene.dt, cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv,
                                   d, d_rate, seg_lane, lane_u0, u1, v1, a1, placed, lane, s)
     # The new arc lengths are final (read-only from here): their lanes are what every reader of the next tick asks.
-    u1.flags.writeable = False
+    u1.setflags(write=False)
     table.remember_lanes(u1, lane, s)
     if n == 0 or not flags & K.FINITE:
         return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
@@ -234,7 +234,7 @@ def tilt_on_ground(scene: Scene, big: F, n: int, yaw: F, present: NDArray[np.boo
 
 def _bodies_from(big: F, n: int, present: NDArray[np.bool_]) -> Bodies:
     """Read-only :class:`Bodies` over the packed 13·N array (pos, quat, vel, omega)."""
-    big.flags.writeable = False
+    big.setflags(write=False)
     n3, n7, n10 = 3 * n, 7 * n, 10 * n
     # Bodies has no __post_init__: setting its fields directly is what its (frozen) __init__ does, cheaper.
     bodies = object.__new__(Bodies)

@@ -1,5 +1,5 @@
 """The recorder's row copies, compiled (numba): one state's bodies, presence, lane and s (and kinematic-v1's five
-extras) into row ``k`` of the recorder's preallocated arrays (:class:`simready.sim.engine.recorder.Recorder`, and the
+extras, dynamic-v1's six) into row ``k`` of the recorder's preallocated arrays (:class:`simready.sim.engine.recorder.Recorder`, and the
 compiled quiet ticks, :mod:`.tick_kernels`). Copies only: the values are the inputs' bits.
 
 Cache: compiled beside this module (``cache=True``); the quiet ticks' loop calls :func:`record_row`, so its cache key
@@ -50,3 +50,17 @@ def record_row_x5(k: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, om
         o_x[2, k, i] = x2[i]
         o_x[3, k, i] = x3[i]
         o_x[4, k, i] = x4[i]
+
+
+@numba.njit(**_JIT)
+def record_row_x6(k: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
+                  lane: np.ndarray, s: np.ndarray, u: np.ndarray, walk: np.ndarray, x0: np.ndarray, x1: np.ndarray,
+                  x2: np.ndarray, x3: np.ndarray, x4: np.ndarray, x5: np.ndarray, o_pos: np.ndarray,
+                  o_quat: np.ndarray, o_vel: np.ndarray, o_omega: np.ndarray, o_present: np.ndarray, o_lane: np.ndarray,
+                  o_s: np.ndarray, o_x: np.ndarray) -> None:
+    """:func:`record_row_x5` with a sixth extras row ``x5`` (dynamic-v1's: the five and ``tyre_util``) into
+    ``o_x[5, k]`` ((6, rows, N)), in one call. Copies only."""
+    record_row_x5(k, pos, quat, vel, omega, present, lane, s, u, walk, x0, x1, x2, x3, x4, o_pos, o_quat, o_vel,
+                  o_omega, o_present, o_lane, o_s, o_x)
+    for i in range(pos.shape[0]):
+        o_x[5, k, i] = x5[i]

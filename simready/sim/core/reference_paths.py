@@ -418,16 +418,16 @@ class PathTable:
         kernels.lanes_at(cum, base, last_seg, self.seg_lane, self.lane_u0, np.ascontiguousarray(u, dtype=np.float64),
                          lane, s)
         # Shared by every reader of this tick (views, the recorder): read-only.
-        lane.flags.writeable = False
-        s.flags.writeable = False
+        lane.setflags(write=False)
+        s.setflags(write=False)
         self._memo["lanes_u"] = (u, lane, s)
         return lane, s
 
     def remember_lanes(self, u: F, lane: NDArray[np.int64], s: F) -> None:
         """Keep ``(lane, s)``, computed by :func:`simready.sim.core.kernels.lanes_at` for the read-only ``u``, as
         :meth:`lanes_at`'s answer for that array (the kinematic step computes them with the integration)."""
-        lane.flags.writeable = False
-        s.flags.writeable = False
+        lane.setflags(write=False)
+        s.setflags(write=False)
         self._memo["lanes_u"] = (u, lane, s)
 
     @cached_property

@@ -46,18 +46,20 @@ def with_changes(obj: _T, **changes: Any) -> _T:
 
 
 def ro(a: _A) -> _A:
-    """Mark a freshly computed array read-only (no copy)."""
-    a.flags.writeable = False
+    """Mark a freshly computed array read-only (no copy; ``setflags``: no flags object built)."""
+    a.setflags(write=False)
     return a
 
 
 def frozen(a: ArrayLike, dtype: DTypeLike = np.float64) -> NDArray[Any]:
     """``a`` as a read-only array: a fresh array the caller owns is frozen in place, anything else is copied first."""
-    if isinstance(a, np.ndarray) and a.dtype == dtype and a.flags.owndata and a.flags.writeable:
-        a.setflags(write=False)
-        return a
-    if isinstance(a, np.ndarray) and a.dtype == dtype and not a.flags.writeable:
-        return a
+    if isinstance(a, np.ndarray) and a.dtype == dtype:
+        flags = a.flags  # (one flags object for both tests)
+        if not flags.writeable:
+            return a
+        if flags.owndata:
+            a.setflags(write=False)
+            return a
     out = np.array(a, dtype=dtype)
     out.setflags(write=False)
     return out

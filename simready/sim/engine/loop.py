@@ -36,7 +36,7 @@ class Engine:
                  history: dict[str, np.ndarray] | None = None) -> None:
         self.scene = scene
         self.backend: Backend = make_backend(scene.backend, scene)
-        self.recorder = Recorder(scene, self.backend.extras, fused=self.backend.name == "kinematic-v1")
+        self.recorder = Recorder(scene, self.backend.extras, fused=self.backend.name in ("kinematic-v1", "dynamic-v1"))
         self.events: list[Event] = list(events or [])
         self.state = state if state is not None else initial_state(scene)
         self.ticks_simulated = 0

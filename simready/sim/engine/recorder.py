@@ -31,8 +31,10 @@ class Recorder:
         self.extras = {name: self._x_all[j] for j, name in enumerate(extras)}
         self._extra_rows = tuple(self.extras.items())
         self._extra_names = tuple(extras)
-        #: Whether the extras are kinematic-v1's five (N,) rows, copied with the bodies (:meth:`record`).
+        #: Whether the extras are kinematic-v1's five (N,) rows, copied with the bodies (:meth:`record`); dynamic-v1's
+        #: six go the same way (``_fused6``).
         self._fused = fused and len(extras) == 5
+        self._fused6 = fused and len(extras) == 6
 
     def record(self, state: SimState, table: PathTable) -> None:
         """Copy state's row into the preallocated arrays (speeds are filled in bulk when read, :meth:`arrays`).
@@ -40,7 +42,8 @@ class Recorder:
         Why row by row: keeping references and stacking them at the end cost
         ~30 µs a row; the bodies, presence, lane and s go in one compiled
         copy (:func:`simready.sim.core.record_kernels.record_row`), the extras as numpy rows
-        (kinematic-v1's five in the same copy, :func:`~simready.sim.core.record_kernels.record_row_x5`).
+        (kinematic-v1's five in the same copy, :func:`~simready.sim.core.record_kernels.record_row_x5`; dynamic-v1's
+        six, :func:`~simready.sim.core.record_kernels.record_row_x6`).
         """
         k = self.rows
         b = state.bodies
@@ -58,6 +61,19 @@ class Recorder:
                 record_kernels.record_row_x5(k, b.pos, b.quat, b.vel, b.omega, b.present, lane, s, u, walk, x[n0],
                                              x[n1], x[n2], x[n3], x[n4], self.pos, self.quat, self.vel, self.omega,
                                              self.present, self.lane, self.s, self._x_all)
+            except KeyError:
+                pass
+            else:
+                self.rows = k + 1
+                return
+        if self._fused6:
+            # dynamic-v1's six extras, the same way.
+            x = state.extras
+            m0, m1, m2, m3, m4, m5 = self._extra_names
+            try:
+                record_kernels.record_row_x6(k, b.pos, b.quat, b.vel, b.omega, b.present, lane, s, u, walk, x[m0],
+                                             x[m1], x[m2], x[m3], x[m4], x[m5], self.pos, self.quat, self.vel,
+                                             self.omega, self.present, self.lane, self.s, self._x_all)
             except KeyError:
                 pass
             else:

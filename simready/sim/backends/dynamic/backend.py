@@ -140,10 +140,12 @@ class DynamicBackend(ThrownBodies):
         else:
             path = route.paths.paths[e]
             c = state.coords
-            v = float(c.v[e])
+            # Python floats (``item``): the same IEEE operations as on numpy's scalars, without them.
+            v = c.v.item(e)
             look = max(S.preview_min_m, S.preview_gain_s * v)
-            x, y = state.bodies.pos[e, 0], state.bodies.pos[e, 1]
-            yaw = float(c.yaw[e])
+            pos = state.bodies.pos
+            x, y = pos.item(e, 0), pos.item(e, 1)
+            yaw = c.yaw.item(e)
             rear_x, rear_y = x - math.cos(yaw) * self.lr, y - math.sin(yaw) * self.lr
             tx, ty = path.point_at(float(c.u[e]) + look, float(plan.d_ref[e]))
             want = preview_steer(rear_x, rear_y, yaw, tx, ty, self.wheelbase)
@@ -302,7 +304,7 @@ class DynamicBackend(ThrownBodies):
         else:
             util = self._substeps_binding(agent_drives(scene, agents, state, kin, yaw, plan), e, steer, a_cmd,
                                           state.world.friction, setup)
-        pos, quat, vel, omega = (np.array(x) for x in (kin.pos, kin.quat, kin.vel, kin.omega))
+        pos, quat, vel, omega = np.array(kin.pos), np.array(kin.quat), np.array(kin.vel), np.array(kin.omega)
         yaw = np.array(yaw)
         u_out, d_out, v_out = np.array(step.u), np.array(plan.d_ref, dtype=np.float64), np.array(step.v)
         slip = np.array(slip)
@@ -341,9 +343,17 @@ class DynamicBackend(ThrownBodies):
             touching = any(e in pair and pair[0] + pair[1] - e >= 0 for pair in contacts)
             self._check(state, pos[e], vel[e], omega[e], lever, e_before, plan, touching or any(e == v for _, v in hit))
         # The rows copied above are this tick's own float arrays: marked read-only in place (frozen()'s first case).
-        coords = PathCoords(c.path_keys, ro(u_out), ro(d_out), frozen(plan.d_rate), ro(v_out), frozen(accel), ro(yaw))
-        bodies = Bodies(ro(pos), ro(quat), ro(vel), ro(omega), present)
-        return StepOutcome(bodies, coords, frozenset(contacts), extras, impacts=impacts, struck=struck, woken=self._woken)
+        # PathCoords, Bodies and StepOutcome have no __post_init__: filling their fields is what their (frozen)
+        # __init__ does, cheaper.
+        coords = object.__new__(PathCoords)
+        coords.__dict__.update(path_keys=c.path_keys, u=ro(u_out), d=ro(d_out), d_rate=frozen(plan.d_rate),
+                               v=ro(v_out), a=frozen(accel), yaw=ro(yaw))
+        bodies = object.__new__(Bodies)
+        bodies.__dict__.update(pos=ro(pos), quat=ro(quat), vel=ro(vel), omega=ro(omega), present=present)
+        out = object.__new__(StepOutcome)
+        out.__dict__.update(bodies=bodies, coords=coords, contacts=frozenset(contacts), extras=extras, impacts=impacts,
+                            struck=struck, woken=self._woken, ok=0)
+        return out
 
     def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray, present: np.ndarray,
                   struck: tuple[impact.Struck, ...] = ()) -> tuple[set[tuple[int, int]], dict[tuple[int, int], tuple[float, float]]]:

@@ -76,6 +76,7 @@ _submit: Any = types.ExternalFunction("b3SubmitClientCommandAndWaitStatus", _i8(
 _step_init: Any = types.ExternalFunction("b3InitStepSimulationCommand", _i8(_i8))
 _state_init: Any = types.ExternalFunction("b3RequestActualStateCommandInit", _i8(_i8, _i4))
 _state: Any = types.ExternalFunction("b3GetStatusActualState", _i4(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8))
+_compose: Any = types.ExternalFunction("b3MultiplyTransforms", types.void(_i8, _i8, _i8, _i8, _i8, _i8))
 
 
 def _symbols(path: str, names: tuple[str, ...]) -> dict[str, tuple[int, int, int]]:
@@ -284,3 +285,22 @@ def tick_substeps(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarr
         for c in range(6):
             raw[k, 7 + c] = _f8_at(ptrs[1], c)
     return util
+
+
+@numba.njit(**_JIT)
+def base_quats(raw: np.ndarray, inv: np.ndarray, has: np.ndarray) -> None:
+    """Where ``has[k]``: row ``k``'s quaternion (``raw[k, 3:7]``, the inertial frame's, as :func:`tick_substeps` read
+    it) composed with ``inv[k]`` (the inverse of the body's inertial frame), in place: the body frame's quaternion.
+
+    The binding's ``multiplyTransforms`` (zero positions) is the C API's ``b3MultiplyTransforms`` with the same
+    doubles, called here without a Python call per body.
+    """
+    buf = np.zeros(17)  # posA (3), ornA (4), posB (3, zero), outPos (3), outOrn (4)
+    at = buf.ctypes.data
+    for k in range(len(has)):
+        if has[k]:
+            for c in range(4):
+                buf[3 + c] = raw[k, 3 + c]
+            _compose(at, at + 24, at + 56, inv.ctypes.data + 32 * k, at + 80, at + 104)
+            for c in range(4):
+                raw[k, 3 + c] = buf[13 + c]

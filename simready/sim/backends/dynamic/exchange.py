@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pybullet as p
 
+from simready.sim.backends.dynamic.capi import base_quats
 from simready.sim.backends.dynamic.kernels import body_frames, body_rows
 from simready.sim.backends.dynamic.pool import AGENT_FILTER, EGO_FILTER
 from simready.sim.core.state import Bodies
@@ -134,7 +135,7 @@ class BodyExchange(DynamicWorld):
         ``reads``: the bodies' states already read (:func:`~simready.sim.backends.dynamic.capi.tick_substeps`' rows:
         centre of mass, base quaternion, linear and angular velocity), else they are read here through the binding.
         """
-        coms, bodies, _ = self._read_specs(idx)
+        coms, bodies, _, invs, has_inv, any_inv = self._read_specs(idx)
         n = len(idx)
         if reads is None:
             cid = self.world.client
@@ -149,10 +150,9 @@ class BodyExchange(DynamicWorld):
                 put(lin)
                 put(ang)
             reads = np.array(raw).reshape(n, 13)
-        else:
-            for k, (_, inv) in enumerate(bodies):
-                if inv is not None:
-                    reads[k, 3:7] = p.multiplyTransforms(_ORIGIN, reads[k, 3:7].tolist(), _ORIGIN, inv)[1]
+        elif any_inv:
+            # The binding's multiplyTransforms per body, its C function in one compiled call.
+            base_quats(reads, invs, has_inv)
         quat, rot = np.empty((n, 4)), np.empty((n, 9))
         body_frames(reads, quat, rot)
         levers = rot.reshape(n, 3, 3) @ coms
@@ -160,10 +160,12 @@ class BodyExchange(DynamicWorld):
         body_rows(reads, quat, rot, levers, table)
         return table, levers
 
-    def _read_specs(self, idx: list[int]) -> tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]], np.ndarray]:
+    def _read_specs(self, idx: list[int]) -> tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]], np.ndarray,
+                                                   np.ndarray, np.ndarray, bool]:
         """For vehicles ``idx``: their centres of mass as an (n, 3, 1) stack, each one's body id with the inverse
-        of its inertial frame (None where that is the identity), and the body ids as an array, cached per list of
-        vehicles (creating a body empties the cache: a woken parked vehicle gets a new one)."""
+        of its inertial frame (None where that is the identity), the body ids as an array, and those inverses as
+        an (n, 4) array (identity rows where None) with the (n,) flags of the rows that have one and whether any does,
+        cached per list of vehicles (creating a body empties the cache: a woken parked vehicle gets a new one)."""
         key = tuple(idx)
         hit = self._com_stacks.get(key)
         if hit is None:
@@ -173,7 +175,9 @@ class BodyExchange(DynamicWorld):
             specs = [(self.actor_body[i], None if chassis[i].identity_inertial else chassis[i].inertial_inv) for i in idx]
             hit = self._com_stacks[key] = (
                 np.array([chassis[i].com for i in idx], dtype=np.float64).reshape(-1, 3, 1), specs,
-                np.array([body for body, _ in specs], dtype=np.int64))
+                np.array([body for body, _ in specs], dtype=np.int64),
+                np.array([_IDENTITY_QUAT if inv is None else inv for _, inv in specs], dtype=np.float64).reshape(-1, 4),
+                np.array([inv is not None for _, inv in specs], dtype=np.bool_), any(inv is not None for _, inv in specs))
         return hit
 
     def _read_ego(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[float, float, float]]:

@@ -69,7 +69,7 @@ class DynamicWorld(Backend):
         self.chassis = {i: Chassis.of(scene.catalog.entry(a.asset_ids[i])) for i in self.vehicles}
         self._prev_com: list[float] = []
         self._com_stacks: dict[tuple[int, ...], tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]],
-                                                      np.ndarray]] = {}
+                                                      np.ndarray, np.ndarray, np.ndarray, bool]] = {}
         #: Lists of actor or body indices as arrays (:meth:`~.backend.DynamicBackend._index_array`).
         self._int_arrays: dict[tuple[int, ...], np.ndarray] = {}
         self._prev_tick = -1
