@@ -141,3 +141,49 @@ def test_a_workers_exit_handlers_run_when_it_ends_and_the_callers_stay_its_own(t
     finally:
         atexit.unregister(callers)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"exit-{pid}" for pid in pids)
+
+
+def test_shared_cores_bound_what_computes_at_once_across_processes(tmp_path) -> None:
+    """Two "runs" (forked processes), each a serial part and then a stage on two workers, sharing two cores: every
+    item and serial part ran, never more than two of them at once, and the runs overlapped (the cores were shared,
+    not taken in turn)."""
+    import multiprocessing as mp
+    import time
+
+    from simready.common import parallel
+
+    log = tmp_path / "spans"
+    log.mkdir()
+
+    def span(name: str) -> None:
+        start = time.time()
+        time.sleep(0.15)
+        (log / name).write_text(f"{start} {time.time()}")
+
+    def run(lane: int) -> None:
+        with parallel.holding_core():
+            span(f"{lane}-serial")
+            map_samples(lambda i: span(f"{lane}-item{i}"), [0, 1, 2], workers=2)
+
+    parallel.share_cores(2)
+    try:
+        lanes = [mp.get_context("fork").Process(target=run, args=(k,)) for k in (0, 1)]
+        for p in lanes:
+            p.start()
+        for p in lanes:
+            p.join(30)
+        assert [p.exitcode for p in lanes] == [0, 0]
+    finally:
+        parallel.share_cores(1)
+    spans = {f.name: tuple(map(float, f.read_text().split())) for f in log.iterdir()}
+    assert set(spans) == {f"{k}-{n}" for k in (0, 1) for n in ("serial", "item0", "item1", "item2")}
+    edges = sorted([(a, 1) for a, _ in spans.values()] + [(b, -1) for _, b in spans.values()], key=lambda e: (e[0], e[1]))
+    busy = peak = 0
+    for _, step in edges:
+        busy += step
+        peak = max(peak, busy)
+    assert peak == 2
+    first = {k: min(a for n, (a, _) in spans.items() if n.startswith(f"{k}-")) for k in (0, 1)}
+    last = {k: max(b for n, (_, b) in spans.items() if n.startswith(f"{k}-")) for k in (0, 1)}
+    assert first[1] < last[0] and first[0] < last[1]  # side by side
+    assert parallel._CORES is None

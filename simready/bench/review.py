@@ -58,16 +58,27 @@ def _latest_metadata(instance, asset: str) -> list[tuple[str, dict]]:
 
 
 def _run_seconds(instance) -> float:
-    """Wall seconds of the last ``simready run``: its successful runs from the last ``catalog_job`` on."""
+    """Wall seconds of the last ``simready run``: its successful runs from the last ``catalog_job`` on, the time
+    covered by at least one of them (the runs go side by side, so their durations' sum would count it twice)."""
     import dagster as dg  # dagster after run() silences its import warnings
 
     runs = instance.get_run_records(dg.RunsFilter(statuses=[dg.DagsterRunStatus.SUCCESS]), ascending=False)
-    total = 0.0
+    spans = []
     for r in runs:
         if r.start_time is not None and r.end_time is not None:
-            total += r.end_time - r.start_time
+            spans.append((r.start_time, r.end_time))
         if r.dagster_run.job_name == "catalog_job":
             break
+    return covered_seconds(spans)
+
+
+def covered_seconds(spans: list[tuple[float, float]]) -> float:
+    """Seconds covered by at least one of the (start, end) spans."""
+    total, reach = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
     return total
 
 

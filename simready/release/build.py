@@ -238,7 +238,8 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
         base_ok, branches = _released_variants(validity, weight)
         skip = {f"{sample.branches_dir.name}/{label}" for label in validity.get("branches", {}) if label not in branches}
         files = _files(sample.root, skip if base_ok else set())
-        hashes = {rel: file_sha256(str(p)) for rel, p in files.items()}
+        # On a few threads: hashlib lets go of the GIL while it hashes, so the cores share a sample's files.
+        hashes = dict(zip(files, _each(lambda p: file_sha256(str(p)), list(files.values()))))
         samples.append(SuiteSample(row, sample.root, hashes))
         if not base_ok:
             continue

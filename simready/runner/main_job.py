@@ -11,16 +11,28 @@ A CLI entry point that drives Dagster, so it imports it — with
 about the data.
 """
 
+import atexit
+import ctypes
+import gc
+import importlib
+import json
+import multiprocessing as mp
 import os
+import signal
+import sys
+import tempfile
 import time
+import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import IO
 
 import dagster as dg
 from dagster._core.events import RunFailureReason
 from dagster._core.storage.tags import RUN_FAILURE_REASON_TAG
 
 from simready.common import paths
-from simready.common.parallel import worker_count
+from simready.common.parallel import holding_core, share_cores, worker_count
 from simready.assets.inputs import observe_inputs
 from simready.assets.partitions import batch_partitions
 from simready.definitions import defs, world_templates
@@ -28,6 +40,7 @@ from simready.kernel_cache import warm_kernels
 from simready.release import load_release
 from simready.release.build import DEFAULT_TAG, SPLITS
 from simready.resources import ArtifactStore, resources_for_deployment
+from simready.runner.status import OWNER_TAG, owner_tags
 from simready.scenario.suite import check_intents, load_suite
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -57,31 +70,65 @@ class RunLog:
     failures: list[str] = field(default_factory=list)
 
     def execute(self, defs: dg.Definitions, instance: dg.DagsterInstance, job: str, partition=None) -> bool:
+        """Run ``job`` (its ``partition``) in this process; record and print its outcome; True iff it succeeded."""
         t0, cpu0 = time.perf_counter(), cpu_seconds()
-        result = defs.resolve_job_def(job).execute_in_process(
-            instance=instance,
-            partition_key=partition,
-            raise_on_error=False,
-            run_config=QUIET_LOGS if self.quiet else {},
-            tags=self.tags,
-        )
-        self.stage_s[job] = self.stage_s.get(job, 0.0) + time.perf_counter() - t0
-        cpu = cpu_seconds() - cpu0
+        outcome = _execute(defs, instance, job, partition, self.quiet, self.tags)
+        return self.record(instance, Task(job, partition), outcome, time.perf_counter() - t0, cpu_seconds() - cpu0)
+
+    def record(self, instance: dg.DagsterInstance, task: "Task", outcome: "Outcome", wall_s: float, cpu: float) -> bool:
+        """A finished run's seconds, steps and checks into the log, and its line; raises ``KeyboardInterrupt`` if the
+        run was interrupted."""
+        job, partition = task.job, task.partition
+        self.stage_s[job] = self.stage_s.get(job, 0.0) + wall_s
         self.stage_cpu_s[job] = self.stage_cpu_s.get(job, 0.0) + cpu
-        for step, seconds in step_seconds(instance, result.run_id).items():
+        for step, seconds in (step_seconds(instance, outcome.run_id) if outcome.run_id else {}).items():
             self.by_step[step] = self.by_step.get(step, 0.0) + seconds
             self.step_s += seconds
-        failed_checks = [e.check_name for e in result.get_asset_check_evaluations() if not e.passed]
-        if not result.success or failed_checks:
+        if not outcome.success or outcome.failed_checks:
             self.ok = False
-            self.failures.append(f"{job}[{partition or '-'}]: " + ("run failed" if not result.success else f"checks failed {failed_checks}"))
+            self.failures.append(f"{job}[{partition or '-'}]: " + ("run failed" if not outcome.success else
+                                                                   f"checks failed {list(outcome.failed_checks)}"))
         label = f"{job}[{partition}]" if partition is not None else job
-        print(f"  {'ok  ' if result.success and not failed_checks else 'FAIL'} {label:<60} {time.perf_counter() - t0:6.2f} s"
+        print(f"  {'ok  ' if outcome.success and not outcome.failed_checks else 'FAIL'} {label:<60} {wall_s:6.2f} s"
               f"  ({cpu:.1f} s CPU)", flush=True)
-        run = instance.get_run_by_id(result.run_id)
-        if run is not None and run.tags.get(RUN_FAILURE_REASON_TAG) == INTERRUPTED:
+        if outcome.interrupted:
             raise KeyboardInterrupt
-        return result.success
+        return outcome.success
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run of the main job: a job, its partition, and the tasks (by index) that must have ended before it starts
+    (what it reads: a template's samples wait for the template's run)."""
+
+    job: str
+    partition: str | None = None
+    after: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a run came to: its id, success, the checks that failed, and whether its process was interrupted."""
+
+    run_id: str
+    success: bool
+    failed_checks: tuple[str, ...] = ()
+    interrupted: bool = False
+
+
+def _execute(defs: dg.Definitions, instance: dg.DagsterInstance, job: str, partition: str | None, quiet: bool,
+             tags: dict[str, str]) -> Outcome:
+    result = defs.resolve_job_def(job).execute_in_process(
+        instance=instance,
+        partition_key=partition,
+        raise_on_error=False,
+        run_config=QUIET_LOGS if quiet else {},
+        tags=tags,
+    )
+    failed_checks = tuple(e.check_name for e in result.get_asset_check_evaluations() if not e.passed)
+    run = instance.get_run_by_id(result.run_id)
+    interrupted = run is not None and run.tags.get(RUN_FAILURE_REASON_TAG) == INTERRUPTED
+    return Outcome(result.run_id, result.success, failed_checks, interrupted)
 
 
 def cpu_seconds() -> float:
@@ -106,6 +153,164 @@ def step_seconds(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
     return total
 
 
+def run_tasks(log: RunLog, defs: dg.Definitions, instance: dg.DagsterInstance, tasks: list[Task],
+              lanes: int | None = None, preload: Callable[[], None] | None = None) -> None:
+    """Every task's run, each as soon as the tasks it waits for have ended, ``lanes`` at a time (default: one per
+    core, :func:`~simready.common.parallel.worker_count`).
+
+    Why side by side: a stage's samples are shared among the cores, but one run still leaves a core idle where it
+    waits on its slowest item and in its serial parts (a template's scenario draws before the reference pool's
+    rollouts, the checks, the Data Docs); a second run fills those gaps. Runs of different partitions write
+    different folders, so their bytes are the same in any order. With one lane the runs execute here, one after
+    the other; with more, each in a forked process of its own (this one's loaded code and instance come along), in
+    its own process group: a Ctrl-C or SIGTERM here reaches each once, as a SIGINT, and they unwind as one run in
+    this process would, their steps' workers with them; the interrupt is raised here when they have ended. The
+    runs' processes and their steps' workers share the cores (:func:`~simready.common.parallel.share_cores`): no
+    more of them compute at once than there are lanes. ``preload`` runs here once the first run has started (the
+    modules every run imports, loaded once for the runs forked after it).
+    """
+    lanes = worker_count() if lanes is None else max(1, lanes)
+    if lanes <= 1 or "fork" not in mp.get_all_start_methods():
+        for task in tasks:
+            log.execute(defs, instance, task.job, task.partition)
+        return
+    share_cores(lanes)
+    try:
+        _run_lanes(log, defs, instance, tasks, lanes, preload)
+    finally:
+        share_cores(1)
+
+
+def _run_lanes(log: RunLog, defs: dg.Definitions, instance: dg.DagsterInstance, tasks: list[Task], lanes: int,
+               preload: Callable[[], None] | None) -> None:
+    done: set[int] = set()
+    running: dict[int, tuple[int, IO[bytes], float]] = {}  # pid -> (task index, its outcome's file, start)
+    todo = list(range(len(tasks)))
+
+    def finish(pid: int, status: int) -> None:
+        i, out, started = running.pop(pid)
+        outcome, cpu, imported = _read_outcome(out, status)
+        done.add(i)
+        _import_here(imported)
+        log.record(instance, tasks[i], outcome, time.perf_counter() - started, cpu)  # raises if it was interrupted
+
+    try:
+        while todo or running:
+            ready = [i for i in todo if all(j in done for j in tasks[i].after)]
+            while ready and len(running) < lanes:
+                i = ready.pop(0)
+                todo.remove(i)
+                pid, out = _fork_run(defs, instance, tasks[i], log)
+                running[pid] = (i, out, time.perf_counter())
+                if preload is not None:
+                    preload()
+                    preload = None
+            if not running:
+                raise ValueError(f"tasks {todo} wait for tasks that never run")
+            pid, status = os.waitpid(-1, 0)
+            if pid in running:
+                finish(pid, status)
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM as Terminated, or a run interrupted: each other run a SIGINT, once
+        for pid in running:
+            _signal(pid, signal.SIGINT)
+        while running:
+            try:
+                pid, status = os.waitpid(-1, 0)
+                if pid in running:
+                    finish(pid, status)
+            except KeyboardInterrupt:
+                continue
+            except ChildProcessError:
+                break
+        raise
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _fork_run(defs: dg.Definitions, instance: dg.DagsterInstance, task: Task, log: RunLog) -> tuple[int, IO[bytes]]:
+    """Fork a process that executes ``task``'s run and writes its :class:`Outcome`, CPU seconds and the modules it
+    imported (JSON) into an unnamed temporary file; (its pid, the file). A file, not a pipe: a pipe's buffer fills
+    and the writer waits for a reader that waits for it to end."""
+    out = tempfile.TemporaryFile()
+    parent = os.getpid()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid, out
+    # The child: it never returns into the caller's frames.
+    code = 1
+    try:
+        os.setpgid(0, 0)  # out of the terminal's group: a Ctrl-C reaches the parent, which passes it on once
+        _die_with_parent()
+        if os.getppid() != parent:
+            os._exit(1)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        gc.freeze()  # what the fork brought outlives the run: out of the cyclic collector's walks
+        atexit._clear()  # the parent's exit handlers stay the parent's; the run's own run below
+        cpu0, loaded = cpu_seconds(), set(sys.modules)
+        tags = {**log.tags, **({OWNER_TAG: owner_tags()[OWNER_TAG]} if OWNER_TAG in log.tags else {})}
+        try:
+            with holding_core():
+                outcome = _execute(defs, instance, task.job, task.partition, log.quiet, tags)
+        except KeyboardInterrupt:
+            outcome = Outcome("", False, (), True)
+        atexit._run_exitfuncs()
+        record = {"run_id": outcome.run_id, "success": outcome.success, "failed_checks": list(outcome.failed_checks),
+                  "interrupted": outcome.interrupted, "cpu": cpu_seconds() - cpu0,
+                  "imported": sorted(set(sys.modules) - loaded)}
+        out.write(json.dumps(record).encode("utf-8"))
+        out.flush()
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _die_with_parent() -> None:
+    """Linux: this process gets a SIGINT when its parent ends (a ``kill -9`` of ``simready run``), so it unwinds
+    rather than run on unowned."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _import_here(names: list[str]) -> None:
+    """The modules a run's process imported, imported here too, so the next runs' processes find them loaded (the
+    stages import their heavy modules when they run: a second of CPU in each process otherwise)."""
+    for name in names:
+        if name not in sys.modules and not name.startswith("__"):
+            try:
+                importlib.import_module(name)
+            except Exception:  # a module made at run time (numba's, an alias): the next run makes it again
+                pass
+
+
+def _read_outcome(out: IO[bytes], status: int) -> tuple[Outcome, float, list[str]]:
+    """The outcome a run's process wrote on its pipe, its CPU seconds and the modules it imported; a process that
+    ended without writing one (killed, crashed) is a failed run."""
+    with out:
+        out.seek(0)
+        text = out.read()
+    try:
+        r = json.loads(text)
+        outcome = Outcome(r["run_id"], bool(r["success"]), tuple(r["failed_checks"]), bool(r["interrupted"]))
+        return outcome, float(r["cpu"]), [str(m) for m in r["imported"]]
+    except (ValueError, KeyError, TypeError):
+        interrupted = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT
+        return Outcome("", False, (), interrupted), 0.0, []
+
+
 def run_main_job(quiet: bool = False, run_tags: dict[str, str] | None = None) -> int:
     """Materialize every asset and partition of the default suite; print a summary; 0 iff all passed.
 
@@ -127,21 +332,48 @@ def run_main_job(quiet: bool = False, run_tags: dict[str, str] | None = None) ->
     # instead of each compiling the same ones on a fresh clone.
     warm_kernels(say=lambda line: print(f"  {line}", flush=True))
     if log.execute(defs, instance, "catalog_job"):
-        for template_id in template_ids:
-            log.execute(defs, instance, "templates_job", template_id)
-        # Every template file, sampled or not: a template the suite does not sample gets its empty batches and
-        # roll-up, so the suite assets that read them all are fresh after the run and `simready status` says so.
-        for template_id in template_ids:
-            for batch in batches:
-                log.execute(defs, instance, "samples_job", dg.MultiPartitionKey({"template": template_id, "batch": batch}))
-        for template_id in template_ids:
-            log.execute(defs, instance, "template_rollup_job", template_id)
-        log.execute(defs, instance, "suite_job")
+        run_tasks(log, defs, instance, main_tasks(template_ids, batches), preload=_preload_stages)
     store = resources_for_deployment()["store"]
     if store.exists(store.layout.data_docs_index):
         print(f"  data docs   {store.url(store.layout.data_docs_index)}")
     _print_summary(store, template_ids, batches, time.perf_counter() - t0, instance, log, cpu_seconds() - cpu0)
     return 0 if log.ok else 1
+
+
+#: The modules the stages import when they run (heavy: numba kernels, PyBullet, pandas, Pillow, matplotlib): loaded
+#: once here for the runs' processes, rather than in each.
+STAGE_MODULES = ("simready.scenario.batch", "simready.sim.batch", "simready.sim.ladder.settle",
+                 "simready.sim.ladder.traffic", "simready.validity.reference_pool", "simready.measurement.batch",
+                 "simready.sensors_hw.scene_build", "simready.sensors_hw.lidar.ply", "simready.validity.batch",
+                 "simready.review", "simready.review.page", "simready.review.summary", "simready.validity.suite",
+                 "simready.validity.data_docs", "simready.release.evidence")
+
+
+def _preload_stages() -> None:
+    """The stages' modules and Great Expectations (every sample batch's checks validate with it), imported here."""
+    from simready.validity.expectations import import_gx
+
+    _import_here(list(STAGE_MODULES))
+    import_gx()
+
+
+def main_tasks(template_ids: Sequence[str], batches: Sequence[str]) -> list[Task]:
+    """The main job's runs after the catalog's, each after what it reads: a template's run, then its sample batches
+    (every template file, sampled or not: a template the suite does not sample gets its empty batches and roll-up,
+    so the suite assets that read them all are fresh after the run and `simready status` says so), its roll-up
+    after its batches, the suite's after every roll-up."""
+    tasks = [Task("templates_job", t) for t in template_ids]
+    samples: dict[str, list[int]] = {}
+    for k, template_id in enumerate(template_ids):
+        for batch in batches:
+            samples.setdefault(template_id, []).append(len(tasks))
+            tasks.append(Task("samples_job", dg.MultiPartitionKey({"template": template_id, "batch": batch}), (k,)))
+    rollups = []
+    for template_id in template_ids:
+        rollups.append(len(tasks))
+        tasks.append(Task("template_rollup_job", template_id, tuple(samples.get(template_id, []))))
+    tasks.append(Task("suite_job", None, tuple(rollups)))
+    return tasks
 
 
 def _print_traffic(store: ArtifactStore, template_ids: list[str], batches: list[str]) -> None:
