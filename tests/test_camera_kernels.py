@@ -184,8 +184,8 @@ def test_compiled_depth_encoding_is_the_numpy_one_bit_for_bit():
 
 @pytest.mark.parametrize("level", [0, 1, 6, 9])
 def test_the_observation_pngs_hold_the_images_pixels(level):
-    """rgb.png, id.png and semantic.png written by the compiled Up-filter + zlib encoder: a PNG reader gets the very
-    pixels back (and encode_id_rgb's / encode_semantic_rgb's images for ids and classes); bad values are refused."""
+    """rgb.png, id.png and semantic.png written by the compiled Up-filter + zlib encoder: a PNG reader gets the
+    very pixels back (encode_id_rgb's / encode_semantic_rgb's images for ids and classes); bad values refused."""
     import io
 
     from PIL import Image
