@@ -277,6 +277,21 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "radiance": (
                 "f4[2] i4[1] f4[2] b1[1] f4[1] i8[1] b1[1] f4[1] f4[1] f4[1] f4[1] b1 f4 b1 f4[1]r",
             ),
+            "png_scanlines": (
+                "u1[2]",
+            ),
+            "id_scanlines": (
+                "u4[2]",
+            ),
+            "semantic_scanlines": (
+                "u2[2] i8 i8",
+            ),
+            "depth_raw": (
+                "f4[1] f8",
+            ),
+            "undistort": (
+                "f8[2] f8 f8 i8",
+            ),
         },
     },
     "lidar": {

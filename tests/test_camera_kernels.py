@@ -154,3 +154,58 @@ def test_compiled_projection_prefilter_keeps_the_numpy_pixels():
         assert a.dtype == np.int64 and np.array_equal(a, b)
         kept += len(a) > 0
     assert 50 < kept < 400
+
+
+def test_compiled_undistortion_is_the_numpy_one_bit_for_bit():
+    """The distortion remap's taps undistort point by point in a kernel: undistort_normalized's float64 bits."""
+    from simready.sensors_hw import camera_kernels as kern
+    from simready.sensors_hw.camera import undistort_normalized
+
+    xy = np.random.default_rng(5).uniform(-1.3, 1.3, (4000, 2))
+    for k1, k2 in ((-0.2, 0.05), (0.1, 0.0), (-0.05, -0.01)):
+        for iterations in (1, 20):
+            ref = undistort_normalized(xy, k1, k2, iterations)
+            assert kern.undistort(xy, k1, k2, iterations).tobytes() == ref.tobytes()
+
+
+def test_compiled_depth_encoding_is_the_numpy_one_bit_for_bit():
+    from simready.sensors_hw.camera import encode_depth, encode_depth_numpy
+
+    z = np.random.default_rng(6).gamma(2.0, 20.0, (37, 53)).astype(np.float32)
+    z.flat[::7] = np.inf
+    z.flat[3::11] = 0.0
+    z.flat[5::13] = -1.0
+    z.flat[6::17] = np.nan
+    out = encode_depth(z, 0.1)
+    assert out.dtype == np.float32 and out.shape == z.shape
+    assert out.tobytes() == encode_depth_numpy(z, 0.1).tobytes()
+    assert out[0, 0] == 0.0 and out.flat[3] == 0.0 and out.flat[5] == 0.0 and out.flat[6] == 0.0
+
+
+@pytest.mark.parametrize("level", [0, 1, 6, 9])
+def test_the_observation_pngs_hold_the_images_pixels(level):
+    """rgb.png, id.png and semantic.png written by the compiled Up-filter + zlib encoder: a PNG reader gets the
+    very pixels back (encode_id_rgb's / encode_semantic_rgb's images for ids and classes); bad values refused."""
+    import io
+
+    from PIL import Image
+
+    from simready.sensors_hw.camera import (SEMANTIC_IGNORE, encode_id_rgb, encode_semantic_rgb, id_png_bytes,
+                                            rgb_png_bytes, semantic_png_bytes)
+
+    rng = np.random.default_rng(level)
+    rgb = rng.integers(0, 256, (41, 67, 3), dtype=np.uint8)
+    rgb[:20] = rgb[0]  # rows repeating the row above (Up's zero runs)
+    ids = rng.integers(0, 1 << 24, (41, 67)).astype(np.uint32)
+    ids[10:30, 5:50] = 77
+    classes = rng.integers(0, 255, (41, 67)).astype(np.uint16)
+    classes[::3, ::5] = SEMANTIC_IGNORE
+    for data, image in ((rgb_png_bytes(rgb, level), rgb), (id_png_bytes(ids, level), encode_id_rgb(ids)),
+                        (semantic_png_bytes(classes, level), encode_semantic_rgb(classes))):
+        back = Image.open(io.BytesIO(data))
+        assert back.mode == "RGB" and back.size == (67, 41)
+        np.testing.assert_array_equal(np.asarray(back), image)
+    with pytest.raises(ValueError, match="24 bits"):
+        id_png_bytes(np.full((2, 2), 1 << 24, np.uint32), level)
+    with pytest.raises(ValueError, match="below 255"):
+        semantic_png_bytes(np.full((2, 2), 300, np.uint16), level)

@@ -45,12 +45,14 @@ class OutputFolder:
         self.entries.append(FileEntry(path=rel, sensor=sensor, tick=tick, pass_name=pass_name, bytes=size,
                                       sha256=digest, **extra))
 
-    def put(self, rel: str, data: bytes, sensor: str | None, tick: int | None, pass_name: str, **extra: Any) -> None:
+    def put(self, rel: str, data: bytes | memoryview, sensor: str | None, tick: int | None, pass_name: str,
+            **extra: Any) -> None:
         self.path(rel).write_bytes(data)
-        self._register(rel, sensor, tick, pass_name, len(data), "sha256:" + hashlib.sha256(data).hexdigest(), **extra)
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        self._register(rel, sensor, tick, pass_name, memoryview(data).nbytes, digest, **extra)
 
-    def put_later(self, rel: str, encode: Callable[[], bytes], sensor: str | None, tick: int | None, pass_name: str,
-                  **extra: Any) -> None:
+    def put_later(self, rel: str, encode: Callable[[], bytes | memoryview], sensor: str | None, tick: int | None,
+                  pass_name: str, **extra: Any) -> None:
         """Like :meth:`put`, with the bytes made by ``encode()`` on the writer thread (at once when
         ``MAX_PENDING`` is 0)."""
         self._later(lambda: self.put(rel, encode(), sensor, tick, pass_name, **extra))

@@ -297,3 +297,103 @@ def projection_candidates(corners: np.ndarray, ax: np.ndarray, ay: np.ndarray, a
             out[k] = start + c
             k += 1
     return out
+
+
+# --- published files: PNG scanlines and the depth file's values ---------------------------------------------------
+# PNG filter type 2 ("Up"): each byte minus the byte above it (mod 256; row 0 minus zeros), one filter byte ahead of
+# each row. The image stays the same pixels whatever the filter; rows of a street frame repeat their row above
+# (sky, road, flat-shaded bodies; ids and classes in whole regions), so Up leaves long runs of zeros that zlib's
+# run-length strategy codes fast.
+
+PNG_FILTER_UP = 2
+
+
+@_compiled
+def png_scanlines(rows: np.ndarray) -> np.ndarray:
+    """(H, B) uint8 rows of an 8-bit image → H·(B + 1) bytes: each row Up-filtered behind its filter byte."""
+    h, b = rows.shape
+    out = np.empty(h * (b + 1), np.uint8)
+    for v in range(h):
+        o = v * (b + 1)
+        out[o] = PNG_FILTER_UP
+        if v == 0:
+            for i in range(b):
+                out[o + 1 + i] = rows[0, i]
+        else:
+            for i in range(b):
+                out[o + 1 + i] = (np.int32(rows[v, i]) - np.int32(rows[v - 1, i])) & 255
+    return out
+
+
+@_compiled
+def id_scanlines(ids: np.ndarray) -> tuple[np.ndarray, bool]:
+    """(H, W) uint32 compact ids → their RGB image's (R + 256·G + 65536·B) Up-filtered scanlines, and whether
+    every id fits 24 bits (the bytes are not the image otherwise)."""
+    h, w = ids.shape
+    b = 3 * w
+    out = np.empty(h * (b + 1), np.uint8)
+    ok = True
+    for v in range(h):
+        o = v * (b + 1)
+        out[o] = PNG_FILTER_UP
+        for u in range(w):
+            a = np.int64(ids[v, u])
+            if a >= 1 << 24:
+                ok = False
+            p = np.int64(ids[v - 1, u]) if v > 0 else np.int64(0)
+            for c in range(3):
+                out[o + 1 + 3 * u + c] = (((a >> (8 * c)) & 255) - ((p >> (8 * c)) & 255)) & 255
+    return out, ok
+
+
+@_compiled
+def semantic_scanlines(classes: np.ndarray, ignore: int, ignore_8bit: int) -> tuple[np.ndarray, bool]:
+    """(H, W) uint16 class ids → their RGB image's (the class in blue, ``ignore`` as ``ignore_8bit``) Up-filtered
+    scanlines, and whether every other class is below ``ignore_8bit``."""
+    h, w = classes.shape
+    b = 3 * w
+    out = np.empty(h * (b + 1), np.uint8)
+    ok = True
+    for v in range(h):
+        o = v * (b + 1)
+        out[o] = PNG_FILTER_UP
+        for u in range(w):
+            c = np.int64(classes[v, u])
+            if c == ignore:
+                c = np.int64(ignore_8bit)
+            elif c >= ignore_8bit:
+                ok = False
+            p = np.int64(classes[v - 1, u]) if v > 0 else np.int64(0)
+            if p == ignore:
+                p = np.int64(ignore_8bit)
+            out[o + 1 + 3 * u] = 0
+            out[o + 2 + 3 * u] = 0
+            out[o + 3 + 3 * u] = (c - p) & 255
+    return out, ok
+
+
+@_compiled
+def depth_raw(z: np.ndarray, near_m: float) -> np.ndarray:
+    """(N,) float32 z-depth → ``near_m / z`` in float64 rounded to float32, 0 where z is not finite or not
+    positive: :func:`simready.sensors_hw.camera.encode_depth`'s numpy steps in one pass, bit for bit."""
+    out = np.empty(z.shape[0], np.float32)
+    for i in range(z.shape[0]):
+        zi = np.float64(z[i])
+        out[i] = np.float32(near_m / zi) if np.isfinite(zi) and zi > 0.0 else np.float32(0.0)
+    return out
+
+
+@_compiled
+def undistort(xy_d: np.ndarray, k1: float, k2: float, iterations: int) -> np.ndarray:
+    """(N, 2) distorted normalized points → undistorted, by :func:`simready.sensors_hw.camera.undistort_normalized`'s
+    fixed-point iteration point by point, its float64 steps in its order (bit for bit)."""
+    out = np.empty_like(xy_d)
+    for i in range(xy_d.shape[0]):
+        xd, yd = xy_d[i, 0], xy_d[i, 1]
+        x, y = xd, yd
+        for _ in range(iterations):
+            r2 = x * x + y * y
+            s = 1.0 + k1 * r2 + k2 * r2 * r2
+            x, y = xd / s, yd / s
+        out[i, 0], out[i, 1] = x, y
+    return out

@@ -23,7 +23,8 @@ Conventions (SPEC §10):
   id = R + 256·G + 65536·B (:func:`encode_id_rgb`).
 * ``semantic`` is uint16 ontology class ids: 0 = nothing hit (sky),
   65535 = unknown class (ignore); on disk the blue channel of an 8-bit RGB
-  PNG, the ignore class as 255 (:func:`encode_semantic_rgb`).
+  PNG, the ignore class as 255 (:func:`encode_semantic_rgb`). The observation writes its PNGs through
+  :func:`rgb_png_bytes`, :func:`id_png_bytes` and :func:`semantic_png_bytes` (compiled, Up-filtered rows).
 * Rolling shutter: row r (0 = top) is sampled at ``t0 + r·line_time_s``;
   a global shutter samples every row at ``t0``. Each row uses the camera's
   pose at its own time and sees the world at that time.
@@ -38,8 +39,9 @@ Conventions (SPEC §10):
 from simready.sensors_hw.camera.encoding import (DEPTH_CONVENTION, DEPTH_FORMATS, DEPTH_ZSTD_LEVEL, DEPTH_ZSTD_SUFFIX,
                                                  ROW_TIME_RULE, SEMANTIC_IGNORE, SEMANTIC_IGNORE_8BIT,
                                                  SEMANTIC_NOTHING_HIT, decode_depth, decode_id_rgb,
-                                                 decode_semantic_rgb, depth_file_bytes, encode_depth, encode_id_rgb,
-                                                 encode_semantic_rgb, read_depth_file)
+                                                 decode_semantic_rgb, depth_file_bytes, encode_depth, encode_depth_numpy,
+                                                 encode_id_rgb, encode_semantic_rgb, id_png_bytes, read_depth_file,
+                                                 rgb_png_bytes, semantic_png_bytes)
 from simready.sensors_hw.camera.finish import finish_rgb, finish_rgb_numpy
 from simready.sensors_hw.camera.lens import (apply_distortion, distort_normalized, pinhole, pixel_rays, project,
                                              row_times, undistort_normalized, unproject)
@@ -54,8 +56,8 @@ __all__ = [
     "DEPTH_CONVENTION", "DEPTH_FORMATS", "DEPTH_ZSTD_LEVEL", "DEPTH_ZSTD_SUFFIX", "PASSES", "ROW_TIME_RULE",
     "SEMANTIC_IGNORE", "SEMANTIC_IGNORE_8BIT", "SEMANTIC_NOTHING_HIT", "SHADOW_BIAS_M", "SHADOW_RANGE_M", "BoxFilter",
     "FramePasses", "Lighting", "apply_distortion", "camera_poses", "camera_rays", "decode_depth", "decode_id_rgb",
-    "decode_semantic_rgb", "depth_file_bytes", "distort_normalized", "encode_depth", "encode_id_rgb",
-    "encode_semantic_rgb", "finish_rgb", "finish_rgb_numpy", "pinhole", "pixel_rays", "project",
+    "decode_semantic_rgb", "depth_file_bytes", "distort_normalized", "encode_depth", "encode_depth_numpy",
+    "encode_id_rgb", "encode_semantic_rgb", "id_png_bytes", "rgb_png_bytes", "semantic_png_bytes", "finish_rgb", "finish_rgb_numpy", "pinhole", "pixel_rays", "project",
     "projection_candidates", "projection_prefilter", "projection_spans", "read_depth_file", "render_frame",
     "row_times", "shade", "shade_numpy", "shadow_prefilter", "undistort_normalized", "unproject", "z_depth",
     "z_depth_numpy",

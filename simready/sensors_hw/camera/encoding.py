@@ -6,6 +6,8 @@ every reader of ``id.png``, ``semantic.png`` and ``depth.f32.bin`` goes through 
 
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 import zstandard
 
 from simready.artifacts.layout import ZSTD_SUFFIX
+from simready.sensors_hw import camera_kernels as kern
 
 
 #: ``semantic.png``'s blue channel holds the class id; the ontology's ignore class (65535) is stored as this.
@@ -63,10 +66,76 @@ def decode_semantic_rgb(rgb: ArrayLike) -> NDArray[np.uint16]:
 
 
 def encode_depth(z_m: ArrayLike, near_m: float) -> NDArray[np.float32]:
-    """Z-depth (m; +inf or 0 where nothing was hit) → ``near_m / z`` as float32, 0 where nothing was hit."""
+    """Z-depth (m; +inf or 0 where nothing was hit) → ``near_m / z`` as float32, 0 where nothing was hit
+    (a float32 image, as the camera renders it, in one compiled pass: bit for bit :func:`encode_depth_numpy`)."""
+    z = np.asarray(z_m)
+    if z.dtype == np.float32 and z.ndim:
+        return kern.depth_raw(np.ascontiguousarray(z).reshape(-1), float(near_m)).reshape(z.shape)
+    return encode_depth_numpy(z, near_m)
+
+
+def encode_depth_numpy(z_m: ArrayLike, near_m: float) -> NDArray[np.float32]:
+    """:func:`encode_depth` as numpy passes (in float64 throughout): its bit reference."""
     z = np.asarray(z_m, np.float64)
     with np.errstate(divide="ignore"):
         return np.where(np.isfinite(z) & (z > 0.0), near_m / z, 0.0).astype(np.float32)
+
+
+#: PNG encoding of the observation passes (``rgb.png``, ``id.png``, ``semantic.png``): 8-bit RGB, every row
+#: Up-filtered (:func:`simready.sensors_hw.camera_kernels.png_scanlines`), the zlib stream at the level asked; at
+#: :data:`PNG_RLE_LEVEL` (the observation default) with zlib's run-length strategy (``Z_RLE``), which on Up-filtered
+#: street frames was 2-3x faster than Pillow's level 1 (adaptive filters) and smaller (1280x720: rgb 17.5 -> 5.1 ms,
+#: 121 -> 92 KB; id and semantic 10 -> 3.5 ms, 18 -> 16 and 9 KB). The pixels are the image's whatever the filter and
+#: the strategy; any PNG reader reads them.
+PNG_RLE_LEVEL = 1
+
+
+def rgb_png_bytes(rgb: ArrayLike, level: int = PNG_RLE_LEVEL) -> bytes:
+    """An (H, W, 3) uint8 image as the bytes of an 8-bit RGB PNG (zlib ``level``, :data:`PNG_RLE_LEVEL`)."""
+    a = np.ascontiguousarray(rgb, np.uint8)
+    if a.ndim != 3 or a.shape[2] != 3:
+        raise ValueError(f"an RGB image must be (H, W, 3), got {a.shape}")
+    h, w = a.shape[:2]
+    return _png(kern.png_scanlines(a.reshape(h, 3 * w)), w, h, level)
+
+
+def id_png_bytes(ids: ArrayLike, level: int = PNG_RLE_LEVEL) -> bytes:
+    """(H, W) compact ids as ``id.png``'s bytes: the PNG of :func:`encode_id_rgb`'s image, made in one compiled pass
+    from the ids."""
+    a = np.ascontiguousarray(ids, np.uint32)
+    if a.ndim != 2:
+        raise ValueError(f"an id image must be (H, W), got {a.shape}")
+    scan, ok = kern.id_scanlines(a)
+    if not ok:
+        raise ValueError("compact ids must fit 24 bits")
+    return _png(scan, a.shape[1], a.shape[0], level)
+
+
+def semantic_png_bytes(classes: ArrayLike, level: int = PNG_RLE_LEVEL) -> bytes:
+    """(H, W) class ids as ``semantic.png``'s bytes: the PNG of :func:`encode_semantic_rgb`'s image, made in one
+    compiled pass from the classes."""
+    a = np.ascontiguousarray(classes, np.uint16)
+    if a.ndim != 2:
+        raise ValueError(f"a semantic image must be (H, W), got {a.shape}")
+    scan, ok = kern.semantic_scanlines(a, SEMANTIC_IGNORE, SEMANTIC_IGNORE_8BIT)
+    if not ok:
+        raise ValueError(f"semantic class ids must be below {SEMANTIC_IGNORE_8BIT} (or the ignore class)")
+    return _png(scan, a.shape[1], a.shape[0], level)
+
+
+def _png(scanlines: NDArray[np.uint8], width: int, height: int, level: int) -> bytes:
+    """The PNG file of an 8-bit RGB image's filtered ``scanlines``: signature, IHDR, one IDAT, IEND."""
+    if not 0 <= level <= 9:
+        raise ValueError(f"a PNG's zlib level must be 0..9, got {level}")
+    strategy = zlib.Z_RLE if level == PNG_RLE_LEVEL else zlib.Z_DEFAULT_STRATEGY
+    z = zlib.compressobj(level, zlib.DEFLATED, zlib.MAX_WBITS, 8, strategy)
+    data = z.compress(scanlines.data) + z.flush()
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(body, zlib.crc32(kind)))
+
+    return b"".join((b"\x89PNG\r\n\x1a\n", chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)),
+                     chunk(b"IDAT", data), chunk(b"IEND", b"")))
 
 
 #: Depth file formats: the published ``depth.f32.bin`` (SPEC §10, the default) and its opt-in compressed

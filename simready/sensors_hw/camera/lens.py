@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simready.artifacts.records import Pinhole
+from simready.sensors_hw import camera_kernels as kern
 from simready.sensors_hw.models import CameraModel
 
 
@@ -76,7 +77,12 @@ def distort_normalized(xy: NDArray[np.float64], k1: float, k2: float) -> NDArray
     return xy * (1.0 + k1 * r2 + k2 * r2 * r2)
 
 
-def undistort_normalized(xy_d: NDArray[np.float64], k1: float, k2: float, iterations: int = 20) -> NDArray[np.float64]:
+#: Fixed-point iterations of :func:`undistort_normalized` (and of the distortion remap's compiled copy of it).
+UNDISTORT_ITERATIONS = 20
+
+
+def undistort_normalized(xy_d: NDArray[np.float64], k1: float, k2: float,
+                         iterations: int = UNDISTORT_ITERATIONS) -> NDArray[np.float64]:
     """Inverse of :func:`distort_normalized` by fixed-point iteration (converges for moderate k)."""
     xy = xy_d.copy()
     for _ in range(iterations):
@@ -96,7 +102,9 @@ def distortion_taps(model: CameraModel) -> tuple[NDArray[np.int64], NDArray[np.f
     w, h = k.width_px, k.height_px
     u, v = np.meshgrid(np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64))
     xy_d = np.stack([(u - k.cx) / k.fx, (v - k.cy) / k.fy], axis=-1)
-    xy = undistort_normalized(xy_d, model.distortion_k1, model.distortion_k2)
+    # undistort_normalized point by point in one compiled pass (bit for bit; 20 full-frame numpy passes were 0.35 s)
+    xy = kern.undistort(xy_d.reshape(-1, 2), float(model.distortion_k1), float(model.distortion_k2),
+                        UNDISTORT_ITERATIONS).reshape(xy_d.shape)
     su, sv = (k.cx + k.fx * xy[..., 0]).ravel(), (k.cy + k.fy * xy[..., 1]).ravel()
     inside = (su >= -0.5) & (su <= w - 0.5) & (sv >= -0.5) & (sv <= h - 0.5)
     su, sv = np.clip(su, 0.0, w - 1.0), np.clip(sv, 0.0, h - 1.0)
