@@ -324,6 +324,11 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "u1[1]r i8 i8",
             ),
         },
+        "simready.measurement.review_kernels": {
+            "dots": (
+                "u1[3] i8[1] i8[1] u1[2] i8",
+            ),
+        },
     },
     "motion": {
         "simready.world.motion_kernels": {

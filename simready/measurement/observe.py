@@ -67,7 +67,8 @@ from simready.measurement.options import ObserveOptions, Progress, check_output_
 from simready.measurement.plan import Plan, resolve_overrides, sensor_seeds
 from simready.measurement.review_images import write_review_images
 from simready.measurement.sensor_loop import SensorLoop
-from simready.measurement.summary import OBSERVE_VERSION, observed_frame, parity, projection, sensor_passes, write_job
+from simready.measurement.summary import (OBSERVE_VERSION, ActorPoses, observed_frame, parity, projection, sensor_passes,
+                                          write_job)
 from simready.measurement.video import Video
 from simready.measurement.writers import TRUTH_COMPRESSION
 from simready.sensors_hw.atmosphere import Atmosphere
@@ -155,6 +156,8 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
     warnings = list(warnings)
     counts = {n: 0 for n in observed}
     actor_bodies = {e: built.scene.body_indices([e])[0] for e in built.actor_entities.values()}
+    # Every actor's pose at every sample time, each track sampled once (observed-frames.jsonl's rows).
+    actor_poses = ActorPoses(built, actor_bodies, (s.t_s for s in samples))
     bar = progress(len(samples)) if progress else None
     started = time.perf_counter()
     with _system_arrow_pool(options.writer_thread), atomic_directory(out) as tmp:
@@ -170,7 +173,8 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             for s in samples:
                 seen = run.sample(s)
                 counts[s.sensor] += 1
-                line = observed_frame(built, s.sensor, s.tick, s.t_s, actor_bodies, set(seen.tolist())).line()
+                line = observed_frame(built, s.sensor, s.tick, s.t_s, actor_bodies, set(seen.tolist()),
+                                      actor_poses).line()
                 frames_log.write(line + "\n")
                 if bar is not None:
                     bar.update(1)

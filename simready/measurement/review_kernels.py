@@ -1,0 +1,39 @@
+"""Compiled kernels of the review pictures (numba): the top-downs' dots drawn in one pass over the points.
+
+Bits: :func:`dots` writes the pixels numpy's masked fancy assignment of
+:func:`simready.measurement.review_images.draw_points` wrote, in the same order (offset by offset, point by
+point, a later point over an earlier one), so the pictures are the same bytes. The compiled code is cached beside
+this module (``cache=True``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import numba
+import numpy as np
+
+_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
+_Kernel = TypeVar("_Kernel", bound=Callable[..., Any])
+
+
+def _compiled(fn: _Kernel) -> _Kernel:
+    """``numba.njit(**_JIT)``, typed as the function it compiles (numba's own types are not read by the check)."""
+    return cast(_Kernel, numba.njit(**_JIT)(fn))
+
+
+@_compiled
+def dots(img: np.ndarray, rows: np.ndarray, cols: np.ndarray, colours: np.ndarray, dot_px: int) -> None:
+    """Each point ``i`` drawn into ``img`` (H, W, C) as a ``dot_px`` × ``dot_px`` square of ``colours[i]`` whose
+    top-left pixel is (``rows[i]``, ``cols[i]``), clipped to the image; for each offset of the square in turn,
+    the points in order (what numpy's masked assignment per offset writes)."""
+    n_r, n_c, channels = img.shape
+    for dr in range(dot_px):
+        for dc in range(dot_px):
+            for i in range(rows.shape[0]):
+                r = rows[i] + dr
+                c = cols[i] + dc
+                if 0 <= r < n_r and 0 <= c < n_c:
+                    for k in range(channels):
+                        img[r, c, k] = colours[i, k]
