@@ -271,3 +271,18 @@ def test_a_video_encoded_in_the_background_is_whole_when_closed(tmp_path: Path, 
             bad.add(frame)
         bad.close()
     bad.close()  # raised once; closing again waits for nothing
+
+
+def test_actor_poses_sampled_ahead_are_the_one_by_one_samples():
+    """observed-frames.jsonl's actors from each track sampled once at every time: the same values as one sample
+    per time (the lines are the same bytes), including times clamped past a track's end."""
+    from simready.measurement.summary import ActorPoses, observed_frame
+
+    built, _, _ = street_sample(DURATION_S, **SMALL)
+    bodies = {e: built.scene.body_indices([e])[0] for e in built.actor_entities.values()}
+    times = [0.0, 0.013, 0.05, 0.1, 0.1, 0.2371, DURATION_S, DURATION_S + 0.5]
+    poses = ActorPoses(built, bodies, times)
+    seen = {next(iter(bodies.values()))}
+    for t in times + [0.3]:  # 0.3: a time not sampled ahead, sampled on its own
+        ahead = observed_frame(built, "front_camera", 3, t, bodies, seen, poses)
+        assert ahead.line() == observed_frame(built, "front_camera", 3, t, bodies, seen).line()

@@ -116,3 +116,30 @@ def test_a_folder_without_cameras_or_lidar_gets_no_images(tmp_path):
     obs.results.write_text(empty.line())
     assert write_review_images(tmp_path) == {}
     assert not obs.review.exists()
+
+
+def _masked_dots(img: np.ndarray, rr: np.ndarray, cc: np.ndarray, colours: np.ndarray, dot_px: int) -> None:
+    """The numpy drawing the compiled :func:`~simready.measurement.review_kernels.dots` replaced."""
+    n_r, n_c = img.shape[:2]
+    for dr in range(dot_px):
+        for dc in range(dot_px):
+            ok = (rr + dr >= 0) & (rr + dr < n_r) & (cc + dc >= 0) & (cc + dc < n_c)
+            img[rr[ok] + dr, cc[ok] + dc] = colours[ok]
+
+
+@pytest.mark.parametrize("dot_px", [1, 2, 3])
+def test_draw_points_same_pixels_as_masked_numpy(dot_px: int) -> None:
+    """Points drawn by the compiled pass: the pixels of the masked numpy assignment, overlaps (a later point over
+    an earlier one) and points off the canvas included."""
+    from simready.measurement.review_images import draw_points, height_colours, topdown_canvas
+
+    rng = np.random.default_rng(dot_px)
+    pts = np.concatenate([rng.normal(size=(5000, 3)) * 30.0, np.repeat(rng.normal(size=(50, 3)), 4, axis=0)])
+    colours = rng.integers(0, 256, (len(pts), 3)).astype(np.uint8)
+    colours[:2500] = height_colours(pts[:2500, 2])
+    expected, to_px = topdown_canvas(40.0)
+    got = expected.copy()
+    _masked_dots(expected, *to_px(pts[:, 0], pts[:, 1]), colours, dot_px)
+    draw_points(got, to_px, pts, colours, dot_px)
+    assert np.array_equal(got, expected)
+    assert np.array_equal(draw_points(got.copy(), to_px, pts[:0], colours[:0], dot_px), got)
