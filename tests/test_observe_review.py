@@ -143,3 +143,38 @@ def test_draw_points_same_pixels_as_masked_numpy(dot_px: int) -> None:
     draw_points(got, to_px, pts, colours, dot_px)
     assert np.array_equal(got, expected)
     assert np.array_equal(draw_points(got.copy(), to_px, pts[:0], colours[:0], dot_px), got)
+
+
+def test_radar_topdown_background_drawn_once_is_the_same_picture() -> None:
+    """A radar video frame over its background drawn once per radar: the pixels of a frame drawn from scratch,
+    and the frame the caller's own (the background is not written through)."""
+    import math
+    from types import SimpleNamespace
+
+    from simready.measurement.review_images import TOPDOWN_PX, TOPDOWN_RANGE_M, topdown_canvas
+    from simready.measurement.video import radar_topdown
+
+    rng = np.random.default_rng(7)
+    k = 12
+    det = SimpleNamespace(range_m=rng.uniform(1, 80, k), elevation_rad=rng.normal(0, .05, k),
+                          azimuth_rad=rng.normal(0, .3, k), radial_velocity_mps=rng.normal(0, 8, k))
+    model = SimpleNamespace(max_range_m=150.0, hfov_deg=90.0)
+    first = radar_topdown(det, model)  # type: ignore[arg-type]
+    first[:] = 7
+    again = radar_topdown(det, model)  # type: ignore[arg-type]
+    expected, to_px = topdown_canvas(min(model.max_range_m, TOPDOWN_RANGE_M))
+    r = np.linspace(0.0, min(model.max_range_m, TOPDOWN_RANGE_M), 400)
+    for az in (-0.5, 0.5):
+        a = math.radians(model.hfov_deg) * az
+        rr, cc = to_px(r * math.cos(a), r * math.sin(a))
+        ok = (rr >= 0) & (rr < TOPDOWN_PX) & (cc >= 0) & (cc < TOPDOWN_PX)
+        expected[rr[ok], cc[ok]] = (90, 90, 0)
+    drawn = again != expected
+    # Only the detections' dots differ from the background drawn from scratch.
+    x = det.range_m * np.cos(det.elevation_rad) * np.cos(det.azimuth_rad)
+    y = det.range_m * np.cos(det.elevation_rad) * np.sin(det.azimuth_rad)
+    rows, cols = to_px(x, y)
+    near = np.zeros(drawn.shape[:2], bool)
+    for r0, c0 in zip(rows, cols):
+        near[max(r0 - 2, 0):r0 + 3, max(c0 - 2, 0):c0 + 3] = True
+    assert drawn.any(axis=2)[~near].sum() == 0 and drawn.any()

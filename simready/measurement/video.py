@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import queue
 import threading
+from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 import imageio.v2 as imageio
@@ -117,17 +119,27 @@ class Video:
             raise error
 
 
-def radar_topdown(det: RadarDetections, model: RadarModel) -> NDArray[np.uint8]:
-    """Top-down review image of a radar frame: field-of-view edges, detections coloured by radial velocity
-    (red approaching, blue receding), forward up, the sensor's right on the right."""
-    rng = min(model.max_range_m, TOPDOWN_RANGE_M)
+@lru_cache(maxsize=8)
+def _radar_background(rng: float, hfov_deg: float
+                      ) -> tuple[NDArray[np.uint8], Callable[[NDArray, NDArray], tuple[NDArray, NDArray]]]:
+    """A radar's top-down before its detections (the range rings and the field of view's edges) and its
+    (x, y) → (row, col) map: drawn once per radar, each frame a copy (read-only here)."""
     img, to_px = topdown_canvas(rng)
     r = np.linspace(0.0, rng, 400)
     for az in (-0.5, 0.5):
-        a = math.radians(model.hfov_deg) * az
+        a = math.radians(hfov_deg) * az
         rr, cc = to_px(r * math.cos(a), r * math.sin(a))
         ok = (rr >= 0) & (rr < TOPDOWN_PX) & (cc >= 0) & (cc < TOPDOWN_PX)
         img[rr[ok], cc[ok]] = (90, 90, 0)
+    img.setflags(write=False)
+    return img, to_px
+
+
+def radar_topdown(det: RadarDetections, model: RadarModel) -> NDArray[np.uint8]:
+    """Top-down review image of a radar frame: field-of-view edges, detections coloured by radial velocity
+    (red approaching, blue receding), forward up, the sensor's right on the right."""
+    background, to_px = _radar_background(min(model.max_range_m, TOPDOWN_RANGE_M), float(model.hfov_deg))
+    img = background.copy()
     x = det.range_m * np.cos(det.elevation_rad) * np.cos(det.azimuth_rad)
     y = det.range_m * np.cos(det.elevation_rad) * np.sin(det.azimuth_rad)
     rr, cc = to_px(x, y)
