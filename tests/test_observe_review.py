@@ -178,3 +178,15 @@ def test_radar_topdown_background_drawn_once_is_the_same_picture() -> None:
     for r0, c0 in zip(rows, cols):
         near[max(r0 - 2, 0):r0 + 3, max(c0 - 2, 0):c0 + 3] = True
     assert drawn.any(axis=2)[~near].sum() == 0 and drawn.any()
+
+
+def test_topdown_canvas_is_the_callers_own() -> None:
+    """The canvas drawn once per range is handed out as a copy: drawing on one leaves the next blank."""
+    from simready.measurement.review_images import topdown_canvas
+
+    first, _ = topdown_canvas(30.0)
+    blank = first.copy()
+    first[:] = 200
+    again, to_px = topdown_canvas(30.0)
+    assert again.flags.writeable and np.array_equal(again, blank) and (blank == 45).any()
+    assert [int(v[0]) for v in to_px(np.array([0.0]), np.array([0.0]))] == [again.shape[0] // 2] * 2

@@ -22,6 +22,7 @@ palette helpers here are the ones the review videos use too.
 from __future__ import annotations
 
 import io
+from functools import lru_cache
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -72,8 +73,17 @@ def topdown_canvas(range_m: float, size_px: int = TOPDOWN_PX, ring_m: float = RI
                    ) -> tuple[NDArray[np.uint8], Callable[[NDArray, NDArray], tuple[NDArray, NDArray]]]:
     """A black canvas with range rings every ``ring_m``, and the sensor-frame (x, y) → (row, col) map.
 
-    Sensor forward (+x) is up and the sensor's right (−y) is on the right of the image.
+    Sensor forward (+x) is up and the sensor's right (−y) is on the right of the image. The canvas is the
+    caller's own: a copy of one drawn once per (range, size, ring spacing) (a video draws it every frame).
     """
+    blank, to_px = _blank_canvas(float(range_m), int(size_px), float(ring_m))
+    return blank.copy(), to_px
+
+
+@lru_cache(maxsize=16)
+def _blank_canvas(range_m: float, size_px: int, ring_m: float
+                  ) -> tuple[NDArray[np.uint8], Callable[[NDArray, NDArray], tuple[NDArray, NDArray]]]:
+    """:func:`topdown_canvas`'s canvas, drawn (read-only) and its map."""
     n = size_px
     scale = (n / 2) / range_m
 
@@ -88,6 +98,7 @@ def topdown_canvas(range_m: float, size_px: int = TOPDOWN_PX, ring_m: float = RI
         img[rr[ok], cc[ok]] = 45
     k = max(1, n // 512)
     img[n // 2 - 6 * k:n // 2 + 1, n // 2 - k:n // 2 + 1 + k] = 255  # the sensor, pointing forward (up)
+    img.setflags(write=False)
     return img, to_px
 
 
