@@ -151,3 +151,32 @@ def test_the_review_bench_counts_overlapping_runs_once() -> None:
     assert covered_seconds([]) == 0.0
     assert covered_seconds([(0.0, 2.0), (2.5, 3.0)]) == 2.5  # one after the other: their sum
     assert covered_seconds([(1.0, 4.0), (0.0, 2.0), (3.0, 3.5), (5.0, 6.0)]) == 5.0  # side by side: the time covered
+
+
+def test_preloaded_worlds_are_the_ones_the_runs_read_and_a_bad_template_is_left_to_its_run(monkeypatch) -> None:
+    """The main job's parent warms every template's world caches (inherited by the runs it forks); a template that
+    does not load is skipped there (its own run reports it), the others are still warmed."""
+    from simready.assets import stage_io
+    from simready.common.errors import SimreadyError
+    from simready.runner import main_job
+    from simready.sim.backends.dynamic import plan as static_plan
+    from simready.world.template import _LOADED
+
+    real = stage_io.stage_inputs
+    tried: list[str] = []
+
+    def stage_inputs(source, template_id):  # type: ignore[no-untyped-def]
+        tried.append(template_id)
+        if template_id == "urban_unsignalized_intersection":
+            raise SimreadyError(str(source.template_file(template_id)), "regions", "broken for the test")
+        return real(source, template_id)
+
+    monkeypatch.setattr(stage_io, "stage_inputs", stage_inputs)
+    static_plan._PLANS.clear()
+    main_job._preload_worlds()
+    assert "urban_unsignalized_intersection" in tried and len(tried) >= 4
+    source = main_job.resources_for_deployment()["source"]
+    assert len(static_plan._PLANS) == len(tried) - 1
+    # The runs read their template as the stages do: the object the parent loaded (and warmed) is the one they get.
+    t = real(source, "residential_crosswalk_v3").template
+    assert any(v is t for v in _LOADED.values())

@@ -247,3 +247,19 @@ def test_a_world_kept_for_another_scene_of_the_plan_gives_the_bits_of_a_new_one(
     finally:
         pool.release_built()
 
+
+
+def test_a_warmed_template_gives_its_scenes_the_same_plan_and_ground() -> None:
+    """warm_world (run before a stage forks its workers) builds the very caches a scene of the template reads."""
+    from simready.sim.batch import warm_world
+    from simready.sim.core.scene import ground
+
+    tpl, cat = template(), catalog()
+    static_plan._PLANS.clear()
+    ground._GROUND_CACHE.clear()
+    warm_world(tpl, cat)
+    (planned,) = static_plan._PLANS.values()
+    (raster,) = ground._GROUND_CACHE.values()
+    scene = build_scene(ego_only(clip_s=1.0), tpl, backend="dynamic-v1", catalog=cat)
+    assert static_plan.world_plan(scene) is planned
+    assert scene.ground is raster

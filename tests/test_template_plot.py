@@ -23,3 +23,37 @@ def test_plot_without_dimensions(tmp_path):
     out = plot_template(loaded("urban_signalized_intersection"), tmp_path / "i.png", None)
     assert out.stat().st_size > 10_000
 
+
+
+def test_lane_arrows_outside_the_view_are_left_out_and_the_picture_is_the_same():
+    """draw_lanes(view=...) skips the arrows matplotlib would not draw: fewer artists, the same PNG bytes."""
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.text import Annotation
+
+    from simready.world.template_plot import draw_lanes, draw_regions
+
+    tpl = loaded("urban_signalized_intersection")
+    xmin, ymin, xmax, ymax = tpl.bounds
+    view = (xmin, ymin, 0.5 * (xmin + xmax), 0.5 * (ymin + ymax))  # a quarter of the map
+
+    def picture(with_view: bool) -> tuple[bytes, int]:
+        fig = Figure(figsize=(6, 6))
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot(1, 1, 1)
+        draw_regions(ax, tpl)
+        draw_lanes(ax, tpl, view=view if with_view else None)
+        ax.set_xlim(view[0], view[2])
+        ax.set_ylim(view[1], view[3])
+        ax.set_aspect("equal")
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=60)
+        return buf.getvalue(), sum(isinstance(c, Annotation) for c in ax.get_children())
+
+    full, n_full = picture(False)
+    viewed, n_viewed = picture(True)
+    assert 0 < n_viewed < n_full
+    assert viewed == full

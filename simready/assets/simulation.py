@@ -41,9 +41,10 @@ def _batch_inputs(context, store: ArtifactStore, source: SourceData):
     description="Authoritative state traces (Parquet, SPEC §7) of every sample in the batch, dynamic-v1.",
 )
 def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
-    from simready.sim.batch import batch_version, simulate_sample  # definitions stay light: pybullet, matplotlib
+    from simready.sim.batch import batch_version, simulate_sample, warm_world  # definitions stay light: pybullet
 
     template, catalog, batch = _batch_inputs(context, store, source)
+    warm_world(template, catalog)  # once here, not in each worker
     rows = map_samples(lambda s: simulate_sample(s.root, template, catalog, BACKEND), batch.samples())
     save_batch(store, *batch_of(context))
     accepted = sum(1 for r in rows if r["verdict"] == "accept")
@@ -100,9 +101,10 @@ def _delta_v_text(delta_v: dict[str, float] | None) -> str:
     ],
 )
 def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData):
-    from simready.sim.batch import batch_version, branch_sample  # definitions stay light: pybullet, matplotlib
+    from simready.sim.batch import batch_version, branch_sample, warm_world  # definitions stay light: pybullet
 
     template, catalog, batch = _batch_inputs(context, store, source)
+    warm_world(template, catalog)  # once here, not in each worker
     summaries = map_samples(lambda s: branch_sample(s.root, template, catalog, BACKEND), batch.samples())
     save_batch(store, *batch_of(context))
     rows = [

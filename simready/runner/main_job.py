@@ -350,11 +350,29 @@ STAGE_MODULES = ("simready.scenario.batch", "simready.sim.batch", "simready.sim.
 
 
 def _preload_stages() -> None:
-    """The stages' modules and Great Expectations (every sample batch's checks validate with it), imported here."""
+    """The stages' modules and Great Expectations (every sample batch's checks validate with it), imported here;
+    then each template's world caches (:func:`_preload_worlds`)."""
     from simready.validity.expectations import import_gx
 
     _import_here(list(STAGE_MODULES))
     import_gx()
+    _preload_worlds()
+
+
+def _preload_worlds() -> None:
+    """Every template read, and its world's per-process caches built (:func:`simready.sim.batch.warm_world`), here
+    once: the runs forked after this inherit them, and so do their stages' workers (an imported street's ground
+    raster and static plan are about 0.5 CPU-s in each process that builds them). The templates' files are read as
+    the stages read them (:func:`~simready.assets.stage_io.stage_inputs`), so their runs find the same objects."""
+    from simready.assets.stage_io import stage_inputs
+    from simready.sim.batch import warm_world
+
+    source = resources_for_deployment()["source"]
+    for template_id in world_templates.partitions_def.get_partition_keys():
+        try:
+            warm_world(*stage_inputs(source, template_id))
+        except Exception:  # noqa: BLE001 - only a head start: a template that fails is its own run's to report
+            continue
 
 
 def main_tasks(template_ids: Sequence[str], batches: Sequence[str]) -> list[Task]:

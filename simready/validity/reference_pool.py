@@ -35,7 +35,7 @@ from simready.common.hashing import content_hash, file_sha256
 from simready.artifacts.layout import ReferencePoolDir
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
-from simready.sim.batch import simulate_sample
+from simready.sim.batch import simulate_sample, warm_world
 from simready.validity.evidence import EvidenceError
 from simready.validity.evidence_reader import evidence_from_sample_dir
 from simready.validity.features import DRAW_COLUMN, IntentProfiles, ReferenceProfile, scenario_features
@@ -76,7 +76,9 @@ def build_reference_pool(template: WorldTemplate, catalog: Catalog, intents: Map
             ev = evidence_from_sample_dir(draw[2], require_sensors=False)
             return row["verdict"], scenario_features(ev.ticks, ev.actor_classes, ev.ego_id)
 
-        # The draws' rollouts side by side, one per core (each its own folder and streams: the same bytes).
+        # The draws' rollouts side by side, one per core (each its own folder and streams: the same bytes), on the
+        # template's world caches built once here rather than in every worker.
+        warm_world(template, catalog)
         for (intent, sample_id, _), (verdict, features) in zip(draws, map_samples(roll_out, draws)):
             samples.append({"sample": sample_id, "intent": intent, "verdict": verdict})
             if features is not None:

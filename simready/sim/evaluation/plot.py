@@ -83,8 +83,9 @@ def rollout_figure(
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     draw_regions(ax, template)
-    draw_lanes(ax, template)
+    draw_lanes(ax, template, view=(float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1])))
     background: list[Line2D] = []
+    start_yaw = _start_yaws(trace)
     for actor_id, p in sorted(paths.items()):
         if not len(p):
             continue
@@ -92,23 +93,23 @@ def rollout_figure(
         if role == BACKGROUND_ROLE:
             background += ax.plot(p[:, 0], p[:, 1], color=BACKGROUND_COLOUR, lw=1.0, alpha=0.5, zorder=3.5)
             length, width = dims.get(actor_id, (1.0, 1.0))
-            ax.fill(*footprint_corners(p[0, 0], p[0, 1], _start_yaw(trace, actor_id), length / 2, width / 2).T,
+            ax.fill(*footprint_corners(p[0, 0], p[0, 1], start_yaw[actor_id], length / 2, width / 2).T,
                     color=BACKGROUND_COLOUR, alpha=0.5, zorder=3.5)
             continue
         colour = ACTOR_COLOURS.get(role, "#1c7ed6")
         ax.plot(p[:, 0], p[:, 1], color=colour, lw=1.5, label=f"{actor_id} ({role})")
         length, width = dims.get(actor_id, (1.0, 1.0))
-        yaw = _start_yaw(trace, actor_id)
+        yaw = start_yaw[actor_id]
         ax.fill(*footprint_corners(p[0, 0], p[0, 1], yaw, length / 2, width / 2).T, color=colour, alpha=0.35)
         ax.plot(p[-1, 0], p[-1, 1], marker="o", color=colour, ms=4)
     for label, branch_trace in sorted((branches or {}).items()):
         ego = next((a for a, r in roles.items() if r == "ego"), None)
-        bp = _paths(branch_trace).get(ego) if ego else None
+        branch_paths = _paths(branch_trace) if ego else {}
+        bp = branch_paths.get(ego) if ego else None
         if bp is not None and len(bp):
             colour, style = BRANCH_STYLES.get(label.split("#")[0], ("#7048e8", ":"))
             ax.plot(bp[:, 0], bp[:, 1], color=colour, ls=style, lw=2.2, label=f"ego — {label}")
             # Where the branch's contacts happened, and the other party's path in that branch (it may be shoved).
-            branch_paths = _paths(branch_trace)
             for ev in branch_trace.events:
                 if ev.get("type") == "collision" and ev.get("point") and ego in (ev["a"], ev["b"]):
                     other = ev["b"] if ev["a"] == ego else ev["a"]
@@ -132,11 +133,15 @@ def rollout_figure(
     ax.set_title(title or trace.header.get("input_hash", "")[:19], fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
+    # Laid out once, here: without an engine left on the figure (tight_layout leaves a placeholder), savefig draws
+    # it once instead of twice (its first, invisible draw is for a layout engine; ~35 % of the picture's CPU).
+    fig.set_layout_engine(None)
     return fig
 
 
-def _start_yaw(trace: Trace, actor_id: str) -> float:
+def _start_yaws(trace: Trace) -> dict[str, float]:
+    """Each actor's yaw at its first present row, in one pass over the trace (a street's traffic has ~100 actors)."""
     df = trace.df
-    row = df[(df["actor_id"] == actor_id) & df["present"]].iloc[0]
-    qz, qw = float(row["qz"]), float(row["qw"])
-    return 2.0 * float(np.arctan2(qz, qw))
+    first = df[df["present"]].drop_duplicates("actor_id")
+    return {str(a): 2.0 * float(np.arctan2(float(qz), float(qw)))
+            for a, qz, qw in zip(first["actor_id"], first["qz"], first["qw"])}

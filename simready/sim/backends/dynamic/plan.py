@@ -26,18 +26,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from simready.common.errors import CatalogError
 from simready.sim.core import constants as C
 from simready.sim.backends.dynamic.pieces import asset_pieces
-from simready.sim.core.scene import GROUND_CLASSES, Scene
+from simready.sim.core.scene import GROUND_CLASSES
 from simready.world.frames import quat_from_matrix
 
 if TYPE_CHECKING:
     from simready.catalog.catalog import Catalog
+    from simready.world.template import WorldTemplate
     from simready.world.template_model import Instance, Pose
 
 #: Top of the ground floor slab (m): the floor of the ground-height raster (:class:`~simready.sim.core.scene.GroundModel`).
@@ -78,7 +79,31 @@ class Terrain:
         return ordered
 
 
-def _terrain(scene: Scene, floor: list[Any]) -> Terrain:
+class PlanSource(Protocol):
+    """What a world plan is made of: a :class:`~simready.sim.core.scene.Scene`, or :class:`TemplateWorld` (the same
+    fields without a scenario, to plan a template's world before any of its scenes is built)."""
+
+    @property
+    def template(self) -> WorldTemplate: ...
+    @property
+    def template_hash(self) -> str: ...
+    @property
+    def bounds(self) -> tuple[float, float, float, float]: ...
+    @property
+    def catalog(self) -> Catalog | None: ...
+
+
+@dataclass(frozen=True)
+class TemplateWorld:
+    """A template's static world as a :class:`PlanSource` (a scene's ``bounds`` are its template's)."""
+
+    template: WorldTemplate
+    template_hash: str
+    bounds: tuple[float, float, float, float]
+    catalog: Catalog | None
+
+
+def _terrain(scene: PlanSource, floor: list[Any]) -> Terrain:
     """The height field under ``floor`` (tilted road and terrain tiles), over the map and its out-of-bounds margin."""
     cat = scene.catalog
     assert cat is not None  # DynamicBackend refuses a scene without its catalog
@@ -202,7 +227,7 @@ class WorldPlan:
 _PLANS: dict[tuple[Any, ...], WorldPlan] = {}
 
 
-def world_plan(scene: Scene) -> WorldPlan:
+def world_plan(scene: PlanSource) -> WorldPlan:
     """The static world of ``scene`` as batched body groups (cached: see :class:`WorldPlan`)."""
     cat = scene.catalog
     assert cat is not None  # DynamicBackend refuses a scene without its catalog
@@ -218,7 +243,7 @@ def world_plan(scene: Scene) -> WorldPlan:
     return hit
 
 
-def _make_plan(scene: Scene, insts: list[Any]) -> WorldPlan:
+def _make_plan(scene: PlanSource, insts: list[Any]) -> WorldPlan:
     cat = scene.catalog
     assert cat is not None  # DynamicBackend refuses a scene without its catalog
     names: list[str] = []
