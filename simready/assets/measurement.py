@@ -13,6 +13,7 @@ import dagster as dg
 from simready.assets.automation import EAGER
 from simready.assets.metadata import NO, YES, artifact_link, parquet_metadata, picture, table
 from simready.assets.partitions import by_template, sample_partitions
+from simready.assets.provenance import recorded_together
 from simready.assets.stage_io import batch_of, batch_samples, save_batch, stage_inputs
 from simready.artifacts.layout import ObservationDir, SampleDir
 from simready.resources import ArtifactStore, SourceData
@@ -73,10 +74,13 @@ def observations_and_truth(context: dg.AssetExecutionContext, store: ArtifactSto
         for name, title in (("contact_sheet", "camera passes"), ("lidar_topdown", "LiDAR top-down")):
             if getattr(SampleDir(dirs[0]).observations, name).exists():
                 metadata[name] = picture(store, getattr(first, name), f"{dirs[0].name}: {title}")
-    yield dg.MaterializeResult(asset_key="sensor_observations", data_version=dg.DataVersion(obs_version),
-                               metadata=metadata)
-    yield dg.MaterializeResult(asset_key="perception_truth", data_version=dg.DataVersion(truth_version),
-                               metadata=truth_metadata(dirs))
+    observations = dg.MaterializeResult(asset_key="sensor_observations", data_version=dg.DataVersion(obs_version),
+                                        metadata=metadata)
+    truth = dg.MaterializeResult(asset_key="perception_truth", data_version=dg.DataVersion(truth_version),
+                                 metadata=truth_metadata(dirs))
+    with recorded_together(context, "sensor_observations"):  # perception_truth's provenance: this partition's
+        yield observations
+        yield truth
 
 
 def truth_metadata(dirs: list[Path]) -> dict[str, object]:

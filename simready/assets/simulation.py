@@ -12,6 +12,7 @@ import dagster as dg
 from simready.assets.automation import EAGER
 from simready.assets.metadata import parquet_metadata, picture, table
 from simready.assets.partitions import sample_partitions
+from simready.assets.provenance import recorded_together
 from simready.assets.scenario import scenario_manifests
 from simready.common.parallel import map_samples
 from simready.assets.stage_io import batch_dir, batch_of, save_batch, stage_inputs
@@ -113,7 +114,7 @@ def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactS
         for s in summaries
         for b in s["branches"]
     ]
-    yield dg.MaterializeResult(
+    checkpoints = dg.MaterializeResult(
         asset_key="checkpoints",
         data_version=dg.DataVersion(batch_version(summaries, "checkpoint")),
         metadata={
@@ -133,8 +134,11 @@ def checkpoints_and_branches(context: dg.AssetExecutionContext, store: ArtifactS
     if summaries:
         plot = store.layout.batch(*batch_of(context)).sample(summaries[0]["sample"]).rollout_plot
         metadata["branch_plot"] = picture(store, plot, f"{summaries[0]['sample']} brake vs coast")
-    yield dg.MaterializeResult(
+    branches = dg.MaterializeResult(
         asset_key="action_branches",
         data_version=dg.DataVersion(batch_version(summaries, "trace_sha256")),
         metadata=metadata,
     )
+    with recorded_together(context, "checkpoints"):  # action_branches' provenance: this partition's checkpoints
+        yield checkpoints
+        yield branches
