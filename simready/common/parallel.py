@@ -164,7 +164,15 @@ def _in_worker() -> None:
     (~250 000 objects) one took ~60 ms, about one per three dynamic-v1 samples of a reference pool, and each walk
     also copied the parent's pages. Reference counting still frees what the work drops; results do not depend on it.
     """
+    forked_child()
+    mp_util.Finalize(None, atexit._run_exitfuncs, exitpriority=0)
+
+
+def forked_child() -> None:
+    """What a forked child of this project does first (a stage's worker, ``simready run``'s run processes): what the
+    fork brought out of the cyclic collector's walks (``gc.freeze``), Ctrl-C raising ``KeyboardInterrupt`` whatever
+    handler the parent had, and the parent's exit handlers dropped (the child's own, registered later, run when it
+    ends)."""
     gc.freeze()
     signal.signal(signal.SIGINT, signal.default_int_handler)
     atexit._clear()
-    mp_util.Finalize(None, atexit._run_exitfuncs, exitpriority=0)

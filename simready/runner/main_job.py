@@ -13,7 +13,6 @@ about the data.
 
 import atexit
 import ctypes
-import gc
 import importlib
 import json
 import multiprocessing as mp
@@ -32,7 +31,7 @@ from dagster._core.events import RunFailureReason
 from dagster._core.storage.tags import RUN_FAILURE_REASON_TAG
 
 from simready.common import paths
-from simready.common.parallel import holding_core, share_cores, worker_count
+from simready.common.parallel import forked_child, holding_core, share_cores, worker_count
 from simready.assets.inputs import observe_inputs
 from simready.assets.partitions import batch_partitions
 from simready.definitions import defs, world_templates
@@ -250,9 +249,7 @@ def _fork_run(defs: dg.Definitions, instance: dg.DagsterInstance, task: Task, lo
         _die_with_parent()
         if os.getppid() != parent:
             os._exit(1)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        gc.freeze()  # what the fork brought outlives the run: out of the cyclic collector's walks
-        atexit._clear()  # the parent's exit handlers stay the parent's; the run's own run below
+        forked_child()  # gc.freeze, Ctrl-C as KeyboardInterrupt, the parent's exit handlers dropped; the run's run below
         cpu0, loaded = cpu_seconds(), set(sys.modules)
         tags = {**log.tags, **({OWNER_TAG: owner_tags()[OWNER_TAG]} if OWNER_TAG in log.tags else {})}
         try:
