@@ -15,21 +15,7 @@ import dagster as dg
 import pytest
 
 from simready.runner.status import OWNER_TAG, interrupted_runs
-
-_SLOW_JOB = """
-import sys, time
-import dagster as dg
-
-@dg.op
-def slow(context):
-    print("op started", flush=True)
-    time.sleep(60)
-
-@dg.job
-def slow_job():
-    slow()
-"""
-
+from tests.fixtures.dagster_jobs import SLOW_JOB
 
 def _spawn(code: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
@@ -45,7 +31,7 @@ def _wait_for(proc: subprocess.Popen, line: str) -> None:
 
 @pytest.mark.slow
 def test_status_names_a_run_whose_process_was_killed(tmp_path) -> None:
-    child = _spawn(_SLOW_JOB + textwrap.dedent(f"""
+    child = _spawn(SLOW_JOB + textwrap.dedent(f"""
         from simready.runner.status import owner_tags
         instance = dg.DagsterInstance.local_temp(tempdir={str(tmp_path)!r})
         slow_job.execute_in_process(instance=instance, tags=owner_tags(), raise_on_error=False)
@@ -65,7 +51,7 @@ def test_status_names_a_run_whose_process_was_killed(tmp_path) -> None:
 
 @pytest.mark.slow
 def test_ctrl_c_stops_simready_run_as_a_whole_with_one_line_and_130(tmp_path) -> None:
-    child = _spawn(_SLOW_JOB + textwrap.dedent(f"""
+    child = _spawn(SLOW_JOB + textwrap.dedent(f"""
         import simready.runner.main_job
         from simready.cli import main
 

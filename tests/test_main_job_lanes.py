@@ -20,6 +20,7 @@ import pytest
 
 from simready.runner.main_job import RunLog, Task, main_tasks, run_tasks
 from simready.runner.status import OWNER_TAG, interrupted_runs, owner_tags
+from tests.fixtures.dagster_jobs import SLOW_JOB
 
 
 def _defs(folder: Path) -> dg.Definitions:
@@ -96,20 +97,9 @@ def test_main_tasks_wait_for_what_they_read() -> None:
 
 @pytest.mark.slow
 def test_ctrl_c_stops_every_lane_with_one_line_and_130(tmp_path) -> None:
-    code = f"""
-        import sys, time
-        import dagster as dg
+    code = SLOW_JOB + textwrap.dedent(f"""
         import simready.runner.main_job as main_job
         from simready.cli import main
-
-        @dg.op
-        def slow(context):
-            print("op started", flush=True)
-            time.sleep(60)
-
-        @dg.job
-        def slow_job():
-            slow()
 
         def lanes(quiet, run_tags):
             defs = dg.Definitions(jobs=[slow_job])
@@ -122,8 +112,8 @@ def test_ctrl_c_stops_every_lane_with_one_line_and_130(tmp_path) -> None:
 
         main_job.run_main_job = lanes
         sys.exit(main(["run", "--quiet"]))
-    """
-    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
+    """)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
         started = 0
