@@ -165,7 +165,7 @@ def test_preloaded_worlds_are_the_ones_the_runs_read_and_a_bad_template_is_left_
     static_plan._PLANS.clear()
     main_job._preload_worlds()
     assert "urban_unsignalized_intersection" in tried and len(tried) >= 4
-    source = main_job.resources_for_deployment()["source"]
+    source = main_job.deployment_source()
     assert len(static_plan._PLANS) == len(tried) - 1
     # The runs read their template as the stages do: the object the parent loaded (and warmed) is the one they get.
     t = real(source, "residential_crosswalk_v3").template

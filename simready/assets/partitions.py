@@ -33,7 +33,8 @@ template_partitions = dg.StaticPartitionsDefinition(template_ids())
 
 #: Sample batches are registered at run time (by the main job, the daily
 #: schedule, or a user in the UI). One key is one batch of samples per template.
-batch_partitions = dg.DynamicPartitionsDefinition(name="sample_batch")
+BATCH_PARTITIONS = "sample_batch"
+batch_partitions = dg.DynamicPartitionsDefinition(name=BATCH_PARTITIONS)
 
 #: Every sample-level asset shares this: template (static) × batch (dynamic), so a
 #: template's change reaches exactly its own batches.

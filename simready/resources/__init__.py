@@ -207,6 +207,20 @@ def resources_for_deployment(name: str | None = None) -> dict[str, object]:
     return production_resources()
 
 
+def deployment_store(name: str | None = None) -> ArtifactStore:
+    """The deployment's artifact store, typed (:func:`resources_for_deployment`'s ``store``)."""
+    store = resources_for_deployment(name)["store"]
+    assert isinstance(store, ArtifactStore)
+    return store
+
+
+def deployment_source(name: str | None = None) -> SourceData:
+    """The deployment's source files, typed (:func:`resources_for_deployment`'s ``source``)."""
+    source = resources_for_deployment(name)["source"]
+    assert isinstance(source, SourceData)
+    return source
+
+
 def executor_for_deployment(name: str | None = None) -> dg.ExecutorDefinition:
     """Where a run's steps execute: in the run's process locally; on Celery workers in production."""
     name = name or deployment_name()

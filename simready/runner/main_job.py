@@ -33,13 +33,14 @@ from dagster._core.storage.tags import RUN_FAILURE_REASON_TAG
 from simready.common import paths
 from simready.common.parallel import forked_child, holding_core, share_cores, worker_count
 from simready.assets.inputs import observe_inputs
-from simready.assets.partitions import batch_partitions
-from simready.definitions import defs, world_templates
+from simready.assets.partitions import BATCH_PARTITIONS, template_partitions
+from simready.definitions import defs
 from simready.kernel_cache import warm_kernels
 from simready.release import load_release
-from simready.release.build import DEFAULT_TAG, SPLITS
-from simready.resources import ArtifactStore, resources_for_deployment
+from simready.release.build import DEFAULT_TAG
+from simready.resources import ArtifactStore, deployment_source, deployment_store
 from simready.runner.status import OWNER_TAG, owner_tags
+from simready.scenario.splits import SPLITS
 from simready.scenario.suite import check_intents, load_suite
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -68,7 +69,8 @@ class RunLog:
     by_step: dict[str, float] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
 
-    def execute(self, defs: dg.Definitions, instance: dg.DagsterInstance, job: str, partition=None) -> bool:
+    def execute(self, defs: dg.Definitions, instance: dg.DagsterInstance, job: str,
+                partition: str | None = None) -> bool:
         """Run ``job`` (its ``partition``) in this process; record and print its outcome; True iff it succeeded."""
         t0, cpu0 = time.perf_counter(), cpu_seconds()
         outcome = _execute(defs, instance, job, partition, self.quiet, self.tags)
@@ -144,6 +146,8 @@ def step_seconds(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
     for entry in instance.all_logs(run_id):
         event = entry.dagster_event
         if event is None:
+            continue
+        if event.step_key is None:
             continue
         if event.event_type_value == "STEP_START":
             starts[event.step_key] = entry.timestamp
@@ -319,18 +323,18 @@ def run_main_job(quiet: bool = False, run_tags: dict[str, str] | None = None) ->
     check_intents(suite, paths.SUITE_FILE)
     instance = _instance()
     log = RunLog(quiet, dict(run_tags or {}))
-    template_ids = world_templates.partitions_def.get_partition_keys()
+    template_ids = template_partitions.get_partition_keys()
     batches = suite.batch_keys()
-    instance.add_dynamic_partitions(batch_partitions.name, batches)
+    instance.add_dynamic_partitions(BATCH_PARTITIONS, batches)
     # The input files' data versions first (no run), so every materialization below records what it read.
-    observe_inputs(instance, resources_for_deployment()["source"])
+    observe_inputs(instance, deployment_source())
     print(f"simready main job: suite {suite.suite_id!r}, {len(template_ids)} templates × {len(batches)} batches")
     # Every numba kernel compiled (or loaded from its cache) once, here: the stages' forked workers inherit them
     # instead of each compiling the same ones on a fresh clone.
     warm_kernels(say=lambda line: print(f"  {line}", flush=True))
     if log.execute(defs, instance, "catalog_job"):
         run_tasks(log, defs, instance, main_tasks(template_ids, batches), preload=_preload_stages)
-    store = resources_for_deployment()["store"]
+    store = deployment_store()
     if store.exists(store.layout.data_docs_index):
         print(f"  data docs   {store.url(store.layout.data_docs_index)}")
     _print_summary(store, template_ids, batches, time.perf_counter() - t0, instance, log, cpu_seconds() - cpu0)
@@ -364,8 +368,8 @@ def _preload_worlds() -> None:
     from simready.assets.stage_io import stage_inputs
     from simready.sim.batch import warm_world
 
-    source = resources_for_deployment()["source"]
-    for template_id in world_templates.partitions_def.get_partition_keys():
+    source = deployment_source()
+    for template_id in template_partitions.get_partition_keys():
         try:
             warm_world(*stage_inputs(source, template_id))
         except Exception:  # noqa: BLE001 - only a head start: a template that fails is its own run's to report
@@ -391,7 +395,7 @@ def main_tasks(template_ids: Sequence[str], batches: Sequence[str]) -> list[Task
     return tasks
 
 
-def _print_traffic(store: ArtifactStore, template_ids: list[str], batches: list[str]) -> None:
+def _print_traffic(store: ArtifactStore, template_ids: Sequence[str], batches: Sequence[str]) -> None:
     """Background traffic's cost (SPEC §20): per template × intent with traffic, the vehicles its samples carry and
     the CPU seconds the ladder spent generating them, its street rollouts (one per proposal) included."""
     layout = store.layout
@@ -413,8 +417,8 @@ def _print_traffic(store: ArtifactStore, template_ids: list[str], batches: list[
                   f"{int(t['rollouts'])} street rollouts")
 
 
-def _print_summary(store: ArtifactStore, template_ids: list[str], batches: list[str], wall_s: float, instance,
-                   log: RunLog, cpu_s: float | None = None) -> None:
+def _print_summary(store: ArtifactStore, template_ids: Sequence[str], batches: Sequence[str], wall_s: float,
+                   instance: dg.DagsterInstance, log: RunLog, cpu_s: float | None = None) -> None:
     layout = store.layout
     print("\nsimready — main job summary")
     if store.exists(layout.certification):
