@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import math
 from collections import deque as drain
+from dataclasses import dataclass
 from itertools import starmap
 from operator import call
 from collections.abc import Iterable
@@ -96,6 +97,33 @@ _NO_ROWS = np.empty((0, 16))
 _NO_TYRES: tuple[float, ...] = (0.0,) * 11
 
 
+
+@dataclass(eq=False)
+class _Layout:
+    """Which vehicles' bodies a tick moves, stands or reads, and their index arrays (:meth:`DynamicBackend._hand_over`):
+    a function of the tick's presence, far background vehicles, woken parked vehicles and goals, kept while those
+    stay (most ticks), so the lists are not rebuilt tick after tick."""
+
+    present: np.ndarray
+    far: set[int]
+    goals: tuple[Any, ...]
+    woken: frozenset[int]
+    #: Whether a present parked vehicle still sleeps (then :meth:`DynamicBackend._wake` looks at it).
+    sleeping: bool
+    #: The ego's index where it is present, else None.
+    ego: int | None
+    #: The vehicles moving under forces, and the agents among them (``(i, chassis, body, stop)``).
+    live: list[int]
+    agents: list[tuple[int, Any, int, bool]]
+    #: The present vehicles standing still (sleeping parked ones).
+    stand: list[int]
+    agent_bodies: np.ndarray
+    live_bodies: np.ndarray
+    moved_rows: np.ndarray
+    stand_rows: np.ndarray
+    #: The ego's row in ``live`` (-1: not moving).
+    ego_row: int
+
 class DynamicBackend(ThrownBodies):
     name: ClassVar[str] = "dynamic-v1"
     extras: ClassVar[tuple[str, ...]] = COMMON_EXTRAS + ("tyre_util",)
@@ -103,6 +131,7 @@ class DynamicBackend(ThrownBodies):
     def start(self, state: SimState) -> StepOutcome:
         if self._world is None:
             self._build()
+        self._layout = None
         self._woken = frozenset(state.world.woken)
         for i in sorted(self._woken):
             self._make_dynamic(i, state.bodies)
@@ -253,6 +282,37 @@ class DynamicBackend(ThrownBodies):
             stepper(cid)
         return util
 
+    def _hand_over(self, state: SimState, kin: Bodies, far: set[int], goals: tuple[Any, ...]) -> _Layout:
+        """Hide the vehicles absent or far this tick and show those back in reach (:meth:`_hide`, :meth:`_show`), and
+        the tick's layout of the bodies that follows from it (:class:`_Layout`), kept for the next ticks: it holds while
+        presence (the same array), the far vehicles, the woken parked ones and the goals are the same."""
+        present = state.bodies.present
+        present_l = present.tolist()
+        hidden, was_far = self._hidden, self._was_far
+        for i in self.vehicles:
+            if not present_l[i] or i in far:
+                if i not in hidden:
+                    self._hide(i)
+            elif i in hidden:
+                # Handed over to physics: its body at the tick's state (where a restored engine places it too); one
+                # that appears (a spawned reserve) at the step's pose.
+                self._show(i, state.bodies if i in was_far else kin)
+        parked, woken = self.scene.actors.parked.tolist(), self._woken
+        e = self.ego if self.ego is not None and present_l[self.ego] else None
+        # The vehicles whose bodies move under forces this tick (absent, far and sleeping parked ones excepted).
+        live = [i for i in self.vehicles if present_l[i] and i not in hidden and (not parked[i] or i in woken)]
+        agents = [(i, self.chassis[i], self.actor_body[i], post_crash(goals[i]) or parked[i]) for i in live if i != self.ego]
+        live_set = set(live)
+        # Sleeping parked vehicles stand; far background ones keep the kinematic step's rows.
+        stand = [i for i in self.vehicles if present_l[i] and i not in live_set and i not in far]
+        lay = self._layout = _Layout(
+            present=present, far=set(far), goals=goals, woken=woken,
+            sleeping=any(i not in woken and present_l[i] for i in self.parked_idx), ego=e, live=live, agents=agents,
+            stand=stand, agent_bodies=self._index_array(ag[2] for ag in agents), live_bodies=self._read_specs(live)[2],
+            moved_rows=self._index_array(live), stand_rows=self._index_array(stand),
+            ego_row=live.index(e) if e is not None and e in live_set else -1)
+        return lay
+
     def advance(self, state: SimState, route: RouteTable, plan: Plan) -> StepOutcome:
         scene = self.scene
         a = scene.actors
@@ -262,29 +322,21 @@ class DynamicBackend(ThrownBodies):
                              plan.d_acc)
         kin, yaw, slip, accel = step.bodies, step.yaw, step.slip, step.accel
         goals = state.control.longitudinal
-        hidden = self._hidden
-        present_l = present.tolist()
         far = self._far(state)
-        was_far = self._was_far
-        for i in self.vehicles:
-            if not present_l[i] or i in far:
-                if i not in hidden:
-                    self._hide(i)
-            elif i in hidden:
-                # Handed over to physics: its body at the tick's state (where a restored engine places it too); one
-                # that appears (a spawned reserve) at the step's pose.
-                self._show(i, state.bodies if i in was_far else kin)
+        lay = self._layout
+        if lay is None or lay.present is not present or lay.far != far or lay.goals is not goals:
+            lay = self._hand_over(state, kin, far, goals)
         self._was_far = far
-        self._wake(state)
-        e = self.ego if self.ego is not None and present[self.ego] else None
+        if lay.sleeping:
+            self._wake(state)
+            if self._woken != lay.woken:
+                lay = self._hand_over(state, kin, far, goals)
+        e = lay.ego
         steer = 0.0
         util = 0.0
         # The energy check only applies to a tick without actuation; reading the energy changes nothing.
         e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
-        # The vehicles whose bodies move under forces this tick (absent, far and sleeping parked ones excepted).
-        parked, woken = a.parked.tolist(), self._woken
-        live = [i for i in self.vehicles if present_l[i] and i not in hidden and (not parked[i] or i in woken)]
-        agents = [(i, self.chassis[i], self.actor_body[i], post_crash(goals[i]) or parked[i]) for i in live if i != self.ego]
+        live, agents = lay.live, lay.agents
         a_cmd, setup = 0.0, _NO_TYRES
         if e is not None:
             steer = self._steer(state, route, plan, post_crash(goals[e]))
@@ -295,10 +347,10 @@ class DynamicBackend(ThrownBodies):
         if sm is not None:
             # The substeps and the end-of-tick reads in one compiled call through PyBullet's C API (the same commands).
             reads = np.empty((len(live), 13))
-            util = capi.tick_substeps(sm, self.substeps, self.h, p.WORLD_FRAME, self._index_array(ag[2] for ag in agents),
+            util = capi.tick_substeps(sm, self.substeps, self.h, p.WORLD_FRAME, lay.agent_bodies,
                                       agent_drive_table(scene, agents, state, kin, yaw, plan),
                                       self.ego_body if e is not None else -1, steer, a_cmd, np.array(setup),
-                                      _SLIP_MIN_MPS, C.STANDSTILL_MPS, self._read_specs(live)[2], reads)
+                                      _SLIP_MIN_MPS, C.STANDSTILL_MPS, lay.live_bodies, reads)
             if util < 0.0:
                 raise RuntimeError(f"dynamic-v1: PyBullet could not read a body's state at tick {state.tick}")
         else:
@@ -311,22 +363,20 @@ class DynamicBackend(ThrownBodies):
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
         lever = (0.0, 0.0, 0.0)
-        live_set = set(live)
         # Sleeping parked vehicles stand; far background ones keep the kinematic step's rows.
-        stand = [i for i in self.vehicles if present_l[i] and i not in live_set and i not in far]
         moved = live
         table = _NO_ROWS
         if moved:
             # Each moved body's row: origin, quaternion, velocity, angular velocity, heading, speed, slip (16 floats).
             table, levers = self._read_table(moved, reads)
-            if e is not None and e in live_set:
-                lx, ly, lz = levers[moved.index(e), :, 0].tolist()
+            if lay.ego_row >= 0:
+                lx, ly, lz = levers[lay.ego_row, :, 0].tolist()
                 lever = (lx, ly, lz)
-        if moved or stand:
+        if moved or lay.stand:
             # The standing rows, the moved bodies' rows and every moved body back onto its path, in one compiled call
             # (ReferencePath.project_near's operations, its bits).
             cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
-            place_rows(table, self._index_array(moved), self._index_array(stand), state.bodies.pos, state.bodies.quat,
+            place_rows(table, lay.moved_rows, lay.stand_rows, state.bodies.pos, state.bodies.quat,
                        c.yaw, c.u, c.d, cum, base, last, pts, dirs, PROJECT_WINDOW, pos, quat, vel, omega, yaw, u_out,
                        d_out, v_out, slip)
         if e is not None:

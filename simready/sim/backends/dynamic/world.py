@@ -6,7 +6,7 @@ scene's cached plan, :mod:`.plan`; then every vehicle in actor order, a rigid bo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pybullet as p
@@ -77,6 +77,8 @@ class DynamicWorld(Backend):
         self._woken: frozenset[int] = frozenset()
         #: The background vehicles driven kinematically in the last tick (:meth:`_far`).
         self._was_far: set[int] = set()
+        #: The last tick's layout of the vehicles' bodies (:meth:`~.backend.DynamicBackend._hand_over`; None: none yet).
+        self._layout: Any = None
         self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
         self._radius: list[float] = np.asarray(a.radius, dtype=np.float64).tolist()
         #: Struck road users' rigid bodies, by actor (created at the strike, in the order of the strikes).
@@ -226,6 +228,7 @@ class DynamicWorld(Backend):
         w.call(p.setCollisionFilterGroupMask, body, -1, *(EGO_FILTER if i == self.ego else AGENT_FILTER))
         self.actor_body[i] = body
         self._com_stacks.clear()  # the bodies read per list of vehicles (:meth:`_read_specs`)
+        self._layout = None  # and the tick's lists of them (:meth:`~.backend.DynamicBackend._hand_over`)
         self.body_actor[body] = i
         return body
 
