@@ -82,3 +82,27 @@ def test_c_api_substeps_with_background_traffic(lead: ScenarioManifest, city: An
     of moved bodies): the same bytes through either path."""
     m = lead.model_copy(update={"clip_s": 4.0})
     assert _rollout(m, True, monkeypatch, city) == _rollout(m, False, monkeypatch, city)
+
+
+@pytest.mark.skipif(not capi.available(), reason="the C API path is found through the ELF symbol table")
+def test_contact_points_are_the_bindings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backend's contact points through the C API (:func:`capi.contact_points`) are the binding's
+    ``getContactPoints`` rows it keeps, in order, bit for bit, tick after tick of a rear-end crash (vehicle-vehicle
+    contacts; ground contacts left out by both)."""
+    from simready.sim.core.scene import build_scene
+    from simready.sim.engine import Engine
+
+    scene = build_scene(_rear_end(), template(), backend="dynamic-v1", catalog=catalog())
+    engine = Engine(scene)
+    try:
+        backend: Any = engine.backend
+        seen = 0
+        while engine.step():
+            monkeypatch.setattr(capi, "ENABLED", True)
+            fast = backend._contact_points()
+            monkeypatch.setattr(capi, "ENABLED", False)
+            assert fast == backend._contact_points()
+            seen += len(fast)
+        assert seen > 0
+    finally:
+        engine.close()

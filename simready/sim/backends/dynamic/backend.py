@@ -405,6 +405,43 @@ class DynamicBackend(ThrownBodies):
                             struck=struck, woken=self._woken, ok=0)
         return out
 
+    def _contact_points(self) -> list[tuple[int, int, float, float]]:
+        """PyBullet's contact points between two actors' bodies or an actor's and a static collider other than the
+        ground, in its order: body A, body B and the x, y of the point on A (world, m). Through the C API in one
+        compiled call where the handle is found (:func:`.capi.contact_points`, the same request), else the binding's
+        ``getContactPoints``."""
+        body_actor, statics, ground = self.body_actor, self.static_names, self.ground_bodies
+        sm = self._client_handle()
+        if sm is None:
+            rows: list[tuple[int, int, float, float]] = []
+            for cp in p.getContactPoints(physicsClientId=self.world.client):
+                ba, bb = cp[1], cp[2]
+                a_actor, b_actor = ba in body_actor, bb in body_actor
+                if not (a_actor or b_actor):
+                    continue
+                other = ba if b_actor else bb
+                if (a_actor and b_actor) or (other in statics and other not in ground):
+                    rows.append((ba, bb, float(cp[5][0]), float(cp[5][1])))
+            return rows
+        roles = self._roles
+        if roles is None:
+            # Per body id: 1 an actor's body, 2 a static collider other than the ground, 0 any other.
+            ids = [*body_actor, *statics, 0]
+            roles = self._roles = np.zeros(max(ids) + 1, dtype=np.int8)
+            for body in statics:
+                if body not in ground:
+                    roles[body] = 2
+            for body in body_actor:
+                roles[body] = 1
+        buf = self._contact_buf
+        m = capi.contact_points(sm, roles, buf)
+        if m > len(buf):
+            buf = self._contact_buf = np.empty((2 * m, 4))
+            m = capi.contact_points(sm, roles, buf)
+        if m < 0:
+            raise RuntimeError("dynamic-v1: PyBullet could not report its contact points")
+        return [(int(ba), int(bb), x, y) for ba, bb, x, y in buf[:m].tolist()] if m else []
+
     def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray, present: np.ndarray,
                   struck: tuple[impact.Struck, ...] = ()) -> tuple[set[tuple[int, int]], dict[tuple[int, int], tuple[float, float]]]:
         """This tick's contacts and the impact point (world x, y) of each new one.
@@ -420,15 +457,10 @@ class DynamicBackend(ThrownBodies):
         out: set[tuple[int, int]] = set()
         points: dict[tuple[int, int], tuple[float, float]] = {}
         body_actor, statics = self.body_actor, self.static_names
-        for cp in p.getContactPoints(physicsClientId=self.world.client):
-            ba, bb = cp[1], cp[2]
+        for ba, bb, x, y in self._contact_points():
             i, j = body_actor.get(ba), body_actor.get(bb)
-            if i is None and j is None:
-                continue
             if i is None or j is None:
                 other = bb if i is not None else ba
-                if other in self.ground_bodies or other not in statics:
-                    continue
                 actor = i if i is not None else j
                 assert actor is not None  # one of the two is an actor
                 pair = (actor, -1 - self.static_key[other])
@@ -437,7 +469,7 @@ class DynamicBackend(ThrownBodies):
                 pair = (min(i, j), max(i, j))
             if pair not in out:
                 out.add(pair)
-                points[pair] = (round(float(cp[5][0]), 6), round(float(cp[5][1]), 6))
+                points[pair] = (round(x, 6), round(y, 6))
         phys, parked = self.physical, self.scene.actors.parked
         for pair in footprint_contacts(self.scene, pos, yaw, present):
             # Two vehicle bodies are in contact from the first tick their footprints overlap, even where their

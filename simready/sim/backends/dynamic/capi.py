@@ -77,6 +77,16 @@ _step_init: Any = types.ExternalFunction("b3InitStepSimulationCommand", _i8(_i8)
 _state_init: Any = types.ExternalFunction("b3RequestActualStateCommandInit", _i8(_i8, _i4))
 _state: Any = types.ExternalFunction("b3GetStatusActualState", _i4(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8))
 _compose: Any = types.ExternalFunction("b3MultiplyTransforms", types.void(_i8, _i8, _i8, _i8, _i8, _i8))
+_contacts_init: Any = types.ExternalFunction("b3InitRequestContactPointInformation", _i8(_i8))
+_status_type: Any = types.ExternalFunction("b3GetStatusType", _i4(_i8))
+_contacts_get: Any = types.ExternalFunction("b3GetContactPointInformation", types.void(_i8, _i8))
+
+#: ``CMD_CONTACT_POINT_INFORMATION_COMPLETED`` of the C API's ``EnumSharedMemoryServerStatus`` (SharedMemoryPublic.h):
+#: the status of a contact request that completed.
+_CONTACTS_COMPLETED = 39
+#: ``struct b3ContactPointData`` (SharedMemoryPublic.h): its size, and the offsets of ``m_bodyUniqueIdA``,
+#: ``m_bodyUniqueIdB`` (ints) and ``m_positionOnAInWS`` (3 doubles).
+_CONTACT_SIZE, _CONTACT_A, _CONTACT_B, _CONTACT_POS_A = 176, 4, 8, 24
 
 
 def _symbols(path: str, names: tuple[str, ...]) -> dict[str, tuple[int, int, int]]:
@@ -166,6 +176,18 @@ def _f8_at(typingctx, address, k):  # type: ignore[no-untyped-def]
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         ptr = builder.inttoptr(args[0], ir.DoubleType().as_pointer())
         return builder.load(builder.gep(ptr, [args[1]]))
+
+    return sig, codegen
+
+
+@intrinsic
+def _i4_at(typingctx, address, k):  # type: ignore[no-untyped-def]
+    """The int at byte offset ``k`` of ``address`` (a pointer the C API returned)."""
+    sig = types.int64(types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ptr = builder.inttoptr(builder.add(args[0], args[1]), ir.IntType(32).as_pointer())
+        return builder.sext(builder.load(ptr), ir.IntType(64))
 
     return sig, codegen
 
@@ -304,3 +326,33 @@ def base_quats(raw: np.ndarray, inv: np.ndarray, has: np.ndarray) -> None:
             _compose(at, at + 24, at + 56, inv.ctypes.data + 32 * k, at + 80, at + 104)
             for c in range(4):
                 raw[k, 3 + c] = buf[13 + c]
+
+
+@numba.njit(**_JIT)
+def contact_points(sm: int, role: np.ndarray, out: np.ndarray) -> int:
+    """The world's contact points that the backend reads (``getContactPoints()``'s request, the same command), in the
+    C API's order: row ``k`` of ``out`` gets body A, body B and the x, y of the point on A, for each point between two
+    bodies of role 1 (actors) or between one of role 1 and one of role 2 (static colliders other than the ground);
+    ``role`` is indexed by body id (0 beyond it). Returns how many points were kept (rows past ``len(out)`` are not
+    written: call again with room for them), or -1 where the request failed."""
+    status = _submit(sm, _contacts_init(sm))
+    if _status_type(status) != _CONTACTS_COMPLETED:
+        return -1
+    info = np.zeros(2, dtype=np.int64)  # struct b3ContactInformation: int m_numContactPoints; b3ContactPointData* ...
+    _contacts_get(sm, info.ctypes.data)
+    count = info[0] & 0xFFFFFFFF
+    at = info[1]
+    m = 0
+    n_role = len(role)
+    for k in range(count):
+        row = at + _CONTACT_SIZE * k
+        a, b = _i4_at(row, _CONTACT_A), _i4_at(row, _CONTACT_B)
+        ra = role[a] if 0 <= a < n_role else 0
+        rb = role[b] if 0 <= b < n_role else 0
+        if (ra == 1 and (rb == 1 or rb == 2)) or (ra == 2 and rb == 1):
+            if m < len(out):
+                out[m, 0], out[m, 1] = a, b
+                out[m, 2] = _f8_at(row + _CONTACT_POS_A, 0)
+                out[m, 3] = _f8_at(row + _CONTACT_POS_A, 1)
+            m += 1
+    return m

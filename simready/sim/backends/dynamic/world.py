@@ -79,6 +79,10 @@ class DynamicWorld(Backend):
         self._was_far: set[int] = set()
         #: The last tick's layout of the vehicles' bodies (:meth:`~.backend.DynamicBackend._hand_over`; None: none yet).
         self._layout: Any = None
+        #: Per body id, its role in a contact the backend reads (:meth:`~.backend.DynamicBackend._contact_points`; None:
+        #: not built since the last body was created), and the compiled read's rows.
+        self._roles: np.ndarray | None = None
+        self._contact_buf = np.empty((64, 4))
         self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
         self._radius: list[float] = np.asarray(a.radius, dtype=np.float64).tolist()
         #: Struck road users' rigid bodies, by actor (created at the strike, in the order of the strikes).
@@ -229,6 +233,7 @@ class DynamicWorld(Backend):
         self.actor_body[i] = body
         self._com_stacks.clear()  # the bodies read per list of vehicles (:meth:`_read_specs`)
         self._layout = None  # and the tick's lists of them (:meth:`~.backend.DynamicBackend._hand_over`)
+        self._roles = None  # the bodies' roles in a contact (:meth:`~.backend.DynamicBackend._contact_points`)
         self.body_actor[body] = i
         return body
 
