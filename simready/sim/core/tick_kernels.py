@@ -98,6 +98,47 @@ STOP_END, STOP_EVENT = 0, 1
 
 
 @numba.njit(**_JIT)
+def step_paths(u: np.ndarray, v: np.ndarray, accel: np.ndarray, present: np.ndarray, dt: float, cum: np.ndarray,
+               base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, psi: np.ndarray,
+               dpsi: np.ndarray, heights: np.ndarray, g_x0: float, g_y0: float, g_inv: float, d: np.ndarray,
+               d_rate: np.ndarray, d_acc: np.ndarray, seg_lane: np.ndarray, lane_u0: np.ndarray, prev_pos: np.ndarray,
+               prev_quat: np.ndarray, prev_yaw: np.ndarray, reach2: np.ndarray, hl: np.ndarray, hw: np.ndarray,
+               w_rows: np.ndarray, w_first: np.ndarray, w_z_start: np.ndarray, w_step_u: np.ndarray,
+               w_step_dh: np.ndarray, inv_ramp: float, max_speed: float, lo_x: float, hi_x: float, lo_y: float,
+               hi_y: float, max_abs_z: float, leaves: np.ndarray, lengths: np.ndarray, atan_fp: int, u1: np.ndarray,
+               v1: np.ndarray, a1: np.ndarray, lane: np.ndarray, s: np.ndarray, yaw: np.ndarray, big: np.ndarray,
+               slip: np.ndarray, pairs: np.ndarray) -> tuple[int, int, int]:
+    """:func:`simready.sim.core.kinematics.step_on_paths`' arithmetic in one call: the integration, placement and new
+    lanes (:func:`simready.sim.core.kernels.advance_place_lanes` into ``u1``, ``v1``, ``a1``, ``lane``, ``s``), the
+    headings (numpy's own ``arctan2`` loop at ``atan_fp`` on the rows numpy is given, as
+    :func:`~simready.sim.core.kinematics._headings` calls it, into ``yaw``) and the packing with its checks
+    (:func:`simready.sim.core.kernels.pack_step_walk_ok` into ``big``, ``slip``, ``pairs``). Returns the placement's
+    flags, the number of contact pairs and the verdict; where the flags lack :data:`~simready.sim.core.kernels.FINITE`
+    (or there is no actor) only the first part ran (the caller takes the reference path)."""
+    n = u.shape[0]
+    placed = np.empty((8, n))
+    flags = K.advance_place_lanes(u, v, accel, present, dt, cum, base, last, pts, dirs, psi, dpsi, heights, g_x0,
+                                  g_y0, g_inv, d, d_rate, seg_lane, lane_u0, u1, v1, a1, placed, lane, s)
+    if n == 0 or not flags & K.FINITE:
+        return flags, 0, 0
+    lateral = (flags & K.LATERAL) != 0
+    if lateral:
+        turn = np.empty(n)
+        NL.atan2_rows(atan_fp, d_rate, placed[K.BIG_V], turn)
+        for i in range(n):
+            yaw[i] = placed[K.YAW_C, i] + turn[i]
+    else:
+        for i in range(n):
+            yaw[i] = placed[K.YAW_C, i] + d_rate[i]
+    heading_v = np.empty(n)
+    NL.atan2_rows(atan_fp, placed[K.VY], placed[K.VX], heading_v)
+    m, ok = K.pack_step_walk_ok(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev_pos, prev_quat,
+                                prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u1,
+                                big, slip, pairs, max_speed, lo_x, hi_x, lo_y, hi_y, max_abs_z, leaves, lengths)
+    return flags, m, ok
+
+
+@numba.njit(**_JIT)
 def hazard(i: int, px: float, py: float, xy: np.ndarray, yaw: np.ndarray, v: np.ndarray, present: np.ndarray,
            is_vehicle: np.ndarray, hl: np.ndarray, hw: np.ndarray, occluder: np.ndarray, e0: np.ndarray,
            e1: np.ndarray, gap_accept: float, eye: float, sin_fp: int, cos_fp: int) -> bool:
