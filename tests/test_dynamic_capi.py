@@ -106,3 +106,19 @@ def test_contact_points_are_the_bindings(monkeypatch: pytest.MonkeyPatch) -> Non
         assert seen > 0
     finally:
         engine.close()
+
+
+@pytest.mark.skipif(not capi.available(), reason="the C API path is found through the ELF symbol table")
+def test_tick_step_commands_nothing_where_the_ground_under_an_agent_is_unknown() -> None:
+    """capi.tick_step returns -2.0 before any PyBullet command (so the backend takes the drive model's fallback and
+    the plain substeps) where an agent's coordinates are not finite: the client handle given here is never used."""
+    z1, z3, z4 = np.zeros(1), np.zeros((2, 3)), np.zeros((2, 4))
+    pos = z3.copy()
+    pos[1, 0] = np.nan
+    none = np.zeros(0, dtype=np.int64)
+    got = capi.tick_step(0, 4, 0.005, p.WORLD_FRAME, np.array([5]), -1, 0.0, 0.0, np.zeros(11), 0.5, 0.1, none,
+                         np.empty((0, 13)), np.zeros((4, 4)), 0.0, 0.0, 1.0, np.array([1]), np.zeros(1, dtype=np.bool_),
+                         np.zeros(2, dtype=np.bool_), np.zeros(2), pos, z3, z3, z4, z3, z3, z3, np.zeros(2), np.zeros(2),
+                         z1, z1, np.zeros((1, 9)), np.zeros((1, 3)), 9.0, 9.81, 0.02, 0.25, 0.25, 0.1,
+                         np.zeros((0, 4)), np.zeros(0, dtype=np.bool_), False, np.empty((0, 4)), np.empty((0, 9)))
+    assert got == -2.0

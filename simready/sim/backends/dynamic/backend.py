@@ -66,11 +66,13 @@ from simready.sim.backend import COMMON_EXTRAS, StepOutcome
 from simready.sim.backends.dynamic.checks import body_energy, crossed_collider
 from simready.sim.backends.dynamic import capi
 from simready.sim.backends.dynamic.chassis import _SLIP_MIN_MPS, tyre_forces, tyre_setup
-from simready.sim.backends.dynamic.drive import agent_drive, agent_drive_table, agent_drives
+from simready.sim.backends.dynamic.drive import (DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, agent_arrays,
+                                                 agent_drive, agent_drive_table, agent_drives)
 from simready.sim.backends.dynamic.kernels import place_rows
 from simready.sim.controllers.lateral import preview_steer
 from simready.sim.behavior.impact import post_crash
 from simready.sim.core.kinematics import footprint_contacts, step_on_paths
+from simready.sim.core.scene import GROUND_RASTER_M
 from simready.sim.core.state import Bodies, PathCoords, SimState, frozen, ro
 from simready.sim.backends.dynamic.thrown import ThrownBodies
 
@@ -117,8 +119,11 @@ class _Layout:
     agents: list[tuple[int, Any, int, bool]]
     #: The present vehicles standing still (sleeping parked ones).
     stand: list[int]
+    #: The agents' bodies; the live vehicles' read specs (:meth:`~.exchange.BodyExchange._read_specs`) and the agents'
+    #: drive arrays (:func:`~.drive.agent_arrays`).
     agent_bodies: np.ndarray
-    live_bodies: np.ndarray
+    specs: tuple[Any, ...]
+    drive: tuple[np.ndarray, ...]
     moved_rows: np.ndarray
     stand_rows: np.ndarray
     #: The ego's row in ``live`` (-1: not moving).
@@ -308,8 +313,8 @@ class DynamicBackend(ThrownBodies):
         lay = self._layout = _Layout(
             present=present, far=set(far), goals=goals, woken=woken,
             sleeping=any(i not in woken and present_l[i] for i in self.parked_idx), ego=e, live=live, agents=agents,
-            stand=stand, agent_bodies=self._index_array(ag[2] for ag in agents), live_bodies=self._read_specs(live)[2],
-            moved_rows=self._index_array(live), stand_rows=self._index_array(stand),
+            stand=stand, agent_bodies=self._index_array(ag[2] for ag in agents), specs=self._read_specs(live),
+            drive=agent_arrays(tuple(agents)), moved_rows=self._index_array(live), stand_rows=self._index_array(stand),
             ego_row=live.index(e) if e is not None and e in live_set else -1)
         return lay
 
@@ -343,14 +348,29 @@ class DynamicBackend(ThrownBodies):
             a_cmd, friction = float(plan.accel[e]), state.world.friction
             setup = self._tyre_setup(steer, friction)
         sm = self._client_handle()
-        reads = None
+        reads = frames = None
         if sm is not None:
-            # The substeps and the end-of-tick reads in one compiled call through PyBullet's C API (the same commands).
-            reads = np.empty((len(live), 13))
-            util = capi.tick_substeps(sm, self.substeps, self.h, p.WORLD_FRAME, lay.agent_bodies,
-                                      agent_drive_table(scene, agents, state, kin, yaw, plan),
-                                      self.ego_body if e is not None else -1, steer, a_cmd, np.array(setup),
-                                      _SLIP_MIN_MPS, C.STANDSTILL_MPS, lay.live_bodies, reads)
+            # The agents' drive rows, the substeps, the end-of-tick reads and the read bodies' frames in one compiled
+            # call through PyBullet's C API (the same commands).
+            n_live = len(live)
+            reads, frames = np.empty((n_live, 13)), (np.empty((n_live, 4)), np.empty((n_live, 9)))
+            b, gm = state.bodies, scene.ground
+            idx, stop, mass, wheelbase, inertia, com = lay.drive
+            coms, _, bodies, invs, has_inv, any_inv = lay.specs
+            ego_body, setup_a = self.ego_body if e is not None else -1, np.array(setup)
+            util = capi.tick_step(sm, self.substeps, self.h, p.WORLD_FRAME, lay.agent_bodies, ego_body, steer, a_cmd,
+                                  setup_a, _SLIP_MIN_MPS, C.STANDSTILL_MPS, bodies, reads, gm.heights, gm.x0, gm.y0,
+                                  1.0 / GROUND_RASTER_M, idx, stop, a.parked, np.asarray(plan.accel, dtype=np.float64),
+                                  b.pos, b.vel, b.omega, b.quat, kin.pos, kin.vel, kin.omega, yaw, c.yaw, mass,
+                                  wheelbase, inertia, com, state.world.friction * C.GRAVITY_MPS2, C.GRAVITY_MPS2,
+                                  scene.dt, DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, invs, has_inv,
+                                  any_inv, *frames)
+            if util == -2.0:
+                # A coordinate under an agent is not finite: the drive rows with their fallback, then the substeps.
+                frames = None
+                util = capi.tick_substeps(sm, self.substeps, self.h, p.WORLD_FRAME, lay.agent_bodies,
+                                          agent_drive_table(scene, agents, state, kin, yaw, plan), ego_body, steer,
+                                          a_cmd, setup_a, _SLIP_MIN_MPS, C.STANDSTILL_MPS, bodies, reads)
             if util < 0.0:
                 raise RuntimeError(f"dynamic-v1: PyBullet could not read a body's state at tick {state.tick}")
         else:
@@ -368,7 +388,7 @@ class DynamicBackend(ThrownBodies):
         table = _NO_ROWS
         if moved:
             # Each moved body's row: origin, quaternion, velocity, angular velocity, heading, speed, slip (16 floats).
-            table, levers = self._read_table(moved, reads)
+            table, levers = self._read_table(moved, reads, frames)
             if lay.ego_row >= 0:
                 lx, ly, lz = levers[lay.ego_row, :, 0].tolist()
                 lever = (lx, ly, lz)
