@@ -53,21 +53,32 @@ from simready.sim.core import record_kernels as R
 
 #: The modules whose compiled kernels the loop carries.
 _CALLEES = (K.__file__, pk.__file__, NL.__file__, R.__file__)
+#: Per module whose cached functions carry compiled copies of other modules' kernels: those modules' files
+#: (:func:`stamp_callees`; this module's own entry is :data:`_CALLEES`).
+_STAMPED: dict[str, tuple[str, ...]] = {}
+
+
+def stamp_callees(module_file: str, callees: tuple[str, ...]) -> None:
+    """Key the numba cache of the module at ``module_file`` to the contents of ``callees`` too (the files of the
+    kernels its functions call): call it before that module's ``cache=True`` functions are defined."""
+    _STAMPED[os.path.abspath(module_file)] = tuple(callees)
 
 
 class _CalleesStamp:
-    """A numba cache locator mixin for this module's functions: the source stamp is this file's and the callees'
-    (:data:`_CALLEES`) contents, so editing a kernel the loop calls invalidates the loop's cache too."""
+    """A numba cache locator mixin for the registered modules' functions (:func:`stamp_callees`): the source stamp is
+    the module file's and its callees' contents, so editing a kernel the loop calls invalidates the loop's cache
+    too."""
 
     _py_file: str
 
     def get_source_stamp(self) -> object:
         own = super().get_source_stamp()  # type: ignore[misc]
-        return (own, *(hashlib.sha256(open(p, "rb").read()).hexdigest() for p in _CALLEES))
+        callees = _STAMPED[os.path.abspath(self._py_file)]
+        return (own, *(hashlib.sha256(open(p, "rb").read()).hexdigest() for p in callees))
 
     @classmethod
     def from_function(cls, py_func: object, py_file: str) -> object:
-        if os.path.abspath(py_file) != os.path.abspath(__file__):
+        if os.path.abspath(py_file) not in _STAMPED:
             return None
         return super().from_function(py_func, py_file)  # type: ignore[misc]
 
@@ -83,6 +94,7 @@ def _install_locators() -> None:
 
 
 _install_locators()
+stamp_callees(__file__, _CALLEES)
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 

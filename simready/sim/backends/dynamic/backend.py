@@ -342,29 +342,31 @@ class DynamicBackend(ThrownBodies):
         # The energy check only applies to a tick without actuation; reading the energy changes nothing.
         e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
         live, agents = lay.live, lay.agents
-        a_cmd, setup = 0.0, _NO_TYRES
-        if e is not None:
-            steer = self._steer(state, route, plan, post_crash(goals[e]))
-            a_cmd, friction = float(plan.accel[e]), state.world.friction
-            setup = self._tyre_setup(steer, friction)
+        a_cmd = float(plan.accel[e]) if e is not None else 0.0
+        crashed = e is not None and post_crash(goals[e])
         sm = self._client_handle()
         reads = frames = None
         if sm is not None:
-            # The agents' drive rows, the substeps, the end-of-tick reads and the read bodies' frames in one compiled
-            # call through PyBullet's C API (the same commands).
+            # The ego's steering and tyre constants, the agents' drive rows, the substeps, the end-of-tick reads and
+            # the read bodies' frames in one compiled call through PyBullet's C API (the same commands).
             n_live = len(live)
             reads, frames = np.empty((n_live, 13)), (np.empty((n_live, 4)), np.empty((n_live, 9)))
             b, gm = state.bodies, scene.ground
             idx, stop, mass, wheelbase, inertia, com = lay.drive
             coms, _, bodies, invs, has_inv, any_inv = lay.specs
-            ego_body, setup_a = self.ego_body if e is not None else -1, np.array(setup)
-            util = capi.tick_step(sm, self.substeps, self.h, p.WORLD_FRAME, lay.agent_bodies, ego_body, steer, a_cmd,
-                                  setup_a, _SLIP_MIN_MPS, C.STANDSTILL_MPS, bodies, reads, gm.heights, gm.x0, gm.y0,
-                                  1.0 / GROUND_RASTER_M, idx, stop, a.parked, np.asarray(plan.accel, dtype=np.float64),
-                                  b.pos, b.vel, b.omega, b.quat, kin.pos, kin.vel, kin.omega, yaw, c.yaw, mass,
-                                  wheelbase, inertia, com, state.world.friction * C.GRAVITY_MPS2, C.GRAVITY_MPS2,
-                                  scene.dt, DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, invs, has_inv,
-                                  any_inv, *frames)
+            cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
+            ego_body, setup_a = self.ego_body if e is not None else -1, np.zeros(len(_NO_TYRES))
+            util, steer = capi.tick_step(sm, self.substeps, self.h, p.WORLD_FRAME, lay.agent_bodies, ego_body,
+                                         -1 if e is None else e, crashed, state.control.steer_rad,
+                                         state.world.friction, self._ego_k, c.u, np.asarray(plan.d_ref, dtype=np.float64),
+                                         c.v, cum, base, last, pts, dirs, a_cmd, setup_a, _SLIP_MIN_MPS,
+                                         C.STANDSTILL_MPS, bodies, reads, gm.heights, gm.x0, gm.y0,
+                                         1.0 / GROUND_RASTER_M, idx, stop, a.parked,
+                                         np.asarray(plan.accel, dtype=np.float64), b.pos, b.vel, b.omega, b.quat,
+                                         kin.pos, kin.vel, kin.omega, yaw, c.yaw, mass, wheelbase, inertia, com,
+                                         state.world.friction * C.GRAVITY_MPS2, C.GRAVITY_MPS2, scene.dt,
+                                         DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, invs, has_inv, any_inv,
+                                         *frames)
             if util == -2.0:
                 # A coordinate under an agent is not finite: the drive rows with their fallback, then the substeps.
                 frames = None
@@ -374,6 +376,10 @@ class DynamicBackend(ThrownBodies):
             if util < 0.0:
                 raise RuntimeError(f"dynamic-v1: PyBullet could not read a body's state at tick {state.tick}")
         else:
+            setup = _NO_TYRES
+            if e is not None:
+                steer = self._steer(state, route, plan, crashed)
+                setup = self._tyre_setup(steer, state.world.friction)
             util = self._substeps_binding(agent_drives(scene, agents, state, kin, yaw, plan), e, steer, a_cmd,
                                           state.world.friction, setup)
         pos, quat, vel, omega = np.array(kin.pos), np.array(kin.quat), np.array(kin.vel), np.array(kin.omega)

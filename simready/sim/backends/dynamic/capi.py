@@ -39,7 +39,13 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-from simready.sim.backends.dynamic.kernels import agent_drive_rows, body_frames, ground_under, py_hypot
+from simready.sim.backends.dynamic import kernels as dynamic_kernels
+from simready.sim.backends.dynamic.kernels import agent_drive_rows, body_frames, ego_steer_setup, ground_under, py_hypot
+from simready.sim.core import kernels as core_kernels
+from simready.sim.core.tick_kernels import stamp_callees
+
+# The cached functions here carry compiled copies of the kernels they call: their cache follows those files too.
+stamp_callees(__file__, (dynamic_kernels.__file__, core_kernels.__file__))
 
 #: The GIL held (``nogil`` off), as the binding holds it: PyBullet's clients are not for two threads at once.
 _JIT = dict(cache=True, nogil=False, error_model="numpy", fastmath=False)
@@ -359,31 +365,39 @@ def contact_points(sm: int, role: np.ndarray, out: np.ndarray) -> int:
 
 
 @numba.njit(**_JIT)
-def tick_step(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, ego: int, steer: float, a_cmd: float,
+def tick_step(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, ego: int, e: int, crashed: bool,
+              prev_steer: float, friction: float, ego_k: np.ndarray, u: np.ndarray, d_ref: np.ndarray, v: np.ndarray,
+              cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, a_cmd: float,
               setup: np.ndarray, slip_min: float, standstill: float, read: np.ndarray, raw: np.ndarray,
               heights: np.ndarray, g_x0: float, g_y0: float, g_scale: float, idx: np.ndarray, stop: np.ndarray,
               parked: np.ndarray, accel: np.ndarray, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray,
               quat: np.ndarray, kpos: np.ndarray, kvel: np.ndarray, komega: np.ndarray, yaw: np.ndarray,
               cyaw: np.ndarray, mass: np.ndarray, wheelbase: np.ndarray, inertia: np.ndarray, com: np.ndarray,
               mu_g: float, g: float, dt: float, pos_tau: float, yaw_tau: float, support_tau: float, inv: np.ndarray,
-              has: np.ndarray, any_inv: bool, frame_quat: np.ndarray, frame_rot: np.ndarray) -> float:
-    """A tick's physics in one call: the agents' drive rows (:func:`~.drive.agent_drive_table`'s kernels, the
-    ground under them first), the substeps and reads (:func:`tick_substeps`), then the read bodies' frames: their
-    base quaternions (:func:`base_quats` where ``any_inv``) and :func:`~.kernels.body_frames` into ``frame_quat``,
-    ``frame_rot``. Returns :func:`tick_substeps`' value, or -2.0 before any command where a coordinate under an agent
-    is not finite (the caller then computes the drive rows with its fallback and calls :func:`tick_substeps`)."""
+              has: np.ndarray, any_inv: bool, frame_quat: np.ndarray, frame_rot: np.ndarray) -> tuple[float, float]:
+    """A tick's physics in one call: the ego's steering and tyre constants (:func:`~.kernels.ego_steer_setup` into
+    ``setup``, where the ego ``e`` is present: ``ego`` its body, else -1 and the steering 0), the agents' drive rows
+    (:func:`~.drive.agent_drive_table`'s kernels, the ground under them first), the substeps and reads
+    (:func:`tick_substeps`), then the read bodies' frames: their base quaternions (:func:`base_quats` where
+    ``any_inv``) and :func:`~.kernels.body_frames` into ``frame_quat``, ``frame_rot``. Returns :func:`tick_substeps`'
+    value, or -2.0 before any command where a coordinate under an agent is not finite (the caller then computes the
+    drive rows with its fallback and calls :func:`tick_substeps` with ``setup``), and the steering angle (rad)."""
+    steer = 0.0
+    if ego >= 0:
+        steer = ego_steer_setup(e, crashed, prev_steer, friction, ego_k, u, d_ref, v, pos, cyaw, cum, base, last, pts,
+                                dirs, setup)
     k = len(idx)
     ground = np.empty(k)
     if not ground_under(heights, g_x0, g_y0, g_scale, pos, idx, ground):
-        return -2.0
+        return -2.0, steer
     drives = np.empty((k, 12))
     agent_drive_rows(idx, stop, parked, accel, pos, vel, omega, quat, kpos, kvel, komega, yaw, cyaw, ground, mass,
                      wheelbase, inertia, com, mu_g, g, dt, pos_tau, yaw_tau, support_tau, drives)
     util = tick_substeps(sm, substeps, h, frame, bodies, drives, ego, steer, a_cmd, setup, slip_min, standstill, read,
                          raw)
     if util < 0.0:
-        return util
+        return util, steer
     if any_inv:
         base_quats(raw, inv, has)
     body_frames(raw, frame_quat, frame_rot)
-    return util
+    return util, steer

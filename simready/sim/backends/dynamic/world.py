@@ -16,7 +16,7 @@ from simready.sim.core import constants as C
 from simready.sim.behavior import impact
 from simready.sim.backend import Backend
 from simready.sim.backends.dynamic.checks import RolloutChecks
-from simready.sim.backends.dynamic.chassis import Chassis
+from simready.sim.backends.dynamic.chassis import Chassis, ego_constants
 from simready.sim.backends.dynamic.pieces import asset_pieces
 from simready.sim.backends.dynamic.plan import WorldPlan, world_plan
 from simready.sim.backends.dynamic import pool
@@ -104,9 +104,12 @@ class DynamicWorld(Backend):
 
     def _ego_params(self) -> None:
         """The ego chassis's figures that every tick reads (its steering, its energy), as plain attributes."""
+        self._ego_k = np.zeros(15)  # (unread without an ego)
         if self.ego is None:
             return
         ch = self.chassis[self.ego]
+        #: The ego's steering and tyre constants for the compiled tick (:func:`~.chassis.ego_constants`).
+        self._ego_k = ego_constants(ch, self.scene.dt, self.h)
         self.mass, self.com = ch.mass, ch.com
         self._inertia_list = [float(x) for x in ch.inertia_diag]
         self.wheelbase, self.lr = ch.wheelbase, ch.lr
