@@ -128,7 +128,7 @@ def test_agent_drive_rows_match_the_scalar_model() -> None:
 
 
 def test_body_rows_match_the_scalar_reads() -> None:
-    """The moved bodies' rows (:meth:`DynamicBackend._read_table`'s kernels) against the per-body Python arithmetic
+    """The moved bodies' rows (:meth:`DynamicBackend._read_frames`' and :func:`finish_rows`' kernels) against the per-body Python arithmetic
     they replaced: the quaternion's sign, PyBullet's matrix, origin and its velocity from the lever arm, heading,
     forward speed and slip."""
     rng = np.random.default_rng(10)

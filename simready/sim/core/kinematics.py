@@ -446,6 +446,13 @@ _NO_CONTACTS: frozenset[tuple[int, int]] = frozenset()
 _REACH: dict[int, tuple[Any, F, F, F]] = {}
 
 
+def footprint_arrays(scene: Scene) -> tuple[F, F, F]:
+    """The arrays :func:`footprint_contacts` tests the footprints with (squared bounding-circle reach of every actor
+    pair, m²; half-lengths and half-widths, m), for a compiled caller of
+    :func:`simready.sim.core.kernels.contact_pairs`."""
+    return _reach(scene.actors)
+
+
 def _reach(a: Any) -> tuple[F, F, F]:
     """Squared bounding-circle reach of every actor pair (m²), half-lengths and half-widths (m) (cached per actor table)."""
     hit = _REACH.get(id(a))

@@ -68,7 +68,7 @@ from simready.sim.backends.dynamic import capi
 from simready.sim.backends.dynamic.chassis import _SLIP_MIN_MPS, tyre_forces, tyre_setup
 from simready.sim.backends.dynamic.drive import (DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, agent_arrays,
                                                  agent_drive, agent_drive_table, agent_drives)
-from simready.sim.backends.dynamic.kernels import place_rows
+from simready.sim.backends.dynamic.kernels import finish_rows
 from simready.sim.controllers.lateral import preview_steer
 from simready.sim.behavior.impact import post_crash
 from simready.sim.core.kinematics import footprint_contacts, step_on_paths
@@ -92,8 +92,9 @@ WAKE_MARGIN_M = 1.0
 #: vehicle, a thrown road user), else kinematic (m).
 PHYSICS_RADIUS_M = 30.0
 
-#: The moved bodies' rows where none moved (:func:`~.kernels.place_rows`).
-_NO_ROWS = np.empty((0, 16))
+#: The reads, frames and lever arms where no body moved (:func:`~.kernels.finish_rows`).
+_NO_READS = np.empty((0, 13))
+_NO_FRAMES = (np.empty((0, 4)), np.empty((0, 9)), np.empty((0, 3, 1)))
 
 #: The tyre constants passed where there is no ego this tick (unread).
 _NO_TYRES: tuple[float, ...] = (0.0,) * 11
@@ -391,26 +392,35 @@ class DynamicBackend(ThrownBodies):
         lever = (0.0, 0.0, 0.0)
         # Sleeping parked vehicles stand; far background ones keep the kinematic step's rows.
         moved = live
-        table = _NO_ROWS
+        frame_quat, frame_rot, levers = _NO_FRAMES
         if moved:
-            # Each moved body's row: origin, quaternion, velocity, angular velocity, heading, speed, slip (16 floats).
-            table, levers = self._read_table(moved, reads, frames)
+            # Each moved body's reads, its frame and its lever arm (origin to centre of mass).
+            reads, frame_quat, frame_rot, levers = self._read_frames(moved, reads, frames)
             if lay.ego_row >= 0:
                 lx, ly, lz = levers[lay.ego_row, :, 0].tolist()
                 lever = (lx, ly, lz)
-        if moved or lay.stand:
-            # The standing rows, the moved bodies' rows and every moved body back onto its path, in one compiled call
-            # (ReferencePath.project_near's operations, its bits).
-            cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
-            place_rows(table, lay.moved_rows, lay.stand_rows, state.bodies.pos, state.bodies.quat,
-                       c.yaw, c.u, c.d, cum, base, last, pts, dirs, PROJECT_WINDOW, pos, quat, vel, omega, yaw, u_out,
-                       d_out, v_out, slip)
+        # The moved bodies' rows, the standing rows and every moved body back onto its path (ReferencePath.project_near's
+        # operations, its bits), the footprints' overlaps and the engine's verdict on the bodies, in one compiled call.
+        paths = route.paths
+        cum, base, last, pts, dirs = paths.kernel_arrays[:5]
+        reach2, hl, hw, *limits = self._finish_args
+        n = len(a)
+        pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
+        m, ok = finish_rows(_NO_READS if reads is None else reads, frame_quat, frame_rot, levers, lay.moved_rows,
+                            lay.stand_rows, state.bodies.pos, state.bodies.quat, c.yaw, c.u, c.d, cum, base, last, pts,
+                            dirs, PROJECT_WINDOW, pos, quat, vel, omega, yaw, u_out, d_out, v_out, slip, present, reach2,
+                            hl, hw, pairs, *limits, paths.leaves, paths.lengths)
         if e is not None:
             extras["steer_rad"][e] = steer
             extras["tyre_util"][e] = util
         struck = self._read_thrown(state, pos, quat, vel, omega, yaw)
-        contacts, impacts = self._contacts(state, pos, yaw, present, struck)
+        # The overlaps found above hold unless a thrown body's row was read since.
+        footprints = None if self.thrown else (
+            frozenset(zip(pairs[:m, 0].tolist(), pairs[:m, 1].tolist())) if m else frozenset())
+        contacts, impacts = self._contacts(state, pos, yaw, present, struck, footprints)
         struck, hit = self._strike(state, contacts, struck, pos, quat, vel, omega, yaw)
+        if struck or hit or self.thrown:
+            ok = 0  # rows changed after the verdict: the engine checks them
         for i in impact.struck_actors(struck):
             u_out[i], d_out[i], v_out[i] = c.u[i], c.d[i], 0.0
         for user, vehicle in hit:
@@ -428,7 +438,7 @@ class DynamicBackend(ThrownBodies):
         bodies.__dict__.update(pos=ro(pos), quat=ro(quat), vel=ro(vel), omega=ro(omega), present=present)
         out = object.__new__(StepOutcome)
         out.__dict__.update(bodies=bodies, coords=coords, contacts=frozenset(contacts), extras=extras, impacts=impacts,
-                            struck=struck, woken=self._woken, ok=0)
+                            struck=struck, woken=self._woken, ok=ok)
         return out
 
     def _contact_points(self) -> list[tuple[int, int, float, float]]:
@@ -469,7 +479,8 @@ class DynamicBackend(ThrownBodies):
         return [(int(ba), int(bb), x, y) for ba, bb, x, y in buf[:m].tolist()] if m else []
 
     def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray, present: np.ndarray,
-                  struck: tuple[impact.Struck, ...] = ()) -> tuple[set[tuple[int, int]], dict[tuple[int, int], tuple[float, float]]]:
+                  struck: tuple[impact.Struck, ...] = (), footprints: frozenset[tuple[int, int]] | None = None,
+                  ) -> tuple[set[tuple[int, int]], dict[tuple[int, int], tuple[float, float]]]:
         """This tick's contacts and the impact point (world x, y) of each new one.
 
         Between vehicles, and between a vehicle and a static collider other
@@ -479,6 +490,8 @@ class DynamicBackend(ThrownBodies):
         meet before their hulls do; two parked vehicles excepted). A thrown
         road user stays in contact with the vehicle that struck it until its
         body is at rest (``struck``: the records after this tick's read).
+        ``footprints``: the footprint overlaps of these poses where already found
+        (:func:`~simready.sim.core.kinematics.footprint_contacts`' answer).
         """
         out: set[tuple[int, int]] = set()
         points: dict[tuple[int, int], tuple[float, float]] = {}
@@ -497,7 +510,7 @@ class DynamicBackend(ThrownBodies):
                 out.add(pair)
                 points[pair] = (round(x, 6), round(y, 6))
         phys, parked = self.physical, self.scene.actors.parked
-        for pair in footprint_contacts(self.scene, pos, yaw, present):
+        for pair in footprint_contacts(self.scene, pos, yaw, present) if footprints is None else footprints:
             # Two vehicle bodies are in contact from the first tick their footprints overlap, even where their
             # collision hulls (inside the footprint) have not met yet, so every overlap lies inside its event.
             if not (phys[pair[0]] and phys[pair[1]]) or not (parked[pair[0]] and parked[pair[1]]):

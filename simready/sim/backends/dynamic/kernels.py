@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from simready.sim.core import kernels as core_kernels
-from simready.sim.core.kernels import _segment, project_near
+from simready.sim.core.kernels import OK_BOUNDS, OK_STATE, OK_STAYS, _segment, contact_pairs, project_near, state_ok
 from simready.sim.core.tick_kernels import stamp_callees
 
 # The cached kernels here carry compiled copies of the core kernels they call: their cache follows those too.
@@ -359,3 +359,39 @@ def ego_steer_setup(e: int, crashed: bool, prev: float, friction: float, k: np.n
     setup[7], setup[8] = math.cos(steer), math.sin(steer)
     setup[9], setup[10] = friction * m * k[E_G], k[E_H]
     return steer
+
+
+@numba.njit(**_JIT)
+def finish_rows(reads: np.ndarray, frame_quat: np.ndarray, frame_rot: np.ndarray, lever: np.ndarray, sel: np.ndarray,
+                stand: np.ndarray, prev_pos: np.ndarray, prev_quat: np.ndarray, prev_yaw: np.ndarray,
+                prev_u: np.ndarray, prev_d: np.ndarray, cum: np.ndarray, base: np.ndarray, last: np.ndarray,
+                pts: np.ndarray, dirs: np.ndarray, window: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
+                omega: np.ndarray, yaw: np.ndarray, u: np.ndarray, d: np.ndarray, speed: np.ndarray, slip: np.ndarray,
+                present: np.ndarray, reach2: np.ndarray, hl: np.ndarray, hw: np.ndarray, pairs: np.ndarray,
+                max_speed: float, lo_x: float, hi_x: float, lo_y: float, hi_y: float, max_abs_z: float,
+                leaves: np.ndarray, lengths: np.ndarray) -> tuple[int, int]:
+    """The end of a dynamic tick in one call: the moved bodies' rows from their reads and frames (:func:`body_rows`),
+    placed with the standing ones into the per-actor arrays (:func:`place_rows`), then the footprint overlaps of
+    the final poses into ``pairs`` (:func:`simready.sim.core.kernels.contact_pairs`, what
+    :func:`simready.sim.core.kinematics.footprint_contacts` returns) and the engine's verdict on the final bodies
+    (:func:`simready.sim.core.kernels.state_ok` without and with the bounds, and nobody on a path leaving the map past
+    its end: the bits of :func:`simready.sim.core.kernels.pack_step_walk_ok`'s). Returns the number of pairs and
+    the verdict."""
+    table = np.empty((reads.shape[0], 16))
+    body_rows(reads, frame_quat, frame_rot, lever, table)
+    place_rows(table, sel, stand, prev_pos, prev_quat, prev_yaw, prev_u, prev_d, cum, base, last, pts, dirs, window,
+               pos, quat, vel, omega, yaw, u, d, speed, slip)
+    n = pos.shape[0]
+    m = contact_pairs(pos, yaw, present, reach2, hl, hw, pairs) if n >= 2 else 0
+    verdict = 0
+    if state_ok(pos, quat, vel, omega, present, max_speed, False, lo_x, hi_x, lo_y, hi_y, max_abs_z):
+        verdict = OK_STATE
+        if state_ok(pos, quat, vel, omega, present, max_speed, True, lo_x, hi_x, lo_y, hi_y, max_abs_z):
+            verdict = OK_STATE | OK_BOUNDS
+    stays = True
+    for i in range(n):
+        if leaves[i] and present[i] and u[i] + hl[i] > lengths[i]:
+            stays = False
+    if stays:
+        verdict |= OK_STAYS
+    return m, verdict

@@ -17,6 +17,7 @@ from simready.sim.behavior import impact
 from simready.sim.backend import Backend
 from simready.sim.backends.dynamic.checks import RolloutChecks
 from simready.sim.backends.dynamic.chassis import Chassis, ego_constants
+from simready.sim.core.kinematics import divergence_limits, footprint_arrays
 from simready.sim.backends.dynamic.pieces import asset_pieces
 from simready.sim.backends.dynamic.plan import WorldPlan, world_plan
 from simready.sim.backends.dynamic import pool
@@ -77,6 +78,8 @@ class DynamicWorld(Backend):
         self._woken: frozenset[int] = frozenset()
         #: The background vehicles driven kinematically in the last tick (:meth:`_far`).
         self._was_far: set[int] = set()
+        #: The footprints' arrays and the divergence limits of the tick's verdict (:func:`~.kernels.finish_rows`).
+        self._finish_args = (*footprint_arrays(scene), *divergence_limits(scene.bounds))
         #: The last tick's layout of the vehicles' bodies (:meth:`~.backend.DynamicBackend._hand_over`; None: none yet).
         self._layout: Any = None
         #: Per body id, its role in a contact the backend reads (:meth:`~.backend.DynamicBackend._contact_points`; None:
