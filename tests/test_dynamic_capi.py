@@ -116,9 +116,12 @@ def test_tick_step_commands_nothing_where_the_ground_under_an_agent_is_unknown()
     pos = z3.copy()
     pos[1, 0] = np.nan
     none = np.zeros(0, dtype=np.int64)
-    got = capi.tick_step(0, 4, 0.005, p.WORLD_FRAME, np.array([5]), -1, 0.0, 0.0, np.zeros(11), 0.5, 0.1, none,
-                         np.empty((0, 13)), np.zeros((4, 4)), 0.0, 0.0, 1.0, np.array([1]), np.zeros(1, dtype=np.bool_),
-                         np.zeros(2, dtype=np.bool_), np.zeros(2), pos, z3, z3, z4, z3, z3, z3, np.zeros(2), np.zeros(2),
-                         z1, z1, np.zeros((1, 9)), np.zeros((1, 3)), 9.0, 9.81, 0.02, 0.25, 0.25, 0.1,
-                         np.zeros((0, 4)), np.zeros(0, dtype=np.bool_), False, np.empty((0, 4)), np.empty((0, 9)))
-    assert got == -2.0
+    f1, i1 = np.zeros(1), np.zeros(1, dtype=np.int64)
+    got = capi.tick_step(0, 4, 0.005, p.WORLD_FRAME, np.array([5]), -1, -1, False, 0.0, 0.8, np.zeros(15), np.zeros(2),
+                         np.zeros(2), np.zeros(2), f1, i1, i1, np.zeros((1, 2)), np.zeros((1, 2)), 0.0, np.zeros(11),
+                         0.5, 0.1, none, np.empty((0, 13)), np.zeros((4, 4)), 0.0, 0.0, 1.0, np.array([1]),
+                         np.zeros(1, dtype=np.bool_), np.zeros(2, dtype=np.bool_), np.zeros(2), pos, z3, z3, z4, z3, z3,
+                         z3, np.zeros(2), np.zeros(2), z1, z1, np.zeros((1, 9)), np.zeros((1, 3)), 9.0, 9.81, 0.02,
+                         0.25, 0.25, 0.1, np.zeros((0, 4)), np.zeros(0, dtype=np.bool_), False, np.empty((0, 4)),
+                         np.empty((0, 9)))
+    assert got == (-2.0, 0.0)
