@@ -436,32 +436,17 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
             accel[e] = 0.0 if (v_e <= 0.0 and net < 0.0) else net
         # The kinematic step (step_on_paths).
         u1, v1, a1n = np.empty(n), np.empty(n), np.empty(n)
-        placed = np.empty((8, n))
         lane1, s1 = np.empty(n, dtype=np.int64), np.empty(n)
-        flags = K.advance_place_lanes(u, v, accel, present, dt, cum, base, last, pts, dirs, psi, dpsi, heights,
-                                      fc[F_GX0], fc[F_GY0], fc[F_GINV], d, d_rate, seg_lane, lane_u0, u1, v1, a1n,
-                                      placed, lane1, s1)
+        yaw1, big1, slip1 = np.empty(n), np.empty(13 * n), np.empty(n)
+        flags, m, ok = step_paths(u, v, accel, present, dt, cum, base, last, pts, dirs, psi, dpsi, heights, fc[F_GX0],
+                                  fc[F_GY0], fc[F_GINV], d, d_rate, d_acc, seg_lane, lane_u0,
+                                  big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)), yaw, reach2, hl, hw,
+                                  w_rows, w_first, w_z_start, w_step_u, w_step_dh, fc[F_RAMP], fc[F_MAX_SPEED],
+                                  fc[F_LO_X], fc[F_HI_X], fc[F_LO_Y], fc[F_HI_Y], fc[F_MAX_Z], leaves, lengths, atan_fp,
+                                  u1, v1, a1n, lane1, s1, yaw1, big1, slip1, pairs)
         if n == 0 or not flags & K.FINITE:
             why = STOP_EVENT
             break
-        lateral = (flags & K.LATERAL) != 0
-        yaw1 = np.empty(n)
-        if lateral:
-            turn = np.empty(n)
-            NL.atan2_rows(atan_fp, d_rate, placed[K.BIG_V], turn)
-            for i in range(n):
-                yaw1[i] = placed[K.YAW_C, i] + turn[i]
-        else:
-            for i in range(n):
-                yaw1[i] = placed[K.YAW_C, i] + d_rate[i]
-        heading_v = np.empty(n)
-        NL.atan2_rows(atan_fp, placed[K.VY], placed[K.VX], heading_v)
-        big1, slip1 = np.empty(13 * n), np.empty(n)
-        m, ok = K.pack_step_walk_ok(placed, yaw1, heading_v, d_rate, d_acc, v1, a1n, lateral, present,
-                                    big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)), yaw, reach2, hl,
-                                    hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, fc[F_RAMP], u1, big1, slip1,
-                                    pairs, fc[F_MAX_SPEED], fc[F_LO_X], fc[F_HI_X], fc[F_LO_Y], fc[F_HI_Y],
-                                    fc[F_MAX_Z], leaves, lengths)
         want = K.OK_BOUNDS if (t + 1) % every == 0 else K.OK_STATE
         if m > 0 or not ok & want or not ok & K.OK_STAYS:
             why = STOP_EVENT

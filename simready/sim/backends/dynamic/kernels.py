@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from simready.sim.core import kernels as core_kernels
-from simready.sim.core.kernels import OK_BOUNDS, OK_STATE, OK_STAYS, _segment, contact_pairs, project_near, state_ok
+from simready.sim.core.kernels import _segment, bodies_verdict, contact_pairs, project_near
 from simready.sim.core.tick_kernels import stamp_callees
 
 # The cached kernels here carry compiled copies of the core kernels they call: their cache follows those too.
@@ -381,17 +381,6 @@ def finish_rows(reads: np.ndarray, frame_quat: np.ndarray, frame_rot: np.ndarray
     body_rows(reads, frame_quat, frame_rot, lever, table)
     place_rows(table, sel, stand, prev_pos, prev_quat, prev_yaw, prev_u, prev_d, cum, base, last, pts, dirs, window,
                pos, quat, vel, omega, yaw, u, d, speed, slip)
-    n = pos.shape[0]
-    m = contact_pairs(pos, yaw, present, reach2, hl, hw, pairs) if n >= 2 else 0
-    verdict = 0
-    if state_ok(pos, quat, vel, omega, present, max_speed, False, lo_x, hi_x, lo_y, hi_y, max_abs_z):
-        verdict = OK_STATE
-        if state_ok(pos, quat, vel, omega, present, max_speed, True, lo_x, hi_x, lo_y, hi_y, max_abs_z):
-            verdict = OK_STATE | OK_BOUNDS
-    stays = True
-    for i in range(n):
-        if leaves[i] and present[i] and u[i] + hl[i] > lengths[i]:
-            stays = False
-    if stays:
-        verdict |= OK_STAYS
-    return m, verdict
+    m = contact_pairs(pos, yaw, present, reach2, hl, hw, pairs) if pos.shape[0] >= 2 else 0
+    return m, bodies_verdict(pos, quat, vel, omega, present, max_speed, lo_x, hi_x, lo_y, hi_y, max_abs_z, u, hl, leaves,
+                             lengths)
