@@ -42,7 +42,9 @@ def test_the_client_handle_is_found_here() -> None:
     cid = p.connect(p.DIRECT)
     try:
         assert capi.client_handle(cid) is not None
-        assert capi.client_handle(cid + 1) is None  # no such client
+        # No such client (the lowest id not connected: earlier tests may leave pooled clients above this one).
+        free = next(k for k in range(1024) if not p.getConnectionInfo(physicsClientId=k)["isConnected"])
+        assert capi.client_handle(free) is None
     finally:
         p.disconnect(cid)
 
