@@ -110,6 +110,25 @@ STOP_END, STOP_EVENT = 0, 1
 
 
 @numba.njit(**_JIT)
+def headings(atan_fp: int, placed: np.ndarray, d_rate: np.ndarray, lateral: bool, yaw: np.ndarray,
+             heading_v: np.ndarray) -> None:
+    """:func:`simready.sim.core.kinematics._headings` between the placement and packing kernels: the body headings
+    into ``yaw`` (the chord heading plus ``arctan2(ḋ, max(v, 1))`` where ``lateral``, else plus ``ḋ``) and the
+    velocity directions into ``heading_v``, with numpy's own ``arctan2`` loop at ``atan_fp`` on the rows numpy is
+    given."""
+    n = yaw.shape[0]
+    if lateral:
+        turn = np.empty(n)
+        NL.atan2_rows(atan_fp, d_rate, placed[K.BIG_V], turn)
+        for i in range(n):
+            yaw[i] = placed[K.YAW_C, i] + turn[i]
+    else:
+        for i in range(n):
+            yaw[i] = placed[K.YAW_C, i] + d_rate[i]
+    NL.atan2_rows(atan_fp, placed[K.VY], placed[K.VX], heading_v)
+
+
+@numba.njit(**_JIT)
 def step_paths(u: np.ndarray, v: np.ndarray, accel: np.ndarray, present: np.ndarray, dt: float, cum: np.ndarray,
                base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, psi: np.ndarray,
                dpsi: np.ndarray, heights: np.ndarray, g_x0: float, g_y0: float, g_inv: float, d: np.ndarray,
@@ -134,16 +153,8 @@ def step_paths(u: np.ndarray, v: np.ndarray, accel: np.ndarray, present: np.ndar
     if n == 0 or not flags & K.FINITE:
         return flags, 0, 0
     lateral = (flags & K.LATERAL) != 0
-    if lateral:
-        turn = np.empty(n)
-        NL.atan2_rows(atan_fp, d_rate, placed[K.BIG_V], turn)
-        for i in range(n):
-            yaw[i] = placed[K.YAW_C, i] + turn[i]
-    else:
-        for i in range(n):
-            yaw[i] = placed[K.YAW_C, i] + d_rate[i]
     heading_v = np.empty(n)
-    NL.atan2_rows(atan_fp, placed[K.VY], placed[K.VX], heading_v)
+    headings(atan_fp, placed, d_rate, lateral, yaw, heading_v)
     m, ok = K.pack_step_walk_ok(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev_pos, prev_quat,
                                 prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u1,
                                 big, slip, pairs, max_speed, lo_x, hi_x, lo_y, hi_y, max_abs_z, leaves, lengths)
@@ -434,19 +445,25 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
             net, thr1[e], brk1[e] = _net_command(cmd_e, v_e, fc[F_MASS], fc[F_FRICTION], fc[F_E_DECEL],
                                                  fc[F_E_ACCEL], stand, fc[F_RR_G], fc[F_RHO], fc[F_CDA], fc[F_G])
             accel[e] = 0.0 if (v_e <= 0.0 and net < 0.0) else net
-        # The kinematic step (step_on_paths).
+        # The kinematic step (step_on_paths), its kernels called here (a call of step_paths would pass ~40 arrays).
         u1, v1, a1n = np.empty(n), np.empty(n), np.empty(n)
+        placed = np.empty((8, n))
         lane1, s1 = np.empty(n, dtype=np.int64), np.empty(n)
-        yaw1, big1, slip1 = np.empty(n), np.empty(13 * n), np.empty(n)
-        flags, m, ok = step_paths(u, v, accel, present, dt, cum, base, last, pts, dirs, psi, dpsi, heights, fc[F_GX0],
-                                  fc[F_GY0], fc[F_GINV], d, d_rate, d_acc, seg_lane, lane_u0,
-                                  big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)), yaw, reach2, hl, hw,
-                                  w_rows, w_first, w_z_start, w_step_u, w_step_dh, fc[F_RAMP], fc[F_MAX_SPEED],
-                                  fc[F_LO_X], fc[F_HI_X], fc[F_LO_Y], fc[F_HI_Y], fc[F_MAX_Z], leaves, lengths, atan_fp,
-                                  u1, v1, a1n, lane1, s1, yaw1, big1, slip1, pairs)
+        flags = K.advance_place_lanes(u, v, accel, present, dt, cum, base, last, pts, dirs, psi, dpsi, heights,
+                                      fc[F_GX0], fc[F_GY0], fc[F_GINV], d, d_rate, seg_lane, lane_u0, u1, v1, a1n,
+                                      placed, lane1, s1)
         if n == 0 or not flags & K.FINITE:
             why = STOP_EVENT
             break
+        lateral = (flags & K.LATERAL) != 0
+        yaw1, heading_v = np.empty(n), np.empty(n)
+        headings(atan_fp, placed, d_rate, lateral, yaw1, heading_v)
+        big1, slip1 = np.empty(13 * n), np.empty(n)
+        m, ok = K.pack_step_walk_ok(placed, yaw1, heading_v, d_rate, d_acc, v1, a1n, lateral, present,
+                                    big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)), yaw, reach2, hl,
+                                    hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, fc[F_RAMP], u1, big1, slip1,
+                                    pairs, fc[F_MAX_SPEED], fc[F_LO_X], fc[F_HI_X], fc[F_LO_Y], fc[F_HI_Y],
+                                    fc[F_MAX_Z], leaves, lengths)
         want = K.OK_BOUNDS if (t + 1) % every == 0 else K.OK_STATE
         if m > 0 or not ok & want or not ok & K.OK_STAYS:
             why = STOP_EVENT
