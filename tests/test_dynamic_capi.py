@@ -42,7 +42,9 @@ def test_the_client_handle_is_found_here() -> None:
     cid = p.connect(p.DIRECT)
     try:
         assert capi.client_handle(cid) is not None
-        assert capi.client_handle(cid + 1) is None  # no such client
+        # No such client (the lowest id not connected: earlier tests may leave pooled clients above this one).
+        free = next(k for k in range(1024) if not p.getConnectionInfo(physicsClientId=k)["isConnected"])
+        assert capi.client_handle(free) is None
     finally:
         p.disconnect(cid)
 
@@ -82,3 +84,46 @@ def test_c_api_substeps_with_background_traffic(lead: ScenarioManifest, city: An
     of moved bodies): the same bytes through either path."""
     m = lead.model_copy(update={"clip_s": 4.0})
     assert _rollout(m, True, monkeypatch, city) == _rollout(m, False, monkeypatch, city)
+
+
+@pytest.mark.skipif(not capi.available(), reason="the C API path is found through the ELF symbol table")
+def test_contact_points_are_the_bindings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backend's contact points through the C API (:func:`capi.contact_points`) are the binding's
+    ``getContactPoints`` rows it keeps, in order, bit for bit, tick after tick of a rear-end crash (vehicle-vehicle
+    contacts; ground contacts left out by both)."""
+    from simready.sim.core.scene import build_scene
+    from simready.sim.engine import Engine
+
+    scene = build_scene(_rear_end(), template(), backend="dynamic-v1", catalog=catalog())
+    engine = Engine(scene)
+    try:
+        backend: Any = engine.backend
+        seen = 0
+        while engine.step():
+            monkeypatch.setattr(capi, "ENABLED", True)
+            fast = backend._contact_points()
+            monkeypatch.setattr(capi, "ENABLED", False)
+            assert fast == backend._contact_points()
+            seen += len(fast)
+        assert seen > 0
+    finally:
+        engine.close()
+
+
+@pytest.mark.skipif(not capi.available(), reason="the C API path is found through the ELF symbol table")
+def test_tick_step_commands_nothing_where_the_ground_under_an_agent_is_unknown() -> None:
+    """capi.tick_step returns -2.0 before any PyBullet command (so the backend takes the drive model's fallback and
+    the plain substeps) where an agent's coordinates are not finite: the client handle given here is never used."""
+    z1, z3, z4 = np.zeros(1), np.zeros((2, 3)), np.zeros((2, 4))
+    pos = z3.copy()
+    pos[1, 0] = np.nan
+    none = np.zeros(0, dtype=np.int64)
+    f1, i1 = np.zeros(1), np.zeros(1, dtype=np.int64)
+    got = capi.tick_step(0, 4, 0.005, p.WORLD_FRAME, np.array([5]), -1, -1, False, 0.0, 0.8, np.zeros(15), np.zeros(2),
+                         np.zeros(2), np.zeros(2), f1, i1, i1, np.zeros((1, 2)), np.zeros((1, 2)), 0.0, np.zeros(11),
+                         0.5, 0.1, none, np.empty((0, 13)), np.zeros((4, 4)), 0.0, 0.0, 1.0, np.array([1]),
+                         np.zeros(1, dtype=np.bool_), np.zeros(2, dtype=np.bool_), np.zeros(2), pos, z3, z3, z4, z3, z3,
+                         z3, np.zeros(2), np.zeros(2), z1, z1, np.zeros((1, 9)), np.zeros((1, 3)), 9.0, 9.81, 0.02,
+                         0.25, 0.25, 0.1, np.zeros((0, 4)), np.zeros(0, dtype=np.bool_), False, np.empty((0, 4)),
+                         np.empty((0, 9)))
+    assert got == (-2.0, 0.0)

@@ -128,7 +128,7 @@ def test_agent_drive_rows_match_the_scalar_model() -> None:
 
 
 def test_body_rows_match_the_scalar_reads() -> None:
-    """The moved bodies' rows (:meth:`DynamicBackend._read_table`'s kernels) against the per-body Python arithmetic
+    """The moved bodies' rows (:meth:`DynamicBackend._read_frames`' and :func:`finish_rows`' kernels) against the per-body Python arithmetic
     they replaced: the quaternion's sign, PyBullet's matrix, origin and its velocity from the lever arm, heading,
     forward speed and slip."""
     rng = np.random.default_rng(10)
@@ -182,3 +182,60 @@ def test_ground_under_is_at_point() -> None:
     assert out.tolist() == want
     pos[idx[3], 1] = np.nan
     assert not ground_under(gm.heights, gm.x0, gm.y0, 1.0 / GROUND_RASTER_M, pos, idx, out)
+
+
+def test_ego_steer_setup_is_the_backends_steer_and_tyre_setup() -> None:
+    """kernels.ego_steer_setup (the compiled tick's) gives the bits of DynamicBackend._steer and tyre_setup: states
+    along a rollout, each with random positions, headings, speeds, offsets and previous angles (some far off the
+    path, some crashed, a NaN speed)."""
+    from dataclasses import replace
+
+    from simready.sim.backends.dynamic.kernels import ego_steer_setup
+    from simready.sim.core.scene import build_scene
+    from simready.sim.engine import Engine
+    from simready.testing import demo
+    from tests.fixtures.sim import catalog, template
+
+    tpl = template()
+    scene = build_scene(demo.bench_manifest(tpl, catalog(), clip_s=7.0), tpl, backend="dynamic-v1", catalog=catalog())
+    engine = Engine(scene)
+    rng = np.random.default_rng(11)
+    checked = 0
+    try:
+        backend = engine.backend
+        e = scene.actors.ego
+        assert e is not None
+        while engine.step():
+            if engine.state.tick % 25:
+                continue
+            route = engine.route
+            cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
+            for trial in range(6):
+                s = engine.state
+                n = len(s.coords.u)
+                pos = np.array(s.bodies.pos)
+                pos[:, :2] += rng.normal(0, 3.0 if trial else 0.0, (n, 2))
+                yaw = np.array(s.coords.yaw) + rng.normal(0, 0.5, n)
+                v = np.abs(np.array(s.coords.v) + rng.normal(0, 3.0, n))
+                if trial == 5:
+                    v[e] = np.nan
+                d_ref = rng.normal(0, 1.0, n)
+                u = np.array(s.coords.u) + rng.normal(0, 5.0, n)
+                prev = float(rng.normal(0, 0.3))
+                crashed = trial == 4
+                friction = float(rng.uniform(0.3, 1.0))
+                state = s.evolve(bodies=replace(s.bodies, pos=pos),
+                                 coords=replace(s.coords, yaw=yaw, v=v, u=u),
+                                 control=replace(s.control, steer_rad=prev))
+                plan = type("P", (), {"d_ref": d_ref})()
+                want = backend._steer(state, route, plan, crashed)  # type: ignore[attr-defined]
+                want_setup = backend._tyre_setup(want, friction)  # type: ignore[attr-defined]
+                setup = np.zeros(11)
+                got = ego_steer_setup(e, crashed, prev, friction, backend._ego_k, u, d_ref, v, pos, yaw,  # type: ignore[attr-defined]
+                                      cum, base, last, pts, dirs, setup)
+                assert got == want or (math.isnan(got) and math.isnan(want))
+                assert setup.tobytes() == np.array(want_setup).tobytes() or math.isnan(want)
+                checked += 1
+    finally:
+        engine.close()
+    assert checked > 50

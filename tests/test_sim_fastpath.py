@@ -99,11 +99,19 @@ def _step_whole_arrays(scene, table, prev, prev_yaw, u, v, accel, d, d_rate, d_a
     return (pos, quat, vel, omega, yaw, slip, u1, v1, a1), footprint_contacts(scene, pos, yaw, present)
 
 
-def test_fused_step_matches_whole_array_step() -> None:
-    """step_on_paths (two kernels) gives the bits of the whole-array step, with absent actors and lateral motion."""
+@pytest.mark.parametrize("compiled", [True, False], ids=["one-call", "numpy-arctan2"])
+def test_fused_step_matches_whole_array_step(compiled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """step_on_paths gives the bits of the whole-array step, with absent actors and lateral motion: in one compiled
+    call (numpy's arctan2 loop called from it), and where that loop is not found (two kernels around numpy's
+    arctan2)."""
     from dataclasses import replace
 
+    from simready.sim.core import kinematics
     from simready.sim.core.kinematics import step_on_paths
+
+    if not compiled:
+        monkeypatch.setattr(kinematics, "_ATAN2", [0])
+    assert bool(kinematics._atan2_loop()) == compiled
 
     scene = _scene()
     rng = np.random.default_rng(17)

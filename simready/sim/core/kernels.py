@@ -341,22 +341,30 @@ def pack_step_walk_ok(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray
                             prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u, big,
                             slip, pairs)
     n = yaw.shape[0]
-    pos = big[:3 * n].reshape((n, 3))
-    quat = big[3 * n:7 * n].reshape((n, 4))
-    vel = big[7 * n:10 * n].reshape((n, 3))
-    omega = big[10 * n:].reshape((n, 3))
+    return m, bodies_verdict(big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)),
+                             big[7 * n:10 * n].reshape((n, 3)), big[10 * n:].reshape((n, 3)), present, max_speed, lo_x,
+                             hi_x, lo_y, hi_y, max_abs_z, u, hl, leaves, lengths)
+
+
+@numba.njit(**_JIT)
+def bodies_verdict(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
+                   max_speed: float, lo_x: float, hi_x: float, lo_y: float, hi_y: float, max_abs_z: float,
+                   u: np.ndarray, hl: np.ndarray, leaves: np.ndarray, lengths: np.ndarray) -> int:
+    """The engine's verdict on a tick's bodies: :data:`OK_STATE` when they pass :func:`state_ok` without the bounds
+    check, :data:`OK_BOUNDS` too when they pass with it, and :data:`OK_STAYS` when no present actor whose path
+    ``leaves`` the map has ``u + hl > length``."""
     verdict = 0
     if state_ok(pos, quat, vel, omega, present, max_speed, False, lo_x, hi_x, lo_y, hi_y, max_abs_z):
         verdict = OK_STATE
         if state_ok(pos, quat, vel, omega, present, max_speed, True, lo_x, hi_x, lo_y, hi_y, max_abs_z):
             verdict = OK_STATE | OK_BOUNDS
     stays = True
-    for i in range(n):
+    for i in range(pos.shape[0]):
         if leaves[i] and present[i] and u[i] + hl[i] > lengths[i]:
             stays = False
     if stays:
         verdict |= OK_STAYS
-    return m, verdict
+    return verdict
 
 
 @numba.njit(**_JIT)

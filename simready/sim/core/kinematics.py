@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from simready.sim.core import constants as C
 from simready.sim.core import kernels as K
+from simready.sim.core import numpy_loops, tick_kernels
 from simready.sim.core.reference_paths import PathTable
 from simready.sim.core.scene import GROUND_RASTER_M, Scene
 from simready.sim.core.state import Bodies, frozen, ro
@@ -134,27 +135,53 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     (cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv, reach2, hl, hw, w_rows, w_first, w_z_start,
      w_step_u, w_step_dh, inv_ramp, sloped, seg_lane, lane_u0, limits) = _step_args(scene, table)
     u1, v1, a1 = np.empty(n), np.empty(n), np.empty(n)
-    placed = np.empty((8, n))
     lane, s = np.empty(n, dtype=np.int64), np.empty(n)
-    flags = K.advance_place_lanes(u, v, accel if type(accel) is np.ndarray and accel.dtype is _F8 else _f64(accel),
-                                  present, scene.dt, cum, base, last, pts, dirs, psi, dpsi, heights, g_x0, g_y0, g_inv,
-                                  d, d_rate, seg_lane, lane_u0, u1, v1, a1, placed, lane, s)
-    # The new arc lengths are final (read-only from here): their lanes are what every reader of the next tick asks.
-    u1.setflags(write=False)
-    table.remember_lanes(u1, lane, s)
-    if n == 0 or not flags & K.FINITE:
-        return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
-    lateral, yaw, heading_v = _headings(placed, d_rate, flags)
-    big, slip = np.empty(13 * n), np.empty(n)
-    pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
-    m, ok = K.pack_step_walk_ok(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev.pos, prev.quat,
-                                prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u1,
-                                big, slip, pairs, *limits, table.leaves, table.lengths)
+    accel = accel if type(accel) is np.ndarray and accel.dtype is _F8 else _f64(accel)
+    fp = _atan2_loop()
+    if fp:
+        # The whole step in one compiled call (numpy's arctan2 loop called from it).
+        yaw, big, slip = np.empty(n), np.empty(13 * n), np.empty(n)
+        pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
+        flags, m, ok = tick_kernels.step_paths(u, v, accel, present, scene.dt, cum, base, last, pts, dirs, psi, dpsi,
+                                               heights, g_x0, g_y0, g_inv, d, d_rate, d_acc, seg_lane, lane_u0,
+                                               prev.pos, prev.quat, prev_yaw, reach2, hl, hw, w_rows, w_first,
+                                               w_z_start, w_step_u, w_step_dh, inv_ramp, *limits, table.leaves,
+                                               table.lengths, fp, u1, v1, a1, lane, s, yaw, big, slip, pairs)
+        u1.setflags(write=False)
+        table.remember_lanes(u1, lane, s)
+        if n == 0 or not flags & K.FINITE:
+            return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
+    else:
+        placed = np.empty((8, n))
+        flags = K.advance_place_lanes(u, v, accel, present, scene.dt, cum, base, last, pts, dirs, psi, dpsi, heights,
+                                      g_x0, g_y0, g_inv, d, d_rate, seg_lane, lane_u0, u1, v1, a1, placed, lane, s)
+        # The new arc lengths are final (read-only from here): their lanes are what every reader of the next tick asks.
+        u1.setflags(write=False)
+        table.remember_lanes(u1, lane, s)
+        if n == 0 or not flags & K.FINITE:
+            return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
+        lateral, yaw, heading_v = _headings(placed, d_rate, flags)
+        big, slip = np.empty(13 * n), np.empty(n)
+        pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
+        m, ok = K.pack_step_walk_ok(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev.pos,
+                                    prev.quat, prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u,
+                                    w_step_dh, inv_ramp, u1, big, slip, pairs, *limits, table.leaves, table.lengths)
     if sloped:
         tilt_on_ground(scene, big, n, yaw, present)
         ok = 0  # the tilt changed the bodies after the check
     return PathStep(_bodies_from(big, n, present), yaw, slip, u1, v1, a1,
                     frozenset(zip(pairs[:m, 0].tolist(), pairs[:m, 1].tolist())) if m else _NO_CONTACTS, ok)
+
+
+_ATAN2: list[int] = []
+
+
+def _atan2_loop() -> int:
+    """numpy's float64 ``arctan2`` loop for :func:`simready.sim.core.tick_kernels.step_paths` (found once per process;
+    0: none usable, then the step calls numpy's ``arctan2`` itself)."""
+    if not _ATAN2:
+        _ATAN2.append(numpy_loops.numpy_loop(np.arctan2))
+    return _ATAN2[0]
 
 
 _F8 = np.dtype(np.float64)
@@ -417,6 +444,13 @@ def footprint_contacts(scene: Scene, xy: F, yaw: F, present: NDArray[np.bool_]) 
 
 _NO_CONTACTS: frozenset[tuple[int, int]] = frozenset()
 _REACH: dict[int, tuple[Any, F, F, F]] = {}
+
+
+def footprint_arrays(scene: Scene) -> tuple[F, F, F]:
+    """The arrays :func:`footprint_contacts` tests the footprints with (squared bounding-circle reach of every actor
+    pair, m²; half-lengths and half-widths, m), for a compiled caller of
+    :func:`simready.sim.core.kernels.contact_pairs`."""
+    return _reach(scene.actors)
 
 
 def _reach(a: Any) -> tuple[F, F, F]:

@@ -53,21 +53,32 @@ from simready.sim.core import record_kernels as R
 
 #: The modules whose compiled kernels the loop carries.
 _CALLEES = (K.__file__, pk.__file__, NL.__file__, R.__file__)
+#: Per module whose cached functions carry compiled copies of other modules' kernels: those modules' files
+#: (:func:`stamp_callees`; this module's own entry is :data:`_CALLEES`).
+_STAMPED: dict[str, tuple[str, ...]] = {}
+
+
+def stamp_callees(module_file: str, callees: tuple[str, ...]) -> None:
+    """Key the numba cache of the module at ``module_file`` to the contents of ``callees`` too (the files of the
+    kernels its functions call): call it before that module's ``cache=True`` functions are defined."""
+    _STAMPED[os.path.abspath(module_file)] = tuple(callees)
 
 
 class _CalleesStamp:
-    """A numba cache locator mixin for this module's functions: the source stamp is this file's and the callees'
-    (:data:`_CALLEES`) contents, so editing a kernel the loop calls invalidates the loop's cache too."""
+    """A numba cache locator mixin for the registered modules' functions (:func:`stamp_callees`): the source stamp is
+    the module file's and its callees' contents, so editing a kernel the loop calls invalidates the loop's cache
+    too."""
 
     _py_file: str
 
     def get_source_stamp(self) -> object:
         own = super().get_source_stamp()  # type: ignore[misc]
-        return (own, *(hashlib.sha256(open(p, "rb").read()).hexdigest() for p in _CALLEES))
+        callees = _STAMPED[os.path.abspath(self._py_file)]
+        return (own, *(hashlib.sha256(open(p, "rb").read()).hexdigest() for p in callees))
 
     @classmethod
     def from_function(cls, py_func: object, py_file: str) -> object:
-        if os.path.abspath(py_file) != os.path.abspath(__file__):
+        if os.path.abspath(py_file) not in _STAMPED:
             return None
         return super().from_function(py_func, py_file)  # type: ignore[misc]
 
@@ -83,6 +94,7 @@ def _install_locators() -> None:
 
 
 _install_locators()
+stamp_callees(__file__, _CALLEES)
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
@@ -95,6 +107,58 @@ I_TICK, I_END, I_WARMUP, I_EVERY, I_ROW, I_EGO, I_PERCEIVE, I_LEADERS, I_SIN, I_
 N_FC = 34
 #: Why :func:`run_ticks` stopped (its first result's companion): the end it was given, or a tick needing Python.
 STOP_END, STOP_EVENT = 0, 1
+
+
+@numba.njit(**_JIT)
+def headings(atan_fp: int, placed: np.ndarray, d_rate: np.ndarray, lateral: bool, yaw: np.ndarray,
+             heading_v: np.ndarray) -> None:
+    """:func:`simready.sim.core.kinematics._headings` between the placement and packing kernels: the body headings
+    into ``yaw`` (the chord heading plus ``arctan2(ḋ, max(v, 1))`` where ``lateral``, else plus ``ḋ``) and the
+    velocity directions into ``heading_v``, with numpy's own ``arctan2`` loop at ``atan_fp`` on the rows numpy is
+    given."""
+    n = yaw.shape[0]
+    if lateral:
+        turn = np.empty(n)
+        NL.atan2_rows(atan_fp, d_rate, placed[K.BIG_V], turn)
+        for i in range(n):
+            yaw[i] = placed[K.YAW_C, i] + turn[i]
+    else:
+        for i in range(n):
+            yaw[i] = placed[K.YAW_C, i] + d_rate[i]
+    NL.atan2_rows(atan_fp, placed[K.VY], placed[K.VX], heading_v)
+
+
+@numba.njit(**_JIT)
+def step_paths(u: np.ndarray, v: np.ndarray, accel: np.ndarray, present: np.ndarray, dt: float, cum: np.ndarray,
+               base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, psi: np.ndarray,
+               dpsi: np.ndarray, heights: np.ndarray, g_x0: float, g_y0: float, g_inv: float, d: np.ndarray,
+               d_rate: np.ndarray, d_acc: np.ndarray, seg_lane: np.ndarray, lane_u0: np.ndarray, prev_pos: np.ndarray,
+               prev_quat: np.ndarray, prev_yaw: np.ndarray, reach2: np.ndarray, hl: np.ndarray, hw: np.ndarray,
+               w_rows: np.ndarray, w_first: np.ndarray, w_z_start: np.ndarray, w_step_u: np.ndarray,
+               w_step_dh: np.ndarray, inv_ramp: float, max_speed: float, lo_x: float, hi_x: float, lo_y: float,
+               hi_y: float, max_abs_z: float, leaves: np.ndarray, lengths: np.ndarray, atan_fp: int, u1: np.ndarray,
+               v1: np.ndarray, a1: np.ndarray, lane: np.ndarray, s: np.ndarray, yaw: np.ndarray, big: np.ndarray,
+               slip: np.ndarray, pairs: np.ndarray) -> tuple[int, int, int]:
+    """:func:`simready.sim.core.kinematics.step_on_paths`' arithmetic in one call: the integration, placement and new
+    lanes (:func:`simready.sim.core.kernels.advance_place_lanes` into ``u1``, ``v1``, ``a1``, ``lane``, ``s``), the
+    headings (numpy's own ``arctan2`` loop at ``atan_fp`` on the rows numpy is given, as
+    :func:`~simready.sim.core.kinematics._headings` calls it, into ``yaw``) and the packing with its checks
+    (:func:`simready.sim.core.kernels.pack_step_walk_ok` into ``big``, ``slip``, ``pairs``). Returns the placement's
+    flags, the number of contact pairs and the verdict; where the flags lack :data:`~simready.sim.core.kernels.FINITE`
+    (or there is no actor) only the first part ran (the caller takes the reference path)."""
+    n = u.shape[0]
+    placed = np.empty((8, n))
+    flags = K.advance_place_lanes(u, v, accel, present, dt, cum, base, last, pts, dirs, psi, dpsi, heights, g_x0,
+                                  g_y0, g_inv, d, d_rate, seg_lane, lane_u0, u1, v1, a1, placed, lane, s)
+    if n == 0 or not flags & K.FINITE:
+        return flags, 0, 0
+    lateral = (flags & K.LATERAL) != 0
+    heading_v = np.empty(n)
+    headings(atan_fp, placed, d_rate, lateral, yaw, heading_v)
+    m, ok = K.pack_step_walk_ok(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev_pos, prev_quat,
+                                prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, inv_ramp, u1,
+                                big, slip, pairs, max_speed, lo_x, hi_x, lo_y, hi_y, max_abs_z, leaves, lengths)
+    return flags, m, ok
 
 
 @numba.njit(**_JIT)
@@ -381,7 +445,7 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
             net, thr1[e], brk1[e] = _net_command(cmd_e, v_e, fc[F_MASS], fc[F_FRICTION], fc[F_E_DECEL],
                                                  fc[F_E_ACCEL], stand, fc[F_RR_G], fc[F_RHO], fc[F_CDA], fc[F_G])
             accel[e] = 0.0 if (v_e <= 0.0 and net < 0.0) else net
-        # The kinematic step (step_on_paths).
+        # The kinematic step (step_on_paths), its kernels called here (a call of step_paths would pass ~40 arrays).
         u1, v1, a1n = np.empty(n), np.empty(n), np.empty(n)
         placed = np.empty((8, n))
         lane1, s1 = np.empty(n, dtype=np.int64), np.empty(n)
@@ -392,17 +456,8 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
             why = STOP_EVENT
             break
         lateral = (flags & K.LATERAL) != 0
-        yaw1 = np.empty(n)
-        if lateral:
-            turn = np.empty(n)
-            NL.atan2_rows(atan_fp, d_rate, placed[K.BIG_V], turn)
-            for i in range(n):
-                yaw1[i] = placed[K.YAW_C, i] + turn[i]
-        else:
-            for i in range(n):
-                yaw1[i] = placed[K.YAW_C, i] + d_rate[i]
-        heading_v = np.empty(n)
-        NL.atan2_rows(atan_fp, placed[K.VY], placed[K.VX], heading_v)
+        yaw1, heading_v = np.empty(n), np.empty(n)
+        headings(atan_fp, placed, d_rate, lateral, yaw1, heading_v)
         big1, slip1 = np.empty(13 * n), np.empty(n)
         m, ok = K.pack_step_walk_ok(placed, yaw1, heading_v, d_rate, d_acc, v1, a1n, lateral, present,
                                     big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)), yaw, reach2, hl,

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import math
 from collections import deque as drain
+from dataclasses import dataclass
 from itertools import starmap
 from operator import call
 from collections.abc import Iterable
@@ -65,11 +66,13 @@ from simready.sim.backend import COMMON_EXTRAS, StepOutcome
 from simready.sim.backends.dynamic.checks import body_energy, crossed_collider
 from simready.sim.backends.dynamic import capi
 from simready.sim.backends.dynamic.chassis import _SLIP_MIN_MPS, tyre_forces, tyre_setup
-from simready.sim.backends.dynamic.drive import agent_drive, agent_drive_table, agent_drives
-from simready.sim.backends.dynamic.kernels import place_rows
+from simready.sim.backends.dynamic.drive import (DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, agent_arrays,
+                                                 agent_drive, agent_drive_table, agent_drives)
+from simready.sim.backends.dynamic.kernels import finish_rows
 from simready.sim.controllers.lateral import preview_steer
 from simready.sim.behavior.impact import post_crash
 from simready.sim.core.kinematics import footprint_contacts, step_on_paths
+from simready.sim.core.scene import GROUND_RASTER_M
 from simready.sim.core.state import Bodies, PathCoords, SimState, frozen, ro
 from simready.sim.backends.dynamic.thrown import ThrownBodies
 
@@ -89,12 +92,43 @@ WAKE_MARGIN_M = 1.0
 #: vehicle, a thrown road user), else kinematic (m).
 PHYSICS_RADIUS_M = 30.0
 
-#: The moved bodies' rows where none moved (:func:`~.kernels.place_rows`).
-_NO_ROWS = np.empty((0, 16))
+#: The reads, frames and lever arms where no body moved (:func:`~.kernels.finish_rows`).
+_NO_READS = np.empty((0, 13))
+_NO_FRAMES = (np.empty((0, 4)), np.empty((0, 9)), np.empty((0, 3, 1)))
 
 #: The tyre constants passed where there is no ego this tick (unread).
 _NO_TYRES: tuple[float, ...] = (0.0,) * 11
 
+
+
+@dataclass(eq=False)
+class _Layout:
+    """Which vehicles' bodies a tick moves, stands or reads, and their index arrays (:meth:`DynamicBackend._hand_over`):
+    a function of the tick's presence, far background vehicles, woken parked vehicles and goals, kept while those
+    stay (most ticks), so the lists are not rebuilt tick after tick."""
+
+    present: np.ndarray
+    far: set[int]
+    goals: tuple[Any, ...]
+    woken: frozenset[int]
+    #: Whether a present parked vehicle still sleeps (then :meth:`DynamicBackend._wake` looks at it).
+    sleeping: bool
+    #: The ego's index where it is present, else None.
+    ego: int | None
+    #: The vehicles moving under forces, and the agents among them (``(i, chassis, body, stop)``).
+    live: list[int]
+    agents: list[tuple[int, Any, int, bool]]
+    #: The present vehicles standing still (sleeping parked ones).
+    stand: list[int]
+    #: The agents' bodies; the live vehicles' read specs (:meth:`~.exchange.BodyExchange._read_specs`) and the agents'
+    #: drive arrays (:func:`~.drive.agent_arrays`).
+    agent_bodies: np.ndarray
+    specs: tuple[Any, ...]
+    drive: tuple[np.ndarray, ...]
+    moved_rows: np.ndarray
+    stand_rows: np.ndarray
+    #: The ego's row in ``live`` (-1: not moving).
+    ego_row: int
 
 class DynamicBackend(ThrownBodies):
     name: ClassVar[str] = "dynamic-v1"
@@ -103,6 +137,7 @@ class DynamicBackend(ThrownBodies):
     def start(self, state: SimState) -> StepOutcome:
         if self._world is None:
             self._build()
+        self._layout = None
         self._woken = frozenset(state.world.woken)
         for i in sorted(self._woken):
             self._make_dynamic(i, state.bodies)
@@ -253,6 +288,37 @@ class DynamicBackend(ThrownBodies):
             stepper(cid)
         return util
 
+    def _hand_over(self, state: SimState, kin: Bodies, far: set[int], goals: tuple[Any, ...]) -> _Layout:
+        """Hide the vehicles absent or far this tick and show those back in reach (:meth:`_hide`, :meth:`_show`), and
+        the tick's layout of the bodies that follows from it (:class:`_Layout`), kept for the next ticks: it holds while
+        presence (the same array), the far vehicles, the woken parked ones and the goals are the same."""
+        present = state.bodies.present
+        present_l = present.tolist()
+        hidden, was_far = self._hidden, self._was_far
+        for i in self.vehicles:
+            if not present_l[i] or i in far:
+                if i not in hidden:
+                    self._hide(i)
+            elif i in hidden:
+                # Handed over to physics: its body at the tick's state (where a restored engine places it too); one
+                # that appears (a spawned reserve) at the step's pose.
+                self._show(i, state.bodies if i in was_far else kin)
+        parked, woken = self.scene.actors.parked.tolist(), self._woken
+        e = self.ego if self.ego is not None and present_l[self.ego] else None
+        # The vehicles whose bodies move under forces this tick (absent, far and sleeping parked ones excepted).
+        live = [i for i in self.vehicles if present_l[i] and i not in hidden and (not parked[i] or i in woken)]
+        agents = [(i, self.chassis[i], self.actor_body[i], post_crash(goals[i]) or parked[i]) for i in live if i != self.ego]
+        live_set = set(live)
+        # Sleeping parked vehicles stand; far background ones keep the kinematic step's rows.
+        stand = [i for i in self.vehicles if present_l[i] and i not in live_set and i not in far]
+        lay = self._layout = _Layout(
+            present=present, far=set(far), goals=goals, woken=woken,
+            sleeping=any(i not in woken and present_l[i] for i in self.parked_idx), ego=e, live=live, agents=agents,
+            stand=stand, agent_bodies=self._index_array(ag[2] for ag in agents), specs=self._read_specs(live),
+            drive=agent_arrays(tuple(agents)), moved_rows=self._index_array(live), stand_rows=self._index_array(stand),
+            ego_row=live.index(e) if e is not None and e in live_set else -1)
+        return lay
+
     def advance(self, state: SimState, route: RouteTable, plan: Plan) -> StepOutcome:
         scene = self.scene
         a = scene.actors
@@ -262,46 +328,59 @@ class DynamicBackend(ThrownBodies):
                              plan.d_acc)
         kin, yaw, slip, accel = step.bodies, step.yaw, step.slip, step.accel
         goals = state.control.longitudinal
-        hidden = self._hidden
-        present_l = present.tolist()
         far = self._far(state)
-        was_far = self._was_far
-        for i in self.vehicles:
-            if not present_l[i] or i in far:
-                if i not in hidden:
-                    self._hide(i)
-            elif i in hidden:
-                # Handed over to physics: its body at the tick's state (where a restored engine places it too); one
-                # that appears (a spawned reserve) at the step's pose.
-                self._show(i, state.bodies if i in was_far else kin)
+        lay = self._layout
+        if lay is None or lay.present is not present or lay.far != far or lay.goals is not goals:
+            lay = self._hand_over(state, kin, far, goals)
         self._was_far = far
-        self._wake(state)
-        e = self.ego if self.ego is not None and present[self.ego] else None
+        if lay.sleeping:
+            self._wake(state)
+            if self._woken != lay.woken:
+                lay = self._hand_over(state, kin, far, goals)
+        e = lay.ego
         steer = 0.0
         util = 0.0
         # The energy check only applies to a tick without actuation; reading the energy changes nothing.
         e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
-        # The vehicles whose bodies move under forces this tick (absent, far and sleeping parked ones excepted).
-        parked, woken = a.parked.tolist(), self._woken
-        live = [i for i in self.vehicles if present_l[i] and i not in hidden and (not parked[i] or i in woken)]
-        agents = [(i, self.chassis[i], self.actor_body[i], post_crash(goals[i]) or parked[i]) for i in live if i != self.ego]
-        a_cmd, setup = 0.0, _NO_TYRES
-        if e is not None:
-            steer = self._steer(state, route, plan, post_crash(goals[e]))
-            a_cmd, friction = float(plan.accel[e]), state.world.friction
-            setup = self._tyre_setup(steer, friction)
+        live, agents = lay.live, lay.agents
+        a_cmd = float(plan.accel[e]) if e is not None else 0.0
+        crashed = e is not None and post_crash(goals[e])
         sm = self._client_handle()
-        reads = None
+        reads = frames = None
         if sm is not None:
-            # The substeps and the end-of-tick reads in one compiled call through PyBullet's C API (the same commands).
-            reads = np.empty((len(live), 13))
-            util = capi.tick_substeps(sm, self.substeps, self.h, p.WORLD_FRAME, self._index_array(ag[2] for ag in agents),
-                                      agent_drive_table(scene, agents, state, kin, yaw, plan),
-                                      self.ego_body if e is not None else -1, steer, a_cmd, np.array(setup),
-                                      _SLIP_MIN_MPS, C.STANDSTILL_MPS, self._read_specs(live)[2], reads)
+            # The ego's steering and tyre constants, the agents' drive rows, the substeps, the end-of-tick reads and
+            # the read bodies' frames in one compiled call through PyBullet's C API (the same commands).
+            n_live = len(live)
+            reads, frames = np.empty((n_live, 13)), (np.empty((n_live, 4)), np.empty((n_live, 9)))
+            b, gm = state.bodies, scene.ground
+            idx, stop, mass, wheelbase, inertia, com = lay.drive
+            coms, _, bodies, invs, has_inv, any_inv = lay.specs
+            cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
+            ego_body, setup_a = self.ego_body if e is not None else -1, np.zeros(len(_NO_TYRES))
+            util, steer = capi.tick_step(sm, self.substeps, self.h, p.WORLD_FRAME, lay.agent_bodies, ego_body,
+                                         -1 if e is None else e, crashed, state.control.steer_rad,
+                                         state.world.friction, self._ego_k, c.u, np.asarray(plan.d_ref, dtype=np.float64),
+                                         c.v, cum, base, last, pts, dirs, a_cmd, setup_a, _SLIP_MIN_MPS,
+                                         C.STANDSTILL_MPS, bodies, reads, gm.heights, gm.x0, gm.y0,
+                                         1.0 / GROUND_RASTER_M, idx, stop, a.parked,
+                                         np.asarray(plan.accel, dtype=np.float64), b.pos, b.vel, b.omega, b.quat,
+                                         kin.pos, kin.vel, kin.omega, yaw, c.yaw, mass, wheelbase, inertia, com,
+                                         state.world.friction * C.GRAVITY_MPS2, C.GRAVITY_MPS2, scene.dt,
+                                         DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, invs, has_inv, any_inv,
+                                         *frames)
+            if util == -2.0:
+                # A coordinate under an agent is not finite: the drive rows with their fallback, then the substeps.
+                frames = None
+                util = capi.tick_substeps(sm, self.substeps, self.h, p.WORLD_FRAME, lay.agent_bodies,
+                                          agent_drive_table(scene, agents, state, kin, yaw, plan), ego_body, steer,
+                                          a_cmd, setup_a, _SLIP_MIN_MPS, C.STANDSTILL_MPS, bodies, reads)
             if util < 0.0:
                 raise RuntimeError(f"dynamic-v1: PyBullet could not read a body's state at tick {state.tick}")
         else:
+            setup = _NO_TYRES
+            if e is not None:
+                steer = self._steer(state, route, plan, crashed)
+                setup = self._tyre_setup(steer, state.world.friction)
             util = self._substeps_binding(agent_drives(scene, agents, state, kin, yaw, plan), e, steer, a_cmd,
                                           state.world.friction, setup)
         pos, quat, vel, omega = np.array(kin.pos), np.array(kin.quat), np.array(kin.vel), np.array(kin.omega)
@@ -311,30 +390,37 @@ class DynamicBackend(ThrownBodies):
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
         lever = (0.0, 0.0, 0.0)
-        live_set = set(live)
         # Sleeping parked vehicles stand; far background ones keep the kinematic step's rows.
-        stand = [i for i in self.vehicles if present_l[i] and i not in live_set and i not in far]
         moved = live
-        table = _NO_ROWS
+        frame_quat, frame_rot, levers = _NO_FRAMES
         if moved:
-            # Each moved body's row: origin, quaternion, velocity, angular velocity, heading, speed, slip (16 floats).
-            table, levers = self._read_table(moved, reads)
-            if e is not None and e in live_set:
-                lx, ly, lz = levers[moved.index(e), :, 0].tolist()
+            # Each moved body's reads, its frame and its lever arm (origin to centre of mass).
+            reads, frame_quat, frame_rot, levers = self._read_frames(moved, reads, frames)
+            if lay.ego_row >= 0:
+                lx, ly, lz = levers[lay.ego_row, :, 0].tolist()
                 lever = (lx, ly, lz)
-        if moved or stand:
-            # The standing rows, the moved bodies' rows and every moved body back onto its path, in one compiled call
-            # (ReferencePath.project_near's operations, its bits).
-            cum, base, last, pts, dirs = route.paths.kernel_arrays[:5]
-            place_rows(table, self._index_array(moved), self._index_array(stand), state.bodies.pos, state.bodies.quat,
-                       c.yaw, c.u, c.d, cum, base, last, pts, dirs, PROJECT_WINDOW, pos, quat, vel, omega, yaw, u_out,
-                       d_out, v_out, slip)
+        # The moved bodies' rows, the standing rows and every moved body back onto its path (ReferencePath.project_near's
+        # operations, its bits), the footprints' overlaps and the engine's verdict on the bodies, in one compiled call.
+        paths = route.paths
+        cum, base, last, pts, dirs = paths.kernel_arrays[:5]
+        reach2, hl, hw, *limits = self._finish_args
+        n = len(a)
+        pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
+        m, ok = finish_rows(_NO_READS if reads is None else reads, frame_quat, frame_rot, levers, lay.moved_rows,
+                            lay.stand_rows, state.bodies.pos, state.bodies.quat, c.yaw, c.u, c.d, cum, base, last, pts,
+                            dirs, PROJECT_WINDOW, pos, quat, vel, omega, yaw, u_out, d_out, v_out, slip, present, reach2,
+                            hl, hw, pairs, *limits, paths.leaves, paths.lengths)
         if e is not None:
             extras["steer_rad"][e] = steer
             extras["tyre_util"][e] = util
         struck = self._read_thrown(state, pos, quat, vel, omega, yaw)
-        contacts, impacts = self._contacts(state, pos, yaw, present, struck)
+        # The overlaps found above hold unless a thrown body's row was read since.
+        footprints = None if self.thrown else (
+            frozenset(zip(pairs[:m, 0].tolist(), pairs[:m, 1].tolist())) if m else frozenset())
+        contacts, impacts = self._contacts(state, pos, yaw, present, struck, footprints)
         struck, hit = self._strike(state, contacts, struck, pos, quat, vel, omega, yaw)
+        if struck or hit or self.thrown:
+            ok = 0  # rows changed after the verdict: the engine checks them
         for i in impact.struck_actors(struck):
             u_out[i], d_out[i], v_out[i] = c.u[i], c.d[i], 0.0
         for user, vehicle in hit:
@@ -352,11 +438,49 @@ class DynamicBackend(ThrownBodies):
         bodies.__dict__.update(pos=ro(pos), quat=ro(quat), vel=ro(vel), omega=ro(omega), present=present)
         out = object.__new__(StepOutcome)
         out.__dict__.update(bodies=bodies, coords=coords, contacts=frozenset(contacts), extras=extras, impacts=impacts,
-                            struck=struck, woken=self._woken, ok=0)
+                            struck=struck, woken=self._woken, ok=ok)
         return out
 
+    def _contact_points(self) -> list[tuple[int, int, float, float]]:
+        """PyBullet's contact points between two actors' bodies or an actor's and a static collider other than the
+        ground, in its order: body A, body B and the x, y of the point on A (world, m). Through the C API in one
+        compiled call where the handle is found (:func:`.capi.contact_points`, the same request), else the binding's
+        ``getContactPoints``."""
+        body_actor, statics, ground = self.body_actor, self.static_names, self.ground_bodies
+        sm = self._client_handle()
+        if sm is None:
+            rows: list[tuple[int, int, float, float]] = []
+            for cp in p.getContactPoints(physicsClientId=self.world.client):
+                ba, bb = cp[1], cp[2]
+                a_actor, b_actor = ba in body_actor, bb in body_actor
+                if not (a_actor or b_actor):
+                    continue
+                other = ba if b_actor else bb
+                if (a_actor and b_actor) or (other in statics and other not in ground):
+                    rows.append((ba, bb, float(cp[5][0]), float(cp[5][1])))
+            return rows
+        roles = self._roles
+        if roles is None:
+            # Per body id: 1 an actor's body, 2 a static collider other than the ground, 0 any other.
+            ids = [*body_actor, *statics, 0]
+            roles = self._roles = np.zeros(max(ids) + 1, dtype=np.int8)
+            for body in statics:
+                if body not in ground:
+                    roles[body] = 2
+            for body in body_actor:
+                roles[body] = 1
+        buf = self._contact_buf
+        m = capi.contact_points(sm, roles, buf)
+        if m > len(buf):
+            buf = self._contact_buf = np.empty((2 * m, 4))
+            m = capi.contact_points(sm, roles, buf)
+        if m < 0:
+            raise RuntimeError("dynamic-v1: PyBullet could not report its contact points")
+        return [(int(ba), int(bb), x, y) for ba, bb, x, y in buf[:m].tolist()] if m else []
+
     def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray, present: np.ndarray,
-                  struck: tuple[impact.Struck, ...] = ()) -> tuple[set[tuple[int, int]], dict[tuple[int, int], tuple[float, float]]]:
+                  struck: tuple[impact.Struck, ...] = (), footprints: frozenset[tuple[int, int]] | None = None,
+                  ) -> tuple[set[tuple[int, int]], dict[tuple[int, int], tuple[float, float]]]:
         """This tick's contacts and the impact point (world x, y) of each new one.
 
         Between vehicles, and between a vehicle and a static collider other
@@ -366,19 +490,16 @@ class DynamicBackend(ThrownBodies):
         meet before their hulls do; two parked vehicles excepted). A thrown
         road user stays in contact with the vehicle that struck it until its
         body is at rest (``struck``: the records after this tick's read).
+        ``footprints``: the footprint overlaps of these poses where already found
+        (:func:`~simready.sim.core.kinematics.footprint_contacts`' answer).
         """
         out: set[tuple[int, int]] = set()
         points: dict[tuple[int, int], tuple[float, float]] = {}
         body_actor, statics = self.body_actor, self.static_names
-        for cp in p.getContactPoints(physicsClientId=self.world.client):
-            ba, bb = cp[1], cp[2]
+        for ba, bb, x, y in self._contact_points():
             i, j = body_actor.get(ba), body_actor.get(bb)
-            if i is None and j is None:
-                continue
             if i is None or j is None:
                 other = bb if i is not None else ba
-                if other in self.ground_bodies or other not in statics:
-                    continue
                 actor = i if i is not None else j
                 assert actor is not None  # one of the two is an actor
                 pair = (actor, -1 - self.static_key[other])
@@ -387,9 +508,9 @@ class DynamicBackend(ThrownBodies):
                 pair = (min(i, j), max(i, j))
             if pair not in out:
                 out.add(pair)
-                points[pair] = (round(float(cp[5][0]), 6), round(float(cp[5][1]), 6))
+                points[pair] = (round(x, 6), round(y, 6))
         phys, parked = self.physical, self.scene.actors.parked
-        for pair in footprint_contacts(self.scene, pos, yaw, present):
+        for pair in footprint_contacts(self.scene, pos, yaw, present) if footprints is None else footprints:
             # Two vehicle bodies are in contact from the first tick their footprints overlap, even where their
             # collision hulls (inside the footprint) have not met yet, so every overlap lies inside its event.
             if not (phys[pair[0]] and phys[pair[1]]) or not (parked[pair[0]] and parked[pair[1]]):

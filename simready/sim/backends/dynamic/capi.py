@@ -39,7 +39,13 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-from simready.sim.backends.dynamic.kernels import py_hypot
+from simready.sim.backends.dynamic import kernels as dynamic_kernels
+from simready.sim.backends.dynamic.kernels import agent_drive_rows, body_frames, ego_steer_setup, ground_under, py_hypot
+from simready.sim.core import kernels as core_kernels
+from simready.sim.core.tick_kernels import stamp_callees
+
+# The cached functions here carry compiled copies of the kernels they call: their cache follows those files too.
+stamp_callees(__file__, (dynamic_kernels.__file__, core_kernels.__file__))
 
 #: The GIL held (``nogil`` off), as the binding holds it: PyBullet's clients are not for two threads at once.
 _JIT = dict(cache=True, nogil=False, error_model="numpy", fastmath=False)
@@ -77,6 +83,16 @@ _step_init: Any = types.ExternalFunction("b3InitStepSimulationCommand", _i8(_i8)
 _state_init: Any = types.ExternalFunction("b3RequestActualStateCommandInit", _i8(_i8, _i4))
 _state: Any = types.ExternalFunction("b3GetStatusActualState", _i4(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8))
 _compose: Any = types.ExternalFunction("b3MultiplyTransforms", types.void(_i8, _i8, _i8, _i8, _i8, _i8))
+_contacts_init: Any = types.ExternalFunction("b3InitRequestContactPointInformation", _i8(_i8))
+_status_type: Any = types.ExternalFunction("b3GetStatusType", _i4(_i8))
+_contacts_get: Any = types.ExternalFunction("b3GetContactPointInformation", types.void(_i8, _i8))
+
+#: ``CMD_CONTACT_POINT_INFORMATION_COMPLETED`` of the C API's ``EnumSharedMemoryServerStatus`` (SharedMemoryPublic.h):
+#: the status of a contact request that completed.
+_CONTACTS_COMPLETED = 39
+#: ``struct b3ContactPointData`` (SharedMemoryPublic.h): its size, and the offsets of ``m_bodyUniqueIdA``,
+#: ``m_bodyUniqueIdB`` (ints) and ``m_positionOnAInWS`` (3 doubles).
+_CONTACT_SIZE, _CONTACT_A, _CONTACT_B, _CONTACT_POS_A = 176, 4, 8, 24
 
 
 def _symbols(path: str, names: tuple[str, ...]) -> dict[str, tuple[int, int, int]]:
@@ -166,6 +182,18 @@ def _f8_at(typingctx, address, k):  # type: ignore[no-untyped-def]
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         ptr = builder.inttoptr(args[0], ir.DoubleType().as_pointer())
         return builder.load(builder.gep(ptr, [args[1]]))
+
+    return sig, codegen
+
+
+@intrinsic
+def _i4_at(typingctx, address, k):  # type: ignore[no-untyped-def]
+    """The int at byte offset ``k`` of ``address`` (a pointer the C API returned)."""
+    sig = types.int64(types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ptr = builder.inttoptr(builder.add(args[0], args[1]), ir.IntType(32).as_pointer())
+        return builder.sext(builder.load(ptr), ir.IntType(64))
 
     return sig, codegen
 
@@ -304,3 +332,72 @@ def base_quats(raw: np.ndarray, inv: np.ndarray, has: np.ndarray) -> None:
             _compose(at, at + 24, at + 56, inv.ctypes.data + 32 * k, at + 80, at + 104)
             for c in range(4):
                 raw[k, 3 + c] = buf[13 + c]
+
+
+@numba.njit(**_JIT)
+def contact_points(sm: int, role: np.ndarray, out: np.ndarray) -> int:
+    """The world's contact points that the backend reads (``getContactPoints()``'s request, the same command), in the
+    C API's order: row ``k`` of ``out`` gets body A, body B and the x, y of the point on A, for each point between two
+    bodies of role 1 (actors) or between one of role 1 and one of role 2 (static colliders other than the ground);
+    ``role`` is indexed by body id (0 beyond it). Returns how many points were kept (rows past ``len(out)`` are not
+    written: call again with room for them), or -1 where the request failed."""
+    status = _submit(sm, _contacts_init(sm))
+    if _status_type(status) != _CONTACTS_COMPLETED:
+        return -1
+    info = np.zeros(2, dtype=np.int64)  # struct b3ContactInformation: int m_numContactPoints; b3ContactPointData* ...
+    _contacts_get(sm, info.ctypes.data)
+    count = info[0] & 0xFFFFFFFF
+    at = info[1]
+    m = 0
+    n_role = len(role)
+    for k in range(count):
+        row = at + _CONTACT_SIZE * k
+        a, b = _i4_at(row, _CONTACT_A), _i4_at(row, _CONTACT_B)
+        ra = role[a] if 0 <= a < n_role else 0
+        rb = role[b] if 0 <= b < n_role else 0
+        if (ra == 1 and (rb == 1 or rb == 2)) or (ra == 2 and rb == 1):
+            if m < len(out):
+                out[m, 0], out[m, 1] = a, b
+                out[m, 2] = _f8_at(row + _CONTACT_POS_A, 0)
+                out[m, 3] = _f8_at(row + _CONTACT_POS_A, 1)
+            m += 1
+    return m
+
+
+@numba.njit(**_JIT)
+def tick_step(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, ego: int, e: int, crashed: bool,
+              prev_steer: float, friction: float, ego_k: np.ndarray, u: np.ndarray, d_ref: np.ndarray, v: np.ndarray,
+              cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, a_cmd: float,
+              setup: np.ndarray, slip_min: float, standstill: float, read: np.ndarray, raw: np.ndarray,
+              heights: np.ndarray, g_x0: float, g_y0: float, g_scale: float, idx: np.ndarray, stop: np.ndarray,
+              parked: np.ndarray, accel: np.ndarray, pos: np.ndarray, vel: np.ndarray, omega: np.ndarray,
+              quat: np.ndarray, kpos: np.ndarray, kvel: np.ndarray, komega: np.ndarray, yaw: np.ndarray,
+              cyaw: np.ndarray, mass: np.ndarray, wheelbase: np.ndarray, inertia: np.ndarray, com: np.ndarray,
+              mu_g: float, g: float, dt: float, pos_tau: float, yaw_tau: float, support_tau: float, inv: np.ndarray,
+              has: np.ndarray, any_inv: bool, frame_quat: np.ndarray, frame_rot: np.ndarray) -> tuple[float, float]:
+    """A tick's physics in one call: the ego's steering and tyre constants (:func:`~.kernels.ego_steer_setup` into
+    ``setup``, where the ego ``e`` is present: ``ego`` its body, else -1 and the steering 0), the agents' drive rows
+    (:func:`~.drive.agent_drive_table`'s kernels, the ground under them first), the substeps and reads
+    (:func:`tick_substeps`), then the read bodies' frames: their base quaternions (:func:`base_quats` where
+    ``any_inv``) and :func:`~.kernels.body_frames` into ``frame_quat``, ``frame_rot``. Returns :func:`tick_substeps`'
+    value, or -2.0 before any command where a coordinate under an agent is not finite (the caller then computes the
+    drive rows with its fallback and calls :func:`tick_substeps` with ``setup``), and the steering angle (rad)."""
+    steer = 0.0
+    if ego >= 0:
+        steer = ego_steer_setup(e, crashed, prev_steer, friction, ego_k, u, d_ref, v, pos, cyaw, cum, base, last, pts,
+                                dirs, setup)
+    k = len(idx)
+    ground = np.empty(k)
+    if not ground_under(heights, g_x0, g_y0, g_scale, pos, idx, ground):
+        return -2.0, steer
+    drives = np.empty((k, 12))
+    agent_drive_rows(idx, stop, parked, accel, pos, vel, omega, quat, kpos, kvel, komega, yaw, cyaw, ground, mass,
+                     wheelbase, inertia, com, mu_g, g, dt, pos_tau, yaw_tau, support_tau, drives)
+    util = tick_substeps(sm, substeps, h, frame, bodies, drives, ego, steer, a_cmd, setup, slip_min, standstill, read,
+                         raw)
+    if util < 0.0:
+        return util, steer
+    if any_inv:
+        base_quats(raw, inv, has)
+    body_frames(raw, frame_quat, frame_rot)
+    return util, steer

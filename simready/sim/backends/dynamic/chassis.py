@@ -162,6 +162,19 @@ def tyre_setup(ch: Chassis, steer: float, friction: float, h_s: float) -> tuple[
             friction * m * g, h_s)
 
 
+def ego_constants(ch: Chassis, dt: float, h_s: float) -> np.ndarray:
+    """The per-rollout constants of the ego's steering and tyre model in one compiled call
+    (:func:`~.kernels.ego_steer_setup`, slots ``kernels.E_*``): the steering's preview floor and gain, rear axle
+    offset, wheelbase, angle limit and largest change in a tick of ``dt`` (s), and :func:`tyre_setup`'s mass, axle
+    distances, cornering stiffnesses, axle loads, g and substep ``h_s``, by its expressions."""
+    m, g = ch.mass, C.GRAVITY_MPS2
+    lf, lr = ch.lf, ch.lr
+    fz_f, fz_r = m * g * lr / (lf + lr), m * g * lf / (lf + lr)
+    k = S.cornering_stiffness_per_load
+    return np.array([S.preview_min_m, S.preview_gain_s, ch.lr, ch.wheelbase, S.max_steer_rad,
+                     S.max_steer_rate_rps * dt, m, lf, lr, k * fz_f, k * fz_r, fz_f, fz_r, g, h_s], dtype=np.float64)
+
+
 def tyre_forces(client: int, body: int, steer: float, a_cmd: float, setup: tuple[float, ...]) -> float:
     """Apply this substep's tyre forces to ``body``; returns the tyre utilisation (``setup``: :func:`tyre_setup`).
 

@@ -72,18 +72,21 @@ class RolloutChecks:
         """Note the findings of the tick from ``state``: the ego's end-of-tick origin ``pos`` (world, m) and angular
         velocity ``omega`` (rad/s); ``crossed``: the collider its centre of mass crossed (:func:`crossed_collider`);
         ``e_before``, ``e_after``: its energy (J) before and after a tick without actuation or contact, else None."""
-        t = round((state.tick + 1 - self.scene.warmup_ticks) * self.scene.dt, 9)
         if crossed is not None:
-            self._note("tunnelling", f"t={t}: ego centre of mass crossed {crossed}")
+            self._note("tunnelling", f"t={self._t(state)}: ego centre of mass crossed {crossed}")
         x, y, z = pos.tolist()
         ground = self.scene.ground.at_point(x, y)
         if z < ground - 0.3:
-            self._note("tunnelling", f"t={t}: ego origin {z:.2f} m is below the ground ({ground:.2f} m)")
+            self._note("tunnelling", f"t={self._t(state)}: ego origin {z:.2f} m is below the ground ({ground:.2f} m)")
         rate = max(map(abs, omega.tolist()))
         if rate > MAX_ANGULAR_RATE_RPS:
-            self._note("explosion", f"t={t}: ego angular rate {rate:.1f} rad/s")
+            self._note("explosion", f"t={self._t(state)}: ego angular rate {rate:.1f} rad/s")
         if e_before is not None and e_after is not None and e_after > e_before * 1.005 + ENERGY_SLACK_J:
-            self._note("energy_gain", f"t={t}: ego energy rose {e_after - e_before:.0f} J without actuation")
+            self._note("energy_gain", f"t={self._t(state)}: ego energy rose {e_after - e_before:.0f} J without actuation")
+
+    def _t(self, state: SimState) -> float:
+        """The time at the end of the tick from ``state`` (s after the warm-up), worded only in a finding."""
+        return round((state.tick + 1 - self.scene.warmup_ticks) * self.scene.dt, 9)
 
     def _note(self, check: str, detail: str) -> None:
         """Keep the first four findings of ``check`` and the latest one (marked "and more" once there are more)."""

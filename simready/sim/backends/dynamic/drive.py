@@ -99,7 +99,7 @@ def agent_drive_table(scene: Scene, agents: list[tuple[int, Chassis, int, bool]]
         return np.empty((0, 12))
     b = state.bodies
     mu_g = state.world.friction * C.GRAVITY_MPS2
-    idx, stop, mass, wheelbase, inertia, com = _agent_arrays(tuple(agents))
+    idx, stop, mass, wheelbase, inertia, com = agent_arrays(tuple(agents))
     # The ground height under each agent: GroundModel.at_point's cells in one compiled call (its operations), or
     # at_point itself where a coordinate is not finite.
     gm = scene.ground
@@ -126,7 +126,7 @@ def agent_drive_table(scene: Scene, agents: list[tuple[int, Chassis, int, bool]]
 _AGENTS: dict[tuple[tuple[int, Chassis, int, bool], ...], tuple[np.ndarray, ...]] = {}
 
 
-def _agent_arrays(agents: tuple[tuple[int, Chassis, int, bool], ...]) -> tuple[np.ndarray, ...]:
+def agent_arrays(agents: tuple[tuple[int, Chassis, int, bool], ...]) -> tuple[np.ndarray, ...]:
     """The drive kernel's per-agent arrays for ``agents`` (:func:`agent_drives`' list; cached per list, as a tick's
     agents are mostly the last tick's): indices, stop flags, masses, wheelbases, inertia tensors, centres of mass."""
     hit = _AGENTS.get(agents)

@@ -9,7 +9,7 @@ import numpy as np
 import pybullet as p
 
 from simready.sim.backends.dynamic.capi import base_quats
-from simready.sim.backends.dynamic.kernels import body_frames, body_rows
+from simready.sim.backends.dynamic.kernels import body_frames
 from simready.sim.backends.dynamic.pool import AGENT_FILTER, EGO_FILTER
 from simready.sim.core.state import Bodies
 from simready.sim.backends.dynamic.world import DynamicWorld
@@ -125,15 +125,19 @@ class BodyExchange(DynamicWorld):
         vel = [lin[0] - (wy * rz - wz * ry), lin[1] - (wz * rx - wx * rz), lin[2] - (wx * ry - wy * rx)]
         return pos, q, vel, [wx, wy, wz], R, (rx, ry, rz)
 
-    def _read_table(self, idx: list[int], reads: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The rows of vehicles ``idx`` after a tick (origin xyz, quaternion, origin velocity, angular velocity,
-        heading, forward speed, slip: (n, 16)) and their lever arms (n, 3, 1), from the same reads in the same order
-        as :meth:`_read_raw` makes body by body: the reads gathered into one array, the arithmetic in two compiled calls
-        (:func:`~simready.sim.backends.dynamic.kernels.body_frames`, :func:`~simready.sim.backends.dynamic.kernels.body_rows`)
-        around the lever arms' stacked numpy product (its bits are BLAS's), the scalar model's operations in its order.
+    def _read_frames(self, idx: list[int], reads: np.ndarray | None = None,
+                     frames: tuple[np.ndarray, np.ndarray] | None = None,
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The reads of vehicles ``idx`` after a tick (n, 13: centre of mass, body quaternion, linear and angular
+        velocity), their quaternions (w ≥ 0) and rotation matrices (n, 4 and n, 9) and their lever arms (n, 3, 1), from
+        the same reads in the same order as :meth:`_read_raw` makes body by body: the reads gathered into one array,
+        the frames in compiled calls (:func:`~simready.sim.backends.dynamic.kernels.body_frames`), the lever arms
+        their stacked numpy product (its bits are BLAS's); the rows follow from them
+        (:func:`~simready.sim.backends.dynamic.kernels.body_rows`, the scalar model's operations in its order).
 
         ``reads``: the bodies' states already read (:func:`~simready.sim.backends.dynamic.capi.tick_substeps`' rows:
-        centre of mass, base quaternion, linear and angular velocity), else they are read here through the binding.
+        centre of mass, base quaternion, linear and angular velocity), else they are read here through the binding;
+        ``frames``: their quaternions and rotation matrices already computed from them (:func:`~.capi.tick_step`).
         """
         coms, bodies, _, invs, has_inv, any_inv = self._read_specs(idx)
         n = len(idx)
@@ -150,15 +154,15 @@ class BodyExchange(DynamicWorld):
                 put(lin)
                 put(ang)
             reads = np.array(raw).reshape(n, 13)
-        elif any_inv:
+        elif any_inv and frames is None:
             # The binding's multiplyTransforms per body, its C function in one compiled call.
             base_quats(reads, invs, has_inv)
-        quat, rot = np.empty((n, 4)), np.empty((n, 9))
-        body_frames(reads, quat, rot)
-        levers = rot.reshape(n, 3, 3) @ coms
-        table = np.empty((n, 16))
-        body_rows(reads, quat, rot, levers, table)
-        return table, levers
+        if frames is None:
+            quat, rot = np.empty((n, 4)), np.empty((n, 9))
+            body_frames(reads, quat, rot)
+        else:
+            quat, rot = frames
+        return reads, quat, rot, rot.reshape(n, 3, 3) @ coms
 
     def _read_specs(self, idx: list[int]) -> tuple[np.ndarray, list[tuple[int, tuple[float, ...] | None]], np.ndarray,
                                                    np.ndarray, np.ndarray, bool]:

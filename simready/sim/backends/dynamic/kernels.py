@@ -21,7 +21,12 @@ import math
 import numba
 import numpy as np
 
-from simready.sim.core.kernels import project_near
+from simready.sim.core import kernels as core_kernels
+from simready.sim.core.kernels import _segment, bodies_verdict, contact_pairs, project_near
+from simready.sim.core.tick_kernels import stamp_callees
+
+# The cached kernels here carry compiled copies of the core kernels they call: their cache follows those too.
+stamp_callees(__file__, (core_kernels.__file__,))
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
@@ -299,3 +304,83 @@ def place_rows(table: np.ndarray, sel: np.ndarray, stand: np.ndarray, prev_pos: 
     for k in range(n):
         u[sel[k]] = pu[k]
         d[sel[k]] = pd[k]
+
+
+#: Slots of :func:`ego_steer_setup`'s per-rollout constants ``k``: the steering's (preview distance floor and gain,
+#: rear axle to origin, wheelbase, steering limit, the largest change in a tick) and the tyre model's
+#: (:func:`~.chassis.tyre_setup`'s mass, axle distances, cornering stiffness per axle, axle loads, g, substep).
+(E_PREVIEW_MIN, E_PREVIEW_GAIN, E_LR, E_WHEELBASE, E_MAX_STEER, E_STEP, E_MASS, E_LF, E_LR_AXLE, E_KF, E_KR, E_FZ_F,
+ E_FZ_R, E_G, E_H) = range(15)
+
+
+@numba.njit(**_JIT)
+def ego_steer_setup(e: int, crashed: bool, prev: float, friction: float, k: np.ndarray, u: np.ndarray,
+                    d_ref: np.ndarray, v: np.ndarray, pos: np.ndarray, yaw: np.ndarray, cum: np.ndarray,
+                    base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, setup: np.ndarray) -> float:
+    """The ego's steering angle for the tick (:meth:`~.backend.DynamicBackend._steer`: pure pursuit of its path a
+    preview distance ahead, :func:`simready.sim.controllers.lateral.preview_steer`, limited in angle and rate; straight
+    after a crash) and the tyre constants under it into ``setup`` (:func:`~.chassis.tyre_setup`), their operations in
+    their order: the path point is ``Polyline.point_at``'s (a NaN arc length on the last segment), ``math.hypot``
+    CPython's (:func:`py_hypot`), Python's ``min``/``max`` the first of equals."""
+    if crashed:
+        want = 0.0
+    else:
+        gain = k[E_PREVIEW_GAIN] * v[e]
+        look = gain if gain > k[E_PREVIEW_MIN] else k[E_PREVIEW_MIN]
+        x, y, psi = pos[e, 0], pos[e, 1], yaw[e]
+        rear_x, rear_y = x - math.cos(psi) * k[E_LR], y - math.sin(psi) * k[E_LR]
+        s = u[e] + look
+        b = base[e]
+        i = b + (last[e] if s != s else _segment(cum, b, last[e], s))
+        dx, dy = dirs[i, 0], dirs[i, 1]
+        along = s - cum[i]
+        bx, by = pts[i, 0] + dx * along, pts[i, 1] + dy * along
+        t = d_ref[e]
+        ddx, ddy = (bx - dy * t) - rear_x, (by + dx * t) - rear_y
+        dist = py_hypot(ddx, ddy)
+        if dist < 1e-6:
+            want = 0.0
+        else:
+            alpha = math.atan2(ddy, ddx) - psi
+            alpha = (alpha + math.pi) % (2 * math.pi) - math.pi
+            want = math.atan2(2.0 * k[E_WHEELBASE] * math.sin(alpha), dist)
+        limit = k[E_MAX_STEER]
+        want = limit if limit < want else want
+        want = -limit if -limit > want else want
+    step = k[E_STEP]
+    delta = want - prev
+    delta = step if step < delta else delta
+    delta = -step if -step > delta else delta
+    steer = prev + delta
+    m = k[E_MASS]
+    setup[0], setup[1], setup[2] = m, k[E_LF], k[E_LR_AXLE]
+    setup[3], setup[4] = k[E_KF], k[E_KR]
+    setup[5], setup[6] = friction * k[E_FZ_F], friction * k[E_FZ_R]
+    setup[7], setup[8] = math.cos(steer), math.sin(steer)
+    setup[9], setup[10] = friction * m * k[E_G], k[E_H]
+    return steer
+
+
+@numba.njit(**_JIT)
+def finish_rows(reads: np.ndarray, frame_quat: np.ndarray, frame_rot: np.ndarray, lever: np.ndarray, sel: np.ndarray,
+                stand: np.ndarray, prev_pos: np.ndarray, prev_quat: np.ndarray, prev_yaw: np.ndarray,
+                prev_u: np.ndarray, prev_d: np.ndarray, cum: np.ndarray, base: np.ndarray, last: np.ndarray,
+                pts: np.ndarray, dirs: np.ndarray, window: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
+                omega: np.ndarray, yaw: np.ndarray, u: np.ndarray, d: np.ndarray, speed: np.ndarray, slip: np.ndarray,
+                present: np.ndarray, reach2: np.ndarray, hl: np.ndarray, hw: np.ndarray, pairs: np.ndarray,
+                max_speed: float, lo_x: float, hi_x: float, lo_y: float, hi_y: float, max_abs_z: float,
+                leaves: np.ndarray, lengths: np.ndarray) -> tuple[int, int]:
+    """The end of a dynamic tick in one call: the moved bodies' rows from their reads and frames (:func:`body_rows`),
+    placed with the standing ones into the per-actor arrays (:func:`place_rows`), then the footprint overlaps of
+    the final poses into ``pairs`` (:func:`simready.sim.core.kernels.contact_pairs`, what
+    :func:`simready.sim.core.kinematics.footprint_contacts` returns) and the engine's verdict on the final bodies
+    (:func:`simready.sim.core.kernels.state_ok` without and with the bounds, and nobody on a path leaving the map past
+    its end: the bits of :func:`simready.sim.core.kernels.pack_step_walk_ok`'s). Returns the number of pairs and
+    the verdict."""
+    table = np.empty((reads.shape[0], 16))
+    body_rows(reads, frame_quat, frame_rot, lever, table)
+    place_rows(table, sel, stand, prev_pos, prev_quat, prev_yaw, prev_u, prev_d, cum, base, last, pts, dirs, window,
+               pos, quat, vel, omega, yaw, u, d, speed, slip)
+    m = contact_pairs(pos, yaw, present, reach2, hl, hw, pairs) if pos.shape[0] >= 2 else 0
+    return m, bodies_verdict(pos, quat, vel, omega, present, max_speed, lo_x, hi_x, lo_y, hi_y, max_abs_z, u, hl, leaves,
+                             lengths)

@@ -96,6 +96,8 @@ class ThrownBodies(BodyExchange):
         self.thrown[i] = body
         self.actor_body[i] = body
         self._com_stacks.clear()  # the bodies read per list of vehicles (:meth:`_read_specs`)
+        self._layout = None  # and the tick's lists of them (:meth:`~.backend.DynamicBackend._hand_over`)
+        self._roles = None  # the bodies' roles in a contact (:meth:`~.backend.DynamicBackend._contact_points`)
         self.body_actor[body] = i
         q = bodies.quat[i]
         R = np.array(p.getMatrixFromQuaternion(q.tolist())).reshape(3, 3)

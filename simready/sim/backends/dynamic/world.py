@@ -6,7 +6,7 @@ scene's cached plan, :mod:`.plan`; then every vehicle in actor order, a rigid bo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pybullet as p
@@ -16,7 +16,8 @@ from simready.sim.core import constants as C
 from simready.sim.behavior import impact
 from simready.sim.backend import Backend
 from simready.sim.backends.dynamic.checks import RolloutChecks
-from simready.sim.backends.dynamic.chassis import Chassis
+from simready.sim.backends.dynamic.chassis import Chassis, ego_constants
+from simready.sim.core.kinematics import divergence_limits, footprint_arrays
 from simready.sim.backends.dynamic.pieces import asset_pieces
 from simready.sim.backends.dynamic.plan import WorldPlan, world_plan
 from simready.sim.backends.dynamic import pool
@@ -77,6 +78,14 @@ class DynamicWorld(Backend):
         self._woken: frozenset[int] = frozenset()
         #: The background vehicles driven kinematically in the last tick (:meth:`_far`).
         self._was_far: set[int] = set()
+        #: The footprints' arrays and the divergence limits of the tick's verdict (:func:`~.kernels.finish_rows`).
+        self._finish_args = (*footprint_arrays(scene), *divergence_limits(scene.bounds))
+        #: The last tick's layout of the vehicles' bodies (:meth:`~.backend.DynamicBackend._hand_over`; None: none yet).
+        self._layout: Any = None
+        #: Per body id, its role in a contact the backend reads (:meth:`~.backend.DynamicBackend._contact_points`; None:
+        #: not built since the last body was created), and the compiled read's rows.
+        self._roles: np.ndarray | None = None
+        self._contact_buf = np.empty((64, 4))
         self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
         self._radius: list[float] = np.asarray(a.radius, dtype=np.float64).tolist()
         #: Struck road users' rigid bodies, by actor (created at the strike, in the order of the strikes).
@@ -98,9 +107,12 @@ class DynamicWorld(Backend):
 
     def _ego_params(self) -> None:
         """The ego chassis's figures that every tick reads (its steering, its energy), as plain attributes."""
+        self._ego_k = np.zeros(15)  # (unread without an ego)
         if self.ego is None:
             return
         ch = self.chassis[self.ego]
+        #: The ego's steering and tyre constants for the compiled tick (:func:`~.chassis.ego_constants`).
+        self._ego_k = ego_constants(ch, self.scene.dt, self.h)
         self.mass, self.com = ch.mass, ch.com
         self._inertia_list = [float(x) for x in ch.inertia_diag]
         self.wheelbase, self.lr = ch.wheelbase, ch.lr
@@ -226,6 +238,8 @@ class DynamicWorld(Backend):
         w.call(p.setCollisionFilterGroupMask, body, -1, *(EGO_FILTER if i == self.ego else AGENT_FILTER))
         self.actor_body[i] = body
         self._com_stacks.clear()  # the bodies read per list of vehicles (:meth:`_read_specs`)
+        self._layout = None  # and the tick's lists of them (:meth:`~.backend.DynamicBackend._hand_over`)
+        self._roles = None  # the bodies' roles in a contact (:meth:`~.backend.DynamicBackend._contact_points`)
         self.body_actor[body] = i
         return body
 
