@@ -17,8 +17,9 @@ def body_pixel_boxes(hit: np.ndarray, body_index: np.ndarray, width: int, height
 
     Walked in runs: consecutive pixels of one body in one row, each right of the one before, update their body once
     (the run's length, its first and last column, its row) instead of once per pixel, whose updates of one body's
-    counters one after another were a chain of dependent loads and stores (2.5 -> 0.9 ms on a 1280x720 street
-    frame). The row ``hit // W`` is kept incrementally: a division only where a pixel leaves the current row."""
+    counters one after another were a chain of dependent loads and stores (a 1280x720 street frame: 2.5 -> 0.9 ms
+    alone, 3.4 -> 2.5 ms in a run, where its inputs come cold from memory). The row ``hit // W`` is kept
+    incrementally: a division only where a pixel leaves the current row."""
     counts = np.zeros(n_bodies, np.int64)
     lo_u, lo_v = np.full(n_bodies, width, np.int64), np.full(n_bodies, height, np.int64)
     hi_u, hi_v = np.full(n_bodies, -1, np.int64), np.full(n_bodies, -1, np.int64)
