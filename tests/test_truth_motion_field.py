@@ -142,3 +142,10 @@ def test_compiled_motion_field_is_the_numpy_one_bit_for_bit(shutter):
     assert fast.columns is not None and ref.columns is None
     table, table_ref = fast.table(), ref.table()
     assert table.equals(table_ref) and table.schema == table_ref.schema
+    # the surface points' velocities are kept for the moving samples only, and read as an (M, 3) array zero elsewhere
+    moving = np.flatnonzero(~static_bodies(scene)[samples.body])
+    np.testing.assert_array_equal(fast.moving, moving)
+    v = fast.point_velocity_mps
+    assert v.shape == (len(samples), 3) and not v[np.setdiff1d(np.arange(len(samples)), moving)].any()
+    np.testing.assert_array_equal(v[moving], fast.moving_velocity_mps)
+    assert np.abs(fast.moving_velocity_mps).max() > 0.1  # the turning car moves

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from simready.measurement.observe import observe
 from simready.measurement.options import ObserveOptions
-from simready.measurement.writers import PLAIN_INTEGERS, declared, parquet_bytes
+from simready.measurement.writers import LZ4_COLUMNS, PLAIN_INTEGERS, declared, parquet_bytes
 from simready.testing.street import street_sample
 from simready.truth.flow import distorted_flow
 from simready.truth.precision import DECLARED_STEPS, FLOW_STEP_PX, quantized
@@ -147,6 +147,26 @@ def test_observed_truth_tables_store_their_plain_integers_plain(folders):
         enc = _encodings(reader.path("front_camera", 1, kind))
         for name in plain:
             assert "PLAIN" in enc[name] and "DELTA_BINARY_PACKED" not in enc[name], (kind, name)
+
+
+def _codecs(path_or_buffer) -> dict[str, str]:
+    meta = pq.ParquetFile(path_or_buffer).metadata
+    return {meta.schema.column(i).name: meta.row_group(0).column(i).compression for i in range(meta.num_columns)}
+
+
+def test_columns_named_lz4_are_compressed_so_and_read_back_equal(folders):
+    """The run-like columns of :data:`LZ4_COLUMNS` are LZ4-compressed (Arrow writes Parquet's LZ4_RAW codec and reads
+    its name back as ``LZ4``), the others zstd; a table reads back the same whichever codec a column has."""
+    reader = TruthReader(folders[0.0])
+    for kind, fast in LZ4_COLUMNS.items():
+        path = reader.path("front_camera", 1, kind)
+        codecs = _codecs(path)
+        assert {c for name, c in codecs.items() if name in fast} == {"LZ4"}, kind
+        assert {c for name, c in codecs.items() if name not in fast} == {"ZSTD"}, kind
+        table = pq.read_table(path)
+        again = pq.read_table(pa.BufferReader(parquet_bytes(table, None, PLAIN_INTEGERS.get(kind, ()))))
+        assert set(_codecs(pa.BufferReader(parquet_bytes(table))).values()) == {"ZSTD"}
+        assert again.equals(table.replace_schema_metadata(None)), kind
 
 
 def test_pixel_is_stored_once_per_tick_and_the_flags_as_bits_and_both_read_back(folders):

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simready.testing.street import box_body, linear_track
 from simready.sensors_hw.camera import render_frame
 from simready.sensors_hw.models import Rig
 from simready.raycast import SceneGeometry
 from simready.truth.correspondence import FrameView
+from simready.truth.kernels.tracks import body_pixel_boxes, body_pixel_boxes_numpy
 from simready.truth.tracks import TrackBuilder, inclusive_box
 from simready.world import frames as F
 from simready.world.motion import PoseTrack
@@ -111,3 +114,23 @@ def test_inclusive_box_uses_integer_pixel_centres():
     box = inclusive_box(np.array([-0.5, 0.4, -5.0]), np.array([-0.5, 0.49, 10.0]), np.array([0.49, 2.6, 100.0]),
                         np.array([0.49, 0.51, 11.0]), 64, 48)
     np.testing.assert_array_equal(box, [[0, 0, 0, 0], [0, 0, 3, 1], [0, 10, 63, 11]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 9), st.integers(1, 7), st.integers(1, 4),
+       st.sampled_from(["ascending", "shuffled", "repeated"]))
+def test_body_pixel_boxes_walks_runs_as_the_numpy_scatters(seed, width, height, n_bodies, order):
+    """The compiled pass (one update per run of a body's pixels along a row) gives the counts and boxes of the
+    per-pixel numpy scatters, whatever the order of the hit pixels."""
+    rng = np.random.default_rng(seed)
+    body_index = rng.integers(0, n_bodies, width * height).astype(np.int32)
+    body_index[rng.random(width * height) < 0.2] = 0  # runs of one body
+    hit = np.flatnonzero(rng.random(width * height) < 0.8)
+    if order == "shuffled":
+        hit = rng.permutation(hit)
+    elif order == "repeated":
+        hit = np.concatenate([hit, hit[::-1], hit[: len(hit) // 2]])
+    got = body_pixel_boxes(hit.astype(np.int64), body_index, width, height, n_bodies + 1)
+    want = body_pixel_boxes_numpy(hit, body_index, width, height, n_bodies + 1)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and np.array_equal(g, w)

@@ -112,15 +112,15 @@ def flow_table(corr: Correspondence) -> pa.Table:
 _SCRATCH = threading.local()
 
 
-def _scratch(n: int) -> tuple[NDArray[np.float64], NDArray[np.int32], NDArray[np.bool_], NDArray[np.int64]]:
-    """This thread's scratch for :func:`~simready.truth.kernels.flow.flow_of_samples` (optical-frame points, pixel
-    cells, in-view flags, undecided indices), at least ``n`` long, kept across calls: fresh frame-sized temporaries on
-    every correspondence were page faults (their pages zeroed by the kernel) each time."""
+def _scratch(n: int) -> tuple[NDArray[np.float64], NDArray[np.int32], NDArray[np.int64]]:
+    """This thread's scratch for :func:`~simready.truth.kernels.flow.flow_of_samples` (optical-frame z, pixel cells,
+    undecided indices), at least ``n`` long, kept across calls: fresh frame-sized temporaries on every
+    correspondence were page faults (their pages zeroed by the kernel) each time."""
     held = getattr(_SCRATCH, "arrays", None)
     if held is None or len(held[1]) < n:
-        held = (np.empty((n, 3)), np.empty(n, np.int32), np.empty(n, np.bool_), np.empty(n, np.int64))
+        held = (np.empty(n), np.empty(n, np.int32), np.empty(n, np.int64))
         _SCRATCH.arrays = held
-    return held[0][:n], held[1][:n], held[2][:n], held[3][:n]
+    return held[0][:n], held[1][:n], held[2][:n]
 
 
 def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direction: str, *,

@@ -25,7 +25,6 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from simready.sensors_hw.models import Rig
-from simready.truth.correspondence.bodies import static_bodies
 from simready.truth.correspondence.samples import Samples
 from simready.truth.kernels.motion_field import image_velocity
 from simready.truth.kernels.tables import quantized32
@@ -40,18 +39,28 @@ class MotionField:
     Attributes:
         du_dt_pxps, dv_dt_pxps: (M,) pinhole image velocity, pixels per second.
         ddepth_dt_mps: (M,) rate of change of the z-depth, m/s.
-        point_velocity_mps: (M, 3) world velocity of the surface point.
+        moving: (K,) ascending indices of the samples on moving bodies; moving_velocity_mps: (K, 3) their surface
+            points' world velocities (:attr:`point_velocity_mps` puts them in an (M, 3) array, zero elsewhere).
     """
 
     samples: Samples
     du_dt_pxps: NDArray[np.float64]
     dv_dt_pxps: NDArray[np.float64]
     ddepth_dt_mps: NDArray[np.float64]
-    point_velocity_mps: NDArray[np.float64]
+    moving: NDArray[np.intp]
+    moving_velocity_mps: NDArray[np.float64]
     #: The table's float32 columns (du, dv rounded to the declared step, depth rate) when the compiled pass made
     #: them with the field (bitwise the roundings below); None: rounded here.
     columns: tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]] | None = field(
         default=None, repr=False, compare=False)
+
+    @property
+    def point_velocity_mps(self) -> NDArray[np.float64]:
+        """(M, 3) world velocity of each sample's surface point (zero on static geometry). Made when read: a
+        frame-sized zero array every frame, which nothing in a run reads, was ~2 000 page faults and its zeroing."""
+        out = np.zeros((len(self.du_dt_pxps), 3))
+        out[self.moving] = self.moving_velocity_mps
+        return out
 
     def table(self) -> pa.Table:
         if self.columns is not None:
@@ -71,18 +80,17 @@ def _cross(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64
                      a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
 
 
-def point_velocities(scene: SceneGeometry, body: NDArray[np.intp], point_world: NDArray[np.float64],
-                     times_s: NDArray[np.float64], moving: NDArray[np.intp] | None = None) -> NDArray[np.float64]:
-    """(N, 3) world velocity of surface points from their bodies' twists: ``v_b + ω_b × (P − o_b)``
-    (``moving``: the indices of the points on moving bodies, when the caller has them)."""
-    out = np.zeros((len(body), 3))
-    if moving is None:
-        moving = np.flatnonzero(~static_bodies(scene)[body])
+def moving_point_velocities(scene: SceneGeometry, body: NDArray[np.intp], point_world: NDArray[np.float64],
+                            times_s: NDArray[np.float64], moving: NDArray[np.intp]) -> NDArray[np.float64]:
+    """(K, 3) world velocity of the surface points ``moving`` (the indices of the points on moving bodies) from their
+    bodies' twists: ``v_b + ω_b × (P − o_b)``."""
+    out = np.zeros((len(moving), 3))
     for b in np.unique(body[moving]):
-        sel = moving[body[moving] == b]
+        at = np.flatnonzero(body[moving] == b)
+        sel = moving[at]
         ut, inv = np.unique(times_s[sel], return_inverse=True)
         smp = scene.bodies[int(b)].track.sample(ut, clamp=True)
-        out[sel] = smp.velocity_mps[inv] + _cross(smp.angular_velocity_rps[inv], point_world[sel] - smp.position_m[inv])
+        out[at] = smp.velocity_mps[inv] + _cross(smp.angular_velocity_rps[inv], point_world[sel] - smp.position_m[inv])
     return out
 
 
@@ -108,13 +116,13 @@ def motion_field(scene: SceneGeometry, rig: Rig, samples: Samples, *, compiled: 
     w_cam = np.einsum("hji,hj->hi", R_rows, ego.angular_velocity_rps)
     X = samples.point_camera
     moving = samples.moving_indices(scene)
-    v_p = point_velocities(scene, samples.body, samples.point_world, samples.time_s, moving)
-    q_moving = np.einsum("nji,nj->ni", R_rows[rows[moving]], v_p[moving]) if len(moving) else np.zeros((0, 3))
+    v_p = moving_point_velocities(scene, samples.body, samples.point_world, samples.time_s, moving)  # (K, 3)
+    q_moving = np.einsum("nji,nj->ni", R_rows[rows[moving]], v_p) if len(moving) else np.zeros((0, 3))
     if compiled:  # one pass per sample, bitwise the numpy passes below
         du, dv, dz, columns = image_velocity(rows.astype(np.int64, copy=False), np.ascontiguousarray(X),
                                              np.ascontiguousarray(v_c_cam), np.ascontiguousarray(w_cam),
                                              moving.astype(np.int64), q_moving, k.fx, k.fy, MOTION_STEP_PXPS)
-        return MotionField(samples, du, dv, dz, v_p, columns)
+        return MotionField(samples, du, dv, dz, moving, v_p, columns)
     q = -np.take(v_c_cam, rows, axis=0)
     if len(moving):
         q[moving] += q_moving
@@ -122,4 +130,4 @@ def motion_field(scene: SceneGeometry, rig: Rig, samples: Samples, *, compiled: 
     z2 = X[:, 2] * X[:, 2]
     du = k.fx * (Xd[:, 0] * X[:, 2] - X[:, 0] * Xd[:, 2]) / z2
     dv = k.fy * (Xd[:, 1] * X[:, 2] - X[:, 1] * Xd[:, 2]) / z2
-    return MotionField(samples, du, dv, Xd[:, 2], v_p)
+    return MotionField(samples, du, dv, Xd[:, 2], moving, v_p)

@@ -26,20 +26,21 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
                     width: int, height: int, near: float, far: float, global_shutter: bool, max_iterations: int,
                     body: np.ndarray, triangle: np.ndarray, body_img: np.ndarray, triangle_img: np.ndarray,
                     z_img: np.ndarray, hidden_margin_m: float, hidden_margin_rel: float, step: float,
-                    cam: np.ndarray, cell: np.ndarray, in_view: np.ndarray, undecided: np.ndarray) -> tuple:
-    """A correspondence's flow-table columns in three compiled passes over the source samples: the row guess
+                    z_cam: np.ndarray, cell: np.ndarray, undecided: np.ndarray) -> tuple:
+    """A correspondence's flow-table columns in two compiled passes over the source samples: the row guess
     (the source row moved by ``dv_dt · dt``, the motion field's prediction), the row iteration
-    (:func:`.projection.settle_rows`), pixels and flags (:func:`.projection.pixels_and_flags`), the target
-    buffers' visibility state (:func:`.visibility.buffer_visibility`) and the float columns
-    (:func:`.tables.flow_columns`), each with those kernels' operations in order, so every column is bitwise the
-    unfused path's. Only the settled optical-frame points are kept in float64 between the passes, inside this call
-    (the caller re-projects the few UNDECIDED points to re-cast them).
+    (:func:`.projection.settle_rows`), pixels and flags (:func:`.projection.pixels_and_flags`) and the float
+    columns (:func:`.tables.flow_columns`) in the first; the target buffers' visibility state
+    (:func:`.visibility.buffer_visibility`) in the second. Each value repeats those kernels' operations in order,
+    so every column is bitwise the unfused path's (the caller re-projects the few UNDECIDED points to re-cast them).
 
     Each point's moving-body slot in ``tables`` and whether its body is static are read per body
     (``slot_of_body``: −1 on static bodies; ``static_of_body``), as the gathers ``slot_of_body[body]`` would.
 
-    ``cam`` (N, 3) float64, ``cell`` (N,) int32, ``in_view`` (N,) bool and ``undecided`` (N,) int64 are scratch
-    (the caller's, reused across calls: a frame-sized temporary each call cost page faults), written before read.
+    ``z_cam`` (N,) float64 and ``cell`` (N,) int32 are what the first pass leaves the second (each point's
+    optical-frame z, and its pixel cell: −1 not in view, −2 in view without a cell of four pixel centres), and
+    ``undecided`` (N,) int64 the second's output: scratch (the caller's, reused across calls: a frame-sized
+    temporary each call cost page faults), written before read.
 
     Returns ``du, dv`` (float32, rounded to ``step``), ``depth`` (float32 z at the target), ``row`` (int16),
     ``dx, dy, dz`` (float32 scene displacement), ``flags`` (uint8, the stored bit field of
@@ -54,10 +55,13 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
     row_out = np.empty(n, np.int16)
     dx, dy, dz = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
     flags = np.empty(n, np.uint8)
-    # Three loops, each with few arrays live (one loop doing everything kept too many array pointers and values in
-    # registers at once and measured slower): (1) the row guess and iteration: the settled row, the optical-frame
-    # point there, presence and the scene displacement; (2) pixels, flags and the float columns from that point;
-    # (3) the target buffers' test. Each value repeats the fused loop's (and the unfused kernels') operations.
+    # step is a power of two: dividing by it is multiplying by its exact inverse, bit for bit (and several
+    # times cheaper than a division)
+    inv_step = 1.0 / step
+    # Two loops: (1) the row guess and iteration, then from the settled optical-frame point the pixels, flags and
+    # the table's columns (one pass: the point stays in registers instead of a frame-sized float64 array written
+    # and read back, ~13 % of the kernel); (2) the target buffers' test. Each value repeats the unfused kernels'
+    # operations.
     for i in range(n):
         # The row guess: rint(v + nan_to_num(dv_dt · dt)) as int64 (an overflow reads as INT64_MIN, as numpy's
         # cast does on this hardware), clipped to the frame.
@@ -107,32 +111,23 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
             if not moved:
                 break
             r = new  # moved at the last iteration: the extra pass poses it at r (the cap)
-        cam[i, 0] = c0
-        cam[i, 1] = c1
-        cam[i, 2] = c2
-        flags[i] = st_bit | (0 if pres else ABSENT)
+        z_cam[i] = c2
         dx[i] = np.float32(w0 - world_src[i, 0])
         dy[i] = np.float32(w1 - world_src[i, 1])
         dz[i] = np.float32(w2 - world_src[i, 2])
         row_out[i] = np.int16(r)
-    # step is a power of two: dividing by it is multiplying by its exact inverse, bit for bit (and several
-    # times cheaper than a division)
-    inv_step = 1.0 / step
-    for i in range(n):
         # pixels_and_flags (v: the iteration's last cy + fy·c1/c2, the same operands)
-        z = cam[i, 2]
-        front = z > 0.0
+        f = st_bit | (0 if pres else ABSENT)
+        front = c2 > 0.0
         if front:
-            u = cx + fx * cam[i, 0] / z
-            v = cy + fy * cam[i, 1] / z
+            u = cx + fx * c0 / c2
+            v = cy + fy * c1 / c2
         else:
             u = np.nan
             v = np.nan
         inside = front and u >= -0.5 and u <= width - 0.5 and v >= -0.5 and v <= height - 0.5
-        be = inside and not (z >= near and z <= far)
-        f = flags[i]
-        pres = (f & ABSENT) == 0
-        in_view[i] = pres and inside and not be
+        be = inside and not (c2 >= near and c2 <= far)
+        seen = pres and inside and not be  # in view
         if not front:
             f |= BEHIND_CAMERA
         elif not inside:
@@ -140,20 +135,20 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
         if be:
             f |= BEYOND_RANGE
         flags[i] = f
-        # buffer_visibility's pixel cell, read in the third loop
-        cell[i] = -1
-        if pres and inside and not be and u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0:
+        # buffer_visibility's pixel cell, read in the second loop (−1: not in view; −2: in view, no cell)
+        cell[i] = -2 if seen else -1
+        if seen and u >= 0.0 and u <= width - 1.0 and v >= 0.0 and v <= height - 1.0:
             cell[i] = min(int(math.floor(v)), height - 2) * width + min(int(math.floor(u)), width - 2)
         # flow_columns
         du[i] = np.float32(np.rint((u - np.float64(u_src[i])) * inv_step) * step)
         dv[i] = np.float32(np.rint((v - np.float64(v_src[i])) * inv_step) * step)
-        depth[i] = np.float32(z)
+        depth[i] = np.float32(c2)
     # The buffer test in a loop of its own: its reads of the target's buffers miss the cache, and in a short loop
     # the processor overlaps many points' misses (inside the long pass above it measured twice as slow).
     n_undecided = n_in_view = 0
     for i in range(n):
-        st = UNDECIDED if in_view[i] else OUT_OF_VIEW
         p00 = cell[i]
+        st = OUT_OF_VIEW if p00 == -1 else UNDECIDED
         if p00 >= 0:
             b0, t0 = body_img[p00], triangle_img[p00]
             same = (body_img[p00 + 1] == b0 and triangle_img[p00 + 1] == t0 and body_img[p00 + width] == b0
@@ -163,7 +158,7 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
                 if b0 == body[i] and t0 == triangle[i]:
                     st = VISIBLE
                 else:
-                    z = cam[i, 2]
+                    z = z_cam[i]
                     limit = z - hidden_margin_m - hidden_margin_rel * z
                     if (z_img[p00] < limit and z_img[p00 + 1] < limit and z_img[p00 + width] < limit
                             and z_img[p00 + width + 1] < limit):
@@ -175,5 +170,5 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
         elif st == UNDECIDED:
             undecided[n_undecided] = i
             n_undecided += 1
-        n_in_view += in_view[i]
+        n_in_view += p00 != -1
     return du, dv, depth, row_out, dx, dy, dz, flags, undecided[:n_undecided], n_in_view
