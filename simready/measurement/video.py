@@ -26,12 +26,6 @@ from simready.measurement.review_images import TOPDOWN_PX, TOPDOWN_RANGE_M, pale
 #: encoder's, outside the byte fingerprints (tests/fingerprint.py).
 X264_PRESET = "veryfast"
 
-#: x264's threads per review video: one. The stage already runs a worker on every core, each feeding its encoders
-#: while it renders, so an encoder's own threads only add their synchronisation: on the default suite's clips (a
-#: 480×270 camera, 512×512 top-downs) one thread spends ~8 % less of the encoders' CPU (1.78 → 1.63 s for a
-#: coast branch's three videos), files within 0.1 %.
-X264_THREADS = 1
-
 #: H.264 macroblocks: a video's frames are padded (right and bottom, black) to multiples of this.
 MACROBLOCK_PX = 16
 
@@ -91,7 +85,7 @@ class Video:
         try:
             self.writer = imageio.get_writer(self.path, fps=self.fps, codec="libx264", macro_block_size=1,
                                              pixelformat="yuv420p", ffmpeg_log_level="error", quality=7,
-                                             output_params=["-preset", X264_PRESET, "-threads", str(X264_THREADS)])
+                                             output_params=["-preset", X264_PRESET])
             while (frame := frames.get()) is not None:
                 self.writer.append_data(frame)
         except BaseException as exc:  # raised on the caller's thread by add() or close()
