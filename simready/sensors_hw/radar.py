@@ -227,7 +227,8 @@ def _sensor_velocity(ego: TrackSample, radar_origin_world: NDArray[np.float64]) 
     """World velocity of the radar: the ego's ``v + ω × (o_radar − o_ego)`` (the lever arm), from the ego's track
     sampled at the frame's time (what ``PoseTrack.twist_at`` and ``pose_at`` sample)."""
     v, w = ego.velocity_mps[0], ego.angular_velocity_rps[0]
-    return v + np.cross(w, radar_origin_world - ego.matrices()[0][:3, 3])
+    out: NDArray[np.float64] = v + np.cross(w, radar_origin_world - ego.matrices()[0][:3, 3])
+    return out
 
 
 def _contributors(scene: SceneGeometry, hits: Hits, h: NDArray[np.intp], c: _Clusters, R: NDArray[np.float64],
