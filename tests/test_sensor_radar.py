@@ -132,3 +132,41 @@ def test_contributors_follow_the_detected_rows_and_are_written_as_parquet(tmp_pa
     np.testing.assert_allclose(con.radial_velocity_mps, det.true_radial_velocity_mps, atol=1e-9)
     table = pq.read_table(write_contributors(tmp_path / "c.parquet", con))
     assert tuple(table.column_names) == CONTRIBUTOR_COLUMNS and table.num_rows == 2
+
+
+def test_clusters_of_the_hit_rays_equal_the_whole_frame_numpy_reference():
+    """Issue 29 item 4: a frame's clusters are computed from its hit rays alone (normals, directions and points of
+    the rays ``h``, the clusters as runs of the sorted ids): bit for bit what the whole-frame arrays
+    (``Hits.normal_world``, ``dir_world``, ``point_world``) and ``np.unique`` gave, moving and static bodies
+    hit, rays cast in float64 and float32."""
+    from simready.sensors_hw.radar import _cluster_hits, _clusters, ray_grid
+
+    def reference(scene, hits, model, omega, h):
+        ids, start, counts = np.unique(hits.compact_id[h], return_index=True, return_counts=True)
+        r = hits.distance_m[h]
+        cos_inc = np.abs(np.einsum("ij,ij->i", hits.normal_world[h], hits.dir_world[h]))
+        area = scene.reflectance_of_body[hits.body_index[h]] * cos_inc * r * r * omega
+        centroid = np.add.reduceat(hits.point_world[h], start, axis=0) / counts[:, None]
+        return (ids.astype(np.uint32), counts.astype(np.int64), centroid, model.rcs_gain * np.add.reduceat(area, start),
+                hits.body_index[h][start], area / (r * r) ** 2, hits.point_world[h])
+
+    wall = box_body("t/instance:wall", (1.0, 30.0, 3.0), PoseTrack.constant(F.make_transform(np.eye(3), [40.0, 0, 0])),
+                    3, (0.5, 0.5, 0.5), 0.3)
+    scene = SceneGeometry([box_body("t/actor:a", (4.5, 1.9, 1.5), linear_track((20.0, 4.0, 0.0), (0.0, 2.0, 0.0), t_end_s=1.0),
+                                    10, (0.5, 0.5, 0.5), 0.6),
+                           box_body("t/actor:b", (4.5, 1.9, 1.5), linear_track((30.0, -4.0, 0.0), (3.0, 0.5, 0.0),
+                                                                               t_end_s=1.0), 10, (0.5, 0.5, 0.5), 0.7),
+                           wall])
+    rig = rig_with(radar())
+    model = rig.sensors["radar"]
+    dirs, omega = ray_grid(model)
+    T = rig.T_world_sensor("radar", 0.3)
+    for d in (dirs @ T[:3, :3].T, (dirs @ T[:3, :3].T).astype(np.float32)):
+        hits = scene.cast(T[:3, 3], d, 0.3, model.max_range_m, model.min_range_m)
+        h = _cluster_hits(hits, model)
+        got = _clusters(scene, hits, model, omega, h)
+        want = reference(scene, hits, model, omega, h)
+        assert len(got.ids) == 3
+        for a, b in zip((got.ids, got.counts, got.centroid_world, got.sigma_m2, got.body, got.ray_power, got.points),
+                        want):
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes()

@@ -137,7 +137,10 @@ class SensorLoop:
             write_radar(self.folder, s.sensor, s.tick, det, contributors)
         self.sweep_records.setdefault(s.sensor, []).append(RadarFrame(tick=s.tick, t_s=s.t_s, detections=len(det)))
         self._review(s.sensor, lambda: radar_topdown(det, model))
-        return np.flatnonzero(np.isin(scene.compact_id_of_body, det.instance_id))
+        # The bodies of the detected entities: a lookup over the compact ids (np.isin sorted both, per frame).
+        seen = np.zeros(int(scene.compact_id_of_body.max(initial=0)) + 1, bool)
+        seen[det.instance_id[det.instance_id < len(seen)]] = True
+        return np.flatnonzero(seen[scene.compact_id_of_body])
 
     def finish(self) -> None:
         for n, t in self.truth.items():

@@ -213,6 +213,14 @@ class Hits:
         d = self._dir32.astype(np.float64)
         return d / np.linalg.norm(d, axis=1, keepdims=True)
 
+    def dir_world_of(self, idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        """``dir_world[idx]`` computed for the rays ``idx`` only (the same operations row by row, so bitwise the
+        same values; unlike :meth:`rays64`, which normalizes with other operations)."""
+        if "dir_world" in self.__dict__ or self._dir64 is not None:
+            return np.take(self.dir_world, idx, axis=0)
+        d = np.take(self._dir32, idx, axis=0).astype(np.float64)
+        return d / np.linalg.norm(d, axis=1, keepdims=True)
+
     def rays64(self, idx: NDArray[np.intp]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Float64 origins and unit directions of rays ``idx`` (cheaper than the full ``origin_world``)."""
         if self._origin64 is not None:

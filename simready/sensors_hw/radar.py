@@ -59,6 +59,7 @@ from simready.common.atomic import write_bytes_atomic
 from simready.sensors_hw.models import RadarModel, Rig
 from simready.raycast.geometry import SceneGeometry
 from simready.raycast.hits import Hits
+from simready.world.motion import TrackSample
 
 CSV_HEADER = "range_m,azimuth_rad,elevation_rad,radial_velocity_mps,rcs_dbsm,snr_db,instance_id"
 REFERENCE_RANGE_M = 50.0
@@ -166,7 +167,7 @@ def ray_grid(model: RadarModel) -> tuple[NDArray[np.float64], float]:
 
 @dataclass(frozen=True)
 class _Clusters:
-    """Hits grouped per entity (K clusters, ascending compact id)."""
+    """Hits grouped per entity (K clusters, ascending compact id), and the clusters' rays' hit points."""
 
     ids: NDArray[np.uint32]
     counts: NDArray[np.int64]
@@ -174,6 +175,8 @@ class _Clusters:
     sigma_m2: NDArray[np.float64]
     body: NDArray[np.int32]
     ray_power: NDArray[np.float64]
+    #: (M, 3) world hit point of each of the clusters' rays ``h`` (:func:`_cluster_hits`' order).
+    points: NDArray[np.float64]
 
 
 def _cluster_hits(hits: Hits, model: RadarModel) -> NDArray[np.intp]:
@@ -186,18 +189,28 @@ def _cluster_hits(hits: Hits, model: RadarModel) -> NDArray[np.intp]:
 
 def _clusters(scene: SceneGeometry, hits: Hits, model: RadarModel, ray_solid_angle_sr: float,
               h: NDArray[np.intp]) -> _Clusters:
-    """The clusters of the rays ``h`` (:func:`_cluster_hits`)."""
-    ids, start, counts = np.unique(hits.compact_id[h], return_index=True, return_counts=True)
-    if len(ids) == 0:
-        return _Clusters(ids.astype(np.uint32), counts.astype(np.int64), np.zeros((0, 3)), np.zeros(0),
-                         np.zeros(0, np.int32), np.zeros(0))
+    """The clusters of the rays ``h`` (:func:`_cluster_hits`, sorted by compact id).
+
+    Each per-ray quantity is computed for the rays ``h`` alone (a radar frame hits a fraction of its grid:
+    ``Hits.normals_of``, ``dir_world_of``, ``point_world_of``), with the operations the whole-frame arrays
+    (``normal_world``, ``dir_world``, ``point_world``) apply row by row, so the values are the same; the clusters are the runs of equal ids in ``h`` (what ``np.unique`` of the
+    sorted ids gives, without sorting them again).
+    """
+    cid = hits.compact_id[h]
+    if len(cid) == 0:
+        return _Clusters(np.zeros(0, np.uint32), np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros(0),
+                         np.zeros(0, np.int32), np.zeros(0), np.zeros((0, 3)))
+    start = np.flatnonzero(np.concatenate(([True], cid[1:] != cid[:-1])))
+    ids, counts = cid[start], np.diff(np.append(start, len(cid)))
     r = hits.distance_m[h]
-    cos_inc = np.abs(np.einsum("ij,ij->i", hits.normal_world[h], hits.dir_world[h]))
-    area = scene.reflectance_of_body[hits.body_index[h]] * cos_inc * r * r * ray_solid_angle_sr
-    centroid = np.add.reduceat(hits.point_world[h], start, axis=0) / counts[:, None]
+    cos_inc = np.abs(np.einsum("ij,ij->i", hits.normals_of(h), hits.dir_world_of(h)))
+    body = hits.body_index[h]
+    area = scene.reflectance_of_body[body] * cos_inc * r * r * ray_solid_angle_sr
+    points = hits.point_world_of(h)
+    centroid = np.add.reduceat(points, start, axis=0) / counts[:, None]
     # Each ray's returned power (∝ its patch's RCS over r⁴), for the contributor table.
     return _Clusters(ids.astype(np.uint32), counts.astype(np.int64), centroid,
-                     model.rcs_gain * np.add.reduceat(area, start), hits.body_index[h][start], area / (r * r) ** 2)
+                     model.rcs_gain * np.add.reduceat(area, start), body[start], area / (r * r) ** 2, points)
 
 
 def _point_velocity(scene: SceneGeometry, body_index: int, point_world: NDArray[np.float64], t_s: float
@@ -210,10 +223,12 @@ def _point_velocity(scene: SceneGeometry, body_index: int, point_world: NDArray[
     return v
 
 
-def _sensor_velocity(rig: Rig, radar_origin_world: NDArray[np.float64], t_s: float) -> NDArray[np.float64]:
-    """World velocity of the radar: the ego's ``v + ω × (o_radar − o_ego)`` (the lever arm)."""
-    v, w = rig.body.twist_at(t_s)
-    return v + np.cross(w, radar_origin_world - rig.body.pose_at(t_s)[:3, 3])
+def _sensor_velocity(ego: TrackSample, radar_origin_world: NDArray[np.float64]) -> NDArray[np.float64]:
+    """World velocity of the radar: the ego's ``v + ω × (o_radar − o_ego)`` (the lever arm), from the ego's track
+    sampled at the frame's time (what ``PoseTrack.twist_at`` and ``pose_at`` sample)."""
+    v, w = ego.velocity_mps[0], ego.angular_velocity_rps[0]
+    out: NDArray[np.float64] = v + np.cross(w, radar_origin_world - ego.matrices()[0][:3, 3])
+    return out
 
 
 def _contributors(scene: SceneGeometry, hits: Hits, h: NDArray[np.intp], c: _Clusters, R: NDArray[np.float64],
@@ -234,7 +249,7 @@ def _contributors(scene: SceneGeometry, hits: Hits, h: NDArray[np.intp], c: _Clu
     counts = np.diff(np.append(first, len(key)))
     part_cluster, part_body = cluster[first], body[first]
     part_power = np.add.reduceat(power, first) if len(first) else np.zeros(0)
-    centroid = np.add.reduceat(hits.point_world[h], first, axis=0) / counts[:, None] if len(first) else np.zeros((0, 3))
+    centroid = np.add.reduceat(c.points[order], first, axis=0) / counts[:, None] if len(first) else np.zeros((0, 3))
     total = np.bincount(part_cluster, weights=part_power, minlength=len(ids))
     rank = np.cumsum(keep) - 1
     sel = keep[part_cluster] if len(part_cluster) else np.zeros(0, bool)
@@ -283,13 +298,15 @@ def detect(scene: SceneGeometry, rig: Rig, radar_name: str, t_s: float, rng: np.
     if not isinstance(model, RadarModel):
         raise TypeError(f"{radar_name} is not a radar")
     dirs_s, omega = ray_grid(model)
-    T = rig.T_world_sensor(radar_name, t_s)
+    # Rig.T_world_sensor's product, the ego's track sampled once for it and for the radar's own velocity.
+    ego = rig.body.sample([t_s])
+    T = (ego.matrices() @ rig.T_body_sensor(radar_name))[0]
     R, o_s = T[:3, :3], T[:3, 3]
     hits = scene.cast(o_s, dirs_s @ R.T, t_s, model.max_range_m, model.min_range_m, ignore=ignore)
     h = _cluster_hits(hits, model)
     c = _clusters(scene, hits, model, omega, h)
     k = len(c.ids)
-    v_s = _sensor_velocity(rig, o_s, t_s)
+    v_s = _sensor_velocity(ego, o_s)
     v_rel = np.array([_point_velocity(scene, int(b), p, t_s) for b, p in zip(c.body, c.centroid_world)]).reshape(-1, 3) - v_s
     los = c.centroid_world - o_s
     true_range = np.linalg.norm(los, axis=1)
