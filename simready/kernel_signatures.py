@@ -17,6 +17,20 @@ from __future__ import annotations
 KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
     "sim": {
         "simready.sim.core.tick_kernels": {
+            "step_paths": (
+                ("f8[1]r f8[1]r f8[1] b1[1]r f8 f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 "
+                 "f8[1]r f8[1]r f8[1]r i8[1] f8[2] f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r i8[1] i8[1] f8[1] "
+                 "f8[1] f8[1] f8 f8 f8 f8 f8 f8 f8 b1[1] f8[1] i8 f8[1] f8[1] f8[1] i8[1] f8[1] f8[1] f8[1] "
+                 "f8[1] i8[2]"),
+                ("f8[1]r f8[1]r f8[1] b1[1]r f8 f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 "
+                 "f8[1] f8[1] f8[1] i8[1] f8[2] f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r i8[1] i8[1] f8[1] "
+                 "f8[1] f8[1] f8 f8 f8 f8 f8 f8 f8 b1[1] f8[1] i8 f8[1] f8[1] f8[1] i8[1] f8[1] f8[1] f8[1] "
+                 "f8[1] i8[2]"),
+                ("f8[1]r f8[1]r f8[1] b1[1]r f8 f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 "
+                 "f8[1] f8[1]r f8[1]r i8[1] f8[2] f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r i8[1] i8[1] f8[1] "
+                 "f8[1] f8[1] f8 f8 f8 f8 f8 f8 f8 b1[1] f8[1] i8 f8[1] f8[1] f8[1] i8[1] f8[1] f8[1] f8[1] "
+                 "f8[1] i8[2]"),
+            ),
             "run_ticks": (
                 ("i8[1] f8[1] f8[1] f8[1] f8[1] f8[1] b1[1] f8[3] i8[1] f8[1] i8[1] f8[1] f8[2] f8[3] i8[1] "
                  "f8[1] i8[1] i8[2] f8[1] f8[1] f8[2] i8[1] i8[2] f8[2] i8[2] i1[2] f8[1] i8[1] i8[1] f8[2] "
@@ -127,6 +141,11 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             ),
         },
         "simready.sim.backends.dynamic.kernels": {
+            "finish_rows": (
+                ("f8[2] f8[2] f8[2] f8[3] i8[1] i8[1] f8[2]r f8[2]r f8[1]r f8[1]r f8[1]r f8[1] i8[1] i8[1] "
+                 "f8[2] f8[2] i8 f8[2] f8[2] f8[2] f8[2] f8[1] f8[1] f8[1] f8[1] f8[1] b1[1]r f8[2] f8[1]r "
+                 "f8[1]r i8[2] f8 f8 f8 f8 f8 f8 b1[1] f8[1]"),
+            ),
             "agent_drive_rows": (
                 ("i8[1] b1[1] b1[1]r f8[1] f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[2]r f8[1] f8[1]r f8[1] "
                  "f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2]"),
@@ -146,6 +165,19 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             ),
         },
         "simready.sim.backends.dynamic.capi": {
+            "tick_step": (
+                ("i8 i8 f8 i8 i8[1] i8 i8 b1 f8 f8 f8[1] f8[1]r f8[1]r f8[1]r f8[1] i8[1] i8[1] f8[2] f8[2] f8 "
+                 "f8[1] f8 f8 i8[1] f8[2] f8[2]r f8 f8 f8 i8[1] b1[1] b1[1]r f8[1] f8[2]r f8[2]r f8[2]r f8[2]r "
+                 "f8[2]r f8[2]r f8[2]r f8[1] f8[1]r f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2] b1[1] b1 "
+                 "f8[2] f8[2]"),
+                ("i8 i8 f8 i8 i8[1] i8 i8 b1 f8 f8 f8[1] f8[1]r f8[1] f8[1]r f8[1] i8[1] i8[1] f8[2] f8[2] f8 "
+                 "f8[1] f8 f8 i8[1] f8[2] f8[2]r f8 f8 f8 i8[1] b1[1] b1[1]r f8[1] f8[2]r f8[2]r f8[2]r f8[2]r "
+                 "f8[2]r f8[2]r f8[2]r f8[1] f8[1]r f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2] b1[1] b1 "
+                 "f8[2] f8[2]"),
+            ),
+            "contact_points": (
+                "i8 i1[1] f8[2]",
+            ),
             "tick_substeps": (
                 "i8 i8 f8 i8 i8[1] f8[2] i8 f8 f8 f8[1] f8 f8 i8[1] f8[2]",
             ),
