@@ -146,3 +146,26 @@ def test_two_processes_warming_at_once_compile_each_signature_once(tmp_path: pat
     assert sorted(compiled) == [0, n]
     again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert int(again.stdout.split()[-1]) == 0
+
+
+def test_a_cached_kernels_cache_is_keyed_to_every_module_whose_kernels_it_carries() -> None:
+    """numba keys a cached kernel to its own file only: one that calls another module's kernels (directly or through
+    others) carries compiled copies of them, so its module registers those modules' files
+    (:func:`simready.sim.core.cache_stamp.stamp_callees`), else an edit there would leave its cache stale."""
+    from simready.sim.core.cache_stamp import stamped
+
+    unkeyed = set()
+    for name, dispatcher in _cached_dispatchers().values():
+        own = inspect.getfile(dispatcher.py_func)
+        seen: dict[int, Dispatcher] = {}
+        todo = list(_callees(dispatcher))
+        while todo:
+            d = todo.pop()
+            if id(d) not in seen:
+                seen[id(d)] = d
+                todo.extend(_callees(d))
+        files = {inspect.getfile(d.py_func) for d in seen.values()} - {own}
+        keyed = {pathlib.Path(f).resolve() for f in stamped(own)}
+        unkeyed |= {(name, str(pathlib.Path(f).resolve().relative_to(ROOT.resolve()))) for f in files
+                    if pathlib.Path(f).resolve() not in keyed}
+    assert not unkeyed, sorted(unkeyed)

@@ -32,68 +32,25 @@ Cache: compiled beside this module (``cache=True``; the first rollout on a
 machine compiles the loop, ~10–30 s). numba keys a cached function to its
 own file's contents only, but the loop carries compiled copies of the
 kernels it calls (:mod:`.kernels`, :mod:`.planner_kernels`, :mod:`.numpy_loops`,
-:mod:`.record_kernels`): this module's cache locators (:class:`_CalleesStamp`)
-add those files' contents to the key, so an edit of any compiles the loop again.
+:mod:`.record_kernels`): :func:`~.cache_stamp.stamp_callees` adds those files'
+contents to the key, so an edit of any compiles the loop again.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 
 import numba
 import numpy as np
-from numba.core import caching
 
 from simready.sim.core import kernels as K
 from simready.sim.core import numpy_loops as NL
 from simready.sim.core import planner_kernels as pk
 from simready.sim.core import record_kernels as R
+from simready.sim.core.cache_stamp import stamp_callees
 
 #: The modules whose compiled kernels the loop carries.
 _CALLEES = (K.__file__, pk.__file__, NL.__file__, R.__file__)
-#: Per module whose cached functions carry compiled copies of other modules' kernels: those modules' files
-#: (:func:`stamp_callees`; this module's own entry is :data:`_CALLEES`).
-_STAMPED: dict[str, tuple[str, ...]] = {}
-
-
-def stamp_callees(module_file: str, callees: tuple[str, ...]) -> None:
-    """Key the numba cache of the module at ``module_file`` to the contents of ``callees`` too (the files of the
-    kernels its functions call): call it before that module's ``cache=True`` functions are defined."""
-    _STAMPED[os.path.abspath(module_file)] = tuple(callees)
-
-
-class _CalleesStamp:
-    """A numba cache locator mixin for the registered modules' functions (:func:`stamp_callees`): the source stamp is
-    the module file's and its callees' contents, so editing a kernel the loop calls invalidates the loop's cache
-    too."""
-
-    _py_file: str
-
-    def get_source_stamp(self) -> object:
-        own = super().get_source_stamp()  # type: ignore[misc]
-        callees = _STAMPED[os.path.abspath(self._py_file)]
-        return (own, *(hashlib.sha256(open(p, "rb").read()).hexdigest() for p in callees))
-
-    @classmethod
-    def from_function(cls, py_func: object, py_file: str) -> object:
-        if os.path.abspath(py_file) not in _STAMPED:
-            return None
-        return super().from_function(py_func, py_file)  # type: ignore[misc]
-
-
-def _install_locators() -> None:
-    """Put :class:`_CalleesStamp` versions of numba's file-backed locators first (once)."""
-    classes = caching.CacheImpl._locator_classes
-    if any(getattr(c, "_simready_callees", False) for c in classes):
-        return
-    mine = [type(f"Callees{base.__name__}", (_CalleesStamp, base), {"_simready_callees": True})
-            for base in (caching.UserProvidedCacheLocator, caching.InTreeCacheLocator, caching.UserWideCacheLocator)]
-    classes[:0] = mine
-
-
-_install_locators()
 stamp_callees(__file__, _CALLEES)
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)

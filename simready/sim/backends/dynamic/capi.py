@@ -1,6 +1,7 @@
-"""A tick's substeps through PyBullet's C API in one compiled call (:func:`tick_substeps`): the agents' drive forces,
-the ego's tyre model, the steps and the end-of-tick reads, the same commands in the same order as the Python binding
-makes them, without a Python call per command.
+"""A tick's physics through PyBullet's C API in one compiled call (:func:`tick_step`; :func:`tick_substeps` where the
+ground under an agent is unknown): the ego's steering, the agents' drive forces, the ego's tyre model, the steps and
+the end-of-tick reads, the same commands in the same order as the Python binding makes them, without a Python call
+per command.
 
 Why: each ``dynamic-v1`` tick made ~60 binding calls (four substeps of the agents' force and torque, the ego's two
 reads and two forces, the step; then two reads per moved body), and the binding's argument parsing and the tuples it
@@ -42,7 +43,7 @@ from numba.extending import intrinsic
 from simready.sim.backends.dynamic import kernels as dynamic_kernels
 from simready.sim.backends.dynamic.kernels import agent_drive_rows, body_frames, ego_steer_setup, ground_under, py_hypot
 from simready.sim.core import kernels as core_kernels
-from simready.sim.core.tick_kernels import stamp_callees
+from simready.sim.core.cache_stamp import stamp_callees
 
 # The cached functions here carry compiled copies of the kernels they call: their cache follows those files too.
 stamp_callees(__file__, (dynamic_kernels.__file__, core_kernels.__file__))

@@ -23,7 +23,7 @@ import numpy as np
 
 from simready.sim.core import kernels as core_kernels
 from simready.sim.core.kernels import _segment, bodies_verdict, contact_pairs, project_near
-from simready.sim.core.tick_kernels import stamp_callees
+from simready.sim.core.cache_stamp import stamp_callees
 
 # The cached kernels here carry compiled copies of the core kernels they call: their cache follows those too.
 stamp_callees(__file__, (core_kernels.__file__,))
