@@ -110,8 +110,8 @@ def test_fused_step_matches_whole_array_step(compiled: bool, monkeypatch: pytest
     from simready.sim.core.kinematics import step_on_paths
 
     if not compiled:
-        monkeypatch.setattr(kinematics, "_ATAN2", [0])
-    assert bool(kinematics._atan2_loop()) == compiled
+        monkeypatch.setattr(kinematics.numpy_loops, "numpy_loop", lambda uf: 0)
+    assert bool(kinematics.numpy_loops.numpy_loop(np.arctan2)) == compiled
 
     scene = _scene()
     rng = np.random.default_rng(17)

@@ -122,13 +122,15 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     Absent actors (``prev.present`` False) stay where they were, at rest.
 
     Why fused: integration, placement, the new lanes (kept by the table for
-    the tick's readers), the absent actors and the contacts are two compiled
-    calls (:func:`simready.sim.core.kernels.advance_place_lanes`,
-    :func:`simready.sim.core.kernels.pack_step_walk`) around the two numpy
-    arctangents, instead of a dozen array operations a tick. The values are
-    those of integrating, masking with ``np.where``, :func:`path_bodies` and
-    :func:`footprint_contacts` (:func:`_step_reference`, which a non-finite
-    state takes).
+    the tick's readers), the absent actors and the contacts are one compiled
+    call (:func:`simready.sim.core.tick_kernels.step_paths`, which calls
+    numpy's own float64 ``arctan2`` loop), instead of a dozen array operations
+    a tick; where that loop is not found, two compiled calls
+    (:func:`simready.sim.core.kernels.advance_place_lanes`,
+    :func:`simready.sim.core.kernels.pack_step_walk_ok`) around numpy's
+    ``arctan2``. The values are those of integrating, masking with
+    ``np.where``, :func:`path_bodies` and :func:`footprint_contacts`
+    (:func:`_step_reference`, which a non-finite state takes).
     """
     n = len(u)
     present = prev.present
@@ -137,32 +139,30 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
     u1, v1, a1 = np.empty(n), np.empty(n), np.empty(n)
     lane, s = np.empty(n, dtype=np.int64), np.empty(n)
     accel = accel if type(accel) is np.ndarray and accel.dtype is _F8 else _f64(accel)
-    fp = _atan2_loop()
+    # The arctangent loop reads its rows with fixed 8-byte steps: a contiguous float64 d_rate.
+    d_rate = d_rate if type(d_rate) is np.ndarray and d_rate.dtype is _F8 and d_rate.flags.c_contiguous \
+        else _f64(d_rate)
+    big, slip = np.empty(13 * n), np.empty(n)
+    pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
+    fp = numpy_loops.numpy_loop(np.arctan2)  # 0: none usable, then numpy's arctan2 is called from here
     if fp:
-        # The whole step in one compiled call (numpy's arctan2 loop called from it).
-        yaw, big, slip = np.empty(n), np.empty(13 * n), np.empty(n)
-        pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
+        yaw = np.empty(n)
         flags, m, ok = tick_kernels.step_paths(u, v, accel, present, scene.dt, cum, base, last, pts, dirs, psi, dpsi,
                                                heights, g_x0, g_y0, g_inv, d, d_rate, d_acc, seg_lane, lane_u0,
                                                prev.pos, prev.quat, prev_yaw, reach2, hl, hw, w_rows, w_first,
                                                w_z_start, w_step_u, w_step_dh, inv_ramp, *limits, table.leaves,
                                                table.lengths, fp, u1, v1, a1, lane, s, yaw, big, slip, pairs)
-        u1.setflags(write=False)
-        table.remember_lanes(u1, lane, s)
-        if n == 0 or not flags & K.FINITE:
-            return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
     else:
         placed = np.empty((8, n))
         flags = K.advance_place_lanes(u, v, accel, present, scene.dt, cum, base, last, pts, dirs, psi, dpsi, heights,
                                       g_x0, g_y0, g_inv, d, d_rate, seg_lane, lane_u0, u1, v1, a1, placed, lane, s)
-        # The new arc lengths are final (read-only from here): their lanes are what every reader of the next tick asks.
-        u1.setflags(write=False)
-        table.remember_lanes(u1, lane, s)
-        if n == 0 or not flags & K.FINITE:
-            return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
+    # The new arc lengths are final (read-only from here): their lanes are what every reader of the next tick asks.
+    u1.setflags(write=False)
+    table.remember_lanes(u1, lane, s)
+    if n == 0 or not flags & K.FINITE:
+        return _step_reference(scene, table, prev, prev_yaw, u1, v1, a1, d, d_rate, d_acc)
+    if not fp:
         lateral, yaw, heading_v = _headings(placed, d_rate, flags)
-        big, slip = np.empty(13 * n), np.empty(n)
-        pairs = np.empty((n * (n - 1) // 2, 2), dtype=np.int64)
         m, ok = K.pack_step_walk_ok(placed, yaw, heading_v, d_rate, d_acc, v1, a1, lateral, present, prev.pos,
                                     prev.quat, prev_yaw, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u,
                                     w_step_dh, inv_ramp, u1, big, slip, pairs, *limits, table.leaves, table.lengths)
@@ -171,17 +171,6 @@ def step_on_paths(scene: Scene, table: PathTable, prev: Bodies, prev_yaw: F, u: 
         ok = 0  # the tilt changed the bodies after the check
     return PathStep(_bodies_from(big, n, present), yaw, slip, u1, v1, a1,
                     frozenset(zip(pairs[:m, 0].tolist(), pairs[:m, 1].tolist())) if m else _NO_CONTACTS, ok)
-
-
-_ATAN2: list[int] = []
-
-
-def _atan2_loop() -> int:
-    """numpy's float64 ``arctan2`` loop for :func:`simready.sim.core.tick_kernels.step_paths` (found once per process;
-    0: none usable, then the step calls numpy's ``arctan2`` itself)."""
-    if not _ATAN2:
-        _ATAN2.append(numpy_loops.numpy_loop(np.arctan2))
-    return _ATAN2[0]
 
 
 _F8 = np.dtype(np.float64)

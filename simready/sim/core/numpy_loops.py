@@ -12,6 +12,7 @@ file's contents (:data:`simready.sim.core.tick_kernels._CALLEES`).
 from __future__ import annotations
 
 import ctypes
+import functools
 
 import numba
 import numpy as np
@@ -51,9 +52,10 @@ def atan2_rows(fp: int, y: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     _call_loop(fp, ptrs.ctypes.data, dims.ctypes.data, steps.ctypes.data)
 
 
+@functools.cache
 def numpy_loop(uf: np.ufunc) -> int:
-    """Address of numpy's compiled inner loop of ``uf`` for float64 (``dd->d`` or ``d->d``), read from the ufunc
-    object (``PyUFuncObject``: ``functions`` at offset 32, ``ntypes`` at 48, ``name`` at 56, ``types`` at 64); 0
+    """Address of numpy's compiled inner loop of ``uf`` for float64 (``dd->d`` or ``d->d``), found once per process
+    (the one cache of it: every compiled tick asks here), read from the ufunc object (``PyUFuncObject``: ``functions`` at offset 32, ``ntypes`` at 48, ``name`` at 56, ``types`` at 64); 0
     when the layout is not the one expected or the loop does not give ``uf``'s bits on a probe (the caller then
     keeps the Python tick)."""
     nargs = uf.nin + uf.nout

@@ -254,18 +254,13 @@ _QUIET_EXTRAS = ("accel_mps2", "throttle", "brake", "steer_rad", "slip_rad")
 #: At most this many ticks in one compiled call while a goal's profile or a lateral manoeuvre moves (their
 #: references are evaluated in Python beforehand, tick by tick).
 _MOVING_TICKS = 64
-_LOOPS: list[tuple[int, int, int]] = []
 #: The step the compiled ticks repeat (:meth:`simready.sim.backends.kinematic.KinematicBackend.advance`).
 _KINEMATIC_ADVANCE = KinematicBackend.advance
 
 
 def _numpy_loops() -> tuple[int, int, int]:
-    """numpy's float64 ``arctan2``, ``sin`` and ``cos`` loops for the compiled ticks, found once per process (0:
-    none usable)."""
-    if not _LOOPS:
-        _LOOPS.append((numpy_loops.numpy_loop(np.arctan2), numpy_loops.numpy_loop(np.sin),
-                       numpy_loops.numpy_loop(np.cos)))
-    return _LOOPS[0]
+    """numpy's float64 ``arctan2``, ``sin`` and ``cos`` loops for the compiled ticks (0: none usable)."""
+    return numpy_loops.numpy_loop(np.arctan2), numpy_loops.numpy_loop(np.sin), numpy_loops.numpy_loop(np.cos)
 
 
 def _constant_until(profile: Any, tick: int, dt: float) -> int:
