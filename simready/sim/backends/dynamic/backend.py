@@ -10,9 +10,11 @@ Each tick, at every 5 ms substep, the ego gets its tyre forces
 pure pursuit of the offset path a preview distance ahead, rate- and
 angle-limited (:class:`~simready.sim.core.constants.DynamicSettings`); the agents
 get the force and torque of their drive model (:mod:`.drive`), computed once
-a tick. PyBullet supplies gravity, support and collisions. The substeps and the
-end-of-tick reads are one compiled call through PyBullet's C API
-(:func:`.capi.tick_substeps`), or the binding's calls where its handle is not found.
+a tick. PyBullet supplies gravity, support and collisions. The ego's steering,
+the agents' drive rows, the substeps and the end-of-tick reads are one compiled
+call through PyBullet's C API (:func:`.capi.tick_step`; where the ground under an
+agent is unknown, the drive model's fallback and :func:`.capi.tick_substeps`), or
+the binding's calls where its handle is not found.
 
 * **Parked vehicles** are immovable (mass 0) while no moving vehicle body is
   within reach of them in a tick; once one is (:meth:`DynamicBackend._wake`)
@@ -98,7 +100,6 @@ _NO_FRAMES = (np.empty((0, 4)), np.empty((0, 9)), np.empty((0, 3, 1)))
 
 #: The tyre constants passed where there is no ego this tick (unread).
 _NO_TYRES: tuple[float, ...] = (0.0,) * 11
-
 
 
 @dataclass(eq=False)
@@ -390,12 +391,10 @@ class DynamicBackend(ThrownBodies):
         extras = {"accel_mps2": accel, "throttle": plan.throttle, "brake": plan.brake,
                   "steer_rad": np.zeros(len(a)), "slip_rad": slip, "tyre_util": np.zeros(len(a))}
         lever = (0.0, 0.0, 0.0)
-        # Sleeping parked vehicles stand; far background ones keep the kinematic step's rows.
-        moved = live
         frame_quat, frame_rot, levers = _NO_FRAMES
-        if moved:
+        if live:
             # Each moved body's reads, its frame and its lever arm (origin to centre of mass).
-            reads, frame_quat, frame_rot, levers = self._read_frames(moved, reads, frames)
+            reads, frame_quat, frame_rot, levers = self._read_frames(live, reads, frames)
             if lay.ego_row >= 0:
                 lx, ly, lz = levers[lay.ego_row, :, 0].tolist()
                 lever = (lx, ly, lz)

@@ -146,6 +146,15 @@ def axles(entry: CatalogEntry) -> tuple[float, float]:
 _CHASSIS: dict[int, tuple[CatalogEntry, Chassis]] = {}
 
 
+def _axle_loads(ch: Chassis) -> tuple[float, float, float, float, float, float, float]:
+    """``(m, g, lf, lr, Fz_f, Fz_r, k)``: chassis ``ch``'s mass (kg), gravity (m/s²), axle distances from the centre of
+    mass (m), static axle loads (N) and cornering stiffness per load (1/rad): what :func:`tyre_setup` and
+    :func:`ego_constants` both start from."""
+    m, g = ch.mass, C.GRAVITY_MPS2
+    lf, lr = ch.lf, ch.lr
+    return m, g, lf, lr, m * g * lr / (lf + lr), m * g * lf / (lf + lr), S.cornering_stiffness_per_load
+
+
 def tyre_setup(ch: Chassis, steer: float, friction: float, h_s: float) -> tuple[float, ...]:
     """The per-tick constants of :func:`tyre_forces` for chassis ``ch``, each the expression it would evaluate per substep.
 
@@ -154,10 +163,7 @@ def tyre_setup(ch: Chassis, steer: float, friction: float, h_s: float) -> tuple[
     stiffness (N/rad) and friction limits (N), the steering angle's
     cosine and sine, the holding-force limit (N) and the substep ``h_s`` (s).
     """
-    m, g = ch.mass, C.GRAVITY_MPS2
-    lf, lr = ch.lf, ch.lr
-    fz_f, fz_r = m * g * lr / (lf + lr), m * g * lf / (lf + lr)
-    k = S.cornering_stiffness_per_load
+    m, g, lf, lr, fz_f, fz_r, k = _axle_loads(ch)
     return (m, lf, lr, k * fz_f, k * fz_r, friction * fz_f, friction * fz_r, math.cos(steer), math.sin(steer),
             friction * m * g, h_s)
 
@@ -167,10 +173,7 @@ def ego_constants(ch: Chassis, dt: float, h_s: float) -> np.ndarray:
     (:func:`~.kernels.ego_steer_setup`, slots ``kernels.E_*``): the steering's preview floor and gain, rear axle
     offset, wheelbase, angle limit and largest change in a tick of ``dt`` (s), and :func:`tyre_setup`'s mass, axle
     distances, cornering stiffnesses, axle loads, g and substep ``h_s``, by its expressions."""
-    m, g = ch.mass, C.GRAVITY_MPS2
-    lf, lr = ch.lf, ch.lr
-    fz_f, fz_r = m * g * lr / (lf + lr), m * g * lf / (lf + lr)
-    k = S.cornering_stiffness_per_load
+    m, g, lf, lr, fz_f, fz_r, k = _axle_loads(ch)
     return np.array([S.preview_min_m, S.preview_gain_s, ch.lr, ch.wheelbase, S.max_steer_rad,
                      S.max_steer_rate_rps * dt, m, lf, lr, k * fz_f, k * fz_r, fz_f, fz_r, g, h_s], dtype=np.float64)
 
