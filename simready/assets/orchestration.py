@@ -41,7 +41,7 @@ from simready.assets.inputs import (
     suite_file,
     template_sources,
 )
-from simready.assets.partitions import batch_partitions, template_ids
+from simready.assets.partitions import BATCH_PARTITIONS, batch_partitions, template_ids
 from simready.assets.scenario import scenario_manifests
 from simready.assets.suite import coverage_report, split_assignments
 from simready.assets.validity import reference_pools
@@ -68,9 +68,9 @@ def next_batch_key(existing: list[str]) -> str:
     description="Every day at 03:00, register the next sample batch and materialize it for every suite template.",
 )
 def daily_batch_schedule(context: dg.ScheduleEvaluationContext):
-    existing = sorted(context.instance.get_dynamic_partitions(batch_partitions.name))
+    existing = sorted(context.instance.get_dynamic_partitions(BATCH_PARTITIONS))
     batch = next_batch_key(existing)
-    context.instance.add_dynamic_partitions(batch_partitions.name, [batch])
+    context.instance.add_dynamic_partitions(BATCH_PARTITIONS, [batch])
     for template_id in sorted(load_suite().templates):
         key = dg.MultiPartitionKey({"template": template_id, "batch": batch})
         yield dg.RunRequest(run_key=f"{batch}|{template_id}", partition_key=key)
@@ -138,7 +138,7 @@ def suite_sample_keys(source: SourceData, instance: dg.DagsterInstance) -> list[
         suite = load_suite(source.suite_file, source.templates_dir)
     except SuiteError:
         return []
-    batches = sorted(instance.get_dynamic_partitions(batch_partitions.name))
+    batches = sorted(instance.get_dynamic_partitions(BATCH_PARTITIONS))
     return [dg.MultiPartitionKey({"template": t, "batch": b}) for t in sorted(suite.templates) if t in template_ids()
             for b in batches]
 
@@ -194,7 +194,7 @@ def invalid_batch_keys(keys: list[str]) -> dict[str, str]:
                 "stores any), saying why.",
 )
 def batch_keys_sensor(context: dg.SensorEvaluationContext):
-    bad = invalid_batch_keys(sorted(context.instance.get_dynamic_partitions(batch_partitions.name)))
+    bad = invalid_batch_keys(sorted(context.instance.get_dynamic_partitions(BATCH_PARTITIONS)))
     if not bad:
         return dg.SkipReason("every batch key is of the form b0000")
     for reason in bad.values():

@@ -46,7 +46,7 @@ by_template = dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name
 
 def registered_batches(context) -> list[str]:
     """Every batch key registered so far, sorted (asset or check context: both carry the instance)."""
-    return sorted(context.instance.get_dynamic_partitions(batch_partitions.name))
+    return sorted(context.instance.get_dynamic_partitions(BATCH_PARTITIONS))
 
 
 def check_batch_keys(keys: Sequence[str]) -> None:
@@ -59,7 +59,7 @@ def check_batch_keys(keys: Sequence[str]) -> None:
         try:
             batch_index(key)
         except SuiteError as exc:
-            raise SuiteError(batch_partitions.name, "", f"{exc.reason}; nothing was added") from None
+            raise SuiteError(BATCH_PARTITIONS, "", f"{exc.reason}; nothing was added") from None
 
 
 class SimreadyInstance(dg.DagsterInstance):
@@ -81,6 +81,6 @@ class SimreadyInstance(dg.DagsterInstance):
         return InstanceRef.config_defaults(base_dir)
 
     def add_dynamic_partitions(self, partitions_def_name: str, partition_keys: Sequence[str]) -> None:
-        if partitions_def_name == batch_partitions.name:
+        if partitions_def_name == BATCH_PARTITIONS:
             check_batch_keys(partition_keys)
         super().add_dynamic_partitions(partitions_def_name, partition_keys)

@@ -28,6 +28,7 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
+from simready.assets.partitions import BATCH_PARTITIONS
 from simready.common import paths
 from simready.testing.stack import PREFIX, local_definitions, partition_tags, production_stack, run_failures
 
@@ -93,7 +94,7 @@ def _local_floor(suite: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="simready-bench-local-") as tmp:
         defs = local_definitions(Path(tmp) / "artifacts", suite)
         instance = dg.DagsterInstance.ephemeral()
-        instance.add_dynamic_partitions("sample_batch", list(BATCHES))
+        instance.add_dynamic_partitions(BATCH_PARTITIONS, list(BATCHES))
         quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
         defs.resolve_job_def("catalog_job").execute_in_process(instance=instance, run_config=quiet)
         defs.resolve_job_def("templates_job").execute_in_process(instance=instance, partition_key=TEMPLATE, run_config=quiet)
@@ -116,7 +117,7 @@ def run() -> dict:
             stack.start_worker("w1")
             stack.start_daemon()
             instance = stack.instance()
-            instance.add_dynamic_partitions("sample_batch", list(BATCHES))
+            instance.add_dynamic_partitions(BATCH_PARTITIONS, list(BATCHES))
             for job, tags in (("catalog_job", {}), ("templates_job", partition_tags(TEMPLATE))):
                 run_id = stack.launch(job, tags)
                 if stack.wait(instance, [run_id])[run_id].status != dg.DagsterRunStatus.SUCCESS:
