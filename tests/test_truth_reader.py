@@ -156,17 +156,36 @@ def _codecs(path_or_buffer) -> dict[str, str]:
 
 def test_columns_named_lz4_are_compressed_so_and_read_back_equal(folders):
     """The run-like columns of :data:`LZ4_COLUMNS` are LZ4-compressed (Arrow writes Parquet's LZ4_RAW codec and reads
-    its name back as ``LZ4``), the others zstd; a table reads back the same whichever codec a column has."""
+    its name back as ``LZ4``), the others zstd; a table encoded with those columns LZ4 and with every column zstd
+    reads back bit for bit the table it was, runs, NaN and -0.0 included."""
     reader = TruthReader(folders[0.0])
+    rng = np.random.default_rng(3)
     for kind, fast in LZ4_COLUMNS.items():
         path = reader.path("front_camera", 1, kind)
         codecs = _codecs(path)
         assert {c for name, c in codecs.items() if name in fast} == {"LZ4"}, kind
         assert {c for name, c in codecs.items() if name not in fast} == {"ZSTD"}, kind
-        table = pq.read_table(path)
-        again = pq.read_table(pa.BufferReader(parquet_bytes(table, None, PLAIN_INTEGERS.get(kind, ()))))
-        assert set(_codecs(pa.BufferReader(parquet_bytes(table))).values()) == {"ZSTD"}
-        assert again.equals(table.replace_schema_metadata(None)), kind
+        # The file's columns, each with a stretch of random values of its type (and NaN, -0.0 in the floats) spliced
+        # in, so the codecs see both the runs they are chosen for and values without any.
+        table = pq.read_table(path).replace_schema_metadata(None)
+        columns = []
+        for column in table.columns:
+            values = column.to_numpy().copy()
+            k = len(values) // 3
+            if values.dtype.kind == "f":
+                values[k:2 * k] = rng.normal(size=k).astype(values.dtype)
+                values[k], values[k + 1] = np.nan, -0.0
+            else:
+                values[k:2 * k] = rng.integers(0, 200, size=k).astype(values.dtype)
+            columns.append(pa.array(values, type=column.type))
+        made = pa.Table.from_arrays(columns, schema=table.schema)
+        plain = PLAIN_INTEGERS.get(kind, ())
+        for lz4 in (fast, ()):
+            back = pq.read_table(pa.BufferReader(parquet_bytes(made, None, plain, lz4)))
+            assert set(_codecs(pa.BufferReader(parquet_bytes(made, None, plain, lz4))).values()) == (
+                {"LZ4", "ZSTD"} if lz4 else {"ZSTD"}), kind
+            for name in made.column_names:
+                assert back.column(name).to_numpy().tobytes() == made.column(name).to_numpy().tobytes(), (kind, name)
 
 
 def test_pixel_is_stored_once_per_tick_and_the_flags_as_bits_and_both_read_back(folders):

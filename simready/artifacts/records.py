@@ -406,6 +406,8 @@ class RenderSettings(Record):
     from_s: float | None
     until_s: float | None
     png_compress_level: int
+    #: The truth tables' codec and level (``["zstd", -1]``) for every column but those
+    #: :data:`simready.measurement.writers.LZ4_COLUMNS` names (LZ4); each Parquet file records its columns' codecs.
     truth_compression: list[str | int]
     window_s: list[float]
 
