@@ -19,6 +19,14 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
         "simready.sim.core.tick_kernels": {
             "step_paths": (
                 ("f8[1]r f8[1]r f8[1] b1[1]r f8 f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 "
+                 "f8[1] f8[1] f8[1]r i8[1] f8[2] f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r i8[1] i8[1] f8[1] "
+                 "f8[1] f8[1] f8 f8 f8 f8 f8 f8 f8 b1[1] f8[1] i8 f8[1] f8[1] f8[1] i8[1] f8[1] f8[1] f8[1] "
+                 "f8[1] i8[2]"),
+                ("f8[1] f8[1] f8[1] b1[1]r f8 f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 f8[1]r "
+                 "f8[1]r f8[1] i8[1] f8[2] f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r i8[1] i8[1] f8[1] f8[1] "
+                 "f8[1] f8 f8 f8 f8 f8 f8 f8 b1[1] f8[1] i8 f8[1] f8[1] f8[1] i8[1] f8[1] f8[1] f8[1] f8[1] "
+                 "i8[2]"),
+                ("f8[1]r f8[1]r f8[1] b1[1]r f8 f8[1] i8[1] i8[1] f8[2] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 "
                  "f8[1]r f8[1]r f8[1]r i8[1] f8[2] f8[2]r f8[2]r f8[1]r f8[2] f8[1]r f8[1]r i8[1] i8[1] f8[1] "
                  "f8[1] f8[1] f8 f8 f8 f8 f8 f8 f8 b1[1] f8[1] i8 f8[1] f8[1] f8[1] i8[1] f8[1] f8[1] f8[1] "
                  "f8[1] i8[2]"),
@@ -166,6 +174,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
         },
         "simready.sim.backends.dynamic.capi": {
             "tick_step": (
+                ("i8 i8 f8 i8 i8[1] i8 i8 b1 f8 f8 f8[1] f8[1] f8[1] f8[1] f8[1] i8[1] i8[1] f8[2] f8[2] f8 "
+                 "f8[1] f8 f8 i8[1] f8[2] f8[2] f8 f8 f8 i8[1] b1[1] b1[1] f8[1] f8[2] f8[2] f8[2] f8[2] f8[2] "
+                 "f8[2] f8[2] f8[1] f8[1] f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2] b1[1] b1 f8[2] f8[2]"),
                 ("i8 i8 f8 i8 i8[1] i8 i8 b1 f8 f8 f8[1] f8[1]r f8[1]r f8[1]r f8[1] i8[1] i8[1] f8[2] f8[2] f8 "
                  "f8[1] f8 f8 i8[1] f8[2] f8[2]r f8 f8 f8 i8[1] b1[1] b1[1]r f8[1] f8[2]r f8[2]r f8[2]r f8[2]r "
                  "f8[2]r f8[2]r f8[2]r f8[1] f8[1]r f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2] b1[1] b1 "
