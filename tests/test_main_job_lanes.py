@@ -20,7 +20,7 @@ import pytest
 
 from simready.runner.main_job import RunLog, Task, main_tasks, run_tasks
 from simready.runner.status import OWNER_TAG, interrupted_runs, owner_tags
-from tests.fixtures.dagster_jobs import SLOW_JOB
+from tests.fixtures.dagster_jobs import SLOW_JOB, stacks_after_timeout
 
 
 def _defs(folder: Path) -> dg.Definitions:
@@ -123,7 +123,10 @@ def test_ctrl_c_stops_every_lane_with_one_line_and_130(tmp_path) -> None:
                 break
         assert started == 2, child.stderr.read()[-2000:]
         child.send_signal(signal.SIGINT)  # the parent only, as a kill -INT would: it passes it on
-        rc = child.wait(timeout=60)
+        try:
+            rc = child.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pytest.fail("simready run did not end 60 s after its SIGINT:\n" + stacks_after_timeout(child))
     finally:
         child.kill()
     out, err = child.stdout.read(), child.stderr.read()

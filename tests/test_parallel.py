@@ -8,6 +8,7 @@ import pytest
 
 from simready.common.errors import SimreadyError
 from simready.common.parallel import WORKERS_ENV, WorkerError, map_samples, worker_count
+from tests.fixtures.dagster_jobs import AS_A_TERMINAL_STARTS_IT, stacks_after_timeout
 
 
 class _Odd(Exception):
@@ -74,19 +75,10 @@ def test_ctrl_c_stops_the_workers_and_starts_no_further_item(tmp_path) -> None:
     import subprocess
     import sys
     import textwrap
-    import time
 
-    # The child starts as a process a terminal starts: SIGINT unblocked and handled by Python (a pytest worker's
-    # own signal state, inherited through fork and exec, is the harness's, not a user's); what it inherited goes to
-    # stderr, and SIGUSR1 dumps every thread's stack there, so a hang explains itself.
-    code = textwrap.dedent(f"""
-        import faulthandler, os, signal, sys, time
+    code = AS_A_TERMINAL_STARTS_IT + textwrap.dedent(f"""
+        import os, time
         from pathlib import Path
-        blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {{signal.SIGINT}})
-        print("inherited: SIGINT blocked", signal.SIGINT in blocked, "handler", signal.getsignal(signal.SIGINT),
-              file=sys.stderr, flush=True)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
         from simready.common.parallel import map_samples
 
         def fn(i):
@@ -111,10 +103,7 @@ def test_ctrl_c_stops_the_workers_and_starts_no_further_item(tmp_path) -> None:
         try:
             status = child.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            child.send_signal(signal.SIGUSR1)
-            time.sleep(1.0)
-            child.kill()
-            pytest.fail("the caller did not end 30 s after its SIGINT:\n" + child.communicate()[1])
+            pytest.fail("the caller did not end 30 s after its SIGINT:\n" + stacks_after_timeout(child))
         assert status == 130, child.communicate()[1]
     finally:
         child.kill()
