@@ -313,6 +313,13 @@ def test_bench_help_is_help() -> None:
 
 
 @pytest.mark.slow
+def _as_a_terminal_starts_it(signum: int) -> None:
+    """In the child before its exec: ``signum`` with its default action and not blocked (a pytest worker's signal
+    state is the harness's, and both are inherited through exec)."""
+    signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_clean_up_like_ctrl_c(tmp_path: Path, signum: int) -> None:
     """Was: after SIGTERM the import's pid-named temporary folder and lock stayed beside its output (Ctrl-C
@@ -331,7 +338,7 @@ def test_sigterm_and_sighup_clean_up_like_ctrl_c(tmp_path: Path, signum: int) ->
                                  "--units", "meter", "--id", "asset:ball/t", "--class", "road_object", "--mass-kg",
                                  "1", "--license", "Zlib", "--out", str(out), "--collider", "decompose"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                preexec_fn=functools.partial(signal.signal, signum, signal.SIG_DFL))
+                                preexec_fn=functools.partial(_as_a_terminal_starts_it, signum))
         try:
             deadline = time.monotonic() + 120
             while not list(where.glob(".cat.*.tmp")):
