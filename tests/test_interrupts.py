@@ -15,7 +15,7 @@ import dagster as dg
 import pytest
 
 from simready.runner.status import OWNER_TAG, interrupted_runs
-from tests.fixtures.dagster_jobs import SLOW_JOB, stacks_after_timeout
+from tests.fixtures.dagster_jobs import SLOW_JOB, interrupt
 
 def _spawn(code: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
@@ -69,11 +69,7 @@ def test_ctrl_c_stops_simready_run_as_a_whole_with_one_line_and_130(tmp_path) ->
     """))
     try:
         _wait_for(child, "op started")
-        child.send_signal(signal.SIGINT)
-        try:
-            rc = child.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            pytest.fail("simready run did not end 60 s after its SIGINT:\n" + stacks_after_timeout(child))
+        rc = interrupt(child, 60, "simready run")
     finally:
         child.kill()
     out, err = child.stdout.read(), child.stderr.read()

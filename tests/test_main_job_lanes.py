@@ -8,7 +8,6 @@ process that executed the run, and a Ctrl-C that stops every lane with one line 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -20,7 +19,7 @@ import pytest
 
 from simready.runner.main_job import RunLog, Task, main_tasks, run_tasks
 from simready.runner.status import OWNER_TAG, interrupted_runs, owner_tags
-from tests.fixtures.dagster_jobs import SLOW_JOB, stacks_after_timeout
+from tests.fixtures.dagster_jobs import SLOW_JOB, interrupt
 
 
 def _defs(folder: Path) -> dg.Definitions:
@@ -122,11 +121,7 @@ def test_ctrl_c_stops_every_lane_with_one_line_and_130(tmp_path) -> None:
             if started == 2:
                 break
         assert started == 2, child.stderr.read()[-2000:]
-        child.send_signal(signal.SIGINT)  # the parent only, as a kill -INT would: it passes it on
-        try:
-            rc = child.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            pytest.fail("simready run did not end 60 s after its SIGINT:\n" + stacks_after_timeout(child))
+        rc = interrupt(child, 60, "simready run")  # the parent only: it passes it on
     finally:
         child.kill()
     out, err = child.stdout.read(), child.stderr.read()

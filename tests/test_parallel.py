@@ -8,7 +8,7 @@ import pytest
 
 from simready.common.errors import SimreadyError
 from simready.common.parallel import WORKERS_ENV, WorkerError, map_samples, worker_count
-from tests.fixtures.dagster_jobs import AS_A_TERMINAL_STARTS_IT, stacks_after_timeout
+from tests.fixtures.dagster_jobs import AS_A_TERMINAL_STARTS_IT, interrupt
 
 
 class _Odd(Exception):
@@ -71,7 +71,6 @@ def test_worker_count_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_ctrl_c_stops_the_workers_and_starts_no_further_item(tmp_path) -> None:
-    import signal
     import subprocess
     import sys
     import textwrap
@@ -99,11 +98,7 @@ def test_ctrl_c_stops_the_workers_and_starts_no_further_item(tmp_path) -> None:
                              text=True)
     try:
         assert [child.stdout.readline().strip() for _ in range(2)] == ["started"] * 2  # both workers busy
-        child.send_signal(signal.SIGINT)  # to the caller only, as `kill -INT` does
-        try:
-            status = child.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pytest.fail("the caller did not end 30 s after its SIGINT:\n" + stacks_after_timeout(child))
+        status = interrupt(child, 30, "the caller")  # to the caller only
         assert status == 130, child.communicate()[1]
     finally:
         child.kill()
