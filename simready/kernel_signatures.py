@@ -258,6 +258,12 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "positions_in": (
                 "i8[1] i8[1]",
             ),
+            "direction_grid": (
+                "f8[2] f8[2] f8[1] f8[1] i8",
+            ),
+            "direction_candidates": (
+                "f4[2] f8[1] f8 f8[1] f8[1] f8 f8 f8 i8 i8[1] i4[1] f8[2] f8[2] f8 i8[1] f4[2]",
+            ),
         },
     },
     "truth": {

@@ -176,6 +176,40 @@ def test_one_direction_shadow_rays_are_not_copied_and_agree(street):
         assert one.any() and not one.all() and np.array_equal(one, full)
 
 
+def test_shadow_rays_culled_by_the_boxes_grid_are_the_ones_embree_leaves_unblocked(street):
+    """Shadow rays along one direction: the static scene's cull (only rays meeting a static body's widened box go to
+    Embree) blocks exactly what Embree over every ray blocks: rays leaving lit surfaces (a frame's hits, a shadow
+    bias off them), random rays, rays with a non-finite origin, and suns with zero components (straight up, along
+    an axis), moving bodies included."""
+    from simready.sensors_hw.camera import Lighting, render_frame
+    from simready.sensors_hw.camera.shading import SHADOW_BIAS_M, SHADOW_RANGE_M
+
+    scene, bodies = street
+    cam = {"width_px": 320, "height_px": 180, "hfov_deg": 90.0, "near_m": 0.1, "far_m": 300.0, "rate_hz": 20.0,
+           "phase_s": 0.0, "shutter": "rolling", "line_time_s": 1e-4, "distortion_k1": 0.0}
+    rig = Rig.from_dict({"mounts": {"cam": {"type": "camera", "translation_m": [1.5, 0.0, 1.6]}},
+                         "sensors": {"cam": cam}}, body=bodies[EGO_ID].track)
+    hits = render_frame(scene, rig, "cam", 0.5, ("id",), lighting=Lighting(), ignore=[EGO_ID]).hits
+    rows = np.flatnonzero(hits.hit)
+    n = hits.normals_of(rows)
+    n *= -np.sign(np.einsum("ij,ij->i", n, hits.rays32[1][rows]))[:, None]
+    surface = (hits.point_world_of(rows) + SHADOW_BIAS_M * n).astype(np.float32)
+    rng = np.random.default_rng(5)
+    loose = np.column_stack([rng.uniform(-70.0, 150.0, 5000), rng.uniform(-30.0, 30.0, 5000),
+                             rng.uniform(-1.0, 30.0, 5000)]).astype(np.float32)
+    loose[:3] = np.nan
+    loose[3, 1] = np.inf
+    o = np.concatenate([surface, loose])
+    t = np.full(len(o), 0.5)
+    for sun in ([0.45, -0.45, 0.77], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [-0.3, 0.0, 0.6], [0.2, 0.7, -0.1]):
+        d = np.asarray(sun, np.float32) / np.float32(np.linalg.norm(sun))
+        rays = (o, np.broadcast_to(d, o.shape), t, SHADOW_RANGE_M)
+        culled = scene.occluded(*rays, ignore=[EGO_ID], normalized=True)
+        every = scene.occluded(*rays, ignore=[EGO_ID], normalized=True, cull=False)
+        assert culled.any() and not culled.all()
+        np.testing.assert_array_equal(culled, every)
+
+
 def test_compiled_slab_test_and_merge_lookup_are_the_numpy_ones():
     from simready.raycast.rays import slab_candidates
     from simready.raycast.kernels import positions_in, slab_select

@@ -47,7 +47,8 @@ from numpy.typing import ArrayLike, NDArray
 from simready.common.scratch import work_array
 from simready.raycast.body import Body, box_corners, read_obj_triangles
 from simready.raycast.hits import Hits
-from simready.raycast.kernels import mover_hits, rays_to_body, slab_select, static_hits, swept_box, swept_boxes
+from simready.raycast.kernels import (direction_candidates, direction_grid, mover_hits, rays_to_body, slab_select,
+                                     static_hits, swept_box, swept_boxes)
 from simready.raycast.meshes import TriangleTable, embree_scene_of, static_scene_of, static_world_vertices
 from simready.raycast.rays import RayBatch, RayGroups, RayPrefilter, rows_f32, segment_starts, unique_inverse
 from simready.world.identity import NOTHING_HIT, compact_ids
@@ -67,6 +68,13 @@ SWEEP_PAD_M = 1e-3
 _ALL = np.zeros(0, np.int64)
 #: ``mover_hits``' cosines when a cast has none.
 _NO_COS = np.zeros(0, np.float32)
+#: Cells along each side of a direction's grid of the static bodies' boxes (:meth:`SceneGeometry._direction_grid`).
+DIRECTION_GRID_CELLS = 256
+#: Widening of a static body's box for the shadow rays' cull, metres, and relative to the largest coordinate of the
+#: box or of the ray's origin: far beyond Embree's float32 rounding (a few ulps, ~1e-7 each), so a ray the widened
+#: boxes' slab test rules out is one Embree would not see blocked either.
+CULL_PAD_M = 1e-4
+CULL_PAD_REL = 1e-6
 #: What :meth:`SceneGeometry._mover_rays` returns when no ray can meet the body.
 _NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 4, 4)), np.zeros(0, np.int64))
 
@@ -117,6 +125,9 @@ class SceneGeometry:
         self._body_of_static_geom_ext = np.append(static_bodies, np.int32(-1))
         self._static_scene = static_scene_of([self.bodies[i] for i in static_bodies],
                                               [world_vertices[i] for i in static_bodies])
+        self._static_vertices = [world_vertices[i] for i in static_bodies]
+        self._static_boxes: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+        self._direction_grids: dict[bytes, tuple[object, ...]] = {}
         self.moving: list[int] = np.flatnonzero(~is_static).tolist()
         # Bodies whose track is never present (background reserves that do not enter in the clip): no swept bounds.
         self._never_present = {i: not np.any(self.bodies[i].track.present) for i in self.moving}
@@ -358,12 +369,15 @@ class SceneGeometry:
 
     def occluded(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float,
                  *, ignore: Iterable[str] = (), prefilter: RayPrefilter | None = None,
-                 normalized: bool = False, window: tuple[float, float] | None = None) -> NDArray[np.bool_]:
+                 normalized: bool = False, window: tuple[float, float] | None = None,
+                 cull: bool = True) -> NDArray[np.bool_]:
         """Whether anything lies on each segment [0, max_range] (shadow rays): any hit, not the nearest;
         ``window`` as for :meth:`cast`.
 
         Float32 ``dirs`` that are one direction broadcast to every ray (``np.broadcast_to``, a sun) are
-        never copied: Embree reads the one row for every ray, the moving bodies a view of it."""
+        never copied: Embree reads the one row for every ray, the moving bodies a view of it; and with ``cull``
+        only the rays that can meet a static body's box go to Embree's static scene
+        (:meth:`_occluded_static_along`: the same answers)."""
         d_in = np.asarray(dirs)
         if (d_in.ndim == 2 and len(d_in) > 1 and d_in.strides[0] == 0 and d_in.dtype == np.float32
                 and np.asarray(origins).dtype == np.float32):
@@ -381,7 +395,10 @@ class SceneGeometry:
         # already blocked, so no moving body is tested against it. A work array (not kept).
         limit = work_array("occluded.limit", n, np.float32)
         limit.fill(max_range_m)
-        blocked = self._static_scene.run(o32, d_one, dists=limit, query="OCCLUDED") != -1
+        if len(d_one) == 1 and cull:
+            blocked = self._occluded_static_along(o32, d_one, limit, max_range_m)
+        else:
+            blocked = self._static_scene.run(o32, d_one, dists=limit, query="OCCLUDED") != -1
         np.putmask(limit, blocked, np.float32(-1.0))
         for b, idx, o_b, d_b, _, _ in self._mover_batches(ignore, o32, d_all, t, limit, prefilter, window):
             r = self._moving_scene[b].run(o_b, d_b, dists=np.full(len(idx), max_range_m, np.float32), query="OCCLUDED")
@@ -389,6 +406,52 @@ class SceneGeometry:
             blocked[newly] = True
             limit[newly] = -1.0
         return blocked
+
+    def _occluded_static_along(self, o32: NDArray[np.float32], d_one: NDArray[np.float32],
+                               limit: NDArray[np.float32], max_range_m: float) -> NDArray[np.bool_]:
+        """Whether the static scene blocks each segment from ``o32`` along the one direction ``d_one`` (1, 3) within
+        ``limit``: Embree's occlusion query of the rays whose segment meets a static body's (widened) box, the others
+        unblocked without it (a lit ground's shadow rays mostly meet no box but their own ground's, which they
+        leave). The boxes' grid along the direction (:func:`~simready.raycast.kernels.direction_grid`) is built
+        once per direction; the slab tests in one compiled pass that also gathers the kept rays
+        (:func:`~simready.raycast.kernels.direction_candidates`)."""
+        s = d_one[0].astype(np.float64)
+        key = d_one[0].tobytes()
+        grid = self._direction_grids.get(key)
+        if grid is None:
+            lo, hi = self._static_boxes_padded()
+            e1 = np.cross(s, (0.0, 0.0, 1.0)) if abs(s[2]) < 0.9 else np.cross(s, (1.0, 0.0, 0.0))
+            e1 /= np.linalg.norm(e1)
+            e2 = np.cross(s, e1)
+            e2 /= np.linalg.norm(e2)
+            grid = (e1, e2, *direction_grid(lo, hi, e1, e2, DIRECTION_GRID_CELLS), lo, hi)
+            if len(self._direction_grids) >= 4:
+                self._direction_grids.clear()
+            self._direction_grids[key] = grid
+        e1, e2, u0, w0, inv, cell_start, boxes, lo, hi = grid
+        n = len(o32)
+        idx = work_array("occluded.idx", n, np.int64)
+        o_kept = work_array("occluded.o_kept", (n, 3), np.float32)
+        m = direction_candidates(o32, s, float(max_range_m) * (1.0 + CULL_PAD_REL) + CULL_PAD_M, e1, e2, u0, w0, inv,
+                                 DIRECTION_GRID_CELLS, cell_start, boxes, lo, hi, CULL_PAD_REL, idx, o_kept)
+        blocked = np.zeros(n, bool)
+        if m:
+            kept = idx[:m]
+            blocked[kept] = self._static_scene.run(o_kept[:m], d_one, dists=limit[kept], query="OCCLUDED") != -1
+        return blocked
+
+    def _static_boxes_padded(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(B, 3) lows and highs of the static scene's bodies as Embree holds them (float32 vertices), widened by
+        ``CULL_PAD_M`` plus ``CULL_PAD_REL`` times the box's largest coordinate; computed once."""
+        if self._static_boxes is None:
+            lo = np.zeros((len(self._static_vertices), 3))
+            hi = np.zeros((len(self._static_vertices), 3))
+            for k, v in enumerate(self._static_vertices):
+                v32 = np.asarray(v, np.float32).astype(np.float64)
+                lo[k], hi[k] = v32.min(axis=0), v32.max(axis=0)
+            pad = CULL_PAD_M + CULL_PAD_REL * np.maximum(np.abs(lo), np.abs(hi)).max(axis=1, initial=0.0)[:, None]
+            self._static_boxes = (lo - pad, hi + pad)
+        return self._static_boxes
 
     def _mover_batches(self, ignore: Iterable[str], o: NDArray[np.float32], d: NDArray[np.float32],
                        t: NDArray | RayGroups, limit: NDArray[np.float32], prefilter: RayPrefilter | None,

@@ -528,3 +528,146 @@ def swept_boxes(off: np.ndarray, T: np.ndarray, pres: np.ndarray, vel: np.ndarra
         hi[j] = h_
         seen[j] = seen_
     return lo, hi, seen
+
+
+@numba.njit(**_JIT)
+def _hull_rows(lo: np.ndarray, hi: np.ndarray, e1: np.ndarray, e2: np.ndarray, u0: float, w0: float, size: float,
+               cells: int, first: np.ndarray, last: np.ndarray) -> tuple:
+    """The cells of a :func:`direction_grid` that box ``lo``/``hi``'s projection covers, row by row: its twelve
+    edges projected, each clipped to every row's band of w (widened by a cell each side) and the clipped
+    parts' u range taken (the projection is their hull, so its extent in a band is theirs), widened by a cell
+    each side. Writes each row's first and last cell (``first`` > ``last``: none) and returns the rows spanned
+    (lowest, highest)."""
+    pu = np.empty(8)
+    pw = np.empty(8)
+    for k in range(8):
+        x = hi[0] if k & 1 else lo[0]
+        y = hi[1] if k & 2 else lo[1]
+        z = hi[2] if k & 4 else lo[2]
+        pu[k] = e1[0] * x + e1[1] * y + e1[2] * z
+        pw[k] = e2[0] * x + e2[1] * y + e2[2] * z
+    r0 = max(0, min(cells - 1, int(math.floor((pw.min() - w0) / size)) - 1))
+    r1 = max(0, min(cells - 1, int(math.floor((pw.max() - w0) / size)) + 1))
+    for j in range(r0, r1 + 1):
+        band_lo = w0 + (j - 1) * size
+        band_hi = w0 + (j + 2) * size
+        umin, umax = np.inf, -np.inf
+        for k in range(8):
+            for bit in (1, 2, 4):
+                if k & bit:
+                    continue
+                a, b = k, k | bit
+                wa, wb, ua, ub = pw[a], pw[b], pu[a], pu[b]
+                if wa > wb:
+                    wa, wb, ua, ub = wb, wa, ub, ua
+                if wb < band_lo or wa > band_hi:
+                    continue
+                if wb - wa <= 0.0:
+                    umin, umax = min(umin, ua, ub), max(umax, ua, ub)
+                    continue
+                for wc in (max(wa, band_lo), min(wb, band_hi)):
+                    uc = ua + (ub - ua) * ((wc - wa) / (wb - wa))
+                    umin, umax = min(umin, uc), max(umax, uc)
+        if umin > umax:
+            first[j], last[j] = 1, 0
+        else:
+            first[j] = max(0, min(cells - 1, int(math.floor((umin - u0) / size)) - 1))
+            last[j] = max(0, min(cells - 1, int(math.floor((umax - u0) / size)) + 1))
+    return r0, r1
+
+
+@numba.njit(**_JIT)
+def direction_grid(lo: np.ndarray, hi: np.ndarray, e1: np.ndarray, e2: np.ndarray, cells: int) -> tuple:
+    """The boxes ``lo``/``hi`` (B, 3) seen along one direction: each box's eight corners projected onto the plane
+    spanned by ``e1``, ``e2`` (unit, orthogonal to the direction and to each other), and a ``cells`` × ``cells``
+    grid over all of them listing in each cell the boxes whose projection covers it (:func:`_hull_rows`, a cell's
+    margin around it). A ray along the direction keeps its plane coordinates, so only the boxes of its cell can
+    lie on it. Returns (u0, w0, 1 / cell size, cell_start (cells² + 1,), boxes by cell (int32)); cell (i, j) is
+    entry ``i · cells + j``, i along ``e1``."""
+    b_n = lo.shape[0]
+    u0, u1, w0, w1 = np.inf, -np.inf, np.inf, -np.inf
+    for b in range(b_n):
+        for k in range(8):
+            x = hi[b, 0] if k & 1 else lo[b, 0]
+            y = hi[b, 1] if k & 2 else lo[b, 1]
+            z = hi[b, 2] if k & 4 else lo[b, 2]
+            u = e1[0] * x + e1[1] * y + e1[2] * z
+            w = e2[0] * x + e2[1] * y + e2[2] * z
+            u0, u1, w0, w1 = min(u0, u), max(u1, u), min(w0, w), max(w1, w)
+    size = max(u1 - u0, w1 - w0, 1e-3) / cells
+    count = np.zeros(cells * cells + 1, np.int64)
+    first = np.empty(cells, np.int64)
+    last = np.empty(cells, np.int64)
+    for b in range(b_n):
+        r0, r1 = _hull_rows(lo[b], hi[b], e1, e2, u0, w0, size, cells, first, last)
+        for j in range(r0, r1 + 1):
+            for i in range(first[j], last[j] + 1):
+                count[i * cells + j + 1] += 1
+    for c in range(cells * cells):
+        count[c + 1] += count[c]
+    boxes = np.empty(count[-1], np.int32)
+    fill = count[:-1].copy()
+    for b in range(b_n):
+        r0, r1 = _hull_rows(lo[b], hi[b], e1, e2, u0, w0, size, cells, first, last)
+        for j in range(r0, r1 + 1):
+            for i in range(first[j], last[j] + 1):
+                boxes[fill[i * cells + j]] = b
+                fill[i * cells + j] += 1
+    return u0, w0, 1.0 / size, count, boxes
+
+
+@numba.njit(**_JIT)
+def direction_candidates(o: np.ndarray, s: np.ndarray, t_max: float, e1: np.ndarray, e2: np.ndarray, u0: float,
+                         w0: float, inv: float, cells: int, cell_start: np.ndarray, boxes: np.ndarray, lo: np.ndarray,
+                         hi: np.ndarray, rel_pad: float, idx: np.ndarray, o_out: np.ndarray) -> int:
+    """Which rays from ``o`` (N, 3) float32 along the one direction ``s`` (float64) can meet a box of
+    :func:`direction_grid` within [0, ``t_max``]: the float64 slab test against each box of the ray's grid cell,
+    each box widened by ``rel_pad`` times the ray origin's largest coordinate (the float32 rounding of the
+    origin). Rays with a non-finite coordinate are kept. Writes their indices into ``idx`` and their origins
+    into ``o_out`` (ascending; both sized N) and returns how many."""
+    n = o.shape[0]
+    m = 0
+    # Per axis the reciprocal of the direction (0: the axis does not bound t): a ray's entry and exit of a slab are
+    # products, not quotients (their rounding, ~1e-16 relative, is far inside the boxes' widening).
+    inv_s = np.zeros(3)
+    for a in range(3):
+        if s[a] != 0.0:
+            inv_s[a] = 1.0 / s[a]
+    for i in range(n):
+        p = (np.float64(o[i, 0]), np.float64(o[i, 1]), np.float64(o[i, 2]))
+        keep = not (math.isfinite(p[0]) and math.isfinite(p[1]) and math.isfinite(p[2]))
+        if not keep:
+            u = e1[0] * p[0] + e1[1] * p[1] + e1[2] * p[2]
+            w = e2[0] * p[0] + e2[1] * p[1] + e2[2] * p[2]
+            cu = math.floor((u - u0) * inv)
+            cw = math.floor((w - w0) * inv)
+            if 0.0 <= cu < cells and 0.0 <= cw < cells:
+                c = int(cu) * cells + int(cw)
+                pad = rel_pad * max(abs(p[0]), abs(p[1]), abs(p[2]))
+                for k in range(cell_start[c], cell_start[c + 1]):
+                    b = boxes[k]
+                    t0 = 0.0
+                    t1 = t_max
+                    for a in (2, 0, 1):
+                        la = lo[b, a] - pad - p[a]
+                        ha = hi[b, a] + pad - p[a]
+                        r = inv_s[a]
+                        if r == 0.0:
+                            if la > 0.0 or ha < 0.0:
+                                t1 = -1.0
+                        elif r > 0.0:
+                            t0 = max(t0, la * r)
+                            t1 = min(t1, ha * r)
+                        else:
+                            t0 = max(t0, ha * r)
+                            t1 = min(t1, la * r)
+                        if t0 > t1:
+                            break
+                    if t0 <= t1:
+                        keep = True
+                        break
+        if keep:
+            idx[m] = i
+            o_out[m, 0], o_out[m, 1], o_out[m, 2] = o[i, 0], o[i, 1], o[i, 2]
+            m += 1
+    return m
