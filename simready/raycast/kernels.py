@@ -616,6 +616,22 @@ def direction_grid(lo: np.ndarray, hi: np.ndarray, e1: np.ndarray, e2: np.ndarra
     return u0, w0, 1.0 / size, count, boxes
 
 
+@numba.njit(inline="always", **_JIT)
+def _slab(t0: float, t1: float, lo: float, hi: float, r: float) -> tuple:
+    """The ray parameters [t0, t1] narrowed to one axis's slab, given relative to the ray origin (``lo``, ``hi``)
+    and the reciprocal ``r`` of the direction along it (0: parallel, the slab holds the origin or nothing)."""
+    if r == 0.0:
+        if lo > 0.0 or hi < 0.0:
+            t1 = -1.0
+    elif r > 0.0:
+        t0 = max(t0, lo * r)
+        t1 = min(t1, hi * r)
+    else:
+        t0 = max(t0, hi * r)
+        t1 = min(t1, lo * r)
+    return t0, t1
+
+
 @numba.njit(**_JIT)
 def direction_candidates(o: np.ndarray, s: np.ndarray, t_max: float, e1: np.ndarray, e2: np.ndarray, u0: float,
                          w0: float, inv: float, cells: int, cell_start: np.ndarray, boxes: np.ndarray, lo: np.ndarray,
@@ -629,43 +645,33 @@ def direction_candidates(o: np.ndarray, s: np.ndarray, t_max: float, e1: np.ndar
     m = 0
     # Per axis the reciprocal of the direction (0: the axis does not bound t): a ray's entry and exit of a slab are
     # products, not quotients (their rounding, ~1e-16 relative, is far inside the boxes' widening).
-    inv_s = np.zeros(3)
-    for a in range(3):
-        if s[a] != 0.0:
-            inv_s[a] = 1.0 / s[a]
+    r0 = 1.0 / s[0] if s[0] != 0.0 else 0.0
+    r1 = 1.0 / s[1] if s[1] != 0.0 else 0.0
+    r2 = 1.0 / s[2] if s[2] != 0.0 else 0.0
+    side = np.float64(cells)
     for i in range(n):
-        p = (np.float64(o[i, 0]), np.float64(o[i, 1]), np.float64(o[i, 2]))
-        keep = not (math.isfinite(p[0]) and math.isfinite(p[1]) and math.isfinite(p[2]))
-        if not keep:
-            u = e1[0] * p[0] + e1[1] * p[1] + e1[2] * p[2]
-            w = e2[0] * p[0] + e2[1] * p[1] + e2[2] * p[2]
-            cu = math.floor((u - u0) * inv)
-            cw = math.floor((w - w0) * inv)
-            if 0.0 <= cu < cells and 0.0 <= cw < cells:
-                c = int(cu) * cells + int(cw)
-                pad = rel_pad * max(abs(p[0]), abs(p[1]), abs(p[2]))
-                for k in range(cell_start[c], cell_start[c + 1]):
-                    b = boxes[k]
-                    t0 = 0.0
-                    t1 = t_max
-                    for a in (2, 0, 1):
-                        la = lo[b, a] - pad - p[a]
-                        ha = hi[b, a] + pad - p[a]
-                        r = inv_s[a]
-                        if r == 0.0:
-                            if la > 0.0 or ha < 0.0:
-                                t1 = -1.0
-                        elif r > 0.0:
-                            t0 = max(t0, la * r)
-                            t1 = min(t1, ha * r)
-                        else:
-                            t0 = max(t0, ha * r)
-                            t1 = min(t1, la * r)
-                        if t0 > t1:
-                            break
-                    if t0 <= t1:
-                        keep = True
-                        break
+        p0, p1, p2 = np.float64(o[i, 0]), np.float64(o[i, 1]), np.float64(o[i, 2])
+        keep = True
+        u = (e1[0] * p0 + e1[1] * p1 + e1[2] * p2 - u0) * inv
+        w = (e2[0] * p0 + e2[1] * p1 + e2[2] * p2 - w0) * inv
+        if 0.0 <= u < side and 0.0 <= w < side:
+            c = int(u) * cells + int(w)
+            pad = rel_pad * max(abs(p0), abs(p1), abs(p2))
+            keep = False
+            for k in range(cell_start[c], cell_start[c + 1]):
+                b = boxes[k]
+                t0, t1 = _slab(0.0, t_max, lo[b, 2] - pad - p2, hi[b, 2] + pad - p2, r2)
+                if t0 > t1:
+                    continue
+                t0, t1 = _slab(t0, t1, lo[b, 0] - pad - p0, hi[b, 0] + pad - p0, r0)
+                if t0 > t1:
+                    continue
+                t0, t1 = _slab(t0, t1, lo[b, 1] - pad - p1, hi[b, 1] + pad - p1, r1)
+                if t0 <= t1:
+                    keep = True
+                    break
+        elif not (u != u or w != w):  # outside the grid (NaN stays kept)
+            keep = not (math.isfinite(p0) and math.isfinite(p1) and math.isfinite(p2))
         if keep:
             idx[m] = i
             o_out[m, 0], o_out[m, 1], o_out[m, 2] = o[i, 0], o[i, 1], o[i, 2]
