@@ -114,17 +114,20 @@ def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> 
 
 @_compiled
 def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_moving: np.ndarray,
-              o: np.ndarray, d: np.ndarray, dist: np.ndarray, hit: np.ndarray, sun: np.ndarray,
-              bias: np.float32, time: np.ndarray, n: np.ndarray, facing: np.ndarray, ndl: np.ndarray,
+              o_rows: np.ndarray, d: np.ndarray, dist: np.ndarray, hit: np.ndarray, sun: np.ndarray,
+              bias: np.float32, t_rows: np.ndarray, width: int, n: np.ndarray, facing: np.ndarray, ndl: np.ndarray,
               lit: np.ndarray, start: np.ndarray, lit_t: np.ndarray) -> tuple[Any, ...]:
     """The shading's first pass (:func:`simready.sensors_hw.camera.shade_numpy`'s float32 operations per pixel):
     each ray's geometric normal (``normal_table[rows]``, or ``n_moving[k]`` for the k-th ray in ``moving``),
-    ``facing`` (−sign(n·d): the normal turned toward the viewer), ``ndl`` (n·sun, facing), and for the lit
-    rays (ndl > 0) their indices and shadow-ray starts ``o + d·dist + bias·n·facing``.
+    ``facing`` (−sign(n·d): the normal turned toward the viewer), and for the lit rays (n·sun, facing, > 0) their
+    indices, that ``ndl`` and shadow-ray starts ``o + d·dist + bias·n·facing`` (only the lit rays' ``ndl`` is ever
+    read: written beside their indices, not a frame of it). A camera frame's rays come in rows of ``width`` from
+    one origin at one time: ``o_rows`` (H, 3) and ``t_rows`` (H,) give each row's (its first ray's), read once
+    per row instead of once per ray.
     Written into the caller's arrays (work arrays: every one is a temporary of the shading): ``n`` (P, 3) and
     ``facing`` (P,), or (0, 3) and (0,) when only the headlights would read them and there are none; ``ndl``
     (P,), ``lit`` (P,), ``start`` (P, 3) and ``lit_t`` (P,) (the lit rays' ``time``), of which the first L entries
-    are written. Returns (n, facing, ndl, lit[:L], start[:L], lit_t[:L], the least start z (float32), the least
+    are written. Returns (n, facing, ndl[:L], lit[:L], start[:L], lit_t[:L], the least start z (float32), the least
     and the greatest lit time): what the shadow cast's prefilter and time window read, without passes of their
     own (NaN where numpy's min or max would give NaN)."""
     p = len(rows)
@@ -137,45 +140,47 @@ def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_
     t_max = -np.inf
     z_nan = False
     t_nan = False
-    for i in range(p):
-        if k < len(moving) and moving[k] == i:
-            n0, n1, n2 = n_moving[k, 0], n_moving[k, 1], n_moving[k, 2]
-            k += 1
-        else:
-            r = rows[i]
-            n0, n1, n2 = normal_table[r, 0], normal_table[r, 1], normal_table[r, 2]
-        dot = n0 * d[i, 0] + n1 * d[i, 1] + n2 * d[i, 2]
-        f = -np.sign(dot)
-        if normals:
-            n[i, 0], n[i, 1], n[i, 2] = n0, n1, n2
-            facing[i] = f
-        x = (n0 * sun[0] + n1 * sun[1] + n2 * sun[2]) * f
-        ndl[i] = x
-        if x > zero:
-            lit[count] = i
-            t = np.float32(dist[i]) if hit[i] else zero
-            start[count, 0] = (o[i, 0] + d[i, 0] * t) + bias * (n0 * f)
-            start[count, 1] = (o[i, 1] + d[i, 1] * t) + bias * (n1 * f)
-            start[count, 2] = (o[i, 2] + d[i, 2] * t) + bias * (n2 * f)
-            z = start[count, 2]
-            if z != z:
-                z_nan = True
-            elif z < z_min:
-                z_min = z
-            tl = time[i]
-            lit_t[count] = tl
-            if tl != tl:
-                t_nan = True
+    for g in range(p // width):
+        o0, o1, o2 = o_rows[g, 0], o_rows[g, 1], o_rows[g, 2]
+        tl = t_rows[g]
+        for i in range(g * width, (g + 1) * width):
+            if k < len(moving) and moving[k] == i:
+                n0, n1, n2 = n_moving[k, 0], n_moving[k, 1], n_moving[k, 2]
+                k += 1
             else:
-                t_min = min(t_min, tl)
-                t_max = max(t_max, tl)
-            count += 1
+                r = rows[i]
+                n0, n1, n2 = normal_table[r, 0], normal_table[r, 1], normal_table[r, 2]
+            dot = n0 * d[i, 0] + n1 * d[i, 1] + n2 * d[i, 2]
+            f = -np.sign(dot)
+            if normals:
+                n[i, 0], n[i, 1], n[i, 2] = n0, n1, n2
+                facing[i] = f
+            x = (n0 * sun[0] + n1 * sun[1] + n2 * sun[2]) * f
+            if x > zero:
+                ndl[count] = x
+                lit[count] = i
+                t = np.float32(dist[i]) if hit[i] else zero
+                start[count, 0] = (o0 + d[i, 0] * t) + bias * (n0 * f)
+                start[count, 1] = (o1 + d[i, 1] * t) + bias * (n1 * f)
+                start[count, 2] = (o2 + d[i, 2] * t) + bias * (n2 * f)
+                z = start[count, 2]
+                if z != z:
+                    z_nan = True
+                elif z < z_min:
+                    z_min = z
+                lit_t[count] = tl
+                if tl != tl:
+                    t_nan = True
+                else:
+                    t_min = min(t_min, tl)
+                    t_max = max(t_max, tl)
+                count += 1
     if z_nan:
         z_min = np.float32(np.nan)
     if t_nan:
         t_min = np.nan
         t_max = np.nan
-    return n, facing, ndl, lit[:count], start[:count], lit_t[:count], z_min, t_min, t_max
+    return n, facing, ndl[:count], lit[:count], start[:count], lit_t[:count], z_min, t_min, t_max
 
 
 @_compiled
@@ -187,8 +192,8 @@ def radiance(albedo: np.ndarray, body: np.ndarray, albedo_ext: np.ndarray, hit: 
     operations in order. ``albedo`` empty ((0, 3): no body has a textured look): each ray's is its body's,
     ``albedo_ext[body]`` (the scene's per-body table, −1 reading its last row), read here instead of a
     frame-sized array written for it, and the radiance is a new array. Sunlit: the rays ``lit`` (ascending)
-    whose shadow ray was not ``shadowed`` (one entry each; ``lit`` empty: none), read by a walk along them (no
-    frame-sized mask). With ``tone`` each value then goes through :func:`tone_map`'s operations (exposure, tone
+    whose shadow ray was not ``shadowed`` (one entry each, as ``ndl``, their n·sun; ``lit`` empty: none), read by a
+    walk along them (no frame-sized mask). With ``tone`` each value then goes through :func:`tone_map`'s operations (exposure, tone
     map, vignette ``gain``) in the same pass, so a frame is not read and written once more for it."""
     p = hit.shape[0]
     per_body = albedo.shape[0] != p
@@ -202,11 +207,11 @@ def radiance(albedo: np.ndarray, body: np.ndarray, albedo_ext: np.ndarray, hit: 
     k = 0
     n_lit = lit.shape[0]
     for i in range(p):
-        sunlit = False
+        s = zero
         if k < n_lit and lit[k] == i:
-            sunlit = not shadowed[k]
+            if not shadowed[k]:
+                s = ndl[k]
             k += 1
-        s = ndl[i] if sunlit else zero
         b = body[i] if per_body else 0
         b = last if b < 0 else b
         for c in range(3):

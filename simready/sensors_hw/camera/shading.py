@@ -47,9 +47,14 @@ def shade_pass(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, l
     sun = lighting.sun_direction_world()
     # The per-pixel temporaries are work arrays (reused frame after frame, not faulted in afresh).
     p, m = len(hits), len(hits) if lighting.headlights else 0
+    # The frame's rays come in rows from one origin at one time (each row's first ray's, read once per row).
+    w = model.width_px
+    if p != w * model.height_px:
+        raise ValueError(f"shading: {p} rays are not a {model.width_px}x{model.height_px} frame's")
     n, facing, ndl, lit, start, lit_t, z_min, t_min, t_max = kern.sun_setup(
-        scene._world_tris.normal32, hits.rows, moving.astype(np.int64), n_moving, o, d, hits.distance_m, hits.hit,
-        sun.astype(np.float32), np.float32(SHADOW_BIAS_M), hits.time_s, work_array("shade.n", (m, 3), np.float32),
+        scene._world_tris.normal32, hits.rows, moving.astype(np.int64), n_moving, np.ascontiguousarray(o[::w]), d,
+        hits.distance_m, hits.hit, sun.astype(np.float32), np.float32(SHADOW_BIAS_M),
+        np.ascontiguousarray(hits.time_s[::w]), w, work_array("shade.n", (m, 3), np.float32),
         work_array("shade.facing", m, np.float32), work_array("shade.ndl", p, np.float32),
         work_array("shade.lit", p, np.int64), work_array("shade.start", (p, 3), np.float32),
         work_array("shade.lit_t", p, np.float64))
