@@ -262,7 +262,7 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "f8[2] f8[2] f8[1] f8[1] i8",
             ),
             "direction_candidates": (
-                "f4[2] f8[1] f8 f8[1] f8[1] f8 f8 f8 i8 i8[1] i4[1] f8[2] f8[2] f8 i8[1] f4[2]",
+                "f4[2] f8[1] f8 f8[1] f8[1] f8 f8 f8 i8 i8[1] i4[1] f8[2] f8[2] f8 b1[1] f8[2] f8[2] f8 b1[1] i8[1] f4[2]",
             ),
         },
     },

@@ -199,15 +199,47 @@ def test_shadow_rays_culled_by_the_boxes_grid_are_the_ones_embree_leaves_unblock
                              rng.uniform(-1.0, 30.0, 5000)]).astype(np.float32)
     loose[:3] = np.nan
     loose[3, 1] = np.inf
-    o = np.concatenate([surface, loose])
+    # Rays from just off the static boxes' corners, edges and faces (millimetres either side): the grazing cases of
+    # the boxes' widening and of the box-shaped bodies' narrowed boxes.
+    lo, hi, solid, _, _ = scene._static_boxes_padded()
+    assert solid.any()
+    corner = np.where(rng.random((6000, 3)) < 0.5, lo[rng.integers(0, len(lo), 6000)],
+                      hi[rng.integers(0, len(hi), 6000)])
+    edge = corner + rng.normal(0.0, 3e-3, corner.shape) * (rng.random(corner.shape) < 0.7)
+    o = np.concatenate([surface, loose, edge.astype(np.float32)])
     t = np.full(len(o), 0.5)
-    for sun in ([0.45, -0.45, 0.77], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [-0.3, 0.0, 0.6], [0.2, 0.7, -0.1]):
+    for sun in ([0.45, -0.45, 0.77], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [-0.3, 0.0, 0.6], [0.2, 0.7, -0.1],
+                [0.577, 0.577, 0.577]):
         d = np.asarray(sun, np.float32) / np.float32(np.linalg.norm(sun))
         rays = (o, np.broadcast_to(d, o.shape), t, SHADOW_RANGE_M)
         culled = scene.occluded(*rays, ignore=[EGO_ID], normalized=True)
         every = scene.occluded(*rays, ignore=[EGO_ID], normalized=True, cull=False)
         assert culled.any() and not culled.all()
         np.testing.assert_array_equal(culled, every)
+
+
+def test_box_surfaces_are_told_from_other_meshes():
+    """``is_box_surface``: a box's twelve triangles, either winding, and a box with subdivided faces are; a box
+    missing a triangle, with one triangle flipped, turned about z, or a wedge (a triangle off the face planes) are
+    not."""
+    import trimesh
+
+    from simready.raycast.meshes import is_box_surface
+
+    box = trimesh.creation.box((2.0, 1.0, 0.5))
+    v, f = np.asarray(box.vertices) + [1.0, 2.0, 3.0], np.asarray(box.faces, np.int64)
+    assert is_box_surface(v, f) and is_box_surface(v, f[:, ::-1])
+    assert not is_box_surface(v, f[1:])
+    flipped = f.copy()
+    flipped[0] = flipped[0, ::-1]
+    assert not is_box_surface(v, flipped)
+    c, s_ = np.cos(0.3), np.sin(0.3)
+    assert not is_box_surface(v @ np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]]).T, f)
+    wedge = v.copy()
+    wedge[np.argmax(wedge[:, 0] + wedge[:, 1] + wedge[:, 2])] -= 0.1
+    assert not is_box_surface(wedge, f)
+    scene, _ = street_scene(subdivisions=2)
+    assert all(is_box_surface(b.mesh_vertices, b.faces) for b in scene.bodies)
 
 
 def test_compiled_slab_test_and_merge_lookup_are_the_numpy_ones():

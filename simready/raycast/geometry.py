@@ -49,7 +49,8 @@ from simready.raycast.body import Body, box_corners, read_obj_triangles
 from simready.raycast.hits import Hits
 from simready.raycast.kernels import (direction_candidates, direction_grid, mover_hits, rays_to_body, slab_select,
                                      static_hits, swept_box, swept_boxes)
-from simready.raycast.meshes import TriangleTable, embree_scene_of, static_scene_of, static_world_vertices
+from simready.raycast.meshes import (TriangleTable, embree_scene_of, is_box_surface, static_scene_of,
+                                     static_world_vertices)
 from simready.raycast.rays import RayBatch, RayGroups, RayPrefilter, rows_f32, segment_starts, unique_inverse
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import _H, _PHI, _Q0, TIME_EPS_S
@@ -75,6 +76,9 @@ DIRECTION_GRID_CELLS = 256
 #: boxes' slab test rules out is one Embree would not see blocked either.
 CULL_PAD_M = 1e-4
 CULL_PAD_REL = 1e-6
+#: How far inside a box-shaped static body's box (beyond that widening) a shadow ray must pass to be blocked without a
+#: cast, metres.
+CULL_INSIDE_M = 1e-3
 #: What :meth:`SceneGeometry._mover_rays` returns when no ray can meet the body.
 _NO_RAYS = (np.zeros(0, np.intp), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 4, 4)), np.zeros(0, np.int64))
 
@@ -126,7 +130,8 @@ class SceneGeometry:
         self._static_scene = static_scene_of([self.bodies[i] for i in static_bodies],
                                               [world_vertices[i] for i in static_bodies])
         self._static_vertices = [world_vertices[i] for i in static_bodies]
-        self._static_boxes: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+        self._static_faces = [self.bodies[i].faces for i in static_bodies]
+        self._static_boxes: tuple[NDArray[np.float64], ...] | None = None
         self._direction_grids: dict[bytes, tuple[object, ...]] = {}
         self.moving: list[int] = np.flatnonzero(~is_static).tolist()
         # Bodies whose track is never present (background reserves that do not enter in the clip): no swept bounds.
@@ -412,45 +417,53 @@ class SceneGeometry:
         """Whether the static scene blocks each segment from ``o32`` along the one direction ``d_one`` (1, 3) within
         ``limit``: Embree's occlusion query of the rays whose segment meets a static body's (widened) box, the others
         unblocked without it (a lit ground's shadow rays mostly meet no box but their own ground's, which they
-        leave). The boxes' grid along the direction (:func:`~simready.raycast.kernels.direction_grid`) is built
+        leave), and blocked without it those that pass from outside through the inside of a body that is exactly a
+        closed box surface (a building's shadow). The boxes' grid along the direction (:func:`~simready.raycast.kernels.direction_grid`) is built
         once per direction; the slab tests in one compiled pass that also gathers the kept rays
         (:func:`~simready.raycast.kernels.direction_candidates`)."""
         s = d_one[0].astype(np.float64)
         key = d_one[0].tobytes()
         grid = self._direction_grids.get(key)
         if grid is None:
-            lo, hi = self._static_boxes_padded()
+            lo, hi, _, _, _ = self._static_boxes_padded()
             e1 = np.cross(s, (0.0, 0.0, 1.0)) if abs(s[2]) < 0.9 else np.cross(s, (1.0, 0.0, 0.0))
             e1 /= np.linalg.norm(e1)
             e2 = np.cross(s, e1)
             e2 /= np.linalg.norm(e2)
-            grid = (e1, e2, *direction_grid(lo, hi, e1, e2, DIRECTION_GRID_CELLS), lo, hi)
+            grid = (e1, e2, *direction_grid(lo, hi, e1, e2, DIRECTION_GRID_CELLS))
             if len(self._direction_grids) >= 4:
                 self._direction_grids.clear()
             self._direction_grids[key] = grid
-        e1, e2, u0, w0, inv, cell_start, boxes, lo, hi = grid
+        e1, e2, u0, w0, inv, cell_start, boxes = grid
+        lo, hi, solid, lo_in, hi_in = self._static_boxes_padded()
         n = len(o32)
         idx = work_array("occluded.idx", n, np.int64)
         o_kept = work_array("occluded.o_kept", (n, 3), np.float32)
-        m = direction_candidates(o32, s, float(max_range_m) * (1.0 + CULL_PAD_REL) + CULL_PAD_M, e1, e2, u0, w0, inv,
-                                 DIRECTION_GRID_CELLS, cell_start, boxes, lo, hi, CULL_PAD_REL, idx, o_kept)
         blocked = np.zeros(n, bool)
+        t_max = float(max_range_m)
+        m = direction_candidates(o32, s, t_max * (1.0 + CULL_PAD_REL) + CULL_PAD_M, e1, e2, u0, w0, inv,
+                                 DIRECTION_GRID_CELLS, cell_start, boxes, lo, hi, CULL_PAD_REL, solid, lo_in, hi_in,
+                                 t_max * (1.0 - CULL_PAD_REL) - CULL_PAD_M, blocked, idx, o_kept)
         if m:
             kept = idx[:m]
             blocked[kept] = self._static_scene.run(o_kept[:m], d_one, dists=limit[kept], query="OCCLUDED") != -1
         return blocked
 
-    def _static_boxes_padded(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """(B, 3) lows and highs of the static scene's bodies as Embree holds them (float32 vertices), widened by
-        ``CULL_PAD_M`` plus ``CULL_PAD_REL`` times the box's largest coordinate; computed once."""
+    def _static_boxes_padded(self) -> tuple[NDArray[np.float64], ...]:
+        """The static scene's bodies' boxes as Embree holds them (float32 vertices): (B, 3) lows and highs widened by
+        ``CULL_PAD_M`` plus ``CULL_PAD_REL`` times the box's largest coordinate, whether each body is exactly its
+        box's closed surface (:func:`~simready.raycast.meshes.is_box_surface`), and the boxes narrowed by that
+        widening and ``CULL_INSIDE_M``; computed once."""
         if self._static_boxes is None:
-            lo = np.zeros((len(self._static_vertices), 3))
-            hi = np.zeros((len(self._static_vertices), 3))
-            for k, v in enumerate(self._static_vertices):
+            k_n = len(self._static_vertices)
+            lo, hi, solid = np.zeros((k_n, 3)), np.zeros((k_n, 3)), np.zeros(k_n, bool)
+            for k, (v, f) in enumerate(zip(self._static_vertices, self._static_faces)):
                 v32 = np.asarray(v, np.float32).astype(np.float64)
                 lo[k], hi[k] = v32.min(axis=0), v32.max(axis=0)
+                solid[k] = is_box_surface(v32, f)
             pad = CULL_PAD_M + CULL_PAD_REL * np.maximum(np.abs(lo), np.abs(hi)).max(axis=1, initial=0.0)[:, None]
-            self._static_boxes = (lo - pad, hi + pad)
+            self._static_boxes = (lo - pad, hi + pad, solid.astype(np.bool_), lo + pad + CULL_INSIDE_M,
+                                  hi - pad - CULL_INSIDE_M)
         return self._static_boxes
 
     def _mover_batches(self, ignore: Iterable[str], o: NDArray[np.float32], d: NDArray[np.float32],

@@ -635,12 +635,18 @@ def _slab(t0: float, t1: float, lo: float, hi: float, r: float) -> tuple:
 @numba.njit(**_JIT)
 def direction_candidates(o: np.ndarray, s: np.ndarray, t_max: float, e1: np.ndarray, e2: np.ndarray, u0: float,
                          w0: float, inv: float, cells: int, cell_start: np.ndarray, boxes: np.ndarray, lo: np.ndarray,
-                         hi: np.ndarray, rel_pad: float, idx: np.ndarray, o_out: np.ndarray) -> int:
+                         hi: np.ndarray, rel_pad: float, solid: np.ndarray, lo_in: np.ndarray, hi_in: np.ndarray,
+                         t_in: float, blocked: np.ndarray, idx: np.ndarray, o_out: np.ndarray) -> int:
     """Which rays from ``o`` (N, 3) float32 along the one direction ``s`` (float64) can meet a box of
     :func:`direction_grid` within [0, ``t_max``]: the float64 slab test against each box of the ray's grid cell,
     each box widened by ``rel_pad`` times the ray origin's largest coordinate (the float32 rounding of the
     origin). Rays with a non-finite coordinate are kept. Writes their indices into ``idx`` and their origins
-    into ``o_out`` (ascending; both sized N) and returns how many."""
+    into ``o_out`` (ascending; both sized N) and returns how many.
+
+    A box whose body is exactly a closed box surface (``solid``) blocks, with no cast, a ray that starts outside
+    its widened box and meets its box narrowed to ``lo_in``/``hi_in`` (widened by the origin's rounding, like the
+    outer test, but narrowed overall) before ``t_in``: it crosses the closed surface in between, which a
+    watertight cast cannot miss. Those rays are set in ``blocked`` and not kept."""
     n = o.shape[0]
     m = 0
     # Per axis the reciprocal of the direction (0: the axis does not bound t): a ray's entry and exit of a slab are
@@ -667,8 +673,17 @@ def direction_candidates(o: np.ndarray, s: np.ndarray, t_max: float, e1: np.ndar
                 if t0 > t1:
                     continue
                 t0, t1 = _slab(t0, t1, lo[b, 1] - pad - p1, hi[b, 1] + pad - p1, r1)
-                if t0 <= t1:
-                    keep = True
+                if t0 > t1:
+                    continue
+                keep = True
+                if not solid[b] or not t0 > 0.0:
+                    continue
+                s0, s1 = _slab(0.0, t_in, lo_in[b, 2] + pad - p2, hi_in[b, 2] - pad - p2, r2)
+                s0, s1 = _slab(s0, s1, lo_in[b, 0] + pad - p0, hi_in[b, 0] - pad - p0, r0)
+                s0, s1 = _slab(s0, s1, lo_in[b, 1] + pad - p1, hi_in[b, 1] - pad - p1, r1)
+                if s0 <= s1:
+                    blocked[i] = True
+                    keep = False
                     break
         elif not (u != u or w != w):  # outside the grid (NaN stays kept)
             keep = not (math.isfinite(p0) and math.isfinite(p1) and math.isfinite(p2))

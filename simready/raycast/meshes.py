@@ -106,3 +106,40 @@ def static_world_vertices(b: Body) -> NDArray[np.float64]:
             _WORLD_VERTICES.clear()
     _WORLD_VERTICES[id(b)] = (weakref.ref(b), v)
     return v
+
+
+def is_box_surface(vertices: NDArray[np.float64], faces: NDArray[np.int64]) -> bool:
+    """Whether a triangle mesh is exactly the closed surface of its axis-aligned bounding box: every triangle in one of
+    the box's six face planes (its three vertices on it), all wound outward or all inward, each face's triangles'
+    areas summing to the face's, and every edge shared by exactly two triangles that run along it in opposite
+    directions (closed and consistently wound: the triangles tile each face, no hole, no fold). A segment from
+    outside such a box into its interior crosses the surface, which Embree's watertight test does not miss.
+    Compare ``vertices`` as Embree holds them (float32 values)."""
+    v = np.asarray(vertices, np.float64)
+    f = np.asarray(faces, np.int64)
+    if len(f) < 12 or len(v) < 8:
+        return False
+    lo, hi = v.min(axis=0), v.max(axis=0)
+    ext = hi - lo
+    if not np.all(ext > 0.0):
+        return False
+    tri = v[f]  # (F, 3 vertices, 3 axes)
+    normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    plane = np.full(len(f), -1)
+    outward = np.zeros(len(f), bool)
+    for a in range(3):
+        for side, value in ((0, lo[a]), (1, hi[a])):
+            on = np.all(tri[:, :, a] == value, axis=1) & (plane < 0)
+            plane[on] = 2 * a + side
+            outward[on] = (normal[on, a] > 0.0) == bool(side)
+    if np.any(plane < 0) or not (outward.all() or not outward.any()):
+        return False
+    area = np.bincount(plane, weights=0.5 * np.linalg.norm(normal, axis=1), minlength=6)
+    want = np.repeat([ext[1] * ext[2], ext[0] * ext[2], ext[0] * ext[1]], 2)
+    if not np.allclose(area, want, rtol=1e-9, atol=0.0):
+        return False
+    directed = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    if len(np.unique(directed, axis=0)) != len(directed):
+        return False  # an edge run twice the same way: not consistently wound, or more than two triangles on it
+    undirected, counts = np.unique(np.sort(directed, axis=1), axis=0, return_counts=True)
+    return bool(len(undirected) and np.all(counts == 2))
