@@ -308,6 +308,8 @@ class Hits:
         into them, at the rays' times: the ones the cast used when it has them (no resampling of the
         track), else sampled."""
         known = self._rotations.get(b)
+        if known is not None and len(known[0]) == len(rays) and np.array_equal(known[0], rays):
+            return known[1], known[2]  # the rays the cast met b with, in its order (no search)
         if known is not None and len(known[0]):
             pos = np.minimum(np.searchsorted(known[0], rays), len(known[0]) - 1)
             if np.array_equal(known[0][pos], rays):
