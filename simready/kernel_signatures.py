@@ -261,6 +261,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "direction_grid": (
                 "f8[2] f8[2] f8[1] f8[1] i8",
             ),
+            "static_box_shapes": (
+                "f8[2] i8[1] i8[2] i8[1]",
+            ),
             "direction_candidates": (
                 "f4[2] f8[1] f8 f8[1] f8[1] f8 f8 f8 i8 i8[1] i4[1] f8[2] f8[2] f8 b1[1] f8[2] f8[2] f8 b1[1] i8[1] f4[2]",
             ),

@@ -219,27 +219,40 @@ def test_shadow_rays_culled_by_the_boxes_grid_are_the_ones_embree_leaves_unblock
 
 
 def test_box_surfaces_are_told_from_other_meshes():
-    """``is_box_surface``: a box's twelve triangles, either winding, and a box with subdivided faces are; a box
-    missing a triangle, with one triangle flipped, turned about z, or a wedge (a triangle off the face planes) are
-    not."""
+    """``is_box_surface`` and the compiled pass over many bodies (``static_box_shapes``, its float32 boxes too): a
+    box's twelve triangles, either winding, and a box with subdivided faces are; a box missing a triangle, with one
+    triangle flipped, a degenerate one added, turned about z, a wedge (a triangle off the face planes) or a sphere
+    are not."""
     import trimesh
 
+    from simready.raycast.kernels import static_box_shapes
     from simready.raycast.meshes import is_box_surface
 
     box = trimesh.creation.box((2.0, 1.0, 0.5))
     v, f = np.asarray(box.vertices) + [1.0, 2.0, 3.0], np.asarray(box.faces, np.int64)
-    assert is_box_surface(v, f) and is_box_surface(v, f[:, ::-1])
-    assert not is_box_surface(v, f[1:])
     flipped = f.copy()
     flipped[0] = flipped[0, ::-1]
-    assert not is_box_surface(v, flipped)
     c, s_ = np.cos(0.3), np.sin(0.3)
-    assert not is_box_surface(v @ np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]]).T, f)
     wedge = v.copy()
     wedge[np.argmax(wedge[:, 0] + wedge[:, 1] + wedge[:, 2])] -= 0.1
-    assert not is_box_surface(wedge, f)
+    sphere = trimesh.creation.icosphere(1)
+    fine = trimesh.remesh.subdivide(v, f)
+    meshes = [(v, f, True), (v, f[:, ::-1], True), (*fine, True), (v, f[1:], False), (v, flipped, False),
+              (v, np.concatenate([f, [[0, 0, 1]]]), False),
+              (v @ np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]]).T, f, False), (wedge, f, False),
+              (np.asarray(sphere.vertices), np.asarray(sphere.faces, np.int64), False)]
+    for vm, fm, want in meshes:
+        assert is_box_surface(np.asarray(vm, np.float32).astype(np.float64), fm) is want
+    lo, hi, solid = static_box_shapes(np.concatenate([np.asarray(m[0], np.float64) for m in meshes]),
+                                      np.cumsum([0] + [len(m[0]) for m in meshes]).astype(np.int64),
+                                      np.concatenate([np.asarray(m[1], np.int64) for m in meshes]),
+                                      np.cumsum([0] + [len(m[1]) for m in meshes]).astype(np.int64))
+    assert solid.tolist() == [m[2] for m in meshes]
+    for k, (vm, _, _) in enumerate(meshes):
+        v32 = np.asarray(vm, np.float32).astype(np.float64)
+        assert np.array_equal(lo[k], v32.min(axis=0)) and np.array_equal(hi[k], v32.max(axis=0))
     scene, _ = street_scene(subdivisions=2)
-    assert all(is_box_surface(b.mesh_vertices, b.faces) for b in scene.bodies)
+    assert scene._static_boxes_padded()[2].all()
 
 
 def test_compiled_slab_test_and_merge_lookup_are_the_numpy_ones():

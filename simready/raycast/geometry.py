@@ -48,9 +48,8 @@ from simready.common.scratch import work_array
 from simready.raycast.body import Body, box_corners, read_obj_triangles
 from simready.raycast.hits import Hits
 from simready.raycast.kernels import (direction_candidates, direction_grid, mover_hits, rays_to_body, slab_select,
-                                     static_hits, swept_box, swept_boxes)
-from simready.raycast.meshes import (TriangleTable, embree_scene_of, is_box_surface, static_scene_of,
-                                     static_world_vertices)
+                                     static_box_shapes, static_hits, swept_box, swept_boxes)
+from simready.raycast.meshes import TriangleTable, embree_scene_of, static_scene_of, static_world_vertices
 from simready.raycast.rays import RayBatch, RayGroups, RayPrefilter, rows_f32, segment_starts, unique_inverse
 from simready.world.identity import NOTHING_HIT, compact_ids
 from simready.world.motion import _H, _PHI, _Q0, TIME_EPS_S
@@ -452,15 +451,15 @@ class SceneGeometry:
     def _static_boxes_padded(self) -> tuple[NDArray[np.float64], ...]:
         """The static scene's bodies' boxes as Embree holds them (float32 vertices): (B, 3) lows and highs widened by
         ``CULL_PAD_M`` plus ``CULL_PAD_REL`` times the box's largest coordinate, whether each body is exactly its
-        box's closed surface (:func:`~simready.raycast.meshes.is_box_surface`), and the boxes narrowed by that
-        widening and ``CULL_INSIDE_M``; computed once."""
+        box's closed surface (:func:`~simready.raycast.kernels.static_box_shapes`, one pass over all of them), and the
+        boxes narrowed by that widening and ``CULL_INSIDE_M``; computed once."""
         if self._static_boxes is None:
-            k_n = len(self._static_vertices)
-            lo, hi, solid = np.zeros((k_n, 3)), np.zeros((k_n, 3)), np.zeros(k_n, bool)
-            for k, (v, f) in enumerate(zip(self._static_vertices, self._static_faces)):
-                v32 = np.asarray(v, np.float32).astype(np.float64)
-                lo[k], hi[k] = v32.min(axis=0), v32.max(axis=0)
-                solid[k] = is_box_surface(v32, f)
+            verts, faces = self._static_vertices, self._static_faces
+            lo, hi, solid = static_box_shapes(
+                np.concatenate(verts or [np.zeros((0, 3))]).astype(np.float64),
+                np.cumsum([0] + [len(v) for v in verts]).astype(np.int64),
+                np.concatenate(faces or [np.zeros((0, 3), np.int64)]).astype(np.int64),
+                np.cumsum([0] + [len(f) for f in faces]).astype(np.int64))
             pad = CULL_PAD_M + CULL_PAD_REL * np.maximum(np.abs(lo), np.abs(hi)).max(axis=1, initial=0.0)[:, None]
             self._static_boxes = (lo - pad, hi + pad, solid.astype(np.bool_), lo + pad + CULL_INSIDE_M,
                                   hi - pad - CULL_INSIDE_M)

@@ -692,3 +692,88 @@ def direction_candidates(o: np.ndarray, s: np.ndarray, t_max: float, e1: np.ndar
             o_out[m, 0], o_out[m, 1], o_out[m, 2] = o[i, 0], o[i, 1], o[i, 2]
             m += 1
     return m
+
+
+@numba.njit(**_JIT)
+def static_box_shapes(verts: np.ndarray, v_off: np.ndarray, faces: np.ndarray, f_off: np.ndarray) -> tuple:
+    """Per body b (its vertices ``verts[v_off[b]:v_off[b + 1]]`` and faces, indices into them,
+    ``faces[f_off[b]:f_off[b + 1]]``) the box of its vertices rounded to float32 (as Embree holds them), and whether
+    the mesh is exactly that box's closed surface: :func:`simready.raycast.meshes.is_box_surface`'s rules (its
+    reference), in one pass over all bodies. Returns (lo (B, 3), hi (B, 3), solid (B,))."""
+    b_n = v_off.shape[0] - 1
+    lo = np.empty((b_n, 3))
+    hi = np.empty((b_n, 3))
+    solid = np.zeros(b_n, np.bool_)
+    p = np.empty((3, 3))
+    for b in range(b_n):
+        v0, v1 = v_off[b], v_off[b + 1]
+        nv = v1 - v0
+        for a in range(3):
+            lo[b, a], hi[b, a] = np.inf, -np.inf
+        for k in range(v0, v1):
+            for a in range(3):
+                x = np.float64(np.float32(verts[k, a]))
+                lo[b, a] = min(lo[b, a], x)
+                hi[b, a] = max(hi[b, a], x)
+        f0, f1 = f_off[b], f_off[b + 1]
+        if f1 - f0 < 12 or nv < 8 or not (hi[b, 0] > lo[b, 0] and hi[b, 1] > lo[b, 1] and hi[b, 2] > lo[b, 2]):
+            continue
+        area = np.zeros(6)
+        ok = True
+        outward = 0
+        inward = 0
+        for t in range(f0, f1):
+            for c in range(3):
+                j = faces[t, c]
+                if j < 0 or j >= nv:
+                    ok = False
+                    break
+                for a in range(3):
+                    p[c, a] = np.float64(np.float32(verts[v0 + j, a]))
+            if not ok or faces[t, 0] == faces[t, 1] or faces[t, 1] == faces[t, 2] or faces[t, 2] == faces[t, 0]:
+                ok = False
+                break
+            plane = -1
+            for a in range(3):
+                if plane < 0 and p[0, a] == lo[b, a] and p[1, a] == lo[b, a] and p[2, a] == lo[b, a]:
+                    plane = 2 * a
+                if plane < 0 and p[0, a] == hi[b, a] and p[1, a] == hi[b, a] and p[2, a] == hi[b, a]:
+                    plane = 2 * a + 1
+            if plane < 0:
+                ok = False
+                break
+            ux, uy, uz = p[1, 0] - p[0, 0], p[1, 1] - p[0, 1], p[1, 2] - p[0, 2]
+            wx, wy, wz = p[2, 0] - p[0, 0], p[2, 1] - p[0, 1], p[2, 2] - p[0, 2]
+            n = (uy * wz - uz * wy, uz * wx - ux * wz, ux * wy - uy * wx)
+            axis = plane // 2
+            if (n[axis] > 0.0) == (plane % 2 == 1):
+                outward += 1
+            else:
+                inward += 1
+            area[plane] += 0.5 * np.sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
+        if not ok or (outward and inward):
+            continue
+        ex, ey, ez = hi[b, 0] - lo[b, 0], hi[b, 1] - lo[b, 1], hi[b, 2] - lo[b, 2]
+        want = (ey * ez, ey * ez, ex * ez, ex * ez, ex * ey, ex * ey)
+        for q in range(6):
+            if not abs(area[q] - want[q]) <= 1e-9 * abs(want[q]):
+                ok = False
+        if not ok:
+            continue
+        # Closed and consistently wound: the directed edges distinct, and the same set as their reverses.
+        m = 3 * (f1 - f0)
+        fwd = np.empty(m, np.int64)
+        rev = np.empty(m, np.int64)
+        for t in range(f0, f1):
+            for c in range(3):
+                a_, b_ = faces[t, c], faces[t, (c + 1) % 3]
+                fwd[3 * (t - f0) + c] = a_ * nv + b_
+                rev[3 * (t - f0) + c] = b_ * nv + a_
+        fwd.sort()
+        rev.sort()
+        for k in range(m):
+            if (k and fwd[k] == fwd[k - 1]) or fwd[k] != rev[k]:
+                ok = False
+                break
+        solid[b] = ok
+    return lo, hi, solid
