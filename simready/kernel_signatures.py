@@ -323,6 +323,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "z_depth": (
                 "f4[2] f8[2] i8 f8[1]",
             ),
+            "refine_z_depth": (
+                "i8[1] i8[1] f4[2] f4[2] f8[1] f8[2] f8[1] b1[1] f8[2] i8",
+            ),
             "sun_setup": (
                 "f4[2] i8[1] i8[1] f4[2] f4[2] f4[2] f8[1] b1[1] f4[1] f4 f8[1] i8 f4[2] f4[1] f4[1] i8[1] f4[2] f8[1]",
             ),

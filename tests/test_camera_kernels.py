@@ -49,6 +49,32 @@ def test_compiled_depth_is_the_numpy_depth_byte_for_byte():
     assert fast.dtype == np.float32 and fast.tobytes() == ref.tobytes()
 
 
+def test_depth_pass_in_one_walk_is_refine_then_z_depth():
+    """The depth pass's one walk (static hits refined and every pixel's z-depth, after the moving bodies' hits):
+    the same depth bytes, distances and plane flags as ``Hits.refine`` then :func:`z_depth`, on a street with
+    moving cars, the sky and a rolling shutter."""
+    from simready.sensors_hw.camera import render_frame, z_depth
+    from simready.sensors_hw.camera.render import refined_z_depth
+    from simready.sensors_hw.models import Rig
+    from simready.testing.street import EGO_ID, street_scene
+
+    scene, bodies = street_scene()
+    cam = {"width_px": 320, "height_px": 180, "hfov_deg": 90.0, "near_m": 0.1, "far_m": 300.0, "rate_hz": 20.0,
+           "phase_s": 0.0, "shutter": "rolling", "line_time_s": 1e-4, "distortion_k1": 0.0}
+    rig = Rig.from_dict({"mounts": {"cam": {"type": "camera", "translation_m": [1.5, 0.0, 1.6],
+                                            "rpy_deg": [1.0, 3.0, -20.0]}},
+                         "sensors": {"cam": cam}}, body=bodies[EGO_ID].track)
+    walked = render_frame(scene, rig, "cam", 0.5, ("id",), ignore=[EGO_ID]).hits
+    passes = render_frame(scene, rig, "cam", 0.5, ("id",), ignore=[EGO_ID]).hits
+    assert len(walked._hits_by_motion[1]) and not walked.hit.all()
+    T_rows = render_frame(scene, rig, "cam", 0.5, ("id",), ignore=[EGO_ID]).T_world_camera
+    depth = refined_z_depth(walked, T_rows)
+    passes.refine(barycentrics=False, copy=False)
+    assert depth.tobytes() == z_depth(passes, T_rows).tobytes()
+    assert walked.distance_m.tobytes() == passes.distance_m.tobytes()
+    assert np.array_equal(walked._plane_ok, passes._plane_ok) and walked.exact_distance
+
+
 @pytest.mark.parametrize("headlights", [False, True])
 def test_compiled_shading_is_the_numpy_shading_byte_for_byte(headlights):
     """Normals, facing, n·sun, shadow-ray starts and radiance in two compiled passes: the numpy passes' float32

@@ -342,7 +342,8 @@ class Hits:
     def element(self) -> NDArray[np.object_]:
         return self._lookup(np.array([b.element for b in self.scene.bodies], dtype=object), None)
 
-    def refine(self, *, barycentrics: bool = True, compiled: bool = True, copy: bool = True) -> "Hits":
+    def refine(self, *, barycentrics: bool = True, compiled: bool = True, copy: bool = True,
+               statics: bool = True) -> "Hits":
         """Re-intersect every hit with its own triangle's plane in float64 (in place; returns self).
 
         Distances (and with ``barycentrics`` the barycentrics, hence the
@@ -352,8 +353,14 @@ class Hits:
         by a compiled kernel (:func:`simready.raycast.kernels.refine_static`);
         ``compiled=False`` runs the numpy passes it repeats bit for bit. ``copy=False``: the distances are
         refined in the array ``distance_m`` holds instead of a copy (a caller that has handed out no view of it:
-        a camera frame's depth pass on its own fresh cast saves a frame-sized copy).
+        a camera frame's depth pass on its own fresh cast saves a frame-sized copy). ``statics=False`` (distances
+        only, compiled): the hits on static geometry are left to the caller, which refines them at once with
+        :func:`~simready.raycast.kernels.refine_static`'s operations into ``distance_m`` and ``_plane_ok`` (a camera
+        frame's depth pass, which computes its z-depth in that same walk:
+        :func:`simready.sensors_hw.camera_kernels.refine_z_depth`).
         """
+        if not statics and (barycentrics or not compiled or copy):
+            raise ValueError("refine(statics=False) refines distances in place, compiled")
         if self.exact or (self.exact_distance and not barycentrics):
             return self
         # Distances refined already (a depth pass): the barycentrics reuse them, and which planes gave one.
@@ -365,7 +372,9 @@ class Hits:
         rows = self.rows
         unit = self._origin64 is not None
         o_in, d_in = (self._origin64, self._dir64) if unit else (self._origin32, self._dir32)
-        if compiled:  # static hits in one compiled pass (bitwise the numpy groups below)
+        if compiled and not statics:
+            groups = []
+        elif compiled:  # static hits in one compiled pass (bitwise the numpy groups below)
             tab = self.scene._world_tris
             refine_static(static, rows, o_in, d_in, unit, tab.plane, tab.n, tab.v0, tab.dual1, tab.dual2, dist,
                           uv if uv is not None else np.zeros((0, 2)), plane_ok, reuse, uv is not None, False)

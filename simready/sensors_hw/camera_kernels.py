@@ -8,6 +8,7 @@ the numpy one (tested). The compiled code is cached beside this module (``cache=
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -107,6 +108,44 @@ def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> 
             for a in range(3):
                 c = np.float64(d[i, a])
                 dot += c * axis_z[r, a]
+                norm2 += c * c
+            out[i] = np.float32(dist[i] * dot / np.sqrt(norm2))
+    return out
+
+
+@_compiled
+def refine_z_depth(static: np.ndarray, rows: np.ndarray, o_rows: np.ndarray, d: np.ndarray, plane: np.ndarray,
+                   n: np.ndarray, dist: np.ndarray, plane_ok: np.ndarray, axis_z: np.ndarray, width: int) -> np.ndarray:
+    """A camera frame's depth pass in one walk over its pixels: each static hit ``static`` (ascending) refined in
+    place on ``dist`` and ``plane_ok`` with :func:`simready.raycast.kernels.refine_static`'s float64 operations
+    (distances only, float32 rays widened and normalized; the world's triangle rows ``rows``, tables ``plane`` and
+    ``n``), then every pixel's :func:`z_depth` from its distance (the moving bodies' hits refined before, misses
+    +inf): the same values as the two passes, the frame's directions and distances read once. The rays come in
+    rows of ``width`` from one origin (``o_rows`` (H, 3), each row's first ray's)."""
+    p = d.shape[0]
+    out = np.empty(p, np.float32)
+    k = 0
+    n_static = static.shape[0]
+    for g in range(p // width):
+        o0, o1, o2 = np.float64(o_rows[g, 0]), np.float64(o_rows[g, 1]), np.float64(o_rows[g, 2])
+        for i in range(g * width, (g + 1) * width):
+            if k < n_static and static[k] == i:
+                k += 1
+                r = rows[i]
+                d0, d1, d2 = np.float64(d[i, 0]), np.float64(d[i, 1]), np.float64(d[i, 2])
+                inv = 1.0 / math.sqrt(d0 * d0 + d2 * d2 + d1 * d1)
+                d0, d1, d2 = d0 * inv, d1 * inv, d2 * inv
+                t = (plane[r] - (n[r, 0] * o0 + n[r, 2] * o2 + n[r, 1] * o1)) / (n[r, 0] * d0 + n[r, 2] * d2
+                                                                               + n[r, 1] * d1)
+                ok = np.isfinite(t)
+                if ok:
+                    dist[i] = t
+                plane_ok[i] = ok
+            dot = 0.0
+            norm2 = 0.0
+            for a in range(3):
+                c = np.float64(d[i, a])
+                dot += c * axis_z[g, a]
                 norm2 += c * c
             out[i] = np.float32(dist[i] * dot / np.sqrt(norm2))
     return out

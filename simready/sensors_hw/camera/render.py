@@ -89,8 +89,7 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
     hits.fill_tables(albedo="rgb" in wanted and bool(scene._looks))
     depth = None
     if "depth" in wanted:
-        hits.refine(barycentrics=False, copy=False)  # its distances are this frame's own (no view handed out)
-        depth = z_depth(hits, T_rows).reshape(h, w)
+        depth = refined_z_depth(hits, T_rows).reshape(h, w)
     ids = hits.compact_id.reshape(h, w) if "id" in wanted else None
     semantic = hits.semantic.reshape(h, w) if "semantic" in wanted else None
     rgb = None
@@ -100,6 +99,23 @@ def render_frame(scene: SceneGeometry, rig: Rig, camera_name: str, t0_s: float,
         toned = shade_pass(scene, rig, model, hits, lighting or Lighting(), T_rows, ignore, tone=True)
         rgb = encode_rgb(model, toned).reshape(h, w, 3)
     return FramePasses(camera_name, float(t0_s), times, T_rows, pinhole(model), depth, ids, semantic, rgb, hits)
+
+
+def refined_z_depth(hits: Hits, T_rows: NDArray[np.float64]) -> NDArray[np.float32]:
+    """The depth pass of a frame's own fresh cast (its distances refined in place: no view of them handed out):
+    ``hits.refine(barycentrics=False, copy=False)`` then :func:`z_depth`, the same values, the static hits'
+    refinement and every pixel's z-depth in one compiled walk (:func:`simready.sensors_hw.camera_kernels.refine_z_depth`)
+    after the moving bodies' hits are refined; rays given in float64 take the two passes."""
+    if hits._origin64 is not None or hits.exact_distance:
+        hits.refine(barycentrics=False, copy=False)
+        return z_depth(hits, T_rows)
+    hits.refine(barycentrics=False, copy=False, statics=False)
+    width = len(hits) // len(T_rows)
+    o, d = hits.rays32
+    tab = hits.scene._world_tris
+    assert hits._plane_ok is not None
+    return kern.refine_z_depth(hits._hits_by_motion[0], hits.rows, np.ascontiguousarray(o[::width]), d, tab.plane,
+                               tab.n, hits.distance_m, hits._plane_ok, np.ascontiguousarray(T_rows[:, :3, 2]), width)
 
 
 def z_depth(hits: Hits, T_rows: NDArray[np.float64]) -> NDArray[np.float32]:
