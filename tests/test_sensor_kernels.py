@@ -216,6 +216,13 @@ def test_shadow_rays_culled_by_the_boxes_grid_are_the_ones_embree_leaves_unblock
         every = scene.occluded(*rays, ignore=[EGO_ID], normalized=True, cull=False)
         assert culled.any() and not culled.all()
         np.testing.assert_array_equal(culled, every)
+    # No static body at all: only the moving one blocks.
+    from simready.raycast import SceneGeometry
+
+    movers = SceneGeometry([bodies[k] for k in bodies if not bodies[k].track.is_static])
+    rays = (loose, np.broadcast_to(d, loose.shape), np.full(len(loose), 0.5), SHADOW_RANGE_M)
+    np.testing.assert_array_equal(movers.occluded(*rays, normalized=True),
+                                  movers.occluded(*rays, normalized=True, cull=False))
 
 
 def test_box_surfaces_are_told_from_other_meshes():
