@@ -103,14 +103,20 @@ def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> 
     for r in range(p // width):  # by row and column: no integer division per pixel
         for col in range(width):
             i = r * width + col
-            dot = 0.0
-            norm2 = 0.0
-            for a in range(3):
-                c = np.float64(d[i, a])
-                dot += c * axis_z[r, a]
-                norm2 += c * c
-            out[i] = np.float32(dist[i] * dot / np.sqrt(norm2))
+            out[i] = _z(d, i, axis_z, r, dist[i])
     return out
+
+
+@numba.njit(inline="always", **_JIT)
+def _z(d: np.ndarray, i: int, axis_z: np.ndarray, r: int, dist: float) -> np.float32:
+    """Ray i's float32 z-depth ``dist · (d · optical z) / |d|`` (row r's axis), z_depth_numpy's float64 steps."""
+    dot = 0.0
+    norm2 = 0.0
+    for a in range(3):
+        c = np.float64(d[i, a])
+        dot += c * axis_z[r, a]
+        norm2 += c * c
+    return np.float32(dist * dot / np.sqrt(norm2))
 
 
 @_compiled
@@ -141,13 +147,7 @@ def refine_z_depth(static: np.ndarray, rows: np.ndarray, o_rows: np.ndarray, d: 
                 if ok:
                     dist[i] = t
                 plane_ok[i] = ok
-            dot = 0.0
-            norm2 = 0.0
-            for a in range(3):
-                c = np.float64(d[i, a])
-                dot += c * axis_z[g, a]
-                norm2 += c * c
-            out[i] = np.float32(dist[i] * dot / np.sqrt(norm2))
+            out[i] = _z(d, i, axis_z, g, dist[i])
     return out
 
 
