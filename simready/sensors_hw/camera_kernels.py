@@ -107,7 +107,13 @@ def z_depth(d: np.ndarray, axis_z: np.ndarray, width: int, dist: np.ndarray) -> 
     return out
 
 
-@numba.njit(inline="always", **_JIT)
+def _inlined(fn: _Kernel) -> _Kernel:
+    """``numba.njit(inline="always", **_JIT)``, typed as the function it compiles: a step the kernels share, inlined
+    into each (the same floating-point operations as written out there)."""
+    return cast(_Kernel, numba.njit(inline="always", **_JIT)(fn))
+
+
+@_inlined
 def _z(d: np.ndarray, i: int, axis_z: np.ndarray, r: int, dist: float) -> np.float32:
     """Ray i's float32 z-depth ``dist · (d · optical z) / |d|`` (row r's axis), z_depth_numpy's float64 steps."""
     dot = 0.0
