@@ -24,8 +24,8 @@ def missing_or_corrupt(obs: Path, hashes: Mapping[str, str] | None = None) -> li
     """
     folder = ObservationDir(obs)
     bad = []
-    for f in Results.read(folder.results).files:
-        path = folder.file(f.path)
+    listed = Results.read(folder.results).files
+    for f, path in zip(listed, folder.files(f.path for f in listed)):
         if not path.exists():
             bad.append(f"{path}: missing")
         elif (hashes[f.path] if hashes is not None and f.path in hashes else file_sha256(str(path))) != f.sha256:
