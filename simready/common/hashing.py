@@ -14,7 +14,6 @@ import json
 import math
 import os
 from collections.abc import Iterable
-from itertools import islice
 from typing import Any
 
 FLOAT_DECIMALS = 9
@@ -61,7 +60,8 @@ def content_hash(value: Any) -> str:
 
 #: A file's version as the file system states it: (device, inode, bytes, modified ns, changed ns). Any write to the
 #: file, in place or by a replacement, gives another (the inode's change time moves with every write, link and
-#: rename onto it).
+#: rename onto it), except on a file system with coarse timestamps two writes of one size within one tick of its
+#: clock; the files hashed here are written once and replaced, never rewritten in place.
 FileVersion = tuple[int, int, int, int, int]
 
 #: The sha256 of the file versions this process has hashed or written, or learned from its workers
@@ -130,7 +130,8 @@ def known_count() -> int:
 def learned_digests(mark: int) -> list[tuple[FileVersion, str]]:
     """The versions remembered since :func:`known_count` returned ``mark`` (a forked worker's, sent back to its
     parent: :func:`learn_digests`)."""
-    return list(islice(_KNOWN.items(), mark, None)) if mark <= len(_KNOWN) else list(_KNOWN.items())
+    known = list(_KNOWN.items())  # one copy under the GIL: a thread may be remembering meanwhile
+    return known[mark:] if mark <= len(known) else known
 
 
 def learn_digests(entries: Iterable[tuple[Iterable[int], str]]) -> None:
