@@ -20,7 +20,9 @@ def missing_or_corrupt(obs: Path, hashes: Mapping[str, str] | None = None) -> li
     """Files listed in results.json that are absent or whose sha256 differs.
 
     ``hashes``: the sha256 of the folder's files by their name in it, where the caller has hashed them already
-    (a release hashes every file it stores); the files are hashed here otherwise.
+    (a release hashes every file it stores); the files are hashed here otherwise
+    (:func:`~simready.common.hashing.file_sha256`: a file version this process hashed or wrote already, or learned
+    from the workers that wrote it, is not read again).
     """
     folder = ObservationDir(obs)
     bad = []
