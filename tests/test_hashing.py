@@ -45,3 +45,64 @@ def test_one_centimetre_changes_hash():
 def test_non_finite_refused():
     with pytest.raises(ValueError):
         canonical_json({"x": math.nan})
+
+
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files :func:`file_sha256` opens from now on."""
+    import builtins
+
+    from simready.common import hashing
+
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def counting_open(path, *args, **kwargs):
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(hashing, "open", counting_open, raising=False)
+    return opened
+
+
+def test_a_file_version_is_hashed_once_and_any_write_hashes_it_again(tmp_path, monkeypatch) -> None:
+    import hashlib
+
+    from simready.common.hashing import file_sha256
+
+    opened = _counting_reads(monkeypatch)
+    p = tmp_path / "f.bin"
+    p.write_bytes(b"abc")
+    assert file_sha256(p) == "sha256:" + hashlib.sha256(b"abc").hexdigest()
+    assert file_sha256(p) == "sha256:" + hashlib.sha256(b"abc").hexdigest()
+    assert len(opened) == 1
+    with open(p, "r+b") as f:  # in place, the same size: the file's change time moves
+        f.write(b"x")
+    assert file_sha256(p) == "sha256:" + hashlib.sha256(b"xbc").hexdigest()
+    p.write_bytes(b"xbd")
+    assert file_sha256(p) == "sha256:" + hashlib.sha256(b"xbd").hexdigest()
+    assert len(opened) == 3
+
+
+def test_a_written_digest_and_a_links_are_remembered_and_learned_from_a_worker(tmp_path, monkeypatch) -> None:
+    import os
+
+    from simready.common.hashing import (file_sha256, file_version, known_count, learn_digests, learned_digests,
+                                         remember_link, remember_sha256, remembered_sha256)
+
+    opened = _counting_reads(monkeypatch)
+    p, q = tmp_path / "written.bin", tmp_path / "link.bin"
+    p.write_bytes(b"payload")
+    mark = known_count()
+    remember_sha256(p, "sha256:as-written")  # the writer hashed the bytes it wrote
+    assert file_sha256(p) == "sha256:as-written" and not opened
+    source = remembered_sha256(p)
+    os.link(p, q)  # the inode's change time moves
+    assert remembered_sha256(q) is None
+    remember_link(source, q)
+    assert file_sha256(q) == file_sha256(p) == "sha256:as-written" and not opened
+    learned = learned_digests(mark)
+    assert {d for _, d in learned} == {"sha256:as-written"} and len(learned) == 2
+    r = tmp_path / "other.bin"
+    r.write_bytes(b"other")
+    learn_digests([(list(file_version(r)), "sha256:from-a-worker")])  # as JSON brings it: lists
+    assert file_sha256(r) == "sha256:from-a-worker" and not opened

@@ -31,6 +31,16 @@ def test_a_worker_keeps_what_the_fork_brought_out_of_the_collector() -> None:
     assert all(map_samples(lambda _: gc.get_freeze_count() > 0, [0, 1], workers=2))
 
 
+def test_the_files_a_worker_hashed_come_back_hashed(tmp_path) -> None:
+    from simready.common.hashing import file_sha256, remembered_sha256
+
+    files = [tmp_path / f"{i}.bin" for i in range(4)]
+    for i, f in enumerate(files):
+        f.write_bytes(bytes([i]) * 100)
+    digests = map_samples(lambda f: file_sha256(f), files, workers=2)
+    assert [remembered_sha256(f)[1] for f in files] == digests  # type: ignore[index]
+
+
 def test_one_worker_runs_here() -> None:
     assert {pid for pid in map_samples(lambda _: os.getpid(), [1, 2, 3], workers=1)} == {os.getpid()}
 

@@ -257,3 +257,17 @@ def test_copy_links_the_bytes_and_a_replaced_source_leaves_the_copy(store: Local
     store.write_bytes("samples/t/b/s/trace.parquet", b"second")  # stages replace files; the link keeps its bytes
     assert copy.read_bytes() == b"first"
     assert store.list("releases") == ["releases/objects/ab/abc"]
+
+
+def test_copy_onto_a_name_already_there_replaces_it_and_keeps_a_known_digest(store: LocalStore) -> None:
+    from simready.common.hashing import file_sha256, remembered_sha256
+
+    store.write_bytes("samples/t/b/s/a.bin", b"new bytes")
+    store.write_bytes("releases/objects/ab/abc", b"old")
+    digest = file_sha256(store.root / "samples/t/b/s/a.bin")
+    store.copy("samples/t/b/s/a.bin", "releases/objects/ab/abc")
+    target = store.root / "releases/objects/ab/abc"
+    assert target.read_bytes() == b"new bytes" and target.stat().st_nlink == 2
+    known = remembered_sha256(target)
+    assert known is not None and known[1] == digest  # the link: the source's bytes, not hashed again
+    assert store.list("releases") == ["releases/objects/ab/abc"]  # no sibling left behind

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+from collections.abc import Iterable
 from typing import Any
 
 FLOAT_DECIMALS = 9
@@ -56,9 +58,85 @@ def content_hash(value: Any) -> str:
     return sha256_bytes(canonical_json(value).encode("utf-8"))
 
 
-def file_sha256(path: str) -> str:
+#: A file's version as the file system states it: (device, inode, bytes, modified ns, changed ns). Any write to the
+#: file, in place or by a replacement, gives another (the inode's change time moves with every write, link and
+#: rename onto it), except on a file system with coarse timestamps two writes of one size within one tick of its
+#: clock; the files hashed here are written once and replaced, never rewritten in place.
+FileVersion = tuple[int, int, int, int, int]
+
+#: The sha256 of the file versions this process has hashed or written, or learned from its workers
+#: (:func:`learned_digests`). Why: a run hashes each observation file when it writes it, and its checks and its
+#: release hashed them again, 6 GB each time; a version hashed once is not read again.
+_KNOWN: dict[FileVersion, str] = {}
+
+#: Versions remembered at most; past it the memory starts afresh (a process that hashes files without end).
+KNOWN_MAX = 1_000_000
+
+
+def file_version(path: str | os.PathLike[str]) -> FileVersion:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """``sha256:<hex>`` of the file's bytes: remembered for this version of the file (:func:`remember_sha256`),
+    else read and hashed (and remembered when the file did not change while it was read)."""
+    before = file_version(path)
+    known = _KNOWN.get(before)
+    if known is not None:
+        return known
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
-    return HASH_PREFIX + h.hexdigest()
+    digest = HASH_PREFIX + h.hexdigest()
+    if file_version(path) == before:
+        _remember(before, digest)
+    return digest
+
+
+def remember_sha256(path: str | os.PathLike[str], digest: str) -> None:
+    """``digest`` is the sha256 of the file at ``path`` as it is now: its writer hashed the bytes it wrote."""
+    _remember(file_version(path), digest)
+
+
+def remembered_sha256(path: str | os.PathLike[str]) -> tuple[FileVersion, str] | None:
+    """The file's version now and its remembered sha256; None when this version was not hashed here."""
+    version = file_version(path)
+    digest = _KNOWN.get(version)
+    return None if digest is None else (version, digest)
+
+
+def remember_link(source: tuple[FileVersion, str], path: str | os.PathLike[str]) -> None:
+    """``path`` is a hard link just made to the file whose version and sha256 ``source`` names: the same bytes
+    under the inode's new change time, remembered when it is still that file (same device, inode, size and
+    modification time)."""
+    version = file_version(path)
+    if version[:4] == source[0][:4]:
+        _remember(version, source[1])
+
+
+def _remember(version: FileVersion, digest: str) -> None:
+    if len(_KNOWN) >= KNOWN_MAX:
+        _KNOWN.clear()
+    _KNOWN[version] = digest
+
+
+def known_count() -> int:
+    """How many file versions are remembered now (a mark for :func:`learned_digests`)."""
+    return len(_KNOWN)
+
+
+def learned_digests(mark: int) -> list[tuple[FileVersion, str]]:
+    """The versions remembered since :func:`known_count` returned ``mark`` (a forked worker's, sent back to its
+    parent: :func:`learn_digests`)."""
+    known = list(_KNOWN.items())  # one copy under the GIL: a thread may be remembering meanwhile
+    return known[mark:] if mark <= len(known) else known
+
+
+def learn_digests(entries: Iterable[tuple[Iterable[int], str]]) -> None:
+    """Remember what a worker hashed or wrote (:func:`learned_digests`)."""
+    for version, digest in entries:
+        v = tuple(version)
+        if len(v) == 5:
+            _remember((v[0], v[1], v[2], v[3], v[4]), digest)

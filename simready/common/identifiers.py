@@ -45,6 +45,11 @@ def check_identifier(
     return value  # type: ignore[return-value]
 
 
+def plain_name(name: str) -> bool:
+    """A file name that stays in its folder: not empty, no separator, not ``.`` or ``..``, no NUL."""
+    return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\x00" not in name
+
+
 def confine(
     root: str | Path, relative: object, source: str | Path, field: str, error: type[SimreadyError] = SimreadyError
 ) -> Path:

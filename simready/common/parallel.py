@@ -23,6 +23,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from simready.common.errors import SimreadyError
+from simready.common.hashing import known_count, learn_digests, learned_digests
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -108,8 +109,12 @@ def _run(index: int) -> Any:
     if stop.is_set():
         raise _Skipped(index)
     try:
+        mark = known_count()
         with holding_core():
-            return fn(items[index])
+            result = fn(items[index])
+        # The files the item hashed or wrote, with their sha256, go back with its result: the caller's later
+        # readers (and the workers it forks next) find them hashed (simready.common.hashing).
+        return result, learned_digests(mark)
     except BaseException as exc:
         try:
             pickle.loads(pickle.dumps(exc))
@@ -138,7 +143,11 @@ def map_samples(fn: Callable[[T], R], items: Sequence[T], workers: int | None = 
     try:
         with _lending_core():
             futures = [pool.submit(_run, i) for i in range(len(items))]
-            results = [f.result() for f in futures]
+            results = []
+            for f in futures:
+                result, digests = f.result()
+                learn_digests(digests)
+                results.append(result)
     except BaseException as exc:
         stop.set()
         if not isinstance(exc, Exception):

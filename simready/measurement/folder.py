@@ -10,7 +10,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from simready.common.hashing import file_sha256
+from simready.common.hashing import file_sha256, remember_sha256
+from simready.common.identifiers import plain_name
 from simready.artifacts.layout import ObservationDir
 from simready.artifacts.records import FileEntry
 
@@ -47,8 +48,10 @@ class OutputFolder:
 
     def put(self, rel: str, data: bytes | memoryview, sensor: str | None, tick: int | None, pass_name: str,
             **extra: Any) -> None:
-        self.path(rel).write_bytes(data)
+        path = self.path(rel)
+        path.write_bytes(data)
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        remember_sha256(path, digest)  # the file's checks and the release read it, not hash it again
         self._register(rel, sensor, tick, pass_name, memoryview(data).nbytes, digest, **extra)
 
     def put_later(self, rel: str, encode: Callable[[], bytes | memoryview], sensor: str | None, tick: int | None,
@@ -97,7 +100,7 @@ class OutputFolder:
     def path(self, rel: str) -> Path:
         """Where ``rel`` goes, its parent folder made."""
         folder, _, name = rel.rpartition("/")
-        if folder in self._folders and _plain_name(name):
+        if folder in self._folders and plain_name(name):
             return self.root / rel
         p = self.layout.file(rel)
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -107,11 +110,6 @@ class OutputFolder:
     def _file(self, rel: str) -> Path:
         """:meth:`ObservationDir.file` of ``rel``, without resolving again a folder already confined."""
         folder, _, name = rel.rpartition("/")
-        if folder in self._folders and _plain_name(name):
+        if folder in self._folders and plain_name(name):
             return self.root / rel
         return self.layout.file(rel)
-
-
-def _plain_name(name: str) -> bool:
-    """A file name that stays in its folder: not empty, no separator, not ``.`` or ``..``, no NUL."""
-    return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\x00" not in name

@@ -20,12 +20,14 @@ def missing_or_corrupt(obs: Path, hashes: Mapping[str, str] | None = None) -> li
     """Files listed in results.json that are absent or whose sha256 differs.
 
     ``hashes``: the sha256 of the folder's files by their name in it, where the caller has hashed them already
-    (a release hashes every file it stores); the files are hashed here otherwise.
+    (a release hashes every file it stores); the files are hashed here otherwise
+    (:func:`~simready.common.hashing.file_sha256`: a file version this process hashed or wrote already, or learned
+    from the workers that wrote it, is not read again).
     """
     folder = ObservationDir(obs)
     bad = []
-    for f in Results.read(folder.results).files:
-        path = folder.file(f.path)
+    listed = Results.read(folder.results).files
+    for f, path in zip(listed, folder.files(f.path for f in listed)):
         if not path.exists():
             bad.append(f"{path}: missing")
         elif (hashes[f.path] if hashes is not None and f.path in hashes else file_sha256(str(path))) != f.sha256:

@@ -31,6 +31,7 @@ from dagster._core.events import RunFailureReason
 from dagster._core.storage.tags import RUN_FAILURE_REASON_TAG
 
 from simready.common import paths
+from simready.common.hashing import known_count, learn_digests, learned_digests
 from simready.common.parallel import forked_child, holding_core, share_cores, worker_count
 from simready.assets.inputs import observe_inputs
 from simready.assets.partitions import BATCH_PARTITIONS, template_partitions
@@ -254,7 +255,7 @@ def _fork_run(defs: dg.Definitions, instance: dg.DagsterInstance, task: Task, lo
         if os.getppid() != parent:
             os._exit(1)
         forked_child()  # gc.freeze, Ctrl-C as KeyboardInterrupt, the parent's exit handlers dropped; the run's run below
-        cpu0, loaded = cpu_seconds(), set(sys.modules)
+        cpu0, loaded, hashed = cpu_seconds(), set(sys.modules), known_count()
         tags = {**log.tags, **({OWNER_TAG: owner_tags()[OWNER_TAG]} if OWNER_TAG in log.tags else {})}
         try:
             with holding_core():
@@ -264,7 +265,7 @@ def _fork_run(defs: dg.Definitions, instance: dg.DagsterInstance, task: Task, lo
         atexit._run_exitfuncs()
         record = {"run_id": outcome.run_id, "success": outcome.success, "failed_checks": list(outcome.failed_checks),
                   "interrupted": outcome.interrupted, "cpu": cpu_seconds() - cpu0,
-                  "imported": sorted(set(sys.modules) - loaded)}
+                  "imported": sorted(set(sys.modules) - loaded), "digests": learned_digests(hashed)}
         out.write(json.dumps(record).encode("utf-8"))
         out.flush()
         code = 0
@@ -306,6 +307,9 @@ def _read_outcome(out: IO[bytes], status: int) -> tuple[Outcome, float, list[str
     try:
         r = json.loads(text)
         outcome = Outcome(r["run_id"], bool(r["success"]), tuple(r["failed_checks"]), bool(r["interrupted"]))
+        # The files the run hashed or wrote, with their sha256: the runs forked after it (the suite's release) find
+        # them hashed (simready.common.hashing).
+        learn_digests(r.get("digests", []))
         return outcome, float(r["cpu"]), [str(m) for m in r["imported"]]
     except (ValueError, KeyError, TypeError):
         interrupted = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT

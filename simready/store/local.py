@@ -16,6 +16,7 @@ from typing import BinaryIO
 from urllib.parse import quote
 
 from simready.common import paths
+from simready.common.hashing import remember_link, remembered_sha256
 from simready.common.atomic import owned_temp, remove_orphans, temp_sibling, write_bytes_atomic
 from simready.store.base import Key, Store, key_parts
 
@@ -101,22 +102,21 @@ class LocalStore(Store):
                 yield p
 
     def copy(self, source: Key, target: Key) -> None:
-        """A hard link (the bytes are stored once), made beside the target and renamed into place; a copy where
-        the two lie on different filesystems. Every stage replaces a file rather than rewriting it in place
+        """A hard link (the bytes are stored once); a copy where the two lie on different filesystems. A new name is
+        linked in place (a link appears whole); one already there is replaced by a link or copy made beside it and
+        renamed into place. Every stage replaces a file rather than rewriting it in place
         (:mod:`simready.common.atomic`), so a link keeps the bytes it was made with when the source is written again."""
         src, final = self._path(source), self._path(target)
         final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = temp_sibling(final)
+        known = remembered_sha256(src)
         try:
-            try:
-                os.link(src, tmp / final.name)
-            except OSError as exc:
-                if exc.errno != errno.EXDEV:
-                    raise
-                shutil.copyfile(src, tmp / final.name)
-            os.replace(tmp / final.name, final)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            os.link(src, final)
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.EXDEV):
+                raise
+            _replace_with_link_or_copy(src, final)
+        if known is not None:  # the source's bytes, hashed already (a link only moves their change time)
+            remember_link(known, final)
 
     def url(self, key: Key) -> str:
         return str(self._path(key, prefix=True).absolute())
@@ -201,3 +201,18 @@ class LocalStore(Store):
         self.root.mkdir(parents=True, exist_ok=True)
         with owned_temp(self.root / "scratch") as tmp:
             yield tmp
+
+
+def _replace_with_link_or_copy(src: Path, final: Path) -> None:
+    """``final`` replaced by a hard link to ``src`` (a copy across filesystems), made beside it and renamed."""
+    tmp = temp_sibling(final)
+    try:
+        try:
+            os.link(src, tmp / final.name)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            shutil.copyfile(src, tmp / final.name)
+        os.replace(tmp / final.name, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -3,6 +3,7 @@ branch's, the dry run's), and every file in them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from simready.artifacts.layout.names import (BATCH_RECORD, BRANCHES_DIR, CAMERA_
                                              TRACE, TRUTH_DIR, TRUTH_PASS_PREFIX, TRUTH_TABLES, VALIDITY, VERDICT,
                                              VIDEO_DIR, VIDEO_SUFFIX, path_part)
 from simready.common.errors import SimreadyError
-from simready.common.identifiers import confine
+from simready.common.identifiers import confine, plain_name
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,21 @@ class ObservationDir:
         """
         confine(self.root, name, self.root, "file", SimreadyError)
         return self.root / name
+
+    def files(self, names: Iterable[str]) -> list[Path]:
+        """:meth:`file` of each name, each folder resolved once: once a name in a folder is confined, another
+        name in it is only checked as a plain file name that is not a symbolic link (a link is confined in full).
+        For readers of every file a folder lists (its integrity: thousands of names, a path resolution each)."""
+        confined: set[str] = set()
+        out = []
+        for name in names:
+            folder, _, base = name.rpartition("/")
+            path = self.root / name
+            if not (folder in confined and plain_name(base) and not path.is_symlink()):
+                path = self.file(name)
+                confined.add(folder)
+            out.append(path)
+        return out
 
     # Names relative to the folder, as results.json lists them.
 

@@ -2,8 +2,8 @@
 a private folder (``cache_dir``) and brings a folder's indexed objects into it (only those whose bytes it does not
 already hold), removing cached files the index no longer lists, so a stage sees exactly the published folder.
 
-The sha256 of each file this process hashed or wrote is remembered by path, size and mtime, so a cache is not
-hashed again to tell what changed.
+The sha256 of each file this process hashed or wrote is remembered for its version
+(:func:`simready.common.hashing.file_sha256`), so a cache is not hashed again to tell what changed.
 """
 
 from __future__ import annotations
@@ -18,30 +18,10 @@ from typing import Any
 
 from simready.common.atomic import owned_temp, write_bytes_atomic
 from simready.common.errors import IntegrityError
-from simready.common.hashing import file_sha256, sha256_bytes
+from simready.common.hashing import file_sha256, remember_sha256, sha256_bytes
 from simready.store.base import Key, key_parts
 from simready.store.s3.index import IndexedFolders, hidden
 from simready.store.s3.objects import Entry, timed
-
-#: (path, size, mtime_ns) -> sha256 of files this process has hashed or written, so a cache is not re-hashed.
-_KNOWN: dict[tuple[str, int, int], str] = {}
-
-
-def cached_sha(path: Path) -> str:
-    """The file's sha256, hashed only when this process has not hashed or written these bytes at this path."""
-    st = path.stat()
-    memo = (str(path), st.st_size, st.st_mtime_ns)
-    sha = _KNOWN.get(memo)
-    if sha is None:
-        sha = _KNOWN[memo] = file_sha256(str(path))
-    return sha
-
-
-def remember(path: Path, sha: str) -> None:
-    """Note the sha256 of a file this process just wrote (:func:`cached_sha` then reads it back unhashed)."""
-    st = path.stat()
-    _KNOWN[(str(path), st.st_size, st.st_mtime_ns)] = sha
-
 
 def default_cache_dir(bucket: str) -> Path:
     """The cache of ``bucket`` when none is named: a folder under the system's temporary directory."""
@@ -73,7 +53,7 @@ class FolderCache(IndexedFolders):
         path = self.cache_dir / key
         path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(path, data)
-        remember(path, sha or sha256_bytes(data))
+        remember_sha256(path, sha or sha256_bytes(data))
         return path
 
     def _is_synced(self, parts: tuple[str, ...]) -> bool:
@@ -97,7 +77,7 @@ class FolderCache(IndexedFolders):
 
         def fetch(entry: Entry) -> None:
             path = self.cache_dir / entry.key
-            if entry.sha256 is not None and path.is_file() and cached_sha(path) == entry.sha256:
+            if entry.sha256 is not None and path.is_file() and file_sha256(path) == entry.sha256:
                 return
             data = self._get(entry.location)
             sha = sha256_bytes(data)

@@ -9,9 +9,9 @@ from typing import BinaryIO
 from urllib.parse import quote
 
 from simready.common.errors import IntegrityError
-from simready.common.hashing import sha256_bytes
+from simready.common.hashing import file_sha256, sha256_bytes
 from simready.store.base import Key, Store, key_parts
-from simready.store.s3.cache import FolderCache, cached_sha
+from simready.store.s3.cache import FolderCache
 from simready.store.s3.index import INDEX_NAME, hidden, indexed_entry
 from simready.store.s3.objects import timed
 
@@ -155,7 +155,7 @@ class S3Store(FolderCache, Store):
         """Commit the local folder as ``folder``'s new index, uploading the files whose sha256 it does not list."""
         files = sorted(p for p in local.rglob("*") if p.is_file() and not hidden(p.relative_to(local).as_posix())) \
             if local.is_dir() else []
-        index = {p.relative_to(local).as_posix(): {"sha256": cached_sha(p), "size": p.stat().st_size} for p in files}
+        index = {p.relative_to(local).as_posix(): {"sha256": file_sha256(p), "size": p.stat().st_size} for p in files}
         old = self._read_index(folder) or {}
         changed = {rel: local / rel for rel, meta in index.items() if old.get(rel, {}).get("sha256") != meta["sha256"]}
         self._commit(folder, old, index, changed)
