@@ -84,6 +84,7 @@ def test_a_file_version_is_hashed_once_and_any_write_hashes_it_again(tmp_path, m
 
 
 def test_a_written_digest_and_a_links_are_remembered_and_learned_from_a_worker(tmp_path, monkeypatch) -> None:
+    import hashlib
     import os
 
     from simready.common.hashing import (file_sha256, file_version, known_count, learn_digests, learned_digests,
@@ -101,8 +102,14 @@ def test_a_written_digest_and_a_links_are_remembered_and_learned_from_a_worker(t
     remember_link(source, q)
     assert file_sha256(q) == file_sha256(p) == "sha256:as-written" and not opened
     learned = learned_digests(mark)
-    assert {d for _, d in learned} == {"sha256:as-written"} and len(learned) == 2
+    assert {d for _, d in learned} == {"sha256:as-written"} and len(learned) == 3  # p, then q and p re-linked
     r = tmp_path / "other.bin"
     r.write_bytes(b"other")
     learn_digests([(list(file_version(r)), "sha256:from-a-worker")])  # as JSON brings it: lists
     assert file_sha256(r) == "sha256:from-a-worker" and not opened
+    # A version is the file under its name: another name with the same inode, size and times (a deleted file's inode
+    # given to a new one within a tick of the clock) is read, not answered from memory.
+    s = tmp_path / "same-inode-elsewhere.bin"
+    s.write_bytes(b"fresh")
+    learn_digests([([str(tmp_path / "gone.bin"), *file_version(s)[1:]], "sha256:a-deleted-file")])
+    assert file_sha256(s) == "sha256:" + hashlib.sha256(b"fresh").hexdigest() and len(opened) == 1

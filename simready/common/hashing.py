@@ -58,11 +58,13 @@ def content_hash(value: Any) -> str:
     return sha256_bytes(canonical_json(value).encode("utf-8"))
 
 
-#: A file's version as the file system states it: (device, inode, bytes, modified ns, changed ns). Any write to the
-#: file, in place or by a replacement, gives another (the inode's change time moves with every write, link and
-#: rename onto it), except on a file system with coarse timestamps two writes of one size within one tick of its
-#: clock; the files hashed here are written once and replaced, never rewritten in place.
-FileVersion = tuple[int, int, int, int, int]
+#: A file's version as the file system states it, under the absolute path it was reached by: (path, device, inode,
+#: bytes, modified ns, changed ns). Any write to the file, in place or by a replacement, gives another (the inode's
+#: change time moves with every write, link and rename onto it), except on a file system with coarse timestamps two
+#: writes of one size within one tick of its clock; the files hashed here are written once and replaced, never
+#: rewritten in place. The path is part of it because a deleted file's inode is soon given to a new file, which can
+#: have the same size and, within one tick of the clock, the same times: under another name, not the same version.
+FileVersion = tuple[str, int, int, int, int, int]
 
 #: The sha256 of the file versions this process has hashed or written, or learned from its workers
 #: (:func:`learned_digests`). Why: a run hashes each observation file when it writes it, and its checks and its
@@ -75,7 +77,7 @@ KNOWN_MAX = 1_000_000
 
 def file_version(path: str | os.PathLike[str]) -> FileVersion:
     st = os.stat(path)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+    return os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -109,11 +111,12 @@ def remembered_sha256(path: str | os.PathLike[str]) -> tuple[FileVersion, str] |
 
 def remember_link(source: tuple[FileVersion, str], path: str | os.PathLike[str]) -> None:
     """``path`` is a hard link just made to the file whose version and sha256 ``source`` names: the same bytes
-    under the inode's new change time, remembered when it is still that file (same device, inode, size and
-    modification time)."""
+    under the inode's new change time, remembered for both names when it is still that file (same device, inode, size
+    and modification time)."""
     version = file_version(path)
-    if version[:4] == source[0][:4]:
+    if version[1:5] == source[0][1:5]:
         _remember(version, source[1])
+        _remember((source[0][0], *version[1:]), source[1])
 
 
 def _remember(version: FileVersion, digest: str) -> None:
@@ -134,9 +137,9 @@ def learned_digests(mark: int) -> list[tuple[FileVersion, str]]:
     return known[mark:] if mark <= len(known) else known
 
 
-def learn_digests(entries: Iterable[tuple[Iterable[int], str]]) -> None:
+def learn_digests(entries: Iterable[tuple[Iterable[str | int], str]]) -> None:
     """Remember what a worker hashed or wrote (:func:`learned_digests`)."""
     for version, digest in entries:
         v = tuple(version)
-        if len(v) == 5:
-            _remember((v[0], v[1], v[2], v[3], v[4]), digest)
+        if len(v) == 6:
+            _remember((str(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4]), int(v[5])), digest)
