@@ -65,12 +65,13 @@ import pybullet as p
 from simready.sim.core import constants as C
 from simready.sim.behavior import impact
 from simready.sim.backend import COMMON_EXTRAS, StepOutcome
-from simready.sim.backends.dynamic.checks import body_energy, crossed_collider
+from simready.sim.backends.dynamic.checks import (ENERGY_GAIN, ENERGY_SLACK_J, MAX_ANGULAR_RATE_RPS, TUNNEL_DEPTH_M,
+                                                 body_energy, crossed_collider)
 from simready.sim.backends.dynamic import capi
 from simready.sim.backends.dynamic.chassis import _SLIP_MIN_MPS, tyre_forces, tyre_setup
 from simready.sim.backends.dynamic.drive import (DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, agent_arrays,
                                                  agent_drive, agent_drive_table, agent_drives)
-from simready.sim.backends.dynamic.kernels import finish_rows
+from simready.sim.backends.dynamic.kernels import CHECK_FIND, CHECK_RAY, check_flags, finish_rows
 from simready.sim.controllers.lateral import preview_steer
 from simready.sim.behavior.impact import post_crash
 from simready.sim.core.kinematics import footprint_contacts, step_on_paths
@@ -165,7 +166,15 @@ class DynamicBackend(ThrownBodies):
                            self._tyre_setup(steer, friction) if setup is None else setup)
 
     def _energy_now(self) -> float:
-        """Kinetic + potential energy of the ego (J)."""
+        """Kinetic + potential energy of the ego (J): :func:`~.checks.body_energy`, through the C API in one compiled
+        call where the handle and the C library's ``pow`` are found (:func:`.capi.ego_energy`, its bits)."""
+        sm = self._client_handle()
+        fp = capi.pow_address() if sm is not None else 0
+        if sm is not None and fp:
+            ix, iy, iz = self._inertia_list
+            energy = capi.ego_energy(sm, self.ego_body, self.mass, ix, iy, iz, C.GRAVITY_MPS2, fp, self._state_ptrs)
+            if energy == energy:
+                return energy
         return body_energy(self.world.client, self.ego_body, self.mass, self._inertia_list)
 
     def _steer(self, state: SimState, route: RouteTable, plan: Plan, crashed: bool) -> float:
@@ -348,11 +357,14 @@ class DynamicBackend(ThrownBodies):
         crashed = e is not None and post_crash(goals[e])
         sm = self._client_handle()
         reads = frames = None
+        arms: np.ndarray | None = None
         if sm is not None:
             # The ego's steering and tyre constants, the agents' drive rows, the substeps, the end-of-tick reads and
             # the read bodies' frames in one compiled call through PyBullet's C API (the same commands).
             n_live = len(live)
             reads, frames = np.empty((n_live, 13)), (np.empty((n_live, 4)), np.empty((n_live, 9)))
+            levers = np.empty((n_live, 3, 1))
+            gemv = capi.gemv_address()
             b, gm = state.bodies, scene.ground
             idx, stop, mass, wheelbase, inertia, com = lay.drive
             coms, _, bodies, invs, has_inv, any_inv = lay.specs
@@ -368,7 +380,10 @@ class DynamicBackend(ThrownBodies):
                                          kin.pos, kin.vel, kin.omega, yaw, c.yaw, mass, wheelbase, inertia, com,
                                          state.world.friction * C.GRAVITY_MPS2, C.GRAVITY_MPS2, scene.dt,
                                          DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, invs, has_inv, any_inv,
-                                         *frames)
+                                         *frames, gemv, coms, levers)
+            if gemv and util >= 0.0:
+                # The lever arms came with the frames (the bits of _read_frames' numpy product: its BLAS call).
+                arms = levers
             if util == -2.0:
                 # A coordinate under an agent is not finite: the drive rows with their fallback, then the substeps.
                 frames = None
@@ -394,7 +409,10 @@ class DynamicBackend(ThrownBodies):
         frame_quat, frame_rot, levers = _NO_FRAMES
         if live:
             # Each moved body's reads, its frame and its lever arm (origin to centre of mass).
-            reads, frame_quat, frame_rot, levers = self._read_frames(live, reads, frames)
+            if frames is not None and arms is not None:
+                (frame_quat, frame_rot), levers = frames, arms
+            else:
+                reads, frame_quat, frame_rot, levers = self._read_frames(live, reads, frames)
             if lay.ego_row >= 0:
                 lx, ly, lz = levers[lay.ego_row, :, 0].tolist()
                 lever = (lx, ly, lz)
@@ -545,9 +563,34 @@ class DynamicBackend(ThrownBodies):
         # pos + lever, as numpy's elementwise sum would give it.
         com = [x + r for x, r in zip(pos.tolist(), lever)]
         self._prev_com, self._prev_tick = com, state.tick + 1
-        crossed = crossed_collider(self.world.client, prev_com, com, self.static_names, self.ground_bodies)
         unactuated = e_before is not None and not touching and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0
-        self.checks.tick(state, pos, omega, crossed, e_before, self._energy_now() if unactuated else None)
+        e_after = self._energy_now() if unactuated else None
+        # The ray and the Python check only where they can find something (check_flags: the same comparisons).
+        g = self.scene.ground
+        flags = check_flags(np.array(prev_com), np.array(com), self._static_boxes(), pos, omega, g.heights, g.x0, g.y0,
+                            1.0 / GROUND_RASTER_M, TUNNEL_DEPTH_M, MAX_ANGULAR_RATE_RPS,
+                            math.nan if e_before is None else e_before, math.nan if e_after is None else e_after,
+                            ENERGY_GAIN, ENERGY_SLACK_J)
+        crossed = crossed_collider(self.world.client, prev_com, com, self.static_names, self.ground_bodies) \
+            if flags & CHECK_RAY else None
+        if crossed is not None or flags & CHECK_FIND:
+            self.checks.tick(state, pos, omega, crossed, e_before, e_after)
+
+    def _static_boxes(self) -> np.ndarray:
+        """The axis-aligned boxes (k, 6: lower and upper corners, m) of the world's static colliders other than the
+        ground, each link's, as PyBullet bounds them, taken once per world (statics do not move); a segment that meets
+        none of them crosses none (:func:`~.kernels.check_flags`)."""
+        w = self.world
+        if w.static_boxes is None:
+            cid, rows = w.client, []
+            for body in sorted(self.static_names):
+                if body in self.ground_bodies:
+                    continue
+                for link in range(-1, p.getNumJoints(body, physicsClientId=cid)):
+                    lo, hi = p.getAABB(body, link, physicsClientId=cid)
+                    rows.append((*lo, *hi))
+            w.static_boxes = np.array(rows, dtype=np.float64).reshape(-1, 6)
+        return w.static_boxes
 
     def rollout_checks(self) -> list[dict[str, Any]]:
         return self.checks.records()
