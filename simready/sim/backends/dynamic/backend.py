@@ -172,7 +172,8 @@ class DynamicBackend(ThrownBodies):
         fp = capi.pow_address() if sm is not None else 0
         if sm is not None and fp:
             ix, iy, iz = self._inertia_list
-            energy = capi.ego_energy(sm, self.ego_body, self.mass, ix, iy, iz, C.GRAVITY_MPS2, fp, self._state_ptrs)
+            energy: float = capi.ego_energy(sm, self.ego_body, self.mass, ix, iy, iz, C.GRAVITY_MPS2, fp,
+                                            self._state_ptrs)
             if energy == energy:
                 return energy
         return body_energy(self.world.client, self.ego_body, self.mass, self._inertia_list)
@@ -350,15 +351,29 @@ class DynamicBackend(ThrownBodies):
         e = lay.ego
         steer = 0.0
         util = 0.0
-        # The energy check only applies to a tick without actuation; reading the energy changes nothing.
-        e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
         live, agents = lay.live, lay.agents
         a_cmd = float(plan.accel[e]) if e is not None else 0.0
         crashed = e is not None and post_crash(goals[e])
         sm = self._client_handle()
         reads = frames = None
         arms: np.ndarray | None = None
-        if sm is not None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            # The compiled quiet ticks stepped this tick's physics and stopped after it (.ticks.run_dynamic_ticks): its
+            # reads, frames and lever arms, the same commands' results.
+            tick, util, steer, energy, reads, frame_q, frame_r, arms = pending
+            if tick != state.tick:
+                raise RuntimeError(f"dynamic-v1: the pending physics of tick {tick} met tick {state.tick}")
+            e_before = None if energy != energy else energy
+            frames = (frame_q, frame_r)
+            if util < 0.0:
+                raise RuntimeError(f"dynamic-v1: PyBullet could not read a body's state at tick {state.tick}")
+        # The energy check only applies to a tick without actuation; reading the energy changes nothing.
+        elif e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0:
+            e_before = self._energy_now()
+        else:
+            e_before = None
+        if sm is not None and pending is None:
             # The ego's steering and tyre constants, the agents' drive rows, the substeps, the end-of-tick reads and
             # the read bodies' frames in one compiled call through PyBullet's C API (the same commands).
             n_live = len(live)
@@ -392,7 +407,7 @@ class DynamicBackend(ThrownBodies):
                                           a_cmd, setup_a, _SLIP_MIN_MPS, C.STANDSTILL_MPS, bodies, reads)
             if util < 0.0:
                 raise RuntimeError(f"dynamic-v1: PyBullet could not read a body's state at tick {state.tick}")
-        else:
+        elif pending is None:
             setup = _NO_TYRES
             if e is not None:
                 steer = self._steer(state, route, plan, crashed)
@@ -476,16 +491,7 @@ class DynamicBackend(ThrownBodies):
                 if (a_actor and b_actor) or (other in statics and other not in ground):
                     rows.append((ba, bb, float(cp[5][0]), float(cp[5][1])))
             return rows
-        roles = self._roles
-        if roles is None:
-            # Per body id: 1 an actor's body, 2 a static collider other than the ground, 0 any other.
-            ids = [*body_actor, *statics, 0]
-            roles = self._roles = np.zeros(max(ids) + 1, dtype=np.int8)
-            for body in statics:
-                if body not in ground:
-                    roles[body] = 2
-            for body in body_actor:
-                roles[body] = 1
+        roles = self._contact_roles()
         buf = self._contact_buf
         m = capi.contact_points(sm, roles, buf)
         if m > len(buf):
@@ -494,6 +500,75 @@ class DynamicBackend(ThrownBodies):
         if m < 0:
             raise RuntimeError("dynamic-v1: PyBullet could not report its contact points")
         return [(int(ba), int(bb), x, y) for ba, bb, x, y in buf[:m].tolist()] if m else []
+
+    def _contact_roles(self) -> np.ndarray:
+        """Per body id its role in a contact the backend reads (:func:`.capi.contact_points`): 1 an actor's body, 2 a
+        static collider other than the ground, 0 any other; built again after a body is created."""
+        roles = self._roles
+        if roles is None:
+            body_actor, statics, ground = self.body_actor, self.static_names, self.ground_bodies
+            ids = [*body_actor, *statics, 0]
+            roles = self._roles = np.zeros(max(ids) + 1, dtype=np.int8)
+            for body in statics:
+                if body not in ground:
+                    roles[body] = 2
+            for body in body_actor:
+                roles[body] = 1
+        return roles
+
+    def quiet_args(self, state: SimState) -> tuple[Any, ...] | None:
+        """The backend's arguments of the compiled quiet ticks from ``state`` (:func:`.ticks.run_dynamic_ticks`, after
+        ``d`` and ``lat_own``), or None where its next tick needs Python: a tick whose physics is pending, thrown
+        bodies or struck road users, no C API handle or no exact lever arms and powers
+        (:func:`.capi.gemv_address`, :func:`.capi.pow_address`), a layout that does not hold for ``state``
+        (:meth:`_hand_over`: a tick in Python builds it), far background vehicles."""
+        if self._pending is not None or self.thrown or state.control.struck:
+            return None
+        sm = self._client_handle()
+        gemv, pw = capi.gemv_address(), capi.pow_address()
+        lay = self._layout
+        goals = state.control.longitudinal
+        if (sm is None or not gemv or not pw or lay is None or lay.present is not state.bodies.present
+                or lay.goals is not goals or lay.far or self._far(state)):
+            return None
+        e = lay.ego
+        b = state.bodies
+        prev_com = np.zeros(3)
+        inertia: list[float] = [0.0, 0.0, 0.0]
+        mass = 0.0
+        if e is not None:
+            # _check's centre of mass before the tick: the last check's, or from the state's pose.
+            prev_com = np.array(self._prev_com if self._prev_tick == state.tick else (
+                b.pos[e] + np.array(p.getMatrixFromQuaternion(b.quat[e].tolist())).reshape(3, 3) @ self.com).tolist())
+            inertia, mass = self._inertia_list, self.mass
+        present = b.present.tolist()
+        sleeping = self._index_array(i for i in self.parked_idx if i not in self._woken and present[i])
+        idx, stop, d_mass, wheelbase, d_inertia, com = lay.drive
+        coms, _, bodies, invs, has_inv, any_inv = lay.specs
+        n_live = len(lay.live)
+        di = np.array([sm, self.substeps, p.WORLD_FRAME, self.ego_body if e is not None else -1,
+                       e is not None and post_crash(goals[e]), gemv, pw, PROJECT_WINDOW, any_inv, lay.ego_row,
+                       -1 if e is None else e],
+                      dtype=np.int64)
+        df = np.array([self.h, _SLIP_MIN_MPS, DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, WAKE_MARGIN_M,
+                       TUNNEL_DEPTH_M, MAX_ANGULAR_RATE_RPS, ENERGY_GAIN, ENERGY_SLACK_J, mass, *inertia,
+                       state.control.steer_rad], dtype=np.float64)
+        return (di, df, lay.agent_bodies, self._ego_k, bodies, idx, stop, self.scene.actors.parked, d_mass, wheelbase,
+                d_inertia, com, invs, has_inv, coms, lay.moved_rows, lay.stand_rows, self._contact_roles(),
+                self._contact_buf, self.physical, self._radius_array, sleeping, self._static_boxes(), prev_com,
+                np.empty((n_live, 13)), np.empty((n_live, 4)), np.empty((n_live, 9)), np.empty((n_live, 3, 1)),
+                np.empty(3))
+
+    def quiet_done(self, tick: int, stopped_after: bool, args: tuple[Any, ...]) -> None:
+        """After the compiled quiet ticks reached ``tick`` (:meth:`quiet_args`' ``args``, written): the ego's centre of
+        mass for the next check, and where they stopped after that tick's physics, its results pending for
+        :meth:`advance`."""
+        prev_com, raw, frame_q, frame_r, levers, pend = args[-6:]
+        if self._layout is not None and self._layout.ego is not None:
+            self._prev_com, self._prev_tick = prev_com.tolist(), tick
+        if stopped_after:
+            util, steer, energy = pend.tolist()
+            self._pending = (tick, util, steer, energy, raw, frame_q, frame_r, levers)
 
     def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray, present: np.ndarray,
                   struck: tuple[impact.Struck, ...] = (), footprints: frozenset[tuple[int, int]] | None = None,

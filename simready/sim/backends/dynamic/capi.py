@@ -343,7 +343,8 @@ def ego_energy(sm: int, body: int, mass: float, ix: float, iy: float, iz: float,
     wz = rot[2] * a0 + rot[5] * a1 + rot[8] * a2
     kinetic = 0.5 * mass * (_call_pow(pow_fp, l0, 2.0) + _call_pow(pow_fp, l1, 2.0) + _call_pow(pow_fp, l2, 2.0)) + \
         0.5 * (ix * wx * wx + iy * wy * wy + iz * wz * wz)
-    return kinetic + mass * g * _f8_at(q, 2)
+    energy: float = kinetic + mass * g * _f8_at(q, 2)
+    return energy
 
 
 @numba.njit(**_JIT)

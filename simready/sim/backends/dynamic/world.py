@@ -90,6 +90,10 @@ class DynamicWorld(Backend):
         self._state_ptrs = np.zeros(2, dtype=np.int64)
         self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
         self._radius: list[float] = np.asarray(a.radius, dtype=np.float64).tolist()
+        self._radius_array = np.array(self._radius, dtype=np.float64)
+        #: A tick whose physics the compiled quiet ticks stepped, pending for :meth:`~.backend.DynamicBackend.advance`
+        #: (``(tick, util, steer, energy before, reads, frame quaternions, rotations, lever arms)``; None: none).
+        self._pending: tuple[Any, ...] | None = None
         #: Struck road users' rigid bodies, by actor (created at the strike, in the order of the strikes).
         self.thrown: dict[int, int] = {}
         #: Whether the world's statics are complete (then :meth:`close` keeps it for this scene's next engine).
