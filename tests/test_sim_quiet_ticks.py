@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from simready.sim.backends.dynamic import capi
+from simready.sim.backends.dynamic import ticks as dynamic_ticks
 from simready.sim.engine import quiet_ticks
 from simready.sim.controllers import actuation
 from simready.sim.core import constants as C
@@ -105,6 +106,39 @@ def test_dynamic_compiled_quiet_ticks_are_the_python_ticks_bits(name: str, monke
     assert fast == slow
     ticks = m.warmup_ticks + m.clip_ticks
     assert stepped > (0.3 if name == "rear_end" else 0.6) * ticks, f"only {stepped} of {ticks} ticks compiled"
+
+
+def test_dynamic_branches_after_a_crash_are_the_python_ticks_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default suite's fourth signalized left turn, branched at its decision: the coast branch crashes, the
+    compiled run stops after the physics of a tick with a contact (its delay line and standstill counts put back
+    for the Python tick), the brake branch does not; both branches' traces are the Python ticks' bytes."""
+    if not capi.available() or not capi.gemv_address() or not capi.pow_address():
+        pytest.skip("the C API, numpy's dgemv or the C library's pow is not found here (every tick in Python)")
+    from simready.sim.batch import decision_at
+    from simready.sim.branch import run_branches
+
+    tid = "urban_signalized_intersection"
+    m = generate(tid, "signalized_left_turn", 4, catalog=catalog(), template=template(tid)).manifests[3]
+    at_s, _ = decision_at(m)
+    stops: list[int] = []
+    compiled = dynamic_ticks.run_dynamic_ticks
+
+    def counting(*args):  # type: ignore[no-untyped-def]
+        out = compiled(*args)
+        stops.append(int(out[1]))
+        return out
+
+    def traces() -> list[bytes]:
+        bs = run_branches(m, template(tid), at_s=at_s, backend="dynamic-v1", catalog=catalog())
+        return [b.trace.to_bytes() for b in bs.branches]
+
+    with monkeypatch.context() as mp:
+        mp.setattr(quiet_ticks.dynamic_ticks, "run_dynamic_ticks", counting)
+        fast = traces()
+    assert dynamic_ticks.STOP_AFTER in stops
+    with monkeypatch.context() as mp:
+        _python_ticks(mp)
+        assert traces() == fast
 
 
 def test_dynamic_checkpoint_between_compiled_ticks_continues_as_the_python_ticks(

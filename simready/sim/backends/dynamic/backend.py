@@ -520,17 +520,24 @@ class DynamicBackend(ThrownBodies):
         """The backend's arguments of the compiled quiet ticks from ``state`` (:func:`.ticks.run_dynamic_ticks`, after
         ``d`` and ``lat_own``), or None where its next tick needs Python: a tick whose physics is pending, thrown
         bodies or struck road users, no C API handle or no exact lever arms and powers
-        (:func:`.capi.gemv_address`, :func:`.capi.pow_address`), a layout that does not hold for ``state``
-        (:meth:`_hand_over`: a tick in Python builds it), far background vehicles."""
+        (:func:`.capi.gemv_address`, :func:`.capi.pow_address`), far background vehicles, a vehicle to show again.
+        The tick's layout is built here where it does not hold for ``state`` (:meth:`_hand_over`, as :meth:`advance`
+        builds it before the physics)."""
         if self._pending is not None or self.thrown or state.control.struck:
             return None
         sm = self._client_handle()
         gemv, pw = capi.gemv_address(), capi.pow_address()
-        lay = self._layout
         goals = state.control.longitudinal
-        if (sm is None or not gemv or not pw or lay is None or lay.present is not state.bodies.present
-                or lay.goals is not goals or lay.far or self._far(state)):
+        if sm is None or not gemv or not pw or self._far(state):
             return None
+        lay = self._layout
+        if lay is None or lay.present is not state.bodies.present or lay.goals is not goals or lay.far:
+            # The layout advance() would build first (it hides the vehicles gone since): here, unless a body would be
+            # shown (placed at the step's pose, which is not computed yet).
+            present_l = state.bodies.present.tolist()
+            if any(present_l[i] and i in self._hidden for i in self.vehicles):
+                return None
+            lay = self._hand_over(state, state.bodies, set(), goals)
         e = lay.ego
         b = state.bodies
         prev_com = np.zeros(3)

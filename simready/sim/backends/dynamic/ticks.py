@@ -171,7 +171,8 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
         if t1 == t:
             why = STOP_BEFORE
             break
-        # From here the tick's control is run_ticks' (the delay line, the standstill counts): put back on a stop.
+        # From here the tick's control is run_ticks' (the delay line, the standstill counts): put back on any stop,
+        # before or after the physics (the Python tick then pushes the delay line itself).
         if sleeping.shape[0] > 0 and _may_wake(sleeping, moved_rows, radius, big, n, dt, df[D_WAKE_MARGIN]):
             standstill[:], act_buf[:] = still, buf
             why = STOP_BEFORE
@@ -203,6 +204,7 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             break
         pend[P_UTIL], pend[P_STEER], pend[P_E_BEFORE] = util, steer1, e_before
         if util < 0.0:
+            standstill[:], act_buf[:] = still, buf
             why = STOP_AFTER
             break
         big_o = big1.copy()
@@ -221,6 +223,7 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 touching = True
         want = K.OK_BOUNDS if (t + 1) % every == 0 else K.OK_STATE
         if touching or not ok & want or not ok & K.OK_STAYS:
+            standstill[:], act_buf[:] = still, buf
             why = STOP_AFTER
             break
         if ep >= 0:
@@ -233,11 +236,13 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 e_after = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
                                      di[D_POW], ptrs)
                 if e_after != e_after:
+                    standstill[:], act_buf[:] = still, buf
                     why = STOP_AFTER
                     break
             if check_flags(prev_com, com_now, boxes, pos[ep], omega[ep], heights, fc[T.F_GX0], fc[T.F_GY0],
                            fc[T.F_GINV], df[D_BELOW], df[D_RATE_MAX], e_before, e_after, df[D_GAIN],
                            df[D_SLACK]) != 0:
+                standstill[:], act_buf[:] = still, buf
                 why = STOP_AFTER
                 break
             prev_com[:] = com_now
