@@ -253,15 +253,26 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
     steer = 0.0 if e >= 0 else sc.steer_rad
     control = with_changes(sc, actuation=tuple(buf.tolist()) if e >= 0 else sc.actuation, peds=tuple(peds),
                            standstill=tuple(standstill.tolist()), steer_rad=steer)
-    if perceived:
+    _settle(engine, int(t), int(row), big, coords, extras, control,
+            (leaders, percepts, wait_i, wait_u) if perceived else None)
+    return k
+
+
+def _settle(engine: QuietHost, t: int, row: int, big: np.ndarray, coords: Any, extras: dict[str, Any],
+            control: Any, perceived: tuple[np.ndarray, ...] | None) -> None:
+    """The engine after compiled ticks to ``t``: the state from the packed bodies ``big``, ``coords``, ``extras`` and
+    ``control`` (with the last perception's leaders, percepts and junction waits where the ticks perceived), the
+    ticks counted and the recorder's rows."""
+    s = engine.state
+    if perceived is not None:
+        leaders, percepts, wait_i, wait_u = perceived
         control = with_changes(control, leaders=tuple(leaders.tolist()),
                                percepts=tuple(map(tuple, percepts.tolist())),
                                yields=tuple(zip(wait_i.tolist(), wait_u.tolist())))
-    engine.state = s.evolve(tick=int(t), bodies=kinematics._bodies_from(big, n, b.present), coords=coords,
-                          extras=extras, control=control)
-    engine.ticks_simulated += k
-    rec.rows = int(row)
-    return k
+    engine.ticks_simulated += t - s.tick
+    engine.state = s.evolve(tick=t, bodies=kinematics._bodies_from(big, len(s.coords.u), s.bodies.present),
+                            coords=coords, extras=extras, control=control)
+    engine.recorder.rows = row
 
 
 #: kinematic-v1's extras, in the order :func:`simready.sim.core.tick_kernels.run_ticks` numbers them.
@@ -310,14 +321,8 @@ def _dynamic_commit(engine: QuietHost, args: tuple[Any, ...], physics: tuple[Any
               "tyre_util": util_x}
     control = with_changes(sc, actuation=tuple(buf.tolist()) if e is not None else sc.actuation, peds=tuple(sc.peds),
                            standstill=tuple(standstill.tolist()), steer_rad=steer if e is not None else sc.steer_rad)
-    if perceived:
-        control = with_changes(control, leaders=tuple(leaders.tolist()),
-                               percepts=tuple(map(tuple, percepts.tolist())),
-                               yields=tuple(zip(wait_i.tolist(), wait_u.tolist())))
-    engine.state = s.evolve(tick=int(t), bodies=kinematics._bodies_from(big, n, b.present), coords=coords,
-                            extras=extras, control=control)
-    engine.ticks_simulated += k
-    engine.recorder.rows = int(row)
+    _settle(engine, int(t), int(row), big, coords, extras, control,
+            (leaders, percepts, wait_i, wait_u) if perceived else None)
     return k
 
 
