@@ -167,6 +167,10 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "ground_under": (
                 "f8[2]r f8 f8 f8 f8[2]r i8[1] f8[1]",
             ),
+            "check_flags": (
+                "f8[1] f8[1] f8[2] f8[1] f8[1] f8[2]r f8 f8 f8 f8 f8 f8 f8 f8 f8",
+                "f8[1] f8[1] f8[2] f8[1] f8[1] f8[2] f8 f8 f8 f8 f8 f8 f8 f8 f8",
+            ),
             "place_rows": (
                 ("f8[2] i8[1] i8[1] f8[2]r f8[2]r f8[1]r f8[1]r f8[1]r f8[1] i8[1] i8[1] f8[2] f8[2] i8 f8[2] f8[2] f8[2] "
                  "f8[2] f8[1] f8[1] f8[1] f8[1] f8[1]"),
@@ -176,15 +180,16 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "tick_step": (
                 ("i8 i8 f8 i8 i8[1] i8 i8 b1 f8 f8 f8[1] f8[1] f8[1] f8[1] f8[1] i8[1] i8[1] f8[2] f8[2] f8 "
                  "f8[1] f8 f8 i8[1] f8[2] f8[2] f8 f8 f8 i8[1] b1[1] b1[1] f8[1] f8[2] f8[2] f8[2] f8[2] f8[2] "
-                 "f8[2] f8[2] f8[1] f8[1] f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2] b1[1] b1 f8[2] f8[2]"),
+                 "f8[2] f8[2] f8[1] f8[1] f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2] b1[1] b1 f8[2] f8[2] "
+                 "i8 f8[3] f8[3]"),
                 ("i8 i8 f8 i8 i8[1] i8 i8 b1 f8 f8 f8[1] f8[1]r f8[1]r f8[1]r f8[1] i8[1] i8[1] f8[2] f8[2] f8 "
                  "f8[1] f8 f8 i8[1] f8[2] f8[2]r f8 f8 f8 i8[1] b1[1] b1[1]r f8[1] f8[2]r f8[2]r f8[2]r f8[2]r "
                  "f8[2]r f8[2]r f8[2]r f8[1] f8[1]r f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2] b1[1] b1 "
-                 "f8[2] f8[2]"),
+                 "f8[2] f8[2] i8 f8[3] f8[3]"),
                 ("i8 i8 f8 i8 i8[1] i8 i8 b1 f8 f8 f8[1] f8[1]r f8[1] f8[1]r f8[1] i8[1] i8[1] f8[2] f8[2] f8 "
                  "f8[1] f8 f8 i8[1] f8[2] f8[2]r f8 f8 f8 i8[1] b1[1] b1[1]r f8[1] f8[2]r f8[2]r f8[2]r f8[2]r "
                  "f8[2]r f8[2]r f8[2]r f8[1] f8[1]r f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2] b1[1] b1 "
-                 "f8[2] f8[2]"),
+                 "f8[2] f8[2] i8 f8[3] f8[3]"),
             ),
             "contact_points": (
                 "i8 i1[1] f8[2]",
@@ -194,6 +199,26 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             ),
             "base_quats": (
                 "f8[2] f8[2] b1[1]",
+            ),
+            "ego_energy": (
+                "i8 i8 f8 f8 f8 f8 f8 i8 i8[1]",
+            ),
+            "lever_arms": (
+                "i8 f8[2] f8[3] f8[3]",
+            ),
+            "_pow_rows": (
+                "i8 f8[1] f8 f8[1]",
+            ),
+        },
+        "simready.sim.backends.dynamic.ticks": {
+            "run_dynamic_ticks": (
+                ("i8[1] f8[1] f8[1] f8[1] f8[1] f8[1] b1[1] f8[3] i8[1] f8[1] i8[1] f8[1] f8[2] f8[3] i8[1] "
+                 "f8[1] i8[1] i8[2] f8[1] f8[1] f8[2] i8[1] i8[2] f8[2] i8[2] i1[2] f8[1] i8[1] i8[1] f8[2] "
+                 "f8[2] f8[1] f8[1] f8[2]r i8[1] f8[2] f8[2] f8[1]r f8[1]r i8[1] i8[1] f8[1] f8[1] f8[1] b1[1] "
+                 "i8 b1[1] f8[3] f8[3] f8[3] f8[3] b1[2] i8[2] f8[2] f8[3] i8[1] b1[1] b1[1] b1[1] b1[1] f8[1] "
+                 "b1[1] f8[2] f8[2] i8[1] f8[1] i8[1] f8[1] f8[1] i8[1] f8[2] b1[1] f8[2] i8[1] f8[1] f8[1] "
+                 "b1[1] i8[1] f8[1] i8[1] i8[1] b1[1] b1[1]r f8[1] f8[1] f8[2] f8[2] f8[2] b1[1] f8[3] i8[1] "
+                 "i8[1] i1[1] f8[2] b1[1] f8[1] i8[1] f8[2] f8[1] f8[2] f8[2] f8[2] f8[3] f8[1]"),
             ),
         },
     },

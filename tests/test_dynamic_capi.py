@@ -3,6 +3,7 @@ path: the same trace bytes, events and rollout checks."""
 
 from __future__ import annotations
 
+import struct
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -125,5 +126,45 @@ def test_tick_step_commands_nothing_where_the_ground_under_an_agent_is_unknown()
                          np.zeros(1, dtype=np.bool_), np.zeros(2, dtype=np.bool_), np.zeros(2), pos, z3, z3, z4, z3, z3,
                          z3, np.zeros(2), np.zeros(2), z1, z1, np.zeros((1, 9)), np.zeros((1, 3)), 9.0, 9.81, 0.02,
                          0.25, 0.25, 0.1, np.zeros((0, 4)), np.zeros(0, dtype=np.bool_), False, np.empty((0, 4)),
-                         np.empty((0, 9)))
+                         np.empty((0, 9)), 0, np.empty((0, 3, 1)), np.empty((0, 3, 1)))
     assert got == (-2.0, 0.0)
+
+
+def test_lever_arms_are_numpys_product() -> None:
+    """The lever arms through the CBLAS ``dgemv`` numpy's ``matmul`` calls (:func:`capi.lever_arms`) are numpy's
+    stacked product, bit for bit, on rotation matrices of real quaternions and awkward arms."""
+    fp = capi.gemv_address()
+    if not fp:
+        pytest.skip("numpy's OpenBLAS dgemv is not found here (the backend keeps numpy's product)")
+    rng = np.random.default_rng(4)
+    q = rng.normal(size=(300, 4))
+    q /= np.linalg.norm(q, axis=1)[:, None]
+    rot = np.array([p.getMatrixFromQuaternion(row) for row in q.tolist()])
+    coms = (rng.normal(size=(300, 3, 1)) * rng.choice([1e-6, 0.01, 0.4, 3.0], size=(300, 3, 1)))
+    got = np.empty_like(coms)
+    capi.lever_arms(fp, rot, coms, got)
+    assert got.tobytes() == (rot.reshape(-1, 3, 3) @ coms).tobytes()
+
+
+def test_ego_energy_is_body_energys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ego's energy from one compiled read (:func:`capi.ego_energy`, Python's ``**`` by the C library's ``pow``)
+    is :func:`~simready.sim.backends.dynamic.checks.body_energy`'s, bit for bit, tick after tick of a crash."""
+    from simready.sim.backends.dynamic.checks import body_energy
+    from simready.sim.core.scene import build_scene
+    from simready.sim.engine import Engine
+
+    if capi.pow_address() == 0 or not capi.available():
+        pytest.skip("the C library's pow or the C API handle is not found here")
+    scene = build_scene(_rear_end(), template(), backend="dynamic-v1", catalog=catalog())
+    engine = Engine(scene)
+    try:
+        b: Any = engine.backend
+        seen = 0
+        while engine.step():
+            fast = b._energy_now()
+            want = body_energy(b.world.client, b.ego_body, b.mass, b._inertia_list)
+            assert struct.pack("<d", fast) == struct.pack("<d", want)
+            seen += 1
+        assert seen > 50
+    finally:
+        engine.close()

@@ -13,6 +13,8 @@ import math
 import numpy as np
 import pytest
 
+from simready.sim.backends.dynamic import capi
+from simready.sim.backends.dynamic import ticks as dynamic_ticks
 from simready.sim.engine import quiet_ticks
 from simready.sim.controllers import actuation
 from simready.sim.core import constants as C
@@ -23,6 +25,7 @@ from simready.sim.run import finish, run_simulation, verify_continuation
 from simready.scenario.generator import generate
 from simready.testing import demo
 from tests.fixtures.sim import catalog, crossing, ego_only, template
+from tests.test_dynamic_capi import _rear_end
 
 
 def _python_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,7 +33,7 @@ def _python_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _both(m, template_id: str,  # type: ignore[no-untyped-def]
-          monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes, int]:
+          monkeypatch: pytest.MonkeyPatch, backend: str = "kinematic-v1") -> tuple[bytes, bytes, int]:
     """The trace bytes with the compiled quiet ticks, without them, and how many ticks the compiled path stepped."""
     stepped = [0]
     quiet = Engine._quiet_ticks
@@ -42,10 +45,10 @@ def _both(m, template_id: str,  # type: ignore[no-untyped-def]
 
     with monkeypatch.context() as mp:
         mp.setattr(Engine, "_quiet_ticks", counting)
-        fast = run_simulation(m, template(template_id), backend="kinematic-v1", catalog=catalog()).trace.to_bytes()
+        fast = run_simulation(m, template(template_id), backend=backend, catalog=catalog()).trace.to_bytes()
     with monkeypatch.context() as mp:
         _python_ticks(mp)
-        slow = run_simulation(m, template(template_id), backend="kinematic-v1", catalog=catalog()).trace.to_bytes()
+        slow = run_simulation(m, template(template_id), backend=backend, catalog=catalog()).trace.to_bytes()
     return fast, slow, stepped[0]
 
 
@@ -89,6 +92,82 @@ def test_compiled_quiet_ticks_are_the_python_ticks_bits(name: str, monkeypatch: 
     assert fast == slow
     ticks = m.warmup_ticks + m.clip_ticks
     assert stepped > 0.6 * ticks, f"only {stepped} of {ticks} ticks compiled"
+
+
+@pytest.mark.parametrize("name", ["bench", "crossing", "speeds", "exist", "left_turn", "emerges", "rear_end"])
+def test_dynamic_compiled_quiet_ticks_are_the_python_ticks_bits(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """dynamic-v1's quiet ticks (:mod:`simready.sim.backends.dynamic.ticks`) give the Python ticks' trace, events and
+    rollout checks, bit for bit: a crash stops the compiled run after a tick's physics (its reads pending for the
+    Python tick), a parked car woken by it, despawns, triggers, a pedestrian's kerb decision."""
+    if not capi.available() or not capi.gemv_address() or not capi.pow_address():
+        pytest.skip("the C API, numpy's dgemv or the C library's pow is not found here (every tick in Python)")
+    m = _rear_end() if name == "rear_end" else _manifest(name)
+    fast, slow, stepped = _both(m, m.template_id, monkeypatch, "dynamic-v1")
+    assert fast == slow
+    ticks = m.warmup_ticks + m.clip_ticks
+    assert stepped > (0.3 if name == "rear_end" else 0.6) * ticks, f"only {stepped} of {ticks} ticks compiled"
+
+
+def test_dynamic_branches_after_a_crash_are_the_python_ticks_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default suite's fourth signalized left turn, branched at its decision: the coast branch crashes, the
+    compiled run stops after the physics of a tick with a contact (its delay line and standstill counts put back
+    for the Python tick), the brake branch does not; both branches' traces are the Python ticks' bytes."""
+    if not capi.available() or not capi.gemv_address() or not capi.pow_address():
+        pytest.skip("the C API, numpy's dgemv or the C library's pow is not found here (every tick in Python)")
+    from simready.sim.batch import decision_at
+    from simready.sim.branch import run_branches
+
+    tid = "urban_signalized_intersection"
+    m = generate(tid, "signalized_left_turn", 4, catalog=catalog(), template=template(tid)).manifests[3]
+    at_s, _ = decision_at(m)
+    stops: list[int] = []
+    compiled = dynamic_ticks.run_dynamic_ticks
+
+    def counting(*args):  # type: ignore[no-untyped-def]
+        out = compiled(*args)
+        stops.append(int(out[1]))
+        return out
+
+    def traces() -> list[bytes]:
+        bs = run_branches(m, template(tid), at_s=at_s, backend="dynamic-v1", catalog=catalog())
+        return [b.trace.to_bytes() for b in bs.branches]
+
+    with monkeypatch.context() as mp:
+        mp.setattr(quiet_ticks.dynamic_ticks, "run_dynamic_ticks", counting)
+        fast = traces()
+    assert dynamic_ticks.STOP_AFTER in stops
+    with monkeypatch.context() as mp:
+        _python_ticks(mp)
+        assert traces() == fast
+
+
+def test_dynamic_checkpoint_between_compiled_ticks_continues_as_the_python_ticks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dynamic-v1 checkpoint in the middle of a compiled run of ticks, restored into a new engine, continues within
+    :func:`verify_continuation`'s bounds, and to the same bytes as the same restore stepped in Python (a restored
+    PyBullet world is not the uninterrupted one bit for bit, either way)."""
+    if not capi.available() or not capi.gemv_address() or not capi.pow_address():
+        pytest.skip("the C API, numpy's dgemv or the C library's pow is not found here (every tick in Python)")
+    m = demo.bench_manifest(template(), catalog())
+    scene = build_scene(m, template(), backend="dynamic-v1", catalog=catalog())
+
+    def continued() -> bytes:
+        engine = Engine(scene)
+        engine.run(until_tick=scene.warmup_ticks + 437)
+        ckpt = engine.checkpoint()
+        engine.close()
+        restored = Engine.restore(scene, ckpt)
+        restored.run()
+        trace = finish(restored)
+        restored.close()
+        ok, detail = verify_continuation(ckpt, scene, trace)
+        assert ok, detail
+        return trace.to_bytes()
+
+    fast = continued()
+    with monkeypatch.context() as mp:
+        _python_ticks(mp)
+        assert continued() == fast
 
 
 def test_checkpoint_between_compiled_ticks_continues_bit_for_bit() -> None:

@@ -56,7 +56,9 @@ stamp_callees(__file__, _CALLEES)
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 #: Slots of :func:`run_ticks`' integer parameters ``ic``.
-I_TICK, I_END, I_WARMUP, I_EVERY, I_ROW, I_EGO, I_PERCEIVE, I_LEADERS, I_SIN, I_COS = range(10)
+I_TICK, I_END, I_WARMUP, I_EVERY, I_ROW, I_EGO, I_PERCEIVE, I_LEADERS, I_SIN, I_COS, I_RECORD = range(11)
+#: How many slots ``ic`` has.
+N_IC = 11
 #: Slots of its float parameters ``fc``.
 (F_DT, F_FG, F_STAND, F_TRACK, F_AMBER2, F_STANDOFF, F_PED_R, F_GX0, F_GY0, F_GINV, F_RAMP, F_MAX_SPEED, F_LO_X,
  F_HI_X, F_LO_Y, F_HI_Y, F_MAX_Z, F_MASS, F_FRICTION, F_E_DECEL, F_E_ACCEL, F_RR_G, F_RHO, F_CDA, F_G, F_LOOKAHEAD,
@@ -247,10 +249,12 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
               c_lane: np.ndarray, c_s: np.ndarray, c_wait: np.ndarray, guard_i: np.ndarray, guard_c: np.ndarray,
               is_vehicle: np.ndarray, ped_pt: np.ndarray) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                          np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray,
-                         np.ndarray]:
+                         np.ndarray, np.ndarray]:
     """Step ticks ``ic[I_TICK]`` … while they are quiet, at most to ``ic[I_END]``; returns ``(tick reached, why it
     stopped, recorder rows, u, v, accel, yaw, big, slip, throttle, brake, lane, s)`` of the last stepped tick (when
-    none was, the tick reached is the first: the caller then steps that tick in Python).
+    none was, the tick reached is the first: the caller then steps that tick in Python), then what the planner
+    perceived (below) and its commanded accelerations of the last tick planned (the ego's after its actuation: what
+    the step integrated). The ticks are recorded from the warm-up's end where ``ic[I_RECORD]``.
 
     State in: ``u``, ``v``, ``yaw`` (N,), ``big`` (13·N: pos, quat, vel, omega as the kinematic step packs them),
     ``present``, the lateral references ``lat`` (L, 3, N): row t − tick holds tick t's ``d``, ``ḋ``, ``d̈``
@@ -438,7 +442,7 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
             perceived += 1
             leaders, percepts = tick_leaders, tick_percepts
             yield_i, yield_u = tick_yi, tick_yu
-        if t >= warmup:
+        if t >= warmup and ic[I_RECORD]:
             R.record_row(row, big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)),
                          big[7 * n:10 * n].reshape((n, 3)), big[10 * n:].reshape((n, 3)), present, lane, s, u, walk,
                          o_pos, o_quat, o_vel, o_omega, o_present, o_lane, o_s)
@@ -449,4 +453,4 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                     o_x[j, row, i] = src[i]
             row += 1
     return (t, why, row, u, v, a1, yaw, big, slip, throttle, brake, lane, s, perceived, leaders, percepts, yield_i,
-            yield_u)
+            yield_u, accel)

@@ -16,6 +16,8 @@ from simready.sim.behavior import interactions, junctions, walkers
 from simready.sim.behavior.respawn import Respawner
 from simready.sim.core import planner_kernels as pk
 from simready.sim.core import numpy_loops, tick_kernels
+from simready.sim.backends.dynamic import DynamicBackend
+from simready.sim.backends.dynamic import ticks as dynamic_ticks
 from simready.sim.backends.kinematic import KinematicBackend
 from simready.sim.controllers import lateral
 from simready.sim.controllers import planner as planner_mod
@@ -48,20 +50,25 @@ class QuietHost(Protocol):
 
 def quiet_setup(engine: QuietHost) -> tuple[Any, ...] | None:
     """What :func:`quiet_ticks` passes every time, or None when this rollout's ticks all stay in Python: a
-    backend other than kinematic-v1 (or one whose step is not kinematic-v1's own: a subclass, a test's injected
+    backend other than kinematic-v1 and dynamic-v1 (or one whose step is not their own: a subclass, a test's injected
     fault), a sloped ground (the tilt is numpy), background traffic (its lane
     changes, turns, respawns and walkers are Python every tick), or no numpy ``arctan2`` loop to call."""
     scene = engine.scene
     a = scene.actors
     n = len(a)
-    if (engine.backend.name != "kinematic-v1" or type(engine.backend).advance is not _KINEMATIC_ADVANCE or n == 0
-            or scene.ground.sloped or a.background.any() or not engine.recorder._fused
-            or set(engine.recorder._extra_names) != set(_QUIET_EXTRAS)):
+    backend = type(engine.backend)
+    kinematic = engine.backend.name == "kinematic-v1" and backend.advance is _KINEMATIC_ADVANCE
+    dynamic = (engine.backend.name == "dynamic-v1" and backend.advance is _DYNAMIC_ADVANCE
+               and backend.quiet_args is _DYNAMIC_ARGS)  # type: ignore[attr-defined]
+    extras = _QUIET_EXTRAS if kinematic else _DYNAMIC_EXTRAS
+    if (not (kinematic or dynamic) or n == 0 or scene.ground.sloped or a.background.any()
+            or not (engine.recorder._fused if kinematic else engine.recorder._fused6)
+            or set(engine.recorder._extra_names) != set(extras)):
         return None
     fp, sin_fp, cos_fp = _numpy_loops()
     if not (fp and sin_fp and cos_fp):
         return None
-    x_src = np.array([_QUIET_EXTRAS.index(name) for name in engine.recorder._extra_names], dtype=np.int64)
+    x_src = np.array([extras.index(name) for name in engine.recorder._extra_names], dtype=np.int64)
     signals = np.array(scene.signals.states)
     e = a.ego
     e0, e1 = scene.static_edges
@@ -70,7 +77,7 @@ def quiet_setup(engine: QuietHost) -> tuple[Any, ...] | None:
               np.array(occluder_mask(scene), dtype=bool), np.ascontiguousarray(e0, dtype=np.float64),
               np.ascontiguousarray(e1, dtype=np.float64))
     return (fp, sin_fp, cos_fp, x_src, signals, -1 if e is None else int(e), np.zeros(0, dtype=np.int64),
-            np.array(a.is_vehicle, dtype=bool), static)
+            np.array(a.is_vehicle, dtype=bool), static, dynamic)
 
 def conflict_arrays(engine: QuietHost, route: RouteTable) -> tuple[np.ndarray, ...]:
     """``route.conflicts`` flattened for :func:`simready.sim.core.tick_kernels.yield_stops` (kept per route):
@@ -104,7 +111,7 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
     t0 = s.tick
     every = engine._perception_every
     assert engine._quiet is not None  # run() asks only when set up
-    fp, sin_fp, cos_fp, x_src, signals, e, no_rows, is_vehicle, static = engine._quiet
+    fp, sin_fp, cos_fp, x_src, signals, e, no_rows, is_vehicle, static, dynamic = engine._quiet
     sc = s.control
     route = engine.route
     if s.termination is not None:
@@ -113,6 +120,11 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
     n = len(a)
     if len(sc.leaders) != n or sc.struck or s.world.contacts or engine._respawn.active or len(engine._turner.rows):
         return 0
+    physics: tuple[Any, ...] | None = None
+    if dynamic:
+        physics = engine.backend.quiet_args(s)  # type: ignore[attr-defined]
+        if physics is None:
+            return 0
     limit = end
     warmup = scene.warmup_ticks
     # Triggers are asked from the warm-up's end on; none is due before quiet_until, or while no guard's actor is
@@ -201,7 +213,7 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
              DIVERGE_WINDOW_M, junctions.CONFLICT_LOOKAHEAD_M, junctions.CLEARANCE_M, C.JUNCTION_GAP_S,
              C.PED_GAP_ACCEPT_S)
     rec = engine.recorder
-    ic = np.array([t0, limit, warmup, every, rec.rows, e, 1, a.py.lane_bound_count >= 2, sin_fp, cos_fp],
+    ic = np.array([t0, limit, warmup, every, rec.rows, e, 1, a.py.lane_bound_count >= 2, sin_fp, cos_fp, 1],
                   dtype=np.int64)
     b = s.bodies
     big0 = np.concatenate((b.pos.ravel(), b.quat.ravel(), b.vel.ravel(), b.omega.ravel()))
@@ -211,8 +223,7 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
     yields = sc.yields
     yield_i = np.array([i for i, _ in yields], dtype=np.int64) if yields else no_rows
     yield_u = np.array([u for _, u in yields], dtype=np.float64) if yields else np.zeros(0)
-    (t, _why, row, u, v, acc, yaw, big, slip, throttle, brake, lane, s_lane, perceived, leaders, percepts, wait_i,
-     wait_u) = tick_kernels.run_ticks(
+    args = (
         ic, fc, c.u.copy(), c.v.copy(), c.yaw.copy(), big0, b.present.copy(), lat, lane0.copy(), s0.copy(),
         standstill, buf, route.consts, refs_t, yield_i,
         yield_u, np.array(rows, dtype=np.int64), np.array(ped_state, dtype=np.int64).reshape(-1, 7),
@@ -224,6 +235,10 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
         x_src, *static, *conflict_arrays(engine, route), np.array([g[0] for g in guards], dtype=np.int64),
         np.array([g[1:] for g in guards], dtype=np.float64).reshape(-1, 3), is_vehicle,
         np.array(kerb_pt, dtype=np.float64).reshape(-1, 2))
+    if physics is not None:
+        return _dynamic_commit(engine, args, physics, set_indices(sc.lateral), table, buf, standstill)
+    (t, _why, row, u, v, acc, yaw, big, slip, throttle, brake, lane, s_lane, perceived, leaders, percepts, wait_i,
+     wait_u, _) = tick_kernels.run_ticks(*args)
     k = int(t) - t0
     if k == 0:
         return 0
@@ -238,24 +253,77 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
     steer = 0.0 if e >= 0 else sc.steer_rad
     control = with_changes(sc, actuation=tuple(buf.tolist()) if e >= 0 else sc.actuation, peds=tuple(peds),
                            standstill=tuple(standstill.tolist()), steer_rad=steer)
-    if perceived:
+    _settle(engine, int(t), int(row), big, coords, extras, control,
+            (leaders, percepts, wait_i, wait_u) if perceived else None)
+    return k
+
+
+def _settle(engine: QuietHost, t: int, row: int, big: np.ndarray, coords: Any, extras: dict[str, Any],
+            control: Any, perceived: tuple[np.ndarray, ...] | None) -> None:
+    """The engine after compiled ticks to ``t``: the state from the packed bodies ``big``, ``coords``, ``extras`` and
+    ``control`` (with the last perception's leaders, percepts and junction waits where the ticks perceived), the
+    ticks counted and the recorder's rows."""
+    s = engine.state
+    if perceived is not None:
+        leaders, percepts, wait_i, wait_u = perceived
         control = with_changes(control, leaders=tuple(leaders.tolist()),
                                percepts=tuple(map(tuple, percepts.tolist())),
                                yields=tuple(zip(wait_i.tolist(), wait_u.tolist())))
-    engine.state = s.evolve(tick=int(t), bodies=kinematics._bodies_from(big, n, b.present), coords=coords,
-                          extras=extras, control=control)
-    engine.ticks_simulated += k
-    rec.rows = int(row)
-    return k
+    engine.ticks_simulated += t - s.tick
+    engine.state = s.evolve(tick=t, bodies=kinematics._bodies_from(big, len(s.coords.u), s.bodies.present),
+                            coords=coords, extras=extras, control=control)
+    engine.recorder.rows = row
 
 
 #: kinematic-v1's extras, in the order :func:`simready.sim.core.tick_kernels.run_ticks` numbers them.
 _QUIET_EXTRAS = ("accel_mps2", "throttle", "brake", "steer_rad", "slip_rad")
+#: dynamic-v1's, in the order :func:`simready.sim.backends.dynamic.ticks.run_dynamic_ticks` numbers them.
+_DYNAMIC_EXTRAS = (*_QUIET_EXTRAS, "tyre_util")
 #: At most this many ticks in one compiled call while a goal's profile or a lateral manoeuvre moves (their
 #: references are evaluated in Python beforehand, tick by tick).
 _MOVING_TICKS = 64
-#: The step the compiled ticks repeat (:meth:`simready.sim.backends.kinematic.KinematicBackend.advance`).
+#: The steps the compiled ticks repeat (:meth:`simready.sim.backends.kinematic.KinematicBackend.advance`,
+#: :meth:`simready.sim.backends.dynamic.DynamicBackend.advance` with its arguments).
 _KINEMATIC_ADVANCE = KinematicBackend.advance
+_DYNAMIC_ADVANCE = DynamicBackend.advance
+_DYNAMIC_ARGS = DynamicBackend.quiet_args
+
+
+def _dynamic_commit(engine: QuietHost, args: tuple[Any, ...], physics: tuple[Any, ...], own: list[int], table: Any,
+                    buf: np.ndarray, standstill: np.ndarray) -> int:
+    """dynamic-v1's quiet ticks (:func:`simready.sim.backends.dynamic.ticks.run_dynamic_ticks`) from ``args``
+    (:func:`~simready.sim.core.tick_kernels.run_ticks`') and the backend's ``physics``
+    (:meth:`~simready.sim.backends.dynamic.DynamicBackend.quiet_args`); the actors ``own`` with a lateral goal take
+    its references, the others keep their offsets. Leaves the state :meth:`~.loop.Engine.step` gives after the last
+    committed tick (and the backend's pending physics where the run stopped after a tick's); the ticks committed."""
+    s = engine.state
+    sc, c, b = s.control, s.coords, s.bodies
+    n = len(c.u)
+    t0 = s.tick
+    lat_own = np.zeros(n, dtype=np.bool_)
+    lat_own[own] = True
+    (t, why, row, u, v, acc, yaw, big, slip, throttle, brake, lane, s_lane, perceived, leaders, percepts, wait_i,
+     wait_u, d, d_rate, _, steer, util) = dynamic_ticks.run_dynamic_ticks(*args, physics[0], physics[1],
+                                                                          np.array(c.d, dtype=np.float64), lat_own,
+                                                                          *physics[2:])
+    k = int(t) - t0
+    engine.backend.quiet_done(int(t), why == dynamic_ticks.STOP_AFTER, physics)  # type: ignore[attr-defined]
+    if k == 0:
+        return 0
+    table.remember_lanes(ro(u), lane, s_lane)
+    e = engine.scene.actors.ego
+    # d_rate: the last committed tick's lateral rates (lateral_refs' values: the goals' where an actor has one).
+    coords = with_changes(c, u=u, d=ro(d), d_rate=ro(d_rate), v=ro(v), a=ro(acc), yaw=ro(yaw))
+    steer_x, util_x = np.zeros(n), np.zeros(n)
+    if e is not None and b.present[e]:
+        steer_x[e], util_x[e] = steer, util
+    extras = {"accel_mps2": acc, "throttle": throttle, "brake": brake, "steer_rad": steer_x, "slip_rad": slip,
+              "tyre_util": util_x}
+    control = with_changes(sc, actuation=tuple(buf.tolist()) if e is not None else sc.actuation, peds=tuple(sc.peds),
+                           standstill=tuple(standstill.tolist()), steer_rad=steer if e is not None else sc.steer_rad)
+    _settle(engine, int(t), int(row), big, coords, extras, control,
+            (leaders, percepts, wait_i, wait_u) if perceived else None)
+    return k
 
 
 def _numpy_loops() -> tuple[int, int, int]:

@@ -65,12 +65,13 @@ import pybullet as p
 from simready.sim.core import constants as C
 from simready.sim.behavior import impact
 from simready.sim.backend import COMMON_EXTRAS, StepOutcome
-from simready.sim.backends.dynamic.checks import body_energy, crossed_collider
+from simready.sim.backends.dynamic.checks import (ENERGY_GAIN, ENERGY_SLACK_J, MAX_ANGULAR_RATE_RPS, TUNNEL_DEPTH_M,
+                                                 body_energy, crossed_collider)
 from simready.sim.backends.dynamic import capi
 from simready.sim.backends.dynamic.chassis import _SLIP_MIN_MPS, tyre_forces, tyre_setup
 from simready.sim.backends.dynamic.drive import (DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, agent_arrays,
                                                  agent_drive, agent_drive_table, agent_drives)
-from simready.sim.backends.dynamic.kernels import finish_rows
+from simready.sim.backends.dynamic.kernels import CHECK_FIND, CHECK_RAY, check_flags, finish_rows
 from simready.sim.controllers.lateral import preview_steer
 from simready.sim.behavior.impact import post_crash
 from simready.sim.core.kinematics import footprint_contacts, step_on_paths
@@ -165,7 +166,16 @@ class DynamicBackend(ThrownBodies):
                            self._tyre_setup(steer, friction) if setup is None else setup)
 
     def _energy_now(self) -> float:
-        """Kinetic + potential energy of the ego (J)."""
+        """Kinetic + potential energy of the ego (J): :func:`~.checks.body_energy`, through the C API in one compiled
+        call where the handle and the C library's ``pow`` are found (:func:`.capi.ego_energy`, its bits)."""
+        sm = self._client_handle()
+        fp = capi.pow_address() if sm is not None else 0
+        if sm is not None and fp:
+            ix, iy, iz = self._inertia_list
+            energy: float = capi.ego_energy(sm, self.ego_body, self.mass, ix, iy, iz, C.GRAVITY_MPS2, fp,
+                                            self._state_ptrs)
+            if energy == energy:
+                return energy
         return body_energy(self.world.client, self.ego_body, self.mass, self._inertia_list)
 
     def _steer(self, state: SimState, route: RouteTable, plan: Plan, crashed: bool) -> float:
@@ -341,18 +351,35 @@ class DynamicBackend(ThrownBodies):
         e = lay.ego
         steer = 0.0
         util = 0.0
-        # The energy check only applies to a tick without actuation; reading the energy changes nothing.
-        e_before = self._energy_now() if e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0 else None
         live, agents = lay.live, lay.agents
         a_cmd = float(plan.accel[e]) if e is not None else 0.0
         crashed = e is not None and post_crash(goals[e])
         sm = self._client_handle()
         reads = frames = None
-        if sm is not None:
+        arms: np.ndarray | None = None
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            # The compiled quiet ticks stepped this tick's physics and stopped after it (.ticks.run_dynamic_ticks): its
+            # reads, frames and lever arms, the same commands' results.
+            tick, util, steer, energy, reads, frame_q, frame_r, arms = pending
+            if tick != state.tick:
+                raise RuntimeError(f"dynamic-v1: the pending physics of tick {tick} met tick {state.tick}")
+            e_before = None if energy != energy else energy
+            frames = (frame_q, frame_r)
+            if util < 0.0:
+                raise RuntimeError(f"dynamic-v1: PyBullet could not read a body's state at tick {state.tick}")
+        # The energy check only applies to a tick without actuation; reading the energy changes nothing.
+        elif e is not None and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0:
+            e_before = self._energy_now()
+        else:
+            e_before = None
+        if sm is not None and pending is None:
             # The ego's steering and tyre constants, the agents' drive rows, the substeps, the end-of-tick reads and
             # the read bodies' frames in one compiled call through PyBullet's C API (the same commands).
             n_live = len(live)
             reads, frames = np.empty((n_live, 13)), (np.empty((n_live, 4)), np.empty((n_live, 9)))
+            levers = np.empty((n_live, 3, 1))
+            gemv = capi.gemv_address()
             b, gm = state.bodies, scene.ground
             idx, stop, mass, wheelbase, inertia, com = lay.drive
             coms, _, bodies, invs, has_inv, any_inv = lay.specs
@@ -368,7 +395,10 @@ class DynamicBackend(ThrownBodies):
                                          kin.pos, kin.vel, kin.omega, yaw, c.yaw, mass, wheelbase, inertia, com,
                                          state.world.friction * C.GRAVITY_MPS2, C.GRAVITY_MPS2, scene.dt,
                                          DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, invs, has_inv, any_inv,
-                                         *frames)
+                                         *frames, gemv, coms, levers)
+            if gemv and util >= 0.0:
+                # The lever arms came with the frames (the bits of _read_frames' numpy product: its BLAS call).
+                arms = levers
             if util == -2.0:
                 # A coordinate under an agent is not finite: the drive rows with their fallback, then the substeps.
                 frames = None
@@ -377,7 +407,7 @@ class DynamicBackend(ThrownBodies):
                                           a_cmd, setup_a, _SLIP_MIN_MPS, C.STANDSTILL_MPS, bodies, reads)
             if util < 0.0:
                 raise RuntimeError(f"dynamic-v1: PyBullet could not read a body's state at tick {state.tick}")
-        else:
+        elif pending is None:
             setup = _NO_TYRES
             if e is not None:
                 steer = self._steer(state, route, plan, crashed)
@@ -394,7 +424,10 @@ class DynamicBackend(ThrownBodies):
         frame_quat, frame_rot, levers = _NO_FRAMES
         if live:
             # Each moved body's reads, its frame and its lever arm (origin to centre of mass).
-            reads, frame_quat, frame_rot, levers = self._read_frames(live, reads, frames)
+            if frames is not None and arms is not None:
+                (frame_quat, frame_rot), levers = frames, arms
+            else:
+                reads, frame_quat, frame_rot, levers = self._read_frames(live, reads, frames)
             if lay.ego_row >= 0:
                 lx, ly, lz = levers[lay.ego_row, :, 0].tolist()
                 lever = (lx, ly, lz)
@@ -458,16 +491,7 @@ class DynamicBackend(ThrownBodies):
                 if (a_actor and b_actor) or (other in statics and other not in ground):
                     rows.append((ba, bb, float(cp[5][0]), float(cp[5][1])))
             return rows
-        roles = self._roles
-        if roles is None:
-            # Per body id: 1 an actor's body, 2 a static collider other than the ground, 0 any other.
-            ids = [*body_actor, *statics, 0]
-            roles = self._roles = np.zeros(max(ids) + 1, dtype=np.int8)
-            for body in statics:
-                if body not in ground:
-                    roles[body] = 2
-            for body in body_actor:
-                roles[body] = 1
+        roles = self._contact_roles()
         buf = self._contact_buf
         m = capi.contact_points(sm, roles, buf)
         if m > len(buf):
@@ -476,6 +500,82 @@ class DynamicBackend(ThrownBodies):
         if m < 0:
             raise RuntimeError("dynamic-v1: PyBullet could not report its contact points")
         return [(int(ba), int(bb), x, y) for ba, bb, x, y in buf[:m].tolist()] if m else []
+
+    def _contact_roles(self) -> np.ndarray:
+        """Per body id its role in a contact the backend reads (:func:`.capi.contact_points`): 1 an actor's body, 2 a
+        static collider other than the ground, 0 any other; built again after a body is created."""
+        roles = self._roles
+        if roles is None:
+            body_actor, statics, ground = self.body_actor, self.static_names, self.ground_bodies
+            ids = [*body_actor, *statics, 0]
+            roles = self._roles = np.zeros(max(ids) + 1, dtype=np.int8)
+            for body in statics:
+                if body not in ground:
+                    roles[body] = 2
+            for body in body_actor:
+                roles[body] = 1
+        return roles
+
+    def quiet_args(self, state: SimState) -> tuple[Any, ...] | None:
+        """The backend's arguments of the compiled quiet ticks from ``state`` (:func:`.ticks.run_dynamic_ticks`, after
+        ``d`` and ``lat_own``), or None where its next tick needs Python: a tick whose physics is pending, thrown
+        bodies or struck road users, no C API handle or no exact lever arms and powers
+        (:func:`.capi.gemv_address`, :func:`.capi.pow_address`), far background vehicles, a vehicle to show again.
+        The tick's layout is built here where it does not hold for ``state`` (:meth:`_hand_over`, as :meth:`advance`
+        builds it before the physics)."""
+        if self._pending is not None or self.thrown or state.control.struck:
+            return None
+        sm = self._client_handle()
+        gemv, pw = capi.gemv_address(), capi.pow_address()
+        goals = state.control.longitudinal
+        if sm is None or not gemv or not pw or self._far(state):
+            return None
+        lay = self._layout
+        if lay is None or lay.present is not state.bodies.present or lay.goals is not goals or lay.far:
+            # The layout advance() would build first (it hides the vehicles gone since): here, unless a body would be
+            # shown (placed at the step's pose, which is not computed yet).
+            present_l = state.bodies.present.tolist()
+            if any(present_l[i] and i in self._hidden for i in self.vehicles):
+                return None
+            lay = self._hand_over(state, state.bodies, set(), goals)
+        e = lay.ego
+        b = state.bodies
+        prev_com = np.zeros(3)
+        inertia: list[float] = [0.0, 0.0, 0.0]
+        mass = 0.0
+        if e is not None:
+            # _check's centre of mass before the tick: the last check's, or from the state's pose.
+            prev_com = np.array(self._prev_com if self._prev_tick == state.tick else (
+                b.pos[e] + np.array(p.getMatrixFromQuaternion(b.quat[e].tolist())).reshape(3, 3) @ self.com).tolist())
+            inertia, mass = self._inertia_list, self.mass
+        present = b.present.tolist()
+        sleeping = self._index_array(i for i in self.parked_idx if i not in self._woken and present[i])
+        idx, stop, d_mass, wheelbase, d_inertia, com = lay.drive
+        coms, _, bodies, invs, has_inv, any_inv = lay.specs
+        n_live = len(lay.live)
+        di = np.array([sm, self.substeps, p.WORLD_FRAME, self.ego_body if e is not None else -1,
+                       e is not None and post_crash(goals[e]), gemv, pw, PROJECT_WINDOW, any_inv, lay.ego_row,
+                       -1 if e is None else e],
+                      dtype=np.int64)
+        df = np.array([self.h, _SLIP_MIN_MPS, DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, WAKE_MARGIN_M,
+                       TUNNEL_DEPTH_M, MAX_ANGULAR_RATE_RPS, ENERGY_GAIN, ENERGY_SLACK_J, mass, *inertia,
+                       state.control.steer_rad], dtype=np.float64)
+        return (di, df, lay.agent_bodies, self._ego_k, bodies, idx, stop, self.scene.actors.parked, d_mass, wheelbase,
+                d_inertia, com, invs, has_inv, coms, lay.moved_rows, lay.stand_rows, self._contact_roles(),
+                self._contact_buf, self.physical, self._radius_array, sleeping, self._static_boxes(), prev_com,
+                np.empty((n_live, 13)), np.empty((n_live, 4)), np.empty((n_live, 9)), np.empty((n_live, 3, 1)),
+                np.empty(3))
+
+    def quiet_done(self, tick: int, stopped_after: bool, args: tuple[Any, ...]) -> None:
+        """After the compiled quiet ticks reached ``tick`` (:meth:`quiet_args`' ``args``, written): the ego's centre of
+        mass for the next check, and where they stopped after that tick's physics, its results pending for
+        :meth:`advance`."""
+        prev_com, raw, frame_q, frame_r, levers, pend = args[-6:]
+        if self._layout is not None and self._layout.ego is not None:
+            self._prev_com, self._prev_tick = prev_com.tolist(), tick
+        if stopped_after:
+            util, steer, energy = pend.tolist()
+            self._pending = (tick, util, steer, energy, raw, frame_q, frame_r, levers)
 
     def _contacts(self, state: SimState, pos: np.ndarray, yaw: np.ndarray, present: np.ndarray,
                   struck: tuple[impact.Struck, ...] = (), footprints: frozenset[tuple[int, int]] | None = None,
@@ -545,9 +645,34 @@ class DynamicBackend(ThrownBodies):
         # pos + lever, as numpy's elementwise sum would give it.
         com = [x + r for x, r in zip(pos.tolist(), lever)]
         self._prev_com, self._prev_tick = com, state.tick + 1
-        crossed = crossed_collider(self.world.client, prev_com, com, self.static_names, self.ground_bodies)
         unactuated = e_before is not None and not touching and plan.throttle[e] <= 0.0 and plan.accel[e] <= 0.0
-        self.checks.tick(state, pos, omega, crossed, e_before, self._energy_now() if unactuated else None)
+        e_after = self._energy_now() if unactuated else None
+        # The ray and the Python check only where they can find something (check_flags: the same comparisons).
+        g = self.scene.ground
+        flags = check_flags(np.array(prev_com), np.array(com), self._static_boxes(), pos, omega, g.heights, g.x0, g.y0,
+                            1.0 / GROUND_RASTER_M, TUNNEL_DEPTH_M, MAX_ANGULAR_RATE_RPS,
+                            math.nan if e_before is None else e_before, math.nan if e_after is None else e_after,
+                            ENERGY_GAIN, ENERGY_SLACK_J)
+        crossed = crossed_collider(self.world.client, prev_com, com, self.static_names, self.ground_bodies) \
+            if flags & CHECK_RAY else None
+        if crossed is not None or flags & CHECK_FIND:
+            self.checks.tick(state, pos, omega, crossed, e_before, e_after)
+
+    def _static_boxes(self) -> np.ndarray:
+        """The axis-aligned boxes (k, 6: lower and upper corners, m) of the world's static colliders other than the
+        ground, each link's, as PyBullet bounds them, taken once per world (statics do not move); a segment that meets
+        none of them crosses none (:func:`~.kernels.check_flags`)."""
+        w = self.world
+        if w.static_boxes is None:
+            cid, rows = w.client, []
+            for body in sorted(self.static_names):
+                if body in self.ground_bodies:
+                    continue
+                for link in range(-1, p.getNumJoints(body, physicsClientId=cid)):
+                    lo, hi = p.getAABB(body, link, physicsClientId=cid)
+                    rows.append((*lo, *hi))
+            w.static_boxes = np.array(rows, dtype=np.float64).reshape(-1, 6)
+        return w.static_boxes
 
     def rollout_checks(self) -> list[dict[str, Any]]:
         return self.checks.records()

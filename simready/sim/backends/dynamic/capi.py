@@ -26,6 +26,9 @@ Tested against the binding's path, rollout for rollout.
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
+import functools
+import glob
 import math
 import os
 import struct
@@ -41,7 +44,8 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from simready.sim.backends.dynamic import kernels as dynamic_kernels
-from simready.sim.backends.dynamic.kernels import agent_drive_rows, body_frames, ego_steer_setup, ground_under, py_hypot
+from simready.sim.backends.dynamic.kernels import (agent_drive_rows, body_frames, bullet_matrix, ego_steer_setup,
+                                                  ground_under, py_hypot)
 from simready.sim.core import kernels as core_kernels
 from simready.sim.core.cache_stamp import stamp_callees
 
@@ -197,6 +201,150 @@ def _i4_at(typingctx, address, k):  # type: ignore[no-untyped-def]
         return builder.sext(builder.load(ptr), ir.IntType(64))
 
     return sig, codegen
+
+
+@intrinsic
+def _call_gemv(typingctx, fptr, a, x, y):  # type: ignore[no-untyped-def]
+    """``y = A x`` for one 3 × 3 row-major ``A`` at address ``a`` and the 3-vector at ``x`` by the CBLAS ``dgemv`` at
+    ``fptr`` (64-bit integers), called as numpy's ``matmul`` calls it for such a product: column-major, transposed,
+    ``lda`` 3, unit strides, alpha 1, beta 0."""
+    sig = types.void(types.int64, types.int64, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i32, i64, f8 = ir.IntType(32), ir.IntType(64), ir.DoubleType()
+        fp8 = f8.as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [i32, i32, i64, i64, f8, fp8, i64, fp8, i64, f8, fp8, i64])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        three, one = ir.Constant(i64, 3), ir.Constant(i64, 1)
+        builder.call(fn, [ir.Constant(i32, _COL_MAJOR), ir.Constant(i32, _TRANS), three, three, ir.Constant(f8, 1.0),
+                          builder.inttoptr(args[1], fp8), three, builder.inttoptr(args[2], fp8), one,
+                          ir.Constant(f8, 0.0), builder.inttoptr(args[3], fp8), one])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def _call_pow(typingctx, fptr, x, y):  # type: ignore[no-untyped-def]
+    """The C library's ``pow(x, y)`` at address ``fptr`` (an indirect call: the compiler cannot replace it)."""
+    sig = types.float64(types.int64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        f8 = ir.DoubleType()
+        fn = builder.inttoptr(args[0], ir.FunctionType(f8, [f8, f8]).as_pointer())
+        return builder.call(fn, [args[1], args[2]])
+
+    return sig, codegen
+
+
+#: CBLAS's ``CblasColMajor`` and ``CblasTrans``.
+_COL_MAJOR, _TRANS = 102, 112
+
+
+@numba.njit(**_JIT)
+def lever_arms(fp: int, rot: np.ndarray, coms: np.ndarray, out: np.ndarray) -> None:
+    """``out = rot.reshape(n, 3, 3) @ coms`` (``coms``, ``out``: (n, 3, 1) C-contiguous) by the CBLAS ``dgemv`` numpy's
+    ``matmul`` calls (:func:`gemv_address`), one body at a time as numpy does: its bits."""
+    for k in range(rot.shape[0]):
+        _call_gemv(fp, rot.ctypes.data + 72 * k, coms.ctypes.data + 24 * k, out.ctypes.data + 24 * k)
+
+
+@numba.njit(**_JIT)
+def _pow_rows(fp: int, x: np.ndarray, y: float, out: np.ndarray) -> None:
+    """``out[k] = pow(x[k], y)`` by the C library's ``pow`` at ``fp`` (:func:`pow_address`'s probe)."""
+    for k in range(x.shape[0]):
+        out[k] = _call_pow(fp, x[k], y)
+
+
+def _blas_library() -> str | None:
+    """The OpenBLAS numpy's wheel carries (the library its ``matmul`` calls), or None."""
+    here = os.path.dirname(os.path.dirname(np.__file__))
+    found = sorted(glob.glob(os.path.join(here, "numpy.libs", "libscipy_openblas*.so*")))
+    return found[0] if found else None
+
+
+def _probe_stacks(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rotation-like (n, 3, 3) stacks and (n, 3, 1) arms of awkward magnitudes, for the probes."""
+    rng = np.random.default_rng(seed)
+    rot = rng.normal(size=(257, 3, 3)) * rng.choice([1e-9, 1e-3, 1.0, 1e3], size=(257, 3, 3))
+    coms = rng.normal(size=(257, 3, 1)) * np.array([1.5, 0.02, 0.3])[None, :, None]
+    return rot, coms
+
+
+@functools.cache
+def gemv_address() -> int:
+    """Address of the CBLAS ``dgemv`` that numpy's ``matmul`` calls for a stack of 3 × 3 by 3 × 1 products (the
+    lever arms, :meth:`~.exchange.BodyExchange._read_frames`), found once per process; 0 where it is not found or
+    :func:`lever_arms` does not give ``matmul``'s bits on a probe (the caller then keeps numpy's product).
+
+    Why: BLAS sums those products in its own order (with fused multiply-adds where the CPU has them, chosen at load
+    time), which no fixed order of IEEE operations reproduces; calling the same function gives the same bits."""
+    path = _blas_library()
+    if path is None:
+        return 0
+    try:
+        lib = ctypes.CDLL(path)
+        fp = next((ctypes.cast(getattr(lib, name), ctypes.c_void_p).value for name in
+                   ("scipy_cblas_dgemv64_", "cblas_dgemv64_") if hasattr(lib, name)), None)
+    except OSError:
+        return 0
+    if not fp:
+        return 0
+    for seed in (3, 5):
+        rot, coms = _probe_stacks(seed)
+        rows = np.ascontiguousarray(rot.reshape(-1, 9))
+        got = np.empty_like(coms)
+        lever_arms(fp, rows, coms, got)
+        if got.tobytes() != (rows.reshape(-1, 3, 3) @ coms).tobytes():
+            return 0
+    return int(fp)
+
+
+@functools.cache
+def pow_address() -> int:
+    """Address of the C library's ``pow``, which Python's ``x ** y`` on floats calls, found once per process; 0 where
+    it is not found or does not give ``**``'s bits on a probe (squares of awkward values)."""
+    try:
+        fp = ctypes.cast(ctypes.CDLL(ctypes.util.find_library("m") or None).pow, ctypes.c_void_p).value
+    except (OSError, AttributeError):
+        return 0
+    if not fp:
+        return 0
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=4096) * rng.choice([1e-9, 1e-3, 1.0, 37.0, 1e3], size=4096)
+    x[:4] = 0.0, -0.0, 1.0, -2.5
+    got = np.empty_like(x)
+    _pow_rows(fp, x, 2.0, got)
+    if got.tobytes() != np.array([v ** 2 for v in x.tolist()]).tobytes():
+        return 0
+    return int(fp)
+
+
+@numba.njit(**_JIT)
+def ego_energy(sm: int, body: int, mass: float, ix: float, iy: float, iz: float, g: float, pow_fp: int,
+               ptrs: np.ndarray) -> float:
+    """:func:`~.checks.body_energy` of ``body`` (J) from one state request, its operations in its order (the squares by
+    the C library's ``pow`` at ``pow_fp``, as Python's ``**`` makes them; the rotation by :func:`~.kernels.bullet_matrix`,
+    ``getMatrixFromQuaternion``'s); NaN where the state could not be read or a velocity is beyond ±1e100 (where
+    Python's ``**`` would raise on overflow: the caller then takes the binding's path)."""
+    if not _read(sm, body, ptrs):
+        return math.nan
+    q, qd = ptrs[0], ptrs[1]
+    quat, rot = np.empty(4), np.empty(9)
+    for c in range(4):
+        quat[c] = _f8_at(q, 3 + c)
+    bullet_matrix(quat, rot)
+    l0, l1, l2 = _f8_at(qd, 0), _f8_at(qd, 1), _f8_at(qd, 2)
+    if not (abs(l0) < 1e100 and abs(l1) < 1e100 and abs(l2) < 1e100):
+        return math.nan
+    a0, a1, a2 = _f8_at(qd, 3), _f8_at(qd, 4), _f8_at(qd, 5)
+    wx = rot[0] * a0 + rot[3] * a1 + rot[6] * a2
+    wy = rot[1] * a0 + rot[4] * a1 + rot[7] * a2
+    wz = rot[2] * a0 + rot[5] * a1 + rot[8] * a2
+    kinetic = 0.5 * mass * (_call_pow(pow_fp, l0, 2.0) + _call_pow(pow_fp, l1, 2.0) + _call_pow(pow_fp, l2, 2.0)) + \
+        0.5 * (ix * wx * wx + iy * wy * wy + iz * wz * wz)
+    energy: float = kinetic + mass * g * _f8_at(q, 2)
+    return energy
 
 
 @numba.njit(**_JIT)
@@ -375,12 +523,14 @@ def tick_step(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, 
               quat: np.ndarray, kpos: np.ndarray, kvel: np.ndarray, komega: np.ndarray, yaw: np.ndarray,
               cyaw: np.ndarray, mass: np.ndarray, wheelbase: np.ndarray, inertia: np.ndarray, com: np.ndarray,
               mu_g: float, g: float, dt: float, pos_tau: float, yaw_tau: float, support_tau: float, inv: np.ndarray,
-              has: np.ndarray, any_inv: bool, frame_quat: np.ndarray, frame_rot: np.ndarray) -> tuple[float, float]:
+              has: np.ndarray, any_inv: bool, frame_quat: np.ndarray, frame_rot: np.ndarray, gemv_fp: int,
+              coms: np.ndarray, levers: np.ndarray) -> tuple[float, float]:
     """A tick's physics in one call: the ego's steering and tyre constants (:func:`~.kernels.ego_steer_setup` into
     ``setup``, where the ego ``e`` is present: ``ego`` its body, else -1 and the steering 0), the agents' drive rows
     (:func:`~.drive.agent_drive_table`'s kernels, the ground under them first), the substeps and reads
     (:func:`tick_substeps`), then the read bodies' frames: their base quaternions (:func:`base_quats` where
-    ``any_inv``) and :func:`~.kernels.body_frames` into ``frame_quat``, ``frame_rot``. Returns :func:`tick_substeps`'
+    ``any_inv``) and :func:`~.kernels.body_frames` into ``frame_quat``, ``frame_rot``, and where ``gemv_fp`` is set
+    their lever arms into ``levers`` (:func:`lever_arms` of ``coms``). Returns :func:`tick_substeps`'
     value, or -2.0 before any command where a coordinate under an agent is not finite (the caller then computes the
     drive rows with its fallback and calls :func:`tick_substeps` with ``setup``), and the steering angle (rad)."""
     steer = 0.0
@@ -401,4 +551,6 @@ def tick_step(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, 
     if any_inv:
         base_quats(raw, inv, has)
     body_frames(raw, frame_quat, frame_rot)
+    if gemv_fp != 0:
+        lever_arms(gemv_fp, frame_rot, coms, levers)
     return util, steer

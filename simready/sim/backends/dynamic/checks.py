@@ -28,7 +28,11 @@ from simready.sim.core.state import SimState
 
 #: Energy may grow by this much per tick without actuation before it counts as a gain (J, plus 0.5 %).
 ENERGY_SLACK_J = 50.0
+#: ... and by this factor (1 + 0.5 %).
+ENERGY_GAIN = 1.005
 MAX_ANGULAR_RATE_RPS = 10.0
+#: The ego's origin this far under the ground is tunnelling (m).
+TUNNEL_DEPTH_M = 0.3
 
 
 def body_energy(client: int, body: int, mass_kg: float, moments: list[float]) -> float:
@@ -76,12 +80,12 @@ class RolloutChecks:
             self._note("tunnelling", f"t={self._t(state)}: ego centre of mass crossed {crossed}")
         x, y, z = pos.tolist()
         ground = self.scene.ground.at_point(x, y)
-        if z < ground - 0.3:
+        if z < ground - TUNNEL_DEPTH_M:
             self._note("tunnelling", f"t={self._t(state)}: ego origin {z:.2f} m is below the ground ({ground:.2f} m)")
         rate = max(map(abs, omega.tolist()))
         if rate > MAX_ANGULAR_RATE_RPS:
             self._note("explosion", f"t={self._t(state)}: ego angular rate {rate:.1f} rad/s")
-        if e_before is not None and e_after is not None and e_after > e_before * 1.005 + ENERGY_SLACK_J:
+        if e_before is not None and e_after is not None and e_after > e_before * ENERGY_GAIN + ENERGY_SLACK_J:
             self._note("energy_gain", f"t={self._t(state)}: ego energy rose {e_after - e_before:.0f} J without actuation")
 
     def _t(self, state: SimState) -> float:

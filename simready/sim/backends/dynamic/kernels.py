@@ -384,3 +384,52 @@ def finish_rows(reads: np.ndarray, frame_quat: np.ndarray, frame_rot: np.ndarray
     m = contact_pairs(pos, yaw, present, reach2, hl, hw, pairs) if pos.shape[0] >= 2 else 0
     return m, bodies_verdict(pos, quat, vel, omega, present, max_speed, lo_x, hi_x, lo_y, hi_y, max_abs_z, u, hl, leaves,
                              lengths)
+
+
+#: :func:`check_flags`' bits: the segment between the ego's centres of mass may meet a static collider (cast the
+#: ray), and a rollout check may find something this tick (take the Python check).
+CHECK_RAY, CHECK_FIND = 1, 2
+
+
+@numba.njit(**_JIT)
+def check_flags(p0: np.ndarray, p1: np.ndarray, boxes: np.ndarray, pos: np.ndarray, omega: np.ndarray,
+                heights: np.ndarray, x0: float, y0: float, scale: float, below: float, rate_max: float,
+                e_before: float, e_after: float, gain: float, slack: float) -> int:
+    """Which of the ego's rollout checks (:class:`~.checks.RolloutChecks`) a tick needs in Python: :data:`CHECK_RAY`
+    where the box around the segment ``p0`` → ``p1`` (its centres of mass before and after the tick) meets one of
+    ``boxes`` (k, 6: the lower and upper corners of the static colliders other than the ground; a ray that meets none
+    of them crosses none, :func:`~.checks.crossed_collider`), :data:`CHECK_FIND` where a finding is possible: the
+    origin ``pos`` more than ``below`` under the ground (:meth:`simready.sim.core.scene.GroundModel.at_point`'s cell,
+    ``scale`` its 1 / raster; a coordinate that is not finite is left to Python), an angular rate in ``omega`` above
+    ``rate_max`` (or not finite), or the energy ``e_after`` above ``e_before · gain + slack`` (NaN: not compared).
+    The same comparisons as the Python check, so where neither bit is set it notes nothing."""
+    out = 0
+    lo_x, hi_x = (p0[0], p1[0]) if p0[0] <= p1[0] else (p1[0], p0[0])
+    lo_y, hi_y = (p0[1], p1[1]) if p0[1] <= p1[1] else (p1[1], p0[1])
+    lo_z, hi_z = (p0[2], p1[2]) if p0[2] <= p1[2] else (p1[2], p0[2])
+    if not (math.isfinite(lo_x) and math.isfinite(hi_x) and math.isfinite(lo_y) and math.isfinite(hi_y)
+            and math.isfinite(lo_z) and math.isfinite(hi_z)):
+        out |= CHECK_RAY
+    else:
+        for k in range(boxes.shape[0]):
+            if (hi_x >= boxes[k, 0] and lo_x <= boxes[k, 3] and hi_y >= boxes[k, 1] and lo_y <= boxes[k, 4]
+                    and hi_z >= boxes[k, 2] and lo_z <= boxes[k, 5]):
+                out |= CHECK_RAY
+                break
+    fx, fy = (pos[0] - x0) * scale, (pos[1] - y0) * scale
+    if not (abs(fx) < 1e15 and abs(fy) < 1e15):
+        return out | CHECK_FIND  # not finite, or beyond an integer cell here: Python's check
+    nx, ny = heights.shape
+    i, j = int(fx), int(fy)
+    i = 0 if 0 > i else i
+    i = nx - 1 if nx - 1 < i else i
+    j = 0 if 0 > j else j
+    j = ny - 1 if ny - 1 < j else j
+    if pos[2] < heights[i, j] - below:
+        return out | CHECK_FIND
+    for c in range(3):
+        if not abs(omega[c]) <= rate_max:
+            return out | CHECK_FIND
+    if e_after > e_before * gain + slack:
+        return out | CHECK_FIND
+    return out

@@ -23,6 +23,7 @@ import os
 import weakref
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pybullet as p
 
 if TYPE_CHECKING:
@@ -74,6 +75,9 @@ class World:
         #: The client's C API handle (:func:`~simready.sim.backends.dynamic.capi.client_handle`; None: not found),
         #: -1 until looked up.
         self.capi_handle: int | None = -1
+        #: The boxes of the static colliders other than the ground (:meth:`~.backend.DynamicBackend._static_boxes`;
+        #: None: not taken yet).
+        self.static_boxes: np.ndarray | None = None
 
     def call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return fn(*args, physicsClientId=self.client, **kwargs)

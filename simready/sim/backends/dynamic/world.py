@@ -86,8 +86,14 @@ class DynamicWorld(Backend):
         #: not built since the last body was created), and the compiled read's rows.
         self._roles: np.ndarray | None = None
         self._contact_buf = np.empty((64, 4))
+        #: The two state addresses a compiled read fills (:func:`~.capi.ego_energy`).
+        self._state_ptrs = np.zeros(2, dtype=np.int64)
         self._masses = [impact.road_user_mass(scene, i) for i in range(len(a))]
         self._radius: list[float] = np.asarray(a.radius, dtype=np.float64).tolist()
+        self._radius_array = np.array(self._radius, dtype=np.float64)
+        #: A tick whose physics the compiled quiet ticks stepped, pending for :meth:`~.backend.DynamicBackend.advance`
+        #: (``(tick, util, steer, energy before, reads, frame quaternions, rotations, lever arms)``; None: none).
+        self._pending: tuple[Any, ...] | None = None
         #: Struck road users' rigid bodies, by actor (created at the strike, in the order of the strikes).
         self.thrown: dict[int, int] = {}
         #: Whether the world's statics are complete (then :meth:`close` keeps it for this scene's next engine).
