@@ -168,3 +168,39 @@ def test_ego_energy_is_body_energys(monkeypatch: pytest.MonkeyPatch) -> None:
         assert seen > 50
     finally:
         engine.close()
+
+
+def test_the_pow_lookup_falls_back_where_the_c_library_cannot_be_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where ``find_library("m")`` names nothing and ``ctypes.CDLL(None)`` raises (Windows: CPython's ``CDLL`` reads
+    the name as a string there, a TypeError for None), :func:`capi.pow_address` is 0 (the binding's path), not an
+    exception out of every dynamic-v1 rollout's quiet ticks."""
+    import ctypes
+    import ctypes.util
+
+    def windows_cdll(name: Any, *args: Any, **kwargs: Any) -> Any:
+        path_like = "/" in name or "\\" in name  # CPython's CDLL.__init__ on Windows, before it loads anything
+        raise OSError(f"{name}: not loadable here ({path_like})")
+
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
+    monkeypatch.setattr(ctypes, "CDLL", windows_cdll)
+    capi.pow_address.cache_clear()
+    try:
+        assert capi.pow_address() == 0
+    finally:
+        monkeypatch.undo()
+        capi.pow_address.cache_clear()
+
+
+def test_a_rollout_without_the_pointer_lookups_is_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where numpy's dgemv or the C library's pow is not found (another platform or numpy build: the lookups give 0),
+    dynamic-v1 falls back to numpy's product, Python's ``**`` and Python ticks: a crash's trace and rollout checks,
+    the same bytes as with both found."""
+    if not capi.available() or not capi.gemv_address() or not capi.pow_address():
+        pytest.skip("the C API, numpy's dgemv or the C library's pow is not found here (nothing to compare with)")
+    m = _rear_end()
+    found = _rollout(m, True, monkeypatch)
+    for gemv, pw in ((0, capi.pow_address()), (capi.gemv_address(), 0), (0, 0)):
+        with monkeypatch.context() as mp:
+            mp.setattr(capi, "gemv_address", lambda g=gemv: g)
+            mp.setattr(capi, "pow_address", lambda q=pw: q)
+            assert _rollout(m, True, mp) == found

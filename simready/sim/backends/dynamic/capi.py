@@ -306,7 +306,7 @@ def pow_address() -> int:
     it is not found or does not give ``**``'s bits on a probe (squares of awkward values)."""
     try:
         fp = ctypes.cast(ctypes.CDLL(ctypes.util.find_library("m") or None).pow, ctypes.c_void_p).value
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # TypeError: Windows, whose ctypes cannot load CDLL(None)
         return 0
     if not fp:
         return 0
