@@ -66,6 +66,7 @@ def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_a_file_version_is_hashed_once_and_any_write_hashes_it_again(tmp_path, monkeypatch) -> None:
     import hashlib
+    import time
 
     from simready.common.hashing import file_sha256
 
@@ -75,9 +76,13 @@ def test_a_file_version_is_hashed_once_and_any_write_hashes_it_again(tmp_path, m
     assert file_sha256(p) == "sha256:" + hashlib.sha256(b"abc").hexdigest()
     assert file_sha256(p) == "sha256:" + hashlib.sha256(b"abc").hexdigest()
     assert len(opened) == 1
+    # Past one tick of a coarse file-system clock (1-10 ms on kernels before 6.13; a same-size rewrite in place
+    # within one tick is the stated limit of simready.common.hashing.FileVersion).
+    time.sleep(0.05)
     with open(p, "r+b") as f:  # in place, the same size: the file's change time moves
         f.write(b"x")
     assert file_sha256(p) == "sha256:" + hashlib.sha256(b"xbc").hexdigest()
+    time.sleep(0.05)
     p.write_bytes(b"xbd")
     assert file_sha256(p) == "sha256:" + hashlib.sha256(b"xbd").hexdigest()
     assert len(opened) == 3

@@ -645,8 +645,9 @@ def direction_candidates(o: np.ndarray, s: np.ndarray, t_max: float, e1: np.ndar
 
     A box whose body is exactly a closed box surface (``solid``) blocks, with no cast, a ray that starts outside
     its widened box and meets its box narrowed to ``lo_in``/``hi_in`` (widened by the origin's rounding, like the
-    outer test, but narrowed overall) before ``t_in``: it crosses the closed surface in between, which a
-    watertight cast cannot miss. Those rays are set in ``blocked`` and not kept."""
+    outer test, but narrowed overall) before ``t_in``: it crosses the closed surface in between (blocked, as it
+    physically is; Embree's cast, not guaranteed watertight, agreed on every ray tested, edges and corners included).
+    Those rays are set in ``blocked`` and not kept."""
     n = o.shape[0]
     m = 0
     # Per axis the reciprocal of the direction (0: the axis does not bound t): a ray's entry and exit of a slab are

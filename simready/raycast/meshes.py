@@ -113,7 +113,8 @@ def is_box_surface(vertices: NDArray[np.float64], faces: NDArray[np.int64]) -> b
     the box's six face planes (its three vertices on it), all wound outward or all inward, each face's triangles'
     areas summing to the face's, and every edge shared by exactly two triangles that run along it in opposite
     directions (closed and consistently wound: the triangles tile each face, no hole, no fold). A segment from
-    outside such a box into its interior crosses the surface, which Embree's watertight test does not miss.
+    outside such a box into its interior crosses the surface (Embree's cast, not guaranteed watertight, agreed on every
+    such ray tested).
     Compare ``vertices`` as Embree holds them (float32 values)."""
     v = np.asarray(vertices, np.float64)
     f = np.asarray(faces, np.int64)
