@@ -118,7 +118,9 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
         return 0
     a = scene.actors
     n = len(a)
-    if len(sc.leaders) != n or sc.struck or s.world.contacts or engine._respawn.active or len(engine._turner.rows):
+    # (dynamic-v1 steps struck road users at rest as their thrown bodies: its quiet_args says where it can.)
+    if (len(sc.leaders) != n or (sc.struck and not dynamic) or s.world.contacts or engine._respawn.active
+            or len(engine._turner.rows)):
         return 0
     physics: tuple[Any, ...] | None = None
     if dynamic:
@@ -213,8 +215,8 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
              DIVERGE_WINDOW_M, junctions.CONFLICT_LOOKAHEAD_M, junctions.CLEARANCE_M, C.JUNCTION_GAP_S,
              C.PED_GAP_ACCEPT_S)
     rec = engine.recorder
-    ic = np.array([t0, limit, warmup, every, rec.rows, e, 1, a.py.lane_bound_count >= 2, sin_fp, cos_fp, 1],
-                  dtype=np.int64)
+    ic = np.array([t0, limit, warmup, every, rec.rows, e, 1, a.py.lane_bound_count >= 2, sin_fp, cos_fp, 1,
+                   physics is not None], dtype=np.int64)
     b = s.bodies
     big0 = np.concatenate((b.pos.ravel(), b.quat.ravel(), b.vel.ravel(), b.omega.ravel()))
     lane0, s0 = view.lanes

@@ -32,8 +32,8 @@ import numpy as np
 
 from simready.sim.backends.dynamic import capi
 from simready.sim.backends.dynamic import kernels as dynamic_kernels
-from simready.sim.backends.dynamic.capi import contact_points, ego_energy, tick_step
-from simready.sim.backends.dynamic.kernels import check_flags, finish_rows
+from simready.sim.backends.dynamic.capi import base_quats, contact_points, ego_energy, lever_arms, read_states, tick_step
+from simready.sim.backends.dynamic.kernels import body_frames, body_rows, check_flags, finish_rows, thrown_rows
 from simready.sim.core import kernels as K
 from simready.sim.core import numpy_loops as NL
 from simready.sim.core import planner_kernels as pk
@@ -102,7 +102,8 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                       wheelbase: np.ndarray, inertia: np.ndarray, com: np.ndarray, invs: np.ndarray,
                       has_inv: np.ndarray, coms: np.ndarray, moved_rows: np.ndarray, stand_rows: np.ndarray,
                       role: np.ndarray, contact_buf: np.ndarray, physical: np.ndarray, radius: np.ndarray,
-                      sleeping: np.ndarray, boxes: np.ndarray, prev_com: np.ndarray, raw: np.ndarray,
+                      sleeping: np.ndarray, boxes: np.ndarray, thrown: np.ndarray, t_bodies: np.ndarray,
+                      t_coms: np.ndarray, t_invs: np.ndarray, t_has: np.ndarray, prev_com: np.ndarray, raw: np.ndarray,
                       frame_quat: np.ndarray, frame_rot: np.ndarray, levers: np.ndarray, pend: np.ndarray,
                       ) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                  np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray,
@@ -117,7 +118,9 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     references of the actors with a lateral goal, ``lat_own``; the others keep their offsets ``d``, which the
     physics moves); ``o_x``/``x_src`` number dynamic-v1's six extras (5: tyre utilisation). The rest: the backend's
     (``di``, ``df``: the slots above; the layout's bodies and drive arrays, the contact roles and their buffer, the
-    static colliders' boxes, the ego's centre of mass after the last tick ``prev_com``, updated in place). Where the
+    static colliders' boxes; ``thrown``: the struck road users, thrown bodies at rest whose strikers are released,
+    ``t_bodies`` … ``t_has`` their bodies, centres of mass and inertial frames as :meth:`.exchange.BodyExchange._read_specs`
+    gives them; the ego's centre of mass after the last tick ``prev_com``, updated in place). Where the
     run stops after a tick's physics (:data:`STOP_AFTER`), that tick's reads, frames and lever arms are in ``raw``,
     ``frame_quat``, ``frame_rot``, ``levers`` and its floats in ``pend``.
     """
@@ -149,6 +152,9 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     com_now = np.empty(3)
     lever = np.zeros(3)
     want_x = np.zeros((6, n))
+    n_t = thrown.shape[0]
+    t_raw, t_quat, t_rot = np.empty((n_t, 13)), np.empty((n_t, 4)), np.empty((n_t, 9))
+    t_lever, t_table = np.empty((n_t, 3, 1)), np.empty((n_t, 16))
     while t < end:
         k = t - t_first
         # This tick's lateral references: the goals' where an actor has one, else the offset it has.
@@ -207,6 +213,16 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             standstill[:], act_buf[:] = still, buf
             why = STOP_AFTER
             break
+        if n_t > 0:
+            # The thrown bodies' reads and rows (ThrownBodies._read_thrown: its reads, their frames and lever arms).
+            if not read_states(sm, t_bodies, t_raw, ptrs):
+                standstill[:], act_buf[:] = still, buf
+                why = STOP_AFTER
+                break
+            base_quats(t_raw, t_invs, t_has)
+            body_frames(t_raw, t_quat, t_rot)
+            lever_arms(di[D_GEMV], t_rot, t_coms, t_lever)
+            body_rows(t_raw, t_quat, t_rot, t_lever, t_table)
         big_o = big1.copy()
         pos, quat = big_o[:3 * n].reshape((n, 3)), big_o[3 * n:7 * n].reshape((n, 4))
         vel, omega = big_o[7 * n:10 * n].reshape((n, 3)), big_o[10 * n:].reshape((n, 3))
@@ -216,6 +232,13 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                             quat, vel, omega, yaw_o, u_o, d_o, v_o, slip_o, present, reach2, hl, hw, pairs,
                             fc[T.F_MAX_SPEED], fc[T.F_LO_X], fc[T.F_HI_X], fc[T.F_LO_Y], fc[T.F_HI_Y], fc[T.F_MAX_Z],
                             leaves, lengths)
+        if n_t > 0:
+            # Their rows replace the step's, then the overlaps and the verdict are those of the final rows (the Python
+            # tick's footprint contacts and the engine's own checks).
+            thrown_rows(t_table, thrown, pos, quat, vel, omega, yaw_o, u_o, d_o, v_o, u, d)
+            m = K.contact_pairs(pos, yaw_o, present, reach2, hl, hw, pairs) if n >= 2 else 0
+            ok = K.bodies_verdict(pos, quat, vel, omega, present, fc[T.F_MAX_SPEED], fc[T.F_LO_X], fc[T.F_HI_X],
+                                  fc[T.F_LO_Y], fc[T.F_HI_Y], fc[T.F_MAX_Z], u_o, hl, leaves, lengths)
         touching = contact_points(sm, role, contact_buf) != 0
         for q in range(m):
             i, j = pairs[q, 0], pairs[q, 1]
