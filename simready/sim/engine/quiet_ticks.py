@@ -26,6 +26,7 @@ from simready.sim.core import kinematics
 from simready.sim.core.sight import DIVERGE_WINDOW_M, TickView, leader_u0, occluder_mask
 from simready.sim.core.scene import Scene
 from simready.sim.core.state import GapGoal, SimState, frozen, ro, set_indices, with_changes
+from simready.sim.engine import collisions
 from simready.sim.engine.recorder import Recorder
 
 
@@ -37,6 +38,7 @@ class QuietHost(Protocol):
     backend: Backend
     recorder: Recorder
     ticks_simulated: int
+    events: list[Any]
     ego_mass_kg: float
     _perception_every: int
     _respawn: Respawner
@@ -118,8 +120,9 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
         return 0
     a = scene.actors
     n = len(a)
-    # (dynamic-v1 steps struck road users at rest as their thrown bodies: its quiet_args says where it can.)
-    if (len(sc.leaders) != n or (sc.struck and not dynamic) or s.world.contacts or engine._respawn.active
+    # (dynamic-v1 steps struck road users as their thrown bodies, in contact with their strikers or not: its
+    # quiet_args says where it can.)
+    if (len(sc.leaders) != n or ((sc.struck or s.world.contacts) and not dynamic) or engine._respawn.active
             or len(engine._turner.rows)):
         return 0
     physics: tuple[Any, ...] | None = None
@@ -138,6 +141,9 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
         if bounded is not None:
             quiet, guards = bounded
     limit = min(limit, max(warmup, quiet))
+    if s.world.contacts:
+        # The first tick whose contacts give an open collision its delta-v (collisions.impact_delta_v) is Python's.
+        limit = min(limit, _impact_window(engine, t0, limit))
     dt = scene.dt
     goals = sc.longitudinal
     moving: list[tuple[int, Any]] = []
@@ -326,6 +332,20 @@ def _dynamic_commit(engine: QuietHost, args: tuple[Any, ...], physics: tuple[Any
     _settle(engine, int(t), int(row), big, coords, extras, control,
             (leaders, percepts, wait_i, wait_u) if perceived else None)
     return k
+
+
+def _impact_window(engine: QuietHost, t0: int, limit: int) -> int:
+    """The last tick before ``limit`` from which the compiled ticks may step on while a contact lasts: before the tick
+    whose step gives an open ``collision`` event its delta-v (:func:`~.collisions.impact_delta_v`'s test)."""
+    scene = engine.scene
+    open_t = [ev["t"] for ev in engine.events if ev["type"] == "collision" and "delta_v_mps" not in ev]
+    if not open_t:
+        return limit
+    for tick in range(t0 + 1, limit + 1):
+        t = (tick - scene.warmup_ticks) * scene.dt
+        if any(t - t_ev >= collisions.IMPACT_WINDOW_S - 1e-9 for t_ev in open_t):
+            return tick - 1
+    return limit
 
 
 def _numpy_loops() -> tuple[int, int, int]:

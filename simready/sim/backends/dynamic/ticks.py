@@ -54,8 +54,8 @@ STOP_END, STOP_BEFORE, STOP_AFTER = 0, 1, 2
 N_DI = 11
 #: Slots of its float parameters ``df``.
 (D_H, D_SLIP_MIN, D_POS_TAU, D_YAW_TAU, D_SUPPORT_TAU, D_WAKE_MARGIN, D_BELOW, D_RATE_MAX, D_GAIN, D_SLACK,
- D_MASS, D_IX, D_IY, D_IZ, D_STEER) = range(15)
-N_DF = 15
+ D_MASS, D_IX, D_IY, D_IZ, D_STEER, D_REST_V, D_REST_W) = range(17)
+N_DF = 17
 #: Slots of the pending tick's floats ``pend``: the ego's tyre utilisation, its steering angle, its energy before
 #: the tick (NaN: none).
 P_UTIL, P_STEER, P_E_BEFORE = range(3)
@@ -76,6 +76,41 @@ def _may_wake(sleeping: np.ndarray, movers: np.ndarray, radius: np.ndarray, big:
             dist = math.hypot(xi - big[3 * j], yi - big[3 * j + 1])
             if not dist >= reach * (1.0 + 1e-9) + 1e-9:
                 return True
+    return False
+
+
+@numba.njit(**_JIT)
+def _struck_pair(i: int, j: int, thrown: np.ndarray, strikers: np.ndarray) -> bool:
+    """Whether actors ``i``, ``j`` are a thrown road user and the striker it is still in contact with (the Python
+    tick's struck contacts, :meth:`.backend.DynamicBackend._contacts`)."""
+    for k in range(thrown.shape[0]):
+        s = strikers[k]
+        if s >= 0 and ((thrown[k] == i and s == j) or (thrown[k] == j and s == i)):
+            return True
+    return False
+
+
+@numba.njit(**_JIT)
+def _new_contact(n_points: int, contact_buf: np.ndarray, body_actor: np.ndarray, pairs: np.ndarray, m: int,
+                 physical: np.ndarray, parked: np.ndarray, thrown: np.ndarray, strikers: np.ndarray) -> bool:
+    """Whether this tick's contacts differ from the struck ones the state holds: a contact point (``n_points`` rows of
+    ``contact_buf``: body A, body B; ``body_actor``: each body's actor, -1 none) or a footprint overlap of the final
+    rows (``m`` rows of ``pairs``) between other parties than a thrown road user and its striker, or more points than
+    the buffer holds."""
+    if n_points > contact_buf.shape[0] or n_points < 0:
+        return True
+    nb = body_actor.shape[0]
+    for q in range(n_points):
+        ba, bb = int(contact_buf[q, 0]), int(contact_buf[q, 1])
+        i = body_actor[ba] if 0 <= ba < nb else -1
+        j = body_actor[bb] if 0 <= bb < nb else -1
+        if i < 0 or j < 0 or not _struck_pair(i, j, thrown, strikers):
+            return True
+    for q in range(m):
+        i, j = pairs[q, 0], pairs[q, 1]
+        if (not (physical[i] and physical[j]) or not (parked[i] and parked[j])) and not _struck_pair(i, j, thrown,
+                                                                                                      strikers):
+            return True
     return False
 
 
@@ -103,7 +138,8 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                       has_inv: np.ndarray, coms: np.ndarray, moved_rows: np.ndarray, stand_rows: np.ndarray,
                       role: np.ndarray, contact_buf: np.ndarray, physical: np.ndarray, radius: np.ndarray,
                       sleeping: np.ndarray, boxes: np.ndarray, thrown: np.ndarray, t_bodies: np.ndarray,
-                      t_coms: np.ndarray, t_invs: np.ndarray, t_has: np.ndarray, prev_com: np.ndarray, raw: np.ndarray,
+                      t_coms: np.ndarray, t_invs: np.ndarray, t_has: np.ndarray, strikers: np.ndarray,
+                      body_actor: np.ndarray, prev_com: np.ndarray, raw: np.ndarray,
                       frame_quat: np.ndarray, frame_rot: np.ndarray, levers: np.ndarray, pend: np.ndarray,
                       ) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                  np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray,
@@ -118,9 +154,11 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     references of the actors with a lateral goal, ``lat_own``; the others keep their offsets ``d``, which the
     physics moves); ``o_x``/``x_src`` number dynamic-v1's six extras (5: tyre utilisation). The rest: the backend's
     (``di``, ``df``: the slots above; the layout's bodies and drive arrays, the contact roles and their buffer, the
-    static colliders' boxes; ``thrown``: the struck road users, thrown bodies at rest whose strikers are released,
-    ``t_bodies`` … ``t_has`` their bodies, centres of mass and inertial frames as :meth:`.exchange.BodyExchange._read_specs`
-    gives them; the ego's centre of mass after the last tick ``prev_com``, updated in place). Where the
+    static colliders' boxes; ``thrown``: the struck road users (thrown bodies), ``t_bodies`` … ``t_has`` their
+    bodies, centres of mass and inertial frames as :meth:`.exchange.BodyExchange._read_specs` gives them, ``strikers``
+    the vehicle each is still in contact with (-1: released), ``body_actor`` each body id's actor (-1: none); the
+    ego's centre of mass after the last tick ``prev_com``, updated in place). A tick whose thrown body may come to rest
+    while in contact (its striker released) or whose contacts are other than the struck ones is Python's. Where the
     run stops after a tick's physics (:data:`STOP_AFTER`), that tick's reads, frames and lever arms are in ``raw``,
     ``frame_quat``, ``frame_rot``, ``levers`` and its floats in ``pend``.
     """
@@ -155,6 +193,11 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     n_t = thrown.shape[0]
     t_raw, t_quat, t_rot = np.empty((n_t, 13)), np.empty((n_t, 4)), np.empty((n_t, 9))
     t_lever, t_table = np.empty((n_t, 3, 1)), np.empty((n_t, 16))
+    # The ego is in contact with a road user it struck (no energy comparison: momentum is exchanged).
+    ego_struck = False
+    for k in range(n_t):
+        if strikers[k] >= 0 and ep >= 0 and (strikers[k] == ep or thrown[k] == ep):
+            ego_struck = True
     while t < end:
         k = t - t_first
         # This tick's lateral references: the goals' where an actor has one, else the offset it has.
@@ -239,11 +282,24 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             m = K.contact_pairs(pos, yaw_o, present, reach2, hl, hw, pairs) if n >= 2 else 0
             ok = K.bodies_verdict(pos, quat, vel, omega, present, fc[T.F_MAX_SPEED], fc[T.F_LO_X], fc[T.F_HI_X],
                                   fc[T.F_LO_Y], fc[T.F_HI_Y], fc[T.F_MAX_Z], u_o, hl, leaves, lengths)
-        touching = contact_points(sm, role, contact_buf) != 0
-        for q in range(m):
-            i, j = pairs[q, 0], pairs[q, 1]
-            if not (physical[i] and physical[j]) or not (parked[i] and parked[j]):
-                touching = True
+        if n_t > 0:
+            touching = _new_contact(contact_points(sm, role, contact_buf), contact_buf, body_actor, pairs, m,
+                                    physical, parked, thrown, strikers)
+            for k in range(n_t):
+                if strikers[k] >= 0:
+                    # _read_thrown's rest test (sqrt of numpy's dot): a body near rest is Python's.
+                    sv = math.sqrt(t_table[k, 7] * t_table[k, 7] + t_table[k, 8] * t_table[k, 8]
+                                   + t_table[k, 9] * t_table[k, 9])
+                    sw = math.sqrt(t_table[k, 10] * t_table[k, 10] + t_table[k, 11] * t_table[k, 11]
+                                   + t_table[k, 12] * t_table[k, 12])
+                    if not (sv >= df[D_REST_V] * (1.0 + 1e-9) + 1e-12 or sw >= df[D_REST_W] * (1.0 + 1e-9) + 1e-12):
+                        touching = True
+        else:
+            touching = contact_points(sm, role, contact_buf) != 0
+            for q in range(m):
+                i, j = pairs[q, 0], pairs[q, 1]
+                if not (physical[i] and physical[j]) or not (parked[i] and parked[j]):
+                    touching = True
         want = K.OK_BOUNDS if (t + 1) % every == 0 else K.OK_STATE
         if touching or not ok & want or not ok & K.OK_STAYS:
             standstill[:], act_buf[:] = still, buf
@@ -255,7 +311,7 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 lever[c] = levers[r, c, 0] if r >= 0 else 0.0
                 com_now[c] = pos[ep, c] + lever[c]
             e_after = math.nan
-            if e_before == e_before:
+            if e_before == e_before and not ego_struck:
                 e_after = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
                                      di[D_POW], ptrs)
                 if e_after != e_after:
