@@ -102,7 +102,8 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
 
     The state, events and records afterwards are those :meth:`~.loop.Engine.step` gives tick by tick. A quiet tick has no
     trigger due (:func:`simready.sim.behavior.interactions.quiet_until`), no goal reading the state (gap,
-    match), no lateral manoeuvre completing, no contact, nobody carried, no background traffic; it perceives
+    match), no lateral manoeuvre completing, no contact (dynamic-v1: but a thrown road user's with its striker, to
+    the tick that gives the collision its delta-v), nobody carried, no background traffic; it perceives
     (leaders, pedestrians in corridors, junction waits) compiled too; moving profiles and lateral offsets enter as
     references evaluated here tick by tick (:data:`_MOVING_TICKS` at most). The compiled loop stops before a
     tick whose pedestrian memory would change, whose pedestrian may see a hazard, or whose step has a contact,

@@ -17,6 +17,10 @@ Python stops the run *after* its physics (PyBullet's world cannot step back): it
 engine's next :meth:`~simready.sim.engine.Engine.step` of that tick takes them instead of stepping the world again
 (:meth:`.backend.DynamicBackend.advance`). Otherwise the tick is committed and recorded as the engine records it.
 
+Struck road users (thrown bodies, :mod:`.thrown`): their bodies are read after the physics and their rows replace the
+kinematic step's before the overlaps and the verdict; while one slides in contact with its striker, the tick's
+contacts must be exactly those struck ones, and a body near rest (its striker then released) is Python's.
+
 Bits: the same kernels the Python tick calls, in its order, on the same arrays.
 
 Cache: compiled beside this module (``cache=True``); the loop carries compiled copies of the kernels it calls, so its
