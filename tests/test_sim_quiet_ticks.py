@@ -141,6 +141,31 @@ def test_dynamic_branches_after_a_crash_are_the_python_ticks_bits(monkeypatch: p
         assert traces() == fast
 
 
+def test_dynamic_despawns_are_committed_by_the_compiled_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench's rollout despawns five vehicles at their paths' ends: the compiled run commits each such tick, the
+    actors leaving before its row is recorded (:data:`~simready.sim.backends.dynamic.ticks.STOP_LEFT`), and the engine
+    logs their ``despawn`` events; the trace is the Python ticks' bytes."""
+    if not capi.available() or not capi.gemv_address() or not capi.pow_address():
+        pytest.skip("the C API, numpy's dgemv or the C library's pow is not found here (every tick in Python)")
+    m = _manifest("bench")
+    compiled = dynamic_ticks.run_dynamic_ticks
+    stops: list[int] = []
+
+    def counting(*args):  # type: ignore[no-untyped-def]
+        out = compiled(*args)
+        stops.append(int(out[1]))
+        return out
+
+    with monkeypatch.context() as mp:
+        mp.setattr(quiet_ticks.dynamic_ticks, "run_dynamic_ticks", counting)
+        fast = run_simulation(m, template(m.template_id), backend="dynamic-v1", catalog=catalog())
+    assert stops.count(dynamic_ticks.STOP_LEFT) == sum(e["type"] == "despawn" for e in fast.trace.events) == 5
+    with monkeypatch.context() as mp:
+        _python_ticks(mp)
+        slow = run_simulation(m, template(m.template_id), backend="dynamic-v1", catalog=catalog())
+    assert fast.trace.to_bytes() == slow.trace.to_bytes()
+
+
 def test_dynamic_thrown_body_stays_in_the_compiled_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
     """The bench's coast branch strikes the crossing pedestrian (a thrown body, :mod:`~simready.sim.backends.dynamic
     .thrown`): the compiled ticks read the body and step on while it slides in contact with the ego (the strike's tick,

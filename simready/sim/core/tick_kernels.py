@@ -279,8 +279,8 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     :func:`simready.sim.behavior.interactions.quiet_guards`), when it perceives without ``ic[I_PERCEIVE]``, when
     a pedestrian's kerb memory would change (its hazard test is :func:`hazard`, with numpy's ``sin`` and ``cos``
     loops at ``ic[I_SIN]``, ``ic[I_COS]``; a borderline "near" the kerb is left to Python), or when its step has a
-    contact (unless ``ic[I_PHYSICS]``: the caller's physics decides the tick's contacts, dynamic-v1's, whose tick reads
-    none of the kinematic step's), a body leaving the map, a non-finite or failing state.
+    contact or a body leaving the map (unless ``ic[I_PHYSICS]``: the caller's physics decides the tick's contacts and
+    rows, dynamic-v1's, whose tick reads neither of the kinematic step's), a non-finite or failing state.
     """
     n = u.shape[0]
     t = ic[I_TICK]
@@ -427,7 +427,7 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                                     pairs, fc[F_MAX_SPEED], fc[F_LO_X], fc[F_HI_X], fc[F_LO_Y], fc[F_HI_Y],
                                     fc[F_MAX_Z], leaves, lengths)
         want = K.OK_BOUNDS if (t + 1) % every == 0 else K.OK_STATE
-        if (m > 0 and not ic[I_PHYSICS]) or not ok & want or not ok & K.OK_STAYS:
+        if (m > 0 or not ok & K.OK_STAYS) and not ic[I_PHYSICS] or not ok & want:
             why = STOP_EVENT
             break
         # Commit the tick.

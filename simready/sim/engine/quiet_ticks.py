@@ -268,10 +268,11 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
 
 
 def _settle(engine: QuietHost, t: int, row: int, big: np.ndarray, coords: Any, extras: dict[str, Any],
-            control: Any, perceived: tuple[np.ndarray, ...] | None) -> None:
+            control: Any, perceived: tuple[np.ndarray, ...] | None, present: np.ndarray | None = None) -> None:
     """The engine after compiled ticks to ``t``: the state from the packed bodies ``big``, ``coords``, ``extras`` and
-    ``control`` (with the last perception's leaders, percepts and junction waits where the ticks perceived), the
-    ticks counted and the recorder's rows."""
+    ``control`` (with the last perception's leaders, percepts and junction waits where the ticks perceived; the
+    bodies' presence ``present`` where actors left the map in the last tick), the ticks counted and the recorder's
+    rows."""
     s = engine.state
     if perceived is not None:
         leaders, percepts, wait_i, wait_u = perceived
@@ -279,7 +280,8 @@ def _settle(engine: QuietHost, t: int, row: int, big: np.ndarray, coords: Any, e
                                percepts=tuple(map(tuple, percepts.tolist())),
                                yields=tuple(zip(wait_i.tolist(), wait_u.tolist())))
     engine.ticks_simulated += t - s.tick
-    engine.state = s.evolve(tick=t, bodies=kinematics._bodies_from(big, len(s.coords.u), s.bodies.present),
+    engine.state = s.evolve(tick=t, bodies=kinematics._bodies_from(big, len(s.coords.u),
+                                                                    s.bodies.present if present is None else present),
                             coords=coords, extras=extras, control=control)
     engine.recorder.rows = row
 
@@ -312,7 +314,7 @@ def _dynamic_commit(engine: QuietHost, args: tuple[Any, ...], physics: tuple[Any
     lat_own = np.zeros(n, dtype=np.bool_)
     lat_own[own] = True
     (t, why, row, u, v, acc, yaw, big, slip, throttle, brake, lane, s_lane, perceived, leaders, percepts, wait_i,
-     wait_u, d, d_rate, _, steer, util) = dynamic_ticks.run_dynamic_ticks(*args, physics[0], physics[1],
+     wait_u, d, d_rate, _, steer, util, present) = dynamic_ticks.run_dynamic_ticks(*args, physics[0], physics[1],
                                                                           np.array(c.d, dtype=np.float64), lat_own,
                                                                           *physics[2:])
     k = int(t) - t0
@@ -330,8 +332,15 @@ def _dynamic_commit(engine: QuietHost, args: tuple[Any, ...], physics: tuple[Any
               "tyre_util": util_x}
     control = with_changes(sc, actuation=tuple(buf.tolist()) if e is not None else sc.actuation, peds=tuple(sc.peds),
                            standstill=tuple(standstill.tolist()), steer_rad=steer if e is not None else sc.steer_rad)
+    left = why == dynamic_ticks.STOP_LEFT
     _settle(engine, int(t), int(row), big, coords, extras, control,
-            (leaders, percepts, wait_i, wait_u) if perceived else None)
+            (leaders, percepts, wait_i, wait_u) if perceived else None, frozen(present, bool) if left else None)
+    if left:
+        # Engine._leave_map's events for the actors that left in the last tick (its state, its order).
+        view = TickView(engine.scene, engine.state, table)
+        ids = engine.scene.actors.ids
+        engine.events.extend(interactions.event(view, "despawn", actor=ids[i], reason="left the map")
+                             for i in np.flatnonzero(b.present & ~present).tolist())
     return k
 
 

@@ -50,8 +50,9 @@ stamp_callees(__file__, (capi.__file__, dynamic_kernels.__file__, K.__file__, T.
 
 _JIT = dict(cache=True, nogil=False, error_model="numpy", fastmath=False)
 
-#: Why :func:`run_dynamic_ticks` stopped: the end, a tick for Python before its physics, or after it (pending).
-STOP_END, STOP_BEFORE, STOP_AFTER = 0, 1, 2
+#: Why :func:`run_dynamic_ticks` stopped: the end, a tick for Python before its physics, or after it (pending), or
+#: after a committed tick in which actors left the map (their presence returned cleared, their events Python's).
+STOP_END, STOP_BEFORE, STOP_AFTER, STOP_LEFT = 0, 1, 2, 3
 
 #: Slots of its integer parameters ``di``.
 (D_SM, D_SUBSTEPS, D_FRAME, D_EGO_BODY, D_CRASHED, D_GEMV, D_POW, D_WINDOW, D_ANY_INV, D_EGO_ROW, D_EGO) = range(11)
@@ -148,11 +149,12 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                       ) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                  np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray,
                                  np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float,
-                                 float]:
+                                 float, np.ndarray]:
     """Step ticks ``ic[I_TICK]`` … while they are quiet, at most to ``ic[I_END]``; returns ``(tick reached, why it
     stopped, recorder rows, u, v, accel, yaw, big, slip, throttle, brake, lane, s, perceived, leaders, percepts,
-    yield_i, yield_u, d, d_rate, d_acc, steer, util)`` after the last committed tick (the arrays given where none was;
-    ``util``: the ego's tyre utilisation).
+    yield_i, yield_u, d, d_rate, d_acc, steer, util, present)`` after the last committed tick (the arrays given where
+    none was; ``util``: the ego's tyre utilisation; ``present`` without the actors that left the map in it, the run's
+    last tick where it stopped for that, :data:`STOP_LEFT`).
 
     ``ic`` … ``ped_pt``: :func:`~simready.sim.core.tick_kernels.run_ticks`' parameters (``lat`` holds the lateral
     references of the actors with a lateral goal, ``lat_own``; the others keep their offsets ``d``, which the
@@ -305,7 +307,9 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 if not (physical[i] and physical[j]) or not (parked[i] and parked[j]):
                     touching = True
         want = K.OK_BOUNDS if (t + 1) % every == 0 else K.OK_STATE
-        if touching or not ok & want or not ok & K.OK_STAYS:
+        # An actor past the end of a path that leaves the map: the tick is committed, then it leaves (_leave_map).
+        left = (not touching) and (ok & want) != 0 and (ok & K.OK_STAYS) == 0
+        if not left and (touching or not ok & want or not ok & K.OK_STAYS):
             standstill[:], act_buf[:] = still, buf
             why = STOP_AFTER
             break
@@ -345,6 +349,12 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             perceived += 1
             leaders, percepts, yield_i, yield_u = leaders1, percepts1, yi1, yu1
         t += 1
+        if left:
+            # Engine._leave_map's test on the committed rows: those leave before the row is recorded.
+            present = present.copy()
+            for i in range(n):
+                if leaves[i] and present[i] and u[i] + hl[i] > lengths[i]:
+                    present[i] = False
         if t >= warmup:
             R.record_row(row, pos, quat, vel, omega, present, lane, s, u, walk, o_pos, o_quat, o_vel, o_omega,
                          o_present, o_lane, o_s)
@@ -357,5 +367,8 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 for i in range(n):
                     o_x[j, row, i] = want_x[x_src[j], i]
             row += 1
+        if left:
+            why = STOP_LEFT
+            break
     return (t, why, row, u, v, a1, yaw, big, slip, throttle, brake, lane, s, perceived, leaders, percepts, yield_i,
-            yield_u, d, d_rate, d_acc, steer, util_last)
+            yield_u, d, d_rate, d_acc, steer, util_last, present)
