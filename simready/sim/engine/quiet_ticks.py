@@ -45,6 +45,7 @@ class QuietHost(Protocol):
     _turner: walkers.Turner
     _quiet: tuple[Any, ...] | None
     _conflicts: tuple[RouteTable, tuple[np.ndarray, ...]] | None
+    _python_at: int
 
     @property
     def route(self) -> RouteTable: ...
@@ -117,7 +118,7 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
     fp, sin_fp, cos_fp, x_src, signals, e, no_rows, is_vehicle, static, dynamic = engine._quiet
     sc = s.control
     route = engine.route
-    if s.termination is not None:
+    if s.termination is not None or t0 == engine._python_at:
         return 0
     a = scene.actors
     n = len(a)
@@ -319,6 +320,8 @@ def _dynamic_commit(engine: QuietHost, args: tuple[Any, ...], physics: tuple[Any
                                                                           *physics[2:])
     k = int(t) - t0
     engine.backend.quiet_done(int(t), why == dynamic_ticks.STOP_AFTER, physics)  # type: ignore[attr-defined]
+    if why == dynamic_ticks.STOP_BEFORE:
+        engine._python_at = int(t)
     if k == 0:
         return 0
     table.remember_lanes(ro(u), lane, s_lane)
