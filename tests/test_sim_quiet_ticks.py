@@ -141,6 +141,68 @@ def test_dynamic_branches_after_a_crash_are_the_python_ticks_bits(monkeypatch: p
         assert traces() == fast
 
 
+def test_dynamic_despawns_are_committed_by_the_compiled_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench's rollout despawns five vehicles at their paths' ends: the compiled run commits each such tick, the
+    actors leaving before its row is recorded (:data:`~simready.sim.backends.dynamic.ticks.STOP_LEFT`), and the engine
+    logs their ``despawn`` events; the trace is the Python ticks' bytes."""
+    if not capi.available() or not capi.gemv_address() or not capi.pow_address():
+        pytest.skip("the C API, numpy's dgemv or the C library's pow is not found here (every tick in Python)")
+    m = _manifest("bench")
+    compiled = dynamic_ticks.run_dynamic_ticks
+    stops: list[int] = []
+
+    def counting(*args):  # type: ignore[no-untyped-def]
+        out = compiled(*args)
+        stops.append(int(out[1]))
+        return out
+
+    with monkeypatch.context() as mp:
+        mp.setattr(quiet_ticks.dynamic_ticks, "run_dynamic_ticks", counting)
+        fast = run_simulation(m, template(m.template_id), backend="dynamic-v1", catalog=catalog())
+    assert stops.count(dynamic_ticks.STOP_LEFT) == sum(e["type"] == "despawn" for e in fast.trace.events) == 5
+    with monkeypatch.context() as mp:
+        _python_ticks(mp)
+        slow = run_simulation(m, template(m.template_id), backend="dynamic-v1", catalog=catalog())
+    assert fast.trace.to_bytes() == slow.trace.to_bytes()
+
+
+def test_dynamic_thrown_body_stays_in_the_compiled_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench's coast branch strikes the crossing pedestrian (a thrown body, :mod:`~simready.sim.backends.dynamic
+    .thrown`): the compiled ticks read the body and step on while it slides in contact with the ego (the strike's tick,
+    its delta-v's and its rest's are Python's) and after it (the kinematic step's overlap with its old pose stops
+    nothing); both branches' traces, events and checks are the Python ticks' bytes."""
+    if not capi.available() or not capi.gemv_address() or not capi.pow_address():
+        pytest.skip("the C API, numpy's dgemv or the C library's pow is not found here (every tick in Python)")
+    import inspect
+
+    from simready.sim.branch import run_branches
+
+    m = demo.bench_manifest(template(), catalog())
+    k_thrown = list(inspect.signature(dynamic_ticks.run_dynamic_ticks.py_func).parameters).index("thrown")
+    compiled = dynamic_ticks.run_dynamic_ticks
+    with_body = [0]
+
+    def counting(*args):  # type: ignore[no-untyped-def]
+        out = compiled(*args)
+        if len(args[k_thrown]):
+            with_body[0] += int(out[0]) - int(args[0][tick_kernels.I_TICK])
+        return out
+
+    def traces() -> list[bytes]:
+        bs = run_branches(m, template(m.template_id), at_s=0.28, actions=("brake", "coast"), backend="dynamic-v1",
+                          catalog=catalog())
+        return [b.trace.to_bytes() for b in bs.branches]
+
+    with monkeypatch.context() as mp:
+        mp.setattr(quiet_ticks.dynamic_ticks, "run_dynamic_ticks", counting)
+        fast = traces()
+    assert b'"type":"collision"' in fast[1] or b'"type": "collision"' in fast[1], "the coast branch struck nobody"
+    assert with_body[0] > 750, f"only {with_body[0]} ticks compiled with a thrown body"
+    with monkeypatch.context() as mp:
+        _python_ticks(mp)
+        assert traces() == fast
+
+
 def test_dynamic_checkpoint_between_compiled_ticks_continues_as_the_python_ticks(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A dynamic-v1 checkpoint in the middle of a compiled run of ticks, restored into a new engine, continues within

@@ -56,9 +56,9 @@ stamp_callees(__file__, _CALLEES)
 _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 #: Slots of :func:`run_ticks`' integer parameters ``ic``.
-I_TICK, I_END, I_WARMUP, I_EVERY, I_ROW, I_EGO, I_PERCEIVE, I_LEADERS, I_SIN, I_COS, I_RECORD = range(11)
+I_TICK, I_END, I_WARMUP, I_EVERY, I_ROW, I_EGO, I_PERCEIVE, I_LEADERS, I_SIN, I_COS, I_RECORD, I_PHYSICS = range(12)
 #: How many slots ``ic`` has.
-N_IC = 11
+N_IC = 12
 #: Slots of its float parameters ``fc``.
 (F_DT, F_FG, F_STAND, F_TRACK, F_AMBER2, F_STANDOFF, F_PED_R, F_GX0, F_GY0, F_GINV, F_RAMP, F_MAX_SPEED, F_LO_X,
  F_HI_X, F_LO_Y, F_HI_Y, F_MAX_Z, F_MASS, F_FRICTION, F_E_DECEL, F_E_ACCEL, F_RR_G, F_RHO, F_CDA, F_G, F_LOOKAHEAD,
@@ -278,8 +278,9 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     ``guard_c`` (x, y, r) from the warm-up's end on (a ``when`` trigger may be due:
     :func:`simready.sim.behavior.interactions.quiet_guards`), when it perceives without ``ic[I_PERCEIVE]``, when
     a pedestrian's kerb memory would change (its hazard test is :func:`hazard`, with numpy's ``sin`` and ``cos``
-    loops at ``ic[I_SIN]``, ``ic[I_COS]``; a borderline "near" the kerb is left to Python), or when its step has a contact, a body leaving the map, a
-    non-finite or failing state.
+    loops at ``ic[I_SIN]``, ``ic[I_COS]``; a borderline "near" the kerb is left to Python), or when its step has a
+    contact or a body leaving the map (unless ``ic[I_PHYSICS]``: the caller's physics decides the tick's contacts and
+    rows, dynamic-v1's, whose tick reads neither of the kinematic step's), a non-finite or failing state.
     """
     n = u.shape[0]
     t = ic[I_TICK]
@@ -426,7 +427,7 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                                     pairs, fc[F_MAX_SPEED], fc[F_LO_X], fc[F_HI_X], fc[F_LO_Y], fc[F_HI_Y],
                                     fc[F_MAX_Z], leaves, lengths)
         want = K.OK_BOUNDS if (t + 1) % every == 0 else K.OK_STATE
-        if m > 0 or not ok & want or not ok & K.OK_STAYS:
+        if (m > 0 or not ok & K.OK_STAYS) and not ic[I_PHYSICS] or not ok & want:
             why = STOP_EVENT
             break
         # Commit the tick.

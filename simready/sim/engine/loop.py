@@ -59,6 +59,8 @@ class Engine:
         #: The arguments of the compiled quiet ticks that hold for the whole rollout (None: every tick in Python).
         self._quiet = self._quiet_setup()
         self._conflicts: tuple[RouteTable, tuple[np.ndarray, ...]] | None = None
+        # The tick the compiled quiet ticks last stopped before (it is Python's: asking again would stop there again).
+        self._python_at = -1
         start = self.backend.start(self.state)
         self.state = self.state.evolve(bodies=start.bodies, coords=start.coords,
                                        extras=start.extras or self.state.extras)

@@ -26,6 +26,7 @@ from simready.sim.core import kinematics
 from simready.sim.core.sight import DIVERGE_WINDOW_M, TickView, leader_u0, occluder_mask
 from simready.sim.core.scene import Scene
 from simready.sim.core.state import GapGoal, SimState, frozen, ro, set_indices, with_changes
+from simready.sim.engine import collisions
 from simready.sim.engine.recorder import Recorder
 
 
@@ -37,12 +38,14 @@ class QuietHost(Protocol):
     backend: Backend
     recorder: Recorder
     ticks_simulated: int
+    events: list[Any]
     ego_mass_kg: float
     _perception_every: int
     _respawn: Respawner
     _turner: walkers.Turner
     _quiet: tuple[Any, ...] | None
     _conflicts: tuple[RouteTable, tuple[np.ndarray, ...]] | None
+    _python_at: int
 
     @property
     def route(self) -> RouteTable: ...
@@ -100,7 +103,8 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
 
     The state, events and records afterwards are those :meth:`~.loop.Engine.step` gives tick by tick. A quiet tick has no
     trigger due (:func:`simready.sim.behavior.interactions.quiet_until`), no goal reading the state (gap,
-    match), no lateral manoeuvre completing, no contact, nobody carried, no background traffic; it perceives
+    match), no lateral manoeuvre completing, no contact (dynamic-v1: but a thrown road user's with its striker, to
+    the tick that gives the collision its delta-v), nobody carried, no background traffic; it perceives
     (leaders, pedestrians in corridors, junction waits) compiled too; moving profiles and lateral offsets enter as
     references evaluated here tick by tick (:data:`_MOVING_TICKS` at most). The compiled loop stops before a
     tick whose pedestrian memory would change, whose pedestrian may see a hazard, or whose step has a contact,
@@ -114,11 +118,14 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
     fp, sin_fp, cos_fp, x_src, signals, e, no_rows, is_vehicle, static, dynamic = engine._quiet
     sc = s.control
     route = engine.route
-    if s.termination is not None:
+    if s.termination is not None or t0 == engine._python_at:
         return 0
     a = scene.actors
     n = len(a)
-    if len(sc.leaders) != n or sc.struck or s.world.contacts or engine._respawn.active or len(engine._turner.rows):
+    # (dynamic-v1 steps struck road users as their thrown bodies, in contact with their strikers or not: its
+    # quiet_args says where it can.)
+    if (len(sc.leaders) != n or ((sc.struck or s.world.contacts) and not dynamic) or engine._respawn.active
+            or len(engine._turner.rows)):
         return 0
     physics: tuple[Any, ...] | None = None
     if dynamic:
@@ -136,6 +143,9 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
         if bounded is not None:
             quiet, guards = bounded
     limit = min(limit, max(warmup, quiet))
+    if s.world.contacts:
+        # The first tick whose contacts give an open collision its delta-v (collisions.impact_delta_v) is Python's.
+        limit = min(limit, _impact_window(engine, t0, limit))
     dt = scene.dt
     goals = sc.longitudinal
     moving: list[tuple[int, Any]] = []
@@ -213,8 +223,8 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
              DIVERGE_WINDOW_M, junctions.CONFLICT_LOOKAHEAD_M, junctions.CLEARANCE_M, C.JUNCTION_GAP_S,
              C.PED_GAP_ACCEPT_S)
     rec = engine.recorder
-    ic = np.array([t0, limit, warmup, every, rec.rows, e, 1, a.py.lane_bound_count >= 2, sin_fp, cos_fp, 1],
-                  dtype=np.int64)
+    ic = np.array([t0, limit, warmup, every, rec.rows, e, 1, a.py.lane_bound_count >= 2, sin_fp, cos_fp, 1,
+                   physics is not None], dtype=np.int64)
     b = s.bodies
     big0 = np.concatenate((b.pos.ravel(), b.quat.ravel(), b.vel.ravel(), b.omega.ravel()))
     lane0, s0 = view.lanes
@@ -259,10 +269,11 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
 
 
 def _settle(engine: QuietHost, t: int, row: int, big: np.ndarray, coords: Any, extras: dict[str, Any],
-            control: Any, perceived: tuple[np.ndarray, ...] | None) -> None:
+            control: Any, perceived: tuple[np.ndarray, ...] | None, present: np.ndarray | None = None) -> None:
     """The engine after compiled ticks to ``t``: the state from the packed bodies ``big``, ``coords``, ``extras`` and
-    ``control`` (with the last perception's leaders, percepts and junction waits where the ticks perceived), the
-    ticks counted and the recorder's rows."""
+    ``control`` (with the last perception's leaders, percepts and junction waits where the ticks perceived; the
+    bodies' presence ``present`` where actors left the map in the last tick), the ticks counted and the recorder's
+    rows."""
     s = engine.state
     if perceived is not None:
         leaders, percepts, wait_i, wait_u = perceived
@@ -270,7 +281,8 @@ def _settle(engine: QuietHost, t: int, row: int, big: np.ndarray, coords: Any, e
                                percepts=tuple(map(tuple, percepts.tolist())),
                                yields=tuple(zip(wait_i.tolist(), wait_u.tolist())))
     engine.ticks_simulated += t - s.tick
-    engine.state = s.evolve(tick=t, bodies=kinematics._bodies_from(big, len(s.coords.u), s.bodies.present),
+    engine.state = s.evolve(tick=t, bodies=kinematics._bodies_from(big, len(s.coords.u),
+                                                                    s.bodies.present if present is None else present),
                             coords=coords, extras=extras, control=control)
     engine.recorder.rows = row
 
@@ -303,11 +315,13 @@ def _dynamic_commit(engine: QuietHost, args: tuple[Any, ...], physics: tuple[Any
     lat_own = np.zeros(n, dtype=np.bool_)
     lat_own[own] = True
     (t, why, row, u, v, acc, yaw, big, slip, throttle, brake, lane, s_lane, perceived, leaders, percepts, wait_i,
-     wait_u, d, d_rate, _, steer, util) = dynamic_ticks.run_dynamic_ticks(*args, physics[0], physics[1],
+     wait_u, d, d_rate, _, steer, util, present) = dynamic_ticks.run_dynamic_ticks(*args, physics[0], physics[1],
                                                                           np.array(c.d, dtype=np.float64), lat_own,
                                                                           *physics[2:])
     k = int(t) - t0
     engine.backend.quiet_done(int(t), why == dynamic_ticks.STOP_AFTER, physics)  # type: ignore[attr-defined]
+    if why == dynamic_ticks.STOP_BEFORE:
+        engine._python_at = int(t)
     if k == 0:
         return 0
     table.remember_lanes(ro(u), lane, s_lane)
@@ -321,9 +335,30 @@ def _dynamic_commit(engine: QuietHost, args: tuple[Any, ...], physics: tuple[Any
               "tyre_util": util_x}
     control = with_changes(sc, actuation=tuple(buf.tolist()) if e is not None else sc.actuation, peds=tuple(sc.peds),
                            standstill=tuple(standstill.tolist()), steer_rad=steer if e is not None else sc.steer_rad)
+    left = why == dynamic_ticks.STOP_LEFT
     _settle(engine, int(t), int(row), big, coords, extras, control,
-            (leaders, percepts, wait_i, wait_u) if perceived else None)
+            (leaders, percepts, wait_i, wait_u) if perceived else None, frozen(present, bool) if left else None)
+    if left:
+        # Engine._leave_map's events for the actors that left in the last tick (its state, its order).
+        view = TickView(engine.scene, engine.state, table)
+        ids = engine.scene.actors.ids
+        engine.events.extend(interactions.event(view, "despawn", actor=ids[i], reason="left the map")
+                             for i in np.flatnonzero(b.present & ~present).tolist())
     return k
+
+
+def _impact_window(engine: QuietHost, t0: int, limit: int) -> int:
+    """The last tick before ``limit`` from which the compiled ticks may step on while a contact lasts: before the tick
+    whose step gives an open ``collision`` event its delta-v (:func:`~.collisions.impact_delta_v`'s test)."""
+    scene = engine.scene
+    open_t = [ev["t"] for ev in engine.events if ev["type"] == "collision" and "delta_v_mps" not in ev]
+    if not open_t:
+        return limit
+    for tick in range(t0 + 1, limit + 1):
+        t = (tick - scene.warmup_ticks) * scene.dt
+        if any(t - t_ev >= collisions.IMPACT_WINDOW_S - 1e-9 for t_ev in open_t):
+            return tick - 1
+    return limit
 
 
 def _numpy_loops() -> tuple[int, int, int]:

@@ -518,12 +518,15 @@ class DynamicBackend(ThrownBodies):
 
     def quiet_args(self, state: SimState) -> tuple[Any, ...] | None:
         """The backend's arguments of the compiled quiet ticks from ``state`` (:func:`.ticks.run_dynamic_ticks`, after
-        ``d`` and ``lat_own``), or None where its next tick needs Python: a tick whose physics is pending, thrown
-        bodies or struck road users, no C API handle or no exact lever arms and powers
+        ``d`` and ``lat_own``), or None where its next tick needs Python: a tick whose physics is pending, a struck
+        road user without its body, contacts other than the struck road users' with their strikers, no C API handle or no exact lever arms and powers
         (:func:`.capi.gemv_address`, :func:`.capi.pow_address`), far background vehicles, a vehicle to show again.
         The tick's layout is built here where it does not hold for ``state`` (:meth:`_hand_over`, as :meth:`advance`
         builds it before the physics)."""
-        if self._pending is not None or self.thrown or state.control.struck:
+        struck = state.control.struck
+        if self._pending is not None or any(rec[0] not in self.thrown for rec in struck):
+            return None
+        if state.world.contacts != {(min(rec[0], rec[1]), max(rec[0], rec[1])) for rec in struck if rec[1] >= 0}:
             return None
         sm = self._client_handle()
         gemv, pw = capi.gemv_address(), capi.pow_address()
@@ -553,16 +556,23 @@ class DynamicBackend(ThrownBodies):
         idx, stop, d_mass, wheelbase, d_inertia, com = lay.drive
         coms, _, bodies, invs, has_inv, any_inv = lay.specs
         n_live = len(lay.live)
+        thrown = [rec[0] for rec in struck]
+        t_coms, _, t_bodies, t_invs, t_has, _ = self._read_specs(thrown)
+        body_actor = np.full(max(self.body_actor, default=-1) + 1, -1, dtype=np.int64)
+        for body, i in self.body_actor.items():
+            body_actor[body] = i
         di = np.array([sm, self.substeps, p.WORLD_FRAME, self.ego_body if e is not None else -1,
                        e is not None and post_crash(goals[e]), gemv, pw, PROJECT_WINDOW, any_inv, lay.ego_row,
                        -1 if e is None else e],
                       dtype=np.int64)
         df = np.array([self.h, _SLIP_MIN_MPS, DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, WAKE_MARGIN_M,
                        TUNNEL_DEPTH_M, MAX_ANGULAR_RATE_RPS, ENERGY_GAIN, ENERGY_SLACK_J, mass, *inertia,
-                       state.control.steer_rad], dtype=np.float64)
+                       state.control.steer_rad, impact.BODY_REST_MPS, impact.BODY_REST_RPS], dtype=np.float64)
         return (di, df, lay.agent_bodies, self._ego_k, bodies, idx, stop, self.scene.actors.parked, d_mass, wheelbase,
                 d_inertia, com, invs, has_inv, coms, lay.moved_rows, lay.stand_rows, self._contact_roles(),
-                self._contact_buf, self.physical, self._radius_array, sleeping, self._static_boxes(), prev_com,
+                self._contact_buf, self.physical, self._radius_array, sleeping, self._static_boxes(),
+                self._index_array(thrown), t_bodies, t_coms, t_invs, t_has,
+                np.array([rec[1] for rec in struck], dtype=np.int64), body_actor, prev_com,
                 np.empty((n_live, 13)), np.empty((n_live, 4)), np.empty((n_live, 9)), np.empty((n_live, 3, 1)),
                 np.empty(3))
 

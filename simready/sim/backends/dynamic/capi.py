@@ -454,14 +454,21 @@ def tick_substeps(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarr
                 return -1.0
             util = u if u > util else util
         _submit(sm, _step_init(sm))
+    return util if read_states(sm, read, raw, ptrs) else -1.0
+
+
+@numba.njit(**_JIT)
+def read_states(sm: int, read: np.ndarray, raw: np.ndarray, ptrs: np.ndarray) -> bool:
+    """Row ``k`` of ``raw``: body ``read[k]``'s centre of mass, base quaternion, linear and angular velocity (13
+    doubles, what the binding's two reads return); False where a state request failed (``raw`` incomplete)."""
     for k in range(len(read)):
         if not _read(sm, read[k], ptrs):
-            return -1.0
+            return False
         for c in range(7):
             raw[k, c] = _f8_at(ptrs[0], c)
         for c in range(6):
             raw[k, 7 + c] = _f8_at(ptrs[1], c)
-    return util
+    return True
 
 
 @numba.njit(**_JIT)

@@ -252,6 +252,32 @@ def body_rows(raw: np.ndarray, quat: np.ndarray, rot: np.ndarray, lever: np.ndar
 
 
 @numba.njit(**_JIT)
+def thrown_rows(table: np.ndarray, thrown: np.ndarray, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
+                omega: np.ndarray, yaw: np.ndarray, u: np.ndarray, d: np.ndarray, speed: np.ndarray,
+                prev_u: np.ndarray, prev_d: np.ndarray) -> None:
+    """The thrown road users' rows (:meth:`.thrown.ThrownBodies._read_thrown`): their bodies' rows (:func:`body_rows`
+    of their reads, ``table``) at actors ``thrown``, where they stay on their paths (``prev_u``, ``prev_d``) at no
+    speed (:meth:`.backend.DynamicBackend.advance`'s struck road users)."""
+    for k in range(len(thrown)):
+        i = thrown[k]
+        _body_row(table, k, i, pos, quat, vel, omega)
+        yaw[i] = table[k, 13]
+        u[i], d[i], speed[i] = prev_u[i], prev_d[i], 0.0
+
+
+@numba.njit(**_JIT)
+def _body_row(table: np.ndarray, k: int, i: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
+              omega: np.ndarray) -> None:
+    """Row ``k`` of :func:`body_rows`' ``table`` into actor ``i``'s origin, quaternion, velocity and angular velocity."""
+    for c in range(3):
+        pos[i, c] = table[k, c]
+        vel[i, c] = table[k, 7 + c]
+        omega[i, c] = table[k, 10 + c]
+    for c in range(4):
+        quat[i, c] = table[k, 3 + c]
+
+
+@numba.njit(**_JIT)
 def scatter_rows(table: np.ndarray, sel: np.ndarray, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
                  omega: np.ndarray, yaw: np.ndarray, speed: np.ndarray, slip: np.ndarray, x: np.ndarray,
                  y: np.ndarray) -> None:
@@ -260,12 +286,7 @@ def scatter_rows(table: np.ndarray, sel: np.ndarray, pos: np.ndarray, quat: np.n
     origins' coordinates in ``sel``'s order."""
     for k in range(len(sel)):
         i = sel[k]
-        for c in range(3):
-            pos[i, c] = table[k, c]
-            vel[i, c] = table[k, 7 + c]
-            omega[i, c] = table[k, 10 + c]
-        for c in range(4):
-            quat[i, c] = table[k, 3 + c]
+        _body_row(table, k, i, pos, quat, vel, omega)
         yaw[i], speed[i], slip[i] = table[k, 13], table[k, 14], table[k, 15]
         x[k], y[k] = table[k, 0], table[k, 1]
 

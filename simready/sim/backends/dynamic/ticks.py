@@ -17,6 +17,10 @@ Python stops the run *after* its physics (PyBullet's world cannot step back): it
 engine's next :meth:`~simready.sim.engine.Engine.step` of that tick takes them instead of stepping the world again
 (:meth:`.backend.DynamicBackend.advance`). Otherwise the tick is committed and recorded as the engine records it.
 
+Struck road users (thrown bodies, :mod:`.thrown`): their bodies are read after the physics and their rows replace the
+kinematic step's before the overlaps and the verdict; while one slides in contact with its striker, the tick's
+contacts must be exactly those struck ones, and a body near rest (its striker then released) is Python's.
+
 Bits: the same kernels the Python tick calls, in its order, on the same arrays.
 
 Cache: compiled beside this module (``cache=True``); the loop carries compiled copies of the kernels it calls, so its
@@ -32,8 +36,8 @@ import numpy as np
 
 from simready.sim.backends.dynamic import capi
 from simready.sim.backends.dynamic import kernels as dynamic_kernels
-from simready.sim.backends.dynamic.capi import contact_points, ego_energy, tick_step
-from simready.sim.backends.dynamic.kernels import check_flags, finish_rows
+from simready.sim.backends.dynamic.capi import base_quats, contact_points, ego_energy, lever_arms, read_states, tick_step
+from simready.sim.backends.dynamic.kernels import body_frames, body_rows, check_flags, finish_rows, thrown_rows
 from simready.sim.core import kernels as K
 from simready.sim.core import numpy_loops as NL
 from simready.sim.core import planner_kernels as pk
@@ -46,16 +50,17 @@ stamp_callees(__file__, (capi.__file__, dynamic_kernels.__file__, K.__file__, T.
 
 _JIT = dict(cache=True, nogil=False, error_model="numpy", fastmath=False)
 
-#: Why :func:`run_dynamic_ticks` stopped: the end, a tick for Python before its physics, or after it (pending).
-STOP_END, STOP_BEFORE, STOP_AFTER = 0, 1, 2
+#: Why :func:`run_dynamic_ticks` stopped: the end, a tick for Python before its physics, or after it (pending), or
+#: after a committed tick in which actors left the map (their presence returned cleared, their events Python's).
+STOP_END, STOP_BEFORE, STOP_AFTER, STOP_LEFT = 0, 1, 2, 3
 
 #: Slots of its integer parameters ``di``.
 (D_SM, D_SUBSTEPS, D_FRAME, D_EGO_BODY, D_CRASHED, D_GEMV, D_POW, D_WINDOW, D_ANY_INV, D_EGO_ROW, D_EGO) = range(11)
 N_DI = 11
 #: Slots of its float parameters ``df``.
 (D_H, D_SLIP_MIN, D_POS_TAU, D_YAW_TAU, D_SUPPORT_TAU, D_WAKE_MARGIN, D_BELOW, D_RATE_MAX, D_GAIN, D_SLACK,
- D_MASS, D_IX, D_IY, D_IZ, D_STEER) = range(15)
-N_DF = 15
+ D_MASS, D_IX, D_IY, D_IZ, D_STEER, D_REST_V, D_REST_W) = range(17)
+N_DF = 17
 #: Slots of the pending tick's floats ``pend``: the ego's tyre utilisation, its steering angle, its energy before
 #: the tick (NaN: none).
 P_UTIL, P_STEER, P_E_BEFORE = range(3)
@@ -76,6 +81,41 @@ def _may_wake(sleeping: np.ndarray, movers: np.ndarray, radius: np.ndarray, big:
             dist = math.hypot(xi - big[3 * j], yi - big[3 * j + 1])
             if not dist >= reach * (1.0 + 1e-9) + 1e-9:
                 return True
+    return False
+
+
+@numba.njit(**_JIT)
+def _struck_pair(i: int, j: int, thrown: np.ndarray, strikers: np.ndarray) -> bool:
+    """Whether actors ``i``, ``j`` are a thrown road user and the striker it is still in contact with (the Python
+    tick's struck contacts, :meth:`.backend.DynamicBackend._contacts`)."""
+    for k in range(thrown.shape[0]):
+        s = strikers[k]
+        if s >= 0 and ((thrown[k] == i and s == j) or (thrown[k] == j and s == i)):
+            return True
+    return False
+
+
+@numba.njit(**_JIT)
+def _new_contact(n_points: int, contact_buf: np.ndarray, body_actor: np.ndarray, pairs: np.ndarray, m: int,
+                 physical: np.ndarray, parked: np.ndarray, thrown: np.ndarray, strikers: np.ndarray) -> bool:
+    """Whether this tick's contacts differ from the struck ones the state holds: a contact point (``n_points`` rows of
+    ``contact_buf``: body A, body B; ``body_actor``: each body's actor, -1 none) or a footprint overlap of the final
+    rows (``m`` rows of ``pairs``) between other parties than a thrown road user and its striker, or more points than
+    the buffer holds."""
+    if n_points > contact_buf.shape[0] or n_points < 0:
+        return True
+    nb = body_actor.shape[0]
+    for q in range(n_points):
+        ba, bb = int(contact_buf[q, 0]), int(contact_buf[q, 1])
+        i = body_actor[ba] if 0 <= ba < nb else -1
+        j = body_actor[bb] if 0 <= bb < nb else -1
+        if i < 0 or j < 0 or not _struck_pair(i, j, thrown, strikers):
+            return True
+    for q in range(m):
+        i, j = pairs[q, 0], pairs[q, 1]
+        if (not (physical[i] and physical[j]) or not (parked[i] and parked[j])) and not _struck_pair(i, j, thrown,
+                                                                                                      strikers):
+            return True
     return False
 
 
@@ -102,22 +142,29 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                       wheelbase: np.ndarray, inertia: np.ndarray, com: np.ndarray, invs: np.ndarray,
                       has_inv: np.ndarray, coms: np.ndarray, moved_rows: np.ndarray, stand_rows: np.ndarray,
                       role: np.ndarray, contact_buf: np.ndarray, physical: np.ndarray, radius: np.ndarray,
-                      sleeping: np.ndarray, boxes: np.ndarray, prev_com: np.ndarray, raw: np.ndarray,
+                      sleeping: np.ndarray, boxes: np.ndarray, thrown: np.ndarray, t_bodies: np.ndarray,
+                      t_coms: np.ndarray, t_invs: np.ndarray, t_has: np.ndarray, strikers: np.ndarray,
+                      body_actor: np.ndarray, prev_com: np.ndarray, raw: np.ndarray,
                       frame_quat: np.ndarray, frame_rot: np.ndarray, levers: np.ndarray, pend: np.ndarray,
                       ) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                  np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray,
                                  np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float,
-                                 float]:
+                                 float, np.ndarray]:
     """Step ticks ``ic[I_TICK]`` … while they are quiet, at most to ``ic[I_END]``; returns ``(tick reached, why it
     stopped, recorder rows, u, v, accel, yaw, big, slip, throttle, brake, lane, s, perceived, leaders, percepts,
-    yield_i, yield_u, d, d_rate, d_acc, steer, util)`` after the last committed tick (the arrays given where none was;
-    ``util``: the ego's tyre utilisation).
+    yield_i, yield_u, d, d_rate, d_acc, steer, util, present)`` after the last committed tick (the arrays given where
+    none was; ``util``: the ego's tyre utilisation; ``present`` without the actors that left the map in it, the run's
+    last tick where it stopped for that, :data:`STOP_LEFT`).
 
     ``ic`` … ``ped_pt``: :func:`~simready.sim.core.tick_kernels.run_ticks`' parameters (``lat`` holds the lateral
     references of the actors with a lateral goal, ``lat_own``; the others keep their offsets ``d``, which the
     physics moves); ``o_x``/``x_src`` number dynamic-v1's six extras (5: tyre utilisation). The rest: the backend's
     (``di``, ``df``: the slots above; the layout's bodies and drive arrays, the contact roles and their buffer, the
-    static colliders' boxes, the ego's centre of mass after the last tick ``prev_com``, updated in place). Where the
+    static colliders' boxes; ``thrown``: the struck road users (thrown bodies), ``t_bodies`` … ``t_has`` their
+    bodies, centres of mass and inertial frames as :meth:`.exchange.BodyExchange._read_specs` gives them, ``strikers``
+    the vehicle each is still in contact with (-1: released), ``body_actor`` each body id's actor (-1: none); the
+    ego's centre of mass after the last tick ``prev_com``, updated in place). A tick whose thrown body may come to rest
+    while in contact (its striker released) or whose contacts are other than the struck ones is Python's. Where the
     run stops after a tick's physics (:data:`STOP_AFTER`), that tick's reads, frames and lever arms are in ``raw``,
     ``frame_quat``, ``frame_rot``, ``levers`` and its floats in ``pend``.
     """
@@ -149,6 +196,14 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     com_now = np.empty(3)
     lever = np.zeros(3)
     want_x = np.zeros((6, n))
+    n_t = thrown.shape[0]
+    t_raw, t_quat, t_rot = np.empty((n_t, 13)), np.empty((n_t, 4)), np.empty((n_t, 9))
+    t_lever, t_table = np.empty((n_t, 3, 1)), np.empty((n_t, 16))
+    # The ego is in contact with a road user it struck (no energy comparison: momentum is exchanged).
+    ego_struck = False
+    for k in range(n_t):
+        if strikers[k] >= 0 and ep >= 0 and (strikers[k] == ep or thrown[k] == ep):
+            ego_struck = True
     while t < end:
         k = t - t_first
         # This tick's lateral references: the goals' where an actor has one, else the offset it has.
@@ -207,6 +262,16 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             standstill[:], act_buf[:] = still, buf
             why = STOP_AFTER
             break
+        if n_t > 0:
+            # The thrown bodies' reads and rows (ThrownBodies._read_thrown: its reads, their frames and lever arms).
+            if not read_states(sm, t_bodies, t_raw, ptrs):
+                standstill[:], act_buf[:] = still, buf
+                why = STOP_AFTER
+                break
+            base_quats(t_raw, t_invs, t_has)
+            body_frames(t_raw, t_quat, t_rot)
+            lever_arms(di[D_GEMV], t_rot, t_coms, t_lever)
+            body_rows(t_raw, t_quat, t_rot, t_lever, t_table)
         big_o = big1.copy()
         pos, quat = big_o[:3 * n].reshape((n, 3)), big_o[3 * n:7 * n].reshape((n, 4))
         vel, omega = big_o[7 * n:10 * n].reshape((n, 3)), big_o[10 * n:].reshape((n, 3))
@@ -216,13 +281,35 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                             quat, vel, omega, yaw_o, u_o, d_o, v_o, slip_o, present, reach2, hl, hw, pairs,
                             fc[T.F_MAX_SPEED], fc[T.F_LO_X], fc[T.F_HI_X], fc[T.F_LO_Y], fc[T.F_HI_Y], fc[T.F_MAX_Z],
                             leaves, lengths)
-        touching = contact_points(sm, role, contact_buf) != 0
-        for q in range(m):
-            i, j = pairs[q, 0], pairs[q, 1]
-            if not (physical[i] and physical[j]) or not (parked[i] and parked[j]):
-                touching = True
+        if n_t > 0:
+            # Their rows replace the step's, then the overlaps and the verdict are those of the final rows (the Python
+            # tick's footprint contacts and the engine's own checks).
+            thrown_rows(t_table, thrown, pos, quat, vel, omega, yaw_o, u_o, d_o, v_o, u, d)
+            m = K.contact_pairs(pos, yaw_o, present, reach2, hl, hw, pairs) if n >= 2 else 0
+            ok = K.bodies_verdict(pos, quat, vel, omega, present, fc[T.F_MAX_SPEED], fc[T.F_LO_X], fc[T.F_HI_X],
+                                  fc[T.F_LO_Y], fc[T.F_HI_Y], fc[T.F_MAX_Z], u_o, hl, leaves, lengths)
+        if n_t > 0:
+            touching = _new_contact(contact_points(sm, role, contact_buf), contact_buf, body_actor, pairs, m,
+                                    physical, parked, thrown, strikers)
+            for k in range(n_t):
+                if strikers[k] >= 0:
+                    # _read_thrown's rest test (sqrt of numpy's dot): a body near rest is Python's.
+                    sv = math.sqrt(t_table[k, 7] * t_table[k, 7] + t_table[k, 8] * t_table[k, 8]
+                                   + t_table[k, 9] * t_table[k, 9])
+                    sw = math.sqrt(t_table[k, 10] * t_table[k, 10] + t_table[k, 11] * t_table[k, 11]
+                                   + t_table[k, 12] * t_table[k, 12])
+                    if not (sv >= df[D_REST_V] * (1.0 + 1e-9) + 1e-12 or sw >= df[D_REST_W] * (1.0 + 1e-9) + 1e-12):
+                        touching = True
+        else:
+            touching = contact_points(sm, role, contact_buf) != 0
+            for q in range(m):
+                i, j = pairs[q, 0], pairs[q, 1]
+                if not (physical[i] and physical[j]) or not (parked[i] and parked[j]):
+                    touching = True
         want = K.OK_BOUNDS if (t + 1) % every == 0 else K.OK_STATE
-        if touching or not ok & want or not ok & K.OK_STAYS:
+        # An actor past the end of a path that leaves the map: the tick is committed, then it leaves (_leave_map).
+        left = (not touching) and (ok & want) != 0 and (ok & K.OK_STAYS) == 0
+        if not left and (touching or not ok & want or not ok & K.OK_STAYS):
             standstill[:], act_buf[:] = still, buf
             why = STOP_AFTER
             break
@@ -232,7 +319,7 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 lever[c] = levers[r, c, 0] if r >= 0 else 0.0
                 com_now[c] = pos[ep, c] + lever[c]
             e_after = math.nan
-            if e_before == e_before:
+            if e_before == e_before and not ego_struck:
                 e_after = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
                                      di[D_POW], ptrs)
                 if e_after != e_after:
@@ -262,6 +349,12 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             perceived += 1
             leaders, percepts, yield_i, yield_u = leaders1, percepts1, yi1, yu1
         t += 1
+        if left:
+            # Engine._leave_map's test on the committed rows: those leave before the row is recorded.
+            present = present.copy()
+            for i in range(n):
+                if leaves[i] and present[i] and u[i] + hl[i] > lengths[i]:
+                    present[i] = False
         if t >= warmup:
             R.record_row(row, pos, quat, vel, omega, present, lane, s, u, walk, o_pos, o_quat, o_vel, o_omega,
                          o_present, o_lane, o_s)
@@ -274,5 +367,8 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 for i in range(n):
                     o_x[j, row, i] = want_x[x_src[j], i]
             row += 1
+        if left:
+            why = STOP_LEFT
+            break
     return (t, why, row, u, v, a1, yaw, big, slip, throttle, brake, lane, s, perceived, leaders, percepts, yield_i,
-            yield_u, d, d_rate, d_acc, steer, util_last)
+            yield_u, d, d_rate, d_acc, steer, util_last, present)
