@@ -293,7 +293,7 @@ _QUIET_EXTRAS = ("accel_mps2", "throttle", "brake", "steer_rad", "slip_rad")
 _DYNAMIC_EXTRAS = (*_QUIET_EXTRAS, "tyre_util")
 #: At most this many ticks in one compiled call while a goal's profile or a lateral manoeuvre moves (their
 #: references are evaluated in Python beforehand, tick by tick).
-_MOVING_TICKS = 64
+_MOVING_TICKS = 128
 #: The steps the compiled ticks repeat (:meth:`simready.sim.backends.kinematic.KinematicBackend.advance`,
 #: :meth:`simready.sim.backends.dynamic.DynamicBackend.advance` with its arguments).
 _KINEMATIC_ADVANCE = KinematicBackend.advance

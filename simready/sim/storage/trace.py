@@ -103,17 +103,18 @@ def build_table(actor_ids: tuple[str, ...], lane_ids: tuple[str, ...], warmup_ti
     quat = arrays["quat"].reshape(-1, 4)
     vel = arrays["vel"].reshape(-1, 3)
     omega = arrays["omega"].reshape(-1, 3)
-    lanes = np.array([None, *lane_ids], dtype=object)[arrays["lane"].reshape(-1) + 1]
+    # The string columns as takes from their few values (one C++ gather, not a Python object per row).
+    lanes = pa.array([None, *lane_ids], pa.string()).take(pa.array(arrays["lane"].reshape(-1) + 1))
     cols: dict[str, Any] = {
         "tick": tick,
         "t": t,
-        "actor_id": pa.array(np.tile(np.array(actor_ids, dtype=object), r), pa.string()),
+        "actor_id": pa.array(actor_ids, pa.string()).take(pa.array(np.tile(np.arange(n, dtype=np.int64), r))),
         "x": pos[:, 0], "y": pos[:, 1], "z": pos[:, 2],
         "qx": quat[:, 0], "qy": quat[:, 1], "qz": quat[:, 2], "qw": quat[:, 3],
         "vx": vel[:, 0], "vy": vel[:, 1], "vz": vel[:, 2],
         "wx": omega[:, 0], "wy": omega[:, 1], "wz": omega[:, 2],
         "speed_mps": arrays["speed"].reshape(-1),
-        "lane": pa.array(lanes, pa.string()),
+        "lane": lanes,
         "s": arrays["s"].reshape(-1),
         "present": arrays["present"].reshape(-1),
     }
