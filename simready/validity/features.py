@@ -38,6 +38,7 @@ p-value apply.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -186,8 +187,10 @@ class NoiseLevel:
         return (1 + sum(1 for v in self.null if v >= divergence - tol)) / (self.draws + 1)
 
 
+@functools.lru_cache(maxsize=4096)
 def _binom_cdf(k: int, n: int, p: float) -> float:
-    """P(Binomial(n, p) ≤ k), exactly (n is a pool's draw count: small)."""
+    """P(Binomial(n, p) ≤ k), exactly (n is a pool's draw count: small); remembered, as every feature of every
+    sample asks the same few (a noise level's rank asks them one by one)."""
     return float(min(sum(math.comb(n, i) * p**i * (1.0 - p) ** (n - i) for i in range(0, k + 1)), 1.0))
 
 

@@ -455,15 +455,23 @@ def tracks_from_ticks(df: "pd.DataFrame") -> dict[str, PoseTrack]:
     missing = [c for c in TICK_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"ticks table lacks columns {missing}")
+    # One stable sort by (actor, t) and a gather per column, not a pandas group and four column selections per actor
+    # (half the time of building a trace's tracks, the rest is PoseTrack's own): the rows of each actor in the order a stable sort by t within its group gives them, the
+    # actors sorted by id, each block (rows, columns) laid out as pandas hands it over (column after column), so the
+    # tracks are the same arrays.
+    actors, codes = np.unique(df["actor_id"].to_numpy(dtype=object), return_inverse=True)
+    t = df["t"].to_numpy(np.float64)
+    order = np.lexsort((t, codes))
+    ends = np.searchsorted(codes[order], np.arange(1, len(actors) + 1))
+    blocks = {name: np.stack([df[c].to_numpy(np.float64) for c in cols])
+              for name, cols in (("position_m", ("x", "y", "z")), ("quat_xyzw", ("qx", "qy", "qz", "qw")),
+                                 ("velocity_mps", ("vx", "vy", "vz")), ("angular_velocity_rps", ("wx", "wy", "wz")))}
+    present = df["present"].to_numpy(bool)
     tracks: dict[str, PoseTrack] = {}
-    for actor, rows in df.groupby("actor_id", sort=True):
-        rows = rows.sort_values("t", kind="stable")
-        tracks[str(actor)] = PoseTrack(
-            t_s=rows["t"].to_numpy(np.float64),
-            position_m=rows[["x", "y", "z"]].to_numpy(np.float64),
-            quat_xyzw=rows[["qx", "qy", "qz", "qw"]].to_numpy(np.float64),
-            velocity_mps=rows[["vx", "vy", "vz"]].to_numpy(np.float64),
-            angular_velocity_rps=rows[["wx", "wy", "wz"]].to_numpy(np.float64),
-            present=rows["present"].to_numpy(bool),
-        )
+    start = 0
+    for actor, end in zip(actors, ends):
+        rows = order[start:end]
+        start = end
+        tracks[str(actor)] = PoseTrack(t_s=t[rows], present=present[rows],
+                                       **{name: np.take(block, rows, axis=1).T for name, block in blocks.items()})
     return tracks
