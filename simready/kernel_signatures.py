@@ -225,6 +225,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
     },
     "raycast": {
         "simready.raycast.kernels": {
+            "hit_points": (
+                "i8[1] f8[2] f8[2] b1 f8[1]",
+            ),
             "swept_box": (
                 "f8[3] b1[1] f8[2] f8[2] f8[1] f8[1] f8[1] f8 f8 f8",
             ),
