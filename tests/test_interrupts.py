@@ -7,37 +7,24 @@ Both with real subprocesses: one killed with SIGKILL in the middle of a run, one
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import textwrap
 
 import dagster as dg
 import pytest
 
 from simready.runner.status import OWNER_TAG, interrupted_runs
-from tests.fixtures.dagster_jobs import SLOW_JOB, interrupt
-
-def _spawn(code: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
-def _wait_for(proc: subprocess.Popen, line: str) -> None:
-    for got in proc.stdout:
-        if got.strip() == line:
-            return
-    raise AssertionError(f"the child ended before {line!r}: {proc.wait()} {proc.stderr.read()[-2000:]}")
-
+from tests.fixtures.dagster_jobs import SLOW_JOB, interrupt, spawn, started_ops, wait_started
 
 @pytest.mark.slow
 def test_status_names_a_run_whose_process_was_killed(tmp_path) -> None:
-    child = _spawn(SLOW_JOB + textwrap.dedent(f"""
+    started = tmp_path / "started"
+    child = spawn(SLOW_JOB + textwrap.dedent(f"""
         from simready.runner.status import owner_tags
         instance = dg.DagsterInstance.local_temp(tempdir={str(tmp_path)!r})
         slow_job.execute_in_process(instance=instance, tags=owner_tags(), raise_on_error=False)
-    """))
+    """), started)
     try:
-        _wait_for(child, "op started")
+        wait_started(child, started, 1)
         instance = dg.DagsterInstance.local_temp(tempdir=str(tmp_path))
         assert interrupted_runs(instance) == []  # its owner is alive: running, not interrupted
     finally:
@@ -51,7 +38,8 @@ def test_status_names_a_run_whose_process_was_killed(tmp_path) -> None:
 
 @pytest.mark.slow
 def test_ctrl_c_stops_simready_run_as_a_whole_with_one_line_and_130(tmp_path) -> None:
-    child = _spawn(SLOW_JOB + textwrap.dedent(f"""
+    started = tmp_path / "started"
+    child = spawn(SLOW_JOB + textwrap.dedent(f"""
         import simready.runner.main_job
         from simready.cli import main
 
@@ -66,14 +54,14 @@ def test_ctrl_c_stops_simready_run_as_a_whole_with_one_line_and_130(tmp_path) ->
 
         simready.runner.main_job.run_main_job = two_jobs
         sys.exit(main(["run", "--quiet"]))
-    """))
+    """), started)
     try:
-        _wait_for(child, "op started")
+        wait_started(child, started, 1)
         rc = interrupt(child, 60, "simready run")
     finally:
         child.kill()
-    out, err = child.stdout.read(), child.stderr.read()
+    out, err = child.communicate()
     assert rc == 130, err[-2000:]
-    assert "second job" not in out and "op started" not in out
+    assert "second job" not in out and started_ops(started) == 1, out
     # One line of ours (Dagster's own logging may print around it, e.g. warnings at interpreter exit under load).
     assert sum(line.startswith("interrupted: simready run stopped") for line in err.splitlines()) == 1, err[-2000:]

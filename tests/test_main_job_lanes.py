@@ -8,8 +8,6 @@ process that executed the run, and a Ctrl-C that stops every lane with one line 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -19,7 +17,7 @@ import pytest
 
 from simready.runner.main_job import RunLog, Task, main_tasks, run_tasks
 from simready.runner.status import OWNER_TAG, interrupted_runs, owner_tags
-from tests.fixtures.dagster_jobs import SLOW_JOB, interrupt
+from tests.fixtures.dagster_jobs import SLOW_JOB, interrupt, spawn, started_ops, wait_started
 
 
 def _defs(folder: Path) -> dg.Definitions:
@@ -112,21 +110,16 @@ def test_ctrl_c_stops_every_lane_with_one_line_and_130(tmp_path) -> None:
         main_job.run_main_job = lanes
         sys.exit(main(["run", "--quiet"]))
     """)
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    started = tmp_path / "started"
+    child = spawn(code, started)
     try:
-        started = 0
-        for line in child.stdout:
-            started += line.strip() == "op started"
-            if started == 2:
-                break
-        assert started == 2, child.stderr.read()[-2000:]
+        wait_started(child, started, 2)
         rc = interrupt(child, 60, "simready run")  # the parent only: it passes it on
     finally:
         child.kill()
-    out, err = child.stdout.read(), child.stderr.read()
+    out, err = child.communicate()
     assert rc == 130, err[-2000:]
-    assert "all ran" not in out and "op started" not in out  # the third run never started
+    assert "all ran" not in out and started_ops(started) == 2, out  # the third run never started
     assert sum(line.startswith("interrupted: simready run stopped") for line in err.splitlines()) == 1, err[-2000:]
     instance = dg.DagsterInstance.local_temp(tempdir=str(tmp_path))
     runs = instance.get_runs()
