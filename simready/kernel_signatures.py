@@ -261,6 +261,13 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "spin_rays_into": (
                 "f8[1]r f8[1]r f8[1]r f8[1]r f8[3] f4[1] f4[2] f4[2]",
             ),
+            "spin_cast_static": (
+                "i8 i8 f4[1] u4[1] f8[1]r f8[1]r f8[1]r f8[1]r f8[3] f4 f4 i4[1] b1 f4[2] f4[2] i4[1] i4[1] f4[1] f4[1] "
+                "f4[1] f4[1]",
+            ),
+            "intersect_rows": (
+                "i8 i8 f4[1] u4[1] f4[2] f4[2] f4[1] f4[2] i4[2]",
+            ),
             "static_hits": (
                 "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]r b1",
                 "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1] b1",
@@ -400,6 +407,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             ),
             "mount_poses": (
                 "f8[3] f8[2]",
+            ),
+            "planar_mount_poses": (
+                "f8[2] f8[1] f8[1] f8[1] f8[1] f8[2]",
             ),
             "ascii_rows": (
                 "i8[2] b1[2] i8[1]",

@@ -98,8 +98,10 @@ def test_lidar_poses_are_the_rigs_products():
 
     _, bodies = street_scene(subdivisions=0)
     rig = lidar_rig(bodies[EGO_ID].track)
-    ref = rig.T_world_sensor("lid", 0.4 + beam_table(rig.lidar("lid")).time_offset_s)
-    assert lidar_poses(rig, "lid", 0.4).tobytes() == ref.tobytes()
+    assert rig.body._planar and not rig.body.is_constant  # the planar pass, inside the track; its start: the sample
+    for t0 in (0.4, 1.37, rig.body.t_start):
+        ref = rig.T_world_sensor("lid", t0 + beam_table(rig.lidar("lid")).time_offset_s)
+        assert lidar_poses(rig, "lid", t0).tobytes() == ref.tobytes()
     rng = np.random.default_rng(3)
     P, M = rng.standard_normal((5000, 4, 4)), rng.standard_normal((4, 4))
     assert mount_poses(P.copy(), M).tobytes() == (P @ M).tobytes()
@@ -142,6 +144,43 @@ def test_a_grouped_cast_is_the_cast_of_its_rays(street):
     assert grouped.barycentric_uv.tobytes() == full.barycentric_uv.tobytes()
     with pytest.raises(ValueError, match="grouped rays"):
         scene.cast(T[:, :3, 3].astype(np.float32), d[:-1], col_t, 120.0, group_size=model.channels, normalized=True)
+
+
+@pytest.mark.parametrize("r_min", [0.3, 0.0])
+def test_a_spinning_cast_is_the_grouped_cast_of_its_rays(street, monkeypatch, r_min):
+    """The sweep's cast, its rays made and cast against the static scene in one pass through Embree's own query
+    (:mod:`simready.raycast.embree_direct`), hits what the rays made first and cast through embreex hit, moving
+    bodies included, bit for bit; and so does its fallback where that query is not at hand."""
+    import simready.raycast.geometry as geometry
+    from simready.raycast.embree_direct import intersect1_address, scene_handle
+    from simready.raycast.kernels import spin_rays_into
+    from simready.sensors_hw.lidar.beams import azimuth_prefilter, beam_table, lidar_poses
+
+    assert intersect1_address() and scene_handle(street[0]._static_scene)  # the query is at hand here
+    scene, bodies = street
+    rig = lidar_rig(bodies[EGO_ID].track)
+    model = rig.lidar("lid")
+    table = beam_table(model)
+    T = lidar_poses(rig, "lid", 0.4)
+    col_t = 0.4 + table.time_offset_s
+    d = np.empty((len(table.beam_offset_s), 3), np.float32)
+    starts = np.empty_like(d)
+    spin_rays_into(table.cos_el, table.sin_el, table.cos_az, table.sin_az, T, np.full(1, np.float32(r_min)), d, starts)
+    kw = dict(ignore=[EGO_ID], incidence=True, prefilter=azimuth_prefilter(model, T))
+    ref = scene.cast(T[:, :3, 3].astype(np.float32), d, col_t, 120.0, r_min, group_size=model.channels,
+                     normalized=True, starts=starts if r_min else None, **kw)
+    angles = (table.cos_el, table.sin_el, table.cos_az, table.sin_az)
+    direct = scene.cast_spinning(angles, T, col_t, 120.0, r_min, **kw)
+    monkeypatch.setattr(geometry, "intersect1_address", lambda: 0)
+    fallback = scene.cast_spinning(angles, T, col_t, 120.0, r_min, **kw)
+    assert np.isin(np.flatnonzero(~scene._is_static), ref.body_index).any()  # a moving body was hit
+    for hits in (direct, fallback):
+        for name in ("hit", "distance_m", "body_index", "triangle_index", "cos_incidence", "time_s", "_origin32",
+                     "_dir32", "_u32", "_v32", "_tfar", "_r_min", "point_world", "normal_world"):
+            assert getattr(hits, name).tobytes() == getattr(ref, name).tobytes(), name
+        assert hits._rotations.keys() == ref._rotations.keys()
+        for b, (sel, poses, pose) in ref._rotations.items():
+            assert all(np.array_equal(x, y) for x, y in zip(hits._rotations[b], (sel, poses, pose)))
 
 
 @pytest.mark.parametrize("kw", [{}, {"vignette": 0.0, "tone_map": "clip", "exposure_ev": 0.7},

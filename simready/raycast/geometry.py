@@ -47,8 +47,10 @@ from numpy.typing import ArrayLike, NDArray
 from simready.common.scratch import work_array
 from simready.raycast.body import Body, box_corners, read_obj_triangles
 from simready.raycast.hits import Hits
+from simready.raycast.embree_direct import intersect1_address, rayhit_buffer, scene_handle
 from simready.raycast.kernels import (direction_candidates, direction_grid, mover_hits, rays_to_body, slab_select,
-                                     static_box_shapes, static_hits, swept_box, swept_boxes)
+                                     spin_cast_static, spin_rays_into, static_box_shapes, static_hits, swept_box,
+                                     swept_boxes)
 from simready.raycast.meshes import TriangleTable, embree_scene_of, static_scene_of, static_world_vertices
 from simready.raycast.rays import RayBatch, RayGroups, RayPrefilter, rows_f32, segment_starts, unique_inverse
 from simready.world.identity import NOTHING_HIT, compact_ids
@@ -66,8 +68,10 @@ SWEEP_PAD_FACTOR = 2.0
 SWEEP_PAD_M = 1e-3
 #: ``slab_select``'s candidates when every ray is one.
 _ALL = np.zeros(0, np.int64)
-#: ``mover_hits``' cosines when a cast has none.
+#: ``mover_hits``' cosines when a cast has none, and its hit flags and distances when the hits derive them.
 _NO_COS = np.zeros(0, np.float32)
+_NO_HIT = np.zeros(0, np.bool_)
+_NO_DIST = np.zeros(0, np.float64)
 #: Cells along each side of a direction's grid of the static bodies' boxes (:meth:`SceneGeometry._direction_grid`).
 DIRECTION_GRID_CELLS = 256
 #: Widening of a static body's box for the shadow rays' cull, metres, and relative to the largest coordinate of the
@@ -354,15 +358,8 @@ class SceneGeometry:
         cos = cos_all if incidence else None
         prim, u, v = res["primID"], res["u"], res["v"]
         t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
-        rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]] = {}
-        for b, idx, o_b, d_b, T, pose in self._mover_batches(ignore, o_start, d32, times_in, t_best, prefilter,
-                                                             window):
-            r = self._moving_scene[b].run(o_b, d_b, dists=t_best[idx], output=1)
-            # The rays that met b (closer than the nearest hit so far) take its hit, hit_distances' float64
-            # t + r_min and the cosine of the body-frame normal and direction (the same angle): one pass.
-            sel, closer = mover_hits(np.asarray(idx, np.int64), r["primID"], r["u"], r["v"], r["tfar"], r["Ng"], d_b, b,
-                                     body, prim, u, v, t_best, _NO_COS if cos is None else cos, hit, dist, r_min_1)
-            rotations[b] = (sel, T, pose[closer])
+        rotations = self._cast_movers(ignore, o_start, d32, times_in, prefilter, window, body, prim, u, v, t_best,
+                                      cos, hit, dist, r_min_1)
         lazy = groups is not None
         hits = Hits(None if lazy else hit, None if lazy else dist, body, prim, t, self, o32, d32, u, v, False, o64,
                     d64, _groups=groups, _tfar=t_best if lazy else None, _r_min=r_min_1 if lazy else None)
@@ -370,6 +367,72 @@ class SceneGeometry:
         if cos is not None:
             hits.cos_incidence = cos
         return hits.refine() if exact else hits
+
+    def _cast_movers(self, ignore: Iterable[str], o_start: NDArray[np.float32], d32: NDArray[np.float32],
+                     times: NDArray | RayGroups, prefilter: RayPrefilter | None, window: tuple[float, float] | None,
+                     body: NDArray[np.int32], prim: NDArray[np.int32], u: NDArray[np.float32], v: NDArray[np.float32],
+                     t_best: NDArray[np.float32], cos: NDArray[np.float32] | None, hit: NDArray[np.bool_],
+                     dist: NDArray[np.float64], r_min_1: NDArray[np.float32]
+                     ) -> dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]]:
+        """After the static cast: each moving body cast with the rays that can reach it, no further than the nearest
+        hit so far (``t_best``), and the closer hits written over the static ones (in place); returns per body the
+        rays that met it, its poses and each ray's pose index (the hits' rotations)."""
+        rotations: dict[int, tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.int64]]] = {}
+        for b, idx, o_b, d_b, T, pose in self._mover_batches(ignore, o_start, d32, times, t_best, prefilter, window):
+            r = self._moving_scene[b].run(o_b, d_b, dists=t_best[idx], output=1)
+            # The rays that met b (closer than the nearest hit so far) take its hit, hit_distances' float64
+            # t + r_min and the cosine of the body-frame normal and direction (the same angle): one pass.
+            sel, closer = mover_hits(np.asarray(idx, np.int64), r["primID"], r["u"], r["v"], r["tfar"], r["Ng"], d_b, b,
+                                     body, prim, u, v, t_best, _NO_COS if cos is None else cos, hit, dist, r_min_1)
+            rotations[b] = (sel, T, pose[closer])
+        return rotations
+
+    def cast_spinning(self, angles: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+                                          NDArray[np.float64]], T_cols: NDArray[np.float64],
+                      times: NDArray[np.float64], max_range_m: float, min_range_m: float, *,
+                      ignore: Iterable[str] = (), prefilter: RayPrefilter | None = None, incidence: bool = False,
+                      window: tuple[float, float] | None = None) -> Hits:
+        """:meth:`cast` of a spinning sensor's beams (a LiDAR's): G columns posed by ``T_cols`` (G, 4, 4) at
+        ``times`` (G,), K beams each along the angle tables ``angles`` = (cos el, sin el (K,), cos az, sin az (G,));
+        the rays :func:`~simready.raycast.kernels.spin_rays_into` makes, cast as ``cast(..., group_size=K,
+        normalized=True)`` casts them, the same hits.
+
+        The static scene is cast in the same compiled pass that makes the rays, through Embree's own query
+        (:func:`~simready.raycast.kernels.spin_cast_static`; :mod:`~simready.raycast.embree_direct`): no ray
+        buffers for embreex to read, none of its result arrays, no pass of :func:`static_hits` after. Where that
+        query is not at hand (:func:`~simready.raycast.embree_direct.intersect1_address` 0), the rays are made,
+        then cast by :meth:`cast`."""
+        cos_el, sin_el, cos_az, sin_az = angles
+        g_n, k_n = len(cos_az), len(cos_el)
+        n = g_n * k_n
+        r_min = np.float32(min_range_m)
+        fn = intersect1_address()
+        handle = scene_handle(self._static_scene) if fn else 0
+        dirs = np.empty((n, 3), np.float32)  # kept by the hits
+        starts = work_array("cast.spin_starts", (n, 3), np.float32)
+        if not handle:
+            spin_rays_into(cos_el, sin_el, cos_az, sin_az, T_cols, np.full(1, r_min), dirs, starts)
+            return self.cast(T_cols[:, :3, 3].astype(np.float32), dirs, times, max_range_m, min_range_m,
+                             ignore=ignore, normalized=True, prefilter=prefilter, incidence=incidence,
+                             starts=starts if r_min else None, window=window, group_size=k_n)
+        groups = RayGroups(k_n, rows_f32(T_cols[:, :3, 3].astype(np.float32)),
+                           np.ascontiguousarray(times, np.float64).reshape(-1))
+        r_min_1 = np.full(1, r_min)
+        t_limit = np.subtract(np.float32(max_range_m), r_min)  # cast's segment length, in float32
+        body, prim = np.empty(n, np.int32), np.empty(n, np.int32)
+        u, v, t_best = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
+        cos = np.empty(n if incidence else 0, np.float32)
+        f, w = rayhit_buffer()
+        spin_cast_static(fn, handle, f, w, cos_el, sin_el, cos_az, sin_az, T_cols, r_min, t_limit,
+                         self._body_of_static_geom_ext, incidence, dirs, starts, body, prim, u, v, t_best, cos)
+        rotations = self._cast_movers(ignore, starts, dirs, groups, prefilter, window, body, prim, u, v, t_best,
+                                      cos if incidence else None, _NO_HIT, _NO_DIST, r_min_1)
+        hits = Hits(None, None, body, prim, None, self, None, dirs, u, v, False, None, None, _groups=groups,
+                    _tfar=t_best, _r_min=r_min_1)
+        hits._rotations = rotations
+        if incidence:
+            hits.cos_incidence = cos
+        return hits
 
     def occluded(self, origins: ArrayLike, dirs: ArrayLike, times: ArrayLike, max_range_m: float,
                  *, ignore: Iterable[str] = (), prefilter: RayPrefilter | None = None,

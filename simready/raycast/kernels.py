@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 
+from llvmlite import ir
 import numba
+from numba import types
 import numpy as np
 from numba.core.extending import intrinsic
 
@@ -157,6 +159,110 @@ def fma(typingctx, a, b, c):  # type: ignore[no-untyped-def]
         return builder.fma(*args)
 
     return a(a, b, c), codegen
+
+
+@intrinsic
+def _intersect1(typingctx, fn, scene, rayhit):  # type: ignore[no-untyped-def]
+    """``rtcIntersect1(scene, rayhit, NULL)`` through the function's address ``fn`` (integers: the function, the
+    ``RTCScene``, the ``RTCRayHit``'s address), as embreex's ``EmbreeScene.run`` calls it
+    (:mod:`simready.raycast.embree_direct`)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ptr = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr])
+        call = builder.inttoptr(args[0], fnty.as_pointer())
+        builder.call(call, [builder.inttoptr(args[1], ptr), builder.inttoptr(args[2], ptr), ir.Constant(ptr, None)])
+        return context.get_dummy_value()
+
+    return types.void(types.intp, types.intp, types.intp), codegen
+
+
+@numba.njit(inline="always", **_JIT)
+def _cast1(fn: int, scene: int, f: np.ndarray, w: np.ndarray, o0: np.float32, o1: np.float32, o2: np.float32,
+           d0: np.float32, d1: np.float32, d2: np.float32, tfar: np.float32) -> None:
+    """One ray into the ``RTCRayHit`` ``f`` (float32 words; ``w`` the same as uint32) as ``EmbreeScene.run`` packs it
+    (tnear 0, time 0, mask all ones, flags 0, the ids invalid), then Embree's nearest hit written into it. The normal
+    and barycentrics are zeroed first: what embreex's results hold where nothing was hit (measured; Embree writes
+    them only on a hit)."""
+    f[0], f[1], f[2], f[3] = o0, o1, o2, np.float32(0.0)
+    f[4], f[5], f[6], f[7] = d0, d1, d2, np.float32(0.0)
+    f[8] = tfar
+    f[12], f[13], f[14], f[15], f[16] = np.float32(0.0), np.float32(0.0), np.float32(0.0), np.float32(0.0), np.float32(0.0)
+    w[9], w[11] = np.uint32(0xFFFFFFFF), np.uint32(0)
+    w[17], w[18], w[19] = np.uint32(0xFFFFFFFF), np.uint32(0xFFFFFFFF), np.uint32(0xFFFFFFFF)
+    _intersect1(fn, scene, f.ctypes.data)
+
+
+@numba.njit(inline="always", **_JIT)
+def _hit_id(word: np.uint32) -> np.int32:
+    """A returned id as embreex writes it: −1 for Embree's invalid id."""
+    return np.int32(-1) if word == np.uint32(0xFFFFFFFF) else np.int32(word)
+
+
+@numba.njit(**_JIT)
+def intersect_rows(fn: int, scene: int, f: np.ndarray, w: np.ndarray, o: np.ndarray, d: np.ndarray,
+                   tfar: np.ndarray, out_f: np.ndarray, out_i: np.ndarray) -> None:
+    """``EmbreeScene.run(o, d, dists=tfar, output=1)`` through :func:`_cast1`, row by row: ``out_f`` (N, 6) tfar,
+    u, v and the normal, ``out_i`` (N, 2) primID and geomID (the check of :mod:`simready.raycast.embree_direct`)."""
+    for i in range(o.shape[0]):
+        _cast1(fn, scene, f, w, o[i, 0], o[i, 1], o[i, 2], d[i, 0], d[i, 1], d[i, 2], tfar[i])
+        out_f[i, 0], out_f[i, 1], out_f[i, 2] = f[8], f[15], f[16]
+        out_f[i, 3], out_f[i, 4], out_f[i, 5] = f[12], f[13], f[14]
+        out_i[i, 0], out_i[i, 1] = _hit_id(w[17]), _hit_id(w[18])
+
+
+@numba.njit(**_JIT)
+def spin_cast_static(fn: int, scene: int, f: np.ndarray, w: np.ndarray, cos_el: np.ndarray, sin_el: np.ndarray,
+                     cos_az: np.ndarray, sin_az: np.ndarray, T: np.ndarray, r_min: np.float32, t_limit: np.float32,
+                     body_of_geom_ext: np.ndarray, incidence: bool, d: np.ndarray, s: np.ndarray, body: np.ndarray,
+                     prim: np.ndarray, u: np.ndarray, v: np.ndarray, tfar: np.ndarray, cos: np.ndarray) -> None:
+    """A spinning sensor's rays and their static cast in one pass: :func:`spin_rays_into`'s directions ``d`` and
+    segment starts ``s`` (the column's origin when ``r_min`` is 0), each cast at once against the static scene
+    (:func:`_cast1`: Embree's query as ``EmbreeScene.run`` makes it, segment length ``t_limit``), its hit written
+    as the cast writes embreex's results and :func:`static_hits` turns them (``body`` the body index, ``prim``,
+    ``u``, ``v``, ``tfar`` the nearest distance from the start, with ``incidence`` ``cos`` the float32 |n·d| / |n|,
+    NaN where nothing was hit). The same values as those passes in turn, without the (N, 3) ray buffers between
+    them (``s`` is still written: the moving bodies' rays are picked from it)."""
+    g_n, k_n = cos_az.shape[0], cos_el.shape[0]
+    last = body_of_geom_ext.shape[0] - 1
+    starts = r_min != np.float32(0.0)
+    for g in range(g_n):
+        r00, r01, r02 = np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2])
+        r10, r11, r12 = np.float32(T[g, 1, 0]), np.float32(T[g, 1, 1]), np.float32(T[g, 1, 2])
+        r20, r21, r22 = np.float32(T[g, 2, 0]), np.float32(T[g, 2, 1]), np.float32(T[g, 2, 2])
+        p0, p1, p2 = np.float32(T[g, 0, 3]), np.float32(T[g, 1, 3]), np.float32(T[g, 2, 3])
+        ca, sa = cos_az[g], sin_az[g]
+        for k in range(k_n):
+            i = g * k_n + k
+            x0, x1, x2 = np.float32(cos_el[k] * ca), np.float32(cos_el[k] * sa), np.float32(sin_el[k])
+            d0 = fma(x2, r02, fma(x1, r01, x0 * r00))
+            d1 = fma(x2, r12, fma(x1, r11, x0 * r10))
+            d2 = fma(x2, r22, fma(x1, r21, x0 * r20))
+            d[i, 0], d[i, 1], d[i, 2] = d0, d1, d2
+            if starts:
+                s0, s1, s2 = d0 * r_min + p0, d1 * r_min + p1, d2 * r_min + p2
+            else:
+                s0, s1, s2 = p0, p1, p2
+            s[i, 0], s[i, 1], s[i, 2] = s0, s1, s2
+            _cast1(fn, scene, f, w, s0, s1, s2, d0, d1, d2, t_limit)
+            gi = _hit_id(w[18])
+            b = body_of_geom_ext[last if gi < 0 else gi]
+            body[i] = b
+            prim[i] = _hit_id(w[17])
+            u[i] = f[15]
+            v[i] = f[16]
+            tfar[i] = f[8]
+            if incidence:
+                if b >= 0:
+                    n0, n1, n2 = f[12], f[13], f[14]
+                    dot = n0 * d0
+                    dot = dot + n1 * d1
+                    dot = dot + n2 * d2
+                    nrm = n0 * n0
+                    nrm = nrm + n1 * n1
+                    nrm = nrm + n2 * n2
+                    cos[i] = abs(dot) / np.sqrt(nrm)
+                else:
+                    cos[i] = np.nan
 
 
 @numba.njit(**_JIT)

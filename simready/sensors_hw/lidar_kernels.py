@@ -234,6 +234,44 @@ def mount_poses(P: np.ndarray, M: np.ndarray) -> np.ndarray:
     return P
 
 
+@numba.njit(**_JIT)
+def planar_mount_poses(pos: np.ndarray, sz: np.ndarray, cz: np.ndarray, qz: np.ndarray, qw: np.ndarray,
+                       M: np.ndarray) -> np.ndarray:
+    """(S, 4, 4) ``T_world_sensor`` of a body turning about z only, sampled at S times, on one mount ``M`` (4, 4):
+    :func:`simready.world.motion_kernels.planar_poses`' quaternion and matrix (its operations in its order) then
+    :func:`mount_poses`' product, in one pass without the (S, 4) quaternions and the body's (S, 4, 4) poses
+    between them. ``pos`` (S, 3), the yaw half-angle's sine and cosine ``sz``/``cz`` (numpy's) and the interval's
+    start quaternion ``qz``/``qw``: :func:`~simready.world.motion_kernels.planar_hermites`'."""
+    s_n = pos.shape[0]
+    out = np.empty((s_n, 4, 4))
+    P = np.zeros((4, 4))
+    P[3, 3] = 1.0
+    for s in range(s_n):
+        z = qw[s] * sz[s] + qz[s] * cz[s]
+        w = qw[s] * cz[s] - qz[s] * sz[s]
+        nq = np.sqrt(z * z + w * w)
+        a0, a1, a2, a3 = 0.0 / nq, 0.0 / nq, z / nq, w / nq
+        nrm = np.sqrt(((a0 * a0 + a1 * a1) + a2 * a2) + a3 * a3)
+        x, y, z, w = a0 / nrm, a1 / nrm, a2 / nrm, a3 / nrm
+        P[0, 0] = 1 - 2 * (y * y + z * z)
+        P[0, 1] = 2 * (x * y - z * w)
+        P[0, 2] = 2 * (x * z + y * w)
+        P[1, 0] = 2 * (x * y + z * w)
+        P[1, 1] = 1 - 2 * (x * x + z * z)
+        P[1, 2] = 2 * (y * z - x * w)
+        P[2, 0] = 2 * (x * z - y * w)
+        P[2, 1] = 2 * (y * z + x * w)
+        P[2, 2] = 1 - 2 * (x * x + y * y)
+        P[0, 3] = pos[s, 0]
+        P[1, 3] = pos[s, 1]
+        P[2, 3] = pos[s, 2]
+        for i in range(4):
+            for j in range(4):
+                inner: float = fma(P[i, 1], M[1, j], P[i, 0] * M[0, j])  # type: ignore[call-arg]
+                out[s, i, j] = fma(P[i, 3], M[3, j], fma(P[i, 2], M[2, j], inner))
+    return out
+
+
 #: Bytes a formatted value may take: a sign, 19 digits of an int64 magnitude, a decimal point, its separator.
 _ASCII_VALUE_BYTES = 22
 

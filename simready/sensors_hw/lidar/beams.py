@@ -15,8 +15,10 @@ from numpy.typing import NDArray
 from simready.raycast.body import box_corners
 from simready.raycast.kernels import sensor_rays
 from simready.raycast.rays import RayPrefilter
-from simready.sensors_hw.lidar_kernels import azimuth_beams, column_axes, mount_poses
+from simready.sensors_hw.lidar_kernels import azimuth_beams, column_axes, mount_poses, planar_mount_poses
 from simready.sensors_hw.models import LidarModel, Rig
+from simready.world.motion import _H, _PHI, _Q0, TIME_EPS_S
+from simready.world.motion_kernels import planar_hermites
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,20 @@ def beam_table(model: LidarModel) -> BeamTable:
 
 def lidar_poses(rig: Rig, lidar_name: str, t0_s: float) -> NDArray[np.float64]:
     """(steps, 4, 4) ``T_world_sensor`` at each column's firing time: ``Rig.T_world_sensor``'s product, bit for bit,
-    in one compiled pass over the body's poses (:func:`simready.sensors_hw.lidar_kernels.mount_poses`)."""
-    T_body = rig.body.poses_at(t0_s + beam_table(rig.lidar(lidar_name)).time_offset_s)
-    T: NDArray[np.float64] = mount_poses(np.ascontiguousarray(T_body, np.float64),
-                                         np.ascontiguousarray(rig.T_body_sensor(lidar_name)))
+    in one compiled pass over the body's poses (:func:`simready.sensors_hw.lidar_kernels.mount_poses`); a body
+    turning about z only whose track holds the sweep strictly inside it (every sweep but one at a track's ends):
+    its compiled samples (:func:`~simready.world.motion_kernels.planar_hermites`) posed and mounted in one pass
+    (:func:`~simready.sensors_hw.lidar_kernels.planar_mount_poses`), the same values without ``PoseTrack.sample``'s
+    quaternions and poses in between."""
+    t = t0_s + beam_table(rig.lidar(lidar_name)).time_offset_s
+    track = rig.body
+    M = np.ascontiguousarray(rig.T_body_sensor(lidar_name), np.float64)
+    if track._planar and not track.is_constant and track.t_start < t[0] and t[-1] < track.t_end:
+        pos, _, _, _, half, qz, qw = planar_hermites(t, track.t_s, track._segments, track.present, TIME_EPS_S,
+                                                     _PHI, _Q0, _H)
+        T: NDArray[np.float64] = planar_mount_poses(pos, np.sin(half), np.cos(half), qz, qw, M)
+        return T
+    T = mount_poses(np.ascontiguousarray(track.poses_at(t), np.float64), M)
     return T
 
 

@@ -16,7 +16,6 @@ from numpy.typing import NDArray
 from simready.common.scratch import work_array
 from simready.raycast.geometry import SceneGeometry
 from simready.raycast.hits import Hits
-from simready.raycast.kernels import spin_rays_into
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.lidar.beams import BeamTable, azimuth_prefilter, beam_table, lidar_poses
 from simready.sensors_hw.lidar.return_model import (cos_grazing, dark_bodies, normals_then_uniforms, pcg64_words,
@@ -99,19 +98,14 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
         raise TypeError(f"{lidar_name} is not a LiDAR")
     table = beam_table(model)
     T_cols = lidar_poses(rig, lidar_name, t0_s)
-    r_min = np.float32(model.min_range_m)
     n = model.azimuth_steps * model.channels
-    # The directions are kept by the hits, the origins and times once per column (the hits expand them when
-    # read); the segment starts only feed the cast.
-    dirs = np.empty((n, 3), np.float32)
-    starts = work_array("lidar.starts", (n if r_min else 0, 3), np.float32)
+    # The rays made and cast against the static scene in one pass; the hits keep the directions, and the origins
+    # and times once per column (they expand them when read).
     col_t = t0_s + table.time_offset_s
-    spin_rays_into(table.cos_el, table.sin_el, table.cos_az, table.sin_az, T_cols, np.full(1, r_min), dirs, starts)
-    col_origins = T_cols[:, :3, 3].astype(np.float32)  # the rays' origins, as the pass rounds them
-    hits = scene.cast(col_origins, dirs, col_t, model.max_range_m, model.min_range_m, ignore=ignore, normalized=True,
-                      prefilter=azimuth_prefilter(model, T_cols), incidence=True, starts=starts if r_min else None,
-                      window=(float(col_t.min()), float(col_t.max())),  # the columns' times are the beams'
-                      group_size=model.channels)
+    hits = scene.cast_spinning((table.cos_el, table.sin_el, table.cos_az, table.sin_az), T_cols, col_t,
+                               model.max_range_m, model.min_range_m, ignore=ignore,
+                               prefilter=azimuth_prefilter(model, T_cols), incidence=True,
+                               window=(float(col_t.min()), float(col_t.max())))  # the columns' times are the beams'
     rain = atmosphere is not None and not atmosphere.clear
     sigma = math.hypot(model.range_noise_m, atmosphere.range_spread_m) if rain else model.range_noise_m  # type: ignore[union-attr]
     sigma = sigma if model.noise else 0.0

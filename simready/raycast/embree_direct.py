@@ -1,0 +1,106 @@
+"""Embree's single-ray query called from a compiled kernel, on the scenes embreex builds: what lets a sensor's
+ray generation, its cast and the per-ray work after it run as one pass (no (N, 3) ray buffers for embreex to read,
+none of the six result arrays it allocates per call).
+
+How: embreex's ``EmbreeScene.run`` packs each ray into an ``RTCRayHit`` and calls ``rtcIntersect1`` of the
+``libembree4`` it ships; a kernel does the same (:func:`simready.raycast.kernels.spin_cast_static`) through the
+function's address and the scene's handle found here, so the hits are Embree's for the same scene, the same rays
+and the same call, bit for bit. The handle is the first field of the Cython object (``EmbreeScene``: the scene
+handle, ``is_committed``, the device object): it is read only when that layout checks out (the object's size, the
+public ``is_committed`` read back at its offset, the device field pointing at an ``EmbreeDevice``) and a one-triangle
+scene's rays give embreex's results through it; anything else (another platform, another embreex) gives 0 and the
+caller casts through ``EmbreeScene.run`` as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+from functools import lru_cache
+
+import embreex
+import embreex.rtcore as embree_rtcore
+import embreex.rtcore_scene as embree_scene
+import numpy as np
+from numpy.typing import NDArray
+
+#: ``RTCRayHit`` (Embree 4: a 48-byte ray, then the hit) as float32 / uint32 words: origin 0-2, tnear 3,
+#: direction 4-6, time 7, tfar 8, mask 9, id 10, flags 11; normal 12-14, u 15, v 16, primID 17, geomID 18, instID 19.
+RAYHIT_WORDS = 32
+#: Embree's invalid geometry id.
+INVALID_ID = 0xFFFFFFFF
+
+#: The Cython object's layout read here: header (refcount, type), then its fields in declaration order.
+_POINTER = ctypes.sizeof(ctypes.c_void_p)
+_HANDLE_AT, _COMMITTED_AT, _DEVICE_AT = 2 * _POINTER, 3 * _POINTER, 4 * _POINTER
+_SCENE_SIZE = 5 * _POINTER
+
+
+@lru_cache(maxsize=1)
+def intersect1_address() -> int:
+    """The address of ``rtcIntersect1`` in the ``libembree4`` embreex loaded, or 0 (not found, not Embree 4, or the
+    self-check failed)."""
+    try:
+        if not str(getattr(embreex, "__version__", "")).startswith("4."):
+            return 0
+        libs = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(embreex.__file__)), "embreex.libs",
+                                             "libembree4*.so*")))
+        if len(libs) != 1:
+            return 0
+        address = ctypes.cast(ctypes.CDLL(libs[0]).rtcIntersect1, ctypes.c_void_p).value or 0
+        return address if address and _self_check(address) else 0
+    except (OSError, AttributeError, ValueError):
+        return 0
+
+
+def scene_handle(scene: embree_scene.EmbreeScene) -> int:
+    """The ``RTCScene`` of an embreex scene, committed (as ``run`` does before its first cast), or 0 when its object's
+    layout is not the one this module reads (see the module doc)."""
+    if type(scene) is not embree_scene.EmbreeScene or type(scene).__basicsize__ != _SCENE_SIZE:
+        return 0
+    if not scene.is_committed:
+        scene.run(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32))  # commits, casts nothing
+    base = id(scene)
+    if ctypes.c_int.from_address(base + _COMMITTED_AT).value != scene.is_committed:
+        return 0
+    device = ctypes.c_void_p.from_address(base + _DEVICE_AT).value
+    if not device or ctypes.c_void_p.from_address(device + _POINTER).value != id(embree_rtcore.EmbreeDevice):
+        return 0
+    return ctypes.c_void_p.from_address(base + _HANDLE_AT).value or 0
+
+
+def rayhit_buffer() -> tuple[NDArray[np.float32], NDArray[np.uint32]]:
+    """One ``RTCRayHit`` for a kernel (64-byte aligned, room for Embree's optional trailing fields): its float32 and
+    uint32 views."""
+    raw = np.zeros(RAYHIT_WORDS + 16, np.float32)
+    skip = (-raw.ctypes.data % 64) // 4
+    f = raw[skip:skip + RAYHIT_WORDS]
+    return f, f.view(np.uint32)
+
+
+def _self_check(address: int) -> bool:
+    """Rays through one triangle, cast by ``EmbreeScene.run`` and by :func:`intersect1`: the same hits, bit for bit."""
+    from simready.raycast.kernels import intersect_rows  # the kernel module imports nothing from here
+    from simready.raycast.meshes import embree_scene_of
+
+    scene = embree_scene_of([(np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.1], [0.0, 3.0, -0.2]]),
+                              np.array([[0, 1, 2]], np.int64))])
+    handle = scene_handle(scene)
+    if not handle:
+        return False
+    # A miss first and last, hits between (one from below), a miss short of the triangle.
+    o = np.array([[9.0, 9.0, 5.0], [0.3, 0.4, 5.0], [0.5, 0.5, 5.0], [0.2, 1.0, -4.0], [0.2, 1.0, -4.0]], np.float32)
+    d = np.array([[0.0, 0.0, -1.0], [0.0, 0.0, -1.0], [0.1, 0.0, -1.0], [0.0, 0.05, 1.0], [0.0, 0.05, 1.0]],
+                 np.float32)
+    d /= np.sqrt((d * d).sum(axis=1))[:, None]
+    tfar = np.array([20.0, 20.0, 20.0, 20.0, 2.0], np.float32)
+    ref = scene.run(o, d, dists=tfar.copy(), output=1)
+    f, u32 = rayhit_buffer()
+    out_f = np.zeros((len(o), 6), np.float32)
+    out_i = np.zeros((len(o), 2), np.int32)
+    intersect_rows(address, handle, f, u32, o, d, tfar, out_f, out_i)
+    return bool(np.array_equal(out_f[:, 0], ref["tfar"]) and np.array_equal(out_i[:, 0], ref["primID"])
+                and np.array_equal(out_i[:, 1], ref["geomID"]) and np.array_equal(out_f[:, 1], ref["u"])
+                and np.array_equal(out_f[:, 2], ref["v"]) and np.array_equal(out_f[:, 3:6], ref["Ng"])
+                and list(ref["geomID"]) == [-1, 0, 0, 0, -1])
