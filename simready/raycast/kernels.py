@@ -222,27 +222,40 @@ def spin_cast_static(fn: int, scene: int, f: np.ndarray, w: np.ndarray, cos_el: 
     ``u``, ``v``, ``tfar`` the nearest distance from the start, with ``incidence`` ``cos`` the float32 |n·d| / |n|,
     NaN where nothing was hit). The same values as those passes in turn, without the (N, 3) ray buffers between
     them (``s`` is still written: the moving bodies' rays are picked from it)."""
+    _spin_pass(cos_el, sin_el, cos_az, sin_az, T, np.full(1, r_min), d, s, fn, scene, f, w, t_limit, body_of_geom_ext,
+               incidence, body, prim, u, v, tfar, cos)
+
+
+@numba.njit(**_JIT)
+def _spin_pass(cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, sin_az: np.ndarray, T: np.ndarray,
+               r_min: np.ndarray, d: np.ndarray, s: np.ndarray, fn: int, scene: int, f: np.ndarray, w: np.ndarray,
+               t_limit: np.float32, body_of_geom_ext: np.ndarray, incidence: bool, body: np.ndarray,
+               prim: np.ndarray, u: np.ndarray, v: np.ndarray, tfar: np.ndarray, cos: np.ndarray) -> None:
+    """:func:`spin_rays_into` (``fn`` 0) and :func:`spin_cast_static` (``fn`` the query's address): one loop."""
     g_n, k_n = cos_az.shape[0], cos_el.shape[0]
+    n = g_n * k_n
+    cast = fn != 0
+    per_ray = r_min.shape[0] == n
+    # Segment starts d·r_min + o, or with a cast and no minimum range the origin itself (what the cast reads then).
+    scaled = s.shape[0] == n and not (cast and r_min[0] == np.float32(0.0))
     last = body_of_geom_ext.shape[0] - 1
-    starts = r_min != np.float32(0.0)
     for g in range(g_n):
-        r00, r01, r02 = np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2])
-        r10, r11, r12 = np.float32(T[g, 1, 0]), np.float32(T[g, 1, 1]), np.float32(T[g, 1, 2])
-        r20, r21, r22 = np.float32(T[g, 2, 0]), np.float32(T[g, 2, 1]), np.float32(T[g, 2, 2])
-        p0, p1, p2 = np.float32(T[g, 0, 3]), np.float32(T[g, 1, 3]), np.float32(T[g, 2, 3])
+        pose = _pose32(T, g)
+        p0, p1, p2 = pose[9], pose[10], pose[11]
         ca, sa = cos_az[g], sin_az[g]
         for k in range(k_n):
             i = g * k_n + k
-            x0, x1, x2 = np.float32(cos_el[k] * ca), np.float32(cos_el[k] * sa), np.float32(sin_el[k])
-            d0 = fma(x2, r02, fma(x1, r01, x0 * r00))
-            d1 = fma(x2, r12, fma(x1, r11, x0 * r10))
-            d2 = fma(x2, r22, fma(x1, r21, x0 * r20))
+            d0, d1, d2 = _spin_direction(cos_el[k], sin_el[k], ca, sa, pose)
             d[i, 0], d[i, 1], d[i, 2] = d0, d1, d2
-            if starts:
-                s0, s1, s2 = d0 * r_min + p0, d1 * r_min + p1, d2 * r_min + p2
-            else:
-                s0, s1, s2 = p0, p1, p2
-            s[i, 0], s[i, 1], s[i, 2] = s0, s1, s2
+            s0, s1, s2 = p0, p1, p2
+            if scaled:
+                r = r_min[i if per_ray else 0]
+                s0, s1, s2 = d0 * r + p0, d1 * r + p1, d2 * r + p2
+                s[i, 0], s[i, 1], s[i, 2] = s0, s1, s2
+            if not cast:
+                continue
+            if not scaled:
+                s[i, 0], s[i, 1], s[i, 2] = s0, s1, s2
             _cast1(fn, scene, f, w, s0, s1, s2, d0, d1, d2, t_limit)
             gi = _hit_id(w[18])
             b = body_of_geom_ext[last if gi < 0 else gi]
@@ -321,6 +334,26 @@ def sensor_rays_into(local: np.ndarray, T: np.ndarray, group_t: np.ndarray, r_mi
                 s[i, 2] = d2 * r + p2
 
 
+@numba.njit(inline="always", **_JIT)
+def _pose32(T: np.ndarray, g: int) -> tuple:
+    """Pose ``T[g]``'s rotation (row by row) and translation rounded to float32: 12 values."""
+    return (np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2]),
+            np.float32(T[g, 1, 0]), np.float32(T[g, 1, 1]), np.float32(T[g, 1, 2]),
+            np.float32(T[g, 2, 0]), np.float32(T[g, 2, 1]), np.float32(T[g, 2, 2]),
+            np.float32(T[g, 0, 3]), np.float32(T[g, 1, 3]), np.float32(T[g, 2, 3]))
+
+
+@numba.njit(inline="always", **_JIT)
+def _spin_direction(cos_el: float, sin_el: float, cos_az: float, sin_az: float, pose: tuple) -> tuple:
+    """A spinning sensor's beam in world: ``(cos el·cos az, cos el·sin az, sin el)`` rounded to float32, turned by
+    :func:`_pose32`'s rotation (:func:`sensor_rays_into`'s fused products)."""
+    x0, x1, x2 = np.float32(cos_el * cos_az), np.float32(cos_el * sin_az), np.float32(sin_el)
+    d0 = fma(x2, pose[2], fma(x1, pose[1], x0 * pose[0]))
+    d1 = fma(x2, pose[5], fma(x1, pose[4], x0 * pose[3]))
+    d2 = fma(x2, pose[8], fma(x1, pose[7], x0 * pose[6]))
+    return d0, d1, d2
+
+
 @numba.njit(**_JIT)
 def spin_rays_into(cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, sin_az: np.ndarray, T: np.ndarray,
                    r_min: np.ndarray, d: np.ndarray, s: np.ndarray) -> None:
@@ -330,28 +363,9 @@ def spin_rays_into(cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, s
     ``cos_az``/``sin_az`` (G,)), which is how :func:`simready.sensors_hw.lidar.beam_table` makes that table:
     the same directions, then the same operations. Writes the directions ``d`` and the segment starts ``s``
     ((G·K, 3), or (0, 3) for none); origins and times are the groups' (the caller keeps them per group)."""
-    g_n, k_n = cos_az.shape[0], cos_el.shape[0]
-    n = g_n * k_n
-    starts = s.shape[0] == n
-    per_ray = r_min.shape[0] == n
-    for g in range(g_n):
-        r00, r01, r02 = np.float32(T[g, 0, 0]), np.float32(T[g, 0, 1]), np.float32(T[g, 0, 2])
-        r10, r11, r12 = np.float32(T[g, 1, 0]), np.float32(T[g, 1, 1]), np.float32(T[g, 1, 2])
-        r20, r21, r22 = np.float32(T[g, 2, 0]), np.float32(T[g, 2, 1]), np.float32(T[g, 2, 2])
-        p0, p1, p2 = np.float32(T[g, 0, 3]), np.float32(T[g, 1, 3]), np.float32(T[g, 2, 3])
-        ca, sa = cos_az[g], sin_az[g]
-        for k in range(k_n):
-            i = g * k_n + k
-            x0, x1, x2 = np.float32(cos_el[k] * ca), np.float32(cos_el[k] * sa), np.float32(sin_el[k])
-            d0 = fma(x2, r02, fma(x1, r01, x0 * r00))
-            d1 = fma(x2, r12, fma(x1, r11, x0 * r10))
-            d2 = fma(x2, r22, fma(x1, r21, x0 * r20))
-            d[i, 0], d[i, 1], d[i, 2] = d0, d1, d2
-            if starts:
-                r = r_min[i if per_ray else 0]
-                s[i, 0] = d0 * r + p0
-                s[i, 1] = d1 * r + p1
-                s[i, 2] = d2 * r + p2
+    no_i, no_f = np.empty(0, np.int32), np.empty(0, np.float32)
+    _spin_pass(cos_el, sin_el, cos_az, sin_az, T, r_min, d, s, 0, 0, no_f, no_f.view(np.uint32), np.float32(0.0),
+               no_i, False, no_i, no_i, no_f, no_f, no_f, no_f)
 
 
 @numba.njit(**_JIT)
