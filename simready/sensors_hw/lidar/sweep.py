@@ -86,12 +86,12 @@ def scan(scene: SceneGeometry, rig: Rig, lidar_name: str, t0_s: float, rng: np.r
     ``atmosphere``: rain along the beams (None or clear: dry).
 
     The rays (directions and segment starts; origins and times one per column, which the cast keeps as they
-    are) come from one compiled pass over the beam table's angles (:func:`simready.raycast.kernels.spin_rays_into`), the
-    returns from another (:func:`simready.sensors_hw.lidar_kernels.returns`), the points when first read
+    are) are made and cast against the static scene in one compiled pass over the beam table's angles
+    (:meth:`simready.raycast.geometry.SceneGeometry.cast_spinning`), the returns computed in another (:func:`simready.sensors_hw.lidar_kernels.returns`), the points when first read
     (:attr:`LidarScan.points_sensor`); ``compiled=False`` computes the returns and points with the numpy passes
     they repeat bit for bit (:func:`returns_numpy`).
 
-    The sweep's temporaries (segment starts, the draws) are this thread's work arrays
+    The sweep's temporaries (the segment starts, the draws) are this thread's work arrays
     (:func:`simready.common.scratch.work_array`), reused sweep after sweep instead of faulted in afresh."""
     model = rig.sensors[lidar_name]
     if not isinstance(model, LidarModel):
