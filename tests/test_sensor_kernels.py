@@ -149,15 +149,17 @@ def test_a_grouped_cast_is_the_cast_of_its_rays(street):
 @pytest.mark.parametrize("r_min", [0.3, 0.0])
 def test_a_spinning_cast_is_the_grouped_cast_of_its_rays(street, monkeypatch, r_min):
     """The sweep's cast, its rays made and cast against the static scene in one pass through Embree's own query
-    (:mod:`simready.raycast.embree_direct`), hits what the rays made first and cast through embreex hit, moving
-    bodies included, bit for bit; and so does its fallback where that query is not at hand."""
+    (:mod:`simready.raycast.embree_direct`: 8-ray packets, or one ray at a time), hits what the rays made first
+    and cast through embreex hit, moving bodies included, bit for bit; and so does its fallback where that query is
+    not at hand."""
     import simready.raycast.geometry as geometry
-    from simready.raycast.embree_direct import intersect1_address, scene_handle
+    from simready.raycast.embree_direct import PACKET, intersect_query, query_address, scene_handle
     from simready.raycast.kernels import spin_rays_into
     from simready.sensors_hw.lidar.beams import azimuth_prefilter, beam_table, lidar_poses
 
-    assert intersect1_address() and scene_handle(street[0]._static_scene)  # the query is at hand here
     scene, bodies = street
+    assert intersect_query() == (query_address(PACKET), PACKET) and query_address(1)  # at hand here
+    assert scene_handle(scene._static_scene)
     rig = lidar_rig(bodies[EGO_ID].track)
     model = rig.lidar("lid")
     table = beam_table(model)
@@ -169,15 +171,14 @@ def test_a_spinning_cast_is_the_grouped_cast_of_its_rays(street, monkeypatch, r_
     kw = dict(ignore=[EGO_ID], incidence=True, prefilter=azimuth_prefilter(model, T))
     ref = scene.cast(T[:, :3, 3].astype(np.float32), d, col_t, 120.0, r_min, group_size=model.channels,
                      normalized=True, starts=starts if r_min else None, **kw)
-    angles = (table.cos_el, table.sin_el, table.cos_az, table.sin_az)
-    direct = scene.cast_spinning(angles, T, col_t, 120.0, r_min, **kw)
-    monkeypatch.setattr(geometry, "intersect1_address", lambda: 0)
-    fallback = scene.cast_spinning(angles, T, col_t, 120.0, r_min, **kw)
     assert np.isin(np.flatnonzero(~scene._is_static), ref.body_index).any()  # a moving body was hit
-    for hits in (direct, fallback):
+    angles = (table.cos_el, table.sin_el, table.cos_az, table.sin_az)
+    for query in ((query_address(PACKET), PACKET), (query_address(1), 1), (0, 0)):
+        monkeypatch.setattr(geometry, "intersect_query", lambda: query)
+        hits = scene.cast_spinning(angles, T, col_t, 120.0, r_min, **kw)
         for name in ("hit", "distance_m", "body_index", "triangle_index", "cos_incidence", "time_s", "_origin32",
                      "_dir32", "_u32", "_v32", "_tfar", "_r_min", "point_world", "normal_world"):
-            assert getattr(hits, name).tobytes() == getattr(ref, name).tobytes(), name
+            assert getattr(hits, name).tobytes() == getattr(ref, name).tobytes(), (query[1], name)
         assert hits._rotations.keys() == ref._rotations.keys()
         for b, (sel, poses, pose) in ref._rotations.items():
             assert all(np.array_equal(x, y) for x, y in zip(hits._rotations[b], (sel, poses, pose)))

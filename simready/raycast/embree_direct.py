@@ -25,11 +25,12 @@ import embreex.rtcore_scene as embree_scene
 import numpy as np
 from numpy.typing import NDArray
 
-#: ``RTCRayHit`` (Embree 4: a 48-byte ray, then the hit) as float32 / uint32 words: origin 0-2, tnear 3,
-#: direction 4-6, time 7, tfar 8, mask 9, id 10, flags 11; normal 12-14, u 15, v 16, primID 17, geomID 18, instID 19.
-RAYHIT_WORDS = 32
-#: Embree's invalid geometry id.
-INVALID_ID = 0xFFFFFFFF
+#: ``RTCRayHit`` (Embree 4) as float32 / uint32 words, and ``RTCRayHitK`` the same words as arrays of K (word q of
+#: ray j at q·K + j): origin 0-2, tnear 3, direction 4-6, time 7, tfar 8, mask 9, id 10, flags 11; normal 12-14,
+#: u 15, v 16, primID 17, geomID 18, instID 19 (then room for Embree's optional fields).
+RAYHIT_WORDS = 24
+#: Rays per packet the sweeps cast (``rtcIntersect8``), where the packet query passes the check.
+PACKET = 8
 
 #: The Cython object's layout read here: header (refcount, type), then its fields in declaration order.
 _POINTER = ctypes.sizeof(ctypes.c_void_p)
@@ -38,9 +39,22 @@ _SCENE_SIZE = 5 * _POINTER
 
 
 @lru_cache(maxsize=1)
-def intersect1_address() -> int:
-    """The address of ``rtcIntersect1`` in the ``libembree4`` embreex loaded, or 0 (not found, not Embree 4, or the
-    self-check failed)."""
+def intersect_query() -> tuple[int, int]:
+    """Embree's nearest-hit query the sweeps cast through and its rays per call: ``rtcIntersect8`` and
+    :data:`PACKET`, else ``rtcIntersect1`` and 1, each only where :func:`query_address` finds it; (0, 0) when neither
+    is at hand."""
+    for k in (PACKET, 1):
+        address = query_address(k)
+        if address:
+            return address, k
+    return 0, 0
+
+
+@lru_cache(maxsize=4)
+def query_address(k: int) -> int:
+    """The address of ``rtcIntersect{k}`` (k 1, 4, 8 or 16) in the ``libembree4`` embreex loaded, taken only when a
+    one-triangle scene's rays give embreex's results through it in packets of k (:func:`_self_check`); 0 when not
+    found (not Embree 4, another layout) or not the same."""
     try:
         if not str(getattr(embreex, "__version__", "")).startswith("4."):
             return 0
@@ -48,8 +62,8 @@ def intersect1_address() -> int:
                                              "libembree4*.so*")))
         if len(libs) != 1:
             return 0
-        address = ctypes.cast(ctypes.CDLL(libs[0]).rtcIntersect1, ctypes.c_void_p).value or 0
-        return address if address and _self_check(address) else 0
+        address = ctypes.cast(getattr(ctypes.CDLL(libs[0]), f"rtcIntersect{k}"), ctypes.c_void_p).value or 0
+        return address if address and _self_check(address, k) else 0
     except (OSError, AttributeError, ValueError):
         return 0
 
@@ -70,17 +84,21 @@ def scene_handle(scene: embree_scene.EmbreeScene) -> int:
     return ctypes.c_void_p.from_address(base + _HANDLE_AT).value or 0
 
 
-def rayhit_buffer() -> tuple[NDArray[np.float32], NDArray[np.uint32]]:
-    """One ``RTCRayHit`` for a kernel (64-byte aligned, room for Embree's optional trailing fields): its float32 and
-    uint32 views."""
-    raw = np.zeros(RAYHIT_WORDS + 16, np.float32)
-    skip = (-raw.ctypes.data % 64) // 4
-    f = raw[skip:skip + RAYHIT_WORDS]
-    return f, f.view(np.uint32)
+def ray_packet(k: int) -> tuple[NDArray[np.int32], NDArray[np.float32], NDArray[np.uint32]]:
+    """A packet of ``k`` rays for a kernel, 64-byte aligned (as ``rtcIntersect16`` wants at most): its valid mask
+    (int32 (k,)), and its ray-hit words as float32 and as uint32 (``RAYHIT_WORDS·k``)."""
+    def aligned(n: int) -> NDArray[np.float32]:
+        raw = np.zeros(n + 16, np.float32)
+        skip = (-raw.ctypes.data % 64) // 4
+        return raw[skip:skip + n]
+
+    f = aligned(RAYHIT_WORDS * k)
+    return aligned(k).view(np.int32), f, f.view(np.uint32)
 
 
-def _self_check(address: int) -> bool:
-    """Rays through one triangle, cast by ``EmbreeScene.run`` and by :func:`intersect1`: the same hits, bit for bit."""
+def _self_check(address: int, k: int) -> bool:
+    """Rays through one triangle, cast by ``EmbreeScene.run`` and by the query at ``address`` in packets of ``k``
+    (:func:`~simready.raycast.kernels.intersect_rows`): the same hits, bit for bit."""
     from simready.raycast.kernels import intersect_rows  # the kernel module imports nothing from here
     from simready.raycast.meshes import embree_scene_of
 
@@ -89,18 +107,20 @@ def _self_check(address: int) -> bool:
     handle = scene_handle(scene)
     if not handle:
         return False
-    # A miss first and last, hits between (one from below), a miss short of the triangle.
-    o = np.array([[9.0, 9.0, 5.0], [0.3, 0.4, 5.0], [0.5, 0.5, 5.0], [0.2, 1.0, -4.0], [0.2, 1.0, -4.0]], np.float32)
-    d = np.array([[0.0, 0.0, -1.0], [0.0, 0.0, -1.0], [0.1, 0.0, -1.0], [0.0, 0.05, 1.0], [0.0, 0.05, 1.0]],
-                 np.float32)
+    # A miss first and last, hits between (one from below), a miss short of the triangle; 11 rays: a packet's
+    # partial last call too.
+    o = np.array([[9.0, 9.0, 5.0], [0.3, 0.4, 5.0], [0.5, 0.5, 5.0], [0.2, 1.0, -4.0], [0.2, 1.0, -4.0]] * 2
+                 + [[0.1, 0.2, 3.0]], np.float32)
+    d = np.array([[0.0, 0.0, -1.0], [0.0, 0.0, -1.0], [0.1, 0.0, -1.0], [0.0, 0.05, 1.0], [0.0, 0.05, 1.0]] * 2
+                 + [[0.02, 0.01, -1.0]], np.float32)
     d /= np.sqrt((d * d).sum(axis=1))[:, None]
-    tfar = np.array([20.0, 20.0, 20.0, 20.0, 2.0], np.float32)
+    tfar = np.array([20.0, 20.0, 20.0, 20.0, 2.0] * 2 + [20.0], np.float32)
     ref = scene.run(o, d, dists=tfar.copy(), output=1)
-    f, u32 = rayhit_buffer()
+    valid, f, w = ray_packet(k)
     out_f = np.zeros((len(o), 6), np.float32)
     out_i = np.zeros((len(o), 2), np.int32)
-    intersect_rows(address, handle, f, u32, o, d, tfar, out_f, out_i)
+    intersect_rows(address, handle, valid, f, w, o, d, tfar, out_f, out_i)
     return bool(np.array_equal(out_f[:, 0], ref["tfar"]) and np.array_equal(out_i[:, 0], ref["primID"])
                 and np.array_equal(out_i[:, 1], ref["geomID"]) and np.array_equal(out_f[:, 1], ref["u"])
                 and np.array_equal(out_f[:, 2], ref["v"]) and np.array_equal(out_f[:, 3:6], ref["Ng"])
-                and list(ref["geomID"]) == [-1, 0, 0, 0, -1])
+                and list(ref["geomID"]) == [-1, 0, 0, 0, -1] * 2 + [0])

@@ -47,7 +47,7 @@ from numpy.typing import ArrayLike, NDArray
 from simready.common.scratch import work_array
 from simready.raycast.body import Body, box_corners, read_obj_triangles
 from simready.raycast.hits import Hits
-from simready.raycast.embree_direct import intersect1_address, rayhit_buffer, scene_handle
+from simready.raycast.embree_direct import intersect_query, ray_packet, scene_handle
 from simready.raycast.kernels import (direction_candidates, direction_grid, mover_hits, rays_to_body, slab_select,
                                      spin_cast_static, spin_rays_into, static_box_shapes, static_hits, swept_box,
                                      swept_boxes)
@@ -400,13 +400,13 @@ class SceneGeometry:
         The static scene is cast in the same compiled pass that makes the rays, through Embree's own query
         (:func:`~simready.raycast.kernels.spin_cast_static`; :mod:`~simready.raycast.embree_direct`): no ray
         buffers for embreex to read, none of its result arrays, no pass of :func:`static_hits` after. Where that
-        query is not at hand (:func:`~simready.raycast.embree_direct.intersect1_address` 0), the rays are made,
+        query is not at hand (:func:`~simready.raycast.embree_direct.intersect_query` (0, 0)), the rays are made,
         then cast by :meth:`cast`."""
         cos_el, sin_el, cos_az, sin_az = angles
         g_n, k_n = len(cos_az), len(cos_el)
         n = g_n * k_n
         r_min = np.float32(min_range_m)
-        fn = intersect1_address()
+        fn, k = intersect_query()
         handle = scene_handle(self._static_scene) if fn else 0
         dirs = np.empty((n, 3), np.float32)  # kept by the hits
         starts = work_array("cast.spin_starts", (n, 3), np.float32)
@@ -422,8 +422,8 @@ class SceneGeometry:
         body, prim = np.empty(n, np.int32), np.empty(n, np.int32)
         u, v, t_best = np.empty(n, np.float32), np.empty(n, np.float32), np.empty(n, np.float32)
         cos = np.empty(n if incidence else 0, np.float32)
-        f, w = rayhit_buffer()
-        spin_cast_static(fn, handle, f, w, cos_el, sin_el, cos_az, sin_az, T_cols, r_min, t_limit,
+        valid, f, w = ray_packet(k)
+        spin_cast_static(fn, handle, valid, f, w, cos_el, sin_el, cos_az, sin_az, T_cols, r_min, t_limit,
                          self._body_of_static_geom_ext, incidence, dirs, starts, body, prim, u, v, t_best, cos)
         rotations = self._cast_movers(ignore, starts, dirs, groups, prefilter, window, body, prim, u, v, t_best,
                                       cos if incidence else None, _NO_HIT, _NO_DIST, r_min_1)

@@ -162,34 +162,44 @@ def fma(typingctx, a, b, c):  # type: ignore[no-untyped-def]
 
 
 @intrinsic
-def _intersect1(typingctx, fn, scene, rayhit):  # type: ignore[no-untyped-def]
-    """``rtcIntersect1(scene, rayhit, NULL)`` through the function's address ``fn`` (integers: the function, the
-    ``RTCScene``, the ``RTCRayHit``'s address), as embreex's ``EmbreeScene.run`` calls it
-    (:mod:`simready.raycast.embree_direct`)."""
+def _intersect(typingctx, fn, valid, scene, rayhit):  # type: ignore[no-untyped-def]
+    """Embree's nearest-hit query through its address ``fn`` (integers: the function, the valid mask, the
+    ``RTCScene``, the ray-hit structure's address): ``rtcIntersect1(scene, rayhit, NULL)`` when ``valid`` is 0, else
+    ``rtcIntersectK(valid, scene, rayhit, NULL)`` (:mod:`simready.raycast.embree_direct`)."""
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         ptr = ir.IntType(8).as_pointer()
-        fnty = ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr])
-        call = builder.inttoptr(args[0], fnty.as_pointer())
-        builder.call(call, [builder.inttoptr(args[1], ptr), builder.inttoptr(args[2], ptr), ir.Constant(ptr, None)])
+        null = ir.Constant(ptr, None)
+        fn_, valid_, scene_, rayhit_ = args
+        one = ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr])
+        packet = ir.FunctionType(ir.VoidType(), [ptr, ptr, ptr, ptr])
+        with builder.if_else(builder.icmp_unsigned("==", valid_, ir.Constant(valid_.type, 0))) as (single, many):
+            with single:
+                builder.call(builder.inttoptr(fn_, one.as_pointer()),
+                             [builder.inttoptr(scene_, ptr), builder.inttoptr(rayhit_, ptr), null])
+            with many:
+                builder.call(builder.inttoptr(fn_, packet.as_pointer()),
+                             [builder.inttoptr(valid_, ptr), builder.inttoptr(scene_, ptr),
+                              builder.inttoptr(rayhit_, ptr), null])
         return context.get_dummy_value()
 
-    return types.void(types.intp, types.intp, types.intp), codegen
+    return types.void(types.intp, types.intp, types.intp, types.intp), codegen
 
 
 @numba.njit(inline="always", **_JIT)
-def _cast1(fn: int, scene: int, f: np.ndarray, w: np.ndarray, o0: np.float32, o1: np.float32, o2: np.float32,
-           d0: np.float32, d1: np.float32, d2: np.float32, tfar: np.float32) -> None:
-    """One ray into the ``RTCRayHit`` ``f`` (float32 words; ``w`` the same as uint32) as ``EmbreeScene.run`` packs it
-    (tnear 0, time 0, mask all ones, flags 0, the ids invalid), then Embree's nearest hit written into it. The normal
-    and barycentrics are zeroed first: what embreex's results hold where nothing was hit (measured; Embree writes
-    them only on a hit)."""
-    f[0], f[1], f[2], f[3] = o0, o1, o2, np.float32(0.0)
-    f[4], f[5], f[6], f[7] = d0, d1, d2, np.float32(0.0)
-    f[8] = tfar
-    f[12], f[13], f[14], f[15], f[16] = np.float32(0.0), np.float32(0.0), np.float32(0.0), np.float32(0.0), np.float32(0.0)
-    w[9], w[11] = np.uint32(0xFFFFFFFF), np.uint32(0)
-    w[17], w[18], w[19] = np.uint32(0xFFFFFFFF), np.uint32(0xFFFFFFFF), np.uint32(0xFFFFFFFF)
-    _intersect1(fn, scene, f.ctypes.data)
+def _pack(f: np.ndarray, w: np.ndarray, k: int, j: int, o0: np.float32, o1: np.float32, o2: np.float32,
+          d0: np.float32, d1: np.float32, d2: np.float32, tfar: np.float32) -> None:
+    """Ray j of a packet of ``k`` into the ray-hit structure ``f`` (float32 words, structure of arrays: word q of
+    ray j at ``q·k + j``; ``k`` 1 is ``RTCRayHit`` itself; ``w`` the same words as uint32) as ``EmbreeScene.run``
+    packs a ray (tnear 0, time 0, mask all ones, flags 0, the ids invalid). Its normal and barycentrics are zeroed:
+    what embreex's results hold where nothing was hit (measured; Embree writes them only on a hit)."""
+    f[j], f[k + j], f[2 * k + j], f[3 * k + j] = o0, o1, o2, np.float32(0.0)
+    f[4 * k + j], f[5 * k + j], f[6 * k + j], f[7 * k + j] = d0, d1, d2, np.float32(0.0)
+    f[8 * k + j] = tfar
+    w[9 * k + j], w[11 * k + j] = np.uint32(0xFFFFFFFF), np.uint32(0)
+    for q in range(12, 17):
+        f[q * k + j] = np.float32(0.0)
+    for q in range(17, 20):
+        w[q * k + j] = np.uint32(0xFFFFFFFF)
 
 
 @numba.njit(inline="always", **_JIT)
@@ -198,39 +208,94 @@ def _hit_id(word: np.uint32) -> np.int32:
     return np.int32(-1) if word == np.uint32(0xFFFFFFFF) else np.int32(word)
 
 
-@numba.njit(**_JIT)
-def intersect_rows(fn: int, scene: int, f: np.ndarray, w: np.ndarray, o: np.ndarray, d: np.ndarray,
-                   tfar: np.ndarray, out_f: np.ndarray, out_i: np.ndarray) -> None:
-    """``EmbreeScene.run(o, d, dists=tfar, output=1)`` through :func:`_cast1`, row by row: ``out_f`` (N, 6) tfar,
-    u, v and the normal, ``out_i`` (N, 2) primID and geomID (the check of :mod:`simready.raycast.embree_direct`)."""
-    for i in range(o.shape[0]):
-        _cast1(fn, scene, f, w, o[i, 0], o[i, 1], o[i, 2], d[i, 0], d[i, 1], d[i, 2], tfar[i])
-        out_f[i, 0], out_f[i, 1], out_f[i, 2] = f[8], f[15], f[16]
-        out_f[i, 3], out_f[i, 4], out_f[i, 5] = f[12], f[13], f[14]
-        out_i[i, 0], out_i[i, 1] = _hit_id(w[17]), _hit_id(w[18])
+@numba.njit(inline="always", **_JIT)
+def _flush(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, m: int) -> None:
+    """Cast the packet's first ``m`` rays (all of a packet of one)."""
+    k = valid.shape[0]
+    if k == 1:
+        _intersect(fn, 0, scene, f.ctypes.data)
+        return
+    for j in range(k):
+        valid[j] = np.int32(-1) if j < m else np.int32(0)
+    _intersect(fn, valid.ctypes.data, scene, f.ctypes.data)
 
 
 @numba.njit(**_JIT)
-def spin_cast_static(fn: int, scene: int, f: np.ndarray, w: np.ndarray, cos_el: np.ndarray, sin_el: np.ndarray,
-                     cos_az: np.ndarray, sin_az: np.ndarray, T: np.ndarray, r_min: np.float32, t_limit: np.float32,
-                     body_of_geom_ext: np.ndarray, incidence: bool, d: np.ndarray, s: np.ndarray, body: np.ndarray,
-                     prim: np.ndarray, u: np.ndarray, v: np.ndarray, tfar: np.ndarray, cos: np.ndarray) -> None:
+def intersect_rows(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.ndarray, o: np.ndarray,
+                   d: np.ndarray, tfar: np.ndarray, out_f: np.ndarray, out_i: np.ndarray) -> None:
+    """``EmbreeScene.run(o, d, dists=tfar, output=1)`` through :func:`_intersect` in packets of ``len(valid)`` rays:
+    ``out_f`` (N, 6) tfar, u, v and the normal, ``out_i`` (N, 2) primID and geomID (the check of
+    :mod:`simready.raycast.embree_direct`)."""
+    k = valid.shape[0]
+    n = o.shape[0]
+    for first in range(0, n, k):
+        m = min(k, n - first)
+        for j in range(m):
+            i = first + j
+            _pack(f, w, k, j, o[i, 0], o[i, 1], o[i, 2], d[i, 0], d[i, 1], d[i, 2], tfar[i])
+        _flush(fn, scene, valid, f, m)
+        for j in range(m):
+            i = first + j
+            out_f[i, 0], out_f[i, 1], out_f[i, 2] = f[8 * k + j], f[15 * k + j], f[16 * k + j]
+            out_f[i, 3], out_f[i, 4], out_f[i, 5] = f[12 * k + j], f[13 * k + j], f[14 * k + j]
+            out_i[i, 0], out_i[i, 1] = _hit_id(w[17 * k + j]), _hit_id(w[18 * k + j])
+
+
+@numba.njit(**_JIT)
+def spin_cast_static(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.ndarray, cos_el: np.ndarray,
+                     sin_el: np.ndarray, cos_az: np.ndarray, sin_az: np.ndarray, T: np.ndarray, r_min: np.float32,
+                     t_limit: np.float32, body_of_geom_ext: np.ndarray, incidence: bool, d: np.ndarray, s: np.ndarray,
+                     body: np.ndarray, prim: np.ndarray, u: np.ndarray, v: np.ndarray, tfar: np.ndarray,
+                     cos: np.ndarray) -> None:
     """A spinning sensor's rays and their static cast in one pass: :func:`spin_rays_into`'s directions ``d`` and
-    segment starts ``s`` (the column's origin when ``r_min`` is 0), each cast at once against the static scene
-    (:func:`_cast1`: Embree's query as ``EmbreeScene.run`` makes it, segment length ``t_limit``), its hit written
-    as the cast writes embreex's results and :func:`static_hits` turns them (``body`` the body index, ``prim``,
-    ``u``, ``v``, ``tfar`` the nearest distance from the start, with ``incidence`` ``cos`` the float32 |n·d| / |n|,
-    NaN where nothing was hit). The same values as those passes in turn, without the (N, 3) ray buffers between
-    them (``s`` is still written: the moving bodies' rays are picked from it)."""
-    _spin_pass(cos_el, sin_el, cos_az, sin_az, T, np.full(1, r_min), d, s, fn, scene, f, w, t_limit, body_of_geom_ext,
-               incidence, body, prim, u, v, tfar, cos)
+    segment starts ``s`` (the column's origin when ``r_min`` is 0), cast against the static scene as they are made,
+    ``len(valid)`` at a time (Embree's query, :func:`_intersect`, each ray as ``EmbreeScene.run`` makes it, segment
+    length ``t_limit``), each hit written as the cast writes embreex's results and :func:`static_hits` turns them
+    (``body`` the body index, ``prim``, ``u``, ``v``, ``tfar`` the nearest distance from the start, with
+    ``incidence`` ``cos`` the float32 |n·d| / |n|, NaN where nothing was hit). The same values as those passes in
+    turn, without the (N, 3) ray buffers between them (``s`` is still written: the moving bodies' rays are picked
+    from it)."""
+    _spin_pass(cos_el, sin_el, cos_az, sin_az, T, np.full(1, r_min), d, s, fn, scene, valid, f, w, t_limit,
+               body_of_geom_ext, incidence, body, prim, u, v, tfar, cos)
+
+
+@numba.njit(inline="always", **_JIT)
+def _unpack(f: np.ndarray, w: np.ndarray, k: int, m: int, first: int, body_of_geom_ext: np.ndarray, incidence: bool,
+            body: np.ndarray, prim: np.ndarray, u: np.ndarray, v: np.ndarray, tfar: np.ndarray,
+            cos: np.ndarray) -> None:
+    """A cast packet's ``m`` hits into rays ``first`` on: :func:`static_hits`' body index and cosine (its
+    operations), Embree's triangle, barycentrics and distance."""
+    last = body_of_geom_ext.shape[0] - 1
+    for j in range(m):
+        i = first + j
+        gi = _hit_id(w[18 * k + j])
+        b = body_of_geom_ext[last if gi < 0 else gi]
+        body[i] = b
+        prim[i] = _hit_id(w[17 * k + j])
+        u[i] = f[15 * k + j]
+        v[i] = f[16 * k + j]
+        tfar[i] = f[8 * k + j]
+        if incidence:
+            if b >= 0:
+                n0, n1, n2 = f[12 * k + j], f[13 * k + j], f[14 * k + j]
+                d0, d1, d2 = f[4 * k + j], f[5 * k + j], f[6 * k + j]
+                dot = n0 * d0
+                dot = dot + n1 * d1
+                dot = dot + n2 * d2
+                nrm = n0 * n0
+                nrm = nrm + n1 * n1
+                nrm = nrm + n2 * n2
+                cos[i] = abs(dot) / np.sqrt(nrm)
+            else:
+                cos[i] = np.nan
 
 
 @numba.njit(**_JIT)
 def _spin_pass(cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, sin_az: np.ndarray, T: np.ndarray,
-               r_min: np.ndarray, d: np.ndarray, s: np.ndarray, fn: int, scene: int, f: np.ndarray, w: np.ndarray,
-               t_limit: np.float32, body_of_geom_ext: np.ndarray, incidence: bool, body: np.ndarray,
-               prim: np.ndarray, u: np.ndarray, v: np.ndarray, tfar: np.ndarray, cos: np.ndarray) -> None:
+               r_min: np.ndarray, d: np.ndarray, s: np.ndarray, fn: int, scene: int, valid: np.ndarray,
+               f: np.ndarray, w: np.ndarray, t_limit: np.float32, body_of_geom_ext: np.ndarray, incidence: bool,
+               body: np.ndarray, prim: np.ndarray, u: np.ndarray, v: np.ndarray, tfar: np.ndarray,
+               cos: np.ndarray) -> None:
     """:func:`spin_rays_into` (``fn`` 0) and :func:`spin_cast_static` (``fn`` the query's address): one loop."""
     g_n, k_n = cos_az.shape[0], cos_el.shape[0]
     n = g_n * k_n
@@ -238,14 +303,15 @@ def _spin_pass(cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, sin_a
     per_ray = r_min.shape[0] == n
     # Segment starts d·r_min + o, or with a cast and no minimum range the origin itself (what the cast reads then).
     scaled = s.shape[0] == n and not (cast and r_min[0] == np.float32(0.0))
-    last = body_of_geom_ext.shape[0] - 1
+    k = valid.shape[0]
+    lane = 0
     for g in range(g_n):
         pose = _pose32(T, g)
         p0, p1, p2 = pose[9], pose[10], pose[11]
         ca, sa = cos_az[g], sin_az[g]
-        for k in range(k_n):
-            i = g * k_n + k
-            d0, d1, d2 = _spin_direction(cos_el[k], sin_el[k], ca, sa, pose)
+        for c in range(k_n):
+            i = g * k_n + c
+            d0, d1, d2 = _spin_direction(cos_el[c], sin_el[c], ca, sa, pose)
             d[i, 0], d[i, 1], d[i, 2] = d0, d1, d2
             s0, s1, s2 = p0, p1, p2
             if scaled:
@@ -256,26 +322,15 @@ def _spin_pass(cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, sin_a
                 continue
             if not scaled:
                 s[i, 0], s[i, 1], s[i, 2] = s0, s1, s2
-            _cast1(fn, scene, f, w, s0, s1, s2, d0, d1, d2, t_limit)
-            gi = _hit_id(w[18])
-            b = body_of_geom_ext[last if gi < 0 else gi]
-            body[i] = b
-            prim[i] = _hit_id(w[17])
-            u[i] = f[15]
-            v[i] = f[16]
-            tfar[i] = f[8]
-            if incidence:
-                if b >= 0:
-                    n0, n1, n2 = f[12], f[13], f[14]
-                    dot = n0 * d0
-                    dot = dot + n1 * d1
-                    dot = dot + n2 * d2
-                    nrm = n0 * n0
-                    nrm = nrm + n1 * n1
-                    nrm = nrm + n2 * n2
-                    cos[i] = abs(dot) / np.sqrt(nrm)
-                else:
-                    cos[i] = np.nan
+            _pack(f, w, k, lane, s0, s1, s2, d0, d1, d2, t_limit)
+            lane += 1
+            if lane == k:
+                _flush(fn, scene, valid, f, k)
+                _unpack(f, w, k, k, i + 1 - k, body_of_geom_ext, incidence, body, prim, u, v, tfar, cos)
+                lane = 0
+    if lane:
+        _flush(fn, scene, valid, f, lane)
+        _unpack(f, w, k, lane, n - lane, body_of_geom_ext, incidence, body, prim, u, v, tfar, cos)
 
 
 @numba.njit(**_JIT)
@@ -364,8 +419,8 @@ def spin_rays_into(cos_el: np.ndarray, sin_el: np.ndarray, cos_az: np.ndarray, s
     the same directions, then the same operations. Writes the directions ``d`` and the segment starts ``s``
     ((G·K, 3), or (0, 3) for none); origins and times are the groups' (the caller keeps them per group)."""
     no_i, no_f = np.empty(0, np.int32), np.empty(0, np.float32)
-    _spin_pass(cos_el, sin_el, cos_az, sin_az, T, r_min, d, s, 0, 0, no_f, no_f.view(np.uint32), np.float32(0.0),
-               no_i, False, no_i, no_i, no_f, no_f, no_f, no_f)
+    _spin_pass(cos_el, sin_el, cos_az, sin_az, T, r_min, d, s, 0, 0, np.empty(1, np.int32), no_f,
+               no_f.view(np.uint32), np.float32(0.0), no_i, False, no_i, no_i, no_f, no_f, no_f, no_f)
 
 
 @numba.njit(**_JIT)
