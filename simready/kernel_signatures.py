@@ -262,11 +262,11 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "f8[1]r f8[1]r f8[1]r f8[1]r f8[3] f4[1] f4[2] f4[2]",
             ),
             "spin_cast_static": (
-                "i8 i8 f4[1] u4[1] f8[1]r f8[1]r f8[1]r f8[1]r f8[3] f4 f4 i4[1] b1 f4[2] f4[2] i4[1] i4[1] f4[1] f4[1] "
-                "f4[1] f4[1]",
+                ("i8 i8 i4[1] f4[1] u4[1] f8[1]r f8[1]r f8[1]r f8[1]r f8[3] f4 f4 i4[1] b1 f4[2] f4[2] i4[1] i4[1] "
+                 "f4[1] f4[1] f4[1] f4[1]"),
             ),
             "intersect_rows": (
-                "i8 i8 f4[1] u4[1] f4[2] f4[2] f4[1] f4[2] i4[2]",
+                "i8 i8 i4[1] f4[1] u4[1] f4[2] f4[2] f4[1] f4[2] i4[2]",
             ),
             "static_hits": (
                 "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]r b1",
