@@ -1,15 +1,18 @@
-"""Embree's single-ray query called from a compiled kernel, on the scenes embreex builds: what lets a sensor's
-ray generation, its cast and the per-ray work after it run as one pass (no (N, 3) ray buffers for embreex to read,
-none of the six result arrays it allocates per call).
+"""Embree's nearest-hit query called from a compiled kernel, on the scenes embreex builds: what lets a sensor's ray
+generation, its cast and the per-ray work after it run as one pass (no (N, 3) ray buffers for embreex to read, none of
+the six result arrays it allocates per call), and cast coherent rays in packets.
 
 How: embreex's ``EmbreeScene.run`` packs each ray into an ``RTCRayHit`` and calls ``rtcIntersect1`` of the
-``libembree4`` it ships; a kernel does the same (:func:`simready.raycast.kernels.spin_cast_static`) through the
-function's address and the scene's handle found here, so the hits are Embree's for the same scene, the same rays
-and the same call, bit for bit. The handle is the first field of the Cython object (``EmbreeScene``: the scene
-handle, ``is_committed``, the device object): it is read only when that layout checks out (the object's size, the
-public ``is_committed`` read back at its offset, the device field pointing at an ``EmbreeDevice``) and a one-triangle
-scene's rays give embreex's results through it; anything else (another platform, another embreex) gives 0 and the
-caller casts through ``EmbreeScene.run`` as before.
+``libembree4`` it ships; a kernel (:func:`simready.raycast.kernels.spin_cast_static`) packs them the same way and
+calls that query, or ``rtcIntersect8`` on 8 rays at once (a LiDAR column's beams share an origin: ~20–25 % less
+Embree time), through the function's address and the scene's handle found here. The handle is the first field of the
+Cython object (``EmbreeScene``: the scene handle, ``is_committed``, the device object): it is read only when that
+layout checks out (the object's size, the public ``is_committed`` read back at its offset, the device field pointing
+at an ``EmbreeDevice``). A query is taken only when its library is the one mapped into the process (the copy embreex
+ships, not another on the system) and a one-triangle scene's rays, hits and misses, give embreex's results through it
+bit for bit (:func:`query_address`); anything else (another platform, another embreex) gives 0 and the caller casts
+through ``EmbreeScene.run`` as before. Embree does not promise that a packet and single rays break exact ties
+between two triangles alike; the sweeps' tests, the fingerprint and a whole run found them the same bit for bit.
 """
 
 from __future__ import annotations
@@ -60,12 +63,21 @@ def query_address(k: int) -> int:
             return 0
         libs = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(embreex.__file__)), "embreex.libs",
                                              "libembree4*.so*")))
-        if len(libs) != 1:
-            return 0
+        if len(libs) != 1 or os.path.realpath(libs[0]) not in _mapped_files():
+            return 0  # not the library embreex's scenes live in
         address = ctypes.cast(getattr(ctypes.CDLL(libs[0]), f"rtcIntersect{k}"), ctypes.c_void_p).value or 0
         return address if address and _self_check(address, k) else 0
     except (OSError, AttributeError, ValueError):
         return 0
+
+
+def _mapped_files() -> set[str]:
+    """The files mapped into this process (Linux's ``/proc/self/maps``; empty elsewhere)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            return {os.path.realpath(line.split(maxsplit=5)[5].strip()) for line in maps if len(line.split()) >= 6}
+    except OSError:
+        return set()
 
 
 def scene_handle(scene: embree_scene.EmbreeScene) -> int:
