@@ -368,6 +368,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "radiance": (
                 "f4[2] i4[1] f4[2] b1[1] f4[1] i8[1] b1[1] f4[1] f4[1] f4[1] f4[1] b1 f4 b1 f4[1]r",
             ),
+            "headlight_irradiance": (
+                "f4[2]r f4[2] f8[1] b1[1] f4[2] f4[1] i8[1] i8 f4[3] f4[2] f4 f4 f4 f4[1]",
+            ),
             "png_scanlines": (
                 "u1[2]",
             ),

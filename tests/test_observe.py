@@ -261,16 +261,25 @@ def test_a_video_encoded_in_the_background_is_whole_when_closed(tmp_path: Path, 
     # Twelve different greys, in order (the encoder's colour range changes the values, not their order).
     assert all(a + 5.0 < b for a, b in zip(means, means[1:])), means
 
-    def gone(*args: object, **kwargs: object) -> None:
-        raise OSError("encoder gone")
+    def gone(*args: object) -> list[str]:
+        return [str(tmp_path / "encoder-gone")]
 
-    monkeypatch.setattr(video.imageio, "get_writer", gone)
+    monkeypatch.setattr(video, "encoder_command", gone)
     bad = video.Video(tmp_path / "bad.mp4", 10.0)
-    with pytest.raises(OSError, match="encoder gone"):
+    with pytest.raises(OSError, match="encoder-gone"):
         for _ in range(3):
             bad.add(frame)
         bad.close()
     bad.close()  # raised once; closing again waits for nothing
+
+    def fails(*args: object) -> list[str]:
+        return ["sh", "-c", "exit 3"]
+
+    monkeypatch.setattr(video, "encoder_command", fails)
+    dead = video.Video(tmp_path / "dead.mp4", 10.0)
+    with pytest.raises(OSError):  # its pipe broken or its exit status, whichever comes first
+        dead.add(frame)
+        dead.close()
 
 
 def test_actor_poses_sampled_ahead_are_the_one_by_one_samples():

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import math
 import queue
+import subprocess
 import threading
 from collections.abc import Callable
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
+from typing import IO
 
-import imageio.v2 as imageio
+import imageio_ffmpeg
 import numpy as np
 from numpy.typing import NDArray
 
@@ -25,9 +28,61 @@ from simready.measurement.review_images import TOPDOWN_PX, TOPDOWN_RANGE_M, pale
 #: encoders were 15 % of the observation stage's CPU seconds. The videos are for review: their bytes are the
 #: encoder's, outside the byte fingerprints (tests/fingerprint.py).
 X264_PRESET = "veryfast"
+#: One x264 thread per encoder: an observation worker's encoders run beside its renderer, one worker per core, so
+#: the cores are full without x264's threads, whose coordination cost ~7 % of the encoder's CPU seconds (the
+#: default suite's videos, 7 runs each: 9 videos 789 -> 729 ms; 8 of them the same bytes, one 15 bytes smaller,
+#: PSNR against its frames 45.50 -> 45.49 dB).
+X264_THREADS = 1
+
+#: x264's constant rate factor: imageio's ``quality=7`` (``int((1 - 7 / 10) * 51)``), which the videos were
+#: written with before the encoder was started here.
+X264_CRF = 15
 
 #: H.264 macroblocks: a video's frames are padded (right and bottom, black) to multiples of this.
 MACROBLOCK_PX = 16
+
+
+def encoder_command(path: Path, width_px: int, height_px: int, fps: float) -> list[str]:
+    """The ffmpeg command that encodes RGB24 frames read from its standard input into ``path`` (H.264, yuv420p):
+    the arguments imageio-ffmpeg's ``write_frames`` gave it, in its order, then x264's thread count."""
+    return [imageio_ffmpeg.get_ffmpeg_exe(), "-y", "-f", "rawvideo", "-vcodec", "rawvideo",
+            "-s", f"{width_px:d}x{height_px:d}", "-pix_fmt", "rgb24", "-r", str(Fraction(fps).limit_denominator()),
+            "-i", "-", "-an", "-vcodec", "libx264", "-pix_fmt", "yuv420p", "-crf", str(X264_CRF),
+            "-v", "error", "-preset", X264_PRESET, "-threads", str(X264_THREADS), str(path)]
+
+
+class _Encoder:
+    """One ffmpeg process writing ``path`` from the frames piped to it.
+
+    Started without a ``preexec_fn`` (``process_group=0`` puts it in a process group of its own, as imageio's
+    ``os.setpgrp`` did, so a Ctrl-C at the terminal reaches the caller, which ends it, not the encoder), so
+    Python starts it with ``vfork``: a fork of an observation worker copied its page tables (hundreds of MB)
+    for a process that at once replaced them, ~10-20 ms of CPU per video.
+    """
+
+    def __init__(self, path: Path, width_px: int, height_px: int, fps: float) -> None:
+        self.size = (height_px, width_px)
+        self.process = subprocess.Popen(encoder_command(path, width_px, height_px, fps), stdin=subprocess.PIPE,
+                                        stdout=subprocess.DEVNULL, process_group=0)
+        self.stdin: IO[bytes] = self.process.stdin  # type: ignore[assignment]
+
+    def write(self, frame: NDArray[np.uint8]) -> None:
+        if frame.shape != (*self.size, 3):
+            raise ValueError(f"video frame of shape {frame.shape}, not the first frame's {(*self.size, 3)}")
+        self.stdin.write(memoryview(np.ascontiguousarray(frame)).cast("B"))
+
+    def close(self) -> None:
+        """End the input and wait for ffmpeg to write the file's end; a failed encoder raises."""
+        try:
+            self.stdin.close()
+        finally:
+            code = self.process.wait()
+        if code != 0:
+            raise OSError(f"ffmpeg exited with status {code} writing a review video")
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
 
 
 def padded_size(width_px: int, height_px: int) -> tuple[int, int]:
@@ -63,7 +118,8 @@ class Video:
     QUEUE_FRAMES = 8
 
     def __init__(self, path: Path, fps: float) -> None:
-        self.path, self.fps, self.writer, self.frames = path, fps, None, 0
+        self.path, self.fps, self.frames = path, fps, 0
+        self.encoder: _Encoder | None = None
         self._queue: queue.Queue[NDArray[np.uint8] | None] | None = None
         self._feeder: threading.Thread | None = None
         self._error: BaseException | None = None
@@ -83,22 +139,24 @@ class Video:
 
     def _feed(self, frames: queue.Queue[NDArray[np.uint8] | None]) -> None:
         try:
-            self.writer = imageio.get_writer(self.path, fps=self.fps, codec="libx264", macro_block_size=1,
-                                             pixelformat="yuv420p", ffmpeg_log_level="error", quality=7,
-                                             output_params=["-preset", X264_PRESET])
             while (frame := frames.get()) is not None:
-                self.writer.append_data(frame)
+                if self.encoder is None:
+                    self.encoder = _Encoder(self.path, frame.shape[1], frame.shape[0], self.fps)
+                self.encoder.write(frame)
         except BaseException as exc:  # raised on the caller's thread by add() or close()
             self._error = exc
+            if self.encoder is not None:
+                self.encoder.kill()
+                self.encoder = None
             while frames.get() is not None:  # let the caller's puts through until its finish()
                 pass
         finally:
-            if self.writer is not None:
+            if self.encoder is not None:
                 try:
-                    self.writer.close()
+                    self.encoder.close()
                 except BaseException as exc:
                     self._error = self._error or exc
-                self.writer = None
+                self.encoder = None
 
     def finish(self) -> None:
         """End the input: the encoder takes the frames still queued, flushes and exits in the background."""

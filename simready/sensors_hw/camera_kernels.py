@@ -229,6 +229,54 @@ def sun_setup(normal_table: np.ndarray, rows: np.ndarray, moving: np.ndarray, n_
 
 
 @_compiled
+def headlight_irradiance(o: np.ndarray, d: np.ndarray, dist: np.ndarray, hit: np.ndarray, n: np.ndarray,
+                         facing: np.ndarray, row_of: np.ndarray, width: int, lamps: np.ndarray, axis: np.ndarray,
+                         cos_edge: np.float32, span: np.float32, intensity: np.float32,
+                         out: np.ndarray) -> np.ndarray:
+    """(P,) float32 irradiance from the ego's lamps at each ray's hit (:func:`~simready.sensors_hw.camera.shading.
+    _headlight_irradiance`'s float32 operations per pixel, in its order, lamp after lamp), written into ``out``.
+
+    A frame's rays come in rows of ``width`` at one time each: row g's lamp positions are ``lamps[:, row_of[g]]``
+    (L, U, 3) and its beam axis ``axis[row_of[g]]`` (U, 3), given per distinct row time. The point is
+    ``o + d·dist`` (``dist`` as float32, 0 where nothing was hit), its normal ``n·facing``; ``cos_edge`` and
+    ``span`` (1 − cos of the half angle) are the float32 values numpy's arithmetic with the Python floats took,
+    and each dot product is summed as ``einsum("ij,ij->i")`` sums three float32 products (no fused multiply-add).
+    """
+    zero = np.float32(0.0)
+    one = np.float32(1.0)
+    floor = np.float32(1e-6)
+    for i in range(hit.shape[0]):
+        k = row_of[i // width]
+        t = np.float32(dist[i]) if hit[i] else zero
+        p0 = o[i, 0] + d[i, 0] * t
+        p1 = o[i, 1] + d[i, 1] * t
+        p2 = o[i, 2] + d[i, 2] * t
+        f = facing[i]
+        n0, n1, n2 = n[i, 0] * f, n[i, 1] * f, n[i, 2] * f
+        a0, a1, a2 = axis[k, 0], axis[k, 1], axis[k, 2]
+        total = zero
+        for lamp in range(lamps.shape[0]):
+            x0 = lamps[lamp, k, 0] - p0
+            x1 = lamps[lamp, k, 1] - p1
+            x2 = lamps[lamp, k, 2] - p2
+            r2 = x0 * x0 + x1 * x1 + x2 * x2
+            r2 = r2 if (r2 != r2 or r2 > floor) else floor  # np.maximum: NaN wins
+            root = np.sqrt(r2)
+            l0, l1, l2 = x0 / root, x1 / root, x2 / root
+            cos_off = -(l0 * a0 + l1 * a1 + l2 * a2)
+            c = (cos_off - cos_edge) / span
+            if c < zero:  # np.clip: NaN stays
+                c = zero
+            elif c > one:
+                c = one
+            facing_lamp = n0 * l0 + n1 * l1 + n2 * l2
+            facing_lamp = facing_lamp if (facing_lamp != facing_lamp or facing_lamp > zero) else zero
+            total += intensity * np.sqrt(c) * facing_lamp / r2
+        out[i] = total
+    return out
+
+
+@_compiled
 def radiance(albedo: np.ndarray, body: np.ndarray, albedo_ext: np.ndarray, hit: np.ndarray, ndl: np.ndarray,
              lit: np.ndarray, shadowed: np.ndarray, sun_rgb: np.ndarray, ambient: np.ndarray, headlight: np.ndarray,
              sky: np.ndarray, tone: bool, exposure: np.float32, reinhard: bool, gain: np.ndarray) -> np.ndarray:

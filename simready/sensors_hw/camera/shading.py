@@ -70,8 +70,10 @@ def shade_pass(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, l
         lit = lit[:0]
     headlight = np.zeros(0, np.float32)
     if lighting.headlights:
-        dist = np.where(hits.hit, hits.distance_m, 0.0).astype(np.float32)
-        headlight = _headlight_irradiance(rig, lighting, o + d * dist[:, None], n * facing[:, None], hits.time_s)
+        row_of, lamps, axis, cos_edge, span = _headlight_rows(rig, lighting, np.ascontiguousarray(hits.time_s[::w]))
+        headlight = kern.headlight_irradiance(o, d, hits.distance_m, hits.hit, n, facing, row_of, w, lamps, axis,
+                                              cos_edge, span, np.float32(lighting.headlight_intensity),
+                                              work_array("shade.headlight", p, np.float32))
 
     def f32(v: tuple[float, float, float]) -> NDArray[np.float32]:
         return np.asarray(v, np.float32)
@@ -124,9 +126,27 @@ def shade_numpy(scene: SceneGeometry, rig: Rig, model: CameraModel, hits: Hits, 
     return out
 
 
+def _headlight_rows(rig: Rig, lighting: Lighting, t_rows: NDArray[np.float64]
+                    ) -> tuple[NDArray[np.intp], NDArray[np.float32], NDArray[np.float32], np.float32, np.float32]:
+    """What :func:`~simready.sensors_hw.camera_kernels.headlight_irradiance` reads for a frame whose rows are at
+    ``t_rows``: each row's index among the distinct times, the lamps' positions (L, U, 3) and the beam axis (U, 3)
+    at those times, and the cone's float32 constants — :func:`_headlight_irradiance`'s values (the distinct times
+    of the rows are those of their pixels)."""
+    ut, row_of = np.unique(t_rows, return_inverse=True)
+    T = rig.body.poses_at(ut)
+    pitch = math.radians(lighting.headlight_pitch_deg)
+    axis = (T[:, :3, :3] @ np.array([math.cos(pitch), 0.0, -math.sin(pitch)])).astype(np.float32)
+    lamps = np.stack([(T[:, :3, :3] @ np.asarray(lamp) + T[:, :3, 3]).astype(np.float32)
+                      for lamp in lighting.headlight_positions_body_m]) if lighting.headlight_positions_body_m \
+        else np.zeros((0, len(ut), 3), np.float32)
+    cos_edge = math.cos(math.radians(lighting.headlight_half_angle_deg))
+    return row_of.astype(np.intp), lamps, axis, np.float32(cos_edge), np.float32(1.0 - cos_edge)
+
+
 def _headlight_irradiance(rig: Rig, lighting: Lighting, p: NDArray[np.float32], n: NDArray[np.float32],
                           t: NDArray[np.float64]) -> NDArray[np.float32]:
-    """Irradiance (N,) from the ego's lamps at points p with normals n at times t (no shadows)."""
+    """Irradiance (N,) from the ego's lamps at points p with normals n at times t (no shadows): the numpy
+    reference of :func:`~simready.sensors_hw.camera_kernels.headlight_irradiance` (:func:`shade_numpy`'s)."""
     ut, inv = np.unique(t, return_inverse=True)
     T = rig.body.poses_at(ut)
     pitch = math.radians(lighting.headlight_pitch_deg)
