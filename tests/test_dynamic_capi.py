@@ -170,6 +170,36 @@ def test_ego_energy_is_body_energys(monkeypatch: pytest.MonkeyPatch) -> None:
         engine.close()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the C API path is found through the ELF symbol table")
+def test_the_energy_of_a_read_row_is_a_state_requests() -> None:
+    """The ego's energy from the row a tick's reads left (:func:`capi.state_energy`, as the compiled quiet ticks take
+    it instead of a state request of their own) is :func:`capi.ego_energy`'s, bit for bit, tick after tick of a
+    crash."""
+    from simready.sim.core.scene import build_scene
+    from simready.sim.engine import Engine
+
+    if capi.pow_address() == 0 or not capi.available():
+        pytest.skip("the C library's pow or the C API handle is not found here")
+    scene = build_scene(_rear_end(), template(), backend="dynamic-v1", catalog=catalog())
+    engine = Engine(scene)
+    try:
+        b: Any = engine.backend
+        sm = capi.client_handle(b.world.client)
+        ix, iy, iz = b._inertia_list
+        raw, ptrs = np.empty((1, 13)), np.zeros(2, dtype=np.int64)
+        seen = 0
+        while engine.step():
+            assert capi.read_states(sm, np.array([b.ego_body], dtype=np.int64), raw, ptrs)
+            row = raw[0].tolist()
+            fast = capi.state_energy(row[2], *row[3:13], b.mass, ix, iy, iz, 9.81, capi.pow_address())
+            want = capi.ego_energy(sm, b.ego_body, b.mass, ix, iy, iz, 9.81, capi.pow_address(), ptrs)
+            assert struct.pack("<d", fast) == struct.pack("<d", want)
+            seen += 1
+        assert seen > 50
+    finally:
+        engine.close()
+
+
 def test_the_pow_lookup_falls_back_where_the_c_library_cannot_be_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where ``find_library("m")`` names nothing and ``ctypes.CDLL(None)`` raises (Windows: CPython's ``CDLL`` reads
     the name as a string there, a TypeError for None), :func:`capi.pow_address` is 0 (the binding's path), not an

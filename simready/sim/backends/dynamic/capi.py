@@ -324,27 +324,35 @@ def pow_address() -> int:
 @numba.njit(**_JIT)
 def ego_energy(sm: int, body: int, mass: float, ix: float, iy: float, iz: float, g: float, pow_fp: int,
                ptrs: np.ndarray) -> float:
-    """:func:`~.checks.body_energy` of ``body`` (J) from one state request, its operations in its order (the squares by
-    the C library's ``pow`` at ``pow_fp``, as Python's ``**`` makes them; the rotation by :func:`~.kernels.bullet_matrix`,
-    ``getMatrixFromQuaternion``'s); NaN where the state could not be read or a velocity is beyond ±1e100 (where
-    Python's ``**`` would raise on overflow: the caller then takes the binding's path)."""
+    """:func:`~.checks.body_energy` of ``body`` (J) from one state request (:func:`state_energy` of it); NaN where the
+    state could not be read or a velocity is beyond ±1e100 (where Python's ``**`` would raise on overflow: the caller
+    then takes the binding's path)."""
     if not _read(sm, body, ptrs):
         return math.nan
     q, qd = ptrs[0], ptrs[1]
+    return state_energy(_f8_at(q, 2), _f8_at(q, 3), _f8_at(q, 4), _f8_at(q, 5), _f8_at(q, 6), _f8_at(qd, 0),
+                        _f8_at(qd, 1), _f8_at(qd, 2), _f8_at(qd, 3), _f8_at(qd, 4), _f8_at(qd, 5), mass, ix, iy, iz, g,
+                        pow_fp)
+
+
+@numba.njit(**_JIT)
+def state_energy(z: float, qx: float, qy: float, qz: float, qw: float, l0: float, l1: float, l2: float, a0: float,
+                 a1: float, a2: float, mass: float, ix: float, iy: float, iz: float, g: float, pow_fp: int) -> float:
+    """:func:`~.checks.body_energy` (J) of a body whose state request gave centre-of-mass height ``z``, quaternion
+    ``qx`` … ``qw``, linear velocity ``l0`` … ``l2`` and angular velocity ``a0`` … ``a2``, its operations in its order
+    (the squares by the C library's ``pow`` at ``pow_fp``, as Python's ``**`` makes them; the rotation by
+    :func:`~.kernels.bullet_matrix`, ``getMatrixFromQuaternion``'s); NaN where a velocity is beyond ±1e100."""
     quat, rot = np.empty(4), np.empty(9)
-    for c in range(4):
-        quat[c] = _f8_at(q, 3 + c)
+    quat[0], quat[1], quat[2], quat[3] = qx, qy, qz, qw
     bullet_matrix(quat, rot)
-    l0, l1, l2 = _f8_at(qd, 0), _f8_at(qd, 1), _f8_at(qd, 2)
     if not (abs(l0) < 1e100 and abs(l1) < 1e100 and abs(l2) < 1e100):
         return math.nan
-    a0, a1, a2 = _f8_at(qd, 3), _f8_at(qd, 4), _f8_at(qd, 5)
     wx = rot[0] * a0 + rot[3] * a1 + rot[6] * a2
     wy = rot[1] * a0 + rot[4] * a1 + rot[7] * a2
     wz = rot[2] * a0 + rot[5] * a1 + rot[8] * a2
     kinetic = 0.5 * mass * (_call_pow(pow_fp, l0, 2.0) + _call_pow(pow_fp, l1, 2.0) + _call_pow(pow_fp, l2, 2.0)) + \
         0.5 * (ix * wx * wx + iy * wy * wy + iz * wz * wz)
-    energy: float = kinetic + mass * g * _f8_at(q, 2)
+    energy: float = kinetic + mass * g * z
     return energy
 
 

@@ -36,7 +36,8 @@ import numpy as np
 
 from simready.sim.backends.dynamic import capi
 from simready.sim.backends.dynamic import kernels as dynamic_kernels
-from simready.sim.backends.dynamic.capi import base_quats, contact_points, ego_energy, lever_arms, read_states, tick_step
+from simready.sim.backends.dynamic.capi import (base_quats, contact_points, ego_energy, lever_arms, read_states,
+                                                state_energy, tick_step)
 from simready.sim.backends.dynamic.kernels import body_frames, body_rows, check_flags, finish_rows, thrown_rows
 from simready.sim.core import kernels as K
 from simready.sim.core import numpy_loops as NL
@@ -204,6 +205,15 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     for k in range(n_t):
         if strikers[k] >= 0 and ep >= 0 and (strikers[k] == ep or thrown[k] == ep):
             ego_struck = True
+    # The ego's state as the tick's reads left it (its row ``r`` of ``raw``, where that is the state request's own
+    # quaternion: no inertial frame to compose): its energy after the tick and, the world untouched since, before the
+    # next one, the same doubles as a state request of its own would give (``ego_st``: z, quaternion, linear and
+    # angular velocity; ``ego_read``: it holds the world as it is now).
+    r_e = di[D_EGO_ROW]
+    ego_row = r_e if (ep >= 0 and 0 <= r_e < read_bodies.shape[0] and read_bodies[r_e] == di[D_EGO_BODY]
+                      and not has_inv[r_e]) else -1
+    ego_st = np.empty(11)
+    ego_read = False
     while t < end:
         k = t - t_first
         # This tick's lateral references: the goals' where an actor has one, else the offset it has.
@@ -234,8 +244,13 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             break
         e_before = math.nan
         if ep >= 0 and thr1[ep] <= 0.0 and accel[ep] <= 0.0:
-            e_before = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
-                                  di[D_POW], ptrs)
+            if ego_read:
+                e_before = state_energy(ego_st[0], ego_st[1], ego_st[2], ego_st[3], ego_st[4], ego_st[5], ego_st[6],
+                                        ego_st[7], ego_st[8], ego_st[9], ego_st[10], df[D_MASS], df[D_IX], df[D_IY],
+                                        df[D_IZ], fc[T.F_G], di[D_POW])
+            else:
+                e_before = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
+                                      di[D_POW], ptrs)
             if e_before != e_before:
                 standstill[:], act_buf[:] = still, buf
                 why = STOP_BEFORE
@@ -262,6 +277,11 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             standstill[:], act_buf[:] = still, buf
             why = STOP_AFTER
             break
+        ego_read = ego_row >= 0
+        if ego_read:
+            ego_st[0] = raw[ego_row, 2]
+            for c in range(10):
+                ego_st[1 + c] = raw[ego_row, 3 + c]
         if n_t > 0:
             # The thrown bodies' reads and rows (ThrownBodies._read_thrown: its reads, their frames and lever arms).
             if not read_states(sm, t_bodies, t_raw, ptrs):
@@ -320,8 +340,13 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 com_now[c] = pos[ep, c] + lever[c]
             e_after = math.nan
             if e_before == e_before and not ego_struck:
-                e_after = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
-                                     di[D_POW], ptrs)
+                if ego_read:
+                    e_after = state_energy(ego_st[0], ego_st[1], ego_st[2], ego_st[3], ego_st[4], ego_st[5],
+                                           ego_st[6], ego_st[7], ego_st[8], ego_st[9], ego_st[10], df[D_MASS],
+                                           df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G], di[D_POW])
+                else:
+                    e_after = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
+                                         di[D_POW], ptrs)
                 if e_after != e_after:
                     standstill[:], act_buf[:] = still, buf
                     why = STOP_AFTER
