@@ -126,7 +126,7 @@ def test_tick_step_commands_nothing_where_the_ground_under_an_agent_is_unknown()
                          np.zeros(1, dtype=np.bool_), np.zeros(2, dtype=np.bool_), np.zeros(2), pos, z3, z3, z4, z3, z3,
                          z3, np.zeros(2), np.zeros(2), z1, z1, np.zeros((1, 9)), np.zeros((1, 3)), 9.0, 9.81, 0.02,
                          0.25, 0.25, 0.1, np.zeros((0, 4)), np.zeros(0, dtype=np.bool_), False, np.empty((0, 4)),
-                         np.empty((0, 9)), 0, np.empty((0, 3, 1)), np.empty((0, 3, 1)))
+                         np.empty((0, 9)), 0, np.empty((0, 3, 1)), np.empty((0, 3, 1)), np.empty(0))
     assert got == (-2.0, 0.0)
 
 

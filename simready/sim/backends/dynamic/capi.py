@@ -391,14 +391,18 @@ def _read(sm: int, body: int, ptrs: np.ndarray) -> bool:
 
 @numba.njit(**_JIT)
 def _tyres(sm: int, body: int, steer: float, a_cmd: float, setup: np.ndarray, slip_min: float, standstill: float,
-           frame: int, ptrs: np.ndarray, vec: np.ndarray) -> float:
+           frame: int, ptrs: np.ndarray, vec: np.ndarray, known: int) -> float:
     """:func:`~.chassis.tyre_forces` for one substep (its operations in its order); the utilisation, or -1.0 where
-    the ego's state could not be read."""
+    the ego's state could not be read. ``known``: 0, or the address of the ego's state as a state request gives it
+    now (13 doubles, a row of :func:`read_states`), taken instead of a request of its own."""
     m, lf, lr, kf, kr = setup[0], setup[1], setup[2], setup[3], setup[4]
     limit_f, limit_r, cs, sn, hold, h = setup[5], setup[6], setup[7], setup[8], setup[9], setup[10]
-    if not _read(sm, body, ptrs):
+    if known != 0:
+        q, qd = known, known + 56
+    elif _read(sm, body, ptrs):
+        q, qd = ptrs[0], ptrs[1]
+    else:
         return -1.0
-    q, qd = ptrs[0], ptrs[1]
     cx, cy, cz = _f8_at(q, 0), _f8_at(q, 1), _f8_at(q, 2)
     x, y, z, w = _f8_at(q, 3), _f8_at(q, 4), _f8_at(q, 5), _f8_at(q, 6)
     lx, ly, r = _f8_at(qd, 0), _f8_at(qd, 1), _f8_at(qd, 5)
@@ -462,6 +466,16 @@ def tick_substeps(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarr
     doubles, what the binding's two reads return). Returns the ego's largest tyre utilisation (0.0 without an ego),
     or -1.0 where a state request failed (``raw`` incomplete).
     """
+    return _substeps(sm, substeps, h, frame, bodies, drives, ego, steer, a_cmd, setup, slip_min, standstill, read,
+                     raw, 0)
+
+
+@numba.njit(**_JIT)
+def _substeps(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, drives: np.ndarray, ego: int,
+              steer: float, a_cmd: float, setup: np.ndarray, slip_min: float, standstill: float, read: np.ndarray,
+              raw: np.ndarray, known: int) -> float:
+    """:func:`tick_substeps`, the first substep's tyres from the ego's state at address ``known`` where it is not 0
+    (:func:`_tyres`)."""
     ptrs = np.zeros(2, dtype=np.int64)
     vec = np.empty(6)
     util = 0.0
@@ -480,7 +494,8 @@ def tick_substeps(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarr
             _torque(cmd, body, -1, vec.ctypes.data, frame)
             _submit(sm, cmd)
         if ego >= 0:
-            u = _tyres(sm, ego, steer, a_cmd, setup, slip_min, standstill, frame, ptrs, vec)
+            at = known if k == 0 else 0
+            u = _tyres(sm, ego, steer, a_cmd, setup, slip_min, standstill, frame, ptrs, vec, at)
             if u < 0.0:
                 return -1.0
             util = u if u > util else util
@@ -562,13 +577,15 @@ def tick_step(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, 
               cyaw: np.ndarray, mass: np.ndarray, wheelbase: np.ndarray, inertia: np.ndarray, com: np.ndarray,
               mu_g: float, g: float, dt: float, pos_tau: float, yaw_tau: float, support_tau: float, inv: np.ndarray,
               has: np.ndarray, any_inv: bool, frame_quat: np.ndarray, frame_rot: np.ndarray, gemv_fp: int,
-              coms: np.ndarray, levers: np.ndarray) -> tuple[float, float]:
+              coms: np.ndarray, levers: np.ndarray, known: np.ndarray) -> tuple[float, float]:
     """A tick's physics in one call: the ego's steering and tyre constants (:func:`~.kernels.ego_steer_setup` into
     ``setup``, where the ego ``e`` is present: ``ego`` its body, else -1 and the steering 0), the agents' drive rows
     (:func:`~.drive.agent_drive_table`'s kernels, the ground under them first), the substeps and reads
     (:func:`tick_substeps`), then the read bodies' frames: their base quaternions (:func:`base_quats` where
     ``any_inv``) and :func:`~.kernels.body_frames` into ``frame_quat``, ``frame_rot``, and where ``gemv_fp`` is set
-    their lever arms into ``levers`` (:func:`lever_arms` of ``coms``). Returns :func:`tick_substeps`'
+    their lever arms into ``levers`` (:func:`lever_arms` of ``coms``). ``known``: the ego's state as a state request
+    would give it now (a row of :func:`read_states`: the last tick's, the world untouched since), whose first substep
+    then takes it instead of a request (empty: none known). Returns :func:`tick_substeps`'
     value, or -2.0 before any command where a coordinate under an agent is not finite (the caller then computes the
     drive rows with its fallback and calls :func:`tick_substeps` with ``setup``), and the steering angle (rad)."""
     steer = 0.0
@@ -582,8 +599,9 @@ def tick_step(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, 
     drives = np.empty((k, 12))
     agent_drive_rows(idx, stop, parked, accel, pos, vel, omega, quat, kpos, kvel, komega, yaw, cyaw, ground, mass,
                      wheelbase, inertia, com, mu_g, g, dt, pos_tau, yaw_tau, support_tau, drives)
-    util = tick_substeps(sm, substeps, h, frame, bodies, drives, ego, steer, a_cmd, setup, slip_min, standstill, read,
-                         raw)
+    at = known.ctypes.data if known.shape[0] == 13 else 0
+    util = _substeps(sm, substeps, h, frame, bodies, drives, ego, steer, a_cmd, setup, slip_min, standstill, read, raw,
+                     at)
     if util < 0.0:
         return util, steer
     if any_inv:

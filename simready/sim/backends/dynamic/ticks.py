@@ -207,13 +207,14 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             ego_struck = True
     # The ego's state as the tick's reads left it (its row ``r`` of ``raw``, where that is the state request's own
     # quaternion: no inertial frame to compose): its energy after the tick and, the world untouched since, before the
-    # next one, the same doubles as a state request of its own would give (``ego_st``: z, quaternion, linear and
-    # angular velocity; ``ego_read``: it holds the world as it is now).
+    # next one, and the next tick's first tyre forces, the same doubles as a state request of its own would give
+    # (``ego_st``: a row of ``raw``; ``ego_read``: it holds the world as it is now).
     r_e = di[D_EGO_ROW]
     ego_row = r_e if (ep >= 0 and 0 <= r_e < read_bodies.shape[0] and read_bodies[r_e] == di[D_EGO_BODY]
                       and not has_inv[r_e]) else -1
-    ego_st = np.empty(11)
+    ego_st = np.empty(13)
     ego_read = False
+    unknown = np.empty(0)
     while t < end:
         k = t - t_first
         # This tick's lateral references: the goals' where an actor has one, else the offset it has.
@@ -245,9 +246,9 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
         e_before = math.nan
         if ep >= 0 and thr1[ep] <= 0.0 and accel[ep] <= 0.0:
             if ego_read:
-                e_before = state_energy(ego_st[0], ego_st[1], ego_st[2], ego_st[3], ego_st[4], ego_st[5], ego_st[6],
-                                        ego_st[7], ego_st[8], ego_st[9], ego_st[10], df[D_MASS], df[D_IX], df[D_IY],
-                                        df[D_IZ], fc[T.F_G], di[D_POW])
+                e_before = state_energy(ego_st[2], ego_st[3], ego_st[4], ego_st[5], ego_st[6], ego_st[7], ego_st[8],
+                                        ego_st[9], ego_st[10], ego_st[11], ego_st[12], df[D_MASS], df[D_IX],
+                                        df[D_IY], df[D_IZ], fc[T.F_G], di[D_POW])
             else:
                 e_before = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
                                       di[D_POW], ptrs)
@@ -257,6 +258,7 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 break
         d_ref = lat1[0, 0].copy()
         a_cmd = accel[ep] if ep >= 0 else 0.0
+        known = ego_st if ego_read else unknown
         util, steer1 = tick_step(sm, di[D_SUBSTEPS], df[D_H], di[D_FRAME], agent_bodies, di[D_EGO_BODY], ep,
                                  di[D_CRASHED] != 0, steer, fc[T.F_FRICTION], ego_k, u, d_ref, v, cum, base, last,
                                  pts, dirs, a_cmd, setup, df[D_SLIP_MIN], stand, read_bodies, raw, heights,
@@ -266,7 +268,7 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                                  big1[:3 * n].reshape((n, 3)), big1[7 * n:10 * n].reshape((n, 3)),
                                  big1[10 * n:].reshape((n, 3)), yaw1, yaw, mass, wheelbase, inertia, com, fc[T.F_FG],
                                  fc[T.F_G], dt, df[D_POS_TAU], df[D_YAW_TAU], df[D_SUPPORT_TAU], invs, has_inv,
-                                 di[D_ANY_INV] != 0, frame_quat, frame_rot, di[D_GEMV], coms, levers)
+                                 di[D_ANY_INV] != 0, frame_quat, frame_rot, di[D_GEMV], coms, levers, known)
         if util == -2.0:
             # Nothing was commanded: the drive model's fallback is Python's.
             standstill[:], act_buf[:] = still, buf
@@ -279,9 +281,8 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             break
         ego_read = ego_row >= 0
         if ego_read:
-            ego_st[0] = raw[ego_row, 2]
-            for c in range(10):
-                ego_st[1 + c] = raw[ego_row, 3 + c]
+            for c in range(13):
+                ego_st[c] = raw[ego_row, c]
         if n_t > 0:
             # The thrown bodies' reads and rows (ThrownBodies._read_thrown: its reads, their frames and lever arms).
             if not read_states(sm, t_bodies, t_raw, ptrs):
@@ -341,8 +342,8 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             e_after = math.nan
             if e_before == e_before and not ego_struck:
                 if ego_read:
-                    e_after = state_energy(ego_st[0], ego_st[1], ego_st[2], ego_st[3], ego_st[4], ego_st[5],
-                                           ego_st[6], ego_st[7], ego_st[8], ego_st[9], ego_st[10], df[D_MASS],
+                    e_after = state_energy(ego_st[2], ego_st[3], ego_st[4], ego_st[5], ego_st[6], ego_st[7],
+                                           ego_st[8], ego_st[9], ego_st[10], ego_st[11], ego_st[12], df[D_MASS],
                                            df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G], di[D_POW])
                 else:
                     e_after = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
