@@ -14,6 +14,7 @@ import pytest
 
 from simready.scenario.manifest import ScenarioManifest
 from simready.sim.backends.dynamic import capi
+from simready.sim.core import constants as C
 from simready.sim.run import run_simulation
 from simready.testing import demo
 from tests.fixtures.sim import catalog, crossing, template
@@ -148,7 +149,9 @@ def test_lever_arms_are_numpys_product() -> None:
 
 def test_ego_energy_is_body_energys(monkeypatch: pytest.MonkeyPatch) -> None:
     """The ego's energy from one compiled read (:func:`capi.ego_energy`, Python's ``**`` by the C library's ``pow``)
-    is :func:`~simready.sim.backends.dynamic.checks.body_energy`'s, bit for bit, tick after tick of a crash."""
+    is :func:`~simready.sim.backends.dynamic.checks.body_energy`'s, bit for bit, tick after tick of a crash; and so is
+    the energy of the ego's row of a read (:func:`capi.state_energy`, as the compiled quiet ticks take it from the
+    tick's reads instead of a state request of their own)."""
     from simready.sim.backends.dynamic.checks import body_energy
     from simready.sim.core.scene import build_scene
     from simready.sim.engine import Engine
@@ -159,41 +162,18 @@ def test_ego_energy_is_body_energys(monkeypatch: pytest.MonkeyPatch) -> None:
     engine = Engine(scene)
     try:
         b: Any = engine.backend
+        sm, (ix, iy, iz) = capi.client_handle(b.world.client), b._inertia_list
+        raw, ptrs = np.empty((1, 13)), np.zeros(2, dtype=np.int64)
         seen = 0
         while engine.step():
             fast = b._energy_now()
             want = body_energy(b.world.client, b.ego_body, b.mass, b._inertia_list)
             assert struct.pack("<d", fast) == struct.pack("<d", want)
-            seen += 1
-        assert seen > 50
-    finally:
-        engine.close()
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the C API path is found through the ELF symbol table")
-def test_the_energy_of_a_read_row_is_a_state_requests() -> None:
-    """The ego's energy from the row a tick's reads left (:func:`capi.state_energy`, as the compiled quiet ticks take
-    it instead of a state request of their own) is :func:`capi.ego_energy`'s, bit for bit, tick after tick of a
-    crash."""
-    from simready.sim.core.scene import build_scene
-    from simready.sim.engine import Engine
-
-    if capi.pow_address() == 0 or not capi.available():
-        pytest.skip("the C library's pow or the C API handle is not found here")
-    scene = build_scene(_rear_end(), template(), backend="dynamic-v1", catalog=catalog())
-    engine = Engine(scene)
-    try:
-        b: Any = engine.backend
-        sm = capi.client_handle(b.world.client)
-        ix, iy, iz = b._inertia_list
-        raw, ptrs = np.empty((1, 13)), np.zeros(2, dtype=np.int64)
-        seen = 0
-        while engine.step():
             assert capi.read_states(sm, np.array([b.ego_body], dtype=np.int64), raw, ptrs)
             row = raw[0].tolist()
-            fast = capi.state_energy(row[2], *row[3:13], b.mass, ix, iy, iz, 9.81, capi.pow_address())
-            want = capi.ego_energy(sm, b.ego_body, b.mass, ix, iy, iz, 9.81, capi.pow_address(), ptrs)
-            assert struct.pack("<d", fast) == struct.pack("<d", want)
+            of_row = capi.state_energy(row[2], *row[3:13], b.mass, ix, iy, iz, C.GRAVITY_MPS2,
+                                        capi.pow_address())
+            assert struct.pack("<d", of_row) == struct.pack("<d", want)
             seen += 1
         assert seen > 50
     finally:
