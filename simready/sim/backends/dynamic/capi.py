@@ -330,9 +330,10 @@ def ego_energy(sm: int, body: int, mass: float, ix: float, iy: float, iz: float,
     if not _read(sm, body, ptrs):
         return math.nan
     q, qd = ptrs[0], ptrs[1]
-    return state_energy(_f8_at(q, 2), _f8_at(q, 3), _f8_at(q, 4), _f8_at(q, 5), _f8_at(q, 6), _f8_at(qd, 0),
-                        _f8_at(qd, 1), _f8_at(qd, 2), _f8_at(qd, 3), _f8_at(qd, 4), _f8_at(qd, 5), mass, ix, iy, iz, g,
-                        pow_fp)
+    energy: float = state_energy(_f8_at(q, 2), _f8_at(q, 3), _f8_at(q, 4), _f8_at(q, 5), _f8_at(q, 6),
+                                 _f8_at(qd, 0), _f8_at(qd, 1), _f8_at(qd, 2), _f8_at(qd, 3), _f8_at(qd, 4),
+                                 _f8_at(qd, 5), mass, ix, iy, iz, g, pow_fp)
+    return energy
 
 
 @numba.njit(**_JIT)
@@ -466,8 +467,9 @@ def tick_substeps(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarr
     doubles, what the binding's two reads return). Returns the ego's largest tyre utilisation (0.0 without an ego),
     or -1.0 where a state request failed (``raw`` incomplete).
     """
-    return _substeps(sm, substeps, h, frame, bodies, drives, ego, steer, a_cmd, setup, slip_min, standstill, read,
-                     raw, 0)
+    util: float = _substeps(sm, substeps, h, frame, bodies, drives, ego, steer, a_cmd, setup, slip_min, standstill,
+                            read, raw, 0)
+    return util
 
 
 @numba.njit(**_JIT)

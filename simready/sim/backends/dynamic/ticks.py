@@ -215,16 +215,20 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     ego_st = np.empty(13)
     ego_read = False
     unknown = np.empty(0)
+    # Each tick's scratch: its lateral references, the control state to put back on a stop, the offsets' references.
+    lat1 = np.empty((1, 3, n))
+    still, buf = np.empty_like(standstill), np.empty_like(act_buf)
+    d_ref = np.empty(n)
     while t < end:
         k = t - t_first
         # This tick's lateral references: the goals' where an actor has one, else the offset it has.
-        lat1 = np.empty((1, 3, n))
         for i in range(n):
             if lat_own[i]:
                 lat1[0, 0, i], lat1[0, 1, i], lat1[0, 2, i] = lat[k, 0, i], lat[k, 1, i], lat[k, 2, i]
             else:
                 lat1[0, 0, i], lat1[0, 1, i], lat1[0, 2, i] = d[i], 0.0, 0.0
-        still, buf = standstill.copy(), act_buf.copy()
+        still[:] = standstill
+        buf[:] = act_buf
         ic1[T.I_TICK], ic1[T.I_END], ic1[T.I_ROW] = t, t + 1, row
         (t1, _, _, u1, v1, a1n, yaw1, big1, slip1, thr1, brk1, lane1, s1, seen, leaders1, percepts1, yi1, yu1,
          accel) = T.run_ticks(ic1, fc, u, v, yaw, big, present, lat1, lane, s, standstill, act_buf, consts,
@@ -256,7 +260,7 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 standstill[:], act_buf[:] = still, buf
                 why = STOP_BEFORE
                 break
-        d_ref = lat1[0, 0].copy()
+        d_ref[:] = lat1[0, 0]
         a_cmd = accel[ep] if ep >= 0 else 0.0
         known = ego_st if ego_read else unknown
         util, steer1 = tick_step(sm, di[D_SUBSTEPS], df[D_H], di[D_FRAME], agent_bodies, di[D_EGO_BODY], ep,
