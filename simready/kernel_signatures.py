@@ -139,6 +139,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 "f8[2A] f8[1] f8[1]r f8[1]r b1[1] b1[1]r f8[2] f8[2] i8[1] i8[1] f8 b1[1]",
                 "f8[2A]r f8[1]r f8[1]r f8[1]r b1[1]r b1[1]r f8[2] f8[2] i8[1] i8[1] f8 b1[1]",
             ),
+            "sight_rows": (
+                "f8[3] f8[2] f8[1]r f8[1]r b1[2] b1[1]r f8[2] f8[2] i8[1] i8[1] f8 b1[2]",
+            ),
             "corridor_pedestrians": (
                 ("f8[2A] f8[2A] f8[1] f8[1] b1[1] b1[1] b1[1] b1[1] b1[1] f8[1]r f8[1]r f8[1] b1[1] f8[2] "
                  "f8[2] f8 f8 f8 f8 i8[2]"),
@@ -181,15 +184,15 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
                 ("i8 i8 f8 i8 i8[1] i8 i8 b1 f8 f8 f8[1] f8[1] f8[1] f8[1] f8[1] i8[1] i8[1] f8[2] f8[2] f8 "
                  "f8[1] f8 f8 i8[1] f8[2] f8[2] f8 f8 f8 i8[1] b1[1] b1[1] f8[1] f8[2] f8[2] f8[2] f8[2] f8[2] "
                  "f8[2] f8[2] f8[1] f8[1] f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2] b1[1] b1 f8[2] f8[2] "
-                 "i8 f8[3] f8[3]"),
+                 "i8 f8[3] f8[3] f8[1]"),
                 ("i8 i8 f8 i8 i8[1] i8 i8 b1 f8 f8 f8[1] f8[1]r f8[1]r f8[1]r f8[1] i8[1] i8[1] f8[2] f8[2] f8 "
                  "f8[1] f8 f8 i8[1] f8[2] f8[2]r f8 f8 f8 i8[1] b1[1] b1[1]r f8[1] f8[2]r f8[2]r f8[2]r f8[2]r "
                  "f8[2]r f8[2]r f8[2]r f8[1] f8[1]r f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2] b1[1] b1 "
-                 "f8[2] f8[2] i8 f8[3] f8[3]"),
+                 "f8[2] f8[2] i8 f8[3] f8[3] f8[1]"),
                 ("i8 i8 f8 i8 i8[1] i8 i8 b1 f8 f8 f8[1] f8[1]r f8[1] f8[1]r f8[1] i8[1] i8[1] f8[2] f8[2] f8 "
                  "f8[1] f8 f8 i8[1] f8[2] f8[2]r f8 f8 f8 i8[1] b1[1] b1[1]r f8[1] f8[2]r f8[2]r f8[2]r f8[2]r "
                  "f8[2]r f8[2]r f8[2]r f8[1] f8[1]r f8[1] f8[1] f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8[2] b1[1] b1 "
-                 "f8[2] f8[2] i8 f8[3] f8[3]"),
+                 "f8[2] f8[2] i8 f8[3] f8[3] f8[1]"),
             ),
             "contact_points": (
                 "i8 i1[1] f8[2]",

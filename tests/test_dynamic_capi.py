@@ -14,6 +14,7 @@ import pytest
 
 from simready.scenario.manifest import ScenarioManifest
 from simready.sim.backends.dynamic import capi
+from simready.sim.core import constants as C
 from simready.sim.run import run_simulation
 from simready.testing import demo
 from tests.fixtures.sim import catalog, crossing, template
@@ -126,7 +127,7 @@ def test_tick_step_commands_nothing_where_the_ground_under_an_agent_is_unknown()
                          np.zeros(1, dtype=np.bool_), np.zeros(2, dtype=np.bool_), np.zeros(2), pos, z3, z3, z4, z3, z3,
                          z3, np.zeros(2), np.zeros(2), z1, z1, np.zeros((1, 9)), np.zeros((1, 3)), 9.0, 9.81, 0.02,
                          0.25, 0.25, 0.1, np.zeros((0, 4)), np.zeros(0, dtype=np.bool_), False, np.empty((0, 4)),
-                         np.empty((0, 9)), 0, np.empty((0, 3, 1)), np.empty((0, 3, 1)))
+                         np.empty((0, 9)), 0, np.empty((0, 3, 1)), np.empty((0, 3, 1)), np.empty(0))
     assert got == (-2.0, 0.0)
 
 
@@ -148,7 +149,9 @@ def test_lever_arms_are_numpys_product() -> None:
 
 def test_ego_energy_is_body_energys(monkeypatch: pytest.MonkeyPatch) -> None:
     """The ego's energy from one compiled read (:func:`capi.ego_energy`, Python's ``**`` by the C library's ``pow``)
-    is :func:`~simready.sim.backends.dynamic.checks.body_energy`'s, bit for bit, tick after tick of a crash."""
+    is :func:`~simready.sim.backends.dynamic.checks.body_energy`'s, bit for bit, tick after tick of a crash; and so is
+    the energy of the ego's row of a read (:func:`capi.state_energy`, as the compiled quiet ticks take it from the
+    tick's reads instead of a state request of their own)."""
     from simready.sim.backends.dynamic.checks import body_energy
     from simready.sim.core.scene import build_scene
     from simready.sim.engine import Engine
@@ -159,11 +162,18 @@ def test_ego_energy_is_body_energys(monkeypatch: pytest.MonkeyPatch) -> None:
     engine = Engine(scene)
     try:
         b: Any = engine.backend
+        sm, (ix, iy, iz) = capi.client_handle(b.world.client), b._inertia_list
+        raw, ptrs = np.empty((1, 13)), np.zeros(2, dtype=np.int64)
         seen = 0
         while engine.step():
             fast = b._energy_now()
             want = body_energy(b.world.client, b.ego_body, b.mass, b._inertia_list)
             assert struct.pack("<d", fast) == struct.pack("<d", want)
+            assert capi.read_states(sm, np.array([b.ego_body], dtype=np.int64), raw, ptrs)
+            row = raw[0].tolist()
+            of_row = capi.state_energy(row[2], *row[3:13], b.mass, ix, iy, iz, C.GRAVITY_MPS2,
+                                        capi.pow_address())
+            assert struct.pack("<d", of_row) == struct.pack("<d", want)
             seen += 1
         assert seen > 50
     finally:

@@ -298,6 +298,17 @@ def sight_lines(xy: np.ndarray, yaw: np.ndarray, hl: np.ndarray, hw: np.ndarray,
 
 
 @numba.njit(**_JIT)
+def sight_rows(pos: np.ndarray, yaw: np.ndarray, hl: np.ndarray, hw: np.ndarray, present: np.ndarray,
+               occluder: np.ndarray, e0: np.ndarray, e1: np.ndarray, observers: np.ndarray, targets: np.ndarray,
+               eye_fraction: float, out: np.ndarray) -> None:
+    """:func:`sight_lines` of each recorded row ``r`` (positions ``pos[r, :, :2]``, headings ``yaw[r]``, presence
+    ``present[r]``) into ``out[r]``: the same test row by row, in one call."""
+    for r in range(pos.shape[0]):
+        sight_lines(pos[r, :, :2], yaw[r], hl, hw, present[r], occluder, e0, e1, observers, targets, eye_fraction,
+                    out[r])
+
+
+@numba.njit(**_JIT)
 def corridor_pedestrians(xy: np.ndarray, vel: np.ndarray, yaw: np.ndarray, v: np.ndarray, present: np.ndarray,
                          lane_bound: np.ndarray, avoids: np.ndarray, yields: np.ndarray, is_ped: np.ndarray,
                          hl: np.ndarray, hw: np.ndarray,

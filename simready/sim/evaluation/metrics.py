@@ -93,9 +93,8 @@ class _Sight:
         occluders = occluder_mask(self.scene)
         e0, e1 = self.scene.static_edges
         out = np.empty((hi - lo, len(self.tgt)), dtype=bool)
-        for r in range(hi - lo):
-            planner_kernels.sight_lines(pos[r, :, :2], yaw[r], a.hl, a.hw, present[r], occluders, e0, e1, self.obs,
-                                        self.tgt, C.EYE_FORWARD_FRACTION, out[r])
+        planner_kernels.sight_rows(pos, yaw, a.hl, a.hw, present, occluders, e0, e1, self.obs, self.tgt,
+                                   C.EYE_FORWARD_FRACTION, out)
         return out
 
 

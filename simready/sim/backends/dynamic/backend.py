@@ -97,6 +97,8 @@ PHYSICS_RADIUS_M = 30.0
 
 #: The reads, frames and lever arms where no body moved (:func:`~.kernels.finish_rows`).
 _NO_READS = np.empty((0, 13))
+#: No ego state known before a tick (:func:`.capi.tick_step`'s ``known``: its first substep reads it).
+_UNKNOWN = np.empty(0)
 _NO_FRAMES = (np.empty((0, 4)), np.empty((0, 9)), np.empty((0, 3, 1)))
 
 #: The tyre constants passed where there is no ego this tick (unread).
@@ -395,7 +397,7 @@ class DynamicBackend(ThrownBodies):
                                          kin.pos, kin.vel, kin.omega, yaw, c.yaw, mass, wheelbase, inertia, com,
                                          state.world.friction * C.GRAVITY_MPS2, C.GRAVITY_MPS2, scene.dt,
                                          DRIVE_POSITION_TAU_S, DRIVE_YAW_TAU_S, SUPPORT_TAU_S, invs, has_inv, any_inv,
-                                         *frames, gemv, coms, levers)
+                                         *frames, gemv, coms, levers, _UNKNOWN)
             if gemv and util >= 0.0:
                 # The lever arms came with the frames (the bits of _read_frames' numpy product: its BLAS call).
                 arms = levers

@@ -83,7 +83,8 @@ _i8, _i4 = types.int64, types.int32
 _force_init: Any = types.ExternalFunction("b3ApplyExternalForceCommandInit", _i8(_i8))
 _force: Any = types.ExternalFunction("b3ApplyExternalForce", types.void(_i8, _i4, _i4, _i8, _i8, _i4))
 _torque: Any = types.ExternalFunction("b3ApplyExternalTorque", types.void(_i8, _i4, _i4, _i8, _i4))
-_submit: Any = types.ExternalFunction("b3SubmitClientCommandAndWaitStatus", _i8(_i8, _i8))
+_send: Any = types.ExternalFunction("b3SubmitClientCommand", _i4(_i8, _i8))
+_status: Any = types.ExternalFunction("b3ProcessServerStatus", _i8(_i8))
 _step_init: Any = types.ExternalFunction("b3InitStepSimulationCommand", _i8(_i8))
 _state_init: Any = types.ExternalFunction("b3RequestActualStateCommandInit", _i8(_i8, _i4))
 _state: Any = types.ExternalFunction("b3GetStatusActualState", _i4(_i8, _i8, _i8, _i8, _i8, _i8, _i8, _i8))
@@ -323,28 +324,59 @@ def pow_address() -> int:
 @numba.njit(**_JIT)
 def ego_energy(sm: int, body: int, mass: float, ix: float, iy: float, iz: float, g: float, pow_fp: int,
                ptrs: np.ndarray) -> float:
-    """:func:`~.checks.body_energy` of ``body`` (J) from one state request, its operations in its order (the squares by
-    the C library's ``pow`` at ``pow_fp``, as Python's ``**`` makes them; the rotation by :func:`~.kernels.bullet_matrix`,
-    ``getMatrixFromQuaternion``'s); NaN where the state could not be read or a velocity is beyond ±1e100 (where
-    Python's ``**`` would raise on overflow: the caller then takes the binding's path)."""
+    """:func:`~.checks.body_energy` of ``body`` (J) from one state request (:func:`state_energy` of it); NaN where the
+    state could not be read or a velocity is beyond ±1e100 (where Python's ``**`` would raise on overflow: the caller
+    then takes the binding's path)."""
     if not _read(sm, body, ptrs):
         return math.nan
     q, qd = ptrs[0], ptrs[1]
+    energy: float = state_energy(_f8_at(q, 2), _f8_at(q, 3), _f8_at(q, 4), _f8_at(q, 5), _f8_at(q, 6),
+                                 _f8_at(qd, 0), _f8_at(qd, 1), _f8_at(qd, 2), _f8_at(qd, 3), _f8_at(qd, 4),
+                                 _f8_at(qd, 5), mass, ix, iy, iz, g, pow_fp)
+    return energy
+
+
+@numba.njit(**_JIT)
+def state_energy(z: float, qx: float, qy: float, qz: float, qw: float, l0: float, l1: float, l2: float, a0: float,
+                 a1: float, a2: float, mass: float, ix: float, iy: float, iz: float, g: float, pow_fp: int) -> float:
+    """:func:`~.checks.body_energy` (J) of a body whose state request gave centre-of-mass height ``z``, quaternion
+    ``qx`` … ``qw``, linear velocity ``l0`` … ``l2`` and angular velocity ``a0`` … ``a2``, its operations in its order
+    (the squares by the C library's ``pow`` at ``pow_fp``, as Python's ``**`` makes them; the rotation by
+    :func:`~.kernels.bullet_matrix`, ``getMatrixFromQuaternion``'s); NaN where a velocity is beyond ±1e100."""
     quat, rot = np.empty(4), np.empty(9)
-    for c in range(4):
-        quat[c] = _f8_at(q, 3 + c)
+    quat[0], quat[1], quat[2], quat[3] = qx, qy, qz, qw
     bullet_matrix(quat, rot)
-    l0, l1, l2 = _f8_at(qd, 0), _f8_at(qd, 1), _f8_at(qd, 2)
     if not (abs(l0) < 1e100 and abs(l1) < 1e100 and abs(l2) < 1e100):
         return math.nan
-    a0, a1, a2 = _f8_at(qd, 3), _f8_at(qd, 4), _f8_at(qd, 5)
     wx = rot[0] * a0 + rot[3] * a1 + rot[6] * a2
     wy = rot[1] * a0 + rot[4] * a1 + rot[7] * a2
     wz = rot[2] * a0 + rot[5] * a1 + rot[8] * a2
     kinetic = 0.5 * mass * (_call_pow(pow_fp, l0, 2.0) + _call_pow(pow_fp, l1, 2.0) + _call_pow(pow_fp, l2, 2.0)) + \
         0.5 * (ix * wx * wx + iy * wy * wy + iz * wz * wz)
-    energy: float = kinetic + mass * g * _f8_at(q, 2)
+    energy: float = kinetic + mass * g * z
     return energy
+
+
+#: How many times :func:`_submit` asks for a submitted command's status before it gives up (a client in this process,
+#: ``p.DIRECT``, has it at the first ask).
+_STATUS_POLLS = 100_000_000
+
+
+@numba.njit(**_JIT)
+def _submit(sm: int, cmd: int) -> int:
+    """Submit command ``cmd`` on client ``sm`` and return its status (0: none came): what the binding's
+    ``b3SubmitClientCommandAndWaitStatus`` does (``b3SubmitClientCommand``, then ``b3ProcessServerStatus`` until a
+    status comes), without its wall-clock timeout, whose clock reads (three ``gettimeofday`` a command) and profile
+    zone cost more than a force command itself. The same calls in the same order reach the physics server, so the
+    world is the same."""
+    _send(sm, cmd)
+    status = _status(sm)
+    polls = 0
+    while status == 0 and polls < _STATUS_POLLS:
+        status = _status(sm)
+        polls += 1
+    result: int = status
+    return result
 
 
 @numba.njit(**_JIT)
@@ -360,14 +392,18 @@ def _read(sm: int, body: int, ptrs: np.ndarray) -> bool:
 
 @numba.njit(**_JIT)
 def _tyres(sm: int, body: int, steer: float, a_cmd: float, setup: np.ndarray, slip_min: float, standstill: float,
-           frame: int, ptrs: np.ndarray, vec: np.ndarray) -> float:
+           frame: int, ptrs: np.ndarray, vec: np.ndarray, known: int) -> float:
     """:func:`~.chassis.tyre_forces` for one substep (its operations in its order); the utilisation, or -1.0 where
-    the ego's state could not be read."""
+    the ego's state could not be read. ``known``: 0, or the address of the ego's state as a state request gives it
+    now (13 doubles, a row of :func:`read_states`), taken instead of a request of its own."""
     m, lf, lr, kf, kr = setup[0], setup[1], setup[2], setup[3], setup[4]
     limit_f, limit_r, cs, sn, hold, h = setup[5], setup[6], setup[7], setup[8], setup[9], setup[10]
-    if not _read(sm, body, ptrs):
+    if known != 0:
+        q, qd = known, known + 56
+    elif _read(sm, body, ptrs):
+        q, qd = ptrs[0], ptrs[1]
+    else:
         return -1.0
-    q, qd = ptrs[0], ptrs[1]
     cx, cy, cz = _f8_at(q, 0), _f8_at(q, 1), _f8_at(q, 2)
     x, y, z, w = _f8_at(q, 3), _f8_at(q, 4), _f8_at(q, 5), _f8_at(q, 6)
     lx, ly, r = _f8_at(qd, 0), _f8_at(qd, 1), _f8_at(qd, 5)
@@ -431,6 +467,17 @@ def tick_substeps(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarr
     doubles, what the binding's two reads return). Returns the ego's largest tyre utilisation (0.0 without an ego),
     or -1.0 where a state request failed (``raw`` incomplete).
     """
+    util: float = _substeps(sm, substeps, h, frame, bodies, drives, ego, steer, a_cmd, setup, slip_min, standstill,
+                            read, raw, 0)
+    return util
+
+
+@numba.njit(**_JIT)
+def _substeps(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, drives: np.ndarray, ego: int,
+              steer: float, a_cmd: float, setup: np.ndarray, slip_min: float, standstill: float, read: np.ndarray,
+              raw: np.ndarray, known: int) -> float:
+    """:func:`tick_substeps`, the first substep's tyres from the ego's state at address ``known`` where it is not 0
+    (:func:`_tyres`)."""
     ptrs = np.zeros(2, dtype=np.int64)
     vec = np.empty(6)
     util = 0.0
@@ -449,7 +496,8 @@ def tick_substeps(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarr
             _torque(cmd, body, -1, vec.ctypes.data, frame)
             _submit(sm, cmd)
         if ego >= 0:
-            u = _tyres(sm, ego, steer, a_cmd, setup, slip_min, standstill, frame, ptrs, vec)
+            at = known if k == 0 else 0
+            u = _tyres(sm, ego, steer, a_cmd, setup, slip_min, standstill, frame, ptrs, vec, at)
             if u < 0.0:
                 return -1.0
             util = u if u > util else util
@@ -531,13 +579,15 @@ def tick_step(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, 
               cyaw: np.ndarray, mass: np.ndarray, wheelbase: np.ndarray, inertia: np.ndarray, com: np.ndarray,
               mu_g: float, g: float, dt: float, pos_tau: float, yaw_tau: float, support_tau: float, inv: np.ndarray,
               has: np.ndarray, any_inv: bool, frame_quat: np.ndarray, frame_rot: np.ndarray, gemv_fp: int,
-              coms: np.ndarray, levers: np.ndarray) -> tuple[float, float]:
+              coms: np.ndarray, levers: np.ndarray, known: np.ndarray) -> tuple[float, float]:
     """A tick's physics in one call: the ego's steering and tyre constants (:func:`~.kernels.ego_steer_setup` into
     ``setup``, where the ego ``e`` is present: ``ego`` its body, else -1 and the steering 0), the agents' drive rows
     (:func:`~.drive.agent_drive_table`'s kernels, the ground under them first), the substeps and reads
     (:func:`tick_substeps`), then the read bodies' frames: their base quaternions (:func:`base_quats` where
     ``any_inv``) and :func:`~.kernels.body_frames` into ``frame_quat``, ``frame_rot``, and where ``gemv_fp`` is set
-    their lever arms into ``levers`` (:func:`lever_arms` of ``coms``). Returns :func:`tick_substeps`'
+    their lever arms into ``levers`` (:func:`lever_arms` of ``coms``). ``known``: the ego's state as a state request
+    would give it now (a row of :func:`read_states`: the last tick's, the world untouched since), whose first substep
+    then takes it instead of a request (empty: none known). Returns :func:`tick_substeps`'
     value, or -2.0 before any command where a coordinate under an agent is not finite (the caller then computes the
     drive rows with its fallback and calls :func:`tick_substeps` with ``setup``), and the steering angle (rad)."""
     steer = 0.0
@@ -551,8 +601,9 @@ def tick_step(sm: int, substeps: int, h: float, frame: int, bodies: np.ndarray, 
     drives = np.empty((k, 12))
     agent_drive_rows(idx, stop, parked, accel, pos, vel, omega, quat, kpos, kvel, komega, yaw, cyaw, ground, mass,
                      wheelbase, inertia, com, mu_g, g, dt, pos_tau, yaw_tau, support_tau, drives)
-    util = tick_substeps(sm, substeps, h, frame, bodies, drives, ego, steer, a_cmd, setup, slip_min, standstill, read,
-                         raw)
+    at = known.ctypes.data if known.shape[0] == 13 else 0
+    util = _substeps(sm, substeps, h, frame, bodies, drives, ego, steer, a_cmd, setup, slip_min, standstill, read, raw,
+                     at)
     if util < 0.0:
         return util, steer
     if any_inv:

@@ -36,7 +36,8 @@ import numpy as np
 
 from simready.sim.backends.dynamic import capi
 from simready.sim.backends.dynamic import kernels as dynamic_kernels
-from simready.sim.backends.dynamic.capi import base_quats, contact_points, ego_energy, lever_arms, read_states, tick_step
+from simready.sim.backends.dynamic.capi import (base_quats, contact_points, ego_energy, lever_arms, read_states,
+                                                state_energy, tick_step)
 from simready.sim.backends.dynamic.kernels import body_frames, body_rows, check_flags, finish_rows, thrown_rows
 from simready.sim.core import kernels as K
 from simready.sim.core import numpy_loops as NL
@@ -204,16 +205,30 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     for k in range(n_t):
         if strikers[k] >= 0 and ep >= 0 and (strikers[k] == ep or thrown[k] == ep):
             ego_struck = True
+    # The ego's state as the tick's reads left it (its row ``r`` of ``raw``, where that is the state request's own
+    # quaternion: no inertial frame to compose): its energy after the tick and, the world untouched since, before the
+    # next one, and the next tick's first tyre forces, the same doubles as a state request of its own would give
+    # (``ego_st``: a row of ``raw``; ``ego_read``: it holds the world as it is now).
+    r_e = di[D_EGO_ROW]
+    ego_row = r_e if (ep >= 0 and 0 <= r_e < read_bodies.shape[0] and read_bodies[r_e] == di[D_EGO_BODY]
+                      and not has_inv[r_e]) else -1
+    ego_st = np.empty(13)
+    ego_read = False
+    unknown = np.empty(0)
+    # Each tick's scratch: its lateral references, the control state to put back on a stop, the offsets' references.
+    lat1 = np.empty((1, 3, n))
+    still, buf = np.empty_like(standstill), np.empty_like(act_buf)
+    d_ref = np.empty(n)
     while t < end:
         k = t - t_first
         # This tick's lateral references: the goals' where an actor has one, else the offset it has.
-        lat1 = np.empty((1, 3, n))
         for i in range(n):
             if lat_own[i]:
                 lat1[0, 0, i], lat1[0, 1, i], lat1[0, 2, i] = lat[k, 0, i], lat[k, 1, i], lat[k, 2, i]
             else:
                 lat1[0, 0, i], lat1[0, 1, i], lat1[0, 2, i] = d[i], 0.0, 0.0
-        still, buf = standstill.copy(), act_buf.copy()
+        still[:] = standstill
+        buf[:] = act_buf
         ic1[T.I_TICK], ic1[T.I_END], ic1[T.I_ROW] = t, t + 1, row
         (t1, _, _, u1, v1, a1n, yaw1, big1, slip1, thr1, brk1, lane1, s1, seen, leaders1, percepts1, yi1, yu1,
          accel) = T.run_ticks(ic1, fc, u, v, yaw, big, present, lat1, lane, s, standstill, act_buf, consts,
@@ -234,14 +249,20 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             break
         e_before = math.nan
         if ep >= 0 and thr1[ep] <= 0.0 and accel[ep] <= 0.0:
-            e_before = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
-                                  di[D_POW], ptrs)
+            if ego_read:
+                e_before = state_energy(ego_st[2], ego_st[3], ego_st[4], ego_st[5], ego_st[6], ego_st[7], ego_st[8],
+                                        ego_st[9], ego_st[10], ego_st[11], ego_st[12], df[D_MASS], df[D_IX],
+                                        df[D_IY], df[D_IZ], fc[T.F_G], di[D_POW])
+            else:
+                e_before = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
+                                      di[D_POW], ptrs)
             if e_before != e_before:
                 standstill[:], act_buf[:] = still, buf
                 why = STOP_BEFORE
                 break
-        d_ref = lat1[0, 0].copy()
+        d_ref[:] = lat1[0, 0]
         a_cmd = accel[ep] if ep >= 0 else 0.0
+        known = ego_st if ego_read else unknown
         util, steer1 = tick_step(sm, di[D_SUBSTEPS], df[D_H], di[D_FRAME], agent_bodies, di[D_EGO_BODY], ep,
                                  di[D_CRASHED] != 0, steer, fc[T.F_FRICTION], ego_k, u, d_ref, v, cum, base, last,
                                  pts, dirs, a_cmd, setup, df[D_SLIP_MIN], stand, read_bodies, raw, heights,
@@ -251,7 +272,7 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                                  big1[:3 * n].reshape((n, 3)), big1[7 * n:10 * n].reshape((n, 3)),
                                  big1[10 * n:].reshape((n, 3)), yaw1, yaw, mass, wheelbase, inertia, com, fc[T.F_FG],
                                  fc[T.F_G], dt, df[D_POS_TAU], df[D_YAW_TAU], df[D_SUPPORT_TAU], invs, has_inv,
-                                 di[D_ANY_INV] != 0, frame_quat, frame_rot, di[D_GEMV], coms, levers)
+                                 di[D_ANY_INV] != 0, frame_quat, frame_rot, di[D_GEMV], coms, levers, known)
         if util == -2.0:
             # Nothing was commanded: the drive model's fallback is Python's.
             standstill[:], act_buf[:] = still, buf
@@ -262,6 +283,10 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             standstill[:], act_buf[:] = still, buf
             why = STOP_AFTER
             break
+        ego_read = ego_row >= 0
+        if ego_read:
+            for c in range(13):
+                ego_st[c] = raw[ego_row, c]
         if n_t > 0:
             # The thrown bodies' reads and rows (ThrownBodies._read_thrown: its reads, their frames and lever arms).
             if not read_states(sm, t_bodies, t_raw, ptrs):
@@ -320,8 +345,13 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 com_now[c] = pos[ep, c] + lever[c]
             e_after = math.nan
             if e_before == e_before and not ego_struck:
-                e_after = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
-                                     di[D_POW], ptrs)
+                if ego_read:
+                    e_after = state_energy(ego_st[2], ego_st[3], ego_st[4], ego_st[5], ego_st[6], ego_st[7],
+                                           ego_st[8], ego_st[9], ego_st[10], ego_st[11], ego_st[12], df[D_MASS],
+                                           df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G], di[D_POW])
+                else:
+                    e_after = ego_energy(sm, di[D_EGO_BODY], df[D_MASS], df[D_IX], df[D_IY], df[D_IZ], fc[T.F_G],
+                                         di[D_POW], ptrs)
                 if e_after != e_after:
                     standstill[:], act_buf[:] = still, buf
                     why = STOP_AFTER
