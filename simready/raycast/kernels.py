@@ -242,6 +242,35 @@ def intersect_rows(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.
 
 
 @numba.njit(**_JIT)
+def cast_static_rows(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.ndarray, o: np.ndarray,
+                     d: np.ndarray, tfar: np.ndarray, body_of_geom_ext: np.ndarray, incidence: bool, r_min: np.ndarray,
+                     distances: bool, body: np.ndarray, prim: np.ndarray, u: np.ndarray, v: np.ndarray,
+                     cos: np.ndarray, hit: np.ndarray, dist: np.ndarray) -> None:
+    """``EmbreeScene.run(o, d, dists=tfar, output=1)`` and :func:`static_hits` after it in one pass, ``len(valid)``
+    consecutive rays a packet (:func:`_intersect`): ``tfar`` the segment lengths, overwritten with the nearest
+    distances as ``run`` overwrites them, ``body`` the body index of each hit, ``prim``, ``u``, ``v`` Embree's
+    triangle and barycentrics, with ``incidence`` ``cos`` (float32 |n·d| / |n|, NaN where nothing was hit), with
+    ``distances`` ``hit`` and the float64 ``dist`` = tfar + r_min (+inf where nothing was hit; ``r_min`` one per
+    ray or one for all). The same values as those two calls, without embreex's six result arrays."""
+    k = valid.shape[0]
+    n = o.shape[0]
+    per_ray = r_min.shape[0] == n
+    for first in range(0, n, k):
+        m = min(k, n - first)
+        for j in range(m):
+            i = first + j
+            _pack(f, w, k, j, o[i, 0], o[i, 1], o[i, 2], d[i, 0], d[i, 1], d[i, 2], tfar[i])
+        _flush(fn, scene, valid, f, m)
+        _unpack(f, w, k, m, first, body_of_geom_ext, incidence, body, prim, u, v, tfar, cos)
+        if distances:
+            for j in range(m):
+                i = first + j
+                h = body[i] >= 0
+                hit[i] = h
+                dist[i] = np.float64(tfar[i]) + np.float64(r_min[i if per_ray else 0]) if h else np.inf
+
+
+@numba.njit(**_JIT)
 def spin_cast_static(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.ndarray, cos_el: np.ndarray,
                      sin_el: np.ndarray, cos_az: np.ndarray, sin_az: np.ndarray, T: np.ndarray, r_min: np.float32,
                      t_limit: np.float32, body_of_geom_ext: np.ndarray, incidence: bool, d: np.ndarray, s: np.ndarray,
