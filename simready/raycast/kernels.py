@@ -220,6 +220,19 @@ def _flush(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, m: int) -> Non
     _intersect(fn, valid.ctypes.data, scene, f.ctypes.data)
 
 
+@numba.njit(inline="always", **_JIT)
+def _cast_packet(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.ndarray, o: np.ndarray,
+                 d: np.ndarray, tfar: np.ndarray, first: int) -> int:
+    """Rays ``first`` on of ``o``, ``d``, ``tfar`` (at most a packet) packed and cast; returns how many."""
+    k = valid.shape[0]
+    m = min(k, o.shape[0] - first)
+    for j in range(m):
+        i = first + j
+        _pack(f, w, k, j, o[i, 0], o[i, 1], o[i, 2], d[i, 0], d[i, 1], d[i, 2], tfar[i])
+    _flush(fn, scene, valid, f, m)
+    return m
+
+
 @numba.njit(**_JIT)
 def intersect_rows(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.ndarray, o: np.ndarray,
                    d: np.ndarray, tfar: np.ndarray, out_f: np.ndarray, out_i: np.ndarray) -> None:
@@ -229,11 +242,7 @@ def intersect_rows(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.
     k = valid.shape[0]
     n = o.shape[0]
     for first in range(0, n, k):
-        m = min(k, n - first)
-        for j in range(m):
-            i = first + j
-            _pack(f, w, k, j, o[i, 0], o[i, 1], o[i, 2], d[i, 0], d[i, 1], d[i, 2], tfar[i])
-        _flush(fn, scene, valid, f, m)
+        m = _cast_packet(fn, scene, valid, f, w, o, d, tfar, first)
         for j in range(m):
             i = first + j
             out_f[i, 0], out_f[i, 1], out_f[i, 2] = f[8 * k + j], f[15 * k + j], f[16 * k + j]
@@ -256,11 +265,7 @@ def cast_static_rows(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: n
     n = o.shape[0]
     per_ray = r_min.shape[0] == n
     for first in range(0, n, k):
-        m = min(k, n - first)
-        for j in range(m):
-            i = first + j
-            _pack(f, w, k, j, o[i, 0], o[i, 1], o[i, 2], d[i, 0], d[i, 1], d[i, 2], tfar[i])
-        _flush(fn, scene, valid, f, m)
+        m = _cast_packet(fn, scene, valid, f, w, o, d, tfar, first)
         _unpack(f, w, k, m, first, body_of_geom_ext, incidence, body, prim, u, v, tfar, cos)
         if distances:
             for j in range(m):
