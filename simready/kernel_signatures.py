@@ -559,6 +559,9 @@ TEST_KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "slab_select": (
                 "f4[2]r f4[2] i8[1] b1 f8[1] f8[1] f4[1]",
             ),
+            "cast_static_rows": (
+                "i8 i8 i4[1] f4[1] u4[1] f4[2]r f4[2] f4[1] i4[1] b1 f4[1] b1 i4[1] i4[1] f4[1] f4[1] f4[1] b1[1] f8[1]",
+            ),
         },
     },
     "truth": {
