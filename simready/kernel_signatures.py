@@ -271,6 +271,10 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "intersect_rows": (
                 "i8 i8 i4[1] f4[1] u4[1] f4[2] f4[2] f4[1] f4[2] i4[2]",
             ),
+            "cast_static_rows": (
+                "i8 i8 i4[1] f4[1] u4[1] f4[2] f4[2] f4[1] i4[1] b1 f4[1] b1 i4[1] i4[1] f4[1] f4[1] f4[1] b1[1] f8[1]",
+                "i8 i8 i4[1] f4[1] u4[1] f4[2] f4[2] f4[1] i4[1] b1 f4[1]r b1 i4[1] i4[1] f4[1] f4[1] f4[1] b1[1] f8[1]",
+            ),
             "static_hits": (
                 "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1]r b1",
                 "i4[1] i4[1] f4[2] f4[2] b1 f4[1] f4[1] b1",
@@ -560,6 +564,9 @@ TEST_KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             ),
             "slab_select": (
                 "f4[2]r f4[2] i8[1] b1 f8[1] f8[1] f4[1]",
+            ),
+            "cast_static_rows": (
+                "i8 i8 i4[1] f4[1] u4[1] f4[2]r f4[2] f4[1] i4[1] b1 f4[1] b1 i4[1] i4[1] f4[1] f4[1] f4[1] b1[1] f8[1]",
             ),
         },
     },

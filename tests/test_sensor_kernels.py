@@ -184,6 +184,47 @@ def test_a_spinning_cast_is_the_grouped_cast_of_its_rays(street, monkeypatch, r_
             assert all(np.array_equal(x, y) for x, y in zip(hits._rotations[b], (sel, poses, pose)))
 
 
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_cast_through_embree_packets_is_the_cast_through_embreex(street, monkeypatch, grouped):
+    """The general cast's static scene through Embree's own query (:func:`~simready.raycast.kernels.cast_static_rows`:
+    8 consecutive rays a packet, or one at a time) hits what embreex's ``run`` hits, moving bodies included, bit for
+    bit: rays one by one (ranges per ray and one for all, with and without incidence) and a LiDAR's grouped rays."""
+    import simready.raycast.geometry as geometry
+    from simready.raycast.embree_direct import PACKET, query_address
+    from simready.sensors_hw.lidar import lidar_rays
+    from simready.sensors_hw.lidar.beams import azimuth_prefilter, beam_table, lidar_poses
+
+    scene, bodies = street
+    rig = lidar_rig(bodies[EGO_ID].track)
+    model = rig.lidar("lid")
+    T = lidar_poses(rig, "lid", 0.4)
+    o, d, t = lidar_rays(rig, "lid", 0.4, T)
+    kw = dict(ignore=[EGO_ID], normalized=True, prefilter=azimuth_prefilter(model, T))
+    r_near = np.linspace(0.0, 2.0, len(d)).astype(np.float32)  # per ray, some 0
+    if grouped:
+        calls = [((T[:, :3, 3].astype(np.float32), d, 0.4 + beam_table(model).time_offset_s, 120.0, 0.3),
+                  dict(group_size=model.channels, incidence=True))]
+    else:
+        calls = [((o, d, t, 120.0, 0.3), dict(incidence=True)), ((o, d, t, 60.0 + r_near, r_near), {}),
+                 ((o, d, t, 80.0, 0.0), dict(exact=True))]
+    names = ("hit", "distance_m", "body_index", "triangle_index", "time_s", "_origin32", "_dir32", "_u32", "_v32",
+             "point_world", "normal_world")
+    for args, extra in calls:
+        monkeypatch.setattr(geometry, "intersect_query", lambda: (0, 0))
+        ref = scene.cast(*args, **kw, **extra)
+        assert np.isin(np.flatnonzero(~scene._is_static), ref.body_index).any()  # a moving body was hit
+        for query in ((query_address(PACKET), PACKET), (query_address(1), 1)):
+            assert query[0]  # at hand here
+            monkeypatch.setattr(geometry, "intersect_query", lambda: query)
+            hits = scene.cast(*args, **kw, **extra)
+            for name in names + (("cos_incidence",) if "incidence" in extra else ()) + (
+                    ("_tfar", "_r_min") if grouped else ()):
+                assert getattr(hits, name).tobytes() == getattr(ref, name).tobytes(), (query[1], name)
+            assert hits._rotations.keys() == ref._rotations.keys()
+            for b, (sel, poses, pose) in ref._rotations.items():
+                assert all(np.array_equal(x, y) for x, y in zip(hits._rotations[b], (sel, poses, pose)))
+
+
 @pytest.mark.parametrize("kw", [{}, {"vignette": 0.0, "tone_map": "clip", "exposure_ev": 0.7},
                                 {"distortion_k1": 0.1, "distortion_k2": -0.03, "exposure_ev": -1.3}])
 def test_fused_rgb_is_shade_then_finish(street, kw):

@@ -78,10 +78,15 @@ def measure(subdivisions: int, repeats: int) -> dict[str, tuple[float, float]]:
     tfar = np.full(len(origins), np.float32(rig.lidar("top_lidar").max_range_m))
     packet = ray_packet(max(k, 1))
     out_f, out_i = np.empty((len(origins), 6), np.float32), np.empty((len(origins), 2), np.int32)
+    # And the camera's rays through it, 8 consecutive pixels of a row a call (as SceneGeometry.cast casts them).
+    cam_far = np.full(len(cam_o), np.float32(rig.sensors["front_camera"].far_m))
+    cam_f, cam_i = np.empty((len(cam_o), 6), np.float32), np.empty((len(cam_o), 2), np.int32)
     return _timings({
         "bare": lambda: bare_scene.run(origins, dirs, output=1),
         "bare_query": lambda: intersect_rows(fn, handle, *packet, origins, dirs, tfar, out_f, out_i) if fn else None,
         "bare_camera": lambda: bare_scene.run(cam_o, cam_d, output=1),
+        "bare_camera_query": lambda: (intersect_rows(fn, handle, *packet, cam_o, cam_d, cam_far, cam_f, cam_i)
+                                      if fn else None),
         "lidar": lambda: scan(scene, rig, "top_lidar", t0, rng, ignore=[EGO_ID]),
         "camera": lambda: render_frame(scene, rig, "front_camera", t0, ("depth", "id", "semantic"), ignore=[EGO_ID]),
         "rgb": lambda: render_frame(scene, rig, "front_camera", t0, ("depth", "id", "semantic", "rgb"),
@@ -126,6 +131,10 @@ def run(repeats: int = 9) -> dict[str, dict[str, tuple[float, float]]]:
         print(f"  + RGB, sun shadow ray per pixel: {rgb:6.1f} ({rgb_b:5.1f}) ms/frame, {rgb / cam:.2f}x the frame above")
         print(f"  bare Embree cast of the frame's rays, world frozen: {bcam:5.1f} ({bcam_b:5.1f}) ms; camera "
               f"depth+id+sem {cam / bcam:.2f}x, camera + RGB {rgb / bcam:.2f}x ({rgb_b / bcam_b:.2f}x)  [target <= 2x]")
+        if intersect_query()[0]:
+            (cq, cq_b) = m["bare_camera_query"]
+            print(f"  the same rays through the cast's Embree query ({intersect_query()[1]} rays a call): {cq:5.1f} "
+                  f"({cq_b:5.1f}) ms; camera depth+id+sem {cam / cq:.2f}x, camera + RGB {rgb / cq:.2f}x that floor")
     ply, points, same = measure_ply(repeats)
     (before, before_b), (after, after_b) = ply["per_point"], ply["columns"]
     print(f"[ASCII PLY, one 64x1800 sweep of the street, {points} points with per-point time] median (best)")

@@ -3,16 +3,18 @@ generation, its cast and the per-ray work after it run as one pass (no (N, 3) ra
 the six result arrays it allocates per call), and cast coherent rays in packets.
 
 How: embreex's ``EmbreeScene.run`` packs each ray into an ``RTCRayHit`` and calls ``rtcIntersect1`` of the
-``libembree4`` it ships; a kernel (:func:`simready.raycast.kernels.spin_cast_static`) packs them the same way and
-calls that query, or ``rtcIntersect8`` on 8 rays at once (a LiDAR column's beams share an origin: ~20–25 % less
-Embree time), through the function's address and the scene's handle found here. The handle is the first field of the
-Cython object (``EmbreeScene``: the scene handle, ``is_committed``, the device object): it is read only when that
-layout checks out (the object's size, the public ``is_committed`` read back at its offset, the device field pointing
-at an ``EmbreeDevice``). A query is taken only when its library is the one mapped into the process (the copy embreex
-ships, not another on the system) and a one-triangle scene's rays, hits and misses, give embreex's results through it
-bit for bit (:func:`query_address`); anything else (another platform, another embreex) gives 0 and the caller casts
-through ``EmbreeScene.run`` as before. Embree does not promise that a packet and single rays break exact ties
-between two triangles alike; the sweeps' tests, the fingerprint and a whole run found them the same bit for bit.
+``libembree4`` it ships; a kernel (:func:`simready.raycast.kernels.spin_cast_static`, and
+:func:`~simready.raycast.kernels.cast_static_rows` for ``SceneGeometry.cast``) packs them the same way and
+calls that query, or ``rtcIntersect8`` on 8 rays at once (a LiDAR column's beams share an origin, 8 neighbouring
+pixels of a camera row nearly so: ~20–25 % less Embree time), through the function's address and the scene's
+handle found here. The handle is the first field of the Cython object (``EmbreeScene``: the scene handle,
+``is_committed``, the device object): it is read only when that layout checks out (the object's size, the public
+``is_committed`` read back at its offset, the device field pointing at an ``EmbreeDevice``). A query is taken only
+when its library is the one mapped into the process (the copy embreex ships, not another on the system) and a
+one-triangle scene's rays, hits and misses, give embreex's results through it bit for bit (:func:`query_address`);
+anything else (another platform, another embreex) gives 0 and the caller casts through ``EmbreeScene.run`` as
+before. Embree does not promise that a packet and single rays break exact ties between two triangles alike; the
+casts' tests and the fingerprint (the sweep's, a whole run too) found them the same bit for bit.
 """
 
 from __future__ import annotations

@@ -48,9 +48,9 @@ from simready.common.scratch import work_array
 from simready.raycast.body import Body, box_corners, read_obj_triangles
 from simready.raycast.hits import Hits
 from simready.raycast.embree_direct import intersect_query, ray_packet, scene_handle
-from simready.raycast.kernels import (direction_candidates, direction_grid, mover_hits, rays_to_body, slab_select,
-                                     spin_cast_static, spin_rays_into, static_box_shapes, static_hits, swept_box,
-                                     swept_boxes)
+from simready.raycast.kernels import (cast_static_rows, direction_candidates, direction_grid, mover_hits,
+                                     rays_to_body, slab_select, spin_cast_static, spin_rays_into, static_box_shapes,
+                                     static_hits, swept_box, swept_boxes)
 from simready.raycast.meshes import TriangleTable, embree_scene_of, static_scene_of, static_world_vertices
 from simready.raycast.rays import RayBatch, RayGroups, RayPrefilter, rows_f32, segment_starts, unique_inverse
 from simready.world.identity import NOTHING_HIT, compact_ids
@@ -348,16 +348,30 @@ class SceneGeometry:
         # grouped rays kept by the hits, which derive their distances and hit flags from it when read.
         t_best = np.empty(n, np.float32) if groups is not None else work_array("cast.t_best", n, np.float32)
         np.subtract(r_max, r_min, out=t_best)  # no temporary (broadcast when either is one value)
-        res = self._static_scene.run(o_start, d32, dists=t_best, output=1)
-        body = res["geomID"]  # reused in place (no new array): geometry ids become body indices
-        # One pass: the body of each geometry id, with ``incidence`` the cosines (abs_cos's operations), and
-        # hit_distances' hit and t + r_min (+inf where nothing was hit, the cosine NaN there).
         r_min_1 = r_min.reshape(-1)
-        cos_all, hit, dist = static_hits(body, self._body_of_static_geom_ext, res["Ng"], d32, incidence, res["tfar"],
-                                         r_min_1, groups is None)
+        fn, k = intersect_query()
+        handle = scene_handle(self._static_scene) if fn else 0
+        if handle:
+            # Embree's query in packets of k consecutive rays (a camera row's neighbouring pixels), the hits turned
+            # as static_hits turns them in the same pass (cast_static_rows); t_best becomes the nearest static hit.
+            body, prim = np.empty(n, np.int32), np.empty(n, np.int32)
+            u, v = np.empty(n, np.float32), np.empty(n, np.float32)
+            cos_all = np.empty(n if incidence else 0, np.float32)
+            hit = np.empty(n if groups is None else 0, np.bool_)
+            dist = np.empty(n if groups is None else 0, np.float64)
+            valid, f, w = ray_packet(k)
+            cast_static_rows(fn, handle, valid, f, w, o_start, d32, t_best, self._body_of_static_geom_ext,
+                             incidence, r_min_1, groups is None, body, prim, u, v, cos_all, hit, dist)
+        else:
+            res = self._static_scene.run(o_start, d32, dists=t_best, output=1)
+            body = res["geomID"]  # reused in place (no new array): geometry ids become body indices
+            # One pass: the body of each geometry id, with ``incidence`` the cosines (abs_cos's operations), and
+            # hit_distances' hit and t + r_min (+inf where nothing was hit, the cosine NaN there).
+            cos_all, hit, dist = static_hits(body, self._body_of_static_geom_ext, res["Ng"], d32, incidence,
+                                             res["tfar"], r_min_1, groups is None)
+            prim, u, v = res["primID"], res["u"], res["v"]
+            t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
         cos = cos_all if incidence else None
-        prim, u, v = res["primID"], res["u"], res["v"]
-        t_best = res["tfar"]  # the same buffer, now the nearest static hit; movers must beat it
         rotations = self._cast_movers(ignore, o_start, d32, times_in, prefilter, window, body, prim, u, v, t_best,
                                       cos, hit, dist, r_min_1)
         lazy = groups is not None

@@ -220,6 +220,19 @@ def _flush(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, m: int) -> Non
     _intersect(fn, valid.ctypes.data, scene, f.ctypes.data)
 
 
+@numba.njit(inline="always", **_JIT)
+def _cast_packet(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.ndarray, o: np.ndarray,
+                 d: np.ndarray, tfar: np.ndarray, first: int) -> int:
+    """Rays ``first`` on of ``o``, ``d``, ``tfar`` (at most a packet) packed and cast; returns how many."""
+    k = valid.shape[0]
+    m = min(k, o.shape[0] - first)
+    for j in range(m):
+        i = first + j
+        _pack(f, w, k, j, o[i, 0], o[i, 1], o[i, 2], d[i, 0], d[i, 1], d[i, 2], tfar[i])
+    _flush(fn, scene, valid, f, m)
+    return m
+
+
 @numba.njit(**_JIT)
 def intersect_rows(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.ndarray, o: np.ndarray,
                    d: np.ndarray, tfar: np.ndarray, out_f: np.ndarray, out_i: np.ndarray) -> None:
@@ -229,16 +242,37 @@ def intersect_rows(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.
     k = valid.shape[0]
     n = o.shape[0]
     for first in range(0, n, k):
-        m = min(k, n - first)
-        for j in range(m):
-            i = first + j
-            _pack(f, w, k, j, o[i, 0], o[i, 1], o[i, 2], d[i, 0], d[i, 1], d[i, 2], tfar[i])
-        _flush(fn, scene, valid, f, m)
+        m = _cast_packet(fn, scene, valid, f, w, o, d, tfar, first)
         for j in range(m):
             i = first + j
             out_f[i, 0], out_f[i, 1], out_f[i, 2] = f[8 * k + j], f[15 * k + j], f[16 * k + j]
             out_f[i, 3], out_f[i, 4], out_f[i, 5] = f[12 * k + j], f[13 * k + j], f[14 * k + j]
             out_i[i, 0], out_i[i, 1] = _hit_id(w[17 * k + j]), _hit_id(w[18 * k + j])
+
+
+@numba.njit(**_JIT)
+def cast_static_rows(fn: int, scene: int, valid: np.ndarray, f: np.ndarray, w: np.ndarray, o: np.ndarray,
+                     d: np.ndarray, tfar: np.ndarray, body_of_geom_ext: np.ndarray, incidence: bool, r_min: np.ndarray,
+                     distances: bool, body: np.ndarray, prim: np.ndarray, u: np.ndarray, v: np.ndarray,
+                     cos: np.ndarray, hit: np.ndarray, dist: np.ndarray) -> None:
+    """``EmbreeScene.run(o, d, dists=tfar, output=1)`` and :func:`static_hits` after it in one pass, ``len(valid)``
+    consecutive rays a packet (:func:`_intersect`): ``tfar`` the segment lengths, overwritten with the nearest
+    distances as ``run`` overwrites them, ``body`` the body index of each hit, ``prim``, ``u``, ``v`` Embree's
+    triangle and barycentrics, with ``incidence`` ``cos`` (float32 |n·d| / |n|, NaN where nothing was hit), with
+    ``distances`` ``hit`` and the float64 ``dist`` = tfar + r_min (+inf where nothing was hit; ``r_min`` one per
+    ray or one for all). The same values as those two calls, without embreex's six result arrays."""
+    k = valid.shape[0]
+    n = o.shape[0]
+    per_ray = r_min.shape[0] == n
+    for first in range(0, n, k):
+        m = _cast_packet(fn, scene, valid, f, w, o, d, tfar, first)
+        _unpack(f, w, k, m, first, body_of_geom_ext, incidence, body, prim, u, v, tfar, cos)
+        if distances:
+            for j in range(m):
+                i = first + j
+                h = body[i] >= 0
+                hit[i] = h
+                dist[i] = np.float64(tfar[i]) + np.float64(r_min[i if per_ray else 0]) if h else np.inf
 
 
 @numba.njit(**_JIT)
