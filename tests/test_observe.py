@@ -277,9 +277,23 @@ def test_a_video_encoded_in_the_background_is_whole_when_closed(tmp_path: Path, 
 
     monkeypatch.setattr(video, "encoder_command", fails)
     dead = video.Video(tmp_path / "dead.mp4", 10.0)
-    with pytest.raises(OSError):  # its pipe broken or its exit status, whichever comes first
+    # Its pipe broken or its exit status, whichever comes first: either way the status and the file, not a bare
+    # "[Errno 32] Broken pipe".
+    with pytest.raises(OSError, match=r"status 3 writing the review video .*dead\.mp4"):
         dead.add(frame)
         dead.close()
+
+    def stops(*args: object) -> list[str]:  # an encoder that fails mid-stream (its disk full, say)
+        return ["sh", "-c", "head -c 500000 >/dev/null; exit 4"]
+
+    monkeypatch.setattr(video, "encoder_command", stops)
+    big = np.zeros((272, 480, 3), dtype=np.uint8)  # 392 kB a frame: more than the pipe holds
+    gone = video.Video(tmp_path / "gone.mp4", 10.0)
+    with pytest.raises(OSError, match=r"status 4 writing the review video .*gone\.mp4"):
+        for _ in range(20):
+            gone.add(big)
+        gone.close()
+    gone.close()
 
 
 def test_actor_poses_sampled_ahead_are_the_one_by_one_samples():

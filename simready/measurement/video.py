@@ -61,7 +61,7 @@ class _Encoder:
     """
 
     def __init__(self, path: Path, width_px: int, height_px: int, fps: float) -> None:
-        self.size = (height_px, width_px)
+        self.path, self.size = path, (height_px, width_px)
         self.process = subprocess.Popen(encoder_command(path, width_px, height_px, fps), stdin=subprocess.PIPE,
                                         stdout=subprocess.DEVNULL, process_group=0)
         self.stdin: IO[bytes] = self.process.stdin  # type: ignore[assignment]
@@ -69,19 +69,33 @@ class _Encoder:
     def write(self, frame: NDArray[np.uint8]) -> None:
         if frame.shape != (*self.size, 3):
             raise ValueError(f"video frame of shape {frame.shape}, not the first frame's {(*self.size, 3)}")
-        self.stdin.write(memoryview(np.ascontiguousarray(frame)).cast("B"))
+        try:
+            self.stdin.write(memoryview(np.ascontiguousarray(frame)).cast("B"))
+        except BrokenPipeError as exc:  # ffmpeg is gone (its own error went to stderr): say which and how
+            raise self._failed(self.process.wait()) from exc
 
     def close(self) -> None:
         """End the input and wait for ffmpeg to write the file's end; a failed encoder raises."""
+        broken = False
         try:
-            self.stdin.close()
+            self.stdin.close()  # flushes what the pipe's buffer holds: a gone ffmpeg breaks it
+        except BrokenPipeError:
+            broken = True
         finally:
             code = self.process.wait()
-        if code != 0:
-            raise OSError(f"ffmpeg exited with status {code} writing a review video")
+        if code != 0 or broken:
+            raise self._failed(code)
+
+    def _failed(self, code: int) -> OSError:
+        return OSError(f"ffmpeg exited with status {code} writing the review video {self.path}"
+                       + ("" if code else " before it read every frame"))
 
     def kill(self) -> None:
         self.process.kill()
+        try:
+            self.stdin.close()  # the pipe's descriptor now, not at garbage collection (its flush may fail)
+        except OSError:
+            pass
         self.process.wait()
 
 
