@@ -146,6 +146,19 @@ def test_a_grouped_cast_is_the_cast_of_its_rays(street):
         scene.cast(T[:, :3, 3].astype(np.float32), d[:-1], col_t, 120.0, group_size=model.channels, normalized=True)
 
 
+def test_a_query_whose_check_fails_to_run_is_not_taken(monkeypatch):
+    """Where the self-check itself cannot run (its kernel does not compile, say), the query is not taken and the
+    casts go through embreex's run: 0, not the error."""
+    import simready.raycast.kernels as kernels
+    from simready.raycast.embree_direct import PACKET, query_address
+
+    def broken(*args):
+        raise RuntimeError("the check's kernel did not compile")
+
+    monkeypatch.setattr(kernels, "intersect_rows", broken)
+    assert query_address.__wrapped__(PACKET) == 0
+
+
 @pytest.mark.parametrize("r_min", [0.3, 0.0])
 def test_a_spinning_cast_is_the_grouped_cast_of_its_rays(street, monkeypatch, r_min):
     """The sweep's cast, its rays made and cast against the static scene in one pass through Embree's own query
