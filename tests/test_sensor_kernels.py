@@ -159,6 +159,24 @@ def test_a_query_whose_check_fails_to_run_is_not_taken(monkeypatch):
     assert query_address.__wrapped__(PACKET) == 0
 
 
+def test_a_query_that_writes_past_its_packet_is_not_taken(monkeypatch):
+    """An Embree whose ray-hit structure is longer than the packet's words (more instance levels) writes past the
+    packet: the words after it, checked by the self-check, refuse that query (0), while the query as it is passes."""
+    import simready.raycast.kernels as kernels
+    from simready.raycast.embree_direct import PACKET, query_address
+
+    real = kernels.intersect_rows
+    assert query_address.__wrapped__(PACKET)
+
+    def longer(address, handle, valid, f, w, *rest):
+        real(address, handle, valid, f, w, *rest)
+        tail = np.frombuffer(f.base, np.float32)[(f.ctypes.data - f.base.ctypes.data) // 4 + len(f):]
+        tail[0] = 0.0  # the first word past the packet, as a 25th word of ray 0 would be with one ray a packet
+
+    monkeypatch.setattr(kernels, "intersect_rows", longer)
+    assert query_address.__wrapped__(PACKET) == 0
+
+
 @pytest.mark.parametrize("r_min", [0.3, 0.0])
 def test_a_spinning_cast_is_the_grouped_cast_of_its_rays(street, monkeypatch, r_min):
     """The sweep's cast, its rays made and cast against the static scene in one pass through Embree's own query

@@ -50,6 +50,7 @@ anything is written.
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -188,9 +189,10 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             run.close()
             folder.close()
             frames_log.close()
-            if not sampled:
+            if not sampled:  # an exception is on its way out: every encoder ends, theirs would only hide it
                 for v in videos.values():
-                    v.close()
+                    with contextlib.suppress(Exception):
+                        v.close()
             if bar is not None:
                 bar.close()
         try:

@@ -37,6 +37,11 @@ RAYHIT_WORDS = 24
 #: Rays per packet the sweeps cast (``rtcIntersect8``), where the packet query passes the check.
 PACKET = 8
 
+#: Words after a packet's buffer, set to :data:`_GUARD`: the self-check fails where Embree wrote past
+#: :data:`RAYHIT_WORDS` words a ray (a build with more instance levels, a larger ``RTCRayHit``).
+_GUARD_WORDS = 64
+_GUARD = np.float32(-1234.5)
+
 #: The Cython object's layout read here: header (refcount, type), then its fields in declaration order.
 _POINTER = ctypes.sizeof(ctypes.c_void_p)
 _HANDLE_AT, _COMMITTED_AT, _DEVICE_AT = 2 * _POINTER, 3 * _POINTER, 4 * _POINTER
@@ -102,8 +107,9 @@ def ray_packet(k: int) -> tuple[NDArray[np.int32], NDArray[np.float32], NDArray[
     """A packet of ``k`` rays for a kernel, 64-byte aligned (as ``rtcIntersect16`` wants at most): its valid mask
     (int32 (k,)), and its ray-hit words as float32 and as uint32 (``RAYHIT_WORDS·k``)."""
     def aligned(n: int) -> NDArray[np.float32]:
-        raw = np.zeros(n + 16, np.float32)
+        raw = np.zeros(n + 16 + _GUARD_WORDS, np.float32)
         skip = (-raw.ctypes.data % 64) // 4
+        raw[skip + n:] = _GUARD
         return raw[skip:skip + n]
 
     f = aligned(RAYHIT_WORDS * k)
@@ -134,7 +140,10 @@ def _self_check(address: int, k: int) -> bool:
     out_f = np.zeros((len(o), 6), np.float32)
     out_i = np.zeros((len(o), 2), np.int32)
     intersect_rows(address, handle, valid, f, w, o, d, tfar, out_f, out_i)
-    return bool(np.array_equal(out_f[:, 0], ref["tfar"]) and np.array_equal(out_i[:, 0], ref["primID"])
+    raw = f.base
+    assert isinstance(raw, np.ndarray)
+    guard = raw[(f.ctypes.data - raw.ctypes.data) // 4 + len(f):]  # every word after the packet's
+    return bool(len(guard) >= _GUARD_WORDS and np.all(guard == _GUARD) and np.array_equal(out_f[:, 0], ref["tfar"]) and np.array_equal(out_i[:, 0], ref["primID"])
                 and np.array_equal(out_i[:, 1], ref["geomID"]) and np.array_equal(out_f[:, 1], ref["u"])
                 and np.array_equal(out_f[:, 2], ref["v"]) and np.array_equal(out_f[:, 3:6], ref["Ng"])
                 and list(ref["geomID"]) == [-1, 0, 0, 0, -1] * 2 + [0])

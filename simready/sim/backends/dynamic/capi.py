@@ -386,6 +386,8 @@ def _read(sm: int, body: int, ptrs: np.ndarray) -> bool:
     status = _submit(sm, _state_init(sm, body))
     ptrs[0] = 0
     ptrs[1] = 0
+    if status == 0:  # no status came: Bullet's reader would dereference it
+        return False
     ok = _state(status, 0, 0, 0, 0, ptrs.ctypes.data, ptrs.ctypes.data + 8, 0)
     return bool(ok != 0 and ptrs[0] != 0 and ptrs[1] != 0)
 
