@@ -456,9 +456,9 @@ def tracks_from_ticks(df: "pd.DataFrame") -> dict[str, PoseTrack]:
     if missing:
         raise ValueError(f"ticks table lacks columns {missing}")
     # One stable sort by (actor, t) and a gather per column, not a pandas group and four column selections per actor
-    # (half the time of building a trace's tracks, the rest is PoseTrack's own): the rows of each actor in the order a stable sort by t within its group gives them, the
-    # actors sorted by id, each block (rows, columns) laid out as pandas hands it over (column after column), so the
-    # tracks are the same arrays.
+    # (half the time of building a trace's tracks; the rest is PoseTrack's own). Each actor's rows come in the order
+    # a stable sort by t within its group gives them, the actors sorted by id, each block (rows, columns) laid out as
+    # pandas hands it over (column after column), so the tracks are the same arrays.
     actors, codes = np.unique(df["actor_id"].to_numpy(dtype=object), return_inverse=True)
     t = df["t"].to_numpy(np.float64)
     order = np.lexsort((t, codes))
