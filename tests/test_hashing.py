@@ -118,3 +118,31 @@ def test_a_written_digest_and_a_links_are_remembered_and_learned_from_a_worker(t
     s.write_bytes(b"fresh")
     learn_digests([([str(tmp_path / "gone.bin"), *file_version(s)[1:]], "sha256:a-deleted-file")])
     assert file_sha256(s) == "sha256:" + hashlib.sha256(b"fresh").hexdigest() and len(opened) == 1
+
+
+def test_a_folder_renamed_into_place_keeps_its_files_remembered(tmp_path, monkeypatch) -> None:
+    """atomic_directory builds a folder under a temporary name and renames it: the digests its writer remembered are
+    known under the final names (and learned by the caller of a worker), so the checks and the release read none of
+    the files again; a file written after the rename, or never remembered, is read."""
+    import hashlib
+
+    from simready.common.atomic import atomic_directory
+    from simready.common.hashing import file_sha256, known_count, learned_digests, remember_sha256
+
+    opened = _counting_reads(monkeypatch)
+    final = tmp_path / "observations"
+    mark = known_count()
+    for round_ in (1, 2):  # a new folder, then one that replaces it (the old one renamed aside)
+        with atomic_directory(final) as tmp:
+            (tmp / "cam").mkdir()
+            for name in ("a.bin", "cam/b.bin"):
+                (tmp / name).write_bytes(f"{name} {round_}".encode())
+                remember_sha256(tmp / name, f"sha256:{name}-{round_}")
+            (tmp / "unhashed.bin").write_bytes(b"never remembered")
+        assert file_sha256(final / "a.bin") == f"sha256:a.bin-{round_}"
+        assert file_sha256(final / "cam" / "b.bin") == f"sha256:cam/b.bin-{round_}"
+        assert len(opened) == round_ - 1  # only the earlier round's unremembered file
+        assert file_sha256(final / "unhashed.bin") == "sha256:" + hashlib.sha256(b"never remembered").hexdigest()
+        assert len(opened) == round_
+    learned = {v[0]: d for v, d in learned_digests(mark)}
+    assert learned[str(final / "cam" / "b.bin")] == "sha256:cam/b.bin-2"

@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from simready.common.hashing import remember_moved
+
 
 def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
     path = Path(path)
@@ -150,7 +152,9 @@ def atomic_directory(final: str | Path) -> Iterator[Path]:
                 old = temp_sibling(final, ".old")
                 os.replace(final, old)
                 os.replace(tmp, final)
+                remember_moved(tmp, final)
                 shutil.rmtree(old, ignore_errors=True)
                 return
             final.rmdir()
         os.replace(tmp, final)
+        remember_moved(tmp, final)

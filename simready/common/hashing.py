@@ -120,6 +120,32 @@ def remember_link(source: tuple[FileVersion, str], path: str | os.PathLike[str])
         _remember((source[0][0], *version[1:]), source[1])
 
 
+def remember_moved(old_root: str | os.PathLike[str], new_root: str | os.PathLike[str]) -> None:
+    """The folder ``old_root`` was just renamed to ``new_root``: the files in it that were remembered under the old
+    name are remembered under the new one too. A rename of a folder leaves each file inside it as it was (the same
+    device, inode, size, modification and change times), so only the path of their versions moves; a file whose
+    version is not remembered under the old name is left to be hashed when read.
+
+    Why: a stage builds a folder under a temporary name and renames it into place when complete
+    (:func:`~simready.common.atomic.atomic_directory`); its writer hashed each file as it wrote it, and without this
+    the checks and the release read all of them again (the observation folders: every camera frame's files).
+    """
+    if not _KNOWN:
+        return
+    old, new = os.path.abspath(old_root), os.path.abspath(new_root)
+    for folder, _, names in os.walk(new):
+        before = os.path.join(old, os.path.relpath(folder, new)) if folder != new else old
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                version = file_version(path)
+            except OSError:
+                continue
+            digest = _KNOWN.get((os.path.normpath(os.path.join(before, name)), *version[1:]))
+            if digest is not None:
+                _remember(version, digest)
+
+
 def _remember(version: FileVersion, digest: str) -> None:
     if len(_KNOWN) >= KNOWN_MAX:
         _KNOWN.clear()
