@@ -79,6 +79,9 @@ def test_batch_rolls_out_checkpoints_and_branches(world):
     assert {b.label for b in outcomes.branches} == {"brake", "coast"}
     assert all(b.parent_checkpoint == outcomes.checkpoint for b in outcomes.branches)
     assert sample.checkpoint(outcomes.checkpoint).exists()
+    # The branches' step draws every sample's picture (the trajectories' step of the same run only the first's).
+    for tid in results:
+        assert all(s.rollout_plot.is_file() for s in ArtifactLayout(tmp / "artifacts").batch(tid, "b0000").samples())
 
 
 def test_observations_feed_the_gate_with_sensor_evidence(world):

@@ -32,6 +32,13 @@ def _batch_inputs(context, store: ArtifactStore, source: SourceData):
     return template, catalog, batch_dir(store, template_id, batch)
 
 
+def _branches_follow(context) -> bool:
+    """Whether this run materializes ``action_branches`` too (the main job's sample batches do; a run of the
+    trajectories alone does not)."""
+    selected = context.run.asset_selection or context.job_def.asset_layer.selected_asset_keys
+    return dg.AssetKey("action_branches") in selected
+
+
 @dg.asset(
     group_name="simulation",
     kinds={"pybullet", "parquet"},
@@ -46,7 +53,13 @@ def trajectories(context: dg.AssetExecutionContext, store: ArtifactStore, source
 
     template, catalog, batch = _batch_inputs(context, store, source)
     warm_world(template, catalog)  # once here, not in each worker
-    rows = map_samples(lambda s: simulate_sample(s.root, template, catalog, BACKEND), batch.samples())
+    samples = batch.samples()
+    # A sample's top-down picture is half its rollout's CPU; where this run also rolls out the branches, their step
+    # draws every sample's picture again, base and branches together, over the same file (and the first's thumbnail):
+    # only the first sample's is drawn here, for this asset's thumbnail (the branches' step replaces it too).
+    first_only = _branches_follow(context)
+    rows = map_samples(lambda s: simulate_sample(s.root, template, catalog, BACKEND,
+                                                 plot=not first_only or s.root == samples[0].root), samples)
     save_batch(store, *batch_of(context))
     accepted = sum(1 for r in rows if r["verdict"] == "accept")
     metadata = {
