@@ -355,12 +355,12 @@ STAGE_MODULES = ("simready.scenario.batch", "simready.sim.batch", "simready.sim.
 
 
 def _preload_stages() -> None:
-    """The stages' modules and Great Expectations (every sample batch's checks validate with it), imported here;
-    then each template's world caches (:func:`_preload_worlds`)."""
-    from simready.validity.expectations import import_gx
+    """The stages' modules and Great Expectations with its suites registered (every sample batch's checks validate
+    with them), loaded here; then each template's world caches (:func:`_preload_worlds`)."""
+    from simready.validity.expectations import warm_suites
 
     _import_here(list(STAGE_MODULES))
-    import_gx()
+    warm_suites()
     _preload_worlds()
 
 
