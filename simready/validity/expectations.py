@@ -301,11 +301,21 @@ def _gx_state() -> _Gx:
 
 
 def warm_suites() -> None:
-    """The GX context made and every suite registered here, once (~0.3 CPU-s): the processes forked after it (the
-    main job's runs, whose checks validate with them) inherit them instead of each making its own."""
+    """The GX context made and every suite registered here, once, and each run once over an empty table of the
+    columns it names (its result dropped): GX builds its metric providers and caches on a suite's first validation
+    in a process. The processes forked after it (the main job's runs, whose checks validate with them) inherit
+    all of it instead of each doing it again: a sample batch's three suites 1.33 → 0.60 CPU-s in a forked process,
+    for ~1.1 CPU-s here once."""
     state = _gx_state()
     for name in _BUILDERS:
-        state.definition(name)
+        definition = state.definition(name)
+        columns: set[str] = set()
+        for expectation in definition.suite.expectations:
+            kwargs = expectation.configuration.kwargs
+            columns.update(str(kwargs[k]) for k in ("column", "column_A", "column_B") if kwargs.get(k))
+            columns.update(str(c) for c in kwargs.get("column_list") or ())
+        empty = pd.DataFrame({c: pd.Series([], dtype=float) for c in sorted(columns)})
+        definition.run(batch_parameters={"dataframe": empty}, result_format="BASIC")
 
 
 def check_suite_name(name: str) -> None:
