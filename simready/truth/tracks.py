@@ -72,6 +72,23 @@ class FrameTrackFacts:
     min_depth_m: NDArray[np.float64]
 
 
+def _box_corners_of(vertices: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+    """(8·B, 3) each body's :func:`box_corners` of its vertices' least and greatest coordinates, body after
+    body: the bounds of all of them in one reduction over their vertices side by side (the same values)."""
+    if not vertices:
+        return np.zeros((0, 3))
+    if any(len(v) == 0 for v in vertices):  # min/max of no vertex: what the per-body bounds would raise
+        return np.concatenate([box_corners(v.min(axis=0), v.max(axis=0)) for v in vertices])
+    every = np.concatenate(vertices).astype(np.float64, copy=False)
+    start = np.cumsum([0] + [len(v) for v in vertices[:-1]])
+    lo, hi = np.minimum.reduceat(every, start, axis=0), np.maximum.reduceat(every, start, axis=0)
+    bounds = np.stack([lo, hi], axis=1)  # (B, 2, 3)
+    # box_corners' order: x outermost, then y, then z, each (lo, hi).
+    x, y, z = np.meshgrid([0, 1], [0, 1], [0, 1], indexing="ij")
+    corners = np.stack([bounds[:, x.ravel(), 0], bounds[:, y.ravel(), 1], bounds[:, z.ravel(), 2]], axis=2)
+    return corners.reshape(-1, 3)
+
+
 @dataclass
 class TrackBuilder:
     """Accumulates one camera's track observations frame by frame (a few arrays per frame; no images kept).
@@ -98,13 +115,11 @@ class TrackBuilder:
         n = len(self._bodies)
         self._life = np.full(n, -1, np.int64)
         self._last_status = [None] * n
-        corners = [box_corners(b.mesh_vertices.min(axis=0), b.mesh_vertices.max(axis=0))
-                   for b in (self.scene.bodies[i] for i in self._bodies)]
-        self._corners = np.concatenate(corners) if corners else np.zeros((0, 3))
+        self._corners = _box_corners_of([self.scene.bodies[i].mesh_vertices for i in self._bodies])
         self._static = static_bodies(self.scene)[self._bodies]
         # A one-sample track has the same state at every time (PoseTrack.sample): its row is taken once, here.
-        self._facts = self._sampled_facts(0.0, [j for j, b in enumerate(self._bodies)
-                                                 if self.scene.bodies[b].track.is_constant], None)
+        self._facts = self._constant_facts([j for j, b in enumerate(self._bodies)
+                                            if self.scene.bodies[b].track.is_constant])
         self._varying = [j for j, b in enumerate(self._bodies) if not self.scene.bodies[b].track.is_constant]
 
     def _sampled_facts(self, t_s: float, rows: list[int], into: dict[str, NDArray] | None) -> dict[str, NDArray]:
@@ -120,6 +135,18 @@ class TrackBuilder:
             pos[j], quat[j], vel[j], ang[j], present[j] = (smp.position_m[0], smp.quat_xyzw[0], smp.velocity_mps[0],
                                                           smp.angular_velocity_rps[0], smp.present[0])
         return into
+
+    def _constant_facts(self, rows: list[int]) -> dict[str, NDArray]:
+        """:meth:`_sampled_facts` of bodies with one-sample tracks (the same state at every time, the track's one
+        row, which :meth:`PoseTrack.sample` repeats): read from the tracks, not sampled one by one (a street's
+        thousands of static bodies)."""
+        facts = self._sampled_facts(0.0, [], None)
+        if rows:
+            tracks = [self.scene.bodies[self._bodies[j]].track for j in rows]
+            for key, name in (("position", "position_m"), ("quat", "quat_xyzw"), ("velocity", "velocity_mps"),
+                              ("angular_velocity", "angular_velocity_rps"), ("present", "present")):
+                facts[key][rows] = np.stack([getattr(tr, name)[0] for tr in tracks])
+        return facts
 
     def _world_facts(self, t_s: float) -> dict[str, NDArray]:
         return self._sampled_facts(t_s, self._varying, {k: v.copy() for k, v in self._facts.items()})
