@@ -105,7 +105,11 @@ class TrackBuilder:
     _rows: list[dict[str, Any]] = field(init=False, default_factory=list)
     _events: list[dict[str, Any]] = field(init=False, default_factory=list)
     _life: NDArray[np.int64] = field(init=False)
-    _last_status: list[str | None] = field(init=False)
+    #: Each body's status in the last frame (None: absent), whether it was present, and its current track id.
+    _last_status: NDArray[np.object_] = field(init=False)
+    _alive: NDArray[np.bool_] = field(init=False)
+    _track_ids: list[str] = field(init=False)
+    _entities: list[str] = field(init=False)
     _facts: dict[str, NDArray] = field(init=False)
     _varying: list[int] = field(init=False)
 
@@ -114,7 +118,10 @@ class TrackBuilder:
         self._bodies = np.array([i for i, e in enumerate(self.scene.entity_ids_of_body) if e not in skip], np.intp)
         n = len(self._bodies)
         self._life = np.full(n, -1, np.int64)
-        self._last_status = [None] * n
+        self._last_status = np.full(n, None, object)
+        self._alive = np.zeros(n, bool)
+        self._entities = [self.scene.entity_ids_of_body[b] for b in self._bodies]
+        self._track_ids = [""] * n
         self._corners = _box_corners_of([self.scene.bodies[i].mesh_vertices for i in self._bodies])
         self._static = static_bodies(self.scene)[self._bodies]
         # A one-sample track has the same state at every time (PoseTrack.sample): its row is taken once, here.
@@ -189,23 +196,30 @@ class TrackBuilder:
         world = self._world_facts(view.t0_s)
         facts = self._camera_facts(view, hits, world["present"])
         present = world["present"]
-        entity = [self.scene.entity_ids_of_body[b] for b in self._bodies]
-        for j in range(len(self._bodies)):
+        entity = self._entities
+        status = facts.status
+        # Only the bodies whose lifecycle moves this frame emit events (born, died, or a present one's status
+        # changed; the others' _transitions are empty): found in one pass over the arrays rather than a Python
+        # step per body (a street's thousands of static bodies), then taken in body order as before.
+        moved = (present != self._alive) | (present & self._alive & (self._last_status != status))
+        for j in np.flatnonzero(moved).tolist():
             last = self._last_status[j]
             if present[j] and last is None:
                 self._life[j] += 1
-                self._event(j, entity[j], "born", view, facts.status[j])
+                self._track_ids[j] = f"{entity[j]}#{self._life[j]}"
+                self._event(j, entity[j], "born", view, status[j])
             elif not present[j] and last is not None:
                 self._event(j, entity[j], "died", view, last)
             elif present[j]:
-                for name in _transitions(last, facts.status[j]):
-                    self._event(j, entity[j], name, view, facts.status[j])
-            self._last_status[j] = facts.status[j] if present[j] else None
+                for name in _transitions(last, status[j]):
+                    self._event(j, entity[j], name, view, status[j])
+        self._last_status = np.where(present, status, None)
+        self._alive = present.copy()
         idx = np.flatnonzero(present)
         if len(idx):
             status = facts.status[idx]
             self._rows.append({
-                "track_id": [f"{entity[j]}#{self._life[j]}" for j in idx],
+                "track_id": [self._track_ids[j] for j in idx],
                 "entity": [entity[j] for j in idx],
                 "life": self._life[idx].astype(np.int32),
                 "tick": np.full(len(idx), view.tick, np.int32),
