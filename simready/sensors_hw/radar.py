@@ -223,6 +223,17 @@ def _point_velocity(scene: SceneGeometry, body_index: int, point_world: NDArray[
     return v
 
 
+def _points_velocity(scene: SceneGeometry, body_index: NDArray[np.integer], point_world: NDArray[np.float64],
+                     t_s: float) -> NDArray[np.float64]:
+    """(K, 3) :func:`_point_velocity` of each body and point: zero for static bodies without a call each (a street's
+    clusters are mostly static), the moving ones' one by one."""
+    out = np.zeros((len(body_index), 3))
+    for i, b in enumerate(body_index.tolist()):
+        if not scene.is_static(b):
+            out[i] = _point_velocity(scene, b, point_world[i], t_s)
+    return out
+
+
 def _sensor_velocity(ego: TrackSample, radar_origin_world: NDArray[np.float64]) -> NDArray[np.float64]:
     """World velocity of the radar: the ego's ``v + ω × (o_radar − o_ego)`` (the lever arm), from the ego's track
     sampled at the frame's time (what ``PoseTrack.twist_at`` and ``pose_at`` sample)."""
@@ -307,7 +318,7 @@ def detect(scene: SceneGeometry, rig: Rig, radar_name: str, t_s: float, rng: np.
     c = _clusters(scene, hits, model, omega, h)
     k = len(c.ids)
     v_s = _sensor_velocity(ego, o_s)
-    v_rel = np.array([_point_velocity(scene, int(b), p, t_s) for b, p in zip(c.body, c.centroid_world)]).reshape(-1, 3) - v_s
+    v_rel = _points_velocity(scene, c.body, c.centroid_world, t_s) - v_s
     los = c.centroid_world - o_s
     true_range = np.linalg.norm(los, axis=1)
     true_vr = np.einsum("ij,ij->i", v_rel, los / np.maximum(true_range, 1e-12)[:, None])

@@ -72,6 +72,23 @@ class FrameTrackFacts:
     min_depth_m: NDArray[np.float64]
 
 
+def _box_corners_of(vertices: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+    """(8·B, 3) each body's :func:`box_corners` of its vertices' least and greatest coordinates, body after
+    body: the bounds of all of them in one reduction over their vertices side by side (the same values)."""
+    if not vertices:
+        return np.zeros((0, 3))
+    if any(len(v) == 0 for v in vertices):  # min/max of no vertex: what the per-body bounds would raise
+        return np.concatenate([box_corners(v.min(axis=0), v.max(axis=0)) for v in vertices])
+    every = np.concatenate(vertices).astype(np.float64, copy=False)
+    start = np.cumsum([0] + [len(v) for v in vertices[:-1]])
+    lo, hi = np.minimum.reduceat(every, start, axis=0), np.maximum.reduceat(every, start, axis=0)
+    bounds = np.stack([lo, hi], axis=1)  # (B, 2, 3)
+    # box_corners' order: x outermost, then y, then z, each (lo, hi).
+    x, y, z = np.meshgrid([0, 1], [0, 1], [0, 1], indexing="ij")
+    corners = np.stack([bounds[:, x.ravel(), 0], bounds[:, y.ravel(), 1], bounds[:, z.ravel(), 2]], axis=2)
+    return corners.reshape(-1, 3)
+
+
 @dataclass
 class TrackBuilder:
     """Accumulates one camera's track observations frame by frame (a few arrays per frame; no images kept).
@@ -88,7 +105,11 @@ class TrackBuilder:
     _rows: list[dict[str, Any]] = field(init=False, default_factory=list)
     _events: list[dict[str, Any]] = field(init=False, default_factory=list)
     _life: NDArray[np.int64] = field(init=False)
-    _last_status: list[str | None] = field(init=False)
+    #: Each body's status in the last frame (None: absent), whether it was present, and its current track id.
+    _last_status: NDArray[np.object_] = field(init=False)
+    _alive: NDArray[np.bool_] = field(init=False)
+    _track_ids: list[str] = field(init=False)
+    _entities: list[str] = field(init=False)
     _facts: dict[str, NDArray] = field(init=False)
     _varying: list[int] = field(init=False)
 
@@ -97,14 +118,15 @@ class TrackBuilder:
         self._bodies = np.array([i for i, e in enumerate(self.scene.entity_ids_of_body) if e not in skip], np.intp)
         n = len(self._bodies)
         self._life = np.full(n, -1, np.int64)
-        self._last_status = [None] * n
-        corners = [box_corners(b.mesh_vertices.min(axis=0), b.mesh_vertices.max(axis=0))
-                   for b in (self.scene.bodies[i] for i in self._bodies)]
-        self._corners = np.concatenate(corners) if corners else np.zeros((0, 3))
+        self._last_status = np.full(n, None, object)
+        self._alive = np.zeros(n, bool)
+        self._entities = [self.scene.entity_ids_of_body[b] for b in self._bodies]
+        self._track_ids = [""] * n
+        self._corners = _box_corners_of([self.scene.bodies[i].mesh_vertices for i in self._bodies])
         self._static = static_bodies(self.scene)[self._bodies]
         # A one-sample track has the same state at every time (PoseTrack.sample): its row is taken once, here.
-        self._facts = self._sampled_facts(0.0, [j for j, b in enumerate(self._bodies)
-                                                 if self.scene.bodies[b].track.is_constant], None)
+        self._facts = self._constant_facts([j for j, b in enumerate(self._bodies)
+                                            if self.scene.bodies[b].track.is_constant])
         self._varying = [j for j, b in enumerate(self._bodies) if not self.scene.bodies[b].track.is_constant]
 
     def _sampled_facts(self, t_s: float, rows: list[int], into: dict[str, NDArray] | None) -> dict[str, NDArray]:
@@ -120,6 +142,18 @@ class TrackBuilder:
             pos[j], quat[j], vel[j], ang[j], present[j] = (smp.position_m[0], smp.quat_xyzw[0], smp.velocity_mps[0],
                                                           smp.angular_velocity_rps[0], smp.present[0])
         return into
+
+    def _constant_facts(self, rows: list[int]) -> dict[str, NDArray]:
+        """:meth:`_sampled_facts` of bodies with one-sample tracks (the same state at every time, the track's one
+        row, which :meth:`PoseTrack.sample` repeats): read from the tracks, not sampled one by one (a street's
+        thousands of static bodies)."""
+        facts = self._sampled_facts(0.0, [], None)
+        if rows:
+            tracks = [self.scene.bodies[self._bodies[j]].track for j in rows]
+            for key, name in (("position", "position_m"), ("quat", "quat_xyzw"), ("velocity", "velocity_mps"),
+                              ("angular_velocity", "angular_velocity_rps"), ("present", "present")):
+                facts[key][rows] = np.stack([getattr(tr, name)[0] for tr in tracks])
+        return facts
 
     def _world_facts(self, t_s: float) -> dict[str, NDArray]:
         return self._sampled_facts(t_s, self._varying, {k: v.copy() for k, v in self._facts.items()})
@@ -162,23 +196,30 @@ class TrackBuilder:
         world = self._world_facts(view.t0_s)
         facts = self._camera_facts(view, hits, world["present"])
         present = world["present"]
-        entity = [self.scene.entity_ids_of_body[b] for b in self._bodies]
-        for j in range(len(self._bodies)):
+        entity = self._entities
+        status = facts.status
+        # Only the bodies whose lifecycle moves this frame emit events (born, died, or a present one's status
+        # changed; the others' _transitions are empty): found in one pass over the arrays rather than a Python
+        # step per body (a street's thousands of static bodies), then taken in body order as before.
+        moved = (present != self._alive) | (present & self._alive & (self._last_status != status))
+        for j in np.flatnonzero(moved).tolist():
             last = self._last_status[j]
             if present[j] and last is None:
                 self._life[j] += 1
-                self._event(j, entity[j], "born", view, facts.status[j])
+                self._track_ids[j] = f"{entity[j]}#{self._life[j]}"
+                self._event(j, entity[j], "born", view, status[j])
             elif not present[j] and last is not None:
                 self._event(j, entity[j], "died", view, last)
             elif present[j]:
-                for name in _transitions(last, facts.status[j]):
-                    self._event(j, entity[j], name, view, facts.status[j])
-            self._last_status[j] = facts.status[j] if present[j] else None
+                for name in _transitions(last, status[j]):
+                    self._event(j, entity[j], name, view, status[j])
+        self._last_status = np.where(present, status, None)
+        self._alive = present.copy()
         idx = np.flatnonzero(present)
         if len(idx):
             status = facts.status[idx]
             self._rows.append({
-                "track_id": [f"{entity[j]}#{self._life[j]}" for j in idx],
+                "track_id": [self._track_ids[j] for j in idx],
                 "entity": [entity[j] for j in idx],
                 "life": self._life[idx].astype(np.int32),
                 "tick": np.full(len(idx), view.tick, np.int32),

@@ -287,10 +287,10 @@ class PoseTrack:
     @property
     def is_static(self) -> bool:
         """True when the body never moves and is always present."""
+        if self.is_constant:  # one sample (a street's thousands of static bodies): present or not
+            return bool(self.present[0])
         if not np.all(self.present):
             return False
-        if self.is_constant:
-            return True
         return bool(
             np.all(self.position_m == self.position_m[0])
             and np.all(np.abs(np.sum(self.quat_xyzw * self.quat_xyzw[0], axis=1)) == 1.0)
