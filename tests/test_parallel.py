@@ -7,7 +7,7 @@ import os
 import pytest
 
 from simready.common.errors import SimreadyError
-from simready.common.parallel import WORKERS_ENV, WorkerError, map_samples, worker_count
+from simready.common.parallel import WORKERS_ENV, WorkerError, beside, map_samples, worker_count
 from tests.fixtures.dagster_jobs import AS_A_TERMINAL_STARTS_IT, interrupt
 
 
@@ -67,6 +67,62 @@ def test_a_worker_does_not_fork_again() -> None:
     nested = map_samples(lambda i: map_samples(lambda _: os.getpid(), [0, 1], workers=2), [0, 1], workers=2)
     for pids in nested:
         assert len(set(pids)) == 1 and os.getpid() not in pids
+
+
+def test_beside_runs_in_another_process_while_the_caller_goes_on(tmp_path) -> None:
+    import time
+
+    from simready.common.hashing import file_sha256, remembered_sha256
+
+    def side() -> tuple[int, str, float]:
+        (tmp_path / "side.start").write_text(repr(time.time()))
+        f = tmp_path / "side.bin"
+        f.write_bytes(b"x" * 100)
+        return os.getpid(), file_sha256(f), time.time()
+
+    with beside(side, workers=2) as got:
+        while not (tmp_path / "side.start").exists():  # the caller goes on meanwhile (here: it waits to see it)
+            time.sleep(0.01)
+        here = map_samples(lambda _: os.getpid(), [0, 1], workers=2)  # the caller's own workers, as usual
+    pid, digest, _ = got()
+    assert pid != os.getpid() and pid not in here and os.getpid() not in here
+    assert remembered_sha256(tmp_path / "side.bin")[1] == digest  # type: ignore[index]  # the file comes back hashed
+
+
+def test_beside_raises_its_failure_after_the_with_and_runs_here_on_one_worker(monkeypatch) -> None:
+    def fails() -> int:
+        raise _Odd(1, 2)
+
+    with beside(fails, workers=2) as got:
+        pass
+    with pytest.raises(WorkerError, match="_Odd: 1/2"):
+        got()
+    with beside(lambda: ValueError("kept"), workers=2) as value:
+        pass
+    assert str(value()) == "kept"
+    monkeypatch.setenv(WORKERS_ENV, "1")
+    with beside(os.getpid) as got:
+        pass
+    assert got() == os.getpid()
+
+
+def test_beside_is_interrupted_when_the_body_fails(tmp_path) -> None:
+    import time
+
+    def side() -> None:
+        try:
+            (tmp_path / "started").write_text("")
+            time.sleep(30)
+        finally:
+            (tmp_path / "unwound").write_text("")
+
+    t0 = time.perf_counter()
+    with pytest.raises(RuntimeError, match="body"):
+        with beside(side, workers=2):
+            while not (tmp_path / "started").exists():
+                time.sleep(0.01)
+            raise RuntimeError("body")
+    assert (tmp_path / "unwound").exists() and time.perf_counter() - t0 < 20
 
 
 def test_worker_count_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,6 +22,7 @@ from simready.assets.scenario import SCENARIO_CODE_VERSION, scenario_manifests
 from simready.assets.stage_io import batch_dir, batch_samples, local_file
 from simready.assets.validity import VALIDITY_CODE_VERSION, validity_reports
 from simready.common.hashing import content_hash, sha256_bytes
+from simready.common.parallel import beside
 from simready.artifacts.layout import SampleDir
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.coverage import TRAFFIC_DIMENSION_NAMES
@@ -77,7 +78,7 @@ def split_assignments(context: dg.AssetExecutionContext, store: ArtifactStore, s
 )
 def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, source: SourceData) -> dg.MaterializeResult:
     from simready.review import sample_summary, write_index  # review.__getattr__ loads Pillow, matplotlib
-    from simready.review.summary import with_thumbnail  # definitions stay light: pybullet, pandas
+    from simready.review.summary import SampleSummary, with_thumbnail  # definitions stay light: pybullet, pandas
     from simready.review.rollup import ROLLUP_COLUMNS, acceptance_by_batch  # definitions stay light: pybullet, pandas
     # definitions stay light: matplotlib
     from simready.scenario.coverage_summary import coverage_table, coverage_totals, merge_cells, plot_coverage_heatmap
@@ -104,28 +105,36 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     layout = store.layout
     coverage = json.dumps({"totals": totals, "cells": rows}, indent=1, sort_keys=True).encode("utf-8")
     store.write_bytes(layout.coverage, coverage)
-    plot_coverage_heatmap(rows, local_file(store, layout.coverage_heatmap))
-    store.save(layout.coverage_dir)
     under = [r for r in rows if r["under_target"] and r["proposals"] > 0]
-    dirs = [d for t in sorted(suite.templates) for b in batches for d in batch_samples(store, t, b)]
-    suite_weights = suite_validity(dirs)
-    store.write_bytes(layout.suite_weights, json.dumps(suite_weights, indent=1, sort_keys=True).encode("utf-8"))
-    by_batch = {str(dg.MultiPartitionKey({"template": t, "batch": b})): batch_samples(store, t, b)
-                for t in sorted(suite.templates) for b in batches}
-    logs = {t: store.local_path(layout.rejection_log(t)) for t in sorted(suite.templates)}
-    # The Data Docs show when this run validated the tables: its start as Dagster recorded it.
-    run = context.instance.get_run_record_by_id(context.run_id)
-    validated_at = datetime.datetime.fromtimestamp(run.start_time, datetime.timezone.utc) \
-        if run is not None and run.start_time else None
-    docs = build_docs(by_batch, logs, store.local_dir(layout.data_docs), validated_at)
-    store.save(layout.data_docs)
     review_dir = store.local_dir(layout.review_dir)
-    started = time.perf_counter()
-    judged = [with_thumbnail(SampleDir(d), sample_summary(SampleDir(d), b), review_dir)
-              for t in sorted(suite.templates) for b in batches
-              for d in batch_samples(store, t, b) if SampleDir(d).validity.exists()]
-    write_index(judged, local_file(store, layout.review_index), f"{suite.suite_id}: samples for review")
-    index_s = time.perf_counter() - started
+
+    def pictures() -> tuple[list[SampleSummary], float]:
+        """The heatmap, and the review index with its thumbnails (its seconds for `make bench`)."""
+        plot_coverage_heatmap(rows, local_file(store, layout.coverage_heatmap))
+        started = time.perf_counter()
+        judged = [with_thumbnail(SampleDir(d), sample_summary(SampleDir(d), b), review_dir)
+                  for t in sorted(suite.templates) for b in batches
+                  for d in batch_samples(store, t, b) if SampleDir(d).validity.exists()]
+        write_index(judged, local_file(store, layout.review_index), f"{suite.suite_id}: samples for review")
+        return judged, time.perf_counter() - started
+
+    # The pictures on the second core while this process weighs the suite and builds the Data Docs: neither reads
+    # what the other writes, and alone each left a core idle (issue 29: the suite's run is the main job's last).
+    with beside(pictures) as drawn:
+        dirs = [d for t in sorted(suite.templates) for b in batches for d in batch_samples(store, t, b)]
+        suite_weights = suite_validity(dirs)
+        store.write_bytes(layout.suite_weights, json.dumps(suite_weights, indent=1, sort_keys=True).encode("utf-8"))
+        by_batch = {str(dg.MultiPartitionKey({"template": t, "batch": b})): batch_samples(store, t, b)
+                    for t in sorted(suite.templates) for b in batches}
+        logs = {t: store.local_path(layout.rejection_log(t)) for t in sorted(suite.templates)}
+        # The Data Docs show when this run validated the tables: its start as Dagster recorded it.
+        run = context.instance.get_run_record_by_id(context.run_id)
+        validated_at = datetime.datetime.fromtimestamp(run.start_time, datetime.timezone.utc) \
+            if run is not None and run.start_time else None
+        docs = build_docs(by_batch, logs, store.local_dir(layout.data_docs), validated_at)
+    judged, index_s = drawn()
+    store.save(layout.coverage_dir)
+    store.save(layout.data_docs)
     ladder = {(t, b): store.read_json(layout.batch(t, b).record) for t in sorted(suite.templates) for b in batches
               if store.exists(layout.batch(t, b).record)}
     store.save(layout.review_dir)

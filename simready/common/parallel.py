@@ -17,10 +17,12 @@ import multiprocessing.util as mp_util
 import os
 import pickle
 import signal
+import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from simready.common.errors import SimreadyError
 from simready.common.hashing import known_count, learn_digests, learned_digests
@@ -116,11 +118,19 @@ def _run(index: int) -> Any:
         # readers (and the workers it forks next) find them hashed (simready.common.hashing).
         return result, learned_digests(mark)
     except BaseException as exc:
-        try:
-            pickle.loads(pickle.dumps(exc))
-        except Exception:
-            raise WorkerError("".join(traceback.format_exception_only(type(exc), exc)).strip()) from None
-        raise
+        sent = _travelling(exc)
+        if sent is exc:
+            raise
+        raise sent from None
+
+
+def _travelling(exc: BaseException) -> BaseException:
+    """``exc`` if it comes back from another process as itself (pickled), else a :class:`WorkerError` with its text."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return WorkerError("".join(traceback.format_exception_only(type(exc), exc)).strip())
+    return exc
 
 
 def map_samples(fn: Callable[[T], R], items: Sequence[T], workers: int | None = None) -> list[R]:
@@ -161,6 +171,114 @@ def map_samples(fn: Callable[[T], R], items: Sequence[T], workers: int | None = 
         _JOB = None
     pool.shutdown(wait=True)
     return results
+
+
+@contextlib.contextmanager
+def beside(fn: Callable[[], R], workers: int | None = None) -> Iterator[Callable[[], R]]:
+    """``fn()`` in a forked process of its own while the body of the ``with`` goes on; the callable it yields
+    returns ``fn``'s result (or raises its exception) once the ``with`` has ended, which waits for the process.
+
+    For a step's serial parts that do not read each other's files: the second core works on one while the caller
+    works on the other (its own :func:`map_samples` included). The process takes one of the shared cores' tokens
+    while it computes (:func:`share_cores`), so no more processes compute at once than there are cores. ``fn``
+    reaches the process by the fork; its result comes back pickled, with the digests of the files it hashed or
+    wrote. If the body raises, the process gets a SIGINT and unwinds before the exception goes on. Where fork is
+    not available, one worker is asked for (``workers``, default :func:`worker_count`), or this is already a worker,
+    ``fn`` runs here first.
+    """
+    if (worker_count() if workers is None else workers) <= 1 or _JOB is not None or "fork" not in mp.get_all_start_methods():
+        value = fn()
+        yield lambda: value
+        return
+
+    def work() -> bytes:
+        forked_child()
+        mark = known_count()
+        try:
+            with holding_core():
+                record: tuple[bool, Any] = (True, fn())
+        except Exception as exc:  # noqa: BLE001 - it travels back and is raised there
+            record = (False, _travelling(exc))
+        atexit._run_exitfuncs()
+        return pickle.dumps((*record, learned_digests(mark)))
+
+    pid, out = fork_writing(work)
+    done: list[tuple[bool, Any]] = []
+    with out:
+        try:
+            yield lambda: _outcome(done)
+        except BaseException:
+            _signal(pid, signal.SIGINT)
+            _wait(pid)
+            raise
+        _wait(pid)
+        out.seek(0)
+        text = out.read()
+    try:
+        ok, value, digests = pickle.loads(text)
+    except Exception:
+        raise WorkerError(f"the process beside (pid {pid}) ended without its result") from None
+    learn_digests(digests)
+    done.append((ok, value))
+
+
+def fork_writing(work: Callable[[], bytes]) -> tuple[int, IO[bytes]]:
+    """Fork a process that runs ``work`` and writes the bytes it returns into an unnamed temporary file; (its pid, the
+    file), read once it has ended. A file, not a pipe: a pipe's buffer fills and the writer waits for a reader that
+    waits for it to end. The process never returns into the caller's frames: it exits 0 once the bytes are written,
+    1 otherwise (a ``KeyboardInterrupt`` quietly: it unwound as asked; another failure with its traceback)."""
+    out = tempfile.TemporaryFile()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid, out
+    code = 1
+    try:
+        out.write(work())
+        out.flush()
+        code = 0
+    except KeyboardInterrupt:
+        pass
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _outcome(done: list[tuple[bool, Any]]) -> Any:
+    if not done:
+        raise RuntimeError("beside()'s result is asked for before its `with` has ended")
+    ok, value = done[0]
+    if not ok:
+        raise value
+    return value
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _wait(pid: int) -> None:
+    """Wait for a forked process to end; a Ctrl-C meanwhile is passed on to it (a SIGINT), and raised here once it
+    has ended."""
+    interrupted = False
+    while True:
+        try:
+            os.waitpid(pid, 0)
+            break
+        except ChildProcessError:
+            break
+        except KeyboardInterrupt:
+            interrupted = True
+            _signal(pid, signal.SIGINT)
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 def _in_worker() -> None:

@@ -31,6 +31,7 @@ from simready.common.atomic import json_bytes
 from simready.common.errors import SimreadyError
 from simready.common.hashing import content_hash, file_sha256
 from simready.common.identifiers import is_identifier
+from simready.common.parallel import map_samples
 from simready.artifacts.layout import ArtifactLayout, SampleDir
 from simready.release.checklist import CheckResult, SuiteSample, checklist
 from simready.release.datasheet import datasheet, datasheet_html, datasheet_markdown
@@ -188,6 +189,14 @@ def _released_variants(validity: Mapping[str, Any], weight: float) -> tuple[bool
     return base_ok, branches
 
 
+def _listing(folder: Path, skip: set[str]) -> list[tuple[str, str, int]]:
+    """A sample folder's files (:func:`_files`) with their sha256 and size in bytes, in :func:`_files`' order."""
+    files = _files(folder, skip)
+    # On a few threads: hashlib lets go of the GIL while it hashes, so the cores share a sample's files.
+    hashes = _each(lambda p: file_sha256(str(p)), list(files.values()))
+    return [(rel, sha, p.stat().st_size) for (rel, p), sha in zip(files.items(), hashes)]
+
+
 def _files(folder: Path, skip: set[str]) -> dict[str, Path]:
     """A sample folder's files by name in it (hidden ones and the rejected branches' folders left out)."""
     out = {}
@@ -227,6 +236,7 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
     released: dict[str, dict[str, Any]] = {}
     entries: list[dict[str, Any]] = []
     collisions: dict[str, Counter[str]] = {}
+    gated: list[tuple[dict[str, Any], SampleDir, dict[str, Any], float, bool, dict[str, dict[str, Any]]]] = []
     for row in sorted(split_rows, key=lambda r: (r["template"], r["batch"], r["sample"])):
         batch_key = (str(row["template"]), str(row["batch"]))
         if batch_key not in batches:
@@ -237,11 +247,16 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
             continue
         validity = json.loads(sample.validity.read_text())
         weight = float(weights.get(row["sample"], 0.0))
-        base_ok, branches = _released_variants(validity, weight)
-        skip = {f"{sample.branches_dir.name}/{label}" for label in validity.get("branches", {}) if label not in branches}
-        files = _files(sample.root, skip if base_ok else set())
-        # On a few threads: hashlib lets go of the GIL while it hashes, so the cores share a sample's files.
-        hashes = dict(zip(files, _each(lambda p: file_sha256(str(p)), list(files.values()))))
+        gated.append((row, sample, validity, weight, *_released_variants(validity, weight)))
+    # Each sample's files listed, hashed and sized on the workers, one sample an item (a few thousand files' names
+    # and versions each, which this process alone walked while the other core waited): the same names in the same
+    # order, the same sha256 (those the stages wrote are remembered, and the workers inherit them).
+    listings = map_samples(lambda job: _listing(*job), [
+        (sample.root, {f"{sample.branches_dir.name}/{label}" for label in validity.get("branches", {})
+                       if label not in branches} if base_ok else set())
+        for _, sample, validity, _, base_ok, branches in gated])
+    for (row, sample, validity, weight, base_ok, branches), listing in zip(gated, listings):
+        hashes = {rel: sha for rel, sha, _ in listing}
         samples.append(SuiteSample(row, sample.root, hashes))
         if not base_ok:
             continue
@@ -252,13 +267,14 @@ def build_release(store: Store, *, suite_id: str, versions: Mapping[str, str], t
                 party = str(b.get("collision_with") or "another body").rsplit("actor:", 1)[-1]
                 collisions.setdefault(b["label"], Counter())[party] += 1
         manifest = json.loads(sample.manifest.read_text())
+        sizes = {rel: size for rel, _, size in listing}
         entries.append({
             "sample": row["sample"], "template": row["template"], "batch": row["batch"], "split": row["split"],
             "intent": manifest.get("intent"), "cell": (manifest.get("coverage_cell") or {}).get("id"),
             "weight": weight, "validity": round(float(validity["base"]["validity"]), 4),
             "branches": {label: {"weight": float(r["weight"]), "validity": round(float(r["validity"]), 4)}
                          for label, r in branches.items()},
-            "files": {rel: {"sha256": hashes[rel], "bytes": files[rel].stat().st_size} for rel in sorted(files)},
+            "files": {rel: {"sha256": hashes[rel], "bytes": sizes[rel]} for rel in sorted(hashes)},
         })
     if not entries:
         raise ReleaseError(store.url(layout.samples_dir), "", "no accepted sample to release")

@@ -19,9 +19,7 @@ import multiprocessing as mp
 import os
 import signal
 import sys
-import tempfile
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO
@@ -32,7 +30,7 @@ from dagster._core.storage.tags import RUN_FAILURE_REASON_TAG
 
 from simready.common import paths
 from simready.common.hashing import known_count, learn_digests, learned_digests
-from simready.common.parallel import forked_child, holding_core, share_cores, worker_count
+from simready.common.parallel import fork_writing, forked_child, holding_core, share_cores, worker_count
 from simready.assets.inputs import observe_inputs
 from simready.assets.partitions import BATCH_PARTITIONS, template_partitions
 from simready.definitions import defs
@@ -157,28 +155,40 @@ def step_seconds(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
     return total
 
 
+#: Runs in flight beyond one per core: while two runs each have one process computing (a serial part, the last item
+#: of a stage), a third would have work for the idle core; the cores' tokens still bound what computes at once.
+#: Measured with 1 on the shared 2-core host: the idle core-seconds of the templates' and samples' phase fell within
+#: the host's noise, the longest chain (``city_crossing``'s template run, then its batches) started later, and a
+#: third run's processes raise the peak memory; so none by default.
+EXTRA_LANES = 0
+
+
 def run_tasks(log: RunLog, defs: dg.Definitions, instance: dg.DagsterInstance, tasks: list[Task],
-              lanes: int | None = None, preload: Callable[[], None] | None = None) -> None:
+              lanes: int | None = None, preload: Callable[[], None] | None = None, cores: int | None = None) -> None:
     """Every task's run, each as soon as the tasks it waits for have ended, ``lanes`` at a time (default: one per
-    core, :func:`~simready.common.parallel.worker_count`).
+    core and :data:`EXTRA_LANES` more), no more of their processes computing at once than ``cores`` (default: one
+    per core, :func:`~simready.common.parallel.worker_count`; given ``lanes``, as many).
 
     Why side by side: a stage's samples are shared among the cores, but one run still leaves a core idle where it
     waits on its slowest item and in its serial parts (a template's scenario draws before the reference pool's
-    rollouts, the checks, the Data Docs); a second run fills those gaps. Runs of different partitions write
-    different folders, so their bytes are the same in any order. With one lane the runs execute here, one after
-    the other; with more, each in a forked process of its own (this one's loaded code and instance come along), in
-    its own process group: a Ctrl-C or SIGTERM here reaches each once, as a SIGINT, and they unwind as one run in
-    this process would, their steps' workers with them; the interrupt is raised here when they have ended. The
-    runs' processes and their steps' workers share the cores (:func:`~simready.common.parallel.share_cores`): no
-    more of them compute at once than there are lanes. ``preload`` runs here once the first run has started (the
-    modules every run imports, loaded once for the runs forked after it).
+    rollouts, the checks, the Data Docs); a second run fills those gaps, and a third those the two leave when both are
+    in such a part at once. Runs of different partitions write different folders, so their bytes are the same in any
+    order. With one core the runs execute here, one after the other; with more, each in a forked process of its own
+    (this one's loaded code and instance come along), in its own process group: a Ctrl-C or SIGTERM here reaches each
+    once, as a SIGINT, and they unwind as one run in this process would, their steps' workers with them; the
+    interrupt is raised here when they have ended. The runs' processes and their steps' workers share the cores
+    (:func:`~simready.common.parallel.share_cores`): no more of them compute at once than ``cores``. ``preload``
+    runs here once the first run has started (the modules every run imports, loaded once for the runs forked after
+    it).
     """
-    lanes = worker_count() if lanes is None else max(1, lanes)
-    if lanes <= 1 or "fork" not in mp.get_all_start_methods():
+    if cores is None:
+        cores = worker_count() if lanes is None else max(1, lanes)
+    lanes = cores + EXTRA_LANES if lanes is None else max(1, lanes)
+    if lanes <= 1 or cores <= 1 or "fork" not in mp.get_all_start_methods():
         for task in tasks:
             log.execute(defs, instance, task.job, task.partition)
         return
-    share_cores(lanes)
+    share_cores(cores)
     try:
         _run_lanes(log, defs, instance, tasks, lanes, preload)
     finally:
@@ -238,22 +248,15 @@ def _signal(pid: int, sig: int) -> None:
 
 def _fork_run(defs: dg.Definitions, instance: dg.DagsterInstance, task: Task, log: RunLog) -> tuple[int, IO[bytes]]:
     """Fork a process that executes ``task``'s run and writes its :class:`Outcome`, CPU seconds and the modules it
-    imported (JSON) into an unnamed temporary file; (its pid, the file). A file, not a pipe: a pipe's buffer fills
-    and the writer waits for a reader that waits for it to end."""
-    out = tempfile.TemporaryFile()
+    imported (JSON) into an unnamed temporary file (:func:`~simready.common.parallel.fork_writing`); (its pid, the
+    file)."""
     parent = os.getpid()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        return pid, out
-    # The child: it never returns into the caller's frames.
-    code = 1
-    try:
+
+    def work() -> bytes:
         os.setpgid(0, 0)  # out of the terminal's group: a Ctrl-C reaches the parent, which passes it on once
         _die_with_parent()
         if os.getppid() != parent:
-            os._exit(1)
+            raise KeyboardInterrupt  # the parent is gone already: nothing to run for
         forked_child()  # gc.freeze, Ctrl-C as KeyboardInterrupt, the parent's exit handlers dropped; the run's run below
         cpu0, loaded, hashed = cpu_seconds(), set(sys.modules), known_count()
         tags = {**log.tags, **({OWNER_TAG: owner_tags()[OWNER_TAG]} if OWNER_TAG in log.tags else {})}
@@ -266,15 +269,9 @@ def _fork_run(defs: dg.Definitions, instance: dg.DagsterInstance, task: Task, lo
         record = {"run_id": outcome.run_id, "success": outcome.success, "failed_checks": list(outcome.failed_checks),
                   "interrupted": outcome.interrupted, "cpu": cpu_seconds() - cpu0,
                   "imported": sorted(set(sys.modules) - loaded), "digests": learned_digests(hashed)}
-        out.write(json.dumps(record).encode("utf-8"))
-        out.flush()
-        code = 0
-    except BaseException:
-        traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        return json.dumps(record).encode("utf-8")
+
+    return fork_writing(work)
 
 
 def _die_with_parent() -> None:
