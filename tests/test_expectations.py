@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
+import logging
 
 import numpy as np
 import pandas as pd
@@ -121,6 +123,42 @@ def test_data_docs_site(evidence, reports, tmp_path):
     deserialized = E.SuiteResult.model_validate(traj.model_dump())
     with pytest.raises(ValueError, match="carries no table"):
         D.build_data_docs([deserialized], tmp_path / "docs2")
+
+
+@pytest.mark.slow
+def test_data_docs_render_the_checks_stored_results_without_validating_again(evidence, tmp_path, caplog):
+    """A stored result over the same table renders the page a fresh validation would (the random ids GX gives its
+    collapsible blocks aside); a table changed since its result, or none stored, is validated again and counted."""
+    import re
+
+    frame = E.trajectory_frame(evidence.ticks, evidence.actor_classes)
+    bad = frame.assign(x=frame["x"].where(frame.index != 3, np.nan))  # a failing expectation: unexpected values shown
+    log = pd.DataFrame({"stage": ["timing", None], "reason": ["", "r"], "detail": ["d", "e"]})
+    tables = [("trajectories", frame, "t|b0"), ("trajectories", bad, "t|b1"), ("rejection_log", log, "t")]
+    batches = []
+    for suite, df, key in tables:
+        stored = tmp_path / f"{suite}.{D.partition_label(key)}.json"
+        stored.write_bytes(D.result_json(E.run_suite(suite, df, E.DOCS_RESULT_FORMAT).gx_result()))
+        batches.append(D.DocsBatch(suite, df, suite, key, stored))
+    when = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    with caplog.at_level(logging.INFO, logger=D.__name__):
+        D.build_data_docs([b._replace(stored=None) for b in batches], tmp_path / "fresh", when)
+        assert "3 of 3 tables validated again (no stored result: 3)" in caplog.text
+        caplog.clear()
+        D.build_data_docs(batches, tmp_path / "stored", when)
+        assert "validated again" not in caplog.text
+
+    def page(site: str, suite: str, key: str) -> str:
+        html = (tmp_path / site / D.validation_page(suite, suite, key)).read_text(encoding="utf-8")
+        return re.sub(r"collapse-body-[0-9a-f-]{36}", "collapse-body", html)
+
+    for suite, _, key in tables:
+        assert page("stored", suite, key) == page("fresh", suite, key), (suite, key)
+    changed = [batches[0]._replace(frame=bad), batches[2]]
+    with caplog.at_level(logging.INFO, logger=D.__name__):
+        D.build_data_docs(changed, tmp_path / "changed", when)
+    assert "1 of 2 tables validated again (table changed: 1)" in caplog.text
+    assert page("changed", "trajectories", "t|b0") == page("fresh", "trajectories", "t|b1").replace("t.b1", "t.b0").replace("t|b1", "t|b0")
 
 
 def test_policy_limits_drive_the_speed_expectations():

@@ -11,6 +11,7 @@ gather the files and report.
 import datetime
 import json
 import time
+from pathlib import Path
 
 import dagster as dg
 
@@ -82,6 +83,7 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
     from simready.review.rollup import ROLLUP_COLUMNS, acceptance_by_batch  # definitions stay light: pybullet, pandas
     # definitions stay light: matplotlib
     from simready.scenario.coverage_summary import coverage_table, coverage_totals, merge_cells, plot_coverage_heatmap
+    from simready.validity.data_docs import partition_label  # definitions stay light: pybullet, pandas
     from simready.validity.suite import build_docs, suite_validity  # definitions stay light: pybullet, pandas
 
     suite = load_suite(source.suite_file, source.templates_dir)
@@ -131,7 +133,13 @@ def coverage_report(context: dg.AssetExecutionContext, store: ArtifactStore, sou
         run = context.instance.get_run_record_by_id(context.run_id)
         validated_at = datetime.datetime.fromtimestamp(run.start_time, datetime.timezone.utc) \
             if run is not None and run.start_time else None
-        docs = build_docs(by_batch, logs, store.local_dir(layout.data_docs), validated_at)
+
+        def stored(suite_name: str, key: str) -> Path | None:
+            """Where the suite's check stored its GX result over the partition's table (None: it did not)."""
+            result = layout.gx_result(suite_name, partition_label(key))
+            return store.local_path(result) if store.exists(result) else None
+
+        docs = build_docs(by_batch, logs, store.local_dir(layout.data_docs), validated_at, stored)
     judged, index_s = drawn()
     store.save(layout.coverage_dir)
     store.save(layout.data_docs)

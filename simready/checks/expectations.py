@@ -2,8 +2,8 @@
 
 The suites and the tables they read are domain code (:mod:`simready.validity.expectations`,
 :mod:`simready.validity.suite`); here each runs on its partition's files and its
-expectation results go into the check metadata. Data Docs HTML is built by the
-suite-level ``coverage_report`` asset under ``artifacts/data_docs/``. Kept in one
+expectation results go into the check metadata and GX's own result under ``artifacts/gx_results/``,
+which the suite-level ``coverage_report`` asset renders as Data Docs HTML under ``artifacts/data_docs/``. Kept in one
 module rather than beside each stage's checks: the four share one way of turning a
 suite result into a check result.
 """
@@ -25,13 +25,17 @@ if TYPE_CHECKING:
 
 def _result(name: str, df: "pd.DataFrame", context: dg.AssetCheckExecutionContext,
             store: ArtifactStore, empty_ok: bool = False) -> dg.AssetCheckResult:
-    from simready.validity.expectations import run_suite  # definitions stay light: pybullet, pandas
+    from simready.validity.data_docs import partition_label, result_json  # definitions stay light: pybullet, pandas
+    from simready.validity.expectations import DOCS_RESULT_FORMAT, run_suite  # definitions stay light: pybullet, pandas
 
     if df.empty:
         if empty_ok:
             return dg.AssetCheckResult(passed=True, metadata={"rows": 0, "note": "the suite asks no sample here"})
         return dg.AssetCheckResult(passed=False, metadata={"reason": "no rows to validate"})
-    result = run_suite(name, df)
+    result = run_suite(name, df, DOCS_RESULT_FORMAT)
+    # GX's result as the Data Docs render it: coverage_report shows it instead of validating the table again.
+    store.write_bytes(store.layout.gx_result(name, partition_label(str(context.partition_key))),
+                      result_json(result.gx_result()))
     return dg.AssetCheckResult(
         passed=result.success,
         metadata={

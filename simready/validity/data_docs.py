@@ -8,6 +8,8 @@ the suites are :mod:`simready.validity.expectations`'.
 from __future__ import annotations
 
 import datetime
+import json
+import logging
 import os
 import re
 from collections.abc import Iterable
@@ -19,8 +21,8 @@ import pandas as pd
 from simready.common.atomic import write_text_atomic
 from simready.common.parallel import map_samples
 from simready.validity.docs_offline import make_offline
-from simready.validity.expectations import (DATASOURCE_NAME, DOCS_SITE_NAME, SuiteResult, check_suite_name, import_gx,
-                                            new_context, register_suite)
+from simready.validity.expectations import (DATASOURCE_NAME, DOCS_RESULT_FORMAT, DOCS_SITE_NAME, SuiteResult,
+                                            check_suite_name, import_gx, new_context, register_suite)
 
 
 #: Every validation on a site is stored under this run time. GX puts the run time in a page's path; a fixed one
@@ -29,6 +31,7 @@ from simready.validity.expectations import (DATASOURCE_NAME, DOCS_SITE_NAME, Sui
 #: (``build_data_docs``' ``validated_at``): the site is a report, kept out of every fingerprint and data version.
 DOCS_RUN_TIME = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 UNPARTITIONED = "unpartitioned"
+_LOG = logging.getLogger(__name__)
 
 
 class DocsBatch(NamedTuple):
@@ -41,19 +44,35 @@ class DocsBatch(NamedTuple):
     asset: str | None = None
     partition: str | None = None
 
+    #: The file of the suite's result over this table as its asset check computed it (:func:`result_json`), if any:
+    #: rendered instead of validating the table again where the table and the suite are still the ones it was over.
+    stored: Path | None = None
+
     @property
     def label(self) -> str:
         """The partition as GX's run name and a path segment: ``|`` between dimensions becomes ``.``."""
-        if self.partition is None:
-            return UNPARTITIONED
-        label = self.partition.replace("|", ".")
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", label) or label in (".", ".."):
-            raise ValueError(f"partition key {self.partition!r}: only letters, digits, '_', '-', '.' and '|' name a page")
-        return label
+        return partition_label(self.partition)
 
     @property
     def data_asset(self) -> str:
         return self.asset or self.suite
+
+
+def partition_label(partition: str | None) -> str:
+    """A partition key as GX's run name and a path segment (a page's, a stored result's): ``|`` between dimensions
+    becomes ``.``; :data:`UNPARTITIONED` for None."""
+    if partition is None:
+        return UNPARTITIONED
+    label = partition.replace("|", ".")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", label) or label in (".", ".."):
+        raise ValueError(f"partition key {partition!r}: only letters, digits, '_', '-', '.' and '|' name a page")
+    return label
+
+
+def result_json(result: Any) -> bytes:
+    """A suite's GX validation result (an ``ExpectationSuiteValidationResult``) in GX's own serialization, to store
+    beside the run (``ArtifactLayout.gx_result``) for :func:`build_data_docs` to render instead of validating again."""
+    return json.dumps(result.to_json_dict(), sort_keys=True).encode("utf-8")
 
 
 def validation_page(suite: str, asset: str | None = None, partition: str | None = None) -> str:
@@ -67,8 +86,10 @@ def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.Da
     """Write the GX Data Docs site for ``results`` under ``out_dir``, to open offline; return its ``index.html``.
 
     Each item is a :class:`DocsBatch`, a :class:`SuiteResult` from :func:`run_suite` in this process (it keeps
-    its table) or a ``(suite name, table)`` pair. Each table is validated again and its result stored under its
-    data asset and partition (GX's own dataframe batches name neither, and its pages say "Data asset: None"),
+    its table) or a ``(suite name, table)`` pair. Each table's result is the one its check stored
+    (:attr:`DocsBatch.stored`: GX's serialization, :func:`result_json`) where that is over the same table (GX's
+    fingerprint of it) and expectations, else the table is validated again (counted in the log); it is stored under
+    its data asset and partition (GX's own dataframe batches name neither, and its pages say "Data asset: None"),
     at :func:`validation_page`; then GX renders the site and :func:`~simready.validity.docs_offline.make_offline`
     points its pages at the vendored CSS and JS. The pages and the index show ``validated_at`` (timezone-aware;
     None: now) as the validations' run time.
@@ -111,12 +132,29 @@ def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.Da
 
     def validate(batch: DocsBatch) -> Any:
         """GX's result of the batch's suite over its table (its own graph of metrics per expectation: ~0.6 s)."""
-        return registered[batch.suite].run(batch_parameters={"dataframe": batch.frame},
+        return registered[batch.suite].run(batch_parameters={"dataframe": batch.frame}, result_format=DOCS_RESULT_FORMAT,
                                            run_id=RunIdentifier(run_name=batch.label, run_time=DOCS_RUN_TIME))
 
+    # The results the asset checks stored are rendered as they are; only the tables without one (or whose table or
+    # suite changed since) are validated again.
+    by_page: dict[str, Any] = {}
+    again: dict[str, list[str]] = {}
+    for page, batch in pages.items():
+        result, why = _stored_result(batch, registered[batch.suite])
+        if result is None:
+            again.setdefault(why, []).append(page)
+        else:
+            by_page[page] = result
+    fresh = [p for p in pages if p not in by_page]
+    if fresh:
+        _LOG.log(logging.WARNING if any(pages[p].stored is not None for p in fresh) else logging.INFO,
+                 "Data Docs: %d of %d tables validated again (%s)", len(fresh), len(pages),
+                 "; ".join(f"{why}: {len(ps)}" for why, ps in sorted(again.items())))
     # The validations side by side, one per core (each its own table; the results come back in order), then stored
     # here: the site is built alone at the end of a run, where a second core would otherwise idle.
-    for batch, result in zip(pages.values(), map_samples(validate, list(pages.values()))):
+    by_page.update(zip(fresh, map_samples(validate, [pages[p] for p in fresh])))
+    for page, batch in pages.items():
+        result = by_page[page]
         run_id = RunIdentifier(run_name=batch.label, run_time=DOCS_RUN_TIME)
         for key in store.list_keys():  # GX stored it under its own batch id; keep it under ours only
             if key.run_id == run_id and key.expectation_suite_identifier.name == batch.suite:
@@ -140,6 +178,31 @@ def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.Da
     _index_shows(index, validated_at)
     make_offline(out)
     return index
+
+
+def _stored_result(batch: DocsBatch, definition: Any) -> tuple[Any | None, str]:
+    """The batch's stored result (GX's ``ExpectationSuiteValidationResult``) if it is over this very table (GX's
+    own fingerprint of it) and this suite's expectations; else None and why not."""
+    if batch.stored is None or not batch.stored.is_file():
+        return None, "no stored result"
+    # heavy: Great Expectations (~9 s), only for the expectation suites
+    from great_expectations.core.expectation_validation_result import ExpectationSuiteValidationResultSchema
+    from great_expectations.execution_engine.pandas_execution_engine import hash_pandas_dataframe
+
+    result = ExpectationSuiteValidationResultSchema().loads(batch.stored.read_text(encoding="utf-8"))
+    if result.meta.get("batch_markers", {}).get("pandas_data_fingerprint") != hash_pandas_dataframe(batch.frame):
+        return None, "table changed"
+    if _expectations(r.expectation_config for r in result.results) != \
+            _expectations(e.configuration for e in definition.suite.expectations):
+        return None, "suite changed"
+    return result, ""
+
+
+def _expectations(configs: Iterable[Any]) -> list[str]:
+    """What each expectation asserts (its type and arguments, not GX's per-context id or batch id), sorted: GX
+    orders a result's expectations its own way."""
+    return sorted(json.dumps([c.type, {k: v for k, v in c.kwargs.items() if k != "batch_id"}], sort_keys=True, default=str)
+                  for c in configs)
 
 
 def _index_shows(index: Path, validated_at: datetime.datetime) -> None:

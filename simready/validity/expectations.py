@@ -55,6 +55,9 @@ MAX_CLIP_S = 3600.0
 MIN_DT_S = 1.0e-4
 MAX_DT_S = 1.0
 SPLITS = ("train", "val", "test")
+#: The result format of the validations the Data Docs pages render (GX's default): a check whose result is
+#: rendered runs with it (the pages show each unexpected value with its count); BASIC keeps only a sample of them.
+DOCS_RESULT_FORMAT = "SUMMARY"
 #: At most this many unexpected values are kept per expectation in a result.
 MAX_OBSERVED_VALUES = 10
 
@@ -78,6 +81,12 @@ class SuiteResult(BaseModel):
     successful: int
     results: list[ExpectationOutcome]
     _frame: pd.DataFrame | None = PrivateAttr(default=None)
+    _validation: Any = PrivateAttr(default=None)  # GX's ExpectationSuiteValidationResult, in the process that ran it
+
+    def gx_result(self) -> Any:
+        """GX's own result of this run (an ``ExpectationSuiteValidationResult``; None once deserialized), for
+        :func:`simready.validity.data_docs.result_json`."""
+        return self._validation
 
     def failures(self) -> list[ExpectationOutcome]:
         return [r for r in self.results if not r.success]
@@ -323,12 +332,14 @@ def check_suite_name(name: str) -> None:
         raise ValueError(f"unknown suite {name!r}; known: {', '.join(SUITES)}")
 
 
-def run_suite(name: str, df: pd.DataFrame) -> SuiteResult:
-    """Validate ``df`` against suite ``name`` (one of :data:`SUITES`)."""
+def run_suite(name: str, df: pd.DataFrame, result_format: str = "BASIC") -> SuiteResult:
+    """Validate ``df`` against suite ``name`` (one of :data:`SUITES`); ``result_format``: GX's (the
+    :class:`SuiteResult` is the same under BASIC and :data:`DOCS_RESULT_FORMAT`, GX's own result is not)."""
     check_suite_name(name)
-    result = _gx_state().definition(name).run(batch_parameters={"dataframe": df}, result_format="BASIC")
+    result = _gx_state().definition(name).run(batch_parameters={"dataframe": df}, result_format=result_format)
     out = _suite_result(name, result)
     out._frame = df
+    out._validation = result
     return out
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,11 +90,14 @@ SUITE_ASSETS = {"manifests": "scenario_manifests", "trajectories": "trajectories
 
 
 def build_docs(batches: Mapping[str, Sequence[Path]], rejection_logs: Mapping[str, Path], out_dir: Path,
-               validated_at: datetime.datetime | None = None) -> Path | None:
+               validated_at: datetime.datetime | None = None,
+               stored: Callable[[str, str], Path | None] | None = None) -> Path | None:
     """GX Data Docs over each sample batch's manifests, trajectories and validity reports and each template's
     rejection log (Parquet; absent or empty ones are skipped), one validation per suite and partition (the keys:
     Dagster partition keys, of the sample batch or the template), written under ``out_dir`` (HTML for reviewers,
-    opening offline), showing ``validated_at`` (None: now) as when they were validated. None without samples."""
+    opening offline), showing ``validated_at`` (None: now) as when they were validated. None without samples.
+    ``stored(suite, partition key)``: the file where the suite's check stored its result there (``DocsBatch.stored``),
+    rendered instead of validating that table again."""
     if not any(batches.values()):
         return None
     tables = []
@@ -112,5 +115,5 @@ def build_docs(batches: Mapping[str, Sequence[Path]], rejection_logs: Mapping[st
         log = pd.read_parquet(path) if path.exists() else None
         if log is not None and len(log):
             tables.append(("rejection_log", log, key))
-    return build_data_docs([DocsBatch(suite, frame, SUITE_ASSETS[suite], key) for suite, frame, key in tables], out_dir,
-                           validated_at)
+    return build_data_docs([DocsBatch(suite, frame, SUITE_ASSETS[suite], key, stored(suite, key) if stored else None)
+                            for suite, frame, key in tables], out_dir, validated_at)

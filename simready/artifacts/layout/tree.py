@@ -8,6 +8,7 @@ from pathlib import Path
 
 from simready.artifacts.layout.names import (CATALOG_DIR, CERTIFICATION, CHECKLIST, COVERAGE, COVERAGE_DIR,
                                              COVERAGE_HEATMAP, DATASHEET, DATASHEET_HTML, DATASHEET_PAGE, DATA_DOCS_DIR,
+                                             GX_RESULTS_DIR,
                                              MANIFEST, POOL, POOL_RECORD, REFERENCE_DIR, REJECTION_LOG, RELEASES_DIR,
                                              RELEASE_OBJECTS_DIR, RELEASE_RECORD, RELEASE_TAGS_DIR, REVIEW_INDEX,
                                              REVIEW_INDEX_DIR, RIG, SAMPLES_DIR, SPLITS_DIR, SPLIT_ASSIGNMENTS,
@@ -158,6 +159,13 @@ class ArtifactLayout:
     @property
     def data_docs(self) -> Path:
         return self.root / DATA_DOCS_DIR
+
+    def gx_result(self, suite: str, partition_label: str) -> Path:
+        """The GX validation result (GX's own JSON) of suite ``suite`` over its table in a partition, as its asset
+        check computed it: ``gx_results/<suite>/<partition label>.json`` (the label: a Data Docs page's, see
+        :func:`simready.validity.data_docs.partition_label`). The Data Docs site renders it instead of validating
+        the table again. A report, in no release and no fingerprint."""
+        return self.root / GX_RESULTS_DIR / path_part(suite, "suite") / f"{path_part(partition_label, 'partition')}.json"
 
     @property
     def samples_dir(self) -> Path:
