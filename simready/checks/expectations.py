@@ -26,13 +26,13 @@ if TYPE_CHECKING:
 def _result(name: str, df: "pd.DataFrame", context: dg.AssetCheckExecutionContext,
             store: ArtifactStore, empty_ok: bool = False) -> dg.AssetCheckResult:
     from simready.validity.data_docs import partition_label, result_json  # definitions stay light: pybullet, pandas
-    from simready.validity.expectations import DOCS_RESULT_FORMAT, run_suite  # definitions stay light: pybullet, pandas
+    from simready.validity.expectations import run_suite  # definitions stay light: pybullet, pandas
 
     if df.empty:
         if empty_ok:
             return dg.AssetCheckResult(passed=True, metadata={"rows": 0, "note": "the suite asks no sample here"})
         return dg.AssetCheckResult(passed=False, metadata={"reason": "no rows to validate"})
-    result = run_suite(name, df, DOCS_RESULT_FORMAT)
+    result = run_suite(name, df)
     # GX's result as the Data Docs render it: coverage_report shows it instead of validating the table again.
     store.write_bytes(store.layout.gx_result(name, partition_label(str(context.partition_key))),
                       result_json(result.gx_result()))

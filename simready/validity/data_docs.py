@@ -88,7 +88,8 @@ def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.Da
     Each item is a :class:`DocsBatch`, a :class:`SuiteResult` from :func:`run_suite` in this process (it keeps
     its table) or a ``(suite name, table)`` pair. Each table's result is the one its check stored
     (:attr:`DocsBatch.stored`: GX's serialization, :func:`result_json`) where that is over the same table (GX's
-    fingerprint of it) and expectations, else the table is validated again (counted in the log); it is stored under
+    fingerprint of it) and expectations and found no unexpected value, else the table is validated again (counted
+    in the log); it is stored under
     its data asset and partition (GX's own dataframe batches name neither, and its pages say "Data asset: None"),
     at :func:`validation_page`; then GX renders the site and :func:`~simready.validity.docs_offline.make_offline`
     points its pages at the vendored CSS and JS. The pages and the index show ``validated_at`` (timezone-aware;
@@ -182,7 +183,8 @@ def build_data_docs(results: Iterable[SuiteResult | DocsBatch | tuple[str, pd.Da
 
 def _stored_result(batch: DocsBatch, definition: Any) -> tuple[Any | None, str]:
     """The batch's stored result (GX's ``ExpectationSuiteValidationResult``) if it is over this very table (GX's
-    own fingerprint of it) and this suite's expectations; else None and why not."""
+    own fingerprint of it) and this suite's expectations, and renders as a validation here would; else None and
+    why not."""
     if batch.stored is None or not batch.stored.is_file():
         return None, "no stored result"
     # heavy: Great Expectations (~9 s), only for the expectation suites
@@ -195,6 +197,10 @@ def _stored_result(batch: DocsBatch, definition: Any) -> tuple[Any | None, str]:
     if _expectations(r.expectation_config for r in result.results) != \
             _expectations(e.configuration for e in definition.suite.expectations):
         return None, "suite changed"
+    # A check's result is BASIC: a page lists each unexpected value with its count (DOCS_RESULT_FORMAT), BASIC keeps
+    # a sample of them. Without any (the usual case) the two render the same page.
+    if any(not r.success or (r.result or {}).get("unexpected_count") for r in result.results):
+        return None, "unexpected values"
     return result, ""
 
 
