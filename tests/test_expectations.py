@@ -162,6 +162,13 @@ def test_data_docs_render_the_checks_stored_results_without_validating_again(evi
     with caplog.at_level(logging.INFO, logger=D.__name__):
         D.build_data_docs([batches[0]._replace(frame=frame.head(5)), batches[3]], tmp_path / "changed", when)
     assert "1 of 2 tables validated again (table changed: 1)" in caplog.text
+    edited = json.loads(batches[3].stored.read_text())
+    edited["results"][0]["expectation_config"]["kwargs"]["column"] = "elsewhere"
+    batches[3].stored.write_text(json.dumps(edited))
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger=D.__name__):
+        D.build_data_docs([batches[3]], tmp_path / "edited", when)
+    assert "1 of 1 tables validated again (suite changed: 1)" in caplog.text
 
 
 def test_policy_limits_drive_the_speed_expectations():
