@@ -6,6 +6,8 @@ import dataclasses
 import datetime
 import json
 import logging
+import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -169,6 +171,26 @@ def test_data_docs_render_the_checks_stored_results_without_validating_again(evi
     with caplog.at_level(logging.INFO, logger=D.__name__):
         D.build_data_docs([batches[3]], tmp_path / "edited", when)
     assert "1 of 1 tables validated again (suite changed: 1)" in caplog.text
+
+
+@pytest.mark.slow
+def test_a_stored_result_is_the_same_bytes_from_another_process(tmp_path):
+    """A check's stored result is an artifact: the same table and suite give the same bytes in a new process (its own
+    GX context, whose expectation ids are uuid4) and at another time (GX's load, run and validation times)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "result.py"
+    script.write_text("import sys\n"
+                      "from simready.validity import data_docs as D, expectations as E\n"
+                      "from tests.fixtures.manifests import make_manifest\n"
+                      "frame = E.manifest_frame([make_manifest()])\n"
+                      "sys.stdout.buffer.write(D.result_json(E.run_suite('manifests', frame).gx_result()))\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    first, second = (subprocess.run([sys.executable, str(script)], capture_output=True, check=True, env=env).stdout
+                     for _ in range(2))
+    assert first and first == second
+    assert first == D.result_json(E.run_suite("manifests", E.manifest_frame([make_manifest()])).gx_result())
 
 
 def test_policy_limits_drive_the_speed_expectations():

@@ -71,8 +71,21 @@ def partition_label(partition: str | None) -> str:
 
 def result_json(result: Any) -> bytes:
     """A suite's GX validation result (an ``ExpectationSuiteValidationResult``) in GX's own serialization, to store
-    beside the run (``ArtifactLayout.gx_result``) for :func:`build_data_docs` to render instead of validating again."""
-    return json.dumps(result.to_json_dict(), sort_keys=True).encode("utf-8")
+    beside the run (``ArtifactLayout.gx_result``) for :func:`build_data_docs` to render instead of validating again.
+
+    Canonical, as every artifact is (the same table and suite give the same bytes in any process and deployment):
+    what GX draws from the clock or at random is left out (the batch's load time; the run time and validation time,
+    which :func:`build_data_docs` sets to the site's own anyway; the validation's and each expectation's uuid4 id,
+    new in every context)."""
+    doc = result.to_json_dict()
+    meta = doc.get("meta", {})
+    meta.get("batch_markers", {}).pop("ge_load_time", None)
+    for key in ("run_id", "validation_time", "validation_id"):
+        meta.pop(key, None)
+    for item in doc.get("results", []):
+        config = item.get("expectation_config") or {}
+        config.pop("id", None)
+    return json.dumps(doc, sort_keys=True).encode("utf-8")
 
 
 def validation_page(suite: str, asset: str | None = None, partition: str | None = None) -> str:
