@@ -208,7 +208,7 @@ def beside(fn: Callable[[], R], workers: int | None = None) -> Iterator[Callable
         try:
             yield lambda: _outcome(done)
         except BaseException:
-            _signal(pid, signal.SIGINT)
+            signal_if_alive(pid, signal.SIGINT)
             _wait(pid)
             raise
         _wait(pid)
@@ -257,7 +257,8 @@ def _outcome(done: list[tuple[bool, Any]]) -> Any:
     return value
 
 
-def _signal(pid: int, sig: int) -> None:
+def signal_if_alive(pid: int, sig: int) -> None:
+    """``os.kill`` of a process that may have ended already (then nothing)."""
     try:
         os.kill(pid, sig)
     except ProcessLookupError:
@@ -276,7 +277,7 @@ def _wait(pid: int) -> None:
             break
         except KeyboardInterrupt:
             interrupted = True
-            _signal(pid, signal.SIGINT)
+            signal_if_alive(pid, signal.SIGINT)
     if interrupted:
         raise KeyboardInterrupt
 

@@ -30,7 +30,8 @@ from dagster._core.storage.tags import RUN_FAILURE_REASON_TAG
 
 from simready.common import paths
 from simready.common.hashing import known_count, learn_digests, learned_digests
-from simready.common.parallel import fork_writing, forked_child, holding_core, share_cores, worker_count
+from simready.common.parallel import (fork_writing, forked_child, holding_core, share_cores, signal_if_alive,
+                                      worker_count)
 from simready.assets.inputs import observe_inputs
 from simready.assets.partitions import BATCH_PARTITIONS, template_partitions
 from simready.definitions import defs
@@ -226,7 +227,7 @@ def _run_lanes(log: RunLog, defs: dg.Definitions, instance: dg.DagsterInstance, 
                 finish(pid, status)
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM as Terminated, or a run interrupted: each other run a SIGINT, once
         for pid in running:
-            _signal(pid, signal.SIGINT)
+            signal_if_alive(pid, signal.SIGINT)
         while running:
             try:
                 pid, status = os.waitpid(-1, 0)
@@ -237,13 +238,6 @@ def _run_lanes(log: RunLog, defs: dg.Definitions, instance: dg.DagsterInstance, 
             except ChildProcessError:
                 break
         raise
-
-
-def _signal(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _fork_run(defs: dg.Definitions, instance: dg.DagsterInstance, task: Task, log: RunLog) -> tuple[int, IO[bytes]]:
