@@ -301,8 +301,8 @@ def _array_entry(source: str, i: int, e: Any, payload_nbytes: int) -> tuple[str,
     name, dtype, shape, offset, nbytes = get("name"), get("dtype"), get("shape"), get("offset"), get("nbytes")
     if not isinstance(name, str):
         raise CheckpointError(source, f"{where}.name", "not a string")
-    itemsize = _ITEMSIZE.get(dtype) if isinstance(dtype, str) else None
-    if itemsize is None:
+    itemsize = _ITEMSIZE.get(dtype, 0) if isinstance(dtype, str) else 0
+    if not itemsize or not isinstance(dtype, str):
         raise CheckpointError(source, f"{where}.dtype", f"{dtype!r} is not one of {', '.join(sorted(ARRAY_DTYPES))}")
     if type(shape) is not list or not all(type(d) is int and d >= 0 for d in shape):
         raise CheckpointError(source, f"{where}.shape", f"{shape!r} is not a list of non-negative integers")
