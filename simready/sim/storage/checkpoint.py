@@ -288,6 +288,8 @@ class Checkpoint:
 
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+#: Each allowed dtype's item size (bytes).
+_ITEMSIZE = {d: np.dtype(d).itemsize for d in ARRAY_DTYPES}
 
 
 def _array_entry(source: str, i: int, e: Any, payload_nbytes: int) -> tuple[str, str, tuple[int, ...]]:
@@ -295,17 +297,19 @@ def _array_entry(source: str, i: int, e: Any, payload_nbytes: int) -> tuple[str,
     where = f"arrays[{i}]"
     if not isinstance(e, dict):
         raise CheckpointError(source, where, "not an object")
-    name, dtype, shape, offset, nbytes = (e.get(k) for k in ("name", "dtype", "shape", "offset", "nbytes"))
+    get = e.get
+    name, dtype, shape, offset, nbytes = get("name"), get("dtype"), get("shape"), get("offset"), get("nbytes")
     if not isinstance(name, str):
         raise CheckpointError(source, f"{where}.name", "not a string")
-    if dtype not in ARRAY_DTYPES:
+    itemsize = _ITEMSIZE.get(dtype, 0) if isinstance(dtype, str) else 0
+    if not itemsize or not isinstance(dtype, str):
         raise CheckpointError(source, f"{where}.dtype", f"{dtype!r} is not one of {', '.join(sorted(ARRAY_DTYPES))}")
-    if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
+    if type(shape) is not list or not all(type(d) is int and d >= 0 for d in shape):
         raise CheckpointError(source, f"{where}.shape", f"{shape!r} is not a list of non-negative integers")
-    for key, value in (("offset", offset), ("nbytes", nbytes)):
-        if type(value) is not int or value < 0:
-            raise CheckpointError(source, f"{where}.{key}", f"{value!r} is not a non-negative integer")
-    declared = math.prod(shape) * np.dtype(dtype).itemsize
+    if type(offset) is not int or offset < 0 or type(nbytes) is not int or nbytes < 0:
+        key, value = ("offset", offset) if type(offset) is not int or offset < 0 else ("nbytes", nbytes)
+        raise CheckpointError(source, f"{where}.{key}", f"{value!r} is not a non-negative integer")
+    declared = math.prod(shape) * itemsize
     if declared != nbytes:
         raise CheckpointError(source, f"{where}.shape", f"{shape} of {dtype} is {declared} bytes, nbytes says {nbytes}")
     if offset + nbytes > payload_nbytes:

@@ -139,12 +139,20 @@ class DynamicBackend(ThrownBodies):
     extras: ClassVar[tuple[str, ...]] = COMMON_EXTRAS + ("tyre_util",)
 
     def start(self, state: SimState) -> StepOutcome:
+        woken = frozenset(state.world.woken)
+        built: frozenset[int] = frozenset()
         if self._world is None:
-            self._build()
+            # The woken parked vehicles (a restored state's) are created dynamic at once, not immovable and then
+            # replaced (:meth:`_make_dynamic`: two more bodies created and one removed each).
+            self._build(woken)
+            built = woken
         self._layout = None
-        self._woken = frozenset(state.world.woken)
-        for i in sorted(self._woken):
-            self._make_dynamic(i, state.bodies)
+        self._woken = woken
+        for i in sorted(woken):
+            if i in built:
+                self._place(i, state.bodies)
+            else:
+                self._make_dynamic(i, state.bodies)
         for i in self.vehicles:
             if state.bodies.present[i]:
                 self._place(i, state.bodies)

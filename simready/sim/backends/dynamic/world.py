@@ -126,8 +126,9 @@ class DynamicWorld(Backend):
     #: The statics' tables a kept world carries to the next engine of its scene (:func:`.pool.keep_built`).
     _STATIC_TABLES = ("static_names", "static_key", "ground_bodies")
 
-    def _build(self) -> None:
-        """Create the PyBullet world: statics from the (cached) plan, then the vehicles in actor order.
+    def _build(self, woken: frozenset[int] = frozenset()) -> None:
+        """Create the PyBullet world: statics from the (cached) plan, then the vehicles in actor order (``woken``:
+        parked ones created dynamic).
 
         A world kept for this scene (:func:`.pool.take_built`), or for another scene of the same world plan
         (:func:`.pool.take_built_plan`), keeps its statics: its other bodies are removed and the vehicles created as
@@ -148,7 +149,7 @@ class DynamicWorld(Backend):
             for body in tables["movable"]:
                 self.world.call(p.removeBody, body)
             self._statics_built = True
-            self._build_vehicles(self.world)
+            self._build_vehicles(self.world, woken)
             return
         plan = self._plan
         # Collision pieces before the client: an asset's first look-up checks its reduced hull files in a pooled
@@ -166,7 +167,7 @@ class DynamicWorld(Backend):
                deterministicOverlappingPairs=C.DYNAMIC_SETTINGS.deterministic_overlapping_pairs)
         self._build_statics(w, plan)
         self._statics_built = True
-        self._build_vehicles(w)
+        self._build_vehicles(w, woken)
 
     def _build_statics(self, w: World, plan: WorldPlan) -> None:
         """One batched ``createMultiBody`` per group of same-shape, same-orientation statics (~0.1 ms a call)."""
@@ -209,17 +210,18 @@ class DynamicWorld(Backend):
         self.static_names[body] = plan.names[key]
         self.ground_bodies.add(body)
 
-    def _build_vehicles(self, w: World) -> None:
+    def _build_vehicles(self, w: World, woken: frozenset[int] = frozenset()) -> None:
         """Every vehicle a rigid body with its catalog mass, centre of mass and principal inertia, in actor order.
 
         Contact friction is 0 on every vehicle: tyre forces are applied explicitly (the ego's tyre model,
         the agents' drive model). A parked vehicle starts as an immovable body (mass 0, which PyBullet
-        keeps out of its dynamics) until something comes near (:meth:`_wake`).
+        keeps out of its dynamics) until something comes near (:meth:`_wake`); those in ``woken`` (a restored
+        state's) are created dynamic.
         """
         self.actor_body: dict[int, int] = {}
         self.body_actor: dict[int, int] = {}
         for i in self.vehicles:
-            self._create(i, not self.scene.actors.parked[i], [0.0, 0.0, -100.0 - i], [0.0, 0.0, 0.0, 1.0])
+            self._create(i, not self.scene.actors.parked[i] or i in woken, [0.0, 0.0, -100.0 - i], [0.0, 0.0, 0.0, 1.0])
         if self.ego is not None:
             self.ego_body = self.actor_body[self.ego]
 
