@@ -13,14 +13,13 @@ from hypothesis import strategies as st
 
 from simready.measurement.observe import observe
 from simready.measurement.options import ObserveOptions
-from simready.measurement.writers import LZ4_COLUMNS, PLAIN_INTEGERS, declared, parquet_bytes
+from simready.measurement.writers import LZ4_COLUMNS, PLAIN_INTEGERS, declared, differenced, parquet_bytes
 from simready.testing.street import street_sample
 from simready.truth.flow import distorted_flow
 from simready.truth.precision import DECLARED_STEPS, FLOW_STEP_PX, quantized
 from simready.truth.reader import DERIVED_COLUMNS, FRAME_KINDS, TruthReader, TruthReadError
-from simready.truth.stored import (FLAG_BITS, FLAGS, BODY_COLUMNS, PIXEL_FROM, STEP_DIFFERENCES, differenced,
-                                   differenced_columns, expanded, flag_bits, pack_flags, stored, undifferenced,
-                                   unpack_flags)
+from simready.truth.stored import (FLAG_BITS, FLAGS, BODY_COLUMNS, PIXEL_FROM, STEP_DIFFERENCES, differenced_columns,
+                                   expanded, flag_bits, pack_flags, stored, undifferenced, unpack_flags)
 
 SMALL = {"width_px": 96, "height_px": 48, "line_time_s": 1e-5, "azimuth_steps": 64, "channels": 4}
 STEPS = sorted({step for columns in DECLARED_STEPS.values() for step in columns.values()})
@@ -212,7 +211,8 @@ def _codecs(path_or_buffer) -> dict[str, str]:
 
 def test_columns_named_lz4_are_compressed_so_and_read_back_equal(folders):
     """The run-like columns of :data:`LZ4_COLUMNS` are LZ4-compressed (Arrow writes Parquet's LZ4_RAW codec and reads
-    its name back as ``LZ4``), the others (if any) zstd; a table encoded with those columns LZ4 and with every column zstd
+    its name back as ``LZ4``), the others (if any) zstd; a table encoded with those columns LZ4 and with every column
+    zstd
     reads back bit for bit the table it was, runs, NaN and -0.0 included."""
     reader = TruthReader(folders[0.0])
     rng = np.random.default_rng(3)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -38,10 +38,10 @@ from simready.sensors_hw.scene_build import BuiltScene
 from simready.truth.correspondence import FrameView, Samples
 from simready.truth.flow import flow_table_of
 from simready.truth.motion_field import motion_field
-from simready.truth.precision import declared_precision
+from simready.truth.kernels.tables import step_differences
+from simready.truth.precision import DECLARED_STEPS, declared_precision
 from simready.truth.reader import DERIVED_COLUMNS
-from simready.truth.stored import (FLAG_BITS, PIXEL_FROM, STEP_DIFFERENCES, differenced, differenced_columns, flag_bits,
-                                   stored)
+from simready.truth.stored import FLAG_BITS, PIXEL_FROM, STEP_DIFFERENCES, differenced_columns, flag_bits, stored
 from simready.truth.tracks import TrackBuilder
 
 #: Parquet codec for truth tables: zstd at its first fast level (-1), far smaller than raw. Against level 1 on a
@@ -68,7 +68,7 @@ PLAIN_INTEGERS = {"surface": ("compact_id", "body", "triangle"), "forward": ("ta
 #: exactly zero on static geometry), where LZ4 finds nearly what zstd does in about half its time (a 1280x720 street
 #: frame: compact_id, body, triangle, target_row, flags, disp_*, ddepth_dt_mps 1.2-1.5 -> 0.4-0.7 ms each for
 #: +11-25 KB; pixel delta-coded 3.0 -> 2.5 ms for +2 KB); the declared-step columns, stored as step differences
-#: (:func:`simready.truth.stored.differenced`: small integers, byte-stream-split; zstd on their byte planes took
+#: (:func:`differenced`: small integers, byte-stream-split; zstd on their byte planes took
 #: 2-3x LZ4's time for 10-20 % fewer bytes); and the depths (``depth_m``, ``depth_target_m``: float32 noise in their
 #: low byte planes, 4.2 -> 2.5 ms each for +130 KB).
 LZ4_COLUMNS = {"surface": ("pixel", "compact_id", "body", "triangle", "bary_u", "bary_v", "depth_m"),
@@ -275,12 +275,33 @@ class CameraTruth:
 
 def truth_parquet(kind: str, table: pa.Table, metadata: Mapping[str, Any]) -> memoryview:
     """A per-frame truth table of ``kind`` as its file stores it, encoded (on the writer thread): its declared-step
-    columns as step differences (:func:`simready.truth.stored.differenced`), ``metadata`` and what the table
+    columns as step differences (:func:`differenced`), ``metadata`` and what the table
     states about its columns (:func:`declared`) beside its rows, each column's encoding and codec
     (:data:`PLAIN_INTEGERS`, :data:`LZ4_COLUMNS`, the step differences byte-stream-split)."""
     table = differenced(kind, table, _scratch(table.num_rows))
     return parquet_buffer(table, {**metadata, **declared(kind, table)}, PLAIN_INTEGERS.get(kind, ()),
                           LZ4_COLUMNS[kind], split=differenced_columns(kind, table))
+
+
+def differenced(kind: str, table: pa.Table, scratch: Sequence[NDArray[np.int32]] = ()) -> pa.Table:
+    """A per-frame table of ``kind`` with its declared-step float32 columns as int32 step differences, each in its
+    place (null where the value is NaN); a column that cannot be (an infinite value, 2³⁰ steps or more) and every
+    other column are left as they are. The inverse of :func:`simready.truth.stored.undifferenced`.
+
+    ``scratch``: int32 arrays at least the table's length, one per declared column of ``kind`` in order, to hold the
+    differences instead of new arrays (the table returned then views them: use it before they are written again; a
+    frame-sized new array each call cost page faults, ~1 ms a column)."""
+    for k, (name, step) in enumerate(DECLARED_STEPS.get(kind, {}).items()):
+        if name not in table.column_names or table.schema.field(name).type != pa.float32():
+            continue
+        values = table.column(name).to_numpy()
+        out = scratch[k] if k < len(scratch) else np.empty(len(values), np.int32)
+        diff, nan, n_nan, ok = step_differences(values, step, out)
+        if not ok:
+            continue
+        column = pa.array(diff, pa.int32(), mask=nan if n_nan else None)
+        table = table.set_column(table.column_names.index(name), name, column)
+    return table
 
 
 _SCRATCH = threading.local()
@@ -299,7 +320,7 @@ def _scratch(n: int) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
 def declared(kind: str, table: pa.Table) -> dict[str, Any]:
     """What a truth table of ``kind`` states about its columns beside its rows: ``precision`` (the columns stored at
     a declared step, :mod:`simready.truth.precision`), ``step_differences`` (those of them stored as int32
-    step differences, :func:`simready.truth.stored.differenced`), ``derived`` (the columns not stored because
+    step differences, :func:`differenced`), ``derived`` (the columns not stored because
     :class:`simready.truth.reader.TruthReader` computes them, each with what it derives from: ``surface:pixel``
     the same tick's surface table's column, ``metadata:bodies`` the surface table's legend of its bodies (which the
     writer adds, :meth:`~simready.truth.correspondence.Samples.legend`), ``render.json:rig lens`` the camera's

@@ -29,9 +29,9 @@ bit    forward / backward
 
 * A column held at a declared step (:data:`simready.truth.precision.DECLARED_STEPS`: the barycentrics, the pinhole
   flow, the motion field's image velocity) is stored as the int32 first differences of its multiples of the step
-  (:func:`differenced`: row i holds ``k[i] − k[i−1]``, ``k = value / step``, ``k[−1] = 0``; a NaN row is null and
-  carries the previous multiple), which the reader sums back (:func:`undifferenced`) to the same float32 values
-  (zero read back without its sign: −0.0 reads as 0.0). Neighbouring samples along a row lie on one surface, so the
+  (:func:`simready.measurement.writers.differenced` writes them: row i holds ``k[i] − k[i−1]``, ``k = value / step``,
+  ``k[−1] = 0``; a NaN row is null and carries the previous multiple), which the reader sums back
+  (:func:`undifferenced`) to the same float32 values (zero read back without its sign: −0.0 reads as 0.0). Neighbouring samples along a row lie on one surface, so the
   differences are small and their high bytes zero: byte-stream-split + LZ4 store them in a third of the bytes zstd
   took for the float32 values' byte planes, in half its time. A column with an infinite value or a multiple of 2³⁰
   steps or more stays float32 (the reader tells by the column's type).
@@ -44,7 +44,7 @@ as float32) read the same through the reader.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -70,7 +70,8 @@ BODY_COLUMNS = ("entity", "geometry_hash", "element")
 PIXEL_FROM: dict[str, str] = {"motion": "surface", "forward": "surface", "backward": "surface"}
 
 
-#: A table's metadata key listing its columns stored as step differences (:func:`differenced`).
+#: A table's metadata key listing its columns stored as step differences
+#: (:func:`simready.measurement.writers.differenced`).
 STEP_DIFFERENCES = "step_differences"
 
 
@@ -152,7 +153,7 @@ def expanded(kind: str, table: pa.Table, pixel: pa.Array | pa.ChunkedArray | NDA
     booleans in its place, and a surface table's ``body`` as ``entity``, ``geometry_hash``, ``element`` through
     its legend (``bodies``, :func:`bodies_legend`; None leaves ``body``), and the step-difference columns summed back
     (:func:`undifferenced`; ``steps``: column -> step, the declared ones by default); the inverse of :func:`stored`
-    and :func:`differenced`. A table holding them already is returned as it is."""
+    and :func:`simready.measurement.writers.differenced`. A table holding them already is returned as it is."""
     table = undifferenced(kind, table, steps)
     if BODY in table.column_names and kind == "surface" and bodies is not None:
         at = table.column_names.index(BODY)
@@ -175,30 +176,6 @@ def expanded(kind: str, table: pa.Table, pixel: pa.Array | pa.ChunkedArray | NDA
     return table
 
 
-def differenced(kind: str, table: pa.Table, scratch: Sequence[NDArray[np.int32]] = ()) -> pa.Table:
-    """A per-frame table of ``kind`` with its declared-step float32 columns as int32 step differences, each in its
-    place (null where the value is NaN); a column that cannot be (an infinite value, 2³⁰ steps or more) and every
-    other column are left as they are. The inverse of :func:`undifferenced`.
-
-    ``scratch``: int32 arrays at least the table's length, one per declared column of ``kind`` in order, to hold the
-    differences instead of new arrays (the table returned then views them: use it before they are written again; a
-    frame-sized new array each call cost page faults, ~1 ms a column)."""
-    # the kernels package imports this module's flag bits: imported here, not at the top
-    from simready.truth.kernels.tables import step_differences
-
-    for k, (name, step) in enumerate(DECLARED_STEPS.get(kind, {}).items()):
-        if name not in table.column_names or table.schema.field(name).type != pa.float32():
-            continue
-        values = table.column(name).to_numpy()
-        out = scratch[k] if k < len(scratch) else np.empty(len(values), np.int32)
-        diff, nan, n_nan, ok = step_differences(values, step, out)
-        if not ok:
-            continue
-        column = pa.array(diff, pa.int32(), mask=nan if n_nan else None)
-        table = table.set_column(table.column_names.index(name), name, column)
-    return table
-
-
 def differenced_columns(kind: str, table: pa.Table) -> list[str]:
     """The columns of a stored table of ``kind`` held as step differences (integer where the step's float32 was)."""
     return [name for name in DECLARED_STEPS.get(kind, {}) if name in table.column_names
@@ -206,9 +183,9 @@ def differenced_columns(kind: str, table: pa.Table) -> list[str]:
 
 
 def undifferenced(kind: str, table: pa.Table, steps: Mapping[str, float] | None = None) -> pa.Table:
-    """A stored table of ``kind`` with its step-difference columns (:func:`differenced`) summed back to the float32
-    values, NaN where null (``steps``: column -> step, as the file's metadata states them; the declared ones by
-    default). A table without any is returned as it is."""
+    """A stored table of ``kind`` with its step-difference columns (:func:`simready.measurement.writers.differenced`)
+    summed back to the float32 values, NaN where null (``steps``: column -> step, as the file's metadata states them;
+    the declared ones by default). A table without any is returned as it is."""
     steps = DECLARED_STEPS.get(kind, {}) if steps is None else steps
     for name in differenced_columns(kind, table):
         column = table.column(name)

@@ -70,8 +70,8 @@ def step_differences(values: np.ndarray, step: float, out: np.ndarray) -> tuple:
     first differences of its multiples: ``k[i] − k[i−1]`` with ``k = value / step`` (``k[−1]`` = 0), a NaN row
     carrying the previous multiple (difference 0) and marked in ``nan``. ``ok`` is False where a value is infinite or
     not a multiple, or a multiple reaches 2³⁰ (then the differences could leave int32): the caller stores that column
-    as it is (:func:`simready.truth.stored.differenced`). ``out`` (int32, at least as long as ``values``): where the
-    differences go (returned as its first ``len(values)``).
+    as it is (:func:`simready.measurement.writers.differenced`). ``out`` (int32, at least as long as ``values``):
+    where the differences go (returned as its first ``len(values)``).
 
     A column without NaN (every one in practice) takes one branch-free pass that the compiler vectorizes (about a
     quarter of the time of the row-by-row loop, which the others take)."""
