@@ -345,6 +345,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "surface_columns": (
                 "i8[1] i8[1] f8[2] f8[2] u4[1] i4[2] f8",
             ),
+            "step_differences": (
+                "f4[1]r f8 i4[1]",
+            ),
         },
         "simready.truth.kernels.tracks": {
             "body_pixel_boxes": (

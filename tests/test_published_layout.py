@@ -168,5 +168,6 @@ def test_the_datasheet_states_the_observation_conventions():
     (line,) = [x for x in page.splitlines() if x.startswith("- truth layout: ")]
     assert "`<tick>.surface.parquet` only" in line and "bit 0 valid, 1 occluded / disoccluded" in line
     assert "entity, geometry_hash, element as the int32 column `body`" in line
+    assert "int32 differences of their multiples" in line and "`step_differences`" in line
     old = {**sheet, "conventions": {k: v for k, v in conv.items() if k != "truth_layout"}}
     assert "truth layout" not in datasheet_markdown("r", old, [])

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Mapping
+import threading
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -37,9 +38,10 @@ from simready.sensors_hw.scene_build import BuiltScene
 from simready.truth.correspondence import FrameView, Samples
 from simready.truth.flow import flow_table_of
 from simready.truth.motion_field import motion_field
-from simready.truth.precision import declared_precision
+from simready.truth.kernels.tables import step_differences
+from simready.truth.precision import DECLARED_STEPS, declared_precision
 from simready.truth.reader import DERIVED_COLUMNS
-from simready.truth.stored import FLAG_BITS, PIXEL_FROM, flag_bits, stored
+from simready.truth.stored import FLAG_BITS, PIXEL_FROM, STEP_DIFFERENCES, differenced_columns, flag_bits, stored
 from simready.truth.tracks import TrackBuilder
 
 #: Parquet codec for truth tables: zstd at its first fast level (-1), far smaller than raw. Against level 1 on a
@@ -63,14 +65,16 @@ PLAIN_INTEGERS = {"surface": ("compact_id", "body", "triangle"), "forward": ("ta
 
 #: Columns of the per-frame truth tables compressed with LZ4 (Arrow's LZ4_RAW codec) instead of zstd: those whose
 #: values are mostly runs (identities, rows, the flags, the ordered pixel, and the scene displacement and depth rate,
-#: exactly zero on static geometry), where LZ4 finds nearly what zstd does in about half its time, and the motion
-#: field's ``du_dt_pxps``, which zstd shrinks little more (a 1280x720 street frame: compact_id, body, triangle,
-#: target_row, flags, disp_*, ddepth_dt_mps 1.2-1.5 -> 0.4-0.7 ms each for +11-25 KB; du_dt_pxps 3.7 -> 2.2 ms for
-#: +38 KB; pixel delta-coded 3.0 -> 2.5 ms for +2 KB). The noisy float columns stay zstd: LZ4 stores them 10-40 %
-#: larger.
-LZ4_COLUMNS = {"surface": ("pixel", "compact_id", "body", "triangle"), "motion": ("du_dt_pxps", "ddepth_dt_mps"),
-               "forward": ("target_row", "disp_x_m", "disp_y_m", "disp_z_m", "flags"),
-               "backward": ("target_row", "disp_x_m", "disp_y_m", "disp_z_m", "flags")}
+#: exactly zero on static geometry), where LZ4 finds nearly what zstd does in about half its time (a 1280x720 street
+#: frame: compact_id, body, triangle, target_row, flags, disp_*, ddepth_dt_mps 1.2-1.5 -> 0.4-0.7 ms each for
+#: +11-25 KB; pixel delta-coded 3.0 -> 2.5 ms for +2 KB); the declared-step columns, stored as step differences
+#: (:func:`differenced`: small integers, byte-stream-split; zstd on their byte planes took
+#: 2-3x LZ4's time for 10-20 % fewer bytes); and the depths (``depth_m``, ``depth_target_m``: float32 noise in their
+#: low byte planes, 4.2 -> 2.5 ms each for +130 KB).
+LZ4_COLUMNS = {"surface": ("pixel", "compact_id", "body", "triangle", "bary_u", "bary_v", "depth_m"),
+               "motion": ("du_dt_pxps", "dv_dt_pxps", "ddepth_dt_mps"),
+               **{direction: ("target_row", "disp_x_m", "disp_y_m", "disp_z_m", "flags", "flow_du_px", "flow_dv_px",
+                              "depth_target_m") for direction in ("forward", "backward")}}
 
 frame_name = ObservationDir.frame_name
 
@@ -79,11 +83,12 @@ frame_name = ObservationDir.frame_name
 
 
 def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | None = None,
-                  plain: Collection[str] = (), lz4: Collection[str] = ()) -> None:
+                  plain: Collection[str] = (), lz4: Collection[str] = (), split: Collection[str] = ()) -> None:
     """A truth table as Parquet: zstd, floats byte-stream-split and integers delta-coded (pixel-ordered
     samples make both compress several times better than plain) but those named in ``plain``
     (:data:`PLAIN_INTEGERS`), strings as dictionaries; the columns named in ``lz4`` compressed with LZ4 instead of
-    zstd (:data:`LZ4_COLUMNS`); no column
+    zstd (:data:`LZ4_COLUMNS`); the integer columns named in ``split`` byte-stream-split (a truth table's step
+    differences, small integers whose high bytes are zero: their planes compress to almost nothing); no column
     statistics (readers read whole frames; computing them was a fifth of the encoding time). A column without
     nulls (every truth column as computed) is stored as a required field: no definition levels to encode, which
     was about 30 % of the encoding time; a column holding nulls stays optional. Arrow's schema is stored beside
@@ -101,7 +106,8 @@ def write_parquet(where: Any, table: pa.Table, metadata: Mapping[str, Any] | Non
         elif pa.types.is_floating(f.type):
             encoding[f.name] = "BYTE_STREAM_SPLIT"
         elif pa.types.is_integer(f.type):
-            encoding[f.name] = "PLAIN" if f.name in plain else "DELTA_BINARY_PACKED"
+            encoding[f.name] = ("BYTE_STREAM_SPLIT" if f.name in split else "PLAIN" if f.name in plain
+                                else "DELTA_BINARY_PACKED")
     codec, level = TRUTH_COMPRESSION
     fast = [name for name in table.column_names if name in lz4]
     options: dict[str, Any] = dict(compression={name: "lz4" if name in fast else codec for name in table.column_names}
@@ -135,19 +141,19 @@ def _parquet_types_suffice(schema: pa.Schema) -> bool:
 
 
 def parquet_bytes(table: pa.Table, metadata: Mapping[str, Any] | None = None, plain: Collection[str] = (),
-                  lz4: Collection[str] = ()) -> bytes:
+                  lz4: Collection[str] = (), split: Collection[str] = ()) -> bytes:
     """:func:`write_parquet` into memory."""
     sink = pa.BufferOutputStream()
-    write_parquet(sink, table, metadata, plain, lz4)
+    write_parquet(sink, table, metadata, plain, lz4, split)
     return sink.getvalue().to_pybytes()
 
 
 def parquet_buffer(table: pa.Table, metadata: Mapping[str, Any] | None = None, plain: Collection[str] = (),
-                   lz4: Collection[str] = ()) -> memoryview:
+                   lz4: Collection[str] = (), split: Collection[str] = ()) -> memoryview:
     """:func:`write_parquet` into memory, without copying the result into a ``bytes``: what the writer thread hashes
     and writes in one go (a file written by the Parquet writer was read back to hash it)."""
     sink = pa.BufferOutputStream()
-    write_parquet(sink, table, metadata, plain, lz4)
+    write_parquet(sink, table, metadata, plain, lz4, split)
     return memoryview(sink.getvalue())
 
 
@@ -224,18 +230,14 @@ class CameraTruth:
                 "width_px": view.intrinsics.width_px, "height_px": view.intrinsics.height_px,
                 "pixel": "v * width_px + u", "row_time": "t0_s + v * line_time_s"}
         surface, bodies = samples.table(scene), samples.legend(scene)
-        surface_meta = {**meta, **declared("surface", surface), "bodies": bodies}
         folder.put_later(frame_name(self.camera, view.tick, "truth.surface"),
-                         lambda: parquet_buffer(surface, surface_meta, PLAIN_INTEGERS["surface"],
-                                                       LZ4_COLUMNS["surface"]), self.camera,
+                         lambda: truth_parquet("surface", surface, {**meta, "bodies": bodies}), self.camera,
                          view.tick, "truth.surface")
         field = motion_field(scene, self.rig, samples)
         motion, dv_dt = stored("motion", field.table()), field.dv_dt_pxps  # pixel: the surface table's
         del field
         folder.put_later(frame_name(self.camera, view.tick, "truth.motion_field"),
-                         lambda: parquet_buffer(motion, {**meta, **declared("motion", motion)}, (),
-                                                       LZ4_COLUMNS["motion"]), self.camera,
-                         view.tick, "truth.motion_field")
+                         lambda: truth_parquet("motion", motion, meta), self.camera, view.tick, "truth.motion_field")
         if self.prev is not None:
             (a, a_dv), b = self.prev, samples
             dt = b.view.t0_s - a.view.t0_s
@@ -255,12 +257,10 @@ class CameraTruth:
             tables = [table_of(*pairs[0]), later.result() if later is not None else table_of(*pairs[1])]
             for (src, _, dst, direction, _), (table, counts) in zip(pairs, tables):
                 m = {**meta, "tick": src.view.tick, "t0_s": src.view.t0_s, "target_tick": dst.view.tick,
-                     "target_t0_s": dst.view.t0_s, "direction": direction, "visibility": counts,
-                     **declared(direction, table)}
+                     "target_t0_s": dst.view.t0_s, "direction": direction, "visibility": counts}
                 pass_name = f"truth.{direction}"
                 folder.put_later(frame_name(self.camera, src.view.tick, pass_name),
-                                 lambda table=table, m=m, kind=direction: parquet_buffer(
-                                     table, m, PLAIN_INTEGERS[kind], LZ4_COLUMNS[kind]), self.camera,
+                                 lambda table=table, m=m, kind=direction: truth_parquet(kind, table, m), self.camera,
                                  src.view.tick, pass_name, target_tick=dst.view.tick)
         self.prev = (samples, dv_dt)
 
@@ -273,9 +273,54 @@ class CameraTruth:
                    parquet_bytes(self.tracks.events_table(), meta), self.camera, None, "truth.track_events")
 
 
+def truth_parquet(kind: str, table: pa.Table, metadata: Mapping[str, Any]) -> memoryview:
+    """A per-frame truth table of ``kind`` as its file stores it, encoded (on the writer thread): its declared-step
+    columns as step differences (:func:`differenced`), ``metadata`` and what the table
+    states about its columns (:func:`declared`) beside its rows, each column's encoding and codec
+    (:data:`PLAIN_INTEGERS`, :data:`LZ4_COLUMNS`, the step differences byte-stream-split)."""
+    table = differenced(kind, table, _scratch(table.num_rows))
+    return parquet_buffer(table, {**metadata, **declared(kind, table)}, PLAIN_INTEGERS.get(kind, ()),
+                          LZ4_COLUMNS[kind], split=differenced_columns(kind, table))
+
+
+def differenced(kind: str, table: pa.Table, scratch: Sequence[NDArray[np.int32]] = ()) -> pa.Table:
+    """A per-frame table of ``kind`` with its declared-step float32 columns as int32 step differences, each in its
+    place (null where the value is NaN); a column that cannot be (an infinite value, 2³⁰ steps or more) and every
+    other column are left as they are. The inverse of :func:`simready.truth.stored.undifferenced`.
+
+    ``scratch``: int32 arrays at least the table's length, one per declared column of ``kind`` in order, to hold the
+    differences instead of new arrays (the table returned then views them: use it before they are written again; a
+    frame-sized new array each call cost page faults, ~1 ms a column)."""
+    for k, (name, step) in enumerate(DECLARED_STEPS.get(kind, {}).items()):
+        if name not in table.column_names or table.schema.field(name).type != pa.float32():
+            continue
+        values = table.column(name).to_numpy()
+        out = scratch[k] if k < len(scratch) else np.empty(len(values), np.int32)
+        diff, nan, n_nan, ok = step_differences(values, step, out)
+        if not ok:
+            continue
+        column = pa.array(diff, pa.int32(), mask=nan if n_nan else None)
+        table = table.set_column(table.column_names.index(name), name, column)
+    return table
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(n: int) -> tuple[NDArray[np.int32], NDArray[np.int32]]:
+    """This thread's two int32 arrays for a table's step differences (:func:`truth_parquet`), at least ``n`` long,
+    kept across tables: the table that views them is encoded before the thread's next table writes them."""
+    held = getattr(_SCRATCH, "arrays", None)
+    if held is None or len(held[0]) < n:
+        held = (np.empty(n, np.int32), np.empty(n, np.int32))
+        _SCRATCH.arrays = held
+    return held
+
+
 def declared(kind: str, table: pa.Table) -> dict[str, Any]:
     """What a truth table of ``kind`` states about its columns beside its rows: ``precision`` (the columns stored at
-    a declared step, :mod:`simready.truth.precision`), ``derived`` (the columns not stored because
+    a declared step, :mod:`simready.truth.precision`), ``step_differences`` (those of them stored as int32
+    step differences, :func:`differenced`), ``derived`` (the columns not stored because
     :class:`simready.truth.reader.TruthReader` computes them, each with what it derives from: ``surface:pixel``
     the same tick's surface table's column, ``metadata:bodies`` the surface table's legend of its bodies (which the
     writer adds, :meth:`~simready.truth.correspondence.Samples.legend`), ``render.json:rig lens`` the camera's
@@ -294,4 +339,7 @@ def declared(kind: str, table: pa.Table) -> dict[str, Any]:
         out["rows"] = f"the {PIXEL_FROM[kind]} table's of this tick, in its order (its pixel column is theirs)"
     if kind in FLAG_BITS:
         out["flags"] = flag_bits(kind)
+    steps = differenced_columns(kind, table)
+    if steps:
+        out[STEP_DIFFERENCES] = steps
     return out

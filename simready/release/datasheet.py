@@ -112,12 +112,15 @@ def conventions() -> dict[str, Any]:
 def truth_layout() -> str:
     """How the per-frame truth tables store what the reader puts back (:mod:`simready.truth.stored`), in one line."""
     # pyarrow: release/definitions stay light
-    from simready.truth.stored import BODY, BODY_COLUMNS, FLAG_BITS, FLAGS, PIXEL_FROM
+    from simready.truth.stored import BODY, BODY_COLUMNS, FLAG_BITS, FLAGS, PIXEL_FROM, STEP_DIFFERENCES
     bits = ", ".join(f"{k} {' / '.join(dict.fromkeys(FLAG_BITS[d][k] for d in ('forward', 'backward')))}"
                      for k in range(len(FLAG_BITS["forward"])))
     return (f"`pixel` stored in `<tick>.surface.parquet` only ({', '.join(sorted(PIXEL_FROM))} have its rows, in its "
             f"order); the surface table's {', '.join(BODY_COLUMNS)} as the int32 column `{BODY}` named by the "
-            f"metadata's `bodies` legend; forward/backward booleans in the uint8 column `{FLAGS}`, bit {bits}; "
+            f"metadata's `bodies` legend; forward/backward booleans in the uint8 column `{FLAGS}`, bit {bits}; the "
+            "columns stored at a declared step as int32 differences of their multiples of it (row i: "
+            "k[i] - k[i-1], k = value / step, k[-1] = 0; null where NaN), named in the metadata's "
+            f"`{STEP_DIFFERENCES}` (the value is the running sum times the step); "
             "simready.truth.reader returns them as columns")
 
 

@@ -7,8 +7,9 @@ stored rounded to a multiple of a declared absolute step: the value a
 reader gets is within ``step / 2`` of the computed one (round half to
 even), still float32, still the same column. Steps are powers of two, so
 the multiples are exact in float32 for every value the tables hold (below
-2²⁴·step), and byte-stream-split + zstd then stores the zeroed low bytes
-for almost nothing.
+2²⁴·step). The files store these columns as int32 differences of their
+multiples of the step (:func:`simready.measurement.writers.differenced`), which
+the reader sums back to the same float32 values.
 
 ============================  ===========  ======================================================
 column                        step          error bound as stored

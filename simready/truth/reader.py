@@ -4,8 +4,9 @@ The files store what cannot be derived, at the precision declared in
 :mod:`simready.truth.precision` (each table's Parquet metadata repeats it
 under ``precision``), in the layout :mod:`simready.truth.stored` declares
 (``pixel`` once per tick, in the surface table; a correspondence's booleans
-one ``flags`` bit field), which the reader undoes: every table reads with
-``pixel`` and the named booleans as before. What derives from stored columns
+one ``flags`` bit field; the declared-step columns as int32 step differences),
+which the reader undoes: every table reads with ``pixel``, the named booleans
+and the float32 values as before. What derives from stored columns
 and the camera model is computed here on reading instead of stored:
 
 * ``flow_du_distorted_px``, ``flow_dv_distorted_px`` of a correspondence
@@ -121,13 +122,16 @@ class TruthReader:
         pixel = None
         if pixel_elsewhere and (wanted is None or "pixel" in wanted or any(c in distorted for c in wanted)):
             pixel = self._pixel(camera, tick, PIXEL_FROM[kind], path, table.num_rows)
+        meta = json.loads((schema.metadata or {}).get(METADATA_KEY, b"{}"))
         bodies = None
         if BODY in table.column_names and BODY in packed.values():
-            bodies = json.loads((schema.metadata or {}).get(METADATA_KEY, b"{}")).get("bodies")
+            bodies = meta.get("bodies")
             if bodies is None:
                 raise TruthReadError(path, "bodies", "missing from the metadata; the body column needs its legend")
+        # the steps the file's step differences were taken at, as its metadata states them
+        steps = {name: float(p["step"]) for name, p in meta.get("precision", {}).items()} or None
         try:
-            table = expanded(kind, table, pixel, bodies) if pixel is not None or packed else table
+            table = expanded(kind, table, pixel, bodies, steps)
         except ValueError as e:
             raise TruthReadError(path, "", str(e)) from None
         if distorted and (wanted is None or any(c in distorted for c in wanted)):

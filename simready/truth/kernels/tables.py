@@ -62,3 +62,48 @@ def flow_columns(uv: np.ndarray, u: np.ndarray, v: np.ndarray, target_world: np.
         dy[i] = np.float32(target_world[i, 1] - source_world[i, 1])
         dz[i] = np.float32(target_world[i, 2] - source_world[i, 2])
     return du, dv, dx, dy, dz
+
+
+@numba.njit(**JIT)
+def step_differences(values: np.ndarray, step: float, out: np.ndarray) -> tuple:
+    """A column held at a declared ``step`` (every finite value a multiple of it, :func:`quantized32`) as the int32
+    first differences of its multiples: ``k[i] − k[i−1]`` with ``k = value / step`` (``k[−1]`` = 0), a NaN row
+    carrying the previous multiple (difference 0) and marked in ``nan``. ``ok`` is False where a value is infinite or
+    not a multiple, or a multiple reaches 2³⁰ (then the differences could leave int32): the caller stores that column
+    as it is (:func:`simready.measurement.writers.differenced`). ``out`` (int32, at least as long as ``values``):
+    where the differences go (returned as its first ``len(values)``).
+
+    A column without NaN (every one in practice) takes one branch-free pass that the compiler vectorizes (about a
+    quarter of the time of the row-by-row loop, which the others take)."""
+    n = len(values)
+    inv_step = 1.0 / step  # a power of two: multiplying by the inverse is dividing, bit for bit
+    limit = 2.0 ** 30
+    # The branch-free pass: each difference from the two multiples (a NaN, infinite or off-step value marks the
+    # pass bad and its differences are not used).
+    bad = False
+    prev = 0.0
+    for i in range(n):
+        k = np.float64(values[i]) * inv_step
+        bad |= not (abs(k) < limit)
+        bad |= k != np.floor(k)
+        out[i] = np.int32(np.int64(k) - np.int64(prev))
+        prev = k
+    nan = np.zeros(n if bad else 0, np.bool_)
+    if not bad:
+        return out[:n], nan, 0, True
+    last = 0
+    n_nan = 0
+    for i in range(n):
+        x = np.float64(values[i])
+        if np.isnan(x):
+            nan[i] = True
+            n_nan += 1
+            out[i] = 0
+            continue
+        k = x * inv_step
+        if not (k > -limit and k < limit) or k != np.floor(k):
+            return out[:n], nan, n_nan, False
+        ki = np.int64(k)
+        out[i] = np.int32(ki - last)
+        last = ki
+    return out[:n], nan, n_nan, True
