@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from simready.common.hashing import file_version
 
 #: A 4×4 homogeneous transform as row lists.
 Pose = list[list[float]]
@@ -47,15 +50,50 @@ class Record(BaseModel):
 
     @classmethod
     def read(cls, path: str | Path) -> Self:
-        return cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+        """The file's record; within :func:`shared_records`, the record read before from the same version of it."""
+        if _SHARED is None:
+            return cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+        key = (cls, file_version(path))
+        if key not in _SHARED:
+            _SHARED[key] = cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+        return _SHARED[key]  # type: ignore[no-any-return]
 
     @classmethod
     def read_lines(cls, path: str | Path) -> Iterator[Self]:
-        """Every non-blank line of a JSON-lines file, in order."""
+        """Every non-blank line of a JSON-lines file, in order (within :func:`shared_records`, as :meth:`read`)."""
+        if _SHARED is not None:
+            key = (cls, file_version(path), "lines")
+            if key not in _SHARED:
+                _SHARED[key] = list(cls._lines(path))
+            return iter(_SHARED[key])  # type: ignore[arg-type]
+        return cls._lines(path)
+
+    @classmethod
+    def _lines(cls, path: str | Path) -> Iterator[Self]:
         with Path(path).open(encoding="utf-8") as f:
             for line in f:
                 if line.strip():
                     yield cls.model_validate_json(line)
+
+
+#: Within :func:`shared_records`: the records read, by their model and file version.
+_SHARED: dict[tuple[Any, ...], Any] | None = None
+
+
+@contextmanager
+def shared_records() -> Iterator[None]:
+    """Within it, a record file read again unchanged (the same path, size, inode and modification time) gives the
+    record (or the lines' records) read the first time instead of parsing and validating the file again: for one
+    sample's validity gate and review page, which read the same ``legend.json`` (thousands of entries on a street
+    of imported instances), ``observed-frames.jsonl`` and ``results.json`` in turn. The records are shared, so
+    readers within it must not change them (none does)."""
+    global _SHARED
+    outer = _SHARED
+    _SHARED = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _SHARED = outer
 
 
 # --- verdict.json (simready.sim.batch) ----------------------------------------------------------------------

@@ -452,26 +452,38 @@ def tracks_from_ticks(df: "pd.DataFrame") -> dict[str, PoseTrack]:
     matter; ``present`` false rows keep their time but carry no geometry.
     Quaternion columns are ``qx, qy, qz, qw`` (``[x, y, z, w]``).
     """
-    missing = [c for c in TICK_COLUMNS if c not in df.columns]
-    if missing:
-        raise ValueError(f"ticks table lacks columns {missing}")
-    # One stable sort by (actor, t) and a gather per column, not a pandas group and four column selections per actor
-    # (half the time of building a trace's tracks; the rest is PoseTrack's own). Each actor's rows come in the order
-    # a stable sort by t within its group gives them, the actors sorted by id, each block (rows, columns) laid out as
-    # pandas hands it over (column after column), so the tracks are the same arrays.
-    actors, codes = np.unique(df["actor_id"].to_numpy(dtype=object), return_inverse=True)
-    t = df["t"].to_numpy(np.float64)
-    order = np.lexsort((t, codes))
-    ends = np.searchsorted(codes[order], np.arange(1, len(actors) + 1))
-    blocks = {name: np.stack([df[c].to_numpy(np.float64) for c in cols])
-              for name, cols in (("position_m", ("x", "y", "z")), ("quat_xyzw", ("qx", "qy", "qz", "qw")),
-                                 ("velocity_mps", ("vx", "vy", "vz")), ("angular_velocity_rps", ("wx", "wy", "wz")))}
-    present = df["present"].to_numpy(bool)
-    tracks: dict[str, PoseTrack] = {}
-    start = 0
-    for actor, end in zip(actors, ends):
-        rows = order[start:end]
-        start = end
-        tracks[str(actor)] = PoseTrack(t_s=t[rows], present=present[rows],
-                                       **{name: np.take(block, rows, axis=1).T for name, block in blocks.items()})
-    return tracks
+    sorted_ticks = SortedTicks(df)
+    return {actor: sorted_ticks.track(actor) for actor in sorted_ticks.actors}
+
+
+class SortedTicks:
+    """A SPEC §7 ticks table's rows sorted by actor and time, each actor's :class:`PoseTrack` built when asked
+    (:func:`tracks_from_ticks` asks for all; a reader that needs a few actors of a busy street builds those)."""
+
+    def __init__(self, df: "pd.DataFrame") -> None:
+        missing = [c for c in TICK_COLUMNS if c not in df.columns]
+        if missing:
+            raise ValueError(f"ticks table lacks columns {missing}")
+        # One stable sort by (actor, t) and a gather per column, not a pandas group and four column selections per
+        # actor (half the time of building a trace's tracks; the rest is PoseTrack's own). Each actor's rows come in
+        # the order a stable sort by t within its group gives them, the actors sorted by id, each block (rows,
+        # columns) laid out as pandas hands it over (column after column), so the tracks are the same arrays.
+        actors, codes = np.unique(df["actor_id"].to_numpy(dtype=object), return_inverse=True)
+        self._t = df["t"].to_numpy(np.float64)
+        self._order = np.lexsort((self._t, codes))
+        ends = np.searchsorted(codes[self._order], np.arange(1, len(actors) + 1))
+        #: The actor ids, sorted, and each one's run of rows in the sorted order.
+        self.actors = [str(a) for a in actors]
+        self._rows = dict(zip(self.actors, zip([0, *ends[:-1].tolist()], ends.tolist())))
+        self._blocks = {name: np.stack([df[c].to_numpy(np.float64) for c in cols])
+                        for name, cols in (("position_m", ("x", "y", "z")), ("quat_xyzw", ("qx", "qy", "qz", "qw")),
+                                           ("velocity_mps", ("vx", "vy", "vz")),
+                                           ("angular_velocity_rps", ("wx", "wy", "wz")))}
+        self._present = df["present"].to_numpy(bool)
+
+    def track(self, actor: str) -> PoseTrack:
+        """``actor``'s track (KeyError for an actor without rows)."""
+        start, end = self._rows[actor]
+        rows = self._order[start:end]
+        return PoseTrack(t_s=self._t[rows], present=self._present[rows],
+                         **{name: np.take(block, rows, axis=1).T for name, block in self._blocks.items()})
