@@ -271,7 +271,8 @@ class SweepPoints:
         poses, inverse = _grouped_poses(scene, scene.ego, t, rig.T_body_sensor(lidar))
         world = place_points(poses, inverse, np.ascontiguousarray(xyz))
         on_actor = {}
-        for cid in np.unique(ids):
+        # The ids hit (np.unique's, sorted), counted rather than sorted where they are compact (small) ids.
+        for cid in np.flatnonzero(np.bincount(ids)) if len(ids) and int(ids.max()) < 1 << 20 else np.unique(ids):
             actor = scene.actor_of_id.get(int(cid))
             if actor is not None:
                 on = np.flatnonzero(ids == cid)
