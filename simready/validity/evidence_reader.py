@@ -253,12 +253,12 @@ def read_ply_points(path: Path) -> tuple[np.ndarray, np.ndarray]:
     # The sensors' own parse (Arrow's, each number rounded correctly as pandas' is: the same values), shared with the
     # review page's read of the same sweep within shared_sweeps; a body it does not read is left to pandas.
     try:
-        table = ascii_columns(path, body, count, len(names), [names.index(c) for c in ("x", "y", "z", "instance_id")])
+        table, at = ascii_columns(path, body, count, len(names), [names.index(c) for c in ("x", "y", "z", "instance_id")])
     except ValueError:
         frame = pd.read_csv(io.BytesIO(body), sep=" ", header=None, names=names,
                             usecols=["x", "y", "z", "instance_id"], nrows=count, engine="c")
         return frame[["x", "y", "z"]].to_numpy(np.float64), frame["instance_id"].to_numpy(np.int64)
-    return np.ascontiguousarray(table[:, :3]), table[:, 3].astype(np.int64)
+    return np.ascontiguousarray(table[:, at[:3]]), table[:, at[3]].astype(np.int64)
 
 
 def _lidar_rows(obs: ObservationDir, results: Results | None, actor_dims: Mapping[str, tuple[float, float]],
