@@ -476,6 +476,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "cloud_cells": (
                 "f8[2] f8 f8 f8 i8 i8 f8 f8 f8",
             ),
+            "members": (
+                "u4[1] i8[1]",
+            ),
         },
         "simready.validity.lidar_kernels": {
             "instance_centroids": (

@@ -44,7 +44,7 @@ from numpy.typing import NDArray
 
 from simready.artifacts.layout import ObservationDir
 from simready.artifacts.records import CameraFrames, Legend, LidarSweep, ObservedFrame, Render, Results
-from simready.review.camera_kernels import (body_points, box_points, cloud_cells, frame_points, moved_points,
+from simready.review.camera_kernels import (body_points, box_points, cloud_cells, frame_points, members, moved_points,
                                             place_points, project_points)
 from simready.sensors_hw.camera import distort_normalized
 from simready.sensors_hw.lidar import firing_times, read_ply
@@ -271,11 +271,13 @@ class SweepPoints:
         poses, inverse = _grouped_poses(scene, scene.ego, t, rig.T_body_sensor(lidar))
         world = place_points(poses, inverse, np.ascontiguousarray(xyz))
         on_actor = {}
-        # The ids hit (np.unique's, sorted), counted rather than sorted where they are compact (small) ids.
-        for cid in np.flatnonzero(np.bincount(ids)) if len(ids) and int(ids.max()) < 1 << 20 else np.unique(ids):
-            actor = scene.actor_of_id.get(int(cid))
-            if actor is not None:
-                on = np.flatnonzero(ids == cid)
+        # Each actor's points (its compact ids in ascending order, as np.unique gave the ids hit), found in one pass.
+        cids = np.array(sorted(scene.actor_of_id), np.int64)
+        index, starts = members(ids, cids)
+        for j, cid in enumerate(cids.tolist()):
+            if starts[j + 1] > starts[j]:
+                actor = scene.actor_of_id[cid]
+                on = index[starts[j]:starts[j + 1]]
                 poses_then, inverse_then = _grouped_poses(scene, actor, t[on])
                 on_actor[actor] = (on, body_points(poses_then, inverse_then, world, on))
         return cls(world, ids, t, on_actor)

@@ -244,3 +244,28 @@ def box_points(rows: np.ndarray, mid: int, T: np.ndarray, corners: np.ndarray, h
     for k in range(3):
         out[m, k] = _gemv(T[k, 0], T[k, 1], T[k, 2], 0.0, 0.0, half) + T[k, 3]
     return out[:m + 1]
+
+
+@numba.njit(**_JIT)
+def members(ids: np.ndarray, wanted: np.ndarray) -> tuple:
+    """The points of each of the ``wanted`` ids (k, sorted ascending) among ``ids`` (n,): ``(index, starts)``, the
+    points of ``wanted[j]`` being ``index[starts[j]:starts[j + 1]]`` in ascending order (``np.flatnonzero(ids ==
+    wanted[j])``), in one pass instead of a sort of the ids and a comparison per id."""
+    k = wanted.shape[0]
+    group = np.full(ids.shape[0], -1, np.int64)
+    starts = np.zeros(k + 1, np.int64)
+    for i in range(ids.shape[0]):
+        j = np.searchsorted(wanted, ids[i])
+        if j < k and wanted[j] == ids[i]:
+            group[i] = j
+            starts[j + 1] += 1
+    for j in range(k):
+        starts[j + 1] += starts[j]
+    index = np.empty(starts[k], np.int64)
+    fill = starts[:k].copy()
+    for i in range(ids.shape[0]):
+        j = group[i]
+        if j >= 0:
+            index[fill[j]] = i
+            fill[j] += 1
+    return index, starts
