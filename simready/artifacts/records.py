@@ -29,6 +29,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from simready.common.hashing import file_version
+from simready.common.scoped import ScopedCache
 
 #: A 4×4 homogeneous transform as row lists.
 Pose = list[list[float]]
@@ -51,21 +52,23 @@ class Record(BaseModel):
     @classmethod
     def read(cls, path: str | Path) -> Self:
         """The file's record; within :func:`shared_records`, the record read before from the same version of it."""
-        if _SHARED is None:
+        shared = _SHARED.entries
+        if shared is None:
             return cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
         key = (cls, file_version(path))
-        if key not in _SHARED:
-            _SHARED[key] = cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
-        return _SHARED[key]  # type: ignore[no-any-return]
+        if key not in shared:
+            shared[key] = cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+        return shared[key]  # type: ignore[no-any-return]
 
     @classmethod
     def read_lines(cls, path: str | Path) -> Iterator[Self]:
         """Every non-blank line of a JSON-lines file, in order (within :func:`shared_records`, as :meth:`read`)."""
-        if _SHARED is not None:
+        shared = _SHARED.entries
+        if shared is not None:
             key = (cls, file_version(path), "lines")
-            if key not in _SHARED:
-                _SHARED[key] = list(cls._lines(path))
-            return iter(_SHARED[key])  # type: ignore[arg-type]
+            if key not in shared:
+                shared[key] = list(cls._lines(path))
+            return iter(shared[key])
         return cls._lines(path)
 
     @classmethod
@@ -77,7 +80,7 @@ class Record(BaseModel):
 
 
 #: Within :func:`shared_records`: the records read, by their model and file version.
-_SHARED: dict[tuple[Any, ...], Any] | None = None
+_SHARED = ScopedCache()
 
 
 @contextmanager
@@ -87,13 +90,8 @@ def shared_records() -> Iterator[None]:
     sample's validity gate and review page, which read the same ``legend.json`` (thousands of entries on a street
     of imported instances), ``observed-frames.jsonl`` and ``results.json`` in turn. The records are shared, so
     readers within it must not change them (none does)."""
-    global _SHARED
-    outer = _SHARED
-    _SHARED = {} if outer is None else outer
-    try:
+    with _SHARED.scope():
         yield
-    finally:
-        _SHARED = outer
 
 
 # --- verdict.json (simready.sim.batch) ----------------------------------------------------------------------

@@ -304,7 +304,8 @@ def _points(view: CameraView, world: NDArray[np.float64]) -> bytes:
     cols, rows, steps = frame_points(view._rows_3x4, world, view.width_px, view.height_px, view.fx, view.fy, view.cx,
                                      view.cy, view.k1, view.k2, view.near_m, view.far_m, NEAR_IMAGE_MARGIN,
                                      ROW_ITERATIONS, POINT_CELL_PX, DEPTH_STEP_M)
-    return cols.astype("<u2").tobytes() + rows.astype("<u2").tobytes() + steps.tobytes()
+    packed: bytes = cols.astype("<u2").tobytes() + rows.astype("<u2").tobytes() + steps.tobytes()
+    return packed
 
 
 @dataclass(frozen=True)
@@ -333,7 +334,8 @@ def _cloud(world: NDArray[np.float64], ground_z: float, box: tuple[float, float,
     x0, x1, y0, y1 = box
     n_cols, n_rows = int(np.ceil((x1 - x0) / BEV_CELL_M)), int(np.ceil((y1 - y0) / BEV_CELL_M))
     cols, rows, steps = cloud_cells(world, ground_z, x0, y0, n_cols, n_rows, BEV_CELL_M, BEV_Z_FLOOR_M, BEV_Z_STEP_M)
-    return cols.astype("<u2").tobytes() + rows.astype("<u2").tobytes() + steps.tobytes()
+    packed: bytes = cols.astype("<u2").tobytes() + rows.astype("<u2").tobytes() + steps.tobytes()
+    return packed
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,13 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 @numba.njit(inline="always", **_JIT)
 def _gemv(m0: float, m1: float, m2: float, v0: float, v1: float, v2: float) -> float:
     """One output of OpenBLAS's gemv (``M @ v``, or one point times a transposed matrix)."""
-    return fma(m2, v2, fma(m0, v0, m1 * v1))
+    return fma(m2, v2, fma(m0, v0, m1 * v1))  # type: ignore[call-arg]
 
 
 @numba.njit(inline="always", **_JIT)
 def _gemm(p0: float, p1: float, p2: float, b0: float, b1: float, b2: float) -> float:
     """One output of OpenBLAS's gemm over (n, 3) points."""
-    return fma(p2, b2, fma(p1, b1, p0 * b0))
+    return fma(p2, b2, fma(p1, b1, p0 * b0))  # type: ignore[call-arg]
 
 
 @numba.njit(**_JIT)
@@ -84,13 +84,32 @@ def moved_points(world: np.ndarray, on: np.ndarray, body: np.ndarray, pose: np.n
 
 
 @numba.njit(inline="always", **_JIT)
-def _to_camera(rows: np.ndarray, r: int, x0: float, x1: float, x2: float) -> tuple:
+def _to_camera(rows: np.ndarray, r: int, x0: float, x1: float, x2: float) -> tuple[float, float, float]:
     """A world point in the optical frame of row ``r`` (``rows`` (H, 12): ``[R | t]``), as
     :meth:`simready.review.camera.CameraView.to_camera` (einsum of a gathered row, then + t)."""
     c0 = ((rows[r, 0] * x0 + rows[r, 2] * x2) + rows[r, 1] * x1) + rows[r, 3]
     c1 = ((rows[r, 4] * x0 + rows[r, 6] * x2) + rows[r, 5] * x1) + rows[r, 7]
     c2 = ((rows[r, 8] * x0 + rows[r, 10] * x2) + rows[r, 9] * x1) + rows[r, 11]
     return c0, c1, c2
+
+
+@numba.njit(**_JIT)
+def _filled(grid: np.ndarray, n_cols: int, empty: int) -> tuple[np.ndarray, ...]:
+    """The squares of a grid ``n_cols`` wide that hold a step (not ``empty``), in row then column order: their
+    columns (u2), rows (u2) and steps (u1), as ``np.flatnonzero`` lists them."""
+    count = 0
+    for c in range(grid.shape[0]):
+        if grid[c] != empty:
+            count += 1
+    cols = np.empty(count, np.uint16)
+    rows = np.empty(count, np.uint16)
+    steps = np.empty(count, np.uint8)
+    k = 0
+    for c in range(grid.shape[0]):
+        if grid[c] != empty:
+            cols[k], rows[k], steps[k] = c % n_cols, c // n_cols, grid[c]
+            k += 1
+    return cols, rows, steps
 
 
 @numba.njit(**_JIT)
@@ -125,7 +144,7 @@ def project_points(rows: np.ndarray, x: np.ndarray, fx: float, fy: float, cx: fl
 @numba.njit(**_JIT)
 def frame_points(rows: np.ndarray, world: np.ndarray, width: int, height: int, fx: float, fy: float, cx: float,
                  cy: float, k1: float, k2: float, near: float, far: float, margin: float, iterations: int,
-                 cell: int, depth_step: float) -> tuple:
+                 cell: int, depth_step: float) -> tuple[np.ndarray, ...]:
     """:func:`simready.review.camera._points` in one pass: the world points near the image by the middle row's
     pose (``margin`` of the image around it), projected (:func:`project_points`), those on a pixel within
     ``far`` binned per ``cell`` pixels square keeping the least depth step; returns the squares' columns (u2),
@@ -165,24 +184,12 @@ def frame_points(rows: np.ndarray, world: np.ndarray, width: int, height: int, f
             s = np.int16(min(np.rint(d / depth_step), 255.0))
             if s < grid[c]:
                 grid[c] = s
-    count = 0
-    for c in range(grid.shape[0]):
-        if grid[c] < 256:
-            count += 1
-    cols = np.empty(count, np.uint16)
-    rows_out = np.empty(count, np.uint16)
-    steps = np.empty(count, np.uint8)
-    k = 0
-    for c in range(grid.shape[0]):
-        if grid[c] < 256:
-            cols[k], rows_out[k], steps[k] = c % n_cols, c // n_cols, grid[c]
-            k += 1
-    return cols, rows_out, steps
+    return _filled(grid, n_cols, 256)  # type: ignore[no-any-return]
 
 
 @numba.njit(**_JIT)
 def cloud_cells(world: np.ndarray, ground_z: float, x0: float, y0: float, n_cols: int, n_rows: int, cell_m: float,
-                z_floor: float, z_step: float) -> tuple:
+                z_floor: float, z_step: float) -> tuple[np.ndarray, ...]:
     """:func:`simready.review.camera._cloud`'s squares: the highest height step per ``cell_m`` square of the box
     from (x0, y0), ``n_cols`` × ``n_rows`` squares; returns their columns (u2), rows (u2) and steps (u1) in row
     then column order."""
@@ -195,19 +202,7 @@ def cloud_cells(world: np.ndarray, ground_z: float, x0: float, y0: float, n_cols
             c = int(row) * n_cols + int(col)
             if s > grid[c]:
                 grid[c] = s
-    count = 0
-    for c in range(grid.shape[0]):
-        if grid[c] >= 0:
-            count += 1
-    cols = np.empty(count, np.uint16)
-    rows = np.empty(count, np.uint16)
-    steps = np.empty(count, np.uint8)
-    k = 0
-    for c in range(grid.shape[0]):
-        if grid[c] >= 0:
-            cols[k], rows[k], steps[k] = c % n_cols, c // n_cols, grid[c]
-            k += 1
-    return cols, rows, steps
+    return _filled(grid, n_cols, -1)  # type: ignore[no-any-return]
 
 
 @numba.njit(**_JIT)
@@ -247,7 +242,7 @@ def box_points(rows: np.ndarray, mid: int, T: np.ndarray, corners: np.ndarray, h
 
 
 @numba.njit(**_JIT)
-def members(ids: np.ndarray, wanted: np.ndarray) -> tuple:
+def members(ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, ...]:
     """The points of each of the ``wanted`` ids (k, sorted ascending) among ``ids`` (n,): ``(index, starts)``, the
     points of ``wanted[j]`` being ``index[starts[j]:starts[j + 1]]`` in ascending order (``np.flatnonzero(ids ==
     wanted[j])``), in one pass instead of a sort of the ids and a comparison per id."""

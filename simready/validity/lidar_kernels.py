@@ -14,7 +14,7 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 
 @numba.njit(**_JIT)
-def instance_centroids(xyz: np.ndarray, ids: np.ndarray, wanted: np.ndarray) -> tuple:
+def instance_centroids(xyz: np.ndarray, ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(counts (k,) int64, centroids (k, 3) float64)`` of the points ``xyz`` (n, 3) whose id ``ids`` (n,) is
     ``wanted[j]`` (k ids, sorted ascending); a centroid with no point is NaN."""
     k = wanted.shape[0]

@@ -105,7 +105,7 @@ def _half_series(theta: FloatArray) -> FloatArray:
     """``sin(θ/2)/θ`` for the exponential map."""
     small = theta < _SMALL_ANGLE_RAD
     t = np.where(small, 1.0, theta)
-    return np.where(small, 0.5 - theta * theta / 48.0, np.sin(0.5 * t) / t)  # type: ignore[no-any-return]
+    return np.where(small, 0.5 - theta * theta / 48.0, np.sin(0.5 * t) / t)
 
 
 def _jacobian_series(theta: FloatArray) -> tuple[FloatArray, FloatArray]:

@@ -16,6 +16,7 @@ import zstandard
 
 from simready.artifacts.layout import ZSTD_SUFFIX
 from simready.common.atomic import write_bytes_atomic
+from simready.common.scoped import ScopedCache
 from simready.sensors_hw.frames import SensorType, frame_declaration
 from simready.sensors_hw.lidar.sweep import LidarScan
 
@@ -200,7 +201,7 @@ def read_ply(path: str | Path, columns: Sequence[str] | None = None) -> dict[str
 
 
 #: Within :func:`shared_sweeps`: the ASCII bodies parsed (every column) and not yet taken by a second reader.
-_SHARED: dict[tuple[str, int, int, int, int], NDArray[np.float64]] | None = None
+_SHARED = ScopedCache()
 
 
 @contextmanager
@@ -209,13 +210,8 @@ def shared_sweeps() -> Iterator[None]:
     until a second reader of the same file (path, size and modification time) takes it. For one sample's validity
     gate and review page, which read the same sweeps in turn (the parse was a third of their CPU time); the
     values are the same as a parse of their own."""
-    global _SHARED
-    outer = _SHARED
-    _SHARED = {} if outer is None else outer
-    try:
+    with _SHARED.scope():
         yield
-    finally:
-        _SHARED = outer
 
 
 def ascii_columns(path: str | Path, body: bytes, count: int, columns: int,
@@ -226,14 +222,15 @@ def ascii_columns(path: str | Path, body: bytes, count: int, columns: int,
     :func:`shared_sweeps`, the parse of the file's first reader, kept for its second."""
     every = list(range(columns))
     wanted = every if wanted is None else wanted
-    if _SHARED is None:
+    shared = _SHARED.entries
+    if shared is None:
         return _whole_or_wanted(body, count, columns, wanted)
     st = os.stat(path)
     key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, count, columns)
-    table = _SHARED.pop(key, None)
+    table: NDArray[np.float64] | None = shared.pop(key, None)
     if table is None:
         try:
-            table = _SHARED[key] = _ascii_table(body, count, columns)
+            table = shared[key] = _ascii_table(body, count, columns)
         except ValueError:  # a column this reader does not want may be what fails: its own parse decides
             return _ascii_table(body, count, columns, wanted), list(range(len(wanted)))
     return table, wanted
