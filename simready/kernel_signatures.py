@@ -456,6 +456,39 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             ),
         },
     },
+    "review": {
+        "simready.review.camera_kernels": {
+            "place_points": (
+                "f8[2] i8[1] f8[2]",
+            ),
+            "body_points": (
+                "f8[2] i8[1] f8[2] i8[1]",
+            ),
+            "moved_points": (
+                "f8[2] i8[1] f8[2] f8[2]",
+            ),
+            "frame_points": (
+                "f8[2] f8[2] i8 i8 f8 f8 f8 f8 f8 f8 f8 f8 f8 i8 i8 f8",
+            ),
+            "project_points": (
+                "f8[2] f8[2] f8 f8 f8 f8 f8 f8 f8 i8 i8 f8[2] f8[1]",
+            ),
+            "box_points": (
+                "f8[2] i8 f8[2] f8[2] f8 i8[2] f8 f8",
+            ),
+            "cloud_cells": (
+                "f8[2] f8 f8 f8 i8 i8 f8 f8 f8",
+            ),
+            "members": (
+                "u4[1] i8[1]",
+            ),
+        },
+        "simready.validity.lidar_kernels": {
+            "instance_centroids": (
+                "f8[2] i8[1] i8[1]",
+            ),
+        },
+    },
 }
 
 #: The argument types only the test suite calls kernels with, on top of :data:`KERNELS` (same groups): the tests

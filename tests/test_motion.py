@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from simready.world import frames as F
-from simready.world.motion import PoseTrack, TrackRangeError, tracks_from_ticks
+from simready.world.motion import PoseTrack, SortedTicks, TrackRangeError, tracks_from_ticks
 
 
 def circle_track(radius_m: float = 10.0, yaw_rate_rps: float = 0.5, dt_s: float = 0.02, t_end_s: float = 2.0) -> PoseTrack:
@@ -166,6 +166,23 @@ def test_tracks_from_ticks_is_order_independent_and_keeps_presence():
         np.testing.assert_array_equal(a[k].position_m, b[k].position_m)
     np.testing.assert_allclose(a["s/actor:b"].pose_at(0.75)[:3, 3], [1.5, 0.0, 0.0], atol=1e-12)
     assert a["s/actor:a"].present_at([1.0])[0] and not a["s/actor:a"].present_at([1.25])[0]
+
+
+def test_a_3d_tracks_poses_are_its_samples_matrices_bit_for_bit():
+    # poses_at skips the twists sample() computes beside the poses: the same bits, at knots, between and clamped.
+    track = _random_turning_track(n=40)
+    t = np.concatenate([np.linspace(-0.1, 2.1, 1001), track.t_s, [0.0123]])
+    assert not track._planar
+    np.testing.assert_array_equal(track.poses_at(t, clamp=True), track.sample(t, clamp=True).matrices())
+
+
+def test_one_actors_track_is_the_same_arrays_as_every_actors():
+    df = ticks_frame().sample(frac=1.0, random_state=5)
+    alone = SortedTicks(df).track("s/actor:b")
+    every = tracks_from_ticks(df)["s/actor:b"]
+    for name in ("t_s", "position_m", "quat_xyzw", "velocity_mps", "angular_velocity_rps", "present"):
+        a, b = getattr(alone, name), getattr(every, name)
+        assert np.array_equal(a, b) and a.strides == b.strides, name
 
 
 def test_tracks_from_ticks_names_missing_columns():

@@ -203,3 +203,22 @@ def test_camera_and_lidar_positions_agree_on_the_ground_plane_not_in_height(samp
     raised = validate_scenario(replace(ev, sensor=replace(ev.sensor, detections=det)))
     assert raised.check("sensor").passed
     assert raised.check("sensor").score == validate_scenario(ev).check("sensor").score
+
+
+def test_a_record_file_is_read_once_per_version_within_shared_records(tmp_path):
+    from simready.artifacts.records import ObservedFrame, Verdict, shared_records
+
+    path, lines = tmp_path / "verdict.json", tmp_path / "observed-frames.jsonl"
+    record = {"sample": "s", "intent": "i", "verdict": "pass", "findings": [], "issues": [], "min_ttc_s": None,
+              "collisions": 0, "trace_sha256": "sha256:0"}
+    path.write_text(json.dumps(record))
+    lines.write_text(json.dumps({"sensor": "cam", "tick": 1, "t_s": 0.1, "actors": {}}) + "\n")
+    assert Verdict.read(path) is not Verdict.read(path)  # outside: each read parses
+    with shared_records():
+        first = Verdict.read(path)
+        assert Verdict.read(path) is first
+        assert list(ObservedFrame.read_lines(lines)) == list(ObservedFrame.read_lines(lines))
+        assert next(ObservedFrame.read_lines(lines)) is next(ObservedFrame.read_lines(lines))
+        path.write_text(json.dumps({**record, "verdict": "rejected"}))  # a new version of the file is read again
+        assert Verdict.read(path).verdict == "rejected"
+    assert Verdict.read(path) is not Verdict.read(path)

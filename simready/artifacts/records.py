@@ -22,10 +22,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from simready.common.hashing import file_version
+from simready.common.scoped import ScopedCache
 
 #: A 4×4 homogeneous transform as row lists.
 Pose = list[list[float]]
@@ -47,15 +51,47 @@ class Record(BaseModel):
 
     @classmethod
     def read(cls, path: str | Path) -> Self:
-        return cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+        """The file's record; within :func:`shared_records`, the record read before from the same version of it."""
+        shared = _SHARED.entries
+        if shared is None:
+            return cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+        key = (cls, file_version(path))
+        if key not in shared:
+            shared[key] = cls.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+        return shared[key]  # type: ignore[no-any-return]
 
     @classmethod
     def read_lines(cls, path: str | Path) -> Iterator[Self]:
-        """Every non-blank line of a JSON-lines file, in order."""
+        """Every non-blank line of a JSON-lines file, in order (within :func:`shared_records`, as :meth:`read`)."""
+        shared = _SHARED.entries
+        if shared is not None:
+            key = (cls, file_version(path), "lines")
+            if key not in shared:
+                shared[key] = list(cls._lines(path))
+            return iter(shared[key])
+        return cls._lines(path)
+
+    @classmethod
+    def _lines(cls, path: str | Path) -> Iterator[Self]:
         with Path(path).open(encoding="utf-8") as f:
             for line in f:
                 if line.strip():
                     yield cls.model_validate_json(line)
+
+
+#: Within :func:`shared_records`: the records read, by their model and file version.
+_SHARED = ScopedCache()
+
+
+@contextmanager
+def shared_records() -> Iterator[None]:
+    """Within it, a record file read again unchanged (the same path, size, inode and modification time) gives the
+    record (or the lines' records) read the first time instead of parsing and validating the file again: for one
+    sample's validity gate and review page, which read the same ``legend.json`` (thousands of entries on a street
+    of imported instances), ``observed-frames.jsonl`` and ``results.json`` in turn. The records are shared, so
+    readers within it must not change them (none does)."""
+    with _SHARED.scope():
+        yield
 
 
 # --- verdict.json (simready.sim.batch) ----------------------------------------------------------------------

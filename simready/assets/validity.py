@@ -16,6 +16,7 @@ from simready.assets.world import world_templates
 from simready.common.hashing import content_hash
 from simready.common.parallel import map_samples
 from simready.artifacts.layout import SampleDir
+from simready.artifacts.records import shared_records
 from simready.resources import ArtifactStore, SourceData
 from simready.scenario.suite import load_suite
 
@@ -112,8 +113,9 @@ def validity_reports(context: dg.AssetExecutionContext, store: ArtifactStore) ->
         return page, time.perf_counter() - started, camera_s
 
     def gate_and_review(d: Path) -> tuple[dict, tuple[Path, float, float]]:
-        """The sample gated, then its page: the LiDAR sweeps the gate reads are parsed once for both."""
-        with shared_sweeps():
+        """The sample gated, then its page: the LiDAR sweeps and the record files (legend, observed frames,
+        results) the gate reads are parsed once for both."""
+        with shared_sweeps(), shared_records():
             return validate_sample_dir(d, reference), review(d)
 
     # The samples side by side, one per core, each gated and then given its page in one go (one round of workers,

@@ -44,6 +44,8 @@ from numpy.typing import NDArray
 
 from simready.artifacts.layout import ObservationDir
 from simready.artifacts.records import CameraFrames, Legend, LidarSweep, ObservedFrame, Render, Results
+from simready.review.camera_kernels import (body_points, box_points, cloud_cells, frame_points, members, moved_points,
+                                            place_points, project_points)
 from simready.sensors_hw.camera import distort_normalized
 from simready.sensors_hw.lidar import firing_times, read_ply
 from simready.sensors_hw.models import LidarModel, Rig
@@ -56,6 +58,7 @@ DEPTH_STEP_M = 0.5
 BOX_DECIMALS = 1
 #: The 12 edges of a box by corner index (corners: x ±, y ±, z 0/h, in :func:`box_corners` order).
 BOX_EDGES = ((0, 1), (2, 3), (4, 5), (6, 7), (0, 2), (1, 3), (4, 6), (5, 7), (0, 4), (1, 5), (2, 6), (3, 7))
+_EDGES = np.array(BOX_EDGES, np.int64)
 #: Where a rolling-shutter projection starts and how often it moves to the row it landed on.
 ROW_ITERATIONS = 2
 #: Points are kept one per square of this many pixels (the nearest), drawn as that square.
@@ -162,25 +165,14 @@ def _box(view: CameraView, T_world_actor: NDArray[np.float64], dims: list[float]
     """A box's centre and its edges on the image, each edge clipped at the near plane (in the middle row's
     optical frame); None when no part of it lies in front of the camera."""
     length, width, height = (float(v) for v in dims[:3])
-    corners = box_corners(length, width, height) @ T_world_actor[:3, :3].T + T_world_actor[:3, 3]
-    mid = np.full(8, view.height_px // 2, np.intp)
-    z = view.to_camera(corners, mid)[:, 2]
-    ends = []
-    for a, b in BOX_EDGES:
-        za, zb = z[a] - view.near_m, z[b] - view.near_m
-        if za <= 0 and zb <= 0:
-            continue
-        pa, pb = corners[a], corners[b]
-        if za <= 0:
-            pa = pb + (pa - pb) * (zb / (zb - za)) * (1 - 1e-9)
-        elif zb <= 0:
-            pb = pa + (pb - pa) * (za / (za - zb)) * (1 - 1e-9)
-        ends += [pa, pb]
-    if not ends:
+    # The corners placed, the edges clipped at the near plane and the centre (compiled), projected together.
+    points = box_points(view._rows_3x4, view.height_px // 2, np.ascontiguousarray(T_world_actor),
+                        box_corners(length, width, height), height, _EDGES, view.near_m, 1 - 1e-9)
+    if not len(points):
         return None
-    centre_world = T_world_actor[:3, :3] @ np.array([0.0, 0.0, height / 2.0]) + T_world_actor[:3, 3]
-    # The edges' ends and the centre in one projection (each point's is its own: the same values as two calls).
-    projected, _ = view.project(np.array([*ends, centre_world]))
+    projected = np.empty((len(points), 2))
+    project_points(view._rows_3x4, points, view.fx, view.fy, view.cx, view.cy, view.k1, view.k2, view.near_m,
+                   view.height_px, ROW_ITERATIONS, projected, np.empty(len(points)))
     uv, c = projected[:-1], projected[-1]
     edges = [round(float(x), BOX_DECIMALS) for x in np.nan_to_num(uv).reshape(-1)]
     return {"c": [round(float(c[0]), BOX_DECIMALS), round(float(c[1]), BOX_DECIMALS)]
@@ -203,25 +195,32 @@ class _Scene:
     trace: TraceInput
     ego: str
     actor_of_id: dict[int, str]
-    #: Poses at single moments by (actor, time), filled a batch at a time by :meth:`prefetch`.
+    #: Poses at single moments by (actor, time), filled an actor at a time as :meth:`prefetch` says.
     known: dict[tuple[str, float], NDArray[np.float64]] = field(default_factory=dict, compare=False, repr=False)
+    #: The moments :meth:`prefetch` named, by the actors not sampled at them yet.
+    ahead: dict[str, list[float]] = field(default_factory=dict, compare=False, repr=False)
 
     def T_world(self, actor: str, t_s: NDArray[np.float64]) -> NDArray[np.float64]:
-        return self.trace.tracks()[actor].poses_at(t_s, clamp=True)
+        return self.trace.track(actor).poses_at(t_s, clamp=True)
 
     def pose(self, actor: str, t_s: float) -> NDArray[np.float64]:
         """``actor``'s pose at one moment (the same as :meth:`T_world` there)."""
         T = self.known.get((actor, t_s))
+        if T is None and actor in self.ahead:
+            times = self.ahead.pop(actor)
+            for t, T_t in zip(times, self.T_world(actor, np.array(times))):
+                self.known[(actor, t)] = T_t
+            T = self.known.get((actor, t_s))
         return T if T is not None else self.T_world(actor, np.array([t_s]))[0]
 
     def prefetch(self, actors: set[str], times: list[float]) -> None:
         """Sample each actor's track once at all these moments (a sample costs about the same for one time as for
-        a hundred), for :meth:`pose`."""
+        a hundred), for :meth:`pose`: when it first asks for one of the actor's poses (on a busy street most of
+        the actors are never hit by the LiDAR, and their tracks are not built)."""
         if not times:
             return
         for actor in sorted(actors):
-            for t, T in zip(times, self.T_world(actor, np.array(times))):
-                self.known[(actor, t)] = T
+            self.ahead[actor] = times
 
 
 def _distinct(t_s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
@@ -236,16 +235,15 @@ def _distinct(t_s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np
 
 
 def _grouped_poses(scene: _Scene, actor: str, t_s: NDArray[np.float64], then: NDArray[np.float64] | None = None
-                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``(R (n, 3, 3), t (n, 3))`` of ``actor``'s pose at each time (times ``then``), computed once per distinct
-    time (a sweep fires column by column)."""
+                   ) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """``actor``'s pose at each time (times ``then``), computed once per distinct time (a sweep fires column by
+    column): ``(poses (m, 12), inverse (n,))``, each distinct time's top 3×4 rows and each time's index into them
+    (what :mod:`simready.review.camera_kernels` gathers)."""
     times, inverse = _distinct(t_s)
     T = scene.T_world(actor, times)
     if then is not None:
         T = T @ then
-    # One gather of each time's top 3×4 rows (contiguous), not two of strided slices: half the time, the same values.
-    G = np.take(np.ascontiguousarray(T[:, :3, :]).reshape(len(times), 12), inverse, axis=0).reshape(-1, 3, 4)
-    return G[:, :, :3], G[:, :, 3]
+    return np.ascontiguousarray(T[:, :3, :]).reshape(len(times), 12), inverse.astype(np.intp, copy=False)
 
 
 @dataclass(frozen=True)
@@ -257,7 +255,7 @@ class SweepPoints:
     world: NDArray[np.float64]
     ids: NDArray[np.uint32]
     t_s: NDArray[np.float64]
-    on_actor: dict[str, tuple[NDArray[np.bool_], NDArray[np.float64]]]
+    on_actor: dict[str, tuple[NDArray[np.intp], NDArray[np.float64]]]
 
     @classmethod
     def read(cls, ply: Path, sweep: LidarSweep, rig: Rig, lidar: str, scene: _Scene) -> "SweepPoints":
@@ -270,23 +268,25 @@ class SweepPoints:
             model = rig.sensors[lidar]
             assert isinstance(model, LidarModel)
             t = firing_times(xyz, model, sweep.t0_s)
-        R, tr = _grouped_poses(scene, scene.ego, t, rig.T_body_sensor(lidar))
-        world = rotate(R, xyz) + tr
+        poses, inverse = _grouped_poses(scene, scene.ego, t, rig.T_body_sensor(lidar))
+        world = place_points(poses, inverse, np.ascontiguousarray(xyz))
         on_actor = {}
-        for cid in np.unique(ids):
-            actor = scene.actor_of_id.get(int(cid))
-            if actor is not None:
-                on = ids == cid
-                R_then, t_then = _grouped_poses(scene, actor, t[on])
-                on_actor[actor] = (on, rotate(np.transpose(R_then, (0, 2, 1)), world[on] - t_then))
+        # Each actor's points (its compact ids in ascending order, as np.unique gave the ids hit), found in one pass.
+        cids = np.array(sorted(scene.actor_of_id), np.int64)
+        index, starts = members(ids, cids)
+        for j, cid in enumerate(cids.tolist()):
+            if starts[j + 1] > starts[j]:
+                actor = scene.actor_of_id[cid]
+                on = index[starts[j]:starts[j + 1]]
+                poses_then, inverse_then = _grouped_poses(scene, actor, t[on])
+                on_actor[actor] = (on, body_points(poses_then, inverse_then, world, on))
         return cls(world, ids, t, on_actor)
 
     def at(self, scene: _Scene, t_frame_s: float) -> NDArray[np.float64]:
         """The points in the world at ``t_frame_s``: those on actors moved with them."""
         world = self.world.copy()
         for actor, (on, body) in self.on_actor.items():
-            now = scene.pose(actor, t_frame_s)
-            world[on] = body @ now[:3, :3].T + now[:3, 3]
+            moved_points(world, on, body, np.ascontiguousarray(scene.pose(actor, t_frame_s)))
         return world
 
 
@@ -301,20 +301,11 @@ def lidar_world_points(ply: Path, sweep: LidarSweep, rig: Rig, lidar: str, scene
 def _points(view: CameraView, world: NDArray[np.float64]) -> bytes:
     """The points that land on the image, the nearest per :data:`POINT_CELL_PX` square, in row then column order,
     packed: the squares' columns (u16), their rows (u16), then the depths in :data:`DEPTH_STEP_M` steps (u8)."""
-    world = world[view.near_image(world)]
-    uv, p_cam = view.project(world)
-    depth = p_cam[:, 2]
-    keep = view.inside(uv) & (depth <= view.far_m)
-    u = np.rint(uv[keep, 0]).astype(np.int64) // POINT_CELL_PX
-    v = np.rint(uv[keep, 1]).astype(np.int64) // POINT_CELL_PX
-    steps = np.minimum(np.rint(depth[keep] / DEPTH_STEP_M), 255).astype(np.int16)
-    # The nearest per square: the least depth step (rounding keeps the order), over a grid of the squares.
-    n_cols = view.width_px // POINT_CELL_PX + 1
-    grid = np.full(n_cols * (view.height_px // POINT_CELL_PX + 1), 256, np.int16)
-    np.minimum.at(grid, v * n_cols + u, steps)
-    cells = np.flatnonzero(grid < 256)
-    return ((cells % n_cols).astype("<u2").tobytes() + (cells // n_cols).astype("<u2").tobytes()
-            + grid[cells].astype(np.uint8).tobytes())
+    cols, rows, steps = frame_points(view._rows_3x4, world, view.width_px, view.height_px, view.fx, view.fy, view.cx,
+                                     view.cy, view.k1, view.k2, view.near_m, view.far_m, NEAR_IMAGE_MARGIN,
+                                     ROW_ITERATIONS, POINT_CELL_PX, DEPTH_STEP_M)
+    packed: bytes = cols.astype("<u2").tobytes() + rows.astype("<u2").tobytes() + steps.tobytes()
+    return packed
 
 
 @dataclass(frozen=True)
@@ -341,17 +332,10 @@ def _cloud(world: NDArray[np.float64], ground_z: float, box: tuple[float, float,
     :data:`BEV_CELL_M` square, in row then column order from the box's corner (x0, y0), packed: the squares'
     columns (u16), their rows (u16), then the heights (u8, see :data:`BEV_Z_STEP_M`)."""
     x0, x1, y0, y1 = box
-    cols = np.floor((world[:, 0] - x0) / BEV_CELL_M)
-    rows = np.floor((world[:, 1] - y0) / BEV_CELL_M)
     n_cols, n_rows = int(np.ceil((x1 - x0) / BEV_CELL_M)), int(np.ceil((y1 - y0) / BEV_CELL_M))
-    keep = (cols >= 0) & (cols < n_cols) & (rows >= 0) & (rows < n_rows)
-    steps = np.clip(np.rint((world[keep, 2] - ground_z - BEV_Z_FLOOR_M) / BEV_Z_STEP_M), 0, 255).astype(np.int16)
-    # The highest per square: the greatest height step (rounding keeps the order), over a grid of the squares.
-    grid = np.full(n_cols * n_rows, -1, np.int16)
-    np.maximum.at(grid, rows[keep].astype(np.int64) * n_cols + cols[keep].astype(np.int64), steps)
-    cells = np.flatnonzero(grid >= 0)
-    return ((cells % n_cols).astype("<u2").tobytes() + (cells // n_cols).astype("<u2").tobytes()
-            + grid[cells].astype(np.uint8).tobytes())
+    cols, rows, steps = cloud_cells(world, ground_z, x0, y0, n_cols, n_rows, BEV_CELL_M, BEV_Z_FLOOR_M, BEV_Z_STEP_M)
+    packed: bytes = cols.astype("<u2").tobytes() + rows.astype("<u2").tobytes() + steps.tobytes()
+    return packed
 
 
 @dataclass(frozen=True)
@@ -397,7 +381,7 @@ def folder_drawings(obs: ObservationDir, trace: TraceInput | Path, ego: str, cam
     trace = trace if isinstance(trace, TraceInput) else read_trace_input(trace)
     dims: dict[str, list[float]] = trace.header.get("actor_dims", {})
     kinds: dict[str, str] = trace.header.get("actor_kinds", {})
-    actors = set(trace.tracks())
+    actors = set(trace.actor_ids)
     legend = Legend.read(obs.legend)
     actor_of_id = {e.compact_id: a for e in legend.entries if "actor:" in e.entity
                    for a in [e.entity.rsplit("actor:", 1)[-1]] if a in actors}

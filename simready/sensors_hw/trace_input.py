@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 
 from simready.common.errors import SimreadyError
 from simready.common.hashing import file_sha256, sha256_bytes
-from simready.world.motion import PoseTrack, tracks_from_ticks
+from simready.world.motion import PoseTrack, SortedTicks, tracks_from_ticks
 
 HEADER_KEY = b"simready.header"
 POSE_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw")
@@ -64,6 +64,9 @@ class TraceInput:
     source: str = "<memory>"
     sha256: str = ""
     _tracks: dict[str, PoseTrack] = field(default_factory=dict, repr=False)
+    #: Tracks built one actor at a time (:meth:`track`), and the sorted ticks they come from.
+    _single: dict[str, PoseTrack] = field(default_factory=dict, repr=False)
+    _sorted: list[SortedTicks] = field(default_factory=list, repr=False)
 
     @property
     def actor_ids(self) -> list[str]:
@@ -88,6 +91,17 @@ class TraceInput:
         if not self._tracks:
             self._tracks.update(tracks_from_ticks(self.ticks))
         return self._tracks
+
+    def track(self, actor: str) -> PoseTrack:
+        """``actor``'s track (KeyError for an actor without rows): :meth:`tracks`' when they are built, else built
+        alone, the same arrays (a reader of a few actors of a busy street need not build every actor's)."""
+        if self._tracks:
+            return self._tracks[actor]
+        if actor not in self._single:
+            if not self._sorted:
+                self._sorted.append(SortedTicks(self.ticks))
+            self._single[actor] = self._sorted[0].track(actor)
+        return self._single[actor]
 
 
 def check_ticks(df: pd.DataFrame, source: str) -> None:

@@ -60,6 +60,7 @@ from simready.validity import binding, policy
 from simready.validity.evidence import (DETECTION_COLUMNS, DryReference, EvidenceError, MissingStageError,
                                         ScenarioEvidence, SensorEvidence, collisions_from_events, local_actor_id)
 from simready.validity.features import ReferenceProfile
+from simready.validity.lidar_kernels import instance_centroids
 
 
 R = TypeVar("R", bound=Record)
@@ -252,12 +253,12 @@ def read_ply_points(path: Path) -> tuple[np.ndarray, np.ndarray]:
     # The sensors' own parse (Arrow's, each number rounded correctly as pandas' is: the same values), shared with the
     # review page's read of the same sweep within shared_sweeps; a body it does not read is left to pandas.
     try:
-        table = ascii_columns(path, body, count, len(names), [names.index(c) for c in ("x", "y", "z", "instance_id")])
+        table, at = ascii_columns(path, body, count, len(names), [names.index(c) for c in ("x", "y", "z", "instance_id")])
     except ValueError:
         frame = pd.read_csv(io.BytesIO(body), sep=" ", header=None, names=names,
                             usecols=["x", "y", "z", "instance_id"], nrows=count, engine="c")
         return frame[["x", "y", "z"]].to_numpy(np.float64), frame["instance_id"].to_numpy(np.int64)
-    return np.ascontiguousarray(table[:, :3]), table[:, 3].astype(np.int64)
+    return np.ascontiguousarray(table[:, at[:3]]), table[:, at[3]].astype(np.int64)
 
 
 def _lidar_rows(obs: ObservationDir, results: Results | None, actor_dims: Mapping[str, tuple[float, float]],
@@ -280,6 +281,7 @@ def _lidar_rows(obs: ObservationDir, results: Results | None, actor_dims: Mappin
         pick = np.unique(np.linspace(0, len(sweeps) - 1, policy.LIDAR_MAX_SWEEPS).round().astype(int))
         sweeps = [sweeps[i] for i in pick]
     half_diag = {a: 0.5 * math.hypot(l, w) for a, (l, w) in actor_dims.items()}
+    wanted = np.array(sorted(compact), np.int64)
     rows: list[dict[str, Any]] = []
     returns = []
     no_pose = 0
@@ -294,13 +296,14 @@ def _lidar_rows(obs: ObservationDir, results: Results | None, actor_dims: Mappin
         if T is None or T.shape != (4, 4):
             T = None
             no_pose += 1
+        # Every actor's count and centroid in one pass over the sweep (numpy's mean of its points, in their order).
+        counts, centroids = instance_centroids(np.ascontiguousarray(xyz, np.float64), inst, wanted)
         for cid, actor in compact.items():
-            mask = inst == cid
-            n = int(mask.sum())
+            j = int(np.searchsorted(wanted, cid))
+            n = int(counts[j])
             pos = [math.nan] * 3
             if n and T is not None:
-                c = xyz[mask].mean(axis=0)
-                pos = (T[:3, :3] @ c + T[:3, 3]).tolist()
+                pos = (T[:3, :3] @ centroids[j] + T[:3, 3]).tolist()
             rows.append(
                 {
                     "sensor_type": "lidar",

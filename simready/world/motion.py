@@ -101,15 +101,21 @@ def _rotation_log(q0: FloatArray, q1: FloatArray) -> FloatArray:
     return np.where(rel[:, 3:4] < 0.0, -1.0, 1.0) * rel[:, :3] * ratio[:, None]
 
 
-def _series(theta: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """``(sin(θ/2)/θ, (1 − cos θ)/θ², (θ − sin θ)/θ³)`` for the exponential map and the left Jacobian."""
+def _half_series(theta: FloatArray) -> FloatArray:
+    """``sin(θ/2)/θ`` for the exponential map."""
+    small = theta < _SMALL_ANGLE_RAD
+    t = np.where(small, 1.0, theta)
+    return np.where(small, 0.5 - theta * theta / 48.0, np.sin(0.5 * t) / t)
+
+
+def _jacobian_series(theta: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``((1 − cos θ)/θ², (θ − sin θ)/θ³)`` for the left Jacobian."""
     small = theta < _SMALL_ANGLE_RAD
     t = np.where(small, 1.0, theta)
     t2 = theta * theta
-    half = np.where(small, 0.5 - t2 / 48.0, np.sin(0.5 * t) / t)
     a = np.where(small, 0.5 - t2 / 24.0, (1.0 - np.cos(t)) / (t * t))
     b = np.where(small, 1.0 / 6.0 - t2 / 120.0, (t - np.sin(t)) / (t * t * t))
-    return half, a, b
+    return a, b
 
 
 def _rotate(R_flat: FloatArray, v: FloatArray) -> FloatArray:
@@ -336,24 +342,16 @@ class PoseTrack:
             pos, vel, ang, present, half, qz, qw = planar_hermites(t, ts, self._segments, self.present, TIME_EPS_S,
                                                                    _PHI, _Q0, _H)
             return TrackSample(pos, planar_quaternions(np.sin(half), np.cos(half), qz, qw), vel, ang, present)
-        i = np.clip(np.searchsorted(ts, t, side="right") - 1, 0, len(ts) - 2)
-        seg = np.take(self._segments, i, axis=0)
-        h = seg[:, _H]
-        s = np.clip((t - ts[i]) / h, 0.0, 1.0)[:, None]
-        c0, c1, c2, c3 = seg[:, 0:3], seg[:, 3:6], seg[:, 6:9], seg[:, 9:12]
-        pos = c0 + s * (c1 + s * (c2 + s * c3))
+        i, seg, h, s, pos = self._hermite(t)
+        c1, c2, c3 = seg[:, 3:6], seg[:, 6:9], seg[:, 9:12]
         vel = (c1 + s * (2.0 * c2 + 3.0 * s * c3)) / h[:, None]
         if self._planar:
             quat, ang = self._planar_rotation(seg, s[:, 0], h)
         else:
             r1, r2, r3 = seg[:, _PHI:_PHI + 3], seg[:, _PHI + 3:_PHI + 6], seg[:, _PHI + 6:_PHI + 9]
-            phi = s * (r1 + s * (r2 + s * r3))
+            phi, theta, quat = self._rotation(seg, s)
             dphi = r1 + s * (2.0 * r2 + 3.0 * s * r3)
-            theta = np.sqrt(np.sum(phi * phi, axis=1))
-            half, a, b = _series(theta)
-            exp_q = np.concatenate([phi * half[:, None], np.cos(0.5 * theta)[:, None]], axis=1)
-            quat = _qmul(seg[:, _Q0:_Q0 + 4], exp_q)
-            quat /= np.sqrt(np.sum(quat * quat, axis=1, keepdims=True))
+            a, b = _jacobian_series(theta)
             cross = _cross(phi, dphi)
             jl = dphi + a[:, None] * cross + b[:, None] * _cross(phi, cross)  # J_l(φ)·φ'
             ang = _rotate(seg[:, _R0:_R0 + 9], jl) / h[:, None]
@@ -361,6 +359,27 @@ class PoseTrack:
         on0, on1 = t - ts[i] <= TIME_EPS_S, ts[i + 1] - t <= TIME_EPS_S
         present = np.where(on0, pres0, np.where(on1, pres1, pres0 & pres1))
         return TrackSample(pos, quat, vel, ang, present)
+
+    def _hermite(self, t: FloatArray) -> tuple[NDArray[np.intp], FloatArray, FloatArray, FloatArray, FloatArray]:
+        """Each (checked) time's segment index, segment row, step, position in it (N, 1) and interpolated position."""
+        ts = self.t_s
+        i = np.clip(np.searchsorted(ts, t, side="right") - 1, 0, len(ts) - 2)
+        seg = np.take(self._segments, i, axis=0)
+        h = seg[:, _H]
+        s = np.clip((t - ts[i]) / h, 0.0, 1.0)[:, None]
+        c0, c1, c2, c3 = seg[:, 0:3], seg[:, 3:6], seg[:, 6:9], seg[:, 9:12]
+        return i, seg, h, s, c0 + s * (c1 + s * (c2 + s * c3))
+
+    @staticmethod
+    def _rotation(seg: FloatArray, s: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """A 3-D track's rotation at ``s``: ``(φ, |φ|, q0 ⊗ Exp(φ))``, the rotation-vector Hermite."""
+        r1, r2, r3 = seg[:, _PHI:_PHI + 3], seg[:, _PHI + 3:_PHI + 6], seg[:, _PHI + 6:_PHI + 9]
+        phi = s * (r1 + s * (r2 + s * r3))
+        theta = np.sqrt(np.sum(phi * phi, axis=1))
+        exp_q = np.concatenate([phi * _half_series(theta)[:, None], np.cos(0.5 * theta)[:, None]], axis=1)
+        quat = _qmul(seg[:, _Q0:_Q0 + 4], exp_q)
+        quat /= np.sqrt(np.sum(quat * quat, axis=1, keepdims=True))
+        return phi, theta, quat
 
     @staticmethod
     def _planar_rotation(seg: FloatArray, s: FloatArray, h: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -390,8 +409,16 @@ class PoseTrack:
         return np.clip(t, lo, hi)
 
     def poses_at(self, t_s: ArrayLike, *, clamp: bool = False) -> NDArray[np.float64]:
-        """(M, 4, 4) ``T_world_body`` at each query time."""
-        return self.sample(t_s, clamp=clamp).matrices()
+        """(M, 4, 4) ``T_world_body`` at each query time: :meth:`sample`'s, a 3-D track's without the twists it
+        does not need (half of its numpy steps; the same bits)."""
+        t = np.asarray(t_s, np.float64).reshape(-1)
+        if self.is_constant or self._planar:
+            return self.sample(t, clamp=clamp).matrices()
+        _, seg, _, s, pos = self._hermite(self._checked_times(t, clamp))
+        from simready.world.motion_kernels import pose_matrices  # heavy: numba, as TrackSample.matrices
+
+        return pose_matrices(np.ascontiguousarray(pos, np.float64),  # type: ignore[no-any-return]
+                             np.ascontiguousarray(self._rotation(seg, s)[2], np.float64))
 
     def pose_at(self, t_s: float, *, clamp: bool = False) -> Mat4:
         """4×4 ``T_world_body`` at one time."""
@@ -452,26 +479,38 @@ def tracks_from_ticks(df: "pd.DataFrame") -> dict[str, PoseTrack]:
     matter; ``present`` false rows keep their time but carry no geometry.
     Quaternion columns are ``qx, qy, qz, qw`` (``[x, y, z, w]``).
     """
-    missing = [c for c in TICK_COLUMNS if c not in df.columns]
-    if missing:
-        raise ValueError(f"ticks table lacks columns {missing}")
-    # One stable sort by (actor, t) and a gather per column, not a pandas group and four column selections per actor
-    # (half the time of building a trace's tracks; the rest is PoseTrack's own). Each actor's rows come in the order
-    # a stable sort by t within its group gives them, the actors sorted by id, each block (rows, columns) laid out as
-    # pandas hands it over (column after column), so the tracks are the same arrays.
-    actors, codes = np.unique(df["actor_id"].to_numpy(dtype=object), return_inverse=True)
-    t = df["t"].to_numpy(np.float64)
-    order = np.lexsort((t, codes))
-    ends = np.searchsorted(codes[order], np.arange(1, len(actors) + 1))
-    blocks = {name: np.stack([df[c].to_numpy(np.float64) for c in cols])
-              for name, cols in (("position_m", ("x", "y", "z")), ("quat_xyzw", ("qx", "qy", "qz", "qw")),
-                                 ("velocity_mps", ("vx", "vy", "vz")), ("angular_velocity_rps", ("wx", "wy", "wz")))}
-    present = df["present"].to_numpy(bool)
-    tracks: dict[str, PoseTrack] = {}
-    start = 0
-    for actor, end in zip(actors, ends):
-        rows = order[start:end]
-        start = end
-        tracks[str(actor)] = PoseTrack(t_s=t[rows], present=present[rows],
-                                       **{name: np.take(block, rows, axis=1).T for name, block in blocks.items()})
-    return tracks
+    sorted_ticks = SortedTicks(df)
+    return {actor: sorted_ticks.track(actor) for actor in sorted_ticks.actors}
+
+
+class SortedTicks:
+    """A SPEC §7 ticks table's rows sorted by actor and time, each actor's :class:`PoseTrack` built when asked
+    (:func:`tracks_from_ticks` asks for all; a reader that needs a few actors of a busy street builds those)."""
+
+    def __init__(self, df: "pd.DataFrame") -> None:
+        missing = [c for c in TICK_COLUMNS if c not in df.columns]
+        if missing:
+            raise ValueError(f"ticks table lacks columns {missing}")
+        # One stable sort by (actor, t) and a gather per column, not a pandas group and four column selections per
+        # actor (half the time of building a trace's tracks; the rest is PoseTrack's own). Each actor's rows come in
+        # the order a stable sort by t within its group gives them, the actors sorted by id, each block (rows,
+        # columns) laid out as pandas hands it over (column after column), so the tracks are the same arrays.
+        actors, codes = np.unique(df["actor_id"].to_numpy(dtype=object), return_inverse=True)
+        self._t = df["t"].to_numpy(np.float64)
+        self._order = np.lexsort((self._t, codes))
+        ends = np.searchsorted(codes[self._order], np.arange(1, len(actors) + 1))
+        #: The actor ids, sorted, and each one's run of rows in the sorted order.
+        self.actors = [str(a) for a in actors]
+        self._rows = dict(zip(self.actors, zip([0, *ends[:-1].tolist()], ends.tolist())))
+        self._blocks = {name: np.stack([df[c].to_numpy(np.float64) for c in cols])
+                        for name, cols in (("position_m", ("x", "y", "z")), ("quat_xyzw", ("qx", "qy", "qz", "qw")),
+                                           ("velocity_mps", ("vx", "vy", "vz")),
+                                           ("angular_velocity_rps", ("wx", "wy", "wz")))}
+        self._present = df["present"].to_numpy(bool)
+
+    def track(self, actor: str) -> PoseTrack:
+        """``actor``'s track (KeyError for an actor without rows)."""
+        start, end = self._rows[actor]
+        rows = self._order[start:end]
+        return PoseTrack(t_s=self._t[rows], present=self._present[rows],
+                         **{name: np.take(block, rows, axis=1).T for name, block in self._blocks.items()})

@@ -16,6 +16,7 @@ import zstandard
 
 from simready.artifacts.layout import ZSTD_SUFFIX
 from simready.common.atomic import write_bytes_atomic
+from simready.common.scoped import ScopedCache
 from simready.sensors_hw.frames import SensorType, frame_declaration
 from simready.sensors_hw.lidar.sweep import LidarScan
 
@@ -195,12 +196,12 @@ def read_ply(path: str | Path, columns: Sequence[str] | None = None) -> dict[str
         return {names[i]: rec[names[i]].copy() for i in wanted}
     # Every column is numeric: one C-level parse of the whole body (float64 holds uint32 ids and the
     # printed float32 values exactly; the column is then cast as a per-value parse would be).
-    table = ascii_columns(path, raw[end:], count, len(names), wanted)
-    return {names[i]: table[:, j].astype(np.dtype(dtype[i][1])) for j, i in enumerate(wanted)}
+    table, at = ascii_columns(path, raw[end:], count, len(names), wanted)
+    return {names[i]: table[:, j].astype(np.dtype(dtype[i][1])) for j, i in zip(at, wanted)}
 
 
 #: Within :func:`shared_sweeps`: the ASCII bodies parsed (every column) and not yet taken by a second reader.
-_SHARED: dict[tuple[str, int, int, int, int], NDArray[np.float64]] | None = None
+_SHARED = ScopedCache()
 
 
 @contextmanager
@@ -209,31 +210,42 @@ def shared_sweeps() -> Iterator[None]:
     until a second reader of the same file (path, size and modification time) takes it. For one sample's validity
     gate and review page, which read the same sweeps in turn (the parse was a third of their CPU time); the
     values are the same as a parse of their own."""
-    global _SHARED
-    outer = _SHARED
-    _SHARED = {} if outer is None else outer
-    try:
+    with _SHARED.scope():
         yield
-    finally:
-        _SHARED = outer
 
 
 def ascii_columns(path: str | Path, body: bytes, count: int, columns: int,
-                  wanted: list[int] | None = None) -> NDArray[np.float64]:
-    """The ``wanted`` columns (every one when None) of the ASCII body of the PLY at ``path`` as a (count, len(wanted))
-    float64 table: each printed number rounded correctly, as :func:`_ascii_table`; within :func:`shared_sweeps`,
-    the parse of the file's first reader, kept for its second."""
-    if _SHARED is None:
-        return _ascii_table(body, count, columns, wanted)
+                  wanted: list[int] | None = None) -> tuple[NDArray[np.float64], list[int]]:
+    """The ``wanted`` columns (every one when None) of the ASCII body of the PLY at ``path``: a float64 table of
+    ``count`` rows and where each wanted column lies in it (every column parsed, so the wanted ones are not copied
+    out, unless only they parse): each printed number rounded correctly, as :func:`_ascii_table`; within
+    :func:`shared_sweeps`, the parse of the file's first reader, kept for its second."""
+    every = list(range(columns))
+    wanted = every if wanted is None else wanted
+    shared = _SHARED.entries
+    if shared is None:
+        return _whole_or_wanted(body, count, columns, wanted)
     st = os.stat(path)
     key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, count, columns)
-    table = _SHARED.pop(key, None)
+    table: NDArray[np.float64] | None = shared.pop(key, None)
     if table is None:
         try:
-            table = _SHARED[key] = _ascii_table(body, count, columns)
+            table = shared[key] = _ascii_table(body, count, columns)
         except ValueError:  # a column this reader does not want may be what fails: its own parse decides
-            return _ascii_table(body, count, columns, wanted)
-    return table if wanted is None else table[:, wanted]
+            return _ascii_table(body, count, columns, wanted), list(range(len(wanted)))
+    return table, wanted
+
+
+def _whole_or_wanted(body: bytes, count: int, columns: int, wanted: list[int]) -> tuple[NDArray[np.float64], list[int]]:
+    """:func:`ascii_columns` outside :func:`shared_sweeps`: the whole table when the compiled pass reads it, else
+    the wanted columns as :func:`_ascii_table` parses them."""
+    from simready.sensors_hw.lidar_kernels import ascii_table
+
+    table: NDArray[np.float64]
+    table, read = ascii_table(np.frombuffer(body, np.uint8), count, columns)
+    if read:
+        return table, wanted
+    return _ascii_table(body, count, columns, wanted), list(range(len(wanted)))
 
 
 def _ascii_table(body: bytes, count: int, columns: int, wanted: list[int] | None = None) -> NDArray[np.float64]:
