@@ -324,10 +324,10 @@ def radar_topdown(det: RadarDetections, model: RadarModel) -> NDArray[np.uint8]:
     s = np.clip(det.radial_velocity_mps / 10.0, -1.0, 1.0)
     colour = np.stack([np.where(s < 0, 255, 255 * (1 - s)), 255 * (1 - np.abs(s)),
                        np.where(s > 0, 255, 255 * (1 + s))], axis=1).astype(np.uint8)
-    for dr in range(-2, 3):
-        for dc in range(-2, 3):
-            ok = (rr + dr >= 0) & (rr + dr < TOPDOWN_PX) & (cc + dc >= 0) & (cc + dc < TOPDOWN_PX)
-            img[rr[ok] + dr, cc[ok] + dc] = colour[ok]
+    if len(rr):  # 5 x 5 px dots centred on each detection, drawn by the top-downs' compiled pass
+        from simready.measurement.review_kernels import dots  # numba: only where detections are drawn
+
+        dots(img, np.ascontiguousarray(rr - 2, np.int64), np.ascontiguousarray(cc - 2, np.int64), colour, 5)
     return img
 
 
