@@ -282,6 +282,11 @@ def test_a_video_encoded_in_the_background_is_whole_when_closed(tmp_path: Path, 
     with pytest.raises(OSError, match=r"status 3 writing the review video .*dead\.mp4"):
         dead.add(frame)
         dead.close()
+    # A frame smaller than the feeder's buffer: ffmpeg's end found when the input's end flushes it (or by its status).
+    small = video.Video(tmp_path / "small.mp4", 10.0)
+    small.add(np.zeros((16, 16, 3), dtype=np.uint8))
+    with pytest.raises(OSError, match=r"status 3 writing the review video .*small\.mp4"):
+        small.close()
 
     def stops(*args: object) -> list[str]:  # an encoder that fails mid-stream (its disk full, say)
         return ["sh", "-c", "head -c 500000 >/dev/null; exit 4"]

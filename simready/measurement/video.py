@@ -194,12 +194,14 @@ class Videos:
     def _feed(self, v: Video, pipe: IO[bytes]) -> None:
         encoder = self.encoder
         assert encoder is not None
+        ended = False  # the caller's finish() taken from the queue
         try:
             while (frame := v.queue.get()) is not None:
                 try:
                     pipe.write(memoryview(np.ascontiguousarray(frame)).cast("B"))
                 except BrokenPipeError as exc:  # ffmpeg is gone (its own error went to stderr): say which and how
                     raise encoder.failed(encoder.process.wait()) from exc
+            ended = True
             try:
                 pipe.close()  # flushes what the pipe's buffer holds: a gone ffmpeg breaks it
             except BrokenPipeError as exc:
@@ -208,7 +210,7 @@ class Videos:
             with self._lock:
                 self._error = self._error or exc
             encoder.kill()
-            while v.queue.get() is not None:  # let the caller's puts through until its finish()
+            while not ended and v.queue.get() is not None:  # take the caller's frames until its finish()
                 pass
         finally:
             with self._lock:
