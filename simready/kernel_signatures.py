@@ -435,6 +435,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "dots": (
                 "u1[3] i8[1] i8[1] u1[2] i8",
             ),
+            "ramp": (
+                "f8[1] f8[2]r u1[2]",
+            ),
         },
     },
     "motion": {

@@ -282,6 +282,11 @@ def test_a_video_encoded_in_the_background_is_whole_when_closed(tmp_path: Path, 
     with pytest.raises(OSError, match=r"status 3 writing the review video .*dead\.mp4"):
         dead.add(frame)
         dead.close()
+    # A frame smaller than the feeder's buffer: ffmpeg's end found when the input's end flushes it (or by its status).
+    small = video.Video(tmp_path / "small.mp4", 10.0)
+    small.add(np.zeros((16, 16, 3), dtype=np.uint8))
+    with pytest.raises(OSError, match=r"status 3 writing the review video .*small\.mp4"):
+        small.close()
 
     def stops(*args: object) -> list[str]:  # an encoder that fails mid-stream (its disk full, say)
         return ["sh", "-c", "head -c 500000 >/dev/null; exit 4"]
@@ -294,6 +299,42 @@ def test_a_video_encoded_in_the_background_is_whole_when_closed(tmp_path: Path, 
             gone.add(big)
         gone.close()
     gone.close()
+
+
+def test_a_folders_videos_share_one_encoder_and_are_the_bytes_of_one_each(tmp_path: Path) -> None:
+    """``Videos``: a folder's videos encoded by one ffmpeg are the same files as each encoded by an ffmpeg of its own,
+    and sensors of different rates fed in time order do not stall it (one ffmpeg reads its inputs in step, x264
+    holds back frames, not seconds: a faster sensor's frames wait for a slower one's first output)."""
+    import hashlib
+
+    from simready.measurement import video
+
+    rates = {"cam": 20.0, "lidar": 10.0, "radar": 13.0}
+    shapes = {"cam": (36, 64), "lidar": (48, 48), "radar": (40, 40)}  # the radar's padded to 48 x 48
+    events = sorted((k / rate, name, k) for name, rate in rates.items() for k in range(int(3.0 * rate)))
+    last = {name: max(i for i, e in enumerate(events) if e[1] == name) for name in rates}
+
+    def frame(name: str, k: int) -> np.ndarray:
+        h, w = shapes[name]
+        return ((np.arange(h)[:, None, None] * 3 + np.arange(w)[None, :, None] * 5 + 7 * k) % 256
+                + np.zeros((1, 1, 3), int)).astype(np.uint8)
+
+    together = video.Videos()
+    shared = {n: together.video(tmp_path / "one" / f"{n}.mp4", r) for n, r in rates.items()}
+    for i, (_, name, k) in enumerate(events):
+        shared[name].add(frame(name, k))
+        if last[name] == i:
+            shared[name].finish()
+    together.close()
+    for name, rate in rates.items():
+        alone = video.Video(tmp_path / "own" / f"{name}.mp4", rate)
+        for _, n, k in events:
+            if n == name:
+                alone.add(frame(name, k))
+        alone.close()
+        digests = {hashlib.sha256((tmp_path / d / f"{name}.mp4").read_bytes()).hexdigest() for d in ("one", "own")}
+        assert len(digests) == 1, name
+    assert [v.frames for v in shared.values()] == [60, 30, 39]
 
 
 def test_actor_poses_sampled_ahead_are_the_one_by_one_samples():

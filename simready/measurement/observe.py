@@ -50,7 +50,6 @@ anything is written.
 
 from __future__ import annotations
 
-import contextlib
 import resource
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -70,7 +69,7 @@ from simready.measurement.review_images import write_review_images
 from simready.measurement.sensor_loop import SensorLoop
 from simready.measurement.summary import (OBSERVE_VERSION, ActorPoses, observed_frame, parity, projection, sensor_passes,
                                           write_job)
-from simready.measurement.video import Video
+from simready.measurement.video import Videos
 from simready.measurement.writers import TRUTH_COMPRESSION
 from simready.sensors_hw.atmosphere import Atmosphere
 from simready.sensors_hw.camera import ROW_TIME_RULE, SEMANTIC_IGNORE_8BIT, SEMANTIC_NOTHING_HIT, Lighting
@@ -164,15 +163,20 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
     with _system_arrow_pool(options.writer_thread), atomic_directory(out) as tmp:
         folder = OutputFolder(tmp, options.writer_thread)
         layout = folder.layout
-        videos = {n: Video(layout.file(layout.video_name(n)), float(rig.sensors[n].rate_hz)) for n in observed} \
-            if options.video else {}
+        # One encoder for the folder's videos, each fed until its sensor's last sample (Videos: why at once).
+        encoder = Videos()
+        last = {s.sensor: i for i, s in enumerate(samples)}
+        videos = {n: encoder.video(layout.file(layout.video_name(n)), float(rig.sensors[n].rate_hz))
+                  for n in observed if n in last} if options.video else {}
         run = SensorLoop(built, rig, options, folder, sensor_seeds(built.sample_id, streams, rig.sensors), lighting,
                          cameras, videos, atmosphere)
         frames_log = open(layout.observed_frames, "w", encoding="utf-8")
         sampled = False
         try:
-            for s in samples:
+            for i, s in enumerate(samples):
                 seen = run.sample(s)
+                if last[s.sensor] == i and s.sensor in videos:
+                    videos[s.sensor].finish()
                 counts[s.sensor] += 1
                 line = observed_frame(built, s.sensor, s.tick, s.t_s, actor_bodies, set(seen.tolist()),
                                       actor_poses).line()
@@ -180,19 +184,16 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
                 if bar is not None:
                     bar.update(1)
             run.finish()
-            # The encoders flush their last frames and exit together, while the files below are written.
-            for v in videos.values():
-                v.finish()
+            # The encoder flushes the videos' last frames and exits while the files below are written.
+            encoder.finish()
             folder.drain()
             sampled = True
         finally:
             run.close()
             folder.close()
             frames_log.close()
-            if not sampled:  # an exception is on its way out: every encoder ends, theirs would only hide it
-                for v in videos.values():
-                    with contextlib.suppress(Exception):
-                        v.close()
+            if not sampled:  # an exception is on its way out: the encoder ends, its error would only hide it
+                encoder.kill()
             if bar is not None:
                 bar.close()
         try:
@@ -210,9 +211,8 @@ def observe(built: BuiltScene, rig: Rig, trace: TraceInput, out_dir: str | Path,
             write_job(folder, rig, resolved, options, run.seeds, lighting, plan.schedules, cameras, run.cam_records,
                       run.cam_poses, provenance, atmosphere)
         finally:
-            for n, v in videos.items():
-                with run.timed(n, "video_wait"):
-                    v.close()
+            with run.timed("video", "video_wait"):
+                encoder.close()
         for n, v in videos.items():
             if v.frames:
                 folder.add_written(layout.video_name(n), n, None, "video", frames=v.frames, fps=v.fps)

@@ -1,4 +1,5 @@
-"""Compiled kernels of the review pictures (numba): the top-downs' dots drawn in one pass over the points.
+"""Compiled kernels of the review pictures (numba): the top-downs' dots drawn in one pass over the points, the
+depth tiles' colour ramp.
 
 Bits: :func:`dots` writes the pixels numpy's masked fancy assignment of
 :func:`simready.measurement.review_images.draw_points` wrote, in the same order (offset by offset, point by
@@ -37,3 +38,19 @@ def dots(img: np.ndarray, rows: np.ndarray, cols: np.ndarray, colours: np.ndarra
                 if 0 <= r < n_r and 0 <= c < n_c:
                     for k in range(channels):
                         img[r, c, k] = colours[i, k]
+
+
+@_compiled
+def ramp(s: np.ndarray, stops: np.ndarray, out: np.ndarray) -> None:
+    """``out[j]`` (N, C) the colour ramp ``stops`` (K, C) at ``s[j]`` in [0, 1] (``s[j] * (K - 1)`` between two
+    stops, linearly), black where ``s[j] <= 0``, truncated to uint8: per element the float operations of
+    :func:`simready.measurement.review_images.depth_colours`' numpy form, in its order (the same bytes)."""
+    last = stops.shape[0] - 2
+    for j in range(s.shape[0]):
+        x = s[j] * (stops.shape[0] - 1)
+        i = min(np.int64(x), last)
+        f = x - i
+        g = 1.0 - f
+        for k in range(stops.shape[1]):
+            v = stops[i, k] * g + stops[i + 1, k] * f
+            out[j, k] = 0 if s[j] <= 0.0 else np.uint8(v)
