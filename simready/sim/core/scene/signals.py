@@ -5,6 +5,7 @@ lines of the lanes they control.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,7 +40,7 @@ class SignalTable:
         return self.ids.index(signal_id)
 
 
-def state_codes(sig: Signal | PedestrianSignal, t: NDArray[np.float64]) -> NDArray[np.int8]:
+def state_codes(sig: Signal | PedestrianSignal, t: NDArray[np.floating[Any]]) -> NDArray[np.int8]:
     """``SIGNAL_CODES[sig.state_at(x)]`` for every ``x`` of ``t``: the same float arithmetic, element by element
     (numpy's float remainder is Python's ``%``), without a Python call per tick."""
     u = np.remainder(t - sig.offset_s, sig.cycle_s)
