@@ -119,7 +119,8 @@ def evidence_from_sample_dir(
     binding.check_trace(sample, manifest, sample.trace, header)
 
     local = {a.id: a for a in manifest.actors}
-    trace_ids = sorted(set(ticks["actor_id"].astype(str))) if len(ticks) else []
+    # The distinct ids first: a trace has ~10 actors over ~1 000 rows (astype(str) of every row was ~1 ms a trace).
+    trace_ids = sorted({str(v) for v in ticks["actor_id"].unique()}) if len(ticks) else []
     by_trace_id = {tid: local[local_actor_id(tid)] for tid in trace_ids if local_actor_id(tid) in local}
     for a in manifest.actors:
         by_trace_id.setdefault(a.id, a)

@@ -323,9 +323,22 @@ def crossing_sidewalks(template: WorldTemplate, site: ParkingSite,
     return near[0], far[0], round(near[1], 4), round(far[1], 4)
 
 
+_GAP_SITES: dict[int, tuple[object, list[GapSite]]] = {}
+
+
 def kerb_gap_sites(template: WorldTemplate) -> list[GapSite]:
     """Parking sites (:func:`parking_sites`, the kerbside rule included) with a footway beside them and another
-    across the carriageway at their middle, sorted as the sites are."""
+    across the carriageway at their middle, sorted as the sites are. Computed once per template object (a
+    program asks at every proposal)."""
+    hit = _GAP_SITES.get(id(template))
+    if hit is None or hit[0] is not template:
+        if len(_GAP_SITES) > 64:
+            _GAP_SITES.clear()
+        hit = _GAP_SITES[id(template)] = (template, _kerb_gap_sites(template))
+    return list(hit[1])
+
+
+def _kerb_gap_sites(template: WorldTemplate) -> list[GapSite]:
     out = []
     for site in parking_sites(template):
         found = crossing_sidewalks(template, site, 0.5 * (site.s0_m + site.s1_m))

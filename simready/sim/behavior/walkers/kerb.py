@@ -13,6 +13,7 @@ from shapely.geometry import LineString, Point
 
 from simready.sim.core import constants as C
 from simready.sim.core.scene import SIGNAL_CODES, Scene
+from simready.sim.core.scene.signals import state_codes
 from simready.sim.core.state import PedMemory, with_changes
 
 
@@ -175,8 +176,7 @@ def pedestrian_states(scene: Scene) -> NDArray[np.int8]:
     if hit is None or hit[0] is not scene:
         m = scene.manifest
         t = (np.arange(m.warmup_ticks + m.clip_ticks + 1) - m.warmup_ticks) * m.dt
-        cols = [np.array([SIGNAL_CODES[sig.state_at(float(x))] for x in t], dtype=np.int8)
-                for sig in scene.template.pedestrian_signals]
+        cols = [state_codes(sig, t) for sig in scene.template.pedestrian_signals]
         states = np.stack(cols, axis=1) if cols else np.zeros((len(t), 0), dtype=np.int8)
         if len(_PED_STATES) > 16:
             _PED_STATES.clear()

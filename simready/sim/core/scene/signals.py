@@ -5,12 +5,14 @@ lines of the lanes they control.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from simready.scenario.manifest import ScenarioManifest
 from simready.world.template import WorldTemplate
+from simready.world.template_model.signals import PedestrianSignal, Signal
 
 
 SIGNAL_CODES = {"green": 0, "amber": 1, "yellow": 1, "red": 2, "red_amber": 3, "off": 4}
@@ -38,6 +40,20 @@ class SignalTable:
         return self.ids.index(signal_id)
 
 
+def state_codes(sig: Signal | PedestrianSignal, t: NDArray[np.floating[Any]]) -> NDArray[np.int8]:
+    """``SIGNAL_CODES[sig.state_at(x)]`` for every ``x`` of ``t``: the same float arithmetic, element by element
+    (numpy's float remainder is Python's ``%``), without a Python call per tick."""
+    u = np.remainder(t - sig.offset_s, sig.cycle_s)
+    codes = np.full(len(t), SIGNAL_CODES[sig.program[-1].state], dtype=np.int8)
+    open_ = np.ones(len(t), dtype=bool)
+    for phase in sig.program:
+        hit = open_ & (u < phase.duration_s)
+        codes[hit] = SIGNAL_CODES[phase.state]
+        open_ &= ~hit
+        u = u - phase.duration_s
+    return codes
+
+
 def signal_table(m: ScenarioManifest, template: WorldTemplate) -> SignalTable:
     ticks = m.warmup_ticks + m.clip_ticks
     t = (np.arange(ticks + 1) - m.warmup_ticks) * m.dt
@@ -49,7 +65,7 @@ def signal_table(m: ScenarioManifest, template: WorldTemplate) -> SignalTable:
     for sig in sorted(template.signals, key=lambda s: s.id):
         col = len(ids)
         ids.append(sig.id)
-        cols.append(np.array([SIGNAL_CODES[sig.state_at(float(x))] for x in t], dtype=np.int8))
+        cols.append(state_codes(sig, t))
         template_stop[sig.stop_line.lane] = sig.stop_line.s_m
         stop_xy = template.lane_graph.lanes[sig.stop_line.lane].point_at(sig.stop_line.s_m)
         for lane in sig.controls:
