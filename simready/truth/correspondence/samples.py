@@ -32,7 +32,8 @@ class Samples:
 
     Attributes (M rows, pixel order):
         pixel: (M,) int64 flat index v·W + u; u, v: (M,) int pixel (centre) coordinates.
-        body: (M,) int body index; triangle: (M,) int triangle in source order.
+        body: (M,) int body index; triangle: (M,) int32 triangle in source order (as the hits and the surface
+            table hold it).
         barycentric_uv: (M, 2) float64 weights of the triangle's 2nd and 3rd vertex.
         point_body: (M, 3) float64 the surface point in its body frame, on moving bodies (NaN on
             static ones, whose world point is all that is needed).
@@ -46,7 +47,7 @@ class Samples:
     u: NDArray[np.int64]
     v: NDArray[np.int64]
     body: NDArray[np.intp]
-    triangle: NDArray[np.int64]
+    triangle: NDArray[np.int32]
     barycentric_uv: NDArray[np.float64]
     point_body: NDArray[np.float64]
     time_s: NDArray[np.float64]
@@ -146,7 +147,7 @@ class Samples:
         p_body[moving] = hits.take(pix[moving]).point_body
         rays = pixel_rays(view.model).reshape(-1, 3)
         cam = np.take(rays, pix, axis=0) * hits.distance_m[pix, None]
-        return cls(view, pix, pix % w, pix // w, body, hits.triangle_index[pix].astype(np.int64),
+        return cls(view, pix, pix % w, pix // w, body, hits.triangle_index[pix].astype(np.int32, copy=False),
                    hits.barycentric_uv[pix], p_body, hits.time_s[pix], hits.point_world_of(pix), cam)
 
     def table(self, scene: SceneGeometry) -> pa.Table:

@@ -49,7 +49,7 @@ def surface_bodies(scene: SceneGeometry, seen: NDArray[np.bool_]) -> dict[str, l
                          [bodies[b].geometry_hash for b in index], [bodies[b].element for b in index])
 
 
-def surface_table(scene: SceneGeometry, pixel32: NDArray[np.int32], body: NDArray[np.intp], triangle: NDArray[np.int64],
+def surface_table(scene: SceneGeometry, pixel32: NDArray[np.int32], body: NDArray[np.intp], triangle: NDArray[np.int32],
                   barycentric_uv: NDArray[np.float64], point_camera: NDArray[np.float64],
                   columns: SurfaceColumns | None = None) -> pa.Table:
     """Surface identity per visible sample (SPEC §11), one row per hit pixel (M rows, the samples' order), as its file
@@ -74,7 +74,7 @@ def surface_table(scene: SceneGeometry, pixel32: NDArray[np.int32], body: NDArra
 
 
 def surface_table_numpy(scene: SceneGeometry, pixel32: NDArray[np.int32], body: NDArray[np.intp],
-                        triangle: NDArray[np.int64], barycentric_uv: NDArray[np.float64],
+                        triangle: NDArray[np.int32], barycentric_uv: NDArray[np.float64],
                         depth_m: NDArray[np.float64]) -> pa.Table:
     """:func:`surface_table` column by column in numpy: its bit reference."""
     return pa.table({

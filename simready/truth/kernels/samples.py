@@ -26,7 +26,8 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
     (``Hits.refine``'s reuse of refined distances, :func:`simready.raycast.kernels.refine_static`'s operations;
     Embree's where the plane gave no distance; moving hits are left for the caller, NaN here), the world point
     (``Hits.point_world_of``'s operations, :func:`simready.raycast.kernels.hit_points`), the optical-frame point
-    (pixel ray × distance), the pixel's column and row, triangle and time; the frame's z-depth buffer ``z_img``
+    (pixel ray × distance), the pixel's column and row, triangle (int32: the one array is the samples' and the
+    surface table's column) and time; the frame's z-depth buffer ``z_img``
     (in place, every pixel: the z-depth at ``pix``, +inf between them, so the caller's need not be filled first);
     ``p_body`` ((M, 3), in place) all NaN, the body-frame points of the static samples (the caller fills the moving
     ones'); the indices of the samples on moving bodies; ``pix`` as int32; which bodies the samples
@@ -45,7 +46,6 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
     cam = np.empty((m, 3))
     u = np.empty(m, np.int64)
     v = np.empty(m, np.int64)
-    tri = np.empty(m, np.int64)
     t_out = np.empty(m)
     body = np.empty(m, np.intp)
     moving = np.empty(m, np.int64)
@@ -118,7 +118,6 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
             row_start = row * width
         u[k] = i - row_start
         v[k] = row
-        tri[k] = triangle_in[i]
         tri32[k] = np.int32(triangle_in[i])
         t_out[k] = time_in[i]
         compact[k] = compact_of_body[b]
@@ -126,5 +125,5 @@ def surface_samples(pix: np.ndarray, body_index: np.ndarray, static_of_body: np.
             index[s, k] = index_of_body[s, b]
     for j in range(last + 1, len(z_img)):
         z_img[j] = np.inf
-    return (bary, world, cam, u, v, tri, t_out, body, moving[:n_moving], pix32, seen,
+    return (bary, world, cam, u, v, tri32, t_out, body, moving[:n_moving], pix32, seen,
             (compact, index, tri32, bu, bv, depth32))
