@@ -335,7 +335,7 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
         "simready.truth.kernels.flow": {
             "flow_of_samples": (
                 ("f8[2] i8[1] b1[1] f8[3] b1[2] f8[2] f8[2] i8[1] i8[1] f8[1] f8 f8 f8 f8 f8 i8 i8 f8 f8 b1 i8 "
-                 "i8[1] i4[1] i4[1] i4[1] f8[1] f8 f8 f8 f8[1] i4[1] i8[1]"),
+                 "i8[1] i4[1] i4[1] i4[1] f8[1] f8 f8 f8 f8[1] i4[1] i8[1] f8[2] f8[2] f8[2]"),
             ),
         },
         "simready.truth.kernels.tables": {

@@ -34,7 +34,7 @@ from simready.raycast.geometry import SceneGeometry
 from simready.sensors_hw.models import CameraModel
 from simready.truth.correspondence.bodies import moving_pose_tables_of_bodies, static_bodies
 from simready.truth.correspondence.correspond import Correspondence
-from simready.truth.correspondence.projection import MAX_ROW_ITERATIONS, project_body_points
+from simready.truth.correspondence.projection import MAX_ROW_ITERATIONS, ShutterProjection
 from simready.truth.correspondence.samples import Samples
 from simready.truth.correspondence.view import distorted_uv
 from simready.truth.correspondence.visibility import HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL, recast_visible
@@ -112,15 +112,19 @@ def flow_table(corr: Correspondence) -> pa.Table:
 _SCRATCH = threading.local()
 
 
-def _scratch(n: int) -> tuple[NDArray[np.float64], NDArray[np.int32], NDArray[np.int64]]:
+def _scratch(n: int) -> tuple[NDArray[np.float64], NDArray[np.int32], NDArray[np.int64], NDArray[np.float64],
+                              NDArray[np.float64], NDArray[np.float64]]:
     """This thread's scratch for :func:`~simready.truth.kernels.flow.flow_of_samples` (optical-frame z, pixel cells,
-    undecided indices), at least ``n`` long, kept across calls: fresh frame-sized temporaries on every
-    correspondence were page faults (their pages zeroed by the kernel) each time."""
+    undecided indices and their world points, optical-frame points and pixels), at least ``n`` long, kept across
+    calls: fresh frame-sized temporaries on every correspondence were page faults (their pages zeroed by the kernel)
+    each time (the undecided points' rows are a few per cent of ``n``: only those pages are ever touched)."""
     held = getattr(_SCRATCH, "arrays", None)
     if held is None or len(held[1]) < n:
-        held = (np.empty(n), np.empty(n, np.int32), np.empty(n, np.int64))
+        held = (np.empty(n), np.empty(n, np.int32), np.empty(n, np.int64), np.empty((n, 3)), np.empty((n, 3)),
+                np.empty((n, 2)))
         _SCRATCH.arrays = held
-    return held[0][:n], held[1][:n], held[2][:n]
+    z, cell, undecided, world, cam, uv = held
+    return z[:n], cell[:n], undecided[:n], world[:n], cam[:n], uv[:n]
 
 
 def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direction: str, *,
@@ -130,7 +134,7 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
     correspondence, as its file stores it (:func:`simready.truth.stored.stored`: no ``pixel``, the booleans one
     ``flags`` bit field): one compiled pass per source sample (:func:`simready.truth.kernels.flow.flow_of_samples`:
     the row iteration, pixels, flags, the target buffers' visibility and the table's columns), then only the
-    points the buffers cannot decide projected again and re-cast. Bitwise that table as stored
+    points the buffers cannot decide re-cast (with the projection the pass settled for them). Bitwise that table as stored
     (:func:`~simready.truth.stored.expanded` with the source's pixels: bitwise that table); also returns the
     visibility counts (``in_view``, ``recast``) a table's metadata records.
 
@@ -147,22 +151,23 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
     slot_of_body, tables, present_tab = moving_pose_tables_of_bodies(scene, view, body, source.bodies_seen(scene))
     dv_dt = np.zeros(len(body)) if dv_dt_pxps is None else np.asarray(dv_dt_pxps, np.float64)
     body_img, triangle_img, z_img = target.buffers
-    du, dv, depth, row, dx, dy, dz, flags, undecided, in_view = \
+    du, dv, depth, row, dx, dy, dz, flags, undecided, in_view, und_world, und_cam, und_uv = \
         flow_of_samples(view.row_columns, slot_of_body, static_bodies(scene), tables, present_tab,
                         np.ascontiguousarray(source.point_body, np.float64),
                         np.ascontiguousarray(source.point_world, np.float64), source.u, source.v, dv_dt, float(dt_s),
                         k.cx, k.cy, k.fx, k.fy, k.width_px, k.height_px, view.model.near_m, view.model.far_m,
                         view.global_shutter, MAX_ROW_ITERATIONS, body, source.triangle, body_img, triangle_img, z_img,
                         HIDDEN_MARGIN_M, HIDDEN_MARGIN_REL, FLOW_STEP_PX, *_scratch(len(body)))
-    undecided = undecided.copy()  # a view of this thread's scratch
-    # The points in view the buffers cannot decide: projected again (bitwise: each point's projection is its own)
-    # and re-cast.
+    # The points in view the buffers cannot decide, re-cast: their projection as the kernel settled it (copied out
+    # of this thread's scratch; what project_body_points gives them, bit for bit).
+    undecided = undecided.copy()
     if len(undecided):
-        guess = np.rint(source.v[undecided] + np.nan_to_num(dv_dt[undecided] * dt_s, posinf=0.0, neginf=0.0))
-        with np.errstate(invalid="ignore"):  # an absurd guess overflows, as in the kernel (then clipped to row 0)
-            rows = guess.astype(np.int64)
-        proj = project_body_points(scene, view, body[undecided], source.point_body[undecided],
-                                   world_static=source.point_world[undecided], row_guess=rows)
+        rows = row[undecided].astype(np.int64)
+        cam = und_cam.copy()
+        n_und = len(undecided)
+        proj = ShutterProjection(rows, view.row_times_s[rows], und_world.copy(), cam, und_uv.copy(), cam[:, 2],
+                                 np.ones(n_und, bool), np.zeros(n_und, bool), np.zeros(n_und, bool),
+                                 np.zeros(n_und, bool), view.model)
         seen = recast_visible(scene, view, proj, ignore=ignore)
         flags[undecided] |= np.where(seen, np.uint8(VALID), np.uint8(HIDDEN))
     table = pa.table({

@@ -26,7 +26,8 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
                     width: int, height: int, near: float, far: float, global_shutter: bool, max_iterations: int,
                     body: np.ndarray, triangle: np.ndarray, body_img: np.ndarray, triangle_img: np.ndarray,
                     z_img: np.ndarray, hidden_margin_m: float, hidden_margin_rel: float, step: float,
-                    z_cam: np.ndarray, cell: np.ndarray, undecided: np.ndarray) -> tuple:
+                    z_cam: np.ndarray, cell: np.ndarray, undecided: np.ndarray, und_world: np.ndarray,
+                    und_cam: np.ndarray, und_uv: np.ndarray) -> tuple:
     """A correspondence's flow-table columns in two compiled passes over the source samples: the row guess
     (the source row moved by ``dv_dt · dt``, the motion field's prediction), the row iteration
     (:func:`.projection.settle_rows`), pixels and flags (:func:`.projection.pixels_and_flags`) and the float
@@ -39,14 +40,18 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
 
     ``z_cam`` (N,) float64 and ``cell`` (N,) int32 are what the first pass leaves the second (each point's
     optical-frame z, and its pixel cell: −1 not in view, −2 in view without a cell of four pixel centres), and
-    ``undecided`` (N,) int64 the second's output: scratch (the caller's, reused across calls: a frame-sized
-    temporary each call cost page faults), written before read.
+    ``undecided`` (N,) int64 the second's output, with ``und_world``, ``und_cam`` (N, 3) and ``und_uv`` (N, 2) float64:
+    scratch (the caller's, reused across calls: a frame-sized temporary each call cost page faults), written before
+    read.
 
     Returns ``du, dv`` (float32, rounded to ``step``), ``depth`` (float32 z at the target), ``row`` (int16),
     ``dx, dy, dz`` (float32 scene displacement), ``flags`` (uint8, the stored bit field of
     :mod:`simready.truth.stored`: absent, behind the camera, out of frame, beyond range, static, and the buffers'
     verdicts valid and hidden — the visibility states VISIBLE, HIDDEN; neither bit on an UNDECIDED point), the indices
-    of the UNDECIDED points (in view, the buffers cannot tell: to re-cast) and how many points are in view.
+    of the UNDECIDED points (in view, the buffers cannot tell: to re-cast), how many points are in view, and the
+    UNDECIDED points' projection as the first pass settled it (world point, optical-frame point, pinhole pixel: the
+    same operations again at the settled row, so the same bits; :func:`.projection.settle_rows`' and
+    :func:`.projection.pixels_and_flags`' values for them): what the re-cast needs, without projecting them again.
     """
     n = len(body)
     hmax = float(height - 1)
@@ -168,7 +173,26 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
         elif st == HIDDEN:
             flags[i] |= HIDDEN_BIT
         elif st == UNDECIDED:
-            undecided[n_undecided] = i
+            # The point as the first loop left it at its settled row (the same operations: the same bits).
+            j = n_undecided
+            r = np.int64(row_out[i])
+            s = slot_of_body[body[i]]
+            for a in range(3):
+                if s >= 0:
+                    g = tables[s, r]
+                    und_world[j, a] = (p_body[i, 0] * g[3 * a] + p_body[i, 1] * g[3 * a + 1]
+                                       + p_body[i, 2] * g[3 * a + 2] + g[9 + a])
+                else:
+                    und_world[j, a] = world_src[i, a]
+            d0 = und_world[j, 0] - cols[9, r]  # _coords
+            d1 = und_world[j, 1] - cols[10, r]
+            d2 = und_world[j, 2] - cols[11, r]
+            for a in range(3):
+                und_cam[j, a] = d0 * cols[a, r] + d1 * cols[3 + a, r] + d2 * cols[6 + a, r]
+            und_uv[j, 0] = cx + fx * und_cam[j, 0] / und_cam[j, 2]
+            und_uv[j, 1] = cy + fy * und_cam[j, 1] / und_cam[j, 2]
+            undecided[j] = i
             n_undecided += 1
         n_in_view += p00 != -1
-    return du, dv, depth, row_out, dx, dy, dz, flags, undecided[:n_undecided], n_in_view
+    m = n_undecided
+    return du, dv, depth, row_out, dx, dy, dz, flags, undecided[:m], n_in_view, und_world[:m], und_cam[:m], und_uv[:m]
