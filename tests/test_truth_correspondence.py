@@ -288,7 +288,7 @@ def test_compiled_samples_are_the_numpy_samples_bit_for_bit(shutter):
 @pytest.mark.parametrize("shutter", ["global", "rolling"])
 def test_flow_table_of_is_the_correspondence_table_bit_for_bit(shutter):
     """The observation's one-pass flow table (row guess, row iteration, flags, buffer visibility and columns
-    compiled together; only the undecided points projected again and re-cast) is ``flow_table(correspond(...))``
+    compiled together; only the undecided points re-cast, from the pass's projection) is ``flow_table(correspond(...))``
     with the same row guess, column for column, with the same visibility counts: a car crossing the wall
     (occluded and disoccluded points, samples on a moving body), a turning camera (out of frame), and guesses
     from the motion field, from nothing, and from non-finite or absurd image velocities."""
