@@ -134,9 +134,9 @@ def flow_table_of(scene: SceneGeometry, source: Samples, target: Samples, direct
     correspondence, as its file stores it (:func:`simready.truth.stored.stored`: no ``pixel``, the booleans one
     ``flags`` bit field): one compiled pass per source sample (:func:`simready.truth.kernels.flow.flow_of_samples`:
     the row iteration, pixels, flags, the target buffers' visibility and the table's columns), then only the
-    points the buffers cannot decide re-cast (with the projection the pass settled for them). Bitwise that table as stored
-    (:func:`~simready.truth.stored.expanded` with the source's pixels: bitwise that table); also returns the
-    visibility counts (``in_view``, ``recast``) a table's metadata records.
+    points the buffers cannot decide re-cast (with the projection the pass settled for them). Bitwise that table
+    as stored (:func:`~simready.truth.stored.expanded` with the source's pixels: bitwise that table); also returns
+    the visibility counts (``in_view``, ``recast``) a table's metadata records.
 
     The row iteration starts at each source row moved by ``dv_dt_pxps · dt_s`` (the motion field's
     prediction; the source row without it), as the observation's correspondences do.
