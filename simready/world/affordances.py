@@ -331,7 +331,8 @@ def kerb_gap_sites(template: WorldTemplate) -> list[GapSite]:
     """Parking sites (:func:`parking_sites`, the kerbside rule included) with a footway beside them and another
     across the carriageway at their middle, sorted as the sites are. Computed once per template object (a
     program asks at every proposal)."""
-    return list(once_per_object(_GAP_SITES, template, lambda: _kerb_gap_sites(template)))
+    sites: list[GapSite] = once_per_object(_GAP_SITES, template, lambda: _kerb_gap_sites(template))
+    return list(sites)
 
 
 def _kerb_gap_sites(template: WorldTemplate) -> list[GapSite]:
