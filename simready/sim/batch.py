@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -77,10 +77,26 @@ def _roles_and_dims(manifest: ScenarioManifest) -> tuple[dict[str, str], dict[st
     return roles, dims
 
 
+class SampleRollout(NamedTuple):
+    """What :func:`rollout_sample` wrote, kept in memory: the summary row (``verdict.json``), the manifest it read
+    and the trace (the bytes of ``trace.parquet``)."""
+
+    row: dict[str, Any]
+    manifest: ScenarioManifest
+    trace: Trace
+
+
 def simulate_sample(sample_dir: Path, template: WorldTemplate, catalog: Catalog, backend: str = C.DEFAULT_BACKEND, *,
                     plot: bool = True) -> dict[str, Any]:
     """Roll out the sample's manifest; write trace, verdict and (``plot``) the top-down picture; return a summary
     row. The picture is half the cost of a rollout; the realism reference pool's draws go without it."""
+    return rollout_sample(sample_dir, template, catalog, backend, plot=plot).row
+
+
+def rollout_sample(sample_dir: Path, template: WorldTemplate, catalog: Catalog, backend: str = C.DEFAULT_BACKEND, *,
+                   plot: bool = True) -> SampleRollout:
+    """:func:`simulate_sample`, returning the manifest and trace too, for a caller that reads them next (the
+    realism reference pool's features) rather than reading the files back."""
     sample = SampleDir(sample_dir)
     manifest = load_manifest(sample.manifest)
     result = run_simulation(manifest, template, backend=backend, catalog=catalog)
@@ -101,7 +117,7 @@ def simulate_sample(sample_dir: Path, template: WorldTemplate, catalog: Catalog,
         "trace_sha256": file_sha256(str(trace_path)),
     }
     write_json_atomic(sample.verdict, row)
-    return row
+    return SampleRollout(row, manifest, result.trace)
 
 
 #: When the scenario has no reveal (nothing is hidden), the decision is taken at

@@ -44,7 +44,7 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -88,6 +88,29 @@ def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any], list[dic
     return table.to_pandas(), header if isinstance(header, dict) else {}, events if isinstance(events, list) else []
 
 
+class TraceActors(NamedTuple):
+    """The manifest's actors under the ids a trace names them by: ``classes`` (kind) and ``dims`` ((length, width),
+    m) per trace id, and the trace id of the metric subject (None: no ego)."""
+
+    classes: dict[str, str]
+    dims: dict[str, tuple[float, float]]
+    ego_id: str | None
+
+
+def trace_actors(ticks: pd.DataFrame, header: Mapping[str, Any], manifest: ScenarioManifest) -> TraceActors:
+    """The actors of ``ticks`` (a trace's ticks table, ``header`` its header) matched to ``manifest``'s."""
+    local = {a.id: a for a in manifest.actors}
+    # The distinct ids first: a trace has ~10 actors over ~1 000 rows (astype(str) of every row was ~1 ms a trace).
+    trace_ids = sorted({str(v) for v in ticks["actor_id"].unique()}) if len(ticks) else []
+    by_trace_id = {tid: local[local_actor_id(tid)] for tid in trace_ids if local_actor_id(tid) in local}
+    for a in manifest.actors:
+        by_trace_id.setdefault(a.id, a)
+    subject = header.get("metric_subject") or manifest.metric_subject
+    return TraceActors({tid: a.kind for tid, a in by_trace_id.items()},
+                       {tid: (a.dims.l, a.dims.w) for tid, a in by_trace_id.items()},
+                       next((tid for tid, a in by_trace_id.items() if a.id == local_actor_id(str(subject))), None))
+
+
 def evidence_from_sample_dir(
     path: str | Path,
     *,
@@ -118,16 +141,8 @@ def evidence_from_sample_dir(
     ticks, header, events = read_trace(sample.trace)
     binding.check_trace(sample, manifest, sample.trace, header)
 
-    local = {a.id: a for a in manifest.actors}
-    # The distinct ids first: a trace has ~10 actors over ~1 000 rows (astype(str) of every row was ~1 ms a trace).
-    trace_ids = sorted({str(v) for v in ticks["actor_id"].unique()}) if len(ticks) else []
-    by_trace_id = {tid: local[local_actor_id(tid)] for tid in trace_ids if local_actor_id(tid) in local}
-    for a in manifest.actors:
-        by_trace_id.setdefault(a.id, a)
-    actor_classes = {tid: a.kind for tid, a in by_trace_id.items()}
-    actor_dims = {tid: (a.dims.l, a.dims.w) for tid, a in by_trace_id.items()}
-    subject = header.get("metric_subject") or manifest.metric_subject
-    ego_id = next((tid for tid, a in by_trace_id.items() if a.id == local_actor_id(str(subject))), None)
+    actors = trace_actors(ticks, header, manifest)
+    actor_classes, actor_dims, ego_id = actors.classes, actors.dims, actors.ego_id
     dt = float(header.get("dt", manifest.dt))
 
     baseline_ticks = None

@@ -35,9 +35,9 @@ from simready.common.hashing import content_hash, file_sha256
 from simready.artifacts.layout import ReferencePoolDir
 from simready.scenario.generator import generate
 from simready.scenario.manifest import canonicalize, manifest_bytes
-from simready.sim.batch import simulate_sample, warm_world
+from simready.sim.batch import rollout_sample, warm_world
 from simready.validity.evidence import EvidenceError
-from simready.validity.evidence_reader import evidence_from_sample_dir
+from simready.validity.evidence_reader import trace_actors
 from simready.validity.features import DRAW_COLUMN, IntentProfiles, ReferenceProfile, scenario_features
 
 if TYPE_CHECKING:
@@ -70,11 +70,15 @@ def build_reference_pool(template: WorldTemplate, catalog: Catalog, intents: Map
                 draws.append((intent, m.sample_id, sample.root))
 
         def roll_out(draw: tuple[str, str, Path]) -> tuple[str, pd.DataFrame | None]:
-            row = simulate_sample(draw[2], template, catalog, backend, plot=False)
-            if row["verdict"] != "accept":
-                return row["verdict"], None
-            ev = evidence_from_sample_dir(draw[2], require_sensors=False)
-            return row["verdict"], scenario_features(ev.ticks, ev.actor_classes, ev.ego_id)
+            rollout = rollout_sample(draw[2], template, catalog, backend, plot=False)
+            verdict = rollout.row["verdict"]
+            if verdict != "accept":
+                return verdict, None
+            # The features of the trace in memory: the same table the trace file holds (its Parquet round trip
+            # keeps every value and type), without reading back the file just written.
+            ticks = rollout.trace.df
+            actors = trace_actors(ticks, rollout.trace.header, rollout.manifest)
+            return verdict, scenario_features(ticks, actors.classes, actors.ego_id)
 
         # The draws' rollouts side by side, one per core (each its own folder and streams: the same bytes), on the
         # template's world caches built once here rather than in every worker.

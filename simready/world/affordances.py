@@ -32,6 +32,7 @@ import shapely
 from shapely.geometry import Polygon
 from shapely.ops import unary_union
 
+from simready.common.memo import once_per_object
 from simready.world.lane_graph import LaneNetwork, lane_network
 from simready.world.lanes import LaneGeometry
 from simready.world.routing import left_turn_routes, routes_of_length, straight_through
@@ -330,12 +331,8 @@ def kerb_gap_sites(template: WorldTemplate) -> list[GapSite]:
     """Parking sites (:func:`parking_sites`, the kerbside rule included) with a footway beside them and another
     across the carriageway at their middle, sorted as the sites are. Computed once per template object (a
     program asks at every proposal)."""
-    hit = _GAP_SITES.get(id(template))
-    if hit is None or hit[0] is not template:
-        if len(_GAP_SITES) > 64:
-            _GAP_SITES.clear()
-        hit = _GAP_SITES[id(template)] = (template, _kerb_gap_sites(template))
-    return list(hit[1])
+    sites: list[GapSite] = once_per_object(_GAP_SITES, template, lambda: _kerb_gap_sites(template))
+    return list(sites)
 
 
 def _kerb_gap_sites(template: WorldTemplate) -> list[GapSite]:

@@ -44,6 +44,7 @@ import shapely
 from shapely.geometry import LineString
 from shapely.ops import unary_union
 
+from simready.common.memo import once_per_object
 from simready.world.lanes import LaneGraph, LaneLike, wrap_angle
 
 if TYPE_CHECKING:
@@ -335,10 +336,4 @@ _CACHE: dict[int, tuple[object, LaneNetwork]] = {}
 
 def lane_network(template: WorldTemplate) -> LaneNetwork:
     """The template's :class:`LaneNetwork`, built once per template object."""
-    hit = _CACHE.get(id(template))
-    if hit is None or hit[0] is not template:
-        if len(_CACHE) > 64:
-            _CACHE.clear()
-        hit = (template, LaneNetwork.build(template))
-        _CACHE[id(template)] = hit
-    return hit[1]
+    return once_per_object(_CACHE, template, lambda: LaneNetwork.build(template))

@@ -29,6 +29,7 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, Point
 
+from simready.common.memo import once_per_object
 from simready.sim.core import constants as C
 from simready.world.frames import footprint_corners
 from simready.world.lanes import LaneGeometry
@@ -110,13 +111,7 @@ def _conflicts(graph) -> dict[str, tuple[Conflict, ...]]:  # type: ignore[no-unt
 
 def lane_conflicts(graph) -> dict[str, tuple[Conflict, ...]]:  # type: ignore[no-untyped-def]
     """Conflicts per lane where that lane yields (cached per lane graph object)."""
-    hit = _CACHE.get(id(graph))
-    if hit is None or hit[0] is not graph:
-        if len(_CACHE) > 32:
-            _CACHE.clear()
-        hit = (graph, _conflicts(graph))
-        _CACHE[id(graph)] = hit
-    return hit[1]
+    return once_per_object(_CACHE, graph, lambda: _conflicts(graph), limit=32)
 
 
 _CORRIDORS: dict[tuple[int, str], tuple[object, object]] = {}

@@ -23,6 +23,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from simready.common.memo import once_per_object
 from simready.sim.core import kernels
 from simready.world.lanes import LaneGraph
 from simready.world.polyline import Polyline
@@ -226,6 +227,22 @@ def lane_path(graph: LaneGraph, lanes: Sequence[str], lane_index: dict[str, int]
     a lane's arc length on the path differs from its own by millimetres.
     """
     chain, on_map = continue_route(graph, lanes)
+    # Kept per lane graph object (a path is a value: scenes share theirs by key): every draw of a pool starts on the
+    # same few routes, ~2 ms each to build. The lanes' indices complete the key: they are all the path reads of
+    # ``lane_index``.
+    built = once_per_object(_LANE_PATHS, graph, dict)
+    key = (chain, tuple(lane_index[lane] for lane in chain))
+    hit = built.get(key)
+    if hit is None:
+        hit = built[key] = _lane_path(graph, chain, on_map, lane_index)
+    return hit
+
+
+#: Per lane graph object, its lane paths built so far (:func:`lane_path`).
+_LANE_PATHS: dict[int, tuple[object, dict[tuple[tuple[str, ...], tuple[int, ...]], ReferencePath]]] = {}
+
+
+def _lane_path(graph: LaneGraph, chain: tuple[str, ...], on_map: bool, lane_index: dict[str, int]) -> ReferencePath:
     pts: list[tuple[float, float]] = []
     seg_lane: list[int] = []
     first_vertex: list[int] = []

@@ -36,13 +36,21 @@ BACKGROUND_COLOUR = "#343a40"
 BACKGROUND_MIN_SPAN_M = 80.0
 
 
-def _paths(trace: Trace) -> dict[str, np.ndarray]:
-    df = trace.df
-    out = {}
-    for actor_id, group in df.groupby("actor_id", sort=True):
-        g = group[group["present"]]
-        out[str(actor_id)] = g[["x", "y", "t"]].to_numpy()
-    return out
+def _actor_rows(trace: Trace) -> dict[str, np.ndarray]:
+    """Per actor id (sorted), the indices of its present rows in the ticks table, in table order (one stable sort
+    of the ids, not a pandas group-by: a picture reads three traces)."""
+    ids = trace.column("actor_id")
+    names, codes = np.unique(ids, return_inverse=True)
+    order = np.argsort(codes, kind="stable")
+    present = np.asarray(trace.column("present"), bool)[order]
+    bounds = np.cumsum(np.bincount(codes, minlength=len(names)))[:-1]
+    return {str(a): rows[keep] for a, rows, keep in zip(names, np.split(order, bounds), np.split(present, bounds))}
+
+
+def _paths(trace: Trace, rows: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Per actor id, its present rows' ``(x, y, t)`` (an (n, 3) array in tick order)."""
+    xyt = np.column_stack([np.asarray(trace.column(c), np.float64) for c in ("x", "y", "t")])
+    return {a: xyt[r] for a, r in (_actor_rows(trace) if rows is None else rows).items()}
 
 
 def plot_rollout(
@@ -72,7 +80,8 @@ def rollout_figure(
     title: str = "",
 ) -> Figure:
     """The figure :func:`plot_rollout` writes (one axes, its legend beside it)."""
-    paths = _paths(trace)
+    rows = _actor_rows(trace)
+    paths = _paths(trace, rows)
     framed = {a: p for a, p in paths.items() if roles.get(a) != BACKGROUND_ROLE} or paths
     xy = np.concatenate([p[:, :2] for p in framed.values() if len(p)]) if framed else np.zeros((1, 2))
     lo, hi = xy.min(axis=0) - 12.0, xy.max(axis=0) + 12.0
@@ -85,7 +94,7 @@ def rollout_figure(
     draw_regions(ax, template)
     draw_lanes(ax, template, view=(float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1])))
     background: list[Line2D] = []
-    start_yaw = _start_yaws(trace)
+    start_yaw = _start_yaws(trace, rows)
     for actor_id, p in sorted(paths.items()):
         if not len(p):
             continue
@@ -139,9 +148,7 @@ def rollout_figure(
     return fig
 
 
-def _start_yaws(trace: Trace) -> dict[str, float]:
-    """Each actor's yaw at its first present row, in one pass over the trace (a street's traffic has ~100 actors)."""
-    df = trace.df
-    first = df[df["present"]].drop_duplicates("actor_id")
-    return {str(a): 2.0 * float(np.arctan2(float(qz), float(qw)))
-            for a, qz, qw in zip(first["actor_id"], first["qz"], first["qw"])}
+def _start_yaws(trace: Trace, rows: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """Each actor's yaw at its first present row (``rows``: :func:`_actor_rows`; actors never present have none)."""
+    qz, qw = trace.column("qz"), trace.column("qw")
+    return {a: 2.0 * float(np.arctan2(float(qz[r[0]]), float(qw[r[0]]))) for a, r in rows.items() if len(r)}

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from simready.common.memo import once_per_object
 from simready.sim.behavior import junctions, walkers
 from simready.sim.core import planner_kernels as pk
 from simready.sim.core.reference_paths import PathTable, ReferencePath
@@ -121,18 +122,15 @@ def _route_row(scene: Scene, i: int, p: ReferencePath) -> tuple[Any, ...]:
 def network_yields(template: object) -> dict[str, tuple[tuple[float, str, float], ...]]:
     """Per junction lane, ``(s of the conflict point on it, priority lane, s on that lane)`` of each conflict of the
     lane graph (:class:`simready.world.lane_graph.LaneNetwork`) where it gives way; cached per template object."""
-    hit = _NETWORK_YIELDS.get(id(template))
-    if hit is None or hit[0] is not template:
+    def build() -> dict[str, tuple[tuple[float, str, float], ...]]:
         out: dict[str, list[tuple[float, str, float]]] = {}
         for c in lane_network(template).conflicts:  # type: ignore[arg-type]
             for lane, s_lane, other, s_other in ((c.a, c.s_a_m, c.b, c.s_b_m), (c.b, c.s_b_m, c.a, c.s_a_m)):
                 if c.yields(lane):
                     out.setdefault(lane, []).append((s_lane, other, s_other))
-        if len(_NETWORK_YIELDS) > 32:
-            _NETWORK_YIELDS.clear()
-        hit = (template, {k: tuple(sorted(v)) for k, v in out.items()})
-        _NETWORK_YIELDS[id(template)] = hit
-    return hit[1]
+        return {k: tuple(sorted(v)) for k, v in out.items()}
+
+    return once_per_object(_NETWORK_YIELDS, template, build, limit=32)
 
 
 _NETWORK_YIELDS: dict[int, tuple[object, dict[str, tuple[tuple[float, str, float], ...]]]] = {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -11,6 +11,7 @@ from shapely.ops import unary_union
 
 from simready.common.errors import ManifestError
 from simready.common.hashing import content_hash
+from simready.common.memo import once_per_object
 from simready.scenario.manifest import Actor, ScenarioManifest, canonicalize, manifest_hash
 from simready.sim.core import constants as C
 from simready.sim.core.reference_paths import ReferencePath, fixed_path, lane_path, walk_path
@@ -88,6 +89,17 @@ def _static_edges(m: ScenarioManifest, template: WorldTemplate) -> tuple[F, F]:
     return np.array(e0, dtype=np.float64).reshape(-1, 2), np.array(e1, dtype=np.float64).reshape(-1, 2)
 
 
+#: Each template object's kerb regions (:func:`_kerb_regions`): a union of its road regions, ~3 ms a scene on an
+#: imported street, the same for every scene built on it.
+_KERB_REGIONS: dict[int, tuple[object, Any]] = {}
+
+
+def _kerb_regions(template: WorldTemplate) -> Any:
+    """The template's roads (drivable and intersection regions) as one shape, grown by 1 cm; None without roads."""
+    roads = [r.shape for r in template.regions if r.type in ROAD_REGION_TYPES]
+    return unary_union(roads).buffer(0.01) if roads else None
+
+
 def build_scene(manifest: ScenarioManifest, template: WorldTemplate, *, backend: str, catalog: Catalog | None = None) -> Scene:
     """Validate and compile; any input problem raises :class:`ManifestError` before a single tick is stepped."""
     if backend not in C.BACKENDS:
@@ -108,7 +120,6 @@ def build_scene(manifest: ScenarioManifest, template: WorldTemplate, *, backend:
         paths.append(p)
         us.append(u)
         ds.append(d)
-    roads = [r.shape for r in template.regions if r.type in ROAD_REGION_TYPES]
     cfg = physics_config(backend, float(m.dt))
     scene = Scene(
         manifest=m,
@@ -127,7 +138,7 @@ def build_scene(manifest: ScenarioManifest, template: WorldTemplate, *, backend:
         ground=cached_ground_model(template, t_hash, catalog),
         bounds=template.bounds,
         conflict_points=points,
-        kerb_regions=unary_union(roads).buffer(0.01) if roads else None,
+        kerb_regions=once_per_object(_KERB_REGIONS, template, lambda: _kerb_regions(template)),
         catalog=catalog,
         config=cfg,
         config_hash=content_hash(cfg),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from simready.common.memo import once_per_object
 from simready.world.template import WorldTemplate
 
 if TYPE_CHECKING:
@@ -62,6 +63,8 @@ class GroundModel:
 
 
 _GROUND_CACHE: dict[Any, GroundModel] = {}
+#: Each template object's distinct instance assets: an imported street has thousands of instances, ~1 ms a scene.
+_INSTANCE_ASSETS: dict[int, tuple[object, frozenset[str]]] = {}
 
 
 def _ground_key(template: WorldTemplate, t_hash: str, catalog: Catalog | None) -> Any:
@@ -69,7 +72,7 @@ def _ground_key(template: WorldTemplate, t_hash: str, catalog: Catalog | None) -
     if catalog is None:
         return (t_hash, None)
     assets = []
-    for asset in {inst.asset for inst in template.instances}:  # each asset once (an imported street has thousands)
+    for asset in once_per_object(_INSTANCE_ASSETS, template, lambda: frozenset(i.asset for i in template.instances)):
         entry = catalog.entries.get(asset)
         if entry is not None and entry.semantic_class in GROUND_CLASSES:
             assets.append((asset, repr(entry.render_bounds_m)))
