@@ -445,6 +445,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "ramp": (
                 "f8[1] f8[2]r u1[2]",
             ),
+            "height_dots": (
+                "u1[3] f8[2] f8 f8 f8 f8 i8",
+            ),
         },
     },
     "motion": {
