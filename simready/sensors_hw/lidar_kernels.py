@@ -365,36 +365,26 @@ def ascii_rows(magnitude: np.ndarray, negative: np.ndarray, decimals: np.ndarray
             end = pos + k + (1 if d > 0 else 0)
             w = end
             left = k
-            if d > 0:
-                f = d
-                while f >= 2:
+            f = d if d > 0 else -1  # digits still to write before the point (none: below zero all along)
+            while left > 0:
+                if f == 0:
+                    w -= 1
+                    out[w] = 46  # '.'
+                if left >= 2 and f != 1:  # two digits on the same side of the point
                     q = v // hundred
                     r = np.intp(v - q * hundred)
                     w -= 2
                     out[w] = _DIGIT_PAIRS[2 * r]
                     out[w + 1] = _DIGIT_PAIRS[2 * r + 1]
-                    v = q
-                    f -= 2
                     left -= 2
-                if f == 1:
+                    f -= 2
+                else:
                     q = v // ten
                     w -= 1
                     out[w] = np.uint8(48 + (v - q * ten))
-                    v = q
                     left -= 1
-                w -= 1
-                out[w] = 46  # '.'
-            while left >= 2:
-                q = v // hundred
-                r = np.intp(v - q * hundred)
-                w -= 2
-                out[w] = _DIGIT_PAIRS[2 * r]
-                out[w + 1] = _DIGIT_PAIRS[2 * r + 1]
+                    f -= 1
                 v = q
-                left -= 2
-            if left == 1:
-                w -= 1
-                out[w] = np.uint8(48 + v % ten)
             pos = end
             out[pos] = 32 if c < columns - 1 else 10  # ' ', or '\n' after the last column
             pos += 1
