@@ -424,8 +424,15 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "planar_mount_poses": (
                 "f8[2] f8[1] f8[1] f8[1] f8[1] f8[2]",
             ),
+            "fixed_point_parts": (
+                "f8[1] f8 i8[1] b1[1] i8[1]",
+                "f4[1] f8 i8[1] b1[1] i8[1]",
+            ),
+            "ascii_row_bytes": (
+                "i8[2] i8[1]",
+            ),
             "ascii_rows": (
-                "i8[2] b1[2] i8[1]",
+                "i8[2] b1[2] i8[1] u1[1] i8",
             ),
             "ascii_table": (
                 "u1[1]r i8 i8",
@@ -437,6 +444,9 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             ),
             "ramp": (
                 "f8[1] f8[2]r u1[2]",
+            ),
+            "height_dots": (
+                "u1[3] f8[2] f8 f8 f8 f8 i8",
             ),
         },
     },

@@ -145,6 +145,27 @@ def test_draw_points_same_pixels_as_masked_numpy(dot_px: int) -> None:
     assert np.array_equal(draw_points(got.copy(), to_px, pts[:0], colours[:0], dot_px), got)
 
 
+@pytest.mark.parametrize("dot_px", [1, 2])
+def test_heights_drawn_in_one_pass_are_the_colours_and_map_of_the_numpy_passes(dot_px: int) -> None:
+    """A sweep drawn by ``draw_heights`` (the top-down map and the height colours per point, compiled): the pixels
+    of ``height_colours`` and ``draw_points`` over the canvas's map, points off the canvas and past the colour
+    ramp's ends included; the review video's frame and the review PNG's ranges."""
+    from simready.measurement.review_images import (REVIEW_TOPDOWN_PX, draw_heights, draw_points, height_colours,
+                                                    lidar_topdown, topdown_canvas)
+
+    rng = np.random.default_rng(10 + dot_px)
+    pts = np.concatenate([rng.normal(size=(20000, 3)) * [40.0, 40.0, 3.0], np.repeat(rng.normal(size=(50, 3)), 4,
+                                                                                          axis=0)])
+    for range_m, size_px in ((60.0, 384), (13.7, 384), (37.0, REVIEW_TOPDOWN_PX)):
+        expected, to_px = topdown_canvas(range_m, size_px)
+        got = expected.copy()
+        draw_points(expected, to_px, pts, height_colours(pts[:, 2]), dot_px)
+        assert np.array_equal(draw_heights(got, range_m, pts, dot_px), expected)
+    if dot_px == 1:
+        expected, to_px = topdown_canvas(60.0)
+        assert np.array_equal(lidar_topdown(pts, 120.0), draw_points(expected, to_px, pts, height_colours(pts[:, 2])))
+
+
 def test_radar_topdown_background_drawn_once_is_the_same_picture() -> None:
     """A radar video frame over its background drawn once per radar: the pixels of a frame drawn from scratch,
     and the frame the caller's own (the background is not written through)."""

@@ -79,3 +79,23 @@ def test_a_real_sweep_writes_the_bytes_of_the_per_point_writer(tmp_path, with_ti
     assert list(back) == list(PLY_COLUMNS) + (["t"] if with_time else [])
     np.testing.assert_allclose(back["x"], p[:, 0], atol=5e-5 + 1e-6)
     np.testing.assert_array_equal(back["instance_id"], sweep.instance_id)
+
+
+def test_compiled_fixed_point_parts_match_numpy_reference():
+    # The compiled rounding pass (values float64 cannot round certainly left to Python) against its numpy passes.
+    from simready.sensors_hw.lidar.ply import _fixed_point_into, fixed_point_parts_numpy
+
+    k = np.arange(-4000, 4000)
+    cols = columns(20_000, 5)
+    for values, places in ((cols["x"], 4), (cols["intensity"], 4), (cols["t"], 6), (k / 32.0, 4), (k * 0.00005, 4),
+                           (k / 2.0 ** 21, 6), (np.array([0.0, -0.0, -1e-5, 0.99995, 2.5e-5]), 4),
+                           (k.astype(np.int32), 4)):
+        magnitude, negative = np.empty(len(values), np.int64), np.empty(len(values), np.bool_)
+        assert _fixed_point_into(values, places, magnitude, negative)
+        want = fixed_point_parts_numpy(values, places)
+        assert want is not None
+        np.testing.assert_array_equal(magnitude, want[0])
+        np.testing.assert_array_equal(negative, want[1])
+    for bad in (np.array([1.0, np.nan]), np.array([1.0, np.inf]), np.array([2.0 ** 50 / 1e4])):
+        assert not _fixed_point_into(bad, 4, np.empty(2, np.int64), np.empty(2, np.bool_))
+        assert fixed_point_parts_numpy(bad, 4) is None

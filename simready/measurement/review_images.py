@@ -120,9 +120,24 @@ def draw_points(img: NDArray[np.uint8], to_px: Callable[[NDArray, NDArray], tupl
 
 def lidar_topdown(points_sensor: NDArray[np.float64], max_range_m: float) -> NDArray[np.uint8]:
     """Top-down review frame of a sweep (sensor frame, forward up, right on the right), coloured by height."""
-    img, to_px = topdown_canvas(min(max_range_m, TOPDOWN_RANGE_M))
+    range_m = min(max_range_m, TOPDOWN_RANGE_M)
+    img, _ = topdown_canvas(range_m)
     if len(points_sensor):
-        draw_points(img, to_px, points_sensor, height_colours(points_sensor[:, 2]))
+        draw_heights(img, float(range_m), points_sensor)
+    return img
+
+
+def draw_heights(img: NDArray[np.uint8], range_m: float, points_sensor: NDArray, dot_px: int = 1,
+                 lo: float = -2.5, hi: float = 3.0) -> NDArray[np.uint8]:
+    """:func:`draw_points` of sensor-frame points (M, ≥3) in their :func:`height_colours` onto a
+    :func:`topdown_canvas` ``img`` of ``range_m``, in one compiled pass over the points
+    (:func:`~simready.measurement.review_kernels.height_dots`: the same pixels; a LiDAR video frame's colours and
+    map as numpy passes were over half its time)."""
+    from simready.measurement.review_kernels import height_dots  # numba: only where points are drawn
+
+    half = img.shape[0] / 2
+    height_dots(img, np.ascontiguousarray(points_sensor, np.float64), half, half / range_m, lo, hi - lo,
+                int(dot_px))
     return img
 
 
@@ -279,7 +294,7 @@ def lidar_review(points_sensor: NDArray, label: str, range_m: float | None = Non
     range_m = review_range_m(pts) if range_m is None else range_m
     img, to_px = topdown_canvas(range_m, size_px)
     if len(pts):
-        draw_points(img, to_px, pts, height_colours(pts[:, 2]), dot_px=2)
+        draw_heights(img, float(range_m), pts, dot_px=2)
     im = Image.fromarray(img)
     draw = ImageDraw.Draw(im)
     font = _font(12)

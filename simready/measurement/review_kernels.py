@@ -54,3 +54,26 @@ def ramp(s: np.ndarray, stops: np.ndarray, out: np.ndarray) -> None:
         for k in range(stops.shape[1]):
             v = stops[i, k] * g + stops[i + 1, k] * f
             out[j, k] = 0 if s[j] <= 0.0 else np.uint8(v)
+
+
+@_compiled
+def height_dots(img: np.ndarray, points: np.ndarray, half: float, scale: float, lo: float, span: float,
+                dot_px: int) -> None:
+    """Sensor-frame points (M, ≥3) drawn top-down into ``img`` as :func:`dots` draws them, each at row
+    ``int(half - x·scale)``, column ``int(half - y·scale)`` (the top-down canvas's map) in its height colour: per
+    point the float operations of :func:`simready.measurement.review_images.height_colours` (``s`` = ``(z - lo) /
+    span`` clipped to [0, 1]; red ``2s - 1``, green ``1 - |2s - 1|``, blue ``1 - 2s``, each clipped, times 255,
+    truncated) and of the map, in their order: the same pixels as the numpy passes and :func:`dots`, without
+    their full-sweep temporaries."""
+    n_r, n_c, _ = img.shape
+    for dr in range(dot_px):
+        for dc in range(dot_px):
+            for i in range(points.shape[0]):
+                r = np.int64(half - points[i, 0] * scale) + dr
+                c = np.int64(half - points[i, 1] * scale) + dc
+                if 0 <= r < n_r and 0 <= c < n_c:
+                    s = min(max((points[i, 2] - lo) / span, 0.0), 1.0)
+                    t = 2.0 * s - 1.0
+                    img[r, c, 0] = np.uint8(min(max(t, 0.0), 1.0) * 255)
+                    img[r, c, 1] = np.uint8((1.0 - abs(t)) * 255)
+                    img[r, c, 2] = np.uint8(min(max(1.0 - 2.0 * s, 0.0), 1.0) * 255)

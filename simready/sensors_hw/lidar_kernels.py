@@ -272,50 +272,123 @@ def planar_mount_poses(pos: np.ndarray, sz: np.ndarray, cz: np.ndarray, qz: np.n
     return out
 
 
-#: Bytes a formatted value may take: a sign, 19 digits of an int64 magnitude, a decimal point, its separator.
-_ASCII_VALUE_BYTES = 22
+#: Decimal digits of two-digit numbers, "00" to "99": :func:`ascii_rows` writes a value's digits two at a time.
+_DIGIT_PAIRS = np.frombuffer("".join(f"{k:02d}" for k in range(100)).encode("ascii"), np.uint8).copy()
+#: 10**k as uint64, k = 0..19: a magnitude's digit count.
+_POW10_U64 = np.array([10 ** k for k in range(20)], np.uint64)
 
 
 @numba.njit(**_JIT)
-def ascii_rows(magnitude: np.ndarray, negative: np.ndarray, decimals: np.ndarray) -> np.ndarray:
-    """The ASCII PLY body of C columns × M points, one line per point: each value's digits written once, in
-    place (the row-major bytes :func:`simready.sensors_hw.lidar.ascii_body` returns).
+def fixed_point_parts(values: np.ndarray, scale: float, magnitude: np.ndarray, negative: np.ndarray,
+                      unsure: np.ndarray) -> int:
+    """``%.Nf`` of a numeric column as integers, in one pass: into ``magnitude`` (int64) the digits without the
+    point (``|v|·10^N`` rounded, ``scale`` = 10^N), into ``negative`` the sign bit (``%f`` prints ``-0.0000`` for
+    -0.0 and for negatives that round to zero); into ``unsure`` the indices whose rounding float64 cannot decide
+    (the fraction within an ulp of one half: the caller takes their digits from Python's formatting), their count
+    returned; -1 when the column holds a value this cannot format exactly (not finite, 2**50 units of the last
+    decimal or more), where the caller formats every point in Python.
+
+    Bits: :func:`simready.sensors_hw.lidar.ply.fixed_point_parts_numpy`'s operations in its order and
+    precision (the value widened to float64, then ``|x|·scale``, its floor, the fraction compared with 0.5), the
+    ulp ``np.spacing`` of a non-negative finite value as the step to the next double up."""
+    n = values.shape[0]
+    count = 0
+    for i in range(n):
+        x = np.float64(values[i])
+        if not math.isfinite(x):
+            return -1
+        scaled = abs(x) * scale
+        if scaled >= 1125899906842624.0:  # 2**50
+            return -1
+        whole = np.floor(scaled)
+        frac = scaled - whole
+        q = np.int64(whole)
+        if frac > 0.5:
+            q += 1
+        magnitude[i] = q
+        negative[i] = math.copysign(1.0, x) < 0.0
+        off = abs(frac - 0.5)
+        # The ulp of a double is at most 2**-52 of it: the exact test only where that bound cannot rule it out.
+        if off <= scaled * 2.3e-16 and off <= np.nextafter(scaled, np.inf) - scaled:
+            unsure[count] = i
+            count += 1
+    return count
+
+
+@numba.njit(**_JIT)
+def ascii_row_bytes(magnitude: np.ndarray, decimals: np.ndarray) -> int:
+    """An upper bound of the bytes of any one line :func:`ascii_rows` writes for these columns: per column a
+    sign, the digits of its largest magnitude (at least N + 1), a point, a separator."""
+    columns, m = magnitude.shape
+    total = 0
+    for c in range(columns):
+        largest = np.uint64(0)
+        for i in range(m):
+            v = np.uint64(magnitude[c, i])
+            if v > largest:
+                largest = v
+        d = decimals[c]
+        k = 1
+        while k < 20 and largest >= _POW10_U64[k]:
+            k += 1
+        if k < d + 1:
+            k = d + 1
+        total += 1 + k + (1 if d > 0 else 0) + 1
+    return total
+
+
+@numba.njit(**_JIT)
+def ascii_rows(magnitude: np.ndarray, negative: np.ndarray, decimals: np.ndarray, out: np.ndarray, start: int) -> int:
+    """The ASCII PLY body of C columns × M points, one line per point, written into ``out`` from ``start``
+    (at least M · :func:`ascii_row_bytes` bytes after it); returns where it ends: the row-major bytes
+    :func:`simready.sensors_hw.lidar.ascii_body` returns.
 
     ``magnitude`` (C, M) int64 ≥ 0: a value's digits without its point (``%.Nf``'s rounding already done,
     ``|v|·10^N``); ``negative`` (C, M) bool: a leading ``-``; ``decimals`` (C,): N digits after the point,
     -1 for an integer column (``%d``). At least N + 1 digits (``0.0012``), one space between values, a
-    newline after the last.
+    newline after the last. Each value's digits are written once, in place from its end, two at a time.
     """
     columns, m = magnitude.shape
-    out = np.empty(m * columns * (_ASCII_VALUE_BYTES + 1), np.uint8)
-    digits = np.empty(_ASCII_VALUE_BYTES, np.uint8)
+    pos = start
+    hundred = np.uint64(100)
     ten = np.uint64(10)
-    pos = 0
     for i in range(m):
         for c in range(columns):
             if negative[c, i]:
                 out[pos] = 45  # '-'
                 pos += 1
             d = decimals[c]
-            least = d + 1 if d > 0 else 1
             v = np.uint64(magnitude[c, i])
-            k = 0
-            while True:  # the units first
-                quotient = v // ten
-                digits[k] = np.uint8(48 + (v - quotient * ten))
-                v = quotient
+            k = d + 1 if d > 0 else 1  # the digits: at least N + 1, more while v reaches 10**k
+            while k < 20 and v >= _POW10_U64[k]:
                 k += 1
-                if v == 0 and k >= least:
-                    break
-            for j in range(k - 1, -1, -1):
-                out[pos] = digits[j]
-                pos += 1
-                if j == d and d > 0:
-                    out[pos] = 46  # '.'
-                    pos += 1
+            end = pos + k + (1 if d > 0 else 0)
+            w = end
+            left = k
+            f = d if d > 0 else -1  # digits still to write before the point (none: below zero all along)
+            while left > 0:
+                if f == 0:
+                    w -= 1
+                    out[w] = 46  # '.'
+                if left >= 2 and f != 1:  # two digits on the same side of the point
+                    q = v // hundred
+                    r = np.intp(v - q * hundred)
+                    w -= 2
+                    out[w] = _DIGIT_PAIRS[2 * r]
+                    out[w + 1] = _DIGIT_PAIRS[2 * r + 1]
+                    left -= 2
+                    f -= 2
+                else:
+                    q = v // ten
+                    w -= 1
+                    out[w] = np.uint8(48 + (v - q * ten))
+                    left -= 1
+                    f -= 1
+                v = q
+            pos = end
             out[pos] = 32 if c < columns - 1 else 10  # ' ', or '\n' after the last column
             pos += 1
-    return out[:pos]
+    return pos
 
 
 #: Exact powers of ten (float64 holds 10**k exactly up to 10**22): the divisors of :func:`ascii_table`.

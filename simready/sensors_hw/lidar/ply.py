@@ -17,6 +17,7 @@ import zstandard
 from simready.artifacts.layout import ZSTD_SUFFIX
 from simready.common.atomic import write_bytes_atomic
 from simready.common.scoped import ScopedCache
+from simready.common.scratch import work_array
 from simready.sensors_hw.frames import SensorType, frame_declaration
 from simready.sensors_hw.lidar.sweep import LidarScan
 
@@ -72,7 +73,8 @@ def ply_bytes(points: LidarScan | Mapping[str, Any], fmt: str = "ascii", *, with
     plain, _, zst = fmt.partition(".")
     cols = _columns(points, with_time)
     if plain == "ascii":
-        data = _header("ascii", len(cols["x"]), cols).encode("ascii") + ascii_body(cols)
+        header = _header("ascii", len(cols["x"]), cols).encode("ascii")
+        data = _ascii_lines(cols, header)
     else:
         rec = np.empty(len(cols["x"]), dtype=[(k, _PLY_TYPES[k][1]) for k in cols])
         for k, v in cols.items():
@@ -96,32 +98,67 @@ def write_ply_ascii(path: str | Path, points: LidarScan | Mapping[str, Any], *, 
 
 
 def ascii_body(cols: Mapping[str, NDArray[Any]]) -> bytes:
-    """The ASCII body of :func:`write_ply_ascii`: each column rounded as ``%d`` / ``%.Nf`` round (numpy, a whole
-    column at a time), then every line written in one compiled pass
+    """The ASCII body of :func:`write_ply_ascii`: each column's ``%d`` / ``%.Nf`` as integers in one compiled pass
+    a column (:func:`simready.sensors_hw.lidar_kernels.fixed_point_parts`, the values float64 cannot round
+    certainly from Python's own formatting), then every line written in one compiled pass
     (:func:`simready.sensors_hw.lidar_kernels.ascii_rows`).
 
     Why not a string per point: that was 3 of a sample's 19 s of observation; digit planes stacked and
-    transposed by numpy were still 8 % of the default suite's observation. The same bytes as
-    :func:`ascii_body_per_point`, which a test holds it to. Columns it cannot format exactly that way
-    (non-finite numbers, ids that are not integers, magnitudes past 2**50 units of the last decimal) go to
-    the per-point formatter.
+    transposed by numpy were still 8 % of the default suite's observation; the columns' rounding as numpy passes
+    (:func:`fixed_point_parts_numpy`) and the lines into a fresh worst-case buffer were still 4.2 ms of a
+    default-suite sweep's 5.7. The same bytes as :func:`ascii_body_per_point`, which a test holds it to. Columns it
+    cannot format exactly that way (non-finite numbers, ids that are not integers, magnitudes past 2**50 units of
+    the last decimal) go to the per-point formatter.
     """
-    from simready.sensors_hw.lidar_kernels import ascii_rows
+    return _ascii_lines(cols, b"")
+
+
+def _ascii_lines(cols: Mapping[str, NDArray[Any]], prefix: bytes) -> bytes:
+    """``prefix`` (a PLY's header) followed by :func:`ascii_body` of ``cols``, made in this thread's work arrays
+    and copied once into the bytes returned."""
+    from simready.sensors_hw.lidar_kernels import ascii_row_bytes, ascii_rows
 
     n = len(next(iter(cols.values())))
     if n == 0:
-        return b""
-    magnitudes, signs, decimals = [], [], []
-    for name, values in cols.items():
+        return prefix
+    magnitude = work_array("ply.magnitude", (len(cols), n), np.int64)
+    negative = work_array("ply.negative", (len(cols), n), np.bool_)
+    decimals = np.empty(len(cols), np.int64)
+    for c, (name, values) in enumerate(cols.items()):
         places = _ASCII_DECIMALS[name]
-        parts = _integer_parts(values) if places is None else _fixed_point_parts(values, places)
-        if parts is None:
-            return ascii_body_per_point(cols)
-        magnitudes.append(parts[0])
-        signs.append(parts[1])
-        decimals.append(-1 if places is None else places)
-    body: bytes = ascii_rows(np.stack(magnitudes), np.stack(signs), np.array(decimals, np.int64)).tobytes()
-    return body
+        if places is None:
+            parts = _integer_parts(values)
+            if parts is None:
+                return prefix + ascii_body_per_point(cols)
+            magnitude[c], negative[c] = parts
+        elif not _fixed_point_into(values, places, magnitude[c], negative[c]):
+            return prefix + ascii_body_per_point(cols)
+        decimals[c] = -1 if places is None else places
+    out = work_array("ply.ascii", len(prefix) + n * ascii_row_bytes(magnitude, decimals), np.uint8)
+    out[:len(prefix)] = np.frombuffer(prefix, np.uint8)
+    end = ascii_rows(magnitude, negative, decimals, out, len(prefix))
+    return out[:end].tobytes()
+
+
+def _fixed_point_into(values: NDArray[Any], decimals: int, magnitude: NDArray[np.int64],
+                      negative: NDArray[np.bool_]) -> bool:
+    """:func:`fixed_point_parts_numpy` of a column into ``magnitude`` and ``negative`` (one compiled pass, the
+    few values whose rounding float64 cannot decide from Python's formatting); False where it returns None."""
+    from simready.sensors_hw.lidar_kernels import fixed_point_parts
+
+    v = np.asarray(values)
+    if v.dtype.kind not in "biuf":
+        return False
+    if v.dtype not in (np.float32, np.float64):
+        v = v.astype(np.float64)
+    v = np.ascontiguousarray(v)
+    unsure = work_array("ply.unsure", len(v), np.int64)
+    count = fixed_point_parts(v, float(10 ** decimals), magnitude, negative, unsure)
+    if count < 0:
+        return False
+    for i in unsure[:count].tolist():
+        magnitude[i] = int(("%.*f" % (decimals, abs(float(v[i])))).replace(".", ""))
+    return True
 
 
 def ascii_body_per_point(cols: Mapping[str, NDArray[Any]]) -> bytes:
@@ -143,9 +180,10 @@ def _integer_parts(values: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[np.
     return np.abs(v), negative
 
 
-def _fixed_point_parts(values: NDArray[Any], decimals: int) -> tuple[NDArray[np.int64], NDArray[np.bool_]] | None:
+def fixed_point_parts_numpy(values: NDArray[Any], decimals: int) -> tuple[NDArray[np.int64], NDArray[np.bool_]] | None:
     """``%.<decimals>f`` of a numeric column as (its digits without the point as one integer, negative), or None
-    when it holds a value this cannot format exactly.
+    when it holds a value this cannot format exactly: the bit reference of
+    :func:`simready.sensors_hw.lidar_kernels.fixed_point_parts`, in numpy passes.
 
     ``%.Nf`` rounds the exact binary value half to even. ``|x|·10^N`` in float64 is within half an ulp of
     the exact product, so its rounding to an integer is certain unless the fraction lies within an ulp of
