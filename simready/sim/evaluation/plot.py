@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pyarrow as pa
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -38,9 +39,17 @@ BACKGROUND_MIN_SPAN_M = 80.0
 
 def _actor_rows(trace: Trace) -> dict[str, np.ndarray]:
     """Per actor id (sorted), the indices of its present rows in the ticks table, in table order (one stable sort
-    of the ids, not a pandas group-by: a picture reads three traces)."""
-    ids = trace.column("actor_id")
-    names, codes = np.unique(ids, return_inverse=True)
+    of the ids' codes, not a pandas group-by: a picture reads three traces).
+
+    The ids are coded by arrow's hash (its dictionary encoding, a few distinct values) and the few values sorted,
+    not by ``np.unique`` over a Python string a row (sorting those was ~28 ms of a traffic picture's trace)."""
+    encoded = trace.ticks.column("actor_id").combine_chunks().dictionary_encode()
+    values = [str(v) for v in encoded.dictionary.to_pylist()]
+    by_name = sorted(range(len(values)), key=values.__getitem__)
+    names = [values[i] for i in by_name]
+    rank = np.empty(len(values), np.int64)
+    rank[by_name] = np.arange(len(values))
+    codes = rank[encoded.indices.to_numpy(zero_copy_only=False)]
     order = np.argsort(codes, kind="stable")
     present = np.asarray(trace.column("present"), bool)[order]
     bounds = np.cumsum(np.bincount(codes, minlength=len(names)))[:-1]
