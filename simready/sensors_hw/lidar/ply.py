@@ -191,12 +191,13 @@ def read_ply(path: str | Path, columns: Sequence[str] | None = None) -> dict[str
     names = [line.split()[2] for line in lines if line.startswith("property")]
     dtype = [(k, _PLY_TYPES[k][1]) for k in names]
     wanted = [i for i, k in enumerate(names) if columns is None or k in columns]
+    body = memoryview(raw)[end:]  # not a copy of the sweep's megabyte
     if fmt == "binary_little_endian":
-        rec = np.frombuffer(raw[end:], dtype=dtype, count=count)
+        rec = np.frombuffer(body, dtype=dtype, count=count)
         return {names[i]: rec[names[i]].copy() for i in wanted}
     # Every column is numeric: one C-level parse of the whole body (float64 holds uint32 ids and the
     # printed float32 values exactly; the column is then cast as a per-value parse would be).
-    table, at = ascii_columns(path, raw[end:], count, len(names), wanted)
+    table, at = ascii_columns(path, body, count, len(names), wanted)
     return {names[i]: table[:, j].astype(np.dtype(dtype[i][1])) for j, i in zip(at, wanted)}
 
 
@@ -214,7 +215,7 @@ def shared_sweeps() -> Iterator[None]:
         yield
 
 
-def ascii_columns(path: str | Path, body: bytes, count: int, columns: int,
+def ascii_columns(path: str | Path, body: bytes | memoryview, count: int, columns: int,
                   wanted: list[int] | None = None) -> tuple[NDArray[np.float64], list[int]]:
     """The ``wanted`` columns (every one when None) of the ASCII body of the PLY at ``path``: a float64 table of
     ``count`` rows and where each wanted column lies in it (every column parsed, so the wanted ones are not copied
@@ -236,7 +237,7 @@ def ascii_columns(path: str | Path, body: bytes, count: int, columns: int,
     return table, wanted
 
 
-def _whole_or_wanted(body: bytes, count: int, columns: int, wanted: list[int]) -> tuple[NDArray[np.float64], list[int]]:
+def _whole_or_wanted(body: bytes | memoryview, count: int, columns: int, wanted: list[int]) -> tuple[NDArray[np.float64], list[int]]:
     """:func:`ascii_columns` outside :func:`shared_sweeps`: the whole table when the compiled pass reads it, else
     the wanted columns as :func:`_ascii_table` parses them."""
     from simready.sensors_hw.lidar_kernels import ascii_table
@@ -248,7 +249,7 @@ def _whole_or_wanted(body: bytes, count: int, columns: int, wanted: list[int]) -
     return _ascii_table(body, count, columns, wanted), list(range(len(wanted)))
 
 
-def _ascii_table(body: bytes, count: int, columns: int, wanted: list[int] | None = None) -> NDArray[np.float64]:
+def _ascii_table(body: bytes | memoryview, count: int, columns: int, wanted: list[int] | None = None) -> NDArray[np.float64]:
     """An ASCII PLY body as a (count, columns) float64 table (only the ``wanted`` columns, in order, when given).
     Arrow's CSV reader parses it ~3x faster than splitting (both round each number correctly, so the values are
     the same); a body it reads otherwise (extra spaces, a short line) is split instead, which fails on a wrong
