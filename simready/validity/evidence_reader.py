@@ -55,7 +55,7 @@ from simready.artifacts import layout
 from simready.artifacts.layout import ObservationDir, SampleDir
 from simready.artifacts.records import Legend, ObservedFrame, Record, Render, Results
 from simready.scenario.manifest import ScenarioManifest, load_manifest
-from simready.sensors_hw.lidar.ply import ascii_columns
+from simready.sensors_hw.lidar.ply import ascii_columns, sweep_bytes
 from simready.validity import binding, policy
 from simready.validity.evidence import (DETECTION_COLUMNS, DryReference, EvidenceError, MissingStageError,
                                         ScenarioEvidence, SensorEvidence, collisions_from_events, local_actor_id)
@@ -225,9 +225,10 @@ def _camera_rows(path: Path, cameras_only: set[str] | None = None) -> list[dict[
 def read_ply_points(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """``(xyz (N, 3) float64, instance_id (N,) int64)`` of a SPEC §10 PLY (ASCII or binary little-endian), or of
     its opt-in compressed variant ``<tick>.ply.zst`` (one zstd frame of those bytes)."""
-    raw = path.read_bytes()
     if path.name.endswith(layout.ZSTD_SUFFIX):
-        raw = zstandard.ZstdDecompressor().decompress(raw)
+        raw = zstandard.ZstdDecompressor().decompress(path.read_bytes())
+    else:
+        raw = sweep_bytes(path)  # within shared_sweeps, a sweep parsed already: its header
     end = raw.find(b"end_header\n")
     if end < 0:
         raise EvidenceError(path, "", "not a PLY file (no end_header)")

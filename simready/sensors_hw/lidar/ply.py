@@ -179,9 +179,10 @@ def write_ply_binary(path: str | Path, points: LidarScan | Mapping[str, Any], *,
 def read_ply(path: str | Path, columns: Sequence[str] | None = None) -> dict[str, NDArray[Any]]:
     """Columns of a PLY written by this module (ASCII or binary little-endian, or either one's ``.ply.zst``,
     by the name's suffix); only ``columns`` when given (an ASCII body's other columns are then not converted)."""
-    raw = Path(path).read_bytes()
     if Path(path).name.endswith(PLY_ZSTD_SUFFIX):
-        raw = zstandard.ZstdDecompressor().decompress(raw)
+        raw = zstandard.ZstdDecompressor().decompress(Path(path).read_bytes())
+    else:
+        raw = sweep_bytes(path)
     end = raw.index(b"end_header\n") + len(b"end_header\n")
     lines = raw[:end].decode("ascii").splitlines()
     if lines[0] != "ply":
@@ -215,6 +216,30 @@ def shared_sweeps() -> Iterator[None]:
         yield
 
 
+def _shared_key(path: str | Path) -> tuple[str, int, int]:
+    """The file's version as :func:`shared_sweeps` keys its parse: path, size and modification time."""
+    st = os.stat(path)
+    return os.path.abspath(path), st.st_size, st.st_mtime_ns
+
+
+def sweep_bytes(path: str | Path) -> bytes:
+    """The bytes of the (uncompressed) PLY at ``path``; within :func:`shared_sweeps`, of a sweep whose parse a first
+    reader left, only its header (through ``end_header``): :func:`ascii_columns` gives the body's table then, and
+    the ~1 MB body is not read again."""
+    shared = _SHARED.entries
+    if shared is None or _shared_key(path) not in shared:
+        return Path(path).read_bytes()
+    head = b""
+    with open(path, "rb") as f:
+        while b"end_header\n" not in head:
+            chunk = f.read(4096)
+            if not chunk:
+                break
+            head += chunk
+    end = head.find(b"end_header\n")
+    return head if end < 0 else head[:end + len(b"end_header\n")]
+
+
 def ascii_columns(path: str | Path, body: bytes | memoryview, count: int, columns: int,
                   wanted: list[int] | None = None) -> tuple[NDArray[np.float64], list[int]]:
     """The ``wanted`` columns (every one when None) of the ASCII body of the PLY at ``path``: a float64 table of
@@ -226,14 +251,18 @@ def ascii_columns(path: str | Path, body: bytes | memoryview, count: int, column
     shared = _SHARED.entries
     if shared is None:
         return _whole_or_wanted(body, count, columns, wanted)
-    st = os.stat(path)
-    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, count, columns)
-    table: NDArray[np.float64] | None = shared.pop(key, None)
-    if table is None:
-        try:
-            table = shared[key] = _ascii_table(body, count, columns)
-        except ValueError:  # a column this reader does not want may be what fails: its own parse decides
-            return _ascii_table(body, count, columns, wanted), list(range(len(wanted)))
+    key = _shared_key(path)
+    kept: tuple[int, int, NDArray[np.float64]] | None = shared.pop(key, None)
+    if kept is not None and kept[:2] == (count, columns):
+        return kept[2], wanted
+    if kept is not None or (count and not len(body)):  # the header alone (sweep_bytes) but not the parse it expected
+        raw = Path(path).read_bytes()
+        body = memoryview(raw)[raw.index(b"end_header\n") + len(b"end_header\n"):]
+    try:
+        table = _ascii_table(body, count, columns)
+    except ValueError:  # a column this reader does not want may be what fails: its own parse decides
+        return _ascii_table(body, count, columns, wanted), list(range(len(wanted)))
+    shared[key] = (count, columns, table)
     return table, wanted
 
 
@@ -277,4 +306,4 @@ def _ascii_table(body: bytes | memoryview, count: int, columns: int, wanted: lis
             return np.stack([c.to_numpy() for c in parsed.columns], axis=1) if count else np.zeros((0, len(wanted)))
     except (pa.ArrowInvalid, ValueError):
         pass
-    return np.array(body.split(), dtype=np.float64).reshape(count, columns)[:, wanted]
+    return np.array(bytes(body).split(), dtype=np.float64).reshape(count, columns)[:, wanted]
