@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simready.sensors_hw.lidar import ply
-from simready.sensors_hw.lidar.ply import read_ply, shared_sweeps, write_ply_ascii
+from simready.sensors_hw.lidar.ply import read_ply, shared_sweeps, sweep_bytes, write_ply_ascii
 from simready.validity.evidence_reader import read_ply_points
 from tests.test_ply_ascii import columns
 
@@ -108,3 +108,20 @@ def test_the_compiled_pass_leaves_what_it_does_not_read_to_the_general_parser():
 
 def _parsed(body: bytes, count: int) -> np.ndarray:
     return ply._ascii_table(body, count, 2)
+
+
+def test_the_second_reader_reads_the_header_alone(tmp_path):
+    """Within shared_sweeps a sweep the first reader parsed is not read again: its header gives the second reader
+    the names and count, the kept parse the values."""
+    path = write_ply_ascii(tmp_path / "sweep.ply", columns(2_000, 3), with_time=True)
+    whole = path.read_bytes()
+    head = whole[:whole.index(b"end_header\n") + len(b"end_header\n")]
+    own = read_ply(path)
+    assert sweep_bytes(path) == whole
+    with shared_sweeps():
+        assert sweep_bytes(path) == whole  # nothing parsed yet
+        read_ply_points(path)
+        assert sweep_bytes(path) == head
+        shared = read_ply(path)
+        assert list(shared) == list(own) and all(same_bits(shared[k], own[k]) for k in own)
+        assert sweep_bytes(path) == whole  # taken: a third reader reads the file

@@ -387,7 +387,8 @@ def folder_drawings(obs: ObservationDir, trace: TraceInput | Path, ego: str, cam
                    for a in [e.entity.rsplit("actor:", 1)[-1]] if a in actors}
     scene = _Scene(trace, ego, actor_of_id)
     sweeps = [s for s in results.sweeps.get(lidar, []) if isinstance(s, LidarSweep)] if lidar else []
-    plys = {f.tick: obs.file(f.path) for f in results.files if f.sensor == lidar and f.pass_name == "lidar"}
+    listed = [f for f in results.files if f.sensor == lidar and f.pass_name == "lidar"]
+    plys = {f.tick: ply for f, ply in zip(listed, obs.files(f.path for f in listed))}  # the folder resolved once
     sweeps = [s for s in sweeps if s.tick in plys and plys[s.tick].is_file()]
     observed: dict[str, dict[int, ObservedFrame]] = {c: {} for c in poses}
     if obs.observed_frames.is_file():

@@ -86,20 +86,36 @@ class LocalStore(Store):
 
     def exists(self, key: Key) -> bool:
         path = self._path(key, prefix=True)
-        return path.is_file() or any(True for _ in self._files(path))
+        return path.is_file() or any(True for _ in self._keys(path))
 
     def list(self, prefix: Key = "") -> list[str]:
         path = self._path(prefix, prefix=True)
         if path.is_file():
             return [path.relative_to(self.root).as_posix()]
-        return sorted(p.relative_to(self.root).as_posix() for p in self._files(path))
+        return sorted(self._keys(path))
 
-    def _files(self, folder: Path) -> Iterator[Path]:
-        if not folder.is_dir():
+    def _keys(self, folder: Path) -> Iterator[str]:
+        """The keys of the files under ``folder`` (a symbolic link to a file counts; one to a folder is not entered;
+        hidden names are left out), as ``rglob`` and ``is_file`` found them: by ``os.scandir``'s entries, whose
+        types come with the listing (a release's ~25 000 objects took a second through ``Path`` objects)."""
+        parts = folder.relative_to(self.root).parts
+        if _hidden(parts) or not folder.is_dir():
             return
-        for p in folder.rglob("*"):
-            if p.is_file() and not _hidden(p.relative_to(self.root).parts):
-                yield p
+        stack = [(str(folder), "".join(f"{p}/" for p in parts))]
+        while stack:
+            where, above = stack.pop()
+            try:
+                with os.scandir(where) as entries:
+                    found = list(entries)
+            except PermissionError:  # as rglob: a folder it may not list holds nothing for it
+                continue
+            for entry in found:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((entry.path, f"{above}{entry.name}/"))
+                elif entry.is_file():
+                    yield f"{above}{entry.name}"
 
     def copy(self, source: Key, target: Key) -> None:
         """A hard link (the bytes are stored once); a copy where the two lie on different filesystems. A new name is

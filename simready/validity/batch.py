@@ -54,8 +54,9 @@ def validate_sample_dir(sample_dir: Path, reference: ReferenceProfile | IntentPr
     found = sample.branches()
     if found:
         # The base's evidence with its trace as the baseline; each branch swaps in its own ticks and sensors (so the
-        # base's observations, the gate's costliest read, are not read a second time for a baseline that drops them).
-        shared = replace(base_evidence, baseline_ticks=read_trace(sample.trace)[0], sensor=None)
+        # base's observations, the gate's costliest read, are not read a second time for a baseline that drops them;
+        # nor the trace: the gate only reads its tables).
+        shared = replace(base_evidence, baseline_ticks=base_evidence.ticks, sensor=None)
         manifest = load_manifest(sample.manifest)
         for branch in found:
             branches[branch.label] = validate_scenario(_with_ticks_of(shared, sample, branch, manifest))

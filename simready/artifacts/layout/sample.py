@@ -3,7 +3,7 @@ branch's, the dry run's), and every file in them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,16 +87,19 @@ class ObservationDir:
         """:meth:`file` of each name, each folder resolved once: once a name in a folder is confined, another
         name in it is only checked as a plain file name that is not a symbolic link (a link is confined in full).
         For readers of every file a folder lists (its integrity: thousands of names, a path resolution each)."""
+        return list(self.each_file(names))
+
+    def each_file(self, names: Iterable[str]) -> Iterator[Path]:
+        """:meth:`files`, one name at a time as the caller reaches it (a bad name is refused when it is reached, after
+        the names before it were used: a reader's errors come in the order they did with :meth:`file`)."""
         confined: set[str] = set()
-        out = []
         for name in names:
             folder, _, base = name.rpartition("/")
             path = self.root / name
             if not (folder in confined and plain_name(base) and not path.is_symlink()):
                 path = self.file(name)
                 confined.add(folder)
-            out.append(path)
-        return out
+            yield path
 
     # Names relative to the folder, as results.json lists them.
 

@@ -217,9 +217,10 @@ def write_ply_binary(path: str | Path, points: LidarScan | Mapping[str, Any], *,
 def read_ply(path: str | Path, columns: Sequence[str] | None = None) -> dict[str, NDArray[Any]]:
     """Columns of a PLY written by this module (ASCII or binary little-endian, or either one's ``.ply.zst``,
     by the name's suffix); only ``columns`` when given (an ASCII body's other columns are then not converted)."""
-    raw = Path(path).read_bytes()
     if Path(path).name.endswith(PLY_ZSTD_SUFFIX):
-        raw = zstandard.ZstdDecompressor().decompress(raw)
+        raw = zstandard.ZstdDecompressor().decompress(Path(path).read_bytes())
+    else:
+        raw = sweep_bytes(path)
     end = raw.index(b"end_header\n") + len(b"end_header\n")
     lines = raw[:end].decode("ascii").splitlines()
     if lines[0] != "ply":
@@ -229,12 +230,13 @@ def read_ply(path: str | Path, columns: Sequence[str] | None = None) -> dict[str
     names = [line.split()[2] for line in lines if line.startswith("property")]
     dtype = [(k, _PLY_TYPES[k][1]) for k in names]
     wanted = [i for i, k in enumerate(names) if columns is None or k in columns]
+    body = memoryview(raw)[end:]  # not a copy of the sweep's megabyte
     if fmt == "binary_little_endian":
-        rec = np.frombuffer(raw[end:], dtype=dtype, count=count)
+        rec = np.frombuffer(body, dtype=dtype, count=count)
         return {names[i]: rec[names[i]].copy() for i in wanted}
     # Every column is numeric: one C-level parse of the whole body (float64 holds uint32 ids and the
     # printed float32 values exactly; the column is then cast as a per-value parse would be).
-    table, at = ascii_columns(path, raw[end:], count, len(names), wanted)
+    table, at = ascii_columns(path, body, count, len(names), wanted)
     return {names[i]: table[:, j].astype(np.dtype(dtype[i][1])) for j, i in zip(at, wanted)}
 
 
@@ -252,7 +254,31 @@ def shared_sweeps() -> Iterator[None]:
         yield
 
 
-def ascii_columns(path: str | Path, body: bytes, count: int, columns: int,
+def _shared_key(path: str | Path) -> tuple[str, int, int]:
+    """The file's version as :func:`shared_sweeps` keys its parse: path, size and modification time."""
+    st = os.stat(path)
+    return os.path.abspath(path), st.st_size, st.st_mtime_ns
+
+
+def sweep_bytes(path: str | Path) -> bytes:
+    """The bytes of the (uncompressed) PLY at ``path``; within :func:`shared_sweeps`, of a sweep whose parse a first
+    reader left, only its header (through ``end_header``): :func:`ascii_columns` gives the body's table then, and
+    the ~1 MB body is not read again."""
+    shared = _SHARED.entries
+    if shared is None or _shared_key(path) not in shared:
+        return Path(path).read_bytes()
+    head = b""
+    with open(path, "rb") as f:
+        while b"end_header\n" not in head:
+            chunk = f.read(4096)
+            if not chunk:
+                break
+            head += chunk
+    end = head.find(b"end_header\n")
+    return head if end < 0 else head[:end + len(b"end_header\n")]
+
+
+def ascii_columns(path: str | Path, body: bytes | memoryview, count: int, columns: int,
                   wanted: list[int] | None = None) -> tuple[NDArray[np.float64], list[int]]:
     """The ``wanted`` columns (every one when None) of the ASCII body of the PLY at ``path``: a float64 table of
     ``count`` rows and where each wanted column lies in it (every column parsed, so the wanted ones are not copied
@@ -263,18 +289,22 @@ def ascii_columns(path: str | Path, body: bytes, count: int, columns: int,
     shared = _SHARED.entries
     if shared is None:
         return _whole_or_wanted(body, count, columns, wanted)
-    st = os.stat(path)
-    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, count, columns)
-    table: NDArray[np.float64] | None = shared.pop(key, None)
-    if table is None:
-        try:
-            table = shared[key] = _ascii_table(body, count, columns)
-        except ValueError:  # a column this reader does not want may be what fails: its own parse decides
-            return _ascii_table(body, count, columns, wanted), list(range(len(wanted)))
+    key = _shared_key(path)
+    kept: tuple[int, int, NDArray[np.float64]] | None = shared.pop(key, None)
+    if kept is not None and kept[:2] == (count, columns):
+        return kept[2], wanted
+    if kept is not None or (count and not len(body)):  # the header alone (sweep_bytes) but not the parse it expected
+        raw = Path(path).read_bytes()
+        body = memoryview(raw)[raw.index(b"end_header\n") + len(b"end_header\n"):]
+    try:
+        table = _ascii_table(body, count, columns)
+    except ValueError:  # a column this reader does not want may be what fails: its own parse decides
+        return _ascii_table(body, count, columns, wanted), list(range(len(wanted)))
+    shared[key] = (count, columns, table)
     return table, wanted
 
 
-def _whole_or_wanted(body: bytes, count: int, columns: int, wanted: list[int]) -> tuple[NDArray[np.float64], list[int]]:
+def _whole_or_wanted(body: bytes | memoryview, count: int, columns: int, wanted: list[int]) -> tuple[NDArray[np.float64], list[int]]:
     """:func:`ascii_columns` outside :func:`shared_sweeps`: the whole table when the compiled pass reads it, else
     the wanted columns as :func:`_ascii_table` parses them."""
     from simready.sensors_hw.lidar_kernels import ascii_table
@@ -286,7 +316,7 @@ def _whole_or_wanted(body: bytes, count: int, columns: int, wanted: list[int]) -
     return _ascii_table(body, count, columns, wanted), list(range(len(wanted)))
 
 
-def _ascii_table(body: bytes, count: int, columns: int, wanted: list[int] | None = None) -> NDArray[np.float64]:
+def _ascii_table(body: bytes | memoryview, count: int, columns: int, wanted: list[int] | None = None) -> NDArray[np.float64]:
     """An ASCII PLY body as a (count, columns) float64 table (only the ``wanted`` columns, in order, when given).
     Arrow's CSV reader parses it ~3x faster than splitting (both round each number correctly, so the values are
     the same); a body it reads otherwise (extra spaces, a short line) is split instead, which fails on a wrong
@@ -314,4 +344,4 @@ def _ascii_table(body: bytes, count: int, columns: int, wanted: list[int] | None
             return np.stack([c.to_numpy() for c in parsed.columns], axis=1) if count else np.zeros((0, len(wanted)))
     except (pa.ArrowInvalid, ValueError):
         pass
-    return np.array(body.split(), dtype=np.float64).reshape(count, columns)[:, wanted]
+    return np.array(bytes(body).split(), dtype=np.float64).reshape(count, columns)[:, wanted]
