@@ -14,6 +14,7 @@ import numba
 import numpy as np
 
 from simready.truth.kernels.compile import JIT
+from simready.truth.kernels.projection import camera_coords_at, world_at
 from simready.truth.kernels.visibility import HIDDEN, OUT_OF_VIEW, UNDECIDED, VISIBLE
 from simready.truth.stored import ABSENT, BEHIND_CAMERA, BEYOND_RANGE, OUT_OF_FRAME, STATIC, VALID
 from simready.truth.stored import HIDDEN as HIDDEN_BIT
@@ -97,7 +98,7 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
                 w1 = p_body[i, 0] * gp[3] + p_body[i, 1] * gp[4] + p_body[i, 2] * gp[5] + gp[10]
                 w2 = p_body[i, 0] * gp[6] + p_body[i, 1] * gp[7] + p_body[i, 2] * gp[8] + gp[11]
                 pres = present_tab[s, r]
-            d0 = w0 - cols[9, r]  # _coords
+            d0 = w0 - cols[9, r]  # camera_coords_at
             d1 = w1 - cols[10, r]
             d2 = w2 - cols[11, r]
             c0 = d0 * cols[0, r] + d1 * cols[3, r] + d2 * cols[6, r]
@@ -177,18 +178,12 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
             j = n_undecided
             r = np.int64(row_out[i])
             s = slot_of_body[body[i]]
-            for a in range(3):
-                if s >= 0:
-                    g = tables[s, r]
-                    und_world[j, a] = (p_body[i, 0] * g[3 * a] + p_body[i, 1] * g[3 * a + 1]
-                                       + p_body[i, 2] * g[3 * a + 2] + g[9 + a])
-                else:
+            if s >= 0:
+                world_at(i, s, r, tables, p_body, und_world, j)
+            else:
+                for a in range(3):
                     und_world[j, a] = world_src[i, a]
-            d0 = und_world[j, 0] - cols[9, r]  # _coords
-            d1 = und_world[j, 1] - cols[10, r]
-            d2 = und_world[j, 2] - cols[11, r]
-            for a in range(3):
-                und_cam[j, a] = d0 * cols[a, r] + d1 * cols[3 + a, r] + d2 * cols[6 + a, r]
+            camera_coords_at(j, r, cols, und_world, und_cam)
             und_uv[j, 0] = cx + fx * und_cam[j, 0] / und_cam[j, 2]
             und_uv[j, 1] = cy + fy * und_cam[j, 1] / und_cam[j, 2]
             undecided[j] = i

@@ -15,14 +15,21 @@ from simready.truth.kernels.compile import JIT
 def _place(i: int, s: int, r: int, tables: np.ndarray, present_tab: np.ndarray, p_body: np.ndarray,
            world: np.ndarray, present: np.ndarray) -> None:
     """World position of moving point i on pose-table slot s at row r (``apply_pose_rows``' operation order)."""
-    g = tables[s, r]
-    for a in range(3):
-        world[i, a] = p_body[i, 0] * g[3 * a] + p_body[i, 1] * g[3 * a + 1] + p_body[i, 2] * g[3 * a + 2] + g[9 + a]
+    world_at(i, s, r, tables, p_body, world, i)
     present[i] = present_tab[s, r]
 
 
 @numba.njit(**JIT)
-def _coords(i: int, r: int, cols: np.ndarray, world: np.ndarray, cam: np.ndarray) -> None:
+def world_at(i: int, s: int, r: int, tables: np.ndarray, p_body: np.ndarray, world: np.ndarray, k: int) -> None:
+    """World position of moving point i on pose-table slot s at row r, into ``world[k]`` (``apply_pose_rows``'
+    operation order)."""
+    g = tables[s, r]
+    for a in range(3):
+        world[k, a] = p_body[i, 0] * g[3 * a] + p_body[i, 1] * g[3 * a + 1] + p_body[i, 2] * g[3 * a + 2] + g[9 + a]
+
+
+@numba.njit(**JIT)
+def camera_coords_at(i: int, r: int, cols: np.ndarray, world: np.ndarray, cam: np.ndarray) -> None:
     """Optical-frame coordinates of point i with row r's pose (``camera_coords``' operation order)."""
     d0 = world[i, 0] - cols[9, r]
     d1 = world[i, 1] - cols[10, r]
@@ -52,7 +59,7 @@ def settle_rows(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_
             rows[i] = 0
             if s >= 0:
                 _place(i, s, 0, tables, present_tab, p_body, world, present)
-            _coords(i, 0, cols, world, cam)
+            camera_coords_at(i, 0, cols, world, cam)
             continue
         r = rows[i]
         before = -1
@@ -60,7 +67,7 @@ def settle_rows(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_
         for _ in range(max_iterations):
             if s >= 0:
                 _place(i, s, r, tables, present_tab, p_body, world, present)
-            _coords(i, r, cols, world, cam)
+            camera_coords_at(i, r, cols, world, cam)
             new = r
             if cam[i, 2] > 0.0:
                 v = np.rint(cy + fy * cam[i, 1] / cam[i, 2])
@@ -75,7 +82,7 @@ def settle_rows(cols: np.ndarray, slot: np.ndarray, tables: np.ndarray, present_
         if moved:  # the cap: pose and project at the row reached
             if s >= 0:
                 _place(i, s, r, tables, present_tab, p_body, world, present)
-            _coords(i, r, cols, world, cam)
+            camera_coords_at(i, r, cols, world, cam)
         rows[i] = r
 
 
