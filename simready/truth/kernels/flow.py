@@ -13,11 +13,16 @@ import math
 import numba
 import numpy as np
 
+from simready.sim.core.cache_stamp import stamp_callees
+from simready.truth.kernels import projection as projection_kernels
 from simready.truth.kernels.compile import JIT
 from simready.truth.kernels.projection import camera_coords_at, world_at
 from simready.truth.kernels.visibility import HIDDEN, OUT_OF_VIEW, UNDECIDED, VISIBLE
 from simready.truth.stored import ABSENT, BEHIND_CAMERA, BEYOND_RANGE, OUT_OF_FRAME, STATIC, VALID
 from simready.truth.stored import HIDDEN as HIDDEN_BIT
+
+# The cached kernel here carries compiled copies of the projection helpers it calls: its cache follows that file too.
+stamp_callees(__file__, (projection_kernels.__file__,))
 
 
 @numba.njit(**JIT)
