@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 import dagster as dg
 from dagster._core.instance.ref import InstanceRef
 
+from simready.assets.sqlite_engines import reuse_sqlite_engines
 from simready.common import paths
 from simready.scenario.suite import SuiteError, batch_index
 
@@ -72,6 +73,11 @@ class SimreadyInstance(dg.DagsterInstance):
 
     # What Dagster asks of an ``instance_class``: the dagster.yaml keys it adds (none) and its default storages
     # (Dagster's own).
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        # Its SQLite storages keep one engine per database file (the statements compiled once, not per connection).
+        reuse_sqlite_engines()
+        super().__init__(*args, **kwargs)
+
     @classmethod
     def config_schema(cls) -> dict:
         return {}

@@ -127,6 +127,19 @@ class Polyline:
         t = float(t_m)
         return bx - dy * t, by + dx * t
 
+    def points_at(self, s_m: ArrayLike, t_m: float = 0.0) -> tuple[F, F]:
+        """:meth:`point_at` of each arc length in ``s_m``, as arrays ``(x, y)``: the same segment and the same float
+        operations in the same order element by element (numpy's element-wise ops round as Python's), so each
+        value is the scalar call's bits."""
+        s = np.asarray(s_m, dtype=np.float64)
+        i = np.clip(np.searchsorted(self.cum_s, s, side="right") - 1, 0, len(self.seg_dir) - 1)
+        dx, dy = self.seg_dir[i, 0], self.seg_dir[i, 1]
+        along = s - self.cum_s[i]
+        bx = self.points[i, 0] + dx * along
+        by = self.points[i, 1] + dy * along
+        t = float(t_m)
+        return bx - dy * t, by + dx * t
+
     def pose_at(self, s_m: float) -> tuple[float, float, float]:
         """``(x, y, yaw_rad)`` on the polyline at ``s`` (extrapolating), yaw of the containing segment."""
         x, y = self.point_at(s_m)

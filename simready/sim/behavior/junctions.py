@@ -154,9 +154,9 @@ def waiting_point(graph, path, u_x: float, other: str, hl: float, hw: float, cho
     u_f = start - WAIT_STEP_M * np.arange(int(round(WAIT_SEARCH_M / WAIT_STEP_M)) + 1)
     u_c = u_f - hl
     half = 0.5 * chord
-    centre = np.array([path.point_at(u) for u in u_c.tolist()])
-    back = np.array([path.point_at(u - half) for u in u_c.tolist()])
-    ahead = np.array([path.point_at(u + half) for u in u_c.tolist()])
+    centre = np.column_stack(path.points_at(u_c))
+    back = np.column_stack(path.points_at(u_c - half))
+    ahead = np.column_stack(path.points_at(u_c + half))
     yaw = np.arctan2(ahead[:, 1] - back[:, 1], ahead[:, 0] - back[:, 0])
     corners = footprint_corners(centre[:, 0], centre[:, 1], yaw, hl + WAIT_MARGIN_M, hw + WAIT_MARGIN_M)
     touching = shapely.intersects(shapely.polygons(corners), _corridor(graph, other))
