@@ -20,6 +20,36 @@ _JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath=False)
 
 
 @numba.njit(**_JIT)
+def _interval(tk: float, ts: np.ndarray, seg: np.ndarray, h_col: int) -> tuple[int, float, float]:
+    """The interval of a query time (``np.searchsorted(ts, tk, side="right") - 1`` clipped to the intervals), its
+    length h and the time's position s in it (clipped to [0, 1]), as ``PoseTrack._hermite`` computes them."""
+    n = ts.shape[0]
+    lo, hi = 0, n  # first index whose time is > tk (searchsorted, side="right")
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ts[mid] > tk:
+            hi = mid
+        else:
+            lo = mid + 1
+    i = min(max(lo - 1, 0), n - 2)
+    h = seg[i, h_col]
+    s = (tk - ts[i]) / h
+    s = 0.0 if s < 0.0 else (1.0 if s > 1.0 else s)
+    return i, h, s
+
+
+@numba.njit(**_JIT)
+def _present(tk: float, ts: np.ndarray, present: np.ndarray, i: int, eps: float) -> bool:
+    """Presence at a query time in interval ``i``: an end's own within ``eps`` of it, else both ends'."""
+    p0, p1 = present[i], present[i + 1]
+    if tk - ts[i] <= eps:
+        return bool(p0)
+    if ts[i + 1] - tk <= eps:
+        return bool(p1)
+    return bool(p0 and p1)
+
+
+@numba.njit(**_JIT)
 def planar_hermites(t: np.ndarray, ts: np.ndarray, seg: np.ndarray, present: np.ndarray, eps: float,
                     phi: int, q0: int, h_col: int) -> tuple[np.ndarray, ...]:
     """Per query time (``t`` inside ``[ts[0], ts[-1]]``): position (M, 3), velocity (M, 3), angular velocity
@@ -27,7 +57,6 @@ def planar_hermites(t: np.ndarray, ts: np.ndarray, seg: np.ndarray, present: np.
     each. ``seg``: the track's segment table (columns ``phi``, ``q0``, ``h_col`` as in
     :mod:`simready.world.motion`)."""
     m = t.shape[0]
-    n = ts.shape[0]
     pos = np.empty((m, 3))
     vel = np.empty((m, 3))
     ang = np.zeros((m, 3))
@@ -37,17 +66,7 @@ def planar_hermites(t: np.ndarray, ts: np.ndarray, seg: np.ndarray, present: np.
     qw = np.empty(m)
     for k in range(m):
         tk = t[k]
-        lo, hi = 0, n  # first index whose time is > tk (searchsorted, side="right")
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if ts[mid] > tk:
-                hi = mid
-            else:
-                lo = mid + 1
-        i = min(max(lo - 1, 0), n - 2)
-        h = seg[i, h_col]
-        s = (tk - ts[i]) / h
-        s = 0.0 if s < 0.0 else (1.0 if s > 1.0 else s)
+        i, h, s = _interval(tk, ts, seg, h_col)
         for a in range(3):
             c0, c1, c2, c3 = seg[i, a], seg[i, 3 + a], seg[i, 6 + a], seg[i, 9 + a]
             pos[k, a] = c0 + s * (c1 + s * (c2 + s * c3))
@@ -57,13 +76,7 @@ def planar_hermites(t: np.ndarray, ts: np.ndarray, seg: np.ndarray, present: np.
         ang[k, 2] = (c1 + s * (2.0 * c2 + 3.0 * s * c3)) / h
         qz[k] = seg[i, q0 + 2]
         qw[k] = seg[i, q0 + 3]
-        p0, p1 = present[i], present[i + 1]
-        if tk - ts[i] <= eps:
-            pres[k] = p0
-        elif ts[i + 1] - tk <= eps:
-            pres[k] = p1
-        else:
-            pres[k] = p0 and p1
+        pres[k] = _present(tk, ts, present, i, eps)
     return pos, vel, ang, pres, half, qz, qw
 
 
@@ -193,7 +206,6 @@ def spatial_hermites(t: np.ndarray, ts: np.ndarray, seg: np.ndarray, present: np
     (M, 3) and presence (M,) (empty arrays without). ``seg``: the track's segment table (columns ``phi`` and
     ``h_col`` as in :mod:`simready.world.motion`)."""
     m = t.shape[0]
-    n = ts.shape[0]
     mt = m if twists else 0
     idx = np.empty(m, np.int64)
     pos = np.empty((m, 3))
@@ -205,18 +217,8 @@ def spatial_hermites(t: np.ndarray, ts: np.ndarray, seg: np.ndarray, present: np
     pres = np.empty(mt, np.bool_)
     for k in range(m):
         tk = t[k]
-        lo, hi = 0, n  # first index whose time is > tk (searchsorted, side="right")
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if ts[mid] > tk:
-                hi = mid
-            else:
-                lo = mid + 1
-        i = min(max(lo - 1, 0), n - 2)
+        i, h, s = _interval(tk, ts, seg, h_col)
         idx[k] = i
-        h = seg[i, h_col]
-        s = (tk - ts[i]) / h
-        s = 0.0 if s < 0.0 else (1.0 if s > 1.0 else s)
         for a in range(3):
             c0, c1, c2, c3 = seg[i, a], seg[i, 3 + a], seg[i, 6 + a], seg[i, 9 + a]
             pos[k, a] = c0 + s * (c1 + s * (c2 + s * c3))
@@ -229,13 +231,7 @@ def spatial_hermites(t: np.ndarray, ts: np.ndarray, seg: np.ndarray, present: np
         theta[k] = th
         closed[k] = 1.0 if th < small_rad else th
         if twists:
-            p0, p1 = present[i], present[i + 1]
-            if tk - ts[i] <= eps:
-                pres[k] = p0
-            elif ts[i + 1] - tk <= eps:
-                pres[k] = p1
-            else:
-                pres[k] = p0 and p1
+            pres[k] = _present(tk, ts, present, i, eps)
     return idx, pos, rot, theta, closed, vel, dphi, pres
 
 
