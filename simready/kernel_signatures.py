@@ -467,6 +467,12 @@ KERNELS: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
             "planar_poses": (
                 "f8[2] f8[1] f8[1] f8[1] f8[1]",
             ),
+            "spatial_hermites": (
+                "f8[1] f8[1]r f8[2]r b1[1]r f8 i8 i8 f8 b1",
+            ),
+            "spatial_rotations": (
+                "i8[1] f8[2]r i8 f8[2] f8[1] f8[1] f8[1] f8[1] f8 f8[2] f8[1] f8[1]",
+            ),
         },
     },
     "review": {

@@ -73,6 +73,11 @@ ANGULAR_RATE_TOLERANCE_RPS = 1e-3
 _SMALL_ANGLE_RAD = 1e-3
 
 
+#: Empty arguments of the compiled rotation pass when no twist is asked for.
+_NO_ROWS3 = np.zeros((0, 3))
+_NO_ROWS = np.zeros(0)
+
+
 def _cross(a: FloatArray, b: FloatArray) -> FloatArray:
     """Row-wise a × b of (N, 3) arrays."""
     return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
@@ -321,7 +326,8 @@ class PoseTrack:
         unless ``clamp`` (then the end state is held, with its recorded twist).
         A track turning about z only is sampled by two compiled passes
         (:mod:`simready.world.motion_kernels`) that repeat the numpy steps
-        below bit for bit; ``compiled=False``: the numpy steps.
+        below bit for bit, any other by two more (:meth:`_spatial_sample`);
+        ``compiled=False``: the numpy steps.
         """
         t = np.asarray(t_s, np.float64).reshape(-1)
         if self.is_constant:
@@ -342,6 +348,8 @@ class PoseTrack:
             pos, vel, ang, present, half, qz, qw = planar_hermites(t, ts, self._segments, self.present, TIME_EPS_S,
                                                                    _PHI, _Q0, _H)
             return TrackSample(pos, planar_quaternions(np.sin(half), np.cos(half), qz, qw), vel, ang, present)
+        if compiled:
+            return self._spatial_sample(t)
         i, seg, h, s, pos = self._hermite(t)
         c1, c2, c3 = seg[:, 3:6], seg[:, 6:9], seg[:, 9:12]
         vel = (c1 + s * (2.0 * c2 + 3.0 * s * c3)) / h[:, None]
@@ -359,6 +367,32 @@ class PoseTrack:
         on0, on1 = t - ts[i] <= TIME_EPS_S, ts[i + 1] - t <= TIME_EPS_S
         present = np.where(on0, pres0, np.where(on1, pres1, pres0 & pres1))
         return TrackSample(pos, quat, vel, ang, present)
+
+    def _spatial_sample(self, t: FloatArray) -> TrackSample:
+        """:meth:`sample` of a 3-D track at checked times by two compiled passes
+        (:func:`~simready.world.motion_kernels.spatial_hermites`, ``spatial_rotations``) around numpy's sines and
+        cosines, and numpy's einsum for the angular velocity's rotation into the world (its order of sums): the
+        numpy steps' bits, a handful of numpy calls instead of some sixty."""
+        from simready.world.motion_kernels import spatial_hermites, spatial_rotations  # heavy: numba
+
+        i, pos, phi, theta, closed, vel, dphi, present = spatial_hermites(
+            t, self.t_s, self._segments, self.present, TIME_EPS_S, _PHI, _H, _SMALL_ANGLE_RAD, True)
+        quat, jl = spatial_rotations(i, self._segments, _Q0, phi, theta, closed, np.sin(0.5 * closed),
+                                     np.cos(0.5 * theta), _SMALL_ANGLE_RAD, dphi, np.cos(closed), np.sin(closed))
+        seg = np.take(self._segments, i, axis=0)
+        ang = _rotate(seg[:, _R0:_R0 + 9], jl) / seg[:, _H][:, None]
+        return TrackSample(pos, quat, vel, ang, present)
+
+    def _spatial_poses(self, t: FloatArray) -> NDArray[np.float64]:
+        """:meth:`poses_at` of a 3-D track at checked times: :meth:`_spatial_sample`'s position and rotation
+        passes without the twists, then the transforms."""
+        from simready.world.motion_kernels import pose_matrices, spatial_hermites, spatial_rotations  # heavy: numba
+
+        i, pos, phi, theta, closed, _, _, _ = spatial_hermites(
+            t, self.t_s, self._segments, self.present, TIME_EPS_S, _PHI, _H, _SMALL_ANGLE_RAD, False)
+        quat, _ = spatial_rotations(i, self._segments, _Q0, phi, theta, closed, np.sin(0.5 * closed),
+                                    np.cos(0.5 * theta), _SMALL_ANGLE_RAD, _NO_ROWS3, _NO_ROWS, _NO_ROWS)
+        return pose_matrices(pos, quat)  # type: ignore[no-any-return]
 
     def _hermite(self, t: FloatArray) -> tuple[NDArray[np.intp], FloatArray, FloatArray, FloatArray, FloatArray]:
         """Each (checked) time's segment index, segment row, step, position in it (N, 1) and interpolated position."""
@@ -408,12 +442,15 @@ class PoseTrack:
             )
         return np.clip(t, lo, hi)
 
-    def poses_at(self, t_s: ArrayLike, *, clamp: bool = False) -> NDArray[np.float64]:
+    def poses_at(self, t_s: ArrayLike, *, clamp: bool = False, compiled: bool = True) -> NDArray[np.float64]:
         """(M, 4, 4) ``T_world_body`` at each query time: :meth:`sample`'s, a 3-D track's without the twists it
-        does not need (half of its numpy steps; the same bits)."""
+        does not need (compiled, :meth:`_spatial_poses`; ``compiled=False``: half of :meth:`sample`'s numpy
+        steps; the same bits)."""
         t = np.asarray(t_s, np.float64).reshape(-1)
         if self.is_constant or self._planar:
-            return self.sample(t, clamp=clamp).matrices()
+            return self.sample(t, clamp=clamp, compiled=compiled).matrices(compiled=compiled)
+        if compiled:
+            return self._spatial_poses(self._checked_times(t, clamp))
         _, seg, _, s, pos = self._hermite(self._checked_times(t, clamp))
         from simready.world.motion_kernels import pose_matrices  # heavy: numba, as TrackSample.matrices
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from fractions import Fraction
 from typing import Any
 
@@ -56,8 +57,11 @@ class SensorClock:
     duration_s: float
 
 
+@lru_cache(maxsize=4096)
 def exact(x: float) -> Fraction:
-    """The decimal a float was written as (shortest round-trip repr), as an exact rational."""
+    """The decimal a float was written as (shortest round-trip repr), as an exact rational (remembered: a
+    schedule's and a pairing table's every sample time asks again for the same rates and phases, and parsing the
+    decimal was most of an observation's pairing table)."""
     return Fraction(repr(float(x)))
 
 
