@@ -40,7 +40,8 @@ def flow_of_samples(cols: np.ndarray, slot_of_body: np.ndarray, static_of_body: 
     """A correspondence's flow-table columns in two compiled passes over the source samples: the row guess
     (the source row moved by ``dv_dt · dt``, the motion field's prediction), the row iteration
     (:func:`.projection.settle_rows`), pixels and flags (:func:`.projection.pixels_and_flags`) and the float
-    columns (:func:`.tables.flow_columns`) in the first; the target buffers' visibility state
+    columns (:func:`.tables.flow_columns`) in the first, :data:`LANES` points at a time (their row iterations
+    pass by pass side by side); the target buffers' visibility state
     (:func:`.visibility.buffer_visibility`) in the second. Each value repeats those kernels' operations in order,
     so every column is bitwise the unfused path's (the caller re-projects the few UNDECIDED points to re-cast them).
 
