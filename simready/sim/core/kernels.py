@@ -170,7 +170,7 @@ def walk_heights(rows: np.ndarray, first: np.ndarray, z_start: np.ndarray, step_
         big[7 * n + 3 * i + 2] = v[i] * dz
 
 
-@numba.njit(inline="always", **_JIT)
+@numba.njit(**_JIT)
 def _sat_axis(k: int, ci: float, si: float, cj: float, sj: float) -> tuple[float, float]:
     """Separating axis k (0–3) of rectangles i and j with headings (cos, sin): i's x, i's y, j's x, j's y axis."""
     if k == 0:
@@ -182,7 +182,7 @@ def _sat_axis(k: int, ci: float, si: float, cj: float, sj: float) -> tuple[float
     return -sj, cj
 
 
-@numba.njit(inline="always", **_JIT)
+@numba.njit(**_JIT)
 def _overlap(dx: float, dy: float, yaw_i: float, hl_i: float, hw_i: float, yaw_j: float, hl_j: float,
              hw_j: float) -> bool:
     """Separating-axis test of two rectangles (half-lengths along their headings, m), j offset by (dx, dy) from i."""
@@ -405,7 +405,7 @@ def lanes_at(cum: np.ndarray, base: np.ndarray, last: np.ndarray, seg_lane: np.n
         s[i] = u[i] - lane_u0[i, li] if li >= 0 else np.nan
 
 
-@numba.njit(inline="always", **_JIT)
+@numba.njit(**_JIT)
 def project_near(cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray,
                  rows: np.ndarray, xs: np.ndarray, ys: np.ndarray, hints: np.ndarray, window: int,
                  out_u: np.ndarray, out_d: np.ndarray) -> None:
