@@ -105,7 +105,7 @@ def place_on_paths(cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.
     return (FINITE if math.isfinite(s_vx + s_vy + s_v) else 0) | (LATERAL if lateral else 0)
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def pack_bodies(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate: np.ndarray, d_acc: np.ndarray,
                 v: np.ndarray, a: np.ndarray, lateral: bool, big: np.ndarray, slip: np.ndarray) -> None:
     """Fill ``big`` (13·N: pos (N, 3), quat (N, 4), vel (N, 3), omega (N, 3), in that order) and ``slip`` (N,).
@@ -138,7 +138,7 @@ def pack_bodies(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_ra
         big[o], big[o + 1], big[o + 2] = 0.0, 0.0, omega
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def walk_heights(rows: np.ndarray, first: np.ndarray, z_start: np.ndarray, step_u: np.ndarray, step_dh: np.ndarray,
                  inv_ramp: float, u: np.ndarray, v: np.ndarray, present: np.ndarray, big: np.ndarray) -> None:
     """Overwrite z and vz in ``big`` (13·N, as :func:`pack_bodies` fills it) for the walkers ``rows`` that are present.
@@ -196,7 +196,7 @@ def _overlap(dx: float, dy: float, yaw_i: float, hl_i: float, hw_i: float, yaw_j
     return True
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def contact_pairs(xy: np.ndarray, yaw: np.ndarray, present: np.ndarray, reach2: np.ndarray, hl: np.ndarray,
                   hw: np.ndarray, out: np.ndarray) -> int:
     """Pairs (i < j) of present actors whose footprints overlap, written to ``out`` (M, 2); returns M.
@@ -240,7 +240,7 @@ def integrate_one(u: float, v: float, a: float, dt: float) -> tuple[float, float
     return u + du, (vn if vn > 0.0 else 0.0 if vn <= 0.0 else vn)
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def advance_place(u: np.ndarray, v: np.ndarray, a: np.ndarray, present: np.ndarray, dt: float, cum: np.ndarray,
                   base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, psi: np.ndarray,
                   dpsi: np.ndarray, heights: np.ndarray, g_x0: float, g_y0: float, g_inv: float, d: np.ndarray,
@@ -277,7 +277,7 @@ def advance_place_lanes(u: np.ndarray, v: np.ndarray, a: np.ndarray, present: np
     return flags
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def pack_step(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate: np.ndarray, d_acc: np.ndarray,
               v: np.ndarray, a: np.ndarray, lateral: bool, present: np.ndarray, prev_pos: np.ndarray,
               prev_quat: np.ndarray, prev_yaw: np.ndarray, reach2: np.ndarray, hl: np.ndarray, hw: np.ndarray,
@@ -304,7 +304,7 @@ def pack_step(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate
     return n_pairs
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def pack_step_walk(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray, d_rate: np.ndarray, d_acc: np.ndarray,
                    v: np.ndarray, a: np.ndarray, lateral: bool, present: np.ndarray, prev_pos: np.ndarray,
                    prev_quat: np.ndarray, prev_yaw: np.ndarray, reach2: np.ndarray, hl: np.ndarray, hw: np.ndarray,
@@ -346,7 +346,7 @@ def pack_step_walk_ok(placed: np.ndarray, yaw: np.ndarray, heading_v: np.ndarray
                              hi_x, lo_y, hi_y, max_abs_z, u, hl, leaves, lengths)
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def bodies_verdict(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
                    max_speed: float, lo_x: float, hi_x: float, lo_y: float, hi_y: float, max_abs_z: float,
                    u: np.ndarray, hl: np.ndarray, leaves: np.ndarray, lengths: np.ndarray) -> int:
@@ -367,7 +367,7 @@ def bodies_verdict(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np
     return verdict
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def state_ok(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, present: np.ndarray,
              max_speed: float, check_bounds: bool, lo_x: float, hi_x: float, lo_y: float, hi_y: float,
              max_abs_z: float) -> bool:

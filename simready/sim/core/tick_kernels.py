@@ -232,6 +232,23 @@ def yield_stops(u: np.ndarray, v: np.ndarray, present: np.ndarray, lane_bound: n
 
 
 @numba.njit(**_JIT)
+def ticks_scratch(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                   np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`run_ticks`' scratch for ``n`` actors: ``a1``, ``slip``, ``throttle``, ``brake``, ``zeros`` (zeros),
+    ``pairs`` (max(n(n − 1)/2, 1), 2), ``a_des``, ``accel`` (n,), ``gaps`` (n, n), ``no_aware`` (n,) False,
+    ``corridor`` (n·n, 2).
+
+    Why apart: dynamic-v1's compiled ticks (:func:`simready.sim.backends.dynamic.ticks.run_dynamic_ticks`) plan each
+    tick with one :func:`run_ticks` call; allocated inside it, these were eleven allocations a tick, and an allocation
+    inside a compiled function keeps numba's reference counts (an atomic increment and decrement) of each of its
+    array arguments at every call."""
+    n_pairs = n * (n - 1) // 2
+    return (np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n),
+            np.empty((n_pairs if n_pairs > 0 else 1, 2), dtype=np.int64), np.empty(n), np.empty(n), np.empty((n, n)),
+            np.zeros(n, dtype=np.bool_), np.empty((n * n, 2), dtype=np.int64))
+
+
+@numba.njit(**_JIT)
 def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw: np.ndarray, big: np.ndarray,
               present: np.ndarray, lat: np.ndarray, lane: np.ndarray,
               s: np.ndarray, standstill: np.ndarray, act_buf: np.ndarray, consts: np.ndarray, refs_t: np.ndarray,
@@ -247,7 +264,10 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
               avoids: np.ndarray, yields: np.ndarray, is_ped: np.ndarray, decel_comfort: np.ndarray,
               occluder: np.ndarray, e0: np.ndarray, e1: np.ndarray, c_first: np.ndarray, c_ux: np.ndarray,
               c_lane: np.ndarray, c_s: np.ndarray, c_wait: np.ndarray, guard_i: np.ndarray, guard_c: np.ndarray,
-              is_vehicle: np.ndarray, ped_pt: np.ndarray) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+              is_vehicle: np.ndarray, ped_pt: np.ndarray, a1: np.ndarray, slip: np.ndarray, throttle: np.ndarray,
+              brake: np.ndarray, zeros: np.ndarray, pairs: np.ndarray, a_des: np.ndarray, accel: np.ndarray,
+              gaps: np.ndarray, no_aware: np.ndarray, corridor: np.ndarray
+              ) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                          np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray,
                          np.ndarray, np.ndarray]:
     """Step ticks ``ic[I_TICK]`` … while they are quiet, at most to ``ic[I_END]``; returns ``(tick reached, why it
@@ -281,6 +301,12 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     loops at ``ic[I_SIN]``, ``ic[I_COS]``; a borderline "near" the kerb is left to Python), or when its step has a
     contact or a body leaving the map (unless ``ic[I_PHYSICS]``: the caller's physics decides the tick's contacts and
     rows, dynamic-v1's, whose tick reads neither of the kinematic step's), a non-finite or failing state.
+
+    Scratch, from :func:`ticks_scratch` (dynamic-v1's compiled ticks give the same arrays for each tick they plan):
+    ``a1``, ``slip``, ``throttle``, ``brake`` (N,) zeros, returned where no tick is stepped; ``zeros`` (N,) zeros;
+    ``pairs``, ``a_des``, ``accel`` (returned), ``gaps``, ``no_aware`` (N,) False, ``corridor``. None of them is
+    written but ``pairs``, ``a_des``, ``accel``, ``gaps`` and ``corridor``, which each tick writes before it reads
+    them.
     """
     n = u.shape[0]
     t = ic[I_TICK]
@@ -289,21 +315,10 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     dt, stand = fc[F_DT], fc[F_STAND]
     n_buf = act_buf.shape[0]
     why = STOP_END
-    a1 = np.zeros(n)
-    slip = np.zeros(n)
-    throttle = np.zeros(n)
-    brake = np.zeros(n)
-    zeros = np.zeros(n)
-    n_pairs = n * (n - 1) // 2
-    pairs = np.empty((n_pairs if n_pairs > 0 else 1, 2), dtype=np.int64)
-    a_des, accel = np.empty(n), np.empty(n)
     t_first = t
     perceived = 0
     new_leaders = leaders
     m_c = 0
-    gaps = np.empty((n, n))
-    no_aware = np.zeros(n, dtype=np.bool_)
-    corridor = np.empty((n * n, 2), dtype=np.int64)
     new_yi, new_yu = yield_i, yield_u
     while t < end:
         if t >= warmup:

@@ -248,7 +248,7 @@ def quiet_ticks(engine: QuietHost, end: int) -> int:
     if physics is not None:
         return _dynamic_commit(engine, args, physics, set_indices(sc.lateral), table, buf, standstill)
     (t, _why, row, u, v, acc, yaw, big, slip, throttle, brake, lane, s_lane, perceived, leaders, percepts, wait_i,
-     wait_u, _) = tick_kernels.run_ticks(*args)
+     wait_u, _) = tick_kernels.run_ticks(*args, *tick_kernels.ticks_scratch(len(standstill)))
     k = int(t) - t0
     if k == 0:
         return 0

@@ -113,7 +113,7 @@ def bullet_matrix(q: np.ndarray, out: np.ndarray) -> None:
     out[6], out[7], out[8] = xz - wy, yz + wx, 1.0 - (xx + yy)
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def ground_under(heights: np.ndarray, x0: float, y0: float, scale: float, pos: np.ndarray, idx: np.ndarray,
                  out: np.ndarray) -> bool:
     """The ground height under the origins of bodies ``idx`` (rows of ``pos``) into ``out``:
@@ -134,7 +134,7 @@ def ground_under(heights: np.ndarray, x0: float, y0: float, scale: float, pos: n
     return True
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def agent_drive_rows(idx: np.ndarray, stop: np.ndarray, parked: np.ndarray, accel: np.ndarray, pos: np.ndarray,
                      vel: np.ndarray, omega: np.ndarray, quat: np.ndarray, kpos: np.ndarray, kvel: np.ndarray,
                      komega: np.ndarray, yaw: np.ndarray, cyaw: np.ndarray, ground: np.ndarray, mass: np.ndarray,
@@ -224,7 +224,7 @@ def body_frames(raw: np.ndarray, quat: np.ndarray, rot: np.ndarray) -> None:
         bullet_matrix(quat[k], rot[k])
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def body_rows(raw: np.ndarray, quat: np.ndarray, rot: np.ndarray, lever: np.ndarray, table: np.ndarray) -> None:
     """The moved bodies' rows from their reads (:func:`body_frames`) and lever arms ``lever`` (n, 3, 1: origin to
     centre of mass, world): ``table`` row = origin xyz, quaternion, origin velocity, angular velocity, heading,
@@ -277,7 +277,7 @@ def _body_row(table: np.ndarray, k: int, i: int, pos: np.ndarray, quat: np.ndarr
         quat[i, c] = table[k, 3 + c]
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def scatter_rows(table: np.ndarray, sel: np.ndarray, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray,
                  omega: np.ndarray, yaw: np.ndarray, speed: np.ndarray, slip: np.ndarray, x: np.ndarray,
                  y: np.ndarray) -> None:
@@ -291,7 +291,7 @@ def scatter_rows(table: np.ndarray, sel: np.ndarray, pos: np.ndarray, quat: np.n
         x[k], y[k] = table[k, 0], table[k, 1]
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def place_rows(table: np.ndarray, sel: np.ndarray, stand: np.ndarray, prev_pos: np.ndarray, prev_quat: np.ndarray,
                prev_yaw: np.ndarray, prev_u: np.ndarray, prev_d: np.ndarray, cum: np.ndarray, base: np.ndarray,
                last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, window: int, pos: np.ndarray, quat: np.ndarray,
@@ -305,6 +305,21 @@ def place_rows(table: np.ndarray, sel: np.ndarray, stand: np.ndarray, prev_pos: 
       projected back onto its path near its previous arc length
       (:func:`simready.sim.core.kernels.project_near` over the path table's arrays ``cum`` … ``dirs``), into ``u``, ``d``.
     """
+    n = len(sel)
+    px, py, hints, pu, pd = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    place_rows_into(table, sel, stand, prev_pos, prev_quat, prev_yaw, prev_u, prev_d, cum, base, last, pts, dirs,
+                    window, pos, quat, vel, omega, yaw, u, d, speed, slip, px, py, hints, pu, pd)
+
+
+@numba.njit(inline="always", **_JIT)
+def place_rows_into(table: np.ndarray, sel: np.ndarray, stand: np.ndarray, prev_pos: np.ndarray,
+                    prev_quat: np.ndarray, prev_yaw: np.ndarray, prev_u: np.ndarray, prev_d: np.ndarray,
+                    cum: np.ndarray, base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray,
+                    window: int, pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, omega: np.ndarray,
+                    yaw: np.ndarray, u: np.ndarray, d: np.ndarray, speed: np.ndarray, slip: np.ndarray,
+                    px: np.ndarray, py: np.ndarray, hints: np.ndarray, pu: np.ndarray, pd: np.ndarray) -> None:
+    """:func:`place_rows` with its scratch given (``px`` … ``pd``: at least ``len(sel)`` each), so that it allocates
+    nothing."""
     for k in range(len(stand)):
         i = stand[k]
         for c in range(3):
@@ -317,7 +332,6 @@ def place_rows(table: np.ndarray, sel: np.ndarray, stand: np.ndarray, prev_pos: 
     n = len(sel)
     if n == 0:
         return
-    px, py, hints, pu, pd = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     scatter_rows(table, sel, pos, quat, vel, omega, yaw, speed, slip, px, py)
     for k in range(n):
         hints[k] = prev_u[sel[k]]
@@ -334,7 +348,7 @@ def place_rows(table: np.ndarray, sel: np.ndarray, stand: np.ndarray, prev_pos: 
  E_FZ_R, E_G, E_H) = range(15)
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def ego_steer_setup(e: int, crashed: bool, prev: float, friction: float, k: np.ndarray, u: np.ndarray,
                     d_ref: np.ndarray, v: np.ndarray, pos: np.ndarray, yaw: np.ndarray, cum: np.ndarray,
                     base: np.ndarray, last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, setup: np.ndarray) -> float:
@@ -398,10 +412,34 @@ def finish_rows(reads: np.ndarray, frame_quat: np.ndarray, frame_rot: np.ndarray
     (:func:`simready.sim.core.kernels.state_ok` without and with the bounds, and nobody on a path leaving the map past
     its end: the bits of :func:`simready.sim.core.kernels.pack_step_walk_ok`'s). Returns the number of pairs and
     the verdict."""
+    n = len(sel)
     table = np.empty((reads.shape[0], 16))
+    px, py, hints, pu, pd = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    out: tuple[int, int] = finish_rows_into(reads, frame_quat, frame_rot, lever, sel, stand, prev_pos, prev_quat,
+                                            prev_yaw, prev_u, prev_d, cum, base, last, pts, dirs, window, pos, quat,
+                                            vel, omega, yaw, u, d, speed, slip, present, reach2, hl, hw, pairs,
+                                            max_speed, lo_x, hi_x, lo_y, hi_y, max_abs_z, leaves, lengths, table, px,
+                                            py, hints, pu, pd)
+    return out
+
+
+@numba.njit(**_JIT)
+def finish_rows_into(reads: np.ndarray, frame_quat: np.ndarray, frame_rot: np.ndarray, lever: np.ndarray,
+                     sel: np.ndarray, stand: np.ndarray, prev_pos: np.ndarray, prev_quat: np.ndarray,
+                     prev_yaw: np.ndarray, prev_u: np.ndarray, prev_d: np.ndarray, cum: np.ndarray, base: np.ndarray,
+                     last: np.ndarray, pts: np.ndarray, dirs: np.ndarray, window: int, pos: np.ndarray,
+                     quat: np.ndarray, vel: np.ndarray, omega: np.ndarray, yaw: np.ndarray, u: np.ndarray,
+                     d: np.ndarray, speed: np.ndarray, slip: np.ndarray, present: np.ndarray, reach2: np.ndarray,
+                     hl: np.ndarray, hw: np.ndarray, pairs: np.ndarray, max_speed: float, lo_x: float, hi_x: float,
+                     lo_y: float, hi_y: float, max_abs_z: float, leaves: np.ndarray, lengths: np.ndarray,
+                     table: np.ndarray, px: np.ndarray, py: np.ndarray, hints: np.ndarray, pu: np.ndarray,
+                     pd: np.ndarray) -> tuple[int, int]:
+    """:func:`finish_rows` with its scratch given (``table``: ``len(reads)`` × 16; ``px`` … ``pd``: ``len(sel)``
+    each), for a caller that calls it every tick (:func:`~.ticks.run_dynamic_ticks`): allocated in each call, they were
+    six allocations a tick."""
     body_rows(reads, frame_quat, frame_rot, lever, table)
-    place_rows(table, sel, stand, prev_pos, prev_quat, prev_yaw, prev_u, prev_d, cum, base, last, pts, dirs, window,
-               pos, quat, vel, omega, yaw, u, d, speed, slip)
+    place_rows_into(table, sel, stand, prev_pos, prev_quat, prev_yaw, prev_u, prev_d, cum, base, last, pts, dirs,
+                    window, pos, quat, vel, omega, yaw, u, d, speed, slip, px, py, hints, pu, pd)
     m = contact_pairs(pos, yaw, present, reach2, hl, hw, pairs) if pos.shape[0] >= 2 else 0
     return m, bodies_verdict(pos, quat, vel, omega, present, max_speed, lo_x, hi_x, lo_y, hi_y, max_abs_z, u, hl, leaves,
                              lengths)

@@ -38,7 +38,7 @@ from simready.sim.backends.dynamic import capi
 from simready.sim.backends.dynamic import kernels as dynamic_kernels
 from simready.sim.backends.dynamic.capi import (base_quats, contact_points, ego_energy, lever_arms, read_states,
                                                 state_energy, tick_step)
-from simready.sim.backends.dynamic.kernels import body_frames, body_rows, check_flags, finish_rows, thrown_rows
+from simready.sim.backends.dynamic.kernels import body_frames, body_rows, check_flags, finish_rows_into, thrown_rows
 from simready.sim.core import kernels as K
 from simready.sim.core import numpy_loops as NL
 from simready.sim.core import planner_kernels as pk
@@ -219,6 +219,13 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     lat1 = np.empty((1, 3, n))
     still, buf = np.empty_like(standstill), np.empty_like(act_buf)
     d_ref = np.empty(n)
+    # run_ticks' scratch, once a run (allocated in each call, it was 11 arrays a tick).
+    r_a1, r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware, r_corridor = \
+        T.ticks_scratch(n)
+    # finish_rows' scratch, once a run (allocating it each tick kept numba's reference counts of its ~40 arrays).
+    f_table = np.empty((raw.shape[0], 16))
+    n_sel = moved_rows.shape[0]
+    f_px, f_py, f_hints, f_pu, f_pd = np.empty(n_sel), np.empty(n_sel), np.empty(n_sel), np.empty(n_sel), np.empty(n_sel)
     while t < end:
         k = t - t_first
         # This tick's lateral references: the goals' where an actor has one, else the offset it has.
@@ -237,7 +244,9 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                               heights, seg_lane, lane_u0, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u,
                               w_step_dh, leaves, atan_fp, walk, o_pos, o_quat, o_vel, o_omega, o_present, o_lane,
                               o_s, o_x, x_src, lane_bound, avoids, yields, is_ped, decel_comfort, occluder, e0, e1,
-                              c_first, c_ux, c_lane, c_s, c_wait, guard_i, guard_c, is_vehicle, ped_pt)
+                              c_first, c_ux, c_lane, c_s, c_wait, guard_i, guard_c, is_vehicle, ped_pt, r_a1,
+                              r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware,
+                              r_corridor)
         if t1 == t:
             why = STOP_BEFORE
             break
@@ -301,11 +310,12 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
         pos, quat = big_o[:3 * n].reshape((n, 3)), big_o[3 * n:7 * n].reshape((n, 4))
         vel, omega = big_o[7 * n:10 * n].reshape((n, 3)), big_o[10 * n:].reshape((n, 3))
         yaw_o, u_o, d_o, v_o, slip_o = yaw1.copy(), u1.copy(), d_ref.copy(), v1.copy(), slip1.copy()
-        m, ok = finish_rows(raw, frame_quat, frame_rot, levers, moved_rows, stand_rows, big[:3 * n].reshape((n, 3)),
-                            big[3 * n:7 * n].reshape((n, 4)), yaw, u, d, cum, base, last, pts, dirs, di[D_WINDOW], pos,
-                            quat, vel, omega, yaw_o, u_o, d_o, v_o, slip_o, present, reach2, hl, hw, pairs,
-                            fc[T.F_MAX_SPEED], fc[T.F_LO_X], fc[T.F_HI_X], fc[T.F_LO_Y], fc[T.F_HI_Y], fc[T.F_MAX_Z],
-                            leaves, lengths)
+        m, ok = finish_rows_into(raw, frame_quat, frame_rot, levers, moved_rows, stand_rows,
+                                 big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)), yaw, u, d, cum, base,
+                                 last, pts, dirs, di[D_WINDOW], pos, quat, vel, omega, yaw_o, u_o, d_o, v_o, slip_o,
+                                 present, reach2, hl, hw, pairs, fc[T.F_MAX_SPEED], fc[T.F_LO_X], fc[T.F_HI_X],
+                                 fc[T.F_LO_Y], fc[T.F_HI_Y], fc[T.F_MAX_Z], leaves, lengths, f_table, f_px, f_py,
+                                 f_hints, f_pu, f_pd)
         if n_t > 0:
             # Their rows replace the step's, then the overlaps and the verdict are those of the final rows (the Python
             # tick's footprint contacts and the engine's own checks).
