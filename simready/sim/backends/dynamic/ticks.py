@@ -39,15 +39,17 @@ from simready.sim.backends.dynamic import kernels as dynamic_kernels
 from simready.sim.backends.dynamic.capi import (base_quats, contact_points, ego_energy, lever_arms, read_states,
                                                 state_energy, tick_step)
 from simready.sim.backends.dynamic.kernels import body_frames, body_rows, check_flags, finish_rows_into, thrown_rows
+from simready.sim.core import borrow
 from simready.sim.core import kernels as K
 from simready.sim.core import numpy_loops as NL
 from simready.sim.core import planner_kernels as pk
 from simready.sim.core import record_kernels as R
 from simready.sim.core import tick_kernels as T
+from simready.sim.core.borrow import borrowed
 from simready.sim.core.cache_stamp import stamp_callees
 
 stamp_callees(__file__, (capi.__file__, dynamic_kernels.__file__, K.__file__, T.__file__, pk.__file__, NL.__file__,
-                         R.__file__))
+                         R.__file__, borrow.__file__))
 
 _JIT = dict(cache=True, nogil=False, error_model="numpy", fastmath=False)
 
@@ -169,6 +171,25 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     run stops after a tick's physics (:data:`STOP_AFTER`), that tick's reads, frames and lever arms are in ``raw``,
     ``frame_quat``, ``frame_rot``, ``levers`` and its floats in ``pend``.
     """
+    # The arrays fixed for the run, as views without numba's reference counts (:mod:`simready.sim.core.borrow`):
+    # Python holds them for the call; each tick passes ~80 of them on. Not the state, which is returned.
+    (ic, fc, lat, standstill, act_buf, consts, refs_t, ped_rows, ped_state, ped_kerb, lengths, leader_u0, stop_u,
+     stop_col, signals, cum, base, last, pts, dirs, psi, dpsi, heights, seg_lane, lane_u0, reach2, hl, hw, w_rows,
+     w_first, w_z_start, w_step_u, w_step_dh, leaves, walk, o_pos, o_quat, o_vel, o_omega, o_present, o_lane, o_s,
+     o_x, x_src, lane_bound, avoids, yields, is_ped, decel_comfort, occluder, e0, e1, c_first, c_ux, c_lane, c_s,
+     c_wait, guard_i, guard_c, is_vehicle, ped_pt, di, df, lat_own, agent_bodies, ego_k, read_bodies, drive_idx,
+     drive_stop, parked, mass, wheelbase, inertia, com, invs, has_inv, coms, moved_rows, stand_rows, role,
+     contact_buf, physical, radius, sleeping, boxes, thrown, t_bodies, t_coms, t_invs, t_has, strikers, body_actor,
+     prev_com, raw, frame_quat, frame_rot, levers, pend) = \
+    borrowed((ic, fc, lat, standstill, act_buf, consts, refs_t, ped_rows, ped_state, ped_kerb, lengths, leader_u0,
+              stop_u, stop_col, signals, cum, base, last, pts, dirs, psi, dpsi, heights, seg_lane, lane_u0, reach2,
+              hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, leaves, walk, o_pos, o_quat, o_vel, o_omega,
+              o_present, o_lane, o_s, o_x, x_src, lane_bound, avoids, yields, is_ped, decel_comfort, occluder, e0,
+              e1, c_first, c_ux, c_lane, c_s, c_wait, guard_i, guard_c, is_vehicle, ped_pt, di, df, lat_own,
+              agent_bodies, ego_k, read_bodies, drive_idx, drive_stop, parked, mass, wheelbase, inertia, com, invs,
+              has_inv, coms, moved_rows, stand_rows, role, contact_buf, physical, radius, sleeping, boxes, thrown,
+              t_bodies, t_coms, t_invs, t_has, strikers, body_actor, prev_com, raw, frame_quat, frame_rot, levers,
+              pend))
     n = u.shape[0]
     t = ic[T.I_TICK]
     end = ic[T.I_END]
@@ -218,7 +239,10 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     # Each tick's scratch: its lateral references, the control state to put back on a stop, the offsets' references.
     lat1 = np.empty((1, 3, n))
     still, buf = np.empty_like(standstill), np.empty_like(act_buf)
-    d_ref = np.empty(n)
+    # The committed offsets and lanes alternate between two rows (``cur``: this tick's), so a tick writes its own
+    # rows while the last committed ones stay as they are.
+    d_rows, lane_rows, s_rows = np.empty((2, n)), np.empty((2, n), dtype=np.int64), np.empty((2, n))
+    cur = 0
     # run_ticks' scratch, once a run (allocated in each call, it was 11 arrays a tick).
     r_a1, r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware, r_corridor = \
         T.ticks_scratch(n)
@@ -269,6 +293,7 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 standstill[:], act_buf[:] = still, buf
                 why = STOP_BEFORE
                 break
+        d_ref = d_rows[cur]
         d_ref[:] = lat1[0, 0]
         a_cmd = accel[ep] if ep >= 0 else 0.0
         known = ego_st if ego_read else unknown
@@ -306,10 +331,10 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             body_frames(t_raw, t_quat, t_rot)
             lever_arms(di[D_GEMV], t_rot, t_coms, t_lever)
             body_rows(t_raw, t_quat, t_rot, t_lever, t_table)
-        big_o = big1.copy()
+        # The rows are written over the kinematic step's (run_ticks allocates them for this tick alone).
+        big_o, yaw_o, u_o, d_o, v_o, slip_o = big1, yaw1, u1, d_ref, v1, slip1
         pos, quat = big_o[:3 * n].reshape((n, 3)), big_o[3 * n:7 * n].reshape((n, 4))
         vel, omega = big_o[7 * n:10 * n].reshape((n, 3)), big_o[10 * n:].reshape((n, 3))
-        yaw_o, u_o, d_o, v_o, slip_o = yaw1.copy(), u1.copy(), d_ref.copy(), v1.copy(), slip1.copy()
         m, ok = finish_rows_into(raw, frame_quat, frame_rot, levers, moved_rows, stand_rows,
                                  big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)), yaw, u, d, cum, base,
                                  last, pts, dirs, di[D_WINDOW], pos, quat, vel, omega, yaw_o, u_o, d_o, v_o, slip_o,
@@ -376,7 +401,8 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
         # Commit the tick: the engine's state after it.
         for i in range(n):
             standstill[i] = still[i] + 1 if v_o[i] < stand else 0
-        lane_o, s_o = np.empty(n, dtype=np.int64), np.empty(n)
+        lane_o, s_o = lane_rows[cur], s_rows[cur]
+        cur = 1 - cur
         K.lanes_at(cum, base, last, seg_lane, lane_u0, u_o, lane_o, s_o)
         for i in range(n):
             d_rate[i], d_acc[i] = lat1[0, 1, i], lat1[0, 2, i]
