@@ -9,10 +9,11 @@ and the rows (:func:`simready.sim.backends.dynamic.kernels.finish_rows_into`) ea
 tick, ~7 % of a rollout's CPU. A borrowed view (:func:`borrowed`) is an array with no owner attached (numba's
 ``meminfo`` and ``parent`` null): numba's increment and decrement of it test the null pointer and return.
 
-Safety: a borrowed view does not keep its memory alive. Take views only of a compiled function's *arguments* (the
-caller, Python, holds them for the whole call), never of an array the function allocates (numba frees that after its
-last use, views or not), and never let one escape the call (return it, store it): Python would get an array with no
-owner.
+Safety: a borrowed view does not keep its memory alive, and numba frees an array after its variable's last use,
+views or not. Take views of a compiled function's *arguments* (the caller, Python, holds them for the whole call), of
+an array a variable still holds wherever the views are used (state carried from tick to tick, up to its
+replacement), or of arrays the function allocates with a later use of them to hold them (:func:`alive`); and never
+let one escape the call (return it, store it): Python would get an array with no owner.
 
 Bits: the same data pointer, shape and strides; every read and write goes to the same memory as the argument's.
 """
@@ -42,3 +43,16 @@ def borrowed(typingctx: Any, arrays: Any) -> Any:
         return context.make_tuple(builder, arrays, views)
 
     return arrays(arrays), codegen
+
+
+@intrinsic
+def alive(typingctx: Any, owned: Any) -> Any:
+    """Nothing: a use of ``owned`` (a tuple of arrays the function allocated and borrowed views of), placed where
+    those views are used for the last time, so numba keeps the arrays until there."""
+    if not isinstance(owned, types.BaseTuple):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return context.get_dummy_value()
+
+    return types.none(owned), codegen
