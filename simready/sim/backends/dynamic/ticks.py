@@ -243,9 +243,10 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     # rows while the last committed ones stay as they are.
     d_rows, lane_rows, s_rows = np.empty((2, n)), np.empty((2, n), dtype=np.int64), np.empty((2, n))
     cur = 0
-    # run_ticks' scratch, once a run (allocated in each call, it was 11 arrays a tick).
-    r_a1, r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware, r_corridor = \
-        T.ticks_scratch(n)
+    # run_ticks' scratch, once a run (it was 24 allocations a tick: 11 in each call, 13 in its tick); the rows it writes
+    # become the committed state, so those are not borrowed (below).
+    (r_a1, r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware, r_corridor, r_steps, r_bigs,
+     r_lanes, r_refs, r_placed, r_heading) = T.ticks_scratch(n)
     # finish_rows' scratch, once a run (allocating it each tick kept numba's reference counts of its ~40 arrays).
     f_table = np.empty((raw.shape[0], 16))
     n_sel = moved_rows.shape[0]
@@ -253,10 +254,10 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     # The run's scratch, borrowed too: ``owned`` holds it to the end (:func:`~simready.sim.core.borrow.alive`).
     owned = (ic1, pairs, setup, ptrs, com_now, lever, want_x, t_raw, t_quat, t_rot, t_lever, t_table, ego_st, unknown,
              lat1, still, buf, r_a1, r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware,
-             r_corridor, f_table, f_px, f_py, f_hints, f_pu, f_pd)
+             r_corridor, r_refs, r_placed, r_heading, f_table, f_px, f_py, f_hints, f_pu, f_pd)
     (ic1, pairs, setup, ptrs, com_now, lever, want_x, t_raw, t_quat, t_rot, t_lever, t_table, ego_st, unknown, lat1,
      still, buf, r_a1, r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware, r_corridor,
-     f_table, f_px, f_py, f_hints, f_pu, f_pd) = borrowed(owned)
+     r_refs, r_placed, r_heading, f_table, f_px, f_py, f_hints, f_pu, f_pd) = borrowed(owned)
     while t < end:
         k = t - t_first
         # The state this tick starts from, borrowed for its calls until the commit (the variables hold it until then;
@@ -281,11 +282,11 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                               o_s, o_x, x_src, lane_bound, avoids, yields, is_ped, decel_comfort, occluder, e0, e1,
                               c_first, c_ux, c_lane, c_s, c_wait, guard_i, guard_c, is_vehicle, ped_pt, r_a1,
                               r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware,
-                              r_corridor)
+                              r_corridor, r_steps, r_bigs, r_lanes, r_refs, r_placed, r_heading)
         if t1 == t:
             why = STOP_BEFORE
             break
-        # The step's arrays, run_ticks' own for this tick: the rows are written over them, then committed.
+        # The step's arrays, run_ticks' rows for this tick: the rows are written over them, then committed.
         big_o, yaw_o, u_o, v_o, slip_o = borrowed((big1, yaw1, u1, v1, slip1))
         # From here the tick's control is run_ticks' (the delay line, the standstill counts): put back on any stop,
         # before or after the physics (the Python tick then pushes the delay line itself).
