@@ -20,20 +20,19 @@ Bits: the same data pointer, shape and strides; every read and write goes to the
 
 from __future__ import annotations
 
-from typing import Any
-
 from numba.core import cgutils, types
+from numba.core.types.containers import BaseTuple
 from numba.extending import intrinsic
 
 
 @intrinsic
-def borrowed(typingctx: Any, arrays: Any) -> Any:
+def borrowed(typingctx, arrays):  # type: ignore[no-untyped-def]
     """The arrays of the tuple ``arrays`` as views without an owner (their reference counts untouched by numba; see
     the module's safety note): a tuple of the same types, data, shapes and strides."""
-    if not isinstance(arrays, types.BaseTuple) or not all(isinstance(a, types.Array) for a in arrays):
+    if not isinstance(arrays, BaseTuple) or not all(isinstance(a, types.Array) for a in arrays):
         return None
 
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         views = []
         for k, ty in enumerate(arrays):
             view = context.make_array(ty)(context, builder, value=builder.extract_value(args[0], k))
@@ -46,13 +45,13 @@ def borrowed(typingctx: Any, arrays: Any) -> Any:
 
 
 @intrinsic
-def alive(typingctx: Any, owned: Any) -> Any:
+def alive(typingctx, owned):  # type: ignore[no-untyped-def]
     """Nothing: a use of ``owned`` (a tuple of arrays the function allocated and borrowed views of), placed where
     those views are used for the last time, so numba keeps the arrays until there."""
-    if not isinstance(owned, types.BaseTuple):
+    if not isinstance(owned, BaseTuple):
         return None
 
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         return context.get_dummy_value()
 
     return types.none(owned), codegen
