@@ -23,6 +23,11 @@ contacts must be exactly those struck ones, and a body near rest (its striker th
 
 Bits: the same kernels the Python tick calls, in its order, on the same arrays.
 
+Reference counts: numba increments and decrements (atomically) the count of every array it passes to a compiled call
+not inlined; a tick's calls pass ~100. The run's fixed arrays, its scratch and each tick's state go to them as
+borrowed views (:mod:`simready.sim.core.borrow`), whose counts numba skips: ~560 → ~105 atomic increments a
+tick on the bench scene.
+
 Cache: compiled beside this module (``cache=True``); the loop carries compiled copies of the kernels it calls, so its
 cache key includes their files (:func:`~simready.sim.core.cache_stamp.stamp_callees`).
 """
