@@ -233,10 +233,12 @@ def yield_stops(u: np.ndarray, v: np.ndarray, present: np.ndarray, lane_bound: n
 
 @numba.njit(**_JIT)
 def ticks_scratch(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                   np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                                   np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                   np.ndarray, np.ndarray, np.ndarray]:
     """:func:`run_ticks`' scratch for ``n`` actors: ``a1``, ``slip``, ``throttle``, ``brake``, ``zeros`` (zeros),
     ``pairs`` (max(n(n − 1)/2, 1), 2), ``a_des``, ``accel`` (n,), ``gaps`` (n, n), ``no_aware`` (n,) False,
-    ``corridor`` (n·n, 2).
+    ``corridor`` (n·n, 2); each tick's step arrays in two alternating rows, ``steps`` (2, 8, n), ``bigs`` (2, 13·n),
+    ``lanes`` (2, n), and its ``refs`` (5, n), ``placed`` (8, n), ``heading_v`` (n,).
 
     Why apart: dynamic-v1's compiled ticks (:func:`simready.sim.backends.dynamic.ticks.run_dynamic_ticks`) plan each
     tick with one :func:`run_ticks` call; allocated inside it, these were eleven allocations a tick, and an allocation
@@ -245,7 +247,8 @@ def ticks_scratch(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     n_pairs = n * (n - 1) // 2
     return (np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n),
             np.empty((n_pairs if n_pairs > 0 else 1, 2), dtype=np.int64), np.empty(n), np.empty(n), np.empty((n, n)),
-            np.zeros(n, dtype=np.bool_), np.empty((n * n, 2), dtype=np.int64))
+            np.zeros(n, dtype=np.bool_), np.empty((n * n, 2), dtype=np.int64), np.empty((2, 8, n)),
+            np.empty((2, 13 * n)), np.empty((2, n), dtype=np.int64), np.empty((5, n)), np.empty((8, n)), np.empty(n))
 
 
 @numba.njit(**_JIT)
@@ -266,7 +269,8 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
               c_lane: np.ndarray, c_s: np.ndarray, c_wait: np.ndarray, guard_i: np.ndarray, guard_c: np.ndarray,
               is_vehicle: np.ndarray, ped_pt: np.ndarray, a1: np.ndarray, slip: np.ndarray, throttle: np.ndarray,
               brake: np.ndarray, zeros: np.ndarray, pairs: np.ndarray, a_des: np.ndarray, accel: np.ndarray,
-              gaps: np.ndarray, no_aware: np.ndarray, corridor: np.ndarray
+              gaps: np.ndarray, no_aware: np.ndarray, corridor: np.ndarray, steps: np.ndarray, bigs: np.ndarray,
+              lanes: np.ndarray, refs: np.ndarray, placed: np.ndarray, heading_v: np.ndarray
               ) -> tuple[int, int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                          np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, np.ndarray,
                          np.ndarray, np.ndarray]:
@@ -306,7 +310,10 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
     ``a1``, ``slip``, ``throttle``, ``brake`` (N,) zeros, returned where no tick is stepped; ``zeros`` (N,) zeros;
     ``pairs``, ``a_des``, ``accel`` (returned), ``gaps``, ``no_aware`` (N,) False, ``corridor``. None of them is
     written but ``pairs``, ``a_des``, ``accel``, ``gaps`` and ``corridor``, which each tick writes before it reads
-    them.
+    them. Each tick's state is written in row ``t % 2`` of ``steps`` (u, v, accel, yaw, slip, throttle, brake, s),
+    ``bigs`` and ``lanes``: never the row of the state it starts from (the last tick's, or the caller's arrays),
+    which the results are then (a caller that keeps them gives fresh scratch to its next call); ``refs``, ``placed``
+    and ``heading_v`` are the tick's planner references, placement and velocity headings.
     """
     n = u.shape[0]
     t = ic[I_TICK]
@@ -350,7 +357,7 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                               fc[F_CONFLICT_AHEAD], fc[F_CLEARANCE], fc[F_JUNCTION_GAP], wait_i, wait_u)
             new_yi, new_yu = wait_i[:m_y].copy(), wait_u[:m_y].copy()
         tick_yi, tick_yu = (new_yi, new_yu) if perceive else (yield_i, yield_u)
-        refs = refs_t[t - t_first].copy()
+        refs[:, :] = refs_t[t - t_first]
         d, d_rate, d_acc = lat[t - t_first, 0], lat[t - t_first, 1], lat[t - t_first, 2]
         # The planner's stationary obstacles: junction waits, then each present pedestrian's route end and kerb.
         for k in range(tick_yi.shape[0]):
@@ -413,8 +420,12 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                          big[:3 * n].reshape((n, 3))[:, :2], yaw, stop_u, stop_col,
                          signals[t if t < signals.shape[0] - 1 else signals.shape[0] - 1], dt, fc[F_FG], stand,
                          fc[F_TRACK], fc[F_AMBER2], fc[F_STANDOFF], fc[F_PED_R], a_des, accel)
-        thr1 = np.zeros(n)
-        brk1 = np.zeros(n)
+        b = t % 2
+        u1, v1, a1n, yaw1, slip1, thr1, brk1, s1 = (steps[b, 0], steps[b, 1], steps[b, 2], steps[b, 3], steps[b, 4],
+                                                    steps[b, 5], steps[b, 6], steps[b, 7])
+        big1, lane1 = bigs[b], lanes[b]
+        thr1[:] = 0.0
+        brk1[:] = 0.0
         cmd_e = 0.0
         if e >= 0:
             v_e = v[e]
@@ -423,9 +434,6 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
                                                  fc[F_E_ACCEL], stand, fc[F_RR_G], fc[F_RHO], fc[F_CDA], fc[F_G])
             accel[e] = 0.0 if (v_e <= 0.0 and net < 0.0) else net
         # The kinematic step (step_on_paths), its kernels called here (a call of step_paths would pass ~40 arrays).
-        u1, v1, a1n = np.empty(n), np.empty(n), np.empty(n)
-        placed = np.empty((8, n))
-        lane1, s1 = np.empty(n, dtype=np.int64), np.empty(n)
         flags = K.advance_place_lanes(u, v, accel, present, dt, cum, base, last, pts, dirs, psi, dpsi, heights,
                                       fc[F_GX0], fc[F_GY0], fc[F_GINV], d, d_rate, seg_lane, lane_u0, u1, v1, a1n,
                                       placed, lane1, s1)
@@ -433,9 +441,7 @@ def run_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarray, yaw:
             why = STOP_EVENT
             break
         lateral = (flags & K.LATERAL) != 0
-        yaw1, heading_v = np.empty(n), np.empty(n)
         headings(atan_fp, placed, d_rate, lateral, yaw1, heading_v)
-        big1, slip1 = np.empty(13 * n), np.empty(n)
         m, ok = K.pack_step_walk_ok(placed, yaw1, heading_v, d_rate, d_acc, v1, a1n, lateral, present,
                                     big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)), yaw, reach2, hl,
                                     hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, fc[F_RAMP], u1, big1, slip1,

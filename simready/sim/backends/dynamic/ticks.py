@@ -23,6 +23,11 @@ contacts must be exactly those struck ones, and a body near rest (its striker th
 
 Bits: the same kernels the Python tick calls, in its order, on the same arrays.
 
+Reference counts: numba increments and decrements (atomically) the count of every array it passes to a compiled call
+not inlined; a tick's calls pass ~100. The run's fixed arrays, its scratch and each tick's state go to them as
+borrowed views (:mod:`simready.sim.core.borrow`), whose counts numba skips: ~560 → ~105 atomic increments a
+tick on the bench scene.
+
 Cache: compiled beside this module (``cache=True``); the loop carries compiled copies of the kernels it calls, so its
 cache key includes their files (:func:`~simready.sim.core.cache_stamp.stamp_callees`).
 """
@@ -39,15 +44,17 @@ from simready.sim.backends.dynamic import kernels as dynamic_kernels
 from simready.sim.backends.dynamic.capi import (base_quats, contact_points, ego_energy, lever_arms, read_states,
                                                 state_energy, tick_step)
 from simready.sim.backends.dynamic.kernels import body_frames, body_rows, check_flags, finish_rows_into, thrown_rows
+from simready.sim.core import borrow
 from simready.sim.core import kernels as K
 from simready.sim.core import numpy_loops as NL
 from simready.sim.core import planner_kernels as pk
 from simready.sim.core import record_kernels as R
 from simready.sim.core import tick_kernels as T
+from simready.sim.core.borrow import alive, borrowed
 from simready.sim.core.cache_stamp import stamp_callees
 
 stamp_callees(__file__, (capi.__file__, dynamic_kernels.__file__, K.__file__, T.__file__, pk.__file__, NL.__file__,
-                         R.__file__))
+                         R.__file__, borrow.__file__))
 
 _JIT = dict(cache=True, nogil=False, error_model="numpy", fastmath=False)
 
@@ -169,6 +176,25 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     run stops after a tick's physics (:data:`STOP_AFTER`), that tick's reads, frames and lever arms are in ``raw``,
     ``frame_quat``, ``frame_rot``, ``levers`` and its floats in ``pend``.
     """
+    # The arrays fixed for the run, as views without numba's reference counts (:mod:`simready.sim.core.borrow`):
+    # Python holds them for the call; each tick passes ~80 of them on. Not the state, which is returned.
+    (ic, fc, lat, standstill, act_buf, consts, refs_t, ped_rows, ped_state, ped_kerb, lengths, leader_u0, stop_u,
+     stop_col, signals, cum, base, last, pts, dirs, psi, dpsi, heights, seg_lane, lane_u0, reach2, hl, hw, w_rows,
+     w_first, w_z_start, w_step_u, w_step_dh, leaves, walk, o_pos, o_quat, o_vel, o_omega, o_present, o_lane, o_s,
+     o_x, x_src, lane_bound, avoids, yields, is_ped, decel_comfort, occluder, e0, e1, c_first, c_ux, c_lane, c_s,
+     c_wait, guard_i, guard_c, is_vehicle, ped_pt, di, df, lat_own, agent_bodies, ego_k, read_bodies, drive_idx,
+     drive_stop, parked, mass, wheelbase, inertia, com, invs, has_inv, coms, moved_rows, stand_rows, role,
+     contact_buf, physical, radius, sleeping, boxes, thrown, t_bodies, t_coms, t_invs, t_has, strikers, body_actor,
+     prev_com, raw, frame_quat, frame_rot, levers, pend) = \
+    borrowed((ic, fc, lat, standstill, act_buf, consts, refs_t, ped_rows, ped_state, ped_kerb, lengths, leader_u0,
+              stop_u, stop_col, signals, cum, base, last, pts, dirs, psi, dpsi, heights, seg_lane, lane_u0, reach2,
+              hl, hw, w_rows, w_first, w_z_start, w_step_u, w_step_dh, leaves, walk, o_pos, o_quat, o_vel, o_omega,
+              o_present, o_lane, o_s, o_x, x_src, lane_bound, avoids, yields, is_ped, decel_comfort, occluder, e0,
+              e1, c_first, c_ux, c_lane, c_s, c_wait, guard_i, guard_c, is_vehicle, ped_pt, di, df, lat_own,
+              agent_bodies, ego_k, read_bodies, drive_idx, drive_stop, parked, mass, wheelbase, inertia, com, invs,
+              has_inv, coms, moved_rows, stand_rows, role, contact_buf, physical, radius, sleeping, boxes, thrown,
+              t_bodies, t_coms, t_invs, t_has, strikers, body_actor, prev_com, raw, frame_quat, frame_rot, levers,
+              pend))
     n = u.shape[0]
     t = ic[T.I_TICK]
     end = ic[T.I_END]
@@ -218,16 +244,31 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
     # Each tick's scratch: its lateral references, the control state to put back on a stop, the offsets' references.
     lat1 = np.empty((1, 3, n))
     still, buf = np.empty_like(standstill), np.empty_like(act_buf)
-    d_ref = np.empty(n)
-    # run_ticks' scratch, once a run (allocated in each call, it was 11 arrays a tick).
-    r_a1, r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware, r_corridor = \
-        T.ticks_scratch(n)
+    # The committed offsets and lanes alternate between two rows (``cur``: this tick's), so a tick writes its own
+    # rows while the last committed ones stay as they are.
+    d_rows, lane_rows, s_rows = np.empty((2, n)), np.empty((2, n), dtype=np.int64), np.empty((2, n))
+    cur = 0
+    # run_ticks' scratch, once a run (it was 24 allocations a tick: 11 in each call, 13 in its tick); the rows it writes
+    # become the committed state, so those are not borrowed (below).
+    (r_a1, r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware, r_corridor, r_steps, r_bigs,
+     r_lanes, r_refs, r_placed, r_heading) = T.ticks_scratch(n)
     # finish_rows' scratch, once a run (allocating it each tick kept numba's reference counts of its ~40 arrays).
     f_table = np.empty((raw.shape[0], 16))
     n_sel = moved_rows.shape[0]
     f_px, f_py, f_hints, f_pu, f_pd = np.empty(n_sel), np.empty(n_sel), np.empty(n_sel), np.empty(n_sel), np.empty(n_sel)
+    # The run's scratch, borrowed too: ``owned`` holds it to the end (:func:`~simready.sim.core.borrow.alive`).
+    owned = (ic1, pairs, setup, ptrs, com_now, lever, want_x, t_raw, t_quat, t_rot, t_lever, t_table, ego_st, unknown,
+             lat1, still, buf, r_a1, r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware,
+             r_corridor, r_refs, r_placed, r_heading, f_table, f_px, f_py, f_hints, f_pu, f_pd)
+    (ic1, pairs, setup, ptrs, com_now, lever, want_x, t_raw, t_quat, t_rot, t_lever, t_table, ego_st, unknown, lat1,
+     still, buf, r_a1, r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware, r_corridor,
+     r_refs, r_placed, r_heading, f_table, f_px, f_py, f_hints, f_pu, f_pd) = borrowed(owned)
     while t < end:
         k = t - t_first
+        # The state this tick starts from, borrowed for its calls until the commit (the variables hold it until then;
+        # run_ticks returns the held perception only where it perceived anew, in arrays of its own).
+        bu, bv, byaw, bbig, bpresent, blane, bs, bd, bleaders, bpercepts, byi, byu = \
+            borrowed((u, v, yaw, big, present, lane, s, d, leaders, percepts, yield_i, yield_u))
         # This tick's lateral references: the goals' where an actor has one, else the offset it has.
         for i in range(n):
             if lat_own[i]:
@@ -238,21 +279,23 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
         buf[:] = act_buf
         ic1[T.I_TICK], ic1[T.I_END], ic1[T.I_ROW] = t, t + 1, row
         (t1, _, _, u1, v1, a1n, yaw1, big1, slip1, thr1, brk1, lane1, s1, seen, leaders1, percepts1, yi1, yu1,
-         accel) = T.run_ticks(ic1, fc, u, v, yaw, big, present, lat1, lane, s, standstill, act_buf, consts,
-                              refs_t[k:k + 1], yield_i, yield_u, ped_rows, ped_state, ped_kerb, lengths, leader_u0,
-                              leaders, percepts, stop_u, stop_col, signals, cum, base, last, pts, dirs, psi, dpsi,
+         accel) = T.run_ticks(ic1, fc, bu, bv, byaw, bbig, bpresent, lat1, blane, bs, standstill, act_buf,
+                              consts, refs_t[k:k + 1], byi, byu, ped_rows, ped_state, ped_kerb, lengths, leader_u0,
+                              bleaders, bpercepts, stop_u, stop_col, signals, cum, base, last, pts, dirs, psi, dpsi,
                               heights, seg_lane, lane_u0, reach2, hl, hw, w_rows, w_first, w_z_start, w_step_u,
                               w_step_dh, leaves, atan_fp, walk, o_pos, o_quat, o_vel, o_omega, o_present, o_lane,
                               o_s, o_x, x_src, lane_bound, avoids, yields, is_ped, decel_comfort, occluder, e0, e1,
                               c_first, c_ux, c_lane, c_s, c_wait, guard_i, guard_c, is_vehicle, ped_pt, r_a1,
                               r_slip, r_thr, r_brk, r_zeros, r_pairs, r_a_des, r_accel, r_gaps, r_no_aware,
-                              r_corridor)
+                              r_corridor, r_steps, r_bigs, r_lanes, r_refs, r_placed, r_heading)
         if t1 == t:
             why = STOP_BEFORE
             break
+        # The step's arrays, run_ticks' rows for this tick: the rows are written over them, then committed.
+        big_o, yaw_o, u_o, v_o, slip_o = borrowed((big1, yaw1, u1, v1, slip1))
         # From here the tick's control is run_ticks' (the delay line, the standstill counts): put back on any stop,
         # before or after the physics (the Python tick then pushes the delay line itself).
-        if sleeping.shape[0] > 0 and _may_wake(sleeping, moved_rows, radius, big, n, dt, df[D_WAKE_MARGIN]):
+        if sleeping.shape[0] > 0 and _may_wake(sleeping, moved_rows, radius, bbig, n, dt, df[D_WAKE_MARGIN]):
             standstill[:], act_buf[:] = still, buf
             why = STOP_BEFORE
             break
@@ -269,17 +312,19 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
                 standstill[:], act_buf[:] = still, buf
                 why = STOP_BEFORE
                 break
+        d_own = d_rows[cur]
+        (d_ref,) = borrowed((d_own,))
         d_ref[:] = lat1[0, 0]
         a_cmd = accel[ep] if ep >= 0 else 0.0
         known = ego_st if ego_read else unknown
         util, steer1 = tick_step(sm, di[D_SUBSTEPS], df[D_H], di[D_FRAME], agent_bodies, di[D_EGO_BODY], ep,
-                                 di[D_CRASHED] != 0, steer, fc[T.F_FRICTION], ego_k, u, d_ref, v, cum, base, last,
+                                 di[D_CRASHED] != 0, steer, fc[T.F_FRICTION], ego_k, bu, d_ref, bv, cum, base, last,
                                  pts, dirs, a_cmd, setup, df[D_SLIP_MIN], stand, read_bodies, raw, heights,
                                  fc[T.F_GX0], fc[T.F_GY0], fc[T.F_GINV], drive_idx, drive_stop, parked, accel,
-                                 big[:3 * n].reshape((n, 3)), big[7 * n:10 * n].reshape((n, 3)),
-                                 big[10 * n:].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)),
-                                 big1[:3 * n].reshape((n, 3)), big1[7 * n:10 * n].reshape((n, 3)),
-                                 big1[10 * n:].reshape((n, 3)), yaw1, yaw, mass, wheelbase, inertia, com, fc[T.F_FG],
+                                 bbig[:3 * n].reshape((n, 3)), bbig[7 * n:10 * n].reshape((n, 3)),
+                                 bbig[10 * n:].reshape((n, 3)), bbig[3 * n:7 * n].reshape((n, 4)),
+                                 big_o[:3 * n].reshape((n, 3)), big_o[7 * n:10 * n].reshape((n, 3)),
+                                 big_o[10 * n:].reshape((n, 3)), yaw_o, byaw, mass, wheelbase, inertia, com, fc[T.F_FG],
                                  fc[T.F_G], dt, df[D_POS_TAU], df[D_YAW_TAU], df[D_SUPPORT_TAU], invs, has_inv,
                                  di[D_ANY_INV] != 0, frame_quat, frame_rot, di[D_GEMV], coms, levers, known)
         if util == -2.0:
@@ -306,22 +351,22 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
             body_frames(t_raw, t_quat, t_rot)
             lever_arms(di[D_GEMV], t_rot, t_coms, t_lever)
             body_rows(t_raw, t_quat, t_rot, t_lever, t_table)
-        big_o = big1.copy()
+        d_o = d_ref
         pos, quat = big_o[:3 * n].reshape((n, 3)), big_o[3 * n:7 * n].reshape((n, 4))
         vel, omega = big_o[7 * n:10 * n].reshape((n, 3)), big_o[10 * n:].reshape((n, 3))
-        yaw_o, u_o, d_o, v_o, slip_o = yaw1.copy(), u1.copy(), d_ref.copy(), v1.copy(), slip1.copy()
         m, ok = finish_rows_into(raw, frame_quat, frame_rot, levers, moved_rows, stand_rows,
-                                 big[:3 * n].reshape((n, 3)), big[3 * n:7 * n].reshape((n, 4)), yaw, u, d, cum, base,
+                                 bbig[:3 * n].reshape((n, 3)), bbig[3 * n:7 * n].reshape((n, 4)), byaw, bu, bd, cum,
+                                 base,
                                  last, pts, dirs, di[D_WINDOW], pos, quat, vel, omega, yaw_o, u_o, d_o, v_o, slip_o,
-                                 present, reach2, hl, hw, pairs, fc[T.F_MAX_SPEED], fc[T.F_LO_X], fc[T.F_HI_X],
+                                 bpresent, reach2, hl, hw, pairs, fc[T.F_MAX_SPEED], fc[T.F_LO_X], fc[T.F_HI_X],
                                  fc[T.F_LO_Y], fc[T.F_HI_Y], fc[T.F_MAX_Z], leaves, lengths, f_table, f_px, f_py,
                                  f_hints, f_pu, f_pd)
         if n_t > 0:
             # Their rows replace the step's, then the overlaps and the verdict are those of the final rows (the Python
             # tick's footprint contacts and the engine's own checks).
-            thrown_rows(t_table, thrown, pos, quat, vel, omega, yaw_o, u_o, d_o, v_o, u, d)
-            m = K.contact_pairs(pos, yaw_o, present, reach2, hl, hw, pairs) if n >= 2 else 0
-            ok = K.bodies_verdict(pos, quat, vel, omega, present, fc[T.F_MAX_SPEED], fc[T.F_LO_X], fc[T.F_HI_X],
+            thrown_rows(t_table, thrown, pos, quat, vel, omega, yaw_o, u_o, d_o, v_o, bu, bd)
+            m = K.contact_pairs(pos, yaw_o, bpresent, reach2, hl, hw, pairs) if n >= 2 else 0
+            ok = K.bodies_verdict(pos, quat, vel, omega, bpresent, fc[T.F_MAX_SPEED], fc[T.F_LO_X], fc[T.F_HI_X],
                                   fc[T.F_LO_Y], fc[T.F_HI_Y], fc[T.F_MAX_Z], u_o, hl, leaves, lengths)
         if n_t > 0:
             touching = _new_contact(contact_points(sm, role, contact_buf), contact_buf, body_actor, pairs, m,
@@ -376,11 +421,12 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
         # Commit the tick: the engine's state after it.
         for i in range(n):
             standstill[i] = still[i] + 1 if v_o[i] < stand else 0
-        lane_o, s_o = np.empty(n, dtype=np.int64), np.empty(n)
+        lane_o, s_o = lane_rows[cur], s_rows[cur]
+        cur = 1 - cur
         K.lanes_at(cum, base, last, seg_lane, lane_u0, u_o, lane_o, s_o)
         for i in range(n):
             d_rate[i], d_acc[i] = lat1[0, 1, i], lat1[0, 2, i]
-        u, v, yaw, big, d, slip, lane, s = u_o, v_o, yaw_o, big_o, d_o, slip_o, lane_o, s_o
+        u, v, yaw, big, d, slip, lane, s = u1, v1, yaw1, big1, d_own, slip1, lane_o, s_o
         a1, throttle, brake = a1n, thr1, brk1
         # The engine's steering: the ego's, 0 while it is absent (its extras' row), kept without an ego.
         steer = steer1 if ep >= 0 else 0.0 if e >= 0 else steer
@@ -410,5 +456,6 @@ def run_dynamic_ticks(ic: np.ndarray, fc: np.ndarray, u: np.ndarray, v: np.ndarr
         if left:
             why = STOP_LEFT
             break
+    alive(owned)
     return (t, why, row, u, v, a1, yaw, big, slip, throttle, brake, lane, s, perceived, leaders, percepts, yield_i,
             yield_u, d, d_rate, d_acc, steer, util_last, present)
