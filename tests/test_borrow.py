@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import numba
 import numpy as np
+import pytest
 
 from simready.sim.core.borrow import alive, borrowed
 
@@ -55,3 +62,70 @@ def test_borrowed_views_keep_shape_and_strides() -> None:
 
 def test_alive_holds_allocated_scratch() -> None:
     assert _scratch_sum(1000) == sum(range(1000))
+
+
+#: A child that sums scratch read through a borrowed view, with or without :func:`alive` after the view's last use.
+_CHILD = textwrap.dedent("""
+    import sys
+    import numba
+    import numpy as np
+    from simready.sim.core.borrow import alive, borrowed
+
+    @numba.njit(cache=False)
+    def with_alive(n):
+        own = np.empty(n)
+        held = (own,)
+        (view,) = borrowed(held)
+        for i in range(n):
+            view[i] = i
+        total = 0.0
+        for i in range(n):
+            total += view[i]
+        alive(held)
+        return total
+
+    @numba.njit(cache=False)
+    def without_alive(n):
+        own = np.empty(n)
+        held = (own,)
+        (view,) = borrowed(held)
+        for i in range(n):
+            view[i] = i
+        total = 0.0
+        for i in range(n):
+            total += view[i]
+        return total
+
+    f = with_alive if sys.argv[1] == "alive" else without_alive
+    print(f(1000) == sum(range(1000)))
+""")
+
+
+def _child(variant: str) -> subprocess.CompletedProcess[str]:
+    """The child under glibc's every-allocation-its-own-mapping setting: memory used after numba frees it is unmapped,
+    so the read faults instead of finding the old values still there."""
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "0"}
+    return subprocess.run([sys.executable, "-c", _CHILD, variant], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_alive_is_what_keeps_the_scratch_mapped() -> None:
+    """Without :func:`alive` numba frees the scratch after its last use as an owner, before the views' reads: under
+    the unmapping allocator that read faults. With it, the same function reads its own values."""
+    held = _child("alive")
+    assert held.returncode == 0 and held.stdout.strip() == "True", held.stderr[-2000:]
+    dropped = _child("dropped")
+    assert dropped.returncode != 0, "reading freed scratch did not fault: the test cannot tell alive() is needed"
+
+
+@pytest.mark.slow
+def test_compiled_ticks_under_the_unmapping_allocator(tmp_path: Path) -> None:
+    """dynamic-v1's and kinematic-v1's compiled ticks borrow ~100 arrays a tick: their bit-for-bit tests against the
+    Python path, again in a child where every allocation is its own mapping, so a view read after its owner was freed
+    faults instead of passing on stale values."""
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "0"}
+    test = Path(__file__).with_name("test_sim_quiet_ticks.py")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           f"--basetemp={tmp_path / 'child'}", str(test)], env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
