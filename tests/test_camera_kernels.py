@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simready.sensors_hw.camera import finish_rgb, finish_rgb_numpy
 from simready.sensors_hw.models import CameraModel
@@ -235,3 +237,29 @@ def test_the_observation_pngs_hold_the_images_pixels(level):
         id_png_bytes(np.full((2, 2), 1 << 24, np.uint32), level)
     with pytest.raises(ValueError, match="below 255"):
         semantic_png_bytes(np.full((2, 2), 300, np.uint16), level)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 300), width=st.integers(1, 4000),
+       run=st.integers(1, 400), noise=st.floats(0.0, 1.0))
+def test_the_png_deflate_is_zlibs_stream(seed, rows, width, run, noise):
+    """The observation PNGs' IDAT is deflated by zlib-ng at the run-length level (PNG_RLE_LEVEL): its stream is
+    the one zlib writes with the same settings, byte for byte, so the files are what they were with zlib (runs
+    of repeated bytes, as Up-filtered rows have, mixed with noise)."""
+    import zlib
+
+    from zlib_ng import zlib_ng
+
+    from simready.sensors_hw.camera.encoding import PNG_RLE_LEVEL
+
+    rng = np.random.default_rng(seed)
+    n = rows * width
+    data = np.repeat(rng.integers(0, 256, n // run + 1, dtype=np.uint8), run)[:n]
+    mask = rng.random(n) < noise
+    data[mask] = rng.integers(0, 256, int(mask.sum()), dtype=np.uint8)
+    streams = []
+    for lib in (zlib, zlib_ng):
+        z = lib.compressobj(PNG_RLE_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS, 8, zlib.Z_RLE)
+        streams.append(z.compress(data.data) + z.flush())
+    assert streams[0] == streams[1]
+    assert zlib.decompress(streams[1]) == data.tobytes()
