@@ -88,7 +88,7 @@ def encode_depth_numpy(z_m: ArrayLike, near_m: float) -> NDArray[np.float32]:
 #: street frames was 2-3x faster than Pillow's level 1 (adaptive filters) and smaller (1280x720: rgb 17.5 -> 5.1 ms,
 #: 121 -> 92 KB; id and semantic 10 -> 3.5 ms, 18 -> 16 and 9 KB). The pixels are the image's whatever the filter and
 #: the strategy; any PNG reader reads them. That stream is deflated by zlib-ng (:func:`_png`): its run-length
-#: strategy at level 1 writes zlib's stream byte for byte (the same files; ``tests/test_camera_encoding.py``) in about
+#: strategy at level 1 writes zlib's stream byte for byte (the same files; ``tests/test_camera_kernels.py``) in about
 #: a fifth of the CPU (1280x720 street frame: rgb 4.9 -> 1.6 ms, id and semantic 3.5 -> 0.5 ms each).
 PNG_RLE_LEVEL = 1
 
