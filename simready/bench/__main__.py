@@ -36,14 +36,21 @@ SECTIONS: dict[str, str] = {
 
 
 def describe(name: str) -> str:
-    """A section's one-line summary: its module docstring's first line, read without importing it."""
-    module_name = SECTIONS[name].split(":")[0]
+    """A section's one-line summary, read without importing it: the first paragraph of its function's docstring
+    (where a module holds several sections), else of its module's."""
+    module_name, func_name = SECTIONS[name].split(":")
     spec = importlib.util.find_spec(module_name)
     try:
-        doc = ast.get_docstring(ast.parse(Path(spec.origin).read_text())) if spec and spec.origin else None
+        tree = ast.parse(Path(spec.origin).read_text()) if spec and spec.origin else None
     except (OSError, SyntaxError):
-        doc = None
-    return (doc or module_name).strip().splitlines()[0]
+        tree = None
+    doc = None
+    if tree is not None:
+        doc = ast.get_docstring(tree)
+        if sum(entry.startswith(module_name + ":") for entry in SECTIONS.values()) > 1:
+            funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == func_name]
+            doc = (ast.get_docstring(funcs[0]) if funcs else None) or doc
+    return " ".join((doc or module_name).strip().split("\n\n")[0].split())  # its first paragraph, one line
 
 
 def parser() -> argparse.ArgumentParser:

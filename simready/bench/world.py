@@ -20,6 +20,7 @@ def timed(fn: Callable[[], object], repeats: int = 5) -> tuple[float, list[float
 
 
 def bench_catalog() -> None:
+    """Catalog generation and certification: the procedural catalog made and certified in a temporary folder."""
     # section-local: bench.world's timed() is imported by other sections
     from simready.catalog.certify import certify_catalog
     # section-local: bench.world's timed() is imported by other sections
@@ -33,6 +34,7 @@ def bench_catalog() -> None:
 
 
 def bench_templates() -> None:
+    """Template parse + validate + hash: every world template of the package, loaded and hashed."""
     # section-local: bench.world's timed() is imported by other sections
     from simready.world.template import list_template_files, load_template, template_hash
 
