@@ -224,7 +224,7 @@ def pass_throughput(rig_kw: dict[str, Any], frames: int = 4) -> dict[str, float]
         # them had read anywhere from -8 % to +34 % for the table on one host).
         detect(scene, rig, "front_radar", 0.0, sensor_rng(0, 0), ignore=ignore)
         plain = with_table = 0.0
-        for k in [k for _ in range(RADAR_ROUNDS) for k in range(frames)]:
+        for k in list(range(frames)) * RADAR_ROUNDS:
             t0 = time.perf_counter()
             write_radar_csv(Path(tmp) / "r.csv", detect(scene, rig, "front_radar", k / 13.0, sensor_rng(0, k),
                                                         ignore=ignore))

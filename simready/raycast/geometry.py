@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from functools import cached_property
 
 import embreex.rtcore_scene as embree_scene
 import numpy as np
@@ -165,6 +166,26 @@ class SceneGeometry:
         return static_world_vertices(b) if self._is_static[i] else np.full_like(b.mesh_vertices, np.nan)
 
     # --- lookups ------------------------------------------------------------
+
+    @cached_property
+    def names_of_body(self) -> dict[str, NDArray[np.object_]]:
+        """Per body, its ``entity``, ``element`` and ``geometry_hash`` as object arrays of str: what a table naming
+        bodies (a ray's, a radar contributor's) gathers by body index. Built on first use."""
+        def column(values: list[str]) -> NDArray[np.object_]:
+            out = np.empty(len(values), dtype=object)
+            out[:] = values
+            return out
+
+        return {"entity": column(self.entity_ids_of_body), "element": column([b.element for b in self.bodies]),
+                "geometry_hash": column([b.geometry_hash for b in self.bodies])}
+
+    @cached_property
+    def part_of_body(self) -> NDArray[np.int64]:
+        """Each body's rank among its entity's bodies in scene order (0, 1, …). Built on first use."""
+        out = np.empty(len(self.bodies), np.int64)
+        for indices in self._bodies_of_entity.values():
+            out[indices] = np.arange(len(indices))
+        return out
 
     def body_indices(self, entity_ids: Iterable[str]) -> list[int]:
         found = [i for e in set(entity_ids) for i in self._bodies_of_entity.get(e, ())]

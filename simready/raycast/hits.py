@@ -332,15 +332,15 @@ class Hits:
 
     @cached_property
     def entity_id(self) -> NDArray[np.object_]:
-        return self._lookup(np.array(self.scene.entity_ids_of_body, dtype=object), None)
+        return self._lookup(self.scene.names_of_body["entity"], None)
 
     @cached_property
     def geometry_hash(self) -> NDArray[np.object_]:
-        return self._lookup(np.array([b.geometry_hash for b in self.scene.bodies], dtype=object), None)
+        return self._lookup(self.scene.names_of_body["geometry_hash"], None)
 
     @cached_property
     def element(self) -> NDArray[np.object_]:
-        return self._lookup(np.array([b.element for b in self.scene.bodies], dtype=object), None)
+        return self._lookup(self.scene.names_of_body["element"], None)
 
     def refine(self, *, barycentrics: bool = True, compiled: bool = True, copy: bool = True,
                statics: bool = True) -> "Hits":

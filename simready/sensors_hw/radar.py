@@ -250,7 +250,8 @@ def _contributors(scene: SceneGeometry, hits: Hits, h: NDArray[np.intp], c: _Clu
 
     The rays come sorted by cluster; where they are already by body within each cluster too (a street's clusters
     are mostly one body each) the sort by (cluster, body) is the identity and is skipped, and where every cluster
-    is one part, the parts' centroids are the clusters' (the same sums over the same rays, reused)."""
+    is one part, the parts' centroids are the clusters' (the same sums over the same rays, reused); the parts'
+    names are the scene's (:attr:`SceneGeometry.names_of_body`, :attr:`~SceneGeometry.part_of_body`)."""
     ids = c.ids
     cluster = np.repeat(np.arange(len(ids)), c.counts)
     body = hits.body_index[h].astype(np.int64)
@@ -281,47 +282,11 @@ def _contributors(scene: SceneGeometry, hits: Hits, h: NDArray[np.intp], c: _Clu
     dist = np.linalg.norm(los, axis=1)
     vr = np.einsum("ij,ij->i", v_rel, los / np.maximum(dist, 1e-12)[:, None])
     local = los @ R
-    legend = _body_legend(scene)
+    names = scene.names_of_body
     return RadarContributors(
-        rank[pc].astype(np.int64), ids[pc].astype(np.uint32), legend.entity[pb], legend.part[pb], pb.astype(np.int64),
-        legend.element[pb], legend.geometry_hash[pb], pn.astype(np.int64), pp / total[pc], vr, local[:, 0],
-        local[:, 1], local[:, 2])
-
-
-@dataclass(frozen=True)
-class _BodyLegend:
-    """Per body of a scene, what a contributor row names: its entity, element and geometry hash (object arrays of
-    str) and its rank among its entity's bodies in scene order (0, 1, …)."""
-
-    entity: NDArray[np.object_]
-    element: NDArray[np.object_]
-    geometry_hash: NDArray[np.object_]
-    part: NDArray[np.int64]
-
-
-_BODY_LEGENDS: dict[int, tuple[SceneGeometry, _BodyLegend]] = {}
-
-
-def _body_legend(scene: SceneGeometry) -> _BodyLegend:
-    """:class:`_BodyLegend` of ``scene``, cached per scene (a radar frame names a few bodies of thousands)."""
-    hit = _BODY_LEGENDS.get(id(scene))
-    if hit is None or hit[0] is not scene:
-        if len(_BODY_LEGENDS) > 8:
-            _BODY_LEGENDS.clear()
-        seen: dict[str, int] = {}
-        ranks = np.empty(len(scene.bodies), np.int64)
-        for i, b in enumerate(scene.bodies):
-            ranks[i] = seen.get(b.entity_id, 0)
-            seen[b.entity_id] = ranks[i] + 1
-
-        def strings(name: str) -> NDArray[np.object_]:
-            out = np.empty(len(scene.bodies), dtype=object)
-            out[:] = [getattr(b, name) for b in scene.bodies]
-            return out
-
-        legend = _BodyLegend(strings("entity_id"), strings("element"), strings("geometry_hash"), ranks)
-        hit = _BODY_LEGENDS[id(scene)] = (scene, legend)
-    return hit[1]
+        rank[pc].astype(np.int64), ids[pc].astype(np.uint32), names["entity"][pb], scene.part_of_body[pb],
+        pb.astype(np.int64), names["element"][pb], names["geometry_hash"][pb], pn.astype(np.int64), pp / total[pc], vr,
+        local[:, 0], local[:, 1], local[:, 2])
 
 
 def detect(scene: SceneGeometry, rig: Rig, radar_name: str, t_s: float, rng: np.random.Generator,
